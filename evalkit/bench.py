@@ -1,0 +1,339 @@
+"""The benchmark protocol (shared/DESIGN.md): each path in its own process, load / memory / first call /
+warm-up recorded, N timed repetitions per prompt, a second round in swapped order (ABBA), every raw run
+stored, and a summary that only reports a speed-up measured in this run over comparable outputs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+
+from .config import Config, from_dict
+from .errors import EvalkitError
+from .records import GenerationRecord, ProcessRecord, TimingRun
+from .stats import bootstrap_ratio_of_medians, iqr, median, theoretical_speedup
+
+
+def round_orders(paths: list[str]) -> list[list[str]]:
+    """ABBA: round 1 in the given order, round 2 reversed."""
+    return [list(paths), list(reversed(paths))]
+
+
+# ---------------------------------------------------------------- worker (runs in its own process)
+
+
+def _per_token_probe(model, tokenizer, prompt, device: str, n_tokens: int = 32, repeats: int = 3) -> float | None:
+    """Seconds per new token of one model alone, greedy, median of a few calls (the cost ratio's inputs)."""
+    import torch
+
+    from .measure import Stopwatch
+
+    enc = tokenizer(prompt.plain_text(), return_tensors="pt").to(device)
+    times = []
+    for _ in range(repeats):
+        with torch.inference_mode(), Stopwatch(device) as w:
+            out = model.generate(**enc, max_new_tokens=n_tokens, min_new_tokens=n_tokens, do_sample=False,
+                                 pad_token_id=tokenizer.pad_token_id or tokenizer.eos_token_id)
+        new = out.shape[1] - enc["input_ids"].shape[1]
+        if new:
+            times.append(w.seconds / new)
+    return median(times)
+
+
+def run_worker(cfg: Config, path: str, round_no: int, order: int, prompt_ids: list[str], progress_fh=None) -> dict:
+    """Load the models this path needs, then measure. Returns the process record and its runs as JSON-able."""
+    import time
+
+    from .measure import cuda_memory, host, rss_mb
+    from .models import load_pair
+    from .paths import run_path
+    from .prompts import load_prompts
+
+    import torch  # noqa: F401  (library import time is not model load time)
+    import transformers  # noqa: F401
+
+    prompts = load_prompts(ids=prompt_ids or None)
+    proc = ProcessRecord(path=path, round=round_no, order=order, pid=os.getpid(), host=host())
+    t0 = time.perf_counter()
+    rss0 = rss_mb()
+    pair = load_pair(cfg, progress=False, with_draft=(path == "assisted"))
+    proc.load_seconds = time.perf_counter() - t0
+    proc.device = pair.device
+    proc.rss_after_load_mb = rss_mb()
+    proc.cuda_after_load = cuda_memory()
+    if path == "assisted" and pair.draft is not None:
+        proc.draft_extra_rss_mb = None if rss0 is None else proc.rss_after_load_mb - rss0
+    base = cfg.decoding.seed
+
+    def tick():
+        if progress_fh:
+            progress_fh.write("tick\n")
+            progress_fh.flush()
+
+    # First call: recorded, never pooled with the timed runs.
+    first = run_path(pair, prompts[0], path, base)
+    proc.first_call_seconds = first[-1].generate_seconds
+    for _ in range(cfg.bench.warmup):
+        proc.warmup_seconds.append(run_path(pair, prompts[0], path, base)[-1].generate_seconds)
+    proc.warmup_count = cfg.bench.warmup
+    # Per-token cost of each model alone: target in the ordinary process, draft in the assisted one.
+    if path == "ordinary":
+        proc.target_seconds_per_token = _per_token_probe(pair.target, pair.tokenizer, prompts[0], pair.device)
+    elif pair.draft is not None:
+        proc.draft_seconds_per_token = _per_token_probe(pair.draft, pair.draft_tokenizer, prompts[0], pair.draft_device)
+    runs = []
+    for prompt in prompts:
+        for rep in range(cfg.bench.reps):
+            seed = base + rep
+            records = run_path(pair, prompt, path, seed)
+            timed = records[-1]
+            run = TimingRun(
+                path=timed.path,  # "fallback" when assisted failed: never pooled as assisted
+                prompt_id=prompt.id,
+                round=round_no,
+                rep=rep,
+                seed=seed,
+                new_tokens=timed.new_tokens,
+                stop_reason=timed.stop_reason,
+                seconds=timed.total_wait_seconds if timed.path == "fallback" else timed.generate_seconds,
+                decode_seconds=timed.decode_seconds,
+                tokens_per_second=timed.tokens_per_second,
+            )
+            runs.append({"run": asdict(run), "records": [asdict(r) for r in records]})
+            tick()
+    return {"process": asdict(proc), "runs": runs}
+
+
+def worker_main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m evalkit.bench", description="One benchmark worker process (internal).")
+    ap.add_argument("--config-json", required=True)
+    ap.add_argument("--path", required=True)
+    ap.add_argument("--round", type=int, required=True)
+    ap.add_argument("--order", type=int, required=True)
+    ap.add_argument("--prompts", default="")
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args(argv)
+    cfg = from_dict(json.loads(Path(a.config_json).read_text()), a.config_json)
+    result = run_worker(cfg, a.path, a.round, a.order, [p for p in a.prompts.split(",") if p], sys.stdout)
+    tmp = a.out + ".tmp"
+    Path(tmp).write_text(json.dumps(result, ensure_ascii=False))
+    os.replace(tmp, a.out)
+    return 0
+
+
+# ---------------------------------------------------------------- parent
+
+
+def _records_from(dicts: list[dict]) -> list[GenerationRecord]:
+    return [GenerationRecord(**d) for d in dicts]
+
+
+def run_bench(cfg: Config, db, *, progress: bool = True, echo=print) -> dict:
+    """Run the whole protocol, store every raw run, return the summary."""
+    from tqdm import tqdm
+
+    from .compat import approved
+    from .models import check_compat
+    from .prompts import load_prompts
+    from .store import insert_bench_process, insert_experiment
+
+    prompts = load_prompts(ids=cfg.bench.prompts or None)
+    compat = check_compat(cfg, progress)  # also builds the demo pair once, before any worker starts
+    paths = ["ordinary"]
+    if cfg.assisted_enabled and approved(compat):
+        paths.append("assisted")
+    elif cfg.assisted_enabled:
+        echo("assisted path not approved: " + "; ".join(compat["reasons"]) + " -- running the ordinary path only")
+    exp_id = insert_experiment(db, "bench", cfg.to_dict(), compat)
+    total = len(paths) * 2 * len(prompts) * cfg.bench.reps
+    bar = tqdm(total=total, desc="bench", unit="run", disable=not progress, file=sys.stderr)
+    with tempfile.TemporaryDirectory(prefix="evalkit-bench-") as tmp:
+        cfg_file = Path(tmp) / "config.json"
+        cfg_file.write_text(json.dumps(cfg.to_dict(), ensure_ascii=False))
+        for round_no, order in enumerate(round_orders(paths), start=1):
+            for k, path in enumerate(order):
+                bar.set_postfix_str(f"round {round_no}: {path} (own process)")
+                out = Path(tmp) / f"r{round_no}-{path}.json"
+                cmd = [sys.executable, "-m", "evalkit.bench", "--config-json", str(cfg_file), "--path", path,
+                       "--round", str(round_no), "--order", str(k), "--out", str(out),
+                       "--prompts", ",".join(p.id for p in prompts)]
+                env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(Path(__file__).resolve().parent.parent), os.environ.get("PYTHONPATH")])))
+                proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                for line in proc.stdout:
+                    if line.strip() == "tick":
+                        bar.update(1)
+                stderr = proc.stderr.read()
+                proc.wait()
+                if proc.returncode != 0 or not out.exists():
+                    failed = ProcessRecord(path=path, round=round_no, order=k, status="failed", error=stderr[-4000:])
+                    insert_bench_process(db, exp_id, failed, [])
+                    bar.close()
+                    last = [ln for ln in stderr.strip().splitlines() if ln.strip()][-1:] or ["no output"]
+                    raise EvalkitError(
+                        f"benchmark worker for the {path} path (round {round_no}) failed: {last[0]}",
+                        f"the full error is stored in bench_processes of experiment {exp_id}; fix it and rerun",
+                    )
+                result = json.loads(out.read_text())
+                process = ProcessRecord(**result["process"])
+                runs = [(TimingRun(**r["run"]), _records_from(r["records"])) for r in result["runs"]]
+                insert_bench_process(db, exp_id, process, runs)
+    bar.close()
+    return summarize(db, exp_id)
+
+
+def summarize(db, experiment_id: int) -> dict:
+    """The benchmark summary from stored raw runs only: nothing here is estimated without a measurement."""
+    exp = next(db.query("SELECT * FROM experiments WHERE id = ?", [experiment_id]), None)
+    if exp is None:
+        raise EvalkitError(f"experiment {experiment_id} does not exist", "run `evalkit bench` first")
+    cfg = from_dict(json.loads(exp["config_json"]))
+    rows = list(
+        db.query(
+            """SELECT t.*, g.token_hash, g.draft_proposed, g.draft_accepted, g.draft_rounds, g.target_passes,
+                      g.counts_agree, g.peak_rss_mb
+               FROM timing_runs t JOIN generations g ON g.id = t.generation_id
+               WHERE t.experiment_id = ? ORDER BY t.id""",
+            [experiment_id],
+        )
+    )
+    procs = list(db.query("SELECT * FROM bench_processes WHERE experiment_id = ? ORDER BY id", [experiment_id]))
+    by_path: dict[str, list[dict]] = {}
+    for r in rows:
+        by_path.setdefault(r["path"], []).append(r)
+    per_path = {}
+    for path, rs in by_path.items():
+        secs = [r["seconds"] for r in rs]
+        per_path[path] = {
+            "runs": len(rs),
+            "median_seconds": median(secs),
+            "iqr_seconds": iqr(secs),
+            "median_tokens_per_second": median([r["tokens_per_second"] for r in rs]),
+            "median_new_tokens": median([r["new_tokens"] for r in rs]),
+        }
+    # Pair ordinary and assisted runs of the same prompt, round and repetition (same seed).
+    ords = {(r["prompt_id"], r["round"], r["rep"]): r for r in by_path.get("ordinary", [])}
+    asss = {(r["prompt_id"], r["round"], r["rep"]): r for r in by_path.get("assisted", [])}
+    fallbacks = len(by_path.get("fallback", []))
+    matched = [(ords[k], asss[k]) for k in sorted(ords) if k in asss]
+    tol = cfg.bench.length_tolerance
+    comparable = [
+        (o, a) for o, a in matched
+        if o["stop_reason"] == a["stop_reason"]
+        and abs(o["new_tokens"] - a["new_tokens"]) <= tol * max(o["new_tokens"], a["new_tokens"], 1)
+    ]
+    summary: dict = {
+        "experiment_id": experiment_id,
+        "decoding": cfg.decoding.mode,
+        "paths": per_path,
+        "matched_pairs": len(matched),
+        "comparable_pairs": len(comparable),
+        "fallback_runs": fallbacks,
+        "speedup": None,
+        "speedup_ci95": None,
+        "notes": [],
+    }
+    if comparable:
+        o_secs = [o["seconds"] for o, _ in comparable]
+        a_secs = [a["seconds"] for _, a in comparable]
+        summary["speedup"] = median(o_secs) / median(a_secs)
+        summary["speedup_ci95"] = bootstrap_ratio_of_medians(o_secs, a_secs, cfg.bench.bootstrap)
+        if len(comparable) < len(matched):
+            summary["notes"].append(
+                f"{len(matched) - len(comparable)} of {len(matched)} pairs were not comparable "
+                f"(different stop reason or length beyond {tol:.0%}) and are left out of the speed-up"
+            )
+    elif "assisted" in by_path:
+        summary["notes"].append("no comparable ordinary/assisted pairs: no speed-up is reported")
+    else:
+        summary["notes"].append("the assisted path did not run in this experiment: no speed-up is reported")
+    if fallbacks:
+        summary["notes"].append(f"{fallbacks} assisted run(s) failed and fell back; they are not counted as assisted")
+    summary["identical_outputs"] = (
+        sum(o["token_hash"] == a["token_hash"] for o, a in matched) / len(matched) if matched else None
+    )
+    ass = by_path.get("assisted", [])
+    proposed = sum(r["draft_proposed"] or 0 for r in ass)
+    accepted = sum(r["draft_accepted"] or 0 for r in ass)
+    rounds = sum(r["draft_rounds"] or 0 for r in ass)
+    passes = sum(r["target_passes"] or 0 for r in ass)
+    summary["acceptance_rate"] = accepted / proposed if proposed else None
+    summary["tokens_per_target_pass"] = sum(r["new_tokens"] for r in ass) / passes if passes else None
+    summary["mean_draft_length"] = proposed / rounds if rounds else None
+    summary["counts_agree"] = all(bool(r["counts_agree"]) for r in ass) if ass else None
+    t_spt = median([p["target_seconds_per_token"] for p in procs])
+    d_spt = median([p["draft_seconds_per_token"] for p in procs])
+    summary["cost_ratio"] = d_spt / t_spt if (t_spt and d_spt) else None
+    if summary["acceptance_rate"] is not None and summary["mean_draft_length"] and summary["cost_ratio"]:
+        summary["theoretical_speedup"] = theoretical_speedup(
+            summary["acceptance_rate"], summary["mean_draft_length"], summary["cost_ratio"]
+        )
+    else:
+        summary["theoretical_speedup"] = None
+    summary["processes"] = [
+        {k: p[k] for k in ("path", "round", "order", "device", "load_seconds", "rss_after_load_mb",
+                           "draft_extra_rss_mb", "first_call_seconds", "warmup_count", "status")}
+        for p in procs
+    ]
+    return summary
+
+
+def bench_json(db, summary: dict) -> dict:
+    runs = list(
+        db.query(
+            "SELECT path, prompt_id, round, rep, seed, new_tokens, stop_reason, seconds, decode_seconds, "
+            "tokens_per_second, generation_id FROM timing_runs WHERE experiment_id = ? ORDER BY id",
+            [summary["experiment_id"]],
+        )
+    )
+    return {"summary": summary, "runs": runs}
+
+
+def format_summary(s: dict) -> str:
+    def f(x, spec=".3f"):
+        return "n/a" if x is None else format(x, spec)
+
+    lines = [f"experiment {s['experiment_id']}  decoding={s['decoding']}"]
+    lines.append(f"{'path':<14}{'runs':>6}{'median s':>11}{'IQR s':>20}{'tok/s':>9}{'tokens':>8}")
+    for path, p in s["paths"].items():
+        q = p["iqr_seconds"]
+        lines.append(
+            f"{path:<14}{p['runs']:>6}{f(p['median_seconds']):>11}"
+            f"{(f(q[0]) + ' - ' + f(q[1])) if q else 'n/a':>20}{f(p['median_tokens_per_second'], '.1f'):>9}"
+            f"{f(p['median_new_tokens'], '.0f'):>8}"
+        )
+    ci = s["speedup_ci95"]
+    if s["speedup"] is not None:
+        lines.append(
+            f"speed-up (median ordinary / median assisted): {s['speedup']:.2f}x"
+            f"  95% CI {f(ci[0], '.2f') if ci else 'n/a'} - {f(ci[1], '.2f') if ci else 'n/a'}"
+            f"  over {s['comparable_pairs']} of {s['matched_pairs']} comparable pairs"
+        )
+    else:
+        lines.append("speed-up: not reported (see notes)")
+    lines.append(
+        f"identical outputs: {f(s['identical_outputs'], '.0%') if s['identical_outputs'] is not None else 'n/a'}"
+        f"   acceptance: {f(s['acceptance_rate'], '.2f')}   tokens/target pass: {f(s['tokens_per_target_pass'], '.2f')}"
+        f"   counts agree: {s['counts_agree']}"
+    )
+    lines.append(
+        f"theory (Leviathan et al.): draft length {f(s['mean_draft_length'], '.1f')}, cost ratio c {f(s['cost_ratio'], '.3f')}"
+        f" -> predicted speed-up {f(s['theoretical_speedup'], '.2f')}x"
+    )
+    for p in s["processes"]:
+        lines.append(
+            f"  process r{p['round']} {p['path']:<9} load {f(p['load_seconds'], '.2f')} s, RSS after load "
+            f"{f(p['rss_after_load_mb'], '.0f')} MB, first call {f(p['first_call_seconds'], '.3f')} s, warm-ups {p['warmup_count']}"
+        )
+    for n in s["notes"]:
+        lines.append(f"note: {n}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(worker_main())

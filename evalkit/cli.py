@@ -1,0 +1,210 @@
+"""The `evalkit` command line: a thin shell, one library call per command."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+
+import click
+
+from .errors import EvalkitError
+
+
+def _fail_clearly(fn):
+    """Library errors become one clear message and exit code 1; nothing else is swallowed."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except EvalkitError as e:
+            click.echo(f"Error: {e}", err=True)
+            sys.exit(1)
+
+    return wrapper
+
+
+config_option = click.option(
+    "--config", "config_path", type=click.Path(dir_okay=False), default=None,
+    help="Config TOML (default: configs/demo.toml, the offline demo pair; env EVALKIT_CONFIG).",
+)
+db_option = click.option(
+    "--db", "db_path", type=click.Path(dir_okay=False), default=None,
+    help="SQLite file (default: results/evalkit.db; env EVALKIT_DB or EVALKIT_DATA_DIR).",
+)
+
+
+def _cfg(config_path):
+    from .config import load_config
+
+    return load_config(config_path)
+
+
+def _db(db_path):
+    from .store import open_db
+
+    return open_db(db_path)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="evalkit")
+def cli():
+    """Does a draft model (assisted generation) make writing requests faster without hurting the content?
+
+    Measure both paths (check, run, bench), build the blind pair pool for raters (generate),
+    and build the offline demo model pair (demo-models). The rating app is `python app.py`.
+    """
+
+
+@cli.command()
+@config_option
+@click.option("--json", "as_json", is_flag=True, help="Print the record as JSON.")
+@_fail_clearly
+def check(config_path, as_json):
+    """Compatibility record: versions, device, dtype, digests, tokenizers, and the verdict.
+
+    Verdicts: same_tokenizer, different_tokenizer (Universal Assisted Generation), or not_approved
+    (then only the ordinary path runs). Exit code 0 when approved, 2 when not approved.
+    """
+    from .compat import approved
+    from .models import check_compat
+
+    rec = check_compat(_cfg(config_path))
+    if as_json:
+        click.echo(json.dumps(rec, indent=2, ensure_ascii=False))
+    else:
+        v = rec["versions"]
+        click.echo(f"python {v['python']}  torch {v['torch']}  transformers {v['transformers']}  accelerate {v['accelerate']}")
+        click.echo(f"device {rec['device']}  dtype {rec['dtype']}  quantization {rec['quantization']}")
+        for role in ("target", "draft"):
+            r = rec[role]
+            if r is None:
+                click.echo(f"{role}: not loaded")
+                continue
+            t = r["tokenizer"] or {}
+            click.echo(
+                f"{role}: {r['folder']}\n  weights {r['weights_digest']}  vocab_size {r['vocab_size']}  "
+                f"tokenizer vocab {t.get('vocab_hash')} ({t.get('vocab_len')})  special {t.get('special_ids')}  "
+                f"chat template {t.get('chat_template_hash')}"
+            )
+        click.echo(f"verdict: {rec['verdict']}")
+        for reason in rec["reasons"]:
+            click.echo(f"  - {reason}")
+    sys.exit(0 if approved(rec) else 2)
+
+
+@cli.command()
+@config_option
+@db_option
+@click.option("--prompt", "prompt_id", default="writing-01", show_default=True, help="Prompt id.")
+@click.option("--path", "path", type=click.Choice(["ordinary", "assisted", "prompt_lookup"]), default="assisted", show_default=True)
+@click.option("--seed", type=int, default=None, help="Seed (default: decoding.seed).")
+@click.option("--json", "as_json", is_flag=True, help="Print the records as JSON.")
+@_fail_clearly
+def run(config_path, db_path, prompt_id, path, seed, as_json):
+    """Run one prompt through one path, store and print the record(s).
+
+    An assisted failure prints two records: the failure and its separate fallback.
+    """
+    from dataclasses import asdict
+
+    from .models import load_pair
+    from .paths import run_path
+    from .prompts import load_prompts
+    from .store import insert_experiment, insert_generations
+
+    cfg = _cfg(config_path)
+    prompt = load_prompts(ids=[prompt_id])[0]
+    pair = load_pair(cfg)
+    records = run_path(pair, prompt, path, cfg.decoding.seed if seed is None else seed)
+    db = _db(db_path)
+    exp_id = insert_experiment(db, "run", cfg.to_dict(), pair.compat)
+    insert_generations(db, records, exp_id)
+    if as_json:
+        click.echo(json.dumps([asdict(r) for r in records], ensure_ascii=False, indent=2))
+        return
+    for r in records:
+        click.echo(f"[{r.path}] id={r.id} status={r.status}")
+        if r.status == "failed":
+            click.echo(f"  failed at stage {r.error_stage}: {r.error_class}: {r.error_message}")
+            continue
+        click.echo(r.text)
+        click.echo(
+            f"  {r.new_tokens} tokens, stop={r.stop_reason}, generate() {r.generate_seconds:.3f} s, "
+            f"decode {r.decode_seconds:.4f} s, target passes {r.target_passes}"
+            + (f", drafted {r.draft_proposed} accepted {r.draft_accepted}" if r.draft_proposed is not None else "")
+            + (f", total wait {r.total_wait_seconds:.3f} s (failure + fallback)" if r.total_wait_seconds else "")
+        )
+
+
+@cli.command()
+@config_option
+@db_option
+@click.option("--reps", type=int, default=None, help="Timed repetitions per prompt per path per round (default: bench.reps, 5).")
+@click.option("--decoding", type=click.Choice(["greedy", "sample"]), default=None, help="Override decoding.mode.")
+@click.option("--prompt", "prompt_ids", multiple=True, help="Limit to these prompt ids (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print {summary, runs} as JSON.")
+@_fail_clearly
+def bench(config_path, db_path, reps, decoding, prompt_ids, as_json):
+    """Benchmark ordinary vs assisted by the protocol: each path in its own process, ABBA rounds.
+
+    Stores every raw run; prints medians, IQR, tokens/s, the speed-up with a bootstrap 95% CI over
+    comparable outputs only, identical-output share, acceptance, tokens per target pass, and the
+    theoretical speed-up beside the measured one.
+    """
+    from .bench import bench_json, format_summary, run_bench
+
+    cfg = _cfg(config_path)
+    if reps is not None:
+        if reps < 1:
+            raise EvalkitError(f"--reps {reps} must be at least 1", "pass a positive number")
+        cfg.bench.reps = reps
+    if decoding:
+        cfg.decoding.mode = decoding
+    if prompt_ids:
+        cfg.bench.prompts = list(prompt_ids)
+    db = _db(db_path)
+    summary = run_bench(cfg, db, progress=not as_json, echo=lambda m: click.echo(m, err=True))
+    if as_json:
+        click.echo(json.dumps(bench_json(db, summary), ensure_ascii=False, indent=2))
+    else:
+        click.echo(format_summary(summary))
+
+
+@cli.command()
+@config_option
+@db_option
+@click.option("--samples", type=int, default=None, help="Samples per prompt per path (default: pool.samples).")
+@_fail_clearly
+def generate(config_path, db_path, samples):
+    """Build the pair pool for blind rating: K samples per prompt per path, random sides stored."""
+    from .pairs import build_pool
+
+    cfg = _cfg(config_path)
+    res = build_pool(cfg, _db(db_path), samples=samples, echo=lambda m: click.echo(m, err=True))
+    click.echo(f"experiment {res.experiment_id}: {res.pairs} pairs over {res.prompts} prompts ({res.fallbacks} fell back)")
+
+
+@cli.command("demo-models")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, help="Folder (default: results/demo-models; env EVALKIT_DEMO_MODELS).")
+@click.option("--force", is_flag=True, help="Rebuild even if a complete build is cached.")
+@_fail_clearly
+def demo_models(out_dir, force):
+    """Build the offline demo target/draft pair (trained here, deterministic, cached)."""
+    from pathlib import Path
+
+    from .demo import build_demo_pair, ensure_demo_pair
+    from .locations import demo_models_dir
+
+    out = Path(out_dir) if out_dir else demo_models_dir()
+    path = build_demo_pair(out, force=True) if force else ensure_demo_pair(out)
+    click.echo(f"demo pair ready: {path / 'target'} and {path / 'draft'}")
+
+
+def main():
+    cli()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,227 @@
+"""One typed config (TOML), rejecting unknown keys. Every field has a default and a comment.
+
+The full effective config is saved with every experiment and every generation record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+import typing
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
+from pathlib import Path
+
+from .errors import EvalkitError
+
+
+@dataclass
+class ModelsConfig:
+    # Target model: a Hub id, a local folder, or "demo:target" (the offline demo pair, built on first use).
+    target: str = "demo:target"
+    # Draft (assistant) model, same forms. Loaded only when load_draft is true.
+    draft: str = "demo:draft"
+    # Optional target tokenizer location when it differs from the model folder ("" = the model's own).
+    target_tokenizer: str = ""
+    # Optional draft tokenizer location, same rule.
+    draft_tokenizer: str = ""
+    # Weights dtype: float32 makes greedy assisted output token-identical to ordinary; fp16/bf16 may flip a token.
+    dtype: str = "float32"
+    # Device for both models: "auto" (cuda > mps > cpu), "cpu", "cuda", "cuda:1", "mps".
+    device: str = "auto"
+    # Optional accelerate device_map for the target ("auto" spreads a big target over GPUs); "" = use device.
+    device_map: str = ""
+    # Device for the draft; "" = same as the target's first device.
+    draft_device: str = ""
+    # Quantization label recorded in the compatibility record ("none" unless you load quantized weights).
+    quantization: str = "none"
+    # Hub revision for both models ("" = default branch); pin it for reproducible runs.
+    revision: str = ""
+    # Allow model repos with custom code. Off: a serious run should not execute code it has not read.
+    trust_remote_code: bool = False
+
+
+@dataclass
+class DecodingConfig:
+    # "greedy" or "sample". Assisted generation supports exactly these two (no beam search).
+    mode: str = "sample"
+    # Sampling temperature (sample mode only).
+    temperature: float = 0.7
+    # Nucleus sampling mass (sample mode only); 1.0 disables it.
+    top_p: float = 1.0
+    # Base seed; run i of a prompt uses seed + i, identically on both paths.
+    seed: int = 1234
+    # Token budget; 0 = use each prompt's own max_new_tokens.
+    max_new_tokens: int = 0
+    # Prompt framing: "auto" (chat template when the tokenizer has one, else plain), "chat", "plain".
+    prompt_format: str = "auto"
+    # Extra stop strings (generation also stops at the tokenizer's end-of-sequence token).
+    stop_strings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class AssistantConfig:
+    # These three are written to the ASSISTANT's generation_config (generate() kwargs are ignored for them).
+    # Draft tokens proposed per round (Transformers' default: 20).
+    num_assistant_tokens: int = 20
+    # "constant", "heuristic" (grows/shrinks across rounds and calls; reset before each measured run),
+    # or "heuristic_transient" (resets itself every call).
+    num_assistant_tokens_schedule: str = "constant"
+    # Stop drafting when the draft's confidence falls below this (0 disables; Transformers' default: 0.4).
+    assistant_confidence_threshold: float = 0.4
+    # Let tokenizers that really differ go through Universal Assisted Generation. Off: not approved.
+    allow_different_tokenizer: bool = False
+    # Optional prompt-lookup arm (no draft model): n-gram candidates from the prompt; 0 = arm off.
+    prompt_lookup_num_tokens: int = 0
+
+
+@dataclass
+class BenchConfig:
+    # Timed repetitions per prompt per path per round.
+    reps: int = 5
+    # Untimed warm-up calls per path before timing (after the recorded first call).
+    warmup: int = 1
+    # Two outputs are comparable when stop reasons match and lengths differ by at most this fraction.
+    length_tolerance: float = 0.1
+    # Bootstrap resamples for the speed-up interval.
+    bootstrap: int = 2000
+    # Prompt ids to run; empty = all bundled prompts.
+    prompts: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PoolConfig:
+    # Samples per prompt per path when building the pair pool for rating.
+    samples: int = 4
+    # Prompt ids to use; empty = all bundled prompts.
+    prompts: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Config:
+    # Application switch: "assisted" runs the experiment; "ordinary" turns it off (target only).
+    generation_path: str = "assisted"
+    # Application switch: false loads no draft at all (and so forces the ordinary path).
+    load_draft: bool = True
+    models: ModelsConfig = field(default_factory=ModelsConfig)
+    decoding: DecodingConfig = field(default_factory=DecodingConfig)
+    assistant: AssistantConfig = field(default_factory=AssistantConfig)
+    bench: BenchConfig = field(default_factory=BenchConfig)
+    pool: PoolConfig = field(default_factory=PoolConfig)
+    # Where this config was read from ("" for defaults); not a TOML key.
+    source: str = field(default="", metadata={"internal": True})
+
+    @property
+    def assisted_enabled(self) -> bool:
+        return self.generation_path == "assisted" and self.load_draft
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d.pop("source", None)
+        return d
+
+    def hash(self) -> str:
+        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
+
+
+_CHOICES = {
+    "generation_path": {"ordinary", "assisted"},
+    "models.dtype": {"float32", "float16", "bfloat16"},
+    "decoding.mode": {"greedy", "sample"},
+    "decoding.prompt_format": {"auto", "chat", "plain"},
+    "assistant.num_assistant_tokens_schedule": {"constant", "heuristic", "heuristic_transient"},
+}
+
+
+def _build(cls, data: dict, where: str, source: str):
+    if not isinstance(data, dict):
+        raise EvalkitError(f"{source}: [{where}] should be a table", f"write it as [{where}]")
+    hints = typing.get_type_hints(cls)
+    known = {f.name: f for f in fields(cls) if not f.metadata.get("internal")}
+    unknown = sorted(set(data) - set(known))
+    if unknown:
+        prefix = f"{where}." if where else ""
+        raise EvalkitError(
+            f"{source}: unknown config key(s) {', '.join(prefix + k for k in unknown)}",
+            f"valid keys{' in [' + where + ']' if where else ''}: {', '.join(sorted(known))}",
+        )
+    kwargs = {}
+    for name, value in data.items():
+        typ = hints[name]
+        key = f"{where}.{name}" if where else name
+        if is_dataclass(typ):
+            kwargs[name] = _build(typ, value, key, source)
+            continue
+        origin = typing.get_origin(typ)
+        ok = (
+            isinstance(value, list) and all(isinstance(v, str) for v in value)
+            if origin is list
+            else (isinstance(value, (int, float)) and not isinstance(value, bool))
+            if typ is float
+            else isinstance(value, typ) and not (typ is int and isinstance(value, bool))
+        )
+        if not ok:
+            expected = "a list of strings" if origin is list else typ.__name__
+            raise EvalkitError(f"{source}: {key} = {value!r} should be {expected}", f"write {key} as {expected}")
+        if key in _CHOICES and value not in _CHOICES[key]:
+            raise EvalkitError(
+                f"{source}: {key} = {value!r} is not one of {', '.join(sorted(_CHOICES[key]))}",
+                f"set {key} to one of those",
+            )
+        kwargs[name] = float(value) if typ is float else value
+    return cls(**kwargs)
+
+
+def _check_ranges(cfg: Config, source: str) -> None:
+    problems = []
+    if cfg.decoding.temperature <= 0:
+        problems.append(("decoding.temperature", "> 0"))
+    if not 0 < cfg.decoding.top_p <= 1:
+        problems.append(("decoding.top_p", "in (0, 1]"))
+    if cfg.decoding.max_new_tokens < 0:
+        problems.append(("decoding.max_new_tokens", ">= 0"))
+    if cfg.assistant.num_assistant_tokens < 1:
+        problems.append(("assistant.num_assistant_tokens", ">= 1"))
+    if not 0 <= cfg.assistant.assistant_confidence_threshold < 1:
+        problems.append(("assistant.assistant_confidence_threshold", "in [0, 1)"))
+    if cfg.assistant.prompt_lookup_num_tokens < 0:
+        problems.append(("assistant.prompt_lookup_num_tokens", ">= 0"))
+    if cfg.bench.reps < 1:
+        problems.append(("bench.reps", ">= 1"))
+    if cfg.bench.warmup < 0:
+        problems.append(("bench.warmup", ">= 0"))
+    if cfg.bench.length_tolerance < 0:
+        problems.append(("bench.length_tolerance", ">= 0"))
+    if cfg.bench.bootstrap < 100:
+        problems.append(("bench.bootstrap", ">= 100"))
+    if cfg.pool.samples < 1:
+        problems.append(("pool.samples", ">= 1"))
+    if problems:
+        key, rule = problems[0]
+        raise EvalkitError(f"{source}: {key} must be {rule}", f"change {key} in the config")
+
+
+def from_dict(data: dict, source: str = "<config>") -> Config:
+    cfg = _build(Config, data, "", source)
+    _check_ranges(cfg, source)
+    cfg.source = source
+    return cfg
+
+
+def load_config(path: Path | str | None = None) -> Config:
+    """Read a config file (default: configs/demo.toml). Relative model folders resolve against the file."""
+    from .locations import default_config_path
+
+    path = Path(path) if path else default_config_path()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise EvalkitError(f"config file {path} does not exist", "pass --config with an existing TOML file")
+    except tomllib.TOMLDecodeError as e:
+        raise EvalkitError(f"config file {path} is not valid TOML: {e}", "fix the syntax at the position given")
+    cfg = from_dict(data, str(path))
+    for attr in ("target", "draft", "target_tokenizer", "draft_tokenizer"):
+        value = getattr(cfg.models, attr)
+        if value.startswith(("./", "../")):
+            setattr(cfg.models, attr, str((path.parent / value).resolve()))
+    return cfg

@@ -1,0 +1,170 @@
+"""Honest measurement: device synchronisation, peak memory, and counting draft acceptance.
+
+`generate()` does not report acceptance, so we count it twice, independently:
+1. the candidate generator: each round's drafted tokens (`get_candidates`) and accepted tokens
+   (`update_candidate_strategy(input_ids, scores, num_matches)`);
+2. a forward hook on the target: how many forward passes it really ran.
+Cross-check: rounds == target passes, accepted + rounds == new tokens, drafted == proposed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from dataclasses import dataclass
+
+
+def sync(device: str) -> None:
+    """Wait for the device to finish queued work, so the clock measures computation, not submission."""
+    import torch
+
+    if device.startswith("cuda") and torch.cuda.is_available():
+        torch.cuda.synchronize()
+    elif device == "mps" and getattr(torch, "mps", None) is not None:
+        torch.mps.synchronize()
+
+
+def _status_kb(field_name: str) -> float | None:
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith(field_name + ":"):
+                    return float(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def rss_mb() -> float | None:
+    kb = _status_kb("VmRSS")
+    return kb / 1024 if kb is not None else None
+
+
+def reset_peak_rss() -> bool:
+    """Reset the kernel's peak-RSS counter (Linux >= 4.0). False when it cannot: then no peak is reported."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def peak_rss_mb() -> float | None:
+    kb = _status_kb("VmHWM")
+    return kb / 1024 if kb is not None else None
+
+
+def reset_cuda_peaks() -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        for i in range(torch.cuda.device_count()):
+            torch.cuda.reset_peak_memory_stats(i)
+
+
+def cuda_memory() -> dict:
+    """Per device: peak and current allocated / reserved MB (separate columns, never mixed)."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return {}
+    mb = 1 / (1 << 20)
+    return {
+        f"cuda:{i}": {
+            "peak_allocated_mb": torch.cuda.max_memory_allocated(i) * mb,
+            "peak_reserved_mb": torch.cuda.max_memory_reserved(i) * mb,
+            "allocated_mb": torch.cuda.memory_allocated(i) * mb,
+            "reserved_mb": torch.cuda.memory_reserved(i) * mb,
+        }
+        for i in range(torch.cuda.device_count())
+    }
+
+
+@dataclass
+class Counts:
+    proposed: int = 0  # draft tokens returned by get_candidates
+    drafted_in_rounds: int = 0  # candidate lengths seen by update_candidate_strategy
+    accepted: int = 0  # sum of num_matches
+    rounds: int = 0  # update_candidate_strategy calls
+    target_passes: int = 0  # forward hook calls on the target
+    target_tokens_fed: int = 0  # tokens the target processed, prompt included
+
+    def agree(self, new_tokens: int, assisted: bool) -> bool:
+        if not assisted:
+            return self.target_passes == new_tokens
+        return (
+            self.rounds == self.target_passes
+            and self.accepted + self.rounds == new_tokens
+            and self.drafted_in_rounds == self.proposed
+        )
+
+
+@contextlib.contextmanager
+def counting(target):
+    """Count target passes, and, when generate() builds a candidate generator, drafted/accepted tokens."""
+    counts = Counts()
+    original = target._get_candidate_generator  # bound method of this instance
+
+    def wrapped(*args, **kwargs):
+        generator = original(*args, **kwargs)
+        get_candidates, update = generator.get_candidates, generator.update_candidate_strategy
+
+        def counted_get_candidates(input_ids, *a, **kw):
+            candidate_ids, candidate_logits = get_candidates(input_ids, *a, **kw)
+            counts.proposed += candidate_ids.shape[1] - input_ids.shape[1]
+            return candidate_ids, candidate_logits
+
+        def counted_update(input_ids, scores, num_matches):
+            counts.rounds += 1
+            counts.accepted += int(num_matches)
+            counts.drafted_in_rounds += scores.shape[1] - 1
+            return update(input_ids, scores, num_matches)
+
+        generator.get_candidates = counted_get_candidates
+        generator.update_candidate_strategy = counted_update
+        return generator
+
+    def hook(module, args, kwargs, output):
+        counts.target_passes += 1
+        ids = kwargs.get("input_ids") if kwargs.get("input_ids") is not None else (args[0] if args else None)
+        if ids is not None:
+            counts.target_tokens_fed += int(ids.shape[-1])
+        else:
+            embeds = kwargs.get("inputs_embeds")
+            counts.target_tokens_fed += int(embeds.shape[1]) if embeds is not None else 0
+
+    target._get_candidate_generator = wrapped  # instance attribute shadows the method for this call only
+    handle = target.register_forward_hook(hook, with_kwargs=True)
+    try:
+        yield counts
+    finally:
+        handle.remove()
+        del target._get_candidate_generator
+
+
+class Stopwatch:
+    """perf_counter between two device synchronisations."""
+
+    def __init__(self, device: str):
+        self.device = device
+        self.seconds: float | None = None
+        self._t0 = 0.0
+
+    def __enter__(self):
+        sync(self.device)
+        self._t0 = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        sync(self.device)
+        self.seconds = time.perf_counter() - self._t0
+        return False
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self._t0
+
+
+def host() -> str:
+    return os.uname().nodename

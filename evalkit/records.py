@@ -1,0 +1,101 @@
+"""The records evalkit keeps. Dataclasses: the same `asdict` row feeds SQLite, pandas and `datasets`."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+# The generation paths. A fallback is its own path: it is never counted as assisted.
+PATHS = ("ordinary", "assisted", "fallback", "prompt_lookup")
+STAGES = ("load", "prepare", "generate", "decode")
+
+
+@dataclass
+class GenerationRecord:
+    prompt_id: str
+    path: str  # one of PATHS
+    status: str = "ok"  # "ok" or "failed"
+    text: str = ""
+    token_ids: list[int] = field(default_factory=list)
+    token_hash: str = ""  # sha256 of the new token ids, for identity checks without the ids
+    prompt_tokens: int = 0
+    new_tokens: int = 0
+    stop_reason: str = ""  # "eos", "max_new_tokens", "stop_string", "unknown" ("" when failed)
+    generate_seconds: float | None = None  # generate() only, device synchronised before and after
+    decode_seconds: float | None = None  # tokenizer.decode, timed apart
+    peak_rss_mb: float | None = None  # process peak RSS during the call (None when it cannot be reset)
+    rss_mb: float | None = None  # process RSS after the call
+    cuda_memory: dict = field(default_factory=dict)  # per device: peak allocated / reserved MB
+    draft_proposed: int | None = None  # draft tokens proposed (candidate generator count)
+    draft_accepted: int | None = None  # draft tokens accepted by the target
+    draft_rounds: int | None = None  # verification rounds seen by the candidate generator
+    target_passes: int | None = None  # target forward passes (forward hook count)
+    tokens_per_target_pass: float | None = None
+    counts_agree: bool | None = None  # the two independent counts cross-checked
+    seed: int | None = None
+    decoding: str = ""  # "greedy" or "sample"
+    effective_config: dict = field(default_factory=dict)  # everything really in force for this call
+    error_class: str = ""
+    error_stage: str = ""  # one of STAGES when failed
+    error_message: str = ""
+    fallback_of: int | None = None  # for a fallback: the failed assisted record's id
+    total_wait_seconds: float | None = None  # for a fallback: failed attempt + fallback, what the user waited
+    live: bool = False  # live demo runs never enter the rated pool
+    id: int | None = None  # set once stored
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def tokens_per_second(self) -> float | None:
+        if not self.ok or not self.generate_seconds:
+            return None
+        return self.new_tokens / self.generate_seconds
+
+    def row(self) -> dict:
+        d = asdict(self)
+        d.pop("id")
+        return d
+
+
+@dataclass
+class ProcessRecord:
+    """One benchmark worker process: each path is measured in its own process."""
+
+    path: str
+    round: int  # 1 or 2 (ABBA: round 2 swaps the order)
+    order: int  # position of this process within its round
+    pid: int = 0
+    host: str = ""
+    device: str = ""
+    load_seconds: float | None = None
+    rss_after_load_mb: float | None = None
+    cuda_after_load: dict = field(default_factory=dict)
+    draft_extra_rss_mb: float | None = None  # RSS added by loading the draft (assisted only)
+    first_call_seconds: float | None = None
+    # Per-token cost of each model alone (seconds / new token, greedy probe): the cost ratio c for theory.
+    target_seconds_per_token: float | None = None
+    draft_seconds_per_token: float | None = None
+    warmup_count: int = 0
+    warmup_seconds: list[float] = field(default_factory=list)
+    status: str = "ok"
+    error: str = ""
+
+
+@dataclass
+class TimingRun:
+    """One timed repetition; its generation record holds the text and counts."""
+
+    path: str
+    prompt_id: str
+    round: int
+    rep: int
+    seed: int
+    new_tokens: int
+    stop_reason: str
+    seconds: float
+    decode_seconds: float | None = None
+    tokens_per_second: float | None = None
+    status: str = "ok"
+    generation_id: int | None = None
+    process_id: int | None = None

@@ -1,0 +1,282 @@
+"""SQLite storage through sqlite-utils: named, append-only migrations; every multi-row write is atomic."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import sqlite3
+from dataclasses import asdict
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .errors import EvalkitError
+from .records import GenerationRecord, ProcessRecord, TimingRun
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def _m001_initial(db) -> None:
+    db.execute(
+        """CREATE TABLE experiments (
+            id INTEGER PRIMARY KEY,
+            created_at TEXT NOT NULL,
+            kind TEXT NOT NULL,            -- bench | pool | live | tune | run
+            config_json TEXT NOT NULL,     -- full effective config snapshot
+            config_hash TEXT NOT NULL,
+            compat_json TEXT NOT NULL,     -- compatibility record
+            compat_hash TEXT NOT NULL,
+            note TEXT NOT NULL DEFAULT ''
+        )"""
+    )
+    db.execute(
+        """CREATE TABLE generations (
+            id INTEGER PRIMARY KEY,
+            experiment_id INTEGER REFERENCES experiments(id),
+            created_at TEXT NOT NULL,
+            prompt_id TEXT NOT NULL,
+            path TEXT NOT NULL CHECK (path IN ('ordinary', 'assisted', 'fallback', 'prompt_lookup')),
+            status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+            text TEXT NOT NULL,
+            token_ids TEXT NOT NULL,       -- JSON list of the new token ids
+            token_hash TEXT NOT NULL,
+            prompt_tokens INTEGER NOT NULL,
+            new_tokens INTEGER NOT NULL,
+            stop_reason TEXT NOT NULL,
+            generate_seconds REAL,
+            decode_seconds REAL,
+            peak_rss_mb REAL,
+            rss_mb REAL,
+            cuda_memory TEXT NOT NULL,     -- JSON: per device peak allocated / reserved MB
+            draft_proposed INTEGER,
+            draft_accepted INTEGER,
+            draft_rounds INTEGER,
+            target_passes INTEGER,
+            tokens_per_target_pass REAL,
+            counts_agree INTEGER,
+            seed INTEGER,
+            decoding TEXT NOT NULL,
+            effective_config TEXT NOT NULL,
+            error_class TEXT NOT NULL,
+            error_stage TEXT NOT NULL,
+            error_message TEXT NOT NULL,
+            fallback_of INTEGER REFERENCES generations(id),
+            total_wait_seconds REAL,
+            live INTEGER NOT NULL DEFAULT 0
+        )"""
+    )
+    db.execute("CREATE INDEX generations_prompt_path ON generations(prompt_id, path)")
+    db.execute(
+        """CREATE TABLE bench_processes (
+            id INTEGER PRIMARY KEY,
+            experiment_id INTEGER NOT NULL REFERENCES experiments(id),
+            path TEXT NOT NULL,
+            round INTEGER NOT NULL,
+            "order" INTEGER NOT NULL,
+            pid INTEGER, host TEXT, device TEXT,
+            load_seconds REAL,
+            rss_after_load_mb REAL,
+            cuda_after_load TEXT NOT NULL,
+            draft_extra_rss_mb REAL,
+            first_call_seconds REAL,
+            target_seconds_per_token REAL,
+            draft_seconds_per_token REAL,
+            warmup_count INTEGER NOT NULL,
+            warmup_seconds TEXT NOT NULL,
+            status TEXT NOT NULL,
+            error TEXT NOT NULL
+        )"""
+    )
+    db.execute(
+        """CREATE TABLE timing_runs (
+            id INTEGER PRIMARY KEY,
+            experiment_id INTEGER NOT NULL REFERENCES experiments(id),
+            process_id INTEGER REFERENCES bench_processes(id),
+            generation_id INTEGER REFERENCES generations(id),
+            path TEXT NOT NULL,
+            prompt_id TEXT NOT NULL,
+            round INTEGER NOT NULL,
+            rep INTEGER NOT NULL,
+            seed INTEGER NOT NULL,
+            new_tokens INTEGER NOT NULL,
+            stop_reason TEXT NOT NULL,
+            seconds REAL NOT NULL,
+            decode_seconds REAL,
+            tokens_per_second REAL,
+            status TEXT NOT NULL
+        )"""
+    )
+    db.execute(
+        """CREATE TABLE pairs (
+            id TEXT PRIMARY KEY,               -- unguessable: raters' requests name pairs by it
+            experiment_id INTEGER NOT NULL REFERENCES experiments(id),
+            created_at TEXT NOT NULL,
+            prompt_id TEXT NOT NULL,
+            sample INTEGER NOT NULL,
+            ordinary_generation_id INTEGER NOT NULL REFERENCES generations(id),
+            assisted_generation_id INTEGER NOT NULL REFERENCES generations(id),
+            a_generation_id INTEGER NOT NULL REFERENCES generations(id),
+            b_generation_id INTEGER NOT NULL REFERENCES generations(id),
+            ordinary_side TEXT NOT NULL CHECK (ordinary_side IN ('A', 'B'))
+        )"""
+    )
+
+
+# Append-only: never edit or reorder a shipped migration; add a new one at the end.
+MIGRATIONS = [
+    ("001_initial", _m001_initial),
+]
+
+
+def migrate(db) -> list[str]:
+    """Apply the migrations not yet applied, each in its own transaction. Safe to call any number of times."""
+    db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    done = {r[0] for r in db.execute("SELECT name FROM _migrations").fetchall()}
+    applied = []
+    for name, fn in MIGRATIONS:
+        if name in done:
+            continue
+        with db.atomic():
+            fn(db)
+            db.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, ?)", [name, now()])
+        applied.append(name)
+    return applied
+
+
+def open_db(path: Path | str | None = None):
+    """Open (creating if needed) and migrate the database. WAL mode and a busy timeout for concurrent writers."""
+    import sqlite_utils
+
+    from .locations import db_path
+
+    path = Path(path) if path else db_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
+        db = sqlite_utils.Database(conn)
+        db.execute("PRAGMA busy_timeout = 30000")
+        db.execute("PRAGMA foreign_keys = ON")
+        if db.conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            db.enable_wal()
+        migrate(db)
+    except sqlite3.DatabaseError as e:
+        raise EvalkitError(
+            f"database {path} cannot be opened: {e}",
+            "if the file is corrupt, move it aside (keep it for recovery) and run again to start a new one; "
+            "or point --db / EVALKIT_DB at another file",
+        )
+    except OSError as e:
+        raise EvalkitError(f"database {path} cannot be created: {e}", "check the folder exists and is writable")
+    return db
+
+
+def _hash_json(obj) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
+
+
+def _jsonify(row: dict) -> dict:
+    out = {}
+    for k, v in row.items():
+        if isinstance(v, (dict, list)):
+            out[k] = json.dumps(v, ensure_ascii=False, sort_keys=isinstance(v, dict))
+        elif isinstance(v, bool):
+            out[k] = int(v)
+        else:
+            out[k] = v
+    return out
+
+
+def insert_experiment(db, kind: str, config: dict, compat: dict, note: str = "") -> int:
+    with db.atomic():
+        db["experiments"].insert(
+            {
+                "created_at": now(),
+                "kind": kind,
+                "config_json": json.dumps(config, ensure_ascii=False, sort_keys=True),
+                "config_hash": _hash_json(config),
+                "compat_json": json.dumps(compat, ensure_ascii=False, sort_keys=True),
+                "compat_hash": _hash_json(compat),
+                "note": note,
+            }
+        )
+        return db.execute("SELECT last_insert_rowid()").fetchone()[0]
+
+
+def _insert_generation(db, record: GenerationRecord, experiment_id: int | None) -> int:
+    row = _jsonify(record.row())
+    row.update(experiment_id=experiment_id, created_at=now())
+    db["generations"].insert(row)
+    record.id = db.execute("SELECT last_insert_rowid()").fetchone()[0]
+    return record.id
+
+
+def insert_generations(db, records: list[GenerationRecord], experiment_id: int | None) -> list[int]:
+    """Store records in one transaction. A fallback's `fallback_of` may point at an earlier record of the
+    same list by negative index (-1 = the record just before), resolved here to the stored id."""
+    ids: list[int] = []
+    with db.atomic():
+        for rec in records:
+            if rec.fallback_of is not None and rec.fallback_of < 0:
+                rec.fallback_of = ids[rec.fallback_of]
+            ids.append(_insert_generation(db, rec, experiment_id))
+    return ids
+
+
+def insert_bench_process(
+    db, experiment_id: int, process: ProcessRecord, runs: list[tuple[TimingRun, list[GenerationRecord]]]
+) -> int:
+    """One worker process's results, all or nothing: the process row, every generation, every timing run."""
+    with db.atomic():
+        row = _jsonify(asdict(process))
+        row["experiment_id"] = experiment_id
+        db["bench_processes"].insert(row)
+        pid = db.execute("SELECT last_insert_rowid()").fetchone()[0]
+        for run, records in runs:
+            ids = insert_generations(db, records, experiment_id)
+            run.process_id = pid
+            # the timed record is the last of the chain (assisted ok, or the fallback after a failure)
+            run.generation_id = ids[-1]
+            trow = _jsonify(asdict(run))
+            trow["experiment_id"] = experiment_id
+            db["timing_runs"].insert(trow)
+    return pid
+
+
+def new_pair_id() -> str:
+    return "p" + secrets.token_hex(8)
+
+
+def insert_pairs(db, experiment_id: int, pairs: list[dict]) -> list[str]:
+    """pairs: dicts with prompt_id, sample, ordinary (GenerationRecord), assisted (GenerationRecord), ordinary_side."""
+    ids = []
+    with db.atomic():
+        for p in pairs:
+            o, a = p["ordinary"], p["assisted"]
+            insert_generations(db, [o, a], experiment_id)
+            a_id, b_id = (o.id, a.id) if p["ordinary_side"] == "A" else (a.id, o.id)
+            pair_id = new_pair_id()
+            db["pairs"].insert(
+                {
+                    "id": pair_id,
+                    "experiment_id": experiment_id,
+                    "created_at": now(),
+                    "prompt_id": p["prompt_id"],
+                    "sample": p["sample"],
+                    "ordinary_generation_id": o.id,
+                    "assisted_generation_id": a.id,
+                    "a_generation_id": a_id,
+                    "b_generation_id": b_id,
+                    "ordinary_side": p["ordinary_side"],
+                }
+            )
+            ids.append(pair_id)
+    return ids
+
+
+def generation(db, generation_id: int) -> dict:
+    rows = list(db.query("SELECT * FROM generations WHERE id = ?", [generation_id]))
+    if not rows:
+        raise EvalkitError(f"generation {generation_id} does not exist", "check the id")
+    return rows[0]

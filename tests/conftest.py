@@ -1,0 +1,71 @@
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import tiny  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def tiny_models(tmp_path_factory) -> dict[str, Path]:
+    return tiny.build_all(tmp_path_factory.mktemp("tiny-models"))
+
+
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path, monkeypatch):
+    """Every test gets its own data folder: nothing touches results/."""
+    d = tmp_path / "data"
+    monkeypatch.setenv("EVALKIT_DATA_DIR", str(d))
+    monkeypatch.delenv("EVALKIT_DB", raising=False)
+    return d
+
+
+@pytest.fixture
+def make_config(tmp_path, tiny_models):
+    """Write a config TOML pointing at the tiny models; keyword overrides as 'section.key'."""
+
+    def make(draft: str = "draft", **overrides) -> Path:
+        import tomllib  # noqa: F401  (the file must stay valid TOML)
+
+        values = {
+            "models.target": str(tiny_models["target"]),
+            "models.draft": str(tiny_models[draft]),
+            "models.device": "cpu",
+            "decoding.mode": "greedy",
+            "decoding.max_new_tokens": 24,
+            "assistant.num_assistant_tokens": 4,
+            "assistant.assistant_confidence_threshold": 0.0,
+            "bench.reps": 2,
+            "bench.warmup": 0,
+            "bench.bootstrap": 200,
+            "pool.samples": 2,
+        }
+        values.update({k.replace("__", "."): v for k, v in overrides.items()})
+        top = {k: v for k, v in values.items() if "." not in k}
+        sections: dict[str, dict] = {}
+        for k, v in values.items():
+            if "." in k:
+                s, key = k.split(".", 1)
+                sections.setdefault(s, {})[key] = v
+
+        def lit(v):
+            if isinstance(v, bool):
+                return "true" if v else "false"
+            if isinstance(v, str):
+                return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+            if isinstance(v, list):
+                return "[" + ", ".join(lit(x) for x in v) + "]"
+            return repr(v)
+
+        lines = [f"{k} = {lit(v)}" for k, v in top.items()]
+        for s, kv in sections.items():
+            lines.append(f"[{s}]")
+            lines += [f"{k} = {lit(v)}" for k, v in kv.items()]
+        path = tmp_path / f"config-{len(list(tmp_path.glob('config-*.toml')))}.toml"
+        path.write_text("\n".join(lines) + "\n")
+        return path
+
+    return make

@@ -1,0 +1,123 @@
+"""The CLI end to end on tiny real models: check, run, bench (own processes, ABBA), generate, help."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from evalkit.cli import cli
+from evalkit.store import open_db
+
+COMMANDS = ["check", "run", "bench", "generate", "demo-models"]
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+@pytest.mark.parametrize("command", [[]] + [[c] for c in COMMANDS])
+def test_help_works_for_every_command(command):
+    r = invoke(*command, "--help")
+    assert r.exit_code == 0 and "Usage:" in r.output
+    if not command:
+        for c in COMMANDS:
+            assert c in r.output
+
+
+def test_check_json_approved(make_config):
+    r = invoke("check", "--config", str(make_config()), "--json")
+    assert r.exit_code == 0
+    rec = json.loads(r.stdout)
+    assert rec["verdict"] == "same_tokenizer"
+    assert set(rec["versions"]) >= {"python", "torch", "transformers", "accelerate"}
+    for role in ("target", "draft"):
+        assert rec[role]["weights_digest"] and rec[role]["vocab_size"]
+        tok = rec[role]["tokenizer"]
+        assert tok["vocab_hash"] and tok["special_ids"]["eos"] is not None and "chat_template_hash" in tok
+    assert rec["device"] == "cpu" and rec["dtype"] == "float32"
+
+
+def test_check_not_approved_exits_2(make_config):
+    r = invoke("check", "--config", str(make_config(draft="other_draft")))
+    assert r.exit_code == 2 and "verdict: not_approved" in r.output and "tokenizers differ" in r.output
+
+
+def test_unknown_config_key_cli_error(tmp_path):
+    f = tmp_path / "c.toml"
+    f.write_text("[models]\ntarget_model = 'x'\n")
+    r = CliRunner().invoke(cli, ["check", "--config", str(f)])
+    assert r.exit_code == 1
+    assert "Error:" in r.output and "unknown config key(s) models.target_model" in r.output
+    assert "Traceback" not in r.output
+
+
+def test_missing_model_path_cli_error_writes_nothing(make_config, tmp_path, data_dir):
+    cfg = make_config(**{"models.target": str(tmp_path / "missing")})
+    r = CliRunner().invoke(cli, ["run", "--config", str(cfg)])
+    assert r.exit_code == 1 and "does not exist" in r.output and "fix:" in r.output
+    assert not (data_dir / "evalkit.db").exists()
+
+
+def test_run_stores_the_record(make_config, data_dir):
+    r = invoke("run", "--config", str(make_config()), "--prompt", "writing-02", "--path", "assisted", "--json")
+    assert r.exit_code == 0, r.output
+    recs = json.loads(r.stdout)
+    assert len(recs) == 1 and recs[0]["path"] == "assisted"
+    db = open_db(data_dir / "evalkit.db")
+    row = db["generations"].get(recs[0]["id"])
+    assert row["prompt_id"] == "writing-02" and json.loads(row["token_ids"]) == recs[0]["token_ids"]
+
+
+def test_bench_json_greedy_end_to_end(make_config, data_dir):
+    cfg = make_config(draft="target_copy", **{"bench.prompts": ["writing-02"]})
+    r = invoke("bench", "--config", str(cfg), "--reps", "2", "--decoding", "greedy", "--json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    s = out["summary"]
+    for key in ("speedup", "speedup_ci95", "acceptance_rate", "tokens_per_target_pass", "identical_outputs", "comparable_pairs"):
+        assert key in s
+    assert s["identical_outputs"] == 1.0  # float32 greedy: token for token
+    assert s["acceptance_rate"] == 1.0  # the target as its own draft
+    assert s["comparable_pairs"] == 4 and s["speedup"] > 0
+    lo, hi = s["speedup_ci95"]
+    assert lo <= hi
+    assert s["counts_agree"] is True and s["theoretical_speedup"] is not None
+    runs = out["runs"]
+    assert len(runs) == 2 * 2 * 2  # paths x rounds x reps
+    for run in runs:
+        assert {"path", "prompt_id", "round", "rep", "new_tokens", "stop_reason", "seconds"} <= set(run)
+    # ABBA: four processes, round 2 in swapped order, each recording load, memory and first call
+    db = open_db(data_dir / "evalkit.db")
+    procs = list(db.query('SELECT path, round, "order", load_seconds, rss_after_load_mb, first_call_seconds, warmup_count FROM bench_processes ORDER BY id'))
+    assert [(p["path"], p["round"]) for p in procs] == [("ordinary", 1), ("assisted", 1), ("assisted", 2), ("ordinary", 2)]
+    assert all(p["load_seconds"] > 0 and p["rss_after_load_mb"] > 0 and p["first_call_seconds"] > 0 for p in procs)
+    assert db["timing_runs"].count == 8 and db["generations"].count >= 8
+
+
+def test_bench_not_approved_runs_ordinary_only(make_config, data_dir):
+    cfg = make_config(draft="other_draft", **{"bench.prompts": ["writing-02"]})
+    r = CliRunner().invoke(cli, ["bench", "--config", str(cfg), "--reps", "1"])
+    assert r.exit_code == 0, r.output
+    assert "assisted path not approved" in r.stderr and "speed-up: not reported" in r.stdout
+    assert "assisted" not in open_db(data_dir / "evalkit.db").execute(
+        "SELECT group_concat(DISTINCT path) FROM timing_runs").fetchone()[0]
+
+
+def test_generate_pair_pool(make_config, data_dir):
+    r = invoke("generate", "--config", str(make_config(**{"decoding.mode": "sample"})), "--samples", "2")
+    assert r.exit_code == 0, r.output
+    db = open_db(data_dir / "evalkit.db")
+    pairs = list(db.query("SELECT * FROM pairs"))
+    assert len(pairs) == 2 * 5
+    assert len({p["id"] for p in pairs}) == len(pairs)
+    for p in pairs:
+        o, a = db["generations"].get(p["ordinary_generation_id"]), db["generations"].get(p["assisted_generation_id"])
+        assert o["path"] == "ordinary" and a["path"] == "assisted" and o["prompt_id"] == a["prompt_id"] == p["prompt_id"]
+        side_a = p["a_generation_id"]
+        assert side_a == (o["id"] if p["ordinary_side"] == "A" else a["id"])
+    assert {p["sample"] for p in pairs} == {0, 1}
+
+
+def test_generate_refuses_when_assisted_is_off(make_config):
+    r = CliRunner().invoke(cli, ["generate", "--config", str(make_config(load_draft=False))])
+    assert r.exit_code == 1 and "switched off" in r.output

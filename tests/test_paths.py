@@ -1,0 +1,156 @@
+"""The generation paths on real (tiny) Transformers models through the real generate()."""
+
+import pytest
+import torch
+
+from evalkit.config import load_config
+from evalkit.errors import EvalkitError
+from evalkit.models import load_pair
+from evalkit.paths import run_assisted, run_ordinary, run_path, run_prompt_lookup
+from evalkit.prompts import load_prompts
+
+PROMPTS = load_prompts()
+
+
+@pytest.fixture
+def pair(make_config):
+    return load_pair(load_config(make_config()), progress=False)
+
+
+def test_greedy_float32_assisted_equals_ordinary_on_every_prompt(pair):
+    assert pair.compat["verdict"] == "same_tokenizer"
+    for prompt in PROMPTS:
+        o = run_ordinary(pair, prompt, 7)
+        (a,) = run_assisted(pair, prompt, 7)
+        assert a.path == "assisted" and a.status == "ok"
+        assert a.token_ids == o.token_ids, prompt.id
+        assert a.token_hash == o.token_hash
+
+
+def test_record_fields(pair):
+    (a,) = run_assisted(pair, PROMPTS[0], 3)
+    assert a.new_tokens == len(a.token_ids) > 0
+    assert a.generate_seconds > 0 and a.decode_seconds is not None
+    assert a.rss_mb and a.peak_rss_mb and a.peak_rss_mb >= a.rss_mb * 0.5
+    cfg = a.effective_config
+    assert cfg["assistant_generation_config"] == {
+        "num_assistant_tokens": 4, "num_assistant_tokens_schedule": "constant", "assistant_confidence_threshold": 0.0,
+    }
+    assert cfg["config"]["decoding"]["mode"] == "greedy" and cfg["generate_kwargs"]["max_new_tokens"] == 24
+    assert a.seed == 3 and a.decoding == "greedy"
+
+
+def test_target_as_its_own_draft_accepts_everything(make_config):
+    pair = load_pair(load_config(make_config(draft="target_copy")), progress=False)
+    for prompt in PROMPTS[:3]:
+        (a,) = run_assisted(pair, prompt, 1)
+        assert a.draft_proposed > 0
+        assert a.draft_accepted == a.draft_proposed  # acceptance 1.0
+        assert a.counts_agree
+        # independent counts: rounds from the candidate generator, passes from the forward hook
+        assert a.draft_rounds == a.target_passes
+        assert a.draft_accepted + a.draft_rounds == a.new_tokens
+        assert a.tokens_per_target_pass > 2
+
+
+def test_random_draft_gets_low_acceptance_and_counts_agree(pair):
+    accepted = proposed = 0
+    for prompt in PROMPTS:
+        (a,) = run_assisted(pair, prompt, 1)
+        assert a.counts_agree and a.draft_rounds == a.target_passes
+        accepted += a.draft_accepted
+        proposed += a.draft_proposed
+    assert proposed > 0 and accepted / proposed < 0.3
+
+
+def test_ordinary_counts_one_token_per_pass(pair):
+    o = run_ordinary(pair, PROMPTS[1], 2)
+    assert o.target_passes == o.new_tokens and o.tokens_per_target_pass == 1.0 and o.counts_agree
+    assert o.draft_proposed is None
+
+
+def test_heuristic_schedule_is_reset_between_runs(make_config):
+    pair = load_pair(load_config(make_config(draft="target_copy", **{"assistant.num_assistant_tokens_schedule": "heuristic"})), progress=False)
+    (a1,) = run_assisted(pair, PROMPTS[0], 1)
+    # full acceptance grows the draft length inside generate() and Transformers writes it back
+    assert pair.draft.generation_config.num_assistant_tokens > 4
+    (a2,) = run_assisted(pair, PROMPTS[0], 1)
+    assert a2.effective_config["assistant_generation_config"]["num_assistant_tokens"] == 4
+    assert a1.draft_proposed == a2.draft_proposed  # same state at the start of each measured run
+
+
+def test_forced_assisted_failure_gives_labelled_separately_timed_fallback(pair, monkeypatch):
+    def boom(*args, **kwargs):
+        raise torch.OutOfMemoryError("simulated out of memory in the draft")
+
+    monkeypatch.setattr(pair.draft, "forward", boom)
+    records = run_assisted(pair, PROMPTS[0], 5)
+    failed, fallback = records
+    assert failed.path == "assisted" and failed.status == "failed"
+    assert failed.error_class == "OutOfMemoryError" and failed.error_stage == "generate"
+    assert "simulated" in failed.error_message and failed.effective_config["config"]
+    assert fallback.path == "fallback" and fallback.status == "ok" and fallback.fallback_of == -1
+    assert fallback.generate_seconds > 0 and failed.generate_seconds is not None
+    assert fallback.total_wait_seconds == pytest.approx(
+        failed.generate_seconds + fallback.generate_seconds + fallback.decode_seconds
+    )
+    assert fallback.token_ids == run_ordinary(pair, PROMPTS[0], 5).token_ids
+
+
+def test_draft_load_failure_is_a_load_stage_record(make_config, tmp_path):
+    cfg = load_config(make_config())
+    pair = load_pair(cfg, progress=False)
+    # the draft's weights vanish after the compatibility check: the load fails, the target still serves
+    pair.draft = None
+    pair.draft_error = {"error_class": "DraftLoadError", "error_stage": "load", "error_message": "gone"}
+    failed, fallback = run_assisted(pair, PROMPTS[0], 1)
+    assert failed.error_stage == "load" and fallback.path == "fallback" and fallback.status == "ok"
+
+
+def test_stop_reason_max_new_tokens_and_eos(pair):
+    o = run_ordinary(pair, PROMPTS[0], 1)
+    assert o.stop_reason == "max_new_tokens" and o.new_tokens == 24
+    # make the 5th greedy token the end-of-sequence token: generation must stop there, on both paths
+    eos = o.token_ids[4]
+    pair.target.generation_config.eos_token_id = eos
+    o2 = run_ordinary(pair, PROMPTS[0], 1)
+    (a2,) = run_assisted(pair, PROMPTS[0], 1)
+    assert o2.stop_reason == "eos" and o2.token_ids[-1] == eos and o2.new_tokens <= 5
+    assert a2.stop_reason == "eos" and a2.token_ids == o2.token_ids
+
+
+def test_sampling_same_seed_same_path_is_reproducible(make_config):
+    pair = load_pair(load_config(make_config(**{"decoding.mode": "sample"})), progress=False)
+    a = run_ordinary(pair, PROMPTS[0], 11)
+    b = run_ordinary(pair, PROMPTS[0], 11)
+    assert a.token_ids == b.token_ids and a.decoding == "sample"
+
+
+def test_incompatible_tokenizers_not_approved_only_ordinary_runs(make_config):
+    pair = load_pair(load_config(make_config(draft="other_draft")), progress=False)
+    assert pair.compat["verdict"] == "not_approved"
+    assert any("tokenizers differ" in r for r in pair.compat["reasons"])
+    assert pair.draft is None  # never loaded
+    with pytest.raises(EvalkitError, match="not approved"):
+        run_assisted(pair, PROMPTS[0], 1)
+    assert run_path(pair, PROMPTS[0], "ordinary", 1)[0].status == "ok"
+
+
+def test_ordinary_switch_loads_no_draft(make_config):
+    pair = load_pair(load_config(make_config(generation_path="ordinary")), progress=False)
+    assert pair.draft is None and pair.compat["draft"] is None
+    with pytest.raises(EvalkitError, match="switched off"):
+        run_assisted(pair, PROMPTS[0], 1)
+
+
+def test_prompt_lookup_arm(make_config):
+    pair = load_pair(load_config(make_config(**{"assistant.prompt_lookup_num_tokens": 3})), progress=False)
+    r = run_prompt_lookup(pair, PROMPTS[0], 1)
+    o = run_ordinary(pair, PROMPTS[0], 1)
+    assert r.path == "prompt_lookup" and r.token_ids == o.token_ids and r.counts_agree
+
+
+def test_missing_model_path_is_a_clear_error(make_config, tmp_path):
+    cfg = load_config(make_config(**{"models.target": str(tmp_path / "no-such-model")}))
+    with pytest.raises(EvalkitError, match="(?s)no-such-model does not exist.*save_pretrained"):
+        load_pair(cfg, progress=False)

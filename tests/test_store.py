@@ -1,0 +1,60 @@
+import sqlite3
+
+import pytest
+
+from evalkit.errors import EvalkitError
+from evalkit.records import GenerationRecord
+from evalkit.store import MIGRATIONS, insert_experiment, insert_generations, migrate, open_db
+
+
+def test_default_db_lives_in_the_data_dir(data_dir):
+    db = open_db()
+    assert (data_dir / "evalkit.db").exists()
+    assert {"experiments", "generations", "timing_runs", "bench_processes", "pairs"} <= set(db.table_names())
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_env_override(tmp_path, monkeypatch):
+    target = tmp_path / "elsewhere" / "x.db"
+    monkeypatch.setenv("EVALKIT_DB", str(target))
+    open_db()
+    assert target.exists()
+
+
+def test_migrations_apply_twice_safely(tmp_path):
+    path = tmp_path / "m.db"
+    db = open_db(path)
+    assert migrate(db) == []  # already applied by open_db
+    db.close()
+    db = open_db(path)  # a second process opening the same file
+    names = [r[0] for r in db.execute("SELECT name FROM _migrations ORDER BY name").fetchall()]
+    assert names == [n for n, _ in MIGRATIONS]
+
+
+def test_failure_mid_write_leaves_database_as_it_was(tmp_path):
+    db = open_db(tmp_path / "w.db")
+    exp = insert_experiment(db, "run", {"a": 1}, {"verdict": "same_tokenizer"})
+    good = GenerationRecord(prompt_id="writing-01", path="ordinary", text="ok")
+    bad = GenerationRecord(prompt_id="writing-01", path="not-a-path", text="x")  # violates the CHECK
+    with pytest.raises(sqlite3.IntegrityError):
+        insert_generations(db, [good, bad], exp)
+    assert db["generations"].count == 0
+    insert_generations(db, [GenerationRecord(prompt_id="writing-01", path="ordinary")], exp)
+    assert db["generations"].count == 1
+
+
+def test_fallback_links_to_its_failed_attempt(tmp_path):
+    db = open_db(tmp_path / "f.db")
+    failed = GenerationRecord(prompt_id="writing-01", path="assisted", status="failed", error_class="X", error_stage="generate")
+    fb = GenerationRecord(prompt_id="writing-01", path="fallback", fallback_of=-1)
+    ids = insert_generations(db, [failed, fb], None)
+    row = db["generations"].get(ids[1])
+    assert row["fallback_of"] == ids[0] and row["path"] == "fallback"
+
+
+def test_corrupt_database_file_gives_clear_error(tmp_path):
+    bad = tmp_path / "corrupt.db"
+    bad.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(EvalkitError, match="(?s)cannot be opened.*move it aside"):
+        open_db(bad)
+    assert bad.read_bytes().startswith(b"this is not a database")  # nothing overwritten
