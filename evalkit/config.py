@@ -98,6 +98,20 @@ class PoolConfig:
 
 
 @dataclass
+class AppConfig:
+    # Ratings wanted per pair; a pair leaves the queue once it has this many current ratings.
+    ratings_per_pair: int = 3
+    # Local (non-Space) sign-in: shared passcodes raters may use; empty = a rater name is enough.
+    passcodes: list[str] = field(default_factory=list)
+    # Longest comment or skip reason accepted, in characters.
+    max_comment_chars: int = 2000
+    # Host and port for `python app.py` (a Space sets its own).
+    host: str = "127.0.0.1"
+    # Port; 0 = Gradio's default (7860, or the next free one).
+    port: int = 7860
+
+
+@dataclass
 class Config:
     # Application switch: "assisted" runs the experiment; "ordinary" turns it off (target only).
     generation_path: str = "assisted"
@@ -108,6 +122,7 @@ class Config:
     assistant: AssistantConfig = field(default_factory=AssistantConfig)
     bench: BenchConfig = field(default_factory=BenchConfig)
     pool: PoolConfig = field(default_factory=PoolConfig)
+    app: AppConfig = field(default_factory=AppConfig)
     # Where this config was read from ("" for defaults); not a TOML key.
     source: str = field(default="", metadata={"internal": True})
 
@@ -196,6 +211,10 @@ def _check_ranges(cfg: Config, source: str) -> None:
         problems.append(("bench.bootstrap", ">= 100"))
     if cfg.pool.samples < 1:
         problems.append(("pool.samples", ">= 1"))
+    if cfg.app.ratings_per_pair < 1:
+        problems.append(("app.ratings_per_pair", ">= 1"))
+    if not 1 <= cfg.app.max_comment_chars <= 100_000:
+        problems.append(("app.max_comment_chars", "in [1, 100000]"))
     if problems:
         key, rule = problems[0]
         raise EvalkitError(f"{source}: {key} must be {rule}", f"change {key} in the config")

@@ -124,9 +124,47 @@ def _m001_initial(db) -> None:
     )
 
 
+def _m002_ratings(db) -> None:
+    from .prompts import CRITERIA
+
+    crit_cols = ",\n".join(
+        f"{side}_{c} TEXT CHECK ({side}_{c} IN ('pass', 'fail', 'unsure'))"
+        for side in ("a", "b", "ordinary", "assisted")
+        for c in CRITERIA
+    )
+    db.execute(
+        f"""CREATE TABLE ratings (
+            id INTEGER PRIMARY KEY,
+            pair_id TEXT NOT NULL REFERENCES pairs(id),
+            rater TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('rating', 'skip')),
+            {crit_cols},
+            preference TEXT CHECK (preference IN ('A', 'B', 'tie')),
+            preferred_path TEXT CHECK (preferred_path IN ('ordinary', 'assisted', 'tie')),
+            comment TEXT NOT NULL DEFAULT '',
+            skip_reason TEXT NOT NULL DEFAULT '',
+            supersedes INTEGER REFERENCES ratings(id),
+            client_token TEXT
+        )"""
+    )
+    # A rater meets a pair once (a correction is a new row that supersedes, never a second original) ...
+    db.execute("CREATE UNIQUE INDEX ratings_once_per_rater ON ratings(pair_id, rater) WHERE supersedes IS NULL")
+    # ... history is a line, not a tree ...
+    db.execute("CREATE UNIQUE INDEX ratings_superseded_once ON ratings(supersedes) WHERE supersedes IS NOT NULL")
+    # ... and a replayed submission (same client token) cannot land twice.
+    db.execute("CREATE UNIQUE INDEX ratings_client_token ON ratings(client_token) WHERE client_token IS NOT NULL")
+    db.execute(
+        """CREATE VIEW current_ratings AS
+           SELECT * FROM ratings r
+           WHERE r.kind = 'rating' AND NOT EXISTS (SELECT 1 FROM ratings s WHERE s.supersedes = r.id)"""
+    )
+
+
 # Append-only: never edit or reorder a shipped migration; add a new one at the end.
 MIGRATIONS = [
     ("001_initial", _m001_initial),
+    ("002_ratings", _m002_ratings),
 ]
 
 
@@ -145,8 +183,11 @@ def migrate(db) -> list[str]:
     return applied
 
 
-def open_db(path: Path | str | None = None):
-    """Open (creating if needed) and migrate the database. WAL mode and a busy timeout for concurrent writers."""
+def open_db(path: Path | str | None = None, migrate_schema: bool = True):
+    """Open (creating if needed) and migrate the database. WAL mode and a busy timeout for concurrent writers.
+
+    A connection is meant for one thread: servers open one per request (cheap) and pass
+    migrate_schema=False after the first open."""
     import sqlite_utils
 
     from .locations import db_path
@@ -160,7 +201,8 @@ def open_db(path: Path | str | None = None):
         db.execute("PRAGMA foreign_keys = ON")
         if db.conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
             db.enable_wal()
-        migrate(db)
+        if migrate_schema:
+            migrate(db)
     except sqlite3.DatabaseError as e:
         raise EvalkitError(
             f"database {path} cannot be opened: {e}",

@@ -104,9 +104,9 @@ def test_every_config_field_has_a_comment():
     from evalkit import config as mod
 
     src = Path(mod.__file__).read_text().splitlines()
-    for cls in (mod.ModelsConfig, mod.DecodingConfig, mod.AssistantConfig, mod.BenchConfig, mod.PoolConfig, mod.Config):
+    for cls in (mod.ModelsConfig, mod.DecodingConfig, mod.AssistantConfig, mod.BenchConfig, mod.PoolConfig, mod.AppConfig, mod.Config):
         for f in dataclasses.fields(cls):
-            if f.metadata.get("internal") or dataclasses.is_dataclass(f.type) or f.name in ("models", "decoding", "assistant", "bench", "pool"):
+            if f.metadata.get("internal") or dataclasses.is_dataclass(f.type) or f.name in ("models", "decoding", "assistant", "bench", "pool", "app"):
                 continue
             idx = next(i for i, line in enumerate(src) if line.strip().startswith(f"{f.name}:"))
             assert src[idx - 1].strip().startswith("#"), f"{cls.__name__}.{f.name} has no comment"

@@ -1,0 +1,275 @@
+"""Blind A/B ratings: assignment, validation, submission, correction, skip and the post-submit reveal.
+
+The side assignment lives in the pairs table and is only read here; what reaches a rater before
+submitting is a `PairView` (texts and the prompt), never a path name, timing or token count.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from dataclasses import dataclass, field
+
+from .config import AppConfig
+from .errors import EvalkitError
+from .prompts import CRITERIA
+from .store import now
+
+VALUES = ("pass", "fail", "unsure")
+PREFERENCES = ("A", "B", "tie")
+
+
+class RatingError(EvalkitError):
+    """A submission that cannot be stored as it is; nothing was written."""
+
+
+@dataclass
+class PairView:
+    """Everything a rater may see before submitting: no path, no timing, no token count."""
+
+    pair_id: str
+    prompt_id: str
+    text_a: str
+    text_b: str
+
+
+@dataclass
+class Reveal:
+    pair_id: str
+    a_path: str
+    b_path: str
+    a_seconds: float
+    b_seconds: float
+    a_tokens: int
+    b_tokens: int
+    a_tokens_per_second: float | None
+    b_tokens_per_second: float | None
+    comparable: bool
+    speedup: float | None  # ordinary seconds / assisted seconds, only when the outputs are comparable
+    note: str = ""
+
+
+@dataclass
+class RatingInput:
+    pair_id: str
+    rater: str
+    a: dict[str, str] = field(default_factory=dict)  # criterion id -> pass / fail / unsure
+    b: dict[str, str] = field(default_factory=dict)
+    preference: str = ""
+    comment: str = ""
+    client_token: str | None = None  # one per rendered form: a replay of the same submission is refused
+
+
+def _pair(db, pair_id: str) -> dict:
+    row = next(db.query("SELECT * FROM pairs WHERE id = ?", [pair_id]), None) if isinstance(pair_id, str) else None
+    if row is None:
+        raise RatingError(f"pair '{pair_id}' does not exist", "reload the page to get a pair from the queue")
+    return row
+
+
+def _current_counts(db) -> dict[str, int]:
+    return {r["pair_id"]: r["n"] for r in db.query("SELECT pair_id, COUNT(*) AS n FROM current_ratings GROUP BY pair_id")}
+
+
+def _seen_by(db, rater: str) -> set[str]:
+    return {r["pair_id"] for r in db.query("SELECT DISTINCT pair_id FROM ratings WHERE rater = ?", [rater])}
+
+
+def _open_for(db, rater: str, ratings_per_pair: int) -> list[tuple[int, str]]:
+    counts = _current_counts(db)
+    seen = _seen_by(db, rater)
+    return [
+        (counts.get(p["id"], 0), p["id"])
+        for p in db.query("SELECT id FROM pairs ORDER BY created_at, id")
+        if p["id"] not in seen and counts.get(p["id"], 0) < ratings_per_pair
+    ]
+
+
+def next_pair(db, rater: str, ratings_per_pair: int) -> PairView | None:
+    """The least-rated pair this rater has not met yet; None when the queue is empty for them.
+
+    Among equally rated pairs the choice is spread by a hash of (rater, pair), so raters arriving at
+    once do not all get the same pair."""
+    open_pairs = _open_for(db, rater, ratings_per_pair)
+    if not open_pairs:
+        return None
+    least = min(n for n, _ in open_pairs)
+    pair_id = min(
+        (pid for n, pid in open_pairs if n == least),
+        key=lambda pid: hashlib.sha256(f"{rater}\0{pid}".encode()).hexdigest(),
+    )
+    return pair_view(db, pair_id)
+
+
+def pair_view(db, pair_id: str) -> PairView:
+    p = _pair(db, pair_id)
+    a = db.execute("SELECT text FROM generations WHERE id = ?", [p["a_generation_id"]]).fetchone()[0]
+    b = db.execute("SELECT text FROM generations WHERE id = ?", [p["b_generation_id"]]).fetchone()[0]
+    return PairView(pair_id=p["id"], prompt_id=p["prompt_id"], text_a=a, text_b=b)
+
+
+def progress(db, rater: str, ratings_per_pair: int) -> tuple[int, int]:
+    """(pairs this rater has finished, that plus the pairs still open to them): shown as "7 / 20"."""
+    done = len(_seen_by(db, rater))
+    return done, done + len(_open_for(db, rater, ratings_per_pair))
+
+
+def _clean_text(value: str, what: str, limit: int) -> str:
+    if not isinstance(value, str):
+        raise RatingError(f"{what} must be text", "type plain text")
+    value = value.replace("\x00", "").strip()
+    if len(value) > limit:
+        raise RatingError(f"{what} is {len(value)} characters; the limit is {limit}", f"shorten it to {limit} characters or fewer")
+    return value
+
+
+def clean_rater(rater: str) -> str:
+    rater = _clean_text(rater or "", "rater name", 100)
+    if not rater:
+        raise RatingError("rater name is empty", "sign in, or type your name")
+    return rater
+
+
+def _validate(inp: RatingInput, app: AppConfig) -> dict:
+    for side, answers in (("A", inp.a), ("B", inp.b)):
+        if not isinstance(answers, dict):
+            raise RatingError(f"output {side}: answers must be a mapping of criterion to value", "answer every criterion")
+        unknown = sorted(set(answers) - set(CRITERIA))
+        if unknown:
+            raise RatingError(f"output {side}: unknown criterion id(s) {', '.join(unknown)}", f"use {', '.join(CRITERIA)}")
+        for c in CRITERIA:
+            v = answers.get(c)
+            if v not in VALUES:
+                raise RatingError(
+                    f"output {side}: criterion '{c}' has no valid answer ({v!r})", "choose pass, fail or unsure for every criterion"
+                )
+    if inp.preference not in PREFERENCES:
+        raise RatingError(f"preference {inp.preference!r} is not A, B or tie", "pick A, B or tie")
+    return {"comment": _clean_text(inp.comment or "", "comment", app.max_comment_chars)}
+
+
+def _row(inp: RatingInput, pair: dict, rater: str, comment: str, supersedes: int | None) -> dict:
+    ordinary_is_a = pair["ordinary_side"] == "A"
+    by_path = {"ordinary": inp.a if ordinary_is_a else inp.b, "assisted": inp.b if ordinary_is_a else inp.a}
+    pref_path = "tie" if inp.preference == "tie" else (
+        "ordinary" if (inp.preference == "A") == ordinary_is_a else "assisted"
+    )
+    row = {
+        "pair_id": pair["id"], "rater": rater, "created_at": now(), "kind": "rating",
+        "preference": inp.preference, "preferred_path": pref_path, "comment": comment,
+        "supersedes": supersedes, "client_token": inp.client_token or None,
+    }
+    for c in CRITERIA:
+        row[f"a_{c}"], row[f"b_{c}"] = inp.a[c], inp.b[c]
+        row[f"ordinary_{c}"], row[f"assisted_{c}"] = by_path["ordinary"][c], by_path["assisted"][c]
+    return row
+
+
+def _insert(db, row: dict) -> int:
+    try:
+        with db.atomic():
+            db["ratings"].insert(row)
+            return db.execute("SELECT last_insert_rowid()").fetchone()[0]
+    except sqlite3.IntegrityError as e:
+        msg = str(e)
+        if "client_token" in msg:
+            raise RatingError("this submission was already received", "nothing to do: it is stored once") from e
+        if "pair_id, ratings.rater" in msg or "ratings.pair_id" in msg:
+            raise RatingError(
+                f"rater '{row['rater']}' has already rated or skipped pair '{row['pair_id']}'",
+                "a rating is locked after submit: use Correct to add a correction",
+            ) from e
+        if "supersedes" in msg:
+            raise RatingError("that rating was already corrected", "correct the newest version") from e
+        raise
+
+
+def submit_rating(db, app: AppConfig, inp: RatingInput) -> int:
+    """Store one rating in one transaction; returns its id. Refuses a second original for the same rater and pair."""
+    rater = clean_rater(inp.rater)
+    pair = _pair(db, inp.pair_id)
+    extra = _validate(inp, app)
+    return _insert(db, _row(inp, pair, rater, extra["comment"], None))
+
+
+def correct_rating(db, app: AppConfig, rating_id: int, inp: RatingInput) -> int:
+    """Add a correction: a new row superseding `rating_id` (the rater's own, newest version). History is kept."""
+    rater = clean_rater(inp.rater)
+    old = next(db.query("SELECT * FROM ratings WHERE id = ?", [rating_id]), None)
+    if old is None or old["kind"] != "rating":
+        raise RatingError(f"rating {rating_id} does not exist", "submit a rating first")
+    if old["rater"] != rater or old["pair_id"] != inp.pair_id:
+        raise RatingError(f"rating {rating_id} belongs to another rater or pair", "you can only correct your own rating")
+    pair = _pair(db, inp.pair_id)
+    extra = _validate(inp, app)
+    return _insert(db, _row(inp, pair, rater, extra["comment"], rating_id))
+
+
+def skip_pair(db, app: AppConfig, rater: str, pair_id: str, reason: str, client_token: str | None = None) -> int:
+    rater = clean_rater(rater)
+    pair = _pair(db, pair_id)
+    reason = _clean_text(reason or "", "skip reason", app.max_comment_chars)
+    if not reason:
+        raise RatingError("a skip needs a reason", "say briefly why (e.g. 'both outputs empty', 'cannot judge English')")
+    return _insert(db, {"pair_id": pair["id"], "rater": rater, "created_at": now(), "kind": "skip",
+                        "skip_reason": reason, "client_token": client_token or None})
+
+
+def _comparable(o: dict, a: dict, tolerance: float = 0.1) -> bool:
+    return o["stop_reason"] == a["stop_reason"] and abs(o["new_tokens"] - a["new_tokens"]) <= tolerance * max(o["new_tokens"], a["new_tokens"], 1)
+
+
+def reveal(db, pair_id: str) -> Reveal:
+    """Which side was which path and how long each took. Only called after a submission."""
+    p = _pair(db, pair_id)
+    gens = {g["id"]: g for g in db.query("SELECT * FROM generations WHERE id IN (?, ?)", [p["a_generation_id"], p["b_generation_id"]])}
+    ga, gb = gens[p["a_generation_id"]], gens[p["b_generation_id"]]
+    o, a = (ga, gb) if p["ordinary_side"] == "A" else (gb, ga)
+    comparable = _comparable(o, a)
+
+    def tps(g):
+        return g["new_tokens"] / g["generate_seconds"] if g["generate_seconds"] else None
+
+    return Reveal(
+        pair_id=pair_id,
+        a_path=ga["path"], b_path=gb["path"],
+        a_seconds=ga["generate_seconds"], b_seconds=gb["generate_seconds"],
+        a_tokens=ga["new_tokens"], b_tokens=gb["new_tokens"],
+        a_tokens_per_second=tps(ga), b_tokens_per_second=tps(gb),
+        comparable=comparable,
+        speedup=(o["generate_seconds"] / a["generate_seconds"]) if comparable and a["generate_seconds"] else None,
+        note="" if comparable else (
+            f"outputs not comparable (stop {o['stop_reason']} vs {a['stop_reason']}, "
+            f"{o['new_tokens']} vs {a['new_tokens']} tokens): no speed-up for this pair; compare tokens/s"
+        ),
+    )
+
+
+def current_rating(db, rater: str, pair_id: str) -> dict | None:
+    """The rater's newest version of their rating of this pair (after corrections)."""
+    return next(db.query("SELECT * FROM current_ratings WHERE rater = ? AND pair_id = ? ORDER BY id DESC LIMIT 1", [rater, pair_id]), None)
+
+
+def answers_from_row(row: dict) -> tuple[dict, dict]:
+    return {c: row[f"a_{c}"] for c in CRITERIA}, {c: row[f"b_{c}"] for c in CRITERIA}
+
+
+def counts(db, ratings_per_pair: int) -> dict:
+    """Progress numbers for the Results tab."""
+    n_pairs = db["pairs"].count
+    per_pair = _current_counts(db)
+    return {
+        "pairs": n_pairs,
+        "ratings": db.execute("SELECT COUNT(*) FROM current_ratings").fetchone()[0],
+        "corrections": db.execute("SELECT COUNT(*) FROM ratings WHERE supersedes IS NOT NULL").fetchone()[0],
+        "skips": db.execute("SELECT COUNT(*) FROM ratings WHERE kind = 'skip'").fetchone()[0],
+        "raters": db.execute("SELECT COUNT(DISTINCT rater) FROM ratings").fetchone()[0],
+        "pairs_complete": sum(1 for n in per_pair.values() if n >= ratings_per_pair),
+        "preferences": {r["preferred_path"]: r["n"] for r in db.query(
+            "SELECT preferred_path, COUNT(*) AS n FROM current_ratings GROUP BY preferred_path")},
+    }
+
+
+def _json(obj) -> str:
+    return json.dumps(obj, ensure_ascii=False)

@@ -1,0 +1,172 @@
+"""Assignment, blind views, submission, correction, skip and reveal, on a real SQLite file."""
+
+import dataclasses
+
+import pytest
+
+from evalkit.config import AppConfig
+from evalkit.prompts import CRITERIA
+from evalkit.ratings import (
+    RatingError, RatingInput, correct_rating, counts, current_rating, next_pair, pair_view, progress, reveal,
+    skip_pair, submit_rating,
+)
+from evalkit.records import GenerationRecord
+from evalkit.store import insert_experiment, insert_pairs, open_db
+
+APP = AppConfig(ratings_per_pair=2, max_comment_chars=50)
+
+
+def make_pool(db, n=4, sides="ABAB"):
+    exp = insert_experiment(db, "pool", {}, {})
+    pairs = []
+    for i in range(n):
+        o = GenerationRecord(prompt_id="writing-01", path="ordinary", text=f"ordinary text {i}", new_tokens=40,
+                             stop_reason="eos", generate_seconds=2.0)
+        a = GenerationRecord(prompt_id="writing-01", path="assisted", text=f"assisted text {i}", new_tokens=40 + i,
+                             stop_reason="eos" if i < 3 else "max_new_tokens", generate_seconds=1.0)
+        pairs.append({"prompt_id": "writing-01", "sample": i, "ordinary": o, "assisted": a, "ordinary_side": sides[i % len(sides)]})
+    return insert_pairs(db, exp, pairs)
+
+
+@pytest.fixture
+def db(tmp_path):
+    return open_db(tmp_path / "r.db")
+
+
+def answers(v="pass"):
+    return {c: v for c in CRITERIA}
+
+
+def rate(db, view, rater, pref="A", token=None, **kw):
+    return submit_rating(db, APP, RatingInput(view.pair_id, rater, answers(), answers("fail"), pref, client_token=token, **kw))
+
+
+def test_view_is_blind(db):
+    make_pool(db, 1)
+    view = next_pair(db, "ann", 2)
+    fields = {f.name for f in dataclasses.fields(view)}
+    assert fields == {"pair_id", "prompt_id", "text_a", "text_b"}
+    assert "ordinary" not in view.pair_id and "assisted" not in view.pair_id
+
+
+def test_side_is_read_from_the_database(db):
+    (pid,) = make_pool(db, 1, sides="B")
+    view = pair_view(db, pid)
+    assert view.text_a.startswith("assisted") and view.text_b.startswith("ordinary")
+    assert reveal(db, pid).a_path == "assisted"
+
+
+def test_assignment_least_rated_first_never_twice_until_quota(db):
+    ids = make_pool(db, 3)
+    seen = []
+    while (v := next_pair(db, "ann", 2)) is not None:
+        assert v.pair_id not in seen
+        seen.append(v.pair_id)
+        rate(db, v, "ann")
+    assert sorted(seen) == sorted(ids)
+    assert progress(db, "ann", 2) == (3, 3)
+    # bob now gets the pairs too (each has 1 of 2 ratings); carol gets nothing after bob finishes
+    v = next_pair(db, "bob", 2)
+    assert progress(db, "bob", 2) == (0, 3)
+    for _ in range(3):
+        rate(db, v, "bob")
+        v = next_pair(db, "bob", 2)
+    assert v is None and next_pair(db, "carol", 2) is None
+
+
+def test_least_rated_goes_first(db):
+    ids = make_pool(db, 3)
+    rate(db, pair_view(db, ids[0]), "ann")
+    rate(db, pair_view(db, ids[1]), "ann")
+    assert next_pair(db, "bob", 2).pair_id == ids[2]
+
+
+def test_same_rater_twice_is_refused_and_nothing_written(db):
+    (pid,) = make_pool(db, 1)
+    view = pair_view(db, pid)
+    rate(db, view, "ann")
+    with pytest.raises(RatingError, match="already rated or skipped"):
+        rate(db, view, "ann")
+    assert db["ratings"].count == 1
+
+
+def test_two_raters_on_one_pair(db):
+    (pid,) = make_pool(db, 1)
+    view = pair_view(db, pid)
+    rate(db, view, "ann", pref="A")
+    rate(db, view, "bob", pref="tie")
+    assert counts(db, 2)["ratings"] == 2 and counts(db, 2)["pairs_complete"] == 1
+
+
+def test_preference_and_criteria_are_mapped_to_paths(db):
+    a_ord, b_ord = make_pool(db, 2, sides="AB")
+    rate(db, pair_view(db, a_ord), "ann", pref="A")
+    rate(db, pair_view(db, b_ord), "ann", pref="A")
+    r1, r2 = current_rating(db, "ann", a_ord), current_rating(db, "ann", b_ord)
+    assert r1["preferred_path"] == "ordinary" and r2["preferred_path"] == "assisted"
+    assert r1["ordinary_schedule"] == "pass" and r1["assisted_schedule"] == "fail"
+    assert r2["ordinary_schedule"] == "fail" and r2["assisted_schedule"] == "pass"
+
+
+@pytest.mark.parametrize(
+    "change, needle",
+    [
+        (dict(a={c: "pass" for c in CRITERIA[:3]}), "criterion 'no_added_promises' has no valid answer"),
+        (dict(b={**{c: "pass" for c in CRITERIA}, "schedule": "maybe"}), "criterion 'schedule' has no valid answer"),
+        (dict(a={**{c: "pass" for c in CRITERIA}, "colour": "pass"}), "unknown criterion id(s) colour"),
+        (dict(preference="C"), "preference 'C' is not A, B or tie"),
+        (dict(comment="x" * 51), "comment is 51 characters; the limit is 50"),
+        (dict(pair_id="p-forged"), "pair 'p-forged' does not exist"),
+        (dict(rater="  "), "rater name is empty"),
+    ],
+)
+def test_bad_submissions_are_refused_with_clear_message(db, change, needle):
+    (pid,) = make_pool(db, 1)
+    base = RatingInput(pid, "ann", answers(), answers(), "A")
+    with pytest.raises(RatingError) as e:
+        submit_rating(db, APP, dataclasses.replace(base, **change))
+    assert needle in str(e.value)
+    assert db["ratings"].count == 0
+
+
+def test_replayed_submission_is_refused(db):
+    ids = make_pool(db, 2)
+    rate(db, pair_view(db, ids[0]), "ann", token="tok-1")
+    with pytest.raises(RatingError, match="already received"):
+        rate(db, pair_view(db, ids[1]), "ann", token="tok-1")
+    assert db["ratings"].count == 1
+
+
+def test_correction_supersedes_and_keeps_history(db):
+    (pid,) = make_pool(db, 1)
+    first = rate(db, pair_view(db, pid), "ann", pref="A")
+    second = correct_rating(db, APP, first, RatingInput(pid, "ann", answers("unsure"), answers(), "B"))
+    assert db["ratings"].count == 2  # history kept
+    cur = current_rating(db, "ann", pid)
+    assert cur["id"] == second and cur["supersedes"] == first and cur["preference"] == "B"
+    assert counts(db, 2)["ratings"] == 1 and counts(db, 2)["corrections"] == 1
+    with pytest.raises(RatingError, match="already corrected"):
+        correct_rating(db, APP, first, RatingInput(pid, "ann", answers(), answers(), "A"))
+    with pytest.raises(RatingError, match="another rater"):
+        correct_rating(db, APP, second, RatingInput(pid, "bob", answers(), answers(), "A"))
+
+
+def test_skip_needs_reason_and_removes_pair_from_queue(db):
+    (pid,) = make_pool(db, 1)
+    with pytest.raises(RatingError, match="needs a reason"):
+        skip_pair(db, APP, "ann", pid, "   ")
+    skip_pair(db, APP, "ann", pid, "cannot judge")
+    assert next_pair(db, "ann", 2) is None
+    assert db["ratings"].get(1)["skip_reason"] == "cannot judge"
+    assert counts(db, 2)["skips"] == 1 and counts(db, 2)["ratings"] == 0
+    assert next_pair(db, "bob", 2).pair_id == pid  # a skip is not a rating
+
+
+def test_reveal_speedup_only_when_comparable(db):
+    ids = make_pool(db, 4, sides="A")
+    r0 = reveal(db, ids[0])
+    assert r0.a_path == "ordinary" and r0.b_path == "assisted"
+    assert r0.comparable and r0.speedup == pytest.approx(2.0)
+    assert r0.a_tokens_per_second == pytest.approx(20.0)
+    r3 = reveal(db, ids[3])  # different stop reason
+    assert not r3.comparable and r3.speedup is None and "not comparable" in r3.note
