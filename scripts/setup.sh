@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Create .venv once and install evalkit into it. Usage: scripts/setup.sh [test]
+# Re-running is cheap: the install is skipped while pyproject.toml is unchanged.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+extra="${1:-}"
+py="${PYTHON:-python3}"
+[ -x .venv/bin/python ] || "$py" -m venv .venv
+# torch first and pinned: with no torch installed, a bare requirement pulls a multi-GB CUDA build.
+# TORCH_SPEC picks another build (e.g. TORCH_SPEC="torch==2.5.1" with your CUDA index).
+if ! .venv/bin/python -c "import torch" 2>/dev/null; then
+  echo "evalkit setup: installing ${TORCH_SPEC:-torch==2.13.0}" >&2
+  .venv/bin/python -m pip install -q "${TORCH_SPEC:-torch==2.13.0}"
+fi
+stamp=".venv/.evalkit-installed-${extra:-base}"
+want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "evalkit setup: installing the project${extra:+ with [$extra]}" >&2
+  .venv/bin/python -m pip install -q -e ".${extra:+[$extra]}"
+  echo "$want" > "$stamp"
+fi
