@@ -186,6 +186,26 @@ def generate(config_path, db_path, samples):
     click.echo(f"experiment {res.experiment_id}: {res.pairs} pairs over {res.prompts} prompts ({res.fallbacks} fell back)")
 
 
+@cli.command()
+@click.option("--prompt", "prompt_id", required=True, help="Prompt id the output answers (e.g. writing-01).")
+@click.option("--json", "as_json", is_flag=True, help="Print {criterion id: {pass, evidence}} as JSON.")
+@_fail_clearly
+def fidelity(prompt_id, as_json):
+    """Rule-based fidelity pre-screen of one output read from standard input.
+
+    Example: echo "资料库周三晚间维护……" | evalkit fidelity --prompt writing-01 --json
+    """
+    from .fidelity import screen
+
+    text = sys.stdin.read()
+    verdicts = screen(text, prompt_id)
+    if as_json:
+        click.echo(json.dumps({c: v.as_json() for c, v in verdicts.items()}, ensure_ascii=False, indent=2))
+        return
+    for c, v in verdicts.items():
+        click.echo(f"{'PASS' if v.passed else 'FAIL'}  {c:<22} {v.evidence}")
+
+
 @cli.command("demo-models")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, help="Folder (default: results/demo-models; env EVALKIT_DEMO_MODELS).")
 @click.option("--force", is_flag=True, help="Rebuild even if a complete build is cached.")

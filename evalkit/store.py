@@ -161,10 +161,24 @@ def _m002_ratings(db) -> None:
     )
 
 
+def _m003_prescreen(db) -> None:
+    db.execute(
+        """CREATE TABLE prescreen (
+            generation_id INTEGER NOT NULL REFERENCES generations(id),
+            criterion TEXT NOT NULL,
+            passed INTEGER NOT NULL,
+            evidence TEXT NOT NULL,
+            rules_version TEXT NOT NULL,
+            PRIMARY KEY (generation_id, criterion, rules_version)
+        )"""
+    )
+
+
 # Append-only: never edit or reorder a shipped migration; add a new one at the end.
 MIGRATIONS = [
     ("001_initial", _m001_initial),
     ("002_ratings", _m002_ratings),
+    ("003_prescreen", _m003_prescreen),
 ]
 
 
