@@ -187,6 +187,22 @@ def run_bench(cfg: Config, db, *, progress: bool = True, echo=print) -> dict:
     return summarize(db, exp_id)
 
 
+def comparable(o: dict, a: dict, tolerance: float) -> bool:
+    """Two outputs are comparable when they stopped for the same reason at about the same length."""
+    return o["stop_reason"] == a["stop_reason"] and abs(o["new_tokens"] - a["new_tokens"]) <= tolerance * max(
+        o["new_tokens"], a["new_tokens"], 1
+    )
+
+
+def pair_runs(rows: list[dict], tolerance: float) -> tuple[list[tuple[dict, dict]], list[tuple[dict, dict]]]:
+    """Pair ordinary and assisted runs of the same prompt, round and repetition (same seed).
+    Fallback runs never pair: they are not assisted. Returns (matched, comparable)."""
+    ords = {(r["prompt_id"], r["round"], r["rep"]): r for r in rows if r["path"] == "ordinary"}
+    asss = {(r["prompt_id"], r["round"], r["rep"]): r for r in rows if r["path"] == "assisted"}
+    matched = [(ords[k], asss[k]) for k in sorted(ords) if k in asss]
+    return matched, [(o, a) for o, a in matched if comparable(o, a, tolerance)]
+
+
 def summarize(db, experiment_id: int) -> dict:
     """The benchmark summary from stored raw runs only: nothing here is estimated without a measurement."""
     exp = next(db.query("SELECT * FROM experiments WHERE id = ?", [experiment_id]), None)
@@ -216,17 +232,9 @@ def summarize(db, experiment_id: int) -> dict:
             "median_tokens_per_second": median([r["tokens_per_second"] for r in rs]),
             "median_new_tokens": median([r["new_tokens"] for r in rs]),
         }
-    # Pair ordinary and assisted runs of the same prompt, round and repetition (same seed).
-    ords = {(r["prompt_id"], r["round"], r["rep"]): r for r in by_path.get("ordinary", [])}
-    asss = {(r["prompt_id"], r["round"], r["rep"]): r for r in by_path.get("assisted", [])}
     fallbacks = len(by_path.get("fallback", []))
-    matched = [(ords[k], asss[k]) for k in sorted(ords) if k in asss]
     tol = cfg.bench.length_tolerance
-    comparable = [
-        (o, a) for o, a in matched
-        if o["stop_reason"] == a["stop_reason"]
-        and abs(o["new_tokens"] - a["new_tokens"]) <= tol * max(o["new_tokens"], a["new_tokens"], 1)
-    ]
+    matched, comparable = pair_runs(rows, tol)
     summary: dict = {
         "experiment_id": experiment_id,
         "decoding": cfg.decoding.mode,

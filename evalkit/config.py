@@ -117,6 +117,8 @@ class Config:
     generation_path: str = "assisted"
     # Application switch: false loads no draft at all (and so forces the ordinary path).
     load_draft: bool = True
+    # Release gate file, frozen with each experiment when it starts ("" = configs/gate.toml).
+    gate_file: str = ""
     models: ModelsConfig = field(default_factory=ModelsConfig)
     decoding: DecodingConfig = field(default_factory=DecodingConfig)
     assistant: AssistantConfig = field(default_factory=AssistantConfig)
@@ -239,8 +241,8 @@ def load_config(path: Path | str | None = None) -> Config:
     except tomllib.TOMLDecodeError as e:
         raise EvalkitError(f"config file {path} is not valid TOML: {e}", "fix the syntax at the position given")
     cfg = from_dict(data, str(path))
-    for attr in ("target", "draft", "target_tokenizer", "draft_tokenizer"):
-        value = getattr(cfg.models, attr)
+    for obj, attr in [(cfg.models, a) for a in ("target", "draft", "target_tokenizer", "draft_tokenizer")] + [(cfg, "gate_file")]:
+        value = getattr(obj, attr)
         if value.startswith(("./", "../")):
-            setattr(cfg.models, attr, str((path.parent / value).resolve()))
+            setattr(obj, attr, str((path.parent / value).resolve()))
     return cfg

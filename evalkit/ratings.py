@@ -216,17 +216,15 @@ def skip_pair(db, app: AppConfig, rater: str, pair_id: str, reason: str, client_
                         "skip_reason": reason, "client_token": client_token or None})
 
 
-def _comparable(o: dict, a: dict, tolerance: float = 0.1) -> bool:
-    return o["stop_reason"] == a["stop_reason"] and abs(o["new_tokens"] - a["new_tokens"]) <= tolerance * max(o["new_tokens"], a["new_tokens"], 1)
-
-
 def reveal(db, pair_id: str) -> Reveal:
     """Which side was which path and how long each took. Only called after a submission."""
     p = _pair(db, pair_id)
     gens = {g["id"]: g for g in db.query("SELECT * FROM generations WHERE id IN (?, ?)", [p["a_generation_id"], p["b_generation_id"]])}
     ga, gb = gens[p["a_generation_id"]], gens[p["b_generation_id"]]
     o, a = (ga, gb) if p["ordinary_side"] == "A" else (gb, ga)
-    comparable = _comparable(o, a)
+    from .bench import comparable as _comparable
+
+    comparable = _comparable(o, a, 0.1)
 
     def tps(g):
         return g["new_tokens"] / g["generate_seconds"] if g["generate_seconds"] else None

@@ -44,3 +44,71 @@ def expected_tokens_per_pass(alpha: float, gamma: float) -> float:
 def theoretical_speedup(alpha: float, gamma: float, cost_ratio: float) -> float:
     """Leviathan et al. 2023: speed-up ~ E[tokens per pass] / (gamma * c + 1)."""
     return expected_tokens_per_pass(alpha, gamma) / (gamma * cost_ratio + 1)
+
+
+def wilson(successes: int, n: int, z: float = 1.959964) -> tuple[float, float] | None:
+    """Wilson score 95% interval for a proportion; None when n == 0."""
+    import math
+
+    if n <= 0:
+        return None
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """Two-sided exact McNemar p-value from the discordant counts b and c (binomial, p = 1/2)."""
+    from math import comb
+
+    n = b + c
+    if n == 0:
+        return 1.0
+    tail = sum(comb(n, k) for k in range(0, min(b, c) + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
+def krippendorff_alpha_nominal(units: list[list]) -> float | None:
+    """Krippendorff's alpha for nominal data. `units`: per item, the values given by its raters
+    (missing values left out). Items with fewer than two values are not pairable and are ignored.
+    None when undefined (fewer than two pairable values, or only one category ever used)."""
+    from collections import Counter, defaultdict
+
+    o: dict = defaultdict(float)
+    for values in units:
+        m = len(values)
+        if m < 2:
+            continue
+        counts = Counter(values)
+        for c, nc in counts.items():
+            for k, nk in counts.items():
+                pairs = nc * (nk - 1) if c == k else nc * nk
+                o[(c, k)] += pairs / (m - 1)
+    n_c: dict = defaultdict(float)
+    for (c, _k), v in o.items():
+        n_c[c] += v
+    n = sum(n_c.values())
+    if n < 2:
+        return None
+    d_o = sum(v for (c, k), v in o.items() if c != k)
+    d_e = sum(n_c[c] * n_c[k] for c in n_c for k in n_c if c != k)
+    if d_e == 0:
+        return None
+    return 1 - (n - 1) * d_o / d_e
+
+
+def cohen_kappa(a: list, b: list) -> float | None:
+    """Cohen's kappa between two raters' labels on the same items; None when undefined."""
+    from collections import Counter
+
+    if len(a) != len(b) or not a:
+        return None
+    n = len(a)
+    p_o = sum(x == y for x, y in zip(a, b)) / n
+    ca, cb = Counter(a), Counter(b)
+    p_e = sum(ca[k] * cb[k] for k in set(ca) | set(cb)) / (n * n)
+    if p_e == 1:
+        return None
+    return (p_o - p_e) / (1 - p_e)

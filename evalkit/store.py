@@ -174,11 +174,18 @@ def _m003_prescreen(db) -> None:
     )
 
 
+def _m004_experiment_gate(db) -> None:
+    # The release gate is frozen with the experiment: its text (to apply it later) and hash (to detect edits).
+    db.execute("ALTER TABLE experiments ADD COLUMN gate_json TEXT NOT NULL DEFAULT '{}'")
+    db.execute("ALTER TABLE experiments ADD COLUMN gate_hash TEXT NOT NULL DEFAULT ''")
+
+
 # Append-only: never edit or reorder a shipped migration; add a new one at the end.
 MIGRATIONS = [
     ("001_initial", _m001_initial),
     ("002_ratings", _m002_ratings),
     ("003_prescreen", _m003_prescreen),
+    ("004_experiment_gate", _m004_experiment_gate),
 ]
 
 
@@ -244,7 +251,13 @@ def _jsonify(row: dict) -> dict:
     return out
 
 
-def insert_experiment(db, kind: str, config: dict, compat: dict, note: str = "") -> int:
+def insert_experiment(db, kind: str, config: dict, compat: dict, note: str = "", gate: dict | None = None) -> int:
+    """Record an experiment as it starts: config, compatibility record and the frozen release gate."""
+    if gate is None and kind in ("bench", "pool"):
+        from .gate import gate_snapshot
+
+        gate = gate_snapshot(config.get("gate_file") or None)
+    gate = gate or {}
     with db.atomic():
         db["experiments"].insert(
             {
@@ -255,6 +268,8 @@ def insert_experiment(db, kind: str, config: dict, compat: dict, note: str = "")
                 "compat_json": json.dumps(compat, ensure_ascii=False, sort_keys=True),
                 "compat_hash": _hash_json(compat),
                 "note": note,
+                "gate_json": json.dumps(gate, ensure_ascii=False, sort_keys=True),
+                "gate_hash": gate.get("hash", ""),
             }
         )
         return db.execute("SELECT last_insert_rowid()").fetchone()[0]

@@ -1,0 +1,154 @@
+"""Aggregation on a committed small ratings fixture, compared with a summary derived by hand.
+
+Arithmetic behind tests/fixtures/ratings_small_expected.json (4 pairs x 3 raters = 12 ratings):
+- ordinary passes everything: 12/12. Assisted schedule fails once (r1 on pair 0): 11/12; assisted
+  no_added_promises fails on pair 3 for all raters: 9/12, Wilson 95% [0.4677, 0.9111].
+- McNemar: schedule has 1 discordant pair (ordinary only) -> p = 1.0; no_added_promises 3 -> p = 2/8 = 0.25.
+- Preferences: 4 assisted, 4 tie, 4 ordinary -> 1/3 each.
+- Krippendorff alpha, schedule: 8 items (pair x path) of 3 values, one item [fail, pass, pass]:
+  o(p,p) = 22, o(p,f) = o(f,p) = 1, n_p = 23, n_f = 1, n = 24 -> 1 - 23 * 2 / 46 = 0.
+  no_added_promises: one item all fail, no disagreement -> 1. Preference: n_c = 4 each, off-diagonal
+  o = 9, expected 96 -> 1 - 11 * 9 / 96 = -0.03125.
+- Pre-screen vs raters: the pair-3 assisted text promises (保证), the rule fails it as the raters do ->
+  kappa 1; schedule: the rule passes all 24, raters fail 1 -> p_o = p_e = 23/24 -> kappa 0.
+- Speed-up (pool single runs, all comparable): median(2.0, 2.2, 1.8, 2.0) / median(1.0, 1.1, 1.0, 0.9) = 2.
+- Gate: the no_added_promises drop (0.25) exceeds 0.05 with 3 ratings on every pair -> DROP.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evalkit.aggregate import aggregate, format_text
+from evalkit.config import AppConfig
+from evalkit.gate import gate_snapshot
+from evalkit.ratings import RatingInput, submit_rating
+from evalkit.records import GenerationRecord
+from evalkit.stats import cohen_kappa, krippendorff_alpha_nominal, mcnemar_exact, wilson
+from evalkit.store import insert_experiment, insert_pairs, open_db
+
+FIX = Path(__file__).parent / "fixtures"
+GATE = """min_speedup_ci_low = 1.1
+max_pass_rate_drop = 0.05
+max_extra_memory_mb = 1024
+min_ratings_per_pair = 3
+"""
+
+
+def load_fixture(db, gate_path: Path):
+    data = json.loads((FIX / "ratings_small.json").read_text(encoding="utf-8"))
+    gate_path.write_text(GATE)
+    exp = insert_experiment(db, "pool", {}, {}, gate=gate_snapshot(gate_path))
+    specs = []
+    for i, p in enumerate(data["pairs"]):
+        gens = {
+            path: GenerationRecord(prompt_id=p["prompt_id"], path=path, text=g["text"], new_tokens=g["new_tokens"],
+                                   token_hash=f"{i}-{path}-{g['text'][-4:]}", stop_reason="eos", generate_seconds=g["seconds"])
+            for path, g in ((k, p[k]) for k in ("ordinary", "assisted"))
+        }
+        specs.append({"prompt_id": p["prompt_id"], "sample": i, "ordinary_side": p["ordinary_side"], **gens})
+    ids = insert_pairs(db, exp, specs)
+    for r in data["ratings"]:
+        p = data["pairs"][r["pair"]]
+        o_is_a = p["ordinary_side"] == "A"
+        a, b = (r["ordinary"], r["assisted"]) if o_is_a else (r["assisted"], r["ordinary"])
+        pref = {"tie": "tie", "ordinary": "A" if o_is_a else "B", "assisted": "B" if o_is_a else "A"}[r["preferred_path"]]
+        submit_rating(db, AppConfig(), RatingInput(ids[r["pair"]], r["rater"], a, b, pref))
+    return ids
+
+
+@pytest.fixture
+def agg(tmp_path):
+    db = open_db(tmp_path / "a.db")
+    load_fixture(db, tmp_path / "gate.toml")
+    return aggregate(db), db, tmp_path
+
+
+def test_fixture_matches_expected_summary(agg):
+    result, _db, _ = agg
+    exp = json.loads((FIX / "ratings_small_expected.json").read_text())
+    t = result.tables
+    pr = t["pass_rates"][t["pass_rates"].prompt_id == "all"].set_index(["path", "criterion"])
+    for key, value in exp["pass_rate"].items():
+        assert pr.loc[tuple(key.split("/")), "pass_rate"] == pytest.approx(value, abs=1e-6)
+    lo, hi = exp["wilson"]["assisted/no_added_promises"]
+    row = pr.loc[("assisted", "no_added_promises")]
+    assert row["ci_low"] == pytest.approx(lo, abs=1e-3) and row["ci_high"] == pytest.approx(hi, abs=1e-3)
+    d = t["paired_differences"][t["paired_differences"].prompt_id == "all"].set_index("criterion")
+    for c, v in exp["difference"].items():
+        assert d.loc[c, "difference"] == pytest.approx(v, abs=1e-6)
+        assert d.loc[c, "mcnemar_p"] == pytest.approx(exp["mcnemar_p"][c], abs=1e-9)
+    pref = t["preferences"][t["preferences"].prompt_id == "all"].set_index("assisted")
+    for outcome, share in exp["preference_share"].items():
+        assert pref.loc[outcome, "share"] == pytest.approx(share, abs=1e-6)
+    alpha = t["agreement"].set_index("item")["alpha"]
+    for item, v in exp["alpha"].items():
+        assert alpha[item] == pytest.approx(v, abs=1e-9)
+    kappa = t["prescreen_agreement"].set_index("criterion")["kappa"]
+    for c, v in exp["kappa"].items():
+        assert kappa[c] == pytest.approx(v, abs=1e-9)
+    assert result.speed["speedup"] == pytest.approx(exp["speedup"])
+    assert result.speed["source"].startswith("pair pool")
+    lo_ci, hi_ci = result.speed["speedup_ci95"]
+    assert lo_ci <= exp["speedup"] <= hi_ci
+    assert result.verdict["decision"] == exp["decision"]
+
+
+def test_per_prompt_tables_exist(agg):
+    result, _, _ = agg
+    for name in ("pass_rates", "paired_differences", "preferences", "speedup"):
+        assert {"all", "writing-01", "writing-02"} <= set(result.tables[name]["prompt_id"]), name
+
+
+def test_verdict_reasons_name_each_condition(agg):
+    result, _, _ = agg
+    conds = {c["name"]: c for c in result.verdict["conditions"]}
+    assert set(conds) == {"ratings per pair", "speed-up", "fidelity", "memory"}
+    assert conds["fidelity"]["ok"] is False and "no_added_promises" in conds["fidelity"]["reason"]
+    assert conds["memory"]["ok"] is None and "not measured" in conds["memory"]["reason"]
+    text = format_text(result)
+    assert "VERDICT: DROP" in text and "[FAIL] fidelity" in text
+
+
+def test_changed_gate_file_is_reported_and_frozen_version_used(agg):
+    _result, db, tmp = agg
+    (tmp / "gate.toml").write_text(GATE.replace("max_pass_rate_drop = 0.05", "max_pass_rate_drop = 0.5"))
+    again = aggregate(db)
+    assert any("changed after experiment" in n for n in again.notes)
+    assert again.verdict["gate"]["max_pass_rate_drop"] == 0.05
+    assert again.verdict["decision"] == "DROP"
+
+
+def test_insufficient_data_without_ratings(tmp_path):
+    db = open_db(tmp_path / "e.db")
+    (tmp_path / "gate.toml").write_text(GATE)
+    insert_experiment(db, "pool", {}, {}, gate=gate_snapshot(tmp_path / "gate.toml"))
+    result = aggregate(db)
+    assert result.verdict["decision"] == "INSUFFICIENT DATA"
+    assert result.speed["speedup"] is None
+
+
+# ---- the statistics against published or hand-checked values
+
+
+def test_krippendorff_alpha_reference_example():
+    """Krippendorff (2011), 'Computing Krippendorff's Alpha-Reliability', nominal example: alpha = 0.743."""
+    a = [1, 2, 3, 3, 2, 1, 4, 1, 2, None, None, None]
+    b = [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, None, 3]
+    c = [None, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, None]
+    d = [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, None]
+    units = [[v for v in col if v is not None] for col in zip(a, b, c, d)]
+    assert krippendorff_alpha_nominal(units) == pytest.approx(0.743, abs=5e-4)
+
+
+def test_wilson_mcnemar_kappa_hand_values():
+    assert wilson(0, 10)[0] == 0.0 and wilson(0, 10)[1] == pytest.approx(0.2775, abs=1e-4)
+    assert wilson(5, 10) == pytest.approx((0.2366, 0.7634), abs=1e-4)
+    assert wilson(0, 0) is None
+    assert mcnemar_exact(0, 5) == pytest.approx(0.0625)
+    assert mcnemar_exact(0, 0) == 1.0
+    # 2x2 example: p_o = 0.7, p_e = 0.5 -> kappa 0.4
+    x = [1] * 35 + [1] * 15 + [0] * 15 + [0] * 35
+    y = [1] * 35 + [0] * 15 + [1] * 15 + [0] * 35
+    assert cohen_kappa(x, y) == pytest.approx(0.4)
