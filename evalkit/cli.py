@@ -53,7 +53,8 @@ def cli():
     """Does a draft model (assisted generation) make writing requests faster without hurting the content?
 
     Measure both paths (check, run, bench), build the blind pair pool for raters (generate),
-    and build the offline demo model pair (demo-models). The rating app is `python app.py`.
+    decide (fidelity, aggregate, report, export), and build the offline demo model pair
+    (demo-models). The rating app is `python app.py`.
     """
 
 
@@ -204,6 +205,57 @@ def fidelity(prompt_id, as_json):
         return
     for c, v in verdicts.items():
         click.echo(f"{'PASS' if v.passed else 'FAIL'}  {c:<22} {v.evidence}")
+
+
+@cli.command("aggregate")
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="Print tables, speed and verdict as JSON.")
+@_fail_clearly
+def aggregate_cmd(db_path, as_json):
+    """Tables, agreement, speed-up and the release-gate verdict (KEEP / DROP / INSUFFICIENT DATA).
+
+    Pass rates with Wilson intervals, paired differences with exact McNemar tests, preferences,
+    Krippendorff's alpha, the pre-screen's Cohen's kappa, timing and memory; all also per prompt.
+    """
+    from .aggregate import aggregate, format_text
+
+    agg = aggregate(_db(db_path))
+    if as_json:
+        click.echo(json.dumps(agg.to_json(), ensure_ascii=False, indent=2, default=str))
+    else:
+        click.echo(format_text(agg))
+
+
+@cli.command()
+@db_option
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), required=True, help="Folder for index.html.")
+@_fail_clearly
+def report(db_path, out_dir):
+    """Write a self-contained HTML report with plots and the gate verdict."""
+    from .report import build_report
+
+    path = build_report(_db(db_path), out_dir)
+    click.echo(f"report written: {path}")
+
+
+@cli.command()
+@db_option
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), required=True, help="Folder for parquet files and the dataset card.")
+@click.option("--push-to-hub", "repo_id", default=None, help="Also push to this Hub dataset repo (e.g. my-org/evalkit-study).")
+@click.option("--public", is_flag=True, help="Make the Hub dataset public (default: private).")
+@click.option("--keep-rater-names", is_flag=True, help="Keep rater names (default: salted-hash pseudonyms).")
+@_fail_clearly
+def export(db_path, out_dir, repo_id, public, keep_rater_names):
+    """Export ratings, generations, timing runs, pairs and experiments as a datasets.DatasetDict.
+
+    Saves parquet and a dataset card (README.md) locally; pushes only with --push-to-hub, private
+    unless --public.
+    """
+    from .export import export as run_export
+
+    ds = run_export(_db(db_path), out_dir, push_to_hub=repo_id, public=public, keep_rater_names=keep_rater_names)
+    counts = ", ".join(f"{k} {len(v)}" for k, v in ds.items())
+    click.echo(f"exported to {out_dir}: {counts}" + (f"; pushed to {repo_id} ({'public' if public else 'private'})" if repo_id else ""))
 
 
 @cli.command("demo-models")

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from evalkit.cli import cli
 from evalkit.store import open_db
 
-COMMANDS = ["check", "run", "bench", "generate", "fidelity", "demo-models"]
+COMMANDS = ["check", "run", "bench", "generate", "fidelity", "aggregate", "report", "export", "demo-models"]
 
 
 def invoke(*args):

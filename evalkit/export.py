@@ -1,0 +1,158 @@
+"""Export the study as a `datasets.DatasetDict` (parquet + dataset card), and push it to the Hub only
+when asked: private by default, rater names pseudonymised by default (salted hash)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from pathlib import Path
+
+from .errors import EvalkitError
+
+SPLITS = ("experiments", "generations", "timing_runs", "pairs", "ratings")
+
+COLUMNS = {
+    "experiments": "one row per experiment as it started: kind (bench/pool/live/run), full config snapshot (config_json), compatibility record (compat_json), the release gate frozen with it (gate_json, gate_hash)",
+    "generations": "one row per generate() call: prompt_id, path (ordinary/assisted/fallback/prompt_lookup), status, text, new token ids (JSON) and their hash, stop_reason, generate_seconds (device-synchronised), decode_seconds, peak_rss_mb, cuda_memory (JSON per device), draft_proposed/draft_accepted/draft_rounds, target_passes, tokens_per_target_pass, counts_agree, seed, effective_config (JSON), error_class/error_stage/error_message for failures, fallback_of (the failed attempt a fallback replaced), total_wait_seconds, live",
+    "timing_runs": "one row per timed benchmark repetition: path, prompt_id, round (ABBA), rep, seed, new_tokens, stop_reason, seconds, decode_seconds, tokens_per_second, generation_id, process_id",
+    "pairs": "blind A/B pairs: prompt_id, sample, ordinary/assisted generation ids, a/b generation ids and ordinary_side (drawn at random when the pool was made)",
+    "ratings": "every rating row, history included: rater (pseudonymised unless opted in), kind (rating/skip), a_*/b_* answers per criterion as shown, ordinary_*/assisted_* the same answers mapped to paths, preference (A/B/tie) and preferred_path, comment, skip_reason, supersedes (the row a correction replaced), current (true for the newest version)",
+}
+
+
+def _salt() -> str:
+    """A per-installation secret: pseudonyms are stable across exports but not reversible without it."""
+    from .locations import data_dir
+
+    path = data_dir() / "export_salt"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(secrets.token_hex(16))
+    return path.read_text().strip()
+
+
+def pseudonym(name: str, salt: str) -> str:
+    return "rater-" + hashlib.sha256(f"{salt}\0{name}".encode()).hexdigest()[:12]
+
+
+def tables(db, keep_rater_names: bool = False) -> dict[str, list[dict]]:
+    out = {name: list(db.query(f"SELECT * FROM {name} ORDER BY rowid")) for name in SPLITS}
+    current = {r["id"] for r in db.query("SELECT id FROM current_ratings")}
+    salt = None if keep_rater_names else _salt()
+    for r in out["ratings"]:
+        r["current"] = r["id"] in current or r["kind"] == "skip"
+        r.pop("client_token", None)  # a transport detail, not data
+        if salt is not None:
+            r["rater"] = pseudonym(r["rater"], salt)
+    return out
+
+
+def _card(db, rows: dict, keep_rater_names: bool, repo_id: str | None) -> str:
+    exp = next(db.query("SELECT * FROM experiments WHERE kind IN ('pool', 'bench') ORDER BY id DESC LIMIT 1"), None)
+    config = json.dumps(json.loads(exp["config_json"]), indent=2, ensure_ascii=False) if exp else "{}"
+    gate = json.loads(exp["gate_json"]).get("text", "") if exp else ""
+    # One config per table (a config has one schema); `datasets` cannot load a table with no rows,
+    # so empty ones stay out of the loading configs.
+    configs = "\n".join(
+        f"- config_name: {s}\n  data_files:\n  - split: train\n    path: data/{s}.parquet" for s in SPLITS if rows[s]
+    )
+    counts = "\n".join(f"| {s} | {len(rows[s])} |" for s in SPLITS)
+    cols = "\n".join(f"- **{s}**: {COLUMNS[s]}" for s in SPLITS)
+    return f"""---
+license: other
+pretty_name: evalkit assisted-generation study
+tags:
+- evalkit
+- assisted-generation
+- speculative-decoding
+- human-evaluation
+configs:
+{configs}
+---
+
+# evalkit study{f': {repo_id}' if repo_id else ''}
+
+Does a small draft model (Transformers assisted generation) make writing requests faster without
+hurting the content? Blind A/B ratings of ordinary vs assisted outputs on fixed writing prompts,
+with every raw timing run. Rater names are {"kept as given (opt-in)" if keep_rater_names else "pseudonymised with a salted hash"}.
+
+## Rows
+
+| split | rows |
+| --- | --- |
+{counts}
+
+Each table is its own config: `load_dataset("<repo>", "ratings")`. Empty tables are saved as
+parquet with their schema but left out of the configs.
+
+## Columns
+
+{cols}
+
+## Protocol
+
+Each path is measured in its own process (load, memory after load, first call, warm-up, N timed
+repetitions), with a second round in swapped order (ABBA). The clock wraps `generate()` only, between
+device synchronisations. Acceptance is counted from the candidate generator and cross-checked against
+the target's forward passes. A failed assisted call is its own record; its fallback is a separate
+`fallback` row and is never counted as assisted. Speed-ups are computed over comparable outputs only
+(same stop reason, similar length).
+
+## Release gate (frozen with the experiment)
+
+```toml
+{gate}
+```
+
+## Config of the latest experiment
+
+```json
+{config}
+```
+"""
+
+
+def features(db, name: str):
+    """Typed columns from the SQLite schema, so even an empty split has a schema that reloads."""
+    from datasets import Features, Value
+
+    kinds = {"INTEGER": "int64", "REAL": "float64", "TEXT": "string"}
+    cols = {c[1]: Value(kinds.get(c[2].upper(), "string")) for c in db.execute(f"PRAGMA table_info({name})").fetchall()}
+    if name == "ratings":
+        cols.pop("client_token", None)
+        cols["current"] = Value("bool")
+    return Features(cols)
+
+
+def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = False,
+           keep_rater_names: bool = False, api=None):
+    """Build the DatasetDict, save parquet + README.md to out_dir, push when asked. Returns the DatasetDict."""
+    from datasets import Dataset, DatasetDict
+
+    rows = tables(db, keep_rater_names)
+    ds = DatasetDict({
+        name: Dataset.from_list(rows[name], features=features(db, name)) if rows[name]
+        else Dataset.from_dict({k: [] for k in features(db, name)}, features=features(db, name))
+        for name in SPLITS
+    })
+    out_dir = Path(out_dir)
+    (out_dir / "data").mkdir(parents=True, exist_ok=True)
+    for name in SPLITS:
+        ds[name].to_parquet(str(out_dir / "data" / f"{name}.parquet"))
+    (out_dir / "README.md").write_text(_card(db, rows, keep_rater_names, push_to_hub), encoding="utf-8")
+    if push_to_hub:
+        if api is None:
+            from huggingface_hub import HfApi
+
+            api = HfApi()
+        try:
+            api.create_repo(push_to_hub, repo_type="dataset", private=not public, exist_ok=True)
+            api.upload_folder(folder_path=str(out_dir), repo_id=push_to_hub, repo_type="dataset",
+                              commit_message="evalkit export")
+        except Exception as e:  # noqa: BLE001 - network, auth, permissions: one clear message
+            raise EvalkitError(
+                f"push to the Hub dataset '{push_to_hub}' failed: {type(e).__name__}: {e}",
+                f"the export is saved locally in {out_dir}; log in (`hf auth login` or HF_TOKEN) and retry",
+            ) from e
+    return ds

@@ -1,0 +1,125 @@
+"""Report and export on the committed fixture; the Hub push with the client substituted."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from evalkit.cli import cli
+from evalkit.export import SPLITS, export, pseudonym
+from evalkit.report import build_report
+from evalkit.store import open_db
+from test_aggregate import load_fixture
+
+
+@pytest.fixture
+def db(tmp_path):
+    db = open_db(tmp_path / "x.db")
+    load_fixture(db, tmp_path / "gate.toml")
+    return db
+
+
+def test_report_is_self_contained_html_with_plots_and_verdict(db, tmp_path):
+    path = build_report(db, tmp_path / "report")
+    page = path.read_text(encoding="utf-8")
+    assert page.count("data:image/png;base64,") == 5
+    assert "Verdict: DROP" in page and "no_added_promises" in page
+    assert "<script" not in page and "http://" not in page and "https://" not in page
+
+
+def test_report_escapes_rater_text(db, tmp_path):
+    from evalkit.config import AppConfig
+    from evalkit.ratings import skip_pair
+
+    pid = db.execute("SELECT id FROM pairs LIMIT 1").fetchone()[0]
+    skip_pair(db, AppConfig(), "<script>alert(1)</script>", pid, "<img src=x onerror=alert(2)>")
+    page = build_report(db, tmp_path / "r2").read_text(encoding="utf-8")
+    assert "<script>alert" not in page and "<img src=x" not in page
+
+
+def test_export_roundtrips_through_load_dataset(db, tmp_path):
+    from datasets import load_dataset
+
+    out = tmp_path / "export"
+    export(db, out)
+    import pyarrow.parquet as pq
+
+    for split in SPLITS:
+        path = out / "data" / f"{split}.parquet"
+        if db[split].count:
+            loaded = load_dataset("parquet", data_files=str(path), split="train")
+            assert loaded.num_rows == db[split].count, split
+        else:  # datasets cannot load an empty split; the file still holds the schema
+            table = pq.read_table(path)
+            assert table.num_rows == 0 and "id" in table.column_names, split
+    assert db["timing_runs"].count == 0  # the fixture has no benchmark: the empty case is covered
+    # the whole export loads through the card's config, the way a Hub user would load it
+    for split in SPLITS:
+        if db[split].count:
+            assert load_dataset(str(out), split, split="train").num_rows == db[split].count
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert card.startswith("---\n") and "configs:" in card and "min_speedup_ci_low" in card
+    for split in SPLITS:
+        assert f"**{split}**" in card
+
+
+def test_export_pseudonymises_raters_by_default(db, tmp_path):
+    from datasets import load_dataset
+
+    export(db, tmp_path / "e1")
+    raters = set(load_dataset("parquet", data_files=str(tmp_path / "e1/data/ratings.parquet"), split="train")["rater"])
+    assert raters and all(r.startswith("rater-") for r in raters) and "r1" not in raters
+    assert len(raters) == 3  # distinct raters stay distinct
+    export(db, tmp_path / "e2", keep_rater_names=True)
+    kept = set(load_dataset("parquet", data_files=str(tmp_path / "e2/data/ratings.parquet"), split="train")["rater"])
+    assert kept == {"r1", "r2", "r3"}
+    assert pseudonym("r1", "a") != pseudonym("r1", "b")
+
+
+class FakeHub:
+    def __init__(self, fail=False):
+        self.calls, self.fail = [], fail
+
+    def create_repo(self, repo_id, **kw):
+        self.calls.append(("create_repo", repo_id, kw))
+
+    def upload_folder(self, **kw):
+        if self.fail:
+            raise ConnectionError("network unreachable")
+        self.calls.append(("upload_folder", kw["repo_id"], kw))
+
+
+def test_push_is_private_by_default_and_public_on_request(db, tmp_path):
+    hub = FakeHub()
+    export(db, tmp_path / "p", push_to_hub="org/study", api=hub)
+    assert hub.calls[0] == ("create_repo", "org/study", {"repo_type": "dataset", "private": True, "exist_ok": True})
+    assert hub.calls[1][2]["folder_path"] == str(tmp_path / "p") and hub.calls[1][2]["repo_type"] == "dataset"
+    hub2 = FakeHub()
+    export(db, tmp_path / "q", push_to_hub="org/study", public=True, api=hub2)
+    assert hub2.calls[0][2]["private"] is False
+
+
+def test_failed_push_keeps_local_export_and_says_so(db, tmp_path):
+    from evalkit.errors import EvalkitError
+
+    with pytest.raises(EvalkitError, match="(?s)push to the Hub dataset 'org/study' failed.*saved locally"):
+        export(db, tmp_path / "f", push_to_hub="org/study", api=FakeHub(fail=True))
+    assert (tmp_path / "f" / "data" / "ratings.parquet").exists()
+
+
+def test_no_push_without_flag(db, tmp_path, monkeypatch):
+    import huggingface_hub
+
+    def forbidden(*a, **k):
+        raise AssertionError("the Hub must not be contacted without --push-to-hub")
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", forbidden)
+    r = CliRunner().invoke(cli, ["export", "--db", str(tmp_path / "x.db"), "--out", str(tmp_path / "c")])
+    assert r.exit_code == 0, r.output and "pushed" not in r.output
+
+
+def test_aggregate_cli_json(db, tmp_path):
+    r = CliRunner().invoke(cli, ["aggregate", "--db", str(tmp_path / "x.db"), "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["verdict"]["decision"] == "DROP" and "pass_rates" in out["tables"]
