@@ -187,6 +187,37 @@ def generate(config_path, db_path, samples):
     click.echo(f"experiment {res.experiment_id}: {res.pairs} pairs over {res.prompts} prompts ({res.fallbacks} fell back)")
 
 
+def _csv(kind):
+    def parse(ctx, param, value):
+        try:
+            return [kind(v) for v in value.split(",") if v.strip()]
+        except ValueError:
+            raise click.BadParameter(f"expected comma-separated {kind.__name__} values, got {value!r}")
+
+    return parse
+
+
+@cli.command()
+@config_option
+@db_option
+@click.option("--tokens", default="3,5,8,12", show_default=True, callback=_csv(int), help="num_assistant_tokens values.")
+@click.option("--schedules", default="constant,heuristic", show_default=True, callback=_csv(str), help="num_assistant_tokens_schedule values.")
+@click.option("--thresholds", default="0,0.4", show_default=True, callback=_csv(float), help="assistant_confidence_threshold values.")
+@click.option("--reps", type=int, default=2, show_default=True, help="Repetitions per prompt per trial.")
+@click.option("--prompt", "prompt_ids", multiple=True, help="Limit to these prompt ids (repeatable).")
+@_fail_clearly
+def tune(config_path, db_path, tokens, schedules, thresholds, reps, prompt_ids):
+    """Sweep draft length, schedule and confidence threshold; store every trial; print the best
+    setting with its speed-up against Transformers' default assisted settings measured in the same run."""
+    from .tune import format_tune, run_tune
+
+    cfg = _cfg(config_path)
+    if prompt_ids:
+        cfg.bench.prompts = list(prompt_ids)
+    result = run_tune(cfg, _db(db_path), tokens=tokens, schedules=schedules, thresholds=thresholds, reps=reps)
+    click.echo(format_tune(result))
+
+
 @cli.command()
 @click.option("--prompt", "prompt_id", required=True, help="Prompt id the output answers (e.g. writing-01).")
 @click.option("--json", "as_json", is_flag=True, help="Print {criterion id: {pass, evidence}} as JSON.")

@@ -180,12 +180,32 @@ def _m004_experiment_gate(db) -> None:
     db.execute("ALTER TABLE experiments ADD COLUMN gate_hash TEXT NOT NULL DEFAULT ''")
 
 
+def _m005_tune_trials(db) -> None:
+    db.execute(
+        """CREATE TABLE tune_trials (
+            id INTEGER PRIMARY KEY,
+            experiment_id INTEGER NOT NULL REFERENCES experiments(id),
+            trial INTEGER NOT NULL,
+            is_default INTEGER NOT NULL,
+            settings TEXT NOT NULL,
+            num_assistant_tokens INTEGER NOT NULL,
+            num_assistant_tokens_schedule TEXT NOT NULL,
+            assistant_confidence_threshold REAL NOT NULL,
+            median_seconds_sum REAL,
+            speedup_vs_default REAL,
+            acceptance_rate REAL,
+            fallbacks INTEGER NOT NULL
+        )"""
+    )
+
+
 # Append-only: never edit or reorder a shipped migration; add a new one at the end.
 MIGRATIONS = [
     ("001_initial", _m001_initial),
     ("002_ratings", _m002_ratings),
     ("003_prescreen", _m003_prescreen),
     ("004_experiment_gate", _m004_experiment_gate),
+    ("005_tune_trials", _m005_tune_trials),
 ]
 
 

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from evalkit.cli import cli
 from evalkit.store import open_db
 
-COMMANDS = ["check", "run", "bench", "generate", "fidelity", "aggregate", "report", "export", "demo-models"]
+COMMANDS = ["check", "run", "bench", "generate", "tune", "fidelity", "aggregate", "report", "export", "demo-models"]
 
 
 def invoke(*args):
@@ -121,3 +121,24 @@ def test_generate_pair_pool(make_config, data_dir):
 def test_generate_refuses_when_assisted_is_off(make_config):
     r = CliRunner().invoke(cli, ["generate", "--config", str(make_config(load_draft=False))])
     assert r.exit_code == 1 and "switched off" in r.output
+
+
+def test_tune_stores_trials_and_compares_with_transformers_default(make_config, data_dir):
+    cfg = make_config(draft="target_copy", **{"bench.prompts": ["writing-02"]})
+    r = invoke("tune", "--config", str(cfg), "--tokens", "2,6", "--schedules", "constant", "--thresholds", "0", "--reps", "1")
+    assert r.exit_code == 0, r.output
+    assert "Transformers default" in r.stdout and "best: num_assistant_tokens =" in r.stdout
+    db = open_db(data_dir / "evalkit.db")
+    trials = list(db.query("SELECT * FROM tune_trials ORDER BY trial"))
+    assert len(trials) == 3 and trials[0]["is_default"] == 1 and trials[0]["num_assistant_tokens"] == 20
+    assert trials[0]["speedup_vs_default"] == 1.0
+    assert all(t["acceptance_rate"] == 1.0 for t in trials)  # the target as its own draft
+    # every trial's runs are stored as generations of the tune experiment
+    assert db.execute("SELECT COUNT(*) FROM generations g JOIN experiments e ON e.id = g.experiment_id WHERE e.kind = 'tune'").fetchone()[0] >= 3
+
+
+def test_tune_rejects_bad_values(make_config):
+    r = CliRunner().invoke(cli, ["tune", "--config", str(make_config()), "--schedules", "fast"])
+    assert r.exit_code == 1 and "unknown schedule(s) fast" in r.output
+    r = CliRunner().invoke(cli, ["tune", "--config", str(make_config()), "--tokens", "a,b"])
+    assert r.exit_code == 2 and "comma-separated int" in r.output

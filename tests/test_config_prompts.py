@@ -110,3 +110,16 @@ def test_every_config_field_has_a_comment():
                 continue
             idx = next(i for i, line in enumerate(src) if line.strip().startswith(f"{f.name}:"))
             assert src[idx - 1].strip().startswith("#"), f"{cls.__name__}.{f.name} has no comment"
+
+
+def test_every_shipped_config_is_valid():
+    configs = sorted((Path(__file__).parent.parent / "configs").glob("*.toml"))
+    names = {c.name for c in configs}
+    assert {"demo.toml", "qwen2.5-1.5b-0.5b.toml", "smollm2-1.7b-360m.toml"} <= names
+    for c in configs:
+        if c.name == "gate.toml":
+            from evalkit.gate import read_gate_file
+
+            read_gate_file(c)
+        else:
+            load_config(c)
