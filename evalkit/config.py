@@ -105,6 +105,12 @@ class AppConfig:
     passcodes: list[str] = field(default_factory=list)
     # Longest comment or skip reason accepted, in characters.
     max_comment_chars: int = 2000
+    # Per-rater submissions (ratings, corrections, skips) allowed in any 60-second window; 0 = no limit.
+    max_submissions_per_minute: int = 30
+    # Optional allow-list of rater names (Hub usernames on a Space); empty = everyone who signs in.
+    allowed_raters: list[str] = field(default_factory=list)
+    # Optional allow-list of Hub organisations whose members may rate (Space sign-in only).
+    allowed_orgs: list[str] = field(default_factory=list)
     # Host and port for `python app.py` (a Space sets its own).
     host: str = "127.0.0.1"
     # Port; 0 = Gradio's default (7860, or the next free one).
@@ -215,6 +221,8 @@ def _check_ranges(cfg: Config, source: str) -> None:
         problems.append(("pool.samples", ">= 1"))
     if cfg.app.ratings_per_pair < 1:
         problems.append(("app.ratings_per_pair", ">= 1"))
+    if cfg.app.max_submissions_per_minute < 0:
+        problems.append(("app.max_submissions_per_minute", ">= 0"))
     if not 1 <= cfg.app.max_comment_chars <= 100_000:
         problems.append(("app.max_comment_chars", "in [1, 100000]"))
     if problems:
