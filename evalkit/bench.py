@@ -102,6 +102,9 @@ def run_worker(cfg: Config, path: str, round_no: int, order: int, prompt_ids: li
                 seconds=timed.total_wait_seconds if timed.path == "fallback" else timed.generate_seconds,
                 decode_seconds=timed.decode_seconds,
                 tokens_per_second=timed.tokens_per_second,
+                rank=timed.rank,
+                host=timed.host,
+                device=timed.device,
             )
             runs.append({"run": asdict(run), "records": [asdict(r) for r in records]})
             tick()
@@ -187,6 +190,11 @@ def run_bench(cfg: Config, db, *, progress: bool = True, echo=print) -> dict:
     return summarize(db, exp_id)
 
 
+def device_kind(device: str) -> str:
+    """"cuda:1" -> "cuda": timings from different kinds of device never pool."""
+    return (device or "").split(":")[0]
+
+
 def comparable(o: dict, a: dict, tolerance: float) -> bool:
     """Two outputs are comparable when they stopped for the same reason at about the same length."""
     return o["stop_reason"] == a["stop_reason"] and abs(o["new_tokens"] - a["new_tokens"]) <= tolerance * max(
@@ -246,6 +254,15 @@ def summarize(db, experiment_id: int) -> dict:
         "speedup_ci95": None,
         "notes": [],
     }
+    kinds = sorted({device_kind(r["device"]) for r in rows if r.get("device")})
+    if len(kinds) > 1:
+        summary["notes"].append(
+            f"runs come from different device kinds ({', '.join(kinds)}): timings are not pooled and no speed-up "
+            "is reported; benchmark each device kind separately"
+        )
+        comparable = []
+        summary["comparable_pairs"] = 0
+    summary["device_kinds"] = kinds
     if comparable:
         o_secs = [o["seconds"] for o, _ in comparable]
         a_secs = [a["seconds"] for _, a in comparable]
@@ -256,7 +273,7 @@ def summarize(db, experiment_id: int) -> dict:
                 f"{len(matched) - len(comparable)} of {len(matched)} pairs were not comparable "
                 f"(different stop reason or length beyond {tol:.0%}) and are left out of the speed-up"
             )
-    elif "assisted" in by_path:
+    elif "assisted" in by_path and len(kinds) <= 1:
         summary["notes"].append("no comparable ordinary/assisted pairs: no speed-up is reported")
     else:
         summary["notes"].append("the assisted path did not run in this experiment: no speed-up is reported")

@@ -177,14 +177,20 @@ def bench(config_path, db_path, reps, decoding, prompt_ids, as_json):
 @config_option
 @db_option
 @click.option("--samples", type=int, default=None, help="Samples per prompt per path (default: pool.samples).")
+@click.option("--resume", type=int, default=None, help="Finish an interrupted pool experiment (its id); done items are skipped.")
 @_fail_clearly
-def generate(config_path, db_path, samples):
-    """Build the pair pool for blind rating: K samples per prompt per path, random sides stored."""
-    from .pairs import build_pool
+def generate(config_path, db_path, samples, resume):
+    """Build the pair pool for blind rating: K samples per prompt per path, random sides stored.
+
+    Shards over processes and GPUs when started with `accelerate launch -m evalkit generate ...`.
+    """
+    from .pairs import build_pool, distributed_state
 
     cfg = _cfg(config_path)
-    res = build_pool(cfg, _db(db_path), samples=samples, echo=lambda m: click.echo(m, err=True))
-    click.echo(f"experiment {res.experiment_id}: {res.pairs} pairs over {res.prompts} prompts ({res.fallbacks} fell back)")
+    res = build_pool(cfg, db_path, samples=samples, resume=resume, echo=lambda m: click.echo(m, err=True))
+    if distributed_state(cfg).is_main_process:
+        click.echo(f"experiment {res.experiment_id}: {res.pairs} pairs over {res.prompts} prompts ({res.fallbacks} fell back)"
+                   + (f"; {res.skipped_done} work items were already done" if res.skipped_done else ""))
 
 
 def _csv(kind):

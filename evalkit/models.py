@@ -145,6 +145,7 @@ class ModelPair:
     draft_tokenizer: object | None = None
     load_seconds: dict = field(default_factory=dict)  # {"target": s, "draft": s}
     draft_error: dict | None = None  # a failed draft load: class, stage, message
+    rank: int = 0  # process rank under `accelerate launch`
 
     @property
     def draft_device(self) -> str:
@@ -180,7 +181,8 @@ def check_compat(cfg: Config, progress: bool = True, target_tok=None) -> dict:
     )
 
 
-def load_pair(cfg: Config, progress: bool = True, with_draft: bool | None = None) -> ModelPair:
+def load_pair(cfg: Config, progress: bool = True, with_draft: bool | None = None, device: str | None = None,
+              rank: int = 0) -> ModelPair:
     """Load the target (always) and the draft (only when switched on and approved).
 
     `with_draft=False` forces a target-only process (the benchmark's ordinary worker). A draft that fails to
@@ -189,13 +191,13 @@ def load_pair(cfg: Config, progress: bool = True, with_draft: bool | None = None
     """
     from .compat import approved
 
-    device = pick_device(cfg.models.device)
+    device = device or pick_device(cfg.models.device)
     compat = check_compat(cfg, progress)
     t_ref = resolve_ref(cfg.models.target, progress)
     tokenizer = load_tokenizer(resolve_ref(cfg.models.target_tokenizer, progress) if cfg.models.target_tokenizer else t_ref, cfg, "target")
     t0 = time.perf_counter()
     target = load_model(t_ref, cfg, "target", device, cfg.models.device_map)
-    pair = ModelPair(cfg=cfg, target=target, tokenizer=tokenizer, device=device, compat=compat)
+    pair = ModelPair(cfg=cfg, target=target, tokenizer=tokenizer, device=device, compat=compat, rank=rank)
     pair.load_seconds["target"] = time.perf_counter() - t0
     want_draft = cfg.assisted_enabled if with_draft is None else (with_draft and cfg.assisted_enabled)
     if want_draft and approved(compat):

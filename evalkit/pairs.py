@@ -1,11 +1,20 @@
 """The pair pool for blind rating: K samples per prompt per path, each ordinary/assisted pair stored with
-a side assignment drawn at random once, here, and read from the database ever after."""
+a side assignment drawn at random once, here, and read from the database ever after.
+
+It runs as one process or sharded under accelerate (`accelerate launch -m evalkit generate ...`): the
+work list (prompt x sample; both paths of a sample stay together so they pair) is split with
+`PartialState().split_between_processes`, each process writes its own shard database, and the main
+process merges the shards into the main database in one transaction, in work-list order. Seeds are per
+work item, so the content equals a single-process run. An interrupted run resumes with --resume.
+"""
 
 from __future__ import annotations
 
+import json
 import secrets
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from .config import Config
 from .errors import EvalkitError
@@ -17,46 +26,165 @@ class PoolResult:
     pairs: int
     fallbacks: int
     prompts: int
+    skipped_done: int = 0
 
 
-def build_pool(cfg: Config, db, *, samples: int | None = None, progress: bool = True, echo=print) -> PoolResult:
+def shard_path(db_path: Path, experiment_id: int, rank: int) -> Path:
+    return db_path.with_name(f"{db_path.name}.shard-e{experiment_id}-r{rank}.db")
+
+
+def _remove_db_files(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(path) + suffix).unlink(missing_ok=True)
+
+
+def _done_items(db, experiment_id: int, base_seed: int) -> set[tuple[str, int]]:
+    done = {(r["prompt_id"], r["sample"]) for r in db.query("SELECT prompt_id, sample FROM pairs WHERE experiment_id = ?", [experiment_id])}
+    done |= {(r["prompt_id"], r["seed"] - base_seed) for r in db.query(
+        "SELECT prompt_id, seed FROM generations WHERE experiment_id = ? AND path = 'fallback'", [experiment_id])}
+    return done
+
+
+def merge_shards(db, db_path: Path, experiment_id: int) -> int:
+    """Copy every shard of this experiment into the main database in ONE transaction, in work-list order,
+    then delete the shard files. Returns the number of work items merged."""
+    import sqlite3
+
+    shards = sorted(db_path.parent.glob(f"{db_path.name}.shard-e{experiment_id}-r*.db"))
+    items: dict[int, dict] = {}
+    for shard in shards:
+        con = sqlite3.connect(str(shard))
+        con.row_factory = sqlite3.Row
+        try:
+            for g in con.execute("SELECT * FROM generations WHERE experiment_id = ? ORDER BY id", [experiment_id]):
+                items.setdefault(g["work_index"], {"gens": [], "pairs": []})["gens"].append(dict(g))
+            for p in con.execute("SELECT * FROM pairs WHERE experiment_id = ?", [experiment_id]):
+                items.setdefault(p["work_index"], {"gens": [], "pairs": []})["pairs"].append(dict(p))
+        finally:
+            con.close()
+    done = _done_items(db, experiment_id, 0)  # (prompt, sample) of pairs already merged
+    merged = 0
+    with db.atomic():
+        for index in sorted(items):
+            item = items[index]
+            if any((p["prompt_id"], p["sample"]) in done for p in item["pairs"]):
+                continue  # merged before an interruption of the merge's clean-up
+            new_ids: dict[int, int] = {}
+            for g in item["gens"]:
+                old = g.pop("id")
+                if g["fallback_of"] is not None:
+                    g["fallback_of"] = new_ids[g["fallback_of"]]
+                db["generations"].insert(g)
+                new_ids[old] = db.execute("SELECT last_insert_rowid()").fetchone()[0]
+            for p in item["pairs"]:
+                for col in ("ordinary_generation_id", "assisted_generation_id", "a_generation_id", "b_generation_id"):
+                    p[col] = new_ids[p[col]]
+                db["pairs"].insert(p)
+            merged += 1
+    for shard in shards:
+        _remove_db_files(shard)
+    return merged
+
+
+def _run_item(pair, prompt, sample: int, index: int, cfg: Config, shard_db, exp_id: int) -> tuple[int, int]:
+    from .paths import run_assisted, run_ordinary
+    from .store import insert_generations, insert_pairs
+
+    seed = cfg.decoding.seed + sample
+    ordinary = run_ordinary(pair, prompt, seed)
+    assisted = run_assisted(pair, prompt, seed)
+    for r in (ordinary, *assisted):
+        r.work_index = index
+    if len(assisted) > 1:  # failed and fell back: keep the records, but it is not an assisted sample
+        insert_generations(shard_db, [ordinary, *assisted], exp_id)
+        return 0, 1
+    side = secrets.choice("AB")  # drawn once; the app reads it, never recomputes it
+    insert_pairs(shard_db, exp_id, [{"prompt_id": prompt.id, "sample": sample, "ordinary": ordinary,
+                                     "assisted": assisted[0], "ordinary_side": side, "work_index": index}])
+    return 1, 0
+
+
+def distributed_state(cfg: Config):
+    """accelerate's PartialState; on a machine without CUDA it must be told to use the CPU (gloo),
+    otherwise processes started by `accelerate launch` / torchrun would each run alone."""
+    import torch
+    from accelerate import PartialState
+
+    return PartialState(cpu=cfg.models.device == "cpu" or not torch.cuda.is_available())
+
+
+def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int | None = None, resume: int | None = None,
+               progress: bool = True, echo=print) -> PoolResult:
     from tqdm import tqdm
 
     from .compat import approved
-    from .models import load_pair
-    from .paths import run_assisted, run_ordinary
+    from .locations import db_path as default_db_path
+    from .models import check_compat, load_pair
     from .prompts import load_prompts
-    from .store import insert_experiment, insert_generations, insert_pairs
+    from .store import insert_experiment, open_db
 
     samples = samples or cfg.pool.samples
     if samples < 1:
         raise EvalkitError(f"--samples {samples} must be at least 1", "pass a positive number")
-    prompts = load_prompts(ids=cfg.pool.prompts or None)
-    pair = load_pair(cfg, progress=progress)
-    if not (cfg.assisted_enabled and approved(pair.compat)):
-        raise EvalkitError(
-            "the pair pool needs both paths, but the assisted path is "
-            + ("switched off" if not cfg.assisted_enabled else "not approved: " + "; ".join(pair.compat["reasons"])),
-            "switch generation_path = 'assisted' and load_draft = true, and fix what `evalkit check` reports",
-        )
-    exp_id = insert_experiment(db, "pool", cfg.to_dict(), pair.compat)
-    made = fallbacks = 0
-    bar = tqdm(total=len(prompts) * samples, desc="pair pool", unit="pair", disable=not progress, file=sys.stderr)
-    for prompt in prompts:
-        for k in range(samples):
-            seed = cfg.decoding.seed + k
-            ordinary = run_ordinary(pair, prompt, seed)
-            assisted = run_assisted(pair, prompt, seed)
-            if len(assisted) > 1:  # failed and fell back: keep the records, but it is not an assisted sample
-                insert_generations(db, [ordinary, *assisted], exp_id)
-                fallbacks += 1
+    if db_path is not None and not isinstance(db_path, (str, Path)):  # an open database: use its file
+        db_path = db_path.execute("PRAGMA database_list").fetchone()[2]
+    db_path = Path(db_path) if db_path else default_db_path()
+    prompts = {p.id: p for p in load_prompts(ids=cfg.pool.prompts or None)}
+    state = distributed_state(cfg)
+    plan_path = db_path.with_name(f"{db_path.name}.plan.json")
+    if state.is_main_process:
+        db = open_db(db_path)
+        compat = check_compat(cfg, progress)
+        if not (cfg.assisted_enabled and approved(compat)):
+            plan = {"error": "the pair pool needs both paths, but the assisted path is "
+                    + ("switched off" if not cfg.assisted_enabled else "not approved: " + "; ".join(compat["reasons"]))}
+        elif resume is not None and next(db.query("SELECT id FROM experiments WHERE id = ? AND kind = 'pool'", [resume]), None) is None:
+            plan = {"error": f"experiment {resume} is not a pair-pool experiment in {db_path}"}
+        else:
+            if resume is not None:
+                merge_shards(db, db_path, resume)  # what an interrupted run left in its shards
+                exp_id = resume
             else:
-                side = secrets.choice("AB")  # drawn once; the app reads it, never recomputes it
-                insert_pairs(db, exp_id, [{"prompt_id": prompt.id, "sample": k, "ordinary": ordinary,
-                                           "assisted": assisted[0], "ordinary_side": side}])
-                made += 1
-            bar.update(1)
-    bar.close()
-    if fallbacks:
-        echo(f"{fallbacks} assisted sample(s) failed and fell back: stored, but not made into pairs")
-    return PoolResult(exp_id, made, fallbacks, len(prompts))
+                exp_id = insert_experiment(db, "pool", cfg.to_dict(), compat)
+            done = _done_items(db, exp_id, cfg.decoding.seed)
+            work = [(i, pid, s) for i, (pid, s) in enumerate((pid, s) for pid in prompts for s in range(samples))]
+            todo = [w for w in work if (w[1], w[2]) not in done]
+            plan = {"experiment_id": exp_id, "todo": todo, "skipped": len(work) - len(todo)}
+        tmp = plan_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(plan))
+        tmp.replace(plan_path)
+    state.wait_for_everyone()
+    plan = json.loads(plan_path.read_text())
+    if "error" in plan:
+        raise EvalkitError(plan["error"], "switch generation_path = 'assisted' and load_draft = true, and fix what `evalkit check` reports")
+    exp_id = plan["experiment_id"]
+    device = str(state.device) if state.num_processes > 1 and cfg.models.device == "auto" else None
+    made = fallbacks = 0
+    with state.split_between_processes(plan["todo"]) as mine:
+        if mine:
+            pair = load_pair(cfg, progress=progress and state.is_main_process, device=device, rank=state.process_index)
+            shard = open_db(shard_path(db_path, exp_id, state.process_index))
+            main_ro = open_db(db_path, migrate_schema=False)
+            exp_row = next(main_ro.query("SELECT * FROM experiments WHERE id = ?", [exp_id]))
+            main_ro.close()
+            shard["experiments"].insert(exp_row, replace=True)  # so the shard's foreign keys hold
+            desc = "pair pool" if state.num_processes == 1 else f"pair pool (rank {state.process_index})"
+            bar = tqdm(total=len(mine), desc=desc, unit="pair", disable=not progress, file=sys.stderr, position=state.process_index)
+            for index, prompt_id, sample in mine:
+                m, f = _run_item(pair, prompts[prompt_id], sample, index, cfg, shard, exp_id)
+                made, fallbacks = made + m, fallbacks + f
+                bar.update(1)
+            bar.close()
+            shard.close()
+    state.wait_for_everyone()
+    result = PoolResult(exp_id, made, fallbacks, len(prompts), plan["skipped"])
+    if state.is_main_process:
+        db = open_db(db_path, migrate_schema=False)
+        merge_shards(db, db_path, exp_id)
+        result.pairs = db.execute("SELECT COUNT(*) FROM pairs WHERE experiment_id = ?", [exp_id]).fetchone()[0]
+        result.fallbacks = db.execute(
+            "SELECT COUNT(*) FROM generations WHERE experiment_id = ? AND path = 'fallback'", [exp_id]).fetchone()[0]
+        plan_path.unlink(missing_ok=True)
+        if result.fallbacks:
+            echo(f"{result.fallbacks} assisted sample(s) failed and fell back: stored, but not made into pairs")
+    return result

@@ -12,7 +12,7 @@ import json
 
 from .compat import approved
 from .errors import EvalkitError
-from .measure import Stopwatch, counting, cuda_memory, peak_rss_mb, reset_cuda_peaks, reset_peak_rss, rss_mb
+from .measure import Stopwatch, counting, cuda_memory, host, peak_rss_mb, reset_cuda_peaks, reset_peak_rss, rss_mb
 from .models import ModelPair
 from .prompts import Prompt
 from .records import GenerationRecord
@@ -160,6 +160,9 @@ def _call(pair: ModelPair, prompt: Prompt, seed: int, path: str, extra: dict, st
         seed=seed,
         decoding=pair.cfg.decoding.mode,
         effective_config=effective,
+        rank=pair.rank,
+        host=host(),
+        device=pair.device,
     )
     if assisted_like:
         rec.draft_proposed = counts.proposed
@@ -193,6 +196,9 @@ def _failed(prompt: Prompt, seed: int, pair: ModelPair, stage: str, cls: str, me
         error_class=cls,
         error_stage=stage,
         error_message=message[:2000],
+        rank=pair.rank,
+        host=host(),
+        device=pair.device,
     )
 
 

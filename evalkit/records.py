@@ -40,6 +40,10 @@ class GenerationRecord:
     fallback_of: int | None = None  # for a fallback: the failed assisted record's id
     total_wait_seconds: float | None = None  # for a fallback: failed attempt + fallback, what the user waited
     live: bool = False  # live demo runs never enter the rated pool
+    rank: int = 0  # process rank under `accelerate launch` (0 otherwise)
+    host: str = ""
+    device: str = ""
+    work_index: int | None = None  # position in the pair pool's work list
     id: int | None = None  # set once stored
 
     @property
@@ -78,6 +82,7 @@ class ProcessRecord:
     draft_seconds_per_token: float | None = None
     warmup_count: int = 0
     warmup_seconds: list[float] = field(default_factory=list)
+    rank: int = 0
     status: str = "ok"
     error: str = ""
 
@@ -97,5 +102,8 @@ class TimingRun:
     decode_seconds: float | None = None
     tokens_per_second: float | None = None
     status: str = "ok"
+    rank: int = 0
+    host: str = ""
+    device: str = ""
     generation_id: int | None = None
     process_id: int | None = None

@@ -199,6 +199,18 @@ def _m005_tune_trials(db) -> None:
     )
 
 
+def _m006_where_it_ran(db) -> None:
+    # Sharded runs (accelerate): every record says which process, host and device produced it.
+    for table in ("generations", "timing_runs"):
+        db.execute(f"ALTER TABLE {table} ADD COLUMN rank INTEGER NOT NULL DEFAULT 0")
+        db.execute(f"ALTER TABLE {table} ADD COLUMN host TEXT NOT NULL DEFAULT ''")
+        db.execute(f"ALTER TABLE {table} ADD COLUMN device TEXT NOT NULL DEFAULT ''")
+    db.execute("ALTER TABLE bench_processes ADD COLUMN rank INTEGER NOT NULL DEFAULT 0")
+    # position in the pool's work list (prompt x sample): shards merge back in single-process order
+    db.execute("ALTER TABLE pairs ADD COLUMN work_index INTEGER")
+    db.execute("ALTER TABLE generations ADD COLUMN work_index INTEGER")
+
+
 # Append-only: never edit or reorder a shipped migration; add a new one at the end.
 MIGRATIONS = [
     ("001_initial", _m001_initial),
@@ -206,6 +218,7 @@ MIGRATIONS = [
     ("003_prescreen", _m003_prescreen),
     ("004_experiment_gate", _m004_experiment_gate),
     ("005_tune_trials", _m005_tune_trials),
+    ("006_where_it_ran", _m006_where_it_ran),
 ]
 
 
@@ -360,6 +373,7 @@ def insert_pairs(db, experiment_id: int, pairs: list[dict]) -> list[str]:
                     "a_generation_id": a_id,
                     "b_generation_id": b_id,
                     "ordinary_side": p["ordinary_side"],
+                    "work_index": p.get("work_index"),
                 }
             )
             ids.append(pair_id)

@@ -1,0 +1,117 @@
+"""accelerate sharding on CPU: two processes make the same pair-pool content as one; an interrupted
+sharded run resumes without duplicates; the benchmark refuses to pool different device kinds."""
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent.parent
+# accelerate's `--cpu --num_processes 2` needs MPI (mpirun); the torchrun launcher (`--multi_gpu`) starts the
+# processes, and evalkit tells PartialState to use the CPU (gloo) when there is no CUDA.
+ACCELERATE = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
+              "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", "0"]
+
+
+def _env(tmp_path):
+    env = dict(os.environ, EVALKIT_DATA_DIR=str(tmp_path / "data"), PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+    env.pop("EVALKIT_DB", None)
+    return env
+
+
+def content(db_path) -> set:
+    con = sqlite3.connect(str(db_path))
+    rows = con.execute(
+        """SELECT p.prompt_id, p.sample, g.path, g.token_ids FROM pairs p
+           JOIN generations g ON g.id IN (p.ordinary_generation_id, p.assisted_generation_id)""").fetchall()
+    dupes = con.execute("SELECT COUNT(*) - COUNT(DISTINCT prompt_id || '/' || sample) FROM pairs").fetchone()[0]
+    con.close()
+    assert dupes == 0
+    return set(rows)
+
+
+@pytest.fixture
+def pool_config(make_config):
+    return make_config(**{"decoding.mode": "sample", "pool.prompts": ["writing-01", "writing-02", "writing-05"]})
+
+
+def test_two_processes_make_the_same_pool_as_one(pool_config, tmp_path):
+    env = _env(tmp_path)
+    one, two = tmp_path / "one.db", tmp_path / "two.db"
+    subprocess.run([sys.executable, "-m", "evalkit", "generate", "--config", str(pool_config), "--db", str(one), "--samples", "2"],
+                   check=True, env=env, cwd=ROOT, capture_output=True, timeout=300)
+    r = subprocess.run(ACCELERATE + ["-m", "evalkit", "generate", "--config", str(pool_config), "--db", str(two), "--samples", "2"],
+                       env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    a, b = content(one), content(two)
+    assert len(a) == 3 * 2 * 2 and a == b
+    con = sqlite3.connect(str(two))
+    ranks = {row[0] for row in con.execute("SELECT DISTINCT rank FROM generations")}
+    order = [row[0] for row in con.execute("SELECT work_index FROM pairs ORDER BY rowid")]
+    con.close()
+    assert ranks == {0, 1}  # both processes did work
+    assert order == sorted(order)  # merged in work-list order
+    assert not list(tmp_path.glob("two.db.shard-*")) and not (tmp_path / "two.db.plan.json").exists()
+
+
+def test_interrupted_sharded_run_resumes_without_duplicates(pool_config, tmp_path):
+    env = _env(tmp_path)
+    db = tmp_path / "pool.db"
+    proc = subprocess.Popen(ACCELERATE + ["-m", "evalkit", "generate", "--config", str(pool_config), "--db", str(db), "--samples", "4"],
+                            env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 240
+    try:
+        while time.time() < deadline:  # kill as soon as a shard holds a committed pair
+            shards = list(tmp_path.glob("pool.db.shard-*-r*.db"))
+            n = 0
+            for s in shards:
+                try:
+                    c = sqlite3.connect(f"file:{s}?mode=ro", uri=True)
+                    n += c.execute("SELECT COUNT(*) FROM pairs").fetchone()[0]
+                    c.close()
+                except sqlite3.Error:
+                    pass
+            if n >= 1:
+                break
+            time.sleep(0.2)
+        else:
+            pytest.fail("no shard got a pair in time")
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    con = sqlite3.connect(str(db))
+    exp_id = con.execute("SELECT id FROM experiments WHERE kind = 'pool'").fetchone()[0]
+    con.close()
+    r = subprocess.run(ACCELERATE + ["-m", "evalkit", "generate", "--config", str(pool_config), "--db", str(db),
+                                     "--samples", "4", "--resume", str(exp_id)],
+                       env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "already done" in r.stdout
+    got = content(db)
+    assert {(p, s) for p, s, _path, _ids in got} == {(p, s) for p in ("writing-01", "writing-02", "writing-05") for s in range(4)}
+    assert len(got) == 3 * 4 * 2
+
+
+def test_bench_refuses_to_pool_device_kinds(tmp_path):
+    from evalkit.bench import summarize
+    from evalkit.config import Config
+    from evalkit.records import GenerationRecord, ProcessRecord, TimingRun
+    from evalkit.store import insert_bench_process, insert_experiment, open_db
+
+    db = open_db(tmp_path / "b.db")
+    exp = insert_experiment(db, "bench", Config().to_dict(), {})
+    for path, device, secs in (("ordinary", "cpu", 2.0), ("assisted", "cuda:0", 1.0)):
+        run = TimingRun(path=path, prompt_id="writing-01", round=1, rep=0, seed=1, new_tokens=10, stop_reason="eos",
+                        seconds=secs, device=device)
+        rec = GenerationRecord(prompt_id="writing-01", path=path, new_tokens=10, stop_reason="eos", device=device)
+        insert_bench_process(db, exp, ProcessRecord(path=path, round=1, order=0, device=device), [(run, [rec])])
+    s = summarize(db, exp)
+    assert s["speedup"] is None and s["device_kinds"] == ["cpu", "cuda"]
+    assert any("different device kinds" in n for n in s["notes"])
+    assert json.dumps(s)  # serialisable for --json
