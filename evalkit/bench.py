@@ -15,7 +15,7 @@ from pathlib import Path
 from .config import Config, from_dict
 from .errors import EvalkitError
 from .records import GenerationRecord, ProcessRecord, TimingRun
-from .stats import bootstrap_ratio_of_medians, iqr, median, theoretical_speedup
+from .stats import alpha_from_tokens_per_pass, bootstrap_ratio_of_medians, iqr, median, theoretical_speedup
 
 
 def round_orders(paths: list[str]) -> list[list[str]]:
@@ -294,9 +294,12 @@ def summarize(db, experiment_id: int) -> dict:
     t_spt = median([p["target_seconds_per_token"] for p in procs])
     d_spt = median([p["draft_seconds_per_token"] for p in procs])
     summary["cost_ratio"] = d_spt / t_spt if (t_spt and d_spt) else None
-    if summary["acceptance_rate"] is not None and summary["mean_draft_length"] and summary["cost_ratio"]:
+    # Leviathan et al.'s alpha is a per-token acceptance probability; it is estimated from the measured tokens
+    # per target pass (the kept share above undercounts it: drafts after a rejection are discarded unchecked).
+    summary["alpha"] = alpha_from_tokens_per_pass(summary["tokens_per_target_pass"], summary["mean_draft_length"])
+    if summary["alpha"] is not None and summary["mean_draft_length"] and summary["cost_ratio"]:
         summary["theoretical_speedup"] = theoretical_speedup(
-            summary["acceptance_rate"], summary["mean_draft_length"], summary["cost_ratio"]
+            summary["alpha"], summary["mean_draft_length"], summary["cost_ratio"]
         )
     else:
         summary["theoretical_speedup"] = None
@@ -343,12 +346,14 @@ def format_summary(s: dict) -> str:
         lines.append("speed-up: not reported (see notes)")
     lines.append(
         f"identical outputs: {f(s['identical_outputs'], '.0%') if s['identical_outputs'] is not None else 'n/a'}"
-        f"   acceptance: {f(s['acceptance_rate'], '.2f')}   tokens/target pass: {f(s['tokens_per_target_pass'], '.2f')}"
+        f"   acceptance (drafted tokens kept): {f(s['acceptance_rate'], '.2f')}   tokens/target pass: {f(s['tokens_per_target_pass'], '.2f')}"
         f"   counts agree: {s['counts_agree']}"
     )
     lines.append(
-        f"theory (Leviathan et al.): draft length {f(s['mean_draft_length'], '.1f')}, cost ratio c {f(s['cost_ratio'], '.3f')}"
+        f"theory (Leviathan et al.): alpha {f(s['alpha'], '.2f')} (from tokens/pass), draft length "
+        f"{f(s['mean_draft_length'], '.1f')}, cost ratio c {f(s['cost_ratio'], '.3f')}"
         f" -> predicted speed-up {f(s['theoretical_speedup'], '.2f')}x"
+        + (f" vs measured {s['speedup']:.2f}x" if s["speedup"] is not None else "")
     )
     for p in s["processes"]:
         lines.append(

@@ -166,7 +166,8 @@ def bench(config_path, db_path, reps, decoding, prompt_ids, as_json):
     if prompt_ids:
         cfg.bench.prompts = list(prompt_ids)
     db = _db(db_path)
-    summary = run_bench(cfg, db, progress=not as_json, echo=lambda m: click.echo(m, err=True))
+    # the bar goes to stderr, so it stays on with --json whenever a person is watching the terminal
+    summary = run_bench(cfg, db, progress=sys.stderr.isatty() or not as_json, echo=lambda m: click.echo(m, err=True))
     if as_json:
         click.echo(json.dumps(bench_json(db, summary), ensure_ascii=False, indent=2))
     else:

@@ -111,6 +111,9 @@ class AppConfig:
     allowed_raters: list[str] = field(default_factory=list)
     # Optional allow-list of Hub organisations whose members may rate (Space sign-in only).
     allowed_orgs: list[str] = field(default_factory=list)
+    # Who sees the aggregated results (verdict, tables, plots) at any time. Other raters see them only once
+    # their own queue is empty: per-path lengths and timings could hint which side is which.
+    organisers: list[str] = field(default_factory=list)
     # Host and port for `python app.py` (a Space sets its own).
     host: str = "127.0.0.1"
     # Port; 0 = Gradio's default (7860, or the next free one).

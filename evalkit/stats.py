@@ -112,3 +112,23 @@ def cohen_kappa(a: list, b: list) -> float | None:
     if p_e == 1:
         return None
     return (p_o - p_e) / (1 - p_e)
+
+
+def alpha_from_tokens_per_pass(tokens_per_pass: float, gamma: float) -> float | None:
+    """Per-token acceptance probability alpha (Leviathan et al.) that explains the measured tokens per target
+    pass at draft length gamma: solves (1 - a^(g+1)) / (1 - a) = tokens_per_pass by bisection.
+
+    The plain share of drafted tokens kept (accepted / proposed) is lower: once a draft token is rejected the
+    rest of that round's draft is discarded unchecked, so it is not an estimate of alpha."""
+    if tokens_per_pass is None or gamma is None or gamma <= 0 or tokens_per_pass < 1:
+        return None
+    if tokens_per_pass >= gamma + 1:
+        return 1.0
+    lo, hi = 0.0, 1.0 - 1e-12
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        if expected_tokens_per_pass(mid, gamma) < tokens_per_pass:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2

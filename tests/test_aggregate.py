@@ -152,3 +152,14 @@ def test_wilson_mcnemar_kappa_hand_values():
     x = [1] * 35 + [1] * 15 + [0] * 15 + [0] * 35
     y = [1] * 35 + [0] * 15 + [1] * 15 + [0] * 35
     assert cohen_kappa(x, y) == pytest.approx(0.4)
+
+
+def test_alpha_inverts_expected_tokens_per_pass():
+    from evalkit.stats import alpha_from_tokens_per_pass, expected_tokens_per_pass
+
+    for alpha in (0.1, 0.5, 0.75, 0.9):
+        for gamma in (3, 5.8, 8):
+            t = expected_tokens_per_pass(alpha, gamma)
+            assert alpha_from_tokens_per_pass(t, gamma) == pytest.approx(alpha, abs=1e-6)
+    assert alpha_from_tokens_per_pass(7.0, 6) == 1.0
+    assert alpha_from_tokens_per_pass(1.0, 6) == pytest.approx(0.0, abs=1e-6)

@@ -82,6 +82,7 @@ def test_bench_json_greedy_end_to_end(make_config, data_dir):
     lo, hi = s["speedup_ci95"]
     assert lo <= hi
     assert s["counts_agree"] is True and s["theoretical_speedup"] is not None
+    assert s["alpha"] == 1.0  # every draft kept: tokens per pass = draft length + 1
     runs = out["runs"]
     assert len(runs) == 2 * 2 * 2  # paths x rounds x reps
     for run in runs:

@@ -1,0 +1,48 @@
+"""The Gradio app: a thin shell over the library. `build_app` makes the Blocks; `launch` starts it with
+the settings this app needs (browser-side run history off)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import gradio as gr
+
+from ..config import Config
+
+TITLE = "evalkit · blind A/B rating"
+DEFAULT_CONCURRENCY = 4  # rating events; live generation has its own queue slot (concurrency_id "live")
+
+
+def build_app(cfg: Config, db_path: Path | str | None = None, *, space: bool | None = None) -> gr.Blocks:
+    """The app for this config and database. `space` defaults to whether we run on a Hugging Face Space."""
+    from ..locations import db_path as default_db_path
+    from ..prompts import load_prompts
+    from ..store import open_db
+    from . import auth
+    from .live import LiveModels, build_live_tab
+    from .rate import build_rate_tab
+    from .results import build_results_tab
+
+    db_path = Path(db_path) if db_path else default_db_path()
+    open_db(db_path).conn.close()  # create and migrate once; requests then open without migrating
+    space = auth.on_space() if space is None else space
+    prompts = {p.id: p for p in load_prompts()}
+    models = LiveModels(cfg)
+
+    with gr.Blocks(title=TITLE) as demo:
+        gr.Markdown(f"## {TITLE}")
+        with gr.Tab("Rate · 评分", id="rate"):
+            rate = build_rate_tab(demo, cfg, db_path, prompts, space)
+        with gr.Tab("Live demo", id="live"):
+            build_live_tab(cfg, db_path, prompts, models)
+        with gr.Tab("Results", id="results") as results_tab:
+            build_results_tab(cfg, db_path, results_tab, rate.session)
+    demo.queue(default_concurrency_limit=DEFAULT_CONCURRENCY)
+    return demo
+
+
+def launch(demo: gr.Blocks, **kwargs):
+    """`demo.launch` with run history off: no rater's outputs are kept in the browser's run history."""
+    kwargs.setdefault("run_history", False)
+    kwargs.setdefault("show_error", False)  # library errors arrive as gr.Error messages; no traces
+    return demo.launch(**kwargs)

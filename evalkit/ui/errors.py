@@ -1,0 +1,55 @@
+"""Library errors become one clear message in the UI; anything unexpected is logged, never shown as a trace."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import re
+
+import gradio as gr
+
+from ..errors import EvalkitError
+
+log = logging.getLogger("evalkit.ui")
+
+
+# Pair ids (store.new_pair_id: "p" + 16 hex digits) stay on the server, even inside an error message.
+_PAIR_ID = re.compile(r"(?:pair )?'?\bp[0-9a-f]{16}\b'?")
+
+
+def message(e: EvalkitError) -> str:
+    return _PAIR_ID.sub("this pair", e.what + (f" — fix: {e.fix}" if e.fix else ""))
+
+
+def _translate(e: Exception) -> gr.Error:
+    if isinstance(e, gr.Error):
+        return e
+    if isinstance(e, EvalkitError):
+        return gr.Error(message(e), print_exception=False)
+    log.exception("unexpected error in an app event")
+    return gr.Error("something went wrong on the server; it was logged — reload the page and try again",
+                    print_exception=False)
+
+
+def friendly(fn):
+    """Wrap an event handler (plain or generator): EvalkitError -> gr.Error with the message and the fix.
+
+    Raising gr.Error leaves every output untouched, so nothing is half-shown; the library stores in one
+    transaction, so nothing is half-written."""
+    if inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)
+        def gen(*args, **kwargs):
+            try:
+                yield from fn(*args, **kwargs)
+            except Exception as e:  # noqa: BLE001
+                raise _translate(e) from e
+        return gen
+
+    @functools.wraps(fn)
+    def plain(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:  # noqa: BLE001
+            raise _translate(e) from e
+    return plain

@@ -1,0 +1,202 @@
+"""The Live tab, for stakeholders: one prompt through both paths on the loaded models, streamed side by
+side, then the timing table. Not blind, and never rated: the runs are stored as generations flagged
+`live` under an experiment of kind "live", and never enter the pairs table."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import gradio as gr
+
+from ..config import Config
+from ..errors import EvalkitError
+from ..prompts import Prompt
+from ..records import GenerationRecord
+from .db import connect
+from .errors import friendly
+
+POLL_SECONDS = 0.15
+
+
+class LiveModels:
+    """The target and draft for live runs: loaded on first use, once, then shared read-only.
+
+    Live events run one at a time (concurrency_limit=1), so the shared models never serve two calls."""
+
+    def __init__(self, cfg: Config):
+        self.cfg = cfg
+        self._pair = None
+        self._lock = threading.Lock()
+
+    @property
+    def loaded(self) -> bool:
+        return self._pair is not None
+
+    def get(self):
+        with self._lock:
+            if self._pair is None:
+                from ..models import load_pair
+
+                self._pair = load_pair(self.cfg, progress=False)
+            return self._pair
+
+
+def _text_buffer(tokenizer):
+    """A Transformers streamer that collects the decoded text; the UI polls it (a failed run never blocks)."""
+    from transformers import TextStreamer
+
+    class TextBuffer(TextStreamer):
+        def __init__(self):
+            super().__init__(tokenizer, skip_prompt=True, skip_special_tokens=True)
+            self.parts: list[str] = []
+
+        def on_finalized_text(self, text: str, stream_end: bool = False):
+            self.parts.append(text)
+
+        @property
+        def text(self) -> str:
+            return "".join(self.parts)
+
+    return TextBuffer()
+
+
+def _in_thread(fn, buffers):
+    """Run fn() in a thread and yield the streamed text while it runs; the result (or error) ends in box."""
+    box: dict = {}
+
+    def work():
+        try:
+            box["result"] = fn()
+        except BaseException as e:  # noqa: BLE001 - re-raised in the caller's thread
+            box["error"] = e
+
+    thread = threading.Thread(target=work, daemon=True, name="evalkit-live")
+    thread.start()
+    shown = None
+    while True:
+        alive = thread.is_alive()
+        text = "\n\n[assisted failed — ordinary fallback run:]\n\n".join(b.text for b in buffers if b.text)
+        if text != shown:
+            shown = text
+            yield text, box
+        if not alive:
+            break
+        time.sleep(POLL_SECONDS)
+    thread.join()
+    if shown is None:
+        yield "", box
+
+
+def _row(rec: GenerationRecord) -> str:
+    s = f"{rec.generate_seconds:.3f}" if rec.generate_seconds is not None else "—"
+    tps = f"{rec.tokens_per_second:.1f}" if rec.tokens_per_second is not None else "—"
+    draft = f"{rec.draft_accepted} / {rec.draft_proposed}" if rec.draft_proposed is not None else "—"
+    status = rec.status if rec.ok else f"failed at {rec.error_stage}: {rec.error_class}"
+    return f"| {rec.path} | {status} | {s} | {rec.new_tokens} | {tps} | {rec.stop_reason or '—'} | {draft} |"
+
+
+def timing_table(records: list[GenerationRecord], tolerance: float) -> str:
+    lines = ["| path | status | generate() s | new tokens | tokens/s | stop | draft accepted / proposed |",
+             "| --- | --- | ---: | ---: | ---: | --- | ---: |"]
+    lines += [_row(r) for r in records]
+    o = next((r for r in records if r.path == "ordinary" and r.ok), None)
+    a = next((r for r in records if r.path == "assisted" and r.ok), None)
+    lines.append("")
+    from ..bench import comparable
+
+    if o and a and a.generate_seconds and comparable(
+        {"stop_reason": o.stop_reason, "new_tokens": o.new_tokens},
+        {"stop_reason": a.stop_reason, "new_tokens": a.new_tokens}, tolerance,
+    ):
+        lines.append(f"**Speed-up: {o.generate_seconds / a.generate_seconds:.2f}×** (ordinary ÷ assisted seconds)")
+    elif o and a:
+        lines.append("**No speed-up shown**: the two outputs are not comparable (stop reason or length differ); "
+                     "compare tokens/s.")
+    lines.append("\nOne streamed run per path is an illustration, not a measurement: `evalkit bench` measures.")
+    return "\n".join(lines)
+
+
+@dataclass
+class LiveTab:
+    prompt: gr.Dropdown
+    material: gr.Textbox
+    run_btn: gr.Button
+    out_ordinary: gr.Textbox
+    out_assisted: gr.Textbox
+    table: gr.Markdown
+    status: gr.Markdown
+
+
+def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], models: LiveModels) -> LiveTab:
+    choices = [(f"{p.id} · {p.title}" if p.title else p.id, p.id) for p in prompts.values()]
+    gr.Markdown("Run one prompt through both paths on the loaded models. Runs are stored as live runs and are "
+                "never part of the rated pool.")
+    with gr.Row():
+        prompt_dd = gr.Dropdown(choices, value=choices[0][1] if choices else None, label="Bundled prompt")
+        material = gr.Textbox(label="Or type your own material (keeps the chosen prompt's task)", lines=3)
+    run_btn = gr.Button("Run both paths", variant="primary")
+    status = gr.Markdown(label="live status")
+    with gr.Row():
+        out_o = gr.Textbox(label="Ordinary — target alone", lines=10, interactive=False)
+        out_a = gr.Textbox(label="Assisted — target verifies the draft", lines=10, interactive=False)
+    table = gr.Markdown(label="timing table")
+    ui = LiveTab(prompt_dd, material, run_btn, out_o, out_a, table, status)
+
+    @friendly
+    def run_live(prompt_id: str, typed: str):
+        from ..paths import available_paths, run_assisted, run_ordinary
+        from ..store import insert_experiment, insert_generations
+
+        if prompt_id not in prompts:
+            raise EvalkitError(f"unknown prompt '{prompt_id}'", "choose one of the bundled prompts")
+        typed = (typed or "").strip()
+        if len(typed) > cfg.app.max_comment_chars:
+            raise EvalkitError(f"the material is {len(typed)} characters; the limit is {cfg.app.max_comment_chars}",
+                               "shorten it")
+        prompt = prompts[prompt_id] if not typed else replace(prompts[prompt_id], id="live-custom", material=typed)
+        yield {ui.status: "Loading the models (first run only)…" if not models.loaded else "Running…",
+               ui.out_ordinary: "", ui.out_assisted: "", ui.table: ""}
+        pair = models.get()
+        seed = cfg.decoding.seed
+        records: list[GenerationRecord] = []
+        texts = {ui.out_ordinary: "", ui.out_assisted: ""}  # the final update repeats them for API callers
+
+        yield {ui.status: "Running the ordinary path…"}
+        buf = _text_buffer(pair.tokenizer)
+        for text, box in _in_thread(lambda: run_ordinary(pair, prompt, seed, streamer=buf), [buf]):
+            texts[ui.out_ordinary] = text
+            yield {ui.out_ordinary: text}
+        if "error" in box:
+            raise box["error"]
+        records.append(box["result"])
+
+        if "assisted" in available_paths(pair):
+            yield {ui.status: "Running the assisted path…"}
+            bufs = [_text_buffer(pair.tokenizer), _text_buffer(pair.tokenizer)]
+            for text, box in _in_thread(
+                lambda: run_assisted(pair, prompt, seed, streamer=bufs[0], fallback_streamer=bufs[1]), bufs
+            ):
+                texts[ui.out_assisted] = text
+                yield {ui.out_assisted: text}
+            if "error" in box:
+                raise box["error"]
+            records += box["result"]
+            note = "Done."
+        else:
+            note = "The assisted path is switched off or not approved for these models: ordinary only."
+            texts[ui.out_assisted] = "(assisted path not available)"
+
+        with connect(db_path) as db:
+            exp_id = insert_experiment(db, "live", cfg.to_dict(), pair.compat,
+                                       note=f"live demo · prompt {prompt_id}" + (f" · material: {typed}" if typed else ""))
+            for rec in records:
+                rec.live = True
+            insert_generations(db, records, exp_id)
+        yield texts | {ui.status: note, ui.table: timing_table(records, cfg.bench.length_tolerance)}
+
+    run_btn.click(run_live, [prompt_dd, material], [out_o, out_a, table, status], api_name="live",
+                  concurrency_limit=1, concurrency_id="live")
+    return ui

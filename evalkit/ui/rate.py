@@ -1,0 +1,283 @@
+"""The Rate tab: sign in, get a blind pair, score it, submit, see the reveal, correct, skip.
+
+Blindness: the browser gets the two texts, labelled A and B, and the prompt. The pair id lives in the
+server-side `Session` (gr.State); the reveal is rendered only after a stored submission. Handlers return
+dicts keyed by component, so no output list has a magic order.
+"""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import gradio as gr
+
+from ..config import Config
+from ..limits import RateLimiter
+from ..prompts import CRITERIA, Prompt
+from ..ratings import (
+    RatingError, RatingInput, answers_from_row, correct_rating, current_rating, next_pair, progress, reveal,
+    skip_pair, submit_rating,
+)
+from . import auth
+from .db import connect
+from .errors import friendly
+from .guidelines import guidelines
+from .reveal import render
+from .session import Session
+
+# The scoring form, in the order its values reach the submit handler (and the API): every criterion for
+# output A, then for output B, then the preference and the optional comment.
+ANSWER_KEYS = tuple(f"{side}_{c}" for side in ("a", "b") for c in CRITERIA)
+FORM_KEYS = ANSWER_KEYS + ("preference", "comment")
+REQUIRED_KEYS = ANSWER_KEYS + ("preference",)  # Submit stays disabled until each has an answer
+
+
+@dataclass
+class RateTab:
+    session: gr.State
+    status: gr.Markdown
+    who: gr.Markdown
+    signin_box: gr.Column
+    pair_box: gr.Column
+    prompt_md: gr.Markdown
+    guide_zh: gr.Markdown
+    guide_en: gr.Markdown
+    text_a: gr.Textbox
+    text_b: gr.Textbox
+    fields: dict  # FORM_KEYS -> component (radios, preference, comment)
+    submit_btn: gr.Button
+    reveal_md: gr.Markdown
+    correct_btn: gr.Button
+    next_btn: gr.Button
+    skip_box: gr.Accordion
+    skip_reason: gr.Textbox
+    skip_btn: gr.Button
+    done_md: gr.Markdown
+
+    @property
+    def form(self) -> list:
+        return [self.fields[k] for k in FORM_KEYS]
+
+    @property
+    def outputs(self) -> list:
+        return [self.session, self.status, self.who, self.signin_box, self.pair_box, self.prompt_md, self.guide_zh,
+                self.guide_en, self.text_a, self.text_b, *self.form, self.submit_btn, self.reveal_md,
+                self.correct_btn, self.next_btn, self.skip_box, self.skip_reason, self.done_md]
+
+
+def _radio_label(key: str) -> str:
+    side, cid = key.split("_", 1)
+    return f"{side.upper()} · {cid}"
+
+
+def _layout(space: bool, default_prompt: Prompt | None, passcodes: bool) -> tuple[RateTab, dict]:
+    signin = {}
+    status = gr.Markdown(label="status", elem_id="rate-status")
+    who = gr.Markdown(label="who", elem_id="rate-who")
+    with gr.Column() as signin_box:
+        if space:
+            signin["login"] = gr.LoginButton()
+        else:
+            signin["name"] = gr.Textbox(label="Your name · 你的名字", max_lines=1, elem_id="signin-name")
+            signin["passcode"] = gr.Textbox(label="Passcode · 口令", type="password", max_lines=1,
+                                            visible=passcodes, elem_id="signin-passcode")
+            signin["button"] = gr.Button("Sign in · 登录", variant="primary", elem_id="signin-button")
+    with gr.Accordion("Guidelines · 评分指南", open=False, elem_id="guidelines"):
+        guide_zh = gr.Markdown(guidelines(default_prompt, "zh"), label="guidelines zh")
+        with gr.Accordion("English", open=False):
+            guide_en = gr.Markdown(guidelines(default_prompt, "en"), label="guidelines en")
+    with gr.Column(visible=False) as pair_box:
+        prompt_md = gr.Markdown(label="prompt", elem_id="rate-prompt")
+        with gr.Row():
+            text_a = gr.Textbox(label="Output A", interactive=False, lines=8, elem_id="text-a")
+            text_b = gr.Textbox(label="Output B", interactive=False, lines=8, elem_id="text-b")
+        fields = {}
+        with gr.Row():
+            for side in ("a", "b"):
+                with gr.Column():
+                    gr.Markdown(f"#### Output {side.upper()}")
+                    for c in CRITERIA:
+                        key = f"{side}_{c}"
+                        fields[key] = gr.Radio(["pass", "fail", "unsure"], label=_radio_label(key), elem_id=f"r-{key}")
+        fields["preference"] = gr.Radio(["A", "B", "tie"], label="Preference · 偏好", elem_id="r-preference")
+        fields["comment"] = gr.Textbox(label="Comment (optional) · 备注", max_lines=4, elem_id="comment")
+        submit_btn = gr.Button("Submit · 提交", variant="primary", interactive=False, elem_id="submit")
+        reveal_md = gr.Markdown(label="reveal", elem_id="reveal")
+        with gr.Row():
+            correct_btn = gr.Button("Correct · 修改", visible=False, elem_id="correct")
+            next_btn = gr.Button("Next pair · 下一对", variant="primary", visible=False, elem_id="next")
+        with gr.Accordion("Skip this pair · 跳过", open=False) as skip_box:
+            skip_reason = gr.Textbox(label="Why skip? · 跳过原因", max_lines=2, elem_id="skip-reason")
+            skip_btn = gr.Button("Skip · 跳过", elem_id="skip")
+    done_md = gr.Markdown(label="done", elem_id="rate-done")
+    tab = RateTab(
+        session=gr.State(Session()), status=status, who=who, signin_box=signin_box, pair_box=pair_box,
+        prompt_md=prompt_md, guide_zh=guide_zh, guide_en=guide_en, text_a=text_a, text_b=text_b, fields=fields,
+        submit_btn=submit_btn, reveal_md=reveal_md, correct_btn=correct_btn, next_btn=next_btn, skip_box=skip_box,
+        skip_reason=skip_reason, skip_btn=skip_btn, done_md=done_md,
+    )
+    return tab, signin
+
+
+def _prompt_markdown(prompt: Prompt | None, prompt_id: str) -> str:
+    if prompt is None:
+        return f"**Prompt** `{prompt_id}`"
+    return f"**{prompt.title or prompt.id}**\n\n资料：{prompt.material}\n\n任务：{prompt.task}"
+
+
+def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[str, Prompt], space: bool) -> RateTab:
+    app = cfg.app
+    rpp = app.ratings_per_pair
+    default_prompt = next(iter(prompts.values()), None)
+    ui, signin = _layout(space, default_prompt, bool(app.passcodes))
+    limiter = RateLimiter(app.max_submissions_per_minute)  # ratings, corrections and skips, per rater
+
+    def signed_in(s: Session) -> str:
+        if not s.rater:
+            raise RatingError("you are not signed in", "sign in at the top of the Rate tab")
+        return s.rater
+
+    def form_state(*, interactive: bool, values: dict | None = None) -> dict:
+        values = values or {}
+        return {ui.fields[k]: gr.update(value=values.get(k, "" if k == "comment" else None), interactive=interactive)
+                for k in FORM_KEYS}
+
+    def who_line(db, rater: str) -> str:
+        done, total = progress(db, rater, rpp)
+        return f"Signed in as **{rater}** · progress **{done} / {total}**"
+
+    def pair_screen(db, s: Session, status: str = "") -> dict:
+        """The next pair for this rater, or the 'all done' screen."""
+        view = next_pair(db, s.rater, rpp)
+        s = s.with_pair(view.pair_id if view else None)
+        upd = {ui.session: s, ui.status: status, ui.who: who_line(db, s.rater), ui.signin_box: gr.update(visible=False),
+               ui.reveal_md: "", ui.correct_btn: gr.update(visible=False), ui.next_btn: gr.update(visible=False)}
+        if view is None:
+            upd |= {ui.pair_box: gr.update(visible=False), ui.text_a: "", ui.text_b: "",
+                    ui.done_md: "**No pairs left for you.** Thank you! · 你的评分任务已全部完成，谢谢！"}
+            return upd
+        prompt = prompts.get(view.prompt_id)
+        upd |= form_state(interactive=True)
+        upd |= {
+            ui.pair_box: gr.update(visible=True), ui.done_md: "",
+            ui.prompt_md: _prompt_markdown(prompt, view.prompt_id),
+            ui.guide_zh: guidelines(prompt, "zh"), ui.guide_en: guidelines(prompt, "en"),
+            ui.text_a: view.text_a, ui.text_b: view.text_b,
+            ui.submit_btn: gr.update(value="Submit · 提交", interactive=False, visible=True),
+            ui.skip_box: gr.update(visible=True), ui.skip_reason: "",
+        }
+        return upd
+
+    def locked_screen(db, s: Session, status: str) -> dict:
+        upd = form_state(interactive=False, values=_form_values(current_rating(db, s.rater, s.pair_id)))
+        upd |= {ui.session: s, ui.status: status, ui.who: who_line(db, s.rater),
+                ui.reveal_md: render(reveal(db, s.pair_id)),
+                ui.submit_btn: gr.update(visible=False, interactive=False),
+                ui.correct_btn: gr.update(visible=True), ui.next_btn: gr.update(visible=True),
+                ui.skip_box: gr.update(visible=False)}
+        return upd
+
+    # --- handlers -----------------------------------------------------------------------------------
+
+    @friendly
+    def sign_in_local(s: Session, name: str, passcode: str) -> dict:
+        s = Session(rater=auth.local_rater(app, name, passcode))
+        with connect(db_path) as db:
+            return pair_screen(db, s)
+
+    @friendly
+    def sign_in_space(s: Session, profile: gr.OAuthProfile | None) -> dict:
+        if profile is None:  # page load before signing in: just show the button
+            return {ui.status: "Sign in with your Hugging Face account to start rating."}
+        s = Session(rater=auth.space_rater(app, profile))
+        with connect(db_path) as db:
+            return pair_screen(db, s)
+
+    @friendly
+    def next_screen(s: Session) -> dict:
+        signed_in(s)
+        if s.pair_id is not None and s.rating_id is None:
+            raise RatingError("this pair is not rated yet", "submit it, or skip it with a reason")
+        with connect(db_path) as db:
+            return pair_screen(db, s)
+
+    @friendly
+    def submit(s: Session, *values) -> dict:
+        rater = signed_in(s)
+        if s.pair_id is None:
+            raise RatingError("there is no pair on screen", "press Next pair, or reload the page")
+        if s.locked:
+            raise RatingError("this rating is already stored and locked", "use Correct to change it")
+        form = dict(zip(FORM_KEYS, values, strict=True))
+        limiter.check(rater)
+        inp = RatingInput(
+            pair_id=s.pair_id, rater=rater,
+            a={c: form[f"a_{c}"] for c in CRITERIA}, b={c: form[f"b_{c}"] for c in CRITERIA},
+            preference=form["preference"] or "", comment=form["comment"] or "", client_token=s.token,
+        )
+        with connect(db_path) as db:
+            if s.correcting:
+                rating_id = correct_rating(db, app, s.rating_id, inp)
+                note = "Correction stored; the earlier version is kept in the history. · 修改已保存。"
+            else:
+                rating_id = submit_rating(db, app, inp)
+                note = "Rating stored. · 评分已保存。"
+            return locked_screen(db, s.stored(rating_id), note)
+
+    @friendly
+    def start_correction(s: Session) -> dict:
+        rater = signed_in(s)
+        if s.rating_id is None:
+            raise RatingError("there is no stored rating to correct on screen", "submit the pair first")
+        with connect(db_path) as db:
+            row = current_rating(db, rater, s.pair_id)
+        if row is None:
+            raise RatingError("your rating of this pair was not found", "reload the page")
+        s = s.stored(row["id"]).correcting_now()
+        upd = form_state(interactive=True, values=_form_values(row))
+        upd |= {ui.session: s, ui.status: "Change your answers, then press **Save correction**.",
+                ui.submit_btn: gr.update(value="Save correction · 保存修改", visible=True, interactive=True),
+                ui.correct_btn: gr.update(visible=False)}  # Next pair leaves the stored version as it is
+        return upd
+
+    @friendly
+    def skip(s: Session, reason: str) -> dict:
+        rater = signed_in(s)
+        if s.pair_id is None or s.rating_id is not None:
+            raise RatingError("there is no unrated pair on screen to skip", "press Next pair")
+        limiter.check(rater)
+        with connect(db_path) as db:
+            skip_pair(db, app, rater, s.pair_id, reason, client_token=s.token)
+            return pair_screen(db, s, "Skipped; the reason is stored. · 已跳过。")
+
+    def ready(*values) -> dict:
+        """Submit is enabled only when every criterion of both outputs and the preference have an answer.
+        (The server checks again on submit: this only spares the rater a refused submission.)"""
+        return gr.update(interactive=all(values))
+
+    # --- wiring -------------------------------------------------------------------------------------
+
+    out = ui.outputs
+    if space:  # the OAuth round trip reloads the page: sign in from the profile on every load
+        demo.load(sign_in_space, [ui.session], out, api_name="sign_in")
+    else:
+        sign_in_inputs = [ui.session, signin["name"], signin["passcode"]]
+        signin["button"].click(sign_in_local, sign_in_inputs, out, api_name="sign_in")
+        signin["passcode"].submit(sign_in_local, sign_in_inputs, out, api_visibility="undocumented")
+        signin["name"].submit(sign_in_local, sign_in_inputs, out, api_visibility="undocumented")
+    ui.submit_btn.click(submit, [ui.session, *ui.form], out, api_name="submit")
+    ui.correct_btn.click(start_correction, [ui.session], out, api_name="correct")
+    ui.next_btn.click(next_screen, [ui.session], out, api_name="next_pair")
+    ui.skip_btn.click(skip, [ui.session, ui.skip_reason], out, api_name="skip")
+    answers = [ui.fields[k] for k in REQUIRED_KEYS]
+    # .input fires on the rater's own clicks only; the handlers above set the button for programmatic resets
+    gr.on([c.input for c in answers], ready, answers, ui.submit_btn, queue=False, show_progress="hidden",
+          api_visibility="private")
+    return ui
+
+
+def _form_values(row: dict | None) -> dict:
+    if row is None:
+        return {}
+    a, b = answers_from_row(row)
+    values = {f"a_{c}": v for c, v in a.items()} | {f"b_{c}": v for c, v in b.items()}
+    return values | {"preference": row["preference"], "comment": row["comment"]}

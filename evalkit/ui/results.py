@@ -1,0 +1,100 @@
+"""The Results tab: rating progress and counts for everyone; the same verdict, plots and tables as
+`evalkit report` for organisers, and for raters once their own queue is empty (aggregated per-path
+lengths and timings could otherwise hint which side is which)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import gradio as gr
+
+from ..config import Config
+from ..ratings import counts, progress
+from .db import connect
+from .errors import friendly
+from .session import Session
+
+PLOTS = ("speedup", "pass_rates", "agreement", "seconds_vs_tokens", "acceptance")
+TABLES = ("pass_rates", "paired_differences", "preferences", "agreement", "prescreen_agreement", "timing", "speedup")
+
+
+def counts_markdown(c: dict, ratings_per_pair: int) -> str:
+    prefs = c["preferences"]
+    lines = [
+        "| | |",
+        "| --- | ---: |",
+        f"| pairs in the pool | {c['pairs']} |",
+        f"| pairs with {ratings_per_pair} ratings (complete) | {c['pairs_complete']} |",
+        f"| current ratings | {c['ratings']} |",
+        f"| corrections | {c['corrections']} |",
+        f"| skips | {c['skips']} |",
+        f"| raters | {c['raters']} |",
+        "",
+        "Preferences (current ratings): " + (", ".join(f"{k} {v}" for k, v in sorted(prefs.items())) or "none yet"),
+    ]
+    return "\n".join(lines)
+
+
+def verdict_markdown(agg) -> str:
+    v = agg.verdict
+    mark = {True: "✅", False: "❌", None: "❔"}
+    lines = [f"### Verdict: **{v['decision']}**", ""]
+    lines += [f"- {mark[c['ok']]} **{c['name']}**: {c['reason']}" for c in v["conditions"]]
+    lines += [f"- note: {n}" for n in agg.notes]
+    return "\n".join(lines)
+
+
+HIDDEN = ("_The verdict, tables and plots appear here once you have finished your own pairs: per-path lengths "
+          "and timings could hint which side is which._ · 完成全部评分后可查看汇总结果。")
+
+
+def may_see_aggregates(db, cfg: Config, session: Session | None) -> bool:
+    """Organisers always; a rater once their queue is empty; nobody who still has blind pairs to rate."""
+    rater = session.rater if session else None
+    if rater is None:
+        return False
+    if rater in cfg.app.organisers:
+        return True
+    done, total = progress(db, rater, cfg.app.ratings_per_pair)
+    return done >= total
+
+
+def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State) -> None:
+    rpp = cfg.app.ratings_per_pair
+    counts_md = gr.Markdown(label="counts")
+    verdict_md = gr.Markdown(label="verdict")
+    plots = {}
+    with gr.Row():
+        for name in PLOTS[:2]:
+            plots[name] = gr.Plot(label=name.replace("_", " ") + " plot")
+    with gr.Row():
+        for name in PLOTS[2:]:
+            plots[name] = gr.Plot(label=name.replace("_", " ") + " plot")
+    tables = {}
+    for name in TABLES:
+        with gr.Accordion(name.replace("_", " "), open=name == "speedup"):
+            tables[name] = gr.Dataframe(label=name, interactive=False)
+    refresh = gr.Button("Refresh")
+    outputs = [counts_md, verdict_md, *plots.values(), *tables.values()]
+
+    @friendly
+    def show(s: Session) -> dict:
+        import matplotlib.pyplot as plt
+
+        from ..aggregate import aggregate
+        from ..report import figures
+
+        with connect(db_path) as db:
+            out = {counts_md: counts_markdown(counts(db, rpp), rpp)}
+            if not may_see_aggregates(db, cfg, s):
+                return out | {verdict_md: HIDDEN} | {plots[k]: None for k in PLOTS} | {tables[k]: None for k in TABLES}
+            agg = aggregate(db, cfg.bench.length_tolerance, cfg.bench.bootstrap)
+            figs = figures(agg, db)
+            out[verdict_md] = verdict_markdown(agg)
+        out |= {plots[k]: figs[k] for k in PLOTS}
+        out |= {tables[k]: agg.tables[k].round(4) for k in TABLES}
+        plt.close("all")  # gr.Plot has rendered its copy; free the figures
+        return out
+
+    refresh.click(show, [session], outputs, api_name="results")
+    tab.select(show, [session], outputs, api_visibility="undocumented")

@@ -1,0 +1,30 @@
+"""What the server remembers about one browser tab. Kept in `gr.State`, which never leaves the server:
+the pair id (and through it, which side is which path) is never sent to the browser."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, replace
+
+
+@dataclass(frozen=True)
+class Session:
+    rater: str | None = None  # set only by sign-in (passcode check or the Hugging Face OAuth profile)
+    pair_id: str | None = None  # the pair on screen
+    rating_id: int | None = None  # the newest stored version of this rater's rating of that pair
+    correcting: bool = False  # the form is unlocked to correct a stored rating
+    token: str = ""  # one per rendered form: a replayed submit is refused by the store
+
+    def with_pair(self, pair_id: str | None) -> "Session":
+        return replace(self, pair_id=pair_id, rating_id=None, correcting=False, token=secrets.token_hex(12))
+
+    def stored(self, rating_id: int) -> "Session":
+        return replace(self, rating_id=rating_id, correcting=False)
+
+    def correcting_now(self) -> "Session":
+        return replace(self, correcting=True, token=secrets.token_hex(12))
+
+    @property
+    def locked(self) -> bool:
+        """A submitted rating is locked until the rater asks to correct it."""
+        return self.rating_id is not None and not self.correcting

@@ -1,0 +1,163 @@
+"""Shared by the app tests: a config and a pair pool built from the tiny models, and the app served on
+127.0.0.1 in the test process."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+import socket
+from pathlib import Path
+
+import pytest
+
+from evalkit.config import load_config
+from evalkit.store import open_db
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
+
+
+def write_config(path: Path, models: dict, *, ratings_per_pair: int = 2, passcodes: tuple[str, ...] = (),
+                 **app) -> Path:
+    """A sampling config on the tiny models (sampling gives A and B different texts); `app` adds [app] keys."""
+    path.write_text(
+        f"""
+[models]
+target = {json.dumps(str(models["target"]))}
+draft = {json.dumps(str(models["draft"]))}
+device = "cpu"
+[decoding]
+mode = "sample"
+max_new_tokens = 24
+[assistant]
+num_assistant_tokens = 4
+assistant_confidence_threshold = 0.0
+[pool]
+samples = 2
+[app]
+ratings_per_pair = {ratings_per_pair}
+passcodes = {json.dumps(list(passcodes))}
+""" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in app.items()),
+        encoding="utf-8",
+    )
+    return path
+
+
+POOL_PAIRS = 6  # 3 prompts x 2 samples
+
+
+@pytest.fixture(scope="session")
+def pool_template(tiny_models, tmp_path_factory) -> Path:
+    """A database holding a pair pool, built through the app's own prepare step once per test session
+    (the app test modules share it; each test gets a private copy)."""
+    from evalkit.ui.prepare import ensure_pool
+
+    root = tmp_path_factory.getbasetemp() / "app-pool"
+    db_file = root / "pool.db"
+    if not db_file.exists():
+        root.mkdir(exist_ok=True)
+        cfg = load_config(write_config(root / "config.toml", tiny_models))
+        cfg.pool.prompts = ["writing-01", "writing-02", "writing-03"]
+        building = root / "building.db"
+        assert ensure_pool(cfg, building, echo=lambda *_: None) == POOL_PAIRS
+        building.rename(db_file)
+    return db_file
+
+
+@pytest.fixture
+def pool_db(pool_template, tmp_path) -> Path:
+    """A private copy of the pool for one test."""
+    dst = tmp_path / "app.db"
+    shutil.copy(pool_template, dst)
+    return dst
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def served(cfg, db_file: Path, *, space: bool = False):
+    """The app, launched the way app.py launches it, on a free local port; yields its URL."""
+    from evalkit.ui import build_app, launch
+
+    demo = build_app(cfg, db_file, space=space)
+    port = free_port()
+    launch(demo, prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True)
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        demo.close()
+
+
+def rows(db_file: Path, sql: str, params=()) -> list[dict]:
+    db = open_db(db_file, migrate_schema=False)
+    try:
+        return list(db.query(sql, params))
+    finally:
+        db.conn.close()
+
+
+def pair_shown(db_file: Path, text_a: str, text_b: str) -> dict:
+    """The pair whose A and B texts are these: the tests find what the browser was shown without the id."""
+    found = rows(
+        db_file,
+        "SELECT p.* FROM pairs p JOIN generations a ON a.id = p.a_generation_id "
+        "JOIN generations b ON b.id = p.b_generation_id WHERE a.text = ? AND b.text = ?",
+        [text_a, text_b],
+    )
+    assert len(found) == 1, f"{len(found)} pairs match the texts shown"
+    return found[0]
+
+
+@contextlib.contextmanager
+def chromium_page(init_script: str | None = None):
+    """A page in Debian's Chromium, headless, driven by Playwright's sync API."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1600})
+            page.set_default_timeout(60_000)  # two shared cores: be patient, but bounded
+            if init_script:
+                page.add_init_script(init_script)
+            yield page
+        finally:
+            browser.close()
+
+
+def sign_in(page, url: str, name: str) -> None:
+    page.goto(url)
+    page.locator("#signin-name").locator("input, textarea").first.fill(name)
+    page.click("#signin-button")
+
+
+def shown_texts(page) -> tuple[str, str]:
+    """Wait for a pair on screen and return its two texts."""
+    from playwright.sync_api import expect
+
+    a = page.locator("#text-a").locator("textarea, input").first
+    b = page.locator("#text-b").locator("textarea, input").first
+    expect(a).not_to_have_value("")
+    expect(b).not_to_have_value("")
+    return a.input_value(), b.input_value()
+
+
+def answer_all(page, a: str = "pass", b: str = "fail", preference: str = "A") -> None:
+    """Click every criterion for both outputs, checking Submit stays disabled until the preference is given."""
+    from playwright.sync_api import expect
+
+    from evalkit.ui.rate import ANSWER_KEYS
+
+    submit = page.locator("#submit")
+    for key in ANSWER_KEYS:
+        expect(submit).to_be_disabled()
+        page.locator(f"#r-{key}").get_by_text(a if key.startswith("a_") else b, exact=True).click()
+    expect(submit).to_be_disabled()
+    page.locator("#r-preference").get_by_text(preference, exact=True).click()
+    expect(submit).to_be_enabled()

@@ -1,0 +1,59 @@
+"""End to end in a real browser: Playwright drives Debian's Chromium (headless) through sign-in and two
+ratings, checks the reveal appears only after submit, and saves screenshots to test-artifacts/."""
+
+import pytest
+from apphelpers import (  # noqa: F401
+    ARTIFACTS, answer_all, chromium_page, pair_shown, pool_db, pool_template, rows, served, shown_texts, sign_in,
+    write_config,
+)
+from playwright.sync_api import expect
+
+from evalkit.config import load_config
+
+
+@pytest.fixture
+def cfg(tiny_models, tmp_path):
+    return load_config(write_config(tmp_path / "app.toml", tiny_models, ratings_per_pair=2))
+
+
+def test_rater_rates_two_pairs_and_sees_the_reveal_only_after_submit(cfg, pool_db):
+    ARTIFACTS.mkdir(exist_ok=True)
+    seen = []
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        expect(page.locator("#rate-who")).to_contain_text("ann")
+        reveal = page.locator("#reveal")
+        for n, preference in ((1, "A"), (2, "tie")):
+            texts = shown_texts(page)
+            pair = pair_shown(pool_db, *texts)
+            assert pair["id"] not in [p["id"] for p in seen], "the same pair came twice"
+            seen.append(pair)
+            expect(page.locator("#rate-who")).to_contain_text(f"{n - 1} / ")
+            answer_all(page, preference=preference)
+            # Everything is answered, nothing is submitted: no reveal on the page, not even hidden.
+            expect(reveal).not_to_contain_text("Reveal")
+            html = page.content()
+            assert "generate() s" not in html and "tokens/s" not in html and "Speed-up" not in html
+            page.screenshot(path=str(ARTIFACTS / f"app-pair{n}-before-submit.png"), full_page=True)
+
+            page.click("#submit")
+            expect(reveal).to_contain_text("Reveal")
+            a_path = "ordinary" if pair["ordinary_side"] == "A" else "assisted"
+            b_path = "assisted" if a_path == "ordinary" else "ordinary"
+            rows_shown = reveal.locator("tr")
+            expect(rows_shown.filter(has_text=a_path).first).to_contain_text("A")
+            expect(rows_shown.filter(has_text=b_path).first).to_contain_text("B")
+            expect(page.locator("#submit")).to_be_hidden()
+            expect(page.locator("#correct")).to_be_visible()
+            expect(page.locator("#r-a_schedule input[value='pass']")).to_be_disabled()  # locked after submit
+            page.screenshot(path=str(ARTIFACTS / f"app-pair{n}-reveal.png"), full_page=True)
+            page.click("#next")
+            expect(reveal).not_to_contain_text("Reveal")
+        expect(page.locator("#rate-who")).to_contain_text("2 / ")
+
+    stored = rows(pool_db, "SELECT rater, pair_id, preference, a_schedule, b_schedule FROM current_ratings ORDER BY id")
+    assert stored == [
+        {"rater": "ann", "pair_id": seen[0]["id"], "preference": "A", "a_schedule": "pass", "b_schedule": "fail"},
+        {"rater": "ann", "pair_id": seen[1]["id"], "preference": "tie", "a_schedule": "pass", "b_schedule": "fail"},
+    ]
+    assert (ARTIFACTS / "app-pair2-reveal.png").stat().st_size > 10_000

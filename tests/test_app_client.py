@@ -1,0 +1,325 @@
+"""The rater journey through the app's API with gradio_client, against the app launched in the test:
+sign in, get a pair, submit, reveal, correction, skip, two raters on one pair, the live tab and results.
+Server-side state is per session: one Client is one browser tab."""
+
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from apphelpers import POOL_PAIRS, pair_shown, pool_db, pool_template, rows, served, write_config  # noqa: F401
+from gradio_client import Client
+from gradio_client.exceptions import AppError
+
+from evalkit.config import load_config
+from evalkit.prompts import CRITERIA
+from evalkit.ui.rate import FORM_KEYS
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class Tab:
+    """One browser tab, through gradio_client: calls an endpoint and names its outputs by label."""
+
+    def __init__(self, url: str):
+        self.client = Client(url, verbose=False)
+        info = self.client.view_api(return_format="dict", print_info=False)["named_endpoints"]
+        self.labels = {name: [r["label"] for r in ep["returns"]] for name, ep in info.items()}
+        self.params = {name: [p["label"] for p in ep["parameters"]] for name, ep in info.items()}
+
+    def call(self, api: str, *args) -> dict:
+        result = self.client.predict(*args, api_name=api)
+        result = result if isinstance(result, (list, tuple)) else [result]
+        return {label: _value(v) for label, v in zip(self.labels[api], result, strict=True)}
+
+    def sign_in(self, name: str, passcode: str = "") -> dict:
+        return self.call("/sign_in", name, passcode)
+
+    def submit(self, a="pass", b="fail", preference="A", comment="", **override) -> dict:
+        form = {f"a_{c}": a for c in CRITERIA} | {f"b_{c}": b for c in CRITERIA}
+        form |= {"preference": preference, "comment": comment} | override
+        return self.call("/submit", *[form[k] for k in FORM_KEYS])
+
+
+def _value(v):
+    return v.get("value") if isinstance(v, dict) and v.get("__type__") == "update" else v
+
+
+@pytest.fixture
+def cfg(tiny_models, tmp_path):
+    return load_config(write_config(tmp_path / "app.toml", tiny_models, ratings_per_pair=2))
+
+
+def test_rater_journey_submit_reveal_correct_skip(cfg, pool_db):
+    with served(cfg, pool_db) as url:
+        ann = Tab(url)
+        # The API names no rater and no pair anywhere: both live in the server-side session.
+        assert ann.params["/submit"] == [p for p in ann.params["/submit"] if "rater" not in p.lower()]
+        assert len(ann.params["/submit"]) == len(FORM_KEYS)
+        screen = ann.sign_in("ann")
+        assert "ann" in screen["who"] and f"0 / {POOL_PAIRS}" in screen["who"]
+        assert screen["Output A"] and screen["Output B"] and screen["reveal"] == ""
+        pair = pair_shown(pool_db, screen["Output A"], screen["Output B"])
+
+        # An incomplete form is refused with a clear message, and nothing is written.
+        with pytest.raises(AppError, match="criterion 'schedule' has no valid answer"):
+            ann.submit(a_schedule=None)
+        with pytest.raises(AppError, match="preference"):
+            ann.submit(preference=None)
+        assert rows(pool_db, "SELECT * FROM ratings") == []
+
+        done = ann.submit(preference="B", comment="B reads better")
+        stored = rows(pool_db, "SELECT * FROM ratings")
+        assert len(stored) == 1
+        r = stored[0]
+        assert (r["rater"], r["pair_id"], r["kind"], r["preference"], r["comment"]) == (
+            "ann", pair["id"], "rating", "B", "B reads better")
+        assert all(r[f"a_{c}"] == "pass" and r[f"b_{c}"] == "fail" for c in CRITERIA)
+        ordinary_side = pair["ordinary_side"]
+        assert r["preferred_path"] == ("ordinary" if ordinary_side == "B" else "assisted")
+
+        # The reveal arrives with the stored submission: sides bound to paths, seconds, tokens, tokens/s.
+        reveal = done["reveal"]
+        a_path = "ordinary" if ordinary_side == "A" else "assisted"
+        b_path = "assisted" if ordinary_side == "A" else "ordinary"
+        assert f"| A | {a_path} |" in reveal and f"| B | {b_path} |" in reveal
+        gens = {g["path"]: g for g in rows(pool_db, "SELECT * FROM generations WHERE id IN (?, ?)",
+                                           [pair["a_generation_id"], pair["b_generation_id"]])}
+        for g in gens.values():
+            assert f"{g['generate_seconds']:.3f} | {g['new_tokens']} |" in reveal
+        assert "Speed-up for this pair" in reveal or "No speed-up for this pair" in reveal
+        assert f"1 / {POOL_PAIRS}" in done["who"]
+
+        # Locked: a second submit is refused; Correct unlocks with the stored answers, and saving adds a row.
+        with pytest.raises(AppError, match="locked"):
+            ann.submit()
+        unlocked = ann.call("/correct")
+        assert unlocked[f"A · {CRITERIA[0]}"] == "pass" and unlocked["Preference · 偏好"] == "B"
+        ann.submit(a="pass", b="unsure", preference="tie", comment="on reflection, a tie")
+        history = rows(pool_db, "SELECT * FROM ratings ORDER BY id")
+        assert len(history) == 2 and history[1]["supersedes"] == history[0]["id"]
+        current = rows(pool_db, "SELECT * FROM current_ratings")
+        assert len(current) == 1 and current[0]["preference"] == "tie" and current[0]["b_schedule"] == "unsure"
+
+        # Next pair; skipping needs a reason, and the reason is stored.
+        nxt = ann.call("/next_pair")
+        assert nxt["reveal"] == "" and f"1 / {POOL_PAIRS}" in nxt["who"]
+        second = pair_shown(pool_db, nxt["Output A"], nxt["Output B"])
+        assert second["id"] != pair["id"]
+        with pytest.raises(AppError, match="a skip needs a reason"):
+            ann.call("/skip", "  ")
+        after = ann.call("/skip", "cannot judge: both outputs are noise")
+        skips = rows(pool_db, "SELECT * FROM ratings WHERE kind = 'skip'")
+        assert [(s["rater"], s["pair_id"], s["skip_reason"]) for s in skips] == [
+            ("ann", second["id"], "cannot judge: both outputs are noise")]
+        assert f"2 / {POOL_PAIRS}" in after["who"]
+        third = pair_shown(pool_db, after["Output A"], after["Output B"])
+        assert third["id"] not in (pair["id"], second["id"])
+
+
+def test_two_raters_share_a_pair_until_it_is_full(cfg, pool_db):
+    keep = rows(pool_db, "SELECT id FROM pairs ORDER BY id LIMIT 1")[0]["id"]
+    db_rows = rows(pool_db, "SELECT id FROM pairs WHERE id != ?", [keep])
+    import sqlite3
+
+    with sqlite3.connect(pool_db) as conn:  # a one-pair pool: every rater meets the same pair
+        conn.executemany("DELETE FROM pairs WHERE id = ?", [(r["id"],) for r in db_rows])
+    with served(cfg, pool_db) as url:
+        ann, bob, cat = Tab(url), Tab(url), Tab(url)
+        ann_again = Tab(url)  # ann in a second browser tab
+        a_screen, b_screen = ann.sign_in("ann"), bob.sign_in("bob")
+        ann_again.sign_in("ann")
+        assert (a_screen["Output A"], a_screen["Output B"]) == (b_screen["Output A"], b_screen["Output B"])
+        ann.submit(preference="A")
+        with pytest.raises(AppError, match="already rated or skipped this pair") as refused:
+            ann_again.submit(preference="B")
+        assert keep not in str(refused.value)  # the pair id stays on the server, even in an error
+        bob.submit(preference="B", b="pass")
+        got = rows(pool_db, "SELECT rater, pair_id, preference FROM current_ratings ORDER BY rater")
+        assert got == [{"rater": "ann", "pair_id": keep, "preference": "A"},
+                       {"rater": "bob", "pair_id": keep, "preference": "B"}]
+        # ratings_per_pair = 2: the pair is full, so a third rater has nothing left; so do ann and bob.
+        c_screen = cat.sign_in("cat")
+        assert "No pairs left" in c_screen["done"] and "0 / 0" in c_screen["who"]
+        assert "No pairs left" in ann.call("/next_pair")["done"]
+        with pytest.raises(AppError, match="no pair on screen"):
+            cat.submit()
+        assert len(rows(pool_db, "SELECT * FROM ratings")) == 2
+
+
+def test_sign_in_is_required_and_passcodes_are_checked(tiny_models, tmp_path, pool_db):
+    cfg = load_config(write_config(tmp_path / "pc.toml", tiny_models, passcodes=("s3cret",)))
+    with served(cfg, pool_db) as url:
+        tab = Tab(url)
+        with pytest.raises(AppError, match="not signed in"):
+            tab.submit()
+        with pytest.raises(AppError, match="passcode is not right"):
+            tab.sign_in("eve", "guess")
+        with pytest.raises(AppError, match="rater name is empty"):
+            tab.sign_in("   ", "s3cret")
+        with pytest.raises(AppError, match="not signed in"):
+            tab.call("/skip", "no")
+        assert "eve" in tab.sign_in("eve", "s3cret")["who"]
+    assert rows(pool_db, "SELECT * FROM ratings") == []
+
+
+def test_on_a_space_the_rater_comes_from_oauth_only(cfg, pool_db, monkeypatch):
+    """Built for a Space, sign-in runs on page load, takes no browser input but the server-side session, and
+    reads the rater from the OAuth profile Gradio injects. Off a Space, Gradio mocks the OAuth routes with the
+    machine's Hugging Face login (a network call); the test stands in for that mock, offline."""
+    import gradio as gr
+    import gradio.oauth
+    from gradio.helpers import special_args
+
+    monkeypatch.setattr(gradio.oauth, "_get_mocked_oauth_info", lambda: {"userinfo": {}}, raising=True)
+
+    from evalkit.ui import build_app
+    from evalkit.ui.session import Session
+
+    demo = build_app(cfg, pool_db, space=True)
+    assert any(isinstance(b, gr.LoginButton) for b in demo.blocks.values())
+    assert not any(isinstance(b, gr.Textbox) and "name" in str(b.label).lower() for b in demo.blocks.values())
+    (sign_in,) = [f for f in demo.fns.values() if f.api_name == "sign_in"]
+    assert [type(b) for b in sign_in.inputs] == [gr.State]
+    assert ("load" in str(sign_in.targets)) or any(t[1] == "load" for t in sign_in.targets)
+    injected, *_ = special_args(sign_in.fn, [Session()], request=None)  # Gradio fills in the profile
+    assert len(injected) == 2 and injected[1] is None
+    assert "Sign in with your Hugging Face account" in next(iter(
+        v for k, v in sign_in.fn(*injected).items() if getattr(k, "label", "") == "status"))
+    profile = gr.OAuthProfile({"name": "Hugging Ann", "preferred_username": "hf-ann", "profile": "", "picture": ""})
+    screen = sign_in.fn(Session(), profile)
+    (session,) = [v for k, v in screen.items() if isinstance(k, gr.State)]
+    assert session.rater == "hf-ann" and session.pair_id is not None
+
+
+def test_allow_lists_by_name_and_by_hub_organisation(tiny_models, tmp_path, pool_db, monkeypatch):
+    import gradio as gr
+    import gradio.oauth
+
+    from evalkit.ui import build_app
+    from evalkit.ui.session import Session
+
+    cfg = load_config(write_config(tmp_path / "allow.toml", tiny_models, allowed_raters=["ann"], allowed_orgs=["acme"]))
+    with served(cfg, pool_db) as url:
+        with pytest.raises(AppError, match="not on this study's allow-list"):
+            Tab(url).sign_in("mallory")
+        assert "ann" in Tab(url).sign_in("ann")["who"]
+
+    monkeypatch.setattr(gradio.oauth, "_get_mocked_oauth_info", lambda: {"userinfo": {}}, raising=True)
+    (sign_in,) = [f for f in build_app(cfg, pool_db, space=True).fns.values() if f.api_name == "sign_in"]
+
+    def profile(name, orgs):
+        return gr.OAuthProfile({"name": name, "preferred_username": name, "profile": "", "picture": "",
+                                "orgs": [{"preferred_username": o, "name": o.title()} for o in orgs]})
+
+    with pytest.raises(gr.Error, match="not on this study's allow-list"):
+        sign_in.fn(Session(), profile("mallory", ["evil-corp"]))
+    screen = sign_in.fn(Session(), profile("bea", ["acme"]))
+    assert [v.rater for k, v in screen.items() if isinstance(k, gr.State)] == ["bea"]
+
+
+def test_submissions_are_rate_limited_per_rater(tiny_models, tmp_path, pool_db):
+    cfg = load_config(write_config(tmp_path / "limit.toml", tiny_models, max_submissions_per_minute=1))
+    with served(cfg, pool_db) as url:
+        ann, bob = Tab(url), Tab(url)
+        ann.sign_in("ann")
+        bob.sign_in("bob")
+        ann.submit()
+        ann.call("/next_pair")
+        with pytest.raises(AppError, match="too many submissions from 'ann'"):
+            ann.call("/skip", "too fast")
+        bob.submit()  # the limit is per rater
+    assert [r["rater"] for r in rows(pool_db, "SELECT rater FROM ratings ORDER BY id")] == ["ann", "bob"]
+
+
+def test_live_runs_are_stored_as_live_and_never_paired(cfg, pool_db):
+    pairs_before = rows(pool_db, "SELECT COUNT(*) AS n FROM pairs")[0]["n"]
+    with served(cfg, pool_db) as url:
+        tab = Tab(url)
+        out = tab.call("/live", "writing-01", "")
+        assert "| ordinary | ok |" in out["timing table"] and "| assisted | ok |" in out["timing table"]
+        texts = [g["text"] for g in rows(pool_db, "SELECT text FROM generations WHERE live = 1 ORDER BY id")]
+        assert [out["Ordinary — target alone"], out["Assisted — target verifies the draft"]] == texts
+        out = tab.call("/live", "writing-02", "周五上午系统升级，期间只读。")
+    live = rows(pool_db, "SELECT g.path, g.prompt_id, g.live, e.kind FROM generations g "
+                         "JOIN experiments e ON e.id = g.experiment_id WHERE e.kind = 'live' ORDER BY g.id")
+    assert [(g["path"], g["prompt_id"], g["live"]) for g in live] == [
+        ("ordinary", "writing-01", 1), ("assisted", "writing-01", 1),
+        ("ordinary", "live-custom", 1), ("assisted", "live-custom", 1)]
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM pairs")[0]["n"] == pairs_before
+    note = rows(pool_db, "SELECT note FROM experiments WHERE kind = 'live' ORDER BY id DESC LIMIT 1")[0]["note"]
+    assert "周五上午系统升级" in note
+
+
+def test_results_tab_counts(cfg, pool_db):
+    cfg.app.organisers = ["boss"]
+    with served(cfg, pool_db) as url:
+        tab = Tab(url)
+        tab.sign_in("ann")
+        tab.submit()
+        out = tab.call("/results")
+        # ann still has blind pairs to rate: counts only, no aggregates (they could hint at the sides)
+        assert "finished your own pairs" in out["verdict"] and out["pass_rates"] is None
+        boss = Tab(url)
+        boss.sign_in("boss")
+        out = boss.call("/results")
+    assert f"| pairs in the pool | {POOL_PAIRS} |" in out["counts"] and "| current ratings | 1 |" in out["counts"]
+    # an organiser sees the aggregation: verdict with its conditions, the tables, and the plots
+    assert "Verdict: **INSUFFICIENT DATA**" in out["verdict"] and "ratings per pair" in out["verdict"]
+    pass_rates = out["pass_rates"]
+    assert pass_rates["headers"][:3] == ["prompt_id", "path", "criterion"] and len(pass_rates["data"]) > 0
+    assert out["speedup"]["data"][0][0] == "all"
+    assert all(out[name] is not None for name in ("speedup plot", "pass rates plot"))
+
+
+def test_python_app_py_serves_the_app(cfg, pool_db, tmp_path):
+    port = __import__("apphelpers").free_port()
+    env = dict(os.environ, EVALKIT_DB=str(tmp_path / "unused.db"))
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "app.py"), "--config", cfg.source, "--db", str(pool_db),
+         "--host", "127.0.0.1", "--port", str(port), "--no-prepare"],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as r:
+                    assert r.status == 200 and "evalkit" in r.read().decode()
+                    break
+            except OSError:
+                assert proc.poll() is None, proc.stdout.read().decode()
+                assert time.monotonic() < deadline, "app.py did not start serving in 90 s"
+                time.sleep(0.5)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_app_py_reports_a_bad_config_in_one_line(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("nonsense_key = 1\n")
+    done = subprocess.run([sys.executable, str(ROOT / "app.py"), "--config", str(bad), "--no-prepare"],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.startswith("error:") and "unknown config key" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_run_history_is_off_and_live_runs_have_their_own_queue(cfg, pool_db):
+    import json
+
+    with served(cfg, pool_db) as url:
+        with urllib.request.urlopen(url + "config", timeout=30) as r:
+            config = json.loads(r.read())
+        tab = Tab(url)
+    assert config["run_history"] is False
+    assert "runs" not in config.get("footer_links", [])
+    from evalkit.ui import build_app
+
+    fns = {f.api_name: f for f in build_app(cfg, pool_db).fns.values() if f.api_name}
+    assert (fns["live"].concurrency_limit, fns["live"].concurrency_id) == (1, "live")
+    assert all(fns[n].concurrency_id != "live" for n in ("sign_in", "submit", "correct", "skip", "next_pair"))
+    assert set(tab.labels) >= {"/sign_in", "/submit", "/correct", "/skip", "/next_pair", "/live", "/results"}

@@ -1,0 +1,140 @@
+"""Blindness, checked on the wire: everything the browser receives before a submission — the page HTML,
+the rendered DOM, the app config and API info, every HTTP response body and every server-sent-event chunk
+— holds no path name bound to a side, no timing, no token count, and no pair id. After the submission the
+same collector does see the reveal, so the check can fail."""
+
+import re
+
+import pytest
+from apphelpers import (  # noqa: F401
+    answer_all, chromium_page, pair_shown, pool_db, pool_template, rows, served, shown_texts, sign_in, write_config,
+)
+from playwright.sync_api import expect
+
+from evalkit.config import load_config
+from evalkit.prompts import load_prompts
+
+# Tee every fetch() response body, streamed chunk by chunk (Gradio's queue results arrive as server-sent
+# events over fetch), into a list the test reads back. Installed before any page script runs.
+TEE_FETCH = """
+(() => {
+  const seen = (window.__evalkitSeen = []);
+  const fetch0 = window.fetch.bind(window);
+  window.fetch = async (...args) => {
+    const resp = await fetch0(...args);
+    try {
+      const reader = resp.clone().body && resp.clone().body.getReader();
+      if (reader) {
+        const dec = new TextDecoder();
+        (async () => {
+          for (;;) {
+            const { done, value } = await reader.read();
+            if (done) break;
+            seen.push(resp.url + "\\n" + dec.decode(value, { stream: true }));
+          }
+        })().catch(() => {});
+      }
+    } catch (e) {}
+    return resp;
+  };
+})();
+"""
+
+PATH = r"(?:ordinary|assisted|fallback|prompt[_ ]lookup)"
+SIDE = r"(?<![A-Za-z0-9_])(?:output\s+)?[AB](?![A-Za-z0-9_])"
+SEP = r"[\s|:=\-–—>→*\"',]{1,12}"
+BINDINGS = [re.compile(SIDE + SEP + r"(?:is\s+|was\s+)?" + PATH, re.I),
+            re.compile(PATH + SEP + r"(?:is\s+|was\s+|on\s+)?" + SIDE, re.I)]
+HINT_WORDS = ["generate() s", "tokens/s", "new tokens", "new_tokens", "generate_seconds", "Speed-up", "speedup",
+              "ordinary_side", "a_generation_id", "tokens_per_second", "stop_reason"]
+
+
+@pytest.fixture
+def cfg(tiny_models, tmp_path):
+    return load_config(write_config(tmp_path / "app.toml", tiny_models, ratings_per_pair=2))
+
+
+class Collector:
+    """Everything the browser received: response bodies (except the JS/CSS/fonts/images of Gradio's
+    own front end, which hold no data), the fetch-stream chunks, the live DOM, and the config endpoints."""
+
+    STATIC = ("javascript", "css", "font", "image", "svg", "wasm")
+
+    def __init__(self, page, url):
+        self.page, self.url, self.responses = page, url, []
+        page.on("response", lambda r: self.responses.append(r))
+
+    def texts(self) -> list[str]:
+        out = []
+        for r in self.responses:
+            ct = r.headers.get("content-type", "")
+            if any(s in ct for s in self.STATIC) or "event-stream" in ct:  # streams: read by the fetch tee
+                continue
+            out.append(f"{r.url}\n{r.body().decode('utf-8', 'replace')}")
+        out += self.page.evaluate("window.__evalkitSeen")
+        out.append(self.page.content())
+        for endpoint in ("config", "gradio_api/info"):
+            resp = self.page.request.get(self.url + endpoint)
+            assert resp.ok, endpoint
+            out.append(resp.text())
+        return out
+
+
+def _json_unescape(s: str) -> str:
+    return s.replace('\\"', '"').replace("\\n", "\n").replace("\\u2014", "—").replace("\\u00d7", "×")
+
+
+def leaks(blobs: list[str], pair_ids: list[str], generations: list[dict]) -> list[str]:
+    found = []
+    for blob in blobs:
+        text = _json_unescape(blob)
+        for rx in BINDINGS:
+            found += [f"side bound to path: {m.group(0)!r}" for m in rx.finditer(text)]
+        found += [f"hint word {w!r}" for w in HINT_WORDS if w in text]
+        found += [f"pair id {p}" for p in pair_ids if p in text]
+        for g in generations:
+            s = g["generate_seconds"]
+            for shown in (repr(s), f"{s:.3f}", f"{s:.4f}", f"{g['new_tokens'] / s:.1f} "):
+                if shown in text:
+                    found.append(f"timing {shown!r} of generation {g['id']}")
+        found += [f"token count: {m.group(0)!r}" for m in re.finditer(r"\b\d+\s*(?:new\s+)?tokens\b", text, re.I)]
+    return found
+
+
+def test_nothing_before_submit_gives_the_sides_away_and_the_reveal_arrives_after(cfg, pool_db):
+    pair_ids = [p["id"] for p in rows(pool_db, "SELECT id FROM pairs")]
+    generations = rows(pool_db, "SELECT id, generate_seconds, new_tokens FROM generations")
+    with served(cfg, pool_db) as url, chromium_page(TEE_FETCH) as page:
+        collect = Collector(page, url)
+        sign_in(page, url, "ann")
+        text_a, text_b = shown_texts(page)
+        pair = pair_shown(pool_db, text_a, text_b)
+        page.get_by_text("Guidelines · 评分指南").click()
+        answer_all(page)
+        page.get_by_role("tab", name="Results").click()
+        expect(page.get_by_text("pairs in the pool")).to_be_visible()
+        page.get_by_role("tab", name="Rate · 评分").click()
+        page.wait_for_timeout(1500)  # let the last stream chunks land
+        before = collect.texts()
+
+        # The collector really holds what the server sent for this pair: its prompt's task is in no page or
+        # config, it arrives only in the sign-in event's stream ...
+        task = load_prompts(ids=[pair["prompt_id"]])[0].task
+        streamed = page.evaluate("window.__evalkitSeen")
+        assert any(task in chunk for chunk in streamed), "the fetch tee saw no event stream"
+        assert not leaks(before, pair_ids, generations), leaks(before, pair_ids, generations)
+
+        page.click("#submit")
+        expect(page.locator("#reveal")).to_contain_text("Reveal")
+        page.wait_for_timeout(1500)
+        after = collect.texts()
+
+    # ... and after the submission the same collector finds the reveal: sides bound to paths, and timings.
+    found = leaks(after, pair_ids, generations)
+    a_gen, b_gen = (rows(pool_db, "SELECT * FROM generations WHERE id = ?", [pair[k]])[0]
+                    for k in ("a_generation_id", "b_generation_id"))
+    assert any(f"side bound to path: 'A | {a_gen['path']}'" in f for f in found), found
+    assert any(f"side bound to path: 'B | {b_gen['path']}'" in f for f in found), found
+    assert any(f"timing '{a_gen['generate_seconds']:.3f}'" in f for f in found), found
+    assert any("hint word 'tokens/s'" in f for f in found), found
+    assert not any(f.startswith("pair id") for f in found), "a pair id reached the browser"

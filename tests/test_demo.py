@@ -1,0 +1,152 @@
+"""The offline demo pair: built from nothing, shared tokenizer, atomic and cached builds.
+
+Uses the reduced `scale="smoke"` recipe (a few seconds of training); the full pair is measured by hand.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from evalkit import corpus, demo
+from evalkit.prompts import PLAIN_TEMPLATE, load_prompts
+
+
+@pytest.fixture(scope="module")
+def smoke_pair(tmp_path_factory):
+    out = tmp_path_factory.mktemp("demo") / "pair"
+    demo.build_demo_pair(out, scale="smoke", progress=False)
+    return out
+
+
+def test_corpus_is_deterministic_and_framed():
+    a = corpus.generate_corpus(3, 200)
+    b = corpus.generate_corpus(3, 200)
+    assert [s.text for s in a] == [s.text for s in b]
+    assert [s.text for s in a] != [s.text for s in corpus.generate_corpus(4, 200)]
+    for s in a:
+        assert s.text.startswith("资料：") and s.text.endswith(corpus.EOS)
+        assert "\n任务：" in s.prompt_text and s.prompt_text.endswith("\n输出：\n")
+    # every bundled prompt's exact frame is in the corpus, with more than one distinct answer
+    texts = corpus.generate_corpus(0, 1000)
+    for p in load_prompts():
+        outputs = {s.output for s in texts if s.prompt_text == p.plain_text()}
+        assert len(outputs) > 3, p.id
+    # varied material too, and some bundled answers break a fidelity criterion on purpose
+    assert any(not s.bundled for s in texts)
+    slips = [s for s in texts if s.bundled and s.slip]
+    assert 0.05 < len(slips) / sum(s.bundled for s in texts) < 0.2
+
+
+def test_corpus_template_matches_prompts_module():
+    m = corpus.bundled_material()
+    p = load_prompts()[0]
+    assert m.text == p.material
+    assert PLAIN_TEMPLATE.format(material=p.material, task=p.task) == p.plain_text()
+
+
+def test_smoke_pair_loads_and_shares_tokenizer(smoke_pair):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    manifest = json.loads((smoke_pair / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["build_version"] == demo.BUILD_VERSION and manifest["scale"] == "smoke"
+    assert demo.is_complete(smoke_pair, "smoke") and not demo.is_complete(smoke_pair, "full")
+    # nothing half-written left beside the build
+    assert sorted(p.name for p in smoke_pair.parent.iterdir()) == ["pair"]
+
+    tt = AutoTokenizer.from_pretrained(smoke_pair / "target")
+    dt = AutoTokenizer.from_pretrained(smoke_pair / "draft")
+    assert tt.get_vocab() == dt.get_vocab()
+    for name in ("bos_token_id", "eos_token_id", "pad_token_id", "unk_token_id"):
+        assert getattr(tt, name) == getattr(dt, name) is not None
+    assert (tt.bos_token, tt.eos_token, tt.pad_token, tt.unk_token) == ("<s>", "</s>", "<pad>", "<unk>")
+    assert not getattr(tt, "chat_template", None)
+    # byte-level: any text round-trips, including characters the corpus never had
+    text = "资料：周三晚间维护 — naïve 😀 Ünïcode 𠀀"
+    assert tt.decode(tt(text, add_special_tokens=False)["input_ids"]) == text
+
+    target = AutoModelForCausalLM.from_pretrained(smoke_pair / "target").eval()
+    draft = AutoModelForCausalLM.from_pretrained(smoke_pair / "draft").eval()
+    assert target.config.vocab_size == draft.config.vocab_size == len(tt)
+    assert sum(p.numel() for p in draft.parameters()) < sum(p.numel() for p in target.parameters())
+    for m in (target, draft):
+        gc = m.generation_config
+        assert (gc.eos_token_id, gc.bos_token_id, gc.pad_token_id) == (tt.eos_token_id, tt.bos_token_id, tt.pad_token_id)
+        assert gc.do_sample is True and gc.temperature == pytest.approx(0.7)
+    assert draft.generation_config.num_assistant_tokens_schedule == "constant"
+
+
+def test_smoke_pair_greedy_assisted_equals_ordinary(smoke_pair):
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(smoke_pair / "target")
+    target = AutoModelForCausalLM.from_pretrained(smoke_pair / "target", dtype=torch.float32).eval()
+    draft = AutoModelForCausalLM.from_pretrained(smoke_pair / "draft", dtype=torch.float32).eval()
+    prompt = load_prompts()[0]
+    inputs = tok(prompt.plain_text(), return_tensors="pt")
+    assert inputs["input_ids"][0, 0].item() == tok.bos_token_id
+    with torch.no_grad():
+        plain = target.generate(**inputs, do_sample=False, max_new_tokens=24)
+        assisted = target.generate(**inputs, do_sample=False, max_new_tokens=24, assistant_model=draft)
+    assert plain.shape == assisted.shape
+    assert torch.equal(plain, assisted)
+
+
+def test_ensure_is_cached_and_rebuilds_interrupted(tmp_path, capfd):
+    out = tmp_path / "pair"
+    assert demo.ensure_demo_pair(out, progress=False, scale="smoke") == out
+    captured = capfd.readouterr()
+    assert "train target" not in captured.err + captured.out  # progress=False: no bars
+    manifest = out / "manifest.json"
+    first = manifest.stat().st_mtime_ns
+    weights = (out / "target" / "model.safetensors").read_bytes()
+
+    # second call: complete build found, nothing rebuilt
+    demo.ensure_demo_pair(out, progress=False, scale="smoke")
+    assert manifest.stat().st_mtime_ns == first
+
+    # an interrupted build (no manifest) is rebuilt, deterministically
+    manifest.unlink()
+    assert not demo.is_complete(out, "smoke")
+    demo.ensure_demo_pair(out, progress=False, scale="smoke")
+    assert manifest.is_file() and demo.is_complete(out, "smoke")
+    assert (out / "target" / "model.safetensors").read_bytes() == weights
+
+    # a stale build (other version) is rebuilt too
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    data["build_version"] = "old"
+    manifest.write_text(json.dumps(data), encoding="utf-8")
+    demo.ensure_demo_pair(out, progress=False, scale="smoke")
+    assert json.loads(manifest.read_text(encoding="utf-8"))["build_version"] == demo.BUILD_VERSION
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pair"]
+
+
+def test_failed_build_leaves_nothing(tmp_path, monkeypatch):
+    def boom(*a, **k):
+        raise RuntimeError("interrupted")
+
+    monkeypatch.setattr(demo, "train_model", boom)
+    with pytest.raises(RuntimeError):
+        demo.build_demo_pair(tmp_path / "pair", scale="smoke", progress=False)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_unknown_scale_is_a_clear_error(tmp_path):
+    from evalkit.errors import EvalkitError
+
+    with pytest.raises(EvalkitError, match="scale"):
+        demo.build_demo_pair(tmp_path / "x", scale="huge", progress=False)
+
+
+def test_no_heavy_imports_at_module_top():
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(demo))
+    top = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    names = {a.name.split(".")[0] for n in top for a in n.names} | {
+        (n.module or "").split(".")[0] for n in top if isinstance(n, ast.ImportFrom)
+    }
+    assert not names & {"torch", "transformers", "tokenizers"}
