@@ -191,7 +191,7 @@ def _m005_tune_trials(db) -> None:
             num_assistant_tokens INTEGER NOT NULL,
             num_assistant_tokens_schedule TEXT NOT NULL,
             assistant_confidence_threshold REAL NOT NULL,
-            median_seconds_sum REAL,
+            median_seconds_per_token_sum REAL,
             speedup_vs_default REAL,
             acceptance_rate REAL,
             fallbacks INTEGER NOT NULL

@@ -23,12 +23,14 @@ TRANSFORMERS_DEFAULT = {"num_assistant_tokens": 20, "num_assistant_tokens_schedu
 @dataclass
 class Trial:
     settings: dict
-    seconds: dict  # prompt id -> list of generate() seconds
+    seconds: dict  # prompt id -> list of generate() seconds per new token
     accepted: int = 0
     proposed: int = 0
     fallbacks: int = 0
 
     def median_total(self) -> float | None:
+        """Sum over prompts of the median seconds per new token. Per token, because sampled outputs differ
+        in length from trial to trial (with greedy decoding every trial gives the same tokens)."""
         meds = [median(v) for v in self.seconds.values()]
         return sum(meds) if meds and None not in meds else None
 
@@ -79,7 +81,7 @@ def run_tune(cfg: Config, db, *, tokens, schedules, thresholds, reps: int = 2, p
                 if timed.path == "fallback":
                     trial.fallbacks += 1
                 else:
-                    trial.seconds[prompt.id].append(timed.generate_seconds)
+                    trial.seconds[prompt.id].append(timed.generate_seconds / max(timed.new_tokens, 1))
                     trial.accepted += timed.draft_accepted or 0
                     trial.proposed += timed.draft_proposed or 0
                 bar.update(1)
@@ -91,7 +93,7 @@ def run_tune(cfg: Config, db, *, tokens, schedules, thresholds, reps: int = 2, p
         for i, t in enumerate(trials):
             total = t.median_total()
             row = {"experiment_id": exp_id, "trial": i, "is_default": int(i == 0), "settings": json.dumps(t.settings),
-                   **t.settings, "median_seconds_sum": total,
+                   **t.settings, "median_seconds_per_token_sum": total,
                    "speedup_vs_default": (default_total / total) if (total and default_total) else None,
                    "acceptance_rate": t.accepted / t.proposed if t.proposed else None, "fallbacks": t.fallbacks}
             db["tune_trials"].insert(row)
@@ -104,11 +106,12 @@ def format_tune(result: dict) -> str:
     def f(x, spec=".3f"):
         return "n/a" if x is None else format(x, spec)
 
-    lines = [f"{'draft len':>9} {'schedule':<20}{'threshold':>9} {'sum of medians s':>17} {'vs default':>10} {'accept':>7}"]
+    lines = [f"{'draft len':>9} {'schedule':<20}{'threshold':>9} {'ms/token (sum)':>15} {'vs default':>10} {'kept':>7}"]
     for r in result["trials"]:
         lines.append(
             f"{r['num_assistant_tokens']:>9} {r['num_assistant_tokens_schedule']:<20}{r['assistant_confidence_threshold']:>9.2f} "
-            f"{f(r['median_seconds_sum']):>17} {f(r['speedup_vs_default'], '.2f'):>9}x {f(r['acceptance_rate'], '.2f'):>7}"
+            f"{f(r['median_seconds_per_token_sum'] * 1000 if r['median_seconds_per_token_sum'] else None, '.2f'):>15} "
+            f"{f(r['speedup_vs_default'], '.2f'):>9}x {f(r['acceptance_rate'], '.2f'):>7}"
             + ("   <- Transformers default" if r["is_default"] else "")
         )
     b = result["best"]
