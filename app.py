@@ -36,6 +36,10 @@ def main(argv: list[str] | None = None) -> int:
         sync = from_environment(path)
         if sync is not None:
             sync.restore_if_missing()
+        if args.no_prepare and not path.exists():  # else a typo serves an empty study: "no pairs left"
+            raise EvalkitError(f"database {path} does not exist",
+                               "run without --no-prepare to build the pair pool there, or point --db / EVALKIT_DB "
+                               "at the study's database")
         if not args.no_prepare:
             from evalkit.ui.prepare import ensure_pool
 

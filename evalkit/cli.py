@@ -41,10 +41,17 @@ def _cfg(config_path):
     return load_config(config_path)
 
 
-def _db(db_path):
+def _db(db_path, must_exist: bool = False):
+    from pathlib import Path
+
+    from .locations import db_path as default_db_path
     from .store import open_db
 
-    return open_db(db_path)
+    path = Path(db_path) if db_path else default_db_path()
+    if must_exist and not path.exists():  # reading a study: a typo must not become a new, empty database
+        raise EvalkitError(f"database {path} does not exist",
+                           "pass --db (or set EVALKIT_DB) with the study's database; `evalkit generate` creates one")
+    return open_db(path)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -261,7 +268,7 @@ def aggregate_cmd(db_path, as_json):
     """
     from .aggregate import aggregate, format_text
 
-    agg = aggregate(_db(db_path))
+    agg = aggregate(_db(db_path, must_exist=True))
     if as_json:
         click.echo(json.dumps(agg.to_json(), ensure_ascii=False, indent=2, default=str))
     else:
@@ -276,7 +283,7 @@ def report(db_path, out_dir):
     """Write a self-contained HTML report with plots and the gate verdict."""
     from .report import build_report
 
-    path = build_report(_db(db_path), out_dir)
+    path = build_report(_db(db_path, must_exist=True), out_dir)
     click.echo(f"report written: {path}")
 
 
@@ -295,7 +302,7 @@ def export(db_path, out_dir, repo_id, public, keep_rater_names):
     """
     from .export import export as run_export
 
-    ds = run_export(_db(db_path), out_dir, push_to_hub=repo_id, public=public, keep_rater_names=keep_rater_names)
+    ds = run_export(_db(db_path, must_exist=True), out_dir, push_to_hub=repo_id, public=public, keep_rater_names=keep_rater_names)
     counts = ", ".join(f"{k} {len(v)}" for k, v in ds.items())
     click.echo(f"exported to {out_dir}: {counts}" + (f"; pushed to {repo_id} ({'public' if public else 'private'})" if repo_id else ""))
 

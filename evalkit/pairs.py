@@ -113,15 +113,45 @@ def distributed_state(cfg: Config):
     return PartialState(cpu=cfg.models.device == "cpu" or not torch.cuda.is_available())
 
 
+def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int | None, progress: bool) -> dict:
+    """Main process: the experiment (new, or the one to resume) and the work items still to do."""
+    from .compat import approved
+    from .models import check_compat
+    from .store import insert_experiment, open_db
+
+    compat = check_compat(cfg, progress)
+    if not (cfg.assisted_enabled and approved(compat)):
+        raise EvalkitError(
+            "the pair pool needs both paths, but the assisted path is "
+            + ("switched off" if not cfg.assisted_enabled else "not approved: " + "; ".join(compat["reasons"])),
+            "switch generation_path = 'assisted' and load_draft = true, and fix what `evalkit check` reports",
+        )
+    db = open_db(db_path)
+    try:
+        if resume is not None:
+            if next(db.query("SELECT id FROM experiments WHERE id = ? AND kind = 'pool'", [resume]), None) is None:
+                raise EvalkitError(f"experiment {resume} is not a pair-pool experiment in {db_path}",
+                                   "pass the id printed by the interrupted `evalkit generate`")
+            merge_shards(db, db_path, resume)  # what an interrupted run left in its shards
+            exp_id = resume
+        else:
+            exp_id = insert_experiment(db, "pool", cfg.to_dict(), compat)
+        done = _done_items(db, exp_id, cfg.decoding.seed)
+    finally:
+        db.close()
+    work = [(i, pid, s) for i, (pid, s) in enumerate((pid, s) for pid in prompts for s in range(samples))]
+    todo = [w for w in work if (w[1], w[2]) not in done]
+    return {"experiment_id": exp_id, "todo": todo, "skipped": len(work) - len(todo)}
+
+
 def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int | None = None, resume: int | None = None,
                progress: bool = True, echo=print) -> PoolResult:
     from tqdm import tqdm
 
-    from .compat import approved
     from .locations import db_path as default_db_path
-    from .models import check_compat, load_pair
+    from .models import load_pair
     from .prompts import load_prompts
-    from .store import insert_experiment, open_db
+    from .store import open_db
 
     samples = samples or cfg.pool.samples
     if samples < 1:
@@ -133,30 +163,20 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
     state = distributed_state(cfg)
     plan_path = db_path.with_name(f"{db_path.name}.plan.json")
     if state.is_main_process:
-        db = open_db(db_path)
-        compat = check_compat(cfg, progress)
-        if not (cfg.assisted_enabled and approved(compat)):
-            plan = {"error": "the pair pool needs both paths, but the assisted path is "
-                    + ("switched off" if not cfg.assisted_enabled else "not approved: " + "; ".join(compat["reasons"]))}
-        elif resume is not None and next(db.query("SELECT id FROM experiments WHERE id = ? AND kind = 'pool'", [resume]), None) is None:
-            plan = {"error": f"experiment {resume} is not a pair-pool experiment in {db_path}"}
-        else:
-            if resume is not None:
-                merge_shards(db, db_path, resume)  # what an interrupted run left in its shards
-                exp_id = resume
-            else:
-                exp_id = insert_experiment(db, "pool", cfg.to_dict(), compat)
-            done = _done_items(db, exp_id, cfg.decoding.seed)
-            work = [(i, pid, s) for i, (pid, s) in enumerate((pid, s) for pid in prompts for s in range(samples))]
-            todo = [w for w in work if (w[1], w[2]) not in done]
-            plan = {"experiment_id": exp_id, "todo": todo, "skipped": len(work) - len(todo)}
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            plan = _plan(cfg, db_path, prompts, samples, resume, progress)
+        except EvalkitError as e:  # tell the other processes too, so nobody waits forever
+            plan = {"error": e.what, "fix": e.fix}
         tmp = plan_path.with_suffix(".tmp")
         tmp.write_text(json.dumps(plan))
         tmp.replace(plan_path)
     state.wait_for_everyone()
     plan = json.loads(plan_path.read_text())
     if "error" in plan:
-        raise EvalkitError(plan["error"], "switch generation_path = 'assisted' and load_draft = true, and fix what `evalkit check` reports")
+        if state.is_main_process:
+            plan_path.unlink(missing_ok=True)
+        raise EvalkitError(plan["error"], plan["fix"])
     exp_id = plan["experiment_id"]
     device = str(state.device) if state.num_processes > 1 and cfg.models.device == "auto" else None
     made = fallbacks = 0
@@ -180,10 +200,13 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
     result = PoolResult(exp_id, made, fallbacks, len(prompts), plan["skipped"])
     if state.is_main_process:
         db = open_db(db_path, migrate_schema=False)
-        merge_shards(db, db_path, exp_id)
-        result.pairs = db.execute("SELECT COUNT(*) FROM pairs WHERE experiment_id = ?", [exp_id]).fetchone()[0]
-        result.fallbacks = db.execute(
-            "SELECT COUNT(*) FROM generations WHERE experiment_id = ? AND path = 'fallback'", [exp_id]).fetchone()[0]
+        try:
+            merge_shards(db, db_path, exp_id)
+            result.pairs = db.execute("SELECT COUNT(*) FROM pairs WHERE experiment_id = ?", [exp_id]).fetchone()[0]
+            result.fallbacks = db.execute(
+                "SELECT COUNT(*) FROM generations WHERE experiment_id = ? AND path = 'fallback'", [exp_id]).fetchone()[0]
+        finally:
+            db.close()
         plan_path.unlink(missing_ok=True)
         if result.fallbacks:
             echo(f"{result.fallbacks} assisted sample(s) failed and fell back: stored, but not made into pairs")

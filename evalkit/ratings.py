@@ -6,6 +6,7 @@ submitting is a `PairView` (texts and the prompt), never a path name, timing or 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import sqlite3
@@ -166,9 +167,27 @@ def _row(inp: RatingInput, pair: dict, rater: str, comment: str, supersedes: int
     return row
 
 
+@contextlib.contextmanager
+def _write_transaction(db):
+    """BEGIN IMMEDIATE: take the write lock before the first read, so concurrent writers wait (busy timeout)
+    instead of failing at once with 'database is locked' when a deferred transaction that has read (sqlite-utils
+    reads the table schema before inserting) tries to write after another connection committed (WAL)."""
+    if db.conn.in_transaction:  # inside a caller's transaction: a savepoint, as before
+        with db.atomic():
+            yield
+        return
+    db.conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.conn.rollback()
+        raise
+    db.conn.commit()
+
+
 def _insert(db, row: dict) -> int:
     try:
-        with db.atomic():
+        with _write_transaction(db):
             db["ratings"].insert(row)
             return db.execute("SELECT last_insert_rowid()").fetchone()[0]
     except sqlite3.IntegrityError as e:

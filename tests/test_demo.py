@@ -150,3 +150,36 @@ def test_no_heavy_imports_at_module_top():
         (n.module or "").split(".")[0] for n in top if isinstance(n, ast.ImportFrom)
     }
     assert not names & {"torch", "transformers", "tokenizers"}
+
+
+def test_smoke_pair_through_both_paths_and_the_bench(smoke_pair, make_config):
+    """End to end on the reduced pair: the real CLI, each path in its own process, ABBA, the summary."""
+    from click.testing import CliRunner
+
+    from evalkit.cli import cli
+
+    cfg = make_config(**{"models.target": str(smoke_pair / "target"), "models.draft": str(smoke_pair / "draft"),
+                         "bench.prompts": ["writing-02"]})
+    for path in ("ordinary", "assisted"):
+        r = CliRunner().invoke(cli, ["run", "--config", str(cfg), "--prompt", "writing-02", "--path", path, "--json"])
+        assert r.exit_code == 0, r.output
+        (rec,) = json.loads(r.stdout)
+        assert rec["status"] == "ok" and rec["path"] == path and rec["new_tokens"] > 0
+    r = CliRunner().invoke(cli, ["bench", "--config", str(cfg), "--reps", "1", "--decoding", "greedy", "--json"])
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)["summary"]
+    assert s["identical_outputs"] == 1.0 and s["matched_pairs"] == 2 and s["counts_agree"] is True
+    assert s["cost_ratio"] is not None and s["alpha"] is not None
+
+
+def test_demo_refs_resolve_to_the_cached_build(smoke_pair, monkeypatch):
+    """`demo:target` / `demo:draft` in a config point at the cached pair (built on first use)."""
+    from evalkit import models
+
+    calls = []
+    monkeypatch.setattr(demo, "ensure_demo_pair", lambda out, progress=True: calls.append(out) or smoke_pair)
+    assert models.resolve_ref("demo:target") == str(smoke_pair / "target")
+    assert models.resolve_ref("demo:draft") == str(smoke_pair / "draft")
+    assert len(calls) == 2
+    with pytest.raises(Exception, match="unknown demo model"):
+        models.resolve_ref("demo:judge")

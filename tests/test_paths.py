@@ -154,3 +154,12 @@ def test_missing_model_path_is_a_clear_error(make_config, tmp_path):
     cfg = load_config(make_config(**{"models.target": str(tmp_path / "no-such-model")}))
     with pytest.raises(EvalkitError, match="(?s)no-such-model does not exist.*save_pretrained"):
         load_pair(cfg, progress=False)
+
+
+def test_out_of_memory_on_the_ordinary_path_is_a_clear_error(pair, monkeypatch):
+    def oom(*args, **kwargs):
+        raise torch.OutOfMemoryError("simulated")
+
+    monkeypatch.setattr(pair.target, "forward", oom)
+    with pytest.raises(EvalkitError, match="(?s)out of memory generating 'writing-01' on the ordinary path.*fix:"):
+        run_ordinary(pair, PROMPTS[0], 1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import html
 import inspect
 import logging
 import re
@@ -18,8 +19,18 @@ log = logging.getLogger("evalkit.ui")
 _PAIR_ID = re.compile(r"(?:pair )?'?\bp[0-9a-f]{16}\b'?")
 
 
+_MARKDOWN_PUNCT = re.compile(r"([\\`*_\[\]()~:])")  # emphasis, code, links (and autolinks), strikethrough
+
+
+def inert(text: str) -> str:
+    """Rater-typed text (a name) for a gr.Markdown: shown as the characters typed, never as HTML or Markdown."""
+    return _MARKDOWN_PUNCT.sub(r"\\\1", html.escape(text, quote=False))
+
+
 def message(e: EvalkitError) -> str:
-    return _PAIR_ID.sub("this pair", e.what + (f" — fix: {e.fix}" if e.fix else ""))
+    """The error as the rater sees it. Gradio renders toast messages as (sanitised) HTML, and messages can
+    quote what a rater typed (a name), so the text is escaped: it shows as typed and stays inert."""
+    return html.escape(_PAIR_ID.sub("this pair", e.what + (f" — fix: {e.fix}" if e.fix else "")), quote=False)
 
 
 def _translate(e: Exception) -> gr.Error:

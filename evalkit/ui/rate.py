@@ -19,7 +19,7 @@ from ..ratings import (
 )
 from . import auth
 from .db import connect
-from .errors import friendly
+from .errors import friendly, inert
 from .guidelines import guidelines
 from .reveal import render
 from .session import Session
@@ -143,7 +143,7 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
 
     def who_line(db, rater: str) -> str:
         done, total = progress(db, rater, rpp)
-        return f"Signed in as **{rater}** · progress **{done} / {total}**"
+        return f"Signed in as **{inert(rater)}** · progress **{done} / {total}**"
 
     def pair_screen(db, s: Session, status: str = "") -> dict:
         """The next pair for this rater, or the 'all done' screen."""

@@ -14,8 +14,12 @@ from .db import connect
 from .errors import friendly
 from .session import Session
 
-PLOTS = ("speedup", "pass_rates", "agreement", "seconds_vs_tokens", "acceptance")
-TABLES = ("pass_rates", "paired_differences", "preferences", "agreement", "prescreen_agreement", "timing", "speedup")
+# aggregate / report names -> what the tab calls them
+PLOTS = {"speedup": "speed per prompt", "pass_rates": "pass rates", "agreement": "agreement",
+         "seconds_vs_tokens": "time against length", "acceptance": "draft acceptance"}
+TABLES = {"pass_rates": "pass rates", "paired_differences": "paired differences", "preferences": "preferences",
+          "agreement": "agreement", "prescreen_agreement": "pre-screen agreement", "timing": "timing by path",
+          "speedup": "speed per prompt"}
 
 
 def counts_markdown(c: dict, ratings_per_pair: int) -> str:
@@ -64,16 +68,15 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
     counts_md = gr.Markdown(label="counts")
     verdict_md = gr.Markdown(label="verdict")
     plots = {}
-    with gr.Row():
-        for name in PLOTS[:2]:
-            plots[name] = gr.Plot(label=name.replace("_", " ") + " plot")
-    with gr.Row():
-        for name in PLOTS[2:]:
-            plots[name] = gr.Plot(label=name.replace("_", " ") + " plot")
+    names = list(PLOTS)
+    for row in (names[:2], names[2:]):
+        with gr.Row():
+            for name in row:
+                plots[name] = gr.Plot(label=PLOTS[name] + " (plot)")
     tables = {}
-    for name in TABLES:
-        with gr.Accordion(name.replace("_", " "), open=name == "speedup"):
-            tables[name] = gr.Dataframe(label=name, interactive=False)
+    for name, title in TABLES.items():
+        with gr.Accordion(title, open=name == "speedup"):
+            tables[name] = gr.Dataframe(label=title, interactive=False)
     refresh = gr.Button("Refresh")
     outputs = [counts_md, verdict_md, *plots.values(), *tables.values()]
 
