@@ -255,6 +255,9 @@ def open_db(path: Path | str | None = None, migrate_schema: bool = True):
         db.execute("PRAGMA foreign_keys = ON")
         if db.conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
             db.enable_wal()
+        # In WAL mode NORMAL syncs at checkpoints, not on every commit: a committed rating survives the app
+        # being killed (tests/test_crash.py); only an OS crash or power cut could lose the last commits.
+        db.execute("PRAGMA synchronous = NORMAL")
         if migrate_schema:
             migrate(db)
     except sqlite3.DatabaseError as e:

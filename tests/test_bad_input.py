@@ -1,0 +1,361 @@
+"""Bad input, through the real app (gradio_client, and Chromium where what matters is what a page shows) and
+the CLI: overlong text, HTML and script in names and comments, forged or replayed submissions, the same rater
+twice, a missing or corrupt database, unknown prompt ids, models that fail to load. Each is refused with one
+clear message, and nothing stored is lost or changed.
+
+Library-level cases already covered elsewhere are not repeated here: tests/test_ratings.py (forged pair id
+on submit, replayed client token, same rater twice, overlong comment), tests/test_store.py (corrupt file),
+tests/test_cli.py (missing model for `run`), tests/test_app_client.py (locked after submit, a second tab of
+the same rater, no pair on screen, not signed in), tests/test_report_export.py (HTML in the report)."""
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from apphelpers import answer_all, chromium_page, served, shown_texts, sign_in
+from click.testing import CliRunner
+from gradio_client.exceptions import AppError
+from test_app_client import Tab
+
+from evalkit.cli import cli
+from evalkit.config import AppConfig, from_dict
+from evalkit.errors import EvalkitError
+from evalkit.prompts import CRITERIA
+from evalkit.ratings import (
+    RatingError, RatingInput, correct_rating, pair_view, reveal, skip_pair, submit_rating,
+)
+from evalkit.store import generation, open_db
+from evalkit.ui.rate import FORM_KEYS
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import loadbench  # noqa: E402  (the synthetic pair pool: rating needs no model)
+
+PAIRS = 3
+LIMIT = 50  # app.max_comment_chars in these tests
+EVIL_NAME = '<img src=x onerror="window.__xss=1">**b** [l](javascript:window.__xss=3)'
+EVIL_COMMENT = "<script>window.__xss=2</script><img src=x onerror=\"window.__xss=4\"> & 'q'"
+
+
+def config(tmp_path, **app):
+    """Defaults plus [app] keys; the models point at a folder that does not exist (only the live tab loads them)."""
+    missing = str(tmp_path / "no-such-model")
+    return from_dict({"models": {"target": missing, "draft": missing, "device": "cpu"},
+                      "app": {"ratings_per_pair": 2, "max_comment_chars": LIMIT, "max_submissions_per_minute": 0} | app},
+                     str(tmp_path / "bad-input.toml"))
+
+
+@pytest.fixture
+def db_file(tmp_path) -> Path:
+    path = tmp_path / "bad.db"
+    loadbench.build_pool(path, PAIRS)
+    return path
+
+
+def q(db_file: Path, sql: str, params=()) -> list[tuple]:
+    conn = sqlite3.connect(db_file)
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()
+
+
+def snapshot(db_file: Path) -> dict:
+    """Row counts of every table: 'nothing lost, nothing written' is this staying equal."""
+    tables = [r[0] for r in q(db_file, "SELECT name FROM sqlite_master WHERE type = 'table'")]
+    return {t: q(db_file, f"SELECT COUNT(*) FROM [{t}]")[0][0] for t in tables}
+
+
+def answers(v="pass"):
+    return {c: v for c in CRITERIA}
+
+
+# --- overlong comments ---------------------------------------------------------------------------------
+
+def test_overlong_comment_skip_reason_and_material_are_refused_through_the_app(tmp_path, db_file):
+    before = snapshot(db_file)
+    with served(config(tmp_path), db_file) as url:
+        tab = Tab(url)
+        tab.sign_in("ann")
+        with pytest.raises(AppError, match=f"comment is {LIMIT + 1} characters; the limit is {LIMIT}"):
+            tab.submit(comment="x" * (LIMIT + 1))
+        # a megabyte is refused the same way (the bound is the server's, whatever the browser sends)
+        with pytest.raises(AppError, match=f"comment is 1000000 characters; the limit is {LIMIT}.*shorten it"):
+            tab.submit(comment="界" * 1_000_000)
+        with pytest.raises(AppError, match=f"skip reason is {LIMIT + 1} characters; the limit is {LIMIT}"):
+            tab.call("/skip", "y" * (LIMIT + 1))
+        # the live tab's typed material has the same bound, checked before any model is loaded
+        with pytest.raises(AppError, match=f"the material is {LIMIT + 1} characters; the limit is {LIMIT}"):
+            tab.call("/live", "writing-01", "m" * (LIMIT + 1))
+        assert snapshot(db_file) == before  # nothing stored by any refused submission
+
+        # at the limit it is accepted, stored as typed
+        tab.submit(comment="z" * LIMIT)
+    assert q(db_file, "SELECT rater, comment FROM ratings") == [("ann", "z" * LIMIT)]
+
+
+# --- HTML and script in names and comments ---------------------------------------------------------------
+
+def test_html_in_rater_names_and_comments_shows_as_typed_text_in_the_browser(tmp_path, db_file):
+    """The sign-in line (Markdown), the error toast (HTML) and the locked comment box show the characters typed;
+    no element is injected and no script runs."""
+    cfg = config(tmp_path, allowed_raters=[EVIL_NAME], max_comment_chars=500)
+    other = EVIL_NAME.replace("__xss=1", "__xss=5")
+    with served(cfg, db_file) as url, chromium_page() as page:
+        from playwright.sync_api import expect
+
+        dialogs = []
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        # not on the allow-list: the refusal quotes the name, as text
+        sign_in(page, url, other)
+        toast = page.locator("[data-testid='toast-text']").first
+        expect(toast).to_contain_text("is not on this study's allow-list")
+        assert f"rater '{other}' is not on" in toast.inner_text()
+        assert toast.locator("img, a, script, strong").count() == 0
+
+        page.reload()
+        sign_in(page, url, EVIL_NAME)
+        who = page.locator("#rate-who")
+        expect(who).to_contain_text("progress")
+        assert f"Signed in as {EVIL_NAME} · progress 0 / {PAIRS}" in who.inner_text().replace("\n", " ")
+        assert who.locator("img, a, script").count() == 0 and who.locator("strong").count() == 2  # our own bold only
+
+        shown_texts(page)
+        answer_all(page)
+        page.locator("#comment").locator("textarea, input").first.fill(EVIL_COMMENT)
+        page.click("#submit")
+        expect(page.locator("#reveal")).to_contain_text("Reveal")
+        # the locked form shows the stored comment as the characters typed
+        assert page.locator("#comment").locator("textarea, input").first.input_value() == EVIL_COMMENT
+        assert page.evaluate("window.__xss") is None and dialogs == []
+        assert page.locator("[onerror]").count() == 0 and page.locator("a[href^='javascript']").count() == 0
+    assert q(db_file, "SELECT rater, comment FROM ratings") == [(EVIL_NAME, EVIL_COMMENT)]  # stored raw
+
+
+def test_html_in_rater_text_stays_inert_in_the_report_and_the_export_card(tmp_path, db_file):
+    import pyarrow.parquet as pq
+
+    from evalkit.export import export
+    from evalkit.report import build_report
+
+    db = open_db(db_file)
+    p1, p2 = (r[0] for r in q(db_file, "SELECT id FROM pairs ORDER BY id LIMIT 2"))
+    submit_rating(db, AppConfig(), RatingInput(p1, EVIL_NAME, answers(), answers("fail"), "A", comment=EVIL_COMMENT))
+    skip_pair(db, AppConfig(), EVIL_NAME, p2, EVIL_COMMENT)
+    raw = ["<script>", "<img src=x", "onerror=", "javascript:"]
+
+    page = build_report(db, tmp_path / "report").read_text(encoding="utf-8")
+    assert not [s for s in raw if s in page]
+
+    export(db, tmp_path / "named", keep_rater_names=True)
+    ratings = pq.read_table(tmp_path / "named" / "data" / "ratings.parquet").to_pylist()
+    # the data keeps the raw strings (it is data, not markup) ...
+    assert {(r["rater"], r["comment"], r["skip_reason"]) for r in ratings} == {
+        (EVIL_NAME, EVIL_COMMENT, ""), (EVIL_NAME, "", EVIL_COMMENT)}
+    # ... and the dataset card (rendered as Markdown/HTML on the Hub) does not embed any of it
+    card = (tmp_path / "named" / "README.md").read_text(encoding="utf-8")
+    assert not [s for s in raw if s in card] and "window.__xss" not in card
+
+    export(db, tmp_path / "pseudo")  # the default export does not even keep the name
+    assert EVIL_NAME not in {r["rater"] for r in pq.read_table(tmp_path / "pseudo/data/ratings.parquet").to_pylist()}
+
+
+# --- forged or replayed ids and submissions ----------------------------------------------------------------
+
+def test_the_api_names_no_pair_and_replayed_submissions_are_refused(tmp_path, db_file):
+    with served(config(tmp_path), db_file) as url:
+        tab = Tab(url)
+        # Nothing a client sends names a pair, a generation, a rating or a rater: they live in the server-side
+        # session (gr.State), so there is no id to forge through the API.
+        for api in ("/submit", "/skip", "/correct", "/next_pair"):
+            params = " ".join(tab.params[api]).lower()
+            assert not any(w in params for w in ("pair", "generation", "rating_id", "rater", "token", "session")), api
+        assert len(tab.params["/submit"]) == len(FORM_KEYS)
+        tab.sign_in("ann")
+        tab.submit(preference="A")
+        # the same submission again (a replay, a double click): refused, nothing added
+        for _ in range(2):
+            with pytest.raises(AppError, match="already stored and locked — fix: use Correct"):
+                tab.submit(preference="A")
+        with pytest.raises(AppError, match="no unrated pair on screen to skip"):
+            tab.call("/skip", "replayed skip")
+        # a correction is saved once; replaying it is refused too
+        tab.call("/correct")
+        tab.submit(preference="B")
+        with pytest.raises(AppError, match="already stored and locked"):
+            tab.submit(preference="B")
+        # moving on without rating is refused, so a rater cannot leave pairs half-seen to get others
+        tab.call("/next_pair")
+        with pytest.raises(AppError, match="this pair is not rated yet"):
+            tab.call("/next_pair")
+    assert q(db_file, "SELECT rater, preference, supersedes IS NOT NULL FROM ratings ORDER BY id") == [
+        ("ann", "A", 0), ("ann", "B", 1)]
+
+
+@pytest.mark.parametrize("call, needle", [
+    (lambda db, pid, rid: skip_pair(db, AppConfig(), "ann", "p0000000000000000", "why"), "pair 'p0000000000000000' does not exist"),
+    (lambda db, pid, rid: pair_view(db, "p' OR 1=1 --"), "pair 'p' OR 1=1 --' does not exist"),
+    (lambda db, pid, rid: reveal(db, "forged"), "pair 'forged' does not exist"),
+    (lambda db, pid, rid: submit_rating(db, AppConfig(), RatingInput(123, "ann", answers(), answers(), "A")),
+     "pair '123' does not exist"),
+    (lambda db, pid, rid: correct_rating(db, AppConfig(), 99999, RatingInput(pid, "ann", answers(), answers(), "A")),
+     "rating 99999 does not exist"),
+    (lambda db, pid, rid: correct_rating(db, AppConfig(), rid, RatingInput("forged", "ann", answers(), answers(), "A")),
+     f"rating {{rid}} belongs to another rater or pair"),
+    (lambda db, pid, rid: generation(db, 99999), "generation 99999 does not exist"),
+])
+def test_forged_pair_rating_and_generation_ids_are_refused_by_the_library(db_file, call, needle):
+    db = open_db(db_file)
+    pid = q(db_file, "SELECT id FROM pairs ORDER BY id LIMIT 1")[0][0]
+    rid = submit_rating(db, AppConfig(), RatingInput(pid, "ann", answers(), answers(), "A"))
+    before = snapshot(db_file)
+    with pytest.raises(EvalkitError) as e:
+        call(db, pid, rid)
+    assert needle.replace("{rid}", str(rid)) in str(e.value)
+    assert snapshot(db_file) == before
+
+
+# --- the same rater twice ------------------------------------------------------------------------------------
+
+def test_rating_and_skipping_the_same_pair_are_refused_in_either_order(db_file):
+    db = open_db(db_file)
+    p1, p2 = (r[0] for r in q(db_file, "SELECT id FROM pairs ORDER BY id LIMIT 2"))
+    submit_rating(db, AppConfig(), RatingInput(p1, "ann", answers(), answers(), "A"))
+    with pytest.raises(RatingError, match="already rated or skipped"):
+        skip_pair(db, AppConfig(), "ann", p1, "changed my mind")
+    skip_pair(db, AppConfig(), "ann", p2, "cannot judge")
+    with pytest.raises(RatingError, match="(?s)already rated or skipped.*use Correct"):
+        submit_rating(db, AppConfig(), RatingInput(p2, "ann", answers(), answers(), "B"))
+    assert q(db_file, "SELECT pair_id, kind FROM ratings ORDER BY id") == [(p1, "rating"), (p2, "skip")]
+
+
+def test_a_rater_signing_in_again_never_gets_a_pair_they_rated(tmp_path, db_file):
+    with served(config(tmp_path), db_file) as url:
+        first = Tab(url)
+        first.sign_in("ann")
+        first.submit()
+        rated = q(db_file, "SELECT pair_id FROM ratings")[0][0]
+        for _ in range(PAIRS - 1):  # new tabs, one after the other: each gets a pair ann has not met
+            tab = Tab(url)
+            tab.sign_in("ann")
+            tab.submit()
+        last = Tab(url).sign_in("ann")
+        assert "No pairs left" in last["done"] and f"{PAIRS} / {PAIRS}" in last["who"]
+    pairs = [r[0] for r in q(db_file, "SELECT pair_id FROM ratings WHERE rater = 'ann'")]
+    assert pairs[0] == rated and len(pairs) == len(set(pairs)) == PAIRS
+
+
+# --- a missing or corrupt database ---------------------------------------------------------------------------
+
+def app_py(tmp_path, *args) -> subprocess.CompletedProcess:
+    cfg = tmp_path / "app.toml"
+    cfg.write_text("[app]\nratings_per_pair = 2\n", encoding="utf-8")
+    return subprocess.run([sys.executable, str(ROOT / "app.py"), "--config", str(cfg), "--host", "127.0.0.1",
+                           "--port", "9", *args], capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          env=dict(os.environ, GRADIO_ANALYTICS_ENABLED="False"))
+
+
+def corrupt(path: Path) -> bytes:
+    data = b"SQLite format 3\x00" + b"\x07not a real page\x00" * 300  # a damaged header, not just any text
+    path.write_bytes(data)
+    return data
+
+
+@pytest.mark.parametrize("prepare", [False, True])
+def test_app_refuses_a_corrupt_database_and_leaves_it_as_it_was(tmp_path, prepare):
+    bad = tmp_path / "corrupt.db"
+    data = corrupt(bad)
+    done = app_py(tmp_path, "--db", str(bad), *([] if prepare else ["--no-prepare"]))
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith(f"error: database {bad} cannot be opened") and "move it aside" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert bad.read_bytes() == data
+    assert not (tmp_path / "corrupt.db-wal").exists() or (tmp_path / "corrupt.db-wal").stat().st_size == 0
+
+
+def test_app_with_no_prepare_refuses_a_missing_database_instead_of_serving_an_empty_one(tmp_path):
+    missing = tmp_path / "typo.db"
+    done = app_py(tmp_path, "--db", str(missing), "--no-prepare")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith(f"error: database {missing} does not exist") and "--no-prepare" in done.stderr
+    assert not missing.exists()
+
+
+@pytest.mark.parametrize("command", [["aggregate"], ["report", "--out", "OUT"], ["export", "--out", "OUT"]])
+def test_cli_refuses_a_missing_or_corrupt_database(tmp_path, command):
+    args = [a.replace("OUT", str(tmp_path / "out")) for a in command]
+    missing = tmp_path / "missing.db"
+    r = CliRunner().invoke(cli, [*args, "--db", str(missing)])
+    assert r.exit_code == 1 and f"Error: database {missing} does not exist" in r.output and "fix:" in r.output
+    assert not missing.exists() and not (tmp_path / "out").exists()
+
+    bad = tmp_path / "corrupt.db"
+    data = corrupt(bad)
+    r = CliRunner().invoke(cli, [*args, "--db", str(bad)])
+    assert r.exit_code == 1 and f"Error: database {bad} cannot be opened" in r.output and "move it aside" in r.output
+    assert "Traceback" not in r.output and bad.read_bytes() == data
+
+
+# --- unknown prompt ids ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [["run", "--prompt", "nope"], ["fidelity", "--prompt", "nope"],
+                                  ["bench", "--prompt", "nope", "--reps", "1"]])
+def test_cli_unknown_prompt_id_is_one_clear_error(args, data_dir, tmp_path):
+    missing = str(tmp_path / "no-such-model")  # never reached: the prompt id is checked first
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'[models]\ntarget = "{missing}"\ndraft = "{missing}"\ndevice = "cpu"\n', encoding="utf-8")
+    extra = [] if args[0] == "fidelity" else ["--config", str(cfg)]
+    r = CliRunner().invoke(cli, [*args, *extra], input="资料库周三晚间维护。")
+    assert r.exit_code == 1, r.output
+    assert "Error: unknown prompt id(s): nope" in r.output and "known ids: writing-01" in r.output
+    assert "Traceback" not in r.output and "no-such-model" not in r.output
+    db = data_dir / "evalkit.db"  # nothing written (bench opens the database before it reads the prompts)
+    assert not db.exists() or q(db, "SELECT COUNT(*) FROM experiments") == [(0,)]
+
+
+def test_app_live_tab_refuses_an_unknown_prompt_id(tmp_path, db_file):
+    before = snapshot(db_file)
+    with served(config(tmp_path), db_file) as url:
+        with pytest.raises(AppError) as e:
+            Tab(url).call("/live", "nope", "")
+    assert "nope" in str(e.value) and ("unknown prompt" in str(e.value) or "not in the list of choices" in str(e.value))
+    assert snapshot(db_file) == before
+
+
+# --- models that fail to load ----------------------------------------------------------------------------------
+
+def test_live_tab_reports_a_model_that_fails_to_load_and_the_ratings_go_on(tmp_path, db_file):
+    cfg = config(tmp_path)
+    with served(cfg, db_file) as url:
+        tab = Tab(url)
+        tab.sign_in("ann")
+        tab.submit(comment="before the failure")
+        before = snapshot(db_file)
+        for _ in range(2):  # a failed load is not cached as success: the second try fails the same, clearly
+            with pytest.raises(AppError) as e:
+                tab.call("/live", "writing-01", "")
+            msg = str(e.value)
+            assert "no-such-model" in msg and "fix:" in msg, msg
+            assert "something went wrong" not in msg and "Traceback" not in msg
+        assert snapshot(db_file) == before  # no experiment, no generation, nothing lost
+        tab.call("/next_pair")
+        tab.submit(comment="after the failure")  # rating does not need the models
+    assert [r[0] for r in q(db_file, "SELECT comment FROM ratings ORDER BY id")] == [
+        "before the failure", "after the failure"]
+
+
+def test_cli_reports_a_corrupt_model_folder_and_writes_nothing(tmp_path, data_dir):
+    broken = tmp_path / "broken-model"
+    broken.mkdir()
+    (broken / "config.json").write_text("{ this is not json", encoding="utf-8")
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'[models]\ntarget = "{broken}"\ndraft = "{broken}"\ndevice = "cpu"\n', encoding="utf-8")
+    r = CliRunner().invoke(cli, ["run", "--config", str(cfg), "--prompt", "writing-01"])
+    assert r.exit_code == 1, r.output
+    assert r.output.startswith("Error:") and str(broken) in r.output and "fix:" in r.output
+    assert "Traceback" not in r.output
+    assert not (data_dir / "evalkit.db").exists()
