@@ -172,6 +172,9 @@ def bench(config_path, db_path, reps, decoding, prompt_ids, as_json):
         cfg.decoding.mode = decoding
     if prompt_ids:
         cfg.bench.prompts = list(prompt_ids)
+    from .prompts import load_prompts
+
+    load_prompts(ids=cfg.bench.prompts or None)  # a bad prompt id fails before any file is created
     db = _db(db_path)
     # the bar goes to stderr, so it stays on with --json whenever a person is watching the terminal
     summary = run_bench(cfg, db, progress=sys.stderr.isatty() or not as_json, echo=lambda m: click.echo(m, err=True))
