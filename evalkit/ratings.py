@@ -188,8 +188,10 @@ def _write_transaction(db):
 def _insert(db, row: dict) -> int:
     try:
         with _write_transaction(db):
-            db["ratings"].insert(row)
-            return db.execute("SELECT last_insert_rowid()").fetchone()[0]
+            # a plain INSERT: sqlite-utils' insert() introspects the table on every call, the hot path here
+            cols = ", ".join(row)
+            marks = ", ".join("?" for _ in row)
+            return db.conn.execute(f"INSERT INTO ratings ({cols}) VALUES ({marks})", list(row.values())).lastrowid
     except sqlite3.IntegrityError as e:
         msg = str(e)
         if "client_token" in msg:
