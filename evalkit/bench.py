@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
@@ -44,7 +43,8 @@ def _per_token_probe(model, tokenizer, prompt, device: str, n_tokens: int = 32, 
     return median(times)
 
 
-def run_worker(cfg: Config, path: str, round_no: int, order: int, prompt_ids: list[str], progress_fh=None) -> dict:
+def run_worker(cfg: Config, path: str, round_no: int, order: int, prompt_ids: list[str], progress_fh=None,
+               rank: int = 0) -> dict:
     """Load the models this path needs, then measure. Returns the process record and its runs as JSON-able."""
     import time
 
@@ -57,10 +57,10 @@ def run_worker(cfg: Config, path: str, round_no: int, order: int, prompt_ids: li
     import transformers  # noqa: F401
 
     prompts = load_prompts(ids=prompt_ids or None)
-    proc = ProcessRecord(path=path, round=round_no, order=order, pid=os.getpid(), host=host())
+    proc = ProcessRecord(path=path, round=round_no, order=order, pid=os.getpid(), host=host(), rank=rank)
     t0 = time.perf_counter()
     rss0 = rss_mb()
-    pair = load_pair(cfg, progress=False, with_draft=(path == "assisted"))
+    pair = load_pair(cfg, progress=False, with_draft=(path == "assisted"), rank=rank)
     proc.load_seconds = time.perf_counter() - t0
     proc.device = pair.device
     proc.rss_after_load_mb = rss_mb()
@@ -120,10 +120,11 @@ def worker_main(argv: list[str] | None = None) -> int:
     ap.add_argument("--round", type=int, required=True)
     ap.add_argument("--order", type=int, required=True)
     ap.add_argument("--prompts", default="")
+    ap.add_argument("--rank", type=int, default=0)
     ap.add_argument("--out", required=True)
     a = ap.parse_args(argv)
     cfg = from_dict(json.loads(Path(a.config_json).read_text()), a.config_json)
-    result = run_worker(cfg, a.path, a.round, a.order, [p for p in a.prompts.split(",") if p], sys.stdout)
+    result = run_worker(cfg, a.path, a.round, a.order, [p for p in a.prompts.split(",") if p], sys.stdout, a.rank)
     tmp = a.out + ".tmp"
     Path(tmp).write_text(json.dumps(result, ensure_ascii=False))
     os.replace(tmp, a.out)
@@ -137,56 +138,110 @@ def _records_from(dicts: list[dict]) -> list[GenerationRecord]:
     return [GenerationRecord(**d) for d in dicts]
 
 
-def run_bench(cfg: Config, db, *, progress: bool = True, echo=print) -> dict:
-    """Run the whole protocol, store every raw run, return the summary."""
+def _run_worker_process(cfg_file: Path, path: str, round_no: int, order: int, prompt_ids: list[str], rank: int,
+                        out: Path, bar) -> str | None:
+    """One path in its own process. Returns None on success (result JSON at `out`), else the error text."""
+    cmd = [sys.executable, "-m", "evalkit.bench", "--config-json", str(cfg_file), "--path", path,
+           "--round", str(round_no), "--order", str(order), "--rank", str(rank), "--out", str(out),
+           "--prompts", ",".join(prompt_ids)]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(Path(__file__).resolve().parent.parent), os.environ.get("PYTHONPATH")])))
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    for line in proc.stdout:
+        if line.strip() == "tick":
+            bar.update(1)
+    stderr = proc.stderr.read()
+    proc.wait()
+    return None if proc.returncode == 0 and out.exists() else (stderr[-4000:] or f"exit code {proc.returncode}")
+
+
+def run_bench(cfg: Config, db, *, progress: bool = True, echo=print) -> dict | None:
+    """Run the whole protocol, store every raw run, return the summary (None on non-main processes).
+
+    Under `accelerate launch` the prompts are split between the processes; each runs the full ABBA
+    protocol for its prompts on its own device (each path still in its own worker process) and leaves its
+    results as files; the main process stores them all in one transaction."""
     from tqdm import tqdm
 
     from .compat import approved
     from .models import check_compat
+    from .pairs import distributed_state
     from .prompts import load_prompts
     from .store import insert_bench_process, insert_experiment
 
-    prompts = load_prompts(ids=cfg.bench.prompts or None)
-    compat = check_compat(cfg, progress)  # also builds the demo pair once, before any worker starts
-    paths = ["ordinary"]
-    if cfg.assisted_enabled and approved(compat):
-        paths.append("assisted")
-    elif cfg.assisted_enabled:
-        echo("assisted path not approved: " + "; ".join(compat["reasons"]) + " -- running the ordinary path only")
-    exp_id = insert_experiment(db, "bench", cfg.to_dict(), compat)
-    total = len(paths) * 2 * len(prompts) * cfg.bench.reps
-    bar = tqdm(total=total, desc="bench", unit="run", disable=not progress, file=sys.stderr)
-    with tempfile.TemporaryDirectory(prefix="evalkit-bench-") as tmp:
-        cfg_file = Path(tmp) / "config.json"
-        cfg_file.write_text(json.dumps(cfg.to_dict(), ensure_ascii=False))
-        for round_no, order in enumerate(round_orders(paths), start=1):
+    state = distributed_state(cfg)
+    db_path = Path(db.execute("PRAGMA database_list").fetchone()[2])
+    plan_path = db_path.with_name(f"{db_path.name}.bench-plan.json")
+    prompt_ids = [p.id for p in load_prompts(ids=cfg.bench.prompts or None)]
+    if state.is_main_process:
+        try:
+            compat = check_compat(cfg, progress)  # also builds the demo pair once, before any worker starts
+            paths = ["ordinary"]
+            if cfg.assisted_enabled and approved(compat):
+                paths.append("assisted")
+            elif cfg.assisted_enabled:
+                echo("assisted path not approved: " + "; ".join(compat["reasons"]) + " -- running the ordinary path only")
+            plan = {"experiment_id": insert_experiment(db, "bench", cfg.to_dict(), compat), "paths": paths}
+        except EvalkitError as e:  # tell the other processes too, so nobody waits forever
+            plan = {"error": e.what, "fix": e.fix}
+        plan_path.write_text(json.dumps(plan))
+    state.wait_for_everyone()
+    plan = json.loads(plan_path.read_text())
+    if "error" in plan:
+        raise EvalkitError(plan["error"], plan["fix"])
+    exp_id, paths = plan["experiment_id"], plan["paths"]
+    results_dir = db_path.with_name(f"{db_path.name}.bench-e{exp_id}")
+    results_dir.mkdir(exist_ok=True)
+    rank_cfg = from_dict(cfg.to_dict())
+    if state.num_processes > 1 and cfg.models.device == "auto":
+        rank_cfg.models.device = str(state.device)  # each process measures on its own device
+    with state.split_between_processes(prompt_ids) as mine:
+        total = len(paths) * 2 * len(mine) * cfg.bench.reps
+        desc = "bench" if state.num_processes == 1 else f"bench (rank {state.process_index})"
+        bar = tqdm(total=total, desc=desc, unit="run", disable=not progress or not mine, file=sys.stderr,
+                   position=state.process_index)
+        cfg_file = results_dir / f"config-rank{state.process_index}.json"
+        cfg_file.write_text(json.dumps(rank_cfg.to_dict(), ensure_ascii=False))
+        for round_no, order in enumerate(round_orders(paths), start=1) if mine else []:
             for k, path in enumerate(order):
                 bar.set_postfix_str(f"round {round_no}: {path} (own process)")
-                out = Path(tmp) / f"r{round_no}-{path}.json"
-                cmd = [sys.executable, "-m", "evalkit.bench", "--config-json", str(cfg_file), "--path", path,
-                       "--round", str(round_no), "--order", str(k), "--out", str(out),
-                       "--prompts", ",".join(p.id for p in prompts)]
-                env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(Path(__file__).resolve().parent.parent), os.environ.get("PYTHONPATH")])))
-                proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-                for line in proc.stdout:
-                    if line.strip() == "tick":
-                        bar.update(1)
-                stderr = proc.stderr.read()
-                proc.wait()
-                if proc.returncode != 0 or not out.exists():
-                    failed = ProcessRecord(path=path, round=round_no, order=k, status="failed", error=stderr[-4000:])
-                    insert_bench_process(db, exp_id, failed, [])
-                    bar.close()
-                    last = [ln for ln in stderr.strip().splitlines() if ln.strip()][-1:] or ["no output"]
-                    raise EvalkitError(
-                        f"benchmark worker for the {path} path (round {round_no}) failed: {last[0]}",
-                        f"the full error is stored in bench_processes of experiment {exp_id}; fix it and rerun",
-                    )
-                result = json.loads(out.read_text())
-                process = ProcessRecord(**result["process"])
+                out = results_dir / f"rank{state.process_index}-r{round_no}-{path}.json"
+                error = _run_worker_process(cfg_file, path, round_no, k, mine, state.process_index, out, bar)
+                if error is not None:
+                    failed = ProcessRecord(path=path, round=round_no, order=k, rank=state.process_index,
+                                           status="failed", error=error)
+                    out.with_suffix(".failed").write_text(json.dumps(asdict(failed)))
+                    break
+            else:
+                continue
+            break
+        bar.close()
+    state.wait_for_everyone()
+    if not state.is_main_process:
+        return None
+    failures = []
+    try:
+        results = [json.loads(f.read_text()) for f in results_dir.glob("rank*-r*.json")]
+        results.sort(key=lambda r: (r["process"]["rank"], r["process"]["round"], r["process"]["order"]))  # run order
+        with db.atomic():  # every process's results, all or nothing
+            for result in results:
                 runs = [(TimingRun(**r["run"]), _records_from(r["records"])) for r in result["runs"]]
-                insert_bench_process(db, exp_id, process, runs)
-    bar.close()
+                insert_bench_process(db, exp_id, ProcessRecord(**result["process"]), runs)
+        for f in sorted(results_dir.glob("rank*.failed")):
+            failed = ProcessRecord(**json.loads(f.read_text()))
+            insert_bench_process(db, exp_id, failed, [])
+            failures.append(failed)
+    finally:
+        import shutil
+
+        shutil.rmtree(results_dir, ignore_errors=True)
+        plan_path.unlink(missing_ok=True)
+    if failures:
+        f = failures[0]
+        last = [ln for ln in f.error.strip().splitlines() if ln.strip()][-1:] or ["no output"]
+        raise EvalkitError(
+            f"benchmark worker for the {f.path} path (round {f.round}, rank {f.rank}) failed: {last[0]}",
+            f"the full error is stored in bench_processes of experiment {exp_id}; fix it and rerun",
+        )
     return summarize(db, exp_id)
 
 

@@ -159,7 +159,8 @@ def bench(config_path, db_path, reps, decoding, prompt_ids, as_json):
 
     Stores every raw run; prints medians, IQR, tokens/s, the speed-up with a bootstrap 95% CI over
     comparable outputs only, identical-output share, acceptance, tokens per target pass, and the
-    theoretical speed-up beside the measured one.
+    theoretical speed-up beside the measured one. Under `accelerate launch` the prompts are split
+    between the processes (each on its own device); timings of different device kinds never pool.
     """
     from .bench import bench_json, format_summary, run_bench
 
@@ -178,6 +179,8 @@ def bench(config_path, db_path, reps, decoding, prompt_ids, as_json):
     db = _db(db_path)
     # the bar goes to stderr, so it stays on with --json whenever a person is watching the terminal
     summary = run_bench(cfg, db, progress=sys.stderr.isatty() or not as_json, echo=lambda m: click.echo(m, err=True))
+    if summary is None:  # a non-main process under accelerate: the main process reports
+        return
     if as_json:
         click.echo(json.dumps(bench_json(db, summary), ensure_ascii=False, indent=2))
     else:

@@ -115,3 +115,24 @@ def test_bench_refuses_to_pool_device_kinds(tmp_path):
     assert s["speedup"] is None and s["device_kinds"] == ["cpu", "cuda"]
     assert any("different device kinds" in n for n in s["notes"])
     assert json.dumps(s)  # serialisable for --json
+
+
+def test_bench_under_accelerate_splits_prompts_and_keeps_the_protocol(make_config, tmp_path):
+    cfg = make_config(draft="target_copy", **{"bench.prompts": ["writing-01", "writing-02"]})
+    env = _env(tmp_path)
+    db = tmp_path / "bench.db"
+    r = subprocess.run(ACCELERATE + ["-m", "evalkit", "bench", "--config", str(cfg), "--db", str(db), "--reps", "1",
+                                     "--decoding", "greedy", "--json"],
+                       env=env, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    summary = json.loads(r.stdout)["summary"]  # printed once, by the main process
+    assert summary["identical_outputs"] == 1.0 and summary["matched_pairs"] == 4
+    con = sqlite3.connect(str(db))
+    procs = con.execute('SELECT rank, path, round FROM bench_processes ORDER BY id').fetchall()
+    runs = con.execute("SELECT DISTINCT rank, prompt_id FROM timing_runs ORDER BY rank").fetchall()
+    con.close()
+    # each rank ran the whole ABBA protocol, each path in its own process, for its own prompt
+    assert [p for p in procs if p[0] == 0] == [(0, "ordinary", 1), (0, "assisted", 1), (0, "assisted", 2), (0, "ordinary", 2)]
+    assert [p[1:] for p in procs if p[0] == 1] == [("ordinary", 1), ("assisted", 1), ("assisted", 2), ("ordinary", 2)]
+    assert runs == [(0, "writing-01"), (1, "writing-02")]
+    assert not list(tmp_path.glob("bench.db.bench-*"))  # result files cleaned up
