@@ -284,9 +284,15 @@ def decide(gate_values: dict | None, diffs, speed: dict, ratings, n_pairs: int) 
     return {"decision": decision, "conditions": conditions, "gate": g}
 
 
-def aggregate(db, tolerance: float = 0.1, resamples: int = 2000) -> Aggregate:
-    """Every table, the speed-up and the gate verdict, from the database as it is now."""
+def aggregate(db, tolerance: float | None = None, resamples: int | None = None) -> Aggregate:
+    """Every table, the speed-up and the gate verdict, from the database as it is now. The comparability
+    tolerance and bootstrap size default to those of the latest experiment's stored config."""
     import pandas as pd
+
+    exp = _latest(db, "pool") or _latest(db, "bench")
+    bench_cfg = json.loads(exp["config_json"]).get("bench", {}) if exp else {}
+    tolerance = bench_cfg.get("length_tolerance", 0.1) if tolerance is None else tolerance
+    resamples = bench_cfg.get("bootstrap", 2000) if resamples is None else resamples
 
     ratings = _ratings_frame(db)
     diffs = paired_differences(ratings)

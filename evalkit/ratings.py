@@ -237,7 +237,7 @@ def skip_pair(db, app: AppConfig, rater: str, pair_id: str, reason: str, client_
                         "skip_reason": reason, "client_token": client_token or None})
 
 
-def reveal(db, pair_id: str) -> Reveal:
+def reveal(db, pair_id: str, tolerance: float = 0.1) -> Reveal:
     """Which side was which path and how long each took. Only called after a submission."""
     p = _pair(db, pair_id)
     gens = {g["id"]: g for g in db.query("SELECT * FROM generations WHERE id IN (?, ?)", [p["a_generation_id"], p["b_generation_id"]])}
@@ -245,7 +245,7 @@ def reveal(db, pair_id: str) -> Reveal:
     o, a = (ga, gb) if p["ordinary_side"] == "A" else (gb, ga)
     from .bench import comparable as _comparable
 
-    comparable = _comparable(o, a, 0.1)
+    comparable = _comparable(o, a, tolerance)  # the config's bench.length_tolerance
 
     def tps(g):
         return g["new_tokens"] / g["generate_seconds"] if g["generate_seconds"] else None

@@ -170,7 +170,7 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     def locked_screen(db, s: Session, status: str) -> dict:
         upd = form_state(interactive=False, values=_form_values(current_rating(db, s.rater, s.pair_id)))
         upd |= {ui.session: s, ui.status: status, ui.who: who_line(db, s.rater),
-                ui.reveal_md: render(reveal(db, s.pair_id)),
+                ui.reveal_md: render(reveal(db, s.pair_id, cfg.bench.length_tolerance)),
                 ui.submit_btn: gr.update(visible=False, interactive=False),
                 ui.correct_btn: gr.update(visible=True), ui.next_btn: gr.update(visible=True),
                 ui.skip_box: gr.update(visible=False)}
