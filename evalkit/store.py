@@ -223,17 +223,25 @@ MIGRATIONS = [
 
 
 def migrate(db) -> list[str]:
-    """Apply the migrations not yet applied, each in its own transaction. Safe to call any number of times."""
+    """Apply the migrations not yet applied, each in its own transaction. Safe to call any number of times,
+    and from several processes at once (accelerate ranks): each migration is checked again under the write
+    lock (BEGIN IMMEDIATE), so exactly one process applies it."""
     db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
     done = {r[0] for r in db.execute("SELECT name FROM _migrations").fetchall()}
     applied = []
     for name, fn in MIGRATIONS:
         if name in done:
             continue
-        with db.atomic():
-            fn(db)
-            db.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, ?)", [name, now()])
-        applied.append(name)
+        db.conn.execute("BEGIN IMMEDIATE")
+        try:
+            if db.execute("SELECT 1 FROM _migrations WHERE name = ?", [name]).fetchone() is None:
+                fn(db)
+                db.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, ?)", [name, now()])
+                applied.append(name)
+        except BaseException:
+            db.conn.rollback()
+            raise
+        db.conn.commit()
     return applied
 
 

@@ -58,3 +58,20 @@ def test_corrupt_database_file_gives_clear_error(tmp_path):
     with pytest.raises(EvalkitError, match="(?s)cannot be opened.*move it aside"):
         open_db(bad)
     assert bad.read_bytes().startswith(b"this is not a database")  # nothing overwritten
+
+
+def test_migrations_from_several_processes_at_once(tmp_path):
+    """accelerate ranks open the same new database together: each migration is applied exactly once."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    path = tmp_path / "race.db"
+    code = "import sys; from evalkit.store import open_db; open_db(sys.argv[1]).close()"
+    root = str(Path(__file__).parent.parent)
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(path)], cwd=root, stderr=subprocess.PIPE, text=True)
+             for _ in range(4)]
+    errors = [p.communicate(timeout=120)[1] for p in procs]
+    assert all(p.returncode == 0 for p in procs), errors
+    db = open_db(path)
+    assert [r[0] for r in db.execute("SELECT name FROM _migrations ORDER BY name").fetchall()] == [n for n, _ in MIGRATIONS]
