@@ -49,7 +49,7 @@ def run_worker(cfg: Config, path: str, round_no: int, order: int, prompt_ids: li
     import time
 
     from .measure import cuda_memory, host, rss_mb
-    from .models import load_pair
+    from .models import load_pair, placement
     from .paths import run_path
     from .prompts import load_prompts
 
@@ -65,6 +65,9 @@ def run_worker(cfg: Config, path: str, round_no: int, order: int, prompt_ids: li
     proc.device = pair.device
     proc.rss_after_load_mb = rss_mb()
     proc.cuda_after_load = cuda_memory()
+    proc.target_placement = placement(pair.target)
+    if pair.draft is not None:
+        proc.draft_placement = placement(pair.draft)
     if path == "assisted" and pair.draft is not None:
         proc.draft_extra_rss_mb = None if rss0 is None else proc.rss_after_load_mb - rss0
     base = cfg.decoding.seed
@@ -361,6 +364,7 @@ def summarize(db, experiment_id: int) -> dict:
     summary["processes"] = [
         {k: p[k] for k in ("path", "round", "order", "device", "load_seconds", "rss_after_load_mb",
                            "draft_extra_rss_mb", "first_call_seconds", "warmup_count", "status")}
+        | {k: json.loads(p[k] or "{}") for k in ("target_placement", "draft_placement")}
         for p in procs
     ]
     return summary
@@ -415,6 +419,10 @@ def format_summary(s: dict) -> str:
             f"  process r{p['round']} {p['path']:<9} load {f(p['load_seconds'], '.2f')} s, RSS after load "
             f"{f(p['rss_after_load_mb'], '.0f')} MB, first call {f(p['first_call_seconds'], '.3f')} s, warm-ups {p['warmup_count']}"
         )
+        for role in ("target", "draft"):
+            where = p.get(f"{role}_placement") or {}
+            if len(where) > 1:  # only worth a line when a device_map spread the model
+                lines.append(f"    {role} weights: " + ", ".join(f"{d} {mb:.1f} MB" for d, mb in where.items()))
     for n in s["notes"]:
         lines.append(f"note: {n}")
     return "\n".join(lines)

@@ -33,6 +33,12 @@ class ModelsConfig:
     device_map: str = ""
     # Device for the draft; "" = same as the target's first device.
     draft_device: str = ""
+    # With device_map: the most each device may hold, as "device=size" ("0=20GiB", "1=20GiB", "cpu=60GiB");
+    # [] = accelerate's own estimate. What does not fit goes to the next device, then to offload_folder.
+    max_memory: list[str] = field(default_factory=list)
+    # With device_map: folder for weights that fit on no device (disk offload); "" = transformers' default
+    # (safetensors checkpoints are read in place from their own files; other formats need a folder).
+    offload_folder: str = ""
     # Quantization label recorded in the compatibility record ("none" unless you load quantized weights).
     quantization: str = "none"
     # Hub revision for both models ("" = default branch); pin it for reproducible runs.
@@ -228,6 +234,12 @@ def _check_ranges(cfg: Config, source: str) -> None:
         problems.append(("app.max_submissions_per_minute", ">= 0"))
     if not 1 <= cfg.app.max_comment_chars <= 100_000:
         problems.append(("app.max_comment_chars", "in [1, 100000]"))
+    for entry in cfg.models.max_memory:
+        device, _, size = entry.partition("=")
+        if not (device.strip() and size.strip()):
+            problems.append(("models.max_memory", f'a list of "device=size" entries like "0=20GiB" or "cpu=60GiB" (got {entry!r})'))
+    if (cfg.models.max_memory or cfg.models.offload_folder) and not cfg.models.device_map:
+        problems.append(("models.device_map", 'set (e.g. "auto") when max_memory or offload_folder is used'))
     if problems:
         key, rule = problems[0]
         raise EvalkitError(f"{source}: {key} must be {rule}", f"change {key} in the config")
@@ -252,7 +264,7 @@ def load_config(path: Path | str | None = None) -> Config:
     except tomllib.TOMLDecodeError as e:
         raise EvalkitError(f"config file {path} is not valid TOML: {e}", "fix the syntax at the position given")
     cfg = from_dict(data, str(path))
-    for obj, attr in [(cfg.models, a) for a in ("target", "draft", "target_tokenizer", "draft_tokenizer")] + [(cfg, "gate_file")]:
+    for obj, attr in [(cfg.models, a) for a in ("target", "draft", "target_tokenizer", "draft_tokenizer", "offload_folder")] + [(cfg, "gate_file")]:
         value = getattr(obj, attr)
         if value.startswith(("./", "../")):
             setattr(obj, attr, str((path.parent / value).resolve()))

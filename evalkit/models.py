@@ -95,19 +95,31 @@ def load_model_config(ref: str, cfg: Config, role: str):
         )
 
 
+def _device_key(name: str):
+    name = name.strip()
+    return int(name) if name.isdigit() else name  # accelerate wants GPU indices as ints, "cpu"/"disk" as str
+
+
 def load_model(ref: str, cfg: Config, role: str, device: str, device_map: str = ""):
     import torch
     from transformers import AutoModelForCausalLM
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # per-tensor loading bars drown our own progress output
+    placement = {}
+    if device_map:  # accelerate's big-model inference: split over devices, then CPU, then disk
+        placement = {"device_map": device_map}
+        if cfg.models.max_memory:
+            placement["max_memory"] = {_device_key(k): v.strip() for k, _, v in (e.partition("=") for e in cfg.models.max_memory)}
+        if cfg.models.offload_folder:
+            placement["offload_folder"] = cfg.models.offload_folder
     try:
         model = AutoModelForCausalLM.from_pretrained(
             ref,
             dtype=_dtype(cfg.models.dtype),
-            device_map=device_map or None,
             revision=cfg.models.revision or None,
             trust_remote_code=cfg.models.trust_remote_code,
+            **placement,
         )
         if not device_map:
             model = model.to(device)
@@ -117,12 +129,35 @@ def load_model(ref: str, cfg: Config, role: str, device: str, device_map: str = 
             'use a smaller model or dtype, set models.device_map = "auto", or load_draft = false',
         )
     except (OSError, ValueError) as e:
-        raise EvalkitError(
-            f"cannot load the {role} model from '{ref}': {str(e).splitlines()[0]}",
-            f"check models.{role} (a local folder saved with save_pretrained, or a Hub id already downloaded)",
-        )
+        msg = str(e).splitlines()[0]
+        fix = f"check models.{role} (a local folder saved with save_pretrained, or a Hub id already downloaded)"
+        if device_map and "offload" in msg:
+            fix = "the model does not fit the devices: raise models.max_memory, or set models.offload_folder to offload to disk"
+        raise EvalkitError(f"cannot load the {role} model from '{ref}': {msg}", fix)
     model.eval()
     return model
+
+
+def placement(model) -> dict[str, float]:
+    """MB of weights per device ("cuda:0", "cpu", "disk"): where accelerate's device_map put the model."""
+    mb = 1 / (1 << 20)
+    dmap = getattr(model, "hf_device_map", None)
+    out: dict[str, float] = {}
+    seen: set[int] = set()  # tied weights (embeddings / lm_head) count once
+
+    def add(key: str, params) -> None:
+        for p in params:
+            if id(p) not in seen:
+                seen.add(id(p))
+                out[key] = out.get(key, 0.0) + p.numel() * p.element_size() * mb
+
+    if dmap:  # offloaded parameters sit on "meta" in the module, so read the map, not the tensors
+        for name, dev in dmap.items():
+            add(f"cuda:{dev}" if isinstance(dev, int) else str(dev), (model.get_submodule(name) if name else model).parameters())
+    else:
+        for p in model.parameters():
+            add(str(p.device), [p])
+    return {k: round(v, 3) for k, v in out.items()}
 
 
 def _vocab_size(model_config) -> int | None:

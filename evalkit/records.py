@@ -76,6 +76,9 @@ class ProcessRecord:
     rss_after_load_mb: float | None = None
     cuda_after_load: dict = field(default_factory=dict)
     draft_extra_rss_mb: float | None = None  # RSS added by loading the draft (assisted only)
+    # MB of weights per device ("cuda:0", "cpu", "disk"): a device_map may spread the target
+    target_placement: dict = field(default_factory=dict)
+    draft_placement: dict = field(default_factory=dict)
     first_call_seconds: float | None = None
     # Per-token cost of each model alone (seconds / new token, greedy probe): the cost ratio c for theory.
     target_seconds_per_token: float | None = None

@@ -211,6 +211,12 @@ def _m006_where_it_ran(db) -> None:
     db.execute("ALTER TABLE generations ADD COLUMN work_index INTEGER")
 
 
+def _m007_placement(db) -> None:
+    # A target spread with device_map: MB of weights per device, for each model of a bench process.
+    db.execute("ALTER TABLE bench_processes ADD COLUMN target_placement TEXT NOT NULL DEFAULT '{}'")
+    db.execute("ALTER TABLE bench_processes ADD COLUMN draft_placement TEXT NOT NULL DEFAULT '{}'")
+
+
 # Append-only: never edit or reorder a shipped migration; add a new one at the end.
 MIGRATIONS = [
     ("001_initial", _m001_initial),
@@ -219,6 +225,7 @@ MIGRATIONS = [
     ("004_experiment_gate", _m004_experiment_gate),
     ("005_tune_trials", _m005_tune_trials),
     ("006_where_it_ran", _m006_where_it_ran),
+    ("007_placement", _m007_placement),
 ]
 
 

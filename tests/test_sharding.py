@@ -4,6 +4,7 @@ sharded run resumes without duplicates; the benchmark refuses to pool different 
 import json
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -13,14 +14,34 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).parent.parent
-# accelerate's `--cpu --num_processes 2` needs MPI (mpirun); the torchrun launcher (`--multi_gpu`) starts the
-# processes, and evalkit tells PartialState to use the CPU (gloo) when there is no CUDA.
-ACCELERATE = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
-              "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", "0"]
+HOSTFILE = ROOT / "tests" / "fixtures" / "mpi-localhost"
+COMMON = ["--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def accelerate(launcher: str = "cpu") -> list[str]:
+    """`accelerate launch` with two processes on this machine.
+
+    "cpu": the issue's `--cpu --num_processes 2`. For more than one CPU process accelerate starts them with
+    mpirun, which it only uses when given a hostfile (ours: localhost, 2 slots); the ranks then rendezvous
+    over gloo on 127.0.0.1. "torchrun": the multi-GPU launcher, which also works on a machine without CUDA
+    because evalkit tells PartialState to use the CPU.
+    """
+    base = [sys.executable, "-m", "accelerate.commands.launch", *COMMON, "--main_process_port", str(_free_port())]
+    if launcher == "cpu":
+        return base + ["--cpu", "--mpirun_hostfile", str(HOSTFILE)]
+    return base + ["--multi_gpu"]
 
 
 def _env(tmp_path):
-    env = dict(os.environ, EVALKIT_DATA_DIR=str(tmp_path / "data"), PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+    env = dict(os.environ, EVALKIT_DATA_DIR=str(tmp_path / "data"), PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1",
+               # Open MPI refuses to start as root (CI containers) without both of these
+               OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     env.pop("EVALKIT_DB", None)
     return env
 
@@ -41,12 +62,13 @@ def pool_config(make_config):
     return make_config(**{"decoding.mode": "sample", "pool.prompts": ["writing-01", "writing-02", "writing-05"]})
 
 
-def test_two_processes_make_the_same_pool_as_one(pool_config, tmp_path):
+@pytest.mark.parametrize("launcher", ["cpu", "torchrun"])
+def test_two_processes_make_the_same_pool_as_one(pool_config, tmp_path, launcher):
     env = _env(tmp_path)
     one, two = tmp_path / "one.db", tmp_path / "two.db"
     subprocess.run([sys.executable, "-m", "evalkit", "generate", "--config", str(pool_config), "--db", str(one), "--samples", "2"],
                    check=True, env=env, cwd=ROOT, capture_output=True, timeout=300)
-    r = subprocess.run(ACCELERATE + ["-m", "evalkit", "generate", "--config", str(pool_config), "--db", str(two), "--samples", "2"],
+    r = subprocess.run(accelerate(launcher) + ["-m", "evalkit", "generate", "--config", str(pool_config), "--db", str(two), "--samples", "2"],
                        env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     a, b = content(one), content(two)
@@ -63,7 +85,7 @@ def test_two_processes_make_the_same_pool_as_one(pool_config, tmp_path):
 def test_interrupted_sharded_run_resumes_without_duplicates(pool_config, tmp_path):
     env = _env(tmp_path)
     db = tmp_path / "pool.db"
-    proc = subprocess.Popen(ACCELERATE + ["-m", "evalkit", "generate", "--config", str(pool_config), "--db", str(db), "--samples", "4"],
+    proc = subprocess.Popen(accelerate() + ["-m", "evalkit", "generate", "--config", str(pool_config), "--db", str(db), "--samples", "4"],
                             env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.time() + 240
     try:
@@ -88,7 +110,7 @@ def test_interrupted_sharded_run_resumes_without_duplicates(pool_config, tmp_pat
     con = sqlite3.connect(str(db))
     exp_id = con.execute("SELECT id FROM experiments WHERE kind = 'pool'").fetchone()[0]
     con.close()
-    r = subprocess.run(ACCELERATE + ["-m", "evalkit", "generate", "--config", str(pool_config), "--db", str(db),
+    r = subprocess.run(accelerate() + ["-m", "evalkit", "generate", "--config", str(pool_config), "--db", str(db),
                                      "--samples", "4", "--resume", str(exp_id)],
                        env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
@@ -121,7 +143,7 @@ def test_bench_under_accelerate_splits_prompts_and_keeps_the_protocol(make_confi
     cfg = make_config(draft="target_copy", **{"bench.prompts": ["writing-01", "writing-02"]})
     env = _env(tmp_path)
     db = tmp_path / "bench.db"
-    r = subprocess.run(ACCELERATE + ["-m", "evalkit", "bench", "--config", str(cfg), "--db", str(db), "--reps", "1",
+    r = subprocess.run(accelerate() + ["-m", "evalkit", "bench", "--config", str(cfg), "--db", str(db), "--reps", "1",
                                      "--decoding", "greedy", "--json"],
                        env=env, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
@@ -136,3 +158,39 @@ def test_bench_under_accelerate_splits_prompts_and_keeps_the_protocol(make_confi
     assert [p[1:] for p in procs if p[0] == 1] == [("ordinary", 1), ("assisted", 1), ("assisted", 2), ("ordinary", 2)]
     assert runs == [(0, "writing-01"), (1, "writing-02")]
     assert not list(tmp_path.glob("bench.db.bench-*"))  # result files cleaned up
+
+
+def test_device_map_spreads_the_target_and_records_weights_per_device(make_config, tiny_models, tmp_path):
+    """accelerate's big-model inference: a target too big for its memory budget is split (here CPU + disk,
+    as it would be over GPUs), both paths still give the same greedy tokens, and the weights per device are
+    recorded for each bench process."""
+    from transformers import AutoModelForCausalLM
+
+    full_mb = sum(p.numel() * p.element_size() for p in AutoModelForCausalLM.from_pretrained(tiny_models["target"]).parameters()) / (1 << 20)
+    cfg = make_config(draft="target_copy", **{
+        "models.device_map": "auto", "models.max_memory": ["cpu=300KB"],  # about half the tiny target
+        "models.offload_folder": str(tmp_path / "offload"), "bench.prompts": ["writing-01"]})
+    db = tmp_path / "bench.db"
+    r = subprocess.run([sys.executable, "-m", "evalkit", "bench", "--config", str(cfg), "--db", str(db), "--reps", "1",
+                        "--decoding", "greedy", "--json"], env=_env(tmp_path), cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    s = json.loads(r.stdout)["summary"]
+    assert s["identical_outputs"] == 1.0 and s["acceptance_rate"] == 1.0  # the offloaded target verifies its own copy
+    for proc in s["processes"]:
+        where = proc["target_placement"]
+        assert set(where) == {"cpu", "disk"} and abs(sum(where.values()) - full_mb) < 1e-3, where
+    assisted = [p for p in s["processes"] if p["path"] == "assisted"]
+    assert all(set(p["draft_placement"]) == {"cpu"} for p in assisted)  # the draft stays where it was put
+
+
+@pytest.mark.parametrize("models, says", [
+    ({"max_memory": ["cpu=1GiB"]}, "models.device_map"),  # a memory budget means nothing without a device_map
+    ({"device_map": "auto", "max_memory": ["20GiB"]}, '"device=size"'),
+])
+def test_device_map_settings_are_checked(models, says):
+    from evalkit.config import from_dict
+    from evalkit.errors import EvalkitError
+
+    with pytest.raises(EvalkitError) as e:
+        from_dict({"models": models}, "c.toml")
+    assert says in str(e.value)
