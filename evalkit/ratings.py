@@ -73,18 +73,13 @@ def _current_counts(db) -> dict[str, int]:
     return {r["pair_id"]: r["n"] for r in db.query("SELECT pair_id, COUNT(*) AS n FROM current_ratings GROUP BY pair_id")}
 
 
-def _seen_by(db, rater: str) -> set[str]:
-    return {r["pair_id"] for r in db.query("SELECT DISTINCT pair_id FROM ratings WHERE rater = ?", [rater])}
-
-
-def _open_for(db, rater: str, ratings_per_pair: int) -> list[tuple[int, str]]:
-    counts = _current_counts(db)
-    seen = _seen_by(db, rater)
-    return [
-        (counts.get(p["id"], 0), p["id"])
-        for p in db.query("SELECT id FROM pairs ORDER BY created_at, id")
-        if p["id"] not in seen and counts.get(p["id"], 0) < ratings_per_pair
-    ]
+# The pairs still open to a rater, with their current rating counts: not met by this rater (rated or skipped) and
+# below the quota. One statement, so a request makes few SQLite calls (each row fetched releases and re-takes the
+# interpreter lock, which costs most when the app is busy).
+_OPEN = """
+    SELECT p.id, COALESCE(c.n, 0) AS n FROM pairs p
+    LEFT JOIN (SELECT pair_id, COUNT(*) AS n FROM current_ratings GROUP BY pair_id) c ON c.pair_id = p.id
+    WHERE COALESCE(c.n, 0) < :quota AND p.id NOT IN (SELECT pair_id FROM ratings WHERE rater = :rater)"""
 
 
 def next_pair(db, rater: str, ratings_per_pair: int) -> PairView | None:
@@ -92,28 +87,30 @@ def next_pair(db, rater: str, ratings_per_pair: int) -> PairView | None:
 
     Among equally rated pairs the choice is spread by a hash of (rater, pair), so raters arriving at
     once do not all get the same pair."""
-    open_pairs = _open_for(db, rater, ratings_per_pair)
-    if not open_pairs:
+    least = [r[0] for r in db.execute(
+        f"WITH open AS ({_OPEN}) SELECT id FROM open WHERE n = (SELECT MIN(n) FROM open)",
+        {"rater": rater, "quota": ratings_per_pair})]
+    if not least:
         return None
-    least = min(n for n, _ in open_pairs)
-    pair_id = min(
-        (pid for n, pid in open_pairs if n == least),
-        key=lambda pid: hashlib.sha256(f"{rater}\0{pid}".encode()).hexdigest(),
-    )
+    pair_id = min(least, key=lambda pid: hashlib.sha256(f"{rater}\0{pid}".encode()).hexdigest())
     return pair_view(db, pair_id)
 
 
 def pair_view(db, pair_id: str) -> PairView:
-    p = _pair(db, pair_id)
-    a = db.execute("SELECT text FROM generations WHERE id = ?", [p["a_generation_id"]]).fetchone()[0]
-    b = db.execute("SELECT text FROM generations WHERE id = ?", [p["b_generation_id"]]).fetchone()[0]
-    return PairView(pair_id=p["id"], prompt_id=p["prompt_id"], text_a=a, text_b=b)
+    row = None if not isinstance(pair_id, str) else db.execute(
+        "SELECT p.id, p.prompt_id, a.text, b.text FROM pairs p JOIN generations a ON a.id = p.a_generation_id "
+        "JOIN generations b ON b.id = p.b_generation_id WHERE p.id = ?", [pair_id]).fetchone()
+    if row is None:
+        raise RatingError(f"pair '{pair_id}' does not exist", "reload the page to get a pair from the queue")
+    return PairView(pair_id=row[0], prompt_id=row[1], text_a=row[2], text_b=row[3])
 
 
 def progress(db, rater: str, ratings_per_pair: int) -> tuple[int, int]:
     """(pairs this rater has finished, that plus the pairs still open to them): shown as "7 / 20"."""
-    done = len(_seen_by(db, rater))
-    return done, done + len(_open_for(db, rater, ratings_per_pair))
+    done, still_open = db.execute(
+        f"SELECT (SELECT COUNT(DISTINCT pair_id) FROM ratings WHERE rater = :rater), (SELECT COUNT(*) FROM ({_OPEN}))",
+        {"rater": rater, "quota": ratings_per_pair}).fetchone()
+    return done, done + still_open
 
 
 def _clean_text(value: str, what: str, limit: int) -> str:
@@ -123,6 +120,11 @@ def _clean_text(value: str, what: str, limit: int) -> str:
     if len(value) > limit:
         raise RatingError(f"{what} is {len(value)} characters; the limit is {limit}", f"shorten it to {limit} characters or fewer")
     return value
+
+
+def clean_comment(comment: str | None, app: AppConfig) -> str:
+    """The comment as it is stored."""
+    return _clean_text(comment or "", "comment", app.max_comment_chars)
 
 
 def clean_rater(rater: str) -> str:
@@ -147,7 +149,7 @@ def _validate(inp: RatingInput, app: AppConfig) -> dict:
                 )
     if inp.preference not in PREFERENCES:
         raise RatingError(f"preference {inp.preference!r} is not A, B or tie", "pick A, B or tie")
-    return {"comment": _clean_text(inp.comment or "", "comment", app.max_comment_chars)}
+    return {"comment": clean_comment(inp.comment, app)}
 
 
 def _row(inp: RatingInput, pair: dict, rater: str, comment: str, supersedes: int | None) -> dict:

@@ -47,6 +47,10 @@ def test_rater_rates_two_pairs_and_sees_the_reveal_only_after_submit(cfg, pool_d
             expect(page.locator("#correct")).to_be_visible()
             expect(page.locator("#r-a_schedule input[value='pass']")).to_be_disabled()  # locked after submit
             page.screenshot(path=str(ARTIFACTS / f"app-pair{n}-reveal.png"), full_page=True)
+            if n == 2:  # Correct unlocks the form; Next pair then leaves the stored rating as it is
+                page.click("#correct")
+                expect(page.locator("#r-a_schedule input[value='pass']")).to_be_enabled()
+                expect(page.locator("#submit")).to_be_enabled()
             page.click("#next")
             expect(reveal).not_to_contain_text("Reveal")
         expect(page.locator("#rate-who")).to_contain_text("2 / ")

@@ -121,6 +121,19 @@ def test_rater_journey_submit_reveal_correct_skip(cfg, pool_db):
         assert third["id"] not in (pair["id"], second["id"])
 
 
+def test_submit_and_next_pair_set_every_output_they_declare(cfg, pool_db):
+    """A declared output left unset (gr.skip) costs the server a component rebuild on every event, so the two
+    events every rating goes through declare only what they change (evalkit/ui/rate.py)."""
+    with served(cfg, pool_db) as url:
+        tab = Tab(url)
+        tab.sign_in("ann")
+        form = {k: ("pass" if k.startswith("a_") else "fail") for k in FORM_KEYS} | {"preference": "A", "comment": ""}
+        for api, args in (("/submit", [form[k] for k in FORM_KEYS]), ("/next_pair", [])):
+            out = tab.client.predict(*args, api_name=api)
+            unset = [label for label, v in zip(tab.labels[api], out, strict=True) if v == {"__type__": "update"}]
+            assert unset == [], f"{api} leaves {unset} unset"
+
+
 def test_two_raters_share_a_pair_until_it_is_full(cfg, pool_db):
     keep = rows(pool_db, "SELECT id FROM pairs ORDER BY id LIMIT 1")[0]["id"]
     db_rows = rows(pool_db, "SELECT id FROM pairs WHERE id != ?", [keep])

@@ -3,6 +3,12 @@
 Blindness: the browser gets the two texts, labelled A and B, and the prompt. The pair id lives in the
 server-side `Session` (gr.State); the reveal is rendered only after a stored submission. Handlers return
 dicts keyed by component, so no output list has a magic order.
+
+Cost, with many raters at once: Gradio rebuilds a component on the server for every `gr.update` output, and for
+every declared output a handler leaves out (a `gr.skip()` goes the same way); a plain value is cheap. So each
+event declares only the outputs it changes, submit and next pair return every one of them (tests/test_app_client.py
+checks this), and what is pure page state (locking the form, enabling Submit) is set in the browser, without a
+server round trip. The server never relies on it: a locked rating is refused by the server-side session.
 """
 
 from dataclasses import dataclass
@@ -14,8 +20,8 @@ from ..config import Config
 from ..limits import RateLimiter
 from ..prompts import CRITERIA, Prompt
 from ..ratings import (
-    RatingError, RatingInput, answers_from_row, correct_rating, current_rating, next_pair, progress, reveal,
-    skip_pair, submit_rating,
+    RatingError, RatingInput, answers_from_row, clean_comment, correct_rating, current_rating, next_pair, progress,
+    reveal, skip_pair, submit_rating,
 )
 from . import auth
 from .db import connect
@@ -58,10 +64,25 @@ class RateTab:
         return [self.fields[k] for k in FORM_KEYS]
 
     @property
-    def outputs(self) -> list:
-        return [self.session, self.status, self.who, self.signin_box, self.pair_box, self.prompt_md, self.guide_zh,
-                self.guide_en, self.text_a, self.text_b, *self.form, self.submit_btn, self.reveal_md,
-                self.correct_btn, self.next_btn, self.skip_box, self.skip_reason, self.done_md]
+    def pair_outputs(self) -> list:
+        """A new pair, or the 'all done' screen: next pair and skip."""
+        return [self.session, self.status, self.who, self.pair_box, self.prompt_md, self.guide_zh, self.guide_en,
+                self.text_a, self.text_b, *self.form, self.submit_btn, self.reveal_md, self.correct_btn,
+                self.next_btn, self.skip_box, self.skip_reason, self.done_md]
+
+    @property
+    def signin_outputs(self) -> list:
+        return [*self.pair_outputs, self.signin_box]
+
+    @property
+    def locked_outputs(self) -> list:
+        """A stored submission: the reveal appears; the comment shows as stored (the answers are stored as sent)."""
+        return [self.session, self.status, self.who, self.fields["comment"], self.submit_btn, self.reveal_md,
+                self.correct_btn, self.next_btn, self.skip_box]
+
+    @property
+    def correct_outputs(self) -> list:
+        return [self.session, self.status, *self.form, self.submit_btn, self.correct_btn]
 
 
 def _radio_label(key: str) -> str:
@@ -118,6 +139,16 @@ def _layout(space: bool, default_prompt: Prompt | None, passcodes: bool) -> tupl
     return tab, signin
 
 
+def _form_interactive(on: bool) -> str:
+    """Browser-only (no server round trip): lock or unlock the scoring form."""
+    return f"() => Array({len(FORM_KEYS)}).fill({{__type__: 'update', interactive: {str(on).lower()}}})"
+
+
+# Browser-only: Submit is enabled only when every criterion of both outputs and the preference have an answer.
+# (The server checks again on submit: this only spares the rater a refused submission.)
+_READY = "(...answers) => ({__type__: 'update', interactive: answers.every(Boolean)})"
+
+
 def _prompt_markdown(prompt: Prompt | None, prompt_id: str) -> str:
     if prompt is None:
         return f"**Prompt** `{prompt_id}`"
@@ -136,45 +167,40 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
             raise RatingError("you are not signed in", "sign in at the top of the Rate tab")
         return s.rater
 
-    def form_state(*, interactive: bool, values: dict | None = None) -> dict:
+    def form_update(values: dict | None = None) -> dict:
         values = values or {}
-        return {ui.fields[k]: gr.update(value=values.get(k, "" if k == "comment" else None), interactive=interactive)
-                for k in FORM_KEYS}
+        return {ui.fields[k]: values.get(k, "" if k == "comment" else None) for k in FORM_KEYS}
 
     def who_line(db, rater: str) -> str:
         done, total = progress(db, rater, rpp)
         return f"Signed in as **{inert(rater)}** · progress **{done} / {total}**"
 
     def pair_screen(db, s: Session, status: str = "") -> dict:
-        """The next pair for this rater, or the 'all done' screen."""
+        """The next pair for this rater, or the 'all done' screen (ui.pair_outputs)."""
         view = next_pair(db, s.rater, rpp)
         s = s.with_pair(view.pair_id if view else None)
-        upd = {ui.session: s, ui.status: status, ui.who: who_line(db, s.rater), ui.signin_box: gr.update(visible=False),
-               ui.reveal_md: "", ui.correct_btn: gr.update(visible=False), ui.next_btn: gr.update(visible=False)}
-        if view is None:
-            upd |= {ui.pair_box: gr.update(visible=False), ui.text_a: "", ui.text_b: "",
-                    ui.done_md: "**No pairs left for you.** Thank you! · 你的评分任务已全部完成，谢谢！"}
-            return upd
+        upd = {ui.session: s, ui.status: status, ui.who: who_line(db, s.rater), ui.reveal_md: "",
+               ui.correct_btn: gr.update(visible=False), ui.next_btn: gr.update(visible=False), ui.skip_reason: "",
+               ui.text_a: view.text_a if view else "", ui.text_b: view.text_b if view else ""}
+        if view is None:  # what is left out stays as it is (gr.skip), hidden with the pair box
+            return upd | {ui.pair_box: gr.update(visible=False),
+                          ui.done_md: "**No pairs left for you.** Thank you! · 你的评分任务已全部完成，谢谢！"}
         prompt = prompts.get(view.prompt_id)
-        upd |= form_state(interactive=True)
-        upd |= {
+        return upd | form_update() | {
             ui.pair_box: gr.update(visible=True), ui.done_md: "",
             ui.prompt_md: _prompt_markdown(prompt, view.prompt_id),
             ui.guide_zh: guidelines(prompt, "zh"), ui.guide_en: guidelines(prompt, "en"),
-            ui.text_a: view.text_a, ui.text_b: view.text_b,
             ui.submit_btn: gr.update(value="Submit · 提交", interactive=False, visible=True),
-            ui.skip_box: gr.update(visible=True), ui.skip_reason: "",
+            ui.skip_box: gr.update(visible=True),
         }
-        return upd
 
-    def locked_screen(db, s: Session, status: str) -> dict:
-        upd = form_state(interactive=False, values=_form_values(current_rating(db, s.rater, s.pair_id)))
-        upd |= {ui.session: s, ui.status: status, ui.who: who_line(db, s.rater),
+    def locked_screen(db, s: Session, status: str, comment: str) -> dict:
+        """A stored submission (ui.locked_outputs); the browser locks the form when it succeeds."""
+        return {ui.session: s, ui.status: status, ui.who: who_line(db, s.rater), ui.fields["comment"]: comment,
                 ui.reveal_md: render(reveal(db, s.pair_id, cfg.bench.length_tolerance)),
                 ui.submit_btn: gr.update(visible=False, interactive=False),
                 ui.correct_btn: gr.update(visible=True), ui.next_btn: gr.update(visible=True),
                 ui.skip_box: gr.update(visible=False)}
-        return upd
 
     # --- handlers -----------------------------------------------------------------------------------
 
@@ -182,7 +208,7 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     def sign_in_local(s: Session, name: str, passcode: str) -> dict:
         s = Session(rater=auth.local_rater(app, name, passcode))
         with connect(db_path) as db:
-            return pair_screen(db, s)
+            return pair_screen(db, s) | {ui.signin_box: gr.update(visible=False)}
 
     @friendly
     def sign_in_space(s: Session, profile: gr.OAuthProfile | None) -> dict:
@@ -190,7 +216,7 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
             return {ui.status: "Sign in with your Hugging Face account to start rating."}
         s = Session(rater=auth.space_rater(app, profile))
         with connect(db_path) as db:
-            return pair_screen(db, s)
+            return pair_screen(db, s) | {ui.signin_box: gr.update(visible=False)}
 
     @friendly
     def next_screen(s: Session) -> dict:
@@ -221,7 +247,7 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
             else:
                 rating_id = submit_rating(db, app, inp)
                 note = "Rating stored. · 评分已保存。"
-            return locked_screen(db, s.stored(rating_id), note)
+            return locked_screen(db, s.stored(rating_id), note, clean_comment(inp.comment, app))
 
     @friendly
     def start_correction(s: Session) -> dict:
@@ -233,11 +259,11 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
         if row is None:
             raise RatingError("your rating of this pair was not found", "reload the page")
         s = s.stored(row["id"]).correcting_now()
-        upd = form_state(interactive=True, values=_form_values(row))
-        upd |= {ui.session: s, ui.status: "Change your answers, then press **Save correction**.",
-                ui.submit_btn: gr.update(value="Save correction · 保存修改", visible=True, interactive=True),
-                ui.correct_btn: gr.update(visible=False)}  # Next pair leaves the stored version as it is
-        return upd
+        # the stored answers (the browser unlocks the form when this succeeds)
+        return form_update(_stored_form(row)) | {
+            ui.session: s, ui.status: "Change your answers, then press **Save correction**.",
+            ui.submit_btn: gr.update(value="Save correction · 保存修改", visible=True, interactive=True),
+            ui.correct_btn: gr.update(visible=False)}  # Next pair leaves the stored version as it is
 
     @friendly
     def skip(s: Session, reason: str) -> dict:
@@ -249,14 +275,9 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
             skip_pair(db, app, rater, s.pair_id, reason, client_token=s.token)
             return pair_screen(db, s, "Skipped; the reason is stored. · 已跳过。")
 
-    def ready(*values) -> dict:
-        """Submit is enabled only when every criterion of both outputs and the preference have an answer.
-        (The server checks again on submit: this only spares the rater a refused submission.)"""
-        return gr.update(interactive=all(values))
-
     # --- wiring -------------------------------------------------------------------------------------
 
-    out = ui.outputs
+    out = ui.signin_outputs
     if space:  # the OAuth round trip reloads the page: sign in from the profile on every load
         demo.load(sign_in_space, [ui.session], out, api_name="sign_in")
     else:
@@ -264,18 +285,25 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
         signin["button"].click(sign_in_local, sign_in_inputs, out, api_name="sign_in")
         signin["passcode"].submit(sign_in_local, sign_in_inputs, out, api_visibility="undocumented")
         signin["name"].submit(sign_in_local, sign_in_inputs, out, api_visibility="undocumented")
-    ui.submit_btn.click(submit, [ui.session, *ui.form], out, api_name="submit")
-    ui.correct_btn.click(start_correction, [ui.session], out, api_name="correct")
-    ui.next_btn.click(next_screen, [ui.session], out, api_name="next_pair")
-    ui.skip_btn.click(skip, [ui.session, ui.skip_reason], out, api_name="skip")
+    # The handlers return finished text (Markdown without indentation) and None: Gradio's postprocess would only
+    # spend a thread hop on each output. Submit's values reach the library as sent, and it checks every one
+    # (evalkit.ratings._validate): the per-input preprocess goes too.
+    lock, unlock = _form_interactive(False), _form_interactive(True)
+    ui.submit_btn.click(submit, [ui.session, *ui.form], ui.locked_outputs, api_name="submit", preprocess=False,
+                        postprocess=False).success(None, None, ui.form, js=lock)
+    ui.correct_btn.click(start_correction, [ui.session], ui.correct_outputs, api_name="correct", postprocess=False
+                         ).success(None, None, ui.form, js=unlock)
+    ui.next_btn.click(next_screen, [ui.session], ui.pair_outputs, api_name="next_pair", postprocess=False
+                      ).success(None, None, ui.form, js=unlock)
+    ui.skip_btn.click(skip, [ui.session, ui.skip_reason], ui.pair_outputs, api_name="skip",  # the form is unlocked
+                      postprocess=False)
     answers = [ui.fields[k] for k in REQUIRED_KEYS]
     # .input fires on the rater's own clicks only; the handlers above set the button for programmatic resets
-    gr.on([c.input for c in answers], ready, answers, ui.submit_btn, queue=False, show_progress="hidden",
-          api_visibility="private")
+    gr.on([c.input for c in answers], None, answers, ui.submit_btn, js=_READY, api_visibility="private")
     return ui
 
 
-def _form_values(row: dict | None) -> dict:
+def _stored_form(row: dict | None) -> dict:
     if row is None:
         return {}
     a, b = answers_from_row(row)
