@@ -7,7 +7,9 @@ judge, decide) needs a real target/draft pair. So we train one, deterministicall
 2. ONE byte-level BPE tokenizer (handles any Chinese/English text), shared by both models,
 3. a deep target (many layers: on a CPU each layer costs a fixed Python/dispatch overhead per token,
    so depth is what makes a small model "expensive" per token, like a big model on a GPU), and a
-   one-layer draft trained on the same corpus (cheap per token, close enough to be accepted often).
+   one-layer draft (cheap per token), trained on the corpus and then distilled on the finished
+   target's next-token distributions: acceptance depends on how close the draft's distribution is to
+   the target's, not to the corpus's, and a draft that only saw the corpus misses the target's own habits.
 
 Both are plain `LlamaForCausalLM` checkpoints (safetensors) with a `PreTrainedTokenizerFast`
 (<s>, </s>, <pad>, <unk>; no chat template: prompts use `Prompt.plain_text()`), and their own
@@ -33,7 +35,7 @@ import time
 from pathlib import Path
 
 # Bump when anything that changes the built models changes (corpus, tokenizer, sizes, training).
-BUILD_VERSION = "demo-pair-1"
+BUILD_VERSION = "demo-pair-2"
 MANIFEST = "manifest.json"
 
 # Special tokens, in id order: <pad>=0, <s>=1, </s>=2, <unk>=3.
@@ -44,7 +46,10 @@ SCALES: dict[str, dict] = {
     "full": {
         "corpus_seed": 20240611,  # corpus.generate_corpus seed
         "corpus_size": 6000,  # samples generated (training shuffles them, epoch after epoch)
-        "vocab_size": 1200,  # BPE vocab: ~2 CJK characters per token, like a real LLM tokenizer
+        # English at twice the weight of each Chinese shape: byte-level English needs more tokens and
+        # more examples than Chinese before the target writes it cleanly.
+        "shape_weights": {"notice": 1.0, "summary": 1.0, "rewrite": 1.0, "email": 1.0, "english": 2.0},
+        "vocab_size": 2000,  # BPE vocab: common CJK characters and words get their own tokens, like a real LLM tokenizer
         "init_seed": 1234,  # torch seed for both models' initialisation and data order
         # target: deep and fairly narrow (on a CPU, depth is what costs per decoded token)
         "target": {"layers": 16, "hidden": 256, "heads": 4, "intermediate": 688},
@@ -52,15 +57,18 @@ SCALES: dict[str, dict] = {
         # (each trained block followed by copies whose output projections start at zero, so the grown
         # model computes the same function), then all 16 blocks are fine-tuned together.
         "target_core_layers": 4,
-        "target_steps": 2400,  # shallow core
+        "target_steps": 3000,  # shallow core
         "target_expand_steps": 150,  # full depth, after growing
         # draft: one layer, narrow: a small fraction of the target's per-token cost
         "draft": {"layers": 1, "hidden": 128, "heads": 2, "intermediate": 384},
         "draft_steps": 2400,
+        # then distilled on the target (KL to its next-token distribution, output positions only)
+        "draft_distill_steps": 1200,
         "batch_tokens": 256,  # padded tokens per step: small batches, many steps (templated text)
         "target_lr": 3e-3,
         "expand_lr": 1e-3,
         "draft_lr": 3e-3,
+        "distill_lr": 1e-3,
         "warmup": 20,
     },
     "smoke": {
@@ -74,18 +82,20 @@ SCALES: dict[str, dict] = {
         "target_expand_steps": 2,
         "draft": {"layers": 1, "hidden": 32, "heads": 1, "intermediate": 64},
         "draft_steps": 6,
+        "draft_distill_steps": 3,
         "batch_tokens": 768,
         "target_lr": 3e-3,
         "expand_lr": 1e-3,
         "draft_lr": 3e-3,
+        "distill_lr": 1e-3,
         "warmup": 2,
     },
 }
 
 # Written into the draft's generation_config (Transformers reads assistant settings from there).
-ASSISTANT_DEFAULTS = {
-    "num_assistant_tokens": 6,
-    "num_assistant_tokens_schedule": "constant",
+ASSISTANT_DEFAULTS = {  # the `evalkit tune` winner for this pair (configs/demo.toml says how it was found)
+    "num_assistant_tokens": 4,
+    "num_assistant_tokens_schedule": "heuristic",
     "assistant_confidence_threshold": 0.0,
 }
 
@@ -192,7 +202,7 @@ def _build_into(folder: Path, scale: str, recipe: dict, progress: bool) -> dict:
     t = time.perf_counter()
     with _bar(progress, total=recipe["corpus_size"], desc="demo corpus", unit="text") as bar:
         samples = []
-        for s in corpus_mod.generate_corpus(recipe["corpus_seed"], recipe["corpus_size"]):
+        for s in corpus_mod.generate_corpus(recipe["corpus_seed"], recipe["corpus_size"], recipe.get("shape_weights")):
             samples.append(s)
             bar.update(1)
     timings["corpus"] = time.perf_counter() - t
@@ -222,6 +232,11 @@ def _build_into(folder: Path, scale: str, recipe: dict, progress: bool) -> dict:
                 model, examples, steps=recipe["target_expand_steps"], lr=recipe["expand_lr"], seed=seed + 100,
                 desc=f"train {role} ({size['layers']} layers)", **common,
             )
+        if role == "draft" and recipe.get("draft_distill_steps"):
+            train_model(
+                model, examples, steps=recipe["draft_distill_steps"], lr=recipe["distill_lr"], seed=seed + 200,
+                desc="distil draft on target", teacher=target, **common,
+            )
         model.eval()
         model.generation_config = _generation_config(role)
         dest = folder / role
@@ -244,7 +259,7 @@ def _build_into(folder: Path, scale: str, recipe: dict, progress: bool) -> dict:
         "corpus_tokens": int(sum(len(ids) for ids, _ in examples)),
         "vocab_size": len(raw_tok.get_vocab()),
         "sizes": sizes,
-        "steps": {k: recipe[k] for k in ("target_steps", "target_expand_steps", "draft_steps")},
+        "steps": {k: recipe.get(k, 0) for k in ("target_steps", "target_expand_steps", "draft_steps", "draft_distill_steps")},
         "batch_tokens": recipe["batch_tokens"],
         "stage_seconds": {k: round(v, 1) for k, v in timings.items()},
         "assistant_defaults": ASSISTANT_DEFAULTS,
@@ -405,9 +420,17 @@ def _collate(examples, idx: list[int]):
     return ids, att, labels
 
 
-def train_model(model, examples, *, steps: int, batch_tokens: int, lr: float, warmup: int, seed: int, desc: str, progress: bool):
-    """AdamW, linear warm-up then cosine decay to 10%; deterministic data order from `seed`."""
+def train_model(model, examples, *, steps: int, batch_tokens: int, lr: float, warmup: int, seed: int, desc: str,
+                progress: bool, teacher=None):
+    """AdamW, linear warm-up then cosine decay to 10%; deterministic data order from `seed`.
+
+    With a `teacher`, the loss is the KL divergence from the teacher's next-token distribution to the
+    model's (knowledge distillation) on the output positions, instead of cross-entropy on the corpus.
+    Speculative sampling accepts a drafted token with probability sum(min(p_target, p_draft)), so
+    matching the target's whole distribution is exactly what raises acceptance.
+    """
     import torch
+    import torch.nn.functional as F
 
     torch.manual_seed(seed)
     rng = random.Random(seed)
@@ -433,7 +456,14 @@ def train_model(model, examples, *, steps: int, batch_tokens: int, lr: float, wa
             for g in opt.param_groups:
                 g["lr"] = lr_at(step)
             ids, att, labels = _collate(examples, next(batches))
-            loss = model(input_ids=ids, attention_mask=att, labels=labels).loss
+            if teacher is None:
+                loss = model(input_ids=ids, attention_mask=att, labels=labels).loss
+            else:
+                keep = labels[:, 1:] != -100  # position t predicts token t+1
+                with torch.no_grad():
+                    t_logits = teacher(input_ids=ids, attention_mask=att).logits[:, :-1][keep]
+                d_logits = model(input_ids=ids, attention_mask=att).logits[:, :-1][keep]
+                loss = F.kl_div(F.log_softmax(d_logits, -1), F.log_softmax(t_logits, -1), log_target=True, reduction="batchmean")
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             opt.step()

@@ -6,11 +6,16 @@ Uses the reduced `scale="smoke"` recipe (a few seconds of training); the full pa
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from evalkit import corpus, demo
+from evalkit.config import load_config
 from evalkit.prompts import PLAIN_TEMPLATE, load_prompts
+
+
+ROOT = Path(__file__).parent.parent
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +79,37 @@ def test_smoke_pair_loads_and_shares_tokenizer(smoke_pair):
         gc = m.generation_config
         assert (gc.eos_token_id, gc.bos_token_id, gc.pad_token_id) == (tt.eos_token_id, tt.bos_token_id, tt.pad_token_id)
         assert gc.do_sample is True and gc.temperature == pytest.approx(0.7)
-    assert draft.generation_config.num_assistant_tokens_schedule == "constant"
+    # the draft ships the demo config's tuned assistant settings (one setting, two places, kept in step)
+    shipped = load_config(ROOT / "configs" / "demo.toml").assistant
+    assert draft.generation_config.num_assistant_tokens == shipped.num_assistant_tokens
+    assert draft.generation_config.num_assistant_tokens_schedule == shipped.num_assistant_tokens_schedule
+    assert draft.generation_config.assistant_confidence_threshold == pytest.approx(shipped.assistant_confidence_threshold)
+
+
+def test_distillation_moves_the_draft_towards_the_target(smoke_pair):
+    """The draft's last stage learns the target's next-token distributions: its KL to the target falls."""
+    import torch
+    import torch.nn.functional as F
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    recipe = demo.SCALES["smoke"]
+    tok = AutoTokenizer.from_pretrained(smoke_pair / "target").backend_tokenizer  # the pair's own tokenizer
+    examples = demo.encode_samples(tok, corpus.generate_corpus(recipe["corpus_seed"], 40))
+    target = AutoModelForCausalLM.from_pretrained(smoke_pair / "target").eval()
+    draft = demo.make_model(recipe["draft"], target.config.vocab_size, seed=5)
+    ids, att, labels = demo._collate(examples, list(range(8)))
+    keep = labels[:, 1:] != -100
+
+    def kl() -> float:
+        with torch.no_grad():
+            t = F.log_softmax(target(input_ids=ids, attention_mask=att).logits[:, :-1][keep], -1)
+            d = F.log_softmax(draft(input_ids=ids, attention_mask=att).logits[:, :-1][keep], -1)
+        return F.kl_div(d, t, log_target=True, reduction="batchmean").item()
+
+    before = kl()
+    demo.train_model(draft, examples, steps=30, batch_tokens=512, lr=3e-3, warmup=2, seed=5, desc="kd",
+                     progress=False, teacher=target)
+    assert kl() < 0.5 * before
 
 
 def test_smoke_pair_greedy_assisted_equals_ordinary(smoke_pair):
