@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 
 from .prompts import CRITERIA
 from .stats import (
-    bootstrap_ratio_of_medians, cohen_kappa, krippendorff_alpha_nominal, mcnemar_exact, median, wilson,
+    bootstrap_ratio_of_medians, cohen_kappa, krippendorff_alpha_nominal, mcnemar_exact, median, speedup_over_prompts,
+    wilson,
 )
 
 ALL = "all"
@@ -189,12 +190,21 @@ def timing(db, tolerance: float, resamples: int):
         matched, comp = pair_runs(sel, tolerance)
         o = [x["seconds"] for x, _ in comp]
         a = [y["seconds"] for _, y in comp]
-        ci = bootstrap_ratio_of_medians(o, a, resamples) if comp else None
+        if prompt_id == ALL:  # median over prompts of each prompt's ratio (as the benchmark summary)
+            groups: dict[str, tuple[list, list]] = {}
+            for x, y in comp:
+                g = groups.setdefault(x["prompt_id"], ([], []))
+                g[0].append(x["seconds"])
+                g[1].append(y["seconds"])
+            point, ci = speedup_over_prompts(groups, resamples)
+        else:
+            point = (median(o) / median(a)) if comp else None
+            ci = bootstrap_ratio_of_medians(o, a, resamples) if comp else None
         ass = [r for r in sel if r["path"] == "assisted"]
         proposed = sum(r["draft_proposed"] or 0 for r in ass)
         speed_rows.append({
             "prompt_id": prompt_id, "matched_pairs": len(matched), "comparable_pairs": len(comp),
-            "speedup": (median(o) / median(a)) if comp else None,
+            "speedup": point,
             "ci_low": ci[0] if ci else None, "ci_high": ci[1] if ci else None,
             "identical_outputs": (sum(x["token_hash"] == y["token_hash"] for x, y in matched) / len(matched)) if matched else None,
             "acceptance_rate": (sum(r["draft_accepted"] or 0 for r in ass) / proposed) if proposed else None,

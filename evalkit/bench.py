@@ -14,7 +14,7 @@ from pathlib import Path
 from .config import Config, from_dict
 from .errors import EvalkitError
 from .records import GenerationRecord, ProcessRecord, TimingRun
-from .stats import alpha_from_tokens_per_pass, bootstrap_ratio_of_medians, iqr, median, theoretical_speedup
+from .stats import alpha_from_tokens_per_pass, iqr, median, speedup_over_prompts, theoretical_speedup
 
 
 def round_orders(paths: list[str]) -> list[list[str]]:
@@ -321,11 +321,21 @@ def summarize(db, experiment_id: int) -> dict:
         comparable = []
         summary["comparable_pairs"] = 0
     summary["device_kinds"] = kinds
+    summary["speedup_by_prompt"] = {}
     if comparable:
-        o_secs = [o["seconds"] for o, _ in comparable]
-        a_secs = [a["seconds"] for _, a in comparable]
-        summary["speedup"] = median(o_secs) / median(a_secs)
-        summary["speedup_ci95"] = bootstrap_ratio_of_medians(o_secs, a_secs, cfg.bench.bootstrap)
+        groups: dict[str, tuple[list[float], list[float]]] = {}
+        for o, a in comparable:
+            g = groups.setdefault(o["prompt_id"], ([], []))
+            g[0].append(o["seconds"])
+            g[1].append(a["seconds"])
+        summary["speedup"], summary["speedup_ci95"] = speedup_over_prompts(groups, cfg.bench.bootstrap)
+        for prompt_id in sorted({o["prompt_id"] for o, _ in matched}):
+            o_secs, a_secs = groups.get(prompt_id, ([], []))
+            summary["speedup_by_prompt"][prompt_id] = {
+                "comparable_pairs": len(o_secs),
+                "matched_pairs": sum(1 for o, _ in matched if o["prompt_id"] == prompt_id),
+                "speedup": median(o_secs) / median(a_secs) if o_secs else None,
+            }
         if len(comparable) < len(matched):
             summary["notes"].append(
                 f"{len(matched) - len(comparable)} of {len(matched)} pairs were not comparable "
@@ -396,8 +406,13 @@ def format_summary(s: dict) -> str:
         )
     ci = s["speedup_ci95"]
     if s["speedup"] is not None:
+        by = s.get("speedup_by_prompt") or {}
         lines.append(
-            f"speed-up (median ordinary / median assisted): {s['speedup']:.2f}x"
+            "per prompt (median ordinary s / median assisted s over its comparable pairs): "
+            + ", ".join(f"{p} {f(v['speedup'], '.2f')}x ({v['comparable_pairs']}/{v['matched_pairs']})" for p, v in by.items())
+        )
+        lines.append(
+            f"speed-up (median over prompts): {s['speedup']:.2f}x"
             f"  95% CI {f(ci[0], '.2f') if ci else 'n/a'} - {f(ci[1], '.2f') if ci else 'n/a'}"
             f"  over {s['comparable_pairs']} of {s['matched_pairs']} comparable pairs"
         )

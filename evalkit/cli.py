@@ -157,8 +157,9 @@ def run(config_path, db_path, prompt_id, path, seed, as_json):
 def bench(config_path, db_path, reps, decoding, prompt_ids, as_json):
     """Benchmark ordinary vs assisted by the protocol: each path in its own process, ABBA rounds.
 
-    Stores every raw run; prints medians, IQR, tokens/s, the speed-up with a bootstrap 95% CI over
-    comparable outputs only, identical-output share, acceptance, tokens per target pass, and the
+    Stores every raw run; prints medians, IQR, tokens/s, the speed-up (each prompt's median ordinary /
+    median assisted seconds, then the median over prompts) with a bootstrap 95% CI over comparable
+    outputs only, identical-output share, acceptance, tokens per target pass, and the
     theoretical speed-up beside the measured one. Under `accelerate launch` the prompts are split
     between the processes (each on its own device); timings of different device kinds never pool.
     """

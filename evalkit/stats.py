@@ -34,6 +34,35 @@ def bootstrap_ratio_of_medians(num: list[float], den: list[float], resamples: in
     return float(lo), float(hi)
 
 
+def speedup_over_prompts(groups: dict[str, tuple[list[float], list[float]]], resamples: int = 2000,
+                         seed: int = 0) -> tuple[float | None, tuple[float, float] | None]:
+    """The speed-up across prompts and its 95% percentile interval.
+
+    groups: prompt -> (ordinary seconds, assisted seconds) of its comparable pairs, in pair order. Each
+    prompt's ratio is median(ordinary) / median(assisted), the brief's time ratio for one sample; the
+    speed-up is the median of those ratios over prompts. Pooling every prompt's runs into one median
+    instead would compare different prompts (a short summary against a long e-mail) whenever the two
+    paths' medians fall on different prompts. The interval resamples pairs within each prompt.
+    """
+    import numpy as np
+
+    groups = {k: v for k, v in groups.items() if v[0]}
+    if not groups:
+        return None, None
+    point = median([median(o) / median(a) for o, a in groups.values()])
+    if sum(len(o) for o, _ in groups.values()) < 2:
+        return point, None
+    rng = np.random.default_rng(seed)
+    per_prompt = []
+    for o, a in groups.values():
+        o, a = np.asarray(o, float), np.asarray(a, float)
+        idx = rng.integers(0, len(o), size=(resamples, len(o)))
+        per_prompt.append(np.median(o[idx], axis=1) / np.median(a[idx], axis=1))
+    overall = np.median(np.stack(per_prompt, axis=1), axis=1)
+    lo, hi = np.percentile(overall, [2.5, 97.5])
+    return point, (float(lo), float(hi))
+
+
 def expected_tokens_per_pass(alpha: float, gamma: float) -> float:
     """Leviathan et al. 2023: E[tokens per target pass] = (1 - a^(g+1)) / (1 - a)."""
     if alpha >= 1.0:

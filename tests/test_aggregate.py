@@ -163,3 +163,18 @@ def test_alpha_inverts_expected_tokens_per_pass():
             assert alpha_from_tokens_per_pass(t, gamma) == pytest.approx(alpha, abs=1e-6)
     assert alpha_from_tokens_per_pass(7.0, 6) == 1.0
     assert alpha_from_tokens_per_pass(1.0, 6) == pytest.approx(0.0, abs=1e-6)
+
+
+def test_speedup_is_the_median_of_per_prompt_ratios():
+    """Each prompt's ratio is median(ordinary) / median(assisted) (the brief's per-sample time ratio); pooling
+    every prompt into one median would compare a short prompt's ordinary time with a long prompt's assisted one."""
+    from evalkit.stats import speedup_over_prompts
+
+    groups = {"short": ([1.0, 1.0], [0.5, 0.5]), "middle": ([2.0, 2.0], [2.2, 2.2]), "long": ([10.0, 10.0], [5.0, 5.0])}
+    point, ci = speedup_over_prompts(groups, resamples=500)
+    assert point == pytest.approx(2.0)  # median of 2.0, 0.91, 2.0; pooled medians would give 2.0 / 2.2 = 0.91
+    assert ci[0] <= point <= ci[1]
+    noisy = {"a": ([1.0, 1.2, 0.8, 1.1], [0.5, 0.7, 0.4, 0.6]), "b": ([3.0, 3.3, 2.9], [1.4, 1.6, 1.5])}
+    lo, hi = speedup_over_prompts(noisy, resamples=500)[1]
+    assert lo < hi  # resampling within prompts gives a real interval
+    assert speedup_over_prompts({"a": ([], [])}) == (None, None)
