@@ -157,7 +157,7 @@ def timing(db, tolerance: float, resamples: int):
     one, else the pair pool's single runs (said so). Also per prompt."""
     import pandas as pd
 
-    from .bench import pair_runs
+    from .bench import pair_runs, seconds_by_prompt
 
     bench = _latest(db, "bench")
     rows, source, exp_id = [], None, None
@@ -191,12 +191,7 @@ def timing(db, tolerance: float, resamples: int):
         o = [x["seconds"] for x, _ in comp]
         a = [y["seconds"] for _, y in comp]
         if prompt_id == ALL:  # median over prompts of each prompt's ratio (as the benchmark summary)
-            groups: dict[str, tuple[list, list]] = {}
-            for x, y in comp:
-                g = groups.setdefault(x["prompt_id"], ([], []))
-                g[0].append(x["seconds"])
-                g[1].append(y["seconds"])
-            point, ci = speedup_over_prompts(groups, resamples)
+            point, ci = speedup_over_prompts(seconds_by_prompt(comp), resamples)
         else:
             point = (median(o) / median(a)) if comp else None
             ci = bootstrap_ratio_of_medians(o, a, resamples) if comp else None

@@ -269,6 +269,17 @@ def pair_runs(rows: list[dict], tolerance: float) -> tuple[list[tuple[dict, dict
     return matched, [(o, a) for o, a in matched if comparable(o, a, tolerance)]
 
 
+def seconds_by_prompt(pairs: list[tuple[dict, dict]]) -> dict[str, tuple[list[float], list[float]]]:
+    """prompt -> (ordinary seconds, assisted seconds) of its pairs, in pair order: the input of
+    `stats.speedup_over_prompts`."""
+    groups: dict[str, tuple[list[float], list[float]]] = {}
+    for o, a in pairs:
+        g = groups.setdefault(o["prompt_id"], ([], []))
+        g[0].append(o["seconds"])
+        g[1].append(a["seconds"])
+    return groups
+
+
 def summarize(db, experiment_id: int) -> dict:
     """The benchmark summary from stored raw runs only: nothing here is estimated without a measurement."""
     exp = next(db.query("SELECT * FROM experiments WHERE id = ?", [experiment_id]), None)
@@ -323,11 +334,7 @@ def summarize(db, experiment_id: int) -> dict:
     summary["device_kinds"] = kinds
     summary["speedup_by_prompt"] = {}
     if comparable:
-        groups: dict[str, tuple[list[float], list[float]]] = {}
-        for o, a in comparable:
-            g = groups.setdefault(o["prompt_id"], ([], []))
-            g[0].append(o["seconds"])
-            g[1].append(a["seconds"])
+        groups = seconds_by_prompt(comparable)
         summary["speedup"], summary["speedup_ci95"] = speedup_over_prompts(groups, cfg.bench.bootstrap)
         for prompt_id in sorted({o["prompt_id"] for o, _ in matched}):
             o_secs, a_secs = groups.get(prompt_id, ([], []))
