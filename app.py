@@ -13,6 +13,30 @@ import sys
 from pathlib import Path
 
 
+def _sign_in_hint(cfg, path: Path) -> str:
+    """What an organiser needs to know at start: how raters (and they themselves) sign in."""
+    from evalkit import raters
+    from evalkit.store import open_db
+
+    db = open_db(path)
+    try:
+        invited, organisers = raters.count(db, "invited"), sum(r["role"] == "organiser" for r in raters.listing(db))
+    finally:
+        db.conn.close()
+    db_arg = f" --db {path}"
+    lines = []
+    if cfg.app.signup == "open":
+        lines.append("evalkit: open sign-up: anyone who can reach this address may pick a name and rate "
+                     "(app.signup = \"open\").")
+    elif invited == 0:
+        lines.append(f"evalkit: no raters yet. Invite each with `evalkit raters add NAME{db_arg}`: it prints their "
+                     "personal code and sign-in link.")
+    if organisers == 0:
+        lines.append(f"evalkit: no organiser yet. `evalkit raters add YOUR-NAME --organiser{db_arg}` gives you results "
+                     "at any time and the Live tab.")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", help="config TOML (default: configs/demo.toml)")
@@ -47,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
         from evalkit.ui import build_app, launch
 
         demo = build_app(cfg, path)
+        if not os.environ.get("SPACE_ID"):
+            print(_sign_in_hint(cfg, path), file=sys.stderr)
     except EvalkitError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

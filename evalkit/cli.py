@@ -60,8 +60,8 @@ def cli():
     """Does a draft model (assisted generation) make writing requests faster without hurting the content?
 
     Measure both paths (check, run, bench), build the blind pair pool for raters (generate),
-    decide (fidelity, aggregate, report, export), and build the offline demo model pair
-    (demo-models). The rating app is `python app.py`.
+    decide (fidelity, aggregate, report, export), invite raters (raters), and build the offline demo
+    model pair (demo-models). The rating app is `python app.py`.
     """
 
 
@@ -312,6 +312,89 @@ def export(db_path, out_dir, repo_id, public, keep_rater_names):
     ds = run_export(_db(db_path, must_exist=True), out_dir, push_to_hub=repo_id, public=public, keep_rater_names=keep_rater_names)
     counts = ", ".join(f"{k} {len(v)}" for k, v in ds.items())
     click.echo(f"exported to {out_dir}: {counts}" + (f"; pushed to {repo_id} ({'public' if public else 'private'})" if repo_id else ""))
+
+
+@cli.group("raters")
+def raters_group():
+    """Who may rate on a local app: invite raters, list them, revoke or re-issue their codes.
+
+    Each rater signs in with a personal code (or the link that carries it), shown once here and
+    stored only as a hash. Organiser rights (results at any time, the Live tab when limited to
+    organisers) come only from `add --organiser`. On a Hugging Face Space raters sign in with
+    Hugging Face instead, and organisers are the usernames in app.organisers.
+    """
+
+
+def _base_url(config_path, url):
+    if url:
+        return url
+    app = _cfg(config_path).app
+    return f"http://{app.host}:{app.port or 7860}/"
+
+
+def _echo_credential(cred, base_url):
+    click.echo(f"{cred.identity.role} '{cred.identity.name}': personal code {cred.code}")
+    click.echo(f"  sign-in link: {cred.link(base_url)}")
+    click.echo("  (shown once: send it to them privately; `evalkit raters reissue` makes a new one)")
+
+
+@raters_group.command("add")
+@click.argument("name")
+@click.option("--organiser", is_flag=True, help="Grant organiser rights (results at any time, the Live tab).")
+@config_option
+@db_option
+@click.option("--url", default=None, help="The app's address for the link (default: http://app.host:app.port/).")
+@_fail_clearly
+def raters_add(name, organiser, config_path, db_path, url):
+    """Invite NAME: prints their personal code and sign-in link, once."""
+    from . import raters
+
+    _echo_credential(raters.add(_db(db_path), name, organiser=organiser), _base_url(config_path, url))
+
+
+@raters_group.command("list")
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+@_fail_clearly
+def raters_list(db_path, as_json):
+    """Every identity: name, role, how it was made, dates, ratings and skips (never a code)."""
+    from . import raters
+
+    rows = raters.listing(_db(db_path, must_exist=True))
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    if not rows:
+        click.echo("no raters yet: `evalkit raters add NAME` invites one")
+    for r in rows:
+        state = f"revoked {r['revoked_at']}" if r["revoked_at"] else "active"
+        click.echo(f"{r['name']:<24} {r['role']:<10} {r['source']:<8} {state:<32} "
+                   f"{r['ratings']} ratings, {r['skips']} skips (since {r['created_at']})")
+
+
+@raters_group.command("revoke")
+@click.argument("name")
+@db_option
+@_fail_clearly
+def raters_revoke(name, db_path):
+    """NAME's code stops working at once; their stored ratings stay."""
+    from . import raters
+
+    who = raters.revoke(_db(db_path, must_exist=True), name)
+    click.echo(f"revoked {who.role} '{who.name}': their code no longer signs in (ratings kept)")
+
+
+@raters_group.command("reissue")
+@click.argument("name")
+@config_option
+@db_option
+@click.option("--url", default=None, help="The app's address for the link (default: http://app.host:app.port/).")
+@_fail_clearly
+def raters_reissue(name, config_path, db_path, url):
+    """A new code for NAME (lost, or after a revoke); the old code stops working."""
+    from . import raters
+
+    _echo_credential(raters.reissue(_db(db_path, must_exist=True), name), _base_url(config_path, url))
 
 
 @cli.command("demo-models")

@@ -117,9 +117,24 @@ class AppConfig:
     allowed_raters: list[str] = field(default_factory=list)
     # Optional allow-list of Hub organisations whose members may rate (Space sign-in only).
     allowed_orgs: list[str] = field(default_factory=list)
-    # Who sees the aggregated results (verdict, tables, plots) at any time. Other raters see them only once
-    # their own queue is empty: per-path lengths and timings could hint which side is which.
+    # On a Hugging Face Space: the Hub usernames (verified by the OAuth sign-in) with organiser rights: results at
+    # any time, the Live tab. Locally a name is no credential: organisers are made with
+    # `evalkit raters add NAME --organiser`, and this list is not used.
     organisers: list[str] = field(default_factory=list)
+    # Local sign-in. "invite": only raters made with `evalkit raters add` (a personal code or link each).
+    # "open": a newcomer may also pick an unused name (the app hands them a personal code; the passcode, when
+    # set, is asked first). Either way a taken name, or a look-alike of one, needs its code.
+    signup: str = "invite"
+    # Open sign-up: new identities one client address may create per hour (one person, many names, is how a
+    # rater would reach a chosen pair or slip the per-rater limits).
+    signups_per_client_per_hour: int = 3
+    # Results open to a rater once their queue is empty and they skipped at most this many pairs.
+    results_skip_allowance: int = 2
+    # Who may use the Live tab: "auto" (organisers on a Space, anyone locally), "organisers", "raters" (anyone
+    # signed in), or "anyone".
+    live_access: str = "auto"
+    # Live runs (each runs both models) per browser session, and per client address, in any hour.
+    live_runs_per_hour: int = 20
     # Host and port for `python app.py` (a Space sets its own).
     host: str = "127.0.0.1"
     # Port; 0 = Gradio's default (7860, or the next free one).
@@ -162,7 +177,13 @@ _CHOICES = {
     "decoding.mode": {"greedy", "sample"},
     "decoding.prompt_format": {"auto", "chat", "plain"},
     "assistant.num_assistant_tokens_schedule": {"constant", "heuristic", "heuristic_transient"},
+    "app.signup": {"invite", "open"},
+    "app.live_access": {"auto", "organisers", "raters", "anyone"},
 }
+
+# Seeds of the rated pool stay below this; live runs draw theirs above it, so a live run can never repeat a
+# pooled sample's random draws (and show a rated output under its path's name).
+POOL_SEED_LIMIT = 2**31
 
 
 def _build(cls, data: dict, where: str, source: str):
@@ -228,6 +249,11 @@ def _check_ranges(cfg: Config, source: str) -> None:
         problems.append(("bench.bootstrap", ">= 100"))
     if cfg.pool.samples < 1:
         problems.append(("pool.samples", ">= 1"))
+    if not 0 <= cfg.decoding.seed or cfg.decoding.seed + cfg.pool.samples > POOL_SEED_LIMIT:
+        problems.append(("decoding.seed", f">= 0, and seed + pool.samples at most {POOL_SEED_LIMIT} (live runs use the seeds above)"))
+    for key in ("signups_per_client_per_hour", "results_skip_allowance", "live_runs_per_hour"):
+        if getattr(cfg.app, key) < 0:
+            problems.append((f"app.{key}", ">= 0"))
     if cfg.app.ratings_per_pair < 1:
         problems.append(("app.ratings_per_pair", ">= 1"))
     if cfg.app.max_submissions_per_minute < 0:

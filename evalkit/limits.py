@@ -1,4 +1,8 @@
-"""Abuse limits for the rating app: a per-rater submission rate limit and an optional allow-list."""
+"""Abuse limits for the rating app: sliding-window rate limits, the sign-in attempt guard, and the allow-list.
+
+All in memory and thread-safe (a restart forgives, which is fine). Each limit is keyed by what a dishonest rater
+cannot multiply at will: an identity with a credential, a client address, a pair; never by a typed name or a
+browser session alone."""
 
 from __future__ import annotations
 
@@ -7,32 +11,77 @@ import time
 from collections import defaultdict, deque
 
 from .config import AppConfig
-from .ratings import RatingError
+from .errors import EvalkitError
+
+
+class LimitError(EvalkitError):
+    """Refused by a limit; nothing was stored."""
 
 
 class RateLimiter:
-    """Sliding 60-second window per rater. Thread-safe; in memory (a restart forgives, which is fine)."""
+    """At most `limit` events per key in any `window` seconds."""
 
-    def __init__(self, per_minute: int, clock=time.monotonic):
-        self.per_minute, self.clock = per_minute, clock
+    def __init__(self, limit: int, window: float = 60, clock=time.monotonic, what: str = "submissions"):
+        self.limit, self.window, self.clock, self.what = limit, window, clock, what
         self._hits: dict[str, deque] = defaultdict(deque)
         self._lock = threading.Lock()
 
-    def check(self, rater: str) -> None:
-        if self.per_minute <= 0:
+    def check(self, *keys: str) -> None:
+        """Count one event for every key, or refuse (counting none) when any key is at its limit."""
+        if self.limit <= 0:
             return
         now = self.clock()
         with self._lock:
-            hits = self._hits[rater]
-            while hits and now - hits[0] >= 60:
-                hits.popleft()
-            if len(hits) >= self.per_minute:
-                wait = 60 - (now - hits[0])
-                raise RatingError(
-                    f"too many submissions from '{rater}': {len(hits)} in the last minute (limit {self.per_minute})",
-                    f"wait {wait:.0f} s and submit again; nothing was stored",
-                )
-            hits.append(now)
+            for key in keys:
+                hits = self._hits[key]
+                while hits and now - hits[0] >= self.window:
+                    hits.popleft()
+                if len(hits) >= self.limit:
+                    wait = self.window - (now - hits[0])
+                    span = "minute" if self.window == 60 else "hour" if self.window == 3600 else f"{self.window:g} s"
+                    raise LimitError(
+                        f"too many {self.what} from {key.split(':', 1)[-1]!r}: {len(hits)} in the last {span} "
+                        f"(limit {self.limit})", f"wait {wait:.0f} s and try again; nothing was stored")
+            for key in keys:
+                self._hits[key].append(now)
+
+
+class SignInGuard:
+    """Failed sign-ins per key (a client address, a claimed name or code owner): the first `free_attempts`
+    failures cost nothing, then each further attempt waits twice as long as the last (base_seconds, doubling, up to
+    max_seconds). Every key of an attempt must be clear, so neither many names from one client nor many clients
+    on one name get more guesses. A success does not clear the count: it only proves one guess was right."""
+
+    def __init__(self, free_attempts: int = 5, base_seconds: float = 2.0, max_seconds: float = 900.0,
+                 clock=time.monotonic):
+        self.free, self.base, self.max, self.clock = free_attempts, base_seconds, max_seconds, clock
+        self._fails: dict[str, tuple[int, float]] = {}
+        self._lock = threading.Lock()
+
+    def _delay(self, count: int) -> float:
+        if count < self.free:
+            return 0.0
+        return min(self.max, self.base * 2 ** (count - self.free))
+
+    def check(self, keys: list[str]) -> None:
+        now = self.clock()
+        with self._lock:
+            wait = 0.0
+            for key in keys:
+                count, last = self._fails.get(key, (0, 0.0))
+                if count and now - last > 2 * self.max:  # long quiet: forgiven
+                    self._fails.pop(key, None)
+                    continue
+                wait = max(wait, last + self._delay(count) - now)
+            if wait > 0:
+                raise LimitError("too many sign-in attempts", f"wait {wait:.0f} s before trying again")
+
+    def failed(self, keys: list[str]) -> None:
+        now = self.clock()
+        with self._lock:
+            for key in keys:
+                count, last = self._fails.get(key, (0, 0.0))
+                self._fails[key] = (1 if now - last > 2 * self.max else count + 1, now)
 
 
 def check_allowed(app: AppConfig, rater: str, orgs: list[str] | None = None) -> None:
@@ -43,7 +92,7 @@ def check_allowed(app: AppConfig, rater: str, orgs: list[str] | None = None) -> 
         return
     if orgs and set(orgs) & set(app.allowed_orgs):
         return
-    raise RatingError(
+    raise LimitError(
         f"rater '{rater}' is not on this study's allow-list",
         "ask the study owner to add your username (app.allowed_raters) or organisation (app.allowed_orgs)",
     )

@@ -156,6 +156,11 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
     samples = samples or cfg.pool.samples
     if samples < 1:
         raise EvalkitError(f"--samples {samples} must be at least 1", "pass a positive number")
+    from .config import POOL_SEED_LIMIT
+
+    if cfg.decoding.seed + samples > POOL_SEED_LIMIT:  # live runs draw their seeds above the pool's
+        raise EvalkitError(f"decoding.seed {cfg.decoding.seed} + {samples} samples exceeds {POOL_SEED_LIMIT}",
+                           "use a smaller decoding.seed")
     if db_path is not None and not isinstance(db_path, (str, Path)):  # an open database: use its file
         db_path = db_path.execute("PRAGMA database_list").fetchone()[2]
     db_path = Path(db_path) if db_path else default_db_path()
@@ -211,3 +216,12 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
         if result.fallbacks:
             echo(f"{result.fallbacks} assisted sample(s) failed and fell back: stored, but not made into pairs")
     return result
+
+
+def pooled_token_ids(db, prompt_id: str) -> set[tuple[int, ...]]:
+    """The new-token ids of every output of this prompt that raters can be shown in a pair (both sides)."""
+    import json
+
+    return {tuple(json.loads(r[0])) for r in db.execute(
+        "SELECT g.token_ids FROM pairs p JOIN generations g ON g.id IN (p.a_generation_id, p.b_generation_id) "
+        "WHERE p.prompt_id = ?", [prompt_id])}

@@ -6,16 +6,16 @@ submitting is a `PairView` (texts and the prompt), never a path name, timing or 
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import json
 import sqlite3
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 
 from .config import AppConfig
 from .errors import EvalkitError
+from .identity import InputError, clean_name, clean_text
 from .prompts import CRITERIA
-from .store import now
+from .store import now, write_transaction
 
 VALUES = ("pass", "fail", "unsure")
 PREFERENCES = ("A", "B", "tie")
@@ -81,18 +81,46 @@ _OPEN = """
     LEFT JOIN (SELECT pair_id, COUNT(*) AS n FROM current_ratings GROUP BY pair_id) c ON c.pair_id = p.id
     WHERE COALESCE(c.n, 0) < :quota AND p.id NOT IN (SELECT pair_id FROM ratings WHERE rater = :rater)"""
 
+# The same, counting the pairs other raters hold on screen (an unexpired assignment they have not answered) as
+# taken: raters arriving at once are spread over pairs instead of all getting the one that needs a rating.
+_OFFERABLE = f"""
+    SELECT o.id, o.n + COALESCE(h.n, 0) AS n FROM ({_OPEN}) o
+    LEFT JOIN (SELECT a.pair_id, COUNT(*) AS n FROM assignments a
+               WHERE a.rater != :rater AND a.shown_at > :since
+                 AND NOT EXISTS (SELECT 1 FROM ratings r WHERE r.pair_id = a.pair_id AND r.rater = a.rater)
+               GROUP BY a.pair_id) h ON h.pair_id = o.id
+    WHERE o.n + COALESCE(h.n, 0) < :quota"""
+
+# How long a pair shown to a rater stays theirs before it may be offered to someone else.
+HOLD_MINUTES = 30
+
+
+def _since() -> str:
+    return (datetime.now(timezone.utc) - timedelta(minutes=HOLD_MINUTES)).isoformat(timespec="milliseconds")
+
 
 def next_pair(db, rater: str, ratings_per_pair: int) -> PairView | None:
-    """The least-rated pair this rater has not met yet; None when the queue is empty for them.
+    """The pair this rater should see: the one they already hold on screen (a reload resumes it), else the
+    least-rated pair they have not met yet, counting pairs others hold as taken; None when nothing is left.
+    The pair shown is recorded (the assignment: a hold, and the start of the time on task).
 
     Among equally rated pairs the choice is spread by a hash of (rater, pair), so raters arriving at
     once do not all get the same pair."""
+    args = {"rater": rater, "quota": ratings_per_pair, "since": _since()}
+    held = db.execute(
+        f"""SELECT a.pair_id FROM assignments a JOIN ({_OPEN}) o ON o.id = a.pair_id
+            WHERE a.rater = :rater AND a.shown_at > :since ORDER BY a.shown_at DESC LIMIT 1""", args).fetchone()
+    if held:
+        return pair_view(db, held[0])
     least = [r[0] for r in db.execute(
-        f"WITH open AS ({_OPEN}) SELECT id FROM open WHERE n = (SELECT MIN(n) FROM open)",
-        {"rater": rater, "quota": ratings_per_pair})]
+        f"WITH open AS ({_OFFERABLE}) SELECT id FROM open WHERE n = (SELECT MIN(n) FROM open)", args)]
     if not least:
         return None
     pair_id = min(least, key=lambda pid: hashlib.sha256(f"{rater}\0{pid}".encode()).hexdigest())
+    with write_transaction(db):
+        db.conn.execute(
+            "INSERT INTO assignments (pair_id, rater, shown_at) VALUES (?, ?, ?) "
+            "ON CONFLICT (pair_id, rater) DO UPDATE SET shown_at = excluded.shown_at", [pair_id, rater, now()])
     return pair_view(db, pair_id)
 
 
@@ -113,25 +141,40 @@ def progress(db, rater: str, ratings_per_pair: int) -> tuple[int, int]:
     return done, done + still_open
 
 
-def _clean_text(value: str, what: str, limit: int) -> str:
-    if not isinstance(value, str):
-        raise RatingError(f"{what} must be text", "type plain text")
-    value = value.replace("\x00", "").strip()
-    if len(value) > limit:
-        raise RatingError(f"{what} is {len(value)} characters; the limit is {limit}", f"shorten it to {limit} characters or fewer")
-    return value
+def results_open(db, rater: str, ratings_per_pair: int, skip_allowance: int) -> tuple[bool, str]:
+    """Whether a rater may see the aggregates, and why not. Only once no pair is left for them to meet (their
+    queue is empty whoever holds what) and they have skipped at most `skip_allowance` pairs: skipping is not a
+    way to the results, and per-path figures could hint which side is which on a pair still to rate."""
+    rated, skipped, still_open = db.execute(
+        f"""SELECT (SELECT COUNT(DISTINCT pair_id) FROM ratings WHERE rater = :rater AND kind = 'rating'),
+                   (SELECT COUNT(*) FROM ratings WHERE rater = :rater AND kind = 'skip'),
+                   (SELECT COUNT(*) FROM ({_OPEN}))""", {"rater": rater, "quota": ratings_per_pair}).fetchone()
+    if still_open:
+        return False, f"you have {still_open} pair(s) left to rate"
+    if skipped > skip_allowance:
+        return False, (f"you skipped {skipped} pairs and rated {rated}; results open to raters who rated their "
+                       f"pairs (at most {skip_allowance} skipped)")
+    return True, ""
+
+
+def _text(value, what: str, limit: int) -> str:
+    try:
+        return clean_text(value if value is not None else "", what, limit)
+    except InputError as e:
+        raise RatingError(e.what, e.fix) from e
 
 
 def clean_comment(comment: str | None, app: AppConfig) -> str:
     """The comment as it is stored."""
-    return _clean_text(comment or "", "comment", app.max_comment_chars)
+    return _text(comment, "comment", app.max_comment_chars)
 
 
 def clean_rater(rater: str) -> str:
-    rater = _clean_text(rater or "", "rater name", 100)
-    if not rater:
-        raise RatingError("rater name is empty", "sign in, or type your name")
-    return rater
+    """A rater name as stored with a rating (identities are checked at sign-in; this only normalises)."""
+    try:
+        return clean_name(rater or "")
+    except InputError as e:
+        raise RatingError("rater " + e.what.removeprefix("the "), e.fix) from e
 
 
 def _validate(inp: RatingInput, app: AppConfig) -> dict:
@@ -169,27 +212,22 @@ def _row(inp: RatingInput, pair: dict, rater: str, comment: str, supersedes: int
     return row
 
 
-@contextlib.contextmanager
-def _write_transaction(db):
-    """BEGIN IMMEDIATE: take the write lock before the first read, so concurrent writers wait (busy timeout)
-    instead of failing at once with 'database is locked' when a deferred transaction that has read (sqlite-utils
-    reads the table schema before inserting) tries to write after another connection committed (WAL)."""
-    if db.conn.in_transaction:  # inside a caller's transaction: a savepoint, as before
-        with db.atomic():
-            yield
-        return
-    db.conn.execute("BEGIN IMMEDIATE")
+def _insert(db, row: dict, quota: int | None = None) -> int:
+    """One row in one write transaction. With `quota`, the pair's count of current ratings is checked under the
+    same lock: a rating cannot overfill a pair however many raters submit at once."""
     try:
-        yield
-    except BaseException:
-        db.conn.rollback()
-        raise
-    db.conn.commit()
-
-
-def _insert(db, row: dict) -> int:
-    try:
-        with _write_transaction(db):
+        with write_transaction(db):
+            if quota is not None:
+                n = db.conn.execute("SELECT COUNT(*) FROM current_ratings WHERE pair_id = ?", [row["pair_id"]]).fetchone()[0]
+                if n >= quota:
+                    raise RatingError(
+                        f"this pair already has its {quota} ratings (other raters finished it while you were "
+                        "working); your answers were not stored", "press Next pair for another pair")
+                shown = db.conn.execute("SELECT shown_at FROM assignments WHERE pair_id = ? AND rater = ?",
+                                        [row["pair_id"], row["rater"]]).fetchone()
+                if shown:
+                    row["seconds_on_task"] = round((datetime.fromisoformat(row["created_at"])
+                                                    - datetime.fromisoformat(shown[0])).total_seconds(), 3)
             # a plain INSERT: sqlite-utils' insert() introspects the table on every call, the hot path here
             cols = ", ".join(row)
             marks = ", ".join("?" for _ in row)
@@ -213,11 +251,14 @@ def submit_rating(db, app: AppConfig, inp: RatingInput) -> int:
     rater = clean_rater(inp.rater)
     pair = _pair(db, inp.pair_id)
     extra = _validate(inp, app)
-    return _insert(db, _row(inp, pair, rater, extra["comment"], None))
+    return _insert(db, _row(inp, pair, rater, extra["comment"], None), quota=app.ratings_per_pair)
 
 
-def correct_rating(db, app: AppConfig, rating_id: int, inp: RatingInput) -> int:
-    """Add a correction: a new row superseding `rating_id` (the rater's own, newest version). History is kept."""
+def correct_rating(db, app: AppConfig, rating_id: int, inp: RatingInput, *, after_reveal: bool = False) -> int:
+    """Add a correction: a new row superseding `rating_id` (the rater's own, newest version). History is kept.
+
+    A correction made after the rater saw the reveal is stored with blind = 0: kept and exported, never
+    counted; the last blind version stays the rating the aggregate and the verdict use."""
     rater = clean_rater(inp.rater)
     old = next(db.query("SELECT * FROM ratings WHERE id = ?", [rating_id]), None)
     if old is None or old["kind"] != "rating":
@@ -226,13 +267,15 @@ def correct_rating(db, app: AppConfig, rating_id: int, inp: RatingInput) -> int:
         raise RatingError(f"rating {rating_id} belongs to another rater or pair", "you can only correct your own rating")
     pair = _pair(db, inp.pair_id)
     extra = _validate(inp, app)
-    return _insert(db, _row(inp, pair, rater, extra["comment"], rating_id))
+    row = _row(inp, pair, rater, extra["comment"], rating_id)
+    row["blind"] = 0 if after_reveal or not old["blind"] else 1
+    return _insert(db, row)
 
 
 def skip_pair(db, app: AppConfig, rater: str, pair_id: str, reason: str, client_token: str | None = None) -> int:
     rater = clean_rater(rater)
     pair = _pair(db, pair_id)
-    reason = _clean_text(reason or "", "skip reason", app.max_comment_chars)
+    reason = _text(reason, "skip reason", app.max_comment_chars)
     if not reason:
         raise RatingError("a skip needs a reason", "say briefly why (e.g. 'both outputs empty', 'cannot judge English')")
     return _insert(db, {"pair_id": pair["id"], "rater": rater, "created_at": now(), "kind": "skip",
@@ -268,8 +311,12 @@ def reveal(db, pair_id: str, tolerance: float = 0.1) -> Reveal:
 
 
 def current_rating(db, rater: str, pair_id: str) -> dict | None:
-    """The rater's newest version of their rating of this pair (after corrections)."""
-    return next(db.query("SELECT * FROM current_ratings WHERE rater = ? AND pair_id = ? ORDER BY id DESC LIMIT 1", [rater, pair_id]), None)
+    """The rater's newest version of their rating of this pair (after corrections, blind or not): what Correct
+    starts from. The version that counts is in the current_ratings view."""
+    return next(db.query(
+        "SELECT * FROM ratings r WHERE rater = ? AND pair_id = ? AND kind = 'rating' "
+        "AND NOT EXISTS (SELECT 1 FROM ratings s WHERE s.supersedes = r.id) ORDER BY id DESC LIMIT 1",
+        [rater, pair_id]), None)
 
 
 def answers_from_row(row: dict) -> tuple[dict, dict]:
@@ -277,7 +324,8 @@ def answers_from_row(row: dict) -> tuple[dict, dict]:
 
 
 def counts(db, ratings_per_pair: int) -> dict:
-    """Progress numbers for the Results tab."""
+    """Progress numbers for everyone on the Results tab: nothing per path (a tally of preferred paths, seen
+    while pairs are still to rate, would hint which side is which)."""
     n_pairs = db["pairs"].count
     per_pair = _current_counts(db)
     return {
@@ -287,10 +335,4 @@ def counts(db, ratings_per_pair: int) -> dict:
         "skips": db.execute("SELECT COUNT(*) FROM ratings WHERE kind = 'skip'").fetchone()[0],
         "raters": db.execute("SELECT COUNT(DISTINCT rater) FROM ratings").fetchone()[0],
         "pairs_complete": sum(1 for n in per_pair.values() if n >= ratings_per_pair),
-        "preferences": {r["preferred_path"]: r["n"] for r in db.query(
-            "SELECT preferred_path, COUNT(*) AS n FROM current_ratings GROUP BY preferred_path")},
     }
-
-
-def _json(obj) -> str:
-    return json.dumps(obj, ensure_ascii=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import secrets
@@ -217,6 +218,44 @@ def _m007_placement(db) -> None:
     db.execute("ALTER TABLE bench_processes ADD COLUMN draft_placement TEXT NOT NULL DEFAULT '{}'")
 
 
+def _m008_identity(db) -> None:
+    # Identities with credentials (evalkit.raters): a personal code, stored as a hash; look-alike names share name_key.
+    db.execute(
+        """CREATE TABLE raters (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL,
+            name_key TEXT NOT NULL UNIQUE,
+            role TEXT NOT NULL CHECK (role IN ('rater', 'organiser')),
+            source TEXT NOT NULL CHECK (source IN ('invited', 'signup', 'space')),
+            secret_hash TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            revoked_at TEXT
+        )"""
+    )
+    # A pair shown to a rater is theirs for a while (a lease), so raters arriving at once are spread over pairs
+    # instead of over-filling one; shown_at also gives the time on task.
+    db.execute(
+        """CREATE TABLE assignments (
+            pair_id TEXT NOT NULL REFERENCES pairs(id),
+            rater TEXT NOT NULL,
+            shown_at TEXT NOT NULL,
+            PRIMARY KEY (pair_id, rater)
+        )"""
+    )
+    # blind = 0: a correction made after the reveal. It is kept (and exported) but never counts: the last blind
+    # version of a rating is the one the verdict uses.
+    db.execute("ALTER TABLE ratings ADD COLUMN blind INTEGER NOT NULL DEFAULT 1")
+    db.execute("ALTER TABLE ratings ADD COLUMN seconds_on_task REAL")
+    db.execute("DROP VIEW current_ratings")
+    db.execute(
+        """CREATE VIEW current_ratings AS
+           SELECT * FROM ratings r
+           WHERE r.kind = 'rating' AND r.blind = 1
+             AND NOT EXISTS (SELECT 1 FROM ratings s WHERE s.supersedes = r.id AND s.blind = 1)"""
+    )
+    db.execute("CREATE INDEX ratings_rater ON ratings(rater)")
+
+
 # Append-only: never edit or reorder a shipped migration; add a new one at the end.
 MIGRATIONS = [
     ("001_initial", _m001_initial),
@@ -226,6 +265,7 @@ MIGRATIONS = [
     ("005_tune_trials", _m005_tune_trials),
     ("006_where_it_ran", _m006_where_it_ran),
     ("007_placement", _m007_placement),
+    ("008_identity", _m008_identity),
 ]
 
 
@@ -239,17 +279,31 @@ def migrate(db) -> list[str]:
     for name, fn in MIGRATIONS:
         if name in done:
             continue
-        db.conn.execute("BEGIN IMMEDIATE")
-        try:
+        with write_transaction(db):
             if db.execute("SELECT 1 FROM _migrations WHERE name = ?", [name]).fetchone() is None:
                 fn(db)
                 db.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, ?)", [name, now()])
                 applied.append(name)
-        except BaseException:
-            db.conn.rollback()
-            raise
-        db.conn.commit()
     return applied
+
+
+@contextlib.contextmanager
+def write_transaction(db):
+    """BEGIN IMMEDIATE: take the write lock before the first read, so that a check and the write it allows happen
+    under one lock (a quota, a name's uniqueness), and concurrent writers wait (busy timeout) instead of failing
+    with 'database is locked' when a deferred transaction that has read tries to write after another connection
+    committed (WAL). Inside a caller's transaction it is a savepoint. All or nothing either way."""
+    if db.conn.in_transaction:
+        with db.atomic():
+            yield
+        return
+    db.conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.conn.rollback()
+        raise
+    db.conn.commit()
 
 
 def open_db(path: Path | str | None = None, migrate_schema: bool = True):

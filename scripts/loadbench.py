@@ -69,7 +69,9 @@ def app_config(ratings_per_pair: int):
     """Defaults (no model is loaded unless the live tab is used), every rater may rate every pair, no rate limit."""
     from evalkit.config import from_dict
 
-    return from_dict({"app": {"ratings_per_pair": ratings_per_pair, "max_submissions_per_minute": 0}}, "<loadbench>")
+    # open sign-up with no per-client cap: every simulated rater comes from 127.0.0.1
+    return from_dict({"app": {"ratings_per_pair": ratings_per_pair, "max_submissions_per_minute": 0,
+                              "signup": "open", "signups_per_client_per_hour": 0}}, "<loadbench>")
 
 
 def free_port() -> int:
@@ -218,6 +220,15 @@ def submit_args(comment: str, preference: str = "A") -> list:
     return [form[k] for k in FORM_KEYS]
 
 
+def sign_in(client, rater: str, code: str = "") -> str:
+    """Sign in (open sign-up with a new name, or a personal code); returns the rater's personal code."""
+    import re
+
+    screen = client.predict("" if code else rater, "", code, api_name="/sign_in")
+    found = [m.group(1) for v in screen if isinstance(v, str) for m in [re.search(r"personal code is `([^`]+)`", v)] if m]
+    return found[0] if found else code
+
+
 def new_client(url: str, attempts: int = 5):
     from gradio_client import Client
 
@@ -247,7 +258,7 @@ def rate_many(url: str, rater: str, n: int, deadline: float, start: threading.Ba
         client = new_client(url)
         if start is not None:
             start.wait(timeout=max(1.0, deadline - time.monotonic()))
-        client.predict(rater, "", api_name="/sign_in")
+        sign_in(client, rater)
         for k in range(n):
             if time.monotonic() > deadline:
                 res.errors.append("deadline reached")

@@ -39,7 +39,7 @@ samples = 2
 [app]
 ratings_per_pair = {ratings_per_pair}
 passcodes = {json.dumps(list(passcodes))}
-""" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in app.items()),
+""" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in ({"signup": "open", "signups_per_client_per_hour": 0} | app).items()),
         encoding="utf-8",
     )
     return path

@@ -15,8 +15,10 @@ from apphelpers import POOL_PAIRS, pair_shown, pool_db, pool_template, rows, ser
 from gradio_client import Client
 from gradio_client.exceptions import AppError
 
+from evalkit import raters
 from evalkit.config import load_config
 from evalkit.prompts import CRITERIA
+from evalkit.store import open_db
 from evalkit.ui.rate import FORM_KEYS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,8 +38,18 @@ class Tab:
         result = result if isinstance(result, (list, tuple)) else [result]
         return {label: _value(v) for label, v in zip(self.labels[api], result, strict=True)}
 
+    # name -> personal code, per app: a second tab of the same rater signs in with the code, as a person would
+    codes: dict = {}
+
     def sign_in(self, name: str, passcode: str = "") -> dict:
-        return self.call("/sign_in", name, passcode)
+        known = self.codes.setdefault(self.client.src, {})
+        if name in known:
+            return self.call("/sign_in", "", "", known[name])
+        screen = self.call("/sign_in", name, passcode, "")
+        found = re.search(r"personal code is `([^`]+)`", screen["status"])
+        if found:
+            known[name] = found.group(1)
+        return screen
 
     def submit(self, a="pass", b="fail", preference="A", comment="", **override) -> dict:
         form = {f"a_{c}": a for c in CRITERIA} | {f"b_{c}": b for c in CRITERIA}
@@ -99,11 +111,18 @@ def test_rater_journey_submit_reveal_correct_skip(cfg, pool_db):
             ann.submit()
         unlocked = ann.call("/correct")
         assert unlocked[f"A · {CRITERIA[0]}"] == "pass" and unlocked["Preference · 偏好"] == "B"
-        ann.submit(a="pass", b="unsure", preference="tie", comment="on reflection, a tie")
+        fixed = ann.submit(a="pass", b="unsure", preference="tie", comment="on reflection, a tie")
+        assert "blind rating is the one that counts" in fixed["status"]
         history = rows(pool_db, "SELECT * FROM ratings ORDER BY id")
         assert len(history) == 2 and history[1]["supersedes"] == history[0]["id"]
+        # The correction came after the reveal: stored and marked, but the blind rating is the one that counts.
+        assert [h["blind"] for h in history] == [1, 0] and history[1]["preference"] == "tie"
         current = rows(pool_db, "SELECT * FROM current_ratings")
-        assert len(current) == 1 and current[0]["preference"] == "tie" and current[0]["b_schedule"] == "unsure"
+        assert len(current) == 1 and current[0]["id"] == history[0]["id"] and current[0]["preference"] == "B"
+        # Correcting again starts from the newest version, and still does not count.
+        assert ann.call("/correct")["Preference · 偏好"] == "tie"
+        ann.submit(a="fail", b="fail", preference="A")
+        assert [r["id"] for r in rows(pool_db, "SELECT * FROM current_ratings")] == [history[0]["id"]]
 
         # Next pair; skipping needs a reason, and the reason is stored.
         nxt = ann.call("/next_pair")
@@ -276,10 +295,20 @@ def test_results_tab_counts(cfg, pool_db):
         tab.submit()
         out = tab.call("/results")
         # ann still has blind pairs to rate: counts only, no aggregates (they could hint at the sides)
-        assert "finished your own pairs" in out["verdict"] and out["pass rates"]["data"] == []
+        assert "once you have rated your own pairs" in out["verdict"] and out["pass rates"]["data"] == []
+        assert "5 pair(s) left to rate" in out["verdict"]
+        assert "ordinary" not in out["counts"] and "assisted" not in out["counts"]  # nothing per path
+        # locally a name in app.organisers is no credential: "boss" typed in is a plain rater
         boss = Tab(url)
-        boss.sign_in("boss")
-        out = boss.call("/results")
+        assert "(organiser)" not in boss.sign_in("boss")["who"]
+        assert boss.call("/results")["pass rates"]["data"] == []
+        # organiser rights come from the registry: `evalkit raters add olga --organiser` and her code
+        db = open_db(pool_db)
+        code = raters.add(db, "olga", organiser=True).code
+        db.conn.close()
+        olga = Tab(url)
+        assert "(organiser)" in olga.call("/sign_in", "", "", code)["who"]
+        out = olga.call("/results")
     assert f"| pairs in the pool | {POOL_PAIRS} |" in out["counts"] and "| current ratings | 1 |" in out["counts"]
     # an organiser sees the aggregation: verdict with its conditions, the tables, and the plots
     assert re.search(r"Verdict: \*\*(KEEP|DROP|INSUFFICIENT DATA)\*\*", out["verdict"])

@@ -45,7 +45,8 @@ def config(tmp_path, **app):
     """Defaults plus [app] keys; the models point at a folder that does not exist (only the live tab loads them)."""
     missing = str(tmp_path / "no-such-model")
     return from_dict({"models": {"target": missing, "draft": missing, "device": "cpu"},
-                      "app": {"ratings_per_pair": 2, "max_comment_chars": LIMIT, "max_submissions_per_minute": 0} | app},
+                      "app": {"ratings_per_pair": 2, "max_comment_chars": LIMIT, "max_submissions_per_minute": 0,
+                              "signup": "open", "signups_per_client_per_hour": 0} | app},
                      str(tmp_path / "bad-input.toml"))
 
 
@@ -77,10 +78,10 @@ def answers(v="pass"):
 # --- overlong comments ---------------------------------------------------------------------------------
 
 def test_overlong_comment_skip_reason_and_material_are_refused_through_the_app(tmp_path, db_file):
-    before = snapshot(db_file)
     with served(config(tmp_path), db_file) as url:
         tab = Tab(url)
         tab.sign_in("ann")
+        before = snapshot(db_file)  # signed in (an identity, the pair shown to her): from here on, nothing is stored
         with pytest.raises(AppError, match=f"comment is {LIMIT + 1} characters; the limit is {LIMIT}"):
             tab.submit(comment="x" * (LIMIT + 1))
         # a megabyte is refused the same way (the bound is the server's, whatever the browser sends)

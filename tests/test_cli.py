@@ -143,3 +143,34 @@ def test_tune_rejects_bad_values(make_config):
     assert r.exit_code == 1 and "unknown schedule(s) fast" in r.output
     r = CliRunner().invoke(cli, ["tune", "--config", str(make_config()), "--tokens", "a,b"])
     assert r.exit_code == 2 and "comma-separated int" in r.output
+
+
+def test_raters_commands_invite_list_revoke_reissue(tmp_path):
+    from click.testing import CliRunner
+
+    from evalkit import raters
+    from evalkit.cli import cli
+    from evalkit.store import open_db
+
+    db = str(tmp_path / "r.db")
+    run = CliRunner().invoke
+    added = run(cli, ["raters", "add", "ann", "--db", db, "--url", "http://study.example:7860/"])
+    assert added.exit_code == 0, added.output
+    code = added.output.split("personal code ")[1].split()[0]
+    assert f"http://study.example:7860/?invite={code}" in added.output
+    assert raters.authenticate(open_db(db), code).name == "ann"
+    org = run(cli, ["raters", "add", "olga", "--organiser", "--db", db])
+    assert org.exit_code == 0 and "organiser 'olga'" in org.output
+    taken = run(cli, ["raters", "add", "Ann", "--db", db])
+    assert taken.exit_code == 1 and "is taken" in taken.output
+    listed = run(cli, ["raters", "list", "--db", db])
+    assert "ann" in listed.output and "organiser" in listed.output and code.split(".")[1] not in listed.output
+    assert run(cli, ["raters", "revoke", "ann", "--db", db]).exit_code == 0
+    assert "revoked" in run(cli, ["raters", "list", "--db", db]).output
+    new = run(cli, ["raters", "reissue", "ann", "--db", db])
+    new_code = new.output.split("personal code ")[1].split()[0]
+    assert new_code != code and raters.authenticate(open_db(db), new_code).name == "ann"
+    missing = run(cli, ["raters", "list", "--db", str(tmp_path / "nope.db")])
+    assert missing.exit_code == 1 and "does not exist" in missing.output
+    for sub in ("add", "list", "revoke", "reissue"):
+        assert run(cli, ["raters", sub, "--help"]).exit_code == 0

@@ -34,11 +34,12 @@ def start_app(db_file: Path, config: Path, port: int, log: Path) -> subprocess.P
     return proc
 
 
-def stream(url: str, rater: str, acked: list, inflight: dict, stop: threading.Event, errors: list) -> None:
+def stream(url: str, rater: str, acked: list, inflight: dict, stop: threading.Event, errors: list,
+           codes: dict) -> None:
     """Submit and move on until stopped or the server dies; record each acknowledged submission."""
     try:
         client = loadbench.new_client(url)
-        client.predict(rater, "", api_name="/sign_in")
+        codes[rater] = loadbench.sign_in(client, rater)
         k = 0
         while not stop.is_set():
             comment = f"crash {rater} #{k}"
@@ -68,7 +69,8 @@ def test_sigkill_mid_stream_loses_no_acknowledged_rating(tmp_path):
     db_file = tmp_path / "crash.db"
     loadbench.build_pool(db_file, PAIRS)
     config = tmp_path / "crash.toml"
-    config.write_text(f"[app]\nratings_per_pair = {RATERS}\nmax_submissions_per_minute = 0\n", encoding="utf-8")
+    config.write_text(f"[app]\nratings_per_pair = {RATERS}\nmax_submissions_per_minute = 0\nsignup = \"open\"\n"
+                      "signups_per_client_per_hour = 0\n", encoding="utf-8")
     log = tmp_path / "app.log"
     port = loadbench.free_port()
     proc = start_app(db_file, config, port, log)
@@ -78,7 +80,8 @@ def test_sigkill_mid_stream_loses_no_acknowledged_rating(tmp_path):
     inflight: dict[str, str] = {}
     errors: list[str] = []
     stop = threading.Event()
-    threads = [threading.Thread(target=stream, args=(url, f"crash-{i}", acked, inflight, stop, errors), daemon=True)
+    codes: dict = {}
+    threads = [threading.Thread(target=stream, args=(url, f"crash-{i}", acked, inflight, stop, errors, codes), daemon=True)
                for i in range(RATERS)]
     try:
         for t in threads:
@@ -123,7 +126,7 @@ def test_sigkill_mid_stream_loses_no_acknowledged_rating(tmp_path):
         rater = "crash-0"
         done_before = sum(1 for r, _ in rows if r == rater)
         client = Client(f"http://127.0.0.1:{port2}/", verbose=False, analytics_enabled=False, ssl_verify=False)
-        screen = client.predict(rater, "", api_name="/sign_in")
+        screen = client.predict("", "", codes[rater], api_name="/sign_in")  # her personal code, as after a reload
         assert any(isinstance(v, str) and f"progress **{done_before} / {PAIRS}**" in v for v in screen), screen
         client.predict(*loadbench.submit_args("after the restart"), api_name="/submit")
         integrity, rows_after, twice = stored(db_file)

@@ -1,8 +1,7 @@
 import pytest
 
 from evalkit.config import AppConfig
-from evalkit.limits import RateLimiter, check_allowed
-from evalkit.ratings import RatingError
+from evalkit.limits import LimitError, RateLimiter, check_allowed
 
 
 def test_rate_limit_per_rater_sliding_window():
@@ -10,11 +9,22 @@ def test_rate_limit_per_rater_sliding_window():
     lim = RateLimiter(3, clock=lambda: now[0])
     for _ in range(3):
         lim.check("ann")
-    with pytest.raises(RatingError, match="too many submissions from 'ann'"):
+    with pytest.raises(LimitError, match="too many submissions from 'ann'"):
         lim.check("ann")
     lim.check("bob")  # other raters are not affected
     now[0] = 61.0
     lim.check("ann")  # the window moved on
+
+
+def test_one_event_counts_for_every_key_or_for_none():
+    lim = RateLimiter(2, window=3600, clock=lambda: 0.0, what="live runs")
+    lim.check("session:1", "client:a")
+    lim.check("session:2", "client:a")
+    with pytest.raises(LimitError, match="too many live runs from 'a': 2 in the last hour"):
+        lim.check("session:3", "client:a")  # a new session does not reset the client's count
+    lim.check("session:1", "client:b")  # the refused call counted for neither key
+    with pytest.raises(LimitError, match="from '1'"):
+        lim.check("session:1", "client:c")
 
 
 def test_zero_means_no_limit():
@@ -29,5 +39,5 @@ def test_allow_list_by_name_and_org():
     app = AppConfig(allowed_raters=["ann"], allowed_orgs=["acme"])
     check_allowed(app, "ann")
     check_allowed(app, "bob", orgs=["acme"])
-    with pytest.raises(RatingError, match="not on this study's allow-list"):
+    with pytest.raises(LimitError, match="not on this study's allow-list"):
         check_allowed(app, "mallory", orgs=["evil"])

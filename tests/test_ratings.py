@@ -6,9 +6,10 @@ import pytest
 
 from evalkit.config import AppConfig
 from evalkit.prompts import CRITERIA
+from evalkit import ratings
 from evalkit.ratings import (
-    RatingError, RatingInput, correct_rating, counts, current_rating, next_pair, pair_view, progress, reveal,
-    skip_pair, submit_rating,
+    RatingError, RatingInput, correct_rating, counts, current_rating, next_pair, pair_view, progress, results_open,
+    reveal, skip_pair, submit_rating,
 )
 from evalkit.records import GenerationRecord
 from evalkit.store import insert_experiment, insert_pairs, open_db
@@ -170,3 +171,72 @@ def test_reveal_speedup_only_when_comparable(db):
     assert r0.a_tokens_per_second == pytest.approx(20.0)
     r3 = reveal(db, ids[3])  # different stop reason
     assert not r3.comparable and r3.speedup is None and "not comparable" in r3.note
+
+
+def test_quota_is_checked_again_under_the_write_lock(tmp_path):
+    """Five raters submit the same pair at once (quota 2): exactly two ratings are stored, the others are told."""
+    import threading
+
+    path = tmp_path / "q.db"
+    setup = open_db(path)
+    (pid,) = make_pool(setup, 1)
+    start, results = threading.Barrier(5), {}
+
+    def submit(name):
+        db = open_db(path, migrate_schema=False)
+        start.wait()
+        try:
+            results[name] = rate(db, pair_view(db, pid), name)
+        except RatingError as e:
+            results[name] = str(e)
+        finally:
+            db.conn.close()
+
+    threads = [threading.Thread(target=submit, args=(f"r{i}",)) for i in range(5)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    stored = [v for v in results.values() if isinstance(v, int)]
+    refused = [v for v in results.values() if isinstance(v, str)]
+    assert len(stored) == 2 and len(refused) == 3
+    assert all("already has its 2 ratings" in r and "not stored" in r for r in refused)
+    assert setup.execute("SELECT COUNT(*) FROM current_ratings").fetchone()[0] == 2
+
+
+def test_a_pair_on_someone_s_screen_is_not_offered_to_others_until_the_hold_ends(db, monkeypatch):
+    app = dataclasses.replace(APP, ratings_per_pair=1)
+    ids = make_pool(db, 2)
+    ann, bob = next_pair(db, "ann", 1), next_pair(db, "bob", 1)
+    assert {ann.pair_id, bob.pair_id} == set(ids)
+    assert next_pair(db, "carol", 1) is None  # both held
+    assert next_pair(db, "ann", 1).pair_id == ann.pair_id  # a reload resumes the pair on screen
+    monkeypatch.setattr(ratings, "HOLD_MINUTES", 0)
+    assert next_pair(db, "carol", 1) is not None  # holds expire
+    submit_rating(db, app, RatingInput(ann.pair_id, "ann", answers(), answers("fail"), "A"))
+    with pytest.raises(RatingError, match="already has its 1 ratings"):
+        submit_rating(db, app, RatingInput(ann.pair_id, "carol", answers(), answers("fail"), "A"))
+
+
+def test_time_on_task_is_measured_from_the_pair_being_shown(db):
+    make_pool(db, 2)
+    view = next_pair(db, "ann", 2)
+    rid = rate(db, view, "ann")
+    seconds = db.execute("SELECT seconds_on_task FROM ratings WHERE id = ?", [rid]).fetchone()[0]
+    assert seconds is not None and 0 <= seconds < 60
+    other = next(p for p in db.execute("SELECT id FROM pairs").fetchall() if p[0] != view.pair_id)[0]
+    rid2 = rate(db, pair_view(db, other), "bob")  # never shown to bob through the queue: unknown, not zero
+    assert db.execute("SELECT seconds_on_task FROM ratings WHERE id = ?", [rid2]).fetchone()[0] is None
+
+
+def test_results_open_only_to_raters_who_rated_their_queue(db):
+    ids = make_pool(db, 4)
+    assert results_open(db, "ann", 2, 2) == (False, "you have 4 pair(s) left to rate")
+    for pid in ids[:3]:
+        rate(db, pair_view(db, pid), "ann")
+    skip_pair(db, APP, "ann", ids[3], "cannot judge")
+    assert results_open(db, "ann", 2, 2)[0]  # one skip is within the allowance
+    for pid in ids:
+        skip_pair(db, APP, "sam", pid, "skip")
+    ok, why = results_open(db, "sam", 2, 2)
+    assert not ok and "you skipped 4 pairs and rated 0" in why

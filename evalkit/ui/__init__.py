@@ -35,7 +35,7 @@ def build_app(cfg: Config, db_path: Path | str | None = None, *, space: bool | N
         with gr.Tab("Rate · 评分", id="rate"):
             rate = build_rate_tab(demo, cfg, db_path, prompts, space)
         with gr.Tab("Live demo", id="live"):
-            build_live_tab(cfg, db_path, prompts, models)
+            build_live_tab(cfg, db_path, prompts, models, rate.session, space)
         with gr.Tab("Results", id="results") as results_tab:
             build_results_tab(cfg, db_path, results_tab, rate.session)
     # After every event Gradio rebuilds a pandas summary of its last 10,000 events for a monitoring dashboard this
@@ -45,8 +45,15 @@ def build_app(cfg: Config, db_path: Path | str | None = None, *, space: bool | N
     return demo
 
 
+# The app takes no files: Gradio's upload route (open to anyone, signed in or not) refuses anything larger.
+MAX_UPLOAD = "1kb"
+
+
 def launch(demo: gr.Blocks, **kwargs):
-    """`demo.launch` with run history off: no rater's outputs are kept in the browser's run history."""
+    """`demo.launch` with what this app needs: run history off (no rater's outputs are kept in the browser's run
+    history), no error traces, uploads capped, Gradio's /monitoring dashboard off."""
     kwargs.setdefault("run_history", False)
     kwargs.setdefault("show_error", False)  # library errors arrive as gr.Error messages; no traces
+    kwargs.setdefault("max_file_size", MAX_UPLOAD)
+    kwargs.setdefault("enable_monitoring", False)
     return demo.launch(**kwargs)

@@ -1,9 +1,19 @@
 """The Live tab, for stakeholders: one prompt through both paths on the loaded models, streamed side by
 side, then the timing table. Not blind, and never rated: the runs are stored as generations flagged
-`live` under an experiment of kind "live", and never enter the pairs table."""
+`live` under an experiment of kind "live", and never enter the pairs table.
+
+It labels outputs with their path, so it must never show an output a rater can be shown in a pair:
+live runs draw their seeds above the pool's (config.POOL_SEED_LIMIT), so they never repeat a pooled sample's
+random draws; a greedy pool's bundled prompts are refused (greedy would reproduce the rated outputs); and as a
+last guard the streamed text is held back while it is still the beginning of a pooled output of that prompt,
+and a run that ends equal to one is withheld and not stored.
+
+Who may use it (app.live_access): on a Space organisers by default, locally anyone; each browser session and
+each client address gets app.live_runs_per_hour runs."""
 
 from __future__ import annotations
 
+import secrets
 import threading
 import time
 from dataclasses import dataclass, replace
@@ -11,12 +21,39 @@ from pathlib import Path
 
 import gradio as gr
 
-from ..config import Config
+from ..config import POOL_SEED_LIMIT, Config
 from ..errors import EvalkitError
+from ..limits import RateLimiter
 from ..prompts import Prompt
 from ..records import GenerationRecord
+from . import auth
 from .db import connect
 from .errors import friendly
+from .session import Session
+
+WITHHELD = ("(withheld: this live output is the same as an output raters judge blind, so it is not shown under "
+            "its path's name while the study runs · 与待评输出相同，评分期间不显示)")
+
+
+def live_seed() -> int:
+    """A seed no pooled sample uses (pool seeds are below POOL_SEED_LIMIT; numpy's seeds stop at 2**32)."""
+    return POOL_SEED_LIMIT + secrets.randbelow(2**32 - POOL_SEED_LIMIT)
+
+
+def live_access(cfg: Config, space: bool) -> str:
+    mode = cfg.app.live_access
+    return ("organisers" if space else "anyone") if mode == "auto" else mode
+
+
+def check_access(cfg: Config, space: bool, s: Session | None) -> None:
+    mode = live_access(cfg, space)
+    if mode == "anyone":
+        return
+    if s is None or not s.rater:
+        raise EvalkitError("the Live tab needs you to be signed in", "sign in on the Rate tab first")
+    if mode == "organisers" and not s.organiser:
+        raise EvalkitError("the Live tab is for the study's organisers while the study runs",
+                           "ask an organiser for a demonstration (app.live_access)")
 
 POLL_SECONDS = 0.15
 
@@ -44,21 +81,37 @@ class LiveModels:
             return self._pair
 
 
-def _text_buffer(tokenizer):
-    """A Transformers streamer that collects the decoded text; the UI polls it (a failed run never blocks)."""
+def _text_buffer(tokenizer, pooled: set[tuple[int, ...]] = frozenset()):
+    """A Transformers streamer that collects the decoded text; the UI polls it (a failed run never blocks).
+
+    `pooled`: the token ids of the pooled outputs of this prompt. While the ids generated so far are still the
+    beginning of one of them, `text` stays empty: nothing that could become a rated output is shown."""
     from transformers import TextStreamer
 
     class TextBuffer(TextStreamer):
         def __init__(self):
             super().__init__(tokenizer, skip_prompt=True, skip_special_tokens=True)
             self.parts: list[str] = []
+            self.ids: list[int] = []
+            self.candidates = list(pooled)  # pooled outputs the live one still agrees with
+
+        def put(self, value):
+            if not (self.skip_prompt and self.next_tokens_are_prompt):
+                self.ids += [int(t) for t in value.reshape(-1).tolist()]
+                n = len(self.ids)
+                self.candidates = [c for c in self.candidates if tuple(c[:n]) == tuple(self.ids)]
+            super().put(value)
 
         def on_finalized_text(self, text: str, stream_end: bool = False):
             self.parts.append(text)
 
         @property
+        def held(self) -> bool:
+            return bool(self.candidates)
+
+        @property
         def text(self) -> str:
-            return "".join(self.parts)
+            return "" if self.held else "".join(self.parts)
 
     return TextBuffer()
 
@@ -130,10 +183,13 @@ class LiveTab:
     status: gr.Markdown
 
 
-def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], models: LiveModels) -> LiveTab:
+def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], models: LiveModels, session: gr.State,
+                   space: bool) -> LiveTab:
     choices = [(f"{p.id} · {p.title}" if p.title else p.id, p.id) for p in prompts.values()]
+    who = {"anyone": "anyone", "raters": "signed-in raters", "organisers": "the study's organisers"}[live_access(cfg, space)]
     gr.Markdown("Run one prompt through both paths on the loaded models. Runs are stored as live runs and are "
-                "never part of the rated pool.")
+                f"never part of the rated pool. Open to {who}; {cfg.app.live_runs_per_hour} runs per hour each.")
+    limiter = RateLimiter(cfg.app.live_runs_per_hour, window=3600, what="live runs")
     with gr.Row():
         prompt_dd = gr.Dropdown(choices, value=choices[0][1] if choices else None, label="Bundled prompt")
         material = gr.Textbox(label="Or type your own material (keeps the chosen prompt's task)", lines=3)
@@ -146,10 +202,12 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
     ui = LiveTab(prompt_dd, material, run_btn, out_o, out_a, table, status)
 
     @friendly
-    def run_live(prompt_id: str, typed: str):
+    def run_live(s: Session, prompt_id: str, typed: str, request: gr.Request):
+        from ..pairs import pooled_token_ids
         from ..paths import available_paths, run_assisted, run_ordinary
         from ..store import insert_experiment, insert_generations
 
+        check_access(cfg, space, s)
         if prompt_id not in prompts:
             raise EvalkitError(f"unknown prompt '{prompt_id}'", "choose one of the bundled prompts")
         typed = (typed or "").strip()
@@ -157,15 +215,21 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
             raise EvalkitError(f"the material is {len(typed)} characters; the limit is {cfg.app.max_comment_chars}",
                                "shorten it")
         prompt = prompts[prompt_id] if not typed else replace(prompts[prompt_id], id="live-custom", material=typed)
+        with connect(db_path) as db:  # what must not be shown: the chosen prompt's pooled outputs
+            pooled = pooled_token_ids(db, prompt_id)
+        if pooled and not typed and cfg.decoding.mode == "greedy":
+            raise EvalkitError(f"greedy decoding would reproduce the outputs of {prompt_id} that raters judge blind",
+                               "type your own material, or run the bundled prompts once the study has ended")
+        limiter.check(f"session:{getattr(request, 'session_hash', None) or '?'}", auth.client_key(request, space))
         yield {ui.status: "Loading the models (first run only)…" if not models.loaded else "Running…",
                ui.out_ordinary: "", ui.out_assisted: "", ui.table: ""}
         pair = models.get()
-        seed = cfg.decoding.seed
+        seed = live_seed()
         records: list[GenerationRecord] = []
         texts = {ui.out_ordinary: "", ui.out_assisted: ""}  # the final update repeats them for API callers
 
         yield {ui.status: "Running the ordinary path…"}
-        buf = _text_buffer(pair.tokenizer)
+        buf = _text_buffer(pair.tokenizer, pooled)
         for text, box in _in_thread(lambda: run_ordinary(pair, prompt, seed, streamer=buf), [buf]):
             texts[ui.out_ordinary] = text
             yield {ui.out_ordinary: text}
@@ -175,7 +239,7 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
 
         if "assisted" in available_paths(pair):
             yield {ui.status: "Running the assisted path…"}
-            bufs = [_text_buffer(pair.tokenizer), _text_buffer(pair.tokenizer)]
+            bufs = [_text_buffer(pair.tokenizer, pooled), _text_buffer(pair.tokenizer, pooled)]
             for text, box in _in_thread(
                 lambda: run_assisted(pair, prompt, seed, streamer=bufs[0], fallback_streamer=bufs[1]), bufs
             ):
@@ -189,14 +253,23 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
             note = "The assisted path is switched off or not approved for these models: ordinary only."
             texts[ui.out_assisted] = "(assisted path not available)"
 
-        with connect(db_path) as db:
-            exp_id = insert_experiment(db, "live", cfg.to_dict(), pair.compat,
-                                       note=f"live demo · prompt {prompt_id}" + (f" · material: {typed}" if typed else ""))
-            for rec in records:
-                rec.live = True
-            insert_generations(db, records, exp_id)
-        yield texts | {ui.status: note, ui.table: timing_table(records, cfg.bench.length_tolerance)}
+        # The last guard: a run that ended as a pooled output (or the start of one) is withheld and not stored.
+        def withheld(r: GenerationRecord) -> bool:  # a failed record has no tokens and nothing to show
+            return bool(r.token_ids) and any(tuple(p[:len(r.token_ids)]) == tuple(r.token_ids) for p in pooled)
 
-    run_btn.click(run_live, [prompt_dd, material], [out_o, out_a, table, status], api_name="live",
+        shown = [r for r in records if not withheld(r)]  # a fallback still follows its failed record
+        for r in records:
+            if r not in shown:
+                texts[ui.out_ordinary if r.path == "ordinary" else ui.out_assisted] = WITHHELD
+        if shown:
+            with connect(db_path) as db:
+                exp_id = insert_experiment(db, "live", cfg.to_dict(), pair.compat,
+                                           note=f"live demo · prompt {prompt_id}" + (f" · material: {typed}" if typed else ""))
+                for rec in shown:
+                    rec.live = True
+                insert_generations(db, shown, exp_id)
+        yield texts | {ui.status: note, ui.table: timing_table(shown, cfg.bench.length_tolerance)}
+
+    run_btn.click(run_live, [session, prompt_dd, material], [out_o, out_a, table, status], api_name="live",
                   concurrency_limit=1, concurrency_id="live")
     return ui

@@ -40,9 +40,11 @@ REQUIRED_KEYS = ANSWER_KEYS + ("preference",)  # Submit stays disabled until eac
 @dataclass
 class RateTab:
     session: gr.State
+    browser_code: gr.BrowserState  # the rater's personal code, kept in this browser so a reload resumes
     status: gr.Markdown
     who: gr.Markdown
     signin_box: gr.Column
+    signout_btn: gr.Button
     pair_box: gr.Column
     prompt_md: gr.Markdown
     guide_zh: gr.Markdown
@@ -72,7 +74,7 @@ class RateTab:
 
     @property
     def signin_outputs(self) -> list:
-        return [*self.pair_outputs, self.signin_box]
+        return [*self.pair_outputs, self.signin_box, self.browser_code, self.signout_btn]
 
     @property
     def locked_outputs(self) -> list:
@@ -90,7 +92,7 @@ def _radio_label(key: str) -> str:
     return f"{side.upper()} · {cid}"
 
 
-def _layout(space: bool, default_prompt: Prompt | None, passcodes: bool) -> tuple[RateTab, dict]:
+def _layout(space: bool, default_prompt: Prompt | None, passcodes: bool, signup: bool) -> tuple[RateTab, dict]:
     signin = {}
     status = gr.Markdown(label="status", elem_id="rate-status")
     who = gr.Markdown(label="who", elem_id="rate-who")
@@ -98,10 +100,17 @@ def _layout(space: bool, default_prompt: Prompt | None, passcodes: bool) -> tupl
         if space:
             signin["login"] = gr.LoginButton()
         else:
-            signin["name"] = gr.Textbox(label="Your name · 你的名字", max_lines=1, elem_id="signin-name")
+            gr.Markdown("Sign in with the personal code (or link) from the study organiser"
+                        + (", or pick a new name" if signup else "") + ". · 请输入组织者发给你的个人代码"
+                        + ("，或填写一个新名字" if signup else "") + "。", elem_id="signin-help")
+            signin["name"] = gr.Textbox(label="New name · 新名字", max_lines=1, elem_id="signin-name",
+                                        visible=signup)
             signin["passcode"] = gr.Textbox(label="Passcode · 口令", type="password", max_lines=1,
-                                            visible=passcodes, elem_id="signin-passcode")
+                                            visible=signup and passcodes, elem_id="signin-passcode")
+            signin["code"] = gr.Textbox(label="Personal code · 个人代码", type="password", max_lines=1,
+                                        elem_id="signin-code")
             signin["button"] = gr.Button("Sign in · 登录", variant="primary", elem_id="signin-button")
+    signout_btn = gr.Button("Sign out · 退出", size="sm", visible=False, elem_id="signout")
     with gr.Accordion("Guidelines · 评分指南", open=False, elem_id="guidelines"):
         guide_zh = gr.Markdown(guidelines(default_prompt, "zh"), label="guidelines zh")
         with gr.Accordion("English", open=False):
@@ -131,7 +140,8 @@ def _layout(space: bool, default_prompt: Prompt | None, passcodes: bool) -> tupl
             skip_btn = gr.Button("Skip · 跳过", elem_id="skip")
     done_md = gr.Markdown(label="done", elem_id="rate-done")
     tab = RateTab(
-        session=gr.State(Session()), status=status, who=who, signin_box=signin_box, pair_box=pair_box,
+        session=gr.State(Session()), browser_code=gr.BrowserState("", storage_key="evalkit-rater-code"),
+        status=status, who=who, signin_box=signin_box, signout_btn=signout_btn, pair_box=pair_box,
         prompt_md=prompt_md, guide_zh=guide_zh, guide_en=guide_en, text_a=text_a, text_b=text_b, fields=fields,
         submit_btn=submit_btn, reveal_md=reveal_md, correct_btn=correct_btn, next_btn=next_btn, skip_box=skip_box,
         skip_reason=skip_reason, skip_btn=skip_btn, done_md=done_md,
@@ -159,8 +169,9 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     app = cfg.app
     rpp = app.ratings_per_pair
     default_prompt = next(iter(prompts.values()), None)
-    ui, signin = _layout(space, default_prompt, bool(app.passcodes))
-    limiter = RateLimiter(app.max_submissions_per_minute)  # ratings, corrections and skips, per rater
+    ui, signin = _layout(space, default_prompt, bool(app.passcodes), app.signup == "open")
+    limiter = RateLimiter(app.max_submissions_per_minute)  # ratings, corrections and skips, per identity
+    doorman = auth.Doorman(app, db_path, space)
 
     def signed_in(s: Session) -> str:
         if not s.rater:
@@ -171,15 +182,16 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
         values = values or {}
         return {ui.fields[k]: values.get(k, "" if k == "comment" else None) for k in FORM_KEYS}
 
-    def who_line(db, rater: str) -> str:
-        done, total = progress(db, rater, rpp)
-        return f"Signed in as **{inert(rater)}** · progress **{done} / {total}**"
+    def who_line(db, s: Session) -> str:
+        done, total = progress(db, s.rater, rpp)
+        role = " (organiser)" if s.organiser else ""
+        return f"Signed in as **{inert(s.rater)}**{role} · progress **{done} / {total}**"
 
     def pair_screen(db, s: Session, status: str = "") -> dict:
         """The next pair for this rater, or the 'all done' screen (ui.pair_outputs)."""
         view = next_pair(db, s.rater, rpp)
         s = s.with_pair(view.pair_id if view else None)
-        upd = {ui.session: s, ui.status: status, ui.who: who_line(db, s.rater), ui.reveal_md: "",
+        upd = {ui.session: s, ui.status: status, ui.who: who_line(db, s), ui.reveal_md: "",
                ui.correct_btn: gr.update(visible=False), ui.next_btn: gr.update(visible=False), ui.skip_reason: "",
                ui.text_a: view.text_a if view else "", ui.text_b: view.text_b if view else ""}
         if view is None:  # what is left out stays as it is (gr.skip), hidden with the pair box
@@ -196,7 +208,7 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
 
     def locked_screen(db, s: Session, status: str, comment: str) -> dict:
         """A stored submission (ui.locked_outputs); the browser locks the form when it succeeds."""
-        return {ui.session: s, ui.status: status, ui.who: who_line(db, s.rater), ui.fields["comment"]: comment,
+        return {ui.session: s, ui.status: status, ui.who: who_line(db, s), ui.fields["comment"]: comment,
                 ui.reveal_md: render(reveal(db, s.pair_id, cfg.bench.length_tolerance)),
                 ui.submit_btn: gr.update(visible=False, interactive=False),
                 ui.correct_btn: gr.update(visible=True), ui.next_btn: gr.update(visible=True),
@@ -204,19 +216,40 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
 
     # --- handlers -----------------------------------------------------------------------------------
 
-    @friendly
-    def sign_in_local(s: Session, name: str, passcode: str) -> dict:
-        s = Session(rater=auth.local_rater(app, name, passcode))
+    def signed_in_screen(identity, code: str, status: str = "") -> dict:
+        s = Session(rater=identity.name, organiser=identity.organiser)
         with connect(db_path) as db:
-            return pair_screen(db, s) | {ui.signin_box: gr.update(visible=False)}
+            return pair_screen(db, s, status) | {ui.signin_box: gr.update(visible=False), ui.browser_code: code,
+                                                 ui.signout_btn: gr.update(visible=not space)}
+
+    @friendly
+    def sign_in_local(s: Session, name: str, passcode: str, code: str, request: gr.Request) -> dict:
+        identity, new_code = doorman.local(name, code, passcode, auth.client_key(request, space))
+        status = "" if new_code is None else (
+            f"Welcome, {inert(identity.name)}. Your personal code is `{new_code}`: this browser remembers it; note "
+            "it down to continue on another device. · 这是你的个人代码，请记下以便在其他设备上继续。")
+        return signed_in_screen(identity, new_code or code.strip(), status)
+
+    @friendly
+    def resume_local(s: Session, stored: str, request: gr.Request) -> dict:
+        """Page load: an invitation link (?invite=CODE), else the code this browser kept, signs in at once."""
+        invite = (request.query_params.get("invite") or "").strip() if request is not None else ""
+        code = invite or (stored if isinstance(stored, str) else "")
+        identity = doorman.resume(code, auth.client_key(request, space)) if code else None
+        if identity is None:
+            return {ui.browser_code: "", ui.status: "Invitation link not valid. · 邀请链接无效。" if invite else ""}
+        return signed_in_screen(identity, code)
 
     @friendly
     def sign_in_space(s: Session, profile: gr.OAuthProfile | None) -> dict:
         if profile is None:  # page load before signing in: just show the button
             return {ui.status: "Sign in with your Hugging Face account to start rating."}
-        s = Session(rater=auth.space_rater(app, profile))
-        with connect(db_path) as db:
-            return pair_screen(db, s) | {ui.signin_box: gr.update(visible=False)}
+        return signed_in_screen(doorman.space_identity(profile), "")
+
+    def sign_out(s: Session) -> dict:
+        return {ui.session: Session(), ui.browser_code: "", ui.signin_box: gr.update(visible=True),
+                ui.signout_btn: gr.update(visible=False), ui.pair_box: gr.update(visible=False),
+                ui.who: "", ui.done_md: "", ui.status: "Signed out. · 已退出。"}
 
     @friendly
     def next_screen(s: Session) -> dict:
@@ -234,16 +267,17 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
         if s.locked:
             raise RatingError("this rating is already stored and locked", "use Correct to change it")
         form = dict(zip(FORM_KEYS, values, strict=True))
-        limiter.check(rater)
+        limiter.check(f"rater:{rater}")
         inp = RatingInput(
             pair_id=s.pair_id, rater=rater,
             a={c: form[f"a_{c}"] for c in CRITERIA}, b={c: form[f"b_{c}"] for c in CRITERIA},
             preference=form["preference"] or "", comment=form["comment"] or "", client_token=s.token,
         )
         with connect(db_path) as db:
-            if s.correcting:
-                rating_id = correct_rating(db, app, s.rating_id, inp)
-                note = "Correction stored; the earlier version is kept in the history. · 修改已保存。"
+            if s.correcting:  # the reveal has been shown: kept, but the blind rating is the one that counts
+                rating_id = correct_rating(db, app, s.rating_id, inp, after_reveal=True)
+                note = ("Correction stored as made after the reveal: it is kept for the organisers, and your blind "
+                        "rating is the one that counts. · 揭晓后的修改已保存，但计分仍以揭晓前的评分为准。")
             else:
                 rating_id = submit_rating(db, app, inp)
                 note = "Rating stored. · 评分已保存。"
@@ -261,7 +295,9 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
         s = s.stored(row["id"]).correcting_now()
         # the stored answers (the browser unlocks the form when this succeeds)
         return form_update(_stored_form(row)) | {
-            ui.session: s, ui.status: "Change your answers, then press **Save correction**.",
+            ui.session: s, ui.status: "Change your answers, then press **Save correction**. You have seen the reveal, "
+                                      "so the correction is kept as a note: your blind rating still counts. · "
+                                      "揭晓后的修改只作记录，不改变计分。",
             ui.submit_btn: gr.update(value="Save correction · 保存修改", visible=True, interactive=True),
             ui.correct_btn: gr.update(visible=False)}  # Next pair leaves the stored version as it is
 
@@ -270,7 +306,7 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
         rater = signed_in(s)
         if s.pair_id is None or s.rating_id is not None:
             raise RatingError("there is no unrated pair on screen to skip", "press Next pair")
-        limiter.check(rater)
+        limiter.check(f"rater:{rater}")
         with connect(db_path) as db:
             skip_pair(db, app, rater, s.pair_id, reason, client_token=s.token)
             return pair_screen(db, s, "Skipped; the reason is stored. · 已跳过。")
@@ -281,10 +317,13 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     if space:  # the OAuth round trip reloads the page: sign in from the profile on every load
         demo.load(sign_in_space, [ui.session], out, api_name="sign_in")
     else:
-        sign_in_inputs = [ui.session, signin["name"], signin["passcode"]]
+        sign_in_inputs = [ui.session, signin["name"], signin["passcode"], signin["code"]]
         signin["button"].click(sign_in_local, sign_in_inputs, out, api_name="sign_in")
-        signin["passcode"].submit(sign_in_local, sign_in_inputs, out, api_visibility="undocumented")
-        signin["name"].submit(sign_in_local, sign_in_inputs, out, api_visibility="undocumented")
+        for box in ("name", "passcode", "code"):
+            signin[box].submit(sign_in_local, sign_in_inputs, out, api_visibility="undocumented")
+        demo.load(resume_local, [ui.session, ui.browser_code], out, api_visibility="undocumented")
+        ui.signout_btn.click(sign_out, [ui.session], [ui.session, ui.browser_code, ui.signin_box, ui.signout_btn,
+                                                      ui.pair_box, ui.who, ui.done_md, ui.status], api_name="sign_out")
     # The handlers return finished text (Markdown without indentation) and None: Gradio's postprocess would only
     # spend a thread hop on each output. Submit's values reach the library as sent, and it checks every one
     # (evalkit.ratings._validate): the per-input preprocess goes too.

@@ -1,6 +1,7 @@
 """The Results tab: rating progress and counts for everyone; the same verdict, plots and tables as
-`evalkit report` for organisers, and for raters once their own queue is empty (aggregated per-path
-lengths and timings could otherwise hint which side is which)."""
+`evalkit report` for organisers, and for raters once they have rated their queue (aggregated per-path
+lengths, timings and preferences could otherwise hint which side is which on a pair still to rate).
+Before that the tab shows the counts and nothing else: no empty plot frames, no per-path number."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 import gradio as gr
 
 from ..config import Config
-from ..ratings import counts, progress
+from ..ratings import counts, results_open
 from .db import connect
 from .errors import friendly
 from .session import Session
@@ -23,8 +24,7 @@ TABLES = {"pass_rates": "pass rates", "paired_differences": "paired differences"
 
 
 def counts_markdown(c: dict, ratings_per_pair: int) -> str:
-    prefs = c["preferences"]
-    lines = [
+    return "\n".join([
         "| | |",
         "| --- | ---: |",
         f"| pairs in the pool | {c['pairs']} |",
@@ -33,10 +33,7 @@ def counts_markdown(c: dict, ratings_per_pair: int) -> str:
         f"| corrections | {c['corrections']} |",
         f"| skips | {c['skips']} |",
         f"| raters | {c['raters']} |",
-        "",
-        "Preferences (current ratings): " + (", ".join(f"{k} {v}" for k, v in sorted(prefs.items())) or "none yet"),
-    ]
-    return "\n".join(lines)
+    ])
 
 
 def verdict_markdown(agg) -> str:
@@ -48,52 +45,55 @@ def verdict_markdown(agg) -> str:
     return "\n".join(lines)
 
 
-HIDDEN = ("_The verdict, tables and plots appear here once you have finished your own pairs: per-path lengths "
-          "and timings could hint which side is which._ · 完成全部评分后可查看汇总结果。")
+HIDDEN = ("_The verdict, tables and plots appear here once you have rated your own pairs: per-path figures "
+          "could hint which side is which._ · 完成全部评分后可查看汇总结果。")
 
 
-def may_see_aggregates(db, cfg: Config, session: Session | None) -> bool:
-    """Organisers always; a rater once their queue is empty; nobody who still has blind pairs to rate."""
-    rater = session.rater if session else None
-    if rater is None:
-        return False
-    if rater in cfg.app.organisers:
-        return True
-    done, total = progress(db, rater, cfg.app.ratings_per_pair)
-    return done >= total
+def may_see_aggregates(db, cfg: Config, session: Session | None) -> tuple[bool, str]:
+    """Organisers (by credential) always; a rater once they have rated their queue; nobody else. With the
+    reason when not."""
+    if session is None or session.rater is None:
+        return False, "sign in on the Rate tab"
+    if session.organiser:
+        return True, ""
+    return results_open(db, session.rater, cfg.app.ratings_per_pair, cfg.app.results_skip_allowance)
 
 
 def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State) -> None:
     rpp = cfg.app.ratings_per_pair
     counts_md = gr.Markdown(label="counts")
     verdict_md = gr.Markdown(label="verdict")
-    plots = {}
-    names = list(PLOTS)
-    for row in (names[:2], names[2:]):
-        with gr.Row():
-            for name in row:
-                plots[name] = gr.Plot(label=PLOTS[name] + " (plot)")
-    tables = {}
-    for name, title in TABLES.items():
-        with gr.Accordion(title, open=name == "speedup"):
-            tables[name] = gr.Dataframe(label=title, interactive=False)
+    with gr.Column(visible=False) as full:  # shown only to those who may see the aggregates
+        plots = {}
+        names = list(PLOTS)
+        for row in (names[:2], names[2:]):
+            with gr.Row():
+                for name in row:
+                    plots[name] = gr.Plot(label=PLOTS[name] + " (plot)")
+        tables = {}
+        for name, title in TABLES.items():
+            with gr.Accordion(title, open=name == "speedup"):
+                tables[name] = gr.Dataframe(label=title, interactive=False)
     refresh = gr.Button("Refresh")
-    outputs = [counts_md, verdict_md, *plots.values(), *tables.values()]
+    outputs = [counts_md, verdict_md, full, *plots.values(), *tables.values()]
 
     @friendly
     def show(s: Session) -> dict:
-        import matplotlib.pyplot as plt
-
-        from ..aggregate import aggregate
-        from ..report import figures
-
         with connect(db_path) as db:
             out = {counts_md: counts_markdown(counts(db, rpp), rpp)}
-            if not may_see_aggregates(db, cfg, s):
-                return out | {verdict_md: HIDDEN} | {plots[k]: None for k in PLOTS} | {tables[k]: None for k in TABLES}
+            allowed, why = may_see_aggregates(db, cfg, s)
+            if not allowed:  # hidden, and cleared (a tab signed out of keeps nothing from before)
+                return out | {verdict_md: f"{HIDDEN}\n\n_{why}._", full: gr.update(visible=False)} | {
+                    c: None for c in (*plots.values(), *tables.values())}
+            import matplotlib.pyplot as plt
+
+            from ..aggregate import aggregate
+            from ..report import figures
+
             agg = aggregate(db, cfg.bench.length_tolerance, cfg.bench.bootstrap)
             figs = figures(agg, db)
             out[verdict_md] = verdict_markdown(agg)
+        out |= {full: gr.update(visible=True)}
         out |= {plots[k]: figs[k] for k in PLOTS}
         out |= {tables[k]: agg.tables[k].round(4) for k in TABLES}
         plt.close("all")  # gr.Plot has rendered its copy; free the figures

@@ -26,5 +26,7 @@ def render(r: Reveal) -> str:
         lines.append(f"**Speed-up for this pair: {r.speedup:.2f}×** (ordinary seconds ÷ assisted seconds)")
     else:
         lines.append(f"**No speed-up for this pair**: {r.note}")
-    lines += ["", "Your rating is stored and locked. Use **Correct** to change it (the old version is kept)."]
+    lines += ["", "Your rating is stored and locked, and it is the one that counts. **Correct** adds a note for the "
+                  "organisers (made after the reveal, so it does not change the count). · 你的评分已保存并计入；"
+                  "揭晓后的修改只作记录。"]
     return "\n".join(lines)

@@ -9,7 +9,8 @@ from dataclasses import dataclass, replace
 
 @dataclass(frozen=True)
 class Session:
-    rater: str | None = None  # set only by sign-in (passcode check or the Hugging Face OAuth profile)
+    rater: str | None = None  # set only by sign-in (a personal code, or the Hugging Face OAuth profile)
+    organiser: bool = False  # from the credential: the registry's role, or app.organisers on a Space
     pair_id: str | None = None  # the pair on screen
     rating_id: int | None = None  # the newest stored version of this rater's rating of that pair
     correcting: bool = False  # the form is unlocked to correct a stored rating
