@@ -265,7 +265,7 @@ def fidelity(prompt_id, as_json):
 
 @cli.command("aggregate")
 @db_option
-@click.option("--json", "as_json", is_flag=True, help="Print tables, speed and verdict as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print tables, speed, verdict and provenance (versions, digests, hashes, prompts, scope, experiments) as JSON.")
 @_fail_clearly
 def aggregate_cmd(db_path, as_json):
     """Tables, agreement, speed-up and the release-gate verdict (KEEP / DROP / INSUFFICIENT DATA).
@@ -275,9 +275,13 @@ def aggregate_cmd(db_path, as_json):
     """
     from .aggregate import aggregate, format_text
 
-    agg = aggregate(_db(db_path, must_exist=True))
+    db = _db(db_path, must_exist=True)
+    agg = aggregate(db)
     if as_json:
-        click.echo(json.dumps(agg.to_json(), ensure_ascii=False, indent=2, default=str))
+        from .provenance import build_provenance
+
+        out = agg.to_json() | {"provenance": build_provenance(db, agg).to_json()}
+        click.echo(json.dumps(out, ensure_ascii=False, indent=2, default=str))
     else:
         click.echo(format_text(agg))
 
@@ -287,7 +291,12 @@ def aggregate_cmd(db_path, as_json):
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), required=True, help="Folder for index.html.")
 @_fail_clearly
 def report(db_path, out_dir):
-    """Write a self-contained HTML report with plots and the gate verdict."""
+    """Write a self-contained HTML report: verdict, provenance, plots and tables.
+
+    The provenance block names versions, device, dtype, model and tokenizer digests, config and gate
+    hashes, prompts with their hashes, the sample scope and the experiments (start and end) behind every
+    figure; a figure with no stored run behind it is not printed.
+    """
     from .report import build_report
 
     path = build_report(_db(db_path, must_exist=True), out_dir)
@@ -304,8 +313,10 @@ def report(db_path, out_dir):
 def export(db_path, out_dir, repo_id, public, keep_rater_names):
     """Export ratings, generations, timing runs, pairs and experiments as a datasets.DatasetDict.
 
-    Saves parquet and a dataset card (README.md) locally; pushes only with --push-to-hub, private
-    unless --public.
+    Saves parquet and a dataset card (README.md, with the provenance block) locally; pushes only with
+    --push-to-hub, private unless --public. Reload a table with
+    datasets.load_dataset(OUT, "ratings", split="train"): file names carry a content hash, so a
+    re-export never reloads rows cached from an earlier one.
     """
     from .export import export as run_export
 

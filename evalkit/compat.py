@@ -60,7 +60,10 @@ def versions() -> dict:
     import torch
     import transformers
 
+    from . import __version__
+
     return {
+        "evalkit": __version__,
         "python": platform.python_version(),
         "torch": torch.__version__,
         "transformers": transformers.__version__,

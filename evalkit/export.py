@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import secrets
 from pathlib import Path
 
@@ -17,7 +18,7 @@ COLUMNS = {
     "generations": "one row per generate() call: prompt_id, path (ordinary/assisted/fallback/prompt_lookup), status, text, new token ids (JSON) and their hash, stop_reason, generate_seconds (device-synchronised), decode_seconds, peak_rss_mb, cuda_memory (JSON per device), draft_proposed/draft_accepted/draft_rounds, target_passes, tokens_per_target_pass, counts_agree, seed, effective_config (JSON), error_class/error_stage/error_message for failures, fallback_of (the failed attempt a fallback replaced), total_wait_seconds, live",
     "timing_runs": "one row per timed benchmark repetition: path, prompt_id, round (ABBA), rep, seed, new_tokens, stop_reason, seconds, decode_seconds, tokens_per_second, generation_id, process_id",
     "pairs": "blind A/B pairs: prompt_id, sample, ordinary/assisted generation ids, a/b generation ids and ordinary_side (drawn at random when the pool was made)",
-    "ratings": "every rating row, history included: rater (pseudonymised unless opted in), kind (rating/skip), a_*/b_* answers per criterion as shown, ordinary_*/assisted_* the same answers mapped to paths, preference (A/B/tie) and preferred_path, comment, skip_reason, supersedes (the row a correction replaced), current (true for the newest version)",
+    "ratings": "every rating row, history included: rater (pseudonymised unless opted in), kind (rating/skip), a_*/b_* answers per criterion as shown, ordinary_*/assisted_* the same answers mapped to paths, preference (A/B/tie) and preferred_path, comment, skip_reason, supersedes (the row a correction replaced), blind (false for a correction made after the rater saw the reveal: kept, never counted), seconds_on_task (from the pair being shown to the stored rating), current (true for the version that counts: the last blind one)",
 }
 
 
@@ -48,17 +49,17 @@ def tables(db, keep_rater_names: bool = False) -> dict[str, list[dict]]:
     return out
 
 
-def _card(db, rows: dict, keep_rater_names: bool, repo_id: str | None) -> str:
+def _card(db, rows: dict, files: dict, keep_rater_names: bool, repo_id: str | None, prov, out_dir: Path) -> str:
     exp = next(db.query("SELECT * FROM experiments WHERE kind IN ('pool', 'bench') ORDER BY id DESC LIMIT 1"), None)
     config = json.dumps(json.loads(exp["config_json"]), indent=2, ensure_ascii=False) if exp else "{}"
-    gate = json.loads(exp["gate_json"]).get("text", "") if exp else ""
     # One config per table (a config has one schema); `datasets` cannot load a table with no rows,
     # so empty ones stay out of the loading configs.
     configs = "\n".join(
-        f"- config_name: {s}\n  data_files:\n  - split: train\n    path: data/{s}.parquet" for s in SPLITS if rows[s]
+        f"- config_name: {s}\n  data_files:\n  - split: train\n    path: data/{files[s].name}" for s in SPLITS if rows[s]
     )
-    counts = "\n".join(f"| {s} | {len(rows[s])} |" for s in SPLITS)
+    counts = "\n".join(f"| {s} | {len(rows[s])} | `data/{files[s].name}` |" for s in SPLITS)
     cols = "\n".join(f"- **{s}**: {COLUMNS[s]}" for s in SPLITS)
+    where = repo_id or str(out_dir)
     return f"""---
 license: other
 pretty_name: evalkit assisted-generation study
@@ -79,12 +80,22 @@ with every raw timing run. Rater names are {"kept as given (opt-in)" if keep_rat
 
 ## Rows
 
-| split | rows |
-| --- | --- |
+| split | rows | file (name ends with the first 16 hex of its sha256) |
+| --- | --- | --- |
 {counts}
 
-Each table is its own config: `load_dataset("<repo>", "ratings")`. Empty tables are saved as
-parquet with their schema but left out of the configs.
+## Loading
+
+```python
+from datasets import load_dataset
+
+ratings = load_dataset("{where}", "ratings", split="train")
+```
+
+Each table is its own config. Empty tables are saved as parquet with their schema but left out of the
+configs. Every export names its files by their content, and the configs above point at exactly those
+files, so `datasets` caches each export under its own key: loading this folder (or the Hub repo) gives
+the rows written by the latest export, never rows cached from an earlier export of the same name.
 
 ## Columns
 
@@ -99,13 +110,11 @@ the target's forward passes. A failed assisted call is its own record; its fallb
 `fallback` row and is never counted as assisted. Speed-ups are computed over comparable outputs only
 (same stop reason, similar length).
 
-## Release gate (frozen with the experiment)
+## Provenance
 
-```toml
-{gate}
-```
+{prov.to_markdown()}
 
-## Config of the latest experiment
+## Config of the latest experiment{f" ({exp['id']}, {exp['kind']})" if exp else ""}
 
 ```json
 {config}
@@ -125,10 +134,38 @@ def features(db, name: str):
     return Features(cols)
 
 
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+_OUR_FILE = re.compile(rf"({'|'.join(SPLITS)})(-[0-9a-f]{{16}})?\.parquet")
+
+
+def split_file(out_dir: Path, split: str) -> Path:
+    """The parquet file of one table in an export folder (its name carries a content hash)."""
+    found = sorted(p for p in (Path(out_dir) / "data").glob(f"{split}-*.parquet") if _OUR_FILE.fullmatch(p.name))
+    if len(found) != 1:
+        raise EvalkitError(f"{out_dir} holds {len(found)} parquet files for '{split}', expected 1",
+                           "export again into that folder (`evalkit export --out ...`)")
+    return found[0]
+
+
 def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = False,
-           keep_rater_names: bool = False, api=None):
-    """Build the DatasetDict, save parquet + README.md to out_dir, push when asked. Returns the DatasetDict."""
+           keep_rater_names: bool = False, api=None, agg=None):
+    """Build the DatasetDict, save parquet + README.md to out_dir, push when asked. Returns the DatasetDict.
+
+    Files are named by their content (`data/ratings-<sha256[:16]>.parquet`) and the card's configs name
+    them: `datasets` keys its cache of a local folder on the folder's name, the config and the card's
+    configs, so with fixed file names a re-export (or another folder called the same) reloaded stale rows.
+    Files of earlier exports are removed only after the new card is in place. agg: the aggregate, when
+    the caller has it (the card's figures and provenance come from it)."""
     from datasets import Dataset, DatasetDict
+
+    from .provenance import build_provenance
 
     rows = tables(db, keep_rater_names)
     ds = DatasetDict({
@@ -136,11 +173,24 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
         else Dataset.from_dict({k: [] for k in features(db, name)}, features=features(db, name))
         for name in SPLITS
     })
+    prov = build_provenance(db, agg)
     out_dir = Path(out_dir)
-    (out_dir / "data").mkdir(parents=True, exist_ok=True)
+    data = out_dir / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    files = {}
     for name in SPLITS:
-        ds[name].to_parquet(str(out_dir / "data" / f"{name}.parquet"))
-    (out_dir / "README.md").write_text(_card(db, rows, keep_rater_names, push_to_hub), encoding="utf-8")
+        tmp = data / f".{name}.parquet.tmp"
+        ds[name].to_parquet(str(tmp))
+        files[name] = data / f"{name}-{_sha256(tmp)[:16]}.parquet"
+        tmp.replace(files[name])
+    card = out_dir / "README.md"
+    tmp = out_dir / ".README.md.tmp"
+    tmp.write_text(_card(db, rows, files, keep_rater_names, push_to_hub, prov, out_dir), encoding="utf-8")
+    tmp.replace(card)
+    keep = set(files.values())
+    for old in data.glob("*.parquet"):  # an earlier export's files: the card no longer names them
+        if old not in keep and _OUR_FILE.fullmatch(old.name):
+            old.unlink()
     if push_to_hub:
         if api is None:
             from huggingface_hub import HfApi
@@ -148,8 +198,9 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
             api = HfApi()
         try:
             api.create_repo(push_to_hub, repo_type="dataset", private=not public, exist_ok=True)
+            # the same on the Hub: earlier exports' parquet files go in the same commit
             api.upload_folder(folder_path=str(out_dir), repo_id=push_to_hub, repo_type="dataset",
-                              commit_message="evalkit export")
+                              commit_message="evalkit export", delete_patterns=["data/*.parquet"])
         except Exception as e:  # noqa: BLE001 - network, auth, permissions: one clear message
             raise EvalkitError(
                 f"push to the Hub dataset '{push_to_hub}' failed: {type(e).__name__}: {e}",

@@ -15,6 +15,7 @@ from .errors import EvalkitError
 from .measure import Stopwatch, counting, cuda_memory, host, peak_rss_mb, reset_cuda_peaks, reset_peak_rss, rss_mb
 from .models import ModelPair
 from .prompts import Prompt
+from .provenance import prompt_record
 from .records import GenerationRecord
 
 
@@ -119,6 +120,8 @@ def _call(pair: ModelPair, prompt: Prompt, seed: int, path: str, extra: dict, st
             "prompt_format": prompt_format(pair),
             "device": pair.device,
             "route": pair.compat.get("verdict"),
+            # the request itself and a hash of the exact input ids: the report's prompt provenance
+            "prompt": prompt_record(prompt, inputs["input_ids"][0].tolist(), text),
         }
         if path == "assisted":
             effective["assistant_generation_config"] = apply_assistant_settings(pair)
@@ -192,7 +195,7 @@ def _failed(prompt: Prompt, seed: int, pair: ModelPair, stage: str, cls: str, me
         generate_seconds=seconds,
         seed=seed,
         decoding=pair.cfg.decoding.mode,
-        effective_config={"config": pair.cfg.to_dict(), "route": pair.compat.get("verdict")},
+        effective_config={"config": pair.cfg.to_dict(), "route": pair.compat.get("verdict"), "prompt": prompt_record(prompt)},
         error_class=cls,
         error_stage=stage,
         error_message=message[:2000],

@@ -5,10 +5,10 @@ from __future__ import annotations
 import base64
 import html
 import io
-from datetime import datetime, timezone
 from pathlib import Path
 
 from .aggregate import ALL, Aggregate
+from .provenance import WITHHELD, Provenance, build_provenance, environment_line, model_line, scope_items
 
 
 def _plt():
@@ -139,39 +139,103 @@ def _png(fig) -> str:
     return base64.b64encode(buf.getvalue()).decode()
 
 
-def verdict_html(agg: Aggregate) -> str:
+def verdict_html(agg: Aggregate, prov: Provenance | None = None) -> str:
+    """The verdict and its conditions; with `prov`, each condition names the runs behind it, and one whose
+    figure has no stored run behind it is withheld."""
     v = agg.verdict
     color = {"KEEP": "#1a7f37", "DROP": "#cf222e"}.get(v["decision"], "#9a6700")
-    items = "".join(
-        f"<li><b>{html.escape(c['name'])}</b>: {'ok' if c['ok'] else ('FAIL' if c['ok'] is False else 'unknown')}"
-        f" — {html.escape(c['reason'])}</li>"
-        for c in v["conditions"]
-    )
+    items = []
+    for c in v["conditions"]:
+        status = "ok" if c["ok"] else ("FAIL" if c["ok"] is False else "unknown")
+        reason = html.escape(c["reason"])
+        if prov is not None:
+            ids = prov.for_condition(c["name"])
+            if ids:
+                reason += f' <span class="src">[{html.escape(prov.cite(ids))}]</span>'
+            elif c["ok"] is not None:
+                reason = html.escape(WITHHELD)
+        items.append(f"<li><b>{html.escape(c['name'])}</b>: {status} — {reason}</li>")
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in agg.notes)
-    return (f'<div class="verdict"><h2 style="color:{color}">Verdict: {html.escape(v["decision"])}</h2><ul>{items}</ul>'
+    return (f'<div class="verdict"><h2 style="color:{color}">Verdict: {html.escape(v["decision"])}</h2><ul>{"".join(items)}</ul>'
             + (f"<p>Notes:</p><ul>{notes}</ul>" if notes else "") + "</div>")
 
 
+def provenance_html(prov: Provenance) -> str:
+    """The provenance block: figures with their runs, experiments, environment, scope, prompts, gate."""
+    e = html.escape
+    figs = "".join(
+        f"<li><b>{e(f.name)}</b>: " + (f"{e(f.value)} <span class=\"src\">[{e(prov.cite(f.experiments))}]</span>"
+                                       if f.value is not None else e(f.note or WITHHELD)) + "</li>"
+        for f in prov.figures)
+    exp_rows = "".join(
+        f"<tr><td>{x.id}</td><td>{e(x.kind)}</td><td>{e(', '.join(x.used_for))}</td><td>{e(x.started)}</td>"
+        f"<td>{e(x.ended or 'no records')}</td><td>{x.records}</td><td><code>{e(x.config_hash)}</code></td>"
+        f"<td><code>{e(x.gate_hash or 'none')}</code></td></tr>"
+        for x in prov.experiments)
+    env = "".join(
+        f"<li>experiment {x.id}: {e(environment_line(x))}<ul><li>target: {e(model_line(x.target))}</li>"
+        f"<li>draft: {e(model_line(x.draft))}</li></ul></li>"
+        for x in prov.experiments)
+    scope = "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in scope_items(prov.scope))
+    prompts = "".join(
+        f"<tr><td>{e(p.id)}</td><td><code>{e(', '.join(p.hashes) or 'not recorded')}</code></td><td>{e(p.source)}</td>"
+        f"<td>{e(p.material)}</td><td>{e(p.task)}</td><td>{'' if p.max_new_tokens is None else p.max_new_tokens}</td></tr>"
+        for p in prov.prompts)
+    if prov.gate:
+        g = prov.gate
+        gate = (f"<p>Frozen with experiment {g['experiment_id']} ({e(g['path'])}), hash <code>{e(g['hash'])}</code>"
+                f"{'' if g['hash_ok'] else ' <b>does not match its text</b>'}.</p><pre>{e(g['text'])}</pre>")
+    else:
+        gate = "<p>No experiment with a frozen release gate.</p>"
+    notes = "".join(f"<li>{e(n)}</li>" for n in prov.notes)
+    return (f'<div class="provenance"><h2>Provenance</h2><p>Built by evalkit {e(prov.evalkit)} at {e(prov.generated_at)} '
+            f"from the stored rows. A figure with no stored run behind it is not printed.</p>"
+            f"<h3>Figures and the runs behind them</h3><ul>{figs}</ul>"
+            f"<h3>Experiments</h3><table><tr><th>id</th><th>kind</th><th>used for</th><th>started</th><th>ended (last record)</th>"
+            f"<th>records</th><th>config hash</th><th>gate hash</th></tr>{exp_rows}</table>"
+            f"<h3>Environment and models</h3><ul>{env or '<li>no experiment</li>'}</ul>"
+            f"<h3>Sample scope</h3><table>{scope}</table>"
+            f"<h3>Prompts</h3><table><tr><th>id</th><th>hash</th><th>source</th><th>material</th><th>task</th>"
+            f"<th>max new tokens</th></tr>{prompts}</table>"
+            f"<h3>Release gate</h3>{gate}" + (f"<h3>Notes</h3><ul>{notes}</ul>" if notes else "") + "</div>")
+
+
+def _sourced(prov: Provenance, ids: list[int], body: str, has_data: bool) -> str:
+    """body with its source underneath; withheld when it shows data that no stored run stands behind."""
+    if not ids:
+        return f'<p class="src">{html.escape(WITHHELD)}</p>' if has_data else body
+    return body + f'<p class="src">Source: {html.escape(prov.cite(ids))}</p>'
+
+
 def build_report(db, out_dir: Path, agg: Aggregate | None = None) -> Path:
-    """Write out_dir/index.html: verdict, plots and every table. Text from raters is escaped (inert)."""
+    """Write out_dir/index.html: verdict, provenance, plots and every table. Text from raters is escaped (inert).
+    Every figure names the experiments it came from; one with no stored run behind it is not printed."""
     from .aggregate import aggregate
 
     agg = agg or aggregate(db)
+    prov = build_provenance(db, agg)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     figs = figures(agg, db)
-    plots = "".join(f'<figure><img alt="{html.escape(k)}" src="data:image/png;base64,{_png(f)}"></figure>' for k, f in figs.items())
+    plots = "".join(
+        _sourced(prov, prov.for_plot(k),
+                 f'<figure><img alt="{html.escape(k)}" src="data:image/png;base64,{_png(f)}"></figure>', True)
+        for k, f in figs.items())
     tables = "".join(
-        f"<h3>{html.escape(name)}</h3>" + (df.to_html(index=False, escape=True, na_rep="n/a", float_format=lambda x: f"{x:.3f}") if len(df) else "<p>no data</p>")
+        f"<h3>{html.escape(name)}</h3>" + _sourced(
+            prov, prov.for_table(name),
+            df.to_html(index=False, escape=True, na_rep="n/a", float_format=lambda x: f"{x:.3f}") if len(df) else "<p>no data</p>",
+            bool(len(df)))
         for name, df in agg.tables.items()
     )
     page = f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>evalkit report</title>
 <style>body{{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}}
 table{{border-collapse:collapse;font-size:13px;margin-bottom:1em}}td,th{{border:1px solid #ccc;padding:2px 6px}}
-img{{max-width:100%}}.verdict{{border:1px solid #ccc;padding:0.5em 1em;border-radius:6px}}</style></head><body>
+img{{max-width:100%}}.verdict,.provenance{{border:1px solid #ccc;padding:0.5em 1em;border-radius:6px;margin-bottom:1em}}
+.src{{color:#57606a;font-size:12px}}pre{{background:#f6f8fa;padding:0.5em}}</style></head><body>
 <h1>evalkit: does the draft model make writing requests faster without hurting the content?</h1>
-<p>Generated {datetime.now(timezone.utc).isoformat(timespec="seconds")} from the database. Speed-up source: {html.escape(str(agg.speed['source']))}.</p>
-{verdict_html(agg)}<h2>Plots</h2>{plots}<h2>Tables</h2>{tables}</body></html>"""
+<p>Generated {html.escape(prov.generated_at)} from the database. Speed-up source: {html.escape(str(agg.speed['source']))}.</p>
+{verdict_html(agg, prov)}{provenance_html(prov)}<h2>Plots</h2>{plots}<h2>Tables</h2>{tables}</body></html>"""
     path = out_dir / "index.html"
     tmp = path.with_suffix(".tmp")
     tmp.write_text(page, encoding="utf-8")

@@ -140,7 +140,7 @@ def test_html_in_rater_names_and_comments_shows_as_typed_text_in_the_browser(tmp
 def test_html_in_rater_text_stays_inert_in_the_report_and_the_export_card(tmp_path, db_file):
     import pyarrow.parquet as pq
 
-    from evalkit.export import export
+    from evalkit.export import export, split_file
     from evalkit.report import build_report
 
     db = open_db(db_file)
@@ -153,7 +153,7 @@ def test_html_in_rater_text_stays_inert_in_the_report_and_the_export_card(tmp_pa
     assert not [s for s in raw if s in page]
 
     export(db, tmp_path / "named", keep_rater_names=True)
-    ratings = pq.read_table(tmp_path / "named" / "data" / "ratings.parquet").to_pylist()
+    ratings = pq.read_table(split_file(tmp_path / "named", "ratings")).to_pylist()
     # the data keeps the raw strings (it is data, not markup) ...
     assert {(r["rater"], r["comment"], r["skip_reason"]) for r in ratings} == {
         (EVIL_NAME, EVIL_COMMENT, ""), (EVIL_NAME, "", EVIL_COMMENT)}
@@ -162,7 +162,7 @@ def test_html_in_rater_text_stays_inert_in_the_report_and_the_export_card(tmp_pa
     assert not [s for s in raw if s in card] and "window.__xss" not in card
 
     export(db, tmp_path / "pseudo")  # the default export does not even keep the name
-    assert EVIL_NAME not in {r["rater"] for r in pq.read_table(tmp_path / "pseudo/data/ratings.parquet").to_pylist()}
+    assert EVIL_NAME not in {r["rater"] for r in pq.read_table(split_file(tmp_path / "pseudo", "ratings")).to_pylist()}
 
 
 # --- forged or replayed ids and submissions ----------------------------------------------------------------

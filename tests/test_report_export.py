@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from evalkit.cli import cli
-from evalkit.export import SPLITS, export, pseudonym
+from evalkit.export import SPLITS, export, pseudonym, split_file
 from evalkit.report import build_report
 from evalkit.store import open_db
 from test_aggregate import load_fixture
@@ -45,7 +45,7 @@ def test_export_roundtrips_through_load_dataset(db, tmp_path):
     import pyarrow.parquet as pq
 
     for split in SPLITS:
-        path = out / "data" / f"{split}.parquet"
+        path = split_file(out, split)
         if db[split].count:
             loaded = load_dataset("parquet", data_files=str(path), split="train")
             assert loaded.num_rows == db[split].count, split
@@ -67,11 +67,11 @@ def test_export_pseudonymises_raters_by_default(db, tmp_path):
     from datasets import load_dataset
 
     export(db, tmp_path / "e1")
-    raters = set(load_dataset("parquet", data_files=str(tmp_path / "e1/data/ratings.parquet"), split="train")["rater"])
+    raters = set(load_dataset("parquet", data_files=str(split_file(tmp_path / "e1", "ratings")), split="train")["rater"])
     assert raters and all(r.startswith("rater-") for r in raters) and "r1" not in raters
     assert len(raters) == 3  # distinct raters stay distinct
     export(db, tmp_path / "e2", keep_rater_names=True)
-    kept = set(load_dataset("parquet", data_files=str(tmp_path / "e2/data/ratings.parquet"), split="train")["rater"])
+    kept = set(load_dataset("parquet", data_files=str(split_file(tmp_path / "e2", "ratings")), split="train")["rater"])
     assert kept == {"r1", "r2", "r3"}
     assert pseudonym("r1", "a") != pseudonym("r1", "b")
 
@@ -104,7 +104,7 @@ def test_failed_push_keeps_local_export_and_says_so(db, tmp_path):
 
     with pytest.raises(EvalkitError, match="(?s)push to the Hub dataset 'org/study' failed.*saved locally"):
         export(db, tmp_path / "f", push_to_hub="org/study", api=FakeHub(fail=True))
-    assert (tmp_path / "f" / "data" / "ratings.parquet").exists()
+    assert split_file(tmp_path / "f", "ratings").exists()
 
 
 def test_no_push_without_flag(db, tmp_path, monkeypatch):
