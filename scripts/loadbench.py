@@ -225,7 +225,7 @@ def sign_in(client, rater: str, code: str = "") -> str:
     import re
 
     screen = client.predict("" if code else rater, "", code, api_name="/sign_in")
-    found = [m.group(1) for v in screen if isinstance(v, str) for m in [re.search(r"personal code is `([^`]+)`", v)] if m]
+    found = [m.group(1) for v in screen if isinstance(v, str) for m in [re.search(r"`(\d+\.[A-Za-z0-9_-]+)`", v)] if m]
     return found[0] if found else code
 
 
@@ -270,7 +270,7 @@ def rate_many(url: str, rater: str, n: int, deadline: float, start: threading.Ba
             res.acked.append(comment)  # returned without error: the app acknowledged it as stored
             if k + 1 < n:
                 screen = client.predict(api_name="/next_pair")
-                if any(isinstance(v, str) and "No pairs left" in v for v in screen):
+                if any(isinstance(v, str) and ("No pairs left" in v or "全部完成" in v) for v in screen):
                     res.ran_out = True
                     break
     except Exception as e:  # noqa: BLE001 - recorded and reported; the check below fails on it

@@ -157,7 +157,7 @@ def answer_all(page, a: str = "pass", b: str = "fail", preference: str = "A") ->
     submit = page.locator("#submit")
     for key in ANSWER_KEYS:
         expect(submit).to_be_disabled()
-        page.locator(f"#r-{key}").get_by_text(a if key.startswith("a_") else b, exact=True).click()
+        page.locator(f"#r-{key} input[value='{a if key.startswith('a_') else b}']").click()
     expect(submit).to_be_disabled()
-    page.locator("#r-preference").get_by_text(preference, exact=True).click()
+    page.locator(f"#r-preference input[value='{preference}']").click()
     expect(submit).to_be_enabled()

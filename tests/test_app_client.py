@@ -32,11 +32,20 @@ class Tab:
         info = self.client.view_api(return_format="dict", print_info=False)["named_endpoints"]
         self.labels = {name: [r["label"] for r in ep["returns"]] for name, ep in info.items()}
         self.params = {name: [p["label"] for p in ep["parameters"]] for name, ep in info.items()}
+        # outputs are also named by elem_id: labels follow the rater's language, ids do not
+        from gradio_client.utils import SKIP_COMPONENTS
+
+        config = self.client.config
+        comps = {c["id"]: c for c in config["components"]}
+        shown = {i for i, c in comps.items() if not c.get("skip_api", c["type"] in SKIP_COMPONENTS)}
+        self.ids = {"/" + d["api_name"]: [comps[cid].get("props", {}).get("elem_id") for cid in d["outputs"]
+                                          if cid in shown] for d in config["dependencies"] if d.get("api_name")}
 
     def call(self, api: str, *args) -> dict:
         result = self.client.predict(*args, api_name=api)
         result = result if isinstance(result, (list, tuple)) else [result]
-        return {label: _value(v) for label, v in zip(self.labels[api], result, strict=True)}
+        out = {label: _value(v) for label, v in zip(self.labels[api], result, strict=True)}
+        return out | {i: _value(v) for i, v in zip(self.ids[api], result, strict=True) if i}
 
     # name -> personal code, per app: a second tab of the same rater signs in with the code, as a person would
     codes: dict = {}
@@ -46,7 +55,7 @@ class Tab:
         if name in known:
             return self.call("/sign_in", "", "", known[name])
         screen = self.call("/sign_in", name, passcode, "")
-        found = re.search(r"personal code is `([^`]+)`", screen["status"])
+        found = re.search(r"`(\d+\.[A-Za-z0-9_-]+)`", screen["status"])
         if found:
             known[name] = found.group(1)
         return screen
@@ -74,8 +83,8 @@ def test_rater_journey_submit_reveal_correct_skip(cfg, pool_db):
         assert len(ann.params["/submit"]) == len(FORM_KEYS)
         screen = ann.sign_in("ann")
         assert "ann" in screen["who"] and f"0 / {POOL_PAIRS}" in screen["who"]
-        assert screen["Output A"] and screen["Output B"] and screen["reveal"] == ""
-        pair = pair_shown(pool_db, screen["Output A"], screen["Output B"])
+        assert screen["text-a"] and screen["text-b"] and screen["reveal"] == ""
+        pair = pair_shown(pool_db, screen["text-a"], screen["text-b"])
 
         # An incomplete form is refused with a clear message, and nothing is written.
         with pytest.raises(AppError, match="criterion 'schedule' has no valid answer"):
@@ -110,9 +119,9 @@ def test_rater_journey_submit_reveal_correct_skip(cfg, pool_db):
         with pytest.raises(AppError, match="locked"):
             ann.submit()
         unlocked = ann.call("/correct")
-        assert unlocked[f"A · {CRITERIA[0]}"] == "pass" and unlocked["Preference · 偏好"] == "B"
+        assert unlocked[f"r-a_{CRITERIA[0]}"] == "pass" and unlocked["r-preference"] == "B"
         fixed = ann.submit(a="pass", b="unsure", preference="tie", comment="on reflection, a tie")
-        assert "blind rating is the one that counts" in fixed["status"]
+        assert "计分仍以揭晓前的评分为准" in fixed["status"]  # said in the rater's language (Chinese by default)
         history = rows(pool_db, "SELECT * FROM ratings ORDER BY id")
         assert len(history) == 2 and history[1]["supersedes"] == history[0]["id"]
         # The correction came after the reveal: stored and marked, but the blind rating is the one that counts.
@@ -120,14 +129,14 @@ def test_rater_journey_submit_reveal_correct_skip(cfg, pool_db):
         current = rows(pool_db, "SELECT * FROM current_ratings")
         assert len(current) == 1 and current[0]["id"] == history[0]["id"] and current[0]["preference"] == "B"
         # Correcting again starts from the newest version, and still does not count.
-        assert ann.call("/correct")["Preference · 偏好"] == "tie"
+        assert ann.call("/correct")["r-preference"] == "tie"
         ann.submit(a="fail", b="fail", preference="A")
         assert [r["id"] for r in rows(pool_db, "SELECT * FROM current_ratings")] == [history[0]["id"]]
 
         # Next pair; skipping needs a reason, and the reason is stored.
         nxt = ann.call("/next_pair")
         assert nxt["reveal"] == "" and f"1 / {POOL_PAIRS}" in nxt["who"]
-        second = pair_shown(pool_db, nxt["Output A"], nxt["Output B"])
+        second = pair_shown(pool_db, nxt["text-a"], nxt["text-b"])
         assert second["id"] != pair["id"]
         with pytest.raises(AppError, match="a skip needs a reason"):
             ann.call("/skip", "  ")
@@ -136,7 +145,7 @@ def test_rater_journey_submit_reveal_correct_skip(cfg, pool_db):
         assert [(s["rater"], s["pair_id"], s["skip_reason"]) for s in skips] == [
             ("ann", second["id"], "cannot judge: both outputs are noise")]
         assert f"2 / {POOL_PAIRS}" in after["who"]
-        third = pair_shown(pool_db, after["Output A"], after["Output B"])
+        third = pair_shown(pool_db, after["text-a"], after["text-b"])
         assert third["id"] not in (pair["id"], second["id"])
 
 
@@ -165,7 +174,7 @@ def test_two_raters_share_a_pair_until_it_is_full(cfg, pool_db):
         ann_again = Tab(url)  # ann in a second browser tab
         a_screen, b_screen = ann.sign_in("ann"), bob.sign_in("bob")
         ann_again.sign_in("ann")
-        assert (a_screen["Output A"], a_screen["Output B"]) == (b_screen["Output A"], b_screen["Output B"])
+        assert (a_screen["text-a"], a_screen["text-b"]) == (b_screen["text-a"], b_screen["text-b"])
         ann.submit(preference="A")
         with pytest.raises(AppError, match="already rated or skipped this pair") as refused:
             ann_again.submit(preference="B")
@@ -176,8 +185,8 @@ def test_two_raters_share_a_pair_until_it_is_full(cfg, pool_db):
                        {"rater": "bob", "pair_id": keep, "preference": "B"}]
         # ratings_per_pair = 2: the pair is full, so a third rater has nothing left; so do ann and bob.
         c_screen = cat.sign_in("cat")
-        assert "No pairs left" in c_screen["done"] and "0 / 0" in c_screen["who"]
-        assert "No pairs left" in ann.call("/next_pair")["done"]
+        assert "全部完成" in c_screen["done"] and "0 / 0" in c_screen["who"]
+        assert "全部完成" in ann.call("/next_pair")["done"]
         with pytest.raises(AppError, match="no pair on screen"):
             cat.submit()
         assert len(rows(pool_db, "SELECT * FROM ratings")) == 2
@@ -300,14 +309,14 @@ def test_results_tab_counts(cfg, pool_db):
         assert "ordinary" not in out["counts"] and "assisted" not in out["counts"]  # nothing per path
         # locally a name in app.organisers is no credential: "boss" typed in is a plain rater
         boss = Tab(url)
-        assert "(organiser)" not in boss.sign_in("boss")["who"]
+        assert "组织者" not in boss.sign_in("boss")["who"]
         assert boss.call("/results")["pass rates"]["data"] == []
         # organiser rights come from the registry: `evalkit raters add olga --organiser` and her code
         db = open_db(pool_db)
         code = raters.add(db, "olga", organiser=True).code
         db.conn.close()
         olga = Tab(url)
-        assert "(organiser)" in olga.call("/sign_in", "", "", code)["who"]
+        assert "组织者" in olga.call("/sign_in", "", "", code)["who"]
         out = olga.call("/results")
     assert f"| pairs in the pool | {POOL_PAIRS} |" in out["counts"] and "| current ratings | 1 |" in out["counts"]
     # an organiser sees the aggregation: verdict with its conditions, the tables, and the plots

@@ -121,8 +121,8 @@ def test_html_in_rater_names_and_comments_shows_as_typed_text_in_the_browser(tmp
         page.reload()
         sign_in(page, url, EVIL_NAME)
         who = page.locator("#rate-who")
-        expect(who).to_contain_text("progress")
-        assert f"Signed in as {EVIL_NAME} · progress 0 / {PAIRS}" in who.inner_text().replace("\n", " ")
+        expect(who).to_contain_text("进度")
+        assert f"已登录：{EVIL_NAME} · 进度 0 / {PAIRS}" in who.inner_text().replace("\n", " ")
         assert who.locator("img, a, script").count() == 0 and who.locator("strong").count() == 2  # our own bold only
 
         shown_texts(page)
@@ -245,7 +245,7 @@ def test_a_rater_signing_in_again_never_gets_a_pair_they_rated(tmp_path, db_file
             tab.sign_in("ann")
             tab.submit()
         last = Tab(url).sign_in("ann")
-        assert "No pairs left" in last["done"] and f"{PAIRS} / {PAIRS}" in last["who"]
+        assert "全部完成" in last["done"] and f"{PAIRS} / {PAIRS}" in last["who"]
     pairs = [r[0] for r in q(db_file, "SELECT pair_id FROM ratings WHERE rater = 'ann'")]
     assert pairs[0] == rated and len(pairs) == len(set(pairs)) == PAIRS
 

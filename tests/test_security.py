@@ -188,7 +188,7 @@ def test_organiser_rights_never_come_from_a_name_or_a_forged_state(tiny_models, 
     with served(cfg, pool_db) as url:
         boss = Tab(url)
         screen = boss.sign_in("boss")
-        assert "(organiser)" not in screen["who"]
+        assert "组织者" not in screen["who"]
         assert boss.call("/results")["pass rates"]["data"] == []
         raw = Raw(url)
         raw.call("sign_in", [None, "boss2", "", ""])
@@ -278,7 +278,7 @@ def test_raters_arriving_at_once_get_different_pairs(tiny_models, tmp_path, pool
             t.start()
         for t in threads:
             t.join()
-        shown = {s["Output A"] + "|" + s["Output B"] for s in screens}
+        shown = {s["text-a"] + "|" + s["text-b"] for s in screens}
         assert len(shown) == 4  # four raters, four pairs: none is over-filled
         for t in tabs:
             t.submit()

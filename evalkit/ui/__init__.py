@@ -34,9 +34,9 @@ def build_app(cfg: Config, db_path: Path | str | None = None, *, space: bool | N
         gr.Markdown(f"## {TITLE}")
         with gr.Tab("Rate · 评分", id="rate"):
             rate = build_rate_tab(demo, cfg, db_path, prompts, space)
-        with gr.Tab("Live demo", id="live"):
+        with gr.Tab("Live demo · 现场演示", id="live"):
             build_live_tab(cfg, db_path, prompts, models, rate.session, space)
-        with gr.Tab("Results", id="results") as results_tab:
+        with gr.Tab("Results · 结果", id="results") as results_tab:
             build_results_tab(cfg, db_path, results_tab, rate.session)
     # After every event Gradio rebuilds a pandas summary of its last 10,000 events for a monitoring dashboard this
     # app does not open: with many raters, the largest cost of an event. Rebuild it every 1,000 events instead.
@@ -56,4 +56,10 @@ def launch(demo: gr.Blocks, **kwargs):
     kwargs.setdefault("show_error", False)  # library errors arrive as gr.Error messages; no traces
     kwargs.setdefault("max_file_size", MAX_UPLOAD)
     kwargs.setdefault("enable_monitoring", False)
+    from .keys import CSS, SCRIPT, theme
+
+    kwargs.setdefault("head", SCRIPT)  # keyboard rating (evalkit/ui/keys.py)
+    kwargs.setdefault("css", CSS)
+    kwargs.setdefault("theme", theme())  # contrast that passes an accessibility audit
+    kwargs.setdefault("footer_links", [])  # raters need no API or settings links
     return demo.launch(**kwargs)

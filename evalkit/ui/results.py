@@ -63,7 +63,7 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
     rpp = cfg.app.ratings_per_pair
     counts_md = gr.Markdown(label="counts")
     verdict_md = gr.Markdown(label="verdict")
-    with gr.Column(visible=False) as full:  # shown only to those who may see the aggregates
+    with gr.Column(visible=False, elem_id="results-full") as full:  # shown only to those who may see the aggregates
         plots = {}
         names = list(PLOTS)
         for row in (names[:2], names[2:]):

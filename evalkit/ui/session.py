@@ -15,12 +15,17 @@ class Session:
     rating_id: int | None = None  # the newest stored version of this rater's rating of that pair
     correcting: bool = False  # the form is unlocked to correct a stored rating
     token: str = ""  # one per rendered form: a replayed submit is refused by the store
+    lang: str = "zh"  # the rater's language for every label and message ("zh" or "en")
+    labels: str = ""  # what the form's labels on screen were made for (form.labels_key): resent only on change
 
     def with_pair(self, pair_id: str | None) -> "Session":
         return replace(self, pair_id=pair_id, rating_id=None, correcting=False, token=secrets.token_hex(12))
 
     def stored(self, rating_id: int) -> "Session":
         return replace(self, rating_id=rating_id, correcting=False)
+
+    def relabelled(self, key: str, lang: str | None = None) -> "Session":
+        return replace(self, labels=key, lang=lang or self.lang)
 
     def correcting_now(self) -> "Session":
         return replace(self, correcting=True, token=secrets.token_hex(12))

@@ -1,0 +1,196 @@
+"""The Rate tab's components, laid out for reading: each output's questions sit with its text (side by side on a
+wide screen; on a phone, text A, its questions, text B, its questions, then the preference), questions in the
+rater's language from the prompt file, the criterion id in small print, and the keys that answer them shown.
+
+Components are held in a dataclass; handlers return dicts keyed by component, so no output list has a magic
+order. Every label comes from `words` or the prompt file, so the language switch can change them all."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gradio as gr
+
+from ..prompts import CRITERIA, Prompt
+from .guidelines import guidelines
+from .session import Session
+from .words import LANGUAGES, preference_choices, value_choices, word
+
+# The scoring form, in the order its values reach the submit handler (and the API): every criterion for
+# output A, then for output B, then the preference and the optional comment.
+ANSWER_KEYS = tuple(f"{side}_{c}" for side in ("a", "b") for c in CRITERIA)
+FORM_KEYS = ANSWER_KEYS + ("preference", "comment")
+REQUIRED_KEYS = ANSWER_KEYS + ("preference",)  # Submit stays disabled until each has an answer
+
+
+@dataclass
+class RateTab:
+    session: gr.State
+    browser_code: gr.BrowserState  # the rater's personal code, kept in this browser so a reload resumes
+    lang: gr.Radio
+    keys_md: gr.Markdown
+    status: gr.Markdown
+    who: gr.Markdown
+    signin_box: gr.Column
+    signin: dict  # name, passcode, code, button, help (local) or login (Space)
+    signout_btn: gr.Button
+    guide_box: gr.Accordion
+    guide: gr.Markdown
+    pair_box: gr.Column
+    prompt_md: gr.Markdown
+    text_a: gr.Textbox
+    text_b: gr.Textbox
+    fields: dict  # FORM_KEYS -> component (radios, preference, comment)
+    submit_btn: gr.Button
+    reveal_md: gr.Markdown
+    correct_btn: gr.Button
+    next_btn: gr.Button
+    skip_box: gr.Accordion
+    skip_reason: gr.Textbox
+    skip_btn: gr.Button
+    done_md: gr.Markdown
+
+    @property
+    def form(self) -> list:
+        return [self.fields[k] for k in FORM_KEYS]
+
+    @property
+    def pair_outputs(self) -> list:
+        """A new pair, or the 'all done' screen: next pair and skip."""
+        return [self.session, self.status, self.who, self.guide_box, self.guide, self.pair_box, self.prompt_md,
+                self.text_a, self.text_b, *self.form, self.submit_btn, self.reveal_md, self.correct_btn,
+                self.next_btn, self.skip_box, self.skip_reason, self.done_md]
+
+    @property
+    def signin_outputs(self) -> list:
+        return [*self.pair_outputs, self.signin_box, self.browser_code, self.signout_btn]
+
+    @property
+    def locked_outputs(self) -> list:
+        """A stored submission: the reveal appears; the comment shows as stored (the answers are stored as sent)."""
+        return [self.session, self.status, self.who, self.fields["comment"], self.submit_btn, self.reveal_md,
+                self.correct_btn, self.next_btn, self.skip_box]
+
+    @property
+    def correct_outputs(self) -> list:
+        return [self.session, self.status, *self.form, self.submit_btn, self.correct_btn]
+
+    @property
+    def language_outputs(self) -> list:
+        """Everything with words on it."""
+        return [self.session, self.keys_md, self.guide_box, self.guide, self.prompt_md, self.text_a, self.text_b,
+                *self.form, self.submit_btn, self.correct_btn, self.next_btn, self.skip_box, self.skip_reason,
+                self.skip_btn, self.signout_btn, *[c for k, c in self.signin.items() if k != "login"]]
+
+
+def question_label(prompt: Prompt | None, key: str, lang: str) -> str:
+    """A question in the rater's language, from the prompt file; the bare id when the prompt is unknown."""
+    cid = key.split("_", 1)[1]
+    return prompt.criteria[cid][lang] if prompt is not None else cid
+
+
+def labels(prompt: Prompt | None, lang: str) -> dict:
+    """Label, choices and small print of every form field for this prompt and language."""
+    out = {}
+    for key in ANSWER_KEYS:
+        side, cid = key.split("_", 1)
+        out[key] = dict(label=f"{side.upper()} · {question_label(prompt, key, lang)}", info=cid,
+                        choices=value_choices(lang))
+    out["preference"] = dict(label=word("preference", lang), choices=preference_choices(lang))
+    out["comment"] = dict(label=word("comment", lang))
+    return out
+
+
+def labels_key(prompt: Prompt | None, lang: str) -> str:
+    """What the labels on screen depend on: a pair of another prompt or a language switch changes them."""
+    return lang + "|" + "|".join((prompt.criteria if prompt else {}).get(c, {}).get(lang, c) for c in CRITERIA)
+
+
+def prompt_markdown(prompt: Prompt | None, prompt_id: str, lang: str) -> str:
+    if prompt is None:
+        return f"**{prompt_id}**"
+    return (f"**{prompt.title or prompt.id}**\n\n{word('material', lang)}：{prompt.material}\n\n"
+            f"{word('task', lang)}：{prompt.task}")
+
+
+def layout(space: bool, prompt: Prompt | None, lang: str, passcodes: bool, signup: bool) -> RateTab:
+    signin = {}
+    fl = labels(prompt, lang)
+    with gr.Row(equal_height=True):
+        lang_radio = gr.Radio(LANGUAGES, value=lang, label="中文 / English", elem_id="lang", scale=1, min_width=240)
+        keys_md = gr.Markdown(word("keys", lang), elem_id="keys")
+    status = gr.Markdown(label="status", elem_id="rate-status")
+    who = gr.Markdown(label="who", elem_id="rate-who")
+    with gr.Column() as signin_box:
+        if space:
+            signin["login"] = gr.LoginButton()
+        else:
+            signin["help"] = gr.Markdown(word("signin_help_open" if signup else "signin_help", lang))
+            signin["name"] = gr.Textbox(label=word("new_name", lang), max_lines=1, elem_id="signin-name",
+                                        visible=signup)
+            signin["passcode"] = gr.Textbox(label=word("passcode", lang), type="password", max_lines=1,
+                                            visible=signup and passcodes, elem_id="signin-passcode")
+            signin["code"] = gr.Textbox(label=word("code", lang), type="password", max_lines=1, elem_id="signin-code")
+            signin["button"] = gr.Button(word("sign_in", lang), variant="primary", elem_id="signin-button")
+    signout_btn = gr.Button(word("sign_out", lang), size="sm", visible=False, elem_id="signout")
+    with gr.Accordion(word("guidelines", lang), open=False, elem_id="guidelines") as guide_box:
+        guide = gr.Markdown(guidelines(prompt, lang), label="guidelines", elem_id="guidelines-text")
+    fields = {}
+    with gr.Column(visible=False) as pair_box:
+        prompt_md = gr.Markdown(label="prompt", elem_id="rate-prompt")
+        texts = {}
+        with gr.Row(elem_id="outputs"):
+            for side in ("a", "b"):
+                # min_width: two columns need 2 x 340 px; a phone gets them one under the other
+                with gr.Column(min_width=340, elem_id=f"output-{side}"):
+                    texts[side] = gr.Textbox(label=word("output", lang, side=side.upper()), interactive=False,
+                                             lines=8, elem_id=f"text-{side}")
+                    for c in CRITERIA:
+                        key = f"{side}_{c}"
+                        fields[key] = gr.Radio(**fl[key], elem_id=f"r-{key}", elem_classes=["question"])
+        fields["preference"] = gr.Radio(**fl["preference"], elem_id="r-preference", elem_classes=["question"])
+        fields["comment"] = gr.Textbox(**fl["comment"], max_lines=4, elem_id="comment")
+        submit_btn = gr.Button(word("submit", lang), variant="primary", interactive=False, elem_id="submit")
+        reveal_md = gr.Markdown(label="reveal", elem_id="reveal")
+        with gr.Row():
+            correct_btn = gr.Button(word("correct", lang), visible=False, elem_id="correct")
+            next_btn = gr.Button(word("next", lang), variant="primary", visible=False, elem_id="next")
+        with gr.Accordion(word("skip_box", lang), open=False) as skip_box:
+            skip_reason = gr.Textbox(label=word("skip_reason", lang), max_lines=2, elem_id="skip-reason")
+            skip_btn = gr.Button(word("skip", lang), elem_id="skip")
+    done_md = gr.Markdown(label="done", elem_id="rate-done")
+    return RateTab(
+        session=gr.State(Session(lang=lang, labels=labels_key(prompt, lang))),
+        browser_code=gr.BrowserState("", storage_key="evalkit-rater-code"), lang=lang_radio, keys_md=keys_md,
+        status=status, who=who, signin_box=signin_box, signin=signin, signout_btn=signout_btn, guide_box=guide_box,
+        guide=guide, pair_box=pair_box, prompt_md=prompt_md, text_a=texts["a"], text_b=texts["b"], fields=fields,
+        submit_btn=submit_btn, reveal_md=reveal_md, correct_btn=correct_btn, next_btn=next_btn, skip_box=skip_box,
+        skip_reason=skip_reason, skip_btn=skip_btn, done_md=done_md,
+    )
+
+
+def relabel(ui: RateTab, prompt: Prompt | None, lang: str, values: dict | None = None) -> dict:
+    """Form updates carrying new labels (and values: None clears)."""
+    fl = labels(prompt, lang)
+    values = values or {}
+    return {ui.fields[k]: gr.update(value=values.get(k, "" if k == "comment" else None), **fl[k]) for k in FORM_KEYS}
+
+
+def words_update(ui: RateTab, prompt: Prompt | None, lang: str, submit_label: str) -> dict:
+    """Every other label for a language switch (form fields keep their values: see rate.switch_language)."""
+    out = {
+        ui.keys_md: word("keys", lang), ui.guide_box: gr.update(label=word("guidelines", lang)),
+        ui.guide: guidelines(prompt, lang), ui.text_a: gr.update(label=word("output", lang, side="A")),
+        ui.text_b: gr.update(label=word("output", lang, side="B")), ui.submit_btn: gr.update(value=word(submit_label, lang)),
+        ui.correct_btn: gr.update(value=word("correct", lang)), ui.next_btn: gr.update(value=word("next", lang)),
+        ui.skip_box: gr.update(label=word("skip_box", lang)), ui.skip_reason: gr.update(label=word("skip_reason", lang)),
+        ui.skip_btn: gr.update(value=word("skip", lang)), ui.signout_btn: gr.update(value=word("sign_out", lang)),
+    }
+    for key, wkey in (("name", "new_name"), ("passcode", "passcode"), ("code", "code")):
+        if key in ui.signin:
+            out[ui.signin[key]] = gr.update(label=word(wkey, lang))
+    if "button" in ui.signin:
+        out[ui.signin["button"]] = gr.update(value=word("sign_in", lang))
+    if "help" in ui.signin:
+        out[ui.signin["help"]] = word("signin_help_open" if ui.signin["name"].visible else "signin_help", lang)
+    return out

@@ -1,0 +1,75 @@
+"""Every word the Rate tab shows, in Chinese and English. The rater's language switch picks one; nothing else
+in the UI writes a label of its own. Criterion questions come from the prompt files (Prompt.criteria)."""
+
+from __future__ import annotations
+
+LANGUAGES = (("中文", "zh"), ("English", "en"))
+
+WORDS: dict[str, dict[str, str]] = {
+    "keys": {
+        "zh": "键盘：**1** 通过 · **2** 不通过 · **3** 不确定（随后跳到下一题）· **A** / **B** / **T** 偏好 A、B、持平 · "
+              "**Enter** 提交 · **N** 下一对 · **Esc** 回到第一题",
+        "en": "Keys: **1** pass · **2** fail · **3** unsure (then on to the next question) · **A** / **B** / **T** "
+              "prefer A, B, tie · **Enter** submit · **N** next pair · **Esc** back to the first question",
+    },
+    "signin_help": {"zh": "请输入组织者发给你的个人代码（或打开邀请链接）。", "en": "Sign in with the personal code (or link) "
+                                                                      "from the study organiser."},
+    "signin_help_open": {"zh": "请输入组织者发给你的个人代码，或填写一个新名字。", "en": "Sign in with your personal code, "
+                                                                           "or pick a new name."},
+    "new_name": {"zh": "新名字", "en": "New name"},
+    "passcode": {"zh": "口令", "en": "Passcode"},
+    "code": {"zh": "个人代码", "en": "Personal code"},
+    "sign_in": {"zh": "登录", "en": "Sign in"},
+    "sign_out": {"zh": "退出", "en": "Sign out"},
+    "guidelines": {"zh": "评分指南", "en": "Guidelines"},
+    "output": {"zh": "输出 {side}", "en": "Output {side}"},
+    "questions": {"zh": "输出 {side} 的四个问题", "en": "Four questions on output {side}"},
+    "pass": {"zh": "通过", "en": "pass"},
+    "fail": {"zh": "不通过", "en": "fail"},
+    "unsure": {"zh": "不确定", "en": "unsure"},
+    "preference": {"zh": "偏好：你更愿意发出哪一则？", "en": "Preference: which would you rather send?"},
+    "tie": {"zh": "持平", "en": "tie"},
+    "comment": {"zh": "备注（可选）", "en": "Comment (optional)"},
+    "submit": {"zh": "提交", "en": "Submit"},
+    "save_correction": {"zh": "保存修改", "en": "Save correction"},
+    "correct": {"zh": "修改", "en": "Correct"},
+    "next": {"zh": "下一对", "en": "Next pair"},
+    "skip_box": {"zh": "跳过这一对", "en": "Skip this pair"},
+    "skip_reason": {"zh": "跳过原因", "en": "Why skip?"},
+    "skip": {"zh": "跳过", "en": "Skip"},
+    "material": {"zh": "资料", "en": "Material"},
+    "task": {"zh": "任务", "en": "Task"},
+    "signed_in": {"zh": "已登录：**{name}**{role} · 进度 **{done} / {total}**",
+                  "en": "Signed in as **{name}**{role} · progress **{done} / {total}**"},
+    "organiser": {"zh": "（组织者）", "en": " (organiser)"},
+    "welcome": {"zh": "欢迎，{name}。你的个人代码是 `{code}`：本浏览器会记住它；请记下，以便在其他设备上继续。",
+                "en": "Welcome, {name}. Your personal code is `{code}`: this browser remembers it; note it down to "
+                      "continue on another device."},
+    "stored": {"zh": "评分已保存。", "en": "Rating stored."},
+    "correction_stored": {"zh": "修改已保存，但这是揭晓后的修改：只作记录，计分仍以揭晓前的评分为准。",
+                          "en": "Correction stored as made after the reveal: it is kept for the organisers, and your "
+                                "blind rating is the one that counts."},
+    "correcting": {"zh": "修改答案后按**保存修改**。你已看过揭晓，修改只作记录，不改变计分。",
+                   "en": "Change your answers, then press **Save correction**. You have seen the reveal, so the "
+                         "correction is kept as a note: your blind rating still counts."},
+    "skipped": {"zh": "已跳过，原因已保存。", "en": "Skipped; the reason is stored."},
+    "done": {"zh": "**你的评分任务已全部完成，谢谢！**", "en": "**No pairs left for you.** Thank you!"},
+    "signed_out": {"zh": "已退出。", "en": "Signed out."},
+    "invite_invalid": {"zh": "邀请链接无效。", "en": "That invitation link is not valid."},
+    "preparing": {"zh": "正在准备评分数据", "en": "Preparing the pairs to rate"},
+}
+
+
+def word(key: str, lang: str, **fmt) -> str:
+    text = WORDS[key]["zh" if lang == "zh" else "en"]
+    return text.format(**fmt) if fmt else text
+
+
+def value_choices(lang: str) -> list[tuple[str, str]]:
+    """pass / fail / unsure with the key that answers each (1 / 2 / 3)."""
+    return [(f"{word(v, lang)} ({i})", v) for i, v in enumerate(("pass", "fail", "unsure"), 1)]
+
+
+def preference_choices(lang: str) -> list[tuple[str, str]]:
+    return [(f"{word('output', lang, side='A')} (A)", "A"), (f"{word('output', lang, side='B')} (B)", "B"),
+            (f"{word('tie', lang)} (T)", "tie")]

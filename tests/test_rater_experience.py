@@ -1,0 +1,136 @@
+"""The rater's hour, in Chromium: questions in the rater's language, a whole pair rated from the keyboard, a
+layout that reads top to bottom on a phone, and an accessibility audit (axe-core) of every tab."""
+
+import pytest
+from apphelpers import (  # noqa: F401
+    ARTIFACTS, chromium_page, pair_shown, pool_db, pool_template, rows, served, shown_texts, sign_in, write_config,
+)
+from playwright.sync_api import expect
+
+from evalkit.config import load_config
+from evalkit.prompts import CRITERIA, load_prompts
+from evalkit.ui.form import ANSWER_KEYS
+from evalkit.ui.words import word
+
+
+@pytest.fixture
+def cfg(tiny_models, tmp_path):
+    return load_config(write_config(tmp_path / "app.toml", tiny_models, ratings_per_pair=2))
+
+
+def test_a_whole_pair_is_rated_from_the_keyboard(cfg, pool_db):
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        page.goto(url)
+        page.locator("#signin-name").locator("input, textarea").first.fill("kim")
+        page.keyboard.press("Enter")  # signing in needs no mouse either
+        first = shown_texts(page)
+        expect(page.locator("#keys")).to_contain_text("1")  # the keys are on the page
+        for _ in range(len(CRITERIA)):
+            page.keyboard.press("1")  # output A: pass, pass, pass, pass (each answer moves on)
+        for _ in range(len(CRITERIA)):
+            page.keyboard.press("2")  # output B: fail, fail, fail, fail
+        page.keyboard.press("b")  # prefer B
+        expect(page.locator("#submit")).to_be_enabled()
+        page.keyboard.press("Enter")
+        expect(page.locator("#reveal")).to_contain_text("Reveal")
+        page.keyboard.press("n")
+        expect(page.locator("#text-a").locator("textarea")).not_to_have_value(first[0])
+        second = shown_texts(page)
+    stored = rows(pool_db, "SELECT * FROM ratings")
+    assert len(stored) == 1 and stored[0]["rater"] == "kim" and stored[0]["preference"] == "B"
+    assert all(stored[0][f"a_{c}"] == "pass" and stored[0][f"b_{c}"] == "fail" for c in CRITERIA)
+    assert pair_shown(pool_db, *first)["id"] == stored[0]["pair_id"] and second != first
+
+
+def test_questions_are_in_the_rater_s_language_and_the_switch_changes_every_label(cfg, pool_db):
+    prompt = load_prompts(ids=["writing-01"])[0]
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "lin")
+        shown_texts(page)
+        question = page.locator(f"#r-a_{CRITERIA[0]}")
+        expect(question).to_contain_text(prompt.criteria[CRITERIA[0]]["zh"])  # the question, not the id
+        expect(question.locator(".info-text, [data-testid='block-info'] + div").first).to_contain_text(CRITERIA[0])
+        expect(page.locator("#guidelines")).to_contain_text(prompt.criteria[CRITERIA[1]]["zh"])  # open: first pair
+        page.locator("#r-a_schedule input[value='fail']").click()
+        page.locator("#lang input[value='en']").click()
+        expect(question).to_contain_text(prompt.criteria[CRITERIA[0]]["en"])
+        expect(page.locator("#r-b_no_added_promises")).to_contain_text(prompt.criteria["no_added_promises"]["en"])
+        expect(page.locator("#submit")).to_have_text(word("submit", "en"))
+        expect(page.locator("#keys")).to_contain_text("Keys:")
+        expect(page.locator("#guidelines")).to_contain_text(prompt.criteria[CRITERIA[1]]["en"])
+        expect(page.locator("#r-a_schedule input[value='fail']")).to_be_checked()  # answers survive the switch
+        expect(page.locator("#r-preference")).to_contain_text(word("tie", "en"))
+        assert prompt.criteria[CRITERIA[0]]["zh"] not in page.locator("#rate-prompt").locator("..").inner_text()
+        page.locator("#lang input[value='zh']").click()
+        expect(page.locator("#submit")).to_have_text(word("submit", "zh"))
+
+
+@pytest.mark.parametrize("width, height", [(390, 844), (1280, 900)])
+def test_each_output_s_questions_sit_with_its_text_without_sideways_scrolling(cfg, pool_db, width, height):
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        page.set_viewport_size({"width": width, "height": height})
+        sign_in(page, url, "pat")
+        shown_texts(page)
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"rate-{width}x{height}.png"), full_page=True)
+        box = {k: page.locator(f"#{k}").bounding_box() for k in
+               ["text-a", "text-b", "r-preference", "submit", *[f"r-{key}" for key in ANSWER_KEYS]]}
+        assert page.evaluate("document.documentElement.scrollWidth") <= width  # no sideways scrolling
+        a_questions = [box[f"r-a_{c}"] for c in CRITERIA]
+        b_questions = [box[f"r-b_{c}"] for c in CRITERIA]
+        # each output's questions come right under its own text, in order
+        assert box["text-a"]["y"] < a_questions[0]["y"] < a_questions[-1]["y"]
+        assert box["text-b"]["y"] < b_questions[0]["y"] < b_questions[-1]["y"]
+        if width < 700:  # a phone: text A, its questions, text B, its questions, preference, submit
+            assert a_questions[-1]["y"] < box["text-b"]["y"]
+            assert b_questions[-1]["y"] < box["r-preference"]["y"] < box["submit"]["y"]
+            assert all(b["x"] >= 0 and b["x"] + b["width"] <= width for b in box.values())
+        else:  # side by side
+            assert abs(box["text-a"]["y"] - box["text-b"]["y"]) < 2 and box["text-a"]["x"] < box["text-b"]["x"]
+            assert max(q["y"] for q in a_questions + b_questions) < box["r-preference"]["y"]
+
+
+def _audit(axe, page) -> list[str]:
+    """Serious and critical violations once the page has settled (components fade while an event updates them,
+    and a half-faded text fails the contrast rule for a moment)."""
+    expect(page.locator(".pending")).to_have_count(0)
+    page.wait_for_timeout(1000)
+    return _serious(axe.run(page))
+
+
+def _serious(results) -> list[str]:
+    return [f"{v['id']} ({v['impact']}): {v['help']} — {[n['target'] for n in v['nodes']][:3]}"
+            for v in results.response["violations"] if v["impact"] in ("serious", "critical")]
+
+
+def test_every_tab_passes_an_axe_core_audit(cfg, pool_db):
+    from axe_playwright_python.sync_playwright import Axe
+
+    axe = Axe()
+    found = {}
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        page.goto(url)
+        expect(page.locator("#signin-button")).to_be_visible()
+        found["sign-in"] = _audit(axe, page)
+        sign_in(page, url, "ally")
+        shown_texts(page)
+        found["rate"] = _audit(axe, page)
+        page.locator("#lang input[value='en']").click()
+        expect(page.locator("#submit")).to_have_text("Submit")
+        found["rate (English)"] = _audit(axe, page)
+        for tab in ("Live demo", "Results"):
+            page.get_by_role("tab", name=tab).click()
+            found[tab] = _audit(axe, page)
+    assert not any(found.values()), found
+
+
+def test_results_before_the_queue_is_rated_show_counts_and_nothing_empty(cfg, pool_db):
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "newbie")
+        shown_texts(page)
+        page.get_by_role("tab", name="Results").click()
+        expect(page.get_by_text("pairs in the pool")).to_be_visible()
+        expect(page.locator("#results-full")).to_be_hidden()
+        assert page.locator("canvas, .js-plotly-plot, table").filter(visible=True).count() == 0  # no empty frames
+        shown = page.get_by_role("tabpanel").filter(visible=True).inner_text()
+        assert "ordinary" not in shown and "assisted" not in shown  # nothing per path
