@@ -131,6 +131,7 @@ def test_results_before_the_queue_is_rated_show_counts_and_nothing_empty(cfg, po
         page.get_by_role("tab", name="Results").click()
         expect(page.get_by_text("pairs in the pool")).to_be_visible()
         expect(page.locator("#results-full")).to_be_hidden()
-        assert page.locator("canvas, .js-plotly-plot, table").filter(visible=True).count() == 0  # no empty frames
+        assert page.locator("canvas, .js-plotly-plot, #results-full *").filter(visible=True).count() == 0  # no frames
+        assert page.locator("table").filter(visible=True).count() == 1  # the counts, and no empty table
         shown = page.get_by_role("tabpanel").filter(visible=True).inner_text()
         assert "ordinary" not in shown and "assisted" not in shown  # nothing per path
