@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     from evalkit.locations import db_path
     from evalkit.sync import from_environment
 
-    sync = None
+    sync = prep = None
     try:
         cfg = load_config(args.config)
         path = Path(args.db) if args.db else db_path()
@@ -65,15 +65,20 @@ def main(argv: list[str] | None = None) -> int:
                                "run without --no-prepare to build the pair pool there, or point --db / EVALKIT_DB "
                                "at the study's database")
         if not args.no_prepare:
-            from evalkit.ui.prepare import ensure_pool
+            from evalkit.ui.prepare import Preparation, pool_size
 
-            ensure_pool(cfg, path)
+            if pool_size(path) == 0:  # serve the page at once; it shows the preparation's progress
+                print("evalkit: no pairs to rate yet: preparing them in a separate process (`evalkit prepare`); "
+                      "the page shows the progress", file=sys.stderr)
+                prep = Preparation(cfg, path)
         from evalkit.ui import build_app, launch
 
-        demo = build_app(cfg, path)
+        demo = build_app(cfg, path, preparing=prep)
         if not os.environ.get("SPACE_ID"):
             print(_sign_in_hint(cfg, path), file=sys.stderr)
     except EvalkitError as e:
+        if prep is not None:
+            prep.stop()
         print(f"error: {e}", file=sys.stderr)
         return 1
     on_space = bool(os.environ.get("SPACE_ID"))
@@ -84,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         launch(demo, server_name=host, server_port=None if on_space else port)
     finally:
+        if prep is not None:
+            prep.stop()
         if sync is not None:
             sync.stop(final_push=True)
     return 0

@@ -325,6 +325,29 @@ def export(db_path, out_dir, repo_id, public, keep_rater_names):
     click.echo(f"exported to {out_dir}: {counts}" + (f"; pushed to {repo_id} ({'public' if public else 'private'})" if repo_id else ""))
 
 
+@cli.command()
+@config_option
+@db_option
+@click.option("--progress-file", type=click.Path(dir_okay=False), default=None,
+              help="Also keep a JSON progress snapshot here (the app reads it to show a progress bar).")
+@_fail_clearly
+def prepare(config_path, db_path, progress_file):
+    """Build what the rating app needs, now: the demo pair (when the config uses it) and the pair pool.
+
+    `python app.py` runs this by itself in a separate process when the database has no pairs, and shows
+    its progress on the page; run it yourself to have everything ready before starting the app.
+    """
+    from pathlib import Path
+
+    from .locations import db_path as default_db_path
+    from .preparation import prepare as run_prepare
+
+    path = Path(db_path) if db_path else default_db_path()
+    n = run_prepare(_cfg(config_path), path, Path(progress_file) if progress_file else None,
+                    echo=lambda m: click.echo(m, err=True))
+    click.echo(f"ready: {n} pairs in {path}")
+
+
 @cli.group("raters")
 def raters_group():
     """Who may rate on a local app: invite raters, list them, revoke or re-issue their codes.

@@ -30,7 +30,6 @@ import math
 import os
 import random
 import shutil
-import sys
 import time
 from pathlib import Path
 
@@ -125,6 +124,18 @@ def is_complete(out_dir: Path, scale: str = "full") -> bool:
     return all((out_dir / name / "config.json").is_file() for name in ("target", "draft"))
 
 
+# Seconds each stage of the full build took on the build machine (2 CPU cores), by progress bar: what the app's
+# progress page estimates the rest of the build from (evalkit.progress scales it to the machine it runs on).
+EXPECTED_STAGE_SECONDS = [
+    ("demo corpus", 3.0), ("demo tokenizer", 4.0), ("train target", 205.0), ("train target (16 layers)", 60.0),
+    ("train draft", 55.0), ("distil draft on target", 140.0),
+]
+
+
+def expected_stages() -> list[tuple[str, float]]:
+    return list(EXPECTED_STAGE_SECONDS)
+
+
 def ensure_demo_pair(out_dir: Path, progress: bool = True, *, scale: str = "full") -> Path:
     """Return out_dir holding a complete demo pair, building it first when needed (cached)."""
     out_dir = Path(out_dir)
@@ -191,9 +202,9 @@ def _write_manifest(out_dir: Path, info: dict) -> None:
 
 
 def _bar(progress: bool, **kw):
-    from tqdm.auto import tqdm
+    from .progress import bar
 
-    return tqdm(file=sys.stderr, disable=not progress, dynamic_ncols=True, **kw)
+    return bar(disable=not progress, **kw)
 
 
 def _build_into(folder: Path, scale: str, recipe: dict, progress: bool) -> dict:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -146,10 +145,9 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
 
 def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int | None = None, resume: int | None = None,
                progress: bool = True, echo=print) -> PoolResult:
-    from tqdm import tqdm
-
     from .locations import db_path as default_db_path
     from .models import load_pair
+    from .progress import bar as progress_bar
     from .prompts import load_prompts
     from .store import open_db
 
@@ -194,7 +192,7 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
             main_ro.close()
             shard["experiments"].insert(exp_row, replace=True)  # so the shard's foreign keys hold
             desc = "pair pool" if state.num_processes == 1 else f"pair pool (rank {state.process_index})"
-            bar = tqdm(total=len(mine), desc=desc, unit="pair", disable=not progress, file=sys.stderr, position=state.process_index)
+            bar = progress_bar(total=len(mine), desc=desc, unit="pair", disable=not progress, position=state.process_index)
             for index, prompt_id, sample in mine:
                 m, f = _run_item(pair, prompts[prompt_id], sample, index, cfg, shard, exp_id)
                 made, fallbacks = made + m, fallbacks + f

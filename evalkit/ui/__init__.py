@@ -14,8 +14,11 @@ TITLE = "evalkit · blind A/B rating"
 DEFAULT_CONCURRENCY = 4  # rating events; live generation has its own queue slot (concurrency_id "live")
 
 
-def build_app(cfg: Config, db_path: Path | str | None = None, *, space: bool | None = None) -> gr.Blocks:
-    """The app for this config and database. `space` defaults to whether we run on a Hugging Face Space."""
+def build_app(cfg: Config, db_path: Path | str | None = None, *, space: bool | None = None,
+              preparing=None) -> gr.Blocks:
+    """The app for this config and database. `space` defaults to whether we run on a Hugging Face Space.
+    `preparing`: a running evalkit.ui.prepare.Preparation; the page shows its progress, and rating and live runs
+    wait for it."""
     from ..locations import db_path as default_db_path
     from ..prompts import load_prompts
     from ..store import open_db
@@ -32,12 +35,13 @@ def build_app(cfg: Config, db_path: Path | str | None = None, *, space: bool | N
 
     with gr.Blocks(title=TITLE) as demo:
         gr.Markdown(f"## {TITLE}")
-        with gr.Tab("Rate · 评分", id="rate"):
-            rate = build_rate_tab(demo, cfg, db_path, prompts, space)
-        with gr.Tab("Live demo · 现场演示", id="live"):
-            build_live_tab(cfg, db_path, prompts, models, rate.session, space)
-        with gr.Tab("Results · 结果", id="results") as results_tab:
-            build_results_tab(cfg, db_path, results_tab, rate.session)
+        with gr.Tabs(selected="rate") as tabs:
+            with gr.Tab("Rate · 评分", id="rate"):
+                rate = build_rate_tab(demo, cfg, db_path, prompts, space, preparing=preparing, tabs=tabs)
+            with gr.Tab("Live demo · 现场演示", id="live"):
+                build_live_tab(cfg, db_path, prompts, models, rate.session, space, preparing=preparing)
+            with gr.Tab("Results · 结果", id="results") as results_tab:
+                build_results_tab(cfg, db_path, results_tab, rate.session)
     # After every event Gradio rebuilds a pandas summary of its last 10,000 events for a monitoring dashboard this
     # app does not open: with many raters, the largest cost of an event. Rebuild it every 1,000 events instead.
     os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")  # read when the queue is made

@@ -113,7 +113,8 @@ def prompt_markdown(prompt: Prompt | None, prompt_id: str, lang: str) -> str:
             f"{word('task', lang)}：{prompt.task}")
 
 
-def layout(space: bool, prompt: Prompt | None, lang: str, passcodes: bool, signup: bool) -> RateTab:
+def layout(space: bool, prompt: Prompt | None, lang: str, passcodes: bool, signup: bool,
+           signin_visible: bool = True) -> RateTab:
     signin = {}
     fl = labels(prompt, lang)
     with gr.Row(equal_height=True):
@@ -121,7 +122,7 @@ def layout(space: bool, prompt: Prompt | None, lang: str, passcodes: bool, signu
         keys_md = gr.Markdown(word("keys", lang), elem_id="keys")
     status = gr.Markdown(label="status", elem_id="rate-status")
     who = gr.Markdown(label="who", elem_id="rate-who")
-    with gr.Column() as signin_box:
+    with gr.Column(visible=signin_visible) as signin_box:
         if space:
             signin["login"] = gr.LoginButton()
         else:

@@ -184,7 +184,7 @@ class LiveTab:
 
 
 def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], models: LiveModels, session: gr.State,
-                   space: bool) -> LiveTab:
+                   space: bool, preparing=None) -> LiveTab:
     choices = [(f"{p.id} · {p.title}" if p.title else p.id, p.id) for p in prompts.values()]
     who = {"anyone": "anyone", "raters": "signed-in raters", "organisers": "the study's organisers"}[live_access(cfg, space)]
     gr.Markdown("Run one prompt through both paths on the loaded models. Runs are stored as live runs and are "
@@ -208,6 +208,8 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
         from ..store import insert_experiment, insert_generations
 
         check_access(cfg, space, s)
+        if preparing is not None:  # the models may still be training in the preparation process
+            preparing.check()
         if prompt_id not in prompts:
             raise EvalkitError(f"unknown prompt '{prompt_id}'", "choose one of the bundled prompts")
         typed = (typed or "").strip()

@@ -1,27 +1,81 @@
-"""Before serving: make sure there is a pair pool to rate. An empty database gets one built from the
-config (the demo models are built on first use, with a progress bar in the terminal)."""
+"""The app's side of preparation: `python app.py` serves its page at once and runs `evalkit prepare` in a separate
+process when the database has no pairs, showing that process's progress on the page; the Rate tab opens by
+itself when the pool is ready, and a failure shows on the page and in the terminal."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from ..config import Config
-from ..store import open_db
+from ..errors import EvalkitError
+from ..preparation import ensure_pool, pool_size  # noqa: F401  (the app's entry points)
+from ..progress import Snapshot, read
 
 
-def ensure_pool(cfg: Config, db_path: Path, echo=print) -> int:
-    """The number of pairs in the pool, building one first when there is none."""
-    from ..pairs import build_pool
+class Preparation:
+    """The app's side: `evalkit prepare` in its own process (a crash there cannot take the server down, and
+    training does not compete with the server for the interpreter lock), its progress read from its file."""
 
-    db = open_db(db_path)
-    try:
-        n = db["pairs"].count
-        if n:
-            echo(f"pair pool: {n} pairs in {db_path}")
-            return n
-        echo(f"no pairs in {db_path}: building the pool ({cfg.pool.samples} samples per prompt per path)…")
-        result = build_pool(cfg, db, progress=True, echo=echo)
-        echo(f"pair pool: {result.pairs} pairs from {result.prompts} prompts")
-        return result.pairs
-    finally:
-        db.conn.close()
+    def __init__(self, cfg: Config, db_path: Path):
+        if not cfg.source or not Path(cfg.source).is_file():
+            raise EvalkitError("the app was given a config that is not a file", "start it with --config PATH")
+        self.progress_file = Path(db_path).with_name(Path(db_path).name + ".prepare.json")
+        self.progress_file.unlink(missing_ok=True)
+        # stdout and stderr stay the terminal's: the bars and any error show there too
+        self.proc = subprocess.Popen([sys.executable, "-m", "evalkit", "prepare", "--config", str(cfg.source),
+                                      "--db", str(db_path), "--progress-file", str(self.progress_file)])
+
+    def snapshot(self) -> Snapshot:
+        snap = read(self.progress_file) or Snapshot(stage="starting")
+        code = self.proc.poll()
+        if code is not None and not snap.done and not snap.error:  # died without a word (killed, crashed)
+            snap.error = f"the preparation process ended with exit code {code}; see the terminal"
+        return snap
+
+    @property
+    def ready(self) -> bool:
+        return self.proc.poll() == 0 and self.snapshot().done
+
+    def check(self) -> None:
+        """Refuse rating and live runs until the pool is ready."""
+        if not self.ready:
+            snap = self.snapshot()
+            if snap.error:
+                raise EvalkitError(f"preparing the pairs failed: {snap.error}", "see the terminal, fix, and restart")
+            raise EvalkitError("the pairs to rate are still being prepared",
+                               "wait: the Rate tab opens by itself when they are ready")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+
+
+def panel(snap: Snapshot) -> str:
+    """The progress panel (HTML: our own text, nothing a user typed)."""
+    import html
+
+    if snap.error:
+        return ("<div role='alert'><h3>Preparing the pairs failed · 准备失败</h3>"
+                f"<pre style='white-space:pre-wrap'>{html.escape(snap.error)}</pre>"
+                "<p>The terminal has the details. Fix the problem and restart the app. · 详情见终端。</p></div>")
+    if snap.done:
+        return "<p>Ready. · 已就绪。</p>"
+    left = "" if snap.remaining is None else f" · about {_duration(snap.remaining)} left · 约剩 {_duration(snap.remaining)}"
+    count = f" ({snap.n} / {snap.total})" if snap.total else ""
+    pct = round(100 * snap.fraction)
+    return (
+        "<div><h3>Preparing the pairs to rate · 正在准备评分数据</h3>"
+        f"<progress value='{snap.fraction:.3f}' max='1' style='width:100%;height:1.2em' "
+        f"aria-label='preparation progress, {pct} percent'></progress>"
+        f"<p><strong>{pct}%</strong> · {html.escape(snap.stage or 'starting')}{count}{left}</p>"
+        "<p>On first use evalkit trains its offline demo model pair, then generates the pairs raters will judge. "
+        "The Rate tab opens by itself when they are ready. · 首次使用时会先训练离线演示模型，然后生成评分对；"
+        "完成后评分页会自动打开。</p></div>"
+    )
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0, int(round(seconds)))
+    return f"{seconds // 60} min {seconds % 60:02d} s" if seconds >= 60 else f"{seconds} s"

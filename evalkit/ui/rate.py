@@ -30,6 +30,7 @@ from .form import (
     ANSWER_KEYS, FORM_KEYS, REQUIRED_KEYS, RateTab, labels_key, layout, prompt_markdown, relabel, words_update,
 )
 from .guidelines import guidelines
+from .prepare import panel
 from .reveal import render
 from .session import Session
 from .words import word
@@ -47,12 +48,16 @@ def _form_interactive(on: bool) -> str:
 _READY = "(...answers) => ({__type__: 'update', interactive: answers.every(Boolean)})"
 
 
-def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[str, Prompt], space: bool) -> RateTab:
+def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[str, Prompt], space: bool, *,
+                   preparing=None, tabs: gr.Tabs | None = None) -> RateTab:
     app = cfg.app
     rpp = app.ratings_per_pair
     default_prompt = next(iter(prompts.values()), None)
     default_lang = default_prompt.language if default_prompt is not None and default_prompt.language == "en" else "zh"
-    ui = layout(space, default_prompt, default_lang, bool(app.passcodes), app.signup == "open")
+    prep_html = gr.HTML(panel(preparing.snapshot()) if preparing else "", visible=preparing is not None,
+                        elem_id="prepare", padding=False)
+    ui = layout(space, default_prompt, default_lang, bool(app.passcodes), app.signup == "open",
+                signin_visible=preparing is None)
     limiter = RateLimiter(app.max_submissions_per_minute)  # ratings, corrections and skips, per identity
     doorman = auth.Doorman(app, db_path, space)
 
@@ -111,8 +116,13 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
             return pair_screen(db, s, status) | {ui.signin_box: gr.update(visible=False), ui.browser_code: code,
                                                  ui.signout_btn: gr.update(visible=not space)}
 
+    def ready() -> bool:
+        return preparing is None or preparing.ready
+
     @friendly
     def sign_in_local(s: Session, name: str, passcode: str, code: str, request: gr.Request) -> dict:
+        if preparing is not None:
+            preparing.check()
         identity, new_code = doorman.local(name, code, passcode, auth.client_key(request, space))
         status = "" if new_code is None else word("welcome", s.lang, name=inert(identity.name), code=new_code)
         return signed_in_screen(s, identity, new_code or code.strip(), status)
@@ -120,6 +130,8 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     @friendly
     def resume_local(s: Session, stored: str, request: gr.Request) -> dict:
         """Page load: an invitation link (?invite=CODE), else the code this browser kept, signs in at once."""
+        if not ready():  # the preparation panel's poll signs in once the pool is ready
+            return {ui.status: ""}
         invite = (request.query_params.get("invite") or "").strip() if request is not None else ""
         code = invite or (stored if isinstance(stored, str) else "")
         identity = doorman.resume(code, auth.client_key(request, space)) if code else None
@@ -131,6 +143,9 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     def sign_in_space(s: Session, profile: gr.OAuthProfile | None) -> dict:
         if profile is None:  # page load before signing in: just show the button
             return {ui.status: "Sign in with your Hugging Face account to start rating. · 请用 Hugging Face 账号登录。"}
+        if not ready():
+            return {ui.status: "The pairs are being prepared; reload this page when it says they are ready. · "
+                               "评分数据准备中，完成后请刷新页面。"}
         return signed_in_screen(s, doorman.space_identity(profile), "")
 
     def sign_out(s: Session) -> dict:
@@ -211,6 +226,26 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
             return pair_screen(db, s, word("skipped", s.lang))
 
     # --- wiring -------------------------------------------------------------------------------------
+
+    def poll(s: Session, stored: str, request: gr.Request) -> dict:
+        """The preparation panel, every second until the pool is ready; then the Rate tab opens by itself (and
+        signs in with the code this browser kept, or the invitation link)."""
+        snap = preparing.snapshot()
+        if snap.error or not preparing.ready:
+            return {prep_html: panel(snap)} | ({timer: gr.Timer(active=False)} if snap.error else {})
+        opened = {prep_html: gr.update(visible=False), timer: gr.Timer(active=False),
+                  ui.signin_box: gr.update(visible=True)} | ({tabs: gr.Tabs(selected="rate")} if tabs else {})
+        if space:
+            return opened
+        try:
+            return opened | resume_local(s, stored, request)
+        except gr.Error:
+            return opened
+
+    if preparing is not None:
+        timer = gr.Timer(1.0)
+        timer.tick(poll, [ui.session, ui.browser_code], [prep_html, timer, *([tabs] if tabs else []),
+                                                         *ui.signin_outputs], api_visibility="private")
 
     signin = ui.signin
     out = ui.signin_outputs

@@ -1,0 +1,160 @@
+"""Progress of long work (training the demo pair, building the pair pool), for the terminal and for a page.
+
+Every long loop makes its bar with `bar(...)`: a tqdm bar on stderr, as before. While a `Board` is watching
+(`with watching(board):`, in the process doing the work), each bar also publishes to the board, which keeps one
+JSON snapshot file up to date: the stage, its count, and an estimate of the rest of the work. The app, in
+another process, reads that file to show a progress bar on its page (evalkit/ui/prepare.py).
+
+The estimate: each stage has an expected duration (a plan, measured on the build machine); stages done so far tell
+how much faster or slower this machine is, and the current stage's own rate gives its remaining time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import json
+import os
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+_board: contextvars.ContextVar["Board | None"] = contextvars.ContextVar("evalkit_progress_board", default=None)
+
+
+@dataclass
+class Snapshot:
+    """What a page shows: the stage and its count, the whole job's share done and the seconds left."""
+
+    stage: str = ""
+    n: int = 0
+    total: int | None = None
+    fraction: float = 0.0  # of the whole job, by the plan's weights
+    elapsed: float = 0.0
+    remaining: float | None = None  # seconds, None until there is a rate to go by
+    done: bool = False
+    error: str = ""
+    stages: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+class Board:
+    """Collects the bars' progress against a plan of (stage, expected seconds) and writes snapshots to `path`
+    (atomically, at most every `every` seconds)."""
+
+    def __init__(self, path: Path, plan: list[tuple[str, float]], every: float = 0.5, clock=time.monotonic):
+        self.path, self.plan, self.every, self.clock = Path(path), list(plan), every, clock
+        self.t0 = clock()
+        self._lock = threading.Lock()
+        self._last_write = 0.0
+        self._finished: dict[str, float] = {}  # stage -> seconds it took
+        self._current: tuple[str, int, int | None, float] | None = None  # stage, n, total, started
+        self.write(force=True)
+
+    def _stage(self, desc: str) -> str:
+        """The plan's stage a bar belongs to (a bar's description starts with the stage's name)."""
+        names = [name for name, _ in self.plan]
+        if desc in names:
+            return desc
+        return next((name for name in names if desc.startswith(name)), desc)
+
+    def update(self, desc: str, n: int, total: int | None) -> None:
+        stage = self._stage(desc)
+        with self._lock:
+            now = self.clock()
+            if self._current is None or self._current[0] != stage:
+                if self._current is not None:
+                    self._finished[self._current[0]] = now - self._current[3]
+                self._current = (stage, n, total, now)
+            else:
+                self._current = (stage, n, total, self._current[3])
+            if total and n >= total:
+                self._finished[stage] = now - self._current[3]
+        self.write()
+
+    def snapshot(self) -> Snapshot:
+        with self._lock:
+            now = self.clock()
+            expected = dict(self.plan)
+            weight = sum(expected.values()) or 1.0
+            done_w = sum(expected.get(s, 0.0) for s in self._finished)
+            snap = Snapshot(elapsed=now - self.t0, stages=[s for s, _ in self.plan])
+            cur_frac, cur_left = 0.0, None
+            if self._current is not None:
+                stage, n, total, started = self._current
+                snap.stage, snap.n, snap.total = stage, n, total
+                if stage not in self._finished and total:
+                    cur_frac = min(1.0, n / total)
+                    spent = now - started
+                    cur_left = spent * (1 - cur_frac) / cur_frac if cur_frac > 0 else None
+                    done_w += cur_frac * expected.get(stage, 0.0)
+            snap.fraction = min(1.0, done_w / weight)
+            # stages not started: their planned time, scaled by how this machine did on the finished ones
+            took = sum(self._finished.values())
+            planned = sum(expected.get(s, 0.0) for s in self._finished)
+            speed = took / planned if planned > 0 and took > 0 else 1.0
+            current = self._current[0] if self._current else None
+            later = sum(v for s, v in self.plan if s not in self._finished and s != current) * speed
+            if cur_left is not None or current is None or current in self._finished:
+                snap.remaining = (cur_left or 0.0) + later
+            return snap
+
+    def write(self, force: bool = False, **final) -> None:
+        now = self.clock()
+        if not force and now - self._last_write < self.every:
+            return
+        self._last_write = now
+        snap = self.snapshot()
+        for k, v in final.items():
+            setattr(snap, k, v)
+        tmp = self.path.with_name(self.path.name + f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(snap.to_json(), ensure_ascii=False), encoding="utf-8")
+        os.replace(tmp, self.path)
+
+    def finish(self, error: str = "") -> None:
+        self.write(force=True, done=not error, error=error, remaining=0.0 if not error else None,
+                   fraction=1.0 if not error else self.snapshot().fraction)
+
+
+def read(path: Path) -> Snapshot | None:
+    """The latest snapshot in a board's file; None while there is none yet."""
+    try:
+        return Snapshot(**json.loads(Path(path).read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+@contextlib.contextmanager
+def watching(board: Board):
+    """Bars made inside this block (in this thread) publish to the board."""
+    token = _board.set(board)
+    try:
+        yield board
+    finally:
+        _board.reset(token)
+
+
+def bar(**kw):
+    """A tqdm bar on stderr (kw as for tqdm: total, desc, unit, disable, position ...) that also publishes to the
+    watching board, if any."""
+    from tqdm.auto import tqdm
+
+    board = _board.get()
+    kw.setdefault("file", sys.stderr)
+    kw.setdefault("dynamic_ncols", True)
+    if board is None:
+        return tqdm(**kw)
+
+    class Published(tqdm):
+        def update(self, n=1):
+            out = super().update(n)
+            board.update(self.desc or "", self.n, self.total)
+            return out
+
+    b = Published(**kw)
+    board.update(b.desc or "", 0, b.total)
+    return b

@@ -1,0 +1,51 @@
+"""Progress for a page: bars publish to a board, the board writes a snapshot with the share done and an estimate
+of the time left that learns how fast this machine is."""
+
+import pytest
+
+from evalkit.progress import Board, bar, read, watching
+
+
+def test_the_estimate_follows_the_plan_scaled_by_this_machine(tmp_path):
+    t = [0.0]
+    board = Board(tmp_path / "p.json", [("corpus", 10.0), ("train", 90.0)], every=0, clock=lambda: t[0])
+    assert read(tmp_path / "p.json").fraction == 0.0
+    board.update("corpus", 0, 10)
+    t[0] = 20.0  # this machine is twice as slow as the plan
+    board.update("corpus", 10, 10)
+    board.update("train", 0, 100)
+    t[0] = 40.0
+    board.update("train", 10, 100)  # 10 % of train in 20 s
+    snap = read(tmp_path / "p.json")
+    assert snap.stage == "train" and (snap.n, snap.total) == (10, 100)
+    assert snap.fraction == pytest.approx((10 + 0.1 * 90) / 100)
+    assert snap.remaining == pytest.approx(180.0)  # the current stage's own rate: 20 s per 10 %
+    board.finish()
+    done = read(tmp_path / "p.json")
+    assert done.done and done.fraction == 1.0 and done.remaining == 0.0
+
+
+def test_stages_not_started_are_scaled_by_the_finished_ones(tmp_path):
+    t = [0.0]
+    board = Board(tmp_path / "p.json", [("a", 10.0), ("b", 30.0)], every=0, clock=lambda: t[0])
+    board.update("a", 0, 5)
+    t[0] = 5.0  # twice as fast as planned
+    board.update("a", 5, 5)
+    snap = board.snapshot()
+    assert snap.fraction == pytest.approx(0.25) and snap.remaining == pytest.approx(15.0)
+
+
+def test_bars_publish_while_a_board_watches_and_errors_are_kept(tmp_path):
+    board = Board(tmp_path / "p.json", [("pair pool", 5.0)], every=0)
+    with watching(board):
+        b = bar(total=4, desc="pair pool", unit="pair")
+        b.update(3)
+        b.close()
+    assert (read(tmp_path / "p.json").n, read(tmp_path / "p.json").total) == (3, 4)
+    outside = bar(total=2, desc="pair pool", disable=True)  # no board: a plain tqdm bar
+    outside.update(2)
+    assert read(tmp_path / "p.json").n == 3
+    board.finish(error="model folder missing")
+    snap = read(tmp_path / "p.json")
+    assert not snap.done and snap.error == "model folder missing"
+    assert read(tmp_path / "nothing.json") is None
