@@ -217,6 +217,13 @@ def _m007_placement(db) -> None:
     db.execute("ALTER TABLE bench_processes ADD COLUMN draft_placement TEXT NOT NULL DEFAULT '{}'")
 
 
+def _m008_token_spaces(db) -> None:
+    # Different tokenizers (Universal Assisted Generation): the draft's own token count beside the target-space
+    # acceptance counts, and which Transformers candidate generator really ran.
+    db.execute("ALTER TABLE generations ADD COLUMN draft_tokens INTEGER")
+    db.execute("ALTER TABLE generations ADD COLUMN candidate_generator TEXT NOT NULL DEFAULT ''")
+
+
 # Append-only: never edit or reorder a shipped migration; add a new one at the end.
 MIGRATIONS = [
     ("001_initial", _m001_initial),
@@ -226,6 +233,7 @@ MIGRATIONS = [
     ("005_tune_trials", _m005_tune_trials),
     ("006_where_it_ran", _m006_where_it_ran),
     ("007_placement", _m007_placement),
+    ("008_token_spaces", _m008_token_spaces),
 ]
 
 
