@@ -243,6 +243,8 @@ def check_compat(cfg: Config, progress: bool = True, target_tok=None) -> dict:
         draft_wanted=draft_wanted,
     )
     rec["prompt_format"] = resolved_prompt_format(cfg, t_tok)
+    rec["reasons"].append("prompts are framed by " + ("the target tokenizer's chat template (one user turn)"
+                                                      if rec["prompt_format"] == "chat" else "the plain frame"))
     if rec["verdict"] == "different_tokenizer" and cfg.decoding.mode == "sample":
         problem = universal_sampling_problem(t_tok, d_tok, rec["target"]["vocab_size"])
         if problem:

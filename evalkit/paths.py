@@ -13,7 +13,7 @@ import json
 from .compat import approved
 from .errors import EvalkitError
 from .measure import Stopwatch, counting, cuda_memory, host, peak_rss_mb, reset_cuda_peaks, reset_peak_rss, rss_mb
-from .models import ModelPair
+from .models import ModelPair, resolved_prompt_format
 from .prompts import Prompt
 from .records import GenerationRecord
 
@@ -27,16 +27,12 @@ class StageError(Exception):
 
 
 def prompt_format(pair: ModelPair) -> str:
-    from .models import resolved_prompt_format
-
     return resolved_prompt_format(pair.cfg, pair.tokenizer)
 
 
 def frame(tokenizer, cfg, prompt: Prompt, text: str | None = None, fmt: str | None = None) -> dict:
     """Token ids for one prompt: one user turn through the tokenizer's chat template ("chat"), or the plain
     frame the demo pair was trained on ("plain"). `text` replaces the prompt's own content (live demo)."""
-    from .models import resolved_prompt_format
-
     fmt = fmt or resolved_prompt_format(cfg, tokenizer)
     if fmt == "chat":
         # apply_chat_template tokenizes with add_special_tokens=False: the template writes every special token

@@ -9,7 +9,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 from familyfixtures import families, family_config  # noqa: F401
 from gradio_client import Client
 
