@@ -462,7 +462,7 @@ def format_summary(s: dict) -> str:
     if s.get("token_space") == "target":
         lines.append(
             f"token spaces differ ({', '.join(s.get('candidate_generators') or []) or 'Universal Assisted Generation'}): "
-            f"proposed/accepted are the target's tokens of the re-encoded draft text; the draft itself wrote "
+            f"proposed/accepted are counted in the target's tokens; the draft itself wrote "
             f"{s.get('draft_tokens')} tokens in its own vocabulary"
         )
     for path, p in s["paths"].items():

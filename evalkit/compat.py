@@ -132,8 +132,9 @@ def compatibility_record(
     quantization: str,
     allow_different_tokenizer: bool,
     draft_wanted: bool,
+    decoding: str = "greedy",
 ) -> dict:
-    """Build the record and its verdict. Any key item unknown -> not approved."""
+    """Build the record and its verdict for this decoding mode. Any key item unknown -> not approved."""
     rec: dict = {
         "versions": versions(),
         "device": device,
@@ -147,6 +148,8 @@ def compatibility_record(
         },
         "draft": None,
         "verdict": "not_approved",
+        "token_space": None,  # "shared", or "target": acceptance counted in the target's tokens (two vocabularies)
+        "candidate_generator": None,  # the Transformers class generate() will run for the assisted path
         "reasons": [],
     }
     if not draft_wanted:
@@ -158,7 +161,6 @@ def compatibility_record(
         "vocab_size": draft_vocab_size,
         "tokenizer": tokenizer_fingerprint(draft_tok) if draft_tok is not None else None,
     }
-    rec["token_space"] = None  # "shared", or "target" when acceptance is counted on re-encoded draft text
     unknown = [
         f"{role}.{key}"
         for role in ("target", "draft")
@@ -202,19 +204,34 @@ def compatibility_record(
             f"tokenizers differ ({', '.join(diff)}); set assistant.allow_different_tokenizer = true to try "
             "Universal Assisted Generation, or pick a draft from the target's family"
         )
+    if rec["verdict"] == "different_tokenizer" and decoding == "sample":
+        problem = universal_sampling_problem(target_tok, draft_tok, target_vocab_size)
+        if problem:
+            rec["verdict"] = "not_approved"
+            rec["reasons"].append(
+                f"with sampling, Transformers {rec['versions']['transformers']} fails on this pair in "
+                f"UniversalSpeculativeDecodingGenerator ({problem}): every assisted run would fall back; "
+                'use greedy decoding (--decoding greedy, or decoding.mode = "greedy"), or give the draft the '
+                "target's vocab_size (draft.resize_token_embeddings(TARGET_VOCAB_SIZE, mean_resizing=False), then "
+                "save_pretrained) so both declare one token space and plain assisted generation runs"
+            )
     if rec["verdict"] == "same_tokenizer":
         rec["token_space"] = "shared"
     elif rec["verdict"] == "different_tokenizer":
         rec["token_space"] = "target"
         rec["reasons"].append(
-            "acceptance is counted in the target's tokens: the draft's text is re-encoded with the target's "
-            "tokenizer before the target verifies it; draft_tokens keeps the draft's own count"
+            "acceptance is counted in the target's tokens, on the candidates the target verifies (greedy: the "
+            "draft's text re-encoded with the target's tokenizer; sampling: the draft's ids mapped into the "
+            "target's vocabulary); draft_tokens keeps the draft's own count"
         )
         if not same_tok:
             rec["reasons"].append(
                 "the draft reads the target's framed prompt as text (Transformers decodes it with special tokens "
                 "skipped and re-encodes it with the draft's tokenizer), never through its own chat template"
             )
+    rec["candidate_generator"] = expected_generator(rec["verdict"], decoding)
+    if rec["candidate_generator"]:
+        rec["reasons"].append(f"generate() will run Transformers' {rec['candidate_generator']} ({decoding} decoding)")
     if t_fp["chat_template_hash"] != d_fp["chat_template_hash"]:
         rec["reasons"].append("note: chat templates differ (the target's template frames the prompt)")
     return rec

@@ -9,9 +9,10 @@ Cross-check: rounds == target passes, accepted + rounds == new tokens, drafted =
 Token spaces. Proposed and accepted are always counted in the TARGET's tokens: that is what the target
 verifies. With one tokenizer they are also the draft's tokens, and a forward hook on the draft (one pass per
 drafted token) must agree with them. With different tokenizers (Universal Assisted Generation) the draft
-writes in its own vocabulary and Transformers re-encodes that text with the target's tokenizer before
-verification; then `proposed` is the re-encoded candidate length, `accepted` the target tokens of it the
-target confirmed, and `draft_tokens` (the draft's forward passes) the draft's own count, which need not match.
+writes in its own vocabulary and Transformers turns that into target tokens before verification (greedy: the
+text re-encoded with the target's tokenizer; sampling: ids mapped through a vocabulary translator); then
+`proposed` is that candidate's length, `accepted` the part of it the target confirmed, and `draft_tokens`
+(the draft's forward passes) the draft's own count, which need not match.
 """
 
 from __future__ import annotations

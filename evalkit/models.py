@@ -217,7 +217,7 @@ class ModelPair:
 
 def check_compat(cfg: Config, progress: bool = True, target_tok=None) -> dict:
     """The compatibility record from tokenizers and model configs (no weights are loaded)."""
-    from .compat import compatibility_record, expected_generator, universal_sampling_problem
+    from .compat import compatibility_record
 
     device = pick_device(cfg.models.device)
     t_ref = resolve_ref(cfg.models.target, progress, "models.target", cfg.models.revision)
@@ -241,24 +241,11 @@ def check_compat(cfg: Config, progress: bool = True, target_tok=None) -> dict:
         quantization=cfg.models.quantization,
         allow_different_tokenizer=cfg.assistant.allow_different_tokenizer,
         draft_wanted=draft_wanted,
+        decoding=cfg.decoding.mode,
     )
     rec["prompt_format"] = resolved_prompt_format(cfg, t_tok)
     rec["reasons"].append("prompts are framed by " + ("the target tokenizer's chat template (one user turn)"
                                                       if rec["prompt_format"] == "chat" else "the plain frame"))
-    if rec["verdict"] == "different_tokenizer" and cfg.decoding.mode == "sample":
-        problem = universal_sampling_problem(t_tok, d_tok, rec["target"]["vocab_size"])
-        if problem:
-            rec["verdict"], rec["token_space"] = "not_approved", None
-            rec["reasons"].append(
-                f"with sampling, Transformers {rec['versions']['transformers']} fails on this pair in "
-                f"UniversalSpeculativeDecodingGenerator ({problem}): every assisted run would fall back; "
-                'use greedy decoding (--decoding greedy, or decoding.mode = "greedy"), or give the draft the '
-                "target's vocab_size (draft.resize_token_embeddings(TARGET_VOCAB_SIZE, mean_resizing=False), then "
-                "save_pretrained) so both declare one token space and plain assisted generation runs"
-            )
-    rec["candidate_generator"] = expected_generator(rec["verdict"], cfg.decoding.mode)
-    if rec["candidate_generator"]:
-        rec["reasons"].append(f"generate() will run Transformers' {rec['candidate_generator']} ({cfg.decoding.mode} decoding)")
     if draft_wanted:
         _check_chat_templates(rec, t_tok, d_tok, cfg)
     return rec
