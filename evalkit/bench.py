@@ -25,18 +25,22 @@ def round_orders(paths: list[str]) -> list[list[str]]:
 # ---------------------------------------------------------------- worker (runs in its own process)
 
 
-def _per_token_probe(model, tokenizer, prompt, device: str, n_tokens: int = 32, repeats: int = 3) -> float | None:
-    """Seconds per new token of one model alone, greedy, median of a few calls (the cost ratio's inputs)."""
+def _per_token_probe(model, tokenizer, prompt, device: str, cfg: Config, n_tokens: int = 32, repeats: int = 3) -> float | None:
+    """Seconds per new token of one model alone, greedy, median of a few calls (the cost ratio's inputs).
+    The prompt is framed by this model's own tokenizer, as its users would frame it."""
     import torch
 
     from .measure import Stopwatch
+    from .paths import frame
 
-    enc = tokenizer(prompt.plain_text(), return_tensors="pt").to(device)
+    has_template = bool(getattr(tokenizer, "chat_template", None))
+    fmt = "chat" if has_template and cfg.decoding.prompt_format != "plain" else "plain"
+    enc = frame(tokenizer, cfg, prompt, fmt=fmt).to(device)
     times = []
     for _ in range(repeats):
         with torch.inference_mode(), Stopwatch(device) as w:
             out = model.generate(**enc, max_new_tokens=n_tokens, min_new_tokens=n_tokens, do_sample=False,
-                                 pad_token_id=tokenizer.pad_token_id or tokenizer.eos_token_id)
+                                 pad_token_id=tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id)
         new = out.shape[1] - enc["input_ids"].shape[1]
         if new:
             times.append(w.seconds / new)
@@ -71,6 +75,11 @@ def run_worker(cfg: Config, path: str, round_no: int, order: int, prompt_ids: li
     if path == "assisted" and pair.draft is not None:
         proc.draft_extra_rss_mb = None if rss0 is None else proc.rss_after_load_mb - rss0
     base = cfg.decoding.seed
+    # With different tokenizers and sampling, Transformers prunes the draft's LM head and wraps its embeddings
+    # in place on the first assisted call (UniversalSpeculativeDecodingGenerator): measure the draft alone first.
+    probe_draft_first = pair.compat.get("verdict") == "different_tokenizer"
+    if path == "assisted" and pair.draft is not None and probe_draft_first:
+        proc.draft_seconds_per_token = _per_token_probe(pair.draft, pair.draft_tokenizer, prompts[0], pair.draft_device, cfg)
 
     def tick():
         if progress_fh:
@@ -85,9 +94,9 @@ def run_worker(cfg: Config, path: str, round_no: int, order: int, prompt_ids: li
     proc.warmup_count = cfg.bench.warmup
     # Per-token cost of each model alone: target in the ordinary process, draft in the assisted one.
     if path == "ordinary":
-        proc.target_seconds_per_token = _per_token_probe(pair.target, pair.tokenizer, prompts[0], pair.device)
-    elif pair.draft is not None:
-        proc.draft_seconds_per_token = _per_token_probe(pair.draft, pair.draft_tokenizer, prompts[0], pair.draft_device)
+        proc.target_seconds_per_token = _per_token_probe(pair.target, pair.tokenizer, prompts[0], pair.device, cfg)
+    elif pair.draft is not None and not probe_draft_first:
+        proc.draft_seconds_per_token = _per_token_probe(pair.draft, pair.draft_tokenizer, prompts[0], pair.draft_device, cfg)
     runs = []
     for prompt in prompts:
         for rep in range(cfg.bench.reps):
@@ -280,6 +289,17 @@ def seconds_by_prompt(pairs: list[tuple[dict, dict]]) -> dict[str, tuple[list[fl
     return groups
 
 
+def _peak_cuda(rows: list[dict]) -> dict:
+    """Per CUDA device, the highest peak allocated / reserved MB over these runs ({} without CUDA)."""
+    out: dict[str, dict[str, float]] = {}
+    for r in rows:
+        for device, m in json.loads(r.get("cuda_memory") or "{}").items():
+            d = out.setdefault(device, {"peak_allocated_mb": 0.0, "peak_reserved_mb": 0.0})
+            d["peak_allocated_mb"] = max(d["peak_allocated_mb"], m.get("peak_allocated_mb") or 0.0)
+            d["peak_reserved_mb"] = max(d["peak_reserved_mb"], m.get("peak_reserved_mb") or 0.0)
+    return out
+
+
 def summarize(db, experiment_id: int) -> dict:
     """The benchmark summary from stored raw runs only: nothing here is estimated without a measurement."""
     exp = next(db.query("SELECT * FROM experiments WHERE id = ?", [experiment_id]), None)
@@ -289,7 +309,7 @@ def summarize(db, experiment_id: int) -> dict:
     rows = list(
         db.query(
             """SELECT t.*, g.token_hash, g.draft_proposed, g.draft_accepted, g.draft_rounds, g.target_passes,
-                      g.counts_agree, g.peak_rss_mb
+                      g.counts_agree, g.peak_rss_mb, g.cuda_memory, g.draft_tokens, g.candidate_generator
                FROM timing_runs t JOIN generations g ON g.id = t.generation_id
                WHERE t.experiment_id = ? ORDER BY t.id""",
             [experiment_id],
@@ -308,13 +328,19 @@ def summarize(db, experiment_id: int) -> dict:
             "iqr_seconds": iqr(secs),
             "median_tokens_per_second": median([r["tokens_per_second"] for r in rs]),
             "median_new_tokens": median([r["new_tokens"] for r in rs]),
+            "peak_rss_mb": max((r["peak_rss_mb"] for r in rs if r["peak_rss_mb"] is not None), default=None),
+            "peak_cuda_mb": _peak_cuda(rs),
         }
     fallbacks = len(by_path.get("fallback", []))
     tol = cfg.bench.length_tolerance
     matched, comparable = pair_runs(rows, tol)
+    compat = json.loads(exp["compat_json"] or "{}")
     summary: dict = {
         "experiment_id": experiment_id,
         "decoding": cfg.decoding.mode,
+        "dtype": cfg.models.dtype,
+        "route": compat.get("verdict"),
+        "token_space": compat.get("token_space"),
         "paths": per_path,
         "matched_pairs": len(matched),
         "comparable_pairs": len(comparable),
@@ -363,6 +389,9 @@ def summarize(db, experiment_id: int) -> dict:
     rounds = sum(r["draft_rounds"] or 0 for r in ass)
     passes = sum(r["target_passes"] or 0 for r in ass)
     summary["acceptance_rate"] = accepted / proposed if proposed else None
+    # the draft's own count, in its own vocabulary (equal to `proposed` when the tokenizer is shared)
+    summary["draft_tokens"] = sum(r["draft_tokens"] or 0 for r in ass) if ass else None
+    summary["candidate_generators"] = sorted({r["candidate_generator"] for r in ass if r["candidate_generator"]})
     summary["tokens_per_target_pass"] = sum(r["new_tokens"] for r in ass) / passes if passes else None
     summary["mean_draft_length"] = proposed / rounds if rounds else None
     summary["counts_agree"] = all(bool(r["counts_agree"]) for r in ass) if ass else None
@@ -402,7 +431,7 @@ def format_summary(s: dict) -> str:
     def f(x, spec=".3f"):
         return "n/a" if x is None else format(x, spec)
 
-    lines = [f"experiment {s['experiment_id']}  decoding={s['decoding']}"]
+    lines = [f"experiment {s['experiment_id']}  decoding={s['decoding']}  dtype={s.get('dtype')}  route={s.get('route')}"]
     lines.append(f"{'path':<14}{'runs':>6}{'median s':>11}{'IQR s':>20}{'tok/s':>9}{'tokens':>8}")
     for path, p in s["paths"].items():
         q = p["iqr_seconds"]
@@ -430,6 +459,15 @@ def format_summary(s: dict) -> str:
         f"   acceptance (drafted tokens kept): {f(s['acceptance_rate'], '.2f')}   tokens/target pass: {f(s['tokens_per_target_pass'], '.2f')}"
         f"   counts agree: {s['counts_agree']}"
     )
+    if s.get("token_space") == "target":
+        lines.append(
+            f"token spaces differ ({', '.join(s.get('candidate_generators') or []) or 'Universal Assisted Generation'}): "
+            f"proposed/accepted are counted in the target's tokens; the draft itself wrote "
+            f"{s.get('draft_tokens')} tokens in its own vocabulary"
+        )
+    for path, p in s["paths"].items():
+        for device, m in (p.get("peak_cuda_mb") or {}).items():
+            lines.append(f"  {path} peak on {device}: {m['peak_allocated_mb']:.0f} MB allocated, {m['peak_reserved_mb']:.0f} MB reserved")
     lines.append(
         f"theory (Leviathan et al.): alpha {f(s['alpha'], '.2f')} (from tokens/pass), draft length "
         f"{f(s['mean_draft_length'], '.1f')}, cost ratio c {f(s['cost_ratio'], '.3f')}"

@@ -6,6 +6,15 @@ Verdicts:
   used when the tokenizers are identical but the vocab sizes are padded differently (Transformers decides
   "same tokenizer" by comparing vocab_size), or when they really differ and the config allows it.
 - "not_approved": anything unknown or incompatible. Then only the ordinary path runs.
+
+What Transformers 5 does with each route (read from transformers/generation/utils.py and tested in
+tests/test_families.py): `_validate_generation_mode` compares the two configs' `vocab_size`. Equal sizes are
+taken as one token space and `assistant_tokenizer=` is refused with a ValueError; different sizes demand
+`tokenizer=` and `assistant_tokenizer=`. With both given, `_get_candidate_generator` picks
+`AssistedCandidateGeneratorDifferentTokenizers` for greedy decoding (the draft's text is re-encoded with the
+target's tokenizer) and `UniversalSpeculativeDecodingGenerator` for sampling (a token-id translator; when the
+draft's vocabulary is not a subset of the target's it prunes the draft's LM head and wraps its input embeddings
+in place). So two tokenizers that really differ but declare the same vocab_size cannot use either route.
 """
 
 from __future__ import annotations
@@ -16,6 +25,47 @@ import platform
 from pathlib import Path
 
 VERDICTS = ("same_tokenizer", "different_tokenizer", "not_approved")
+
+# The candidate generator Transformers 5 builds for each approved route and decoding mode.
+GENERATORS = {
+    ("same_tokenizer", "greedy"): "AssistedCandidateGenerator",
+    ("same_tokenizer", "sample"): "AssistedCandidateGenerator",
+    ("different_tokenizer", "greedy"): "AssistedCandidateGeneratorDifferentTokenizers",
+    ("different_tokenizer", "sample"): "UniversalSpeculativeDecodingGenerator",
+}
+
+
+def universal_sampling_problem(target_tok, draft_tok, target_vocab_size: int) -> str | None:
+    """Does Transformers' token translator for sampling with two tokenizers work for this pair? It is run on a
+    two-token input, as `UniversalSpeculativeDecodingGenerator` runs it, without touching the models. Returns the
+    error it raises (None when it works).
+
+    Why: when every draft token also exists in the target's vocabulary (one tokenizer, vocab sizes padded
+    apart, as Qwen2.5-7B with Qwen2.5-0.5B), the translator keeps the draft's LM head as it is but still maps
+    candidate ids through the pruned-head table it never built; Transformers 5.24 then fails on the first round
+    with AttributeError ('assistant_overlap_token_ids')."""
+    import torch
+    from transformers.generation.candidate_generator import AssistantToTargetTranslator
+
+    class Draft:  # all the translator reads of the draft when it does not prune its LM head
+        device = torch.device("cpu")
+
+    try:
+        plain = AssistantToTargetTranslator(target_tok, draft_tok, target_vocab_size)
+        if len(plain._suppress_input_ids) > 0:
+            return None  # the draft's head gets pruned: the path that works (tested with another family's draft)
+        translator = AssistantToTargetTranslator(target_tok, draft_tok, target_vocab_size, assistant_model=Draft(),
+                                                 assistant_prune_lm_head=True)  # as _get_candidate_generator does
+        some_id = next(iter(translator.target_to_assistant_input_ids.values()))
+        translator.get_target_ids(torch.tensor([[some_id]]), torch.tensor([[some_id]]), torch.tensor([[some_id, some_id]]))
+    except Exception as e:  # noqa: BLE001 - whatever it raises is what generate() would raise
+        return f"{type(e).__name__}: {e}"
+    return None
+
+
+def expected_generator(verdict: str, decoding: str) -> str | None:
+    """The class of candidate generator generate() will run for this verdict and decoding mode (None: none)."""
+    return GENERATORS.get((verdict, decoding))
 
 
 def _sha(obj) -> str:
@@ -85,8 +135,9 @@ def compatibility_record(
     quantization: str,
     allow_different_tokenizer: bool,
     draft_wanted: bool,
+    decoding: str = "greedy",
 ) -> dict:
-    """Build the record and its verdict. Any key item unknown -> not approved."""
+    """Build the record and its verdict for this decoding mode. Any key item unknown -> not approved."""
     rec: dict = {
         "versions": versions(),
         "device": device,
@@ -100,6 +151,8 @@ def compatibility_record(
         },
         "draft": None,
         "verdict": "not_approved",
+        "token_space": None,  # "shared", or "target": acceptance counted in the target's tokens (two vocabularies)
+        "candidate_generator": None,  # the Transformers class generate() will run for the assisted path
         "reasons": [],
     }
     if not draft_wanted:
@@ -123,24 +176,65 @@ def compatibility_record(
     t_fp, d_fp = rec["target"]["tokenizer"], rec["draft"]["tokenizer"]
     same_tok = t_fp["vocab_hash"] == d_fp["vocab_hash"] and t_fp["special_ids"] == d_fp["special_ids"]
     same_size = target_vocab_size == draft_vocab_size
+    diff = [k for k in ("vocab_hash", "special_ids") if t_fp[k] != d_fp[k]]
     if same_tok and same_size:
         rec["verdict"] = "same_tokenizer"
         rec["reasons"].append("identical vocab, special ids and config vocab_size")
     elif same_tok:
         rec["verdict"] = "different_tokenizer"
+        padded = ", ".join(f"{role} {size} for {rec[role]['tokenizer']['vocab_len']} tokens"
+                           for role, size in (("target", target_vocab_size), ("draft", draft_vocab_size)))
         rec["reasons"].append(
-            f"identical tokenizers but padded vocab sizes differ ({target_vocab_size} vs {draft_vocab_size}): "
-            "Transformers routes this to Universal Assisted Generation, which needs tokenizer= and assistant_tokenizer="
+            f"identical tokenizers but the configs pad the vocabulary differently ({padded}): Transformers decides "
+            "'same tokenizer' by comparing vocab_size, so this pair runs Universal Assisted Generation "
+            "(tokenizer= and assistant_tokenizer=), as a padded Qwen2.5-7B target does with a 0.5B draft"
+        )
+    elif same_size:
+        rec["reasons"].append(
+            f"tokenizers differ ({', '.join(diff)}) but both configs declare vocab_size {target_vocab_size}: "
+            "Transformers 5 then takes them for one token space and refuses assistant_tokenizer=, so Universal "
+            "Assisted Generation cannot run and plain assisted generation would read the draft's ids as the "
+            "target's; pick a draft from the target's family"
         )
     elif allow_different_tokenizer:
         rec["verdict"] = "different_tokenizer"
-        rec["reasons"].append("tokenizers differ; allowed by assistant.allow_different_tokenizer (Universal Assisted Generation)")
+        rec["reasons"].append(
+            f"tokenizers differ ({', '.join(diff)}); allowed by assistant.allow_different_tokenizer "
+            "(Universal Assisted Generation)"
+        )
     else:
-        diff = [k for k in ("vocab_hash", "special_ids") if t_fp[k] != d_fp[k]]
         rec["reasons"].append(
             f"tokenizers differ ({', '.join(diff)}); set assistant.allow_different_tokenizer = true to try "
             "Universal Assisted Generation, or pick a draft from the target's family"
         )
+    if rec["verdict"] == "different_tokenizer" and decoding == "sample":
+        problem = universal_sampling_problem(target_tok, draft_tok, target_vocab_size)
+        if problem:
+            rec["verdict"] = "not_approved"
+            rec["reasons"].append(
+                f"with sampling, Transformers {rec['versions']['transformers']} fails on this pair in "
+                f"UniversalSpeculativeDecodingGenerator ({problem}): every assisted run would fall back; "
+                'use greedy decoding (--decoding greedy, or decoding.mode = "greedy"), or give the draft the '
+                "target's vocab_size (draft.resize_token_embeddings(TARGET_VOCAB_SIZE, mean_resizing=False), then "
+                "save_pretrained) so both declare one token space and plain assisted generation runs"
+            )
+    if rec["verdict"] == "same_tokenizer":
+        rec["token_space"] = "shared"
+    elif rec["verdict"] == "different_tokenizer":
+        rec["token_space"] = "target"
+        rec["reasons"].append(
+            "acceptance is counted in the target's tokens, on the candidates the target verifies (greedy: the "
+            "draft's text re-encoded with the target's tokenizer; sampling: the draft's ids mapped into the "
+            "target's vocabulary); draft_tokens keeps the draft's own count"
+        )
+        if not same_tok:
+            rec["reasons"].append(
+                "the draft reads the target's framed prompt as text (Transformers decodes it with special tokens "
+                "skipped and re-encodes it with the draft's tokenizer), never through its own chat template"
+            )
+    rec["candidate_generator"] = expected_generator(rec["verdict"], decoding)
+    if rec["candidate_generator"]:
+        rec["reasons"].append(f"generate() will run Transformers' {rec['candidate_generator']} ({decoding} decoding)")
     if t_fp["chat_template_hash"] != d_fp["chat_template_hash"]:
         rec["reasons"].append("note: chat templates differ (the target's template frames the prompt)")
     return rec

@@ -5,6 +5,14 @@
    (`update_candidate_strategy(input_ids, scores, num_matches)`);
 2. a forward hook on the target: how many forward passes it really ran.
 Cross-check: rounds == target passes, accepted + rounds == new tokens, drafted == proposed.
+
+Token spaces. Proposed and accepted are always counted in the TARGET's tokens: that is what the target
+verifies. With one tokenizer they are also the draft's tokens, and a forward hook on the draft (one pass per
+drafted token) must agree with them. With different tokenizers (Universal Assisted Generation) the draft
+writes in its own vocabulary and Transformers turns that into target tokens before verification (greedy: the
+text re-encoded with the target's tokenizer; sampling: ids mapped through a vocabulary translator); then
+`proposed` is that candidate's length, `accepted` the part of it the target confirmed, and `draft_tokens`
+(the draft's forward passes) the draft's own count, which need not match.
 """
 
 from __future__ import annotations
@@ -20,7 +28,9 @@ def sync(device: str) -> None:
     import torch
 
     if device.startswith("cuda") and torch.cuda.is_available():
-        torch.cuda.synchronize()
+        # every GPU: a device_map target (or a draft on "cuda:1") queues work on devices other than the current one
+        for i in range(torch.cuda.device_count()):
+            torch.cuda.synchronize(i)
     elif device == "mps" and getattr(torch, "mps", None) is not None:
         torch.mps.synchronize()
 
@@ -90,25 +100,32 @@ class Counts:
     rounds: int = 0  # update_candidate_strategy calls
     target_passes: int = 0  # forward hook calls on the target
     target_tokens_fed: int = 0  # tokens the target processed, prompt included
+    draft_passes: int = 0  # forward hook calls on the draft: one per token it drafted, in its own vocabulary
+    generator: str = ""  # the class of Transformers' candidate generator that ran ("" = none)
 
-    def agree(self, new_tokens: int, assisted: bool) -> bool:
+    def agree(self, new_tokens: int, assisted: bool, same_token_space: bool = True) -> bool:
         if not assisted:
             return self.target_passes == new_tokens
-        return (
+        agree = (
             self.rounds == self.target_passes
             and self.accepted + self.rounds == new_tokens
             and self.drafted_in_rounds == self.proposed
         )
+        if same_token_space and self.draft_passes:  # one vocabulary: the draft's own count must match too
+            agree = agree and self.draft_passes == self.proposed
+        return agree
 
 
 @contextlib.contextmanager
-def counting(target):
-    """Count target passes, and, when generate() builds a candidate generator, drafted/accepted tokens."""
+def counting(target, draft=None):
+    """Count target passes, and, when generate() builds a candidate generator, drafted/accepted tokens (and
+    the draft's own forward passes when a draft model is given)."""
     counts = Counts()
     original = target._get_candidate_generator  # bound method of this instance
 
     def wrapped(*args, **kwargs):
         generator = original(*args, **kwargs)
+        counts.generator = type(generator).__name__
         get_candidates, update = generator.get_candidates, generator.update_candidate_strategy
 
         def counted_get_candidates(input_ids, *a, **kw):
@@ -135,12 +152,18 @@ def counting(target):
             embeds = kwargs.get("inputs_embeds")
             counts.target_tokens_fed += int(embeds.shape[1]) if embeds is not None else 0
 
+    def draft_hook(module, args, output):
+        counts.draft_passes += 1
+
     target._get_candidate_generator = wrapped  # instance attribute shadows the method for this call only
-    handle = target.register_forward_hook(hook, with_kwargs=True)
+    handles = [target.register_forward_hook(hook, with_kwargs=True)]
+    if draft is not None:
+        handles.append(draft.register_forward_hook(draft_hook))
     try:
         yield counts
     finally:
-        handle.remove()
+        for handle in handles:
+            handle.remove()
         del target._get_candidate_generator
 
 

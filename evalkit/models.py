@@ -12,8 +12,19 @@ from .errors import EvalkitError
 DEMO_PREFIX = "demo:"
 
 
-def resolve_ref(ref: str, progress: bool = True) -> str:
-    """"demo:target" / "demo:draft" -> the cached demo pair (built on first use); local paths are checked."""
+def _offline() -> bool:
+    """HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) as huggingface_hub reads it, or set since it was imported."""
+    import os
+
+    from huggingface_hub import constants
+
+    return constants.HF_HUB_OFFLINE or any(
+        os.environ.get(v, "").upper() in {"1", "ON", "YES", "TRUE"} for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+
+def resolve_ref(ref: str, progress: bool = True, key: str = "models.target", revision: str = "") -> str:
+    """"demo:target" / "demo:draft" -> the cached demo pair (built on first use); local paths are checked;
+    a Hub id must be downloaded already when the Hub cannot be reached (HF_HUB_OFFLINE)."""
     if ref.startswith(DEMO_PREFIX):
         role = ref[len(DEMO_PREFIX):]
         if role not in ("target", "draft"):
@@ -22,15 +33,30 @@ def resolve_ref(ref: str, progress: bool = True) -> str:
         from .locations import demo_models_dir
 
         return str(ensure_demo_pair(demo_models_dir(), progress=progress) / role)
-    looks_local = ref.startswith(("/", "./", "../", "~")) or Path(ref).exists() or ref.count("/") > 1
+    path = Path(ref).expanduser()
+    looks_local = ref.startswith(("/", "./", "../", "~")) or path.exists() or ref.count("/") > 1
     if looks_local:
-        path = Path(ref).expanduser()
+        if not path.exists():
+            raise EvalkitError(
+                f"model folder {ref} does not exist ({key})",
+                f"check the path (relative paths in a config file start with ./ and are read from the file's "
+                f"folder); {key} must be a folder saved with save_pretrained, or a Hub id such as Qwen/Qwen2.5-0.5B-Instruct",
+            )
         if not (path / "config.json").is_file():
             raise EvalkitError(
-                f"model path {ref} does not exist or has no config.json",
-                "point models.target / models.draft at a folder saved with save_pretrained, or use a Hub id",
+                f"{key} = '{ref}' has no config.json: it is not a Transformers checkpoint folder",
+                "point it at the folder save_pretrained wrote (config.json, *.safetensors, tokenizer files), "
+                "e.g. a snapshot folder of `hf download ORG/NAME --local-dir DIR`",
             )
         return str(path)
+    if local_folder(ref, revision) is None and _offline():
+        raise EvalkitError(
+            f"{key} = '{ref}' is neither a local folder nor a model in the Hugging Face cache, and HF_HUB_OFFLINE=1 "
+            "forbids downloading it",
+            f"download it where there is network (`hf download {ref}`, then copy the cache folder "
+            f"~/.cache/huggingface/hub or `hf download {ref} --local-dir DIR` and set {key} to that folder), "
+            "or unset HF_HUB_OFFLINE",
+        )
     return ref
 
 
@@ -77,7 +103,8 @@ def load_tokenizer(ref: str, cfg: Config, role: str):
     except (OSError, ValueError) as e:
         raise EvalkitError(
             f"cannot load the {role} tokenizer from '{ref}': {str(e).splitlines()[0]}",
-            f"check models.{role}_tokenizer / models.{role} (a local folder, or a Hub id already downloaded)",
+            f"check models.{role}_tokenizer / models.{role}: a local folder saved with save_pretrained, or a Hub id "
+            "already downloaded (`hf download ID`); without network, set HF_HUB_OFFLINE=1 to be told what is missing",
         )
 
 
@@ -91,7 +118,8 @@ def load_model_config(ref: str, cfg: Config, role: str):
     except (OSError, ValueError) as e:
         raise EvalkitError(
             f"cannot read the {role} model config from '{ref}': {str(e).splitlines()[0]}",
-            f"check models.{role} (a local folder, or a Hub id already downloaded)",
+            f"check models.{role}: a local folder saved with save_pretrained, or a Hub id already downloaded "
+            "(`hf download ID`); without network, set HF_HUB_OFFLINE=1 to be told what is missing",
         )
 
 
@@ -192,16 +220,16 @@ def check_compat(cfg: Config, progress: bool = True, target_tok=None) -> dict:
     from .compat import compatibility_record
 
     device = pick_device(cfg.models.device)
-    t_ref = resolve_ref(cfg.models.target, progress)
-    t_tok = target_tok or load_tokenizer(resolve_ref(cfg.models.target_tokenizer, progress) if cfg.models.target_tokenizer else t_ref, cfg, "target")
+    t_ref = resolve_ref(cfg.models.target, progress, "models.target", cfg.models.revision)
+    t_tok = target_tok or load_tokenizer(tokenizer_ref(cfg, "target", progress), cfg, "target")
     t_conf = load_model_config(t_ref, cfg, "target")
     draft_wanted = cfg.assisted_enabled
     d_ref = d_tok = d_conf = None
     if draft_wanted:
-        d_ref = resolve_ref(cfg.models.draft, progress)
-        d_tok = load_tokenizer(resolve_ref(cfg.models.draft_tokenizer, progress) if cfg.models.draft_tokenizer else d_ref, cfg, "draft")
+        d_ref = resolve_ref(cfg.models.draft, progress, "models.draft", cfg.models.revision)
+        d_tok = load_tokenizer(tokenizer_ref(cfg, "draft", progress), cfg, "draft")
         d_conf = load_model_config(d_ref, cfg, "draft")
-    return compatibility_record(
+    rec = compatibility_record(
         target_tok=t_tok,
         draft_tok=d_tok,
         target_vocab_size=_vocab_size(t_conf),
@@ -213,6 +241,55 @@ def check_compat(cfg: Config, progress: bool = True, target_tok=None) -> dict:
         quantization=cfg.models.quantization,
         allow_different_tokenizer=cfg.assistant.allow_different_tokenizer,
         draft_wanted=draft_wanted,
+        decoding=cfg.decoding.mode,
+    )
+    rec["prompt_format"] = resolved_prompt_format(cfg, t_tok)
+    rec["reasons"].append("prompts are framed by " + ("the target tokenizer's chat template (one user turn)"
+                                                      if rec["prompt_format"] == "chat" else "the plain frame"))
+    if draft_wanted:
+        _check_chat_templates(rec, t_tok, d_tok, cfg)
+    return rec
+
+
+def tokenizer_ref(cfg: Config, role: str, progress: bool = True) -> str:
+    """Where a role's tokenizer comes from: models.<role>_tokenizer when set, else the model itself."""
+    own = getattr(cfg.models, f"{role}_tokenizer")
+    key = f"models.{role}_tokenizer" if own else f"models.{role}"
+    return resolve_ref(own or getattr(cfg.models, role), progress, key, cfg.models.revision)
+
+
+def resolved_prompt_format(cfg: Config, tokenizer) -> str:
+    """"chat" or "plain": decoding.prompt_format with "auto" decided by the target tokenizer's chat template."""
+    has_template = bool(getattr(tokenizer, "chat_template", None))
+    fmt = cfg.decoding.prompt_format
+    if fmt == "auto":
+        return "chat" if has_template else "plain"
+    if fmt == "chat" and not has_template:
+        raise EvalkitError("decoding.prompt_format = 'chat' but the target tokenizer has no chat template",
+                           'use "plain" or "auto", or set models.target_tokenizer to a tokenizer that has one')
+    return fmt
+
+
+def _check_chat_templates(rec: dict, target_tok, draft_tok, cfg: Config) -> None:
+    """A draft that shares the target's tokenizer but carries another chat template was made for another
+    conversation format (another release or variant of the family): it would draft for prompts framed the way
+    it never saw. Refuse it, with the fix. Drafts without a template (base models) and drafts from another
+    family (Universal Assisted Generation: they read the prompt as text) are allowed."""
+    t_template = getattr(target_tok, "chat_template", None)
+    d_template = getattr(draft_tok, "chat_template", None)
+    if rec.get("prompt_format") != "chat" or not d_template or d_template == t_template:
+        return
+    t_fp, d_fp = rec["target"]["tokenizer"], rec["draft"]["tokenizer"]
+    if t_fp["vocab_hash"] != d_fp["vocab_hash"]:
+        return
+    raise EvalkitError(
+        f"the draft's chat template differs from the target's (template {d_fp['chat_template_hash']} in "
+        f"{rec['draft']['folder'] or cfg.models.draft} vs {t_fp['chat_template_hash']} in "
+        f"{rec['target']['folder'] or cfg.models.target}): the draft was tuned for another conversation format, "
+        "so its drafts would be judged against prompts framed the way it never saw",
+        "use the draft from the target's own family and release (same chat_template in tokenizer_config.json or "
+        "chat_template.jinja); if this draft really was trained on the target's format, set "
+        "models.draft_tokenizer to the target's folder; or set decoding.prompt_format = \"plain\"",
     )
 
 
@@ -228,21 +305,19 @@ def load_pair(cfg: Config, progress: bool = True, with_draft: bool | None = None
 
     device = device or pick_device(cfg.models.device)
     compat = check_compat(cfg, progress)
-    t_ref = resolve_ref(cfg.models.target, progress)
-    tokenizer = load_tokenizer(resolve_ref(cfg.models.target_tokenizer, progress) if cfg.models.target_tokenizer else t_ref, cfg, "target")
+    t_ref = resolve_ref(cfg.models.target, progress, "models.target", cfg.models.revision)
+    tokenizer = load_tokenizer(tokenizer_ref(cfg, "target", progress), cfg, "target")
     t0 = time.perf_counter()
     target = load_model(t_ref, cfg, "target", device, cfg.models.device_map)
     pair = ModelPair(cfg=cfg, target=target, tokenizer=tokenizer, device=device, compat=compat, rank=rank)
     pair.load_seconds["target"] = time.perf_counter() - t0
     want_draft = cfg.assisted_enabled if with_draft is None else (with_draft and cfg.assisted_enabled)
     if want_draft and approved(compat):
-        d_ref = resolve_ref(cfg.models.draft, progress)
+        d_ref = resolve_ref(cfg.models.draft, progress, "models.draft", cfg.models.revision)
         t0 = time.perf_counter()
         try:
             pair.draft = load_model(d_ref, cfg, "draft", pair.draft_device)
-            pair.draft_tokenizer = load_tokenizer(
-                resolve_ref(cfg.models.draft_tokenizer, progress) if cfg.models.draft_tokenizer else d_ref, cfg, "draft"
-            )
+            pair.draft_tokenizer = load_tokenizer(tokenizer_ref(cfg, "draft", progress), cfg, "draft")
         except EvalkitError as e:
             pair.draft = None
             pair.draft_error = {"error_class": "DraftLoadError", "error_stage": "load", "error_message": str(e)}

@@ -13,7 +13,7 @@ import json
 from .compat import approved
 from .errors import EvalkitError
 from .measure import Stopwatch, counting, cuda_memory, host, peak_rss_mb, reset_cuda_peaks, reset_peak_rss, rss_mb
-from .models import ModelPair
+from .models import ModelPair, resolved_prompt_format
 from .prompts import Prompt
 from .provenance import prompt_record
 from .records import GenerationRecord
@@ -28,22 +28,24 @@ class StageError(Exception):
 
 
 def prompt_format(pair: ModelPair) -> str:
-    fmt = pair.cfg.decoding.prompt_format
-    if fmt == "auto":
-        return "chat" if getattr(pair.tokenizer, "chat_template", None) else "plain"
-    if fmt == "chat" and not getattr(pair.tokenizer, "chat_template", None):
-        raise EvalkitError("decoding.prompt_format = 'chat' but the target tokenizer has no chat template", 'use "plain" or "auto"')
-    return fmt
+    return resolved_prompt_format(pair.cfg, pair.tokenizer)
+
+
+def frame(tokenizer, cfg, prompt: Prompt, text: str | None = None, fmt: str | None = None) -> dict:
+    """Token ids for one prompt: one user turn through the tokenizer's chat template ("chat"), or the plain
+    frame the demo pair was trained on ("plain"). `text` replaces the prompt's own content (live demo)."""
+    fmt = fmt or resolved_prompt_format(cfg, tokenizer)
+    if fmt == "chat":
+        # apply_chat_template tokenizes with add_special_tokens=False: the template writes every special token
+        return tokenizer.apply_chat_template([{"role": "user", "content": text or prompt.user_message()}],
+                                             add_generation_prompt=True, return_tensors="pt", return_dict=True)
+    return tokenizer(text or prompt.plain_text(), return_tensors="pt")
 
 
 def build_inputs(pair: ModelPair, prompt: Prompt, text: str | None = None) -> dict:
-    """Token ids for one prompt, framed the same way on every path. `text` overrides the prompt (live demo)."""
-    tok = pair.tokenizer
-    if prompt_format(pair) == "chat":
-        messages = [{"role": "user", "content": text or prompt.user_message()}]
-        enc = tok.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt", return_dict=True)
-    else:
-        enc = tok(text or prompt.plain_text(), return_tensors="pt")
+    """Token ids for one prompt, framed the same way on every path (always by the TARGET's tokenizer: the
+    draft sees the same ids, or, with another tokenizer, the same text)."""
+    enc = frame(pair.tokenizer, pair.cfg, prompt, text)
     device = pair.target.device
     return {"input_ids": enc["input_ids"].to(device), "attention_mask": enc["attention_mask"].to(device)}
 
@@ -114,10 +116,16 @@ def _call(pair: ModelPair, prompt: Prompt, seed: int, path: str, extra: dict, st
         kw.update(extra)
         if streamer is not None:
             kw["streamer"] = streamer
+        prompt_ids = inputs["input_ids"][0].tolist()
         effective = {
             "config": pair.cfg.to_dict(),
             "generate_kwargs": _jsonable(kw),
             "prompt_format": prompt_format(pair),
+            # the framed prompt, so both paths can be shown to get the very same ids
+            "prompt_hash": hashlib.sha256(json.dumps(prompt_ids).encode()).hexdigest()[:16],
+            # what the checkpoint's own generation_config adds (Qwen2.5 ships top_k, repetition_penalty, ...)
+            "target_generation_config": pair.target.generation_config.to_diff_dict(),
+            "dtype": str(pair.target.dtype).removeprefix("torch."),
             "device": pair.device,
             "route": pair.compat.get("verdict"),
             # the request itself and a hash of the exact input ids: the report's prompt provenance
@@ -132,7 +140,8 @@ def _call(pair: ModelPair, prompt: Prompt, seed: int, path: str, extra: dict, st
         stage = "generate"
         import torch
 
-        with counting(pair.target) as counts, torch.inference_mode(), watch:
+        draft = pair.draft if path == "assisted" else None
+        with counting(pair.target, draft) as counts, torch.inference_mode(), watch:
             out = pair.target.generate(**inputs, **kw)
         stage = "decode"
         prompt_len = inputs["input_ids"].shape[1]
@@ -159,7 +168,8 @@ def _call(pair: ModelPair, prompt: Prompt, seed: int, path: str, extra: dict, st
         cuda_memory=cuda_memory(),
         target_passes=counts.target_passes,
         tokens_per_target_pass=(len(new_ids) / counts.target_passes) if counts.target_passes else None,
-        counts_agree=counts.agree(len(new_ids), assisted_like),
+        counts_agree=counts.agree(len(new_ids), assisted_like, pair.compat.get("token_space") != "target"),
+        candidate_generator=counts.generator,
         seed=seed,
         decoding=pair.cfg.decoding.mode,
         effective_config=effective,
@@ -171,6 +181,8 @@ def _call(pair: ModelPair, prompt: Prompt, seed: int, path: str, extra: dict, st
         rec.draft_proposed = counts.proposed
         rec.draft_accepted = counts.accepted
         rec.draft_rounds = counts.rounds
+    if path == "assisted":
+        rec.draft_tokens = counts.draft_passes
     return rec
 
 

@@ -25,12 +25,16 @@ class GenerationRecord:
     peak_rss_mb: float | None = None  # process peak RSS during the call (None when it cannot be reset)
     rss_mb: float | None = None  # process RSS after the call
     cuda_memory: dict = field(default_factory=dict)  # per device: peak allocated / reserved MB
-    draft_proposed: int | None = None  # draft tokens proposed (candidate generator count)
-    draft_accepted: int | None = None  # draft tokens accepted by the target
+    # Acceptance is counted in the TARGET's tokens (what the target verifies), on either route: with different
+    # tokenizers Transformers turns the draft's output into target tokens first (evalkit/measure.py).
+    draft_proposed: int | None = None  # candidate tokens proposed to the target (candidate generator count)
+    draft_accepted: int | None = None  # of those, tokens the target accepted
     draft_rounds: int | None = None  # verification rounds seen by the candidate generator
     target_passes: int | None = None  # target forward passes (forward hook count)
     tokens_per_target_pass: float | None = None
     counts_agree: bool | None = None  # the two independent counts cross-checked
+    draft_tokens: int | None = None  # tokens the draft wrote in its OWN vocabulary (its forward passes)
+    candidate_generator: str = ""  # Transformers' candidate generator class that ran ("" = none)
     seed: int | None = None
     decoding: str = ""  # "greedy" or "sample"
     effective_config: dict = field(default_factory=dict)  # everything really in force for this call

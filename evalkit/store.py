@@ -256,6 +256,13 @@ def _m008_identity(db) -> None:
     db.execute("CREATE INDEX ratings_rater ON ratings(rater)")
 
 
+def _m009_token_spaces(db) -> None:
+    # Different tokenizers (Universal Assisted Generation): the draft's own token count beside the target-space
+    # acceptance counts, and which Transformers candidate generator really ran.
+    db.execute("ALTER TABLE generations ADD COLUMN draft_tokens INTEGER")
+    db.execute("ALTER TABLE generations ADD COLUMN candidate_generator TEXT NOT NULL DEFAULT ''")
+
+
 # Append-only: never edit or reorder a shipped migration; add a new one at the end.
 MIGRATIONS = [
     ("001_initial", _m001_initial),
@@ -266,6 +273,7 @@ MIGRATIONS = [
     ("006_where_it_ran", _m006_where_it_ran),
     ("007_placement", _m007_placement),
     ("008_identity", _m008_identity),
+    ("009_token_spaces", _m009_token_spaces),
 ]
 
 
