@@ -79,21 +79,25 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
             tables[name] = gr.Dataframe(label=title, interactive=False)
     refresh = gr.Button("Refresh")
     outputs = [counts_md, verdict_md, *plots.values(), *tables.values()]
+    from ..cache import AggregateCache
+
+    cache = AggregateCache()  # one per app: raters opening the tab share one computation per data version
 
     @friendly
     def show(s: Session) -> dict:
         import matplotlib.pyplot as plt
 
-        from ..aggregate import aggregate
         from ..report import figures
 
         with connect(db_path) as db:
             out = {counts_md: counts_markdown(counts(db, rpp), rpp)}
             if not may_see_aggregates(db, cfg, s):
                 return out | {verdict_md: HIDDEN} | {plots[k]: None for k in PLOTS} | {tables[k]: None for k in TABLES}
-            agg = aggregate(db, cfg.bench.length_tolerance, cfg.bench.bootstrap)
+            agg = cache.get(db, cfg.bench.length_tolerance, cfg.bench.bootstrap)
             figs = figures(agg, db)
-            out[verdict_md] = verdict_markdown(agg)
+            # until the planned sample is rated, say so above everything else
+            interim = f"**⚠️ {agg.verdict['label']}** · 中期查看，不是结论\n\n" if agg.interim else ""
+            out[verdict_md] = interim + verdict_markdown(agg)
         out |= {plots[k]: figs[k] for k in PLOTS}
         out |= {tables[k]: agg.tables[k].round(4) for k in TABLES}
         plt.close("all")  # gr.Plot has rendered its copy; free the figures
