@@ -214,9 +214,14 @@ def plan_study(model: StudyModel, margin: float, confidence: float = 0.95, power
         return best
 
     recommended = smallest_reaching()
-    if recommended is not None:  # context: what half and three quarters of that size would give
-        for f in (0.5, 0.75):
-            run(rounded(recommended * f))
+    for _ in range(2):  # halve the last step where it was wide (more than 4%)
+        below = [n for n in rows if recommended is not None and n < recommended]
+        if recommended is None or not below or recommended - max(below) <= max(step, 0.04 * recommended):
+            break
+        run(rounded((recommended + max(below)) / 2))
+        recommended = smallest_reaching()
+    if recommended is not None:  # context: what half the size would give
+        run(rounded(recommended * 0.5))
         recommended = smallest_reaching()
     rows_list = sorted(rows.values(), key=lambda r: r.pairs)
     plan = Plan(margin=margin, confidence=confidence, power=power, studies=studies, model=model, rows=rows_list,
