@@ -556,7 +556,6 @@ def decide(gate_values: dict | None, fidelity: list[dict], speed: dict, complete
     if fidelity:
         worst = min(fidelity, key=lambda r: r["ci_low"])
         ok = all(r["ok"] for r in fidelity)
-        prefix = f"{INTERIM}: " if interim else ""
         if ok:
             reason = (f"every criterion's lower end is at or above -{margin:.3f} (margin); lowest: "
                       f"{_interval(worst, conf)}")
@@ -564,7 +563,9 @@ def decide(gate_values: dict | None, fidelity: list[dict], speed: dict, complete
             failing = [r["criterion"] for r in fidelity if not r["ok"]]
             reason = (f"lower end below -{margin:.3f} (margin) for {', '.join(failing)}; lowest: "
                       f"{_interval(worst, conf)}")
-        conditions.append({"name": "fidelity", "ok": ok, "reason": prefix + reason})
+        # before the planned sample is complete the condition is not judged, only reported
+        conditions.append({"name": "fidelity", "ok": None if interim else ok,
+                           "reason": f"{INTERIM}, so far: {reason}" if interim else reason})
     else:
         conditions.append({"name": "fidelity", "ok": None,
                            "reason": f"no pair has {per_pair} current ratings yet"})

@@ -1,4 +1,6 @@
-"""Small statistics used by the benchmark and the aggregation: medians, IQR, bootstrap intervals."""
+"""Statistics used by the benchmark, the aggregation and the gate: medians, IQR, bootstrap intervals, agreement, and
+cluster-aware inference for ratings (the pair as the unit: Tango's score interval, the exact pair bootstrap,
+cluster-robust variances)."""
 
 from __future__ import annotations
 
@@ -28,11 +30,24 @@ def bootstrap_ratio_of_medians(num: list[float], den: list[float], resamples: in
     if len(num) != len(den) or len(num) < 2:
         return None
     rng = np.random.default_rng(seed)
-    a, b = np.asarray(num, float), np.asarray(den, float)
-    idx = rng.integers(0, len(a), size=(resamples, len(a)))
-    ratios = np.median(a[idx], axis=1) / np.median(b[idx], axis=1)
+    ratios = _resampled_median_ratios(rng, np.asarray(num, float), np.asarray(den, float), resamples)
     lo, hi = np.percentile(ratios, [2.5, 97.5])
     return float(lo), float(hi)
+
+
+def _resampled_median_ratios(rng, a, b, resamples: int, chunk: int = 64):
+    """median(a[i]) / median(b[i]) for `resamples` index draws i of len(a) pairs. Drawn and reduced in chunks of
+    rows: the same numbers as one (resamples x n) draw (the generator's stream is consumed in the same order),
+    without holding it, and partitions that stay in cache (about 3x faster for thousands of pairs)."""
+    import numpy as np
+
+    out = np.empty(resamples)
+    for start in range(0, resamples, chunk):
+        rows = min(chunk, resamples - start)
+        idx = rng.integers(0, len(a), size=(rows, len(a)))
+        out[start:start + rows] = (np.median(a[idx], axis=1, overwrite_input=True)
+                                   / np.median(b[idx], axis=1, overwrite_input=True))
+    return out
 
 
 def speedup_over_prompts(groups: dict[str, tuple[list[float], list[float]]], resamples: int = 2000,
@@ -56,9 +71,7 @@ def speedup_over_prompts(groups: dict[str, tuple[list[float], list[float]]], res
     rng = np.random.default_rng(seed)
     per_prompt = []
     for o, a in groups.values():
-        o, a = np.asarray(o, float), np.asarray(a, float)
-        idx = rng.integers(0, len(o), size=(resamples, len(o)))
-        per_prompt.append(np.median(o[idx], axis=1) / np.median(a[idx], axis=1))
+        per_prompt.append(_resampled_median_ratios(rng, np.asarray(o, float), np.asarray(a, float), resamples))
     overall = np.median(np.stack(per_prompt, axis=1), axis=1)
     lo, hi = np.percentile(overall, [2.5, 97.5])
     return point, (float(lo), float(hi))

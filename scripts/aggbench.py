@@ -36,6 +36,18 @@ def build(path: Path, ratings: int, raters_per_pair: int, raters: int, bench: bo
     return info
 
 
+def peak_rss_mb() -> float:
+    """This process's peak resident memory. Linux's VmHWM belongs to the process image; ru_maxrss would also count
+    the parent's memory from before exec (the builder's), which Linux carries across execve."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def measure(path: Path, repeats: int) -> dict:
     """Runs in its own process: open, aggregate `repeats` times, format; max RSS of this process."""
     from evalkit.aggregate import aggregate, format_text
@@ -49,7 +61,7 @@ def measure(path: Path, repeats: int) -> dict:
         format_text(agg)
         json.dumps(agg.to_json(), default=str)
         times.append(time.perf_counter() - start)
-    return {"seconds": times, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    return {"seconds": times, "peak_rss_mb": peak_rss_mb(),
             "decision": agg.verdict["decision"], "ratings": int(agg.tables["counts"]["current_ratings"][0])}
 
 
