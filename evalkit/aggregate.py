@@ -501,8 +501,6 @@ def decision_sample(ratings: RatingData, ratings_per_pair: int, planned_pairs: i
 
 def fidelity_rows(sample: RatingData, confidence: float, resamples: int, margin: float) -> list[dict]:
     """The gate's analysis per criterion on the decision sample (pooled over prompts)."""
-    import numpy as np
-
     from .gate import fidelity_ok
 
     rows = []
@@ -612,9 +610,9 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None) 
         fidelity, complete = [], 0
     verdict = decide(values, fidelity, speed, complete, n_pairs)
     if verdict["interim"]:
-        notes.insert(0, f"INTERIM LOOK, NOT A DECISION: the verdict stays INSUFFICIENT DATA (or DROP on speed or "
-                        f"memory) until the planned number of pairs is rated; stopping early because it looks good "
-                        f"is what the plan forbids")
+        notes.insert(0, "INTERIM LOOK, NOT A DECISION: the verdict stays INSUFFICIENT DATA (or DROP on speed or "
+                        "memory) until the planned number of pairs is rated; stopping early because it looks good "
+                        "is what the plan forbids")
     if speed["fallback_runs"]:
         notes.append(f"{speed['fallback_runs']} assisted run(s) fell back; they are not counted as assisted")
     if speed["source"] and speed["source"].startswith("pair pool"):
