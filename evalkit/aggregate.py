@@ -1,6 +1,9 @@
-"""From ratings and raw timings to a decision: pandas tables, agreement, speed-up and the gate verdict.
+"""From ratings and raw timings to a decision: tables, agreement, speed-up and the gate verdict.
 
-Everything is computed from stored rows; fallback runs are never counted as assisted.
+Everything is computed from stored rows; fallback runs are never counted as assisted. The ratings are read in one
+query into arrays (RatingData) and every table is a handful of vectorised group sums, so a study of a million
+ratings aggregates in seconds. The unit of evidence is the pair: intervals treat the ratings of one pair (and,
+with enough raters, the ratings of one rater) as correlated; see the README's "The decision".
 """
 
 from __future__ import annotations
@@ -10,22 +13,31 @@ from dataclasses import dataclass, field
 
 from .prompts import CRITERIA
 from .stats import (
-    bootstrap_ratio_of_medians, cohen_kappa, krippendorff_alpha_nominal, mcnemar_exact, median, speedup_over_prompts,
-    wilson,
+    bootstrap_ratio_of_medians, cohen_kappa_binary, krippendorff_alpha_counts, mcnemar_exact, median,
+    paired_difference, speedup_over_prompts, wilson_array, z_for,
 )
+from .stats import proportions_from_counts as stats_proportions
 
 ALL = "all"
+PATHS = ("ordinary", "assisted")
+INTERIM = "interim look, not a decision"
 
 
 @dataclass
 class Aggregate:
     tables: dict  # name -> pandas.DataFrame
     speed: dict  # overall speed-up, its source and interval
-    verdict: dict  # {"decision": KEEP|DROP|INSUFFICIENT DATA, "conditions": [...], "notes": [...]}
+    verdict: dict  # {"decision", "interim", "label", "conditions": [...], "fidelity": [...], "gate", "notes"}
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def interim(self) -> bool:
+        return bool(self.verdict.get("interim", True))
 
     def to_json(self) -> dict:
         return {
+            "interim": self.interim,
+            "label": self.verdict.get("label", INTERIM),
             "tables": {k: json.loads(v.to_json(orient="records", force_ascii=False)) for k, v in self.tables.items()},
             "speed": self.speed,
             "verdict": self.verdict,
@@ -33,118 +45,323 @@ class Aggregate:
         }
 
 
-def _ratings_frame(db):
+def _code(letter: str) -> int:
+    """An answer's code: the first letter's code point modulo 16 (distinct for p / f / u / '-' and o / a / t / '-')."""
+    return ord(letter) % 16
+
+
+MISSING = _code("-")
+
+
+@dataclass
+class RatingData:
+    """The current ratings as arrays, one entry per rating, and the pairs they point at.
+
+    answers: (ratings, 9) codes (see _code): for each criterion the ordinary then the assisted answer (pass / fail /
+    unsure), then the preferred path (ordinary / assisted / tie); MISSING where the column is empty."""
+
+    rating_id: object  # int64 (ratings,)
+    pair: object  # int64 (ratings,): index into the pair arrays
+    rater: object  # int64 (ratings,): index into raters
+    answers: object  # uint8 (ratings, 9)
+    raters: list[str]
+    pair_ids: list[str]
+    pair_prompt: object  # int64 (pairs,): index into prompts
+    prompts: list[str]
+    pair_generation: dict  # path -> int64 (pairs,) generation id
+
+    def __len__(self) -> int:
+        return len(self.rating_id)
+
+    @property
+    def n_pairs(self) -> int:
+        return len(self.pair_ids)
+
+    def code(self, path: str, criterion: str):
+        return self.answers[:, 2 * CRITERIA.index(criterion) + PATHS.index(path)]
+
+    def passed(self, path: str, criterion: str):
+        return self.code(path, criterion) == _code("p")
+
+    def preferred(self):
+        return self.answers[:, 8]
+
+    def select(self, keep) -> "RatingData":
+        return RatingData(self.rating_id[keep], self.pair[keep], self.rater[keep], self.answers[keep], self.raters,
+                          self.pair_ids, self.pair_prompt, self.prompts, self.pair_generation)
+
+
+def load_ratings(db) -> RatingData:
+    """Every current rating in one SQL statement. SQLite packs each rating's nine answers into one integer (four
+    bits each) and joins each column into one comma-separated string that numpy parses in one call, so no
+    Python object is made per value (a million ratings load in about two seconds)."""
+    import numpy as np
     import pandas as pd
 
-    rows = list(db.query("SELECT r.*, p.prompt_id FROM current_ratings r JOIN pairs p ON p.id = r.pair_id"))
-    return pd.DataFrame(rows)
+    pairs = db.execute("SELECT rowid, id, prompt_id, ordinary_generation_id, assisted_generation_id FROM pairs "
+                       "ORDER BY rowid").fetchall()
+    rowids = np.array([p[0] for p in pairs], np.int64)
+    prompts = sorted({p[2] for p in pairs})
+    prompt_index = {p: i for i, p in enumerate(prompts)}
+    columns = [f"r.{path}_{c}" for c in CRITERIA for path in PATHS] + ["r.preferred_path"]
+    packed = " + ".join(f"((coalesce(unicode({col}), 45) % 16) << {4 * i})" for i, col in enumerate(columns))
+    ids, pair_rows, raters, answers = db.execute(
+        f"""SELECT group_concat(r.id, ','), group_concat(p.rowid, ','), group_concat(r.rater, char(31)),
+                   group_concat({packed}, ',')
+            FROM current_ratings r JOIN pairs p ON p.id = r.pair_id""").fetchone()
+
+    def numbers(text):
+        return np.array([], np.int64) if not text else np.fromstring(text, dtype=np.int64, sep=",")
+
+    packed_answers = numbers(answers)
+    rater_index, rater_names = pd.factorize(pd.Series(raters.split("\x1f") if raters else [], dtype=object))
+    return RatingData(
+        rating_id=numbers(ids), pair=np.searchsorted(rowids, numbers(pair_rows)),
+        rater=np.asarray(rater_index, np.int64),
+        answers=np.stack([(packed_answers >> (4 * i)) & 15 for i in range(len(columns))], axis=1).astype(np.uint8)
+        if len(packed_answers) else np.zeros((0, len(columns)), np.uint8),
+        raters=[str(x) for x in rater_names], pair_ids=[p[1] for p in pairs],
+        pair_prompt=np.array([prompt_index[p[2]] for p in pairs], np.int64), prompts=prompts,
+        pair_generation={"ordinary": np.array([p[3] for p in pairs], np.int64),
+                         "assisted": np.array([p[4] for p in pairs], np.int64)})
 
 
-def _with_all(df):
-    """The frame once per prompt and once pooled under prompt_id = 'all'."""
+def _groupings(ratings: RatingData) -> list:
+    """The two groupings every per-prompt table reports: [('all'), pairs' group, ratings' rater cluster key, rater
+    cluster's group] pooled, then the same per prompt (a rater's ratings of one prompt form one cluster there)."""
+    import numpy as np
+
+    k = max(len(ratings.raters), 1)
+    n_prompts = len(ratings.prompts)
+    prompt_of_rating = ratings.pair_prompt[ratings.pair]
+    return [
+        ([ALL], np.zeros(ratings.n_pairs, np.int64), ratings.rater, np.zeros(k, np.int64)),
+        (ratings.prompts, ratings.pair_prompt, prompt_of_rating * k + ratings.rater,
+         np.repeat(np.arange(n_prompts, dtype=np.int64), k)),
+    ]
+
+
+def _shares(ratings: RatingData, yes, valid, grouping, z: float) -> dict:
+    """A cluster-aware share (stats.proportions_from_counts) of `yes` among `valid` ratings, per group."""
+    import numpy as np
+
+    labels, pair_group, rater_key, rater_group = grouping
+    yes = yes.astype(float)
+    valid = valid.astype(float)
+    return stats_proportions(
+        np.bincount(ratings.pair, weights=yes, minlength=ratings.n_pairs),
+        np.bincount(ratings.pair, weights=valid, minlength=ratings.n_pairs), pair_group,
+        np.bincount(rater_key, weights=yes, minlength=len(rater_group)),
+        np.bincount(rater_key, weights=valid, minlength=len(rater_group)), rater_group, len(labels), z)
+
+
+def pass_rates(ratings: RatingData, confidence: float = 0.95):
+    """Per prompt (and all), path and criterion: n ratings, passes, fails, unsure, pass rate, its cluster-aware
+    interval (ci_low, ci_high: Wilson at the effective sample size, pairs and raters as clusters) and, for
+    reference only, the per-rating Wilson interval that treats every rating as independent."""
+    import numpy as np
     import pandas as pd
 
-    pooled = df.copy()
-    pooled["prompt_id"] = ALL
-    return pd.concat([pooled, df], ignore_index=True) if len(df) else df
-
-
-def pass_rates(ratings):
-    """Per prompt (and all), path and criterion: n, passes, fails, unsure, pass rate with Wilson 95% interval."""
-    import pandas as pd
-
+    cols = ["prompt_id", "path", "criterion", "n", "pass", "fail", "unsure", "pass_rate", "ci_low", "ci_high",
+            "effective_n", "wilson_ratings_low", "wilson_ratings_high"]
+    if not len(ratings):
+        return pd.DataFrame([], columns=cols)
+    z = z_for(confidence)
     out = []
-    if len(ratings):
-        for prompt_id, g in _with_all(ratings).groupby("prompt_id"):
-            for path in ("ordinary", "assisted"):
-                for c in CRITERIA:
-                    col = g[f"{path}_{c}"]
-                    n, k = int(col.notna().sum()), int((col == "pass").sum())
-                    ci = wilson(k, n)
-                    out.append({"prompt_id": prompt_id, "path": path, "criterion": c, "n": n, "pass": k,
-                                "fail": int((col == "fail").sum()), "unsure": int((col == "unsure").sum()),
-                                "pass_rate": k / n if n else None, "ci_low": ci[0] if ci else None, "ci_high": ci[1] if ci else None})
-    return pd.DataFrame(out, columns=["prompt_id", "path", "criterion", "n", "pass", "fail", "unsure", "pass_rate", "ci_low", "ci_high"])
-
-
-def paired_differences(ratings):
-    """Per prompt (and all) and criterion: assisted - ordinary pass rate on the same ratings, exact McNemar p."""
-    import pandas as pd
-
-    out = []
-    if len(ratings):
-        for prompt_id, g in _with_all(ratings).groupby("prompt_id"):
+    for grouping in _groupings(ratings):
+        labels, pair_group = grouping[0], grouping[1]
+        for path in PATHS:
             for c in CRITERIA:
-                o, a = g[f"ordinary_{c}"] == "pass", g[f"assisted_{c}"] == "pass"
-                n = len(g)
-                b, cc = int((o & ~a).sum()), int((a & ~o).sum())  # discordant pairs
-                out.append({"prompt_id": prompt_id, "criterion": c, "n": n,
-                            "ordinary_rate": o.mean() if n else None, "assisted_rate": a.mean() if n else None,
-                            "difference": (a.mean() - o.mean()) if n else None,
-                            "ordinary_only": b, "assisted_only": cc, "mcnemar_p": mcnemar_exact(b, cc)})
-    return pd.DataFrame(out, columns=["prompt_id", "criterion", "n", "ordinary_rate", "assisted_rate", "difference",
-                                      "ordinary_only", "assisted_only", "mcnemar_p"])
+                code = ratings.code(path, c)
+                res = _shares(ratings, code == _code("p"), code != MISSING, grouping, z)
+                fails = np.bincount(pair_group, weights=np.bincount(ratings.pair, weights=code == _code("f"),
+                                                                    minlength=ratings.n_pairs), minlength=len(labels))
+                unsure = np.bincount(pair_group, weights=np.bincount(ratings.pair, weights=code == _code("u"),
+                                                                     minlength=ratings.n_pairs), minlength=len(labels))
+                w_lo, w_hi = wilson_array(res["k"], res["n"], z)
+                for g, label in enumerate(labels):
+                    if res["n"][g]:
+                        out.append([label, path, c, int(res["n"][g]), int(res["k"][g]), int(fails[g]), int(unsure[g]),
+                                    res["p"][g], res["low"][g], res["high"][g], res["n_eff"][g], w_lo[g], w_hi[g]])
+    df = pd.DataFrame(out, columns=cols)
+    return df.sort_values(["prompt_id", "path"], key=lambda s: s.map(lambda v: (v != ALL, v)) if s.name == "prompt_id"
+                          else s.map(PATHS.index), kind="stable").reset_index(drop=True)
 
 
-def preferences(ratings):
-    """Per prompt (and all): assisted win / tie / loss shares with Wilson 95% intervals."""
+def _x(ratings: RatingData, criterion: str):
+    """Per rating: assisted passed - ordinary passed (unsure counts as not passed), and which ratings answer both."""
+    import numpy as np
+
+    o, a = ratings.code("ordinary", criterion), ratings.code("assisted", criterion)
+    valid = (o != MISSING) & (a != MISSING)
+    return (a == _code("p")).astype(np.int8) - (o == _code("p")).astype(np.int8), valid
+
+
+def _difference_rows(ratings: RatingData, criterion: str, grouping, confidence: float, resamples: int) -> list:
+    """paired_difference for one criterion, one study per group (a pair lies in one group)."""
+    import numpy as np
+
+    labels, pair_group, rater_key, _rater_group = grouping
+    x, valid = _x(ratings, criterion)
+    if not valid.all():
+        x, pair, rater_key = x[valid], ratings.pair[valid], rater_key[valid]
+    else:
+        pair = ratings.pair
+    res = paired_difference(x, pair, rater_key, pair_group, len(labels), confidence, resamples)
+    r_p = np.bincount(pair, minlength=ratings.n_pairs)
+    rated = r_p > 0
+    r_safe = np.where(rated, r_p, 1)
+    o_pair = np.bincount(pair, weights=ratings.passed("ordinary", criterion)[valid] if not valid.all()
+                         else ratings.passed("ordinary", criterion), minlength=ratings.n_pairs) / r_safe
+    a_pair = np.bincount(pair, weights=ratings.passed("assisted", criterion)[valid] if not valid.all()
+                         else ratings.passed("assisted", criterion), minlength=ratings.n_pairs) / r_safe
+    n = np.bincount(pair_group, weights=rated, minlength=len(labels))
+    o_rate = np.bincount(pair_group, weights=o_pair, minlength=len(labels))
+    a_rate = np.bincount(pair_group, weights=a_pair, minlength=len(labels))
+    study = pair_group[pair]
+    b = np.bincount(study, weights=(x == -1), minlength=len(labels)).astype(int)  # ordinary only
+    c = np.bincount(study, weights=(x == 1), minlength=len(labels)).astype(int)  # assisted only
+    rows = []
+    for i, label in enumerate(labels):
+        if n[i] == 0:
+            continue
+        rows.append({
+            "prompt_id": label, "criterion": criterion, "pairs": int(n[i]), "ratings": int(res["ratings"][i]),
+            "ordinary_rate": o_rate[i] / n[i], "assisted_rate": a_rate[i] / n[i], "difference": res["difference"][i],
+            "ci_low": res["low"][i], "ci_high": res["high"][i],
+            "tango_low": res["tango_low"][i], "tango_high": res["tango_high"][i],
+            "bootstrap_low": res["bootstrap_low"][i], "bootstrap_high": res["bootstrap_high"][i],
+            "two_way_low": res["two_way_low"][i], "two_way_high": res["two_way_high"][i],
+            "ordinary_only": int(b[i]), "assisted_only": int(c[i]), "mcnemar_p_ratings": mcnemar_exact(int(b[i]), int(c[i])),
+        })
+    return rows
+
+
+DIFF_COLUMNS = ["prompt_id", "criterion", "pairs", "ratings", "ordinary_rate", "assisted_rate", "difference", "ci_low",
+                "ci_high", "tango_low", "tango_high", "bootstrap_low", "bootstrap_high", "two_way_low", "two_way_high",
+                "ordinary_only", "assisted_only", "mcnemar_p_ratings"]
+
+
+def paired_differences(ratings: RatingData, confidence: float = 0.95, resamples: int = 2000):
+    """Per prompt (and all) and criterion: assisted - ordinary pass rate with every pair weighted once (the mean of
+    its raters), and the gate's interval (ci_low, ci_high: the union of Tango's score interval, the pair bootstrap
+    and, with enough raters, the two-way cluster-robust interval; each part in its own columns). The exact McNemar
+    p-value over ratings (ordinary_only / assisted_only are rating counts) treats ratings as independent: for
+    reference only."""
     import pandas as pd
 
-    out = []
+    rows = []
     if len(ratings):
-        for prompt_id, g in _with_all(ratings).groupby("prompt_id"):
-            n = len(g)
-            for outcome, path in (("win", "assisted"), ("tie", "tie"), ("loss", "ordinary")):
-                k = int((g["preferred_path"] == path).sum())
-                ci = wilson(k, n)
-                out.append({"prompt_id": prompt_id, "assisted": outcome, "n": n, "count": k, "share": k / n,
-                            "ci_low": ci[0], "ci_high": ci[1]})
-    return pd.DataFrame(out, columns=["prompt_id", "assisted", "n", "count", "share", "ci_low", "ci_high"])
+        for grouping in _groupings(ratings):
+            for c in CRITERIA:
+                rows += _difference_rows(ratings, c, grouping, confidence, resamples)
+    df = pd.DataFrame(rows, columns=DIFF_COLUMNS)
+    if len(df):  # all first, then prompts, criteria in their fixed order
+        df["_c"] = df["criterion"].map(CRITERIA.index)
+        df["_p"] = (df["prompt_id"] != ALL).astype(int)
+        df = df.sort_values(["_p", "prompt_id", "_c"], kind="stable").drop(columns=["_c", "_p"]).reset_index(drop=True)
+    return df
 
 
-def agreement(ratings):
-    """Krippendorff's alpha (nominal) per criterion (items: pair x path) and for the preference (items: pairs)."""
+def preferences(ratings: RatingData, confidence: float = 0.95):
+    """Per prompt (and all): assisted win / tie / loss shares with cluster-aware intervals (as pass_rates) and the
+    per-rating Wilson interval for reference."""
+    import pandas as pd
+
+    cols = ["prompt_id", "assisted", "n", "count", "share", "ci_low", "ci_high", "effective_n", "wilson_ratings_low",
+            "wilson_ratings_high"]
+    if not len(ratings):
+        return pd.DataFrame([], columns=cols)
+    z = z_for(confidence)
+    pref = ratings.preferred()
+    valid = pref != MISSING
+    out = []
+    for grouping in _groupings(ratings):
+        labels = grouping[0]
+        per_outcome = []
+        for name, letter in (("win", "a"), ("tie", "t"), ("loss", "o")):
+            res = _shares(ratings, pref == _code(letter), valid, grouping, z)
+            per_outcome.append((name, res, wilson_array(res["k"], res["n"], z)))
+        for g, label in enumerate(labels):
+            for name, res, (w_lo, w_hi) in per_outcome:
+                if res["n"][g]:
+                    out.append([label, name, int(res["n"][g]), int(res["k"][g]), res["p"][g], res["low"][g],
+                                res["high"][g], res["n_eff"][g], w_lo[g], w_hi[g]])
+    return pd.DataFrame(out, columns=cols)
+
+
+def agreement(ratings: RatingData):
+    """Krippendorff's alpha (nominal) per criterion (items: pair x path; values pass / fail / unsure) and for the
+    preference (items: pairs)."""
+    import numpy as np
     import pandas as pd
 
     out = []
+    letters = np.full(256, -1, np.int64)
+
+    def alpha(units, values, n_units, n_values):
+        keep = values >= 0
+        counts = np.bincount(units[keep] * n_values + values[keep], minlength=n_units * n_values)
+        counts = counts.reshape(n_units, n_values)
+        pairable = int((counts.sum(axis=1) >= 2).sum())
+        return krippendorff_alpha_counts(counts), pairable
+
+    letters[[_code("p"), _code("f"), _code("u")]] = [0, 1, 2]
     for c in CRITERIA:
-        units = []
         if len(ratings):
-            for _pid, g in ratings.groupby("pair_id"):
-                for path in ("ordinary", "assisted"):
-                    units.append(list(g[f"{path}_{c}"].dropna()))
-        pairable = sum(1 for u in units if len(u) >= 2)
-        out.append({"item": c, "alpha": krippendorff_alpha_nominal(units), "pairable_items": pairable})
-    units = [list(g["preferred_path"]) for _pid, g in ratings.groupby("pair_id")] if len(ratings) else []
-    out.append({"item": "preference", "alpha": krippendorff_alpha_nominal(units),
-                "pairable_items": sum(1 for u in units if len(u) >= 2)})
+            units = np.concatenate([ratings.pair * 2 + k for k in range(2)])
+            values = np.concatenate([letters[ratings.code(path, c)] for path in PATHS])
+            a, pairable = alpha(units, values, ratings.n_pairs * 2, 3)
+        else:
+            a, pairable = None, 0
+        out.append({"item": c, "alpha": a, "pairable_items": pairable})
+    if len(ratings):
+        letters[:] = -1
+        letters[[_code("o"), _code("a"), _code("t")]] = [0, 1, 2]
+        a, pairable = alpha(ratings.pair, letters[ratings.preferred()], ratings.n_pairs, 3)
+    else:
+        a, pairable = None, 0
+    out.append({"item": "preference", "alpha": a, "pairable_items": pairable})
     return pd.DataFrame(out, columns=["item", "alpha", "pairable_items"])
 
 
-def prescreen_agreement(db, ratings):
+def prescreen_agreement(db, ratings: RatingData):
     """Cohen's kappa per criterion between the rule pre-screen and the raters (unsure answers left out)."""
+    import numpy as np
     import pandas as pd
 
     from .fidelity import RULES_VERSION, screen_all
 
     screen_all(db)
-    screened = {(r["generation_id"], r["criterion"]): bool(r["passed"])
-                for r in db.query("SELECT * FROM prescreen WHERE rules_version = ?", [RULES_VERSION])}
-    pairs = {p["id"]: p for p in db.query("SELECT * FROM pairs")}
+    gens = np.concatenate([ratings.pair_generation[p] for p in PATHS]) if ratings.n_pairs else np.zeros(0, np.int64)
+    size = int(gens.max()) + 1 if len(gens) else 1
+    screened = {c: np.full(size, -1, np.int8) for c in CRITERIA}
+    for c in CRITERIA:  # one string per column, parsed by numpy (no Python object per row)
+        gids, passed = db.execute(
+            """SELECT group_concat(s.generation_id, ','), group_concat(s.passed, ',') FROM prescreen s
+               WHERE s.rules_version = ? AND s.criterion = ? AND s.generation_id IN (
+                   SELECT ordinary_generation_id FROM pairs UNION ALL SELECT assisted_generation_id FROM pairs)""",
+            [RULES_VERSION, c]).fetchone()
+        if gids:
+            gids = np.fromstring(gids, dtype=np.int64, sep=",")
+            passed = np.fromstring(passed, dtype=np.int64, sep=",")
+            inside = gids < size
+            screened[c][gids[inside]] = passed[inside]
     out = []
     for c in CRITERIA:
         rater, rule = [], []
-        for _, r in ratings.iterrows() if len(ratings) else []:
-            p = pairs[r["pair_id"]]
-            for path in ("ordinary", "assisted"):
-                v = r[f"{path}_{c}"]
-                key = (p[f"{path}_generation_id"], c)
-                if v in ("pass", "fail") and key in screened:
-                    rater.append(v == "pass")
-                    rule.append(screened[key])
-        agree = sum(x == y for x, y in zip(rater, rule))
-        out.append({"criterion": c, "n": len(rater), "agreement": agree / len(rater) if rater else None,
-                    "kappa": cohen_kappa(rater, rule)})
+        for path in PATHS:
+            if not len(ratings):
+                break
+            code = ratings.code(path, c)
+            rule_says = screened[c][ratings.pair_generation[path][ratings.pair]]
+            keep = ((code == _code("p")) | (code == _code("f"))) & (rule_says >= 0)
+            rater.append(code[keep] == _code("p"))
+            rule.append(rule_says[keep] == 1)
+        rater = np.concatenate(rater) if rater else np.zeros(0, bool)
+        rule = np.concatenate(rule) if rule else np.zeros(0, bool)
+        out.append({"criterion": c, "n": len(rater), "agreement": float((rater == rule).mean()) if len(rater) else None,
+                    "kappa": cohen_kappa_binary(rater, rule)})
     return pd.DataFrame(out, columns=["criterion", "n", "agreement", "kappa"])
 
 
@@ -232,16 +449,19 @@ def _extra_memory(db, bench_id) -> float | None:
 
 
 def frozen_gate(db) -> tuple[dict | None, list[str]]:
-    """The gate frozen with the rated pool (else the benchmark), and notes when the file changed since."""
-    from .gate import gate_text_hash
+    """The gate frozen with the rated pool (else the benchmark), and notes when the file changed since. Its values
+    are read again from the frozen text, so gates frozen by older versions get today's keys and defaults."""
+    from .gate import frozen_values, gate_text_hash
 
     notes = []
     exp = _latest(db, "pool") or _latest(db, "bench")
     if exp is None or not exp["gate_hash"]:
         return None, ["no experiment with a frozen release gate"]
     frozen = json.loads(exp["gate_json"])
+    frozen["values"] = frozen_values(frozen)
     try:
-        current = open(frozen["path"], encoding="utf-8").read()
+        with open(frozen["path"], encoding="utf-8") as f:
+            current = f.read()
         if gate_text_hash(current) != frozen["hash"]:
             notes.append(f"gate file {frozen['path']} changed after experiment {exp['id']} started "
                          f"(frozen {frozen['hash']}, now {gate_text_hash(current)}): the frozen version is used")
@@ -250,43 +470,121 @@ def frozen_gate(db) -> tuple[dict | None, list[str]]:
     return frozen, notes
 
 
-def decide(gate_values: dict | None, diffs, speed: dict, ratings, n_pairs: int) -> dict:
-    conditions = []
+def decision_sample(ratings: RatingData, ratings_per_pair: int, planned_pairs: int):
+    """The ratings the fidelity gate decides on, fixed in advance so that later ratings cannot move a decision:
+    the first `planned_pairs` pairs to reach `ratings_per_pair` current ratings (all such pairs when the size is
+    not planned), each with its first `ratings_per_pair` current ratings (by time of storing).
+    Returns (the selected ratings, number of complete pairs)."""
+    import numpy as np
+
+    if not len(ratings):
+        return ratings, 0
+    order = np.lexsort((ratings.rating_id, ratings.pair))
+    pair_sorted = ratings.pair[order]
+    starts = np.flatnonzero(np.r_[True, pair_sorted[1:] != pair_sorted[:-1]])
+    rank = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
+    counts = np.bincount(pair_sorted, minlength=ratings.n_pairs)
+    complete = np.flatnonzero(counts >= ratings_per_pair)
+    # a pair is complete when its ratings_per_pair-th rating is stored: order pairs by that rating's id
+    done_at = np.full(ratings.n_pairs, np.iinfo(np.int64).max)
+    last = rank == ratings_per_pair - 1
+    done_at[pair_sorted[last]] = ratings.rating_id[order][last]
+    chosen = complete[np.argsort(done_at[complete], kind="stable")]
+    if planned_pairs:
+        chosen = chosen[:planned_pairs]
+    in_sample = np.zeros(ratings.n_pairs, bool)
+    in_sample[chosen] = True
+    keep = np.zeros(len(ratings), bool)
+    keep[order] = (rank < ratings_per_pair) & in_sample[pair_sorted]
+    return ratings.select(keep), len(complete)
+
+
+def fidelity_rows(sample: RatingData, confidence: float, resamples: int, margin: float) -> list[dict]:
+    """The gate's analysis per criterion on the decision sample (pooled over prompts)."""
+    from .gate import fidelity_ok
+
+    rows = []
+    if not len(sample):
+        return rows
+    for c in CRITERIA:
+        r = _difference_rows(sample, c, _groupings(sample)[0], confidence, resamples)
+        if r:
+            r = r[0]
+            r["margin"] = margin
+            r["ok"] = bool(fidelity_ok(r["ci_low"], margin))
+            rows.append(r)
+    return rows
+
+
+def _interval(r: dict, confidence: float) -> str:
+    return (f"{r['criterion']} {r['difference']:+.3f}, {confidence:.0%} CI [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}] "
+            f"over {r['pairs']} pairs")
+
+
+def decide(gate_values: dict | None, fidelity: list[dict], speed: dict, complete_pairs: int, n_pairs: int) -> dict:
+    """KEEP, DROP or INSUFFICIENT DATA with one reason per gate condition. Speed-up and memory are measurements
+    and decide on their own; fidelity decides only on the planned sample: every look before it is interim."""
     if gate_values is None:
-        return {"decision": "INSUFFICIENT DATA", "conditions": [{"name": "gate", "ok": None, "reason": "no frozen release gate"}]}
+        return {"decision": "INSUFFICIENT DATA", "interim": True, "label": INTERIM, "fidelity": fidelity,
+                "conditions": [{"name": "gate", "ok": None, "reason": "no frozen release gate"}]}
     g = gate_values
-    # ratings per pair
-    per_pair = ratings.groupby("pair_id").size() if len(ratings) else None
-    rated_min = int(per_pair.min()) if per_pair is not None and len(per_pair) == n_pairs and n_pairs else 0
-    enough = n_pairs > 0 and rated_min >= g["min_ratings_per_pair"]
-    conditions.append({"name": "ratings per pair", "ok": True if enough else None,
-                       "reason": f"fewest current ratings on a pair: {rated_min} (need {g['min_ratings_per_pair']}, {n_pairs} pairs)"})
+    planned, per_pair, margin, conf = g["planned_pairs"], g["min_ratings_per_pair"], g["margin"], g["confidence"]
+    conditions = []
+    if planned <= 0:
+        interim = True
+        conditions.append({"name": "planned sample", "ok": None, "reason":
+                           f"{INTERIM}: no planned sample size (planned_pairs = 0 in the gate); run `evalkit plan` and "
+                           f"freeze its planned_pairs line before rating starts ({complete_pairs} of {n_pairs} pairs "
+                           f"have {per_pair} current ratings)"})
+    elif complete_pairs < planned:
+        interim = True
+        conditions.append({"name": "planned sample", "ok": None, "reason":
+                           f"{INTERIM}: {complete_pairs} of the {planned} planned pairs have {per_pair} current ratings"})
+    else:
+        interim = False
+        conditions.append({"name": "planned sample", "ok": True, "reason":
+                           f"{planned} planned pairs have {per_pair} current ratings; the decision uses the first "
+                           f"{planned} to complete, each with its first {per_pair} ratings"
+                           + (f" ({complete_pairs - planned} later pairs are in the tables only)"
+                              if complete_pairs > planned else "")})
     lo = speed["speedup_ci95"][0] if speed.get("speedup_ci95") else None
     conditions.append({"name": "speed-up", "ok": None if lo is None else lo >= g["min_speedup_ci_low"],
                        "reason": "no speed-up measured over comparable outputs" if lo is None else
                        f"95% CI lower end {lo:.2f} vs minimum {g['min_speedup_ci_low']:.2f} ({speed['source']})"})
-    all_diffs = diffs[diffs["prompt_id"] == ALL] if len(diffs) else diffs
-    if len(all_diffs):
-        worst = all_diffs.sort_values("difference").iloc[0]
-        ok = bool(-worst["difference"] <= g["max_pass_rate_drop"])
-        conditions.append({"name": "fidelity", "ok": ok,
-                           "reason": f"largest pass-rate drop: {worst['criterion']} {worst['difference']:+.3f} "
-                                     f"(allowed -{g['max_pass_rate_drop']:.3f}; McNemar p={worst['mcnemar_p']:.3f})"})
+    if fidelity:
+        worst = min(fidelity, key=lambda r: r["ci_low"])
+        ok = all(r["ok"] for r in fidelity)
+        if ok:
+            reason = (f"every criterion's lower end is at or above -{margin:.3f} (margin); lowest: "
+                      f"{_interval(worst, conf)}")
+        else:
+            failing = [r["criterion"] for r in fidelity if not r["ok"]]
+            reason = (f"lower end below -{margin:.3f} (margin) for {', '.join(failing)}; lowest: "
+                      f"{_interval(worst, conf)}")
+        # before the planned sample is complete the condition is not judged, only reported
+        conditions.append({"name": "fidelity", "ok": None if interim else ok,
+                           "reason": f"{INTERIM}, so far: {reason}" if interim else reason})
     else:
-        conditions.append({"name": "fidelity", "ok": None, "reason": "no ratings yet"})
+        conditions.append({"name": "fidelity", "ok": None,
+                           "reason": f"no pair has {per_pair} current ratings yet"})
     mem = speed.get("extra_memory_mb")
     conditions.append({"name": "memory", "ok": None if mem is None else mem <= g["max_extra_memory_mb"],
                        "reason": "extra memory of the draft not measured (run `evalkit bench`)" if mem is None else
                        f"draft adds {mem:.0f} MB (allowed {g['max_extra_memory_mb']:.0f} MB)"})
-    # speed and memory failures decide on their own; a fidelity failure only once every pair is rated enough
     failed = {c["name"] for c in conditions if c["ok"] is False}
-    if failed & {"speed-up", "memory"} or ("fidelity" in failed and enough):
+    if failed & {"speed-up", "memory"}:
         decision = "DROP"
+    elif interim:
+        decision = "INSUFFICIENT DATA"
     elif all(c["ok"] is True for c in conditions):
         decision = "KEEP"
+    elif "fidelity" in failed:
+        decision = "DROP"
     else:
         decision = "INSUFFICIENT DATA"
-    return {"decision": decision, "conditions": conditions, "gate": g}
+    label = INTERIM if interim else "decision on the planned sample"
+    return {"decision": decision, "interim": interim, "label": label, "conditions": conditions,
+            "fidelity": fidelity, "gate": g}
 
 
 def aggregate(db, tolerance: float | None = None, resamples: int | None = None) -> Aggregate:
@@ -299,27 +597,39 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None) 
     tolerance = bench_cfg.get("length_tolerance", 0.1) if tolerance is None else tolerance
     resamples = bench_cfg.get("bootstrap", 2000) if resamples is None else resamples
 
-    ratings = _ratings_frame(db)
-    diffs = paired_differences(ratings)
-    path_timing, speed_by_prompt, speed = timing(db, tolerance, resamples)
     gate, notes = frozen_gate(db)
-    n_pairs = db["pairs"].count
-    verdict = decide(gate["values"] if gate else None, diffs, speed, ratings, n_pairs)
+    values = gate["values"] if gate else None
+    confidence = values["confidence"] if values else 0.95
+    ratings = load_ratings(db)
+    path_timing, speed_by_prompt, speed = timing(db, tolerance, resamples)
+    n_pairs = ratings.n_pairs
+    if values:
+        sample, complete = decision_sample(ratings, values["min_ratings_per_pair"], values["planned_pairs"])
+        fidelity = fidelity_rows(sample, confidence, resamples, values["margin"])
+    else:
+        fidelity, complete = [], 0
+    verdict = decide(values, fidelity, speed, complete, n_pairs)
+    if verdict["interim"]:
+        notes.insert(0, "INTERIM LOOK, NOT A DECISION: the verdict stays INSUFFICIENT DATA (or DROP on speed or "
+                        "memory) until the planned number of pairs is rated; stopping early because it looks good "
+                        "is what the plan forbids")
     if speed["fallback_runs"]:
         notes.append(f"{speed['fallback_runs']} assisted run(s) fell back; they are not counted as assisted")
     if speed["source"] and speed["source"].startswith("pair pool"):
         notes.append("speed-up taken from the pair pool's single runs: run `evalkit bench` for the protocol's numbers")
     tables = {
-        "pass_rates": pass_rates(ratings),
-        "paired_differences": diffs,
-        "preferences": preferences(ratings),
+        "pass_rates": pass_rates(ratings, confidence),
+        "paired_differences": paired_differences(ratings, confidence, resamples),
+        "non_inferiority": pd.DataFrame(fidelity, columns=DIFF_COLUMNS + ["margin", "ok"]),
+        "preferences": preferences(ratings, confidence),
         "agreement": agreement(ratings),
         "prescreen_agreement": prescreen_agreement(db, ratings),
         "timing": path_timing,
         "speedup": speed_by_prompt,
         "counts": pd.DataFrame([{
-            "pairs": n_pairs, "current_ratings": len(ratings),
-            "raters": int(ratings["rater"].nunique()) if len(ratings) else 0,
+            "pairs": n_pairs, "complete_pairs": complete,
+            "planned_pairs": values["planned_pairs"] if values else None, "current_ratings": len(ratings),
+            "raters": len(ratings.raters),
             "skips": db.execute("SELECT COUNT(*) FROM ratings WHERE kind = 'skip'").fetchone()[0],
         }]),
     }
@@ -331,14 +641,17 @@ def format_text(agg: Aggregate) -> str:
     import pandas as pd
 
     lines = []
-    with pd.option_context("display.width", 160, "display.max_columns", 20, "display.float_format", "{:.3f}".format):
+    with pd.option_context("display.width", 200, "display.max_columns", 30, "display.float_format", "{:.3f}".format):
         for name, df in agg.tables.items():
             lines += [f"== {name}", df.to_string(index=False) if len(df) else "(no data)", ""]
     v = agg.verdict
-    lines.append(f"VERDICT: {v['decision']}")
+    lines.append(f"VERDICT: {v['decision']}" + (f"  ({v['label']})" if v.get("interim", True) else ""))
     for c in v["conditions"]:
         mark = {True: "ok  ", False: "FAIL", None: "??  "}[c["ok"]]
         lines.append(f"  [{mark}] {c['name']}: {c['reason']}")
+    conf = v.get("gate", {}).get("confidence", 0.95) if v.get("gate") else 0.95
+    for r in v.get("fidelity", []):
+        lines.append(f"         {'inside' if r['ok'] else 'OUTSIDE'} margin -{r['margin']:.3f}: {_interval(r, conf)}")
     for n in agg.notes:
         lines.append(f"note: {n}")
     return "\n".join(lines)

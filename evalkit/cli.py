@@ -59,9 +59,9 @@ def _db(db_path, must_exist: bool = False):
 def cli():
     """Does a draft model (assisted generation) make writing requests faster without hurting the content?
 
-    Measure both paths (check, run, bench), build the blind pair pool for raters (generate),
-    decide (fidelity, aggregate, report, export), invite raters (raters), and build the offline demo
-    model pair (demo-models). The rating app is `python app.py`.
+    Measure both paths (check, run, bench), plan the rating study (plan), build the blind pair pool
+    for raters (generate, prepare), decide (fidelity, aggregate, report, export), invite raters (raters),
+    and build the offline demo model pair (demo-models). The rating app is `python app.py`.
     """
 
 
@@ -263,6 +263,53 @@ def fidelity(prompt_id, as_json):
         click.echo(f"{'PASS' if v.passed else 'FAIL'}  {c:<22} {v.evidence}")
 
 
+@cli.command()
+@config_option
+@db_option
+@click.option("--margin", type=float, default=None, help="Non-inferiority margin (default: the gate file's).")
+@click.option("--power", type=float, default=0.8, show_default=True,
+              help="Wanted chance of KEEP when assisted truly loses nothing.")
+@click.option("--pass-rate", type=float, default=None,
+              help="Share of outputs that pass each criterion (default: the database's pre-screen, else 0.8).")
+@click.option("--raters-per-pair", type=int, default=None,
+              help="Ratings per pair (default: the gate's min_ratings_per_pair).")
+@click.option("--raters", type=int, default=None, help="Raters in the study (default: the database's, else 10).")
+@click.option("--studies", type=int, default=400, show_default=True, help="Simulated studies per size.")
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+@_fail_clearly
+def plan(config_path, db_path, margin, power, pass_rate, raters_per_pair, raters, studies, as_json):
+    """How many rated pairs the fidelity gate needs: the planned_pairs line for the gate file.
+
+    Simulates whole studies through the very analysis the gate runs and reports, per number of
+    pairs, how often a study in which assisted truly loses nothing ends with every criterion
+    inside the margin; recommends the smallest size that reaches --power, and checks the false
+    KEEP rate when one criterion truly drops by the margin. Uses the database's pre-screen pass
+    rates, identical-output share and rater agreement when it has them. Run it, and freeze its
+    line in the gate file, before rating starts.
+    """
+    from pathlib import Path
+
+    from .gate import read_gate_file
+    from .locations import db_path as default_db_path
+    from .plan import format_plan, model_from_db, plan_study
+    from .store import open_db
+
+    cfg = _cfg(config_path)
+    _text, gate = read_gate_file(cfg.gate_file or None)
+    path = Path(db_path) if db_path else default_db_path()
+    if db_path and not path.exists():
+        raise EvalkitError(f"database {path} does not exist", "pass an existing --db, or leave it out to plan from defaults")
+    db = open_db(path) if path.exists() else None  # planning never creates a database
+    model = model_from_db(db, raters_per_pair or gate.min_ratings_per_pair, pass_rate, raters,
+                          prompts=None if db is not None and db["pairs"].count else len(cfg.pool.prompts) or 5)
+    result = plan_study(model, gate.margin if margin is None else margin, gate.confidence, power,
+                        resamples=cfg.bench.bootstrap, studies=studies)
+    if as_json:
+        click.echo(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
+    else:
+        click.echo(format_plan(result))
+
+
 @cli.command("aggregate")
 @db_option
 @click.option("--json", "as_json", is_flag=True, help="Print tables, speed, verdict and provenance (versions, digests, hashes, prompts, scope, experiments) as JSON.")
@@ -270,8 +317,11 @@ def fidelity(prompt_id, as_json):
 def aggregate_cmd(db_path, as_json):
     """Tables, agreement, speed-up and the release-gate verdict (KEEP / DROP / INSUFFICIENT DATA).
 
-    Pass rates with Wilson intervals, paired differences with exact McNemar tests, preferences,
-    Krippendorff's alpha, the pre-screen's Cohen's kappa, timing and memory; all also per prompt.
+    Pass rates and preferences with cluster-aware intervals (pairs and raters as clusters; the
+    per-rating Wilson interval beside them), paired differences per pair with the gate's interval,
+    the gate's non-inferiority table on the planned sample, Krippendorff's alpha, the pre-screen's
+    Cohen's kappa, timing and memory; all also per prompt. Until the planned number of pairs is
+    rated the verdict is INSUFFICIENT DATA and marked as an interim look, not a decision.
     """
     from .aggregate import aggregate, format_text
 

@@ -9,17 +9,40 @@ from pathlib import Path
 
 from .errors import EvalkitError
 
+# Older gate files name the fidelity margin by its former key; it is read as the margin.
+ALIASES = {"max_pass_rate_drop": "margin"}
+
 
 @dataclass(frozen=True)
 class Gate:
     # Minimum lower bound of the speed-up's 95% interval.
     min_speedup_ci_low: float = 1.1
-    # Maximum allowed drop of any criterion's pass rate (assisted - ordinary), as a fraction.
-    max_pass_rate_drop: float = 0.05
+    # Non-inferiority margin: KEEP needs, for every criterion, the lower end of the interval of the
+    # assisted - ordinary pass rate to be at least -margin (alias: max_pass_rate_drop).
+    margin: float = 0.05
+    # Two-sided confidence level of that interval (0.95: each criterion is tested one-sided at 2.5%).
+    confidence: float = 0.95
     # Maximum extra memory from loading the draft, MB.
     max_extra_memory_mb: float = 1024.0
-    # Minimum current ratings per rated pair before deciding.
+    # A pair counts towards the sample once it has this many current ratings.
     min_ratings_per_pair: int = 3
+    # Pairs (each with min_ratings_per_pair ratings) the decision waits for; from `evalkit plan`. Before that
+    # every look is an interim look and the verdict INSUFFICIENT DATA. 0 = not planned: no decision.
+    planned_pairs: int = 0
+    # Gold (known-answer) pairs: raters whose accuracy on them is below this are left out. 0 = off.
+    min_gold_accuracy: float = 0.0
+
+
+# (low, high, low inclusive, high inclusive) for each key; a value outside is refused with its range
+RANGES = {
+    "min_speedup_ci_low": (0.0, None, True, True),
+    "margin": (0.0, 1.0, False, False),
+    "confidence": (0.5, 1.0, False, False),
+    "max_extra_memory_mb": (0.0, None, True, True),
+    "min_ratings_per_pair": (1, None, True, True),
+    "planned_pairs": (0, None, True, True),
+    "min_gold_accuracy": (0.0, 1.0, True, True),
+}
 
 
 def default_gate_path() -> Path:
@@ -38,14 +61,30 @@ def parse_gate(text: str, source: str) -> Gate:
     except tomllib.TOMLDecodeError as e:
         raise EvalkitError(f"gate file {source} is not valid TOML: {e}", "fix the syntax")
     known = {f.name: f for f in fields(Gate)}
-    unknown = sorted(set(data) - set(known))
+    unknown = sorted(set(data) - set(known) - set(ALIASES))
     if unknown:
         raise EvalkitError(f"gate file {source}: unknown key(s) {', '.join(unknown)}", f"valid keys: {', '.join(known)}")
+    for old, new in ALIASES.items():
+        if old in data:
+            if new in data:
+                raise EvalkitError(f"gate file {source} sets both {old} and {new}",
+                                   f"keep only {new} ({old} is its older name)")
+            data[new] = data.pop(old)
     out = {}
     for k, v in data.items():
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise EvalkitError(f"gate file {source}: {k} = {v!r} should be a number", f"write {k} as a number")
-        out[k] = int(v) if known[k].type in (int, "int") else float(v)
+        if known[k].type in (int, "int"):
+            if v != int(v):
+                raise EvalkitError(f"gate file {source}: {k} = {v!r} should be a whole number", f"write {k} as an integer")
+            v = int(v)
+        else:
+            v = float(v)
+        lo, hi, lo_in, hi_in = RANGES[k]
+        if (lo is not None and (v < lo or (v == lo and not lo_in))) or (hi is not None and (v > hi or (v == hi and not hi_in))):
+            span = f"{'[' if lo_in else '('}{lo}, {hi if hi is not None else '∞'}{']' if hi_in else ')'}"
+            raise EvalkitError(f"gate file {source}: {k} = {v!r} is outside {span}", f"set {k} within {span}")
+        out[k] = v
     return Gate(**out)
 
 
@@ -63,3 +102,22 @@ def gate_snapshot(path: Path | None = None) -> dict:
     path = Path(path) if path else default_gate_path()
     text, gate = read_gate_file(path)
     return {"path": str(path), "text": text, "hash": gate_text_hash(text), "values": asdict(gate)}
+
+
+def frozen_values(snapshot: dict) -> dict:
+    """The gate values of a frozen snapshot, read again from its text so that snapshots frozen by older
+    versions (other keys, no margin) get today's meaning and defaults."""
+    text = snapshot.get("text")
+    if text is None:
+        return asdict(Gate(**{ALIASES.get(k, k): v for k, v in snapshot.get("values", {}).items()}))
+    return asdict(parse_gate(text, f"frozen gate {snapshot.get('hash', '')}"))
+
+
+def fidelity_ok(lower, margin: float):
+    """The fidelity condition for one criterion (vectorised over studies): the interval's lower end for
+    assisted - ordinary pass rate is at least -margin. An undefined lower end (no pairs) is not a pass."""
+    import numpy as np
+
+    lower = np.asarray(lower, float)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isnan(lower), False, lower >= -margin - 1e-12)

@@ -71,7 +71,7 @@ def figures(agg: Aggregate, db) -> dict:
         ax.set_ylim(-0.05, 1.05)
         ax.set_ylabel("pass rate")
         ax.legend()
-        ax.set_title("Pass rate per criterion and path, Wilson 95% CI", fontsize=9)
+        ax.set_title("Pass rate per criterion and path, cluster-aware 95% CI (pairs, raters)", fontsize=9)
         fig.tight_layout()
         figs["pass_rates"] = fig
     else:

@@ -12,7 +12,8 @@ Arithmetic behind tests/fixtures/ratings_small_expected.json (4 pairs x 3 raters
 - Pre-screen vs raters: the pair-3 assisted text promises (保证), the rule fails it as the raters do ->
   kappa 1; schedule: the rule passes all 24, raters fail 1 -> p_o = p_e = 23/24 -> kappa 0.
 - Speed-up (pool single runs, all comparable): median(2.0, 2.2, 1.8, 2.0) / median(1.0, 1.1, 1.0, 0.9) = 2.
-- Gate: the no_added_promises drop (0.25) exceeds 0.05 with 3 ratings on every pair -> DROP.
+- Gate (planned_pairs = 4, all rated 3 times): no_added_promises' pair-level difference is -0.25 (pair 3:
+  -1, the others 0) and its interval's lower end lies far below -0.05 -> DROP.
 """
 
 import json
@@ -30,9 +31,11 @@ from evalkit.store import insert_experiment, insert_pairs, open_db
 
 FIX = Path(__file__).parent / "fixtures"
 GATE = """min_speedup_ci_low = 1.1
-max_pass_rate_drop = 0.05
+margin = 0.05
+confidence = 0.95
 max_extra_memory_mb = 1024
 min_ratings_per_pair = 3
+planned_pairs = 4
 """
 
 
@@ -74,11 +77,14 @@ def test_fixture_matches_expected_summary(agg):
         assert pr.loc[tuple(key.split("/")), "pass_rate"] == pytest.approx(value, abs=1e-6)
     lo, hi = exp["wilson"]["assisted/no_added_promises"]
     row = pr.loc[("assisted", "no_added_promises")]
-    assert row["ci_low"] == pytest.approx(lo, abs=1e-3) and row["ci_high"] == pytest.approx(hi, abs=1e-3)
+    # the per-rating Wilson interval stays, labelled; the cluster-aware one is wider (4 pairs, not 12 ratings)
+    assert row["wilson_ratings_low"] == pytest.approx(lo, abs=1e-3) and row["wilson_ratings_high"] == pytest.approx(hi, abs=1e-3)
+    assert row["ci_low"] < lo and row["ci_high"] >= hi
     d = t["paired_differences"][t["paired_differences"].prompt_id == "all"].set_index("criterion")
     for c, v in exp["difference"].items():
         assert d.loc[c, "difference"] == pytest.approx(v, abs=1e-6)
-        assert d.loc[c, "mcnemar_p"] == pytest.approx(exp["mcnemar_p"][c], abs=1e-9)
+        assert d.loc[c, "mcnemar_p_ratings"] == pytest.approx(exp["mcnemar_p"][c], abs=1e-9)
+        assert d.loc[c, "ci_low"] <= v <= d.loc[c, "ci_high"]
     pref = t["preferences"][t["preferences"].prompt_id == "all"].set_index("assisted")
     for outcome, share in exp["preference_share"].items():
         assert pref.loc[outcome, "share"] == pytest.approx(share, abs=1e-6)
@@ -104,19 +110,21 @@ def test_per_prompt_tables_exist(agg):
 def test_verdict_reasons_name_each_condition(agg):
     result, _, _ = agg
     conds = {c["name"]: c for c in result.verdict["conditions"]}
-    assert set(conds) == {"ratings per pair", "speed-up", "fidelity", "memory"}
+    assert set(conds) == {"planned sample", "speed-up", "fidelity", "memory"}
+    assert conds["planned sample"]["ok"] is True and result.verdict["interim"] is False
     assert conds["fidelity"]["ok"] is False and "no_added_promises" in conds["fidelity"]["reason"]
+    assert "CI [" in conds["fidelity"]["reason"]  # the interval, not only the point estimate
     assert conds["memory"]["ok"] is None and "not measured" in conds["memory"]["reason"]
     text = format_text(result)
-    assert "VERDICT: DROP" in text and "[FAIL] fidelity" in text
+    assert "VERDICT: DROP" in text and "[FAIL] fidelity" in text and "interim" not in text.split("VERDICT")[1]
 
 
 def test_changed_gate_file_is_reported_and_frozen_version_used(agg):
     _result, db, tmp = agg
-    (tmp / "gate.toml").write_text(GATE.replace("max_pass_rate_drop = 0.05", "max_pass_rate_drop = 0.5"))
+    (tmp / "gate.toml").write_text(GATE.replace("margin = 0.05", "margin = 0.5"))
     again = aggregate(db)
     assert any("changed after experiment" in n for n in again.notes)
-    assert again.verdict["gate"]["max_pass_rate_drop"] == 0.05
+    assert again.verdict["gate"]["margin"] == 0.05
     assert again.verdict["decision"] == "DROP"
 
 

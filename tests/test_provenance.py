@@ -77,7 +77,9 @@ def study(tmp_path, make_config):
 
 
 def _last_record(db, exp_id):
-    return db.execute("SELECT MAX(created_at) FROM generations WHERE experiment_id = ?", [exp_id]).fetchone()[0]
+    """The experiment's last stored row: a generation, or a pair (stored just after its generations)."""
+    return db.execute("SELECT MAX(t) FROM (SELECT created_at AS t FROM generations WHERE experiment_id = :e "
+                      "UNION ALL SELECT created_at FROM pairs WHERE experiment_id = :e)", {"e": exp_id}).fetchone()[0]
 
 
 def test_provenance_record_names_everything_behind_the_numbers(study):

@@ -76,6 +76,9 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
                 tables[name] = gr.Dataframe(label=title, interactive=False)
     refresh = gr.Button("Refresh")
     outputs = [counts_md, verdict_md, full, *plots.values(), *tables.values()]
+    from ..cache import AggregateCache
+
+    cache = AggregateCache()  # one per app: raters opening the tab share one computation per data version
 
     @friendly
     def show(s: Session) -> dict:
@@ -87,12 +90,13 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
                     c: None for c in (*plots.values(), *tables.values())}
             import matplotlib.pyplot as plt
 
-            from ..aggregate import aggregate
             from ..report import figures
 
-            agg = aggregate(db, cfg.bench.length_tolerance, cfg.bench.bootstrap)
+            agg = cache.get(db, cfg.bench.length_tolerance, cfg.bench.bootstrap)
             figs = figures(agg, db)
-            out[verdict_md] = verdict_markdown(agg)
+            # until the planned sample is rated, say so above everything else
+            interim = f"**⚠️ {agg.verdict['label']}** · 中期查看，不是结论\n\n" if agg.interim else ""
+            out[verdict_md] = interim + verdict_markdown(agg)
         out |= {full: gr.update(visible=True)}
         out |= {plots[k]: figs[k] for k in PLOTS}
         out |= {tables[k]: agg.tables[k].round(4) for k in TABLES}

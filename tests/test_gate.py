@@ -1,0 +1,229 @@
+"""The release gate end to end, through the real database and aggregate code on synthetic studies: thin evidence
+never reads as KEEP, a study of the planned size with no true drop does, every look before the planned size is
+labelled interim, and the decision sample cannot be moved by later ratings. Also the gate file itself (keys,
+aliases, ranges, frozen snapshots) and the cached aggregate the Results tab serves."""
+
+import json
+import threading
+
+import pytest
+from click.testing import CliRunner
+
+from evalkit.aggregate import INTERIM, aggregate, format_text
+from evalkit.cache import AggregateCache
+from evalkit.cli import cli
+from evalkit.config import AppConfig
+from evalkit.errors import EvalkitError
+from evalkit.gate import Gate, fidelity_ok, frozen_values, gate_snapshot, parse_gate
+from evalkit.plan import StudyModel, plan_study
+from evalkit.prompts import CRITERIA
+from evalkit.ratings import RatingInput, submit_rating
+from evalkit.store import open_db
+from evalkit.synthetic import SyntheticStudy, build_study, gate_file_text
+
+Z95 = 1.959963984540054
+
+
+def study(tmp_path, name: str, gate_text: str, **spec):
+    gate = tmp_path / f"{name}.toml"
+    gate.write_text(gate_text)
+    db = open_db(tmp_path / f"{name}.db")
+    build_study(db, SyntheticStudy(gate_path=str(gate), **spec))
+    return db, gate
+
+
+# ---- thin evidence: 20 pairs, 3 raters, every answer "pass", speed and memory fine
+
+
+THIN = dict(pairs=20, raters_per_pair=3, raters=3, pass_rate=1.0, rater_accuracy=1.0, speedup=2.0, extra_memory_mb=100)
+
+
+@pytest.mark.parametrize("planned", [0, 20, 300])
+def test_thin_evidence_never_keeps(tmp_path, planned):
+    db, _ = study(tmp_path, f"thin{planned}", gate_file_text(planned_pairs=planned), **THIN)
+    agg = aggregate(db)
+    conds = {c["name"]: c for c in agg.verdict["conditions"]}
+    assert conds["speed-up"]["ok"] is True and conds["memory"]["ok"] is True  # everything else is measured and fine
+    assert agg.verdict["decision"] != "KEEP"
+    # the lower end is about -0.16, the margin 0.05: a failure on the planned sample, not judged before it
+    assert conds["fidelity"]["ok"] is (False if planned == 20 else None)
+    assert "below -0.050" in conds["fidelity"]["reason"]
+    ni = agg.tables["non_inferiority"]
+    assert (ni["difference"] == 0).all() and (ni["ci_low"] - (-Z95**2 / (20 + Z95**2))).abs().max() < 1e-9
+    assert "CI [-0.161, +0.161] over 20 pairs" in conds["fidelity"]["reason"]
+    if planned == 20:  # the planned sample is complete: the data cannot rule out a drop three times the margin
+        assert agg.verdict["decision"] == "DROP" and not agg.interim
+    else:
+        assert agg.verdict["decision"] == "INSUFFICIENT DATA" and agg.interim
+        assert INTERIM in format_text(agg) and agg.to_json()["interim"] is True
+        assert agg.to_json()["label"] == INTERIM
+
+
+def test_thin_evidence_under_an_old_gate_file_is_not_a_decision(tmp_path):
+    """A gate file of the previous version (max_pass_rate_drop, no planned size) still reads; it plans nothing, so
+    the verdict is an interim look, where the old point-estimate rule printed `[ok] fidelity`."""
+    old = "min_speedup_ci_low = 1.1\nmax_pass_rate_drop = 0.05\nmax_extra_memory_mb = 1024\nmin_ratings_per_pair = 3\n"
+    db, _ = study(tmp_path, "old", old, **THIN)
+    agg = aggregate(db)
+    assert agg.verdict["gate"]["margin"] == 0.05 and agg.verdict["gate"]["planned_pairs"] == 0
+    assert agg.verdict["decision"] == "INSUFFICIENT DATA" and agg.interim
+    assert "no planned sample size" in format_text(agg)
+
+
+# ---- a study as large as the plan says, with no true drop
+
+
+@pytest.fixture(scope="module")
+def planned_size():
+    model = StudyModel(pass_rates={c: 0.8 for c in CRITERIA}, rater_accuracy=0.95, raters_per_pair=3, raters=12)
+    return plan_study(model, 0.15, 0.95, 0.9, studies=200, seed=1).recommended_pairs
+
+
+def test_planned_study_without_a_true_drop_keeps(tmp_path, planned_size):
+    db, _ = study(tmp_path, "planned", gate_file_text(planned_pairs=planned_size, margin=0.15),
+                  pairs=planned_size, raters_per_pair=3, raters=12, pass_rate=0.8, rater_accuracy=0.95, seed=5)
+    agg = aggregate(db)
+    assert agg.verdict["decision"] == "KEEP", format_text(agg)
+    assert not agg.interim and "interim" not in format_text(agg).split("VERDICT")[1]
+    assert all(agg.tables["non_inferiority"]["ok"])
+    assert int(agg.tables["non_inferiority"]["pairs"].iloc[0]) == planned_size
+
+
+def test_planned_study_with_a_large_true_drop_is_dropped(tmp_path, planned_size):
+    db, _ = study(tmp_path, "drop", gate_file_text(planned_pairs=planned_size, margin=0.15),
+                  pairs=planned_size, raters_per_pair=3, raters=12, pass_rate=0.8, rater_accuracy=0.95, seed=5,
+                  drops={"unknown_restore_time": 0.3})
+    agg = aggregate(db)
+    assert agg.verdict["decision"] == "DROP"
+    failing = agg.tables["non_inferiority"].set_index("criterion")
+    assert not failing.loc["unknown_restore_time", "ok"]
+
+
+def test_same_study_before_the_planned_size_is_an_interim_look(tmp_path, planned_size):
+    db, _ = study(tmp_path, "early", gate_file_text(planned_pairs=planned_size + 50, margin=0.15),
+                  pairs=planned_size, raters_per_pair=3, raters=12, pass_rate=0.8, rater_accuracy=0.95, seed=5)
+    agg = aggregate(db)
+    assert agg.verdict["decision"] == "INSUFFICIENT DATA" and agg.interim
+    assert f"{planned_size} of the {planned_size + 50} planned pairs" in format_text(agg)
+    r = CliRunner().invoke(cli, ["aggregate", "--db", str(tmp_path / "early.db"), "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert out["interim"] is True and out["label"] == INTERIM and out["verdict"]["decision"] == "INSUFFICIENT DATA"
+    r = CliRunner().invoke(cli, ["aggregate", "--db", str(tmp_path / "early.db")])
+    assert "VERDICT: INSUFFICIENT DATA  (interim look, not a decision)" in r.output
+
+
+def test_decision_sample_is_fixed_once_the_plan_is_reached(tmp_path):
+    """Planned 30 of 40 pairs: the decision uses the first 30 pairs to complete with their first 3 ratings; more
+    ratings afterwards (a fourth rater on those pairs) appear in the tables but do not move the decision."""
+    db, _ = study(tmp_path, "fixed", gate_file_text(planned_pairs=30, margin=0.2), pairs=40, raters_per_pair=3,
+                  raters=12, pass_rate=0.7, rater_accuracy=0.9, seed=2)
+    first = aggregate(db)
+    ni = first.tables["non_inferiority"]
+    assert (ni["pairs"] == 30).all() and (ni["ratings"] == 90).all()
+    assert "10 later pairs are in the tables only" in first.verdict["conditions"][0]["reason"]
+    pairs = [r["id"] for r in db.query("SELECT id FROM pairs ORDER BY rowid")]
+    fail_all = {c: "fail" for c in CRITERIA}
+    pass_all = {c: "pass" for c in CRITERIA}
+    for pid in pairs[:30]:  # an extra rater fails every assisted output the decision sample contains
+        side = db.execute("SELECT ordinary_side FROM pairs WHERE id = ?", [pid]).fetchone()[0]
+        a, b = (pass_all, fail_all) if side == "A" else (fail_all, pass_all)
+        # a study that asks for more ratings per pair than the gate decides on (the app's quota is 4 here)
+        submit_rating(db, AppConfig(ratings_per_pair=4), RatingInput(pid, "late-rater", a, b, "tie"))
+    later = aggregate(db)
+    assert later.tables["non_inferiority"].equals(ni)
+    assert later.verdict["decision"] == first.verdict["decision"]
+    assert int(later.tables["counts"]["current_ratings"][0]) == 150  # the tables see the new ratings
+    pd_all = later.tables["paired_differences"]
+    assert (pd_all[pd_all.prompt_id == "all"]["ratings"] == 150).all()
+
+
+# ---- the gate file
+
+
+def test_gate_file_keys_aliases_and_ranges():
+    g = parse_gate(gate_file_text(planned_pairs=120, margin=0.04, confidence=0.9), "g")
+    assert (g.margin, g.confidence, g.planned_pairs, g.min_gold_accuracy) == (0.04, 0.9, 120, 0.0)
+    assert parse_gate("max_pass_rate_drop = 0.07\n", "old").margin == 0.07  # the previous key is the margin
+    assert parse_gate("min_gold_accuracy = 0.8\n", "g").min_gold_accuracy == 0.8
+    with pytest.raises(EvalkitError, match="both max_pass_rate_drop and margin"):
+        parse_gate("margin = 0.05\nmax_pass_rate_drop = 0.05\n", "g")
+    with pytest.raises(EvalkitError, match="whole number"):
+        parse_gate("planned_pairs = 12.5\n", "g")
+    with pytest.raises(EvalkitError, match=r"outside \(0.5, 1.0\)"):
+        parse_gate("confidence = 95\n", "g")
+    with pytest.raises(EvalkitError, match="outside"):
+        parse_gate("margin = 0\n", "g")
+    with pytest.raises(EvalkitError, match="outside"):
+        parse_gate("min_gold_accuracy = 1.5\n", "g")
+    with pytest.raises(EvalkitError, match="unknown key"):
+        parse_gate("margn = 0.05\n", "g")
+
+
+def test_snapshot_freezes_every_key_and_old_snapshots_read_with_todays_meaning(tmp_path):
+    path = tmp_path / "g.toml"
+    path.write_text(gate_file_text(planned_pairs=77) + "min_gold_accuracy = 0.75\n")
+    snap = gate_snapshot(path)
+    assert snap["values"]["planned_pairs"] == 77 and snap["values"]["min_gold_accuracy"] == 0.75
+    assert frozen_values(snap) == snap["values"]
+    old_text = "min_speedup_ci_low = 1.2\nmax_pass_rate_drop = 0.03\n"
+    old = {"text": old_text, "hash": "x", "values": {"min_speedup_ci_low": 1.2, "max_pass_rate_drop": 0.03}}
+    v = frozen_values(old)
+    assert v["margin"] == 0.03 and v["planned_pairs"] == 0 and v["confidence"] == 0.95
+    assert frozen_values({"values": old["values"]})["margin"] == 0.03  # no text stored: the values, renamed
+    assert set(v) == set(Gate.__dataclass_fields__)
+
+
+def test_fidelity_ok_is_the_lower_end_against_the_margin():
+    assert list(fidelity_ok([-0.049, -0.05, -0.051, float("nan")], 0.05)) == [True, True, False, False]
+
+
+def test_shipped_gate_file_is_planned():
+    from evalkit.gate import read_gate_file
+
+    _text, gate = read_gate_file()
+    assert gate.planned_pairs > 0 and gate.margin > 0
+
+
+# ---- the cached aggregate
+
+
+def test_cache_computes_once_per_data_version_even_under_concurrent_requests(tmp_path):
+    db_path = tmp_path / "c.db"
+    gate = tmp_path / "g.toml"
+    gate.write_text(gate_file_text(planned_pairs=10))
+    build_study(open_db(db_path), SyntheticStudy(pairs=10, raters_per_pair=2, raters=4, gate_path=str(gate)))
+    cache = AggregateCache()
+    calls = []
+
+    def counting(db, tolerance, resamples):
+        calls.append(1)
+        return aggregate(db, tolerance, resamples)
+
+    results = []
+
+    def request():
+        db = open_db(db_path, migrate_schema=False)  # each server thread has its own connection
+        results.append(cache.get(db, 0.1, 200, compute=counting))
+
+    threads = [threading.Thread(target=request) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1 and len(results) == 8 and all(r is results[0] for r in results)
+    db = open_db(db_path, migrate_schema=False)
+    assert cache.get(db, 0.1, 200, compute=counting) is results[0] and len(calls) == 1
+    pid = db.execute("SELECT id FROM pairs LIMIT 1").fetchone()[0]
+    answers = {c: "pass" for c in CRITERIA}
+    submit_rating(db, AppConfig(ratings_per_pair=10), RatingInput(pid, "newcomer", answers, answers, "tie"))
+    fresh = cache.get(db, 0.1, 200, compute=counting)
+    assert len(calls) == 2 and int(fresh.tables["counts"]["current_ratings"][0]) == 21
+    import os
+
+    stat = os.stat(gate)
+    os.utime(gate, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))  # the gate file was edited
+    cache.get(db, 0.1, 200, compute=counting)
+    assert len(calls) == 3
+    cache.get(db, 0.1, 200, compute=counting)  # nothing else changed: served from the cache
+    assert len(calls) == 3

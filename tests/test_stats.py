@@ -1,0 +1,202 @@
+"""evalkit's statistics against reference implementations installed only as test extras (scipy, statsmodels,
+krippendorff): random inputs, agreement to 1e-8. And the cases that matter for the gate: an interval that does
+not collapse when every answer agrees."""
+
+import math
+
+import numpy as np
+import pytest
+
+from evalkit import stats
+
+# reference implementations: test extras only (pip install -e '.[test]')
+import krippendorff
+import statsmodels.api as sm
+import statsmodels.stats.sandwich_covariance as sandwich
+from scipy.optimize import brentq
+from scipy.stats import binomtest
+from statsmodels.stats.contingency_tables import mcnemar
+from statsmodels.stats.inter_rater import cohens_kappa
+from statsmodels.stats.proportion import proportion_confint
+
+Z95 = 1.959963984540054
+
+
+def test_wilson_matches_statsmodels():
+    rng = np.random.default_rng(1)
+    n = rng.integers(1, 400, 2000)
+    k = rng.integers(0, n + 1)
+    lo_ref, hi_ref = proportion_confint(k, n, alpha=0.05, method="wilson")
+    lo, hi = stats.wilson_array(k, n, Z95)
+    assert np.abs(lo - lo_ref).max() < 1e-8 and np.abs(hi - hi_ref).max() < 1e-8
+    for i in range(0, 2000, 97):  # the scalar version too
+        assert stats.wilson(int(k[i]), int(n[i]), Z95) == pytest.approx((lo_ref[i], hi_ref[i]), abs=1e-8)
+
+
+def test_exact_mcnemar_matches_statsmodels_and_scipy():
+    rng = np.random.default_rng(2)
+    for _ in range(2000):
+        b, c = (int(v) for v in rng.integers(0, 60, 2))
+        ref = mcnemar([[int(rng.integers(0, 50)), b], [c, int(rng.integers(0, 50))]], exact=True).pvalue
+        assert stats.mcnemar_exact(b, c) == pytest.approx(ref, abs=1e-8)
+    # beyond 1,000 discordant pairs the sum runs in log space
+    for b, c in ((400, 700), (1500, 1600), (20000, 20500), (700, 700), (5, 3000)):
+        assert stats.mcnemar_exact(b, c) == pytest.approx(binomtest(min(b, c), b + c, 0.5).pvalue, abs=1e-8, rel=1e-8)
+
+
+def test_cohen_kappa_matches_statsmodels():
+    rng = np.random.default_rng(3)
+    for _ in range(2000):
+        n = int(rng.integers(2, 60))
+        a = rng.random(n) < rng.random()
+        b = np.where(rng.random(n) < rng.random(), a, rng.random(n) < 0.5)
+        table = np.array([[np.sum(a & b), np.sum(a & ~b)], [np.sum(~a & b), np.sum(~a & ~b)]], float)
+        p_e = ((table.sum(1) * table.sum(0)).sum()) / n**2
+        if p_e == 1:
+            assert stats.cohen_kappa(list(a), list(b)) is None and stats.cohen_kappa_binary(a, b) is None
+            continue
+        ref = cohens_kappa(table, return_results=False)
+        assert stats.cohen_kappa(list(a), list(b)) == pytest.approx(ref, abs=1e-8)
+        assert stats.cohen_kappa_binary(a, b) == pytest.approx(ref, abs=1e-8)
+
+
+def test_krippendorff_alpha_matches_the_krippendorff_package():
+    rng = np.random.default_rng(4)
+    checked = 0
+    for _ in range(2000):
+        raters, units, cats = int(rng.integers(2, 6)), int(rng.integers(2, 25)), int(rng.integers(2, 4))
+        data = rng.integers(0, cats, (raters, units)).astype(float)
+        agree = rng.random(units) < rng.random()  # some units agree fully, others are noise
+        data[:, agree] = data[0, agree]
+        data[rng.random((raters, units)) < 0.2] = np.nan
+        units_lists = [[int(v) for v in col if not np.isnan(v)] for col in data.T]
+        counts = np.array([[u.count(c) for c in range(cats)] for u in units_lists])
+        mine = stats.krippendorff_alpha_nominal(units_lists)
+        mine_vec = stats.krippendorff_alpha_counts(counts)
+        if mine is None:
+            assert mine_vec is None
+            continue
+        try:
+            ref = krippendorff.alpha(reliability_data=data, level_of_measurement="nominal")
+        except ValueError:  # the package refuses some degenerate inputs that evalkit calls undefined
+            continue
+        assert mine == pytest.approx(ref, abs=1e-8)
+        assert mine_vec == pytest.approx(ref, abs=1e-8)
+        checked += 1
+    assert checked > 1500
+
+
+def _tango_reference(b, c, n, z=Z95):
+    """Tango's interval found independently: the constrained MLE by root-finding on the score equation of the
+    multinomial likelihood, the limits by root-finding on the score statistic."""
+
+    def p21(delta):
+        lo, hi = max(0.0, -delta), (1 - delta) / 2
+        def dlog(p):  # derivative of the log-likelihood in p21 (cells: b ~ p21 + delta, c ~ p21, rest)
+            return (b / (p + delta) if b else 0) + (c / p if c else 0) - (2 * (n - b - c) / (1 - 2 * p - delta) if n - b - c else 0)
+        eps = 1e-15
+        if dlog(lo + eps) <= 0:
+            return lo
+        if dlog(hi - eps) >= 0:
+            return hi
+        return brentq(dlog, lo + eps, hi - eps, xtol=1e-16, rtol=1e-15)
+
+    def score(delta):
+        return (b - c - n * delta) / math.sqrt(n * (2 * p21(delta) + delta * (1 - delta)))
+
+    est = (b - c) / n
+    lo = -1.0 if est <= -1 else brentq(lambda d: score(d) - z, -1 + 1e-13, est - 1e-12, xtol=1e-15)
+    hi = 1.0 if est >= 1 else brentq(lambda d: score(d) + z, est + 1e-12, 1 - 1e-13, xtol=1e-15)
+    return lo, hi
+
+
+def test_tango_matches_an_independent_implementation():
+    rng = np.random.default_rng(5)
+    cases = [(int(rng.integers(0, 8)), int(rng.integers(0, 8)), int(rng.integers(15, 120))) for _ in range(150)]
+    cases += [(0, 0, 20), (0, 5, 40), (5, 0, 40), (3.5, 1.25, 30)]  # fractional: rater-averaged counts
+    for b, c, n in cases:
+        ref = _tango_reference(b, c, n)
+        got = stats.tango_interval(b, c, n, Z95)
+        assert float(got[0]) == pytest.approx(ref[0], abs=1e-8) and float(got[1]) == pytest.approx(ref[1], abs=1e-8)
+
+
+def test_all_agree_interval_does_not_collapse():
+    """20 pairs, 3 raters each, every answer 'pass' on both sides: a bootstrap alone gives [0, 0]; the gate's
+    interval reaches Tango's -z^2 / (n + z^2) = -0.161, far beyond a 0.05 margin."""
+    pairs, raters = 20, 3
+    pair = np.repeat(np.arange(pairs), raters)
+    rater = np.tile(np.arange(raters), pairs)
+    res = stats.paired_difference(np.zeros(pairs * raters, np.int8), pair, rater, np.zeros(pairs, np.int64), 1)
+    assert res["bootstrap_low"][0] == 0 and res["bootstrap_high"][0] == 0
+    assert res["low"][0] == pytest.approx(-Z95**2 / (pairs + Z95**2), abs=1e-9)
+    assert res["low"][0] == pytest.approx(-0.161, abs=1e-3) and res["high"][0] == pytest.approx(0.161, abs=1e-3)
+
+
+def test_pair_bootstrap_is_the_exact_bootstrap_distribution():
+    """The FFT lattice bootstrap against direct repeated convolution (small n: exact) and against Monte Carlo."""
+    rng = np.random.default_rng(6)
+    for _ in range(30):
+        scale = int(rng.integers(1, 5))
+        width = 2 * scale + 1
+        n = int(rng.integers(3, 30))
+        values = rng.integers(0, width, n)
+        hist = np.bincount(values, minlength=width)
+        q = hist / n
+        dist = np.array([1.0])
+        for _ in range(n):
+            dist = np.convolve(dist, q)
+        cdf = np.cumsum(dist)
+        lo_k, hi_k = np.argmax(cdf >= 0.025 - 1e-9), np.argmax(cdf >= 0.975 - 1e-9)
+        lo, hi = stats.lattice_bootstrap_interval(hist[None], scale)
+        assert lo[0] == pytest.approx(lo_k / (n * scale) - 1, abs=1e-12)
+        assert hi[0] == pytest.approx(hi_k / (n * scale) - 1, abs=1e-12)
+        mc_lo, mc_hi = stats.lattice_bootstrap_interval(hist[None], scale, max_points=1, resamples=20000)
+        assert abs(mc_lo[0] - lo[0]) <= 2 / (n * scale) + 1e-9 and abs(mc_hi[0] - hi[0]) <= 2 / (n * scale) + 1e-9
+
+
+def test_cluster_variance_matches_statsmodels_one_and_two_way():
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        n_pairs, n_raters = int(rng.integers(20, 80)), int(rng.integers(10, 20))
+        cells = rng.choice(n_pairs * n_raters, size=int(n_pairs * n_raters * 0.4), replace=False)
+        pair, rater = cells // n_raters, cells % n_raters  # each rater rates a pair at most once
+        y = (rng.random(len(cells)) < 0.3 + 0.05 * (rater % 5)).astype(float)
+        ols = sm.OLS(y, np.ones(len(y))).fit()
+        both, one_pair, _one_rater = sandwich.cov_cluster_2groups(ols, pair, rater)
+        e = (y - y.mean()) / len(y)
+        group = np.zeros(len(y), np.int64)
+        v, _, _, two_way = stats.cluster_variance(e, group, 1, pair, rater)
+        assert two_way[0]
+        assert v[0] == pytest.approx(max(both[0, 0], one_pair[0, 0]), rel=1e-8)
+        v1, *_ = stats.cluster_variance(e, group, 1, pair, rater, min_raters=10**6)  # one-way
+        assert v1[0] == pytest.approx(sandwich.cov_cluster(ols, pair)[0, 0], rel=1e-8)
+        # the proportions version, from counts, gives the same variance
+        prop = stats.clustered_proportions(y, group, 1, pair, rater)
+        assert prop["variance"][0] == pytest.approx(v[0], rel=1e-8)
+
+
+def test_cluster_aware_share_counts_a_pair_once_when_all_agree():
+    """12 pairs x 5 raters, all pass: the per-rating Wilson interval claims 60 observations; the cluster-aware one
+    has 12 (one per pair)."""
+    pair = np.repeat(np.arange(12), 5)
+    rater = np.tile(np.arange(5), 12)
+    res = stats.clustered_proportions(np.ones(60), np.zeros(60, np.int64), 1, pair, rater)
+    assert res["n_eff"][0] == 12
+    assert res["low"][0] == pytest.approx(stats.wilson(12, 12)[0], abs=1e-9)
+    assert res["low"][0] < stats.wilson(60, 60)[0]
+
+
+def test_paired_difference_is_vectorised_over_studies():
+    """Several studies in one call give the same intervals as one call per study (what `evalkit plan` relies on)."""
+    rng = np.random.default_rng(8)
+    studies, pairs, raters = 5, 40, 3
+    x = rng.choice([-1, 0, 1], size=studies * pairs * raters, p=[0.15, 0.7, 0.15]).astype(np.int8)
+    pair = np.repeat(np.arange(studies * pairs), raters)
+    rater = np.repeat(np.arange(studies), pairs * raters) * 12 + rng.integers(0, 12, studies * pairs * raters)
+    pair_study = np.repeat(np.arange(studies), pairs)
+    together = stats.paired_difference(x, pair, rater, pair_study, studies)
+    for s in range(studies):
+        sel = slice(s * pairs * raters, (s + 1) * pairs * raters)
+        alone = stats.paired_difference(x[sel], pair[sel] - s * pairs, rater[sel], np.zeros(pairs, np.int64), 1)
+        for key in ("difference", "low", "high", "tango_low", "bootstrap_low", "two_way_low"):
+            assert together[key][s] == pytest.approx(alone[key][0], abs=1e-12, nan_ok=True)
