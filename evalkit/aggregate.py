@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from .pace import note, time_on_task
 from .prompts import CRITERIA
 from .stats import (
     bootstrap_ratio_of_medians, cohen_kappa_binary, krippendorff_alpha_counts, mcnemar_exact, median,
@@ -593,7 +594,9 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None) 
     import pandas as pd
 
     exp = _latest(db, "pool") or _latest(db, "bench")
-    bench_cfg = json.loads(exp["config_json"]).get("bench", {}) if exp else {}
+    stored_cfg = json.loads(exp["config_json"]) if exp else {}
+    bench_cfg = stored_cfg.get("bench", {})
+    floor = stored_cfg.get("app", {}).get("min_seconds_on_task", 10.0)
     tolerance = bench_cfg.get("length_tolerance", 0.1) if tolerance is None else tolerance
     resamples = bench_cfg.get("bootstrap", 2000) if resamples is None else resamples
 
@@ -617,6 +620,9 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None) 
         notes.append(f"{speed['fallback_runs']} assisted run(s) fell back; they are not counted as assisted")
     if speed["source"] and speed["source"].startswith("pair pool"):
         notes.append("speed-up taken from the pair pool's single runs: run `evalkit bench` for the protocol's numbers")
+    pace = time_on_task(db, floor)
+    if pace_note := note(pace, floor):
+        notes.append(pace_note)
     tables = {
         "pass_rates": pass_rates(ratings, confidence),
         "paired_differences": paired_differences(ratings, confidence, resamples),
@@ -626,6 +632,7 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None) 
         "prescreen_agreement": prescreen_agreement(db, ratings),
         "timing": path_timing,
         "speedup": speed_by_prompt,
+        "time_on_task": pace,
         "counts": pd.DataFrame([{
             "pairs": n_pairs, "complete_pairs": complete,
             "planned_pairs": values["planned_pairs"] if values else None, "current_ratings": len(ratings),

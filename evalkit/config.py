@@ -135,6 +135,8 @@ class AppConfig:
     live_access: str = "auto"
     # Live runs (each runs both models) per browser session, and per client address, in any hour.
     live_runs_per_hour: int = 20
+    # A rating stored sooner than this after its pair was shown is flagged in the aggregate (seconds).
+    min_seconds_on_task: float = 10.0
     # Host and port for `python app.py` (a Space sets its own).
     host: str = "127.0.0.1"
     # Port; 0 = Gradio's default (7860, or the next free one).
@@ -251,7 +253,7 @@ def _check_ranges(cfg: Config, source: str) -> None:
         problems.append(("pool.samples", ">= 1"))
     if not 0 <= cfg.decoding.seed or cfg.decoding.seed + cfg.pool.samples > POOL_SEED_LIMIT:
         problems.append(("decoding.seed", f">= 0, and seed + pool.samples at most {POOL_SEED_LIMIT} (live runs use the seeds above)"))
-    for key in ("signups_per_client_per_hour", "results_skip_allowance", "live_runs_per_hour"):
+    for key in ("signups_per_client_per_hour", "results_skip_allowance", "live_runs_per_hour", "min_seconds_on_task"):
         if getattr(cfg.app, key) < 0:
             problems.append((f"app.{key}", ">= 0"))
     if cfg.app.ratings_per_pair < 1:

@@ -20,7 +20,7 @@ PLOTS = {"speedup": "speed per prompt", "pass_rates": "pass rates", "agreement":
          "seconds_vs_tokens": "time against length", "acceptance": "draft acceptance"}
 TABLES = {"pass_rates": "pass rates", "paired_differences": "paired differences", "preferences": "preferences",
           "agreement": "agreement", "prescreen_agreement": "pre-screen agreement", "timing": "timing by path",
-          "speedup": "speed per prompt"}
+          "speedup": "speed per prompt", "time_on_task": "time on task"}
 
 
 def counts_markdown(c: dict, ratings_per_pair: int) -> str:

@@ -1,0 +1,42 @@
+"""Time on task: how long each rater spent on a pair, from the pair being shown to the rating being stored
+(ratings.seconds_on_task, recorded by the server). A rating much faster than anyone can read two notices and
+answer nine questions is a rating to look at: the table flags those under a floor (app.min_seconds_on_task)."""
+
+from __future__ import annotations
+
+ALL = "all"
+COLUMNS = ["rater", "ratings", "timed", "median_seconds", "fast", "fast_share"]
+
+
+def time_on_task(db, floor_seconds: float):
+    """Per rater (and all): current ratings, how many have a time, the median seconds, and how many were faster
+    than the floor. Ratings stored without being shown through the queue have no time and are not counted as
+    fast."""
+    import pandas as pd
+
+    df = pd.DataFrame(db.execute("SELECT rater, seconds_on_task FROM current_ratings").fetchall(),
+                      columns=["rater", "seconds"])
+    if not len(df):
+        return pd.DataFrame(columns=COLUMNS)
+    df["seconds"] = pd.to_numeric(df["seconds"])
+    df["fast"] = df["seconds"] < floor_seconds  # NaN compares False: untimed is not fast
+    pooled = df.assign(rater=ALL)
+    out = (pd.concat([pooled, df], ignore_index=True).groupby("rater", sort=False)
+           .agg(ratings=("rater", "size"), timed=("seconds", "count"), median_seconds=("seconds", "median"),
+                fast=("fast", "sum"))
+           .reset_index())
+    out["fast"] = out["fast"].astype(int)
+    out["fast_share"] = out["fast"] / out["timed"].where(out["timed"] > 0)
+    return out[COLUMNS]
+
+
+def note(table, floor_seconds: float) -> str | None:
+    """One line for the verdict's notes when some ratings were faster than the floor."""
+    if not len(table):
+        return None
+    row = table[table["rater"] == ALL].iloc[0]
+    if not row["fast"]:
+        return None
+    raters = table[(table["rater"] != ALL) & (table["fast"] > 0)]["rater"].tolist()
+    return (f"{int(row['fast'])} of {int(row['timed'])} timed ratings took under {floor_seconds:g} s "
+            f"(app.min_seconds_on_task), from {len(raters)} rater(s): see the time_on_task table")
