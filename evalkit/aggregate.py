@@ -1,6 +1,8 @@
 """From ratings and raw timings to a decision: pandas tables, agreement, speed-up and the gate verdict.
 
-Everything is computed from stored rows; fallback runs are never counted as assisted.
+Everything is computed from stored rows; fallback runs are never counted as assisted. Gold (check) pairs
+never enter a comparison of the paths: they give the `gold` table (each rater's accuracy, evalkit.gold), and
+the gate's min_gold_accuracy leaves the raters below it out of every other table and the verdict.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ class Aggregate:
 def _ratings_frame(db):
     import pandas as pd
 
-    rows = list(db.query("SELECT r.*, p.prompt_id FROM current_ratings r JOIN pairs p ON p.id = r.pair_id"))
+    rows = list(db.query(
+        "SELECT r.*, p.prompt_id FROM current_ratings r JOIN pairs p ON p.id = r.pair_id WHERE p.kind = 'study'"))
     return pd.DataFrame(rows)
 
 
@@ -172,7 +175,8 @@ def timing(db, tolerance: float, resamples: int):
             """SELECT p.id AS pair, p.prompt_id, g.path, g.new_tokens, g.stop_reason, g.generate_seconds AS seconds,
                       g.new_tokens / g.generate_seconds AS tokens_per_second, g.token_hash, g.peak_rss_mb,
                       g.draft_proposed, g.draft_accepted
-               FROM pairs p JOIN generations g ON g.id IN (p.ordinary_generation_id, p.assisted_generation_id)"""))
+               FROM pairs p JOIN generations g ON g.id IN (p.ordinary_generation_id, p.assisted_generation_id)
+               WHERE p.kind = 'study'"""))
         for r in pool_rows:  # pair index plays the role of (round, rep)
             r["round"], r["rep"] = 1, r.pop("pair")
         rows, source = pool_rows, ("pair pool (single runs, not the benchmark protocol)" if pool_rows else None)
@@ -299,11 +303,18 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None) 
     tolerance = bench_cfg.get("length_tolerance", 0.1) if tolerance is None else tolerance
     resamples = bench_cfg.get("bootstrap", 2000) if resamples is None else resamples
 
-    ratings = _ratings_frame(db)
+    from .gold import accuracy
+
+    ratings = _ratings_frame(db)  # study pairs only
+    gate, notes = frozen_gate(db)
+    min_gold = (gate["values"].get("min_gold_accuracy", 0.0) if gate else 0.0) or 0.0
+    gold_table, excluded = accuracy(db, min_gold, ratings["rater"].unique() if len(ratings) else ())
+    notes += _gold_notes(gold_table, min_gold, ratings, excluded)
+    if excluded:  # before any table: what the verdict rests on, every table shows
+        ratings = ratings[~ratings["rater"].isin(excluded)].reset_index(drop=True)
     diffs = paired_differences(ratings)
     path_timing, speed_by_prompt, speed = timing(db, tolerance, resamples)
-    gate, notes = frozen_gate(db)
-    n_pairs = db["pairs"].count
+    n_pairs, n_gold = db.execute("SELECT COALESCE(SUM(kind = 'study'), 0), COALESCE(SUM(kind = 'gold'), 0) FROM pairs").fetchone()
     verdict = decide(gate["values"] if gate else None, diffs, speed, ratings, n_pairs)
     if speed["fallback_runs"]:
         notes.append(f"{speed['fallback_runs']} assisted run(s) fell back; they are not counted as assisted")
@@ -317,14 +328,35 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None) 
         "prescreen_agreement": prescreen_agreement(db, ratings),
         "timing": path_timing,
         "speedup": speed_by_prompt,
+        "gold": gold_table,
         "counts": pd.DataFrame([{
-            "pairs": n_pairs, "current_ratings": len(ratings),
+            "pairs": n_pairs, "gold_pairs": n_gold, "current_ratings": len(ratings),
             "raters": int(ratings["rater"].nunique()) if len(ratings) else 0,
             "skips": db.execute("SELECT COUNT(*) FROM ratings WHERE kind = 'skip'").fetchone()[0],
         }]),
     }
     verdict["notes"] = notes
     return Aggregate(tables=tables, speed=speed, verdict=verdict, notes=notes)
+
+
+def _gold_notes(table, min_gold: float, ratings, excluded: list[str]) -> list[str]:
+    """What the gold check did to the verdict's inputs (no rater named: the notes reach raters who finished)."""
+    if not min_gold:
+        return []
+    checked = int((table["gold_ratings"] > 0).sum()) if len(table) else 0
+    if not checked:
+        return [f"gold check (min_gold_accuracy {min_gold:.2f}) not applied: no rater has rated a gold pair"]
+    notes = []
+    if excluded:
+        n = int(ratings["rater"].isin(excluded).sum())
+        notes.append(f"gold check: {len(excluded)} of {checked} checked rater(s) below the pre-registered accuracy "
+                     f"{min_gold:.2f} are left out, with their {n} rating(s) of study pairs, of every table and the verdict")
+    else:
+        notes.append(f"gold check: all {checked} checked rater(s) at or above the pre-registered accuracy {min_gold:.2f}")
+    unchecked = int((table["gold_ratings"] == 0).sum())
+    if unchecked:
+        notes.append(f"gold check: {unchecked} rater(s) met no gold pair and could not be checked; they are kept")
+    return notes
 
 
 def format_text(agg: Aggregate) -> str:

@@ -20,6 +20,9 @@ class Gate:
     max_extra_memory_mb: float = 1024.0
     # Minimum current ratings per rated pair before deciding.
     min_ratings_per_pair: int = 3
+    # Raters whose accuracy on gold (check) pairs is below this are left out of every table and the verdict
+    # (evalkit.gold; a rater who met no gold pair cannot be judged and is kept). 0 = off.
+    min_gold_accuracy: float = 0.0
 
 
 def default_gate_path() -> Path:
@@ -46,6 +49,9 @@ def parse_gate(text: str, source: str) -> Gate:
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise EvalkitError(f"gate file {source}: {k} = {v!r} should be a number", f"write {k} as a number")
         out[k] = int(v) if known[k].type in (int, "int") else float(v)
+    if not 0 <= out.get("min_gold_accuracy", 0.0) <= 1:
+        raise EvalkitError(f"gate file {source}: min_gold_accuracy = {out['min_gold_accuracy']} should be in [0, 1]",
+                           "write it as a share of answers, e.g. 0.8 (0 = off)")
     return Gate(**out)
 
 
