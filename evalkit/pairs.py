@@ -220,6 +220,10 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
                 add_gold_pairs(db, exp_id, list(prompts.values()), cfg.pool.gold_rate, _target_tokenizer(cfg))
             result.gold = db.execute("SELECT COUNT(*) FROM pairs WHERE experiment_id = ? AND kind = 'gold'",
                                      [exp_id]).fetchone()[0]
+            repeated = db.execute(
+                """SELECT COUNT(*) FROM (SELECT r FROM (SELECT a_reference_id AS r FROM pairs WHERE experiment_id = :e
+                   AND kind = 'gold' UNION ALL SELECT b_reference_id FROM pairs WHERE experiment_id = :e AND kind = 'gold')
+                   GROUP BY r HAVING COUNT(*) > 1)""", {"e": exp_id}).fetchone()[0]
             result.fallbacks = db.execute(
                 "SELECT COUNT(*) FROM generations WHERE experiment_id = ? AND path = 'fallback'", [exp_id]).fetchone()[0]
         finally:
@@ -227,6 +231,9 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
         plan_path.unlink(missing_ok=True)
         if result.fallbacks:
             echo(f"{result.fallbacks} assisted sample(s) failed and fell back: stored, but not made into pairs")
+        if repeated:
+            echo(f"gold pairs: {repeated} reference output(s) appear in more than one gold pair, and a rater who meets "
+                 "a text twice may tell a check pair; add [[gold]] reference outputs to the prompt files")
         wanted = gold_count(cfg.pool.gold_rate, result.pairs)
         if result.gold < wanted:
             echo(f"gold pairs: {result.gold} of the {wanted} that pool.gold_rate = {cfg.pool.gold_rate} asks for; "
