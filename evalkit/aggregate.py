@@ -310,7 +310,7 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None) 
     min_gold = (gate["values"].get("min_gold_accuracy", 0.0) if gate else 0.0) or 0.0
     gold_table, excluded = accuracy(db, min_gold, ratings["rater"].unique() if len(ratings) else ())
     notes += _gold_notes(gold_table, min_gold, ratings, excluded)
-    if excluded:  # before any table: what the verdict rests on, every table shows
+    if excluded and len(ratings):  # before any table: what the verdict rests on, every table shows
         ratings = ratings[~ratings["rater"].isin(excluded)].reset_index(drop=True)
     diffs = paired_differences(ratings)
     path_timing, speed_by_prompt, speed = timing(db, tolerance, resamples)
@@ -348,7 +348,7 @@ def _gold_notes(table, min_gold: float, ratings, excluded: list[str]) -> list[st
         return [f"gold check (min_gold_accuracy {min_gold:.2f}) not applied: no rater has rated a gold pair"]
     notes = []
     if excluded:
-        n = int(ratings["rater"].isin(excluded).sum())
+        n = int(ratings["rater"].isin(excluded).sum()) if len(ratings) else 0
         notes.append(f"gold check: {len(excluded)} of {checked} checked rater(s) below the pre-registered accuracy "
                      f"{min_gold:.2f} are left out, with their {n} rating(s) of study pairs, of every table and the verdict")
     else:

@@ -257,6 +257,20 @@ def test_a_rater_below_min_gold_accuracy_is_left_out_of_the_verdict(rated, tmp_p
     assert all(p in page for p in pseudonyms(["r1", "r2", "r3"]))  # the report names raters as the export does
 
 
+def test_a_rater_who_rated_only_gold_pairs_and_missed_is_left_out_without_error(db, tmp_path):
+    from evalkit.gate import gate_snapshot
+
+    (tmp_path / "gate.toml").write_text("min_gold_accuracy = 0.8\n")
+    exp = study_pool(db, 10, gate=gate_snapshot(tmp_path / "gate.toml"))
+    add_gold_pairs(db, exp, PROMPTS, 0.1)
+    (g,) = gold_pairs(db)
+    submit_rating(db, APP, RatingInput(g["id"], "eve", answer(g["a_expected"], 4), answer(g["b_expected"], 4), "A"))
+    agg = aggregate(db)
+    assert agg.tables["gold"]["excluded"].tolist() == [True]
+    assert "1 of 1 checked rater(s) below the pre-registered accuracy 0.80 are left out, with their 0 rating(s)" in " ".join(agg.notes)
+    assert agg.tables["counts"].iloc[0]["current_ratings"] == 0 and agg.verdict["decision"] == "INSUFFICIENT DATA"
+
+
 # --- prompt files, config, gate -----------------------------------------------------------------------------------
 
 GOOD = Path(__file__).parent.parent / "prompts" / "writing-02.toml"
