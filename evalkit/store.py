@@ -315,9 +315,9 @@ def _m009_gold_pairs(db) -> None:
     db.execute("CREATE INDEX pairs_kind ON pairs(kind, prompt_id)")
 
 
-# Migrations that rebuild a table others point at: run with foreign keys off (SQLite ignores the pragma inside
+# A migration that rebuilds a table others point at runs with foreign keys off (SQLite ignores the pragma inside
 # a transaction, so migrate() sets it around the transaction) and PRAGMA foreign_key_check before committing.
-_FOREIGN_KEYS_OFF = {"009_gold_pairs"}
+_m009_gold_pairs.foreign_keys_off = True
 
 # Append-only: never edit or reorder a shipped migration; add a new one at the end.
 MIGRATIONS = [
@@ -343,7 +343,7 @@ def migrate(db) -> list[str]:
     for name, fn in MIGRATIONS:
         if name in done:
             continue
-        fk_off = name in _FOREIGN_KEYS_OFF
+        fk_off = getattr(fn, "foreign_keys_off", False)
         if fk_off and db.conn.in_transaction:
             raise EvalkitError(f"migration {name} cannot run inside an open transaction",
                                "open the database with store.open_db before starting a transaction")
