@@ -4,6 +4,8 @@ Everything is computed from stored rows; fallback runs are never counted as assi
 query into arrays (RatingData) and every table is a handful of vectorised group sums, so a study of a million
 ratings aggregates in seconds. The unit of evidence is the pair: intervals treat the ratings of one pair (and,
 with enough raters, the ratings of one rater) as correlated; see the README's "The decision".
+Gold (check) pairs never enter a comparison of the paths: they give the `gold` table (each rater's accuracy,
+evalkit.gold), and the gate's min_gold_accuracy leaves the raters below it out of every other table and the verdict.
 """
 
 from __future__ import annotations
@@ -87,9 +89,21 @@ class RatingData:
     def preferred(self):
         return self.answers[:, 8]
 
+    def without_raters(self, names) -> "RatingData":
+        """The ratings of every rater but these (the gold check's exclusions)."""
+        import numpy as np
+
+        gone = [i for i, r in enumerate(self.raters) if r in set(names)]
+        return self.select(~np.isin(self.rater, gone))
+
     def select(self, keep) -> "RatingData":
         return RatingData(self.rating_id[keep], self.pair[keep], self.rater[keep], self.answers[keep], self.raters,
                           self.pair_ids, self.pair_prompt, self.prompts, self.pair_generation)
+
+
+# Gold (check) pairs never enter a comparison of the paths: they are scored in evalkit.gold. (A test turns this off
+# to show that a leak would move the tables.)
+ONLY_STUDY_PAIRS = True
 
 
 def load_ratings(db) -> RatingData:
@@ -99,8 +113,9 @@ def load_ratings(db) -> RatingData:
     import numpy as np
     import pandas as pd
 
+    only = "kind = 'study'" if ONLY_STUDY_PAIRS else "kind IN ('study', 'gold')"
     pairs = db.execute("SELECT rowid, id, prompt_id, ordinary_generation_id, assisted_generation_id FROM pairs "
-                       "ORDER BY rowid").fetchall()
+                       f"WHERE {only} ORDER BY rowid").fetchall()
     rowids = np.array([p[0] for p in pairs], np.int64)
     prompts = sorted({p[2] for p in pairs})
     prompt_index = {p: i for i, p in enumerate(prompts)}
@@ -109,7 +124,7 @@ def load_ratings(db) -> RatingData:
     ids, pair_rows, raters, answers = db.execute(
         f"""SELECT group_concat(r.id, ','), group_concat(p.rowid, ','), group_concat(r.rater, char(31)),
                    group_concat({packed}, ',')
-            FROM current_ratings r JOIN pairs p ON p.id = r.pair_id""").fetchone()
+            FROM current_ratings r JOIN pairs p ON p.id = r.pair_id WHERE p.{only}""").fetchone()
 
     def numbers(text):
         return np.array([], np.int64) if not text else np.fromstring(text, dtype=np.int64, sep=",")
@@ -123,8 +138,8 @@ def load_ratings(db) -> RatingData:
         if len(packed_answers) else np.zeros((0, len(columns)), np.uint8),
         raters=[str(x) for x in rater_names], pair_ids=[p[1] for p in pairs],
         pair_prompt=np.array([prompt_index[p[2]] for p in pairs], np.int64), prompts=prompts,
-        pair_generation={"ordinary": np.array([p[3] for p in pairs], np.int64),
-                         "assisted": np.array([p[4] for p in pairs], np.int64)})
+        pair_generation={"ordinary": np.array([p[3] or -1 for p in pairs], np.int64),
+                         "assisted": np.array([p[4] or -1 for p in pairs], np.int64)})
 
 
 def _groupings(ratings: RatingData) -> list:
@@ -390,7 +405,8 @@ def timing(db, tolerance: float, resamples: int):
             """SELECT p.id AS pair, p.prompt_id, g.path, g.new_tokens, g.stop_reason, g.generate_seconds AS seconds,
                       g.new_tokens / g.generate_seconds AS tokens_per_second, g.token_hash, g.peak_rss_mb,
                       g.draft_proposed, g.draft_accepted
-               FROM pairs p JOIN generations g ON g.id IN (p.ordinary_generation_id, p.assisted_generation_id)"""))
+               FROM pairs p JOIN generations g ON g.id IN (p.ordinary_generation_id, p.assisted_generation_id)
+               WHERE p.kind = 'study'"""))
         for r in pool_rows:  # pair index plays the role of (round, rep)
             r["round"], r["rep"] = 1, r.pop("pair")
         rows, source = pool_rows, ("pair pool (single runs, not the benchmark protocol)" if pool_rows else None)
@@ -591,6 +607,7 @@ def decide(gate_values: dict | None, fidelity: list[dict], speed: dict, complete
 def aggregate(db, tolerance: float | None = None, resamples: int | None = None) -> Aggregate:
     """Every table, the speed-up and the gate verdict, from the database as it is now. The comparability
     tolerance and bootstrap size default to those of the latest experiment's stored config."""
+    import numpy as np
     import pandas as pd
 
     exp = _latest(db, "pool") or _latest(db, "bench")
@@ -600,12 +617,20 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None) 
     tolerance = bench_cfg.get("length_tolerance", 0.1) if tolerance is None else tolerance
     resamples = bench_cfg.get("bootstrap", 2000) if resamples is None else resamples
 
+    from .gold import accuracy
+
     gate, notes = frozen_gate(db)
     values = gate["values"] if gate else None
     confidence = values["confidence"] if values else 0.95
-    ratings = load_ratings(db)
+    ratings = load_ratings(db)  # study pairs only
+    min_gold = (values or {}).get("min_gold_accuracy", 0.0) or 0.0
+    gold_table, excluded = accuracy(db, min_gold, ratings.raters)
+    notes += _gold_notes(gold_table, min_gold, ratings, excluded)
+    if excluded and len(ratings):  # before any table: what the verdict rests on, every table shows
+        ratings = ratings.without_raters(excluded)
     path_timing, speed_by_prompt, speed = timing(db, tolerance, resamples)
     n_pairs = ratings.n_pairs
+    n_gold = db.execute("SELECT COUNT(*) FROM pairs WHERE kind = 'gold'").fetchone()[0]
     if values:
         sample, complete = decision_sample(ratings, values["min_ratings_per_pair"], values["planned_pairs"])
         fidelity = fidelity_rows(sample, confidence, resamples, values["margin"])
@@ -633,15 +658,39 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None) 
         "timing": path_timing,
         "speedup": speed_by_prompt,
         "time_on_task": pace,
+        "gold": gold_table,
         "counts": pd.DataFrame([{
-            "pairs": n_pairs, "complete_pairs": complete,
+            "pairs": n_pairs, "gold_pairs": n_gold, "complete_pairs": complete,
             "planned_pairs": values["planned_pairs"] if values else None, "current_ratings": len(ratings),
-            "raters": len(ratings.raters),
+            "raters": int(np.unique(ratings.rater).size),
             "skips": db.execute("SELECT COUNT(*) FROM ratings WHERE kind = 'skip'").fetchone()[0],
         }]),
     }
     verdict["notes"] = notes
     return Aggregate(tables=tables, speed=speed, verdict=verdict, notes=notes)
+
+
+def _gold_notes(table, min_gold: float, ratings, excluded: list[str]) -> list[str]:
+    """What the gold check did to the verdict's inputs (no rater named: the notes reach raters who finished)."""
+    import numpy as np
+
+    if not min_gold:
+        return []
+    checked = int((table["gold_ratings"] > 0).sum()) if len(table) else 0
+    if not checked:
+        return [f"gold check (min_gold_accuracy {min_gold:.2f}) not applied: no rater has rated a gold pair"]
+    notes = []
+    if excluded:
+        gone = [i for i, r in enumerate(ratings.raters) if r in set(excluded)]
+        n = int(np.isin(ratings.rater, gone).sum()) if len(ratings) else 0
+        notes.append(f"gold check: {len(excluded)} of {checked} checked rater(s) below the pre-registered accuracy "
+                     f"{min_gold:.2f} are left out, with their {n} rating(s) of study pairs, of every table and the verdict")
+    else:
+        notes.append(f"gold check: all {checked} checked rater(s) at or above the pre-registered accuracy {min_gold:.2f}")
+    unchecked = int((table["gold_ratings"] == 0).sum())
+    if unchecked:
+        notes.append(f"gold check: {unchecked} rater(s) met no gold pair and could not be checked; they are kept")
+    return notes
 
 
 def format_text(agg: Aggregate) -> str:

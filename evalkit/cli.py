@@ -197,7 +197,8 @@ def bench(config_path, db_path, reps, decoding, prompt_ids, as_json):
 def generate(config_path, db_path, samples, resume):
     """Build the pair pool for blind rating: K samples per prompt per path, random sides stored.
 
-    Shards over processes and GPUs when started with `accelerate launch -m evalkit generate ...`.
+    Adds gold (check) pairs of the prompts' reference outputs at pool.gold_rate. Shards over processes and
+    GPUs when started with `accelerate launch -m evalkit generate ...`.
     """
     from .pairs import build_pool, distributed_state
 
@@ -205,6 +206,7 @@ def generate(config_path, db_path, samples, resume):
     res = build_pool(cfg, db_path, samples=samples, resume=resume, echo=lambda m: click.echo(m, err=True))
     if distributed_state(cfg).is_main_process:
         click.echo(f"experiment {res.experiment_id}: {res.pairs} pairs over {res.prompts} prompts ({res.fallbacks} fell back)"
+                   + f", and {res.gold} gold (check) pair{'' if res.gold == 1 else 's'}"
                    + (f"; {res.skipped_done} work items were already done" if res.skipped_done else ""))
 
 

@@ -101,6 +101,9 @@ class PoolConfig:
     samples: int = 4
     # Prompt ids to use; empty = all bundled prompts.
     prompts: list[str] = field(default_factory=list)
+    # Gold (check) pairs mixed into the pool, per study pair: gold_rate x study pairs, rounded down, each two
+    # reference outputs of one prompt ([[gold]] in the prompt files) with known answers; 0 = none. In [0, 0.5].
+    gold_rate: float = 0.1
 
 
 @dataclass
@@ -251,6 +254,8 @@ def _check_ranges(cfg: Config, source: str) -> None:
         problems.append(("bench.bootstrap", ">= 100"))
     if cfg.pool.samples < 1:
         problems.append(("pool.samples", ">= 1"))
+    if not 0 <= cfg.pool.gold_rate <= 0.5:
+        problems.append(("pool.gold_rate", "in [0, 0.5] (0 = no gold pairs)"))
     if not 0 <= cfg.decoding.seed or cfg.decoding.seed + cfg.pool.samples > POOL_SEED_LIMIT:
         problems.append(("decoding.seed", f">= 0, and seed + pool.samples at most {POOL_SEED_LIMIT} (live runs use the seeds above)"))
     for key in ("signups_per_client_per_hour", "results_skip_allowance", "live_runs_per_hour", "min_seconds_on_task"):

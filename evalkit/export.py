@@ -11,14 +11,15 @@ from pathlib import Path
 
 from .errors import EvalkitError
 
-SPLITS = ("experiments", "generations", "timing_runs", "pairs", "ratings")
+SPLITS = ("experiments", "generations", "timing_runs", "pairs", "ratings", "reference_outputs")
 
 COLUMNS = {
     "experiments": "one row per experiment as it started: kind (bench/pool/live/run), full config snapshot (config_json), compatibility record (compat_json), the release gate frozen with it (gate_json, gate_hash)",
     "generations": "one row per generate() call: prompt_id, path (ordinary/assisted/fallback/prompt_lookup), status, text, new token ids (JSON) and their hash, stop_reason, generate_seconds (device-synchronised), decode_seconds, peak_rss_mb, cuda_memory (JSON per device), draft_proposed/draft_accepted/draft_rounds (in the target's tokens), draft_tokens (the draft's own count, in its own vocabulary: equal to draft_proposed when the tokenizer is shared), candidate_generator (the Transformers class that ran), target_passes, tokens_per_target_pass, counts_agree, seed, effective_config (JSON), error_class/error_stage/error_message for failures, fallback_of (the failed attempt a fallback replaced), total_wait_seconds, live",
     "timing_runs": "one row per timed benchmark repetition: path, prompt_id, round (ABBA), rep, seed, new_tokens, stop_reason, seconds, decode_seconds, tokens_per_second, generation_id, process_id",
-    "pairs": "blind A/B pairs: prompt_id, sample, ordinary/assisted generation ids, a/b generation ids and ordinary_side (drawn at random when the pool was made)",
-    "ratings": "every rating row, history included: rater (pseudonymised unless opted in), kind (rating/skip), a_*/b_* answers per criterion as shown, ordinary_*/assisted_* the same answers mapped to paths, preference (A/B/tie) and preferred_path, comment, skip_reason, supersedes (the row a correction replaced), blind (false for a correction made after the rater saw the reveal: kept, never counted), seconds_on_task (from the pair being shown to the stored rating), current (true for the version that counts: the last blind one)",
+    "pairs": "blind A/B pairs: kind ('study': prompt_id, sample, ordinary/assisted generation ids, a/b generation ids and ordinary_side, drawn at random when the pool was made; 'gold': a check pair of two reference outputs with known answers, a_reference_id/b_reference_id, no generations and no path, never part of the comparison)",
+    "ratings": "every rating row, history included: rater (pseudonymised unless opted in), kind (rating/skip), a_*/b_* answers per criterion as shown, ordinary_*/assisted_* the same answers mapped to paths, preference (A/B/tie) and preferred_path, comment, skip_reason, supersedes (the row a correction replaced), blind (false for a correction made after the rater saw the reveal: kept, never counted), seconds_on_task (from the pair being shown to the stored rating), current (true for the version that counts: the last blind one); on a gold pair the path columns and preferred_path are empty",
+    "reference_outputs": "the texts of gold (check) pairs, written by the organisers (a prompt file's [[gold]]): prompt_id, name, text, expected (JSON: criterion id -> pass/fail), note (what is wrong with it), content_hash, token_ids (JSON, under the target tokenizer of the latest pool)",
 }
 
 
@@ -35,6 +36,12 @@ def _salt() -> str:
 
 def pseudonym(name: str, salt: str) -> str:
     return "rater-" + hashlib.sha256(f"{salt}\0{name}".encode()).hexdigest()[:12]
+
+
+def pseudonyms(names: list[str]) -> list[str]:
+    """The names as every export of this installation writes them (the report's gold table uses the same)."""
+    salt = _salt()
+    return [pseudonym(n, salt) for n in names]
 
 
 def tables(db, keep_rater_names: bool = False) -> dict[str, list[dict]]:

@@ -29,7 +29,8 @@ class Gate:
     # Pairs (each with min_ratings_per_pair ratings) the decision waits for; from `evalkit plan`. Before that
     # every look is an interim look and the verdict INSUFFICIENT DATA. 0 = not planned: no decision.
     planned_pairs: int = 0
-    # Gold (known-answer) pairs: raters whose accuracy on them is below this are left out. 0 = off.
+    # Raters whose accuracy on gold (check) pairs is below this are left out of every table and the verdict
+    # (evalkit.gold; a rater who met no gold pair cannot be judged and is kept). 0 = off.
     min_gold_accuracy: float = 0.0
 
 

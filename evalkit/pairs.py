@@ -6,6 +6,9 @@ work list (prompt x sample; both paths of a sample stay together so they pair) i
 `PartialState().split_between_processes`, each process writes its own shard database, and the main
 process merges the shards into the main database in one transaction, in work-list order. Seeds are per
 work item, so the content equals a single-process run. An interrupted run resumes with --resume.
+
+Once the study pairs are in, the main process adds the gold pairs (evalkit.gold): pool.gold_rate x study
+pairs, each two reference outputs of one prompt, indistinguishable from a study pair until it is rated.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ class PoolResult:
     fallbacks: int
     prompts: int
     skipped_done: int = 0
+    gold: int = 0  # gold (check) pairs in this experiment
 
 
 def shard_path(db_path: Path, experiment_id: int, rank: int) -> Path:
@@ -38,7 +42,8 @@ def _remove_db_files(path: Path) -> None:
 
 
 def _done_items(db, experiment_id: int, base_seed: int) -> set[tuple[str, int]]:
-    done = {(r["prompt_id"], r["sample"]) for r in db.query("SELECT prompt_id, sample FROM pairs WHERE experiment_id = ?", [experiment_id])}
+    done = {(r["prompt_id"], r["sample"]) for r in db.query(
+        "SELECT prompt_id, sample FROM pairs WHERE experiment_id = ? AND kind = 'study'", [experiment_id])}
     done |= {(r["prompt_id"], r["seed"] - base_seed) for r in db.query(
         "SELECT prompt_id, seed FROM generations WHERE experiment_id = ? AND path = 'fallback'", [experiment_id])}
     return done
@@ -57,7 +62,7 @@ def merge_shards(db, db_path: Path, experiment_id: int) -> int:
         try:
             for g in con.execute("SELECT * FROM generations WHERE experiment_id = ? ORDER BY id", [experiment_id]):
                 items.setdefault(g["work_index"], {"gens": [], "pairs": []})["gens"].append(dict(g))
-            for p in con.execute("SELECT * FROM pairs WHERE experiment_id = ?", [experiment_id]):
+            for p in con.execute("SELECT * FROM pairs WHERE experiment_id = ? AND kind = 'study'", [experiment_id]):
                 items.setdefault(p["work_index"], {"gens": [], "pairs": []})["pairs"].append(dict(p))
         finally:
             con.close()
@@ -202,10 +207,21 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
     state.wait_for_everyone()
     result = PoolResult(exp_id, made, fallbacks, len(prompts), plan["skipped"])
     if state.is_main_process:
+        from .gold import add_gold_pairs, gold_count
+
         db = open_db(db_path, migrate_schema=False)
         try:
             merge_shards(db, db_path, exp_id)
-            result.pairs = db.execute("SELECT COUNT(*) FROM pairs WHERE experiment_id = ?", [exp_id]).fetchone()[0]
+            result.pairs = db.execute("SELECT COUNT(*) FROM pairs WHERE experiment_id = ? AND kind = 'study'",
+                                      [exp_id]).fetchone()[0]
+            if gold_count(cfg.pool.gold_rate, result.pairs):
+                add_gold_pairs(db, exp_id, list(prompts.values()), cfg.pool.gold_rate, _target_tokenizer(cfg))
+            result.gold = db.execute("SELECT COUNT(*) FROM pairs WHERE experiment_id = ? AND kind = 'gold'",
+                                     [exp_id]).fetchone()[0]
+            repeated = db.execute(
+                """SELECT COUNT(*) FROM (SELECT r FROM (SELECT a_reference_id AS r FROM pairs WHERE experiment_id = :e
+                   AND kind = 'gold' UNION ALL SELECT b_reference_id FROM pairs WHERE experiment_id = :e AND kind = 'gold')
+                   GROUP BY r HAVING COUNT(*) > 1)""", {"e": exp_id}).fetchone()[0]
             result.fallbacks = db.execute(
                 "SELECT COUNT(*) FROM generations WHERE experiment_id = ? AND path = 'fallback'", [exp_id]).fetchone()[0]
         finally:
@@ -213,13 +229,31 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
         plan_path.unlink(missing_ok=True)
         if result.fallbacks:
             echo(f"{result.fallbacks} assisted sample(s) failed and fell back: stored, but not made into pairs")
+        if repeated:
+            echo(f"gold pairs: {repeated} reference output(s) appear in more than one gold pair, and a rater who meets "
+                 "a text twice may tell a check pair; add [[gold]] reference outputs to the prompt files")
+        wanted = gold_count(cfg.pool.gold_rate, result.pairs)
+        if result.gold < wanted:
+            echo(f"gold pairs: {result.gold} of the {wanted} that pool.gold_rate = {cfg.pool.gold_rate} asks for; "
+                 "add [[gold]] reference outputs to the prompt files (two or more per prompt) for more")
     return result
 
 
+def _target_tokenizer(cfg: Config):
+    """The target's tokenizer (what the Live tab decodes with), for the token ids of the reference outputs."""
+    from .models import load_tokenizer, resolve_ref
+
+    ref = cfg.models.target_tokenizer or cfg.models.target
+    return load_tokenizer(resolve_ref(ref, False), cfg, "target")
+
+
 def pooled_token_ids(db, prompt_id: str) -> set[tuple[int, ...]]:
-    """The new-token ids of every output of this prompt that raters can be shown in a pair (both sides)."""
+    """The new-token ids of every output of this prompt that raters can be shown in a pair (both sides), the
+    reference outputs of its gold pairs included (a live run shown under a path's name must not repeat one)."""
     import json
 
     return {tuple(json.loads(r[0])) for r in db.execute(
         "SELECT g.token_ids FROM pairs p JOIN generations g ON g.id IN (p.a_generation_id, p.b_generation_id) "
-        "WHERE p.prompt_id = ?", [prompt_id])}
+        "WHERE p.prompt_id = ? AND p.kind = 'study' "
+        "UNION SELECT o.token_ids FROM pairs p JOIN reference_outputs o ON o.id IN (p.a_reference_id, p.b_reference_id) "
+        "WHERE p.prompt_id = ? AND p.kind = 'gold' AND o.token_ids IS NOT NULL", [prompt_id, prompt_id])}

@@ -25,7 +25,8 @@ def pool_size(db_path: Path) -> int:
 
 
 def ensure_pool(cfg: Config, db_path: Path, echo=print) -> int:
-    """The number of pairs in the pool, building one first when there is none."""
+    """The number of pairs in the pool (gold check pairs included: what raters' queues hold), building one
+    first when there is none."""
     from .pairs import build_pool
 
     db = open_db(db_path)
@@ -36,8 +37,9 @@ def ensure_pool(cfg: Config, db_path: Path, echo=print) -> int:
             return n
         echo(f"no pairs in {db_path}: building the pool ({cfg.pool.samples} samples per prompt per path)…")
         result = build_pool(cfg, db, progress=True, echo=echo)
-        echo(f"pair pool: {result.pairs} pairs from {result.prompts} prompts")
-        return result.pairs
+        echo(f"pair pool: {result.pairs} pairs from {result.prompts} prompts, and {result.gold} gold (check) "
+             f"pair{'' if result.gold == 1 else 's'} (pool.gold_rate = {cfg.pool.gold_rate})")
+        return result.pairs + result.gold
     finally:
         db.conn.close()
 

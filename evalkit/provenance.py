@@ -102,6 +102,8 @@ class Scope:
     rated_pairs: int
     ratings_first: str | None
     ratings_last: str | None
+    gold_pairs: int = 0  # check pairs (evalkit.gold): mixed into the queue, never in the comparison
+    excluded_raters: int = 0  # left out by the gate's gold check (their ratings are not counted above)
 
 
 @dataclass
@@ -227,11 +229,13 @@ def scope_items(s: Scope) -> list[tuple[str, str]]:
     return [
         ("prompts", f"{len(s.prompts)} ({', '.join(s.prompts)})" if s.prompts else "0"),
         ("pairs in the pool", str(s.pairs)),
+        ("gold (check) pairs, not in the comparison", str(s.gold_pairs)),
         ("pool samples per prompt", span(s.samples_per_prompt)),
         ("timed runs behind the speed-up", str(s.timing_runs)),
         ("repetitions per prompt, path and round", span(s.repetitions) + (f", {s.rounds} round(s)" if s.rounds else "")),
         ("comparable pairs (of matched)", "none" if s.matched_pairs is None else f"{s.comparable_pairs} of {s.matched_pairs}"),
-        ("current ratings", f"{s.current_ratings} by {s.raters} rater(s) on {s.rated_pairs} pair(s)"),
+        ("current ratings", f"{s.current_ratings} by {s.raters} rater(s) on {s.rated_pairs} pair(s)"
+                            + (f"; {s.excluded_raters} rater(s) left out by the gold check" if s.excluded_raters else "")),
         ("ratings collected", f"{s.ratings_first} to {s.ratings_last}" if s.ratings_first else "none"),
     ]
 
@@ -377,21 +381,29 @@ def _span(values: list[int]) -> list[int] | None:
 
 def _scope(db, agg, sources: dict[str, list[int]], prompts: list[PromptSource]) -> Scope:
     speed = agg.speed if agg is not None else {}
-    samples = [r["n"] for r in db.query("SELECT prompt_id, COUNT(DISTINCT sample) AS n FROM pairs GROUP BY prompt_id")]
+    samples = [r["n"] for r in db.query(
+        "SELECT prompt_id, COUNT(DISTINCT sample) AS n FROM pairs WHERE kind = 'study' GROUP BY prompt_id")]
+    n_study, n_gold = db.execute(
+        "SELECT COALESCE(SUM(kind = 'study'), 0), COALESCE(SUM(kind = 'gold'), 0) FROM pairs").fetchone()
+    gold = agg.tables.get("gold") if agg is not None else None
+    excluded = list(gold.loc[gold["excluded"], "rater"]) if gold is not None and len(gold) else []
     reps, rounds, timing_runs = [], None, 0
     if speed.get("source") == "benchmark" and sources["speed"]:
         rows = list(db.query("SELECT round, COUNT(*) AS n FROM timing_runs WHERE experiment_id = ? "
                              "GROUP BY prompt_id, path, round", [sources["speed"][0]]))
         reps, rounds, timing_runs = [r["n"] for r in rows], len({r["round"] for r in rows}), sum(r["n"] for r in rows)
     elif sources["speed"]:  # the pool's single runs: one per path per pair
-        timing_runs, reps = 2 * db["pairs"].count, [1]
-    r = db.execute("""SELECT COUNT(*), COUNT(DISTINCT rater), COUNT(DISTINCT pair_id), MIN(created_at), MAX(created_at)
-                      FROM current_ratings""").fetchone()
-    return Scope(prompts=[p.id for p in prompts], pairs=db["pairs"].count, samples_per_prompt=_span(samples),
+        timing_runs, reps = 2 * n_study, [1]
+    # the ratings the quality figures rest on: of study pairs, without the raters the gold check left out
+    r = db.execute(f"""SELECT COUNT(*), COUNT(DISTINCT r.rater), COUNT(DISTINCT r.pair_id), MIN(r.created_at),
+                              MAX(r.created_at) FROM current_ratings r JOIN pairs p ON p.id = r.pair_id
+                       WHERE p.kind = 'study' AND r.rater NOT IN ({",".join("?" * len(excluded))})""", excluded).fetchone()
+    return Scope(prompts=[p.id for p in prompts], pairs=n_study, samples_per_prompt=_span(samples),
                  timing_runs=timing_runs, repetitions=_span(reps), rounds=rounds,
                  matched_pairs=speed.get("matched_pairs") if sources["speed"] else None,
                  comparable_pairs=speed.get("comparable_pairs") if sources["speed"] else None,
-                 current_ratings=r[0], raters=r[1], rated_pairs=r[2], ratings_first=r[3], ratings_last=r[4])
+                 current_ratings=r[0], raters=r[1], rated_pairs=r[2], ratings_first=r[3], ratings_last=r[4],
+                 gold_pairs=n_gold, excluded_raters=len(excluded))
 
 
 def _figures(agg, sources: dict[str, list[int]], scope: Scope) -> list[Figure]:

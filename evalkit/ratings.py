@@ -1,7 +1,8 @@
 """Blind A/B ratings: assignment, validation, submission, correction, skip and the post-submit reveal.
 
 The side assignment lives in the pairs table and is only read here; what reaches a rater before
-submitting is a `PairView` (texts and the prompt), never a path name, timing or token count.
+submitting is a `PairView` (texts and the prompt), never a path name, timing or token count. A gold (check)
+pair gives the same PairView, from the same query, and says what it is only in the reveal.
 """
 
 from __future__ import annotations
@@ -49,6 +50,17 @@ class Reveal:
     comparable: bool
     speedup: float | None  # ordinary seconds / assisted seconds, only when the outputs are comparable
     note: str = ""
+
+
+@dataclass
+class GoldReveal:
+    """The reveal of a gold (check) pair: two reference outputs with known answers, no path and no timing."""
+
+    pair_id: str
+    a_expected: dict[str, str]  # criterion id -> pass / fail
+    b_expected: dict[str, str]
+    a_note: str = ""  # what is wrong with the output, from the prompt file
+    b_note: str = ""
 
 
 @dataclass
@@ -124,10 +136,15 @@ def next_pair(db, rater: str, ratings_per_pair: int) -> PairView | None:
     return pair_view(db, pair_id)
 
 
+# One statement for study and gold pairs alike: a pair's texts come from its generations or its reference outputs.
+_VIEW = """SELECT p.id, p.prompt_id, COALESCE(ga.text, ra.text), COALESCE(gb.text, rb.text) FROM pairs p
+    LEFT JOIN generations ga ON ga.id = p.a_generation_id LEFT JOIN generations gb ON gb.id = p.b_generation_id
+    LEFT JOIN reference_outputs ra ON ra.id = p.a_reference_id LEFT JOIN reference_outputs rb ON rb.id = p.b_reference_id
+    WHERE p.id = ?"""
+
+
 def pair_view(db, pair_id: str) -> PairView:
-    row = None if not isinstance(pair_id, str) else db.execute(
-        "SELECT p.id, p.prompt_id, a.text, b.text FROM pairs p JOIN generations a ON a.id = p.a_generation_id "
-        "JOIN generations b ON b.id = p.b_generation_id WHERE p.id = ?", [pair_id]).fetchone()
+    row = None if not isinstance(pair_id, str) else db.execute(_VIEW, [pair_id]).fetchone()
     if row is None:
         raise RatingError(f"pair '{pair_id}' does not exist", "reload the page to get a pair from the queue")
     return PairView(pair_id=row[0], prompt_id=row[1], text_a=row[2], text_b=row[3])
@@ -196,9 +213,14 @@ def _validate(inp: RatingInput, app: AppConfig) -> dict:
 
 
 def _row(inp: RatingInput, pair: dict, rater: str, comment: str, supersedes: int | None) -> dict:
+    """The stored row. A gold pair has no paths: its answers are kept per side only, and the path columns
+    (what every comparison of the paths reads) stay empty."""
+    gold = pair["kind"] == "gold"
     ordinary_is_a = pair["ordinary_side"] == "A"
-    by_path = {"ordinary": inp.a if ordinary_is_a else inp.b, "assisted": inp.b if ordinary_is_a else inp.a}
-    pref_path = "tie" if inp.preference == "tie" else (
+    empty = dict.fromkeys(CRITERIA)
+    by_path = {"ordinary": empty, "assisted": empty} if gold else {
+        "ordinary": inp.a if ordinary_is_a else inp.b, "assisted": inp.b if ordinary_is_a else inp.a}
+    pref_path = None if gold else "tie" if inp.preference == "tie" else (
         "ordinary" if (inp.preference == "A") == ordinary_is_a else "assisted"
     )
     row = {
@@ -282,9 +304,18 @@ def skip_pair(db, app: AppConfig, rater: str, pair_id: str, reason: str, client_
                         "skip_reason": reason, "client_token": client_token or None})
 
 
-def reveal(db, pair_id: str, tolerance: float = 0.1) -> Reveal:
-    """Which side was which path and how long each took. Only called after a submission."""
+def reveal(db, pair_id: str, tolerance: float = 0.1) -> Reveal | GoldReveal:
+    """Which side was which path and how long each took; for a gold pair, that it was a check pair and the
+    expected answers. Only called after a submission."""
     p = _pair(db, pair_id)
+    if p["kind"] == "gold":
+        import json
+
+        refs = {r["id"]: r for r in db.query("SELECT id, expected, note FROM reference_outputs WHERE id IN (?, ?)",
+                                             [p["a_reference_id"], p["b_reference_id"]])}
+        ra, rb = refs[p["a_reference_id"]], refs[p["b_reference_id"]]
+        return GoldReveal(pair_id=pair_id, a_expected=json.loads(ra["expected"]), b_expected=json.loads(rb["expected"]),
+                          a_note=ra["note"], b_note=rb["note"])
     gens = {g["id"]: g for g in db.query("SELECT * FROM generations WHERE id IN (?, ?)", [p["a_generation_id"], p["b_generation_id"]])}
     ga, gb = gens[p["a_generation_id"]], gens[p["b_generation_id"]]
     o, a = (ga, gb) if p["ordinary_side"] == "A" else (gb, ga)

@@ -207,6 +207,16 @@ def _sourced(prov: Provenance, ids: list[int], body: str, has_data: bool) -> str
     return body + f'<p class="src">Source: {html.escape(prov.cite(ids))}</p>'
 
 
+def _publishable(tables: dict) -> dict:
+    """The tables as a report shows them: rater names (the gold table's) replaced by the export's pseudonyms."""
+    gold = tables.get("gold")
+    if gold is None or not len(gold):
+        return tables
+    from .export import pseudonyms
+
+    return tables | {"gold": gold.assign(rater=pseudonyms(list(gold["rater"])))}
+
+
 def build_report(db, out_dir: Path, agg: Aggregate | None = None) -> Path:
     """Write out_dir/index.html: verdict, provenance, plots and every table. Text from raters is escaped (inert).
     Every figure names the experiments it came from; one with no stored run behind it is not printed."""
@@ -226,7 +236,7 @@ def build_report(db, out_dir: Path, agg: Aggregate | None = None) -> Path:
             prov, prov.for_table(name),
             df.to_html(index=False, escape=True, na_rep="n/a", float_format=lambda x: f"{x:.3f}") if len(df) else "<p>no data</p>",
             bool(len(df)))
-        for name, df in agg.tables.items()
+        for name, df in _publishable(agg.tables).items()
     )
     page = f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>evalkit report</title>
 <style>body{{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}}

@@ -263,6 +263,69 @@ def _m009_token_spaces(db) -> None:
     db.execute("ALTER TABLE generations ADD COLUMN candidate_generator TEXT NOT NULL DEFAULT ''")
 
 
+def _m010_gold_pairs(db) -> None:
+    # Reference outputs: texts written by the organisers with known criterion results (a prompt file's [[gold]]).
+    # Not generations: a reference is no path's output and must never be counted as one. A row never changes:
+    # an edited reference is a new row (new content hash), so a gold rating is always scored against the
+    # answers it was checked against.
+    db.execute(
+        """CREATE TABLE reference_outputs (
+            id INTEGER PRIMARY KEY,
+            prompt_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            text TEXT NOT NULL,
+            expected TEXT NOT NULL,            -- JSON: criterion id -> 'pass' | 'fail'
+            note TEXT NOT NULL DEFAULT '',     -- what is wrong with it, shown in the reveal
+            content_hash TEXT NOT NULL UNIQUE, -- sha256 of prompt id, name, text, expected and note
+            token_ids TEXT,                    -- JSON: the text under the target tokenizer of the latest pool (Live guard)
+            created_at TEXT NOT NULL
+        )"""
+    )
+    # Gold pairs live in `pairs` (ratings and assignments keep their foreign key to pairs(id), and a rater's
+    # queue treats them like any pair) with kind = 'gold', two reference outputs and no generations or path
+    # side. SQLite cannot relax NOT NULL in place, so the table is rebuilt (its 12-step procedure; migrate()
+    # runs this migration with foreign keys off and checks them before committing).
+    db.execute(
+        """CREATE TABLE pairs_new (
+            id TEXT PRIMARY KEY,               -- unguessable: raters' requests name pairs by it
+            experiment_id INTEGER NOT NULL REFERENCES experiments(id),
+            created_at TEXT NOT NULL,
+            prompt_id TEXT NOT NULL,
+            sample INTEGER,                    -- the pool sample (study pairs)
+            ordinary_generation_id INTEGER REFERENCES generations(id),
+            assisted_generation_id INTEGER REFERENCES generations(id),
+            a_generation_id INTEGER REFERENCES generations(id),
+            b_generation_id INTEGER REFERENCES generations(id),
+            ordinary_side TEXT CHECK (ordinary_side IN ('A', 'B')),
+            work_index INTEGER,
+            kind TEXT NOT NULL DEFAULT 'study' CHECK (kind IN ('study', 'gold')),
+            a_reference_id INTEGER REFERENCES reference_outputs(id),
+            b_reference_id INTEGER REFERENCES reference_outputs(id),
+            CHECK ((kind = 'study' AND sample IS NOT NULL AND ordinary_generation_id IS NOT NULL
+                    AND assisted_generation_id IS NOT NULL AND a_generation_id IS NOT NULL
+                    AND b_generation_id IS NOT NULL AND ordinary_side IS NOT NULL
+                    AND a_reference_id IS NULL AND b_reference_id IS NULL)
+                OR (kind = 'gold' AND a_reference_id IS NOT NULL AND b_reference_id IS NOT NULL
+                    AND a_reference_id != b_reference_id AND sample IS NULL AND ordinary_generation_id IS NULL
+                    AND assisted_generation_id IS NULL AND a_generation_id IS NULL AND b_generation_id IS NULL
+                    AND ordinary_side IS NULL))
+        )"""
+    )
+    db.execute(
+        """INSERT INTO pairs_new (id, experiment_id, created_at, prompt_id, sample, ordinary_generation_id,
+                                  assisted_generation_id, a_generation_id, b_generation_id, ordinary_side, work_index, kind)
+           SELECT id, experiment_id, created_at, prompt_id, sample, ordinary_generation_id, assisted_generation_id,
+                  a_generation_id, b_generation_id, ordinary_side, work_index, 'study' FROM pairs"""
+    )
+    db.execute("DROP TABLE pairs")
+    db.execute("ALTER TABLE pairs_new RENAME TO pairs")
+    db.execute("CREATE INDEX pairs_kind ON pairs(kind, prompt_id)")
+
+
+# A migration that rebuilds a table others point at runs with foreign keys off (SQLite ignores the pragma inside
+# a transaction, so migrate() sets it around the transaction) and PRAGMA foreign_key_check before committing.
+_m010_gold_pairs.foreign_keys_off = True
+
 # Append-only: never edit or reorder a shipped migration; add a new one at the end.
 MIGRATIONS = [
     ("001_initial", _m001_initial),
@@ -274,6 +337,7 @@ MIGRATIONS = [
     ("007_placement", _m007_placement),
     ("008_identity", _m008_identity),
     ("009_token_spaces", _m009_token_spaces),
+    ("010_gold_pairs", _m010_gold_pairs),
 ]
 
 
@@ -287,11 +351,32 @@ def migrate(db) -> list[str]:
     for name, fn in MIGRATIONS:
         if name in done:
             continue
-        with write_transaction(db):
-            if db.execute("SELECT 1 FROM _migrations WHERE name = ?", [name]).fetchone() is None:
-                fn(db)
-                db.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, ?)", [name, now()])
-                applied.append(name)
+        fk_off = getattr(fn, "foreign_keys_off", False)
+        if fk_off and db.conn.in_transaction:
+            raise EvalkitError(f"migration {name} cannot run inside an open transaction",
+                               "open the database with store.open_db before starting a transaction")
+        if fk_off:
+            db.execute("PRAGMA foreign_keys = OFF")
+        try:
+            with write_transaction(db):
+                if db.execute("SELECT 1 FROM _migrations WHERE name = ?", [name]).fetchone() is None:
+                    if fk_off and (broken := db.execute("PRAGMA foreign_key_check").fetchall()):
+                        raise EvalkitError(
+                            f"migration {name} needs every foreign key intact, and {len(broken)} row(s) point at "
+                            f"nothing (first: table {broken[0][0]}, row {broken[0][1]}, missing in {broken[0][2]})",
+                            "the database is unchanged; remove or repair those rows (PRAGMA foreign_key_check lists "
+                            "them) and open it again")
+                    fn(db)
+                    if fk_off and (broken := db.execute("PRAGMA foreign_key_check").fetchall()):
+                        # raising rolls the migration back: the database stays as it was
+                        raise EvalkitError(
+                            f"migration {name} would break {len(broken)} foreign key(s), first: {tuple(broken[0])}",
+                            "the database is unchanged; keep a copy and report this")
+                    db.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, ?)", [name, now()])
+                    applied.append(name)
+        finally:
+            if fk_off:
+                db.execute("PRAGMA foreign_keys = ON")
     return applied
 
 
@@ -456,6 +541,45 @@ def insert_pairs(db, experiment_id: int, pairs: list[dict]) -> list[str]:
                     "work_index": p.get("work_index"),
                 }
             )
+            ids.append(pair_id)
+    return ids
+
+
+def reference_hash(prompt_id: str, ref) -> str:
+    """The identity of a reference output: a changed text, expected answer or note is a new reference."""
+    return hashlib.sha256(json.dumps(
+        {"prompt_id": prompt_id, "name": ref.name, "text": ref.text, "expected": ref.expected, "note": ref.note},
+        sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def store_references(db, refs: list[tuple[str, object, list[int] | None]]) -> dict[str, int]:
+    """refs: (prompt_id, prompts.Reference, token ids or None). Stores the new ones (a stored reference never
+    changes; only its token ids follow the latest pool's tokenizer) in one transaction. Returns hash -> id."""
+    ids = {}
+    with write_transaction(db):
+        for prompt_id, ref, token_ids in refs:
+            h = reference_hash(prompt_id, ref)
+            db.conn.execute(
+                "INSERT INTO reference_outputs (prompt_id, name, text, expected, note, content_hash, token_ids, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (content_hash) DO UPDATE SET "
+                "token_ids = COALESCE(excluded.token_ids, token_ids)",
+                [prompt_id, ref.name, ref.text, json.dumps(ref.expected, sort_keys=True), ref.note, h,
+                 None if token_ids is None else json.dumps(token_ids), now()])
+            ids[h] = db.conn.execute("SELECT id FROM reference_outputs WHERE content_hash = ?", [h]).fetchone()[0]
+    return ids
+
+
+def insert_gold_pairs(db, experiment_id: int, pairs: list[dict]) -> list[str]:
+    """pairs: dicts with prompt_id, a_reference_id, b_reference_id (sides already drawn). Same id format as a
+    study pair's: nothing in a pair id tells a gold pair from another."""
+    ids = []
+    with write_transaction(db):
+        for p in pairs:
+            pair_id = new_pair_id()
+            db.conn.execute(
+                "INSERT INTO pairs (id, experiment_id, created_at, prompt_id, kind, a_reference_id, b_reference_id) "
+                "VALUES (?, ?, ?, ?, 'gold', ?, ?)",
+                [pair_id, experiment_id, now(), p["prompt_id"], p["a_reference_id"], p["b_reference_id"]])
             ids.append(pair_id)
     return ids
 

@@ -102,13 +102,36 @@ def leaks(blobs: list[str], pair_ids: list[str], generations: list[dict]) -> lis
 
 
 def test_nothing_before_submit_gives_the_sides_away_and_the_reveal_arrives_after(cfg, pool_db):
+    # A gold (check) pair comes first (the rater holds it on screen), then a study pair: neither may give away
+    # what it is, or which side is which, before its rating is stored.
+    from test_gold import _hold, with_gold
+
+    gold, study = with_gold(pool_db)
+    _hold(pool_db, "ann", gold["id"])
+    notes = [r["note"] for r in rows(pool_db, "SELECT note FROM reference_outputs WHERE note != ''")]
     pair_ids = [p["id"] for p in rows(pool_db, "SELECT id FROM pairs")]
     generations = rows(pool_db, "SELECT id, generate_seconds, new_tokens FROM generations")
     with served(cfg, pool_db) as url, chromium_page(TEE_FETCH) as page:
         collect = Collector(page, url)
         sign_in(page, url, "ann")
+        assert shown_texts(page) == (gold["a_text"], gold["b_text"])
+        answer_all(page)
+        page.wait_for_timeout(1500)
+        before_gold = collect.texts()
+        found = leaks(before_gold, pair_ids, generations) + gold_marks(before_gold, notes)
+        assert not found, found
+        page.click("#submit")
+        expect(page.locator("#reveal")).to_contain_text("a check pair")
+        page.wait_for_timeout(1500)
+        assert gold_marks(collect.texts(), notes)  # the reveal, once the rating is stored, says what it was
+        assert rows(pool_db, "SELECT pair_id FROM ratings WHERE rater = 'ann'") == [{"pair_id": gold["id"]}]
+        _hold(pool_db, "ann", study["id"])  # next: a study pair
+        page.click("#next")
+        expect(page.locator("#text-a").locator("textarea, input").first).not_to_have_value(gold["a_text"])
+
         text_a, text_b = shown_texts(page)
         pair = pair_shown(pool_db, text_a, text_b)
+        assert pair["id"] == study["id"]
         expect(page.locator("#guidelines-text")).to_be_visible()  # open on a rater's first pair
         answer_all(page)
         page.get_by_role("tab", name="Results").click()
@@ -125,7 +148,7 @@ def test_nothing_before_submit_gives_the_sides_away_and_the_reveal_arrives_after
         assert not leaks(before, pair_ids, generations), leaks(before, pair_ids, generations)
 
         page.click("#submit")
-        expect(page.locator("#reveal")).to_contain_text("Reveal")
+        expect(page.locator("#reveal")).to_contain_text("generate() s")
         page.wait_for_timeout(1500)
         after = collect.texts()
 
@@ -138,3 +161,9 @@ def test_nothing_before_submit_gives_the_sides_away_and_the_reveal_arrives_after
     assert any(f"timing '{a_gen['generate_seconds']:.3f}'" in f for f in found), found
     assert any("hint word 'tokens/s'" in f for f in found), found
     assert not any(f.startswith("pair id") for f in found), "a pair id reached the browser"
+
+
+def gold_marks(blobs: list[str], notes: list[str]) -> list[str]:
+    """What would tell a gold pair: the reveal's words, a reference's note, its expected answers, the schema."""
+    words = ["check pair", "检验题", "a_reference_id", "reference_outputs", "expected", *notes]
+    return [f"gold mark {w!r}" for blob in blobs for w in words if w in _json_unescape(blob)]

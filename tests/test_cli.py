@@ -104,11 +104,11 @@ def test_bench_not_approved_runs_ordinary_only(make_config, data_dir):
         "SELECT group_concat(DISTINCT path) FROM timing_runs").fetchone()[0]
 
 
-def test_generate_pair_pool(make_config, data_dir):
+def test_generate_pair_pool(make_config, data_dir, tiny_models):
     r = invoke("generate", "--config", str(make_config(**{"decoding.mode": "sample"})), "--samples", "2")
     assert r.exit_code == 0, r.output
     db = open_db(data_dir / "evalkit.db")
-    pairs = list(db.query("SELECT * FROM pairs"))
+    pairs = list(db.query("SELECT * FROM pairs WHERE kind = 'study'"))
     assert len(pairs) == 2 * 5
     assert len({p["id"] for p in pairs}) == len(pairs)
     for p in pairs:
@@ -117,6 +117,18 @@ def test_generate_pair_pool(make_config, data_dir):
         side_a = p["a_generation_id"]
         assert side_a == (o["id"] if p["ordinary_side"] == "A" else a["id"])
     assert {p["sample"] for p in pairs} == {0, 1}
+    # pool.gold_rate (default 0.1) x 10 study pairs: one gold (check) pair of two reference outputs of one prompt,
+    # whose token ids (target tokenizer) the Live tab's guard holds back like a pooled output's
+    from transformers import AutoTokenizer
+
+    from evalkit.pairs import pooled_token_ids
+
+    (gold,) = db.query("SELECT * FROM pairs WHERE kind = 'gold'")
+    refs = list(db.query("SELECT * FROM reference_outputs WHERE id IN (?, ?)", [gold["a_reference_id"], gold["b_reference_id"]]))
+    assert len(refs) == 2 and {r["prompt_id"] for r in refs} == {gold["prompt_id"]} and "1 gold (check) pair" in r.output
+    tok = AutoTokenizer.from_pretrained(str(tiny_models["target"]))
+    for ref in refs:
+        assert tuple(tok(ref["text"], add_special_tokens=False)["input_ids"]) in pooled_token_ids(db, gold["prompt_id"])
 
 
 def test_generate_refuses_when_assisted_is_off(make_config):

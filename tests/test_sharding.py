@@ -51,7 +51,8 @@ def content(db_path) -> set:
     rows = con.execute(
         """SELECT p.prompt_id, p.sample, g.path, g.token_ids FROM pairs p
            JOIN generations g ON g.id IN (p.ordinary_generation_id, p.assisted_generation_id)""").fetchall()
-    dupes = con.execute("SELECT COUNT(*) - COUNT(DISTINCT prompt_id || '/' || sample) FROM pairs").fetchone()[0]
+    dupes = con.execute(
+        "SELECT COUNT(*) - COUNT(DISTINCT prompt_id || '/' || sample) FROM pairs WHERE kind = 'study'").fetchone()[0]
     con.close()
     assert dupes == 0
     return set(rows)

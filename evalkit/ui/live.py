@@ -255,14 +255,17 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
             note = "The assisted path is switched off or not approved for these models: ordinary only."
             texts[ui.out_assisted] = "(assisted path not available)"
 
-        # The last guard: a run that ended as a pooled output (or the start of one) is withheld and not stored.
+        # The last guard: a run that ended as exactly a pooled output is withheld and not stored.
         def withheld(r: GenerationRecord) -> bool:  # a failed record has no tokens and nothing to show
-            return bool(r.token_ids) and any(tuple(p[:len(r.token_ids)]) == tuple(r.token_ids) for p in pooled)
+            return bool(r.token_ids) and tuple(r.token_ids) in pooled
 
         shown = [r for r in records if not withheld(r)]  # a fallback still follows its failed record
         for r in records:
+            box = ui.out_ordinary if r.path == "ordinary" else ui.out_assisted
             if r not in shown:
-                texts[ui.out_ordinary if r.path == "ordinary" else ui.out_assisted] = WITHHELD
+                texts[box] = WITHHELD
+            elif r.ok and not texts[box]:  # held back while it was the start of a pooled output; it is not one
+                texts[box] = r.text
         if shown:
             with connect(db_path) as db:
                 exp_id = insert_experiment(db, "live", cfg.to_dict(), pair.compat,

@@ -1,0 +1,505 @@
+"""Gold (check) pairs: reference outputs from the prompt files, mixed into the pool at pool.gold_rate, blind until
+rated, scored per rater, never part of the path comparison, and a gate that leaves inaccurate raters out."""
+
+import dataclasses
+import json
+import random
+import re
+import sqlite3
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from evalkit import aggregate as aggregate_mod
+from evalkit.aggregate import aggregate
+from evalkit.config import AppConfig, from_dict
+from evalkit.errors import EvalkitError
+from evalkit.gate import parse_gate
+from evalkit.gold import accuracy, add_gold_pairs, choose, gold_count
+from evalkit.prompts import CRITERIA, load_prompt, load_prompts
+from evalkit.ratings import (
+    GoldReveal, RatingInput, correct_rating, next_pair, pair_view, reveal, submit_rating,
+)
+from evalkit.records import GenerationRecord
+from evalkit.store import insert_experiment, insert_pairs, open_db
+
+from apphelpers import pool_db, pool_template  # noqa: F401,E402  (fixtures: a pool built from the tiny models)
+
+APP = AppConfig(ratings_per_pair=2)
+PROMPTS = load_prompts()
+PAIR_ID = re.compile(r"p[0-9a-f]{16}")
+
+
+def study_pool(db, n: int, gate=None) -> int:
+    """n study pairs over the bundled prompts (fake generations); returns the pool experiment id."""
+    exp = insert_experiment(db, "pool", {}, {}, gate=gate or {})
+    specs = []
+    for i in range(n):
+        pid = PROMPTS[i % len(PROMPTS)].id
+        gens = {path: GenerationRecord(prompt_id=pid, path=path, text=f"{path} output {i}", new_tokens=30,
+                                       token_ids=[i, 1 if path == "ordinary" else 2], stop_reason="eos",
+                                       generate_seconds=1.0 if path == "assisted" else 2.0)
+                for path in ("ordinary", "assisted")}
+        specs.append({"prompt_id": pid, "sample": i // len(PROMPTS), "ordinary_side": "AB"[i % 2], **gens})
+    insert_pairs(db, exp, specs)
+    return exp
+
+
+def gold_pairs(db) -> list[dict]:
+    return list(db.query("""SELECT p.id, p.prompt_id, a.expected AS a_expected, b.expected AS b_expected,
+                                   a.text AS a_text, b.text AS b_text
+                            FROM pairs p JOIN reference_outputs a ON a.id = p.a_reference_id
+                            JOIN reference_outputs b ON b.id = p.b_reference_id WHERE p.kind = 'gold' ORDER BY p.id"""))
+
+
+def answer(expected_json: str, wrong: int = 0, unsure: int = 0) -> dict:
+    """The expected answers, with the first `wrong` criteria flipped and the next `unsure` ones unsure."""
+    exp = json.loads(expected_json)
+    out = {}
+    for i, c in enumerate(CRITERIA):
+        flip = {"pass": "fail", "fail": "pass"}[exp[c]]
+        out[c] = flip if i < wrong else "unsure" if i < wrong + unsure else exp[c]
+    return out
+
+
+@pytest.fixture
+def db(tmp_path):
+    return open_db(tmp_path / "g.db")
+
+
+# --- the queue -------------------------------------------------------------------------------------------------
+
+def test_gold_count_follows_the_rate():
+    assert [gold_count(0.1, n) for n in (0, 9, 10, 20, 29, 30)] == [0, 0, 1, 2, 2, 3]
+    assert gold_count(0.0, 100) == 0 and gold_count(0.5, 7) == 3
+
+
+def test_gold_pairs_join_the_queue_at_the_configured_rate(db):
+    exp = study_pool(db, 20)
+    assert add_gold_pairs(db, exp, PROMPTS, 0.1) == 2
+    assert add_gold_pairs(db, exp, PROMPTS, 0.1) == 0  # idempotent: a resumed pool only tops up
+    assert add_gold_pairs(db, exp, PROMPTS, 0.25) == 3
+    gold = gold_pairs(db)
+    assert len(gold) == 5 and len({g["prompt_id"] for g in gold}) == 5  # spread over the prompts
+    # no text is used twice while unused references remain (a repeated text could give a check pair away)
+    texts = [t for g in gold for t in (g["a_text"], g["b_text"])]
+    assert len(set(texts)) == len(texts)
+    assert db.execute("PRAGMA foreign_key_check").fetchall() == []
+    # Every pair, gold included, is met in the normal least-rated order, once, with its own quota.
+    met = []
+    while (view := next_pair(db, "ann", 2)) is not None:
+        met.append(view.pair_id)
+        submit_rating(db, APP, RatingInput(view.pair_id, "ann", answer('{"schedule": "pass", "read_only_vs_upload": '
+                      '"pass", "unknown_restore_time": "pass", "no_added_promises": "pass"}'), answer(
+                      '{"schedule": "fail", "read_only_vs_upload": "fail", "unknown_restore_time": "fail", '
+                      '"no_added_promises": "fail"}'), "A"))
+    assert len(met) == 25 and len(set(met)) == 25 and {g["id"] for g in gold} <= set(met)
+
+
+def test_choice_prefers_a_flawed_reference_against_the_correct_one_and_never_repeats_a_combination():
+    one = [p for p in PROMPTS if p.id == "writing-01"]
+    first = choose(one, 1, random.Random(0))
+    (pid, x, y), = first
+    assert pid == "writing-01" and x.correct != y.correct
+    n = len(one[0].gold) * (len(one[0].gold) - 1) // 2
+    many = choose(one, 100, random.Random(1))
+    assert len(many) == n and len({frozenset((x.name, y.name)) for _, x, y in many}) == n
+
+
+def test_a_gold_pair_looks_like_a_study_pair_before_submit(db):
+    exp = study_pool(db, 10)
+    add_gold_pairs(db, exp, PROMPTS, 0.2)
+    gold_ids = {g["id"] for g in gold_pairs(db)}
+    study_ids = {r["id"] for r in db.query("SELECT id FROM pairs WHERE kind = 'study'")}
+    views = {pid: pair_view(db, pid) for pid in gold_ids | study_ids}
+    for pid, v in views.items():
+        assert type(v) is type(views[min(study_ids)])
+        assert [f.name for f in dataclasses.fields(v)] == ["pair_id", "prompt_id", "text_a", "text_b"]
+        assert PAIR_ID.fullmatch(v.pair_id) and v.text_a and v.text_b
+    refs = list(db.query("SELECT name, note, expected, text FROM reference_outputs"))
+    texts = {r["text"] for r in refs}
+    for pid in gold_ids:
+        view = dataclasses.asdict(views[pid])
+        # every field but the texts carries no marker (a reference text may say "expected", as a study text may)
+        shown = json.dumps({k: v for k, v in view.items() if k not in ("text_a", "text_b")}, ensure_ascii=False)
+        for marker in ["gold", "check", "reference", "expected", "参考", "检验"] + [r["name"] for r in refs] + [
+                r["note"] for r in refs if r["note"]]:
+            assert marker not in shown, marker
+        # the texts are the references exactly as written: no added whitespace, name or note
+        assert view["text_a"] in texts and view["text_b"] in texts
+
+
+def test_the_reveal_says_check_pair_and_a_gold_rating_has_no_path(db):
+    exp = study_pool(db, 10)
+    add_gold_pairs(db, exp, PROMPTS, 0.1)
+    g = gold_pairs(db)[0]
+    rid = submit_rating(db, APP, RatingInput(g["id"], "ann", answer(g["a_expected"]), answer(g["b_expected"]), "B"))
+    r = reveal(db, g["id"])
+    assert isinstance(r, GoldReveal)
+    assert r.a_expected == json.loads(g["a_expected"]) and r.b_expected == json.loads(g["b_expected"])
+    row = db["ratings"].get(rid)
+    assert row["preferred_path"] is None
+    assert all(row[f"{p}_{c}"] is None for p in ("ordinary", "assisted") for c in CRITERIA)
+    assert all(row[f"a_{c}"] == r.a_expected[c] for c in CRITERIA)
+    from evalkit.ui.reveal import render
+
+    text = render(r)
+    assert "check pair" in text and "generate() s" not in text and "tokens/s" not in text
+    assert all(f"| {c} | {r.a_expected[c]} | {r.b_expected[c]} |" in text for c in CRITERIA)
+
+
+# --- accuracy and the gate --------------------------------------------------------------------------------------
+
+def test_accuracy_per_rater_counts_unsure_as_a_miss_and_only_the_blind_version(db):
+    exp = study_pool(db, 20)
+    add_gold_pairs(db, exp, PROMPTS, 0.1)
+    g1, g2 = gold_pairs(db)
+    ins = [("ann", g1, (0, 0), (0, 0)), ("ann", g2, (0, 0), (0, 0)),   # all 16 answers right
+           ("bob", g1, (1, 0), (0, 2)),                                  # 1 wrong, 2 unsure of 8
+           ("cat", g1, (4, 0), (4, 0))]                                  # all 8 wrong
+    ids = {}
+    for rater, g, (wa, ua), (wb, ub) in ins:
+        ids[rater, g["id"]] = submit_rating(db, AppConfig(ratings_per_pair=5), RatingInput(
+            g["id"], rater, answer(g["a_expected"], wa, ua), answer(g["b_expected"], wb, ub), "A"))
+    # ann's correction after the reveal (blind = 0) is kept but never scored
+    correct_rating(db, APP, ids["ann", g1["id"]], RatingInput(
+        g1["id"], "ann", answer(g1["a_expected"], 4), answer(g1["b_expected"], 4), "B"), after_reveal=True)
+    table, excluded = accuracy(db, 0.75, raters=["dan"])
+    t = table.set_index("rater")
+    assert list(t.index) == ["ann", "bob", "cat", "dan"]
+    assert t.loc["ann", ["gold_ratings", "answers", "correct", "unsure"]].tolist() == [2, 16, 16, 0]
+    assert t.loc["bob", ["gold_ratings", "answers", "correct", "unsure"]].tolist() == [1, 8, 5, 2]
+    assert t.loc["bob", "accuracy"] == pytest.approx(5 / 8) and t.loc["cat", "accuracy"] == 0
+    assert t.loc["ann", "accuracy"] == 1.0 and pd.isna(t.loc["dan", "accuracy"])
+    # cat flipped every answer: each expected fail answered pass is a missed flaw, each expected pass a false alarm
+    exp_fails = sum(v == "fail" for e in (g1["a_expected"], g1["b_expected"]) for v in json.loads(e).values())
+    assert (t.loc["cat", "missed_flaws"], t.loc["cat", "false_alarms"]) == (exp_fails, 8 - exp_fails)
+    assert excluded == ["bob", "cat"] and not t.loc["dan", "excluded"]  # dan met no gold pair: kept
+    assert accuracy(db, 0.0)[1] == []  # 0 = off
+
+
+def _path_tables(agg) -> dict:
+    return {k: agg.tables[k] for k in ("pass_rates", "paired_differences", "preferences", "agreement",
+                                       "prescreen_agreement", "timing", "speedup")}
+
+
+@pytest.fixture
+def rated(tmp_path):
+    """The aggregate test's fixture (4 study pairs, 3 raters, a frozen gate), plus gold pairs."""
+    from test_aggregate import load_fixture
+
+    db = open_db(tmp_path / "a.db")
+    load_fixture(db, tmp_path / "gate.toml")
+    return db
+
+
+def test_gold_ratings_never_change_the_path_comparison(rated, monkeypatch):
+    db = rated
+    before = aggregate(db)
+    exp = db.execute("SELECT id FROM experiments WHERE kind = 'pool'").fetchone()[0]
+    assert add_gold_pairs(db, exp, PROMPTS, 0.5) == 2
+    for g in gold_pairs(db):  # every rater rates every gold pair, as far from the study ratings as possible
+        for rater in ("r1", "r2", "r3"):
+            submit_rating(db, AppConfig(), RatingInput(g["id"], rater, {c: "fail" for c in CRITERIA},
+                                                       {c: "unsure" for c in CRITERIA}, "tie"))
+    assert db.execute("SELECT COUNT(*) FROM current_ratings").fetchone()[0] == 12 + 6
+    after = aggregate(db)
+    for name, df in _path_tables(before).items():
+        pd.testing.assert_frame_equal(df, after.tables[name], obj=name)
+    assert after.verdict["decision"] == before.verdict["decision"]
+    assert [c["reason"] for c in after.verdict["conditions"]] == [c["reason"] for c in before.verdict["conditions"]]
+    counts = after.tables["counts"].iloc[0]
+    assert (counts["pairs"], counts["gold_pairs"], counts["current_ratings"]) == (4, 2, 12)
+    assert after.tables["gold"].set_index("rater")["gold_ratings"].to_dict() == {"r1": 2, "r2": 2, "r3": 2}
+
+    # The check can fail: read every current rating, as a leak would, and the comparison moves.
+    monkeypatch.setattr(aggregate_mod, "ONLY_STUDY_PAIRS", False)
+    leaked = aggregate(db)
+    # gold ratings carry no path answers, so a leak shows in what the tables count: ratings and pairs
+    assert int(leaked.tables["counts"]["current_ratings"][0]) == 18
+    assert int(leaked.tables["counts"]["pairs"][0]) == 6
+
+
+def test_a_rater_below_min_gold_accuracy_is_left_out_of_the_verdict(rated, tmp_path):
+    db = rated
+    exp_row = db.execute("SELECT id, gate_json FROM experiments WHERE kind = 'pool'").fetchone()
+    gate = json.loads(exp_row[1])
+    # as if pre-registered: the frozen gate's text is what counts
+    gate["text"] = "\n".join(l for l in gate["text"].splitlines() if not l.startswith("min_gold_accuracy"))
+    gate["text"] += "\nmin_gold_accuracy = 0.8\n"
+    db.execute("UPDATE experiments SET gate_json = ? WHERE id = ?", [json.dumps(gate), exp_row[0]])
+    db.conn.commit()
+    add_gold_pairs(db, exp_row[0], PROMPTS, 0.5)
+    for g in gold_pairs(db):
+        submit_rating(db, AppConfig(), RatingInput(g["id"], "r1", answer(g["a_expected"], 2), answer(g["b_expected"], 2), "A"))
+        submit_rating(db, AppConfig(), RatingInput(g["id"], "r2", answer(g["a_expected"]), answer(g["b_expected"]), "A"))
+    agg = aggregate(db)
+    t = agg.tables["gold"].set_index("rater")
+    assert t.loc["r1", "accuracy"] == 0.5 and t.loc["r1", "excluded"]
+    assert t.loc["r2", "accuracy"] == 1.0 and not t.loc["r2", "excluded"]
+    assert t.loc["r3", "gold_ratings"] == 0 and not t.loc["r3", "excluded"]  # never checked: kept
+    # r1's 4 study ratings are out of every table and of the verdict's inputs
+    assert agg.tables["counts"].iloc[0]["current_ratings"] == 8
+    diffs = agg.tables["paired_differences"]
+    assert set(diffs[diffs["prompt_id"] == "all"]["ratings"]) == {8} and agg.tables["pass_rates"]["n"].max() == 8
+    pref = agg.tables["preferences"]
+    assert pref[pref["prompt_id"] == "all"]["n"].iloc[0] == 8
+    sample = next(c for c in agg.verdict["conditions"] if c["name"] == "planned sample")
+    assert "0 of the 4 planned pairs have 3 current ratings" in sample["reason"]  # r1 left out: two raters a pair
+    notes = " ".join(agg.notes)
+    assert "1 of 2 checked rater(s) below the pre-registered accuracy 0.80 are left out" in notes
+    assert "1 rater(s) met no gold pair" in notes
+    assert "r1" not in notes  # the notes reach raters who finished their queue: no one is named
+    # the verdict can no longer rest on 3 ratings per pair
+    assert agg.verdict["decision"] == "INSUFFICIENT DATA"
+
+    from evalkit.report import build_report
+
+    page = build_report(db, tmp_path / "report", agg).read_text(encoding="utf-8")
+    assert "<h3>gold</h3>" in page and "missed_flaws" in page
+    from evalkit.export import pseudonyms
+
+    assert all(p in page for p in pseudonyms(["r1", "r2", "r3"]))  # the report names raters as the export does
+
+
+def test_a_rater_who_rated_only_gold_pairs_and_missed_is_left_out_without_error(db, tmp_path):
+    from evalkit.gate import gate_snapshot
+
+    (tmp_path / "gate.toml").write_text("min_gold_accuracy = 0.8\n")
+    exp = study_pool(db, 10, gate=gate_snapshot(tmp_path / "gate.toml"))
+    add_gold_pairs(db, exp, PROMPTS, 0.1)
+    (g,) = gold_pairs(db)
+    submit_rating(db, APP, RatingInput(g["id"], "eve", answer(g["a_expected"], 4), answer(g["b_expected"], 4), "A"))
+    agg = aggregate(db)
+    assert agg.tables["gold"]["excluded"].tolist() == [True]
+    assert "1 of 1 checked rater(s) below the pre-registered accuracy 0.80 are left out, with their 0 rating(s)" in " ".join(agg.notes)
+    assert agg.tables["counts"].iloc[0]["current_ratings"] == 0 and agg.verdict["decision"] == "INSUFFICIENT DATA"
+
+
+# --- prompt files, config, gate -----------------------------------------------------------------------------------
+
+GOOD = Path(__file__).parent.parent / "prompts" / "writing-02.toml"
+
+
+@pytest.mark.parametrize("mutate, needle", [
+    (lambda s: s.replace(', no_added_promises = "fail" }', ' }', 1),
+     "[[gold]] entry 4 ('invented-restore-time'): field 'expected' must give all of"),
+    (lambda s: s.replace('schedule = "fail"', 'schedule = "unsure"', 1),
+     "[[gold]] entry 2 ('wrong-day'): field 'expected.schedule' is 'unsure', not \"pass\" or \"fail\""),
+    (lambda s: s.replace('name = "inverted"', 'name = "inverted"\nsource = "me"'),
+     "[[gold]] entry 3 ('inverted'): unknown field(s) source"),
+    (lambda s: s.replace('name = "wrong-day"', 'name = "correct"'), "name 'correct' is used twice"),
+    (lambda s: s.replace('name = "wrong-day"\ntext = ', 'name = "wrong-day"\nwords = '),
+     "[[gold]] entry 2 ('wrong-day'): unknown field(s) words"),
+    (lambda s: s.replace('name = "inverted"\n', ''), "[[gold]] entry 3: missing field 'name'"),
+    (lambda s: s.replace('expected = { schedule = "fail", read_only_vs_upload = "pass", unknown_restore_time = "pass", '
+                         'no_added_promises = "pass" }', 'expected = "all pass"'),
+     "[[gold]] entry 2 ('wrong-day'): field 'expected' should be dict"),
+    (lambda s: 'gold = "x"\n' + s.split("\n[[gold]]")[0], "field 'gold' should be list"),
+])
+def test_malformed_gold_entries_name_file_entry_and_field(tmp_path, mutate, needle):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(mutate(GOOD.read_text(encoding="utf-8")), encoding="utf-8")
+    with pytest.raises(EvalkitError) as e:
+        load_prompt(bad)
+    assert needle in str(e.value) and str(bad) in str(e.value)
+
+
+def test_bundled_references_have_one_correct_and_the_four_flaws_per_prompt():
+    for p in PROMPTS:
+        assert sum(r.correct for r in p.gold) >= 1
+        fails = [tuple(c for c in CRITERIA if r.expected[c] == "fail") for r in p.gold]
+        assert {("schedule",), ("read_only_vs_upload",), ("unknown_restore_time", "no_added_promises"),
+                ("no_added_promises",)} <= set(fails), p.id
+
+
+def test_gold_rate_and_min_gold_accuracy_are_validated():
+    assert from_dict({}).pool.gold_rate == 0.1
+    for bad in (-0.1, 0.6):
+        with pytest.raises(EvalkitError, match=r"pool.gold_rate must be in \[0, 0.5\]"):
+            from_dict({"pool": {"gold_rate": bad}})
+    assert parse_gate("min_gold_accuracy = 0.8", "g").min_gold_accuracy == 0.8
+    with pytest.raises(EvalkitError, match=r"min_gold_accuracy = 1.5 is outside \[0.0, 1.0\]"):
+        parse_gate("min_gold_accuracy = 1.5", "g")
+
+
+# --- migration ------------------------------------------------------------------------------------------------------
+
+def _old_database(path: Path, monkeypatch) -> None:
+    """A database as the previous release left it (migrations up to 008), with a study, ratings (a correction
+    chain included) and an assignment; rows written with SQL, since the library now speaks the new schema."""
+    from evalkit import store
+
+    with monkeypatch.context() as m:
+        m.setattr(store, "MIGRATIONS", [x for x in store.MIGRATIONS if x[1] is not store._m010_gold_pairs])
+        db = open_db(path)
+    assert "kind" not in {c.name for c in db["pairs"].columns}
+    study_pool(db, 6)
+    ids = [r["id"] for r in db.query("SELECT id FROM pairs ORDER BY id")]
+
+    def rating(pair_id, rater, a, b, pref, supersedes=None, blind=1):
+        row = {"pair_id": pair_id, "rater": rater, "created_at": "2026-01-01T00:00:00", "kind": "rating",
+               "preference": pref, "preferred_path": "tie", "supersedes": supersedes, "blind": blind}
+        row |= {f"{s}_{c}": v for s, v in (("a", a), ("b", b), ("ordinary", a), ("assisted", b)) for c in CRITERIA}
+        db["ratings"].insert(row)
+        return db.execute("SELECT last_insert_rowid()").fetchone()[0]
+
+    first = rating(ids[0], "ann", "pass", "fail", "A")
+    rating(ids[0], "ann", "pass", "unsure", "tie", supersedes=first, blind=0)
+    rating(ids[1], "bob", "fail", "pass", "B")
+    db["ratings"].insert({"pair_id": ids[2], "rater": "bob", "created_at": "2026-01-01", "kind": "skip", "skip_reason": "x"})
+    db["assignments"].insert({"pair_id": ids[3], "rater": "cat", "shown_at": "2026-01-01T00:00:00"})
+    db.conn.execute("UPDATE pairs SET work_index = rowid")
+    db.conn.commit()
+    db.conn.close()
+
+
+def _dump(path: Path) -> dict:
+    con = sqlite3.connect(path)
+    con.row_factory = sqlite3.Row
+    try:
+        return {t: [dict(r) for r in con.execute(f"SELECT * FROM {t} ORDER BY rowid")]
+                for t in ("experiments", "generations", "pairs", "ratings", "assignments", "raters")}
+    finally:
+        con.close()
+
+
+def test_migration_keeps_every_row_and_foreign_key(tmp_path, monkeypatch):
+    path = tmp_path / "old.db"
+    _old_database(path, monkeypatch)
+    before = _dump(path)
+    db = open_db(path)
+    after = _dump(path)
+    for table, rows in before.items():
+        if table == "pairs":
+            assert [{k: r[k] for k in rows[0]} for r in after[table]] == rows
+            assert {(r["kind"], r["a_reference_id"], r["b_reference_id"]) for r in after[table]} == {("study", None, None)}
+        else:
+            assert after[table] == rows, table
+    assert db.execute("PRAGMA foreign_key_check").fetchall() == []
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    assert db.execute("SELECT COUNT(*) FROM current_ratings").fetchone()[0] == 2
+    assert [r["kind"] for r in db.query("SELECT kind FROM pairs")] == ["study"] * 6
+    # the rebuilt table keeps its rules: a gold pair must name two references and no generation
+    with pytest.raises(sqlite3.IntegrityError):
+        db.conn.execute("INSERT INTO pairs (id, experiment_id, created_at, prompt_id, kind, a_generation_id) "
+                        "VALUES ('px', 1, 'now', 'writing-01', 'gold', 1)")
+    db.conn.rollback()
+    with pytest.raises(sqlite3.IntegrityError):  # foreign keys are on again
+        db.conn.execute("INSERT INTO ratings (pair_id, rater, created_at, kind) VALUES ('nope', 'x', 'now', 'skip')")
+    db.conn.rollback()
+
+
+def test_a_database_with_a_dangling_row_is_refused_unchanged(tmp_path, monkeypatch):
+    path = tmp_path / "old.db"
+    _old_database(path, monkeypatch)
+    con = sqlite3.connect(path)  # a dangling row written by hand (foreign keys are off in a bare connection)
+    con.execute("INSERT INTO assignments (pair_id, rater, shown_at) VALUES ('p-gone', 'eve', 'now')")
+    con.commit()
+    con.close()
+    before = _dump(path)
+    with pytest.raises(EvalkitError, match="gold_pairs needs every foreign key intact, and 1 row"):
+        open_db(path)
+    assert _dump(path) == before
+    con = sqlite3.connect(path)
+    assert "kind" not in {r[1] for r in con.execute("PRAGMA table_info(pairs)")}
+    assert con.execute("SELECT COUNT(*) FROM _migrations WHERE name LIKE '%gold_pairs'").fetchone()[0] == 0
+    con.close()
+
+
+def test_a_rebuild_that_breaks_a_foreign_key_is_rolled_back(tmp_path, monkeypatch):
+    from evalkit import store
+
+    path = tmp_path / "new.db"
+    db = open_db(path)
+    study_pool(db, 2)
+    view = next_pair(db, "ann", 2)
+    db.conn.close()
+
+    def broken(d):  # a faulty rebuild: loses a pair that an assignment points at
+        d.execute("DELETE FROM pairs WHERE id = ?", [view.pair_id])
+
+    broken.foreign_keys_off = True
+    monkeypatch.setattr(store, "MIGRATIONS", store.MIGRATIONS + [("099_broken", broken)])
+    with pytest.raises(EvalkitError, match="099_broken would break 1 foreign key"):
+        open_db(path)
+    db = open_db(path, migrate_schema=False)
+    assert db.execute("SELECT COUNT(*) FROM pairs").fetchone()[0] == 2
+    assert db.execute("SELECT COUNT(*) FROM _migrations WHERE name = '099_broken'").fetchone()[0] == 0
+    assert db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+
+
+# --- through the served app ---------------------------------------------------------------------------------------
+
+def _hold(db_file: Path, rater: str, pair_id: str) -> None:
+    """Put a pair on a rater's screen before they sign in (the queue resumes the pair a rater holds)."""
+    from evalkit.store import now
+
+    with sqlite3.connect(db_file) as con:
+        con.execute("INSERT INTO assignments (pair_id, rater, shown_at) VALUES (?, ?, ?)", [pair_id, rater, now()])
+
+
+def with_gold(db_file: Path) -> tuple[dict, dict]:
+    """Adds gold pairs to an app test pool; returns a gold pair and a study pair of the same prompt."""
+    db = open_db(db_file)
+    exp = db.execute("SELECT id FROM experiments WHERE kind = 'pool'").fetchone()[0]
+    prompts = [p for p in PROMPTS if p.id in {r["prompt_id"] for r in db.query("SELECT prompt_id FROM pairs")}]
+    assert add_gold_pairs(db, exp, prompts, 0.5) == 3
+    gold = gold_pairs(db)[0]
+    study = next(db.query("SELECT * FROM pairs WHERE kind = 'study' AND prompt_id = ?", [gold["prompt_id"]]))
+    db.conn.close()
+    return gold, study
+
+
+def test_through_the_app_a_gold_pair_is_blind_until_rated(tiny_models, tmp_path, pool_db):
+    from apphelpers import served
+    from test_app_client import Tab
+
+    cfg = load_config_for_app(tiny_models, tmp_path)
+    gold, study = with_gold(pool_db)
+    _hold(pool_db, "ann", gold["id"])
+    _hold(pool_db, "bob", study["id"])
+    notes = [r["note"] for r in open_db(pool_db).query("SELECT note FROM reference_outputs WHERE note != ''")]
+    with served(cfg, pool_db) as url:
+        ann, bob = Tab(url), Tab(url)
+        g, s = ann.sign_in("ann"), bob.sign_in("bob")
+        assert (g["text-a"], g["text-b"]) == (gold["a_text"], gold["b_text"])
+        assert set(g) == set(s)
+        codes = Tab.codes[ann.client.src]  # each one's personal code (in the status, and kept by the browser)
+        texts = {k for k in g if g[k] in (gold["a_text"], gold["b_text"])}  # by label and by element id
+        personal = {"who", "rate-who", "status", "rate-status"}
+        same = {k for k in g if k not in texts | personal and g[k] != codes["ann"]}
+        assert len(same) >= len(g) - 9
+        assert {k: g[k] for k in same} == {k: s[k] for k in same}
+        assert g["who"].replace("ann", "bob") == s["who"] and g["reveal"] == s["reveal"] == ""
+        # everything but the texts themselves (a reference text may say "expected", as a study text may)
+        shown = json.dumps({k: v for k, v in g.items() if k not in texts}, ensure_ascii=False)
+        for marker in ["check pair", "检验", "gold", "expected", *notes]:
+            assert marker not in shown, marker
+        assert _stored(pool_db, "ann") == []
+
+        done_g, done_s = ann.submit(a="pass", b="fail"), bob.submit(a="pass", b="fail")
+        assert "a check pair" in done_g["reveal"] and "generate() s" not in done_g["reveal"]
+        assert "check pair" not in done_s["reveal"] and "generate() s" in done_s["reveal"]
+        (row,) = _stored(pool_db, "ann")
+        assert row["pair_id"] == gold["id"] and row["preferred_path"] is None and row["ordinary_schedule"] is None
+        assert set(done_g) == set(done_s)
+
+
+def load_config_for_app(tiny_models, tmp_path):
+    from apphelpers import write_config
+
+    from evalkit.config import load_config
+
+    return load_config(write_config(tmp_path / "app.toml", tiny_models, ratings_per_pair=2))
+
+
+def _stored(db_file: Path, rater: str) -> list[dict]:
+    con = sqlite3.connect(db_file)
+    con.row_factory = sqlite3.Row
+    try:
+        return [dict(r) for r in con.execute("SELECT * FROM ratings WHERE rater = ?", [rater])]
+    finally:
+        con.close()
