@@ -132,7 +132,8 @@ def test_nothing_before_submit_gives_the_sides_away_and_the_reveal_arrives_after
         text_a, text_b = shown_texts(page)
         pair = pair_shown(pool_db, text_a, text_b)
         assert pair["id"] == study["id"]
-        expect(page.locator("#guidelines-text")).to_be_visible()  # open on a rater's first pair
+        page.locator("#guidelines").get_by_text("评分指南").click()  # folded after the first pair: open it again
+        expect(page.locator("#guidelines-text")).to_be_visible()
         answer_all(page)
         page.get_by_role("tab", name="Results").click()
         expect(page.get_by_text("pairs in the pool")).to_be_visible()

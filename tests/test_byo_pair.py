@@ -64,20 +64,26 @@ class Tab:
         return dict(zip(self.labels[api], unwrap, strict=True))
 
 
-def rate_one_pair(url: str, db_file: Path) -> None:
-    """The rater journey: sign in, see a pair, answer every criterion, submit, see the reveal."""
+def rate_one_pair(url: str, db_file: Path, code: str) -> None:
+    """The rater journey: sign in with the personal code, see a pair, answer every criterion, submit, see the
+    reveal."""
     tab = Tab(url)
-    screen = tab.call("/sign_in", "ann", "")
+    screen = tab.call("/sign_in", "", "", code)
+    screen["Output A"], screen["Output B"] = screen["输出 A"], screen["输出 B"]  # labels follow the language
     assert screen["Output A"] and screen["Output B"] and screen["reveal"] == ""
     form = {f"a_{c}": "pass" for c in CRITERIA} | {f"b_{c}": "fail" for c in CRITERIA}
     done = tab.call("/submit", *[(form | {"preference": "A", "comment": "chat pair"})[k] for k in FORM_KEYS])
     db = open_db(db_file, migrate_schema=False)
     (rating,) = db.query("SELECT * FROM ratings")
     pair = db["pairs"].get(rating["pair_id"])
-    a, b = db["generations"].get(pair["a_generation_id"]), db["generations"].get(pair["b_generation_id"])
-    assert (a["text"], b["text"]) == (screen["Output A"], screen["Output B"])  # the pair on screen was rated
     assert rating["rater"] == "ann" and rating["preference"] == "A"
-    assert f"| A | {a['path']} |" in done["reveal"] and f"| B | {b['path']} |" in done["reveal"]
+    if pair["kind"] == "gold":  # the pool mixes in a check pair (pool.gold_rate); the reveal says so
+        a, b = db["reference_outputs"].get(pair["a_reference_id"]), db["reference_outputs"].get(pair["b_reference_id"])
+        assert (a["text"], b["text"]) == (screen["Output A"], screen["Output B"]) and "check pair" in done["reveal"]
+    else:
+        a, b = db["generations"].get(pair["a_generation_id"]), db["generations"].get(pair["b_generation_id"])
+        assert (a["text"], b["text"]) == (screen["Output A"], screen["Output B"])  # the pair on screen was rated
+        assert f"| A | {a['path']} |" in done["reveal"] and f"| B | {b['path']} |" in done["reveal"]
     db.conn.close()
 
 
@@ -91,14 +97,16 @@ def test_readme_bring_your_own_pair_commands_run_on_the_chat_pair(families, tmp_
     env = shell_env(home, data)
     commands = readme_commands()
     assert [c.split()[:2] for c in commands] == [
-        ["evalkit", "check"], ["evalkit", "bench"], ["evalkit", "tune"], ["evalkit", "generate"], ["python", "app.py"]]
+        ["evalkit", "check"], ["evalkit", "bench"], ["evalkit", "tune"], ["evalkit", "generate"], ["evalkit", "raters"],
+        ["python", "app.py"]]
     *cli_commands, app_command = commands
     outputs = []
     for command in cli_commands:
         r = run(command, env)
         assert r.returncode == 0, f"{command}\n{r.stdout}\n{r.stderr}"
         outputs.append(r.stdout)
-    check, greedy, tune, generate = outputs
+    check, greedy, tune, generate, invited = outputs
+    code = re.search(r"personal code (\S+)", invited).group(1)
     assert "verdict: same_tokenizer" in check and "generate() will run Transformers' AssistedCandidateGenerator" in check
     assert "identical outputs: 100%" in greedy and "decoding=greedy" in greedy
     assert "best: num_assistant_tokens =" in tune and "Transformers default" in tune
@@ -116,7 +124,7 @@ def test_readme_bring_your_own_pair_commands_run_on_the_chat_pair(families, tmp_
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         url = _wait_for_url(app)
-        rate_one_pair(url, data / "evalkit.db")
+        rate_one_pair(url, data / "evalkit.db", code)
     finally:
         app.terminate()
         app.wait(timeout=30)
