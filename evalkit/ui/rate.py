@@ -244,8 +244,10 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
 
     if preparing is not None:
         timer = gr.Timer(1.0)
-        timer.tick(poll, [ui.session, ui.browser_code], [prep_html, timer, *([tabs] if tabs else []),
-                                                         *ui.signin_outputs], api_visibility="private")
+        poll_outputs = [prep_html, timer, *([tabs] if tabs else []), *ui.signin_outputs]
+        timer.tick(poll, [ui.session, ui.browser_code], poll_outputs, api_visibility="private")
+        # a page opened later shows the progress at once, not the panel as it was when the app started
+        demo.load(poll, [ui.session, ui.browser_code], poll_outputs, api_visibility="private")
 
     signin = ui.signin
     out = ui.signin_outputs
