@@ -10,7 +10,7 @@ import torch
 from click.testing import CliRunner
 from familyfixtures import families, family_config  # noqa: F401
 
-from evalkit.bench import format_summary
+from evalkit.bench import BenchSummary, format_summary
 from evalkit.cli import cli
 from evalkit.compat import compatibility_record
 from evalkit.config import load_config
@@ -202,7 +202,7 @@ def test_universal_assisted_generation_bench_and_pool(families, tmp_path, data_d
     assert s["identical_outputs"] == identical  # the share reported is the share stored, whatever it is
     assert s["draft_tokens"] == sum(x["draft_tokens"] for x in rows if x["path"] == "assisted") > 0
     assert s["acceptance_rate"] is not None and s["counts_agree"] is True
-    assert "token spaces differ" in format_summary(s)
+    assert "token spaces differ" in format_summary(BenchSummary.from_json(s))
 
     # the pool samples: Transformers' UniversalSpeculativeDecodingGenerator (another family: the draft's head is pruned)
     cfg = load_config(family_config(tmp_path / "p.toml", families, draft="other_family_draft",

@@ -134,7 +134,7 @@ def test_bench_refuses_to_pool_device_kinds(tmp_path):
                         seconds=secs, device=device)
         rec = GenerationRecord(prompt_id="writing-01", path=path, new_tokens=10, stop_reason="eos", device=device)
         insert_bench_process(db, exp, ProcessRecord(path=path, round=1, order=0, device=device), [(run, [rec])])
-    s = summarize(db, exp)
+    s = summarize(db, exp).to_json()
     assert s["speedup"] is None and s["device_kinds"] == ["cpu", "cuda"]
     assert any("different device kinds" in n for n in s["notes"])
     assert json.dumps(s)  # serialisable for --json
