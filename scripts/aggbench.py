@@ -62,7 +62,7 @@ def measure(path: Path, repeats: int) -> dict:
         json.dumps(agg.to_json(), default=str)
         times.append(time.perf_counter() - start)
     return {"seconds": times, "peak_rss_mb": peak_rss_mb(),
-            "decision": agg.verdict["decision"], "ratings": int(agg.tables["counts"]["current_ratings"][0])}
+            "decision": str(agg.verdict.decision), "ratings": int(agg.tables["counts"]["current_ratings"][0])}
 
 
 def main() -> None:
