@@ -23,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DTYPES = ("float16", "bfloat16")
-PATHS = ("ordinary", "assisted")
+PATHS = ("ordinary", "assisted")  # evalkit.records.COMPARED, as the JSON spells them
 BUDGET_SECONDS = 8 * 60  # the bar for a GPU machine, set-up included
 
 

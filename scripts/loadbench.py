@@ -45,7 +45,7 @@ PROMPT_IDS = ("writing-01", "writing-02", "writing-03")
 
 def build_pool(db_file: Path, n_pairs: int) -> list[str]:
     """A database with `n_pairs` blind pairs from synthetic generation records (rating needs no model)."""
-    from evalkit.records import GenerationRecord
+    from evalkit.records import GenerationPath, GenerationRecord
     from evalkit.store import insert_experiment, insert_pairs, open_db
 
     db = open_db(db_file)
@@ -54,9 +54,9 @@ def build_pool(db_file: Path, n_pairs: int) -> list[str]:
         pairs = []
         for i in range(n_pairs):
             prompt = PROMPT_IDS[i % len(PROMPT_IDS)]
-            o = GenerationRecord(prompt_id=prompt, path="ordinary", text=f"内部资料库周三晚间维护（普通 {i}）",
+            o = GenerationRecord(prompt_id=prompt, path=GenerationPath.ORDINARY, text=f"内部资料库周三晚间维护（普通 {i}）",
                                  new_tokens=40, stop_reason="eos", generate_seconds=2.0, seed=i)
-            a = GenerationRecord(prompt_id=prompt, path="assisted", text=f"内部资料库周三晚间维护（辅助 {i}）",
+            a = GenerationRecord(prompt_id=prompt, path=GenerationPath.ASSISTED, text=f"内部资料库周三晚间维护（辅助 {i}）",
                                  new_tokens=41, stop_reason="eos", generate_seconds=1.2, seed=i)
             pairs.append({"prompt_id": prompt, "sample": i, "ordinary": o, "assisted": a,
                           "ordinary_side": "AB"[i % 2]})
