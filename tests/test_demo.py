@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from evalkit import corpus, demo
+from evalkit import demo
+from evalkit.demo import corpus, tokenizer, train
 from evalkit.config import load_config
 from evalkit.prompts import PLAIN_TEMPLATE, load_prompts
 
@@ -94,10 +95,10 @@ def test_distillation_moves_the_draft_towards_the_target(smoke_pair):
 
     recipe = demo.SCALES["smoke"]
     tok = AutoTokenizer.from_pretrained(smoke_pair / "target").backend_tokenizer  # the pair's own tokenizer
-    examples = demo.encode_samples(tok, corpus.generate_corpus(recipe["corpus_seed"], 40))
+    examples = tokenizer.encode_samples(tok, corpus.generate_corpus(recipe["corpus_seed"], 40))
     target = AutoModelForCausalLM.from_pretrained(smoke_pair / "target").eval()
-    draft = demo.make_model(recipe["draft"], target.config.vocab_size, seed=5)
-    ids, att, labels = demo._collate(examples, list(range(8)))
+    draft = train.make_model(recipe["draft"], target.config.vocab_size, seed=5)
+    ids, att, labels = train._collate(examples, list(range(8)))
     keep = labels[:, 1:] != -100
 
     def kl() -> float:
@@ -107,8 +108,8 @@ def test_distillation_moves_the_draft_towards_the_target(smoke_pair):
         return F.kl_div(d, t, log_target=True, reduction="batchmean").item()
 
     before = kl()
-    demo.train_model(draft, examples, steps=30, batch_tokens=512, lr=3e-3, warmup=2, seed=5, desc="kd",
-                     progress=False, teacher=target)
+    train.train_model(draft, examples, steps=30, batch_tokens=512, lr=3e-3, warmup=2, seed=5, desc="kd",
+                      progress=False, teacher=target)
     assert kl() < 0.5 * before
 
 
@@ -162,7 +163,7 @@ def test_failed_build_leaves_nothing(tmp_path, monkeypatch):
     def boom(*a, **k):
         raise RuntimeError("interrupted")
 
-    monkeypatch.setattr(demo, "train_model", boom)
+    monkeypatch.setattr(train, "train_model", boom)
     with pytest.raises(RuntimeError):
         demo.build_demo_pair(tmp_path / "pair", scale="smoke", progress=False)
     assert list(tmp_path.iterdir()) == []
