@@ -211,13 +211,17 @@ def _sourced(prov: Provenance, ids: list[int], body: str, has_data: bool) -> str
 
 
 def _publishable(tables: dict) -> dict:
-    """The tables as a report shows them: rater names (the gold table's) replaced by the export's pseudonyms."""
-    gold = tables.get("gold")
-    if gold is None or not len(gold):
-        return tables
+    """The tables as a report shows them: rater names (the gold and time-on-task tables') replaced by the export's
+    pseudonyms; the pooled row keeps its label."""
     from .export import pseudonyms
 
-    return tables | {"gold": gold.assign(rater=pseudonyms(list(gold["rater"])))}
+    out = dict(tables)
+    for name, df in tables.items():
+        if "rater" in df.columns and len(df):
+            names = [r for r in df["rater"] if r != ALL]
+            alias = dict(zip(names, pseudonyms(names)))
+            out[name] = df.assign(rater=[alias.get(r, r) for r in df["rater"]])
+    return out
 
 
 def build_report(db, out_dir: Path, agg: Aggregate | None = None) -> Path:
