@@ -56,7 +56,8 @@ def serve(cfg: Config, path: Path, *, host: str | None = None, port: int | None 
                                "run without --no-prepare to build the pair pool there, or point --db / EVALKIT_DB "
                                "at the study's database")
         if prepare:
-            from .ui.prepare import Preparation, pool_size
+            from .preparation import pool_size
+            from .ui.prepare import Preparation
 
             if pool_size(path) == 0:  # serve the page at once; it shows the preparation's progress
                 print("evalkit: no pairs to rate yet: preparing them in a separate process (`evalkit prepare`); "

@@ -52,6 +52,7 @@ def test_corpus_template_matches_prompts_module():
     assert PLAIN_TEMPLATE.format(material=p.material, task=p.task) == p.plain_text()
 
 
+@pytest.mark.slow
 def test_smoke_pair_loads_and_shares_tokenizer(smoke_pair):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -87,6 +88,7 @@ def test_smoke_pair_loads_and_shares_tokenizer(smoke_pair):
     assert draft.generation_config.assistant_confidence_threshold == pytest.approx(shipped.assistant_confidence_threshold)
 
 
+@pytest.mark.slow
 def test_distillation_moves_the_draft_towards_the_target(smoke_pair):
     """The draft's last stage learns the target's next-token distributions: its KL to the target falls."""
     import torch
@@ -113,6 +115,7 @@ def test_distillation_moves_the_draft_towards_the_target(smoke_pair):
     assert kl() < 0.5 * before
 
 
+@pytest.mark.slow
 def test_smoke_pair_greedy_assisted_equals_ordinary(smoke_pair):
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -130,6 +133,7 @@ def test_smoke_pair_greedy_assisted_equals_ordinary(smoke_pair):
     assert torch.equal(plain, assisted)
 
 
+@pytest.mark.slow
 def test_ensure_is_cached_and_rebuilds_interrupted(tmp_path, capfd):
     out = tmp_path / "pair"
     assert demo.ensure_demo_pair(out, progress=False, scale="smoke") == out
@@ -188,6 +192,7 @@ def test_no_heavy_imports_at_module_top():
     assert not names & {"torch", "transformers", "tokenizers"}
 
 
+@pytest.mark.slow
 def test_smoke_pair_through_both_paths_and_the_bench(smoke_pair, make_config):
     """End to end on the reduced pair: the real CLI, each path in its own process, ABBA, the summary."""
     from click.testing import CliRunner
@@ -208,6 +213,7 @@ def test_smoke_pair_through_both_paths_and_the_bench(smoke_pair, make_config):
     assert s["cost_ratio"] is not None and s["alpha"] is not None
 
 
+@pytest.mark.slow
 def test_demo_refs_resolve_to_the_cached_build(smoke_pair, monkeypatch):
     """`demo:target` / `demo:draft` in a config point at the cached pair (built on first use)."""
     from evalkit import models

@@ -21,6 +21,9 @@ from evalkit.paths import available_paths, build_inputs, run_assisted, run_ordin
 from evalkit.prompts import load_prompts
 from evalkit.store import open_db
 
+# model families built and run here
+pytestmark = pytest.mark.slow
+
 PROMPTS = load_prompts()
 
 

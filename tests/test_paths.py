@@ -17,6 +17,7 @@ def pair(make_config):
     return load_pair(load_config(make_config()), progress=False)
 
 
+@pytest.mark.slow
 def test_greedy_float32_assisted_equals_ordinary_on_every_prompt(pair):
     assert pair.compat.verdict == "same_tokenizer"
     for prompt in PROMPTS:
@@ -53,6 +54,7 @@ def test_target_as_its_own_draft_accepts_everything(make_config):
         assert a.tokens_per_target_pass > 2
 
 
+@pytest.mark.slow
 def test_random_draft_gets_low_acceptance_and_counts_agree(pair):
     accepted = proposed = 0
     for prompt in PROMPTS:

@@ -83,6 +83,7 @@ def _last_record(db, exp_id):
                       "UNION ALL SELECT created_at FROM pairs WHERE experiment_id = :e)", {"e": exp_id}).fetchone()[0]
 
 
+@pytest.mark.slow
 def test_provenance_record_names_everything_behind_the_numbers(study):
     import accelerate
     import torch
@@ -129,6 +130,7 @@ def test_provenance_record_names_everything_behind_the_numbers(study):
     json.dumps(prov.to_json())  # serialisable as is
 
 
+@pytest.mark.slow
 def test_report_card_and_json_carry_the_provenance(study):
     db, tmp = study["db"], study["tmp"]
     page = build_report(db, tmp / "report").read_text(encoding="utf-8")
@@ -159,6 +161,7 @@ def test_report_card_and_json_carry_the_provenance(study):
         assert "[experiment " in c, c
 
 
+@pytest.mark.slow
 def test_a_figure_whose_run_is_not_stored_is_not_printed(study):
     """An aggregate whose benchmark is not in the database (here: an id that does not exist) must not
     put its speed-up or memory figure into the report or the card."""

@@ -25,13 +25,14 @@ MISSING = answer_code("-")
 class RatingData:
     """The current ratings as arrays, one entry per rating, and the pairs they point at.
 
-    answers: (ratings, 9) codes (see answer_code): for each criterion the ordinary then the assisted answer (pass / fail /
-    unsure), then the preferred path (ordinary / assisted / tie); MISSING where the column is empty."""
+    answers: (ratings, 2 x criteria + 1) codes (see answer_code): for each criterion the ordinary then the assisted
+    answer (pass / fail / unsure), then the preferred path (ordinary / assisted / tie); MISSING where the column is
+    empty."""
 
     rating_id: object  # int64 (ratings,)
     pair: object  # int64 (ratings,): index into the pair arrays
     rater: object  # int64 (ratings,): index into raters
-    answers: object  # uint8 (ratings, 9)
+    answers: object  # uint8 (ratings, 2 * len(CRITERIA) + 1)
     raters: list[str]
     pair_ids: list[str]
     pair_prompt: object  # int64 (pairs,): index into prompts
@@ -52,7 +53,7 @@ class RatingData:
         return self.code(path, criterion) == answer_code("p")
 
     def preferred(self):
-        return self.answers[:, 8]
+        return self.answers[:, 2 * len(CRITERIA)]  # after each criterion's two answers
 
     def without_raters(self, names) -> "RatingData":
         """The ratings of every rater but these (the gold check's exclusions)."""

@@ -10,18 +10,25 @@ import click
 from ..errors import EvalkitError
 
 
-def fail_clearly(fn):
-    """Library errors become one clear message and exit code 1; nothing else is swallowed."""
+def _errors_as(label: str):
+    def decorate(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except EvalkitError as e:
+                click.echo(f"{label}: {e}", err=True)
+                sys.exit(1)
 
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except EvalkitError as e:
-            click.echo(f"Error: {e}", err=True)
-            sys.exit(1)
+        return wrapper
 
-    return wrapper
+    return decorate
+
+
+# Library errors become one clear message and exit code 1; nothing else is swallowed.
+fail_clearly = _errors_as("Error")
+# `evalkit serve` (and so `python app.py`) keeps the app's own form, one line `error: ...`, as it always printed it.
+fail_as_the_app = _errors_as("error")
 
 
 config_option = click.option(

@@ -3,15 +3,13 @@ offline demo pair."""
 
 from __future__ import annotations
 
-import functools
 import json
-import sys
 
 import click
 
 from ..errors import EvalkitError
 from . import cli
-from .common import config_option, db_file, db_option, fail_clearly, load_cfg, open_study_db
+from .common import config_option, db_file, db_option, fail_as_the_app, fail_clearly, load_cfg, open_study_db
 
 
 @cli.command()
@@ -206,27 +204,13 @@ def demo_models(out_dir, force, scale, manifest):
         click.echo(json.dumps(read_manifest(path), ensure_ascii=False, indent=2))
 
 
-def _app_errors(fn):
-    """The app's errors, as `python app.py` has always printed them: one line on stderr, `error: ...`, exit 1."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except EvalkitError as e:
-            click.echo(f"error: {e}", err=True)
-            sys.exit(1)
-
-    return wrapper
-
-
 @cli.command()
 @config_option
 @db_option
 @click.option("--host", default=None, help="Address to bind (default: the config's app.host).")
 @click.option("--port", type=int, default=None, help="Port (default: the config's app.port).")
 @click.option("--no-prepare", is_flag=True, help="Do not build the pair pool when the database has none.")
-@_app_errors
+@fail_as_the_app
 def serve(config_path, db_path, host, port, no_prepare):
     """Serve the rating app: blind A/B rating, the Live demo and the Results tab.
 
