@@ -16,7 +16,6 @@ class GenerationPath(StrEnum):
     PROMPT_LOOKUP = "prompt_lookup"  # n-gram candidates from the prompt, no draft model
 
 
-PATHS = tuple(GenerationPath)
 # The two paths a study compares (a pair has one output of each).
 COMPARED = (GenerationPath.ORDINARY, GenerationPath.ASSISTED)
 

@@ -8,7 +8,8 @@ from click.testing import CliRunner
 from evalkit.cli import cli
 from evalkit.store import open_db
 
-COMMANDS = ["check", "run", "bench", "generate", "tune", "fidelity", "aggregate", "report", "export", "demo-models"]
+COMMANDS = ["check", "run", "bench", "generate", "tune", "fidelity", "aggregate", "report", "export", "demo-models", "plan",
+            "prepare", "raters", "serve"]
 
 
 def invoke(*args):

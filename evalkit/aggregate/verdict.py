@@ -40,9 +40,6 @@ class Verdict:
     gate: dict | None = None  # the frozen gate's values; None when no experiment froze one
     notes: list[str] = field(default_factory=list)
 
-    def condition(self, name: str) -> Condition | None:
-        return next((c for c in self.conditions if c.name == name), None)
-
     def to_json(self) -> dict:
         conditions = [asdict(c) for c in self.conditions]
         if self.gate is None:  # the keys in the order `evalkit aggregate --json` has always printed them
