@@ -145,7 +145,7 @@ def test_different_tokenizers_with_equal_vocab_size_are_refused_as_transformers_
                                target_folder=str(families["chat_target"]), draft_folder=str(families["other_family_draft"]),
                                device="cpu", dtype="float32", quantization="none", allow_different_tokenizer=True,
                                draft_wanted=True)
-    assert rec["verdict"] == "not_approved" and any("refuses assistant_tokenizer" in r for r in rec["reasons"])
+    assert rec.verdict == "not_approved" and any("refuses assistant_tokenizer" in r for r in rec.reasons)
     target = AutoModelForCausalLM.from_pretrained(families["chat_target"])
     draft = AutoModelForCausalLM.from_pretrained(families["other_family_draft"])
     draft.resize_token_embeddings(target.config.vocab_size, mean_resizing=False)
