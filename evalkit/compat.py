@@ -22,17 +22,76 @@ from __future__ import annotations
 import hashlib
 import json
 import platform
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from pathlib import Path
 
-VERDICTS = ("same_tokenizer", "different_tokenizer", "not_approved")
+
+class Route(StrEnum):
+    """The compatibility verdict: which route assisted generation takes for this pair, if any."""
+
+    SAME_TOKENIZER = "same_tokenizer"  # plain assistant_model=
+    DIFFERENT_TOKENIZER = "different_tokenizer"  # Universal Assisted Generation (tokenizer=, assistant_tokenizer=)
+    NOT_APPROVED = "not_approved"  # only the ordinary path runs
+
+
+class TokenSpace(StrEnum):
+    """Where acceptance is counted."""
+
+    SHARED = "shared"  # one vocabulary
+    TARGET = "target"  # two vocabularies: counted in the target's tokens, on the candidates the target verifies
+
 
 # The candidate generator Transformers 5 builds for each approved route and decoding mode.
 GENERATORS = {
-    ("same_tokenizer", "greedy"): "AssistedCandidateGenerator",
-    ("same_tokenizer", "sample"): "AssistedCandidateGenerator",
-    ("different_tokenizer", "greedy"): "AssistedCandidateGeneratorDifferentTokenizers",
-    ("different_tokenizer", "sample"): "UniversalSpeculativeDecodingGenerator",
+    (Route.SAME_TOKENIZER, "greedy"): "AssistedCandidateGenerator",
+    (Route.SAME_TOKENIZER, "sample"): "AssistedCandidateGenerator",
+    (Route.DIFFERENT_TOKENIZER, "greedy"): "AssistedCandidateGeneratorDifferentTokenizers",
+    (Route.DIFFERENT_TOKENIZER, "sample"): "UniversalSpeculativeDecodingGenerator",
 }
+
+
+@dataclass
+class ModelFacts:
+    """What the record knows about one model, from its folder, config and tokenizer (no weights loaded)."""
+
+    folder: str | None
+    weights_digest: str | None  # sha256 over the weight files
+    vocab_size: int | None  # the model config's (possibly padded) vocab_size
+    tokenizer: dict | None  # tokenizer_fingerprint: class, vocab_hash, vocab_len, special_ids, chat_template_hash
+
+
+@dataclass
+class CompatibilityRecord:
+    """May this target/draft pair run assisted generation, and by which route? Stored with every experiment
+    (`to_json`, also what `evalkit check --json` prints)."""
+
+    versions: dict  # evalkit, python, torch, transformers, accelerate, platform
+    device: str
+    dtype: str
+    quantization: str
+    target: ModelFacts
+    draft: ModelFacts | None = None  # None when no draft is wanted
+    verdict: Route = Route.NOT_APPROVED
+    token_space: TokenSpace | None = None
+    candidate_generator: str | None = None  # the Transformers class generate() will run for the assisted path
+    reasons: list[str] = field(default_factory=list)
+    prompt_format: str | None = None  # "chat" or "plain": how prompts are framed (set by models.check_compat)
+
+    @property
+    def approved(self) -> bool:
+        return self.verdict in (Route.SAME_TOKENIZER, Route.DIFFERENT_TOKENIZER)
+
+    def to_json(self) -> dict:
+        out = asdict(self)
+        if out["prompt_format"] is None:  # a record made outside check_compat has not decided the framing
+            del out["prompt_format"]
+        return out
+
+
+def assisted_allowed(cfg, rec: CompatibilityRecord) -> bool:
+    """May the assisted path run: switched on in the config (generation_path, load_draft) and approved here."""
+    return cfg.assisted_enabled and rec.approved
 
 
 def universal_sampling_problem(target_tok, draft_tok, target_vocab_size: int) -> str | None:
@@ -136,109 +195,90 @@ def compatibility_record(
     allow_different_tokenizer: bool,
     draft_wanted: bool,
     decoding: str = "greedy",
-) -> dict:
+) -> CompatibilityRecord:
     """Build the record and its verdict for this decoding mode. Any key item unknown -> not approved."""
-    rec: dict = {
-        "versions": versions(),
-        "device": device,
-        "dtype": dtype,
-        "quantization": quantization,
-        "target": {
-            "folder": target_folder,
-            "weights_digest": _files_digest(target_folder),
-            "vocab_size": target_vocab_size,
-            "tokenizer": tokenizer_fingerprint(target_tok) if target_tok is not None else None,
-        },
-        "draft": None,
-        "verdict": "not_approved",
-        "token_space": None,  # "shared", or "target": acceptance counted in the target's tokens (two vocabularies)
-        "candidate_generator": None,  # the Transformers class generate() will run for the assisted path
-        "reasons": [],
-    }
+    rec = CompatibilityRecord(
+        versions=versions(), device=device, dtype=dtype, quantization=quantization,
+        target=ModelFacts(folder=target_folder, weights_digest=_files_digest(target_folder), vocab_size=target_vocab_size,
+                          tokenizer=tokenizer_fingerprint(target_tok) if target_tok is not None else None),
+    )
     if not draft_wanted:
-        rec["reasons"].append("no draft requested (generation_path = ordinary or load_draft = false)")
+        rec.reasons.append("no draft requested (generation_path = ordinary or load_draft = false)")
         return rec
-    rec["draft"] = {
-        "folder": draft_folder,
-        "weights_digest": _files_digest(draft_folder),
-        "vocab_size": draft_vocab_size,
-        "tokenizer": tokenizer_fingerprint(draft_tok) if draft_tok is not None else None,
-    }
+    rec.draft = ModelFacts(folder=draft_folder, weights_digest=_files_digest(draft_folder), vocab_size=draft_vocab_size,
+                           tokenizer=tokenizer_fingerprint(draft_tok) if draft_tok is not None else None)
     unknown = [
         f"{role}.{key}"
-        for role in ("target", "draft")
+        for role, facts in (("target", rec.target), ("draft", rec.draft))
         for key in ("weights_digest", "vocab_size", "tokenizer")
-        if rec[role][key] is None
+        if getattr(facts, key) is None
     ]
     if unknown:
-        rec["reasons"].append(f"unknown: {', '.join(unknown)} (download the models to a local folder or cache)")
+        rec.reasons.append(f"unknown: {', '.join(unknown)} (download the models to a local folder or cache)")
         return rec
-    t_fp, d_fp = rec["target"]["tokenizer"], rec["draft"]["tokenizer"]
+    t_fp, d_fp = rec.target.tokenizer, rec.draft.tokenizer
     same_tok = t_fp["vocab_hash"] == d_fp["vocab_hash"] and t_fp["special_ids"] == d_fp["special_ids"]
     same_size = target_vocab_size == draft_vocab_size
     diff = [k for k in ("vocab_hash", "special_ids") if t_fp[k] != d_fp[k]]
     if same_tok and same_size:
-        rec["verdict"] = "same_tokenizer"
-        rec["reasons"].append("identical vocab, special ids and config vocab_size")
+        rec.verdict = Route.SAME_TOKENIZER
+        rec.reasons.append("identical vocab, special ids and config vocab_size")
     elif same_tok:
-        rec["verdict"] = "different_tokenizer"
-        padded = ", ".join(f"{role} {size} for {rec[role]['tokenizer']['vocab_len']} tokens"
-                           for role, size in (("target", target_vocab_size), ("draft", draft_vocab_size)))
-        rec["reasons"].append(
+        rec.verdict = Route.DIFFERENT_TOKENIZER
+        padded = ", ".join(f"{role} {size} for {facts.tokenizer['vocab_len']} tokens"
+                           for role, size, facts in (("target", target_vocab_size, rec.target),
+                                                     ("draft", draft_vocab_size, rec.draft)))
+        rec.reasons.append(
             f"identical tokenizers but the configs pad the vocabulary differently ({padded}): Transformers decides "
             "'same tokenizer' by comparing vocab_size, so this pair runs Universal Assisted Generation "
             "(tokenizer= and assistant_tokenizer=), as a padded Qwen2.5-7B target does with a 0.5B draft"
         )
     elif same_size:
-        rec["reasons"].append(
+        rec.reasons.append(
             f"tokenizers differ ({', '.join(diff)}) but both configs declare vocab_size {target_vocab_size}: "
             "Transformers 5 then takes them for one token space and refuses assistant_tokenizer=, so Universal "
             "Assisted Generation cannot run and plain assisted generation would read the draft's ids as the "
             "target's; pick a draft from the target's family"
         )
     elif allow_different_tokenizer:
-        rec["verdict"] = "different_tokenizer"
-        rec["reasons"].append(
+        rec.verdict = Route.DIFFERENT_TOKENIZER
+        rec.reasons.append(
             f"tokenizers differ ({', '.join(diff)}); allowed by assistant.allow_different_tokenizer "
             "(Universal Assisted Generation)"
         )
     else:
-        rec["reasons"].append(
+        rec.reasons.append(
             f"tokenizers differ ({', '.join(diff)}); set assistant.allow_different_tokenizer = true to try "
             "Universal Assisted Generation, or pick a draft from the target's family"
         )
-    if rec["verdict"] == "different_tokenizer" and decoding == "sample":
+    if rec.verdict == Route.DIFFERENT_TOKENIZER and decoding == "sample":
         problem = universal_sampling_problem(target_tok, draft_tok, target_vocab_size)
         if problem:
-            rec["verdict"] = "not_approved"
-            rec["reasons"].append(
-                f"with sampling, Transformers {rec['versions']['transformers']} fails on this pair in "
+            rec.verdict = Route.NOT_APPROVED
+            rec.reasons.append(
+                f"with sampling, Transformers {rec.versions['transformers']} fails on this pair in "
                 f"UniversalSpeculativeDecodingGenerator ({problem}): every assisted run would fall back; "
                 'use greedy decoding (--decoding greedy, or decoding.mode = "greedy"), or give the draft the '
                 "target's vocab_size (draft.resize_token_embeddings(TARGET_VOCAB_SIZE, mean_resizing=False), then "
                 "save_pretrained) so both declare one token space and plain assisted generation runs"
             )
-    if rec["verdict"] == "same_tokenizer":
-        rec["token_space"] = "shared"
-    elif rec["verdict"] == "different_tokenizer":
-        rec["token_space"] = "target"
-        rec["reasons"].append(
+    if rec.verdict == Route.SAME_TOKENIZER:
+        rec.token_space = TokenSpace.SHARED
+    elif rec.verdict == Route.DIFFERENT_TOKENIZER:
+        rec.token_space = TokenSpace.TARGET
+        rec.reasons.append(
             "acceptance is counted in the target's tokens, on the candidates the target verifies (greedy: the "
             "draft's text re-encoded with the target's tokenizer; sampling: the draft's ids mapped into the "
             "target's vocabulary); draft_tokens keeps the draft's own count"
         )
         if not same_tok:
-            rec["reasons"].append(
+            rec.reasons.append(
                 "the draft reads the target's framed prompt as text (Transformers decodes it with special tokens "
                 "skipped and re-encodes it with the draft's tokenizer), never through its own chat template"
             )
-    rec["candidate_generator"] = expected_generator(rec["verdict"], decoding)
-    if rec["candidate_generator"]:
-        rec["reasons"].append(f"generate() will run Transformers' {rec['candidate_generator']} ({decoding} decoding)")
+    rec.candidate_generator = expected_generator(rec.verdict, decoding)
+    if rec.candidate_generator:
+        rec.reasons.append(f"generate() will run Transformers' {rec.candidate_generator} ({decoding} decoding)")
     if t_fp["chat_template_hash"] != d_fp["chat_template_hash"]:
-        rec["reasons"].append("note: chat templates differ (the target's template frames the prompt)")
+        rec.reasons.append("note: chat templates differ (the target's template frames the prompt)")
     return rec
-
-
-def approved(rec: dict) -> bool:
-    return rec.get("verdict") in ("same_tokenizer", "different_tokenizer")

@@ -5,14 +5,13 @@ The full effective config is saved with every experiment and every generation re
 
 from __future__ import annotations
 
-import hashlib
-import json
 import tomllib
 import typing
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
 
 from .errors import EvalkitError
+from .records import GenerationPath
 
 
 @dataclass
@@ -165,19 +164,16 @@ class Config:
 
     @property
     def assisted_enabled(self) -> bool:
-        return self.generation_path == "assisted" and self.load_draft
+        return self.generation_path == GenerationPath.ASSISTED and self.load_draft
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d.pop("source", None)
         return d
 
-    def hash(self) -> str:
-        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
-
 
 _CHOICES = {
-    "generation_path": {"ordinary", "assisted"},
+    "generation_path": {GenerationPath.ORDINARY.value, GenerationPath.ASSISTED.value},
     "models.dtype": {"float32", "float16", "bfloat16"},
     "decoding.mode": {"greedy", "sample"},
     "decoding.prompt_format": {"auto", "chat", "plain"},

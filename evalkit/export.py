@@ -10,6 +10,7 @@ import secrets
 from pathlib import Path
 
 from .errors import EvalkitError
+from .provenance import NOT_RECORDED, WITHHELD, Provenance, environment_line, model_line, scope_items
 
 SPLITS = ("experiments", "generations", "timing_runs", "pairs", "ratings", "reference_outputs")
 
@@ -119,7 +120,7 @@ the target's forward passes. A failed assisted call is its own record; its fallb
 
 ## Provenance
 
-{prov.to_markdown()}
+{provenance_markdown(prov)}
 
 ## Config of the latest experiment{f" ({exp['id']}, {exp['kind']})" if exp else ""}
 
@@ -214,3 +215,40 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
                 f"the export is saved locally in {out_dir}; log in (`hf auth login` or HF_TOKEN) and retry",
             ) from e
     return ds
+
+
+def _cell(text: str) -> str:
+    return (text or "").replace("|", "\\|").replace("\n", " ")
+
+
+def provenance_markdown(prov: Provenance) -> str:
+    """The provenance block of the dataset card."""
+    lines = [f"Built by evalkit {prov.evalkit} at {prov.generated_at} from the stored rows.", "",
+             "### Figures and the runs behind them", ""]
+    for f in prov.figures:
+        lines.append(f"- **{f.name}**: {f.value if f.value is not None else f.note or WITHHELD}"
+                     + (f" — {prov.cite(f.experiments)}" if f.value is not None else ""))
+    lines += ["", "### Experiments", "",
+              "| id | kind | used for | started | ended | records | config hash | gate hash |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for e in prov.experiments:
+        lines.append(f"| {e.id} | {e.kind} | {', '.join(e.used_for)} | {e.started} | {e.ended or 'no records'} | "
+                     f"{e.records} | `{e.config_hash}` | `{e.gate_hash or 'none'}` |")
+    lines += ["", "### Environment and models", ""]
+    for e in prov.experiments:
+        lines.append(f"- experiment {e.id}: {environment_line(e)}")
+        for role, m in (("target", e.target), ("draft", e.draft)):
+            lines.append(f"  - {role}: {model_line(m)}")
+    lines += ["", "### Sample scope", ""] + [f"- {k}: {v}" for k, v in scope_items(prov.scope)]
+    lines += ["", "### Prompts", "", "| id | hash | source | material | task |", "| --- | --- | --- | --- | --- |"]
+    for p in prov.prompts:
+        lines.append(f"| {p.id} | `{', '.join(p.hashes) or NOT_RECORDED}` | {p.source} | {_cell(p.material)} | {_cell(p.task)} |")
+    if prov.gate:
+        g = prov.gate
+        lines += ["", f"### Release gate (frozen with experiment {g['experiment_id']}, hash `{g['hash']}`"
+                  f"{'' if g['hash_ok'] else ', DOES NOT MATCH its text'})", "", "```toml", g["text"].rstrip(), "```"]
+    else:
+        lines += ["", "### Release gate", "", "No experiment with a frozen release gate."]
+    if prov.notes:
+        lines += ["", "### Notes", ""] + [f"- {n}" for n in prov.notes]
+    return "\n".join(lines)

@@ -8,7 +8,7 @@ the raters (Cohen's kappa per criterion) is reported by the aggregation.
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from .prompts import CRITERIA
 
@@ -151,12 +151,10 @@ def screen(text: str, prompt_id: str | None = None) -> dict[str, Verdict]:
     return {cid: fn(text) for cid, fn in CHECKS.items()}
 
 
-def screen_json(text: str, prompt_id: str | None = None) -> dict:
-    return {cid: v.as_json() for cid, v in screen(text, prompt_id).items()}
-
-
 def screen_all(db) -> int:
     """Pre-screen every stored successful generation not yet screened by this rules version. Returns how many."""
+    from .store import insert_prescreen
+
     rows = list(
         db.query(
             """SELECT g.id, g.prompt_id, g.text FROM generations g
@@ -165,18 +163,9 @@ def screen_all(db) -> int:
             [RULES_VERSION],
         )
     )
-    with db.atomic():
-        for r in rows:
-            verdicts = screen(r["text"])
-            db["prescreen"].insert_all(
-                [
-                    {"generation_id": r["id"], "criterion": c, "passed": int(v.passed), "evidence": v.evidence,
-                     "rules_version": RULES_VERSION}
-                    for c, v in verdicts.items()
-                ]
-            )
+    insert_prescreen(db, [
+        {"generation_id": r["id"], "criterion": c, "passed": int(v.passed), "evidence": v.evidence,
+         "rules_version": RULES_VERSION}
+        for r in rows for c, v in screen(r["text"]).items()
+    ])
     return len(rows)
-
-
-def as_dict(v: Verdict) -> dict:
-    return asdict(v)

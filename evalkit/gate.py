@@ -7,6 +7,7 @@ import tomllib
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
+from . import locations
 from .errors import EvalkitError
 
 # Older gate files name the fidelity margin by its former key; it is read as the margin.
@@ -44,12 +45,6 @@ RANGES = {
     "planned_pairs": (0, None, True, True),
     "min_gold_accuracy": (0.0, 1.0, True, True),
 }
-
-
-def default_gate_path() -> Path:
-    from .locations import PROJECT_ROOT
-
-    return PROJECT_ROOT / "configs" / "gate.toml"
 
 
 def gate_text_hash(text: str) -> str:
@@ -90,17 +85,17 @@ def parse_gate(text: str, source: str) -> Gate:
 
 
 def read_gate_file(path: Path | None = None) -> tuple[str, Gate]:
-    path = Path(path) if path else default_gate_path()
+    path = Path(path) if path else locations.default_gate_path()
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise EvalkitError(f"gate file {path} does not exist", "create it (see configs/gate.toml) or pass --gate")
+        raise EvalkitError(f"gate file {path} does not exist", "create it (see configs/gate.toml), or set gate_file in the config to an existing file")
     return text, parse_gate(text, str(path))
 
 
 def gate_snapshot(path: Path | None = None) -> dict:
     """What an experiment stores when it starts: the gate's text, values and hash."""
-    path = Path(path) if path else default_gate_path()
+    path = Path(path) if path else locations.default_gate_path()
     text, gate = read_gate_file(path)
     return {"path": str(path), "text": text, "hash": gate_text_hash(text), "values": asdict(gate)}
 

@@ -1,10 +1,19 @@
-"""The one place that decides where data lives. Tests point EVALKIT_DATA_DIR at a temp folder."""
+"""The one place that decides where data and bundled files live. Tests point EVALKIT_DATA_DIR at a temp folder.
+
+The bundled prompts/ and configs/ are the repository's own top-level folders when evalkit runs from its source
+checkout (an editable install, a Space); an installed wheel carries copies of them as package data
+(evalkit/resources/prompts, evalkit/resources/configs: pyproject.toml maps the folders there)."""
 
 import os
 from pathlib import Path
 
-# The repository root: prompts/ and configs/ ship beside the package.
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+# The repository, when evalkit runs from its source folder (the package's parent holds pyproject.toml).
+_CHECKOUT = Path(__file__).resolve().parent.parent
+
+
+def on_space() -> bool:
+    """A Hugging Face Space (it sets SPACE_ID): its disk does not survive a restart, raters sign in with the Hub."""
+    return bool(os.environ.get("SPACE_ID"))
 
 
 def data_dir() -> Path:
@@ -24,13 +33,29 @@ def demo_models_dir() -> Path:
     return Path(env) if env else data_dir() / "demo-models"
 
 
+def bundled(name: str) -> Path:
+    """A folder shipped with evalkit ("prompts" or "configs"): the repository's own in a checkout, else the copy
+    installed with the package."""
+    top = _CHECKOUT / name
+    if (_CHECKOUT / "pyproject.toml").is_file() and top.is_dir():
+        return top
+    from importlib.resources import files
+
+    return Path(str(files("evalkit.resources") / name))  # a wheel installs as plain files
+
+
 def prompts_dir() -> Path:
-    """The bundled prompt set: $EVALKIT_PROMPTS, else prompts/ in the project."""
+    """The prompt set: $EVALKIT_PROMPTS, else the bundled prompts."""
     env = os.environ.get("EVALKIT_PROMPTS")
-    return Path(env) if env else PROJECT_ROOT / "prompts"
+    return Path(env) if env else bundled("prompts")
 
 
 def default_config_path() -> Path:
-    """The config used when none is named: configs/demo.toml (the offline demo pair)."""
+    """The config used when none is named: $EVALKIT_CONFIG, else the bundled configs/demo.toml (the offline demo pair)."""
     env = os.environ.get("EVALKIT_CONFIG")
-    return Path(env) if env else PROJECT_ROOT / "configs" / "demo.toml"
+    return Path(env) if env else bundled("configs") / "demo.toml"
+
+
+def default_gate_path() -> Path:
+    """The release gate used when the config names none: the bundled configs/gate.toml."""
+    return bundled("configs") / "gate.toml"

@@ -99,7 +99,6 @@ class Counts:
     accepted: int = 0  # sum of num_matches
     rounds: int = 0  # update_candidate_strategy calls
     target_passes: int = 0  # forward hook calls on the target
-    target_tokens_fed: int = 0  # tokens the target processed, prompt included
     draft_passes: int = 0  # forward hook calls on the draft: one per token it drafted, in its own vocabulary
     generator: str = ""  # the class of Transformers' candidate generator that ran ("" = none)
 
@@ -143,20 +142,14 @@ def counting(target, draft=None):
         generator.update_candidate_strategy = counted_update
         return generator
 
-    def hook(module, args, kwargs, output):
+    def hook(module, args, output):
         counts.target_passes += 1
-        ids = kwargs.get("input_ids") if kwargs.get("input_ids") is not None else (args[0] if args else None)
-        if ids is not None:
-            counts.target_tokens_fed += int(ids.shape[-1])
-        else:
-            embeds = kwargs.get("inputs_embeds")
-            counts.target_tokens_fed += int(embeds.shape[1]) if embeds is not None else 0
 
     def draft_hook(module, args, output):
         counts.draft_passes += 1
 
     target._get_candidate_generator = wrapped  # instance attribute shadows the method for this call only
-    handles = [target.register_forward_hook(hook, with_kwargs=True)]
+    handles = [target.register_forward_hook(hook)]
     if draft is not None:
         handles.append(draft.register_forward_hook(draft_hook))
     try:

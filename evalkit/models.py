@@ -6,6 +6,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .compat import CompatibilityRecord, assisted_allowed
 from .config import Config
 from .errors import EvalkitError
 
@@ -203,7 +204,7 @@ class ModelPair:
     target: object
     tokenizer: object
     device: str
-    compat: dict
+    compat: CompatibilityRecord
     draft: object | None = None
     draft_tokenizer: object | None = None
     load_seconds: dict = field(default_factory=dict)  # {"target": s, "draft": s}
@@ -215,7 +216,7 @@ class ModelPair:
         return self.cfg.models.draft_device or self.device
 
 
-def check_compat(cfg: Config, progress: bool = True, target_tok=None) -> dict:
+def check_compat(cfg: Config, progress: bool = True, target_tok=None) -> CompatibilityRecord:
     """The compatibility record from tokenizers and model configs (no weights are loaded)."""
     from .compat import compatibility_record
 
@@ -243,9 +244,9 @@ def check_compat(cfg: Config, progress: bool = True, target_tok=None) -> dict:
         draft_wanted=draft_wanted,
         decoding=cfg.decoding.mode,
     )
-    rec["prompt_format"] = resolved_prompt_format(cfg, t_tok)
-    rec["reasons"].append("prompts are framed by " + ("the target tokenizer's chat template (one user turn)"
-                                                      if rec["prompt_format"] == "chat" else "the plain frame"))
+    rec.prompt_format = resolved_prompt_format(cfg, t_tok)
+    rec.reasons.append("prompts are framed by " + ("the target tokenizer's chat template (one user turn)"
+                                                   if rec.prompt_format == "chat" else "the plain frame"))
     if draft_wanted:
         _check_chat_templates(rec, t_tok, d_tok, cfg)
     return rec
@@ -270,22 +271,22 @@ def resolved_prompt_format(cfg: Config, tokenizer) -> str:
     return fmt
 
 
-def _check_chat_templates(rec: dict, target_tok, draft_tok, cfg: Config) -> None:
+def _check_chat_templates(rec: CompatibilityRecord, target_tok, draft_tok, cfg: Config) -> None:
     """A draft that shares the target's tokenizer but carries another chat template was made for another
     conversation format (another release or variant of the family): it would draft for prompts framed the way
     it never saw. Refuse it, with the fix. Drafts without a template (base models) and drafts from another
     family (Universal Assisted Generation: they read the prompt as text) are allowed."""
     t_template = getattr(target_tok, "chat_template", None)
     d_template = getattr(draft_tok, "chat_template", None)
-    if rec.get("prompt_format") != "chat" or not d_template or d_template == t_template:
+    if rec.prompt_format != "chat" or not d_template or d_template == t_template:
         return
-    t_fp, d_fp = rec["target"]["tokenizer"], rec["draft"]["tokenizer"]
+    t_fp, d_fp = rec.target.tokenizer, rec.draft.tokenizer
     if t_fp["vocab_hash"] != d_fp["vocab_hash"]:
         return
     raise EvalkitError(
         f"the draft's chat template differs from the target's (template {d_fp['chat_template_hash']} in "
-        f"{rec['draft']['folder'] or cfg.models.draft} vs {t_fp['chat_template_hash']} in "
-        f"{rec['target']['folder'] or cfg.models.target}): the draft was tuned for another conversation format, "
+        f"{rec.draft.folder or cfg.models.draft} vs {t_fp['chat_template_hash']} in "
+        f"{rec.target.folder or cfg.models.target}): the draft was tuned for another conversation format, "
         "so its drafts would be judged against prompts framed the way it never saw",
         "use the draft from the target's own family and release (same chat_template in tokenizer_config.json or "
         "chat_template.jinja); if this draft really was trained on the target's format, set "
@@ -301,8 +302,6 @@ def load_pair(cfg: Config, progress: bool = True, with_draft: bool | None = None
     load does not stop the target: it is kept as `draft_error` so the assisted path records a load failure
     and falls back.
     """
-    from .compat import approved
-
     device = device or pick_device(cfg.models.device)
     compat = check_compat(cfg, progress)
     t_ref = resolve_ref(cfg.models.target, progress, "models.target", cfg.models.revision)
@@ -311,8 +310,7 @@ def load_pair(cfg: Config, progress: bool = True, with_draft: bool | None = None
     target = load_model(t_ref, cfg, "target", device, cfg.models.device_map)
     pair = ModelPair(cfg=cfg, target=target, tokenizer=tokenizer, device=device, compat=compat, rank=rank)
     pair.load_seconds["target"] = time.perf_counter() - t0
-    want_draft = cfg.assisted_enabled if with_draft is None else (with_draft and cfg.assisted_enabled)
-    if want_draft and approved(compat):
+    if assisted_allowed(cfg, compat) and with_draft is not False:
         d_ref = resolve_ref(cfg.models.draft, progress, "models.draft", cfg.models.revision)
         t0 = time.perf_counter()
         try:

@@ -54,6 +54,8 @@ def merge_shards(db, db_path: Path, experiment_id: int) -> int:
     then delete the shard files. Returns the number of work items merged."""
     import sqlite3
 
+    from .store import insert_shard_items
+
     shards = sorted(db_path.parent.glob(f"{db_path.name}.shard-e{experiment_id}-r*.db"))
     items: dict[int, dict] = {}
     for shard in shards:
@@ -67,24 +69,9 @@ def merge_shards(db, db_path: Path, experiment_id: int) -> int:
         finally:
             con.close()
     done = _done_items(db, experiment_id, 0)  # (prompt, sample) of pairs already merged
-    merged = 0
-    with db.atomic():
-        for index in sorted(items):
-            item = items[index]
-            if any((p["prompt_id"], p["sample"]) in done for p in item["pairs"]):
-                continue  # merged before an interruption of the merge's clean-up
-            new_ids: dict[int, int] = {}
-            for g in item["gens"]:
-                old = g.pop("id")
-                if g["fallback_of"] is not None:
-                    g["fallback_of"] = new_ids[g["fallback_of"]]
-                db["generations"].insert(g)
-                new_ids[old] = db.execute("SELECT last_insert_rowid()").fetchone()[0]
-            for p in item["pairs"]:
-                for col in ("ordinary_generation_id", "assisted_generation_id", "a_generation_id", "b_generation_id"):
-                    p[col] = new_ids[p[col]]
-                db["pairs"].insert(p)
-            merged += 1
+    # an item merged before an interruption of the merge's clean-up is not merged again
+    todo = [items[i] for i in sorted(items) if not any((p["prompt_id"], p["sample"]) in done for p in items[i]["pairs"])]
+    merged = insert_shard_items(db, todo)
     for shard in shards:
         _remove_db_files(shard)
     return merged
@@ -119,15 +106,16 @@ def distributed_state(cfg: Config):
 
 def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int | None, progress: bool) -> dict:
     """Main process: the experiment (new, or the one to resume) and the work items still to do."""
-    from .compat import approved
+    from .compat import assisted_allowed
     from .models import check_compat
+    from .gate import gate_snapshot
     from .store import insert_experiment, open_db
 
     compat = check_compat(cfg, progress)
-    if not (cfg.assisted_enabled and approved(compat)):
+    if not assisted_allowed(cfg, compat):
         raise EvalkitError(
             "the pair pool needs both paths, but the assisted path is "
-            + ("switched off" if not cfg.assisted_enabled else "not approved: " + "; ".join(compat["reasons"])),
+            + ("switched off" if not cfg.assisted_enabled else "not approved: " + "; ".join(compat.reasons)),
             "switch generation_path = 'assisted' and load_draft = true, and fix what `evalkit check` reports",
         )
     db = open_db(db_path)
@@ -139,7 +127,7 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
             merge_shards(db, db_path, resume)  # what an interrupted run left in its shards
             exp_id = resume
         else:
-            exp_id = insert_experiment(db, "pool", cfg.to_dict(), compat)
+            exp_id = insert_experiment(db, "pool", cfg.to_dict(), compat, gate=gate_snapshot(cfg.gate_file or None))
         done = _done_items(db, exp_id, cfg.decoding.seed)
     finally:
         db.close()
@@ -150,11 +138,12 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
 
 def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int | None = None, resume: int | None = None,
                progress: bool = True, echo=print) -> PoolResult:
+    from .handoff import share_decision
     from .locations import db_path as default_db_path
     from .models import load_pair
     from .progress import bar as progress_bar
     from .prompts import load_prompts
-    from .store import open_db
+    from .store import copy_experiment, open_db
 
     samples = samples or cfg.pool.samples
     if samples < 1:
@@ -169,22 +158,10 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
     db_path = Path(db_path) if db_path else default_db_path()
     prompts = {p.id: p for p in load_prompts(ids=cfg.pool.prompts or None)}
     state = distributed_state(cfg)
-    plan_path = db_path.with_name(f"{db_path.name}.plan.json")
     if state.is_main_process:
         db_path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            plan = _plan(cfg, db_path, prompts, samples, resume, progress)
-        except EvalkitError as e:  # tell the other processes too, so nobody waits forever
-            plan = {"error": e.what, "fix": e.fix}
-        tmp = plan_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(plan))
-        tmp.replace(plan_path)
-    state.wait_for_everyone()
-    plan = json.loads(plan_path.read_text())
-    if "error" in plan:
-        if state.is_main_process:
-            plan_path.unlink(missing_ok=True)
-        raise EvalkitError(plan["error"], plan["fix"])
+    plan = share_decision(state, db_path.with_name(f"{db_path.name}.plan.json"),
+                          lambda: _plan(cfg, db_path, prompts, samples, resume, progress))
     exp_id = plan["experiment_id"]
     device = str(state.device) if state.num_processes > 1 and cfg.models.device == "auto" else None
     made = fallbacks = 0
@@ -195,7 +172,7 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
             main_ro = open_db(db_path, migrate_schema=False)
             exp_row = next(main_ro.query("SELECT * FROM experiments WHERE id = ?", [exp_id]))
             main_ro.close()
-            shard["experiments"].insert(exp_row, replace=True)  # so the shard's foreign keys hold
+            copy_experiment(shard, exp_row)  # so the shard's foreign keys hold
             desc = "pair pool" if state.num_processes == 1 else f"pair pool (rank {state.process_index})"
             bar = progress_bar(total=len(mine), desc=desc, unit="pair", disable=not progress, position=state.process_index)
             for index, prompt_id, sample in mine:
@@ -226,7 +203,6 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
                 "SELECT COUNT(*) FROM generations WHERE experiment_id = ? AND path = 'fallback'", [exp_id]).fetchone()[0]
         finally:
             db.close()
-        plan_path.unlink(missing_ok=True)
         if result.fallbacks:
             echo(f"{result.fallbacks} assisted sample(s) failed and fell back: stored, but not made into pairs")
         if repeated:
@@ -250,8 +226,6 @@ def _target_tokenizer(cfg: Config):
 def pooled_token_ids(db, prompt_id: str) -> set[tuple[int, ...]]:
     """The new-token ids of every output of this prompt that raters can be shown in a pair (both sides), the
     reference outputs of its gold pairs included (a live run shown under a path's name must not repeat one)."""
-    import json
-
     return {tuple(json.loads(r[0])) for r in db.execute(
         "SELECT g.token_ids FROM pairs p JOIN generations g ON g.id IN (p.a_generation_id, p.b_generation_id) "
         "WHERE p.prompt_id = ? AND p.kind = 'study' "

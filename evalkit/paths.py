@@ -10,13 +10,13 @@ from __future__ import annotations
 import hashlib
 import json
 
-from .compat import approved
+from .compat import Route, TokenSpace, assisted_allowed
 from .errors import EvalkitError
 from .measure import Stopwatch, counting, cuda_memory, host, peak_rss_mb, reset_cuda_peaks, reset_peak_rss, rss_mb
 from .models import ModelPair, resolved_prompt_format
 from .prompts import Prompt
-from .provenance import prompt_record
-from .records import GenerationRecord
+from .prompts import prompt_record
+from .records import GenerationPath, GenerationRecord
 
 
 class StageError(Exception):
@@ -127,11 +127,11 @@ def _call(pair: ModelPair, prompt: Prompt, seed: int, path: str, extra: dict, st
             "target_generation_config": pair.target.generation_config.to_diff_dict(),
             "dtype": str(pair.target.dtype).removeprefix("torch."),
             "device": pair.device,
-            "route": pair.compat.get("verdict"),
+            "route": pair.compat.verdict,
             # the request itself and a hash of the exact input ids: the report's prompt provenance
             "prompt": prompt_record(prompt, inputs["input_ids"][0].tolist(), text),
         }
-        if path == "assisted":
+        if path == GenerationPath.ASSISTED:
             effective["assistant_generation_config"] = apply_assistant_settings(pair)
             effective["draft_device"] = pair.draft_device
         set_seed(seed)
@@ -140,7 +140,7 @@ def _call(pair: ModelPair, prompt: Prompt, seed: int, path: str, extra: dict, st
         stage = "generate"
         import torch
 
-        draft = pair.draft if path == "assisted" else None
+        draft = pair.draft if path == GenerationPath.ASSISTED else None
         with counting(pair.target, draft) as counts, torch.inference_mode(), watch:
             out = pair.target.generate(**inputs, **kw)
         stage = "decode"
@@ -151,7 +151,7 @@ def _call(pair: ModelPair, prompt: Prompt, seed: int, path: str, extra: dict, st
     except Exception as e:  # noqa: BLE001 - every failure becomes a labelled record upstream
         raise StageError(stage, e, watch.seconds if watch.seconds is not None else watch.elapsed()) from e
     budget = kw["max_new_tokens"]
-    assisted_like = path in ("assisted", "prompt_lookup")
+    assisted_like = path in (GenerationPath.ASSISTED, GenerationPath.PROMPT_LOOKUP)
     rec = GenerationRecord(
         prompt_id=prompt.id,
         path=path,
@@ -168,7 +168,7 @@ def _call(pair: ModelPair, prompt: Prompt, seed: int, path: str, extra: dict, st
         cuda_memory=cuda_memory(),
         target_passes=counts.target_passes,
         tokens_per_target_pass=(len(new_ids) / counts.target_passes) if counts.target_passes else None,
-        counts_agree=counts.agree(len(new_ids), assisted_like, pair.compat.get("token_space") != "target"),
+        counts_agree=counts.agree(len(new_ids), assisted_like, pair.compat.token_space != TokenSpace.TARGET),
         candidate_generator=counts.generator,
         seed=seed,
         decoding=pair.cfg.decoding.mode,
@@ -181,12 +181,13 @@ def _call(pair: ModelPair, prompt: Prompt, seed: int, path: str, extra: dict, st
         rec.draft_proposed = counts.proposed
         rec.draft_accepted = counts.accepted
         rec.draft_rounds = counts.rounds
-    if path == "assisted":
+    if path == GenerationPath.ASSISTED:
         rec.draft_tokens = counts.draft_passes
     return rec
 
 
-def run_ordinary(pair: ModelPair, prompt: Prompt, seed: int, *, path: str = "ordinary", streamer=None, text=None) -> GenerationRecord:
+def run_ordinary(pair: ModelPair, prompt: Prompt, seed: int, *, path: str = GenerationPath.ORDINARY, streamer=None,
+                 text=None) -> GenerationRecord:
     """The target alone. Failures here are real errors: there is nothing to fall back to."""
     try:
         return _call(pair, prompt, seed, path, {}, streamer, text)
@@ -202,12 +203,12 @@ def run_ordinary(pair: ModelPair, prompt: Prompt, seed: int, *, path: str = "ord
 def _failed(prompt: Prompt, seed: int, pair: ModelPair, stage: str, cls: str, message: str, seconds: float | None) -> GenerationRecord:
     return GenerationRecord(
         prompt_id=prompt.id,
-        path="assisted",
+        path=GenerationPath.ASSISTED,
         status="failed",
         generate_seconds=seconds,
         seed=seed,
         decoding=pair.cfg.decoding.mode,
-        effective_config={"config": pair.cfg.to_dict(), "route": pair.compat.get("verdict"), "prompt": prompt_record(prompt)},
+        effective_config={"config": pair.cfg.to_dict(), "route": pair.compat.verdict, "prompt": prompt_record(prompt)},
         error_class=cls,
         error_stage=stage,
         error_message=message[:2000],
@@ -224,9 +225,9 @@ def run_assisted(pair: ModelPair, prompt: Prompt, seed: int, *, streamer=None, f
             "the assisted path is switched off (generation_path = 'ordinary' or load_draft = false)",
             "switch it on in the config, or run the ordinary path",
         )
-    if not approved(pair.compat):
+    if not pair.compat.approved:
         raise EvalkitError(
-            f"the assisted path is not approved for this pair: {'; '.join(pair.compat.get('reasons', []))}",
+            f"the assisted path is not approved for this pair: {'; '.join(pair.compat.reasons)}",
             "run `evalkit check` and fix what it reports; until then only the ordinary path runs",
         )
     if pair.draft is None:
@@ -234,17 +235,17 @@ def run_assisted(pair: ModelPair, prompt: Prompt, seed: int, *, streamer=None, f
         failed = _failed(prompt, seed, pair, err["error_stage"], err["error_class"], err["error_message"], 0.0)
     else:
         extra = {"assistant_model": pair.draft}
-        if pair.compat.get("verdict") == "different_tokenizer":
+        if pair.compat.verdict == Route.DIFFERENT_TOKENIZER:
             extra.update(tokenizer=pair.tokenizer, assistant_tokenizer=pair.draft_tokenizer)
         try:
-            return [_call(pair, prompt, seed, "assisted", extra, streamer, text)]
+            return [_call(pair, prompt, seed, GenerationPath.ASSISTED, extra, streamer, text)]
         except StageError as e:
             import torch
 
             if isinstance(e.error, torch.OutOfMemoryError) and torch.cuda.is_available():
                 torch.cuda.empty_cache()
             failed = _failed(prompt, seed, pair, e.stage, type(e.error).__name__, str(e.error), e.seconds)
-    fallback = run_ordinary(pair, prompt, seed, path="fallback", streamer=fallback_streamer, text=text)
+    fallback = run_ordinary(pair, prompt, seed, path=GenerationPath.FALLBACK, streamer=fallback_streamer, text=text)
     fallback.fallback_of = -1  # the failed record just before it; resolved to its id when stored
     fallback.total_wait_seconds = (failed.generate_seconds or 0.0) + (fallback.generate_seconds or 0.0) + (fallback.decode_seconds or 0.0)
     return [failed, fallback]
@@ -255,26 +256,26 @@ def run_prompt_lookup(pair: ModelPair, prompt: Prompt, seed: int) -> GenerationR
     if n <= 0:
         raise EvalkitError("the prompt-lookup arm is off", "set assistant.prompt_lookup_num_tokens > 0 (e.g. 10)")
     try:
-        return _call(pair, prompt, seed, "prompt_lookup", {"prompt_lookup_num_tokens": n})
+        return _call(pair, prompt, seed, GenerationPath.PROMPT_LOOKUP, {"prompt_lookup_num_tokens": n})
     except StageError as e:
         raise EvalkitError(f"the prompt-lookup path failed at stage {e.stage}: {type(e.error).__name__}: {e.error}", "check the config") from e.error
 
 
 def run_path(pair: ModelPair, prompt: Prompt, path: str, seed: int) -> list[GenerationRecord]:
-    if path == "ordinary":
+    if path == GenerationPath.ORDINARY:
         return [run_ordinary(pair, prompt, seed)]
-    if path == "assisted":
+    if path == GenerationPath.ASSISTED:
         return run_assisted(pair, prompt, seed)
-    if path == "prompt_lookup":
+    if path == GenerationPath.PROMPT_LOOKUP:
         return [run_prompt_lookup(pair, prompt, seed)]
     raise EvalkitError(f"unknown path '{path}'", "use ordinary, assisted or prompt_lookup")
 
 
 def available_paths(pair: ModelPair) -> list[str]:
     """The paths this pair can run: ordinary always; assisted when switched on and approved."""
-    paths = ["ordinary"]
-    if pair.cfg.assisted_enabled and approved(pair.compat):
-        paths.append("assisted")
+    paths = [GenerationPath.ORDINARY]
+    if assisted_allowed(pair.cfg, pair.compat):
+        paths.append(GenerationPath.ASSISTED)
     if pair.cfg.assistant.prompt_lookup_num_tokens > 0:
-        paths.append("prompt_lookup")
+        paths.append(GenerationPath.PROMPT_LOOKUP)
     return paths

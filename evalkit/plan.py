@@ -281,11 +281,12 @@ def model_from_db(db, raters_per_pair: int, pass_rate: float | None = None, rate
             sources["identical_share"] = f"pair pool: {same or 0} of {n} pairs have identical outputs"
         model.prompts = prompts or int(db.execute("SELECT COUNT(DISTINCT prompt_id) FROM pairs").fetchone()[0])
         from .aggregate import load_ratings
+        from .records import COMPARED
 
         rated = load_ratings(db)
         if len(rated):
             n_raters = len(rated.raters)
-            paths = ("ordinary", "assisted")
+            paths = COMPARED
             # pass / not pass per (criterion, path) column; units are (pair, column)
             values = np.stack([rated.passed(p, c) for c in CRITERIA for p in paths], axis=1).astype(float)
             units = rated.pair[:, None] * values.shape[1] + np.arange(values.shape[1])

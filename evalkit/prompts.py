@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -174,7 +176,7 @@ def load_prompts(directory: Path | None = None, ids: list[str] | None = None) ->
     directory = Path(directory) if directory else prompts_dir()
     files = sorted(directory.glob("*.toml"))
     if not files:
-        raise EvalkitError(f"no prompt files (*.toml) in {directory}", "point --prompts or EVALKIT_PROMPTS at the prompt folder")
+        raise EvalkitError(f"no prompt files (*.toml) in {directory}", "set EVALKIT_PROMPTS to a folder of prompt files")
     prompts = [load_prompt(f) for f in files]
     by_id: dict[str, Prompt] = {}
     for p, f in zip(prompts, files):
@@ -187,3 +189,29 @@ def load_prompts(directory: Path | None = None, ids: list[str] | None = None) ->
             raise EvalkitError(f"unknown prompt id(s): {', '.join(unknown)}", f"known ids: {', '.join(sorted(by_id))}")
         return [by_id[i] for i in ids]
     return [by_id[k] for k in sorted(by_id)]
+
+
+# ---- identity: what a generation stores about its prompt (the provenance of every figure starts here)
+
+
+def _sha16(obj) -> str:
+    data = obj if isinstance(obj, bytes) else json.dumps(obj, sort_keys=True, ensure_ascii=False).encode()
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def prompt_hash(prompt) -> str:
+    """sha256 (16 hex) of what defines a prompt's request: id, material, task and token budget."""
+    return _sha16({"id": prompt.id, "material": prompt.material, "task": prompt.task,
+                   "max_new_tokens": prompt.max_new_tokens})
+
+
+def prompt_record(prompt, input_ids: list[int] | None = None, text: str | None = None) -> dict:
+    """What a generation stores about its prompt (effective_config["prompt"]): the request itself and a hash
+    of the exact token ids the model was given (chat template or plain frame applied)."""
+    rec = {"id": prompt.id, "hash": prompt_hash(prompt), "material": prompt.material, "task": prompt.task,
+           "max_new_tokens": prompt.max_new_tokens}
+    if text is not None:  # live demo: the visitor's text replaced the prompt
+        rec = {"id": prompt.id, "hash": _sha16(text.encode()), "text": text}
+    if input_ids is not None:
+        rec["input_ids_hash"] = _sha16(list(input_ids))
+    return rec

@@ -8,10 +8,11 @@ never printed bare.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
+
+from .prompts import prompt_hash
 
 WITHHELD = "not printed: no stored run behind it"
 NOT_RECORDED = "not recorded"
@@ -21,29 +22,6 @@ NOT_RECORDED = "not recorded"
 TABLE_SOURCE = {"timing": "speed", "speedup": "speed", "counts": "database"}
 CONDITION_SOURCE = {"speed-up": "speed", "memory": "memory", "gate": "gate"}
 PLOT_SOURCE = {"speedup": "speed", "acceptance": "speed", "seconds_vs_tokens": "generations"}
-
-
-def _sha16(obj) -> str:
-    data = obj if isinstance(obj, bytes) else json.dumps(obj, sort_keys=True, ensure_ascii=False).encode()
-    return hashlib.sha256(data).hexdigest()[:16]
-
-
-def prompt_hash(prompt) -> str:
-    """sha256 (16 hex) of what defines a prompt's request: id, material, task and token budget."""
-    return _sha16({"id": prompt.id, "material": prompt.material, "task": prompt.task,
-                   "max_new_tokens": prompt.max_new_tokens})
-
-
-def prompt_record(prompt, input_ids: list[int] | None = None, text: str | None = None) -> dict:
-    """What a generation stores about its prompt (effective_config["prompt"]): the request itself and a hash
-    of the exact token ids the model was given (chat template or plain frame applied)."""
-    rec = {"id": prompt.id, "hash": prompt_hash(prompt), "material": prompt.material, "task": prompt.task,
-           "max_new_tokens": prompt.max_new_tokens}
-    if text is not None:  # live demo: the visitor's text replaced the prompt
-        rec = {"id": prompt.id, "hash": _sha16(text.encode()), "text": text}
-    if input_ids is not None:
-        rec["input_ids_hash"] = _sha16(list(input_ids))
-    return rec
 
 
 @dataclass
@@ -154,38 +132,6 @@ class Provenance:
             parts.append(f"experiment {i} ({e.kind}, {period(e.started, e.ended)})" if e else f"experiment {i}")
         return "; ".join(parts)
 
-    def to_markdown(self) -> str:
-        """The provenance block of the dataset card."""
-        lines = [f"Built by evalkit {self.evalkit} at {self.generated_at} from the stored rows.", "",
-                 "### Figures and the runs behind them", ""]
-        for f in self.figures:
-            lines.append(f"- **{f.name}**: {f.value if f.value is not None else f.note or WITHHELD}"
-                         + (f" — {self.cite(f.experiments)}" if f.value is not None else ""))
-        lines += ["", "### Experiments", "",
-                  "| id | kind | used for | started | ended | records | config hash | gate hash |",
-                  "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-        for e in self.experiments:
-            lines.append(f"| {e.id} | {e.kind} | {', '.join(e.used_for)} | {e.started} | {e.ended or 'no records'} | "
-                         f"{e.records} | `{e.config_hash}` | `{e.gate_hash or 'none'}` |")
-        lines += ["", "### Environment and models", ""]
-        for e in self.experiments:
-            lines.append(f"- experiment {e.id}: {environment_line(e)}")
-            for role, m in (("target", e.target), ("draft", e.draft)):
-                lines.append(f"  - {role}: {model_line(m)}")
-        lines += ["", "### Sample scope", ""] + [f"- {k}: {v}" for k, v in scope_items(self.scope)]
-        lines += ["", "### Prompts", "", "| id | hash | source | material | task |", "| --- | --- | --- | --- | --- |"]
-        for p in self.prompts:
-            lines.append(f"| {p.id} | `{', '.join(p.hashes) or NOT_RECORDED}` | {p.source} | {_cell(p.material)} | {_cell(p.task)} |")
-        if self.gate:
-            g = self.gate
-            lines += ["", f"### Release gate (frozen with experiment {g['experiment_id']}, hash `{g['hash']}`"
-                      f"{'' if g['hash_ok'] else ', DOES NOT MATCH its text'})", "", "```toml", g["text"].rstrip(), "```"]
-        else:
-            lines += ["", "### Release gate", "", "No experiment with a frozen release gate."]
-        if self.notes:
-            lines += ["", "### Notes", ""] + [f"- {n}" for n in self.notes]
-        return "\n".join(lines)
-
 
 def period(start: str, end: str | None) -> str:
     """Two stored UTC timestamps, compact: '2025-01-01 10:00:00 to 10:20:41 UTC' (the date once when shared)."""
@@ -197,10 +143,6 @@ def period(start: str, end: str | None) -> str:
         return f"{a} UTC, no records"
     b = fmt(end)
     return f"{a} to {b[11:] if b[:10] == a[:10] else b} UTC"
-
-
-def _cell(text: str) -> str:
-    return (text or "").replace("|", "\\|").replace("\n", " ")
 
 
 def environment_line(e: ExperimentSource) -> str:
@@ -251,24 +193,22 @@ def _model(compat: dict, cfg: dict, role: str) -> ModelSource | None:
                        chat_template_hash=tok.get("chat_template_hash"))
 
 
-def _latest(db, kind: str):
-    return next(db.query("SELECT * FROM experiments WHERE kind = ? ORDER BY id DESC LIMIT 1", [kind]), None)
-
-
 def _sources(db, agg) -> tuple[dict[str, list[int]], dict[int, list[str]]]:
     """Which stored experiments stand behind each kind of figure, as the aggregate computed it."""
+    from .aggregate.data import deciding_experiment
+    from .aggregate.timing import POOL_SOURCE
+
     stored = {r["id"] for r in db.query("SELECT id FROM experiments")}
     pool_ids = [r["experiment_id"] for r in db.query("SELECT DISTINCT experiment_id FROM pairs ORDER BY experiment_id")]
-    speed = agg.speed if agg is not None else {}
-    src = speed.get("source") or ""
-    if src == "benchmark":
-        speed_ids = [speed.get("experiment_id")]
-    elif src.startswith("pair pool"):
+    speed = agg.speed
+    if speed.source == "benchmark":
+        speed_ids = [speed.experiment_id]
+    elif speed.source == POOL_SOURCE:
         speed_ids = pool_ids
     else:
         speed_ids = []
-    memory_ids = [speed.get("experiment_id")] if speed.get("extra_memory_mb") is not None else []
-    gate_exp = _latest(db, "pool") or _latest(db, "bench")  # the rule aggregate.frozen_gate applies
+    memory_ids = [speed.experiment_id] if speed.extra_memory_mb is not None else []
+    gate_exp = deciding_experiment(db)  # the rule aggregate.frozen_gate applies
     gate_ids = [gate_exp["id"]] if gate_exp is not None and gate_exp["gate_hash"] else []
     gen_ids = [r["experiment_id"] for r in db.query(
         "SELECT DISTINCT experiment_id FROM generations WHERE live = 0 AND status = 'ok' AND experiment_id IS NOT NULL "
@@ -380,15 +320,15 @@ def _span(values: list[int]) -> list[int] | None:
 
 
 def _scope(db, agg, sources: dict[str, list[int]], prompts: list[PromptSource]) -> Scope:
-    speed = agg.speed if agg is not None else {}
+    speed = agg.speed
     samples = [r["n"] for r in db.query(
         "SELECT prompt_id, COUNT(DISTINCT sample) AS n FROM pairs WHERE kind = 'study' GROUP BY prompt_id")]
     n_study, n_gold = db.execute(
         "SELECT COALESCE(SUM(kind = 'study'), 0), COALESCE(SUM(kind = 'gold'), 0) FROM pairs").fetchone()
-    gold = agg.tables.get("gold") if agg is not None else None
+    gold = agg.tables.get("gold")
     excluded = list(gold.loc[gold["excluded"], "rater"]) if gold is not None and len(gold) else []
     reps, rounds, timing_runs = [], None, 0
-    if speed.get("source") == "benchmark" and sources["speed"]:
+    if speed.source == "benchmark" and sources["speed"]:
         rows = list(db.query("SELECT round, COUNT(*) AS n FROM timing_runs WHERE experiment_id = ? "
                              "GROUP BY prompt_id, path, round", [sources["speed"][0]]))
         reps, rounds, timing_runs = [r["n"] for r in rows], len({r["round"] for r in rows}), sum(r["n"] for r in rows)
@@ -400,25 +340,23 @@ def _scope(db, agg, sources: dict[str, list[int]], prompts: list[PromptSource]) 
                        WHERE p.kind = 'study' AND r.rater NOT IN ({",".join("?" * len(excluded))})""", excluded).fetchone()
     return Scope(prompts=[p.id for p in prompts], pairs=n_study, samples_per_prompt=_span(samples),
                  timing_runs=timing_runs, repetitions=_span(reps), rounds=rounds,
-                 matched_pairs=speed.get("matched_pairs") if sources["speed"] else None,
-                 comparable_pairs=speed.get("comparable_pairs") if sources["speed"] else None,
+                 matched_pairs=speed.matched_pairs if sources["speed"] else None,
+                 comparable_pairs=speed.comparable_pairs if sources["speed"] else None,
                  current_ratings=r[0], raters=r[1], rated_pairs=r[2], ratings_first=r[3], ratings_last=r[4],
                  gold_pairs=n_gold, excluded_raters=len(excluded))
 
 
 def _figures(agg, sources: dict[str, list[int]], scope: Scope) -> list[Figure]:
-    figs = []
-    speed = agg.speed if agg is not None else {}
-    if agg is not None:
-        figs.append(Figure("verdict", str(agg.verdict.get("decision")), sources["database"]))
-    sp, ci = speed.get("speedup"), speed.get("speedup_ci95")
+    speed = agg.speed
+    figs = [Figure("verdict", str(agg.verdict.decision), sources["database"])]
+    sp, ci = speed.speedup, speed.speedup_ci95
     if sp is None:
         figs.append(Figure("speed-up", None, [], "not measured over comparable outputs"))
     else:
         text = f"{sp:.2f}x" + (f" (95% CI {ci[0]:.2f} to {ci[1]:.2f})" if ci else "") + \
-            f" over {speed.get('comparable_pairs')} comparable pairs, source: {speed.get('source')}"
+            f" over {speed.comparable_pairs} comparable pairs, source: {speed.source}"
         figs.append(Figure("speed-up", text, sources["speed"]))
-    mem = speed.get("extra_memory_mb")
+    mem = speed.extra_memory_mb
     if mem is None:
         figs.append(Figure("extra memory of the draft", None, [], "not measured (run `evalkit bench`)"))
     else:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from .errors import EvalkitError
 from .identity import InputError, clean_name, name_key
-from .store import now, write_transaction
+from .store import NameTaken, insert_rater, replace_secret, revoke_rater
 
 ROLES = ("rater", "organiser")
 
@@ -65,10 +65,6 @@ def _checked_name(name: str) -> tuple[str, str]:
     return name, key
 
 
-def _holder(db, key: str) -> dict | None:
-    return next(db.query("SELECT * FROM raters WHERE name_key = ?", [key]), None)
-
-
 def _taken(name: str, holder: dict) -> InputError:
     same = holder["name"] == name
     return InputError(
@@ -81,15 +77,10 @@ def _create(db, name: str, role: str, source: str) -> Credential:
     if role not in ROLES:
         raise EvalkitError(f"role {role!r} is not one of {', '.join(ROLES)}", "use rater or organiser")
     name, key = _checked_name(name)
-    with write_transaction(db):  # the name check and the insert under one write lock: two sign-ups cannot both win
-        holder = _holder(db, key)
-        if holder is not None:
-            raise _taken(name, holder)
-        rid = db.conn.execute(
-            "INSERT INTO raters (name, name_key, role, source, secret_hash, created_at) VALUES (?, ?, ?, ?, '', ?)",
-            [name, key, role, source, now()]).lastrowid
-        code, digest = _new_code(rid)
-        db.conn.execute("UPDATE raters SET secret_hash = ? WHERE id = ?", [digest, rid])
+    try:  # the name check and the insert under one write lock: two sign-ups cannot both win
+        code = insert_rater(db, name, key, role, source, _new_code)
+    except NameTaken as e:
+        raise _taken(name, e.holder) from None
     return Credential(Identity(name, role, source), code)
 
 
@@ -103,28 +94,26 @@ def sign_up(db, name: str) -> Credential:
     return _create(db, name, "rater", "signup")
 
 
-def _existing(db, name: str) -> dict:
-    _, key = _checked_name(name)
-    holder = _holder(db, key)
-    if holder is None:
-        raise EvalkitError(f"no rater named '{name}'", "see `evalkit raters list`, or add them with `evalkit raters add`")
-    return holder
+def _missing(name: str) -> EvalkitError:
+    return EvalkitError(f"no rater named '{name}'", "see `evalkit raters list`, or add them with `evalkit raters add`")
 
 
 def reissue(db, name: str) -> Credential:
     """A new code for an existing rater (lost code, or after a revoke): the old code stops working."""
-    with write_transaction(db):
-        holder = _existing(db, name)
-        code, digest = _new_code(holder["id"])
-        db.conn.execute("UPDATE raters SET secret_hash = ?, revoked_at = NULL WHERE id = ?", [digest, holder["id"]])
+    _, key = _checked_name(name)
+    done = replace_secret(db, key, _new_code)
+    if done is None:
+        raise _missing(name)
+    holder, code = done
     return Credential(Identity(holder["name"], holder["role"], holder["source"]), code)
 
 
 def revoke(db, name: str) -> Identity:
     """The rater's code stops working at once (their stored ratings stay)."""
-    with write_transaction(db):
-        holder = _existing(db, name)
-        db.conn.execute("UPDATE raters SET revoked_at = ? WHERE id = ?", [now(), holder["id"]])
+    _, key = _checked_name(name)
+    holder = revoke_rater(db, key)
+    if holder is None:
+        raise _missing(name)
     return Identity(holder["name"], holder["role"], holder["source"])
 
 

@@ -16,7 +16,8 @@ from .config import AppConfig
 from .errors import EvalkitError
 from .identity import InputError, clean_name, clean_text
 from .prompts import CRITERIA
-from .store import now, write_transaction
+from .records import GenerationPath
+from .store import PairFull, insert_rating, now, record_assignment
 
 VALUES = ("pass", "fail", "unsure")
 PREFERENCES = ("A", "B", "tie")
@@ -129,10 +130,7 @@ def next_pair(db, rater: str, ratings_per_pair: int) -> PairView | None:
     if not least:
         return None
     pair_id = min(least, key=lambda pid: hashlib.sha256(f"{rater}\0{pid}".encode()).hexdigest())
-    with write_transaction(db):
-        db.conn.execute(
-            "INSERT INTO assignments (pair_id, rater, shown_at) VALUES (?, ?, ?) "
-            "ON CONFLICT (pair_id, rater) DO UPDATE SET shown_at = excluded.shown_at", [pair_id, rater, now()])
+    record_assignment(db, pair_id, rater)
     return pair_view(db, pair_id)
 
 
@@ -218,10 +216,9 @@ def _row(inp: RatingInput, pair: dict, rater: str, comment: str, supersedes: int
     gold = pair["kind"] == "gold"
     ordinary_is_a = pair["ordinary_side"] == "A"
     empty = dict.fromkeys(CRITERIA)
-    by_path = {"ordinary": empty, "assisted": empty} if gold else {
-        "ordinary": inp.a if ordinary_is_a else inp.b, "assisted": inp.b if ordinary_is_a else inp.a}
+    ordinary, assisted = (empty, empty) if gold else (inp.a, inp.b) if ordinary_is_a else (inp.b, inp.a)
     pref_path = None if gold else "tie" if inp.preference == "tie" else (
-        "ordinary" if (inp.preference == "A") == ordinary_is_a else "assisted"
+        GenerationPath.ORDINARY if (inp.preference == "A") == ordinary_is_a else GenerationPath.ASSISTED
     )
     row = {
         "pair_id": pair["id"], "rater": rater, "created_at": now(), "kind": "rating",
@@ -230,30 +227,19 @@ def _row(inp: RatingInput, pair: dict, rater: str, comment: str, supersedes: int
     }
     for c in CRITERIA:
         row[f"a_{c}"], row[f"b_{c}"] = inp.a[c], inp.b[c]
-        row[f"ordinary_{c}"], row[f"assisted_{c}"] = by_path["ordinary"][c], by_path["assisted"][c]
+        row[f"ordinary_{c}"], row[f"assisted_{c}"] = ordinary[c], assisted[c]
     return row
 
 
 def _insert(db, row: dict, quota: int | None = None) -> int:
-    """One row in one write transaction. With `quota`, the pair's count of current ratings is checked under the
-    same lock: a rating cannot overfill a pair however many raters submit at once."""
+    """Store one row (store.insert_rating: with `quota`, checked under the write lock) and say what a refused one
+    means to the rater."""
     try:
-        with write_transaction(db):
-            if quota is not None:
-                n = db.conn.execute("SELECT COUNT(*) FROM current_ratings WHERE pair_id = ?", [row["pair_id"]]).fetchone()[0]
-                if n >= quota:
-                    raise RatingError(
-                        f"this pair already has its {quota} ratings (other raters finished it while you were "
-                        "working); your answers were not stored", "press Next pair for another pair")
-                shown = db.conn.execute("SELECT shown_at FROM assignments WHERE pair_id = ? AND rater = ?",
-                                        [row["pair_id"], row["rater"]]).fetchone()
-                if shown:
-                    row["seconds_on_task"] = round((datetime.fromisoformat(row["created_at"])
-                                                    - datetime.fromisoformat(shown[0])).total_seconds(), 3)
-            # a plain INSERT: sqlite-utils' insert() introspects the table on every call, the hot path here
-            cols = ", ".join(row)
-            marks = ", ".join("?" for _ in row)
-            return db.conn.execute(f"INSERT INTO ratings ({cols}) VALUES ({marks})", list(row.values())).lastrowid
+        return insert_rating(db, row, quota)
+    except PairFull as e:
+        raise RatingError(
+            f"this pair already has its {quota} ratings (other raters finished it while you were "
+            "working); your answers were not stored", "press Next pair for another pair") from e
     except sqlite3.IntegrityError as e:
         msg = str(e)
         if "client_token" in msg:
@@ -319,9 +305,9 @@ def reveal(db, pair_id: str, tolerance: float = 0.1) -> Reveal | GoldReveal:
     gens = {g["id"]: g for g in db.query("SELECT * FROM generations WHERE id IN (?, ?)", [p["a_generation_id"], p["b_generation_id"]])}
     ga, gb = gens[p["a_generation_id"]], gens[p["b_generation_id"]]
     o, a = (ga, gb) if p["ordinary_side"] == "A" else (gb, ga)
-    from .bench import comparable as _comparable
+    from .speed import comparable as comparable_outputs
 
-    comparable = _comparable(o, a, tolerance)  # the config's bench.length_tolerance
+    comparable = comparable_outputs(o, a, tolerance)  # the config's bench.length_tolerance
 
     def tps(g):
         return g["new_tokens"] / g["generate_seconds"] if g["generate_seconds"] else None

@@ -3,16 +3,27 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 
-# The generation paths. A fallback is its own path: it is never counted as assisted.
-PATHS = ("ordinary", "assisted", "fallback", "prompt_lookup")
-STAGES = ("load", "prepare", "generate", "decode")
+
+class GenerationPath(StrEnum):
+    """The routes a request can take through the models (stored as their values). A fallback is its own path:
+    the ordinary route run because the assisted one failed, never counted as assisted."""
+
+    ORDINARY = "ordinary"  # the target alone
+    ASSISTED = "assisted"  # the target verifies the draft's proposals
+    FALLBACK = "fallback"
+    PROMPT_LOOKUP = "prompt_lookup"  # n-gram candidates from the prompt, no draft model
+
+
+# The two paths a study compares (a pair has one output of each).
+COMPARED = (GenerationPath.ORDINARY, GenerationPath.ASSISTED)
 
 
 @dataclass
 class GenerationRecord:
     prompt_id: str
-    path: str  # one of PATHS
+    path: str  # a GenerationPath
     status: str = "ok"  # "ok" or "failed"
     text: str = ""
     token_ids: list[int] = field(default_factory=list)
@@ -39,7 +50,7 @@ class GenerationRecord:
     decoding: str = ""  # "greedy" or "sample"
     effective_config: dict = field(default_factory=dict)  # everything really in force for this call
     error_class: str = ""
-    error_stage: str = ""  # one of STAGES when failed
+    error_stage: str = ""  # when failed: "load", "prepare", "generate" or "decode"
     error_message: str = ""
     fallback_of: int | None = None  # for a fallback: the failed assisted record's id
     total_wait_seconds: float | None = None  # for a fallback: failed attempt + fallback, what the user waited

@@ -7,7 +7,8 @@ import html
 import io
 from pathlib import Path
 
-from .aggregate import ALL, Aggregate
+from .aggregate import ALL, Aggregate, Decision
+from .records import GenerationPath
 from .provenance import WITHHELD, Provenance, build_provenance, environment_line, model_line, scope_items
 
 
@@ -51,7 +52,7 @@ def figures(agg: Aggregate, db) -> dict:
         _errorbars(ax, list(sp["prompt_id"]), list(sp["speedup"]), list(sp["ci_low"]), list(sp["ci_high"]))
         ax.axhline(1.0, color="grey", lw=0.8, ls="--")
         ax.set_ylabel("speed-up (x)")
-        ax.set_title(f"Speed-up per prompt, 95% CI ({agg.speed['source']})", fontsize=9)
+        ax.set_title(f"Speed-up per prompt, 95% CI ({agg.speed.source})", fontsize=9)
         fig.tight_layout()
         figs["speedup"] = fig
     else:
@@ -61,7 +62,8 @@ def figures(agg: Aggregate, db) -> dict:
     pr = pr[(pr["prompt_id"] == ALL) & pr["pass_rate"].notna()] if len(pr) else pr
     if len(pr):
         fig, ax = plt.subplots(figsize=(7, 3.5))
-        for offset, (path, color) in zip((-0.12, 0.12), (("ordinary", "tab:blue"), ("assisted", "tab:orange"))):
+        for offset, (path, color) in zip((-0.12, 0.12), ((GenerationPath.ORDINARY, "tab:blue"),
+                                                          (GenerationPath.ASSISTED, "tab:orange"))):
             g = pr[pr["path"] == path]
             x = [i + offset for i in range(len(g))]
             ax.errorbar(x, g["pass_rate"], yerr=[g["pass_rate"] - g["ci_low"], g["ci_high"] - g["pass_rate"]],
@@ -103,7 +105,8 @@ def figures(agg: Aggregate, db) -> dict:
         "SELECT path, new_tokens, generate_seconds FROM generations WHERE status = 'ok' AND generate_seconds IS NOT NULL AND live = 0"))
     if rows:
         fig, ax = plt.subplots(figsize=(7, 3.5))
-        for path, color in (("ordinary", "tab:blue"), ("assisted", "tab:orange"), ("fallback", "tab:red")):
+        for path, color in ((GenerationPath.ORDINARY, "tab:blue"), (GenerationPath.ASSISTED, "tab:orange"),
+                            (GenerationPath.FALLBACK, "tab:red")):
             rs = [r for r in rows if r["path"] == path]
             if rs:
                 ax.scatter([r["new_tokens"] for r in rs], [r["generate_seconds"] for r in rs], s=12, alpha=0.6, color=color, label=path)
@@ -143,20 +146,20 @@ def verdict_html(agg: Aggregate, prov: Provenance | None = None) -> str:
     """The verdict and its conditions; with `prov`, each condition names the runs behind it, and one whose
     figure has no stored run behind it is withheld."""
     v = agg.verdict
-    color = {"KEEP": "#1a7f37", "DROP": "#cf222e"}.get(v["decision"], "#9a6700")
+    color = {Decision.KEEP: "#1a7f37", Decision.DROP: "#cf222e"}.get(v.decision, "#9a6700")
     items = []
-    for c in v["conditions"]:
-        status = "ok" if c["ok"] else ("FAIL" if c["ok"] is False else "unknown")
-        reason = html.escape(c["reason"])
+    for c in v.conditions:
+        status = "ok" if c.ok else ("FAIL" if c.ok is False else "unknown")
+        reason = html.escape(c.reason)
         if prov is not None:
-            ids = prov.for_condition(c["name"])
+            ids = prov.for_condition(c.name)
             if ids:
                 reason += f' <span class="src">[{html.escape(prov.cite(ids))}]</span>'
-            elif c["ok"] is not None:
+            elif c.ok is not None:
                 reason = html.escape(WITHHELD)
-        items.append(f"<li><b>{html.escape(c['name'])}</b>: {status} — {reason}</li>")
+        items.append(f"<li><b>{html.escape(c.name)}</b>: {status} — {reason}</li>")
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in agg.notes)
-    return (f'<div class="verdict"><h2 style="color:{color}">Verdict: {html.escape(v["decision"])}</h2><ul>{"".join(items)}</ul>'
+    return (f'<div class="verdict"><h2 style="color:{color}">Verdict: {html.escape(v.decision)}</h2><ul>{"".join(items)}</ul>'
             + (f"<p>Notes:</p><ul>{notes}</ul>" if notes else "") + "</div>")
 
 
@@ -209,14 +212,14 @@ def _sourced(prov: Provenance, ids: list[int], body: str, has_data: bool) -> str
 
 def _publishable(tables: dict) -> dict:
     """The tables as a report shows them: rater names (the gold and time-on-task tables') replaced by the export's
-    pseudonyms; the pooled row ("all") stays."""
+    pseudonyms; the pooled row keeps its label."""
     from .export import pseudonyms
 
     out = dict(tables)
     for name, df in tables.items():
         if "rater" in df.columns and len(df):
-            named = [r for r in df["rater"] if r != "all"]
-            alias = dict(zip(named, pseudonyms(named)))
+            names = [r for r in df["rater"] if r != ALL]
+            alias = dict(zip(names, pseudonyms(names)))
             out[name] = df.assign(rater=[alias.get(r, r) for r in df["rater"]])
     return out
 
@@ -248,7 +251,7 @@ table{{border-collapse:collapse;font-size:13px;margin-bottom:1em}}td,th{{border:
 img{{max-width:100%}}.verdict,.provenance{{border:1px solid #ccc;padding:0.5em 1em;border-radius:6px;margin-bottom:1em}}
 .src{{color:#57606a;font-size:12px}}pre{{background:#f6f8fa;padding:0.5em}}</style></head><body>
 <h1>evalkit: does the draft model make writing requests faster without hurting the content?</h1>
-<p>Generated {html.escape(prov.generated_at)} from the database. Speed-up source: {html.escape(str(agg.speed['source']))}.</p>
+<p>Generated {html.escape(prov.generated_at)} from the database. Speed-up source: {html.escape(str(agg.speed.source))}.</p>
 {verdict_html(agg, prov)}{provenance_html(prov)}<h2>Plots</h2>{plots}<h2>Tables</h2>{tables}</body></html>"""
     path = out_dir / "index.html"
     tmp = path.with_suffix(".tmp")

@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass, field
 
 from .prompts import CRITERIA
+from .records import COMPARED, GenerationPath
 
 PROMPTS = ("writing-01", "writing-02", "writing-03", "writing-04", "writing-05")
 
@@ -40,8 +41,9 @@ class SyntheticStudy:
 
 
 def _insert_many(db, table: str, rows: list[tuple], columns: list[str]) -> None:
-    marks = ", ".join("?" for _ in columns)
-    db.conn.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)
+    from .store import insert_rows
+
+    insert_rows(db, table, columns, rows)
 
 
 def _generation_rows(start_id: int, exp_id: int, prompt_ids, path: str, seconds, tokens, now: str,
@@ -67,7 +69,7 @@ def build_study(db, spec: SyntheticStudy) -> dict:
     from .fidelity import RULES_VERSION
     from .gate import gate_snapshot
     from .plan import StudyModel, simulate_answers
-    from .store import insert_experiment, now
+    from .store import insert_experiment, now, write_transaction
 
     rng = np.random.default_rng(spec.seed)
     model = StudyModel(pass_rates={c: spec.pass_rate for c in CRITERIA}, rater_accuracy=spec.rater_accuracy,
@@ -76,7 +78,7 @@ def build_study(db, spec: SyntheticStudy) -> dict:
     stamp = now()
     gate = gate_snapshot(spec.gate_path)
     n, r = spec.pairs, spec.raters_per_pair
-    with db.atomic():
+    with write_transaction(db):
         if spec.bench:
             _bench(db, spec, rng, stamp, gate)
         exp = insert_experiment(db, "pool", {}, {}, note="synthetic study", gate=gate)
@@ -87,8 +89,8 @@ def build_study(db, spec: SyntheticStudy) -> dict:
         o_sec = rng.lognormal(np.log(2.0), 0.1, n)
         a_sec = o_sec / spec.speedup * rng.lognormal(0, 0.05, n)
         a_hash = [f"h{o_ids[i]}" if sim["same"][i] else f"h{a_ids[i]}" for i in range(n)]  # same text, same tokens
-        _insert_many(db, "generations", _generation_rows(first, exp, prompt_ids, "ordinary", o_sec, tokens, stamp), GEN_COLUMNS)
-        _insert_many(db, "generations", _generation_rows(first + n, exp, prompt_ids, "assisted", a_sec, tokens, stamp, a_hash),
+        _insert_many(db, "generations", _generation_rows(first, exp, prompt_ids, GenerationPath.ORDINARY, o_sec, tokens, stamp), GEN_COLUMNS)
+        _insert_many(db, "generations", _generation_rows(first + n, exp, prompt_ids, GenerationPath.ASSISTED, a_sec, tokens, stamp, a_hash),
                      GEN_COLUMNS)
         # the rule pre-screen agrees with the truth most of the time
         pre = []
@@ -151,19 +153,18 @@ def _ratings(db, spec: SyntheticStudy, sim: dict, pair_ids, sides, rng, stamp: s
 def _bench(db, spec: SyntheticStudy, rng, stamp: str, gate: dict) -> int:
     """A benchmark experiment as `evalkit bench` stores it: one process per path and round (memory after load),
     and per prompt, round and repetition one timed run on each path with the same length and stop reason."""
-    from .store import insert_experiment
+    from .records import ProcessRecord
+    from .store import insert_bench_process, insert_experiment
 
     exp = insert_experiment(db, "bench", {"bench": {"length_tolerance": 0.1, "bootstrap": 2000}}, {},
                             note="synthetic benchmark", gate=gate)
     procs = {}
-    for path in ("ordinary", "assisted"):
+    for path in COMPARED:
         for rnd in (1, 2):
-            rss = 500.0 + (spec.extra_memory_mb if path == "assisted" else 0.0)
-            cur = db.conn.execute(
-                "INSERT INTO bench_processes (experiment_id, path, round, \"order\", cuda_after_load, rss_after_load_mb,"
-                " warmup_count, warmup_seconds, status, error) VALUES (?, ?, ?, ?, '{}', ?, 1, '[]', 'ok', '')",
-                [exp, path, rnd, 0 if path == "ordinary" else 1, rss])
-            procs[(path, rnd)] = cur.lastrowid
+            rss = 500.0 + (spec.extra_memory_mb if path == GenerationPath.ASSISTED else 0.0)
+            process = ProcessRecord(path=path, round=rnd, order=COMPARED.index(path), rss_after_load_mb=rss,
+                                    warmup_count=1)
+            procs[(path, rnd)] = insert_bench_process(db, exp, process, [])
     first = db.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM generations").fetchone()[0]
     gens, runs = [], []
     gid = first
@@ -172,7 +173,7 @@ def _bench(db, spec: SyntheticStudy, rng, stamp: str, gate: dict) -> int:
             for rep in range(spec.bench_reps):
                 tokens = int(rng.integers(120, 200))
                 o_sec = float(rng.lognormal(0.7, 0.05))
-                for path, sec in (("ordinary", o_sec), ("assisted", o_sec / spec.speedup * float(rng.lognormal(0, 0.03)))):
+                for path, sec in zip(COMPARED, (o_sec, o_sec / spec.speedup * float(rng.lognormal(0, 0.03)))):
                     gens += _generation_rows(gid, exp, [prompt], path, [sec], [tokens], stamp)
                     runs.append((exp, procs[(path, rnd)], gid, path, prompt, rnd, rep, rep, tokens, "eos", sec,
                                  tokens / sec, "ok"))

@@ -10,10 +10,11 @@ from __future__ import annotations
 import copy
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from .config import Config
 from .errors import EvalkitError
+from .records import GenerationPath
 from .stats import median
 
 # Transformers' GenerationConfig defaults for assisted generation.
@@ -35,6 +36,34 @@ class Trial:
         return sum(meds) if meds and None not in meds else None
 
 
+@dataclass
+class TrialResult:
+    """One trial's outcome: a row of tune_trials."""
+
+    experiment_id: int
+    trial: int
+    is_default: int  # 1 for Transformers' default assisted settings, the yardstick
+    settings: str  # JSON of the three settings below
+    num_assistant_tokens: int
+    num_assistant_tokens_schedule: str
+    assistant_confidence_threshold: float
+    median_seconds_per_token_sum: float | None  # sum over prompts of the median seconds per new token
+    speedup_vs_default: float | None
+    acceptance_rate: float | None
+    fallbacks: int
+
+
+@dataclass
+class TuneResult:
+    experiment_id: int
+    trials: list[TrialResult]
+    best: TrialResult | None  # the fastest trial against the default (None when nothing was measured)
+    default: TrialResult
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
 def grid(tokens: list[int], schedules: list[str], thresholds: list[float]) -> list[dict]:
     out = [dict(TRANSFORMERS_DEFAULT)]
     for n in tokens:
@@ -46,14 +75,14 @@ def grid(tokens: list[int], schedules: list[str], thresholds: list[float]) -> li
     return out
 
 
-def run_tune(cfg: Config, db, *, tokens, schedules, thresholds, reps: int = 2, progress: bool = True) -> dict:
+def run_tune(cfg: Config, db, *, tokens, schedules, thresholds, reps: int = 2, progress: bool = True) -> TuneResult:
     from tqdm import tqdm
 
-    from .compat import approved
+    from .compat import assisted_allowed
     from .models import load_pair
     from .paths import run_assisted
     from .prompts import load_prompts
-    from .store import insert_experiment, insert_generations
+    from .store import insert_experiment, insert_generations, insert_tune_trials
 
     bad = [s for s in schedules if s not in ("constant", "heuristic", "heuristic_transient")]
     if bad:
@@ -62,7 +91,7 @@ def run_tune(cfg: Config, db, *, tokens, schedules, thresholds, reps: int = 2, p
         raise EvalkitError("draft lengths must be >= 1, thresholds in [0, 1), reps >= 1", "fix the sweep values")
     prompts = load_prompts(ids=cfg.bench.prompts or None)
     pair = load_pair(cfg, progress=progress)
-    if not (cfg.assisted_enabled and approved(pair.compat) and pair.draft is not None):
+    if not (assisted_allowed(cfg, pair.compat) and pair.draft is not None):
         raise EvalkitError("tuning needs the assisted path, which is off or not approved", "run `evalkit check`")
     trials = [Trial(settings=s, seconds={p.id: [] for p in prompts}) for s in grid(tokens, schedules, thresholds)]
     exp_id = insert_experiment(db, "tune", cfg.to_dict(), pair.compat, note=json.dumps([t.settings for t in trials]))
@@ -78,7 +107,7 @@ def run_tune(cfg: Config, db, *, tokens, schedules, thresholds, reps: int = 2, p
                 records = run_assisted(pair, prompt, cfg.decoding.seed + rep)
                 insert_generations(db, records, exp_id)
                 timed = records[-1]
-                if timed.path == "fallback":
+                if timed.path == GenerationPath.FALLBACK:
                     trial.fallbacks += 1
                 else:
                     trial.seconds[prompt.id].append(timed.generate_seconds / max(timed.new_tokens, 1))
@@ -88,37 +117,36 @@ def run_tune(cfg: Config, db, *, tokens, schedules, thresholds, reps: int = 2, p
     bar.close()
     pair.cfg.assistant = base
     default_total = trials[0].median_total()
-    rows = []
-    with db.atomic():
-        for i, t in enumerate(trials):
-            total = t.median_total()
-            row = {"experiment_id": exp_id, "trial": i, "is_default": int(i == 0), "settings": json.dumps(t.settings),
-                   **t.settings, "median_seconds_per_token_sum": total,
-                   "speedup_vs_default": (default_total / total) if (total and default_total) else None,
-                   "acceptance_rate": t.accepted / t.proposed if t.proposed else None, "fallbacks": t.fallbacks}
-            db["tune_trials"].insert(row)
-            rows.append(row)
-    ranked = sorted((r for r in rows if r["speedup_vs_default"] is not None), key=lambda r: -r["speedup_vs_default"])
-    return {"experiment_id": exp_id, "trials": rows, "best": ranked[0] if ranked else None, "default": rows[0]}
+    results = []
+    for i, t in enumerate(trials):
+        total = t.median_total()
+        results.append(TrialResult(
+            experiment_id=exp_id, trial=i, is_default=int(i == 0), settings=json.dumps(t.settings), **t.settings,
+            median_seconds_per_token_sum=total,
+            speedup_vs_default=(default_total / total) if (total and default_total) else None,
+            acceptance_rate=t.accepted / t.proposed if t.proposed else None, fallbacks=t.fallbacks))
+    insert_tune_trials(db, [asdict(r) for r in results])
+    ranked = sorted((r for r in results if r.speedup_vs_default is not None), key=lambda r: -r.speedup_vs_default)
+    return TuneResult(experiment_id=exp_id, trials=results, best=ranked[0] if ranked else None, default=results[0])
 
 
-def format_tune(result: dict) -> str:
+def format_tune(result: TuneResult) -> str:
     def f(x, spec=".3f"):
         return "n/a" if x is None else format(x, spec)
 
     lines = [f"{'draft len':>9} {'schedule':<20}{'threshold':>9} {'ms/token (sum)':>15} {'vs default':>10} {'kept':>7}"]
-    for r in result["trials"]:
+    for r in result.trials:
         lines.append(
-            f"{r['num_assistant_tokens']:>9} {r['num_assistant_tokens_schedule']:<20}{r['assistant_confidence_threshold']:>9.2f} "
-            f"{f(r['median_seconds_per_token_sum'] * 1000 if r['median_seconds_per_token_sum'] else None, '.2f'):>15} "
-            f"{f(r['speedup_vs_default'], '.2f'):>9}x {f(r['acceptance_rate'], '.2f'):>7}"
-            + ("   <- Transformers default" if r["is_default"] else "")
+            f"{r.num_assistant_tokens:>9} {r.num_assistant_tokens_schedule:<20}{r.assistant_confidence_threshold:>9.2f} "
+            f"{f(r.median_seconds_per_token_sum * 1000 if r.median_seconds_per_token_sum else None, '.2f'):>15} "
+            f"{f(r.speedup_vs_default, '.2f'):>9}x {f(r.acceptance_rate, '.2f'):>7}"
+            + ("   <- Transformers default" if r.is_default else "")
         )
-    b = result["best"]
+    b = result.best
     if b:
         lines.append(
-            f"best: num_assistant_tokens = {b['num_assistant_tokens']}, num_assistant_tokens_schedule = "
-            f"\"{b['num_assistant_tokens_schedule']}\", assistant_confidence_threshold = {b['assistant_confidence_threshold']} "
-            f"-> {b['speedup_vs_default']:.2f}x against Transformers' default assisted settings (same run)"
+            f"best: num_assistant_tokens = {b.num_assistant_tokens}, num_assistant_tokens_schedule = "
+            f"\"{b.num_assistant_tokens_schedule}\", assistant_confidence_threshold = {b.assistant_confidence_threshold} "
+            f"-> {b.speedup_vs_default:.2f}x against Transformers' default assisted settings (same run)"
         )
     return "\n".join(lines)

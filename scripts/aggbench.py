@@ -9,7 +9,6 @@ Targets on the 2-core build machine: 100,000 ratings <= 2 s, 1,000,000 <= 15 s, 
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
@@ -18,6 +17,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import click
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -62,30 +63,30 @@ def measure(path: Path, repeats: int) -> dict:
         json.dumps(agg.to_json(), default=str)
         times.append(time.perf_counter() - start)
     return {"seconds": times, "peak_rss_mb": peak_rss_mb(),
-            "decision": agg.verdict["decision"], "ratings": int(agg.tables["counts"]["current_ratings"][0])}
+            "decision": str(agg.verdict.decision), "ratings": int(agg.tables["counts"]["current_ratings"][0])}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--ratings", type=int, default=100_000, help="current ratings in the synthetic study")
-    ap.add_argument("--raters-per-pair", type=int, default=20, help="ratings per pair (pairs = ratings / this)")
-    ap.add_argument("--raters", type=int, default=200, help="raters in the study")
-    ap.add_argument("--no-bench", action="store_true", help="no benchmark: the speed-up comes from the pair pool")
-    ap.add_argument("--repeats", type=int, default=3, help="timed aggregate() calls (the median is reported)")
-    ap.add_argument("--db", default=None, help="database file to build or reuse (default: a temp folder)")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--measure", default=None, help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    if args.measure:
-        print(json.dumps(measure(Path(args.measure), args.repeats)))
+@click.command(help=__doc__.splitlines()[0], context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--ratings", type=int, default=100_000, show_default=True, help="Current ratings in the synthetic study.")
+@click.option("--raters-per-pair", type=int, default=20, show_default=True, help="Ratings per pair (pairs = ratings / this).")
+@click.option("--raters", type=int, default=200, show_default=True, help="Raters in the study.")
+@click.option("--no-bench", is_flag=True, help="No benchmark: the speed-up comes from the pair pool.")
+@click.option("--repeats", type=int, default=3, show_default=True, help="Timed aggregate() calls (the median is reported).")
+@click.option("--db", "db", default=None, type=click.Path(dir_okay=False),
+              help="Database file to build or reuse (default: a temp folder).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the synthetic study.")
+@click.option("--measure", "measure_db", default=None, hidden=True)  # internal: the measuring process
+def main(ratings, raters_per_pair, raters, no_bench, repeats, db, seed, measure_db) -> None:
+    if measure_db:
+        print(json.dumps(measure(Path(measure_db), repeats)))
         return
-    path = Path(args.db) if args.db else Path(tempfile.mkdtemp(prefix="aggbench-")) / "aggbench.db"
+    path = Path(db) if db else Path(tempfile.mkdtemp(prefix="aggbench-")) / "aggbench.db"
     if not path.exists():
         start = time.perf_counter()
-        info = build(path, args.ratings, args.raters_per_pair, args.raters, not args.no_bench, args.seed)
+        info = build(path, ratings, raters_per_pair, raters, not no_bench, seed)
         print(f"built {path}: {info['pairs']} pairs, {info['ratings']} ratings in {time.perf_counter() - start:.1f} s",
               file=sys.stderr)
-    out = subprocess.run([sys.executable, __file__, "--measure", str(path), "--repeats", str(args.repeats)],
+    out = subprocess.run([sys.executable, __file__, "--measure", str(path), "--repeats", str(repeats)],
                          capture_output=True, text=True, check=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     res = json.loads(out.stdout)
     times = sorted(res["seconds"])

@@ -11,7 +11,6 @@ rows they stored; nothing is estimated here.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -20,10 +19,13 @@ import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+from types import SimpleNamespace
+
+import click
 
 ROOT = Path(__file__).resolve().parent.parent
 DTYPES = ("float16", "bfloat16")
-PATHS = ("ordinary", "assisted")
+PATHS = ("ordinary", "assisted")  # evalkit.records.COMPARED, as the JSON spells them
 BUDGET_SECONDS = 8 * 60  # the bar for a GPU machine, set-up included
 
 
@@ -245,27 +247,34 @@ def validate(summary: dict) -> None:
         require(summary, "split.why", "why the two-GPU split did not run")
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="scripts/gpu-check.sh", description=__doc__.splitlines()[0])
-    ap.add_argument("--cpu", action="store_true", help="run on the CPU (the test suite does)")
-    ap.add_argument("--target", help="target checkpoint folder (default: the demo pair, built or reused)")
-    ap.add_argument("--draft", help="draft checkpoint folder (with --target)")
-    ap.add_argument("--reps", type=int, default=0, help="timed repetitions per prompt (default: 3 on a GPU, 1 with --cpu)")
-    ap.add_argument("--dtypes", default=",".join(DTYPES), type=lambda v: [d for d in v.split(",") if d],
-                    help="dtypes to bench, comma-separated (default: %(default)s; a GPU run needs both)")
-    ap.add_argument("--out", default="results/gpu-check.json", help="the JSON summary (default: %(default)s)")
-    ap.add_argument("--work", default="", help="working folder for configs and the database (default: beside --out)")
-    ap.add_argument("--validate", metavar="FILE", help="only validate an existing summary")
-    args = ap.parse_args(argv)
-    if args.validate:
-        summary = json.loads(Path(args.validate).read_text(encoding="utf-8"))
+def _dtypes(_ctx, _param, value: str) -> list[str]:
+    dtypes = [d for d in value.split(",") if d]
+    if not dtypes or set(dtypes) - set(DTYPES):
+        raise click.BadParameter(f"name {' and/or '.join(DTYPES)}")
+    return dtypes
+
+
+@click.command(help="The GPU check: `evalkit check`, a short greedy bench in float16 and bfloat16 (and a target split "
+                    "over two GPUs when there are two), one JSON summary, validated column by column. Run it through "
+                    "scripts/gpu-check.sh, which prepares the environment.", context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--cpu", is_flag=True, help="Run on the CPU (the test suite does).")
+@click.option("--target", default=None, help="Target checkpoint folder (default: the demo pair, built or reused).")
+@click.option("--draft", default=None, help="Draft checkpoint folder (with --target).")
+@click.option("--reps", type=int, default=0, help="Timed repetitions per prompt (default: 3 on a GPU, 1 with --cpu).")
+@click.option("--dtypes", default=",".join(DTYPES), show_default=True, callback=_dtypes,
+              help="Dtypes to bench, comma-separated (a GPU run needs both).")
+@click.option("--out", default="results/gpu-check.json", show_default=True, help="The JSON summary.")
+@click.option("--work", default="", help="Working folder for configs and the database (default: beside --out).")
+@click.option("--validate", "validate_file", metavar="FILE", default=None, help="Only validate an existing summary.")
+def main(cpu, target, draft, reps, dtypes, out, work, validate_file) -> None:
+    if validate_file:
+        summary = json.loads(Path(validate_file).read_text(encoding="utf-8"))
     else:
-        if not args.dtypes or set(args.dtypes) - set(DTYPES):
-            raise SystemExit(f"gpu-check: --dtypes must name {' and/or '.join(DTYPES)}")
-        if bool(args.target) != bool(args.draft):
+        if bool(target) != bool(draft):
             raise SystemExit("gpu-check: give --target and --draft together (or neither, for the demo pair)")
-        out = Path(args.out)
-        args.work = args.work or str(out.with_suffix("")) + "-work"
+        out = Path(out)
+        args = SimpleNamespace(cpu=cpu, target=target, draft=draft, reps=reps, dtypes=dtypes,
+                               work=work or str(out.with_suffix("")) + "-work")
         summary = run_check(args)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
@@ -274,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
         validate(summary)
     except Missing as e:
         print(f"gpu-check: missing column {e}", file=sys.stderr)
-        return 3
+        sys.exit(3)
     s = summary["seconds"]
     print(f"gpu-check ({summary['mode']}): all columns present; total {s['total']:.0f} s"
           + ("" if summary.get("within_budget") is None else f" ({'within' if summary['within_budget'] else 'OVER'} 8 minutes)"),
@@ -282,8 +291,7 @@ def main(argv: list[str] | None = None) -> int:
     for dtype, b in summary["benches"].items():
         print(f"  {dtype}: speed-up {b['speedup']}, identical outputs {b['identical_outputs']}, "
               f"acceptance {b['acceptance_rate']}", file=sys.stderr)
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -18,7 +18,6 @@ checks that no acknowledged rating was lost or stored twice, and reports:
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import functools
 import json
@@ -28,8 +27,10 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
+
+import click
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # loopback only: no telemetry calls
 
@@ -45,18 +46,19 @@ PROMPT_IDS = ("writing-01", "writing-02", "writing-03")
 
 def build_pool(db_file: Path, n_pairs: int) -> list[str]:
     """A database with `n_pairs` blind pairs from synthetic generation records (rating needs no model)."""
-    from evalkit.records import GenerationRecord
+    from evalkit.gate import gate_snapshot
+    from evalkit.records import GenerationPath, GenerationRecord
     from evalkit.store import insert_experiment, insert_pairs, open_db
 
     db = open_db(db_file)
     try:
-        exp = insert_experiment(db, "pool", {}, {}, note="loadbench synthetic pool")
+        exp = insert_experiment(db, "pool", {}, {}, note="loadbench synthetic pool", gate=gate_snapshot())
         pairs = []
         for i in range(n_pairs):
             prompt = PROMPT_IDS[i % len(PROMPT_IDS)]
-            o = GenerationRecord(prompt_id=prompt, path="ordinary", text=f"内部资料库周三晚间维护（普通 {i}）",
+            o = GenerationRecord(prompt_id=prompt, path=GenerationPath.ORDINARY, text=f"内部资料库周三晚间维护（普通 {i}）",
                                  new_tokens=40, stop_reason="eos", generate_seconds=2.0, seed=i)
-            a = GenerationRecord(prompt_id=prompt, path="assisted", text=f"内部资料库周三晚间维护（辅助 {i}）",
+            a = GenerationRecord(prompt_id=prompt, path=GenerationPath.ASSISTED, text=f"内部资料库周三晚间维护（辅助 {i}）",
                                  new_tokens=41, stop_reason="eos", generate_seconds=1.2, seed=i)
             pairs.append({"prompt_id": prompt, "sample": i, "ordinary": o, "assisted": a,
                           "ordinary_side": "AB"[i % 2]})
@@ -402,41 +404,39 @@ def format_summary(out: dict) -> str:
     ])
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog="Numbers: server-side p50/p95 of the submit handler, client round trip, "
-                                        f"throughput; target p95 <= {TARGET_P95_MS:.0f} ms on 2 cores.")
-    ap.add_argument("--raters", type=int, default=50, help="concurrent simulated raters, one Client each (default 50)")
-    ap.add_argument("--ratings", type=int, default=1000, help="ratings to submit in total (default 1000)")
-    ap.add_argument("--pairs", type=int, default=None,
-                    help="pairs in the synthetic pool (default: just enough, ratings / raters rounded up)")
-    ap.add_argument("--seconds", type=float, default=600, help="stop the raters after this long (default 600)")
-    ap.add_argument("--json", dest="json_path", help="also write the numbers to this JSON file")
-    ap.add_argument("--in-process", action="store_true",
-                    help="serve the app in this process (default: its own process, as in production)")
-    internal = ap.add_argument_group("internal (the server process started by this script)")
-    internal.add_argument("--serve-db", help=argparse.SUPPRESS)
-    internal.add_argument("--serve-port", type=int, help=argparse.SUPPRESS)
-    internal.add_argument("--serve-ratings-per-pair", type=int, help=argparse.SUPPRESS)
-    internal.add_argument("--timings-file", help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
-    if args.serve_db:
-        serve_forever(Path(args.serve_db), args.serve_port, args.serve_ratings_per_pair, Path(args.timings_file))
-        return 0
-    if args.raters < 1 or args.ratings < 1:
-        ap.error("--raters and --ratings must be positive")
-    pairs = args.pairs if args.pairs is not None else -(-args.ratings // args.raters)
-    out = run(args.raters, args.ratings, pairs, args.seconds, in_process=args.in_process)
+@click.command(help=__doc__.split("\n\n")[0] + "\n\nNumbers: server-side p50/p95 of the submit handler, client round "
+                    f"trip, throughput; target p95 <= {TARGET_P95_MS:.0f} ms on 2 cores.",
+               context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--raters", type=click.IntRange(min=1), default=50, show_default=True,
+              help="Concurrent simulated raters, one Client each.")
+@click.option("--ratings", type=click.IntRange(min=1), default=1000, show_default=True, help="Ratings to submit in total.")
+@click.option("--pairs", type=int, default=None,
+              help="Pairs in the synthetic pool (default: just enough, ratings / raters rounded up).")
+@click.option("--seconds", type=float, default=600, show_default=True, help="Stop the raters after this long.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
+              help="Also write the numbers to this JSON file.")
+@click.option("--in-process", is_flag=True, help="Serve the app in this process (default: its own process, as in production).")
+# internal: the server process started by this script
+@click.option("--serve-db", hidden=True, default=None)
+@click.option("--serve-port", type=int, hidden=True, default=None)
+@click.option("--serve-ratings-per-pair", type=int, hidden=True, default=None)
+@click.option("--timings-file", hidden=True, default=None)
+def main(raters, ratings, pairs, seconds, json_path, in_process, serve_db, serve_port, serve_ratings_per_pair,
+         timings_file):
+    if serve_db:
+        serve_forever(Path(serve_db), serve_port, serve_ratings_per_pair, Path(timings_file))
+        return
+    pairs = pairs if pairs is not None else -(-ratings // raters)
+    out = run(raters, ratings, pairs, seconds, in_process=in_process)
     out.pop("_results")
     print(format_summary(out))
-    if args.json_path:
-        Path(args.json_path).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json_path).write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if json_path:
+        Path(json_path).parent.mkdir(parents=True, exist_ok=True)
+        Path(json_path).write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     st = out["store"]
     ok = st["n_lost"] == 0 and st["rater_pair_twice"] == 0 and st["acknowledged"] == st["stored_current"]
-    return 0 if ok and not out["raters_with_errors"] else 1
+    sys.exit(0 if ok and not out["raters_with_errors"] else 1)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

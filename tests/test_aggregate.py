@@ -94,11 +94,11 @@ def test_fixture_matches_expected_summary(agg):
     kappa = t["prescreen_agreement"].set_index("criterion")["kappa"]
     for c, v in exp["kappa"].items():
         assert kappa[c] == pytest.approx(v, abs=1e-9)
-    assert result.speed["speedup"] == pytest.approx(exp["speedup"])
-    assert result.speed["source"].startswith("pair pool")
-    lo_ci, hi_ci = result.speed["speedup_ci95"]
+    assert result.speed.speedup == pytest.approx(exp["speedup"])
+    assert result.speed.source.startswith("pair pool")
+    lo_ci, hi_ci = result.speed.speedup_ci95
     assert lo_ci <= exp["speedup"] <= hi_ci
-    assert result.verdict["decision"] == exp["decision"]
+    assert result.verdict.decision == exp["decision"]
 
 
 def test_per_prompt_tables_exist(agg):
@@ -109,12 +109,12 @@ def test_per_prompt_tables_exist(agg):
 
 def test_verdict_reasons_name_each_condition(agg):
     result, _, _ = agg
-    conds = {c["name"]: c for c in result.verdict["conditions"]}
+    conds = {c.name: c for c in result.verdict.conditions}
     assert set(conds) == {"planned sample", "speed-up", "fidelity", "memory"}
-    assert conds["planned sample"]["ok"] is True and result.verdict["interim"] is False
-    assert conds["fidelity"]["ok"] is False and "no_added_promises" in conds["fidelity"]["reason"]
-    assert "CI [" in conds["fidelity"]["reason"]  # the interval, not only the point estimate
-    assert conds["memory"]["ok"] is None and "not measured" in conds["memory"]["reason"]
+    assert conds["planned sample"].ok is True and result.verdict.interim is False
+    assert conds["fidelity"].ok is False and "no_added_promises" in conds["fidelity"].reason
+    assert "CI [" in conds["fidelity"].reason  # the interval, not only the point estimate
+    assert conds["memory"].ok is None and "not measured" in conds["memory"].reason
     text = format_text(result)
     assert "VERDICT: DROP" in text and "[FAIL] fidelity" in text and "interim" not in text.split("VERDICT")[1]
 
@@ -124,8 +124,8 @@ def test_changed_gate_file_is_reported_and_frozen_version_used(agg):
     (tmp / "gate.toml").write_text(GATE.replace("margin = 0.05", "margin = 0.5"))
     again = aggregate(db)
     assert any("changed after experiment" in n for n in again.notes)
-    assert again.verdict["gate"]["margin"] == 0.05
-    assert again.verdict["decision"] == "DROP"
+    assert again.verdict.gate["margin"] == 0.05
+    assert again.verdict.decision == "DROP"
 
 
 def test_insufficient_data_without_ratings(tmp_path):
@@ -133,8 +133,8 @@ def test_insufficient_data_without_ratings(tmp_path):
     (tmp_path / "gate.toml").write_text(GATE)
     insert_experiment(db, "pool", {}, {}, gate=gate_snapshot(tmp_path / "gate.toml"))
     result = aggregate(db)
-    assert result.verdict["decision"] == "INSUFFICIENT DATA"
-    assert result.speed["speedup"] is None
+    assert result.verdict.decision == "INSUFFICIENT DATA"
+    assert result.speed.speedup is None
 
 
 # ---- the statistics against published or hand-checked values

@@ -16,6 +16,8 @@ def cfg(tiny_models, tmp_path):
     return load_config(write_config(tmp_path / "app.toml", tiny_models, ratings_per_pair=2))
 
 
+@pytest.mark.browser
+@pytest.mark.slow
 def test_rater_rates_two_pairs_and_sees_the_reveal_only_after_submit(cfg, pool_db):
     ARTIFACTS.mkdir(exist_ok=True)
     seen = []

@@ -101,6 +101,8 @@ def leaks(blobs: list[str], pair_ids: list[str], generations: list[dict]) -> lis
     return found
 
 
+@pytest.mark.browser
+@pytest.mark.slow
 def test_nothing_before_submit_gives_the_sides_away_and_the_reveal_arrives_after(cfg, pool_db):
     # A gold (check) pair comes first (the rater holds it on screen), then a study pair: neither may give away
     # what it is, or which side is which, before its rating is stored.
@@ -115,6 +117,7 @@ def test_nothing_before_submit_gives_the_sides_away_and_the_reveal_arrives_after
         collect = Collector(page, url)
         sign_in(page, url, "ann")
         assert shown_texts(page) == (gold["a_text"], gold["b_text"])
+        expect(page.locator("#guidelines-text")).to_be_visible()  # open on a rater's first pair
         answer_all(page)
         page.wait_for_timeout(1500)
         before_gold = collect.texts()

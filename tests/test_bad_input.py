@@ -101,6 +101,7 @@ def test_overlong_comment_skip_reason_and_material_are_refused_through_the_app(t
 
 # --- HTML and script in names and comments ---------------------------------------------------------------
 
+@pytest.mark.browser
 def test_html_in_rater_names_and_comments_shows_as_typed_text_in_the_browser(tmp_path, db_file):
     """The sign-in line (Markdown), the error toast (HTML) and the locked comment box show the characters typed;
     no element is injected and no script runs."""

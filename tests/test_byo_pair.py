@@ -9,12 +9,17 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from familyfixtures import families, family_config  # noqa: F401
 from gradio_client import Client
 
 from evalkit.prompts import CRITERIA
 from evalkit.store import open_db
 from evalkit.ui.rate import FORM_KEYS
+
+# every test runs the CLI (or the app) in a subprocess, on model families built here
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
 SECTION = "## Bring your own pair"

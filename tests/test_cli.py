@@ -8,7 +8,8 @@ from click.testing import CliRunner
 from evalkit.cli import cli
 from evalkit.store import open_db
 
-COMMANDS = ["check", "run", "bench", "generate", "tune", "fidelity", "aggregate", "report", "export", "demo-models"]
+COMMANDS = ["check", "run", "bench", "generate", "tune", "fidelity", "aggregate", "report", "export", "demo-models", "plan",
+            "prepare", "raters", "serve"]
 
 
 def invoke(*args):
@@ -68,6 +69,7 @@ def test_run_stores_the_record(make_config, data_dir):
     assert row["prompt_id"] == "writing-02" and json.loads(row["token_ids"]) == recs[0]["token_ids"]
 
 
+@pytest.mark.slow
 def test_bench_json_greedy_end_to_end(make_config, data_dir):
     cfg = make_config(draft="target_copy", **{"bench.prompts": ["writing-02"]})
     r = invoke("bench", "--config", str(cfg), "--reps", "2", "--decoding", "greedy", "--json")
@@ -95,6 +97,7 @@ def test_bench_json_greedy_end_to_end(make_config, data_dir):
     assert db["timing_runs"].count == 8 and db["generations"].count >= 8
 
 
+@pytest.mark.slow
 def test_bench_not_approved_runs_ordinary_only(make_config, data_dir):
     cfg = make_config(draft="other_draft", **{"bench.prompts": ["writing-02"]})
     r = CliRunner().invoke(cli, ["bench", "--config", str(cfg), "--reps", "1"])
@@ -104,6 +107,7 @@ def test_bench_not_approved_runs_ordinary_only(make_config, data_dir):
         "SELECT group_concat(DISTINCT path) FROM timing_runs").fetchone()[0]
 
 
+@pytest.mark.slow
 def test_generate_pair_pool(make_config, data_dir, tiny_models):
     r = invoke("generate", "--config", str(make_config(**{"decoding.mode": "sample"})), "--samples", "2")
     assert r.exit_code == 0, r.output
@@ -136,6 +140,7 @@ def test_generate_refuses_when_assisted_is_off(make_config):
     assert r.exit_code == 1 and "switched off" in r.output
 
 
+@pytest.mark.slow
 def test_tune_stores_trials_and_compares_with_transformers_default(make_config, data_dir):
     cfg = make_config(draft="target_copy", **{"bench.prompts": ["writing-02"]})
     r = invoke("tune", "--config", str(cfg), "--tokens", "2,6", "--schedules", "constant", "--thresholds", "0", "--reps", "1")

@@ -10,12 +10,17 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from gradio_client import Client
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import loadbench  # noqa: E402
+
+# a served app killed and restarted
+pytestmark = pytest.mark.slow
 
 RATERS = 4
 PAIRS = 30  # more than anyone can rate before the kill: every rater has several pairs in flight

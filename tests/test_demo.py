@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from evalkit import corpus, demo
+from evalkit import demo
+from evalkit.demo import corpus, tokenizer, train
 from evalkit.config import load_config
 from evalkit.prompts import PLAIN_TEMPLATE, load_prompts
 
@@ -51,6 +52,7 @@ def test_corpus_template_matches_prompts_module():
     assert PLAIN_TEMPLATE.format(material=p.material, task=p.task) == p.plain_text()
 
 
+@pytest.mark.slow
 def test_smoke_pair_loads_and_shares_tokenizer(smoke_pair):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -86,6 +88,7 @@ def test_smoke_pair_loads_and_shares_tokenizer(smoke_pair):
     assert draft.generation_config.assistant_confidence_threshold == pytest.approx(shipped.assistant_confidence_threshold)
 
 
+@pytest.mark.slow
 def test_distillation_moves_the_draft_towards_the_target(smoke_pair):
     """The draft's last stage learns the target's next-token distributions: its KL to the target falls."""
     import torch
@@ -94,10 +97,10 @@ def test_distillation_moves_the_draft_towards_the_target(smoke_pair):
 
     recipe = demo.SCALES["smoke"]
     tok = AutoTokenizer.from_pretrained(smoke_pair / "target").backend_tokenizer  # the pair's own tokenizer
-    examples = demo.encode_samples(tok, corpus.generate_corpus(recipe["corpus_seed"], 40))
+    examples = tokenizer.encode_samples(tok, corpus.generate_corpus(recipe["corpus_seed"], 40))
     target = AutoModelForCausalLM.from_pretrained(smoke_pair / "target").eval()
-    draft = demo.make_model(recipe["draft"], target.config.vocab_size, seed=5)
-    ids, att, labels = demo._collate(examples, list(range(8)))
+    draft = train.make_model(recipe["draft"], target.config.vocab_size, seed=5)
+    ids, att, labels = train._collate(examples, list(range(8)))
     keep = labels[:, 1:] != -100
 
     def kl() -> float:
@@ -107,11 +110,12 @@ def test_distillation_moves_the_draft_towards_the_target(smoke_pair):
         return F.kl_div(d, t, log_target=True, reduction="batchmean").item()
 
     before = kl()
-    demo.train_model(draft, examples, steps=30, batch_tokens=512, lr=3e-3, warmup=2, seed=5, desc="kd",
-                     progress=False, teacher=target)
+    train.train_model(draft, examples, steps=30, batch_tokens=512, lr=3e-3, warmup=2, seed=5, desc="kd",
+                      progress=False, teacher=target)
     assert kl() < 0.5 * before
 
 
+@pytest.mark.slow
 def test_smoke_pair_greedy_assisted_equals_ordinary(smoke_pair):
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -129,6 +133,7 @@ def test_smoke_pair_greedy_assisted_equals_ordinary(smoke_pair):
     assert torch.equal(plain, assisted)
 
 
+@pytest.mark.slow
 def test_ensure_is_cached_and_rebuilds_interrupted(tmp_path, capfd):
     out = tmp_path / "pair"
     assert demo.ensure_demo_pair(out, progress=False, scale="smoke") == out
@@ -162,7 +167,7 @@ def test_failed_build_leaves_nothing(tmp_path, monkeypatch):
     def boom(*a, **k):
         raise RuntimeError("interrupted")
 
-    monkeypatch.setattr(demo, "train_model", boom)
+    monkeypatch.setattr(train, "train_model", boom)
     with pytest.raises(RuntimeError):
         demo.build_demo_pair(tmp_path / "pair", scale="smoke", progress=False)
     assert list(tmp_path.iterdir()) == []
@@ -187,6 +192,7 @@ def test_no_heavy_imports_at_module_top():
     assert not names & {"torch", "transformers", "tokenizers"}
 
 
+@pytest.mark.slow
 def test_smoke_pair_through_both_paths_and_the_bench(smoke_pair, make_config):
     """End to end on the reduced pair: the real CLI, each path in its own process, ABBA, the summary."""
     from click.testing import CliRunner
@@ -207,6 +213,7 @@ def test_smoke_pair_through_both_paths_and_the_bench(smoke_pair, make_config):
     assert s["cost_ratio"] is not None and s["alpha"] is not None
 
 
+@pytest.mark.slow
 def test_demo_refs_resolve_to_the_cached_build(smoke_pair, monkeypatch):
     """`demo:target` / `demo:draft` in a config point at the cached pair (built on first use)."""
     from evalkit import models

@@ -10,7 +10,7 @@ import torch
 from click.testing import CliRunner
 from familyfixtures import families, family_config  # noqa: F401
 
-from evalkit.bench import format_summary
+from evalkit.bench import BenchSummary, format_summary
 from evalkit.cli import cli
 from evalkit.compat import compatibility_record
 from evalkit.config import load_config
@@ -20,6 +20,9 @@ from evalkit.pairs import build_pool
 from evalkit.paths import available_paths, build_inputs, run_assisted, run_ordinary
 from evalkit.prompts import load_prompts
 from evalkit.store import open_db
+
+# model families built and run here
+pytestmark = pytest.mark.slow
 
 PROMPTS = load_prompts()
 
@@ -142,7 +145,7 @@ def test_different_tokenizers_with_equal_vocab_size_are_refused_as_transformers_
                                target_folder=str(families["chat_target"]), draft_folder=str(families["other_family_draft"]),
                                device="cpu", dtype="float32", quantization="none", allow_different_tokenizer=True,
                                draft_wanted=True)
-    assert rec["verdict"] == "not_approved" and any("refuses assistant_tokenizer" in r for r in rec["reasons"])
+    assert rec.verdict == "not_approved" and any("refuses assistant_tokenizer" in r for r in rec.reasons)
     target = AutoModelForCausalLM.from_pretrained(families["chat_target"])
     draft = AutoModelForCausalLM.from_pretrained(families["other_family_draft"])
     draft.resize_token_embeddings(target.config.vocab_size, mean_resizing=False)
@@ -202,7 +205,7 @@ def test_universal_assisted_generation_bench_and_pool(families, tmp_path, data_d
     assert s["identical_outputs"] == identical  # the share reported is the share stored, whatever it is
     assert s["draft_tokens"] == sum(x["draft_tokens"] for x in rows if x["path"] == "assisted") > 0
     assert s["acceptance_rate"] is not None and s["counts_agree"] is True
-    assert "token spaces differ" in format_summary(s)
+    assert "token spaces differ" in format_summary(BenchSummary.from_json(s))
 
     # the pool samples: Transformers' UniversalSpeculativeDecodingGenerator (another family: the draft's head is pruned)
     cfg = load_config(family_config(tmp_path / "p.toml", families, draft="other_family_draft",

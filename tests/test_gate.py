@@ -42,19 +42,19 @@ THIN = dict(pairs=20, raters_per_pair=3, raters=3, pass_rate=1.0, rater_accuracy
 def test_thin_evidence_never_keeps(tmp_path, planned):
     db, _ = study(tmp_path, f"thin{planned}", gate_file_text(planned_pairs=planned), **THIN)
     agg = aggregate(db)
-    conds = {c["name"]: c for c in agg.verdict["conditions"]}
-    assert conds["speed-up"]["ok"] is True and conds["memory"]["ok"] is True  # everything else is measured and fine
-    assert agg.verdict["decision"] != "KEEP"
+    conds = {c.name: c for c in agg.verdict.conditions}
+    assert conds["speed-up"].ok is True and conds["memory"].ok is True  # everything else is measured and fine
+    assert agg.verdict.decision != "KEEP"
     # the lower end is about -0.16, the margin 0.05: a failure on the planned sample, not judged before it
-    assert conds["fidelity"]["ok"] is (False if planned == 20 else None)
-    assert "below -0.050" in conds["fidelity"]["reason"]
+    assert conds["fidelity"].ok is (False if planned == 20 else None)
+    assert "below -0.050" in conds["fidelity"].reason
     ni = agg.tables["non_inferiority"]
     assert (ni["difference"] == 0).all() and (ni["ci_low"] - (-Z95**2 / (20 + Z95**2))).abs().max() < 1e-9
-    assert "CI [-0.161, +0.161] over 20 pairs" in conds["fidelity"]["reason"]
+    assert "CI [-0.161, +0.161] over 20 pairs" in conds["fidelity"].reason
     if planned == 20:  # the planned sample is complete: the data cannot rule out a drop three times the margin
-        assert agg.verdict["decision"] == "DROP" and not agg.interim
+        assert agg.verdict.decision == "DROP" and not agg.interim
     else:
-        assert agg.verdict["decision"] == "INSUFFICIENT DATA" and agg.interim
+        assert agg.verdict.decision == "INSUFFICIENT DATA" and agg.interim
         assert INTERIM in format_text(agg) and agg.to_json()["interim"] is True
         assert agg.to_json()["label"] == INTERIM
 
@@ -65,8 +65,8 @@ def test_thin_evidence_under_an_old_gate_file_is_not_a_decision(tmp_path):
     old = "min_speedup_ci_low = 1.1\nmax_pass_rate_drop = 0.05\nmax_extra_memory_mb = 1024\nmin_ratings_per_pair = 3\n"
     db, _ = study(tmp_path, "old", old, **THIN)
     agg = aggregate(db)
-    assert agg.verdict["gate"]["margin"] == 0.05 and agg.verdict["gate"]["planned_pairs"] == 0
-    assert agg.verdict["decision"] == "INSUFFICIENT DATA" and agg.interim
+    assert agg.verdict.gate["margin"] == 0.05 and agg.verdict.gate["planned_pairs"] == 0
+    assert agg.verdict.decision == "INSUFFICIENT DATA" and agg.interim
     assert "no planned sample size" in format_text(agg)
 
 
@@ -83,7 +83,7 @@ def test_planned_study_without_a_true_drop_keeps(tmp_path, planned_size):
     db, _ = study(tmp_path, "planned", gate_file_text(planned_pairs=planned_size, margin=0.15),
                   pairs=planned_size, raters_per_pair=3, raters=12, pass_rate=0.8, rater_accuracy=0.95, seed=5)
     agg = aggregate(db)
-    assert agg.verdict["decision"] == "KEEP", format_text(agg)
+    assert agg.verdict.decision == "KEEP", format_text(agg)
     assert not agg.interim and "interim" not in format_text(agg).split("VERDICT")[1]
     assert all(agg.tables["non_inferiority"]["ok"])
     assert int(agg.tables["non_inferiority"]["pairs"].iloc[0]) == planned_size
@@ -94,7 +94,7 @@ def test_planned_study_with_a_large_true_drop_is_dropped(tmp_path, planned_size)
                   pairs=planned_size, raters_per_pair=3, raters=12, pass_rate=0.8, rater_accuracy=0.95, seed=5,
                   drops={"unknown_restore_time": 0.3})
     agg = aggregate(db)
-    assert agg.verdict["decision"] == "DROP"
+    assert agg.verdict.decision == "DROP"
     failing = agg.tables["non_inferiority"].set_index("criterion")
     assert not failing.loc["unknown_restore_time", "ok"]
 
@@ -103,7 +103,7 @@ def test_same_study_before_the_planned_size_is_an_interim_look(tmp_path, planned
     db, _ = study(tmp_path, "early", gate_file_text(planned_pairs=planned_size + 50, margin=0.15),
                   pairs=planned_size, raters_per_pair=3, raters=12, pass_rate=0.8, rater_accuracy=0.95, seed=5)
     agg = aggregate(db)
-    assert agg.verdict["decision"] == "INSUFFICIENT DATA" and agg.interim
+    assert agg.verdict.decision == "INSUFFICIENT DATA" and agg.interim
     assert f"{planned_size} of the {planned_size + 50} planned pairs" in format_text(agg)
     r = CliRunner().invoke(cli, ["aggregate", "--db", str(tmp_path / "early.db"), "--json"])
     assert r.exit_code == 0, r.output
@@ -121,7 +121,7 @@ def test_decision_sample_is_fixed_once_the_plan_is_reached(tmp_path):
     first = aggregate(db)
     ni = first.tables["non_inferiority"]
     assert (ni["pairs"] == 30).all() and (ni["ratings"] == 90).all()
-    assert "10 later pairs are in the tables only" in first.verdict["conditions"][0]["reason"]
+    assert "10 later pairs are in the tables only" in first.verdict.conditions[0].reason
     pairs = [r["id"] for r in db.query("SELECT id FROM pairs ORDER BY rowid")]
     fail_all = {c: "fail" for c in CRITERIA}
     pass_all = {c: "pass" for c in CRITERIA}
@@ -132,7 +132,7 @@ def test_decision_sample_is_fixed_once_the_plan_is_reached(tmp_path):
         submit_rating(db, AppConfig(ratings_per_pair=4), RatingInput(pid, "late-rater", a, b, "tie"))
     later = aggregate(db)
     assert later.tables["non_inferiority"].equals(ni)
-    assert later.verdict["decision"] == first.verdict["decision"]
+    assert later.verdict.decision == first.verdict.decision
     assert int(later.tables["counts"]["current_ratings"][0]) == 150  # the tables see the new ratings
     pd_all = later.tables["paired_differences"]
     assert (pd_all[pd_all.prompt_id == "all"]["ratings"] == 150).all()

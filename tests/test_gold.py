@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from evalkit import aggregate as aggregate_mod
+from evalkit.aggregate import data as aggregate_data
 from evalkit.aggregate import aggregate
 from evalkit.config import AppConfig, from_dict
 from evalkit.errors import EvalkitError
@@ -207,14 +207,14 @@ def test_gold_ratings_never_change_the_path_comparison(rated, monkeypatch):
     after = aggregate(db)
     for name, df in _path_tables(before).items():
         pd.testing.assert_frame_equal(df, after.tables[name], obj=name)
-    assert after.verdict["decision"] == before.verdict["decision"]
-    assert [c["reason"] for c in after.verdict["conditions"]] == [c["reason"] for c in before.verdict["conditions"]]
+    assert after.verdict.decision == before.verdict.decision
+    assert [c.reason for c in after.verdict.conditions] == [c.reason for c in before.verdict.conditions]
     counts = after.tables["counts"].iloc[0]
     assert (counts["pairs"], counts["gold_pairs"], counts["current_ratings"]) == (4, 2, 12)
     assert after.tables["gold"].set_index("rater")["gold_ratings"].to_dict() == {"r1": 2, "r2": 2, "r3": 2}
 
     # The check can fail: read every current rating, as a leak would, and the comparison moves.
-    monkeypatch.setattr(aggregate_mod, "ONLY_STUDY_PAIRS", False)
+    monkeypatch.setattr(aggregate_data, "ONLY_STUDY_PAIRS", False)
     leaked = aggregate(db)
     # gold ratings carry no path answers, so a leak shows in what the tables count: ratings and pairs
     assert int(leaked.tables["counts"]["current_ratings"][0]) == 18
@@ -245,14 +245,14 @@ def test_a_rater_below_min_gold_accuracy_is_left_out_of_the_verdict(rated, tmp_p
     assert set(diffs[diffs["prompt_id"] == "all"]["ratings"]) == {8} and agg.tables["pass_rates"]["n"].max() == 8
     pref = agg.tables["preferences"]
     assert pref[pref["prompt_id"] == "all"]["n"].iloc[0] == 8
-    sample = next(c for c in agg.verdict["conditions"] if c["name"] == "planned sample")
-    assert "0 of the 4 planned pairs have 3 current ratings" in sample["reason"]  # r1 left out: two raters a pair
+    sample = next(c for c in agg.verdict.conditions if c.name == "planned sample")
+    assert "0 of the 4 planned pairs have 3 current ratings" in sample.reason  # r1 left out: two raters a pair
     notes = " ".join(agg.notes)
     assert "1 of 2 checked rater(s) below the pre-registered accuracy 0.80 are left out" in notes
     assert "1 rater(s) met no gold pair" in notes
     assert "r1" not in notes  # the notes reach raters who finished their queue: no one is named
     # the verdict can no longer rest on 3 ratings per pair
-    assert agg.verdict["decision"] == "INSUFFICIENT DATA"
+    assert agg.verdict.decision == "INSUFFICIENT DATA"
 
     from evalkit.report import build_report
 
@@ -274,7 +274,7 @@ def test_a_rater_who_rated_only_gold_pairs_and_missed_is_left_out_without_error(
     agg = aggregate(db)
     assert agg.tables["gold"]["excluded"].tolist() == [True]
     assert "1 of 1 checked rater(s) below the pre-registered accuracy 0.80 are left out, with their 0 rating(s)" in " ".join(agg.notes)
-    assert agg.tables["counts"].iloc[0]["current_ratings"] == 0 and agg.verdict["decision"] == "INSUFFICIENT DATA"
+    assert agg.tables["counts"].iloc[0]["current_ratings"] == 0 and agg.verdict.decision == "INSUFFICIENT DATA"
 
 
 # --- prompt files, config, gate -----------------------------------------------------------------------------------
@@ -329,10 +329,10 @@ def test_gold_rate_and_min_gold_accuracy_are_validated():
 def _old_database(path: Path, monkeypatch) -> None:
     """A database as the previous release left it (migrations up to 008), with a study, ratings (a correction
     chain included) and an assignment; rows written with SQL, since the library now speaks the new schema."""
-    from evalkit import store
+    from evalkit.store import migrations
 
     with monkeypatch.context() as m:
-        m.setattr(store, "MIGRATIONS", [x for x in store.MIGRATIONS if x[1] is not store._m010_gold_pairs])
+        m.setattr(migrations, "MIGRATIONS", [x for x in migrations.MIGRATIONS if x[1] is not migrations._m010_gold_pairs])
         db = open_db(path)
     assert "kind" not in {c.name for c in db["pairs"].columns}
     study_pool(db, 6)
@@ -410,7 +410,7 @@ def test_a_database_with_a_dangling_row_is_refused_unchanged(tmp_path, monkeypat
 
 
 def test_a_rebuild_that_breaks_a_foreign_key_is_rolled_back(tmp_path, monkeypatch):
-    from evalkit import store
+    from evalkit.store import migrations
 
     path = tmp_path / "new.db"
     db = open_db(path)
@@ -422,7 +422,7 @@ def test_a_rebuild_that_breaks_a_foreign_key_is_rolled_back(tmp_path, monkeypatc
         d.execute("DELETE FROM pairs WHERE id = ?", [view.pair_id])
 
     broken.foreign_keys_off = True
-    monkeypatch.setattr(store, "MIGRATIONS", store.MIGRATIONS + [("099_broken", broken)])
+    monkeypatch.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS + [("099_broken", broken)])
     with pytest.raises(EvalkitError, match="099_broken would break 1 foreign key"):
         open_db(path)
     db = open_db(path, migrate_schema=False)

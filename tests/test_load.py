@@ -9,12 +9,17 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from apphelpers import ARTIFACTS
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import loadbench  # noqa: E402
+
+# fifty simulated raters against a served app
+pytestmark = pytest.mark.slow
 
 RATERS = 50
 RATINGS = 1000

@@ -17,8 +17,9 @@ def pair(make_config):
     return load_pair(load_config(make_config()), progress=False)
 
 
+@pytest.mark.slow
 def test_greedy_float32_assisted_equals_ordinary_on_every_prompt(pair):
-    assert pair.compat["verdict"] == "same_tokenizer"
+    assert pair.compat.verdict == "same_tokenizer"
     for prompt in PROMPTS:
         o = run_ordinary(pair, prompt, 7)
         (a,) = run_assisted(pair, prompt, 7)
@@ -53,6 +54,7 @@ def test_target_as_its_own_draft_accepts_everything(make_config):
         assert a.tokens_per_target_pass > 2
 
 
+@pytest.mark.slow
 def test_random_draft_gets_low_acceptance_and_counts_agree(pair):
     accepted = proposed = 0
     for prompt in PROMPTS:
@@ -128,8 +130,8 @@ def test_sampling_same_seed_same_path_is_reproducible(make_config):
 
 def test_incompatible_tokenizers_not_approved_only_ordinary_runs(make_config):
     pair = load_pair(load_config(make_config(draft="other_draft")), progress=False)
-    assert pair.compat["verdict"] == "not_approved"
-    assert any("tokenizers differ" in r for r in pair.compat["reasons"])
+    assert pair.compat.verdict == "not_approved"
+    assert any("tokenizers differ" in r for r in pair.compat.reasons)
     assert pair.draft is None  # never loaded
     with pytest.raises(EvalkitError, match="not approved"):
         run_assisted(pair, PROMPTS[0], 1)
@@ -138,7 +140,7 @@ def test_incompatible_tokenizers_not_approved_only_ordinary_runs(make_config):
 
 def test_ordinary_switch_loads_no_draft(make_config):
     pair = load_pair(load_config(make_config(generation_path="ordinary")), progress=False)
-    assert pair.draft is None and pair.compat["draft"] is None
+    assert pair.draft is None and pair.compat.draft is None
     with pytest.raises(EvalkitError, match="switched off"):
         run_assisted(pair, PROMPTS[0], 1)
 

@@ -18,7 +18,8 @@ from evalkit.config import AppConfig, load_config
 from evalkit.export import SPLITS, export, split_file
 from evalkit.gate import gate_snapshot
 from evalkit.prompts import CRITERIA, load_prompts
-from evalkit.provenance import WITHHELD, build_provenance, period, prompt_hash
+from evalkit.prompts import prompt_hash
+from evalkit.provenance import WITHHELD, build_provenance, period
 from evalkit.ratings import RatingInput, skip_pair, submit_rating
 from evalkit.records import GenerationRecord, ProcessRecord, TimingRun
 from evalkit.report import build_report
@@ -82,6 +83,7 @@ def _last_record(db, exp_id):
                       "UNION ALL SELECT created_at FROM pairs WHERE experiment_id = :e)", {"e": exp_id}).fetchone()[0]
 
 
+@pytest.mark.slow
 def test_provenance_record_names_everything_behind_the_numbers(study):
     import accelerate
     import torch
@@ -101,8 +103,8 @@ def test_provenance_record_names_everything_behind_the_numbers(study):
         assert e.versions["evalkit"] == evalkit.__version__ and e.versions["transformers"] == transformers.__version__
         assert e.versions["torch"] == torch.__version__ and e.versions["accelerate"] == accelerate.__version__
         assert e.dtype == "float32" and e.device == "cpu"
-        assert e.target.weights_digest == compat["target"]["weights_digest"] is not None
-        assert e.draft.tokenizer_vocab_hash == compat["draft"]["tokenizer"]["vocab_hash"] is not None
+        assert e.target.weights_digest == compat.target.weights_digest is not None
+        assert e.draft.tokenizer_vocab_hash == compat.draft.tokenizer["vocab_hash"] is not None
     assert bench.devices_used == ["cuda:0"] and pool.devices_used == ["cpu"]
     assert prov.gate["hash"] == gate_snapshot(study["tmp"] / "gate.toml")["hash"] and prov.gate["hash_ok"]
     assert prov.gate["text"] == GATE
@@ -121,13 +123,14 @@ def test_provenance_record_names_everything_behind_the_numbers(study):
     assert (s.matched_pairs, s.comparable_pairs) == (12, 12)
     assert (s.current_ratings, s.raters, s.rated_pairs) == (6, 3, 2)
     figs = {f.name: f for f in prov.figures}
-    sp = aggregate(db).speed["speedup"]
+    sp = aggregate(db).speed.speedup
     assert figs["speed-up"].experiments == [study["bench"]] and figs["speed-up"].value.startswith(f"{sp:.2f}x (95% CI")
     assert 1.9 < sp < 2.1
     assert figs["extra memory of the draft"].value == "300 MB"
     json.dumps(prov.to_json())  # serialisable as is
 
 
+@pytest.mark.slow
 def test_report_card_and_json_carry_the_provenance(study):
     db, tmp = study["db"], study["tmp"]
     page = build_report(db, tmp / "report").read_text(encoding="utf-8")
@@ -145,8 +148,8 @@ def test_report_card_and_json_carry_the_provenance(study):
             assert e.started in doc and e.ended in doc  # the experiments table: full stored timestamps
             assert e.config_hash in doc
         assert f"transformers {transformers.__version__}" in doc and "dtype float32" in doc
-        assert study["compat"]["target"]["weights_digest"] in doc and study["compat"]["draft"]["weights_digest"] in doc
-        assert study["compat"]["target"]["tokenizer"]["vocab_hash"] in doc
+        assert study["compat"].target.weights_digest in doc and study["compat"].draft.weights_digest in doc
+        assert study["compat"].target.tokenizer["vocab_hash"] in doc
         assert prov.gate["hash"] in doc and "min_speedup_ci_low = 1.1" in doc
         for p in study["prompts"]:
             assert prompt_hash(p) in doc and p.material in doc
@@ -158,21 +161,22 @@ def test_report_card_and_json_carry_the_provenance(study):
         assert "[experiment " in c, c
 
 
+@pytest.mark.slow
 def test_a_figure_whose_run_is_not_stored_is_not_printed(study):
     """An aggregate whose benchmark is not in the database (here: an id that does not exist) must not
     put its speed-up or memory figure into the report or the card."""
     db, tmp = study["db"], study["tmp"]
     agg = aggregate(db)
-    speed_reason = next(c["reason"] for c in agg.verdict["conditions"] if c["name"] == "speed-up")
-    mem_reason = next(c["reason"] for c in agg.verdict["conditions"] if c["name"] == "memory")
+    speed_reason = next(c.reason for c in agg.verdict.conditions if c.name == "speed-up")
+    mem_reason = next(c.reason for c in agg.verdict.conditions if c.name == "memory")
     assert "300 MB" in mem_reason
-    agg.speed["experiment_id"] = 999_999
+    agg.speed.experiment_id = 999_999
     page = build_report(db, tmp / "r", agg=agg).read_text(encoding="utf-8")
     export(db, tmp / "e", agg=agg)
     card = (tmp / "e" / "README.md").read_text(encoding="utf-8")
     for doc in (page, card):
         assert WITHHELD in doc
-        assert "300 MB" not in doc and f"{agg.speed['speedup']:.2f}x" not in doc
+        assert "300 MB" not in doc and f"{agg.speed.speedup:.2f}x" not in doc
         assert "experiment 999999" not in doc
     assert speed_reason not in page and mem_reason not in page
     # the speed tables and plots go too; the ratings' figures stay, with their run

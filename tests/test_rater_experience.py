@@ -14,6 +14,9 @@ from evalkit.prompts import CRITERIA, load_prompts
 from evalkit.ui.form import ANSWER_KEYS
 from evalkit.ui.words import word
 
+# Chromium through Playwright
+pytestmark = pytest.mark.browser
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -107,6 +110,7 @@ def _serious(results) -> list[str]:
             for v in results.response["violations"] if v["impact"] in ("serious", "critical")]
 
 
+@pytest.mark.slow
 def test_every_tab_passes_an_axe_core_audit(cfg, pool_db):
     from axe_playwright_python.sync_playwright import Axe
 
@@ -170,6 +174,7 @@ def _wait_serving(url, proc, seconds=90):
             time.sleep(0.3)
 
 
+@pytest.mark.slow
 def test_the_page_is_up_at_once_and_the_rate_tab_opens_when_the_pool_is_ready(tiny_models, tmp_path):
     config = write_config(tmp_path / "app.toml", tiny_models)
     log_path = tmp_path / "app.log"

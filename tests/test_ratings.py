@@ -1,6 +1,7 @@
 """Assignment, blind views, submission, correction, skip and reveal, on a real SQLite file."""
 
 import dataclasses
+import re
 
 import pytest
 
@@ -43,11 +44,19 @@ def rate(db, view, rater, pref="A", token=None, **kw):
 
 
 def test_view_is_blind(db):
-    make_pool(db, 1)
-    view = next_pair(db, "ann", 2)
-    fields = {f.name for f in dataclasses.fields(view)}
-    assert fields == {"pair_id", "prompt_id", "text_a", "text_b"}
-    assert "ordinary" not in view.pair_id and "assisted" not in view.pair_id
+    # two pairs with the same texts on opposite sides: apart from the texts' order, nothing in the view differs
+    exp = insert_experiment(db, "pool", {}, {})
+    same = [{"prompt_id": "writing-01", "sample": i, "ordinary_side": side,
+             "ordinary": GenerationRecord(prompt_id="writing-01", path="ordinary", text="one text", new_tokens=40,
+                                          stop_reason="eos", generate_seconds=2.0),
+             "assisted": GenerationRecord(prompt_id="writing-01", path="assisted", text="one text", new_tokens=40,
+                                          stop_reason="eos", generate_seconds=1.0)} for i, side in enumerate("AB")]
+    views = [pair_view(db, pid) for pid in insert_pairs(db, exp, same)]
+    for view in views:
+        assert {f.name for f in dataclasses.fields(view)} == {"pair_id", "prompt_id", "text_a", "text_b"}
+        # the pair id is an unguessable token of one form for every pair: it names neither a path nor a side
+        assert re.fullmatch(r"p[0-9a-f]{16}", view.pair_id), view.pair_id
+    assert [dataclasses.replace(v, pair_id="") for v in views] == [dataclasses.replace(views[0], pair_id="")] * 2
 
 
 def test_side_is_read_from_the_database(db):

@@ -115,7 +115,8 @@ def test_no_push_without_flag(db, tmp_path, monkeypatch):
 
     monkeypatch.setattr(huggingface_hub, "HfApi", forbidden)
     r = CliRunner().invoke(cli, ["export", "--db", str(tmp_path / "x.db"), "--out", str(tmp_path / "c")])
-    assert r.exit_code == 0, r.output and "pushed" not in r.output
+    assert r.exit_code == 0, r.output
+    assert "pushed" not in r.output
 
 
 def test_aggregate_cli_json(db, tmp_path):

@@ -63,6 +63,8 @@ def pool_config(make_config):
     return make_config(**{"decoding.mode": "sample", "pool.prompts": ["writing-01", "writing-02", "writing-05"]})
 
 
+@pytest.mark.mpi
+@pytest.mark.slow
 @pytest.mark.parametrize("launcher", ["cpu", "torchrun"])
 def test_two_processes_make_the_same_pool_as_one(pool_config, tmp_path, launcher):
     env = _env(tmp_path)
@@ -83,6 +85,8 @@ def test_two_processes_make_the_same_pool_as_one(pool_config, tmp_path, launcher
     assert not list(tmp_path.glob("two.db.shard-*")) and not (tmp_path / "two.db.plan.json").exists()
 
 
+@pytest.mark.mpi
+@pytest.mark.slow
 def test_interrupted_sharded_run_resumes_without_duplicates(pool_config, tmp_path):
     env = _env(tmp_path)
     db = tmp_path / "pool.db"
@@ -134,12 +138,14 @@ def test_bench_refuses_to_pool_device_kinds(tmp_path):
                         seconds=secs, device=device)
         rec = GenerationRecord(prompt_id="writing-01", path=path, new_tokens=10, stop_reason="eos", device=device)
         insert_bench_process(db, exp, ProcessRecord(path=path, round=1, order=0, device=device), [(run, [rec])])
-    s = summarize(db, exp)
+    s = summarize(db, exp).to_json()
     assert s["speedup"] is None and s["device_kinds"] == ["cpu", "cuda"]
     assert any("different device kinds" in n for n in s["notes"])
     assert json.dumps(s)  # serialisable for --json
 
 
+@pytest.mark.mpi
+@pytest.mark.slow
 def test_bench_under_accelerate_splits_prompts_and_keeps_the_protocol(make_config, tmp_path):
     cfg = make_config(draft="target_copy", **{"bench.prompts": ["writing-01", "writing-02"]})
     env = _env(tmp_path)
@@ -161,6 +167,7 @@ def test_bench_under_accelerate_splits_prompts_and_keeps_the_protocol(make_confi
     assert not list(tmp_path.glob("bench.db.bench-*"))  # result files cleaned up
 
 
+@pytest.mark.slow
 def test_device_map_spreads_the_target_and_records_weights_per_device(make_config, tiny_models, tmp_path):
     """accelerate's big-model inference: a target too big for its memory budget is split (here CPU + disk,
     as it would be over GPUs), both paths still give the same greedy tokens, and the weights per device are

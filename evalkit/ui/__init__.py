@@ -20,16 +20,16 @@ def build_app(cfg: Config, db_path: Path | str | None = None, *, space: bool | N
     `preparing`: a running evalkit.ui.prepare.Preparation; the page shows its progress, and rating and live runs
     wait for it."""
     from ..locations import db_path as default_db_path
+    from ..locations import on_space
     from ..prompts import load_prompts
     from ..store import open_db
-    from . import auth
     from .live import LiveModels, build_live_tab
     from .rate import build_rate_tab
     from .results import build_results_tab
 
     db_path = Path(db_path) if db_path else default_db_path()
     open_db(db_path).conn.close()  # create and migrate once; requests then open without migrating
-    space = auth.on_space() if space is None else space
+    space = on_space() if space is None else space
     prompts = {p.id: p for p in load_prompts()}
     models = LiveModels(cfg)
 

@@ -9,7 +9,6 @@ so neither many names from one client nor many clients on one name get more gues
 from __future__ import annotations
 
 import hmac
-import os
 from pathlib import Path
 
 import gradio as gr
@@ -21,11 +20,6 @@ from ..limits import RateLimiter, SignInGuard, check_allowed
 from ..raters import Identity, SignInError
 from ..ratings import RatingError, clean_rater
 from .db import connect
-
-
-def on_space() -> bool:
-    """Hugging Face Spaces set SPACE_ID in the environment."""
-    return bool(os.environ.get("SPACE_ID"))
 
 
 def client_key(request: gr.Request | None, space: bool) -> str:

@@ -25,7 +25,7 @@ from ..config import POOL_SEED_LIMIT, Config
 from ..errors import EvalkitError
 from ..limits import RateLimiter
 from ..prompts import Prompt
-from ..records import GenerationRecord
+from ..records import GenerationPath, GenerationRecord
 from . import auth
 from .db import connect
 from .errors import friendly
@@ -155,10 +155,10 @@ def timing_table(records: list[GenerationRecord], tolerance: float) -> str:
     lines = ["| path | status | generate() s | new tokens | tokens/s | stop | draft accepted / proposed |",
              "| --- | --- | ---: | ---: | ---: | --- | ---: |"]
     lines += [_row(r) for r in records]
-    o = next((r for r in records if r.path == "ordinary" and r.ok), None)
-    a = next((r for r in records if r.path == "assisted" and r.ok), None)
+    o = next((r for r in records if r.path == GenerationPath.ORDINARY and r.ok), None)
+    a = next((r for r in records if r.path == GenerationPath.ASSISTED and r.ok), None)
     lines.append("")
-    from ..bench import comparable
+    from ..speed import comparable
 
     if o and a and a.generate_seconds and comparable(
         {"stop_reason": o.stop_reason, "new_tokens": o.new_tokens},
@@ -239,7 +239,7 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
             raise box["error"]
         records.append(box["result"])
 
-        if "assisted" in available_paths(pair):
+        if GenerationPath.ASSISTED in available_paths(pair):
             yield {ui.status: "Running the assisted path…"}
             bufs = [_text_buffer(pair.tokenizer, pooled), _text_buffer(pair.tokenizer, pooled)]
             for text, box in _in_thread(
@@ -261,7 +261,7 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
 
         shown = [r for r in records if not withheld(r)]  # a fallback still follows its failed record
         for r in records:
-            box = ui.out_ordinary if r.path == "ordinary" else ui.out_assisted
+            box = ui.out_ordinary if r.path == GenerationPath.ORDINARY else ui.out_assisted
             if r not in shown:
                 texts[box] = WITHHELD
             elif r.ok and not texts[box]:  # held back while it was the start of a pooled output; it is not one

@@ -10,7 +10,6 @@ from pathlib import Path
 
 from ..config import Config
 from ..errors import EvalkitError
-from ..preparation import ensure_pool, pool_size  # noqa: F401  (the app's entry points)
 from ..progress import Snapshot, read
 
 

@@ -39,8 +39,8 @@ def counts_markdown(c: dict, ratings_per_pair: int) -> str:
 def verdict_markdown(agg) -> str:
     v = agg.verdict
     mark = {True: "✅", False: "❌", None: "❔"}
-    lines = [f"### Verdict: **{v['decision']}**", ""]
-    lines += [f"- {mark[c['ok']]} **{c['name']}**: {c['reason']}" for c in v["conditions"]]
+    lines = [f"### Verdict: **{v.decision}**", ""]
+    lines += [f"- {mark[c.ok]} **{c.name}**: {c.reason}" for c in v.conditions]
     lines += [f"- note: {n}" for n in agg.notes]
     return "\n".join(lines)
 
@@ -95,7 +95,7 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
             agg = cache.get(db, cfg.bench.length_tolerance, cfg.bench.bootstrap)
             figs = figures(agg, db)
             # until the planned sample is rated, say so above everything else
-            interim = f"**⚠️ {agg.verdict['label']}** · 中期查看，不是结论\n\n" if agg.interim else ""
+            interim = f"**⚠️ {agg.verdict.label}** · 中期查看，不是结论\n\n" if agg.interim else ""
             out[verdict_md] = interim + verdict_markdown(agg)
         out |= {full: gr.update(visible=True)}
         out |= {plots[k]: figs[k] for k in PLOTS}

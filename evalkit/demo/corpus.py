@@ -17,7 +17,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from .prompts import PLAIN_TEMPLATE, Prompt
+from ..prompts import PLAIN_TEMPLATE, Prompt
 
 EOS = "</s>"
 
@@ -457,11 +457,11 @@ class Sample:
 
 
 def _bundled_prompts() -> dict[str, Prompt]:
-    from .locations import PROJECT_ROOT
-    from .prompts import load_prompts
+    from ..locations import bundled
+    from ..prompts import load_prompts
 
     try:
-        prompts = load_prompts(PROJECT_ROOT / "prompts")
+        prompts = load_prompts(bundled("prompts"))
     except Exception:  # the corpus still works without the prompt files (then uses its own task wording)
         return {}
     return {p.shape: p for p in prompts if p.shape in SHAPES and p.material == BUNDLED_MATERIAL}
@@ -487,8 +487,3 @@ def generate_corpus(seed: int, n: int, shape_weights: dict[str, float] | None = 
         output = getattr(_Writer(rng, m, slip), shape)()
         out.append(Sample(prompt_text, output, shape, is_bundled, slip))
     return out
-
-
-def corpus_texts(seed: int, n: int) -> list[str]:
-    """The corpus as plain strings, `prompt.plain_text() + output + "</s>"`."""
-    return [s.text for s in generate_corpus(seed, n)]

@@ -1,0 +1,237 @@
+"""The quality tables, vectorised over the ratings: pass rates and preferences with cluster-aware intervals, paired
+differences with the gate's interval, rater agreement, and the rule pre-screen's agreement with the raters."""
+
+from __future__ import annotations
+
+from ..prompts import CRITERIA
+from ..stats import (
+    cohen_kappa_binary, krippendorff_alpha_counts, mcnemar_exact, paired_difference, wilson_array, z_for,
+)
+from ..stats import proportions_from_counts as stats_proportions
+from .data import ALL, MISSING, PATHS, RatingData, answer_code, groupings
+
+ORDINARY, ASSISTED = PATHS
+
+
+def _shares(ratings: RatingData, yes, valid, grouping, z: float) -> dict:
+    """A cluster-aware share (stats.proportions_from_counts) of `yes` among `valid` ratings, per group."""
+    import numpy as np
+
+    labels, pair_group, rater_key, rater_group = grouping
+    yes = yes.astype(float)
+    valid = valid.astype(float)
+    return stats_proportions(
+        np.bincount(ratings.pair, weights=yes, minlength=ratings.n_pairs),
+        np.bincount(ratings.pair, weights=valid, minlength=ratings.n_pairs), pair_group,
+        np.bincount(rater_key, weights=yes, minlength=len(rater_group)),
+        np.bincount(rater_key, weights=valid, minlength=len(rater_group)), rater_group, len(labels), z)
+
+
+def pass_rates(ratings: RatingData, confidence: float = 0.95):
+    """Per prompt (and all), path and criterion: n ratings, passes, fails, unsure, pass rate, its cluster-aware
+    interval (ci_low, ci_high: Wilson at the effective sample size, pairs and raters as clusters) and, for
+    reference only, the per-rating Wilson interval that treats every rating as independent."""
+    import numpy as np
+    import pandas as pd
+
+    cols = ["prompt_id", "path", "criterion", "n", "pass", "fail", "unsure", "pass_rate", "ci_low", "ci_high",
+            "effective_n", "wilson_ratings_low", "wilson_ratings_high"]
+    if not len(ratings):
+        return pd.DataFrame([], columns=cols)
+    z = z_for(confidence)
+    out = []
+    for grouping in groupings(ratings):
+        labels, pair_group = grouping[0], grouping[1]
+        for path in PATHS:
+            for c in CRITERIA:
+                code = ratings.code(path, c)
+                res = _shares(ratings, code == answer_code("p"), code != MISSING, grouping, z)
+                fails = np.bincount(pair_group, weights=np.bincount(ratings.pair, weights=code == answer_code("f"),
+                                                                    minlength=ratings.n_pairs), minlength=len(labels))
+                unsure = np.bincount(pair_group, weights=np.bincount(ratings.pair, weights=code == answer_code("u"),
+                                                                     minlength=ratings.n_pairs), minlength=len(labels))
+                w_lo, w_hi = wilson_array(res["k"], res["n"], z)
+                for g, label in enumerate(labels):
+                    if res["n"][g]:
+                        out.append([label, path, c, int(res["n"][g]), int(res["k"][g]), int(fails[g]), int(unsure[g]),
+                                    res["p"][g], res["low"][g], res["high"][g], res["n_eff"][g], w_lo[g], w_hi[g]])
+    df = pd.DataFrame(out, columns=cols)
+    return df.sort_values(["prompt_id", "path"], key=lambda s: s.map(lambda v: (v != ALL, v)) if s.name == "prompt_id"
+                          else s.map(PATHS.index), kind="stable").reset_index(drop=True)
+
+
+def _x(ratings: RatingData, criterion: str):
+    """Per rating: assisted passed - ordinary passed (unsure counts as not passed), and which ratings answer both."""
+    import numpy as np
+
+    o, a = ratings.code(ORDINARY, criterion), ratings.code(ASSISTED, criterion)
+    valid = (o != MISSING) & (a != MISSING)
+    return (a == answer_code("p")).astype(np.int8) - (o == answer_code("p")).astype(np.int8), valid
+
+
+def difference_rows(ratings: RatingData, criterion: str, grouping, confidence: float, resamples: int) -> list:
+    """paired_difference for one criterion, one study per group (a pair lies in one group)."""
+    import numpy as np
+
+    labels, pair_group, rater_key, _rater_group = grouping
+    x, valid = _x(ratings, criterion)
+    if not valid.all():
+        x, pair, rater_key = x[valid], ratings.pair[valid], rater_key[valid]
+    else:
+        pair = ratings.pair
+    res = paired_difference(x, pair, rater_key, pair_group, len(labels), confidence, resamples)
+    r_p = np.bincount(pair, minlength=ratings.n_pairs)
+    rated = r_p > 0
+    r_safe = np.where(rated, r_p, 1)
+    o_pair = np.bincount(pair, weights=ratings.passed(ORDINARY, criterion)[valid] if not valid.all()
+                         else ratings.passed(ORDINARY, criterion), minlength=ratings.n_pairs) / r_safe
+    a_pair = np.bincount(pair, weights=ratings.passed(ASSISTED, criterion)[valid] if not valid.all()
+                         else ratings.passed(ASSISTED, criterion), minlength=ratings.n_pairs) / r_safe
+    n = np.bincount(pair_group, weights=rated, minlength=len(labels))
+    o_rate = np.bincount(pair_group, weights=o_pair, minlength=len(labels))
+    a_rate = np.bincount(pair_group, weights=a_pair, minlength=len(labels))
+    study = pair_group[pair]
+    b = np.bincount(study, weights=(x == -1), minlength=len(labels)).astype(int)  # ordinary only
+    c = np.bincount(study, weights=(x == 1), minlength=len(labels)).astype(int)  # assisted only
+    rows = []
+    for i, label in enumerate(labels):
+        if n[i] == 0:
+            continue
+        rows.append({
+            "prompt_id": label, "criterion": criterion, "pairs": int(n[i]), "ratings": int(res["ratings"][i]),
+            "ordinary_rate": o_rate[i] / n[i], "assisted_rate": a_rate[i] / n[i], "difference": res["difference"][i],
+            "ci_low": res["low"][i], "ci_high": res["high"][i],
+            "tango_low": res["tango_low"][i], "tango_high": res["tango_high"][i],
+            "bootstrap_low": res["bootstrap_low"][i], "bootstrap_high": res["bootstrap_high"][i],
+            "two_way_low": res["two_way_low"][i], "two_way_high": res["two_way_high"][i],
+            "ordinary_only": int(b[i]), "assisted_only": int(c[i]), "mcnemar_p_ratings": mcnemar_exact(int(b[i]), int(c[i])),
+        })
+    return rows
+
+
+DIFF_COLUMNS = ["prompt_id", "criterion", "pairs", "ratings", "ordinary_rate", "assisted_rate", "difference", "ci_low",
+                "ci_high", "tango_low", "tango_high", "bootstrap_low", "bootstrap_high", "two_way_low", "two_way_high",
+                "ordinary_only", "assisted_only", "mcnemar_p_ratings"]
+
+
+def paired_differences(ratings: RatingData, confidence: float = 0.95, resamples: int = 2000):
+    """Per prompt (and all) and criterion: assisted - ordinary pass rate with every pair weighted once (the mean of
+    its raters), and the gate's interval (ci_low, ci_high: the union of Tango's score interval, the pair bootstrap
+    and, with enough raters, the two-way cluster-robust interval; each part in its own columns). The exact McNemar
+    p-value over ratings (ordinary_only / assisted_only are rating counts) treats ratings as independent: for
+    reference only."""
+    import pandas as pd
+
+    rows = []
+    if len(ratings):
+        for grouping in groupings(ratings):
+            for c in CRITERIA:
+                rows += difference_rows(ratings, c, grouping, confidence, resamples)
+    df = pd.DataFrame(rows, columns=DIFF_COLUMNS)
+    if len(df):  # all first, then prompts, criteria in their fixed order
+        df["_c"] = df["criterion"].map(CRITERIA.index)
+        df["_p"] = (df["prompt_id"] != ALL).astype(int)
+        df = df.sort_values(["_p", "prompt_id", "_c"], kind="stable").drop(columns=["_c", "_p"]).reset_index(drop=True)
+    return df
+
+
+def preferences(ratings: RatingData, confidence: float = 0.95):
+    """Per prompt (and all): assisted win / tie / loss shares with cluster-aware intervals (as pass_rates) and the
+    per-rating Wilson interval for reference."""
+    import pandas as pd
+
+    cols = ["prompt_id", "assisted", "n", "count", "share", "ci_low", "ci_high", "effective_n", "wilson_ratings_low",
+            "wilson_ratings_high"]
+    if not len(ratings):
+        return pd.DataFrame([], columns=cols)
+    z = z_for(confidence)
+    pref = ratings.preferred()
+    valid = pref != MISSING
+    out = []
+    for grouping in groupings(ratings):
+        labels = grouping[0]
+        per_outcome = []
+        for name, letter in (("win", "a"), ("tie", "t"), ("loss", "o")):
+            res = _shares(ratings, pref == answer_code(letter), valid, grouping, z)
+            per_outcome.append((name, res, wilson_array(res["k"], res["n"], z)))
+        for g, label in enumerate(labels):
+            for name, res, (w_lo, w_hi) in per_outcome:
+                if res["n"][g]:
+                    out.append([label, name, int(res["n"][g]), int(res["k"][g]), res["p"][g], res["low"][g],
+                                res["high"][g], res["n_eff"][g], w_lo[g], w_hi[g]])
+    return pd.DataFrame(out, columns=cols)
+
+
+def agreement(ratings: RatingData):
+    """Krippendorff's alpha (nominal) per criterion (items: pair x path; values pass / fail / unsure) and for the
+    preference (items: pairs)."""
+    import numpy as np
+    import pandas as pd
+
+    out = []
+    letters = np.full(256, -1, np.int64)
+
+    def alpha(units, values, n_units, n_values):
+        keep = values >= 0
+        counts = np.bincount(units[keep] * n_values + values[keep], minlength=n_units * n_values)
+        counts = counts.reshape(n_units, n_values)
+        pairable = int((counts.sum(axis=1) >= 2).sum())
+        return krippendorff_alpha_counts(counts), pairable
+
+    letters[[answer_code("p"), answer_code("f"), answer_code("u")]] = [0, 1, 2]
+    for c in CRITERIA:
+        if len(ratings):
+            units = np.concatenate([ratings.pair * 2 + k for k in range(2)])
+            values = np.concatenate([letters[ratings.code(path, c)] for path in PATHS])
+            a, pairable = alpha(units, values, ratings.n_pairs * 2, 3)
+        else:
+            a, pairable = None, 0
+        out.append({"item": c, "alpha": a, "pairable_items": pairable})
+    if len(ratings):
+        letters[:] = -1
+        letters[[answer_code("o"), answer_code("a"), answer_code("t")]] = [0, 1, 2]
+        a, pairable = alpha(ratings.pair, letters[ratings.preferred()], ratings.n_pairs, 3)
+    else:
+        a, pairable = None, 0
+    out.append({"item": "preference", "alpha": a, "pairable_items": pairable})
+    return pd.DataFrame(out, columns=["item", "alpha", "pairable_items"])
+
+
+def prescreen_agreement(db, ratings: RatingData):
+    """Cohen's kappa per criterion between the rule pre-screen and the raters (unsure answers left out)."""
+    import numpy as np
+    import pandas as pd
+
+    from ..fidelity import RULES_VERSION, screen_all
+
+    screen_all(db)
+    gens = np.concatenate([ratings.pair_generation[p] for p in PATHS]) if ratings.n_pairs else np.zeros(0, np.int64)
+    size = int(gens.max()) + 1 if len(gens) else 1
+    screened = {c: np.full(size, -1, np.int8) for c in CRITERIA}
+    for c in CRITERIA:  # one string per column, parsed by numpy (no Python object per row)
+        gids, passed = db.execute(
+            """SELECT group_concat(s.generation_id, ','), group_concat(s.passed, ',') FROM prescreen s
+               WHERE s.rules_version = ? AND s.criterion = ? AND s.generation_id IN (
+                   SELECT ordinary_generation_id FROM pairs UNION ALL SELECT assisted_generation_id FROM pairs)""",
+            [RULES_VERSION, c]).fetchone()
+        if gids:
+            gids = np.fromstring(gids, dtype=np.int64, sep=",")
+            passed = np.fromstring(passed, dtype=np.int64, sep=",")
+            inside = gids < size
+            screened[c][gids[inside]] = passed[inside]
+    out = []
+    for c in CRITERIA:
+        rater, rule = [], []
+        for path in PATHS:
+            if not len(ratings):
+                break
+            code = ratings.code(path, c)
+            rule_says = screened[c][ratings.pair_generation[path][ratings.pair]]
+            keep = ((code == answer_code("p")) | (code == answer_code("f"))) & (rule_says >= 0)
+            rater.append(code[keep] == answer_code("p"))
+            rule.append(rule_says[keep] == 1)
+        rater = np.concatenate(rater) if rater else np.zeros(0, bool)
+        rule = np.concatenate(rule) if rule else np.zeros(0, bool)
+        out.append({"criterion": c, "n": len(rater), "agreement": float((rater == rule).mean()) if len(rater) else None,
+                    "kappa": cohen_kappa_binary(rater, rule)})
+    return pd.DataFrame(out, columns=["criterion", "n", "agreement", "kappa"])

@@ -1,0 +1,105 @@
+"""Timing, memory and the speed-up behind the verdict: from the latest benchmark (the protocol) when there is one,
+else from the pair pool's single runs (said so). The speed-up is evalkit.speed's, the benchmark summary's own
+computation, over all prompts and per prompt."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+
+from ..records import GenerationPath
+from ..speed import measure_speed
+from ..stats import median
+from .data import ALL, latest_experiment
+
+POOL_SOURCE = "pair pool (single runs, not the benchmark protocol)"
+
+
+@dataclass
+class Speed:
+    """The speed figure the verdict weighs, and where it comes from."""
+
+    source: str | None  # "benchmark", POOL_SOURCE, or None when nothing was timed
+    experiment_id: int | None  # the benchmark's (None for the pool)
+    speedup: float | None
+    speedup_ci95: list[float] | None  # [low, high]
+    comparable_pairs: int
+    matched_pairs: int
+    identical_outputs: float | None
+    extra_memory_mb: float | None  # what loading the draft adds (benchmark only)
+    fallback_runs: int
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def _runs(db) -> tuple[list[dict], str | None, int | None]:
+    """The timed runs the speed-up rests on, their source, and the latest benchmark (its memory figures count even
+    when it stored no timed run and the pool's runs stand in)."""
+    bench = latest_experiment(db, "bench")
+    if bench is not None:
+        rows = list(db.query(
+            """SELECT t.path, t.prompt_id, t.round, t.rep, t.new_tokens, t.stop_reason, t.seconds, t.tokens_per_second,
+                      t.device, g.token_hash, g.peak_rss_mb, g.draft_proposed, g.draft_accepted
+               FROM timing_runs t JOIN generations g ON g.id = t.generation_id WHERE t.experiment_id = ?""", [bench["id"]]))
+        if rows:
+            return rows, "benchmark", bench["id"]
+    pool_rows = list(db.query(
+        """SELECT p.id AS pair, p.prompt_id, g.path, g.new_tokens, g.stop_reason, g.generate_seconds AS seconds,
+                  g.new_tokens / g.generate_seconds AS tokens_per_second, g.device, g.token_hash, g.peak_rss_mb,
+                  g.draft_proposed, g.draft_accepted
+           FROM pairs p JOIN generations g ON g.id IN (p.ordinary_generation_id, p.assisted_generation_id)
+           WHERE p.kind = 'study'"""))
+    for r in pool_rows:  # pair index plays the role of (round, rep)
+        r["round"], r["rep"] = 1, r.pop("pair")
+    return pool_rows, (POOL_SOURCE if pool_rows else None), bench["id"] if bench is not None else None
+
+
+def timing(db, tolerance: float, resamples: int):
+    """Per path timing and memory (a table), the speed-up per prompt and over all prompts (a table), and the
+    speed figure the verdict weighs."""
+    import pandas as pd
+
+    rows, source, exp_id = _runs(db)
+    paths = []
+    for path in GenerationPath.ORDINARY, GenerationPath.ASSISTED, GenerationPath.FALLBACK:
+        rs = [r for r in rows if r["path"] == path]
+        if rs:
+            paths.append({"path": str(path), "runs": len(rs), "median_seconds": median([r["seconds"] for r in rs]),
+                          "median_tokens_per_second": median([r["tokens_per_second"] for r in rs]),
+                          "median_new_tokens": median([r["new_tokens"] for r in rs]),
+                          "median_peak_rss_mb": median([r["peak_rss_mb"] for r in rs])})
+    speed_rows = []
+    for prompt_id in [ALL] + sorted({r["prompt_id"] for r in rows}):
+        fig = measure_speed(rows if prompt_id == ALL else [r for r in rows if r["prompt_id"] == prompt_id],
+                            tolerance, resamples)
+        speed_rows.append({
+            "prompt_id": prompt_id, "matched_pairs": fig.matched_pairs, "comparable_pairs": fig.comparable_pairs,
+            "speedup": fig.speedup, "ci_low": fig.ci95[0] if fig.ci95 else None,
+            "ci_high": fig.ci95[1] if fig.ci95 else None,
+            "identical_outputs": fig.identical_outputs, "acceptance_rate": fig.acceptance_rate,
+        })
+    overall = speed_rows[0]
+    speed = Speed(source=source, experiment_id=exp_id, speedup=overall["speedup"],
+                  speedup_ci95=[overall["ci_low"], overall["ci_high"]] if overall["ci_low"] is not None else None,
+                  comparable_pairs=overall["comparable_pairs"], matched_pairs=overall["matched_pairs"],
+                  identical_outputs=overall["identical_outputs"], extra_memory_mb=_extra_memory(db, exp_id),
+                  fallback_runs=sum(1 for r in rows if r["path"] == GenerationPath.FALLBACK))
+    return pd.DataFrame(paths), pd.DataFrame(speed_rows), speed
+
+
+def _extra_memory(db, bench_id) -> float | None:
+    """Memory the draft adds: assisted minus ordinary after load, each in its own process (benchmark)."""
+    if bench_id is None:
+        return None
+    procs = list(db.query("SELECT * FROM bench_processes WHERE experiment_id = ? AND status = 'ok'", [bench_id]))
+
+    def after_load(p):
+        cuda = json.loads(p["cuda_after_load"] or "{}")
+        if cuda:
+            return sum(d.get("allocated_mb", 0) for d in cuda.values())
+        return p["rss_after_load_mb"]
+
+    o = median([after_load(p) for p in procs if p["path"] == GenerationPath.ORDINARY])
+    a = median([after_load(p) for p in procs if p["path"] == GenerationPath.ASSISTED])
+    return (a - o) if (o is not None and a is not None) else None

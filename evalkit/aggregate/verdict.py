@@ -1,0 +1,186 @@
+"""The verdict: KEEP, DROP or INSUFFICIENT DATA, one reason per gate condition, from the gate frozen with the
+experiment. Speed-up and memory are measurements and decide on their own; fidelity decides only on the planned
+sample, fixed in advance (decision_sample), and every look before it is interim."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+
+from ..prompts import CRITERIA
+from .data import RatingData, deciding_experiment, groupings
+from .quality import difference_rows
+
+INTERIM = "interim look, not a decision"
+
+
+class Decision(StrEnum):
+    KEEP = "KEEP"
+    DROP = "DROP"
+    INSUFFICIENT_DATA = "INSUFFICIENT DATA"
+
+
+@dataclass
+class Condition:
+    """One gate condition: passed (True), failed (False) or not judged (None), and why."""
+
+    name: str  # "planned sample", "speed-up", "fidelity", "memory" (or "gate" when there is none)
+    ok: bool | None
+    reason: str
+
+
+@dataclass
+class Verdict:
+    decision: Decision
+    interim: bool  # a look before the planned sample is complete: not a decision
+    label: str
+    conditions: list[Condition]
+    fidelity: list[dict]  # the gate's analysis per criterion (rows of the non_inferiority table)
+    gate: dict | None = None  # the frozen gate's values; None when no experiment froze one
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        conditions = [asdict(c) for c in self.conditions]
+        if self.gate is None:  # the keys in the order `evalkit aggregate --json` has always printed them
+            return {"decision": self.decision, "interim": self.interim, "label": self.label,
+                    "fidelity": self.fidelity, "conditions": conditions, "notes": self.notes}
+        return {"decision": self.decision, "interim": self.interim, "label": self.label, "conditions": conditions,
+                "fidelity": self.fidelity, "gate": self.gate, "notes": self.notes}
+
+
+def frozen_gate(db) -> tuple[dict | None, list[str]]:
+    """The gate frozen with the rated pool (else the benchmark), and notes when the file changed since. Its values
+    are read again from the frozen text, so gates frozen by older versions get today's keys and defaults."""
+    from ..gate import frozen_values, gate_text_hash
+
+    notes = []
+    exp = deciding_experiment(db)
+    if exp is None or not exp["gate_hash"]:
+        return None, ["no experiment with a frozen release gate"]
+    frozen = json.loads(exp["gate_json"])
+    frozen["values"] = frozen_values(frozen)
+    try:
+        with open(frozen["path"], encoding="utf-8") as f:
+            current = f.read()
+        if gate_text_hash(current) != frozen["hash"]:
+            notes.append(f"gate file {frozen['path']} changed after experiment {exp['id']} started "
+                         f"(frozen {frozen['hash']}, now {gate_text_hash(current)}): the frozen version is used")
+    except OSError:
+        notes.append(f"gate file {frozen['path']} is gone; the version frozen with experiment {exp['id']} is used")
+    return frozen, notes
+
+
+def decision_sample(ratings: RatingData, ratings_per_pair: int, planned_pairs: int):
+    """The ratings the fidelity gate decides on, fixed in advance so that later ratings cannot move a decision:
+    the first `planned_pairs` pairs to reach `ratings_per_pair` current ratings (all such pairs when the size is
+    not planned), each with its first `ratings_per_pair` current ratings (by time of storing).
+    Returns (the selected ratings, number of complete pairs)."""
+    import numpy as np
+
+    if not len(ratings):
+        return ratings, 0
+    order = np.lexsort((ratings.rating_id, ratings.pair))
+    pair_sorted = ratings.pair[order]
+    starts = np.flatnonzero(np.r_[True, pair_sorted[1:] != pair_sorted[:-1]])
+    rank = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
+    counts = np.bincount(pair_sorted, minlength=ratings.n_pairs)
+    complete = np.flatnonzero(counts >= ratings_per_pair)
+    # a pair is complete when its ratings_per_pair-th rating is stored: order pairs by that rating's id
+    done_at = np.full(ratings.n_pairs, np.iinfo(np.int64).max)
+    last = rank == ratings_per_pair - 1
+    done_at[pair_sorted[last]] = ratings.rating_id[order][last]
+    chosen = complete[np.argsort(done_at[complete], kind="stable")]
+    if planned_pairs:
+        chosen = chosen[:planned_pairs]
+    in_sample = np.zeros(ratings.n_pairs, bool)
+    in_sample[chosen] = True
+    keep = np.zeros(len(ratings), bool)
+    keep[order] = (rank < ratings_per_pair) & in_sample[pair_sorted]
+    return ratings.select(keep), len(complete)
+
+
+def fidelity_rows(sample: RatingData, confidence: float, resamples: int, margin: float) -> list[dict]:
+    """The gate's analysis per criterion on the decision sample (pooled over prompts)."""
+    from ..gate import fidelity_ok
+
+    rows = []
+    if not len(sample):
+        return rows
+    for c in CRITERIA:
+        r = difference_rows(sample, c, groupings(sample)[0], confidence, resamples)
+        if r:
+            r = r[0]
+            r["margin"] = margin
+            r["ok"] = bool(fidelity_ok(r["ci_low"], margin))
+            rows.append(r)
+    return rows
+
+
+def interval_text(r: dict, confidence: float) -> str:
+    return (f"{r['criterion']} {r['difference']:+.3f}, {confidence:.0%} CI [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}] "
+            f"over {r['pairs']} pairs")
+
+
+def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs: int, n_pairs: int) -> Verdict:
+    """KEEP, DROP or INSUFFICIENT DATA with one reason per gate condition. `speed`: the aggregate's Speed."""
+    if gate_values is None:
+        return Verdict(Decision.INSUFFICIENT_DATA, True, INTERIM, [Condition("gate", None, "no frozen release gate")],
+                       fidelity)
+    g = gate_values
+    planned, per_pair, margin, conf = g["planned_pairs"], g["min_ratings_per_pair"], g["margin"], g["confidence"]
+    conditions = []
+    if planned <= 0:
+        interim = True
+        conditions.append(Condition("planned sample", None,
+                                    f"{INTERIM}: no planned sample size (planned_pairs = 0 in the gate); run `evalkit plan` "
+                                    f"and freeze its planned_pairs line before rating starts ({complete_pairs} of {n_pairs} "
+                                    f"pairs have {per_pair} current ratings)"))
+    elif complete_pairs < planned:
+        interim = True
+        conditions.append(Condition("planned sample", None,
+                                    f"{INTERIM}: {complete_pairs} of the {planned} planned pairs have {per_pair} current "
+                                    "ratings"))
+    else:
+        interim = False
+        conditions.append(Condition("planned sample", True,
+                                    f"{planned} planned pairs have {per_pair} current ratings; the decision uses the first "
+                                    f"{planned} to complete, each with its first {per_pair} ratings"
+                                    + (f" ({complete_pairs - planned} later pairs are in the tables only)"
+                                       if complete_pairs > planned else "")))
+    lo = speed.speedup_ci95[0] if speed.speedup_ci95 else None
+    conditions.append(Condition("speed-up", None if lo is None else lo >= g["min_speedup_ci_low"],
+                                "no speed-up measured over comparable outputs" if lo is None else
+                                f"95% CI lower end {lo:.2f} vs minimum {g['min_speedup_ci_low']:.2f} ({speed.source})"))
+    if fidelity:
+        worst = min(fidelity, key=lambda r: r["ci_low"])
+        ok = all(r["ok"] for r in fidelity)
+        if ok:
+            reason = (f"every criterion's lower end is at or above -{margin:.3f} (margin); lowest: "
+                      f"{interval_text(worst, conf)}")
+        else:
+            failing = [r["criterion"] for r in fidelity if not r["ok"]]
+            reason = (f"lower end below -{margin:.3f} (margin) for {', '.join(failing)}; lowest: "
+                      f"{interval_text(worst, conf)}")
+        # before the planned sample is complete the condition is not judged, only reported
+        conditions.append(Condition("fidelity", None if interim else ok,
+                                    f"{INTERIM}, so far: {reason}" if interim else reason))
+    else:
+        conditions.append(Condition("fidelity", None, f"no pair has {per_pair} current ratings yet"))
+    mem = speed.extra_memory_mb
+    conditions.append(Condition("memory", None if mem is None else mem <= g["max_extra_memory_mb"],
+                                "extra memory of the draft not measured (run `evalkit bench`)" if mem is None else
+                                f"draft adds {mem:.0f} MB (allowed {g['max_extra_memory_mb']:.0f} MB)"))
+    failed = {c.name for c in conditions if c.ok is False}
+    if failed & {"speed-up", "memory"}:
+        decision = Decision.DROP
+    elif interim:
+        decision = Decision.INSUFFICIENT_DATA
+    elif all(c.ok is True for c in conditions):
+        decision = Decision.KEEP
+    elif "fidelity" in failed:
+        decision = Decision.DROP
+    else:
+        decision = Decision.INSUFFICIENT_DATA
+    label = INTERIM if interim else "decision on the planned sample"
+    return Verdict(decision, interim, label, conditions, fidelity, g)

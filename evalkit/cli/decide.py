@@ -1,0 +1,96 @@
+"""Deciding: the rule pre-screen of one output, the aggregate and its verdict, the report, the export."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from . import cli
+from .common import db_option, fail_clearly, open_study_db
+
+
+@cli.command()
+@click.option("--prompt", "prompt_id", required=True, help="Prompt id the output answers (e.g. writing-01).")
+@click.option("--json", "as_json", is_flag=True, help="Print {criterion id: {pass, evidence}} as JSON.")
+@fail_clearly
+def fidelity(prompt_id, as_json):
+    """Rule-based fidelity pre-screen of one output read from standard input.
+
+    Example: echo "资料库周三晚间维护……" | evalkit fidelity --prompt writing-01 --json
+    """
+    from ..fidelity import screen
+
+    text = sys.stdin.read()
+    verdicts = screen(text, prompt_id)
+    if as_json:
+        click.echo(json.dumps({c: v.as_json() for c, v in verdicts.items()}, ensure_ascii=False, indent=2))
+        return
+    for c, v in verdicts.items():
+        click.echo(f"{'PASS' if v.passed else 'FAIL'}  {c:<22} {v.evidence}")
+
+
+@cli.command("aggregate")
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="Print tables, speed, verdict and provenance (versions, digests, hashes, prompts, scope, experiments) as JSON.")
+@fail_clearly
+def aggregate_cmd(db_path, as_json):
+    """Tables, agreement, speed-up and the release-gate verdict (KEEP / DROP / INSUFFICIENT DATA).
+
+    Pass rates and preferences with cluster-aware intervals (pairs and raters as clusters; the
+    per-rating Wilson interval beside them), paired differences per pair with the gate's interval,
+    the gate's non-inferiority table on the planned sample, Krippendorff's alpha, the pre-screen's
+    Cohen's kappa, timing and memory; all also per prompt. Until the planned number of pairs is
+    rated the verdict is INSUFFICIENT DATA and marked as an interim look, not a decision.
+    """
+    from ..aggregate import aggregate, format_text
+
+    db = open_study_db(db_path, must_exist=True)
+    agg = aggregate(db)
+    if as_json:
+        from ..provenance import build_provenance
+
+        out = agg.to_json() | {"provenance": build_provenance(db, agg).to_json()}
+        click.echo(json.dumps(out, ensure_ascii=False, indent=2, default=str))
+    else:
+        click.echo(format_text(agg))
+
+
+@cli.command()
+@db_option
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), required=True, help="Folder for index.html.")
+@fail_clearly
+def report(db_path, out_dir):
+    """Write a self-contained HTML report: verdict, provenance, plots and tables.
+
+    The provenance block names versions, device, dtype, model and tokenizer digests, config and gate
+    hashes, prompts with their hashes, the sample scope and the experiments (start and end) behind every
+    figure; a figure with no stored run behind it is not printed.
+    """
+    from ..report import build_report
+
+    path = build_report(open_study_db(db_path, must_exist=True), out_dir)
+    click.echo(f"report written: {path}")
+
+
+@cli.command()
+@db_option
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), required=True, help="Folder for parquet files and the dataset card.")
+@click.option("--push-to-hub", "repo_id", default=None, help="Also push to this Hub dataset repo (e.g. my-org/evalkit-study).")
+@click.option("--public", is_flag=True, help="Make the Hub dataset public (default: private).")
+@click.option("--keep-rater-names", is_flag=True, help="Keep rater names (default: salted-hash pseudonyms).")
+@fail_clearly
+def export(db_path, out_dir, repo_id, public, keep_rater_names):
+    """Export ratings, generations, timing runs, pairs and experiments as a datasets.DatasetDict.
+
+    Saves parquet and a dataset card (README.md, with the provenance block) locally; pushes only with
+    --push-to-hub, private unless --public. Reload a table with
+    datasets.load_dataset(OUT, "ratings", split="train"): file names carry a content hash, so a
+    re-export never reloads rows cached from an earlier one.
+    """
+    from ..export import export as run_export
+
+    ds = run_export(open_study_db(db_path, must_exist=True), out_dir, push_to_hub=repo_id, public=public, keep_rater_names=keep_rater_names)
+    counts = ", ".join(f"{k} {len(v)}" for k, v in ds.items())
+    click.echo(f"exported to {out_dir}: {counts}" + (f"; pushed to {repo_id} ({'public' if public else 'private'})" if repo_id else ""))

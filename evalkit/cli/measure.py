@@ -1,0 +1,178 @@
+"""Measuring both paths: the compatibility check, one run, the benchmark (and its worker process), the tuning sweep."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from ..errors import EvalkitError
+from ..records import GenerationPath
+from . import cli
+from .common import config_option, csv_of, db_option, fail_clearly, load_cfg, open_study_db
+
+
+@cli.command()
+@config_option
+@click.option("--json", "as_json", is_flag=True, help="Print the record as JSON.")
+@fail_clearly
+def check(config_path, as_json):
+    """Compatibility record: versions, device, dtype, digests, tokenizers, and the verdict.
+
+    Verdicts: same_tokenizer, different_tokenizer (Universal Assisted Generation), or not_approved
+    (then only the ordinary path runs). Exit code 0 when approved, 2 when not approved.
+    """
+    from ..models import check_compat
+
+    rec = check_compat(load_cfg(config_path))
+    if as_json:
+        click.echo(json.dumps(rec.to_json(), indent=2, ensure_ascii=False))
+    else:
+        v = rec.versions
+        click.echo(f"python {v['python']}  torch {v['torch']}  transformers {v['transformers']}  accelerate {v['accelerate']}")
+        click.echo(f"device {rec.device}  dtype {rec.dtype}  quantization {rec.quantization}")
+        for role, r in (("target", rec.target), ("draft", rec.draft)):
+            if r is None:
+                click.echo(f"{role}: not loaded")
+                continue
+            t = r.tokenizer or {}
+            click.echo(
+                f"{role}: {r.folder}\n  weights {r.weights_digest}  vocab_size {r.vocab_size}  "
+                f"tokenizer vocab {t.get('vocab_hash')} ({t.get('vocab_len')})  special {t.get('special_ids')}  "
+                f"chat template {t.get('chat_template_hash')}"
+            )
+        click.echo(f"verdict: {rec.verdict}")
+        for reason in rec.reasons:
+            click.echo(f"  - {reason}")
+    sys.exit(0 if rec.approved else 2)
+
+
+@cli.command()
+@config_option
+@db_option
+@click.option("--prompt", "prompt_id", default="writing-01", show_default=True, help="Prompt id.")
+@click.option("--path", "path", type=click.Choice([p.value for p in (GenerationPath.ORDINARY, GenerationPath.ASSISTED,
+                                                                           GenerationPath.PROMPT_LOOKUP)]),
+              default=GenerationPath.ASSISTED.value, show_default=True, help="The generation path.")
+@click.option("--seed", type=int, default=None, help="Seed (default: decoding.seed).")
+@click.option("--json", "as_json", is_flag=True, help="Print the records as JSON.")
+@fail_clearly
+def run(config_path, db_path, prompt_id, path, seed, as_json):
+    """Run one prompt through one path, store and print the record(s).
+
+    An assisted failure prints two records: the failure and its separate fallback.
+    """
+    from dataclasses import asdict
+
+    from ..models import load_pair
+    from ..paths import run_path
+    from ..prompts import load_prompts
+    from ..store import insert_experiment, insert_generations
+
+    cfg = load_cfg(config_path)
+    prompt = load_prompts(ids=[prompt_id])[0]
+    pair = load_pair(cfg)
+    records = run_path(pair, prompt, path, cfg.decoding.seed if seed is None else seed)
+    db = open_study_db(db_path)
+    exp_id = insert_experiment(db, "run", cfg.to_dict(), pair.compat)
+    insert_generations(db, records, exp_id)
+    if as_json:
+        click.echo(json.dumps([asdict(r) for r in records], ensure_ascii=False, indent=2))
+        return
+    for r in records:
+        click.echo(f"[{r.path}] id={r.id} status={r.status}")
+        if r.status == "failed":
+            click.echo(f"  failed at stage {r.error_stage}: {r.error_class}: {r.error_message}")
+            continue
+        click.echo(r.text)
+        click.echo(
+            f"  {r.new_tokens} tokens, stop={r.stop_reason}, generate() {r.generate_seconds:.3f} s, "
+            f"decode {r.decode_seconds:.4f} s, target passes {r.target_passes}"
+            + (f", drafted {r.draft_proposed} accepted {r.draft_accepted}" if r.draft_proposed is not None else "")
+            + (f", total wait {r.total_wait_seconds:.3f} s (failure + fallback)" if r.total_wait_seconds else "")
+        )
+
+
+@cli.command()
+@config_option
+@db_option
+@click.option("--reps", type=int, default=None, help="Timed repetitions per prompt per path per round (default: bench.reps, 5).")
+@click.option("--decoding", type=click.Choice(["greedy", "sample"]), default=None, help="Override decoding.mode.")
+@click.option("--prompt", "prompt_ids", multiple=True, help="Limit to these prompt ids (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print {summary, runs} as JSON.")
+@fail_clearly
+def bench(config_path, db_path, reps, decoding, prompt_ids, as_json):
+    """Benchmark ordinary vs assisted by the protocol: each path in its own process, ABBA rounds.
+
+    Stores every raw run; prints medians, IQR, tokens/s, the speed-up (each prompt's median ordinary /
+    median assisted seconds, then the median over prompts) with a bootstrap 95% CI over comparable
+    outputs only, identical-output share, acceptance, tokens per target pass, and the
+    theoretical speed-up beside the measured one. Under `accelerate launch` the prompts are split
+    between the processes (each on its own device); timings of different device kinds never pool.
+    """
+    from ..bench import bench_json, format_summary, run_bench
+
+    cfg = load_cfg(config_path)
+    if reps is not None:
+        if reps < 1:
+            raise EvalkitError(f"--reps {reps} must be at least 1", "pass a positive number")
+        cfg.bench.reps = reps
+    if decoding:
+        cfg.decoding.mode = decoding
+    if prompt_ids:
+        cfg.bench.prompts = list(prompt_ids)
+    from ..prompts import load_prompts
+
+    load_prompts(ids=cfg.bench.prompts or None)  # a bad prompt id fails before any file is created
+    db = open_study_db(db_path)
+    # the bar goes to stderr, so it stays on with --json whenever a person is watching the terminal
+    summary = run_bench(cfg, db, progress=sys.stderr.isatty() or not as_json, echo=lambda m: click.echo(m, err=True))
+    if summary is None:  # a non-main process under accelerate: the main process reports
+        return
+    if as_json:
+        click.echo(json.dumps(bench_json(db, summary), ensure_ascii=False, indent=2))
+    else:
+        click.echo(format_summary(summary))
+
+
+@cli.command()
+@config_option
+@db_option
+@click.option("--tokens", default="3,5,8,12", show_default=True, callback=csv_of(int), help="num_assistant_tokens values.")
+@click.option("--schedules", default="constant,heuristic", show_default=True, callback=csv_of(str), help="num_assistant_tokens_schedule values.")
+@click.option("--thresholds", default="0,0.4", show_default=True, callback=csv_of(float), help="assistant_confidence_threshold values.")
+@click.option("--reps", type=int, default=2, show_default=True, help="Repetitions per prompt per trial.")
+@click.option("--decoding", type=click.Choice(["greedy", "sample"]), default="greedy", show_default=True,
+              help="greedy gives every trial the same tokens, so only the speed differs.")
+@click.option("--prompt", "prompt_ids", multiple=True, help="Limit to these prompt ids (repeatable).")
+@fail_clearly
+def tune(config_path, db_path, tokens, schedules, thresholds, reps, decoding, prompt_ids):
+    """Sweep draft length, schedule and confidence threshold; store every trial; print the best
+    setting with its speed-up (seconds per token) against Transformers' default assisted settings
+    measured in the same run. Then put the winner in the config and confirm with `evalkit bench`."""
+    from ..tune import format_tune, run_tune
+
+    cfg = load_cfg(config_path)
+    cfg.decoding.mode = decoding
+    if prompt_ids:
+        cfg.bench.prompts = list(prompt_ids)
+    result = run_tune(cfg, open_study_db(db_path), tokens=tokens, schedules=schedules, thresholds=thresholds, reps=reps)
+    click.echo(format_tune(result))
+
+
+@cli.command("bench-worker", hidden=True)
+@click.option("--config-json", required=True, type=click.Path(dir_okay=False), help="The parent's config, as JSON.")
+@click.option("--path", required=True, help="The path this process measures.")
+@click.option("--round", "round_no", type=int, required=True, help="1, or 2 (ABBA: the swapped order).")
+@click.option("--order", type=int, required=True, help="Position of this process within its round.")
+@click.option("--prompts", default="", help="Comma-separated prompt ids (default: all).")
+@click.option("--rank", type=int, default=0, help="The accelerate rank that started this worker.")
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="Where the results go, as JSON.")
+def bench_worker(config_json, path, round_no, order, prompts, rank, out):
+    """One benchmark worker process (internal: `evalkit bench` starts one per path and round)."""
+    from pathlib import Path
+
+    from ..bench.worker import work
+
+    work(Path(config_json), path, round_no, order, [p for p in prompts.split(",") if p], rank, Path(out), sys.stdout)

@@ -1,0 +1,80 @@
+"""The speed-up's statistics: the median over prompts of each prompt's median time ratio with its pair bootstrap,
+and Leviathan et al.'s (2023) prediction from the acceptance."""
+
+from __future__ import annotations
+
+from .descriptive import median
+
+
+def _resampled_median_ratios(rng, a, b, resamples: int, chunk: int = 64):
+    """median(a[i]) / median(b[i]) for `resamples` index draws i of len(a) pairs. Drawn and reduced in chunks of
+    rows: the same numbers as one (resamples x n) draw (the generator's stream is consumed in the same order),
+    without holding it, and partitions that stay in cache (about 3x faster for thousands of pairs)."""
+    import numpy as np
+
+    out = np.empty(resamples)
+    for start in range(0, resamples, chunk):
+        rows = min(chunk, resamples - start)
+        idx = rng.integers(0, len(a), size=(rows, len(a)))
+        out[start:start + rows] = (np.median(a[idx], axis=1, overwrite_input=True)
+                                   / np.median(b[idx], axis=1, overwrite_input=True))
+    return out
+
+
+def speedup_over_prompts(groups: dict[str, tuple[list[float], list[float]]], resamples: int = 2000,
+                         seed: int = 0) -> tuple[float | None, tuple[float, float] | None]:
+    """The speed-up across prompts and its 95% percentile interval.
+
+    groups: prompt -> (ordinary seconds, assisted seconds) of its comparable pairs, in pair order. Each
+    prompt's ratio is median(ordinary) / median(assisted), the brief's time ratio for one sample; the
+    speed-up is the median of those ratios over prompts. Pooling every prompt's runs into one median
+    instead would compare different prompts (a short summary against a long e-mail) whenever the two
+    paths' medians fall on different prompts. The interval resamples pairs within each prompt.
+    """
+    import numpy as np
+
+    groups = {k: v for k, v in groups.items() if v[0]}
+    if not groups:
+        return None, None
+    point = median([median(o) / median(a) for o, a in groups.values()])
+    if sum(len(o) for o, _ in groups.values()) < 2:
+        return point, None
+    rng = np.random.default_rng(seed)
+    per_prompt = []
+    for o, a in groups.values():
+        per_prompt.append(_resampled_median_ratios(rng, np.asarray(o, float), np.asarray(a, float), resamples))
+    overall = np.median(np.stack(per_prompt, axis=1), axis=1)
+    lo, hi = np.percentile(overall, [2.5, 97.5])
+    return point, (float(lo), float(hi))
+
+
+def expected_tokens_per_pass(alpha: float, gamma: float) -> float:
+    """Leviathan et al. 2023: E[tokens per target pass] = (1 - a^(g+1)) / (1 - a)."""
+    if alpha >= 1.0:
+        return gamma + 1.0
+    return (1 - alpha ** (gamma + 1)) / (1 - alpha)
+
+
+def theoretical_speedup(alpha: float, gamma: float, cost_ratio: float) -> float:
+    """Leviathan et al. 2023: speed-up ~ E[tokens per pass] / (gamma * c + 1)."""
+    return expected_tokens_per_pass(alpha, gamma) / (gamma * cost_ratio + 1)
+
+
+def alpha_from_tokens_per_pass(tokens_per_pass: float, gamma: float) -> float | None:
+    """Per-token acceptance probability alpha (Leviathan et al.) that explains the measured tokens per target
+    pass at draft length gamma: solves (1 - a^(g+1)) / (1 - a) = tokens_per_pass by bisection.
+
+    The plain share of drafted tokens kept (accepted / proposed) is lower: once a draft token is rejected the
+    rest of that round's draft is discarded unchecked, so it is not an estimate of alpha."""
+    if tokens_per_pass is None or gamma is None or gamma <= 0 or tokens_per_pass < 1:
+        return None
+    if tokens_per_pass >= gamma + 1:
+        return 1.0
+    lo, hi = 0.0, 1.0 - 1e-12
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        if expected_tokens_per_pass(mid, gamma) < tokens_per_pass:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2

@@ -1,0 +1,32 @@
+"""SQLite storage: every write and every transaction of evalkit is here.
+
+Callers hand values (records, rows, snapshots), never file paths to read; each write runs in one write
+transaction (write_transaction: BEGIN IMMEDIATE, a savepoint inside a caller's transaction), so a failure
+mid-write leaves the database unchanged. Reads stay with the modules that use them (the rating queue in
+evalkit.ratings, the aggregate's arrays in evalkit.aggregate).
+
+    database    the connection (open_db), write_transaction, migrate
+    migrations  the schema: named, append-only migrations with literal DDL
+    runs        experiments, generations, benchmark processes, tuning trials, pre-screen verdicts
+    pool        study pairs, reference outputs, gold pairs, the merge of accelerate shards
+    ratings     assignments, ratings, corrections and skips
+    raters      identities and their codes
+"""
+
+from .database import migrate, now, open_db, write_transaction
+from .migrations import MIGRATIONS
+from .pool import insert_gold_pairs, insert_pairs, insert_shard_items, new_pair_id, reference_hash, store_references
+from .raters import NameTaken, insert_rater, rater_by_key, replace_secret, revoke_rater
+from .ratings import PairFull, insert_rating, record_assignment
+from .runs import (
+    copy_experiment, generation, insert_bench_process, insert_bench_processes, insert_experiment, insert_generations,
+    insert_prescreen, insert_rows, insert_tune_trials,
+)
+
+__all__ = [
+    "MIGRATIONS", "NameTaken", "PairFull", "copy_experiment", "generation", "insert_bench_process",
+    "insert_bench_processes", "insert_experiment", "insert_generations", "insert_gold_pairs", "insert_pairs",
+    "insert_prescreen", "insert_rater", "insert_rating", "insert_rows", "insert_shard_items", "insert_tune_trials",
+    "migrate", "new_pair_id", "now", "open_db", "rater_by_key", "record_assignment", "reference_hash",
+    "replace_secret", "revoke_rater", "store_references", "write_transaction",
+]

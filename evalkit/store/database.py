@@ -1,0 +1,107 @@
+"""The connection, its one kind of write transaction, and applying the migrations."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ..errors import EvalkitError
+from . import migrations
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def migrate(db) -> list[str]:
+    """Apply the migrations not yet applied, each in its own transaction. Safe to call any number of times,
+    and from several processes at once (accelerate ranks): each migration is checked again under the write
+    lock (BEGIN IMMEDIATE), so exactly one process applies it."""
+    db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    done = {r[0] for r in db.execute("SELECT name FROM _migrations").fetchall()}
+    applied = []
+    for name, fn in migrations.MIGRATIONS:
+        if name in done:
+            continue
+        fk_off = getattr(fn, "foreign_keys_off", False)
+        if fk_off and db.conn.in_transaction:
+            raise EvalkitError(f"migration {name} cannot run inside an open transaction",
+                               "open the database with store.open_db before starting a transaction")
+        if fk_off:
+            db.execute("PRAGMA foreign_keys = OFF")
+        try:
+            with write_transaction(db):
+                if db.execute("SELECT 1 FROM _migrations WHERE name = ?", [name]).fetchone() is None:
+                    if fk_off and (broken := db.execute("PRAGMA foreign_key_check").fetchall()):
+                        raise EvalkitError(
+                            f"migration {name} needs every foreign key intact, and {len(broken)} row(s) point at "
+                            f"nothing (first: table {broken[0][0]}, row {broken[0][1]}, missing in {broken[0][2]})",
+                            "the database is unchanged; remove or repair those rows (PRAGMA foreign_key_check lists "
+                            "them) and open it again")
+                    fn(db)
+                    if fk_off and (broken := db.execute("PRAGMA foreign_key_check").fetchall()):
+                        # raising rolls the migration back: the database stays as it was
+                        raise EvalkitError(
+                            f"migration {name} would break {len(broken)} foreign key(s), first: {tuple(broken[0])}",
+                            "the database is unchanged; keep a copy and report this")
+                    db.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, ?)", [name, now()])
+                    applied.append(name)
+        finally:
+            if fk_off:
+                db.execute("PRAGMA foreign_keys = ON")
+    return applied
+
+
+@contextlib.contextmanager
+def write_transaction(db):
+    """BEGIN IMMEDIATE: take the write lock before the first read, so that a check and the write it allows happen
+    under one lock (a quota, a name's uniqueness), and concurrent writers wait (busy timeout) instead of failing
+    with 'database is locked' when a deferred transaction that has read tries to write after another connection
+    committed (WAL). Inside a caller's transaction it is a savepoint. All or nothing either way."""
+    if db.conn.in_transaction:
+        with db.atomic():
+            yield
+        return
+    db.conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.conn.rollback()
+        raise
+    db.conn.commit()
+
+
+def open_db(path: Path | str | None = None, migrate_schema: bool = True):
+    """Open (creating if needed) and migrate the database. WAL mode and a busy timeout for concurrent writers.
+
+    A connection is meant for one thread: servers open one per request (cheap) and pass
+    migrate_schema=False after the first open."""
+    import sqlite_utils
+
+    from ..locations import db_path
+
+    path = Path(path) if path else db_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
+        db = sqlite_utils.Database(conn)
+        db.execute("PRAGMA busy_timeout = 30000")
+        db.execute("PRAGMA foreign_keys = ON")
+        if db.conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            db.enable_wal()
+        # In WAL mode NORMAL syncs at checkpoints, not on every commit: a committed rating survives the app
+        # being killed (tests/test_crash.py); only an OS crash or power cut could lose the last commits.
+        db.execute("PRAGMA synchronous = NORMAL")
+        if migrate_schema:
+            migrate(db)
+    except sqlite3.DatabaseError as e:
+        raise EvalkitError(
+            f"database {path} cannot be opened: {e}",
+            "if the file is corrupt, move it aside (keep it for recovery) and run again to start a new one; "
+            "or point --db / EVALKIT_DB at another file",
+        )
+    except OSError as e:
+        raise EvalkitError(f"database {path} cannot be created: {e}", "check the folder exists and is writable")
+    return db

@@ -1,0 +1,104 @@
+"""Writes of the pair pool: study pairs (two generations, sides drawn once), reference outputs and gold pairs, and
+the merge of accelerate shards into the main database."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+
+from .database import now, write_transaction
+from .runs import insert_generations
+
+
+def new_pair_id() -> str:
+    return "p" + secrets.token_hex(8)
+
+
+def insert_pairs(db, experiment_id: int, pairs: list[dict]) -> list[str]:
+    """pairs: dicts with prompt_id, sample, ordinary (GenerationRecord), assisted (GenerationRecord), ordinary_side."""
+    ids = []
+    with write_transaction(db):
+        for p in pairs:
+            o, a = p["ordinary"], p["assisted"]
+            insert_generations(db, [o, a], experiment_id)
+            a_id, b_id = (o.id, a.id) if p["ordinary_side"] == "A" else (a.id, o.id)
+            pair_id = new_pair_id()
+            db["pairs"].insert(
+                {
+                    "id": pair_id,
+                    "experiment_id": experiment_id,
+                    "created_at": now(),
+                    "prompt_id": p["prompt_id"],
+                    "sample": p["sample"],
+                    "ordinary_generation_id": o.id,
+                    "assisted_generation_id": a.id,
+                    "a_generation_id": a_id,
+                    "b_generation_id": b_id,
+                    "ordinary_side": p["ordinary_side"],
+                    "work_index": p.get("work_index"),
+                }
+            )
+            ids.append(pair_id)
+    return ids
+
+
+def reference_hash(prompt_id: str, ref) -> str:
+    """The identity of a reference output: a changed text, expected answer or note is a new reference."""
+    return hashlib.sha256(json.dumps(
+        {"prompt_id": prompt_id, "name": ref.name, "text": ref.text, "expected": ref.expected, "note": ref.note},
+        sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def store_references(db, refs: list[tuple[str, object, list[int] | None]]) -> dict[str, int]:
+    """refs: (prompt_id, prompts.Reference, token ids or None). Stores the new ones (a stored reference never
+    changes; only its token ids follow the latest pool's tokenizer) in one transaction. Returns hash -> id."""
+    ids = {}
+    with write_transaction(db):
+        for prompt_id, ref, token_ids in refs:
+            h = reference_hash(prompt_id, ref)
+            db.conn.execute(
+                "INSERT INTO reference_outputs (prompt_id, name, text, expected, note, content_hash, token_ids, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (content_hash) DO UPDATE SET "
+                "token_ids = COALESCE(excluded.token_ids, token_ids)",
+                [prompt_id, ref.name, ref.text, json.dumps(ref.expected, sort_keys=True), ref.note, h,
+                 None if token_ids is None else json.dumps(token_ids), now()])
+            ids[h] = db.conn.execute("SELECT id FROM reference_outputs WHERE content_hash = ?", [h]).fetchone()[0]
+    return ids
+
+
+def insert_gold_pairs(db, experiment_id: int, pairs: list[dict]) -> list[str]:
+    """pairs: dicts with prompt_id, a_reference_id, b_reference_id (sides already drawn). Same id format as a
+    study pair's: nothing in a pair id tells a gold pair from another."""
+    ids = []
+    with write_transaction(db):
+        for p in pairs:
+            pair_id = new_pair_id()
+            db.conn.execute(
+                "INSERT INTO pairs (id, experiment_id, created_at, prompt_id, kind, a_reference_id, b_reference_id) "
+                "VALUES (?, ?, ?, ?, 'gold', ?, ?)",
+                [pair_id, experiment_id, now(), p["prompt_id"], p["a_reference_id"], p["b_reference_id"]])
+            ids.append(pair_id)
+    return ids
+
+
+def insert_shard_items(db, items: list[dict]) -> int:
+    """Work items read from a shard database ({"gens": generation rows, "pairs": pair rows}, in work-list order)
+    copied into this one in ONE transaction, with new generation ids (a pair's and a fallback's references follow
+    them). Returns the number of items copied."""
+    with write_transaction(db):
+        for item in items:
+            new_ids: dict[int, int] = {}
+            for g in item["gens"]:
+                g = dict(g)
+                old = g.pop("id")
+                if g["fallback_of"] is not None:
+                    g["fallback_of"] = new_ids[g["fallback_of"]]
+                db["generations"].insert(g)
+                new_ids[old] = db.execute("SELECT last_insert_rowid()").fetchone()[0]
+            for p in item["pairs"]:
+                p = dict(p)
+                for col in ("ordinary_generation_id", "assisted_generation_id", "a_generation_id", "b_generation_id"):
+                    p[col] = new_ids[p[col]]
+                db["pairs"].insert(p)
+    return len(items)

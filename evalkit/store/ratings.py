@@ -1,0 +1,41 @@
+"""Writes of the rating app: which pair a rater was shown (the assignment), and ratings, corrections and skips."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from .database import now, write_transaction
+
+
+class PairFull(Exception):
+    """The pair already has its quota of current ratings; nothing was written."""
+
+
+def record_assignment(db, pair_id: str, rater: str) -> None:
+    """The pair is on this rater's screen from now: a hold for a while, and the start of the time on task."""
+    with write_transaction(db):
+        db.conn.execute(
+            "INSERT INTO assignments (pair_id, rater, shown_at) VALUES (?, ?, ?) "
+            "ON CONFLICT (pair_id, rater) DO UPDATE SET shown_at = excluded.shown_at", [pair_id, rater, now()])
+
+
+def insert_rating(db, row: dict, quota: int | None = None) -> int:
+    """One row of ratings (a rating, a correction or a skip) in one write transaction; returns its id. With `quota`,
+    the pair's count of current ratings is checked under the same lock (raises PairFull), so a rating cannot
+    overfill a pair however many raters submit at once; the time on task is taken from the pair's assignment.
+    The schema's constraints (one original per rater and pair, one correction per rating, one row per client
+    token) raise sqlite3.IntegrityError, for the caller to explain."""
+    with write_transaction(db):
+        if quota is not None:
+            n = db.conn.execute("SELECT COUNT(*) FROM current_ratings WHERE pair_id = ?", [row["pair_id"]]).fetchone()[0]
+            if n >= quota:
+                raise PairFull(row["pair_id"])
+            shown = db.conn.execute("SELECT shown_at FROM assignments WHERE pair_id = ? AND rater = ?",
+                                    [row["pair_id"], row["rater"]]).fetchone()
+            if shown:
+                row["seconds_on_task"] = round((datetime.fromisoformat(row["created_at"])
+                                                - datetime.fromisoformat(shown[0])).total_seconds(), 3)
+        # a plain INSERT: sqlite-utils' insert() introspects the table on every call, the hot path here
+        cols = ", ".join(row)
+        marks = ", ".join("?" for _ in row)
+        return db.conn.execute(f"INSERT INTO ratings ({cols}) VALUES ({marks})", list(row.values())).lastrowid

@@ -1,0 +1,140 @@
+"""Writes of what runs produce: experiments, generations, benchmark processes and timing runs, tuning trials, and
+the pre-screen's verdicts on stored outputs."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict
+
+from ..errors import EvalkitError
+from ..records import GenerationRecord, ProcessRecord, TimingRun
+from .database import now, write_transaction
+
+
+def _hash_json(obj) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
+
+
+def _jsonify(row: dict) -> dict:
+    out = {}
+    for k, v in row.items():
+        if isinstance(v, (dict, list)):
+            out[k] = json.dumps(v, ensure_ascii=False, sort_keys=isinstance(v, dict))
+        elif isinstance(v, bool):
+            out[k] = int(v)
+        else:
+            out[k] = v
+    return out
+
+
+def _plain(value) -> dict:
+    """A typed record as the JSON it is stored as (a compatibility record), or the mapping itself."""
+    return value.to_json() if hasattr(value, "to_json") else dict(value or {})
+
+
+def insert_experiment(db, kind: str, config: dict, compat, note: str = "", gate: dict | None = None) -> int:
+    """Record an experiment as it starts: its config, compatibility record and the release gate snapshot the caller
+    froze for it (gate.gate_snapshot; {} or None: no gate)."""
+    compat = _plain(compat)
+    gate = gate or {}
+    with write_transaction(db):
+        db["experiments"].insert(
+            {
+                "created_at": now(),
+                "kind": kind,
+                "config_json": json.dumps(config, ensure_ascii=False, sort_keys=True),
+                "config_hash": _hash_json(config),
+                "compat_json": json.dumps(compat, ensure_ascii=False, sort_keys=True),
+                "compat_hash": _hash_json(compat),
+                "note": note,
+                "gate_json": json.dumps(gate, ensure_ascii=False, sort_keys=True),
+                "gate_hash": gate.get("hash", ""),
+            }
+        )
+        return db.execute("SELECT last_insert_rowid()").fetchone()[0]
+
+
+def copy_experiment(db, row: dict) -> None:
+    """An experiment row as it is in another database (a shard's copy of the main database's experiment, so that
+    the shard's foreign keys hold)."""
+    with write_transaction(db):
+        db["experiments"].insert(row, replace=True)
+
+
+def _insert_generation(db, record: GenerationRecord, experiment_id: int | None) -> int:
+    row = _jsonify(record.row())
+    row.update(experiment_id=experiment_id, created_at=now())
+    db["generations"].insert(row)
+    record.id = db.execute("SELECT last_insert_rowid()").fetchone()[0]
+    return record.id
+
+
+def insert_generations(db, records: list[GenerationRecord], experiment_id: int | None) -> list[int]:
+    """Store records in one transaction. A fallback's `fallback_of` may point at an earlier record of the
+    same list by negative index (-1 = the record just before), resolved here to the stored id."""
+    ids: list[int] = []
+    with write_transaction(db):
+        for rec in records:
+            if rec.fallback_of is not None and rec.fallback_of < 0:
+                rec.fallback_of = ids[rec.fallback_of]
+            ids.append(_insert_generation(db, rec, experiment_id))
+    return ids
+
+
+def insert_bench_process(
+    db, experiment_id: int, process: ProcessRecord, runs: list[tuple[TimingRun, list[GenerationRecord]]]
+) -> int:
+    """One worker process's results, all or nothing: the process row, every generation, every timing run."""
+    with write_transaction(db):
+        row = _jsonify(asdict(process))
+        row["experiment_id"] = experiment_id
+        db["bench_processes"].insert(row)
+        pid = db.execute("SELECT last_insert_rowid()").fetchone()[0]
+        for run, records in runs:
+            ids = insert_generations(db, records, experiment_id)
+            run.process_id = pid
+            # the timed record is the last of the chain (assisted ok, or the fallback after a failure)
+            run.generation_id = ids[-1]
+            trow = _jsonify(asdict(run))
+            trow["experiment_id"] = experiment_id
+            db["timing_runs"].insert(trow)
+    return pid
+
+
+def insert_bench_processes(db, experiment_id: int,
+                           processes: list[tuple[ProcessRecord, list[tuple[TimingRun, list[GenerationRecord]]]]]) -> None:
+    """Every worker process of a benchmark (every accelerate rank's), in run order, in one transaction."""
+    with write_transaction(db):
+        for process, runs in processes:
+            insert_bench_process(db, experiment_id, process, runs)
+
+
+def insert_tune_trials(db, rows: list[dict]) -> None:
+    """The trials of one tuning sweep (columns of tune_trials), in one transaction."""
+    with write_transaction(db):
+        for row in rows:
+            db["tune_trials"].insert(row)
+
+
+def insert_prescreen(db, rows: list[dict]) -> None:
+    """Pre-screen verdicts (generation_id, criterion, passed, evidence, rules_version), in one transaction."""
+    if not rows:  # the aggregate calls this on every look: no write lock when there is nothing to write
+        return
+    with write_transaction(db):
+        db["prescreen"].insert_all(rows)
+
+
+def insert_rows(db, table: str, columns: list[str], rows: list[tuple]) -> None:
+    """Many rows of one table at once, as tuples in `columns` order (synthetic studies and benchmarks write
+    hundreds of thousands of rows; the callers name the table and columns, the SQL is written here)."""
+    marks = ", ".join("?" for _ in columns)
+    with write_transaction(db):
+        db.conn.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)
+
+
+def generation(db, generation_id: int) -> dict:
+    rows = list(db.query("SELECT * FROM generations WHERE id = ?", [generation_id]))
+    if not rows:
+        raise EvalkitError(f"generation {generation_id} does not exist", "check the id")
+    return rows[0]
