@@ -223,11 +223,13 @@ def _target_tokenizer(cfg: Config):
     return load_tokenizer(resolve_ref(ref, False), cfg, "target")
 
 
-def pooled_token_ids(db, prompt_id: str) -> set[tuple[int, ...]]:
-    """The new-token ids of every output of this prompt that raters can be shown in a pair (both sides), the
-    reference outputs of its gold pairs included (a live run shown under a path's name must not repeat one)."""
+def pooled_token_ids(db, prompt_id: str | None = None) -> set[tuple[int, ...]]:
+    """The new-token ids of every output that raters can be shown in a pair (both sides), the reference outputs
+    of gold pairs included: of one prompt, or of every prompt when `prompt_id` is None (a live run shown under a
+    path's name must not repeat any of them: a degenerate output can be the same text for two prompts)."""
+    where = "" if prompt_id is None else "p.prompt_id = :p AND "
     return {tuple(json.loads(r[0])) for r in db.execute(
         "SELECT g.token_ids FROM pairs p JOIN generations g ON g.id IN (p.a_generation_id, p.b_generation_id) "
-        "WHERE p.prompt_id = ? AND p.kind = 'study' "
+        f"WHERE {where}p.kind = 'study' "
         "UNION SELECT o.token_ids FROM pairs p JOIN reference_outputs o ON o.id IN (p.a_reference_id, p.b_reference_id) "
-        "WHERE p.prompt_id = ? AND p.kind = 'gold' AND o.token_ids IS NOT NULL", [prompt_id, prompt_id])}
+        f"WHERE {where}p.kind = 'gold' AND o.token_ids IS NOT NULL", {"p": prompt_id})}

@@ -5,8 +5,8 @@ side, then the timing table. Not blind, and never rated: the runs are stored as 
 It labels outputs with their path, so it must never show an output a rater can be shown in a pair:
 live runs draw their seeds above the pool's (config.POOL_SEED_LIMIT), so they never repeat a pooled sample's
 random draws; a greedy pool's bundled prompts are refused (greedy would reproduce the rated outputs); and as a
-last guard the streamed text is held back while it is still the beginning of a pooled output of that prompt,
-and a run that ends equal to one is withheld and not stored.
+last guard the streamed text is held back while it is still the beginning of a pooled output (of any prompt:
+a degenerate output can repeat across prompts), and a run that ends equal to one is withheld and not stored.
 
 Who may use it (app.live_access): on a Space organisers by default, locally anyone; each browser session and
 each client address gets app.live_runs_per_hour runs."""
@@ -84,7 +84,7 @@ class LiveModels:
 def _text_buffer(tokenizer, pooled: set[tuple[int, ...]] = frozenset()):
     """A Transformers streamer that collects the decoded text; the UI polls it (a failed run never blocks).
 
-    `pooled`: the token ids of the pooled outputs of this prompt. While the ids generated so far are still the
+    `pooled`: the token ids of the pooled outputs. While the ids generated so far are still the
     beginning of one of them, `text` stays empty: nothing that could become a rated output is shown."""
     from transformers import TextStreamer
 
@@ -217,9 +217,10 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
             raise EvalkitError(f"the material is {len(typed)} characters; the limit is {cfg.app.max_comment_chars}",
                                "shorten it")
         prompt = prompts[prompt_id] if not typed else replace(prompts[prompt_id], id="live-custom", material=typed)
-        with connect(db_path) as db:  # what must not be shown: the chosen prompt's pooled outputs
-            pooled = pooled_token_ids(db, prompt_id)
-        if pooled and not typed and cfg.decoding.mode == "greedy":
+        with connect(db_path) as db:  # what must not be shown: any pooled output, whatever its prompt
+            pooled = pooled_token_ids(db)
+            this_prompt = pooled_token_ids(db, prompt_id)
+        if this_prompt and not typed and cfg.decoding.mode == "greedy":
             raise EvalkitError(f"greedy decoding would reproduce the outputs of {prompt_id} that raters judge blind",
                                "type your own material, or run the bundled prompts once the study has ended")
         limiter.check(f"session:{getattr(request, 'session_hash', None) or '?'}", auth.client_key(request, space))
