@@ -53,7 +53,15 @@ SCRIPT = """
     } else if (key === "enter") {
       if (press("submit")) e.preventDefault();
     } else if (key === "n") {
-      if (press("next")) { current = 0; setTimeout(mark, 300); e.preventDefault(); }
+      // N right after submitting may come before the Next button is drawn: keep trying for a moment
+      // rather than drop the key.
+      e.preventDefault();
+      let tries = 0;
+      const attempt = () => {
+        if (press("next")) { current = 0; setTimeout(mark, 300); }
+        else if (++tries < 40) setTimeout(attempt, 50);
+      };
+      attempt();
     } else if (key === "escape") {
       current = 0; mark();
     }
