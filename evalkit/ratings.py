@@ -17,7 +17,7 @@ from .errors import EvalkitError
 from .identity import InputError, clean_name, clean_text
 from .prompts import CRITERIA
 from .records import GenerationPath
-from .store import PairFull, insert_rating, now, record_assignment
+from .store import PairFull, claim_pair, insert_rating, now
 
 VALUES = ("pass", "fail", "unsure")
 PREFERENCES = ("A", "B", "tie")
@@ -125,13 +125,14 @@ def next_pair(db, rater: str, ratings_per_pair: int) -> PairView | None:
             WHERE a.rater = :rater AND a.shown_at > :since ORDER BY a.shown_at DESC LIMIT 1""", args).fetchone()
     if held:
         return pair_view(db, held[0])
-    least = [r[0] for r in db.execute(
-        f"WITH open AS ({_OFFERABLE}) SELECT id FROM open WHERE n = (SELECT MIN(n) FROM open)", args)]
-    if not least:
-        return None
-    pair_id = min(least, key=lambda pid: hashlib.sha256(f"{rater}\0{pid}".encode()).hexdigest())
-    record_assignment(db, pair_id, rater)
-    return pair_view(db, pair_id)
+
+    def pick() -> str | None:  # runs under the write lock (store.claim_pair): the holds it counts are current
+        least = [r[0] for r in db.execute(
+            f"WITH open AS ({_OFFERABLE}) SELECT id FROM open WHERE n = (SELECT MIN(n) FROM open)", args)]
+        return min(least, key=lambda pid: hashlib.sha256(f"{rater}\0{pid}".encode()).hexdigest()) if least else None
+
+    pair_id = claim_pair(db, rater, pick)
+    return None if pair_id is None else pair_view(db, pair_id)
 
 
 # One statement for study and gold pairs alike: a pair's texts come from its generations or its reference outputs.

@@ -227,6 +227,35 @@ def test_a_pair_on_someone_s_screen_is_not_offered_to_others_until_the_hold_ends
         submit_rating(db, app, RatingInput(ann.pair_id, "carol", answers(), answers("fail"), "A"))
 
 
+def test_raters_arriving_at_once_are_given_different_pairs(tmp_path):
+    """Choosing a pair and holding it happen under one write lock: six raters who ask at the same moment for a
+    pair (quota 1, six pairs) get six different pairs, round after round."""
+    import threading
+
+    path = tmp_path / "hold.db"
+    setup = open_db(path)
+    ids = make_pool(setup, 6)
+    for round_ in range(15):
+        setup.conn.execute("DELETE FROM assignments")
+        setup.conn.commit()
+        start, got = threading.Barrier(6), {}
+
+        def ask(name):
+            db = open_db(path, migrate_schema=False)
+            try:
+                start.wait()
+                got[name] = next_pair(db, name, 1).pair_id
+            finally:
+                db.conn.close()
+
+        threads = [threading.Thread(target=ask, args=(f"r{round_}-{i}",)) for i in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(got.values()) == sorted(ids), f"round {round_}: {got}"
+
+
 def test_time_on_task_is_measured_from_the_pair_being_shown(db):
     make_pool(db, 2)
     view = next_pair(db, "ann", 2)

@@ -17,16 +17,17 @@ from .database import migrate, now, open_db, write_transaction
 from .migrations import MIGRATIONS
 from .pool import insert_gold_pairs, insert_pairs, insert_shard_items, new_pair_id, reference_hash, store_references
 from .raters import NameTaken, insert_rater, rater_by_key, replace_secret, revoke_rater
-from .ratings import PairFull, insert_rating, record_assignment
+from .ratings import PairFull, claim_pair, insert_rating
 from .runs import (
     copy_experiment, generation, insert_bench_process, insert_bench_processes, insert_experiment, insert_generations,
     insert_prescreen, insert_rows, insert_tune_trials,
 )
 
 __all__ = [
+    "claim_pair",
     "MIGRATIONS", "NameTaken", "PairFull", "copy_experiment", "generation", "insert_bench_process",
     "insert_bench_processes", "insert_experiment", "insert_generations", "insert_gold_pairs", "insert_pairs",
     "insert_prescreen", "insert_rater", "insert_rating", "insert_rows", "insert_shard_items", "insert_tune_trials",
-    "migrate", "new_pair_id", "now", "open_db", "rater_by_key", "record_assignment", "reference_hash",
+    "migrate", "new_pair_id", "now", "open_db", "rater_by_key", "reference_hash",
     "replace_secret", "revoke_rater", "store_references", "write_transaction",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 from .database import now, write_transaction
@@ -11,12 +12,18 @@ class PairFull(Exception):
     """The pair already has its quota of current ratings; nothing was written."""
 
 
-def record_assignment(db, pair_id: str, rater: str) -> None:
-    """The pair is on this rater's screen from now: a hold for a while, and the start of the time on task."""
+def claim_pair(db, rater: str, pick: Callable[[], str | None]) -> str | None:
+    """Choose a pair and put it on this rater's screen under one write lock: `pick` reads which pairs are open
+    (others' holds counted as taken) and the assignment (a hold for a while, and the start of the time on task)
+    is written before any other rater can read. Raters arriving at once then never get the same pair where the
+    quota allows only one of them. Returns the pair id, or None when `pick` finds none."""
     with write_transaction(db):
-        db.conn.execute(
-            "INSERT INTO assignments (pair_id, rater, shown_at) VALUES (?, ?, ?) "
-            "ON CONFLICT (pair_id, rater) DO UPDATE SET shown_at = excluded.shown_at", [pair_id, rater, now()])
+        pair_id = pick()
+        if pair_id is not None:
+            db.conn.execute(
+                "INSERT INTO assignments (pair_id, rater, shown_at) VALUES (?, ?, ?) "
+                "ON CONFLICT (pair_id, rater) DO UPDATE SET shown_at = excluded.shown_at", [pair_id, rater, now()])
+    return pair_id
 
 
 def insert_rating(db, row: dict, quota: int | None = None) -> int:
