@@ -104,6 +104,13 @@ _OFFERABLE = f"""
                GROUP BY a.pair_id) h ON h.pair_id = o.id
     WHERE o.n + COALESCE(h.n, 0) < :quota"""
 
+# One pair of _OFFERABLE, checked again under the write lock before it is held.
+_STILL_FREE = """
+    SELECT (SELECT COUNT(*) FROM current_ratings WHERE pair_id = :pair)
+         + (SELECT COUNT(*) FROM assignments a WHERE a.pair_id = :pair AND a.rater != :rater AND a.shown_at > :since
+              AND NOT EXISTS (SELECT 1 FROM ratings r WHERE r.pair_id = a.pair_id AND r.rater = a.rater)) < :quota
+       AND NOT EXISTS (SELECT 1 FROM ratings WHERE rater = :rater AND pair_id = :pair)"""
+
 # How long a pair shown to a rater stays theirs before it may be offered to someone else.
 HOLD_MINUTES = 30
 
@@ -126,12 +133,15 @@ def next_pair(db, rater: str, ratings_per_pair: int) -> PairView | None:
     if held:
         return pair_view(db, held[0])
 
-    def pick() -> str | None:  # runs under the write lock (store.claim_pair): the holds it counts are current
+    def pick() -> str | None:
         least = [r[0] for r in db.execute(
             f"WITH open AS ({_OFFERABLE}) SELECT id FROM open WHERE n = (SELECT MIN(n) FROM open)", args)]
         return min(least, key=lambda pid: hashlib.sha256(f"{rater}\0{pid}".encode()).hexdigest()) if least else None
 
-    pair_id = claim_pair(db, rater, pick)
+    def still_free(pair_id: str) -> bool:  # under the write lock: nobody took it since it was picked
+        return bool(db.execute(_STILL_FREE, args | {"pair": pair_id}).fetchone()[0])
+
+    pair_id = claim_pair(db, rater, pick(), still_free, pick)
     return None if pair_id is None else pair_view(db, pair_id)
 
 

@@ -12,13 +12,15 @@ class PairFull(Exception):
     """The pair already has its quota of current ratings; nothing was written."""
 
 
-def claim_pair(db, rater: str, pick: Callable[[], str | None]) -> str | None:
-    """Choose a pair and put it on this rater's screen under one write lock: `pick` reads which pairs are open
-    (others' holds counted as taken) and the assignment (a hold for a while, and the start of the time on task)
-    is written before any other rater can read. Raters arriving at once then never get the same pair where the
-    quota allows only one of them. Returns the pair id, or None when `pick` finds none."""
+def claim_pair(db, rater: str, chosen: str | None, still_free: Callable[[str], bool],
+               pick: Callable[[], str | None]) -> str | None:
+    """Put a pair on this rater's screen (the assignment: a hold for a while, and the start of the time on task)
+    under one write lock with the check that it is still free. `chosen` was picked before the lock (the lock is
+    held briefly: under load every submit waits for it); if another rater took it meanwhile, `pick` chooses again
+    under the lock. Raters arriving at once then never get the same pair where the quota allows only one of
+    them. Returns the pair id, or None when nothing is free."""
     with write_transaction(db):
-        pair_id = pick()
+        pair_id = chosen if chosen is not None and still_free(chosen) else pick()
         if pair_id is not None:
             db.conn.execute(
                 "INSERT INTO assignments (pair_id, rater, shown_at) VALUES (?, ?, ?) "
