@@ -182,30 +182,37 @@ def test_reveal_speedup_only_when_comparable(db):
     assert not r3.comparable and r3.speedup is None and "not comparable" in r3.note
 
 
-def test_quota_is_checked_again_under_the_write_lock(tmp_path):
-    """Five raters submit the same pair at once (quota 2): exactly two ratings are stored, the others are told."""
+def at_once(path, names, fn) -> dict:
+    """fn(db, name) for each name in its own thread with its own connection, all released at the same moment;
+    returns {name: result or the RatingError's message}."""
     import threading
 
-    path = tmp_path / "q.db"
-    setup = open_db(path)
-    (pid,) = make_pool(setup, 1)
-    start, results = threading.Barrier(5), {}
+    start, results = threading.Barrier(len(names)), {}
 
-    def submit(name):
+    def run(name):
         db = open_db(path, migrate_schema=False)
-        start.wait()
         try:
-            results[name] = rate(db, pair_view(db, pid), name)
+            start.wait()
+            results[name] = fn(db, name)
         except RatingError as e:
             results[name] = str(e)
         finally:
             db.conn.close()
 
-    threads = [threading.Thread(target=submit, args=(f"r{i}",)) for i in range(5)]
+    threads = [threading.Thread(target=run, args=(n,)) for n in names]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    return results
+
+
+def test_quota_is_checked_again_under_the_write_lock(tmp_path):
+    """Five raters submit the same pair at once (quota 2): exactly two ratings are stored, the others are told."""
+    path = tmp_path / "q.db"
+    setup = open_db(path)
+    (pid,) = make_pool(setup, 1)
+    results = at_once(path, [f"r{i}" for i in range(5)], lambda db, name: rate(db, pair_view(db, pid), name))
     stored = [v for v in results.values() if isinstance(v, int)]
     refused = [v for v in results.values() if isinstance(v, str)]
     assert len(stored) == 2 and len(refused) == 3
@@ -230,29 +237,13 @@ def test_a_pair_on_someone_s_screen_is_not_offered_to_others_until_the_hold_ends
 def test_raters_arriving_at_once_are_given_different_pairs(tmp_path):
     """Choosing a pair and holding it happen under one write lock: six raters who ask at the same moment for a
     pair (quota 1, six pairs) get six different pairs, round after round."""
-    import threading
-
     path = tmp_path / "hold.db"
     setup = open_db(path)
     ids = make_pool(setup, 6)
     for round_ in range(15):
         setup.conn.execute("DELETE FROM assignments")
         setup.conn.commit()
-        start, got = threading.Barrier(6), {}
-
-        def ask(name):
-            db = open_db(path, migrate_schema=False)
-            try:
-                start.wait()
-                got[name] = next_pair(db, name, 1).pair_id
-            finally:
-                db.conn.close()
-
-        threads = [threading.Thread(target=ask, args=(f"r{round_}-{i}",)) for i in range(6)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        got = at_once(path, [f"r{round_}-{i}" for i in range(6)], lambda db, name: next_pair(db, name, 1).pair_id)
         assert sorted(got.values()) == sorted(ids), f"round {round_}: {got}"
 
 
