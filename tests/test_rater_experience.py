@@ -1,6 +1,7 @@
 """The rater's hour, in Chromium: questions in the rater's language, a whole pair rated from the keyboard, a
 layout that reads top to bottom on a phone, and an accessibility audit (axe-core) of every tab."""
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -145,18 +146,27 @@ def test_results_before_the_queue_is_rated_show_counts_and_nothing_empty(cfg, po
         assert "ordinary" not in shown and "assisted" not in shown  # nothing per path
 
 
-def _app_py(config, db, log):
+@contextlib.contextmanager
+def _app_py(config, tmp_path):
+    """`python app.py` on a fresh database, as a newcomer starts it: yields (url, log file) once it serves."""
     import os
     import subprocess
     import sys
 
     from apphelpers import free_port
 
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--config", str(config), "--db", str(db),
-                             "--host", "127.0.0.1", "--port", str(port)], stdout=log, stderr=subprocess.STDOUT,
-                            env=dict(os.environ, GRADIO_ANALYTICS_ENABLED="False"))
-    return proc, f"http://127.0.0.1:{port}/"
+    port, log_path = free_port(), tmp_path / "app.log"
+    url = f"http://127.0.0.1:{port}/"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--config", str(config),
+                                 "--db", str(tmp_path / "fresh.db"), "--host", "127.0.0.1", "--port", str(port)],
+                                stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, GRADIO_ANALYTICS_ENABLED="False"))
+        try:
+            _wait_serving(url, proc)
+            yield url, log_path
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
 
 
 def _wait_serving(url, proc, seconds=90):
@@ -177,25 +187,17 @@ def _wait_serving(url, proc, seconds=90):
 @pytest.mark.slow
 def test_the_page_is_up_at_once_and_the_rate_tab_opens_when_the_pool_is_ready(tiny_models, tmp_path):
     config = write_config(tmp_path / "app.toml", tiny_models)
-    log_path = tmp_path / "app.log"
-    with open(log_path, "wb") as log:
-        proc, url = _app_py(config, tmp_path / "fresh.db", log)
-        try:
-            _wait_serving(url, proc)
-            with chromium_page() as page:
-                page.goto(url)
-                panel = page.locator("#prepare")
-                expect(panel).to_contain_text("Preparing the pairs to rate")
-                expect(panel.locator("progress")).to_have_count(1)
-                expect(page.locator("#signin-button")).to_be_hidden()  # nothing to rate yet
-                expect(panel).to_contain_text("pair pool", timeout=60_000)
-                expect(page.locator("#signin-button")).to_be_visible(timeout=180_000)  # opened by itself
-                expect(panel).to_be_hidden()
-                sign_in(page, url, "early")
-                shown_texts(page)
-        finally:
-            proc.terminate()
-            proc.wait(timeout=30)
+    with _app_py(config, tmp_path) as (url, log_path), chromium_page() as page:
+        page.goto(url)
+        panel = page.locator("#prepare")
+        expect(panel).to_contain_text("Preparing the pairs to rate")
+        expect(panel.locator("progress")).to_have_count(1)
+        expect(page.locator("#signin-button")).to_be_hidden()  # nothing to rate yet
+        expect(panel).to_contain_text("pair pool", timeout=60_000)
+        expect(page.locator("#signin-button")).to_be_visible(timeout=180_000)  # opened by itself
+        expect(panel).to_be_hidden()
+        sign_in(page, url, "early")
+        shown_texts(page)
     out = log_path.read_text(errors="replace")
     assert "pair pool" in out and "ready: " in out  # the terminal shows the same work
 
@@ -203,16 +205,8 @@ def test_the_page_is_up_at_once_and_the_rate_tab_opens_when_the_pool_is_ready(ti
 def test_a_failed_preparation_shows_its_error_on_the_page_and_in_the_terminal(tiny_models, tmp_path):
     config = write_config(tmp_path / "app.toml", tiny_models)
     config.write_text(config.read_text().replace(str(tiny_models["target"]), str(tmp_path / "no-such-model")))
-    log_path = tmp_path / "app.log"
-    with open(log_path, "wb") as log:
-        proc, url = _app_py(config, tmp_path / "fresh.db", log)
-        try:
-            _wait_serving(url, proc)
-            with chromium_page() as page:
-                page.goto(url)
-                expect(page.locator("#prepare")).to_contain_text("Preparing the pairs failed", timeout=120_000)
-                expect(page.locator("#prepare")).to_contain_text("no-such-model")
-        finally:
-            proc.terminate()
-            proc.wait(timeout=30)
+    with _app_py(config, tmp_path) as (url, log_path), chromium_page() as page:
+        page.goto(url)
+        expect(page.locator("#prepare")).to_contain_text("Preparing the pairs failed", timeout=120_000)
+        expect(page.locator("#prepare")).to_contain_text("no-such-model")
     assert "no-such-model" in log_path.read_text(errors="replace")

@@ -219,8 +219,8 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
         prompt = prompts[prompt_id] if not typed else replace(prompts[prompt_id], id="live-custom", material=typed)
         with connect(db_path) as db:  # what must not be shown: any pooled output, whatever its prompt
             pooled = pooled_token_ids(db)
-            this_prompt = pooled_token_ids(db, prompt_id)
-        if this_prompt and not typed and cfg.decoding.mode == "greedy":
+            rated_here = db.execute("SELECT 1 FROM pairs WHERE prompt_id = ? LIMIT 1", [prompt_id]).fetchone()
+        if rated_here and not typed and cfg.decoding.mode == "greedy":
             raise EvalkitError(f"greedy decoding would reproduce the outputs of {prompt_id} that raters judge blind",
                                "type your own material, or run the bundled prompts once the study has ended")
         limiter.check(f"session:{getattr(request, 'session_hash', None) or '?'}", auth.client_key(request, space))
