@@ -111,6 +111,10 @@ def test_same_study_before_the_planned_size_is_an_interim_look(tmp_path, planned
     assert out["interim"] is True and out["label"] == INTERIM and out["verdict"]["decision"] == "INSUFFICIENT DATA"
     r = CliRunner().invoke(cli, ["aggregate", "--db", str(tmp_path / "early.db")])
     assert "VERDICT: INSUFFICIENT DATA  (interim look, not a decision)" in r.output
+    from evalkit.report import build_report
+
+    page = build_report(db, tmp_path / "report", agg).read_text(encoding="utf-8")
+    assert "Verdict: INSUFFICIENT DATA (interim look, not a decision)</h2>" in page
 
 
 def test_decision_sample_is_fixed_once_the_plan_is_reached(tmp_path):
