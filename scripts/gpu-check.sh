@@ -7,20 +7,27 @@
 #   scripts/gpu-check.sh --cpu                # the same on the CPU (the test suite runs this)
 #   scripts/gpu-check.sh --target DIR --draft DIR --out FILE [--dtypes bfloat16] [--reps N]
 #   scripts/gpu-check.sh --validate FILE      # only check an existing summary's columns
-# Environment: EVALKIT_PYTHON (a Python that already has evalkit: no set-up), TORCH_SPEC (the torch to
-# install on a GPU machine, default torch==2.13.0, PyPI's Linux wheel is built with CUDA).
+#   scripts/gpu-check.sh --fetch-wheels       # download into .whl/ the small wheels a machine with no network lacks
+# Set-up installs nothing into the Python: evalkit runs from this checkout. On a GPU machine the Python is python3
+# (the one holding a CUDA torch) or EVALKIT_PYTHON; what check and bench import and it lacks goes into
+# results/gpu-check-site/, from wheels in .whl/ (GPU_CHECK_WHEELS) when there are some, else over the network.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root="$PWD"
 start=$(date +%s)
 cpu=0
+die() { echo "gpu-check: $*" >&2; exit 2; }
 for arg in "$@"; do
   case "$arg" in
     --cpu) cpu=1 ;;
     --validate) exec "${EVALKIT_PYTHON:-$(command -v python3)}" scripts/gpu_check.py "$@" ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --fetch-wheels)
+      # the tested versions: those of the project's own environment when it exists
+      fpy="${EVALKIT_PYTHON:-}"; [ -n "$fpy" ] || { [ -x .venv/bin/python ] && fpy=.venv/bin/python || fpy=python3; }
+      exec "$fpy" scripts/gpu_setup.py fetch-wheels "${GPU_CHECK_WHEELS:-.whl}" ;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   esac
 done
-die() { echo "gpu-check: $*" >&2; exit 2; }
 
 if [ -n "${EVALKIT_PYTHON:-}" ]; then
   py="$EVALKIT_PYTHON"
@@ -29,19 +36,14 @@ elif [ "$cpu" = 1 ]; then
   .venv/bin/python -c "import evalkit, torch" 2>/dev/null || scripts/setup.sh
   py=.venv/bin/python
 else
-  # a GPU machine: its own environment, reusing a CUDA torch the system already has
-  venv="${EVALKIT_GPU_VENV:-.venv-gpu}"
-  [ -x "$venv/bin/python" ] || python3 -m venv --system-site-packages "$venv" || die "cannot create $venv (python3 -m venv)"
-  if ! "$venv/bin/python" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
-    echo "gpu-check: installing ${TORCH_SPEC:-torch==2.13.0} (a CUDA build) into $venv" >&2
-    "$venv/bin/python" -m pip install -q "${TORCH_SPEC:-torch==2.13.0}" || die "cannot install torch (no network? set TORCH_SPEC, or EVALKIT_PYTHON to a Python with CUDA torch and evalkit)"
-  fi
-  if ! "$venv/bin/python" -c "import evalkit" 2>/dev/null; then
-    "$venv/bin/python" -m pip install -q -e . || die "cannot install evalkit into $venv"
-  fi
-  "$venv/bin/python" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" \
-    || die "torch in $venv sees no CUDA device: check nvidia-smi and the driver, or run with --cpu"
-  py="$venv/bin/python"
+  py="$(command -v python3)" || die "no python3 on the PATH: set EVALKIT_PYTHON to a Python with a CUDA build of torch"
+fi
+site="$("$py" scripts/gpu_setup.py prepare "${GPU_CHECK_SITE:-results/gpu-check-site}" --wheels "${GPU_CHECK_WHEELS:-.whl}")" \
+  || die "set-up failed (the line above says what is missing and how to fix it)"
+export PYTHONPATH="$site:$root${PYTHONPATH:+:$PYTHONPATH}"
+if [ "$cpu" = 0 ]; then
+  "$py" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" \
+    || die "torch $("$py" -c 'import torch; print(torch.__version__)') in $py sees no CUDA device: check nvidia-smi and the driver, point EVALKIT_PYTHON at a Python with a CUDA build of torch, or run with --cpu"
 fi
 export GPU_CHECK_SETUP_SECONDS=$(( $(date +%s) - start ))
 exec "$py" scripts/gpu_check.py "$@"

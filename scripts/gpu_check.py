@@ -24,6 +24,8 @@ from types import SimpleNamespace
 import click
 
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run as a script from the checkout, evalkit not installed (a GPU image)
+    sys.path.insert(0, str(ROOT))
 DTYPES = ("float16", "bfloat16")
 PATHS = ("ordinary", "assisted")  # evalkit.records.COMPARED, as the JSON spells them
 BUDGET_SECONDS = 8 * 60  # the bar for a GPU machine, set-up included
@@ -117,7 +119,9 @@ def run_check(args) -> dict:
                          "run on a machine with an NVIDIA GPU and a CUDA build of torch, or pass --cpu")
     work = Path(args.work).resolve()
     work.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, EVALKIT_DATA_DIR=str(work / "data"), PYTHONPATH=str(ROOT))
+    # evalkit from this checkout, ahead of any installed copy; the rest of the path (the set-up's site) is kept
+    pythonpath = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    env = dict(os.environ, EVALKIT_DATA_DIR=str(work / "data"), PYTHONPATH=pythonpath)
     env.pop("EVALKIT_DB", None)
     seconds: dict[str, float] = {"setup": float(os.environ.get("GPU_CHECK_SETUP_SECONDS") or 0)}
 
