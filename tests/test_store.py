@@ -60,6 +60,25 @@ def test_corrupt_database_file_gives_clear_error(tmp_path):
     assert bad.read_bytes().startswith(b"this is not a database")  # nothing overwritten
 
 
+def test_database_held_by_another_process_says_so_not_corrupt(tmp_path, monkeypatch):
+    """A file another process keeps locked past the busy timeout is not corrupt: the hint says to wait for or
+    stop the other command, not to move the file aside."""
+    import sqlite3
+
+    from evalkit.store import database
+
+    monkeypatch.setattr(database, "BUSY_TIMEOUT_S", 0.5)
+    path = tmp_path / "held.db"
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("CREATE TABLE t (x)")
+    other.execute("BEGIN EXCLUSIVE")  # a rollback-journal file under an exclusive lock: nobody can even read it
+    with pytest.raises(EvalkitError, match=r"(?s)held\.db.*locked.*over 0\.5 s.*wait for the other evalkit command") as e:
+        open_db(path)
+    assert "corrupt" not in str(e.value)
+    other.execute("ROLLBACK")
+    assert open_db(path).execute("PRAGMA journal_mode").fetchone()[0] == "wal"  # and once free, it opens
+
+
 def test_migrations_from_several_processes_at_once(tmp_path):
     """accelerate ranks open the same new database together: each migration is applied exactly once."""
     import subprocess
@@ -75,3 +94,40 @@ def test_migrations_from_several_processes_at_once(tmp_path):
     assert all(p.returncode == 0 for p in procs), errors
     db = open_db(path)
     assert [r[0] for r in db.execute("SELECT name FROM _migrations ORDER BY name").fetchall()] == [n for n, _ in MIGRATIONS]
+
+
+def _open_fresh_files(barrier, folder, rounds, errors):
+    from evalkit.errors import EvalkitError
+
+    for r in range(rounds):
+        barrier.wait()  # every process opens file r at the same moment
+        try:
+            open_db(folder / f"{r}.db").close()
+        except EvalkitError as e:
+            errors.put(f"round {r}: {e}")
+
+
+def test_processes_opening_one_new_file_together_all_succeed(tmp_path):
+    """Regression: two accelerate ranks opening one new database at once sometimes failed with 'database is
+    locked' (the switch to WAL meets a file the other process has just switched and is writing, and SQLite
+    answers at once, without the busy handler). Many rounds of a simultaneous open, as the ranks do."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    n, rounds = 3, 150
+    barrier, errors = ctx.Barrier(n), ctx.Queue()
+    procs = [ctx.Process(target=_open_fresh_files, args=(barrier, tmp_path, rounds, errors)) for _ in range(n)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=300)
+    failures = []
+    while not errors.empty():
+        failures.append(errors.get())
+    assert failures == []
+    assert [p.exitcode for p in procs] == [0] * n
+    for r in range(rounds):
+        db = open_db(tmp_path / f"{r}.db", migrate_schema=False)
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert [x[0] for x in db.execute("SELECT name FROM _migrations ORDER BY name")] == [m for m, _ in MIGRATIONS]
+        db.close()

@@ -11,6 +11,10 @@ from ..errors import EvalkitError
 from . import migrations
 
 
+# How long a connection waits for another process's lock before giving up (busy handler, WAL switch).
+BUSY_TIMEOUT_S = 30.0
+
+
 def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
@@ -73,6 +77,37 @@ def write_transaction(db):
     db.conn.commit()
 
 
+def _switch_to_wal(conn: sqlite3.Connection, timeout: float) -> None:
+    """Put the file in WAL mode, waiting (up to the busy timeout) for other connections rather than failing.
+
+    When several processes open one new file at once (accelerate ranks), the switch can meet a file another
+    process has just switched and is writing to; SQLite then answers 'database is locked' at once, without
+    calling the busy handler. So retry with a short back-off until the file is in WAL mode."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    pause = 0.002
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal":
+                return
+            conn.execute("PRAGMA journal_mode=wal")
+            return  # a file system without WAL support keeps its mode; SQLite still works, only slower
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) and "busy" not in str(e) or time.monotonic() > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
+
+
+def _unreadable(path: Path, e: Exception) -> EvalkitError:
+    return EvalkitError(
+        f"database {path} cannot be opened: {e}",
+        "if the file is corrupt, move it aside (keep it for recovery) and run again to start a new one; "
+        "or point --db / EVALKIT_DB at another file",
+    )
+
+
 def open_db(path: Path | str | None = None, migrate_schema: bool = True):
     """Open (creating if needed) and migrate the database. WAL mode and a busy timeout for concurrent writers.
 
@@ -85,23 +120,26 @@ def open_db(path: Path | str | None = None, migrate_schema: bool = True):
     path = Path(path) if path else db_path()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
+        conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S, check_same_thread=False)
         db = sqlite_utils.Database(conn)
-        db.execute("PRAGMA busy_timeout = 30000")
+        db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
         db.execute("PRAGMA foreign_keys = ON")
-        if db.conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-            db.enable_wal()
+        _switch_to_wal(db.conn, BUSY_TIMEOUT_S)
         # In WAL mode NORMAL syncs at checkpoints, not on every commit: a committed rating survives the app
         # being killed (tests/test_crash.py); only an OS crash or power cut could lose the last commits.
         db.execute("PRAGMA synchronous = NORMAL")
         if migrate_schema:
             migrate(db)
-    except sqlite3.DatabaseError as e:
+    except sqlite3.OperationalError as e:
+        if "locked" not in str(e) and "busy" not in str(e):
+            raise _unreadable(path, e)
         raise EvalkitError(
-            f"database {path} cannot be opened: {e}",
-            "if the file is corrupt, move it aside (keep it for recovery) and run again to start a new one; "
+            f"database {path} cannot be opened: {e} (another process held it for over {BUSY_TIMEOUT_S:g} s)",
+            "wait for the other evalkit command using this file to finish, or stop it, and run again; "
             "or point --db / EVALKIT_DB at another file",
         )
+    except sqlite3.DatabaseError as e:
+        raise _unreadable(path, e)
     except OSError as e:
         raise EvalkitError(f"database {path} cannot be created: {e}", "check the folder exists and is writable")
     return db
