@@ -17,6 +17,7 @@ import threading
 from pathlib import Path
 
 from .errors import EvalkitError
+from .store.database import BUSY_TIMEOUT_S
 
 log = logging.getLogger("evalkit.sync")
 
@@ -30,7 +31,7 @@ def _is_missing(err: Exception) -> bool:
 
 def snapshot(db_path: Path, dest: Path) -> Path:
     """A consistent copy of a live database (online backup API: readers and writers may keep going)."""
-    src = sqlite3.connect(str(db_path), timeout=30)
+    src = sqlite3.connect(str(db_path), timeout=BUSY_TIMEOUT_S)
     try:
         out = sqlite3.connect(str(dest))
         try:

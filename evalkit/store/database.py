@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -77,14 +78,17 @@ def write_transaction(db):
     db.conn.commit()
 
 
+def _held_by_another(e: sqlite3.OperationalError) -> bool:
+    """SQLITE_BUSY / SQLITE_LOCKED: another connection has the file, nothing is wrong with it."""
+    return "locked" in str(e) or "busy" in str(e)
+
+
 def _switch_to_wal(conn: sqlite3.Connection, timeout: float) -> None:
     """Put the file in WAL mode, waiting (up to the busy timeout) for other connections rather than failing.
 
     When several processes open one new file at once (accelerate ranks), the switch can meet a file another
     process has just switched and is writing to; SQLite then answers 'database is locked' at once, without
     calling the busy handler. So retry with a short back-off until the file is in WAL mode."""
-    import time
-
     deadline = time.monotonic() + timeout
     pause = 0.002
     while True:
@@ -94,7 +98,7 @@ def _switch_to_wal(conn: sqlite3.Connection, timeout: float) -> None:
             conn.execute("PRAGMA journal_mode=wal")
             return  # a file system without WAL support keeps its mode; SQLite still works, only slower
         except sqlite3.OperationalError as e:
-            if "locked" not in str(e) and "busy" not in str(e) or time.monotonic() > deadline:
+            if not _held_by_another(e) or time.monotonic() > deadline:
                 raise
         time.sleep(pause)
         pause = min(pause * 2, 0.1)
@@ -131,7 +135,7 @@ def open_db(path: Path | str | None = None, migrate_schema: bool = True):
         if migrate_schema:
             migrate(db)
     except sqlite3.OperationalError as e:
-        if "locked" not in str(e) and "busy" not in str(e):
+        if not _held_by_another(e):
             raise _unreadable(path, e)
         raise EvalkitError(
             f"database {path} cannot be opened: {e} (another process held it for over {BUSY_TIMEOUT_S:g} s)",
