@@ -1,67 +1,202 @@
 """Automatic fidelity pre-screen: transparent rules for the four criteria on the maintenance material.
 
-Each rule is a list of named regular expressions; a verdict carries the evidence it matched, so a
-rater (or a reviewer of this file) can see why. It is a pre-screen, not a judge: its agreement with
-the raters (Cohen's kappa per criterion) is reported by the aggregation.
+One rule per criterion (`check_*`), built from named regular expressions; a verdict carries the evidence it
+matched, so a rater (or a reviewer of this file) can see why. It is a pre-screen, not a judge: its agreement with
+the raters (percent and Cohen's kappa per criterion) is reported by the aggregation, and its agreement with
+hand-written labels is tested on tests/prescreen_labelled.py, where the reading of each criterion is spelled out.
+
+The rules read the text sentence by sentence and clause by clause, because what a day, a time or a
+"no impact" means depends on what it is said about: "周四" fails the schedule only when the maintenance is put
+on it, not when it is the restore day or the day to call the administrator.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from .prompts import CRITERIA
 
-RULES_VERSION = "1"
+# Bump whenever a rule changes: stored verdicts are keyed by it, so `aggregate` and `plan` re-screen.
+RULES_VERSION = "2"
 
-# ---- building blocks -------------------------------------------------------------------------
-WED = r"(?:周三|星期三|礼拜三|週三|wednesday)"
-EVENING = r"(?:晚间|晚上|夜间|夜里|晚|夜|evening|night|tonight)"
-OTHER_DAY = r"(?:周[一二四五六日天]|星期[一二四五六日天]|礼拜[一二四五六日天]|明天|后天|次日|翌日|明早|明晚|monday|tuesday|thursday|friday|saturday|sunday|tomorrow)"
-OTHER_TIME_OF_DAY = r"(?:上午|下午|中午|早上|早晨|清晨|凌晨|白天|傍晚|午间|morning|afternoon|noon|midday|dawn)"
-CN_NUM = r"[0-9０-９一二三四五六七八九十两半几]+"
-CLOCK = rf"(?:\d{{1,2}}\s*[:：]\s*\d{{2}}|{CN_NUM}\s*[点時时](?:\s*{CN_NUM}\s*分|[整半])?|\d{{1,2}}\s*(?:am|pm|a\.m\.|p\.m\.|o'clock))"
-DATE = r"(?:\d{1,4}\s*年\s*\d{1,2}\s*月|\d{1,2}\s*月\s*\d{1,2}\s*[日号]|\d{1,2}\s*[日号](?!常)|\d{1,2}/\d{1,2}|(?:january|february|march|april|may|june|july|august|september|october|november|december)\s+\d{1,2}|\d{1,2}(?:st|nd|rd|th)\b)"
-DURATION = rf"(?:{CN_NUM}\s*(?:个)?\s*(?:小时|钟头|分钟|天|日|周|星期)(?:内|之内|左右|后)?|\b\d+\s*(?:hours?|minutes?|days?|weeks?)\b|within\s+(?:an?|one|two|three|\d+)\s+(?:hours?|days?|minutes?))"
-COMMITMENT = r"(?:保证|承诺|担保|确保|一定会|必将|务必|不会影响|不会对[^。；;\n]{0,10}影响|不影响(?!阅读|查阅|浏览)|guarantee|promise|we ensure|will not affect|won't affect|no impact|without any (?:impact|disruption))"
+# ---- text preparation ------------------------------------------------------------------------------------
 
-UPLOAD_BLOCKED = [
-    r"(?:不能|无法|不可|不可以|不能够|暂停|停止|禁止|不支持|暂不支持|无法进行|不再|不得|暂时不能|暂时无法|暂不能|暂无法)[^。；;，,\n]{0,8}上传",
-    r"上传[^。；;，,\n]{0,10}(?:暂停|关闭|停用|不可用|暂不可用|无法使用|不能使用|受限|中止|禁用|不开放|暂停使用)",
-    r"(?:cannot|can't|can not|unable to|not be able to|won't be able to|will not be able to)\s+(?:\w+\s+){0,3}upload",
-    r"upload\w*\s+(?:\w+\s+){0,3}(?:disabled|unavailable|paused|suspended|not (?:be )?(?:possible|available)|closed|blocked)",
-    r"no new (?:files|uploads|documents) (?:can|may|will)",
-]
-READ_OK = [
-    r"(?:仍可|仍然可以|依然可以|依旧可以|仍能|仍然能|照常|正常|照样|还可以|还能|均可|都可以|可以正常|可正常|可以继续|可继续|仍可以|可以|能够|可)\s*(?:阅读|查阅|浏览|查看|访问|读取|打开|使用已有)",
-    r"(?:阅读|查阅|浏览|查看)[^。；;\n]{0,6}(?:不受影响|照常|正常进行|仍可进行|可以照常)",
-    r"(?:can|may|will)\s+still\s+(?:be\s+)?(?:read|view|access|brows|open|consult)",
-    r"(?:remain|stay|still be|continue to be)\s+(?:fully\s+)?(?:readable|accessible|available|viewable|open)",
-    r"(?:reading|viewing|access to existing)[^.\n]{0,30}(?:unaffected|available|continues|possible)",
-]
-READ_INVERTED = [
-    r"(?:不能|无法|不可|不可以|暂停|停止|禁止|暂时不能|暂时无法)[^。；;，,\n上传]{0,6}(?:阅读|查阅|浏览|查看|访问|读取)",
-    r"(?:cannot|can't|unable to|not be able to)\s+(?:\w+\s+){0,2}(?:read|view|access|open)\b",
-    r"(?:reading|viewing|access)[^.\n]{0,20}(?:disabled|unavailable|not (?:be )?possible|suspended)",
-]
-UPLOAD_INVERTED = [
-    r"(?<![不无])(?<!不能)(?<!暂停)(?:仍可|仍然可以|照常|正常|可以|能够|可)上传",
-    r"(?:can|may) still upload|uploads? (?:remain|stay|will remain|continue to be) (?:available|possible|open)",
-]
-RESTORE_UNKNOWN = [
-    r"(?:恢复|重新开放|恢复上传|恢复服务|恢复正常|结束|完成)[^。；;\n]{0,8}(?:时间|时刻|日期)?[^。；;\n]{0,6}(?:尚未确定|尚未明确|尚不确定|还不确定|暂不确定|不确定|尚未决定|尚无定论|待定|未定|另行通知|另行公布|尚不清楚|还不清楚|未知|暂无法确定|暂时无法确定|目前无法确定|还没有确定|尚无确切)",
-    r"(?:尚未确定|尚不确定|还不确定|暂不确定|无法确定|不确定|尚无定论|尚不清楚|还不知道)[^。；;\n]{0,8}(?:何时|什么时候|哪天|几时)?[^。；;\n]{0,4}(?:恢复|重新开放|结束)",
-    r"(?:何时|什么时候|哪天|几时)[^。；;\n]{0,8}(?:恢复|重新开放|结束)[^。；;\n]{0,8}(?:尚未确定|还不确定|尚不确定|不确定|待定|未定|尚无定论|尚不清楚|还不清楚|未知)",
-    r"(?:not (?:yet )?(?:known|confirmed|determined|decided|certain|clear)|unknown|to be (?:determined|confirmed|announced)|tbd|tba|undetermined|no (?:confirmed|set|fixed) (?:time|date))",
-]
-RESTORE_GIVEN = [
-    r"(?:预计|预期|可望|有望)[^。；;\n]{0,14}(?:恢复|重新开放|结束|完成)",
-    rf"(?:将于|将在|会在|计划在|计划于)[^。；;，,\n]{{0,6}}(?:{CLOCK}|{OTHER_DAY}|{DATE})[^。；;，,\n]{{0,8}}(?:恢复|重新开放)",
-    rf"(?:{CLOCK}|{OTHER_DAY}|{DATE})[^。；;\n]{{0,6}}(?:前|之前|以前)?[^。；;\n]{{0,4}}(?:恢复|重新开放|结束维护|完成维护)",
-    rf"(?:恢复|重新开放)[^。；;\n]{{0,4}}(?:于|在)\s*(?:{CLOCK}|{OTHER_DAY}|{DATE})",
-    r"(?:expected|scheduled|planned|estimated|should be)\s+(?:\w+\s+){0,3}(?:back|restored|resume|complete|finished)",
-    r"(?:back|restored|resume\w*)\s+(?:\w+\s+){0,2}(?:by|at|on|before|within)\s+",
-]
+# Traditional characters that occur in notices about this material, mapped to simplified, so that one set of
+# patterns serves both scripts (週三晚間, 無法上傳, 恢復時間尚未確定, 不會影響 ...).
+_TRADITIONAL = str.maketrans(
+    "週維護無傳檔閱讀復時間確證諾會響擔確開關禮資庫將為於進請後續預計約個鐘點號還說準暫繼視覽訪問啟過這們對損數據補償專僅從來內現舊務裡聯繫員發佈屆該變體謝諒煩帶給統應戶處則認電郵話寫權機週當書檢測試節隨並設務級勞險穩護慮盡",
+    "周维护无传档阅读复时间确证诺会响担确开关礼资库将为于进请后续预计约个钟点号还说准暂继视览访问启过这们对损数据补偿专仅从来内现旧务里联系员发布届该变体谢谅烦带给统应户处则认电邮话写权机周当书检测试节随并设务级劳险稳护虑尽",
+)
+
+
+def _normalise(text: str) -> str:
+    # NFKC folds full-width digits, letters and punctuation (２０：００, ＴＢＤ, ，；：) into ASCII.
+    text = unicodedata.normalize("NFKC", text or "").translate(_TRADITIONAL)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+# Sentences end at 。！; and newlines, and at an English full stop that does not close an abbreviation
+# (Wed. evening, 8 p.m., Dec. 3). Question marks do not end one: "上传？暂停。" is one statement.
+_SENTENCE_END = re.compile(
+    r"[。!;\n]+|(?<!\bwed)(?<!\bdec)(?<!\bnov)(?<!\boct)(?<!\bsep)(?<!\bjan)(?<!\bfeb)(?<!\b[ap]\.m)(?<!\be\.g)(?<!\bi\.e)\.(?:\s+|$)",
+    re.IGNORECASE)
+# Clauses: commas, and before a contrast word, so that "you can open existing files but not upload new ones"
+# gives each verb its own polarity.
+_CLAUSE_END = re.compile(r"[,，]|(?=\b(?:but|though|although|whereas|while)\b)|(?=但|不过|只是)", re.IGNORECASE)
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+
+
+def _clauses(sentence: str) -> list[str]:
+    return [c.strip() for c in _CLAUSE_END.split(sentence) if c and c.strip()]
+
+
+def _rx(pattern: str) -> re.Pattern:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+def _hits(pattern: re.Pattern, text: str) -> list[str]:
+    return [m.group(0).strip() for m in pattern.finditer(text)]
+
+
+# ---- vocabulary ------------------------------------------------------------------------------------------
+WED = r"(?:周三|星期三|礼拜三|\bwed(?:nesday)?\b\.?)"
+EVENING = r"(?:晚间|晚上|夜间|夜里|夜晚|深夜|晚|夜|\bevenings?\b|\bnights?\b)"
+OTHER_DAY = (r"(?:周[一二四五六日天末]|星期[一二四五六日天]|礼拜[一二四五六日天]|明天|后天|次日|翌日|明早|明晚|第二天|今天|"
+             r"\b(?:monday|tuesday|thursday|friday|saturday|sunday|tomorrow|weekend)\b)")
+OTHER_TIME_OF_DAY = (r"(?:上午|下午|中午|早上|早晨|清晨|凌晨|白天|傍晚|午间|午后|日间|"
+                     r"\b(?:morning|afternoon|noon|midday|dawn|daytime|lunchtime)\b)")
+_ZH_NUM = r"(?:\d{1,2}|[一二三四五六七八九十两]{1,3})"
+# Clock times: 20:00, 晚上8点(半), 八点三十分, 8 pm / 8 a.m. / 8 o'clock. "一点" alone is "a little", not 1 o'clock.
+CLOCK = (rf"(?:(?<![\d:])\d{{1,2}}\s*:\s*\d{{2}}(?!\d)|(?<![一第几\d])(?<!以下)(?<!如下)(?<!下列)(?!一[点时](?![钟整半]|\s*\d))(?!十分){_ZH_NUM}\s*[点时](?!间|候|刻|期|说明|注意|要求|建议|内容|事项)"
+         rf"(?:\s*{_ZH_NUM}\s*分|[整半钟])?|(?<![\d:])\d{{1,2}}(?::\d{{2}})?\s*(?:am|pm|a\.m\.|p\.m\.|o'clock)(?![a-z]))")
+MONTHS = r"(?:january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\.?"
+# Calendar dates. "3日" is a date only after a month or a date word; "持续三日" is a duration (DURATION).
+DATE = (r"(?:\d{4}\s*年(?:\s*\d{1,2}\s*月)?|\d{4}-\d{1,2}-\d{1,2}|(?:\d{1,2}|[一二三四五六七八九十]{1,3})\s*月\s*(?:\d{1,2}|[一二三四五六七八九十]{1,3})\s*[日号]|"
+        r"(?:本月|下月|于|在|到|至|从)\s*\d{1,2}\s*[日号]|(?<!\d)\d{1,2}\s*号(?!楼|线|文件)|(?<![\d/])\d{1,2}/\d{1,2}(?:/\d{2,4})?(?![\d/])|"
+        rf"\b{MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{MONTHS}(?![a-z])|\bthe\s+\d{{1,2}}(?:st|nd|rd|th)\b)")
+_EN_COUNT = r"(?:\d+(?:\.\d+)?|an?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|a few|a couple of|several|few)"
+# Durations: 两小时, 一个半小时, 三日, 几个小时, 半天, two hours, a couple of hours, half a day, 90 minutes.
+DURATION = (rf"(?:(?<![月第]){_ZH_NUM}\s*(?:个)?\s*半?\s*(?:小时|钟头|分钟|天|工作日|周(?![一二三四五六日天末])|个?星期(?![一二三四五六日天])|个月)|"
+            r"[几数]\s*(?:个)?\s*(?:小时|钟头|分钟|天|周)|半\s*(?:个)?\s*(?:小时|天|钟头)|一两天|一整晚|一整夜|一个晚上|通宵|"
+            rf"\b{_EN_COUNT}\s+(?:hours?|hrs?|minutes?|mins?|days?|weeks?|nights?)\b|\bhalf\s+(?:a|an)\s+(?:day|hour)\b|\bovernight\b)")
+# "N日" alone is a date (周三（3日）, 于3日) unless the context makes it a span (持续三日, 三日内, 3日后).
+BARE_DAY = r"(?<![月第\d一二三四五六七八九十两])(?:\d{1,2}|[一二三四五六七八九十两]{1,3})\s*日"
+DAY_SPAN_BEFORE = r"(?:持续|需要|需|约|大约|为期|历时|用时|耗时|花|将近|近|超过|达|要|至少|最多|一连)\s*$"
+DAY_SPAN_AFTER = r"^\s*(?:内|之内|左右|以上|以内|后|之后|时间|的时间)"
+# A lead time for the reader's own uploads (提前一天, one day before) is advice, not how long the maintenance lasts.
+LEAD_TIME = _rx(r"提前|之前|前一|ahead|before|in advance|earlier")
+
+MAINTENANCE = _rx(r"维护|维修|升级|停机|下线|maintenance|maintained|maintain|\bdown\b|upgrade|offline")
+# What a clause is about when it is not the schedule.
+RESTORE = _rx(r"恢复|重新开放|重新上线|开放上传|修复|修好|结束|(?:维护|工作|升级)[^,，。]{0,6}完成|完成(?:维护|升级)|什么时候好|何时好|"
+              r"\bback\b|restor\w*|resum\w*|\breturn\w*|reopen\w*|(?:available|online|up)\s+again|\bends?\b|\bending\b|\beta\b|"
+              r"(?:maintenance|work|upgrade|it)\s+(?:\w+\s+){0,6}(?:finish\w*|complet\w*|done)|(?:finish\w*|complet\w*)\s+(?:the\s+)?(?:maintenance|work)|how long|duration")
+UNTIL = _rx(r"至|直到|到|until|till|through")
+END_BEFORE = _rx(r"至|到|直到|until|till|through|最快|最晚|最迟|最早|不早于|不晚于|\bby\b|earliest|latest")
+CONTACT = _rx(r"联系|咨询|致电|反馈|contact|reach out|get in touch|\bcall\b|\bemail\b|helpdesk")
+# A notice's own date or sending ("本通知今天发布") is not the maintenance's day either.
+NOTICE = _rx(r"发布|发出|印发|公告|本通知|此通知|\bissued\b|\bpublished\b|\bsent\b|this notice")
+NEGATED_BEFORE = _rx(r"(?:不是|并非|而非|而不是|\bnot\b|rather than|instead of)\s*\S{0,3}$")
+
+UPLOAD = _rx(r"上传|\bupload\w*|(?:提交|添加|新增|存入|\badd\w*|\bsubmit\w*|\bpost\w*)")
+UPLOAD_NEEDS_NEW = _rx(r"新增|新(?:的)?(?:文件|资料|文档|档案)|\bnew\s+(?:files?|documents?|ones|material)")
+READ = _rx(r"阅读|查阅|浏览|查看|读取|访问|打开|可读|(?:能|可以?|还能|仍可)看|\bread(?:ing|able)?\b|\bview\w*|\bopen\w*|\baccess\w*|\bbrows\w*|\bconsult\w*")
+READ_ONLY = _rx(r"只读|read[- ]only")
+# "已有文件仍可使用", "existing files remain available": using or having existing files counts as reading them.
+EXISTING = _rx(r"已有|现有|原有|已存|旧文件|老文件|\bexisting\b|\bcurrent (?:files|documents)|already (?:stored|there|in)")
+USE = _rx(r"使用|可用|\bavailable\b|\busable\b|\bused?\b")
+# Words that put a clause before or after the maintenance window: an upload "after which uploads will be
+# possible again" or "请在维护开始前完成上传" says nothing about uploading during the maintenance.
+OUTSIDE_WINDOW = _rx(r"之后|以后|结束后|完成后|恢复后|重新|恢复|之前|以前|开始前|日前|号前|提前|\bafter\b|afterwards?|\bagain\b|"
+                     r"\bonce\b|\bbefore\b|beforehand|prior to|ahead of|\buntil\b")
+
+# Polarity markers. They are tried longest first (see _markers), so that "并非无法", "not affect" and "can't"
+# win over "无法", "not" and "can".
+_POS_BEFORE = ["并非无法", "并不是不能", "不是不能", "不影响", "不会影响", "不受影响", "仍然可以", "仍然能", "依然可以", "依旧可以",
+               "照常可以", "还可以", "可以正常", "可正常", "可以继续", "可继续", "仍可以", "只能", "仍可", "仍能", "依然", "依旧",
+               "照常", "照样", "正常", "均可", "都可以", "都可", "还能", "可以", "能够", "可", "能",
+               "not affect", "won't affect", "will not affect", "does not affect", "doesn't affect", "can still", "may still",
+               "still be able to", "continue to", "continues to", "be able to", "available to", "can", "may", "still", "only",
+               "remains?", "stays?", "will remain", "will stay", "continue to be"]
+_NEG_BEFORE = ["no one will be able to", "nobody will be able to", "nothing can", "nothing will", "也不能", "也无法", "也不可", "既不能", "既无法", "不能够", "不能", "无法", "不可以", "不可", "不了", "没法", "未能",
+               "暂停", "停止", "禁止", "不支持", "暂不支持", "不再", "不得", "请勿", "请不要", "不要", "勿", "既不", "也不", "暂不",
+               "cannot", "can't", "can not", "couldn't", "unable to", "not be able to", "won't be able to",
+               "will not be able to", "do not", "don't", "not be available to", "no longer", "neither", "nor", "no", "not",
+               "without"]
+_POS_AFTER = ["不受影响", "不受限制", "不受任何限制", "没有限制", "不受限", "照常", "正常进行", "可以照常", "仍可进行", "可用",
+              "unaffected", "as usual", "as normal", "remains?", "stays?", "still", "continues?", "available", "possible",
+              "work", "fine", "open"]
+_NEG_AFTER = ["暂停", "关闭", "停用", "不可用", "暂不可用", "无法使用", "不能使用", "受限", "中止", "禁用", "不开放", "不了", "暂时关闭",
+              "will not be possible", "will not be available", "will not be allowed", "will not work", "not be possible",
+              "not be available", "not possible", "not available", "not allowed", "won't be possible", "won't work",
+              "won't go through", "won't be accepted", "disabled", "unavailable", "paused", "suspended", "blocked",
+              "halted", "off", "closed", "stopped", "cannot", "can't", "will not", "won't", "impossible"]
+
+
+def _word(alt: str) -> str:
+    """English markers match whole words only ("can" must not match inside "cannot")."""
+    return (r"\b" if alt[0].isascii() and alt[0].isalpha() else "") + alt + (r"\b" if alt[-1].isalpha() and alt[-1].isascii() else "")
+
+
+def _markers(pos: list[str], neg: list[str]) -> re.Pattern:
+    alts = sorted([(a, "pos") for a in pos] + [(a, "neg") for a in neg], key=lambda a: -len(a[0]))
+    return _rx("|".join(f"(?P<{kind}{i}>{_word(a)})" for i, (a, kind) in enumerate(alts)))
+
+
+POLARITY_BEFORE = _markers(_POS_BEFORE, _NEG_BEFORE)
+POLARITY_AFTER = _markers(_POS_AFTER, _NEG_AFTER)
+
+UNKNOWN = _rx(
+    r"尚未确定|尚未明确|尚不确定|还不确定|暂不确定|暂时无法确定|无法确定|不能确定|不确定|尚未决定|尚无定论|待定|未定|另行通知|另行公布|另行告知|待通知|"
+    r"尚不清楚|还不清楚|不清楚|未知|不知道|说不准|说不好|没有确定|没定|尚不明确|不明确|尚无确切|没有确切|没有消息|暂无|"
+    r"无法给出|不能给出|无法提供|视[^,，。]{0,12}而定|取决于|"
+    r"\bnot\s+(?:yet\s+)?(?:been\s+)?(?:known|confirmed|determined|decided|certain|clear|set|fixed|scheduled)|\bunknown\b|\bunclear\b|\buncertain\b|"
+    r"\bundecided\b|\bpending\b|to be (?:determined|confirmed|announced|decided|agreed)|\btb[dac]\b|no eta|"
+    r"(?:don't|do not|cannot|can't|can not)\s+(?:yet\s+)?(?:say|know|tell|confirm|predict|give|provide|estimate)|no (?:word|news|estimate)|"
+    r"depends on|depending on|"
+    r"no (?:\w+\s+){0,2}(?:time|date|eta)\s+(?:has\s+been|is)\s+(?:set|fixed|decided|confirmed)|"
+    r"(?:let you know|will (?:announce|inform|notify|tell|update) you)")
+# The restore time said to be fixed already ("恢复时间已经确定", "has already been set").
+KNOWN = _rx(r"已经?确定|已定(?!于)|已经定(?!于)|已有安排|(?:has|have)\s+(?:already\s+)?been\s+(?:set|fixed|decided|determined|confirmed|scheduled)|"
+            r"is\s+(?:already\s+)?(?:set|fixed|known|confirmed)\b(?!\s+yet)")
+PREDICTED = _rx(r"预计|预期|有望|可望|估计|应该会|应能|\bexpect\w*|\bshould be\b|\bhope to\b|\bscheduled to\b|\bestimated?\b")
+DEADLINE = _rx(r"不超过|不会超过|之内|以内|内完成|最晚|最迟|最快|不早于|不晚于|at the latest|at the earliest|no more than|no later than|\bwithin\b")
+TIME_WORDS = _rx(r"当晚|当天|今晚|今夜|次日|翌日|第二天|明天|明早|明晚|下周|本周|周末|"
+                 r"\btonight\b|\btomorrow\b|that (?:night|evening|day)|same (?:night|evening|day)|by morning|this week|next week|weekend")
+
+PROMISE = _rx(r"保证|承诺|担保|确保|一定会|一定能|必将|必定|肯定会|绝对|\bguarantee\w*|\bpromise\w*|\bensure\w*|\bassure\w*|rest assured|make sure|"
+              r"we commit|committed to|will definitely|will certainly")
+# A promise word that is denied ("无法保证", "cannot promise") or addressed to the reader ("请确保") is no promise.
+PROMISE_DENIED = _rx(r"(?:无法|不能|不敢|不|没法|难以|未|并不|不会|cannot|can't|can not|unable to|not|never|please|make|请)\s*(?:\w+\s+)?$")
+NO_IMPACT = _rx(r"不会(?:对[^,，。]{0,12})?(?:造成)?(?:任何)?影响|不(?:会)?受(?:到)?(?:任何)?影响|不影响|没有(?:任何)?影响|无(?:任何)?影响|"
+                r"no (?:\w+\s+)?(?:impact|effect|disruption|interruption)|(?:won't|will not|does not|doesn't|shall not)\s+(?:\w+\s+)?(?:affect|disrupt|interrupt|impact)|"
+                r"not be affected|\bunaffected\b|without (?:any )?(?:impact|disruption|interruption)")
+# Implicit commitments: what a reader is told will (not) happen, with no promise word.
+COMMITMENTS = {
+    "data safety": _rx(
+        r"(?:不会|不会有|绝不会|决不会|都不会|均不会|没有任何)[^,，。]{0,10}(?:丢失|受损|损坏|损失)|安全保存|完整保留|妥善保存|安然无恙|万无一失|安全无虞|"
+        r"(?:都会|将|会)[^,，。]{0,4}(?:安全|完好)|完好无损|(?:都会|均会|将会|将被|都将|均将)[^,，。]{0,4}(?:保留|保存)|"
+        r"(?:(?:will|shall)\s+(?:be|remain|stay)|\bare|\bis|remains?|stays?)\s+(?:completely\s+|fully\s+|perfectly\s+|100%\s+)?(?:safe|secure|intact|protected)|"
+        r"(?:\bno\b|none of (?:your|the))\s+(?:\w+\s+){0,2}(?:will|shall)\s+be\s+(?:lost|affected|damaged|touched|harmed|deleted)|"
+        r"no (?:data )?loss|nothing\s+(?:\w+\s+){0,4}will\s+be\s+(?:lost|touched|affected|damaged)|won't\s+be\s+(?:lost|touched|damaged|deleted)"),
+    "benefit": _rx(
+        r"(?<![不无])(?:将|会)[^,，。]{0,8}(?:提升|提高|加快|更加|更快|更稳定|优化|改善)|新增[^,，。]{0,6}功能|上线[^,，。]{0,4}新功能|提升一倍|"
+        r"自动(?:补|上传|恢复|同步)|"
+        r"(?:will|would)\s+(?:be\s+)?(?:\w+\s+){0,4}(?:faster|quicker|improved|more (?:reliable|stable|secure|responsive))|twice as fast|"
+        r"will make\s+(?:\w+\s+){0,4}(?:more|faster|better)|new features?|(?:be|get|are)\s+added automatically|added automatically"),
+    "compensation": _rx(
+        r"补偿|赔偿|顺延|延长截止|免费|赠送|补贴|额外(?:的)?(?:空间|容量|时间|假)|"
+        r"compensat\w*|refund\w*|\bcredit\w*|(?<!file )\bextensions?\b|extend\w*\s+(?:\w+\s+)?deadlines?|extra (?:storage|space|time|days?)|reimburs\w*"),
+    "support": _rx(
+        r"全程值守|专人值守|随时为|随时解答|随时处理|24\s*小时|7\s*[×x*]\s*24|全天候|"
+        r"on hand|around the clock|24/7|round[- ]the[- ]clock|standing by|at any time"),
+    "assured outcome": _rx(r"(?:将|会)顺利|will (?:run|go) smoothly|without a hitch"),
+}
 
 
 @dataclass
@@ -73,59 +208,259 @@ class Verdict:
         return {"pass": self.passed, "evidence": self.evidence}
 
 
-def _find(patterns, text: str) -> list[str]:
-    hits = []
-    for p in patterns if isinstance(patterns, list) else [patterns]:
-        for m in re.finditer(p, text, flags=re.IGNORECASE):
-            hits.append(m.group(0).strip())
-    return hits
+def _in_clauses(text: str):
+    """Yield (sentence, clause, offset of the clause in the sentence) over the whole text."""
+    for sentence in _sentences(text):
+        start = 0
+        for clause in _clauses(sentence):
+            start = sentence.find(clause, start)
+            yield sentence, clause, start
+            start += len(clause)
 
 
-def _normalise(text: str) -> str:
-    return re.sub(r"\s+", " ", text or "")
+_CN_DIGITS = {c: i for i, c in enumerate("零一二三四五六七八九十")} | {"两": 2}
+
+
+def _hour(match: str) -> int | None:
+    m = re.search(r"\d{1,2}", match)
+    if m:
+        return int(m.group(0))
+    m = re.match(r"([一二三四五六七八九十两]{1,3})", match)
+    if not m:
+        return None
+    digits = [_CN_DIGITS[c] for c in m.group(1)]
+    if digits[0] == 10:  # 十, 十一 ... 十九
+        return 10 + (digits[1] if len(digits) > 1 else 0)
+    return digits[0] * 10 + (digits[2] if len(digits) > 2 else 0) if len(digits) > 1 and digits[1] == 10 else digits[0]
+
+
+def _evening_clock(match: str, before: str) -> bool:
+    """A clock time inside the evening: 17:00-23:59, 5-11 pm, 17点-23点, or an hour after 晚上/夜 (晚上8点)."""
+    hour = _hour(match)
+    if hour is None:
+        return False
+    if re.search(r"p\.?m", match, re.IGNORECASE):
+        return 5 <= hour <= 11
+    if re.search(r"a\.?m", match, re.IGNORECASE) or hour > 23:
+        return False
+    if 17 <= hour <= 23:
+        return True
+    day_part = re.findall(rf"{EVENING}|{OTHER_TIME_OF_DAY}", before[-6:], re.IGNORECASE)
+    return bool(day_part) and bool(re.fullmatch(EVENING, day_part[-1], re.IGNORECASE))
+
+
+# ---- schedule: Wednesday evening, and the maintenance on no other day or time of day ---------------------
+
+_WED_EVENING = _rx(rf"{WED}(?P<gap>[^。.;!\n]{{0,20}}?){EVENING}|{EVENING}\s*(?:of|,)?\s*{WED}")
+_WED_CLOCK = _rx(rf"{WED}[^。.;!\n]{{0,12}}?(?P<clock>{CLOCK})")
+_OTHER = _rx(rf"{OTHER_DAY}|{OTHER_TIME_OF_DAY}|(?P<clock>{CLOCK})")
+
+
+def _wednesday_evening(text: str) -> list[str]:
+    found = []
+    for sentence in _sentences(text):
+        for m in _WED_EVENING.finditer(sentence):
+            # "资料库周三维护，预计晚上恢复": an evening that belongs to the restore is not the schedule.
+            tail = re.split(r"[,，]", sentence[m.end():m.end() + 6])[0]
+            if not RESTORE.search(m.group(0)) and not RESTORE.search(tail):
+                found.append(m.group(0))
+        for m in _WED_CLOCK.finditer(sentence):
+            if _evening_clock(m.group("clock"), sentence[:m.start("clock")]):
+                found.append(m.group(0))
+    return found
+
+
+def _other_schedule_times(text: str) -> list[str]:
+    """Other days, times of day and non-evening clock times that are said of the maintenance itself."""
+    wrong = []
+    for sentence, clause, offset in _in_clauses(text):
+        about_something_else = (RESTORE.search(clause) or CONTACT.search(clause) or DEADLINE.search(clause)
+                                or (NOTICE.search(clause) and not MAINTENANCE.search(clause))
+                                or ((UPLOAD.search(clause) or READ.search(clause) or re.search(r"照常|正常使用|as usual", clause))
+                                    and not MAINTENANCE.search(clause)))
+        if about_something_else:
+            continue  # the restore day, the day to call, when to finish one's uploads: not the schedule
+        for m in _OTHER.finditer(clause):
+            before = clause[:m.start()]
+            if END_BEFORE.search(before) or NEGATED_BEFORE.search(before):
+                continue  # "周三晚上至周四凌晨" (the end is the restore), "不是周四"
+            if m.group("clock") and _evening_clock(m.group(0), sentence[:offset + m.start()]):
+                continue  # 晚上8点, 20:00: still Wednesday evening
+            wrong.append(m.group(0))
+    return wrong
 
 
 def check_schedule(text: str) -> Verdict:
-    wed_evening = _find(rf"{WED}[^。；;，,\n]{{0,6}}{EVENING}|{EVENING}[^。；;，,\n]{{0,3}}{WED}", text)
-    other_day = _find(OTHER_DAY, text)
-    other_time = _find(OTHER_TIME_OF_DAY, text)
-    clock = _find(CLOCK, text)
+    wed_evening = _wednesday_evening(text)
     if not wed_evening:
         return Verdict(False, "no 'Wednesday evening' (周三晚间/晚上/夜间) found")
-    wrong = other_day + other_time + clock
+    wrong = _other_schedule_times(text)
     if wrong:
-        return Verdict(False, f"found {wed_evening[0]!r} but also another day/time: {', '.join(dict.fromkeys(wrong))}")
+        return Verdict(False, f"found {wed_evening[0]!r} but the maintenance is also put on: {', '.join(dict.fromkeys(wrong))}")
     return Verdict(True, f"states {wed_evening[0]!r}")
 
 
+# ---- read_only_vs_upload: no new uploads, existing files readable, neither inverted ----------------------
+
+def _polarity(clause: str, start: int, end: int) -> str | None:
+    """'neg' when the verb at clause[start:end] is denied, 'pos' when it is said to work, None when neither is said.
+    The nearest marker before the verb decides; failing that, the nearest after it (上传功能暂停, reading is unaffected)."""
+    window = clause[max(0, start - 24):start]
+    before = list(POLARITY_BEFORE.finditer(window))
+    if before:
+        if PROMISE.search(window[before[-1].end():]):
+            return None  # "无法保证访问速度" denies a promise, not the reading
+        return before[-1].lastgroup[:3]
+    after = POLARITY_AFTER.search(clause[end:end + 30])
+    if after:
+        return after.lastgroup[:3]
+    return None
+
+
+def _statements(text: str) -> dict[str, list[str]]:
+    said = {"upload_blocked": [], "upload_open": [], "read_ok": [], "read_blocked": []}
+    for _sentence, clause, _offset in _in_clauses(text):
+        for m in READ_ONLY.finditer(clause):
+            said["upload_blocked"].append(m.group(0))
+            said["read_ok"].append(m.group(0))
+        if OUTSIDE_WINDOW.search(clause):
+            continue  # about before or after the maintenance, not during it
+        for m in UPLOAD.finditer(clause):
+            if not re.match(r"上传|upload", m.group(0), re.IGNORECASE) and not UPLOAD_NEEDS_NEW.search(clause):
+                continue  # 提交/add/submit count as uploading only for new files
+            pol = _polarity(clause, m.start(), m.end())
+            if pol:
+                said["upload_blocked" if pol == "neg" else "upload_open"].append(clause)
+        for m in READ.finditer(clause):
+            pol = _polarity(clause, m.start(), m.end())
+            if pol is None and re.search(r"(?:able|ible)$|可读|能看|看$", m.group(0)):
+                pol = "pos"  # "readable", "可读" say it on their own
+            if pol:
+                said["read_ok" if pol == "pos" else "read_blocked"].append(clause)
+        if EXISTING.search(clause) and not READ.search(clause) and not UPLOAD.search(clause):
+            for m in USE.finditer(clause):
+                pol = _polarity(clause, m.start(), m.end()) or ("pos" if re.search(r"可用|available|usable", m.group(0), re.I) else None)
+                if pol:
+                    said["read_ok" if pol == "pos" else "read_blocked"].append(clause)
+    return said
+
+
 def check_read_only_vs_upload(text: str) -> Verdict:
-    blocked, read_ok = _find(UPLOAD_BLOCKED, text), _find(READ_OK, text)
-    inverted = _find(READ_INVERTED, text) + _find(UPLOAD_INVERTED, text)
+    said = _statements(text)
+    inverted = said["upload_open"] + said["read_blocked"]
     if inverted:
         return Verdict(False, f"inverted: {', '.join(dict.fromkeys(inverted))}")
-    missing = [what for what, hits in (("uploads blocked", blocked), ("existing files readable", read_ok)) if not hits]
+    missing = [what for what, key in (("uploads blocked", "upload_blocked"), ("existing files readable", "read_ok"))
+               if not said[key]]
     if missing:
         return Verdict(False, f"missing: {' and '.join(missing)}")
-    return Verdict(True, f"uploads blocked {blocked[0]!r}; readable {read_ok[0]!r}")
+    return Verdict(True, f"uploads blocked {said['upload_blocked'][0]!r}; readable {said['read_ok'][0]!r}")
+
+
+# ---- unknown_restore_time: said to be unknown, and no restore moment, deadline or duration --------------
+
+_DATE, _CLOCK, _DURATION = _rx(DATE), _rx(CLOCK), _rx(DURATION)
+_TIME_EXPR = _rx(rf"{DATE}|{CLOCK}|{OTHER_DAY}|{OTHER_TIME_OF_DAY}|{EVENING}")
+
+
+def _bare_days(sentence: str) -> tuple[list[str], list[str]]:
+    """Split the "N日" of one sentence into dates (周三（3日）) and spans (持续三日, 三日内)."""
+    dates, spans = [], []
+    for m in re.finditer(BARE_DAY, sentence):
+        span = re.search(DAY_SPAN_BEFORE, sentence[:m.start()]) or re.match(DAY_SPAN_AFTER, sentence[m.end():])
+        (spans if span else dates).append(m.group(0))
+    return dates, spans
+
+
+def _dates(text: str) -> list[str]:
+    return _hits(_DATE, text) + [d for sentence in _sentences(text) for d in _bare_days(sentence)[0]]
+
+
+def _durations(text: str) -> list[str]:
+    out = []
+    for sentence in _sentences(text):
+        out += _bare_days(sentence)[1]
+        for m in _DURATION.finditer(sentence):
+            around = sentence[max(0, m.start() - 3):m.start()] + "|" + sentence[m.end():m.end() + 8]
+            if LEAD_TIME.search(around):
+                continue  # 提前一天, one day before: advice on one's own uploads
+            if re.search(r"热线|hotline", sentence[m.end():m.end() + 6], re.IGNORECASE):
+                continue  # "24小时热线" is a support commitment (COMMITMENTS), not how long the work takes
+            out.append(m.group(0))
+    return out
+
+
+def _restore_moments(text: str) -> list[str]:
+    """Clauses that put the restore (or the end of the maintenance) at a time, bound it, or predict it."""
+    out = []
+    for sentence, clause, _offset in _in_clauses(text):
+        times = [m.group(0) for m in _TIME_EXPR.finditer(clause)
+                 # a Wednesday-evening schedule in the clause ("周三晚间维护结束后") is not a restore time
+                 if not re.fullmatch(EVENING, m.group(0), re.IGNORECASE) or re.search(r"当晚|今晚|tonight|that", clause)]
+        times += _hits(TIME_WORDS, clause)
+        # "至/until" + a time ends the maintenance; "如果到了周五还要上传，请联系管理员" is the reader's own plan
+        until = [t for t in times if UNTIL.search(clause[:clause.find(t)][-6:])
+                 and not (UPLOAD.search(clause) or CONTACT.search(clause))]
+        if RESTORE.search(clause):
+            if times or (PREDICTED.search(clause) and not UNKNOWN.search(clause)) or DEADLINE.search(clause):
+                out.append(clause)
+        elif until or (times and DEADLINE.search(clause)) or (times and PREDICTED.search(clause) and RESTORE.search(sentence)):
+            out.append(clause)  # "周三晚上至周四凌晨", "最快可能要到周五", "it may be Friday at the earliest"
+    return out
+
+
+def _unknown_said(text: str) -> tuple[list[str], list[str]]:
+    unknown, known = [], []
+    for sentence in _sentences(text):
+        if not RESTORE.search(sentence):
+            continue  # "具体安排尚未确定" says nothing about the restore
+        unknown += _hits(UNKNOWN, sentence)
+        for clause in _clauses(sentence):
+            if not RESTORE.search(clause):
+                continue  # "已定于周三晚间维护" fixes the schedule, not the restore
+            for m in KNOWN.finditer(clause):
+                if not re.search(r"\bno\b|\bnot\b|尚未|还没", clause[:m.start()], re.IGNORECASE):
+                    known.append(m.group(0))
+    return unknown, known
 
 
 def check_unknown_restore_time(text: str) -> Verdict:
-    unknown, given = _find(RESTORE_UNKNOWN, text), _find(RESTORE_GIVEN, text)
-    times = _find(CLOCK, text) + _find(DURATION, text)
-    if given or times:
-        return Verdict(False, f"gives a time or deadline: {', '.join(dict.fromkeys(given + times))}")
+    unknown, known = _unknown_said(text)
+    given = _restore_moments(text) + _durations(text)
+    if given:
+        return Verdict(False, f"gives a time or deadline: {', '.join(dict.fromkeys(given))}")
+    if known:
+        return Verdict(False, f"says the restore time is already fixed: {known[0]!r}")
     if not unknown:
         return Verdict(False, "does not say the restore time is unknown")
     return Verdict(True, f"says {unknown[0]!r}")
 
 
+# ---- no_added_promises: no date, clock time, duration, restore moment or commitment ----------------------
+
+def _promises(text: str) -> list[str]:
+    out = []
+    for _sentence, clause, _offset in _in_clauses(text):
+        for m in PROMISE.finditer(clause):
+            if not PROMISE_DENIED.search(clause[max(0, m.start() - 12):m.start()]):
+                out.append(f"commitment {m.group(0)!r}")
+        for m in NO_IMPACT.finditer(clause):
+            # "阅读不受影响", "will not affect reading existing files" restate the material (or, said of
+            # uploads, invert it: read_only_vs_upload's business); "no impact on your work" is a commitment.
+            if not (READ.search(clause) or UPLOAD.search(clause)):
+                out.append(f"commitment {m.group(0)!r}")
+        for kind, rx in COMMITMENTS.items():
+            out += [f"{kind} {h!r}" for h in _hits(rx, clause)]
+    return out
+
+
 def check_no_added_promises(text: str) -> Verdict:
     added = (
-        [f"date {h!r}" for h in _find(DATE, text)]
-        + [f"time {h!r}" for h in _find(CLOCK, text)]
-        + [f"duration {h!r}" for h in _find(DURATION, text)]
-        + [f"restore {h!r}" for h in _find(RESTORE_GIVEN, text)]
-        + [f"commitment {h!r}" for h in _find(COMMITMENT, text)]
+        [f"date {h!r}" for h in _dates(text)]
+        + [f"time {h!r}" for h in _hits(_CLOCK, text)]
+        + [f"duration {h!r}" for h in _durations(text)]
+        + [f"restore {h!r}" for h in _restore_moments(text)]
+        + _promises(text)
     )
     if added:
         return Verdict(False, "adds " + ", ".join(dict.fromkeys(added)))
