@@ -72,8 +72,8 @@ OTHER_TIME_OF_DAY = (r"(?:上午|下午|中午|早上|早晨|清晨|凌晨|白�
                      r"\b(?:morning|afternoon|noon|midday|dawn|daytime|lunchtime)\b)")
 _ZH_NUM = r"(?:\d{1,2}|[一二三四五六七八九十两]{1,3})"
 # Clock times: 20:00, 晚上8点(半), 八点三十分, 8 pm / 8 a.m. / 8 o'clock. "一点" alone is "a little", not 1 o'clock.
-CLOCK = (rf"(?:(?<![\d:])\d{{1,2}}\s*:\s*\d{{2}}(?!\d)|(?<![一第几\d])(?<!以下)(?<!如下)(?<!下列)(?!一[点时](?![钟整半]|\s*\d))(?!十分){_ZH_NUM}\s*[点时](?!间|候|刻|期|说明|注意|要求|建议|内容|事项)"
-         rf"(?:\s*{_ZH_NUM}\s*分|[整半钟])?|(?<![\d:])\d{{1,2}}(?::\d{{2}})?\s*(?:am|pm|a\.m\.|p\.m\.|o'clock)(?![a-z]))")
+CLOCK = (rf"(?:(?<![\d:])\d{{1,2}}(?::\d{{2}})?\s*(?:am|pm|a\.m\.|p\.m\.|o'clock)(?![a-z])|(?<![\d:])\d{{1,2}}\s*:\s*\d{{2}}(?!\d)|(?<![一第几\d])(?<!以下)(?<!如下)(?<!下列)(?!一[点时](?![钟整半]|\s*\d))(?!十分){_ZH_NUM}\s*[点时](?!间|候|刻|期|说明|注意|要求|建议|内容|事项)"
+         rf"(?:\s*{_ZH_NUM}\s*分|[整半钟])?)")
 MONTHS = r"(?:january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\.?"
 # Calendar dates. "3日" is a date only after a month or a date word; "持续三日" is a duration (DURATION).
 DATE = (r"(?:\d{4}\s*年(?:\s*\d{1,2}\s*月)?|\d{4}-\d{1,2}-\d{1,2}|(?:\d{1,2}|[一二三四五六七八九十]{1,3})\s*月\s*(?:\d{1,2}|[一二三四五六七八九十]{1,3})\s*[日号]|"
@@ -100,7 +100,8 @@ UNTIL = _rx(r"至|直到|到|until|till|through")
 END_BEFORE = _rx(r"至|到|直到|until|till|through|最快|最晚|最迟|最早|不早于|不晚于|\bby\b|earliest|latest")
 CONTACT = _rx(r"联系|咨询|致电|反馈|contact|reach out|get in touch|\bcall\b|\bemail\b|helpdesk")
 # A notice's own date or sending ("本通知今天发布") is not the maintenance's day either.
-NOTICE = _rx(r"发布|发出|印发|公告|本通知|此通知|\bissued\b|\bpublished\b|\bsent\b|this notice")
+NOTICE = _rx(r"发布|发出|印发|公告|本通知|此通知|通知|通报|同步|进展|更新|\bissued\b|\bpublished\b|\bsent\b|this notice|"
+             r"\bupdates?\b|\bannounce\w*|\binform\w*|\bnotify\b")
 NEGATED_BEFORE = _rx(r"(?:不是|并非|而非|而不是|\bnot\b|rather than|instead of)\s*\S{0,3}$")
 
 UPLOAD = _rx(r"上传|\bupload\w*|(?:提交|添加|新增|存入|\badd\w*|\bsubmit\w*|\bpost\w*)")
@@ -112,7 +113,7 @@ EXISTING = _rx(r"已有|现有|原有|已存|旧文件|老文件|\bexisting\b|\b
 USE = _rx(r"使用|可用|\bavailable\b|\busable\b|\bused?\b")
 # Words that put a clause before or after the maintenance window: an upload "after which uploads will be
 # possible again" or "请在维护开始前完成上传" says nothing about uploading during the maintenance.
-OUTSIDE_WINDOW = _rx(r"之后|以后|结束后|完成后|恢复后|重新|恢复|之前|以前|开始前|日前|号前|提前|\bafter\b|afterwards?|\bagain\b|"
+OUTSIDE_WINDOW = _rx(r"之后|以后|结束后|完成后|恢复后|重新|恢复(?!时间|时刻|日期)|之前|以前|开始前|日前|号前|提前|\bafter\b|afterwards?|\bagain\b|"
                      r"\bonce\b|\bbefore\b|beforehand|prior to|ahead of|\buntil\b")
 
 # Polarity markers. They are tried longest first (see _markers), so that "并非无法", "not affect" and "can't"
@@ -125,12 +126,13 @@ _POS_BEFORE = ["并非无法", "并不是不能", "不是不能", "不影响", "
                "remains?", "stays?", "will remain", "will stay", "continue to be"]
 _NEG_BEFORE = ["no one will be able to", "nobody will be able to", "nothing can", "nothing will", "也不能", "也无法", "也不可", "既不能", "既无法", "不能够", "不能", "无法", "不可以", "不可", "不了", "没法", "未能",
                "暂停", "停止", "禁止", "不支持", "暂不支持", "不再", "不得", "请勿", "请不要", "不要", "勿", "既不", "也不", "暂不",
+               "请避免", "避免", "停", "avoid", "refrain from", "hold off on", "hold off",
                "cannot", "can't", "can not", "couldn't", "unable to", "not be able to", "won't be able to",
                "will not be able to", "do not", "don't", "not be available to", "no longer", "neither", "nor", "no", "not",
                "without"]
-_POS_AFTER = ["不受影响", "不受限制", "不受任何限制", "没有限制", "不受限", "照常", "正常进行", "可以照常", "仍可进行", "可用",
+_POS_AFTER = ["不受影响", "不受限制", "不受任何限制", "没有限制", "不受限", "正常", "照常", "正常进行", "可以照常", "仍可进行", "可用",
               "unaffected", "as usual", "as normal", "remains?", "stays?", "still", "continues?", "available", "possible",
-              "work", "fine", "open"]
+              "works?", "fine", "open", "enabled", "allowed", "ok", r"on(?=\s*(?:[.,;]|$))"]
 _NEG_AFTER = ["暂停", "关闭", "停用", "不可用", "暂不可用", "无法使用", "不能使用", "受限", "中止", "禁用", "不开放", "不了", "暂时关闭",
               "will not be possible", "will not be available", "will not be allowed", "will not work", "not be possible",
               "not be available", "not possible", "not available", "not allowed", "won't be possible", "won't work",
@@ -154,11 +156,12 @@ POLARITY_AFTER = _markers(_POS_AFTER, _NEG_AFTER)
 UNKNOWN = _rx(
     r"尚未确定|尚未明确|尚不确定|还不确定|暂不确定|暂时无法确定|无法确定|不能确定|不确定|尚未决定|尚无定论|待定|未定|另行通知|另行公布|另行告知|待通知|"
     r"尚不清楚|还不清楚|不清楚|未知|不知道|说不准|说不好|没有确定|没定|尚不明确|不明确|尚无确切|没有确切|没有消息|暂无|"
-    r"无法给出|不能给出|无法提供|视[^,，。]{0,12}而定|取决于|"
-    r"\bnot\s+(?:yet\s+)?(?:been\s+)?(?:known|confirmed|determined|decided|certain|clear|set|fixed|scheduled)|\bunknown\b|\bunclear\b|\buncertain\b|"
+    r"无法给出|不能给出|无法提供|视[^,，。]{0,12}而定|取决于|不详|不定(?!期)|未明|尚待|一旦确定|确定后|"
+    r"(?:\bnot|n't)\s+(?:yet\s+)?(?:been\s+)?(?:known|confirmed|determined|decided|certain|clear|set|fixed|scheduled)|\bunknown\b|\bunclear\b|\buncertain\b|"
     r"\bundecided\b|\bpending\b|to be (?:determined|confirmed|announced|decided|agreed)|\btb[dac]\b|no eta|"
     r"(?:don't|do not|cannot|can't|can not)\s+(?:yet\s+)?(?:say|know|tell|confirm|predict|give|provide|estimate)|no (?:word|news|estimate)|"
-    r"depends on|depending on|"
+    r"depends on|depending on|(?:once|when|as soon as) we know|"
+    r"(?:\bno|(?:don't|do not|doesn't|does not) (?:yet )?have (?:a|an|any))\s+(?:\w+\s+){0,2}(?:time|date|eta|estimate|timeline|timeframe)\b(?:\s+yet)?|"
     r"no (?:\w+\s+){0,2}(?:time|date|eta)\s+(?:has\s+been|is)\s+(?:set|fixed|decided|confirmed)|"
     r"(?:let you know|will (?:announce|inform|notify|tell|update) you)")
 # The restore time said to be fixed already ("恢复时间已经确定", "has already been set").
@@ -166,8 +169,9 @@ KNOWN = _rx(r"已经?确定|已定(?!于)|已经定(?!于)|已有安排|(?:has|h
             r"is\s+(?:already\s+)?(?:set|fixed|known|confirmed)\b(?!\s+yet)")
 PREDICTED = _rx(r"预计|预期|有望|可望|估计|应该会|应能|\bexpect\w*|\bshould be\b|\bhope to\b|\bscheduled to\b|\bestimated?\b")
 DEADLINE = _rx(r"不超过|不会超过|之内|以内|内完成|最晚|最迟|最快|不早于|不晚于|at the latest|at the earliest|no more than|no later than|\bwithin\b")
-TIME_WORDS = _rx(r"当晚|当天|今晚|今夜|次日|翌日|第二天|明天|明早|明晚|下周|本周|周末|"
-                 r"\btonight\b|\btomorrow\b|that (?:night|evening|day)|same (?:night|evening|day)|by morning|this week|next week|weekend")
+TIME_WORDS = _rx(r"当晚|当天|今晚|今夜|次日|翌日|第二天|明天|明早|明晚|下周|本周|周末|午夜|零点|半夜|月底|"
+                 r"\btonight\b|\btomorrow\b|that (?:night|evening|day)|same (?:night|evening|day)|by morning|this week|next week|weekend|"
+                 r"\bmidnight\b|(?:end|start|beginning) of (?:the )?(?:day|week|month)|later (?:today|tonight|this week)|the (?:same )?day")
 
 PROMISE = _rx(r"保证|承诺|担保|确保|一定会|一定能|必将|必定|肯定会|绝对|\bguarantee\w*|\bpromise\w*|\bensure\w*|\bassure\w*|rest assured|make sure|"
               r"we commit|committed to|will definitely|will certainly")
@@ -180,13 +184,15 @@ NO_IMPACT = _rx(r"不会(?:对[^,，。]{0,12})?(?:造成)?(?:任何)?影响|不
 COMMITMENTS = {
     "data safety": _rx(
         r"(?:不会|不会有|绝不会|决不会|都不会|均不会|没有任何)[^,，。]{0,10}(?:丢失|受损|损坏|损失)|安全保存|完整保留|妥善保存|安然无恙|万无一失|安全无虞|"
-        r"(?:都会|将|会)[^,，。]{0,4}(?:安全|完好)|完好无损|(?:都会|均会|将会|将被|都将|均将)[^,，。]{0,4}(?:保留|保存)|"
+        r"(?:都会|将|会)[^,，。]{0,4}(?:安全|完好)|完好无损|(?:都|全部|均|已经?)[^,，。]{0,4}备份|backed up|保持原样|原封不动|"
+        r"(?:stay|remain)s?\s+(?:exactly\s+)?as (?:it is|they are)|负责[^,，。]{0,4}(?:找回|恢复|修复|赔偿)|take (?:full )?responsibility|"
+        r"(?:都会|均会|将会|将被|都将|均将)[^,，。]{0,4}(?:保留|保存)|"
         r"(?:(?:will|shall)\s+(?:be|remain|stay)|\bare|\bis|remains?|stays?)\s+(?:completely\s+|fully\s+|perfectly\s+|100%\s+)?(?:safe|secure|intact|protected)|"
         r"(?:\bno\b|none of (?:your|the))\s+(?:\w+\s+){0,2}(?:will|shall)\s+be\s+(?:lost|affected|damaged|touched|harmed|deleted)|"
         r"no (?:data )?loss|nothing\s+(?:\w+\s+){0,4}will\s+be\s+(?:lost|touched|affected|damaged)|won't\s+be\s+(?:lost|touched|damaged|deleted)"),
     "benefit": _rx(
         r"(?<![不无])(?:将|会)[^,，。]{0,8}(?:提升|提高|加快|更加|更快|更稳定|优化|改善)|新增[^,，。]{0,6}功能|上线[^,，。]{0,4}新功能|提升一倍|"
-        r"自动(?:补|上传|恢复|同步)|"
+        r"自动(?:补|上传|恢复|同步)|翻倍|加倍|扩容|\bdoubled?\b|more (?:storage|space)|"
         r"(?:will|would)\s+(?:be\s+)?(?:\w+\s+){0,4}(?:faster|quicker|improved|more (?:reliable|stable|secure|responsive))|twice as fast|"
         r"will make\s+(?:\w+\s+){0,4}(?:more|faster|better)|new features?|(?:be|get|are)\s+added automatically|added automatically"),
     "compensation": _rx(
@@ -194,8 +200,10 @@ COMMITMENTS = {
         r"compensat\w*|refund\w*|\bcredit\w*|(?<!file )\bextensions?\b|extend\w*\s+(?:\w+\s+)?deadlines?|extra (?:storage|space|time|days?)|reimburs\w*"),
     "support": _rx(
         r"全程值守|专人值守|随时为|随时解答|随时处理|24\s*小时|7\s*[×x*]\s*24|全天候|"
-        r"on hand|around the clock|24/7|round[- ]the[- ]clock|standing by|at any time"),
-    "assured outcome": _rx(r"(?:将|会)顺利|will (?:run|go) smoothly|without a hitch"),
+        r"优先(?:处理|支持|服务)|专属|on hand|around the clock|24/7|round[- ]the[- ]clock|standing by|at any time|priority support|dedicated support"),
+    # Reassurance tells the reader nothing bad will happen: a commitment without a promise word.
+    "assured outcome": _rx(r"(?:将|会)顺利|will (?:run|go) smoothly|without a hitch|不必担心|无需担心|不用担心|请(?:大家)?放心|大可放心|"
+                           r"rest easy|no need to worry|nothing to worry about"),
 }
 
 
@@ -317,9 +325,23 @@ def _polarity(clause: str, start: int, end: int) -> str | None:
     return None
 
 
+def _verb_parts(clause: str) -> list[str]:
+    """Split "新文件上传暂停、已有文件阅读正常" at 、 where each side has its own verb, so that 暂停 stays with
+    上传; "阅读、下载不受影响" stays whole (下载 is no verb of ours)."""
+    parts = []
+    for piece in clause.split("、"):
+        if parts and (UPLOAD.search(piece) or READ.search(piece)) and (UPLOAD.search(parts[-1]) or READ.search(parts[-1])):
+            parts.append(piece)
+        elif parts:
+            parts[-1] += "、" + piece
+        else:
+            parts.append(piece)
+    return parts
+
+
 def _statements(text: str) -> dict[str, list[str]]:
     said = {"upload_blocked": [], "upload_open": [], "read_ok": [], "read_blocked": []}
-    for _sentence, clause, _offset in _in_clauses(text):
+    for clause in (part for _s, c, _o in _in_clauses(text) for part in _verb_parts(c)):
         for m in READ_ONLY.finditer(clause):
             said["upload_blocked"].append(m.group(0))
             said["read_ok"].append(m.group(0))
@@ -399,8 +421,10 @@ def _restore_moments(text: str) -> list[str]:
                  if not re.fullmatch(EVENING, m.group(0), re.IGNORECASE) or re.search(r"当晚|今晚|tonight|that", clause)]
         times += _hits(TIME_WORDS, clause)
         # "至/until" + a time ends the maintenance; "如果到了周五还要上传，请联系管理员" is the reader's own plan
-        until = [t for t in times if UNTIL.search(clause[:clause.find(t)][-6:])
+        until = [t for t in times if UNTIL.search(clause[:clause.find(t)][-14:])
                  and not (UPLOAD.search(clause) or CONTACT.search(clause))]
+        if CONTACT.search(clause):
+            continue  # "恢复后如仍有问题请于次日联系管理员": the day is for calling, not the restore
         if RESTORE.search(clause):
             if times or (PREDICTED.search(clause) and not UNKNOWN.search(clause)) or DEADLINE.search(clause):
                 out.append(clause)
