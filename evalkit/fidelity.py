@@ -82,7 +82,7 @@ DATE = (r"(?:\d{4}\s*年(?:\s*\d{1,2}\s*月)?|\d{4}-\d{1,2}-\d{1,2}|(?:\d{1,2}|[
 _EN_COUNT = r"(?:\d+(?:\.\d+)?|an?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|a few|a couple of|several|few)"
 # Durations: 两小时, 一个半小时, 三日, 几个小时, 半天, two hours, a couple of hours, half a day, 90 minutes.
 DURATION = (rf"(?:(?<![月第]){_ZH_NUM}\s*(?:个)?\s*半?\s*(?:小时|钟头|分钟|天|工作日|周(?![一二三四五六日天末])|个?星期(?![一二三四五六日天])|个月)|"
-            r"[几数]\s*(?:个)?\s*(?:小时|钟头|分钟|天|周)|半\s*(?:个)?\s*(?:小时|天|钟头)|一两天|一整晚|一整夜|一个晚上|通宵|"
+            r"[几数]\s*(?:个)?\s*(?:小时|钟头|分钟|天|周)|半\s*(?:个)?\s*(?:小时|天|钟头)|一两天|一整晚|一整夜|一个晚上|(?<![周期拜前])一(?:晚|夜)(?![间里上])|整晚|整夜|通宵|"
             rf"\b{_EN_COUNT}\s+(?:hours?|hrs?|minutes?|mins?|days?|weeks?|nights?)\b|\bhalf\s+(?:a|an)\s+(?:day|hour)\b|\bovernight\b)")
 # "N日" alone is a date (周三（3日）, 于3日) unless the context makes it a span (持续三日, 三日内, 3日后).
 BARE_DAY = r"(?<![月第\d一二三四五六七八九十两])(?:\d{1,2}|[一二三四五六七八九十两]{1,3})\s*日"
@@ -102,11 +102,15 @@ CONTACT = _rx(r"联系|咨询|致电|反馈|contact|reach out|get in touch|\bcal
 # A notice's own date or sending ("本通知今天发布") is not the maintenance's day either.
 NOTICE = _rx(r"发布|发出|印发|公告|本通知|此通知|通知|通报|同步|进展|更新|\bissued\b|\bpublished\b|\bsent\b|this notice|"
              r"\bupdates?\b|\bannounce\w*|\binform\w*|\bnotify\b")
+# Reporting verbs: "维护进展将在周四上午通报" gives the day of a report even though it names the maintenance.
+REPORTED_AFTER = _rx(r"^[^,，]{0,8}?(?:通报|同步|公布|发布|告知|汇报|更新|通知)|^[^,]{0,12}?\b(?:update|announce|report|inform|notify)")
+# The reader's own to-do ("请于周一前完成备份", "please finish uploads on Wednesday morning").
+ADVICE = _rx(r"^(?:请|建议|记得|务必)|^(?:so\s+)?(?:please|remember to|make sure)")
 NEGATED_BEFORE = _rx(r"(?:不是|并非|而非|而不是|\bnot\b|rather than|instead of)\s*\S{0,3}$")
 
 UPLOAD = _rx(r"上传|\bupload\w*|(?:提交|添加|新增|存入|\badd\w*|\bsubmit\w*|\bpost\w*)")
 UPLOAD_NEEDS_NEW = _rx(r"新增|新(?:的)?(?:文件|资料|文档|档案)|\bnew\s+(?:files?|documents?|ones|material)")
-READ = _rx(r"阅读|查阅|浏览|查看|读取|访问|打开|可读|(?:能|可以?|还能|仍可)看|\bread(?:ing|able)?\b|\bview\w*|\bopen\w*|\baccess\w*|\bbrows\w*|\bconsult\w*")
+READ = _rx(r"阅读|查阅|浏览|查看|读取|访问|打开|可读|(?:能|可以?|还能|仍可|继续)看|\bread(?:ing|able)?\b|\bview\w*|\bopen\w*|\baccess\w*|\bbrows\w*|\bconsult\w*")
 READ_ONLY = _rx(r"只读|read[- ]only")
 # "已有文件仍可使用", "existing files remain available": using or having existing files counts as reading them.
 EXISTING = _rx(r"已有|现有|原有|已存|旧文件|老文件|\bexisting\b|\bcurrent (?:files|documents)|already (?:stored|there|in)")
@@ -116,6 +120,8 @@ USE = _rx(r"使用|可用|\bavailable\b|\busable\b|\bused?\b")
 OUTSIDE_WINDOW = _rx(r"之后|以后|结束后|完成后|恢复后|重新|恢复(?!时间|时刻|日期)|之前|以前|开始前|日前|号前|提前|\bafter\b|afterwards?|\bagain\b|"
                      r"\bonce\b|\bbefore\b|beforehand|prior to|ahead of|\buntil\b")
 
+ONLY_AFTER = _rx(r"^(?:but|但是?|不过)?\s*(?:only (?:after|once|when)|not until|只有等|只能等|要等|须等|需等|得等)")
+
 # Polarity markers. They are tried longest first (see _markers), so that "并非无法", "not affect" and "can't"
 # win over "无法", "not" and "can".
 _POS_BEFORE = ["并非无法", "并不是不能", "不是不能", "不影响", "不会影响", "不受影响", "仍然可以", "仍然能", "依然可以", "依旧可以",
@@ -123,21 +129,27 @@ _POS_BEFORE = ["并非无法", "并不是不能", "不是不能", "不影响", "
                "照常", "照样", "正常", "均可", "都可以", "都可", "还能", "可以", "能够", "可", "能",
                "not affect", "won't affect", "will not affect", "does not affect", "doesn't affect", "can still", "may still",
                "still be able to", "continue to", "continues to", "be able to", "available to", "can", "may", "still", "only",
+               "possible to",
                "remains?", "stays?", "will remain", "will stay", "continue to be"]
 _NEG_BEFORE = ["no one will be able to", "nobody will be able to", "nothing can", "nothing will", "也不能", "也无法", "也不可", "既不能", "既无法", "不能够", "不能", "无法", "不可以", "不可", "不了", "没法", "未能",
                "暂停", "停止", "禁止", "不支持", "暂不支持", "不再", "不得", "请勿", "请不要", "不要", "勿", "既不", "也不", "暂不",
                "请避免", "避免", "停", "avoid", "refrain from", "hold off on", "hold off",
                "cannot", "can't", "can not", "couldn't", "unable to", "not be able to", "won't be able to",
+               "won't be possible to", "will not be possible to", "not be possible to", "not possible to", "impossible to",
+               "no way to",
                "will not be able to", "do not", "don't", "not be available to", "no longer", "neither", "nor", "no", "not",
                "without"]
 _POS_AFTER = ["不受影响", "不受限制", "不受任何限制", "没有限制", "不受限", "正常", "照常", "正常进行", "可以照常", "仍可进行", "可用",
               "unaffected", "as usual", "as normal", "remains?", "stays?", "still", "continues?", "available", "possible",
-              "works?", "fine", "open", "enabled", "allowed", "ok", r"on(?=\s*(?:[.,;]|$))"]
+              "works?", "fine", "open", "enabled", "allowed", "ok", r"on(?=\s*(?:[.,;]|$))",
+              r"(?:isn't|is not|aren't|are not)(?=\s*(?:[.,;]|$))"]  # "uploading is blocked, reading isn't"
 _NEG_AFTER = ["暂停", "关闭", "停用", "不可用", "暂不可用", "无法使用", "不能使用", "受限", "中止", "禁用", "不开放", "不了", "暂时关闭",
               "will not be possible", "will not be available", "will not be allowed", "will not work", "not be possible",
               "not be available", "not possible", "not available", "not allowed", "won't be possible", "won't work",
               "won't go through", "won't be accepted", "disabled", "unavailable", "paused", "suspended", "blocked",
-              "halted", "off", "closed", "stopped", "cannot", "can't", "will not", "won't", "impossible"]
+              "halted", "off", "closed", "stopped", "cannot", "can't", "will not", "won't", "impossible",
+              "isn't possible", "is not possible", "isn't available", "is not available", "greyed out", "grayed out",
+              "turned off", "switched off", "hidden", "locked"]
 
 
 def _word(alt: str) -> str:
@@ -156,7 +168,7 @@ POLARITY_AFTER = _markers(_POS_AFTER, _NEG_AFTER)
 UNKNOWN = _rx(
     r"尚未确定|尚未明确|尚不确定|还不确定|暂不确定|暂时无法确定|无法确定|不能确定|不确定|尚未决定|尚无定论|待定|未定|另行通知|另行公布|另行告知|待通知|"
     r"尚不清楚|还不清楚|不清楚|未知|不知道|说不准|说不好|没有确定|没定|尚不明确|不明确|尚无确切|没有确切|没有消息|暂无|"
-    r"无法给出|不能给出|无法提供|视[^,，。]{0,12}而定|取决于|不详|不定(?!期)|未明|尚待|一旦确定|确定后|"
+    r"无法给出|不能给出|无法提供|视[^,，。]{0,12}而定|取决于|不详|不定(?!期)|未明|尚待|一旦确定|确定后|难以?确定|难说|不好说|难以?预[估计测]|无法预[估计测]|"
     r"(?:\bnot|n't)\s+(?:yet\s+)?(?:been\s+)?(?:known|confirmed|determined|decided|certain|clear|set|fixed|scheduled)|\bunknown\b|\bunclear\b|\buncertain\b|"
     r"\bundecided\b|\bpending\b|to be (?:determined|confirmed|announced|decided|agreed)|\btb[dac]\b|no eta|"
     r"(?:don't|do not|cannot|can't|can not)\s+(?:yet\s+)?(?:say|know|tell|confirm|predict|give|provide|estimate)|no (?:word|news|estimate)|"
@@ -167,6 +179,7 @@ UNKNOWN = _rx(
 # The restore time said to be fixed already ("恢复时间已经确定", "has already been set").
 KNOWN = _rx(r"已经?确定|已定(?!于)|已经定(?!于)|已有安排|(?:has|have)\s+(?:already\s+)?been\s+(?:set|fixed|decided|determined|confirmed|scheduled)|"
             r"is\s+(?:already\s+)?(?:set|fixed|known|confirmed)\b(?!\s+yet)")
+RANGE = _rx(r"(?<![\d:/])\d{1,2}(?::\d{2})?\s*(?:am|pm|点)?\s*(?:-|–|—|~|\bto\b|至|到)\s*\d{1,2}(?::\d{2})?\s*(?:am\b|pm\b|a\.m\.|p\.m\.|点)")
 PREDICTED = _rx(r"预计|预期|有望|可望|估计|应该会|应能|\bexpect\w*|\bshould be\b|\bhope to\b|\bscheduled to\b|\bestimated?\b")
 DEADLINE = _rx(r"不超过|不会超过|之内|以内|内完成|最晚|最迟|最快|不早于|不晚于|at the latest|at the earliest|no more than|no later than|\bwithin\b")
 TIME_WORDS = _rx(r"当晚|当天|今晚|今夜|次日|翌日|第二天|明天|明早|明晚|下周|本周|周末|午夜|零点|半夜|月底|"
@@ -176,7 +189,9 @@ TIME_WORDS = _rx(r"当晚|当天|今晚|今夜|次日|翌日|第二天|明天|�
 PROMISE = _rx(r"保证|承诺|担保|确保|一定会|一定能|必将|必定|肯定会|绝对|\bguarantee\w*|\bpromise\w*|\bensure\w*|\bassure\w*|rest assured|make sure|"
               r"we commit|committed to|will definitely|will certainly")
 # A promise word that is denied ("无法保证", "cannot promise") or addressed to the reader ("请确保") is no promise.
-PROMISE_DENIED = _rx(r"(?:无法|不能|不敢|不|没法|难以|未|并不|不会|cannot|can't|can not|unable to|not|never|please|make|请)\s*(?:\w+\s+)?$")
+PROMISE_DENIED = _rx(r"(?:无法|不能|不敢|不|没法|难以|未|并不|不会|cannot|can't|can not|unable to|not|never|please|make|请)\s*(?:\w+\s+)?$"
+                     # a purpose: "为保证系统正常运行", "to ensure stability" says why, and promises nothing
+                     r"|(?:为了?|以便?|in order|\bto)\s*$")
 NO_IMPACT = _rx(r"不会(?:对[^,，。]{0,12})?(?:造成)?(?:任何)?影响|不(?:会)?受(?:到)?(?:任何)?影响|不影响|没有(?:任何)?影响|无(?:任何)?影响|"
                 r"no (?:\w+\s+)?(?:impact|effect|disruption|interruption)|(?:won't|will not|does not|doesn't|shall not)\s+(?:\w+\s+)?(?:affect|disrupt|interrupt|impact)|"
                 r"not be affected|\bunaffected\b|without (?:any )?(?:impact|disruption|interruption)")
@@ -189,21 +204,21 @@ COMMITMENTS = {
         r"(?:都会|均会|将会|将被|都将|均将)[^,，。]{0,4}(?:保留|保存)|"
         r"(?:(?:will|shall)\s+(?:be|remain|stay)|\bare|\bis|remains?|stays?)\s+(?:completely\s+|fully\s+|perfectly\s+|100%\s+)?(?:safe|secure|intact|protected)|"
         r"(?:\bno\b|none of (?:your|the))\s+(?:\w+\s+){0,2}(?:will|shall)\s+be\s+(?:lost|affected|damaged|touched|harmed|deleted)|"
-        r"no (?:data )?loss|nothing\s+(?:\w+\s+){0,4}will\s+be\s+(?:lost|touched|affected|damaged)|won't\s+be\s+(?:lost|touched|damaged|deleted)"),
+        r"nothing\s+(?:\w+\s+){0,4}will\s+(?:change|happen)|no (?:data )?loss|nothing\s+(?:\w+\s+){0,4}will\s+be\s+(?:lost|touched|affected|damaged)|won't\s+be\s+(?:lost|touched|damaged|deleted)"),
     "benefit": _rx(
         r"(?<![不无])(?:将|会)[^,，。]{0,8}(?:提升|提高|加快|更加|更快|更稳定|优化|改善)|新增[^,，。]{0,6}功能|上线[^,，。]{0,4}新功能|提升一倍|"
         r"自动(?:补|上传|恢复|同步)|翻倍|加倍|扩容|\bdoubled?\b|more (?:storage|space)|"
         r"(?:will|would)\s+(?:be\s+)?(?:\w+\s+){0,4}(?:faster|quicker|improved|more (?:reliable|stable|secure|responsive))|twice as fast|"
         r"will make\s+(?:\w+\s+){0,4}(?:more|faster|better)|new features?|(?:be|get|are)\s+added automatically|added automatically"),
     "compensation": _rx(
-        r"补偿|赔偿|顺延|延长截止|免费|赠送|补贴|额外(?:的)?(?:空间|容量|时间|假)|"
+        r"补偿|赔偿|顺延|延长截止|免费|全免|免除|减免|赠送|补贴|额外(?:的)?(?:空间|容量|时间|假)|waive\w*|free of charge|"
         r"compensat\w*|refund\w*|\bcredit\w*|(?<!file )\bextensions?\b|extend\w*\s+(?:\w+\s+)?deadlines?|extra (?:storage|space|time|days?)|reimburs\w*"),
     "support": _rx(
         r"全程值守|专人值守|随时为|随时解答|随时处理|24\s*小时|7\s*[×x*]\s*24|全天候|"
         r"优先(?:处理|支持|服务)|专属|on hand|around the clock|24/7|round[- ]the[- ]clock|standing by|at any time|priority support|dedicated support"),
     # Reassurance tells the reader nothing bad will happen: a commitment without a promise word.
     "assured outcome": _rx(r"(?:将|会)顺利|will (?:run|go) smoothly|without a hitch|不必担心|无需担心|不用担心|请(?:大家)?放心|大可放心|"
-                           r"rest easy|no need to worry|nothing to worry about"),
+                           r"rest easy|no need to worry|nothing to worry about|in (?:good|safe) hands"),
 }
 
 
@@ -283,14 +298,14 @@ def _other_schedule_times(text: str) -> list[str]:
     wrong = []
     for sentence, clause, offset in _in_clauses(text):
         about_something_else = (RESTORE.search(clause) or CONTACT.search(clause) or DEADLINE.search(clause)
-                                or (NOTICE.search(clause) and not MAINTENANCE.search(clause))
+                                or ((NOTICE.search(clause) or ADVICE.search(clause)) and not MAINTENANCE.search(clause))
                                 or ((UPLOAD.search(clause) or READ.search(clause) or re.search(r"照常|正常使用|as usual", clause))
                                     and not MAINTENANCE.search(clause)))
         if about_something_else:
             continue  # the restore day, the day to call, when to finish one's uploads: not the schedule
         for m in _OTHER.finditer(clause):
             before = clause[:m.start()]
-            if END_BEFORE.search(before) or NEGATED_BEFORE.search(before):
+            if END_BEFORE.search(before) or NEGATED_BEFORE.search(before) or REPORTED_AFTER.search(clause[m.end():]):
                 continue  # "周三晚上至周四凌晨" (the end is the restore), "不是周四"
             if m.group("clock") and _evening_clock(m.group(0), sentence[:offset + m.start()]):
                 continue  # 晚上8点, 20:00: still Wednesday evening
@@ -341,12 +356,13 @@ def _verb_parts(clause: str) -> list[str]:
 
 def _statements(text: str) -> dict[str, list[str]]:
     said = {"upload_blocked": [], "upload_open": [], "read_ok": [], "read_blocked": []}
-    for clause in (part for _s, c, _o in _in_clauses(text) for part in _verb_parts(c)):
+    parts = [part for sentence in _sentences(text) for c in _clauses(sentence) for part in _verb_parts(c)] + [""]
+    for clause, following in zip(parts, parts[1:]):
         for m in READ_ONLY.finditer(clause):
             said["upload_blocked"].append(m.group(0))
             said["read_ok"].append(m.group(0))
-        if OUTSIDE_WINDOW.search(clause):
-            continue  # about before or after the maintenance, not during it
+        if OUTSIDE_WINDOW.search(clause) or ONLY_AFTER.match(following):
+            continue  # about before or after the maintenance ("can be uploaded, but only after it"), not during it
         for m in UPLOAD.finditer(clause):
             if not re.match(r"上传|upload", m.group(0), re.IGNORECASE) and not UPLOAD_NEEDS_NEW.search(clause):
                 continue  # 提交/add/submit count as uploading only for new files
@@ -425,6 +441,9 @@ def _restore_moments(text: str) -> list[str]:
                  and not (UPLOAD.search(clause) or CONTACT.search(clause))]
         if CONTACT.search(clause):
             continue  # "恢复后如仍有问题请于次日联系管理员": the day is for calling, not the restore
+        if RANGE.search(clause):
+            out.append(clause)  # "6-10 pm", "晚上8点到11点": the window's end is a restore moment
+            continue
         if RESTORE.search(clause):
             if times or (PREDICTED.search(clause) and not UNKNOWN.search(clause)) or DEADLINE.search(clause):
                 out.append(clause)
