@@ -82,7 +82,7 @@ DATE = (r"(?:\d{4}\s*年(?:\s*\d{1,2}\s*月)?|\d{4}-\d{1,2}-\d{1,2}|(?:\d{1,2}|[
 _EN_COUNT = r"(?:\d+(?:\.\d+)?|an?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|a few|a couple of|several|few)"
 # Durations: 两小时, 一个半小时, 三日, 几个小时, 半天, two hours, a couple of hours, half a day, 90 minutes.
 DURATION = (rf"(?:(?<![月第]){_ZH_NUM}\s*(?:个)?\s*半?\s*(?:小时|钟头|分钟|天|工作日|周(?![一二三四五六日天末])|个?星期(?![一二三四五六日天])|个月)|"
-            r"[几数]\s*(?:个)?\s*(?:小时|钟头|分钟|天|周)|半\s*(?:个)?\s*(?:小时|天|钟头)|一两天|一整晚|一整夜|一个晚上|(?<![周期拜前])一(?:晚|夜)(?![间里上])|整晚|整夜|通宵|"
+            r"[几数]\s*(?:个)?\s*(?:小时|钟头|分钟|天|周)|半\s*(?:个)?\s*(?:小时|天|钟头)|一两天|一整晚|一整夜|一个晚上|半个?(?:晚上|晚|夜)|(?<![周期拜前])一(?:晚|夜)(?![间里上])|整晚|整夜|通宵|"
             rf"\b{_EN_COUNT}\s+(?:hours?|hrs?|minutes?|mins?|days?|weeks?|nights?)\b|\bhalf\s+(?:a|an)\s+(?:day|hour)\b|\bovernight\b)")
 # "N日" alone is a date (周三（3日）, 于3日) unless the context makes it a span (持续三日, 三日内, 3日后).
 BARE_DAY = r"(?<![月第\d一二三四五六七八九十两])(?:\d{1,2}|[一二三四五六七八九十两]{1,3})\s*日"
@@ -101,9 +101,12 @@ END_BEFORE = _rx(r"至|到|直到|until|till|through|最快|最晚|最迟|最早
 CONTACT = _rx(r"联系|咨询|致电|反馈|contact|reach out|get in touch|\bcall\b|\bemail\b|helpdesk")
 # A notice's own date or sending ("本通知今天发布") is not the maintenance's day either.
 NOTICE = _rx(r"发布|发出|印发|公告|本通知|此通知|通知|通报|同步|进展|更新|\bissued\b|\bpublished\b|\bsent\b|this notice|"
-             r"\bupdates?\b|\bannounce\w*|\binform\w*|\bnotify\b")
+             r"\bupdates?\b|\bannounce\w*|\binform\w*|\bnotify\b|例会|会议|会上|说明|讨论|\bmeets?\b|\bmeeting\b|\bdiscuss\w*|\bplan\b")
 # Reporting verbs: "维护进展将在周四上午通报" gives the day of a report even though it names the maintenance.
-REPORTED_AFTER = _rx(r"^[^,，]{0,8}?(?:通报|同步|公布|发布|告知|汇报|更新|通知)|^[^,]{0,12}?\b(?:update|announce|report|inform|notify)")
+REPORTED_AFTER = _rx(r"^[^,，]{0,8}?(?:通报|同步|公布|发布|告知|汇报|更新|通知|例会|会议|会上|说明|讨论)|"
+                    r"^[^,]{0,12}?\b(?:update|announce|report|inform|notify|meet\w*|discuss\w*)")
+# ... or of a meeting or report named just before it ("the team meets on Monday").
+REPORTED_BEFORE = _rx(r"\b(?:meets?|meeting|discuss\w*|announce\w*|report\w*|updates?|inform\w*|notify)\s+(?:\w+\s+){0,2}$")
 # The reader's own to-do ("请于周一前完成备份", "please finish uploads on Wednesday morning").
 ADVICE = _rx(r"^(?:请|建议|记得|务必)|^(?:so\s+)?(?:please|remember to|make sure)")
 NEGATED_BEFORE = _rx(r"(?:不是|并非|而非|而不是|\bnot\b|rather than|instead of)\s*\S{0,3}$")
@@ -112,8 +115,10 @@ UPLOAD = _rx(r"上传|\bupload\w*|(?:提交|添加|新增|存入|\badd\w*|\bsubm
 UPLOAD_NEEDS_NEW = _rx(r"新增|新(?:的)?(?:文件|资料|文档|档案)|\bnew\s+(?:files?|documents?|ones|material)")
 READ = _rx(r"阅读|查阅|浏览|查看|读取|访问|打开|可读|(?:能|可以?|还能|仍可|继续)看|\bread(?:ing|able)?\b|\bview\w*|\bopen\w*|\baccess\w*|\bbrows\w*|\bconsult\w*")
 READ_ONLY = _rx(r"只读|read[- ]only")
+# "已经上传的文件", "uploaded files" are the existing files, not an upload.
+UPLOADED = _rx(r"上传的(?:文件|资料|文档)|uploaded\s+(?:files|documents)")
 # "已有文件仍可使用", "existing files remain available": using or having existing files counts as reading them.
-EXISTING = _rx(r"已有|现有|原有|已存|旧文件|老文件|\bexisting\b|\bcurrent (?:files|documents)|already (?:stored|there|in)")
+EXISTING = _rx(r"已有|现有|原有|已存|旧文件|老文件|已经?上传的|\bexisting\b|\bcurrent (?:files|documents)|already (?:stored|there|in)")
 USE = _rx(r"使用|可用|\bavailable\b|\busable\b|\bused?\b")
 # Words that put a clause before or after the maintenance window: an upload "after which uploads will be
 # possible again" or "请在维护开始前完成上传" says nothing about uploading during the maintenance.
@@ -126,7 +131,7 @@ ONLY_AFTER = _rx(r"^(?:but|但是?|不过)?\s*(?:only (?:after|once|when)|not un
 # win over "无法", "not" and "can".
 _POS_BEFORE = ["并非无法", "并不是不能", "不是不能", "不影响", "不会影响", "不受影响", "仍然可以", "仍然能", "依然可以", "依旧可以",
                "照常可以", "还可以", "可以正常", "可正常", "可以继续", "可继续", "仍可以", "只能", "仍可", "仍能", "依然", "依旧",
-               "照常", "照样", "正常", "均可", "都可以", "都可", "还能", "可以", "能够", "可", "能",
+               "照常", "照样", "正常", "均可", "都可以", "都可", "还能", "可以", "能够", "可", "能", "开放",
                "not affect", "won't affect", "will not affect", "does not affect", "doesn't affect", "can still", "may still",
                "still be able to", "continue to", "continues to", "be able to", "available to", "can", "may", "still", "only",
                "possible to",
@@ -141,15 +146,17 @@ _NEG_BEFORE = ["no one will be able to", "nobody will be able to", "nothing can"
                "without"]
 _POS_AFTER = ["不受影响", "不受限制", "不受任何限制", "没有限制", "不受限", "正常", "照常", "正常进行", "可以照常", "仍可进行", "可用",
               "unaffected", "as usual", "as normal", "remains?", "stays?", "still", "continues?", "available", "possible",
-              "works?", "fine", "open", "enabled", "allowed", "ok", r"on(?=\s*(?:[.,;]|$))",
-              r"(?:isn't|is not|aren't|are not)(?=\s*(?:[.,;]|$))"]  # "uploading is blocked, reading isn't"
+              "works?", "fine", "open", "enabled", "allowed", "ok", r"on(?=\s*(?:[.,;]|$))"]
+# An elliptic denial takes the opposite of the statement before it: "uploading is blocked, reading isn't",
+# "uploading will be impossible; reading won't be", "uploads will work; reading won't".
+ELLIPSIS = _rx(r"^\s*(?:won't|will not|isn't|is not|aren't|are not|doesn't|does not|can't|cannot)(?:\s+be)?\s*(?:[.,;!]|$)")
 _NEG_AFTER = ["暂停", "关闭", "停用", "不可用", "暂不可用", "无法使用", "不能使用", "受限", "中止", "禁用", "不开放", "不了", "暂时关闭",
               "will not be possible", "will not be available", "will not be allowed", "will not work", "not be possible",
               "not be available", "not possible", "not available", "not allowed", "won't be possible", "won't work",
               "won't go through", "won't be accepted", "disabled", "unavailable", "paused", "suspended", "blocked",
               "halted", "off", "closed", "stopped", "cannot", "can't", "will not", "won't", "impossible",
               "isn't possible", "is not possible", "isn't available", "is not available", "greyed out", "grayed out",
-              "turned off", "switched off", "hidden", "locked"]
+              "turned off", "switched off", "hidden", "locked", "失败", "报错", "出错", "fails?", "will fail", "errors?"]
 
 
 def _word(alt: str) -> str:
@@ -175,7 +182,12 @@ UNKNOWN = _rx(
     r"depends on|depending on|(?:once|when|as soon as) we know|"
     r"(?:\bno|(?:don't|do not|doesn't|does not) (?:yet )?have (?:a|an|any))\s+(?:\w+\s+){0,2}(?:time|date|eta|estimate|timeline|timeframe)\b(?:\s+yet)?|"
     r"no (?:\w+\s+){0,2}(?:time|date|eta)\s+(?:has\s+been|is)\s+(?:set|fixed|decided|confirmed)|"
-    r"(?:let you know|will (?:announce|inform|notify|tell|update) you)")
+    r"(?:let you know|will (?:announce|inform|notify|tell|update) you)|"
+    # the general shape: a denial before a verb of knowing or deciding (暂未确定, 还没有准确消息, 尚不可知,
+    # no idea yet, unable to say, yet to be set, once it's been set)
+    r"(?:未|没有?|不|难以?|无法|不能)[^,，。]{0,4}(?:确定|决定|定下|知道|可知|清楚|明确|消息|答复|说清)|"
+    r"(?:\bno|\bnot|n't|unable to|never)\s+(?:\w+\s+){0,3}?(?:idea|say|tell|know|known|sure|certain|clear|set|decided|determined|"
+    r"confirmed|estimate|eta|word|news|timeline)\b|yet to be \w+|once (?:it's|it has|it is|it has been) (?:been )?(?:set|decided|confirmed|known|fixed)")
 # The restore time said to be fixed already ("恢复时间已经确定", "has already been set").
 KNOWN = _rx(r"已经?确定|已定(?!于)|已经定(?!于)|已有安排|(?:has|have)\s+(?:already\s+)?been\s+(?:set|fixed|decided|determined|confirmed|scheduled)|"
             r"is\s+(?:already\s+)?(?:set|fixed|known|confirmed)\b(?!\s+yet)")
@@ -194,7 +206,7 @@ PROMISE_DENIED = _rx(r"(?:无法|不能|不敢|不|没法|难以|未|并不|不�
                      r"|(?:为了?|以便?|in order|\bto)\s*$")
 NO_IMPACT = _rx(r"不会(?:对[^,，。]{0,12})?(?:造成)?(?:任何)?影响|不(?:会)?受(?:到)?(?:任何)?影响|不影响|没有(?:任何)?影响|无(?:任何)?影响|"
                 r"no (?:\w+\s+)?(?:impact|effect|disruption|interruption)|(?:won't|will not|does not|doesn't|shall not)\s+(?:\w+\s+)?(?:affect|disrupt|interrupt|impact)|"
-                r"not be affected|\bunaffected\b|without (?:any )?(?:impact|disruption|interruption)")
+                r"not be affected|\bunaffected\b|(?:not|n't)\s+be\s+compromised|不会(?:下降|降低|打折扣)|不受损|without (?:any )?(?:impact|disruption|interruption)")
 # Implicit commitments: what a reader is told will (not) happen, with no promise word.
 COMMITMENTS = {
     "data safety": _rx(
@@ -204,14 +216,15 @@ COMMITMENTS = {
         r"(?:都会|均会|将会|将被|都将|均将)[^,，。]{0,4}(?:保留|保存)|"
         r"(?:(?:will|shall)\s+(?:be|remain|stay)|\bare|\bis|remains?|stays?)\s+(?:completely\s+|fully\s+|perfectly\s+|100%\s+)?(?:safe|secure|intact|protected)|"
         r"(?:\bno\b|none of (?:your|the))\s+(?:\w+\s+){0,2}(?:will|shall)\s+be\s+(?:lost|affected|damaged|touched|harmed|deleted)|"
-        r"nothing\s+(?:\w+\s+){0,4}will\s+(?:change|happen)|no (?:data )?loss|nothing\s+(?:\w+\s+){0,4}will\s+be\s+(?:lost|touched|affected|damaged)|won't\s+be\s+(?:lost|touched|damaged|deleted)"),
+        r"nothing\s+(?:\w+\s+){0,4}will\s+(?:change|happen)|(?:nobody|no one|none of you)\s+will\s+lose|(?:won't|will not)\s+lose|"
+        r"兜底|负责到底|全权负责|no (?:data )?loss|nothing\s+(?:\w+\s+){0,4}will\s+be\s+(?:lost|touched|affected|damaged)|won't\s+be\s+(?:lost|touched|damaged|deleted)"),
     "benefit": _rx(
         r"(?<![不无])(?:将|会)[^,，。]{0,8}(?:提升|提高|加快|更加|更快|更稳定|优化|改善)|新增[^,，。]{0,6}功能|上线[^,，。]{0,4}新功能|提升一倍|"
         r"自动(?:补|上传|恢复|同步)|翻倍|加倍|扩容|\bdoubled?\b|more (?:storage|space)|"
         r"(?:will|would)\s+(?:be\s+)?(?:\w+\s+){0,4}(?:faster|quicker|improved|more (?:reliable|stable|secure|responsive))|twice as fast|"
         r"will make\s+(?:\w+\s+){0,4}(?:more|faster|better)|new features?|(?:be|get|are)\s+added automatically|added automatically"),
     "compensation": _rx(
-        r"补偿|赔偿|顺延|延长截止|免费|全免|免除|减免|赠送|补贴|额外(?:的)?(?:空间|容量|时间|假)|waive\w*|free of charge|"
+        r"补偿|赔偿|顺延|延长截止|免费|全免|免除|减免|赠送|补贴|额外(?:的)?(?:空间|容量|时间|假)|waive\w*|free of charge|extra\s+(?:\w+\s+){0,3}(?:storage|space)|"
         r"compensat\w*|refund\w*|\bcredit\w*|(?<!file )\bextensions?\b|extend\w*\s+(?:\w+\s+)?deadlines?|extra (?:storage|space|time|days?)|reimburs\w*"),
     "support": _rx(
         r"全程值守|专人值守|随时为|随时解答|随时处理|24\s*小时|7\s*[×x*]\s*24|全天候|"
@@ -305,7 +318,8 @@ def _other_schedule_times(text: str) -> list[str]:
             continue  # the restore day, the day to call, when to finish one's uploads: not the schedule
         for m in _OTHER.finditer(clause):
             before = clause[:m.start()]
-            if END_BEFORE.search(before) or NEGATED_BEFORE.search(before) or REPORTED_AFTER.search(clause[m.end():]):
+            if (END_BEFORE.search(before) or NEGATED_BEFORE.search(before) or REPORTED_AFTER.search(clause[m.end():])
+                    or REPORTED_BEFORE.search(before)):
                 continue  # "周三晚上至周四凌晨" (the end is the restore), "不是周四"
             if m.group("clock") and _evening_clock(m.group(0), sentence[:offset + m.start()]):
                 continue  # 晚上8点, 20:00: still Wednesday evening
@@ -325,9 +339,12 @@ def check_schedule(text: str) -> Verdict:
 
 # ---- read_only_vs_upload: no new uploads, existing files readable, neither inverted ----------------------
 
-def _polarity(clause: str, start: int, end: int) -> str | None:
+def _polarity(clause: str, start: int, end: int, previous: str | None = None) -> str | None:
     """'neg' when the verb at clause[start:end] is denied, 'pos' when it is said to work, None when neither is said.
-    The nearest marker before the verb decides; failing that, the nearest after it (上传功能暂停, reading is unaffected)."""
+    The nearest marker before the verb decides; failing that, the nearest after it (上传功能暂停, reading is unaffected).
+    `previous` is the polarity of the statement before, which an elliptic denial reverses."""
+    if previous and ELLIPSIS.match(clause[end:]):
+        return "pos" if previous == "neg" else "neg"
     window = clause[max(0, start - 24):start]
     before = list(POLARITY_BEFORE.finditer(window))
     if before:
@@ -357,29 +374,32 @@ def _verb_parts(clause: str) -> list[str]:
 def _statements(text: str) -> dict[str, list[str]]:
     said = {"upload_blocked": [], "upload_open": [], "read_ok": [], "read_blocked": []}
     parts = [part for sentence in _sentences(text) for c in _clauses(sentence) for part in _verb_parts(c)] + [""]
+    previous = None  # polarity of the last statement, for an elliptic "reading isn't"
     for clause, following in zip(parts, parts[1:]):
         for m in READ_ONLY.finditer(clause):
             said["upload_blocked"].append(m.group(0))
             said["read_ok"].append(m.group(0))
         if OUTSIDE_WINDOW.search(clause) or ONLY_AFTER.match(following):
             continue  # about before or after the maintenance ("can be uploaded, but only after it"), not during it
-        for m in UPLOAD.finditer(clause):
-            if not re.match(r"上传|upload", m.group(0), re.IGNORECASE) and not UPLOAD_NEEDS_NEW.search(clause):
-                continue  # 提交/add/submit count as uploading only for new files
-            pol = _polarity(clause, m.start(), m.end())
-            if pol:
+        verbs = [("upload", m) for m in UPLOAD.finditer(clause)
+                 # 提交/add/submit count as uploading only for new files
+                 if (re.match(r"上传|upload", m.group(0), re.IGNORECASE) or UPLOAD_NEEDS_NEW.search(clause))
+                 and not UPLOADED.match(clause, m.start()) and not re.search(r"已经?$|already\s*$|previously\s*$", clause[:m.start()])]
+        verbs += [("read", m) for m in READ.finditer(clause)]
+        if EXISTING.search(clause) and not verbs:  # "已有文件仍可使用", "existing files remain available"
+            verbs += [("use", m) for m in USE.finditer(clause)]
+        for kind, m in sorted(verbs, key=lambda v: v[1].start()):
+            pol = _polarity(clause, m.start(), m.end(), previous)
+            if pol is None and (re.search(r"(?:able|ible)$|可读|能看|看$", m.group(0))
+                                or (kind == "use" and re.search(r"可用|available|usable", m.group(0), re.I))):
+                pol = "pos"  # "readable", "可读", "available" say it on their own
+            if pol is None:
+                continue
+            previous = pol
+            if kind == "upload":
                 said["upload_blocked" if pol == "neg" else "upload_open"].append(clause)
-        for m in READ.finditer(clause):
-            pol = _polarity(clause, m.start(), m.end())
-            if pol is None and re.search(r"(?:able|ible)$|可读|能看|看$", m.group(0)):
-                pol = "pos"  # "readable", "可读" say it on their own
-            if pol:
+            else:
                 said["read_ok" if pol == "pos" else "read_blocked"].append(clause)
-        if EXISTING.search(clause) and not READ.search(clause) and not UPLOAD.search(clause):
-            for m in USE.finditer(clause):
-                pol = _polarity(clause, m.start(), m.end()) or ("pos" if re.search(r"可用|available|usable", m.group(0), re.I) else None)
-                if pol:
-                    said["read_ok" if pol == "pos" else "read_blocked"].append(clause)
     return said
 
 
@@ -412,6 +432,16 @@ def _bare_days(sentence: str) -> tuple[list[str], list[str]]:
 
 def _dates(text: str) -> list[str]:
     return _hits(_DATE, text) + [d for sentence in _sentences(text) for d in _bare_days(sentence)[0]]
+
+
+AFTERWARDS_OR_REPLY = _rx(r"^(?:维护|恢复|升级)(?:完成|结束)?后|^after (?:the )?(?:maintenance|work|restore)|^afterwards|回复|答复|响应|"
+                          r"\brepl(?:y|ies)\b|\brespond\w*|\banswer\w*")
+
+
+def _outage_durations(text: str) -> list[str]:
+    """Durations that say how long the maintenance or outage lasts; "管理员一小时内回复" and "维护后三天内较慢" do not."""
+    return [d for sentence in _sentences(text) for clause in _clauses(sentence)
+            if not (AFTERWARDS_OR_REPLY.search(clause) or CONTACT.search(clause)) for d in _durations(clause)]
 
 
 def _durations(text: str) -> list[str]:
@@ -469,7 +499,7 @@ def _unknown_said(text: str) -> tuple[list[str], list[str]]:
 
 def check_unknown_restore_time(text: str) -> Verdict:
     unknown, known = _unknown_said(text)
-    given = _restore_moments(text) + _durations(text)
+    given = _restore_moments(text) + _outage_durations(text)
     if given:
         return Verdict(False, f"gives a time or deadline: {', '.join(dict.fromkeys(given))}")
     if known:
