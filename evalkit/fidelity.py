@@ -94,7 +94,7 @@ LEAD_TIME = _rx(r"提前|之前|前一|ahead|before|in advance|earlier")
 MAINTENANCE = _rx(r"维护|维修|升级|停机|下线|maintenance|maintained|maintain|\bdown\b|upgrade|offline")
 # What a clause is about when it is not the schedule.
 RESTORE = _rx(r"恢复|重新开放|重新上线|开放上传|修复|修好|结束|(?:维护|工作|升级)[^,，。]{0,6}完成|完成(?:维护|升级)|什么时候好|何时好|"
-              r"\bback\b|restor\w*|resum\w*|\breturn\w*|reopen\w*|(?:available|online|up)\s+again|\bends?\b|\bending\b|\beta\b|"
+              r"\bback\b|restor\w*|resum\w*|\breturn\w*|reopen\w*|(?:running|working|up|online|available|open|usable|normal)\s+(?:\w+\s+)?again|(?:is|be|are) over\b|\bends?\b|\bending\b|\beta\b|"
               r"(?:maintenance|work|upgrade|it)\s+(?:\w+\s+){0,6}(?:finish\w*|complet\w*|done)|(?:finish\w*|complet\w*)\s+(?:the\s+)?(?:maintenance|work)|how long|duration")
 UNTIL = _rx(r"至|直到|到|until|till|through")
 END_BEFORE = _rx(r"至|到|直到|until|till|through|最快|最晚|最迟|最早|不早于|不晚于|\bby\b|earliest|latest")
@@ -113,7 +113,7 @@ NEGATED_BEFORE = _rx(r"(?:不是|并非|而非|而不是|\bnot\b|rather than|ins
 
 UPLOAD = _rx(r"上传|\bupload\w*|(?:提交|添加|新增|存入|\badd\w*|\bsubmit\w*|\bpost\w*)")
 UPLOAD_NEEDS_NEW = _rx(r"新增|新(?:的)?(?:文件|资料|文档|档案)|\bnew\s+(?:files?|documents?|ones|material)")
-READ = _rx(r"阅读|查阅|浏览|查看|读取|访问|打开|可读|(?:能|可以?|还能|仍可|继续)看|\bread(?:ing|able)?\b|\bview\w*|\bopen\w*|\baccess\w*|\bbrows\w*|\bconsult\w*")
+READ = _rx(r"阅读|查阅|浏览|查看|读取|访问|打开|开启|可读|\blook(?:ed)? at\b|(?:能|可以?|还能|仍可|继续)看|\bread(?:ing|able)?\b|\bview\w*|\bopen\w*|\baccess\w*|\bbrows\w*|\bconsult\w*")
 READ_ONLY = _rx(r"只读|read[- ]only")
 # "已经上传的文件", "uploaded files" are the existing files, not an upload.
 UPLOADED = _rx(r"上传的(?:文件|资料|文档)|uploaded\s+(?:files|documents)")
@@ -156,7 +156,8 @@ _NEG_AFTER = ["暂停", "关闭", "停用", "不可用", "暂不可用", "无法
               "won't go through", "won't be accepted", "disabled", "unavailable", "paused", "suspended", "blocked",
               "halted", "off", "closed", "stopped", "cannot", "can't", "will not", "won't", "impossible",
               "isn't possible", "is not possible", "isn't available", "is not available", "greyed out", "grayed out",
-              "turned off", "switched off", "hidden", "locked", "失败", "报错", "出错", "fails?", "will fail", "errors?"]
+              "turned off", "switched off", "hidden", "locked", "失败", "报错", "出错", "fails?", "will fail", "errors?",
+              "拒绝", "被拒", "rejected", "refused", "declined", "not accepted"]
 
 
 def _word(alt: str) -> str:
@@ -175,7 +176,8 @@ POLARITY_AFTER = _markers(_POS_AFTER, _NEG_AFTER)
 UNKNOWN = _rx(
     r"尚未确定|尚未明确|尚不确定|还不确定|暂不确定|暂时无法确定|无法确定|不能确定|不确定|尚未决定|尚无定论|待定|未定|另行通知|另行公布|另行告知|待通知|"
     r"尚不清楚|还不清楚|不清楚|未知|不知道|说不准|说不好|没有确定|没定|尚不明确|不明确|尚无确切|没有确切|没有消息|暂无|"
-    r"无法给出|不能给出|无法提供|视[^,，。]{0,12}而定|取决于|不详|不定(?!期)|未明|尚待|一旦确定|确定后|难以?确定|难说|不好说|难以?预[估计测]|无法预[估计测]|"
+    r"无法给出|不能给出|无法提供|视[^,，。]{0,12}而定|取决于|不详|不定(?!期)|未明|尚待|一旦确定|确定后|难以?确定|难说|不好说|难以?预[估计测]|无法预[估计测]|要看|得看|说不(?:准|好|清|上来)|"
+    r"(?:未|没有?|还没)\s*定(?!于)|being (?:worked out|finalised|finalized|decided|determined|planned)|under (?:review|discussion)|"
     r"(?:\bnot|n't)\s+(?:yet\s+)?(?:been\s+)?(?:known|confirmed|determined|decided|certain|clear|set|fixed|scheduled)|\bunknown\b|\bunclear\b|\buncertain\b|"
     r"\bundecided\b|\bpending\b|to be (?:determined|confirmed|announced|decided|agreed)|\btb[dac]\b|no eta|"
     r"(?:don't|do not|cannot|can't|can not)\s+(?:yet\s+)?(?:say|know|tell|confirm|predict|give|provide|estimate)|no (?:word|news|estimate)|"
@@ -196,7 +198,7 @@ PREDICTED = _rx(r"预计|预期|有望|可望|估计|应该会|应能|\bexpect\w
 DEADLINE = _rx(r"不超过|不会超过|之内|以内|内完成|最晚|最迟|最快|不早于|不晚于|at the latest|at the earliest|no more than|no later than|\bwithin\b")
 TIME_WORDS = _rx(r"当晚|当天|今晚|今夜|次日|翌日|第二天|明天|明早|明晚|下周|本周|周末|午夜|零点|半夜|月底|"
                  r"\btonight\b|\btomorrow\b|that (?:night|evening|day)|same (?:night|evening|day)|by morning|this week|next week|weekend|"
-                 r"\bmidnight\b|(?:end|start|beginning) of (?:the )?(?:day|week|month)|later (?:today|tonight|this week)|the (?:same )?day")
+                 r"\bmidnight\b|(?:end|start|beginning) of (?:the )?(?:day|week|month)|(?:next|following) (?:morning|day|evening)|later (?:today|tonight|this week)|the (?:same )?day")
 
 PROMISE = _rx(r"保证|承诺|担保|确保|一定会|一定能|必将|必定|肯定会|绝对|\bguarantee\w*|\bpromise\w*|\bensure\w*|\bassure\w*|rest assured|make sure|"
               r"we commit|committed to|will definitely|will certainly")
@@ -211,7 +213,9 @@ NO_IMPACT = _rx(r"不会(?:对[^,，。]{0,12})?(?:造成)?(?:任何)?影响|不
 COMMITMENTS = {
     "data safety": _rx(
         r"(?:不会|不会有|绝不会|决不会|都不会|均不会|没有任何)[^,，。]{0,10}(?:丢失|受损|损坏|损失)|安全保存|完整保留|妥善保存|安然无恙|万无一失|安全无虞|"
-        r"(?:都会|将|会)[^,，。]{0,4}(?:安全|完好)|完好无损|(?:都|全部|均|已经?)[^,，。]{0,4}备份|backed up|保持原样|原封不动|"
+        r"(?:都会|将|会)[^,，。]{0,4}(?:安全|完好)|完好无损|(?:经过|均已|都已|已|均|都)[^,，。]{0,4}(?:加密|保护)|"
+        r"(?:are|is|will be|remain|stay)\s+(?:\w+\s+)?(?:encrypted|protected)|(?:will|shall)\s+(?:go|get)\s+(?:lost|missing)|"
+        r"(?:都|全部|均|已经?)[^,，。]{0,4}备份|backed up|保持原样|原封不动|"
         r"(?:stay|remain)s?\s+(?:exactly\s+)?as (?:it is|they are)|负责[^,，。]{0,4}(?:找回|恢复|修复|赔偿)|take (?:full )?responsibility|"
         r"(?:都会|均会|将会|将被|都将|均将)[^,，。]{0,4}(?:保留|保存)|"
         r"(?:(?:will|shall)\s+(?:be|remain|stay)|\bare|\bis|remains?|stays?)\s+(?:completely\s+|fully\s+|perfectly\s+|100%\s+)?(?:safe|secure|intact|protected)|"
