@@ -1,8 +1,10 @@
 """Outputs written by hand for the maintenance material, each labelled on all four criteria (issue #20 item 7).
 
 Labels come from the criterion definitions (shared/DESIGN.md, prompts/*.toml), never from what the pre-screen
-answers. Each label is written "+ reason" (passes) or "- reason" (fails). `TUNE` is the part the rules were
-tuned on; `HELDOUT` was written after the rules were finished and is reported separately (README).
+answers. Each label is written "+ reason" (passes) or "- reason" (fails). `TUNE` is the part the rules were first
+tuned on. `HELDOUT` ... `HELDOUT5` were each written after the rules of the moment were frozen and measured before
+the rules were changed on them (the README's table; each batch's commit message records its measurement); every
+part has been tuned on since, so a new batch is the way to measure the rules again.
 
 How the definitions are read where a careful reader could hesitate (the "rule of the label"):
 
