@@ -220,7 +220,8 @@ ADVICE = _rx(r"^(?:请|建议|记得|务必)|^(?:so\s+)?(?:please|remember to|ma
 NEGATED_BEFORE = _rx(r"(?:不是|并非|而非|而不是|\bnot\b|rather than|instead of)\s*\S{0,3}$")
 
 
-def _restore_moments(text: str) -> list[str]:
+@lru_cache(maxsize=1024)
+def _restore_moments(text: str) -> tuple[str, ...]:
     """Clauses that put the restore (or the end of the maintenance) at a time, bound it, or predict it.
     Shared: such a clause fails unknown_restore_time (a time is given) and no_added_promises (a moment added)."""
     out = []
@@ -230,6 +231,8 @@ def _restore_moments(text: str) -> list[str]:
         if RANGE.search(clause):
             out.append(clause)
             continue
+        if not (RESTORE.search(clause) or UNTIL.search(clause) or DEADLINE.search(clause) or PREDICTED.search(clause)):
+            continue  # none of the cases below can hold; skip the costly search for times
         times = [m.group(0) for m in _TIME_EXPR.finditer(clause)
                  # the Wednesday-evening schedule in the clause ("周三晚间维护结束后") is no restore time
                  if not re.fullmatch(EVENING, m.group(0), re.IGNORECASE) or re.search(r"当晚|今晚|tonight|that", clause)]
@@ -241,7 +244,7 @@ def _restore_moments(text: str) -> list[str]:
                 out.append(clause)
         elif until or (times and DEADLINE.search(clause)) or (times and PREDICTED.search(clause) and RESTORE.search(sentence)):
             out.append(clause)  # "周三晚上至周四凌晨", "最快可能要到周五", "it may be Friday at the earliest"
-    return out
+    return tuple(out)
 
 
 # ==== schedule: the maintenance on Wednesday evening, and on no other day or time of day ===================
@@ -501,7 +504,7 @@ def check_unknown_restore_time(text: str) -> Verdict:
     unknown, known = _unknown_said(text)
     # A start time (周三晚上8点开始) or the notice's date gives no restore time; only restore moments and how
     # long the outage lasts do. Reading every number as a restore time was a mistake of the old pre-screen.
-    given = _restore_moments(text) + _outage_durations(text)
+    given = [*_restore_moments(text), *_outage_durations(text)]
     if given:
         return Verdict(False, f"gives a time or deadline: {', '.join(dict.fromkeys(given))}")
     if known:
@@ -560,6 +563,10 @@ COMMITMENTS = {
 }
 
 
+# One pass over a clause first: most clauses hold no commitment at all.
+_ANY_COMMITMENT = _rx("|".join(f"(?:{rx.pattern})" for rx in COMMITMENTS.values()))
+
+
 def _commitments(text: str) -> list[str]:
     out = []
     for _sentence, clause, _offset in _in_clauses(text):
@@ -570,8 +577,9 @@ def _commitments(text: str) -> list[str]:
             # "阅读不受影响", "will not affect reading existing files" restate the material (said of uploads they
             # invert it, which read_only_vs_upload judges); "no impact on your work" is a commitment.
             out.append(f"commitment {NO_IMPACT.search(clause).group(0)!r}")
-        for kind, rx in COMMITMENTS.items():
-            out += [f"{kind} {h!r}" for h in _hits(rx, clause)]
+        if _ANY_COMMITMENT.search(clause):
+            for kind, rx in COMMITMENTS.items():
+                out += [f"{kind} {h!r}" for h in _hits(rx, clause)]
     return out
 
 
