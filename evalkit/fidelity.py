@@ -277,7 +277,7 @@ def _wednesday_evening(text: str) -> list[str]:
 def _other_schedule_times(text: str) -> list[str]:
     """Other days, times of day and non-evening clock times said of the maintenance itself. A day in a clause
     about something else (the restore, calling the administrator, one's own uploads, a report or meeting) is
-    not the schedule: counting it was the old pre-screen's most frequent mistake."""
+    not the schedule: counting it was one of the mistakes of rules version 1 (issue #20)."""
     wrong = []
     for sentence, clause, offset in _in_clauses(text):
         elsewhere = (RESTORE.search(clause) or CONTACT.search(clause) or DEADLINE.search(clause)
@@ -503,7 +503,7 @@ def _unknown_said(text: str) -> tuple[list[str], list[str]]:
 def check_unknown_restore_time(text: str) -> Verdict:
     unknown, known = _unknown_said(text)
     # A start time (周三晚上8点开始) or the notice's date gives no restore time; only restore moments and how
-    # long the outage lasts do. Reading every number as a restore time was a mistake of the old pre-screen.
+    # long the outage lasts do. Reading every number as a restore time was a mistake of rules version 1.
     given = [*_restore_moments(text), *_outage_durations(text)]
     if given:
         return Verdict(False, f"gives a time or deadline: {', '.join(dict.fromkeys(given))}")
@@ -526,8 +526,8 @@ NO_IMPACT = _rx(r"不会(?:对[^,，。]{0,12})?(?:造成)?(?:任何)?影响|不
                 r"不会(?:下降|降低|打折扣)|不受损|no (?:\w+\s+)?(?:impact|effect|disruption|interruption)|"
                 r"(?:won't|will not|does not|doesn't|shall not)\s+(?:\w+\s+)?(?:affect|disrupt|interrupt|impact)|"
                 r"not be affected|\bunaffected\b|(?:not|n't)\s+be\s+compromised|without (?:any )?(?:impact|disruption|interruption)")
-# Commitments with no promise word: what the reader is told will (not) happen, beyond the material. The old
-# pre-screen passed all of these.
+# Commitments with no promise word: what the reader is told will (not) happen, beyond the material. Rules
+# version 1 passed all of these.
 COMMITMENTS = {
     "data safety": _rx(
         r"(?:不会|不会有|绝不会|决不会|都不会|均不会|没有任何)[^,，。]{0,10}(?:丢失|受损|损坏|损失)|安全保存|完整保留|妥善保存|安然无恙|"
