@@ -9,8 +9,9 @@ Arithmetic behind tests/fixtures/ratings_small_expected.json (4 pairs x 3 raters
   o(p,p) = 22, o(p,f) = o(f,p) = 1, n_p = 23, n_f = 1, n = 24 -> 1 - 23 * 2 / 46 = 0.
   no_added_promises: one item all fail, no disagreement -> 1. Preference: n_c = 4 each, off-diagonal
   o = 9, expected 96 -> 1 - 11 * 9 / 96 = -0.03125.
-- Pre-screen vs raters: the pair-3 assisted text promises (保证), the rule fails it as the raters do ->
-  kappa 1; schedule: the rule passes all 24, raters fail 1 -> p_o = p_e = 23/24 -> kappa 0.
+- Pre-screen vs raters (24 answers per criterion: 12 ratings x 2 outputs): the pair-3 assisted text promises
+  (保证), the rule fails it as the raters do -> agreement 24/24, kappa 1; schedule: the rule passes all 24,
+  raters fail 1 -> agreement p_o = 23/24 = p_e -> kappa 0.
 - Speed-up (pool single runs, all comparable): median(2.0, 2.2, 1.8, 2.0) / median(1.0, 1.1, 1.0, 0.9) = 2.
 - Gate (planned_pairs = 4, all rated 3 times): no_added_promises' pair-level difference is -0.25 (pair 3:
   -1, the others 0) and its interval's lower end lies far below -0.05 -> DROP.
@@ -91,9 +92,11 @@ def test_fixture_matches_expected_summary(agg):
     alpha = t["agreement"].set_index("item")["alpha"]
     for item, v in exp["alpha"].items():
         assert alpha[item] == pytest.approx(v, abs=1e-9)
-    kappa = t["prescreen_agreement"].set_index("criterion")["kappa"]
+    pre = t["prescreen_agreement"].set_index("criterion")
     for c, v in exp["kappa"].items():
-        assert kappa[c] == pytest.approx(v, abs=1e-9)
+        assert pre.loc[c, "kappa"] == pytest.approx(v, abs=1e-9)
+    for c, v in exp["prescreen_agreement"].items():  # percent agreement per criterion, beside kappa
+        assert pre.loc[c, "agreement"] == pytest.approx(v, abs=1e-6) and pre.loc[c, "n"] == 24
     assert result.speed.speedup == pytest.approx(exp["speedup"])
     assert result.speed.source.startswith("pair pool")
     lo_ci, hi_ci = result.speed.speedup_ci95

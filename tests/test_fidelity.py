@@ -20,7 +20,10 @@ CASES = [
     ("The internal library will be under maintenance on Wednesday evening.", "schedule", True),
     ("资料库将于周四晚间维护。", "schedule", False),
     ("资料库将于周三上午维护。", "schedule", False),
-    ("资料库将于周三晚间8点开始维护。", "schedule", False),
+    # 晚间8点 is still Wednesday evening (this case once expected a schedule failure); the added clock time
+    # fails no_added_promises instead.
+    ("资料库将于周三晚间8点开始维护。", "schedule", True),
+    ("资料库将于周三凌晨2点开始维护。", "schedule", False),
     ("资料库近期将进行维护。", "schedule", False),
     # read_only_vs_upload
     (GOOD, "read_only_vs_upload", True),
@@ -49,6 +52,7 @@ CASES = [
     ("我们承诺尽快恢复。", "no_added_promises", False),
     ("维护将在12月3日进行。", "no_added_promises", False),
     ("维护预计持续3小时。", "no_added_promises", False),
+    ("资料库将于周三晚间8点开始维护。", "no_added_promises", False),
     ("预计周四上午恢复。", "no_added_promises", False),
     ("We guarantee the library will be back soon.", "no_added_promises", False),
 ]

@@ -198,7 +198,8 @@ def agreement(ratings: RatingData):
 
 
 def prescreen_agreement(db, ratings: RatingData):
-    """Cohen's kappa per criterion between the rule pre-screen and the raters (unsure answers left out)."""
+    """Agreement per criterion between the rule pre-screen and the raters: the share of rater answers the rule
+    matches (`agreement`) and Cohen's kappa, over every rating of every rated output (unsure answers left out)."""
     import numpy as np
     import pandas as pd
 
