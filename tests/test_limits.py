@@ -28,9 +28,15 @@ def test_one_event_counts_for_every_key_or_for_none():
 
 
 def test_zero_means_no_limit():
-    lim = RateLimiter(0)
+    # The same burst, at one instant, is refused by any positive limit and let through by 0 (nothing kept).
+    limited, unlimited = RateLimiter(999, clock=lambda: 0.0), RateLimiter(0, clock=lambda: 0.0)
+    for _ in range(999):
+        limited.check("ann")
+    with pytest.raises(LimitError, match="999 in the last minute"):
+        limited.check("ann")
     for _ in range(1000):
-        lim.check("ann")
+        unlimited.check("ann")
+    assert not unlimited._hits, "an unlimited limiter keeps no per-key history"
 
 
 def test_allow_list_by_name_and_org():

@@ -8,7 +8,8 @@ import pytest
 from apphelpers import (  # noqa: F401
     ARTIFACTS, chromium_page, pair_shown, pool_db, pool_template, rows, served, shown_texts, sign_in, write_config,
 )
-from playwright.sync_api import expect
+# Browser-only module: without Playwright (a fast, minimal install) it is skipped, not an import error.
+expect = pytest.importorskip("playwright.sync_api").expect
 
 from evalkit.config import load_config
 from evalkit.prompts import CRITERIA, load_prompts

@@ -27,14 +27,25 @@ def test_report_is_self_contained_html_with_plots_and_verdict(db, tmp_path):
     assert "<script" not in page and "http://" not in page and "https://" not in page
 
 
-def test_report_escapes_rater_text(db, tmp_path):
+def test_report_escapes_the_text_it_shows(db, tmp_path):
+    """Markup in text the report does show (the frozen gate's text) arrives escaped, and rater text (a name, a skip reason) does not arrive at all. The escaped forms are
+    asserted too, so the test fails if escaping is turned off rather than passing because nothing got through."""
     from evalkit.config import AppConfig
     from evalkit.ratings import skip_pair
 
+    evil = "<script>alert(1)</script>"
+    exp_id, gate_json = db.execute(
+        "SELECT id, gate_json FROM experiments WHERE kind = 'pool'").fetchone()
+    gate = json.loads(gate_json)
+    gate["text"] += f"\n# {evil}\n"
+    db.execute("UPDATE experiments SET gate_json = ? WHERE id = ?", [json.dumps(gate), exp_id])
     pid = db.execute("SELECT id FROM pairs LIMIT 1").fetchone()[0]
-    skip_pair(db, AppConfig(), "<script>alert(1)</script>", pid, "<img src=x onerror=alert(2)>")
+    skip_pair(db, AppConfig(), "mallory<b>x</b>", pid, "<img src=x onerror=alert(2)>")
     page = build_report(db, tmp_path / "r2").read_text(encoding="utf-8")
-    assert "<script>alert" not in page and "<img src=x" not in page
+    assert "<script>alert" not in page and "<img src=x" not in page and "<b>x</b>" not in page
+    escaped = "&lt;script&gt;alert(1)&lt;/script&gt;"
+    assert f"# {escaped}" in page, "the gate's text reaches the report, escaped"
+    assert "mallory" not in page and "onerror" not in page, "rater text never reaches the report"
 
 
 def test_export_roundtrips_through_load_dataset(db, tmp_path):

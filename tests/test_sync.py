@@ -103,9 +103,12 @@ def test_restore_failure_other_than_missing_stops_the_start(tmp_path):
 
 
 def test_snapshot_is_consistent_while_writing(tmp_path):
+    """Snapshots taken while another connection keeps committing are whole databases holding a prefix of the
+    writes: never fewer rows than were committed before the snapshot began, never more than after it ended.
+    The test also checks the premise: writes did commit while snapshots were being taken."""
     db_path = tmp_path / "live.db"
     open_db(db_path).close()
-    stop = threading.Event()
+    stop, written = threading.Event(), [0]
 
     def writer():
         db = open_db(db_path, migrate_schema=False)
@@ -113,19 +116,28 @@ def test_snapshot_is_consistent_while_writing(tmp_path):
 
         while not stop.is_set():
             insert_experiment(db, "run", {"x": 1}, {})
+            written[0] += 1  # after the commit: the file holds at least this many rows
         db.close()
 
     t = threading.Thread(target=writer)
     t.start()
+    overlapped = taken = 0
     try:
-        for i in range(5):
-            snap = snapshot(db_path, tmp_path / f"snap{i}.db")
+        while taken < 60 and overlapped < 3:
+            before = written[0]
+            snap = snapshot(db_path, tmp_path / f"snap{taken}.db")
+            after = written[0]
             con = sqlite3.connect(str(snap))
             assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+            n = con.execute("SELECT COUNT(*) FROM experiments").fetchone()[0]
             con.close()
+            assert before <= n <= after + 1, (before, n, after)  # +1: a commit not yet counted by the writer
+            overlapped += after > before
+            taken += 1
     finally:
         stop.set()
         t.join()
+    assert overlapped >= 3, f"only {overlapped} of {taken} snapshots overlapped a write"
 
 
 def test_environment_switch(tmp_path, monkeypatch):
