@@ -82,17 +82,16 @@ def _pair(db, pair_id: str) -> dict:
     return row
 
 
-def _current_counts(db) -> dict[str, int]:
-    return {r["pair_id"]: r["n"] for r in db.query("SELECT pair_id, COUNT(*) AS n FROM current_ratings GROUP BY pair_id")}
-
-
 # The pairs still open to a rater, with their current rating counts: not met by this rater (rated or skipped) and
 # below the quota. One statement, so a request makes few SQLite calls (each row fetched releases and re-takes the
 # interpreter lock, which costs most when the app is busy).
-_OPEN = """
+# Only the latest study's pairs are served (evalkit.study): a new study's raters never spend ratings on an earlier one.
+_LATEST_STUDY = """(SELECT study_id FROM experiments WHERE id = p.experiment_id) IS (SELECT MAX(id) FROM studies)"""
+_OPEN = f"""
     SELECT p.id, COALESCE(c.n, 0) AS n FROM pairs p
     LEFT JOIN (SELECT pair_id, COUNT(*) AS n FROM current_ratings GROUP BY pair_id) c ON c.pair_id = p.id
-    WHERE COALESCE(c.n, 0) < :quota AND p.id NOT IN (SELECT pair_id FROM ratings WHERE rater = :rater)"""
+    WHERE COALESCE(c.n, 0) < :quota AND p.id NOT IN (SELECT pair_id FROM ratings WHERE rater = :rater)
+      AND {_LATEST_STUDY}"""
 
 # The same, counting the pairs other raters hold on screen (an unexpired assignment they have not answered) as
 # taken: raters arriving at once are spread over pairs instead of all getting the one that needs a rating.
@@ -354,13 +353,15 @@ def answers_from_row(row: dict) -> tuple[dict, dict]:
 def counts(db, ratings_per_pair: int) -> dict:
     """Progress numbers for everyone on the Results tab: nothing per path (a tally of preferred paths, seen
     while pairs are still to rate, would hint which side is which)."""
-    n_pairs = db["pairs"].count
-    per_pair = _current_counts(db)
+    in_study = f"pair_id IN (SELECT p.id FROM pairs p WHERE {_LATEST_STUDY})"  # the study the queue serves
+    n_pairs = db.execute(f"SELECT COUNT(*) FROM pairs p WHERE {_LATEST_STUDY}").fetchone()[0]
+    per_pair = {r[0]: r[1] for r in db.execute(
+        f"SELECT pair_id, COUNT(*) FROM current_ratings WHERE {in_study} GROUP BY pair_id")}
     return {
         "pairs": n_pairs,
-        "ratings": db.execute("SELECT COUNT(*) FROM current_ratings").fetchone()[0],
-        "corrections": db.execute("SELECT COUNT(*) FROM ratings WHERE supersedes IS NOT NULL").fetchone()[0],
-        "skips": db.execute("SELECT COUNT(*) FROM ratings WHERE kind = 'skip'").fetchone()[0],
-        "raters": db.execute("SELECT COUNT(DISTINCT rater) FROM ratings").fetchone()[0],
+        "ratings": db.execute(f"SELECT COUNT(*) FROM current_ratings WHERE {in_study}").fetchone()[0],
+        "corrections": db.execute(f"SELECT COUNT(*) FROM ratings WHERE supersedes IS NOT NULL AND {in_study}").fetchone()[0],
+        "skips": db.execute(f"SELECT COUNT(*) FROM ratings WHERE kind = 'skip' AND {in_study}").fetchone()[0],
+        "raters": db.execute(f"SELECT COUNT(DISTINCT rater) FROM ratings WHERE {in_study}").fetchone()[0],
         "pairs_complete": sum(1 for n in per_pair.values() if n >= ratings_per_pair),
     }

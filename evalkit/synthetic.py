@@ -108,7 +108,7 @@ def build_study(db, spec: SyntheticStudy) -> dict:
         _insert_many(db, "pairs", pairs, ["id", "experiment_id", "created_at", "prompt_id", "sample",
                                           "ordinary_generation_id", "assisted_generation_id", "a_generation_id",
                                           "b_generation_id", "ordinary_side", "work_index"])
-        _ratings(db, spec, sim, pair_ids, sides, rng, stamp)
+        _ratings(db, spec, sim, pair_ids, sides, rng, now())  # rated after the experiments started
     return {"experiment_id": exp, "pairs": n, "ratings": n * r}
 
 
