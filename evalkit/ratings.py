@@ -161,7 +161,8 @@ def pair_view(db, pair_id: str) -> PairView:
 def progress(db, rater: str, ratings_per_pair: int) -> tuple[int, int]:
     """(pairs this rater has finished, that plus the pairs still open to them): shown as "7 / 20"."""
     done, still_open = db.execute(
-        f"SELECT (SELECT COUNT(DISTINCT pair_id) FROM ratings WHERE rater = :rater), (SELECT COUNT(*) FROM ({_OPEN}))",
+        f"""SELECT (SELECT COUNT(DISTINCT r.pair_id) FROM ratings r JOIN pairs p ON p.id = r.pair_id
+                    WHERE r.rater = :rater AND {_LATEST_STUDY}), (SELECT COUNT(*) FROM ({_OPEN}))""",
         {"rater": rater, "quota": ratings_per_pair}).fetchone()
     return done, done + still_open
 
@@ -171,8 +172,10 @@ def results_open(db, rater: str, ratings_per_pair: int, skip_allowance: int) -> 
     queue is empty whoever holds what) and they have skipped at most `skip_allowance` pairs: skipping is not a
     way to the results, and per-path figures could hint which side is which on a pair still to rate."""
     rated, skipped, still_open = db.execute(
-        f"""SELECT (SELECT COUNT(DISTINCT pair_id) FROM ratings WHERE rater = :rater AND kind = 'rating'),
-                   (SELECT COUNT(*) FROM ratings WHERE rater = :rater AND kind = 'skip'),
+        f"""SELECT (SELECT COUNT(DISTINCT r.pair_id) FROM ratings r JOIN pairs p ON p.id = r.pair_id
+                    WHERE r.rater = :rater AND r.kind = 'rating' AND {_LATEST_STUDY}),
+                   (SELECT COUNT(*) FROM ratings r JOIN pairs p ON p.id = r.pair_id
+                    WHERE r.rater = :rater AND r.kind = 'skip' AND {_LATEST_STUDY}),
                    (SELECT COUNT(*) FROM ({_OPEN}))""", {"rater": rater, "quota": ratings_per_pair}).fetchone()
     if still_open:
         return False, f"you have {still_open} pair(s) left to rate"

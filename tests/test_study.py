@@ -304,3 +304,33 @@ def test_concurrent_first_looks_store_one_decision(tmp_path):
     stored = db.execute("SELECT decided_at FROM decisions").fetchone()[0]
     assert {r.frozen.decided_at for r in results} == {stored}
     assert len({json.dumps(r.verdict.to_json(), sort_keys=True, default=str) for r in results}) == 1
+
+
+@pytest.mark.slow
+def test_results_tab_says_which_study_it_shows_and_when_the_pool_is_short(tmp_path, tiny_models):
+    from apphelpers import served, write_config
+    from test_app_client import Tab
+
+    from evalkit import raters
+    from evalkit.config import load_config
+
+    gate1, gate2 = tmp_path / "g1.toml", tmp_path / "g2.toml"
+    gate1.write_text(gate_file_text(planned_pairs=1725))
+    gate2.write_text(gate_file_text(planned_pairs=30, margin=0.15))
+    path = tmp_path / "app.db"
+    db = open_db(path)
+    build_study(db, SyntheticStudy(pairs=20, raters_per_pair=3, raters=6, gate_path=str(gate1)))
+    build_study(db, SyntheticStudy(pairs=10, raters_per_pair=3, raters=6, gate_path=str(gate2), study="second", seed=1))
+    code = raters.add(db, "olga", organiser=True).code
+    db.conn.close()
+    cfg = load_config(write_config(tmp_path / "c.toml", tiny_models))
+    with served(cfg, path) as url:
+        olga = Tab(url)
+        olga.call("/sign_in", "", "", code)
+        out = olga.call("/results")
+        assert "Shown: study 'second' (the latest), 2 of 2 in this database" in out["verdict"]
+        assert "pool holds 10 study pairs, fewer than the 30 planned pairs" in out["verdict"]
+        assert "| pairs in the pool | 10 |" in out["counts"]  # the study being rated
+        out = olga.call("/results_study", "main")
+        assert "Shown: study 'main', 1 of 2 in this database" in out["verdict"]
+        assert "pool holds 20 study pairs, fewer than the 1725 planned pairs" in out["verdict"]
