@@ -29,11 +29,11 @@ def runs(n_comparable: int, n_long: int, seed: int = 0) -> list[dict]:
 
 
 def test_throughput_ratio_selects_nothing_and_a_gap_is_flagged():
-    fig = measure_speed(runs(20, 20), tolerance=0.1, resamples=500)
-    assert fig.comparable_pairs == 20 and fig.matched_pairs == 40 and fig.throughput_pairs == 40
+    fig = measure_speed(runs(15, 25), tolerance=0.1, resamples=500)
+    assert fig.comparable_pairs == 15 and fig.matched_pairs == 40 and fig.throughput_pairs == 40
     assert 3.6 < fig.speedup < 4.4  # the comparable pairs only
-    # all 40 pairs: the median assisted tokens per second falls between 200 (comparable) and 60 (long ones)
-    assert 1.1 < fig.throughput_ratio < 3.5
+    # all 40 pairs, most of them long: assisted gives 1.2x the ordinary tokens per second
+    assert 1.1 < fig.throughput_ratio < 1.4
     assert fig.throughput_ci95[1] < fig.ci95[0] and fig.selection_gap is True
     same = measure_speed(runs(40, 0), tolerance=0.1, resamples=500)  # nothing to select: the two agree
     assert same.throughput_pairs == same.comparable_pairs == 40
@@ -51,7 +51,7 @@ def test_aggregate_and_report_show_both_and_flag_the_gap(tmp_path):
     exp = insert_experiment(db, "pool", {}, {})
     specs = []
     by_rep: dict[int, dict] = {}
-    for r in runs(20, 20, seed=1):
+    for r in runs(15, 25, seed=1):
         by_rep.setdefault(r["rep"], {})[r["path"]] = r
     for i, pair in sorted(by_rep.items()):
         gens = {path: GenerationRecord(prompt_id="writing-01", path=path, text=f"{path} {i}", new_tokens=r["new_tokens"],
@@ -61,7 +61,7 @@ def test_aggregate_and_report_show_both_and_flag_the_gap(tmp_path):
     insert_pairs(db, exp, specs)
     agg = aggregate(db, resamples=500)
     s = agg.speed
-    assert s.comparable_pairs == 20 and s.throughput_pairs == 40 and s.selection_gap is True
+    assert s.comparable_pairs == 15 and s.throughput_pairs == 40 and s.selection_gap is True
     assert s.throughput_ci95[1] < s.speedup_ci95[0]
     assert GAP_NOTE in agg.notes
     row = agg.tables["speedup"].set_index("prompt_id").loc["all"]

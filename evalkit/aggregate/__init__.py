@@ -85,7 +85,8 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
     gate, notes = frozen_gate(db, chosen)
     values = gate["values"] if gate else None
     confidence = values["confidence"] if values else 0.95
-    frozen = decided(db, chosen, values, confidence, resamples, tolerance)
+    path_timing, speed_by_prompt, speed = timing(db, tolerance, resamples, study_id=sid)
+    frozen = decided(db, chosen, values, confidence, resamples, tolerance, speed)
     ratings = load_ratings(db, sid)  # study pairs of this study only
     min_gold = (values or {}).get("min_gold_accuracy", 0.0) or 0.0
     gold_table, excluded_now = accuracy(db, min_gold, ratings.raters, sid)
@@ -97,7 +98,6 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
     current = ratings
     if excluded and len(ratings):  # before any table: what the verdict rests on, every table shows
         ratings = ratings.without_raters(excluded)
-    path_timing, speed_by_prompt, speed = timing(db, tolerance, resamples, study_id=sid)
     n_pairs = ratings.n_pairs
     n_gold, skips = db.execute(
         "SELECT (SELECT COUNT(*) FROM pairs p WHERE p.kind = 'gold' AND (:s IS NULL OR p.experiment_id IN "

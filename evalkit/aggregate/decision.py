@@ -108,13 +108,15 @@ def _completion(history, gold_history, values: dict, excluded_at) -> tuple[int, 
     return None
 
 
-def freeze(db, study, values: dict, confidence: float, resamples: int, tolerance: float) -> FrozenDecision | None:
+def freeze(db, study, values: dict, confidence: float, resamples: int, tolerance: float,
+           speed_now=None) -> FrozenDecision | None:
     """The study's decision, stored now if its planned sample is complete in the stored history (see the module's
-    docstring); None while it is not. Idempotent and safe under concurrent readers."""
+    docstring); None while it is not. Idempotent and safe under concurrent readers. `speed_now`: the speed figure
+    of the data as it is now, used when nothing it rests on was stored after completion."""
     from ..gold import accuracy, answers, as_of
     from ..store import insert_decision
     from .data import load_ratings
-    from .timing import timing
+    from .timing import runs_version, timing
     from .verdict import decide, decision_sample, fidelity_rows
 
     if values.get("planned_pairs", 0) <= 0:
@@ -137,7 +139,10 @@ def freeze(db, study, values: dict, confidence: float, resamples: int, tolerance
         ratings = ratings.without_raters(excluded)
     sample, complete = decision_sample(ratings, values["min_ratings_per_pair"], values["planned_pairs"])
     completed_at = db.execute("SELECT created_at FROM ratings WHERE id = ?", [at]).fetchone()[0]
-    speed = timing(db, tolerance, resamples, study_id=study.id, before=completed_at)[2]
+    if speed_now is not None and runs_version(db, study.id, completed_at) == runs_version(db, study.id):
+        speed = speed_now
+    else:  # a benchmark or pool stored after completion does not count
+        speed = timing(db, tolerance, resamples, study_id=study.id, before=completed_at)[2]
     fidelity = fidelity_rows(sample, confidence, resamples, values["margin"])
     verdict = decide(values, fidelity, speed, complete, ratings.n_pairs)
     insert_decision(db, study.id, {
@@ -147,8 +152,8 @@ def freeze(db, study, values: dict, confidence: float, resamples: int, tolerance
     return stored(db, study.id)  # this look's, or a concurrent look's stored first: the same decision
 
 
-def decided(db, study, values: dict | None, confidence: float, resamples: int, tolerance: float):
+def decided(db, study, values: dict | None, confidence: float, resamples: int, tolerance: float, speed_now=None):
     """The study's frozen decision: stored, else frozen now if its planned sample is complete, else None."""
     if study is None or not values:
         return None
-    return stored(db, study.id) or freeze(db, study, values, confidence, resamples, tolerance)
+    return stored(db, study.id) or freeze(db, study, values, confidence, resamples, tolerance, speed_now)

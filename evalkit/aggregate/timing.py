@@ -65,6 +65,17 @@ def _runs(db, study_id: int | None = None, before: str | None = None) -> tuple[l
     return pool_rows, (POOL_SOURCE if pool_rows else None), bench["id"] if bench is not None else None
 
 
+def runs_version(db, study_id: int | None = None, before: str | None = None) -> tuple:
+    """What the speed figure rests on, cheaply: the benchmark and the number of the study's pool pairs stored by
+    `before` (a frozen decision reuses the speed figure of now when nothing was stored since)."""
+    bench = latest_experiment(db, "bench", before)
+    pairs = db.execute("""SELECT COUNT(*) FROM pairs p WHERE p.kind = 'study' AND (:study IS NULL OR p.experiment_id IN
+                              (SELECT id FROM experiments WHERE study_id = :study))
+                            AND (:before IS NULL OR p.created_at <= :before)""",
+                       {"study": study_id, "before": before}).fetchone()[0]
+    return (bench["id"] if bench is not None else None, pairs)
+
+
 def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None, before: str | None = None):
     """Per path timing and memory (a table), the speed-up per prompt and over all prompts (a table, with the ratio
     of tokens per second over every matched pair beside it), and the speed figure the verdict weighs."""
