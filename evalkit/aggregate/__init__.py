@@ -123,6 +123,9 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
         after.label = AFTER
         notes[:0] = _frozen_notes(db, frozen, complete, values, excluded, excluded_now, sid)
     if verdict.interim:
+        if values and values["planned_pairs"] > 0 and speed.extra_memory_mb is None:
+            notes.insert(0, "no benchmark yet: run `evalkit bench` before the planned sample completes, since the "
+                            "decision then freezes the speed-up and memory as measured by that time")
         if short := pool_short(db, chosen):
             notes.insert(0, short[0].upper() + short[1:])
         notes.insert(0, "INTERIM LOOK, NOT A DECISION: the verdict stays INSUFFICIENT DATA (or DROP on speed or "
@@ -173,6 +176,10 @@ def _frozen_notes(db, frozen: FrozenDecision, complete_now: int, values: dict, e
            f"{later} rating row(s) stored after it (ratings, corrections, skips) and "
            f"{max(complete_now - values['planned_pairs'], 0)} later complete pair(s) are in the tables and the "
            "look after the decision only"]
+    unmeasured = [c.name for c in frozen.verdict.conditions if c.name in ("speed-up", "memory") and c.ok is None]
+    if unmeasured:
+        out.append(f"{' and '.join(unmeasured)} not measured when the planned sample completed: the decision keeps "
+                   "that for good; the look after the decision shows what a later benchmark measured")
     if sorted(excluded_now) != sorted(excluded):
         out.append(f"after the decision the gold check would leave out {len(excluded_now)} rater(s) instead of "
                    f"{len(excluded)}: the decision keeps the set frozen at completion (the tables too)")
