@@ -153,6 +153,7 @@ def test_until_planned_fills_the_pool_to_the_plan_and_its_reserve(tmp_path, make
     db = open_db(db_file)
     agg = aggregate(db)
     assert any(n.startswith(short[0].upper() + short[1:]) for n in agg.notes)
+    assert any(n.startswith("no benchmark yet: run `evalkit bench` before the planned sample completes") for n in agg.notes)
     from evalkit.report import build_report
 
     page = build_report(db, tmp_path / "r", agg).read_text(encoding="utf-8")
@@ -249,6 +250,7 @@ def test_a_gold_rating_after_completion_changes_neither_exclusions_nor_verdict(t
     notes = " ".join(agg.notes)
     assert "DECISION FROZEN when the planned sample completed (rating 12" in notes
     assert "after the decision the gold check would leave out 1 rater(s) instead of 0" in notes
+    assert "memory not measured when the planned sample completed: the decision keeps that for good" in notes
     text = format_text(agg)
     assert "AFTER THE DECISION (not the decision; the data as it is now): INSUFFICIENT DATA" in text
     assert text.index("VERDICT: ") < text.index("AFTER THE DECISION")
