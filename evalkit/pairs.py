@@ -154,7 +154,7 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
             gate = gate_snapshot(cfg.gate_file or None)
             study = _study_for(db, gate, new_study)
             study_id = study["id"] if study is not None else None
-            first = 0 if study is None else next_sample(db, study_id, cfg.decoding.seed)
+            first = next_sample(db, cfg.decoding.seed)
             if until_planned is not None:
                 planned = int(gate["values"].get("planned_pairs") or 0)
                 if planned <= 0:
@@ -205,7 +205,7 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
                progress: bool = True, echo=print, new_study: str | None = None, until_planned: float | None = None,
                previous: int | None = None) -> PoolResult:
     """Add a pool experiment to the latest study (or to a new study `new_study`; or finish experiment `resume`):
-    `samples` per prompt per path, numbered after the samples the study's pools already used. With `until_planned`
+    `samples` per prompt per path, numbered after the samples the database's pools already used. With `until_planned`
     (a reserve) one round of fill_pool: the samples the study still needs (none when it is full)."""
     from .handoff import share_decision
     from .locations import db_path as default_db_path
@@ -317,7 +317,7 @@ def fill_pool(cfg: Config, db_path: Path | str | None = None, *, reserve: float,
         rounds.append(res)
         if res.experiment_id is None:
             return rounds
-        previous = res.study_pairs
+        previous = res.study_pairs - res.pairs  # before this round: the next round stops if this one added none
 
 
 def _target_tokenizer(cfg: Config):

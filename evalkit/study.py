@@ -73,10 +73,6 @@ def choose(db, name: str | None = None) -> Study | None:
                        "studies here: " + (", ".join(s.name for s in all_) or "none yet (run `evalkit generate`)"))
 
 
-def latest(db) -> Study | None:
-    return choose(db)
-
-
 def study_pairs(db, study: Study | None) -> int:
     """Study (not gold) pairs in the study's pool."""
     if study is None:
@@ -85,17 +81,17 @@ def study_pairs(db, study: Study | None) -> int:
                       {"study": study.id}).fetchone()[0]
 
 
-def next_sample(db, study_id: int, base_seed: int) -> int:
-    """The first pool sample number a new pool of this study uses: after every sample its pools used (pairs, and
-    samples that fell back), so that a later pool draws new seeds instead of repeating the first pool's outputs."""
+def next_sample(db, base_seed: int) -> int:
+    """The first pool sample number a new pool uses: after every sample the database's pools used (pairs, samples
+    that fell back, and the planned range of an interrupted pool), so that a later pool, of the same study or a new
+    one, draws new seeds instead of repeating outputs raters may have seen."""
     row = db.execute(
         """SELECT MAX(n) FROM (
-               SELECT MAX(p.sample) AS n FROM pairs p JOIN experiments e ON e.id = p.experiment_id
-               WHERE e.study_id = :s AND p.kind = 'study'
-               UNION ALL SELECT MAX(g.seed - :seed) FROM generations g JOIN experiments e ON e.id = g.experiment_id
-               WHERE e.study_id = :s AND g.path = 'fallback'
-               UNION ALL SELECT MAX(first_sample + COALESCE(pool_samples, 0)) - 1 FROM experiments WHERE study_id = :s)""",
-        {"s": study_id, "seed": base_seed}).fetchone()[0]
+               SELECT MAX(sample) AS n FROM pairs WHERE kind = 'study'
+               UNION ALL SELECT MAX(seed - :seed) FROM generations g JOIN experiments e ON e.id = g.experiment_id
+               WHERE e.kind = 'pool' AND g.path = 'fallback'
+               UNION ALL SELECT MAX(first_sample + COALESCE(pool_samples, 0)) - 1 FROM experiments WHERE kind = 'pool')""",
+        {"seed": base_seed}).fetchone()[0]
     return 0 if row is None else int(row) + 1
 
 

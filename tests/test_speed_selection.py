@@ -67,7 +67,7 @@ def test_aggregate_and_report_show_both_and_flag_the_gap(tmp_path):
     row = agg.tables["speedup"].set_index("prompt_id").loc["all"]
     assert row["tps_ratio"] == s.throughput_ratio and row["tps_ci_high"] < row["ci_low"] and row["selection_gap"]
     text = format_text(agg)
-    assert f"tokens per second, assisted over ordinary, over all 40 matched pairs" in text
+    assert "tokens per second, assisted over ordinary, over all 40 matched pairs" in text
     assert "the 95% intervals do not overlap" in text
     from evalkit.report import build_report
 

@@ -81,6 +81,9 @@ def test_a_later_pool_under_another_gate_is_refused_and_the_first_verdict_stands
     assert latest.study.name == "bigger-margin" and "STUDY: study 'bigger-margin' (the latest), 2 of 2" in format_text(latest)
     assert latest.verdict.gate["planned_pairs"] == 200 and int(latest.tables["counts"]["current_ratings"][0]) == 0
     assert int(latest.tables["counts"]["pairs"][0]) == 5
+    # fresh samples (new seeds): raters of the first study never meet its outputs again in the second
+    assert db.execute("SELECT MIN(p.sample) FROM pairs p JOIN experiments e ON e.id = p.experiment_id "
+                      "WHERE e.study_id = ?", [choose(db, "bigger-margin").id]).fetchone()[0] == 40
     first = aggregate(db, study="main")
     assert verdict_of(first) == verdict_of(before) and int(first.tables["counts"]["pairs"][0]) == 200
     # the app serves the latest study's pairs only
@@ -170,6 +173,21 @@ def test_until_planned_fills_the_pool_to_the_plan_and_its_reserve(tmp_path, make
     experiments = db["experiments"].count
     r = invoke("generate", "--config", cfg, "--db", str(db_file), "--until-planned", "--reserve", "0.5")
     assert r.exit_code == 0 and db["experiments"].count == experiments  # full already: nothing to do
+
+
+@pytest.mark.slow
+def test_until_planned_stops_when_a_round_adds_nothing(tmp_path, make_config, monkeypatch):
+    """Every assisted sample falls back (here: forced): the second round sees no progress and stops with the
+    reason, instead of looping for ever."""
+    from evalkit import pairs
+
+    monkeypatch.setattr(pairs, "_run_item", lambda *a, **k: (0, 1))
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=4))
+    cfg = str(make_config(gate_file=str(gate), **{"pool.prompts": ["writing-01"], "pool.gold_rate": 0.0}))
+    r = invoke("generate", "--config", cfg, "--db", str(tmp_path / "n.db"), "--until-planned")
+    assert r.exit_code == 1 and "stopped at 0 of 5 study pairs: its last round added none" in r.output
+    assert open_db(tmp_path / "n.db")["experiments"].count == 1  # one round, then the stop
 
 
 def test_until_planned_needs_a_plan_and_sensible_options(tmp_path, make_config):
