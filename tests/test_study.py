@@ -120,6 +120,32 @@ def test_the_store_refuses_a_pool_under_another_gate(tmp_path):
         db.execute("UPDATE studies SET gate_hash = 'x' WHERE id = 1")
 
 
+def test_an_existing_database_becomes_one_study_under_its_first_pools_gate(tmp_path, monkeypatch):
+    """A database made before studies, with a second pool under a laxer gate (the issue's case): migration 011 makes
+    one study of both pools, under the gate frozen with the first."""
+    from evalkit.store import migrations
+
+    a, b = tmp_path / "a.toml", tmp_path / "b.toml"
+    a.write_text(gate_file_text(planned_pairs=1725))
+    b.write_text(gate_file_text(planned_pairs=200, margin=0.15))
+    path = tmp_path / "old.db"
+    with monkeypatch.context() as m:
+        m.setattr(migrations, "MIGRATIONS", [x for x in migrations.MIGRATIONS if x[0] < "011"])
+        old = open_db(path)
+        for gate in (a, b):
+            snap = gate_snapshot(gate)
+            old.execute("INSERT INTO experiments (created_at, kind, config_json, config_hash, compat_json, compat_hash, "
+                        "gate_json, gate_hash) VALUES ('2026-01-01', 'pool', '{}', '', '{}', '', ?, ?)",
+                        [json.dumps(snap), snap["hash"]])
+        old.conn.commit()
+        old.conn.close()
+    db = open_db(path)
+    (study,) = studies(db)
+    assert study.name == "main" and study.gate_hash == gate_snapshot(a)["hash"] and study.planned_pairs == 1725
+    assert {r[0] for r in db.execute("SELECT study_id FROM experiments")} == {study.id}
+    assert aggregate(db).verdict.gate["planned_pairs"] == 1725
+
+
 @pytest.mark.slow
 def test_a_later_pool_of_the_same_study_draws_new_samples(tmp_path, make_config):
     """A second `evalkit generate` under the same gate adds pairs to the study with new sample numbers (new seeds),
