@@ -86,8 +86,8 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
     values = gate["values"] if gate else None
     confidence = values["confidence"] if values else 0.95
     path_timing, speed_by_prompt, speed = timing(db, tolerance, resamples, study_id=sid)
-    frozen = decided(db, chosen, values, confidence, resamples, tolerance, speed)
     ratings = load_ratings(db, sid)  # study pairs of this study only
+    frozen = decided(db, chosen, values, confidence, resamples, tolerance, speed, ratings)
     min_gold = (values or {}).get("min_gold_accuracy", 0.0) or 0.0
     gold_table, excluded_now = accuracy(db, min_gold, ratings.raters, sid)
     excluded = excluded_now

@@ -109,10 +109,13 @@ def _completion(history, gold_history, values: dict, excluded_at) -> tuple[int, 
 
 
 def freeze(db, study, values: dict, confidence: float, resamples: int, tolerance: float,
-           speed_now=None) -> FrozenDecision | None:
+           speed_now=None, current=None) -> FrozenDecision | None:
     """The study's decision, stored now if its planned sample is complete in the stored history (see the module's
     docstring); None while it is not. Idempotent and safe under concurrent readers. `speed_now`: the speed figure
-    of the data as it is now, used when nothing it rests on was stored after completion."""
+    of the data as it is now, used when nothing it rests on was stored after completion; `current`: the study's
+    current ratings (RatingData), which spare an interim look the history."""
+    import numpy as np
+
     from ..gold import accuracy, answers, as_of
     from ..store import insert_decision
     from .data import load_ratings
@@ -121,6 +124,10 @@ def freeze(db, study, values: dict, confidence: float, resamples: int, tolerance
 
     if values.get("planned_pairs", 0) <= 0:
         return None
+    if current is not None:  # every rater counted, the count only grows with time: below the plan now, never above
+        full = np.bincount(current.pair, minlength=current.n_pairs) >= values["min_ratings_per_pair"]
+        if int(full.sum()) < values["planned_pairs"]:
+            return None
     history = load_ratings(db, study.id, history=True)
     min_gold = values.get("min_gold_accuracy", 0.0) or 0.0
     gold_history = answers(db, study.id, history=True) if min_gold else None
@@ -152,8 +159,9 @@ def freeze(db, study, values: dict, confidence: float, resamples: int, tolerance
     return stored(db, study.id)  # this look's, or a concurrent look's stored first: the same decision
 
 
-def decided(db, study, values: dict | None, confidence: float, resamples: int, tolerance: float, speed_now=None):
+def decided(db, study, values: dict | None, confidence: float, resamples: int, tolerance: float, speed_now=None,
+            current=None):
     """The study's frozen decision: stored, else frozen now if its planned sample is complete, else None."""
     if study is None or not values:
         return None
-    return stored(db, study.id) or freeze(db, study, values, confidence, resamples, tolerance, speed_now)
+    return stored(db, study.id) or freeze(db, study, values, confidence, resamples, tolerance, speed_now, current)
