@@ -99,9 +99,10 @@ def generate(config_path, db_path, samples, resume, until_planned, reserve, new_
     for res in rounds:
         if res.experiment_id is None:
             continue
-        click.echo(f"experiment {res.experiment_id} (study '{res.study}'): {res.pairs} pairs over {res.prompts} prompts "
+        click.echo(f"experiment {res.experiment_id}: {res.pairs} pairs over {res.prompts} prompts "
                    f"({res.fallbacks} fell back), and {res.gold} gold (check) pair{'' if res.gold == 1 else 's'}"
-                   + (f"; {res.skipped_done} work items were already done" if res.skipped_done else ""))
+                   + (f"; {res.skipped_done} work items were already done" if res.skipped_done else "")
+                   + f"; study '{res.study}'")
     last = rounds[-1]
     if until_planned:
         click.echo(f"study '{last.study}': {last.study_pairs} study pairs in the pool, for {last.planned_pairs} planned "
