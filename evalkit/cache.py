@@ -15,14 +15,16 @@ from dataclasses import dataclass, field
 
 # Tables the aggregate reads (the pre-screen is derived from generations, and the aggregate itself fills it in,
 # so it is left out). MAX(rowid) is an index lookup in SQLite, so the version costs microseconds.
-VERSIONED_TABLES = ("ratings", "pairs", "experiments", "generations", "timing_runs", "bench_processes")
+VERSIONED_TABLES = ("ratings", "pairs", "experiments", "generations", "timing_runs", "bench_processes", "studies",
+                    "decisions")
 
 
 def data_version(db) -> tuple:
     """A key that changes whenever a table the aggregate reads gains a row (or the gate file is edited)."""
     parts = db.execute("SELECT " + ", ".join(f"(SELECT MAX(rowid) FROM {t})" for t in VERSIONED_TABLES)).fetchone()
     gate_path = None
-    row = db.execute("SELECT gate_json FROM experiments WHERE gate_hash != '' ORDER BY id DESC LIMIT 1").fetchone()
+    row = (db.execute("SELECT gate_json FROM studies WHERE gate_hash != '' ORDER BY id DESC LIMIT 1").fetchone()
+           or db.execute("SELECT gate_json FROM experiments WHERE gate_hash != '' ORDER BY id DESC LIMIT 1").fetchone())
     if row:
         import json
 
@@ -44,14 +46,16 @@ class AggregateCache:
     _key: tuple | None = field(default=None, repr=False)
     _value: object = field(default=None, repr=False)
 
-    def get(self, db, tolerance: float | None = None, resamples: int | None = None, compute=None):
+    def get(self, db, tolerance: float | None = None, resamples: int | None = None, compute=None,
+            study: str | None = None):
         from .aggregate import aggregate
 
         compute = compute or aggregate
-        key = (db_file(db), tolerance, resamples, data_version(db))
+        key = (db_file(db), tolerance, resamples, study, data_version(db))
         with self._lock:  # one computation at a time; a waiter finds the fresh value when its key matches
             if self._key != key:
-                self._value = compute(db, tolerance, resamples)
+                self._value = compute(db, tolerance, resamples) if study is None else compute(db, tolerance,
+                                                                                               resamples, study)
                 self._key = key
                 self.computations += 1
             return self._value

@@ -98,34 +98,54 @@ def add_gold_pairs(db, experiment_id: int, prompts: list[Prompt], rate: float, t
     return len(picked)
 
 
-def answers(db):
-    """One row per criterion answer on a gold pair (current ratings only): rating_id, rater, pair_id, side,
-    criterion, answer, expected."""
+def answers(db, study_id: int | None = None, history: bool = False):
+    """One row per criterion answer on a gold pair of the study (of every study when None), current ratings only:
+    rating_id, rater, pair_id, side, criterion, answer, expected. history=True: every blind rating row instead, with
+    `ended`, the id of the blind row that superseded it (int64 max while current), so that accuracy can be taken as
+    of any rating (the decision frozen at completion)."""
+    import numpy as np
     import pandas as pd
 
     cols = ", ".join(f"r.{s}_{c}" for s in "ab" for c in CRITERIA)
+    source = "ratings r" if history else "current_ratings r"
+    rows = "r.kind = 'rating' AND r.blind = 1 AND " if history else ""
+    study = "" if study_id is None else " AND p.experiment_id IN (SELECT id FROM experiments WHERE study_id = :study)"
+    ended = (", (SELECT MIN(s.id) FROM ratings s WHERE s.supersedes = r.id AND s.blind = 1) AS ended"
+             if history else "")
     wide = pd.read_sql_query(
-        f"""SELECT r.id AS rating_id, r.rater, r.pair_id, p.a_reference_id AS a_ref, p.b_reference_id AS b_ref, {cols}
-            FROM current_ratings r JOIN pairs p ON p.id = r.pair_id WHERE p.kind = 'gold'""", db.conn)
+        f"""SELECT r.id AS rating_id, r.rater, r.pair_id, p.a_reference_id AS a_ref, p.b_reference_id AS b_ref, {cols}{ended}
+            FROM {source} JOIN pairs p ON p.id = r.pair_id WHERE {rows}p.kind = 'gold'{study}""", db.conn,
+        params={"study": study_id})
+    keys = ["rating_id", "rater", "pair_id", "a_ref", "b_ref"]
+    if history:
+        wide["ended"] = wide["ended"].fillna(np.iinfo(np.int64).max).astype(np.int64)
+        keys.append("ended")
     expected = pd.read_sql_query(
         "SELECT o.id AS ref, j.key AS criterion, j.value AS expected FROM reference_outputs o, json_each(o.expected) j",
         db.conn)
-    long = wide.melt(id_vars=["rating_id", "rater", "pair_id", "a_ref", "b_ref"], var_name="column", value_name="answer")
+    long = wide.melt(id_vars=keys, var_name="column", value_name="answer")
     long["side"] = long["column"].str[0]
     long["criterion"] = long["column"].str[2:]
     long["ref"] = long["a_ref"].where(long["side"] == "a", long["b_ref"])
     long = long.merge(expected, on=["ref", "criterion"], how="left")
-    return long[["rating_id", "rater", "pair_id", "side", "criterion", "answer", "expected"]]
+    return long[["rating_id", "rater", "pair_id", "side", "criterion", "answer", "expected"]
+                + (["ended"] if history else [])]
 
 
-def accuracy(db, min_accuracy: float = 0.0, raters=()) -> tuple:
+def as_of(history, rating_id: int):
+    """The gold answers of answers(history=True) that were current right after rating `rating_id` was stored."""
+    return history[(history["rating_id"] <= rating_id) & (history["ended"] > rating_id)]
+
+
+def accuracy(db, min_accuracy: float = 0.0, raters=(), study_id: int | None = None, table=None) -> tuple:
     """Per rater: gold ratings, criterion answers, correct, unsure, missed flaws (expected fail, answered pass),
     false alarms (expected pass, answered fail), accuracy = correct / answers, and whether the gate's
     `min_accuracy` excludes them. `raters`: raters to list even without a gold rating (accuracy empty; never
-    excluded: there is nothing to judge them on). Returns (table, excluded rater names)."""
+    excluded: there is nothing to judge them on). `table`: gold answers to score (as_of's), else the study's current
+    ones. Returns (table, excluded rater names)."""
     import pandas as pd
 
-    a = answers(db)
+    a = answers(db, study_id) if table is None else table
     a = a.assign(correct=a["answer"] == a["expected"], unsure=a["answer"] == "unsure",
                  missed_flaws=(a["expected"] == "fail") & (a["answer"] == "pass"),
                  false_alarms=(a["expected"] == "pass") & (a["answer"] == "fail"))

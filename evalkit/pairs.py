@@ -24,12 +24,15 @@ from .errors import EvalkitError
 
 @dataclass
 class PoolResult:
-    experiment_id: int
+    experiment_id: int | None  # None when --until-planned found the pool full already
     pairs: int
     fallbacks: int
     prompts: int
     skipped_done: int = 0
     gold: int = 0  # gold (check) pairs in this experiment
+    study: str = ""  # the study the pool belongs to
+    study_pairs: int = 0  # study pairs the study's pool holds now, every pool experiment of it together
+    planned_pairs: int = 0  # the study's frozen planned_pairs
 
 
 def shard_path(db_path: Path, experiment_id: int, rank: int) -> Path:
@@ -104,40 +107,106 @@ def distributed_state(cfg: Config):
     return PartialState(cpu=cfg.models.device == "cpu" or not torch.cuda.is_available())
 
 
-def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int | None, progress: bool) -> dict:
-    """Main process: the experiment (new, or the one to resume) and the work items still to do."""
-    from .compat import assisted_allowed
-    from .models import check_compat
-    from .gate import gate_snapshot
-    from .store import insert_experiment, open_db
+def _check_seeds(cfg: Config, first: int, samples: int) -> None:
+    from .config import POOL_SEED_LIMIT
 
-    compat = check_compat(cfg, progress)
-    if not assisted_allowed(cfg, compat):
-        raise EvalkitError(
-            "the pair pool needs both paths, but the assisted path is "
-            + ("switched off" if not cfg.assisted_enabled else "not approved: " + "; ".join(compat.reasons)),
-            "switch generation_path = 'assisted' and load_draft = true, and fix what `evalkit check` reports",
-        )
+    if cfg.decoding.seed + first + samples > POOL_SEED_LIMIT:  # live runs draw their seeds above the pool's
+        raise EvalkitError(f"decoding.seed {cfg.decoding.seed} + samples {first} to {first + samples - 1} exceeds "
+                           f"{POOL_SEED_LIMIT}", "use a smaller decoding.seed")
+
+
+def _study_for(db, gate: dict, new_study: str | None):
+    """The study a new pool would join (the latest, when new_study is None), refusing a gate other than its frozen
+    one before any model is loaded (store.attach_pool checks again, under the write lock)."""
+    from .store import gate_mismatch
+
+    if new_study is not None:
+        return None
+    row = next(db.query("SELECT * FROM studies ORDER BY id DESC LIMIT 1"), None)
+    if row is not None and row["gate_hash"] != gate.get("hash", ""):
+        raise gate_mismatch(row, gate)
+    return row
+
+
+def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int | None, progress: bool,
+          new_study: str | None = None, until_planned: float | None = None, previous: int | None = None) -> dict:
+    """Main process: the experiment (new, or the one to resume) and the work items still to do. With
+    `until_planned` (the reserve), as many samples per prompt as the study needs to hold its planned pairs plus the
+    reserve; `previous`: the study pairs before the last round (a round that added none stops the filling)."""
+    import math
+
+    from .compat import assisted_allowed
+    from .gate import gate_snapshot
+    from .models import check_compat
+    from .store import insert_experiment, open_db
+    from .study import fill_target, next_sample
+
     db = open_db(db_path)
     try:
         if resume is not None:
-            if next(db.query("SELECT id FROM experiments WHERE id = ? AND kind = 'pool'", [resume]), None) is None:
+            row = next(db.query("SELECT * FROM experiments WHERE id = ? AND kind = 'pool'", [resume]), None)
+            if row is None:
                 raise EvalkitError(f"experiment {resume} is not a pair-pool experiment in {db_path}",
                                    "pass the id printed by the interrupted `evalkit generate`")
+            first, samples = row["first_sample"], row["pool_samples"] or samples
+            study_id = row["study_id"]
+        else:
+            gate = gate_snapshot(cfg.gate_file or None)
+            study = _study_for(db, gate, new_study)
+            study_id = study["id"] if study is not None else None
+            first = next_sample(db, cfg.decoding.seed)
+            if until_planned is not None:
+                planned = int(gate["values"].get("planned_pairs") or 0)
+                if planned <= 0:
+                    raise EvalkitError(f"--until-planned needs a planned size, and gate file {gate['path']} has "
+                                       "planned_pairs = 0", "run `evalkit plan` and put its planned_pairs line in the "
+                                       "gate file (before the study's first pool, or with --new-study NAME)")
+                have = 0 if study is None else db.execute(
+                    "SELECT COUNT(*) FROM pairs p JOIN experiments e ON e.id = p.experiment_id "
+                    "WHERE e.study_id = ? AND p.kind = 'study'", [study_id]).fetchone()[0]
+                target = fill_target(planned, until_planned)
+                if have >= target:
+                    return {"experiment_id": None, "todo": [], "skipped": 0, "have": have, "target": target}
+                if previous is not None and have <= previous:
+                    raise EvalkitError(
+                        f"--until-planned stopped at {have} of {target} study pairs: its last round added none "
+                        "(every assisted sample fell back)", "fix what `evalkit check` and the stored fallback "
+                        "records report, then run `evalkit generate --until-planned` again")
+                samples = math.ceil((target - have) / len(prompts))
+        _check_seeds(cfg, first, samples)
+    finally:
+        db.close()
+    if resume is None:
+        compat = check_compat(cfg, progress)
+        if not assisted_allowed(cfg, compat):
+            raise EvalkitError(
+                "the pair pool needs both paths, but the assisted path is "
+                + ("switched off" if not cfg.assisted_enabled else "not approved: " + "; ".join(compat.reasons)),
+                "switch generation_path = 'assisted' and load_draft = true, and fix what `evalkit check` reports",
+            )
+    db = open_db(db_path)
+    try:
+        if resume is not None:
             merge_shards(db, db_path, resume)  # what an interrupted run left in its shards
             exp_id = resume
         else:
-            exp_id = insert_experiment(db, "pool", cfg.to_dict(), compat, gate=gate_snapshot(cfg.gate_file or None))
+            exp_id = insert_experiment(db, "pool", cfg.to_dict(), compat, gate=gate, new_study=new_study,
+                                       first_sample=first, pool_samples=samples)
         done = _done_items(db, exp_id, cfg.decoding.seed)
     finally:
         db.close()
-    work = [(i, pid, s) for i, (pid, s) in enumerate((pid, s) for pid in prompts for s in range(samples))]
+    items = ((pid, s) for pid in prompts for s in range(first, first + samples))
+    work = [(i, pid, s) for i, (pid, s) in enumerate(items)]
     todo = [w for w in work if (w[1], w[2]) not in done]
     return {"experiment_id": exp_id, "todo": todo, "skipped": len(work) - len(todo)}
 
 
 def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int | None = None, resume: int | None = None,
-               progress: bool = True, echo=print) -> PoolResult:
+               progress: bool = True, echo=print, new_study: str | None = None, until_planned: float | None = None,
+               previous: int | None = None) -> PoolResult:
+    """Add a pool experiment to the latest study (or to a new study `new_study`; or finish experiment `resume`):
+    `samples` per prompt per path, numbered after the samples the database's pools already used. With `until_planned`
+    (a reserve) one round of fill_pool: the samples the study still needs (none when it is full)."""
     from .handoff import share_decision
     from .locations import db_path as default_db_path
     from .models import load_pair
@@ -148,11 +217,6 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
     samples = samples or cfg.pool.samples
     if samples < 1:
         raise EvalkitError(f"--samples {samples} must be at least 1", "pass a positive number")
-    from .config import POOL_SEED_LIMIT
-
-    if cfg.decoding.seed + samples > POOL_SEED_LIMIT:  # live runs draw their seeds above the pool's
-        raise EvalkitError(f"decoding.seed {cfg.decoding.seed} + {samples} samples exceeds {POOL_SEED_LIMIT}",
-                           "use a smaller decoding.seed")
     if db_path is not None and not isinstance(db_path, (str, Path)):  # an open database: use its file
         db_path = db_path.execute("PRAGMA database_list").fetchone()[2]
     db_path = Path(db_path) if db_path else default_db_path()
@@ -161,8 +225,11 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
     if state.is_main_process:
         db_path.parent.mkdir(parents=True, exist_ok=True)
     plan = share_decision(state, db_path.with_name(f"{db_path.name}.plan.json"),
-                          lambda: _plan(cfg, db_path, prompts, samples, resume, progress))
+                          lambda: _plan(cfg, db_path, prompts, samples, resume, progress, new_study, until_planned,
+                                        previous))
     exp_id = plan["experiment_id"]
+    if exp_id is None:  # --until-planned: the study already holds its planned pairs and the reserve
+        return _summary(db_path, PoolResult(None, 0, 0, len(prompts)), state)
     device = str(state.device) if state.num_processes > 1 and cfg.models.device == "auto" else None
     made = fallbacks = 0
     with state.split_between_processes(plan["todo"]) as mine:
@@ -171,8 +238,9 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
             shard = open_db(shard_path(db_path, exp_id, state.process_index))
             main_ro = open_db(db_path, migrate_schema=False)
             exp_row = next(main_ro.query("SELECT * FROM experiments WHERE id = ?", [exp_id]))
+            study_row = next(main_ro.query("SELECT * FROM studies WHERE id = ?", [exp_row["study_id"]]), None)
             main_ro.close()
-            copy_experiment(shard, exp_row)  # so the shard's foreign keys hold
+            copy_experiment(shard, exp_row, study_row)  # so the shard's foreign keys hold
             desc = "pair pool" if state.num_processes == 1 else f"pair pool (rank {state.process_index})"
             bar = progress_bar(total=len(mine), desc=desc, unit="pair", disable=not progress, position=state.process_index)
             for index, prompt_id, sample in mine:
@@ -212,7 +280,44 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
         if result.gold < wanted:
             echo(f"gold pairs: {result.gold} of the {wanted} that pool.gold_rate = {cfg.pool.gold_rate} asks for; "
                  "add [[gold]] reference outputs to the prompt files (two or more per prompt) for more")
+    return _summary(db_path, result, state)
+
+
+def _summary(db_path: Path, result: PoolResult, state) -> PoolResult:
+    """The study the pool belongs to, its study pairs now and its planned pairs (main process)."""
+    if not state.is_main_process:
+        return result
+    from .store import open_db
+    from .study import choose, studies, study_pairs
+
+    db = open_db(db_path, migrate_schema=False)
+    try:
+        study = choose(db)
+        if result.experiment_id is not None:  # a resumed experiment may belong to an earlier study
+            sid = db.execute("SELECT study_id FROM experiments WHERE id = ?", [result.experiment_id]).fetchone()[0]
+            study = next((s for s in studies(db) if s.id == sid), study)
+        result.study, result.study_pairs, result.planned_pairs = study.name, study_pairs(db, study), study.planned_pairs
+    finally:
+        db.close()
     return result
+
+
+def fill_pool(cfg: Config, db_path: Path | str | None = None, *, reserve: float, progress: bool = True, echo=print,
+              new_study: str | None = None) -> list[PoolResult]:
+    """`evalkit generate --until-planned`: pool rounds until the study holds its planned pairs plus `reserve`
+    (a share of them). Each round is one pool experiment of the study, with its own progress bar; a second round
+    happens only when samples of the first fell back. Returns the rounds (one with experiment_id None when the
+    study held enough already)."""
+    if not 0 <= reserve <= 1:
+        raise EvalkitError(f"--reserve {reserve} is outside [0, 1]", "pass a share of the planned pairs, e.g. 0.1")
+    rounds, previous = [], None
+    while True:
+        res = build_pool(cfg, db_path, progress=progress, echo=echo, new_study=new_study if not rounds else None,
+                         until_planned=reserve, previous=previous)
+        rounds.append(res)
+        if res.experiment_id is None:
+            return rounds
+        previous = res.study_pairs - res.pairs  # before this round: the next round stops if this one added none
 
 
 def _target_tokenizer(cfg: Config):

@@ -199,7 +199,10 @@ def _sources(db, agg) -> tuple[dict[str, list[int]], dict[int, list[str]]]:
     from .aggregate.timing import POOL_SOURCE
 
     stored = {r["id"] for r in db.query("SELECT id FROM experiments")}
-    pool_ids = [r["experiment_id"] for r in db.query("SELECT DISTINCT experiment_id FROM pairs ORDER BY experiment_id")]
+    sid = _study_id(agg)
+    pool_ids = [r["experiment_id"] for r in db.query(
+        "SELECT DISTINCT p.experiment_id FROM pairs p WHERE (:s IS NULL OR p.experiment_id IN "
+        "(SELECT id FROM experiments WHERE study_id = :s)) ORDER BY p.experiment_id", {"s": sid})]
     speed = agg.speed
     if speed.source == "benchmark":
         speed_ids = [speed.experiment_id]
@@ -208,8 +211,12 @@ def _sources(db, agg) -> tuple[dict[str, list[int]], dict[int, list[str]]]:
     else:
         speed_ids = []
     memory_ids = [speed.experiment_id] if speed.extra_memory_mb is not None else []
-    gate_exp = deciding_experiment(db)  # the rule aggregate.frozen_gate applies
-    gate_ids = [gate_exp["id"]] if gate_exp is not None and gate_exp["gate_hash"] else []
+    if sid is not None:  # the study's gate: frozen with its first pool (aggregate.frozen_gate)
+        first = next(db.query("SELECT id, gate_hash FROM experiments WHERE study_id = ? ORDER BY id LIMIT 1", [sid]), None)
+        gate_ids = [first["id"]] if first is not None and first["gate_hash"] else []
+    else:
+        gate_exp = deciding_experiment(db)  # the rule aggregate.frozen_gate applies
+        gate_ids = [gate_exp["id"]] if gate_exp is not None and gate_exp["gate_hash"] else []
     gen_ids = [r["experiment_id"] for r in db.query(
         "SELECT DISTINCT experiment_id FROM generations WHERE live = 0 AND status = 'ok' AND experiment_id IS NOT NULL "
         "AND generate_seconds IS NOT NULL ORDER BY experiment_id")]
@@ -319,12 +326,24 @@ def _span(values: list[int]) -> list[int] | None:
     return [min(values), max(values)] if values else None
 
 
+def _study_id(agg) -> int | None:
+    study = getattr(agg, "study", None)
+    return None if study is None else study.id
+
+
+# pairs `p` of the study bound as :s (every pair when there is none)
+_IN_STUDY = "(:s IS NULL OR p.experiment_id IN (SELECT id FROM experiments WHERE study_id = :s))"
+
+
 def _scope(db, agg, sources: dict[str, list[int]], prompts: list[PromptSource]) -> Scope:
     speed = agg.speed
+    sid = {"s": _study_id(agg)}
     samples = [r["n"] for r in db.query(
-        "SELECT prompt_id, COUNT(DISTINCT sample) AS n FROM pairs WHERE kind = 'study' GROUP BY prompt_id")]
+        f"SELECT prompt_id, COUNT(DISTINCT sample) AS n FROM pairs p WHERE kind = 'study' AND {_IN_STUDY} "
+        "GROUP BY prompt_id", sid)]
     n_study, n_gold = db.execute(
-        "SELECT COALESCE(SUM(kind = 'study'), 0), COALESCE(SUM(kind = 'gold'), 0) FROM pairs").fetchone()
+        f"SELECT COALESCE(SUM(kind = 'study'), 0), COALESCE(SUM(kind = 'gold'), 0) FROM pairs p WHERE {_IN_STUDY}",
+        sid).fetchone()
     gold = agg.tables.get("gold")
     excluded = list(gold.loc[gold["excluded"], "rater"]) if gold is not None and len(gold) else []
     reps, rounds, timing_runs = [], None, 0
@@ -335,9 +354,11 @@ def _scope(db, agg, sources: dict[str, list[int]], prompts: list[PromptSource]) 
     elif sources["speed"]:  # the pool's single runs: one per path per pair
         timing_runs, reps = 2 * n_study, [1]
     # the ratings the quality figures rest on: of study pairs, without the raters the gold check left out
+    marks = ",".join(f":x{i}" for i in range(len(excluded)))
     r = db.execute(f"""SELECT COUNT(*), COUNT(DISTINCT r.rater), COUNT(DISTINCT r.pair_id), MIN(r.created_at),
                               MAX(r.created_at) FROM current_ratings r JOIN pairs p ON p.id = r.pair_id
-                       WHERE p.kind = 'study' AND r.rater NOT IN ({",".join("?" * len(excluded))})""", excluded).fetchone()
+                       WHERE p.kind = 'study' AND {_IN_STUDY} AND r.rater NOT IN ({marks})""",
+                   sid | {f"x{i}": x for i, x in enumerate(excluded)}).fetchone()
     return Scope(prompts=[p.id for p in prompts], pairs=n_study, samples_per_prompt=_span(samples),
                  timing_runs=timing_runs, repetitions=_span(reps), rounds=rounds,
                  matched_pairs=speed.matched_pairs if sources["speed"] else None,
@@ -356,6 +377,12 @@ def _figures(agg, sources: dict[str, list[int]], scope: Scope) -> list[Figure]:
         text = f"{sp:.2f}x" + (f" (95% CI {ci[0]:.2f} to {ci[1]:.2f})" if ci else "") + \
             f" over {speed.comparable_pairs} comparable pairs, source: {speed.source}"
         figs.append(Figure("speed-up", text, sources["speed"]))
+    if speed.throughput_ratio is not None:  # beside it, what selects nothing (evalkit.speed)
+        tci = speed.throughput_ci95
+        tps = (f"{speed.throughput_ratio:.2f}x" + (f" (95% CI {tci[0]:.2f} to {tci[1]:.2f})" if tci else "")
+               + f" over all {speed.throughput_pairs} matched pairs, no selection on length or stop reason"
+               + ("; its interval and the speed-up's do not overlap" if speed.selection_gap else ""))
+        figs.append(Figure("tokens per second, assisted over ordinary", tps, sources["speed"]))
     mem = speed.extra_memory_mb
     if mem is None:
         figs.append(Figure("extra memory of the draft", None, [], "not measured (run `evalkit bench`)"))

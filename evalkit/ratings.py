@@ -82,17 +82,16 @@ def _pair(db, pair_id: str) -> dict:
     return row
 
 
-def _current_counts(db) -> dict[str, int]:
-    return {r["pair_id"]: r["n"] for r in db.query("SELECT pair_id, COUNT(*) AS n FROM current_ratings GROUP BY pair_id")}
-
-
 # The pairs still open to a rater, with their current rating counts: not met by this rater (rated or skipped) and
 # below the quota. One statement, so a request makes few SQLite calls (each row fetched releases and re-takes the
 # interpreter lock, which costs most when the app is busy).
-_OPEN = """
+# Only the latest study's pairs are served (evalkit.study): a new study's raters never spend ratings on an earlier one.
+_LATEST_STUDY = """(SELECT study_id FROM experiments WHERE id = p.experiment_id) IS (SELECT MAX(id) FROM studies)"""
+_OPEN = f"""
     SELECT p.id, COALESCE(c.n, 0) AS n FROM pairs p
     LEFT JOIN (SELECT pair_id, COUNT(*) AS n FROM current_ratings GROUP BY pair_id) c ON c.pair_id = p.id
-    WHERE COALESCE(c.n, 0) < :quota AND p.id NOT IN (SELECT pair_id FROM ratings WHERE rater = :rater)"""
+    WHERE COALESCE(c.n, 0) < :quota AND p.id NOT IN (SELECT pair_id FROM ratings WHERE rater = :rater)
+      AND {_LATEST_STUDY}"""
 
 # The same, counting the pairs other raters hold on screen (an unexpired assignment they have not answered) as
 # taken: raters arriving at once are spread over pairs instead of all getting the one that needs a rating.
@@ -162,7 +161,8 @@ def pair_view(db, pair_id: str) -> PairView:
 def progress(db, rater: str, ratings_per_pair: int) -> tuple[int, int]:
     """(pairs this rater has finished, that plus the pairs still open to them): shown as "7 / 20"."""
     done, still_open = db.execute(
-        f"SELECT (SELECT COUNT(DISTINCT pair_id) FROM ratings WHERE rater = :rater), (SELECT COUNT(*) FROM ({_OPEN}))",
+        f"""SELECT (SELECT COUNT(DISTINCT r.pair_id) FROM ratings r JOIN pairs p ON p.id = r.pair_id
+                    WHERE r.rater = :rater AND {_LATEST_STUDY}), (SELECT COUNT(*) FROM ({_OPEN}))""",
         {"rater": rater, "quota": ratings_per_pair}).fetchone()
     return done, done + still_open
 
@@ -172,8 +172,10 @@ def results_open(db, rater: str, ratings_per_pair: int, skip_allowance: int) -> 
     queue is empty whoever holds what) and they have skipped at most `skip_allowance` pairs: skipping is not a
     way to the results, and per-path figures could hint which side is which on a pair still to rate."""
     rated, skipped, still_open = db.execute(
-        f"""SELECT (SELECT COUNT(DISTINCT pair_id) FROM ratings WHERE rater = :rater AND kind = 'rating'),
-                   (SELECT COUNT(*) FROM ratings WHERE rater = :rater AND kind = 'skip'),
+        f"""SELECT (SELECT COUNT(DISTINCT r.pair_id) FROM ratings r JOIN pairs p ON p.id = r.pair_id
+                    WHERE r.rater = :rater AND r.kind = 'rating' AND {_LATEST_STUDY}),
+                   (SELECT COUNT(*) FROM ratings r JOIN pairs p ON p.id = r.pair_id
+                    WHERE r.rater = :rater AND r.kind = 'skip' AND {_LATEST_STUDY}),
                    (SELECT COUNT(*) FROM ({_OPEN}))""", {"rater": rater, "quota": ratings_per_pair}).fetchone()
     if still_open:
         return False, f"you have {still_open} pair(s) left to rate"
@@ -354,13 +356,15 @@ def answers_from_row(row: dict) -> tuple[dict, dict]:
 def counts(db, ratings_per_pair: int) -> dict:
     """Progress numbers for everyone on the Results tab: nothing per path (a tally of preferred paths, seen
     while pairs are still to rate, would hint which side is which)."""
-    n_pairs = db["pairs"].count
-    per_pair = _current_counts(db)
+    in_study = f"pair_id IN (SELECT p.id FROM pairs p WHERE {_LATEST_STUDY})"  # the study the queue serves
+    n_pairs = db.execute(f"SELECT COUNT(*) FROM pairs p WHERE {_LATEST_STUDY}").fetchone()[0]
+    per_pair = {r[0]: r[1] for r in db.execute(
+        f"SELECT pair_id, COUNT(*) FROM current_ratings WHERE {in_study} GROUP BY pair_id")}
     return {
         "pairs": n_pairs,
-        "ratings": db.execute("SELECT COUNT(*) FROM current_ratings").fetchone()[0],
-        "corrections": db.execute("SELECT COUNT(*) FROM ratings WHERE supersedes IS NOT NULL").fetchone()[0],
-        "skips": db.execute("SELECT COUNT(*) FROM ratings WHERE kind = 'skip'").fetchone()[0],
-        "raters": db.execute("SELECT COUNT(DISTINCT rater) FROM ratings").fetchone()[0],
+        "ratings": db.execute(f"SELECT COUNT(*) FROM current_ratings WHERE {in_study}").fetchone()[0],
+        "corrections": db.execute(f"SELECT COUNT(*) FROM ratings WHERE supersedes IS NOT NULL AND {in_study}").fetchone()[0],
+        "skips": db.execute(f"SELECT COUNT(*) FROM ratings WHERE kind = 'skip' AND {in_study}").fetchone()[0],
+        "raters": db.execute(f"SELECT COUNT(DISTINCT rater) FROM ratings WHERE {in_study}").fetchone()[0],
         "pairs_complete": sum(1 for n in per_pair.values() if n >= ratings_per_pair),
     }

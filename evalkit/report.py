@@ -146,22 +146,36 @@ def verdict_html(agg: Aggregate, prov: Provenance | None = None) -> str:
     """The verdict and its conditions; with `prov`, each condition names the runs behind it, and one whose
     figure has no stored run behind it is withheld."""
     v = agg.verdict
+
+    def conditions(verdict) -> str:
+        items = []
+        for c in verdict.conditions:
+            status = "ok" if c.ok else ("FAIL" if c.ok is False else "unknown")
+            reason = html.escape(c.reason)
+            if prov is not None:
+                ids = prov.for_condition(c.name)
+                if ids:
+                    reason += f' <span class="src">[{html.escape(prov.cite(ids))}]</span>'
+                elif c.ok is not None:
+                    reason = html.escape(WITHHELD)
+            items.append(f"<li><b>{html.escape(c.name)}</b>: {status} — {reason}</li>")
+        return "<ul>" + "".join(items) + "</ul>"
+
     color = {Decision.KEEP: "#1a7f37", Decision.DROP: "#cf222e"}.get(v.decision, "#9a6700")
-    items = []
-    for c in v.conditions:
-        status = "ok" if c.ok else ("FAIL" if c.ok is False else "unknown")
-        reason = html.escape(c.reason)
-        if prov is not None:
-            ids = prov.for_condition(c.name)
-            if ids:
-                reason += f' <span class="src">[{html.escape(prov.cite(ids))}]</span>'
-            elif c.ok is not None:
-                reason = html.escape(WITHHELD)
-        items.append(f"<li><b>{html.escape(c.name)}</b>: {status} — {reason}</li>")
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in agg.notes)
     label = f" ({html.escape(v.label)})" if v.interim else ""
-    return (f'<div class="verdict"><h2 style="color:{color}">Verdict: {html.escape(v.decision)}{label}</h2><ul>{"".join(items)}</ul>'
-            + (f"<p>Notes:</p><ul>{notes}</ul>" if notes else "") + "</div>")
+    study = getattr(agg, "study", None)
+    head = f'<p class="study">Shown: {html.escape(study.label())}.</p>' if study is not None else ""
+    frozen = getattr(agg, "frozen", None)
+    if frozen is not None:
+        label = f" (frozen {html.escape(frozen.completed_at)}, when the planned sample completed)"
+    after = getattr(agg, "after", None)
+    later = (f'<div class="after"><h3>After the decision (not the decision): {html.escape(after.decision)}</h3>'
+             f"<p>The same analysis on the data as it is now, with the ratings, corrections and gold answers stored "
+             f"since the decision; it never changes the decision above.</p>{conditions(after)}</div>"
+             if after is not None else "")
+    return (f'<div class="verdict">{head}<h2 style="color:{color}">Verdict: {html.escape(v.decision)}{label}</h2>'
+            f'{conditions(v)}{later}' + (f"<p>Notes:</p><ul>{notes}</ul>" if notes else "") + "</div>")
 
 
 def provenance_html(prov: Provenance) -> str:

@@ -39,6 +39,20 @@ def sign_in_hint(cfg: Config, path: Path) -> str:
     return "\n".join(lines)
 
 
+def plan_hint(path: Path) -> str:
+    """One sentence when the latest study's pool holds fewer study pairs than its plan needs ('' otherwise)."""
+    from .store import open_db
+    from .study import choose, pool_short
+
+    db = open_db(path)
+    try:
+        study = choose(db)
+        short = pool_short(db, study)
+    finally:
+        db.conn.close()
+    return f"evalkit: {study.label()}: {short}." if short else ""
+
+
 def serve(cfg: Config, path: Path, *, host: str | None = None, port: int | None = None, prepare: bool = True) -> None:
     """Serve the app for this config and database until the server stops. Raises EvalkitError before serving when
     the database cannot be used (and stops a preparation it started)."""
@@ -68,6 +82,8 @@ def serve(cfg: Config, path: Path, *, host: str | None = None, port: int | None 
         demo = build_app(cfg, path, preparing=prep)
         if not on_space():
             print(sign_in_hint(cfg, path), file=sys.stderr)
+        if prep is None and (hint := plan_hint(path)):
+            print(hint, file=sys.stderr)
     except BaseException:
         if prep is not None:
             prep.stop()

@@ -1,5 +1,7 @@
 """The speed-up of the assisted path over the ordinary one, computed one way everywhere: the benchmark summary,
-the aggregate's timing tables, a rater's reveal and the Live tab's table all use these functions.
+the aggregate's timing tables, a rater's reveal and the Live tab's table all use these functions. Beside the
+protocol's speed-up over comparable pairs, the ratio of tokens per second over all matched pairs, which selects
+nothing, and a flag when the two disagree beyond their intervals.
 
 A run is a mapping with path, prompt_id, round, rep, stop_reason, new_tokens and seconds (a stored timing run, or
 a pool generation with its pair standing in for round and repetition); token_hash, draft_proposed,
@@ -45,6 +47,28 @@ def seconds_by_prompt(pairs: list[tuple[dict, dict]]) -> dict[str, tuple[list[fl
     return groups
 
 
+def tokens_per_second_by_prompt(pairs: list[tuple[dict, dict]]) -> dict[str, tuple[list[float], list[float]]]:
+    """prompt -> (assisted tokens per second, ordinary tokens per second) of its pairs, in pair order (a pair whose
+    time is missing or zero left out): the input of `stats.speedup_over_prompts` for the throughput ratio, whose
+    median(first) / median(second) is then assisted over ordinary."""
+    groups: dict[str, tuple[list[float], list[float]]] = {}
+    for o, a in pairs:
+        if not o["seconds"] or not a["seconds"]:
+            continue
+        g = groups.setdefault(o["prompt_id"], ([], []))
+        g[0].append(a["new_tokens"] / a["seconds"])
+        g[1].append(o["new_tokens"] / o["seconds"])
+    return groups
+
+
+def intervals_apart(a: tuple[float, float] | None, b: tuple[float, float] | None) -> bool | None:
+    """Whether two intervals do not overlap (None when either is missing): a gap between two estimates larger than
+    their intervals allow."""
+    if a is None or b is None:
+        return None
+    return a[1] < b[0] or b[1] < a[0]
+
+
 @dataclass
 class PromptSpeed:
     """One prompt's point estimate: median ordinary seconds / median assisted seconds over its comparable pairs."""
@@ -66,6 +90,13 @@ class SpeedFigure:
     acceptance_rate: float | None  # drafted tokens kept (accepted / proposed) over every assisted run
     device_kinds: list[str] = field(default_factory=list)  # "cpu", "cuda", ...: more than one means no speed-up
     by_prompt: dict[str, PromptSpeed] = field(default_factory=dict)  # point estimates (when any pair is comparable)
+    # Beside it, without selection: assisted over ordinary tokens per second over ALL matched pairs (no choice on
+    # the assisted output's length or stop reason), the median over prompts of each prompt's ratio of medians, with
+    # the same bootstrap; and whether the two intervals are apart (the comparable pairs then tell another story).
+    throughput_ratio: float | None = None
+    throughput_ci95: tuple[float, float] | None = None
+    throughput_pairs: int = 0  # matched pairs it rests on
+    selection_gap: bool | None = None
 
     @property
     def pooled_device_kinds(self) -> bool:
@@ -90,10 +121,13 @@ def measure_speed(rows: list[dict], tolerance: float, resamples: int) -> SpeedFi
             by_prompt[prompt_id] = PromptSpeed(
                 comparable_pairs=len(o_secs), matched_pairs=sum(1 for o, _ in matched if o["prompt_id"] == prompt_id),
                 speedup=median(o_secs) / median(a_secs) if o_secs else None)
+    throughput = tokens_per_second_by_prompt(matched if len(kinds) <= 1 else [])
+    t_point, t_ci = speedup_over_prompts(throughput, resamples) if throughput else (None, None)
     assisted = [r for r in rows if r["path"] == GenerationPath.ASSISTED]
     proposed = sum(r.get("draft_proposed") or 0 for r in assisted)
     return SpeedFigure(
         speedup=point, ci95=ci, matched_pairs=len(matched), comparable_pairs=len(comp),
         identical_outputs=(sum(o["token_hash"] == a["token_hash"] for o, a in matched) / len(matched)) if matched else None,
         acceptance_rate=(sum(r.get("draft_accepted") or 0 for r in assisted) / proposed) if proposed else None,
-        device_kinds=kinds, by_prompt=by_prompt)
+        device_kinds=kinds, by_prompt=by_prompt, throughput_ratio=t_point, throughput_ci95=t_ci,
+        throughput_pairs=sum(len(g[0]) for g in throughput.values()), selection_gap=intervals_apart(ci, t_ci))

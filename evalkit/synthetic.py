@@ -38,6 +38,8 @@ class SyntheticStudy:
     extra_memory_mb: float = 200.0
     bench_reps: int = 5
     gate_path: str | None = None
+    # a new study of this name (store.attach_pool); None: the database's latest study (or its first)
+    study: str | None = None
 
 
 def _insert_many(db, table: str, rows: list[tuple], columns: list[str]) -> None:
@@ -81,7 +83,7 @@ def build_study(db, spec: SyntheticStudy) -> dict:
     with write_transaction(db):
         if spec.bench:
             _bench(db, spec, rng, stamp, gate)
-        exp = insert_experiment(db, "pool", {}, {}, note="synthetic study", gate=gate)
+        exp = insert_experiment(db, "pool", {}, {}, note="synthetic study", gate=gate, new_study=spec.study)
         first = db.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM generations").fetchone()[0]
         prompt_ids = [PROMPTS[i % len(PROMPTS)] for i in range(n)]
         tokens = rng.integers(120, 200, n)
@@ -108,7 +110,7 @@ def build_study(db, spec: SyntheticStudy) -> dict:
         _insert_many(db, "pairs", pairs, ["id", "experiment_id", "created_at", "prompt_id", "sample",
                                           "ordinary_generation_id", "assisted_generation_id", "a_generation_id",
                                           "b_generation_id", "ordinary_side", "work_index"])
-        _ratings(db, spec, sim, pair_ids, sides, rng, stamp)
+        _ratings(db, spec, sim, pair_ids, sides, rng, now())  # rated after the experiments started
     return {"experiment_id": exp, "pairs": n, "ratings": n * r}
 
 

@@ -40,9 +40,11 @@ planned_pairs = 4
 """
 
 
-def load_fixture(db, gate_path: Path):
+def load_fixture(db, gate_path: Path, gate_text: str = GATE, before_ratings=None):
+    """The small study: 4 pairs rated by 3 raters under gate_text; before_ratings(db, experiment id) runs after the
+    pairs are stored and before the first rating."""
     data = json.loads((FIX / "ratings_small.json").read_text(encoding="utf-8"))
-    gate_path.write_text(GATE)
+    gate_path.write_text(gate_text)
     exp = insert_experiment(db, "pool", {}, {}, gate=gate_snapshot(gate_path))
     specs = []
     for i, p in enumerate(data["pairs"]):
@@ -53,6 +55,8 @@ def load_fixture(db, gate_path: Path):
         }
         specs.append({"prompt_id": p["prompt_id"], "sample": i, "ordinary_side": p["ordinary_side"], **gens})
     ids = insert_pairs(db, exp, specs)
+    if before_ratings is not None:
+        before_ratings(db, exp)
     for r in data["ratings"]:
         p = data["pairs"][r["pair"]]
         o_is_a = p["ordinary_side"] == "A"

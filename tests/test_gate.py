@@ -125,7 +125,10 @@ def test_decision_sample_is_fixed_once_the_plan_is_reached(tmp_path):
     first = aggregate(db)
     ni = first.tables["non_inferiority"]
     assert (ni["pairs"] == 30).all() and (ni["ratings"] == 90).all()
-    assert "10 later pairs are in the tables only" in first.verdict.conditions[0].reason
+    # frozen when the 30th pair completed: the ten pairs completed later show only in the look after the decision
+    assert first.frozen is not None and "later pairs" not in first.verdict.conditions[0].reason
+    assert "10 later pairs are in the tables only" in first.after.conditions[0].reason
+    assert any("10 later complete pair(s)" in n for n in first.notes)
     pairs = [r["id"] for r in db.query("SELECT id FROM pairs ORDER BY rowid")]
     fail_all = {c: "fail" for c in CRITERIA}
     pass_all = {c: "pass" for c in CRITERIA}

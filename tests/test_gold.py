@@ -221,19 +221,20 @@ def test_gold_ratings_never_change_the_path_comparison(rated, monkeypatch):
     assert int(leaked.tables["counts"]["pairs"][0]) == 6
 
 
-def test_a_rater_below_min_gold_accuracy_is_left_out_of_the_verdict(rated, tmp_path):
-    db = rated
-    exp_row = db.execute("SELECT id, gate_json FROM experiments WHERE kind = 'pool'").fetchone()
-    gate = json.loads(exp_row[1])
-    # as if pre-registered: the frozen gate's text is what counts
-    gate["text"] = "\n".join(l for l in gate["text"].splitlines() if not l.startswith("min_gold_accuracy"))
-    gate["text"] += "\nmin_gold_accuracy = 0.8\n"
-    db.execute("UPDATE experiments SET gate_json = ? WHERE id = ?", [json.dumps(gate), exp_row[0]])
-    db.conn.commit()
-    add_gold_pairs(db, exp_row[0], PROMPTS, 0.5)
+def gold_first(db, exp):
+    """Gold pairs, and r1 (half wrong) and r2 (all right) rating them before any study rating."""
+    add_gold_pairs(db, exp, PROMPTS, 0.5)
     for g in gold_pairs(db):
         submit_rating(db, AppConfig(), RatingInput(g["id"], "r1", answer(g["a_expected"], 2), answer(g["b_expected"], 2), "A"))
         submit_rating(db, AppConfig(), RatingInput(g["id"], "r2", answer(g["a_expected"]), answer(g["b_expected"]), "A"))
+
+
+def test_a_rater_below_min_gold_accuracy_is_left_out_of_the_verdict(tmp_path):
+    from test_aggregate import GATE, load_fixture
+
+    db = open_db(tmp_path / "a.db")
+    # pre-registered: the gate frozen with the study's first pool asks for 0.8
+    load_fixture(db, tmp_path / "gate.toml", GATE + "min_gold_accuracy = 0.8\n", before_ratings=gold_first)
     agg = aggregate(db)
     t = agg.tables["gold"].set_index("rater")
     assert t.loc["r1", "accuracy"] == 0.5 and t.loc["r1", "excluded"]

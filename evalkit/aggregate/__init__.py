@@ -11,6 +11,9 @@ evalkit.gold), and the gate's min_gold_accuracy leaves the raters below it out o
     quality  pass rates, paired differences, preferences, agreement, pre-screen agreement
     timing   timing, memory and the speed figure (evalkit.speed's computation)
     verdict  the frozen gate, the decision sample and KEEP / DROP / INSUFFICIENT DATA
+    decision the decision frozen when the planned sample completes, and the looks after it
+
+One study at a time (evalkit.study): the latest unless named; its pairs, its ratings, its frozen gate.
 """
 
 from __future__ import annotations
@@ -20,70 +23,111 @@ from dataclasses import dataclass, field
 
 from ..pace import note, time_on_task
 from .data import ALL, RatingData, deciding_experiment, load_ratings
+from .decision import AFTER, FrozenDecision, decided
 from .quality import DIFF_COLUMNS, agreement, paired_differences, pass_rates, preferences, prescreen_agreement
 from .timing import POOL_SOURCE, Speed, timing
 from .verdict import INTERIM, Condition, Decision, Verdict, decide, decision_sample, fidelity_rows, frozen_gate, interval_text
 
-__all__ = ["ALL", "INTERIM", "Aggregate", "Condition", "Decision", "RatingData", "Speed", "Verdict", "aggregate",
-           "format_text", "frozen_gate"]
+__all__ = ["AFTER", "ALL", "INTERIM", "Aggregate", "Condition", "Decision", "FrozenDecision", "RatingData", "Speed",
+           "Verdict", "aggregate", "format_text", "frozen_gate"]
 
 
 @dataclass
 class Aggregate:
     tables: dict  # name -> pandas.DataFrame
     speed: Speed  # the overall speed-up, its source and interval, the draft's extra memory
-    verdict: Verdict
+    verdict: Verdict  # the decision (frozen once the planned sample completed), or the interim look
     notes: list[str] = field(default_factory=list)
+    study: object = None  # evalkit.study.Study shown (None: the database has no pool yet)
+    frozen: FrozenDecision | None = None  # the stored decision, once the planned sample completed
+    after: Verdict | None = None  # once decided: the same analysis on the data as it is now, shown apart
 
     @property
     def interim(self) -> bool:
         return self.verdict.interim
 
     def to_json(self) -> dict:
+        s = self.study
         return {
+            "study": None if s is None else {"name": s.name, "number": s.number, "of": s.of, "gate_hash": s.gate_hash,
+                                             "created_at": s.created_at},
             "interim": self.interim,
             "label": self.verdict.label,
             "tables": {k: json.loads(v.to_json(orient="records", force_ascii=False)) for k, v in self.tables.items()},
             "speed": self.speed.to_json(),
             "verdict": self.verdict.to_json(),
+            "frozen": None if self.frozen is None else self.frozen.to_json(),
+            "after_decision": None if self.after is None else self.after.to_json(),
             "notes": self.notes,
         }
 
 
-def aggregate(db, tolerance: float | None = None, resamples: int | None = None) -> Aggregate:
-    """Every table, the speed-up and the gate verdict, from the database as it is now. The comparability
-    tolerance and bootstrap size default to those of the latest experiment's stored config."""
+def aggregate(db, tolerance: float | None = None, resamples: int | None = None, study: str | None = None) -> Aggregate:
+    """Every table, the speed-up and the gate verdict of one study (`study`: its name; the latest by default), from
+    the database as it is now; once its planned sample has completed, the decision frozen then (stored by the first
+    look that finds it complete) and, apart, the same analysis on the data as it is now. The comparability tolerance
+    and bootstrap size default to those of the study's latest experiment's stored config."""
     import numpy as np
     import pandas as pd
 
-    exp = deciding_experiment(db)
+    from ..gold import accuracy
+    from ..study import choose, pool_short
+
+    chosen = choose(db, study)
+    sid = chosen.id if chosen is not None else None
+    exp = deciding_experiment(db, sid)
     stored_cfg = json.loads(exp["config_json"]) if exp else {}
     bench_cfg = stored_cfg.get("bench", {})
     floor = stored_cfg.get("app", {}).get("min_seconds_on_task", 10.0)
     tolerance = bench_cfg.get("length_tolerance", 0.1) if tolerance is None else tolerance
     resamples = bench_cfg.get("bootstrap", 2000) if resamples is None else resamples
 
-    from ..gold import accuracy
-
-    gate, notes = frozen_gate(db)
+    gate, notes = frozen_gate(db, chosen)
     values = gate["values"] if gate else None
     confidence = values["confidence"] if values else 0.95
-    ratings = load_ratings(db)  # study pairs only
+    path_timing, speed_by_prompt, speed = timing(db, tolerance, resamples, study_id=sid)
+    ratings = load_ratings(db, sid)  # study pairs of this study only
+    frozen = decided(db, chosen, values, confidence, resamples, tolerance, speed, ratings)
     min_gold = (values or {}).get("min_gold_accuracy", 0.0) or 0.0
-    gold_table, excluded = accuracy(db, min_gold, ratings.raters)
+    gold_table, excluded_now = accuracy(db, min_gold, ratings.raters, sid)
+    excluded = excluded_now
+    if frozen is not None:  # the decision's set, frozen at completion; a later gold answer does not move it
+        excluded = frozen.excluded
+        gold_table = gold_table.assign(excluded=gold_table["rater"].isin(excluded))
     notes += _gold_notes(gold_table, min_gold, ratings, excluded)
+    current = ratings
     if excluded and len(ratings):  # before any table: what the verdict rests on, every table shows
         ratings = ratings.without_raters(excluded)
-    path_timing, speed_by_prompt, speed = timing(db, tolerance, resamples)
     n_pairs = ratings.n_pairs
-    n_gold = db.execute("SELECT COUNT(*) FROM pairs WHERE kind = 'gold'").fetchone()[0]
-    if values:
-        sample, complete = decision_sample(ratings, values["min_ratings_per_pair"], values["planned_pairs"])
-        fidelity = fidelity_rows(sample, confidence, resamples, values["margin"])
+    n_gold, skips = db.execute(
+        "SELECT (SELECT COUNT(*) FROM pairs p WHERE p.kind = 'gold' AND (:s IS NULL OR p.experiment_id IN "
+        "(SELECT id FROM experiments WHERE study_id = :s))), (SELECT COUNT(*) FROM ratings r JOIN pairs p ON "
+        "p.id = r.pair_id WHERE r.kind = 'skip' AND (:s IS NULL OR p.experiment_id IN "
+        "(SELECT id FROM experiments WHERE study_id = :s)))", {"s": sid}).fetchone()
+
+    def look(rated, exclude):  # the gate's analysis on these ratings: per-criterion rows, complete pairs, verdict
+        if exclude and len(rated):
+            rated = rated.without_raters(exclude)
+        if not values:
+            return [], 0, decide(values, [], speed, 0, rated.n_pairs)
+        sample, done = decision_sample(rated, values["min_ratings_per_pair"], values["planned_pairs"])
+        rows = fidelity_rows(sample, confidence, resamples, values["margin"])
+        return rows, done, decide(values, rows, speed, done, rated.n_pairs)
+
+    after = None
+    if frozen is None:
+        fidelity, complete, verdict = look(ratings, [])
     else:
-        fidelity, complete = [], 0
-    verdict = decide(values, fidelity, speed, complete, n_pairs)
+        verdict, fidelity = frozen.verdict, frozen.verdict.fidelity
+        _rows, complete, after = look(current, excluded_now)
+        after.label = AFTER
+        notes[:0] = _frozen_notes(db, frozen, complete, values, excluded, excluded_now, sid)
     if verdict.interim:
+        if values and values["planned_pairs"] > 0 and speed.extra_memory_mb is None:
+            notes.insert(0, "no benchmark yet: run `evalkit bench` before the planned sample completes, since the "
+                            "decision then freezes the speed-up and memory as measured by that time")
+        if short := pool_short(db, chosen):
+            notes.insert(0, short[0].upper() + short[1:])
         notes.insert(0, "INTERIM LOOK, NOT A DECISION: the verdict stays INSUFFICIENT DATA (or DROP on speed or "
                         "memory) until the planned number of pairs is rated; stopping early because it looks good "
                         "is what the plan forbids")
@@ -91,6 +135,8 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None) 
         notes.append(f"{speed.fallback_runs} assisted run(s) fell back; they are not counted as assisted")
     if speed.source == POOL_SOURCE:
         notes.append("speed-up taken from the pair pool's single runs: run `evalkit bench` for the protocol's numbers")
+    if speed.selection_gap:
+        notes.append(GAP_NOTE)
     pace = time_on_task(db, floor)
     if pace_note := note(pace, floor):
         notes.append(pace_note)
@@ -108,12 +154,57 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None) 
         "counts": pd.DataFrame([{
             "pairs": n_pairs, "gold_pairs": n_gold, "complete_pairs": complete,
             "planned_pairs": values["planned_pairs"] if values else None, "current_ratings": len(ratings),
-            "raters": int(np.unique(ratings.rater).size),
-            "skips": db.execute("SELECT COUNT(*) FROM ratings WHERE kind = 'skip'").fetchone()[0],
+            "raters": int(np.unique(ratings.rater).size), "skips": skips,
         }]),
     }
+    if chosen is not None and chosen.of > 1:
+        notes.insert(0, f"this is {chosen.label()}; `--study NAME` shows another")
     verdict.notes = notes
-    return Aggregate(tables=tables, speed=speed, verdict=verdict, notes=notes)
+    return Aggregate(tables=tables, speed=speed, verdict=verdict, notes=notes, study=chosen, frozen=frozen, after=after)
+
+
+def _frozen_notes(db, frozen: FrozenDecision, complete_now: int, values: dict, excluded: list[str],
+                  excluded_now: list[str], study_id) -> list[str]:
+    """What the frozen decision rests on, and what has come since (shown apart, never moving it)."""
+    later = db.execute(
+        "SELECT COUNT(*) FROM ratings r JOIN pairs p ON p.id = r.pair_id WHERE r.id > :at AND (:s IS NULL OR "
+        "p.experiment_id IN (SELECT id FROM experiments WHERE study_id = :s))",
+        {"at": frozen.completed_rating_id, "s": study_id}).fetchone()[0]
+    out = [f"DECISION FROZEN when the planned sample completed (rating {frozen.completed_rating_id}, "
+           f"{frozen.completed_at}; stored {frozen.decided_at}, gate {frozen.gate_hash}): {len(frozen.sample)} ratings "
+           f"of {values['planned_pairs']} pairs, {len(excluded)} rater(s) left out by the gold check; "
+           f"{later} rating row(s) stored after it (ratings, corrections, skips) and "
+           f"{max(complete_now - values['planned_pairs'], 0)} later complete pair(s) are in the tables and the "
+           "look after the decision only"]
+    unmeasured = [c.name for c in frozen.verdict.conditions if c.name in ("speed-up", "memory") and c.ok is None]
+    if unmeasured:
+        out.append(f"{' and '.join(unmeasured)} not measured when the planned sample completed: the decision keeps "
+                   "that for good; the look after the decision shows what a later benchmark measured")
+    if sorted(excluded_now) != sorted(excluded):
+        out.append(f"after the decision the gold check would leave out {len(excluded_now)} rater(s) instead of "
+                   f"{len(excluded)}: the decision keeps the set frozen at completion (the tables too)")
+    return out
+
+
+def speed_line(speed: Speed) -> str:
+    """The speed-up over comparable pairs beside the tokens-per-second ratio over every matched pair ('' when
+    neither was measured)."""
+    if speed.throughput_ratio is None and speed.speedup is None:
+        return ""
+
+    def fig(x, ci):
+        return "not measured" if x is None else f"{x:.2f}x" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else " (no interval)")
+
+    text = (f"speed-up over {speed.comparable_pairs} comparable pairs {fig(speed.speedup, speed.speedup_ci95)}; "
+            f"tokens per second, assisted over ordinary, over all {speed.throughput_pairs} matched pairs (no selection "
+            f"on length or stop reason) {fig(speed.throughput_ratio, speed.throughput_ci95)}")
+    return text + ("; the 95% intervals do not overlap" if speed.selection_gap else "")
+
+
+GAP_NOTE = ("SPEED FIGURES DISAGREE: the speed-up over comparable pairs and the ratio of tokens per second over all "
+            "matched pairs (no selection on the assisted output's length or stop reason) have 95% intervals that do "
+            "not overlap, so the choice of comparable pairs moves the figure more than chance allows; read both (the "
+            "speedup table: speedup and tps_ratio)")
 
 
 def _gold_notes(table, min_gold: float, ratings, excluded: list[str]) -> list[str]:
@@ -146,14 +237,28 @@ def format_text(agg: Aggregate) -> str:
     with pd.option_context("display.width", 200, "display.max_columns", 30, "display.float_format", "{:.3f}".format):
         for name, df in agg.tables.items():
             lines += [f"== {name}", df.to_string(index=False) if len(df) else "(no data)", ""]
+    if agg.study is not None:
+        lines.append(f"STUDY: {agg.study.label()}")
     v = agg.verdict
-    lines.append(f"VERDICT: {v.decision}" + (f"  ({v.label})" if v.interim else ""))
+    frozen = f"  (frozen {agg.frozen.completed_at}, when the planned sample completed)" if agg.frozen else ""
+    lines.append(f"VERDICT: {v.decision}" + (f"  ({v.label})" if v.interim else frozen))
+    lines += _verdict_lines(v)
+    if agg.after is not None:
+        lines.append(f"AFTER THE DECISION (not the decision; the data as it is now): {agg.after.decision}")
+        lines += _verdict_lines(agg.after)
+    if line := speed_line(agg.speed):
+        lines.append(f"SPEED: {line}")
+    for n in agg.notes:
+        lines.append(f"note: {n}")
+    return "\n".join(lines)
+
+
+def _verdict_lines(v: Verdict) -> list[str]:
+    lines = []
     for c in v.conditions:
         mark = {True: "ok  ", False: "FAIL", None: "??  "}[c.ok]
         lines.append(f"  [{mark}] {c.name}: {c.reason}")
     conf = v.gate.get("confidence", 0.95) if v.gate else 0.95
     for r in v.fidelity:
         lines.append(f"         {'inside' if r['ok'] else 'OUTSIDE'} margin -{r['margin']:.3f}: {interval_text(r, conf)}")
-    for n in agg.notes:
-        lines.append(f"note: {n}")
-    return "\n".join(lines)
+    return lines

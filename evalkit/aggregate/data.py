@@ -72,33 +72,50 @@ class RatingData:
 ONLY_STUDY_PAIRS = True
 
 
-def load_ratings(db) -> RatingData:
-    """Every current rating in one SQL statement. SQLite packs each rating's nine answers into one integer (four
-    bits each) and joins each column into one comma-separated string that numpy parses in one call, so no
-    Python object is made per value (a million ratings load in about two seconds)."""
+def _numbers(text):
+    import numpy as np
+
+    return np.array([], np.int64) if not text else np.fromstring(text, dtype=np.int64, sep=",")
+
+
+def _pair_filter(study_id: int | None, p: str = "") -> str:
+    """The pairs compared (`p`: the pairs table's alias with its dot), of one study (of every study when there is
+    none to choose: a database without a pool)."""
+    only = f"{p}kind = 'study'" if ONLY_STUDY_PAIRS else f"{p}kind IN ('study', 'gold')"
+    if study_id is None:
+        return only
+    return f"{only} AND {p}experiment_id IN (SELECT id FROM experiments WHERE study_id = {int(study_id)})"
+
+
+def load_ratings(db, study_id: int | None = None, history: bool = False):
+    """Every current rating of the study's pairs in one SQL statement. SQLite packs each rating's nine answers into
+    one integer (four bits each) and joins each column into one comma-separated string that numpy parses in one
+    call, so no Python object is made per value (a million ratings load in about two seconds).
+
+    history=True: every blind rating row instead (each may have been current at some time), as a RatingHistory,
+    from which the ratings current as of any rating id can be taken (the decision frozen at completion)."""
     import numpy as np
     import pandas as pd
 
-    only = "kind = 'study'" if ONLY_STUDY_PAIRS else "kind IN ('study', 'gold')"
+    where = _pair_filter(study_id)
     pairs = db.execute("SELECT rowid, id, prompt_id, ordinary_generation_id, assisted_generation_id FROM pairs "
-                       f"WHERE {only} ORDER BY rowid").fetchall()
+                       f"WHERE {where} ORDER BY rowid").fetchall()
     rowids = np.array([p[0] for p in pairs], np.int64)
     prompts = sorted({p[2] for p in pairs})
     prompt_index = {p: i for i, p in enumerate(prompts)}
     columns = [f"r.{path}_{c}" for c in CRITERIA for path in PATHS] + ["r.preferred_path"]
     packed = " + ".join(f"((coalesce(unicode({col}), 45) % 16) << {4 * i})" for i, col in enumerate(columns))
+    source = "ratings r" if history else "current_ratings r"
+    rows = "r.kind = 'rating' AND r.blind = 1 AND " if history else ""
     ids, pair_rows, raters, answers = db.execute(
         f"""SELECT group_concat(r.id, ','), group_concat(p.rowid, ','), group_concat(r.rater, char(31)),
                    group_concat({packed}, ',')
-            FROM current_ratings r JOIN pairs p ON p.id = r.pair_id WHERE p.{only}""").fetchone()
+            FROM {source} JOIN pairs p ON p.id = r.pair_id WHERE {rows}{_pair_filter(study_id, "p.")}""").fetchone()
 
-    def numbers(text):
-        return np.array([], np.int64) if not text else np.fromstring(text, dtype=np.int64, sep=",")
-
-    packed_answers = numbers(answers)
+    packed_answers = _numbers(answers)
     rater_index, rater_names = pd.factorize(pd.Series(raters.split("\x1f") if raters else [], dtype=object))
-    return RatingData(
-        rating_id=numbers(ids), pair=np.searchsorted(rowids, numbers(pair_rows)),
+    data = RatingData(
+        rating_id=_numbers(ids), pair=np.searchsorted(rowids, _numbers(pair_rows)),
         rater=np.asarray(rater_index, np.int64),
         answers=np.stack([(packed_answers >> (4 * i)) & 15 for i in range(len(columns))], axis=1).astype(np.uint8)
         if len(packed_answers) else np.zeros((0, len(columns)), np.uint8),
@@ -106,6 +123,39 @@ def load_ratings(db) -> RatingData:
         pair_prompt=np.array([prompt_index[p[2]] for p in pairs], np.int64), prompts=prompts,
         pair_generation=dict(zip(PATHS, (np.array([p[3] or -1 for p in pairs], np.int64),
                                          np.array([p[4] or -1 for p in pairs], np.int64)))))
+    if not history:
+        return data
+    # a blind row stops being current when a blind row superseding it is stored (the current_ratings view)
+    old, new = db.execute(
+        """SELECT group_concat(s.supersedes, ','), group_concat(s.id, ',') FROM ratings s
+           WHERE s.supersedes IS NOT NULL AND s.blind = 1""").fetchone()
+    old, new = _numbers(old), _numbers(new)
+    ended = np.full(len(data), np.iinfo(np.int64).max)
+    if len(data) and len(old):
+        order = np.argsort(data.rating_id)
+        ids_sorted = data.rating_id[order]
+        at = np.minimum(np.searchsorted(ids_sorted, old), len(order) - 1)
+        found = ids_sorted[at] == old  # superseded rows of this study (the others are another study's)
+        ended[order[at[found]]] = new[found]
+    return RatingHistory(data, ended)
+
+
+@dataclass
+class RatingHistory:
+    """Every blind rating row of a study with the id of the row that superseded it (int64 max while current): the
+    ratings as they stood after any stored rating, so that a decision can be fixed as of the rating that completed
+    the planned sample, whenever it is first looked at."""
+
+    rows: RatingData
+    ended: object  # int64 (rows,): id of the blind row that superseded it
+
+    @property
+    def last_id(self) -> int:
+        return int(self.rows.rating_id.max()) if len(self.rows) else 0
+
+    def as_of(self, rating_id: int) -> RatingData:
+        """The current ratings right after rating `rating_id` was stored."""
+        return self.rows.select((self.rows.rating_id <= rating_id) & (self.ended > rating_id))
 
 
 def groupings(ratings: RatingData) -> list:
@@ -125,10 +175,18 @@ def groupings(ratings: RatingData) -> list:
 
 
 
-def latest_experiment(db, kind: str):
-    return next(db.query("SELECT * FROM experiments WHERE kind = ? ORDER BY id DESC LIMIT 1", [kind]), None)
+def latest_experiment(db, kind: str, before: str | None = None):
+    """The latest experiment of this kind (started by `before`, when given)."""
+    return next(db.query("SELECT * FROM experiments WHERE kind = :kind AND (:before IS NULL OR created_at <= :before) "
+                         "ORDER BY id DESC LIMIT 1", {"kind": kind, "before": before}), None)
 
 
-def deciding_experiment(db):
-    """The experiment whose frozen gate decides: the latest pair pool (what is rated), else the latest benchmark."""
+def deciding_experiment(db, study_id: int | None = None):
+    """The experiment whose stored config the aggregate reads (bootstrap size, comparability tolerance): the study's
+    latest pair pool (what is rated), else the latest benchmark."""
+    if study_id is not None:
+        pool = next(db.query("SELECT * FROM experiments WHERE kind = 'pool' AND study_id = ? ORDER BY id DESC LIMIT 1",
+                             [study_id]), None)
+        if pool is not None:
+            return pool
     return latest_experiment(db, "pool") or latest_experiment(db, "bench")

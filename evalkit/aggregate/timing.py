@@ -28,15 +28,23 @@ class Speed:
     identical_outputs: float | None
     extra_memory_mb: float | None  # what loading the draft adds (benchmark only)
     fallback_runs: int
+    # assisted / ordinary tokens per second over every matched pair (no selection), its interval, and whether the
+    # two intervals are apart (evalkit.speed)
+    throughput_ratio: float | None = None
+    throughput_ci95: list[float] | None = None
+    throughput_pairs: int = 0
+    selection_gap: bool | None = None
 
     def to_json(self) -> dict:
         return asdict(self)
 
 
-def _runs(db) -> tuple[list[dict], str | None, int | None]:
+def _runs(db, study_id: int | None = None, before: str | None = None) -> tuple[list[dict], str | None, int | None]:
     """The timed runs the speed-up rests on, their source, and the latest benchmark (its memory figures count even
-    when it stored no timed run and the pool's runs stand in)."""
-    bench = latest_experiment(db, "bench")
+    when it stored no timed run and the pool's runs stand in). The benchmark measures the model pair, whichever study
+    is rated; the pool's runs are the study's own pairs. `before`: only what was stored by then (the decision frozen
+    at completion)."""
+    bench = latest_experiment(db, "bench", before)
     if bench is not None:
         rows = list(db.query(
             """SELECT t.path, t.prompt_id, t.round, t.rep, t.new_tokens, t.stop_reason, t.seconds, t.tokens_per_second,
@@ -49,18 +57,31 @@ def _runs(db) -> tuple[list[dict], str | None, int | None]:
                   g.new_tokens / g.generate_seconds AS tokens_per_second, g.device, g.token_hash, g.peak_rss_mb,
                   g.draft_proposed, g.draft_accepted
            FROM pairs p JOIN generations g ON g.id IN (p.ordinary_generation_id, p.assisted_generation_id)
-           WHERE p.kind = 'study'"""))
+           WHERE p.kind = 'study' AND (:study IS NULL OR p.experiment_id IN
+                 (SELECT id FROM experiments WHERE study_id = :study))
+             AND (:before IS NULL OR p.created_at <= :before)""", {"study": study_id, "before": before}))
     for r in pool_rows:  # pair index plays the role of (round, rep)
         r["round"], r["rep"] = 1, r.pop("pair")
     return pool_rows, (POOL_SOURCE if pool_rows else None), bench["id"] if bench is not None else None
 
 
-def timing(db, tolerance: float, resamples: int):
-    """Per path timing and memory (a table), the speed-up per prompt and over all prompts (a table), and the
-    speed figure the verdict weighs."""
+def runs_version(db, study_id: int | None = None, before: str | None = None) -> tuple:
+    """What the speed figure rests on, cheaply: the benchmark and the number of the study's pool pairs stored by
+    `before` (a frozen decision reuses the speed figure of now when nothing was stored since)."""
+    bench = latest_experiment(db, "bench", before)
+    pairs = db.execute("""SELECT COUNT(*) FROM pairs p WHERE p.kind = 'study' AND (:study IS NULL OR p.experiment_id IN
+                              (SELECT id FROM experiments WHERE study_id = :study))
+                            AND (:before IS NULL OR p.created_at <= :before)""",
+                       {"study": study_id, "before": before}).fetchone()[0]
+    return (bench["id"] if bench is not None else None, pairs)
+
+
+def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None, before: str | None = None):
+    """Per path timing and memory (a table), the speed-up per prompt and over all prompts (a table, with the ratio
+    of tokens per second over every matched pair beside it), and the speed figure the verdict weighs."""
     import pandas as pd
 
-    rows, source, exp_id = _runs(db)
+    rows, source, exp_id = _runs(db, study_id, before)
     paths = []
     for path in GenerationPath.ORDINARY, GenerationPath.ASSISTED, GenerationPath.FALLBACK:
         rs = [r for r in rows if r["path"] == path]
@@ -78,13 +99,21 @@ def timing(db, tolerance: float, resamples: int):
             "speedup": fig.speedup, "ci_low": fig.ci95[0] if fig.ci95 else None,
             "ci_high": fig.ci95[1] if fig.ci95 else None,
             "identical_outputs": fig.identical_outputs, "acceptance_rate": fig.acceptance_rate,
+            "tps_ratio": fig.throughput_ratio, "tps_ci_low": fig.throughput_ci95[0] if fig.throughput_ci95 else None,
+            "tps_ci_high": fig.throughput_ci95[1] if fig.throughput_ci95 else None,
+            "selection_gap": fig.selection_gap,
         })
+        if prompt_id == ALL:
+            everything = fig
     overall = speed_rows[0]
     speed = Speed(source=source, experiment_id=exp_id, speedup=overall["speedup"],
                   speedup_ci95=[overall["ci_low"], overall["ci_high"]] if overall["ci_low"] is not None else None,
                   comparable_pairs=overall["comparable_pairs"], matched_pairs=overall["matched_pairs"],
                   identical_outputs=overall["identical_outputs"], extra_memory_mb=_extra_memory(db, exp_id),
-                  fallback_runs=sum(1 for r in rows if r["path"] == GenerationPath.FALLBACK))
+                  fallback_runs=sum(1 for r in rows if r["path"] == GenerationPath.FALLBACK),
+                  throughput_ratio=everything.throughput_ratio,
+                  throughput_ci95=list(everything.throughput_ci95) if everything.throughput_ci95 else None,
+                  throughput_pairs=everything.throughput_pairs, selection_gap=everything.selection_gap)
     return pd.DataFrame(paths), pd.DataFrame(speed_rows), speed
 
 

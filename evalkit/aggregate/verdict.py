@@ -49,25 +49,31 @@ class Verdict:
                 "fidelity": self.fidelity, "gate": self.gate, "notes": self.notes}
 
 
-def frozen_gate(db) -> tuple[dict | None, list[str]]:
-    """The gate frozen with the rated pool (else the benchmark), and notes when the file changed since. Its values
-    are read again from the frozen text, so gates frozen by older versions get today's keys and defaults."""
+def frozen_gate(db, study=None) -> tuple[dict | None, list[str]]:
+    """The gate frozen with the study (`study.Study`: when its first pool was generated; else, in a database without
+    a pool, the latest benchmark's), and notes when the file changed since. Its values are read again from the
+    frozen text, so gates frozen by older versions get today's keys and defaults."""
     from ..gate import frozen_values, gate_text_hash
 
     notes = []
-    exp = deciding_experiment(db)
-    if exp is None or not exp["gate_hash"]:
+    if study is not None:
+        first = db.execute("SELECT MIN(id) FROM experiments WHERE study_id = ?", [study.id]).fetchone()[0]
+        frozen, exp_id, where = (dict(study.gate) if study.gate_hash else None), first, f" ({study.label()})"
+    else:
+        exp = deciding_experiment(db)
+        frozen = json.loads(exp["gate_json"]) if exp is not None and exp["gate_hash"] else None
+        exp_id, where = (exp["id"] if exp is not None else None), ""
+    if frozen is None:
         return None, ["no experiment with a frozen release gate"]
-    frozen = json.loads(exp["gate_json"])
     frozen["values"] = frozen_values(frozen)
     try:
         with open(frozen["path"], encoding="utf-8") as f:
             current = f.read()
         if gate_text_hash(current) != frozen["hash"]:
-            notes.append(f"gate file {frozen['path']} changed after experiment {exp['id']} started "
+            notes.append(f"gate file {frozen['path']} changed after experiment {exp_id} started{where} "
                          f"(frozen {frozen['hash']}, now {gate_text_hash(current)}): the frozen version is used")
     except OSError:
-        notes.append(f"gate file {frozen['path']} is gone; the version frozen with experiment {exp['id']} is used")
+        notes.append(f"gate file {frozen['path']} is gone; the version frozen with experiment {exp_id}{where} is used")
     return frozen, notes
 
 

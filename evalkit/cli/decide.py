@@ -31,23 +31,32 @@ def fidelity(prompt_id, as_json):
         click.echo(f"{'PASS' if v.passed else 'FAIL'}  {c:<22} {v.evidence}")
 
 
+study_option = click.option(
+    "--study", "study", default=None, metavar="NAME",
+    help="The study to show (default: the latest, the one the app serves; `evalkit generate --new-study` names them).")
+
+
 @cli.command("aggregate")
 @db_option
+@study_option
 @click.option("--json", "as_json", is_flag=True, help="Print tables, speed, verdict and provenance (versions, digests, hashes, prompts, scope, experiments) as JSON.")
 @fail_clearly
-def aggregate_cmd(db_path, as_json):
-    """Tables, agreement, speed-up and the release-gate verdict (KEEP / DROP / INSUFFICIENT DATA).
+def aggregate_cmd(db_path, study, as_json):
+    """Tables, agreement, speed-up and the release-gate verdict (KEEP / DROP / INSUFFICIENT DATA) of one study.
 
     Pass rates and preferences with cluster-aware intervals (pairs and raters as clusters; the
     per-rating Wilson interval beside them), paired differences per pair with the gate's interval,
     the gate's non-inferiority table on the planned sample, Krippendorff's alpha, the pre-screen's
-    Cohen's kappa, timing and memory; all also per prompt. Until the planned number of pairs is
-    rated the verdict is INSUFFICIENT DATA and marked as an interim look, not a decision.
+    Cohen's kappa, timing and memory, the speed-up over comparable pairs beside the ratio of tokens per
+    second over all matched pairs; all also per prompt. Until the planned number of pairs is rated the
+    verdict is INSUFFICIENT DATA and marked as an interim look, not a decision. The first look that finds
+    the planned sample complete stores the decision (as of the rating that completed it); later looks
+    show it unchanged, and the data as it is now apart, as "after the decision".
     """
     from ..aggregate import aggregate, format_text
 
     db = open_study_db(db_path, must_exist=True)
-    agg = aggregate(db)
+    agg = aggregate(db, study=study)
     if as_json:
         from ..provenance import build_provenance
 
@@ -59,10 +68,11 @@ def aggregate_cmd(db_path, as_json):
 
 @cli.command()
 @db_option
+@study_option
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), required=True, help="Folder for index.html.")
 @fail_clearly
-def report(db_path, out_dir):
-    """Write a self-contained HTML report: verdict, provenance, plots and tables.
+def report(db_path, study, out_dir):
+    """Write a self-contained HTML report of one study: verdict, provenance, plots and tables.
 
     The provenance block names versions, device, dtype, model and tokenizer digests, config and gate
     hashes, prompts with their hashes, the sample scope and the experiments (start and end) behind every
@@ -70,7 +80,10 @@ def report(db_path, out_dir):
     """
     from ..report import build_report
 
-    path = build_report(open_study_db(db_path, must_exist=True), out_dir)
+    from ..aggregate import aggregate
+
+    db = open_study_db(db_path, must_exist=True)
+    path = build_report(db, out_dir, aggregate(db, study=study))
     click.echo(f"report written: {path}")
 
 

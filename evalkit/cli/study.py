@@ -61,21 +61,54 @@ def plan(config_path, db_path, margin, power, pass_rate, raters_per_pair, raters
 @db_option
 @click.option("--samples", type=int, default=None, help="Samples per prompt per path (default: pool.samples).")
 @click.option("--resume", type=int, default=None, help="Finish an interrupted pool experiment (its id); done items are skipped.")
+@click.option("--until-planned", is_flag=True,
+              help="Add samples until the study's pool holds its planned pairs plus --reserve (instead of --samples).")
+@click.option("--reserve", type=float, default=None,
+              help="With --until-planned: extra pairs beyond the planned ones, as a share of them (default 0.1: 10%; "
+                   "pairs skipped by raters or rated by raters the gold check leaves out do not count).")
+@click.option("--new-study", "new_study", default=None, metavar="NAME",
+              help="Start a new study NAME under the gate file as it is now; its pairs and ratings never mix with "
+                   "the earlier studies' (the app then serves it).")
 @fail_clearly
-def generate(config_path, db_path, samples, resume):
+def generate(config_path, db_path, samples, resume, until_planned, reserve, new_study):
     """Build the pair pool for blind rating: K samples per prompt per path, random sides stored.
 
-    Adds gold (check) pairs of the prompts' reference outputs at pool.gold_rate. Shards over processes and
-    GPUs when started with `accelerate launch -m evalkit generate ...`.
+    The pool belongs to a study, decided under the gate frozen when the study's first pool was generated: a
+    later run adds pairs to the latest study (new samples, new seeds) and refuses a changed gate file, naming
+    both hashes (use --new-study NAME, or a new --db). Adds gold (check) pairs of the prompts' reference outputs
+    at pool.gold_rate. Shards over processes and GPUs when started with `accelerate launch -m evalkit generate ...`.
     """
-    from ..pairs import build_pool, distributed_state
+    from ..pairs import build_pool, distributed_state, fill_pool
+    from ..study import DEFAULT_RESERVE, fill_sentence, fill_target
 
+    if until_planned and (samples is not None or resume is not None):
+        raise EvalkitError("--until-planned decides the samples itself", "leave out --samples and --resume")
+    if reserve is not None and not until_planned:
+        raise EvalkitError("--reserve is for --until-planned", "add --until-planned, or leave out --reserve")
+    if resume is not None and new_study is not None:
+        raise EvalkitError("--resume finishes an experiment of its own study", "leave out --new-study")
     cfg = load_cfg(config_path)
-    res = build_pool(cfg, db_path, samples=samples, resume=resume, echo=lambda m: click.echo(m, err=True))
-    if distributed_state(cfg).is_main_process:
-        click.echo(f"experiment {res.experiment_id}: {res.pairs} pairs over {res.prompts} prompts ({res.fallbacks} fell back)"
-                   + f", and {res.gold} gold (check) pair{'' if res.gold == 1 else 's'}"
-                   + (f"; {res.skipped_done} work items were already done" if res.skipped_done else ""))
+    echo = lambda m: click.echo(m, err=True)  # noqa: E731
+    reserve = DEFAULT_RESERVE if reserve is None else reserve
+    if until_planned:
+        rounds = fill_pool(cfg, db_path, reserve=reserve, echo=echo, new_study=new_study)
+    else:
+        rounds = [build_pool(cfg, db_path, samples=samples, resume=resume, echo=echo, new_study=new_study)]
+    if not distributed_state(cfg).is_main_process:
+        return
+    for res in rounds:
+        if res.experiment_id is None:
+            continue
+        click.echo(f"experiment {res.experiment_id}: {res.pairs} pairs over {res.prompts} prompts "
+                   f"({res.fallbacks} fell back), and {res.gold} gold (check) pair{'' if res.gold == 1 else 's'}"
+                   + (f"; {res.skipped_done} work items were already done" if res.skipped_done else "")
+                   + f"; study '{res.study}'")
+    last = rounds[-1]
+    if until_planned:
+        click.echo(f"study '{last.study}': {last.study_pairs} study pairs in the pool, for {last.planned_pairs} planned "
+                   f"pairs plus a {reserve:.0%} reserve ({fill_target(last.planned_pairs, reserve)})")
+    elif short := fill_sentence(last.study_pairs, last.planned_pairs):
+        click.echo(f"study '{last.study}': {short}", err=True)
 
 
 @cli.command()

@@ -9,6 +9,7 @@ evalkit.ratings, the aggregate's arrays in evalkit.aggregate).
     migrations  the schema: named, append-only migrations with literal DDL
     runs        experiments, generations, benchmark processes, tuning trials, pre-screen verdicts
     pool        study pairs, reference outputs, gold pairs, the merge of accelerate shards
+    studies     studies (one frozen gate each), the pools they hold, their decisions frozen at completion
     ratings     assignments, ratings, corrections and skips
     raters      identities and their codes
 """
@@ -18,13 +19,14 @@ from .migrations import MIGRATIONS
 from .pool import insert_gold_pairs, insert_pairs, insert_shard_items, new_pair_id, reference_hash, store_references
 from .raters import NameTaken, insert_rater, rater_by_key, replace_secret, revoke_rater
 from .ratings import PairFull, claim_pair, insert_rating
+from .studies import FIRST_STUDY, attach_pool, gate_mismatch, insert_decision
 from .runs import (
     copy_experiment, generation, insert_bench_process, insert_bench_processes, insert_experiment, insert_generations,
     insert_prescreen, insert_rows, insert_tune_trials,
 )
 
 __all__ = [
-    "claim_pair",
+    "FIRST_STUDY", "attach_pool", "claim_pair", "gate_mismatch", "insert_decision",
     "MIGRATIONS", "NameTaken", "PairFull", "copy_experiment", "generation", "insert_bench_process",
     "insert_bench_processes", "insert_experiment", "insert_generations", "insert_gold_pairs", "insert_pairs",
     "insert_prescreen", "insert_rater", "insert_rating", "insert_rows", "insert_shard_items", "insert_tune_trials",

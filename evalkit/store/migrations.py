@@ -328,6 +328,61 @@ def _m010_gold_pairs(db) -> None:
     db.execute("CREATE INDEX pairs_kind ON pairs(kind, prompt_id)")
 
 
+def _m011_studies(db) -> None:
+    # One study, one gate: a study is the pairs of its pool experiments and the ratings of those pairs, decided under
+    # the gate frozen when its first pool was generated. A pool generated under another gate is refused, or starts
+    # a new study (`evalkit generate --new-study NAME`) whose pairs and ratings never mix with another's.
+    db.execute(
+        """CREATE TABLE studies (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            created_at TEXT NOT NULL,
+            gate_json TEXT NOT NULL,       -- the gate snapshot (path, text, hash, values) frozen with its first pool
+            gate_hash TEXT NOT NULL
+        )"""
+    )
+    db.execute("ALTER TABLE experiments ADD COLUMN study_id INTEGER REFERENCES studies(id)")
+    # a pool experiment's samples: first_sample to first_sample + pool_samples - 1 per prompt; a study's later pools
+    # continue the numbering (and so the seeds), an interrupted one's range included
+    db.execute("ALTER TABLE experiments ADD COLUMN first_sample INTEGER NOT NULL DEFAULT 0")
+    db.execute("ALTER TABLE experiments ADD COLUMN pool_samples INTEGER")
+    # An existing database holds one study: its pools, under the gate frozen with the first of them.
+    db.execute(
+        """INSERT INTO studies (id, name, created_at, gate_json, gate_hash)
+           SELECT 1, 'main', created_at, gate_json, gate_hash FROM experiments WHERE kind = 'pool'
+           ORDER BY id LIMIT 1"""
+    )
+    db.execute("UPDATE experiments SET study_id = 1 WHERE kind = 'pool' AND EXISTS (SELECT 1 FROM studies)")
+    # A study's gate never changes once frozen.
+    db.execute(
+        """CREATE TRIGGER studies_gate_frozen BEFORE UPDATE OF gate_json, gate_hash ON studies
+           BEGIN SELECT RAISE(ABORT, 'a study keeps the gate frozen with its first pool'); END"""
+    )
+    # Frozen at completion: when the planned sample completes, what decided is stored once and never changes.
+    db.execute(
+        """CREATE TABLE decisions (
+            study_id INTEGER PRIMARY KEY REFERENCES studies(id),
+            decided_at TEXT NOT NULL,          -- when a look found the sample complete and stored this
+            completed_at TEXT NOT NULL,        -- created_at of the rating that completed the planned sample
+            completed_rating_id INTEGER NOT NULL,
+            gate_hash TEXT NOT NULL,
+            decision TEXT NOT NULL,            -- KEEP | DROP | INSUFFICIENT DATA
+            sample_json TEXT NOT NULL,         -- JSON: the ids of the ratings in the decision sample
+            excluded_json TEXT NOT NULL,       -- JSON: raters left out by the gold check, as of completion
+            verdict_json TEXT NOT NULL,        -- JSON: the verdict (conditions, per-criterion rows, gate values)
+            speed_json TEXT NOT NULL           -- JSON: the speed figure the verdict weighed
+        )"""
+    )
+    db.execute(
+        """CREATE TRIGGER decisions_never_change BEFORE UPDATE ON decisions
+           BEGIN SELECT RAISE(ABORT, 'a frozen decision never changes'); END"""
+    )
+    db.execute(
+        """CREATE TRIGGER decisions_never_go BEFORE DELETE ON decisions
+           BEGIN SELECT RAISE(ABORT, 'a frozen decision never changes'); END"""
+    )
+
+
 # rebuilds pairs, which ratings and assignments point at: foreign keys off around it, checked before commit
 _m010_gold_pairs.foreign_keys_off = True
 
@@ -343,4 +398,5 @@ MIGRATIONS = [
     ("008_identity", _m008_identity),
     ("009_token_spaces", _m009_token_spaces),
     ("010_gold_pairs", _m010_gold_pairs),
+    ("011_studies", _m011_studies),
 ]

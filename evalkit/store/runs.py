@@ -33,14 +33,23 @@ def _plain(value) -> dict:
     return value.to_json() if hasattr(value, "to_json") else dict(value or {})
 
 
-def insert_experiment(db, kind: str, config: dict, compat, note: str = "", gate: dict | None = None) -> int:
+def insert_experiment(db, kind: str, config: dict, compat, note: str = "", gate: dict | None = None, *,
+                      new_study: str | None = None, first_sample: int = 0, pool_samples: int | None = None) -> int:
     """Record an experiment as it starts: its config, compatibility record and the release gate snapshot the caller
-    froze for it (gate.gate_snapshot; {} or None: no gate)."""
+    froze for it (gate.gate_snapshot; {} or None: no gate). A pool experiment joins a study in the same transaction
+    (studies.attach_pool: the latest study, whose frozen gate must be this one; or a new study `new_study`);
+    its samples are `first_sample` to `first_sample + pool_samples - 1`."""
+    from .studies import attach_pool
+
     compat = _plain(compat)
     gate = gate or {}
     with write_transaction(db):
+        study_id = attach_pool(db, gate, new_study) if kind == "pool" else None
         db["experiments"].insert(
             {
+                "study_id": study_id,
+                "first_sample": first_sample,
+                "pool_samples": pool_samples,
                 "created_at": now(),
                 "kind": kind,
                 "config_json": json.dumps(config, ensure_ascii=False, sort_keys=True),
@@ -55,10 +64,12 @@ def insert_experiment(db, kind: str, config: dict, compat, note: str = "", gate:
         return db.execute("SELECT last_insert_rowid()").fetchone()[0]
 
 
-def copy_experiment(db, row: dict) -> None:
-    """An experiment row as it is in another database (a shard's copy of the main database's experiment, so that
-    the shard's foreign keys hold)."""
+def copy_experiment(db, row: dict, study: dict | None = None) -> None:
+    """An experiment row as it is in another database (a shard's copy of the main database's experiment, with its
+    study, so that the shard's foreign keys hold)."""
     with write_transaction(db):
+        if study is not None:
+            db["studies"].insert(study, replace=True)
         db["experiments"].insert(row, replace=True)
 
 
@@ -122,7 +133,9 @@ def insert_prescreen(db, rows: list[dict]) -> None:
     if not rows:  # the aggregate calls this on every look: no write lock when there is nothing to write
         return
     with write_transaction(db):
-        db["prescreen"].insert_all(rows)
+        # a concurrent reader may have screened the same outputs meanwhile: its rows are the same (a pure function of
+        # the text and the rules version), so they stay
+        db["prescreen"].insert_all(rows, ignore=True)
 
 
 def insert_rows(db, table: str, columns: list[str], rows: list[tuple]) -> None:

@@ -39,9 +39,16 @@ def counts_markdown(c: dict, ratings_per_pair: int) -> str:
 def verdict_markdown(agg) -> str:
     v = agg.verdict
     mark = {True: "✅", False: "❌", None: "❔"}
-    lines = [f"### Verdict: **{v.decision}**", ""]
+    lines = [f"_Shown: {agg.study.label()}._", ""] if agg.study is not None else []
+    frozen = (f" (frozen {agg.frozen.completed_at}, when the planned sample completed)" if agg.frozen is not None
+              else "")
+    lines += [f"### Verdict: **{v.decision}**{frozen}", ""]
     lines += [f"- {mark[c.ok]} **{c.name}**: {c.reason}" for c in v.conditions]
-    lines += [f"- note: {n}" for n in agg.notes]
+    if agg.after is not None:  # apart, and never the decision
+        lines += ["", f"#### After the decision (not the decision): {agg.after.decision}", "",
+                  "_The same analysis on the data as it is now, with what was stored since the decision._", ""]
+        lines += [f"- {mark[c.ok]} **{c.name}**: {c.reason}" for c in agg.after.conditions]
+    lines += [""] + [f"- note: {n}" for n in agg.notes]
     return "\n".join(lines)
 
 
@@ -62,6 +69,8 @@ def may_see_aggregates(db, cfg: Config, session: Session | None) -> tuple[bool, 
 def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State) -> None:
     rpp = cfg.app.ratings_per_pair
     counts_md = gr.Markdown(label="counts")
+    # which study the verdict shows: the latest (the one being rated) on opening and Refresh; another by name here
+    study_choice = gr.Dropdown(label="study", choices=[], value=None, visible=False, interactive=True)
     verdict_md = gr.Markdown(label="verdict")
     with gr.Column(visible=False, elem_id="results-full") as full:  # shown only to those who may see the aggregates
         plots = {}
@@ -75,24 +84,30 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
             with gr.Accordion(title, open=name == "speedup"):
                 tables[name] = gr.Dataframe(label=title, interactive=False)
     refresh = gr.Button("Refresh")
-    outputs = [counts_md, verdict_md, full, *plots.values(), *tables.values()]
+    outputs = [counts_md, verdict_md, study_choice, full, *plots.values(), *tables.values()]
     from ..cache import AggregateCache
 
     cache = AggregateCache()  # one per app: raters opening the tab share one computation per data version
 
-    @friendly
-    def show(s: Session) -> dict:
+    def show_study(s: Session, name: str | None) -> dict:
+        from ..study import studies
+
         with connect(db_path) as db:
             out = {counts_md: counts_markdown(counts(db, rpp), rpp)}
             allowed, why = may_see_aggregates(db, cfg, s)
             if not allowed:  # hidden, and cleared (a tab signed out of keeps nothing from before)
-                return out | {verdict_md: f"{HIDDEN}\n\n_{why}._", full: gr.update(visible=False)} | {
+                return out | {verdict_md: f"{HIDDEN}\n\n_{why}._", full: gr.update(visible=False),
+                              study_choice: gr.update(visible=False, choices=[], value=None)} | {
                     c: None for c in (*plots.values(), *tables.values())}
             import matplotlib.pyplot as plt
 
             from ..report import figures
 
-            agg = cache.get(db, cfg.bench.length_tolerance, cfg.bench.bootstrap)
+            names = [st.name for st in studies(db)]
+            name = name if name in names else None  # the latest unless one of them is chosen
+            agg = cache.get(db, cfg.bench.length_tolerance, cfg.bench.bootstrap, study=name)
+            out[study_choice] = gr.update(visible=len(names) > 1, choices=names,
+                                          value=agg.study.name if agg.study is not None else None)
             figs = figures(agg, db)
             # until the planned sample is rated, say so above everything else
             interim = f"**⚠️ {agg.verdict.label}** · 中期查看，不是结论\n\n" if agg.interim else ""
@@ -103,5 +118,10 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
         plt.close("all")  # gr.Plot has rendered its copy; free the figures
         return out
 
+    @friendly
+    def show(s: Session) -> dict:
+        return show_study(s, None)
+
     refresh.click(show, [session], outputs, api_name="results")
     tab.select(show, [session], outputs, api_visibility="undocumented")
+    study_choice.input(friendly(show_study), [session, study_choice], outputs, api_name="results_study")

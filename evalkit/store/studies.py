@@ -1,0 +1,76 @@
+"""Writes of studies: a study frozen with its first pool's gate, pools attached to it, and its decision stored once
+when the planned sample completes."""
+
+from __future__ import annotations
+
+import json
+
+from ..errors import EvalkitError
+from .database import now, write_transaction
+
+# The name of the first study of a database (a later one is named by `evalkit generate --new-study NAME`).
+FIRST_STUDY = "main"
+
+
+def _values(gate: dict) -> str:
+    v = gate.get("values") or {}
+    return f"planned_pairs {v.get('planned_pairs', 'unset')}, margin {v.get('margin', 'unset')}"
+
+
+def gate_mismatch(study: dict, gate: dict) -> EvalkitError:
+    """The refusal of a pool whose gate is not the one frozen with the study it would join."""
+    frozen = json.loads(study["gate_json"] or "{}")
+    return EvalkitError(
+        f"gate file {gate.get('path') or '(none)'} (hash {gate.get('hash') or 'none'}; {_values(gate)}) is not the gate "
+        f"frozen with study '{study['name']}' when its first pool was generated (hash {study['gate_hash'] or 'none'}; "
+        f"{_values(frozen)}); one study decides under one gate",
+        f"to add pairs to study '{study['name']}', put its gate back (the frozen text is in `evalkit aggregate --json`, "
+        "provenance.gate); to decide under this gate, start a new study whose pairs and ratings never mix with the "
+        "first: `evalkit generate --new-study NAME`, or use a new database (--db NEW.db)")
+
+
+def _check_name(name: str) -> str:
+    name = (name or "").strip()
+    if not name or len(name) > 64 or any(ord(c) < 32 for c in name):
+        raise EvalkitError(f"study name {name!r} is not usable", "give a name of 1 to 64 printable characters")
+    return name
+
+
+def attach_pool(db, gate: dict, new_study: str | None = None) -> int:
+    """The study a new pool experiment joins (call inside the experiment's write transaction): a new study named
+    `new_study`; else the latest study, whose frozen gate must be this one (raises the refusal otherwise); else, in
+    a database without a study, the first study, frozen with this gate."""
+    gate = gate or {}
+    gate_json = json.dumps(gate, ensure_ascii=False, sort_keys=True)
+    with write_transaction(db):
+        if new_study is not None:
+            name = _check_name(new_study)
+            if db.execute("SELECT 1 FROM studies WHERE name = ?", [name]).fetchone():
+                raise EvalkitError(f"a study named '{name}' already exists in this database",
+                                   "choose another name for --new-study (`evalkit aggregate --study NAME` shows one)")
+            return db.conn.execute("INSERT INTO studies (name, created_at, gate_json, gate_hash) VALUES (?, ?, ?, ?)",
+                                   [name, now(), gate_json, gate.get("hash", "")]).lastrowid
+        latest = next(db.query("SELECT * FROM studies ORDER BY id DESC LIMIT 1"), None)
+        if latest is None:
+            return db.conn.execute("INSERT INTO studies (name, created_at, gate_json, gate_hash) VALUES (?, ?, ?, ?)",
+                                   [FIRST_STUDY, now(), gate_json, gate.get("hash", "")]).lastrowid
+        if latest["gate_hash"] != gate.get("hash", ""):
+            raise gate_mismatch(latest, gate)
+        return latest["id"]
+
+
+def insert_decision(db, study_id: int, row: dict) -> bool:
+    """Store a study's decision once: the first look that finds the planned sample complete writes it, any later
+    or concurrent one leaves it as it is (and reads the stored one). Returns whether this call stored it.
+    row: completed_at, completed_rating_id, gate_hash, decision, sample (rating ids), excluded (raters),
+    verdict (JSON-ready dict), speed (JSON-ready dict)."""
+    with write_transaction(db):
+        cur = db.conn.execute(
+            "INSERT INTO decisions (study_id, decided_at, completed_at, completed_rating_id, gate_hash, decision, "
+            "sample_json, excluded_json, verdict_json, speed_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (study_id) DO NOTHING",
+            [study_id, now(), row["completed_at"], row["completed_rating_id"], row["gate_hash"], str(row["decision"]),
+             json.dumps(row["sample"]), json.dumps(row["excluded"], ensure_ascii=False),
+             json.dumps(row["verdict"], ensure_ascii=False, default=str),
+             json.dumps(row["speed"], ensure_ascii=False, default=str)])
+        return cur.rowcount == 1
