@@ -186,8 +186,9 @@ def _bench(db, spec: SyntheticStudy, rng, stamp: str, gate: dict) -> int:
 
 
 def gate_file_text(planned_pairs: int, margin: float = 0.05, confidence: float = 0.95, min_ratings_per_pair: int = 3,
-                   min_speedup_ci_low: float = 1.1, max_extra_memory_mb: float = 1024) -> str:
-    """A gate file for synthetic studies and tests."""
+                   min_speedup_ci_low: float = 1.1, max_extra_memory_mb: float = 1024, claim: str | None = None,
+                   min_raters: int | None = None) -> str:
+    """A gate file for synthetic studies and tests (claim and min_raters: the gate's defaults unless given)."""
     return "\n".join([
         f"min_speedup_ci_low = {min_speedup_ci_low}",
         f"margin = {margin}",
@@ -195,6 +196,8 @@ def gate_file_text(planned_pairs: int, margin: float = 0.05, confidence: float =
         f"max_extra_memory_mb = {max_extra_memory_mb}",
         f"min_ratings_per_pair = {min_ratings_per_pair}",
         f"planned_pairs = {planned_pairs}",
+        *([f'claim = "{claim}"'] if claim is not None else []),
+        *([f"min_raters = {min_raters}"] if min_raters is not None else []),
         "",
     ])
 

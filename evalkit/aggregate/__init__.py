@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from ..gate import GENERAL
 from ..pace import note, time_on_task
 from .data import ALL, RatingData, deciding_experiment, load_ratings
 from .quality import DIFF_COLUMNS, agreement, paired_differences, pass_rates, preferences, prescreen_agreement
@@ -79,7 +80,7 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None) 
     n_gold = db.execute("SELECT COUNT(*) FROM pairs WHERE kind = 'gold'").fetchone()[0]
     if values:
         sample, complete = decision_sample(ratings, values["min_ratings_per_pair"], values["planned_pairs"])
-        fidelity = fidelity_rows(sample, confidence, resamples, values["margin"])
+        fidelity = fidelity_rows(sample, confidence, resamples, values["margin"], values["claim"])
     else:
         fidelity, complete = [], 0
     verdict = decide(values, fidelity, speed, complete, n_pairs)
@@ -96,7 +97,8 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None) 
         notes.append(pace_note)
     tables = {
         "pass_rates": pass_rates(ratings, confidence),
-        "paired_differences": paired_differences(ratings, confidence, resamples),
+        "paired_differences": paired_differences(ratings, confidence, resamples,
+                                                 (values or {}).get("claim", GENERAL) == GENERAL),
         "non_inferiority": pd.DataFrame(fidelity, columns=DIFF_COLUMNS + ["margin", "ok"]),
         "preferences": preferences(ratings, confidence),
         "agreement": agreement(ratings),
