@@ -31,6 +31,11 @@ class SyntheticStudy:
     drops: dict[str, float] = field(default_factory=dict)
     # share of answers turned into "unsure" (counted as not passing, as the aggregate does)
     unsure_share: float = 0.0
+    # the planning model's pair effects and rater effects (evalkit.plan.model): correlation of a pair's two
+    # outputs, raters' leniency and their extra leniency towards assisted outputs (logit-scale sds)
+    pair_correlation: float = 0.0
+    rater_sd: float = 0.0
+    rater_path_sd: float = 0.0
     seed: int = 0
     # a benchmark experiment: speed-up of the assisted path and the memory its draft adds
     bench: bool = True
@@ -73,7 +78,8 @@ def build_study(db, spec: SyntheticStudy) -> dict:
 
     rng = np.random.default_rng(spec.seed)
     model = StudyModel(pass_rates={c: spec.pass_rate for c in CRITERIA}, rater_accuracy=spec.rater_accuracy,
-                       identical_share=spec.identical_share, raters_per_pair=spec.raters_per_pair, raters=spec.raters)
+                       identical_share=spec.identical_share, raters_per_pair=spec.raters_per_pair, raters=spec.raters,
+                       pair_correlation=spec.pair_correlation, rater_sd=spec.rater_sd, rater_path_sd=spec.rater_path_sd)
     sim = simulate_answers(model, spec.pairs, 1, spec.drops, rng)
     stamp = now()
     gate = gate_snapshot(spec.gate_path)

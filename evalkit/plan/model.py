@@ -20,6 +20,7 @@ p_a that gives exactly that drop (Gauss-Hermite quadrature over the rater effect
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -103,13 +104,10 @@ class StudyModel:
     def rater_effect_sd(self, criterion: str, rated_drop: float = 0.0) -> float:
         """Standard deviation, over raters drawn from the population, of a rater's own expected difference
         (assisted - ordinary passed): the part of the error that more pairs cannot shrink, only more raters."""
-        import numpy as np
-
         if self.rater_path_sd == 0 and self.rater_sd == 0:
             return 0.0
         p, p_a = self.true_rates(criterion, rated_drop)
-        nodes, weights = np.polynomial.hermite_e.hermegauss(48)
-        weights = weights / weights.sum()
+        nodes, weights = normal_nodes(48)
         u = self.rater_sd * nodes[:, None]
         v = self.rater_path_sd * nodes[None, :]
         big = min(self.logit_accuracy, 60.0)
@@ -126,6 +124,15 @@ class StudyModel:
         return p - p_a
 
 
+@functools.lru_cache(maxsize=8)
+def normal_nodes(count: int = 48):
+    """Gauss-Hermite nodes and weights (summing to 1) for expectations over a standard normal."""
+    import numpy as np
+
+    nodes, weights = np.polynomial.hermite_e.hermegauss(count)
+    return nodes, weights / weights.sum()
+
+
 def expected_expit(mean: float, sd: float) -> float:
     """E[expit(mean + sd Z)], Z standard normal (Gauss-Hermite quadrature, 64 nodes)."""
     import numpy as np
@@ -134,8 +141,8 @@ def expected_expit(mean: float, sd: float) -> float:
         return 1.0 if mean > 0 else 0.0
     if sd == 0:
         return float(expit(mean))
-    nodes, weights = np.polynomial.hermite_e.hermegauss(64)
-    return float(weights @ expit(mean + sd * nodes) / math.sqrt(2 * math.pi))
+    nodes, weights = normal_nodes(64)
+    return float(weights @ expit(mean + sd * nodes))
 
 
 def expit(x):
@@ -153,8 +160,10 @@ def simulate_answers(model: StudyModel, pairs: int, studies: int, drops: dict[st
     """Raters' pass / not-pass answers in `studies` simulated studies of `pairs` pairs each: per criterion the
     true status of both outputs of every pair ("truth": (ordinary, assisted)) and the answers of every rating
     ("seen": (ordinary, assisted)), with the index arrays stats.paired_difference takes (ratings of a pair
-    are consecutive; raters are assigned round robin, R distinct raters per pair). drops: the population's rated
-    drop per criterion (see the module's docstring)."""
+    are consecutive). Raters take turns: pair i of a study goes to raters i, i + 1, .., i + R - 1 (modulo the
+    raters), so every rater rates as many pairs, each with different partners (fixed teams of R would make a
+    design in which raters' effects cannot be told from pairs'). drops: the population's rated drop per criterion
+    (see the module's docstring)."""
     from statistics import NormalDist
 
     import numpy as np
@@ -164,7 +173,7 @@ def simulate_answers(model: StudyModel, pairs: int, studies: int, drops: dict[st
     pair = np.repeat(np.arange(n_total, dtype=np.int64), r)
     slot = np.tile(np.arange(r, dtype=np.int64), n_total)
     within = np.repeat(np.tile(np.arange(pairs, dtype=np.int64), studies), r)
-    rater = (pair // pairs) * k + (within * r + slot) % k
+    rater = (pair // pairs) * k + (within + slot) % k
     # a pair's two outputs are the same text (for every criterion) or two outputs of the same prompt
     same = rng.random(n_total, dtype=np.float32) < model.identical_share
     out = {"pair": pair, "rater": rater, "pair_study": np.arange(n_total, dtype=np.int64) // pairs,

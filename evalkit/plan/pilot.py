@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from ..gate import GENERAL, Gate
 from ..prompts import CRITERIA
-from .model import DEFAULT_ACCURACY, DEFAULT_PASS_RATE, DEFAULT_RATERS, StudyModel, expit
+from .model import DEFAULT_ACCURACY, DEFAULT_PASS_RATE, DEFAULT_RATERS, StudyModel, expit, normal_nodes
 
 MIN_PILOT_RATERS = 3  # fewer raters carry no spread worth estimating
 MIN_PILOT_PAIRS = 10  # pairs (whose texts differ) with at least two ratings
@@ -18,44 +18,41 @@ MIN_PILOT_PAIRS = 10  # pairs (whose texts differ) with at least two ratings
 
 def rater_spread(y, pair, rater) -> tuple[float, int]:
     """Variance of raters' own effects on y, pair effects removed: the additive two-way fit y = a_pair + b_rater
-    (alternating least squares), then the between-rater variance of b minus its sampling part, sigma^2 / (n_j
-    (1 - 1 / R_j)) (n_j the rater's ratings, R_j the mean raters per pair on them: the rater's precision in the
-    fit), sigma^2 the residual variance. A moment (ANOVA-type) estimate, floored at 0. Only pairs with at least
-    two ratings inform it. Returns (variance, raters)."""
+    by least squares (b from the reduced normal equations C b = q, C = diag(n_j) - N diag(1 / n_p) N', N the
+    raters x pairs incidence), then the between-rater variance of b minus its sampling part, sigma^2 tr(C^+) /
+    (G - 1), sigma^2 the residual variance: a moment (ANOVA-type) estimate, unbiased for any design in which
+    raters share pairs (connected), and not floored (it can be negative: average several before flooring at 0).
+    Only pairs with at least two ratings inform it. Returns (variance, raters)."""
     import numpy as np
 
     y = np.asarray(y, float)
     pair = np.unique(np.asarray(pair), return_inverse=True)[1]
-    n_p = np.bincount(pair)
-    keep = n_p[pair] >= 2
-    y, pair, rater = y[keep], pair[keep], np.asarray(rater)[keep]
-    if not len(y):
+    keep = np.bincount(pair)[pair] >= 2
+    if not keep.any():
         return 0.0, 0
-    pair = np.unique(pair, return_inverse=True)[1]
-    rater = np.unique(rater, return_inverse=True)[1]
-    n_p, n_j = np.bincount(pair).astype(float), np.bincount(rater).astype(float)
-    g = len(n_j)
+    y = y[keep]
+    pair = np.unique(pair[keep], return_inverse=True)[1]
+    rater = np.unique(np.asarray(rater)[keep], return_inverse=True)[1]
+    g, n_pairs = int(rater.max()) + 1, int(pair.max()) + 1
     if g < 2:
         return 0.0, g
-    b = np.zeros(g)
-    for _ in range(500):
-        a = np.bincount(pair, weights=y - b[rater]) / n_p
-        new = np.bincount(rater, weights=y - a[pair]) / n_j
-        new -= np.average(new, weights=n_j)
-        done = np.abs(new - b).max() < 1e-12
-        b = new
-        if done:
-            break
-    a = np.bincount(pair, weights=y - b[rater]) / n_p
+    incidence = np.zeros((g, n_pairs))
+    np.add.at(incidence, (rater, pair), 1.0)
+    n_j, n_p = incidence.sum(axis=1), incidence.sum(axis=0)
+    pair_mean = np.bincount(pair, weights=y) / n_p
+    c = np.diag(n_j) - (incidence / n_p) @ incidence.T
+    c_plus = np.linalg.pinv(c)
+    b = c_plus @ np.bincount(rater, weights=y - pair_mean[pair], minlength=g)
+    a = pair_mean - (incidence / n_p).T @ b
     resid = y - a[pair] - b[rater]
-    dof = len(y) - len(n_p) - g + 1
+    dof = len(y) - n_pairs - np.linalg.matrix_rank(c)
     if dof <= 0:
         return 0.0, g
     sigma2 = float(resid @ resid) / dof
-    r_j = np.bincount(rater, weights=n_p[pair]) / n_j  # mean raters per pair over the rater's ratings
-    noise = sigma2 / (n_j * (1 - 1 / r_j))
-    between = float(np.sum(n_j * (b - np.average(b, weights=n_j)) ** 2) / n_j.sum() * g / (g - 1))
-    return max(between - float(noise.mean()), 0.0), g
+    centred = np.eye(g) - 1 / g
+    between = float(np.sum((b - b.mean()) ** 2)) / (g - 1)
+    noise = sigma2 * float(np.trace(centred @ c_plus @ centred)) / (g - 1)
+    return between - noise, g
 
 
 def _solve(f, target: float, hi: float = 10.0) -> float:
@@ -77,8 +74,7 @@ def leniency_sd(model: StudyModel, criterion: str, variance: float) -> float:
 
     p = model.pass_rates[criterion]
     big = min(model.logit_accuracy, 60.0)
-    nodes, weights = np.polynomial.hermite_e.hermegauss(48)
-    weights = weights / weights.sum()
+    nodes, weights = normal_nodes(48)
 
     def var(sd):
         rated = p * expit(big + sd * nodes) + (1 - p) * expit(-big + sd * nodes)
@@ -90,16 +86,24 @@ def leniency_sd(model: StudyModel, criterion: str, variance: float) -> float:
 def path_sd(model: StudyModel, criterion: str, variance: float) -> float:
     """Logit-scale rater x path effect whose spread of a rater's own assisted - ordinary difference (texts that
     differ) has this variance, given the model's rater main effect."""
+    from ..errors import EvalkitError
+
     base = replace(model, identical_share=0.0)
-    return _solve(lambda sd: replace(base, rater_path_sd=sd).rater_effect_sd(criterion) ** 2, variance)
+
+    def var(sd):
+        try:
+            return replace(base, rater_path_sd=sd).rater_effect_sd(criterion) ** 2
+        except EvalkitError:  # so large a spread cannot keep the pass rates: larger than any estimate
+            return math.inf
+
+    return _solve(var, variance, hi=6.0)
 
 
 def normal_cdf2(h1: float, h2: float, rho: float) -> float:
     """P(Z1 < h1, Z2 < h2) for standard normals with correlation rho >= 0 (one shared factor, Gauss-Hermite)."""
     import numpy as np
 
-    nodes, weights = np.polynomial.hermite_e.hermegauss(64)
-    weights = weights / weights.sum()
+    nodes, weights = normal_nodes(64)
     erf = np.vectorize(math.erf)
     s = math.sqrt(max(1 - rho, 1e-12))
 
@@ -134,28 +138,30 @@ def pilot_effects(model: StudyModel, rated, identical) -> tuple[dict, dict]:
                f"needs {MIN_PILOT_RATERS} and {MIN_PILOT_PAIRS})")
         return {}, {k: f"default 0 ({why})" for k in ("pair_correlation", "rater_sd", "rater_path_sd")}
     q = model.rater_accuracy
-    lenient, path, corr = [], [], []
+    v_lenient, v_path, corr = [], [], []
     for c in CRITERIA:
         o = rated.passed(ordinary, c).astype(float)
         a = rated.passed(assisted, c).astype(float)
         v_o, _ = rater_spread(o, rated.pair, rated.rater)
-        u = leniency_sd(model, c, v_o)
-        lenient.append(u)
-        v_x, _ = rater_spread((a - o)[differ], rated.pair[differ], rated.rater[differ])
-        path.append(path_sd(replace(model, rater_sd=u), c, v_x))
+        v_lenient.append(v_o)
+        v_path.append(rater_spread((a - o)[differ], rated.pair[differ], rated.rater[differ])[0])
         # pair means of each side (texts differ); shared raters' leniency adds v_o / R to their covariance
         n = np.bincount(rated.pair[differ], minlength=rated.n_pairs).astype(float)
         has = n > 0
         o_p = np.bincount(rated.pair[differ], weights=o[differ], minlength=rated.n_pairs)[has] / n[has]
         a_p = np.bincount(rated.pair[differ], weights=a[differ], minlength=rated.n_pairs)[has] / n[has]
-        cov = float(np.cov(o_p, a_p)[0, 1]) - v_o * float(np.mean(1 / n[has]))
+        cov = float(np.cov(o_p, a_p)[0, 1]) - max(v_o, 0.0) * float(np.mean(1 / n[has]))
         true_o, true_a = ((float(m.mean()) - (1 - q)) / (2 * q - 1) for m in (o_p, a_p))
         true_o, true_a = (min(max(v, 0.02), 0.98) for v in (true_o, true_a))
         both = true_o * true_a + max(cov, 0.0) / (2 * q - 1) ** 2
         corr.append(latent_correlation(true_o, true_a, min(both, min(true_o, true_a))))
+    # the spreads' moment estimates are averaged over criteria before they are floored at 0 (no upward bias), and
+    # turned into logit-scale sds at the criteria's mean pass rate
+    typical = replace(model, pass_rates={c: float(np.mean(list(model.pass_rates.values()))) for c in CRITERIA})
+    u = leniency_sd(typical, CRITERIA[0], max(float(np.mean(v_lenient)), 0.0))
+    v = path_sd(replace(typical, rater_sd=u), CRITERIA[0], max(float(np.mean(v_path)), 0.0))
     where = f"pilot: {len(rated)} ratings by {raters} raters ({pairs_two} pairs with different texts rated twice or more)"
-    values = {"pair_correlation": float(np.mean(corr)), "rater_sd": math.sqrt(float(np.mean(np.square(lenient)))),
-              "rater_path_sd": math.sqrt(float(np.mean(np.square(path))))}
+    values = {"pair_correlation": float(np.mean(corr)), "rater_sd": u, "rater_path_sd": v}
     sources = {"pair_correlation": f"{where}: two sides' pass rates per pair, less rater noise, mean over criteria",
                "rater_sd": f"{where}: raters' spread on ordinary outputs, pair effects removed",
                "rater_path_sd": f"{where}: raters' spread of assisted - ordinary, pair effects removed"}
