@@ -160,7 +160,8 @@ def verdict_html(agg: Aggregate, prov: Provenance | None = None) -> str:
         items.append(f"<li><b>{html.escape(c.name)}</b>: {status} — {reason}</li>")
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in agg.notes)
     label = f" ({html.escape(v.label)})" if v.interim else ""
-    return (f'<div class="verdict"><h2 style="color:{color}">Verdict: {html.escape(v.decision)}{label}</h2><ul>{"".join(items)}</ul>'
+    claim = f"<p>{html.escape(v.claim)}</p>" if v.claim else ""
+    return (f'<div class="verdict"><h2 style="color:{color}">Verdict: {html.escape(v.decision)}{label}</h2>{claim}<ul>{"".join(items)}</ul>'
             + (f"<p>Notes:</p><ul>{notes}</ul>" if notes else "") + "</div>")
 
 

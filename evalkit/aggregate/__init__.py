@@ -150,6 +150,8 @@ def format_text(agg: Aggregate) -> str:
             lines += [f"== {name}", df.to_string(index=False) if len(df) else "(no data)", ""]
     v = agg.verdict
     lines.append(f"VERDICT: {v.decision}" + (f"  ({v.label})" if v.interim else ""))
+    if v.claim:
+        lines.append(f"  {v.claim}")
     for c in v.conditions:
         mark = {True: "ok  ", False: "FAIL", None: "??  "}[c.ok]
         lines.append(f"  [{mark}] {c.name}: {c.reason}")

@@ -40,14 +40,26 @@ class Verdict:
     fidelity: list[dict]  # the gate's analysis per criterion (rows of the non_inferiority table)
     gate: dict | None = None  # the frozen gate's values; None when no experiment froze one
     notes: list[str] = field(default_factory=list)
+    claim: str = ""  # whom the quality claim covers (claim_statement)
 
     def to_json(self) -> dict:
         conditions = [asdict(c) for c in self.conditions]
         if self.gate is None:  # the keys in the order `evalkit aggregate --json` has always printed them
             return {"decision": self.decision, "interim": self.interim, "label": self.label,
                     "fidelity": self.fidelity, "conditions": conditions, "notes": self.notes}
-        return {"decision": self.decision, "interim": self.interim, "label": self.label, "conditions": conditions,
-                "fidelity": self.fidelity, "gate": self.gate, "notes": self.notes}
+        return {"decision": self.decision, "interim": self.interim, "label": self.label, "claim": self.claim,
+                "conditions": conditions, "fidelity": self.fidelity, "gate": self.gate, "notes": self.notes}
+
+
+def claim_statement(gate_values: dict, raters: int | None) -> str:
+    """The sentence every verdict carries: whom the quality claim covers, and what it does not."""
+    who = f"these {raters}" if raters else "the"
+    if gate_values.get("claim", GENERAL) == GENERAL:
+        return (f"The quality claim is about raters in general, raters like {who} raters: differences between "
+                "raters, also in how they judge each path, are in every criterion's interval. It is about these "
+                "prompts and this pair pool, not other tasks.")
+    return (f"The quality claim is about {who} raters only (gate claim = \"these raters\"): other raters may judge "
+            "the paths differently. It is about these prompts and this pair pool, not other tasks.")
 
 
 def frozen_gate(db) -> tuple[dict | None, list[str]]:
@@ -195,4 +207,5 @@ def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs
     else:
         decision = Decision.INSUFFICIENT_DATA
     label = INTERIM if interim else "decision on the planned sample"
-    return Verdict(decision, interim, label, conditions, fidelity, g)
+    raters = max((int(r["raters"]) for r in fidelity), default=None)
+    return Verdict(decision, interim, label, conditions, fidelity, g, claim=claim_statement(g, raters))

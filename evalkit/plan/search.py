@@ -201,6 +201,10 @@ def plan_study(model: StudyModel, margin: float, confidence: float = 0.95, power
         raise EvalkitError(f"{model.raters} raters: the gate's claim about raters in general needs at least "
                            f"{min_raters} (min_raters)", f"plan for at least {min_raters} raters (--raters), or freeze "
                            "claim = \"these raters\" in the gate before rating starts")
+    if claim == GENERAL and model.sources.get("rater_path_sd", "").startswith("default"):
+        notes.append("no pilot: raters are assumed to judge both paths alike (rater x path sd 0), which no study "
+                     "has shown; rate a pilot (3+ raters, 10+ pairs rated twice) and re-run `evalkit plan --db`, "
+                     "or pass --rater-path-sd")
     if claim != GENERAL and (model.rater_sd or model.rater_path_sd):
         notes.append("claim about these raters only: their effects are fixed, so the simulation leaves rater effects out")
         model = replace(model, rater_sd=0.0, rater_path_sd=0.0)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import statistics
 
 
@@ -132,15 +131,18 @@ def t_quantile(p, df):
     if finite.any():
         # solve once per distinct (p, df): simulated studies share a handful of values, and calls repeat them
         keys, inverse = np.unique(np.stack([flat_p[finite], flat_df[finite]]), axis=1, return_inverse=True)
-        out[finite] = np.array([_t_quantile_cached(float(q), float(nu)) for q, nu in keys.T])[inverse.ravel()]
+        pairs = [(float(q), float(nu)) for q, nu in keys.T]
+        new = [k for k in pairs if k not in _T_QUANTILES]
+        if new:
+            q, nu = np.array(new).T
+            _T_QUANTILES.update(zip(new, _t_quantile_solve(q, nu).tolist()))
+            while len(_T_QUANTILES) > 4096:
+                _T_QUANTILES.pop(next(iter(_T_QUANTILES)))
+        out[finite] = np.array([_T_QUANTILES[k] for k in pairs])[inverse.ravel()]
     return out.reshape(p.shape)
 
 
-@functools.lru_cache(maxsize=4096)
-def _t_quantile_cached(q: float, nu: float) -> float:
-    import numpy as np
-
-    return float(_t_quantile_solve(np.array([q]), np.array([nu]))[0])
+_T_QUANTILES: dict[tuple[float, float], float] = {}  # solved (p, df) -> quantile; the gate asks the same few
 
 
 def _t_quantile_solve(q, nu):

@@ -39,7 +39,7 @@ def counts_markdown(c: dict, ratings_per_pair: int) -> str:
 def verdict_markdown(agg) -> str:
     v = agg.verdict
     mark = {True: "✅", False: "❌", None: "❔"}
-    lines = [f"### Verdict: **{v.decision}**", ""]
+    lines = [f"### Verdict: **{v.decision}**", ""] + ([f"_{v.claim}_", ""] if v.claim else [])
     lines += [f"- {mark[c.ok]} **{c.name}**: {c.reason}" for c in v.conditions]
     lines += [f"- note: {n}" for n in agg.notes]
     return "\n".join(lines)
