@@ -126,7 +126,7 @@ def test_raters_who_judge_the_paths_too_differently_cannot_be_outweighed_by_pair
     r = CliRunner().invoke(cli, ["plan", "--rater-path-sd", "3", "--raters", "10", "--studies", "50"])
     assert r.exit_code == 1
     assert "REFUSED: with 10 raters whose own assisted - ordinary difference" in r.output
-    assert "plan for about" in r.output and "planned_pairs =" not in r.output
+    assert "it takes at least about" in r.output and "planned_pairs =" not in r.output
 
 
 def test_plan_command_reads_the_database_and_prints_the_gate_line(tmp_path):

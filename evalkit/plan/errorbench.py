@@ -29,7 +29,7 @@ class Grid:
     raters: tuple[int, ...] = (10, 20)
     identical_shares: tuple[float, ...] = (0.0, 0.5)
     # fixed for every cell
-    pairs: int = 1900
+    pairs: int = 1855
     margin: float = 0.05
     confidence: float = 0.95
     raters_per_pair: int = 3

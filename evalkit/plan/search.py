@@ -165,15 +165,16 @@ def rater_limit(model: StudyModel, margin: float, confidence: float, power: floa
         if s > 0 and NormalDist().cdf((margin - t * s) / s) < per_criterion:
             need = g
             while need < 100_000:
-                need = math.ceil(need * 1.25)
+                need += max(1, math.ceil(need * 0.05))
                 s_need = model.rater_effect_sd(c) / math.sqrt(need)
                 t_need = float(t_quantile(1 - (1 - confidence) / 2, need - 1))
                 if NormalDist().cdf((margin - t_need * s_need) / s_need) >= per_criterion:
                     break
             return (f"with {g} raters whose own assisted - ordinary difference on {c} varies with standard deviation "
                     f"{model.rater_effect_sd(c):.3f} (rater x path spread {model.rater_path_sd:g} on the logit scale), "
-                    f"no number of pairs reaches {power:.0%} power for raters in general: plan for about {need} raters "
-                    "(--raters), or narrow the guidelines so raters judge the paths alike")
+                    f"no number of pairs reaches {power:.0%} power for raters in general: even with unlimited pairs "
+                    f"it takes at least about {need} raters (--raters), or guidelines under which raters judge the "
+                    "paths alike")
     return None
 
 
