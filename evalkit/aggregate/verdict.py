@@ -53,13 +53,13 @@ class Verdict:
 
 def claim_statement(gate_values: dict, raters: int | None) -> str:
     """The sentence every verdict carries: whom the quality claim covers, and what it does not."""
-    who = f"these {raters}" if raters else "the"
+    who = f"these {raters} raters" if raters else "the raters who rate"
     if gate_values.get("claim", GENERAL) == GENERAL:
-        return (f"The quality claim is about raters in general, raters like {who} raters: differences between "
-                "raters, also in how they judge each path, are in every criterion's interval. It is about these "
-                "prompts and this pair pool, not other tasks.")
-    return (f"The quality claim is about {who} raters only (gate claim = \"these raters\"): other raters may judge "
-            "the paths differently. It is about these prompts and this pair pool, not other tasks.")
+        return (f"The quality claim is about raters in general, raters like {who}: differences between raters, "
+                "also in how they judge each path, are in every criterion's interval. It is about these prompts and "
+                "this pair pool, not other tasks.")
+    return (f"The quality claim is about {who} only (gate claim = \"these raters\"): other raters may judge the "
+            "paths differently. It is about these prompts and this pair pool, not other tasks.")
 
 
 def frozen_gate(db) -> tuple[dict | None, list[str]]:

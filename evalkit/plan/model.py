@@ -118,11 +118,6 @@ class StudyModel:
         mean = float((w2 * own).sum())
         return math.sqrt(max(float((w2 * (own - mean) ** 2).sum()), 0.0))
 
-    def true_drop(self, rated_drop: float, criterion: str | None = None) -> float:
-        """The drop in true pass rate (ordinary - assisted, where the texts differ) behind a rated drop."""
-        p, p_a = self.true_rates(criterion or next(iter(self.pass_rates)), rated_drop)
-        return p - p_a
-
 
 @functools.lru_cache(maxsize=8)
 def normal_nodes(count: int = 48):
@@ -135,8 +130,6 @@ def normal_nodes(count: int = 48):
 
 def expected_expit(mean: float, sd: float) -> float:
     """E[expit(mean + sd Z)], Z standard normal (Gauss-Hermite quadrature, 64 nodes)."""
-    import numpy as np
-
     if math.isinf(mean):
         return 1.0 if mean > 0 else 0.0
     if sd == 0:

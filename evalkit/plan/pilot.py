@@ -70,8 +70,6 @@ def _solve(f, target: float, hi: float = 10.0) -> float:
 
 def leniency_sd(model: StudyModel, criterion: str, variance: float) -> float:
     """Logit-scale rater main effect whose spread of a rater's ordinary pass rate has this variance."""
-    import numpy as np
-
     p = model.pass_rates[criterion]
     big = min(model.logit_accuracy, 60.0)
     nodes, weights = normal_nodes(48)

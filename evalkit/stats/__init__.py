@@ -18,7 +18,7 @@ from .speedup import alpha_from_tokens_per_pass, expected_tokens_per_pass, speed
 
 __all__ = [
     "MIN_RATERS_TWO_WAY", "alpha_from_tokens_per_pass", "cluster_variance", "clustered_proportions", "cohen_kappa",
-    "cohen_kappa_binary", "cr2_two_way", "expected_tokens_per_pass", "iqr", "krippendorff_alpha_counts", "krippendorff_alpha_nominal",
-    "lattice_bootstrap_interval", "mcnemar_exact", "median", "paired_difference", "proportions_from_counts",
-    "speedup_over_prompts", "t_quantile", "tango_interval", "theoretical_speedup", "wilson", "wilson_array", "z_for",
+    "cohen_kappa_binary", "cr2_two_way", "expected_tokens_per_pass", "iqr", "krippendorff_alpha_counts",
+    "krippendorff_alpha_nominal", "lattice_bootstrap_interval", "mcnemar_exact", "median", "paired_difference",
+    "proportions_from_counts", "speedup_over_prompts", "t_quantile", "tango_interval", "theoretical_speedup", "wilson", "wilson_array", "z_for",
 ]

@@ -1,6 +1,7 @@
-"""Cluster-aware inference for ratings: the unit of evidence is the pair (and, with enough raters, the rater); see
-the README's "The decision". Tango's score interval, the exact pair bootstrap, cluster-robust variances, and the
-fidelity gate's paired difference, vectorised over studies so that `evalkit plan` runs the very same function."""
+"""Cluster-aware inference for ratings: the units of evidence are the pair and the rater; see the README's "The
+decision". Tango's score interval, the exact pair bootstrap, cluster-robust variances (CR1; two-way CR2 with its
+degrees of freedom and skewness), and the fidelity gate's paired difference, vectorised over studies so that
+`evalkit plan` and `scripts/errorbench.py` run the very same function."""
 
 from __future__ import annotations
 
@@ -247,7 +248,8 @@ def cr2_two_way(e, w, pair, rater, study, n_studies: int) -> dict:
 
 
 def _cluster_sums(key, w, we, study, n_studies: int):
-    """Per cluster: its weight share, and the _cr2_part of its residual sums."""
+    """The _cr2_part (variance, third cumulant per study) of these clusters, then each cluster's weight share and
+    study."""
     import numpy as np
 
     key = np.asarray(key, np.int64)
