@@ -36,14 +36,20 @@ def rater_spread(y, pair, rater) -> tuple[float, int]:
     g, n_pairs = int(rater.max()) + 1, int(pair.max()) + 1
     if g < 2:
         return 0.0, g
-    incidence = np.zeros((g, n_pairs))
-    np.add.at(incidence, (rater, pair), 1.0)
-    n_j, n_p = incidence.sum(axis=1), incidence.sum(axis=0)
+    n_j = np.bincount(rater, minlength=g).astype(float)
+    n_p = np.bincount(pair, minlength=n_pairs).astype(float)
     pair_mean = np.bincount(pair, weights=y) / n_p
-    c = np.diag(n_j) - (incidence / n_p) @ incidence.T
+    # C's off-diagonal part, sum_p v_p v_p' / n_p (v_p: the pair's raters), from the pairs of ratings of one pair
+    order = np.argsort(pair, kind="stable")
+    p_sorted, r_sorted = pair[order], rater[order]
+    c = np.diag(n_j)
+    for shift in range(-int(n_p.max()) + 1, int(n_p.max())):
+        i = np.arange(max(0, -shift), len(order) - max(0, shift))
+        same = p_sorted[i] == p_sorted[i + shift]
+        np.add.at(c, (r_sorted[i[same]], r_sorted[i[same] + shift]), -1 / n_p[p_sorted[i[same]]])
     c_plus = np.linalg.pinv(c)
     b = c_plus @ np.bincount(rater, weights=y - pair_mean[pair], minlength=g)
-    a = pair_mean - (incidence / n_p).T @ b
+    a = pair_mean - np.bincount(pair, weights=b[rater], minlength=n_pairs) / n_p
     resid = y - a[pair] - b[rater]
     dof = len(y) - n_pairs - np.linalg.matrix_rank(c)
     if dof <= 0:
