@@ -33,6 +33,14 @@ class Gate:
     # Raters whose accuracy on gold (check) pairs is below this are left out of every table and the verdict
     # (evalkit.gold; a rater who met no gold pair cannot be judged and is kept). 0 = off.
     min_gold_accuracy: float = 0.0
+    # Whom the quality claim covers. "raters in general" (raters like these): rater-to-rater differences, also in
+    # how raters judge each path, are in every criterion's interval (two-way CR2, t on the raters' degrees of
+    # freedom), and the decision needs min_raters raters. "these raters": the claim is only about the raters who
+    # rated (their differences are fixed, not sampled); the rater dimension enters only from 10 raters on.
+    claim: str = "raters in general"
+    # Distinct raters the decision sample needs for a claim about raters in general; fewer gives INSUFFICIENT DATA.
+    # Below about 10 a rater variance is too unstable for any small-sample correction to rescue.
+    min_raters: int = 10
 
 
 # (low, high, low inclusive, high inclusive) for each key; a value outside is refused with its range
@@ -44,7 +52,11 @@ RANGES = {
     "min_ratings_per_pair": (1, None, True, True),
     "planned_pairs": (0, None, True, True),
     "min_gold_accuracy": (0.0, 1.0, True, True),
+    "min_raters": (2, None, True, True),
 }
+# the values a text key may take
+CHOICES = {"claim": ("raters in general", "these raters")}
+GENERAL = CHOICES["claim"][0]
 
 
 def gate_text_hash(text: str) -> str:
@@ -68,6 +80,12 @@ def parse_gate(text: str, source: str) -> Gate:
             data[new] = data.pop(old)
     out = {}
     for k, v in data.items():
+        if k in CHOICES:
+            if v not in CHOICES[k]:
+                raise EvalkitError(f"gate file {source}: {k} = {v!r} is not one of the choices",
+                                   f"set {k} to one of: {', '.join(repr(c) for c in CHOICES[k])}")
+            out[k] = v
+            continue
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise EvalkitError(f"gate file {source}: {k} = {v!r} should be a number", f"write {k} as a number")
         if known[k].type in (int, "int"):
@@ -117,3 +135,23 @@ def fidelity_ok(lower, margin: float):
     lower = np.asarray(lower, float)
     with np.errstate(invalid="ignore"):
         return np.where(np.isnan(lower), False, lower >= -margin - 1e-12)
+
+
+def raters_ok(raters, gate_values: dict):
+    """Enough distinct raters for the gate's claim (vectorised over studies): a claim about raters in general
+    needs min_raters; a claim about these raters needs no minimum."""
+    import numpy as np
+
+    raters = np.asarray(raters, float)
+    if gate_values.get("claim", GENERAL) != GENERAL:
+        return np.ones(raters.shape, bool)
+    return raters >= gate_values.get("min_raters", Gate.min_raters)
+
+
+def claim_text(gate_values: dict | None, raters: int | None = None) -> str:
+    """Whom a verdict sentence's claim covers, e.g. 'for raters in general (like these 12)'."""
+    claim = (gate_values or {}).get("claim", GENERAL)
+    who = "" if raters is None else f" {raters}"
+    if claim == GENERAL:
+        return f"for raters in general (like these{who})"
+    return f"for these{who} raters only"

@@ -369,7 +369,8 @@ def _scope(db, agg, sources: dict[str, list[int]], prompts: list[PromptSource]) 
 
 def _figures(agg, sources: dict[str, list[int]], scope: Scope) -> list[Figure]:
     speed = agg.speed
-    figs = [Figure("verdict", str(agg.verdict.decision), sources["database"])]
+    claim = f" — {agg.verdict.claim}" if agg.verdict.claim else ""
+    figs = [Figure("verdict", f"{agg.verdict.decision}{claim}", sources["database"])]
     sp, ci = speed.speedup, speed.speedup_ci95
     if sp is None:
         figs.append(Figure("speed-up", None, [], "not measured over comparable outputs"))

@@ -164,6 +164,7 @@ def verdict_html(agg: Aggregate, prov: Provenance | None = None) -> str:
     color = {Decision.KEEP: "#1a7f37", Decision.DROP: "#cf222e"}.get(v.decision, "#9a6700")
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in agg.notes)
     label = f" ({html.escape(v.label)})" if v.interim else ""
+    claim = f"<p>{html.escape(v.claim)}</p>" if v.claim else ""
     study = getattr(agg, "study", None)
     head = f'<p class="study">Shown: {html.escape(study.label())}.</p>' if study is not None else ""
     frozen = getattr(agg, "frozen", None)
@@ -175,7 +176,7 @@ def verdict_html(agg: Aggregate, prov: Provenance | None = None) -> str:
              f"since the decision; it never changes the decision above.</p>{conditions(after)}</div>"
              if after is not None else "")
     return (f'<div class="verdict">{head}<h2 style="color:{color}">Verdict: {html.escape(v.decision)}{label}</h2>'
-            f'{conditions(v)}{later}' + (f"<p>Notes:</p><ul>{notes}</ul>" if notes else "") + "</div>")
+            f'{claim}{conditions(v)}{later}' + (f"<p>Notes:</p><ul>{notes}</ul>" if notes else "") + "</div>")
 
 
 def provenance_html(prov: Provenance) -> str:

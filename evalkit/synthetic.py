@@ -31,6 +31,11 @@ class SyntheticStudy:
     drops: dict[str, float] = field(default_factory=dict)
     # share of answers turned into "unsure" (counted as not passing, as the aggregate does)
     unsure_share: float = 0.0
+    # the planning model's pair effects and rater effects (evalkit.plan.model): correlation of a pair's two
+    # outputs, raters' leniency and their extra leniency towards assisted outputs (logit-scale sds)
+    pair_correlation: float = 0.0
+    rater_sd: float = 0.0
+    rater_path_sd: float = 0.0
     seed: int = 0
     # a benchmark experiment: speed-up of the assisted path and the memory its draft adds
     bench: bool = True
@@ -75,7 +80,8 @@ def build_study(db, spec: SyntheticStudy) -> dict:
 
     rng = np.random.default_rng(spec.seed)
     model = StudyModel(pass_rates={c: spec.pass_rate for c in CRITERIA}, rater_accuracy=spec.rater_accuracy,
-                       identical_share=spec.identical_share, raters_per_pair=spec.raters_per_pair, raters=spec.raters)
+                       identical_share=spec.identical_share, raters_per_pair=spec.raters_per_pair, raters=spec.raters,
+                       pair_correlation=spec.pair_correlation, rater_sd=spec.rater_sd, rater_path_sd=spec.rater_path_sd)
     sim = simulate_answers(model, spec.pairs, 1, spec.drops, rng)
     stamp = now()
     gate = gate_snapshot(spec.gate_path)
@@ -188,8 +194,9 @@ def _bench(db, spec: SyntheticStudy, rng, stamp: str, gate: dict) -> int:
 
 
 def gate_file_text(planned_pairs: int, margin: float = 0.05, confidence: float = 0.95, min_ratings_per_pair: int = 3,
-                   min_speedup_ci_low: float = 1.1, max_extra_memory_mb: float = 1024) -> str:
-    """A gate file for synthetic studies and tests."""
+                   min_speedup_ci_low: float = 1.1, max_extra_memory_mb: float = 1024, claim: str | None = None,
+                   min_raters: int | None = None) -> str:
+    """A gate file for synthetic studies and tests (claim and min_raters: the gate's defaults unless given)."""
     return "\n".join([
         f"min_speedup_ci_low = {min_speedup_ci_low}",
         f"margin = {margin}",
@@ -197,6 +204,8 @@ def gate_file_text(planned_pairs: int, margin: float = 0.05, confidence: float =
         f"max_extra_memory_mb = {max_extra_memory_mb}",
         f"min_ratings_per_pair = {min_ratings_per_pair}",
         f"planned_pairs = {planned_pairs}",
+        *([f'claim = "{claim}"'] if claim is not None else []),
+        *([f"min_raters = {min_raters}"] if min_raters is not None else []),
         "",
     ])
 

@@ -14,7 +14,8 @@ Arithmetic behind tests/fixtures/ratings_small_expected.json (4 pairs x 3 raters
   raters fail 1 -> agreement p_o = 23/24 = p_e -> kappa 0.
 - Speed-up (pool single runs, all comparable): median(2.0, 2.2, 1.8, 2.0) / median(1.0, 1.1, 1.0, 0.9) = 2.
 - Gate (planned_pairs = 4, all rated 3 times): no_added_promises' pair-level difference is -0.25 (pair 3:
-  -1, the others 0) and its interval's lower end lies far below -0.05 -> DROP.
+  -1, the others 0) and its interval's lower end lies far below -0.05 -> DROP. The claim is about these three
+  raters (a claim about raters in general needs min_raters = 10 of them and would be INSUFFICIENT DATA).
 """
 
 import json
@@ -37,6 +38,7 @@ confidence = 0.95
 max_extra_memory_mb = 1024
 min_ratings_per_pair = 3
 planned_pairs = 4
+claim = "these raters"
 """
 
 

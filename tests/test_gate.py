@@ -40,7 +40,8 @@ THIN = dict(pairs=20, raters_per_pair=3, raters=3, pass_rate=1.0, rater_accuracy
 
 @pytest.mark.parametrize("planned", [0, 20, 300])
 def test_thin_evidence_never_keeps(tmp_path, planned):
-    db, _ = study(tmp_path, f"thin{planned}", gate_file_text(planned_pairs=planned), **THIN)
+    """The claim about these three raters: their interval is Tango's, about -0.16 against a 0.05 margin."""
+    db, _ = study(tmp_path, f"thin{planned}", gate_file_text(planned_pairs=planned, claim="these raters"), **THIN)
     agg = aggregate(db)
     conds = {c.name: c for c in agg.verdict.conditions}
     assert conds["speed-up"].ok is True and conds["memory"].ok is True  # everything else is measured and fine
@@ -50,13 +51,37 @@ def test_thin_evidence_never_keeps(tmp_path, planned):
     assert "below -0.050" in conds["fidelity"].reason
     ni = agg.tables["non_inferiority"]
     assert (ni["difference"] == 0).all() and (ni["ci_low"] - (-Z95**2 / (20 + Z95**2))).abs().max() < 1e-9
-    assert "CI [-0.161, +0.161] over 20 pairs" in conds["fidelity"].reason
+    assert "CI [-0.161, +0.161] over 20 pairs and 3 raters" in conds["fidelity"].reason
+    assert conds["fidelity"].reason.startswith(("for these 3 raters only", f"{INTERIM}, so far: for these 3 raters"))
     if planned == 20:  # the planned sample is complete: the data cannot rule out a drop three times the margin
         assert agg.verdict.decision == "DROP" and not agg.interim
     else:
         assert agg.verdict.decision == "INSUFFICIENT DATA" and agg.interim
         assert INTERIM in format_text(agg) and agg.to_json()["interim"] is True
         assert agg.to_json()["label"] == INTERIM
+
+
+def test_too_few_raters_for_a_claim_about_raters_in_general(tmp_path):
+    """The default claim is about raters in general: 3 raters cannot carry it, whatever the interval, so the
+    complete planned sample gives INSUFFICIENT DATA with the reason (not KEEP, and not DROP either)."""
+    db, _ = study(tmp_path, "few", gate_file_text(planned_pairs=20), **THIN)
+    agg = aggregate(db)
+    fidelity = next(c for c in agg.verdict.conditions if c.name == "fidelity")
+    assert agg.verdict.decision == "INSUFFICIENT DATA" and not agg.interim and fidelity.ok is None
+    assert fidelity.reason.startswith("3 distinct raters rated the decision sample; a claim about raters in general "
+                                      "needs at least 10 (gate min_raters), so this study cannot decide it")
+    assert "raters in general, raters like these 3 raters" in agg.verdict.claim
+    assert agg.verdict.claim in format_text(agg) and agg.to_json()["verdict"]["claim"] == agg.verdict.claim
+
+
+def test_min_raters_is_the_gates(tmp_path):
+    """min_raters is a gate key: the same thin study with min_raters = 3 is decided (DROP: the interval, with the
+    rater dimension and t on 2 degrees of freedom, reaches far below the margin)."""
+    db, _ = study(tmp_path, "three", gate_file_text(planned_pairs=20, min_raters=3), **THIN)
+    agg = aggregate(db)
+    assert agg.verdict.decision == "DROP"
+    assert next(c for c in agg.verdict.conditions if c.name == "fidelity").reason.startswith(
+        "for raters in general (like these 3)")
 
 
 def test_thin_evidence_under_an_old_gate_file_is_not_a_decision(tmp_path):
@@ -151,6 +176,14 @@ def test_decision_sample_is_fixed_once_the_plan_is_reached(tmp_path):
 def test_gate_file_keys_aliases_and_ranges():
     g = parse_gate(gate_file_text(planned_pairs=120, margin=0.04, confidence=0.9), "g")
     assert (g.margin, g.confidence, g.planned_pairs, g.min_gold_accuracy) == (0.04, 0.9, 120, 0.0)
+    assert (g.claim, g.min_raters) == ("raters in general", 10)
+    assert parse_gate('claim = "these raters"\nmin_raters = 12\n', "g").claim == "these raters"
+    with pytest.raises(EvalkitError, match="claim = 'everyone' is not one of the choices"):
+        parse_gate('claim = "everyone"\n', "g")
+    with pytest.raises(EvalkitError, match="should be a number"):
+        parse_gate('min_raters = "ten"\n', "g")
+    with pytest.raises(EvalkitError, match="outside"):
+        parse_gate("min_raters = 1\n", "g")
     assert parse_gate("max_pass_rate_drop = 0.07\n", "old").margin == 0.07  # the previous key is the margin
     assert parse_gate("min_gold_accuracy = 0.8\n", "g").min_gold_accuracy == 0.8
     with pytest.raises(EvalkitError, match="both max_pass_rate_drop and margin"):

@@ -97,6 +97,8 @@ def test_the_wheel_installs_and_runs_outside_the_repository(tmp_path):
                             stdin="内部资料库将在周三晚间维护，维护期间不能上传新文件，已有文件仍可阅读，恢复时间尚未确定。").stdout)
     assert screen["schedule"]["pass"] is True and set(screen) == {"schedule", "read_only_vs_upload",
                                                                   "unknown_restore_time", "no_added_promises"}
-    plan = json.loads(run(evalkit, "plan", "--studies", "50", "--json").stdout)
-    assert plan["margin"] == 0.05 and plan["gate_line"].startswith("planned_pairs = ")
+    # a wide margin keeps the plan quick; the packaged gate is what it read (margin 0.05, min_raters 10)
+    plan = json.loads(run(evalkit, "plan", "--studies", "50", "--margin", "0.2", "--json").stdout)
+    assert plan["gate"]["margin"] == 0.05 and plan["gate"]["min_raters"] == 10
+    assert plan["margin"] == 0.2 and plan["gate_line"].startswith("planned_pairs = ")
     assert not (tmp_path / "data" / "evalkit.db").exists()  # planning never creates a database

@@ -1,7 +1,9 @@
-"""The planned sample size: `evalkit plan` simulates whole studies through the gate's own analysis, and the gate's
-error rates hold in fresh simulations: with a true drop equal to the margin KEEP comes out in at most the
-nominal rate (one-sided 2.5% per criterion, plus Monte-Carlo slack); with no drop and the planned number of
-pairs, KEEP comes out at about the planned power."""
+"""The planned sample size: `evalkit plan` simulates whole studies through the gate's own analysis, confirms the
+size on 2,000 fresh studies and checks the false-KEEP rate, and the gate's error rates hold in fresh simulations:
+with a true drop equal to the margin KEEP comes out in at most the nominal rate (one-sided 2.5% per criterion,
+plus Monte-Carlo slack); with no drop and the planned number of pairs, KEEP comes out at about the planned power.
+A plan whose gate does not hold its level, or that no number of pairs can power, is refused. The pilot's
+estimates of the pair correlation and the rater effects recover the simulated ones."""
 
 import json
 import math
@@ -12,7 +14,9 @@ from click.testing import CliRunner
 
 from evalkit.cli import cli
 from evalkit.errors import EvalkitError
-from evalkit.plan import StudyModel, criterion_passes, normal_guess, plan_study, simulate
+from evalkit.plan import (
+    MIN_CONFIRM, StudyModel, criterion_passes, format_plan, model_from_db, normal_guess, plan_study, simulate,
+)
 from evalkit.prompts import CRITERIA
 from evalkit.store import open_db
 from evalkit.synthetic import SyntheticStudy, build_study, gate_file_text
@@ -37,10 +41,14 @@ def keep_rates(model, pairs, drops, studies=600, seed=99):
 def test_plan_recommends_a_size_that_reaches_the_power(planned):
     model, plan = planned
     assert plan.recommended_pairs is not None and plan.recommended_pairs % model.prompts == 0
-    rows = {r.pairs: r for r in plan.rows}
-    assert rows[plan.recommended_pairs].keep_rate >= POWER
-    assert any(r.pairs < plan.recommended_pairs and r.keep_rate < POWER for r in plan.rows)  # it is the smallest
-    assert plan.gate_line() == f"planned_pairs = {plan.recommended_pairs}"
+    # confirmed on 2,000 fresh studies, with the Monte-Carlo interval printed
+    assert plan.confirmed_pairs == plan.recommended_pairs and plan.confirmed_power.studies >= MIN_CONFIRM
+    assert plan.confirmed_power.rate >= POWER and plan.confirmed_power.low < plan.confirmed_power.rate
+    assert any(r.pairs < plan.recommended_pairs and r.keep_rate < POWER for r in plan.rows)  # about the smallest
+    assert plan.gate_line() == f"planned_pairs = {plan.recommended_pairs}" and plan.refused is None
+    text = format_plan(plan)
+    assert f"power at {plan.recommended_pairs} pairs, confirmed on fresh studies: {plan.confirmed_power.rate:.3f} " \
+           f"(95% Monte-Carlo interval" in text and "2000 studies" in text
     # the normal approximation is only the starting point: the simulation decides
     assert 0.5 < plan.recommended_pairs / normal_guess(model, MARGIN, CONFIDENCE, POWER) < 2
 
@@ -60,7 +68,8 @@ def test_true_drop_equal_to_the_margin_keeps_at_most_at_the_nominal_rate(planned
         rate, per_criterion = keep_rates(model, plan.recommended_pairs, {c: MARGIN}, seed=7)
         assert per_criterion[c] <= alpha + slack
         assert rate <= alpha + slack
-    assert plan.false_keep_rate <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / 300)
+    assert plan.false_keep.studies >= MIN_CONFIRM and plan.false_keep.high < 0.035
+    assert plan.false_keep_rate <= plan.false_pass.rate <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / MIN_CONFIRM)
 
 
 def test_a_study_of_a_tenth_of_the_planned_size_rarely_keeps(planned):
@@ -80,6 +89,44 @@ def test_plan_rejects_impossible_inputs():
         plan_study(bad, 0.1)
     with pytest.raises(EvalkitError, match="impossible"):
         simulate(StudyModel(pass_rates={c: 0.05 for c in CRITERIA}), 10, 2, {CRITERIA[0]: 0.2}, np.random.default_rng(0))
+    with pytest.raises(EvalkitError, match="at least 2000 fresh"):
+        plan_study(model, 0.1, confirm=500)
+    few = StudyModel(pass_rates={c: 0.8 for c in CRITERIA}, raters=6)
+    with pytest.raises(EvalkitError, match=r"6 raters: the gate's claim about raters in general needs at least 10"):
+        plan_study(few, 0.1)
+    with pytest.raises(EvalkitError, match="--rater-path-sd"):
+        plan_study(StudyModel(pass_rates={c: 0.8 for c in CRITERIA}, rater_path_sd=-1), 0.1)
+
+
+def test_a_gate_that_does_not_hold_its_level_is_refused(monkeypatch):
+    """An interval that is only the point estimate keeps about half the studies whose criterion truly drops by the
+    margin: the plan's false-KEEP check on fresh studies catches it, and there is no planned_pairs line."""
+    import evalkit.stats
+
+    real = evalkit.stats.paired_difference
+
+    def point_estimate(*args, **kwargs):
+        res = real(*args, **kwargs)
+        return res | {"low": res["difference"]}
+
+    monkeypatch.setattr(evalkit.stats, "paired_difference", point_estimate)
+    model = StudyModel(pass_rates={c: 0.8 for c in CRITERIA}, rater_accuracy=0.95, raters=10)
+    plan = plan_study(model, 0.2, studies=100)
+    assert plan.recommended_pairs is not None and plan.false_keep.low > 0.025
+    assert plan.refused.startswith("false-KEEP rate") and "exceeds the one-sided level 0.025" in plan.refused
+    assert plan.gate_line() is None
+    text = format_plan(plan)
+    assert "REFUSED: false-KEEP rate" in text and "planned_pairs =" not in text
+
+
+def test_raters_who_judge_the_paths_too_differently_cannot_be_outweighed_by_pairs():
+    """With ten raters whose own assisted - ordinary difference varies this much, the rater part of the interval
+    alone is wider than the margin: no number of pairs reaches the power, the plan says how many raters would, and
+    gives no planned_pairs line (exit status 1)."""
+    r = CliRunner().invoke(cli, ["plan", "--rater-path-sd", "3", "--raters", "10", "--studies", "50"])
+    assert r.exit_code == 1
+    assert "REFUSED: with 10 raters whose own assisted - ordinary difference" in r.output
+    assert "it takes at least about" in r.output and "planned_pairs =" not in r.output
 
 
 def test_plan_command_reads_the_database_and_prints_the_gate_line(tmp_path):
@@ -93,13 +140,21 @@ def test_plan_command_reads_the_database_and_prints_the_gate_line(tmp_path):
     r = CliRunner().invoke(cli, ["plan", "--config", str(cfg), "--db", str(tmp_path / "s.db"), "--studies", "100"])
     assert r.exit_code == 0, r.output
     assert "rule pre-screen of the pair pool (80 outputs)" in r.output
-    assert "observed agreement" in r.output and "database: 6 raters" in r.output
+    assert "observed agreement" in r.output
+    # six raters so far; a claim about raters in general is planned for the gate's min_raters
+    assert "the gate's min_raters (10) for a claim about raters in general; the database has 6 so far" in r.output
+    assert "pilot: 120 ratings by 6 raters" in r.output and "rater x path sd (logit)" in r.output
     assert "margin 0.200" in r.output and "planned_pairs = " in r.output
     r = CliRunner().invoke(cli, ["plan", "--config", str(cfg), "--db", str(tmp_path / "s.db"), "--studies", "100",
-                                 "--pass-rate", "0.9", "--raters-per-pair", "2", "--json"])
+                                 "--pass-rate", "0.9", "--raters-per-pair", "2", "--rater-path-sd", "0.3",
+                                 "--pair-correlation", "0.4", "--json"])
     assert r.exit_code == 0, r.output
     out = json.loads(r.output)
     assert out["model"]["pass_rates"] == {c: 0.9 for c in CRITERIA} and out["model"]["raters_per_pair"] == 2
+    assert out["model"]["rater_path_sd"] == 0.3 and out["model"]["sources"]["rater_path_sd"] == "--rater-path-sd"
+    assert out["model"]["pair_correlation"] == 0.4 and out["gate"]["margin"] == 0.2
+    assert out["confirmed_power"]["studies"] == 2000 and out["false_keep"]["high"] <= 0.035
+    assert out["claim"] == "raters in general" and out["min_raters"] == 10 and out["refused"] is None
     assert out["gate_line"] == f"planned_pairs = {out['recommended_pairs']}"
     assert all(row["ratings"] == 2 * row["pairs"] for row in out["rows"])
 
@@ -113,3 +168,31 @@ def test_plan_command_without_a_database_uses_defaults_and_creates_nothing(tmp_p
     assert r.exit_code == 1 and "margin 1.5 must be between 0 and 1" in r.output
     r = CliRunner().invoke(cli, ["plan", "--db", str(tmp_path / "missing.db")])
     assert r.exit_code == 1 and "does not exist" in r.output
+
+
+def _pilot(tmp_path, name, **effects):
+    gate = tmp_path / "g.toml"
+    gate.write_text(gate_file_text(planned_pairs=0))
+    db = open_db(tmp_path / f"{name}.db")
+    build_study(db, SyntheticStudy(pairs=600, raters_per_pair=3, raters=30, pass_rate=0.7, rater_accuracy=0.9,
+                                   bench=False, gate_path=str(gate), seed=1, **effects))
+    return model_from_db(db, 3)
+
+
+def test_pilot_estimates_recover_the_pair_correlation_and_rater_effects(tmp_path):
+    """A pilot of 600 pairs x 3 ratings by 30 raters, drawn with pair correlation 0.5, rater sd 0.8 and rater x path
+    sd 1.0: the plan's study model from it reproduces the spread of raters' own assisted - ordinary difference
+    (what the interval for raters in general must carry) and the pair correlation; a pilot with no effects gives
+    small ones. (The logit-scale sds themselves trade off against the estimated accuracy, which rater effects
+    lower.)"""
+    truth = StudyModel(pass_rates={c: 0.7 for c in CRITERIA}, rater_accuracy=0.9, pair_correlation=0.5, rater_sd=0.8,
+                       rater_path_sd=1.0)
+    est = _pilot(tmp_path, "effects", pair_correlation=0.5, rater_sd=0.8, rater_path_sd=1.0)
+    assert abs(est.pair_correlation - 0.5) < 0.12
+    c = CRITERIA[0]
+    est_flat = StudyModel(**{**est.__dict__, "pass_rates": {k: 0.7 for k in CRITERIA}, "sources": {}})
+    assert 0.7 < est_flat.rater_effect_sd(c) / truth.rater_effect_sd(c) < 1.3
+    assert est.rater_sd > 0.3 and est.sources["rater_path_sd"].startswith("pilot: 1800 ratings by 30 raters")
+    none = _pilot(tmp_path, "none")
+    assert none.pair_correlation < 0.1 and none.rater_path_sd < 0.5
+    assert StudyModel(**{**none.__dict__, "sources": {}}).rater_effect_sd(c) < 0.5 * truth.rater_effect_sd(c)

@@ -24,6 +24,8 @@ def test_report_is_self_contained_html_with_plots_and_verdict(db, tmp_path):
     page = path.read_text(encoding="utf-8")
     assert page.count("data:image/png;base64,") == 5
     assert "Verdict: DROP" in page and "no_added_promises" in page
+    # whom the claim covers (the fixture's gate: these raters only), in the verdict and in its reasons
+    assert "The quality claim is about these 3 raters only" in page and "for these 3 raters only:" in page
     assert "<script" not in page and "http://" not in page and "https://" not in page
 
 
@@ -70,6 +72,7 @@ def test_export_roundtrips_through_load_dataset(db, tmp_path):
             assert load_dataset(str(out), split, split="train").num_rows == db[split].count
     card = (out / "README.md").read_text(encoding="utf-8")
     assert card.startswith("---\n") and "configs:" in card and "min_speedup_ci_low" in card
+    assert "**verdict**: DROP — The quality claim is about these 3 raters only" in card
     for split in SPLITS:
         assert f"**{split}**" in card
 

@@ -200,3 +200,168 @@ def test_paired_difference_is_vectorised_over_studies():
         alone = stats.paired_difference(x[sel], pair[sel] - s * pairs, rater[sel], np.zeros(pairs, np.int64), 1)
         for key in ("difference", "low", "high", "tango_low", "bootstrap_low", "two_way_low"):
             assert together[key][s] == pytest.approx(alone[key][0], abs=1e-12, nan_ok=True)
+
+
+def test_t_quantile_matches_scipy():
+    from scipy.stats import t as student_t
+
+    rng = np.random.default_rng(9)
+    df = np.r_[np.exp(rng.uniform(np.log(0.5), np.log(1e4), 200)), 2e5, 3e6]
+    p = np.r_[rng.uniform(0.0005, 0.9995, 200), 0.975, 0.025]
+    got = stats.t_quantile(p, df)
+    ref = student_t.ppf(p, df)
+    assert np.max(np.abs(got - ref) / np.maximum(1, np.abs(ref))) < 1e-8
+    assert stats.t_quantile(0.975, 9.0) == pytest.approx(2.2621571627, abs=1e-9)
+    assert stats.t_quantile(0.975, np.inf) == pytest.approx(Z95, abs=1e-12) and np.isnan(stats.t_quantile(0.975, 0))
+
+
+def _cr2_direct(x, w, cluster):
+    """CR2 of the weighted mean from explicit matrices (Bell & McCaffrey 2002; Pustejovsky & Tipton 2018 for
+    WLS, working covariance W^-1): in the whitened space X~ = W^1/2 1, e~ = W^1/2 e, each cluster's adjustment
+    is the symmetric inverse square root of I - H~_gg."""
+    xt = np.sqrt(w)[:, None]
+    m = 1 / float((xt.T @ xt)[0, 0])
+    beta = m * float(xt[:, 0] @ (np.sqrt(w) * x))
+    et = np.sqrt(w) * (x - beta)
+    h = xt @ xt.T * m
+    meat = 0.0
+    for g in np.unique(cluster):
+        i = cluster == g
+        val, vec = np.linalg.eigh(np.eye(i.sum()) - h[np.ix_(i, i)])
+        adjust = vec @ np.diag(1 / np.sqrt(np.clip(val, 1e-300, None))) @ vec.T
+        meat += float((xt[i].T @ adjust @ et[i])[0]) ** 2
+    return m * meat * m, beta
+
+
+def _bm_df_direct(w, cluster):
+    """Bell-McCaffrey degrees of freedom of the one-way CR2 variance under working independence: tr(B)^2 / tr(B^2),
+    B = C' (I - H) (I - H)' C, C the adjusted, scaled cluster columns (explicit N x N matrices)."""
+    xt = np.sqrt(w)[:, None]
+    m = 1 / float((xt.T @ xt)[0, 0])
+    n = len(w)
+    h = xt @ xt.T * m
+    groups = np.unique(cluster)
+    c = np.zeros((n, len(groups)))
+    for k, g in enumerate(groups):
+        i = cluster == g
+        val, vec = np.linalg.eigh(np.eye(i.sum()) - h[np.ix_(i, i)])
+        c[i, k] = (vec @ np.diag(1 / np.sqrt(val)) @ vec.T @ xt[i])[:, 0] * m
+    rest = np.eye(n) - h
+    b = c.T @ rest @ rest.T @ c
+    return np.trace(b) ** 2 / np.trace(b @ b)
+
+
+def _random_study(rng, unequal=True):
+    n_pairs, n_raters = int(rng.integers(15, 40)), int(rng.integers(3, 12))
+    pair, rater = [], []
+    for p in range(n_pairs):
+        size = int(rng.integers(1, 4)) if unequal else 3
+        chosen = rng.choice(n_raters, size=min(size, n_raters), replace=False)
+        pair += [p] * len(chosen)
+        rater += list(chosen)
+    pair, rater = np.array(pair), np.array(rater)
+    x = rng.choice([-1, 0, 1], size=len(pair), p=[0.2, 0.6, 0.2]).astype(float)
+    return x, pair, rater, n_pairs
+
+
+def test_cr2_two_way_matches_direct_matrices_and_statsmodels():
+    """Each part of the two-way CR2 variance against the explicit-matrix CR2 (pairs, raters) and statsmodels' HC2
+    (single ratings); the rater degrees of freedom against the explicit Bell-McCaffrey formula; the skewness against
+    the cubed cluster sums; unequal raters per pair and unequal rater loads (weights differ within a study)."""
+    rng = np.random.default_rng(10)
+    for _ in range(12):
+        x, pair, rater, n_pairs = _random_study(rng)
+        r_p = np.bincount(pair)
+        w = 1 / (n_pairs * r_p[pair])
+        d = stats.paired_difference(x, pair, rater, np.zeros(n_pairs, np.int64), 1)["difference"][0]
+        got = stats.cr2_two_way(x - d, w, pair, rater, np.zeros(len(x), np.int64), 1)
+        v_pair, beta = _cr2_direct(x, w, pair)
+        v_rater, _ = _cr2_direct(x, w, rater)
+        v_one, _ = _cr2_direct(x, w, np.arange(len(x)))
+        hc2 = sm.WLS(x, np.ones(len(x)), weights=w).fit(cov_type="HC2").cov_params()[0, 0]
+        assert beta == pytest.approx(d, abs=1e-12)
+        assert got["pair"][0] == pytest.approx(v_pair, rel=1e-9)
+        assert got["rater"][0] == pytest.approx(v_rater, rel=1e-9)
+        assert got["rating"][0] == pytest.approx(v_one, rel=1e-9) and v_one == pytest.approx(hc2, rel=1e-9)
+        assert got["variance"][0] == pytest.approx(max(v_pair + v_rater - v_one, v_pair, v_rater), rel=1e-9)
+        assert got["df"][0] == pytest.approx(_bm_df_direct(w, rater), rel=1e-9)
+        k3 = 0.0
+        for key, sign in ((pair, 1), (rater, 1), (np.arange(len(x)), -1)):
+            for g in np.unique(key):
+                i = key == g
+                s = min(w[i].sum(), 0.45)
+                k3 += sign * float((w[i] * (x[i] - d)).sum()) ** 3 / ((1 - s) * (1 - 2 * s))
+        assert got["skewness"][0] == pytest.approx(k3 / got["variance"][0] ** 1.5, rel=1e-9, abs=1e-12)
+
+
+def test_cr2_equals_cr1_when_raters_share_the_work_equally():
+    """Every rater rates every pair once: each rater carries 1/G of the weight, so CR2's 1 / (1 - s) is CR1's
+    G / (G - 1), and the two-way variance equals statsmodels' two-way cluster-robust one; df = G - 1."""
+    rng = np.random.default_rng(11)
+    n_pairs, n_raters = 30, 10
+    pair = np.repeat(np.arange(n_pairs), n_raters)
+    rater = np.tile(np.arange(n_raters), n_pairs)
+    x = rng.choice([-1, 0, 1], size=len(pair), p=[0.25, 0.5, 0.25]).astype(float)
+    w = np.full(len(x), 1 / len(x))
+    got = stats.cr2_two_way(x - x.mean(), w, pair, rater, np.zeros(len(x), np.int64), 1)
+    both, _one_pair, _one_rater = sandwich.cov_cluster_2groups(sm.OLS(x, np.ones(len(x))).fit(), pair, rater)
+    # statsmodels' CR1 single-rating part carries N / (N - 1); HC2's is 1 / (1 - 1/N): the same factor
+    assert got["variance"][0] == pytest.approx(max(both[0, 0], got["pair"][0]), rel=1e-9)
+    assert got["df"][0] == pytest.approx(n_raters - 1, rel=1e-12)
+
+
+def test_paired_difference_rater_part_is_cr2_with_t_and_the_skew_correction():
+    """paired_difference's two-way part for raters in general, recomputed from cr2_two_way: Student's t on its
+    df, the long tail's side moved out by (2 t^2 + 1) / 6 times the skewness. Several studies in one call."""
+    rng = np.random.default_rng(12)
+    xs, pairs, raters, pair_study, offset = [], [], [], [], 0
+    for s in range(6):
+        x, pair, rater, n_pairs = _random_study(rng)
+        xs.append(x)
+        pairs.append(pair + offset)
+        raters.append(rater + 100 * s)
+        pair_study += [s] * n_pairs
+        offset += n_pairs
+    x, pair, rater, pair_study = map(np.concatenate, (xs, pairs, raters, [pair_study]))
+    res = stats.paired_difference(x, pair, rater, pair_study, 6)
+    r_p = np.bincount(pair)
+    n = np.bincount(pair_study)
+    study = pair_study[pair]
+    w = 1 / (n[study] * r_p[pair])
+    d = res["difference"]
+    ref = stats.cr2_two_way(x - d[study], w, pair, rater, study, 6)
+    from scipy.stats import t as student_t
+
+    t = student_t.ppf(0.975, ref["df"])
+    shift = (2 * t * t + 1) / 6
+    lo = np.maximum(d - (t + shift * np.maximum(-ref["skewness"], 0)) * np.sqrt(ref["variance"]), -1)
+    hi = np.minimum(d + (t + shift * np.maximum(ref["skewness"], 0)) * np.sqrt(ref["variance"]), 1)
+    assert np.allclose(res["two_way_low"], lo, atol=1e-8) and np.allclose(res["two_way_high"], hi, atol=1e-8)
+    assert np.allclose(res["two_way_df"], ref["df"]) and (res["raters"] == ref["raters"]).all()
+    assert (res["low"] <= res["two_way_low"] + 1e-12).all() and (res["low"] <= res["tango_low"] + 1e-12).all()
+
+
+def test_one_rater_says_nothing_about_raters_in_general():
+    pair = np.arange(30)
+    res = stats.paired_difference(np.zeros(30), pair, np.zeros(30, np.int64), np.zeros(30, np.int64), 1)
+    assert res["two_way_low"][0] == -1 and res["two_way_high"][0] == 1 and res["low"][0] == -1
+    these = stats.paired_difference(np.zeros(30), pair, np.zeros(30, np.int64), np.zeros(30, np.int64), 1,
+                                    raters_in_general=False)
+    assert these["low"][0] == pytest.approx(-Z95**2 / (30 + Z95**2), abs=1e-9)  # Tango's, the rater part left out
+
+
+def test_raters_who_judge_the_paths_differently_widen_the_interval_for_raters_in_general():
+    """Five raters whose own assisted - ordinary difference varies (rater x path sd 1.5 on the logit scale), a true
+    population drop equal to the margin: the interval for these raters (today's: no rater dimension below 10
+    raters) lets the criterion pass far more often than its 2.5%; the interval for raters in general (CR2, t on
+    4 df) holds its level. (The gate's default min_raters = 10 refuses such a study outright.)"""
+    from evalkit.plan import StudyModel, criterion_passes, simulate
+    from evalkit.prompts import CRITERIA
+
+    c = CRITERIA[0]
+    model = StudyModel(pass_rates={c: 0.8}, rater_accuracy=0.95, raters=5, rater_path_sd=1.5, raters_per_pair=3)
+    sim = simulate(model, 300, 400, {c: 0.1}, np.random.default_rng(1), criteria=(c,))
+    these = criterion_passes(sim, 400, 0.1, 0.95, 2000, claim="these raters")[c].mean()
+    general = criterion_passes(sim, 400, 0.1, 0.95, 2000, min_raters=2)[c].mean()
+    assert these > 0.08 and general < 0.05
+    assert criterion_passes(sim, 400, 0.1, 0.95, 2000)[c].sum() == 0  # min_raters = 10: never

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from ..gate import GENERAL
 from ..pace import note, time_on_task
 from .data import ALL, RatingData, deciding_experiment, load_ratings
 from .decision import AFTER, FrozenDecision, decided
@@ -111,7 +112,7 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
         if not values:
             return [], 0, decide(values, [], speed, 0, rated.n_pairs)
         sample, done = decision_sample(rated, values["min_ratings_per_pair"], values["planned_pairs"])
-        rows = fidelity_rows(sample, confidence, resamples, values["margin"])
+        rows = fidelity_rows(sample, confidence, resamples, values["margin"], values["claim"])
         return rows, done, decide(values, rows, speed, done, rated.n_pairs)
 
     after = None
@@ -142,7 +143,8 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
         notes.append(pace_note)
     tables = {
         "pass_rates": pass_rates(ratings, confidence),
-        "paired_differences": paired_differences(ratings, confidence, resamples),
+        "paired_differences": paired_differences(ratings, confidence, resamples,
+                                                 (values or {}).get("claim", GENERAL) == GENERAL),
         "non_inferiority": pd.DataFrame(fidelity, columns=DIFF_COLUMNS + ["margin", "ok"]),
         "preferences": preferences(ratings, confidence),
         "agreement": agreement(ratings),
@@ -242,6 +244,8 @@ def format_text(agg: Aggregate) -> str:
     v = agg.verdict
     frozen = f"  (frozen {agg.frozen.completed_at}, when the planned sample completed)" if agg.frozen else ""
     lines.append(f"VERDICT: {v.decision}" + (f"  ({v.label})" if v.interim else frozen))
+    if v.claim:
+        lines.append(f"  {v.claim}")
     lines += _verdict_lines(v)
     if agg.after is not None:
         lines.append(f"AFTER THE DECISION (not the decision; the data as it is now): {agg.after.decision}")

@@ -150,7 +150,7 @@ def freeze(db, study, values: dict, confidence: float, resamples: int, tolerance
         speed = speed_now
     else:  # a benchmark or pool stored after completion does not count
         speed = timing(db, tolerance, resamples, study_id=study.id, before=completed_at)[2]
-    fidelity = fidelity_rows(sample, confidence, resamples, values["margin"])
+    fidelity = fidelity_rows(sample, confidence, resamples, values["margin"], values["claim"])
     verdict = decide(values, fidelity, speed, complete, ratings.n_pairs)
     insert_decision(db, study.id, {
         "completed_at": completed_at, "completed_rating_id": at, "gate_hash": study.gate_hash,

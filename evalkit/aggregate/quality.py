@@ -69,8 +69,10 @@ def _x(ratings: RatingData, criterion: str):
     return (a == answer_code("p")).astype(np.int8) - (o == answer_code("p")).astype(np.int8), valid
 
 
-def difference_rows(ratings: RatingData, criterion: str, grouping, confidence: float, resamples: int) -> list:
-    """paired_difference for one criterion, one study per group (a pair lies in one group)."""
+def difference_rows(ratings: RatingData, criterion: str, grouping, confidence: float, resamples: int,
+                    raters_in_general: bool = True) -> list:
+    """paired_difference for one criterion, one study per group (a pair lies in one group); raters_in_general:
+    the gate's claim (rater differences in the interval) or not (these raters only)."""
     import numpy as np
 
     labels, pair_group, rater_key, _rater_group = grouping
@@ -79,7 +81,8 @@ def difference_rows(ratings: RatingData, criterion: str, grouping, confidence: f
         x, pair, rater_key = x[valid], ratings.pair[valid], rater_key[valid]
     else:
         pair = ratings.pair
-    res = paired_difference(x, pair, rater_key, pair_group, len(labels), confidence, resamples)
+    res = paired_difference(x, pair, rater_key, pair_group, len(labels), confidence, resamples,
+                            raters_in_general=raters_in_general)
     r_p = np.bincount(pair, minlength=ratings.n_pairs)
     rated = r_p > 0
     r_safe = np.where(rated, r_p, 1)
@@ -104,6 +107,7 @@ def difference_rows(ratings: RatingData, criterion: str, grouping, confidence: f
             "tango_low": res["tango_low"][i], "tango_high": res["tango_high"][i],
             "bootstrap_low": res["bootstrap_low"][i], "bootstrap_high": res["bootstrap_high"][i],
             "two_way_low": res["two_way_low"][i], "two_way_high": res["two_way_high"][i],
+            "two_way_df": res["two_way_df"][i], "raters": int(res["raters"][i]),
             "ordinary_only": int(b[i]), "assisted_only": int(c[i]), "mcnemar_p_ratings": mcnemar_exact(int(b[i]), int(c[i])),
         })
     return rows
@@ -111,13 +115,15 @@ def difference_rows(ratings: RatingData, criterion: str, grouping, confidence: f
 
 DIFF_COLUMNS = ["prompt_id", "criterion", "pairs", "ratings", "ordinary_rate", "assisted_rate", "difference", "ci_low",
                 "ci_high", "tango_low", "tango_high", "bootstrap_low", "bootstrap_high", "two_way_low", "two_way_high",
-                "ordinary_only", "assisted_only", "mcnemar_p_ratings"]
+                "two_way_df", "raters", "ordinary_only", "assisted_only", "mcnemar_p_ratings"]
 
 
-def paired_differences(ratings: RatingData, confidence: float = 0.95, resamples: int = 2000):
+def paired_differences(ratings: RatingData, confidence: float = 0.95, resamples: int = 2000,
+                       raters_in_general: bool = True):
     """Per prompt (and all) and criterion: assisted - ordinary pass rate with every pair weighted once (the mean of
     its raters), and the gate's interval (ci_low, ci_high: the union of Tango's score interval, the pair bootstrap
-    and, with enough raters, the two-way cluster-robust interval; each part in its own columns). The exact McNemar
+    and the two-way cluster-robust interval, for the gate's claim: two_way_df is the t's degrees of freedom, inf
+    for the normal quantile of the claim about these raters; each part in its own columns). The exact McNemar
     p-value over ratings (ordinary_only / assisted_only are rating counts) treats ratings as independent: for
     reference only."""
     import pandas as pd
@@ -126,7 +132,7 @@ def paired_differences(ratings: RatingData, confidence: float = 0.95, resamples:
     if len(ratings):
         for grouping in groupings(ratings):
             for c in CRITERIA:
-                rows += difference_rows(ratings, c, grouping, confidence, resamples)
+                rows += difference_rows(ratings, c, grouping, confidence, resamples, raters_in_general)
     df = pd.DataFrame(rows, columns=DIFF_COLUMNS)
     if len(df):  # all first, then prompts, criteria in their fixed order
         df["_c"] = df["criterion"].map(CRITERIA.index)

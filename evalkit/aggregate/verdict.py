@@ -8,6 +8,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
+from ..gate import GENERAL, claim_text, raters_ok
 from ..prompts import CRITERIA
 from .data import RatingData, deciding_experiment, groupings
 from .quality import difference_rows
@@ -39,14 +40,26 @@ class Verdict:
     fidelity: list[dict]  # the gate's analysis per criterion (rows of the non_inferiority table)
     gate: dict | None = None  # the frozen gate's values; None when no experiment froze one
     notes: list[str] = field(default_factory=list)
+    claim: str = ""  # whom the quality claim covers (claim_statement)
 
     def to_json(self) -> dict:
         conditions = [asdict(c) for c in self.conditions]
         if self.gate is None:  # the keys in the order `evalkit aggregate --json` has always printed them
             return {"decision": self.decision, "interim": self.interim, "label": self.label,
                     "fidelity": self.fidelity, "conditions": conditions, "notes": self.notes}
-        return {"decision": self.decision, "interim": self.interim, "label": self.label, "conditions": conditions,
-                "fidelity": self.fidelity, "gate": self.gate, "notes": self.notes}
+        return {"decision": self.decision, "interim": self.interim, "label": self.label, "claim": self.claim,
+                "conditions": conditions, "fidelity": self.fidelity, "gate": self.gate, "notes": self.notes}
+
+
+def claim_statement(gate_values: dict, raters: int | None) -> str:
+    """The sentence every verdict carries: whom the quality claim covers, and what it does not."""
+    who = f"these {raters} raters" if raters else "the raters who rate"
+    if gate_values.get("claim", GENERAL) == GENERAL:
+        return (f"The quality claim is about raters in general, raters like {who}: differences between raters, "
+                "also in how they judge each path, are in every criterion's interval. It is about these prompts and "
+                "this pair pool, not other tasks.")
+    return (f"The quality claim is about {who} only (gate claim = \"these raters\"): other raters may judge the "
+            "paths differently. It is about these prompts and this pair pool, not other tasks.")
 
 
 def frozen_gate(db, study=None) -> tuple[dict | None, list[str]]:
@@ -106,15 +119,17 @@ def decision_sample(ratings: RatingData, ratings_per_pair: int, planned_pairs: i
     return ratings.select(keep), len(complete)
 
 
-def fidelity_rows(sample: RatingData, confidence: float, resamples: int, margin: float) -> list[dict]:
-    """The gate's analysis per criterion on the decision sample (pooled over prompts)."""
+def fidelity_rows(sample: RatingData, confidence: float, resamples: int, margin: float,
+                  claim: str = GENERAL) -> list[dict]:
+    """The gate's analysis per criterion on the decision sample (pooled over prompts), for the gate's claim:
+    about raters in general (rater differences in the interval) or these raters only."""
     from ..gate import fidelity_ok
 
     rows = []
     if not len(sample):
         return rows
     for c in CRITERIA:
-        r = difference_rows(sample, c, groupings(sample)[0], confidence, resamples)
+        r = difference_rows(sample, c, groupings(sample)[0], confidence, resamples, claim == GENERAL)
         if r:
             r = r[0]
             r["margin"] = margin
@@ -125,7 +140,7 @@ def fidelity_rows(sample: RatingData, confidence: float, resamples: int, margin:
 
 def interval_text(r: dict, confidence: float) -> str:
     return (f"{r['criterion']} {r['difference']:+.3f}, {confidence:.0%} CI [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}] "
-            f"over {r['pairs']} pairs")
+            f"over {r['pairs']} pairs and {r['raters']} raters")
 
 
 def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs: int, n_pairs: int) -> Verdict:
@@ -161,13 +176,22 @@ def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs
     if fidelity:
         worst = min(fidelity, key=lambda r: r["ci_low"])
         ok = all(r["ok"] for r in fidelity)
+        raters = max(int(r["raters"]) for r in fidelity)
+        who = claim_text(g, raters)
         if ok:
-            reason = (f"every criterion's lower end is at or above -{margin:.3f} (margin); lowest: "
+            reason = (f"{who}: every criterion's lower end is at or above -{margin:.3f} (margin); lowest: "
                       f"{interval_text(worst, conf)}")
         else:
             failing = [r["criterion"] for r in fidelity if not r["ok"]]
-            reason = (f"lower end below -{margin:.3f} (margin) for {', '.join(failing)}; lowest: "
+            reason = (f"{who}: lower end below -{margin:.3f} (margin) for {', '.join(failing)}; lowest: "
                       f"{interval_text(worst, conf)}")
+        enough = bool(raters_ok(raters, g))
+        if not enough:  # a rater variance from so few raters is not worth a decision, whatever the interval says
+            ok = None
+            reason = (f"{raters} distinct raters rated the decision sample; a claim about raters in general needs at "
+                      f"least {g.get('min_raters', 10)} (gate min_raters)"
+                      + ("" if interim else ", so this study cannot decide it; a new study with more raters can")
+                      + f". {reason}")
         # before the planned sample is complete the condition is not judged, only reported
         conditions.append(Condition("fidelity", None if interim else ok,
                                     f"{INTERIM}, so far: {reason}" if interim else reason))
@@ -189,4 +213,5 @@ def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs
     else:
         decision = Decision.INSUFFICIENT_DATA
     label = INTERIM if interim else "decision on the planned sample"
-    return Verdict(decision, interim, label, conditions, fidelity, g)
+    raters = max((int(r["raters"]) for r in fidelity), default=None)
+    return Verdict(decision, interim, label, conditions, fidelity, g, claim=claim_statement(g, raters))

@@ -22,20 +22,35 @@ from .common import config_option, db_file, db_option, fail_as_the_app, fail_cle
               help="Share of outputs that pass each criterion (default: the database's pre-screen, else 0.8).")
 @click.option("--raters-per-pair", type=int, default=None,
               help="Ratings per pair (default: the gate's min_ratings_per_pair).")
-@click.option("--raters", type=int, default=None, help="Raters in the study (default: the database's, else 10).")
-@click.option("--studies", type=int, default=400, show_default=True, help="Simulated studies per size.")
+@click.option("--raters", type=int, default=None,
+              help="Raters in the study (default: the database's, at least the gate's min_raters, else 10).")
+@click.option("--pair-correlation", type=float, default=None,
+              help="Correlation of a pair's two outputs' latent quality (default: the pilot's, else 0).")
+@click.option("--rater-sd", type=float, default=None,
+              help="Spread of raters' leniency, logit scale (default: the pilot's, else 0).")
+@click.option("--rater-path-sd", type=float, default=None,
+              help="Spread of raters' extra leniency towards assisted outputs, logit scale (default: the pilot's, else 0).")
+@click.option("--studies", type=int, default=400, show_default=True, help="Simulated studies per size in the search.")
+@click.option("--confirm", type=int, default=2000, show_default=True,
+              help="Fresh simulated studies that confirm the power and check the false-KEEP rate (at least 2000).")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 @fail_clearly
-def plan(config_path, db_path, margin, power, pass_rate, raters_per_pair, raters, studies, as_json):
+def plan(config_path, db_path, margin, power, pass_rate, raters_per_pair, raters, pair_correlation, rater_sd,
+         rater_path_sd, studies, confirm, as_json):
     """How many rated pairs the fidelity gate needs: the planned_pairs line for the gate file.
 
     Simulates whole studies through the very analysis the gate runs and reports, per number of
     pairs, how often a study in which assisted truly loses nothing ends with every criterion
-    inside the margin; recommends the smallest size that reaches --power, and checks the false
-    KEEP rate when one criterion truly drops by the margin. Uses the database's pre-screen pass
-    rates, identical-output share and rater agreement when it has them. Run it, and freeze its
-    line in the gate file, before rating starts.
+    inside the margin; takes the smallest size that reaches --power, confirms it on --confirm
+    fresh studies (power with its Monte-Carlo interval), and checks the false-KEEP rate when one
+    criterion truly drops by the margin: a plan whose false-KEEP rate exceeds the one-sided
+    level beyond Monte-Carlo error is refused (exit status 1, no planned_pairs line). Uses the
+    database's pre-screen pass rates, identical-output share, and from its ratings (a pilot) the
+    raters' agreement, the pair correlation and the raters' main and rater x path spreads.
+    Run it, and freeze its line in the gate file, before rating starts.
     """
+    from dataclasses import asdict
+
     from ..gate import read_gate_file
     from ..plan import format_plan, model_from_db, plan_study
     from ..store import open_db
@@ -47,13 +62,18 @@ def plan(config_path, db_path, margin, power, pass_rate, raters_per_pair, raters
         raise EvalkitError(f"database {path} does not exist", "pass an existing --db, or leave it out to plan from defaults")
     db = open_db(path) if path.exists() else None  # planning never creates a database
     model = model_from_db(db, raters_per_pair or gate.min_ratings_per_pair, pass_rate, raters,
-                          prompts=None if db is not None and db["pairs"].count else len(cfg.pool.prompts) or 5)
+                          prompts=None if db is not None and db["pairs"].count else len(cfg.pool.prompts) or 5,
+                          pair_correlation=pair_correlation, rater_sd=rater_sd, rater_path_sd=rater_path_sd,
+                          claim=gate.claim, min_raters=gate.min_raters)
     result = plan_study(model, gate.margin if margin is None else margin, gate.confidence, power,
-                        resamples=cfg.bench.bootstrap, studies=studies)
+                        resamples=cfg.bench.bootstrap, studies=studies, confirm=confirm, claim=gate.claim,
+                        min_raters=gate.min_raters)
     if as_json:
-        click.echo(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
+        click.echo(json.dumps(result.to_json() | {"gate": asdict(gate)}, ensure_ascii=False, indent=2))
     else:
         click.echo(format_plan(result))
+    if result.refused:
+        raise SystemExit(1)
 
 
 @cli.command()

@@ -1,12 +1,13 @@
-"""Cluster-aware inference for ratings: the unit of evidence is the pair (and, with enough raters, the rater); see
-the README's "The decision". Tango's score interval, the exact pair bootstrap, cluster-robust variances, and the
-fidelity gate's paired difference, vectorised over studies so that `evalkit plan` runs the very same function."""
+"""Cluster-aware inference for ratings: the units of evidence are the pair and the rater; see the README's "The
+decision". Tango's score interval, the exact pair bootstrap, cluster-robust variances (CR1; two-way CR2 with its
+degrees of freedom and skewness), and the fidelity gate's paired difference, vectorised over studies so that
+`evalkit plan` and `scripts/errorbench.py` run the very same function."""
 
 from __future__ import annotations
 
 import math
 
-from .descriptive import wilson_array, z_for
+from .descriptive import t_quantile, wilson_array, z_for
 
 
 # Two-way clustering (pairs and raters) needs enough raters for the rater dimension to carry a variance:
@@ -215,17 +216,133 @@ def clustered_proportions(y, group, n_groups: int, pair_key, rater_key, z: float
     return proportions_from_counts(*counts(pair_key), *counts(rater_key), n_groups, z, min_raters)
 
 
+def cr2_two_way(e, w, pair, rater, study, n_studies: int) -> dict:
+    """Two-way (pairs x raters) cluster-robust variance of weighted means theta_s = sum_i w_i x_i (weights summing
+    to 1 within each study), with the CR2 small-sample correction of Bell & McCaffrey (2002), and the degrees of
+    freedom of its rater part. Vectorised over studies.
+
+    e: per rating, x_i - theta_s (the residual); w: its weight; pair, rater: per rating, cluster ids unique across
+    studies; study: per rating, its study. For the weighted mean (an intercept-only weighted regression, working
+    covariance inverse to the weights) the CR2 adjustment of a cluster with weight share s is a factor 1 / (1 - s)
+    on its squared weighted residual sum, so each one-way part is sum_g (sum_{i in g} w_i e_i)^2 / (1 - s_g): pairs
+    (s = 1 / n, the same as CR1), raters (s_j the rater's share of the weight) and single ratings (HC2). The two-way
+    variance is pairs + raters - single ratings (Cameron, Gelbach & Miller 2011), never below either one-way part.
+    `df` is Bell & McCaffrey's Satterthwaite degrees of freedom of the rater part under working independence,
+    1 / sum_gh B_gh^2 with B_gg = s_g, B_gh = -s_g s_h / sqrt((1 - s_g)(1 - s_h)): G - 1 when the G raters carry
+    equal shares, fewer when a few raters carry most of the weight. Since the pair part has many more degrees of
+    freedom, t on `df` is conservative for the sum. A study with one rater has no rater variance to estimate:
+    infinite variance, df 0.
+
+    `skewness` is that of the estimate, kappa_3 / variance^1.5, with kappa_3 from the same pairs + raters - single
+    ratings decomposition of the cubed cluster sums, each with the small-sample factor 1 / ((1 - s)(1 - 2 s))
+    (G^2 / ((G - 1)(G - 2)) for equal shares). Skewed rater effects (a few raters much harsher on one side) skew
+    the estimate, and with few raters a symmetric t interval then misses on one side (see paired_difference)."""
+    import numpy as np
+
+    e, w = np.asarray(e, float), np.asarray(w, float)
+    study = np.asarray(study, np.int64)
+    we = w * e
+    pairs = _cluster_sums(pair, w, we, study, n_studies)
+    raters = _cluster_sums(rater, w, we, study, n_studies)
+    return _cr2_combine(pairs, raters, _cr2_part(w, we * we, we * we * we, study, n_studies), n_studies)
+
+
+def _cluster_sums(key, w, we, study, n_studies: int):
+    """The _cr2_part (variance, third cumulant per study) of these clusters, then each cluster's weight share and
+    study."""
+    import numpy as np
+
+    key = np.asarray(key, np.int64)
+    size = int(key.max()) + 1 if len(key) else 0
+    s = np.bincount(key, weights=w, minlength=size)
+    t = np.bincount(key, weights=we, minlength=size)
+    used = np.bincount(key, minlength=size) > 0
+    owner = np.zeros(size, np.int64)
+    owner[key] = study
+    s, t, owner = s[used], t[used], owner[used]
+    return _cr2_part(s, t * t, t * t * t, owner, n_studies) + (s, owner)
+
+
+def _cr2_part(share, t2, t3, owner, n_studies: int):
+    """One clustering's CR2 variance and third cumulant per study from each cluster's weight share and squared /
+    cubed weighted residual sum (t2, t3 may be sums over clusters that share one weight, as single ratings of a
+    pair do). A cluster that holds the whole study (its residual sum is 0) adds nothing."""
+    import numpy as np
+
+    alone = share >= 1 - 1e-12
+    s_cap = np.minimum(share, 0.45)  # the third-moment factor needs s < 1/2; beyond, one cluster is most of the study
+    v = np.bincount(owner, weights=np.where(alone, 0.0, t2 / np.where(alone, 1.0, 1 - share)), minlength=n_studies)
+    k3 = np.bincount(owner, weights=np.where(alone, 0.0, t3 / ((1 - s_cap) * (1 - 2 * s_cap))), minlength=n_studies)
+    return v, k3
+
+
+def _cr2_combine(pairs, raters, single, n_studies: int) -> dict:
+    import numpy as np
+
+    v_pair, k3_pair = pairs[:2]
+    v_rater, k3_rater, s, owner = raters
+    v_one, k3_one = single
+    alone = s >= 1 - 1e-12
+    count = np.bincount(owner, minlength=n_studies).astype(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v = np.maximum(np.maximum(v_pair + v_rater - v_one, v_pair), v_rater)
+        skewness = np.where(v > 0, (k3_pair + k3_rater - k3_one) / v ** 1.5, 0.0)
+        q = np.where(alone, 0.0, s * s / np.where(alone, 1.0, 1 - s))
+        sum_b2 = (np.bincount(owner, weights=s * s, minlength=n_studies)
+                  + np.bincount(owner, weights=q, minlength=n_studies) ** 2
+                  - np.bincount(owner, weights=q * q, minlength=n_studies))
+        df = np.where(count >= 2, 1 / sum_b2, 0.0)
+    return {"variance": np.where(count >= 2, v, np.inf), "pair": v_pair, "rater": v_rater, "rating": v_one,
+            "raters": count, "df": df, "skewness": np.where(count >= 2, skewness, 0.0)}
+
+
+def _cr2_pair_means(x, pair, rater, pair_study, n, r_p, d_p, diff, n_studies: int) -> dict:
+    """cr2_two_way for paired_difference's estimator (w_i = 1 / (n_s R_p)), with the pair and single-rating parts
+    summed per pair (x is -1, 0 or 1, so x^2 = |x| and x^3 = x): the same numbers, a third of the work."""
+    import numpy as np
+
+    rated = r_p > 0
+    p_study = pair_study[rated]
+    n_s = n[p_study]
+    dev = d_p[rated] - diff[p_study]  # the pair's residual sum is dev / n_s
+    pairs = _cr2_part(1 / n_s, (dev / n_s) ** 2, (dev / n_s) ** 3, p_study, n_studies)
+    # single ratings of a pair: weight w = 1 / (n_s R); sum of e^2 and e^3 over the pair's ratings from its counts
+    r = r_p[rated]
+    w = 1 / (n_s * r)
+    sum_x = d_p[rated] * r
+    study_of_rating = pair_study[pair]
+    sum_abs = np.bincount(pair, weights=np.abs(x), minlength=len(r_p))[rated]
+    m = diff[p_study]
+    e2 = sum_abs - 2 * m * sum_x + r * m * m
+    e3 = sum_x - 3 * m * sum_abs + 3 * m * m * sum_x - r * m ** 3
+    single = _cr2_part(w, w * w * e2, w ** 3 * e3, p_study, n_studies)
+    w_rating = 1 / (n[study_of_rating] * r_p[pair])
+    raters = _cluster_sums(rater, w_rating, w_rating * (x - diff[study_of_rating]), study_of_rating, n_studies)
+    return _cr2_combine(pairs, raters, single, n_studies)
+
+
 def paired_difference(x, pair, rater, pair_study, n_studies: int, confidence: float = 0.95,
-                      resamples: int = 2000, min_raters: int = MIN_RATERS_TWO_WAY) -> dict:
+                      resamples: int = 2000, min_raters: int = MIN_RATERS_TWO_WAY,
+                      raters_in_general: bool = True) -> dict:
     """The fidelity gate's interval for assisted - ordinary pass rate, one per study (vectorised so that
     `evalkit plan` can run thousands of simulated studies through this very function).
 
     x: per rating, (assisted passed) - (ordinary passed) in {-1, 0, 1}; pair: per rating, a pair index
     0 .. P-1 unique across studies; rater: per rating, a rater index unique across studies (offset each
-    study's raters); pair_study: per pair, its study. Every pair counts once: its value is the mean of its raters' x. The interval is the union
-    of (1) Tango's score interval on the rater-averaged discordant counts, (2) the exact pair bootstrap
-    percentile interval and (3) where a study has enough raters, a Wald interval with the two-way (pairs x
-    raters) cluster-robust variance: its lower end is the lowest of the three."""
+    study's raters); pair_study: per pair, its study. Every pair counts once: its value is the mean of its
+    raters' x. The interval is the union of (1) Tango's score interval on the rater-averaged discordant counts,
+    (2) the exact pair bootstrap percentile interval and (3) a Wald interval with a two-way (pairs x raters)
+    cluster-robust variance: its lower end is the lowest of the three.
+
+    raters_in_general (the gate's default claim, about raters like these): (3) is always there, with the CR2
+    variance (cr2_two_way) and Student's t on the Bell-McCaffrey degrees of freedom of the rater part, so that
+    rater-to-rater differences, also in how raters judge each path, are in the interval even with few raters
+    (a study with one rater gets [-1, 1]). Where the estimate is skewed (gamma, cr2_two_way's skewness), the end
+    on the long tail's side moves out by the Cornish-Fisher term of the studentised mean, gamma (2 t^2 + 1) / 6
+    (Johnson 1978; Hall 1992): with few raters, a rare rater who is much harsher on one side makes a study that
+    did not sample such a rater look both better and surer. The correction only ever widens. Otherwise (the
+    claim about these raters only) (3) is the CR1 two-way variance with the normal quantile, and only where a
+    study has at least `min_raters` raters."""
     import math
 
     import numpy as np
@@ -261,16 +378,29 @@ def paired_difference(x, pair, rater, pair_study, n_studies: int, confidence: fl
 
     # two-way cluster-robust Wald interval (pair-mean estimator: w_j = 1 / (n_s * R_p))
     study_of_rating = pair_study[pair]
-    w = 1.0 / (n[study_of_rating] * r_p[pair])
-    e = w * (x - diff[study_of_rating])
-    var, _pairs, raters, two_way = cluster_variance(e, study_of_rating, n_studies, pair, rater, min_raters)
-    half = z * np.sqrt(var)
-    w_lo = np.where(two_way, diff - half, np.nan)
-    w_hi = np.where(two_way, diff + half, np.nan)
+    if raters_in_general:
+        cr2 = _cr2_pair_means(x, pair, rater, pair_study, n, r_p, d_p, diff, n_studies)
+        raters, df, skew = cr2["raters"], cr2["df"], cr2["skewness"]
+        t = t_quantile(1 - (1 - confidence) / 2, np.where(df > 0, df, np.nan))
+        shift = (2 * t * t + 1) / 6
+        with np.errstate(invalid="ignore"):
+            se = np.sqrt(cr2["variance"])
+            below = np.where(raters >= 2, (t + shift * np.maximum(-skew, 0)) * se, np.inf)
+            above = np.where(raters >= 2, (t + shift * np.maximum(skew, 0)) * se, np.inf)
+        w_lo, w_hi = np.maximum(diff - below, -1.0), np.minimum(diff + above, 1.0)
+        w_lo, w_hi = np.where(n > 0, w_lo, np.nan), np.where(n > 0, w_hi, np.nan)
+    else:
+        w = 1.0 / (n[study_of_rating] * r_p[pair])
+        resid = x - diff[study_of_rating]
+        var, _pairs, raters, two_way = cluster_variance(w * resid, study_of_rating, n_studies, pair, rater, min_raters)
+        half = z * np.sqrt(var)
+        w_lo = np.where(two_way, diff - half, np.nan)
+        w_hi = np.where(two_way, diff + half, np.nan)
+        df = np.where(two_way, np.inf, np.nan)
     with np.errstate(invalid="ignore"):
         low = np.fmin(np.fmin(t_lo, b_lo), w_lo)
         high = np.fmax(np.fmax(t_hi, b_hi), w_hi)
     return {"pairs": n, "ratings": np.bincount(study_of_rating, minlength=n_studies), "raters": raters,
             "difference": diff, "low": low, "high": high, "tango_low": t_lo, "tango_high": t_hi,
             "bootstrap_low": b_lo, "bootstrap_high": b_hi, "two_way_low": w_lo, "two_way_high": w_hi,
-            "assisted_only": b, "ordinary_only": c}
+            "two_way_df": df, "assisted_only": b, "ordinary_only": c}

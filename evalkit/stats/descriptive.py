@@ -75,3 +75,98 @@ def wilson_array(successes, n, z: float = 1.959964):
     lo, hi = np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
     lo[bad] = hi[bad] = np.nan
     return lo, hi
+
+
+
+def _betainc(a, b, x, iterations: int = 400):
+    """Regularised incomplete beta I_x(a, b), vectorised (Lentz's continued fraction, Numerical Recipes 6.4)."""
+    import math
+
+    import numpy as np
+
+    a, b, x = np.broadcast_arrays(*(np.asarray(v, float) for v in (a, b, x)))
+    lgamma = np.vectorize(math.lgamma, otypes=[float])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_front = lgamma(a + b) - lgamma(a) - lgamma(b) + a * np.log(x) + b * np.log1p(-x)
+    flip = x >= (a + 1) / (a + b + 2)  # the fraction converges fast below this point: use the symmetry above it
+    aa, bb, xx = np.where(flip, b, a), np.where(flip, a, b), np.where(flip, 1 - x, x)
+    tiny = 1e-300
+    c = np.ones_like(xx)
+    d = 1 - (aa + bb) * xx / (aa + 1)
+    d = 1 / np.where(np.abs(d) < tiny, tiny, d)
+    h = d.copy()
+    for m in range(1, iterations + 1):
+        for num in (m * (bb - m) * xx / ((aa + 2 * m - 1) * (aa + 2 * m)),
+                    -(aa + m) * (aa + bb + m) * xx / ((aa + 2 * m) * (aa + 2 * m + 1))):
+            d = 1 + num * d
+            d = 1 / np.where(np.abs(d) < tiny, tiny, d)
+            c = 1 + num / c
+            c = np.where(np.abs(c) < tiny, tiny, c)
+            step = d * c
+            h = h * step
+        if np.all(np.abs(step - 1) < 1e-16):
+            break
+    with np.errstate(over="ignore", invalid="ignore"):
+        part = np.exp(log_front) * h / aa
+    out = np.where(flip, 1 - part, part)
+    return np.where(x <= 0, 0.0, np.where(x >= 1, 1.0, out))
+
+
+def t_quantile(p, df):
+    """Quantile of Student's t with `df` degrees of freedom (real, > 0), vectorised, numpy only (scipy is a test
+    extra). The CDF is 1 - I_{df / (df + t^2)}(df / 2, 1 / 2) / 2 for t >= 0; bisection on t = tan(u), u in
+    [0, pi / 2), brackets the quantile, then Newton steps with the density finish it. Infinite df gives the
+    normal quantile; NaN where df <= 0 or is NaN."""
+    import numpy as np
+
+    p, df = np.broadcast_arrays(np.asarray(p, float), np.asarray(df, float))
+    flat_p, flat_df = p.ravel(), df.ravel()
+    out = np.full(flat_p.shape, np.nan)
+    normal = np.isinf(flat_df) | (flat_df > 1e7)
+    if normal.any():
+        from statistics import NormalDist
+
+        out[normal] = [NormalDist().inv_cdf(float(q)) for q in flat_p[normal]]
+    finite = ~normal & (flat_df > 0) & (flat_p > 0) & (flat_p < 1)
+    if finite.any():
+        # solve once per distinct (p, df): simulated studies share a handful of values, and calls repeat them
+        keys, inverse = np.unique(np.stack([flat_p[finite], flat_df[finite]]), axis=1, return_inverse=True)
+        pairs = [(float(q), float(nu)) for q, nu in keys.T]
+        new = [k for k in pairs if k not in _T_QUANTILES]
+        if new:
+            q, nu = np.array(new).T
+            _T_QUANTILES.update(zip(new, _t_quantile_solve(q, nu).tolist()))
+            while len(_T_QUANTILES) > 4096:
+                _T_QUANTILES.pop(next(iter(_T_QUANTILES)))
+        out[finite] = np.array([_T_QUANTILES[k] for k in pairs])[inverse.ravel()]
+    return out.reshape(p.shape)
+
+
+_T_QUANTILES: dict[tuple[float, float], float] = {}  # solved (p, df) -> quantile; the gate asks the same few
+
+
+def _t_quantile_solve(q, nu):
+    """t_quantile for arrays of probabilities q in (0, 1) and finite df nu > 0."""
+    import math
+
+    import numpy as np
+
+    upper = np.maximum(q, 1 - q)  # solve for the upper quantile, mirror for p < 1/2
+
+    def cdf(t):
+        return 1 - 0.5 * _betainc(nu / 2, 0.5, nu / (nu + t * t))
+
+    lo, hi = np.zeros_like(q), np.full_like(q, np.pi / 2)
+    for _ in range(24):
+        mid = (lo + hi) / 2
+        below = cdf(np.tan(mid)) < upper
+        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+    t_lo, t_hi = np.tan(lo), np.tan(hi)
+    t = (t_lo + t_hi) / 2
+    lgamma = np.vectorize(math.lgamma, otypes=[float])
+    log_norm = lgamma((nu + 1) / 2) - lgamma(nu / 2) - 0.5 * np.log(nu * np.pi)
+    for _ in range(8):  # Newton inside the bracket (the CDF is concave there): quadratic convergence
+        density = np.exp(log_norm - (nu + 1) / 2 * np.log1p(t * t / nu))
+        t = np.clip(t - (cdf(t) - upper) / density, t_lo, t_hi)
+    t = np.where(q == 0.5, 0.0, t)
+    return np.where(q < 0.5, -t, t)

@@ -1,0 +1,98 @@
+"""The gate's error rates on a grid of simulated studies: python scripts/errorbench.py [--studies 2000]
+
+Runs evalkit.plan.errorbench: for every pass rate x rater x path spread x raters x identical-output share, whole
+studies (pair effects shared by both sides, rater main effects, rater x path effects) go through the gate's own
+functions, at the shipped gate's planned size, margin and claim. Prints a markdown table (false KEEP at the margin
+with its upper 95% Monte-Carlo bound, KEEP at twice the margin, power) and exits 1 when a cell at the margin has an
+upper bound above --limit (3.5% for the one-sided 2.5% level). Heavy: the full grid is 144 simulations of 2,000
+studies; run it once, in the background.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import click
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def floats(text: str) -> tuple[float, ...]:
+    return tuple(float(v) for v in text.split(",") if v.strip())
+
+
+@click.command()
+@click.option("--pass-rates", default="0.6,0.8,0.9", show_default=True, help="Pass rates, comma-separated.")
+@click.option("--drops", default="0,1,2", show_default=True, help="True drops in margins, comma-separated.")
+@click.option("--spreads", default="0,0.5", show_default=True, help="Rater x path spreads (logit sd), comma-separated.")
+@click.option("--raters", default="10,20", show_default=True, help="Raters per study, comma-separated.")
+@click.option("--identical", default="0,0.5", show_default=True, help="Identical-output shares, comma-separated.")
+@click.option("--pairs", type=int, default=None, help="Pairs per study (default: the shipped gate's planned_pairs).")
+@click.option("--margin", type=float, default=None, help="Margin (default: the shipped gate's).")
+@click.option("--rater-sd", type=float, default=0.5, show_default=True, help="Raters' leniency sd, logit scale.")
+@click.option("--pair-correlation", type=float, default=0.5, show_default=True,
+              help="Correlation of a pair's two outputs (pair effects shared by both sides).")
+@click.option("--accuracy", type=float, default=0.95, show_default=True, help="Rater accuracy.")
+@click.option("--studies", type=int, default=2000, show_default=True, help="Simulated studies per cell and drop.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--limit", type=float, default=0.035, show_default=True,
+              help="Largest allowed upper Monte-Carlo bound of the false-KEEP rate at the margin.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Also write the rows here.")
+def main(pass_rates, drops, spreads, raters, identical, pairs, margin, rater_sd, pair_correlation, accuracy, studies,
+         seed, limit, json_path):
+    """False-KEEP rate and power of the shipped gate on a grid of simulated studies."""
+    import numpy as np
+
+    from evalkit.plan.errorbench import check, default_grid, run_grid, table
+
+    overrides = {"pass_rates": floats(pass_rates), "drops": floats(drops), "spreads": floats(spreads),
+                 "raters": tuple(int(v) for v in floats(raters)), "identical_shares": floats(identical),
+                 "rater_sd": rater_sd, "pair_correlation": pair_correlation, "rater_accuracy": accuracy,
+                 "studies": studies, "seed": seed}
+    if pairs:
+        overrides["pairs"] = pairs
+    if margin:
+        overrides["margin"] = margin
+    grid = default_grid(**overrides)
+    start = time.time()
+
+    def progress(row):
+        click.echo(f"  {time.time() - start:7.0f} s  pass {row['pass_rate']} spread {row['rater_path_sd']} "
+                   f"raters {row['raters']} identical {row['identical_share']} drop {row['drop']}: "
+                   f"KEEP {row['gate_keep']['rate']:.4f}", err=True)
+
+    rows = run_grid(grid, progress)
+    took = time.time() - start
+    machine = f"{cpu_name()}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}"
+    click.echo(f"errorbench {time.strftime('%Y-%m-%d')}: {grid.studies} studies per cell and drop, {grid.pairs} pairs, "
+               f"{grid.raters_per_pair} ratings per pair, margin {grid.margin}, claim {grid.claim!r}, rater accuracy "
+               f"{grid.rater_accuracy}, rater sd {grid.rater_sd}, pair correlation {grid.pair_correlation}; "
+               f"{took:.0f} s on {machine}")
+    click.echo(table(rows))
+    if json_path:
+        Path(json_path).write_text(json.dumps({"grid": {k: v for k, v in vars(grid).items()}, "rows": rows,
+                                               "seconds": took, "machine": machine}, indent=1))
+    bad = check(rows, grid, limit)
+    for b in bad:
+        click.echo(f"ABOVE THE LEVEL: {b}")
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,57 @@
+"""scripts/errorbench.py on a reduced grid: the gate's own functions on simulated studies with rater main effects,
+rater x path effects and pair effects shared by both sides. A true drop equal to the margin keeps at most at the
+one-sided level (plus Monte-Carlo slack), whether or not raters judge the paths differently; the table and the
+script's exit status say so. The full grid (README, "The decision") is the same code with 2,000 studies a cell."""
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+from evalkit.plan.errorbench import Grid, check, default_grid, run_grid, table
+
+ROOT = Path(__file__).resolve().parent.parent
+STUDIES = 400
+
+
+def test_reduced_grid_keeps_the_level_at_the_margin():
+    grid = Grid(pass_rates=(0.8,), drops=(0.0, 1.0), spreads=(0.0, 0.5), raters=(10,), identical_shares=(0.0,),
+                pairs=150, margin=0.15, studies=STUDIES)
+    rows = run_grid(grid)
+    assert len(rows) == 4 and {r["drop"] for r in rows} == {0.0, 1.0}
+    slack = 3 * math.sqrt(0.025 * 0.975 / STUDIES)
+    for r in rows:
+        keep, crit = r["gate_keep"], r["gate_criterion"]
+        assert keep["studies"] == STUDIES and keep["low"] <= keep["rate"] <= keep["high"]
+        if r["drop"] == 1.0:
+            assert keep["rate"] <= crit["rate"] <= 0.025 + slack, r  # KEEP needs the dropping criterion too
+        else:
+            assert keep["rate"] > 0.5, r  # 150 pairs are plenty for a 15-point margin
+    assert check(rows, grid, limit=0.025 + slack + 0.02) == []
+    assert check(rows, grid, limit=-1.0) != []  # the check does look at the margin's cells
+    text = table(rows)
+    assert text.count("\n") == 3 and "| 0.8 | 0.5 | 10 | 0.0 |" in text
+
+
+def test_default_grid_is_the_issue_grid_at_the_shipped_gate():
+    from evalkit.gate import read_gate_file
+
+    _text, gate = read_gate_file()
+    grid = default_grid()
+    assert len(list(grid.cells())) == 3 * 2 * 2 * 2 and grid.drops == (0.0, 1.0, 2.0) and grid.studies >= 2000
+    assert (grid.pairs, grid.margin, grid.claim) == (gate.planned_pairs, gate.margin, gate.claim)
+
+
+def test_script_runs_and_reports(tmp_path):
+    out = tmp_path / "rows.json"
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "errorbench.py"), "--pairs", "60", "--margin", "0.2",
+                        "--studies", "100", "--pass-rates", "0.8", "--spreads", "0", "--raters", "10", "--identical",
+                        "0", "--drops", "0,1", "--limit", "0.2", "--json", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "errorbench" in r.stdout and "| 0.8 | 0.0 | 10 | 0.0 |" in r.stdout and "cores" in r.stdout
+    assert len(json.loads(out.read_text())["rows"]) == 2
+    help_text = subprocess.run([sys.executable, str(ROOT / "scripts" / "errorbench.py"), "--help"],
+                               capture_output=True, text=True, timeout=60).stdout
+    assert "--spreads" in help_text and "--studies" in help_text
