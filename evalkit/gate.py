@@ -118,13 +118,37 @@ def gate_snapshot(path: Path | None = None) -> dict:
     return {"path": str(path), "text": text, "hash": gate_text_hash(text), "values": asdict(gate)}
 
 
+# Keys whose default changed what a gate decides, with the value that keeps the meaning a gate had when a version
+# that did not know the key froze it: such a study keeps its conditional claim rather than gaining a new
+# requirement (min_raters) after the fact. A snapshot frozen by a version that knew the key stores it in "values".
+LEGACY = {"claim": "these raters"}
+
+
 def frozen_values(snapshot: dict) -> dict:
     """The gate values of a frozen snapshot, read again from its text so that snapshots frozen by older
-    versions (other keys, no margin) get today's meaning and defaults."""
+    versions (other keys, no margin) get today's defaults, except where a default changed the decision (LEGACY)."""
     text = snapshot.get("text")
+    stored = snapshot.get("values", {})
     if text is None:
-        return asdict(Gate(**{ALIASES.get(k, k): v for k, v in snapshot.get("values", {}).items()}))
-    return asdict(parse_gate(text, f"frozen gate {snapshot.get('hash', '')}"))
+        values = asdict(Gate(**{ALIASES.get(k, k): v for k, v in stored.items()}))
+    else:
+        values = asdict(parse_gate(text, f"frozen gate {snapshot.get('hash', '')}"))
+    for key, then in LEGACY.items():
+        if key not in stored and not _sets(text or "", key):
+            values[key] = then
+    return values
+
+
+def legacy_keys(snapshot: dict) -> list[str]:
+    """The LEGACY keys a frozen snapshot predates (for a note in the verdict)."""
+    return [k for k in LEGACY if k not in snapshot.get("values", {}) and not _sets(snapshot.get("text") or "", k)]
+
+
+def _sets(text: str, key: str) -> bool:
+    try:
+        return key in tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return False
 
 
 def fidelity_ok(lower, margin: float):

@@ -267,3 +267,23 @@ def test_cache_computes_once_per_data_version_even_under_concurrent_requests(tmp
     assert len(calls) == 3
     cache.get(db, 0.1, 200, compute=counting)  # nothing else changed: served from the cache
     assert len(calls) == 3
+
+
+def test_a_gate_frozen_before_the_claim_existed_keeps_its_conditional_claim(tmp_path):
+    """A gate frozen by a version without `claim` decided about the raters who rated; reading it again today must
+    not add the population claim and its min_raters afterwards. A gate frozen today without the key gets today's
+    default, since the snapshot stores every value it was frozen with."""
+    from dataclasses import asdict
+
+    from evalkit.gate import GENERAL, Gate, frozen_values, gate_snapshot, legacy_keys
+
+    path = tmp_path / "gate.toml"
+    path.write_text("margin = 0.05\nplanned_pairs = 20\n", encoding="utf-8")
+    today = gate_snapshot(path)
+    assert frozen_values(today)["claim"] == GENERAL and legacy_keys(today) == []
+    old_values = {k: v for k, v in asdict(Gate(margin=0.05, planned_pairs=20)).items() if k not in ("claim", "min_raters")}
+    old = today | {"values": old_values}  # as an earlier version stored it
+    assert frozen_values(old)["claim"] == "these raters" and legacy_keys(old) == ["claim"]
+    path.write_text('margin = 0.05\nplanned_pairs = 20\nclaim = "raters in general"\n', encoding="utf-8")
+    explicit = gate_snapshot(path) | {"values": old_values}  # the text says it: the text wins
+    assert frozen_values(explicit)["claim"] == GENERAL

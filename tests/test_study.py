@@ -231,14 +231,17 @@ def test_until_planned_needs_a_plan_and_sensible_options(tmp_path, make_config):
 @pytest.mark.slow
 def test_the_apps_first_start_says_so_and_does_not_fill_the_pool(tmp_path, make_config):
     """The demo's first start (`evalkit serve` -> `evalkit prepare`) builds its small pool under the shipped gate
-    (1,725 planned pairs) and says the pool cannot reach the plan, rather than generating 1,725 pairs first."""
+    and says the pool cannot reach the plan, rather than generating the planned pairs first."""
     from evalkit.config import load_config
+    from evalkit.gate import read_gate_file
     from evalkit.preparation import ensure_pool
 
+    planned = read_gate_file()[1].planned_pairs  # the shipped gate's plan
+    assert planned > 2
     cfg = load_config(make_config(**{"pool.prompts": ["writing-01"], "pool.samples": 2}))
     said = []
     assert ensure_pool(cfg, tmp_path / "first.db", echo=said.append) == 2
-    assert any("study 'main': the pool holds 2 study pairs, fewer than the 1725 planned pairs" in m for m in said)
+    assert any(f"study 'main': the pool holds 2 study pairs, fewer than the {planned} planned pairs" in m for m in said)
 
 
 def test_serve_says_when_the_pool_cannot_reach_the_plan(tmp_path):

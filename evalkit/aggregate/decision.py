@@ -59,7 +59,7 @@ def stored(db, study_id: int) -> FrozenDecision | None:
         return None
     v = json.loads(row["verdict_json"])
     verdict = Verdict(Decision(v["decision"]), False, FROZEN, [Condition(**c) for c in v["conditions"]],
-                      v["fidelity"], v.get("gate"))
+                      v["fidelity"], v.get("gate"), claim=v.get("claim", ""))
     return FrozenDecision(study_id, row["decided_at"], row["completed_at"], row["completed_rating_id"],
                           row["gate_hash"], verdict, json.loads(row["sample_json"]), json.loads(row["excluded_json"]),
                           json.loads(row["speed_json"]))

@@ -65,8 +65,8 @@ def claim_statement(gate_values: dict, raters: int | None) -> str:
 def frozen_gate(db, study=None) -> tuple[dict | None, list[str]]:
     """The gate frozen with the study (`study.Study`: when its first pool was generated; else, in a database without
     a pool, the latest benchmark's), and notes when the file changed since. Its values are read again from the
-    frozen text, so gates frozen by older versions get today's keys and defaults."""
-    from ..gate import frozen_values, gate_text_hash
+    frozen text, so gates frozen by older versions get today's keys and defaults (gate.LEGACY aside)."""
+    from ..gate import frozen_values, gate_text_hash, legacy_keys
 
     notes = []
     if study is not None:
@@ -79,6 +79,9 @@ def frozen_gate(db, study=None) -> tuple[dict | None, list[str]]:
     if frozen is None:
         return None, ["no experiment with a frozen release gate"]
     frozen["values"] = frozen_values(frozen)
+    for key in legacy_keys(frozen):
+        notes.append(f"the gate was frozen by an evalkit that did not know `{key}`: it keeps the meaning it had then "
+                     f"({key} = {frozen['values'][key]!r})")
     try:
         with open(frozen["path"], encoding="utf-8") as f:
             current = f.read()
