@@ -199,12 +199,17 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
                 """SELECT COUNT(*) FROM (SELECT r FROM (SELECT a_reference_id AS r FROM pairs WHERE experiment_id = :e
                    AND kind = 'gold' UNION ALL SELECT b_reference_id FROM pairs WHERE experiment_id = :e AND kind = 'gold')
                    GROUP BY r HAVING COUNT(*) > 1)""", {"e": exp_id}).fetchone()[0]
+            repeated_texts = texts_on_both_paths(db, exp_id)
             result.fallbacks = db.execute(
                 "SELECT COUNT(*) FROM generations WHERE experiment_id = ? AND path = 'fallback'", [exp_id]).fetchone()[0]
         finally:
             db.close()
         if result.fallbacks:
             echo(f"{result.fallbacks} assisted sample(s) failed and fell back: stored, but not made into pairs")
+        for r in repeated_texts:
+            echo(f"{r.prompt_id}: one output text is in {r.pairs} pairs, under the ordinary path in one and the "
+                 "assisted path in another; a rater who meets it twice learns little from its reveal "
+                 f"({r.text[:40]!r}…)")
         if repeated:
             echo(f"gold pairs: {repeated} reference output(s) appear in more than one gold pair, and a rater who meets "
                  "a text twice may tell a check pair; add [[gold]] reference outputs to the prompt files")
@@ -213,6 +218,29 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
             echo(f"gold pairs: {result.gold} of the {wanted} that pool.gold_rate = {cfg.pool.gold_rate} asks for; "
                  "add [[gold]] reference outputs to the prompt files (two or more per prompt) for more")
     return result
+
+
+@dataclass
+class RepeatedText:
+    """One output text that stands on the ordinary side of one pair and the assisted side of another."""
+
+    prompt_id: str
+    pairs: int
+    text: str
+
+
+def texts_on_both_paths(db, experiment_id: int | None = None) -> list[RepeatedText]:
+    """Texts that appear in more than one study pair, under both paths (greedy decoding, or a degenerate output,
+    makes them). A rater who meets such a text twice sees it revealed once as each path, so one reveal says little
+    about it; the pool reports them."""
+    where = "" if experiment_id is None else "AND p.experiment_id = :e"
+    rows = db.execute(
+        f"""SELECT g.prompt_id, COUNT(DISTINCT p.id), g.text FROM pairs p
+            JOIN generations g ON g.id IN (p.a_generation_id, p.b_generation_id)
+            WHERE p.kind = 'study' {where}
+            GROUP BY g.prompt_id, g.text HAVING COUNT(DISTINCT g.path) > 1 AND COUNT(DISTINCT p.id) > 1
+            ORDER BY g.prompt_id""", {"e": experiment_id}).fetchall()
+    return [RepeatedText(*r) for r in rows]
 
 
 def _target_tokenizer(cfg: Config):
