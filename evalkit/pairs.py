@@ -7,13 +7,16 @@ work list (prompt x sample; both paths of a sample stay together so they pair) i
 process merges the shards into the main database in one transaction, in work-list order. Seeds are per
 work item, so the content equals a single-process run. An interrupted run resumes with --resume.
 
-Once the study pairs are in, the main process adds the gold pairs (evalkit.gold): pool.gold_rate x study
-pairs, each two reference outputs of one prompt, indistinguishable from a study pair until it is rated.
+The work list holds a few extra samples per prompt (evalkit.gold.gold_samples: pool.gold_rate x study pairs):
+their outputs are stored but not paired, and once every shard is merged the main process turns each into a gold
+pair (one output changed by a controlled edit with a known answer), indistinguishable from a study pair until it
+is rated.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,10 +45,13 @@ def _remove_db_files(path: Path) -> None:
 
 
 def _done_items(db, experiment_id: int, base_seed: int) -> set[tuple[str, int]]:
+    """(prompt, sample) of the work items stored: a study pair, a fallback, or a gold sample's outputs (an item's
+    records are stored together, so one of them means all)."""
     done = {(r["prompt_id"], r["sample"]) for r in db.query(
         "SELECT prompt_id, sample FROM pairs WHERE experiment_id = ? AND kind = 'study'", [experiment_id])}
     done |= {(r["prompt_id"], r["seed"] - base_seed) for r in db.query(
-        "SELECT prompt_id, seed FROM generations WHERE experiment_id = ? AND path = 'fallback'", [experiment_id])}
+        "SELECT prompt_id, seed FROM generations WHERE experiment_id = ? AND path IN ('assisted', 'fallback')",
+        [experiment_id])}
     return done
 
 
@@ -68,16 +74,27 @@ def merge_shards(db, db_path: Path, experiment_id: int) -> int:
                 items.setdefault(p["work_index"], {"gens": [], "pairs": []})["pairs"].append(dict(p))
         finally:
             con.close()
-    done = _done_items(db, experiment_id, 0)  # (prompt, sample) of pairs already merged
-    # an item merged before an interruption of the merge's clean-up is not merged again
-    todo = [items[i] for i in sorted(items) if not any((p["prompt_id"], p["sample"]) in done for p in items[i]["pairs"])]
+    done = {(r[0], r[1]) for r in db.execute(
+        "SELECT prompt_id, sample FROM pairs WHERE experiment_id = ? AND kind = 'study'", [experiment_id])}
+    have = {(r[0], r[1], r[2]) for r in db.execute(
+        "SELECT prompt_id, seed, path FROM generations WHERE experiment_id = ?", [experiment_id])}
+
+    def merged(item: dict) -> bool:  # merged before an interruption of the merge's clean-up: not again
+        if item["pairs"]:
+            return any((p["prompt_id"], p["sample"]) in done for p in item["pairs"])
+        return all((g["prompt_id"], g["seed"], g["path"]) in have for g in item["gens"])
+
+    todo = [items[i] for i in sorted(items) if not merged(items[i])]
     merged = insert_shard_items(db, todo)
     for shard in shards:
         _remove_db_files(shard)
     return merged
 
 
-def _run_item(pair, prompt, sample: int, index: int, cfg: Config, shard_db, exp_id: int) -> tuple[int, int]:
+def _run_item(pair, prompt, sample: int, index: int, cfg: Config, shard_db, exp_id: int,
+              gold: bool = False) -> tuple[int, int]:
+    """Both paths of one sample, stored as a pair (sides drawn once); a gold sample's outputs are stored unpaired
+    (evalkit.gold makes them a gold pair), a failed assisted run's with its fallback."""
     from .paths import run_assisted, run_ordinary
     from .store import insert_generations, insert_pairs
 
@@ -86,9 +103,9 @@ def _run_item(pair, prompt, sample: int, index: int, cfg: Config, shard_db, exp_
     assisted = run_assisted(pair, prompt, seed)
     for r in (ordinary, *assisted):
         r.work_index = index
-    if len(assisted) > 1:  # failed and fell back: keep the records, but it is not an assisted sample
+    if len(assisted) > 1 or gold:  # fell back: kept, but not an assisted sample; gold: paired later
         insert_generations(shard_db, [ordinary, *assisted], exp_id)
-        return 0, 1
+        return 0, int(len(assisted) > 1)
     side = secrets.choice("AB")  # drawn once; the app reads it, never recomputes it
     insert_pairs(shard_db, exp_id, [{"prompt_id": prompt.id, "sample": sample, "ordinary": ordinary,
                                      "assisted": assisted[0], "ordinary_side": side, "work_index": index}])
@@ -131,7 +148,11 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
         done = _done_items(db, exp_id, cfg.decoding.seed)
     finally:
         db.close()
-    work = [(i, pid, s) for i, (pid, s) in enumerate((pid, s) for pid in prompts for s in range(samples))]
+    from .gold import gold_samples
+
+    extra = gold_samples(list(prompts), samples, cfg.pool.gold_rate)  # samples beyond `samples` become gold pairs
+    items = [(pid, s) for pid in prompts for s in range(samples + extra[pid])]
+    work = [(i, pid, s, s >= samples) for i, (pid, s) in enumerate(items)]
     todo = [w for w in work if (w[1], w[2]) not in done]
     return {"experiment_id": exp_id, "todo": todo, "skipped": len(work) - len(todo)}
 
@@ -150,8 +171,9 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
         raise EvalkitError(f"--samples {samples} must be at least 1", "pass a positive number")
     from .config import POOL_SEED_LIMIT
 
-    if cfg.decoding.seed + samples > POOL_SEED_LIMIT:  # live runs draw their seeds above the pool's
-        raise EvalkitError(f"decoding.seed {cfg.decoding.seed} + {samples} samples exceeds {POOL_SEED_LIMIT}",
+    most = samples + math.ceil(cfg.pool.gold_rate * samples)  # a prompt's gold samples follow its study samples
+    if cfg.decoding.seed + most > POOL_SEED_LIMIT:  # live runs draw their seeds above the pool's (gold samples too)
+        raise EvalkitError(f"decoding.seed {cfg.decoding.seed} + {most} samples exceeds {POOL_SEED_LIMIT}",
                            "use a smaller decoding.seed")
     if db_path is not None and not isinstance(db_path, (str, Path)):  # an open database: use its file
         db_path = db_path.execute("PRAGMA database_list").fetchone()[2]
@@ -175,8 +197,8 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
             copy_experiment(shard, exp_row)  # so the shard's foreign keys hold
             desc = "pair pool" if state.num_processes == 1 else f"pair pool (rank {state.process_index})"
             bar = progress_bar(total=len(mine), desc=desc, unit="pair", disable=not progress, position=state.process_index)
-            for index, prompt_id, sample in mine:
-                m, f = _run_item(pair, prompts[prompt_id], sample, index, cfg, shard, exp_id)
+            for index, prompt_id, sample, gold in mine:
+                m, f = _run_item(pair, prompts[prompt_id], sample, index, cfg, shard, exp_id, gold)
                 made, fallbacks = made + m, fallbacks + f
                 bar.update(1)
             bar.close()
@@ -192,13 +214,9 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
             result.pairs = db.execute("SELECT COUNT(*) FROM pairs WHERE experiment_id = ? AND kind = 'study'",
                                       [exp_id]).fetchone()[0]
             if gold_count(cfg.pool.gold_rate, result.pairs):
-                add_gold_pairs(db, exp_id, list(prompts.values()), cfg.pool.gold_rate, _target_tokenizer(cfg))
+                add_gold_pairs(db, exp_id, list(prompts.values()), _target_tokenizer(cfg))
             result.gold = db.execute("SELECT COUNT(*) FROM pairs WHERE experiment_id = ? AND kind = 'gold'",
                                      [exp_id]).fetchone()[0]
-            repeated = db.execute(
-                """SELECT COUNT(*) FROM (SELECT r FROM (SELECT a_reference_id AS r FROM pairs WHERE experiment_id = :e
-                   AND kind = 'gold' UNION ALL SELECT b_reference_id FROM pairs WHERE experiment_id = :e AND kind = 'gold')
-                   GROUP BY r HAVING COUNT(*) > 1)""", {"e": exp_id}).fetchone()[0]
             repeated_texts = texts_on_both_paths(db, exp_id)
             result.fallbacks = db.execute(
                 "SELECT COUNT(*) FROM generations WHERE experiment_id = ? AND path = 'fallback'", [exp_id]).fetchone()[0]
@@ -210,13 +228,10 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
             echo(f"{r.prompt_id}: one output text is in {r.pairs} pairs, under the ordinary path in one and the "
                  "assisted path in another; a rater who meets it twice learns little from its reveal "
                  f"({r.text[:40]!r}…)")
-        if repeated:
-            echo(f"gold pairs: {repeated} reference output(s) appear in more than one gold pair, and a rater who meets "
-                 "a text twice may tell a check pair; add [[gold]] reference outputs to the prompt files")
-        wanted = gold_count(cfg.pool.gold_rate, result.pairs)
+        wanted = gold_count(cfg.pool.gold_rate, len(prompts) * samples)
         if result.gold < wanted:
-            echo(f"gold pairs: {result.gold} of the {wanted} that pool.gold_rate = {cfg.pool.gold_rate} asks for; "
-                 "add [[gold]] reference outputs to the prompt files (two or more per prompt) for more")
+            echo(f"gold pairs: {result.gold} of the {wanted} that pool.gold_rate = {cfg.pool.gold_rate} asks for "
+                 "(a gold sample whose assisted run fell back makes none)")
     return result
 
 

@@ -639,3 +639,49 @@ def test_a_pool_with_one_text_on_both_paths_is_reported(pool_db):
     (found,) = texts_on_both_paths(db)
     assert found.prompt_id == "writing-02" and found.pairs == 2
     db.conn.close()
+
+
+@pytest.fixture(scope="module")
+def gold_pool(tiny_models, tmp_path_factory) -> Path:
+    """A pool built the way the app builds one, with gold pairs (pool.gold_rate = 0.5), in both languages."""
+    from evalkit.pairs import build_pool
+
+    root = tmp_path_factory.mktemp("gold-pool")
+    cfg = load_config(write_config(root / "gold.toml", tiny_models))
+    cfg.pool.prompts, cfg.pool.samples, cfg.pool.gold_rate = ["writing-01", "writing-02", "writing-05"], 2, 0.5
+    db_file = root / "gold.db"
+    result = build_pool(cfg, db_file, progress=False, echo=lambda *_: None)
+    assert (result.pairs, result.gold) == (6, 3)
+    return db_file
+
+
+def _form(text: str) -> dict:
+    import unicodedata
+
+    return {"length": len(text), "line breaks": text.count("\n"),
+            "punctuation": sum(unicodedata.category(c).startswith("P") for c in text)}
+
+
+def test_gold_pairs_are_pooled_outputs_in_no_public_file_and_of_the_same_form(gold_pool):
+    """Issue #22: the gold texts were verbatim in prompts/*.toml with their answers (public files), and differed in
+    form from the pooled outputs (no line breaks where every study output had some). Gold pairs are now made when
+    the pool is built, from extra pooled samples, one output changed by a controlled edit with a known answer."""
+    from scipy.stats import mannwhitneyu
+
+    root = Path(__file__).resolve().parent.parent
+    gold = rows(gold_pool, "SELECT r.text, r.expected FROM pairs p JOIN reference_outputs r "
+                           "ON r.id IN (p.a_reference_id, p.b_reference_id) WHERE p.kind = 'gold'")
+    study = rows(gold_pool, "SELECT g.text FROM pairs p JOIN generations g "
+                            "ON g.id IN (p.a_generation_id, p.b_generation_id) WHERE p.kind = 'study'")
+    assert len(gold) == 6 and len(study) == 12
+    public = [f.read_text(encoding="utf-8") for pattern in ("prompts/*.toml", "configs/*.toml", "*.md")
+              for f in root.glob(pattern)]
+    for g in gold:
+        assert not any(g["text"].strip() in text for text in public if g["text"].strip())
+    edited = [g for g in gold if json.loads(g["expected"])]
+    assert len(edited) == 3 and all(set(json.loads(g["expected"]).values()) == {"fail"} for g in edited)
+    for feature in ("length", "line breaks", "punctuation"):
+        g_values, s_values = [_form(g["text"])[feature] for g in gold], [_form(s["text"])[feature] for s in study]
+        if len(set(g_values + s_values)) > 1:
+            p = mannwhitneyu(g_values, s_values).pvalue
+            assert p > 0.05, (feature, g_values, s_values)

@@ -20,14 +20,15 @@ def render_gold(r: GoldReveal) -> str:
     lines = [
         "### Reveal · 揭晓: a check pair · 检验题",
         "",
-        "Both outputs were written by the study's organisers, with known answers, to check the ratings; neither "
-        "comes from a model, and this pair is not part of the comparison. Your answers count towards your "
-        "accuracy on check pairs. · 这两段文字由组织者编写，答案已知，用于检验评分，不计入两种生成方式的比较。",
+        "Both outputs come from the model, and one of them was then changed on purpose (the change is named below), "
+        "so its answer on a criterion is known; the pair checks the ratings and is not part of the comparison. "
+        "Your answers where the answer is known count towards your accuracy on check pairs (— : not known). · "
+        "这两段文字来自模型，其中一段被有意修改（见下），其答案已知；用于检验评分，不计入两种生成方式的比较。",
         "",
         "| criterion | A expected | B expected |",
         "| --- | --- | --- |",
     ]
-    lines += [f"| {c} | {r.a_expected[c]} | {r.b_expected[c]} |" for c in CRITERIA]
+    lines += [f"| {c} | {r.a_expected.get(c, '—')} | {r.b_expected.get(c, '—')} |" for c in CRITERIA]
     lines.append("")
     lines += [f"- **{side}**: {note}" for side, note in (("A", r.a_note), ("B", r.b_note)) if note]
     lines += ["", _STORED]
@@ -58,7 +59,7 @@ def _line(item: RatedPair) -> str:
     if isinstance(r, Pending):
         return head + f"pending: revealed once the pair is closed (it needs {r.needed} more) · 待揭晓"
     if isinstance(r, GoldReveal):
-        return head + "a check pair (written by the organisers, with known answers) · 检验题"
+        return head + "a check pair (one output changed on purpose, with a known answer) · 检验题"
     sides = f"A = {r.a_path} {_num(r.a_seconds, '.3f')} s, B = {r.b_path} {_num(r.b_seconds, '.3f')} s"
     return head + sides + (f", speed-up {r.speedup:.2f}×" if r.speedup is not None else ", no speed-up (not comparable)")
 
