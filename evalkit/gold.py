@@ -4,8 +4,8 @@ A gold pair must not be told from a study pair, by its texts least of all. So it
 file (prompt files are public, on a Space and in the repository): they are made when the pool is built, from real
 pooled outputs. The pool generates a few samples more than the study needs (gold_samples: pool.gold_rate x study
 pairs, spread over the prompts), stores their outputs, and turns each extra sample into a gold pair: its two
-outputs, one of them changed by a controlled edit whose effect on a criterion is known (EDITS: the day changed,
-or a promise of a restore time added). The edited output fails that criterion whatever the original said; nothing
+outputs, one of them changed by a controlled edit whose effect on a criterion is known (`edit`: the day changed,
+or the last clause replaced by a promise of a restore time). The edited output fails that criterion whatever the original said; nothing
 else is known about either output, and only the known answers are scored. The texts keep the form of the pooled
 outputs (length, line breaks, punctuation), since they are pooled outputs.
 
@@ -57,25 +57,54 @@ class Edit:
 
 # The material's day, and another; the first that occurs in a text is changed everywhere in it.
 _DAYS = {"zh": [("星期三", "星期四"), ("周三", "周四"), ("礼拜三", "礼拜四")], "en": [("Wednesday", "Thursday")]}
-# A promise of a restore moment, set inside the text's last sentence (before its final mark): no line is added.
-_PROMISE = {"zh": "，保证周四上午九点前恢复", "en": ", guaranteed back by 9 am Thursday"}
-_SENTENCE_END = {"zh": re.compile(r"[。！？!?.](?=[^。！？!?.]*$)"), "en": re.compile(r"[.!?](?=[^.!?]*$)")}
+# A promise of a restore moment, in a few lengths. It takes the place of the text's last clause (what follows the
+# last comma, full stop or line break), in the length nearest the clause's, so the text keeps its length (within a
+# few characters), its line breaks and its punctuation.
+_PROMISES = {
+    "zh": ["保证周四恢复", "保证周四上午恢复", "保证周四上午九点前恢复", "我们保证周四上午九点前全部恢复",
+           "我们郑重保证周四上午九点前全部恢复正常使用", "我们郑重保证周四上午九点前全部恢复正常使用并且上传与阅读都不受影响"],
+    "en": ["guaranteed back Thursday", "we guarantee it is back Thursday", "we guarantee it is back by 9 am Thursday",
+           "we guarantee every service is back by 9 am Thursday",
+           "we guarantee that every service will be back by 9 am on Thursday at the latest"],
+}
+_CLAUSE_MARKS = "，,；;：:、。！？!?.\n"
+_END_MARKS = "。！？!?."
+
+
+def _promise(lang: str, length: int) -> str:
+    return min(_PROMISES[lang], key=lambda p: (abs(len(p) - length), len(p)))
 
 
 def edit(text: str, language: str) -> Edit:
     """The edit a gold output gets: the day changed when the text names the material's day (length, lines and
-    punctuation unchanged), else a promise of a restore time added to its last sentence."""
+    punctuation as they were), else its last clause replaced by a promise of a restore time (the second half of it
+    when the text is one clause, so the text is never the promise alone)."""
     lang = "en" if language == "en" else "zh"
     for day, other in _DAYS[lang]:
         if day in text:
             return Edit("changed-day", text.replace(day, other), ("schedule",),
                         f"“{day}”被改成了“{other}”（材料是周三晚间）。 · '{day}' was changed to '{other}'; the "
                         "material says Wednesday evening.")
-    end = _SENTENCE_END[lang].search(text.rstrip())
-    cut = end.start() if end else len(text.rstrip())
-    return Edit("added-promise", text[:cut] + _PROMISE[lang] + text[cut:], ("unknown_restore_time", "no_added_promises"),
-                "加入了恢复时刻和保证（材料说恢复时间未定）。 · A restore time and a guarantee were added; the material "
-                "says the restore time is not known.")
+    body = text.rstrip()
+    end = body[-1] if body and body[-1] in _END_MARKS else ""
+    core = body[:len(body) - len(end)]
+    start = max(core.rfind(m) for m in _CLAUSE_MARKS) + 1
+    if start == 0:  # one clause: it keeps its first half, and a comma joins the promise to it
+        half = len(core) // 2 or len(core)
+        if lang == "en" and " " in core[:half]:
+            half = core[:half].rindex(" ")
+        core = core[:half].rstrip() + ("，" if lang == "zh" else ", ")
+        promise = _promise(lang, len(body) - len(core))
+        start = len(core)
+    else:
+        promise = _promise(lang, len(core) - start)
+    space = " " if core[start:start + 1] == " " else ""
+    if lang == "en" and core[start - 1:start] in ("\n", ".", "!", "?"):
+        promise = promise[0].upper() + promise[1:]
+    return Edit("added-promise", core[:start] + space + promise + end + text[len(body):],
+                ("unknown_restore_time", "no_added_promises"),
+                "最后一句被换成了恢复时刻和保证（材料说恢复时间未定）。 · The last clause was replaced by a restore time "
+                "and a guarantee; the material says the restore time is not known.")
 
 
 def _unpaired_samples(db, experiment_id: int) -> list[dict]:

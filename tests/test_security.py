@@ -685,3 +685,23 @@ def test_gold_pairs_are_pooled_outputs_in_no_public_file_and_of_the_same_form(go
         if len(set(g_values + s_values)) > 1:
             p = mannwhitneyu(g_values, s_values).pvalue
             assert p > 0.05, (feature, g_values, s_values)
+
+
+@pytest.mark.browser
+def test_an_invitation_link_leaves_the_address_bar_and_a_reload_resumes_from_the_sealed_code(tiny_models, tmp_path,
+                                                                                           pool_db):
+    """Issue #22: `?invite=CODE` stayed in the address bar and the history after sign-in."""
+    from apphelpers import chromium_page
+    from playwright.sync_api import expect
+
+    db = open_db(pool_db)
+    cred = raters.add(db, "ann")
+    db.conn.close()
+    with served(config(tiny_models, tmp_path, signup="invite"), pool_db) as url, chromium_page() as page:
+        page.goto(cred.link(url))
+        expect(page.locator("#rate-who")).to_contain_text("ann")
+        page.wait_for_function("() => !window.location.search.includes('invite')", timeout=30_000)
+        assert cred.code not in page.url  # replaced in this history entry, not pushed after it
+        assert cred.code not in page.evaluate("JSON.stringify(window.localStorage)")
+        page.goto(url)  # a reload without the link: the browser's sealed code signs her in again
+        expect(page.locator("#rate-who")).to_contain_text("ann")
