@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 import random
-import re
 from dataclasses import dataclass
 
 from .prompts import CRITERIA, Prompt, Reference

@@ -17,9 +17,9 @@ from pathlib import Path
 import gradio as gr
 
 from ..config import Config
+from ..errors import EvalkitError
 from ..limits import RateLimiter
 from ..prompts import CRITERIA, Prompt
-from ..errors import EvalkitError
 from ..ratings import (
     RatingError, RatingInput, answers_from_row, clean_comment, correct_rating, current_rating, is_closed, next_pair,
     progress, rated_pairs, rater_reveal, skip_pair, submit_rating,
