@@ -60,7 +60,7 @@ def gold_items(db, exp: int, n: int, day: bool = False, prompt_ids=None) -> None
             text = (f"资料库周三晚间维护，{path} 输出 {i}。\n恢复时间未定。" if day else f"{path} 输出 {i}：请留意通知。")
             recs.append(GenerationRecord(prompt_id=pid, path=path, text=text, new_tokens=30, seed=10_000 + i,
                                          token_ids=[i, 7 if path == "ordinary" else 8], stop_reason="eos",
-                                         generate_seconds=1.0))
+                                         generate_seconds=3.7183 + i / 997 + (path == "assisted") / 89))
     insert_generations(db, recs, exp)
 
 
