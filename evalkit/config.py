@@ -100,8 +100,8 @@ class PoolConfig:
     samples: int = 4
     # Prompt ids to use; empty = all bundled prompts.
     prompts: list[str] = field(default_factory=list)
-    # Gold (check) pairs mixed into the pool, per study pair: gold_rate x study pairs, rounded down, each two
-    # reference outputs of one prompt ([[gold]] in the prompt files) with known answers; 0 = none. In [0, 0.5].
+    # Gold (check) pairs mixed into the pool, per study pair: gold_rate x study pairs, rounded down, each made from
+    # an extra pooled sample with one output changed by a controlled edit (evalkit.gold); 0 = none. In [0, 0.5].
     gold_rate: float = 0.1
 
 

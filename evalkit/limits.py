@@ -47,15 +47,22 @@ class RateLimiter:
 
 
 class SignInGuard:
-    """Failed sign-ins per key (a client address, a claimed name or code owner): the first `free_attempts`
-    failures cost nothing, then each further attempt waits twice as long as the last (base_seconds, doubling, up to
-    max_seconds). Every key of an attempt must be clear, so neither many names from one client nor many clients
-    on one name get more guesses. A success does not clear the count: it only proves one guess was right."""
+    """Failed sign-ins per client address and per claimed owner (a code's rater id, or a new name): the first
+    `free_attempts` failures cost nothing, then each further attempt waits twice as long as the last (base_seconds,
+    doubling, up to max_seconds). Both keys must be clear, so neither many names from one client nor many clients
+    on one owner get more guesses. A success does not clear a count: it only proves one guess was right.
+
+    The owner's count holds back only clients that have never signed in as that owner: failures from strangers
+    neither count towards it for a client that has, nor slow that client down, so nobody can lock a rater out by
+    sending wrong codes with their (sequential) id. Memory is bounded: KNOWN_PER_OWNER clients per owner."""
+
+    KNOWN_PER_OWNER = 32
 
     def __init__(self, free_attempts: int = 5, base_seconds: float = 2.0, max_seconds: float = 900.0,
                  clock=time.monotonic):
         self.free, self.base, self.max, self.clock = free_attempts, base_seconds, max_seconds, clock
         self._fails: dict[str, tuple[int, float]] = {}
+        self._known: dict[str, deque] = {}
         self._lock = threading.Lock()
 
     def _delay(self, count: int) -> float:
@@ -63,11 +70,15 @@ class SignInGuard:
             return 0.0
         return min(self.max, self.base * 2 ** (count - self.free))
 
-    def check(self, keys: list[str]) -> None:
+    def _keys(self, client: str, owner: str | None) -> list[str]:
+        stranger = owner is not None and client not in self._known.get(owner, ())
+        return [client, owner] if stranger else [client]
+
+    def check(self, client: str, owner: str | None = None) -> None:
         now = self.clock()
         with self._lock:
             wait = 0.0
-            for key in keys:
+            for key in self._keys(client, owner):
                 count, last = self._fails.get(key, (0, 0.0))
                 if count and now - last > 2 * self.max:  # long quiet: forgiven
                     self._fails.pop(key, None)
@@ -76,12 +87,19 @@ class SignInGuard:
             if wait > 0:
                 raise LimitError("too many sign-in attempts", f"wait {wait:.0f} s before trying again")
 
-    def failed(self, keys: list[str]) -> None:
+    def failed(self, client: str, owner: str | None = None) -> None:
         now = self.clock()
         with self._lock:
-            for key in keys:
+            for key in self._keys(client, owner):
                 count, last = self._fails.get(key, (0, 0.0))
                 self._fails[key] = (1 if now - last > 2 * self.max else count + 1, now)
+
+    def succeeded(self, client: str, owner: str) -> None:
+        """This client signed in as this owner: from now on strangers' failures on the owner do not hold it back."""
+        with self._lock:
+            known = self._known.setdefault(owner, deque(maxlen=self.KNOWN_PER_OWNER))
+            if client not in known:
+                known.append(client)
 
 
 def check_allowed(app: AppConfig, rater: str, orgs: list[str] | None = None) -> None:

@@ -7,13 +7,16 @@ work list (prompt x sample; both paths of a sample stay together so they pair) i
 process merges the shards into the main database in one transaction, in work-list order. Seeds are per
 work item, so the content equals a single-process run. An interrupted run resumes with --resume.
 
-Once the study pairs are in, the main process adds the gold pairs (evalkit.gold): pool.gold_rate x study
-pairs, each two reference outputs of one prompt, indistinguishable from a study pair until it is rated.
+The work list holds a few extra samples per prompt (evalkit.gold.gold_samples: pool.gold_rate x study pairs):
+their outputs are stored but not paired, and once every shard is merged the main process turns each into a gold
+pair (one output changed by a controlled edit with a known answer), indistinguishable from a study pair until it
+is rated.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,10 +48,13 @@ def _remove_db_files(path: Path) -> None:
 
 
 def _done_items(db, experiment_id: int, base_seed: int) -> set[tuple[str, int]]:
+    """(prompt, sample) of the work items stored: a study pair, a fallback, or a gold sample's outputs (an item's
+    records are stored together, so one of them means all)."""
     done = {(r["prompt_id"], r["sample"]) for r in db.query(
         "SELECT prompt_id, sample FROM pairs WHERE experiment_id = ? AND kind = 'study'", [experiment_id])}
     done |= {(r["prompt_id"], r["seed"] - base_seed) for r in db.query(
-        "SELECT prompt_id, seed FROM generations WHERE experiment_id = ? AND path = 'fallback'", [experiment_id])}
+        "SELECT prompt_id, seed FROM generations WHERE experiment_id = ? AND path IN ('assisted', 'fallback')",
+        [experiment_id])}
     return done
 
 
@@ -71,16 +77,27 @@ def merge_shards(db, db_path: Path, experiment_id: int) -> int:
                 items.setdefault(p["work_index"], {"gens": [], "pairs": []})["pairs"].append(dict(p))
         finally:
             con.close()
-    done = _done_items(db, experiment_id, 0)  # (prompt, sample) of pairs already merged
-    # an item merged before an interruption of the merge's clean-up is not merged again
-    todo = [items[i] for i in sorted(items) if not any((p["prompt_id"], p["sample"]) in done for p in items[i]["pairs"])]
+    done = {(r[0], r[1]) for r in db.execute(
+        "SELECT prompt_id, sample FROM pairs WHERE experiment_id = ? AND kind = 'study'", [experiment_id])}
+    have = {(r[0], r[1], r[2]) for r in db.execute(
+        "SELECT prompt_id, seed, path FROM generations WHERE experiment_id = ?", [experiment_id])}
+
+    def merged(item: dict) -> bool:  # merged before an interruption of the merge's clean-up: not again
+        if item["pairs"]:
+            return any((p["prompt_id"], p["sample"]) in done for p in item["pairs"])
+        return all((g["prompt_id"], g["seed"], g["path"]) in have for g in item["gens"])
+
+    todo = [items[i] for i in sorted(items) if not merged(items[i])]
     merged = insert_shard_items(db, todo)
     for shard in shards:
         _remove_db_files(shard)
     return merged
 
 
-def _run_item(pair, prompt, sample: int, index: int, cfg: Config, shard_db, exp_id: int) -> tuple[int, int]:
+def _run_item(pair, prompt, sample: int, index: int, cfg: Config, shard_db, exp_id: int,
+              gold: bool = False) -> tuple[int, int]:
+    """Both paths of one sample, stored as a pair (sides drawn once); a gold sample's outputs are stored unpaired
+    (evalkit.gold makes them a gold pair), a failed assisted run's with its fallback."""
     from .paths import run_assisted, run_ordinary
     from .store import insert_generations, insert_pairs
 
@@ -89,9 +106,9 @@ def _run_item(pair, prompt, sample: int, index: int, cfg: Config, shard_db, exp_
     assisted = run_assisted(pair, prompt, seed)
     for r in (ordinary, *assisted):
         r.work_index = index
-    if len(assisted) > 1:  # failed and fell back: keep the records, but it is not an assisted sample
+    if len(assisted) > 1 or gold:  # fell back: kept, but not an assisted sample; gold: paired later
         insert_generations(shard_db, [ordinary, *assisted], exp_id)
-        return 0, 1
+        return 0, int(len(assisted) > 1)
     side = secrets.choice("AB")  # drawn once; the app reads it, never recomputes it
     insert_pairs(shard_db, exp_id, [{"prompt_id": prompt.id, "sample": sample, "ordinary": ordinary,
                                      "assisted": assisted[0], "ordinary_side": side, "work_index": index}])
@@ -173,7 +190,7 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
                         "(every assisted sample fell back)", "fix what `evalkit check` and the stored fallback "
                         "records report, then run `evalkit generate --until-planned` again")
                 samples = math.ceil((target - have) / len(prompts))
-        _check_seeds(cfg, first, samples)
+        _check_seeds(cfg, first, samples + math.ceil(cfg.pool.gold_rate * samples))  # gold samples follow
     finally:
         db.close()
     if resume is None:
@@ -195,8 +212,12 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
         done = _done_items(db, exp_id, cfg.decoding.seed)
     finally:
         db.close()
-    items = ((pid, s) for pid in prompts for s in range(first, first + samples))
-    work = [(i, pid, s) for i, (pid, s) in enumerate(items)]
+    from .gold import gold_samples
+
+    # each prompt's study samples, then its extra samples that become gold pairs (numbered after them)
+    extra = gold_samples(list(prompts), samples, cfg.pool.gold_rate)
+    items = [(pid, s) for pid in prompts for s in range(first, first + samples + extra[pid])]
+    work = [(i, pid, s, s >= first + samples) for i, (pid, s) in enumerate(items)]
     todo = [w for w in work if (w[1], w[2]) not in done]
     return {"experiment_id": exp_id, "todo": todo, "skipped": len(work) - len(todo)}
 
@@ -243,8 +264,8 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
             copy_experiment(shard, exp_row, study_row)  # so the shard's foreign keys hold
             desc = "pair pool" if state.num_processes == 1 else f"pair pool (rank {state.process_index})"
             bar = progress_bar(total=len(mine), desc=desc, unit="pair", disable=not progress, position=state.process_index)
-            for index, prompt_id, sample in mine:
-                m, f = _run_item(pair, prompts[prompt_id], sample, index, cfg, shard, exp_id)
+            for index, prompt_id, sample, gold in mine:
+                m, f = _run_item(pair, prompts[prompt_id], sample, index, cfg, shard, exp_id, gold)
                 made, fallbacks = made + m, fallbacks + f
                 bar.update(1)
             bar.close()
@@ -260,26 +281,24 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
             result.pairs = db.execute("SELECT COUNT(*) FROM pairs WHERE experiment_id = ? AND kind = 'study'",
                                       [exp_id]).fetchone()[0]
             if gold_count(cfg.pool.gold_rate, result.pairs):
-                add_gold_pairs(db, exp_id, list(prompts.values()), cfg.pool.gold_rate, _target_tokenizer(cfg))
+                add_gold_pairs(db, exp_id, list(prompts.values()), _target_tokenizer(cfg))
             result.gold = db.execute("SELECT COUNT(*) FROM pairs WHERE experiment_id = ? AND kind = 'gold'",
                                      [exp_id]).fetchone()[0]
-            repeated = db.execute(
-                """SELECT COUNT(*) FROM (SELECT r FROM (SELECT a_reference_id AS r FROM pairs WHERE experiment_id = :e
-                   AND kind = 'gold' UNION ALL SELECT b_reference_id FROM pairs WHERE experiment_id = :e AND kind = 'gold')
-                   GROUP BY r HAVING COUNT(*) > 1)""", {"e": exp_id}).fetchone()[0]
+            repeated_texts = texts_on_both_paths(db, exp_id)
             result.fallbacks = db.execute(
                 "SELECT COUNT(*) FROM generations WHERE experiment_id = ? AND path = 'fallback'", [exp_id]).fetchone()[0]
         finally:
             db.close()
         if result.fallbacks:
             echo(f"{result.fallbacks} assisted sample(s) failed and fell back: stored, but not made into pairs")
-        if repeated:
-            echo(f"gold pairs: {repeated} reference output(s) appear in more than one gold pair, and a rater who meets "
-                 "a text twice may tell a check pair; add [[gold]] reference outputs to the prompt files")
-        wanted = gold_count(cfg.pool.gold_rate, result.pairs)
+        for r in repeated_texts:
+            echo(f"{r.prompt_id}: one output text is in {r.pairs} pairs, under the ordinary path in one and the "
+                 "assisted path in another; a rater who meets it twice learns little from its reveal "
+                 f"({r.text[:40]!r}…)")
+        wanted = gold_count(cfg.pool.gold_rate, len(prompts) * samples)
         if result.gold < wanted:
-            echo(f"gold pairs: {result.gold} of the {wanted} that pool.gold_rate = {cfg.pool.gold_rate} asks for; "
-                 "add [[gold]] reference outputs to the prompt files (two or more per prompt) for more")
+            echo(f"gold pairs: {result.gold} of the {wanted} that pool.gold_rate = {cfg.pool.gold_rate} asks for "
+                 "(a gold sample whose assisted run fell back makes none)")
     return _summary(db_path, result, state)
 
 
@@ -318,6 +337,29 @@ def fill_pool(cfg: Config, db_path: Path | str | None = None, *, reserve: float,
         if res.experiment_id is None:
             return rounds
         previous = res.study_pairs - res.pairs  # before this round: the next round stops if this one added none
+
+
+@dataclass
+class RepeatedText:
+    """One output text that stands on the ordinary side of one pair and the assisted side of another."""
+
+    prompt_id: str
+    pairs: int
+    text: str
+
+
+def texts_on_both_paths(db, experiment_id: int | None = None) -> list[RepeatedText]:
+    """Texts that appear in more than one study pair, under both paths (greedy decoding, or a degenerate output,
+    makes them). A rater who meets such a text twice sees it revealed once as each path, so one reveal says little
+    about it; the pool reports them."""
+    where = "" if experiment_id is None else "AND p.experiment_id = :e"
+    rows = db.execute(
+        f"""SELECT g.prompt_id, COUNT(DISTINCT p.id), g.text FROM pairs p
+            JOIN generations g ON g.id IN (p.a_generation_id, p.b_generation_id)
+            WHERE p.kind = 'study' {where}
+            GROUP BY g.prompt_id, g.text HAVING COUNT(DISTINCT g.path) > 1 AND COUNT(DISTINCT p.id) > 1
+            ORDER BY g.prompt_id""", {"e": experiment_id}).fetchall()
+    return [RepeatedText(*r) for r in rows]
 
 
 def _target_tokenizer(cfg: Config):

@@ -57,7 +57,10 @@ def plan(cfg: Config) -> list[tuple[str, float]]:
     stages = []
     if any(ref.startswith("demo:") for ref in (cfg.models.target, cfg.models.draft)) and not is_complete(demo_models_dir()):
         stages += expected_stages()
+    from .gold import gold_count
+
     n = len(load_prompts(ids=cfg.pool.prompts or None)) * cfg.pool.samples
+    n += gold_count(cfg.pool.gold_rate, n)  # the extra samples gold pairs are made from
     return stages + [("pair pool", n * POOL_SECONDS_PER_PAIR)]
 
 

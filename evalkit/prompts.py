@@ -17,27 +17,18 @@ CRITERIA = ("schedule", "read_only_vs_upload", "unknown_restore_time", "no_added
 PLAIN_TEMPLATE = "资料：{material}\n任务：{task}\n输出：\n"
 
 _REQUIRED = {"id": str, "material": str, "task": str, "max_new_tokens": int, "criteria": dict}
-_OPTIONAL = {"title": str, "shape": str, "language": str, "gold": list}
-
-# A reference output ([[gold]] in a prompt file): a text written by the organisers with the criterion results it
-# is known to have. Gold pairs (two references of one prompt) are mixed into the pool to check raters.
-_GOLD_REQUIRED = {"name": str, "text": str, "expected": dict}
-_GOLD_OPTIONAL = {"note": str}
-EXPECTED_VALUES = ("pass", "fail")
+_OPTIONAL = {"title": str, "shape": str, "language": str}
 
 
 @dataclass(frozen=True)
 class Reference:
-    """One known-answer output of a prompt: the text, and criterion id -> "pass" | "fail"."""
+    """One known-answer output of a gold pair (evalkit.gold, made when the pool is built): the text, and the
+    criterion results known of it, criterion id -> "pass" | "fail" (only those an edit made certain)."""
 
     name: str
     text: str
     expected: dict[str, str]
-    note: str = ""  # what is wrong with it (shown in the reveal, after the rating is stored)
-
-    @property
-    def correct(self) -> bool:
-        return all(self.expected[c] == "pass" for c in CRITERIA)
+    note: str = ""  # what was changed, shown in the reveal after the rating is stored
 
 
 @dataclass(frozen=True)
@@ -51,7 +42,6 @@ class Prompt:
     title: str = ""
     shape: str = ""
     language: str = "zh"
-    gold: tuple[Reference, ...] = ()  # reference outputs with known criterion results (gold pairs)
 
     def plain_text(self) -> str:
         return PLAIN_TEMPLATE.format(material=self.material, task=self.task)
@@ -70,6 +60,12 @@ def load_prompt(path: Path) -> Prompt:
         raise EvalkitError(f"prompt file {path} does not exist", "check the path or the prompts folder")
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise EvalkitError(f"prompt file {path} is not valid TOML: {e}", "fix the syntax at the position given")
+    if "gold" in data:  # a prompt file is public: a check pair written there can be recognised
+        raise EvalkitError(
+            f"prompt file {path}: [[gold]] reference outputs are no longer read from prompt files, which are public "
+            "(a rater could recognise a check pair by its text)",
+            "delete the [[gold]] entries: gold pairs are made when the pool is built, from pooled outputs with a "
+            "controlled edit (pool.gold_rate)")
     unknown = set(data) - set(_REQUIRED) - set(_OPTIONAL)
     if unknown:
         raise EvalkitError(
@@ -111,7 +107,6 @@ def load_prompt(path: Path) -> Prompt:
                 f"prompt file {path}: field 'criteria.{cid}' needs exactly two non-empty strings, 'zh' and 'en'",
                 f'write [criteria.{cid}] with zh = "..." and en = "..."',
             )
-    gold = _load_gold(path, data.get("gold", []))
     return Prompt(
         id=data["id"],
         material=data["material"],
@@ -121,52 +116,7 @@ def load_prompt(path: Path) -> Prompt:
         title=data.get("title", ""),
         shape=data.get("shape", ""),
         language=data.get("language", "zh"),
-        gold=gold,
     )
-
-
-def _load_gold(path: Path, entries: list) -> tuple[Reference, ...]:
-    """The [[gold]] entries of a prompt file; every error names the file, the entry and the field."""
-    out: list[Reference] = []
-    for i, entry in enumerate(entries, 1):
-        where = f"prompt file {path}: [[gold]] entry {i}"
-        if not isinstance(entry, dict):
-            raise EvalkitError(f"{where} should be a table", "write each reference output as a [[gold]] table")
-        if isinstance(entry.get("name"), str) and entry["name"].strip():
-            where += f" ('{entry['name']}')"
-        unknown = set(entry) - set(_GOLD_REQUIRED) - set(_GOLD_OPTIONAL)
-        if unknown:
-            raise EvalkitError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}",
-                               f"allowed fields are {', '.join(sorted({**_GOLD_REQUIRED, **_GOLD_OPTIONAL}))}")
-        for name, typ in {**_GOLD_REQUIRED, **_GOLD_OPTIONAL}.items():
-            if name not in entry:
-                if name in _GOLD_REQUIRED:
-                    raise EvalkitError(f"{where}: missing field '{name}'", f"add {name} ({typ.__name__})")
-                continue
-            if not isinstance(entry[name], typ):
-                raise EvalkitError(f"{where}: field '{name}' should be {typ.__name__}, got {type(entry[name]).__name__}",
-                                   f"write {name} as a TOML {typ.__name__}")
-        if not entry["name"].strip() or not entry["text"].strip():
-            raise EvalkitError(f"{where}: name and text must not be empty", "fill them in")
-        expected = entry["expected"]
-        if set(expected) != set(CRITERIA):
-            missing, extra = sorted(set(CRITERIA) - set(expected)), sorted(set(expected) - set(CRITERIA))
-            raise EvalkitError(
-                f"{where}: field 'expected' must give all of {', '.join(CRITERIA)}"
-                + (f"; missing {', '.join(missing)}" if missing else "") + (f"; unknown {', '.join(extra)}" if extra else ""),
-                'write expected = { schedule = "pass", read_only_vs_upload = "fail", ... } with every criterion id')
-        bad = [c for c in CRITERIA if expected[c] not in EXPECTED_VALUES]
-        if bad:
-            raise EvalkitError(f"{where}: field 'expected.{bad[0]}' is {expected[bad[0]]!r}, not \"pass\" or \"fail\"",
-                               "a reference output's expected result is pass or fail (unsure is for raters)")
-        for earlier in out:
-            if earlier.name == entry["name"]:
-                raise EvalkitError(f"{where}: name '{entry['name']}' is used twice", "give every reference a unique name")
-            if earlier.text.strip() == entry["text"].strip():
-                raise EvalkitError(f"{where}: same text as '{earlier.name}'", "two references of a prompt must differ")
-        out.append(Reference(name=entry["name"], text=entry["text"].strip(), expected={c: expected[c] for c in CRITERIA},
-                             note=entry.get("note", "")))
-    return tuple(out)
 
 
 def load_prompts(directory: Path | None = None, ids: list[str] | None = None) -> list[Prompt]:

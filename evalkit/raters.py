@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 from dataclasses import dataclass
 
@@ -20,6 +21,11 @@ from .identity import InputError, clean_name, name_key
 from .store import NameTaken, insert_rater, replace_secret, revoke_rater
 
 ROLES = ("rater", "organiser")
+
+# A personal code is "<rater id>.<secret>": ASCII digits, a dot, 24 URL-safe characters (144 random bits). Anything
+# else is no code at all, refused before any lookup; 64 characters bound what is ever looked at.
+CODE_LIMIT = 64
+_CODE = re.compile(r"([0-9]{1,9})\.([A-Za-z0-9_-]{24})", re.ASCII)
 
 
 class SignInError(EvalkitError):
@@ -31,6 +37,8 @@ class Identity:
     name: str
     role: str = "rater"  # one of ROLES
     source: str = "invited"  # invited (evalkit raters add), signup (open sign-up), space (Hugging Face OAuth)
+    rater_id: int | None = None  # the registry row (None for a Hugging Face identity)
+    credential: str = ""  # the hash of the code it signed in with: a revoke or re-issue ends its sessions
 
     @property
     def organiser(self) -> bool:
@@ -78,10 +86,15 @@ def _create(db, name: str, role: str, source: str) -> Credential:
         raise EvalkitError(f"role {role!r} is not one of {', '.join(ROLES)}", "use rater or organiser")
     name, key = _checked_name(name)
     try:  # the name check and the insert under one write lock: two sign-ups cannot both win
-        code = insert_rater(db, name, key, role, source, _new_code)
+        code = insert_rater(db, name, key, role, source, _new_code, name_key)
     except NameTaken as e:
         raise _taken(name, e.holder) from None
-    return Credential(Identity(name, role, source), code)
+    return _credential(name, role, source, code)
+
+
+def _credential(name: str, role: str, source: str, code: str) -> Credential:
+    rid, secret = parse_code(code)
+    return Credential(Identity(name, role, source, rid, _hash(secret)), code)
 
 
 def add(db, name: str, *, organiser: bool = False) -> Credential:
@@ -101,17 +114,17 @@ def _missing(name: str) -> EvalkitError:
 def reissue(db, name: str) -> Credential:
     """A new code for an existing rater (lost code, or after a revoke): the old code stops working."""
     _, key = _checked_name(name)
-    done = replace_secret(db, key, _new_code)
+    done = replace_secret(db, key, _new_code, name_key)
     if done is None:
         raise _missing(name)
     holder, code = done
-    return Credential(Identity(holder["name"], holder["role"], holder["source"]), code)
+    return _credential(holder["name"], holder["role"], holder["source"], code)
 
 
 def revoke(db, name: str) -> Identity:
     """The rater's code stops working at once (their stored ratings stay)."""
     _, key = _checked_name(name)
-    holder = revoke_rater(db, key)
+    holder = revoke_rater(db, key, name_key)
     if holder is None:
         raise _missing(name)
     return Identity(holder["name"], holder["role"], holder["source"])
@@ -126,21 +139,47 @@ def listing(db) -> list[dict]:
            FROM raters r ORDER BY r.id"""))
 
 
+def parse_code(code) -> tuple[int, str] | None:
+    """(rater id, secret) of a personal code in its canonical form, or None when it is no code: the id in ASCII
+    digits read as a number ("02" is rater 2, and "٢" is no id), the secret of the one length codes have."""
+    if not isinstance(code, str) or len(code) > CODE_LIMIT:
+        return None
+    m = _CODE.fullmatch(code.strip())
+    return (int(m[1]), m[2]) if m else None
+
+
 def authenticate(db, code: str) -> Identity:
     """The identity a personal code belongs to. Constant-time comparison; a revoked code is refused."""
-    rid, _, secret = (code or "").strip().partition(".")
-    row = next(db.query("SELECT * FROM raters WHERE id = ?", [int(rid)]), None) if rid.isdigit() and secret else None
-    if row is None or not hmac.compare_digest(row["secret_hash"], _hash(secret)):
+    parsed = parse_code(code)
+    row = next(db.query("SELECT * FROM raters WHERE id = ?", [parsed[0]]), None) if parsed else None
+    digest = _hash(parsed[1]) if parsed else ""
+    if row is None or not hmac.compare_digest(row["secret_hash"], digest):
         raise SignInError("that code is not valid", "check the code or link your organiser sent you")
     if row["revoked_at"]:
         raise SignInError("that code was revoked", "ask the study organiser for a new one")
-    return Identity(row["name"], row["role"], row["source"])
+    return Identity(row["name"], row["role"], row["source"], row["id"], row["secret_hash"])
 
 
-def code_owner_key(code: str) -> str:
-    """The per-name key for the attempt limit: the rater id a code claims (whether or not the code is right)."""
-    rid = (code or "").strip().partition(".")[0]
-    return f"rater:{rid}" if rid.isdigit() else "rater:?"
+def code_owner_key(code: str) -> str | None:
+    """The per-owner key for the attempt limit: the rater id a code claims, in canonical form (whether or not the
+    code is right); None when the text is no code."""
+    parsed = parse_code(code)
+    return f"rater:{parsed[0]}" if parsed else None
+
+
+def check_current(db, rater_id: int | None, credential: str) -> None:
+    """Refuse an identity whose code was revoked or re-issued since it signed in with `credential` (that code's
+    hash): every event of a session asks this, so a revoke ends the sessions already open at their next event.
+    (A Hugging Face identity has no code: rater_id None.)"""
+    if rater_id is None:
+        return
+    row = db.execute("SELECT secret_hash, revoked_at FROM raters WHERE id = ?", [rater_id]).fetchone()
+    if row is None or row[1]:
+        raise SignInError("your personal code was revoked, so this session has ended; nothing was stored",
+                          "ask the study organiser for a new code, then sign in again")
+    if not hmac.compare_digest(row[0], credential or ""):
+        raise SignInError("your personal code was replaced by a new one, so this session has ended; nothing was stored",
+                          "sign in again with the new code")
 
 
 def count(db, source: str | None = None) -> int:

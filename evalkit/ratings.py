@@ -1,8 +1,17 @@
-"""Blind A/B ratings: assignment, validation, submission, correction, skip and the post-submit reveal.
+"""Blind A/B ratings: assignment, validation, submission, correction, skip and the reveal.
 
 The side assignment lives in the pairs table and is only read here; what reaches a rater before
 submitting is a `PairView` (texts and the prompt), never a path name, timing or token count. A gold (check)
 pair gives the same PairView, from the same query, and says what it is only in the reveal.
+
+The reveal waits for the pair to close. One person may hold several identities (open sign-up, a passcode, two
+invitations); if a rating showed its pair's sides and timings at once, a second identity could rate the pair, read
+the reveal, and let the first rate it knowing which side is which. So a pair's reveal is shown to the raters who
+rated it only once no identity can rate it any more: it has its `ratings_per_pair` current ratings, checked under
+the write lock of the rating that fills it, and the closing is recorded (store `closed_pairs`), so the pair never
+opens again (not even when the quota is raised later). Until then the rater sees "revealed once this pair is
+closed" and the list of their pending reveals, which fills in as their pairs close. A correction made before the
+pair closes is still blind and counts; one made after is kept with blind = 0.
 """
 
 from __future__ import annotations
@@ -65,6 +74,23 @@ class GoldReveal:
 
 
 @dataclass
+class Pending:
+    """A reveal not shown yet: the pair can still be rated by other identities."""
+
+    pair_id: str
+    needed: int  # current ratings the pair still needs before it closes
+
+
+@dataclass
+class RatedPair:
+    """One pair in a rater's list of reveals: their n-th rated pair, its prompt, and its reveal or Pending."""
+
+    n: int
+    prompt_id: str
+    reveal: "Reveal | GoldReveal | Pending"
+
+
+@dataclass
 class RatingInput:
     pair_id: str
     rater: str
@@ -91,7 +117,8 @@ _OPEN = f"""
     SELECT p.id, COALESCE(c.n, 0) AS n FROM pairs p
     LEFT JOIN (SELECT pair_id, COUNT(*) AS n FROM current_ratings GROUP BY pair_id) c ON c.pair_id = p.id
     WHERE COALESCE(c.n, 0) < :quota AND p.id NOT IN (SELECT pair_id FROM ratings WHERE rater = :rater)
-      AND {_LATEST_STUDY}"""
+      AND {_LATEST_STUDY}
+      AND p.id NOT IN (SELECT pair_id FROM closed_pairs)"""
 
 # The same, counting the pairs other raters hold on screen (an unexpired assignment they have not answered) as
 # taken: raters arriving at once are spread over pairs instead of all getting the one that needs a rating.
@@ -275,11 +302,12 @@ def submit_rating(db, app: AppConfig, inp: RatingInput) -> int:
     return _insert(db, _row(inp, pair, rater, extra["comment"], None), quota=app.ratings_per_pair)
 
 
-def correct_rating(db, app: AppConfig, rating_id: int, inp: RatingInput, *, after_reveal: bool = False) -> int:
+def correct_rating(db, app: AppConfig, rating_id: int, inp: RatingInput, *, after_reveal: bool | None = None) -> int:
     """Add a correction: a new row superseding `rating_id` (the rater's own, newest version). History is kept.
 
-    A correction made after the rater saw the reveal is stored with blind = 0: kept and exported, never
-    counted; the last blind version stays the rating the aggregate and the verdict use."""
+    A correction made once the reveal can be seen (the pair is closed; `after_reveal` says so explicitly) is stored
+    with blind = 0: kept and exported, never counted; the last blind version stays the rating the aggregate and
+    the verdict use. Before that, no identity has seen the pair's reveal, and the correction counts."""
     rater = clean_rater(inp.rater)
     old = next(db.query("SELECT * FROM ratings WHERE id = ?", [rating_id]), None)
     if old is None or old["kind"] != "rating":
@@ -289,6 +317,8 @@ def correct_rating(db, app: AppConfig, rating_id: int, inp: RatingInput, *, afte
     pair = _pair(db, inp.pair_id)
     extra = _validate(inp, app)
     row = _row(inp, pair, rater, extra["comment"], rating_id)
+    if after_reveal is None:
+        after_reveal = is_closed(db, inp.pair_id, app.ratings_per_pair)
     row["blind"] = 0 if after_reveal or not old["blind"] else 1
     return _insert(db, row)
 
@@ -303,9 +333,41 @@ def skip_pair(db, app: AppConfig, rater: str, pair_id: str, reason: str, client_
                         "skip_reason": reason, "client_token": client_token or None})
 
 
+def is_closed(db, pair_id: str, quota: int) -> bool:
+    """Whether no identity can rate this pair any more: its closing is recorded, or it has its quota of current
+    ratings (a pair filled before closings were recorded)."""
+    return bool(db.execute(
+        "SELECT EXISTS (SELECT 1 FROM closed_pairs WHERE pair_id = :p) "
+        "OR (SELECT COUNT(*) FROM current_ratings WHERE pair_id = :p) >= :q", {"p": pair_id, "q": quota}).fetchone()[0])
+
+
+def rater_reveal(db, rater: str, pair_id: str, quota: int, tolerance: float = 0.1) -> Reveal | GoldReveal | Pending:
+    """What this rater may see of a pair they rated: its reveal once the pair is closed, else Pending."""
+    if not isinstance(pair_id, str) or db.execute(
+            "SELECT 1 FROM ratings WHERE rater = ? AND pair_id = ? AND kind = 'rating'", [rater, pair_id]).fetchone() is None:
+        raise RatingError("the reveal follows your rating of the pair", "rate the pair first")
+    if not is_closed(db, pair_id, quota):
+        n = db.execute("SELECT COUNT(*) FROM current_ratings WHERE pair_id = ?", [pair_id]).fetchone()[0]
+        return Pending(pair_id, max(1, quota - n))
+    return reveal(db, pair_id, tolerance)
+
+
+def rated_pairs(db, rater: str, quota: int, tolerance: float = 0.1, limit: int = 50) -> list[RatedPair]:
+    """The pairs this rater rated, newest first (at most `limit`), each with its reveal or Pending: the list that
+    fills in as their pairs close."""
+    rows = db.execute(
+        """SELECT r.pair_id, p.prompt_id,
+                  (SELECT COUNT(*) FROM ratings x WHERE x.rater = r.rater AND x.kind = 'rating' AND x.supersedes IS NULL
+                     AND x.id <= r.id) AS n
+           FROM ratings r JOIN pairs p ON p.id = r.pair_id
+           WHERE r.rater = ? AND r.kind = 'rating' AND r.supersedes IS NULL ORDER BY r.id DESC LIMIT ?""",
+        [rater, limit]).fetchall()
+    return [RatedPair(n, prompt_id, rater_reveal(db, rater, pair_id, quota, tolerance)) for pair_id, prompt_id, n in rows]
+
+
 def reveal(db, pair_id: str, tolerance: float = 0.1) -> Reveal | GoldReveal:
     """Which side was which path and how long each took; for a gold pair, that it was a check pair and the
-    expected answers. Only called after a submission."""
+    expected answers. The app shows it to a rater only through rater_reveal (rated, and the pair closed)."""
     p = _pair(db, pair_id)
     if p["kind"] == "gold":
         import json

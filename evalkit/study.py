@@ -83,14 +83,19 @@ def study_pairs(db, study: Study | None) -> int:
 
 def next_sample(db, base_seed: int) -> int:
     """The first pool sample number a new pool uses: after every sample the database's pools used (pairs, samples
-    that fell back, and the planned range of an interrupted pool), so that a later pool, of the same study or a new
+    that fell back, gold samples, and the planned range of an interrupted pool), so that a later pool, of the same study or a new
     one, draws new seeds instead of repeating outputs raters may have seen."""
     row = db.execute(
         """SELECT MAX(n) FROM (
                SELECT MAX(sample) AS n FROM pairs WHERE kind = 'study'
                UNION ALL SELECT MAX(seed - :seed) FROM generations g JOIN experiments e ON e.id = g.experiment_id
                WHERE e.kind = 'pool' AND g.path = 'fallback'
-               UNION ALL SELECT MAX(first_sample + COALESCE(pool_samples, 0)) - 1 FROM experiments WHERE kind = 'pool')""",
+               UNION ALL SELECT MAX(seed - :seed) FROM generations g JOIN experiments e ON e.id = g.experiment_id
+               WHERE e.kind = 'pool' AND g.live = 0
+               -- the planned range, gold samples included (at most ceil(gold_rate x samples) follow the study ones)
+               UNION ALL SELECT MAX(first_sample + COALESCE(pool_samples, 0) + CAST(COALESCE(json_extract(
+                   config_json, '$.pool.gold_rate'), 0) * COALESCE(pool_samples, 0) + 0.999999 AS INTEGER)) - 1
+               FROM experiments WHERE kind = 'pool')""",
         {"seed": base_seed}).fetchone()[0]
     return 0 if row is None else int(row) + 1
 

@@ -75,7 +75,9 @@ def cfg(tiny_models, tmp_path):
     return load_config(write_config(tmp_path / "app.toml", tiny_models, ratings_per_pair=2))
 
 
-def test_rater_journey_submit_reveal_correct_skip(cfg, pool_db):
+def test_rater_journey_submit_reveal_correct_skip(tiny_models, tmp_path, pool_db):
+    # one rating a pair: the submission closes the pair, so its reveal is shown at once (evalkit.ratings)
+    cfg = load_config(write_config(tmp_path / "one.toml", tiny_models, ratings_per_pair=1))
     with served(cfg, pool_db) as url:
         ann = Tab(url)
         # The API names no rater and no pair anywhere: both live in the server-side session.

@@ -52,7 +52,9 @@ HINT_WORDS = ["generate() s", "tokens/s", "new tokens", "new_tokens", "generate_
 
 @pytest.fixture
 def cfg(tiny_models, tmp_path):
-    return load_config(write_config(tmp_path / "app.toml", tiny_models, ratings_per_pair=2))
+    # one rating a pair: a submission closes its pair, so the reveal comes at once (evalkit.ratings holds it
+    # until the pair is closed; tests/test_security.py checks the hold)
+    return load_config(write_config(tmp_path / "app.toml", tiny_models, ratings_per_pair=1))
 
 
 class Collector:

@@ -121,8 +121,11 @@ def test_generate_pair_pool(make_config, data_dir, tiny_models):
         side_a = p["a_generation_id"]
         assert side_a == (o["id"] if p["ordinary_side"] == "A" else a["id"])
     assert {p["sample"] for p in pairs} == {0, 1}
-    # pool.gold_rate (default 0.1) x 10 study pairs: one gold (check) pair of two reference outputs of one prompt,
-    # whose token ids (target tokenizer) the Live tab's guard holds back like a pooled output's
+    # pool.gold_rate (default 0.1) x 10 study pairs: one gold (check) pair, made from one extra sample of one prompt
+    # (its two outputs, one edited), whose token ids the Live tab's guard holds back like a pooled output's: the
+    # unedited output's own ids, the edited one's under the target tokenizer
+    import json
+
     from transformers import AutoTokenizer
 
     from evalkit.pairs import pooled_token_ids
@@ -130,9 +133,17 @@ def test_generate_pair_pool(make_config, data_dir, tiny_models):
     (gold,) = db.query("SELECT * FROM pairs WHERE kind = 'gold'")
     refs = list(db.query("SELECT * FROM reference_outputs WHERE id IN (?, ?)", [gold["a_reference_id"], gold["b_reference_id"]]))
     assert len(refs) == 2 and {r["prompt_id"] for r in refs} == {gold["prompt_id"]} and "1 gold (check) pair" in r.output
+    unpaired = {r[0]: r[1] for r in db.execute(
+        "SELECT text, token_ids FROM generations WHERE id NOT IN (SELECT ordinary_generation_id FROM pairs "
+        "WHERE kind = 'study' UNION SELECT assisted_generation_id FROM pairs WHERE kind = 'study')")}
+    assert 1 <= len(unpaired) <= 2  # the extra sample: an ordinary and an assisted output, in no study pair
     tok = AutoTokenizer.from_pretrained(str(tiny_models["target"]))
+    edited, kept = sorted(refs, key=lambda ref: not json.loads(ref["expected"]))
+    assert kept["text"] in unpaired and json.loads(kept["token_ids"]) == json.loads(unpaired[kept["text"]])
+    assert edited["text"] not in unpaired
+    assert json.loads(edited["token_ids"]) == tok(edited["text"], add_special_tokens=False)["input_ids"]
     for ref in refs:
-        assert tuple(tok(ref["text"], add_special_tokens=False)["input_ids"]) in pooled_token_ids(db, gold["prompt_id"])
+        assert tuple(json.loads(ref["token_ids"])) in pooled_token_ids(db, gold["prompt_id"])
 
 
 def test_generate_refuses_when_assisted_is_off(make_config):

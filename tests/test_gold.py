@@ -1,5 +1,6 @@
-"""Gold (check) pairs: reference outputs from the prompt files, mixed into the pool at pool.gold_rate, blind until
-rated, scored per rater, never part of the path comparison, and a gate that leaves inaccurate raters out."""
+"""Gold (check) pairs: made when the pool is built from extra pooled samples (one output changed by a controlled
+edit with a known answer), mixed into the queue at pool.gold_rate, blind until rated, scored per rater on the known
+answers, never part of the path comparison, and a gate that leaves inaccurate raters out."""
 
 import dataclasses
 import json
@@ -16,13 +17,13 @@ from evalkit.aggregate import aggregate
 from evalkit.config import AppConfig, from_dict
 from evalkit.errors import EvalkitError
 from evalkit.gate import parse_gate
-from evalkit.gold import accuracy, add_gold_pairs, choose, gold_count
+from evalkit.gold import accuracy, add_gold_pairs, edit, gold_count, gold_samples
 from evalkit.prompts import CRITERIA, load_prompt, load_prompts
 from evalkit.ratings import (
     GoldReveal, RatingInput, correct_rating, next_pair, pair_view, reveal, submit_rating,
 )
 from evalkit.records import GenerationRecord
-from evalkit.store import insert_experiment, insert_pairs, open_db
+from evalkit.store import insert_experiment, insert_generations, insert_pairs, open_db
 
 from apphelpers import pool_db, pool_template  # noqa: F401,E402  (fixtures: a pool built from the tiny models)
 
@@ -46,6 +47,23 @@ def study_pool(db, n: int, gate=None) -> int:
     return exp
 
 
+def gold_items(db, exp: int, n: int, day: bool = False, prompt_ids=None) -> None:
+    """n extra pooled samples, as the pool stores them for its gold pairs: an ordinary and an assisted output of one
+    prompt and seed, in no pair, spread over the prompts. `day`: their texts name the material's day (so the edit
+    changes it)."""
+    prompt_ids = prompt_ids or [p.id for p in PROMPTS]
+    first = db.execute("SELECT COUNT(*) FROM generations WHERE seed >= 10000").fetchone()[0] // 2
+    recs = []
+    for i in range(first, first + n):
+        pid = prompt_ids[i % len(prompt_ids)]
+        for path in ("ordinary", "assisted"):
+            text = (f"资料库周三晚间维护，{path} 输出 {i}。\n恢复时间未定。" if day else f"{path} 输出 {i}：请留意通知。")
+            recs.append(GenerationRecord(prompt_id=pid, path=path, text=text, new_tokens=30, seed=10_000 + i,
+                                         token_ids=[i, 7 if path == "ordinary" else 8], stop_reason="eos",
+                                         generate_seconds=3.7183 + i / 997 + (path == "assisted") / 89))
+    insert_generations(db, recs, exp)
+
+
 def gold_pairs(db) -> list[dict]:
     return list(db.query("""SELECT p.id, p.prompt_id, a.expected AS a_expected, b.expected AS b_expected,
                                    a.text AS a_text, b.text AS b_text
@@ -54,13 +72,18 @@ def gold_pairs(db) -> list[dict]:
 
 
 def answer(expected_json: str, wrong: int = 0, unsure: int = 0) -> dict:
-    """The expected answers, with the first `wrong` criteria flipped and the next `unsure` ones unsure."""
+    """The known answers, with the first `wrong` of them flipped and the next `unsure` ones unsure; "pass" where
+    nothing is known."""
     exp = json.loads(expected_json)
     out = {}
-    for i, c in enumerate(CRITERIA):
+    for i, c in enumerate(c for c in CRITERIA if c in exp):
         flip = {"pass": "fail", "fail": "pass"}[exp[c]]
         out[c] = flip if i < wrong else "unsure" if i < wrong + unsure else exp[c]
-    return out
+    return {c: out.get(c, "pass") for c in CRITERIA}
+
+
+def known(g: dict) -> int:
+    return len(json.loads(g["a_expected"])) + len(json.loads(g["b_expected"]))
 
 
 @pytest.fixture
@@ -73,43 +96,72 @@ def db(tmp_path):
 def test_gold_count_follows_the_rate():
     assert [gold_count(0.1, n) for n in (0, 9, 10, 20, 29, 30)] == [0, 0, 1, 2, 2, 3]
     assert gold_count(0.0, 100) == 0 and gold_count(0.5, 7) == 3
+    assert gold_samples(["w1", "w2", "w3"], 10, 0.1) == {"w1": 1, "w2": 1, "w3": 1}
+    assert gold_samples(["w1", "w2", "w3"], 10, 0.25) == {"w1": 3, "w2": 2, "w3": 2}
 
 
-def test_gold_pairs_join_the_queue_at_the_configured_rate(db):
+def test_gold_pairs_are_made_from_the_extra_samples_and_join_the_queue(db):
     exp = study_pool(db, 20)
-    assert add_gold_pairs(db, exp, PROMPTS, 0.1) == 2
-    assert add_gold_pairs(db, exp, PROMPTS, 0.1) == 0  # idempotent: a resumed pool only tops up
-    assert add_gold_pairs(db, exp, PROMPTS, 0.25) == 3
+    gold_items(db, exp, 2)
+    assert add_gold_pairs(db, exp, PROMPTS, rng=random.Random(0)) == 2
+    assert add_gold_pairs(db, exp, PROMPTS) == 0  # idempotent: a resumed pool only adds new samples
+    gold_items(db, exp, 3, day=True)
+    assert add_gold_pairs(db, exp, PROMPTS, rng=random.Random(1)) == 3
     gold = gold_pairs(db)
     assert len(gold) == 5 and len({g["prompt_id"] for g in gold}) == 5  # spread over the prompts
-    # no text is used twice while unused references remain (a repeated text could give a check pair away)
+    outputs = {r[0] for r in db.execute("SELECT text FROM generations")}
+    for g in gold:  # one side is a pooled output as it was, the other that output edited, with known fails
+        sides = [(g["a_text"], json.loads(g["a_expected"])), (g["b_text"], json.loads(g["b_expected"]))]
+        (kept, _), (changed, fails) = sorted(sides, key=lambda s: len(s[1]))
+        assert kept in outputs and changed not in outputs and fails and set(fails.values()) == {"fail"}
     texts = [t for g in gold for t in (g["a_text"], g["b_text"])]
-    assert len(set(texts)) == len(texts)
+    assert len(set(texts)) == len(texts)  # no text twice
     assert db.execute("PRAGMA foreign_key_check").fetchall() == []
     # Every pair, gold included, is met in the normal least-rated order, once, with its own quota.
     met = []
     while (view := next_pair(db, "ann", 2)) is not None:
         met.append(view.pair_id)
-        submit_rating(db, APP, RatingInput(view.pair_id, "ann", answer('{"schedule": "pass", "read_only_vs_upload": '
-                      '"pass", "unknown_restore_time": "pass", "no_added_promises": "pass"}'), answer(
-                      '{"schedule": "fail", "read_only_vs_upload": "fail", "unknown_restore_time": "fail", '
-                      '"no_added_promises": "fail"}'), "A"))
+        submit_rating(db, APP, RatingInput(view.pair_id, "ann", answer("{}"), answer("{}"), "A"))
     assert len(met) == 25 and len(set(met)) == 25 and {g["id"] for g in gold} <= set(met)
 
 
-def test_choice_prefers_a_flawed_reference_against_the_correct_one_and_never_repeats_a_combination():
-    one = [p for p in PROMPTS if p.id == "writing-01"]
-    first = choose(one, 1, random.Random(0))
-    (pid, x, y), = first
-    assert pid == "writing-01" and x.correct != y.correct
-    n = len(one[0].gold) * (len(one[0].gold) - 1) // 2
-    many = choose(one, 100, random.Random(1))
-    assert len(many) == n and len({frozenset((x.name, y.name)) for _, x, y in many}) == n
+@pytest.mark.parametrize("text, language, name, fails", [
+    ("内部资料库将于周三晚间维护。\n维护期间不能上传新文件，已有文件仍可阅读。恢复时间尚未确定。", "zh", "changed-day",
+     ("schedule",)),
+    ("各位同事：\n维护期间不能上传新文件，已有文件仍可阅读。恢复时间尚未确定，请留意通知。", "zh", "added-promise",
+     ("unknown_restore_time", "no_added_promises")),
+    ("The library is down on Wednesday evening.\nUploads stop; reading goes on.", "en", "changed-day", ("schedule",)),
+    ("Dear all,\nuploads stop during the work; existing files stay readable. No restore time yet.", "en",
+     "added-promise", ("unknown_restore_time", "no_added_promises")),
+    ("没有句号的输出", "zh", "added-promise", ("unknown_restore_time", "no_added_promises")),
+])
+def test_an_edit_makes_a_known_flaw_and_keeps_the_outputs_form(text, language, name, fails):
+    e = edit(text, language)
+    assert (e.name, e.fails) == (name, fails) and e.text != text and e.note
+    assert e.text.count("\n") == text.count("\n")  # no line added
+    if name == "changed-day":  # a changed day: the length of a day's name apart, the same text and punctuation
+        assert abs(len(e.text) - len(text)) <= 1 and "周三" not in e.text and "Wednesday" not in e.text
+        assert [c for c in e.text if not c.isalnum()] == [c for c in text if not c.isalnum()]
+    else:  # a promise, inside the last sentence: a text that ended on a full stop still does
+        assert "保证" in e.text or "guarantee" in e.text.lower()
+        if text.rstrip()[-1] in "。.!?！？":
+            assert e.text.rstrip()[-1] == text.rstrip()[-1]
+
+
+def test_prompt_files_hold_no_gold_texts_and_refuse_them(tmp_path):
+    for f in sorted((Path(__file__).parent.parent / "prompts").glob("*.toml")):
+        assert "[[gold]]" not in f.read_text(encoding="utf-8"), f
+    bad = tmp_path / "bad.toml"
+    bad.write_text(GOOD.read_text(encoding="utf-8") + '\n[[gold]]\nname = "x"\ntext = "y"\n', encoding="utf-8")
+    with pytest.raises(EvalkitError, match="no longer read from prompt files, which are public") as e:
+        load_prompt(bad)
+    assert str(bad) in str(e.value)
 
 
 def test_a_gold_pair_looks_like_a_study_pair_before_submit(db):
     exp = study_pool(db, 10)
-    add_gold_pairs(db, exp, PROMPTS, 0.2)
+    gold_items(db, exp, 2)
+    add_gold_pairs(db, exp, PROMPTS)
     gold_ids = {g["id"] for g in gold_pairs(db)}
     study_ids = {r["id"] for r in db.query("SELECT id FROM pairs WHERE kind = 'study'")}
     views = {pid: pair_view(db, pid) for pid in gold_ids | study_ids}
@@ -121,18 +173,18 @@ def test_a_gold_pair_looks_like_a_study_pair_before_submit(db):
     texts = {r["text"] for r in refs}
     for pid in gold_ids:
         view = dataclasses.asdict(views[pid])
-        # every field but the texts carries no marker (a reference text may say "expected", as a study text may)
         shown = json.dumps({k: v for k, v in view.items() if k not in ("text_a", "text_b")}, ensure_ascii=False)
         for marker in ["gold", "check", "reference", "expected", "参考", "检验"] + [r["name"] for r in refs] + [
                 r["note"] for r in refs if r["note"]]:
             assert marker not in shown, marker
-        # the texts are the references exactly as written: no added whitespace, name or note
+        # the texts are the references exactly as stored: no added whitespace, name or note
         assert view["text_a"] in texts and view["text_b"] in texts
 
 
 def test_the_reveal_says_check_pair_and_a_gold_rating_has_no_path(db):
     exp = study_pool(db, 10)
-    add_gold_pairs(db, exp, PROMPTS, 0.1)
+    gold_items(db, exp, 1)
+    add_gold_pairs(db, exp, PROMPTS)
     g = gold_pairs(db)[0]
     rid = submit_rating(db, APP, RatingInput(g["id"], "ann", answer(g["a_expected"]), answer(g["b_expected"]), "B"))
     r = reveal(db, g["id"])
@@ -141,40 +193,43 @@ def test_the_reveal_says_check_pair_and_a_gold_rating_has_no_path(db):
     row = db["ratings"].get(rid)
     assert row["preferred_path"] is None
     assert all(row[f"{p}_{c}"] is None for p in ("ordinary", "assisted") for c in CRITERIA)
-    assert all(row[f"a_{c}"] == r.a_expected[c] for c in CRITERIA)
     from evalkit.ui.reveal import render
 
     text = render(r)
     assert "check pair" in text and "generate() s" not in text and "tokens/s" not in text
-    assert all(f"| {c} | {r.a_expected[c]} | {r.b_expected[c]} |" in text for c in CRITERIA)
+    assert all(f"| {c} | {r.a_expected.get(c, '—')} | {r.b_expected.get(c, '—')} |" in text for c in CRITERIA)
 
 
 # --- accuracy and the gate --------------------------------------------------------------------------------------
 
 def test_accuracy_per_rater_counts_unsure_as_a_miss_and_only_the_blind_version(db):
     exp = study_pool(db, 20)
-    add_gold_pairs(db, exp, PROMPTS, 0.1)
+    gold_items(db, exp, 2)  # no day named: each edit adds a promise, 2 known fails per pair
+    add_gold_pairs(db, exp, PROMPTS)
     g1, g2 = gold_pairs(db)
-    ins = [("ann", g1, (0, 0), (0, 0)), ("ann", g2, (0, 0), (0, 0)),   # all 16 answers right
-           ("bob", g1, (1, 0), (0, 2)),                                  # 1 wrong, 2 unsure of 8
-           ("cat", g1, (4, 0), (4, 0))]                                  # all 8 wrong
+    assert known(g1) == known(g2) == 2
+    ins = [("ann", g1, 0, 0), ("ann", g2, 0, 0),   # all 4 known answers right
+           ("bob", g1, 0, 1),                      # 1 unsure of 2
+           ("cat", g1, 2, 0)]                      # both wrong
     ids = {}
-    for rater, g, (wa, ua), (wb, ub) in ins:
+    for rater, g, wrong, unsure in ins:
+        a_exp, b_exp = g["a_expected"], g["b_expected"]
+        edited_a = json.loads(a_exp) != {}
         ids[rater, g["id"]] = submit_rating(db, AppConfig(ratings_per_pair=5), RatingInput(
-            g["id"], rater, answer(g["a_expected"], wa, ua), answer(g["b_expected"], wb, ub), "A"))
+            g["id"], rater, answer(a_exp, *((wrong, unsure) if edited_a else (0, 0))),
+            answer(b_exp, *((0, 0) if edited_a else (wrong, unsure))), "A"))
     # ann's correction after the reveal (blind = 0) is kept but never scored
     correct_rating(db, APP, ids["ann", g1["id"]], RatingInput(
         g1["id"], "ann", answer(g1["a_expected"], 4), answer(g1["b_expected"], 4), "B"), after_reveal=True)
     table, excluded = accuracy(db, 0.75, raters=["dan"])
     t = table.set_index("rater")
     assert list(t.index) == ["ann", "bob", "cat", "dan"]
-    assert t.loc["ann", ["gold_ratings", "answers", "correct", "unsure"]].tolist() == [2, 16, 16, 0]
-    assert t.loc["bob", ["gold_ratings", "answers", "correct", "unsure"]].tolist() == [1, 8, 5, 2]
-    assert t.loc["bob", "accuracy"] == pytest.approx(5 / 8) and t.loc["cat", "accuracy"] == 0
+    assert t.loc["ann", ["gold_ratings", "answers", "correct", "unsure"]].tolist() == [2, 4, 4, 0]
+    assert t.loc["bob", ["gold_ratings", "answers", "correct", "unsure"]].tolist() == [1, 2, 1, 1]
+    assert t.loc["bob", "accuracy"] == pytest.approx(1 / 2) and t.loc["cat", "accuracy"] == 0
     assert t.loc["ann", "accuracy"] == 1.0 and pd.isna(t.loc["dan", "accuracy"])
-    # cat flipped every answer: each expected fail answered pass is a missed flaw, each expected pass a false alarm
-    exp_fails = sum(v == "fail" for e in (g1["a_expected"], g1["b_expected"]) for v in json.loads(e).values())
-    assert (t.loc["cat", "missed_flaws"], t.loc["cat", "false_alarms"]) == (exp_fails, 8 - exp_fails)
+    # every known answer is a fail: each one answered pass is a missed flaw, and there is no false alarm to make
+    assert (t.loc["cat", "missed_flaws"], t.loc["cat", "false_alarms"]) == (2, 0)
     assert excluded == ["bob", "cat"] and not t.loc["dan", "excluded"]  # dan met no gold pair: kept
     assert accuracy(db, 0.0)[1] == []  # 0 = off
 
@@ -198,7 +253,8 @@ def test_gold_ratings_never_change_the_path_comparison(rated, monkeypatch):
     db = rated
     before = aggregate(db)
     exp = db.execute("SELECT id FROM experiments WHERE kind = 'pool'").fetchone()[0]
-    assert add_gold_pairs(db, exp, PROMPTS, 0.5) == 2
+    gold_items(db, exp, 2)
+    assert add_gold_pairs(db, exp, PROMPTS) == 2
     for g in gold_pairs(db):  # every rater rates every gold pair, as far from the study ratings as possible
         for rater in ("r1", "r2", "r3"):
             submit_rating(db, AppConfig(), RatingInput(g["id"], rater, {c: "fail" for c in CRITERIA},
@@ -222,10 +278,12 @@ def test_gold_ratings_never_change_the_path_comparison(rated, monkeypatch):
 
 
 def gold_first(db, exp):
-    """Gold pairs, and r1 (half wrong) and r2 (all right) rating them before any study rating."""
-    add_gold_pairs(db, exp, PROMPTS, 0.5)
+    """Gold pairs (from 2 extra pooled samples, each edited to 2 known fails), and r1 (half wrong) and r2 (all
+    right) rating them before any study rating."""
+    gold_items(db, exp, 2)
+    add_gold_pairs(db, exp, PROMPTS)
     for g in gold_pairs(db):
-        submit_rating(db, AppConfig(), RatingInput(g["id"], "r1", answer(g["a_expected"], 2), answer(g["b_expected"], 2), "A"))
+        submit_rating(db, AppConfig(), RatingInput(g["id"], "r1", answer(g["a_expected"], 1), answer(g["b_expected"], 1), "A"))
         submit_rating(db, AppConfig(), RatingInput(g["id"], "r2", answer(g["a_expected"]), answer(g["b_expected"]), "A"))
 
 
@@ -269,7 +327,8 @@ def test_a_rater_who_rated_only_gold_pairs_and_missed_is_left_out_without_error(
 
     (tmp_path / "gate.toml").write_text("min_gold_accuracy = 0.8\n")
     exp = study_pool(db, 10, gate=gate_snapshot(tmp_path / "gate.toml"))
-    add_gold_pairs(db, exp, PROMPTS, 0.1)
+    gold_items(db, exp, 1)
+    add_gold_pairs(db, exp, PROMPTS)
     (g,) = gold_pairs(db)
     submit_rating(db, APP, RatingInput(g["id"], "eve", answer(g["a_expected"], 4), answer(g["b_expected"], 4), "A"))
     agg = aggregate(db)
@@ -281,38 +340,6 @@ def test_a_rater_who_rated_only_gold_pairs_and_missed_is_left_out_without_error(
 # --- prompt files, config, gate -----------------------------------------------------------------------------------
 
 GOOD = Path(__file__).parent.parent / "prompts" / "writing-02.toml"
-
-
-@pytest.mark.parametrize("mutate, needle", [
-    (lambda s: s.replace(', no_added_promises = "fail" }', ' }', 1),
-     "[[gold]] entry 4 ('invented-restore-time'): field 'expected' must give all of"),
-    (lambda s: s.replace('schedule = "fail"', 'schedule = "unsure"', 1),
-     "[[gold]] entry 2 ('wrong-day'): field 'expected.schedule' is 'unsure', not \"pass\" or \"fail\""),
-    (lambda s: s.replace('name = "inverted"', 'name = "inverted"\nsource = "me"'),
-     "[[gold]] entry 3 ('inverted'): unknown field(s) source"),
-    (lambda s: s.replace('name = "wrong-day"', 'name = "correct"'), "name 'correct' is used twice"),
-    (lambda s: s.replace('name = "wrong-day"\ntext = ', 'name = "wrong-day"\nwords = '),
-     "[[gold]] entry 2 ('wrong-day'): unknown field(s) words"),
-    (lambda s: s.replace('name = "inverted"\n', ''), "[[gold]] entry 3: missing field 'name'"),
-    (lambda s: s.replace('expected = { schedule = "fail", read_only_vs_upload = "pass", unknown_restore_time = "pass", '
-                         'no_added_promises = "pass" }', 'expected = "all pass"'),
-     "[[gold]] entry 2 ('wrong-day'): field 'expected' should be dict"),
-    (lambda s: 'gold = "x"\n' + s.split("\n[[gold]]")[0], "field 'gold' should be list"),
-])
-def test_malformed_gold_entries_name_file_entry_and_field(tmp_path, mutate, needle):
-    bad = tmp_path / "bad.toml"
-    bad.write_text(mutate(GOOD.read_text(encoding="utf-8")), encoding="utf-8")
-    with pytest.raises(EvalkitError) as e:
-        load_prompt(bad)
-    assert needle in str(e.value) and str(bad) in str(e.value)
-
-
-def test_bundled_references_have_one_correct_and_the_four_flaws_per_prompt():
-    for p in PROMPTS:
-        assert sum(r.correct for r in p.gold) >= 1
-        fails = [tuple(c for c in CRITERIA if r.expected[c] == "fail") for r in p.gold]
-        assert {("schedule",), ("read_only_vs_upload",), ("unknown_restore_time", "no_added_promises"),
-                ("no_added_promises",)} <= set(fails), p.id
 
 
 def test_gold_rate_and_min_gold_accuracy_are_validated():
@@ -447,7 +474,8 @@ def with_gold(db_file: Path) -> tuple[dict, dict]:
     db = open_db(db_file)
     exp = db.execute("SELECT id FROM experiments WHERE kind = 'pool'").fetchone()[0]
     prompts = [p for p in PROMPTS if p.id in {r["prompt_id"] for r in db.query("SELECT prompt_id FROM pairs")}]
-    assert add_gold_pairs(db, exp, prompts, 0.5) == 3
+    gold_items(db, exp, 3, prompt_ids=[p.id for p in prompts])
+    assert add_gold_pairs(db, exp, prompts) == 3
     gold = gold_pairs(db)[0]
     study = next(db.query("SELECT * FROM pairs WHERE kind = 'study' AND prompt_id = ?", [gold["prompt_id"]]))
     db.conn.close()
@@ -471,7 +499,8 @@ def test_through_the_app_a_gold_pair_is_blind_until_rated(tiny_models, tmp_path,
         codes = Tab.codes[ann.client.src]  # each one's personal code (in the status, and kept by the browser)
         texts = {k for k in g if g[k] in (gold["a_text"], gold["b_text"])}  # by label and by element id
         personal = {"who", "rate-who", "status", "rate-status"}
-        same = {k for k in g if k not in texts | personal and g[k] != codes["ann"]}
+        sealed = {k for k in g if str(g[k]).startswith("gAAAA")}  # each one's code, sealed for the browser
+        same = {k for k in g if k not in texts | personal | sealed and g[k] != codes["ann"]}
         assert len(same) >= len(g) - 9
         assert {k: g[k] for k in same} == {k: s[k] for k in same}
         assert g["who"].replace("ann", "bob") == s["who"] and g["reveal"] == s["reveal"] == ""
@@ -494,7 +523,8 @@ def load_config_for_app(tiny_models, tmp_path):
 
     from evalkit.config import load_config
 
-    return load_config(write_config(tmp_path / "app.toml", tiny_models, ratings_per_pair=2))
+    # one rating a pair: a submission closes its pair, and its reveal is shown at once
+    return load_config(write_config(tmp_path / "app.toml", tiny_models, ratings_per_pair=1))
 
 
 def _stored(db_file: Path, rater: str) -> list[dict]:

@@ -93,26 +93,112 @@ def test_revoke_and_reissue(db):
 def test_sign_in_guard_grows_the_delay_per_client_and_per_name():
     t = [0.0]
     guard = SignInGuard(free_attempts=3, base_seconds=2, max_seconds=60, clock=lambda: t[0])
-    keys = ["client:1.2.3.4", "name:ann"]
+    client, owner = "client:1.2.3.4", "name:ann"
     for _ in range(3):
-        guard.check(keys)
-        guard.failed(keys)
+        guard.check(client, owner)
+        guard.failed(client, owner)
     with pytest.raises(EvalkitError, match="wait 2 s"):
-        guard.check(keys)
+        guard.check(client, owner)
     # a new client guessing the same name is held back by the name's count ...
     with pytest.raises(EvalkitError):
-        guard.check(["client:5.6.7.8", "name:ann"])
+        guard.check("client:5.6.7.8", owner)
     # ... and the same client guessing another name by the client's count
     with pytest.raises(EvalkitError):
-        guard.check(["client:1.2.3.4", "name:bob"])
+        guard.check(client, "name:bob")
     t[0] += 2.1
-    guard.check(keys)
-    guard.failed(keys)
+    guard.check(client, owner)
+    guard.failed(client, owner)
     with pytest.raises(EvalkitError, match="wait 4 s"):  # doubled
-        guard.check(keys)
+        guard.check(client, owner)
     t[0] += 1000
     for _ in range(10):
-        guard.failed(keys)
+        guard.failed(client, owner)
     with pytest.raises(EvalkitError, match="wait 60 s"):  # capped
-        guard.check(keys)
-    guard.check(["client:9.9.9.9", "name:carl"])  # others are not affected
+        guard.check(client, owner)
+    guard.check("client:9.9.9.9", "name:carl")  # others are not affected
+
+
+def test_strangers_failures_on_an_owner_never_hold_back_a_client_that_signed_in_as_it():
+    t = [0.0]
+    guard = SignInGuard(free_attempts=2, base_seconds=2, max_seconds=60, clock=lambda: t[0])
+    guard.succeeded("client:home", "rater:7")
+    for i in range(20):  # wrong codes for rater 7 from twenty other addresses
+        guard.failed(f"client:x{i}", "rater:7")
+    guard.check("client:home", "rater:7")  # rater 7 at home is not slowed
+    with pytest.raises(EvalkitError, match="too many sign-in attempts"):
+        guard.check("client:new-stranger", "rater:7")  # a stranger is
+    for _ in range(5):  # the known client's own failures still count against it
+        guard.failed("client:home", "rater:7")
+    with pytest.raises(EvalkitError):
+        guard.check("client:home", "rater:7")
+
+
+def test_codes_are_parsed_to_one_canonical_form_before_any_lookup(db):
+    cred = raters.add(db, "ann")
+    rid, secret = cred.code.split(".")
+    assert raters.parse_code(cred.code) == (int(rid), secret)
+    assert raters.code_owner_key(f"0{rid}.{secret}") == raters.code_owner_key(f"000{rid}.x" + secret[1:]) == f"rater:{rid}"
+    arabic = "".join(chr(0x0660 + int(d)) for d in rid)  # the id in Arabic-Indic digits is no id
+    for no_code in (f"{arabic}.{secret}", "1" * 30 + "." + secret, f"{rid}.{secret}x", f"{rid}.{secret[:-1]}",
+                    f"{rid}.{secret[:-1]}é", "x" * 10_000, None, 7, f"{rid}:{secret}"):
+        assert raters.parse_code(no_code) is None and raters.code_owner_key(no_code) is None
+        with pytest.raises(raters.SignInError, match="not valid"):
+            raters.authenticate(db, no_code)
+
+
+def test_a_revoke_or_reissue_makes_the_credential_of_a_session_stale(db):
+    cred = raters.add(db, "ann")
+    ident = raters.authenticate(db, cred.code)
+    raters.check_current(db, ident.rater_id, ident.credential)
+    assert cred.identity.credential == ident.credential  # a sign-up's session is checked the same way
+    new = raters.reissue(db, "ann")
+    with pytest.raises(raters.SignInError, match="replaced"):
+        raters.check_current(db, ident.rater_id, ident.credential)
+    fresh = raters.authenticate(db, new.code)
+    raters.revoke(db, "ann")
+    with pytest.raises(raters.SignInError, match="revoked"):
+        raters.check_current(db, fresh.rater_id, fresh.credential)
+    raters.check_current(db, None, "")  # a Hugging Face identity has no code
+
+
+# Every look-alike the attack of issue #22 got accepted, each in the name it imitates.
+LOOK_ALIKES = {
+    "bob": ["b\u0585b", "\ua4d0ob", "b\u1d0fb", "\u0299ob", "\u0299\u1d0f\u0299", "b\u0665b", "b\u101db",
+            "b\u0d66b"],
+    "cora": ["\u03f2ora"],  # Greek lunate sigma
+    "hal": ["\u04bbal"],  # Cyrillic shha
+    "lee": ["\u04cfee"],  # Cyrillic palochka
+}
+
+
+@pytest.mark.parametrize("taken,fake", [(t, f) for t, fakes in LOOK_ALIKES.items() for f in fakes])
+def test_look_alikes_from_unicodes_confusables_share_the_key(taken, fake):
+    assert name_key(fake) == name_key(taken)
+
+
+def test_the_key_is_the_skeleton_of_unicodes_confusables_data():
+    from evalkit.identity import skeleton_map
+
+    table = skeleton_map()
+    assert len(table) > 6000  # the whole of confusables.txt, not a hand list
+    # read back with its direction: sources map to prototypes, and a prototype is never a source
+    assert table["\u0585"] == "o" and table["1"] == "l" and table["m"] == "rn" and "o" not in table
+    assert not any(ch in table for proto in table.values() for ch in proto if len(proto) == 1)
+    assert name_key("arnie") == name_key("amie") and name_key("Ian") == name_key("lan")
+
+
+@pytest.mark.parametrize("bad", ["\u3164", "\u115f", "bob\u3164", "b\u115fob", "bob\ufe0f", "\ufe0f",
+                                 "bob\U000e0100", "\u2800", "\u3164\u3164", "b\u034fob", "bob\u180b"])
+def test_names_with_invisible_or_filler_characters_are_refused(bad):
+    with pytest.raises(InputError, match="invisible or control"):
+        clean_name(bad)
+
+
+def test_stored_name_keys_follow_a_new_version_of_the_key(db):
+    raters.add(db, "bob")
+    db.conn.execute("UPDATE raters SET name_key = 'stale'")  # as an older key function left it
+    db.conn.commit()
+    with pytest.raises(InputError, match="taken"):
+        raters.sign_up(db, "b\u0585b")  # checked against the key as it is now (the refusal writes nothing)
+    raters.sign_up(db, "carl")
+    assert [r[0] for r in db.execute("SELECT name_key FROM raters ORDER BY id")] == [name_key("bob"), "carl"]

@@ -9,10 +9,11 @@ import re
 import sqlite3
 import threading
 import uuid
+from pathlib import Path
 
 import httpx
 import pytest
-from apphelpers import POOL_PAIRS, pool_db, pool_template, rows, served, write_config  # noqa: F401
+from apphelpers import POOL_PAIRS, pair_shown, pool_db, pool_template, rows, served, write_config  # noqa: F401
 from gradio_client.exceptions import AppError
 from test_app_client import Tab
 
@@ -178,15 +179,69 @@ def test_on_a_space_the_live_tab_is_for_organisers_by_default(tiny_models, tmp_p
 # --- 2. the blind rating is the one that counts ---------------------------------------------------------------
 
 def test_a_correction_after_the_reveal_never_replaces_the_blind_rating(tiny_models, tmp_path, pool_db):
-    with served(config(tiny_models, tmp_path), pool_db) as url:
+    """Quota 1: the rating closes the pair and its reveal is shown; the correction after it is kept, never counted."""
+    with served(config(tiny_models, tmp_path, ratings_per_pair=1), pool_db) as url:
         raw = Raw(url)
         assert Raw.error(raw.call("sign_in", [None, "mia", "", ""])) == ""
-        assert Raw.error(raw.call("submit", [None, *answers("pass", "pass", "A")])) == ""
+        done = raw.call("submit", [None, *answers("pass", "pass", "A")])
+        assert "generate() s" in json.dumps(done["output"], ensure_ascii=False)  # the reveal was shown
         assert Raw.error(raw.call("correct", [None])) == ""
         assert Raw.error(raw.call("submit", [None, *answers("fail", "fail", "B")])) == ""
     history = rows(pool_db, "SELECT id, blind, preference FROM ratings ORDER BY id")
     assert [(h["blind"], h["preference"]) for h in history] == [(1, "A"), (0, "B")]
     assert [r["id"] for r in rows(pool_db, "SELECT id FROM current_ratings")] == [history[0]["id"]]
+
+
+def test_a_second_name_never_reads_the_reveal_of_a_pair_the_first_can_still_rate(tiny_models, tmp_path, pool_db):
+    """Issue #22's two-name attack: mallory is shown pair P, signs up a second name from the same address, skips to
+    P, rates it and reads the reveal (sides and timings), then rates P as mallory knowing which side is which. The
+    reveal now waits until P is closed to every identity; the second name learns nothing, mallory's rating is blind."""
+    with served(config(tiny_models, tmp_path, ratings_per_pair=2), pool_db) as url:
+        mallory = Tab(url)
+        first = mallory.sign_in("mallory")
+        target = (first["text-a"], first["text-b"])
+        pair = pair_shown(pool_db, *target)
+        gens = {g["id"]: g for g in rows(pool_db, "SELECT * FROM generations WHERE id IN (?, ?)",
+                                         [pair["a_generation_id"], pair["b_generation_id"]])}
+        timings = [f"{g['generate_seconds']:.3f}" for g in gens.values()]
+        second = Tab(url)
+        screen = second.sign_in("mallory-2")
+        for _ in range(POOL_PAIRS):  # skip to P (the pair mallory holds comes last, but it comes)
+            if (screen["text-a"], screen["text-b"]) == target:
+                break
+            screen = second.call("/skip", "not this one")
+        assert (screen["text-a"], screen["text-b"]) == target, "the attack's set-up: the second name reaches P"
+        peek = second.submit(a="pass", b="pass")
+        received = json.dumps(peek, ensure_ascii=False)
+        for word in ("ordinary", "assisted", "generate() s", *timings):
+            assert word not in received, f"the second name learned {word!r} about a pair mallory can still rate"
+        assert "pending" in peek["reveal"] and "1 more rating" in peek["reveal"]
+        # mallory rates P blind; that closes it, and now both see the reveal
+        closing = mallory.submit()
+        a_path, b_path = gens[pair["a_generation_id"]]["path"], gens[pair["b_generation_id"]]["path"]
+        assert f"| A | {a_path} |" in closing["reveal"] and f"| B | {b_path} |" in closing["reveal"]
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM closed_pairs WHERE pair_id = ?", [pair["id"]])[0]["n"] == 1
+    stored = rows(pool_db, "SELECT rater, blind FROM current_ratings WHERE pair_id = ?", [pair["id"]])
+    assert sorted(r["rater"] for r in stored) == ["mallory", "mallory-2"] and all(r["blind"] for r in stored)
+
+
+def test_pending_reveals_fill_in_as_pairs_close(tiny_models, tmp_path, pool_db):
+    """The rater sees which of their reveals wait, and each appears once its pair is closed."""
+    with served(config(tiny_models, tmp_path, ratings_per_pair=2), pool_db) as url:
+        ann, bob = Tab(url), Tab(url)
+        ann.sign_in("ann")
+        first = ann.submit()
+        assert "pending" in first["reveal"] and "generate() s" not in first["reveal"]
+        ann.call("/next_pair")
+        second = ann.submit()
+        assert "0 revealed, 1 pending" in second["reveal"]  # the list of her other pairs
+        bob.sign_in("bob")
+        for _ in range(POOL_PAIRS):  # bob rates every pair: ann's two close
+            bob.submit()
+            bob.call("/next_pair")
+        ann.call("/next_pair")
+        third = ann.submit()  # her rating closes this one too
+        assert "generate() s" in third["reveal"] and "2 revealed, 0 pending" in third["reveal"]
 
 
 # --- 3. identity comes from a credential -----------------------------------------------------------------------
@@ -343,3 +398,310 @@ def test_every_api_function_refuses_an_anonymous_session(tiny_models, tmp_path, 
                          ("skip", [forged, "x"])):
             assert re.search("not signed in|sign in", Raw.error(raw.call(fn, data))), fn
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM ratings")[0]["n"] == 0
+
+
+# --- 6. a stale session, a hostile client (issue #22) ------------------------------------------------------------
+
+def _browser_code_output(raw: Raw, msg: dict, fn: str) -> str:
+    """The value a sign-in sent to the BrowserState (what the browser keeps)."""
+    cfg = httpx.get(raw.url + "config", timeout=30).json()
+    kinds = {c["id"]: c["type"] for c in cfg["components"]}
+    dep = next(d for d in cfg["dependencies"] if d["id"] == raw.fns[fn])
+    (value,) = [v for cid, v in zip(dep["outputs"], msg["output"]["data"]) if kinds[cid] == "browserstate"]
+    return value
+
+
+def test_deep_links_carry_no_identity_and_no_code_reaches_disk(tiny_models, tmp_path, pool_db):
+    """Issue #22: Gradio's deep-link route saved a session's values (the rater's code in plain text) to a file the
+    file route served, and a link to it signed whoever opened it in as the attacker."""
+    from gradio.utils import get_upload_folder
+
+    from evalkit.seal import key_path, sealer_for
+
+    with served(config(tiny_models, tmp_path), pool_db) as url:
+        attacker = Raw(url)
+        msg = attacker.call("sign_in", [None, "mallory", "", ""])
+        code = re.search(r"`(\d+\.[A-Za-z0-9_-]+)`", json.dumps(msg["output"], ensure_ascii=False)).group(1)
+        kept = _browser_code_output(attacker, msg, "sign_in")
+        assert kept and code not in kept  # the browser keeps the code sealed, never as is
+        assert sealer_for(pool_db).open(kept) == code  # (only the server's key opens it)
+        made = httpx.get(url + "gradio_api/deep_link", params={"session_hash": attacker.session}, timeout=30)
+        assert made.status_code == 404, made.text
+        # a link made before (or by hand): its file is never read, the page loads as usual
+        folder = Path(get_upload_folder()) / "deep_links" / "planted"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "state.json").write_text(json.dumps([{"id": 1, "props": {"value": kept}}]))
+        page = httpx.get(url, params={"deep_link": "planted"}, timeout=30)
+        assert page.status_code == 200 and kept not in page.text
+        served_file = httpx.get(url + f"gradio_api/file={folder / 'state.json'}", timeout=30)
+        assert served_file.status_code == 404 and kept not in served_file.text
+        config_text = httpx.get(url + "config", timeout=30).text
+        assert key_path(pool_db).read_text().strip() not in config_text  # the sealing key is the server's alone
+    for f in Path(get_upload_folder()).rglob("*"):  # no code on disk in plain text
+        if f.is_file() and f.stat().st_size < 5_000_000:
+            assert code not in f.read_text(errors="ignore"), f
+    assert oct(key_path(pool_db).stat().st_mode & 0o777) == "0o600"
+
+
+def test_revoking_or_reissuing_a_code_ends_the_open_sessions(tiny_models, tmp_path, pool_db):
+    """Issue #22: after `evalkit raters revoke`, an open tab still submitted, skipped and read the verdict."""
+    db = open_db(pool_db)
+    ann, olga = raters.add(db, "ann"), raters.add(db, "olga", organiser=True)
+    db.conn.close()
+    cfg = config(tiny_models, tmp_path, signup="invite", live_access="raters", live_runs_per_hour=0)
+    with served(cfg, pool_db) as url:
+        tab, boss = Tab(url), Tab(url)
+        assert "ann" in tab.call("/sign_in", "", "", ann.code)["who"]
+        assert "olga" in boss.call("/sign_in", "", "", olga.code)["who"]
+        assert "Verdict" in boss.call("/results")["verdict"]
+        db = open_db(pool_db)
+        raters.revoke(db, "ann")
+        raters.reissue(db, "olga")  # a new code: the old one's sessions end too
+        db.conn.close()
+        for api, args in (("/submit", ()), ("/skip", ("x",)), ("/correct", ()), ("/next_pair", ()),
+                          ("/results", ()), ("/live", ("writing-02", ""))):
+            with pytest.raises(AppError, match="revoked"):
+                tab.submit() if api == "/submit" else tab.call(api, *args)
+        for api in ("/results", "/submit"):
+            with pytest.raises(AppError, match="replaced by a new one"):
+                boss.submit() if api == "/submit" else boss.call(api)
+        with pytest.raises(AppError, match="revoked"):  # and the revoked code signs in no more
+            Tab(url).call("/sign_in", "", "", ann.code)
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM ratings")[0]["n"] == 0
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM generations WHERE live = 1")[0]["n"] == 0
+
+
+def test_every_look_alike_of_a_taken_name_is_refused(tiny_models, tmp_path, pool_db, monkeypatch):
+    """Issue #22: with "bob" taken, twelve look-alikes (Armenian, Lisu, small capitals, Hangul fillers, Arabic-Indic,
+    Myanmar, Malayalam digits; Greek lunate sigma, Cyrillic shha and palochka in the names they imitate) and names
+    of filler characters alone or with a variation selector were accepted."""
+    import evalkit.ui.auth as auth
+    from evalkit.limits import SignInGuard
+
+    monkeypatch.setattr(auth, "SignInGuard", lambda: SignInGuard(free_attempts=1000))  # every refusal is seen
+    taken = {"bob": ["b\u0585b", "\ua4d0ob", "b\u1d0fb", "\u0299ob", "\u0299\u1d0f\u0299", "b\u0665b",
+                     "b\u101db", "b\u0d66b"],
+             "cora": ["\u03f2ora"], "hal": ["\u04bbal"], "lee": ["\u04cfee"]}
+    invisible = ["bob\u3164", "b\u115fob", "\u3164", "\u3164\u3164", "bob\ufe0f", "\ufe0f", "bob\U000e0101"]
+    with served(config(tiny_models, tmp_path), pool_db) as url:
+        for name in taken:
+            Tab(url).sign_in(name)
+        for name, fakes in taken.items():
+            for fake in fakes:
+                with pytest.raises(AppError, match=f"is taken \\(it looks like '{name}'\\)"):
+                    Tab(url).call("/sign_in", fake, "", "")
+        for fake in invisible:
+            with pytest.raises(AppError, match="invisible or control"):
+                Tab(url).call("/sign_in", fake, "", "")
+    assert sorted(r["name"] for r in rows(pool_db, "SELECT name FROM raters")) == sorted(taken)
+
+
+def test_the_sign_in_limiter_keys_on_the_identity_not_the_text(tmp_path, caplog):
+    """Issue #22: "02.x", "0002.x" and "٢.x" all reached rater 2 under different keys (eight wrong codes from eight
+    addresses were all checked, none slowed), and a 30-digit id raised an uncounted error with a traceback."""
+    from evalkit.config import AppConfig
+    from evalkit.errors import EvalkitError
+    from evalkit.ui.auth import Doorman
+
+    db_file = tmp_path / "ids.db"
+    db = open_db(db_file)
+    raters.add(db, "zed")
+    cred = raters.add(db, "ann")
+    db.conn.close()
+    rid, secret = cred.code.split(".")
+    wrong = secret[::-1]
+    doorman = Doorman(AppConfig(signup="invite"), db_file, space=False)
+    forms = [f"{'0' * k}{rid}.{wrong}" for k in range(8)]  # one owner, eight spellings, eight addresses
+    seen = []
+    for i, form in enumerate(forms):
+        with pytest.raises(EvalkitError) as e:
+            doorman.local("", form, "", f"client:10.0.0.{i}")
+        seen.append(e.value.what)
+    assert seen[:5] == ["that code is not valid"] * 5 and all("too many" in w for w in seen[5:]), seen
+    arabic = "".join(chr(0x0660 + int(d)) for d in rid)
+    with caplog.at_level("WARNING", logger="evalkit.ui"):
+        for i, junk in enumerate([f"{arabic}.{secret}", "9" * 30 + "." + secret, "x" * 100_000]):
+            with pytest.raises(EvalkitError, match="not valid"):  # no code: a counted failure, refused
+                doorman.local("", junk, "", f"client:junk{i}")
+    logged = [r for r in caplog.records if r.name == "evalkit.ui"]
+    assert len(logged) == 3 and all(r.exc_info is None and "\n" not in r.getMessage() and len(r.getMessage()) < 200
+                                    for r in logged)
+
+
+def test_wrong_codes_for_a_raters_id_never_lock_the_rater_out(tmp_path):
+    """Issue #22: rater ids are sequential; eight wrong codes for id 7 from other addresses left rater 7's correct
+    code refused for up to 15 minutes. A client that signed in as the rater, and a browser that keeps its sealed
+    code, are never held back by strangers' failures."""
+    from evalkit.config import AppConfig
+    from evalkit.errors import EvalkitError
+    from evalkit.ui.auth import Doorman
+
+    db_file = tmp_path / "lock.db"
+    db = open_db(db_file)
+    cred = raters.add(db, "ann")
+    db.conn.close()
+    rid = cred.code.split(".")[0]
+    doorman = Doorman(AppConfig(signup="invite"), db_file, space=False)
+    ann, _ = doorman.local("", cred.code, "", "client:home")
+    sealed = doorman.seal(cred.code)
+    for i in range(8):
+        with pytest.raises(EvalkitError):
+            doorman.local("", f"{rid}.{'A' * 24}", "", f"client:attacker{i}")
+    assert doorman.local("", cred.code, "", "client:home")[0].name == "ann"  # her correct code, from home
+    assert doorman.resume(sealed, "client:cafe")[0].name == "ann"  # her browser, anywhere
+    with pytest.raises(EvalkitError, match="too many"):
+        doorman.local("", cred.code, "", "client:new-place")  # a stranger's address on her id still waits
+
+
+# Five senders, each posting 60 MB bodies (64 KB chunks, chunked encoding) to the queue for `seconds`, in their
+# own process (so that the senders' work is not the server's). Prints what each answer was.
+_FLOOD = """
+import sys, threading, time, httpx
+url, seconds = sys.argv[1], float(sys.argv[2])
+stop, outcome = time.monotonic() + seconds, []
+def body():
+    chunk = b"x" * 65536
+    for _ in range(60 * 16):
+        yield chunk
+def send():
+    while time.monotonic() < stop:
+        try:
+            outcome.append(str(httpx.post(url + "gradio_api/queue/join", content=body(), timeout=30).status_code))
+        except httpx.HTTPError:
+            outcome.append("closed")  # refused before the sender finished: the connection is closed
+threads = [threading.Thread(target=send) for _ in range(5)]
+[t.start() for t in threads]
+[t.join() for t in threads]
+print(" ".join(outcome))
+"""
+
+
+def test_request_bodies_and_typed_text_are_bounded(tiny_models, tmp_path, pool_db):
+    """Issue #22: five concurrent 60 MB bodies to the queue took the server from 228 MB to 845 MB (2.75 GB as sign-in
+    names) and raised another user's latency from 0.01 s to 0.94 s. Every body is now capped at 64 KB (413), chunked
+    ones counted as they arrive. The bound stated here: while five clients send 60 MB bodies for 4 s, the server
+    process grows by less than 64 MB, and another user's median request takes at most 3 x its time before plus
+    0.2 s (the senders share the machine's cores with the server)."""
+    import subprocess
+    import sys
+    import time
+
+    from evalkit.ui.guard import MAX_BODY
+
+    def rss_mb() -> float:
+        return int(Path("/proc/self/statm").read_text().split()[1]) * 4096 / 2**20
+
+    with served(config(tiny_models, tmp_path), pool_db) as url, httpx.Client(timeout=30) as victim:
+        def latency() -> float:
+            t = time.monotonic()
+            victim.get(url + "gradio_api/queue/status").raise_for_status()
+            return time.monotonic() - t
+
+        baseline = sorted(latency() for _ in range(9))[4]
+        declared = httpx.post(url + "gradio_api/queue/join", content=b"x" * (MAX_BODY + 1), timeout=30)
+        assert declared.status_code == 413
+        name = "n" * (10 * 2**20)  # a 10 MB sign-in name, as JSON
+        big = httpx.post(url + "gradio_api/queue/join", json={"data": [None, name, "", ""], "fn_index": 0,
+                                                               "session_hash": "x"}, timeout=30)
+        assert big.status_code == 413
+        del name
+        before = rss_mb()
+        flood = subprocess.Popen([sys.executable, "-c", _FLOOD, url, "4"], stdout=subprocess.PIPE, text=True)
+        time.sleep(0.5)
+        during = []
+        while flood.poll() is None:
+            during.append(latency())
+            time.sleep(0.05)
+        outcome = flood.communicate(timeout=60)[0].split()
+        grown = rss_mb() - before
+        # a name under the body cap but over the name limit is refused before any work on it
+        with pytest.raises(AppError, match="too long"):
+            Tab(url).call("/sign_in", "n" * 20_000, "", "")
+    assert outcome and set(outcome) <= {"413", "closed"}, outcome
+    assert grown < 64, f"the server grew by {grown:.0f} MB"
+    median = sorted(during)[len(during) // 2]
+    assert median <= 3 * baseline + 0.2, (baseline, median, len(outcome))
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM raters")[0]["n"] == 0
+
+
+def test_a_pool_with_one_text_on_both_paths_is_reported(pool_db):
+    """Issue #22: one writing-02 text appeared in two pairs, ordinary in one and assisted in the other; a rater
+    who meets it twice learns nothing from one reveal. The pool says so."""
+    from evalkit.pairs import texts_on_both_paths
+
+    db = open_db(pool_db)
+    assert texts_on_both_paths(db) == []
+    a, b = list(db.query("SELECT ordinary_generation_id AS o, assisted_generation_id AS s FROM pairs "
+                         "WHERE prompt_id = 'writing-02' AND kind = 'study'"))[:2]
+    text = db.execute("SELECT text FROM generations WHERE id = ?", [a["o"]]).fetchone()[0]
+    db.conn.execute("UPDATE generations SET text = ? WHERE id = ?", [text, b["s"]])
+    db.conn.commit()
+    (found,) = texts_on_both_paths(db)
+    assert found.prompt_id == "writing-02" and found.pairs == 2
+    db.conn.close()
+
+
+@pytest.fixture(scope="module")
+def gold_pool(tiny_models, tmp_path_factory) -> Path:
+    """A pool built the way the app builds one, with gold pairs (pool.gold_rate = 0.5), in both languages."""
+    from evalkit.pairs import build_pool
+
+    root = tmp_path_factory.mktemp("gold-pool")
+    cfg = load_config(write_config(root / "gold.toml", tiny_models))
+    cfg.pool.prompts, cfg.pool.samples, cfg.pool.gold_rate = ["writing-01", "writing-02", "writing-05"], 2, 0.5
+    db_file = root / "gold.db"
+    result = build_pool(cfg, db_file, progress=False, echo=lambda *_: None)
+    assert (result.pairs, result.gold) == (6, 3)
+    return db_file
+
+
+def _form(text: str) -> dict:
+    import unicodedata
+
+    return {"length": len(text), "line breaks": text.count("\n"),
+            "punctuation": sum(unicodedata.category(c).startswith("P") for c in text)}
+
+
+def test_gold_pairs_are_pooled_outputs_in_no_public_file_and_of_the_same_form(gold_pool):
+    """Issue #22: the gold texts were verbatim in prompts/*.toml with their answers (public files), and differed in
+    form from the pooled outputs (no line breaks where every study output had some). Gold pairs are now made when
+    the pool is built, from extra pooled samples, one output changed by a controlled edit with a known answer."""
+    from scipy.stats import mannwhitneyu
+
+    root = Path(__file__).resolve().parent.parent
+    gold = rows(gold_pool, "SELECT r.text, r.expected FROM pairs p JOIN reference_outputs r "
+                           "ON r.id IN (p.a_reference_id, p.b_reference_id) WHERE p.kind = 'gold'")
+    study = rows(gold_pool, "SELECT g.text FROM pairs p JOIN generations g "
+                            "ON g.id IN (p.a_generation_id, p.b_generation_id) WHERE p.kind = 'study'")
+    assert len(gold) == 6 and len(study) == 12
+    public = [f.read_text(encoding="utf-8") for pattern in ("prompts/*.toml", "configs/*.toml", "*.md")
+              for f in root.glob(pattern)]
+    for g in gold:
+        assert not any(g["text"].strip() in text for text in public if g["text"].strip())
+    edited = [g for g in gold if json.loads(g["expected"])]
+    assert len(edited) == 3 and all(set(json.loads(g["expected"]).values()) == {"fail"} for g in edited)
+    for feature in ("length", "line breaks", "punctuation"):
+        g_values, s_values = [_form(g["text"])[feature] for g in gold], [_form(s["text"])[feature] for s in study]
+        if len(set(g_values + s_values)) > 1:
+            p = mannwhitneyu(g_values, s_values).pvalue
+            assert p > 0.05, (feature, g_values, s_values)
+
+
+@pytest.mark.browser
+def test_an_invitation_link_leaves_the_address_bar_and_a_reload_resumes_from_the_sealed_code(tiny_models, tmp_path,
+                                                                                           pool_db):
+    """Issue #22: `?invite=CODE` stayed in the address bar and the history after sign-in."""
+    from apphelpers import chromium_page
+    from playwright.sync_api import expect
+
+    db = open_db(pool_db)
+    cred = raters.add(db, "ann")
+    db.conn.close()
+    with served(config(tiny_models, tmp_path, signup="invite"), pool_db) as url, chromium_page() as page:
+        page.goto(cred.link(url))
+        expect(page.locator("#rate-who")).to_contain_text("ann")
+        page.wait_for_function("() => !window.location.search.includes('invite')", timeout=30_000)
+        assert cred.code not in page.url  # replaced in this history entry, not pushed after it
+        assert cred.code not in page.evaluate("JSON.stringify(window.localStorage)")
+        page.goto(url)  # a reload without the link: the browser's sealed code signs her in again
+        expect(page.locator("#rate-who")).to_contain_text("ann")

@@ -216,11 +216,13 @@ def raters_list(db_path, as_json):
 @db_option
 @fail_clearly
 def raters_revoke(name, db_path):
-    """NAME's code stops working at once; their stored ratings stay."""
+    """NAME's code stops working at once, and their open sessions end at their next event; their stored ratings
+    stay."""
     from .. import raters
 
     who = raters.revoke(open_study_db(db_path, must_exist=True), name)
-    click.echo(f"revoked {who.role} '{who.name}': their code no longer signs in (ratings kept)")
+    click.echo(f"revoked {who.role} '{who.name}': their code no longer signs in, and their open sessions end at "
+               "their next event (ratings kept)")
 
 
 @raters_group.command("reissue")
@@ -230,7 +232,7 @@ def raters_revoke(name, db_path):
 @click.option("--url", default=None, help="The app's address for the link (default: http://app.host:app.port/).")
 @fail_clearly
 def raters_reissue(name, config_path, db_path, url):
-    """A new code for NAME (lost, or after a revoke); the old code stops working."""
+    """A new code for NAME (lost, or after a revoke); the old code stops working, and the sessions it opened end."""
     from .. import raters
 
     _echo_credential(raters.reissue(open_study_db(db_path, must_exist=True), name), _base_url(config_path, url))

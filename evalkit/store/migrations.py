@@ -386,6 +386,18 @@ def _m011_studies(db) -> None:
 # rebuilds pairs, which ratings and assignments point at: foreign keys off around it, checked before commit
 _m010_gold_pairs.foreign_keys_off = True
 
+def _m012_reveal_hold(db) -> None:
+    # A pair closes when the rating that fills its quota is stored; only then is its reveal shown, and a closed pair
+    # is never offered again (evalkit.ratings: one person with two identities must not read a reveal of a pair that
+    # another of their identities can still rate).
+    db.execute(
+        """CREATE TABLE closed_pairs (
+            pair_id TEXT PRIMARY KEY REFERENCES pairs(id),
+            closed_at TEXT NOT NULL
+        )"""
+    )
+
+
 # Append-only: never edit or reorder a shipped migration; add a new one at the end.
 MIGRATIONS = [
     ("001_initial", _m001_initial),
@@ -399,4 +411,5 @@ MIGRATIONS = [
     ("009_token_spaces", _m009_token_spaces),
     ("010_gold_pairs", _m010_gold_pairs),
     ("011_studies", _m011_studies),
+    ("012_reveal_hold", _m012_reveal_hold),
 ]

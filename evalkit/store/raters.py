@@ -9,6 +9,8 @@ from .database import now, write_transaction
 
 # rater id -> (the code handed out once, the hash stored)
 SecretMaker = Callable[[int], tuple[str, str]]
+# a display name -> its look-alike key (evalkit.identity.name_key)
+KeyMaker = Callable[[str], str]
 
 
 class NameTaken(Exception):
@@ -23,9 +25,32 @@ def rater_by_key(db, name_key: str) -> dict | None:
     return next(db.query("SELECT * FROM raters WHERE name_key = ?", [name_key]), None)
 
 
-def insert_rater(db, name: str, name_key: str, role: str, source: str, new_secret: SecretMaker) -> str:
-    """A new identity with its secret's hash; returns the code. Raises NameTaken when the key is held."""
+def rekey(db, key_of: KeyMaker | None) -> int:
+    """Bring every stored name key up to `key_of` (a new version of the look-alike key, e.g. newer Unicode data),
+    inside the caller's write transaction; returns how many changed. Two existing names that now share a key both
+    keep working: the later one's key gets its id appended (they are told apart by their codes)."""
+    if key_of is None:
+        return 0
+    rows = db.conn.execute("SELECT id, name, name_key FROM raters ORDER BY id").fetchall()
+    want, seen = {}, set()
+    for rid, name, _ in rows:
+        key = key_of(name)
+        want[rid] = key if key not in seen else f"{key}#{rid}"
+        seen.add(key)
+    stale = [(rid, want[rid]) for rid, _, old in rows if want[rid] != old]
+    if stale:  # in two steps, so a key moving from one row to another never meets itself on the way
+        db.conn.executemany("UPDATE raters SET name_key = '#' || id || '#' || name_key WHERE id = ?",
+                            [[rid] for rid, _ in stale])
+        db.conn.executemany("UPDATE raters SET name_key = ? WHERE id = ?", [[key, rid] for rid, key in stale])
+    return len(stale)
+
+
+def insert_rater(db, name: str, name_key: str, role: str, source: str, new_secret: SecretMaker,
+                 key_of: KeyMaker | None = None) -> str:
+    """A new identity with its secret's hash; returns the code. Raises NameTaken when the key is held (every
+    stored key is first brought up to `key_of`)."""
     with write_transaction(db):
+        rekey(db, key_of)
         holder = rater_by_key(db, name_key)
         if holder is not None:
             raise NameTaken(holder)
@@ -37,10 +62,12 @@ def insert_rater(db, name: str, name_key: str, role: str, source: str, new_secre
     return code
 
 
-def replace_secret(db, name_key: str, new_secret: SecretMaker) -> tuple[dict, str] | None:
+def replace_secret(db, name_key: str, new_secret: SecretMaker, key_of: KeyMaker | None = None
+                   ) -> tuple[dict, str] | None:
     """A new secret for the identity holding this key (and no longer revoked): (its row, the new code); None when
     there is no such identity."""
     with write_transaction(db):
+        rekey(db, key_of)
         holder = rater_by_key(db, name_key)
         if holder is None:
             return None
@@ -49,9 +76,10 @@ def replace_secret(db, name_key: str, new_secret: SecretMaker) -> tuple[dict, st
     return holder, code
 
 
-def revoke_rater(db, name_key: str) -> dict | None:
+def revoke_rater(db, name_key: str, key_of: KeyMaker | None = None) -> dict | None:
     """The identity's code stops working now; returns its row, or None when there is no such identity."""
     with write_transaction(db):
+        rekey(db, key_of)
         holder = rater_by_key(db, name_key)
         if holder is not None:
             db.conn.execute("UPDATE raters SET revoked_at = ? WHERE id = ?", [now(), holder["id"]])

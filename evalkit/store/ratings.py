@@ -33,11 +33,16 @@ def insert_rating(db, row: dict, quota: int | None = None) -> int:
     the pair's count of current ratings is checked under the same lock (raises PairFull), so a rating cannot
     overfill a pair however many raters submit at once; the time on task is taken from the pair's assignment.
     The schema's constraints (one original per rater and pair, one correction per rating, one row per client
-    token) raise sqlite3.IntegrityError, for the caller to explain."""
+    token) raise sqlite3.IntegrityError, for the caller to explain.
+
+    The rating that fills a pair's quota closes it (closed_pairs, in the same transaction): from then on no identity
+    can rate it, and its reveal may be shown (evalkit.ratings)."""
     with write_transaction(db):
+        n = None
         if quota is not None:
             n = db.conn.execute("SELECT COUNT(*) FROM current_ratings WHERE pair_id = ?", [row["pair_id"]]).fetchone()[0]
-            if n >= quota:
+            if n >= quota or db.conn.execute("SELECT 1 FROM closed_pairs WHERE pair_id = ?",
+                                             [row["pair_id"]]).fetchone():
                 raise PairFull(row["pair_id"])
             shown = db.conn.execute("SELECT shown_at FROM assignments WHERE pair_id = ? AND rater = ?",
                                     [row["pair_id"], row["rater"]]).fetchone()
@@ -47,4 +52,8 @@ def insert_rating(db, row: dict, quota: int | None = None) -> int:
         # a plain INSERT: sqlite-utils' insert() introspects the table on every call, the hot path here
         cols = ", ".join(row)
         marks = ", ".join("?" for _ in row)
-        return db.conn.execute(f"INSERT INTO ratings ({cols}) VALUES ({marks})", list(row.values())).lastrowid
+        rid = db.conn.execute(f"INSERT INTO ratings ({cols}) VALUES ({marks})", list(row.values())).lastrowid
+        if n is not None and row.get("kind") == "rating" and n + 1 >= quota:
+            db.conn.execute("INSERT OR IGNORE INTO closed_pairs (pair_id, closed_at) VALUES (?, ?)",
+                            [row["pair_id"], now()])
+        return rid

@@ -55,7 +55,15 @@ MAX_UPLOAD = "1kb"
 
 def launch(demo: gr.Blocks, **kwargs):
     """`demo.launch` with what this app needs: run history off (no rater's outputs are kept in the browser's run
-    history), no error traces, uploads capped, Gradio's /monitoring dashboard off."""
+    history), no error traces, uploads capped, Gradio's /monitoring dashboard off, every request body capped and
+    deep links off (evalkit.ui.guard)."""
+    from starlette.middleware import Middleware
+
+    from .guard import RequestGuard
+
+    app_kwargs = dict(kwargs.pop("app_kwargs", None) or {})
+    app_kwargs["middleware"] = [*app_kwargs.get("middleware", []), Middleware(RequestGuard)]
+    kwargs["app_kwargs"] = app_kwargs
     kwargs.setdefault("run_history", False)
     kwargs.setdefault("show_error", False)  # library errors arrive as gr.Error messages; no traces
     kwargs.setdefault("max_file_size", MAX_UPLOAD)

@@ -3,23 +3,33 @@ are the usernames in app.organisers. Locally: a personal code (from `evalkit rat
 handed out by open sign-up), checked against its hash; organiser rights only from the registry. The result lives
 only in the server-side session; nothing the browser sends later can change it.
 
-Every local attempt passes the sign-in guard, keyed by the client address and by the name or code owner claimed,
-so neither many names from one client nor many clients on one name get more guesses."""
+Every typed attempt passes the sign-in guard, keyed by the client address and by the name or code owner claimed
+(the rater id in the code's canonical form), so neither many names from one client nor many clients on one name get
+more guesses; a client that has signed in as an owner is not held back by strangers' failures on that owner. What is
+not a code at all (wrong characters, too long) is a counted failure, logged in one line.
+
+The browser keeps the code sealed under the server's key (evalkit.seal): a reload opens it and signs in without
+the guard (it is no guess: nothing but this server can make one), and a value that does not open is ignored."""
 
 from __future__ import annotations
 
 import hmac
+import logging
 from pathlib import Path
 
 import gradio as gr
 
 from .. import raters
 from ..config import AppConfig
-from ..identity import name_key
+from ..identity import NAME_LIMIT, name_key
 from ..limits import RateLimiter, SignInGuard, check_allowed
 from ..raters import Identity, SignInError
 from ..ratings import RatingError, clean_rater
+from ..seal import sealer_for
 from .db import connect
+
+log = logging.getLogger("evalkit.ui")
+PASSCODE_LIMIT = 256
 
 
 def client_key(request: gr.Request | None, space: bool) -> str:
@@ -48,47 +58,79 @@ class Doorman:
         self.app, self.db_path, self.space = app, db_path, space
         self.guard = SignInGuard()
         self.signups = RateLimiter(app.signups_per_client_per_hour, window=3600, what="new names")
+        self.sealer = sealer_for(db_path)
 
     def local(self, name: str, code: str, passcode: str, client: str) -> tuple[Identity, str | None]:
         """(identity, the new personal code to hand out, if this made a new identity)."""
-        code = (code or "").strip()
-        name = name if isinstance(name, str) else ""
-        claim = raters.code_owner_key(code) if code else f"name:{name_key(name) or '?'}"
-        keys = [client, claim]
-        self.guard.check(keys)
+        code = code if isinstance(code, str) else ""
+        if code.strip():
+            return self._by_code(code, client), None
+        return self._sign_up(name if isinstance(name, str) else "", passcode if isinstance(passcode, str) else "",
+                             client)
+
+    def _by_code(self, code: str, client: str) -> Identity:
+        owner = raters.code_owner_key(code)  # canonical: "02.x" and "2.x" are one owner; "٢.x" is no code
+        self.guard.check(client, owner)
+        if owner is None:
+            self.guard.failed(client)
+            log.warning("sign-in refused: not a personal code (%d characters) from %s", len(code), client)
+            raise SignInError("that code is not valid", "check the code or link your organiser sent you")
         with connect(self.db_path) as db:
-            if code:
-                try:
-                    identity = raters.authenticate(db, code)
-                except SignInError:
-                    self.guard.failed(keys)
-                    raise
-                check_allowed(self.app, identity.name)
-                return identity, None
-            if self.app.signup != "open":
-                raise SignInError("this study signs raters in with a personal code",
-                                  "enter the code (or open the link) the study organiser sent you")
-            if self.app.passcodes and not any(
-                    hmac.compare_digest((passcode or "").encode(), p.encode()) for p in self.app.passcodes):
-                self.guard.failed(keys)
-                raise SignInError("that passcode is not right", "ask the study organiser for the current passcode")
-            name = clean_rater(name)
-            check_allowed(self.app, name)
+            try:
+                identity = raters.authenticate(db, code)
+            except SignInError:
+                self.guard.failed(client, owner)
+                raise
+        self.guard.succeeded(client, owner)
+        check_allowed(self.app, identity.name)
+        return identity
+
+    def _sign_up(self, name: str, passcode: str, client: str) -> tuple[Identity, str]:
+        if len(name) > 4 * NAME_LIMIT or len(passcode) > PASSCODE_LIMIT:  # before any work on it
+            self.guard.check(client)
+            self.guard.failed(client)
+            raise SignInError(f"the name or passcode is too long (the name's limit is {NAME_LIMIT} characters)",
+                              "use a shorter name")
+        claim = f"name:{name_key(name) or '?'}"
+        self.guard.check(client, claim)
+        if self.app.signup != "open":
+            raise SignInError("this study signs raters in with a personal code",
+                              "enter the code (or open the link) the study organiser sent you")
+        if self.app.passcodes and not any(
+                hmac.compare_digest(passcode.encode(), p.encode()) for p in self.app.passcodes):
+            self.guard.failed(client, claim)
+            raise SignInError("that passcode is not right", "ask the study organiser for the current passcode")
+        name = clean_rater(name)
+        check_allowed(self.app, name)
+        with connect(self.db_path) as db:
             try:
                 self.signups.check(client)
                 cred = raters.sign_up(db, name)
             except Exception:
-                self.guard.failed(keys)  # probing for taken names costs like a wrong guess
+                self.guard.failed(client, claim)  # probing for taken names costs like a wrong guess
                 raise
-            return cred.identity, cred.code
+        return cred.identity, cred.code
 
-    def resume(self, code: str, client: str) -> Identity | None:
-        """The identity behind a code the browser kept, or None (quietly: the sign-in form then shows)."""
-        try:
-            identity, _ = self.local("", code, "", client)
-        except Exception:  # noqa: BLE001 - a stale or revoked code just means signing in again
+    def seal(self, code: str) -> str:
+        """What the browser keeps for this code."""
+        return self.sealer.seal(code.strip()) if code else ""
+
+    def resume(self, sealed, client: str) -> tuple[Identity, str] | None:
+        """The identity behind the sealed code a browser kept (and the code), or None, quietly (the sign-in form
+        then shows): a value this server did not seal, or a code since revoked or re-issued."""
+        code = self.sealer.open(sealed)
+        if code is None:
             return None
-        return identity
+        try:
+            with connect(self.db_path) as db:
+                identity = raters.authenticate(db, code)
+            check_allowed(self.app, identity.name)
+        except Exception:  # noqa: BLE001 - a revoked code just means signing in again
+            return None
+        owner = raters.code_owner_key(code)
+        if owner:
+            self.guard.succeeded(client, owner)
+        return identity, code
 
     def space_identity(self, profile: gr.OAuthProfile | None) -> Identity:
         if profile is None:

@@ -114,7 +114,9 @@ def prompt_markdown(prompt: Prompt | None, prompt_id: str, lang: str) -> str:
 
 
 def layout(space: bool, prompt: Prompt | None, lang: str, passcodes: bool, signup: bool,
-           signin_visible: bool = True) -> RateTab:
+           signin_visible: bool = True, browser_secret: str | None = None) -> RateTab:
+    """`browser_secret`: the key of Gradio's BrowserState encryption (public in the page config: what it guards is
+    sealed by the server, evalkit.seal); a stable one lets a stored code survive a restart."""
     signin = {}
     fl = labels(prompt, lang)
     with gr.Row(equal_height=True):
@@ -162,7 +164,7 @@ def layout(space: bool, prompt: Prompt | None, lang: str, passcodes: bool, signu
     done_md = gr.Markdown(label="done", elem_id="rate-done")
     return RateTab(
         session=gr.State(Session(lang=lang, labels=labels_key(prompt, lang))),
-        browser_code=gr.BrowserState("", storage_key="evalkit-rater-code"), lang=lang_radio, keys_md=keys_md,
+        browser_code=gr.BrowserState("", storage_key="evalkit-rater-code", secret=browser_secret), lang=lang_radio, keys_md=keys_md,
         status=status, who=who, signin_box=signin_box, signin=signin, signout_btn=signout_btn, guide_box=guide_box,
         guide=guide, pair_box=pair_box, prompt_md=prompt_md, text_a=texts["a"], text_b=texts["b"], fields=fields,
         submit_btn=submit_btn, reveal_md=reveal_md, correct_btn=correct_btn, next_btn=next_btn, skip_box=skip_box,

@@ -29,7 +29,7 @@ from ..records import GenerationPath, GenerationRecord
 from . import auth
 from .db import connect
 from .errors import friendly
-from .session import Session
+from .session import Session, require_rater
 
 WITHHELD = ("(withheld: this live output is the same as an output raters judge blind, so it is not shown under "
             "its path's name while the study runs · 与待评输出相同，评分期间不显示)")
@@ -208,14 +208,18 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
         from ..store import insert_experiment, insert_generations
 
         check_access(cfg, space, s)
+        if s is not None and s.rater:  # a revoked or re-issued code ends the session here too
+            with connect(db_path) as db:
+                require_rater(db, s)
         if preparing is not None:  # the models may still be training in the preparation process
             preparing.check()
         if prompt_id not in prompts:
             raise EvalkitError(f"unknown prompt '{prompt_id}'", "choose one of the bundled prompts")
-        typed = (typed or "").strip()
-        if len(typed) > cfg.app.max_comment_chars:
+        typed = typed if isinstance(typed, str) else ""
+        if len(typed) > cfg.app.max_comment_chars:  # checked before any work on it
             raise EvalkitError(f"the material is {len(typed)} characters; the limit is {cfg.app.max_comment_chars}",
                                "shorten it")
+        typed = typed.strip()
         prompt = prompts[prompt_id] if not typed else replace(prompts[prompt_id], id="live-custom", material=typed)
         with connect(db_path) as db:  # what must not be shown: any pooled output, whatever its prompt
             pooled = pooled_token_ids(db)

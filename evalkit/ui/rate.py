@@ -17,11 +17,12 @@ from pathlib import Path
 import gradio as gr
 
 from ..config import Config
+from ..errors import EvalkitError
 from ..limits import RateLimiter
 from ..prompts import CRITERIA, Prompt
 from ..ratings import (
-    RatingError, RatingInput, answers_from_row, clean_comment, correct_rating, current_rating, next_pair, progress,
-    reveal, skip_pair, submit_rating,
+    RatingError, RatingInput, answers_from_row, clean_comment, correct_rating, current_rating, is_closed, next_pair,
+    progress, rated_pairs, rater_reveal, skip_pair, submit_rating,
 )
 from . import auth
 from .db import connect
@@ -31,8 +32,8 @@ from .form import (
 )
 from .guidelines import guidelines
 from .prepare import panel
-from .reveal import render
-from .session import Session
+from .reveal import render, render_list
+from .session import Session, require_rater
 from .words import word
 
 __all__ = ["ANSWER_KEYS", "FORM_KEYS", "REQUIRED_KEYS", "RateTab", "build_rate_tab"]
@@ -41,6 +42,15 @@ __all__ = ["ANSWER_KEYS", "FORM_KEYS", "REQUIRED_KEYS", "RateTab", "build_rate_t
 def _form_interactive(on: bool) -> str:
     """Browser-only (no server round trip): lock or unlock the scoring form."""
     return f"() => Array({len(FORM_KEYS)}).fill({{__type__: 'update', interactive: {str(on).lower()}}})"
+
+
+# Browser-only: drop ?invite=CODE from the address bar and this history entry.
+_FORGET_INVITE = """() => { const u = new URL(window.location.href);
+  if (u.searchParams.has('invite')) { u.searchParams.delete('invite'); window.history.replaceState(null, '', u); } }"""
+
+
+_FORGET_INVITE_SIGNED_IN = ("() => { const who = document.querySelector('#rate-who');"
+                            " if (who && who.innerText.trim()) (" + _FORGET_INVITE + ")(); }")
 
 
 # Browser-only: Submit is enabled only when every criterion of both outputs and the preference have an answer.
@@ -56,15 +66,10 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     default_lang = default_prompt.language if default_prompt is not None and default_prompt.language == "en" else "zh"
     prep_html = gr.HTML(panel(preparing.snapshot()) if preparing else "", visible=preparing is not None,
                         elem_id="prepare", padding=False)
-    ui = layout(space, default_prompt, default_lang, bool(app.passcodes), app.signup == "open",
-                signin_visible=preparing is None)
-    limiter = RateLimiter(app.max_submissions_per_minute)  # ratings, corrections and skips, per identity
     doorman = auth.Doorman(app, db_path, space)
-
-    def signed_in(s: Session) -> str:
-        if not s.rater:
-            raise RatingError("you are not signed in", "sign in at the top of the Rate tab")
-        return s.rater
+    ui = layout(space, default_prompt, default_lang, bool(app.passcodes), app.signup == "open",
+                signin_visible=preparing is None, browser_secret=doorman.sealer.browser_secret)
+    limiter = RateLimiter(app.max_submissions_per_minute)  # ratings, corrections and skips, per identity
 
     def form_update(s: Session, prompt: Prompt | None, values: dict | None = None) -> tuple[Session, dict]:
         """The form's values; its labels too when this prompt or language differs from what is on screen."""
@@ -88,7 +93,9 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
                ui.correct_btn: gr.update(visible=False), ui.next_btn: gr.update(visible=False), ui.skip_reason: "",
                ui.text_a: view.text_a if view else "", ui.text_b: view.text_b if view else ""}
         if view is None:  # what is left out stays as it is (gr.skip), hidden with the pair box
-            return upd | {ui.session: s, ui.pair_box: gr.update(visible=False), ui.done_md: word("done", s.lang)}
+            reveals = render_list(rated_pairs(db, s.rater, rpp, cfg.bench.length_tolerance))
+            return upd | {ui.session: s, ui.pair_box: gr.update(visible=False),
+                          ui.done_md: word("done", s.lang) + ("\n\n" + reveals if reveals else "")}
         prompt = prompts.get(view.prompt_id)
         s, form = form_update(s, prompt)
         return upd | form | {
@@ -100,10 +107,17 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
             ui.skip_box: gr.update(visible=True),
         }
 
+    def reveal_markdown(db, s: Session) -> str:
+        """This pair's reveal (or that it is pending), and the rater's list of reveals."""
+        tolerance = cfg.bench.length_tolerance
+        this = render(rater_reveal(db, s.rater, s.pair_id, rpp, tolerance))
+        others = [p for p in rated_pairs(db, s.rater, rpp, tolerance) if p.reveal.pair_id != s.pair_id]
+        return this + ("\n\n" + render_list(others) if others else "")
+
     def locked_screen(db, s: Session, status: str, comment: str) -> dict:
         """A stored submission (ui.locked_outputs); the browser locks the form when it succeeds."""
         return {ui.session: s, ui.status: status, ui.who: who_line(db, s)[0], ui.fields["comment"]: comment,
-                ui.reveal_md: render(reveal(db, s.pair_id, cfg.bench.length_tolerance)),
+                ui.reveal_md: reveal_markdown(db, s),
                 ui.submit_btn: gr.update(visible=False, interactive=False),
                 ui.correct_btn: gr.update(visible=True), ui.next_btn: gr.update(visible=True),
                 ui.skip_box: gr.update(visible=False)}
@@ -111,9 +125,12 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     # --- handlers -----------------------------------------------------------------------------------
 
     def signed_in_screen(s: Session, identity, code: str, status: str = "") -> dict:
-        s = replace(Session(lang=s.lang, labels=s.labels), rater=identity.name, organiser=identity.organiser)
+        """The first screen of a signed-in session; the browser keeps the code sealed (evalkit.seal), never as is."""
+        s = replace(Session(lang=s.lang, labels=s.labels), rater=identity.name, organiser=identity.organiser,
+                    rater_id=identity.rater_id, credential=identity.credential)
         with connect(db_path) as db:
-            return pair_screen(db, s, status) | {ui.signin_box: gr.update(visible=False), ui.browser_code: code,
+            return pair_screen(db, s, status) | {ui.signin_box: gr.update(visible=False),
+                                                 ui.browser_code: doorman.seal(code),
                                                  ui.signout_btn: gr.update(visible=not space)}
 
     def ready() -> bool:
@@ -132,12 +149,18 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
         """Page load: an invitation link (?invite=CODE), else the code this browser kept, signs in at once."""
         if not ready():  # the preparation panel's poll signs in once the pool is ready
             return {ui.status: ""}
-        invite = (request.query_params.get("invite") or "").strip() if request is not None else ""
-        code = invite or (stored if isinstance(stored, str) else "")
-        identity = doorman.resume(code, auth.client_key(request, space)) if code else None
-        if identity is None:
-            return {ui.browser_code: "", ui.status: word("invite_invalid", s.lang) if invite else ""}
-        return signed_in_screen(s, identity, code)
+        invite = (request.query_params.get("invite") or "") if request is not None else ""
+        client = auth.client_key(request, space)
+        if invite:  # a typed code, in a link: it passes the sign-in guard
+            try:
+                identity, _ = doorman.local("", invite, "", client)
+            except EvalkitError:
+                return {ui.browser_code: "", ui.status: word("invite_invalid", s.lang)}
+            return signed_in_screen(s, identity, invite)
+        resumed = doorman.resume(stored, client)  # the sealed code this browser kept, if any
+        if resumed is None:
+            return {ui.browser_code: "", ui.status: ""}
+        return signed_in_screen(s, *resumed)
 
     @friendly
     def sign_in_space(s: Session, profile: gr.OAuthProfile | None) -> dict:
@@ -169,30 +192,31 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
 
     @friendly
     def next_screen(s: Session) -> dict:
-        signed_in(s)
-        if s.pair_id is not None and s.rating_id is None:
-            raise RatingError("this pair is not rated yet", "submit it, or skip it with a reason")
         with connect(db_path) as db:
+            require_rater(db, s)
+            if s.pair_id is not None and s.rating_id is None:
+                raise RatingError("this pair is not rated yet", "submit it, or skip it with a reason")
             return pair_screen(db, s)
 
     @friendly
     def submit(s: Session, *values) -> dict:
-        rater = signed_in(s)
-        if s.pair_id is None:
-            raise RatingError("there is no pair on screen", "press Next pair, or reload the page")
-        if s.locked:
-            raise RatingError("this rating is already stored and locked", "use Correct to change it")
-        form = dict(zip(FORM_KEYS, values, strict=True))
-        limiter.check(f"rater:{rater}")
-        inp = RatingInput(
-            pair_id=s.pair_id, rater=rater,
-            a={c: form[f"a_{c}"] for c in CRITERIA}, b={c: form[f"b_{c}"] for c in CRITERIA},
-            preference=form["preference"] or "", comment=form["comment"] or "", client_token=s.token,
-        )
         with connect(db_path) as db:
-            if s.correcting:  # the reveal has been shown: kept, but the blind rating is the one that counts
-                rating_id = correct_rating(db, app, s.rating_id, inp, after_reveal=True)
-                note = word("correction_stored", s.lang)
+            rater = require_rater(db, s)
+            if s.pair_id is None:
+                raise RatingError("there is no pair on screen", "press Next pair, or reload the page")
+            if s.locked:
+                raise RatingError("this rating is already stored and locked", "use Correct to change it")
+            form = dict(zip(FORM_KEYS, values, strict=True))
+            limiter.check(f"rater:{rater}")
+            inp = RatingInput(
+                pair_id=s.pair_id, rater=rater,
+                a={c: form[f"a_{c}"] for c in CRITERIA}, b={c: form[f"b_{c}"] for c in CRITERIA},
+                preference=form["preference"] or "", comment=form["comment"] or "", client_token=s.token,
+            )
+            if s.correcting:  # once the pair is closed its reveal can be seen: kept, but the blind rating counts
+                revealed = is_closed(db, s.pair_id, rpp)
+                rating_id = correct_rating(db, app, s.rating_id, inp, after_reveal=revealed)
+                note = word("correction_stored" if revealed else "correction_counts", s.lang)
             else:
                 rating_id = submit_rating(db, app, inp)
                 note = word("stored", s.lang)
@@ -200,28 +224,29 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
 
     @friendly
     def start_correction(s: Session) -> dict:
-        rater = signed_in(s)
-        if s.rating_id is None:
-            raise RatingError("there is no stored rating to correct on screen", "submit the pair first")
         with connect(db_path) as db:
+            rater = require_rater(db, s)
+            if s.rating_id is None:
+                raise RatingError("there is no stored rating to correct on screen", "submit the pair first")
             row = current_rating(db, rater, s.pair_id)
+            revealed = is_closed(db, s.pair_id, rpp)
         if row is None:
             raise RatingError("your rating of this pair was not found", "reload the page")
         s = s.stored(row["id"]).correcting_now()
         # the stored answers (the browser unlocks the form when this succeeds)
         stored = _stored_form(row)  # the pair stays on screen, and so do its labels
         return {ui.fields[k]: stored.get(k) for k in FORM_KEYS} | {
-            ui.session: s, ui.status: word("correcting", s.lang),
+            ui.session: s, ui.status: word("correcting" if revealed else "correcting_blind", s.lang),
             ui.submit_btn: gr.update(value=word("save_correction", s.lang), visible=True, interactive=True),
             ui.correct_btn: gr.update(visible=False)}  # Next pair leaves the stored version as it is
 
     @friendly
     def skip(s: Session, reason: str) -> dict:
-        rater = signed_in(s)
-        if s.pair_id is None or s.rating_id is not None:
-            raise RatingError("there is no unrated pair on screen to skip", "press Next pair")
-        limiter.check(f"rater:{rater}")
         with connect(db_path) as db:
+            rater = require_rater(db, s)
+            if s.pair_id is None or s.rating_id is not None:
+                raise RatingError("there is no unrated pair on screen to skip", "press Next pair")
+            limiter.check(f"rater:{rater}")
             skip_pair(db, app, rater, s.pair_id, reason, client_token=s.token)
             return pair_screen(db, s, word("skipped", s.lang))
 
@@ -245,7 +270,8 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     if preparing is not None:
         timer = gr.Timer(1.0)
         poll_outputs = [prep_html, timer, *([tabs] if tabs else []), *ui.signin_outputs]
-        timer.tick(poll, [ui.session, ui.browser_code], poll_outputs, api_visibility="private")
+        timer.tick(poll, [ui.session, ui.browser_code], poll_outputs, api_visibility="private").then(
+            None, None, None, js=_FORGET_INVITE_SIGNED_IN)  # the poll signs in once the pool is ready
         # a page opened later shows the progress at once, not the panel as it was when the app started
         demo.load(poll, [ui.session, ui.browser_code], poll_outputs, api_visibility="private")
 
@@ -258,7 +284,9 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
         signin["button"].click(sign_in_local, sign_in_inputs, out, api_name="sign_in")
         for box in ("name", "passcode", "code"):
             signin[box].submit(sign_in_local, sign_in_inputs, out, api_visibility="undocumented")
-        demo.load(resume_local, [ui.session, ui.browser_code], out, api_visibility="undocumented")
+        # the invitation code leaves the address bar (and the history) once the sign-in it carried has run
+        demo.load(resume_local, [ui.session, ui.browser_code], out, api_visibility="undocumented").then(
+            None, None, None, js=_FORGET_INVITE)
         ui.signout_btn.click(sign_out, [ui.session], [ui.session, ui.browser_code, ui.signin_box, ui.signout_btn,
                                                       ui.pair_box, ui.who, ui.done_md, ui.status], api_name="sign_out")
     # The handlers return finished text (Markdown without indentation) and None: Gradio's postprocess would only

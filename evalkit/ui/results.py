@@ -10,6 +10,7 @@ from pathlib import Path
 import gradio as gr
 
 from ..config import Config
+from ..raters import check_current
 from ..ratings import counts, results_open
 from .db import connect
 from .errors import friendly
@@ -61,6 +62,7 @@ def may_see_aggregates(db, cfg: Config, session: Session | None) -> tuple[bool, 
     reason when not."""
     if session is None or session.rater is None:
         return False, "sign in on the Rate tab"
+    check_current(db, session.rater_id, session.credential)  # a revoked or re-issued code ends the session
     if session.organiser:
         return True, ""
     return results_open(db, session.rater, cfg.app.ratings_per_pair, cfg.app.results_skip_allowance)

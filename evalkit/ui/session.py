@@ -11,6 +11,8 @@ from dataclasses import dataclass, replace
 class Session:
     rater: str | None = None  # set only by sign-in (a personal code, or the Hugging Face OAuth profile)
     organiser: bool = False  # from the credential: the registry's role, or app.organisers on a Space
+    rater_id: int | None = None  # the registry row of a code's identity (None on a Space)
+    credential: str = ""  # the hash of the code signed in with: every event checks it is still the rater's
     pair_id: str | None = None  # the pair on screen
     rating_id: int | None = None  # the newest stored version of this rater's rating of that pair
     correcting: bool = False  # the form is unlocked to correct a stored rating
@@ -34,3 +36,15 @@ class Session:
     def locked(self) -> bool:
         """A submitted rating is locked until the rater asks to correct it."""
         return self.rating_id is not None and not self.correcting
+
+
+def require_rater(db, s: "Session | None") -> str:
+    """The signed-in rater of this session, with their code still theirs (evalkit.raters.check_current: a revoke or
+    re-issue ends the session at its next event); RatingError when not signed in."""
+    from ..raters import check_current
+    from ..ratings import RatingError
+
+    if s is None or not s.rater:
+        raise RatingError("you are not signed in", "sign in at the top of the Rate tab")
+    check_current(db, s.rater_id, s.credential)
+    return s.rater

@@ -52,6 +52,11 @@ WORDS: dict[str, dict[str, str]] = {
     "correcting": {"zh": "修改答案后按**保存修改**。你已看过揭晓，修改只作记录，不改变计分。",
                    "en": "Change your answers, then press **Save correction**. You have seen the reveal, so the "
                          "correction is kept as a note: your blind rating still counts."},
+    "correction_counts": {"zh": "修改已保存：这一对尚未揭晓，修改后的评分计入。",
+                          "en": "Correction stored: this pair is not revealed yet, so the corrected rating counts."},
+    "correcting_blind": {"zh": "修改答案后按**保存修改**。这一对尚未揭晓，修改会计入。",
+                         "en": "Change your answers, then press **Save correction**. This pair is not revealed yet, so "
+                               "the correction counts."},
     "skipped": {"zh": "已跳过，原因已保存。", "en": "Skipped; the reason is stored."},
     "done": {"zh": "**你的评分任务已全部完成，谢谢！**", "en": "**No pairs left for you.** Thank you!"},
     "signed_out": {"zh": "已退出。", "en": "Signed out."},
