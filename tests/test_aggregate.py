@@ -42,9 +42,9 @@ claim = "these raters"
 """
 
 
-def load_fixture(db, gate_path: Path, gate_text: str = GATE, before_ratings=None):
+def load_fixture(db, gate_path: Path, gate_text: str = GATE, before_ratings=None, app: AppConfig = AppConfig()):
     """The small study: 4 pairs rated by 3 raters under gate_text; before_ratings(db, experiment id) runs after the
-    pairs are stored and before the first rating."""
+    pairs are stored and before the first rating; `app` sets the quota that closes a pair."""
     data = json.loads((FIX / "ratings_small.json").read_text(encoding="utf-8"))
     gate_path.write_text(gate_text)
     exp = insert_experiment(db, "pool", {}, {}, gate=gate_snapshot(gate_path))
@@ -64,7 +64,7 @@ def load_fixture(db, gate_path: Path, gate_text: str = GATE, before_ratings=None
         o_is_a = p["ordinary_side"] == "A"
         a, b = (r["ordinary"], r["assisted"]) if o_is_a else (r["assisted"], r["ordinary"])
         pref = {"tie": "tie", "ordinary": "A" if o_is_a else "B", "assisted": "B" if o_is_a else "A"}[r["preferred_path"]]
-        submit_rating(db, AppConfig(), RatingInput(ids[r["pair"]], r["rater"], a, b, pref))
+        submit_rating(db, app, RatingInput(ids[r["pair"]], r["rater"], a, b, pref))
     return ids
 
 

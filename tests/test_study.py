@@ -23,7 +23,7 @@ from evalkit.study import choose, studies
 from evalkit.synthetic import SyntheticStudy, build_study, gate_file_text
 
 from test_aggregate import GATE, load_fixture
-from test_gold import answer, gold_pairs
+from test_gold import answer, gold_items, gold_pairs, known
 
 PROMPTS = load_prompts()
 
@@ -266,9 +266,13 @@ def _rate_gold_badly(db, rater="r1"):
     from evalkit.gold import add_gold_pairs
 
     exp = db.execute("SELECT id FROM experiments WHERE kind = 'pool'").fetchone()[0]
-    add_gold_pairs(db, exp, PROMPTS, 0.5)
-    for g in gold_pairs(db):
-        submit_rating(db, AppConfig(), RatingInput(g["id"], rater, answer(g["a_expected"], 2), answer(g["b_expected"], 2), "A"))
+    gold_items(db, exp, 2)  # the pool's extra samples that gold pairs are made from
+    assert add_gold_pairs(db, exp, PROMPTS) == 2
+    first, second = gold_pairs(db)
+    assert known(first) == known(second)  # one pair all wrong, one all right: accuracy 0.5
+    for g, wrong in ((first, 99), (second, 0)):
+        submit_rating(db, AppConfig(), RatingInput(g["id"], rater, answer(g["a_expected"], wrong),
+                                                   answer(g["b_expected"], wrong), "A"))
 
 
 @pytest.mark.parametrize("looked_before", [True, False])
@@ -311,10 +315,11 @@ def test_a_gold_rating_after_completion_changes_neither_exclusions_nor_verdict(t
 
 def test_gold_ratings_before_completion_do_leave_a_rater_out(tmp_path):
     """The other side of the rule: a rater found below the gold accuracy before the sample completes is left out,
-    and the sample then completes only with enough other raters."""
+    and the sample then completes only with enough other raters. The app takes 4 ratings a pair here: a pair closes
+    at its quota and never reopens (its reveal may have been shown), so room for a replacement is made in advance."""
     db = open_db(tmp_path / "g.db")
     load_fixture(db, tmp_path / "gate.toml", GATE + "min_gold_accuracy = 0.8\n",
-                 before_ratings=lambda db, _exp: _rate_gold_badly(db))
+                 before_ratings=lambda db, _exp: _rate_gold_badly(db), app=AppConfig(ratings_per_pair=4))
     agg = aggregate(db)
     assert agg.frozen is None and agg.interim and db["decisions"].count == 0
     # a fourth rater completes every pair; r1 is still left out, and the decision freezes then
