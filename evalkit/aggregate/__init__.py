@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from ..pace import note, time_on_task
 from .data import ALL, RatingData, deciding_experiment, load_ratings
 from .quality import DIFF_COLUMNS, agreement, paired_differences, pass_rates, preferences, prescreen_agreement
-from .timing import POOL_SOURCE, Speed, timing
+from .timing import POOL_SOURCE, Speed, batches, timing
 from .verdict import INTERIM, Condition, Decision, Verdict, decide, decision_sample, fidelity_rows, frozen_gate, interval_text
 
 __all__ = ["ALL", "INTERIM", "Aggregate", "Condition", "Decision", "RatingData", "Speed", "Verdict", "aggregate",
@@ -75,6 +75,8 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None) 
     if excluded and len(ratings):  # before any table: what the verdict rests on, every table shows
         ratings = ratings.without_raters(excluded)
     path_timing, speed_by_prompt, speed = timing(db, tolerance, resamples)
+    batch_table, batch, speed.batch_experiment_id = batches(db, resamples)
+    speed.batch_answer = batch.answer if batch is not None else None
     n_pairs = ratings.n_pairs
     n_gold = db.execute("SELECT COUNT(*) FROM pairs WHERE kind = 'gold'").fetchone()[0]
     if values:
@@ -91,6 +93,8 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None) 
         notes.append(f"{speed.fallback_runs} assisted run(s) fell back; they are not counted as assisted")
     if speed.source == POOL_SOURCE:
         notes.append("speed-up taken from the pair pool's single runs: run `evalkit bench` for the protocol's numbers")
+    if batch is not None:
+        notes.append(f"batch sizes (benchmark {speed.batch_experiment_id}): {batch.answer}")
     pace = time_on_task(db, floor)
     if pace_note := note(pace, floor):
         notes.append(pace_note)
@@ -103,6 +107,7 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None) 
         "prescreen_agreement": prescreen_agreement(db, ratings),
         "timing": path_timing,
         "speedup": speed_by_prompt,
+        "batch": batch_table,
         "time_on_task": pace,
         "gold": gold_table,
         "counts": pd.DataFrame([{
