@@ -120,7 +120,7 @@ class BatchRow:
     seconds_per_request: float | None  # median over requests of its call's seconds: the wait of each request
     tokens_per_second_per_request: float | None  # median over requests of its own new tokens / its call's seconds
     total_tokens_per_second: float | None  # all new tokens / all seconds of the calls: what a server delivers
-    total_ci95: tuple[float, float] | None  # bootstrap over calls, within what each call served
+    total_ci95: tuple[float, float] | None  # over generate() calls, within what each call served
     vs_assisted: float | None  # total tokens/s against assisted's at batch 1
     vs_assisted_ci95: tuple[float, float] | None
     winner: str | None  # ORDINARY_WINS / ASSISTED_WINS (interval of vs_assisted above / below 1), NO_CLEAR_DIFFERENCE
@@ -140,16 +140,36 @@ class BatchComparison:
     device_kinds: list[str] = field(default_factory=list)
 
 
-def _stratified_throughput(rng, groups: list[tuple[list[float], list[float]]], resamples: int):
-    """Total tokens / total seconds for `resamples` bootstrap draws of calls, each stratum resampled within itself."""
-    import numpy as np
+def _throughput(calls: dict) -> tuple[float | None, float | None, int]:
+    """Total tokens / total seconds of these calls, the variance of its logarithm and its degrees of freedom. The
+    ratio estimator is linearised (u = tokens - R x seconds per call) within each stratum (what a call served is fixed
+    by the design, so it adds no variance): var(R) = sum over strata of n/(n-1) x sum (u - mean u)^2, over seconds^2."""
+    tokens = sum(c[1] for c in calls.values())
+    seconds = sum(c[2] for c in calls.values())
+    if not seconds:
+        return None, None, 0
+    rate = tokens / seconds
+    groups: dict = {}
+    for stratum, t, s in calls.values():
+        groups.setdefault(stratum, []).append(t - rate * s)
+    spread, df = 0.0, 0
+    for u in groups.values():
+        if len(u) > 1:
+            mean = sum(u) / len(u)
+            spread += len(u) / (len(u) - 1) * sum((x - mean) ** 2 for x in u)
+            df += len(u) - 1
+    if not rate or not df:
+        return rate, None, df
+    return rate, spread / seconds ** 2 / rate ** 2, df
 
-    tokens, seconds = np.zeros(resamples), np.zeros(resamples)
-    for tok, sec in groups:
-        idx = rng.integers(0, len(tok), size=(resamples, len(tok)))
-        tokens += np.asarray(tok, float)[idx].sum(axis=1)
-        seconds += np.asarray(sec, float)[idx].sum(axis=1)
-    return tokens / seconds
+
+def _interval(log_point: float, variance: float, df: float, confidence: float) -> tuple[float, float]:
+    import math
+
+    from .stats.tdist import t_quantile
+
+    half = t_quantile(0.5 + confidence / 2, df) * math.sqrt(variance)
+    return math.exp(log_point - half), math.exp(log_point + half)
 
 
 def _cuda_allocated(request: dict) -> float | None:
@@ -187,50 +207,39 @@ def _calls(requests: list[dict]) -> dict:
     return calls
 
 
-def _strata(calls: dict) -> list[tuple[list[float], list[float]]]:
-    groups: dict = {}
-    for stratum, tokens, seconds in calls.values():
-        g = groups.setdefault(stratum, ([], []))
-        g[0].append(tokens)
-        g[1].append(seconds)
-    return list(groups.values())
-
-
-def compare_batches(requests: list[dict], resamples: int, seed: int = 0) -> BatchComparison:
-    """Per path and batch size: seconds per request, tokens/s per request, total tokens/s with a bootstrap 95%
-    interval, and its ratio to assisted's at batch 1 with an interval (both resample generate() calls within what
-    they served, independently per path and size); then the batch size from which ordinary's total throughput
-    beats assisted's. No comparison across device kinds."""
-    import numpy as np
+def compare_batches(requests: list[dict], confidence: float = 0.95) -> BatchComparison:
+    """Per path and batch size: seconds per request, tokens/s per request, total tokens/s with its interval, and its
+    ratio to assisted's at batch 1 with an interval; then the batch size from which ordinary's total throughput beats
+    assisted's. The intervals are on the log scale with Student's t (Welch's degrees of freedom for the ratio), the
+    variance from generate() calls within what they served (tests/test_batch.py simulates whole comparisons through
+    this function: false crossovers and coverage). No comparison across device kinds."""
+    import math
 
     from .stats import median
 
     kinds = sorted({device_kind(r["device"]) for r in requests if r.get("device")})
     keys = sorted({(r["path"], r["batch_size"]) for r in requests}, key=lambda k: (k[0] != GenerationPath.ASSISTED, k[1]))
-    rng = np.random.default_rng(seed)
-    draws, rows = {}, []
+    logs, rows = {}, []
     for path, size in keys:
         rs = [r for r in requests if r["path"] == path and r["batch_size"] == size]
         calls = _calls(rs)
-        tokens, seconds = sum(c[1] for c in calls.values()), sum(c[2] for c in calls.values())
-        strata = _strata(calls)
-        if len(calls) >= 2 and seconds > 0:
-            draws[(path, size)] = _stratified_throughput(rng, strata, resamples)
-        boot = draws.get((path, size))
+        rate, variance, df = _throughput(calls)
+        if variance is not None:
+            logs[(path, size)] = (math.log(rate), variance, df)
         unbatched = [r for r in rs if r.get("unbatched_hash") is not None]
         rows.append(BatchRow(
             path=str(path), batch_size=size, calls=len(calls), requests=len(rs),
             seconds_per_request=median([r["seconds"] for r in rs]),
             tokens_per_second_per_request=median([r["new_tokens"] / r["seconds"] for r in rs if r["seconds"]]),
-            total_tokens_per_second=tokens / seconds if seconds else None,
-            total_ci95=tuple(float(x) for x in np.percentile(boot, [2.5, 97.5])) if boot is not None else None,
+            total_tokens_per_second=rate,
+            total_ci95=_interval(*logs[(path, size)], confidence) if (path, size) in logs else None,
             vs_assisted=None, vs_assisted_ci95=None, winner=None,
             identical_to_unbatched=(sum(r["token_hash"] == r["unbatched_hash"] for r in unbatched) / len(unbatched))
             if unbatched and size > 1 else None,
             peak_rss_mb=max((r["peak_rss_mb"] for r in rs if r.get("peak_rss_mb") is not None), default=None),
             peak_cuda_allocated_mb=max((_cuda_allocated(r) for r in rs if _cuda_allocated(r) is not None), default=None)))
     assisted = next((r for r in rows if r.path == GenerationPath.ASSISTED), None)
-    a_draws = draws.get((GenerationPath.ASSISTED, 1))
+    a_log = logs.get((GenerationPath.ASSISTED, 1))
     ordinary = [r for r in rows if r.path == GenerationPath.ORDINARY]
     if assisted is None or not assisted.total_tokens_per_second or len(kinds) > 1:
         why = ("the assisted path did not run in this benchmark" if assisted is None or not assisted.total_tokens_per_second
@@ -240,9 +249,11 @@ def compare_batches(requests: list[dict], resamples: int, seed: int = 0) -> Batc
         if row.total_tokens_per_second is None:
             continue
         row.vs_assisted = row.total_tokens_per_second / assisted.total_tokens_per_second
-        o_draws = draws.get((GenerationPath.ORDINARY, row.batch_size))
-        if o_draws is not None and a_draws is not None:
-            lo, hi = (float(x) for x in np.percentile(o_draws / a_draws, [2.5, 97.5]))
+        o_log = logs.get((GenerationPath.ORDINARY, row.batch_size))
+        if o_log is not None and a_log is not None:
+            variance = o_log[1] + a_log[1]
+            welch = variance ** 2 / (o_log[1] ** 2 / o_log[2] + a_log[1] ** 2 / a_log[2]) if variance else o_log[2] + a_log[2]
+            lo, hi = _interval(o_log[0] - a_log[0], variance, welch, confidence)
             row.vs_assisted_ci95 = (lo, hi)
             row.winner = ORDINARY_WINS if lo > 1 else ASSISTED_WINS if hi < 1 else NO_CLEAR_DIFFERENCE
     return BatchComparison(rows=rows, crossover=_crossover(ordinary), answer=_answer(ordinary, assisted), device_kinds=kinds)

@@ -75,7 +75,7 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None) 
     if excluded and len(ratings):  # before any table: what the verdict rests on, every table shows
         ratings = ratings.without_raters(excluded)
     path_timing, speed_by_prompt, speed = timing(db, tolerance, resamples)
-    batch_table, batch, speed.batch_experiment_id = batches(db, resamples)
+    batch_table, batch, speed.batch_experiment_id = batches(db)
     speed.batch_answer = batch.answer if batch is not None else None
     n_pairs = ratings.n_pairs
     n_gold = db.execute("SELECT COUNT(*) FROM pairs WHERE kind = 'gold'").fetchone()[0]

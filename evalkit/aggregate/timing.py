@@ -113,7 +113,7 @@ BATCH_COLUMNS = ["path", "batch_size", "calls", "requests", "seconds_per_request
                  "vs_assisted_ci_high", "winner", "identical_to_unbatched", "peak_rss_mb", "peak_cuda_allocated_mb"]
 
 
-def batches(db, resamples: int):
+def batches(db):
     """The batch table (one row per path and batch size) from the latest benchmark with batched runs, its
     comparison and that benchmark's id; an empty table and None when no benchmark measured a batch size."""
     import pandas as pd
@@ -132,7 +132,7 @@ def batches(db, resamples: int):
            FROM batch_runs b JOIN generations g ON g.id = b.generation_id WHERE b.experiment_id = ? AND b.status = 'ok'""",
         [exp_id]))
     greedy = config.get("decoding", {}).get("mode") == "greedy"
-    comparison = compare_batches(batch_requests(timing_rows, batch_rows, compare_outputs=greedy), resamples)
+    comparison = compare_batches(batch_requests(timing_rows, batch_rows, compare_outputs=greedy))
     return batch_table(comparison), comparison, exp_id
 
 

@@ -82,7 +82,7 @@ def batch_comparison_from_json(data: dict) -> BatchComparison:
     return BatchComparison(**{**data, "rows": rows})
 
 
-def batch_comparison(db, experiment_id: int, timing_rows: list[dict], resamples: int, greedy: bool) -> BatchComparison | None:
+def batch_comparison(db, experiment_id: int, timing_rows: list[dict], greedy: bool) -> BatchComparison | None:
     """The benchmark's batch comparison from its stored rows; None when it measured no batch size above 1."""
     batch_rows = list(db.query(
         """SELECT b.path, b.batch_size, b.process_id, b.batch_call, b.slot, b.prompt_id, b.round, b.rep, b.new_tokens,
@@ -91,7 +91,7 @@ def batch_comparison(db, experiment_id: int, timing_rows: list[dict], resamples:
            WHERE b.experiment_id = ? AND b.status = 'ok' ORDER BY b.id""", [experiment_id]))
     if not batch_rows:
         return None
-    return compare_batches(batch_requests(timing_rows, batch_rows, compare_outputs=greedy), resamples)
+    return compare_batches(batch_requests(timing_rows, batch_rows, compare_outputs=greedy))
 
 
 def _peak_cuda(rows: list[dict]) -> dict:
@@ -202,7 +202,7 @@ def summarize(db, experiment_id: int) -> BenchSummary:
             | {k: json.loads(p[k] or "{}") for k in ("target_placement", "draft_placement")}
             for p in procs
         ],
-        batches=batch_comparison(db, experiment_id, rows, cfg.bench.bootstrap, cfg.decoding.mode == "greedy"),
+        batches=batch_comparison(db, experiment_id, rows, cfg.decoding.mode == "greedy"),
     )
 
 

@@ -151,12 +151,12 @@ def _row(rec: GenerationRecord) -> str:
     return f"| {rec.path} | {status} | {s} | {rec.new_tokens} | {tps} | {rec.stop_reason or '—'} | {draft} |"
 
 
-def batch_note(db, resamples: int) -> str:
+def batch_note(db) -> str:
     """What the latest benchmark with batch sizes says about serving in batches ("" when none measured them): one
     streamed request per path says nothing about a server that batches its requests."""
     from ..aggregate.timing import batches
 
-    _, comparison, exp_id = batches(db, resamples)
+    _, comparison, exp_id = batches(db)
     if comparison is None:
         return ("Batches: Transformers runs assisted generation one request at a time; `evalkit bench --batch-sizes "
                 "1,2,4,8` measures whether ordinary at your batch size delivers more tokens per second.")
@@ -288,7 +288,7 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                 for rec in shown:
                     rec.live = True
                 insert_generations(db, shown, exp_id)
-            batches = batch_note(db, cfg.bench.bootstrap)
+            batches = batch_note(db)
         yield texts | {ui.status: note, ui.table: timing_table(shown, cfg.bench.length_tolerance, batches)}
 
     run_btn.click(run_live, [session, prompt_dd, material], [out_o, out_a, table, status], api_name="live",
