@@ -229,4 +229,12 @@ def test_bench_batch_sizes_end_to_end_stored_summarised_aggregated_and_reported(
     assert any(n == f"batch sizes (benchmark {s.experiment_id}): {b.answer}" for n in agg.notes)
     page = build_report(db, tmp_path / "report", agg).read_text()
     assert "<h3>batch</h3>" in page and 'alt="batch"' in page and f"experiment {s.experiment_id} (bench" in page
-    assert batch_note(db).startswith(f"Batches (benchmark experiment {s.experiment_id}")
+    note = batch_note(db)
+    assert note == f"Batches (benchmark experiment {s.experiment_id}, assisted at batch 1 against ordinary at each batch size): {b.answer}."
+    # the Live tab's timing note, through the app
+    from apphelpers import served
+    from test_app_client import Tab
+
+    with served(load_config(cfg), data_dir / "evalkit.db") as url:
+        live = Tab(url).call("/live", "writing-02", "资料库周五晚间维护，期间只能阅读。")
+    assert note in live["timing table"] and "| assisted |" in live["timing table"]
