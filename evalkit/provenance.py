@@ -363,6 +363,8 @@ def _figures(agg, sources: dict[str, list[int]], scope: Scope) -> list[Figure]:
         figs.append(Figure("extra memory of the draft", None, [], "not measured (run `evalkit bench`)"))
     else:
         figs.append(Figure("extra memory of the draft", f"{mem:.0f} MB", sources["memory"]))
+    if speed.batch_answer is not None:  # only when a benchmark measured batch sizes (`--batch-sizes`)
+        figs.append(Figure("batch sizes (ordinary at each, assisted at 1)", speed.batch_answer, sources["batch"]))
     if scope.current_ratings:
         figs.append(Figure("quality (pass rates, paired differences, preferences, agreement)",
                            f"{scope.current_ratings} current ratings by {scope.raters} rater(s) on {scope.rated_pairs} pair(s)",

@@ -227,6 +227,10 @@ def test_bench_batch_sizes_end_to_end_stored_summarised_aggregated_and_reported(
     t = agg.tables["batch"]
     assert list(t["batch_size"]) == [1, 1, 2, 3] and agg.speed.batch_experiment_id == s.experiment_id
     assert any(n == f"batch sizes (benchmark {s.experiment_id}): {b.answer}" for n in agg.notes)
+    from evalkit.provenance import build_provenance
+
+    (fig,) = [f for f in build_provenance(db, agg).figures if f.name.startswith("batch sizes")]
+    assert fig.value == b.answer and fig.experiments == [s.experiment_id]
     page = build_report(db, tmp_path / "report", agg).read_text()
     assert "<h3>batch</h3>" in page and 'alt="batch"' in page and f"experiment {s.experiment_id} (bench" in page
     note = batch_note(db)

@@ -78,7 +78,7 @@ def test_greedy_assisted_equals_ordinary_framed_like_lfm2(lfm2, tmp_path, dtype)
     on <|im_end|>."""
     pair = load_pair(load_config(lfm2_config(tmp_path / "c.toml", lfm2, models={"dtype": dtype})), progress=False)
     assert str(pair.target.dtype) == f"torch.{dtype}" and str(pair.draft.dtype) == f"torch.{dtype}"
-    for prompt in PROMPTS if dtype == "float32" else PROMPTS[:2]:
+    for prompt in PROMPTS if dtype == "float32" else PROMPTS[1:2]:
         framed = pair.tokenizer.decode(build_inputs(pair, prompt)["input_ids"][0])
         assert framed == f"<|startoftext|><|im_start|>user\n{prompt.user_message()}<|im_end|>\n<|im_start|>assistant\n"
         o = run_ordinary(pair, prompt, 1)
@@ -96,7 +96,7 @@ def test_sampling_runs_and_keeps_every_count(lfm2, tmp_path):
     code, rec = check(cfg.source)
     assert code == 0 and rec["candidate_generator"] == "AssistedCandidateGenerator"
     pair = load_pair(cfg, progress=False)
-    for prompt in PROMPTS[:3]:
+    for prompt in PROMPTS[:2]:
         (a,) = run_assisted(pair, prompt, 7)
         assert a.status == "ok" and a.candidate_generator == "AssistedCandidateGenerator" and a.counts_agree
         assert a.draft_tokens == a.draft_proposed > 0
@@ -160,7 +160,9 @@ def test_bench_measures_identity_and_batches_on_lfm2(lfm2, tmp_path, data_dir):
     b = s["batches"]
     assert [(x["path"], x["batch_size"]) for x in b["rows"]] == [("assisted", 1), ("ordinary", 1), ("ordinary", 2)]
     assert {x["path"] for x in out["batch_runs"]} == {"ordinary"} and len(out["batch_runs"]) == 2 * 2 * 2
-    assert b["answer"]
+    assert max(x["left_padding"] for x in out["batch_runs"]) > 0 and b["answer"]
+    # left padding leaves the convolution states as they are alone: greedy batched outputs are the unbatched ones
+    assert b["rows"][-1]["identical_to_unbatched"] == 1.0
 
 
 def test_generate_and_a_rating_in_the_app(lfm2, tmp_path, data_dir):
