@@ -315,8 +315,12 @@ def run_batch(pair: ModelPair, prompts: list[Prompt], seed: int, path: str = Gen
                 while new and new[-1] == kw["pad_token_id"]:
                     new.pop()
             raw.append(new[:end])
+    except EvalkitError:
+        raise
     except Exception as e:  # noqa: BLE001 - the ordinary path has nothing to fall back to
         if isinstance(e, torch.OutOfMemoryError):
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()
             raise EvalkitError(f"out of memory generating a batch of {len(prompts)} on the {path} path",
                                "use smaller batch sizes, lower max_new_tokens, or a smaller model") from e
         raise EvalkitError(f"the {path} path failed at stage {stage} on a batch of {len(prompts)}: {type(e).__name__}: {e}",

@@ -145,7 +145,8 @@ class BatchRun:
     stop_reason: str
     seconds: float  # the call's generate() seconds, device synchronised: what each request in it waited
     left_padding: int  # pad tokens put before this request's prompt
-    status: str = "ok"
+    status: str = "ok"  # "failed": this batch size could not run (out of memory); one row says so, no generation
+    error: str = ""
     rank: int = 0
     host: str = ""
     device: str = ""

@@ -138,6 +138,7 @@ class BatchComparison:
     crossover: int | None  # None: no size from which ordinary clearly wins (see `answer`)
     answer: str  # the sentence a serving team reads
     device_kinds: list[str] = field(default_factory=list)
+    not_run: dict[int, str] = field(default_factory=dict)  # batch size -> why it could not run (out of memory)
 
 
 def _throughput(calls: dict) -> tuple[float | None, float | None, int]:
@@ -207,12 +208,13 @@ def _calls(requests: list[dict]) -> dict:
     return calls
 
 
-def compare_batches(requests: list[dict], confidence: float = 0.95) -> BatchComparison:
+def compare_batches(requests: list[dict], confidence: float = 0.95, not_run: dict[int, str] | None = None) -> BatchComparison:
     """Per path and batch size: seconds per request, tokens/s per request, total tokens/s with its interval, and its
     ratio to assisted's at batch 1 with an interval; then the batch size from which ordinary's total throughput beats
     assisted's. The intervals are on the log scale with Student's t (Welch's degrees of freedom for the ratio), the
     variance from generate() calls within what they served (tests/test_batch.py simulates whole comparisons through
-    this function: false crossovers and coverage). No comparison across device kinds."""
+    this function: false crossovers and coverage). No comparison across device kinds. `not_run`: batch sizes that
+    could not run (out of memory), said in the answer."""
     import math
 
     from .stats import median
@@ -244,7 +246,8 @@ def compare_batches(requests: list[dict], confidence: float = 0.95) -> BatchComp
     if assisted is None or not assisted.total_tokens_per_second or len(kinds) > 1:
         why = ("the assisted path did not run in this benchmark" if assisted is None or not assisted.total_tokens_per_second
                else f"runs come from different device kinds ({', '.join(kinds)})")
-        return BatchComparison(rows=rows, crossover=None, answer=f"no comparison with assisted: {why}", device_kinds=kinds)
+        return BatchComparison(rows=rows, crossover=None, answer=f"no comparison with assisted: {why}" + _not_run(not_run),
+                               device_kinds=kinds, not_run=dict(not_run or {}))
     for row in ordinary:
         if row.total_tokens_per_second is None:
             continue
@@ -256,7 +259,12 @@ def compare_batches(requests: list[dict], confidence: float = 0.95) -> BatchComp
             lo, hi = _interval(o_log[0] - a_log[0], variance, welch, confidence)
             row.vs_assisted_ci95 = (lo, hi)
             row.winner = ORDINARY_WINS if lo > 1 else ASSISTED_WINS if hi < 1 else NO_CLEAR_DIFFERENCE
-    return BatchComparison(rows=rows, crossover=_crossover(ordinary), answer=_answer(ordinary, assisted), device_kinds=kinds)
+    return BatchComparison(rows=rows, crossover=_crossover(ordinary), answer=_answer(ordinary, assisted) + _not_run(not_run),
+                           device_kinds=kinds, not_run=dict(not_run or {}))
+
+
+def _not_run(not_run: dict[int, str] | None) -> str:
+    return "".join(f"; batch size {b} not measured: {why}" for b, why in sorted((not_run or {}).items()))
 
 
 def _crossover(ordinary: list[BatchRow]) -> int | None:

@@ -113,6 +113,39 @@ def test_a_left_padded_batch_gives_each_prompt_its_unbatched_greedy_output(make_
     assert [x["batch_size"] for x in out] == [2, 2] and out[0]["token_ids"] == out[1]["token_ids"]
 
 
+def test_a_batch_size_out_of_memory_is_a_stored_result_not_a_crash(make_config, monkeypatch, tmp_path):
+    """Out of memory at a batch size (a big model on a GPU at 32, say): that size and the larger ones are not run, one
+    failed row says why, the smaller sizes keep their runs, and the answer says which size was not measured."""
+    import evalkit.paths as paths
+    from evalkit.bench.summary import summarize
+    from evalkit.bench.worker import _batched_runs
+    from evalkit.records import BatchRun, GenerationRecord, ProcessRecord
+    from evalkit.store import insert_bench_process, insert_experiment
+
+    cfg = load_config(make_config(**{"decoding.max_new_tokens": 8, "bench.reps": 1, "bench.batch_sizes": [1, 2, 3, 4]}))
+    pair = load_pair(cfg, progress=False)
+    real = paths.run_batch
+
+    def small_memory(pair, prompts, seed, path="ordinary"):
+        if len(prompts) >= 3:
+            raise EvalkitError(f"out of memory generating a batch of {len(prompts)} on the ordinary path", "smaller")
+        return real(pair, prompts, seed, path)
+
+    monkeypatch.setattr(paths, "run_batch", small_memory)
+    out = _batched_runs(pair, cfg, PROMPTS[:2], 1, lambda: None)
+    runs = [BatchRun(**x["run"]) for x in out]
+    assert [(r.batch_size, r.status) for r in runs] == [(2, "ok")] * 4 + [(3, "failed")]
+    assert out[-1]["record"] is None and runs[-1].error == "out of memory generating a batch of 3 on the ordinary path"
+    db = open_db(tmp_path / "oom.db")
+    exp = insert_experiment(db, "bench", cfg.to_dict(), pair.compat)
+    insert_bench_process(db, exp, ProcessRecord(path="ordinary", round=1, order=0), [],
+                         [(r, GenerationRecord(**x["record"]) if x["record"] else None) for r, x in zip(runs, out)])
+    b = summarize(db, exp).batches
+    assert b.not_run == {3: runs[-1].error} and [r.batch_size for r in b.rows] == [2]
+    assert b.answer.endswith("; batch size 3 not measured: out of memory generating a batch of 3 on the ordinary path")
+    assert db.execute("SELECT COUNT(*) FROM batch_runs WHERE status = 'failed' AND generation_id IS NULL").fetchone()[0] == 1
+
+
 # ---------------------------------------------------------------- the comparison
 
 

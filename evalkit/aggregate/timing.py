@@ -132,7 +132,9 @@ def batches(db):
            FROM batch_runs b JOIN generations g ON g.id = b.generation_id WHERE b.experiment_id = ? AND b.status = 'ok'""",
         [exp_id]))
     greedy = config.get("decoding", {}).get("mode") == "greedy"
-    comparison = compare_batches(batch_requests(timing_rows, batch_rows, compare_outputs=greedy))
+    not_run = {r["batch_size"]: r["error"] for r in db.query(
+        "SELECT batch_size, error FROM batch_runs WHERE experiment_id = ? AND status = 'failed'", [exp_id])}
+    comparison = compare_batches(batch_requests(timing_rows, batch_rows, compare_outputs=greedy), not_run=not_run)
     return batch_table(comparison), comparison, exp_id
 
 

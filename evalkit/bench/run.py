@@ -101,7 +101,7 @@ def _store_results(db, exp_id: int, results_dir: Path) -> list[ProcessRecord]:
     insert_bench_processes(db, exp_id, [
         (ProcessRecord(**r["process"]), [(TimingRun(**x["run"]), [GenerationRecord(**g) for g in x["records"]])
                                          for x in r["runs"]],
-         [(BatchRun(**x["run"]), GenerationRecord(**x["record"])) for x in r.get("batch_runs", [])])
+         [(BatchRun(**x["run"]), GenerationRecord(**x["record"]) if x["record"] else None) for x in r.get("batch_runs", [])])
         for r in results])
     failures = []
     for f in sorted(results_dir.glob("rank*.failed")):

@@ -79,7 +79,7 @@ def batch_comparison_from_json(data: dict) -> BatchComparison:
     """A BatchComparison read back from JSON (its intervals as tuples again)."""
     rows = [BatchRow(**{**r, **{k: tuple(r[k]) if r[k] else None for k in ("total_ci95", "vs_assisted_ci95")}})
             for r in data["rows"]]
-    return BatchComparison(**{**data, "rows": rows})
+    return BatchComparison(**{**data, "rows": rows, "not_run": {int(k): v for k, v in data.get("not_run", {}).items()}})
 
 
 def batch_comparison(db, experiment_id: int, timing_rows: list[dict], greedy: bool) -> BatchComparison | None:
@@ -89,9 +89,11 @@ def batch_comparison(db, experiment_id: int, timing_rows: list[dict], greedy: bo
                   b.seconds, b.device, g.token_hash, g.peak_rss_mb, g.cuda_memory
            FROM batch_runs b JOIN generations g ON g.id = b.generation_id
            WHERE b.experiment_id = ? AND b.status = 'ok' ORDER BY b.id""", [experiment_id]))
-    if not batch_rows:
+    not_run = {r["batch_size"]: r["error"] for r in db.query(
+        "SELECT batch_size, error FROM batch_runs WHERE experiment_id = ? AND status = 'failed'", [experiment_id])}
+    if not batch_rows and not not_run:
         return None
-    return compare_batches(batch_requests(timing_rows, batch_rows, compare_outputs=greedy))
+    return compare_batches(batch_requests(timing_rows, batch_rows, compare_outputs=greedy), not_run=not_run)
 
 
 def _peak_cuda(rows: list[dict]) -> dict:

@@ -353,7 +353,8 @@ def _m013_batch_runs(db) -> None:
             stop_reason TEXT NOT NULL,
             seconds REAL NOT NULL,             -- the call's generate() seconds: what each of its requests waited
             left_padding INTEGER NOT NULL,
-            status TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+            error TEXT NOT NULL DEFAULT '',    -- why a batch size could not run (out of memory)
             rank INTEGER NOT NULL DEFAULT 0,
             host TEXT NOT NULL DEFAULT '',
             device TEXT NOT NULL DEFAULT ''

@@ -84,7 +84,7 @@ def insert_generations(db, records: list[GenerationRecord], experiment_id: int |
 
 def insert_bench_process(
     db, experiment_id: int, process: ProcessRecord, runs: list[tuple[TimingRun, list[GenerationRecord]]],
-    batch_runs: list[tuple[BatchRun, GenerationRecord]] = (),
+    batch_runs: list[tuple[BatchRun, GenerationRecord | None]] = (),
 ) -> int:
     """One worker process's results, all or nothing: the process row, every generation, every timing run, and the
     requests of its batched calls (`evalkit bench --batch-sizes`)."""
@@ -103,7 +103,8 @@ def insert_bench_process(
             db["timing_runs"].insert(trow)
         for batch_run, record in batch_runs:
             batch_run.process_id = pid
-            (batch_run.generation_id,) = insert_generations(db, [record], experiment_id)
+            if record is not None:  # a batch size that could not run has no generation
+                (batch_run.generation_id,) = insert_generations(db, [record], experiment_id)
             brow = _jsonify(asdict(batch_run))
             brow["experiment_id"] = experiment_id
             db["batch_runs"].insert(brow)
