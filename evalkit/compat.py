@@ -15,6 +15,13 @@ taken as one token space and `assistant_tokenizer=` is refused with a ValueError
 target's tokenizer) and `UniversalSpeculativeDecodingGenerator` for sampling (a token-id translator; when the
 draft's vocabulary is not a subset of the target's it prunes the draft's LM head and wraps its input embeddings
 in place). So two tokenizers that really differ but declare the same vocab_size cannot use either route.
+
+Hybrid caches (LFM2 / LFM2.5: short-convolution layers beside attention layers). A rejected draft token must leave
+no trace in the target's cache. Keys and values are cropped; a convolution layer's state is a rolling window, so
+Transformers 5 keeps its past while the target verifies (`Cache.activate_past_recording`) and crops it back
+(`crop`). A layer with a recurrent state cannot be cropped: generate() then refuses assisted generation after the
+prefill ("Assisted decoding requires a cache that can be cropped"). The record names the layer types and says which
+case applies (tests/test_lfm2.py runs the LFM2 stand-ins through every route and decoding).
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 import platform
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -59,6 +67,8 @@ class ModelFacts:
     weights_digest: str | None  # sha256 over the weight files
     vocab_size: int | None  # the model config's (possibly padded) vocab_size
     tokenizer: dict | None  # tokenizer_fingerprint: class, vocab_hash, vocab_len, special_ids, chat_template_hash
+    architecture: str | None = None  # the config's model_type ("qwen2", "lfm2", ...)
+    layer_types: dict[str, int] | None = None  # layer type -> count, when the config declares them (hybrid models)
 
 
 @dataclass
@@ -120,6 +130,64 @@ def universal_sampling_problem(target_tok, draft_tok, target_vocab_size: int) ->
     except Exception as e:  # noqa: BLE001 - whatever it raises is what generate() would raise
         return f"{type(e).__name__}: {e}"
     return None
+
+
+# Layer types whose cache is keys and values only (cropped like any attention cache).
+ATTENTION_LAYERS = {"full_attention", "sliding_attention", "chunked_attention"}
+# Short convolutions (LFM2, LFM2.5): a rolling window of past inputs, no recurrent state.
+CONV_LAYERS = {"conv"}
+
+
+def layer_counts(model_config) -> dict[str, int] | None:
+    """Layer type -> how many, from the (text) config's layer_types; None when it declares none (attention only)."""
+    try:
+        types = getattr(model_config.get_text_config(), "layer_types", None)
+    except Exception:  # noqa: BLE001 - no config, or one without a text part: nothing declared
+        return None
+    return dict(Counter(types)) if types else None
+
+
+def conv_rollback_supported() -> bool:
+    """Can this Transformers put a convolution state back after a rejected draft (record the past, then crop)?"""
+    from transformers.cache_utils import Cache
+
+    return hasattr(Cache, "activate_past_recording")
+
+
+def _layers_text(facts: ModelFacts) -> str:
+    counts = facts.layer_types or {}
+    return " + ".join(f"{n} {t}" for t, n in counts.items()) + f" layers ({facts.architecture})"
+
+
+def _cache_check(rec: CompatibilityRecord) -> None:
+    """Reasons (and, when this Transformers cannot roll a convolution state back, a refusal) for hybrid caches."""
+    hybrid = [(role, f) for role, f in (("target", rec.target), ("draft", rec.draft))
+              if f is not None and f.layer_types and set(f.layer_types) - ATTENTION_LAYERS]
+    if not hybrid:
+        return
+    described = "; ".join(f"{role}: {_layers_text(f)}" for role, f in hybrid)
+    types = {t for _, f in hybrid for t in f.layer_types} - ATTENTION_LAYERS
+    unknown = types - CONV_LAYERS
+    version = rec.versions["transformers"]
+    if types & CONV_LAYERS and not conv_rollback_supported():
+        rec.verdict = Route.NOT_APPROVED
+        rec.reasons.append(
+            f"hybrid cache ({described}): Transformers {version} has no way to put a convolution state back after a "
+            "rejected draft (Cache.activate_past_recording is missing), so a rejected token could leave a trace in "
+            "the target's state; upgrade Transformers (5.24 rolls convolution states back), or run the ordinary path")
+        return
+    if types & CONV_LAYERS:
+        rec.reasons.append(
+            f"hybrid cache ({described}): short-convolution layers keep a rolling window of past inputs beside the "
+            f"attention keys and values; Transformers {version} records the window's past while the target verifies "
+            "a draft and crops it back after a rejection (Cache.activate_past_recording, crop), as it crops keys and "
+            "values, so a rejected draft token leaves no trace")
+    if unknown:
+        rec.reasons.append(
+            f"note: layer types evalkit has not run ({', '.join(sorted(unknown))}; {described}): Transformers decides "
+            "whether their state can be cropped back only at the first generate(); a layer with a recurrent state makes "
+            "it refuse assisted generation ('Assisted decoding requires a cache that can be cropped'), which is "
+            "recorded as a failed assisted run with its ordinary fallback")
 
 
 def expected_generator(verdict: str, decoding: str) -> str | None:
@@ -195,18 +263,23 @@ def compatibility_record(
     allow_different_tokenizer: bool,
     draft_wanted: bool,
     decoding: str = "greedy",
+    target_config=None,
+    draft_config=None,
 ) -> CompatibilityRecord:
-    """Build the record and its verdict for this decoding mode. Any key item unknown -> not approved."""
+    """Build the record and its verdict for this decoding mode. Any key item unknown -> not approved. The model
+    configs, when given, add the architecture and layer types (hybrid caches are checked from them)."""
     rec = CompatibilityRecord(
         versions=versions(), device=device, dtype=dtype, quantization=quantization,
         target=ModelFacts(folder=target_folder, weights_digest=_files_digest(target_folder), vocab_size=target_vocab_size,
-                          tokenizer=tokenizer_fingerprint(target_tok) if target_tok is not None else None),
+                          tokenizer=tokenizer_fingerprint(target_tok) if target_tok is not None else None,
+                          architecture=getattr(target_config, "model_type", None), layer_types=layer_counts(target_config)),
     )
     if not draft_wanted:
         rec.reasons.append("no draft requested (generation_path = ordinary or load_draft = false)")
         return rec
     rec.draft = ModelFacts(folder=draft_folder, weights_digest=_files_digest(draft_folder), vocab_size=draft_vocab_size,
-                           tokenizer=tokenizer_fingerprint(draft_tok) if draft_tok is not None else None)
+                           tokenizer=tokenizer_fingerprint(draft_tok) if draft_tok is not None else None,
+                           architecture=getattr(draft_config, "model_type", None), layer_types=layer_counts(draft_config))
     unknown = [
         f"{role}.{key}"
         for role, facts in (("target", rec.target), ("draft", rec.draft))
@@ -262,6 +335,8 @@ def compatibility_record(
                 "target's vocab_size (draft.resize_token_embeddings(TARGET_VOCAB_SIZE, mean_resizing=False), then "
                 "save_pretrained) so both declare one token space and plain assisted generation runs"
             )
+    if rec.approved:
+        _cache_check(rec)
     if rec.verdict == Route.SAME_TOKENIZER:
         rec.token_space = TokenSpace.SHARED
     elif rec.verdict == Route.DIFFERENT_TOKENIZER:

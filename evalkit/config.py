@@ -62,6 +62,10 @@ class DecodingConfig:
     prompt_format: str = "auto"
     # Extra stop strings (generation also stops at the tokenizer's end-of-sequence token).
     stop_strings: list[str] = field(default_factory=list)
+    # Requests per generate() call for `evalkit run` (the prompt repeated, left-padded). Transformers runs assisted
+    # generation one request at a time, so above 1 is refused while the assisted path is on; to weigh assisted at 1
+    # against the ordinary path at the batch size you serve, run `evalkit bench --batch-sizes 1,2,4,8`.
+    batch_size: int = 1
 
 
 @dataclass
@@ -92,6 +96,9 @@ class BenchConfig:
     bootstrap: int = 2000
     # Prompt ids to run; empty = all bundled prompts.
     prompts: list[str] = field(default_factory=list)
+    # Batch sizes at which the ordinary path is also measured, beside assisted at batch 1 (`--batch-sizes`); [] =
+    # none. Each batch holds the benchmark's prompts in turn, left-padded, in the ordinary worker process.
+    batch_sizes: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -207,15 +214,16 @@ def _build(cls, data: dict, where: str, source: str):
             kwargs[name] = _build(typ, value, key, source)
             continue
         origin = typing.get_origin(typ)
+        item = typing.get_args(typ)[0] if origin is list else None
         ok = (
-            isinstance(value, list) and all(isinstance(v, str) for v in value)
+            isinstance(value, list) and all(isinstance(v, item) and not isinstance(v, bool) for v in value)
             if origin is list
             else (isinstance(value, (int, float)) and not isinstance(value, bool))
             if typ is float
             else isinstance(value, typ) and not (typ is int and isinstance(value, bool))
         )
         if not ok:
-            expected = "a list of strings" if origin is list else typ.__name__
+            expected = ("a list of strings" if item is str else "a list of integers") if origin is list else typ.__name__
             raise EvalkitError(f"{source}: {key} = {value!r} should be {expected}", f"write {key} as {expected}")
         if key in _CHOICES and value not in _CHOICES[key]:
             raise EvalkitError(
@@ -248,6 +256,10 @@ def _check_ranges(cfg: Config, source: str) -> None:
         problems.append(("bench.length_tolerance", ">= 0"))
     if cfg.bench.bootstrap < 100:
         problems.append(("bench.bootstrap", ">= 100"))
+    if any(b < 1 for b in cfg.bench.batch_sizes):
+        problems.append(("bench.batch_sizes", "a list of batch sizes, each >= 1"))
+    if cfg.decoding.batch_size < 1:
+        problems.append(("decoding.batch_size", ">= 1"))
     if cfg.pool.samples < 1:
         problems.append(("pool.samples", ">= 1"))
     if not 0 <= cfg.pool.gold_rate <= 0.5:
@@ -272,6 +284,10 @@ def _check_ranges(cfg: Config, source: str) -> None:
     if problems:
         key, rule = problems[0]
         raise EvalkitError(f"{source}: {key} must be {rule}", f"change {key} in the config")
+    if cfg.assisted_enabled:  # before any model loads: Transformers would refuse it at the first generate()
+        from .batch import refuse_assisted_batch
+
+        refuse_assisted_batch(cfg.decoding.batch_size, f"{source}: decoding.batch_size = {cfg.decoding.batch_size}")
 
 
 def from_dict(data: dict, source: str = "<config>") -> Config:

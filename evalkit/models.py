@@ -243,6 +243,8 @@ def check_compat(cfg: Config, progress: bool = True, target_tok=None) -> Compati
         allow_different_tokenizer=cfg.assistant.allow_different_tokenizer,
         draft_wanted=draft_wanted,
         decoding=cfg.decoding.mode,
+        target_config=t_conf,
+        draft_config=d_conf,
     )
     rec.prompt_format = resolved_prompt_format(cfg, t_tok)
     rec.reasons.append("prompts are framed by " + ("the target tokenizer's chat template (one user turn)"

@@ -104,6 +104,24 @@ def _jsonable(kw: dict) -> dict:
     return {k: v for k, v in kw.items() if isinstance(v, (int, float, str, bool, list, type(None)))}
 
 
+def _effective(pair: ModelPair, prompt: Prompt, kw: dict, prompt_ids: list[int], text: str | None) -> dict:
+    """Everything in force for one request, stored with its record."""
+    return {
+        "config": pair.cfg.to_dict(),
+        "generate_kwargs": _jsonable(kw),
+        "prompt_format": prompt_format(pair),
+        # the framed prompt, so both paths can be shown to get the very same ids
+        "prompt_hash": hashlib.sha256(json.dumps(prompt_ids).encode()).hexdigest()[:16],
+        # what the checkpoint's own generation_config adds (Qwen2.5 ships top_k, repetition_penalty, ...)
+        "target_generation_config": pair.target.generation_config.to_diff_dict(),
+        "dtype": str(pair.target.dtype).removeprefix("torch."),
+        "device": pair.device,
+        "route": pair.compat.verdict,
+        # the request itself and a hash of the exact input ids: the report's prompt provenance
+        "prompt": prompt_record(prompt, prompt_ids, text),
+    }
+
+
 def _call(pair: ModelPair, prompt: Prompt, seed: int, path: str, extra: dict, streamer=None, text=None) -> GenerationRecord:
     """One generate() call, measured. Raises StageError tagged with the failing stage."""
     from transformers import set_seed
@@ -116,21 +134,7 @@ def _call(pair: ModelPair, prompt: Prompt, seed: int, path: str, extra: dict, st
         kw.update(extra)
         if streamer is not None:
             kw["streamer"] = streamer
-        prompt_ids = inputs["input_ids"][0].tolist()
-        effective = {
-            "config": pair.cfg.to_dict(),
-            "generate_kwargs": _jsonable(kw),
-            "prompt_format": prompt_format(pair),
-            # the framed prompt, so both paths can be shown to get the very same ids
-            "prompt_hash": hashlib.sha256(json.dumps(prompt_ids).encode()).hexdigest()[:16],
-            # what the checkpoint's own generation_config adds (Qwen2.5 ships top_k, repetition_penalty, ...)
-            "target_generation_config": pair.target.generation_config.to_diff_dict(),
-            "dtype": str(pair.target.dtype).removeprefix("torch."),
-            "device": pair.device,
-            "route": pair.compat.verdict,
-            # the request itself and a hash of the exact input ids: the report's prompt provenance
-            "prompt": prompt_record(prompt, inputs["input_ids"][0].tolist(), text),
-        }
+        effective = _effective(pair, prompt, kw, inputs["input_ids"][0].tolist(), text)
         if path == GenerationPath.ASSISTED:
             effective["assistant_generation_config"] = apply_assistant_settings(pair)
             effective["draft_device"] = pair.draft_device
@@ -220,6 +224,11 @@ def _failed(prompt: Prompt, seed: int, pair: ModelPair, stage: str, cls: str, me
 
 def run_assisted(pair: ModelPair, prompt: Prompt, seed: int, *, streamer=None, fallback_streamer=None, text=None) -> list[GenerationRecord]:
     """The target verifying the draft. On failure: [failed assisted record, separate fallback record]."""
+    if isinstance(prompt, (list, tuple)):  # the brief's batch of prompts: Transformers would refuse it in generate()
+        from .batch import refuse_assisted_batch
+
+        refuse_assisted_batch(len(prompt), "run_assisted(prompts)")
+        (prompt,) = prompt
     if not pair.cfg.assisted_enabled:
         raise EvalkitError(
             "the assisted path is switched off (generation_path = 'ordinary' or load_draft = false)",
@@ -259,6 +268,85 @@ def run_prompt_lookup(pair: ModelPair, prompt: Prompt, seed: int) -> GenerationR
         return _call(pair, prompt, seed, GenerationPath.PROMPT_LOOKUP, {"prompt_lookup_num_tokens": n})
     except StageError as e:
         raise EvalkitError(f"the prompt-lookup path failed at stage {e.stage}: {type(e.error).__name__}: {e.error}", "check the config") from e.error
+
+
+def run_batch(pair: ModelPair, prompts: list[Prompt], seed: int, path: str = GenerationPath.ORDINARY) -> list[GenerationRecord]:
+    """Several requests in one generate() call, padded on the left: one record per request, each carrying the
+    call's seconds (what every request in it waited) and `batch_size`. Only the ordinary path batches: Transformers
+    runs assisted generation (and prompt lookup, its candidate generator) one request at a time, so asking for it
+    with more than one prompt fails here, before generate(). One token budget serves the call (the largest of the
+    prompts'); each output is cut to its own prompt's budget."""
+    import torch
+
+    from .batch import left_pad, refuse_assisted_batch
+
+    prompts = list(prompts)
+    if not prompts:
+        raise EvalkitError("run_batch got no prompts", "pass at least one Prompt")
+    if path != GenerationPath.ORDINARY:
+        refuse_assisted_batch(len(prompts), f"run_batch(path={str(path)!r})")
+    if len(prompts) == 1:
+        return run_path(pair, prompts[0], path, seed)
+    from transformers import set_seed
+
+    stage = "prepare"
+    watch = Stopwatch(pair.device)
+    try:
+        rows = [frame(pair.tokenizer, pair.cfg, p)["input_ids"][0].tolist() for p in prompts]
+        budgets = [max_new_tokens(pair, p) for p in prompts]
+        kw = decoding_kwargs(pair, prompts[0]) | {"max_new_tokens": max(budgets)}
+        ids, mask, pads = left_pad(rows, kw["pad_token_id"])
+        device = pair.target.device
+        inputs = {"input_ids": torch.tensor(ids, device=device), "attention_mask": torch.tensor(mask, device=device)}
+        set_seed(seed)
+        reset_cuda_peaks()
+        peak_ok = reset_peak_rss()
+        stage = "generate"
+        with counting(pair.target) as counts, torch.inference_mode(), watch:
+            out = pair.target.generate(**inputs, **kw)
+        stage = "decode"
+        width = inputs["input_ids"].shape[1]
+        eos = eos_ids(pair)
+        raw = []
+        for i in range(len(prompts)):
+            new = out[i, width:].tolist()
+            end = next((j + 1 for j, t in enumerate(new) if t in eos), None)
+            if end is None and pair.cfg.decoding.stop_strings:  # finished on a stop string: generate() pads the rest
+                while new and new[-1] == kw["pad_token_id"]:
+                    new.pop()
+            raw.append(new[:end])
+    except EvalkitError:
+        raise
+    except Exception as e:  # noqa: BLE001 - the ordinary path has nothing to fall back to
+        if isinstance(e, torch.OutOfMemoryError):
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()
+            raise EvalkitError(f"out of memory generating a batch of {len(prompts)} on the {path} path",
+                               "use smaller batch sizes, lower max_new_tokens, or a smaller model") from e
+        raise EvalkitError(f"the {path} path failed at stage {stage} on a batch of {len(prompts)}: {type(e).__name__}: {e}",
+                           "see the message; check the model and config") from e
+    records = []
+    memory, peak = cuda_memory(), (peak_rss_mb() if peak_ok else None)
+    for i, prompt in enumerate(prompts):
+        new_ids = raw[i][:budgets[i]]
+        with Stopwatch("cpu") as dwatch:
+            text_out = pair.tokenizer.decode(new_ids, skip_special_tokens=True)
+        effective = _effective(pair, prompt, kw, rows[i], None)
+        effective["batch"] = {"size": len(prompts), "slot": i, "left_padding": pads[i],
+                              "prompts": [p.id for p in prompts], "own_max_new_tokens": budgets[i]}
+        records.append(GenerationRecord(
+            prompt_id=prompt.id, path=path, text=text_out, token_ids=new_ids,
+            token_hash=hashlib.sha256(json.dumps(new_ids).encode()).hexdigest()[:16],
+            prompt_tokens=len(rows[i]), new_tokens=len(new_ids),
+            stop_reason=stop_reason(pair, new_ids, text_out, budgets[i]),
+            generate_seconds=watch.seconds, decode_seconds=dwatch.seconds, peak_rss_mb=peak, rss_mb=rss_mb(),
+            cuda_memory=memory, target_passes=counts.target_passes,
+            tokens_per_target_pass=(len(new_ids) / counts.target_passes) if counts.target_passes else None,
+            # one pass per step of the call: the steps of its longest output
+            counts_agree=counts.target_passes == max(len(r) for r in raw),
+            seed=seed, decoding=pair.cfg.decoding.mode, effective_config=effective, rank=pair.rank, host=host(),
+            device=pair.device, batch_size=len(prompts)))
+    return records
 
 
 def run_path(pair: ModelPair, prompt: Prompt, path: str, seed: int) -> list[GenerationRecord]:

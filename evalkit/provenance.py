@@ -19,9 +19,9 @@ NOT_RECORDED = "not recorded"
 
 # What each published figure rests on. Names not listed here come from the ratings (most tables,
 # conditions and plots do), so a new ratings table is covered without touching this module.
-TABLE_SOURCE = {"timing": "speed", "speedup": "speed", "counts": "database"}
+TABLE_SOURCE = {"timing": "speed", "speedup": "speed", "batch": "batch", "counts": "database"}
 CONDITION_SOURCE = {"speed-up": "speed", "memory": "memory", "gate": "gate"}
-PLOT_SOURCE = {"speedup": "speed", "acceptance": "speed", "seconds_vs_tokens": "generations"}
+PLOT_SOURCE = {"speedup": "speed", "acceptance": "speed", "batch": "batch", "seconds_vs_tokens": "generations"}
 
 
 @dataclass
@@ -220,12 +220,14 @@ def _sources(db, agg) -> tuple[dict[str, list[int]], dict[int, list[str]]]:
     gen_ids = [r["experiment_id"] for r in db.query(
         "SELECT DISTINCT experiment_id FROM generations WHERE live = 0 AND status = 'ok' AND experiment_id IS NOT NULL "
         "AND generate_seconds IS NOT NULL ORDER BY experiment_id")]
+    batch_ids = [speed.batch_experiment_id] if speed.batch_experiment_id is not None else []
     sources = {"speed": speed_ids, "memory": memory_ids, "ratings": pool_ids, "gate": gate_ids,
-               "generations": gen_ids}
+               "generations": gen_ids, "batch": batch_ids}
     sources = {k: [i for i in dict.fromkeys(v) if i in stored] for k, v in sources.items()}
     sources["database"] = sorted({i for v in sources.values() for i in v})
     used: dict[int, list[str]] = {}
-    labels = {"speed": "speed-up", "memory": "memory", "ratings": "ratings (pair pool)", "gate": "release gate"}
+    labels = {"speed": "speed-up", "memory": "memory", "ratings": "ratings (pair pool)", "gate": "release gate",
+              "batch": "batch comparison"}
     for kind, label in labels.items():
         for i in sources[kind]:
             used.setdefault(i, []).append(label)
@@ -389,6 +391,8 @@ def _figures(agg, sources: dict[str, list[int]], scope: Scope) -> list[Figure]:
         figs.append(Figure("extra memory of the draft", None, [], "not measured (run `evalkit bench`)"))
     else:
         figs.append(Figure("extra memory of the draft", f"{mem:.0f} MB", sources["memory"]))
+    if speed.batch_answer is not None:  # only when a benchmark measured batch sizes (`--batch-sizes`)
+        figs.append(Figure("batch sizes (ordinary at each, assisted at 1)", speed.batch_answer, sources["batch"]))
     if scope.current_ratings:
         figs.append(Figure("quality (pass rates, paired differences, preferences, agreement)",
                            f"{scope.current_ratings} current ratings by {scope.raters} rater(s) on {scope.rated_pairs} pair(s)",

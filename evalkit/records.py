@@ -59,6 +59,7 @@ class GenerationRecord:
     host: str = ""
     device: str = ""
     work_index: int | None = None  # position in the pair pool's work list
+    batch_size: int = 1  # requests in the generate() call that produced this output (1: it ran alone)
     id: int | None = None  # set once stored
 
     @property
@@ -120,6 +121,32 @@ class TimingRun:
     decode_seconds: float | None = None
     tokens_per_second: float | None = None
     status: str = "ok"
+    rank: int = 0
+    host: str = ""
+    device: str = ""
+    generation_id: int | None = None
+    process_id: int | None = None
+
+
+@dataclass
+class BatchRun:
+    """One request of a batched generate() call: the ordinary path measured at a batch size above 1
+    (`evalkit bench --batch-sizes`). The requests of one call share its number and its seconds."""
+
+    path: str
+    batch_size: int
+    batch_call: int  # the call's number within its worker process
+    slot: int  # the request's row in the batch
+    prompt_id: str
+    round: int
+    rep: int
+    seed: int
+    new_tokens: int
+    stop_reason: str
+    seconds: float  # the call's generate() seconds, device synchronised: what each request in it waited
+    left_padding: int  # pad tokens put before this request's prompt
+    status: str = "ok"  # "failed": this batch size could not run (out of memory); one row says so, no generation
+    error: str = ""
     rank: int = 0
     host: str = ""
     device: str = ""

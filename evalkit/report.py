@@ -102,7 +102,8 @@ def figures(agg: Aggregate, db) -> dict:
         figs["agreement"] = empty("Agreement")
 
     rows = list(db.query(
-        "SELECT path, new_tokens, generate_seconds FROM generations WHERE status = 'ok' AND generate_seconds IS NOT NULL AND live = 0"))
+        "SELECT path, new_tokens, generate_seconds FROM generations WHERE status = 'ok' AND generate_seconds IS NOT NULL "
+        "AND live = 0 AND batch_size = 1"))  # a batched call's seconds serve all its requests: the batch plot shows them
     if rows:
         fig, ax = plt.subplots(figsize=(7, 3.5))
         for path, color in ((GenerationPath.ORDINARY, "tab:blue"), (GenerationPath.ASSISTED, "tab:orange"),
@@ -118,6 +119,30 @@ def figures(agg: Aggregate, db) -> dict:
         figs["seconds_vs_tokens"] = fig
     else:
         figs["seconds_vs_tokens"] = empty("Seconds against new tokens")
+
+    bt = agg.tables["batch"]
+    if len(bt) and bt["total_tokens_per_second"].notna().any():
+        fig, ax = plt.subplots(figsize=(7, 3.5))
+        o = bt[bt["path"] == GenerationPath.ORDINARY]
+        ax.errorbar(o["batch_size"], o["total_tokens_per_second"],
+                    yerr=[(o["total_tokens_per_second"] - o["total_ci_low"]).fillna(0),
+                          (o["total_ci_high"] - o["total_tokens_per_second"]).fillna(0)],
+                    fmt="o-", capsize=4, color="tab:blue", label="ordinary at batch size")
+        a = bt[bt["path"] == GenerationPath.ASSISTED]
+        if len(a):
+            a = a.iloc[0]
+            ax.axhline(a["total_tokens_per_second"], color="tab:orange", label="assisted at batch 1")
+            if a["total_ci_low"] == a["total_ci_low"] and a["total_ci_low"] is not None:
+                ax.axhspan(a["total_ci_low"], a["total_ci_high"], color="tab:orange", alpha=0.2)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(list(o["batch_size"]))
+        ax.set_xticklabels([str(b) for b in o["batch_size"]])
+        ax.set_xlabel("batch size (ordinary path)")
+        ax.set_ylabel("total new tokens / s")
+        ax.legend(fontsize=8)
+        ax.set_title("Total throughput by batch size, 95% CI (assisted runs one request at a time)", fontsize=9)
+        fig.tight_layout()
+        figs["batch"] = fig
 
     acc = agg.tables["speedup"]
     acc = acc[acc["acceptance_rate"].notna()] if len(acc) else acc

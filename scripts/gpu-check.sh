@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # One-call GPU check: set up, build (or reuse) the demo pair, `evalkit check`, a short `evalkit bench` in float16
-# and in bfloat16 with the per-device CUDA peaks, the target split over two GPUs with device_map when two are
-# present, and one JSON summary (default results/gpu-check.json). Exits non-zero with a clear message when a
-# column is missing. Usage:
+# and in bfloat16 with the per-device CUDA peaks (the bfloat16 one with --batch-sizes: ordinary at 1-32 against
+# assisted at 1), the target split over two GPUs with device_map when two are present, and one JSON summary
+# (default results/gpu-check.json). Exits non-zero with a clear message when a column is missing. Usage:
 #   scripts/gpu-check.sh                      # on a CUDA machine
 #   scripts/gpu-check.sh --cpu                # the same on the CPU (the test suite runs this)
-#   scripts/gpu-check.sh --target DIR --draft DIR --out FILE [--dtypes bfloat16] [--reps N]
+#   scripts/gpu-check.sh --target DIR --draft DIR --out FILE [--dtypes bfloat16] [--reps N] [--batch-sizes 1,8,64]
 #   scripts/gpu-check.sh --validate FILE      # only check an existing summary's columns
 #   scripts/gpu-check.sh --fetch-wheels       # download into .whl/ the small wheels a machine with no network lacks
 # Set-up installs nothing into the Python: evalkit runs from this checkout. On a GPU machine the Python is python3

@@ -1,5 +1,6 @@
-"""The engine of scripts/gpu-check.sh: check, a short bench in float16 and in bfloat16, a target split over two
-GPUs when two are present, one JSON summary, and a validation that fails with a clear message on any missing
+"""The engine of scripts/gpu-check.sh: check, a short bench in float16 and in bfloat16 (the bfloat16 one also measures
+the ordinary path at batch sizes 1-32 beside assisted at batch 1: the numbers a serving team needs), a target split
+over two GPUs when two are present, one JSON summary, and a validation that fails with a clear message on any missing
 column. Run it through the shell script (it prepares the environment first):
 
     scripts/gpu-check.sh [--cpu] [--target DIR --draft DIR] [--out FILE]
@@ -29,6 +30,9 @@ if str(ROOT) not in sys.path:  # run as a script from the checkout, evalkit not 
 DTYPES = ("float16", "bfloat16")
 PATHS = ("ordinary", "assisted")  # evalkit.records.COMPARED, as the JSON spells them
 BUDGET_SECONDS = 8 * 60  # the issue's bar for a GPU machine, set-up included
+# Batch sizes of the ordinary path measured beside assisted at batch 1 (a GPU serves many requests per call).
+GPU_BATCH_SIZES = (1, 2, 4, 8, 16, 32)
+CPU_BATCH_SIZES = (1, 2)
 
 
 class Missing(Exception):
@@ -107,6 +111,14 @@ def bench_entry(out: dict, db_file: Path) -> dict:
     }
 
 
+def batch_entry(out: dict) -> dict:
+    """The batch comparison of the bench that measured batch sizes: per path and size, seconds per request, tokens/s
+    per request, total tokens/s with intervals, and the answer."""
+    b = out["summary"]["batches"] or {}
+    return {"experiment_id": out["summary"]["experiment_id"], "dtype": out["summary"]["dtype"],
+            "rows": b.get("rows", []), "crossover": b.get("crossover"), "answer": b.get("answer")}
+
+
 def run_check(args) -> dict:
     import tomllib
 
@@ -149,7 +161,8 @@ def run_check(args) -> dict:
         "tool": "scripts/gpu-check.sh", "mode": "cpu" if args.cpu else "gpu",
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "machine": machine(),
         "pair": {"target": target, "draft": draft, "source": source}, "seconds": seconds,
-        "settings": {"decoding": "greedy", "prompts": prompts, "reps": common["bench"]["reps"], "dtypes": args.dtypes},
+        "settings": {"decoding": "greedy", "prompts": prompts, "reps": common["bench"]["reps"], "dtypes": args.dtypes,
+                     "batch_sizes": args.batch_sizes, "batch_dtype": args.dtypes[-1]},
     }
 
     t0 = time.perf_counter()
@@ -163,8 +176,11 @@ def run_check(args) -> dict:
     for dtype in args.dtypes:
         t0 = time.perf_counter()
         cfg = write_config(work / f"bench-{dtype}.toml", base, common | {"models": common["models"] | {"dtype": dtype}})
-        out = evalkit("bench", "--config", str(cfg), "--db", str(db_file), env=env)
+        batches = ["--batch-sizes", ",".join(map(str, args.batch_sizes))] if dtype == args.dtypes[-1] else []
+        out = evalkit("bench", "--config", str(cfg), "--db", str(db_file), *batches, env=env)
         summary["benches"][dtype] = bench_entry(out, db_file)
+        if batches:  # the last dtype's ordinary process also ran the batched calls
+            summary["batches"] = batch_entry(out)
         seconds[f"bench_{dtype}"] = time.perf_counter() - t0
 
     n_gpus = torch.cuda.device_count() if gpu else 0
@@ -239,6 +255,7 @@ def validate(summary: dict) -> None:
             raise Missing(f"{b}.speedup (the measured speed-up, or null with notes saying why)")
         if summary["benches"][dtype]["speedup"] is None and not summary["benches"][dtype].get("notes"):
             raise Missing(f"{b}.speedup is null and {b}.notes says nothing about why")
+    validate_batches(summary, gpu)
     if gpu and len(summary["machine"]["gpus"]) >= 2:
         require(summary, "split.ran", "a target split over two GPUs (device_map)")
         placed = require(summary, "split.target_placement", "MB of target weights per device")
@@ -249,6 +266,37 @@ def validate(summary: dict) -> None:
                     f"CUDA peak allocated on cuda:{i} with the split target", positive=True)
     else:
         require(summary, "split.why", "why the two-GPU split did not run")
+
+
+def validate_batches(summary: dict, gpu: bool) -> None:
+    """The batch table: assisted at batch 1 and ordinary at every size asked for, each with its timings and memory."""
+    sizes = require(summary, "settings.batch_sizes", "the batch sizes of the ordinary path measured")
+    rows = require(summary, "batches.rows", "the batch comparison: per path and batch size")
+    require(summary, "batches.answer", "from which batch size ordinary's total throughput beats assisted's, if any")
+    by = {(r.get("path"), r.get("batch_size")): r for r in rows}
+    wanted = [("assisted", 1)] + [("ordinary", b) for b in sizes]
+    for i, (path, size) in enumerate(wanted):
+        if (path, size) not in by:
+            raise Missing(f"batches.rows has no {path} row at batch size {size}")
+        for col, why in (("seconds_per_request", "what each request waits"),
+                         ("tokens_per_second_per_request", "new tokens per second per request"),
+                         ("total_tokens_per_second", "all new tokens / all seconds"),
+                         ("peak_cuda_allocated_mb" if gpu else "peak_rss_mb", "peak memory at this batch size")):
+            node = by[(path, size)].get(col)
+            if node is None or not node > 0:
+                raise Missing(f"batches.rows[{path}, {size}].{col} is {node!r} ({why})")
+
+
+def _batch_sizes(_ctx, _param, value: str | None) -> list[int] | None:
+    if value is None:
+        return None
+    try:
+        sizes = sorted({int(v) for v in value.split(",") if v.strip()})
+    except ValueError:
+        raise click.BadParameter(f"comma-separated batch sizes, got {value!r}")
+    if not sizes or sizes[0] < 1:
+        raise click.BadParameter("batch sizes are positive integers")
+    return sizes
 
 
 def _dtypes(_ctx, _param, value: str) -> list[str]:
@@ -267,10 +315,13 @@ def _dtypes(_ctx, _param, value: str) -> list[str]:
 @click.option("--reps", type=int, default=0, help="Timed repetitions per prompt (default: 3 on a GPU, 1 with --cpu).")
 @click.option("--dtypes", default=",".join(DTYPES), show_default=True, callback=_dtypes,
               help="Dtypes to bench, comma-separated (a GPU run needs both).")
+@click.option("--batch-sizes", default=None, callback=_batch_sizes,
+              help="Ordinary-path batch sizes measured beside assisted at batch 1, in the last dtype's bench "
+                   f"(default: {','.join(map(str, GPU_BATCH_SIZES))} on a GPU, {','.join(map(str, CPU_BATCH_SIZES))} with --cpu).")
 @click.option("--out", default="results/gpu-check.json", show_default=True, help="The JSON summary.")
 @click.option("--work", default="", help="Working folder for configs and the database (default: beside --out).")
 @click.option("--validate", "validate_file", metavar="FILE", default=None, help="Only validate an existing summary.")
-def main(cpu, target, draft, reps, dtypes, out, work, validate_file) -> None:
+def main(cpu, target, draft, reps, dtypes, batch_sizes, out, work, validate_file) -> None:
     if validate_file:
         summary = json.loads(Path(validate_file).read_text(encoding="utf-8"))
     else:
@@ -278,6 +329,7 @@ def main(cpu, target, draft, reps, dtypes, out, work, validate_file) -> None:
             raise SystemExit("gpu-check: give --target and --draft together (or neither, for the demo pair)")
         out = Path(out)
         args = SimpleNamespace(cpu=cpu, target=target, draft=draft, reps=reps, dtypes=dtypes,
+                               batch_sizes=batch_sizes or list(CPU_BATCH_SIZES if cpu else GPU_BATCH_SIZES),
                                work=work or str(out.with_suffix("")) + "-work")
         summary = run_check(args)
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -295,6 +347,7 @@ def main(cpu, target, draft, reps, dtypes, out, work, validate_file) -> None:
     for dtype, b in summary["benches"].items():
         print(f"  {dtype}: speed-up {b['speedup']}, identical outputs {b['identical_outputs']}, "
               f"acceptance {b['acceptance_rate']}", file=sys.stderr)
+    print(f"  batches ({summary['batches']['dtype']}): {summary['batches']['answer']}", file=sys.stderr)
 
 
 if __name__ == "__main__":

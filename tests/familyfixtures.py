@@ -15,6 +15,12 @@ def families(tmp_path_factory) -> dict[str, Path]:
     return tiny.build_families(tmp_path_factory.getbasetemp() / "families")
 
 
+@pytest.fixture(scope="session")
+def lfm2(tmp_path_factory) -> dict[str, Path]:
+    """The LFM2 stand-ins (hybrid convolution + attention layers), built once per session."""
+    return tiny.build_lfm2_family(tmp_path_factory.getbasetemp() / "lfm2")
+
+
 def toml(sections: dict) -> str:
     """A TOML document from {"models": {...}, ...} (top-level keys under "")."""
     lines = [f"{k} = {json.dumps(v)}" for k, v in sections.get("", {}).items()]

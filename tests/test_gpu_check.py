@@ -110,10 +110,18 @@ def test_gpu_check_cpu_mode_writes_a_complete_summary_and_refuses_a_missing_colu
     keys = {k[1:] for k in by}
     assert b["identical_outputs"] == sum(by[("ordinary", *k)] == by[("assisted", *k)] for k in keys) / len(keys)
     print(f"bfloat16 on the CPU, chat stand-in: identical outputs {b['identical_outputs']:.0%} over {len(keys)} pairs")
+    # the batch comparison ran in the bfloat16 bench: assisted at 1, ordinary at each size, with the answer
+    bt = s["batches"]
+    assert s["settings"]["batch_sizes"] == [1, 2] and bt["dtype"] == "bfloat16" and bt["experiment_id"] == b["experiment_id"]
+    assert [(r["path"], r["batch_size"]) for r in bt["rows"]] == [("assisted", 1), ("ordinary", 1), ("ordinary", 2)]
+    assert bt["answer"] and all(r["total_tokens_per_second"] > 0 and r["peak_rss_mb"] > 0 for r in bt["rows"])
 
     # a summary missing a column fails validation, naming the column
-    del s["benches"]["bfloat16"]["peak_rss_mb"]["assisted"]
     broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(s | {"batches": bt | {"rows": bt["rows"][:2]}}))
+    r = gpu_check("--validate", str(broken), tmp_path=tmp_path)
+    assert r.returncode != 0 and "gpu-check: missing column batches.rows has no ordinary row at batch size 2" in r.stderr
+    del s["benches"]["bfloat16"]["peak_rss_mb"]["assisted"]
     broken.write_text(json.dumps(s))
     r = gpu_check("--validate", str(broken), tmp_path=tmp_path)
     assert r.returncode != 0

@@ -313,3 +313,92 @@ def build_families(root: Path) -> dict[str, Path]:
     other.save_pretrained(paths["template_draft"])
     done.touch()
     return paths
+
+
+# ---------------------------------------------------------------- the brief's own family: LFM2 (hybrid layers)
+#
+# LFM2 / LFM2.5 (Liquid AI) interleave gated short-convolution layers with a few grouped-query attention layers, so
+# their cache holds convolution states beside keys and values: the kind of cache that breaks assisted generation in
+# other hybrid families. The stand-ins are the real Lfm2ForCausalLM class with LFM2's layout of specials (<|pad|> 0,
+# <|startoftext|> 1 as BOS, <|im_end|> 7 ends a turn), a BOS the template writes, and a config vocab padded past the
+# tokenizer as LFM2's 65536 is.
+
+LFM2_SPECIALS = ["<|pad|>", "<|startoftext|>", "<|endoftext|>", "<|fim_pre|>", "<|fim_mid|>", "<|fim_suf|>",
+                 IM_START, IM_END]
+# LFM2's format: BOS, then ChatML turns, no default system turn.
+LFM2_TEMPLATE = (
+    "{{- bos_token -}}{%- for message in messages %}"
+    "{{- '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>\\n' }}"
+    "{%- endfor %}{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"
+)
+# The target's layers: convolutions around one attention layer (LFM2-1.2B: 10 conv, 6 attention); the draft's: one of each.
+LFM2_TARGET_LAYERS = ["conv", "conv", "full_attention", "conv"]
+LFM2_DRAFT_LAYERS = ["conv", "full_attention"]
+
+
+def train_lfm2_tokenizer(vocab_size: int = 760):
+    """A byte-level BPE with LFM2's special tokens at LFM2's ids, trained on the chat answers, and its template. Its
+    size differs from the ChatML stand-ins' so that the two families never declare one vocab_size by chance."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=LFM2_SPECIALS,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tok.train_from_iterator(corpus() + [u + "\n" + a for u, a in conversations(3)] + [LFM2_TEMPLATE], trainer)
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<|startoftext|>", eos_token=IM_END,
+                                   pad_token="<|pad|>")
+    fast.chat_template = LFM2_TEMPLATE
+    assert [fast.pad_token_id, fast.bos_token_id, fast.eos_token_id] == [0, 1, 7]
+    return fast
+
+
+def build_lfm2(folder: Path, tokenizer, *, seed: int, layer_types: list[str], hidden: int, steps: int = 80,
+               lr: float = 1e-2, vocab_size: int | None = None):
+    """An Lfm2ForCausalLM (short convolutions and attention) trained on the chat answers; the generation config has
+    LFM2.5's ids (BOS 1, end of turn 7, pad 0)."""
+    import torch
+    from transformers import GenerationConfig, Lfm2Config, Lfm2ForCausalLM
+
+    torch.manual_seed(seed)
+    config = Lfm2Config(
+        vocab_size=vocab_size or _padded(len(tokenizer)), hidden_size=hidden, intermediate_size=hidden * 2,
+        num_hidden_layers=len(layer_types), layer_types=list(layer_types), num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=1024, conv_L_cache=3, block_auto_adjust_ff_dim=False,
+        pad_token_id=0, bos_token_id=1, eos_token_id=7, tie_word_embeddings=True,
+    )
+    model = Lfm2ForCausalLM(config)
+    _train(model, tokenizer, steps=steps, lr=lr)
+    model.generation_config = GenerationConfig(bos_token_id=1, eos_token_id=7, pad_token_id=0)
+    folder.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def build_lfm2_family(root: Path) -> dict[str, Path]:
+    """lfm2_target / lfm2_draft: one tokenizer, the same padded vocab (like LFM2.5-1.2B-Instruct with LFM2.5-350M).
+    lfm2_padded_target: the target declaring 64 more vocab rows (the Universal Assisted Generation route)."""
+    import torch
+    from transformers import AutoTokenizer, Lfm2ForCausalLM
+
+    done = root / ".complete"
+    names = ("lfm2_target", "lfm2_draft", "lfm2_padded_target")
+    paths = {n: root / n for n in names}
+    if done.exists():
+        return paths
+    tok = train_lfm2_tokenizer()
+    build_lfm2(paths["lfm2_target"], tok, seed=20, layer_types=LFM2_TARGET_LAYERS, hidden=64)
+    build_lfm2(paths["lfm2_draft"], tok, seed=21, layer_types=LFM2_DRAFT_LAYERS, hidden=32)
+    model = Lfm2ForCausalLM.from_pretrained(paths["lfm2_target"])
+    old = model.config.vocab_size
+    model.resize_token_embeddings(old + 64, mean_resizing=False)
+    with torch.no_grad():
+        model.get_input_embeddings().weight[old:].zero_()
+    model.save_pretrained(paths["lfm2_padded_target"])
+    model.generation_config.save_pretrained(paths["lfm2_padded_target"])
+    AutoTokenizer.from_pretrained(paths["lfm2_target"]).save_pretrained(paths["lfm2_padded_target"])
+    done.touch()
+    return paths

@@ -26,7 +26,7 @@ from ..pace import note, time_on_task
 from .data import ALL, RatingData, deciding_experiment, load_ratings
 from .decision import AFTER, FrozenDecision, decided
 from .quality import DIFF_COLUMNS, agreement, paired_differences, pass_rates, preferences, prescreen_agreement
-from .timing import POOL_SOURCE, Speed, timing
+from .timing import POOL_SOURCE, Speed, batches, timing
 from .verdict import INTERIM, Condition, Decision, Verdict, decide, decision_sample, fidelity_rows, frozen_gate, interval_text
 
 __all__ = ["AFTER", "ALL", "INTERIM", "Aggregate", "Condition", "Decision", "FrozenDecision", "RatingData", "Speed",
@@ -99,6 +99,8 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
     current = ratings
     if excluded and len(ratings):  # before any table: what the verdict rests on, every table shows
         ratings = ratings.without_raters(excluded)
+    batch_table, batch, speed.batch_experiment_id = batches(db)
+    speed.batch_answer = batch.answer if batch is not None else None
     n_pairs = ratings.n_pairs
     n_gold, skips = db.execute(
         "SELECT (SELECT COUNT(*) FROM pairs p WHERE p.kind = 'gold' AND (:s IS NULL OR p.experiment_id IN "
@@ -138,6 +140,8 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
         notes.append("speed-up taken from the pair pool's single runs: run `evalkit bench` for the protocol's numbers")
     if speed.selection_gap:
         notes.append(GAP_NOTE)
+    if batch is not None:
+        notes.append(f"batch sizes (benchmark {speed.batch_experiment_id}): {batch.answer}")
     pace = time_on_task(db, floor)
     if pace_note := note(pace, floor):
         notes.append(pace_note)
@@ -151,6 +155,7 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
         "prescreen_agreement": prescreen_agreement(db, ratings),
         "timing": path_timing,
         "speedup": speed_by_prompt,
+        "batch": batch_table,
         "time_on_task": pace,
         "gold": gold_table,
         "counts": pd.DataFrame([{

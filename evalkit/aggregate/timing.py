@@ -1,6 +1,7 @@
 """Timing, memory and the speed-up behind the verdict: from the latest benchmark (the protocol) when there is one,
 else from the pair pool's single runs (said so). The speed-up is evalkit.speed's, the benchmark summary's own
-computation, over all prompts and per prompt."""
+computation, over all prompts and per prompt. Beside it, the batch table: the ordinary path at each batch size
+against assisted at batch 1, from the latest benchmark that measured batch sizes (`evalkit bench --batch-sizes`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import json
 from dataclasses import asdict, dataclass
 
 from ..records import GenerationPath
-from ..speed import measure_speed
+from ..speed import BatchComparison, batch_requests, compare_batches, measure_speed
 from ..stats import median
 from .data import ALL, latest_experiment
 
@@ -34,6 +35,8 @@ class Speed:
     throughput_ci95: list[float] | None = None
     throughput_pairs: int = 0
     selection_gap: bool | None = None
+    batch_experiment_id: int | None = None  # the benchmark the batch table comes from (None: no batch measured)
+    batch_answer: str | None = None  # from which batch size ordinary's total throughput beats assisted's, if any
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -132,3 +135,49 @@ def _extra_memory(db, bench_id) -> float | None:
     o = median([after_load(p) for p in procs if p["path"] == GenerationPath.ORDINARY])
     a = median([after_load(p) for p in procs if p["path"] == GenerationPath.ASSISTED])
     return (a - o) if (o is not None and a is not None) else None
+
+
+BATCH_COLUMNS = ["path", "batch_size", "calls", "requests", "seconds_per_request", "tokens_per_second_per_request",
+                 "total_tokens_per_second", "total_ci_low", "total_ci_high", "vs_assisted", "vs_assisted_ci_low",
+                 "vs_assisted_ci_high", "winner", "identical_to_unbatched", "peak_rss_mb", "peak_cuda_allocated_mb"]
+
+
+def batches(db):
+    """The batch table (one row per path and batch size) from the latest benchmark with batched runs, its
+    comparison and that benchmark's id; an empty table and None when no benchmark measured a batch size."""
+    import pandas as pd
+
+    exp_id = db.execute("SELECT MAX(experiment_id) FROM batch_runs").fetchone()[0]
+    if exp_id is None:
+        return pd.DataFrame(columns=BATCH_COLUMNS), None, None
+    config = json.loads(db.execute("SELECT config_json FROM experiments WHERE id = ?", [exp_id]).fetchone()[0])
+    timing_rows = list(db.query(
+        """SELECT t.id, t.path, t.prompt_id, t.round, t.rep, t.new_tokens, t.seconds, t.device, g.token_hash,
+                  g.peak_rss_mb, g.cuda_memory
+           FROM timing_runs t JOIN generations g ON g.id = t.generation_id WHERE t.experiment_id = ?""", [exp_id]))
+    batch_rows = list(db.query(
+        """SELECT b.path, b.batch_size, b.process_id, b.batch_call, b.slot, b.prompt_id, b.round, b.rep, b.new_tokens,
+                  b.seconds, b.device, g.token_hash, g.peak_rss_mb, g.cuda_memory
+           FROM batch_runs b JOIN generations g ON g.id = b.generation_id WHERE b.experiment_id = ? AND b.status = 'ok'""",
+        [exp_id]))
+    greedy = config.get("decoding", {}).get("mode") == "greedy"
+    not_run = {r["batch_size"]: r["error"] for r in db.query(
+        "SELECT batch_size, error FROM batch_runs WHERE experiment_id = ? AND status = 'failed'", [exp_id])}
+    comparison = compare_batches(batch_requests(timing_rows, batch_rows, compare_outputs=greedy), not_run=not_run)
+    return batch_table(comparison), comparison, exp_id
+
+
+def batch_table(comparison: BatchComparison):
+    import pandas as pd
+
+    rows = []
+    for r in comparison.rows:
+        total, vs = r.total_ci95 or (None, None), r.vs_assisted_ci95 or (None, None)
+        rows.append({"path": r.path, "batch_size": r.batch_size, "calls": r.calls, "requests": r.requests,
+                     "seconds_per_request": r.seconds_per_request,
+                     "tokens_per_second_per_request": r.tokens_per_second_per_request,
+                     "total_tokens_per_second": r.total_tokens_per_second, "total_ci_low": total[0],
+                     "total_ci_high": total[1], "vs_assisted": r.vs_assisted, "vs_assisted_ci_low": vs[0],
+                     "vs_assisted_ci_high": vs[1], "winner": r.winner, "identical_to_unbatched": r.identical_to_unbatched,
+                     "peak_rss_mb": r.peak_rss_mb, "peak_cuda_allocated_mb": r.peak_cuda_allocated_mb})
+    return pd.DataFrame(rows, columns=BATCH_COLUMNS)

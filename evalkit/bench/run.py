@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..config import Config, from_dict
 from ..errors import EvalkitError
-from ..records import GenerationPath, GenerationRecord, ProcessRecord, TimingRun
+from ..records import BatchRun, GenerationPath, GenerationRecord, ProcessRecord, TimingRun
 from .summary import BenchSummary, summarize
 
 # The folder that holds the evalkit package: a worker imports the very code its parent runs.
@@ -68,7 +68,10 @@ def _run_rounds(cfg: Config, state, results_dir: Path, paths: list[str], mine: l
     rank_cfg = from_dict(cfg.to_dict())
     if state.num_processes > 1 and cfg.models.device == "auto":
         rank_cfg.models.device = str(state.device)  # each process measures on its own device
-    total = len(paths) * 2 * len(mine) * cfg.bench.reps
+    from ..batch import batch_sizes
+
+    batched = sum(1 for b in batch_sizes(cfg.bench.batch_sizes) if b > 1)  # one batched call per prompt, size and rep
+    total = (len(paths) + batched) * 2 * len(mine) * cfg.bench.reps
     desc = "bench" if state.num_processes == 1 else f"bench (rank {state.process_index})"
     bar = tqdm(total=total, desc=desc, unit="run", disable=not progress or not mine, file=sys.stderr,
                position=state.process_index)
@@ -97,7 +100,8 @@ def _store_results(db, exp_id: int, results_dir: Path) -> list[ProcessRecord]:
     results.sort(key=lambda r: (r["process"]["rank"], r["process"]["round"], r["process"]["order"]))  # run order
     insert_bench_processes(db, exp_id, [
         (ProcessRecord(**r["process"]), [(TimingRun(**x["run"]), [GenerationRecord(**g) for g in x["records"]])
-                                         for x in r["runs"]])
+                                         for x in r["runs"]],
+         [(BatchRun(**x["run"]), GenerationRecord(**x["record"]) if x["record"] else None) for x in r.get("batch_runs", [])])
         for r in results])
     failures = []
     for f in sorted(results_dir.glob("rank*.failed")):

@@ -10,7 +10,7 @@ from ..compat import TokenSpace
 from ..config import from_dict
 from ..errors import EvalkitError
 from ..records import GenerationPath
-from ..speed import PromptSpeed, measure_speed
+from ..speed import BatchComparison, BatchRow, PromptSpeed, batch_requests, compare_batches, measure_speed
 from ..stats import alpha_from_tokens_per_pass, iqr, median, theoretical_speedup
 
 
@@ -56,6 +56,8 @@ class BenchSummary:
     alpha: float | None  # Leviathan et al.'s per-token acceptance, solved from tokens per target pass
     theoretical_speedup: float | None
     processes: list[dict] = field(default_factory=list)
+    # ordinary at each batch size against assisted at batch 1 (`--batch-sizes`); None when no batch size was asked
+    batches: BatchComparison | None = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -68,7 +70,30 @@ class BenchSummary:
                       for k, v in d["paths"].items()}
         d["speedup_by_prompt"] = {k: PromptSpeed(**v) for k, v in d["speedup_by_prompt"].items()}
         d["speedup_ci95"] = tuple(d["speedup_ci95"]) if d["speedup_ci95"] else None
+        if d.get("batches"):
+            d["batches"] = batch_comparison_from_json(d["batches"])
         return cls(**d)
+
+
+def batch_comparison_from_json(data: dict) -> BatchComparison:
+    """A BatchComparison read back from JSON (its intervals as tuples again)."""
+    rows = [BatchRow(**{**r, **{k: tuple(r[k]) if r[k] else None for k in ("total_ci95", "vs_assisted_ci95")}})
+            for r in data["rows"]]
+    return BatchComparison(**{**data, "rows": rows, "not_run": {int(k): v for k, v in data.get("not_run", {}).items()}})
+
+
+def batch_comparison(db, experiment_id: int, timing_rows: list[dict], greedy: bool) -> BatchComparison | None:
+    """The benchmark's batch comparison from its stored rows; None when it measured no batch size above 1."""
+    batch_rows = list(db.query(
+        """SELECT b.path, b.batch_size, b.process_id, b.batch_call, b.slot, b.prompt_id, b.round, b.rep, b.new_tokens,
+                  b.seconds, b.device, g.token_hash, g.peak_rss_mb, g.cuda_memory
+           FROM batch_runs b JOIN generations g ON g.id = b.generation_id
+           WHERE b.experiment_id = ? AND b.status = 'ok' ORDER BY b.id""", [experiment_id]))
+    not_run = {r["batch_size"]: r["error"] for r in db.query(
+        "SELECT batch_size, error FROM batch_runs WHERE experiment_id = ? AND status = 'failed'", [experiment_id])}
+    if not batch_rows and not not_run:
+        return None
+    return compare_batches(batch_requests(timing_rows, batch_rows, compare_outputs=greedy), not_run=not_run)
 
 
 def _peak_cuda(rows: list[dict]) -> dict:
@@ -179,11 +204,12 @@ def summarize(db, experiment_id: int) -> BenchSummary:
             | {k: json.loads(p[k] or "{}") for k in ("target_placement", "draft_placement")}
             for p in procs
         ],
+        batches=batch_comparison(db, experiment_id, rows, cfg.decoding.mode == "greedy"),
     )
 
 
 def bench_json(db, summary: BenchSummary) -> dict:
-    """`evalkit bench --json`: the summary and every timed run."""
+    """`evalkit bench --json`: the summary, every timed run and every request of a batched call."""
     runs = list(
         db.query(
             "SELECT path, prompt_id, round, rep, seed, new_tokens, stop_reason, seconds, decode_seconds, "
@@ -191,7 +217,10 @@ def bench_json(db, summary: BenchSummary) -> dict:
             [summary.experiment_id],
         )
     )
-    return {"summary": summary.to_json(), "runs": runs}
+    batch_runs = list(db.query(
+        "SELECT path, batch_size, process_id, batch_call, slot, prompt_id, round, rep, seed, new_tokens, stop_reason, "
+        "seconds, left_padding, generation_id FROM batch_runs WHERE experiment_id = ? ORDER BY id", [summary.experiment_id]))
+    return {"summary": summary.to_json(), "runs": runs, "batch_runs": batch_runs}
 
 
 def format_summary(s: BenchSummary) -> str:
@@ -250,6 +279,33 @@ def format_summary(s: BenchSummary) -> str:
             where = p.get(f"{role}_placement") or {}
             if len(where) > 1:  # only worth a line when a device_map spread the model
                 lines.append(f"    {role} weights: " + ", ".join(f"{d} {mb:.1f} MB" for d, mb in where.items()))
+    if s.batches is not None:
+        lines += format_batches(s.batches)
     for n in s.notes:
         lines.append(f"note: {n}")
     return "\n".join(lines)
+
+
+def format_batches(b: BatchComparison) -> list[str]:
+    """The batch table: per path and batch size, what each request waits and what the server delivers."""
+    def f(x, spec=".2f"):
+        return "n/a" if x is None else format(x, spec)
+
+    def ci(c):
+        return f"[{c[0]:.1f}, {c[1]:.1f}]" if c else "n/a"
+
+    lines = ["batches (each request waits for its whole call; total = all new tokens / all seconds of the calls):",
+             f"  {'path':<10}{'batch':>6}{'calls':>7}{'s/request':>11}{'tok/s/request':>15}{'total tok/s':>13}"
+             f"{'95% CI':>18}{'vs assisted':>13}{'95% CI':>16}{'  winner'}"]
+    for r in b.rows:
+        vs = r.vs_assisted_ci95
+        lines.append(
+            f"  {r.path:<10}{r.batch_size:>6}{r.calls:>7}{f(r.seconds_per_request, '.3f'):>11}"
+            f"{f(r.tokens_per_second_per_request, '.1f'):>15}{f(r.total_tokens_per_second, '.1f'):>13}{ci(r.total_ci95):>18}"
+            f"{(f(r.vs_assisted) + 'x') if r.vs_assisted is not None else '':>13}"
+            f"{(f'[{vs[0]:.2f}, {vs[1]:.2f}]' if vs else ''):>16}  {r.winner or ''}")
+    same = [f"{r.batch_size}: {r.identical_to_unbatched:.0%}" for r in b.rows if r.identical_to_unbatched is not None]
+    if same:
+        lines.append("  batched outputs identical to the same prompt's unbatched ordinary output: " + ", ".join(same))
+    lines.append(f"batch answer: {b.answer}")
+    return lines

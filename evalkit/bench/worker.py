@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..compat import Route
 from ..config import Config, from_dict
-from ..records import GenerationPath, ProcessRecord, TimingRun
+from ..records import BatchRun, GenerationPath, ProcessRecord, TimingRun
 from ..stats import median
 
 
@@ -110,7 +110,51 @@ def run_worker(cfg: Config, path: str, round_no: int, order: int, prompt_ids: li
             )
             runs.append({"run": asdict(run), "records": [asdict(r) for r in records]})
             tick()
-    return {"process": asdict(proc), "runs": runs}
+    batched = _batched_runs(pair, cfg, prompts, round_no, tick) if path == GenerationPath.ORDINARY else []
+    return {"process": asdict(proc), "runs": runs, "batch_runs": batched}
+
+
+def _batched_runs(pair, cfg: Config, prompts, round_no: int, tick) -> list[dict]:
+    """The ordinary path at each batch size above 1 (`bench.batch_sizes`), in this same process after its batch-1
+    runs: per size `bench.warmup` untimed calls, then per repetition one call per batch of `batch.rotations` (every
+    prompt in `size` batches, so each size serves the unbatched mix of requests). One BatchRun per request."""
+    from ..batch import batch_sizes, rotations
+    from ..errors import EvalkitError
+    from ..measure import host
+    from ..paths import run_batch
+
+    out, call = [], 0
+    for size in [b for b in batch_sizes(cfg.bench.batch_sizes) if b > 1]:
+        batches = rotations(list(prompts), size)
+        this_size = []
+        try:
+            for _ in range(cfg.bench.warmup):
+                run_batch(pair, batches[0], cfg.decoding.seed)
+            for rep in range(cfg.bench.reps):
+                seed = cfg.decoding.seed + rep
+                for batch in batches:
+                    for slot, rec in enumerate(run_batch(pair, batch, seed)):
+                        run = BatchRun(path=rec.path, batch_size=size, batch_call=call, slot=slot,
+                                       prompt_id=rec.prompt_id, round=round_no, rep=rep, seed=seed,
+                                       new_tokens=rec.new_tokens, stop_reason=rec.stop_reason,
+                                       seconds=rec.generate_seconds,
+                                       left_padding=rec.effective_config["batch"]["left_padding"], rank=rec.rank,
+                                       host=rec.host, device=rec.device)
+                        this_size.append({"run": asdict(run), "record": asdict(rec)})
+                    call += 1
+                    tick()
+        except EvalkitError as e:
+            if "out of memory" not in str(e):
+                raise
+            # a result, not a crash: this size (and every larger one) does not fit; one row says so
+            failed = BatchRun(path=GenerationPath.ORDINARY, batch_size=size, batch_call=call, slot=0,
+                              prompt_id=batches[0][0].id, round=round_no, rep=0, seed=cfg.decoding.seed, new_tokens=0,
+                              stop_reason="", seconds=0.0, left_padding=0, status="failed",
+                              error=str(e).splitlines()[0], rank=pair.rank, host=host(), device=pair.device)
+            out.append({"run": asdict(failed), "record": None})
+            break
+        out += this_size
+    return out
 
 
 def work(config_json: Path, path: str, round_no: int, order: int, prompt_ids: list[str], rank: int, out: Path,

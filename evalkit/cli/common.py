@@ -70,6 +70,8 @@ def csv_of(kind):
     """A click callback: comma-separated values of one type."""
 
     def parse(_ctx, _param, value):
+        if value is None:  # the option was not given: the config decides
+            return None
         try:
             return [kind(v) for v in value.split(",") if v.strip()]
         except ValueError:

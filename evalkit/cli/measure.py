@@ -41,6 +41,8 @@ def check(config_path, as_json):
                 f"{role}: {r.folder}\n  weights {r.weights_digest}  vocab_size {r.vocab_size}  "
                 f"tokenizer vocab {t.get('vocab_hash')} ({t.get('vocab_len')})  special {t.get('special_ids')}  "
                 f"chat template {t.get('chat_template_hash')}"
+                + (f"\n  architecture {r.architecture}" if r.architecture else "")
+                + (f"  layers {', '.join(f'{n} {k}' for k, n in r.layer_types.items())}" if r.layer_types else "")
             )
         click.echo(f"verdict: {rec.verdict}")
         for reason in rec.reasons:
@@ -56,24 +58,37 @@ def check(config_path, as_json):
                                                                            GenerationPath.PROMPT_LOOKUP)]),
               default=GenerationPath.ASSISTED.value, show_default=True, help="The generation path.")
 @click.option("--seed", type=int, default=None, help="Seed (default: decoding.seed).")
+@click.option("--batch-size", type=int, default=None,
+              help="Send the prompt this many times in one generate() call, left-padded (default: decoding.batch_size, "
+                   "1). The ordinary path only: Transformers runs assisted generation one request at a time; compare "
+                   "batches with `evalkit bench --batch-sizes`.")
 @click.option("--json", "as_json", is_flag=True, help="Print the records as JSON.")
 @fail_clearly
-def run(config_path, db_path, prompt_id, path, seed, as_json):
+def run(config_path, db_path, prompt_id, path, seed, batch_size, as_json):
     """Run one prompt through one path, store and print the record(s).
 
     An assisted failure prints two records: the failure and its separate fallback.
     """
     from dataclasses import asdict
 
+    from ..batch import refuse_assisted_batch
     from ..models import load_pair
-    from ..paths import run_path
+    from ..paths import run_batch, run_path
     from ..prompts import load_prompts
     from ..store import insert_experiment, insert_generations
 
     cfg = load_cfg(config_path)
+    if batch_size is not None:
+        if batch_size < 1:
+            raise EvalkitError(f"--batch-size {batch_size} must be at least 1", "pass a positive number")
+        cfg.decoding.batch_size = batch_size
+    if path != GenerationPath.ORDINARY:  # before any model loads
+        refuse_assisted_batch(cfg.decoding.batch_size, f"`evalkit run --path {path} --batch-size {cfg.decoding.batch_size}`")
     prompt = load_prompts(ids=[prompt_id])[0]
     pair = load_pair(cfg)
-    records = run_path(pair, prompt, path, cfg.decoding.seed if seed is None else seed)
+    seed = cfg.decoding.seed if seed is None else seed
+    records = (run_batch(pair, [prompt] * cfg.decoding.batch_size, seed) if cfg.decoding.batch_size > 1
+               else run_path(pair, prompt, path, seed))
     db = open_study_db(db_path)
     exp_id = insert_experiment(db, "run", cfg.to_dict(), pair.compat)
     insert_generations(db, records, exp_id)
@@ -81,7 +96,7 @@ def run(config_path, db_path, prompt_id, path, seed, as_json):
         click.echo(json.dumps([asdict(r) for r in records], ensure_ascii=False, indent=2))
         return
     for r in records:
-        click.echo(f"[{r.path}] id={r.id} status={r.status}")
+        click.echo(f"[{r.path}] id={r.id} status={r.status}" + (f" batch={r.batch_size}" if r.batch_size > 1 else ""))
         if r.status == "failed":
             click.echo(f"  failed at stage {r.error_stage}: {r.error_class}: {r.error_message}")
             continue
@@ -100,9 +115,12 @@ def run(config_path, db_path, prompt_id, path, seed, as_json):
 @click.option("--reps", type=int, default=None, help="Timed repetitions per prompt per path per round (default: bench.reps, 5).")
 @click.option("--decoding", type=click.Choice(["greedy", "sample"]), default=None, help="Override decoding.mode.")
 @click.option("--prompt", "prompt_ids", multiple=True, help="Limit to these prompt ids (repeatable).")
-@click.option("--json", "as_json", is_flag=True, help="Print {summary, runs} as JSON.")
+@click.option("--batch-sizes", default=None, callback=csv_of(int),
+              help="Also measure the ordinary path at these batch sizes (e.g. 1,2,4,8; default: bench.batch_sizes) beside "
+                   "assisted at batch 1, and name the batch size from which ordinary's total throughput wins.")
+@click.option("--json", "as_json", is_flag=True, help="Print {summary, runs, batch_runs} as JSON.")
 @fail_clearly
-def bench(config_path, db_path, reps, decoding, prompt_ids, as_json):
+def bench(config_path, db_path, reps, decoding, prompt_ids, batch_sizes, as_json):
     """Benchmark ordinary vs assisted by the protocol: each path in its own process, ABBA rounds.
 
     Stores every raw run; prints medians, IQR, tokens/s, the speed-up (each prompt's median ordinary /
@@ -110,10 +128,17 @@ def bench(config_path, db_path, reps, decoding, prompt_ids, as_json):
     outputs only, identical-output share, acceptance, tokens per target pass, and the
     theoretical speed-up beside the measured one. Under `accelerate launch` the prompts are split
     between the processes (each on its own device); timings of different device kinds never pool.
+
+    With --batch-sizes the ordinary process also runs batched calls (the benchmark's prompts in turn, padded on
+    the left) and the summary gives, per batch size, seconds per request, tokens/s per request and total tokens/s
+    with intervals against assisted at batch 1 (Transformers runs assisted one request at a time).
     """
+    from ..batch import batch_sizes as checked_sizes
     from ..bench import bench_json, format_summary, run_bench
 
     cfg = load_cfg(config_path)
+    if batch_sizes is not None:
+        cfg.bench.batch_sizes = checked_sizes(batch_sizes)
     if reps is not None:
         if reps < 1:
             raise EvalkitError(f"--reps {reps} must be at least 1", "pass a positive number")

@@ -386,6 +386,7 @@ def _m011_studies(db) -> None:
 # rebuilds pairs, which ratings and assignments point at: foreign keys off around it, checked before commit
 _m010_gold_pairs.foreign_keys_off = True
 
+
 def _m012_reveal_hold(db) -> None:
     # A pair closes when the rating that fills its quota is stored; only then is its reveal shown, and a closed pair
     # is never offered again (evalkit.ratings: one person with two identities must not read a reveal of a pair that
@@ -397,6 +398,37 @@ def _m012_reveal_hold(db) -> None:
         )"""
     )
 
+
+def _m013_batch_runs(db) -> None:
+    """The ordinary path measured at batch sizes above 1 (`evalkit bench --batch-sizes`): one row per request of a
+    batched generate() call, its generation marked with the batch size it ran in."""
+    db.execute(
+        """CREATE TABLE batch_runs (
+            id INTEGER PRIMARY KEY,
+            experiment_id INTEGER NOT NULL REFERENCES experiments(id),
+            process_id INTEGER REFERENCES bench_processes(id),
+            generation_id INTEGER REFERENCES generations(id),
+            path TEXT NOT NULL,
+            batch_size INTEGER NOT NULL CHECK (batch_size >= 1),
+            batch_call INTEGER NOT NULL,       -- the call's number within its process: its requests share it
+            slot INTEGER NOT NULL,             -- the request's row in the batch
+            prompt_id TEXT NOT NULL,
+            round INTEGER NOT NULL,
+            rep INTEGER NOT NULL,
+            seed INTEGER NOT NULL,
+            new_tokens INTEGER NOT NULL,
+            stop_reason TEXT NOT NULL,
+            seconds REAL NOT NULL,             -- the call's generate() seconds: what each of its requests waited
+            left_padding INTEGER NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+            error TEXT NOT NULL DEFAULT '',    -- why a batch size could not run (out of memory)
+            rank INTEGER NOT NULL DEFAULT 0,
+            host TEXT NOT NULL DEFAULT '',
+            device TEXT NOT NULL DEFAULT ''
+        )"""
+    )
+    db.execute("CREATE INDEX batch_runs_experiment ON batch_runs(experiment_id, batch_size)")
+    db.execute("ALTER TABLE generations ADD COLUMN batch_size INTEGER NOT NULL DEFAULT 1")
 
 # Append-only: never edit or reorder a shipped migration; add a new one at the end.
 MIGRATIONS = [
@@ -412,4 +444,5 @@ MIGRATIONS = [
     ("010_gold_pairs", _m010_gold_pairs),
     ("011_studies", _m011_studies),
     ("012_reveal_hold", _m012_reveal_hold),
+    ("013_batch_runs", _m013_batch_runs),
 ]

@@ -8,7 +8,7 @@ import json
 from dataclasses import asdict
 
 from ..errors import EvalkitError
-from ..records import GenerationRecord, ProcessRecord, TimingRun
+from ..records import BatchRun, GenerationRecord, ProcessRecord, TimingRun
 from .database import now, write_transaction
 
 
@@ -94,9 +94,11 @@ def insert_generations(db, records: list[GenerationRecord], experiment_id: int |
 
 
 def insert_bench_process(
-    db, experiment_id: int, process: ProcessRecord, runs: list[tuple[TimingRun, list[GenerationRecord]]]
+    db, experiment_id: int, process: ProcessRecord, runs: list[tuple[TimingRun, list[GenerationRecord]]],
+    batch_runs: list[tuple[BatchRun, GenerationRecord | None]] = (),
 ) -> int:
-    """One worker process's results, all or nothing: the process row, every generation, every timing run."""
+    """One worker process's results, all or nothing: the process row, every generation, every timing run, and the
+    requests of its batched calls (`evalkit bench --batch-sizes`)."""
     with write_transaction(db):
         row = _jsonify(asdict(process))
         row["experiment_id"] = experiment_id
@@ -110,15 +112,22 @@ def insert_bench_process(
             trow = _jsonify(asdict(run))
             trow["experiment_id"] = experiment_id
             db["timing_runs"].insert(trow)
+        for batch_run, record in batch_runs:
+            batch_run.process_id = pid
+            if record is not None:  # a batch size that could not run has no generation
+                (batch_run.generation_id,) = insert_generations(db, [record], experiment_id)
+            brow = _jsonify(asdict(batch_run))
+            brow["experiment_id"] = experiment_id
+            db["batch_runs"].insert(brow)
     return pid
 
 
-def insert_bench_processes(db, experiment_id: int,
-                           processes: list[tuple[ProcessRecord, list[tuple[TimingRun, list[GenerationRecord]]]]]) -> None:
-    """Every worker process of a benchmark (every accelerate rank's), in run order, in one transaction."""
+def insert_bench_processes(db, experiment_id: int, processes: list[tuple]) -> None:
+    """Every worker process of a benchmark (every accelerate rank's), in run order, in one transaction: tuples of
+    (ProcessRecord, [(TimingRun, [GenerationRecord])], optionally [(BatchRun, GenerationRecord)])."""
     with write_transaction(db):
-        for process, runs in processes:
-            insert_bench_process(db, experiment_id, process, runs)
+        for process, runs, *batched in processes:
+            insert_bench_process(db, experiment_id, process, runs, *batched)
 
 
 def insert_tune_trials(db, rows: list[dict]) -> None:

@@ -151,7 +151,19 @@ def _row(rec: GenerationRecord) -> str:
     return f"| {rec.path} | {status} | {s} | {rec.new_tokens} | {tps} | {rec.stop_reason or '—'} | {draft} |"
 
 
-def timing_table(records: list[GenerationRecord], tolerance: float) -> str:
+def batch_note(db) -> str:
+    """What the latest benchmark with batch sizes says about serving in batches ("" when none measured them): one
+    streamed request per path says nothing about a server that batches its requests."""
+    from ..aggregate.timing import batches
+
+    _, comparison, exp_id = batches(db)
+    if comparison is None:
+        return ("Batches: Transformers runs assisted generation one request at a time; `evalkit bench --batch-sizes "
+                "1,2,4,8` measures whether ordinary at your batch size delivers more tokens per second.")
+    return f"Batches (benchmark experiment {exp_id}, assisted at batch 1 against ordinary at each batch size): {comparison.answer}."
+
+
+def timing_table(records: list[GenerationRecord], tolerance: float, batches: str = "") -> str:
     lines = ["| path | status | generate() s | new tokens | tokens/s | stop | draft accepted / proposed |",
              "| --- | --- | ---: | ---: | ---: | --- | ---: |"]
     lines += [_row(r) for r in records]
@@ -169,6 +181,8 @@ def timing_table(records: list[GenerationRecord], tolerance: float) -> str:
         lines.append("**No speed-up shown**: the two outputs are not comparable (stop reason or length differ); "
                      "compare tokens/s.")
     lines.append("\nOne streamed run per path is an illustration, not a measurement: `evalkit bench` measures.")
+    if batches:
+        lines.append("\n" + batches)
     return "\n".join(lines)
 
 
@@ -271,14 +285,15 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                 texts[box] = WITHHELD
             elif r.ok and not texts[box]:  # held back while it was the start of a pooled output; it is not one
                 texts[box] = r.text
-        if shown:
-            with connect(db_path) as db:
+        with connect(db_path) as db:
+            if shown:
                 exp_id = insert_experiment(db, "live", cfg.to_dict(), pair.compat,
                                            note=f"live demo · prompt {prompt_id}" + (f" · material: {typed}" if typed else ""))
                 for rec in shown:
                     rec.live = True
                 insert_generations(db, shown, exp_id)
-        yield texts | {ui.status: note, ui.table: timing_table(shown, cfg.bench.length_tolerance)}
+            batches = batch_note(db)
+        yield texts | {ui.status: note, ui.table: timing_table(shown, cfg.bench.length_tolerance, batches)}
 
     run_btn.click(run_live, [session, prompt_dd, material], [out_o, out_a, table, status], api_name="live",
                   concurrency_limit=1, concurrency_id="live")
