@@ -108,7 +108,7 @@ class PoolConfig:
     # Prompt ids to use; empty = all bundled prompts.
     prompts: list[str] = field(default_factory=list)
     # Gold (check) pairs mixed into the pool, per study pair: gold_rate x study pairs, rounded down, each made from
-    # an extra pooled sample with one output changed by a controlled edit (evalkit.gold); 0 = none. In [0, 0.5].
+    # an extra pooled sample with one output changed by a controlled edit (evalkit.study.gold); 0 = none. In [0, 0.5].
     gold_rate: float = 0.1
 
 
@@ -285,7 +285,7 @@ def _check_ranges(cfg: Config, source: str) -> None:
         key, rule = problems[0]
         raise EvalkitError(f"{source}: {key} must be {rule}", f"change {key} in the config")
     if cfg.assisted_enabled:  # before any model loads: Transformers would refuse it at the first generate()
-        from .batch import refuse_assisted_batch
+        from .generation.batch import refuse_assisted_batch
 
         refuse_assisted_batch(cfg.decoding.batch_size, f"{source}: decoding.batch_size = {cfg.decoding.batch_size}")
 

@@ -37,7 +37,7 @@ class GenerationRecord:
     rss_mb: float | None = None  # process RSS after the call
     cuda_memory: dict = field(default_factory=dict)  # per device: peak allocated / reserved MB
     # Acceptance is counted in the TARGET's tokens (what the target verifies), on either route: with different
-    # tokenizers Transformers turns the draft's output into target tokens first (evalkit/measure.py).
+    # tokenizers Transformers turns the draft's output into target tokens first (evalkit/generation/meters.py).
     draft_proposed: int | None = None  # candidate tokens proposed to the target (candidate generator count)
     draft_accepted: int | None = None  # of those, tokens the target accepted
     draft_rounds: int | None = None  # verification rounds seen by the candidate generator

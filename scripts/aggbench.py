@@ -1,7 +1,7 @@
 """Time `evalkit aggregate` on a synthetic study: python scripts/aggbench.py --ratings 100000
 
 Builds (or reuses) a database with the real schema (evalkit.store.open_db): pairs over the five bundled prompts,
-their generations and pre-screen rows, ratings from the planning model (evalkit.synthetic), and a benchmark with
+their generations and pre-screen rows, ratings from the planning model (evalkit.study.synthetic), and a benchmark with
 timing runs and memory. Then, in a fresh process so that building does not count, it times the library call
 `aggregate(db)` and the text and JSON it prints, and reports the peak memory (max RSS) of that process.
 Targets on the 2-core build machine: 100,000 ratings <= 2 s, 1,000,000 <= 15 s, peak memory <= 2 GB.
@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 def build(path: Path, ratings: int, raters_per_pair: int, raters: int, bench: bool, seed: int) -> dict:
     from evalkit.store import open_db
-    from evalkit.synthetic import SyntheticStudy, build_study
+    from evalkit.study.synthetic import SyntheticStudy, build_study
 
     pairs = max(1, ratings // raters_per_pair)
     db = open_db(path)

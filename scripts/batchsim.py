@@ -1,5 +1,5 @@
 """How often `evalkit bench --batch-sizes` names a false winner, and how often its interval covers the true ratio:
-whole comparisons simulated through evalkit.speed.compare_batches (the code the summary, aggregate, report and Live
+whole comparisons simulated through evalkit.generation.speed.compare_batches (the code the summary, aggregate, report and Live
 tab use). Usage: python scripts/batchsim.py [--sims 2000]. Seconds per call are lognormal around 1; ordinary's
 true total throughput equals assisted's (false winners), or is 1.3 times it (coverage)."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from evalkit.speed import ASSISTED_WINS, ORDINARY_WINS, compare_batches  # noqa: E402
+from evalkit.generation.speed import ASSISTED_WINS, ORDINARY_WINS, compare_batches  # noqa: E402
 
 
 def requests(path: str, size: int, tokens: float, calls: int, strata: int, sd: float, seed: int) -> list[dict]:

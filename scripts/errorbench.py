@@ -1,6 +1,6 @@
 """The gate's error rates on a grid of simulated studies: python scripts/errorbench.py [--studies 2000]
 
-Runs evalkit.plan.errorbench: for every pass rate x rater x path spread x raters x identical-output share, whole
+Runs evalkit.study.plan.errorbench: for every pass rate x rater x path spread x raters x identical-output share, whole
 studies (pair effects shared by both sides, rater main effects, rater x path effects) go through the gate's own
 functions, at the shipped gate's planned size, margin and claim. Prints a markdown table (false KEEP at the margin
 with its upper 95% Monte-Carlo bound, KEEP at twice the margin, power) and exits 1 when a cell at the margin has an
@@ -59,7 +59,7 @@ def main(pass_rates, drops, spreads, raters, identical, pairs, margin, rater_sd,
     """False-KEEP rate and power of the shipped gate on a grid of simulated studies."""
     import numpy as np
 
-    from evalkit.plan.errorbench import check, default_grid, run_grid, table
+    from evalkit.study.plan.errorbench import check, default_grid, run_grid, table
 
     overrides = {"pass_rates": floats(pass_rates), "drops": floats(drops), "spreads": floats(spreads),
                  "raters": tuple(int(v) for v in floats(raters)), "identical_shares": floats(identical),

@@ -46,7 +46,7 @@ PROMPT_IDS = ("writing-01", "writing-02", "writing-03")
 
 def build_pool(db_file: Path, n_pairs: int) -> list[str]:
     """A database with `n_pairs` blind pairs from synthetic generation records (rating needs no model)."""
-    from evalkit.gate import gate_snapshot
+    from evalkit.study.gate import gate_snapshot
     from evalkit.records import GenerationPath, GenerationRecord
     from evalkit.store import insert_experiment, insert_pairs, open_db
 
@@ -87,7 +87,7 @@ class Timings:
     """Seconds, appended from the server's worker threads (list.append is atomic)."""
 
     handler: list[float] = field(default_factory=list)  # the whole submit event handler
-    library: list[float] = field(default_factory=list)  # evalkit.ratings.submit_rating alone
+    library: list[float] = field(default_factory=list)  # evalkit.rating.queue.submit_rating alone
 
 
 def _timed(fn, into: list[float]):

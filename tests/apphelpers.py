@@ -52,7 +52,7 @@ POOL_PAIRS = 6  # 3 prompts x 2 samples
 def pool_template(tiny_models, tmp_path_factory) -> Path:
     """A database holding a pair pool, built through the app's own prepare step once per test session
     (the app test modules share it; each test gets a private copy)."""
-    from evalkit.preparation import ensure_pool
+    from evalkit.study.preparation import ensure_pool
 
     root = tmp_path_factory.getbasetemp() / "app-pool"
     db_file = root / "pool.db"

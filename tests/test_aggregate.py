@@ -25,8 +25,8 @@ import pytest
 
 from evalkit.aggregate import aggregate, format_text
 from evalkit.config import AppConfig
-from evalkit.gate import gate_snapshot
-from evalkit.ratings import RatingInput, submit_rating
+from evalkit.study.gate import gate_snapshot
+from evalkit.rating.queue import RatingInput, submit_rating
 from evalkit.records import GenerationRecord
 from evalkit.stats import cohen_kappa, krippendorff_alpha_nominal, mcnemar_exact, wilson
 from evalkit.store import insert_experiment, insert_pairs, open_db

@@ -14,7 +14,7 @@ from evalkit.config import load_config
 
 @pytest.fixture
 def cfg(tiny_models, tmp_path):
-    # one rating a pair: a submission closes its pair, so the reveal comes at once (evalkit.ratings holds it
+    # one rating a pair: a submission closes its pair, so the reveal comes at once (evalkit.rating.queue holds it
     # until the pair is closed; tests/test_security.py checks the hold)
     return load_config(write_config(tmp_path / "app.toml", tiny_models, ratings_per_pair=1))
 

@@ -15,9 +15,9 @@ from apphelpers import POOL_PAIRS, pair_shown, pool_db, pool_template, rows, ser
 from gradio_client import Client
 from gradio_client.exceptions import AppError
 
-from evalkit import raters
+from evalkit.rating import roster as raters
 from evalkit.config import load_config
-from evalkit.prompts import CRITERIA
+from evalkit.task.prompts import CRITERIA
 from evalkit.store import open_db
 from evalkit.ui.rate import FORM_KEYS
 
@@ -76,7 +76,7 @@ def cfg(tiny_models, tmp_path):
 
 
 def test_rater_journey_submit_reveal_correct_skip(tiny_models, tmp_path, pool_db):
-    # one rating a pair: the submission closes the pair, so its reveal is shown at once (evalkit.ratings)
+    # one rating a pair: the submission closes the pair, so its reveal is shown at once (evalkit.rating.queue)
     cfg = load_config(write_config(tmp_path / "one.toml", tiny_models, ratings_per_pair=1))
     with served(cfg, pool_db) as url:
         ann = Tab(url)

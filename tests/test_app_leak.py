@@ -13,7 +13,7 @@ from apphelpers import (  # noqa: F401
 expect = pytest.importorskip("playwright.sync_api").expect
 
 from evalkit.config import load_config
-from evalkit.prompts import load_prompts
+from evalkit.task.prompts import load_prompts
 
 # Tee every fetch() response body, streamed chunk by chunk (Gradio's queue results arrive as server-sent
 # events over fetch), into a list the test reads back. Installed before any page script runs.
@@ -52,7 +52,7 @@ HINT_WORDS = ["generate() s", "tokens/s", "new tokens", "new_tokens", "generate_
 
 @pytest.fixture
 def cfg(tiny_models, tmp_path):
-    # one rating a pair: a submission closes its pair, so the reveal comes at once (evalkit.ratings holds it
+    # one rating a pair: a submission closes its pair, so the reveal comes at once (evalkit.rating.queue holds it
     # until the pair is closed; tests/test_security.py checks the hold)
     return load_config(write_config(tmp_path / "app.toml", tiny_models, ratings_per_pair=1))
 

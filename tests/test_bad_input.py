@@ -23,8 +23,8 @@ from test_app_client import Tab
 from evalkit.cli import cli
 from evalkit.config import AppConfig, from_dict
 from evalkit.errors import EvalkitError
-from evalkit.prompts import CRITERIA
-from evalkit.ratings import (
+from evalkit.task.prompts import CRITERIA
+from evalkit.rating.queue import (
     RatingError, RatingInput, correct_rating, pair_view, reveal, skip_pair, submit_rating,
 )
 from evalkit.store import generation, open_db
@@ -146,8 +146,8 @@ def test_html_in_rater_names_and_comments_shows_as_typed_text_in_the_browser(tmp
 def test_html_in_rater_text_stays_inert_in_the_report_and_the_export_card(tmp_path, db_file):
     import pyarrow.parquet as pq
 
-    from evalkit.export import export, split_file
-    from evalkit.report import build_report
+    from evalkit.publish.export import export, split_file
+    from evalkit.publish.report import build_report
 
     db = open_db(db_file)
     p1, p2 = (r[0] for r in q(db_file, "SELECT id FROM pairs ORDER BY id LIMIT 2"))

@@ -9,15 +9,15 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-from evalkit.batch import batch_sizes, left_pad, rotations
-from evalkit.bench import BenchSummary, format_summary
+from evalkit.generation.batch import batch_sizes, left_pad, rotations
+from evalkit.generation.bench import BenchSummary, format_summary
 from evalkit.cli import cli
 from evalkit.config import load_config
 from evalkit.errors import EvalkitError
-from evalkit.models import load_pair
-from evalkit.paths import build_inputs, run_assisted, run_batch, run_ordinary
-from evalkit.prompts import load_prompts
-from evalkit.speed import ASSISTED_WINS, NO_CLEAR_DIFFERENCE, ORDINARY_WINS, compare_batches
+from evalkit.generation.models import load_pair
+from evalkit.generation.paths import build_inputs, run_assisted, run_batch, run_ordinary
+from evalkit.task.prompts import load_prompts
+from evalkit.generation.speed import ASSISTED_WINS, NO_CLEAR_DIFFERENCE, ORDINARY_WINS, compare_batches
 from evalkit.store import open_db
 
 PROMPTS = load_prompts()
@@ -116,9 +116,9 @@ def test_a_left_padded_batch_gives_each_prompt_its_unbatched_greedy_output(make_
 def test_a_batch_size_out_of_memory_is_a_stored_result_not_a_crash(make_config, monkeypatch, tmp_path):
     """Out of memory at a batch size (a big model on a GPU at 32, say): that size and the larger ones are not run, one
     failed row says why, the smaller sizes keep their runs, and the answer says which size was not measured."""
-    import evalkit.paths as paths
-    from evalkit.bench.summary import summarize
-    from evalkit.bench.worker import _batched_runs
+    import evalkit.generation.paths as paths
+    from evalkit.generation.bench.summary import summarize
+    from evalkit.generation.bench.worker import _batched_runs
     from evalkit.records import BatchRun, GenerationRecord, ProcessRecord
     from evalkit.store import insert_bench_process, insert_experiment
 
@@ -229,7 +229,7 @@ def test_t_quantiles_agree_with_scipy():
 @pytest.mark.slow
 def test_bench_batch_sizes_end_to_end_stored_summarised_aggregated_and_reported(make_config, data_dir, tmp_path):
     from evalkit.aggregate import aggregate
-    from evalkit.report import build_report
+    from evalkit.publish.report import build_report
     from evalkit.ui.live import batch_note
 
     cfg = make_config(draft="target_copy", **{"bench.prompts": ["writing-02", "writing-05"], "bench.reps": 1})
@@ -260,7 +260,7 @@ def test_bench_batch_sizes_end_to_end_stored_summarised_aggregated_and_reported(
     t = agg.tables["batch"]
     assert list(t["batch_size"]) == [1, 1, 2, 3] and agg.speed.batch_experiment_id == s.experiment_id
     assert any(n == f"batch sizes (benchmark {s.experiment_id}): {b.answer}" for n in agg.notes)
-    from evalkit.provenance import build_provenance
+    from evalkit.publish.provenance import build_provenance
 
     (fig,) = [f for f in build_provenance(db, agg).figures if f.name.startswith("batch sizes")]
     assert fig.value == b.answer and fig.experiments == [s.experiment_id]

@@ -14,7 +14,7 @@ import pytest
 from familyfixtures import families, family_config  # noqa: F401
 from gradio_client import Client
 
-from evalkit.prompts import CRITERIA
+from evalkit.task.prompts import CRITERIA
 from evalkit.store import open_db
 from evalkit.ui.rate import FORM_KEYS
 

@@ -128,7 +128,7 @@ def test_generate_pair_pool(make_config, data_dir, tiny_models):
 
     from transformers import AutoTokenizer
 
-    from evalkit.pairs import pooled_token_ids
+    from evalkit.study.pairs import pooled_token_ids
 
     (gold,) = db.query("SELECT * FROM pairs WHERE kind = 'gold'")
     refs = list(db.query("SELECT * FROM reference_outputs WHERE id IN (?, ?)", [gold["a_reference_id"], gold["b_reference_id"]]))
@@ -176,7 +176,7 @@ def test_tune_rejects_bad_values(make_config):
 def test_raters_commands_invite_list_revoke_reissue(tmp_path):
     from click.testing import CliRunner
 
-    from evalkit import raters
+    from evalkit.rating import roster as raters
     from evalkit.cli import cli
     from evalkit.store import open_db
 

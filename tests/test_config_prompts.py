@@ -4,7 +4,7 @@ import pytest
 
 from evalkit.config import load_config
 from evalkit.errors import EvalkitError
-from evalkit.prompts import CRITERIA, load_prompt, load_prompts
+from evalkit.task.prompts import CRITERIA, load_prompt, load_prompts
 
 
 def test_bundled_prompts_cover_the_shapes():
@@ -122,7 +122,7 @@ def test_every_shipped_config_is_valid():
     assert {"demo.toml", "qwen2.5-1.5b-0.5b.toml", "smollm2-1.7b-360m.toml"} <= names
     for c in configs:
         if c.name == "gate.toml":
-            from evalkit.gate import read_gate_file
+            from evalkit.study.gate import read_gate_file
 
             read_gate_file(c)
         else:

@@ -13,7 +13,7 @@ import pytest
 from evalkit import demo
 from evalkit.demo import corpus, tokenizer, train
 from evalkit.config import load_config
-from evalkit.prompts import PLAIN_TEMPLATE, load_prompts
+from evalkit.task.prompts import PLAIN_TEMPLATE, load_prompts
 
 
 ROOT = Path(__file__).parent.parent
@@ -216,7 +216,7 @@ def test_smoke_pair_through_both_paths_and_the_bench(smoke_pair, make_config):
 @pytest.mark.slow
 def test_demo_refs_resolve_to_the_cached_build(smoke_pair, monkeypatch):
     """`demo:target` / `demo:draft` in a config point at the cached pair (built on first use)."""
-    from evalkit import models
+    from evalkit.generation import models
 
     calls = []
     monkeypatch.setattr(demo, "ensure_demo_pair", lambda out, progress=True: calls.append(out) or smoke_pair)

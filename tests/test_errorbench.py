@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from evalkit.plan.errorbench import Grid, check, default_grid, run_grid, table
+from evalkit.study.plan.errorbench import Grid, check, default_grid, run_grid, table
 
 ROOT = Path(__file__).resolve().parent.parent
 STUDIES = 400
@@ -35,7 +35,7 @@ def test_reduced_grid_keeps_the_level_at_the_margin():
 
 
 def test_default_grid_is_the_issue_grid_at_the_shipped_gate():
-    from evalkit.gate import read_gate_file
+    from evalkit.study.gate import read_gate_file
 
     _text, gate = read_gate_file()
     grid = default_grid()

@@ -10,15 +10,15 @@ import torch
 from click.testing import CliRunner
 from familyfixtures import families, family_config  # noqa: F401
 
-from evalkit.bench import BenchSummary, format_summary
+from evalkit.generation.bench import BenchSummary, format_summary
 from evalkit.cli import cli
-from evalkit.compat import compatibility_record
+from evalkit.generation.compat import compatibility_record
 from evalkit.config import load_config
 from evalkit.errors import EvalkitError
-from evalkit.models import load_pair
-from evalkit.pairs import build_pool
-from evalkit.paths import available_paths, build_inputs, run_assisted, run_ordinary
-from evalkit.prompts import load_prompts
+from evalkit.generation.models import load_pair
+from evalkit.study.pairs import build_pool
+from evalkit.generation.paths import available_paths, build_inputs, run_assisted, run_ordinary
+from evalkit.task.prompts import load_prompts
 from evalkit.store import open_db
 
 # model families built and run here

@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from evalkit.cli import cli
 from evalkit.errors import EvalkitError
-from evalkit.fidelity import screen
+from evalkit.task.fidelity import screen
 
 GOOD = "各位同事：内部资料库将于周三晚间进行维护。维护期间无法上传新文件，已有文件仍可正常阅读。恢复时间尚未确定，请留意后续通知。"
 

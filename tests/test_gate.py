@@ -10,16 +10,16 @@ import pytest
 from click.testing import CliRunner
 
 from evalkit.aggregate import INTERIM, aggregate, format_text
-from evalkit.cache import AggregateCache
+from evalkit.aggregate.cache import AggregateCache
 from evalkit.cli import cli
 from evalkit.config import AppConfig
 from evalkit.errors import EvalkitError
-from evalkit.gate import Gate, fidelity_ok, frozen_values, gate_snapshot, parse_gate
-from evalkit.plan import StudyModel, plan_study
-from evalkit.prompts import CRITERIA
-from evalkit.ratings import RatingInput, submit_rating
+from evalkit.study.gate import Gate, fidelity_ok, frozen_values, gate_snapshot, parse_gate
+from evalkit.study.plan import StudyModel, plan_study
+from evalkit.task.prompts import CRITERIA
+from evalkit.rating.queue import RatingInput, submit_rating
 from evalkit.store import open_db
-from evalkit.synthetic import SyntheticStudy, build_study, gate_file_text
+from evalkit.study.synthetic import SyntheticStudy, build_study, gate_file_text
 
 Z95 = 1.959963984540054
 
@@ -136,7 +136,7 @@ def test_same_study_before_the_planned_size_is_an_interim_look(tmp_path, planned
     assert out["interim"] is True and out["label"] == INTERIM and out["verdict"]["decision"] == "INSUFFICIENT DATA"
     r = CliRunner().invoke(cli, ["aggregate", "--db", str(tmp_path / "early.db")])
     assert "VERDICT: INSUFFICIENT DATA  (interim look, not a decision)" in r.output
-    from evalkit.report import build_report
+    from evalkit.publish.report import build_report
 
     page = build_report(db, tmp_path / "report", agg).read_text(encoding="utf-8")
     assert "Verdict: INSUFFICIENT DATA (interim look, not a decision)</h2>" in page
@@ -219,7 +219,7 @@ def test_fidelity_ok_is_the_lower_end_against_the_margin():
 
 
 def test_shipped_gate_file_is_planned():
-    from evalkit.gate import read_gate_file
+    from evalkit.study.gate import read_gate_file
 
     _text, gate = read_gate_file()
     assert gate.planned_pairs > 0 and gate.margin > 0
@@ -275,7 +275,7 @@ def test_a_gate_frozen_before_the_claim_existed_keeps_its_conditional_claim(tmp_
     default, since the snapshot stores every value it was frozen with."""
     from dataclasses import asdict
 
-    from evalkit.gate import GENERAL, Gate, frozen_values, gate_snapshot, legacy_keys
+    from evalkit.study.gate import GENERAL, Gate, frozen_values, gate_snapshot, legacy_keys
 
     path = tmp_path / "gate.toml"
     path.write_text("margin = 0.05\nplanned_pairs = 20\n", encoding="utf-8")

@@ -16,10 +16,10 @@ from evalkit.aggregate import data as aggregate_data
 from evalkit.aggregate import aggregate
 from evalkit.config import AppConfig, from_dict
 from evalkit.errors import EvalkitError
-from evalkit.gate import parse_gate
-from evalkit.gold import accuracy, add_gold_pairs, edit, gold_count, gold_samples
-from evalkit.prompts import CRITERIA, load_prompt, load_prompts
-from evalkit.ratings import (
+from evalkit.study.gate import parse_gate
+from evalkit.study.gold import accuracy, add_gold_pairs, edit, gold_count, gold_samples
+from evalkit.task.prompts import CRITERIA, load_prompt, load_prompts
+from evalkit.rating.queue import (
     GoldReveal, RatingInput, correct_rating, next_pair, pair_view, reveal, submit_rating,
 )
 from evalkit.records import GenerationRecord
@@ -313,17 +313,17 @@ def test_a_rater_below_min_gold_accuracy_is_left_out_of_the_verdict(tmp_path):
     # the verdict can no longer rest on 3 ratings per pair
     assert agg.verdict.decision == "INSUFFICIENT DATA"
 
-    from evalkit.report import build_report
+    from evalkit.publish.report import build_report
 
     page = build_report(db, tmp_path / "report", agg).read_text(encoding="utf-8")
     assert "<h3>gold</h3>" in page and "missed_flaws" in page
-    from evalkit.export import pseudonyms
+    from evalkit.publish.export import pseudonyms
 
     assert all(p in page for p in pseudonyms(["r1", "r2", "r3"]))  # the report names raters as the export does
 
 
 def test_a_rater_who_rated_only_gold_pairs_and_missed_is_left_out_without_error(db, tmp_path):
-    from evalkit.gate import gate_snapshot
+    from evalkit.study.gate import gate_snapshot
 
     (tmp_path / "gate.toml").write_text("min_gold_accuracy = 0.8\n")
     exp = study_pool(db, 10, gate=gate_snapshot(tmp_path / "gate.toml"))

@@ -3,10 +3,10 @@ organiser rights only from `evalkit raters add --organiser`, and the sign-in att
 
 import pytest
 
-from evalkit import raters
+from evalkit.rating import roster as raters
 from evalkit.errors import EvalkitError
-from evalkit.identity import InputError, clean_name, clean_text, name_key
-from evalkit.limits import SignInGuard
+from evalkit.rating.identity import InputError, clean_name, clean_text, name_key
+from evalkit.rating.limits import SignInGuard
 from evalkit.store import open_db
 
 
@@ -177,7 +177,7 @@ def test_look_alikes_from_unicodes_confusables_share_the_key(taken, fake):
 
 
 def test_the_key_is_the_skeleton_of_unicodes_confusables_data():
-    from evalkit.identity import skeleton_map
+    from evalkit.rating.identity import skeleton_map
 
     table = skeleton_map()
     assert len(table) > 6000  # the whole of confusables.txt, not a hand list

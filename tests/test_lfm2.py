@@ -11,12 +11,12 @@ import torch
 from click.testing import CliRunner
 from familyfixtures import families, family_config, lfm2  # noqa: F401
 
-from evalkit import compat
+from evalkit.generation import compat
 from evalkit.cli import cli
 from evalkit.config import load_config
-from evalkit.models import load_pair
-from evalkit.paths import available_paths, build_inputs, run_assisted, run_ordinary
-from evalkit.prompts import load_prompts
+from evalkit.generation.models import load_pair
+from evalkit.generation.paths import available_paths, build_inputs, run_assisted, run_ordinary
+from evalkit.task.prompts import load_prompts
 from evalkit.store import open_db
 
 # model families built and run here

@@ -1,7 +1,7 @@
 import pytest
 
 from evalkit.config import AppConfig
-from evalkit.limits import LimitError, RateLimiter, check_allowed
+from evalkit.rating.limits import LimitError, RateLimiter, check_allowed
 
 
 def test_rate_limit_per_rater_sliding_window():

@@ -6,8 +6,8 @@ from test_ratings import answers, make_pool
 
 from evalkit.aggregate import aggregate
 from evalkit.config import AppConfig
-from evalkit.pace import time_on_task
-from evalkit.ratings import RatingInput, next_pair, submit_rating
+from evalkit.rating.pace import time_on_task
+from evalkit.rating.queue import RatingInput, next_pair, submit_rating
 from evalkit.store import open_db
 
 
@@ -48,7 +48,7 @@ def test_untimed_ratings_are_not_fast_and_an_empty_study_has_an_empty_table(db):
 
 
 def test_the_export_carries_the_time_on_task(db, tmp_path):
-    from evalkit.export import export
+    from evalkit.publish.export import export
 
     make_pool(db, 2)
     rated(db, "ann", 12.5)

@@ -5,9 +5,9 @@ import torch
 
 from evalkit.config import load_config
 from evalkit.errors import EvalkitError
-from evalkit.models import load_pair
-from evalkit.paths import run_assisted, run_ordinary, run_path, run_prompt_lookup
-from evalkit.prompts import load_prompts
+from evalkit.generation.models import load_pair
+from evalkit.generation.paths import run_assisted, run_ordinary, run_path, run_prompt_lookup
+from evalkit.task.prompts import load_prompts
 
 PROMPTS = load_prompts()
 

@@ -14,12 +14,12 @@ from click.testing import CliRunner
 
 from evalkit.cli import cli
 from evalkit.errors import EvalkitError
-from evalkit.plan import (
+from evalkit.study.plan import (
     MIN_CONFIRM, StudyModel, criterion_passes, format_plan, model_from_db, normal_guess, plan_study, simulate,
 )
-from evalkit.prompts import CRITERIA
+from evalkit.task.prompts import CRITERIA
 from evalkit.store import open_db
-from evalkit.synthetic import SyntheticStudy, build_study, gate_file_text
+from evalkit.study.synthetic import SyntheticStudy, build_study, gate_file_text
 
 # A wide margin keeps the planned study small (about 200 pairs) so these simulations take seconds.
 MARGIN, POWER, CONFIDENCE = 0.15, 0.8, 0.95

@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 from prescreen_labelled import CRITERIA, HELDOUT, HELDOUT2, HELDOUT3, HELDOUT4, HELDOUT5, KINDS, TUNE
 
-from evalkit.fidelity import screen
+from evalkit.task.fidelity import screen
 
 PARTS = {"tune": TUNE, "heldout1": HELDOUT, "heldout2": HELDOUT2, "heldout3": HELDOUT3, "heldout4": HELDOUT4,
          "heldout5": HELDOUT5}
@@ -73,9 +73,9 @@ def test_traditional_characters_and_full_width_forms_read_like_the_rest(verdicts
 
 
 def test_the_gold_edits_are_seen_by_the_pre_screen():
-    """Gold pairs are pooled outputs with a controlled edit (evalkit.gold): whatever the text said, the edited one
+    """Gold pairs are pooled outputs with a controlled edit (evalkit.study.gold): whatever the text said, the edited one
     fails the edit's criteria. The pre-screen must agree, for both edits, on every labelled output."""
-    from evalkit.gold import add_promise, change_day
+    from evalkit.study.gold import add_promise, change_day
 
     misses, edits = [], Counter()
     for item in ALL:

@@ -15,14 +15,14 @@ from click.testing import CliRunner
 from evalkit.aggregate import aggregate
 from evalkit.cli import cli
 from evalkit.config import AppConfig, load_config
-from evalkit.export import SPLITS, export, split_file
-from evalkit.gate import gate_snapshot
-from evalkit.prompts import CRITERIA, load_prompts
-from evalkit.prompts import prompt_hash
-from evalkit.provenance import WITHHELD, build_provenance, period
-from evalkit.ratings import RatingInput, skip_pair, submit_rating
+from evalkit.publish.export import SPLITS, export, split_file
+from evalkit.study.gate import gate_snapshot
+from evalkit.task.prompts import CRITERIA, load_prompts
+from evalkit.task.prompts import prompt_hash
+from evalkit.publish.provenance import WITHHELD, build_provenance, period
+from evalkit.rating.queue import RatingInput, skip_pair, submit_rating
 from evalkit.records import GenerationRecord, ProcessRecord, TimingRun
-from evalkit.report import build_report
+from evalkit.publish.report import build_report
 from evalkit.store import insert_bench_process, insert_experiment, insert_pairs, open_db
 from test_aggregate import GATE
 
@@ -54,8 +54,8 @@ def _bench(db, cfg_dict, compat, prompts):
 @pytest.fixture
 def study(tmp_path, make_config):
     """A pool of real generations (tiny pair), rated by 3 raters, and a stored benchmark."""
-    from evalkit.models import load_pair
-    from evalkit.paths import run_assisted, run_ordinary
+    from evalkit.generation.models import load_pair
+    from evalkit.generation.paths import run_assisted, run_ordinary
 
     cfg = load_config(make_config())
     pair = load_pair(cfg, progress=False)

@@ -12,7 +12,7 @@ from apphelpers import (  # noqa: F401
 expect = pytest.importorskip("playwright.sync_api").expect
 
 from evalkit.config import load_config
-from evalkit.prompts import CRITERIA, load_prompts
+from evalkit.task.prompts import CRITERIA, load_prompts
 from evalkit.ui.form import ANSWER_KEYS
 from evalkit.ui.words import word
 

@@ -6,9 +6,9 @@ import re
 import pytest
 
 from evalkit.config import AppConfig
-from evalkit.prompts import CRITERIA
-from evalkit import ratings
-from evalkit.ratings import (
+from evalkit.task.prompts import CRITERIA
+from evalkit.rating import queue as ratings
+from evalkit.rating.queue import (
     RatingError, RatingInput, correct_rating, counts, current_rating, next_pair, pair_view, progress, results_open,
     reveal, skip_pair, submit_rating,
 )

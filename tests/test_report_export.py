@@ -6,8 +6,8 @@ import pytest
 from click.testing import CliRunner
 
 from evalkit.cli import cli
-from evalkit.export import SPLITS, export, pseudonym, split_file
-from evalkit.report import build_report
+from evalkit.publish.export import SPLITS, export, pseudonym, split_file
+from evalkit.publish.report import build_report
 from evalkit.store import open_db
 from test_aggregate import load_fixture
 
@@ -33,7 +33,7 @@ def test_report_escapes_the_text_it_shows(db, tmp_path):
     """Markup in text the report does show (the frozen gate's text) arrives escaped, and rater text (a name, a skip reason) does not arrive at all. The escaped forms are
     asserted too, so the test fails if escaping is turned off rather than passing because nothing got through."""
     from evalkit.config import AppConfig
-    from evalkit.ratings import skip_pair
+    from evalkit.rating.queue import skip_pair
 
     evil = "<script>alert(1)</script>"
     exp_id, gate_json = db.execute(

@@ -17,9 +17,9 @@ from apphelpers import POOL_PAIRS, pair_shown, pool_db, pool_template, rows, ser
 from gradio_client.exceptions import AppError
 from test_app_client import Tab
 
-from evalkit import raters
+from evalkit.rating import roster as raters
 from evalkit.config import POOL_SEED_LIMIT, load_config
-from evalkit.prompts import CRITERIA, load_prompts
+from evalkit.task.prompts import CRITERIA, load_prompts
 from evalkit.store import open_db
 from evalkit.ui.rate import FORM_KEYS
 
@@ -416,7 +416,7 @@ def test_deep_links_carry_no_identity_and_no_code_reaches_disk(tiny_models, tmp_
     file route served, and a link to it signed whoever opened it in as the attacker."""
     from gradio.utils import get_upload_folder
 
-    from evalkit.seal import key_path, sealer_for
+    from evalkit.rating.seal import key_path, sealer_for
 
     with served(config(tiny_models, tmp_path), pool_db) as url:
         attacker = Raw(url)
@@ -476,7 +476,7 @@ def test_every_look_alike_of_a_taken_name_is_refused(tiny_models, tmp_path, pool
     Myanmar, Malayalam digits; Greek lunate sigma, Cyrillic shha and palochka in the names they imitate) and names
     of filler characters alone or with a variation selector were accepted."""
     import evalkit.ui.auth as auth
-    from evalkit.limits import SignInGuard
+    from evalkit.rating.limits import SignInGuard
 
     monkeypatch.setattr(auth, "SignInGuard", lambda: SignInGuard(free_attempts=1000))  # every refusal is seen
     taken = {"bob": ["b\u0585b", "\ua4d0ob", "b\u1d0fb", "\u0299ob", "\u0299\u1d0f\u0299", "b\u0665b",
@@ -627,7 +627,7 @@ def test_request_bodies_and_typed_text_are_bounded(tiny_models, tmp_path, pool_d
 def test_a_pool_with_one_text_on_both_paths_is_reported(pool_db):
     """Issue #22: one writing-02 text appeared in two pairs, ordinary in one and assisted in the other; a rater
     who meets it twice learns nothing from one reveal. The pool says so."""
-    from evalkit.pairs import texts_on_both_paths
+    from evalkit.study.pairs import texts_on_both_paths
 
     db = open_db(pool_db)
     assert texts_on_both_paths(db) == []
@@ -644,7 +644,7 @@ def test_a_pool_with_one_text_on_both_paths_is_reported(pool_db):
 @pytest.fixture(scope="module")
 def gold_pool(tiny_models, tmp_path_factory) -> Path:
     """A pool built the way the app builds one, with gold pairs (pool.gold_rate = 0.5), in both languages."""
-    from evalkit.pairs import build_pool
+    from evalkit.study.pairs import build_pool
 
     root = tmp_path_factory.mktemp("gold-pool")
     cfg = load_config(write_config(root / "gold.toml", tiny_models))

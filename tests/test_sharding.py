@@ -126,7 +126,7 @@ def test_interrupted_sharded_run_resumes_without_duplicates(pool_config, tmp_pat
 
 
 def test_bench_refuses_to_pool_device_kinds(tmp_path):
-    from evalkit.bench import summarize
+    from evalkit.generation.bench import summarize
     from evalkit.config import Config
     from evalkit.records import GenerationRecord, ProcessRecord, TimingRun
     from evalkit.store import insert_bench_process, insert_experiment, open_db

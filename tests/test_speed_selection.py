@@ -1,12 +1,12 @@
 """Speed-up without selection (issue #19 item 6): beside the protocol's speed-up over comparable pairs, the ratio of
 tokens per second over ALL matched pairs, with its interval, and a flag when the two disagree beyond their
-intervals; computed once, in evalkit.speed, and shown by aggregate and the report."""
+intervals; computed once, in evalkit.generation.speed, and shown by aggregate and the report."""
 
 import numpy as np
 
 from evalkit.aggregate import GAP_NOTE, aggregate, format_text
 from evalkit.records import GenerationRecord
-from evalkit.speed import intervals_apart, measure_speed
+from evalkit.generation.speed import intervals_apart, measure_speed
 from evalkit.store import insert_experiment, insert_pairs, open_db
 
 
@@ -69,7 +69,7 @@ def test_aggregate_and_report_show_both_and_flag_the_gap(tmp_path):
     text = format_text(agg)
     assert "tokens per second, assisted over ordinary, over all 40 matched pairs" in text
     assert "the 95% intervals do not overlap" in text
-    from evalkit.report import build_report
+    from evalkit.publish.report import build_report
 
     page = build_report(db, tmp_path / "r", agg).read_text(encoding="utf-8")
     assert "<b>tokens per second, assisted over ordinary</b>: " + f"{s.throughput_ratio:.2f}x" in page

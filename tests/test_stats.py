@@ -355,8 +355,8 @@ def test_raters_who_judge_the_paths_differently_widen_the_interval_for_raters_in
     population drop equal to the margin: the interval for these raters (today's: no rater dimension below 10
     raters) lets the criterion pass far more often than its 2.5%; the interval for raters in general (CR2, t on
     4 df) holds its level. (The gate's default min_raters = 10 refuses such a study outright.)"""
-    from evalkit.plan import StudyModel, criterion_passes, simulate
-    from evalkit.prompts import CRITERIA
+    from evalkit.study.plan import StudyModel, criterion_passes, simulate
+    from evalkit.task.prompts import CRITERIA
 
     c = CRITERIA[0]
     model = StudyModel(pass_rates={c: 0.8}, rater_accuracy=0.95, raters=5, rater_path_sd=1.5, raters_per_pair=3)

@@ -15,12 +15,12 @@ from evalkit.aggregate import AFTER, aggregate, format_text
 from evalkit.cli import cli
 from evalkit.config import AppConfig
 from evalkit.errors import EvalkitError
-from evalkit.gate import gate_snapshot
-from evalkit.prompts import CRITERIA, load_prompts
-from evalkit.ratings import RatingInput, next_pair, submit_rating
+from evalkit.study.gate import gate_snapshot
+from evalkit.task.prompts import CRITERIA, load_prompts
+from evalkit.rating.queue import RatingInput, next_pair, submit_rating
 from evalkit.store import insert_experiment, open_db
-from evalkit.study import choose, studies
-from evalkit.synthetic import SyntheticStudy, build_study, gate_file_text
+from evalkit.study.studies import choose, studies
+from evalkit.study.synthetic import SyntheticStudy, build_study, gate_file_text
 
 from test_aggregate import GATE, load_fixture
 from test_gold import answer, gold_items, gold_pairs, known
@@ -186,7 +186,7 @@ def test_until_planned_fills_the_pool_to_the_plan_and_its_reserve(tmp_path, make
     agg = aggregate(db)
     assert any(n.startswith(short[0].upper() + short[1:]) for n in agg.notes)
     assert any(n.startswith("no benchmark yet: run `evalkit bench` before the planned sample completes") for n in agg.notes)
-    from evalkit.report import build_report
+    from evalkit.publish.report import build_report
 
     page = build_report(db, tmp_path / "r", agg).read_text(encoding="utf-8")
     assert short[1:] in re.sub("<[^>]+>", "", page)
@@ -208,7 +208,7 @@ def test_until_planned_fills_the_pool_to_the_plan_and_its_reserve(tmp_path, make
 def test_until_planned_stops_when_a_round_adds_nothing(tmp_path, make_config, monkeypatch):
     """Every assisted sample falls back (here: forced): the second round sees no progress and stops with the
     reason, instead of looping for ever."""
-    from evalkit import pairs
+    from evalkit.study import pairs
 
     monkeypatch.setattr(pairs, "_run_item", lambda *a, **k: (0, 1))
     gate = tmp_path / "gate.toml"
@@ -236,8 +236,8 @@ def test_the_apps_first_start_says_so_and_does_not_fill_the_pool(tmp_path, make_
     """The demo's first start (`evalkit serve` -> `evalkit prepare`) builds its small pool under the shipped gate
     and says the pool cannot reach the plan, rather than generating the planned pairs first."""
     from evalkit.config import load_config
-    from evalkit.gate import read_gate_file
-    from evalkit.preparation import ensure_pool
+    from evalkit.study.gate import read_gate_file
+    from evalkit.study.preparation import ensure_pool
 
     planned = read_gate_file()[1].planned_pairs  # the shipped gate's plan
     assert planned > 2
@@ -248,7 +248,7 @@ def test_the_apps_first_start_says_so_and_does_not_fill_the_pool(tmp_path, make_
 
 
 def test_serve_says_when_the_pool_cannot_reach_the_plan(tmp_path):
-    from evalkit.server import plan_hint
+    from evalkit.ui.server import plan_hint
 
     gate = tmp_path / "gate.toml"
     gate.write_text(gate_file_text(planned_pairs=1725))
@@ -263,7 +263,7 @@ def test_serve_says_when_the_pool_cannot_reach_the_plan(tmp_path):
 
 def _rate_gold_badly(db, rater="r1"):
     """Gold pairs, rated by `rater` with half the answers wrong (accuracy 0.5, below the gate's 0.8)."""
-    from evalkit.gold import add_gold_pairs
+    from evalkit.study.gold import add_gold_pairs
 
     exp = db.execute("SELECT id FROM experiments WHERE kind = 'pool'").fetchone()[0]
     gold_items(db, exp, 2)  # the pool's extra samples that gold pairs are made from
@@ -332,7 +332,7 @@ def test_gold_ratings_before_completion_do_leave_a_rater_out(tmp_path):
 
 
 def test_corrections_after_completion_do_not_move_the_decision(tmp_path):
-    from evalkit.ratings import correct_rating
+    from evalkit.rating.queue import correct_rating
 
     db = open_db(tmp_path / "c.db")
     load_fixture(db, tmp_path / "gate.toml")
@@ -381,7 +381,7 @@ def test_results_tab_says_which_study_it_shows_and_when_the_pool_is_short(tmp_pa
     from apphelpers import served, write_config
     from test_app_client import Tab
 
-    from evalkit import raters
+    from evalkit.rating import roster as raters
     from evalkit.config import load_config
 
     gate1, gate2 = tmp_path / "g1.toml", tmp_path / "g2.toml"

@@ -8,7 +8,7 @@ import pytest
 
 from evalkit.errors import EvalkitError
 from evalkit.store import open_db
-from evalkit.sync import DatabaseSync, from_environment, snapshot
+from evalkit.publish.sync import DatabaseSync, from_environment, snapshot
 
 
 class NotFound(Exception):

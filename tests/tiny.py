@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evalkit.prompts import load_prompts
+from evalkit.task.prompts import load_prompts
 
 
 def corpus() -> list[str]:

@@ -5,15 +5,15 @@ query into arrays (RatingData) and every table is a handful of vectorised group 
 ratings aggregates in seconds. The unit of evidence is the pair: intervals treat the ratings of one pair (and,
 with enough raters, the ratings of one rater) as correlated; see the README's "The decision".
 Gold (check) pairs never enter a comparison of the paths: they give the `gold` table (each rater's accuracy,
-evalkit.gold), and the gate's min_gold_accuracy leaves the raters below it out of every other table and the verdict.
+evalkit.study.gold), and the gate's min_gold_accuracy leaves the raters below it out of every other table and the verdict.
 
     data     the ratings as arrays, the groupings, the experiments read
     quality  pass rates, paired differences, preferences, agreement, pre-screen agreement
-    timing   timing, memory and the speed figure (evalkit.speed's computation)
+    timing   timing, memory and the speed figure (evalkit.generation.speed's computation)
     verdict  the frozen gate, the decision sample and KEEP / DROP / INSUFFICIENT DATA
     decision the decision frozen when the planned sample completes, and the looks after it
 
-One study at a time (evalkit.study): the latest unless named; its pairs, its ratings, its frozen gate.
+One study at a time (evalkit.study.studies): the latest unless named; its pairs, its ratings, its frozen gate.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from ..gate import GENERAL
-from ..pace import note, time_on_task
+from ..study.gate import GENERAL
+from ..rating.pace import note, time_on_task
 from .data import ALL, RatingData, deciding_experiment, load_ratings
 from .decision import AFTER, FrozenDecision, decided
 from .quality import DIFF_COLUMNS, agreement, paired_differences, pass_rates, preferences, prescreen_agreement
@@ -39,7 +39,7 @@ class Aggregate:
     speed: Speed  # the overall speed-up, its source and interval, the draft's extra memory
     verdict: Verdict  # the decision (frozen once the planned sample completed), or the interim look
     notes: list[str] = field(default_factory=list)
-    study: object = None  # evalkit.study.Study shown (None: the database has no pool yet)
+    study: object = None  # evalkit.study.studies.Study shown (None: the database has no pool yet)
     frozen: FrozenDecision | None = None  # the stored decision, once the planned sample completed
     after: Verdict | None = None  # once decided: the same analysis on the data as it is now, shown apart
 
@@ -71,8 +71,8 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
     import numpy as np
     import pandas as pd
 
-    from ..gold import accuracy
-    from ..study import choose, pool_short
+    from ..study.gold import accuracy
+    from ..study.studies import choose, pool_short
 
     chosen = choose(db, study)
     sid = chosen.id if chosen is not None else None

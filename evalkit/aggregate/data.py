@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..prompts import CRITERIA
+from ..task.prompts import CRITERIA
 from ..records import COMPARED
 
 ALL = "all"  # the label of the row pooled over every prompt
@@ -67,7 +67,7 @@ class RatingData:
                           self.pair_ids, self.pair_prompt, self.prompts, self.pair_generation)
 
 
-# Gold (check) pairs never enter a comparison of the paths: they are scored in evalkit.gold. (A test turns this off
+# Gold (check) pairs never enter a comparison of the paths: they are scored in evalkit.study.gold. (A test turns this off
 # to show that a leak would move the tables.)
 ONLY_STUDY_PAIRS = True
 

@@ -116,7 +116,7 @@ def freeze(db, study, values: dict, confidence: float, resamples: int, tolerance
     current ratings (RatingData), which spare an interim look the history."""
     import numpy as np
 
-    from ..gold import accuracy, answers, as_of
+    from ..study.gold import accuracy, answers, as_of
     from ..store import insert_decision
     from .data import load_ratings
     from .timing import runs_version, timing

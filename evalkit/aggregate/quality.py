@@ -3,7 +3,7 @@ differences with the gate's interval, rater agreement, and the rule pre-screen's
 
 from __future__ import annotations
 
-from ..prompts import CRITERIA
+from ..task.prompts import CRITERIA
 from ..stats import (
     cohen_kappa_binary, krippendorff_alpha_counts, mcnemar_exact, paired_difference, wilson_array, z_for,
 )
@@ -209,7 +209,7 @@ def prescreen_agreement(db, ratings: RatingData):
     import numpy as np
     import pandas as pd
 
-    from ..fidelity import RULES_VERSION, screen_all
+    from ..task.fidelity import RULES_VERSION, screen_all
 
     screen_all(db)
     gens = np.concatenate([ratings.pair_generation[p] for p in PATHS]) if ratings.n_pairs else np.zeros(0, np.int64)

@@ -1,5 +1,5 @@
 """Timing, memory and the speed-up behind the verdict: from the latest benchmark (the protocol) when there is one,
-else from the pair pool's single runs (said so). The speed-up is evalkit.speed's, the benchmark summary's own
+else from the pair pool's single runs (said so). The speed-up is evalkit.generation.speed's, the benchmark summary's own
 computation, over all prompts and per prompt. Beside it, the batch table: the ordinary path at each batch size
 against assisted at batch 1, from the latest benchmark that measured batch sizes (`evalkit bench --batch-sizes`)."""
 
@@ -9,7 +9,7 @@ import json
 from dataclasses import asdict, dataclass
 
 from ..records import GenerationPath
-from ..speed import BatchComparison, batch_requests, compare_batches, measure_speed
+from ..generation.speed import BatchComparison, batch_requests, compare_batches, measure_speed
 from ..stats import median
 from .data import ALL, latest_experiment
 
@@ -30,7 +30,7 @@ class Speed:
     extra_memory_mb: float | None  # what loading the draft adds (benchmark only)
     fallback_runs: int
     # assisted / ordinary tokens per second over every matched pair (no selection), its interval, and whether the
-    # two intervals are apart (evalkit.speed)
+    # two intervals are apart (evalkit.generation.speed)
     throughput_ratio: float | None = None
     throughput_ci95: list[float] | None = None
     throughput_pairs: int = 0

@@ -8,8 +8,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
-from ..gate import GENERAL, claim_text, raters_ok
-from ..prompts import CRITERIA
+from ..study.gate import GENERAL, claim_text, raters_ok
+from ..task.prompts import CRITERIA
 from .data import RatingData, deciding_experiment, groupings
 from .quality import difference_rows
 
@@ -66,7 +66,7 @@ def frozen_gate(db, study=None) -> tuple[dict | None, list[str]]:
     """The gate frozen with the study (`study.Study`: when its first pool was generated; else, in a database without
     a pool, the latest benchmark's), and notes when the file changed since. Its values are read again from the
     frozen text, so gates frozen by older versions get today's keys and defaults (gate.LEGACY aside)."""
-    from ..gate import frozen_values, gate_text_hash, legacy_keys
+    from ..study.gate import frozen_values, gate_text_hash, legacy_keys
 
     notes = []
     if study is not None:
@@ -126,7 +126,7 @@ def fidelity_rows(sample: RatingData, confidence: float, resamples: int, margin:
                   claim: str = GENERAL) -> list[dict]:
     """The gate's analysis per criterion on the decision sample (pooled over prompts), for the gate's claim:
     about raters in general (rater differences in the interval) or these raters only."""
-    from ..gate import fidelity_ok
+    from ..study.gate import fidelity_ok
 
     rows = []
     if not len(sample):

@@ -25,4 +25,4 @@ def main(argv: list[str] | None = None):
     return cli(argv)
 
 
-from . import decide, measure, study  # noqa: E402,F401  (each module adds its commands to `cli`)
+from . import decide, measure, organise  # noqa: E402,F401  (each module adds its commands to `cli`)

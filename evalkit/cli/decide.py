@@ -20,7 +20,7 @@ def fidelity(prompt_id, as_json):
 
     Example: echo "资料库周三晚间维护……" | evalkit fidelity --prompt writing-01 --json
     """
-    from ..fidelity import screen
+    from ..task.fidelity import screen
 
     text = sys.stdin.read()
     verdicts = screen(text, prompt_id)
@@ -58,7 +58,7 @@ def aggregate_cmd(db_path, study, as_json):
     db = open_study_db(db_path, must_exist=True)
     agg = aggregate(db, study=study)
     if as_json:
-        from ..provenance import build_provenance
+        from ..publish.provenance import build_provenance
 
         out = agg.to_json() | {"provenance": build_provenance(db, agg).to_json()}
         click.echo(json.dumps(out, ensure_ascii=False, indent=2, default=str))
@@ -78,7 +78,7 @@ def report(db_path, study, out_dir):
     hashes, prompts with their hashes, the sample scope and the experiments (start and end) behind every
     figure; a figure with no stored run behind it is not printed.
     """
-    from ..report import build_report
+    from ..publish.report import build_report
 
     from ..aggregate import aggregate
 
@@ -102,7 +102,7 @@ def export(db_path, out_dir, repo_id, public, keep_rater_names):
     datasets.load_dataset(OUT, "ratings", split="train"): file names carry a content hash, so a
     re-export never reloads rows cached from an earlier one.
     """
-    from ..export import export as run_export
+    from ..publish.export import export as run_export
 
     ds = run_export(open_study_db(db_path, must_exist=True), out_dir, push_to_hub=repo_id, public=public, keep_rater_names=keep_rater_names)
     counts = ", ".join(f"{k} {len(v)}" for k, v in ds.items())

@@ -23,7 +23,7 @@ def check(config_path, as_json):
     Verdicts: same_tokenizer, different_tokenizer (Universal Assisted Generation), or not_approved
     (then only the ordinary path runs). Exit code 0 when approved, 2 when not approved.
     """
-    from ..models import check_compat
+    from ..generation.models import check_compat
 
     rec = check_compat(load_cfg(config_path))
     if as_json:
@@ -71,10 +71,10 @@ def run(config_path, db_path, prompt_id, path, seed, batch_size, as_json):
     """
     from dataclasses import asdict
 
-    from ..batch import refuse_assisted_batch
-    from ..models import load_pair
-    from ..paths import run_batch, run_path
-    from ..prompts import load_prompts
+    from ..generation.batch import refuse_assisted_batch
+    from ..generation.models import load_pair
+    from ..generation.paths import run_batch, run_path
+    from ..task.prompts import load_prompts
     from ..store import insert_experiment, insert_generations
 
     cfg = load_cfg(config_path)
@@ -133,8 +133,8 @@ def bench(config_path, db_path, reps, decoding, prompt_ids, batch_sizes, as_json
     the left) and the summary gives, per batch size, seconds per request, tokens/s per request and total tokens/s
     with intervals against assisted at batch 1 (Transformers runs assisted one request at a time).
     """
-    from ..batch import batch_sizes as checked_sizes
-    from ..bench import bench_json, format_summary, run_bench
+    from ..generation.batch import batch_sizes as checked_sizes
+    from ..generation.bench import bench_json, format_summary, run_bench
 
     cfg = load_cfg(config_path)
     if batch_sizes is not None:
@@ -147,7 +147,7 @@ def bench(config_path, db_path, reps, decoding, prompt_ids, batch_sizes, as_json
         cfg.decoding.mode = decoding
     if prompt_ids:
         cfg.bench.prompts = list(prompt_ids)
-    from ..prompts import load_prompts
+    from ..task.prompts import load_prompts
 
     load_prompts(ids=cfg.bench.prompts or None)  # a bad prompt id fails before any file is created
     db = open_study_db(db_path)
@@ -176,7 +176,7 @@ def tune(config_path, db_path, tokens, schedules, thresholds, reps, decoding, pr
     """Sweep draft length, schedule and confidence threshold; store every trial; print the best
     setting with its speed-up (seconds per token) against Transformers' default assisted settings
     measured in the same run. Then put the winner in the config and confirm with `evalkit bench`."""
-    from ..tune import format_tune, run_tune
+    from ..generation.tune import format_tune, run_tune
 
     cfg = load_cfg(config_path)
     cfg.decoding.mode = decoding
@@ -198,6 +198,6 @@ def bench_worker(config_json, path, round_no, order, prompts, rank, out):
     """One benchmark worker process (internal: `evalkit bench` starts one per path and round)."""
     from pathlib import Path
 
-    from ..bench.worker import work
+    from ..generation.bench.worker import work
 
     work(Path(config_json), path, round_no, order, [p for p in prompts.split(",") if p], rank, Path(out), sys.stdout)

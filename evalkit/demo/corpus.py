@@ -17,7 +17,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from ..prompts import PLAIN_TEMPLATE, Prompt
+from ..task.prompts import PLAIN_TEMPLATE, Prompt
 
 EOS = "</s>"
 
@@ -458,7 +458,7 @@ class Sample:
 
 def _bundled_prompts() -> dict[str, Prompt]:
     from ..locations import bundled
-    from ..prompts import load_prompts
+    from ..task.prompts import load_prompts
 
     try:
         prompts = load_prompts(bundled("prompts"))

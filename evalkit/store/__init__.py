@@ -3,7 +3,7 @@
 Callers hand values (records, rows, snapshots), never file paths to read; each write runs in one write
 transaction (write_transaction: BEGIN IMMEDIATE, a savepoint inside a caller's transaction), so a failure
 mid-write leaves the database unchanged. Reads stay with the modules that use them (the rating queue in
-evalkit.ratings, the aggregate's arrays in evalkit.aggregate).
+evalkit.rating.queue, the aggregate's arrays in evalkit.aggregate).
 
     database    the connection (open_db), write_transaction, migrate
     migrations  the schema: named, append-only migrations with literal DDL

@@ -225,7 +225,7 @@ def _m007_placement(db) -> None:
 
 
 def _m008_identity(db) -> None:
-    # Identities with credentials (evalkit.raters): a personal code, stored as a hash; look-alike names share name_key.
+    # Identities with credentials (evalkit.rating.roster): a personal code, stored as a hash; look-alike names share name_key.
     db.execute(
         """CREATE TABLE raters (
             id INTEGER PRIMARY KEY,
@@ -389,7 +389,7 @@ _m010_gold_pairs.foreign_keys_off = True
 
 def _m012_reveal_hold(db) -> None:
     # A pair closes when the rating that fills its quota is stored; only then is its reveal shown, and a closed pair
-    # is never offered again (evalkit.ratings: one person with two identities must not read a reveal of a pair that
+    # is never offered again (evalkit.rating.queue: one person with two identities must not read a reveal of a pair that
     # another of their identities can still rate).
     db.execute(
         """CREATE TABLE closed_pairs (

@@ -9,7 +9,7 @@ from .database import now, write_transaction
 
 # rater id -> (the code handed out once, the hash stored)
 SecretMaker = Callable[[int], tuple[str, str]]
-# a display name -> its look-alike key (evalkit.identity.name_key)
+# a display name -> its look-alike key (evalkit.rating.identity.name_key)
 KeyMaker = Callable[[str], str]
 
 

@@ -36,7 +36,7 @@ def insert_rating(db, row: dict, quota: int | None = None) -> int:
     token) raise sqlite3.IntegrityError, for the caller to explain.
 
     The rating that fills a pair's quota closes it (closed_pairs, in the same transaction): from then on no identity
-    can rate it, and its reveal may be shown (evalkit.ratings)."""
+    can rate it, and its reveal may be shown (evalkit.rating.queue)."""
     with write_transaction(db):
         n = None
         if quota is not None:

@@ -21,7 +21,7 @@ def build_app(cfg: Config, db_path: Path | str | None = None, *, space: bool | N
     wait for it."""
     from ..locations import db_path as default_db_path
     from ..locations import on_space
-    from ..prompts import load_prompts
+    from ..task.prompts import load_prompts
     from ..store import open_db
     from .live import LiveModels, build_live_tab
     from .rate import build_rate_tab

@@ -8,7 +8,7 @@ Every typed attempt passes the sign-in guard, keyed by the client address and by
 more guesses; a client that has signed in as an owner is not held back by strangers' failures on that owner. What is
 not a code at all (wrong characters, too long) is a counted failure, logged in one line.
 
-The browser keeps the code sealed under the server's key (evalkit.seal): a reload opens it and signs in without
+The browser keeps the code sealed under the server's key (evalkit.rating.seal): a reload opens it and signs in without
 the guard (it is no guess: nothing but this server can make one), and a value that does not open is ignored."""
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ from pathlib import Path
 
 import gradio as gr
 
-from .. import raters
+from ..rating import roster as raters
 from ..config import AppConfig
-from ..identity import NAME_LIMIT, name_key
-from ..limits import RateLimiter, SignInGuard, check_allowed
-from ..raters import Identity, SignInError
-from ..ratings import RatingError, clean_rater
-from ..seal import sealer_for
+from ..rating.identity import NAME_LIMIT, name_key
+from ..rating.limits import RateLimiter, SignInGuard, check_allowed
+from ..rating.roster import Identity, SignInError
+from ..rating.queue import RatingError, clean_rater
+from ..rating.seal import sealer_for
 from .db import connect
 
 log = logging.getLogger("evalkit.ui")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from ..prompts import CRITERIA, Prompt
+from ..task.prompts import CRITERIA, Prompt
 from .guidelines import guidelines
 from .session import Session
 from .words import LANGUAGES, preference_choices, value_choices, word
@@ -116,7 +116,7 @@ def prompt_markdown(prompt: Prompt | None, prompt_id: str, lang: str) -> str:
 def layout(space: bool, prompt: Prompt | None, lang: str, passcodes: bool, signup: bool,
            signin_visible: bool = True, browser_secret: str | None = None) -> RateTab:
     """`browser_secret`: the key of Gradio's BrowserState encryption (public in the page config: what it guards is
-    sealed by the server, evalkit.seal); a stable one lets a stored code survive a restart."""
+    sealed by the server, evalkit.rating.seal); a stable one lets a stored code survive a restart."""
     signin = {}
     fl = labels(prompt, lang)
     with gr.Row(equal_height=True):

@@ -3,7 +3,7 @@ request) and what pass / fail / unsure mean. Nothing here depends on which outpu
 
 from __future__ import annotations
 
-from ..prompts import CRITERIA, Prompt
+from ..task.prompts import CRITERIA, Prompt
 
 VALUES = {
     "zh": [

@@ -23,12 +23,12 @@ import gradio as gr
 
 from ..config import POOL_SEED_LIMIT, Config
 from ..errors import EvalkitError
-from ..limits import RateLimiter
-from ..prompts import Prompt
+from ..rating.limits import RateLimiter
+from ..task.prompts import Prompt
 from ..records import GenerationPath, GenerationRecord
 from . import auth
 from .db import connect
-from .errors import friendly
+from .alerts import friendly
 from .session import Session, require_rater
 
 WITHHELD = ("(withheld: this live output is the same as an output raters judge blind, so it is not shown under "
@@ -75,7 +75,7 @@ class LiveModels:
     def get(self):
         with self._lock:
             if self._pair is None:
-                from ..models import load_pair
+                from ..generation.models import load_pair
 
                 self._pair = load_pair(self.cfg, progress=False)
             return self._pair
@@ -170,7 +170,7 @@ def timing_table(records: list[GenerationRecord], tolerance: float, batches: str
     o = next((r for r in records if r.path == GenerationPath.ORDINARY and r.ok), None)
     a = next((r for r in records if r.path == GenerationPath.ASSISTED and r.ok), None)
     lines.append("")
-    from ..speed import comparable
+    from ..generation.speed import comparable
 
     if o and a and a.generate_seconds and comparable(
         {"stop_reason": o.stop_reason, "new_tokens": o.new_tokens},
@@ -217,8 +217,8 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
 
     @friendly
     def run_live(s: Session, prompt_id: str, typed: str, request: gr.Request):
-        from ..pairs import pooled_token_ids
-        from ..paths import available_paths, run_assisted, run_ordinary
+        from ..study.pairs import pooled_token_ids
+        from ..generation.paths import available_paths, run_assisted, run_ordinary
         from ..store import insert_experiment, insert_generations
 
         check_access(cfg, space, s)

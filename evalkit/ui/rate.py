@@ -18,15 +18,15 @@ import gradio as gr
 
 from ..config import Config
 from ..errors import EvalkitError
-from ..limits import RateLimiter
-from ..prompts import CRITERIA, Prompt
-from ..ratings import (
+from ..rating.limits import RateLimiter
+from ..task.prompts import CRITERIA, Prompt
+from ..rating.queue import (
     RatingError, RatingInput, answers_from_row, clean_comment, correct_rating, current_rating, is_closed, next_pair,
     progress, rated_pairs, rater_reveal, skip_pair, submit_rating,
 )
 from . import auth
 from .db import connect
-from .errors import friendly, inert
+from .alerts import friendly, inert
 from .form import (
     ANSWER_KEYS, FORM_KEYS, REQUIRED_KEYS, RateTab, labels_key, layout, prompt_markdown, relabel, words_update,
 )
@@ -125,7 +125,7 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     # --- handlers -----------------------------------------------------------------------------------
 
     def signed_in_screen(s: Session, identity, code: str, status: str = "") -> dict:
-        """The first screen of a signed-in session; the browser keeps the code sealed (evalkit.seal), never as is."""
+        """The first screen of a signed-in session; the browser keeps the code sealed (evalkit.rating.seal), never as is."""
         s = replace(Session(lang=s.lang, labels=s.labels), rater=identity.name, organiser=identity.organiser,
                     rater_id=identity.rater_id, credential=identity.credential)
         with connect(db_path) as db:
@@ -291,7 +291,7 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
                                                       ui.pair_box, ui.who, ui.done_md, ui.status], api_name="sign_out")
     # The handlers return finished text (Markdown without indentation) and None: Gradio's postprocess would only
     # spend a thread hop on each output. Submit's values reach the library as sent, and it checks every one
-    # (evalkit.ratings._validate): the per-input preprocess goes too.
+    # (evalkit.rating.queue._validate): the per-input preprocess goes too.
     lock, unlock = _form_interactive(False), _form_interactive(True)
     ui.submit_btn.click(submit, [ui.session, *ui.form], ui.locked_outputs, api_name="submit", preprocess=False,
                         postprocess=False).success(None, None, ui.form, js=lock)

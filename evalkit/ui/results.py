@@ -10,10 +10,10 @@ from pathlib import Path
 import gradio as gr
 
 from ..config import Config
-from ..raters import check_current
-from ..ratings import counts, results_open
+from ..rating.roster import check_current
+from ..rating.queue import counts, results_open
 from .db import connect
-from .errors import friendly
+from .alerts import friendly
 from .session import Session
 
 # aggregate / report names -> what the tab calls them
@@ -87,12 +87,12 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
                 tables[name] = gr.Dataframe(label=title, interactive=False)
     refresh = gr.Button("Refresh")
     outputs = [counts_md, verdict_md, study_choice, full, *plots.values(), *tables.values()]
-    from ..cache import AggregateCache
+    from ..aggregate.cache import AggregateCache
 
     cache = AggregateCache()  # one per app: raters opening the tab share one computation per data version
 
     def show_study(s: Session, name: str | None) -> dict:
-        from ..study import studies
+        from ..study.studies import studies
 
         with connect(db_path) as db:
             out = {counts_md: counts_markdown(counts(db, rpp), rpp)}
@@ -103,7 +103,7 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
                     c: None for c in (*plots.values(), *tables.values())}
             import matplotlib.pyplot as plt
 
-            from ..report import figures
+            from ..publish.report import figures
 
             names = [st.name for st in studies(db)]
             name = name if name in names else None  # the latest unless one of them is chosen

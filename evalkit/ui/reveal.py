@@ -1,11 +1,11 @@
-"""The reveal, rendered only after a submission and only once the pair is closed (evalkit.ratings): which side was
+"""The reveal, rendered only after a submission and only once the pair is closed (evalkit.rating.queue): which side was
 which path and how long each took, or, for a gold pair, that it was a check pair and the answers it was checked
 against. Until then the rater reads that it is pending, and their list of reveals fills in as their pairs close."""
 
 from __future__ import annotations
 
-from ..prompts import CRITERIA
-from ..ratings import GoldReveal, Pending, RatedPair, Reveal
+from ..task.prompts import CRITERIA
+from ..rating.queue import GoldReveal, Pending, RatedPair, Reveal
 
 _STORED = ("Your rating is stored and locked, and it is the one that counts. **Correct** adds a note for the "
            "organisers (made after the reveal, so it does not change the count). · 你的评分已保存并计入；"

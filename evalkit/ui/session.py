@@ -39,10 +39,10 @@ class Session:
 
 
 def require_rater(db, s: "Session | None") -> str:
-    """The signed-in rater of this session, with their code still theirs (evalkit.raters.check_current: a revoke or
+    """The signed-in rater of this session, with their code still theirs (evalkit.rating.roster.check_current: a revoke or
     re-issue ends the session at its next event); RatingError when not signed in."""
-    from ..raters import check_current
-    from ..ratings import RatingError
+    from ..rating.roster import check_current
+    from ..rating.queue import RatingError
 
     if s is None or not s.rater:
         raise RatingError("you are not signed in", "sign in at the top of the Rate tab")

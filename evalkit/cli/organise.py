@@ -1,0 +1,278 @@
+"""Running a study: plan its size, build the pair pool, prepare and serve the rating app, invite raters, build the
+offline demo pair."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from ..errors import EvalkitError
+from . import cli
+from .common import config_option, db_file, db_option, fail_as_the_app, fail_clearly, load_cfg, open_study_db
+
+
+@cli.command()
+@config_option
+@db_option
+@click.option("--margin", type=float, default=None, help="Non-inferiority margin (default: the gate file's).")
+@click.option("--power", type=float, default=0.8, show_default=True,
+              help="Wanted chance of KEEP when assisted truly loses nothing.")
+@click.option("--pass-rate", type=float, default=None,
+              help="Share of outputs that pass each criterion (default: the database's pre-screen, else 0.8).")
+@click.option("--raters-per-pair", type=int, default=None,
+              help="Ratings per pair (default: the gate's min_ratings_per_pair).")
+@click.option("--raters", type=int, default=None,
+              help="Raters in the study (default: the database's, at least the gate's min_raters, else 10).")
+@click.option("--pair-correlation", type=float, default=None,
+              help="Correlation of a pair's two outputs' latent quality (default: the pilot's, else 0).")
+@click.option("--rater-sd", type=float, default=None,
+              help="Spread of raters' leniency, logit scale (default: the pilot's, else 0).")
+@click.option("--rater-path-sd", type=float, default=None,
+              help="Spread of raters' extra leniency towards assisted outputs, logit scale (default: the pilot's, else 0).")
+@click.option("--studies", type=int, default=400, show_default=True, help="Simulated studies per size in the search.")
+@click.option("--confirm", type=int, default=2000, show_default=True,
+              help="Fresh simulated studies that confirm the power and check the false-KEEP rate (at least 2000).")
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+@fail_clearly
+def plan(config_path, db_path, margin, power, pass_rate, raters_per_pair, raters, pair_correlation, rater_sd,
+         rater_path_sd, studies, confirm, as_json):
+    """How many rated pairs the fidelity gate needs: the planned_pairs line for the gate file.
+
+    Simulates whole studies through the very analysis the gate runs and reports, per number of
+    pairs, how often a study in which assisted truly loses nothing ends with every criterion
+    inside the margin; takes the smallest size that reaches --power, confirms it on --confirm
+    fresh studies (power with its Monte-Carlo interval), and checks the false-KEEP rate when one
+    criterion truly drops by the margin: a plan whose false-KEEP rate exceeds the one-sided
+    level beyond Monte-Carlo error is refused (exit status 1, no planned_pairs line). Uses the
+    database's pre-screen pass rates, identical-output share, and from its ratings (a pilot) the
+    raters' agreement, the pair correlation and the raters' main and rater x path spreads.
+    Run it, and freeze its line in the gate file, before rating starts.
+    """
+    from dataclasses import asdict
+
+    from ..study.gate import read_gate_file
+    from ..study.plan import format_plan, model_from_db, plan_study
+    from ..store import open_db
+
+    cfg = load_cfg(config_path)
+    _text, gate = read_gate_file(cfg.gate_file or None)
+    path = db_file(db_path)
+    if db_path and not path.exists():
+        raise EvalkitError(f"database {path} does not exist", "pass an existing --db, or leave it out to plan from defaults")
+    db = open_db(path) if path.exists() else None  # planning never creates a database
+    model = model_from_db(db, raters_per_pair or gate.min_ratings_per_pair, pass_rate, raters,
+                          prompts=None if db is not None and db["pairs"].count else len(cfg.pool.prompts) or 5,
+                          pair_correlation=pair_correlation, rater_sd=rater_sd, rater_path_sd=rater_path_sd,
+                          claim=gate.claim, min_raters=gate.min_raters)
+    result = plan_study(model, gate.margin if margin is None else margin, gate.confidence, power,
+                        resamples=cfg.bench.bootstrap, studies=studies, confirm=confirm, claim=gate.claim,
+                        min_raters=gate.min_raters)
+    if as_json:
+        click.echo(json.dumps(result.to_json() | {"gate": asdict(gate)}, ensure_ascii=False, indent=2))
+    else:
+        click.echo(format_plan(result))
+    if result.refused:
+        raise SystemExit(1)
+
+
+@cli.command()
+@config_option
+@db_option
+@click.option("--samples", type=int, default=None, help="Samples per prompt per path (default: pool.samples).")
+@click.option("--resume", type=int, default=None, help="Finish an interrupted pool experiment (its id); done items are skipped.")
+@click.option("--until-planned", is_flag=True,
+              help="Add samples until the study's pool holds its planned pairs plus --reserve (instead of --samples).")
+@click.option("--reserve", type=float, default=None,
+              help="With --until-planned: extra pairs beyond the planned ones, as a share of them (default 0.1: 10%; "
+                   "pairs skipped by raters or rated by raters the gold check leaves out do not count).")
+@click.option("--new-study", "new_study", default=None, metavar="NAME",
+              help="Start a new study NAME under the gate file as it is now; its pairs and ratings never mix with "
+                   "the earlier studies' (the app then serves it).")
+@fail_clearly
+def generate(config_path, db_path, samples, resume, until_planned, reserve, new_study):
+    """Build the pair pool for blind rating: K samples per prompt per path, random sides stored.
+
+    The pool belongs to a study, decided under the gate frozen when the study's first pool was generated: a
+    later run adds pairs to the latest study (new samples, new seeds) and refuses a changed gate file, naming
+    both hashes (use --new-study NAME, or a new --db). Adds gold (check) pairs of the prompts' reference outputs
+    at pool.gold_rate. Shards over processes and GPUs when started with `accelerate launch -m evalkit generate ...`.
+    """
+    from ..study.pairs import build_pool, distributed_state, fill_pool
+    from ..study.studies import DEFAULT_RESERVE, fill_sentence, fill_target
+
+    if until_planned and (samples is not None or resume is not None):
+        raise EvalkitError("--until-planned decides the samples itself", "leave out --samples and --resume")
+    if reserve is not None and not until_planned:
+        raise EvalkitError("--reserve is for --until-planned", "add --until-planned, or leave out --reserve")
+    if resume is not None and new_study is not None:
+        raise EvalkitError("--resume finishes an experiment of its own study", "leave out --new-study")
+    cfg = load_cfg(config_path)
+    echo = lambda m: click.echo(m, err=True)  # noqa: E731
+    reserve = DEFAULT_RESERVE if reserve is None else reserve
+    if until_planned:
+        rounds = fill_pool(cfg, db_path, reserve=reserve, echo=echo, new_study=new_study)
+    else:
+        rounds = [build_pool(cfg, db_path, samples=samples, resume=resume, echo=echo, new_study=new_study)]
+    if not distributed_state(cfg).is_main_process:
+        return
+    for res in rounds:
+        if res.experiment_id is None:
+            continue
+        click.echo(f"experiment {res.experiment_id}: {res.pairs} pairs over {res.prompts} prompts "
+                   f"({res.fallbacks} fell back), and {res.gold} gold (check) pair{'' if res.gold == 1 else 's'}"
+                   + (f"; {res.skipped_done} work items were already done" if res.skipped_done else "")
+                   + f"; study '{res.study}'")
+    last = rounds[-1]
+    if until_planned:
+        click.echo(f"study '{last.study}': {last.study_pairs} study pairs in the pool, for {last.planned_pairs} planned "
+                   f"pairs plus a {reserve:.0%} reserve ({fill_target(last.planned_pairs, reserve)})")
+    elif short := fill_sentence(last.study_pairs, last.planned_pairs):
+        click.echo(f"study '{last.study}': {short}", err=True)
+
+
+@cli.command()
+@config_option
+@db_option
+@click.option("--progress-file", type=click.Path(dir_okay=False), default=None,
+              help="Also keep a JSON progress snapshot here (the app reads it to show a progress bar).")
+@fail_clearly
+def prepare(config_path, db_path, progress_file):
+    """Build what the rating app needs, now: the demo pair (when the config uses it) and the pair pool.
+
+    `evalkit serve` (and `python app.py`) runs this by itself in a separate process when the database has no
+    pairs, and shows its progress on the page; run it yourself to have everything ready before serving.
+    """
+    from pathlib import Path
+
+    from ..study.preparation import prepare as run_prepare
+
+    path = db_file(db_path)
+    n = run_prepare(load_cfg(config_path), path, Path(progress_file) if progress_file else None,
+                    echo=lambda m: click.echo(m, err=True))
+    click.echo(f"ready: {n} pairs in {path}")
+
+
+@cli.group("raters")
+def raters_group():
+    """Who may rate on a local app: invite raters, list them, revoke or re-issue their codes.
+
+    Each rater signs in with a personal code (or the link that carries it), shown once here and
+    stored only as a hash. Organiser rights (results at any time, the Live tab when limited to
+    organisers) come only from `add --organiser`. On a Hugging Face Space raters sign in with
+    Hugging Face instead, and organisers are the usernames in app.organisers.
+    """
+
+
+def _base_url(config_path, url):
+    if url:
+        return url
+    app = load_cfg(config_path).app
+    return f"http://{app.host}:{app.port or 7860}/"
+
+
+def _echo_credential(cred, base_url):
+    click.echo(f"{cred.identity.role} '{cred.identity.name}': personal code {cred.code}")
+    click.echo(f"  sign-in link: {cred.link(base_url)}")
+    click.echo("  (shown once: send it to them privately; `evalkit raters reissue` makes a new one)")
+
+
+@raters_group.command("add")
+@click.argument("name")
+@click.option("--organiser", is_flag=True, help="Grant organiser rights (results at any time, the Live tab).")
+@config_option
+@db_option
+@click.option("--url", default=None, help="The app's address for the link (default: http://app.host:app.port/).")
+@fail_clearly
+def raters_add(name, organiser, config_path, db_path, url):
+    """Invite NAME: prints their personal code and sign-in link, once."""
+    from ..rating import roster as raters
+
+    _echo_credential(raters.add(open_study_db(db_path), name, organiser=organiser), _base_url(config_path, url))
+
+
+@raters_group.command("list")
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+@fail_clearly
+def raters_list(db_path, as_json):
+    """Every identity: name, role, how it was made, dates, ratings and skips (never a code)."""
+    from ..rating import roster as raters
+
+    rows = raters.listing(open_study_db(db_path, must_exist=True))
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    if not rows:
+        click.echo("no raters yet: `evalkit raters add NAME` invites one")
+    for r in rows:
+        state = f"revoked {r['revoked_at']}" if r["revoked_at"] else "active"
+        click.echo(f"{r['name']:<24} {r['role']:<10} {r['source']:<8} {state:<32} "
+                   f"{r['ratings']} ratings, {r['skips']} skips (since {r['created_at']})")
+
+
+@raters_group.command("revoke")
+@click.argument("name")
+@db_option
+@fail_clearly
+def raters_revoke(name, db_path):
+    """NAME's code stops working at once, and their open sessions end at their next event; their stored ratings
+    stay."""
+    from ..rating import roster as raters
+
+    who = raters.revoke(open_study_db(db_path, must_exist=True), name)
+    click.echo(f"revoked {who.role} '{who.name}': their code no longer signs in, and their open sessions end at "
+               "their next event (ratings kept)")
+
+
+@raters_group.command("reissue")
+@click.argument("name")
+@config_option
+@db_option
+@click.option("--url", default=None, help="The app's address for the link (default: http://app.host:app.port/).")
+@fail_clearly
+def raters_reissue(name, config_path, db_path, url):
+    """A new code for NAME (lost, or after a revoke); the old code stops working, and the sessions it opened end."""
+    from ..rating import roster as raters
+
+    _echo_credential(raters.reissue(open_study_db(db_path, must_exist=True), name), _base_url(config_path, url))
+
+
+@cli.command("demo-models")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, help="Folder (default: results/demo-models; env EVALKIT_DEMO_MODELS).")
+@click.option("--force", is_flag=True, help="Rebuild even if a complete build is cached.")
+@click.option("--scale", type=click.Choice(["full", "smoke"]), default="full", show_default=True,
+              help="smoke: a reduced pair in seconds, for tests (not for a demo).")
+@click.option("--manifest", is_flag=True, help="Also print the build's manifest (sizes, seeds, stage seconds) as JSON.")
+@fail_clearly
+def demo_models(out_dir, force, scale, manifest):
+    """Build the offline demo target/draft pair (trained here, deterministic, cached)."""
+    from pathlib import Path
+
+    from ..demo import build_demo_pair, ensure_demo_pair, read_manifest
+    from ..locations import demo_models_dir
+
+    out = Path(out_dir) if out_dir else demo_models_dir()
+    path = build_demo_pair(out, force=True, scale=scale) if force else ensure_demo_pair(out, scale=scale)
+    click.echo(f"demo pair ready: {path / 'target'} and {path / 'draft'}")
+    if manifest:
+        click.echo(json.dumps(read_manifest(path), ensure_ascii=False, indent=2))
+
+
+@cli.command()
+@config_option
+@db_option
+@click.option("--host", default=None, help="Address to bind (default: the config's app.host).")
+@click.option("--port", type=int, default=None, help="Port (default: the config's app.port).")
+@click.option("--no-prepare", is_flag=True, help="Do not build the pair pool when the database has none.")
+@fail_as_the_app
+def serve(config_path, db_path, host, port, no_prepare):
+    """Serve the rating app: blind A/B rating, the Live demo and the Results tab.
+
+    When the database has no pairs yet, the page is served at once and the pair pool (and the demo pair, when
+    the config uses it) is prepared in a separate process (`evalkit prepare`), its progress on the page. On a
+    Hugging Face Space raters sign in with Hugging Face; `python app.py` runs this command there.
+    """
+    from ..ui.server import serve as run_server
+
+    run_server(load_cfg(config_path), db_file(db_path), host=host, port=port, prepare=not no_prepare)

@@ -1,0 +1,1 @@
+"""Generation: loading a pair, running a prompt through a path, measuring it, the benchmark."""

@@ -1,0 +1,146 @@
+"""The benchmark's parent process: it decides which paths run, starts one worker process per path and round in ABBA
+order (evalkit.generation.bench.worker), and stores every worker's results. Under `accelerate launch` the prompts are split
+between the processes, each running the whole protocol for its prompts on its own device; the main process stores
+every rank's results in one transaction."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+from ...config import Config, from_dict
+from ...errors import EvalkitError
+from ...records import BatchRun, GenerationPath, GenerationRecord, ProcessRecord, TimingRun
+from .summary import BenchSummary, summarize
+
+# The folder that holds the evalkit package: a worker imports the very code its parent runs.
+_PACKAGE_PARENT = Path(__file__).resolve().parent.parent.parent
+
+
+def round_orders(paths: list[str]) -> list[list[str]]:
+    """ABBA: round 1 in the given order, round 2 reversed."""
+    return [list(paths), list(reversed(paths))]
+
+
+def _run_worker_process(cfg_file: Path, path: str, round_no: int, order: int, prompt_ids: list[str], rank: int,
+                        out: Path, bar) -> str | None:
+    """One path in its own process (`evalkit bench-worker`). Returns None on success (result JSON at `out`), else
+    the error text."""
+    cmd = [sys.executable, "-m", "evalkit", "bench-worker", "--config-json", str(cfg_file), "--path", path,
+           "--round", str(round_no), "--order", str(order), "--rank", str(rank), "--out", str(out),
+           "--prompts", ",".join(prompt_ids)]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(_PACKAGE_PARENT), os.environ.get("PYTHONPATH")])))
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    for line in proc.stdout:
+        if line.strip() == "tick":
+            bar.update(1)
+    stderr = proc.stderr.read()
+    proc.wait()
+    return None if proc.returncode == 0 and out.exists() else (stderr[-4000:] or f"exit code {proc.returncode}")
+
+
+def _decide(cfg: Config, db, progress: bool, echo) -> dict:
+    """Main process: the compatibility check, the paths to run, and the experiment (with its frozen gate)."""
+    from ..compat import assisted_allowed
+    from ...study.gate import gate_snapshot
+    from ..models import check_compat
+    from ...store import insert_experiment
+
+    compat = check_compat(cfg, progress)  # also builds the demo pair once, before any worker starts
+    paths = [GenerationPath.ORDINARY]
+    if assisted_allowed(cfg, compat):
+        paths.append(GenerationPath.ASSISTED)
+    elif cfg.assisted_enabled:
+        echo("assisted path not approved: " + "; ".join(compat.reasons) + " -- running the ordinary path only")
+    gate = gate_snapshot(cfg.gate_file or None)
+    return {"experiment_id": insert_experiment(db, "bench", cfg.to_dict(), compat, gate=gate), "paths": paths}
+
+
+def _run_rounds(cfg: Config, state, results_dir: Path, paths: list[str], mine: list[str], progress: bool) -> None:
+    """This process's share: both rounds, each path in its own worker process; a failed worker leaves a
+    `.failed` record and ends this process's rounds."""
+    from tqdm import tqdm
+
+    rank_cfg = from_dict(cfg.to_dict())
+    if state.num_processes > 1 and cfg.models.device == "auto":
+        rank_cfg.models.device = str(state.device)  # each process measures on its own device
+    from ..batch import batch_sizes
+
+    batched = sum(1 for b in batch_sizes(cfg.bench.batch_sizes) if b > 1)  # one batched call per prompt, size and rep
+    total = (len(paths) + batched) * 2 * len(mine) * cfg.bench.reps
+    desc = "bench" if state.num_processes == 1 else f"bench (rank {state.process_index})"
+    bar = tqdm(total=total, desc=desc, unit="run", disable=not progress or not mine, file=sys.stderr,
+               position=state.process_index)
+    cfg_file = results_dir / f"config-rank{state.process_index}.json"
+    cfg_file.write_text(json.dumps(rank_cfg.to_dict(), ensure_ascii=False))
+    try:
+        for round_no, order in enumerate(round_orders(paths), start=1) if mine else []:
+            for k, path in enumerate(order):
+                bar.set_postfix_str(f"round {round_no}: {path} (own process)")
+                out = results_dir / f"rank{state.process_index}-r{round_no}-{path}.json"
+                error = _run_worker_process(cfg_file, path, round_no, k, mine, state.process_index, out, bar)
+                if error is not None:
+                    failed = ProcessRecord(path=path, round=round_no, order=k, rank=state.process_index,
+                                           status="failed", error=error)
+                    out.with_suffix(".failed").write_text(json.dumps(asdict(failed)))
+                    return
+    finally:
+        bar.close()
+
+
+def _store_results(db, exp_id: int, results_dir: Path) -> list[ProcessRecord]:
+    """Every rank's results in run order, all or nothing; then the failed workers' records. Returns the failures."""
+    from ...store import insert_bench_process, insert_bench_processes
+
+    results = [json.loads(f.read_text()) for f in results_dir.glob("rank*-r*.json")]
+    results.sort(key=lambda r: (r["process"]["rank"], r["process"]["round"], r["process"]["order"]))  # run order
+    insert_bench_processes(db, exp_id, [
+        (ProcessRecord(**r["process"]), [(TimingRun(**x["run"]), [GenerationRecord(**g) for g in x["records"]])
+                                         for x in r["runs"]],
+         [(BatchRun(**x["run"]), GenerationRecord(**x["record"]) if x["record"] else None) for x in r.get("batch_runs", [])])
+        for r in results])
+    failures = []
+    for f in sorted(results_dir.glob("rank*.failed")):
+        failed = ProcessRecord(**json.loads(f.read_text()))
+        insert_bench_process(db, exp_id, failed, [])
+        failures.append(failed)
+    return failures
+
+
+def run_bench(cfg: Config, db, *, progress: bool = True, echo=print) -> BenchSummary | None:
+    """Run the whole protocol, store every raw run, return the summary (None on non-main processes)."""
+    import shutil
+
+    from ..handoff import share_decision
+    from ...study.pairs import distributed_state
+    from ...task.prompts import load_prompts
+
+    state = distributed_state(cfg)
+    db_path = Path(db.execute("PRAGMA database_list").fetchone()[2])
+    prompt_ids = [p.id for p in load_prompts(ids=cfg.bench.prompts or None)]
+    plan = share_decision(state, db_path.with_name(f"{db_path.name}.bench-plan.json"),
+                          lambda: _decide(cfg, db, progress, echo))
+    exp_id, paths = plan["experiment_id"], plan["paths"]
+    results_dir = db_path.with_name(f"{db_path.name}.bench-e{exp_id}")
+    results_dir.mkdir(exist_ok=True)
+    with state.split_between_processes(prompt_ids) as mine:
+        _run_rounds(cfg, state, results_dir, paths, mine, progress)
+    state.wait_for_everyone()
+    if not state.is_main_process:
+        return None
+    try:
+        failures = _store_results(db, exp_id, results_dir)
+    finally:
+        shutil.rmtree(results_dir, ignore_errors=True)
+    if failures:
+        f = failures[0]
+        last = [ln for ln in f.error.strip().splitlines() if ln.strip()][-1:] or ["no output"]
+        raise EvalkitError(
+            f"benchmark worker for the {f.path} path (round {f.round}, rank {f.rank}) failed: {last[0]}",
+            f"the full error is stored in bench_processes of experiment {exp_id}; fix it and rerun",
+        )
+    return summarize(db, exp_id)

@@ -1,0 +1,342 @@
+"""The speed-up of the assisted path over the ordinary one, computed one way everywhere: the benchmark summary,
+the aggregate's timing tables, a rater's reveal and the Live tab's table all use these functions. Beside the
+protocol's speed-up over comparable pairs, the ratio of tokens per second over all matched pairs, which selects
+nothing, and a flag when the two disagree beyond their intervals.
+
+A run is a mapping with path, prompt_id, round, rep, stop_reason, new_tokens and seconds (a stored timing run, or
+a pool generation with its pair standing in for round and repetition); token_hash, draft_proposed,
+draft_accepted and device are read when present. Fallback runs never pair: they are not assisted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..records import GenerationPath
+
+
+def device_kind(device: str) -> str:
+    """"cuda:1" -> "cuda": timings from different kinds of device never pool."""
+    return (device or "").split(":")[0]
+
+
+def comparable(o: dict, a: dict, tolerance: float) -> bool:
+    """Two outputs are comparable when they stopped for the same reason at about the same length."""
+    return o["stop_reason"] == a["stop_reason"] and abs(o["new_tokens"] - a["new_tokens"]) <= tolerance * max(
+        o["new_tokens"], a["new_tokens"], 1
+    )
+
+
+def pair_runs(rows: list[dict], tolerance: float) -> tuple[list[tuple[dict, dict]], list[tuple[dict, dict]]]:
+    """Pair ordinary and assisted runs of the same prompt, round and repetition (same seed).
+    Fallback runs never pair: they are not assisted. Returns (matched, comparable)."""
+    ords = {(r["prompt_id"], r["round"], r["rep"]): r for r in rows if r["path"] == GenerationPath.ORDINARY}
+    asss = {(r["prompt_id"], r["round"], r["rep"]): r for r in rows if r["path"] == GenerationPath.ASSISTED}
+    matched = [(ords[k], asss[k]) for k in sorted(ords) if k in asss]
+    return matched, [(o, a) for o, a in matched if comparable(o, a, tolerance)]
+
+
+def seconds_by_prompt(pairs: list[tuple[dict, dict]]) -> dict[str, tuple[list[float], list[float]]]:
+    """prompt -> (ordinary seconds, assisted seconds) of its pairs, in pair order: the input of
+    `stats.speedup_over_prompts`."""
+    groups: dict[str, tuple[list[float], list[float]]] = {}
+    for o, a in pairs:
+        g = groups.setdefault(o["prompt_id"], ([], []))
+        g[0].append(o["seconds"])
+        g[1].append(a["seconds"])
+    return groups
+
+
+def tokens_per_second_by_prompt(pairs: list[tuple[dict, dict]]) -> dict[str, tuple[list[float], list[float]]]:
+    """prompt -> (assisted tokens per second, ordinary tokens per second) of its pairs, in pair order (a pair whose
+    time is missing or zero left out): the input of `stats.speedup_over_prompts` for the throughput ratio, whose
+    median(first) / median(second) is then assisted over ordinary."""
+    groups: dict[str, tuple[list[float], list[float]]] = {}
+    for o, a in pairs:
+        if not o["seconds"] or not a["seconds"]:
+            continue
+        g = groups.setdefault(o["prompt_id"], ([], []))
+        g[0].append(a["new_tokens"] / a["seconds"])
+        g[1].append(o["new_tokens"] / o["seconds"])
+    return groups
+
+
+def intervals_apart(a: tuple[float, float] | None, b: tuple[float, float] | None) -> bool | None:
+    """Whether two intervals do not overlap (None when either is missing): a gap between two estimates larger than
+    their intervals allow."""
+    if a is None or b is None:
+        return None
+    return a[1] < b[0] or b[1] < a[0]
+
+
+@dataclass
+class PromptSpeed:
+    """One prompt's point estimate: median ordinary seconds / median assisted seconds over its comparable pairs."""
+
+    comparable_pairs: int
+    matched_pairs: int
+    speedup: float | None
+
+
+@dataclass
+class SpeedFigure:
+    """The speed-up over paired runs and what is reported beside it."""
+
+    speedup: float | None  # median over prompts of each prompt's median(ordinary s) / median(assisted s)
+    ci95: tuple[float, float] | None  # bootstrap, pairs resampled within each prompt
+    matched_pairs: int  # ordinary and assisted runs of one prompt, round and repetition
+    comparable_pairs: int  # of those, the ones the speed-up rests on (0 when device kinds differ)
+    identical_outputs: float | None  # share of matched pairs with token-identical outputs
+    acceptance_rate: float | None  # drafted tokens kept (accepted / proposed) over every assisted run
+    device_kinds: list[str] = field(default_factory=list)  # "cpu", "cuda", ...: more than one means no speed-up
+    by_prompt: dict[str, PromptSpeed] = field(default_factory=dict)  # point estimates (when any pair is comparable)
+    # Beside it, without selection: assisted over ordinary tokens per second over ALL matched pairs (no choice on
+    # the assisted output's length or stop reason), the median over prompts of each prompt's ratio of medians, with
+    # the same bootstrap; and whether the two intervals are apart (the comparable pairs then tell another story).
+    throughput_ratio: float | None = None
+    throughput_ci95: tuple[float, float] | None = None
+    throughput_pairs: int = 0  # matched pairs it rests on
+    selection_gap: bool | None = None
+
+    @property
+    def pooled_device_kinds(self) -> bool:
+        return len(self.device_kinds) > 1
+
+
+def measure_speed(rows: list[dict], tolerance: float, resamples: int) -> SpeedFigure:
+    """The speed figure of these runs: pairs matched by prompt, round and repetition; comparable ones only; no
+    speed-up at all when the runs come from different device kinds."""
+    from ..stats import median, speedup_over_prompts
+
+    matched, comp = pair_runs(rows, tolerance)
+    kinds = sorted({device_kind(r["device"]) for r in rows if r.get("device")})
+    if len(kinds) > 1:
+        comp = []
+    groups = seconds_by_prompt(comp)
+    point, ci = speedup_over_prompts(groups, resamples) if comp else (None, None)
+    by_prompt = {}
+    if comp:
+        for prompt_id in sorted({o["prompt_id"] for o, _ in matched}):
+            o_secs, a_secs = groups.get(prompt_id, ([], []))
+            by_prompt[prompt_id] = PromptSpeed(
+                comparable_pairs=len(o_secs), matched_pairs=sum(1 for o, _ in matched if o["prompt_id"] == prompt_id),
+                speedup=median(o_secs) / median(a_secs) if o_secs else None)
+    throughput = tokens_per_second_by_prompt(matched if len(kinds) <= 1 else [])
+    t_point, t_ci = speedup_over_prompts(throughput, resamples) if throughput else (None, None)
+    assisted = [r for r in rows if r["path"] == GenerationPath.ASSISTED]
+    proposed = sum(r.get("draft_proposed") or 0 for r in assisted)
+    return SpeedFigure(
+        speedup=point, ci95=ci, matched_pairs=len(matched), comparable_pairs=len(comp),
+        identical_outputs=(sum(o["token_hash"] == a["token_hash"] for o, a in matched) / len(matched)) if matched else None,
+        acceptance_rate=(sum(r.get("draft_accepted") or 0 for r in assisted) / proposed) if proposed else None,
+        device_kinds=kinds, by_prompt=by_prompt, throughput_ratio=t_point, throughput_ci95=t_ci,
+        throughput_pairs=sum(len(g[0]) for g in throughput.values()), selection_gap=intervals_apart(ci, t_ci))
+
+
+# ---------------------------------------------------------------- batches: ordinary at batch b against assisted at 1
+#
+# A request is a mapping with path, batch_size, call (the generate() call it ran in: requests of one call share it
+# and its seconds), stratum (what the call served: the prompt, or a batched call's first prompt, which fixes its
+# mix), new_tokens, seconds and device; token_hash and unbatched_hash (the same prompt's unbatched ordinary output
+# of the same round and repetition) are read when present.
+
+ORDINARY_WINS, ASSISTED_WINS, NO_CLEAR_DIFFERENCE = "ordinary", "assisted", "no clear difference"
+
+
+@dataclass
+class BatchRow:
+    """One path at one batch size: what each request waits and what the server delivers."""
+
+    path: str  # "ordinary" at every size; "assisted" at batch 1 only (Transformers' limit)
+    batch_size: int
+    calls: int  # generate() calls
+    requests: int
+    seconds_per_request: float | None  # median over requests of its call's seconds: the wait of each request
+    tokens_per_second_per_request: float | None  # median over requests of its own new tokens / its call's seconds
+    total_tokens_per_second: float | None  # all new tokens / all seconds of the calls: what a server delivers
+    total_ci95: tuple[float, float] | None  # over generate() calls, within what each call served
+    vs_assisted: float | None  # total tokens/s against assisted's at batch 1
+    vs_assisted_ci95: tuple[float, float] | None
+    winner: str | None  # ORDINARY_WINS / ASSISTED_WINS (interval of vs_assisted above / below 1), NO_CLEAR_DIFFERENCE
+    identical_to_unbatched: float | None  # share of requests whose tokens equal the same prompt's unbatched output
+    peak_rss_mb: float | None  # the highest process peak RSS over the calls
+    peak_cuda_allocated_mb: float | None  # the highest CUDA peak allocated over the calls, summed over devices
+
+
+@dataclass
+class BatchComparison:
+    """Ordinary's total throughput at each batch size against assisted's at batch 1, and the batch size from which
+    ordinary wins (the smallest measured size from which every larger one has ordinary's interval above assisted's)."""
+
+    rows: list[BatchRow]
+    crossover: int | None  # None: no size from which ordinary clearly wins (see `answer`)
+    answer: str  # the sentence a serving team reads
+    device_kinds: list[str] = field(default_factory=list)
+    not_run: dict[int, str] = field(default_factory=dict)  # batch size -> why it could not run (out of memory)
+
+
+def _throughput(calls: dict) -> tuple[float | None, float | None, int]:
+    """Total tokens / total seconds of these calls, the variance of its logarithm and its degrees of freedom. The
+    ratio estimator is linearised (u = tokens - R x seconds per call) within each stratum (what a call served is fixed
+    by the design, so it adds no variance): var(R) = sum over strata of n/(n-1) x sum (u - mean u)^2, over seconds^2."""
+    tokens = sum(c[1] for c in calls.values())
+    seconds = sum(c[2] for c in calls.values())
+    if not seconds:
+        return None, None, 0
+    rate = tokens / seconds
+    groups: dict = {}
+    for stratum, t, s in calls.values():
+        groups.setdefault(stratum, []).append(t - rate * s)
+    spread, df = 0.0, 0
+    for u in groups.values():
+        if len(u) > 1:
+            mean = sum(u) / len(u)
+            spread += len(u) / (len(u) - 1) * sum((x - mean) ** 2 for x in u)
+            df += len(u) - 1
+    if not rate or not df:
+        return rate, None, df
+    return rate, spread / seconds ** 2 / rate ** 2, df
+
+
+def _interval(log_point: float, variance: float, df: float, confidence: float) -> tuple[float, float]:
+    import math
+
+    from ..stats.tdist import t_quantile
+
+    half = t_quantile(0.5 + confidence / 2, df) * math.sqrt(variance)
+    return math.exp(log_point - half), math.exp(log_point + half)
+
+
+def _cuda_allocated(request: dict) -> float | None:
+    import json
+
+    cuda = request.get("cuda_memory")
+    cuda = json.loads(cuda) if isinstance(cuda, str) else (cuda or {})
+    return sum(d.get("peak_allocated_mb") or 0.0 for d in cuda.values()) if cuda else None
+
+
+def batch_requests(timing_rows: list[dict], batch_rows: list[dict], compare_outputs: bool = True) -> list[dict]:
+    """The requests `compare_batches` reads, from a benchmark's stored rows: its timed unbatched runs (ordinary and
+    assisted; a fallback is not assisted and stays out) and the requests of its batched calls, each batched one with
+    the same prompt's unbatched ordinary output of the same round and repetition beside it. Timing rows carry id,
+    path, prompt_id, round, rep, new_tokens, seconds, device, token_hash; batch rows process_id, batch_call, slot,
+    batch_size and the same. `compare_outputs` false (sampling: other random draws) leaves the identity out."""
+    unbatched = {(r["prompt_id"], r["round"], r["rep"]): r["token_hash"] for r in timing_rows
+                 if r["path"] == GenerationPath.ORDINARY} if compare_outputs else {}
+    out = [dict(r, batch_size=1, call=("run", r["id"]), stratum=r["prompt_id"]) for r in timing_rows
+           if r["path"] in (GenerationPath.ORDINARY, GenerationPath.ASSISTED)]
+    first = {(r["process_id"], r["batch_call"]): r["prompt_id"] for r in batch_rows if r["slot"] == 0}
+    for r in batch_rows:
+        call = (r["process_id"], r["batch_call"])
+        out.append(dict(r, call=call, stratum=first.get(call, r["prompt_id"]),
+                        unbatched_hash=unbatched.get((r["prompt_id"], r["round"], r["rep"]))))
+    return out
+
+
+def _calls(requests: list[dict]) -> dict:
+    """call -> (stratum, tokens of its requests, its seconds)."""
+    calls: dict = {}
+    for r in requests:
+        c = calls.setdefault(r["call"], [r["stratum"], 0, r["seconds"]])
+        c[1] += r["new_tokens"]
+    return calls
+
+
+def compare_batches(requests: list[dict], confidence: float = 0.95, not_run: dict[int, str] | None = None) -> BatchComparison:
+    """Per path and batch size: seconds per request, tokens/s per request, total tokens/s with its interval, and its
+    ratio to assisted's at batch 1 with an interval; then the batch size from which ordinary's total throughput beats
+    assisted's. The intervals are on the log scale with Student's t (Welch's degrees of freedom for the ratio), the
+    variance from generate() calls within what they served (tests/test_batch.py simulates whole comparisons through
+    this function: false crossovers and coverage). No comparison across device kinds. `not_run`: batch sizes that
+    could not run (out of memory), said in the answer."""
+    import math
+
+    from ..stats import median
+
+    kinds = sorted({device_kind(r["device"]) for r in requests if r.get("device")})
+    keys = sorted({(r["path"], r["batch_size"]) for r in requests}, key=lambda k: (k[0] != GenerationPath.ASSISTED, k[1]))
+    logs, rows = {}, []
+    for path, size in keys:
+        rs = [r for r in requests if r["path"] == path and r["batch_size"] == size]
+        calls = _calls(rs)
+        rate, variance, df = _throughput(calls)
+        if variance is not None:
+            logs[(path, size)] = (math.log(rate), variance, df)
+        unbatched = [r for r in rs if r.get("unbatched_hash") is not None]
+        rows.append(BatchRow(
+            path=str(path), batch_size=size, calls=len(calls), requests=len(rs),
+            seconds_per_request=median([r["seconds"] for r in rs]),
+            tokens_per_second_per_request=median([r["new_tokens"] / r["seconds"] for r in rs if r["seconds"]]),
+            total_tokens_per_second=rate,
+            total_ci95=_interval(*logs[(path, size)], confidence) if (path, size) in logs else None,
+            vs_assisted=None, vs_assisted_ci95=None, winner=None,
+            identical_to_unbatched=(sum(r["token_hash"] == r["unbatched_hash"] for r in unbatched) / len(unbatched))
+            if unbatched and size > 1 else None,
+            peak_rss_mb=max((r["peak_rss_mb"] for r in rs if r.get("peak_rss_mb") is not None), default=None),
+            peak_cuda_allocated_mb=max((_cuda_allocated(r) for r in rs if _cuda_allocated(r) is not None), default=None)))
+    assisted = next((r for r in rows if r.path == GenerationPath.ASSISTED), None)
+    a_log = logs.get((GenerationPath.ASSISTED, 1))
+    ordinary = [r for r in rows if r.path == GenerationPath.ORDINARY]
+    if assisted is None or not assisted.total_tokens_per_second or len(kinds) > 1:
+        why = ("the assisted path did not run in this benchmark" if assisted is None or not assisted.total_tokens_per_second
+               else f"runs come from different device kinds ({', '.join(kinds)})")
+        return BatchComparison(rows=rows, crossover=None, answer=f"no comparison with assisted: {why}" + _not_run(not_run),
+                               device_kinds=kinds, not_run=dict(not_run or {}))
+    for row in ordinary:
+        if row.total_tokens_per_second is None:
+            continue
+        row.vs_assisted = row.total_tokens_per_second / assisted.total_tokens_per_second
+        o_log = logs.get((GenerationPath.ORDINARY, row.batch_size))
+        if o_log is not None and a_log is not None:
+            variance = o_log[1] + a_log[1]
+            welch = variance ** 2 / (o_log[1] ** 2 / o_log[2] + a_log[1] ** 2 / a_log[2]) if variance else o_log[2] + a_log[2]
+            lo, hi = _interval(o_log[0] - a_log[0], variance, welch, confidence)
+            row.vs_assisted_ci95 = (lo, hi)
+            row.winner = ORDINARY_WINS if lo > 1 else ASSISTED_WINS if hi < 1 else NO_CLEAR_DIFFERENCE
+    return BatchComparison(rows=rows, crossover=_crossover(ordinary), answer=_answer(ordinary, assisted) + _not_run(not_run),
+                           device_kinds=kinds, not_run=dict(not_run or {}))
+
+
+def _not_run(not_run: dict[int, str] | None) -> str:
+    return "".join(f"; batch size {b} not measured: {why}" for b, why in sorted((not_run or {}).items()))
+
+
+def _crossover(ordinary: list[BatchRow]) -> int | None:
+    """The smallest measured batch size from which ordinary wins at that size and every larger one."""
+    found = None
+    for row in sorted(ordinary, key=lambda r: r.batch_size, reverse=True):
+        if row.winner != ORDINARY_WINS:
+            break
+        found = row.batch_size
+    return found
+
+
+def _ratio(row: BatchRow) -> str:
+    ci = row.vs_assisted_ci95
+    return f"{row.vs_assisted:.2f}x" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else " (no interval: one call)")
+
+
+def _answer(ordinary: list[BatchRow], assisted: BatchRow) -> str:
+    measured = [r for r in sorted(ordinary, key=lambda r: r.batch_size) if r.vs_assisted is not None]
+    sizes = ", ".join(str(r.batch_size) for r in measured)
+    tps = f"assisted at batch 1 delivers {assisted.total_tokens_per_second:.1f} new tokens/s"
+    if not measured:
+        return f"no comparison: the ordinary path has no timed run ({tps})"
+    crossover = _crossover(measured)
+    if crossover is not None:
+        at = next(r for r in measured if r.batch_size == crossover)
+        below = [r for r in measured if r.batch_size < crossover]
+        if not below:
+            return (f"ordinary's total throughput beats assisted's at every batch size measured ({sizes}): ordinary / "
+                    f"assisted total tokens/s {_ratio(at)} at {crossover}; {tps}")
+        held = "wins" if all(r.winner == ASSISTED_WINS for r in below) else "wins or ties"
+        return (f"ordinary's total throughput beats assisted's from batch size {crossover} on: ordinary / assisted "
+                f"total tokens/s {_ratio(at)} at {crossover}; below it assisted at batch 1 {held} "
+                f"({', '.join(f'{r.batch_size}: {_ratio(r)}' for r in below)}); {tps}")
+    if all(r.winner == ASSISTED_WINS for r in measured):
+        return (f"assisted at batch 1 wins at every batch size measured ({sizes}): ordinary / assisted total tokens/s "
+                f"{_ratio(measured[-1])} at {measured[-1].batch_size}; {tps}")
+    unclear = [r for r in measured if r.winner != ASSISTED_WINS]
+    return (f"no batch size measured ({sizes}) from which ordinary clearly beats assisted at that size and every larger "
+            f"one: at {', '.join(f'{r.batch_size} {_ratio(r)}' for r in unclear)} the interval includes 1 or a larger "
+            f"size goes the other way; {tps}; measure more repetitions or larger batch sizes")

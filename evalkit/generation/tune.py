@@ -1,0 +1,152 @@
+"""Sweep the assistant settings (draft length, schedule, confidence threshold) on the prompt set.
+
+One process, interleaved trials (each repetition visits every trial in turn, so drift in machine
+speed hits all trials alike), every call stored. The yardstick is Transformers' default assisted
+settings measured in the same run. For the protocol-grade number, run `evalkit bench` with the winner.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import sys
+from dataclasses import asdict, dataclass
+
+from ..config import Config
+from ..errors import EvalkitError
+from ..records import GenerationPath
+from ..stats import median
+
+# Transformers' GenerationConfig defaults for assisted generation.
+TRANSFORMERS_DEFAULT = {"num_assistant_tokens": 20, "num_assistant_tokens_schedule": "constant", "assistant_confidence_threshold": 0.4}
+
+
+@dataclass
+class Trial:
+    settings: dict
+    seconds: dict  # prompt id -> list of generate() seconds per new token
+    accepted: int = 0
+    proposed: int = 0
+    fallbacks: int = 0
+
+    def median_total(self) -> float | None:
+        """Sum over prompts of the median seconds per new token. Per token, because sampled outputs differ
+        in length from trial to trial (with greedy decoding every trial gives the same tokens)."""
+        meds = [median(v) for v in self.seconds.values()]
+        return sum(meds) if meds and None not in meds else None
+
+
+@dataclass
+class TrialResult:
+    """One trial's outcome: a row of tune_trials."""
+
+    experiment_id: int
+    trial: int
+    is_default: int  # 1 for Transformers' default assisted settings, the yardstick
+    settings: str  # JSON of the three settings below
+    num_assistant_tokens: int
+    num_assistant_tokens_schedule: str
+    assistant_confidence_threshold: float
+    median_seconds_per_token_sum: float | None  # sum over prompts of the median seconds per new token
+    speedup_vs_default: float | None
+    acceptance_rate: float | None
+    fallbacks: int
+
+
+@dataclass
+class TuneResult:
+    experiment_id: int
+    trials: list[TrialResult]
+    best: TrialResult | None  # the fastest trial against the default (None when nothing was measured)
+    default: TrialResult
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def grid(tokens: list[int], schedules: list[str], thresholds: list[float]) -> list[dict]:
+    out = [dict(TRANSFORMERS_DEFAULT)]
+    for n in tokens:
+        for s in schedules:
+            for t in thresholds:
+                setting = {"num_assistant_tokens": n, "num_assistant_tokens_schedule": s, "assistant_confidence_threshold": t}
+                if setting not in out:
+                    out.append(setting)
+    return out
+
+
+def run_tune(cfg: Config, db, *, tokens, schedules, thresholds, reps: int = 2, progress: bool = True) -> TuneResult:
+    from tqdm import tqdm
+
+    from .compat import assisted_allowed
+    from .models import load_pair
+    from .paths import run_assisted
+    from ..task.prompts import load_prompts
+    from ..store import insert_experiment, insert_generations, insert_tune_trials
+
+    bad = [s for s in schedules if s not in ("constant", "heuristic", "heuristic_transient")]
+    if bad:
+        raise EvalkitError(f"unknown schedule(s) {', '.join(bad)}", "use constant, heuristic or heuristic_transient")
+    if any(n < 1 for n in tokens) or any(not 0 <= t < 1 for t in thresholds) or reps < 1:
+        raise EvalkitError("draft lengths must be >= 1, thresholds in [0, 1), reps >= 1", "fix the sweep values")
+    prompts = load_prompts(ids=cfg.bench.prompts or None)
+    pair = load_pair(cfg, progress=progress)
+    if not (assisted_allowed(cfg, pair.compat) and pair.draft is not None):
+        raise EvalkitError("tuning needs the assisted path, which is off or not approved", "run `evalkit check`")
+    trials = [Trial(settings=s, seconds={p.id: [] for p in prompts}) for s in grid(tokens, schedules, thresholds)]
+    exp_id = insert_experiment(db, "tune", cfg.to_dict(), pair.compat, note=json.dumps([t.settings for t in trials]))
+    base = copy.deepcopy(cfg.assistant)
+    # one untimed warm-up so the first trial does not pay for first-call costs
+    run_assisted(pair, prompts[0], cfg.decoding.seed)
+    bar = tqdm(total=len(trials) * len(prompts) * reps, desc="tune", unit="run", disable=not progress, file=sys.stderr)
+    for rep in range(reps):
+        for trial in trials:
+            for k, v in trial.settings.items():
+                setattr(pair.cfg.assistant, k, v)
+            for prompt in prompts:
+                records = run_assisted(pair, prompt, cfg.decoding.seed + rep)
+                insert_generations(db, records, exp_id)
+                timed = records[-1]
+                if timed.path == GenerationPath.FALLBACK:
+                    trial.fallbacks += 1
+                else:
+                    trial.seconds[prompt.id].append(timed.generate_seconds / max(timed.new_tokens, 1))
+                    trial.accepted += timed.draft_accepted or 0
+                    trial.proposed += timed.draft_proposed or 0
+                bar.update(1)
+    bar.close()
+    pair.cfg.assistant = base
+    default_total = trials[0].median_total()
+    results = []
+    for i, t in enumerate(trials):
+        total = t.median_total()
+        results.append(TrialResult(
+            experiment_id=exp_id, trial=i, is_default=int(i == 0), settings=json.dumps(t.settings), **t.settings,
+            median_seconds_per_token_sum=total,
+            speedup_vs_default=(default_total / total) if (total and default_total) else None,
+            acceptance_rate=t.accepted / t.proposed if t.proposed else None, fallbacks=t.fallbacks))
+    insert_tune_trials(db, [asdict(r) for r in results])
+    ranked = sorted((r for r in results if r.speedup_vs_default is not None), key=lambda r: -r.speedup_vs_default)
+    return TuneResult(experiment_id=exp_id, trials=results, best=ranked[0] if ranked else None, default=results[0])
+
+
+def format_tune(result: TuneResult) -> str:
+    def f(x, spec=".3f"):
+        return "n/a" if x is None else format(x, spec)
+
+    lines = [f"{'draft len':>9} {'schedule':<20}{'threshold':>9} {'ms/token (sum)':>15} {'vs default':>10} {'kept':>7}"]
+    for r in result.trials:
+        lines.append(
+            f"{r.num_assistant_tokens:>9} {r.num_assistant_tokens_schedule:<20}{r.assistant_confidence_threshold:>9.2f} "
+            f"{f(r.median_seconds_per_token_sum * 1000 if r.median_seconds_per_token_sum else None, '.2f'):>15} "
+            f"{f(r.speedup_vs_default, '.2f'):>9}x {f(r.acceptance_rate, '.2f'):>7}"
+            + ("   <- Transformers default" if r.is_default else "")
+        )
+    b = result.best
+    if b:
+        lines.append(
+            f"best: num_assistant_tokens = {b.num_assistant_tokens}, num_assistant_tokens_schedule = "
+            f"\"{b.num_assistant_tokens_schedule}\", assistant_confidence_threshold = {b.assistant_confidence_threshold} "
+            f"-> {b.speedup_vs_default:.2f}x against Transformers' default assisted settings (same run)"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""Publishing: the HTML report, the Hub dataset, provenance and the Space's database sync."""

@@ -1,0 +1,255 @@
+"""Export the study as a `datasets.DatasetDict` (parquet + dataset card), and push it to the Hub only
+when asked: private by default, rater names pseudonymised by default (salted hash)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import secrets
+from pathlib import Path
+
+from ..errors import EvalkitError
+from .provenance import NOT_RECORDED, WITHHELD, Provenance, environment_line, model_line, scope_items
+
+SPLITS = ("experiments", "generations", "timing_runs", "batch_runs", "pairs", "ratings", "reference_outputs")
+
+COLUMNS = {
+    "experiments": "one row per experiment as it started: kind (bench/pool/live/run), full config snapshot (config_json), compatibility record (compat_json), the release gate frozen with it (gate_json, gate_hash)",
+    "generations": "one row per generate() call: prompt_id, path (ordinary/assisted/fallback/prompt_lookup), status, text, new token ids (JSON) and their hash, stop_reason, generate_seconds (device-synchronised; for a batched call, the call's), decode_seconds, peak_rss_mb, cuda_memory (JSON per device), draft_proposed/draft_accepted/draft_rounds (in the target's tokens), draft_tokens (the draft's own count, in its own vocabulary: equal to draft_proposed when the tokenizer is shared), candidate_generator (the Transformers class that ran), target_passes, tokens_per_target_pass, counts_agree, seed, effective_config (JSON), error_class/error_stage/error_message for failures, fallback_of (the failed attempt a fallback replaced), total_wait_seconds, live, batch_size (requests in the call that produced it: 1 unless batched)",
+    "timing_runs": "one row per timed benchmark repetition: path, prompt_id, round (ABBA), rep, seed, new_tokens, stop_reason, seconds, decode_seconds, tokens_per_second, generation_id, process_id",
+    "batch_runs": "one row per request of a batched generate() call (`evalkit bench --batch-sizes`: the ordinary path at a batch size above 1, beside assisted at batch 1): path, batch_size, batch_call (the call's number in its process: its requests share it), slot, prompt_id, round, rep, seed, new_tokens, stop_reason, seconds (the call's: what each of its requests waited), left_padding, generation_id, process_id",
+    "pairs": "blind A/B pairs: kind ('study': prompt_id, sample, ordinary/assisted generation ids, a/b generation ids and ordinary_side, drawn at random when the pool was made; 'gold': a check pair of two reference outputs with known answers, a_reference_id/b_reference_id, no generations and no path, never part of the comparison)",
+    "ratings": "every rating row, history included: rater (pseudonymised unless opted in), kind (rating/skip), a_*/b_* answers per criterion as shown, ordinary_*/assisted_* the same answers mapped to paths, preference (A/B/tie) and preferred_path, comment, skip_reason, supersedes (the row a correction replaced), blind (false for a correction made after the rater saw the reveal: kept, never counted), seconds_on_task (from the pair being shown to the stored rating), current (true for the version that counts: the last blind one); on a gold pair the path columns and preferred_path are empty",
+    "reference_outputs": "the texts of gold (check) pairs, pooled outputs made when the pool was built, one of each pair changed by a controlled edit (evalkit.study.gold): prompt_id, name (pool-<ordinary generation id>-<assisted generation id>, '-unedited' for the other), text, expected (JSON: criterion id -> pass/fail, only the results the edit made known), note (what the edit changed), content_hash, token_ids (JSON, under the target tokenizer of the latest pool)",
+}
+
+
+def _salt() -> str:
+    """A per-installation secret: pseudonyms are stable across exports but not reversible without it."""
+    from ..locations import data_dir
+
+    path = data_dir() / "export_salt"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(secrets.token_hex(16))
+    return path.read_text().strip()
+
+
+def pseudonym(name: str, salt: str) -> str:
+    return "rater-" + hashlib.sha256(f"{salt}\0{name}".encode()).hexdigest()[:12]
+
+
+def pseudonyms(names: list[str]) -> list[str]:
+    """The names as every export of this installation writes them (the report's gold table uses the same)."""
+    salt = _salt()
+    return [pseudonym(n, salt) for n in names]
+
+
+def tables(db, keep_rater_names: bool = False) -> dict[str, list[dict]]:
+    out = {name: list(db.query(f"SELECT * FROM {name} ORDER BY rowid")) for name in SPLITS}
+    current = {r["id"] for r in db.query("SELECT id FROM current_ratings")}
+    salt = None if keep_rater_names else _salt()
+    for r in out["ratings"]:
+        r["current"] = r["id"] in current or r["kind"] == "skip"
+        r.pop("client_token", None)  # a transport detail, not data
+        if salt is not None:
+            r["rater"] = pseudonym(r["rater"], salt)
+    return out
+
+
+def _card(db, rows: dict, files: dict, keep_rater_names: bool, repo_id: str | None, prov, out_dir: Path) -> str:
+    exp = next(db.query("SELECT * FROM experiments WHERE kind IN ('pool', 'bench') ORDER BY id DESC LIMIT 1"), None)
+    config = json.dumps(json.loads(exp["config_json"]), indent=2, ensure_ascii=False) if exp else "{}"
+    # One config per table (a config has one schema); `datasets` cannot load a table with no rows,
+    # so empty ones stay out of the loading configs.
+    configs = "\n".join(
+        f"- config_name: {s}\n  data_files:\n  - split: train\n    path: data/{files[s].name}" for s in SPLITS if rows[s]
+    )
+    counts = "\n".join(f"| {s} | {len(rows[s])} | `data/{files[s].name}` |" for s in SPLITS)
+    cols = "\n".join(f"- **{s}**: {COLUMNS[s]}" for s in SPLITS)
+    where = repo_id or str(out_dir)
+    return f"""---
+license: other
+pretty_name: evalkit assisted-generation study
+tags:
+- evalkit
+- assisted-generation
+- speculative-decoding
+- human-evaluation
+configs:
+{configs}
+---
+
+# evalkit study{f': {repo_id}' if repo_id else ''}
+
+Does a small draft model (Transformers assisted generation) make writing requests faster without
+hurting the content? Blind A/B ratings of ordinary vs assisted outputs on fixed writing prompts,
+with every raw timing run. Rater names are {"kept as given (opt-in)" if keep_rater_names else "pseudonymised with a salted hash"}.
+
+## Rows
+
+| split | rows | file (name ends with the first 16 hex of its sha256) |
+| --- | --- | --- |
+{counts}
+
+## Loading
+
+```python
+from datasets import load_dataset
+
+ratings = load_dataset("{where}", "ratings", split="train")
+```
+
+Each table is its own config. Empty tables are saved as parquet with their schema but left out of the
+configs. Every export names its files by their content, and the configs above point at exactly those
+files, so `datasets` caches each export under its own key: loading this folder (or the Hub repo) gives
+the rows written by the latest export, never rows cached from an earlier export of the same name.
+
+## Columns
+
+{cols}
+
+## Protocol
+
+Each path is measured in its own process (load, memory after load, first call, warm-up, N timed
+repetitions), with a second round in swapped order (ABBA). The clock wraps `generate()` only, between
+device synchronisations. Acceptance is counted from the candidate generator and cross-checked against
+the target's forward passes. A failed assisted call is its own record; its fallback is a separate
+`fallback` row and is never counted as assisted. Speed-ups are computed over comparable outputs only
+(same stop reason, similar length).
+
+## Provenance
+
+{provenance_markdown(prov)}
+
+## Config of the latest experiment{f" ({exp['id']}, {exp['kind']})" if exp else ""}
+
+```json
+{config}
+```
+"""
+
+
+def features(db, name: str):
+    """Typed columns from the SQLite schema, so even an empty split has a schema that reloads."""
+    from datasets import Features, Value
+
+    kinds = {"INTEGER": "int64", "REAL": "float64", "TEXT": "string"}
+    cols = {c[1]: Value(kinds.get(c[2].upper(), "string")) for c in db.execute(f"PRAGMA table_info({name})").fetchall()}
+    if name == "ratings":
+        cols.pop("client_token", None)
+        cols["current"] = Value("bool")
+    return Features(cols)
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+_OUR_FILE = re.compile(rf"({'|'.join(SPLITS)})(-[0-9a-f]{{16}})?\.parquet")
+
+
+def split_file(out_dir: Path, split: str) -> Path:
+    """The parquet file of one table in an export folder (its name carries a content hash)."""
+    found = sorted(p for p in (Path(out_dir) / "data").glob(f"{split}-*.parquet") if _OUR_FILE.fullmatch(p.name))
+    if len(found) != 1:
+        raise EvalkitError(f"{out_dir} holds {len(found)} parquet files for '{split}', expected 1",
+                           "export again into that folder (`evalkit export --out ...`)")
+    return found[0]
+
+
+def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = False,
+           keep_rater_names: bool = False, api=None, agg=None):
+    """Build the DatasetDict, save parquet + README.md to out_dir, push when asked. Returns the DatasetDict.
+
+    Files are named by their content (`data/ratings-<sha256[:16]>.parquet`) and the card's configs name
+    them: `datasets` keys its cache of a local folder on the folder's name, the config and the card's
+    configs, so with fixed file names a re-export (or another folder called the same) reloaded stale rows.
+    Files of earlier exports are removed only after the new card is in place. agg: the aggregate, when
+    the caller has it (the card's figures and provenance come from it)."""
+    from datasets import Dataset, DatasetDict
+
+    from .provenance import build_provenance
+
+    rows = tables(db, keep_rater_names)
+    ds = DatasetDict({
+        name: Dataset.from_list(rows[name], features=features(db, name)) if rows[name]
+        else Dataset.from_dict({k: [] for k in features(db, name)}, features=features(db, name))
+        for name in SPLITS
+    })
+    prov = build_provenance(db, agg)
+    out_dir = Path(out_dir)
+    data = out_dir / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    files = {}
+    for name in SPLITS:
+        tmp = data / f".{name}.parquet.tmp"
+        ds[name].to_parquet(str(tmp))
+        files[name] = data / f"{name}-{_sha256(tmp)[:16]}.parquet"
+        tmp.replace(files[name])
+    card = out_dir / "README.md"
+    tmp = out_dir / ".README.md.tmp"
+    tmp.write_text(_card(db, rows, files, keep_rater_names, push_to_hub, prov, out_dir), encoding="utf-8")
+    tmp.replace(card)
+    keep = set(files.values())
+    for old in data.glob("*.parquet"):  # an earlier export's files: the card no longer names them
+        if old not in keep and _OUR_FILE.fullmatch(old.name):
+            old.unlink()
+    if push_to_hub:
+        if api is None:
+            from huggingface_hub import HfApi
+
+            api = HfApi()
+        try:
+            api.create_repo(push_to_hub, repo_type="dataset", private=not public, exist_ok=True)
+            # the same on the Hub: earlier exports' parquet files go in the same commit
+            api.upload_folder(folder_path=str(out_dir), repo_id=push_to_hub, repo_type="dataset",
+                              commit_message="evalkit export", delete_patterns=["data/*.parquet"])
+        except Exception as e:  # noqa: BLE001 - network, auth, permissions: one clear message
+            raise EvalkitError(
+                f"push to the Hub dataset '{push_to_hub}' failed: {type(e).__name__}: {e}",
+                f"the export is saved locally in {out_dir}; log in (`hf auth login` or HF_TOKEN) and retry",
+            ) from e
+    return ds
+
+
+def _cell(text: str) -> str:
+    return (text or "").replace("|", "\\|").replace("\n", " ")
+
+
+def provenance_markdown(prov: Provenance) -> str:
+    """The provenance block of the dataset card."""
+    lines = [f"Built by evalkit {prov.evalkit} at {prov.generated_at} from the stored rows.", "",
+             "### Figures and the runs behind them", ""]
+    for f in prov.figures:
+        lines.append(f"- **{f.name}**: {f.value if f.value is not None else f.note or WITHHELD}"
+                     + (f" — {prov.cite(f.experiments)}" if f.value is not None else ""))
+    lines += ["", "### Experiments", "",
+              "| id | kind | used for | started | ended | records | config hash | gate hash |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for e in prov.experiments:
+        lines.append(f"| {e.id} | {e.kind} | {', '.join(e.used_for)} | {e.started} | {e.ended or 'no records'} | "
+                     f"{e.records} | `{e.config_hash}` | `{e.gate_hash or 'none'}` |")
+    lines += ["", "### Environment and models", ""]
+    for e in prov.experiments:
+        lines.append(f"- experiment {e.id}: {environment_line(e)}")
+        for role, m in (("target", e.target), ("draft", e.draft)):
+            lines.append(f"  - {role}: {model_line(m)}")
+    lines += ["", "### Sample scope", ""] + [f"- {k}: {v}" for k, v in scope_items(prov.scope)]
+    lines += ["", "### Prompts", "", "| id | hash | source | material | task |", "| --- | --- | --- | --- | --- |"]
+    for p in prov.prompts:
+        lines.append(f"| {p.id} | `{', '.join(p.hashes) or NOT_RECORDED}` | {p.source} | {_cell(p.material)} | {_cell(p.task)} |")
+    if prov.gate:
+        g = prov.gate
+        lines += ["", f"### Release gate (frozen with experiment {g['experiment_id']}, hash `{g['hash']}`"
+                  f"{'' if g['hash_ok'] else ', DOES NOT MATCH its text'})", "", "```toml", g["text"].rstrip(), "```"]
+    else:
+        lines += ["", "### Release gate", "", "No experiment with a frozen release gate."]
+    if prov.notes:
+        lines += ["", "### Notes", ""] + [f"- {n}" for n in prov.notes]
+    return "\n".join(lines)

@@ -1,0 +1,116 @@
+"""Abuse limits for the rating app: sliding-window rate limits, the sign-in attempt guard, and the allow-list.
+
+All in memory and thread-safe (a restart forgives, which is fine). Each limit is keyed by what a dishonest rater
+cannot multiply at will: an identity with a credential, a client address, a pair; never by a typed name or a
+browser session alone."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import defaultdict, deque
+
+from ..config import AppConfig
+from ..errors import EvalkitError
+
+
+class LimitError(EvalkitError):
+    """Refused by a limit; nothing was stored."""
+
+
+class RateLimiter:
+    """At most `limit` events per key in any `window` seconds."""
+
+    def __init__(self, limit: int, window: float = 60, clock=time.monotonic, what: str = "submissions"):
+        self.limit, self.window, self.clock, self.what = limit, window, clock, what
+        self._hits: dict[str, deque] = defaultdict(deque)
+        self._lock = threading.Lock()
+
+    def check(self, *keys: str) -> None:
+        """Count one event for every key, or refuse (counting none) when any key is at its limit."""
+        if self.limit <= 0:
+            return
+        now = self.clock()
+        with self._lock:
+            for key in keys:
+                hits = self._hits[key]
+                while hits and now - hits[0] >= self.window:
+                    hits.popleft()
+                if len(hits) >= self.limit:
+                    wait = self.window - (now - hits[0])
+                    span = "minute" if self.window == 60 else "hour" if self.window == 3600 else f"{self.window:g} s"
+                    raise LimitError(
+                        f"too many {self.what} from {key.split(':', 1)[-1]!r}: {len(hits)} in the last {span} "
+                        f"(limit {self.limit})", f"wait {wait:.0f} s and try again; nothing was stored")
+            for key in keys:
+                self._hits[key].append(now)
+
+
+class SignInGuard:
+    """Failed sign-ins per client address and per claimed owner (a code's rater id, or a new name): the first
+    `free_attempts` failures cost nothing, then each further attempt waits twice as long as the last (base_seconds,
+    doubling, up to max_seconds). Both keys must be clear, so neither many names from one client nor many clients
+    on one owner get more guesses. A success does not clear a count: it only proves one guess was right.
+
+    The owner's count holds back only clients that have never signed in as that owner: failures from strangers
+    neither count towards it for a client that has, nor slow that client down, so nobody can lock a rater out by
+    sending wrong codes with their (sequential) id. Memory is bounded: KNOWN_PER_OWNER clients per owner."""
+
+    KNOWN_PER_OWNER = 32
+
+    def __init__(self, free_attempts: int = 5, base_seconds: float = 2.0, max_seconds: float = 900.0,
+                 clock=time.monotonic):
+        self.free, self.base, self.max, self.clock = free_attempts, base_seconds, max_seconds, clock
+        self._fails: dict[str, tuple[int, float]] = {}
+        self._known: dict[str, deque] = {}
+        self._lock = threading.Lock()
+
+    def _delay(self, count: int) -> float:
+        if count < self.free:
+            return 0.0
+        return min(self.max, self.base * 2 ** (count - self.free))
+
+    def _keys(self, client: str, owner: str | None) -> list[str]:
+        stranger = owner is not None and client not in self._known.get(owner, ())
+        return [client, owner] if stranger else [client]
+
+    def check(self, client: str, owner: str | None = None) -> None:
+        now = self.clock()
+        with self._lock:
+            wait = 0.0
+            for key in self._keys(client, owner):
+                count, last = self._fails.get(key, (0, 0.0))
+                if count and now - last > 2 * self.max:  # long quiet: forgiven
+                    self._fails.pop(key, None)
+                    continue
+                wait = max(wait, last + self._delay(count) - now)
+            if wait > 0:
+                raise LimitError("too many sign-in attempts", f"wait {wait:.0f} s before trying again")
+
+    def failed(self, client: str, owner: str | None = None) -> None:
+        now = self.clock()
+        with self._lock:
+            for key in self._keys(client, owner):
+                count, last = self._fails.get(key, (0, 0.0))
+                self._fails[key] = (1 if now - last > 2 * self.max else count + 1, now)
+
+    def succeeded(self, client: str, owner: str) -> None:
+        """This client signed in as this owner: from now on strangers' failures on the owner do not hold it back."""
+        with self._lock:
+            known = self._known.setdefault(owner, deque(maxlen=self.KNOWN_PER_OWNER))
+            if client not in known:
+                known.append(client)
+
+
+def check_allowed(app: AppConfig, rater: str, orgs: list[str] | None = None) -> None:
+    """Refuse raters outside the allow-list (when one is configured): by name, or by Hub organisation."""
+    if not app.allowed_raters and not app.allowed_orgs:
+        return
+    if rater in app.allowed_raters:
+        return
+    if orgs and set(orgs) & set(app.allowed_orgs):
+        return
+    raise LimitError(
+        f"rater '{rater}' is not on this study's allow-list",
+        "ask the study owner to add your username (app.allowed_raters) or organisation (app.allowed_orgs)",
+    )

@@ -1,0 +1,432 @@
+"""Blind A/B ratings: assignment, validation, submission, correction, skip and the reveal.
+
+The side assignment lives in the pairs table and is only read here; what reaches a rater before
+submitting is a `PairView` (texts and the prompt), never a path name, timing or token count. A gold (check)
+pair gives the same PairView, from the same query, and says what it is only in the reveal.
+
+The reveal waits for the pair to close. One person may hold several identities (open sign-up, a passcode, two
+invitations); if a rating showed its pair's sides and timings at once, a second identity could rate the pair, read
+the reveal, and let the first rate it knowing which side is which. So a pair's reveal is shown to the raters who
+rated it only once no identity can rate it any more: it has its `ratings_per_pair` current ratings, checked under
+the write lock of the rating that fills it, and the closing is recorded (store `closed_pairs`), so the pair never
+opens again (not even when the quota is raised later). Until then the rater sees "revealed once this pair is
+closed" and the list of their pending reveals, which fills in as their pairs close. A correction made before the
+pair closes is still blind and counts; one made after is kept with blind = 0.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+
+from ..config import AppConfig
+from ..errors import EvalkitError
+from .identity import InputError, clean_name, clean_text
+from ..task.prompts import CRITERIA
+from ..records import GenerationPath
+from ..store import PairFull, claim_pair, insert_rating, now
+
+VALUES = ("pass", "fail", "unsure")
+PREFERENCES = ("A", "B", "tie")
+
+
+class RatingError(EvalkitError):
+    """A submission that cannot be stored as it is; nothing was written."""
+
+
+@dataclass
+class PairView:
+    """Everything a rater may see before submitting: no path, no timing, no token count."""
+
+    pair_id: str
+    prompt_id: str
+    text_a: str
+    text_b: str
+
+
+@dataclass
+class Reveal:
+    pair_id: str
+    a_path: str
+    b_path: str
+    a_seconds: float
+    b_seconds: float
+    a_tokens: int
+    b_tokens: int
+    a_tokens_per_second: float | None
+    b_tokens_per_second: float | None
+    comparable: bool
+    speedup: float | None  # ordinary seconds / assisted seconds, only when the outputs are comparable
+    note: str = ""
+
+
+@dataclass
+class GoldReveal:
+    """The reveal of a gold (check) pair: two reference outputs with known answers, no path and no timing."""
+
+    pair_id: str
+    a_expected: dict[str, str]  # criterion id -> pass / fail
+    b_expected: dict[str, str]
+    a_note: str = ""  # what is wrong with the output, from the prompt file
+    b_note: str = ""
+
+
+@dataclass
+class Pending:
+    """A reveal not shown yet: the pair can still be rated by other identities."""
+
+    pair_id: str
+    needed: int  # current ratings the pair still needs before it closes
+
+
+@dataclass
+class RatedPair:
+    """One pair in a rater's list of reveals: their n-th rated pair, its prompt, and its reveal or Pending."""
+
+    n: int
+    prompt_id: str
+    reveal: "Reveal | GoldReveal | Pending"
+
+
+@dataclass
+class RatingInput:
+    pair_id: str
+    rater: str
+    a: dict[str, str] = field(default_factory=dict)  # criterion id -> pass / fail / unsure
+    b: dict[str, str] = field(default_factory=dict)
+    preference: str = ""
+    comment: str = ""
+    client_token: str | None = None  # one per rendered form: a replay of the same submission is refused
+
+
+def _pair(db, pair_id: str) -> dict:
+    row = next(db.query("SELECT * FROM pairs WHERE id = ?", [pair_id]), None) if isinstance(pair_id, str) else None
+    if row is None:
+        raise RatingError(f"pair '{pair_id}' does not exist", "reload the page to get a pair from the queue")
+    return row
+
+
+# The pairs still open to a rater, with their current rating counts: not met by this rater (rated or skipped) and
+# below the quota. One statement, so a request makes few SQLite calls (each row fetched releases and re-takes the
+# interpreter lock, which costs most when the app is busy).
+# Only the latest study's pairs are served (evalkit.study.studies): a new study's raters never spend ratings on an earlier one.
+_LATEST_STUDY = """(SELECT study_id FROM experiments WHERE id = p.experiment_id) IS (SELECT MAX(id) FROM studies)"""
+_OPEN = f"""
+    SELECT p.id, COALESCE(c.n, 0) AS n FROM pairs p
+    LEFT JOIN (SELECT pair_id, COUNT(*) AS n FROM current_ratings GROUP BY pair_id) c ON c.pair_id = p.id
+    WHERE COALESCE(c.n, 0) < :quota AND p.id NOT IN (SELECT pair_id FROM ratings WHERE rater = :rater)
+      AND {_LATEST_STUDY}
+      AND p.id NOT IN (SELECT pair_id FROM closed_pairs)"""
+
+# The same, counting the pairs other raters hold on screen (an unexpired assignment they have not answered) as
+# taken: raters arriving at once are spread over pairs instead of all getting the one that needs a rating.
+_OFFERABLE = f"""
+    SELECT o.id, o.n + COALESCE(h.n, 0) AS n FROM ({_OPEN}) o
+    LEFT JOIN (SELECT a.pair_id, COUNT(*) AS n FROM assignments a
+               WHERE a.rater != :rater AND a.shown_at > :since
+                 AND NOT EXISTS (SELECT 1 FROM ratings r WHERE r.pair_id = a.pair_id AND r.rater = a.rater)
+               GROUP BY a.pair_id) h ON h.pair_id = o.id
+    WHERE o.n + COALESCE(h.n, 0) < :quota"""
+
+# One pair of _OFFERABLE, checked again under the write lock before it is held.
+_STILL_FREE = """
+    SELECT (SELECT COUNT(*) FROM current_ratings WHERE pair_id = :pair)
+         + (SELECT COUNT(*) FROM assignments a WHERE a.pair_id = :pair AND a.rater != :rater AND a.shown_at > :since
+              AND NOT EXISTS (SELECT 1 FROM ratings r WHERE r.pair_id = a.pair_id AND r.rater = a.rater)) < :quota
+       AND NOT EXISTS (SELECT 1 FROM ratings WHERE rater = :rater AND pair_id = :pair)"""
+
+# How long a pair shown to a rater stays theirs before it may be offered to someone else.
+HOLD_MINUTES = 30
+
+
+def _since() -> str:
+    return (datetime.now(timezone.utc) - timedelta(minutes=HOLD_MINUTES)).isoformat(timespec="milliseconds")
+
+
+def next_pair(db, rater: str, ratings_per_pair: int) -> PairView | None:
+    """The pair this rater should see: the one they already hold on screen (a reload resumes it), else the
+    least-rated pair they have not met yet, counting pairs others hold as taken; None when nothing is left.
+    The pair shown is recorded (the assignment: a hold, and the start of the time on task).
+
+    Among equally rated pairs the choice is spread by a hash of (rater, pair), so raters arriving at
+    once do not all get the same pair."""
+    args = {"rater": rater, "quota": ratings_per_pair, "since": _since()}
+    held = db.execute(
+        f"""SELECT a.pair_id FROM assignments a JOIN ({_OPEN}) o ON o.id = a.pair_id
+            WHERE a.rater = :rater AND a.shown_at > :since ORDER BY a.shown_at DESC LIMIT 1""", args).fetchone()
+    if held:
+        return pair_view(db, held[0])
+
+    def pick() -> str | None:
+        least = [r[0] for r in db.execute(
+            f"WITH open AS ({_OFFERABLE}) SELECT id FROM open WHERE n = (SELECT MIN(n) FROM open)", args)]
+        return min(least, key=lambda pid: hashlib.sha256(f"{rater}\0{pid}".encode()).hexdigest()) if least else None
+
+    def still_free(pair_id: str) -> bool:  # under the write lock: nobody took it since it was picked
+        return bool(db.execute(_STILL_FREE, args | {"pair": pair_id}).fetchone()[0])
+
+    pair_id = claim_pair(db, rater, pick(), still_free, pick)
+    return None if pair_id is None else pair_view(db, pair_id)
+
+
+# One statement for study and gold pairs alike: a pair's texts come from its generations or its reference outputs.
+_VIEW = """SELECT p.id, p.prompt_id, COALESCE(ga.text, ra.text), COALESCE(gb.text, rb.text) FROM pairs p
+    LEFT JOIN generations ga ON ga.id = p.a_generation_id LEFT JOIN generations gb ON gb.id = p.b_generation_id
+    LEFT JOIN reference_outputs ra ON ra.id = p.a_reference_id LEFT JOIN reference_outputs rb ON rb.id = p.b_reference_id
+    WHERE p.id = ?"""
+
+
+def pair_view(db, pair_id: str) -> PairView:
+    row = None if not isinstance(pair_id, str) else db.execute(_VIEW, [pair_id]).fetchone()
+    if row is None:
+        raise RatingError(f"pair '{pair_id}' does not exist", "reload the page to get a pair from the queue")
+    return PairView(pair_id=row[0], prompt_id=row[1], text_a=row[2], text_b=row[3])
+
+
+def progress(db, rater: str, ratings_per_pair: int) -> tuple[int, int]:
+    """(pairs this rater has finished, that plus the pairs still open to them): shown as "7 / 20"."""
+    done, still_open = db.execute(
+        f"""SELECT (SELECT COUNT(DISTINCT r.pair_id) FROM ratings r JOIN pairs p ON p.id = r.pair_id
+                    WHERE r.rater = :rater AND {_LATEST_STUDY}), (SELECT COUNT(*) FROM ({_OPEN}))""",
+        {"rater": rater, "quota": ratings_per_pair}).fetchone()
+    return done, done + still_open
+
+
+def results_open(db, rater: str, ratings_per_pair: int, skip_allowance: int) -> tuple[bool, str]:
+    """Whether a rater may see the aggregates, and why not. Only once no pair is left for them to meet (their
+    queue is empty whoever holds what) and they have skipped at most `skip_allowance` pairs: skipping is not a
+    way to the results, and per-path figures could hint which side is which on a pair still to rate."""
+    rated, skipped, still_open = db.execute(
+        f"""SELECT (SELECT COUNT(DISTINCT r.pair_id) FROM ratings r JOIN pairs p ON p.id = r.pair_id
+                    WHERE r.rater = :rater AND r.kind = 'rating' AND {_LATEST_STUDY}),
+                   (SELECT COUNT(*) FROM ratings r JOIN pairs p ON p.id = r.pair_id
+                    WHERE r.rater = :rater AND r.kind = 'skip' AND {_LATEST_STUDY}),
+                   (SELECT COUNT(*) FROM ({_OPEN}))""", {"rater": rater, "quota": ratings_per_pair}).fetchone()
+    if still_open:
+        return False, f"you have {still_open} pair(s) left to rate"
+    if skipped > skip_allowance:
+        return False, (f"you skipped {skipped} pairs and rated {rated}; results open to raters who rated their "
+                       f"pairs (at most {skip_allowance} skipped)")
+    return True, ""
+
+
+def _text(value, what: str, limit: int) -> str:
+    try:
+        return clean_text(value if value is not None else "", what, limit)
+    except InputError as e:
+        raise RatingError(e.what, e.fix) from e
+
+
+def clean_comment(comment: str | None, app: AppConfig) -> str:
+    """The comment as it is stored."""
+    return _text(comment, "comment", app.max_comment_chars)
+
+
+def clean_rater(rater: str) -> str:
+    """A rater name as stored with a rating (identities are checked at sign-in; this only normalises)."""
+    try:
+        return clean_name(rater or "")
+    except InputError as e:
+        raise RatingError("rater " + e.what.removeprefix("the "), e.fix) from e
+
+
+def _validate(inp: RatingInput, app: AppConfig) -> dict:
+    for side, answers in (("A", inp.a), ("B", inp.b)):
+        if not isinstance(answers, dict):
+            raise RatingError(f"output {side}: answers must be a mapping of criterion to value", "answer every criterion")
+        unknown = sorted(set(answers) - set(CRITERIA))
+        if unknown:
+            raise RatingError(f"output {side}: unknown criterion id(s) {', '.join(unknown)}", f"use {', '.join(CRITERIA)}")
+        for c in CRITERIA:
+            v = answers.get(c)
+            if v not in VALUES:
+                raise RatingError(
+                    f"output {side}: criterion '{c}' has no valid answer ({v!r})", "choose pass, fail or unsure for every criterion"
+                )
+    if inp.preference not in PREFERENCES:
+        raise RatingError(f"preference {inp.preference!r} is not A, B or tie", "pick A, B or tie")
+    return {"comment": clean_comment(inp.comment, app)}
+
+
+def _row(inp: RatingInput, pair: dict, rater: str, comment: str, supersedes: int | None) -> dict:
+    """The stored row. A gold pair has no paths: its answers are kept per side only, and the path columns
+    (what every comparison of the paths reads) stay empty."""
+    gold = pair["kind"] == "gold"
+    ordinary_is_a = pair["ordinary_side"] == "A"
+    empty = dict.fromkeys(CRITERIA)
+    ordinary, assisted = (empty, empty) if gold else (inp.a, inp.b) if ordinary_is_a else (inp.b, inp.a)
+    pref_path = None if gold else "tie" if inp.preference == "tie" else (
+        GenerationPath.ORDINARY if (inp.preference == "A") == ordinary_is_a else GenerationPath.ASSISTED
+    )
+    row = {
+        "pair_id": pair["id"], "rater": rater, "created_at": now(), "kind": "rating",
+        "preference": inp.preference, "preferred_path": pref_path, "comment": comment,
+        "supersedes": supersedes, "client_token": inp.client_token or None,
+    }
+    for c in CRITERIA:
+        row[f"a_{c}"], row[f"b_{c}"] = inp.a[c], inp.b[c]
+        row[f"ordinary_{c}"], row[f"assisted_{c}"] = ordinary[c], assisted[c]
+    return row
+
+
+def _insert(db, row: dict, quota: int | None = None) -> int:
+    """Store one row (store.insert_rating: with `quota`, checked under the write lock) and say what a refused one
+    means to the rater."""
+    try:
+        return insert_rating(db, row, quota)
+    except PairFull as e:
+        raise RatingError(
+            f"this pair already has its {quota} ratings (other raters finished it while you were "
+            "working); your answers were not stored", "press Next pair for another pair") from e
+    except sqlite3.IntegrityError as e:
+        msg = str(e)
+        if "client_token" in msg:
+            raise RatingError("this submission was already received", "nothing to do: it is stored once") from e
+        if "pair_id, ratings.rater" in msg or "ratings.pair_id" in msg:
+            raise RatingError(
+                f"rater '{row['rater']}' has already rated or skipped pair '{row['pair_id']}'",
+                "a rating is locked after submit: use Correct to add a correction",
+            ) from e
+        if "supersedes" in msg:
+            raise RatingError("that rating was already corrected", "correct the newest version") from e
+        raise
+
+
+def submit_rating(db, app: AppConfig, inp: RatingInput) -> int:
+    """Store one rating in one transaction; returns its id. Refuses a second original for the same rater and pair."""
+    rater = clean_rater(inp.rater)
+    pair = _pair(db, inp.pair_id)
+    extra = _validate(inp, app)
+    return _insert(db, _row(inp, pair, rater, extra["comment"], None), quota=app.ratings_per_pair)
+
+
+def correct_rating(db, app: AppConfig, rating_id: int, inp: RatingInput, *, after_reveal: bool | None = None) -> int:
+    """Add a correction: a new row superseding `rating_id` (the rater's own, newest version). History is kept.
+
+    A correction made once the reveal can be seen (the pair is closed; `after_reveal` says so explicitly) is stored
+    with blind = 0: kept and exported, never counted; the last blind version stays the rating the aggregate and
+    the verdict use. Before that, no identity has seen the pair's reveal, and the correction counts."""
+    rater = clean_rater(inp.rater)
+    old = next(db.query("SELECT * FROM ratings WHERE id = ?", [rating_id]), None)
+    if old is None or old["kind"] != "rating":
+        raise RatingError(f"rating {rating_id} does not exist", "submit a rating first")
+    if old["rater"] != rater or old["pair_id"] != inp.pair_id:
+        raise RatingError(f"rating {rating_id} belongs to another rater or pair", "you can only correct your own rating")
+    pair = _pair(db, inp.pair_id)
+    extra = _validate(inp, app)
+    row = _row(inp, pair, rater, extra["comment"], rating_id)
+    if after_reveal is None:
+        after_reveal = is_closed(db, inp.pair_id, app.ratings_per_pair)
+    row["blind"] = 0 if after_reveal or not old["blind"] else 1
+    return _insert(db, row)
+
+
+def skip_pair(db, app: AppConfig, rater: str, pair_id: str, reason: str, client_token: str | None = None) -> int:
+    rater = clean_rater(rater)
+    pair = _pair(db, pair_id)
+    reason = _text(reason, "skip reason", app.max_comment_chars)
+    if not reason:
+        raise RatingError("a skip needs a reason", "say briefly why (e.g. 'both outputs empty', 'cannot judge English')")
+    return _insert(db, {"pair_id": pair["id"], "rater": rater, "created_at": now(), "kind": "skip",
+                        "skip_reason": reason, "client_token": client_token or None})
+
+
+def is_closed(db, pair_id: str, quota: int) -> bool:
+    """Whether no identity can rate this pair any more: its closing is recorded, or it has its quota of current
+    ratings (a pair filled before closings were recorded)."""
+    return bool(db.execute(
+        "SELECT EXISTS (SELECT 1 FROM closed_pairs WHERE pair_id = :p) "
+        "OR (SELECT COUNT(*) FROM current_ratings WHERE pair_id = :p) >= :q", {"p": pair_id, "q": quota}).fetchone()[0])
+
+
+def rater_reveal(db, rater: str, pair_id: str, quota: int, tolerance: float = 0.1) -> Reveal | GoldReveal | Pending:
+    """What this rater may see of a pair they rated: its reveal once the pair is closed, else Pending."""
+    if not isinstance(pair_id, str) or db.execute(
+            "SELECT 1 FROM ratings WHERE rater = ? AND pair_id = ? AND kind = 'rating'", [rater, pair_id]).fetchone() is None:
+        raise RatingError("the reveal follows your rating of the pair", "rate the pair first")
+    if not is_closed(db, pair_id, quota):
+        n = db.execute("SELECT COUNT(*) FROM current_ratings WHERE pair_id = ?", [pair_id]).fetchone()[0]
+        return Pending(pair_id, max(1, quota - n))
+    return reveal(db, pair_id, tolerance)
+
+
+def rated_pairs(db, rater: str, quota: int, tolerance: float = 0.1, limit: int = 50) -> list[RatedPair]:
+    """The pairs this rater rated, newest first (at most `limit`), each with its reveal or Pending: the list that
+    fills in as their pairs close."""
+    rows = db.execute(
+        """SELECT r.pair_id, p.prompt_id,
+                  (SELECT COUNT(*) FROM ratings x WHERE x.rater = r.rater AND x.kind = 'rating' AND x.supersedes IS NULL
+                     AND x.id <= r.id) AS n
+           FROM ratings r JOIN pairs p ON p.id = r.pair_id
+           WHERE r.rater = ? AND r.kind = 'rating' AND r.supersedes IS NULL ORDER BY r.id DESC LIMIT ?""",
+        [rater, limit]).fetchall()
+    return [RatedPair(n, prompt_id, rater_reveal(db, rater, pair_id, quota, tolerance)) for pair_id, prompt_id, n in rows]
+
+
+def reveal(db, pair_id: str, tolerance: float = 0.1) -> Reveal | GoldReveal:
+    """Which side was which path and how long each took; for a gold pair, that it was a check pair and the
+    expected answers. The app shows it to a rater only through rater_reveal (rated, and the pair closed)."""
+    p = _pair(db, pair_id)
+    if p["kind"] == "gold":
+        import json
+
+        refs = {r["id"]: r for r in db.query("SELECT id, expected, note FROM reference_outputs WHERE id IN (?, ?)",
+                                             [p["a_reference_id"], p["b_reference_id"]])}
+        ra, rb = refs[p["a_reference_id"]], refs[p["b_reference_id"]]
+        return GoldReveal(pair_id=pair_id, a_expected=json.loads(ra["expected"]), b_expected=json.loads(rb["expected"]),
+                          a_note=ra["note"], b_note=rb["note"])
+    gens = {g["id"]: g for g in db.query("SELECT * FROM generations WHERE id IN (?, ?)", [p["a_generation_id"], p["b_generation_id"]])}
+    ga, gb = gens[p["a_generation_id"]], gens[p["b_generation_id"]]
+    o, a = (ga, gb) if p["ordinary_side"] == "A" else (gb, ga)
+    from ..generation.speed import comparable as comparable_outputs
+
+    comparable = comparable_outputs(o, a, tolerance)  # the config's bench.length_tolerance
+
+    def tps(g):
+        return g["new_tokens"] / g["generate_seconds"] if g["generate_seconds"] else None
+
+    return Reveal(
+        pair_id=pair_id,
+        a_path=ga["path"], b_path=gb["path"],
+        a_seconds=ga["generate_seconds"], b_seconds=gb["generate_seconds"],
+        a_tokens=ga["new_tokens"], b_tokens=gb["new_tokens"],
+        a_tokens_per_second=tps(ga), b_tokens_per_second=tps(gb),
+        comparable=comparable,
+        speedup=(o["generate_seconds"] / a["generate_seconds"]) if comparable and a["generate_seconds"] else None,
+        note="" if comparable else (
+            f"outputs not comparable (stop {o['stop_reason']} vs {a['stop_reason']}, "
+            f"{o['new_tokens']} vs {a['new_tokens']} tokens): no speed-up for this pair; compare tokens/s"
+        ),
+    )
+
+
+def current_rating(db, rater: str, pair_id: str) -> dict | None:
+    """The rater's newest version of their rating of this pair (after corrections, blind or not): what Correct
+    starts from. The version that counts is in the current_ratings view."""
+    return next(db.query(
+        "SELECT * FROM ratings r WHERE rater = ? AND pair_id = ? AND kind = 'rating' "
+        "AND NOT EXISTS (SELECT 1 FROM ratings s WHERE s.supersedes = r.id) ORDER BY id DESC LIMIT 1",
+        [rater, pair_id]), None)
+
+
+def answers_from_row(row: dict) -> tuple[dict, dict]:
+    return {c: row[f"a_{c}"] for c in CRITERIA}, {c: row[f"b_{c}"] for c in CRITERIA}
+
+
+def counts(db, ratings_per_pair: int) -> dict:
+    """Progress numbers for everyone on the Results tab: nothing per path (a tally of preferred paths, seen
+    while pairs are still to rate, would hint which side is which)."""
+    in_study = f"pair_id IN (SELECT p.id FROM pairs p WHERE {_LATEST_STUDY})"  # the study the queue serves
+    n_pairs = db.execute(f"SELECT COUNT(*) FROM pairs p WHERE {_LATEST_STUDY}").fetchone()[0]
+    per_pair = {r[0]: r[1] for r in db.execute(
+        f"SELECT pair_id, COUNT(*) FROM current_ratings WHERE {in_study} GROUP BY pair_id")}
+    return {
+        "pairs": n_pairs,
+        "ratings": db.execute(f"SELECT COUNT(*) FROM current_ratings WHERE {in_study}").fetchone()[0],
+        "corrections": db.execute(f"SELECT COUNT(*) FROM ratings WHERE supersedes IS NOT NULL AND {in_study}").fetchone()[0],
+        "skips": db.execute(f"SELECT COUNT(*) FROM ratings WHERE kind = 'skip' AND {in_study}").fetchone()[0],
+        "raters": db.execute(f"SELECT COUNT(DISTINCT rater) FROM ratings WHERE {in_study}").fetchone()[0],
+        "pairs_complete": sum(1 for n in per_pair.values() if n >= ratings_per_pair),
+    }

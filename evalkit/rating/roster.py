@@ -1,0 +1,189 @@
+"""Who may rate, and who organises: identities with credentials, never a typed name alone.
+
+Locally an organiser creates raters (`evalkit raters add NAME [--organiser]`), each with a personal code shown
+once (stored only as a hash) and an invitation link that carries it. With `app.signup = "open"` a newcomer may
+also create a rater identity by choosing an unused name; the app hands them their code, and the browser keeps it.
+Either way a name already taken, or one that only looks like it (identity.name_key), needs its code. Organiser
+rights come only from `--organiser`; the shared passcode (app.passcodes) is a door to sign-up, never a role.
+On a Hugging Face Space the identity is the OAuth profile, and organisers are the usernames in app.organisers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+from dataclasses import dataclass
+
+from ..errors import EvalkitError
+from .identity import InputError, clean_name, name_key
+from ..store import NameTaken, insert_rater, replace_secret, revoke_rater
+
+ROLES = ("rater", "organiser")
+
+# A personal code is "<rater id>.<secret>": ASCII digits, a dot, 24 URL-safe characters (144 random bits). Anything
+# else is no code at all, refused before any lookup; 64 characters bound what is ever looked at.
+CODE_LIMIT = 64
+_CODE = re.compile(r"([0-9]{1,9})\.([A-Za-z0-9_-]{24})", re.ASCII)
+
+
+class SignInError(EvalkitError):
+    """A sign-in that did not succeed; it counts towards the attempt limits."""
+
+
+@dataclass(frozen=True)
+class Identity:
+    name: str
+    role: str = "rater"  # one of ROLES
+    source: str = "invited"  # invited (evalkit raters add), signup (open sign-up), space (Hugging Face OAuth)
+    rater_id: int | None = None  # the registry row (None for a Hugging Face identity)
+    credential: str = ""  # the hash of the code it signed in with: a revoke or re-issue ends its sessions
+
+    @property
+    def organiser(self) -> bool:
+        return self.role == "organiser"
+
+
+@dataclass(frozen=True)
+class Credential:
+    """What a new or re-issued identity is handed, once: the code, and the link that carries it."""
+
+    identity: Identity
+    code: str
+
+    def link(self, base_url: str) -> str:
+        return f"{base_url.rstrip('/')}/?invite={self.code}"
+
+
+def _hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def _new_code(rater_id: int) -> tuple[str, str]:
+    secret = secrets.token_urlsafe(18)  # 144 bits
+    return f"{rater_id}.{secret}", _hash(secret)
+
+
+def _checked_name(name: str) -> tuple[str, str]:
+    name = clean_name(name)
+    key = name_key(name)
+    if not key:
+        raise InputError(f"the name '{name}' has no letter or digit", "use a name with letters or digits")
+    return name, key
+
+
+def _taken(name: str, holder: dict) -> InputError:
+    same = holder["name"] == name
+    return InputError(
+        f"the name '{name}' is taken" + ("" if same else f" (it looks like '{holder['name']}')"),
+        "sign in with your personal code to continue as that rater, or choose a clearly different name",
+    )
+
+
+def _create(db, name: str, role: str, source: str) -> Credential:
+    if role not in ROLES:
+        raise EvalkitError(f"role {role!r} is not one of {', '.join(ROLES)}", "use rater or organiser")
+    name, key = _checked_name(name)
+    try:  # the name check and the insert under one write lock: two sign-ups cannot both win
+        code = insert_rater(db, name, key, role, source, _new_code, name_key)
+    except NameTaken as e:
+        raise _taken(name, e.holder) from None
+    return _credential(name, role, source, code)
+
+
+def _credential(name: str, role: str, source: str, code: str) -> Credential:
+    rid, secret = parse_code(code)
+    return Credential(Identity(name, role, source, rid, _hash(secret)), code)
+
+
+def add(db, name: str, *, organiser: bool = False) -> Credential:
+    """An organiser invites a rater (or a fellow organiser). The code is shown once; only its hash is kept."""
+    return _create(db, name, "organiser" if organiser else "rater", "invited")
+
+
+def sign_up(db, name: str) -> Credential:
+    """Open sign-up: a new rater identity under an unused name (rater rights only)."""
+    return _create(db, name, "rater", "signup")
+
+
+def _missing(name: str) -> EvalkitError:
+    return EvalkitError(f"no rater named '{name}'", "see `evalkit raters list`, or add them with `evalkit raters add`")
+
+
+def reissue(db, name: str) -> Credential:
+    """A new code for an existing rater (lost code, or after a revoke): the old code stops working."""
+    _, key = _checked_name(name)
+    done = replace_secret(db, key, _new_code, name_key)
+    if done is None:
+        raise _missing(name)
+    holder, code = done
+    return _credential(holder["name"], holder["role"], holder["source"], code)
+
+
+def revoke(db, name: str) -> Identity:
+    """The rater's code stops working at once (their stored ratings stay)."""
+    _, key = _checked_name(name)
+    holder = revoke_rater(db, key, name_key)
+    if holder is None:
+        raise _missing(name)
+    return Identity(holder["name"], holder["role"], holder["source"])
+
+
+def listing(db) -> list[dict]:
+    """Every identity with its role, source, dates and rating counts (never a secret)."""
+    return list(db.query(
+        """SELECT r.name, r.role, r.source, r.created_at, r.revoked_at,
+                  (SELECT COUNT(*) FROM current_ratings c WHERE c.rater = r.name) AS ratings,
+                  (SELECT COUNT(*) FROM ratings s WHERE s.rater = r.name AND s.kind = 'skip') AS skips
+           FROM raters r ORDER BY r.id"""))
+
+
+def parse_code(code) -> tuple[int, str] | None:
+    """(rater id, secret) of a personal code in its canonical form, or None when it is no code: the id in ASCII
+    digits read as a number ("02" is rater 2, and "٢" is no id), the secret of the one length codes have."""
+    if not isinstance(code, str) or len(code) > CODE_LIMIT:
+        return None
+    m = _CODE.fullmatch(code.strip())
+    return (int(m[1]), m[2]) if m else None
+
+
+def authenticate(db, code: str) -> Identity:
+    """The identity a personal code belongs to. Constant-time comparison; a revoked code is refused."""
+    parsed = parse_code(code)
+    row = next(db.query("SELECT * FROM raters WHERE id = ?", [parsed[0]]), None) if parsed else None
+    digest = _hash(parsed[1]) if parsed else ""
+    if row is None or not hmac.compare_digest(row["secret_hash"], digest):
+        raise SignInError("that code is not valid", "check the code or link your organiser sent you")
+    if row["revoked_at"]:
+        raise SignInError("that code was revoked", "ask the study organiser for a new one")
+    return Identity(row["name"], row["role"], row["source"], row["id"], row["secret_hash"])
+
+
+def code_owner_key(code: str) -> str | None:
+    """The per-owner key for the attempt limit: the rater id a code claims, in canonical form (whether or not the
+    code is right); None when the text is no code."""
+    parsed = parse_code(code)
+    return f"rater:{parsed[0]}" if parsed else None
+
+
+def check_current(db, rater_id: int | None, credential: str) -> None:
+    """Refuse an identity whose code was revoked or re-issued since it signed in with `credential` (that code's
+    hash): every event of a session asks this, so a revoke ends the sessions already open at their next event.
+    (A Hugging Face identity has no code: rater_id None.)"""
+    if rater_id is None:
+        return
+    row = db.execute("SELECT secret_hash, revoked_at FROM raters WHERE id = ?", [rater_id]).fetchone()
+    if row is None or row[1]:
+        raise SignInError("your personal code was revoked, so this session has ended; nothing was stored",
+                          "ask the study organiser for a new code, then sign in again")
+    if not hmac.compare_digest(row[0], credential or ""):
+        raise SignInError("your personal code was replaced by a new one, so this session has ended; nothing was stored",
+                          "sign in again with the new code")
+
+
+def count(db, source: str | None = None) -> int:
+    sql, args = "SELECT COUNT(*) FROM raters", []
+    if source:
+        sql, args = sql + " WHERE source = ?", [source]
+    return db.execute(sql, args).fetchone()[0]

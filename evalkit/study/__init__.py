@@ -1,0 +1,1 @@
+"""A study: its gate, its plan, the blind pair pool and its gold pairs."""

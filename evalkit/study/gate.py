@@ -1,0 +1,181 @@
+"""The release gate: thresholds fixed before the experiment, frozen with it, applied to the aggregate."""
+
+from __future__ import annotations
+
+import hashlib
+import tomllib
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+from .. import locations
+from ..errors import EvalkitError
+
+# Older gate files name the fidelity margin by its former key; it is read as the margin.
+ALIASES = {"max_pass_rate_drop": "margin"}
+
+
+@dataclass(frozen=True)
+class Gate:
+    # Minimum lower bound of the speed-up's 95% interval.
+    min_speedup_ci_low: float = 1.1
+    # Non-inferiority margin: KEEP needs, for every criterion, the lower end of the interval of the
+    # assisted - ordinary pass rate to be at least -margin (alias: max_pass_rate_drop).
+    margin: float = 0.05
+    # Two-sided confidence level of that interval (0.95: each criterion is tested one-sided at 2.5%).
+    confidence: float = 0.95
+    # Maximum extra memory from loading the draft, MB.
+    max_extra_memory_mb: float = 1024.0
+    # A pair counts towards the sample once it has this many current ratings.
+    min_ratings_per_pair: int = 3
+    # Pairs (each with min_ratings_per_pair ratings) the decision waits for; from `evalkit plan`. Before that
+    # every look is an interim look and the verdict INSUFFICIENT DATA. 0 = not planned: no decision.
+    planned_pairs: int = 0
+    # Raters whose accuracy on gold (check) pairs is below this are left out of every table and the verdict
+    # (evalkit.study.gold; a rater who met no gold pair cannot be judged and is kept). 0 = off.
+    min_gold_accuracy: float = 0.0
+    # Whom the quality claim covers. "raters in general" (raters like these): rater-to-rater differences, also in
+    # how raters judge each path, are in every criterion's interval (two-way CR2, t on the raters' degrees of
+    # freedom), and the decision needs min_raters raters. "these raters": the claim is only about the raters who
+    # rated (their differences are fixed, not sampled); the rater dimension enters only from 10 raters on.
+    claim: str = "raters in general"
+    # Distinct raters the decision sample needs for a claim about raters in general; fewer gives INSUFFICIENT DATA.
+    # Below about 10 a rater variance is too unstable for any small-sample correction to rescue.
+    min_raters: int = 10
+
+
+# (low, high, low inclusive, high inclusive) for each key; a value outside is refused with its range
+RANGES = {
+    "min_speedup_ci_low": (0.0, None, True, True),
+    "margin": (0.0, 1.0, False, False),
+    "confidence": (0.5, 1.0, False, False),
+    "max_extra_memory_mb": (0.0, None, True, True),
+    "min_ratings_per_pair": (1, None, True, True),
+    "planned_pairs": (0, None, True, True),
+    "min_gold_accuracy": (0.0, 1.0, True, True),
+    "min_raters": (2, None, True, True),
+}
+# the values a text key may take
+CHOICES = {"claim": ("raters in general", "these raters")}
+GENERAL = CHOICES["claim"][0]
+
+
+def gate_text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def parse_gate(text: str, source: str) -> Gate:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise EvalkitError(f"gate file {source} is not valid TOML: {e}", "fix the syntax")
+    known = {f.name: f for f in fields(Gate)}
+    unknown = sorted(set(data) - set(known) - set(ALIASES))
+    if unknown:
+        raise EvalkitError(f"gate file {source}: unknown key(s) {', '.join(unknown)}", f"valid keys: {', '.join(known)}")
+    for old, new in ALIASES.items():
+        if old in data:
+            if new in data:
+                raise EvalkitError(f"gate file {source} sets both {old} and {new}",
+                                   f"keep only {new} ({old} is its older name)")
+            data[new] = data.pop(old)
+    out = {}
+    for k, v in data.items():
+        if k in CHOICES:
+            if v not in CHOICES[k]:
+                raise EvalkitError(f"gate file {source}: {k} = {v!r} is not one of the choices",
+                                   f"set {k} to one of: {', '.join(repr(c) for c in CHOICES[k])}")
+            out[k] = v
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise EvalkitError(f"gate file {source}: {k} = {v!r} should be a number", f"write {k} as a number")
+        if known[k].type in (int, "int"):
+            if v != int(v):
+                raise EvalkitError(f"gate file {source}: {k} = {v!r} should be a whole number", f"write {k} as an integer")
+            v = int(v)
+        else:
+            v = float(v)
+        lo, hi, lo_in, hi_in = RANGES[k]
+        if (lo is not None and (v < lo or (v == lo and not lo_in))) or (hi is not None and (v > hi or (v == hi and not hi_in))):
+            span = f"{'[' if lo_in else '('}{lo}, {hi if hi is not None else '∞'}{']' if hi_in else ')'}"
+            raise EvalkitError(f"gate file {source}: {k} = {v!r} is outside {span}", f"set {k} within {span}")
+        out[k] = v
+    return Gate(**out)
+
+
+def read_gate_file(path: Path | None = None) -> tuple[str, Gate]:
+    path = Path(path) if path else locations.default_gate_path()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise EvalkitError(f"gate file {path} does not exist", "create it (see configs/gate.toml), or set gate_file in the config to an existing file")
+    return text, parse_gate(text, str(path))
+
+
+def gate_snapshot(path: Path | None = None) -> dict:
+    """What an experiment stores when it starts: the gate's text, values and hash."""
+    path = Path(path) if path else locations.default_gate_path()
+    text, gate = read_gate_file(path)
+    return {"path": str(path), "text": text, "hash": gate_text_hash(text), "values": asdict(gate)}
+
+
+# Keys whose default changed what a gate decides, with the value that keeps the meaning a gate had when a version
+# that did not know the key froze it: such a study keeps its conditional claim rather than gaining a new
+# requirement (min_raters) after the fact. A snapshot frozen by a version that knew the key stores it in "values".
+LEGACY = {"claim": "these raters"}
+
+
+def frozen_values(snapshot: dict) -> dict:
+    """The gate values of a frozen snapshot, read again from its text so that snapshots frozen by older
+    versions (other keys, no margin) get today's defaults, except where a default changed the decision (LEGACY)."""
+    text = snapshot.get("text")
+    stored = snapshot.get("values", {})
+    if text is None:
+        values = asdict(Gate(**{ALIASES.get(k, k): v for k, v in stored.items()}))
+    else:
+        values = asdict(parse_gate(text, f"frozen gate {snapshot.get('hash', '')}"))
+    for key, then in LEGACY.items():
+        if key not in stored and not _sets(text or "", key):
+            values[key] = then
+    return values
+
+
+def legacy_keys(snapshot: dict) -> list[str]:
+    """The LEGACY keys a frozen snapshot predates (for a note in the verdict)."""
+    return [k for k in LEGACY if k not in snapshot.get("values", {}) and not _sets(snapshot.get("text") or "", k)]
+
+
+def _sets(text: str, key: str) -> bool:
+    try:
+        return key in tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return False
+
+
+def fidelity_ok(lower, margin: float):
+    """The fidelity condition for one criterion (vectorised over studies): the interval's lower end for
+    assisted - ordinary pass rate is at least -margin. An undefined lower end (no pairs) is not a pass."""
+    import numpy as np
+
+    lower = np.asarray(lower, float)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isnan(lower), False, lower >= -margin - 1e-12)
+
+
+def raters_ok(raters, gate_values: dict):
+    """Enough distinct raters for the gate's claim (vectorised over studies): a claim about raters in general
+    needs min_raters; a claim about these raters needs no minimum."""
+    import numpy as np
+
+    raters = np.asarray(raters, float)
+    if gate_values.get("claim", GENERAL) != GENERAL:
+        return np.ones(raters.shape, bool)
+    return raters >= gate_values.get("min_raters", Gate.min_raters)
+
+
+def claim_text(gate_values: dict | None, raters: int | None = None) -> str:
+    """Whom a verdict sentence's claim covers, e.g. 'for raters in general (like these 12)'."""
+    claim = (gate_values or {}).get("claim", GENERAL)
+    who = "" if raters is None else f" {raters}"
+    if claim == GENERAL:
+        return f"for raters in general (like these{who})"
+    return f"for these{who} raters only"

@@ -1,0 +1,231 @@
+"""Gold pairs: known-answer pairs mixed into the pool to check the raters, and each rater's accuracy on them.
+
+A gold pair must not be told from a study pair, by its texts least of all. So its texts are never written in a
+file (prompt files are public, on a Space and in the repository): they are made when the pool is built, from real
+pooled outputs. The pool generates a few samples more than the study needs (gold_samples: pool.gold_rate x study
+pairs, spread over the prompts), stores their outputs, and turns each extra sample into a gold pair: its two
+outputs, one of them changed by a controlled edit whose effect on a criterion is known (`edit`: the day changed,
+or the last clause replaced by a promise of a restore time). The edited output fails that criterion whatever the original said; nothing
+else is known about either output, and only the known answers are scored. The texts keep the form of the pooled
+outputs (length, line breaks, punctuation), since they are pooled outputs.
+
+A gold pair is a row of `pairs` like any other (same id format, same queue, same quota, same view before submit),
+with kind = 'gold', two reference outputs and no path: its ratings keep their answers per side (a_*, b_*) and leave
+the path columns empty, and every figure about the paths reads study pairs only.
+
+Accuracy is the share of a rater's answers on gold pairs whose expected result is known that equal it. "unsure"
+counts as a miss: an edit makes a plain flaw, so not seeing it is what the check measures, and counting unsure as
+neither would let a rater raise their accuracy by hedging. The preference is not scored (a matter of taste). Only
+the version of a rating that counts (the last blind one) is scored.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+
+from ..task.prompts import CRITERIA, Prompt, Reference
+
+COLUMNS = ["rater", "gold_ratings", "answers", "correct", "unsure", "missed_flaws", "false_alarms", "accuracy",
+           "excluded"]
+
+
+def gold_count(rate: float, study_pairs: int) -> int:
+    """How many gold pairs a pool of `study_pairs` gets: rate x study pairs, rounded down (a pool of fewer
+    than 1 / rate study pairs gets none)."""
+    return max(0, math.floor(rate * study_pairs + 1e-9))
+
+
+def gold_samples(prompt_ids: list[str], samples: int, rate: float) -> dict[str, int]:
+    """Extra samples per prompt the pool generates to make its gold pairs from: gold_count(rate, study pairs),
+    one prompt after another."""
+    n = gold_count(rate, len(prompt_ids) * samples)
+    return {pid: n // len(prompt_ids) + (i < n % len(prompt_ids)) for i, pid in enumerate(prompt_ids)} if prompt_ids else {}
+
+
+@dataclass(frozen=True)
+class Edit:
+    """A controlled change to an output and the criteria it is known to fail afterwards."""
+
+    name: str
+    text: str  # the edited text
+    fails: tuple[str, ...]  # criterion ids the edited text fails, whatever the original said
+    note: str  # what was changed, shown in the reveal after the rating is stored
+
+
+# The material's day, and another; the first that occurs in a text is changed everywhere in it.
+_DAYS = {"zh": [("星期三", "星期四"), ("周三", "周四"), ("礼拜三", "礼拜四")], "en": [("Wednesday", "Thursday")]}
+# A promise of a restore moment, in a few lengths. It takes the place of the text's last clause (what follows the
+# last comma, full stop or line break), in the length nearest the clause's, so the text keeps its length (within a
+# few characters), its line breaks and its punctuation.
+_PROMISES = {
+    "zh": ["保证周四恢复", "保证周四上午恢复", "保证周四上午九点前恢复", "我们保证周四上午九点前全部恢复",
+           "我们郑重保证周四上午九点前全部恢复正常使用", "我们郑重保证周四上午九点前全部恢复正常使用并且上传与阅读都不受影响"],
+    "en": ["guaranteed back Thursday", "we guarantee it is back Thursday", "we guarantee it is back by 9 am Thursday",
+           "we guarantee every service is back by 9 am Thursday",
+           "we guarantee that every service will be back by 9 am on Thursday at the latest"],
+}
+_CLAUSE_MARKS = "，,；;：:、。！？!?.\n"
+_END_MARKS = "。！？!?."
+
+
+def _promise(lang: str, length: int) -> str:
+    return min(_PROMISES[lang], key=lambda p: (abs(len(p) - length), len(p)))
+
+
+def edit(text: str, language: str) -> Edit:
+    """The edit a gold output gets: the day changed when the text names the material's day (length, lines and
+    punctuation as they were), else its last clause replaced by a promise of a restore time (the second half of it
+    when the text is one clause, so the text is never the promise alone)."""
+    return change_day(text, language) or add_promise(text, language)
+
+
+def change_day(text: str, language: str) -> Edit | None:
+    """The material's day changed everywhere in the text (None when the text does not name it)."""
+    lang = "en" if language == "en" else "zh"
+    for day, other in _DAYS[lang]:
+        if day in text:
+            return Edit("changed-day", text.replace(day, other), ("schedule",),
+                        f"“{day}”被改成了“{other}”（材料是周三晚间）。 · '{day}' was changed to '{other}'; the "
+                        "material says Wednesday evening.")
+    return None
+
+
+def add_promise(text: str, language: str) -> Edit:
+    """The text's last clause replaced by a promise of a restore moment of about its length."""
+    lang = "en" if language == "en" else "zh"
+    body = text.rstrip()
+    end = body[-1] if body and body[-1] in _END_MARKS else ""
+    core = body[:len(body) - len(end)]
+    start = max(core.rfind(m) for m in _CLAUSE_MARKS) + 1
+    if start == 0:  # one clause: it keeps its first half, and a comma joins the promise to it
+        half = len(core) // 2 or len(core)
+        if lang == "en" and " " in core[:half]:
+            half = core[:half].rindex(" ")
+        core = core[:half].rstrip() + ("，" if lang == "zh" else ", ")
+        promise = _promise(lang, len(body) - len(core))
+        start = len(core)
+    else:
+        promise = _promise(lang, len(core) - start)
+    space = " " if core[start:start + 1] == " " else ""
+    if lang == "en" and core[start - 1:start] in ("\n", ".", "!", "?"):
+        promise = promise[0].upper() + promise[1:]
+    return Edit("added-promise", core[:start] + space + promise + end + text[len(body):],
+                ("unknown_restore_time", "no_added_promises"),
+                "最后一句被换成了恢复时刻和保证（材料说恢复时间未定）。 · The last clause was replaced by a restore time "
+                "and a guarantee; the material says the restore time is not known.")
+
+
+def _unpaired_samples(db, experiment_id: int) -> list[dict]:
+    """The extra samples of a pool experiment: an ordinary and an assisted output of one prompt and seed, both
+    ok, in no pair and in no gold pair yet (its references are named after the generations)."""
+    return list(db.query(
+        """SELECT o.id AS o_id, a.id AS a_id, o.prompt_id, o.text AS o_text, a.text AS a_text,
+                  o.token_ids AS o_tokens, a.token_ids AS a_tokens
+           FROM generations o JOIN generations a ON a.experiment_id = o.experiment_id AND a.prompt_id = o.prompt_id
+                AND a.seed = o.seed AND a.path = 'assisted' AND a.status = 'ok' AND a.live = 0
+           WHERE o.experiment_id = :e AND o.path = 'ordinary' AND o.status = 'ok' AND o.live = 0
+             AND NOT EXISTS (SELECT 1 FROM pairs p WHERE p.ordinary_generation_id = o.id)
+             AND NOT EXISTS (SELECT 1 FROM generations f WHERE f.experiment_id = o.experiment_id
+                             AND f.prompt_id = o.prompt_id AND f.seed = o.seed AND f.path = 'fallback')
+             AND NOT EXISTS (SELECT 1 FROM reference_outputs r WHERE r.name = 'pool-' || o.id || '-' || a.id)
+           ORDER BY o.id""", {"e": experiment_id}))
+
+
+def add_gold_pairs(db, experiment_id: int, prompts: list[Prompt], tokenizer=None,
+                   rng: random.Random | None = None) -> int:
+    """Turn this pool experiment's extra samples into gold pairs (idempotent: a resumed pool only adds the new
+    ones). Which output is edited, and the sides, are drawn at random. The references keep the token ids of the
+    outputs (the edited one's under `tokenizer` when given): the Live tab holds back a live output that would
+    repeat one. Returns how many pairs were added."""
+    import json
+
+    from ..store import insert_gold_pairs, store_references
+
+    rng = rng or random.SystemRandom()
+    language = {p.id: p.language for p in prompts}
+    made, refs = [], []
+    for s in _unpaired_samples(db, experiment_id):
+        name = f"pool-{s['o_id']}-{s['a_id']}"
+        texts = [(s["o_text"], s["o_tokens"]), (s["a_text"], s["a_tokens"])]
+        edited = rng.randrange(2)
+        e = edit(texts[edited][0], language.get(s["prompt_id"], "zh"))
+        changed = Reference(name=name, text=e.text, expected={c: "fail" for c in e.fails}, note=e.note)
+        ids = None if tokenizer is None else list(tokenizer(e.text, add_special_tokens=False)["input_ids"])
+        kept = Reference(name=name + "-unedited", text=texts[1 - edited][0], expected={}, note="")
+        pair = [(kept, json.loads(texts[1 - edited][1])), (changed, ids)]
+        rng.shuffle(pair)  # the sides
+        refs += [(s["prompt_id"], r, t) for r, t in pair]
+        made.append((s["prompt_id"], pair[0][0], pair[1][0]))
+    if not made:
+        return 0
+    from ..store import reference_hash
+
+    stored = store_references(db, refs)
+    insert_gold_pairs(db, experiment_id, [
+        {"prompt_id": pid, "a_reference_id": stored[reference_hash(pid, x)], "b_reference_id": stored[reference_hash(pid, y)]}
+        for pid, x, y in made])
+    return len(made)
+
+
+def answers(db, study_id: int | None = None, history: bool = False):
+    """One row per criterion answer on a gold pair of the study (of every study when None), current ratings only:
+    rating_id, rater, pair_id, side, criterion, answer, expected. history=True: every blind rating row instead, with
+    `ended`, the id of the blind row that superseded it (int64 max while current), so that accuracy can be taken as
+    of any rating (the decision frozen at completion)."""
+    import numpy as np
+    import pandas as pd
+
+    cols = ", ".join(f"r.{s}_{c}" for s in "ab" for c in CRITERIA)
+    source = "ratings r" if history else "current_ratings r"
+    rows = "r.kind = 'rating' AND r.blind = 1 AND " if history else ""
+    study = "" if study_id is None else " AND p.experiment_id IN (SELECT id FROM experiments WHERE study_id = :study)"
+    ended = (", (SELECT MIN(s.id) FROM ratings s WHERE s.supersedes = r.id AND s.blind = 1) AS ended"
+             if history else "")
+    wide = pd.read_sql_query(
+        f"""SELECT r.id AS rating_id, r.rater, r.pair_id, p.a_reference_id AS a_ref, p.b_reference_id AS b_ref, {cols}{ended}
+            FROM {source} JOIN pairs p ON p.id = r.pair_id WHERE {rows}p.kind = 'gold'{study}""", db.conn,
+        params={"study": study_id})
+    keys = ["rating_id", "rater", "pair_id", "a_ref", "b_ref"]
+    if history:
+        wide["ended"] = wide["ended"].fillna(np.iinfo(np.int64).max).astype(np.int64)
+        keys.append("ended")
+    expected = pd.read_sql_query(
+        "SELECT o.id AS ref, j.key AS criterion, j.value AS expected FROM reference_outputs o, json_each(o.expected) j",
+        db.conn)
+    long = wide.melt(id_vars=keys, var_name="column", value_name="answer")
+    long["side"] = long["column"].str[0]
+    long["criterion"] = long["column"].str[2:]
+    long["ref"] = long["a_ref"].where(long["side"] == "a", long["b_ref"])
+    long = long.merge(expected, on=["ref", "criterion"], how="left")
+    return long[["rating_id", "rater", "pair_id", "side", "criterion", "answer", "expected"]
+                + (["ended"] if history else [])]
+
+
+def as_of(history, rating_id: int):
+    """The gold answers of answers(history=True) that were current right after rating `rating_id` was stored."""
+    return history[(history["rating_id"] <= rating_id) & (history["ended"] > rating_id)]
+
+
+def accuracy(db, min_accuracy: float = 0.0, raters=(), study_id: int | None = None, table=None) -> tuple:
+    """Per rater: gold ratings, criterion answers, correct, unsure, missed flaws (expected fail, answered pass),
+    false alarms (expected pass, answered fail), accuracy = correct / answers, and whether the gate's
+    `min_accuracy` excludes them. `raters`: raters to list even without a gold rating (accuracy empty; never
+    excluded: there is nothing to judge them on). `table`: gold answers to score (as_of's), else the study's current
+    ones. Returns (table, excluded rater names)."""
+    import pandas as pd
+
+    a = answers(db, study_id) if table is None else table
+    a = a[a["expected"].notna()]  # only what an edit made known is scored
+    a = a.assign(correct=a["answer"] == a["expected"], unsure=a["answer"] == "unsure",
+                 missed_flaws=(a["expected"] == "fail") & (a["answer"] == "pass"),
+                 false_alarms=(a["expected"] == "pass") & (a["answer"] == "fail"))
+    per = a.groupby("rater").agg(gold_ratings=("rating_id", "nunique"), answers=("answer", "size"),
+                                 correct=("correct", "sum"), unsure=("unsure", "sum"),
+                                 missed_flaws=("missed_flaws", "sum"), false_alarms=("false_alarms", "sum"))
+    per = per.reindex(per.index.union(pd.Index(list(raters), dtype=object)), fill_value=0).astype(int)
+    per["accuracy"] = (per["correct"] / per["answers"]).where(per["answers"] > 0)
+    per["excluded"] = bool(min_accuracy > 0) & per["accuracy"].notna() & (per["accuracy"] < min_accuracy - 1e-12)
+    table = per.rename_axis("rater").reset_index()[COLUMNS]
+    return table, sorted(table.loc[table["excluded"], "rater"])

@@ -1,0 +1,382 @@
+"""The pair pool for blind rating: K samples per prompt per path, each ordinary/assisted pair stored with
+a side assignment drawn at random once, here, and read from the database ever after.
+
+It runs as one process or sharded under accelerate (`accelerate launch -m evalkit generate ...`): the
+work list (prompt x sample; both paths of a sample stay together so they pair) is split with
+`PartialState().split_between_processes`, each process writes its own shard database, and the main
+process merges the shards into the main database in one transaction, in work-list order. Seeds are per
+work item, so the content equals a single-process run. An interrupted run resumes with --resume.
+
+The work list holds a few extra samples per prompt (evalkit.study.gold.gold_samples: pool.gold_rate x study pairs):
+their outputs are stored but not paired, and once every shard is merged the main process turns each into a gold
+pair (one output changed by a controlled edit with a known answer), indistinguishable from a study pair until it
+is rated.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import Config
+from ..errors import EvalkitError
+
+
+@dataclass
+class PoolResult:
+    experiment_id: int | None  # None when --until-planned found the pool full already
+    pairs: int
+    fallbacks: int
+    prompts: int
+    skipped_done: int = 0
+    gold: int = 0  # gold (check) pairs in this experiment
+    study: str = ""  # the study the pool belongs to
+    study_pairs: int = 0  # study pairs the study's pool holds now, every pool experiment of it together
+    planned_pairs: int = 0  # the study's frozen planned_pairs
+
+
+def shard_path(db_path: Path, experiment_id: int, rank: int) -> Path:
+    return db_path.with_name(f"{db_path.name}.shard-e{experiment_id}-r{rank}.db")
+
+
+def _remove_db_files(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(path) + suffix).unlink(missing_ok=True)
+
+
+def _done_items(db, experiment_id: int, base_seed: int) -> set[tuple[str, int]]:
+    """(prompt, sample) of the work items stored: a study pair, a fallback, or a gold sample's outputs (an item's
+    records are stored together, so one of them means all)."""
+    done = {(r["prompt_id"], r["sample"]) for r in db.query(
+        "SELECT prompt_id, sample FROM pairs WHERE experiment_id = ? AND kind = 'study'", [experiment_id])}
+    done |= {(r["prompt_id"], r["seed"] - base_seed) for r in db.query(
+        "SELECT prompt_id, seed FROM generations WHERE experiment_id = ? AND path IN ('assisted', 'fallback')",
+        [experiment_id])}
+    return done
+
+
+def merge_shards(db, db_path: Path, experiment_id: int) -> int:
+    """Copy every shard of this experiment into the main database in ONE transaction, in work-list order,
+    then delete the shard files. Returns the number of work items merged."""
+    import sqlite3
+
+    from ..store import insert_shard_items
+
+    shards = sorted(db_path.parent.glob(f"{db_path.name}.shard-e{experiment_id}-r*.db"))
+    items: dict[int, dict] = {}
+    for shard in shards:
+        con = sqlite3.connect(str(shard))
+        con.row_factory = sqlite3.Row
+        try:
+            for g in con.execute("SELECT * FROM generations WHERE experiment_id = ? ORDER BY id", [experiment_id]):
+                items.setdefault(g["work_index"], {"gens": [], "pairs": []})["gens"].append(dict(g))
+            for p in con.execute("SELECT * FROM pairs WHERE experiment_id = ? AND kind = 'study'", [experiment_id]):
+                items.setdefault(p["work_index"], {"gens": [], "pairs": []})["pairs"].append(dict(p))
+        finally:
+            con.close()
+    done = {(r[0], r[1]) for r in db.execute(
+        "SELECT prompt_id, sample FROM pairs WHERE experiment_id = ? AND kind = 'study'", [experiment_id])}
+    have = {(r[0], r[1], r[2]) for r in db.execute(
+        "SELECT prompt_id, seed, path FROM generations WHERE experiment_id = ?", [experiment_id])}
+
+    def merged(item: dict) -> bool:  # merged before an interruption of the merge's clean-up: not again
+        if item["pairs"]:
+            return any((p["prompt_id"], p["sample"]) in done for p in item["pairs"])
+        return all((g["prompt_id"], g["seed"], g["path"]) in have for g in item["gens"])
+
+    todo = [items[i] for i in sorted(items) if not merged(items[i])]
+    merged = insert_shard_items(db, todo)
+    for shard in shards:
+        _remove_db_files(shard)
+    return merged
+
+
+def _run_item(pair, prompt, sample: int, index: int, cfg: Config, shard_db, exp_id: int,
+              gold: bool = False) -> tuple[int, int]:
+    """Both paths of one sample, stored as a pair (sides drawn once); a gold sample's outputs are stored unpaired
+    (evalkit.study.gold makes them a gold pair), a failed assisted run's with its fallback."""
+    from ..generation.paths import run_assisted, run_ordinary
+    from ..store import insert_generations, insert_pairs
+
+    seed = cfg.decoding.seed + sample
+    ordinary = run_ordinary(pair, prompt, seed)
+    assisted = run_assisted(pair, prompt, seed)
+    for r in (ordinary, *assisted):
+        r.work_index = index
+    if len(assisted) > 1 or gold:  # fell back: kept, but not an assisted sample; gold: paired later
+        insert_generations(shard_db, [ordinary, *assisted], exp_id)
+        return 0, int(len(assisted) > 1)
+    side = secrets.choice("AB")  # drawn once; the app reads it, never recomputes it
+    insert_pairs(shard_db, exp_id, [{"prompt_id": prompt.id, "sample": sample, "ordinary": ordinary,
+                                     "assisted": assisted[0], "ordinary_side": side, "work_index": index}])
+    return 1, 0
+
+
+def distributed_state(cfg: Config):
+    """accelerate's PartialState; on a machine without CUDA it must be told to use the CPU (gloo),
+    otherwise processes started by `accelerate launch` / torchrun would each run alone."""
+    import torch
+    from accelerate import PartialState
+
+    return PartialState(cpu=cfg.models.device == "cpu" or not torch.cuda.is_available())
+
+
+def _check_seeds(cfg: Config, first: int, samples: int) -> None:
+    from ..config import POOL_SEED_LIMIT
+
+    if cfg.decoding.seed + first + samples > POOL_SEED_LIMIT:  # live runs draw their seeds above the pool's
+        raise EvalkitError(f"decoding.seed {cfg.decoding.seed} + samples {first} to {first + samples - 1} exceeds "
+                           f"{POOL_SEED_LIMIT}", "use a smaller decoding.seed")
+
+
+def _study_for(db, gate: dict, new_study: str | None):
+    """The study a new pool would join (the latest, when new_study is None), refusing a gate other than its frozen
+    one before any model is loaded (store.attach_pool checks again, under the write lock)."""
+    from ..store import gate_mismatch
+
+    if new_study is not None:
+        return None
+    row = next(db.query("SELECT * FROM studies ORDER BY id DESC LIMIT 1"), None)
+    if row is not None and row["gate_hash"] != gate.get("hash", ""):
+        raise gate_mismatch(row, gate)
+    return row
+
+
+def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int | None, progress: bool,
+          new_study: str | None = None, until_planned: float | None = None, previous: int | None = None) -> dict:
+    """Main process: the experiment (new, or the one to resume) and the work items still to do. With
+    `until_planned` (the reserve), as many samples per prompt as the study needs to hold its planned pairs plus the
+    reserve; `previous`: the study pairs before the last round (a round that added none stops the filling)."""
+    import math
+
+    from ..generation.compat import assisted_allowed
+    from .gate import gate_snapshot
+    from ..generation.models import check_compat
+    from ..store import insert_experiment, open_db
+    from .studies import fill_target, next_sample
+
+    db = open_db(db_path)
+    try:
+        if resume is not None:
+            row = next(db.query("SELECT * FROM experiments WHERE id = ? AND kind = 'pool'", [resume]), None)
+            if row is None:
+                raise EvalkitError(f"experiment {resume} is not a pair-pool experiment in {db_path}",
+                                   "pass the id printed by the interrupted `evalkit generate`")
+            first, samples = row["first_sample"], row["pool_samples"] or samples
+            study_id = row["study_id"]
+        else:
+            gate = gate_snapshot(cfg.gate_file or None)
+            study = _study_for(db, gate, new_study)
+            study_id = study["id"] if study is not None else None
+            first = next_sample(db, cfg.decoding.seed)
+            if until_planned is not None:
+                planned = int(gate["values"].get("planned_pairs") or 0)
+                if planned <= 0:
+                    raise EvalkitError(f"--until-planned needs a planned size, and gate file {gate['path']} has "
+                                       "planned_pairs = 0", "run `evalkit plan` and put its planned_pairs line in the "
+                                       "gate file (before the study's first pool, or with --new-study NAME)")
+                have = 0 if study is None else db.execute(
+                    "SELECT COUNT(*) FROM pairs p JOIN experiments e ON e.id = p.experiment_id "
+                    "WHERE e.study_id = ? AND p.kind = 'study'", [study_id]).fetchone()[0]
+                target = fill_target(planned, until_planned)
+                if have >= target:
+                    return {"experiment_id": None, "todo": [], "skipped": 0, "have": have, "target": target}
+                if previous is not None and have <= previous:
+                    raise EvalkitError(
+                        f"--until-planned stopped at {have} of {target} study pairs: its last round added none "
+                        "(every assisted sample fell back)", "fix what `evalkit check` and the stored fallback "
+                        "records report, then run `evalkit generate --until-planned` again")
+                samples = math.ceil((target - have) / len(prompts))
+        _check_seeds(cfg, first, samples + math.ceil(cfg.pool.gold_rate * samples))  # gold samples follow
+    finally:
+        db.close()
+    if resume is None:
+        compat = check_compat(cfg, progress)
+        if not assisted_allowed(cfg, compat):
+            raise EvalkitError(
+                "the pair pool needs both paths, but the assisted path is "
+                + ("switched off" if not cfg.assisted_enabled else "not approved: " + "; ".join(compat.reasons)),
+                "switch generation_path = 'assisted' and load_draft = true, and fix what `evalkit check` reports",
+            )
+    db = open_db(db_path)
+    try:
+        if resume is not None:
+            merge_shards(db, db_path, resume)  # what an interrupted run left in its shards
+            exp_id = resume
+        else:
+            exp_id = insert_experiment(db, "pool", cfg.to_dict(), compat, gate=gate, new_study=new_study,
+                                       first_sample=first, pool_samples=samples)
+        done = _done_items(db, exp_id, cfg.decoding.seed)
+    finally:
+        db.close()
+    from .gold import gold_samples
+
+    # each prompt's study samples, then its extra samples that become gold pairs (numbered after them)
+    extra = gold_samples(list(prompts), samples, cfg.pool.gold_rate)
+    items = [(pid, s) for pid in prompts for s in range(first, first + samples + extra[pid])]
+    work = [(i, pid, s, s >= first + samples) for i, (pid, s) in enumerate(items)]
+    todo = [w for w in work if (w[1], w[2]) not in done]
+    return {"experiment_id": exp_id, "todo": todo, "skipped": len(work) - len(todo)}
+
+
+def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int | None = None, resume: int | None = None,
+               progress: bool = True, echo=print, new_study: str | None = None, until_planned: float | None = None,
+               previous: int | None = None) -> PoolResult:
+    """Add a pool experiment to the latest study (or to a new study `new_study`; or finish experiment `resume`):
+    `samples` per prompt per path, numbered after the samples the database's pools already used. With `until_planned`
+    (a reserve) one round of fill_pool: the samples the study still needs (none when it is full)."""
+    from ..generation.handoff import share_decision
+    from ..locations import db_path as default_db_path
+    from ..generation.models import load_pair
+    from ..progress import bar as progress_bar
+    from ..task.prompts import load_prompts
+    from ..store import copy_experiment, open_db
+
+    samples = samples or cfg.pool.samples
+    if samples < 1:
+        raise EvalkitError(f"--samples {samples} must be at least 1", "pass a positive number")
+    if db_path is not None and not isinstance(db_path, (str, Path)):  # an open database: use its file
+        db_path = db_path.execute("PRAGMA database_list").fetchone()[2]
+    db_path = Path(db_path) if db_path else default_db_path()
+    prompts = {p.id: p for p in load_prompts(ids=cfg.pool.prompts or None)}
+    state = distributed_state(cfg)
+    if state.is_main_process:
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+    plan = share_decision(state, db_path.with_name(f"{db_path.name}.plan.json"),
+                          lambda: _plan(cfg, db_path, prompts, samples, resume, progress, new_study, until_planned,
+                                        previous))
+    exp_id = plan["experiment_id"]
+    if exp_id is None:  # --until-planned: the study already holds its planned pairs and the reserve
+        return _summary(db_path, PoolResult(None, 0, 0, len(prompts)), state)
+    device = str(state.device) if state.num_processes > 1 and cfg.models.device == "auto" else None
+    made = fallbacks = 0
+    with state.split_between_processes(plan["todo"]) as mine:
+        if mine:
+            pair = load_pair(cfg, progress=progress and state.is_main_process, device=device, rank=state.process_index)
+            shard = open_db(shard_path(db_path, exp_id, state.process_index))
+            main_ro = open_db(db_path, migrate_schema=False)
+            exp_row = next(main_ro.query("SELECT * FROM experiments WHERE id = ?", [exp_id]))
+            study_row = next(main_ro.query("SELECT * FROM studies WHERE id = ?", [exp_row["study_id"]]), None)
+            main_ro.close()
+            copy_experiment(shard, exp_row, study_row)  # so the shard's foreign keys hold
+            desc = "pair pool" if state.num_processes == 1 else f"pair pool (rank {state.process_index})"
+            bar = progress_bar(total=len(mine), desc=desc, unit="pair", disable=not progress, position=state.process_index)
+            for index, prompt_id, sample, gold in mine:
+                m, f = _run_item(pair, prompts[prompt_id], sample, index, cfg, shard, exp_id, gold)
+                made, fallbacks = made + m, fallbacks + f
+                bar.update(1)
+            bar.close()
+            shard.close()
+    state.wait_for_everyone()
+    result = PoolResult(exp_id, made, fallbacks, len(prompts), plan["skipped"])
+    if state.is_main_process:
+        from .gold import add_gold_pairs, gold_count
+
+        db = open_db(db_path, migrate_schema=False)
+        try:
+            merge_shards(db, db_path, exp_id)
+            result.pairs = db.execute("SELECT COUNT(*) FROM pairs WHERE experiment_id = ? AND kind = 'study'",
+                                      [exp_id]).fetchone()[0]
+            if gold_count(cfg.pool.gold_rate, result.pairs):
+                add_gold_pairs(db, exp_id, list(prompts.values()), _target_tokenizer(cfg))
+            result.gold = db.execute("SELECT COUNT(*) FROM pairs WHERE experiment_id = ? AND kind = 'gold'",
+                                     [exp_id]).fetchone()[0]
+            repeated_texts = texts_on_both_paths(db, exp_id)
+            result.fallbacks = db.execute(
+                "SELECT COUNT(*) FROM generations WHERE experiment_id = ? AND path = 'fallback'", [exp_id]).fetchone()[0]
+        finally:
+            db.close()
+        if result.fallbacks:
+            echo(f"{result.fallbacks} assisted sample(s) failed and fell back: stored, but not made into pairs")
+        for r in repeated_texts:
+            echo(f"{r.prompt_id}: one output text is in {r.pairs} pairs, under the ordinary path in one and the "
+                 "assisted path in another; a rater who meets it twice learns little from its reveal "
+                 f"({r.text[:40]!r}…)")
+        wanted = gold_count(cfg.pool.gold_rate, len(prompts) * samples)
+        if result.gold < wanted:
+            echo(f"gold pairs: {result.gold} of the {wanted} that pool.gold_rate = {cfg.pool.gold_rate} asks for "
+                 "(a gold sample whose assisted run fell back makes none)")
+    return _summary(db_path, result, state)
+
+
+def _summary(db_path: Path, result: PoolResult, state) -> PoolResult:
+    """The study the pool belongs to, its study pairs now and its planned pairs (main process)."""
+    if not state.is_main_process:
+        return result
+    from ..store import open_db
+    from .studies import choose, studies, study_pairs
+
+    db = open_db(db_path, migrate_schema=False)
+    try:
+        study = choose(db)
+        if result.experiment_id is not None:  # a resumed experiment may belong to an earlier study
+            sid = db.execute("SELECT study_id FROM experiments WHERE id = ?", [result.experiment_id]).fetchone()[0]
+            study = next((s for s in studies(db) if s.id == sid), study)
+        result.study, result.study_pairs, result.planned_pairs = study.name, study_pairs(db, study), study.planned_pairs
+    finally:
+        db.close()
+    return result
+
+
+def fill_pool(cfg: Config, db_path: Path | str | None = None, *, reserve: float, progress: bool = True, echo=print,
+              new_study: str | None = None) -> list[PoolResult]:
+    """`evalkit generate --until-planned`: pool rounds until the study holds its planned pairs plus `reserve`
+    (a share of them). Each round is one pool experiment of the study, with its own progress bar; a second round
+    happens only when samples of the first fell back. Returns the rounds (one with experiment_id None when the
+    study held enough already)."""
+    if not 0 <= reserve <= 1:
+        raise EvalkitError(f"--reserve {reserve} is outside [0, 1]", "pass a share of the planned pairs, e.g. 0.1")
+    rounds, previous = [], None
+    while True:
+        res = build_pool(cfg, db_path, progress=progress, echo=echo, new_study=new_study if not rounds else None,
+                         until_planned=reserve, previous=previous)
+        rounds.append(res)
+        if res.experiment_id is None:
+            return rounds
+        previous = res.study_pairs - res.pairs  # before this round: the next round stops if this one added none
+
+
+@dataclass
+class RepeatedText:
+    """One output text that stands on the ordinary side of one pair and the assisted side of another."""
+
+    prompt_id: str
+    pairs: int
+    text: str
+
+
+def texts_on_both_paths(db, experiment_id: int | None = None) -> list[RepeatedText]:
+    """Texts that appear in more than one study pair, under both paths (greedy decoding, or a degenerate output,
+    makes them). A rater who meets such a text twice sees it revealed once as each path, so one reveal says little
+    about it; the pool reports them."""
+    where = "" if experiment_id is None else "AND p.experiment_id = :e"
+    rows = db.execute(
+        f"""SELECT g.prompt_id, COUNT(DISTINCT p.id), g.text FROM pairs p
+            JOIN generations g ON g.id IN (p.a_generation_id, p.b_generation_id)
+            WHERE p.kind = 'study' {where}
+            GROUP BY g.prompt_id, g.text HAVING COUNT(DISTINCT g.path) > 1 AND COUNT(DISTINCT p.id) > 1
+            ORDER BY g.prompt_id""", {"e": experiment_id}).fetchall()
+    return [RepeatedText(*r) for r in rows]
+
+
+def _target_tokenizer(cfg: Config):
+    """The target's tokenizer (what the Live tab decodes with), for the token ids of the reference outputs."""
+    from ..generation.models import load_tokenizer, resolve_ref
+
+    ref = cfg.models.target_tokenizer or cfg.models.target
+    return load_tokenizer(resolve_ref(ref, False), cfg, "target")
+
+
+def pooled_token_ids(db, prompt_id: str | None = None) -> set[tuple[int, ...]]:
+    """The new-token ids of every output that raters can be shown in a pair (both sides), the reference outputs
+    of gold pairs included: of one prompt, or of every prompt when `prompt_id` is None (a live run shown under a
+    path's name must not repeat any of them: a degenerate output can be the same text for two prompts)."""
+    where = "" if prompt_id is None else "p.prompt_id = :p AND "
+    return {tuple(json.loads(r[0])) for r in db.execute(
+        "SELECT g.token_ids FROM pairs p JOIN generations g ON g.id IN (p.a_generation_id, p.b_generation_id) "
+        f"WHERE {where}p.kind = 'study' "
+        "UNION SELECT o.token_ids FROM pairs p JOIN reference_outputs o ON o.id IN (p.a_reference_id, p.b_reference_id) "
+        f"WHERE {where}p.kind = 'gold' AND o.token_ids IS NOT NULL", {"p": prompt_id})}

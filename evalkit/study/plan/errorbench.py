@@ -1,0 +1,144 @@
+"""The gate's error rates on a grid of simulated studies (scripts/errorbench.py): for each pass rate, rater x path
+spread, number of raters and identical-output share, whole studies are drawn from plan/model.py and run through the
+gate's own functions (stats.paired_difference, gate.fidelity_ok, gate.raters_ok). Per cell: the KEEP rate when
+nothing drops (power), and when one criterion truly drops by the margin or twice the margin (false KEEP at the
+margin), each with its 95% Monte-Carlo interval; and the same criterion's non-inferiority pass rate.
+
+Criteria are independent in the model, so the three criteria that do not drop are drawn once per cell, in the
+no-drop run, and shared by its three drop levels (as plan_study does).
+
+Beside the gate's interval, each row gives the rates of its two-way CR2 part alone (cr2_*: no Tango, no
+bootstrap), for the design question of whether that part could stand alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+
+from ..gate import GENERAL, Gate
+from ...task.prompts import CRITERIA
+from .model import StudyModel, simulate
+from .search import RATINGS_PER_CHUNK, Rate
+
+
+@dataclass
+class Grid:
+    pass_rates: tuple[float, ...] = (0.6, 0.8, 0.9)
+    drops: tuple[float, ...] = (0.0, 1.0, 2.0)  # in margins
+    spreads: tuple[float, ...] = (0.0, 0.5)  # rater x path sd, logit scale
+    raters: tuple[int, ...] = (10, 20)
+    identical_shares: tuple[float, ...] = (0.0, 0.5)
+    # fixed for every cell
+    pairs: int = 1855
+    margin: float = 0.05
+    confidence: float = 0.95
+    raters_per_pair: int = 3
+    rater_accuracy: float = 0.95
+    rater_sd: float = 0.5  # raters' leniency (main effect), logit scale
+    pair_correlation: float = 0.5  # pair effects shared by both sides
+    studies: int = 2000
+    seed: int = 0
+    resamples: int = 2000
+    claim: str = GENERAL
+    min_raters: int = Gate.min_raters
+    notes: list[str] = field(default_factory=list)
+
+    def cells(self):
+        for p in self.pass_rates:
+            for s in self.spreads:
+                for g in self.raters:
+                    for ident in self.identical_shares:
+                        yield p, s, g, ident
+
+
+def _passes(model: StudyModel, grid: Grid, studies: int, drops: dict, seed, criteria) -> dict:
+    """Per criterion and study: does the gate's condition hold, and does the CR2 part's alone?"""
+    import numpy as np
+
+    from ..gate import fidelity_ok, raters_ok
+    from ...stats import paired_difference
+
+    gate = {"claim": grid.claim, "min_raters": grid.min_raters}
+    chunk = max(1, RATINGS_PER_CHUNK // (grid.pairs * grid.raters_per_pair))
+    out = {c: {"gate": [], "cr2": []} for c in criteria}
+    for i, start in enumerate(range(0, studies, chunk)):
+        size = min(chunk, studies - start)
+        sim = simulate(model, grid.pairs, size, drops, np.random.default_rng([*seed, i]), criteria)
+        for c, x in sim["x"].items():
+            res = paired_difference(x, sim["pair"], sim["rater"], sim["pair_study"], size, grid.confidence,
+                                    grid.resamples, raters_in_general=grid.claim == GENERAL)
+            enough = raters_ok(res["raters"], gate)
+            out[c]["gate"].append(fidelity_ok(res["low"], grid.margin) & enough)
+            out[c]["cr2"].append(fidelity_ok(res["two_way_low"], grid.margin) & enough)
+    return {c: {k: np.concatenate(v) for k, v in parts.items()} for c, parts in out.items()}
+
+
+def run_grid(grid: Grid, progress=None) -> list[dict]:
+    """One row per cell and drop: pass_rate, spread, raters, identical_share, drop (in margins), keep and
+    criterion rates (Rate as dicts) for the gate and for its CR2 part alone."""
+    import numpy as np
+
+    rows = []
+    first, others = CRITERIA[0], CRITERIA[1:]
+    for k, (p, spread, g, ident) in enumerate(grid.cells()):
+        model = StudyModel(pass_rates={c: p for c in CRITERIA}, rater_accuracy=grid.rater_accuracy,
+                           identical_share=ident, raters_per_pair=grid.raters_per_pair, raters=g,
+                           pair_correlation=grid.pair_correlation, rater_sd=grid.rater_sd, rater_path_sd=spread)
+        model.check()
+        base = _passes(model, grid, grid.studies, {}, [grid.seed, k, 0], CRITERIA)
+        for j, drop in enumerate(grid.drops):
+            if drop == 0:
+                dropping = base[first]
+            else:
+                dropping = _passes(model, grid, grid.studies, {first: drop * grid.margin}, [grid.seed, k, 1 + j],
+                                   (first,))[first]
+            row = {"pass_rate": p, "rater_path_sd": spread, "raters": g, "identical_share": ident, "drop": drop}
+            for kind in ("gate", "cr2"):
+                keep = np.logical_and.reduce([dropping[kind], *(base[c][kind] for c in others)])
+                row[f"{kind}_keep"] = asdict(Rate.of(keep))
+                row[f"{kind}_criterion"] = asdict(Rate.of(dropping[kind]))
+            rows.append(row)
+            if progress:
+                progress(row)
+    return rows
+
+
+def check(rows: list[dict], grid: Grid, limit: float = 0.035) -> list[str]:
+    """The cells at a drop of the margin whose false-KEEP rate's upper Monte-Carlo bound exceeds `limit`."""
+    return [f"pass rate {r['pass_rate']}, spread {r['rater_path_sd']}, {r['raters']} raters, identical "
+            f"{r['identical_share']}: false KEEP {r['gate_keep']['rate']:.4f} (upper bound {r['gate_keep']['high']:.4f})"
+            for r in rows if r["drop"] == 1.0 and r["gate_keep"]["high"] > limit]
+
+
+def table(rows: list[dict]) -> str:
+    """Markdown: one line per cell: false KEEP at the margin (with its upper Monte-Carlo bound) and the dropping
+    criterion's pass rate there, KEEP at twice the margin, power with its interval, and the CR2 part alone."""
+    by_cell: dict[tuple, dict] = {}
+    for r in rows:
+        by_cell.setdefault((r["pass_rate"], r["rater_path_sd"], r["raters"], r["identical_share"]), {})[r["drop"]] = r
+
+    def cell(r, key, fmt="{rate:.4f} (≤ {high:.4f})"):
+        return fmt.format(**r[key]) if r else "–"
+
+    lines = ["| pass rate | rater × path sd | raters | identical | false KEEP at margin (upper bound) | criterion "
+             "passes at margin | KEEP at 2 × margin | power, no drop (interval) | CR2 part alone: passes at margin; "
+             "power |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for (p, s, g, ident), drops in by_cell.items():
+        at, twice, none = drops.get(1.0), drops.get(2.0), drops.get(0.0)
+        alone = (f"{at['cr2_criterion']['rate']:.4f}; {none['cr2_keep']['rate']:.3f}" if at and none else "–")
+        lines.append(" | ".join([
+            f"| {p}", f"{s}", f"{g}", f"{ident}", cell(at, "gate_keep"), cell(at, "gate_criterion", "{rate:.4f}"),
+            cell(twice, "gate_keep", "{rate:.4f}"), cell(none, "gate_keep", "{rate:.3f} ({low:.3f}–{high:.3f})"),
+            alone]) + " |")
+    return "\n".join(lines)
+
+
+def default_grid(**overrides) -> Grid:
+    """The grid with the shipped gate's planned size, margin, confidence, ratings per pair and claim."""
+    from ..gate import read_gate_file
+
+    _text, gate = read_gate_file()
+    grid = Grid(pairs=gate.planned_pairs or Grid.pairs, margin=gate.margin, confidence=gate.confidence,
+                raters_per_pair=gate.min_ratings_per_pair, claim=gate.claim, min_raters=gate.min_raters)
+    return replace(grid, **overrides)

@@ -1,0 +1,212 @@
+"""The simulated study: what `evalkit plan`, `scripts/errorbench.py` and the synthetic studies of the tests draw.
+
+Per pair and criterion, the ordinary output truly passes with probability p (the pass rate). The assisted output
+is the same text with probability `identical_share`; otherwise it is its own output, which truly passes with
+probability p_a, and the two sides share the pair's difficulty: their pass statuses are thresholds of two normal
+variables with correlation `pair_correlation` (a prompt that is hard for one path is hard for the other).
+
+Each rating is one rater's answer on each side. Rater j says "pass" with probability
+expit(+-L + u_j + v_j [assisted side of a pair whose texts differ]), +L when the output truly passes, -L when it
+does not, with L = logit(rater_accuracy): with no rater effects every rater is right with probability
+`rater_accuracy`. u_j ~ N(0, rater_sd^2) is the rater's leniency (a main effect, on both sides alike) and
+v_j ~ N(0, rater_path_sd^2) how much more (or less) the rater passes assisted outputs than ordinary ones (a rater x
+path effect; blind raters cannot tell the paths apart on identical texts, so it applies only where the texts
+differ). Rater effects are drawn per criterion, independently; so are the criteria.
+
+A drop is the population's rated drop: E[assisted passed - ordinary passed] over pairs and over raters drawn from
+the population, which is what the gate's interval claims to cover for raters in general. true_rates() finds the
+p_a that gives exactly that drop (Gauss-Hermite quadrature over the rater effects).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+
+from ...errors import EvalkitError
+from ...task.prompts import CRITERIA
+
+DEFAULT_PASS_RATE = 0.8  # with no database: most outputs pass (pass rates near 0.5 need the most pairs)
+DEFAULT_ACCURACY = 0.95  # with no ratings: raters agree on about 90% of answers
+DEFAULT_RATERS = 10
+
+
+@dataclass
+class StudyModel:
+    # per criterion: share of ordinary outputs that truly pass
+    pass_rates: dict[str, float]
+    # probability that a rater's pass / not-pass answer is the true one (with no rater effects)
+    rater_accuracy: float = DEFAULT_ACCURACY
+    # share of pairs whose two outputs are the same text
+    identical_share: float = 0.0
+    raters_per_pair: int = 3
+    # raters in the study (assigned round-robin)
+    raters: int = DEFAULT_RATERS
+    # pairs come in whole rounds of the prompt set (one sample of every prompt)
+    prompts: int = 5
+    # correlation of the latent quality of a pair's two outputs (where they differ): shared difficulty
+    pair_correlation: float = 0.0
+    # standard deviation of raters' leniency, logit scale (rater main effect)
+    rater_sd: float = 0.0
+    # standard deviation of raters' extra leniency towards assisted outputs, logit scale (rater x path effect)
+    rater_path_sd: float = 0.0
+    # where each number came from, for the printout
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def check(self) -> None:
+        for c, p in self.pass_rates.items():
+            if not 0 < p < 1:
+                raise EvalkitError(f"pass rate {p} for {c} is not between 0 and 1", "pass --pass-rate between 0 and 1, e.g. 0.8")
+        if not 0.5 < self.rater_accuracy <= 1:
+            raise EvalkitError(f"rater accuracy {self.rater_accuracy} must be above 0.5 and at most 1",
+                               "raters who agree less than chance carry no evidence: check the guidelines")
+        if not 0 <= self.identical_share < 1:
+            raise EvalkitError(f"identical share {self.identical_share} must be in [0, 1)",
+                               "with identical outputs on every pair there is nothing to compare: no study is needed")
+        if self.raters_per_pair < 1:
+            raise EvalkitError(f"--raters-per-pair {self.raters_per_pair} must be at least 1", "pass a positive number")
+        if self.raters < self.raters_per_pair:
+            raise EvalkitError(f"{self.raters} raters cannot give {self.raters_per_pair} ratings to each pair",
+                               "pass --raters at least --raters-per-pair")
+        if not 0 <= self.pair_correlation < 1:
+            raise EvalkitError(f"pair correlation {self.pair_correlation} must be in [0, 1)",
+                               "pass --pair-correlation as a correlation, e.g. 0.3 (0: the sides are independent)")
+        for name, v in (("rater-sd", self.rater_sd), ("rater-path-sd", self.rater_path_sd)):
+            if not 0 <= v <= 10:
+                raise EvalkitError(f"--{name} {v} must be between 0 and 10 (a standard deviation on the logit scale)",
+                                   f"pass --{name} as a logit-scale standard deviation, e.g. 0.5")
+
+    @property
+    def logit_accuracy(self) -> float:
+        q = self.rater_accuracy
+        return math.inf if q >= 1 else math.log(q / (1 - q))
+
+    def answer_rates(self, sd: float) -> tuple[float, float]:
+        """(P(pass | output passes), P(pass | output fails)) for a rater drawn from the population, when the
+        rater's logit shift on that side has standard deviation sd."""
+        return expected_expit(self.logit_accuracy, sd), expected_expit(-self.logit_accuracy, sd)
+
+    def true_rates(self, criterion: str, rated_drop: float = 0.0) -> tuple[float, float]:
+        """(p, p_a): the true pass rates of the ordinary and (where the texts differ) the assisted outputs that make
+        the population's rated drop (assisted - ordinary) equal -rated_drop."""
+        p = self.pass_rates[criterion]
+        a_o, b_o = self.answer_rates(self.rater_sd)
+        a_a, b_a = self.answer_rates(math.hypot(self.rater_sd, self.rater_path_sd))
+        rated_o = p * a_o + (1 - p) * b_o
+        rated_a = rated_o - rated_drop / (1 - self.identical_share)
+        p_a = (rated_a - b_a) / (a_a - b_a)
+        if not 0 <= p_a <= 1:
+            raise EvalkitError(f"a rated drop of {rated_drop} on {criterion} is impossible at pass rate {p} with these "
+                               "raters", "use a smaller margin or a higher pass rate")
+        return p, p_a
+
+    def rater_effect_sd(self, criterion: str, rated_drop: float = 0.0) -> float:
+        """Standard deviation, over raters drawn from the population, of a rater's own expected difference
+        (assisted - ordinary passed): the part of the error that more pairs cannot shrink, only more raters."""
+        if self.rater_path_sd == 0 and self.rater_sd == 0:
+            return 0.0
+        p, p_a = self.true_rates(criterion, rated_drop)
+        nodes, weights = normal_nodes(48)
+        u = self.rater_sd * nodes[:, None]
+        v = self.rater_path_sd * nodes[None, :]
+        big = min(self.logit_accuracy, 60.0)
+        rated_o = p * expit(big + u) + (1 - p) * expit(-big + u)
+        rated_a = p_a * expit(big + u + v) + (1 - p_a) * expit(-big + u + v)
+        own = (1 - self.identical_share) * (rated_a - rated_o)
+        w2 = weights[:, None] * weights[None, :]
+        mean = float((w2 * own).sum())
+        return math.sqrt(max(float((w2 * (own - mean) ** 2).sum()), 0.0))
+
+
+@functools.lru_cache(maxsize=8)
+def normal_nodes(count: int = 48):
+    """Gauss-Hermite nodes and weights (summing to 1) for expectations over a standard normal."""
+    import numpy as np
+
+    nodes, weights = np.polynomial.hermite_e.hermegauss(count)
+    return nodes, weights / weights.sum()
+
+
+def expected_expit(mean: float, sd: float) -> float:
+    """E[expit(mean + sd Z)], Z standard normal (Gauss-Hermite quadrature, 64 nodes)."""
+    if math.isinf(mean):
+        return 1.0 if mean > 0 else 0.0
+    if sd == 0:
+        return float(expit(mean))
+    nodes, weights = normal_nodes(64)
+    return float(weights @ expit(mean + sd * nodes))
+
+
+def expit(x):
+    import numpy as np
+
+    x = np.asarray(x)
+    if x.dtype.kind != "f":
+        x = x.astype(float)
+    with np.errstate(over="ignore"):
+        return 1 / (1 + np.exp(-x))  # float32 stays float32: simulated answers need no more
+
+
+def simulate_answers(model: StudyModel, pairs: int, studies: int, drops: dict[str, float], rng,
+                     criteria: tuple[str, ...] = CRITERIA) -> dict:
+    """Raters' pass / not-pass answers in `studies` simulated studies of `pairs` pairs each: per criterion the
+    true status of both outputs of every pair ("truth": (ordinary, assisted)) and the answers of every rating
+    ("seen": (ordinary, assisted)), with the index arrays stats.paired_difference takes (ratings of a pair
+    are consecutive). Raters take turns: pair i of a study goes to raters i, i + 1, .., i + R - 1 (modulo the
+    raters), so every rater rates as many pairs, each with different partners (fixed teams of R would make a
+    design in which raters' effects cannot be told from pairs'). drops: the population's rated drop per criterion
+    (see the module's docstring)."""
+    from statistics import NormalDist
+
+    import numpy as np
+
+    r, k = model.raters_per_pair, model.raters
+    n_total = studies * pairs
+    pair = np.repeat(np.arange(n_total, dtype=np.int64), r)
+    slot = np.tile(np.arange(r, dtype=np.int64), n_total)
+    within = np.repeat(np.tile(np.arange(pairs, dtype=np.int64), studies), r)
+    rater = (pair // pairs) * k + (within + slot) % k
+    # a pair's two outputs are the same text (for every criterion) or two outputs of the same prompt
+    same = rng.random(n_total, dtype=np.float32) < model.identical_share
+    out = {"pair": pair, "rater": rater, "pair_study": np.arange(n_total, dtype=np.int64) // pairs,
+           "same": same, "truth": {}, "seen": {}}
+    q, rho = model.rater_accuracy, model.pair_correlation
+    effects = model.rater_sd > 0 or model.rater_path_sd > 0
+    for c in criteria:
+        p, p_a = model.true_rates(c, drops.get(c, 0.0))
+        if rho > 0:
+            shared = rng.standard_normal(n_total, dtype=np.float32) * np.float32(math.sqrt(rho))
+            own = np.float32(math.sqrt(1 - rho))
+            cut_o, cut_a = (NormalDist().inv_cdf(min(max(v, 1e-12), 1 - 1e-12)) for v in (p, p_a))
+            y_o = shared + own * rng.standard_normal(n_total, dtype=np.float32) < cut_o
+            draw_a = shared + own * rng.standard_normal(n_total, dtype=np.float32) < cut_a
+        else:
+            y_o = rng.random(n_total, dtype=np.float32) < p
+            draw_a = rng.random(n_total, dtype=np.float32) < p_a
+        y_a = np.where(same, y_o, draw_a)
+        if not effects:  # every rater right with probability q, independently per output
+            seen_o = np.repeat(y_o, r) ^ (rng.random(n_total * r, dtype=np.float32) >= q)
+            seen_a = np.repeat(y_a, r) ^ (rng.random(n_total * r, dtype=np.float32) >= q)
+        else:
+            big = np.float32(min(model.logit_accuracy, 60.0))
+            u = (rng.standard_normal(studies * k, dtype=np.float32) * np.float32(model.rater_sd))[rater]
+            v = (rng.standard_normal(studies * k, dtype=np.float32) * np.float32(model.rater_path_sd))[rater]
+            logit_o = np.where(np.repeat(y_o, r), big, -big) + u
+            logit_a = np.where(np.repeat(y_a, r), big, -big) + u + np.where(np.repeat(same, r), np.float32(0), v)
+            seen_o = rng.random(n_total * r, dtype=np.float32) < expit(logit_o)
+            seen_a = rng.random(n_total * r, dtype=np.float32) < expit(logit_a)
+        out["truth"][c], out["seen"][c] = (y_o, y_a), (seen_o, seen_a)
+    return out
+
+
+def simulate(model: StudyModel, pairs: int, studies: int, drops: dict[str, float], rng,
+             criteria: tuple[str, ...] = CRITERIA) -> dict:
+    """simulate_answers reduced to what the gate reads: per criterion x = assisted pass - ordinary pass."""
+    import numpy as np
+
+    sim = simulate_answers(model, pairs, studies, drops, rng, criteria)
+    sim["x"] = {c: a.astype(np.int8) - o.astype(np.int8) for c, (o, a) in sim.pop("seen").items()}
+    sim.pop("truth")
+    sim.pop("same")
+    return sim

@@ -1,0 +1,82 @@
+"""Getting a study ready for raters: the demo pair (when the config uses it) and the pair pool, with progress
+published for a page to show (evalkit.progress). `evalkit prepare` runs it; so does `python app.py`, in a separate
+process, when its database has no pairs yet."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..config import Config
+from ..errors import EvalkitError
+from ..progress import Board, watching
+from ..store import open_db
+
+
+# Seconds one demo pair takes in the pool (both paths, 2 CPU cores), for the estimate of the time left.
+POOL_SECONDS_PER_PAIR = 4.0
+
+
+def pool_size(db_path: Path) -> int:
+    db = open_db(db_path)
+    try:
+        return db["pairs"].count
+    finally:
+        db.conn.close()
+
+
+def ensure_pool(cfg: Config, db_path: Path, echo=print) -> int:
+    """The number of pairs in the pool (gold check pairs included: what raters' queues hold), building one
+    first when there is none."""
+    from .pairs import build_pool
+
+    db = open_db(db_path)
+    try:
+        n = db["pairs"].count
+        if n:
+            echo(f"pair pool: {n} pairs in {db_path}")
+            return n
+        echo(f"no pairs in {db_path}: building the pool ({cfg.pool.samples} samples per prompt per path)…")
+        result = build_pool(cfg, db, progress=True, echo=echo)
+        echo(f"pair pool: {result.pairs} pairs from {result.prompts} prompts, and {result.gold} gold (check) "
+             f"pair{'' if result.gold == 1 else 's'} (pool.gold_rate = {cfg.pool.gold_rate})")
+        from .studies import fill_sentence
+
+        if short := fill_sentence(result.study_pairs, result.planned_pairs):
+            echo(f"study '{result.study}': {short}")
+        return result.pairs + result.gold
+    finally:
+        db.conn.close()
+
+
+def plan(cfg: Config) -> list[tuple[str, float]]:
+    """The stages ahead and their expected seconds: the demo pair's build when it is needed, then the pool."""
+    from ..demo import expected_stages, is_complete
+    from ..locations import demo_models_dir
+    from ..task.prompts import load_prompts
+
+    stages = []
+    if any(ref.startswith("demo:") for ref in (cfg.models.target, cfg.models.draft)) and not is_complete(demo_models_dir()):
+        stages += expected_stages()
+    from .gold import gold_count
+
+    n = len(load_prompts(ids=cfg.pool.prompts or None)) * cfg.pool.samples
+    n += gold_count(cfg.pool.gold_rate, n)  # the extra samples gold pairs are made from
+    return stages + [("pair pool", n * POOL_SECONDS_PER_PAIR)]
+
+
+def prepare(cfg: Config, db_path: Path, progress_file: Path | None = None, echo=print) -> int:
+    """Build what the app needs (the work behind `evalkit prepare`), publishing progress to progress_file."""
+    if progress_file is None:
+        return ensure_pool(cfg, db_path, echo)
+    board = Board(progress_file, plan(cfg))
+    try:
+        with watching(board):
+            n = ensure_pool(cfg, db_path, echo)
+    except EvalkitError as e:
+        board.finish(error=f"{e.what}" + (f" — fix: {e.fix}" if e.fix else ""))
+        raise
+    except BaseException as e:
+        board.finish(error=f"{type(e).__name__}: {e}")
+        raise
+    board.finish()
+    return n

@@ -1,0 +1,121 @@
+"""Studies: one gate, one plan, one decision each.
+
+A study is the pairs of its pool experiments and the ratings of those pairs. Its gate (margin, planned size, every
+threshold) is the one frozen when its first pool was generated: a later `evalkit generate` into the same database adds
+pairs to the latest study under that gate, and a different gate file is refused (store.studies.attach_pool) unless
+the pool starts a new study (`--new-study NAME`), whose pairs and ratings never mix with another's. The app's queue
+serves the latest study; aggregate, report and the Results tab show the latest unless asked for another by name.
+
+Writes are in store.studies; this module reads.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+
+from ..errors import EvalkitError
+
+# The reserve `evalkit generate --until-planned` adds beyond the planned pairs by default: pairs that end up with
+# fewer ratings than the gate needs (skipped by raters, or rated by raters the gold check leaves out).
+DEFAULT_RESERVE = 0.10
+
+# Pairs of one study: the SQL condition on a pairs row `p`, with the study id bound as :study.
+IN_STUDY = "p.experiment_id IN (SELECT id FROM experiments WHERE study_id = :study)"
+
+
+@dataclass
+class Study:
+    id: int
+    name: str
+    created_at: str
+    gate: dict  # the frozen snapshot: path, text, hash, values ({} when its pool froze no gate)
+    gate_hash: str
+    number: int  # its place among the database's studies (1 = the first)
+    of: int  # how many studies the database holds
+
+    @property
+    def planned_pairs(self) -> int:
+        return int((self.gate.get("values") or {}).get("planned_pairs") or 0)
+
+    def label(self) -> str:
+        """Which study a table or verdict shows, said where it is shown."""
+        if self.of == 1:
+            return f"study '{self.name}'"
+        latest = " (the latest)" if self.number == self.of else ""
+        return f"study '{self.name}'{latest}, {self.number} of {self.of} in this database"
+
+
+def studies(db) -> list[Study]:
+    from .gate import frozen_values
+
+    rows = list(db.query("SELECT * FROM studies ORDER BY id"))
+    out = []
+    for i, r in enumerate(rows):
+        gate = json.loads(r["gate_json"] or "{}")
+        if gate:
+            gate["values"] = frozen_values(gate)  # read again from its text: today's keys and defaults
+        out.append(Study(r["id"], r["name"], r["created_at"], gate, r["gate_hash"], i + 1, len(rows)))
+    return out
+
+
+def choose(db, name: str | None = None) -> Study | None:
+    """The study to show: the one named, else the latest (the one the app's queue serves); None when the database
+    has none yet (no pool)."""
+    all_ = studies(db)
+    if name is None:
+        return all_[-1] if all_ else None
+    for s in all_:
+        if s.name == name:
+            return s
+    raise EvalkitError(f"no study named '{name}' in this database",
+                       "studies here: " + (", ".join(s.name for s in all_) or "none yet (run `evalkit generate`)"))
+
+
+def study_pairs(db, study: Study | None) -> int:
+    """Study (not gold) pairs in the study's pool."""
+    if study is None:
+        return 0
+    return db.execute(f"SELECT COUNT(*) FROM pairs p WHERE p.kind = 'study' AND {IN_STUDY}",
+                      {"study": study.id}).fetchone()[0]
+
+
+def next_sample(db, base_seed: int) -> int:
+    """The first pool sample number a new pool uses: after every sample the database's pools used (pairs, samples
+    that fell back, gold samples, and the planned range of an interrupted pool), so that a later pool, of the same study or a new
+    one, draws new seeds instead of repeating outputs raters may have seen."""
+    row = db.execute(
+        """SELECT MAX(n) FROM (
+               SELECT MAX(sample) AS n FROM pairs WHERE kind = 'study'
+               UNION ALL SELECT MAX(seed - :seed) FROM generations g JOIN experiments e ON e.id = g.experiment_id
+               WHERE e.kind = 'pool' AND g.path = 'fallback'
+               UNION ALL SELECT MAX(seed - :seed) FROM generations g JOIN experiments e ON e.id = g.experiment_id
+               WHERE e.kind = 'pool' AND g.live = 0
+               -- the planned range, gold samples included (at most ceil(gold_rate x samples) follow the study ones)
+               UNION ALL SELECT MAX(first_sample + COALESCE(pool_samples, 0) + CAST(COALESCE(json_extract(
+                   config_json, '$.pool.gold_rate'), 0) * COALESCE(pool_samples, 0) + 0.999999 AS INTEGER)) - 1
+               FROM experiments WHERE kind = 'pool')""",
+        {"seed": base_seed}).fetchone()[0]
+    return 0 if row is None else int(row) + 1
+
+
+def fill_target(planned: int, reserve: float) -> int:
+    """The study pairs `--until-planned` fills the pool to: the planned pairs plus the reserve, rounded up."""
+    return math.ceil(planned * (1 + reserve) - 1e-9)
+
+
+def fill_sentence(have: int, planned: int, reserve: float = DEFAULT_RESERVE) -> str:
+    """One sentence with both numbers and the command that fills the pool ('' when the pool holds enough)."""
+    if planned <= 0 or have >= planned:
+        return ""
+    return (f"the pool holds {have} study pairs, fewer than the {planned} planned pairs, so this study cannot reach "
+            f"a decision: `evalkit generate --until-planned` adds samples until it holds {fill_target(planned, reserve)} "
+            f"(the planned pairs plus a {reserve:.0%} reserve)")
+
+
+def pool_short(db, study: Study | None) -> str:
+    """fill_sentence for this study's pool as it is now."""
+    if study is None:
+        return ""
+    return fill_sentence(study_pairs(db, study), study.planned_pairs)

@@ -1,0 +1,104 @@
+"""Serving the rating app (`evalkit serve`, and `python app.py` on a Hugging Face Space): restore the database from
+the Hub when the Space lost it, start preparing the pair pool in its own process when there is none, build the
+Gradio app and launch it, pushing database snapshots while it runs.
+
+On a Hugging Face Space (SPACE_ID set) raters sign in with Hugging Face; locally they use personal codes
+(`evalkit raters add`), or pick a name when the config opens sign-up."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..config import Config
+from ..errors import EvalkitError
+from ..locations import on_space
+
+
+def sign_in_hint(cfg: Config, path: Path) -> str:
+    """What an organiser needs to know at start: how raters (and they themselves) sign in."""
+    from ..rating import roster as raters
+    from ..store import open_db
+
+    db = open_db(path)
+    try:
+        invited, organisers = raters.count(db, "invited"), sum(r["role"] == "organiser" for r in raters.listing(db))
+    finally:
+        db.conn.close()
+    db_arg = f" --db {path}"
+    lines = []
+    if cfg.app.signup == "open":
+        lines.append("evalkit: open sign-up: anyone who can reach this address may pick a name and rate "
+                     "(app.signup = \"open\").")
+    elif invited == 0:
+        lines.append(f"evalkit: no raters yet. Invite each with `evalkit raters add NAME{db_arg}`: it prints their "
+                     "personal code and sign-in link.")
+    if organisers == 0:
+        lines.append(f"evalkit: no organiser yet. `evalkit raters add YOUR-NAME --organiser{db_arg}` gives you results "
+                     "at any time and the Live tab.")
+    return "\n".join(lines)
+
+
+def plan_hint(path: Path) -> str:
+    """One sentence when the latest study's pool holds fewer study pairs than its plan needs ('' otherwise)."""
+    from ..store import open_db
+    from ..study.studies import choose, pool_short
+
+    db = open_db(path)
+    try:
+        study = choose(db)
+        short = pool_short(db, study)
+    finally:
+        db.conn.close()
+    return f"evalkit: {study.label()}: {short}." if short else ""
+
+
+def serve(cfg: Config, path: Path, *, host: str | None = None, port: int | None = None, prepare: bool = True) -> None:
+    """Serve the app for this config and database until the server stops. Raises EvalkitError before serving when
+    the database cannot be used (and stops a preparation it started)."""
+    from ..publish.sync import from_environment
+
+    sync = prep = None
+    try:
+        # On a Space the disk does not survive a restart: restore the database before anything opens it
+        # (EVALKIT_SYNC_REPO switches this on), then push consistent snapshots while serving.
+        sync = from_environment(path)
+        if sync is not None:
+            sync.restore_if_missing()
+        if not prepare and not path.exists():  # else a typo serves an empty study: "no pairs left"
+            raise EvalkitError(f"database {path} does not exist",
+                               "run without --no-prepare to build the pair pool there, or point --db / EVALKIT_DB "
+                               "at the study's database")
+        if prepare:
+            from ..study.preparation import pool_size
+            from .prepare import Preparation
+
+            if pool_size(path) == 0:  # serve the page at once; it shows the preparation's progress
+                print("evalkit: no pairs to rate yet: preparing them in a separate process (`evalkit prepare`); "
+                      "the page shows the progress", file=sys.stderr)
+                prep = Preparation(cfg, path)
+        from . import build_app
+
+        demo = build_app(cfg, path, preparing=prep)
+        if not on_space():
+            print(sign_in_hint(cfg, path), file=sys.stderr)
+        if prep is None and (hint := plan_hint(path)):
+            print(hint, file=sys.stderr)
+    except BaseException:
+        if prep is not None:
+            prep.stop()
+        raise
+    from . import launch
+
+    space = on_space()
+    host = host or (None if space else cfg.app.host)  # a Space sets GRADIO_SERVER_NAME itself
+    port = port if port is not None else (cfg.app.port or None)
+    if sync is not None:
+        sync.start()
+    try:
+        launch(demo, server_name=host, server_port=None if space else port)
+    finally:
+        if prep is not None:
+            prep.stop()
+        if sync is not None:
+            sync.stop(final_push=True)
