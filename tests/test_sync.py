@@ -8,7 +8,8 @@ import pytest
 
 from evalkit.errors import EvalkitError
 from evalkit.store import open_db
-from evalkit.publish.sync import DatabaseSync, from_environment, snapshot
+from evalkit.publish.sync import DatabaseSync, from_environment
+from evalkit.store import snapshot
 
 
 class NotFound(Exception):

@@ -58,10 +58,9 @@ def aggregate_cmd(db_path, study, as_json):
     db = open_study_db(db_path, must_exist=True)
     agg = aggregate(db, study=study)
     if as_json:
-        from ..publish.provenance import build_provenance
+        from ..publish.provenance import to_json_with_provenance
 
-        out = agg.to_json() | {"provenance": build_provenance(db, agg).to_json()}
-        click.echo(json.dumps(out, ensure_ascii=False, indent=2, default=str))
+        click.echo(json.dumps(to_json_with_provenance(db, agg), ensure_ascii=False, indent=2, default=str))
     else:
         click.echo(format_text(agg))
 
@@ -78,12 +77,9 @@ def report(db_path, study, out_dir):
     hashes, prompts with their hashes, the sample scope and the experiments (start and end) behind every
     figure; a figure with no stored run behind it is not printed.
     """
-    from ..publish.report import build_report
+    from ..publish.report import write_report
 
-    from ..aggregate import aggregate
-
-    db = open_study_db(db_path, must_exist=True)
-    path = build_report(db, out_dir, aggregate(db, study=study))
+    path = write_report(open_study_db(db_path, must_exist=True), out_dir, study)
     click.echo(f"report written: {path}")
 
 

@@ -7,7 +7,6 @@ import json
 
 import click
 
-from ..errors import EvalkitError
 from . import cli
 from .common import config_option, db_file, db_option, fail_as_the_app, fail_clearly, load_cfg, open_study_db
 
@@ -51,23 +50,11 @@ def plan(config_path, db_path, margin, power, pass_rate, raters_per_pair, raters
     """
     from dataclasses import asdict
 
-    from ..study.gate import read_gate_file
-    from ..study.plan import format_plan, model_from_db, plan_study
-    from ..store import open_db
+    from ..study.plan import format_plan, plan_from_config
 
-    cfg = load_cfg(config_path)
-    _text, gate = read_gate_file(cfg.gate_file or None)
-    path = db_file(db_path)
-    if db_path and not path.exists():
-        raise EvalkitError(f"database {path} does not exist", "pass an existing --db, or leave it out to plan from defaults")
-    db = open_db(path) if path.exists() else None  # planning never creates a database
-    model = model_from_db(db, raters_per_pair or gate.min_ratings_per_pair, pass_rate, raters,
-                          prompts=None if db is not None and db["pairs"].count else len(cfg.pool.prompts) or 5,
-                          pair_correlation=pair_correlation, rater_sd=rater_sd, rater_path_sd=rater_path_sd,
-                          claim=gate.claim, min_raters=gate.min_raters)
-    result = plan_study(model, gate.margin if margin is None else margin, gate.confidence, power,
-                        resamples=cfg.bench.bootstrap, studies=studies, confirm=confirm, claim=gate.claim,
-                        min_raters=gate.min_raters)
+    result, gate = plan_from_config(load_cfg(config_path), db_path, margin=margin, power=power, pass_rate=pass_rate,
+                                    raters_per_pair=raters_per_pair, raters=raters, pair_correlation=pair_correlation,
+                                    rater_sd=rater_sd, rater_path_sd=rater_path_sd, studies=studies, confirm=confirm)
     if as_json:
         click.echo(json.dumps(result.to_json() | {"gate": asdict(gate)}, ensure_ascii=False, indent=2))
     else:
@@ -98,37 +85,11 @@ def generate(config_path, db_path, samples, resume, until_planned, reserve, new_
     both hashes (use --new-study NAME, or a new --db). Adds gold (check) pairs of the prompts' reference outputs
     at pool.gold_rate. Shards over processes and GPUs when started with `accelerate launch -m evalkit generate ...`.
     """
-    from ..study.pairs import build_pool, distributed_state, fill_pool
-    from ..study.studies import DEFAULT_RESERVE, fill_sentence, fill_target
+    from ..study.pairs import generate as run_generate
 
-    if until_planned and (samples is not None or resume is not None):
-        raise EvalkitError("--until-planned decides the samples itself", "leave out --samples and --resume")
-    if reserve is not None and not until_planned:
-        raise EvalkitError("--reserve is for --until-planned", "add --until-planned, or leave out --reserve")
-    if resume is not None and new_study is not None:
-        raise EvalkitError("--resume finishes an experiment of its own study", "leave out --new-study")
-    cfg = load_cfg(config_path)
-    echo = lambda m: click.echo(m, err=True)  # noqa: E731
-    reserve = DEFAULT_RESERVE if reserve is None else reserve
-    if until_planned:
-        rounds = fill_pool(cfg, db_path, reserve=reserve, echo=echo, new_study=new_study)
-    else:
-        rounds = [build_pool(cfg, db_path, samples=samples, resume=resume, echo=echo, new_study=new_study)]
-    if not distributed_state(cfg).is_main_process:
-        return
-    for res in rounds:
-        if res.experiment_id is None:
-            continue
-        click.echo(f"experiment {res.experiment_id}: {res.pairs} pairs over {res.prompts} prompts "
-                   f"({res.fallbacks} fell back), and {res.gold} gold (check) pair{'' if res.gold == 1 else 's'}"
-                   + (f"; {res.skipped_done} work items were already done" if res.skipped_done else "")
-                   + f"; study '{res.study}'")
-    last = rounds[-1]
-    if until_planned:
-        click.echo(f"study '{last.study}': {last.study_pairs} study pairs in the pool, for {last.planned_pairs} planned "
-                   f"pairs plus a {reserve:.0%} reserve ({fill_target(last.planned_pairs, reserve)})")
-    elif short := fill_sentence(last.study_pairs, last.planned_pairs):
-        click.echo(f"study '{last.study}': {short}", err=True)
+    for line in run_generate(load_cfg(config_path), db_path, samples, resume, until_planned, reserve, new_study,
+                             echo=lambda m: click.echo(m, err=True)):
+        click.echo(line)
 
 
 @cli.command()

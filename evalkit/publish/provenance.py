@@ -428,3 +428,8 @@ def build_provenance(db, agg=None) -> Provenance:
         experiments=experiments, gate=gate, prompts=prompts, scope=scope, figures=_figures(agg, sources, scope),
         notes=notes,
     )
+
+
+def to_json_with_provenance(db, agg) -> dict:
+    """`evalkit aggregate --json`: the aggregate's JSON and its provenance block."""
+    return agg.to_json() | {"provenance": build_provenance(db, agg).to_json()}

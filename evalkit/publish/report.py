@@ -265,6 +265,13 @@ def _publishable(tables: dict) -> dict:
     return out
 
 
+def write_report(db, out_dir, study: str | None = None) -> Path:
+    """`evalkit report`: the aggregate of one study (the latest unless named) written as index.html in out_dir."""
+    from ..aggregate import aggregate
+
+    return build_report(db, out_dir, aggregate(db, study=study))
+
+
 def build_report(db, out_dir: Path, agg: Aggregate | None = None) -> Path:
     """Write out_dir/index.html: verdict, provenance, plots and every table. Text from raters is escaped (inert).
     Every figure names the experiments it came from; one with no stored run behind it is not printed."""

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import shutil
-import sqlite3
 import tempfile
 import threading
 from pathlib import Path
 
 from ..errors import EvalkitError
-from ..store.database import BUSY_TIMEOUT_S
+from ..store import restore_file, snapshot
 
 log = logging.getLogger("evalkit.publish.sync")
 
@@ -27,21 +25,6 @@ def _is_missing(err: Exception) -> bool:
     return name in ("EntryNotFoundError", "RemoteEntryNotFoundError", "RepositoryNotFoundError", "FileNotFoundError") or (
         getattr(getattr(err, "response", None), "status_code", None) == 404
     )
-
-
-def snapshot(db_path: Path, dest: Path) -> Path:
-    """A consistent copy of a live database (online backup API: readers and writers may keep going)."""
-    src = sqlite3.connect(str(db_path), timeout=BUSY_TIMEOUT_S)
-    try:
-        out = sqlite3.connect(str(dest))
-        try:
-            with out:
-                src.backup(out)
-        finally:
-            out.close()
-    finally:
-        src.close()
-    return dest
 
 
 class DatabaseSync:
@@ -81,17 +64,8 @@ class DatabaseSync:
                 "check HF_TOKEN and the repo id (EVALKIT_SYNC_REPO); the app will not start on an empty database "
                 "that could overwrite the stored ratings",
             ) from e
-        self.db_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.db_path.with_suffix(".restoring")
-        shutil.copyfile(got, tmp)
-        check = sqlite3.connect(str(tmp))
-        try:
-            ok = check.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        finally:
-            check.close()
-        if not ok:
+        if not restore_file(Path(got), self.db_path):
             raise EvalkitError(f"the database in {self.repo_id} fails integrity_check", "restore an earlier commit of the repo")
-        tmp.replace(self.db_path)
         self.last_pushed_hash = self._hash(self.db_path)
         return True
 

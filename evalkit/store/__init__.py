@@ -14,7 +14,7 @@ evalkit.rating.queue, the aggregate's arrays in evalkit.aggregate).
     raters      identities and their codes
 """
 
-from .database import migrate, now, open_db, write_transaction
+from .database import migrate, now, open_db, restore_file, snapshot, write_transaction
 from .migrations import MIGRATIONS
 from .pool import insert_gold_pairs, insert_pairs, insert_shard_items, new_pair_id, reference_hash, store_references
 from .raters import NameTaken, insert_rater, rater_by_key, replace_secret, revoke_rater
@@ -22,14 +22,15 @@ from .ratings import PairFull, claim_pair, insert_rating
 from .studies import FIRST_STUDY, attach_pool, gate_mismatch, insert_decision
 from .runs import (
     copy_experiment, generation, insert_bench_process, insert_bench_processes, insert_experiment, insert_generations,
-    insert_prescreen, insert_rows, insert_tune_trials,
+    insert_prescreen, insert_rows, insert_together, insert_tune_trials,
 )
 
 __all__ = [
     "FIRST_STUDY", "attach_pool", "claim_pair", "gate_mismatch", "insert_decision",
     "MIGRATIONS", "NameTaken", "PairFull", "copy_experiment", "generation", "insert_bench_process",
     "insert_bench_processes", "insert_experiment", "insert_generations", "insert_gold_pairs", "insert_pairs",
-    "insert_prescreen", "insert_rater", "insert_rating", "insert_rows", "insert_shard_items", "insert_tune_trials",
+    "insert_prescreen", "insert_rater", "insert_rating", "insert_rows", "insert_shard_items",
+    "insert_together", "insert_tune_trials",
     "migrate", "new_pair_id", "now", "open_db", "rater_by_key", "reference_hash",
-    "replace_secret", "revoke_rater", "store_references", "write_transaction",
+    "replace_secret", "restore_file", "revoke_rater", "snapshot", "store_references", "write_transaction",
 ]

@@ -147,3 +147,41 @@ def open_db(path: Path | str | None = None, migrate_schema: bool = True):
     except OSError as e:
         raise EvalkitError(f"database {path} cannot be created: {e}", "check the folder exists and is writable")
     return db
+
+
+# The database as a file (the Space's sync to the Hub): copies and replacements stay here, with the other writes.
+
+def snapshot(db_path: Path, dest: Path) -> Path:
+    """A consistent copy of a live database (online backup API: readers and writers may keep going)."""
+    src = sqlite3.connect(str(db_path), timeout=BUSY_TIMEOUT_S)
+    try:
+        out = sqlite3.connect(str(dest))
+        try:
+            with out:
+                src.backup(out)
+        finally:
+            out.close()
+    finally:
+        src.close()
+    return dest
+
+
+def restore_file(copy: Path, db_path: Path) -> bool:
+    """Put a downloaded database in place: copied beside the target, checked with integrity_check, then renamed
+    over it in one step (a crash leaves either no database or the whole restored one). False, with nothing
+    replaced, when the copy fails the check."""
+    import shutil
+
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = db_path.with_suffix(".restoring")
+    shutil.copyfile(copy, tmp)
+    check = sqlite3.connect(str(tmp))
+    try:
+        ok = check.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    finally:
+        check.close()
+    if not ok:
+        tmp.unlink()
+        return False
+    tmp.replace(db_path)
+    return True

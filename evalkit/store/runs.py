@@ -155,6 +155,13 @@ def insert_rows(db, table: str, columns: list[str], rows: list[tuple]) -> None:
         db.conn.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)
 
 
+def insert_together(db, write):
+    """write(db), whose writes go through this package's functions, in one write transaction: a synthetic study
+    lands whole or not at all. Returns what write returns."""
+    with write_transaction(db):
+        return write(db)
+
+
 def generation(db, generation_id: int) -> dict:
     rows = list(db.query("SELECT * FROM generations WHERE id = ?", [generation_id]))
     if not rows:

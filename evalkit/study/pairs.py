@@ -380,3 +380,36 @@ def pooled_token_ids(db, prompt_id: str | None = None) -> set[tuple[int, ...]]:
         f"WHERE {where}p.kind = 'study' "
         "UNION SELECT o.token_ids FROM pairs p JOIN reference_outputs o ON o.id IN (p.a_reference_id, p.b_reference_id) "
         f"WHERE {where}p.kind = 'gold' AND o.token_ids IS NOT NULL", {"p": prompt_id})}
+
+
+def generate(cfg, db_path, samples: int | None = None, resume: int | None = None, until_planned: bool = False,
+             reserve: float | None = None, new_study: str | None = None, echo=print) -> list[str]:
+    """`evalkit generate`: one pool (or, with until_planned, pools until the study holds its planned pairs plus the
+    reserve), checked options first. Returns the lines to print (none on a process other than the main one under
+    accelerate); progress and the pool-short sentence go to echo."""
+    from .studies import DEFAULT_RESERVE, fill_sentence, fill_target
+
+    if until_planned and (samples is not None or resume is not None):
+        raise EvalkitError("--until-planned decides the samples itself", "leave out --samples and --resume")
+    if reserve is not None and not until_planned:
+        raise EvalkitError("--reserve is for --until-planned", "add --until-planned, or leave out --reserve")
+    if resume is not None and new_study is not None:
+        raise EvalkitError("--resume finishes an experiment of its own study", "leave out --new-study")
+    reserve = DEFAULT_RESERVE if reserve is None else reserve
+    if until_planned:
+        rounds = fill_pool(cfg, db_path, reserve=reserve, echo=echo, new_study=new_study)
+    else:
+        rounds = [build_pool(cfg, db_path, samples=samples, resume=resume, echo=echo, new_study=new_study)]
+    if not distributed_state(cfg).is_main_process:
+        return []
+    lines = [f"experiment {res.experiment_id}: {res.pairs} pairs over {res.prompts} prompts "
+             f"({res.fallbacks} fell back), and {res.gold} gold (check) pair{'' if res.gold == 1 else 's'}"
+             + (f"; {res.skipped_done} work items were already done" if res.skipped_done else "")
+             + f"; study '{res.study}'" for res in rounds if res.experiment_id is not None]
+    last = rounds[-1]
+    if until_planned:
+        lines.append(f"study '{last.study}': {last.study_pairs} study pairs in the pool, for {last.planned_pairs} "
+                     f"planned pairs plus a {reserve:.0%} reserve ({fill_target(last.planned_pairs, reserve)})")
+    elif short := fill_sentence(last.study_pairs, last.planned_pairs):
+        echo(f"study '{last.study}': {short}")
+    return lines

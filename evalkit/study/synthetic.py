@@ -76,7 +76,7 @@ def build_study(db, spec: SyntheticStudy) -> dict:
     from ..task.fidelity import RULES_VERSION
     from .gate import gate_snapshot
     from .plan import StudyModel, simulate_answers
-    from ..store import insert_experiment, now, write_transaction
+    from ..store import insert_experiment, insert_together, now
 
     rng = np.random.default_rng(spec.seed)
     model = StudyModel(pass_rates={c: spec.pass_rate for c in CRITERIA}, rater_accuracy=spec.rater_accuracy,
@@ -86,7 +86,7 @@ def build_study(db, spec: SyntheticStudy) -> dict:
     stamp = now()
     gate = gate_snapshot(spec.gate_path)
     n, r = spec.pairs, spec.raters_per_pair
-    with write_transaction(db):
+    def write(db) -> int:
         if spec.bench:
             _bench(db, spec, rng, stamp, gate)
         exp = insert_experiment(db, "pool", {}, {}, note="synthetic study", gate=gate, new_study=spec.study)
@@ -117,6 +117,9 @@ def build_study(db, spec: SyntheticStudy) -> dict:
                                           "ordinary_generation_id", "assisted_generation_id", "a_generation_id",
                                           "b_generation_id", "ordinary_side", "work_index"])
         _ratings(db, spec, sim, pair_ids, sides, rng, now())  # rated after the experiments started
+        return exp
+
+    exp = insert_together(db, write)
     return {"experiment_id": exp, "pairs": n, "ratings": n * r}
 
 

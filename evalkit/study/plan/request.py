@@ -1,0 +1,35 @@
+"""`evalkit plan` as one call: the gate file and the database (when there is one) turned into a study model, then
+the planned size."""
+
+from __future__ import annotations
+
+from ...errors import EvalkitError
+
+
+def plan_from_config(cfg, db_path=None, *, margin: float | None = None, power: float = 0.8,
+                     pass_rate: float | None = None, raters_per_pair: int | None = None, raters: int | None = None,
+                     pair_correlation: float | None = None, rater_sd: float | None = None,
+                     rater_path_sd: float | None = None, studies: int = 400, confirm: int = 2000):
+    """(Plan, Gate): the gate file's margin, level, claim and min_raters unless overridden; the model's numbers from
+    the database's pool and pilot ratings when it exists (planning never creates a database), else the defaults."""
+    from pathlib import Path
+
+    from ...locations import db_path as default_db_path
+    from ...store import open_db
+    from ..gate import read_gate_file
+    from .pilot import model_from_db
+    from .search import plan_study
+
+    _text, gate = read_gate_file(cfg.gate_file or None)
+    path = Path(db_path) if db_path else default_db_path()
+    if db_path and not path.exists():
+        raise EvalkitError(f"database {path} does not exist", "pass an existing --db, or leave it out to plan from defaults")
+    db = open_db(path) if path.exists() else None
+    model = model_from_db(db, raters_per_pair or gate.min_ratings_per_pair, pass_rate, raters,
+                          prompts=None if db is not None and db["pairs"].count else len(cfg.pool.prompts) or 5,
+                          pair_correlation=pair_correlation, rater_sd=rater_sd, rater_path_sd=rater_path_sd,
+                          claim=gate.claim, min_raters=gate.min_raters)
+    result = plan_study(model, gate.margin if margin is None else margin, gate.confidence, power,
+                        resamples=cfg.bench.bootstrap, studies=studies, confirm=confirm, claim=gate.claim,
+                        min_raters=gate.min_raters)
+    return result, gate
