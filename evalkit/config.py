@@ -234,47 +234,39 @@ def _build(cls, data: dict, where: str, source: str):
     return cls(**kwargs)
 
 
+# Each key's allowed values: (key, test, what the error says it must be). The tests read the value; the sentence is
+# the one the user reads.
+_RANGES = [
+    ("decoding.temperature", lambda v: v > 0, "> 0"),
+    ("decoding.top_p", lambda v: 0 < v <= 1, "in (0, 1]"),
+    ("decoding.max_new_tokens", lambda v: v >= 0, ">= 0"),
+    ("assistant.num_assistant_tokens", lambda v: v >= 1, ">= 1"),
+    ("assistant.assistant_confidence_threshold", lambda v: 0 <= v < 1, "in [0, 1)"),
+    ("assistant.prompt_lookup_num_tokens", lambda v: v >= 0, ">= 0"),
+    ("bench.reps", lambda v: v >= 1, ">= 1"),
+    ("bench.warmup", lambda v: v >= 0, ">= 0"),
+    ("bench.length_tolerance", lambda v: v >= 0, ">= 0"),
+    ("bench.bootstrap", lambda v: v >= 100, ">= 100"),
+    ("bench.batch_sizes", lambda v: all(b >= 1 for b in v), "a list of batch sizes, each >= 1"),
+    ("decoding.batch_size", lambda v: v >= 1, ">= 1"),
+    ("pool.samples", lambda v: v >= 1, ">= 1"),
+    ("pool.gold_rate", lambda v: 0 <= v <= 0.5, "in [0, 0.5] (0 = no gold pairs)"),
+    *((f"app.{k}", lambda v: v >= 0, ">= 0") for k in ("signups_per_client_per_hour", "results_skip_allowance",
+                                                        "live_runs_per_hour", "min_seconds_on_task")),
+    ("app.ratings_per_pair", lambda v: v >= 1, ">= 1"),
+    ("app.max_submissions_per_minute", lambda v: v >= 0, ">= 0"),
+    ("app.max_comment_chars", lambda v: 1 <= v <= 100_000, "in [1, 100000]"),
+]
+
+
 def _check_ranges(cfg: Config, source: str) -> None:
     problems = []
-    if cfg.decoding.temperature <= 0:
-        problems.append(("decoding.temperature", "> 0"))
-    if not 0 < cfg.decoding.top_p <= 1:
-        problems.append(("decoding.top_p", "in (0, 1]"))
-    if cfg.decoding.max_new_tokens < 0:
-        problems.append(("decoding.max_new_tokens", ">= 0"))
-    if cfg.assistant.num_assistant_tokens < 1:
-        problems.append(("assistant.num_assistant_tokens", ">= 1"))
-    if not 0 <= cfg.assistant.assistant_confidence_threshold < 1:
-        problems.append(("assistant.assistant_confidence_threshold", "in [0, 1)"))
-    if cfg.assistant.prompt_lookup_num_tokens < 0:
-        problems.append(("assistant.prompt_lookup_num_tokens", ">= 0"))
-    if cfg.bench.reps < 1:
-        problems.append(("bench.reps", ">= 1"))
-    if cfg.bench.warmup < 0:
-        problems.append(("bench.warmup", ">= 0"))
-    if cfg.bench.length_tolerance < 0:
-        problems.append(("bench.length_tolerance", ">= 0"))
-    if cfg.bench.bootstrap < 100:
-        problems.append(("bench.bootstrap", ">= 100"))
-    if any(b < 1 for b in cfg.bench.batch_sizes):
-        problems.append(("bench.batch_sizes", "a list of batch sizes, each >= 1"))
-    if cfg.decoding.batch_size < 1:
-        problems.append(("decoding.batch_size", ">= 1"))
-    if cfg.pool.samples < 1:
-        problems.append(("pool.samples", ">= 1"))
-    if not 0 <= cfg.pool.gold_rate <= 0.5:
-        problems.append(("pool.gold_rate", "in [0, 0.5] (0 = no gold pairs)"))
+    for key, ok, rule in _RANGES:
+        section, name = key.split(".")
+        if not ok(getattr(getattr(cfg, section), name)):
+            problems.append((key, rule))
     if not 0 <= cfg.decoding.seed or cfg.decoding.seed + cfg.pool.samples > POOL_SEED_LIMIT:
         problems.append(("decoding.seed", f">= 0, and seed + pool.samples at most {POOL_SEED_LIMIT} (live runs use the seeds above)"))
-    for key in ("signups_per_client_per_hour", "results_skip_allowance", "live_runs_per_hour", "min_seconds_on_task"):
-        if getattr(cfg.app, key) < 0:
-            problems.append((f"app.{key}", ">= 0"))
-    if cfg.app.ratings_per_pair < 1:
-        problems.append(("app.ratings_per_pair", ">= 1"))
-    if cfg.app.max_submissions_per_minute < 0:
-        problems.append(("app.max_submissions_per_minute", ">= 0"))
-    if not 1 <= cfg.app.max_comment_chars <= 100_000:
-        problems.append(("app.max_comment_chars", "in [1, 100000]"))
     for entry in cfg.models.max_memory:
         device, _, size = entry.partition("=")
         if not (device.strip() and size.strip()):

@@ -106,9 +106,9 @@ class ProcessRecord:
     error: str = ""
 
 
-@dataclass
-class TimingRun:
-    """One timed repetition; its generation record holds the text and counts."""
+@dataclass(kw_only=True)
+class MeasuredRequest:
+    """What every timed request of the benchmark keeps; its generation record holds the text and counts."""
 
     path: str
     prompt_id: str
@@ -118,8 +118,6 @@ class TimingRun:
     new_tokens: int
     stop_reason: str
     seconds: float
-    decode_seconds: float | None = None
-    tokens_per_second: float | None = None
     status: str = "ok"
     rank: int = 0
     host: str = ""
@@ -128,27 +126,23 @@ class TimingRun:
     process_id: int | None = None
 
 
-@dataclass
-class BatchRun:
-    """One request of a batched generate() call: the ordinary path measured at a batch size above 1
-    (`evalkit bench --batch-sizes`). The requests of one call share its number and its seconds."""
+@dataclass(kw_only=True)
+class TimingRun(MeasuredRequest):
+    """One timed repetition of one prompt on one path, alone in its generate() call."""
 
-    path: str
+    decode_seconds: float | None = None
+    tokens_per_second: float | None = None
+
+
+@dataclass(kw_only=True)
+class BatchRun(MeasuredRequest):
+    """One request of a batched generate() call: the ordinary path measured at a batch size above 1
+    (`evalkit bench --batch-sizes`). The requests of one call share its number and its seconds (`seconds`: the
+    call's generate() seconds, device synchronised: what each request in it waited). status "failed": this batch
+    size could not run (out of memory); one row says so, with `error`, and no generation."""
+
     batch_size: int
     batch_call: int  # the call's number within its worker process
     slot: int  # the request's row in the batch
-    prompt_id: str
-    round: int
-    rep: int
-    seed: int
-    new_tokens: int
-    stop_reason: str
-    seconds: float  # the call's generate() seconds, device synchronised: what each request in it waited
     left_padding: int  # pad tokens put before this request's prompt
-    status: str = "ok"  # "failed": this batch size could not run (out of memory); one row says so, no generation
     error: str = ""
-    rank: int = 0
-    host: str = ""
-    device: str = ""
-    generation_id: int | None = None
-    process_id: int | None = None

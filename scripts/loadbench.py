@@ -22,7 +22,6 @@ import contextlib
 import functools
 import json
 import os
-import socket
 import sys
 import tempfile
 import threading
@@ -76,12 +75,6 @@ def app_config(ratings_per_pair: int):
                               "signup": "open", "signups_per_client_per_hour": 0}}, "<loadbench>")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @dataclass
 class Timings:
     """Seconds, appended from the server's worker threads (list.append is atomic)."""
@@ -107,7 +100,8 @@ def serve(cfg, db_file: Path, timings: Timings):
     """The app as `app.py` builds it, on 127.0.0.1 in this process, with timing wrappers on the submit handler
     and the library's submit_rating (the app's own code is not changed); yields the URL."""
     import evalkit.ui.rate as rate
-    from evalkit.ui import build_app, launch
+    from evalkit.ui import build_app
+    from evalkit.ui.server import serving
 
     original = rate.submit_rating
     rate.submit_rating = _timed(original, timings.library)  # the handler looks it up at call time
@@ -115,12 +109,8 @@ def serve(cfg, db_file: Path, timings: Timings):
         demo = build_app(cfg, db_file, space=False)
         (submit_fn,) = [f for f in demo.fns.values() if f.api_name == "submit"]
         submit_fn.fn = _timed(submit_fn.fn, timings.handler)
-        port = free_port()
-        launch(demo, prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True)
-        try:
-            yield f"http://127.0.0.1:{port}/"
-        finally:
-            demo.close()
+        with serving(demo) as url:
+            yield url
     finally:
         rate.submit_rating = original
 
@@ -184,6 +174,8 @@ def serve_process(db_file: Path, ratings_per_pair: int, timings: Timings, log_fi
     """The instrumented app in its own process (its own interpreter lock: on 2 cores the simulated raters
     get the other core); yields the URL, then stops it and fills `timings` from what it wrote."""
     import subprocess
+
+    from evalkit.ui.server import free_port
 
     port = free_port()
     timings_file = db_file.with_suffix(".timings")

@@ -6,13 +6,13 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
-import socket
 from pathlib import Path
 
 import pytest
 
 from evalkit.config import load_config
 from evalkit.store import open_db
+from evalkit.ui.server import free_port, serving  # noqa: F401  (free_port: for the tests that import it from here)
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
@@ -74,24 +74,13 @@ def pool_db(pool_template, tmp_path) -> Path:
     return dst
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextlib.contextmanager
 def served(cfg, db_file: Path, *, space: bool = False):
     """The app, launched the way app.py launches it, on a free local port; yields its URL."""
-    from evalkit.ui import build_app, launch
+    from evalkit.ui import build_app
 
-    demo = build_app(cfg, db_file, space=space)
-    port = free_port()
-    launch(demo, prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True)
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        demo.close()
+    with serving(build_app(cfg, db_file, space=space)) as url:
+        yield url
 
 
 def rows(db_file: Path, sql: str, params=()) -> list[dict]:

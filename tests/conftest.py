@@ -69,3 +69,15 @@ def make_config(tmp_path, tiny_models):
         return path
 
     return make
+
+
+@pytest.fixture
+def rated_db(tmp_path):
+    """The small rated study of tests/fixtures/ratings_small.json (4 pairs, 3 raters, a frozen gate), in a fresh
+    database."""
+    from evalkit.store import open_db
+    from test_aggregate import load_fixture
+
+    db = open_db(tmp_path / "rated.db")
+    load_fixture(db, tmp_path / "gate.toml")
+    return db

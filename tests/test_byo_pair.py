@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from evalkit.ui.server import free_port
+
 from familyfixtures import families, family_config  # noqa: F401
 from gradio_client import Client
 
@@ -124,7 +126,7 @@ def test_readme_bring_your_own_pair_commands_run_on_the_chat_pair(families, tmp_
     db.conn.close()
 
     # the app, started by the README's command; GRADIO_SERVER_PORT only picks the free port `port = 0` searches from
-    port = _free_port()
+    port = free_port()
     app = subprocess.Popen(["bash", "-c", f"exec {app_command}"], cwd=ROOT, env=env | {"GRADIO_SERVER_PORT": str(port)},
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
@@ -134,13 +136,6 @@ def test_readme_bring_your_own_pair_commands_run_on_the_chat_pair(families, tmp_
         app.terminate()
         app.wait(timeout=30)
 
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _wait_for_url(proc, timeout: float = 180) -> str:

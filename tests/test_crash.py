@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from evalkit.ui.server import free_port
+
 from gradio_client import Client
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,7 +79,7 @@ def test_sigkill_mid_stream_loses_no_acknowledged_rating(tmp_path):
     config.write_text(f"[app]\nratings_per_pair = {RATERS}\nmax_submissions_per_minute = 0\nsignup = \"open\"\n"
                       "signups_per_client_per_hour = 0\n", encoding="utf-8")
     log = tmp_path / "app.log"
-    port = loadbench.free_port()
+    port = free_port()
     proc = start_app(db_file, config, port, log)
     url = f"http://127.0.0.1:{port}/"
 
@@ -112,7 +114,7 @@ def test_sigkill_mid_stream_loses_no_acknowledged_rating(tmp_path):
     assert len({r for r, _ in acked_at_kill}) == RATERS  # every rater had acknowledged submissions
 
     # Restart on the same database.
-    port2 = loadbench.free_port()
+    port2 = free_port()
     proc2 = start_app(db_file, config, port2, log)
     try:
         integrity, rows, twice = stored(db_file)

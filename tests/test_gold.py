@@ -239,18 +239,8 @@ def _path_tables(agg) -> dict:
                                        "prescreen_agreement", "timing", "speedup")}
 
 
-@pytest.fixture
-def rated(tmp_path):
-    """The aggregate test's fixture (4 study pairs, 3 raters, a frozen gate), plus gold pairs."""
-    from test_aggregate import load_fixture
-
-    db = open_db(tmp_path / "a.db")
-    load_fixture(db, tmp_path / "gate.toml")
-    return db
-
-
-def test_gold_ratings_never_change_the_path_comparison(rated, monkeypatch):
-    db = rated
+def test_gold_ratings_never_change_the_path_comparison(rated_db, monkeypatch):
+    db = rated_db
     before = aggregate(db)
     exp = db.execute("SELECT id FROM experiments WHERE kind = 'pool'").fetchone()[0]
     gold_items(db, exp, 2)

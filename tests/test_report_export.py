@@ -9,14 +9,11 @@ from evalkit.cli import cli
 from evalkit.publish.export import SPLITS, export, pseudonym, split_file
 from evalkit.publish.report import build_report
 from evalkit.store import open_db
-from test_aggregate import load_fixture
 
 
 @pytest.fixture
-def db(tmp_path):
-    db = open_db(tmp_path / "x.db")
-    load_fixture(db, tmp_path / "gate.toml")
-    return db
+def db(rated_db):
+    return rated_db
 
 
 def test_report_is_self_contained_html_with_plots_and_verdict(db, tmp_path):
@@ -128,13 +125,13 @@ def test_no_push_without_flag(db, tmp_path, monkeypatch):
         raise AssertionError("the Hub must not be contacted without --push-to-hub")
 
     monkeypatch.setattr(huggingface_hub, "HfApi", forbidden)
-    r = CliRunner().invoke(cli, ["export", "--db", str(tmp_path / "x.db"), "--out", str(tmp_path / "c")])
+    r = CliRunner().invoke(cli, ["export", "--db", str(tmp_path / "rated.db"), "--out", str(tmp_path / "c")])
     assert r.exit_code == 0, r.output
     assert "pushed" not in r.output
 
 
 def test_aggregate_cli_json(db, tmp_path):
-    r = CliRunner().invoke(cli, ["aggregate", "--db", str(tmp_path / "x.db"), "--json"])
+    r = CliRunner().invoke(cli, ["aggregate", "--db", str(tmp_path / "rated.db"), "--json"])
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
     assert out["verdict"]["decision"] == "DROP" and "pass_rates" in out["tables"]

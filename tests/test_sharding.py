@@ -4,7 +4,6 @@ sharded run resumes without duplicates; the benchmark refuses to pool different 
 import json
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -13,15 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from evalkit.ui.server import free_port
+
 ROOT = Path(__file__).parent.parent
 HOSTFILE = ROOT / "tests" / "fixtures" / "mpi-localhost"
 COMMON = ["--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no"]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def accelerate(launcher: str = "cpu") -> list[str]:
@@ -32,7 +29,7 @@ def accelerate(launcher: str = "cpu") -> list[str]:
     over gloo on 127.0.0.1. "torchrun": the multi-GPU launcher, which also works on a machine without CUDA
     because evalkit tells PartialState to use the CPU.
     """
-    base = [sys.executable, "-m", "accelerate.commands.launch", *COMMON, "--main_process_port", str(_free_port())]
+    base = [sys.executable, "-m", "accelerate.commands.launch", *COMMON, "--main_process_port", str(free_port())]
     if launcher == "cpu":
         return base + ["--cpu", "--mpirun_hostfile", str(HOSTFILE)]
     return base + ["--multi_gpu"]

@@ -7,6 +7,7 @@ On a Hugging Face Space (SPACE_ID set) raters sign in with Hugging Face; locally
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
@@ -102,3 +103,26 @@ def serve(cfg: Config, path: Path, *, host: str | None = None, port: int | None 
             prep.stop()
         if sync is not None:
             sync.stop(final_push=True)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port nothing listens on now, for an app started beside others (tests, benchmarks)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def serving(demo, host: str = "127.0.0.1"):
+    """A built app launched as `serve` launches it, without blocking, on a free port of `host`; yields its URL and
+    closes the app afterwards (the end-to-end tests and scripts/loadbench.py)."""
+    from . import launch
+
+    port = free_port(host)
+    launch(demo, prevent_thread_lock=True, server_name=host, server_port=port, quiet=True)
+    try:
+        yield f"http://{host}:{port}/"
+    finally:
+        demo.close()
