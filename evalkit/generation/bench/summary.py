@@ -164,10 +164,10 @@ def _notes(fig, by_path: dict, tolerance: float, fallbacks: int) -> list[str]:
             notes.append(
                 f"{fig.matched_pairs - fig.comparable_pairs} of {fig.matched_pairs} pairs were not comparable "
                 f"(different stop reason or length beyond {tolerance:.0%}) and are left out of the speed-up")
-    elif GenerationPath.ASSISTED in by_path and not fig.pooled_device_kinds:
-        notes.append("no comparable ordinary/assisted pairs: no speed-up is reported")
-    else:
-        notes.append("the assisted path did not run in this experiment: no speed-up is reported")
+    elif GenerationPath.ASSISTED not in by_path:
+        notes.append("the assisted path did not run in this experiment: no assisted speed-up is reported")
+    elif not fig.pooled_device_kinds:
+        notes.append("no comparable ordinary/assisted pairs: no assisted speed-up is reported")
     if fallbacks:
         notes.append(f"{fallbacks} assisted run(s) failed and fell back; they are not counted as assisted")
     return notes
