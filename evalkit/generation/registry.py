@@ -139,9 +139,13 @@ def versus_ordinary() -> list[str]:
 def plugin_modules(paths=None) -> list[str]:
     """Modules outside evalkit that registered these paths (all when None): a benchmark worker process imports
     them, so a path registered by your own code runs there too."""
-    wanted = _REGISTRY.values() if paths is None else [get(p) for p in paths]
-    return sorted({s.module for s in wanted if s.module and s.module.split(".")[0] != "evalkit"
-                   and s.module != "__main__"})
+    wanted = list(_REGISTRY.values()) if paths is None else [get(p) for p in paths]
+    for s in wanted:
+        if s.module == "__main__":
+            raise EvalkitError(f"the path {s.name!r} is registered by the script being run, which the benchmark's "
+                               "worker processes cannot import",
+                               "register it in a module of its own, importable from PYTHONPATH, and import that")
+    return sorted({s.module for s in wanted if s.module and s.module.split(".")[0] != "evalkit"})
 
 
 def load_plugins(modules) -> None:
