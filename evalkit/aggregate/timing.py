@@ -106,8 +106,7 @@ def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None,
             if path != GenerationPath.ASSISTED and not fig.matched_pairs:
                 continue
             speed_rows.append({
-                "path": str(path),
-                "prompt_id": prompt_id, "matched_pairs": fig.matched_pairs, "comparable_pairs": fig.comparable_pairs,
+                "prompt_id": prompt_id, "path": str(path), "matched_pairs": fig.matched_pairs, "comparable_pairs": fig.comparable_pairs,
                 "speedup": fig.speedup, "ci_low": fig.ci95[0] if fig.ci95 else None,
                 "ci_high": fig.ci95[1] if fig.ci95 else None,
                 "identical_outputs": fig.identical_outputs, "acceptance_rate": fig.acceptance_rate,
