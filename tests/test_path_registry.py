@@ -69,6 +69,9 @@ def test_bench_runs_the_paths_the_registry_allows(make_config):
     compat = check_compat(cfg, False)
     assert registry.available(cfg, compat, benched=True) == ["ordinary", "assisted", "prompt_lookup"]
     assert available_paths(load_pair(cfg, progress=False)) == ["ordinary", "assisted", "prompt_lookup"]
+    from evalkit.ui.live import live_paths
+
+    assert [p.name for p in live_paths(cfg)] == ["ordinary", "assisted", "prompt_lookup"]  # a box of its own
     off = load_config(make_config(load_draft=False))
     assert registry.available(off, check_compat(off, False), benched=True) == ["ordinary"]
 
