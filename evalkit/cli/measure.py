@@ -123,7 +123,9 @@ def bench(config_path, db_path, reps, decoding, prompt_ids, batch_sizes, as_json
     Stores every raw run; prints medians, IQR, tokens/s, the speed-up (each prompt's median ordinary /
     median assisted seconds, then the median over prompts) with a bootstrap 95% CI over comparable
     outputs only, identical-output share, acceptance, tokens per target pass, and the
-    theoretical speed-up beside the measured one. Under `accelerate launch` the prompts are split
+    theoretical speed-up beside the measured one. Every other path the config switches on (prompt lookup:
+    assistant.prompt_lookup_num_tokens > 0) is measured too and compared with ordinary on its own line, never
+    mixed with assisted's figures. Under `accelerate launch` the prompts are split
     between the processes (each on its own device); timings of different device kinds never pool.
 
     With --batch-sizes the ordinary process also runs batched calls (the benchmark's prompts in turn, padded on
