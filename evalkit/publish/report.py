@@ -22,18 +22,14 @@ def _plt():
     return plt
 
 
-def _errorbars(ax, labels, values, lows, highs, offset: float = 0.0, **kw):
-    """Points with their intervals at the labels' positions. Labels already on the axis keep their place (several
-    series share one axis: a label new to it is added at the end)."""
+def _errorbars(ax, axis, labels, values, lows, highs, offset: float = 0.0, **kw):
+    """Points with their intervals, each at its label's place on `axis` (all the series' labels) plus `offset`."""
     import numpy as np
 
     values = np.array([np.nan if v is None else v for v in values], float)
     lo = np.array([np.nan if v is None else v for v in lows], float)
     hi = np.array([np.nan if v is None else v for v in highs], float)
     yerr = np.vstack([np.nan_to_num(values - lo), np.nan_to_num(hi - values)])
-    axis = getattr(ax, "_evalkit_labels", [])
-    axis += [label for label in labels if label not in axis]
-    ax._evalkit_labels = axis
     ax.errorbar([axis.index(label) + offset for label in labels], values, yerr=yerr, fmt="o", capsize=4, **kw)
     ax.set_xticks(range(len(axis)))
     ax.set_xticklabels(axis, rotation=20, ha="right")
@@ -56,12 +52,12 @@ def figures(agg: Aggregate, db) -> dict:
     if len(sp):
         fig, ax = plt.subplots(figsize=(7, 3.5))
         # each path against ordinary on its own, in its registered colour (never pooled with another path's)
-        shown = registry.order(sp["path"].unique())
+        shown, axis = registry.order(sp["path"].unique()), list(dict.fromkeys(sp["prompt_id"]))
         for k, path in enumerate(shown):
             g = sp[sp["path"] == path]
-            offset = (k - (len(shown) - 1) / 2) * 0.15
-            _errorbars(ax, list(g["prompt_id"]), list(g["speedup"]), list(g["ci_low"]), list(g["ci_high"]),
-                       color=registry.colour(path), label=f"{registry.label(path)} vs ordinary", offset=offset)
+            _errorbars(ax, axis, list(g["prompt_id"]), list(g["speedup"]), list(g["ci_low"]), list(g["ci_high"]),
+                       offset=(k - (len(shown) - 1) / 2) * 0.15, color=registry.colour(path),
+                       label=f"{registry.label(path)} vs ordinary")
         ax.axhline(1.0, color="grey", lw=0.8, ls="--")
         ax.set_ylabel("speed-up (x)")
         ax.legend(fontsize=8)
