@@ -60,6 +60,15 @@ def acceptance_rate(runs: list[dict]) -> float | None:
     return sum(r.get("draft_accepted") or 0 for r in runs) / proposed if proposed else None
 
 
+def drafting(runs: list[dict]) -> tuple[float | None, float | None]:
+    """Tokens per target pass and the mean draft length (tokens proposed per round) over these runs: the inputs of
+    Leviathan et al.'s prediction (None where nothing was counted)."""
+    passes = sum(r.get("target_passes") or 0 for r in runs)
+    rounds = sum(r.get("draft_rounds") or 0 for r in runs)
+    return (sum(r["new_tokens"] for r in runs) / passes if passes else None,
+            sum(r.get("draft_proposed") or 0 for r in runs) / rounds if rounds else None)
+
+
 def pair_runs(rows: list[dict], tolerance: float, path: str = GenerationPath.ASSISTED
               ) -> tuple[list[tuple[dict, dict]], list[tuple[dict, dict]]]:
     """Pair ordinary runs with `path`'s runs (assisted unless named) of the same prompt, round and repetition (same

@@ -12,7 +12,7 @@ from ...errors import EvalkitError
 from ...records import GenerationPath
 from .. import registry
 from ..speed import (BatchComparison, BatchRow, PromptSpeed, SpeedFigure, batch_requests,
-                     compare_batches, measure_speed)
+                     compare_batches, drafting, measure_speed)
 from ...stats import alpha_from_tokens_per_pass, iqr, median, theoretical_speedup
 
 
@@ -200,11 +200,7 @@ def summarize(db, experiment_id: int) -> BenchSummary:
               for path in registry.versus_ordinary() if path in by_path}
     compat = json.loads(exp["compat_json"] or "{}")
     ass = by_path.get(GenerationPath.ASSISTED, [])
-    proposed = sum(r["draft_proposed"] or 0 for r in ass)
-    rounds = sum(r["draft_rounds"] or 0 for r in ass)
-    passes = sum(r["target_passes"] or 0 for r in ass)
-    tokens_per_pass = sum(r["new_tokens"] for r in ass) / passes if passes else None
-    mean_draft_length = proposed / rounds if rounds else None
+    tokens_per_pass, mean_draft_length = drafting(ass)
     t_spt = median([p["target_seconds_per_token"] for p in procs])
     d_spt = median([p["draft_seconds_per_token"] for p in procs])
     cost_ratio = d_spt / t_spt if (t_spt and d_spt) else None
