@@ -80,7 +80,9 @@ class AssistantConfig:
     assistant_confidence_threshold: float = 0.4
     # Let tokenizers that really differ go through Universal Assisted Generation. Off: not approved.
     allow_different_tokenizer: bool = False
-    # Optional prompt-lookup arm (no draft model): n-gram candidates from the prompt; 0 = arm off.
+    # Optional prompt-lookup path (no draft model): n-gram candidates from the prompt, this many per round; 0 = off.
+    # On, it is benched and reported against ordinary on its own (never mixed with assisted's figures) and runs on
+    # the Live tab; it is never rated.
     prompt_lookup_num_tokens: int = 0
 
 

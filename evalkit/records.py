@@ -7,8 +7,9 @@ from enum import StrEnum
 
 
 class GenerationPath(StrEnum):
-    """The routes a request can take through the models (stored as their values). A fallback is its own path:
-    the ordinary route run because the assisted one failed, never counted as assisted."""
+    """The names of the bundled generation paths (stored as their values). Each path is defined once, as a registered
+    object, in evalkit.generation.registry (a new path needs no member here). A fallback is its own path: the
+    ordinary route run because the assisted one failed, never counted as assisted."""
 
     ORDINARY = "ordinary"  # the target alone
     ASSISTED = "assisted"  # the target verifies the draft's proposals

@@ -35,9 +35,13 @@ def test_failure_mid_write_leaves_database_as_it_was(tmp_path):
     db = open_db(tmp_path / "w.db")
     exp = insert_experiment(db, "run", {"a": 1}, {"verdict": "same_tokenizer"})
     good = GenerationRecord(prompt_id="writing-01", path="ordinary", text="ok")
-    bad = GenerationRecord(prompt_id="writing-01", path="not-a-path", text="x")  # violates the CHECK
+    bad = GenerationRecord(prompt_id="writing-01", path="ordinary", status="weird", text="x")  # violates the CHECK
     with pytest.raises(sqlite3.IntegrityError):
         insert_generations(db, [good, bad], exp)
+    assert db["generations"].count == 0
+    unregistered = GenerationRecord(prompt_id="writing-01", path="not-a-path", text="x")  # the registry decides
+    with pytest.raises(EvalkitError, match="unregistered path 'not-a-path'"):
+        insert_generations(db, [good, unregistered], exp)
     assert db["generations"].count == 0
     insert_generations(db, [GenerationRecord(prompt_id="writing-01", path="ordinary")], exp)
     assert db["generations"].count == 1

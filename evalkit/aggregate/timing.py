@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
+from ..generation import registry
 from ..records import GenerationPath
 from ..generation.speed import BatchComparison, batch_requests, compare_batches, measure_speed
 from ..stats import median
@@ -80,34 +81,41 @@ def runs_version(db, study_id: int | None = None, before: str | None = None) -> 
 
 
 def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None, before: str | None = None):
-    """Per path timing and memory (a table), the speed-up per prompt and over all prompts (a table, with the ratio
-    of tokens per second over every matched pair beside it), and the speed figure the verdict weighs."""
+    """Per path timing and memory (a table, every registered path that ran), the speed-up per prompt and over all
+    prompts of each path compared with ordinary, each on its own rows (a table with a `path` column: assisted's
+    first, then e.g. prompt lookup's, never pooled; with the ratio of tokens per second over every matched pair
+    beside it), and the speed figure the verdict weighs (assisted's)."""
     import pandas as pd
 
     rows, source, exp_id = _runs(db, study_id, before)
     paths = []
-    for path in GenerationPath.ORDINARY, GenerationPath.ASSISTED, GenerationPath.FALLBACK:
+    for path in registry.order({r["path"] for r in rows}):
         rs = [r for r in rows if r["path"] == path]
-        if rs:
-            paths.append({"path": str(path), "runs": len(rs), "median_seconds": median([r["seconds"] for r in rs]),
-                          "median_tokens_per_second": median([r["tokens_per_second"] for r in rs]),
-                          "median_new_tokens": median([r["new_tokens"] for r in rs]),
-                          "median_peak_rss_mb": median([r["peak_rss_mb"] for r in rs])})
+        paths.append({"path": str(path), "runs": len(rs), "median_seconds": median([r["seconds"] for r in rs]),
+                      "median_tokens_per_second": median([r["tokens_per_second"] for r in rs]),
+                      "median_new_tokens": median([r["new_tokens"] for r in rs]),
+                      "median_peak_rss_mb": median([r["peak_rss_mb"] for r in rs])})
     speed_rows = []
-    for prompt_id in [ALL] + sorted({r["prompt_id"] for r in rows}):
-        fig = measure_speed(rows if prompt_id == ALL else [r for r in rows if r["prompt_id"] == prompt_id],
-                            tolerance, resamples)
-        speed_rows.append({
-            "prompt_id": prompt_id, "matched_pairs": fig.matched_pairs, "comparable_pairs": fig.comparable_pairs,
-            "speedup": fig.speedup, "ci_low": fig.ci95[0] if fig.ci95 else None,
-            "ci_high": fig.ci95[1] if fig.ci95 else None,
-            "identical_outputs": fig.identical_outputs, "acceptance_rate": fig.acceptance_rate,
-            "tps_ratio": fig.throughput_ratio, "tps_ci_low": fig.throughput_ci95[0] if fig.throughput_ci95 else None,
-            "tps_ci_high": fig.throughput_ci95[1] if fig.throughput_ci95 else None,
-            "selection_gap": fig.selection_gap,
-        })
-        if prompt_id == ALL:
-            everything = fig
+    present = {r["path"] for r in rows}
+    versus = [GenerationPath.ASSISTED] + [p for p in registry.versus_ordinary()
+                                          if p != GenerationPath.ASSISTED and p in present]
+    for path in versus:
+        for prompt_id in [ALL] + sorted({r["prompt_id"] for r in rows}):
+            fig = measure_speed(rows if prompt_id == ALL else [r for r in rows if r["prompt_id"] == prompt_id],
+                                tolerance, resamples, path)
+            if path != GenerationPath.ASSISTED and not fig.matched_pairs:
+                continue
+            speed_rows.append({
+                "prompt_id": prompt_id, "path": str(path), "matched_pairs": fig.matched_pairs, "comparable_pairs": fig.comparable_pairs,
+                "speedup": fig.speedup, "ci_low": fig.ci95[0] if fig.ci95 else None,
+                "ci_high": fig.ci95[1] if fig.ci95 else None,
+                "identical_outputs": fig.identical_outputs, "acceptance_rate": fig.acceptance_rate,
+                "tps_ratio": fig.throughput_ratio, "tps_ci_low": fig.throughput_ci95[0] if fig.throughput_ci95 else None,
+                "tps_ci_high": fig.throughput_ci95[1] if fig.throughput_ci95 else None,
+                "selection_gap": fig.selection_gap,
+            })
+            if prompt_id == ALL and path == GenerationPath.ASSISTED:
+                everything = fig
     overall = speed_rows[0]
     speed = Speed(source=source, experiment_id=exp_id, speedup=overall["speedup"],
                   speedup_ci95=[overall["ci_low"], overall["ci_high"]] if overall["ci_low"] is not None else None,

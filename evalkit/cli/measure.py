@@ -7,10 +7,9 @@ import sys
 
 import click
 
-from ..errors import EvalkitError
 from ..records import GenerationPath
 from . import cli
-from .common import config_option, csv_of, db_option, fail_clearly, load_cfg, open_study_db
+from .common import config_option, csv_of, db_file, db_option, fail_clearly, load_cfg
 
 
 @cli.command()
@@ -50,13 +49,29 @@ def check(config_path, as_json):
     sys.exit(0 if rec.approved else 2)
 
 
+class PathChoice(click.Choice):
+    """The registered paths one can ask to run (evalkit.generation.registry), read when the option is used."""
+
+    def __init__(self):
+        super().__init__([])
+
+    @property
+    def choices(self):
+        from ..generation.registry import choices
+
+        return choices()
+
+    @choices.setter
+    def choices(self, _value):  # click.Choice.__init__ sets it; the registry decides
+        pass
+
+
 @cli.command()
 @config_option
 @db_option
 @click.option("--prompt", "prompt_id", default="writing-01", show_default=True, help="Prompt id.")
-@click.option("--path", "path", type=click.Choice([p.value for p in (GenerationPath.ORDINARY, GenerationPath.ASSISTED,
-                                                                           GenerationPath.PROMPT_LOOKUP)]),
-              default=GenerationPath.ASSISTED.value, show_default=True, help="The generation path.")
+@click.option("--path", "path", type=PathChoice(), default=GenerationPath.ASSISTED.value, show_default=True,
+              help="The generation path (ordinary, assisted, prompt_lookup, or any registered path).")
 @click.option("--seed", type=int, default=None, help="Seed (default: decoding.seed).")
 @click.option("--batch-size", type=int, default=None,
               help="Send the prompt this many times in one generate() call, left-padded (default: decoding.batch_size, "
@@ -71,27 +86,9 @@ def run(config_path, db_path, prompt_id, path, seed, batch_size, as_json):
     """
     from dataclasses import asdict
 
-    from ..generation.batch import refuse_assisted_batch
-    from ..generation.models import load_pair
-    from ..generation.paths import run_batch, run_path
-    from ..task.prompts import load_prompts
-    from ..store import insert_experiment, insert_generations
+    from ..generation.single import run_one
 
-    cfg = load_cfg(config_path)
-    if batch_size is not None:
-        if batch_size < 1:
-            raise EvalkitError(f"--batch-size {batch_size} must be at least 1", "pass a positive number")
-        cfg.decoding.batch_size = batch_size
-    if path != GenerationPath.ORDINARY:  # before any model loads
-        refuse_assisted_batch(cfg.decoding.batch_size, f"`evalkit run --path {path} --batch-size {cfg.decoding.batch_size}`")
-    prompt = load_prompts(ids=[prompt_id])[0]
-    pair = load_pair(cfg)
-    seed = cfg.decoding.seed if seed is None else seed
-    records = (run_batch(pair, [prompt] * cfg.decoding.batch_size, seed) if cfg.decoding.batch_size > 1
-               else run_path(pair, prompt, path, seed))
-    db = open_study_db(db_path)
-    exp_id = insert_experiment(db, "run", cfg.to_dict(), pair.compat)
-    insert_generations(db, records, exp_id)
+    records = run_one(load_cfg(config_path), db_file(db_path), prompt_id, path, seed=seed, batch_size=batch_size)
     if as_json:
         click.echo(json.dumps([asdict(r) for r in records], ensure_ascii=False, indent=2))
         return
@@ -126,39 +123,25 @@ def bench(config_path, db_path, reps, decoding, prompt_ids, batch_sizes, as_json
     Stores every raw run; prints medians, IQR, tokens/s, the speed-up (each prompt's median ordinary /
     median assisted seconds, then the median over prompts) with a bootstrap 95% CI over comparable
     outputs only, identical-output share, acceptance, tokens per target pass, and the
-    theoretical speed-up beside the measured one. Under `accelerate launch` the prompts are split
+    theoretical speed-up beside the measured one. Every other path the config switches on (prompt lookup:
+    assistant.prompt_lookup_num_tokens > 0) is measured too and compared with ordinary on its own line, never
+    mixed with assisted's figures. Under `accelerate launch` the prompts are split
     between the processes (each on its own device); timings of different device kinds never pool.
 
     With --batch-sizes the ordinary process also runs batched calls (the benchmark's prompts in turn, padded on
     the left) and the summary gives, per batch size, seconds per request, tokens/s per request and total tokens/s
     with intervals against assisted at batch 1 (Transformers runs assisted one request at a time).
     """
-    from ..generation.batch import batch_sizes as checked_sizes
-    from ..generation.bench import bench_json, format_summary, run_bench
+    from ..generation.bench import bench_at, format_summary
 
-    cfg = load_cfg(config_path)
-    if batch_sizes is not None:
-        cfg.bench.batch_sizes = checked_sizes(batch_sizes)
-    if reps is not None:
-        if reps < 1:
-            raise EvalkitError(f"--reps {reps} must be at least 1", "pass a positive number")
-        cfg.bench.reps = reps
-    if decoding:
-        cfg.decoding.mode = decoding
-    if prompt_ids:
-        cfg.bench.prompts = list(prompt_ids)
-    from ..task.prompts import load_prompts
-
-    load_prompts(ids=cfg.bench.prompts or None)  # a bad prompt id fails before any file is created
-    db = open_study_db(db_path)
     # the bar goes to stderr, so it stays on with --json whenever a person is watching the terminal
-    summary = run_bench(cfg, db, progress=sys.stderr.isatty() or not as_json, echo=lambda m: click.echo(m, err=True))
-    if summary is None:  # a non-main process under accelerate: the main process reports
+    done = bench_at(load_cfg(config_path), db_file(db_path), reps=reps, decoding=decoding, prompts=list(prompt_ids),
+                    batch_sizes=batch_sizes, progress=sys.stderr.isatty() or not as_json,
+                    echo=lambda m: click.echo(m, err=True))
+    if done is None:  # a non-main process under accelerate: the main process reports
         return
-    if as_json:
-        click.echo(json.dumps(bench_json(db, summary), ensure_ascii=False, indent=2))
-    else:
-        click.echo(format_summary(summary))
+    summary, document = done
+    click.echo(json.dumps(document, ensure_ascii=False, indent=2) if as_json else format_summary(summary))
 
 
 @cli.command()
@@ -176,13 +159,10 @@ def tune(config_path, db_path, tokens, schedules, thresholds, reps, decoding, pr
     """Sweep draft length, schedule and confidence threshold; store every trial; print the best
     setting with its speed-up (seconds per token) against Transformers' default assisted settings
     measured in the same run. Then put the winner in the config and confirm with `evalkit bench`."""
-    from ..generation.tune import format_tune, run_tune
+    from ..generation.tune import format_tune, tune_at
 
-    cfg = load_cfg(config_path)
-    cfg.decoding.mode = decoding
-    if prompt_ids:
-        cfg.bench.prompts = list(prompt_ids)
-    result = run_tune(cfg, open_study_db(db_path), tokens=tokens, schedules=schedules, thresholds=thresholds, reps=reps)
+    result = tune_at(load_cfg(config_path), db_file(db_path), decoding=decoding, prompts=list(prompt_ids), tokens=tokens,
+                     schedules=schedules, thresholds=thresholds, reps=reps)
     click.echo(format_tune(result))
 
 
@@ -194,10 +174,12 @@ def tune(config_path, db_path, tokens, schedules, thresholds, reps, decoding, pr
 @click.option("--prompts", default="", help="Comma-separated prompt ids (default: all).")
 @click.option("--rank", type=int, default=0, help="The accelerate rank that started this worker.")
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="Where the results go, as JSON.")
-def bench_worker(config_json, path, round_no, order, prompts, rank, out):
+@click.option("--plugins", default="", help="Comma-separated modules that register generation paths outside evalkit.")
+def bench_worker(config_json, path, round_no, order, prompts, rank, out, plugins):
     """One benchmark worker process (internal: `evalkit bench` starts one per path and round)."""
     from pathlib import Path
 
     from ..generation.bench.worker import work
 
-    work(Path(config_json), path, round_no, order, [p for p in prompts.split(",") if p], rank, Path(out), sys.stdout)
+    work(Path(config_json), path, round_no, order, [p for p in prompts.split(",") if p], rank, Path(out), sys.stdout,
+         [m for m in plugins.split(",") if m])

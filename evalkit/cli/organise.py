@@ -208,16 +208,12 @@ def raters_reissue(name, config_path, db_path, url):
 @fail_clearly
 def demo_models(out_dir, force, scale, manifest):
     """Build the offline demo target/draft pair (trained here, deterministic, cached)."""
-    from pathlib import Path
+    from ..generation.models import build_demo
 
-    from ..demo import build_demo_pair, ensure_demo_pair, read_manifest
-    from ..locations import demo_models_dir
-
-    out = Path(out_dir) if out_dir else demo_models_dir()
-    path = build_demo_pair(out, force=True, scale=scale) if force else ensure_demo_pair(out, scale=scale)
+    path, built = build_demo(out_dir, force=force, scale=scale)
     click.echo(f"demo pair ready: {path / 'target'} and {path / 'draft'}")
     if manifest:
-        click.echo(json.dumps(read_manifest(path), ensure_ascii=False, indent=2))
+        click.echo(json.dumps(built, ensure_ascii=False, indent=2))
 
 
 @cli.command()

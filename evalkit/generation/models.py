@@ -61,6 +61,33 @@ def resolve_ref(ref: str, progress: bool = True, key: str = "models.target", rev
     return ref
 
 
+# The offline demo pair (evalkit.demo) is reached through this module only: resolve_ref ("demo:target" /
+# "demo:draft"), demo_stages (what building it still takes) and build_demo (`evalkit demo-models`).
+
+def uses_demo(cfg: Config) -> bool:
+    return any(ref.startswith(DEMO_PREFIX) for ref in (cfg.models.target, cfg.models.draft))
+
+
+def demo_stages(cfg: Config) -> list[tuple[str, float]]:
+    """The demo pair's build stages and their expected seconds, when this config uses the demo pair and it is not
+    built yet ([] otherwise)."""
+    from ..demo import expected_stages, is_complete
+    from ..locations import demo_models_dir
+
+    return expected_stages() if uses_demo(cfg) and not is_complete(demo_models_dir()) else []
+
+
+def build_demo(out: Path | None = None, *, force: bool = False, scale: str = "full") -> tuple[Path, dict]:
+    """Build (or, unless `force`, reuse) the demo pair in `out` (default: locations.demo_models_dir()); returns its
+    folder (target/ and draft/ inside) and its build manifest."""
+    from ..demo import build_demo_pair, ensure_demo_pair, read_manifest
+    from ..locations import demo_models_dir
+
+    out = Path(out) if out else demo_models_dir()
+    path = build_demo_pair(out, force=True, scale=scale) if force else ensure_demo_pair(out, scale=scale)
+    return path, read_manifest(path)
+
+
 def local_folder(ref: str, revision: str = "") -> str | None:
     """The folder holding a model's files: the path itself, or its Hub cache snapshot. None when unknown."""
     if Path(ref).is_dir():

@@ -1,8 +1,10 @@
-"""The generation paths: ordinary (target alone), assisted (target verifies the draft's proposals),
-fallback (ordinary, run because assisted failed; never counted as assisted), and prompt lookup
-(n-gram candidates from the prompt, no draft model).
+"""Running the generation paths: one prompt through one registered path (evalkit.generation.registry: ordinary,
+the target alone; assisted, the target verifying the draft's proposals; fallback, ordinary run because assisted
+failed, never counted as assisted; prompt lookup, n-gram candidates from the prompt, no draft model).
 
-Each call returns records; an assisted failure returns two: the failed attempt and its fallback.
+`run_path` runs any registered path from its `PathSpec`: its generate() arguments, the draft when it needs one,
+acceptance counted when it drafts. Each call returns records; a path that falls back (assisted) returns two on
+failure: the failed attempt and its fallback.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from __future__ import annotations
 import hashlib
 import json
 
-from .compat import Route, TokenSpace, assisted_allowed
+from . import registry
+from .compat import TokenSpace
 from ..errors import EvalkitError
 from .meters import Stopwatch, counting, cuda_memory, host, peak_rss_mb, reset_cuda_peaks, reset_peak_rss, rss_mb
 from .models import ModelPair, resolved_prompt_format
@@ -135,7 +138,8 @@ def _call(pair: ModelPair, prompt: Prompt, seed: int, path: str, extra: dict, st
         if streamer is not None:
             kw["streamer"] = streamer
         effective = _effective(pair, prompt, kw, inputs["input_ids"][0].tolist(), text)
-        if path == GenerationPath.ASSISTED:
+        spec = registry.get(path)
+        if spec.needs_draft:
             effective["assistant_generation_config"] = apply_assistant_settings(pair)
             effective["draft_device"] = pair.draft_device
         set_seed(seed)
@@ -144,7 +148,7 @@ def _call(pair: ModelPair, prompt: Prompt, seed: int, path: str, extra: dict, st
         stage = "generate"
         import torch
 
-        draft = pair.draft if path == GenerationPath.ASSISTED else None
+        draft = pair.draft if spec.needs_draft else None
         with counting(pair.target, draft) as counts, torch.inference_mode(), watch:
             out = pair.target.generate(**inputs, **kw)
         stage = "decode"
@@ -155,7 +159,7 @@ def _call(pair: ModelPair, prompt: Prompt, seed: int, path: str, extra: dict, st
     except Exception as e:  # noqa: BLE001 - every failure becomes a labelled record upstream
         raise StageError(stage, e, watch.seconds if watch.seconds is not None else watch.elapsed()) from e
     budget = kw["max_new_tokens"]
-    assisted_like = path in (GenerationPath.ASSISTED, GenerationPath.PROMPT_LOOKUP)
+    assisted_like = spec.drafts  # candidates proposed and verified: acceptance is counted
     rec = GenerationRecord(
         prompt_id=prompt.id,
         path=path,
@@ -185,7 +189,7 @@ def _call(pair: ModelPair, prompt: Prompt, seed: int, path: str, extra: dict, st
         rec.draft_proposed = counts.proposed
         rec.draft_accepted = counts.accepted
         rec.draft_rounds = counts.rounds
-    if path == GenerationPath.ASSISTED:
+    if spec.needs_draft:
         rec.draft_tokens = counts.draft_passes
     return rec
 
@@ -204,10 +208,11 @@ def run_ordinary(pair: ModelPair, prompt: Prompt, seed: int, *, path: str = Gene
         raise EvalkitError(f"the {path} path failed at stage {e.stage} on '{prompt.id}': {type(err).__name__}: {err}", "see the message; check the model and config") from err
 
 
-def _failed(prompt: Prompt, seed: int, pair: ModelPair, stage: str, cls: str, message: str, seconds: float | None) -> GenerationRecord:
+def _failed(prompt: Prompt, seed: int, pair: ModelPair, stage: str, cls: str, message: str, seconds: float | None,
+            path: str = GenerationPath.ASSISTED) -> GenerationRecord:
     return GenerationRecord(
         prompt_id=prompt.id,
-        path=GenerationPath.ASSISTED,
+        path=path,
         status="failed",
         generate_seconds=seconds,
         seed=seed,
@@ -222,52 +227,71 @@ def _failed(prompt: Prompt, seed: int, pair: ModelPair, stage: str, cls: str, me
     )
 
 
-def run_assisted(pair: ModelPair, prompt: Prompt, seed: int, *, streamer=None, fallback_streamer=None, text=None) -> list[GenerationRecord]:
-    """The target verifying the draft. On failure: [failed assisted record, separate fallback record]."""
-    if isinstance(prompt, (list, tuple)):  # the brief's batch of prompts: Transformers would refuse it in generate()
-        from .batch import refuse_assisted_batch
+def check_runnable(pair: ModelPair, spec: registry.PathSpec) -> None:
+    """Refuse, before any work, a path that is not run on its own, is switched off, or is refused for this pair."""
+    if not spec.runnable:
+        raise EvalkitError(f"the {spec.name} path is not run on its own", f"run one of: {', '.join(registry.choices())}")
+    if not spec.enabled(pair.cfg):
+        raise EvalkitError(f"the {spec.name} path is switched off", spec.switch or "switch it on in the config")
+    why = spec.refusal(pair.cfg, pair.compat)
+    if why is not None:
+        raise EvalkitError(f"the {spec.name} path is {why}",
+                           "run `evalkit check` and fix what it reports; until then only the ordinary path runs")
 
-        refuse_assisted_batch(len(prompt), "run_assisted(prompts)")
-        (prompt,) = prompt
-    if not pair.cfg.assisted_enabled:
-        raise EvalkitError(
-            "the assisted path is switched off (generation_path = 'ordinary' or load_draft = false)",
-            "switch it on in the config, or run the ordinary path",
-        )
-    if not pair.compat.approved:
-        raise EvalkitError(
-            f"the assisted path is not approved for this pair: {'; '.join(pair.compat.reasons)}",
-            "run `evalkit check` and fix what it reports; until then only the ordinary path runs",
-        )
-    if pair.draft is None:
+
+def _with_fallback(pair: ModelPair, spec: registry.PathSpec, prompt: Prompt, seed: int, streamer, fallback_streamer,
+                   text) -> list[GenerationRecord]:
+    """A path that falls back: [its record], or on failure [the failed record, a separate fallback record]."""
+    if spec.needs_draft and pair.draft is None:
         err = pair.draft_error or {"error_class": "DraftMissing", "error_stage": "load", "error_message": "draft not loaded"}
-        failed = _failed(prompt, seed, pair, err["error_stage"], err["error_class"], err["error_message"], 0.0)
+        failed = _failed(prompt, seed, pair, err["error_stage"], err["error_class"], err["error_message"], 0.0, spec.name)
     else:
-        extra = {"assistant_model": pair.draft}
-        if pair.compat.verdict == Route.DIFFERENT_TOKENIZER:
-            extra.update(tokenizer=pair.tokenizer, assistant_tokenizer=pair.draft_tokenizer)
         try:
-            return [_call(pair, prompt, seed, GenerationPath.ASSISTED, extra, streamer, text)]
+            return [_call(pair, prompt, seed, spec.name, spec.generate_kwargs(pair), streamer, text)]
         except StageError as e:
             import torch
 
             if isinstance(e.error, torch.OutOfMemoryError) and torch.cuda.is_available():
                 torch.cuda.empty_cache()
-            failed = _failed(prompt, seed, pair, e.stage, type(e.error).__name__, str(e.error), e.seconds)
+            failed = _failed(prompt, seed, pair, e.stage, type(e.error).__name__, str(e.error), e.seconds, spec.name)
     fallback = run_ordinary(pair, prompt, seed, path=GenerationPath.FALLBACK, streamer=fallback_streamer, text=text)
     fallback.fallback_of = -1  # the failed record just before it; resolved to its id when stored
     fallback.total_wait_seconds = (failed.generate_seconds or 0.0) + (fallback.generate_seconds or 0.0) + (fallback.decode_seconds or 0.0)
     return [failed, fallback]
 
 
-def run_prompt_lookup(pair: ModelPair, prompt: Prompt, seed: int) -> GenerationRecord:
-    n = pair.cfg.assistant.prompt_lookup_num_tokens
-    if n <= 0:
-        raise EvalkitError("the prompt-lookup arm is off", "set assistant.prompt_lookup_num_tokens > 0 (e.g. 10)")
+def run_path(pair: ModelPair, prompt: Prompt, path: str, seed: int, *, streamer=None, fallback_streamer=None,
+             text=None) -> list[GenerationRecord]:
+    """One prompt through one registered path. A failure of a path that falls back (assisted) is a record, followed
+    by its fallback's; any other path's failure is an EvalkitError (there is nothing to fall back to)."""
+    spec = registry.get(path)
+    if isinstance(prompt, (list, tuple)):  # the brief's batch of prompts: Transformers would refuse it in generate()
+        if spec.name != GenerationPath.ORDINARY:
+            from .batch import refuse_assisted_batch
+
+            refuse_assisted_batch(len(prompt), f"run_path(prompts, {spec.name!r})")
+        (prompt,) = prompt
+    check_runnable(pair, spec)
+    if spec.name == GenerationPath.ORDINARY:
+        return [run_ordinary(pair, prompt, seed, streamer=streamer, text=text)]
+    if spec.falls_back:
+        return _with_fallback(pair, spec, prompt, seed, streamer, fallback_streamer, text)
     try:
-        return _call(pair, prompt, seed, GenerationPath.PROMPT_LOOKUP, {"prompt_lookup_num_tokens": n})
+        return [_call(pair, prompt, seed, spec.name, spec.generate_kwargs(pair), streamer, text)]
     except StageError as e:
-        raise EvalkitError(f"the prompt-lookup path failed at stage {e.stage}: {type(e.error).__name__}: {e.error}", "check the config") from e.error
+        raise EvalkitError(f"the {spec.name} path failed at stage {e.stage} on '{prompt.id}': "
+                           f"{type(e.error).__name__}: {e.error}", "see the message; check the model and config") from e.error
+
+
+def run_assisted(pair: ModelPair, prompt: Prompt, seed: int, *, streamer=None, fallback_streamer=None, text=None) -> list[GenerationRecord]:
+    """The target verifying the draft. On failure: [failed assisted record, separate fallback record]."""
+    return run_path(pair, prompt, GenerationPath.ASSISTED, seed, streamer=streamer,
+                    fallback_streamer=fallback_streamer, text=text)
+
+
+def run_prompt_lookup(pair: ModelPair, prompt: Prompt, seed: int) -> GenerationRecord:
+    """n-gram candidates from the prompt, verified by the target (no draft model)."""
+    return run_path(pair, prompt, GenerationPath.PROMPT_LOOKUP, seed)[0]
 
 
 def run_batch(pair: ModelPair, prompts: list[Prompt], seed: int, path: str = GenerationPath.ORDINARY) -> list[GenerationRecord]:
@@ -349,21 +373,6 @@ def run_batch(pair: ModelPair, prompts: list[Prompt], seed: int, path: str = Gen
     return records
 
 
-def run_path(pair: ModelPair, prompt: Prompt, path: str, seed: int) -> list[GenerationRecord]:
-    if path == GenerationPath.ORDINARY:
-        return [run_ordinary(pair, prompt, seed)]
-    if path == GenerationPath.ASSISTED:
-        return run_assisted(pair, prompt, seed)
-    if path == GenerationPath.PROMPT_LOOKUP:
-        return [run_prompt_lookup(pair, prompt, seed)]
-    raise EvalkitError(f"unknown path '{path}'", "use ordinary, assisted or prompt_lookup")
-
-
 def available_paths(pair: ModelPair) -> list[str]:
-    """The paths this pair can run: ordinary always; assisted when switched on and approved."""
-    paths = [GenerationPath.ORDINARY]
-    if assisted_allowed(pair.cfg, pair.compat):
-        paths.append(GenerationPath.ASSISTED)
-    if pair.cfg.assistant.prompt_lookup_num_tokens > 0:
-        paths.append(GenerationPath.PROMPT_LOOKUP)
-    return paths
+    """The paths this pair can run (registry.available: ordinary always; the others when switched on and allowed)."""
+    return registry.available(pair.cfg, pair.compat)

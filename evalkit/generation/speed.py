@@ -1,7 +1,9 @@
-"""The speed-up of the assisted path over the ordinary one, computed one way everywhere: the benchmark summary,
-the aggregate's timing tables, a rater's reveal and the Live tab's table all use these functions. Beside the
-protocol's speed-up over comparable pairs, the ratio of tokens per second over all matched pairs, which selects
-nothing, and a flag when the two disagree beyond their intervals.
+"""The speed-up of a path over the ordinary one (assisted's, and each other path `versus_ordinary` in the registry
+on its own: prompt lookup's is never pooled with assisted's), the identical share and the acceptance, computed one
+way everywhere: the benchmark summary, the aggregate's timing tables, the tuning sweep, the study plan's pilot, a
+rater's reveal and the Live tab's table all use these functions. Beside the protocol's speed-up over comparable
+pairs, the ratio of tokens per second over all matched pairs, which selects nothing, and a flag when the two
+disagree beyond their intervals.
 
 A run is a mapping with path, prompt_id, round, rep, stop_reason, new_tokens and seconds (a stored timing run, or
 a pool generation with its pair standing in for round and repetition); token_hash, draft_proposed,
@@ -27,11 +29,52 @@ def comparable(o: dict, a: dict, tolerance: float) -> bool:
     )
 
 
-def pair_runs(rows: list[dict], tolerance: float) -> tuple[list[tuple[dict, dict]], list[tuple[dict, dict]]]:
-    """Pair ordinary and assisted runs of the same prompt, round and repetition (same seed).
-    Fallback runs never pair: they are not assisted. Returns (matched, comparable)."""
+def speedup_of(reference_seconds: float | None, seconds: float | None) -> float | None:
+    """How many times faster than the reference: reference seconds / these seconds (None when either is missing)."""
+    return reference_seconds / seconds if reference_seconds and seconds else None
+
+
+def tokens_per_second(new_tokens: int | None, seconds: float | None) -> float | None:
+    return new_tokens / seconds if seconds and new_tokens is not None else None
+
+
+def pair_speedup(o: dict, a: dict, tolerance: float) -> float | None:
+    """One ordinary run against one run of another path (a rater's reveal, the Live tab): ordinary seconds / its
+    seconds, only when the two outputs are comparable (None otherwise: one pair says nothing then)."""
+    return speedup_of(o["seconds"], a["seconds"]) if comparable(o, a, tolerance) else None
+
+
+def identical(o: dict, a: dict) -> bool:
+    """Two outputs with the same tokens (by their token hashes; a missing hash is never identical)."""
+    return o.get("token_hash") is not None and o.get("token_hash") == a.get("token_hash")
+
+
+def identical_share(pairs: list[tuple[dict, dict]]) -> float | None:
+    """The share of pairs whose two outputs have the same tokens (None without pairs)."""
+    return sum(identical(o, a) for o, a in pairs) / len(pairs) if pairs else None
+
+
+def acceptance_rate(runs: list[dict]) -> float | None:
+    """Drafted tokens kept: accepted / proposed over these runs (None when nothing was proposed)."""
+    proposed = sum(r.get("draft_proposed") or 0 for r in runs)
+    return sum(r.get("draft_accepted") or 0 for r in runs) / proposed if proposed else None
+
+
+def drafting(runs: list[dict]) -> tuple[float | None, float | None]:
+    """Tokens per target pass and the mean draft length (tokens proposed per round) over these runs: the inputs of
+    Leviathan et al.'s prediction (None where nothing was counted)."""
+    passes = sum(r.get("target_passes") or 0 for r in runs)
+    rounds = sum(r.get("draft_rounds") or 0 for r in runs)
+    return (sum(r["new_tokens"] for r in runs) / passes if passes else None,
+            sum(r.get("draft_proposed") or 0 for r in runs) / rounds if rounds else None)
+
+
+def pair_runs(rows: list[dict], tolerance: float, path: str = GenerationPath.ASSISTED
+              ) -> tuple[list[tuple[dict, dict]], list[tuple[dict, dict]]]:
+    """Pair ordinary runs with `path`'s runs (assisted unless named) of the same prompt, round and repetition (same
+    seed). Fallback runs never pair: they are not assisted. Returns (matched, comparable)."""
     ords = {(r["prompt_id"], r["round"], r["rep"]): r for r in rows if r["path"] == GenerationPath.ORDINARY}
-    asss = {(r["prompt_id"], r["round"], r["rep"]): r for r in rows if r["path"] == GenerationPath.ASSISTED}
+    asss = {(r["prompt_id"], r["round"], r["rep"]): r for r in rows if r["path"] == path}
     matched = [(ords[k], asss[k]) for k in sorted(ords) if k in asss]
     return matched, [(o, a) for o, a in matched if comparable(o, a, tolerance)]
 
@@ -103,12 +146,14 @@ class SpeedFigure:
         return len(self.device_kinds) > 1
 
 
-def measure_speed(rows: list[dict], tolerance: float, resamples: int) -> SpeedFigure:
-    """The speed figure of these runs: pairs matched by prompt, round and repetition; comparable ones only; no
-    speed-up at all when the runs come from different device kinds."""
+def measure_speed(rows: list[dict], tolerance: float, resamples: int, path: str = GenerationPath.ASSISTED) -> SpeedFigure:
+    """The speed figure of `path` (assisted unless named) against ordinary in these runs: pairs matched by prompt,
+    round and repetition; comparable ones only; no speed-up at all when the runs come from different device kinds.
+    Only ordinary's and `path`'s runs count: another path's never mix in."""
     from ..stats import median, speedup_over_prompts
 
-    matched, comp = pair_runs(rows, tolerance)
+    rows = [r for r in rows if r["path"] in (GenerationPath.ORDINARY, path)]
+    matched, comp = pair_runs(rows, tolerance, path)
     kinds = sorted({device_kind(r["device"]) for r in rows if r.get("device")})
     if len(kinds) > 1:
         comp = []
@@ -120,15 +165,13 @@ def measure_speed(rows: list[dict], tolerance: float, resamples: int) -> SpeedFi
             o_secs, a_secs = groups.get(prompt_id, ([], []))
             by_prompt[prompt_id] = PromptSpeed(
                 comparable_pairs=len(o_secs), matched_pairs=sum(1 for o, _ in matched if o["prompt_id"] == prompt_id),
-                speedup=median(o_secs) / median(a_secs) if o_secs else None)
+                speedup=speedup_of(median(o_secs), median(a_secs)) if o_secs else None)
     throughput = tokens_per_second_by_prompt(matched if len(kinds) <= 1 else [])
     t_point, t_ci = speedup_over_prompts(throughput, resamples) if throughput else (None, None)
-    assisted = [r for r in rows if r["path"] == GenerationPath.ASSISTED]
-    proposed = sum(r.get("draft_proposed") or 0 for r in assisted)
     return SpeedFigure(
         speedup=point, ci95=ci, matched_pairs=len(matched), comparable_pairs=len(comp),
-        identical_outputs=(sum(o["token_hash"] == a["token_hash"] for o, a in matched) / len(matched)) if matched else None,
-        acceptance_rate=(sum(r.get("draft_accepted") or 0 for r in assisted) / proposed) if proposed else None,
+        identical_outputs=identical_share(matched),
+        acceptance_rate=acceptance_rate([r for r in rows if r["path"] == path]),
         device_kinds=kinds, by_prompt=by_prompt, throughput_ratio=t_point, throughput_ci95=t_ci,
         throughput_pairs=sum(len(g[0]) for g in throughput.values()), selection_gap=intervals_apart(ci, t_ci))
 

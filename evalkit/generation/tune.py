@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import json
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from ..config import Config
 from ..errors import EvalkitError
@@ -25,8 +25,7 @@ TRANSFORMERS_DEFAULT = {"num_assistant_tokens": 20, "num_assistant_tokens_schedu
 class Trial:
     settings: dict
     seconds: dict  # prompt id -> list of generate() seconds per new token
-    accepted: int = 0
-    proposed: int = 0
+    runs: list = field(default_factory=list)  # its assisted runs' draft counts (a fallback is never one of them)
     fallbacks: int = 0
 
     def median_total(self) -> float | None:
@@ -81,6 +80,7 @@ def run_tune(cfg: Config, db, *, tokens, schedules, thresholds, reps: int = 2, p
     from .compat import assisted_allowed
     from .models import load_pair
     from .paths import run_assisted
+    from .speed import acceptance_rate, speedup_of
     from ..task.prompts import load_prompts
     from ..store import insert_experiment, insert_generations, insert_tune_trials
 
@@ -111,8 +111,7 @@ def run_tune(cfg: Config, db, *, tokens, schedules, thresholds, reps: int = 2, p
                     trial.fallbacks += 1
                 else:
                     trial.seconds[prompt.id].append(timed.generate_seconds / max(timed.new_tokens, 1))
-                    trial.accepted += timed.draft_accepted or 0
-                    trial.proposed += timed.draft_proposed or 0
+                    trial.runs.append({"draft_proposed": timed.draft_proposed, "draft_accepted": timed.draft_accepted})
                 bar.update(1)
     bar.close()
     pair.cfg.assistant = base
@@ -123,11 +122,22 @@ def run_tune(cfg: Config, db, *, tokens, schedules, thresholds, reps: int = 2, p
         results.append(TrialResult(
             experiment_id=exp_id, trial=i, is_default=int(i == 0), settings=json.dumps(t.settings), **t.settings,
             median_seconds_per_token_sum=total,
-            speedup_vs_default=(default_total / total) if (total and default_total) else None,
-            acceptance_rate=t.accepted / t.proposed if t.proposed else None, fallbacks=t.fallbacks))
+            speedup_vs_default=speedup_of(default_total, total),  # seconds per token: the default's over this trial's
+            acceptance_rate=acceptance_rate(t.runs), fallbacks=t.fallbacks))
     insert_tune_trials(db, [asdict(r) for r in results])
     ranked = sorted((r for r in results if r.speedup_vs_default is not None), key=lambda r: -r.speedup_vs_default)
     return TuneResult(experiment_id=exp_id, trials=results, best=ranked[0] if ranked else None, default=results[0])
+
+
+def tune_at(cfg: Config, db_path, *, decoding: str = "greedy", prompts: list[str] | None = None, **sweep) -> TuneResult:
+    """`evalkit tune`: the decoding mode and prompts over the config, then the sweep (`run_tune`'s tokens, schedules,
+    thresholds, reps) stored in the database at `db_path`."""
+    from ..store import open_db
+
+    cfg.decoding.mode = decoding
+    if prompts:
+        cfg.bench.prompts = list(prompts)
+    return run_tune(cfg, open_db(db_path), **sweep)
 
 
 def format_tune(result: TuneResult) -> str:

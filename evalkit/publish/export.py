@@ -16,13 +16,28 @@ SPLITS = ("experiments", "generations", "timing_runs", "batch_runs", "pairs", "r
 
 COLUMNS = {
     "experiments": "one row per experiment as it started: kind (bench/pool/live/run), full config snapshot (config_json), compatibility record (compat_json), the release gate frozen with it (gate_json, gate_hash)",
-    "generations": "one row per generate() call: prompt_id, path (ordinary/assisted/fallback/prompt_lookup), status, text, new token ids (JSON) and their hash, stop_reason, generate_seconds (device-synchronised; for a batched call, the call's), decode_seconds, peak_rss_mb, cuda_memory (JSON per device), draft_proposed/draft_accepted/draft_rounds (in the target's tokens), draft_tokens (the draft's own count, in its own vocabulary: equal to draft_proposed when the tokenizer is shared), candidate_generator (the Transformers class that ran), target_passes, tokens_per_target_pass, counts_agree, seed, effective_config (JSON), error_class/error_stage/error_message for failures, fallback_of (the failed attempt a fallback replaced), total_wait_seconds, live, batch_size (requests in the call that produced it: 1 unless batched)",
+    "generations": "one row per generate() call: prompt_id, path ({paths}), status, text, new token ids (JSON) and their hash, stop_reason, generate_seconds (device-synchronised; for a batched call, the call's), decode_seconds, peak_rss_mb, cuda_memory (JSON per device), draft_proposed/draft_accepted/draft_rounds (in the target's tokens), draft_tokens (the draft's own count, in its own vocabulary: equal to draft_proposed when the tokenizer is shared), candidate_generator (the Transformers class that ran), target_passes, tokens_per_target_pass, counts_agree, seed, effective_config (JSON), error_class/error_stage/error_message for failures, fallback_of (the failed attempt a fallback replaced), total_wait_seconds, live, batch_size (requests in the call that produced it: 1 unless batched)",
     "timing_runs": "one row per timed benchmark repetition: path, prompt_id, round (ABBA), rep, seed, new_tokens, stop_reason, seconds, decode_seconds, tokens_per_second, generation_id, process_id",
     "batch_runs": "one row per request of a batched generate() call (`evalkit bench --batch-sizes`: the ordinary path at a batch size above 1, beside assisted at batch 1): path, batch_size, batch_call (the call's number in its process: its requests share it), slot, prompt_id, round, rep, seed, new_tokens, stop_reason, seconds (the call's: what each of its requests waited), left_padding, generation_id, process_id",
     "pairs": "blind A/B pairs: kind ('study': prompt_id, sample, ordinary/assisted generation ids, a/b generation ids and ordinary_side, drawn at random when the pool was made; 'gold': a check pair of two reference outputs with known answers, a_reference_id/b_reference_id, no generations and no path, never part of the comparison)",
     "ratings": "every rating row, history included: rater (pseudonymised unless opted in), kind (rating/skip), a_*/b_* answers per criterion as shown, ordinary_*/assisted_* the same answers mapped to paths, preference (A/B/tie) and preferred_path, comment, skip_reason, supersedes (the row a correction replaced), blind (false for a correction made after the rater saw the reveal: kept, never counted), seconds_on_task (from the pair being shown to the stored rating), current (true for the version that counts: the last blind one); on a gold pair the path columns and preferred_path are empty",
     "reference_outputs": "the texts of gold (check) pairs, pooled outputs made when the pool was built, one of each pair changed by a controlled edit (evalkit.study.gold): prompt_id, name (pool-<ordinary generation id>-<assisted generation id>, '-unedited' for the other), text, expected (JSON: criterion id -> pass/fail, only the results the edit made known), note (what the edit changed), content_hash, token_ids (JSON, under the target tokenizer of the latest pool)",
 }
+
+
+def column_notes(split: str) -> str:
+    """A split's columns as the card lists them; the path names are the registered ones (evalkit.generation.registry)."""
+    from ..generation import registry
+
+    return COLUMNS[split].replace("{paths}", "/".join(registry.names()))
+
+
+def path_notes() -> str:
+    """One line per registered path for the card: its name and what it is."""
+    from ..generation import registry
+
+    return "\n".join(f"- `{s.name}`: {s.label}" + (" (compared with ordinary on its own)" if s.versus_ordinary else "")
+                     for s in registry.all_paths())
 
 
 def _salt() -> str:
@@ -67,7 +82,7 @@ def _card(db, rows: dict, files: dict, keep_rater_names: bool, repo_id: str | No
         f"- config_name: {s}\n  data_files:\n  - split: train\n    path: data/{files[s].name}" for s in SPLITS if rows[s]
     )
     counts = "\n".join(f"| {s} | {len(rows[s])} | `data/{files[s].name}` |" for s in SPLITS)
-    cols = "\n".join(f"- **{s}**: {COLUMNS[s]}" for s in SPLITS)
+    cols = "\n".join(f"- **{s}**: {column_notes(s)}" for s in SPLITS)
     where = repo_id or str(out_dir)
     return f"""---
 license: other
@@ -117,7 +132,9 @@ repetitions), with a second round in swapped order (ABBA). The clock wraps `gene
 device synchronisations. Acceptance is counted from the candidate generator and cross-checked against
 the target's forward passes. A failed assisted call is its own record; its fallback is a separate
 `fallback` row and is never counted as assisted. Speed-ups are computed over comparable outputs only
-(same stop reason, similar length).
+(same stop reason, similar length), each path against ordinary on its own. The paths:
+
+{path_notes()}
 
 ## Provenance
 

@@ -8,6 +8,7 @@ import io
 from pathlib import Path
 
 from ..aggregate import ALL, Aggregate, Decision
+from ..generation import registry
 from ..records import GenerationPath
 from .provenance import WITHHELD, Provenance, build_provenance, environment_line, model_line, scope_items
 
@@ -21,16 +22,17 @@ def _plt():
     return plt
 
 
-def _errorbars(ax, labels, values, lows, highs, **kw):
+def _errorbars(ax, axis, labels, values, lows, highs, offset: float = 0.0, **kw):
+    """Points with their intervals, each at its label's place on `axis` (all the series' labels) plus `offset`."""
     import numpy as np
 
     values = np.array([np.nan if v is None else v for v in values], float)
     lo = np.array([np.nan if v is None else v for v in lows], float)
     hi = np.array([np.nan if v is None else v for v in highs], float)
     yerr = np.vstack([np.nan_to_num(values - lo), np.nan_to_num(hi - values)])
-    ax.errorbar(range(len(labels)), values, yerr=yerr, fmt="o", capsize=4, **kw)
-    ax.set_xticks(range(len(labels)))
-    ax.set_xticklabels(labels, rotation=20, ha="right")
+    ax.errorbar([axis.index(label) + offset for label in labels], values, yerr=yerr, fmt="o", capsize=4, **kw)
+    ax.set_xticks(range(len(axis)))
+    ax.set_xticklabels(axis, rotation=20, ha="right")
 
 
 def figures(agg: Aggregate, db) -> dict:
@@ -49,9 +51,16 @@ def figures(agg: Aggregate, db) -> dict:
     sp = sp[sp["speedup"].notna()] if len(sp) else sp
     if len(sp):
         fig, ax = plt.subplots(figsize=(7, 3.5))
-        _errorbars(ax, list(sp["prompt_id"]), list(sp["speedup"]), list(sp["ci_low"]), list(sp["ci_high"]))
+        # each path against ordinary on its own, in its registered colour (never pooled with another path's)
+        shown, axis = registry.order(sp["path"].unique()), list(dict.fromkeys(sp["prompt_id"]))
+        for k, path in enumerate(shown):
+            g = sp[sp["path"] == path]
+            _errorbars(ax, axis, list(g["prompt_id"]), list(g["speedup"]), list(g["ci_low"]), list(g["ci_high"]),
+                       offset=(k - (len(shown) - 1) / 2) * 0.15, color=registry.colour(path),
+                       label=f"{registry.label(path)} vs ordinary")
         ax.axhline(1.0, color="grey", lw=0.8, ls="--")
         ax.set_ylabel("speed-up (x)")
+        ax.legend(fontsize=8)
         ax.set_title(f"Speed-up per prompt, 95% CI ({agg.speed.source})", fontsize=9)
         fig.tight_layout()
         figs["speedup"] = fig
@@ -62,12 +71,13 @@ def figures(agg: Aggregate, db) -> dict:
     pr = pr[(pr["prompt_id"] == ALL) & pr["pass_rate"].notna()] if len(pr) else pr
     if len(pr):
         fig, ax = plt.subplots(figsize=(7, 3.5))
-        for offset, (path, color) in zip((-0.12, 0.12), ((GenerationPath.ORDINARY, "tab:blue"),
-                                                          (GenerationPath.ASSISTED, "tab:orange"))):
+        rated = [s.name for s in registry.all_paths() if s.in_pairs]  # the two sides of the blind pairs
+        for k, path in enumerate(rated):
+            offset = (k - (len(rated) - 1) / 2) * 0.24
             g = pr[pr["path"] == path]
             x = [i + offset for i in range(len(g))]
             ax.errorbar(x, g["pass_rate"], yerr=[g["pass_rate"] - g["ci_low"], g["ci_high"] - g["pass_rate"]],
-                        fmt="o", capsize=4, color=color, label=path)
+                        fmt="o", capsize=4, color=registry.colour(path), label=registry.label(path))
             ax.set_xticks(range(len(g)))
             ax.set_xticklabels(list(g["criterion"]), rotation=15, ha="right")
         ax.set_ylim(-0.05, 1.05)
@@ -106,11 +116,10 @@ def figures(agg: Aggregate, db) -> dict:
         "AND live = 0 AND batch_size = 1"))  # a batched call's seconds serve all its requests: the batch plot shows them
     if rows:
         fig, ax = plt.subplots(figsize=(7, 3.5))
-        for path, color in ((GenerationPath.ORDINARY, "tab:blue"), (GenerationPath.ASSISTED, "tab:orange"),
-                            (GenerationPath.FALLBACK, "tab:red")):
+        for path in registry.order({r["path"] for r in rows}):
             rs = [r for r in rows if r["path"] == path]
-            if rs:
-                ax.scatter([r["new_tokens"] for r in rs], [r["generate_seconds"] for r in rs], s=12, alpha=0.6, color=color, label=path)
+            ax.scatter([r["new_tokens"] for r in rs], [r["generate_seconds"] for r in rs], s=12, alpha=0.6,
+                       color=registry.colour(path), label=registry.label(path))
         ax.set_xlabel("new tokens")
         ax.set_ylabel("generate() seconds")
         ax.legend()
@@ -127,13 +136,14 @@ def figures(agg: Aggregate, db) -> dict:
         ax.errorbar(o["batch_size"], o["total_tokens_per_second"],
                     yerr=[(o["total_tokens_per_second"] - o["total_ci_low"]).fillna(0),
                           (o["total_ci_high"] - o["total_tokens_per_second"]).fillna(0)],
-                    fmt="o-", capsize=4, color="tab:blue", label="ordinary at batch size")
+                    fmt="o-", capsize=4, color=registry.colour(GenerationPath.ORDINARY), label="ordinary at batch size")
         a = bt[bt["path"] == GenerationPath.ASSISTED]
         if len(a):
             a = a.iloc[0]
-            ax.axhline(a["total_tokens_per_second"], color="tab:orange", label="assisted at batch 1")
+            assisted = registry.colour(GenerationPath.ASSISTED)
+            ax.axhline(a["total_tokens_per_second"], color=assisted, label="assisted at batch 1")
             if a["total_ci_low"] == a["total_ci_low"] and a["total_ci_low"] is not None:
-                ax.axhspan(a["total_ci_low"], a["total_ci_high"], color="tab:orange", alpha=0.2)
+                ax.axhspan(a["total_ci_low"], a["total_ci_high"], color=assisted, alpha=0.2)
         ax.set_xscale("log", base=2)
         ax.set_xticks(list(o["batch_size"]))
         ax.set_xticklabels([str(b) for b in o["batch_size"]])
@@ -148,11 +158,19 @@ def figures(agg: Aggregate, db) -> dict:
     acc = acc[acc["acceptance_rate"].notna()] if len(acc) else acc
     if len(acc):
         fig, ax = plt.subplots(figsize=(7, 3))
-        ax.bar(list(acc["prompt_id"]), list(acc["acceptance_rate"]), color="tab:green")
+        prompts = list(dict.fromkeys(acc["prompt_id"]))
+        drafting = registry.order(acc["path"].unique())
+        width = 0.8 / len(drafting)
+        for k, path in enumerate(drafting):  # each path that drafts, on its own bars
+            g = acc[acc["path"] == path]
+            ax.bar([prompts.index(p) + (k - (len(drafting) - 1) / 2) * width for p in g["prompt_id"]],
+                   list(g["acceptance_rate"]), width=width, color=registry.colour(path), label=registry.label(path))
+        ax.set_xticks(range(len(prompts)))
+        ax.set_xticklabels(prompts, rotation=20, ha="right")
         ax.set_ylim(0, 1)
         ax.set_ylabel("acceptance rate")
-        ax.set_title("Draft acceptance per prompt", fontsize=9)
-        plt.setp(ax.get_xticklabels(), rotation=20, ha="right")
+        ax.legend(fontsize=8)
+        ax.set_title("Draft acceptance per prompt (drafted tokens kept)", fontsize=9)
         fig.tight_layout()
         figs["acceptance"] = fig
     else:

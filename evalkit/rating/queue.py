@@ -380,12 +380,12 @@ def reveal(db, pair_id: str, tolerance: float = 0.1) -> Reveal | GoldReveal:
     gens = {g["id"]: g for g in db.query("SELECT * FROM generations WHERE id IN (?, ?)", [p["a_generation_id"], p["b_generation_id"]])}
     ga, gb = gens[p["a_generation_id"]], gens[p["b_generation_id"]]
     o, a = (ga, gb) if p["ordinary_side"] == "A" else (gb, ga)
-    from ..generation.speed import comparable as comparable_outputs
+    from ..generation.speed import comparable as comparable_outputs, pair_speedup, tokens_per_second
 
     comparable = comparable_outputs(o, a, tolerance)  # the config's bench.length_tolerance
 
     def tps(g):
-        return g["new_tokens"] / g["generate_seconds"] if g["generate_seconds"] else None
+        return tokens_per_second(g["new_tokens"], g["generate_seconds"])
 
     return Reveal(
         pair_id=pair_id,
@@ -394,7 +394,7 @@ def reveal(db, pair_id: str, tolerance: float = 0.1) -> Reveal | GoldReveal:
         a_tokens=ga["new_tokens"], b_tokens=gb["new_tokens"],
         a_tokens_per_second=tps(ga), b_tokens_per_second=tps(gb),
         comparable=comparable,
-        speedup=(o["generate_seconds"] / a["generate_seconds"]) if comparable and a["generate_seconds"] else None,
+        speedup=pair_speedup(dict(o, seconds=o["generate_seconds"]), dict(a, seconds=a["generate_seconds"]), tolerance),
         note="" if comparable else (
             f"outputs not comparable (stop {o['stop_reason']} vs {a['stop_reason']}, "
             f"{o['new_tokens']} vs {a['new_tokens']} tokens): no speed-up for this pair; compare tokens/s"

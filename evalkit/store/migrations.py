@@ -430,6 +430,70 @@ def _m013_batch_runs(db) -> None:
     db.execute("CREATE INDEX batch_runs_experiment ON batch_runs(experiment_id, batch_size)")
     db.execute("ALTER TABLE generations ADD COLUMN batch_size INTEGER NOT NULL DEFAULT 1")
 
+def _m014_paths_in_code(db) -> None:
+    """generations.path without its CHECK list: the paths are registered objects (evalkit.generation.registry) and
+    the store refuses an unregistered one in code (store.runs), so a new path needs no migration. A list in the
+    schema would need a table rebuild for every new path; a table of path names would only copy the registry (which
+    holds code: generate() arguments, switches) and would still need a row per new path. SQLite cannot drop a CHECK
+    in place, so the table is rebuilt (its 12-step procedure; migrate() runs this with foreign keys off and checks
+    them before committing). Columns, their order and every other constraint are those of 001 + 006 + 009 + 013."""
+    db.execute(
+        """CREATE TABLE generations_new (
+            id INTEGER PRIMARY KEY,
+            experiment_id INTEGER REFERENCES experiments(id),
+            created_at TEXT NOT NULL,
+            prompt_id TEXT NOT NULL,
+            path TEXT NOT NULL,            -- a registered path (evalkit.generation.registry), checked by the store
+            status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+            text TEXT NOT NULL,
+            token_ids TEXT NOT NULL,       -- JSON list of the new token ids
+            token_hash TEXT NOT NULL,
+            prompt_tokens INTEGER NOT NULL,
+            new_tokens INTEGER NOT NULL,
+            stop_reason TEXT NOT NULL,
+            generate_seconds REAL,
+            decode_seconds REAL,
+            peak_rss_mb REAL,
+            rss_mb REAL,
+            cuda_memory TEXT NOT NULL,     -- JSON: per device peak allocated / reserved MB
+            draft_proposed INTEGER,
+            draft_accepted INTEGER,
+            draft_rounds INTEGER,
+            target_passes INTEGER,
+            tokens_per_target_pass REAL,
+            counts_agree INTEGER,
+            seed INTEGER,
+            decoding TEXT NOT NULL,
+            effective_config TEXT NOT NULL,
+            error_class TEXT NOT NULL,
+            error_stage TEXT NOT NULL,
+            error_message TEXT NOT NULL,
+            fallback_of INTEGER REFERENCES generations(id),
+            total_wait_seconds REAL,
+            live INTEGER NOT NULL DEFAULT 0,
+            rank INTEGER NOT NULL DEFAULT 0,
+            host TEXT NOT NULL DEFAULT '',
+            device TEXT NOT NULL DEFAULT '',
+            work_index INTEGER,
+            draft_tokens INTEGER,
+            candidate_generator TEXT NOT NULL DEFAULT '',
+            batch_size INTEGER NOT NULL DEFAULT 1
+        )"""
+    )
+    db.execute("INSERT INTO generations_new SELECT id, experiment_id, created_at, prompt_id, path, status, text, "
+               "token_ids, token_hash, prompt_tokens, new_tokens, stop_reason, generate_seconds, decode_seconds, "
+               "peak_rss_mb, rss_mb, cuda_memory, draft_proposed, draft_accepted, draft_rounds, target_passes, "
+               "tokens_per_target_pass, counts_agree, seed, decoding, effective_config, error_class, error_stage, "
+               "error_message, fallback_of, total_wait_seconds, live, rank, host, device, work_index, draft_tokens, "
+               "candidate_generator, batch_size FROM generations")
+    db.execute("DROP TABLE generations")
+    db.execute("ALTER TABLE generations_new RENAME TO generations")
+    db.execute("CREATE INDEX generations_prompt_path ON generations(prompt_id, path)")
+
+
+# rebuilds generations, which pairs, timing_runs, prescreen and batch_runs point at: foreign keys off around it
+_m014_paths_in_code.foreign_keys_off = True
+
 # Append-only: never edit or reorder a shipped migration; add a new one at the end.
 MIGRATIONS = [
     ("001_initial", _m001_initial),
@@ -445,4 +509,5 @@ MIGRATIONS = [
     ("011_studies", _m011_studies),
     ("012_reveal_hold", _m012_reveal_hold),
     ("013_batch_runs", _m013_batch_runs),
+    ("014_paths_in_code", _m014_paths_in_code),
 ]

@@ -74,6 +74,11 @@ def copy_experiment(db, row: dict, study: dict | None = None) -> None:
 
 
 def _insert_generation(db, record: GenerationRecord, experiment_id: int | None) -> int:
+    from ..generation.registry import names
+
+    if record.path not in names():  # the schema holds no list of paths (migration 014): the registry decides
+        raise EvalkitError(f"generation record for '{record.prompt_id}' has the unregistered path {record.path!r}",
+                           f"register it (evalkit.generation.registry.register) or use one of: {', '.join(names())}")
     row = _jsonify(record.row())
     row.update(experiment_id=experiment_id, created_at=now())
     db["generations"].insert(row)

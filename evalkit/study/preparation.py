@@ -50,13 +50,10 @@ def ensure_pool(cfg: Config, db_path: Path, echo=print) -> int:
 
 def plan(cfg: Config) -> list[tuple[str, float]]:
     """The stages ahead and their expected seconds: the demo pair's build when it is needed, then the pool."""
-    from ..demo import expected_stages, is_complete
-    from ..locations import demo_models_dir
+    from ..generation.models import demo_stages
     from ..task.prompts import load_prompts
 
-    stages = []
-    if any(ref.startswith("demo:") for ref in (cfg.models.target, cfg.models.draft)) and not is_complete(demo_models_dir()):
-        stages += expected_stages()
+    stages = demo_stages(cfg)
     from .gold import gold_count
 
     n = len(load_prompts(ids=cfg.pool.prompts or None)) * cfg.pool.samples

@@ -1,5 +1,5 @@
-"""The Live tab, for stakeholders: one prompt through both paths on the loaded models, streamed side by
-side, then the timing table. Not blind, and never rated: the runs are stored as generations flagged
+"""The Live tab, for stakeholders: one prompt through every path the registry lets it run (ordinary, assisted, and
+any other switched on, such as prompt lookup) on the loaded models, streamed side by side, then the timing table. Not blind, and never rated: the runs are stored as generations flagged
 `live` under an experiment of kind "live", and never enter the pairs table.
 
 It labels outputs with their path, so it must never show an output a rater can be shown in a pair:
@@ -23,6 +23,7 @@ import gradio as gr
 
 from ..config import POOL_SEED_LIMIT, Config
 from ..errors import EvalkitError
+from ..generation import registry
 from ..rating.limits import RateLimiter
 from ..task.prompts import Prompt
 from ..records import GenerationPath, GenerationRecord
@@ -116,7 +117,7 @@ def _text_buffer(tokenizer, pooled: set[tuple[int, ...]] = frozenset()):
     return TextBuffer()
 
 
-def _in_thread(fn, buffers):
+def _in_thread(fn, buffers, fallback_note: str = ""):
     """Run fn() in a thread and yield the streamed text while it runs; the result (or error) ends in box."""
     box: dict = {}
 
@@ -131,7 +132,7 @@ def _in_thread(fn, buffers):
     shown = None
     while True:
         alive = thread.is_alive()
-        text = "\n\n[assisted failed — ordinary fallback run:]\n\n".join(b.text for b in buffers if b.text)
+        text = fallback_note.join(b.text for b in buffers if b.text)
         if text != shown:
             shown = text
             yield text, box
@@ -164,26 +165,37 @@ def batch_note(db) -> str:
 
 
 def timing_table(records: list[GenerationRecord], tolerance: float, batches: str = "") -> str:
+    from ..generation.speed import pair_speedup
+
     lines = ["| path | status | generate() s | new tokens | tokens/s | stop | draft accepted / proposed |",
              "| --- | --- | ---: | ---: | ---: | --- | ---: |"]
     lines += [_row(r) for r in records]
-    o = next((r for r in records if r.path == GenerationPath.ORDINARY and r.ok), None)
-    a = next((r for r in records if r.path == GenerationPath.ASSISTED and r.ok), None)
     lines.append("")
-    from ..generation.speed import comparable
 
-    if o and a and a.generate_seconds and comparable(
-        {"stop_reason": o.stop_reason, "new_tokens": o.new_tokens},
-        {"stop_reason": a.stop_reason, "new_tokens": a.new_tokens}, tolerance,
-    ):
-        lines.append(f"**Speed-up: {o.generate_seconds / a.generate_seconds:.2f}×** (ordinary ÷ assisted seconds)")
-    elif o and a:
-        lines.append("**No speed-up shown**: the two outputs are not comparable (stop reason or length differ); "
-                     "compare tokens/s.")
+    def run(r: GenerationRecord) -> dict:
+        return {"stop_reason": r.stop_reason, "new_tokens": r.new_tokens, "seconds": r.generate_seconds}
+
+    o = next((r for r in records if r.path == GenerationPath.ORDINARY and r.ok), None)
+    for path in registry.versus_ordinary():  # each path against ordinary on its own (a fallback is none of them)
+        a = next((r for r in records if r.path == path and r.ok), None)
+        if not (o and a):
+            continue
+        speedup = pair_speedup(run(o), run(a), tolerance)
+        if speedup is not None:
+            lines.append(f"**Speed-up, {path}: {speedup:.2f}×** (ordinary ÷ {path} seconds)")
+        else:
+            lines.append(f"**No speed-up shown for {path}**: its output and ordinary's are not comparable (stop "
+                         "reason or length differ); compare tokens/s.")
     lines.append("\nOne streamed run per path is an illustration, not a measurement: `evalkit bench` measures.")
     if batches:
         lines.append("\n" + batches)
     return "\n".join(lines)
+
+
+def live_paths(cfg: Config) -> list[registry.PathSpec]:
+    """The paths with a box on the Live tab: the two sides of the rated pairs always (assisted says so when it is off
+    or not approved), and every other live path the config switches on (prompt lookup, ...)."""
+    return [s for s in registry.all_paths() if s.live and s.runnable and (s.in_pairs or s.enabled(cfg))]
 
 
 @dataclass
@@ -191,8 +203,7 @@ class LiveTab:
     prompt: gr.Dropdown
     material: gr.Textbox
     run_btn: gr.Button
-    out_ordinary: gr.Textbox
-    out_assisted: gr.Textbox
+    outputs: dict[str, gr.Textbox]  # path name -> its box (live_paths), labelled with the registry's label
     table: gr.Markdown
     status: gr.Markdown
 
@@ -201,24 +212,25 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                    space: bool, preparing=None) -> LiveTab:
     choices = [(f"{p.id} · {p.title}" if p.title else p.id, p.id) for p in prompts.values()]
     who = {"anyone": "anyone", "raters": "signed-in raters", "organisers": "the study's organisers"}[live_access(cfg, space)]
-    gr.Markdown("Run one prompt through both paths on the loaded models. Runs are stored as live runs and are "
+    gr.Markdown("Run one prompt through each path on the loaded models. Runs are stored as live runs and are "
                 f"never part of the rated pool. Open to {who}; {cfg.app.live_runs_per_hour} runs per hour each.")
     limiter = RateLimiter(cfg.app.live_runs_per_hour, window=3600, what="live runs")
     with gr.Row():
         prompt_dd = gr.Dropdown(choices, value=choices[0][1] if choices else None, label="Bundled prompt")
         material = gr.Textbox(label="Or type your own material (keeps the chosen prompt's task)", lines=3)
-    run_btn = gr.Button("Run both paths", variant="primary")
+    shown_paths = live_paths(cfg)
+    run_btn = gr.Button("Run both paths" if len(shown_paths) == 2 else f"Run all {len(shown_paths)} paths",
+                        variant="primary")
     status = gr.Markdown(label="live status")
     with gr.Row():
-        out_o = gr.Textbox(label="Ordinary — target alone", lines=10, interactive=False)
-        out_a = gr.Textbox(label="Assisted — target verifies the draft", lines=10, interactive=False)
+        outputs = {s.name: gr.Textbox(label=s.label, lines=10, interactive=False) for s in shown_paths}
     table = gr.Markdown(label="timing table")
-    ui = LiveTab(prompt_dd, material, run_btn, out_o, out_a, table, status)
+    ui = LiveTab(prompt_dd, material, run_btn, outputs, table, status)
 
     @friendly
     def run_live(s: Session, prompt_id: str, typed: str, request: gr.Request):
         from ..study.pairs import pooled_token_ids
-        from ..generation.paths import available_paths, run_assisted, run_ordinary
+        from ..generation.paths import available_paths, run_path
         from ..store import insert_experiment, insert_generations
 
         check_access(cfg, space, s)
@@ -242,45 +254,44 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
             raise EvalkitError(f"greedy decoding would reproduce the outputs of {prompt_id} that raters judge blind",
                                "type your own material, or run the bundled prompts once the study has ended")
         limiter.check(f"session:{getattr(request, 'session_hash', None) or '?'}", auth.client_key(request, space))
+        boxes = ui.outputs
         yield {ui.status: "Loading the models (first run only)…" if not models.loaded else "Running…",
-               ui.out_ordinary: "", ui.out_assisted: "", ui.table: ""}
+               ui.table: ""} | {box: "" for box in boxes.values()}
         pair = models.get()
         seed = live_seed()
+        runnable = available_paths(pair)
         records: list[GenerationRecord] = []
-        texts = {ui.out_ordinary: "", ui.out_assisted: ""}  # the final update repeats them for API callers
-
-        yield {ui.status: "Running the ordinary path…"}
-        buf = _text_buffer(pair.tokenizer, pooled)
-        for text, box in _in_thread(lambda: run_ordinary(pair, prompt, seed, streamer=buf), [buf]):
-            texts[ui.out_ordinary] = text
-            yield {ui.out_ordinary: text}
-        if "error" in box:
-            raise box["error"]
-        records.append(box["result"])
-
-        if GenerationPath.ASSISTED in available_paths(pair):
-            yield {ui.status: "Running the assisted path…"}
-            bufs = [_text_buffer(pair.tokenizer, pooled), _text_buffer(pair.tokenizer, pooled)]
-            for text, box in _in_thread(
-                lambda: run_assisted(pair, prompt, seed, streamer=bufs[0], fallback_streamer=bufs[1]), bufs
+        box_of: list[gr.Textbox] = []  # the box each record belongs in (a fallback: the path that failed)
+        texts = {box: "" for box in boxes.values()}  # the final update repeats them for API callers
+        missing = []
+        for name, box in boxes.items():
+            spec = registry.get(name)
+            if name not in runnable:
+                missing.append(name)
+                texts[box] = f"({name} path not available)"
+                continue
+            yield {ui.status: f"Running the {name} path…"}
+            bufs = [_text_buffer(pair.tokenizer, pooled)] + ([_text_buffer(pair.tokenizer, pooled)] if spec.falls_back else [])
+            fallback_streamer = bufs[1] if spec.falls_back else None
+            for text, box_result in _in_thread(
+                lambda: run_path(pair, prompt, name, seed, streamer=bufs[0], fallback_streamer=fallback_streamer),
+                bufs, f"\n\n[{name} failed — ordinary fallback run:]\n\n"
             ):
-                texts[ui.out_assisted] = text
-                yield {ui.out_assisted: text}
-            if "error" in box:
-                raise box["error"]
-            records += box["result"]
-            note = "Done."
-        else:
-            note = "The assisted path is switched off or not approved for these models: ordinary only."
-            texts[ui.out_assisted] = "(assisted path not available)"
+                texts[box] = text
+                yield {box: text}
+            if "error" in box_result:
+                raise box_result["error"]
+            records += box_result["result"]
+            box_of += [box] * len(box_result["result"])
+        note = "Done." if not missing else (
+            f"Not available for these models or switched off: {', '.join(missing)}; the other paths ran.")
 
         # The last guard: a run that ended as exactly a pooled output is withheld and not stored.
         def withheld(r: GenerationRecord) -> bool:  # a failed record has no tokens and nothing to show
             return bool(r.token_ids) and tuple(r.token_ids) in pooled
 
         shown = [r for r in records if not withheld(r)]  # a fallback still follows its failed record
-        for r in records:
-            box = ui.out_ordinary if r.path == GenerationPath.ORDINARY else ui.out_assisted
+        for r, box in zip(records, box_of):
             if r not in shown:
                 texts[box] = WITHHELD
             elif r.ok and not texts[box]:  # held back while it was the start of a pooled output; it is not one
@@ -295,6 +306,6 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
             batches = batch_note(db)
         yield texts | {ui.status: note, ui.table: timing_table(shown, cfg.bench.length_tolerance, batches)}
 
-    run_btn.click(run_live, [session, prompt_dd, material], [out_o, out_a, table, status], api_name="live",
+    run_btn.click(run_live, [session, prompt_dd, material], [*outputs.values(), table, status], api_name="live",
                   concurrency_limit=1, concurrency_id="live")
     return ui

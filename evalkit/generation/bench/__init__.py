@@ -7,7 +7,7 @@ stored, and a summary that only reports a speed-up measured in this run over com
     summary  the summary from stored rows (BenchSummary), as text or JSON
 """
 
-from .run import run_bench
-from .summary import BenchSummary, PathTiming, bench_json, format_summary, summarize
+from .run import bench_at, run_bench
+from .summary import BenchSummary, PathTiming, Versus, bench_json, format_summary, summarize
 
-__all__ = ["BenchSummary", "PathTiming", "bench_json", "format_summary", "run_bench", "summarize"]
+__all__ = ["BenchSummary", "PathTiming", "Versus", "bench_at", "bench_json", "format_summary", "run_bench", "summarize"]

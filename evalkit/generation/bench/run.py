@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ...config import Config, from_dict
 from ...errors import EvalkitError
-from ...records import BatchRun, GenerationPath, GenerationRecord, ProcessRecord, TimingRun
+from ...records import BatchRun, GenerationRecord, ProcessRecord, TimingRun
 from .summary import BenchSummary, summarize
 
 # The folder that holds the evalkit package: a worker imports the very code its parent runs.
@@ -27,12 +27,12 @@ def round_orders(paths: list[str]) -> list[list[str]]:
 
 
 def _run_worker_process(cfg_file: Path, path: str, round_no: int, order: int, prompt_ids: list[str], rank: int,
-                        out: Path, bar) -> str | None:
+                        out: Path, bar, plugins: list[str] = ()) -> str | None:
     """One path in its own process (`evalkit bench-worker`). Returns None on success (result JSON at `out`), else
     the error text."""
     cmd = [sys.executable, "-m", "evalkit", "bench-worker", "--config-json", str(cfg_file), "--path", path,
            "--round", str(round_no), "--order", str(order), "--rank", str(rank), "--out", str(out),
-           "--prompts", ",".join(prompt_ids)]
+           "--prompts", ",".join(prompt_ids)] + (["--plugins", ",".join(plugins)] if plugins else [])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(_PACKAGE_PARENT), os.environ.get("PYTHONPATH")])))
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     for line in proc.stdout:
@@ -44,23 +44,24 @@ def _run_worker_process(cfg_file: Path, path: str, round_no: int, order: int, pr
 
 
 def _decide(cfg: Config, db, progress: bool, echo) -> dict:
-    """Main process: the compatibility check, the paths to run, and the experiment (with its frozen gate)."""
-    from ..compat import assisted_allowed
+    """Main process: the compatibility check, the paths to run (the registry's one answer, registry.available), and
+    the experiment (with its frozen gate)."""
     from ...study.gate import gate_snapshot
     from ..models import check_compat
+    from .. import registry
     from ...store import insert_experiment
 
     compat = check_compat(cfg, progress)  # also builds the demo pair once, before any worker starts
-    paths = [GenerationPath.ORDINARY]
-    if assisted_allowed(cfg, compat):
-        paths.append(GenerationPath.ASSISTED)
-    elif cfg.assisted_enabled:
-        echo("assisted path not approved: " + "; ".join(compat.reasons) + " -- running the ordinary path only")
+    paths = registry.available(cfg, compat, benched=True)
+    for path, why in registry.refusals(cfg, compat).items():
+        echo(f"{path} path {why} -- not benchmarked")
     gate = gate_snapshot(cfg.gate_file or None)
-    return {"experiment_id": insert_experiment(db, "bench", cfg.to_dict(), compat, gate=gate), "paths": paths}
+    return {"experiment_id": insert_experiment(db, "bench", cfg.to_dict(), compat, gate=gate), "paths": paths,
+            "plugins": registry.plugin_modules(paths)}
 
 
-def _run_rounds(cfg: Config, state, results_dir: Path, paths: list[str], mine: list[str], progress: bool) -> None:
+def _run_rounds(cfg: Config, state, results_dir: Path, paths: list[str], mine: list[str], progress: bool,
+                plugins: list[str] = ()) -> None:
     """This process's share: both rounds, each path in its own worker process; a failed worker leaves a
     `.failed` record and ends this process's rounds."""
     from tqdm import tqdm
@@ -82,7 +83,7 @@ def _run_rounds(cfg: Config, state, results_dir: Path, paths: list[str], mine: l
             for k, path in enumerate(order):
                 bar.set_postfix_str(f"round {round_no}: {path} (own process)")
                 out = results_dir / f"rank{state.process_index}-r{round_no}-{path}.json"
-                error = _run_worker_process(cfg_file, path, round_no, k, mine, state.process_index, out, bar)
+                error = _run_worker_process(cfg_file, path, round_no, k, mine, state.process_index, out, bar, plugins)
                 if error is not None:
                     failed = ProcessRecord(path=path, round=round_no, order=k, rank=state.process_index,
                                            status="failed", error=error)
@@ -128,7 +129,7 @@ def run_bench(cfg: Config, db, *, progress: bool = True, echo=print) -> BenchSum
     results_dir = db_path.with_name(f"{db_path.name}.bench-e{exp_id}")
     results_dir.mkdir(exist_ok=True)
     with state.split_between_processes(prompt_ids) as mine:
-        _run_rounds(cfg, state, results_dir, paths, mine, progress)
+        _run_rounds(cfg, state, results_dir, paths, mine, progress, plan.get("plugins", []))
     state.wait_for_everyone()
     if not state.is_main_process:
         return None
@@ -144,3 +145,30 @@ def run_bench(cfg: Config, db, *, progress: bool = True, echo=print) -> BenchSum
             f"the full error is stored in bench_processes of experiment {exp_id}; fix it and rerun",
         )
     return summarize(db, exp_id)
+
+
+def bench_at(cfg: Config, db_path: Path | str, *, reps: int | None = None, decoding: str | None = None,
+             prompts: list[str] | None = None, batch_sizes: list[int] | None = None, progress: bool = True,
+             echo=print) -> tuple[BenchSummary, dict] | None:
+    """`evalkit bench`: the options over the config (each checked), the prompts checked before any file is created,
+    then the whole protocol on the database at `db_path`. Returns (summary, `bench --json`'s document), or None on a
+    non-main process under accelerate (the main process reports)."""
+    from ..batch import batch_sizes as checked_sizes
+    from ...store import open_db
+    from ...task.prompts import load_prompts
+    from .summary import bench_json
+
+    if batch_sizes is not None:
+        cfg.bench.batch_sizes = checked_sizes(batch_sizes)
+    if reps is not None:
+        if reps < 1:
+            raise EvalkitError(f"--reps {reps} must be at least 1", "pass a positive number")
+        cfg.bench.reps = reps
+    if decoding:
+        cfg.decoding.mode = decoding
+    if prompts:
+        cfg.bench.prompts = list(prompts)
+    load_prompts(ids=cfg.bench.prompts or None)  # a bad prompt id fails before any file is created
+    db = open_db(db_path)
+    summary = run_bench(cfg, db, progress=progress, echo=echo)
+    return None if summary is None else (summary, bench_json(db, summary))

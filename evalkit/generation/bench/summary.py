@@ -10,7 +10,9 @@ from ..compat import TokenSpace
 from ...config import from_dict
 from ...errors import EvalkitError
 from ...records import GenerationPath
-from ..speed import BatchComparison, BatchRow, PromptSpeed, batch_requests, compare_batches, measure_speed
+from .. import registry
+from ..speed import (BatchComparison, BatchRow, PromptSpeed, SpeedFigure, batch_requests,
+                     compare_batches, drafting, measure_speed)
 from ...stats import alpha_from_tokens_per_pass, iqr, median, theoretical_speedup
 
 
@@ -25,6 +27,37 @@ class PathTiming:
     median_new_tokens: float | None
     peak_rss_mb: float | None
     peak_cuda_mb: dict[str, dict[str, float]]  # per CUDA device: peak allocated / reserved MB ({} without CUDA)
+
+
+@dataclass
+class Versus:
+    """One path against ordinary, on its own (evalkit.generation.speed): its runs are never pooled with another
+    path's. Every path the registry marks `versus_ordinary` that ran gets one (assisted's is also the summary's
+    top-level figure)."""
+
+    path: str
+    speedup: float | None
+    speedup_ci95: tuple[float, float] | None
+    matched_pairs: int
+    comparable_pairs: int
+    identical_outputs: float | None
+    acceptance_rate: float | None
+    throughput_ratio: float | None  # its tokens/s over ordinary's, over all matched pairs (no selection)
+    throughput_ci95: tuple[float, float] | None
+    speedup_by_prompt: dict[str, PromptSpeed] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, path: str, fig: SpeedFigure) -> "Versus":
+        return cls(path=path, speedup=fig.speedup, speedup_ci95=fig.ci95, matched_pairs=fig.matched_pairs,
+                   comparable_pairs=fig.comparable_pairs, identical_outputs=fig.identical_outputs,
+                   acceptance_rate=fig.acceptance_rate, throughput_ratio=fig.throughput_ratio,
+                   throughput_ci95=fig.throughput_ci95, speedup_by_prompt=fig.by_prompt)
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Versus":
+        return cls(**{**d, "speedup_ci95": tuple(d["speedup_ci95"]) if d["speedup_ci95"] else None,
+                      "throughput_ci95": tuple(d["throughput_ci95"]) if d["throughput_ci95"] else None,
+                      "speedup_by_prompt": {k: PromptSpeed(**v) for k, v in d["speedup_by_prompt"].items()}})
 
 
 @dataclass
@@ -58,6 +91,8 @@ class BenchSummary:
     processes: list[dict] = field(default_factory=list)
     # ordinary at each batch size against assisted at batch 1 (`--batch-sizes`); None when no batch size was asked
     batches: BatchComparison | None = None
+    # every path compared with ordinary that ran (assisted, prompt lookup, ...), each on its own
+    versus_ordinary: dict[str, Versus] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -72,6 +107,7 @@ class BenchSummary:
         d["speedup_ci95"] = tuple(d["speedup_ci95"]) if d["speedup_ci95"] else None
         if d.get("batches"):
             d["batches"] = batch_comparison_from_json(d["batches"])
+        d["versus_ordinary"] = {k: Versus.from_json(v) for k, v in d.get("versus_ordinary", {}).items()}
         return cls(**d)
 
 
@@ -128,10 +164,10 @@ def _notes(fig, by_path: dict, tolerance: float, fallbacks: int) -> list[str]:
             notes.append(
                 f"{fig.matched_pairs - fig.comparable_pairs} of {fig.matched_pairs} pairs were not comparable "
                 f"(different stop reason or length beyond {tolerance:.0%}) and are left out of the speed-up")
-    elif GenerationPath.ASSISTED in by_path and not fig.pooled_device_kinds:
-        notes.append("no comparable ordinary/assisted pairs: no speed-up is reported")
-    else:
-        notes.append("the assisted path did not run in this experiment: no speed-up is reported")
+    elif GenerationPath.ASSISTED not in by_path:
+        notes.append("the assisted path did not run in this experiment: no assisted speed-up is reported")
+    elif not fig.pooled_device_kinds:
+        notes.append("no comparable ordinary/assisted pairs: no assisted speed-up is reported")
     if fallbacks:
         notes.append(f"{fallbacks} assisted run(s) failed and fell back; they are not counted as assisted")
     return notes
@@ -159,13 +195,12 @@ def summarize(db, experiment_id: int) -> BenchSummary:
     fallbacks = len(by_path.get(GenerationPath.FALLBACK, []))
     tol = cfg.bench.length_tolerance
     fig = measure_speed(rows, tol, cfg.bench.bootstrap)
+    versus = {path: Versus.of(path, fig if path == GenerationPath.ASSISTED else
+                              measure_speed(rows, tol, cfg.bench.bootstrap, path))
+              for path in registry.versus_ordinary() if path in by_path}
     compat = json.loads(exp["compat_json"] or "{}")
     ass = by_path.get(GenerationPath.ASSISTED, [])
-    proposed = sum(r["draft_proposed"] or 0 for r in ass)
-    rounds = sum(r["draft_rounds"] or 0 for r in ass)
-    passes = sum(r["target_passes"] or 0 for r in ass)
-    tokens_per_pass = sum(r["new_tokens"] for r in ass) / passes if passes else None
-    mean_draft_length = proposed / rounds if rounds else None
+    tokens_per_pass, mean_draft_length = drafting(ass)
     t_spt = median([p["target_seconds_per_token"] for p in procs])
     d_spt = median([p["draft_seconds_per_token"] for p in procs])
     cost_ratio = d_spt / t_spt if (t_spt and d_spt) else None
@@ -178,7 +213,7 @@ def summarize(db, experiment_id: int) -> BenchSummary:
         dtype=cfg.models.dtype,
         route=compat.get("verdict"),
         token_space=compat.get("token_space"),
-        paths={path: _path_timing(rs) for path, rs in by_path.items()},
+        paths={path: _path_timing(by_path[path]) for path in registry.order(by_path)},
         matched_pairs=fig.matched_pairs,
         comparable_pairs=fig.comparable_pairs,
         fallback_runs=fallbacks,
@@ -205,6 +240,7 @@ def summarize(db, experiment_id: int) -> BenchSummary:
             for p in procs
         ],
         batches=batch_comparison(db, experiment_id, rows, cfg.decoding.mode == "greedy"),
+        versus_ordinary=versus,
     )
 
 
@@ -255,6 +291,9 @@ def format_summary(s: BenchSummary) -> str:
         f"   acceptance (drafted tokens kept): {f(s.acceptance_rate, '.2f')}   tokens/target pass: {f(s.tokens_per_target_pass, '.2f')}"
         f"   counts agree: {s.counts_agree}"
     )
+    for v in s.versus_ordinary.values():
+        if v.path != GenerationPath.ASSISTED:  # assisted's is the figure above; every other path on its own line
+            lines.append(format_versus(v))
     if s.token_space == TokenSpace.TARGET:
         lines.append(
             f"token spaces differ ({', '.join(s.candidate_generators) or 'Universal Assisted Generation'}): "
@@ -284,6 +323,20 @@ def format_summary(s: BenchSummary) -> str:
     for n in s.notes:
         lines.append(f"note: {n}")
     return "\n".join(lines)
+
+
+def format_versus(v: Versus) -> str:
+    """One other path against ordinary, on its own line (never pooled with assisted's figures)."""
+    def f(x, spec=".2f"):
+        return "n/a" if x is None else format(x, spec)
+
+    ci = v.speedup_ci95
+    speed = (f"speed-up {v.speedup:.2f}x  95% CI {f(ci[0]) if ci else 'n/a'} - {f(ci[1]) if ci else 'n/a'}  over "
+             f"{v.comparable_pairs} of {v.matched_pairs} comparable pairs" if v.speedup is not None
+             else f"speed-up not reported ({v.comparable_pairs} of {v.matched_pairs} pairs comparable)")
+    return (f"{v.path} vs ordinary ({registry.label(v.path)}): {speed}; identical outputs "
+            f"{f(v.identical_outputs, '.0%')}; acceptance (drafted tokens kept) {f(v.acceptance_rate)}; tokens/s ratio "
+            f"over all matched pairs {f(v.throughput_ratio)}")
 
 
 def format_batches(b: BatchComparison) -> list[str]:

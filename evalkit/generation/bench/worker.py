@@ -50,11 +50,14 @@ def run_worker(cfg: Config, path: str, round_no: int, order: int, prompt_ids: li
     import torch  # noqa: F401  (library import time is not model load time)
     import transformers  # noqa: F401
 
+    from .. import registry
+
+    spec = registry.get(path)
     prompts = load_prompts(ids=prompt_ids or None)
     proc = ProcessRecord(path=path, round=round_no, order=order, pid=os.getpid(), host=host(), rank=rank)
     t0 = time.perf_counter()
     rss0 = rss_mb()
-    pair = load_pair(cfg, progress=False, with_draft=(path == GenerationPath.ASSISTED), rank=rank)
+    pair = load_pair(cfg, progress=False, with_draft=spec.needs_draft, rank=rank)
     proc.load_seconds = time.perf_counter() - t0
     proc.device = pair.device
     proc.rss_after_load_mb = rss_mb()
@@ -62,13 +65,13 @@ def run_worker(cfg: Config, path: str, round_no: int, order: int, prompt_ids: li
     proc.target_placement = placement(pair.target)
     if pair.draft is not None:
         proc.draft_placement = placement(pair.draft)
-    if path == GenerationPath.ASSISTED and pair.draft is not None:
+    if spec.needs_draft and pair.draft is not None:
         proc.draft_extra_rss_mb = None if rss0 is None else proc.rss_after_load_mb - rss0
     base = cfg.decoding.seed
     # With different tokenizers and sampling, Transformers prunes the draft's LM head and wraps its embeddings
     # in place on the first assisted call (UniversalSpeculativeDecodingGenerator): measure the draft alone first.
     probe_draft_first = pair.compat.verdict == Route.DIFFERENT_TOKENIZER
-    if path == GenerationPath.ASSISTED and pair.draft is not None and probe_draft_first:
+    if spec.needs_draft and pair.draft is not None and probe_draft_first:
         proc.draft_seconds_per_token = _per_token_probe(pair.draft, pair.draft_tokenizer, prompts[0], pair.draft_device, cfg)
 
     def tick():
@@ -82,10 +85,10 @@ def run_worker(cfg: Config, path: str, round_no: int, order: int, prompt_ids: li
     for _ in range(cfg.bench.warmup):
         proc.warmup_seconds.append(run_path(pair, prompts[0], path, base)[-1].generate_seconds)
     proc.warmup_count = cfg.bench.warmup
-    # Per-token cost of each model alone: target in the ordinary process, draft in the assisted one.
+    # Per-token cost of each model alone: target in the ordinary process, draft in the one that loads it.
     if path == GenerationPath.ORDINARY:
         proc.target_seconds_per_token = _per_token_probe(pair.target, pair.tokenizer, prompts[0], pair.device, cfg)
-    elif pair.draft is not None and not probe_draft_first:
+    elif spec.needs_draft and pair.draft is not None and not probe_draft_first:
         proc.draft_seconds_per_token = _per_token_probe(pair.draft, pair.draft_tokenizer, prompts[0], pair.draft_device, cfg)
     runs = []
     for prompt in prompts:
@@ -158,9 +161,13 @@ def _batched_runs(pair, cfg: Config, prompts, round_no: int, tick) -> list[dict]
 
 
 def work(config_json: Path, path: str, round_no: int, order: int, prompt_ids: list[str], rank: int, out: Path,
-         progress_fh=None) -> None:
+         progress_fh=None, plugins: list[str] = ()) -> None:
     """The worker process's whole job: read the parent's config, measure, write the result to `out` (whole or not
-    at all). One "tick" line per timed run goes to `progress_fh` for the parent's progress bar."""
+    at all). One "tick" line per timed run goes to `progress_fh` for the parent's progress bar. `plugins`: modules
+    that register paths outside evalkit (the parent's registry.plugin_modules), imported first."""
+    from ..registry import load_plugins
+
+    load_plugins(plugins)
     cfg = from_dict(json.loads(Path(config_json).read_text()), str(config_json))
     result = run_worker(cfg, path, round_no, order, prompt_ids, progress_fh, rank)
     out = Path(out)

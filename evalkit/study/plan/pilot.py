@@ -185,9 +185,11 @@ def identical_pairs(db, rated):
     hashes = dict(db.execute(
         """SELECT id, token_hash FROM generations WHERE id IN (
                SELECT ordinary_generation_id FROM pairs UNION ALL SELECT assisted_generation_id FROM pairs)""").fetchall())
-    o = [hashes.get(int(g)) for g in rated.pair_generation[ordinary]]
-    a = [hashes.get(int(g)) for g in rated.pair_generation[assisted]]
-    return np.array([x is not None and x == y for x, y in zip(o, a)], bool)
+    from ...generation.speed import identical
+
+    o = [{"token_hash": hashes.get(int(g))} for g in rated.pair_generation[ordinary]]
+    a = [{"token_hash": hashes.get(int(g))} for g in rated.pair_generation[assisted]]
+    return np.array([identical(x, y) for x, y in zip(o, a)], bool)
 
 
 def model_from_db(db, raters_per_pair: int, pass_rate: float | None = None, raters: int | None = None,
@@ -223,13 +225,17 @@ def model_from_db(db, raters_per_pair: int, pass_rate: float | None = None, rate
             # keep away from 0 and 1: a rate of exactly 1 in a small pool is not a promise
             model.pass_rates = {c: min(max(rates.get(c, DEFAULT_PASS_RATE), 0.02), 0.98) for c in CRITERIA}
             sources["pass_rates"] = f"rule pre-screen of the pair pool ({rows[0][2]} outputs)"
-        same, n = db.execute(
-            """SELECT SUM(o.token_hash = a.token_hash), COUNT(*) FROM pairs p
+        from ...generation.speed import identical_share
+
+        pooled = [({"token_hash": o}, {"token_hash": a}) for o, a in db.execute(
+            """SELECT o.token_hash, a.token_hash FROM pairs p
                JOIN generations o ON o.id = p.ordinary_generation_id JOIN generations a ON a.id = p.assisted_generation_id"""
-        ).fetchone()
-        if n:
-            model.identical_share = min(float(same or 0) / n, 0.99)
-            sources["identical_share"] = f"pair pool: {same or 0} of {n} pairs have identical outputs"
+        ).fetchall()]
+        share = identical_share(pooled)  # the one computation of the identical share (evalkit.generation.speed)
+        if share is not None:
+            n = len(pooled)
+            model.identical_share = min(share, 0.99)
+            sources["identical_share"] = f"pair pool: {round(share * n)} of {n} pairs have identical outputs"
         model.prompts = prompts or int(db.execute("SELECT COUNT(DISTINCT prompt_id) FROM pairs").fetchone()[0])
         from ...aggregate import load_ratings
         from ...records import COMPARED
