@@ -135,3 +135,25 @@ def test_aggregate_cli_json(db, tmp_path):
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
     assert out["verdict"]["decision"] == "DROP" and "pass_rates" in out["tables"]
+
+
+def _points(fig) -> int:
+    return sum(len(c.get_offsets()) for ax in fig.axes for c in ax.collections)
+
+
+def test_for_raters_the_time_against_length_plot_leaves_out_pairs_still_open(tmp_path):
+    """One output's length and seconds, coloured by path, would say which side of its pair is which: a rater's
+    Results tab plots only the outputs of closed pairs (the organiser's and the report's plot shows every run)."""
+    from evalkit.aggregate import aggregate
+    from evalkit.config import AppConfig
+    from evalkit.publish.report import figures
+    from test_aggregate import load_fixture
+
+    closed = open_db(tmp_path / "closed.db")
+    load_fixture(closed, tmp_path / "g1.toml")  # 3 ratings a pair, the quota: every pair closed
+    still_open = open_db(tmp_path / "open.db")
+    load_fixture(still_open, tmp_path / "g2.toml", app=AppConfig(ratings_per_pair=4))  # a 4th rating to come
+    for db in (closed, still_open):
+        assert _points(figures(aggregate(db), db)["seconds_vs_tokens"]) == 8  # 4 pairs x 2 outputs
+    assert _points(figures(aggregate(closed), closed, blind=True)["seconds_vs_tokens"]) == 8
+    assert _points(figures(aggregate(still_open), still_open, blind=True)["seconds_vs_tokens"]) == 0

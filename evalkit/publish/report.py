@@ -35,8 +35,16 @@ def _errorbars(ax, axis, labels, values, lows, highs, offset: float = 0.0, **kw)
     ax.set_xticklabels(axis, rotation=20, ha="right")
 
 
-def figures(agg: Aggregate, db) -> dict:
-    """name -> matplotlib Figure. Empty data gives a figure that says so, never a crash."""
+# The outputs of pairs that raters can still rate: one output's length and seconds, plotted by path, would tell a
+# rater which side of that pair is which (the reveal is held until a pair closes; so is its point).
+_OPEN_PAIR_OUTPUTS = ("AND id NOT IN (SELECT g FROM (SELECT ordinary_generation_id AS g, id AS pair FROM pairs "
+                      "UNION ALL SELECT assisted_generation_id, id FROM pairs) "
+                      "WHERE pair NOT IN (SELECT pair_id FROM closed_pairs) AND g IS NOT NULL)")
+
+
+def figures(agg: Aggregate, db, blind: bool = False) -> dict:
+    """name -> matplotlib Figure. Empty data gives a figure that says so, never a crash. blind: for a rater (the
+    Results tab), the per-output plot leaves out the outputs of pairs still open to rating."""
     plt = _plt()
     figs = {}
 
@@ -113,7 +121,8 @@ def figures(agg: Aggregate, db) -> dict:
 
     rows = list(db.query(
         "SELECT path, new_tokens, generate_seconds FROM generations WHERE status = 'ok' AND generate_seconds IS NOT NULL "
-        "AND live = 0 AND batch_size = 1"))  # a batched call's seconds serve all its requests: the batch plot shows them
+        "AND live = 0 AND batch_size = 1 " + (_OPEN_PAIR_OUTPUTS if blind else "")))
+    # (a batched call's seconds serve all its requests: the batch plot shows them)
     if rows:
         fig, ax = plt.subplots(figsize=(7, 3.5))
         for path in registry.order({r["path"] for r in rows}):
@@ -123,7 +132,8 @@ def figures(agg: Aggregate, db) -> dict:
         ax.set_xlabel("new tokens")
         ax.set_ylabel("generate() seconds")
         ax.legend()
-        ax.set_title("Seconds against new tokens (every stored run)", fontsize=9)
+        ax.set_title("Seconds against new tokens (" + ("every stored run but the outputs of pairs still open to rating"
+                     if blind else "every stored run") + ")", fontsize=9)
         fig.tight_layout()
         figs["seconds_vs_tokens"] = fig
     else:
