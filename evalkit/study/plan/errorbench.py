@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 
 from ..gate import GENERAL, Gate
-from ...task.prompts import CRITERIA
+from ...task.criteria import CRITERIA
 from .model import StudyModel, simulate
 from .search import RATINGS_PER_CHUNK, Rate
 

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 from ...errors import EvalkitError
 from ..gate import GENERAL, Gate
-from ...task.prompts import CRITERIA
+from ...task.criteria import CRITERIA
 from .model import StudyModel, simulate
 
 MIN_CONFIRM = 2000  # fresh simulated studies behind the confirmed power and the false-KEEP check
