@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
 
 from ..task.criteria import CRITERIA, gold_edits
 from ..task.edits import Edit, add_promise, change_day  # noqa: F401 (the edits, here for callers)
