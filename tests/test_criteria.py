@@ -150,6 +150,23 @@ def test_the_fifth_flows_through_rating_aggregate_and_report(fifth, tmp_path):
     html = build_report(db, tmp_path / "report", agg).read_text(encoding="utf-8")
     assert f"{TITLE['en']} · {TITLE['zh']}" in html and ID not in html
 
+    # the Results tab, as an organiser opens it: its tables name the criterion by title
+    from evalkit.config import Config
+    from evalkit.rating import roster
+    from evalkit.ui.results import build_results_tab
+    from evalkit.ui.session import Session
+
+    who = roster.add(db, "olga", organiser=True).identity
+    with gr.Blocks() as demo:
+        with gr.Tab("Results") as tab:
+            build_results_tab(Config(), tmp_path / "a.db", tab, gr.State(None))
+    show = next(f.fn for f in demo.fns.values() if f.api_name == "results")
+    out = show(Session(rater=who.name, organiser=True, rater_id=who.rater_id, credential=who.credential))
+    frames = [v for v in out.values() if hasattr(v, "columns") and "criterion" in v.columns]
+    assert frames and all(ID not in set(f["criterion"]) for f in frames)
+    assert any(f"{TITLE['en']} · {TITLE['zh']}" in set(f["criterion"]) for f in frames)
+    assert not any(ID in str(v) for v in out.values())
+
 
 def test_the_rate_tab_shows_the_fifth_by_title(fifth, tmp_path):
     from test_rate_handlers import REVEALING, Tab, neutral_pool, shown
