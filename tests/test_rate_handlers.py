@@ -181,3 +181,15 @@ def test_all_done_screen_lists_the_reveals(tab):
     assert s.pair_id is None and out[ui.pair_box]["visible"] is False
     assert "No pairs left" in out[ui.done_md] or "全部完成" in out[ui.done_md]
     assert "3 revealed, 0 pending" in out[ui.done_md]
+
+
+def test_gradio_sees_the_request_parameter_of_a_wired_handler(tab):
+    """gradio is imported inside functions, so the hint "gr.Request" cannot be resolved from the module: Gradio
+    (which reads hints with typing.get_type_hints) would then pass the request as an input. gradio_hints fixes that."""
+    from gradio import utils
+
+    from evalkit.ui.alerts import gradio_hints
+
+    assert utils.get_type_hints(tab.h.sign_in_local) == {}  # what Gradio would see without the wrapper
+    assert utils.get_type_hints(gradio_hints(tab.h.sign_in_local)) == {"request": gr.Request | None}
+    assert utils.get_type_hints(gradio_hints(tab.h.sign_in_space)) == {"profile": gr.OAuthProfile | None}
