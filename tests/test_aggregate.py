@@ -121,7 +121,7 @@ def test_verdict_reasons_name_each_condition(agg):
     conds = {c.name: c for c in result.verdict.conditions}
     assert set(conds) == {"planned sample", "speed-up", "fidelity", "memory"}
     assert conds["planned sample"].ok is True and result.verdict.interim is False
-    assert conds["fidelity"].ok is False and "no_added_promises" in conds["fidelity"].reason
+    assert conds["fidelity"].ok is False and "No added promises" in conds["fidelity"].reason
     assert "CI [" in conds["fidelity"].reason  # the interval, not only the point estimate
     assert conds["memory"].ok is None and "not measured" in conds["memory"].reason
     text = format_text(result)

@@ -89,7 +89,7 @@ def test_rater_journey_submit_reveal_correct_skip(tiny_models, tmp_path, pool_db
         pair = pair_shown(pool_db, screen["text-a"], screen["text-b"])
 
         # An incomplete form is refused with a clear message, and nothing is written.
-        with pytest.raises(AppError, match="criterion 'schedule' has no valid answer"):
+        with pytest.raises(AppError, match="“Maintenance time · 维护时间” has no valid answer"):
             ann.submit(a_schedule=None)
         with pytest.raises(AppError, match="preference"):
             ann.submit(preference=None)

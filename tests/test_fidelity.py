@@ -7,7 +7,8 @@ from click.testing import CliRunner
 
 from evalkit.cli import cli
 from evalkit.errors import EvalkitError
-from evalkit.task.fidelity import screen
+from evalkit.task.criteria import screen
+from evalkit.task.prompts import load_prompts
 
 GOOD = "各位同事：内部资料库将于周三晚间进行维护。维护期间无法上传新文件，已有文件仍可正常阅读。恢复时间尚未确定，请留意后续通知。"
 
@@ -83,6 +84,6 @@ def test_cli_reads_stdin_and_prints_exactly_the_four_ids():
 
 def test_unknown_prompt_is_a_clear_error():
     with pytest.raises(EvalkitError, match="unknown prompt id"):
-        screen(GOOD, "writing-99")
+        load_prompts(ids=["writing-99"])
     r = CliRunner().invoke(cli, ["fidelity", "--prompt", "writing-99"], input=GOOD)
     assert r.exit_code == 1 and "unknown prompt id" in r.output

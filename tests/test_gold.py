@@ -197,7 +197,11 @@ def test_the_reveal_says_check_pair_and_a_gold_rating_has_no_path(db):
 
     text = render(r)
     assert "check pair" in text and "generate() s" not in text and "tokens/s" not in text
-    assert all(f"| {c} | {r.a_expected.get(c, '—')} | {r.b_expected.get(c, '—')} |" in text for c in CRITERIA)
+    from evalkit.task.criteria import title
+
+    # each criterion by its title, never by its id
+    assert all(f"| {title(c)} | {r.a_expected.get(c, '—')} | {r.b_expected.get(c, '—')} |" in text for c in CRITERIA)
+    assert not any(c in text for c in CRITERIA)
 
 
 # --- accuracy and the gate --------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 from prescreen_labelled import CRITERIA, HELDOUT, HELDOUT2, HELDOUT3, HELDOUT4, HELDOUT5, KINDS, TUNE
 
-from evalkit.task.fidelity import screen
+from evalkit.task.criteria import screen
 
 PARTS = {"tune": TUNE, "heldout1": HELDOUT, "heldout2": HELDOUT2, "heldout3": HELDOUT3, "heldout4": HELDOUT4,
          "heldout5": HELDOUT5}

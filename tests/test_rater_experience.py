@@ -12,6 +12,7 @@ from apphelpers import (  # noqa: F401
 expect = pytest.importorskip("playwright.sync_api").expect
 
 from evalkit.config import load_config
+from evalkit.task.criteria import title
 from evalkit.task.prompts import CRITERIA, load_prompts
 from evalkit.ui.form import ANSWER_KEYS
 from evalkit.ui.words import word
@@ -58,11 +59,15 @@ def test_questions_are_in_the_rater_s_language_and_the_switch_changes_every_labe
         shown_texts(page)
         question = page.locator(f"#r-a_{CRITERIA[0]}")
         expect(question).to_contain_text(prompt.criteria[CRITERIA[0]]["zh"])  # the question, not the id
-        expect(question.locator(".info-text, [data-testid='block-info'] + div").first).to_contain_text(CRITERIA[0])
+        info = question.locator(".info-text, [data-testid='block-info'] + div").first
+        expect(info).to_contain_text(title(CRITERIA[0], "zh"))  # the criterion's title in small print, never its id
         expect(page.locator("#guidelines")).to_contain_text(prompt.criteria[CRITERIA[1]]["zh"])  # open: first pair
         page.locator("#r-a_schedule input[value='fail']").click()
         page.locator("#lang input[value='en']").click()
         expect(question).to_contain_text(prompt.criteria[CRITERIA[0]]["en"])
+        expect(info).to_contain_text(title(CRITERIA[0], "en"))
+        assert not any(c in page.locator("#outputs").inner_text() + page.locator("#guidelines").inner_text()
+                       for c in CRITERIA)
         expect(page.locator("#r-b_no_added_promises")).to_contain_text(prompt.criteria["no_added_promises"]["en"])
         expect(page.locator("#submit")).to_have_text(word("submit", "en"))
         expect(page.locator("#keys")).to_contain_text("Keys:")

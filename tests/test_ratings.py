@@ -121,8 +121,8 @@ def test_preference_and_criteria_are_mapped_to_paths(db):
 @pytest.mark.parametrize(
     "change, needle",
     [
-        (dict(a={c: "pass" for c in CRITERIA[:3]}), "criterion 'no_added_promises' has no valid answer"),
-        (dict(b={**{c: "pass" for c in CRITERIA}, "schedule": "maybe"}), "criterion 'schedule' has no valid answer"),
+        (dict(a={c: "pass" for c in CRITERIA[:3]}), "“No added promises · 不添加承诺” has no valid answer"),
+        (dict(b={**{c: "pass" for c in CRITERIA}, "schedule": "maybe"}), "“Maintenance time · 维护时间” has no valid answer"),
         (dict(a={**{c: "pass" for c in CRITERIA}, "colour": "pass"}), "unknown criterion id(s) colour"),
         (dict(preference="C"), "preference 'C' is not A, B or tie"),
         (dict(comment="x" * 51), "comment is 51 characters; the limit is 50"),

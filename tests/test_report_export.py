@@ -9,6 +9,7 @@ from evalkit.cli import cli
 from evalkit.publish.export import SPLITS, export, pseudonym, split_file
 from evalkit.publish.report import build_report
 from evalkit.store import open_db
+from evalkit.task.criteria import CRITERIA
 
 
 @pytest.fixture
@@ -20,7 +21,8 @@ def test_report_is_self_contained_html_with_plots_and_verdict(db, tmp_path):
     path = build_report(db, tmp_path / "report")
     page = path.read_text(encoding="utf-8")
     assert page.count("data:image/png;base64,") == 5
-    assert "Verdict: DROP" in page and "no_added_promises" in page
+    assert "Verdict: DROP" in page and "No added promises · 不添加承诺" in page
+    assert not any(c in page for c in CRITERIA), "a criterion is named by its id, not its title"
     # whom the claim covers (the fixture's gate: these raters only), in the verdict and in its reasons
     assert "The quality claim is about these 3 raters only" in page and "for these 3 raters only:" in page
     assert "<script" not in page and "http://" not in page and "https://" not in page

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..task.prompts import CRITERIA
+from ..task.criteria import CRITERIA
 from ..records import COMPARED
 
 ALL = "all"  # the label of the row pooled over every prompt

@@ -3,7 +3,7 @@ differences with the gate's interval, rater agreement, and the rule pre-screen's
 
 from __future__ import annotations
 
-from ..task.prompts import CRITERIA
+from ..task.criteria import CRITERIA
 from ..stats import (
     cohen_kappa_binary, krippendorff_alpha_counts, mcnemar_exact, paired_difference, wilson_array, z_for,
 )
@@ -203,13 +203,35 @@ def agreement(ratings: RatingData):
     return pd.DataFrame(out, columns=["item", "alpha", "pairable_items"])
 
 
+def screen_all(db) -> int:
+    """Pre-screen every stored successful generation that lacks a verdict of this rules version on a registered
+    criterion (a criterion registered later is screened then). Returns how many outputs were screened."""
+    from ..store import insert_prescreen
+    from ..task.criteria import screen
+    from ..task.fidelity import RULES_VERSION
+
+    ids = list(CRITERIA)
+    marks = ", ".join("?" for _ in ids)
+    rows = list(db.query(
+        f"""SELECT g.id, g.text FROM generations g
+            WHERE g.status = 'ok' AND (SELECT COUNT(*) FROM prescreen s WHERE s.generation_id = g.id
+                                       AND s.rules_version = ? AND s.criterion IN ({marks})) < ?""",
+        [RULES_VERSION, *ids, len(ids)]))
+    insert_prescreen(db, [  # rows already there are kept (insert_prescreen ignores them): the same verdicts
+        {"generation_id": r["id"], "criterion": c, "passed": int(v.passed), "evidence": v.evidence,
+         "rules_version": RULES_VERSION}
+        for r in rows for c, v in screen(r["text"]).items()
+    ])
+    return len(rows)
+
+
 def prescreen_agreement(db, ratings: RatingData):
     """Agreement per criterion between the rule pre-screen and the raters: the share of rater answers the rule
     matches (`agreement`) and Cohen's kappa, over every rating of every rated output (unsure answers left out)."""
     import numpy as np
     import pandas as pd
 
-    from ..task.fidelity import RULES_VERSION, screen_all
+    from ..task.fidelity import RULES_VERSION
 
     screen_all(db)
     gens = np.concatenate([ratings.pair_generation[p] for p in PATHS]) if ratings.n_pairs else np.zeros(0, np.int64)

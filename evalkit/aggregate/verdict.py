@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
 from ..study.gate import GENERAL, claim_text, raters_ok
-from ..task.prompts import CRITERIA
+from ..task.criteria import CRITERIA, title
 from .data import RatingData, deciding_experiment, groupings
 from .quality import difference_rows
 
@@ -142,7 +142,7 @@ def fidelity_rows(sample: RatingData, confidence: float, resamples: int, margin:
 
 
 def interval_text(r: dict, confidence: float) -> str:
-    return (f"{r['criterion']} {r['difference']:+.3f}, {confidence:.0%} CI [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}] "
+    return (f"{title(r['criterion'])} {r['difference']:+.3f}, {confidence:.0%} CI [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}] "
             f"over {r['pairs']} pairs and {r['raters']} raters")
 
 
@@ -185,7 +185,7 @@ def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs
             reason = (f"{who}: every criterion's lower end is at or above -{margin:.3f} (margin); lowest: "
                       f"{interval_text(worst, conf)}")
         else:
-            failing = [r["criterion"] for r in fidelity if not r["ok"]]
+            failing = [title(r["criterion"]) for r in fidelity if not r["ok"]]
             reason = (f"{who}: lower end below -{margin:.3f} (margin) for {', '.join(failing)}; lowest: "
                       f"{interval_text(worst, conf)}")
         enough = bool(raters_ok(raters, g))

@@ -20,10 +20,12 @@ def fidelity(prompt_id, as_json):
 
     Example: echo "资料库周三晚间维护……" | evalkit fidelity --prompt writing-01 --json
     """
-    from ..task.fidelity import screen
+    from ..task.criteria import screen
+    from ..task.prompts import load_prompts
 
+    load_prompts(ids=[prompt_id])  # a clear error for an unknown id (every bundled prompt shares the material)
     text = sys.stdin.read()
-    verdicts = screen(text, prompt_id)
+    verdicts = screen(text)
     if as_json:
         click.echo(json.dumps({c: v.as_json() for c, v in verdicts.items()}, ensure_ascii=False, indent=2))
         return

@@ -10,6 +10,7 @@ from pathlib import Path
 from ..aggregate import ALL, Aggregate, Decision
 from ..generation import registry
 from ..records import GenerationPath
+from ..task.criteria import title
 from .provenance import WITHHELD, Provenance, build_provenance, environment_line, model_line, scope_items
 
 
@@ -87,7 +88,7 @@ def figures(agg: Aggregate, db, blind: bool = False) -> dict:
             ax.errorbar(x, g["pass_rate"], yerr=[g["pass_rate"] - g["ci_low"], g["ci_high"] - g["pass_rate"]],
                         fmt="o", capsize=4, color=registry.colour(path), label=registry.label(path))
             ax.set_xticks(range(len(g)))
-            ax.set_xticklabels(list(g["criterion"]), rotation=15, ha="right")
+            ax.set_xticklabels([title(c, "en") for c in g["criterion"]], rotation=15, ha="right")
         ax.set_ylim(-0.05, 1.05)
         ax.set_ylabel("pass rate")
         ax.legend()
@@ -110,7 +111,7 @@ def figures(agg: Aggregate, db, blind: bool = False) -> dict:
         ax.bar([i + 0.2 for i in range(len(items))], [num(kap.get(i)) for i in items],
                width=0.4, label="Cohen kappa (pre-screen vs raters)")
         ax.set_xticks(range(len(items)))
-        ax.set_xticklabels(items, rotation=15, ha="right")
+        ax.set_xticklabels([title(i, "en") for i in items], rotation=15, ha="right")
         ax.axhline(0, color="grey", lw=0.8)
         ax.legend(fontsize=8)
         ax.set_title("Agreement (missing values drawn as 0)", fontsize=9)
@@ -282,14 +283,15 @@ def _sourced(prov: Provenance, ids: list[int], body: str, has_data: bool) -> str
 def _publishable(tables: dict) -> dict:
     """The tables as a report shows them: rater names (the gold and time-on-task tables') replaced by the export's
     pseudonyms; the pooled row keeps its label."""
+    from ..task.criteria import titled
     from .export import pseudonyms
 
-    out = dict(tables)
+    out = {name: titled(df) for name, df in tables.items()}  # criteria by title, never by id
     for name, df in tables.items():
         if "rater" in df.columns and len(df):
             names = [r for r in df["rater"] if r != ALL]
             alias = dict(zip(names, pseudonyms(names)))
-            out[name] = df.assign(rater=[alias.get(r, r) for r in df["rater"]])
+            out[name] = out[name].assign(rater=[alias.get(r, r) for r in df["rater"]])
     return out
 
 

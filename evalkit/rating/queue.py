@@ -24,7 +24,7 @@ from datetime import datetime, timedelta, timezone
 from ..config import AppConfig
 from ..errors import EvalkitError
 from .identity import InputError, clean_name, clean_text
-from ..task.prompts import CRITERIA
+from ..task.criteria import CRITERIA, title
 from ..records import GenerationPath
 from ..store import PairFull, claim_pair, insert_rating, now
 
@@ -185,6 +185,14 @@ def pair_view(db, pair_id: str) -> PairView:
     return PairView(pair_id=row[0], prompt_id=row[1], text_a=row[2], text_b=row[3])
 
 
+def pair_prompt(db, pair_id: str | None) -> str | None:
+    """The prompt id of a pair (None for no pair or an unknown one): what the form's labels on screen depend on."""
+    if not isinstance(pair_id, str):
+        return None
+    row = db.execute("SELECT prompt_id FROM pairs WHERE id = ?", [pair_id]).fetchone()
+    return row[0] if row else None
+
+
 def progress(db, rater: str, ratings_per_pair: int) -> tuple[int, int]:
     """(pairs this rater has finished, that plus the pairs still open to them): shown as "7 / 20"."""
     done, still_open = db.execute(
@@ -243,7 +251,7 @@ def _validate(inp: RatingInput, app: AppConfig) -> dict:
             v = answers.get(c)
             if v not in VALUES:
                 raise RatingError(
-                    f"output {side}: criterion '{c}' has no valid answer ({v!r})", "choose pass, fail or unsure for every criterion"
+                    f"output {side}: “{title(c)}” has no valid answer ({v!r})", "choose pass, fail or unsure for every question"
                 )
     if inp.preference not in PREFERENCES:
         raise RatingError(f"preference {inp.preference!r} is not A, B or tie", "pick A, B or tie")

@@ -21,9 +21,10 @@ def now() -> str:
 
 
 def migrate(db) -> list[str]:
-    """Apply the migrations not yet applied, each in its own transaction. Safe to call any number of times,
-    and from several processes at once (accelerate ranks): each migration is checked again under the write
-    lock (BEGIN IMMEDIATE), so exactly one process applies it."""
+    """Apply the migrations not yet applied, each in its own transaction, then add the answer columns of any
+    registered criterion the ratings table lacks (migrations.criterion_columns); returns the migrations applied.
+    Safe to call any number of times, and from several processes at once (accelerate ranks): each step is checked
+    again under the write lock (BEGIN IMMEDIATE), so exactly one process applies it."""
     db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
     done = {r[0] for r in db.execute("SELECT name FROM _migrations").fetchall()}
     applied = []
@@ -56,7 +57,20 @@ def migrate(db) -> list[str]:
         finally:
             if fk_off:
                 db.execute("PRAGMA foreign_keys = ON")
+    _criterion_columns(db)
     return applied
+
+
+def _criterion_columns(db) -> list[str]:
+    """The columns of registered criteria the ratings table lacked, now added (none: no write lock taken)."""
+    from ..task.criteria import CRITERIA  # the registry: a criterion's columns follow from its id
+
+    ids = list(CRITERIA)
+    have = {r[1] for r in db.execute("PRAGMA table_info(ratings)").fetchall()}
+    if all(f"{p}_{c}" in have for c in ids for p in migrations.ANSWER_PREFIXES):
+        return []  # the usual case: no write lock
+    with write_transaction(db):
+        return migrations.criterion_columns(db, ids)  # checked again under the lock: another process may have added them
 
 
 @contextlib.contextmanager

@@ -3,7 +3,8 @@
 Each migration runs once per database, in its own write transaction (store.database.migrate). A shipped
 migration is never edited or reordered, and its DDL never reads a live constant (a criterion id, a path name):
 an existing database must mean tomorrow what it meant when it was made. A new table or column is a new
-migration appended to MIGRATIONS ("011_<topic>").
+migration appended to MIGRATIONS ("011_<topic>"). One step is generated instead: a registered criterion's answer
+columns in the wide ratings table (`criterion_columns`, run by migrate() after the named migrations; it only adds).
 
 A migration that rebuilds a table other tables point at sets `foreign_keys_off = True` on its function: migrate()
 turns foreign keys off around its transaction (SQLite ignores the pragma inside one) and checks them with
@@ -120,8 +121,8 @@ def _m001_initial(db) -> None:
 
 
 def _m002_ratings(db) -> None:
-    # The criterion columns are written out: a shipped migration never changes, whatever prompts.CRITERIA
-    # becomes (a new criterion is a new migration that adds its columns).
+    # The criterion columns are written out: a shipped migration never changes, whatever task.criteria.CRITERIA
+    # becomes (a criterion registered later gets its columns from criterion_columns, below).
     db.execute(
         """CREATE TABLE ratings (
             id INTEGER PRIMARY KEY,
@@ -493,6 +494,28 @@ def _m014_paths_in_code(db) -> None:
 
 # rebuilds generations, which pairs, timing_runs, prescreen and batch_runs point at: foreign keys off around it
 _m014_paths_in_code.foreign_keys_off = True
+
+# The answer columns of one criterion in the wide ratings table: each rating keeps the rater's answer per side (a_, b_)
+# and per path (ordinary_, assisted_; empty on a gold pair).
+ANSWER_PREFIXES = ("a", "b", "ordinary", "assisted")
+
+
+def criterion_columns(db, criterion_ids) -> list[str]:
+    """The generic step after the named migrations: add the answer columns of every registered criterion that the
+    ratings table lacks (002_ratings wrote out the first four). Generated, unlike the migrations above, because a
+    criterion is one registered object (evalkit.task.criteria) and its columns follow from its id; only ever adds
+    nullable columns, so an existing database means what it meant, and old ratings read as unanswered (NULL) on a
+    criterion registered after them. Returns the columns added; the caller holds the write lock."""
+    have = {r[1] for r in db.execute("PRAGMA table_info(ratings)").fetchall()}
+    added = []
+    for cid in criterion_ids:
+        for prefix in ANSWER_PREFIXES:
+            col = f"{prefix}_{cid}"
+            if col not in have:  # ids are checked plain names (criteria.register): safe in DDL
+                db.execute(f"ALTER TABLE ratings ADD COLUMN {col} TEXT CHECK ({col} IN ('pass', 'fail', 'unsure'))")
+                added.append(col)
+    return added
+
 
 # Append-only: never edit or reorder a shipped migration; add a new one at the end.
 MIGRATIONS = [

@@ -370,6 +370,12 @@ def _target_tokenizer(cfg: Config):
     return load_tokenizer(resolve_ref(ref, False), cfg, "target")
 
 
+def has_pairs(db, prompt_id: str) -> bool:
+    """Whether the pool holds a pair of this prompt (the Live tab then keeps greedy runs of it off: they would
+    reproduce outputs that raters judge blind)."""
+    return db.execute("SELECT 1 FROM pairs WHERE prompt_id = ? LIMIT 1", [prompt_id]).fetchone() is not None
+
+
 def pooled_token_ids(db, prompt_id: str | None = None) -> set[tuple[int, ...]]:
     """The new-token ids of every output that raters can be shown in a pair (both sides), the reference outputs
     of gold pairs included: of one prompt, or of every prompt when `prompt_id` is None (a live run shown under a

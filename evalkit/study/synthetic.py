@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from ..task.prompts import CRITERIA
+from ..task.criteria import CRITERIA
 from ..records import COMPARED, GenerationPath
 
 PROMPTS = ("writing-01", "writing-02", "writing-03", "writing-04", "writing-05")

@@ -1,7 +1,7 @@
-"""Automatic fidelity pre-screen: transparent rules for the four criteria on the maintenance material.
+"""Automatic fidelity pre-screen: transparent rules for the criteria of the maintenance material.
 
-One rule per criterion (`check_*`), each in its own section below with the words it relies on; a verdict
-carries the evidence it matched, so a rater (or a reviewer of this file) can see why. It is a pre-screen, not a
+One rule per criterion (`check_*`, named by its criterion in evalkit.task.criteria, whose `screen` runs them),
+each in its own section below with the words it relies on; a verdict carries the evidence it matched, so a rater (or a reviewer of this file) can see why. It is a pre-screen, not a
 judge: `aggregate` reports its agreement with the raters (percent and Cohen's kappa per criterion), and
 tests/prescreen_labelled.py holds outputs labelled by hand, with the reading of each criterion spelled out.
 
@@ -17,8 +17,6 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
-
-from .prompts import CRITERIA
 
 # Bump whenever a rule changes: stored verdicts are keyed by it, so `aggregate` and `plan` screen again.
 RULES_VERSION = "2"
@@ -45,7 +43,7 @@ _TRADITIONAL = str.maketrans(
 )
 
 
-def _normalise(text: str) -> str:
+def normalise(text: str) -> str:
     # NFKC folds full-width digits, letters and punctuation (２０：００, ＴＢＤ, ，；：) into ASCII.
     text = unicodedata.normalize("NFKC", text or "").translate(_TRADITIONAL)
     return re.sub(r"\s+", " ", text).strip()
@@ -594,44 +592,3 @@ def check_no_added_promises(text: str) -> Verdict:
     if added:
         return Verdict(False, "adds " + ", ".join(dict.fromkeys(added)))
     return Verdict(True, "no date, time, duration, restore moment or commitment found")
-
-
-# ==== the pre-screen ========================================================================================
-
-CHECKS = {
-    "schedule": check_schedule,
-    "read_only_vs_upload": check_read_only_vs_upload,
-    "unknown_restore_time": check_unknown_restore_time,
-    "no_added_promises": check_no_added_promises,
-}
-assert tuple(CHECKS) == CRITERIA
-
-
-def screen(text: str, prompt_id: str | None = None) -> dict[str, Verdict]:
-    """Run the four checks. `prompt_id` must be a bundled prompt (all share the maintenance material)."""
-    if prompt_id is not None:
-        from .prompts import load_prompts
-
-        load_prompts(ids=[prompt_id])  # raises a clear error for an unknown id
-    text = _normalise(text)
-    return {cid: fn(text) for cid, fn in CHECKS.items()}
-
-
-def screen_all(db) -> int:
-    """Pre-screen every stored successful generation not yet screened by this rules version. Returns how many."""
-    from ..store import insert_prescreen
-
-    rows = list(
-        db.query(
-            """SELECT g.id, g.prompt_id, g.text FROM generations g
-               WHERE g.status = 'ok' AND NOT EXISTS (
-                   SELECT 1 FROM prescreen s WHERE s.generation_id = g.id AND s.rules_version = ?)""",
-            [RULES_VERSION],
-        )
-    )
-    insert_prescreen(db, [
-        {"generation_id": r["id"], "criterion": c, "passed": int(v.passed), "evidence": v.evidence,
-         "rules_version": RULES_VERSION}
-        for r in rows for c, v in screen(r["text"]).items()
-    ])
-    return len(rows)

@@ -9,9 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import EvalkitError
-
-# The four fidelity criteria. Their ids are fixed: raters, the pre-screen and the export share them.
-CRITERIA = ("schedule", "read_only_vs_upload", "unknown_restore_time", "no_added_promises")
+from .criteria import CRITERIA  # noqa: F401 (the registered criterion ids, also read from here)
 
 # The plain-text frame used when a tokenizer has no chat template (the demo pair is trained on it).
 PLAIN_TEMPLATE = "资料：{material}\n任务：{task}\n输出：\n"
@@ -94,7 +92,7 @@ def load_prompt(path: Path) -> Prompt:
             f"prompt file {path}: field 'criteria' must have exactly {', '.join(CRITERIA)}"
             + (f"; missing {', '.join(missing)}" if missing else "")
             + (f"; unknown {', '.join(extra)}" if extra else ""),
-            "add one [criteria.<id>] table per fixed criterion id",
+            "add one [criteria.<id>] table per registered criterion id (evalkit/task/criteria.py)",
         )
     for cid in CRITERIA:
         wording = criteria[cid]

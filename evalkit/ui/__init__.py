@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-
-import gradio as gr
+from typing import TYPE_CHECKING
 
 from ..config import Config
+
+if TYPE_CHECKING:  # gradio is imported where it is used (it is slow to import)
+    import gradio as gr
 
 TITLE = "evalkit · blind A/B rating"
 DEFAULT_CONCURRENCY = 4  # rating events; live generation has its own queue slot (concurrency_id "live")
@@ -19,6 +21,8 @@ def build_app(cfg: Config, db_path: Path | str | None = None, *, space: bool | N
     """The app for this config and database. `space` defaults to whether we run on a Hugging Face Space.
     `preparing`: a running evalkit.ui.prepare.Preparation; the page shows its progress, and rating and live runs
     wait for it."""
+    import gradio as gr
+
     from ..locations import db_path as default_db_path
     from ..locations import on_space
     from ..task.prompts import load_prompts

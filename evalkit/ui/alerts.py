@@ -7,10 +7,12 @@ import html
 import inspect
 import logging
 import re
-
-import gradio as gr
+from typing import TYPE_CHECKING
 
 from ..errors import EvalkitError
+
+if TYPE_CHECKING:  # gradio is imported where it is used (it is slow to import)
+    import gradio as gr
 
 log = logging.getLogger("evalkit.ui")
 
@@ -34,6 +36,8 @@ def message(e: EvalkitError) -> str:
 
 
 def _translate(e: Exception) -> gr.Error:
+    import gradio as gr
+
     if isinstance(e, gr.Error):
         return e
     if isinstance(e, EvalkitError):
@@ -63,4 +67,33 @@ def friendly(fn):
             return fn(*args, **kwargs)
         except Exception as e:  # noqa: BLE001
             raise _translate(e) from e
+    return plain
+
+
+def gradio_hints(fn):
+    """`fn` with the hints Gradio reads to fill in a parameter itself (gr.Request, gr.OAuthProfile) as real classes.
+
+    Gradio finds those parameters with typing.get_type_hints; under postponed annotations, with gradio imported only
+    inside functions (it is slow to import), the string "gr.Request" cannot be resolved from the module, and Gradio
+    would pass the request as an input. The wrapper (plain or generator, like `fn`) carries the classes instead."""
+    import gradio as gr
+
+    known = {"gr.Request": gr.Request, "gr.OAuthProfile": gr.OAuthProfile}
+    hints = {}
+    for name, hint in getattr(fn, "__annotations__", {}).items():
+        text = hint if isinstance(hint, str) else ""
+        for key, cls in known.items():
+            if text.replace(" | None", "") == key:
+                hints[name] = cls | None if text.endswith("| None") else cls
+    if inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)
+        def gen(*args, **kwargs):
+            yield from fn(*args, **kwargs)
+        gen.__annotations__ = hints
+        return gen
+
+    @functools.wraps(fn)
+    def plain(*args, **kwargs):
+        return fn(*args, **kwargs)
+    plain.__annotations__ = hints
     return plain

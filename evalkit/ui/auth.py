@@ -16,8 +16,7 @@ from __future__ import annotations
 import hmac
 import logging
 from pathlib import Path
-
-import gradio as gr
+from typing import TYPE_CHECKING
 
 from ..rating import roster as raters
 from ..config import AppConfig
@@ -27,6 +26,9 @@ from ..rating.roster import Identity, SignInError
 from ..rating.queue import RatingError, clean_rater
 from ..rating.seal import sealer_for
 from .db import connect
+
+if TYPE_CHECKING:  # gradio is imported where it is used (it is slow to import)
+    import gradio as gr
 
 log = logging.getLogger("evalkit.ui")
 PASSCODE_LIMIT = 256

@@ -1,6 +1,7 @@
 """The Rate tab's components, laid out for reading: each output's questions sit with its text (side by side on a
 wide screen; on a phone, text A, its questions, text B, its questions, then the preference), questions in the
-rater's language from the prompt file, the criterion id in small print, and the keys that answer them shown.
+rater's language from the prompt file, the criterion's title in small print (never its id), and the keys that answer
+them shown.
 
 Components are held in a dataclass; handlers return dicts keyed by component, so no output list has a magic
 order. Every label comes from `words` or the prompt file, so the language switch can change them all."""
@@ -8,19 +9,27 @@ order. Every label comes from `words` or the prompt file, so the language switch
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import gradio as gr
-
-from ..task.prompts import CRITERIA, Prompt
+from ..task.criteria import CRITERIA, Live, get
+from ..task.prompts import Prompt
 from .guidelines import guidelines
 from .session import Session
 from .words import LANGUAGES, preference_choices, value_choices, word
 
-# The scoring form, in the order its values reach the submit handler (and the API): every criterion for
-# output A, then for output B, then the preference and the optional comment.
-ANSWER_KEYS = tuple(f"{side}_{c}" for side in ("a", "b") for c in CRITERIA)
-FORM_KEYS = ANSWER_KEYS + ("preference", "comment")
-REQUIRED_KEYS = ANSWER_KEYS + ("preference",)  # Submit stays disabled until each has an answer
+if TYPE_CHECKING:  # gradio is imported where it is used (it is slow to import)
+    import gradio as gr
+
+# The scoring form, in the order its values reach the submit handler (and the API): every registered criterion for
+# output A, then for output B, then the preference and the optional comment. Read from the registry each time.
+ANSWER_KEYS = Live(lambda: tuple(f"{side}_{c}" for side in ("a", "b") for c in CRITERIA))
+FORM_KEYS = Live(lambda: (*ANSWER_KEYS, "preference", "comment"))
+REQUIRED_KEYS = Live(lambda: (*ANSWER_KEYS, "preference"))  # Submit stays disabled until each has an answer
+
+
+def update(**props) -> dict:
+    """A component update, as gr.update makes it (a plain dict), without importing gradio."""
+    return {"__type__": "update", **props}
 
 
 @dataclass
@@ -84,9 +93,9 @@ class RateTab:
 
 
 def question_label(prompt: Prompt | None, key: str, lang: str) -> str:
-    """A question in the rater's language, from the prompt file; the bare id when the prompt is unknown."""
-    cid = key.split("_", 1)[1]
-    return prompt.criteria[cid][lang] if prompt is not None else cid
+    """A question in the rater's language, from the prompt file; the criterion's title when the prompt is unknown."""
+    c = get(key.split("_", 1)[1])
+    return c.question(prompt, lang) if prompt is not None else c.name(lang)
 
 
 def labels(prompt: Prompt | None, lang: str) -> dict:
@@ -94,7 +103,7 @@ def labels(prompt: Prompt | None, lang: str) -> dict:
     out = {}
     for key in ANSWER_KEYS:
         side, cid = key.split("_", 1)
-        out[key] = dict(label=f"{side.upper()} · {question_label(prompt, key, lang)}", info=cid,
+        out[key] = dict(label=f"{side.upper()} · {question_label(prompt, key, lang)}", info=get(cid).name(lang),
                         choices=value_choices(lang))
     out["preference"] = dict(label=word("preference", lang), choices=preference_choices(lang))
     out["comment"] = dict(label=word("comment", lang))
@@ -117,6 +126,8 @@ def layout(space: bool, prompt: Prompt | None, lang: str, passcodes: bool, signu
            signin_visible: bool = True, browser_secret: str | None = None) -> RateTab:
     """`browser_secret`: the key of Gradio's BrowserState encryption (public in the page config: what it guards is
     sealed by the server, evalkit.rating.seal); a stable one lets a stored code survive a restart."""
+    import gradio as gr
+
     signin = {}
     fl = labels(prompt, lang)
     with gr.Row(equal_height=True):
@@ -176,24 +187,24 @@ def relabel(ui: RateTab, prompt: Prompt | None, lang: str, values: dict | None =
     """Form updates carrying new labels (and values: None clears)."""
     fl = labels(prompt, lang)
     values = values or {}
-    return {ui.fields[k]: gr.update(value=values.get(k, "" if k == "comment" else None), **fl[k]) for k in FORM_KEYS}
+    return {ui.fields[k]: update(value=values.get(k, "" if k == "comment" else None), **fl[k]) for k in FORM_KEYS}
 
 
 def words_update(ui: RateTab, prompt: Prompt | None, lang: str, submit_label: str) -> dict:
     """Every other label for a language switch (form fields keep their values: see rate.switch_language)."""
     out = {
-        ui.keys_md: word("keys", lang), ui.guide_box: gr.update(label=word("guidelines", lang)),
-        ui.guide: guidelines(prompt, lang), ui.text_a: gr.update(label=word("output", lang, side="A")),
-        ui.text_b: gr.update(label=word("output", lang, side="B")), ui.submit_btn: gr.update(value=word(submit_label, lang)),
-        ui.correct_btn: gr.update(value=word("correct", lang)), ui.next_btn: gr.update(value=word("next", lang)),
-        ui.skip_box: gr.update(label=word("skip_box", lang)), ui.skip_reason: gr.update(label=word("skip_reason", lang)),
-        ui.skip_btn: gr.update(value=word("skip", lang)), ui.signout_btn: gr.update(value=word("sign_out", lang)),
+        ui.keys_md: word("keys", lang), ui.guide_box: update(label=word("guidelines", lang)),
+        ui.guide: guidelines(prompt, lang), ui.text_a: update(label=word("output", lang, side="A")),
+        ui.text_b: update(label=word("output", lang, side="B")), ui.submit_btn: update(value=word(submit_label, lang)),
+        ui.correct_btn: update(value=word("correct", lang)), ui.next_btn: update(value=word("next", lang)),
+        ui.skip_box: update(label=word("skip_box", lang)), ui.skip_reason: update(label=word("skip_reason", lang)),
+        ui.skip_btn: update(value=word("skip", lang)), ui.signout_btn: update(value=word("sign_out", lang)),
     }
     for key, wkey in (("name", "new_name"), ("passcode", "passcode"), ("code", "code")):
         if key in ui.signin:
-            out[ui.signin[key]] = gr.update(label=word(wkey, lang))
+            out[ui.signin[key]] = update(label=word(wkey, lang))
     if "button" in ui.signin:
-        out[ui.signin["button"]] = gr.update(value=word("sign_in", lang))
+        out[ui.signin["button"]] = update(value=word("sign_in", lang))
     if "help" in ui.signin:
         out[ui.signin["help"]] = word("signin_help_open" if ui.signin["name"].visible else "signin_help", lang)
     return out

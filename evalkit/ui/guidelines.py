@@ -1,9 +1,10 @@
-"""The rating guidelines: the four criteria in the prompt file's own wording (Chinese first, English on
+"""The rating guidelines: the criteria, each by its title, in the prompt file's own wording (Chinese first, English on
 request) and what pass / fail / unsure mean. Nothing here depends on which output is which."""
 
 from __future__ import annotations
 
-from ..task.prompts import CRITERIA, Prompt
+from ..task.criteria import all_criteria
+from ..task.prompts import Prompt
 
 VALUES = {
     "zh": [
@@ -25,9 +26,9 @@ PREFERENCE = {
 }
 
 INTRO = {
-    "zh": "每对有两则输出，只标为 A 和 B。请逐条判断每则输出是否满足下面四条要求，然后选择偏好并提交。"
+    "zh": "每对有两则输出，只标为 A 和 B。请逐条判断每则输出是否满足下面的要求，然后选择偏好并提交。"
           "提交后才会显示两则输出的生成方式和用时。",
-    "en": "Each pair has two outputs, labelled A and B only. Judge each output against the four criteria below, "
+    "en": "Each pair has two outputs, labelled A and B only. Judge each output against the criteria below, "
           "then pick a preference and submit. How each output was produced, and how long it took, is shown only "
           "after you submit.",
 }
@@ -36,8 +37,8 @@ INTRO = {
 def guidelines(prompt: Prompt | None, lang: str) -> str:
     lines = [INTRO[lang], ""]
     if prompt is not None:
-        for i, cid in enumerate(CRITERIA, 1):
-            lines.append(f"{i}. **{cid}** — {prompt.criteria[cid][lang]}")
+        for i, c in enumerate(all_criteria(), 1):
+            lines.append(f"{i}. **{c.name(lang)}** — {c.question(prompt, lang)}")
         lines.append("")
     lines += ["**每条的答案**" if lang == "zh" else "**Answers for each criterion**", ""]
     for v, label, text in VALUES[lang]:

@@ -18,8 +18,7 @@ import threading
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-
-import gradio as gr
+from typing import TYPE_CHECKING
 
 from ..config import POOL_SEED_LIMIT, Config
 from ..errors import EvalkitError
@@ -29,8 +28,11 @@ from ..task.prompts import Prompt
 from ..records import GenerationPath, GenerationRecord
 from . import auth
 from .db import connect
-from .alerts import friendly
+from .alerts import friendly, gradio_hints
 from .session import Session, require_rater
+
+if TYPE_CHECKING:  # gradio is imported where it is used (it is slow to import)
+    import gradio as gr
 
 WITHHELD = ("(withheld: this live output is the same as an output raters judge blind, so it is not shown under "
             "its path's name while the study runs · 与待评输出相同，评分期间不显示)")
@@ -210,6 +212,8 @@ class LiveTab:
 
 def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], models: LiveModels, session: gr.State,
                    space: bool, preparing=None) -> LiveTab:
+    import gradio as gr
+
     choices = [(f"{p.id} · {p.title}" if p.title else p.id, p.id) for p in prompts.values()]
     who = {"anyone": "anyone", "raters": "signed-in raters", "organisers": "the study's organisers"}[live_access(cfg, space)]
     gr.Markdown("Run one prompt through each path on the loaded models. Runs are stored as live runs and are "
@@ -229,7 +233,7 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
 
     @friendly
     def run_live(s: Session, prompt_id: str, typed: str, request: gr.Request):
-        from ..study.pairs import pooled_token_ids
+        from ..study.pairs import has_pairs, pooled_token_ids
         from ..generation.paths import available_paths, run_path
         from ..store import insert_experiment, insert_generations
 
@@ -249,7 +253,7 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
         prompt = prompts[prompt_id] if not typed else replace(prompts[prompt_id], id="live-custom", material=typed)
         with connect(db_path) as db:  # what must not be shown: any pooled output, whatever its prompt
             pooled = pooled_token_ids(db)
-            rated_here = db.execute("SELECT 1 FROM pairs WHERE prompt_id = ? LIMIT 1", [prompt_id]).fetchone()
+            rated_here = has_pairs(db, prompt_id)
         if rated_here and not typed and cfg.decoding.mode == "greedy":
             raise EvalkitError(f"greedy decoding would reproduce the outputs of {prompt_id} that raters judge blind",
                                "type your own material, or run the bundled prompts once the study has ended")
@@ -306,6 +310,6 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
             batches = batch_note(db)
         yield texts | {ui.status: note, ui.table: timing_table(shown, cfg.bench.length_tolerance, batches)}
 
-    run_btn.click(run_live, [session, prompt_dd, material], [*outputs.values(), table, status], api_name="live",
+    run_btn.click(gradio_hints(run_live), [session, prompt_dd, material], [*outputs.values(), table, status], api_name="live",
                   concurrency_limit=1, concurrency_id="live")
     return ui

@@ -9,26 +9,32 @@ every declared output a handler leaves out (a `gr.skip()` goes the same way); a 
 event declares only the outputs it changes, submit and next pair return every one of them (tests/test_app_client.py
 checks this), and what is pure page state (locking the form, enabling Submit) is set in the browser, without a
 server round trip. The server never relies on it: a locked rating is refused by the server-side session.
+
+Each event is a small named method of `RateHandlers` over library calls (evalkit.rating: the queue, the ratings, the
+reveal; no SQL here); `build_rate_tab` lays the tab out and wires the events to them. tests/test_rate_handlers.py
+calls the handlers directly, without a server.
 """
+
+from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-
-import gradio as gr
+from typing import TYPE_CHECKING
 
 from ..config import Config
 from ..errors import EvalkitError
 from ..rating.limits import RateLimiter
-from ..task.prompts import CRITERIA, Prompt
 from ..rating.queue import (
     RatingError, RatingInput, answers_from_row, clean_comment, correct_rating, current_rating, is_closed, next_pair,
-    progress, rated_pairs, rater_reveal, skip_pair, submit_rating,
+    pair_prompt, progress, rated_pairs, rater_reveal, skip_pair, submit_rating,
 )
+from ..task.criteria import CRITERIA
+from ..task.prompts import Prompt
 from . import auth
+from .alerts import friendly, gradio_hints, inert
 from .db import connect
-from .alerts import friendly, inert
 from .form import (
-    ANSWER_KEYS, FORM_KEYS, REQUIRED_KEYS, RateTab, labels_key, layout, prompt_markdown, relabel, words_update,
+    ANSWER_KEYS, FORM_KEYS, REQUIRED_KEYS, RateTab, labels_key, layout, prompt_markdown, relabel, update, words_update,
 )
 from .guidelines import guidelines
 from .prepare import panel
@@ -36,7 +42,10 @@ from .reveal import render, render_list
 from .session import Session, require_rater
 from .words import word
 
-__all__ = ["ANSWER_KEYS", "FORM_KEYS", "REQUIRED_KEYS", "RateTab", "build_rate_tab"]
+if TYPE_CHECKING:  # gradio is imported where it is used (it is slow to import)
+    import gradio as gr
+
+__all__ = ["ANSWER_KEYS", "FORM_KEYS", "REQUIRED_KEYS", "RateHandlers", "RateTab", "build_rate_tab"]
 
 
 def _form_interactive(on: bool) -> str:
@@ -58,178 +67,188 @@ _FORGET_INVITE_SIGNED_IN = ("() => { const who = document.querySelector('#rate-w
 _READY = "(...answers) => ({__type__: 'update', interactive: answers.every(Boolean)})"
 
 
-def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[str, Prompt], space: bool, *,
-                   preparing=None, tabs: gr.Tabs | None = None) -> RateTab:
-    app = cfg.app
-    rpp = app.ratings_per_pair
-    default_prompt = next(iter(prompts.values()), None)
-    default_lang = default_prompt.language if default_prompt is not None and default_prompt.language == "en" else "zh"
-    prep_html = gr.HTML(panel(preparing.snapshot()) if preparing else "", visible=preparing is not None,
-                        elem_id="prepare", padding=False)
-    doorman = auth.Doorman(app, db_path, space)
-    ui = layout(space, default_prompt, default_lang, bool(app.passcodes), app.signup == "open",
-                signin_visible=preparing is None, browser_secret=doorman.sealer.browser_secret)
-    limiter = RateLimiter(app.max_submissions_per_minute)  # ratings, corrections and skips, per identity
+class RateHandlers:
+    """The Rate tab's events. Each returns a dict keyed by the tab's components (only those it changes) and raises
+    gr.Error with the library's message and fix (alerts.friendly) when the library refuses; nothing it returns before
+    a rating is stored names a path."""
 
-    def form_update(s: Session, prompt: Prompt | None, values: dict | None = None) -> tuple[Session, dict]:
+    def __init__(self, ui: RateTab, cfg: Config, db_path: Path, prompts: dict[str, Prompt], space: bool,
+                 doorman: auth.Doorman, preparing=None):
+        self.ui, self.cfg, self.app, self.rpp = ui, cfg, cfg.app, cfg.app.ratings_per_pair
+        self.db_path, self.prompts, self.space, self.doorman, self.preparing = db_path, prompts, space, doorman, preparing
+        self.default_prompt = next(iter(prompts.values()), None)
+        self.limiter = RateLimiter(cfg.app.max_submissions_per_minute)  # ratings, corrections and skips, per identity
+
+    # --- screens: what several events show --------------------------------------------------------------------
+
+    def form_update(self, s: Session, prompt: Prompt | None, values: dict | None = None) -> tuple[Session, dict]:
         """The form's values; its labels too when this prompt or language differs from what is on screen."""
+        ui = self.ui
         key = labels_key(prompt, s.lang)
         if key != s.labels:
             return s.relabelled(key), relabel(ui, prompt, s.lang, values)
         values = values or {}
         return s, {ui.fields[k]: values.get(k, "" if k == "comment" else None) for k in FORM_KEYS}
 
-    def who_line(db, s: Session) -> tuple[str, int]:
-        done, total = progress(db, s.rater, rpp)
+    def who_line(self, db, s: Session) -> tuple[str, int]:
+        done, total = progress(db, s.rater, self.rpp)
         role = word("organiser", s.lang) if s.organiser else ""
         return word("signed_in", s.lang, name=inert(s.rater), role=role, done=done, total=total), done
 
-    def pair_screen(db, s: Session, status: str = "") -> dict:
+    def pair_screen(self, db, s: Session, status: str = "") -> dict:
         """The next pair for this rater, or the 'all done' screen (ui.pair_outputs)."""
-        view = next_pair(db, s.rater, rpp)
+        ui = self.ui
+        view = next_pair(db, s.rater, self.rpp)
         s = s.with_pair(view.pair_id if view else None)
-        who, done = who_line(db, s)
+        who, done = self.who_line(db, s)
         upd = {ui.status: status, ui.who: who, ui.reveal_md: "",
-               ui.correct_btn: gr.update(visible=False), ui.next_btn: gr.update(visible=False), ui.skip_reason: "",
+               ui.correct_btn: update(visible=False), ui.next_btn: update(visible=False), ui.skip_reason: "",
                ui.text_a: view.text_a if view else "", ui.text_b: view.text_b if view else ""}
         if view is None:  # what is left out stays as it is (gr.skip), hidden with the pair box
-            reveals = render_list(rated_pairs(db, s.rater, rpp, cfg.bench.length_tolerance))
-            return upd | {ui.session: s, ui.pair_box: gr.update(visible=False),
+            reveals = render_list(rated_pairs(db, s.rater, self.rpp, self.cfg.bench.length_tolerance))
+            return upd | {ui.session: s, ui.pair_box: update(visible=False),
                           ui.done_md: word("done", s.lang) + ("\n\n" + reveals if reveals else "")}
-        prompt = prompts.get(view.prompt_id)
-        s, form = form_update(s, prompt)
+        prompt = self.prompts.get(view.prompt_id)
+        s, form = self.form_update(s, prompt)
         return upd | form | {
-            ui.session: s, ui.pair_box: gr.update(visible=True), ui.done_md: "",
+            ui.session: s, ui.pair_box: update(visible=True), ui.done_md: "",
             ui.prompt_md: prompt_markdown(prompt, view.prompt_id, s.lang),
             # the guidelines are open on a rater's first pair, folded away after it
-            ui.guide_box: gr.update(open=done == 0), ui.guide: guidelines(prompt, s.lang),
-            ui.submit_btn: gr.update(value=word("submit", s.lang), interactive=False, visible=True),
-            ui.skip_box: gr.update(visible=True),
+            ui.guide_box: update(open=done == 0), ui.guide: guidelines(prompt, s.lang),
+            ui.submit_btn: update(value=word("submit", s.lang), interactive=False, visible=True),
+            ui.skip_box: update(visible=True),
         }
 
-    def reveal_markdown(db, s: Session) -> str:
+    def reveal_markdown(self, db, s: Session) -> str:
         """This pair's reveal (or that it is pending), and the rater's list of reveals."""
-        tolerance = cfg.bench.length_tolerance
-        this = render(rater_reveal(db, s.rater, s.pair_id, rpp, tolerance))
-        others = [p for p in rated_pairs(db, s.rater, rpp, tolerance) if p.reveal.pair_id != s.pair_id]
+        tolerance = self.cfg.bench.length_tolerance
+        this = render(rater_reveal(db, s.rater, s.pair_id, self.rpp, tolerance))
+        others = [p for p in rated_pairs(db, s.rater, self.rpp, tolerance) if p.reveal.pair_id != s.pair_id]
         return this + ("\n\n" + render_list(others) if others else "")
 
-    def locked_screen(db, s: Session, status: str, comment: str) -> dict:
+    def locked_screen(self, db, s: Session, status: str, comment: str) -> dict:
         """A stored submission (ui.locked_outputs); the browser locks the form when it succeeds."""
-        return {ui.session: s, ui.status: status, ui.who: who_line(db, s)[0], ui.fields["comment"]: comment,
-                ui.reveal_md: reveal_markdown(db, s),
-                ui.submit_btn: gr.update(visible=False, interactive=False),
-                ui.correct_btn: gr.update(visible=True), ui.next_btn: gr.update(visible=True),
-                ui.skip_box: gr.update(visible=False)}
+        ui = self.ui
+        return {ui.session: s, ui.status: status, ui.who: self.who_line(db, s)[0], ui.fields["comment"]: comment,
+                ui.reveal_md: self.reveal_markdown(db, s),
+                ui.submit_btn: update(visible=False, interactive=False),
+                ui.correct_btn: update(visible=True), ui.next_btn: update(visible=True),
+                ui.skip_box: update(visible=False)}
 
-    # --- handlers -----------------------------------------------------------------------------------
-
-    def signed_in_screen(s: Session, identity, code: str, status: str = "") -> dict:
-        """The first screen of a signed-in session; the browser keeps the code sealed (evalkit.rating.seal), never as is."""
+    def signed_in_screen(self, s: Session, identity, code: str, status: str = "") -> dict:
+        """The first screen of a signed-in session; the browser keeps the code sealed (evalkit.rating.seal), never
+        as is."""
+        ui = self.ui
         s = replace(Session(lang=s.lang, labels=s.labels), rater=identity.name, organiser=identity.organiser,
                     rater_id=identity.rater_id, credential=identity.credential)
-        with connect(db_path) as db:
-            return pair_screen(db, s, status) | {ui.signin_box: gr.update(visible=False),
-                                                 ui.browser_code: doorman.seal(code),
-                                                 ui.signout_btn: gr.update(visible=not space)}
+        with connect(self.db_path) as db:
+            return self.pair_screen(db, s, status) | {ui.signin_box: update(visible=False),
+                                                      ui.browser_code: self.doorman.seal(code),
+                                                      ui.signout_btn: update(visible=not self.space)}
 
-    def ready() -> bool:
-        return preparing is None or preparing.ready
+    def ready(self) -> bool:
+        return self.preparing is None or self.preparing.ready
+
+    # --- events ----------------------------------------------------------------------------------------------
 
     @friendly
-    def sign_in_local(s: Session, name: str, passcode: str, code: str, request: gr.Request) -> dict:
-        if preparing is not None:
-            preparing.check()
-        identity, new_code = doorman.local(name, code, passcode, auth.client_key(request, space))
+    def sign_in_local(self, s: Session, name: str, passcode: str, code: str, request: gr.Request | None) -> dict:
+        if self.preparing is not None:
+            self.preparing.check()
+        identity, new_code = self.doorman.local(name, code, passcode, auth.client_key(request, self.space))
         status = "" if new_code is None else word("welcome", s.lang, name=inert(identity.name), code=new_code)
-        return signed_in_screen(s, identity, new_code or code.strip(), status)
+        return self.signed_in_screen(s, identity, new_code or code.strip(), status)
 
     @friendly
-    def resume_local(s: Session, stored: str, request: gr.Request) -> dict:
+    def resume_local(self, s: Session, stored: str, request: gr.Request | None) -> dict:
         """Page load: an invitation link (?invite=CODE), else the code this browser kept, signs in at once."""
-        if not ready():  # the preparation panel's poll signs in once the pool is ready
+        ui = self.ui
+        if not self.ready():  # the preparation panel's poll signs in once the pool is ready
             return {ui.status: ""}
         invite = (request.query_params.get("invite") or "") if request is not None else ""
-        client = auth.client_key(request, space)
+        client = auth.client_key(request, self.space)
         if invite:  # a typed code, in a link: it passes the sign-in guard
             try:
-                identity, _ = doorman.local("", invite, "", client)
+                identity, _ = self.doorman.local("", invite, "", client)
             except EvalkitError:
                 return {ui.browser_code: "", ui.status: word("invite_invalid", s.lang)}
-            return signed_in_screen(s, identity, invite)
-        resumed = doorman.resume(stored, client)  # the sealed code this browser kept, if any
+            return self.signed_in_screen(s, identity, invite)
+        resumed = self.doorman.resume(stored, client)  # the sealed code this browser kept, if any
         if resumed is None:
             return {ui.browser_code: "", ui.status: ""}
-        return signed_in_screen(s, *resumed)
+        return self.signed_in_screen(s, *resumed)
 
     @friendly
-    def sign_in_space(s: Session, profile: gr.OAuthProfile | None) -> dict:
+    def sign_in_space(self, s: Session, profile: gr.OAuthProfile | None) -> dict:
         if profile is None:  # page load before signing in: just show the button
-            return {ui.status: "Sign in with your Hugging Face account to start rating. · 请用 Hugging Face 账号登录。"}
-        if not ready():
-            return {ui.status: "The pairs are being prepared; reload this page when it says they are ready. · "
-                               "评分数据准备中，完成后请刷新页面。"}
-        return signed_in_screen(s, doorman.space_identity(profile), "")
+            return {self.ui.status: "Sign in with your Hugging Face account to start rating. · 请用 Hugging Face 账号登录。"}
+        if not self.ready():
+            return {self.ui.status: "The pairs are being prepared; reload this page when it says they are ready. · "
+                                    "评分数据准备中，完成后请刷新页面。"}
+        return self.signed_in_screen(s, self.doorman.space_identity(profile), "")
 
-    def sign_out(s: Session) -> dict:
+    def sign_out(self, s: Session) -> dict:
+        ui = self.ui
         return {ui.session: Session(lang=s.lang, labels=s.labels), ui.browser_code: "",
-                ui.signin_box: gr.update(visible=True), ui.signout_btn: gr.update(visible=False),
-                ui.pair_box: gr.update(visible=False), ui.who: "", ui.done_md: "", ui.status: word("signed_out", s.lang)}
+                ui.signin_box: update(visible=True), ui.signout_btn: update(visible=False),
+                ui.pair_box: update(visible=False), ui.who: "", ui.done_md: "", ui.status: word("signed_out", s.lang)}
 
     @friendly
-    def switch_language(s: Session, lang: str, *values) -> dict:
+    def switch_language(self, s: Session, lang: str, *values) -> dict:
         """Every label in the chosen language; the answers on screen stay as they are."""
+        ui = self.ui
         lang = "en" if lang == "en" else "zh"
-        with connect(db_path) as db:
-            row = db.execute("SELECT prompt_id FROM pairs WHERE id = ?", [s.pair_id]).fetchone() if s.pair_id else None
-        prompt = prompts.get(row[0]) if row else default_prompt
+        with connect(self.db_path) as db:
+            prompt_id = pair_prompt(db, s.pair_id)
+        prompt = self.prompts.get(prompt_id) if prompt_id else self.default_prompt
         s = s.relabelled(labels_key(prompt, lang), lang)
         submit_label = "save_correction" if s.correcting else "submit"
         out = words_update(ui, prompt, lang, submit_label) | relabel(ui, prompt, lang, dict(zip(FORM_KEYS, values)))
-        if row:
-            out[ui.prompt_md] = prompt_markdown(prompt, row[0], lang)
+        if prompt_id:
+            out[ui.prompt_md] = prompt_markdown(prompt, prompt_id, lang)
         return out | {ui.session: s}
 
     @friendly
-    def next_screen(s: Session) -> dict:
-        with connect(db_path) as db:
+    def next_screen(self, s: Session) -> dict:
+        with connect(self.db_path) as db:
             require_rater(db, s)
             if s.pair_id is not None and s.rating_id is None:
                 raise RatingError("this pair is not rated yet", "submit it, or skip it with a reason")
-            return pair_screen(db, s)
+            return self.pair_screen(db, s)
 
     @friendly
-    def submit(s: Session, *values) -> dict:
-        with connect(db_path) as db:
+    def submit(self, s: Session, *values) -> dict:
+        with connect(self.db_path) as db:
             rater = require_rater(db, s)
             if s.pair_id is None:
                 raise RatingError("there is no pair on screen", "press Next pair, or reload the page")
             if s.locked:
                 raise RatingError("this rating is already stored and locked", "use Correct to change it")
             form = dict(zip(FORM_KEYS, values, strict=True))
-            limiter.check(f"rater:{rater}")
+            self.limiter.check(f"rater:{rater}")
             inp = RatingInput(
                 pair_id=s.pair_id, rater=rater,
                 a={c: form[f"a_{c}"] for c in CRITERIA}, b={c: form[f"b_{c}"] for c in CRITERIA},
                 preference=form["preference"] or "", comment=form["comment"] or "", client_token=s.token,
             )
             if s.correcting:  # once the pair is closed its reveal can be seen: kept, but the blind rating counts
-                revealed = is_closed(db, s.pair_id, rpp)
-                rating_id = correct_rating(db, app, s.rating_id, inp, after_reveal=revealed)
+                revealed = is_closed(db, s.pair_id, self.rpp)
+                rating_id = correct_rating(db, self.app, s.rating_id, inp, after_reveal=revealed)
                 note = word("correction_stored" if revealed else "correction_counts", s.lang)
             else:
-                rating_id = submit_rating(db, app, inp)
+                rating_id = submit_rating(db, self.app, inp)
                 note = word("stored", s.lang)
-            return locked_screen(db, s.stored(rating_id), note, clean_comment(inp.comment, app))
+            return self.locked_screen(db, s.stored(rating_id), note, clean_comment(inp.comment, self.app))
 
     @friendly
-    def start_correction(s: Session) -> dict:
-        with connect(db_path) as db:
+    def start_correction(self, s: Session) -> dict:
+        ui = self.ui
+        with connect(self.db_path) as db:
             rater = require_rater(db, s)
             if s.rating_id is None:
                 raise RatingError("there is no stored rating to correct on screen", "submit the pair first")
             row = current_rating(db, rater, s.pair_id)
-            revealed = is_closed(db, s.pair_id, rpp)
+            revealed = is_closed(db, s.pair_id, self.rpp)
         if row is None:
             raise RatingError("your rating of this pair was not found", "reload the page")
         s = s.stored(row["id"]).correcting_now()
@@ -237,38 +256,59 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
         stored = _stored_form(row)  # the pair stays on screen, and so do its labels
         return {ui.fields[k]: stored.get(k) for k in FORM_KEYS} | {
             ui.session: s, ui.status: word("correcting" if revealed else "correcting_blind", s.lang),
-            ui.submit_btn: gr.update(value=word("save_correction", s.lang), visible=True, interactive=True),
-            ui.correct_btn: gr.update(visible=False)}  # Next pair leaves the stored version as it is
+            ui.submit_btn: update(value=word("save_correction", s.lang), visible=True, interactive=True),
+            ui.correct_btn: update(visible=False)}  # Next pair leaves the stored version as it is
 
     @friendly
-    def skip(s: Session, reason: str) -> dict:
-        with connect(db_path) as db:
+    def skip(self, s: Session, reason: str) -> dict:
+        with connect(self.db_path) as db:
             rater = require_rater(db, s)
             if s.pair_id is None or s.rating_id is not None:
                 raise RatingError("there is no unrated pair on screen to skip", "press Next pair")
-            limiter.check(f"rater:{rater}")
-            skip_pair(db, app, rater, s.pair_id, reason, client_token=s.token)
-            return pair_screen(db, s, word("skipped", s.lang))
+            self.limiter.check(f"rater:{rater}")
+            skip_pair(db, self.app, rater, s.pair_id, reason, client_token=s.token)
+            return self.pair_screen(db, s, word("skipped", s.lang))
 
-    # --- wiring -------------------------------------------------------------------------------------
-
-    def poll(s: Session, stored: str, request: gr.Request) -> dict:
+    def poll(self, s: Session, stored: str, request: gr.Request | None, prep_html, timer, tabs=None) -> dict:
         """The preparation panel, every second until the pool is ready; then the Rate tab opens by itself (and
         signs in with the code this browser kept, or the invitation link)."""
-        snap = preparing.snapshot()
-        if snap.error or not preparing.ready:
-            return {prep_html: panel(snap)} | ({timer: gr.Timer(active=False)} if snap.error else {})
-        opened = {prep_html: gr.update(visible=False), timer: gr.Timer(active=False),
-                  ui.signin_box: gr.update(visible=True)} | ({tabs: gr.Tabs(selected="rate")} if tabs else {})
-        if space:
+        import gradio as gr
+
+        snap = self.preparing.snapshot()
+        if snap.error or not self.preparing.ready:
+            return {prep_html: panel(snap)} | ({timer: update(active=False)} if snap.error else {})
+        opened = {prep_html: update(visible=False), timer: update(active=False),
+                  self.ui.signin_box: update(visible=True)} | ({tabs: update(selected="rate")} if tabs else {})
+        if self.space:
             return opened
         try:
-            return opened | resume_local(s, stored, request)
+            return opened | self.resume_local(s, stored, request)
         except gr.Error:
             return opened
 
+
+def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[str, Prompt], space: bool, *,
+                   preparing=None, tabs: gr.Tabs | None = None) -> RateTab:
+    """Lay the tab out and wire its events to RateHandlers."""
+    import gradio as gr
+
+    app = cfg.app
+    default_prompt = next(iter(prompts.values()), None)
+    default_lang = default_prompt.language if default_prompt is not None and default_prompt.language == "en" else "zh"
+    prep_html = gr.HTML(panel(preparing.snapshot()) if preparing else "", visible=preparing is not None,
+                        elem_id="prepare", padding=False)
+    doorman = auth.Doorman(app, db_path, space)
+    ui = layout(space, default_prompt, default_lang, bool(app.passcodes), app.signup == "open",
+                signin_visible=preparing is None, browser_secret=doorman.sealer.browser_secret)
+    h = RateHandlers(ui, cfg, db_path, prompts, space, doorman, preparing)
+
     if preparing is not None:
         timer = gr.Timer(1.0)
+
+        def poll(s: Session, stored: str, request: gr.Request | None) -> dict:
+            return h.poll(s, stored, request, prep_html, timer, tabs)
+
+        poll = gradio_hints(poll)
         poll_outputs = [prep_html, timer, *([tabs] if tabs else []), *ui.signin_outputs]
         timer.tick(poll, [ui.session, ui.browser_code], poll_outputs, api_visibility="private").then(
             None, None, None, js=_FORGET_INVITE_SIGNED_IN)  # the poll signs in once the pool is ready
@@ -278,30 +318,31 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     signin = ui.signin
     out = ui.signin_outputs
     if space:  # the OAuth round trip reloads the page: sign in from the profile on every load
-        demo.load(sign_in_space, [ui.session], out, api_name="sign_in")
+        demo.load(gradio_hints(h.sign_in_space), [ui.session], out, api_name="sign_in")
     else:
         sign_in_inputs = [ui.session, signin["name"], signin["passcode"], signin["code"]]
+        sign_in_local = gradio_hints(h.sign_in_local)
         signin["button"].click(sign_in_local, sign_in_inputs, out, api_name="sign_in")
         for box in ("name", "passcode", "code"):
             signin[box].submit(sign_in_local, sign_in_inputs, out, api_visibility="undocumented")
         # the invitation code leaves the address bar (and the history) once the sign-in it carried has run
-        demo.load(resume_local, [ui.session, ui.browser_code], out, api_visibility="undocumented").then(
-            None, None, None, js=_FORGET_INVITE)
-        ui.signout_btn.click(sign_out, [ui.session], [ui.session, ui.browser_code, ui.signin_box, ui.signout_btn,
-                                                      ui.pair_box, ui.who, ui.done_md, ui.status], api_name="sign_out")
+        demo.load(gradio_hints(h.resume_local), [ui.session, ui.browser_code], out, api_visibility="undocumented"
+                  ).then(None, None, None, js=_FORGET_INVITE)
+        ui.signout_btn.click(h.sign_out, [ui.session], [ui.session, ui.browser_code, ui.signin_box, ui.signout_btn,
+                                                        ui.pair_box, ui.who, ui.done_md, ui.status], api_name="sign_out")
     # The handlers return finished text (Markdown without indentation) and None: Gradio's postprocess would only
     # spend a thread hop on each output. Submit's values reach the library as sent, and it checks every one
     # (evalkit.rating.queue._validate): the per-input preprocess goes too.
     lock, unlock = _form_interactive(False), _form_interactive(True)
-    ui.submit_btn.click(submit, [ui.session, *ui.form], ui.locked_outputs, api_name="submit", preprocess=False,
+    ui.submit_btn.click(h.submit, [ui.session, *ui.form], ui.locked_outputs, api_name="submit", preprocess=False,
                         postprocess=False).success(None, None, ui.form, js=lock)
-    ui.correct_btn.click(start_correction, [ui.session], ui.correct_outputs, api_name="correct", postprocess=False
+    ui.correct_btn.click(h.start_correction, [ui.session], ui.correct_outputs, api_name="correct", postprocess=False
                          ).success(None, None, ui.form, js=unlock)
-    ui.next_btn.click(next_screen, [ui.session], ui.pair_outputs, api_name="next_pair", postprocess=False
+    ui.next_btn.click(h.next_screen, [ui.session], ui.pair_outputs, api_name="next_pair", postprocess=False
                       ).success(None, None, ui.form, js=unlock)
-    ui.skip_btn.click(skip, [ui.session, ui.skip_reason], ui.pair_outputs, api_name="skip",  # the form is unlocked
+    ui.skip_btn.click(h.skip, [ui.session, ui.skip_reason], ui.pair_outputs, api_name="skip",  # the form is unlocked
                       postprocess=False)
-    ui.lang.change(switch_language, [ui.session, ui.lang, *ui.form], ui.language_outputs, api_name="language",
+    ui.lang.change(h.switch_language, [ui.session, ui.lang, *ui.form], ui.language_outputs, api_name="language",
                    preprocess=False, postprocess=False)
     answers = [ui.fields[k] for k in REQUIRED_KEYS]
     # .input fires on the rater's own clicks only; the handlers above set the button for programmatic resets

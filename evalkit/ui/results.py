@@ -6,8 +6,7 @@ Before that the tab shows the counts and nothing else: no empty plot frames, no 
 from __future__ import annotations
 
 from pathlib import Path
-
-import gradio as gr
+from typing import TYPE_CHECKING
 
 from ..config import Config
 from ..rating.roster import check_current
@@ -15,6 +14,9 @@ from ..rating.queue import counts, results_open
 from .db import connect
 from .alerts import friendly
 from .session import Session
+
+if TYPE_CHECKING:  # gradio is imported where it is used (it is slow to import)
+    import gradio as gr
 
 # aggregate / report names -> what the tab calls them
 PLOTS = {"speedup": "speed per prompt", "pass_rates": "pass rates", "agreement": "agreement",
@@ -69,6 +71,10 @@ def may_see_aggregates(db, cfg: Config, session: Session | None) -> tuple[bool, 
 
 
 def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State) -> None:
+    import gradio as gr
+
+    from ..task.criteria import titled
+
     rpp = cfg.app.ratings_per_pair
     counts_md = gr.Markdown(label="counts")
     # which study the verdict shows: the latest (the one being rated) on opening and Refresh; another by name here
@@ -116,7 +122,7 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
             out[verdict_md] = interim + verdict_markdown(agg)
         out |= {full: gr.update(visible=True)}
         out |= {plots[k]: figs[k] for k in PLOTS}
-        out |= {tables[k]: agg.tables[k].round(4) for k in TABLES}
+        out |= {tables[k]: titled(agg.tables[k]).round(4) for k in TABLES}  # criteria by title, never by id
         plt.close("all")  # gr.Plot has rendered its copy; free the figures
         return out
 

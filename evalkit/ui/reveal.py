@@ -4,7 +4,7 @@ against. Until then the rater reads that it is pending, and their list of reveal
 
 from __future__ import annotations
 
-from ..task.prompts import CRITERIA
+from ..task.criteria import all_criteria
 from ..rating.queue import GoldReveal, Pending, RatedPair, Reveal
 
 _STORED = ("Your rating is stored and locked, and it is the one that counts. **Correct** adds a note for the "
@@ -28,7 +28,7 @@ def render_gold(r: GoldReveal) -> str:
         "| criterion | A expected | B expected |",
         "| --- | --- | --- |",
     ]
-    lines += [f"| {c} | {r.a_expected.get(c, '—')} | {r.b_expected.get(c, '—')} |" for c in CRITERIA]
+    lines += [f"| {c.name()} | {r.a_expected.get(c.id, '—')} | {r.b_expected.get(c.id, '—')} |" for c in all_criteria()]
     lines.append("")
     lines += [f"- **{side}**: {note}" for side, note in (("A", r.a_note), ("B", r.b_note)) if note]
     lines += ["", _STORED]

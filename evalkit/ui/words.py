@@ -23,7 +23,6 @@ WORDS: dict[str, dict[str, str]] = {
     "sign_out": {"zh": "退出", "en": "Sign out"},
     "guidelines": {"zh": "评分指南", "en": "Guidelines"},
     "output": {"zh": "输出 {side}", "en": "Output {side}"},
-    "questions": {"zh": "输出 {side} 的四个问题", "en": "Four questions on output {side}"},
     "pass": {"zh": "通过", "en": "pass"},
     "fail": {"zh": "不通过", "en": "fail"},
     "unsure": {"zh": "不确定", "en": "unsure"},

@@ -4,7 +4,7 @@ gate's own functions (stats.paired_difference, gate.fidelity_ok, gate.raters_ok)
 nothing drops (power), and when one criterion truly drops by the margin or twice the margin (false KEEP at the
 margin), each with its 95% Monte-Carlo interval; and the same criterion's non-inferiority pass rate.
 
-Criteria are independent in the model, so the three criteria that do not drop are drawn once per cell, in the
+Criteria are independent in the model, so the criteria that do not drop are drawn once per cell, in the
 no-drop run, and shared by its three drop levels (as plan_study does).
 
 Beside the gate's interval, each row gives the rates of its two-way CR2 part alone (cr2_*: no Tango, no
@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 
 from ..gate import GENERAL, Gate
-from ...task.prompts import CRITERIA
+from ...task.criteria import CRITERIA
 from .model import StudyModel, simulate
 from .search import RATINGS_PER_CHUNK, Rate
 

@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass, field
 
 from ...errors import EvalkitError
-from ...task.prompts import CRITERIA
+from ...task.criteria import CRITERIA
 
 DEFAULT_PASS_RATE = 0.8  # with no database: most outputs pass (pass rates near 0.5 need the most pairs)
 DEFAULT_ACCURACY = 0.95  # with no ratings: raters agree on about 90% of answers

@@ -9,7 +9,7 @@ import math
 from dataclasses import replace
 
 from ..gate import GENERAL, Gate
-from ...task.prompts import CRITERIA
+from ...task.criteria import CRITERIA
 from .model import DEFAULT_ACCURACY, DEFAULT_PASS_RATE, DEFAULT_RATERS, StudyModel, expit, normal_nodes
 
 MIN_PILOT_RATERS = 3  # fewer raters carry no spread worth estimating
@@ -203,7 +203,8 @@ def model_from_db(db, raters_per_pair: int, pass_rate: float | None = None, rate
     min_raters. Defaults where it holds nothing; the options override."""
     import numpy as np
 
-    from ...task.fidelity import RULES_VERSION, screen_all
+    from ...aggregate.quality import screen_all
+    from ...task.fidelity import RULES_VERSION
 
     sources = {}
     model = StudyModel(pass_rates={c: DEFAULT_PASS_RATE for c in CRITERIA}, raters_per_pair=raters_per_pair)

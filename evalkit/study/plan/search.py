@@ -1,6 +1,6 @@
 """The planned sample size: how many rated pairs the fidelity gate needs, found by simulating whole studies (the
 model in plan/model.py) through the very functions the gate runs (stats.paired_difference, gate.fidelity_ok and
-gate.raters_ok on every criterion). Criteria are simulated independently; KEEP needs all four.
+gate.raters_ok on every criterion). Criteria are simulated independently; KEEP needs all of them.
 
 The search runs `studies` simulated studies per size; the size it settles on is then confirmed on at least 2,000
 fresh studies (power with its Monte-Carlo interval), and the false-KEEP rate there, when one criterion truly drops
@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 from ...errors import EvalkitError
 from ..gate import GENERAL, Gate
-from ...task.prompts import CRITERIA
+from ...task.criteria import CRITERIA
 from .model import StudyModel, simulate
 
 MIN_CONFIRM = 2000  # fresh simulated studies behind the confirmed power and the false-KEEP check

@@ -1,0 +1,195 @@
+"""The Rate tab's handlers called directly, without a server: sign-in, the next pair, submit, the reveal, correct,
+skip and the language switch, on a real SQLite file and real Gradio components (built in a gr.Blocks that is never
+launched). Whatever a handler returns before a rating is stored names no path, no timing and no pair id."""
+
+import re
+from pathlib import Path
+
+import gradio as gr
+import pytest
+
+from evalkit.config import AppConfig, Config
+from evalkit.rating import roster
+from evalkit.records import GenerationRecord
+from evalkit.store import insert_experiment, insert_pairs, open_db
+from evalkit.task.criteria import CRITERIA, title
+from evalkit.task.prompts import load_prompts
+from evalkit.ui import auth
+from evalkit.ui.form import FORM_KEYS, layout
+from evalkit.ui.rate import RateHandlers
+from evalkit.ui.session import Session
+
+# what a rater must not read before their rating is stored
+REVEALING = re.compile(r"ordinary|assisted|fallback|generate\(\)|tokens/s|speed-up|p[0-9a-f]{16}", re.IGNORECASE)
+
+
+def neutral_pool(db, n=3, prompt_id="writing-01"):
+    """Pairs whose texts name nothing (so any path name in a handler's output came from the handler)."""
+    exp = insert_experiment(db, "pool", {}, {})
+    pairs = []
+    for i in range(n):
+        o = GenerationRecord(prompt_id=prompt_id, path="ordinary", text=f"通知甲 {i}", new_tokens=40, stop_reason="eos",
+                             generate_seconds=2.0)
+        a = GenerationRecord(prompt_id=prompt_id, path="assisted", text=f"通知乙 {i}", new_tokens=40, stop_reason="eos",
+                             generate_seconds=1.0)
+        pairs.append({"prompt_id": prompt_id, "sample": i, "ordinary": o, "assisted": a, "ordinary_side": "AB"[i % 2]})
+    return insert_pairs(db, exp, pairs)
+
+
+class Tab:
+    """The Rate tab's handlers over one database, and a signed-in session per rater."""
+
+    def __init__(self, db_path: Path, prompts: dict, ratings_per_pair: int = 1):
+        self.db_path = db_path
+        cfg = Config(app=AppConfig(ratings_per_pair=ratings_per_pair, signup="invite"))
+        with gr.Blocks():
+            self.ui = layout(False, next(iter(prompts.values())), "zh", False, False)
+        self.h = RateHandlers(self.ui, cfg, db_path, prompts, False, auth.Doorman(cfg.app, db_path, False))
+
+    def sign_in(self, name: str) -> tuple[Session, dict]:
+        db = open_db(self.db_path)
+        code = roster.add(db, name).code
+        db.conn.close()
+        out = self.h.sign_in_local(Session(), "", "", code, None)
+        return out[self.ui.session], out
+
+    def form(self, a="pass", b="fail", preference="A", **answers) -> list:
+        values = {k: (a if k.startswith("a_") else b) for k in FORM_KEYS[:-2]} | {"preference": preference, "comment": ""}
+        return [(values | answers)[k] for k in FORM_KEYS]
+
+
+def shown(out: dict, ui) -> str:
+    """Everything a handler's result sends to the browser (the session stays on the server)."""
+    return "\n".join(str(v) for k, v in out.items() if k is not ui.session)
+
+
+@pytest.fixture
+def tab(tmp_path):
+    db = open_db(tmp_path / "r.db")
+    neutral_pool(db, 3)
+    db.conn.close()
+    return Tab(tmp_path / "r.db", {p.id: p for p in load_prompts()})
+
+
+def test_sign_in_then_pair_submit_reveal_next(tab):
+    ui = tab.ui
+    s, out = tab.sign_in("ann")
+    assert s.rater == "ann" and s.pair_id is not None and s.rating_id is None
+    assert out[ui.text_a].startswith("通知") and out[ui.text_b].startswith("通知") and out[ui.text_a] != out[ui.text_b]
+    assert "**ann**" in out[ui.who] and "0 / 3" in out[ui.who]
+    assert out[ui.pair_box]["visible"] is True and out[ui.submit_btn]["interactive"] is False
+    assert not REVEALING.search(shown(out, ui)), "the first screen hints which side is which"
+
+    out = tab.h.submit(s, *tab.form())
+    s = out[ui.session]
+    assert s.locked and out[ui.status] == "评分已保存。"
+    reveal = out[ui.reveal_md]  # one rating closes the pair (ratings_per_pair = 1): its reveal is shown now
+    assert "### Reveal" in reveal and "ordinary" in reveal and "assisted" in reveal and "Speed-up for this pair: 2.00×" in reveal
+    assert out[ui.correct_btn]["visible"] and out[ui.next_btn]["visible"] and not out[ui.submit_btn]["visible"]
+
+    out = tab.h.next_screen(s)
+    s2 = out[ui.session]
+    assert s2.pair_id not in (None, s.pair_id) and s2.rating_id is None and out[ui.reveal_md] == ""
+    assert "1 / 3" in out[ui.who] and not REVEALING.search(shown(out, ui))
+
+
+def test_the_reveal_waits_for_the_pair_to_close(tmp_path):
+    db = open_db(tmp_path / "r.db")
+    neutral_pool(db, 1)
+    db.conn.close()
+    tab = Tab(tmp_path / "r.db", {p.id: p for p in load_prompts()}, ratings_per_pair=2)
+    ui = tab.ui
+    s, _ = tab.sign_in("ann")
+    out = tab.h.submit(s, *tab.form())
+    assert "pending" in out[ui.reveal_md] and not REVEALING.search(shown(out, ui)), "revealed before the pair closed"
+    t, _ = tab.sign_in("bob")
+    assert t.pair_id == s.pair_id
+    out = tab.h.submit(t, *tab.form("fail", "pass", "B"))
+    assert "ordinary" in out[ui.reveal_md]  # bob's rating closed it
+
+
+@pytest.mark.parametrize("change, needle", [
+    (dict(a_schedule=None), f"“{title('schedule')}” has no valid answer"),
+    (dict(preference="maybe"), "preference 'maybe' is not A, B or tie"),
+])
+def test_a_refused_submission_says_why_and_reveals_nothing(tab, change, needle):
+    s, _ = tab.sign_in("ann")
+    with pytest.raises(gr.Error) as e:
+        tab.h.submit(s, *tab.form(**change))
+    assert needle in e.value.message and not REVEALING.search(e.value.message)
+    db = open_db(tab.db_path)
+    assert db.execute("SELECT COUNT(*) FROM ratings").fetchone()[0] == 0  # nothing stored
+
+
+def test_state_errors_are_clear(tab):
+    ui = tab.ui
+    with pytest.raises(gr.Error, match="not signed in"):
+        tab.h.submit(Session(), *tab.form())
+    s, _ = tab.sign_in("ann")
+    with pytest.raises(gr.Error, match="not rated yet"):
+        tab.h.next_screen(s)
+    with pytest.raises(gr.Error, match="needs a reason"):
+        tab.h.skip(s, "  ")
+    with pytest.raises(gr.Error, match="no stored rating to correct"):
+        tab.h.start_correction(s)
+    locked = tab.h.submit(s, *tab.form())[ui.session]
+    with pytest.raises(gr.Error, match="already stored and locked") as e:
+        tab.h.submit(locked, *tab.form())
+    assert not REVEALING.search(e.value.message)
+    # the same form submitted again from another tab of the same session: refused, and the pair id stays hidden
+    with pytest.raises(gr.Error, match="your answers were not stored") as e:
+        tab.h.submit(s, *tab.form())
+    assert not REVEALING.search(e.value.message)
+
+
+def test_correction_and_skip(tab):
+    ui = tab.ui
+    s, _ = tab.sign_in("ann")
+    s = tab.h.submit(s, *tab.form())[ui.session]
+    out = tab.h.start_correction(s)
+    s = out[ui.session]
+    assert s.correcting and out[ui.fields["a_schedule"]] == "pass" and out[ui.fields["b_schedule"]] == "fail"
+    out = tab.h.submit(s, *tab.form("fail", "fail", "tie"))
+    assert "修改已保存" in out[ui.status]  # the pair was closed (revealed): kept as a note
+    s = tab.h.next_screen(out[ui.session])[ui.session]
+    out = tab.h.skip(s, "cannot judge")
+    assert out[ui.status] == "已跳过，原因已保存。" and out[ui.session].pair_id not in (None, s.pair_id)
+    db = open_db(tab.db_path)
+    assert [r[0] for r in db.execute("SELECT kind FROM ratings ORDER BY id")] == ["rating", "rating", "skip"]
+
+
+def test_the_language_switch_relabels_with_titles_and_keeps_answers(tab):
+    ui = tab.ui
+    s, _ = tab.sign_in("ann")
+    values = tab.form()
+    out = tab.h.switch_language(s, "en", *values)
+    assert out[ui.session].lang == "en" and out[ui.submit_btn]["value"] == "Submit"
+    field = out[ui.fields["a_schedule"]]
+    assert field["value"] == "pass" and field["info"] == title("schedule", "en")
+    assert field["label"].startswith("A · States the maintenance is on Wednesday evening")
+    assert not any(c in shown(out, ui) for c in CRITERIA), "a criterion id reached the page"
+    assert not REVEALING.search(shown(out, ui))
+
+
+def test_all_done_screen_lists_the_reveals(tab):
+    ui = tab.ui
+    s, _ = tab.sign_in("ann")
+    for _ in range(3):
+        s = tab.h.submit(s, *tab.form())[ui.session]
+        out = tab.h.next_screen(s)
+        s = out[ui.session]
+    assert s.pair_id is None and out[ui.pair_box]["visible"] is False
+    assert "No pairs left" in out[ui.done_md] or "全部完成" in out[ui.done_md]
+    assert "3 revealed, 0 pending" in out[ui.done_md]
+
+
+def test_gradio_sees_the_request_parameter_of_a_wired_handler(tab):
+    """gradio is imported inside functions, so the hint "gr.Request" cannot be resolved from the module: Gradio
+    (which reads hints with typing.get_type_hints) would then pass the request as an input. gradio_hints fixes that."""
+    from gradio import utils
+
+    from evalkit.ui.alerts import gradio_hints
+
+    assert utils.get_type_hints(tab.h.sign_in_local) == {}  # what Gradio would see without the wrapper
+    assert utils.get_type_hints(gradio_hints(tab.h.sign_in_local)) == {"request": gr.Request | None}
+    assert utils.get_type_hints(gradio_hints(tab.h.sign_in_space)) == {"profile": gr.OAuthProfile | None}
