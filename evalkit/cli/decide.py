@@ -20,12 +20,9 @@ def fidelity(prompt_id, as_json):
 
     Example: echo "资料库周三晚间维护……" | evalkit fidelity --prompt writing-01 --json
     """
-    from ..task.criteria import screen
-    from ..task.prompts import load_prompts
+    from ..task.criteria import screen_prompt_output
 
-    load_prompts(ids=[prompt_id])  # a clear error for an unknown id (every bundled prompt shares the material)
-    text = sys.stdin.read()
-    verdicts = screen(text)
+    verdicts = screen_prompt_output(prompt_id, sys.stdin.read())
     if as_json:
         click.echo(json.dumps({c: v.as_json() for c, v in verdicts.items()}, ensure_ascii=False, indent=2))
         return

@@ -133,6 +133,15 @@ def screen(text: str) -> dict[str, fidelity.Verdict]:
     return {c.id: c.check(text) for c in _REGISTRY.values()}
 
 
+def screen_prompt_output(prompt_id: str, text: str) -> dict[str, fidelity.Verdict]:
+    """`evalkit fidelity`: the pre-screen of an output of the prompt `prompt_id`, after a clear error for an unknown
+    id (every bundled prompt shares the material, so the rules do not depend on which)."""
+    from .prompts import load_prompts
+
+    load_prompts(ids=[prompt_id])
+    return screen(text)
+
+
 # The ids, in order: raters, the pre-screen, the store and the export share them.
 CRITERIA = Live(lambda: tuple(_REGISTRY))
 
