@@ -159,3 +159,6 @@ def test_for_raters_the_time_against_length_plot_leaves_out_pairs_still_open(tmp
         assert _points(figures(aggregate(db), db)["seconds_vs_tokens"]) == 8  # 4 pairs x 2 outputs
     assert _points(figures(aggregate(closed), closed, blind=True)["seconds_vs_tokens"]) == 8
     assert _points(figures(aggregate(still_open), still_open, blind=True)["seconds_vs_tokens"]) == 0
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
