@@ -97,14 +97,7 @@ def test_a_database_made_before_the_criterion_gets_its_columns_when_opened(tmp_p
         criteria.unregister(ID)
 
 
-GATE = """min_speedup_ci_low = 1.1
-margin = 0.05
-confidence = 0.95
-max_extra_memory_mb = 1024
-min_ratings_per_pair = 3
-planned_pairs = 4
-claim = "these raters"
-"""
+from test_aggregate import GATE  # noqa: E402  (the small study's gate)
 
 
 def _pair(i):

@@ -121,34 +121,28 @@ def _dtype(name: str):
     return {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[name]
 
 
-def load_tokenizer(ref: str, cfg: Config, role: str):
-    from transformers import AutoTokenizer
+def _from_pretrained(auto_class: str, ref: str, cfg: Config, what: str, key: str):
+    """transformers.<auto_class>.from_pretrained(ref) at the config's revision, its failure said as what to fix."""
+    import transformers
 
     try:
-        return AutoTokenizer.from_pretrained(
+        return getattr(transformers, auto_class).from_pretrained(
             ref, revision=cfg.models.revision or None, trust_remote_code=cfg.models.trust_remote_code
         )
     except (OSError, ValueError) as e:
         raise EvalkitError(
-            f"cannot load the {role} tokenizer from '{ref}': {str(e).splitlines()[0]}",
-            f"check models.{role}_tokenizer / models.{role}: a local folder saved with save_pretrained, or a Hub id "
-            "already downloaded (`hf download ID`); without network, set HF_HUB_OFFLINE=1 to be told what is missing",
+            f"cannot read the {what} from '{ref}': {str(e).splitlines()[0]}",
+            f"check {key}: a local folder saved with save_pretrained, or a Hub id already downloaded "
+            "(`hf download ID`); without network, set HF_HUB_OFFLINE=1 to be told what is missing",
         )
+
+
+def load_tokenizer(ref: str, cfg: Config, role: str):
+    return _from_pretrained("AutoTokenizer", ref, cfg, f"{role} tokenizer", f"models.{role}_tokenizer / models.{role}")
 
 
 def load_model_config(ref: str, cfg: Config, role: str):
-    from transformers import AutoConfig
-
-    try:
-        return AutoConfig.from_pretrained(
-            ref, revision=cfg.models.revision or None, trust_remote_code=cfg.models.trust_remote_code
-        )
-    except (OSError, ValueError) as e:
-        raise EvalkitError(
-            f"cannot read the {role} model config from '{ref}': {str(e).splitlines()[0]}",
-            f"check models.{role}: a local folder saved with save_pretrained, or a Hub id already downloaded "
-            "(`hf download ID`); without network, set HF_HUB_OFFLINE=1 to be told what is missing",
-        )
+    return _from_pretrained("AutoConfig", ref, cfg, f"{role} model config", f"models.{role}")
 
 
 def _device_key(name: str):

@@ -49,6 +49,12 @@ def figures(agg: Aggregate, db, blind: bool = False) -> dict:
     plt = _plt()
     figs = {}
 
+    def finish(name, fig, ax, title):  # every plot: its legend, a small title, laid out, kept under its name
+        ax.legend(fontsize=8)
+        ax.set_title(title, fontsize=9)
+        fig.tight_layout()
+        figs[name] = fig
+
     def empty(title):
         fig, ax = plt.subplots(figsize=(6, 3))
         ax.text(0.5, 0.5, "no data yet", ha="center", va="center")
@@ -69,10 +75,7 @@ def figures(agg: Aggregate, db, blind: bool = False) -> dict:
                        label=f"{registry.label(path)} vs ordinary")
         ax.axhline(1.0, color="grey", lw=0.8, ls="--")
         ax.set_ylabel("speed-up (x)")
-        ax.legend(fontsize=8)
-        ax.set_title(f"Speed-up per prompt, 95% CI ({agg.speed.source})", fontsize=9)
-        fig.tight_layout()
-        figs["speedup"] = fig
+        finish("speedup", fig, ax, f"Speed-up per prompt, 95% CI ({agg.speed.source})")
     else:
         figs["speedup"] = empty("Speed-up per prompt")
 
@@ -91,10 +94,7 @@ def figures(agg: Aggregate, db, blind: bool = False) -> dict:
             ax.set_xticklabels([title(c, "en") for c in g["criterion"]], rotation=15, ha="right")
         ax.set_ylim(-0.05, 1.05)
         ax.set_ylabel("pass rate")
-        ax.legend()
-        ax.set_title("Pass rate per criterion and path, cluster-aware 95% CI (pairs, raters)", fontsize=9)
-        fig.tight_layout()
-        figs["pass_rates"] = fig
+        finish("pass_rates", fig, ax, "Pass rate per criterion and path, cluster-aware 95% CI (pairs, raters)")
     else:
         figs["pass_rates"] = empty("Pass rates")
 
@@ -113,10 +113,7 @@ def figures(agg: Aggregate, db, blind: bool = False) -> dict:
         ax.set_xticks(range(len(items)))
         ax.set_xticklabels([title(i, "en") for i in items], rotation=15, ha="right")
         ax.axhline(0, color="grey", lw=0.8)
-        ax.legend(fontsize=8)
-        ax.set_title("Agreement (missing values drawn as 0)", fontsize=9)
-        fig.tight_layout()
-        figs["agreement"] = fig
+        finish("agreement", fig, ax, "Agreement (missing values drawn as 0)")
     else:
         figs["agreement"] = empty("Agreement")
 
@@ -132,11 +129,8 @@ def figures(agg: Aggregate, db, blind: bool = False) -> dict:
                        color=registry.colour(path), label=registry.label(path))
         ax.set_xlabel("new tokens")
         ax.set_ylabel("generate() seconds")
-        ax.legend()
-        ax.set_title("Seconds against new tokens (" + ("every stored run but the outputs of pairs still open to rating"
-                     if blind else "every stored run") + ")", fontsize=9)
-        fig.tight_layout()
-        figs["seconds_vs_tokens"] = fig
+        finish("seconds_vs_tokens", fig, ax, "Seconds against new tokens (" + ("every stored run but the outputs of pairs still open to rating"
+                     if blind else "every stored run") + ")")
     else:
         figs["seconds_vs_tokens"] = empty("Seconds against new tokens")
 
@@ -160,10 +154,7 @@ def figures(agg: Aggregate, db, blind: bool = False) -> dict:
         ax.set_xticklabels([str(b) for b in o["batch_size"]])
         ax.set_xlabel("batch size (ordinary path)")
         ax.set_ylabel("total new tokens / s")
-        ax.legend(fontsize=8)
-        ax.set_title("Total throughput by batch size, 95% CI (assisted runs one request at a time)", fontsize=9)
-        fig.tight_layout()
-        figs["batch"] = fig
+        finish("batch", fig, ax, "Total throughput by batch size, 95% CI (assisted runs one request at a time)")
 
     acc = agg.tables["speedup"]
     acc = acc[acc["acceptance_rate"].notna()] if len(acc) else acc
@@ -180,10 +171,7 @@ def figures(agg: Aggregate, db, blind: bool = False) -> dict:
         ax.set_xticklabels(prompts, rotation=20, ha="right")
         ax.set_ylim(0, 1)
         ax.set_ylabel("acceptance rate")
-        ax.legend(fontsize=8)
-        ax.set_title("Draft acceptance per prompt (drafted tokens kept)", fontsize=9)
-        fig.tight_layout()
-        figs["acceptance"] = fig
+        finish("acceptance", fig, ax, "Draft acceptance per prompt (drafted tokens kept)")
     else:
         figs["acceptance"] = empty("Draft acceptance per prompt")
     return figs
