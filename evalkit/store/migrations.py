@@ -430,6 +430,16 @@ def _m013_batch_runs(db) -> None:
     db.execute("CREATE INDEX batch_runs_experiment ON batch_runs(experiment_id, batch_size)")
     db.execute("ALTER TABLE generations ADD COLUMN batch_size INTEGER NOT NULL DEFAULT 1")
 
+
+def _m017_queue_order(db) -> None:
+    # The queue serves a pool's pairs in an order drawn at random when the pool was made (evalkit.rating.queue), so
+    # that the rated pairs are a uniformly random subset of the pool at every look: what prediction-powered inference
+    # (evalkit.stats.ppi) needs to use the pre-screen's answers on the unrated pairs. The seed is stored with the
+    # experiment that drew it; a pair without a rank (a pool made before this) is served after every ranked pair.
+    db.execute("ALTER TABLE pairs ADD COLUMN queue_rank REAL")
+    db.execute("ALTER TABLE experiments ADD COLUMN queue_seed INTEGER")
+    db.execute("CREATE INDEX pairs_queue_rank ON pairs(queue_rank)")
+
 # Append-only: never edit or reorder a shipped migration; add a new one at the end.
 MIGRATIONS = [
     ("001_initial", _m001_initial),
@@ -445,4 +455,5 @@ MIGRATIONS = [
     ("011_studies", _m011_studies),
     ("012_reveal_hold", _m012_reveal_hold),
     ("013_batch_runs", _m013_batch_runs),
+    ("017_queue_order", _m017_queue_order),
 ]
