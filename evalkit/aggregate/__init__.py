@@ -11,6 +11,7 @@ evalkit.study.gold), and the gate's min_gold_accuracy leaves the raters below it
     quality  pass rates, paired differences, preferences, agreement, pre-screen agreement
     timing   timing, memory and the speed figure (evalkit.generation.speed's computation)
     verdict  the frozen gate, the decision sample and KEEP / DROP / INSUFFICIENT DATA
+    ppi      the pre-screen in each criterion's interval (prediction-powered inference), a step of the verdict
     decision the decision frozen when the planned sample completes, and the looks after it
 
 One study at a time (evalkit.study.studies): the latest unless named; its pairs, its ratings, its frozen gate.

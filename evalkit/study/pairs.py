@@ -10,7 +10,8 @@ work item, so the content equals a single-process run. An interrupted run resume
 The work list holds a few extra samples per prompt (evalkit.study.gold.gold_samples: pool.gold_rate x study pairs):
 their outputs are stored but not paired, and once every shard is merged the main process turns each into a gold
 pair (one output changed by a controlled edit with a known answer), indistinguishable from a study pair until it
-is rated.
+is rated. Last, it draws the queue's random order over the experiment's pairs (store.draw_queue_order), so that the
+rated pairs are a uniformly random subset of the pool (what evalkit.stats.ppi rests on).
 """
 
 from __future__ import annotations
