@@ -110,6 +110,15 @@ def test_aggregate_interval_equals_ppi_python_on_the_same_numbers(tmp_path):
         assert r["rated_difference"] == pytest.approx(y.mean(), abs=1e-12)  # the raters alone, kept beside it
         assert 0.6 < r["prescreen_agreement"] < 1
     assert "Prediction-powered inference used" in agg.verdict.ppi and "agreement with the raters" in agg.verdict.ppi
+    # aggregate's text, its JSON, the report's verdict block and the Results tab say so
+    from evalkit.aggregate import format_text
+    from evalkit.publish.report import verdict_html
+    from evalkit.ui.results import verdict_markdown
+
+    assert agg.verdict.ppi in format_text(agg) and agg.to_json()["verdict"]["ppi"] == agg.verdict.ppi
+    assert "Prediction-powered inference used" in verdict_html(agg) and "schedule 0." in verdict_html(agg)
+    assert "Prediction-powered inference used" in verdict_markdown(agg)
+    assert "(prediction-powered, with the pre-screen on 800 more pairs)" in format_text(agg)
 
 
 def test_the_interval_never_collapses_and_carries_the_raters():
