@@ -8,6 +8,7 @@ import sqlite3
 
 import numpy as np
 import pytest
+from apphelpers import pool_db, pool_template  # noqa: F401
 from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 
 from evalkit.aggregate import aggregate
@@ -251,3 +252,18 @@ def test_script_runs_and_reports(tmp_path):
     help_text = subprocess.run([sys.executable, str(root / "scripts" / "ppibench.py"), "--help"],
                                capture_output=True, text=True, timeout=60).stdout
     assert "--prescreens" in help_text and "--studies" in help_text
+
+
+@pytest.mark.slow
+def test_a_generated_pool_is_served_in_an_order_drawn_from_its_stored_seed(pool_db):
+    """`evalkit generate` (here through the app's prepare step, tiny real models) draws the queue order once the pool
+    is complete: every pair, study and gold, has a rank, re-derived from the seed stored with its experiment."""
+    con = sqlite3.connect(pool_db)
+    try:
+        (exp, seed), = con.execute("SELECT id, queue_seed FROM experiments WHERE kind = 'pool'").fetchall()
+        ranks = [r[0] for r in con.execute("SELECT queue_rank FROM pairs WHERE experiment_id = ? ORDER BY rowid", [exp])]
+        kinds = {r[0] for r in con.execute("SELECT kind FROM pairs")}
+    finally:
+        con.close()
+    assert seed is not None and len(ranks) >= 6 and kinds >= {"study"}
+    assert ranks == pytest.approx(list(np.random.default_rng(seed).random(len(ranks))))
