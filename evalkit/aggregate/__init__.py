@@ -11,6 +11,7 @@ evalkit.study.gold), and the gate's min_gold_accuracy leaves the raters below it
     quality  pass rates, paired differences, preferences, agreement, pre-screen agreement
     timing   timing, memory and the speed figure (evalkit.generation.speed's computation)
     verdict  the frozen gate, the decision sample and KEEP / DROP / INSUFFICIENT DATA
+    ppi      the pre-screen in each criterion's interval (prediction-powered inference), a step of the verdict
     decision the decision frozen when the planned sample completes, and the looks after it
 
 One study at a time (evalkit.study.studies): the latest unless named; its pairs, its ratings, its frozen gate.
@@ -25,6 +26,7 @@ from ..study.gate import GENERAL
 from ..rating.pace import note, time_on_task
 from .data import ALL, RatingData, deciding_experiment, load_ratings
 from .decision import AFTER, FrozenDecision, decided
+from .ppi import COLUMNS as PPI_COLUMNS, pair_screen
 from .quality import DIFF_COLUMNS, agreement, paired_differences, pass_rates, preferences, prescreen_agreement
 from .timing import POOL_SOURCE, Speed, batches, timing
 from .verdict import INTERIM, Condition, Decision, Verdict, decide, decision_sample, fidelity_rows, frozen_gate, interval_text
@@ -108,13 +110,21 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
         "p.id = r.pair_id WHERE r.kind = 'skip' AND (:s IS NULL OR p.experiment_id IN "
         "(SELECT id FROM experiments WHERE study_id = :s)))", {"s": sid}).fetchone()
 
+    pair_screens = {}
+
+    def screen():  # the pre-screen's answers on every study pair (the same pairs for every look)
+        if "all" not in pair_screens:
+            pair_screens["all"] = pair_screen(db, ratings)
+        return pair_screens["all"]
+
     def look(rated, exclude):  # the gate's analysis on these ratings: per-criterion rows, complete pairs, verdict
         if exclude and len(rated):
             rated = rated.without_raters(exclude)
         if not values:
             return [], 0, decide(values, [], speed, 0, rated.n_pairs)
         sample, done = decision_sample(rated, values["min_ratings_per_pair"], values["planned_pairs"])
-        rows = fidelity_rows(sample, confidence, resamples, values["margin"], values["claim"])
+        rows = fidelity_rows(sample, confidence, resamples, values["margin"], values["claim"], screen(),
+                             values.get("ppi") == "on")
         return rows, done, decide(values, rows, speed, done, rated.n_pairs)
 
     after = None
@@ -149,7 +159,7 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
         "pass_rates": pass_rates(ratings, confidence),
         "paired_differences": paired_differences(ratings, confidence, resamples,
                                                  (values or {}).get("claim", GENERAL) == GENERAL),
-        "non_inferiority": pd.DataFrame(fidelity, columns=DIFF_COLUMNS + ["margin", "ok"]),
+        "non_inferiority": pd.DataFrame(fidelity, columns=DIFF_COLUMNS + PPI_COLUMNS + ["margin", "ok"]),
         "preferences": preferences(ratings, confidence),
         "agreement": agreement(ratings),
         "prescreen_agreement": prescreen_agreement(db, ratings),
@@ -251,6 +261,8 @@ def format_text(agg: Aggregate) -> str:
     lines.append(f"VERDICT: {v.decision}" + (f"  ({v.label})" if v.interim else frozen))
     if v.claim:
         lines.append(f"  {v.claim}")
+    if v.ppi:
+        lines.append(f"  {v.ppi}")
     lines += _verdict_lines(v)
     if agg.after is not None:
         lines.append(f"AFTER THE DECISION (not the decision; the data as it is now): {agg.after.decision}")

@@ -59,7 +59,8 @@ def stored(db, study_id: int) -> FrozenDecision | None:
         return None
     v = json.loads(row["verdict_json"])
     verdict = Verdict(Decision(v["decision"]), False, FROZEN, [Condition(**c) for c in v["conditions"]],
-                      v["fidelity"], v.get("gate"), claim=v.get("claim", ""))
+                      v["fidelity"], v.get("gate"), claim=v.get("claim", ""),
+                      ppi=v.get("ppi", ""))
     return FrozenDecision(study_id, row["decided_at"], row["completed_at"], row["completed_rating_id"],
                           row["gate_hash"], verdict, json.loads(row["sample_json"]), json.loads(row["excluded_json"]),
                           json.loads(row["speed_json"]))
@@ -120,6 +121,7 @@ def freeze(db, study, values: dict, confidence: float, resamples: int, tolerance
     from ..store import insert_decision
     from .data import load_ratings
     from .timing import runs_version, timing
+    from .ppi import pair_screen
     from .verdict import decide, decision_sample, fidelity_rows
 
     if values.get("planned_pairs", 0) <= 0:
@@ -150,7 +152,8 @@ def freeze(db, study, values: dict, confidence: float, resamples: int, tolerance
         speed = speed_now
     else:  # a benchmark or pool stored after completion does not count
         speed = timing(db, tolerance, resamples, study_id=study.id, before=completed_at)[2]
-    fidelity = fidelity_rows(sample, confidence, resamples, values["margin"], values["claim"])
+    fidelity = fidelity_rows(sample, confidence, resamples, values["margin"], values["claim"], pair_screen(db, ratings),
+                             values.get("ppi") == "on", completed_at)
     verdict = decide(values, fidelity, speed, complete, ratings.n_pairs)
     insert_decision(db, study.id, {
         "completed_at": completed_at, "completed_rating_id": at, "gate_hash": study.gate_hash,

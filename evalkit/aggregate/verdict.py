@@ -41,6 +41,7 @@ class Verdict:
     gate: dict | None = None  # the frozen gate's values; None when no experiment froze one
     notes: list[str] = field(default_factory=list)
     claim: str = ""  # whom the quality claim covers (claim_statement)
+    ppi: str = ""  # whether prediction-powered inference was used, and the pre-screen's agreement (aggregate.ppi)
 
     def to_json(self) -> dict:
         conditions = [asdict(c) for c in self.conditions]
@@ -48,7 +49,8 @@ class Verdict:
             return {"decision": self.decision, "interim": self.interim, "label": self.label,
                     "fidelity": self.fidelity, "conditions": conditions, "notes": self.notes}
         return {"decision": self.decision, "interim": self.interim, "label": self.label, "claim": self.claim,
-                "conditions": conditions, "fidelity": self.fidelity, "gate": self.gate, "notes": self.notes}
+                "conditions": conditions, "fidelity": self.fidelity, "gate": self.gate, "ppi": self.ppi,
+                "notes": self.notes}
 
 
 def claim_statement(gate_values: dict, raters: int | None) -> str:
@@ -123,10 +125,13 @@ def decision_sample(ratings: RatingData, ratings_per_pair: int, planned_pairs: i
 
 
 def fidelity_rows(sample: RatingData, confidence: float, resamples: int, margin: float,
-                  claim: str = GENERAL) -> list[dict]:
+                  claim: str = GENERAL, screen=None, ppi: bool = False, before: str | None = None) -> list[dict]:
     """The gate's analysis per criterion on the decision sample (pooled over prompts), for the gate's claim:
-    about raters in general (rater differences in the interval) or these raters only."""
+    about raters in general (rater differences in the interval) or these raters only. Then, its own step, the
+    pre-screen (`screen`: aggregate.ppi.PairScreen of the sample's pairs): prediction-powered inference where `ppi`
+    (the gate's ppi = "on"), its agreement with the raters always (`before`: pairs made later are no part of it)."""
     from ..study.gate import fidelity_ok
+    from .ppi import apply
 
     rows = []
     if not len(sample):
@@ -134,7 +139,7 @@ def fidelity_rows(sample: RatingData, confidence: float, resamples: int, margin:
     for c in CRITERIA:
         r = difference_rows(sample, c, groupings(sample)[0], confidence, resamples, claim == GENERAL)
         if r:
-            r = r[0]
+            r = apply(r[0], sample, c, screen, ppi, confidence, claim == GENERAL, before)
             r["margin"] = margin
             r["ok"] = bool(fidelity_ok(r["ci_low"], margin))
             rows.append(r)
@@ -142,8 +147,10 @@ def fidelity_rows(sample: RatingData, confidence: float, resamples: int, margin:
 
 
 def interval_text(r: dict, confidence: float) -> str:
+    ppi = (f" (prediction-powered, with the pre-screen on {r['ppi_unrated_pairs']} more pairs)" if r.get("ppi")
+           else "")
     return (f"{title(r['criterion'])} {r['difference']:+.3f}, {confidence:.0%} CI [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}] "
-            f"over {r['pairs']} pairs and {r['raters']} raters")
+            f"over {r['pairs']} pairs and {r['raters']} raters{ppi}")
 
 
 def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs: int, n_pairs: int) -> Verdict:
@@ -217,4 +224,7 @@ def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs
         decision = Decision.INSUFFICIENT_DATA
     label = INTERIM if interim else "decision on the planned sample"
     raters = max((int(r["raters"]) for r in fidelity), default=None)
-    return Verdict(decision, interim, label, conditions, fidelity, g, claim=claim_statement(g, raters))
+    from .ppi import sentence
+
+    return Verdict(decision, interim, label, conditions, fidelity, g, claim=claim_statement(g, raters),
+                   ppi=sentence(fidelity, g.get("ppi") == "on"))

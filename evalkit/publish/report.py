@@ -206,7 +206,8 @@ def verdict_html(agg: Aggregate, prov: Provenance | None = None) -> str:
     color = {Decision.KEEP: "#1a7f37", Decision.DROP: "#cf222e"}.get(v.decision, "#9a6700")
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in agg.notes)
     label = f" ({html.escape(v.label)})" if v.interim else ""
-    claim = f"<p>{html.escape(v.claim)}</p>" if v.claim else ""
+    claim = (f"<p>{html.escape(v.claim)}</p>" if v.claim else "") + (
+        f'<p class="ppi">{html.escape(v.ppi)}</p>' if getattr(v, "ppi", "") else "")
     study = getattr(agg, "study", None)
     head = f'<p class="study">Shown: {html.escape(study.label())}.</p>' if study is not None else ""
     frozen = getattr(agg, "frozen", None)

@@ -146,12 +146,15 @@ def _since() -> str:
 
 
 def next_pair(db, rater: str, ratings_per_pair: int) -> PairView | None:
-    """The pair this rater should see: the one they already hold on screen (a reload resumes it), else the
-    least-rated pair they have not met yet, counting pairs others hold as taken; None when nothing is left.
-    The pair shown is recorded (the assignment: a hold, and the start of the time on task).
+    """The pair this rater should see: the one they already hold on screen (a reload resumes it), else the open
+    pair they have not met yet with the lowest queue rank (drawn at random when the pool was made, store
+    `draw_queue_order`), counting pairs others hold as taken; None when nothing is left. The pair shown is recorded
+    (the assignment: a hold, and the start of the time on task).
 
-    Among equally rated pairs the choice is spread by a hash of (rater, pair), so raters arriving at
-    once do not all get the same pair."""
+    Serving the pool in its random order, each pair until its quota, makes the pairs rated at any look a uniformly
+    random subset of the pool, whatever the texts say: the assumption prediction-powered inference rests on
+    (evalkit.stats.ppi). Pairs without a rank (a pool made before ranks were stored) come after every ranked pair,
+    least-rated first, the choice among equally rated pairs spread by a hash of (rater, pair)."""
     args = {"rater": rater, "quota": ratings_per_pair, "since": _since()}
     held = db.execute(
         f"""SELECT a.pair_id FROM assignments a JOIN ({_OPEN}) o ON o.id = a.pair_id
@@ -160,6 +163,10 @@ def next_pair(db, rater: str, ratings_per_pair: int) -> PairView | None:
         return pair_view(db, held[0])
 
     def pick() -> str | None:
+        ranked = db.execute(f"""WITH open AS ({_OFFERABLE}) SELECT o.id FROM open o JOIN pairs p ON p.id = o.id
+                                 WHERE p.queue_rank IS NOT NULL ORDER BY p.queue_rank, p.id LIMIT 1""", args).fetchone()
+        if ranked:
+            return ranked[0]
         least = [r[0] for r in db.execute(
             f"WITH open AS ({_OFFERABLE}) SELECT id FROM open WHERE n = (SELECT MIN(n) FROM open)", args)]
         return min(least, key=lambda pid: hashlib.sha256(f"{rater}\0{pid}".encode()).hexdigest()) if least else None

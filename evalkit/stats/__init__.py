@@ -6,6 +6,8 @@
     clustered    cluster-aware inference for ratings (the pair and the rater as units): Tango's interval, the
                  exact pair bootstrap, cluster-robust variances (CR1, and two-way CR2 with its degrees of
                  freedom), the gate's paired difference
+    ppi          prediction-powered inference (PPI++) of the paired difference: the pre-screen on every pooled pair,
+                 corrected by the raters on a random subset
 """
 
 from .agreement import cohen_kappa, cohen_kappa_binary, krippendorff_alpha_counts, krippendorff_alpha_nominal

@@ -517,6 +517,15 @@ def criterion_columns(db, criterion_ids) -> list[str]:
     return added
 
 
+def _m015_queue_order(db) -> None:
+    # The queue serves a pool's pairs in an order drawn at random when the pool was made (evalkit.rating.queue), so
+    # that the rated pairs are a uniformly random subset of the pool at every look: what prediction-powered inference
+    # (evalkit.stats.ppi) needs to use the pre-screen's answers on the unrated pairs. The seed is stored with the
+    # experiment that drew it; a pair without a rank (a pool made before this) is served after every ranked pair.
+    db.execute("ALTER TABLE pairs ADD COLUMN queue_rank REAL")
+    db.execute("ALTER TABLE experiments ADD COLUMN queue_seed INTEGER")
+    db.execute("CREATE INDEX pairs_queue_rank ON pairs(queue_rank)")
+
 # Append-only: never edit or reorder a shipped migration; add a new one at the end.
 MIGRATIONS = [
     ("001_initial", _m001_initial),
@@ -533,4 +542,5 @@ MIGRATIONS = [
     ("012_reveal_hold", _m012_reveal_hold),
     ("013_batch_runs", _m013_batch_runs),
     ("014_paths_in_code", _m014_paths_in_code),
+    ("015_queue_order", _m015_queue_order),
 ]

@@ -82,6 +82,36 @@ def insert_gold_pairs(db, experiment_id: int, pairs: list[dict]) -> list[str]:
     return ids
 
 
+def draw_queue_order(db, experiment_id: int, seed: int | None = None) -> int:
+    """Give every pair of this experiment that has none a queue rank, uniform on [0, 1), drawn from a generator seeded
+    by `seed` (drawn with `secrets` when None) and stored with the experiment, in pair rowid order: the queue serves
+    the lowest ranks first, so the rated pairs are a uniformly random subset of the pool, and the order can be
+    re-derived from the seed. Returns the number of pairs ranked."""
+    import numpy as np
+
+    with write_transaction(db):
+        row = db.conn.execute("SELECT queue_seed FROM experiments WHERE id = ?", [experiment_id]).fetchone()
+        if seed is None:
+            seed = row[0] if row and row[0] is not None else secrets.randbits(62)
+        db.conn.execute("UPDATE experiments SET queue_seed = ? WHERE id = ?", [seed, experiment_id])
+        ids = [r[0] for r in db.conn.execute(
+            "SELECT rowid FROM pairs WHERE experiment_id = ? AND queue_rank IS NULL ORDER BY rowid", [experiment_id])]
+        ranked = db.conn.execute("SELECT COUNT(*) FROM pairs WHERE experiment_id = ? AND queue_rank IS NOT NULL",
+                                 [experiment_id]).fetchone()[0]
+        # a resumed pool continues the seed's stream where the ranked pairs left it
+        ranks = np.random.default_rng(seed).random(ranked + len(ids))[ranked:]
+        db.conn.executemany("UPDATE pairs SET queue_rank = ? WHERE rowid = ?",
+                            [(float(q), i) for q, i in zip(ranks, ids)])
+    return len(ids)
+
+
+def set_queue_seed(db, experiment_id: int, seed: int) -> None:
+    """The seed a pool's queue ranks were drawn from, where they were drawn outside draw_queue_order (synthetic
+    studies rank their rated pairs first)."""
+    with write_transaction(db):
+        db.conn.execute("UPDATE experiments SET queue_seed = ? WHERE id = ?", [seed, experiment_id])
+
+
 def insert_shard_items(db, items: list[dict]) -> int:
     """Work items read from a shard database ({"gens": generation rows, "pairs": pair rows}, in work-list order)
     copied into this one in ONE transaction, with new generation ids (a pair's and a fallback's references follow

@@ -41,6 +41,10 @@ class Gate:
     # Distinct raters the decision sample needs for a claim about raters in general; fewer gives INSUFFICIENT DATA.
     # Below about 10 a rater variance is too unstable for any small-sample correction to rescue.
     min_raters: int = 10
+    # Prediction-powered inference (PPI++): "on" narrows each criterion's interval with the rule pre-screen's answers
+    # on every pooled pair, corrected by the raters' answers on the rated pairs (valid whatever the pre-screen's
+    # accuracy or bias; needs the queue's random order, stored with the pool). "off": the raters' answers alone.
+    ppi: str = "on"
 
 
 # (low, high, low inclusive, high inclusive) for each key; a value outside is refused with its range
@@ -55,7 +59,7 @@ RANGES = {
     "min_raters": (2, None, True, True),
 }
 # the values a text key may take
-CHOICES = {"claim": ("raters in general", "these raters")}
+CHOICES = {"claim": ("raters in general", "these raters"), "ppi": ("on", "off")}
 GENERAL = CHOICES["claim"][0]
 
 
@@ -121,7 +125,7 @@ def gate_snapshot(path: Path | None = None) -> dict:
 # Keys whose default changed what a gate decides, with the value that keeps the meaning a gate had when a version
 # that did not know the key froze it: such a study keeps its conditional claim rather than gaining a new
 # requirement (min_raters) after the fact. A snapshot frozen by a version that knew the key stores it in "values".
-LEGACY = {"claim": "these raters"}
+LEGACY = {"claim": "these raters", "ppi": "off"}
 
 
 def frozen_values(snapshot: dict) -> dict:

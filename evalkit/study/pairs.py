@@ -10,7 +10,8 @@ work item, so the content equals a single-process run. An interrupted run resume
 The work list holds a few extra samples per prompt (evalkit.study.gold.gold_samples: pool.gold_rate x study pairs):
 their outputs are stored but not paired, and once every shard is merged the main process turns each into a gold
 pair (one output changed by a controlled edit with a known answer), indistinguishable from a study pair until it
-is rated.
+is rated. Last, it draws the queue's random order over the experiment's pairs (store.draw_queue_order), so that the
+rated pairs are a uniformly random subset of the pool (what evalkit.stats.ppi rests on).
 """
 
 from __future__ import annotations
@@ -273,6 +274,7 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
     state.wait_for_everyone()
     result = PoolResult(exp_id, made, fallbacks, len(prompts), plan["skipped"])
     if state.is_main_process:
+        from ..store import draw_queue_order
         from .gold import add_gold_pairs, gold_count
 
         db = open_db(db_path, migrate_schema=False)
@@ -284,6 +286,8 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
                 add_gold_pairs(db, exp_id, list(prompts.values()), _target_tokenizer(cfg))
             result.gold = db.execute("SELECT COUNT(*) FROM pairs WHERE experiment_id = ? AND kind = 'gold'",
                                      [exp_id]).fetchone()[0]
+            # the queue's order, drawn once the pool is complete (study and gold pairs alike), stored with its seed
+            draw_queue_order(db, exp_id)
             repeated_texts = texts_on_both_paths(db, exp_id)
             result.fallbacks = db.execute(
                 "SELECT COUNT(*) FROM generations WHERE experiment_id = ? AND path = 'fallback'", [exp_id]).fetchone()[0]

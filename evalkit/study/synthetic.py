@@ -45,6 +45,14 @@ class SyntheticStudy:
     gate_path: str | None = None
     # a new study of this name (store.attach_pool); None: the database's latest study (or its first)
     study: str | None = None
+    # pooled pairs nobody rated (after the rated ones), judged by the pre-screen only
+    unrated_pairs: int = 0
+    # give the pairs queue ranks (the rated pairs the lowest), as a pool made by `evalkit generate` has
+    queue_order: bool = False
+    # the pre-screen's answer is the true status with this probability, independently per output
+    prescreen_accuracy: float = 0.9
+    # share of assisted outputs (where the texts differ) the pre-screen passes in addition: a bias towards assisted
+    prescreen_bias: float = 0.0
 
 
 def _insert_many(db, table: str, rows: list[tuple], columns: list[str]) -> None:
@@ -76,16 +84,21 @@ def build_study(db, spec: SyntheticStudy) -> dict:
     from ..task.fidelity import RULES_VERSION
     from .gate import gate_snapshot
     from .plan import StudyModel, simulate_answers
-    from ..store import insert_experiment, insert_together, now
+    from ..store import insert_experiment, insert_together, now, set_queue_seed
 
     rng = np.random.default_rng(spec.seed)
     model = StudyModel(pass_rates={c: spec.pass_rate for c in CRITERIA}, rater_accuracy=spec.rater_accuracy,
                        identical_share=spec.identical_share, raters_per_pair=spec.raters_per_pair, raters=spec.raters,
                        pair_correlation=spec.pair_correlation, rater_sd=spec.rater_sd, rater_path_sd=spec.rater_path_sd)
-    sim = simulate_answers(model, spec.pairs, 1, spec.drops, rng)
+    sim = simulate_answers(model, spec.pairs + spec.unrated_pairs, 1, spec.drops, rng)
+    rated = sim["pair"] < spec.pairs
+    if not rated.all():  # the unrated pairs' ratings are never given
+        sim["pair"], sim["rater"] = sim["pair"][rated], sim["rater"][rated]
+        sim["seen"] = {c: (o[rated], a[rated]) for c, (o, a) in sim["seen"].items()}
     stamp = now()
     gate = gate_snapshot(spec.gate_path)
-    n, r = spec.pairs, spec.raters_per_pair
+    n, r = spec.pairs + spec.unrated_pairs, spec.raters_per_pair
+
     def write(db) -> int:
         if spec.bench:
             _bench(db, spec, rng, stamp, gate)
@@ -104,30 +117,36 @@ def build_study(db, spec: SyntheticStudy) -> dict:
         pre = []
         for c in CRITERIA:
             y_o, y_a = sim["truth"][c]
-            flip = rng.random(2 * n) < 0.1
+            flip = rng.random(2 * n) < 1 - spec.prescreen_accuracy
             passed = np.concatenate([y_o, y_a]) ^ flip
+            if spec.prescreen_bias:
+                passed[n:] |= ~sim["same"] & (rng.random(n) < spec.prescreen_bias / max(1 - passed[n:].mean(), 1e-9))
             pre += [(int(g), c, int(p), "synthetic", RULES_VERSION) for g, p in zip(np.concatenate([o_ids, a_ids]), passed)]
         _insert_many(db, "prescreen", pre, ["generation_id", "criterion", "passed", "evidence", "rules_version"])
         sides = np.where(rng.random(n) < 0.5, "A", "B")
         pair_ids = [f"s{spec.seed:x}x{exp}x{i:x}" for i in range(n)]
+        # the pairs are drawn independently, so the rated ones (the first) are a random subset: the lowest ranks
+        ranks = np.sort(np.random.default_rng([spec.seed, 17]).random(n)) if spec.queue_order else None
         pairs = [(pair_ids[i], exp, stamp, prompt_ids[i], i // len(PROMPTS), int(o_ids[i]), int(a_ids[i]),
                   int(o_ids[i] if sides[i] == "A" else a_ids[i]), int(a_ids[i] if sides[i] == "A" else o_ids[i]),
-                  str(sides[i]), i) for i in range(n)]
+                  str(sides[i]), i, float(ranks[i]) if ranks is not None else None) for i in range(n)]
         _insert_many(db, "pairs", pairs, ["id", "experiment_id", "created_at", "prompt_id", "sample",
                                           "ordinary_generation_id", "assisted_generation_id", "a_generation_id",
-                                          "b_generation_id", "ordinary_side", "work_index"])
+                                          "b_generation_id", "ordinary_side", "work_index", "queue_rank"])
+        if ranks is not None:
+            set_queue_seed(db, exp, spec.seed)
         _ratings(db, spec, sim, pair_ids, sides, rng, now())  # rated after the experiments started
         return exp
 
     exp = insert_together(db, write)
-    return {"experiment_id": exp, "pairs": n, "ratings": n * r}
+    return {"experiment_id": exp, "pairs": n, "ratings": spec.pairs * r}
 
 
 def _ratings(db, spec: SyntheticStudy, sim: dict, pair_ids, sides, rng, stamp: str) -> None:
     import numpy as np
 
-    n, r = spec.pairs, spec.raters_per_pair
-    total = n * r
+    r = spec.raters_per_pair
+    total = spec.pairs * r
 
     def answers(seen):
         out = np.where(seen, "pass", "fail").astype(object)
@@ -198,7 +217,7 @@ def _bench(db, spec: SyntheticStudy, rng, stamp: str, gate: dict) -> int:
 
 def gate_file_text(planned_pairs: int, margin: float = 0.05, confidence: float = 0.95, min_ratings_per_pair: int = 3,
                    min_speedup_ci_low: float = 1.1, max_extra_memory_mb: float = 1024, claim: str | None = None,
-                   min_raters: int | None = None) -> str:
+                   min_raters: int | None = None, ppi: str | None = None) -> str:
     """A gate file for synthetic studies and tests (claim and min_raters: the gate's defaults unless given)."""
     return "\n".join([
         f"min_speedup_ci_low = {min_speedup_ci_low}",
@@ -209,6 +228,7 @@ def gate_file_text(planned_pairs: int, margin: float = 0.05, confidence: float =
         f"planned_pairs = {planned_pairs}",
         *([f'claim = "{claim}"'] if claim is not None else []),
         *([f"min_raters = {min_raters}"] if min_raters is not None else []),
+        *([f'ppi = "{ppi}"'] if ppi is not None else []),
         "",
     ])
 

@@ -45,7 +45,8 @@ def verdict_markdown(agg) -> str:
     lines = [f"_Shown: {agg.study.label()}._", ""] if agg.study is not None else []
     frozen = (f" (frozen {agg.frozen.completed_at}, when the planned sample completed)" if agg.frozen is not None
               else "")
-    lines += [f"### Verdict: **{v.decision}**{frozen}", ""] + ([f"_{v.claim}_", ""] if v.claim else [])
+    lines += [f"### Verdict: **{v.decision}**{frozen}", ""] + ([f"_{v.claim}_", ""] if v.claim else []) + (
+        [f"_{v.ppi}_", ""] if getattr(v, "ppi", "") else [])
     lines += [f"- {mark[c.ok]} **{c.name}**: {c.reason}" for c in v.conditions]
     if agg.after is not None:  # apart, and never the decision
         lines += ["", f"#### After the decision (not the decision): {agg.after.decision}", "",

@@ -6,6 +6,7 @@ through the gate's own functions.
     pilot       that model's numbers from a pilot in the database
     search      the planned sample size: search, confirmation on fresh studies, the false-KEEP check
     errorbench  false-KEEP rate and power over a grid of study models (scripts/errorbench.py)
+    ppibench    the same for prediction-powered inference, with a simulated pre-screen (scripts/ppibench.py)
 """
 
 from .model import DEFAULT_ACCURACY, DEFAULT_PASS_RATE, DEFAULT_RATERS, StudyModel, simulate, simulate_answers

@@ -1,0 +1,143 @@
+"""The pre-screen in the verdict: prediction-powered inference (evalkit.stats.ppi) as its own step after each
+criterion's interval from the raters alone (verdict.fidelity_rows), when the frozen gate has `ppi = "on"`.
+
+The rule pre-screen (evalkit.task.fidelity) has judged both outputs of every pooled study pair; the raters, the
+decision sample's pairs, which the queue drew as a uniformly random subset of the pool (store.draw_queue_order).
+The step replaces the row's estimate and interval by the prediction-powered ones and keeps the raters-only ones
+beside them (rated_difference, rated_low, rated_high), with lambda, the unrated pairs it used and the pre-screen's
+agreement with the raters on the decision sample. It is not used, and says why, when some pair of the study was
+not served in a random order (a pool made before the order was stored) or the pre-screen did not judge a rated pair.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..task.prompts import CRITERIA
+from .data import MISSING, PATHS, RatingData, answer_code, groupings
+
+# the columns the step adds to a non_inferiority row
+COLUMNS = ["ppi", "rated_difference", "rated_low", "rated_high", "ppi_lambda", "ppi_unrated_pairs",
+           "prescreen_agreement"]
+
+
+@dataclass
+class PairScreen:
+    """The pre-screen's answers on every study pair of a study, aligned with a RatingData's pairs."""
+
+    passed: dict  # criterion -> int8 (pairs, 2): ordinary, assisted; 1 pass, 0 fail, -1 not screened
+    ranked: object  # bool (pairs,): the pair has a queue rank (served in the pool's random order)
+    created_at: list[str]  # per pair
+
+    def difference(self, criterion: str, before: str | None = None):
+        """Per pair: pre-screen (assisted passed) - (ordinary passed), NaN where a side was not screened or the pair
+        was made after `before` (a pool added after the decision's completion is no part of it)."""
+        import numpy as np
+
+        p = self.passed[criterion]
+        f = (p[:, 1] - p[:, 0]).astype(float)
+        f[(p < 0).any(axis=1)] = np.nan
+        if before is not None:
+            f[np.array([c > before for c in self.created_at], bool)] = np.nan
+        return f
+
+
+def pair_screen(db, ratings: RatingData) -> PairScreen:
+    """Screen what is not screened yet (task.fidelity.screen_all), then read the pre-screen's answer on both outputs
+    of each of `ratings`' pairs, and each pair's queue rank and creation time."""
+    import numpy as np
+
+    from ..task.fidelity import RULES_VERSION, screen_all
+
+    screen_all(db)
+    n = ratings.n_pairs
+    gens = np.concatenate([ratings.pair_generation[p] for p in PATHS]) if n else np.zeros(0, np.int64)
+    size = int(gens.max()) + 1 if len(gens) else 1
+    passed = {}
+    for c in CRITERIA:  # one string per column, parsed by numpy (no Python object per row)
+        by_gen = np.full(size, -1, np.int8)
+        gids, ok = db.execute(
+            """SELECT group_concat(s.generation_id, ','), group_concat(s.passed, ',') FROM prescreen s
+               WHERE s.rules_version = ? AND s.criterion = ? AND s.generation_id IN (
+                   SELECT ordinary_generation_id FROM pairs UNION ALL SELECT assisted_generation_id FROM pairs)""",
+            [RULES_VERSION, c]).fetchone()
+        if gids:
+            gids = np.fromstring(gids, dtype=np.int64, sep=",")
+            ok = np.fromstring(ok, dtype=np.int64, sep=",")
+            inside = (gids < size) & (gids >= 0)
+            by_gen[gids[inside]] = ok[inside]
+        passed[c] = np.full((n, 2), -1, np.int8)
+        for k, p in enumerate(PATHS):
+            g = ratings.pair_generation[p] if n else np.zeros(0, np.int64)
+            passed[c][:, k] = np.where(g >= 0, by_gen[np.clip(g, 0, size - 1)], -1)
+    rows = {r[0]: (r[1], r[2]) for r in db.execute("SELECT id, queue_rank, created_at FROM pairs WHERE kind = 'study'")}
+    info = [rows.get(pid, (None, "")) for pid in ratings.pair_ids]
+    return PairScreen(passed, np.array([q is not None for q, _ in info], bool), [str(t) for _, t in info])
+
+
+def agreement(sample: RatingData, screen: PairScreen, criterion: str) -> float | None:
+    """Share of the sample's pass / fail answers (both sides) that the pre-screen matches."""
+    import numpy as np
+
+    rule = screen.passed[criterion][sample.pair]
+    hits, total = 0, 0
+    for k, path in enumerate(PATHS):
+        code = sample.code(path, criterion)
+        keep = ((code == answer_code("p")) | (code == answer_code("f"))) & (rule[:, k] >= 0)
+        hits += int(((code[keep] == answer_code("p")) == (rule[keep, k] == 1)).sum())
+        total += int(keep.sum())
+    return hits / total if total else None
+
+
+def apply(row: dict, sample: RatingData, criterion: str, screen: PairScreen | None, use: bool, confidence: float,
+          raters_in_general: bool, before: str | None = None) -> dict:
+    """Add the step's columns to a non_inferiority row; where `use` (the gate's ppi = "on") and the assumptions hold,
+    the row's difference and interval become the prediction-powered ones. Returns the row."""
+    import numpy as np
+
+    from ..stats.ppi import ppi_paired_difference
+
+    row.update({"ppi": False, "rated_difference": row["difference"], "rated_low": row["ci_low"],
+                "rated_high": row["ci_high"], "ppi_lambda": None, "ppi_unrated_pairs": None,
+                "prescreen_agreement": None if screen is None else agreement(sample, screen, criterion)})
+    if not use or screen is None or not len(sample):
+        return row
+    if not screen.ranked.all():
+        row["ppi_note"] = (f"{int((~screen.ranked).sum())} of the study's {len(screen.ranked)} pairs were not served in "
+                           "a random order (a pool made before evalkit stored one), so the rated pairs need not be a "
+                           "random subset of the pool")
+        return row
+    o, a = sample.code(PATHS[0], criterion), sample.code(PATHS[1], criterion)
+    valid = (o != MISSING) & (a != MISSING)
+    x = (a == answer_code("p")).astype(np.int8) - (o == answer_code("p")).astype(np.int8)
+    _labels, pair_group, rater_key, _ = groupings(sample)[0]
+    res = ppi_paired_difference(x[valid], sample.pair[valid], rater_key[valid], pair_group,
+                                screen.difference(criterion, before), 1, confidence, raters_in_general)
+    if np.isnan(res["low"][0]):
+        row["ppi_note"] = "the pre-screen did not judge every rated pair"
+        return row
+    row.update({"ppi": True, "difference": float(res["difference"][0]), "ci_low": float(res["low"][0]),
+                "ci_high": float(res["high"][0]), "ppi_lambda": float(res["lambda"][0]),
+                "ppi_unrated_pairs": int(res["unrated_pairs"][0])})
+    return row
+
+
+def sentence(rows: list[dict], use: bool) -> str:
+    """What the verdict says about the pre-screen: whether prediction-powered inference was used, and its measured
+    agreement with the raters per criterion."""
+    if not rows:
+        return ""
+    agree = ", ".join(f"{r['criterion']} {r['prescreen_agreement']:.2f}" for r in rows
+                      if r.get("prescreen_agreement") is not None)
+    agree = f"; its agreement with the raters on the decision sample: {agree}" if agree else ""
+    if not use:
+        return f"Prediction-powered inference not used (gate ppi = \"off\"): the raters' answers alone{agree}."
+    used = [r for r in rows if r.get("ppi")]
+    if not used:
+        why = next((r["ppi_note"] for r in rows if r.get("ppi_note")), "no pair to use")
+        return f"Prediction-powered inference not used: {why}{agree}."
+    r = used[0]
+    return (f"Prediction-powered inference used (PPI++, gate ppi = \"on\"): the rule pre-screen's answers on "
+            f"{r['ppi_unrated_pairs']} unrated pooled pairs, corrected by the raters' answers on the {r['pairs']} rated "
+            f"pairs (a uniformly random subset: the queue's order was drawn at random), with lambda "
+            + ", ".join(f"{x['criterion']} {x['ppi_lambda']:.2f}" for x in used) + f"{agree}.")

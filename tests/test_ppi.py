@@ -1,0 +1,269 @@
+"""Prediction-powered inference (issue #20 item 3): the interval against ppi-python's `ppi_mean_ci` where the two
+coincide (one rater per pair, no rater dimension), through the real aggregate on a real database; validity with a
+pre-screen biased towards assisted, simulated through the gate's own functions; the floor that keeps it from
+collapsing; the gate key and gates frozen before it; and the queue's random order that the method rests on."""
+
+import math
+import sqlite3
+
+import numpy as np
+import pytest
+from apphelpers import pool_db, pool_template  # noqa: F401
+from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
+
+from evalkit.aggregate import aggregate
+from evalkit.study.synthetic import SyntheticStudy, build_study, gate_file_text
+from evalkit.stats.ppi import ppi_mean, ppi_paired_difference
+from evalkit.store import draw_queue_order, open_db
+from evalkit.task.prompts import CRITERIA
+
+Z = 1.959963984540054
+
+
+def noisy(truth, accuracy, rng):
+    return np.where(rng.random(len(truth)) < accuracy, truth, rng.integers(-1, 2, len(truth))).astype(float)
+
+
+@pytest.mark.parametrize("n, big_n, accuracy, seed", [(300, 2000, 0.85, 1), (80, 400, 0.6, 2), (500, 500, 0.95, 3),
+                                                     (200, 3000, 0.0, 4)])
+def test_ppi_mean_equals_ppi_python(n, big_n, accuracy, seed):
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(-1, 2, n + big_n)
+    f = noisy(truth, accuracy, rng)
+    y = truth[:n].astype(float)
+    lo, hi = ppi_mean_ci(y, f[:n], f[n:], alpha=0.05)
+    mine = ppi_mean(y, f[:n], f[n:], 0.95)
+    assert mine["estimate"] == pytest.approx(float(ppi_mean_pointestimate(y, f[:n], f[n:])[0]), abs=1e-12)
+    assert (mine["low"], mine["high"]) == pytest.approx((float(lo[0]), float(hi[0])), abs=1e-12)
+    assert 0 <= mine["lambda"] <= 1
+
+
+def test_vectorised_interval_equals_ppi_python_with_one_rater_per_pair():
+    """Three studies at once, one rater per pair, fewer raters than the rater dimension needs, claim about these
+    raters: the interval is ppi_mean_ci's on each study's numbers."""
+    rng = np.random.default_rng(7)
+    sizes = [(150, 900), (400, 1200), (60, 700)]
+    x, pair, rater, pair_study, f = [], [], [], [], []
+    offset = 0
+    for s, (n, big_n) in enumerate(sizes):
+        truth = rng.integers(-1, 2, n + big_n)
+        fs = noisy(truth, 0.8, rng)
+        x.append(truth[:n])
+        pair.append(offset + np.arange(n))
+        rater.append(s * 5 + np.arange(n) % 5)
+        pair_study.append(np.full(n + big_n, s))
+        f.append(fs)
+        offset += n + big_n
+    # the pairs of a study: rated first, then unrated; pair indices run over both
+    res = ppi_paired_difference(np.concatenate(x), np.concatenate(pair), np.concatenate(rater),
+                                np.concatenate(pair_study), np.concatenate(f), 3, 0.95, raters_in_general=False)
+    for s, (n, big_n) in enumerate(sizes):
+        lo, hi = ppi_mean_ci(x[s].astype(float), f[s][:n], f[s][n:], alpha=0.05)
+        assert (res["low"][s], res["high"][s]) == pytest.approx((float(lo[0]), float(hi[0])), abs=1e-12)
+        assert (res["rated_pairs"][s], res["unrated_pairs"][s]) == (n, big_n)
+        assert res["high"][s] - res["difference"][s] > res["floor"][s]  # the floor does not bind here
+
+
+def _pairs_from_sql(db_file, criterion):
+    """Independently of evalkit's arrays: per study pair, the raters' mean difference (None when unrated) and the
+    pre-screen's difference, read with plain SQL."""
+    con = sqlite3.connect(db_file)
+    rows = con.execute(
+        f"""SELECT p.id,
+                   (SELECT AVG((r.assisted_{criterion} = 'pass') - (r.ordinary_{criterion} = 'pass'))
+                      FROM current_ratings r WHERE r.pair_id = p.id),
+                   (SELECT passed FROM prescreen WHERE generation_id = p.assisted_generation_id AND criterion = ?)
+                 - (SELECT passed FROM prescreen WHERE generation_id = p.ordinary_generation_id AND criterion = ?)
+            FROM pairs p WHERE p.kind = 'study' ORDER BY p.queue_rank""", [criterion, criterion]).fetchall()
+    con.close()
+    return rows
+
+
+def _study(tmp_path, name, gate_text, **spec):
+    gate = tmp_path / f"{name}.toml"
+    gate.write_text(gate_text)
+    db_file = tmp_path / f"{name}.db"
+    db = open_db(db_file)
+    build_study(db, SyntheticStudy(gate_path=str(gate), **spec))
+    return db, db_file
+
+
+def test_aggregate_interval_equals_ppi_python_on_the_same_numbers(tmp_path):
+    """The real aggregate on a real database (200 rated pairs, one rater each, 5 raters, 800 more pooled pairs the
+    pre-screen judged): each criterion's interval equals ppi_mean_ci on the numbers read back with plain SQL."""
+    db, db_file = _study(tmp_path, "one", gate_file_text(planned_pairs=200, min_ratings_per_pair=1,
+                                                         claim="these raters"),
+                         pairs=200, unrated_pairs=800, raters_per_pair=1, raters=5, queue_order=True, seed=11,
+                         prescreen_accuracy=0.85)
+    agg = aggregate(db)
+    rows = agg.tables["non_inferiority"].set_index("criterion")
+    for c in CRITERIA:
+        data = _pairs_from_sql(db_file, c)
+        y = np.array([d[1] for d in data if d[1] is not None], float)
+        f_rated = np.array([d[2] for d in data if d[1] is not None], float)
+        f_unrated = np.array([d[2] for d in data if d[1] is None], float)
+        assert len(y) == 200 and len(f_unrated) == 800
+        lo, hi = ppi_mean_ci(y, f_rated, f_unrated, alpha=0.05)
+        r = rows.loc[c]
+        assert bool(r["ppi"]) and r["ppi_unrated_pairs"] == 800
+        assert (r["ci_low"], r["ci_high"]) == pytest.approx((float(lo[0]), float(hi[0])), abs=1e-9)
+        assert r["difference"] == pytest.approx(float(ppi_mean_pointestimate(y, f_rated, f_unrated)[0]), abs=1e-9)
+        assert r["rated_difference"] == pytest.approx(y.mean(), abs=1e-12)  # the raters alone, kept beside it
+        assert 0.6 < r["prescreen_agreement"] < 1
+    assert "Prediction-powered inference used" in agg.verdict.ppi and "agreement with the raters" in agg.verdict.ppi
+    # aggregate's text, its JSON, the report's verdict block and the Results tab say so
+    from evalkit.aggregate import format_text
+    from evalkit.publish.report import verdict_html
+    from evalkit.ui.results import verdict_markdown
+
+    assert agg.verdict.ppi in format_text(agg) and agg.to_json()["verdict"]["ppi"] == agg.verdict.ppi
+    assert "Prediction-powered inference used" in verdict_html(agg) and "schedule 0." in verdict_html(agg)
+    assert "Prediction-powered inference used" in verdict_markdown(agg)
+    assert "(prediction-powered, with the pre-screen on 800 more pairs)" in format_text(agg)
+
+
+def test_the_interval_never_collapses_and_carries_the_raters():
+    n = 300
+    zeros = ppi_paired_difference(np.zeros(3 * n, int), np.repeat(np.arange(n), 3), np.arange(3 * n) % 12,
+                                  np.zeros(n + 1000, int), np.zeros(n + 1000), 1)
+    assert zeros["low"][0] == pytest.approx(-Z * Z / (n + Z * Z)) and zeros["high"][0] == pytest.approx(Z * Z / (n + Z * Z))
+    rng = np.random.default_rng(3)
+    x = rng.integers(-1, 2, 3 * n)
+    f = np.r_[np.repeat(0, n), rng.integers(-1, 2, 1000)].astype(float)
+    f[:n] = np.sign(x.reshape(n, 3).sum(axis=1))
+    args = (x, np.repeat(np.arange(n), 3), np.arange(3 * n) % 4, np.zeros(n + 1000, int), f, 1)
+    general, these = ppi_paired_difference(*args), ppi_paired_difference(*args, raters_in_general=False)
+    assert general["df"][0] == pytest.approx(3) and math.isinf(these["df"][0])  # t on the raters' df
+    assert general["high"][0] - general["low"][0] > these["high"][0] - these["low"][0]
+    one = ppi_paired_difference(x, np.repeat(np.arange(n), 3), np.zeros(3 * n, int), np.zeros(n + 1000, int), f, 1)
+    assert (one["low"][0], one["high"][0]) == (-1.0, 1.0)  # one rater: no rater variance to estimate
+
+
+@pytest.mark.parametrize("bias", [0.05, 0.2])
+def test_biased_prescreen_keeps_the_level_through_the_gate(bias):
+    """Whole studies through the gate's own functions: a pre-screen agreeing 90% with raters and biased 5 (or 20)
+    points towards assisted, one criterion truly dropping by the margin: the gate passes that criterion in at most
+    2.5% of studies (plus Monte-Carlo slack), where the pre-screen alone would pass it in most. Without a drop,
+    prediction-powered inference keeps more studies than the raters alone on the same rated pairs."""
+    from evalkit.study.plan.ppibench import Design, passes, run, simulate_screened, truth_accuracy
+    from evalkit.study.plan.model import StudyModel
+
+    studies = 400
+    design = Design(rated=200, pool=1000, margin=0.1, prescreen_agreement=0.9, prescreen_bias=bias,
+                    rater_path_sd=0.5)
+    rows = run(design, studies, seed=5)
+    at_margin = next(r for r in rows if r["drop"] == 1.0)
+    none = next(r for r in rows if r["drop"] == 0.0)
+    slack = 3 * math.sqrt(0.025 * 0.975 / studies)
+    assert at_margin["ppi_criterion"]["rate"] <= 0.025 + slack, at_margin
+    assert at_margin["ppi_keep"]["rate"] <= at_margin["ppi_criterion"]["rate"]
+    if bias < 0.1:  # a pre-screen that far off helps less, but still never hurts the level
+        assert none["ppi_keep"]["rate"] > none["rated_keep"]["rate"] + 0.05, none
+    # the pre-screen alone (its mean over every pooled pair, with its own normal interval) is biased: it passes
+    sim = simulate_screened(design.model(), 200, 800, 200, {CRITERIA[0]: 0.1}, np.random.default_rng(9),
+                            truth_accuracy(0.9, 0.95), bias, (CRITERIA[0],))
+    f = sim["f"][CRITERIA[0]]
+    by = sim["pair_study"]
+    mean = np.bincount(by, weights=f) / np.bincount(by)
+    se = np.sqrt((np.bincount(by, weights=f * f) / np.bincount(by) - mean ** 2) / np.bincount(by))
+    assert ((mean - Z * se) >= -0.1).mean() > 0.5
+
+
+def test_gate_key_turns_it_off_and_old_gates_keep_it_off(tmp_path):
+    from evalkit.study.gate import Gate, frozen_values, gate_snapshot, legacy_keys, parse_gate
+
+    spec = dict(pairs=120, unrated_pairs=300, raters_per_pair=1, raters=5, queue_order=True, seed=2)
+    db, _ = _study(tmp_path, "off", gate_file_text(planned_pairs=120, min_ratings_per_pair=1, claim="these raters",
+                                                  ppi="off"), **spec)
+    agg = aggregate(db)
+    for r in agg.verdict.fidelity:
+        assert r["ppi"] is False and (r["ci_low"], r["difference"]) == (r["rated_low"], r["rated_difference"])
+        assert r["prescreen_agreement"] is not None  # measured and reported either way
+    assert agg.verdict.ppi.startswith('Prediction-powered inference not used (gate ppi = "off")')
+    with pytest.raises(Exception, match="ppi"):
+        parse_gate('ppi = "maybe"\n', "g")
+    assert Gate().ppi == "on"
+    path = tmp_path / "g.toml"
+    path.write_text("margin = 0.05\nplanned_pairs = 20\n", encoding="utf-8")
+    today = gate_snapshot(path)
+    assert frozen_values(today)["ppi"] == "on" and legacy_keys(today) == []
+    old = today | {"values": {k: v for k, v in today["values"].items() if k != "ppi"}}  # frozen before the key
+    assert frozen_values(old)["ppi"] == "off" and legacy_keys(old) == ["ppi"]
+
+
+def test_not_used_when_the_pool_was_not_served_in_a_random_order(tmp_path):
+    db, _ = _study(tmp_path, "unranked", gate_file_text(planned_pairs=120, min_ratings_per_pair=1,
+                                                        claim="these raters"),
+                   pairs=120, unrated_pairs=300, raters_per_pair=1, raters=5, seed=2)
+    agg = aggregate(db)
+    assert not any(r["ppi"] for r in agg.verdict.fidelity)
+    assert "not served in a random order" in agg.verdict.ppi
+
+
+def test_queue_serves_the_pool_in_its_stored_random_order(tmp_path):
+    """draw_queue_order stores a seed and ranks re-derived from it; the queue serves the lowest rank first and each
+    pair until its quota, so the complete pairs are at every look the first ones in that random order."""
+    from evalkit.rating.queue import RatingInput, next_pair, submit_rating
+    from evalkit.config import AppConfig
+    from evalkit.records import GenerationRecord
+    from evalkit.store import insert_experiment, insert_pairs
+
+    db = open_db(tmp_path / "q.db")
+    exp = insert_experiment(db, "pool", {}, {})
+    specs = [{"prompt_id": "writing-01", "sample": i, "ordinary_side": "A",
+              "ordinary": GenerationRecord(prompt_id="writing-01", path="ordinary", text=f"o{i}", new_tokens=4,
+                                           stop_reason="eos", generate_seconds=1.0),
+              "assisted": GenerationRecord(prompt_id="writing-01", path="assisted", text=f"a{i}", new_tokens=4,
+                                           stop_reason="eos", generate_seconds=1.0)} for i in range(8)]
+    insert_pairs(db, exp, specs)
+    assert draw_queue_order(db, exp) == 8 and draw_queue_order(db, exp) == 0  # drawn once
+    seed = db.execute("SELECT queue_seed FROM experiments WHERE id = ?", [exp]).fetchone()[0]
+    stored = db.execute("SELECT id, queue_rank FROM pairs ORDER BY rowid").fetchall()
+    assert [q for _, q in stored] == pytest.approx(list(np.random.default_rng(seed).random(8)))
+    order = [pid for pid, _ in sorted(stored, key=lambda r: r[1])]
+    app = AppConfig(ratings_per_pair=2)
+    done = []
+    for rater, count in zip(["ann", "bob", "cy", "dee", "eve", "fay"], [2, 3, 2, 3, 2, 2]):
+        for _ in range(count):
+            view = next_pair(db, rater, 2)
+            submit_rating(db, app, RatingInput(view.pair_id, rater, {c: "pass" for c in CRITERIA},
+                                               {c: "pass" for c in CRITERIA}, "tie"))
+        full = {r[0] for r in db.execute("SELECT pair_id FROM current_ratings GROUP BY pair_id HAVING COUNT(*) >= 2")}
+        done.append(full)
+        assert full == set(order[:len(full)])  # a prefix of the random order
+    assert [len(d) for d in done] == [0, 2, 3, 4, 6, 6]
+
+
+def test_script_runs_and_reports(tmp_path):
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    out = tmp_path / "rows.json"
+    r = subprocess.run([sys.executable, str(root / "scripts" / "ppibench.py"), "--rated", "100,200", "--pool", "500",
+                        "--studies", "40", "--spreads", "0", "--prescreens", "0.9:0.05", "--margin", "0.2",
+                        "--limit", "0.5", "--json", str(out)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "ppibench" in r.stdout and "| 0.9 | 0.05 | 0.0 | 200 |" in r.stdout and "cores" in r.stdout
+    assert "rated pairs to 80% power" in r.stdout
+    assert len(json.loads(out.read_text())["rows"]) == 4
+    help_text = subprocess.run([sys.executable, str(root / "scripts" / "ppibench.py"), "--help"],
+                               capture_output=True, text=True, timeout=60).stdout
+    assert "--prescreens" in help_text and "--studies" in help_text
+
+
+@pytest.mark.slow
+def test_a_generated_pool_is_served_in_an_order_drawn_from_its_stored_seed(pool_db):
+    """`evalkit generate` (here through the app's prepare step, tiny real models) draws the queue order once the pool
+    is complete: every pair, study and gold, has a rank, re-derived from the seed stored with its experiment."""
+    con = sqlite3.connect(pool_db)
+    try:
+        (exp, seed), = con.execute("SELECT id, queue_seed FROM experiments WHERE kind = 'pool'").fetchall()
+        ranks = [r[0] for r in con.execute("SELECT queue_rank FROM pairs WHERE experiment_id = ? ORDER BY rowid", [exp])]
+        kinds = {r[0] for r in con.execute("SELECT kind FROM pairs")}
+    finally:
+        con.close()
+    assert seed is not None and len(ranks) >= 6 and kinds >= {"study"}
+    assert ranks == pytest.approx(list(np.random.default_rng(seed).random(len(ranks))))
