@@ -43,11 +43,12 @@ class PairScreen:
 
 
 def pair_screen(db, ratings: RatingData) -> PairScreen:
-    """Screen what is not screened yet (task.fidelity.screen_all), then read the pre-screen's answer on both outputs
+    """Screen what is not screened yet (aggregate.quality.screen_all), then read the pre-screen's answer on both outputs
     of each of `ratings`' pairs, and each pair's queue rank and creation time."""
     import numpy as np
 
-    from ..task.fidelity import RULES_VERSION, screen_all
+    from ..task.fidelity import RULES_VERSION
+    from .quality import screen_all
 
     screen_all(db)
     n = ratings.n_pairs
