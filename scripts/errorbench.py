@@ -4,8 +4,9 @@ Runs evalkit.study.plan.errorbench: for every pass rate x rater x path spread x 
 studies (pair effects shared by both sides, rater main effects, rater x path effects) go through the gate's own
 functions, at the shipped gate's planned size, margin and claim. Prints a markdown table (false KEEP at the margin
 with its upper 95% Monte-Carlo bound, KEEP at twice the margin, power) and exits 1 when a cell at the margin has an
-upper bound above --limit (3.5% for the one-sided 2.5% level). Heavy: the full grid is 144 simulations of 2,000
-studies; run it once, in the background.
+upper bound above --limit (3.5% for the one-sided 2.5% level). Beside the gate's interval, the same studies are
+judged on the other interval (stats.INTERVALS: the previous version's union with Tango), for the power it gains.
+Heavy: the full grid is 144 simulations of 2,000 studies; run it once, in the background.
 """
 
 from __future__ import annotations
@@ -81,7 +82,8 @@ def main(pass_rates, drops, spreads, raters, identical, pairs, margin, rater_sd,
     took = time.time() - start
     machine = f"{cpu_name()}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}"
     click.echo(f"errorbench {time.strftime('%Y-%m-%d')}: {grid.studies} studies per cell and drop, {grid.pairs} pairs, "
-               f"{grid.raters_per_pair} ratings per pair, margin {grid.margin}, claim {grid.claim!r}, rater accuracy "
+               f"{grid.raters_per_pair} ratings per pair, margin {grid.margin}, claim {grid.claim!r}, interval "
+               f"{grid.interval!r}, rater accuracy "
                f"{grid.rater_accuracy}, rater sd {grid.rater_sd}, pair correlation {grid.pair_correlation}; "
                f"{took:.0f} s on {machine}")
     click.echo(table(rows))

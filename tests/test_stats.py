@@ -338,7 +338,14 @@ def test_paired_difference_rater_part_is_cr2_with_t_and_the_skew_correction():
     hi = np.minimum(d + (t + shift * np.maximum(ref["skewness"], 0)) * np.sqrt(ref["variance"]), 1)
     assert np.allclose(res["two_way_low"], lo, atol=1e-8) and np.allclose(res["two_way_high"], hi, atol=1e-8)
     assert np.allclose(res["two_way_df"], ref["df"]) and (res["raters"] == ref["raters"]).all()
-    assert (res["low"] <= res["two_way_low"] + 1e-12).all() and (res["low"] <= res["tango_low"] + 1e-12).all()
+    union = stats.paired_difference(x, pair, rater, pair_study, 6, interval=stats.UNION)
+    assert np.allclose(union["low"], np.minimum(np.minimum(res["two_way_low"], res["tango_low"]), res["bootstrap_low"]))
+    # the default interval: the same variance and skew term on the Satterthwaite df, and the score floor
+    t = student_t.ppf(0.975, ref["df_total"])
+    shift = (2 * t * t + 1) / 6
+    lo = np.maximum(d - (t + shift * np.maximum(-ref["skewness"], 0)) * np.sqrt(ref["variance"]), -1)
+    assert np.allclose(res["t_low"], lo, atol=1e-8) and (ref["df_total"] >= ref["df"] - 1e-9).all()
+    assert np.allclose(res["low"], np.minimum(res["t_low"], res["score_low"]))
 
 
 def test_one_rater_says_nothing_about_raters_in_general():

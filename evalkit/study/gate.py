@@ -41,6 +41,12 @@ class Gate:
     # Distinct raters the decision sample needs for a claim about raters in general; fewer gives INSUFFICIENT DATA.
     # Below about 10 a rater variance is too unstable for any small-sample correction to rescue.
     min_raters: int = 10
+    # The interval each criterion's non-inferiority is judged on. "t with score floor": the two-way CR2 variance
+    # of the pair means with Student's t on its Satterthwaite degrees of freedom, floored by Tango's score interval
+    # on the pair means' moments (never zero width, even when every answer agrees). "union with tango": the
+    # previous version's union of Tango on rater-averaged counts, the pair bootstrap and the CR2 part on the
+    # raters' degrees of freedom (wider: Tango bounds the variance by E|d|, not E[d^2]).
+    interval: str = "t with score floor"
 
 
 # (low, high, low inclusive, high inclusive) for each key; a value outside is refused with its range
@@ -55,7 +61,7 @@ RANGES = {
     "min_raters": (2, None, True, True),
 }
 # the values a text key may take
-CHOICES = {"claim": ("raters in general", "these raters")}
+CHOICES = {"claim": ("raters in general", "these raters"), "interval": ("t with score floor", "union with tango")}
 GENERAL = CHOICES["claim"][0]
 
 
@@ -121,7 +127,8 @@ def gate_snapshot(path: Path | None = None) -> dict:
 # Keys whose default changed what a gate decides, with the value that keeps the meaning a gate had when a version
 # that did not know the key froze it: such a study keeps its conditional claim rather than gaining a new
 # requirement (min_raters) after the fact. A snapshot frozen by a version that knew the key stores it in "values".
-LEGACY = {"claim": "these raters"}
+# A study frozen before the interval key existed was planned (its planned_pairs) for the union with Tango, and keeps it.
+LEGACY = {"claim": "these raters", "interval": "union with tango"}
 
 
 def frozen_values(snapshot: dict) -> dict:

@@ -117,14 +117,13 @@ def build_study(db, spec: SyntheticStudy) -> dict:
                                           "ordinary_generation_id", "assisted_generation_id", "a_generation_id",
                                           "b_generation_id", "ordinary_side", "work_index"])
         _ratings(db, spec, sim, pair_ids, sides, rng, now())  # rated after the experiments started
-    return {"experiment_id": exp, "pairs": n, "ratings": n * r}
+    return {"experiment_id": exp, "pairs": n, "ratings": len(sim["pair"])}
 
 
 def _ratings(db, spec: SyntheticStudy, sim: dict, pair_ids, sides, rng, stamp: str) -> None:
     import numpy as np
 
-    n, r = spec.pairs, spec.raters_per_pair
-    total = n * r
+    total = len(sim["pair"])  # identical pairs have no ratings
 
     def answers(seen):
         out = np.where(seen, "pass", "fail").astype(object)
