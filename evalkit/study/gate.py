@@ -27,7 +27,8 @@ class Gate:
     max_extra_memory_mb: float = 1024.0
     # A pair counts towards the sample once it has this many current ratings.
     min_ratings_per_pair: int = 3
-    # Pairs (each with min_ratings_per_pair ratings) the decision waits for; from `evalkit plan`. Before that
+    # Decided pairs the decision waits for (a pair whose outputs differ once it has min_ratings_per_pair ratings;
+    # identical outputs without raters, in the pool's proportion); from `evalkit plan`. Before that
     # every look is an interim look and the verdict INSUFFICIENT DATA. 0 = not planned: no decision.
     planned_pairs: int = 0
     # Raters whose accuracy on gold (check) pairs is below this are left out of every table and the verdict

@@ -194,8 +194,8 @@ def _bench(db, spec: SyntheticStudy, rng, stamp: str, gate: dict) -> int:
 
 def gate_file_text(planned_pairs: int, margin: float = 0.05, confidence: float = 0.95, min_ratings_per_pair: int = 3,
                    min_speedup_ci_low: float = 1.1, max_extra_memory_mb: float = 1024, claim: str | None = None,
-                   min_raters: int | None = None) -> str:
-    """A gate file for synthetic studies and tests (claim and min_raters: the gate's defaults unless given)."""
+                   min_raters: int | None = None, interval: str | None = None) -> str:
+    """A gate file for synthetic studies and tests (claim, min_raters, interval: the gate's defaults unless given)."""
     return "\n".join([
         f"min_speedup_ci_low = {min_speedup_ci_low}",
         f"margin = {margin}",
@@ -205,6 +205,7 @@ def gate_file_text(planned_pairs: int, margin: float = 0.05, confidence: float =
         f"planned_pairs = {planned_pairs}",
         *([f'claim = "{claim}"'] if claim is not None else []),
         *([f"min_raters = {min_raters}"] if min_raters is not None else []),
+        *([f'interval = "{interval}"'] if interval is not None else []),
         "",
     ])
 

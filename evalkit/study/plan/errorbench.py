@@ -44,6 +44,8 @@ class Grid:
     claim: str = GENERAL
     min_raters: int = Gate.min_raters
     interval: str = Gate.interval  # the gate's; the other of stats.INTERVALS is measured beside it ("union" columns)
+    # with the union: its pair bootstrap part too (an FFT per study, most of the grid's time; it seldom sets the end)
+    union_bootstrap: bool = True
     notes: list[str] = field(default_factory=list)
 
     def cells(self):
@@ -71,7 +73,8 @@ def _passes(model: StudyModel, grid: Grid, studies: int, drops: dict, seed, crit
         for c, x in sim["x"].items():
             res = paired_difference(x, sim["pair"], sim["rater"], sim["pair_study"], size, grid.confidence,
                                     grid.resamples, raters_in_general=grid.claim == GENERAL,
-                                    identical=sim["identical"], interval=grid.interval, bootstrap=True)
+                                    identical=sim["identical"], interval=grid.interval,
+                                    bootstrap=grid.union_bootstrap or grid.interval == UNION)
             enough = raters_ok(res["raters"], gate)
             floor = np.fmin(res["t_low"], res["score_low"])
             union = np.fmin(np.fmin(res["tango_low"], res["bootstrap_low"]), res["two_way_low"])
