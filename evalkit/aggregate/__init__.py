@@ -129,7 +129,7 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
             return [], 0, decide(values, [], speed, 0, rated.n_pairs)
         sample, done = decision_sample(rated, values["min_ratings_per_pair"], values["planned_pairs"])
         rows = fidelity_rows(sample, confidence, resamples, values["margin"], values["claim"], values["interval"])
-        return rows, done, decide(values, rows, speed, done, rated.n_pairs)
+        return rows, done, decide(values, rows, speed, done, rated.n_pairs, int(rated.identical.sum()))
 
     after = None
     if frozen is None:

@@ -150,7 +150,7 @@ def freeze(db, study, values: dict, confidence: float, resamples: int, tolerance
     else:  # a benchmark or pool stored after completion does not count
         speed = timing(db, tolerance, resamples, study_id=study.id, before=completed_at)[2]
     fidelity = fidelity_rows(sample, confidence, resamples, values["margin"], values["claim"], values["interval"])
-    verdict = decide(values, fidelity, speed, complete, ratings.n_pairs)
+    verdict = decide(values, fidelity, speed, complete, ratings.n_pairs, int(ratings.identical.sum()))
     insert_decision(db, study.id, {
         "completed_at": completed_at, "completed_rating_id": at, "gate_hash": study.gate_hash,
         "decision": verdict.decision, "sample": [int(i) for i in sample.rating_id], "excluded": excluded,

@@ -210,8 +210,10 @@ def interval_text(r: dict, confidence: float) -> str:
             f"over {r['pairs']} pairs{same} and {r['raters']} raters")
 
 
-def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs: int, n_pairs: int) -> Verdict:
-    """KEEP, DROP or INSUFFICIENT DATA with one reason per gate condition. `speed`: the aggregate's Speed."""
+def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs: int, n_pairs: int,
+           identical: int = 0) -> Verdict:
+    """KEEP, DROP or INSUFFICIENT DATA with one reason per gate condition. `speed`: the aggregate's Speed;
+    identical: the pool's pairs with identical outputs (decided without raters)."""
     if gate_values is None:
         return Verdict(Decision.INSUFFICIENT_DATA, True, INTERIM, [Condition("gate", None, "no frozen release gate")],
                        fidelity)
@@ -227,17 +229,21 @@ def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs
     elif complete_pairs < planned:
         interim = True
         conditions.append(Condition("planned sample", None,
+                                    f"{INTERIM}: {complete_pairs} of the {planned} planned pairs have {per_pair} current "
+                                    "ratings" if not identical else
                                     f"{INTERIM}: {complete_pairs} of the {planned} planned pairs are decided ({DECIDED})"
                                     .format(per_pair=per_pair)))
     else:
         interim = False
         same = max((int(r.get("identical", 0)) for r in fidelity), default=0)
+        later = f" ({complete_pairs - planned} later pairs are in the tables only)" if complete_pairs > planned else ""
         conditions.append(Condition("planned sample", True,
+                                    f"{planned} planned pairs have {per_pair} current ratings; the decision uses the "
+                                    f"first {planned} to complete, each with its first {per_pair} ratings{later}"
+                                    if not identical else
                                     f"{planned} planned pairs are decided ({DECIDED}); the decision uses {planned - same} "
                                     f"rated pairs, the first to complete, each with its first {per_pair} ratings, and "
-                                    f"{same} identical pairs".format(per_pair=per_pair)
-                                    + (f" ({complete_pairs - planned} later pairs are in the tables only)"
-                                       if complete_pairs > planned else "")))
+                                    f"{same} identical pairs{later}".format(per_pair=per_pair)))
     lo = speed.speedup_ci95[0] if speed.speedup_ci95 else None
     conditions.append(Condition("speed-up", None if lo is None else lo >= g["min_speedup_ci_low"],
                                 "no speed-up measured over comparable outputs" if lo is None else
