@@ -4,8 +4,9 @@ Runs evalkit.study.plan.errorbench: for every pass rate x rater x path spread x 
 studies (pair effects shared by both sides, rater main effects, rater x path effects) go through the gate's own
 functions, at the shipped gate's planned size, margin and claim. Prints a markdown table (false KEEP at the margin
 with its upper 95% Monte-Carlo bound, KEEP at twice the margin, power) and exits 1 when a cell at the margin has an
-upper bound above --limit (3.5% for the one-sided 2.5% level). Heavy: the full grid is 144 simulations of 2,000
-studies; run it once, in the background.
+upper bound above --limit (3.5% for the one-sided 2.5% level). Beside the gate's interval, the same studies are
+judged on the other interval (stats.INTERVALS: the previous version's union with Tango), for the power it gains.
+Heavy: the full grid is 144 simulations of 2,000 studies; run it once, in the background.
 """
 
 from __future__ import annotations
@@ -53,9 +54,11 @@ def floats(text: str) -> tuple[float, ...]:
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--limit", type=float, default=0.035, show_default=True,
               help="Largest allowed upper Monte-Carlo bound of the false-KEEP rate at the margin.")
+@click.option("--no-union-bootstrap", is_flag=True,
+              help="Judge the previous interval without its pair bootstrap part (much faster; it seldom sets the end).")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Also write the rows here.")
 def main(pass_rates, drops, spreads, raters, identical, pairs, margin, rater_sd, pair_correlation, accuracy, studies,
-         seed, limit, json_path):
+         seed, limit, no_union_bootstrap, json_path):
     """False-KEEP rate and power of the shipped gate on a grid of simulated studies."""
     import numpy as np
 
@@ -64,7 +67,7 @@ def main(pass_rates, drops, spreads, raters, identical, pairs, margin, rater_sd,
     overrides = {"pass_rates": floats(pass_rates), "drops": floats(drops), "spreads": floats(spreads),
                  "raters": tuple(int(v) for v in floats(raters)), "identical_shares": floats(identical),
                  "rater_sd": rater_sd, "pair_correlation": pair_correlation, "rater_accuracy": accuracy,
-                 "studies": studies, "seed": seed}
+                 "studies": studies, "seed": seed, "union_bootstrap": not no_union_bootstrap}
     if pairs:
         overrides["pairs"] = pairs
     if margin:
@@ -75,16 +78,20 @@ def main(pass_rates, drops, spreads, raters, identical, pairs, margin, rater_sd,
     def progress(row):
         click.echo(f"  {time.time() - start:7.0f} s  pass {row['pass_rate']} spread {row['rater_path_sd']} "
                    f"raters {row['raters']} identical {row['identical_share']} drop {row['drop']}: "
-                   f"KEEP {row['gate_keep']['rate']:.4f}", err=True)
+                   f"KEEP {row['gate_keep']['rate']:.4f} (<= {row['gate_keep']['high']:.4f}), criterion "
+                   f"{row['gate_criterion']['rate']:.4f}; other interval: KEEP {row['union_keep']['rate']:.4f}, "
+                   f"criterion {row['union_criterion']['rate']:.4f}; ratings {row['ratings']:.0f}", err=True)
 
     rows = run_grid(grid, progress)
     took = time.time() - start
     machine = f"{cpu_name()}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}"
     click.echo(f"errorbench {time.strftime('%Y-%m-%d')}: {grid.studies} studies per cell and drop, {grid.pairs} pairs, "
-               f"{grid.raters_per_pair} ratings per pair, margin {grid.margin}, claim {grid.claim!r}, rater accuracy "
+               f"{grid.raters_per_pair} ratings per pair, margin {grid.margin}, claim {grid.claim!r}, interval "
+               f"{grid.interval!r}, rater accuracy "
                f"{grid.rater_accuracy}, rater sd {grid.rater_sd}, pair correlation {grid.pair_correlation}; "
                f"{took:.0f} s on {machine}")
-    click.echo(table(rows))
+    click.echo(table(rows, "previous interval (union with Tango" + (", without its bootstrap part)" if no_union_bootstrap
+                                                                     else ")")))
     if json_path:
         Path(json_path).write_text(json.dumps({"grid": {k: v for k, v in vars(grid).items()}, "rows": rows,
                                                "seconds": took, "machine": machine}, indent=1))

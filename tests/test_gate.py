@@ -6,6 +6,7 @@ aliases, ranges, frozen snapshots) and the cached aggregate the Results tab serv
 import json
 import threading
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -285,3 +286,68 @@ def test_a_gate_frozen_before_the_claim_existed_keeps_its_conditional_claim(tmp_
     path.write_text('margin = 0.05\nplanned_pairs = 20\nclaim = "raters in general"\n', encoding="utf-8")
     explicit = gate_snapshot(path) | {"values": old_values}  # the text says it: the text wins
     assert frozen_values(explicit)["claim"] == GENERAL
+
+
+# ---- identical pairs: decided without raters (issue #20)
+
+
+def test_identical_pairs_are_decided_without_raters(tmp_path):
+    """Half the pool's pairs have identical outputs. The queue never serves them; the verdict counts them as exact
+    zeros, in the pool's proportion to the rated pairs, and the planned sample (150 decided pairs) completes with
+    about half as many rated ones; the verdict, the text, the JSON and the Results tab's counts say how many."""
+    import numpy as np
+
+    from evalkit.aggregate.verdict import identical_quota
+    from evalkit.rating.queue import counts, progress
+    from evalkit.ui.results import counts_markdown
+
+    db, _ = study(tmp_path, "same", gate_file_text(planned_pairs=150), pairs=200, raters=10, identical_share=0.5,
+                  pass_rate=0.8, seed=3)
+    n_same = db.execute("SELECT COUNT(*) FROM pairs p JOIN generations o ON o.id = p.ordinary_generation_id JOIN "
+                        "generations a ON a.id = p.assisted_generation_id WHERE o.token_hash = a.token_hash").fetchone()[0]
+    assert 70 < n_same < 130
+    # a new rater with room for every pair is offered only the pairs whose texts differ
+    assert progress(db, "newcomer", 10) == (0, 200 - n_same)
+    c = counts(db, 3)
+    assert c["identical"] == n_same and f"| {n_same} |" in counts_markdown(c, 3)
+    agg = aggregate(db)
+    assert not agg.interim and agg.tables["counts"]["identical_pairs"].iloc[0] == n_same
+    ni = agg.tables["non_inferiority"]
+    assert (ni["pairs"] == 150).all()
+    rated = int(ni["pairs"].iloc[0] - ni["identical"].iloc[0])
+    assert ni["identical"].iloc[0] == identical_quota(rated, n_same, 200 - n_same) > 50
+    assert (ni["ratings"] == 3 * rated).all()  # identical pairs need no rating
+    planned = next(c for c in agg.verdict.conditions if c.name == "planned sample")
+    assert f"{ni['identical'].iloc[0]} identical pairs" in planned.reason
+    fidelity = next(c for c in agg.verdict.conditions if c.name == "fidelity")
+    assert f"over 150 pairs ({ni['identical'].iloc[0]} identical, decided without raters)" in fidelity.reason
+    line = agg.identical_line()
+    assert line.startswith(f"{n_same} of the pool's 200 study pairs have identical outputs")
+    assert line in format_text(agg) and agg.to_json()["identical"] == line
+    # the exact zeros are in the estimate: the difference is the rated pairs' mean diluted by them
+    d = agg.tables["paired_differences"]
+    assert (d[d.prompt_id == "all"]["identical"] > 0).all()
+    assert np.isfinite(ni["ci_low"]).all() and (ni["ci_low"] < ni["difference"]).all()
+
+
+def test_a_gate_frozen_before_the_interval_key_keeps_the_union_with_tango(tmp_path):
+    """A study planned under the union with Tango keeps it (gate.LEGACY); a gate frozen today gets the default
+    `t with score floor`, which is narrower on the same ratings."""
+    from dataclasses import asdict
+
+    from evalkit.study.gate import legacy_keys
+
+    path = tmp_path / "gate.toml"
+    path.write_text("margin = 0.05\nplanned_pairs = 20\n", encoding="utf-8")
+    today = gate_snapshot(path)
+    assert frozen_values(today)["interval"] == "t with score floor"
+    old_values = {k: v for k, v in asdict(Gate(margin=0.05, planned_pairs=20)).items() if k != "interval"}
+    old = today | {"values": old_values}
+    assert frozen_values(old)["interval"] == "union with tango" and legacy_keys(old) == ["interval"]
+    with pytest.raises(EvalkitError, match="interval"):
+        parse_gate('interval = "wald"\n', "g.toml")
+    narrow, wide = (aggregate(study(tmp_path, name, gate_file_text(planned_pairs=300, interval=iv), pairs=300,
+                                    raters=10, pass_rate=0.8, seed=5)[0]).tables["non_inferiority"]
+                    for name, iv in (("new", "t with score floor"), ("old", "union with tango")))
+    assert (narrow["difference"] == wide["difference"]).all() and (narrow["ci_low"] > wide["ci_low"]).all()
+    assert (wide["ci_low"] == np.minimum(np.minimum(wide["tango_low"], wide["bootstrap_low"]), wide["two_way_low"])).all()

@@ -338,7 +338,14 @@ def test_paired_difference_rater_part_is_cr2_with_t_and_the_skew_correction():
     hi = np.minimum(d + (t + shift * np.maximum(ref["skewness"], 0)) * np.sqrt(ref["variance"]), 1)
     assert np.allclose(res["two_way_low"], lo, atol=1e-8) and np.allclose(res["two_way_high"], hi, atol=1e-8)
     assert np.allclose(res["two_way_df"], ref["df"]) and (res["raters"] == ref["raters"]).all()
-    assert (res["low"] <= res["two_way_low"] + 1e-12).all() and (res["low"] <= res["tango_low"] + 1e-12).all()
+    union = stats.paired_difference(x, pair, rater, pair_study, 6, interval=stats.UNION)
+    assert np.allclose(union["low"], np.minimum(np.minimum(res["two_way_low"], res["tango_low"]), res["bootstrap_low"]))
+    # the default interval: the same variance and skew term on the Satterthwaite df, and the score floor
+    t = student_t.ppf(0.975, ref["df_total"])
+    shift = (2 * t * t + 1) / 6
+    lo = np.maximum(d - (t + shift * np.maximum(-ref["skewness"], 0)) * np.sqrt(ref["variance"]), -1)
+    assert np.allclose(res["t_low"], lo, atol=1e-8) and (ref["df_total"] >= ref["df"] - 1e-9).all()
+    assert np.allclose(res["low"], np.minimum(res["t_low"], res["score_low"]))
 
 
 def test_one_rater_says_nothing_about_raters_in_general():
@@ -353,8 +360,9 @@ def test_one_rater_says_nothing_about_raters_in_general():
 def test_raters_who_judge_the_paths_differently_widen_the_interval_for_raters_in_general():
     """Five raters whose own assisted - ordinary difference varies (rater x path sd 1.5 on the logit scale), a true
     population drop equal to the margin: the interval for these raters (today's: no rater dimension below 10
-    raters) lets the criterion pass far more often than its 2.5%; the interval for raters in general (CR2, t on
-    4 df) holds its level. (The gate's default min_raters = 10 refuses such a study outright.)"""
+    raters) lets the criterion pass far more often than its 2.5%; the interval for raters in general (the CR2 t
+    part near 4 df) stays under 5% (3.5% measured; the union with Tango 2.0%). With five raters no interval here
+    holds 2.5%: the gate's default min_raters = 10 refuses such a study outright."""
     from evalkit.study.plan import StudyModel, criterion_passes, simulate
     from evalkit.task.prompts import CRITERIA
 
@@ -365,3 +373,91 @@ def test_raters_who_judge_the_paths_differently_widen_the_interval_for_raters_in
     general = criterion_passes(sim, 400, 0.1, 0.95, 2000, min_raters=2)[c].mean()
     assert these > 0.08 and general < 0.05
     assert criterion_passes(sim, 400, 0.1, 0.95, 2000)[c].sum() == 0  # min_raters = 10: never
+
+
+def test_score_floor_is_tango_where_raters_agree_and_never_collapses():
+    """The floor of the gate's interval: Tango's score interval on the pair means' first two moments. Pair means in
+    {-1, 0, 1} (raters agree): Tango's interval on the true counts. Every answer agrees: -z^2 / (n + z^2), while the
+    t part alone has width 0 (no variance to estimate): the floor is what keeps the gate's interval open."""
+    rng = np.random.default_rng(21)
+    for _ in range(50):
+        n = int(rng.integers(10, 300))
+        d = rng.choice([-1.0, 0.0, 1.0], size=n, p=[0.1, 0.8, 0.1])
+        got = stats.score_floor(d, np.zeros(n, np.int64), 1, Z95)
+        ref = stats.tango_interval((d == 1).sum(), (d == -1).sum(), n, Z95)
+        assert np.allclose(np.ravel(got), np.ravel(ref), rtol=0, atol=1e-10)
+    # raters who disagree: E[d^2] instead of Tango's bound E|d| on rater-averaged counts, so narrower
+    d = rng.choice([-1 / 3, 0.0, 1 / 3], size=300, p=[0.15, 0.75, 0.1])
+    lo, _hi = stats.score_floor(d, np.zeros(300, np.int64), 1, Z95)
+    t_lo, _ = stats.tango_interval(300 * (d > 0).mean() / 3, 300 * (d < 0).mean() / 3, 300, Z95)
+    assert float(t_lo) < lo[0] < d.mean()
+    pairs, raters = 1855, 3
+    pair = np.repeat(np.arange(pairs), raters)
+    res = stats.paired_difference(np.zeros(pairs * raters, np.int8), pair, np.arange(pairs * raters) % 10,
+                                  np.zeros(pairs, np.int64), 1)
+    assert res["t_low"][0] == 0 and res["t_high"][0] == 0
+    assert res["low"][0] == pytest.approx(-Z95**2 / (pairs + Z95**2), abs=1e-12) and res["low"][0] < -0.002
+
+
+def test_identical_pairs_are_exact_zeros_and_a_cluster_of_their_own():
+    """A pair with identical outputs counts as an exact zero without ratings (any ratings of it are ignored). In the
+    two-way variance it is a pseudo-rating in a pair cluster and a rater cluster of its own, whose rater and
+    single-rating terms cancel: the same variance as one rating x = 0 by a rater seen nowhere else. The pair part,
+    the regression of the pair means (zeros included) on a constant, is statsmodels' HC2."""
+    rng = np.random.default_rng(22)
+    x, pair, rater, n_pairs = _random_study(rng)
+    n_same = 25
+    identical = np.r_[np.zeros(n_pairs, bool), np.ones(n_same, bool)]
+    stray = np.array([0, 1, 0])  # ratings of identical pairs (from before they left the queue): ignored
+    got = stats.paired_difference(np.r_[x, stray], np.r_[pair, n_pairs + np.arange(3)], np.r_[rater, [0, 1, 2]],
+                                  np.zeros(n_pairs + n_same, np.int64), 1, identical=identical)
+    ref = stats.paired_difference(np.r_[x, np.zeros(n_same)], np.r_[pair, n_pairs + np.arange(n_same)],
+                                  np.r_[rater, 1000 + np.arange(n_same)], np.zeros(n_pairs + n_same, np.int64), 1)
+    assert got["pairs"][0] == n_pairs + n_same and got["identical"][0] == n_same and got["ratings"][0] == len(x)
+    for key in ("difference", "var", "var_pair", "score_low", "tango_low", "bootstrap_low"):
+        assert got[key][0] == pytest.approx(ref[key][0], rel=1e-12, abs=1e-15), key
+    assert got["raters"][0] == len(np.unique(rater))  # identical pairs bring no rater
+    d_p = np.r_[np.bincount(pair, weights=x) / np.bincount(pair), np.zeros(n_same)]
+    hc2 = sm.OLS(d_p, np.ones(len(d_p))).fit(cov_type="HC2").cov_params()[0, 0]
+    assert got["var_pair"][0] == pytest.approx(hc2, rel=1e-10)
+    # one-way clustering by rater of the same mean: statsmodels' cluster-robust variance (CR1), taken back to CR0
+    # and compared with the rater part without CR2's factors, on a study where raters share the work equally
+    x, pair, rater, n_pairs = _random_study(rng, unequal=False)
+    res = stats.paired_difference(x, pair, rater, np.zeros(n_pairs, np.int64), 1)
+    w = 1 / (n_pairs * np.bincount(pair)[pair])
+    e = w * (x - res["difference"][0])
+    cr0 = (np.bincount(rater, weights=e) ** 2).sum()
+    fit = sm.WLS(x, np.ones(len(x)), weights=w).fit(cov_type="cluster", cov_kwds={"groups": rater, "use_correction": False})
+    assert fit.params[0] == pytest.approx(res["difference"][0], rel=1e-12)
+    assert fit.cov_params()[0, 0] == pytest.approx(cr0 / (w.sum() ** 2) * 1.0, rel=1e-9)
+
+
+def test_the_t_part_takes_the_raters_share_pessimistically():
+    """t_df against the formula written out with scipy's chi-square: Satterthwaite's df for two parts,
+    1 / (f^2 / df_r + (1 - f)^2 / (n - 1)), f the raters' excess share at the rater part's upper 99% bound, never
+    below df_r. And Wilson-Hilferty's chi-square quantile against scipy's."""
+    from scipy.stats import chi2
+
+    for df in (1, 2, 3, 5, 9, 12, 19, 40, 200):  # below the exact quantile (the pessimistic side); close from 9 df
+        ratio = float(stats.clustered.chi2_quantile(0.01, df)) / chi2.ppf(0.01, df)
+        assert ratio <= 1 and (df < 9 or ratio > 0.97)
+    rng = np.random.default_rng(23)
+    for _ in range(20):
+        x, pair, rater, n_pairs = _random_study(rng)
+        res = stats.paired_difference(x, pair, rater, np.zeros(n_pairs, np.int64), 1)
+        df_r, v = res["two_way_df"][0], res["var"][0]
+        chi = float(stats.clustered.chi2_quantile(0.01, df_r))
+        upper = res["var_rater"][0] * df_r / chi if chi > 0 else math.inf
+        excess = min(max(res["var_rater"][0] - res["var_rating"][0], 0), v)
+        hi = max(upper - res["var_rating"][0], 0)
+        f = 1.0 if math.isinf(hi) or v - excess + hi <= 0 else hi / (v - excess + hi)
+        want = max(1 / (f * f / df_r + (1 - f) ** 2 / (n_pairs - 1)), df_r)
+        assert res["t_df"][0] == pytest.approx(want, rel=1e-9)
+    # a study whose raters add nothing: the df grows beyond G - 1, and the t interval is narrower than the
+    # CR2 part on G - 1 (the previous version's) on the same variance
+    n, g = 2000, 10
+    pair = np.repeat(np.arange(n), 3)
+    rater = (pair + np.tile(np.arange(3), n)) % g
+    x = rng.choice([-1, 0, 1], size=3 * n, p=[0.05, 0.9, 0.05])
+    res = stats.paired_difference(x, pair, rater, np.zeros(n, np.int64), 1)
+    assert res["t_df"][0] > 2 * (g - 1) and res["t_low"][0] > res["two_way_low"][0]

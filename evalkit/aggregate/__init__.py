@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from ..stats import T_FLOOR
 from ..study.gate import GENERAL
 from ..rating.pace import note, time_on_task
 from .data import ALL, RatingData, deciding_experiment, load_ratings
@@ -49,6 +50,18 @@ class Aggregate:
     def interim(self) -> bool:
         return self.verdict.interim
 
+    def identical_line(self) -> str:
+        """How many pairs were decided without raters ('' when none): for the text, the report and the JSON."""
+        counts = self.tables.get("counts")
+        total = int(counts["identical_pairs"].iloc[0]) if counts is not None and len(counts) else 0
+        if not total:
+            return ""
+        used = max((int(r.get("identical", 0)) for r in self.verdict.fidelity), default=0)
+        return (f"{total} of the pool's {int(counts['pairs'].iloc[0])} study pairs have identical outputs (the same "
+                f"tokens): decided without raters, each criterion's difference is exactly 0 (blind raters cannot tell "
+                f"the sides apart); {used} of them are in the verdict's sample, in the pool's proportion to the rated "
+                "pairs")
+
     def to_json(self) -> dict:
         s = self.study
         return {
@@ -61,6 +74,7 @@ class Aggregate:
             "verdict": self.verdict.to_json(),
             "frozen": None if self.frozen is None else self.frozen.to_json(),
             "after_decision": None if self.after is None else self.after.to_json(),
+            "identical": self.identical_line(),
             "notes": self.notes,
         }
 
@@ -124,8 +138,8 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
             return [], 0, decide(values, [], speed, 0, rated.n_pairs)
         sample, done = decision_sample(rated, values["min_ratings_per_pair"], values["planned_pairs"])
         rows = fidelity_rows(sample, confidence, resamples, values["margin"], values["claim"], screen(),
-                             values.get("ppi") == "on")
-        return rows, done, decide(values, rows, speed, done, rated.n_pairs)
+                             values.get("ppi") == "on", interval=values["interval"])
+        return rows, done, decide(values, rows, speed, done, rated.n_pairs, int(rated.identical.sum()))
 
     after = None
     if frozen is None:
@@ -158,7 +172,8 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
     tables = {
         "pass_rates": pass_rates(ratings, confidence),
         "paired_differences": paired_differences(ratings, confidence, resamples,
-                                                 (values or {}).get("claim", GENERAL) == GENERAL),
+                                                 (values or {}).get("claim", GENERAL) == GENERAL,
+                                                 (values or {}).get("interval", T_FLOOR)),
         "non_inferiority": pd.DataFrame(fidelity, columns=DIFF_COLUMNS + PPI_COLUMNS + ["margin", "ok"]),
         "preferences": preferences(ratings, confidence),
         "agreement": agreement(ratings),
@@ -169,7 +184,8 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
         "time_on_task": pace,
         "gold": gold_table,
         "counts": pd.DataFrame([{
-            "pairs": n_pairs, "gold_pairs": n_gold, "complete_pairs": complete,
+            "pairs": n_pairs, "identical_pairs": int(ratings.identical.sum()), "gold_pairs": n_gold,
+            "complete_pairs": complete,
             "planned_pairs": values["planned_pairs"] if values else None, "current_ratings": len(ratings),
             "raters": int(np.unique(ratings.rater).size), "skips": skips,
         }]),
@@ -263,6 +279,8 @@ def format_text(agg: Aggregate) -> str:
         lines.append(f"  {v.claim}")
     if v.ppi:
         lines.append(f"  {v.ppi}")
+    if same := agg.identical_line():
+        lines.append(f"  {same}")
     lines += _verdict_lines(v)
     if agg.after is not None:
         lines.append(f"AFTER THE DECISION (not the decision; the data as it is now): {agg.after.decision}")

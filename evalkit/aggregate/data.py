@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from ..task.criteria import CRITERIA
 from ..records import COMPARED
+from ..study.pairs import IDENTICAL
 
 ALL = "all"  # the label of the row pooled over every prompt
 # the two compared paths, in the order the arrays store them
@@ -38,6 +39,10 @@ class RatingData:
     pair_prompt: object  # int64 (pairs,): index into prompts
     prompts: list[str]
     pair_generation: dict  # path -> int64 (pairs,) generation id
+    # bool (pairs,): the two outputs are the same tokens. Such pairs are decided without raters (the queue never
+    # serves them; each criterion's difference is exactly 0) and enter the paired differences in the pool's
+    # proportion (identical_in_sample). None: no pair is identical.
+    pair_identical: object = None
 
     def __len__(self) -> int:
         return len(self.rating_id)
@@ -64,7 +69,14 @@ class RatingData:
 
     def select(self, keep) -> "RatingData":
         return RatingData(self.rating_id[keep], self.pair[keep], self.rater[keep], self.answers[keep], self.raters,
-                          self.pair_ids, self.pair_prompt, self.prompts, self.pair_generation)
+                          self.pair_ids, self.pair_prompt, self.prompts, self.pair_generation, self.pair_identical)
+
+    @property
+    def identical(self):
+        """bool (pairs,): pairs whose outputs are the same tokens (all False when none is)."""
+        import numpy as np
+
+        return np.zeros(self.n_pairs, bool) if self.pair_identical is None else self.pair_identical
 
 
 # Gold (check) pairs never enter a comparison of the paths: they are scored in evalkit.study.gold. (A test turns this off
@@ -98,8 +110,9 @@ def load_ratings(db, study_id: int | None = None, history: bool = False):
     import pandas as pd
 
     where = _pair_filter(study_id)
-    pairs = db.execute("SELECT rowid, id, prompt_id, ordinary_generation_id, assisted_generation_id FROM pairs "
-                       f"WHERE {where} ORDER BY rowid").fetchall()
+    pairs = db.execute(
+        "SELECT rowid, id, prompt_id, ordinary_generation_id, assisted_generation_id, "
+        f"{IDENTICAL.format(p='pairs.')} FROM pairs WHERE {where} ORDER BY rowid").fetchall()
     rowids = np.array([p[0] for p in pairs], np.int64)
     prompts = sorted({p[2] for p in pairs})
     prompt_index = {p: i for i, p in enumerate(prompts)}
@@ -122,7 +135,8 @@ def load_ratings(db, study_id: int | None = None, history: bool = False):
         raters=[str(x) for x in rater_names], pair_ids=[p[1] for p in pairs],
         pair_prompt=np.array([prompt_index[p[2]] for p in pairs], np.int64), prompts=prompts,
         pair_generation=dict(zip(PATHS, (np.array([p[3] or -1 for p in pairs], np.int64),
-                                         np.array([p[4] or -1 for p in pairs], np.int64)))))
+                                         np.array([p[4] or -1 for p in pairs], np.int64)))),
+        pair_identical=np.array([bool(p[5]) for p in pairs], bool))
     if not history:
         return data
     # a blind row stops being current when a blind row superseding it is stored (the current_ratings view)

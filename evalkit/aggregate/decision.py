@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from .verdict import Condition, Decision, Verdict
+from .verdict import Condition, Decision, Verdict, complete_count
 
 FROZEN = "decision on the planned sample"
 AFTER = "after the decision: not the decision"
@@ -79,7 +79,7 @@ def _completion(history, gold_history, values: dict, excluded_at) -> tuple[int, 
         gone = [names[x] for x in excluded if x in names]
         if gone:
             keep &= ~np.isin(rows.rater, gone)
-        return int((np.bincount(rows.pair[keep], minlength=rows.n_pairs) >= per_pair).sum()) >= planned
+        return complete_count(rows.select(keep), per_pair) >= planned
 
     gold_ids = np.array([], np.int64) if gold_history is None else np.unique(gold_history["rating_id"].to_numpy())
     study_ids = np.unique(rows.rating_id)
@@ -127,8 +127,7 @@ def freeze(db, study, values: dict, confidence: float, resamples: int, tolerance
     if values.get("planned_pairs", 0) <= 0:
         return None
     if current is not None:  # every rater counted, the count only grows with time: below the plan now, never above
-        full = np.bincount(current.pair, minlength=current.n_pairs) >= values["min_ratings_per_pair"]
-        if int(full.sum()) < values["planned_pairs"]:
+        if complete_count(current, values["min_ratings_per_pair"]) < values["planned_pairs"]:
             return None
     history = load_ratings(db, study.id, history=True)
     min_gold = values.get("min_gold_accuracy", 0.0) or 0.0
@@ -153,8 +152,8 @@ def freeze(db, study, values: dict, confidence: float, resamples: int, tolerance
     else:  # a benchmark or pool stored after completion does not count
         speed = timing(db, tolerance, resamples, study_id=study.id, before=completed_at)[2]
     fidelity = fidelity_rows(sample, confidence, resamples, values["margin"], values["claim"], pair_screen(db, ratings),
-                             values.get("ppi") == "on", completed_at)
-    verdict = decide(values, fidelity, speed, complete, ratings.n_pairs)
+                             values.get("ppi") == "on", completed_at, interval=values["interval"])
+    verdict = decide(values, fidelity, speed, complete, ratings.n_pairs, int(ratings.identical.sum()))
     insert_decision(db, study.id, {
         "completed_at": completed_at, "completed_rating_id": at, "gate_hash": study.gate_hash,
         "decision": verdict.decision, "sample": [int(i) for i in sample.rating_id], "excluded": excluded,

@@ -109,17 +109,25 @@ def apply(row: dict, sample: RatingData, criterion: str, screen: PairScreen | No
                            "random subset of the pool")
         return row
     o, a = sample.code(PATHS[0], criterion), sample.code(PATHS[1], criterion)
-    valid = (o != MISSING) & (a != MISSING)
+    # Identical pairs (the same tokens on both sides) are never served, so they are not in the random subset the
+    # raters rate: PPI runs on the pairs whose outputs differ, and the identical ones, whose difference is exactly 0,
+    # then scale the estimate and both ends by the differing pairs' share of the pool (which is known, not estimated).
+    identical = sample.identical
+    f = screen.difference(criterion, before)
+    in_pool = ~np.isnan(f)
+    differing_share = float((in_pool & ~identical).sum() / in_pool.sum()) if in_pool.any() else 1.0
+    f[identical] = np.nan
+    valid = (o != MISSING) & (a != MISSING) & ~identical[sample.pair]
     x = (a == answer_code("p")).astype(np.int8) - (o == answer_code("p")).astype(np.int8)
     _labels, pair_group, rater_key, _ = groupings(sample)[0]
-    res = ppi_paired_difference(x[valid], sample.pair[valid], rater_key[valid], pair_group,
-                                screen.difference(criterion, before), 1, confidence, raters_in_general)
+    res = ppi_paired_difference(x[valid], sample.pair[valid], rater_key[valid], pair_group, f, 1, confidence,
+                                raters_in_general)
     if np.isnan(res["low"][0]):
         row["ppi_note"] = "the pre-screen did not judge every rated pair"
         return row
-    row.update({"ppi": True, "difference": float(res["difference"][0]), "ci_low": float(res["low"][0]),
-                "ci_high": float(res["high"][0]), "ppi_lambda": float(res["lambda"][0]),
-                "ppi_unrated_pairs": int(res["unrated_pairs"][0])})
+    row.update({"ppi": True, "difference": differing_share * float(res["difference"][0]),
+                "ci_low": differing_share * float(res["low"][0]), "ci_high": differing_share * float(res["high"][0]),
+                "ppi_lambda": float(res["lambda"][0]), "ppi_unrated_pairs": int(res["unrated_pairs"][0])})
     return row
 
 

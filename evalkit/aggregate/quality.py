@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..task.criteria import CRITERIA
 from ..stats import (
-    cohen_kappa_binary, krippendorff_alpha_counts, mcnemar_exact, paired_difference, wilson_array, z_for,
+    T_FLOOR, cohen_kappa_binary, krippendorff_alpha_counts, mcnemar_exact, paired_difference, wilson_array, z_for,
 )
 from ..stats import proportions_from_counts as stats_proportions
 from .data import ALL, MISSING, PATHS, RatingData, answer_code, groupings
@@ -70,27 +70,30 @@ def _x(ratings: RatingData, criterion: str):
 
 
 def difference_rows(ratings: RatingData, criterion: str, grouping, confidence: float, resamples: int,
-                    raters_in_general: bool = True) -> list:
+                    raters_in_general: bool = True, interval: str = T_FLOOR) -> list:
     """paired_difference for one criterion, one study per group (a pair lies in one group); raters_in_general:
-    the gate's claim (rater differences in the interval) or not (these raters only)."""
+    the gate's claim (rater differences in the interval) or not (these raters only); interval: the gate's. The
+    pairs `ratings.pair_identical` marks enter as exact zeros (and any ratings of them are left out);
+    ordinary_rate and assisted_rate are over the rated pairs."""
     import numpy as np
 
     labels, pair_group, rater_key, _rater_group = grouping
+    ident = ratings.identical
     x, valid = _x(ratings, criterion)
+    valid = valid & ~ident[ratings.pair]
     if not valid.all():
         x, pair, rater_key = x[valid], ratings.pair[valid], rater_key[valid]
     else:
         pair = ratings.pair
     res = paired_difference(x, pair, rater_key, pair_group, len(labels), confidence, resamples,
-                            raters_in_general=raters_in_general)
+                            raters_in_general=raters_in_general, identical=ident, interval=interval)
     r_p = np.bincount(pair, minlength=ratings.n_pairs)
     rated = r_p > 0
     r_safe = np.where(rated, r_p, 1)
-    o_pair = np.bincount(pair, weights=ratings.passed(ORDINARY, criterion)[valid] if not valid.all()
-                         else ratings.passed(ORDINARY, criterion), minlength=ratings.n_pairs) / r_safe
-    a_pair = np.bincount(pair, weights=ratings.passed(ASSISTED, criterion)[valid] if not valid.all()
-                         else ratings.passed(ASSISTED, criterion), minlength=ratings.n_pairs) / r_safe
-    n = np.bincount(pair_group, weights=rated, minlength=len(labels))
+    o_pair = np.bincount(pair, weights=ratings.passed(ORDINARY, criterion)[valid], minlength=ratings.n_pairs) / r_safe
+    a_pair = np.bincount(pair, weights=ratings.passed(ASSISTED, criterion)[valid], minlength=ratings.n_pairs) / r_safe
+    n_rated = np.bincount(pair_group, weights=rated, minlength=len(labels))
+    n = res["pairs"]
     o_rate = np.bincount(pair_group, weights=o_pair, minlength=len(labels))
     a_rate = np.bincount(pair_group, weights=a_pair, minlength=len(labels))
     study = pair_group[pair]
@@ -100,10 +103,15 @@ def difference_rows(ratings: RatingData, criterion: str, grouping, confidence: f
     for i, label in enumerate(labels):
         if n[i] == 0:
             continue
+        rated_i = max(n_rated[i], 1)
         rows.append({
-            "prompt_id": label, "criterion": criterion, "pairs": int(n[i]), "ratings": int(res["ratings"][i]),
-            "ordinary_rate": o_rate[i] / n[i], "assisted_rate": a_rate[i] / n[i], "difference": res["difference"][i],
+            "prompt_id": label, "criterion": criterion, "pairs": int(n[i]), "identical": int(res["identical"][i]),
+            "ratings": int(res["ratings"][i]),
+            "ordinary_rate": o_rate[i] / rated_i if n_rated[i] else None,
+            "assisted_rate": a_rate[i] / rated_i if n_rated[i] else None, "difference": res["difference"][i],
             "ci_low": res["low"][i], "ci_high": res["high"][i],
+            "t_low": res["t_low"][i], "t_high": res["t_high"][i], "t_df": res["t_df"][i],
+            "score_low": res["score_low"][i], "score_high": res["score_high"][i],
             "tango_low": res["tango_low"][i], "tango_high": res["tango_high"][i],
             "bootstrap_low": res["bootstrap_low"][i], "bootstrap_high": res["bootstrap_high"][i],
             "two_way_low": res["two_way_low"][i], "two_way_high": res["two_way_high"][i],
@@ -113,26 +121,34 @@ def difference_rows(ratings: RatingData, criterion: str, grouping, confidence: f
     return rows
 
 
-DIFF_COLUMNS = ["prompt_id", "criterion", "pairs", "ratings", "ordinary_rate", "assisted_rate", "difference", "ci_low",
-                "ci_high", "tango_low", "tango_high", "bootstrap_low", "bootstrap_high", "two_way_low", "two_way_high",
-                "two_way_df", "raters", "ordinary_only", "assisted_only", "mcnemar_p_ratings"]
+DIFF_COLUMNS = ["prompt_id", "criterion", "pairs", "identical", "ratings", "ordinary_rate", "assisted_rate",
+                "difference", "ci_low", "ci_high", "t_low", "t_high", "t_df", "score_low", "score_high", "tango_low",
+                "tango_high", "bootstrap_low", "bootstrap_high", "two_way_low", "two_way_high", "two_way_df", "raters",
+                "ordinary_only", "assisted_only", "mcnemar_p_ratings"]
 
 
 def paired_differences(ratings: RatingData, confidence: float = 0.95, resamples: int = 2000,
-                       raters_in_general: bool = True):
+                       raters_in_general: bool = True, interval: str = T_FLOOR):
     """Per prompt (and all) and criterion: assisted - ordinary pass rate with every pair weighted once (the mean of
-    its raters), and the gate's interval (ci_low, ci_high: the union of Tango's score interval, the pair bootstrap
-    and the two-way cluster-robust interval, for the gate's claim: two_way_df is the t's degrees of freedom, inf
-    for the normal quantile of the claim about these raters; each part in its own columns). The exact McNemar
-    p-value over ratings (ordinary_only / assisted_only are rating counts) treats ratings as independent: for
-    reference only."""
+    its raters; pairs with identical outputs as exact zeros, in the pool's proportion to the pairs rated so far:
+    verdict.with_identical), and the gate's interval (ci_low, ci_high: for the gate's `interval` and claim; each
+    part in its own columns: t_* the two-way CR2 t interval on t_df degrees of freedom, score_* the score floor,
+    tango_*, bootstrap_* and two_way_* the previous version's union; two_way_df is inf for the normal quantile of
+    the claim about these raters). The exact McNemar p-value over ratings (ordinary_only / assisted_only are
+    rating counts) treats ratings as independent: for reference only."""
+    import numpy as np
     import pandas as pd
+
+    from .verdict import with_identical
 
     rows = []
     if len(ratings):
+        ident = ratings.identical
+        rated = ratings.select(~ident[ratings.pair]) if ident.any() else ratings
+        ratings = with_identical(rated, int((np.bincount(rated.pair, minlength=rated.n_pairs) > 0).sum()))
         for grouping in groupings(ratings):
             for c in CRITERIA:
-                rows += difference_rows(ratings, c, grouping, confidence, resamples, raters_in_general)
+                rows += difference_rows(ratings, c, grouping, confidence, resamples, raters_in_general, interval)
     df = pd.DataFrame(rows, columns=DIFF_COLUMNS)
     if len(df):  # all first, then prompts, criteria in their fixed order
         df["_c"] = df["criterion"].map(CRITERIA.index)

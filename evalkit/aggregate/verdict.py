@@ -5,15 +5,20 @@ sample, fixed in advance (decision_sample), and every look before it is interim.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
+from ..stats import T_FLOOR
 from ..study.gate import GENERAL, claim_text, raters_ok
 from ..task.criteria import CRITERIA, title
 from .data import RatingData, deciding_experiment, groupings
 from .quality import difference_rows
 
 INTERIM = "interim look, not a decision"
+# what "decided" means for a pair (the planned sample counts decided pairs)
+DECIDED = ("a pair whose texts differ once it has {per_pair} current ratings; a pair with identical outputs without "
+           "raters, its difference exactly 0, in the pool's proportion")
 
 
 class Decision(StrEnum):
@@ -95,15 +100,64 @@ def frozen_gate(db, study=None) -> tuple[dict | None, list[str]]:
     return frozen, notes
 
 
-def decision_sample(ratings: RatingData, ratings_per_pair: int, planned_pairs: int):
-    """The ratings the fidelity gate decides on, fixed in advance so that later ratings cannot move a decision:
-    the first `planned_pairs` pairs to reach `ratings_per_pair` current ratings (all such pairs when the size is
-    not planned), each with its first `ratings_per_pair` current ratings (by time of storing).
-    Returns (the selected ratings, number of complete pairs)."""
+def identical_quota(rated: int, identical: int, differing: int) -> int:
+    """How many identical pairs enter beside `rated` pairs whose texts differ: the pool's proportion,
+    round(rated x identical / differing), at most the pool's identical pairs (all of them when none differs).
+
+    Why a proportion: identical pairs are decided when the pool is built, rated pairs one by one. Taking every
+    identical pair at once would give them a larger share of an interim or decision sample than of the pool, and
+    shrink the estimated difference towards 0 (with half the pool identical and a 10% reserve, a drop of the margin
+    would read as 0.9 of it); in the pool's proportion, the sample's mean estimates the pool's."""
+    if differing <= 0:
+        return identical
+    return min(identical, int(math.floor(rated * identical / differing + 0.5)))
+
+
+def with_identical(ratings: RatingData, rated: int) -> RatingData:
+    """`ratings` with pair_identical marking the identical pairs that enter beside `rated` rated pairs: the first
+    identical_quota of them in the order of their pair ids (unguessable random tokens: a random order, not the
+    pool's, which runs prompt by prompt)."""
     import numpy as np
 
-    if not len(ratings):
-        return ratings, 0
+    ident = ratings.identical
+    chosen = np.zeros(ratings.n_pairs, bool)
+    k = identical_quota(rated, int(ident.sum()), int((~ident).sum()))
+    if k:
+        where = np.flatnonzero(ident)
+        order = np.argsort(np.array([ratings.pair_ids[i] for i in where], dtype=object), kind="stable")
+        chosen[where[order[:k]]] = True
+    return RatingData(ratings.rating_id, ratings.pair, ratings.rater, ratings.answers, ratings.raters,
+                      ratings.pair_ids, ratings.pair_prompt, ratings.prompts, ratings.pair_generation, chosen)
+
+
+def complete_count(ratings: RatingData, ratings_per_pair: int) -> int:
+    """Decided pairs: those whose texts differ with `ratings_per_pair` current ratings, and beside them the
+    identical pairs in the pool's proportion (identical_quota). The planned sample is complete when this reaches
+    planned_pairs."""
+    import numpy as np
+
+    ident = ratings.identical
+    full = int(((np.bincount(ratings.pair, minlength=ratings.n_pairs) >= ratings_per_pair) & ~ident).sum())
+    return full + identical_quota(full, int(ident.sum()), int((~ident).sum()))
+
+
+def decision_sample(ratings: RatingData, ratings_per_pair: int, planned_pairs: int):
+    """The pairs the fidelity gate decides on, fixed in advance so that later ratings cannot move a decision.
+
+    Pairs whose texts differ: the first to reach `ratings_per_pair` current ratings, each with its first
+    `ratings_per_pair` current ratings (by time of storing). Identical pairs need no rating: beside k rated pairs
+    the sample holds identical_quota(k) of them (the pool's proportion; with_identical says which). The sample is
+    complete when the two together reach `planned_pairs`: it takes the fewest rated pairs that do (all complete
+    pairs when the size is not planned). Ratings of identical pairs (stored before they left the queue) never
+    count. Returns (the selected ratings, with pair_identical marking the identical pairs in the sample; decided
+    pairs, complete_count)."""
+    import numpy as np
+
+    ident = ratings.identical
+    if ident.any() and len(ratings):
+        ratings = ratings.select(~ident[ratings.pair])
+    n_ident, n_differ = int(ident.sum()), int((~ident).sum())
+    decided = complete_count(ratings, ratings_per_pair)
     order = np.lexsort((ratings.rating_id, ratings.pair))
     pair_sorted = ratings.pair[order]
     starts = np.flatnonzero(np.r_[True, pair_sorted[1:] != pair_sorted[:-1]])
@@ -115,21 +169,31 @@ def decision_sample(ratings: RatingData, ratings_per_pair: int, planned_pairs: i
     last = rank == ratings_per_pair - 1
     done_at[pair_sorted[last]] = ratings.rating_id[order][last]
     chosen = complete[np.argsort(done_at[complete], kind="stable")]
-    if planned_pairs:
-        chosen = chosen[:planned_pairs]
+    k = len(chosen)
+    if planned_pairs:  # the fewest rated pairs that, with their identical ones, reach the plan
+        for k in range(min(len(chosen), planned_pairs) + 1):
+            if k + identical_quota(k, n_ident, n_differ) >= planned_pairs:
+                break
+        chosen = chosen[:k]
     in_sample = np.zeros(ratings.n_pairs, bool)
     in_sample[chosen] = True
     keep = np.zeros(len(ratings), bool)
     keep[order] = (rank < ratings_per_pair) & in_sample[pair_sorted]
-    return ratings.select(keep), len(complete)
+    sample = with_identical(ratings.select(keep), k)
+    if planned_pairs and k + int(sample.identical.sum()) > planned_pairs:  # rounding: exactly the plan
+        extra = np.flatnonzero(sample.identical)[planned_pairs - k:]
+        sample.pair_identical[extra] = False
+    return sample, decided
 
 
 def fidelity_rows(sample: RatingData, confidence: float, resamples: int, margin: float,
-                  claim: str = GENERAL, screen=None, ppi: bool = False, before: str | None = None) -> list[dict]:
-    """The gate's analysis per criterion on the decision sample (pooled over prompts), for the gate's claim:
-    about raters in general (rater differences in the interval) or these raters only. Then, its own step, the
-    pre-screen (`screen`: aggregate.ppi.PairScreen of the sample's pairs): prediction-powered inference where `ppi`
-    (the gate's ppi = "on"), its agreement with the raters always (`before`: pairs made later are no part of it)."""
+                  claim: str = GENERAL, screen=None, ppi: bool = False, before: str | None = None,
+                  interval: str = T_FLOOR) -> list[dict]:
+    """The gate's analysis per criterion on the decision sample (pooled over prompts; its identical pairs as exact
+    zeros), for the gate's claim: about raters in general (rater differences in the interval) or these raters
+    only, on the gate's interval. Then, its own step, the pre-screen (`screen`: aggregate.ppi.PairScreen of the
+    sample's pairs): prediction-powered inference where `ppi` (the gate's ppi = "on"), its agreement with the
+    raters always (`before`: pairs made later are no part of it)."""
     from ..study.gate import fidelity_ok
     from .ppi import apply
 
@@ -137,7 +201,7 @@ def fidelity_rows(sample: RatingData, confidence: float, resamples: int, margin:
     if not len(sample):
         return rows
     for c in CRITERIA:
-        r = difference_rows(sample, c, groupings(sample)[0], confidence, resamples, claim == GENERAL)
+        r = difference_rows(sample, c, groupings(sample)[0], confidence, resamples, claim == GENERAL, interval)
         if r:
             r = apply(r[0], sample, c, screen, ppi, confidence, claim == GENERAL, before)
             r["margin"] = margin
@@ -149,12 +213,15 @@ def fidelity_rows(sample: RatingData, confidence: float, resamples: int, margin:
 def interval_text(r: dict, confidence: float) -> str:
     ppi = (f" (prediction-powered, with the pre-screen on {r['ppi_unrated_pairs']} more pairs)" if r.get("ppi")
            else "")
-    return (f"{title(r['criterion'])} {r['difference']:+.3f}, {confidence:.0%} CI [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}] "
-            f"over {r['pairs']} pairs and {r['raters']} raters{ppi}")
+    same = f" ({r['identical']} identical, decided without raters)" if r.get("identical") else ""
+    return (f"{title(r['criterion'])} {r['difference']:+.3f}, {confidence:.0%} CI [{r['ci_low']:+.3f}, "
+            f"{r['ci_high']:+.3f}] over {r['pairs']} pairs{same} and {r['raters']} raters{ppi}")
 
 
-def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs: int, n_pairs: int) -> Verdict:
-    """KEEP, DROP or INSUFFICIENT DATA with one reason per gate condition. `speed`: the aggregate's Speed."""
+def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs: int, n_pairs: int,
+           identical: int = 0) -> Verdict:
+    """KEEP, DROP or INSUFFICIENT DATA with one reason per gate condition. `speed`: the aggregate's Speed;
+    identical: the pool's pairs with identical outputs (decided without raters)."""
     if gate_values is None:
         return Verdict(Decision.INSUFFICIENT_DATA, True, INTERIM, [Condition("gate", None, "no frozen release gate")],
                        fidelity)
@@ -171,14 +238,20 @@ def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs
         interim = True
         conditions.append(Condition("planned sample", None,
                                     f"{INTERIM}: {complete_pairs} of the {planned} planned pairs have {per_pair} current "
-                                    "ratings"))
+                                    "ratings" if not identical else
+                                    f"{INTERIM}: {complete_pairs} of the {planned} planned pairs are decided ({DECIDED})"
+                                    .format(per_pair=per_pair)))
     else:
         interim = False
+        same = max((int(r.get("identical", 0)) for r in fidelity), default=0)
+        later = f" ({complete_pairs - planned} later pairs are in the tables only)" if complete_pairs > planned else ""
         conditions.append(Condition("planned sample", True,
-                                    f"{planned} planned pairs have {per_pair} current ratings; the decision uses the first "
-                                    f"{planned} to complete, each with its first {per_pair} ratings"
-                                    + (f" ({complete_pairs - planned} later pairs are in the tables only)"
-                                       if complete_pairs > planned else "")))
+                                    f"{planned} planned pairs have {per_pair} current ratings; the decision uses the "
+                                    f"first {planned} to complete, each with its first {per_pair} ratings{later}"
+                                    if not identical else
+                                    f"{planned} planned pairs are decided ({DECIDED}); the decision uses {planned - same} "
+                                    f"rated pairs, the first to complete, each with its first {per_pair} ratings, and "
+                                    f"{same} identical pairs{later}".format(per_pair=per_pair)))
     lo = speed.speedup_ci95[0] if speed.speedup_ci95 else None
     conditions.append(Condition("speed-up", None if lo is None else lo >= g["min_speedup_ci_low"],
                                 "no speed-up measured over comparable outputs" if lo is None else

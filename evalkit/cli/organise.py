@@ -32,10 +32,12 @@ from .common import config_option, db_file, db_option, fail_as_the_app, fail_cle
 @click.option("--studies", type=int, default=400, show_default=True, help="Simulated studies per size in the search.")
 @click.option("--confirm", type=int, default=2000, show_default=True,
               help="Fresh simulated studies that confirm the power and check the false-KEEP rate (at least 2000).")
+@click.option("--interval", type=click.Choice(["t with score floor", "union with tango"]), default=None,
+              help="The interval the simulated studies are judged on (default: the gate's `interval`).")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 @fail_clearly
 def plan(config_path, db_path, margin, power, pass_rate, raters_per_pair, raters, pair_correlation, rater_sd,
-         rater_path_sd, studies, confirm, as_json):
+         rater_path_sd, studies, confirm, interval, as_json):
     """How many rated pairs the fidelity gate needs: the planned_pairs line for the gate file.
 
     Simulates whole studies through the very analysis the gate runs and reports, per number of
@@ -44,7 +46,8 @@ def plan(config_path, db_path, margin, power, pass_rate, raters_per_pair, raters
     fresh studies (power with its Monte-Carlo interval), and checks the false-KEEP rate when one
     criterion truly drops by the margin: a plan whose false-KEEP rate exceeds the one-sided
     level beyond Monte-Carlo error is refused (exit status 1, no planned_pairs line). Uses the
-    database's pre-screen pass rates, identical-output share, and from its ratings (a pilot) the
+    database's pre-screen pass rates, identical-output share (identical pairs are decided without
+    raters, so they count in planned_pairs but cost no rating), and from its ratings (a pilot) the
     raters' agreement, the pair correlation and the raters' main and rater x path spreads.
     Run it, and freeze its line in the gate file, before rating starts.
     """
@@ -54,7 +57,8 @@ def plan(config_path, db_path, margin, power, pass_rate, raters_per_pair, raters
 
     result, gate = plan_from_config(load_cfg(config_path), db_path, margin=margin, power=power, pass_rate=pass_rate,
                                     raters_per_pair=raters_per_pair, raters=raters, pair_correlation=pair_correlation,
-                                    rater_sd=rater_sd, rater_path_sd=rater_path_sd, studies=studies, confirm=confirm)
+                                    rater_sd=rater_sd, rater_path_sd=rater_path_sd, studies=studies, confirm=confirm,
+                                    interval=interval)
     if as_json:
         click.echo(json.dumps(result.to_json() | {"gate": asdict(gate)}, ensure_ascii=False, indent=2))
     else:

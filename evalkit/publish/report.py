@@ -208,6 +208,8 @@ def verdict_html(agg: Aggregate, prov: Provenance | None = None) -> str:
     label = f" ({html.escape(v.label)})" if v.interim else ""
     claim = (f"<p>{html.escape(v.claim)}</p>" if v.claim else "") + (
         f'<p class="ppi">{html.escape(v.ppi)}</p>' if getattr(v, "ppi", "") else "")
+    if same := (agg.identical_line() if hasattr(agg, "identical_line") else ""):
+        claim += f'<p class="identical">{html.escape(same)}</p>'
     study = getattr(agg, "study", None)
     head = f'<p class="study">Shown: {html.escape(study.label())}.</p>' if study is not None else ""
     frozen = getattr(agg, "frozen", None)

@@ -27,6 +27,7 @@ from .identity import InputError, clean_name, clean_text
 from ..task.criteria import CRITERIA, title
 from ..records import GenerationPath
 from ..store import PairFull, claim_pair, insert_rating, now
+from ..study.pairs import IDENTICAL
 
 VALUES = ("pass", "fail", "unsure")
 PREFERENCES = ("A", "B", "tie")
@@ -113,12 +114,16 @@ def _pair(db, pair_id: str) -> dict:
 # interpreter lock, which costs most when the app is busy).
 # Only the latest study's pairs are served (evalkit.study.studies): a new study's raters never spend ratings on an earlier one.
 _LATEST_STUDY = """(SELECT study_id FROM experiments WHERE id = p.experiment_id) IS (SELECT MAX(id) FROM studies)"""
+# Pairs whose two outputs are the same tokens are decided without raters (each criterion's difference is exactly 0;
+# aggregate.verdict counts them): no rater's time is spent on them.
+_IDENTICAL = IDENTICAL.format(p="p.")
 _OPEN = f"""
     SELECT p.id, COALESCE(c.n, 0) AS n FROM pairs p
     LEFT JOIN (SELECT pair_id, COUNT(*) AS n FROM current_ratings GROUP BY pair_id) c ON c.pair_id = p.id
     WHERE COALESCE(c.n, 0) < :quota AND p.id NOT IN (SELECT pair_id FROM ratings WHERE rater = :rater)
       AND {_LATEST_STUDY}
-      AND p.id NOT IN (SELECT pair_id FROM closed_pairs)"""
+      AND p.id NOT IN (SELECT pair_id FROM closed_pairs)
+      AND NOT {_IDENTICAL}"""
 
 # The same, counting the pairs other raters hold on screen (an unexpired assignment they have not answered) as
 # taken: raters arriving at once are spread over pairs instead of all getting the one that needs a rating.
@@ -444,4 +449,5 @@ def counts(db, ratings_per_pair: int) -> dict:
         "skips": db.execute(f"SELECT COUNT(*) FROM ratings WHERE kind = 'skip' AND {in_study}").fetchone()[0],
         "raters": db.execute(f"SELECT COUNT(DISTINCT rater) FROM ratings WHERE {in_study}").fetchone()[0],
         "pairs_complete": sum(1 for n in per_pair.values() if n >= ratings_per_pair),
+        "identical": db.execute(f"SELECT COUNT(*) FROM pairs p WHERE {_LATEST_STUDY} AND {_IDENTICAL}").fetchone()[0],
     }

@@ -5,22 +5,22 @@
     speedup      the speed-up over prompts with its bootstrap, Leviathan et al.'s prediction
     clustered    cluster-aware inference for ratings (the pair and the rater as units): Tango's interval, the
                  exact pair bootstrap, cluster-robust variances (CR1, and two-way CR2 with its degrees of
-                 freedom), the gate's paired difference
+                 freedom), the score floor on the pair means' moments, the gate's paired difference
     ppi          prediction-powered inference (PPI++) of the paired difference: the pre-screen on every pooled pair,
                  corrected by the raters on a random subset
 """
 
 from .agreement import cohen_kappa, cohen_kappa_binary, krippendorff_alpha_counts, krippendorff_alpha_nominal
 from .clustered import (
-    MIN_RATERS_TWO_WAY, cluster_variance, clustered_proportions, cr2_two_way, lattice_bootstrap_interval,
-    paired_difference, proportions_from_counts, tango_interval,
+    INTERVALS, MIN_RATERS_TWO_WAY, T_FLOOR, UNION, cluster_variance, clustered_proportions, cr2_two_way, lattice_bootstrap_interval,
+    paired_difference, proportions_from_counts, score_floor, tango_interval,
 )
 from .descriptive import iqr, mcnemar_exact, median, t_quantile, wilson, wilson_array, z_for
 from .speedup import alpha_from_tokens_per_pass, expected_tokens_per_pass, speedup_over_prompts, theoretical_speedup
 
 __all__ = [
-    "MIN_RATERS_TWO_WAY", "alpha_from_tokens_per_pass", "cluster_variance", "clustered_proportions", "cohen_kappa",
+    "INTERVALS", "MIN_RATERS_TWO_WAY", "T_FLOOR", "UNION", "alpha_from_tokens_per_pass", "cluster_variance", "clustered_proportions", "cohen_kappa",
     "cohen_kappa_binary", "cr2_two_way", "expected_tokens_per_pass", "iqr", "krippendorff_alpha_counts",
     "krippendorff_alpha_nominal", "lattice_bootstrap_interval", "mcnemar_exact", "median", "paired_difference",
-    "proportions_from_counts", "speedup_over_prompts", "t_quantile", "tango_interval", "theoretical_speedup", "wilson", "wilson_array", "z_for",
+    "proportions_from_counts", "score_floor", "speedup_over_prompts", "t_quantile", "tango_interval", "theoretical_speedup", "wilson", "wilson_array", "z_for",
 ]

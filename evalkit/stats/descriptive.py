@@ -133,12 +133,14 @@ def t_quantile(p, df):
         keys, inverse = np.unique(np.stack([flat_p[finite], flat_df[finite]]), axis=1, return_inverse=True)
         pairs = [(float(q), float(nu)) for q, nu in keys.T]
         new = [k for k in pairs if k not in _T_QUANTILES]
-        if new:
+        solved = {k: _T_QUANTILES[k] for k in pairs if k in _T_QUANTILES}
+        if new:  # (a data-dependent df, one per study, can bring more than the cache holds: read them from here)
             q, nu = np.array(new).T
-            _T_QUANTILES.update(zip(new, _t_quantile_solve(q, nu).tolist()))
+            solved.update(zip(new, _t_quantile_solve(q, nu).tolist()))
+            _T_QUANTILES.update(solved)
             while len(_T_QUANTILES) > 4096:
                 _T_QUANTILES.pop(next(iter(_T_QUANTILES)))
-        out[finite] = np.array([_T_QUANTILES[k] for k in pairs])[inverse.ravel()]
+        out[finite] = np.array([solved[k] for k in pairs])[inverse.ravel()]
     return out.reshape(p.shape)
 
 

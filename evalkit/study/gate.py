@@ -27,7 +27,8 @@ class Gate:
     max_extra_memory_mb: float = 1024.0
     # A pair counts towards the sample once it has this many current ratings.
     min_ratings_per_pair: int = 3
-    # Pairs (each with min_ratings_per_pair ratings) the decision waits for; from `evalkit plan`. Before that
+    # Decided pairs the decision waits for (a pair whose outputs differ once it has min_ratings_per_pair ratings;
+    # identical outputs without raters, in the pool's proportion); from `evalkit plan`. Before that
     # every look is an interim look and the verdict INSUFFICIENT DATA. 0 = not planned: no decision.
     planned_pairs: int = 0
     # Raters whose accuracy on gold (check) pairs is below this are left out of every table and the verdict
@@ -41,6 +42,12 @@ class Gate:
     # Distinct raters the decision sample needs for a claim about raters in general; fewer gives INSUFFICIENT DATA.
     # Below about 10 a rater variance is too unstable for any small-sample correction to rescue.
     min_raters: int = 10
+    # The interval each criterion's non-inferiority is judged on. "t with score floor": the two-way CR2 variance
+    # of the pair means with Student's t on its Satterthwaite degrees of freedom, floored by Tango's score interval
+    # on the pair means' moments (never zero width, even when every answer agrees). "union with tango": the
+    # previous version's union of Tango on rater-averaged counts, the pair bootstrap and the CR2 part on the
+    # raters' degrees of freedom (wider: Tango bounds the variance by E|d|, not E[d^2]).
+    interval: str = "t with score floor"
     # Prediction-powered inference (PPI++): "on" narrows each criterion's interval with the rule pre-screen's answers
     # on every pooled pair, corrected by the raters' answers on the rated pairs (valid whatever the pre-screen's
     # accuracy or bias; needs the queue's random order, stored with the pool). "off": the raters' answers alone.
@@ -59,7 +66,8 @@ RANGES = {
     "min_raters": (2, None, True, True),
 }
 # the values a text key may take
-CHOICES = {"claim": ("raters in general", "these raters"), "ppi": ("on", "off")}
+CHOICES = {"claim": ("raters in general", "these raters"), "ppi": ("on", "off"),
+           "interval": ("t with score floor", "union with tango")}
 GENERAL = CHOICES["claim"][0]
 
 
@@ -125,7 +133,9 @@ def gate_snapshot(path: Path | None = None) -> dict:
 # Keys whose default changed what a gate decides, with the value that keeps the meaning a gate had when a version
 # that did not know the key froze it: such a study keeps its conditional claim rather than gaining a new
 # requirement (min_raters) after the fact. A snapshot frozen by a version that knew the key stores it in "values".
-LEGACY = {"claim": "these raters", "ppi": "off"}
+# A study frozen before a key existed keeps what it was planned for: the conditional claim, no PPI, and (its
+# planned_pairs sized for it) the union with Tango.
+LEGACY = {"claim": "these raters", "ppi": "off", "interval": "union with tango"}
 
 
 def frozen_values(snapshot: dict) -> dict:

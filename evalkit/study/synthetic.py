@@ -139,14 +139,14 @@ def build_study(db, spec: SyntheticStudy) -> dict:
         return exp
 
     exp = insert_together(db, write)
-    return {"experiment_id": exp, "pairs": n, "ratings": spec.pairs * r}
+    return {"experiment_id": exp, "pairs": n, "ratings": len(sim["pair"])}
 
 
 def _ratings(db, spec: SyntheticStudy, sim: dict, pair_ids, sides, rng, stamp: str) -> None:
     import numpy as np
 
     r = spec.raters_per_pair
-    total = spec.pairs * r
+    total = len(sim["pair"])  # identical pairs and unrated pairs have no ratings
 
     def answers(seen):
         out = np.where(seen, "pass", "fail").astype(object)
@@ -217,8 +217,8 @@ def _bench(db, spec: SyntheticStudy, rng, stamp: str, gate: dict) -> int:
 
 def gate_file_text(planned_pairs: int, margin: float = 0.05, confidence: float = 0.95, min_ratings_per_pair: int = 3,
                    min_speedup_ci_low: float = 1.1, max_extra_memory_mb: float = 1024, claim: str | None = None,
-                   min_raters: int | None = None, ppi: str | None = None) -> str:
-    """A gate file for synthetic studies and tests (claim and min_raters: the gate's defaults unless given)."""
+                   min_raters: int | None = None, ppi: str | None = None, interval: str | None = None) -> str:
+    """A gate file for synthetic studies and tests (claim, min_raters, ppi, interval: the gate's defaults unless given)."""
     return "\n".join([
         f"min_speedup_ci_low = {min_speedup_ci_low}",
         f"margin = {margin}",
@@ -229,6 +229,7 @@ def gate_file_text(planned_pairs: int, margin: float = 0.05, confidence: float =
         *([f'claim = "{claim}"'] if claim is not None else []),
         *([f"min_raters = {min_raters}"] if min_raters is not None else []),
         *([f'ppi = "{ppi}"'] if ppi is not None else []),
+        *([f'interval = "{interval}"'] if interval is not None else []),
         "",
     ])
 

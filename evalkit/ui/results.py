@@ -32,6 +32,7 @@ def counts_markdown(c: dict, ratings_per_pair: int) -> str:
         "| --- | ---: |",
         f"| pairs in the pool | {c['pairs']} |",
         f"| pairs with {ratings_per_pair} ratings (complete) | {c['pairs_complete']} |",
+        f"| pairs with identical outputs (decided without raters: difference exactly 0) | {c.get('identical', 0)} |",
         f"| current ratings | {c['ratings']} |",
         f"| corrections | {c['corrections']} |",
         f"| skips | {c['skips']} |",

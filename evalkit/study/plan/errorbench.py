@@ -7,8 +7,10 @@ margin), each with its 95% Monte-Carlo interval; and the same criterion's non-in
 Criteria are independent in the model, so the criteria that do not drop are drawn once per cell, in the
 no-drop run, and shared by its three drop levels (as plan_study does).
 
-Beside the gate's interval, each row gives the rates of its two-way CR2 part alone (cr2_*: no Tango, no
-bootstrap), for the design question of whether that part could stand alone.
+Beside the gate's interval (the frozen gate's `interval`, by default the two-way CR2 t interval with the score
+floor), each row gives the rates of the previous version's interval (union_*: the union of Tango on rater-averaged
+counts, the pair bootstrap and the CR2 part on the raters' df) on the same simulated studies, and the human ratings a
+study needs (identical pairs are decided without raters).
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ class Grid:
     resamples: int = 2000
     claim: str = GENERAL
     min_raters: int = Gate.min_raters
+    interval: str = Gate.interval  # the gate's; the other of stats.INTERVALS is measured beside it ("union" columns)
+    # with the union: its pair bootstrap part too (an FFT per study, most of the grid's time; it seldom sets the end)
+    union_bootstrap: bool = True
     notes: list[str] = field(default_factory=list)
 
     def cells(self):
@@ -52,24 +57,31 @@ class Grid:
 
 
 def _passes(model: StudyModel, grid: Grid, studies: int, drops: dict, seed, criteria) -> dict:
-    """Per criterion and study: does the gate's condition hold, and does the CR2 part's alone?"""
+    """Per criterion and study: does the gate's condition hold on the gate's interval, and on the previous
+    version's (union)? Also the ratings per study."""
     import numpy as np
 
     from ..gate import fidelity_ok, raters_ok
-    from ...stats import paired_difference
+    from ...stats import T_FLOOR, UNION, paired_difference
 
     gate = {"claim": grid.claim, "min_raters": grid.min_raters}
     chunk = max(1, RATINGS_PER_CHUNK // (grid.pairs * grid.raters_per_pair))
-    out = {c: {"gate": [], "cr2": []} for c in criteria}
+    out = {c: {"gate": [], "union": [], "ratings": []} for c in criteria}
     for i, start in enumerate(range(0, studies, chunk)):
         size = min(chunk, studies - start)
         sim = simulate(model, grid.pairs, size, drops, np.random.default_rng([*seed, i]), criteria)
         for c, x in sim["x"].items():
             res = paired_difference(x, sim["pair"], sim["rater"], sim["pair_study"], size, grid.confidence,
-                                    grid.resamples, raters_in_general=grid.claim == GENERAL)
+                                    grid.resamples, raters_in_general=grid.claim == GENERAL,
+                                    identical=sim["identical"], interval=grid.interval,
+                                    bootstrap=grid.union_bootstrap or grid.interval == UNION)
             enough = raters_ok(res["raters"], gate)
+            floor = np.fmin(res["t_low"], res["score_low"])
+            union = np.fmin(np.fmin(res["tango_low"], res["bootstrap_low"]), res["two_way_low"])
             out[c]["gate"].append(fidelity_ok(res["low"], grid.margin) & enough)
-            out[c]["cr2"].append(fidelity_ok(res["two_way_low"], grid.margin) & enough)
+            out[c]["union"].append(fidelity_ok(union if grid.interval == T_FLOOR else floor, grid.margin) & enough)
+            out[c]["ratings"].append(res["ratings"])
+            assert grid.interval in (T_FLOOR, UNION)
     return {c: {k: np.concatenate(v) for k, v in parts.items()} for c, parts in out.items()}
 
 
@@ -92,8 +104,9 @@ def run_grid(grid: Grid, progress=None) -> list[dict]:
             else:
                 dropping = _passes(model, grid, grid.studies, {first: drop * grid.margin}, [grid.seed, k, 1 + j],
                                    (first,))[first]
-            row = {"pass_rate": p, "rater_path_sd": spread, "raters": g, "identical_share": ident, "drop": drop}
-            for kind in ("gate", "cr2"):
+            row = {"pass_rate": p, "rater_path_sd": spread, "raters": g, "identical_share": ident, "drop": drop,
+                   "ratings": float(np.mean(dropping["ratings"]))}
+            for kind in ("gate", "union"):
                 keep = np.logical_and.reduce([dropping[kind], *(base[c][kind] for c in others)])
                 row[f"{kind}_keep"] = asdict(Rate.of(keep))
                 row[f"{kind}_criterion"] = asdict(Rate.of(dropping[kind]))
@@ -110,9 +123,10 @@ def check(rows: list[dict], grid: Grid, limit: float = 0.035) -> list[str]:
             for r in rows if r["drop"] == 1.0 and r["gate_keep"]["high"] > limit]
 
 
-def table(rows: list[dict]) -> str:
-    """Markdown: one line per cell: false KEEP at the margin (with its upper Monte-Carlo bound) and the dropping
-    criterion's pass rate there, KEEP at twice the margin, power with its interval, and the CR2 part alone."""
+def table(rows: list[dict], other: str = "previous interval (union with Tango)") -> str:
+    """Markdown: one line per cell: human ratings per study, false KEEP at the margin (with its upper Monte-Carlo
+    bound) and the dropping criterion's pass rate there, KEEP at twice the margin, power with its interval, and
+    the other interval's criterion pass rate at the margin and power on the same studies."""
     by_cell: dict[tuple, dict] = {}
     for r in rows:
         by_cell.setdefault((r["pass_rate"], r["rater_path_sd"], r["raters"], r["identical_share"]), {})[r["drop"]] = r
@@ -120,17 +134,18 @@ def table(rows: list[dict]) -> str:
     def cell(r, key, fmt="{rate:.4f} (≤ {high:.4f})"):
         return fmt.format(**r[key]) if r else "–"
 
-    lines = ["| pass rate | rater × path sd | raters | identical | false KEEP at margin (upper bound) | criterion "
-             "passes at margin | KEEP at 2 × margin | power, no drop (interval) | CR2 part alone: passes at margin; "
-             "power |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = ["| pass rate | rater × path sd | raters | identical | ratings per study | false KEEP at margin (upper "
+             "bound) | criterion passes at margin | KEEP at 2 × margin | power, no drop (interval) | "
+             f"{other}: criterion passes at margin; power |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for (p, s, g, ident), drops in by_cell.items():
         at, twice, none = drops.get(1.0), drops.get(2.0), drops.get(0.0)
-        alone = (f"{at['cr2_criterion']['rate']:.4f}; {none['cr2_keep']['rate']:.3f}" if at and none else "–")
+        alone = (f"{at['union_criterion']['rate']:.4f}; {none['union_keep']['rate']:.3f}" if at and none else "–")
+        ratings = next(iter(drops.values()))["ratings"]
         lines.append(" | ".join([
-            f"| {p}", f"{s}", f"{g}", f"{ident}", cell(at, "gate_keep"), cell(at, "gate_criterion", "{rate:.4f}"),
-            cell(twice, "gate_keep", "{rate:.4f}"), cell(none, "gate_keep", "{rate:.3f} ({low:.3f}–{high:.3f})"),
-            alone]) + " |")
+            f"| {p}", f"{s}", f"{g}", f"{ident}", f"{ratings:,.0f}", cell(at, "gate_keep"),
+            cell(at, "gate_criterion", "{rate:.4f}"), cell(twice, "gate_keep", "{rate:.4f}"),
+            cell(none, "gate_keep", "{rate:.3f} ({low:.3f}–{high:.3f})"), alone]) + " |")
     return "\n".join(lines)
 
 
@@ -140,5 +155,6 @@ def default_grid(**overrides) -> Grid:
 
     _text, gate = read_gate_file()
     grid = Grid(pairs=gate.planned_pairs or Grid.pairs, margin=gate.margin, confidence=gate.confidence,
-                raters_per_pair=gate.min_ratings_per_pair, claim=gate.claim, min_raters=gate.min_raters)
+                raters_per_pair=gate.min_ratings_per_pair, claim=gate.claim, min_raters=gate.min_raters,
+                interval=gate.interval)
     return replace(grid, **overrides)

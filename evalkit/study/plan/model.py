@@ -77,6 +77,10 @@ class StudyModel:
                 raise EvalkitError(f"--{name} {v} must be between 0 and 10 (a standard deviation on the logit scale)",
                                    f"pass --{name} as a logit-scale standard deviation, e.g. 0.5")
 
+    def expected_ratings(self, pairs: int) -> int:
+        """Human ratings a study of `pairs` decided pairs is expected to need: identical pairs need none."""
+        return int(round(pairs * (1 - self.identical_share))) * self.raters_per_pair
+
     @property
     def logit_accuracy(self) -> float:
         q = self.rater_accuracy
@@ -153,8 +157,9 @@ def simulate_answers(model: StudyModel, pairs: int, studies: int, drops: dict[st
     """Raters' pass / not-pass answers in `studies` simulated studies of `pairs` pairs each: per criterion the
     true status of both outputs of every pair ("truth": (ordinary, assisted)) and the answers of every rating
     ("seen": (ordinary, assisted)), with the index arrays stats.paired_difference takes (ratings of a pair
-    are consecutive). Raters take turns: pair i of a study goes to raters i, i + 1, .., i + R - 1 (modulo the
-    raters), so every rater rates as many pairs, each with different partners (fixed teams of R would make a
+    are consecutive). Pairs whose outputs are the same text ("same") get no ratings, as in the app, where the
+    queue never serves them. Raters take turns: pair i of a study goes to raters i, i + 1, .., i + R - 1 (modulo the
+    raters), so every rater rates about as many pairs, each with different partners (fixed teams of R would make a
     design in which raters' effects cannot be told from pairs'). drops: the population's rated drop per criterion
     (see the module's docstring)."""
     from statistics import NormalDist
@@ -197,6 +202,11 @@ def simulate_answers(model: StudyModel, pairs: int, studies: int, drops: dict[st
             seen_o = rng.random(n_total * r, dtype=np.float32) < expit(logit_o)
             seen_a = rng.random(n_total * r, dtype=np.float32) < expit(logit_a)
         out["truth"][c], out["seen"][c] = (y_o, y_a), (seen_o, seen_a)
+    if model.identical_share > 0:  # identical pairs are decided without raters (the queue never serves them)
+        rated = ~np.repeat(same, r)
+        out["pair"], out["rater"] = pair[rated], rater[rated]
+        for c in criteria:
+            out["seen"][c] = tuple(v[rated] for v in out["seen"][c])
     return out
 
 
@@ -208,5 +218,5 @@ def simulate(model: StudyModel, pairs: int, studies: int, drops: dict[str, float
     sim = simulate_answers(model, pairs, studies, drops, rng, criteria)
     sim["x"] = {c: a.astype(np.int8) - o.astype(np.int8) for c, (o, a) in sim.pop("seen").items()}
     sim.pop("truth")
-    sim.pop("same")
+    sim["identical"] = sim.pop("same")  # exact zeros in the gate's paired difference, without ratings
     return sim

@@ -9,7 +9,8 @@ from ...errors import EvalkitError
 def plan_from_config(cfg, db_path=None, *, margin: float | None = None, power: float = 0.8,
                      pass_rate: float | None = None, raters_per_pair: int | None = None, raters: int | None = None,
                      pair_correlation: float | None = None, rater_sd: float | None = None,
-                     rater_path_sd: float | None = None, studies: int = 400, confirm: int = 2000):
+                     rater_path_sd: float | None = None, studies: int = 400, confirm: int = 2000,
+                     interval: str | None = None):
     """(Plan, Gate): the gate file's margin, level, claim and min_raters unless overridden; the model's numbers from
     the database's pool and pilot ratings when it exists (planning never creates a database), else the defaults."""
     from pathlib import Path
@@ -31,5 +32,5 @@ def plan_from_config(cfg, db_path=None, *, margin: float | None = None, power: f
                           claim=gate.claim, min_raters=gate.min_raters)
     result = plan_study(model, gate.margin if margin is None else margin, gate.confidence, power,
                         resamples=cfg.bench.bootstrap, studies=studies, confirm=confirm, claim=gate.claim,
-                        min_raters=gate.min_raters)
+                        min_raters=gate.min_raters, interval=interval or gate.interval)
     return result, gate

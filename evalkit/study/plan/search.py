@@ -24,8 +24,8 @@ RATINGS_PER_CHUNK = 3_000_000  # simulated ratings held at once (about 100 MB pe
 
 @dataclass
 class PlanRow:
-    pairs: int
-    ratings: int
+    pairs: int  # decided pairs, identical ones included (the gate's planned_pairs)
+    ratings: int  # expected human ratings: the pairs whose texts differ, times the raters per pair
     keep_rate: float  # simulated studies with no true drop that end with every criterion inside the margin
     per_criterion: dict[str, float]
 
@@ -64,6 +64,7 @@ class Plan:
     recommended_pairs: int | None
     claim: str = GENERAL
     min_raters: int = Gate.min_raters
+    interval: str = Gate.interval  # the gate's interval the simulated studies are judged on
     # KEEP rate with no true drop on fresh studies, at confirmed_pairs (the recommended size when it holds)
     confirmed_power: Rate | None = None
     confirmed_pairs: int | None = None
@@ -98,23 +99,24 @@ class Plan:
 
 
 def criterion_passes(sim: dict, studies: int, margin: float, confidence: float, resamples: int,
-                     claim: str = GENERAL, min_raters: int = Gate.min_raters) -> dict:
+                     claim: str = GENERAL, min_raters: int = Gate.min_raters, interval: str = Gate.interval) -> dict:
     """Per criterion, per simulated study: does the gate's fidelity condition hold (the interval's lower end at
-    or above -margin, and enough raters for the claim)?"""
+    or above -margin, and enough raters for the claim)? Identical pairs (sim["identical"]) are exact zeros."""
     from ..gate import fidelity_ok, raters_ok
     from ...stats import paired_difference
 
     out = {}
     for c, x in sim["x"].items():
         res = paired_difference(x, sim["pair"], sim["rater"], sim["pair_study"], studies, confidence, resamples,
-                                raters_in_general=claim == GENERAL)
+                                raters_in_general=claim == GENERAL, identical=sim.get("identical"),
+                                interval=interval, bootstrap=False)
         out[c] = fidelity_ok(res["low"], margin) & raters_ok(res["raters"], {"claim": claim, "min_raters": min_raters})
     return out
 
 
 def run_studies(model: StudyModel, pairs: int, studies: int, drops: dict[str, float], seed, margin: float,
                 confidence: float, resamples: int, claim: str = GENERAL, min_raters: int = Gate.min_raters,
-                criteria: tuple[str, ...] = CRITERIA) -> dict:
+                criteria: tuple[str, ...] = CRITERIA, interval: str = Gate.interval) -> dict:
     """criterion_passes over `studies` simulated studies, in chunks that hold at most RATINGS_PER_CHUNK ratings."""
     import numpy as np
 
@@ -124,7 +126,7 @@ def run_studies(model: StudyModel, pairs: int, studies: int, drops: dict[str, fl
         size = min(chunk, studies - start)
         rng = np.random.default_rng([*np.atleast_1d(seed).tolist(), i])
         sim = simulate(model, pairs, size, drops, rng, criteria)
-        for c, ok in criterion_passes(sim, size, margin, confidence, resamples, claim, min_raters).items():
+        for c, ok in criterion_passes(sim, size, margin, confidence, resamples, claim, min_raters, interval).items():
             parts[c].append(ok)
     return {c: np.concatenate(v) for c, v in parts.items()}
 
@@ -139,7 +141,7 @@ def normal_guess(model: StudyModel, margin: float, confidence: float, power: flo
     worst, rater_var = 0.0, 0.0
     for c, p in model.pass_rates.items():
         seen = q * p + (1 - q) * (1 - p)
-        worst = max(worst, rho * 2 * q * (1 - q) + (1 - rho) * 2 * seen * (1 - seen))
+        worst = max(worst, (1 - rho) * 2 * seen * (1 - seen))  # identical pairs are exact zeros
         rater_var = max(rater_var, model.rater_effect_sd(c) ** 2 / model.raters)
     per_criterion = power ** (1 / len(model.pass_rates))
     z = z_for(confidence) + z_for(2 * per_criterion - 1)
@@ -180,7 +182,7 @@ def rater_limit(model: StudyModel, margin: float, confidence: float, power: floa
 
 def plan_study(model: StudyModel, margin: float, confidence: float = 0.95, power: float = 0.8,
                resamples: int = 2000, studies: int = 400, seed: int = 0, confirm: int = MIN_CONFIRM,
-               claim: str = GENERAL, min_raters: int = Gate.min_raters) -> Plan:
+               claim: str = GENERAL, min_raters: int = Gate.min_raters, interval: str = Gate.interval) -> Plan:
     """Smallest number of pairs (a whole number of prompt rounds) whose simulated KEEP rate with no true drop
     reaches `power`, walking in steps of about 10% from the normal approximation; confirmed on `confirm` fresh
     studies (a size that falls short there is stepped up); then the false-KEEP rate there when one criterion truly
@@ -217,10 +219,10 @@ def plan_study(model: StudyModel, margin: float, confidence: float = 0.95, power
 
     def passes(n: int, count: int, drops: dict, tag, criteria=CRITERIA) -> dict:
         return run_studies(model, n, count, drops, [seed, n, *tag], margin, confidence, resamples, claim, min_raters,
-                           criteria)
+                           criteria, interval)
 
     plan = Plan(margin=margin, confidence=confidence, power=power, studies=studies, model=model, rows=[],
-                recommended_pairs=None, claim=claim, min_raters=min_raters, notes=notes)
+                recommended_pairs=None, claim=claim, min_raters=min_raters, notes=notes, interval=interval)
     if claim == GENERAL and (why := rater_limit(model, margin, confidence, power)):
         plan.refused = why
         return _finish(plan, studies, power)
@@ -231,7 +233,7 @@ def plan_study(model: StudyModel, margin: float, confidence: float = 0.95, power
         if n not in rows:
             res = passes(n, studies, {}, [0])
             keep = np.logical_and.reduce(list(res.values()))
-            rows[n] = PlanRow(pairs=n, ratings=n * model.raters_per_pair, keep_rate=float(keep.mean()),
+            rows[n] = PlanRow(pairs=n, ratings=model.expected_ratings(n), keep_rate=float(keep.mean()),
                               per_criterion={c: float(v.mean()) for c, v in res.items()})
         return rows[n]
 
@@ -316,8 +318,8 @@ def format_plan(plan: Plan) -> str:
     who = ("raters in general (rater differences in the interval)" if plan.claim == GENERAL
            else "these raters only")
     lines = [
-        f"Planned sample size for the fidelity gate: margin {plan.margin:.3f}, {plan.confidence:.0%} interval, "
-        f"target power {plan.power:.0%}, claim about {who}",
+        f"Planned sample size for the fidelity gate: margin {plan.margin:.3f}, {plan.confidence:.0%} interval "
+        f"({plan.interval}), target power {plan.power:.0%}, claim about {who}",
         "",
         "study model (simulated):",
         *(f"  pass rate {c:<22} {p:.3f}" for c, p in m.pass_rates.items()),
@@ -332,7 +334,9 @@ def format_plan(plan: Plan) -> str:
         "",
     ]
     if plan.rows:
-        lines.append(f"{'pairs':>7} {'ratings':>8} {'KEEP rate, no true drop':>24}   per criterion")
+        lines.append(f"{'pairs':>7} {'ratings':>8} {'KEEP rate, no true drop':>24}   per criterion"
+                     + ("   (pairs: decided pairs, identical ones included; ratings: expected, identical pairs need "
+                        "none)" if m.identical_share else ""))
     for r in plan.rows:
         mark = " <- planned" if r.pairs == plan.recommended_pairs else ""
         per = "  ".join(f"{v:.2f}" for v in r.per_criterion.values())
@@ -350,8 +354,12 @@ def format_plan(plan: Plan) -> str:
         lines.append("no size in the search reached the target power: widen the margin or lower --power")
     else:
         samples = math.ceil(plan.recommended_pairs / m.prompts)
+        rated = int(round(plan.recommended_pairs * (1 - m.identical_share)))
         lines += ["", "Put this line in the gate file before rating starts (it is frozen with the experiment):",
                   f"  {plan.gate_line()}",
+                  f"({plan.recommended_pairs} decided pairs: with {m.identical_share:.0%} identical outputs about "
+                  f"{plan.recommended_pairs - rated} are decided without raters, and {rated} rated pairs need "
+                  f"{m.expected_ratings(plan.recommended_pairs)} ratings)",
                   f"and build a pool of that size: evalkit generate --samples {samples} ({m.prompts} prompts)"]
     lines += [f"note: {n}" for n in plan.notes]
     return "\n".join(lines)
