@@ -267,3 +267,22 @@ def test_a_generated_pool_is_served_in_an_order_drawn_from_its_stored_seed(pool_
         con.close()
     assert seed is not None and len(ranks) >= 6 and kinds >= {"study"}
     assert ranks == pytest.approx(list(np.random.default_rng(seed).random(len(ranks))))
+
+
+def test_identical_pairs_enter_as_exact_zeros_not_as_unrated_pairs(tmp_path):
+    """Half the pool identical (never served, so outside the random subset the raters rate): PPI runs on the pairs
+    whose outputs differ and scales by their share of the pool, so it estimates what the raters-only interval does
+    (a drop diluted by the identical pairs' exact zeros), and its unrated pairs are the differing ones only."""
+    db, _ = _study(tmp_path, "ident", gate_file_text(planned_pairs=600, min_ratings_per_pair=1, claim="these raters"),
+                   pairs=600, unrated_pairs=1800, raters_per_pair=1, raters=5, queue_order=True, seed=5,
+                   prescreen_accuracy=0.6, identical_share=0.5, drops={"schedule": 0.15})
+    identical, differing = db.execute(
+        "SELECT SUM(o.token_hash = a.token_hash), SUM(o.token_hash != a.token_hash) FROM pairs p "
+        "JOIN generations o ON o.id = p.ordinary_generation_id JOIN generations a ON a.id = p.assisted_generation_id"
+    ).fetchone()
+    rated = db.execute("SELECT COUNT(DISTINCT pair_id) FROM current_ratings").fetchone()[0]
+    row = aggregate(db).tables["non_inferiority"].set_index("criterion").loc["schedule"]
+    assert bool(row["ppi"]) and row["ppi_unrated_pairs"] == differing - rated
+    # the same quantity: the drop among differing pairs, times their share (about half), not the undiluted drop
+    assert abs(row["difference"] - row["rated_difference"]) < 0.25 * abs(row["rated_difference"])
+    assert row["difference"] > 0.75 * (row["rated_difference"] * (identical + differing) / differing)

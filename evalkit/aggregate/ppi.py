@@ -28,6 +28,7 @@ class PairScreen:
     passed: dict  # criterion -> int8 (pairs, 2): ordinary, assisted; 1 pass, 0 fail, -1 not screened
     ranked: object  # bool (pairs,): the pair has a queue rank (served in the pool's random order)
     created_at: list[str]  # per pair
+    identical: object = None  # bool (pairs,): the pool's pairs whose two outputs are the same tokens (never served)
 
     def difference(self, criterion: str, before: str | None = None):
         """Per pair: pre-screen (assisted passed) - (ordinary passed), NaN where a side was not screened or the pair
@@ -73,7 +74,8 @@ def pair_screen(db, ratings: RatingData) -> PairScreen:
             passed[c][:, k] = np.where(g >= 0, by_gen[np.clip(g, 0, size - 1)], -1)
     rows = {r[0]: (r[1], r[2]) for r in db.execute("SELECT id, queue_rank, created_at FROM pairs WHERE kind = 'study'")}
     info = [rows.get(pid, (None, "")) for pid in ratings.pair_ids]
-    return PairScreen(passed, np.array([q is not None for q, _ in info], bool), [str(t) for _, t in info])
+    return PairScreen(passed, np.array([q is not None for q, _ in info], bool), [str(t) for _, t in info],
+                      ratings.identical.copy())
 
 
 def agreement(sample: RatingData, screen: PairScreen, criterion: str) -> float | None:
@@ -112,7 +114,7 @@ def apply(row: dict, sample: RatingData, criterion: str, screen: PairScreen | No
     # Identical pairs (the same tokens on both sides) are never served, so they are not in the random subset the
     # raters rate: PPI runs on the pairs whose outputs differ, and the identical ones, whose difference is exactly 0,
     # then scale the estimate and both ends by the differing pairs' share of the pool (which is known, not estimated).
-    identical = sample.identical
+    identical = screen.identical if screen.identical is not None else np.zeros(len(screen.ranked), bool)
     f = screen.difference(criterion, before)
     in_pool = ~np.isnan(f)
     differing_share = float((in_pool & ~identical).sum() / in_pool.sum()) if in_pool.any() else 1.0
