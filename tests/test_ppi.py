@@ -15,6 +15,7 @@ from evalkit.aggregate import aggregate
 from evalkit.study.synthetic import SyntheticStudy, build_study, gate_file_text
 from evalkit.stats.ppi import ppi_mean, ppi_paired_difference
 from evalkit.store import draw_queue_order, open_db
+from evalkit.task.criteria import title
 from evalkit.task.prompts import CRITERIA
 
 Z = 1.959963984540054
@@ -117,7 +118,7 @@ def test_aggregate_interval_equals_ppi_python_on_the_same_numbers(tmp_path):
     from evalkit.ui.results import verdict_markdown
 
     assert agg.verdict.ppi in format_text(agg) and agg.to_json()["verdict"]["ppi"] == agg.verdict.ppi
-    assert "Prediction-powered inference used" in verdict_html(agg) and "schedule 0." in verdict_html(agg)
+    assert "Prediction-powered inference used" in verdict_html(agg) and f"{title('schedule')} 0." in verdict_html(agg)
     assert "Prediction-powered inference used" in verdict_markdown(agg)
     assert "(prediction-powered, with the pre-screen on 800 more pairs)" in format_text(agg)
 

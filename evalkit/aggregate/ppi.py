@@ -138,7 +138,9 @@ def sentence(rows: list[dict], use: bool) -> str:
     agreement with the raters per criterion."""
     if not rows:
         return ""
-    agree = ", ".join(f"{r['criterion']} {r['prescreen_agreement']:.2f}" for r in rows
+    from ..task.criteria import title
+
+    agree = ", ".join(f"{title(r['criterion'])} {r['prescreen_agreement']:.2f}" for r in rows
                       if r.get("prescreen_agreement") is not None)
     agree = f"; its agreement with the raters on the decision sample: {agree}" if agree else ""
     if not use:

@@ -17,6 +17,15 @@ from dataclasses import dataclass, field
 from ..records import GenerationPath
 
 
+# Per pair (`p`: the pairs table's alias with its dot): 1 when its two outputs are the same tokens (their token
+# hashes agree, and are not empty: a record without its tokens proves nothing; gold pairs, which have no
+# generations, never are). Such a pair is decided without raters: blind
+# raters cannot tell its sides apart, so each criterion's difference is exactly 0. rating/queue.py's queue leaves
+# it out; aggregate/data.py marks it (RatingData.pair_identical) and the verdict counts it as an exact zero.
+IDENTICAL_PAIR = """EXISTS (SELECT 1 FROM generations go JOIN generations ga ON ga.token_hash = go.token_hash
+    WHERE go.id = {p}ordinary_generation_id AND ga.id = {p}assisted_generation_id AND go.token_hash != '')"""
+
+
 def device_kind(device: str) -> str:
     """"cuda:1" -> "cuda": timings from different kinds of device never pool."""
     return (device or "").split(":")[0]

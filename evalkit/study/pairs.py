@@ -23,16 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import Config
+from ..generation.speed import IDENTICAL_PAIR
 from ..errors import EvalkitError
 
 
-# Per pair (`p`: the pairs table's alias with its dot): 1 when its two outputs are the same tokens (their token
-# hashes agree, and are not empty: a record without its tokens proves nothing; gold pairs, which have no
-# generations, never are). Such a pair is decided without raters: blind
-# raters cannot tell its sides apart, so each criterion's difference is exactly 0. rating/queue.py's queue leaves
-# it out; aggregate/data.py marks it (RatingData.pair_identical) and the verdict counts it as an exact zero.
-IDENTICAL = """EXISTS (SELECT 1 FROM generations go JOIN generations ga ON ga.token_hash = go.token_hash
-    WHERE go.id = {p}ordinary_generation_id AND ga.id = {p}assisted_generation_id AND go.token_hash != '')"""
+# Identical pairs, decided without raters: the one definition is generation/speed.IDENTICAL_PAIR.
+IDENTICAL = IDENTICAL_PAIR
 
 
 @dataclass
