@@ -180,6 +180,11 @@ def test_generate_and_a_rating_in_the_app(lfm2, tmp_path, data_dir):
     assert sorted(g["path"] for g in gens) == ["assisted", "assisted", "ordinary", "ordinary"]
     assert all(g["status"] == "ok" for g in gens)
     assert {g["candidate_generator"] for g in gens if g["path"] == "assisted"} == {"AssistedCandidateGenerator"}
+    # the tiny stand-ins often sample the same text on both paths; such a pair is decided without raters and never
+    # served, so the rating journey below needs one pair whose outputs differ
+    with db.conn:
+        db.execute("UPDATE generations SET token_hash = 'differs' WHERE id = (SELECT assisted_generation_id "
+                   "FROM pairs WHERE kind = 'study' ORDER BY rowid LIMIT 1)")
     db.conn.close()
     r = CliRunner().invoke(cli, ["raters", "add", "ann", "--config", str(config)])
     assert r.exit_code == 0, r.output
