@@ -24,14 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+from errorbench import cpu_name  # noqa: E402  (one way to name the machine in both benchmarks' output)
 
 
 def numbers(text: str, kind=float) -> tuple:
