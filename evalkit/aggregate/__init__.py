@@ -30,7 +30,9 @@ from .decision import AFTER, FrozenDecision, decided
 from .ppi import COLUMNS as PPI_COLUMNS, pair_screen
 from .quality import DIFF_COLUMNS, agreement, paired_differences, pass_rates, preferences, prescreen_agreement
 from .timing import POOL_SOURCE, Speed, batches, timing
-from .verdict import INTERIM, Condition, Decision, Verdict, decide, decision_sample, fidelity_rows, frozen_gate, interval_text
+from .looks import walk
+from .verdict import (INTERIM, Condition, Decision, Verdict, complete_count, decide, decision_sample, fidelity_rows,
+                      frozen_gate, interval_text)
 
 __all__ = ["AFTER", "ALL", "INTERIM", "Aggregate", "Condition", "Decision", "FrozenDecision", "RatingData", "Speed",
            "Verdict", "aggregate", "format_text", "frozen_gate"]
@@ -136,10 +138,23 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
             rated = rated.without_raters(exclude)
         if not values:
             return [], 0, decide(values, [], speed, 0, rated.n_pairs)
-        sample, done = decision_sample(rated, values["min_ratings_per_pair"], values["planned_pairs"])
+        per_pair, ident = values["min_ratings_per_pair"], int(rated.identical.sum())
+
+        def analyse(r, lk, _context):
+            sample, done = decision_sample(r, per_pair, lk.pairs)
+            return fidelity_rows(sample, lk.level, resamples, values["margin"], values["claim"], screen(),
+                                 values.get("ppi") == "on", interval=values["interval"]), sample, done
+
+        reached = complete_count(rated, per_pair)
+        went = walk(values, lambda lk: (rated, None) if reached >= lk.pairs else None, analyse,
+                    lambda rows, done, r, lk, _c: decide(values, rows, speed, done, r.n_pairs, ident, lk))
+        if went is not None:
+            return went.rows, went.decided, went.verdict
+        # no look reached: the data so far, at the gate's level (reported, never judged)
+        sample, done = decision_sample(rated, per_pair, values["planned_pairs"])
         rows = fidelity_rows(sample, confidence, resamples, values["margin"], values["claim"], screen(),
                              values.get("ppi") == "on", interval=values["interval"])
-        return rows, done, decide(values, rows, speed, done, rated.n_pairs, int(rated.identical.sum()))
+        return rows, done, decide(values, rows, speed, done, rated.n_pairs, ident)
 
     after = None
     if frozen is None:
@@ -174,7 +189,7 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
         "paired_differences": paired_differences(ratings, confidence, resamples,
                                                  (values or {}).get("claim", GENERAL) == GENERAL,
                                                  (values or {}).get("interval", T_FLOOR)),
-        "non_inferiority": pd.DataFrame(fidelity, columns=DIFF_COLUMNS + PPI_COLUMNS + ["margin", "ok"]),
+        "non_inferiority": pd.DataFrame(fidelity, columns=DIFF_COLUMNS + PPI_COLUMNS + ["margin", "ok", "look", "look_level", "passed_at_look"]),
         "preferences": preferences(ratings, confidence),
         "agreement": agreement(ratings),
         "prescreen_agreement": prescreen_agreement(db, ratings),

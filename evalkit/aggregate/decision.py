@@ -58,9 +58,9 @@ def stored(db, study_id: int) -> FrozenDecision | None:
     if row is None:
         return None
     v = json.loads(row["verdict_json"])
-    verdict = Verdict(Decision(v["decision"]), False, FROZEN, [Condition(**c) for c in v["conditions"]],
-                      v["fidelity"], v.get("gate"), claim=v.get("claim", ""),
-                      ppi=v.get("ppi", ""))
+    verdict = Verdict(Decision(v["decision"]), False, v.get("label", FROZEN) if v.get("look") else FROZEN,
+                      [Condition(**c) for c in v["conditions"]], v["fidelity"], v.get("gate"), claim=v.get("claim", ""),
+                      ppi=v.get("ppi", ""), look=v.get("look"))
     return FrozenDecision(study_id, row["decided_at"], row["completed_at"], row["completed_rating_id"],
                           row["gate_hash"], verdict, json.loads(row["sample_json"]), json.loads(row["excluded_json"]),
                           json.loads(row["speed_json"]))
@@ -111,23 +111,25 @@ def _completion(history, gold_history, values: dict, excluded_at) -> tuple[int, 
 
 def freeze(db, study, values: dict, confidence: float, resamples: int, tolerance: float,
            speed_now=None, current=None) -> FrozenDecision | None:
-    """The study's decision, stored now if its planned sample is complete in the stored history (see the module's
-    docstring); None while it is not. Idempotent and safe under concurrent readers. `speed_now`: the speed figure
+    """The study's decision, stored now if a look decides it in the stored history (the planned sample's completion
+    for a fixed design; with looks, the first look that settles it, each look on the data as they were when its
+    sample completed; aggregate.looks); None while none does. Idempotent and safe under concurrent readers. `speed_now`: the speed figure
     of the data as it is now, used when nothing it rests on was stored after completion; `current`: the study's
     current ratings (RatingData), which spare an interim look the history."""
-    import numpy as np
-
     from ..study.gold import accuracy, answers, as_of
     from ..store import insert_decision
     from .data import load_ratings
-    from .timing import runs_version, timing
+    from .looks import schedule, walk
     from .ppi import pair_screen
+    from .timing import runs_version, timing
     from .verdict import decide, decision_sample, fidelity_rows
 
-    if values.get("planned_pairs", 0) <= 0:
+    looks = schedule(values)
+    if not looks:
         return None
-    if current is not None:  # every rater counted, the count only grows with time: below the plan now, never above
-        if complete_count(current, values["min_ratings_per_pair"]) < values["planned_pairs"]:
+    per_pair = values["min_ratings_per_pair"]
+    if current is not None:  # every rater counted, the count only grows with time: below the first look now, never
+        if complete_count(current, per_pair) < looks[0].pairs:
             return None
     history = load_ratings(db, study.id, history=True)
     min_gold = values.get("min_gold_accuracy", 0.0) or 0.0
@@ -138,25 +140,45 @@ def freeze(db, study, values: dict, confidence: float, resamples: int, tolerance
             return []
         return accuracy(db, min_gold, (), study.id, table=as_of(gold_history, r))[1]
 
-    found = _completion(history, gold_history, values, excluded_at)
-    if found is None:
+    def state(look):  # the data as they were right after the rating that completed this look's sample
+        found = _completion(history, gold_history, {**values, "planned_pairs": look.pairs}, excluded_at)
+        if found is None:
+            return None
+        at, excluded = found
+        ratings = history.as_of(at)
+        if excluded:
+            ratings = ratings.without_raters(excluded)
+        completed_at = db.execute("SELECT created_at FROM ratings WHERE id = ?", [at]).fetchone()[0]
+        return ratings, {"at": at, "excluded": excluded, "completed_at": completed_at}
+
+    speeds: dict[str, object] = {}
+
+    def speed_at(completed_at: str):
+        if completed_at not in speeds:
+            if speed_now is not None and runs_version(db, study.id, completed_at) == runs_version(db, study.id):
+                speeds[completed_at] = speed_now
+            else:  # a benchmark or pool stored after completion does not count
+                speeds[completed_at] = timing(db, tolerance, resamples, study_id=study.id, before=completed_at)[2]
+        return speeds[completed_at]
+
+    def analyse(ratings, look, context):
+        sample, complete = decision_sample(ratings, per_pair, look.pairs)
+        rows = fidelity_rows(sample, look.level, resamples, values["margin"], values["claim"], pair_screen(db, ratings),
+                             values.get("ppi") == "on", context["completed_at"], interval=values["interval"])
+        return rows, sample, complete
+
+    def decide_look(rows, complete, ratings, look, context):
+        return decide(values, rows, speed_at(context["completed_at"]), complete, ratings.n_pairs,
+                      int(ratings.identical.sum()), look)
+
+    went = walk(values, state, analyse, decide_look)
+    if went is None or went.verdict.interim:
         return None
-    at, excluded = found
-    ratings = history.as_of(at)
-    if excluded:
-        ratings = ratings.without_raters(excluded)
-    sample, complete = decision_sample(ratings, values["min_ratings_per_pair"], values["planned_pairs"])
-    completed_at = db.execute("SELECT created_at FROM ratings WHERE id = ?", [at]).fetchone()[0]
-    if speed_now is not None and runs_version(db, study.id, completed_at) == runs_version(db, study.id):
-        speed = speed_now
-    else:  # a benchmark or pool stored after completion does not count
-        speed = timing(db, tolerance, resamples, study_id=study.id, before=completed_at)[2]
-    fidelity = fidelity_rows(sample, confidence, resamples, values["margin"], values["claim"], pair_screen(db, ratings),
-                             values.get("ppi") == "on", completed_at, interval=values["interval"])
-    verdict = decide(values, fidelity, speed, complete, ratings.n_pairs, int(ratings.identical.sum()))
+    context, verdict, sample = went.context, went.verdict, went.sample
+    speed = speed_at(context["completed_at"])
     insert_decision(db, study.id, {
-        "completed_at": completed_at, "completed_rating_id": at, "gate_hash": study.gate_hash,
-        "decision": verdict.decision, "sample": [int(i) for i in sample.rating_id], "excluded": excluded,
+        "completed_at": context["completed_at"], "completed_rating_id": context["at"], "gate_hash": study.gate_hash,
+        "decision": verdict.decision, "sample": [int(i) for i in sample.rating_id], "excluded": context["excluded"],
         "verdict": _plain(verdict.to_json()), "speed": _plain(speed.to_json())})
     return stored(db, study.id)  # this look's, or a concurrent look's stored first: the same decision
 

@@ -47,6 +47,7 @@ class Verdict:
     notes: list[str] = field(default_factory=list)
     claim: str = ""  # whom the quality claim covers (claim_statement)
     ppi: str = ""  # whether prediction-powered inference was used, and the pre-screen's agreement (aggregate.ppi)
+    look: dict | None = None  # the gate's look the verdict was reached at (aggregate.looks.Look), None before any
 
     def to_json(self) -> dict:
         conditions = [asdict(c) for c in self.conditions]
@@ -55,7 +56,7 @@ class Verdict:
                     "fidelity": self.fidelity, "conditions": conditions, "notes": self.notes}
         return {"decision": self.decision, "interim": self.interim, "label": self.label, "claim": self.claim,
                 "conditions": conditions, "fidelity": self.fidelity, "gate": self.gate, "ppi": self.ppi,
-                "notes": self.notes}
+                "look": self.look, "notes": self.notes}
 
 
 def claim_statement(gate_values: dict, raters: int | None) -> str:
@@ -210,6 +211,11 @@ def fidelity_rows(sample: RatingData, confidence: float, resamples: int, margin:
     return rows
 
 
+def fidelity_level(r: dict, confidence: float) -> float:
+    """The two-sided level a row's interval was computed at: its look's (group sequential), else the gate's."""
+    return r.get("look_level") or confidence
+
+
 def interval_text(r: dict, confidence: float) -> str:
     ppi = (f" (prediction-powered, with the pre-screen on {r['ppi_unrated_pairs']} more pairs)" if r.get("ppi")
            else "")
@@ -219,55 +225,80 @@ def interval_text(r: dict, confidence: float) -> str:
 
 
 def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs: int, n_pairs: int,
-           identical: int = 0) -> Verdict:
+           identical: int = 0, look=None) -> Verdict:
     """KEEP, DROP or INSUFFICIENT DATA with one reason per gate condition. `speed`: the aggregate's Speed;
-    identical: the pool's pairs with identical outputs (decided without raters)."""
+    identical: the pool's pairs with identical outputs (decided without raters); look: the gate's look the rows were
+    computed at (aggregate.looks.Look; None: no look reached yet). At a look before the last (group sequential) the
+    study stops only where the fidelity condition is settled (every criterion passed, or one below the margin) and
+    speed and memory are measured; otherwise the look is interim."""
     if gate_values is None:
         return Verdict(Decision.INSUFFICIENT_DATA, True, INTERIM, [Condition("gate", None, "no frozen release gate")],
                        fidelity)
     g = gate_values
     planned, per_pair, margin, conf = g["planned_pairs"], g["min_ratings_per_pair"], g["margin"], g["confidence"]
     conditions = []
+    sequential = look is not None and look.of > 1
+    early = sequential and not look.final  # a look before the last: it may stop the study, or not
     if planned <= 0:
         interim = True
         conditions.append(Condition("planned sample", None,
                                     f"{INTERIM}: no planned sample size (planned_pairs = 0 in the gate); run `evalkit plan` "
                                     f"and freeze its planned_pairs line before rating starts ({complete_pairs} of {n_pairs} "
                                     f"pairs have {per_pair} current ratings)"))
+    elif early:
+        interim = True  # until the conditions below settle it
+        conditions.append(Condition("planned sample", None,
+                                    f"{look.text()}: {min(complete_pairs, look.pairs)} decided pairs of at most "
+                                    f"{planned} ({DECIDED.format(per_pair=per_pair)}); the study stops at a look where "
+                                    "every criterion has passed or one is below the margin"))
     elif complete_pairs < planned:
         interim = True
+        where = "; no look reached yet" if g.get("monitoring", "fixed") != "fixed" and look is None else ""
         conditions.append(Condition("planned sample", None,
-                                    f"{INTERIM}: {complete_pairs} of the {planned} planned pairs have {per_pair} current "
-                                    "ratings" if not identical else
-                                    f"{INTERIM}: {complete_pairs} of the {planned} planned pairs are decided ({DECIDED})"
-                                    .format(per_pair=per_pair)))
+                                    (f"{INTERIM}: {complete_pairs} of the {planned} planned pairs have {per_pair} current "
+                                     "ratings" if not identical else
+                                     f"{INTERIM}: {complete_pairs} of the {planned} planned pairs are decided ({DECIDED})"
+                                     .format(per_pair=per_pair)) + where))
     else:
         interim = False
         same = max((int(r.get("identical", 0)) for r in fidelity), default=0)
         later = f" ({complete_pairs - planned} later pairs are in the tables only)" if complete_pairs > planned else ""
+        last = f"; {look.text()}, the last" if sequential else ""
         conditions.append(Condition("planned sample", True,
-                                    f"{planned} planned pairs have {per_pair} current ratings; the decision uses the "
-                                    f"first {planned} to complete, each with its first {per_pair} ratings{later}"
-                                    if not identical else
-                                    f"{planned} planned pairs are decided ({DECIDED}); the decision uses {planned - same} "
-                                    f"rated pairs, the first to complete, each with its first {per_pair} ratings, and "
-                                    f"{same} identical pairs{later}".format(per_pair=per_pair)))
+                                    (f"{planned} planned pairs have {per_pair} current ratings; the decision uses the "
+                                     f"first {planned} to complete, each with its first {per_pair} ratings{later}"
+                                     if not identical else
+                                     f"{planned} planned pairs are decided ({DECIDED}); the decision uses {planned - same} "
+                                     f"rated pairs, the first to complete, each with its first {per_pair} ratings, and "
+                                     f"{same} identical pairs{later}".format(per_pair=per_pair)) + last))
     lo = speed.speedup_ci95[0] if speed.speedup_ci95 else None
     conditions.append(Condition("speed-up", None if lo is None else lo >= g["min_speedup_ci_low"],
                                 "no speed-up measured over comparable outputs" if lo is None else
                                 f"95% CI lower end {lo:.2f} vs minimum {g['min_speedup_ci_low']:.2f} ({speed.source})"))
     if fidelity:
         worst = min(fidelity, key=lambda r: r["ci_low"])
-        ok = all(r["ok"] for r in fidelity)
+        passed = [bool(r["ok"] or r.get("passed_at_look")) for r in fidelity]
+        ok = all(passed)
+        below = [title(r["criterion"]) for r in fidelity if r["ci_high"] < -margin - 1e-12]
         raters = max(int(r["raters"]) for r in fidelity)
         who = claim_text(g, raters)
+        at = "" if not sequential else f" at {look.text()}"
         if ok:
-            reason = (f"{who}: every criterion's lower end is at or above -{margin:.3f} (margin); lowest: "
-                      f"{interval_text(worst, conf)}")
+            earlier = [f"{title(r['criterion'])} (look {r['passed_at_look']})" for r in fidelity
+                       if r.get("passed_at_look") and r.get("passed_at_look") != r.get("look")]
+            reason = (f"{who}: every criterion's lower end is at or above -{margin:.3f} (margin){at}"
+                      + (f"; passed at an earlier look: {', '.join(earlier)}" if earlier else "")
+                      + f"; lowest: {interval_text(worst, fidelity_level(worst, conf))}")
+        elif early:
+            failing = [title(r["criterion"]) for r, p in zip(fidelity, passed) if not p]
+            reason = (f"{who}: upper end below -{margin:.3f} (margin) for {', '.join(below)}{at}" if below else
+                      f"{who}: not yet settled{at}: {', '.join(failing)} still open (lower end below -{margin:.3f}, "
+                      f"upper end above it); lowest: {interval_text(worst, fidelity_level(worst, conf))}")
+            ok = False if below else None
         else:
-            failing = [title(r["criterion"]) for r in fidelity if not r["ok"]]
-            reason = (f"{who}: lower end below -{margin:.3f} (margin) for {', '.join(failing)}; lowest: "
-                      f"{interval_text(worst, conf)}")
+            failing = [title(r["criterion"]) for r, p in zip(fidelity, passed) if not p]
+            reason = (f"{who}: lower end below -{margin:.3f} (margin) for {', '.join(failing)}{at}; lowest: "
+                      f"{interval_text(worst, fidelity_level(worst, conf))}")
         enough = bool(raters_ok(raters, g))
         if not enough:  # a rater variance from so few raters is not worth a decision, whatever the interval says
             ok = None
@@ -276,8 +307,10 @@ def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs
                       + ("" if interim else ", so this study cannot decide it; a new study with more raters can")
                       + f". {reason}")
         # before the planned sample is complete the condition is not judged, only reported
-        conditions.append(Condition("fidelity", None if interim else ok,
-                                    f"{INTERIM}, so far: {reason}" if interim else reason))
+        if interim and not early:
+            conditions.append(Condition("fidelity", None, f"{INTERIM}, so far: {reason}"))
+        else:
+            conditions.append(Condition("fidelity", ok, reason))
     else:
         conditions.append(Condition("fidelity", None, f"no pair has {per_pair} current ratings yet"))
     mem = speed.extra_memory_mb
@@ -285,19 +318,29 @@ def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs
                                 "extra memory of the draft not measured (run `evalkit bench`)" if mem is None else
                                 f"draft adds {mem:.0f} MB (allowed {g['max_extra_memory_mb']:.0f} MB)"))
     failed = {c.name for c in conditions if c.ok is False}
+    if early:  # a look before the last stops the study only where everything it needs is settled
+        judged = {c.name: c.ok for c in conditions}
+        interim = judged["fidelity"] is None or (judged["fidelity"] and None in (judged["speed-up"], judged["memory"]))
+        if interim:
+            conditions[0].reason = f"{INTERIM}: {conditions[0].reason}"
     if failed & {"speed-up", "memory"}:
         decision = Decision.DROP
     elif interim:
         decision = Decision.INSUFFICIENT_DATA
-    elif all(c.ok is True for c in conditions):
+    elif all(c.ok is True for c in conditions if c.name != "planned sample") and (early or conditions[0].ok):
         decision = Decision.KEEP
     elif "fidelity" in failed:
         decision = Decision.DROP
     else:
         decision = Decision.INSUFFICIENT_DATA
-    label = INTERIM if interim else "decision on the planned sample"
+    if interim:
+        label = INTERIM
+    elif early:
+        label = f"decision at look {look.index} of at most {look.of} ({g.get('monitoring')})"
+    else:
+        label = "decision on the planned sample"
     raters = max((int(r["raters"]) for r in fidelity), default=None)
     from .ppi import sentence
 
     return Verdict(decision, interim, label, conditions, fidelity, g, claim=claim_statement(g, raters),
-                   ppi=sentence(fidelity, g.get("ppi") == "on"))
+                   ppi=sentence(fidelity, g.get("ppi") == "on"), look=look.to_json() if look is not None else None)

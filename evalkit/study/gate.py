@@ -52,6 +52,18 @@ class Gate:
     # on every pooled pair, corrected by the raters' answers on the rated pairs (valid whatever the pre-screen's
     # accuracy or bias; needs the queue's random order, stored with the pool). "off": the raters' answers alone.
     ppi: str = "on"
+    # When the study may stop (evalkit.study.monitoring). "fixed": one look, at planned_pairs. "group sequential": a
+    # look each time about look_every more ratings are in, each at the level O'Brien-Fleming-type Lan-DeMets alpha
+    # spending allows (planned_pairs is then the maximum): KEEP when every criterion's lower end clears -margin, DROP
+    # when some upper end is below it. "confidence sequence": the same looks on an anytime-valid betting confidence
+    # sequence of the pair means (claim "these raters" and ppi "off" only: it has no rater dimension).
+    monitoring: str = "fixed"
+    # With looks: one each time about this many more human ratings are in (decided pairs: look_every / ratings per
+    # rated pair; identical pairs make looks come after fewer ratings).
+    look_every: int = 50
+    # From `evalkit plan`: the human ratings it expects the study to take to a decision. Shown on the Results tab
+    # (what remains); no part of the decision. 0 = not planned.
+    expected_ratings: int = 0
 
 
 # (low, high, low inclusive, high inclusive) for each key; a value outside is refused with its range
@@ -64,10 +76,13 @@ RANGES = {
     "planned_pairs": (0, None, True, True),
     "min_gold_accuracy": (0.0, 1.0, True, True),
     "min_raters": (2, None, True, True),
+    "look_every": (1, None, True, True),
+    "expected_ratings": (0, None, True, True),
 }
 # the values a text key may take
 CHOICES = {"claim": ("raters in general", "these raters"), "ppi": ("on", "off"),
-           "interval": ("t with score floor", "union with tango")}
+           "interval": ("t with score floor", "union with tango"),
+           "monitoring": ("fixed", "group sequential", "confidence sequence")}
 GENERAL = CHOICES["claim"][0]
 
 
@@ -111,7 +126,13 @@ def parse_gate(text: str, source: str) -> Gate:
             span = f"{'[' if lo_in else '('}{lo}, {hi if hi is not None else '∞'}{']' if hi_in else ')'}"
             raise EvalkitError(f"gate file {source}: {k} = {v!r} is outside {span}", f"set {k} within {span}")
         out[k] = v
-    return Gate(**out)
+    gate = Gate(**out)
+    if gate.monitoring == "confidence sequence" and (gate.claim != "these raters" or gate.ppi != "off"):
+        raise EvalkitError(f"gate file {source}: monitoring = \"confidence sequence\" needs claim = \"these raters\" "
+                           f"and ppi = \"off\" (it has claim = {gate.claim!r}, ppi = {gate.ppi!r}): the betting "
+                           "sequence covers the mean of independent pair means, with no rater dimension and no pre-screen",
+                           "set those two keys, or use monitoring = \"group sequential\" (any claim, with PPI)")
+    return gate
 
 
 def read_gate_file(path: Path | None = None) -> tuple[str, Gate]:
@@ -135,7 +156,7 @@ def gate_snapshot(path: Path | None = None) -> dict:
 # requirement (min_raters) after the fact. A snapshot frozen by a version that knew the key stores it in "values".
 # A study frozen before a key existed keeps what it was planned for: the conditional claim, no PPI, and (its
 # planned_pairs sized for it) the union with Tango.
-LEGACY = {"claim": "these raters", "ppi": "off", "interval": "union with tango"}
+LEGACY = {"claim": "these raters", "ppi": "off", "interval": "union with tango", "monitoring": "fixed"}
 
 
 def frozen_values(snapshot: dict) -> dict:

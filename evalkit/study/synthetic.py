@@ -217,8 +217,10 @@ def _bench(db, spec: SyntheticStudy, rng, stamp: str, gate: dict) -> int:
 
 def gate_file_text(planned_pairs: int, margin: float = 0.05, confidence: float = 0.95, min_ratings_per_pair: int = 3,
                    min_speedup_ci_low: float = 1.1, max_extra_memory_mb: float = 1024, claim: str | None = None,
-                   min_raters: int | None = None, ppi: str | None = None, interval: str | None = None) -> str:
-    """A gate file for synthetic studies and tests (claim, min_raters, ppi, interval: the gate's defaults unless given)."""
+                   min_raters: int | None = None, ppi: str | None = None, interval: str | None = None,
+                   monitoring: str | None = None, look_every: int | None = None) -> str:
+    """A gate file for synthetic studies and tests (claim, min_raters, ppi, interval, monitoring, look_every: the
+    gate's defaults unless given)."""
     return "\n".join([
         f"min_speedup_ci_low = {min_speedup_ci_low}",
         f"margin = {margin}",
@@ -230,6 +232,8 @@ def gate_file_text(planned_pairs: int, margin: float = 0.05, confidence: float =
         *([f"min_raters = {min_raters}"] if min_raters is not None else []),
         *([f'ppi = "{ppi}"'] if ppi is not None else []),
         *([f'interval = "{interval}"'] if interval is not None else []),
+        *([f'monitoring = "{monitoring}"'] if monitoring is not None else []),
+        *([f"look_every = {look_every}"] if look_every is not None else []),
         "",
     ])
 

@@ -47,7 +47,7 @@ def simulate_screened(model: StudyModel, rated: int, unrated: int, studies: int,
     """Studies of `rated` rated pairs (model.raters_per_pair ratings each) and `unrated` pooled pairs nobody rated,
     both drawn alike (the rated ones are a random subset of the pool). Returns the arrays ppi_paired_difference
     takes: per rating pair, rater and x per criterion (rated pairs 0 .. studies * rated - 1), per pair its study
-    and the pre-screen's difference f per criterion."""
+    and the pre-screen's difference f per criterion, and "same" (per pair: identical outputs)."""
     import numpy as np
 
     sim = simulate_answers(model, rated, studies, drops, rng, criteria)
@@ -55,7 +55,8 @@ def simulate_screened(model: StudyModel, rated: int, unrated: int, studies: int,
     pool = simulate_answers(replace(model, raters_per_pair=1, raters=1), unrated, studies, drops, rng, criteria) \
         if unrated else None
     pair_study = np.r_[sim["pair_study"], pool["pair_study"] if pool else np.zeros(0, np.int64)]
-    out = {"pair": sim["pair"], "rater": sim["rater"], "pair_study": pair_study, "x": {}, "f": {}}
+    out = {"pair": sim["pair"], "rater": sim["rater"], "pair_study": pair_study, "x": {}, "f": {},
+           "same": np.r_[sim["same"], pool["same"] if pool else np.zeros(0, bool)]}
     for c in criteria:
         o, a = sim["seen"][c]
         out["x"][c] = a.astype(np.int8) - o.astype(np.int8)

@@ -1,0 +1,103 @@
+"""The gate's looks at the data (study.monitoring): which looks a study has reached, each criterion's interval at the
+level the look allows, and whether a look stops the study.
+
+A fixed design has one look, at planned_pairs. A group-sequential design (or a confidence sequence) has a look each
+time about look_every more ratings are in, the last at planned_pairs. At each look every criterion's interval is
+computed on the look's sample (the first decided pairs, as the decision sample always is) at the look's level. A
+criterion whose lower end clears -margin at a look has passed its own sequential test and stays passed (the chance
+that a criterion which truly drops by the margin passes at any look is the one-sided level, so KEEP, which needs
+every criterion, inherits it); the study stops with KEEP once every criterion has passed and speed and memory hold, or
+with DROP once some criterion's upper end is below -margin. The last look decides as a fixed design does.
+
+walk() takes the looks in order, each on the data as they were when it was reached (the caller's `state`: the
+current ratings for a live look, the stored history as of the look's completing rating for the frozen decision), and
+stops at the first look that decides.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class Look:
+    index: int  # 1-based
+    of: int  # looks at most
+    pairs: int  # decided pairs in its sample
+    level: float  # two-sided confidence of each criterion's interval at this look
+    final: bool  # the look at planned_pairs
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    def text(self) -> str:
+        if self.of == 1:
+            return f"the planned sample of {self.pairs} decided pairs"
+        return f"look {self.index} of at most {self.of}, at {self.pairs} decided pairs ({self.level:.4%} interval)"
+
+
+def schedule(values: dict | None) -> list[Look]:
+    """The gate's looks, from its frozen values alone (never from answers)."""
+    from ..study.monitoring import look_levels, look_sizes
+
+    if not values:
+        return []
+    sizes = look_sizes(values)
+    levels = look_levels(values, sizes)
+    return [Look(i + 1, len(sizes), n, lvl, i == len(sizes) - 1) for i, (n, lvl) in enumerate(zip(sizes, levels))]
+
+
+@dataclass
+class Walk:
+    """Where the looks stand: the last look taken (None: none reached), its rows and verdict, and what it rested on."""
+
+    look: Look | None
+    rows: list[dict]
+    verdict: object  # aggregate.verdict.Verdict
+    sample: object  # RatingData of the look's sample
+    decided: int  # decided pairs in the data the look saw
+    context: object = None  # the caller's (freeze: the completing rating and the raters left out)
+
+
+def walk(values: dict, state, analyse, decide_look) -> Walk | None:
+    """Take the reached looks in order until one decides. state(look) -> (ratings, context) or None when the look
+    is not reached; analyse(ratings, look, context) -> (rows, sample, decided); decide_look(rows, decided, ratings,
+    look, context) -> Verdict. Returns the last look taken, or None when no look is reached."""
+    passed: dict[str, int] = {}
+    last = None
+    for look in schedule(values):
+        got = state(look)
+        if got is None:
+            break
+        if look.level >= 1 - 1e-12:  # the spending gives this look (almost) nothing: it cannot stop the study
+            continue
+        ratings, context = got
+        rows, sample, decided = analyse(ratings, look, context)
+        for r in rows:
+            if r["ok"] and r["criterion"] not in passed:
+                passed[r["criterion"]] = look.index
+            r["look"] = look.index
+            r["look_level"] = look.level
+            r["passed_at_look"] = passed.get(r["criterion"])
+        verdict = decide_look(rows, decided, ratings, look, context)
+        last = Walk(look, rows, verdict, sample, decided, context)
+        if not verdict.interim:
+            break
+    return last
+
+
+def standing(rows: list[dict], margin: float) -> list[dict]:
+    """Each criterion against its boundary at the last look: its lower and upper ends, the margin, and whether it
+    has passed (and at which look), is below the margin for good, or is still open."""
+    out = []
+    for r in rows:
+        if r.get("passed_at_look"):
+            state = f"passed at look {r['passed_at_look']}"
+        elif r["ci_high"] < -margin:
+            state = "below the margin: DROP"
+        else:
+            state = "open"
+        out.append({"criterion": r["criterion"], "look": r.get("look"), "level": r.get("look_level"),
+                    "ci_low": r["ci_low"], "ci_high": r["ci_high"], "boundary": -margin,
+                    "needs": max(0.0, -margin - r["ci_low"]), "state": state})
+    return out

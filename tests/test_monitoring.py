@@ -1,0 +1,142 @@
+"""Looks that can stop a study (#20 item 5): the gate's monitoring, the look schedule and levels, the verdict at
+each look through the real database and aggregate, the frozen decision at the look that settles it, and the
+error rate of the group-sequential rule on simulated studies run through the gate's own functions."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from evalkit.aggregate import aggregate
+from evalkit.aggregate.verdict import INTERIM
+from evalkit.errors import EvalkitError
+from evalkit.store import open_db
+from evalkit.study.gate import frozen_values, parse_gate
+from evalkit.study.monitoring import look_levels, look_sizes
+from evalkit.study.synthetic import SyntheticStudy, build_study, gate_file_text
+from evalkit.stats.descriptive import z_for
+
+
+def test_monitoring_keys_parse_and_refuse_by_name():
+    g = parse_gate('monitoring = "group sequential"\nlook_every = 40\n', "g.toml")
+    assert g.monitoring == "group sequential" and g.look_every == 40
+    with pytest.raises(EvalkitError, match="monitoring = 'weekly' is not one of"):
+        parse_gate('monitoring = "weekly"\n', "g.toml")
+    with pytest.raises(EvalkitError, match="look_every = 0 is outside"):
+        parse_gate("look_every = 0\n", "g.toml")
+    # the betting sequence has no rater dimension and no pre-screen: refused with the fix
+    with pytest.raises(EvalkitError, match='needs claim = "these raters"') as e:
+        parse_gate('monitoring = "confidence sequence"\n', "g.toml")
+    assert "group sequential" in e.value.fix
+    ok = parse_gate('monitoring = "confidence sequence"\nclaim = "these raters"\nppi = "off"\n', "g.toml")
+    assert ok.monitoring == "confidence sequence"
+
+
+def test_a_gate_frozen_before_monitoring_existed_stays_fixed():
+    old = {"text": "planned_pairs = 100\n", "values": {"planned_pairs": 100}}
+    assert frozen_values(old)["monitoring"] == "fixed"
+
+
+def test_look_schedule_follows_the_gate_alone():
+    fixed = {"planned_pairs": 500, "monitoring": "fixed"}
+    assert look_sizes(fixed) == [500] and look_levels(fixed) == [0.95]
+    gs = {"planned_pairs": 500, "monitoring": "group sequential", "look_every": 50, "min_ratings_per_pair": 1,
+          "second_rating_share": 0.1, "confidence": 0.95}
+    sizes = look_sizes(gs)
+    # a look each 50 ratings: 50 / 1.1 decided pairs apart, the last at the planned maximum
+    assert sizes[0] == math.ceil(50 / 1.1) and sizes[-1] == 500 and sizes == sorted(set(sizes))
+    assert all(abs(b - a - 50 / 1.1) <= 1 for a, b in zip(sizes[:-2], sizes[1:-1]))
+    three = dict(gs, min_ratings_per_pair=3)
+    assert look_sizes(three)[0] == math.ceil(50 / 3)
+    levels = look_levels(gs)
+    # O'Brien-Fleming-type spending: the early looks are nearly closed, each later one more open; the last is
+    # stricter than the fixed design's 95% (some of the level was spent on the earlier looks) but not by much
+    assert levels == sorted(levels, reverse=True)
+    assert 0.95 < levels[-1] < 1 - 2 * (1 - 0.95) / 3 and levels[0] > 0.99999
+    assert z_for(levels[-1]) < 1.2 * z_for(0.95)
+    assert look_sizes({"planned_pairs": 0, "monitoring": "group sequential"}) == []
+
+
+def study(tmp_path, name, gate_text, **spec):
+    gate = tmp_path / f"{name}.toml"
+    gate.write_text(gate_text)
+    db = open_db(tmp_path / f"{name}.db")
+    build_study(db, SyntheticStudy(gate_path=str(gate), **spec))
+    return db
+
+
+GS = dict(margin=0.15, monitoring="group sequential", look_every=60, min_raters=10)
+SPEC = dict(raters_per_pair=3, raters=12, pass_rate=0.8, rater_accuracy=0.95, seed=5)
+
+
+def test_a_clear_study_stops_early_with_keep_and_freezes_at_that_look(tmp_path):
+    db = study(tmp_path, "keep", gate_file_text(planned_pairs=300, **GS), pairs=300, **SPEC)
+    agg = aggregate(db)
+    v = agg.verdict
+    assert v.decision == "KEEP" and not agg.interim, v.conditions
+    assert v.look is not None and v.look["index"] < v.look["of"]  # before the planned maximum
+    assert v.label.startswith("decision at look") and "group sequential" in v.label
+    ni = agg.tables["non_inferiority"]
+    # the decision rests on the look's first decided pairs, at the look's level (stricter than 95%)
+    assert (ni["pairs"] == v.look["pairs"]).all() and v.look["pairs"] < 300
+    assert v.look["level"] > 0.95
+    assert all(ni["passed_at_look"].notna())
+    assert agg.frozen is not None and len(agg.frozen.sample) == v.look["pairs"] * 3
+    later = db.execute("SELECT COUNT(*) FROM ratings WHERE id > ?", [agg.frozen.completed_rating_id]).fetchone()[0]
+    assert later > 0  # ratings stored after the deciding look do not move it
+    again = aggregate(db)
+    assert again.verdict.decision == "KEEP" and again.frozen.completed_rating_id == agg.frozen.completed_rating_id
+
+
+def test_a_large_drop_stops_early_with_drop(tmp_path):
+    db = study(tmp_path, "drop", gate_file_text(planned_pairs=300, **GS), pairs=300,
+               drops={"unknown_restore_time": 0.4}, **SPEC)
+    agg = aggregate(db)
+    v = agg.verdict
+    assert v.decision == "DROP" and not agg.interim
+    assert v.look["index"] < v.look["of"]
+    row = agg.tables["non_inferiority"].set_index("criterion").loc["unknown_restore_time"]
+    assert row["ci_high"] < -0.15
+    assert "upper end below -0.150" in {c.name: c for c in v.conditions}["fidelity"].reason
+
+
+def test_an_unsettled_look_is_interim_and_a_fixed_gate_does_not_look_early(tmp_path):
+    # 60 pairs rated of at most 300: the looks so far cannot settle a 15-point margin
+    db = study(tmp_path, "open", gate_file_text(planned_pairs=300, **GS), pairs=60, **SPEC)
+    agg = aggregate(db)
+    assert agg.verdict.decision == "INSUFFICIENT DATA" and agg.interim and agg.frozen is None
+    assert agg.verdict.label == INTERIM
+    assert agg.verdict.look is not None and agg.verdict.look["index"] >= 1
+    # the same clear data under a fixed gate: no look before the planned 300 pairs
+    fixed = study(tmp_path, "fixed", gate_file_text(planned_pairs=300, margin=0.15, min_raters=10), pairs=200,
+                  **SPEC)
+    agg = aggregate(fixed)
+    assert agg.verdict.decision == "INSUFFICIENT DATA" and agg.interim and agg.verdict.look is None
+
+
+def test_group_sequential_false_keep_stays_within_the_level_on_simulated_studies():
+    """Whole studies of the group-sequential design through the gate's own functions: a criterion that truly
+    drops by the margin passes at some look in at most the one-sided level (plus Monte-Carlo error), while the
+    same studies with no drop stop early on average."""
+    import numpy as np
+
+    from evalkit.study.plan.designs import Design, Scenario, combine, outcome, simulate
+    from evalkit.study.plan.model import StudyModel
+    from evalkit.task.criteria import CRITERIA
+    from evalkit.stats import wilson
+
+    model = StudyModel(pass_rates={c: 0.9 for c in CRITERIA}, rater_accuracy=0.95, raters=12, raters_per_pair=1)
+    scenario = Scenario(model, margin=0.15)
+    design = Design(ppi=False, monitoring="group sequential", raters_per_pair=1, look_every=60)
+    base = simulate(design, scenario, 300, 300, {}, [1])
+    assert len(base["sizes"]) == 5
+    first = CRITERIA[0]
+    dropping = simulate(design, scenario, 300, 1500, {first: 0.15}, [2], (first,))
+    passes = np.logical_or.reduce(dropping[first]["keep"], axis=1)
+    low, _high = wilson(int(passes.sum()), len(passes))
+    assert low <= 0.025, passes.mean()
+    no_drop = outcome(base)
+    assert no_drop["keep"].mean() > 0.6 and no_drop["ratings"].mean() < 300 * 0.9
+    both = combine(base, {first: {k: v[:300] for k, v in dropping[first].items()}}, first)
+    assert outcome(both)["keep"].mean() <= passes[:300].mean() + 1e-12
