@@ -12,6 +12,14 @@ if ! .venv/bin/python -c "import torch" 2>/dev/null; then
   echo "evalkit setup: installing ${TORCH_SPEC:-torch==2.13.0}" >&2
   .venv/bin/python -m pip install -q "${TORCH_SPEC:-torch==2.13.0}"
 fi
+# confseq (the reference tests/test_betting.py checks the betting confidence sequences against) is published only as
+# source whose build pins pybind11 2.6, which does not compile for Python 3.11: build it without build isolation against
+# a current pybind11, before the test extras ask for it. It needs Boost's headers (Debian: libboost-dev; scripts/test.sh).
+if [ "$extra" = test ] && ! .venv/bin/python -c "import importlib.util as u, sys; sys.exit(u.find_spec('confseq') is None)"; then
+  echo "evalkit setup: building confseq 0.0.11 (the tests' reference for betting confidence sequences)" >&2
+  .venv/bin/python -m pip install -q "pybind11>=2.11" scikit-build cmake ninja setuptools wheel
+  .venv/bin/python -m pip install -q --no-build-isolation "confseq==0.0.11"
+fi
 stamp=".venv/.evalkit-installed-${extra:-base}"
 want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
