@@ -140,3 +140,43 @@ def test_group_sequential_false_keep_stays_within_the_level_on_simulated_studies
     assert no_drop["keep"].mean() > 0.6 and no_drop["ratings"].mean() < 300 * 0.9
     both = combine(base, {first: {k: v[:300] for k, v in dropping[first].items()}}, first)
     assert outcome(both)["keep"].mean() <= passes[:300].mean() + 1e-12
+
+
+def test_a_confidence_sequence_gate_judges_on_the_betting_sequence(tmp_path):
+    text = gate_file_text(planned_pairs=300, margin=0.15, monitoring="confidence sequence", look_every=60,
+                          claim="these raters", ppi="off")
+    db = study(tmp_path, "cs", text, pairs=300, **SPEC)
+    agg = aggregate(db)
+    ni = agg.tables["non_inferiority"]
+    # the anytime-valid interval is wider than the t interval on the same pairs, and judged at the gate's level
+    assert ((ni["ci_high"] - ni["ci_low"]) > (ni["rated_high"] - ni["rated_low"])).all()
+    assert (ni["look_level"] == 0.95).all()
+    assert agg.verdict.decision in ("KEEP", "INSUFFICIENT DATA")
+    if agg.verdict.decision == "KEEP":
+        assert agg.verdict.look["pairs"] <= 300
+
+
+def test_the_designs_simulation_runs_the_confidence_sequence():
+    from evalkit.study.plan.designs import Design, Scenario, outcome, simulate
+    from evalkit.study.plan.model import StudyModel
+    from evalkit.task.criteria import CRITERIA
+
+    model = StudyModel(pass_rates={c: 0.9 for c in CRITERIA}, rater_accuracy=0.95, raters=12, raters_per_pair=1)
+    scenario = Scenario(model, margin=0.15, claim="these raters")
+    res = simulate(Design(monitoring="confidence sequence", raters_per_pair=1, look_every=60), scenario, 300, 100,
+                   {}, [3])
+    out = outcome(res)
+    assert res[CRITERIA[0]]["keep"].shape == (100, 5) and 0 <= out["keep"].mean() <= 1
+
+
+def test_the_results_tab_shows_each_criterion_against_its_boundary(tmp_path):
+    from evalkit.ui.results import verdict_markdown
+
+    text = gate_file_text(planned_pairs=300, **GS) + "expected_ratings = 500\n"
+    db = study(tmp_path, "tab", text, pairs=60, **SPEC)
+    md = verdict_markdown(aggregate(db))
+    assert "#### Looks (group sequential): look" in md and "| criterion | lower end |" in md
+    # 180 ratings so far of the 500 the plan expects, at most 900 (300 pairs x 3)
+    assert "180 ratings so far: the plan expects about 320 more ratings" in md and "at most about 720 more" in md
+    fixed = study(tmp_path, "tabfixed", gate_file_text(planned_pairs=300, margin=0.15), pairs=60, **SPEC)
+    assert "#### Looks" not in verdict_markdown(aggregate(fixed))

@@ -143,7 +143,8 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
         def analyse(r, lk, _context):
             sample, done = decision_sample(r, per_pair, lk.pairs)
             return fidelity_rows(sample, lk.level, resamples, values["margin"], values["claim"], screen(),
-                                 values.get("ppi") == "on", interval=values["interval"]), sample, done
+                                 values.get("ppi") == "on", interval=values["interval"],
+                                 sequence=values.get("monitoring") == "confidence sequence"), sample, done
 
         reached = complete_count(rated, per_pair)
         went = walk(values, lambda lk: (rated, None) if reached >= lk.pairs else None, analyse,
@@ -153,7 +154,8 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
         # no look reached: the data so far, at the gate's level (reported, never judged)
         sample, done = decision_sample(rated, per_pair, values["planned_pairs"])
         rows = fidelity_rows(sample, confidence, resamples, values["margin"], values["claim"], screen(),
-                             values.get("ppi") == "on", interval=values["interval"])
+                             values.get("ppi") == "on", interval=values["interval"],
+                                 sequence=values.get("monitoring") == "confidence sequence")
         return rows, done, decide(values, rows, speed, done, rated.n_pairs, ident)
 
     after = None
@@ -218,7 +220,10 @@ def _frozen_notes(db, frozen: FrozenDecision, complete_now: int, values: dict, e
         "SELECT COUNT(*) FROM ratings r JOIN pairs p ON p.id = r.pair_id WHERE r.id > :at AND (:s IS NULL OR "
         "p.experiment_id IN (SELECT id FROM experiments WHERE study_id = :s))",
         {"at": frozen.completed_rating_id, "s": study_id}).fetchone()[0]
-    out = [f"DECISION FROZEN when the planned sample completed (rating {frozen.completed_rating_id}, "
+    look = frozen.verdict.look
+    when = (f"at look {look['index']} of at most {look['of']} ({look['pairs']} decided pairs), which settled it"
+            if look and not look.get("final", True) else "when the planned sample completed")
+    out = [f"DECISION FROZEN {when} (rating {frozen.completed_rating_id}, "
            f"{frozen.completed_at}; stored {frozen.decided_at}, gate {frozen.gate_hash}): {len(frozen.sample)} ratings "
            f"of {values['planned_pairs']} pairs, {len(excluded)} rater(s) left out by the gold check; "
            f"{later} rating row(s) stored after it (ratings, corrections, skips) and "

@@ -164,7 +164,8 @@ def freeze(db, study, values: dict, confidence: float, resamples: int, tolerance
     def analyse(ratings, look, context):
         sample, complete = decision_sample(ratings, per_pair, look.pairs)
         rows = fidelity_rows(sample, look.level, resamples, values["margin"], values["claim"], pair_screen(db, ratings),
-                             values.get("ppi") == "on", context["completed_at"], interval=values["interval"])
+                             values.get("ppi") == "on", context["completed_at"], interval=values["interval"],
+                                 sequence=values.get("monitoring") == "confidence sequence")
         return rows, sample, complete
 
     def decide_look(rows, complete, ratings, look, context):

@@ -101,3 +101,35 @@ def standing(rows: list[dict], margin: float) -> list[dict]:
                     "ci_low": r["ci_low"], "ci_high": r["ci_high"], "boundary": -margin,
                     "needs": max(0.0, -margin - r["ci_low"]), "state": state})
     return out
+
+
+def sequence_row(row: dict, sample, criterion: str, confidence: float) -> dict:
+    """monitoring = "confidence sequence": the row's interval becomes the betting confidence sequence's at this
+    look (stats.betting, two-sided at 1 - confidence), run over the rated pairs' mean differences in the order the
+    pairs completed (the queue's random order), mapped to [0, 1]; identical pairs, decided without raters, scale it
+    by the differing pairs' share of the sample, as for PPI. The t interval is kept beside it (rated_low,
+    rated_high)."""
+    import numpy as np
+
+    from ..stats.betting import betting_cs
+    from .quality import _x
+
+    x, valid = _x(sample, criterion)
+    valid = valid & ~sample.identical[sample.pair]
+    pair, x, rid = sample.pair[valid], x[valid], sample.rating_id[valid]
+    row.setdefault("rated_low", row["ci_low"])
+    row.setdefault("rated_high", row["ci_high"])
+    if not len(pair):
+        return row
+    r_p = np.bincount(pair, minlength=sample.n_pairs)
+    mean = np.bincount(pair, weights=x, minlength=sample.n_pairs) / np.maximum(r_p, 1)
+    done = np.zeros(sample.n_pairs, np.int64)
+    np.maximum.at(done, pair, rid)
+    rated = np.flatnonzero(r_p > 0)
+    order = rated[np.argsort(done[rated], kind="stable")]
+    low, high = betting_cs(((mean[order] + 1) / 2)[None, :], 1 - confidence)
+    share = len(rated) / (len(rated) + int(sample.identical.sum()))
+    row["ci_low"] = share * (2 * float(low[0, -1]) - 1)
+    row["ci_high"] = share * (2 * float(high[0, -1]) - 1)
+    row["sequence"] = True
+    return row

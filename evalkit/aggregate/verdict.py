@@ -189,13 +189,15 @@ def decision_sample(ratings: RatingData, ratings_per_pair: int, planned_pairs: i
 
 def fidelity_rows(sample: RatingData, confidence: float, resamples: int, margin: float,
                   claim: str = GENERAL, screen=None, ppi: bool = False, before: str | None = None,
-                  interval: str = T_FLOOR) -> list[dict]:
+                  interval: str = T_FLOOR, sequence: bool = False) -> list[dict]:
     """The gate's analysis per criterion on the decision sample (pooled over prompts; its identical pairs as exact
     zeros), for the gate's claim: about raters in general (rater differences in the interval) or these raters
     only, on the gate's interval. Then, its own step, the pre-screen (`screen`: aggregate.ppi.PairScreen of the
     sample's pairs): prediction-powered inference where `ppi` (the gate's ppi = "on"), its agreement with the
-    raters always (`before`: pairs made later are no part of it)."""
+    raters always (`before`: pairs made later are no part of it). `sequence` (monitoring = "confidence sequence"):
+    each interval is the betting confidence sequence's (aggregate.looks.sequence_row)."""
     from ..study.gate import fidelity_ok
+    from .looks import sequence_row
     from .ppi import apply
 
     rows = []
@@ -205,6 +207,8 @@ def fidelity_rows(sample: RatingData, confidence: float, resamples: int, margin:
         r = difference_rows(sample, c, groupings(sample)[0], confidence, resamples, claim == GENERAL, interval)
         if r:
             r = apply(r[0], sample, c, screen, ppi, confidence, claim == GENERAL, before)
+            if sequence:
+                r = sequence_row(r, sample, c, confidence)
             r["margin"] = margin
             r["ok"] = bool(fidelity_ok(r["ci_low"], margin))
             rows.append(r)

@@ -44,17 +44,49 @@ def verdict_markdown(agg) -> str:
     v = agg.verdict
     mark = {True: "✅", False: "❌", None: "❔"}
     lines = [f"_Shown: {agg.study.label()}._", ""] if agg.study is not None else []
-    frozen = (f" (frozen {agg.frozen.completed_at}, when the planned sample completed)" if agg.frozen is not None
-              else "")
+    when = (f"when look {v.look['index']} settled it" if v.look and not v.look.get("final", True)
+            else "when the planned sample completed")
+    frozen = f" (frozen {agg.frozen.completed_at}, {when})" if agg.frozen is not None else ""
     lines += [f"### Verdict: **{v.decision}**{frozen}", ""] + ([f"_{v.claim}_", ""] if v.claim else []) + (
         [f"_{v.ppi}_", ""] if getattr(v, "ppi", "") else [])
     lines += [f"- {mark[c.ok]} **{c.name}**: {c.reason}" for c in v.conditions]
+    lines += looks_markdown(agg)
     if agg.after is not None:  # apart, and never the decision
         lines += ["", f"#### After the decision (not the decision): {agg.after.decision}", "",
                   "_The same analysis on the data as it is now, with what was stored since the decision._", ""]
         lines += [f"- {mark[c.ok]} **{c.name}**: {c.reason}" for c in agg.after.conditions]
     lines += [""] + [f"- note: {n}" for n in agg.notes]
     return "\n".join(lines)
+
+
+def looks_markdown(agg) -> list[str]:
+    """With looks (group sequential, confidence sequence): each criterion against its boundary at the last look, and
+    the ratings the plan expects to remain."""
+    from ..aggregate.looks import standing
+    from ..task.criteria import title
+
+    v = agg.verdict
+    g = v.gate or {}
+    if not v.look or g.get("monitoring", "fixed") == "fixed":
+        return []
+    look = v.look
+    lines = ["", f"#### Looks ({g['monitoring']}): look {look['index']} of at most {look['of']}, "
+                 f"{look['pairs']} decided pairs, {look['level']:.4%} interval", "",
+             "| criterion | lower end | upper end | boundary | lower end short of it by | state |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for r in standing(v.fidelity, g["margin"]):
+        lines.append(f"| {title(r['criterion'])} | {r['ci_low']:+.3f} | {r['ci_high']:+.3f} | {r['boundary']:+.3f} | "
+                     f"{r['needs']:.3f} | {r['state']} |")
+    if v.interim:
+        so_far = int(agg.tables["counts"]["current_ratings"].iloc[0])
+        most = int(round(g["planned_pairs"] * (g["min_ratings_per_pair"] + (g.get("second_rating_share", 0.0)
+                                                                          if g["min_ratings_per_pair"] == 1 else 0))))
+        expected = int(g.get("expected_ratings") or 0)
+        remain = (f"the plan expects about {max(expected - so_far, 0):,} more ratings to a decision "
+                  f"({expected:,} in all, `evalkit plan`); " if expected else "")
+        lines += ["", f"_{so_far:,} ratings so far: {remain}at most about {max(most - so_far, 0):,} more, at the "
+                      f"planned maximum of {g['planned_pairs']:,} decided pairs._"]
+    return lines
 
 
 HIDDEN = ("_The verdict, tables and plots appear here once you have rated your own pairs: per-path figures "
