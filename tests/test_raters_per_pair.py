@@ -129,6 +129,11 @@ def test_the_queue_serves_a_single_pair_to_one_rater_and_a_doubled_pair_to_two(t
     n = dict(db.execute("SELECT pair_id, COUNT(*) FROM current_ratings GROUP BY pair_id").fetchall())
     assert n == wanted
     assert progress(db, "cat", 3) == (0, 0) and counts(db, 3)["pairs_complete"] == 20
+    assert counts(db, 3)["wanted"] == {1: 20 - len(doubled), 2: len(doubled)}
+    from evalkit.ui.results import counts_markdown
+
+    assert (f"| pairs with their 1 rating ({20 - len(doubled)} pairs) or 2 ({len(doubled)} pairs) (complete) | 20 |"
+            in counts_markdown(counts(db, 3), 3))
     # one more rating is refused under the write lock, at the pair's own quota
     single = next(p for p in wanted if p not in doubled)
     with pytest.raises(RatingError, match="already has its 1 ratings"):
@@ -169,7 +174,7 @@ def test_the_app_serves_and_reveals_by_the_pool_s_quota(tmp_path):
     a single pair's reveal comes with its one rating, a doubled pair's waits for the second rater's."""
     from test_rate_handlers import REVEALING, Tab
 
-    _pool(tmp_path, 12, seed=4, min_ratings_per_pair=1, second_rating_share=0.5)[0].conn.close()
+    _pool(tmp_path, 6, seed=4, min_ratings_per_pair=1, second_rating_share=0.5)[0].conn.close()
     tab = Tab(tmp_path / "q.db", {p.id: p for p in load_prompts()}, ratings_per_pair=3)
     ui = tab.ui
     db = open_db(tmp_path / "q.db")

@@ -453,14 +453,16 @@ def answers_from_row(row: dict) -> tuple[dict, dict]:
 
 def counts(db, ratings_per_pair: int) -> dict:
     """Progress numbers for everyone on the Results tab (a pair is complete at its own quota, else at
-    `ratings_per_pair`): nothing per path (a tally of preferred paths, seen
-    while pairs are still to rate, would hint which side is which)."""
+    `ratings_per_pair`): nothing per path (a tally of preferred paths, seen while pairs are still to rate, would
+    hint which side is which)."""
     in_study = f"pair_id IN (SELECT p.id FROM pairs p WHERE {_LATEST_STUDY})"  # the study the queue serves
     n_pairs = db.execute(f"SELECT COUNT(*) FROM pairs p WHERE {_LATEST_STUDY}").fetchone()[0]
     per_pair = {r[0]: r[1] for r in db.execute(
         f"SELECT pair_id, COUNT(*) FROM current_ratings WHERE {in_study} GROUP BY pair_id")}
     quotas = {r[0]: r[1] for r in db.execute(
         f"SELECT p.id, p.wanted_ratings FROM pairs p WHERE {_LATEST_STUDY} AND p.wanted_ratings IS NOT NULL")}
+    wanted = dict(db.execute(f"SELECT {_P_QUOTA}, COUNT(*) FROM pairs p WHERE {_LATEST_STUDY} AND NOT {_IDENTICAL} "
+                             "GROUP BY 1 ORDER BY 1", {"quota": ratings_per_pair}).fetchall())
     return {
         "pairs": n_pairs,
         "ratings": db.execute(f"SELECT COUNT(*) FROM current_ratings WHERE {in_study}").fetchone()[0],
@@ -469,4 +471,5 @@ def counts(db, ratings_per_pair: int) -> dict:
         "raters": db.execute(f"SELECT COUNT(DISTINCT rater) FROM ratings WHERE {in_study}").fetchone()[0],
         "pairs_complete": sum(1 for pid, n in per_pair.items() if n >= quotas.get(pid, ratings_per_pair)),
         "identical": db.execute(f"SELECT COUNT(*) FROM pairs p WHERE {_LATEST_STUDY} AND {_IDENTICAL}").fetchone()[0],
+        "wanted": wanted,  # ratings a pair wants -> pairs (whose outputs differ) that want that many
     }
