@@ -116,7 +116,9 @@ class PoolConfig:
 
 @dataclass
 class AppConfig:
-    # Ratings wanted per pair; a pair leaves the queue once it has this many current ratings.
+    # Ratings wanted per pair that has no quota of its own: a pool made since each pair stores one (from the gate's
+    # min_ratings_per_pair and second_rating_share, drawn with the queue order) follows it; an older pool this. A pair
+    # leaves the queue once it has its quota of current ratings.
     ratings_per_pair: int = 3
     # Local (non-Space) sign-in: shared passcodes raters may use; empty = a rater name is enough.
     passcodes: list[str] = field(default_factory=list)

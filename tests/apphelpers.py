@@ -62,6 +62,17 @@ def pool_template(tiny_models, tmp_path_factory) -> Path:
         cfg.pool.prompts = ["writing-01", "writing-02", "writing-03"]
         building = root / "building.db"
         assert ensure_pool(cfg, building, echo=lambda *_: None) == POOL_PAIRS
+        # Each app test chooses its pairs' quota with app.ratings_per_pair: the quota of pairs without one of their
+        # own, as in a pool made before quotas were stored (migration 016). The pool's own quotas, drawn from the
+        # gate, are tested in tests/test_raters_per_pair.py.
+        import sqlite3
+
+        con = sqlite3.connect(building)
+        try:
+            with con:
+                con.execute("UPDATE pairs SET wanted_ratings = NULL")
+        finally:
+            con.close()
         building.rename(db_file)
     return db_file
 

@@ -354,9 +354,10 @@ def _old_database(path: Path, monkeypatch) -> None:
     from evalkit.store import migrations
 
     with monkeypatch.context() as m:
-        # 010 rebuilds the pairs table; 015 adds a column to it, so an old database has neither
+        # 010 rebuilds the pairs table; 015 and 016 add columns to it, so an old database has none of them
         m.setattr(migrations, "MIGRATIONS", [x for x in migrations.MIGRATIONS
-                                             if x[1] not in (migrations._m010_gold_pairs, migrations._m015_queue_order)])
+                                             if x[1] not in (migrations._m010_gold_pairs, migrations._m015_queue_order,
+                                                             migrations._m016_ratings_wanted)])
         db = open_db(path)
     assert "kind" not in {c.name for c in db["pairs"].columns}
     study_pool(db, 6)
@@ -401,6 +402,7 @@ def test_migration_keeps_every_row_and_foreign_key(tmp_path, monkeypatch):
         if table == "pairs":
             assert {(r["kind"], r["a_reference_id"], r["b_reference_id"]) for r in after[table]} == {("study", None, None)}
             assert {r["queue_rank"] for r in after[table]} == {None}  # served after ranked pairs, old rule
+            assert {r["wanted_ratings"] for r in after[table]} == {None}  # the app's quota, old rule
         elif table != "experiments":
             assert after[table] == rows, table
     assert db.execute("PRAGMA foreign_key_check").fetchall() == []

@@ -43,6 +43,10 @@ class RatingData:
     # serves them; each criterion's difference is exactly 0) and enter the paired differences in the pool's
     # proportion (identical_in_sample). None: no pair is identical.
     pair_identical: object = None
+    # int64 (pairs,): the current ratings each pair wants (its quota, stored when the pool's queue order was drawn:
+    # the gate's min_ratings_per_pair, or 2 for a pair drawn for a second rating); 0 where none was stored (a pool
+    # made before quotas were), which then wants the gate's min_ratings_per_pair. None: no pair has one.
+    pair_wanted: object = None
 
     def __len__(self) -> int:
         return len(self.rating_id)
@@ -69,7 +73,8 @@ class RatingData:
 
     def select(self, keep) -> "RatingData":
         return RatingData(self.rating_id[keep], self.pair[keep], self.rater[keep], self.answers[keep], self.raters,
-                          self.pair_ids, self.pair_prompt, self.prompts, self.pair_generation, self.pair_identical)
+                          self.pair_ids, self.pair_prompt, self.prompts, self.pair_generation, self.pair_identical,
+                          self.pair_wanted)
 
     @property
     def identical(self):
@@ -77,6 +82,15 @@ class RatingData:
         import numpy as np
 
         return np.zeros(self.n_pairs, bool) if self.pair_identical is None else self.pair_identical
+
+    def wanted(self, ratings_per_pair: int):
+        """int64 (pairs,): the current ratings each pair wants before it is complete: its stored quota, else
+        `ratings_per_pair` (the gate's min_ratings_per_pair)."""
+        import numpy as np
+
+        if self.pair_wanted is None:
+            return np.full(self.n_pairs, ratings_per_pair, np.int64)
+        return np.where(self.pair_wanted > 0, self.pair_wanted, ratings_per_pair)
 
 
 # Gold (check) pairs never enter a comparison of the paths: they are scored in evalkit.study.gold. (A test turns this off
@@ -112,7 +126,7 @@ def load_ratings(db, study_id: int | None = None, history: bool = False):
     where = _pair_filter(study_id)
     pairs = db.execute(
         "SELECT rowid, id, prompt_id, ordinary_generation_id, assisted_generation_id, "
-        f"{IDENTICAL.format(p='pairs.')} FROM pairs WHERE {where} ORDER BY rowid").fetchall()
+        f"{IDENTICAL.format(p='pairs.')}, wanted_ratings FROM pairs WHERE {where} ORDER BY rowid").fetchall()
     rowids = np.array([p[0] for p in pairs], np.int64)
     prompts = sorted({p[2] for p in pairs})
     prompt_index = {p: i for i, p in enumerate(prompts)}
@@ -136,7 +150,8 @@ def load_ratings(db, study_id: int | None = None, history: bool = False):
         pair_prompt=np.array([prompt_index[p[2]] for p in pairs], np.int64), prompts=prompts,
         pair_generation=dict(zip(PATHS, (np.array([p[3] or -1 for p in pairs], np.int64),
                                          np.array([p[4] or -1 for p in pairs], np.int64)))),
-        pair_identical=np.array([bool(p[5]) for p in pairs], bool))
+        pair_identical=np.array([bool(p[5]) for p in pairs], bool),
+        pair_wanted=np.array([p[6] or 0 for p in pairs], np.int64))
     if not history:
         return data
     # a blind row stops being current when a blind row superseding it is stored (the current_ratings view)

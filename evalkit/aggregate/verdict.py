@@ -128,25 +128,28 @@ def with_identical(ratings: RatingData, rated: int) -> RatingData:
         order = np.argsort(np.array([ratings.pair_ids[i] for i in where], dtype=object), kind="stable")
         chosen[where[order[:k]]] = True
     return RatingData(ratings.rating_id, ratings.pair, ratings.rater, ratings.answers, ratings.raters,
-                      ratings.pair_ids, ratings.pair_prompt, ratings.prompts, ratings.pair_generation, chosen)
+                      ratings.pair_ids, ratings.pair_prompt, ratings.prompts, ratings.pair_generation, chosen,
+                      ratings.pair_wanted)
 
 
 def complete_count(ratings: RatingData, ratings_per_pair: int) -> int:
-    """Decided pairs: those whose texts differ with `ratings_per_pair` current ratings, and beside them the
-    identical pairs in the pool's proportion (identical_quota). The planned sample is complete when this reaches
-    planned_pairs."""
+    """Decided pairs: those whose texts differ with the current ratings they want (their own quota, stored with the
+    pool; `ratings_per_pair` for a pair without one), and beside them the identical pairs in the pool's proportion
+    (identical_quota). The planned sample is complete when this reaches planned_pairs."""
     import numpy as np
 
     ident = ratings.identical
-    full = int(((np.bincount(ratings.pair, minlength=ratings.n_pairs) >= ratings_per_pair) & ~ident).sum())
+    counts = np.bincount(ratings.pair, minlength=ratings.n_pairs)
+    full = int(((counts >= ratings.wanted(ratings_per_pair)) & ~ident).sum())
     return full + identical_quota(full, int(ident.sum()), int((~ident).sum()))
 
 
 def decision_sample(ratings: RatingData, ratings_per_pair: int, planned_pairs: int):
     """The pairs the fidelity gate decides on, fixed in advance so that later ratings cannot move a decision.
 
-    Pairs whose texts differ: the first to reach `ratings_per_pair` current ratings, each with its first
-    `ratings_per_pair` current ratings (by time of storing). Identical pairs need no rating: beside k rated pairs
+    Pairs whose texts differ: the first to reach the current ratings they want, each with its first that many
+    current ratings (by time of storing). A pair wants its own quota, stored when the pool's queue order was drawn
+    (with one rating per pair, two for the pairs drawn for a second rating), else `ratings_per_pair` (the gate's). Identical pairs need no rating: beside k rated pairs
     the sample holds identical_quota(k) of them (the pool's proportion; with_identical says which). The sample is
     complete when the two together reach `planned_pairs`: it takes the fewest rated pairs that do (all complete
     pairs when the size is not planned). Ratings of identical pairs (stored before they left the queue) never
@@ -164,10 +167,11 @@ def decision_sample(ratings: RatingData, ratings_per_pair: int, planned_pairs: i
     starts = np.flatnonzero(np.r_[True, pair_sorted[1:] != pair_sorted[:-1]])
     rank = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
     counts = np.bincount(pair_sorted, minlength=ratings.n_pairs)
-    complete = np.flatnonzero(counts >= ratings_per_pair)
-    # a pair is complete when its ratings_per_pair-th rating is stored: order pairs by that rating's id
+    wanted = ratings.wanted(ratings_per_pair)
+    complete = np.flatnonzero(counts >= wanted)
+    # a pair is complete when its wanted-th rating is stored: order pairs by that rating's id
     done_at = np.full(ratings.n_pairs, np.iinfo(np.int64).max)
-    last = rank == ratings_per_pair - 1
+    last = rank == wanted[pair_sorted] - 1
     done_at[pair_sorted[last]] = ratings.rating_id[order][last]
     chosen = complete[np.argsort(done_at[complete], kind="stable")]
     k = len(chosen)
@@ -179,7 +183,7 @@ def decision_sample(ratings: RatingData, ratings_per_pair: int, planned_pairs: i
     in_sample = np.zeros(ratings.n_pairs, bool)
     in_sample[chosen] = True
     keep = np.zeros(len(ratings), bool)
-    keep[order] = (rank < ratings_per_pair) & in_sample[pair_sorted]
+    keep[order] = (rank < wanted[pair_sorted]) & in_sample[pair_sorted]
     sample = with_identical(ratings.select(keep), k)
     if planned_pairs and k + int(sample.identical.sum()) > planned_pairs:  # rounding: exactly the plan
         extra = np.flatnonzero(sample.identical)[planned_pairs - k:]

@@ -21,6 +21,8 @@ from .common import config_option, db_file, db_option, fail_as_the_app, fail_cle
               help="Share of outputs that pass each criterion (default: the database's pre-screen, else 0.8).")
 @click.option("--raters-per-pair", type=int, default=None,
               help="Ratings per pair (default: the gate's min_ratings_per_pair).")
+@click.option("--second-rating-share", type=float, default=None,
+              help="With 1 rating per pair: share of pairs rated twice (default: the gate's second_rating_share).")
 @click.option("--raters", type=int, default=None,
               help="Raters in the study (default: the database's, at least the gate's min_raters, else 10).")
 @click.option("--pair-correlation", type=float, default=None,
@@ -36,8 +38,8 @@ from .common import config_option, db_file, db_option, fail_as_the_app, fail_cle
               help="The interval the simulated studies are judged on (default: the gate's `interval`).")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 @fail_clearly
-def plan(config_path, db_path, margin, power, pass_rate, raters_per_pair, raters, pair_correlation, rater_sd,
-         rater_path_sd, studies, confirm, interval, as_json):
+def plan(config_path, db_path, margin, power, pass_rate, raters_per_pair, second_rating_share, raters,
+         pair_correlation, rater_sd, rater_path_sd, studies, confirm, interval, as_json):
     """How many rated pairs the fidelity gate needs: the planned_pairs line for the gate file.
 
     Simulates whole studies through the very analysis the gate runs and reports, per number of
@@ -58,7 +60,7 @@ def plan(config_path, db_path, margin, power, pass_rate, raters_per_pair, raters
     result, gate = plan_from_config(load_cfg(config_path), db_path, margin=margin, power=power, pass_rate=pass_rate,
                                     raters_per_pair=raters_per_pair, raters=raters, pair_correlation=pair_correlation,
                                     rater_sd=rater_sd, rater_path_sd=rater_path_sd, studies=studies, confirm=confirm,
-                                    interval=interval)
+                                    interval=interval, second_rating_share=second_rating_share)
     if as_json:
         click.echo(json.dumps(result.to_json() | {"gate": asdict(gate)}, ensure_ascii=False, indent=2))
     else:

@@ -7,8 +7,10 @@ pair gives the same PairView, from the same query, and says what it is only in t
 The reveal waits for the pair to close. One person may hold several identities (open sign-up, a passcode, two
 invitations); if a rating showed its pair's sides and timings at once, a second identity could rate the pair, read
 the reveal, and let the first rate it knowing which side is which. So a pair's reveal is shown to the raters who
-rated it only once no identity can rate it any more: it has its `ratings_per_pair` current ratings, checked under
-the write lock of the rating that fills it, and the closing is recorded (store `closed_pairs`), so the pair never
+rated it only once no identity can rate it any more: it has its quota of current ratings (the pair's own, stored when
+the pool's queue order was drawn from the study's gate: min_ratings_per_pair, or 2 for a pair drawn for a second
+rating, at least 2 for a gold pair; the app's `ratings_per_pair` for a pool made before quotas were stored), checked
+under the write lock of the rating that fills it, and the closing is recorded (store `closed_pairs`), so the pair never
 opens again (not even when the quota is raised later). Until then the rater sees "revealed once this pair is
 closed" and the list of their pending reveals, which fills in as their pairs close. A correction made before the
 pair closes is still blind and counts; one made after is kept with blind = 0.
@@ -109,18 +111,24 @@ def _pair(db, pair_id: str) -> dict:
     return row
 
 
-# The pairs still open to a rater, with their current rating counts: not met by this rater (rated or skipped) and
-# below the quota. One statement, so a request makes few SQLite calls (each row fetched releases and re-takes the
-# interpreter lock, which costs most when the app is busy).
+# A pair's quota of current ratings: its own (pairs.wanted_ratings, drawn with the queue order), else the app's
+# (:quota) for a pool made before quotas were stored.
+QUOTA = "COALESCE({p}wanted_ratings, :quota)"
+_P_QUOTA = QUOTA.format(p="p.")
+_PAIR_QUOTA = f"(SELECT {QUOTA.format(p='')} FROM pairs WHERE id = :pair)"
+
+# The pairs still open to a rater, with their current rating counts and quotas: not met by this rater (rated or
+# skipped) and below the pair's quota. One statement, so a request makes few SQLite calls (each row fetched releases
+# and re-takes the interpreter lock, which costs most when the app is busy).
 # Only the latest study's pairs are served (evalkit.study.studies): a new study's raters never spend ratings on an earlier one.
 _LATEST_STUDY = """(SELECT study_id FROM experiments WHERE id = p.experiment_id) IS (SELECT MAX(id) FROM studies)"""
 # Pairs whose two outputs are the same tokens are decided without raters (each criterion's difference is exactly 0;
 # aggregate.verdict counts them): no rater's time is spent on them.
 _IDENTICAL = IDENTICAL.format(p="p.")
 _OPEN = f"""
-    SELECT p.id, COALESCE(c.n, 0) AS n FROM pairs p
+    SELECT p.id, COALESCE(c.n, 0) AS n, {_P_QUOTA} AS quota FROM pairs p
     LEFT JOIN (SELECT pair_id, COUNT(*) AS n FROM current_ratings GROUP BY pair_id) c ON c.pair_id = p.id
-    WHERE COALESCE(c.n, 0) < :quota AND p.id NOT IN (SELECT pair_id FROM ratings WHERE rater = :rater)
+    WHERE COALESCE(c.n, 0) < {_P_QUOTA} AND p.id NOT IN (SELECT pair_id FROM ratings WHERE rater = :rater)
       AND {_LATEST_STUDY}
       AND p.id NOT IN (SELECT pair_id FROM closed_pairs)
       AND NOT {_IDENTICAL}"""
@@ -133,13 +141,13 @@ _OFFERABLE = f"""
                WHERE a.rater != :rater AND a.shown_at > :since
                  AND NOT EXISTS (SELECT 1 FROM ratings r WHERE r.pair_id = a.pair_id AND r.rater = a.rater)
                GROUP BY a.pair_id) h ON h.pair_id = o.id
-    WHERE o.n + COALESCE(h.n, 0) < :quota"""
+    WHERE o.n + COALESCE(h.n, 0) < o.quota"""
 
 # One pair of _OFFERABLE, checked again under the write lock before it is held.
-_STILL_FREE = """
+_STILL_FREE = f"""
     SELECT (SELECT COUNT(*) FROM current_ratings WHERE pair_id = :pair)
          + (SELECT COUNT(*) FROM assignments a WHERE a.pair_id = :pair AND a.rater != :rater AND a.shown_at > :since
-              AND NOT EXISTS (SELECT 1 FROM ratings r WHERE r.pair_id = a.pair_id AND r.rater = a.rater)) < :quota
+              AND NOT EXISTS (SELECT 1 FROM ratings r WHERE r.pair_id = a.pair_id AND r.rater = a.rater)) < {_PAIR_QUOTA}
        AND NOT EXISTS (SELECT 1 FROM ratings WHERE rater = :rater AND pair_id = :pair)"""
 
 # How long a pair shown to a rater stays theirs before it may be offered to someone else.
@@ -152,7 +160,8 @@ def _since() -> str:
 
 def next_pair(db, rater: str, ratings_per_pair: int) -> PairView | None:
     """The pair this rater should see: the one they already hold on screen (a reload resumes it), else the open
-    pair they have not met yet with the lowest queue rank (drawn at random when the pool was made, store
+    pair (below its own quota; `ratings_per_pair` for a pair without one) they have not met yet with the lowest queue
+    rank (drawn at random when the pool was made, store
     `draw_queue_order`), counting pairs others hold as taken; None when nothing is left. The pair shown is recorded
     (the assignment: a hold, and the start of the time on task).
 
@@ -298,7 +307,7 @@ def _insert(db, row: dict, quota: int | None = None) -> int:
         return insert_rating(db, row, quota)
     except PairFull as e:
         raise RatingError(
-            f"this pair already has its {quota} ratings (other raters finished it while you were "
+            f"this pair already has its {e.quota} ratings (other raters finished it while you were "
             "working); your answers were not stored", "press Next pair for another pair") from e
     except sqlite3.IntegrityError as e:
         msg = str(e)
@@ -355,10 +364,17 @@ def skip_pair(db, app: AppConfig, rater: str, pair_id: str, reason: str, client_
 
 def is_closed(db, pair_id: str, quota: int) -> bool:
     """Whether no identity can rate this pair any more: its closing is recorded, or it has its quota of current
-    ratings (a pair filled before closings were recorded)."""
+    ratings (its own; `quota` for a pair without one; a pair filled before closings were recorded)."""
     return bool(db.execute(
-        "SELECT EXISTS (SELECT 1 FROM closed_pairs WHERE pair_id = :p) "
-        "OR (SELECT COUNT(*) FROM current_ratings WHERE pair_id = :p) >= :q", {"p": pair_id, "q": quota}).fetchone()[0])
+        "SELECT EXISTS (SELECT 1 FROM closed_pairs WHERE pair_id = :pair) "
+        f"OR (SELECT COUNT(*) FROM current_ratings WHERE pair_id = :pair) >= {_PAIR_QUOTA}",
+        {"pair": pair_id, "quota": quota}).fetchone()[0])
+
+
+def pair_quota(db, pair_id: str, quota: int) -> int:
+    """The current ratings this pair wants before it closes: its own quota, else `quota` (the app's)."""
+    row = db.execute(f"SELECT {_PAIR_QUOTA}", {"pair": pair_id, "quota": quota}).fetchone()
+    return quota if row is None or row[0] is None else int(row[0])
 
 
 def rater_reveal(db, rater: str, pair_id: str, quota: int, tolerance: float = 0.1) -> Reveal | GoldReveal | Pending:
@@ -368,7 +384,7 @@ def rater_reveal(db, rater: str, pair_id: str, quota: int, tolerance: float = 0.
         raise RatingError("the reveal follows your rating of the pair", "rate the pair first")
     if not is_closed(db, pair_id, quota):
         n = db.execute("SELECT COUNT(*) FROM current_ratings WHERE pair_id = ?", [pair_id]).fetchone()[0]
-        return Pending(pair_id, max(1, quota - n))
+        return Pending(pair_id, max(1, pair_quota(db, pair_id, quota) - n))
     return reveal(db, pair_id, tolerance)
 
 
@@ -436,18 +452,24 @@ def answers_from_row(row: dict) -> tuple[dict, dict]:
 
 
 def counts(db, ratings_per_pair: int) -> dict:
-    """Progress numbers for everyone on the Results tab: nothing per path (a tally of preferred paths, seen
-    while pairs are still to rate, would hint which side is which)."""
+    """Progress numbers for everyone on the Results tab (a pair is complete at its own quota, else at
+    `ratings_per_pair`): nothing per path (a tally of preferred paths, seen while pairs are still to rate, would
+    hint which side is which)."""
     in_study = f"pair_id IN (SELECT p.id FROM pairs p WHERE {_LATEST_STUDY})"  # the study the queue serves
     n_pairs = db.execute(f"SELECT COUNT(*) FROM pairs p WHERE {_LATEST_STUDY}").fetchone()[0]
     per_pair = {r[0]: r[1] for r in db.execute(
         f"SELECT pair_id, COUNT(*) FROM current_ratings WHERE {in_study} GROUP BY pair_id")}
+    quotas = {r[0]: r[1] for r in db.execute(
+        f"SELECT p.id, p.wanted_ratings FROM pairs p WHERE {_LATEST_STUDY} AND p.wanted_ratings IS NOT NULL")}
+    wanted = dict(db.execute(f"SELECT {_P_QUOTA}, COUNT(*) FROM pairs p WHERE {_LATEST_STUDY} AND NOT {_IDENTICAL} "
+                             "GROUP BY 1 ORDER BY 1", {"quota": ratings_per_pair}).fetchall())
     return {
         "pairs": n_pairs,
         "ratings": db.execute(f"SELECT COUNT(*) FROM current_ratings WHERE {in_study}").fetchone()[0],
         "corrections": db.execute(f"SELECT COUNT(*) FROM ratings WHERE supersedes IS NOT NULL AND {in_study}").fetchone()[0],
         "skips": db.execute(f"SELECT COUNT(*) FROM ratings WHERE kind = 'skip' AND {in_study}").fetchone()[0],
         "raters": db.execute(f"SELECT COUNT(DISTINCT rater) FROM ratings WHERE {in_study}").fetchone()[0],
-        "pairs_complete": sum(1 for n in per_pair.values() if n >= ratings_per_pair),
+        "pairs_complete": sum(1 for pid, n in per_pair.items() if n >= quotas.get(pid, ratings_per_pair)),
         "identical": db.execute(f"SELECT COUNT(*) FROM pairs p WHERE {_LATEST_STUDY} AND {_IDENTICAL}").fetchone()[0],
+        "wanted": wanted,  # ratings a pair wants -> pairs (whose outputs differ) that want that many
     }

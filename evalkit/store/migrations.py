@@ -526,6 +526,14 @@ def _m015_queue_order(db) -> None:
     db.execute("ALTER TABLE experiments ADD COLUMN queue_seed INTEGER")
     db.execute("CREATE INDEX pairs_queue_rank ON pairs(queue_rank)")
 
+
+def _m016_ratings_wanted(db) -> None:
+    # The ratings each pair wants, stored when the queue order is drawn (store.draw_queue_order) from the study's
+    # frozen gate: min_ratings_per_pair, or with one rating per pair a second one for a random share of the pairs.
+    # The queue serves a pair until it has them, the reveal waits for them, and the decision sample counts a pair
+    # complete at them. NULL (a pool made before this): the app's configured quota, app.ratings_per_pair.
+    db.execute("ALTER TABLE pairs ADD COLUMN wanted_ratings INTEGER CHECK (wanted_ratings IS NULL OR wanted_ratings >= 1)")
+
 # Append-only: never edit or reorder a shipped migration; add a new one at the end.
 MIGRATIONS = [
     ("001_initial", _m001_initial),
@@ -543,4 +551,5 @@ MIGRATIONS = [
     ("013_batch_runs", _m013_batch_runs),
     ("014_paths_in_code", _m014_paths_in_code),
     ("015_queue_order", _m015_queue_order),
+    ("016_ratings_wanted", _m016_ratings_wanted),
 ]

@@ -82,11 +82,19 @@ def insert_gold_pairs(db, experiment_id: int, pairs: list[dict]) -> list[str]:
     return ids
 
 
-def draw_queue_order(db, experiment_id: int, seed: int | None = None) -> int:
+def draw_queue_order(db, experiment_id: int, seed: int | None = None, ratings_per_pair: int | None = None,
+                     second_share: float = 0.0, gold_ratings: int | None = None) -> int:
     """Give every pair of this experiment that has none a queue rank, uniform on [0, 1), drawn from a generator seeded
     by `seed` (drawn with `secrets` when None) and stored with the experiment, in pair rowid order: the queue serves
     the lowest ranks first, so the rated pairs are a uniformly random subset of the pool, and the order can be
-    re-derived from the seed. Returns the number of pairs ranked."""
+    re-derived from the seed. Returns the number of pairs ranked.
+
+    With `ratings_per_pair` (the study's frozen gate: min_ratings_per_pair) each of those pairs also gets the ratings
+    it wants (wanted_ratings): that many for a study pair, and with one per pair two for each pair whose draw from a
+    second stream of the same seed falls below `second_share`; `gold_ratings` for a gold pair. Which pairs are rated
+    twice is drawn before any pair is rated and independently of the ranks and of what the pairs say, so the doubled
+    pairs are a random subset too: the analysis may treat a pair's ratings as exchangeable, and pairs with one
+    rating and with two alike (a pair's mean is unbiased either way). Without it the quotas stay NULL: the app's."""
     import numpy as np
 
     with write_transaction(db):
@@ -94,14 +102,23 @@ def draw_queue_order(db, experiment_id: int, seed: int | None = None) -> int:
         if seed is None:
             seed = row[0] if row and row[0] is not None else secrets.randbits(62)
         db.conn.execute("UPDATE experiments SET queue_seed = ? WHERE id = ?", [seed, experiment_id])
-        ids = [r[0] for r in db.conn.execute(
-            "SELECT rowid FROM pairs WHERE experiment_id = ? AND queue_rank IS NULL ORDER BY rowid", [experiment_id])]
+        todo = db.conn.execute("SELECT rowid, kind FROM pairs WHERE experiment_id = ? AND queue_rank IS NULL "
+                               "ORDER BY rowid", [experiment_id]).fetchall()
+        ids = [r[0] for r in todo]
         ranked = db.conn.execute("SELECT COUNT(*) FROM pairs WHERE experiment_id = ? AND queue_rank IS NOT NULL",
                                  [experiment_id]).fetchone()[0]
         # a resumed pool continues the seed's stream where the ranked pairs left it
         ranks = np.random.default_rng(seed).random(ranked + len(ids))[ranked:]
-        db.conn.executemany("UPDATE pairs SET queue_rank = ? WHERE rowid = ?",
-                            [(float(q), i) for q, i in zip(ranks, ids)])
+        if ratings_per_pair is None:
+            wanted = [None] * len(ids)
+        else:
+            doubled = np.zeros(len(ids), bool)
+            if ratings_per_pair == 1 and second_share > 0:  # its own stream: the ranks stay as they were
+                doubled = np.random.default_rng([seed, 16]).random(ranked + len(ids))[ranked:] < second_share
+            gold = ratings_per_pair if gold_ratings is None else gold_ratings
+            wanted = [gold if kind == "gold" else ratings_per_pair + int(d) for (_i, kind), d in zip(todo, doubled)]
+        db.conn.executemany("UPDATE pairs SET queue_rank = ?, wanted_ratings = ? WHERE rowid = ?",
+                            [(float(q), w, i) for q, w, i in zip(ranks, wanted, ids)])
     return len(ids)
 
 

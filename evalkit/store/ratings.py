@@ -11,6 +11,10 @@ from .database import now, write_transaction
 class PairFull(Exception):
     """The pair already has its quota of current ratings; nothing was written."""
 
+    def __init__(self, pair_id: str, quota: int | None = None):
+        super().__init__(pair_id)
+        self.pair_id, self.quota = pair_id, quota
+
 
 def claim_pair(db, rater: str, chosen: str | None, still_free: Callable[[str], bool],
                pick: Callable[[], str | None]) -> str | None:
@@ -30,7 +34,8 @@ def claim_pair(db, rater: str, chosen: str | None, still_free: Callable[[str], b
 
 def insert_rating(db, row: dict, quota: int | None = None) -> int:
     """One row of ratings (a rating, a correction or a skip) in one write transaction; returns its id. With `quota`,
-    the pair's count of current ratings is checked under the same lock (raises PairFull), so a rating cannot
+    the pair's count of current ratings is checked against its quota (its own, pairs.wanted_ratings, drawn with the
+    queue order; `quota` for a pair without one) under the same lock (raises PairFull), so a rating cannot
     overfill a pair however many raters submit at once; the time on task is taken from the pair's assignment.
     The schema's constraints (one original per rater and pair, one correction per rating, one row per client
     token) raise sqlite3.IntegrityError, for the caller to explain.
@@ -40,10 +45,13 @@ def insert_rating(db, row: dict, quota: int | None = None) -> int:
     with write_transaction(db):
         n = None
         if quota is not None:
-            n = db.conn.execute("SELECT COUNT(*) FROM current_ratings WHERE pair_id = ?", [row["pair_id"]]).fetchone()[0]
+            n, quota = db.conn.execute(
+                "SELECT (SELECT COUNT(*) FROM current_ratings WHERE pair_id = :p), "
+                "COALESCE((SELECT wanted_ratings FROM pairs WHERE id = :p), :q)", {"p": row["pair_id"], "q": quota}
+            ).fetchone()
             if n >= quota or db.conn.execute("SELECT 1 FROM closed_pairs WHERE pair_id = ?",
                                              [row["pair_id"]]).fetchone():
-                raise PairFull(row["pair_id"])
+                raise PairFull(row["pair_id"], quota)
             shown = db.conn.execute("SELECT shown_at FROM assignments WHERE pair_id = ? AND rater = ?",
                                     [row["pair_id"], row["rater"]]).fetchone()
             if shown:

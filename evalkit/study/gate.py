@@ -25,8 +25,13 @@ class Gate:
     confidence: float = 0.95
     # Maximum extra memory from loading the draft, MB.
     max_extra_memory_mb: float = 1024.0
-    # A pair counts towards the sample once it has this many current ratings.
+    # Ratings each pair gets: the queue serves a pair to this many raters, and it counts towards the sample once it
+    # has them (1, 2 or 3: `evalkit plan` compares them). Stored per pair when the pool's queue order is drawn.
     min_ratings_per_pair: int = 3
+    # With min_ratings_per_pair = 1, the share of pairs that get a second rating, chosen at random when the pool's
+    # queue order is drawn (independently of the pairs' answers), so that agreement and rater effects stay
+    # measurable; such a pair counts once it has both. Ignored from 2 ratings per pair on.
+    second_rating_share: float = 0.1
     # Decided pairs the decision waits for (a pair whose outputs differ once it has min_ratings_per_pair ratings;
     # identical outputs without raters, in the pool's proportion); from `evalkit plan`. Before that
     # every look is an interim look and the verdict INSUFFICIENT DATA. 0 = not planned: no decision.
@@ -73,6 +78,7 @@ RANGES = {
     "confidence": (0.5, 1.0, False, False),
     "max_extra_memory_mb": (0.0, None, True, True),
     "min_ratings_per_pair": (1, None, True, True),
+    "second_rating_share": (0.0, 1.0, True, True),
     "planned_pairs": (0, None, True, True),
     "min_gold_accuracy": (0.0, 1.0, True, True),
     "min_raters": (2, None, True, True),
@@ -155,8 +161,9 @@ def gate_snapshot(path: Path | None = None) -> dict:
 # that did not know the key froze it: such a study keeps its conditional claim rather than gaining a new
 # requirement (min_raters) after the fact. A snapshot frozen by a version that knew the key stores it in "values".
 # A study frozen before a key existed keeps what it was planned for: the conditional claim, no PPI, and (its
-# planned_pairs sized for it) the union with Tango.
-LEGACY = {"claim": "these raters", "ppi": "off", "interval": "union with tango", "monitoring": "fixed"}
+# planned_pairs sized for it) the union with Tango, no pair rated twice beyond min_ratings_per_pair, and one look.
+LEGACY = {"claim": "these raters", "ppi": "off", "interval": "union with tango", "second_rating_share": 0.0,
+          "monitoring": "fixed"}
 
 
 def frozen_values(snapshot: dict) -> dict:

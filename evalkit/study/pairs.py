@@ -11,7 +11,8 @@ The work list holds a few extra samples per prompt (evalkit.study.gold.gold_samp
 their outputs are stored but not paired, and once every shard is merged the main process turns each into a gold
 pair (one output changed by a controlled edit with a known answer), indistinguishable from a study pair until it
 is rated. Last, it draws the queue's random order over the experiment's pairs (store.draw_queue_order), so that the
-rated pairs are a uniformly random subset of the pool (what evalkit.stats.ppi rests on).
+rated pairs are a uniformly random subset of the pool (what evalkit.stats.ppi rests on), and with it the ratings each
+pair wants, from the study's frozen gate (draw_queue).
 """
 
 from __future__ import annotations
@@ -279,7 +280,6 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
     state.wait_for_everyone()
     result = PoolResult(exp_id, made, fallbacks, len(prompts), plan["skipped"])
     if state.is_main_process:
-        from ..store import draw_queue_order
         from .gold import add_gold_pairs, gold_count
 
         db = open_db(db_path, migrate_schema=False)
@@ -291,8 +291,9 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
                 add_gold_pairs(db, exp_id, list(prompts.values()), _target_tokenizer(cfg))
             result.gold = db.execute("SELECT COUNT(*) FROM pairs WHERE experiment_id = ? AND kind = 'gold'",
                                      [exp_id]).fetchone()[0]
-            # the queue's order, drawn once the pool is complete (study and gold pairs alike), stored with its seed
-            draw_queue_order(db, exp_id)
+            # the queue's order, drawn once the pool is complete (study and gold pairs alike), stored with its seed,
+            # and each pair's quota of ratings from the study's frozen gate
+            draw_queue(db, exp_id)
             repeated_texts = texts_on_both_paths(db, exp_id)
             result.fallbacks = db.execute(
                 "SELECT COUNT(*) FROM generations WHERE experiment_id = ? AND path = 'fallback'", [exp_id]).fetchone()[0]
@@ -309,6 +310,24 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
             echo(f"gold pairs: {result.gold} of the {wanted} that pool.gold_rate = {cfg.pool.gold_rate} asks for "
                  "(a gold sample whose assisted run fell back makes none)")
     return _summary(db_path, result, state)
+
+
+def draw_queue(db, experiment_id: int, seed: int | None = None) -> int:
+    """store.draw_queue_order with the quotas of the experiment's study's frozen gate: min_ratings_per_pair per study
+    pair (with one, a second rating for second_rating_share of them), gold.gold_ratings per gold pair. A pool whose
+    study froze no gate keeps NULL quotas (the app's). Returns the number of pairs ranked."""
+    from ..store import draw_queue_order
+    from .gold import gold_ratings
+    from .studies import studies
+
+    sid = db.execute("SELECT study_id FROM experiments WHERE id = ?", [experiment_id]).fetchone()
+    study = next((s for s in studies(db) if sid is not None and s.id == sid[0]), None)
+    values = (study.gate.get("values") or {}) if study is not None else {}
+    if not values:
+        return draw_queue_order(db, experiment_id, seed)
+    per_pair = int(values["min_ratings_per_pair"])
+    return draw_queue_order(db, experiment_id, seed, per_pair, float(values["second_rating_share"]),
+                            gold_ratings(per_pair))
 
 
 def _summary(db_path: Path, result: PoolResult, state) -> PoolResult:

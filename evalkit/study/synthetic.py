@@ -21,6 +21,8 @@ PROMPTS = ("writing-01", "writing-02", "writing-03", "writing-04", "writing-05")
 class SyntheticStudy:
     pairs: int
     raters_per_pair: int = 3
+    # with raters_per_pair = 1: share of pairs rated twice (drawn at random, as the planning model draws it)
+    second_rating_share: float = 0.0
     raters: int = 10
     # per criterion share of outputs that truly pass (1.0: everything passes)
     pass_rate: float = 0.8
@@ -47,7 +49,8 @@ class SyntheticStudy:
     study: str | None = None
     # pooled pairs nobody rated (after the rated ones), judged by the pre-screen only
     unrated_pairs: int = 0
-    # give the pairs queue ranks (the rated pairs the lowest), as a pool made by `evalkit generate` has
+    # give the pairs queue ranks (the rated pairs the lowest) and their wanted ratings (the ratings the simulation gave
+    # each), as a pool made by `evalkit generate` has
     queue_order: bool = False
     # the pre-screen's answer is the true status with this probability, independently per output
     prescreen_accuracy: float = 0.9
@@ -88,7 +91,8 @@ def build_study(db, spec: SyntheticStudy) -> dict:
 
     rng = np.random.default_rng(spec.seed)
     model = StudyModel(pass_rates={c: spec.pass_rate for c in CRITERIA}, rater_accuracy=spec.rater_accuracy,
-                       identical_share=spec.identical_share, raters_per_pair=spec.raters_per_pair, raters=spec.raters,
+                       identical_share=spec.identical_share, raters_per_pair=spec.raters_per_pair,
+                       second_rating_share=spec.second_rating_share, raters=spec.raters,
                        pair_correlation=spec.pair_correlation, rater_sd=spec.rater_sd, rater_path_sd=spec.rater_path_sd)
     sim = simulate_answers(model, spec.pairs + spec.unrated_pairs, 1, spec.drops, rng)
     rated = sim["pair"] < spec.pairs
@@ -97,7 +101,7 @@ def build_study(db, spec: SyntheticStudy) -> dict:
         sim["seen"] = {c: (o[rated], a[rated]) for c, (o, a) in sim["seen"].items()}
     stamp = now()
     gate = gate_snapshot(spec.gate_path)
-    n, r = spec.pairs + spec.unrated_pairs, spec.raters_per_pair
+    n = spec.pairs + spec.unrated_pairs
 
     def write(db) -> int:
         if spec.bench:
@@ -129,10 +133,12 @@ def build_study(db, spec: SyntheticStudy) -> dict:
         ranks = np.sort(np.random.default_rng([spec.seed, 17]).random(n)) if spec.queue_order else None
         pairs = [(pair_ids[i], exp, stamp, prompt_ids[i], i // len(PROMPTS), int(o_ids[i]), int(a_ids[i]),
                   int(o_ids[i] if sides[i] == "A" else a_ids[i]), int(a_ids[i] if sides[i] == "A" else o_ids[i]),
-                  str(sides[i]), i, float(ranks[i]) if ranks is not None else None) for i in range(n)]
+                  str(sides[i]), i, float(ranks[i]) if ranks is not None else None,
+                  int(sim["wanted"][i]) if ranks is not None else None) for i in range(n)]
         _insert_many(db, "pairs", pairs, ["id", "experiment_id", "created_at", "prompt_id", "sample",
                                           "ordinary_generation_id", "assisted_generation_id", "a_generation_id",
-                                          "b_generation_id", "ordinary_side", "work_index", "queue_rank"])
+                                          "b_generation_id", "ordinary_side", "work_index", "queue_rank",
+                                          "wanted_ratings"])
         if ranks is not None:
             set_queue_seed(db, exp, spec.seed)
         _ratings(db, spec, sim, pair_ids, sides, rng, now())  # rated after the experiments started
@@ -145,7 +151,6 @@ def build_study(db, spec: SyntheticStudy) -> dict:
 def _ratings(db, spec: SyntheticStudy, sim: dict, pair_ids, sides, rng, stamp: str) -> None:
     import numpy as np
 
-    r = spec.raters_per_pair
     total = len(sim["pair"])  # identical pairs and unrated pairs have no ratings
 
     def answers(seen):
@@ -218,9 +223,10 @@ def _bench(db, spec: SyntheticStudy, rng, stamp: str, gate: dict) -> int:
 def gate_file_text(planned_pairs: int, margin: float = 0.05, confidence: float = 0.95, min_ratings_per_pair: int = 3,
                    min_speedup_ci_low: float = 1.1, max_extra_memory_mb: float = 1024, claim: str | None = None,
                    min_raters: int | None = None, ppi: str | None = None, interval: str | None = None,
-                   monitoring: str | None = None, look_every: int | None = None) -> str:
-    """A gate file for synthetic studies and tests (claim, min_raters, ppi, interval, monitoring, look_every: the
-    gate's defaults unless given)."""
+                   monitoring: str | None = None, look_every: int | None = None,
+                   second_rating_share: float | None = None) -> str:
+    """A gate file for synthetic studies and tests (claim, min_raters, ppi, interval, monitoring, look_every,
+    second_rating_share: the gate's defaults unless given)."""
     return "\n".join([
         f"min_speedup_ci_low = {min_speedup_ci_low}",
         f"margin = {margin}",
@@ -234,6 +240,7 @@ def gate_file_text(planned_pairs: int, margin: float = 0.05, confidence: float =
         *([f'interval = "{interval}"'] if interval is not None else []),
         *([f'monitoring = "{monitoring}"'] if monitoring is not None else []),
         *([f"look_every = {look_every}"] if look_every is not None else []),
+        *([f"second_rating_share = {second_rating_share}"] if second_rating_share is not None else []),
         "",
     ])
 

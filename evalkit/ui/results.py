@@ -27,11 +27,15 @@ TABLES = {"pass_rates": "pass rates", "paired_differences": "paired differences"
 
 
 def counts_markdown(c: dict, ratings_per_pair: int) -> str:
+    wanted = c.get("wanted") or {ratings_per_pair: None}
+    each = (f"{next(iter(wanted))} ratings" if len(wanted) == 1 else  # e.g. "1 rating (540 pairs) or 2 (60 pairs)"
+            " or ".join(f"{k}{' rating' + ('s' if k > 1 else '') if i == 0 else ''} ({n} pairs)"
+                        for i, (k, n) in enumerate(sorted(wanted.items()))))
     return "\n".join([
         "| | |",
         "| --- | ---: |",
         f"| pairs in the pool | {c['pairs']} |",
-        f"| pairs with {ratings_per_pair} ratings (complete) | {c['pairs_complete']} |",
+        f"| pairs with their {each} (complete) | {c['pairs_complete']} |",
         f"| pairs with identical outputs (decided without raters: difference exactly 0) | {c.get('identical', 0)} |",
         f"| current ratings | {c['ratings']} |",
         f"| corrections | {c['corrections']} |",

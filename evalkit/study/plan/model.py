@@ -5,7 +5,9 @@ is the same text with probability `identical_share`; otherwise it is its own out
 probability p_a, and the two sides share the pair's difficulty: their pass statuses are thresholds of two normal
 variables with correlation `pair_correlation` (a prompt that is hard for one path is hard for the other).
 
-Each rating is one rater's answer on each side. Rater j says "pass" with probability
+Each pair whose texts differ gets raters_per_pair ratings; with one rating per pair, a random share
+`second_rating_share` of the pairs gets a second (as the queue serves a pool whose quotas store.draw_queue_order drew:
+which pairs are doubled is independent of their answers). Each rating is one rater's answer on each side. Rater j says "pass" with probability
 expit(+-L + u_j + v_j [assisted side of a pair whose texts differ]), +L when the output truly passes, -L when it
 does not, with L = logit(rater_accuracy): with no rater effects every rater is right with probability
 `rater_accuracy`. u_j ~ N(0, rater_sd^2) is the rater's leniency (a main effect, on both sides alike) and
@@ -41,6 +43,9 @@ class StudyModel:
     # share of pairs whose two outputs are the same text
     identical_share: float = 0.0
     raters_per_pair: int = 3
+    # with raters_per_pair = 1: share of pairs that get a second rating (the gate's second_rating_share), drawn at
+    # random; ignored from 2 ratings per pair on
+    second_rating_share: float = 0.0
     # raters in the study (assigned round-robin)
     raters: int = DEFAULT_RATERS
     # pairs come in whole rounds of the prompt set (one sample of every prompt)
@@ -66,9 +71,12 @@ class StudyModel:
                                "with identical outputs on every pair there is nothing to compare: no study is needed")
         if self.raters_per_pair < 1:
             raise EvalkitError(f"--raters-per-pair {self.raters_per_pair} must be at least 1", "pass a positive number")
-        if self.raters < self.raters_per_pair:
-            raise EvalkitError(f"{self.raters} raters cannot give {self.raters_per_pair} ratings to each pair",
-                               "pass --raters at least --raters-per-pair")
+        if not 0 <= self.second_rating_share <= 1:
+            raise EvalkitError(f"--second-rating-share {self.second_rating_share} must be in [0, 1]",
+                               "pass the share of pairs rated twice as a fraction, e.g. 0.1")
+        if self.raters < self.max_ratings_per_pair:
+            raise EvalkitError(f"{self.raters} raters cannot give {self.max_ratings_per_pair} ratings to a pair",
+                               "pass --raters at least --raters-per-pair (2 with a second rating share)")
         if not 0 <= self.pair_correlation < 1:
             raise EvalkitError(f"pair correlation {self.pair_correlation} must be in [0, 1)",
                                "pass --pair-correlation as a correlation, e.g. 0.3 (0: the sides are independent)")
@@ -77,9 +85,27 @@ class StudyModel:
                 raise EvalkitError(f"--{name} {v} must be between 0 and 10 (a standard deviation on the logit scale)",
                                    f"pass --{name} as a logit-scale standard deviation, e.g. 0.5")
 
+    @property
+    def doubles(self) -> bool:
+        """Whether some pairs get a second rating (one rating per pair and a positive second_rating_share)."""
+        return self.raters_per_pair == 1 and self.second_rating_share > 0
+
+    @property
+    def max_ratings_per_pair(self) -> int:
+        return 2 if self.doubles else self.raters_per_pair
+
+    @property
+    def mean_ratings_per_pair(self) -> float:
+        """Ratings a rated pair gets on average: raters_per_pair, or 1 + second_rating_share with one per pair."""
+        return 1 + self.second_rating_share if self.doubles else float(self.raters_per_pair)
+
     def expected_ratings(self, pairs: int) -> int:
-        """Human ratings a study of `pairs` decided pairs is expected to need: identical pairs need none."""
-        return int(round(pairs * (1 - self.identical_share))) * self.raters_per_pair
+        """Human ratings a study of `pairs` decided pairs is expected to need: identical pairs need none; with one
+        rating per pair, the pairs rated twice count twice."""
+        rated = int(round(pairs * (1 - self.identical_share)))
+        if not self.doubles:
+            return rated * self.raters_per_pair
+        return int(round(rated * self.mean_ratings_per_pair))
 
     @property
     def logit_accuracy(self) -> float:
@@ -157,25 +183,33 @@ def simulate_answers(model: StudyModel, pairs: int, studies: int, drops: dict[st
     """Raters' pass / not-pass answers in `studies` simulated studies of `pairs` pairs each: per criterion the
     true status of both outputs of every pair ("truth": (ordinary, assisted)) and the answers of every rating
     ("seen": (ordinary, assisted)), with the index arrays stats.paired_difference takes (ratings of a pair
-    are consecutive). Pairs whose outputs are the same text ("same") get no ratings, as in the app, where the
-    queue never serves them. Raters take turns: pair i of a study goes to raters i, i + 1, .., i + R - 1 (modulo the
-    raters), so every rater rates about as many pairs, each with different partners (fixed teams of R would make a
+    are consecutive), and per pair the ratings it gets ("wanted": raters_per_pair, or 2 where a second rating was
+    drawn). Pairs whose outputs are the same text ("same") get no ratings, as in the app, where the queue never
+    serves them. Raters take turns: pair i of a study goes to raters i, i + 1, .., i + R - 1 (modulo the
+    raters; a second rating of a pair goes to rater i + 1), so every rater rates about as many pairs, each with different partners (fixed teams of R would make a
     design in which raters' effects cannot be told from pairs'). drops: the population's rated drop per criterion
     (see the module's docstring)."""
     from statistics import NormalDist
 
     import numpy as np
 
-    r, k = model.raters_per_pair, model.raters
+    k = model.raters
     n_total = studies * pairs
-    pair = np.repeat(np.arange(n_total, dtype=np.int64), r)
-    slot = np.tile(np.arange(r, dtype=np.int64), n_total)
-    within = np.repeat(np.tile(np.arange(pairs, dtype=np.int64), studies), r)
-    rater = (pair // pairs) * k + (within + slot) % k
     # a pair's two outputs are the same text (for every criterion) or two outputs of the same prompt
     same = rng.random(n_total, dtype=np.float32) < model.identical_share
+    if model.doubles:  # one rating per pair, two for a random share of them (drawn independently of the answers)
+        r = 1 + (rng.random(n_total, dtype=np.float32) < model.second_rating_share).astype(np.int64)
+        pair = np.repeat(np.arange(n_total, dtype=np.int64), r)
+        starts = np.cumsum(r) - r
+        slot = np.arange(len(pair), dtype=np.int64) - np.repeat(starts, r)
+    else:
+        r = model.raters_per_pair
+        pair = np.repeat(np.arange(n_total, dtype=np.int64), r)
+        slot = np.tile(np.arange(r, dtype=np.int64), n_total)
+    rater = (pair // pairs) * k + (pair % pairs + slot) % k
+    total = len(pair)
     out = {"pair": pair, "rater": rater, "pair_study": np.arange(n_total, dtype=np.int64) // pairs,
-           "same": same, "truth": {}, "seen": {}}
+           "same": same, "wanted": np.broadcast_to(np.asarray(r, np.int8), (n_total,)), "truth": {}, "seen": {}}
     q, rho = model.rater_accuracy, model.pair_correlation
     effects = model.rater_sd > 0 or model.rater_path_sd > 0
     for c in criteria:
@@ -191,16 +225,16 @@ def simulate_answers(model: StudyModel, pairs: int, studies: int, drops: dict[st
             draw_a = rng.random(n_total, dtype=np.float32) < p_a
         y_a = np.where(same, y_o, draw_a)
         if not effects:  # every rater right with probability q, independently per output
-            seen_o = np.repeat(y_o, r) ^ (rng.random(n_total * r, dtype=np.float32) >= q)
-            seen_a = np.repeat(y_a, r) ^ (rng.random(n_total * r, dtype=np.float32) >= q)
+            seen_o = np.repeat(y_o, r) ^ (rng.random(total, dtype=np.float32) >= q)
+            seen_a = np.repeat(y_a, r) ^ (rng.random(total, dtype=np.float32) >= q)
         else:
             big = np.float32(min(model.logit_accuracy, 60.0))
             u = (rng.standard_normal(studies * k, dtype=np.float32) * np.float32(model.rater_sd))[rater]
             v = (rng.standard_normal(studies * k, dtype=np.float32) * np.float32(model.rater_path_sd))[rater]
             logit_o = np.where(np.repeat(y_o, r), big, -big) + u
             logit_a = np.where(np.repeat(y_a, r), big, -big) + u + np.where(np.repeat(same, r), np.float32(0), v)
-            seen_o = rng.random(n_total * r, dtype=np.float32) < expit(logit_o)
-            seen_a = rng.random(n_total * r, dtype=np.float32) < expit(logit_a)
+            seen_o = rng.random(total, dtype=np.float32) < expit(logit_o)
+            seen_a = rng.random(total, dtype=np.float32) < expit(logit_a)
         out["truth"][c], out["seen"][c] = (y_o, y_a), (seen_o, seen_a)
     if model.identical_share > 0:  # identical pairs are decided without raters (the queue never serves them)
         rated = ~np.repeat(same, r)

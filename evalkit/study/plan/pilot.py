@@ -195,19 +195,21 @@ def identical_pairs(db, rated):
 def model_from_db(db, raters_per_pair: int, pass_rate: float | None = None, raters: int | None = None,
                   prompts: int | None = None, pair_correlation: float | None = None, rater_sd: float | None = None,
                   rater_path_sd: float | None = None, claim: str = GENERAL,
-                  min_raters: int = Gate.min_raters) -> StudyModel:
+                  min_raters: int = Gate.min_raters, second_rating_share: float = 0.0) -> StudyModel:
     """The study model from what the database holds: the rule pre-screen's pass rate per criterion on the pair
     pool, the share of pairs with identical outputs, the raters' observed agreement (turned into an accuracy:
     two raters agree with probability a^2 + (1 - a)^2), the pilot's pair correlation and rater effects
     (pilot_effects), and the number of raters: for a claim about raters in general at least the gate's
-    min_raters. Defaults where it holds nothing; the options override."""
+    min_raters. Defaults where it holds nothing; the options override. second_rating_share: with one rating per pair,
+    the share of pairs rated twice (the gate's)."""
     import numpy as np
 
     from ...aggregate.quality import screen_all
     from ...task.fidelity import RULES_VERSION
 
     sources = {}
-    model = StudyModel(pass_rates={c: DEFAULT_PASS_RATE for c in CRITERIA}, raters_per_pair=raters_per_pair)
+    model = StudyModel(pass_rates={c: DEFAULT_PASS_RATE for c in CRITERIA}, raters_per_pair=raters_per_pair,
+                       second_rating_share=second_rating_share)
     sources["pass_rates"] = f"default {DEFAULT_PASS_RATE}"
     sources["rater_accuracy"] = f"default {DEFAULT_ACCURACY}"
     sources["identical_share"] = "default 0 (no pair pool)"
@@ -274,7 +276,7 @@ def model_from_db(db, raters_per_pair: int, pass_rate: float | None = None, rate
             sources[key] = f"--{key.replace('_', '-')}"
     model.raters = DEFAULT_RATERS
     sources["raters"] = f"default {DEFAULT_RATERS}"
-    if n_raters >= raters_per_pair:
+    if n_raters >= model.max_ratings_per_pair:
         model.raters = n_raters
         sources["raters"] = f"database: {n_raters} raters so far"
     if claim == GENERAL and model.raters < min_raters:

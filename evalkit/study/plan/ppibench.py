@@ -44,7 +44,7 @@ def simulate_prescreen(y_o, y_a, same, accuracy: float, bias: float, rng):
 
 def simulate_screened(model: StudyModel, rated: int, unrated: int, studies: int, drops: dict, rng,
                       prescreen_truth: float, bias: float = 0.0, criteria=CRITERIA) -> dict:
-    """Studies of `rated` rated pairs (model.raters_per_pair ratings each) and `unrated` pooled pairs nobody rated,
+    """Studies of `rated` rated pairs (model.raters_per_pair ratings each, or a second for some) and `unrated` pooled pairs nobody rated,
     both drawn alike (the rated ones are a random subset of the pool). Returns the arrays ppi_paired_difference
     takes: per rating pair, rater and x per criterion (rated pairs 0 .. studies * rated - 1), per pair its study
     and the pre-screen's difference f per criterion, and "same" (per pair: identical outputs)."""
@@ -52,7 +52,8 @@ def simulate_screened(model: StudyModel, rated: int, unrated: int, studies: int,
 
     sim = simulate_answers(model, rated, studies, drops, rng, criteria)
     # the unrated pairs need only their truth: one cheap rating each, never used
-    pool = simulate_answers(replace(model, raters_per_pair=1, raters=1), unrated, studies, drops, rng, criteria) \
+    pool = simulate_answers(replace(model, raters_per_pair=1, second_rating_share=0.0, raters=1), unrated, studies,
+                            drops, rng, criteria) \
         if unrated else None
     pair_study = np.r_[sim["pair_study"], pool["pair_study"] if pool else np.zeros(0, np.int64)]
     out = {"pair": sim["pair"], "rater": sim["rater"], "pair_study": pair_study, "x": {}, "f": {},
@@ -74,6 +75,7 @@ class Design:
     rater_accuracy: float = 0.95
     raters: int = 10
     raters_per_pair: int = 3
+    second_rating_share: float = 0.0  # with one rating per pair: the share of pairs rated twice
     rater_sd: float = 0.5
     rater_path_sd: float = 0.0
     pair_correlation: float = 0.5
@@ -91,7 +93,8 @@ class Design:
 
     def model(self) -> StudyModel:
         m = StudyModel(pass_rates={c: self.pass_rate for c in CRITERIA}, rater_accuracy=self.rater_accuracy,
-                       identical_share=self.identical_share, raters_per_pair=self.raters_per_pair, raters=self.raters,
+                       identical_share=self.identical_share, raters_per_pair=self.raters_per_pair,
+                       second_rating_share=self.second_rating_share, raters=self.raters,
                        pair_correlation=self.pair_correlation, rater_sd=self.rater_sd, rater_path_sd=self.rater_path_sd)
         m.check()
         return m

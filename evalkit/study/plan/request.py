@@ -10,8 +10,9 @@ def plan_from_config(cfg, db_path=None, *, margin: float | None = None, power: f
                      pass_rate: float | None = None, raters_per_pair: int | None = None, raters: int | None = None,
                      pair_correlation: float | None = None, rater_sd: float | None = None,
                      rater_path_sd: float | None = None, studies: int = 400, confirm: int = 2000,
-                     interval: str | None = None):
-    """(Plan, Gate): the gate file's margin, level, claim and min_raters unless overridden; the model's numbers from
+                     interval: str | None = None, second_rating_share: float | None = None):
+    """(Plan, Gate): the gate file's margin, level, claim, min_raters, ratings per pair and second rating share
+    unless overridden; the model's numbers from
     the database's pool and pilot ratings when it exists (planning never creates a database), else the defaults."""
     from pathlib import Path
 
@@ -29,7 +30,9 @@ def plan_from_config(cfg, db_path=None, *, margin: float | None = None, power: f
     model = model_from_db(db, raters_per_pair or gate.min_ratings_per_pair, pass_rate, raters,
                           prompts=None if db is not None and db["pairs"].count else len(cfg.pool.prompts) or 5,
                           pair_correlation=pair_correlation, rater_sd=rater_sd, rater_path_sd=rater_path_sd,
-                          claim=gate.claim, min_raters=gate.min_raters)
+                          claim=gate.claim, min_raters=gate.min_raters,
+                          second_rating_share=gate.second_rating_share if second_rating_share is None
+                          else second_rating_share)
     result = plan_study(model, gate.margin if margin is None else margin, gate.confidence, power,
                         resamples=cfg.bench.bootstrap, studies=studies, confirm=confirm, claim=gate.claim,
                         min_raters=gate.min_raters, interval=interval or gate.interval)

@@ -329,7 +329,8 @@ def format_plan(plan: Plan) -> str:
         f"  pair correlation             {m.pair_correlation:.3f}  ({m.sources.get('pair_correlation', '')})",
         f"  rater sd (logit)             {m.rater_sd:.3f}  ({m.sources.get('rater_sd', '')})",
         f"  rater x path sd (logit)      {m.rater_path_sd:.3f}  ({m.sources.get('rater_path_sd', '')})",
-        f"  raters per pair              {m.raters_per_pair}",
+        f"  raters per pair              {m.raters_per_pair}"
+        + (f"  (and a second on {m.second_rating_share:.0%} of pairs)" if m.doubles else ""),
         f"  raters                       {m.raters}  ({m.sources.get('raters', '')})",
         "",
     ]
