@@ -36,10 +36,25 @@ from .common import config_option, db_file, db_option, fail_as_the_app, fail_cle
               help="Fresh simulated studies that confirm the power and check the false-KEEP rate (at least 2000).")
 @click.option("--interval", type=click.Choice(["t with score floor", "union with tango"]), default=None,
               help="The interval the simulated studies are judged on (default: the gate's `interval`).")
+@click.option("--compare", is_flag=True,
+              help="Compare the designs (interval, PPI, looks, 1/2/3 ratings per pair) by expected ratings and "
+                   "rater-hours at --power and their false-KEEP rate; recommend the cheapest that holds, with its "
+                   "gate lines.")
+@click.option("--pool", type=int, default=None,
+              help="With --compare: pooled pairs the pre-screen judges (default: the database's pool, at least 5000).")
+@click.option("--prescreen-agreement", type=float, default=0.9, show_default=True,
+              help="With --compare: the pre-screen's agreement with one rater.")
+@click.option("--prescreen-bias", type=float, default=0.0, show_default=True,
+              help="With --compare: the pre-screen's bias towards assisted (pass rate on assisted outputs).")
+@click.option("--minutes-per-rating", type=float, default=None,
+              help="With --compare: minutes a rating takes (default: the raters' measured median, else 1).")
+@click.option("--look-every", type=int, default=50, show_default=True,
+              help="With --compare: ratings between looks for the sequential designs.")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 @fail_clearly
 def plan(config_path, db_path, margin, power, pass_rate, raters_per_pair, second_rating_share, raters,
-         pair_correlation, rater_sd, rater_path_sd, studies, confirm, interval, as_json):
+         pair_correlation, rater_sd, rater_path_sd, studies, confirm, interval, compare, pool, prescreen_agreement,
+         prescreen_bias, minutes_per_rating, look_every, as_json):
     """How many rated pairs the fidelity gate needs: the planned_pairs line for the gate file.
 
     Simulates whole studies through the very analysis the gate runs and reports, per number of
@@ -52,15 +67,33 @@ def plan(config_path, db_path, margin, power, pass_rate, raters_per_pair, second
     raters, so they count in planned_pairs but cost no rating), and from its ratings (a pilot) the
     raters' agreement, the pair correlation and the raters' main and rater x path spreads.
     Run it, and freeze its line in the gate file, before rating starts.
+
+    With --compare: every design (today's union with Tango; the t interval; plus PPI; plus
+    group-sequential looks; each with 1 (plus a doubled share), 2 or 3 ratings per pair) is
+    sized for --power on --studies simulated studies, with its expected human ratings and
+    rater-hours to a decision and its false-KEEP rate when a criterion drops by the margin; the
+    cheapest design whose error rate holds is recommended with its gate lines.
     """
     from dataclasses import asdict
 
     from ..study.plan import format_plan, plan_from_config
+    from ..study.plan.designs import format_comparison
 
     result, gate = plan_from_config(load_cfg(config_path), db_path, margin=margin, power=power, pass_rate=pass_rate,
                                     raters_per_pair=raters_per_pair, raters=raters, pair_correlation=pair_correlation,
                                     rater_sd=rater_sd, rater_path_sd=rater_path_sd, studies=studies, confirm=confirm,
-                                    interval=interval, second_rating_share=second_rating_share)
+                                    interval=interval, second_rating_share=second_rating_share, compare=compare,
+                                    pool=pool, prescreen_agreement=prescreen_agreement, prescreen_bias=prescreen_bias,
+                                    minutes_per_rating=minutes_per_rating, look_every=look_every)
+    if compare:
+        if as_json:
+            click.echo(json.dumps({"designs": [r.to_json() for r in result.rows], "recommended": result.recommended,
+                                   "gate_lines": result.gate_lines()}, ensure_ascii=False, indent=2, default=str))
+        else:
+            click.echo(format_comparison(result))
+        if result.recommended is None:
+            raise SystemExit(1)
+        return
     if as_json:
         click.echo(json.dumps(result.to_json() | {"gate": asdict(gate)}, ensure_ascii=False, indent=2))
     else:

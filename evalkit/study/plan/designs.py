@@ -312,3 +312,140 @@ def normal_pairs(design: Design, scenario: Scenario, power: float) -> int:
             var = max(var, (1 - rho) * 2 * seen * (1 - seen))
         worst = max(worst, var)
     return max(m.prompts, math.ceil(worst * (z / scenario.margin) ** 2))
+
+
+@dataclass
+class DesignRow:
+    """One design in the comparison: its planned (maximum) size for the target power, the power reached, the
+    expected human ratings and rater-hours to a decision when nothing drops, and the false-KEEP rate when one
+    criterion truly drops by the margin."""
+
+    design: Design
+    planned_pairs: int | None
+    power: object = None  # search.Rate
+    expected_ratings: float | None = None
+    rater_hours: float | None = None
+    false_keep: object = None  # search.Rate
+    holds: bool = False  # the false-KEEP rate is not above the one-sided level beyond Monte-Carlo error
+    note: str = ""
+
+    def to_json(self) -> dict:
+        from dataclasses import asdict
+
+        d = asdict(self)
+        d["design"] = {"name": self.design.name, **asdict(self.design)}
+        return d
+
+
+@dataclass
+class Comparison:
+    scenario: Scenario
+    power: float
+    studies: int
+    rows: list[DesignRow]
+    recommended: int | None  # index into rows
+
+    def best(self) -> DesignRow | None:
+        return None if self.recommended is None else self.rows[self.recommended]
+
+    def gate_lines(self) -> list[str]:
+        best = self.best()
+        if best is None:
+            return []
+        return best.design.gate_lines(best.planned_pairs, int(round(best.expected_ratings)))
+
+
+def compare(scenario: Scenario, power: float = 0.8, studies: int = 200, designs: list[Design] | None = None,
+            seed: int = 0, progress=None) -> Comparison:
+    """Each design's smallest planned size (a whole number of prompt rounds) whose simulated KEEP rate with no true
+    drop reaches `power` (from the normal approximation, in steps of about 15%), the expected human ratings to a
+    decision there, and the false-KEEP rate when the first criterion truly drops by the margin; the cheapest design
+    whose false-KEEP rate holds is recommended."""
+    import numpy as np
+
+    from .search import Rate
+
+    designs = designs or candidates(scenario.claim)
+    level = (1 - scenario.confidence) / 2
+    step = scenario.model.prompts
+    rows = []
+    for k, design in enumerate(designs):
+        def run(n, tag):
+            res = simulate(design, scenario, n, studies, {}, [seed, k, n, tag])
+            return res, outcome(res)
+
+        n = max(step, int(math.ceil(normal_pairs(design, scenario, power) / step)) * step)
+        if design.ppi:
+            n = min(n, scenario.pool)
+        tried: dict[int, tuple] = {}
+        for _ in range(10):
+            tried[n] = run(n, 0)
+            keep = tried[n][1]["keep"].mean()
+            if keep >= power:
+                smaller = max(step, int(n / 1.15 / step) * step)
+                if smaller in tried or smaller == n:
+                    break
+                n = smaller
+            else:
+                bigger = int(math.ceil(n * 1.15 / step)) * step
+                if design.ppi and bigger > scenario.pool:
+                    break
+                if bigger in tried:
+                    n = bigger
+                    break
+                n = bigger
+        reaching = sorted(m for m, (_r, o) in tried.items() if o["keep"].mean() >= power)
+        if not reaching:
+            rows.append(DesignRow(design, None, note=f"no size up to {max(tried)} pairs reached {power:.0%} power"
+                                  + (f" (the pool holds {scenario.pool})" if design.ppi else "")))
+        else:
+            n = reaching[0]
+            base, out = tried[n]
+            first = CRITERIA[0]
+            dropping = simulate(design, scenario, n, studies, {first: scenario.margin}, [seed, k, n, 1], (first,))
+            fk = outcome(combine(base, dropping, first))
+            false_keep = Rate.of(fk["keep"])
+            ratings = float(out["ratings"].mean())
+            rows.append(DesignRow(design, n, Rate.of(out["keep"]), ratings,
+                                  cost(ratings, scenario.minutes_per_rating), false_keep, false_keep.low <= level))
+        if progress:
+            progress(rows[-1])
+    ok = [i for i, r in enumerate(rows) if r.holds and r.expected_ratings is not None]
+    best = min(ok, key=lambda i: rows[i].expected_ratings) if ok else None
+    return Comparison(scenario, power, studies, rows, best)
+
+
+def format_comparison(c: Comparison) -> str:
+    s = c.scenario
+    m = s.model
+    lines = [f"Designs compared at {c.power:.0%} power, margin {s.margin}, {s.confidence:.0%} interval, claim about "
+             f"{s.claim}: pass rate {', '.join(f'{v:.2f}' for v in m.pass_rates.values())}, rater accuracy "
+             f"{m.rater_accuracy:.2f}, {m.raters} raters, pair correlation {m.pair_correlation:.2f}, rater sd "
+             f"{m.rater_sd:g}, rater x path sd {m.rater_path_sd:g}, identical outputs {m.identical_share:.0%}, "
+             f"pre-screen agreement {s.prescreen_agreement:.2f} (bias {s.prescreen_bias:+.2f}), pool {s.pool:,} "
+             f"pairs; {c.studies} simulated studies per size, {s.minutes_per_rating:g} min a rating", "",
+             "| design | planned pairs (max) | power | expected ratings | rater-hours | false KEEP at the margin |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for i, r in enumerate(c.rows):
+        mark = " ← recommended" if i == c.recommended else ""
+        if r.planned_pairs is None:
+            lines.append(f"| {r.design.name}{mark} | – | – | – | – | {r.note} |")
+            continue
+        fk = f"{r.false_keep.rate:.3f} ({r.false_keep.low:.3f}–{r.false_keep.high:.3f})" + ("" if r.holds else " ✗")
+        lines.append(f"| {r.design.name}{mark} | {r.planned_pairs:,} | {r.power.rate:.2f} | "
+                     f"{r.expected_ratings:,.0f} | {r.rater_hours:,.1f} | {fk} |")
+    if c.recommended is None:
+        lines += ["", "No design reached the power with its false-KEEP rate within the level: widen the margin, add "
+                      "raters or lower --power."]
+    else:
+        lines += ["", "Put these lines in the gate file before rating starts (frozen with the study's first pool):",
+                  *(f"  {line}" for line in c.gate_lines())]
+        if c.best().design.ppi:
+            lines.append(f"and build a pool of at least {s.pool:,} pairs (the pre-screen's unlabelled set): "
+                         "evalkit generate --samples K")
+    lines += [f"note: {n}" for n in s.notes]
+    lines.append(f"note: rates from {c.studies} simulated studies each (Monte-Carlo error about "
+                 f"±{1.96 * math.sqrt(c.power * (1 - c.power) / c.studies):.3f} on the power); a false-KEEP rate "
+                 "marked ✗ exceeds the one-sided level beyond that error; scripts/errorbench.py --designs measures "
+                 "the recommended design on 2,000 studies per cell")
+    return "\n".join(lines)

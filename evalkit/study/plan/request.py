@@ -10,10 +10,15 @@ def plan_from_config(cfg, db_path=None, *, margin: float | None = None, power: f
                      pass_rate: float | None = None, raters_per_pair: int | None = None, raters: int | None = None,
                      pair_correlation: float | None = None, rater_sd: float | None = None,
                      rater_path_sd: float | None = None, studies: int = 400, confirm: int = 2000,
-                     interval: str | None = None, second_rating_share: float | None = None):
+                     interval: str | None = None, second_rating_share: float | None = None,
+                     compare: bool = False, pool: int | None = None, prescreen_agreement: float = 0.9,
+                     prescreen_bias: float = 0.0, minutes_per_rating: float | None = None, look_every: int = 50):
     """(Plan, Gate): the gate file's margin, level, claim, min_raters, ratings per pair and second rating share
     unless overridden; the model's numbers from
-    the database's pool and pilot ratings when it exists (planning never creates a database), else the defaults."""
+    the database's pool and pilot ratings when it exists (planning never creates a database), else the defaults.
+    With `compare`: (designs.Comparison, Gate) instead, every design of designs.candidates judged in that model (pool:
+    the pooled pairs the pre-screen judges, default the database's pool or 5,000; minutes_per_rating: default the
+    raters' measured median time on task, else designs.MINUTE)."""
     from pathlib import Path
 
     from ...locations import db_path as default_db_path
@@ -33,7 +38,36 @@ def plan_from_config(cfg, db_path=None, *, margin: float | None = None, power: f
                           claim=gate.claim, min_raters=gate.min_raters,
                           second_rating_share=gate.second_rating_share if second_rating_share is None
                           else second_rating_share)
+    if compare:
+        from .designs import MINUTE, Scenario, candidates, compare as compare_designs
+
+        notes = []
+        if minutes_per_rating is None:
+            minutes_per_rating = _measured_minutes(db)
+            if minutes_per_rating is None:
+                minutes_per_rating = MINUTE
+                notes.append(f"no measured time on task: {MINUTE:g} minute a rating assumed (--minutes-per-rating)")
+        if pool is None:
+            pool = max(int(db["pairs"].count), 5000) if db is not None else 5000
+        scenario = Scenario(model, pool=pool, prescreen_agreement=prescreen_agreement, prescreen_bias=prescreen_bias,
+                            margin=gate.margin if margin is None else margin, confidence=gate.confidence,
+                            claim=gate.claim, min_raters=gate.min_raters, minutes_per_rating=minutes_per_rating,
+                            notes=notes)
+        designs = candidates(gate.claim, model.second_rating_share or gate.second_rating_share or 0.1, look_every)
+        return compare_designs(scenario, power, studies, designs), gate
     result = plan_study(model, gate.margin if margin is None else margin, gate.confidence, power,
                         resamples=cfg.bench.bootstrap, studies=studies, confirm=confirm, claim=gate.claim,
                         min_raters=gate.min_raters, interval=interval or gate.interval)
     return result, gate
+
+
+def _measured_minutes(db) -> float | None:
+    """The raters' median time on task, in minutes (None without timed ratings)."""
+    if db is None:
+        return None
+    from ...rating.pace import time_on_task
+
+    table = time_on_task(db, 0.0)
+    if not len(table) or not table["timed"].iloc[0]:
+        return None
+    return float(table["median_seconds"].iloc[0]) / 60.0
