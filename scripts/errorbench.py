@@ -57,10 +57,21 @@ def floats(text: str) -> tuple[float, ...]:
 @click.option("--no-union-bootstrap", is_flag=True,
               help="Judge the previous interval without its pair bootstrap part (much faster; it seldom sets the end).")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Also write the rows here.")
+@click.option("--designs", is_flag=True,
+              help="Instead of the grid: compare the designs (study.plan.designs) in the default scenario (pass rate "
+                   "0.8, rater accuracy 0.95, pre-screen agreement 0.9, margin 0.05) and with a pre-screen biased "
+                   "--bias towards assisted: expected human ratings at 80%% power, false KEEP at the margin.")
+@click.option("--bias", type=float, default=0.05, show_default=True, help="With --designs: the biased pre-screen's bias.")
+@click.option("--pool", type=int, default=5000, show_default=True, help="With --designs: pooled pairs.")
+@click.option("--only", default="", help="With --designs: indices of designs.candidates() to run, comma-separated.")
 def main(pass_rates, drops, spreads, raters, identical, pairs, margin, rater_sd, pair_correlation, accuracy, studies,
-         seed, limit, no_union_bootstrap, json_path):
+         seed, limit, no_union_bootstrap, json_path, designs, bias, pool, only):
     """False-KEEP rate and power of the shipped gate on a grid of simulated studies."""
     import numpy as np
+
+    if designs:
+        return compare_designs(floats(raters), rater_sd, pair_correlation, accuracy, studies, seed, bias, pool,
+                               margin or 0.05, [int(v) for v in floats(only)], json_path)
 
     from evalkit.study.plan.errorbench import check, default_grid, run_grid, table
 
@@ -99,6 +110,35 @@ def main(pass_rates, drops, spreads, raters, identical, pairs, margin, rater_sd,
     for b in bad:
         click.echo(f"ABOVE THE LEVEL: {b}")
     sys.exit(1 if bad else 0)
+
+
+def compare_designs(raters, rater_sd, pair_correlation, accuracy, studies, seed, bias, pool, margin, only, json_path):
+    """The designs of study.plan.designs in the default scenario, for each number of raters and pre-screen bias."""
+    import numpy as np
+
+    from evalkit.study.plan.designs import Scenario, candidates, compare, format_comparison
+    from evalkit.study.plan.model import StudyModel
+    from evalkit.task.criteria import CRITERIA
+
+    chosen = [d for i, d in enumerate(candidates()) if not only or i in only]
+    machine = f"{cpu_name()}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}"
+    out = []
+    for g in raters or (10,):
+        for b in (0.0, bias):
+            start = time.time()
+            model = StudyModel(pass_rates={c: 0.8 for c in CRITERIA}, rater_accuracy=accuracy, raters=int(g),
+                               pair_correlation=pair_correlation, rater_sd=rater_sd)
+            scenario = Scenario(model, pool=pool, prescreen_agreement=0.9, prescreen_bias=b, margin=margin)
+            c = compare(scenario, 0.8, studies, chosen, seed,
+                        progress=lambda r: click.echo(f"  {r.design.name}: {r.planned_pairs} pairs, "
+                                                      f"{r.expected_ratings} ratings, false KEEP "
+                                                      f"{r.false_keep.rate if r.false_keep else None}", err=True))
+            click.echo(f"\ndesigns {time.strftime('%Y-%m-%d')}, {g} raters, pre-screen bias {b:+.2f}: "
+                       f"{time.time() - start:.0f} s on {machine}")
+            click.echo(format_comparison(c))
+            out.append({"raters": g, "bias": b, "rows": [r.to_json() for r in c.rows], "recommended": c.recommended})
+    if json_path:
+        Path(json_path).write_text(json.dumps(out, indent=1, default=str))
 
 
 if __name__ == "__main__":
