@@ -26,7 +26,7 @@ from ..stats import T_FLOOR
 from ..study.gate import GENERAL
 from ..rating.pace import note, time_on_task
 from .data import ALL, RatingData, deciding_experiment, load_ratings
-from .decision import AFTER, FrozenDecision, decided
+from .decision import AFTER, FrozenDecision, decided, walk_history
 from .ppi import COLUMNS as PPI_COLUMNS, pair_screen
 from .quality import DIFF_COLUMNS, agreement, paired_differences, pass_rates, preferences, prescreen_agreement
 from .timing import POOL_SOURCE, Speed, batches, timing
@@ -159,7 +159,20 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
         return rows, done, decide(values, rows, speed, done, rated.n_pairs, ident)
 
     after = None
-    if frozen is None:
+    if frozen is None and values and values.get("monitoring", "fixed") != "fixed" and chosen is not None:
+        # with looks: each look as it was taken, on the data when it was reached (the walk the decision takes), the
+        # last one judged with the speed figure as it is now
+        went = walk_history(db, chosen, values, resamples, tolerance, speed, ratings)
+        if went is None:
+            fidelity, complete, verdict = look(ratings, [])
+        else:
+            complete = complete_count(ratings, values["min_ratings_per_pair"])
+            fidelity = went.rows
+            verdict = decide(values, fidelity, speed, complete, ratings.n_pairs, int(ratings.identical.sum()),
+                             went.look)
+            if not verdict.interim:  # settled only by a measurement stored after the look: the next look decides
+                verdict = went.verdict
+    elif frozen is None:
         fidelity, complete, verdict = look(ratings, [])
     else:
         verdict, fidelity = frozen.verdict, frozen.verdict.fidelity

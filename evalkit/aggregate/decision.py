@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from .verdict import Condition, Decision, Verdict, complete_count
 
 FROZEN = "decision on the planned sample"
+LOOKS: dict = {}  # (database file, study, gate, look, completing rating, raters left out) -> the look's analysis
 AFTER = "after the decision: not the decision"
 
 
@@ -47,6 +48,14 @@ class FrozenDecision:
                 "completed_rating_id": self.completed_rating_id, "gate_hash": self.gate_hash,
                 "decision_sample_ratings": len(self.sample), "excluded_raters": len(self.excluded),
                 "speed": self.speed}
+
+
+def _db_file(db) -> str:
+    """The database's file ('' for one in memory, whose looks are not kept)."""
+    try:
+        return db.execute("PRAGMA database_list").fetchone()[2] or ""
+    except Exception:  # noqa: BLE001 - a wrapper without PRAGMA: nothing is kept
+        return ""
 
 
 def _plain(obj):
@@ -110,15 +119,15 @@ def _completion(history, gold_history, values: dict, excluded_at) -> tuple[int, 
     return None
 
 
-def freeze(db, study, values: dict, confidence: float, resamples: int, tolerance: float,
-           speed_now=None, current=None) -> FrozenDecision | None:
-    """The study's decision, stored now if a look decides it in the stored history (the planned sample's completion
-    for a fixed design; with looks, the first look that settles it, each look on the data as they were when its
-    sample completed; aggregate.looks); None while none does. Idempotent and safe under concurrent readers. `speed_now`: the speed figure
-    of the data as it is now, used when nothing it rests on was stored after completion; `current`: the study's
-    current ratings (RatingData), which spare an interim look the history."""
+def walk_history(db, study, values: dict, resamples: int, tolerance: float, speed_now=None, current=None):
+    """The gate's looks taken in order on the stored history, each on the data as they were right after the rating
+    that completed its sample (aggregate.looks.walk), until one decides: the last look taken (a Walk) or None when
+    none is reached. `speed_now`: the speed figure of the data as it is now, used when nothing it rests on was stored
+    after completion; `current`: the study's current ratings (RatingData), which spare an interim look the history.
+
+    A look's data never change once it is reached (later ratings, corrections and gold answers have later ids), so
+    its analysis is kept (LOOKS) and a later look at the study computes only the looks reached since."""
     from ..study.gold import accuracy, answers, as_of
-    from ..store import insert_decision
     from .data import load_ratings
     from .looks import schedule, walk
     from .ppi import pair_screen
@@ -162,11 +171,21 @@ def freeze(db, study, values: dict, confidence: float, resamples: int, tolerance
                 speeds[completed_at] = timing(db, tolerance, resamples, study_id=study.id, before=completed_at)[2]
         return speeds[completed_at]
 
+    where = _db_file(db)
+
     def analyse(ratings, look, context):
+        key = (where, study.id, study.gate_hash, look.index, look.pairs, context["at"], tuple(context["excluded"]))
+        if where and key in LOOKS:
+            rows, sample, complete = LOOKS[key]
+            return [dict(r) for r in rows], sample, complete
         sample, complete = decision_sample(ratings, per_pair, look.pairs)
         rows = fidelity_rows(sample, look.level, resamples, values["margin"], values["claim"], pair_screen(db, ratings),
                              values.get("ppi") == "on", context["completed_at"], interval=values["interval"],
                                  sequence=values.get("monitoring") == "confidence sequence")
+        if where:
+            if len(LOOKS) >= 512:
+                LOOKS.pop(next(iter(LOOKS)))
+            LOOKS[key] = ([dict(r) for r in rows], sample, complete)
         return rows, sample, complete
 
     def decide_look(rows, complete, ratings, look, context):
@@ -174,10 +193,23 @@ def freeze(db, study, values: dict, confidence: float, resamples: int, tolerance
                       int(ratings.identical.sum()), look)
 
     went = walk(values, state, analyse, decide_look)
+    if went is not None:
+        went.context["speed"] = speed_at(went.context["completed_at"])
+    return went
+
+
+def freeze(db, study, values: dict, confidence: float, resamples: int, tolerance: float,
+           speed_now=None, current=None) -> FrozenDecision | None:
+    """The study's decision, stored now if a look decides it in the stored history (the planned sample's completion
+    for a fixed design; with looks, the first look that settles it; walk_history); None while none does. Idempotent
+    and safe under concurrent readers."""
+    from ..store import insert_decision
+
+    went = walk_history(db, study, values, resamples, tolerance, speed_now, current)
     if went is None or went.verdict.interim:
         return None
     context, verdict, sample = went.context, went.verdict, went.sample
-    speed = speed_at(context["completed_at"])
+    speed = context["speed"]
     insert_decision(db, study.id, {
         "completed_at": context["completed_at"], "completed_rating_id": context["at"], "gate_hash": study.gate_hash,
         "decision": verdict.decision, "sample": [int(i) for i in sample.rating_id], "excluded": context["excluded"],

@@ -228,7 +228,8 @@ def interval_text(r: dict, confidence: float) -> str:
     ppi = (f" (prediction-powered, with the pre-screen on {r['ppi_unrated_pairs']} more pairs)" if r.get("ppi")
            else "")
     same = f" ({r['identical']} identical, decided without raters)" if r.get("identical") else ""
-    return (f"{title(r['criterion'])} {r['difference']:+.3f}, {confidence:.0%} CI [{r['ci_low']:+.3f}, "
+    level = f"{confidence:.0%}" if abs(confidence * 100 - round(confidence * 100)) < 1e-9 else f"{confidence:.2%}"
+    return (f"{title(r['criterion'])} {r['difference']:+.3f}, {level} CI [{r['ci_low']:+.3f}, "
             f"{r['ci_high']:+.3f}] over {r['pairs']} pairs{same} and {r['raters']} raters{ppi}")
 
 
