@@ -64,11 +64,20 @@ def floats(text: str) -> tuple[float, ...]:
 @click.option("--bias", type=float, default=0.05, show_default=True, help="With --designs: the biased pre-screen's bias.")
 @click.option("--pool", type=int, default=5000, show_default=True, help="With --designs: pooled pairs.")
 @click.option("--only", default="", help="With --designs: indices of designs.candidates() to run, comma-separated.")
+@click.option("--sizes", default="",
+              help="With --designs: no search; judge the designs at these (maximum) sizes per number of raters, e.g. "
+                   "10:1700,20:1300, on --studies studies with no drop and --drop-studies with a drop of the margin, "
+                   "in every cell of pre-screen bias (0, --bias) x rater x path sd (--spreads).")
+@click.option("--drop-studies", type=int, default=2000, show_default=True, help="With --sizes: studies with a drop.")
 def main(pass_rates, drops, spreads, raters, identical, pairs, margin, rater_sd, pair_correlation, accuracy, studies,
-         seed, limit, no_union_bootstrap, json_path, designs, bias, pool, only):
+         seed, limit, no_union_bootstrap, json_path, designs, bias, pool, only, sizes, drop_studies):
     """False-KEEP rate and power of the shipped gate on a grid of simulated studies."""
     import numpy as np
 
+    if designs and sizes:
+        return judge_designs(dict(tuple(int(v) for v in item.split(":")) for item in sizes.split(",")), floats(spreads),
+                             rater_sd, pair_correlation, accuracy, studies, drop_studies, seed, bias, pool,
+                             margin or 0.05, [int(v) for v in floats(only)], json_path)
     if designs:
         return compare_designs(floats(raters), rater_sd, pair_correlation, accuracy, studies, seed, bias, pool,
                                margin or 0.05, [int(v) for v in floats(only)], json_path)
@@ -137,6 +146,45 @@ def compare_designs(raters, rater_sd, pair_correlation, accuracy, studies, seed,
                        f"{time.time() - start:.0f} s on {machine}")
             click.echo(format_comparison(c))
             out.append({"raters": g, "bias": b, "rows": [r.to_json() for r in c.rows], "recommended": c.recommended})
+    if json_path:
+        Path(json_path).write_text(json.dumps(out, indent=1, default=str))
+
+
+def judge_designs(sizes, spreads, rater_sd, pair_correlation, accuracy, studies, drop_studies, seed, bias, pool, margin,
+                  only, json_path):
+    """The chosen designs at fixed sizes in every cell: expected human ratings and power with no drop, false KEEP
+    when a criterion drops by the margin (its upper 95% Monte-Carlo bound), one markdown row per cell."""
+    import numpy as np
+
+    from evalkit.study.plan.designs import Scenario, candidates, evaluate
+    from evalkit.study.plan.model import StudyModel
+    from evalkit.task.criteria import CRITERIA
+
+    chosen = [d for i, d in enumerate(candidates()) if not only or i in only]
+    machine = f"{cpu_name()}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}"
+    start = time.time()
+    lines = ["| design | raters | rater × path sd | pre-screen bias | pairs (max) | expected ratings | power | false KEEP "
+             "at the margin (upper bound) |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    out = []
+    for design in chosen:
+        for g, pairs in sizes.items():
+            for spread in spreads:
+                for b in (0.0, bias):
+                    model = StudyModel(pass_rates={c: 0.8 for c in CRITERIA}, rater_accuracy=accuracy, raters=g,
+                                       pair_correlation=pair_correlation, rater_sd=rater_sd, rater_path_sd=spread)
+                    scenario = Scenario(model, pool=pool, prescreen_agreement=0.9, prescreen_bias=b, margin=margin)
+                    r = evaluate(design, scenario, pairs, studies, drop_studies, [seed, g, int(spread * 10), int(b * 100)])
+                    line = (f"| {design.name} | {g} | {spread} | {b:+.2f} | {pairs:,} | {r.expected_ratings:,.0f} | "
+                            f"{r.power.rate:.3f} ({r.power.low:.3f}–{r.power.high:.3f}) | {r.false_keep.rate:.4f} "
+                            f"(≤ {r.false_keep.high:.4f}) |")
+                    click.echo(f"  {time.time() - start:7.0f} s {line}", err=True)
+                    lines.append(line)
+                    out.append(r.to_json() | {"raters": g, "rater_path_sd": spread, "bias": b})
+    click.echo(f"designs {time.strftime('%Y-%m-%d')}: pass rate 0.8, rater accuracy {accuracy}, pre-screen agreement "
+               f"0.9, margin {margin}, rater sd {rater_sd}, pair correlation {pair_correlation}, pool {pool:,}; "
+               f"{studies} studies without a drop and {drop_studies} with one per cell; {time.time() - start:.0f} s on "
+               f"{machine}")
+    click.echo("\n".join(lines))
     if json_path:
         Path(json_path).write_text(json.dumps(out, indent=1, default=str))
 

@@ -180,3 +180,11 @@ def test_the_results_tab_shows_each_criterion_against_its_boundary(tmp_path):
     assert "180 ratings so far: the plan expects about 320 more ratings" in md and "at most about 720 more" in md
     fixed = study(tmp_path, "tabfixed", gate_file_text(planned_pairs=300, margin=0.15), pairs=60, **SPEC)
     assert "#### Looks" not in verdict_markdown(aggregate(fixed))
+
+
+def test_aggregate_text_lists_the_looks(tmp_path):
+    from evalkit.aggregate import format_text
+
+    db = study(tmp_path, "text", gate_file_text(planned_pairs=300, **GS), pairs=60, **SPEC)
+    text = format_text(aggregate(db))
+    assert "LOOKS (group sequential): look" in text and "against -0.150" in text

@@ -306,8 +306,18 @@ def format_text(agg: Aggregate) -> str:
     if agg.study is not None:
         lines.append(f"STUDY: {agg.study.label()}")
     v = agg.verdict
-    frozen = f"  (frozen {agg.frozen.completed_at}, when the planned sample completed)" if agg.frozen else ""
+    settled = (f"when look {v.look['index']} settled it" if v.look and not v.look.get("final", True)
+               else "when the planned sample completed")
+    frozen = f"  (frozen {agg.frozen.completed_at}, {settled})" if agg.frozen else ""
     lines.append(f"VERDICT: {v.decision}" + (f"  ({v.label})" if v.interim else frozen))
+    if v.look and (v.gate or {}).get("monitoring", "fixed") != "fixed":
+        from .looks import standing
+
+        lines.append(f"  LOOKS ({v.gate['monitoring']}): look {v.look['index']} of at most {v.look['of']}, "
+                     f"{v.look['pairs']} decided pairs, {v.look['level']:.4%} interval")
+        for r in standing(v.fidelity, v.gate["margin"]):
+            lines.append(f"    {r['criterion']:<22} [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}] against {r['boundary']:+.3f}: "
+                         f"{r['state']}")
     if v.claim:
         lines.append(f"  {v.claim}")
     if v.ppi:

@@ -361,12 +361,7 @@ def compare(scenario: Scenario, power: float = 0.8, studies: int = 200, designs:
     drop reaches `power` (from the normal approximation, in steps of about 15%), the expected human ratings to a
     decision there, and the false-KEEP rate when the first criterion truly drops by the margin; the cheapest design
     whose false-KEEP rate holds is recommended."""
-    import numpy as np
-
-    from .search import Rate
-
     designs = designs or candidates(scenario.claim)
-    level = (1 - scenario.confidence) / 2
     step = scenario.model.prompts
     rows = []
     for k, design in enumerate(designs):
@@ -399,20 +394,38 @@ def compare(scenario: Scenario, power: float = 0.8, studies: int = 200, designs:
             rows.append(DesignRow(design, None, note=f"no size up to {max(tried)} pairs reached {power:.0%} power"
                                   + (f" (the pool holds {scenario.pool})" if design.ppi else "")))
         else:
-            n = reaching[0]
-            base, out = tried[n]
-            first = CRITERIA[0]
-            dropping = simulate(design, scenario, n, studies, {first: scenario.margin}, [seed, k, n, 1], (first,))
-            fk = outcome(combine(base, dropping, first))
-            false_keep = Rate.of(fk["keep"])
-            ratings = float(out["ratings"].mean())
-            rows.append(DesignRow(design, n, Rate.of(out["keep"]), ratings,
-                                  cost(ratings, scenario.minutes_per_rating), false_keep, false_keep.low <= level))
+            rows.append(evaluate(design, scenario, reaching[0], studies, studies, [seed, k], tried[reaching[0]][0]))
         if progress:
             progress(rows[-1])
     ok = [i for i, r in enumerate(rows) if r.holds and r.expected_ratings is not None]
     best = min(ok, key=lambda i: rows[i].expected_ratings) if ok else None
     return Comparison(scenario, power, studies, rows, best)
+
+
+def evaluate(design: Design, scenario: Scenario, pairs: int, studies: int, drop_studies: int, seed,
+             base: dict | None = None) -> DesignRow:
+    """One design at one (maximum) size: power and expected human ratings on `studies` studies with no true drop
+    (`base`: such a run already made), and the false-KEEP rate on `drop_studies` studies in which the first criterion
+    truly drops by the margin (criteria are alike in the scenario and independent: the others come from the no-drop
+    studies, reused in turn where there are fewer of them)."""
+    import numpy as np
+
+    from .search import Rate
+
+    seed = list(np.atleast_1d(seed))
+    if base is None:
+        base = simulate(design, scenario, pairs, studies, {}, [*seed, pairs, 0])
+    out = outcome(base)
+    first = CRITERIA[0]
+    dropping = simulate(design, scenario, pairs, drop_studies, {first: scenario.margin}, [*seed, pairs, 1], (first,))
+    reps = np.resize(np.arange(len(out["keep"])), drop_studies)
+    others = {c: {k: v[reps] for k, v in base[c].items()} for c in CRITERIA if c != first}
+    looks = {**others, first: dropping[first], "ratings": base["ratings"][reps], "sizes": base["sizes"]}
+    false_keep = Rate.of(outcome(looks)["keep"])
+    ratings = float(out["ratings"].mean())
+    level = (1 - scenario.confidence) / 2
+    return DesignRow(design, pairs, Rate.of(out["keep"]), ratings, cost(ratings, scenario.minutes_per_rating),
+                     false_keep, false_keep.low <= level)
 
 
 def format_comparison(c: Comparison) -> str:
