@@ -159,10 +159,10 @@ def _since() -> str:
 
 
 def next_pair(db, rater: str, ratings_per_pair: int) -> PairView | None:
-    """The pair this rater should see: the one they already hold on screen (a reload resumes it), else the open
-    pair (below its own quota; `ratings_per_pair` for a pair without one) they have not met yet with the lowest queue
-    rank (drawn at random when the pool was made, store `draw_queue_order`), counting pairs others hold as taken; None when nothing is left. The pair shown is recorded
-    (the assignment: a hold, and the start of the time on task).
+    """The pair this rater should see: the one they already hold on screen (a reload resumes it), else the open pair
+    (below its own quota; `ratings_per_pair` for a pair without one) they have not met yet with the lowest queue rank
+    (drawn at random when the pool was made, store `draw_queue_order`), counting pairs others hold as taken; None when
+    nothing is left. The pair shown is recorded (the assignment: a hold, and the start of the time on task).
 
     Serving the pool in its random order, each pair until its quota, makes the pairs rated at any look a uniformly
     random subset of the pool, whatever the texts say: the assumption prediction-powered inference rests on
