@@ -11,10 +11,9 @@ stored meanwhile reads the stored one, so every reader shows one decision.
 
 The completion point: the first rating id R at which, with the ratings current right after R and the raters the gold
 check left out right after R, `planned_pairs` pairs have the ratings they want (their quota stored with the pool,
-else `min_ratings_per_pair`; verdict.complete_count). Without the gold check the
-count only grows with R (a correction replaces a rating), so bisection finds it; the gold check can move the count
-both ways, but only at a rating of a gold pair, so between two of those bisection holds, and the segments are
-scanned in order.
+else `min_ratings_per_pair`; verdict.complete_count). Without the gold check the count only grows with R (a
+correction replaces a rating), so bisection finds it; the gold check can move the count both ways, but only at a
+rating of a gold pair, so between two of those bisection holds, and the segments are scanned in order.
 """
 
 from __future__ import annotations

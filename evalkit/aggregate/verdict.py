@@ -147,14 +147,14 @@ def complete_count(ratings: RatingData, ratings_per_pair: int) -> int:
 def decision_sample(ratings: RatingData, ratings_per_pair: int, planned_pairs: int):
     """The pairs the fidelity gate decides on, fixed in advance so that later ratings cannot move a decision.
 
-    Pairs whose texts differ: the first to reach the current ratings they want, each with its first that many
-    current ratings (by time of storing). A pair wants its own quota, stored when the pool's queue order was drawn
-    (with one rating per pair, two for the pairs drawn for a second rating), else `ratings_per_pair` (the gate's). Identical pairs need no rating: beside k rated pairs
-    the sample holds identical_quota(k) of them (the pool's proportion; with_identical says which). The sample is
-    complete when the two together reach `planned_pairs`: it takes the fewest rated pairs that do (all complete
-    pairs when the size is not planned). Ratings of identical pairs (stored before they left the queue) never
-    count. Returns (the selected ratings, with pair_identical marking the identical pairs in the sample; decided
-    pairs, complete_count)."""
+    Pairs whose texts differ: the first to reach the current ratings they want, each with its first that many current
+    ratings (by time of storing). A pair wants its own quota, stored when the pool's queue order was drawn (with one
+    rating per pair, two for the pairs drawn for a second rating), else `ratings_per_pair` (the gate's). Identical pairs
+    need no rating: beside k rated pairs the sample holds identical_quota(k) of them (the pool's proportion;
+    with_identical says which). The sample is complete when the two together reach `planned_pairs`: it takes the fewest
+    rated pairs that do (all complete pairs when the size is not planned). Ratings of identical pairs (stored before
+    they left the queue) never count. Returns (the selected ratings, with pair_identical marking the identical pairs in
+    the sample; decided pairs, complete_count)."""
     import numpy as np
 
     ident = ratings.identical

@@ -159,11 +159,10 @@ def _since() -> str:
 
 
 def next_pair(db, rater: str, ratings_per_pair: int) -> PairView | None:
-    """The pair this rater should see: the one they already hold on screen (a reload resumes it), else the open
-    pair (below its own quota; `ratings_per_pair` for a pair without one) they have not met yet with the lowest queue
-    rank (drawn at random when the pool was made, store
-    `draw_queue_order`), counting pairs others hold as taken; None when nothing is left. The pair shown is recorded
-    (the assignment: a hold, and the start of the time on task).
+    """The pair this rater should see: the one they already hold on screen (a reload resumes it), else the open pair
+    (below its own quota; `ratings_per_pair` for a pair without one) they have not met yet with the lowest queue rank
+    (drawn at random when the pool was made, store `draw_queue_order`), counting pairs others hold as taken; None when
+    nothing is left. The pair shown is recorded (the assignment: a hold, and the start of the time on task).
 
     Serving the pool in its random order, each pair until its quota, makes the pairs rated at any look a uniformly
     random subset of the pool, whatever the texts say: the assumption prediction-powered inference rests on
@@ -471,5 +470,5 @@ def counts(db, ratings_per_pair: int) -> dict:
         "raters": db.execute(f"SELECT COUNT(DISTINCT rater) FROM ratings WHERE {in_study}").fetchone()[0],
         "pairs_complete": sum(1 for pid, n in per_pair.items() if n >= quotas.get(pid, ratings_per_pair)),
         "identical": db.execute(f"SELECT COUNT(*) FROM pairs p WHERE {_LATEST_STUDY} AND {_IDENTICAL}").fetchone()[0],
-        "wanted": wanted,  # ratings a pair wants -> pairs (whose outputs differ) that want that many
+        "wanted": wanted,  # ratings a pair wants -> served pairs (study and gold, outputs differ) that want that many
     }
