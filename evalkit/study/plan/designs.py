@@ -361,10 +361,14 @@ def compare(scenario: Scenario, power: float = 0.8, studies: int = 200, designs:
     drop reaches `power` (from the normal approximation, in steps of about 15%), the expected human ratings to a
     decision there, and the false-KEEP rate when the first criterion truly drops by the margin; the cheapest design
     whose false-KEEP rate holds is recommended."""
+    from ...progress import bar
+
     designs = designs or candidates(scenario.claim)
     step = scenario.model.prompts
     rows = []
+    shown = bar(total=len(designs), desc="designs compared", unit="design")
     for k, design in enumerate(designs):
+        shown.set_postfix_str(design.name)
         def run(n, tag):
             res = simulate(design, scenario, n, studies, {}, [seed, k, n, tag])
             return res, outcome(res)
@@ -395,8 +399,10 @@ def compare(scenario: Scenario, power: float = 0.8, studies: int = 200, designs:
                                   + (f" (the pool holds {scenario.pool})" if design.ppi else "")))
         else:
             rows.append(evaluate(design, scenario, reaching[0], studies, studies, [seed, k], tried[reaching[0]][0]))
+        shown.update(1)
         if progress:
             progress(rows[-1])
+    shown.close()
     ok = [i for i, r in enumerate(rows) if r.holds and r.expected_ratings is not None]
     best = min(ok, key=lambda i: rows[i].expected_ratings) if ok else None
     return Comparison(scenario, power, studies, rows, best)
