@@ -245,6 +245,8 @@ def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs
                        fidelity)
     g = gate_values
     planned, per_pair, margin, conf = g["planned_pairs"], g["min_ratings_per_pair"], g["margin"], g["confidence"]
+    if per_pair == 1 and g.get("second_rating_share"):  # text only: each pair's own quota
+        per_pair = f"1 (2 for the {g['second_rating_share']:.0%} of pairs drawn to be rated twice)"
     conditions = []
     sequential = look is not None and look.of > 1
     early = sequential and not look.final  # a look before the last: it may stop the study, or not
