@@ -169,7 +169,7 @@ def judge_designs(sizes, spreads, rater_sd, pair_correlation, accuracy, studies,
     for design in chosen:
         for g, pairs in sizes.items():
             for spread in spreads:
-                for b in (0.0, bias):
+                for b in sorted({0.0, bias}):
                     model = StudyModel(pass_rates={c: 0.8 for c in CRITERIA}, rater_accuracy=accuracy, raters=g,
                                        pair_correlation=pair_correlation, rater_sd=rater_sd, rater_path_sd=spread)
                     scenario = Scenario(model, pool=pool, prescreen_agreement=0.9, prescreen_bias=b, margin=margin)
