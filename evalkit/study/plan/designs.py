@@ -461,7 +461,7 @@ def format_comparison(c: Comparison) -> str:
                   *(f"  {line}" for line in c.gate_lines())]
         if c.best().design.ppi:
             lines.append(f"and build a pool of at least {s.pool:,} pairs (the pre-screen's unlabelled set): "
-                         "evalkit generate --samples K")
+                         f"evalkit generate --samples {math.ceil(s.pool / max(m.prompts, 1))} ({m.prompts} prompts)")
     lines += [f"note: {n}" for n in s.notes]
     lines.append(f"note: rates from {c.studies} simulated studies each (Monte-Carlo error about "
                  f"±{1.96 * math.sqrt(c.power * (1 - c.power) / c.studies):.3f} on the power); a false-KEEP rate "
