@@ -134,10 +134,32 @@ def test_the_interval_never_collapses_and_carries_the_raters():
     f[:n] = np.sign(x.reshape(n, 3).sum(axis=1))
     args = (x, np.repeat(np.arange(n), 3), np.arange(3 * n) % 4, np.zeros(n + 1000, int), f, 1)
     general, these = ppi_paired_difference(*args), ppi_paired_difference(*args, raters_in_general=False)
-    assert general["df"][0] == pytest.approx(3) and math.isinf(these["df"][0])  # t on the raters' df
+    # t on the raters-only interval's df: at least the rater part's (4 raters: 3), at most the pairs' n - 1
+    assert 3 <= general["df"][0] < 4 and math.isinf(these["df"][0])
     assert general["high"][0] - general["low"][0] > these["high"][0] - these["low"][0]
     one = ppi_paired_difference(x, np.repeat(np.arange(n), 3), np.zeros(3 * n, int), np.zeros(n + 1000, int), f, 1)
     assert (one["low"][0], one["high"][0]) == (-1.0, 1.0)  # one rater: no rater variance to estimate
+
+
+def test_an_uninformative_prescreen_gives_the_raters_only_t_interval():
+    """With a pre-screen that says nothing (lambda = 0) the prediction-powered interval is the raters-only t interval
+    of stats.paired_difference on the same ratings: the same variance, degrees of freedom and skew term."""
+    from evalkit.stats import paired_difference
+
+    rng = np.random.default_rng(11)
+    n, studies = 400, 3
+    pair = np.repeat(np.arange(studies * n), 2)
+    x = rng.choice([-1, 0, 0, 0, 1], size=len(pair))
+    rater = (pair // n) * 12 + rng.integers(0, 12, len(pair))  # 12 raters per study
+    pair_study = np.r_[np.arange(studies * n) // n, np.repeat(np.arange(studies), 500)]
+    f = np.zeros(len(pair_study))
+    ppi = ppi_paired_difference(x, pair, rater, pair_study, f, studies)
+    raters_only = paired_difference(x, pair, rater, pair_study[:studies * n], studies, bootstrap=False)
+    assert np.all(ppi["lambda"] == 0)
+    assert ppi["df"] == pytest.approx(raters_only["t_df"], rel=1e-9)
+    assert 11 < ppi["df"].min() and ppi["df"].max() < n - 1  # between the raters' df and the pairs'
+    assert ppi["low"] == pytest.approx(raters_only["t_low"], abs=1e-12)
+    assert ppi["high"] == pytest.approx(raters_only["t_high"], abs=1e-12)
 
 
 @pytest.mark.parametrize("bias", [0.05, 0.2])

@@ -17,7 +17,8 @@ nothing gets lambda near 0 and the classical estimate back.
 The variance has two independent parts: lambda^2 var(f) / N from the unrated pairs, and the variance of the rated
 part's mean, computed on the ratings (x_ij - lambda f_i, a pair-mean estimator) with the same clustering as the gate's
 other intervals: for a claim about raters in general the two-way (pairs x raters) CR2 variance with Student's t on
-the Bell-McCaffrey degrees of freedom of its rater part and the Cornish-Fisher skew term (stats.clustered); for the
+the raters-only interval's pessimistic Satterthwaite degrees of freedom (between the rater part's Bell-McCaffrey df
+and the pairs' n - 1) and the Cornish-Fisher skew term (stats.clustered); for the
 claim about these raters, the two-way CR1 variance from 10 raters on, else the pairs' variance as ppi-python
 computes it (then the interval equals `ppi_py.ppi_mean_ci`). The unrated part has no rater in it.
 
@@ -120,7 +121,10 @@ def ppi_paired_difference(x, pair, rater, pair_study, f, n_studies: int, confide
     skew_term_low = skew_term_high = np.zeros(n_studies)
     if raters_in_general:
         cr2 = cr2_two_way(resid, w, pair, rater, study_of_rating, n_studies)
-        v_rated, df, raters = cr2["variance"], cr2["df"], cr2["raters"]
+        # t on the same degrees of freedom as the raters-only interval (stats.paired_difference): Satterthwaite's for
+        # the pair and rater parts with the raters' share taken at its upper 99% bound, never below the rater part's
+        # Bell-McCaffrey df. The rater part's df alone (G - 1) ignored that most of the variance is the pairs'.
+        v_rated, df, raters = cr2["variance"], cr2["df_total"], cr2["raters"]
         v = v_rated + v_unrated
         q = t_quantile(1 - (1 - confidence) / 2, np.where(df > 0, df, np.nan))
         with np.errstate(invalid="ignore", divide="ignore"):
