@@ -104,7 +104,9 @@ def _betainc(a, b, x, iterations: int = 400):
             c = np.where(np.abs(c) < tiny, tiny, c)
             step = d * c
             h = h * step
-        if np.all(np.abs(step - 1) < 1e-16):
+        # a few ulps, not 1e-16: below 1 a double's spacing is 1.1e-16, so a converged step can stay one ulp off 1
+        # and a tolerance under that ran every call to `iterations` (12x the work of the t quantile)
+        if np.all(np.abs(step - 1) < 1e-15):
             break
     with np.errstate(over="ignore", invalid="ignore"):
         part = np.exp(log_front) * h / aa
@@ -148,27 +150,59 @@ _T_QUANTILES: dict[tuple[float, float], float] = {}  # solved (p, df) -> quantil
 
 
 def _t_quantile_solve(q, nu):
-    """t_quantile for arrays of probabilities q in (0, 1) and finite df nu > 0."""
+    """t_quantile for arrays of probabilities q in (0, 1) and finite df nu > 0.
+
+    Newton's method on the exact CDF from the Cornish-Fisher start (Abramowitz & Stegun 26.7.5, four terms in
+    1 / nu): the upper quantile's CDF is concave, so the iterates close in monotonically, four or five CDF calls
+    where bisection took thirty (simulated studies bring one data-dependent df each). Where the start is poor (df
+    below 3) or Newton has not met the CDF to 1e-14, bisection on t = tan(u), u in [0, pi / 2), brackets the
+    quantile and Newton steps inside the bracket finish it."""
     import math
+    from statistics import NormalDist
 
     import numpy as np
 
     upper = np.maximum(q, 1 - q)  # solve for the upper quantile, mirror for p < 1/2
+    lgamma = np.vectorize(math.lgamma, otypes=[float])
 
-    def cdf(t):
+    def cdf(t, nu, upper):
         return 1 - 0.5 * _betainc(nu / 2, 0.5, nu / (nu + t * t))
 
-    lo, hi = np.zeros_like(q), np.full_like(q, np.pi / 2)
-    for _ in range(24):
-        mid = (lo + hi) / 2
-        below = cdf(np.tan(mid)) < upper
-        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
-    t_lo, t_hi = np.tan(lo), np.tan(hi)
-    t = (t_lo + t_hi) / 2
-    lgamma = np.vectorize(math.lgamma, otypes=[float])
-    log_norm = lgamma((nu + 1) / 2) - lgamma(nu / 2) - 0.5 * np.log(nu * np.pi)
-    for _ in range(8):  # Newton inside the bracket (the CDF is concave there): quadratic convergence
-        density = np.exp(log_norm - (nu + 1) / 2 * np.log1p(t * t / nu))
-        t = np.clip(t - (cdf(t) - upper) / density, t_lo, t_hi)
-    t = np.where(q == 0.5, 0.0, t)
+    def density(t, nu):
+        log_norm = lgamma((nu + 1) / 2) - lgamma(nu / 2) - 0.5 * np.log(nu * np.pi)
+        return np.exp(log_norm - (nu + 1) / 2 * np.log1p(t * t / nu))
+
+    levels, where = np.unique(upper, return_inverse=True)
+    x = np.array([NormalDist().inv_cdf(float(v)) for v in levels])[where.ravel()].reshape(upper.shape)
+    x2 = x * x
+    t = x * (1 + (x2 + 1) / (4 * nu) + (5 * x2 * x2 + 16 * x2 + 3) / (96 * nu ** 2)
+             + (3 * x2 ** 3 + 19 * x2 * x2 + 17 * x2 - 15) / (384 * nu ** 3)
+             + (79 * x2 ** 4 + 776 * x2 ** 3 + 1482 * x2 * x2 - 1920 * x2 - 945) / (92160 * nu ** 4))
+    t = np.where(upper == 0.5, 0.0, t)
+    done = np.zeros(upper.shape, bool)
+    near = (nu >= 3) & (upper > 0.5)
+    if near.any():
+        tn, nn, un = t[near], nu[near], upper[near]
+        for _ in range(6):
+            step = (cdf(tn, nn, un) - un) / density(tn, nn)
+            tn = tn - step
+            if np.all(np.abs(step) <= 1e-13 * np.maximum(tn, 1.0)):
+                break
+        ok = (np.abs(cdf(tn, nn, un) - un) <= 1e-14) & (tn > 0)
+        t[near] = np.where(ok, tn, t[near])
+        done[near] = ok
+    done |= upper == 0.5
+    rest = ~done
+    if rest.any():
+        nr, ur = nu[rest], upper[rest]
+        lo, hi = np.zeros_like(ur), np.full_like(ur, np.pi / 2)
+        for _ in range(24):
+            mid = (lo + hi) / 2
+            below = cdf(np.tan(mid), nr, ur) < ur
+            lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+        t_lo, t_hi = np.tan(lo), np.tan(hi)
+        tr = (t_lo + t_hi) / 2
+        for _ in range(8):  # Newton inside the bracket (the CDF is concave there): quadratic convergence
+            tr = np.clip(tr - (cdf(tr, nr, ur) - ur) / density(tr, nr), t_lo, t_hi)
+        t[rest] = tr
     return np.where(q < 0.5, -t, t)

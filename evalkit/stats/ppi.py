@@ -85,28 +85,33 @@ def ppi_paired_difference(x, pair, rater, pair_study, f, n_studies: int, confide
     P = len(pair_study)
     z = z_for(confidence)
 
-    def per_study(values, where):
-        return np.bincount(pair_study[where], weights=values[where], minlength=n_studies)
-
     r_p = np.bincount(pair, minlength=P).astype(float)
     rated = r_p > 0
     screened = ~np.isnan(f)
     f0 = np.where(screened, f, 0.0)
-    unrated = screened & ~rated
-    y = np.bincount(pair, weights=x, minlength=P) / np.where(rated, r_p, 1.0)  # pair means
-    n = per_study(np.ones(P), rated)
-    big_n = per_study(np.ones(P), unrated)
-    missing = per_study(np.ones(P), rated & ~screened)  # a rated pair the pre-screen did not judge
+    # the pool is much larger than the rated pairs: three passes over it, the rest over the rated pairs only
+    idx = np.flatnonzero(rated)
+    study_r = pair_study[idx]
+
+    def rated_sum(values):
+        return np.bincount(study_r, weights=values, minlength=n_studies)
+
+    y = np.bincount(pair, weights=x, minlength=P)[idx] / r_p[idx]  # pair means of the rated pairs
+    f_r = f0[idx]
+    n = np.bincount(study_r, minlength=n_studies).astype(float)
+    missing = rated_sum(~screened[idx])  # a rated pair the pre-screen did not judge
+    s_all = np.bincount(pair_study, weights=f0, minlength=n_studies)  # screened pairs (f0 = 0 elsewhere)
+    ss_all = np.bincount(pair_study, weights=f0 * f0, minlength=n_studies)
+    big_n = np.bincount(pair_study, weights=screened, minlength=n_studies) - (n - missing)  # screened, unrated
     with np.errstate(divide="ignore", invalid="ignore"):
-        m_y = per_study(y, rated) / n
-        m_f = per_study(f0, rated) / n
-        m_yf = per_study(y * f0, rated) / n
-        m_fu = per_study(f0, unrated) / big_n
+        m_y = rated_sum(y) / n
+        s_f = rated_sum(f_r)
+        m_f = s_f / n
+        m_yf = rated_sum(y * f_r) / n
+        m_fu = (s_all - s_f) / big_n
         total = n + big_n
-        s_all = per_study(f0, rated | unrated)
-        ss_all = per_study(f0 * f0, rated | unrated)
         var_all = np.where(total > 1, (ss_all - s_all * s_all / total) / (total - 1), 0.0)
-        var_fu = np.where(big_n > 0, per_study(f0 * f0, unrated) / big_n - m_fu ** 2, 0.0)
+        var_fu = np.where(big_n > 0, (ss_all - rated_sum(f_r * f_r)) / big_n - m_fu ** 2, 0.0)
     lam = _lambda(m_y, m_f, m_yf, var_all, n, big_n)
     rect = m_y - lam * m_f  # the rated part: mean of Y - lambda f
     theta = np.where(big_n > 0, lam * np.nan_to_num(m_fu), 0.0) + rect
@@ -138,8 +143,8 @@ def ppi_paired_difference(x, pair, rater, pair_study, f, n_studies: int, confide
                                                           min_raters)
         # pairs only: the rated part's variance as ppi-python computes it (divisor n)
         with np.errstate(divide="ignore", invalid="ignore"):
-            d = y - lam[pair_study] * f0 - rect[pair_study]
-            v_pairs = per_study(d * d, rated) / (n * n)
+            d = y - lam[study_r] * f_r - rect[study_r]
+            v_pairs = rated_sum(d * d) / (n * n)
         v = np.where(two_way, v_two, v_pairs) + v_unrated
         q = np.full(n_studies, z)
         df = np.full(n_studies, np.inf)
