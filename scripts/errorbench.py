@@ -66,8 +66,9 @@ def floats(text: str) -> tuple[float, ...]:
 @click.option("--only", default="", help="With --designs: indices of designs.candidates() to run, comma-separated.")
 @click.option("--sizes", default="",
               help="With --designs: no search; judge the designs at these (maximum) sizes per number of raters, e.g. "
-                   "10:1700,20:1300, on --studies studies with no drop and --drop-studies with a drop of the margin, "
-                   "in every cell of pre-screen bias (0, --bias) x rater x path sd (--spreads).")
+                   "10:1450,20:1150, on --studies studies with no drop and --drop-studies with a drop of the margin, "
+                   "in every cell of --pass-rates x --identical x rater x path sd (--spreads) x pre-screen bias "
+                   "(0, --bias).")
 @click.option("--drop-studies", type=int, default=2000, show_default=True, help="With --sizes: studies with a drop.")
 def main(pass_rates, drops, spreads, raters, identical, pairs, margin, rater_sd, pair_correlation, accuracy, studies,
          seed, limit, no_union_bootstrap, json_path, designs, bias, pool, only, sizes, drop_studies):
@@ -77,7 +78,8 @@ def main(pass_rates, drops, spreads, raters, identical, pairs, margin, rater_sd,
     if designs and sizes:
         return judge_designs(dict(tuple(int(v) for v in item.split(":")) for item in sizes.split(",")), floats(spreads),
                              rater_sd, pair_correlation, accuracy, studies, drop_studies, seed, bias, pool,
-                             margin or 0.05, [int(v) for v in floats(only)], json_path)
+                             margin or 0.05, [int(v) for v in floats(only)], json_path, floats(pass_rates),
+                             floats(identical))
     if designs:
         return compare_designs(floats(raters), rater_sd, pair_correlation, accuracy, studies, seed, bias, pool,
                                margin or 0.05, [int(v) for v in floats(only)], json_path)
@@ -151,9 +153,10 @@ def compare_designs(raters, rater_sd, pair_correlation, accuracy, studies, seed,
 
 
 def judge_designs(sizes, spreads, rater_sd, pair_correlation, accuracy, studies, drop_studies, seed, bias, pool, margin,
-                  only, json_path):
-    """The chosen designs at fixed sizes in every cell: expected human ratings and power with no drop, false KEEP
-    when a criterion drops by the margin (its upper 95% Monte-Carlo bound), one markdown row per cell."""
+                  only, json_path, pass_rates=(0.8,), identical=(0.0,)):
+    """The chosen designs at fixed sizes (sized for the default scenario) in every cell of pass rate x identical share
+    x rater x path sd x pre-screen bias: expected human ratings and power with no drop, false KEEP when a criterion
+    drops by the margin (its upper 95% Monte-Carlo bound), one markdown row per cell."""
     import numpy as np
 
     from evalkit.study.plan.designs import Scenario, candidates, evaluate
@@ -163,24 +166,27 @@ def judge_designs(sizes, spreads, rater_sd, pair_correlation, accuracy, studies,
     chosen = [d for i, d in enumerate(candidates()) if not only or i in only]
     machine = f"{cpu_name()}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}"
     start = time.time()
-    lines = ["| design | raters | rater × path sd | pre-screen bias | pairs (max) | expected ratings | power | false KEEP "
-             "at the margin (upper bound) |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = ["| design | pass rate | identical | raters | rater × path sd | pre-screen bias | pairs (max) | expected ratings "
+             "| power | false KEEP at the margin (upper bound) |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     out = []
+    cells = [(p, same, g, pairs, spread, b) for p in pass_rates for same in identical for g, pairs in sizes.items()
+             for spread in spreads for b in sorted({0.0, bias})]
     for design in chosen:
-        for g, pairs in sizes.items():
-            for spread in spreads:
-                for b in sorted({0.0, bias}):
-                    model = StudyModel(pass_rates={c: 0.8 for c in CRITERIA}, rater_accuracy=accuracy, raters=g,
-                                       pair_correlation=pair_correlation, rater_sd=rater_sd, rater_path_sd=spread)
-                    scenario = Scenario(model, pool=pool, prescreen_agreement=0.9, prescreen_bias=b, margin=margin)
-                    r = evaluate(design, scenario, pairs, studies, drop_studies, [seed, g, int(spread * 10), int(b * 100)])
-                    line = (f"| {design.name} | {g} | {spread} | {b:+.2f} | {pairs:,} | {r.expected_ratings:,.0f} | "
-                            f"{r.power.rate:.3f} ({r.power.low:.3f}–{r.power.high:.3f}) | {r.false_keep.rate:.4f} "
-                            f"(≤ {r.false_keep.high:.4f}) |")
-                    click.echo(f"  {time.time() - start:7.0f} s {line}", err=True)
-                    lines.append(line)
-                    out.append(r.to_json() | {"raters": g, "rater_path_sd": spread, "bias": b})
-    click.echo(f"designs {time.strftime('%Y-%m-%d')}: pass rate 0.8, rater accuracy {accuracy}, pre-screen agreement "
+        for p, same, g, pairs, spread, b in cells:
+            model = StudyModel(pass_rates={c: p for c in CRITERIA}, rater_accuracy=accuracy, raters=g,
+                               identical_share=same, pair_correlation=pair_correlation, rater_sd=rater_sd,
+                               rater_path_sd=spread)
+            scenario = Scenario(model, pool=pool, prescreen_agreement=0.9, prescreen_bias=b, margin=margin)
+            r = evaluate(design, scenario, pairs, studies, drop_studies,
+                         [seed, g, int(spread * 10), int(b * 100), int(p * 10), int(same * 10)])
+            line = (f"| {design.name} | {p} | {same} | {g} | {spread} | {b:+.2f} | {pairs:,} | "
+                    f"{r.expected_ratings:,.0f} | {r.power.rate:.3f} ({r.power.low:.3f}–{r.power.high:.3f}) | "
+                    f"{r.false_keep.rate:.4f} (≤ {r.false_keep.high:.4f}){'' if r.holds else ' ✗'} |")
+            click.echo(f"  {time.time() - start:7.0f} s {line}", err=True)
+            lines.append(line)
+            out.append(r.to_json() | {"pass_rate": p, "identical_share": same, "raters": g, "rater_path_sd": spread,
+                                      "bias": b})
+    click.echo(f"designs {time.strftime('%Y-%m-%d')}: rater accuracy {accuracy}, pre-screen agreement "
                f"0.9, margin {margin}, rater sd {rater_sd}, pair correlation {pair_correlation}, pool {pool:,}; "
                f"{studies} studies without a drop and {drop_studies} with one per cell; {time.time() - start:.0f} s on "
                f"{machine}")
