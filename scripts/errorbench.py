@@ -7,6 +7,9 @@ with its upper 95% Monte-Carlo bound, KEEP at twice the margin, power) and exits
 upper bound above --limit (3.5% for the one-sided 2.5% level). Beside the gate's interval, the same studies are
 judged on the other interval (stats.INTERVALS: the previous version's union with Tango), for the power it gains.
 Heavy: the full grid is 144 simulations of 2,000 studies; run it once, in the background.
+
+--designs compares the study designs of evalkit.study.plan.designs (a search, or with --sizes fixed maxima judged in
+every cell of the grid); --designs --bound prints the floor no design of that family can beat (known variances).
 """
 
 from __future__ import annotations
@@ -70,11 +73,17 @@ def floats(text: str) -> tuple[float, ...]:
                    "in every cell of --pass-rates x --identical x rater x path sd (--spreads) x pre-screen bias "
                    "(0, --bias).")
 @click.option("--drop-studies", type=int, default=2000, show_default=True, help="With --sizes: studies with a drop.")
+@click.option("--bound", is_flag=True,
+              help="With --designs: the oracle bound instead: expected ratings at 80%% power of the same looks (every "
+                   "50 ratings, O'Brien-Fleming) for a test that knows each criterion's variance and the best PPI "
+                   "weight, with no rater uncertainty; no valid procedure that must estimate them needs fewer.")
 def main(pass_rates, drops, spreads, raters, identical, pairs, margin, rater_sd, pair_correlation, accuracy, studies,
-         seed, limit, no_union_bootstrap, json_path, designs, bias, pool, only, sizes, drop_studies):
+         seed, limit, no_union_bootstrap, json_path, designs, bias, pool, only, sizes, drop_studies, bound):
     """False-KEEP rate and power of the shipped gate on a grid of simulated studies."""
     import numpy as np
 
+    if designs and bound:
+        return oracle_bound(rater_sd, pair_correlation, accuracy, pool, margin or 0.05, seed)
     if designs and sizes:
         return judge_designs(dict(tuple(int(v) for v in item.split(":")) for item in sizes.split(",")), floats(spreads),
                              rater_sd, pair_correlation, accuracy, studies, drop_studies, seed, bias, pool,
@@ -193,6 +202,64 @@ def judge_designs(sizes, spreads, rater_sd, pair_correlation, accuracy, studies,
     click.echo("\n".join(lines))
     if json_path:
         Path(json_path).write_text(json.dumps(out, indent=1, default=str))
+
+
+def oracle_bound(rater_sd, pair_correlation, accuracy, pool, margin, seed, power=0.8, look_every=50, share=0.1):
+    """The fewest expected ratings any valid design of this family could need in the default scenario: each criterion
+    a Brownian motion with the PPI estimator's true variance per pair (from 200,000 simulated pairs, the best lambda),
+    known, so no t quantile, no rater part and no variance estimate; the gate's looks and O'Brien-Fleming boundaries;
+    KEEP once all four criteria have crossed. The smallest maximum whose KEEP rate reaches `power`."""
+    from statistics import NormalDist
+
+    import numpy as np
+
+    from evalkit.stats.sequential import boundaries, look_fractions
+    from evalkit.study.monitoring import look_sizes
+    from evalkit.study.plan.model import StudyModel
+    from evalkit.study.plan.ppibench import simulate_screened, truth_accuracy
+    from evalkit.task.criteria import CRITERIA
+
+    c = CRITERIA[0]
+    model = StudyModel({k: 0.8 for k in CRITERIA}, rater_accuracy=accuracy, raters_per_pair=1,
+                       second_rating_share=share, pair_correlation=pair_correlation, rater_sd=rater_sd)
+    rng = np.random.default_rng(seed)
+    sim = simulate_screened(model, 200_000, 0, 1, {}, rng, truth_accuracy(0.9, accuracy), 0.0, (c,))
+    pairs = len(sim["pair_study"])
+    per_pair = np.bincount(sim["pair"], minlength=pairs)
+    y = np.bincount(sim["pair"], weights=sim["x"][c], minlength=pairs) / per_pair
+    f = sim["f"][c]
+    var_y, var_f, cov = y.var(), f.var(), float(np.cov(y, f)[0, 1])
+
+    def variance(n):  # the PPI estimator's variance per rated pair with the best lambda, pool - n unrated pairs
+        lam = cov / ((1 + n / (pool - n)) * var_f)
+        return var_y - 2 * lam * cov + lam * lam * var_f * (1 + n / (pool - n))
+
+    paths = np.random.default_rng(seed + 1).standard_normal((20_000, len(CRITERIA), 64))
+    rows = []
+    for n in range(50, min(pool, 2500), 25):
+        values = {"planned_pairs": n, "min_ratings_per_pair": 1, "second_rating_share": share,
+                  "monitoring": "group sequential", "look_every": look_every, "confidence": 0.95}
+        frac = np.asarray(look_fractions(look_sizes(values), n))
+        b = np.asarray(boundaries(tuple(frac), 0.025))
+        drift = margin / np.sqrt(variance(n) / n)
+        steps = paths[:, :, :len(frac)] * np.sqrt(np.diff(np.r_[0.0, frac]))
+        z = (np.cumsum(steps, axis=2) + drift * frac) / np.sqrt(frac)
+        passed = np.logical_or.accumulate(z >= b, axis=2).all(axis=1)
+        stop = np.where(passed.any(axis=1), np.argmax(passed, axis=1), len(frac) - 1)
+        keep = passed[:, -1].mean()
+        rows.append((n, keep, float((frac[stop] * n).mean() * per_pair.mean())))
+        if keep >= power:
+            break
+    n, keep, ratings = rows[-1]
+    z = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(power ** (1 / len(CRITERIA)))
+    fixed = variance(n) * (z / margin) ** 2
+    click.echo(f"oracle bound {time.strftime('%Y-%m-%d')}: pass rate 0.8, rater accuracy {accuracy}, pre-screen "
+               f"agreement 0.9, margin {margin}, rater sd {rater_sd}, pair correlation {pair_correlation}, pool {pool:,}, "
+               f"1 rating per pair (+{share:.0%} twice), looks every {look_every} ratings: variance per pair {var_y:.4f} "
+               f"(raters alone), {variance(n):.4f} (PPI, lambda at its best)")
+    click.echo(f"  known variances, fixed size: {fixed:,.0f} pairs, {fixed * per_pair.mean():,.0f} ratings")
+    click.echo(f"  known variances, group sequential: maximum {n:,} pairs (KEEP {keep:.3f} of 20,000 simulated "
+               f"studies), expected ratings {ratings:,.0f}")
 
 
 if __name__ == "__main__":

@@ -55,3 +55,21 @@ def test_script_runs_and_reports(tmp_path):
     help_text = subprocess.run([sys.executable, str(ROOT / "scripts" / "errorbench.py"), "--help"],
                                capture_output=True, text=True, timeout=60).stdout
     assert "--spreads" in help_text and "--studies" in help_text
+
+
+def test_oracle_bound_is_below_the_fixed_size_and_moves_with_the_margin():
+    """`--designs --bound`: the expected ratings of a group-sequential test that knows its variances lie below the
+    fixed-size test's, and a wider margin needs fewer."""
+    import re
+
+    def bound(margin):
+        r = subprocess.run([sys.executable, str(ROOT / "scripts" / "errorbench.py"), "--designs", "--bound", "--margin",
+                            str(margin)], capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stdout + r.stderr
+        fixed = float(re.search(r"fixed size: [\d,]+ pairs, ([\d,]+) ratings", r.stdout).group(1).replace(",", ""))
+        looks = float(re.search(r"expected ratings ([\d,]+)", r.stdout).group(1).replace(",", ""))
+        return fixed, looks
+
+    fixed, looks = bound(0.05)
+    assert 0 < looks < fixed
+    assert bound(0.1)[1] < looks / 2
