@@ -204,62 +204,23 @@ def judge_designs(sizes, spreads, rater_sd, pair_correlation, accuracy, studies,
         Path(json_path).write_text(json.dumps(out, indent=1, default=str))
 
 
-def oracle_bound(rater_sd, pair_correlation, accuracy, pool, margin, seed, power=0.8, look_every=50, share=0.1):
-    """The fewest expected ratings any valid design of this family could need in the default scenario: each criterion
-    a Brownian motion with the PPI estimator's true variance per pair (from 200,000 simulated pairs, the best lambda),
-    known, so no t quantile, no rater part and no variance estimate; the gate's looks and O'Brien-Fleming boundaries;
-    KEEP once all four criteria have crossed. The smallest maximum whose KEEP rate reaches `power`."""
-    from statistics import NormalDist
-
-    import numpy as np
-
-    from evalkit.stats.sequential import boundaries, look_fractions
-    from evalkit.study.monitoring import look_sizes
+def oracle_bound(rater_sd, pair_correlation, accuracy, pool, margin, seed, power=0.8):
+    """study.plan.designs.floor in the default scenario: the fewest expected ratings any design of its family could
+    need, knowing every variance."""
+    from evalkit.study.plan.designs import Scenario, floor
     from evalkit.study.plan.model import StudyModel
-    from evalkit.study.plan.ppibench import simulate_screened, truth_accuracy
     from evalkit.task.criteria import CRITERIA
 
-    c = CRITERIA[0]
-    model = StudyModel({k: 0.8 for k in CRITERIA}, rater_accuracy=accuracy, raters_per_pair=1,
-                       second_rating_share=share, pair_correlation=pair_correlation, rater_sd=rater_sd)
-    rng = np.random.default_rng(seed)
-    sim = simulate_screened(model, 200_000, 0, 1, {}, rng, truth_accuracy(0.9, accuracy), 0.0, (c,))
-    pairs = len(sim["pair_study"])
-    per_pair = np.bincount(sim["pair"], minlength=pairs)
-    y = np.bincount(sim["pair"], weights=sim["x"][c], minlength=pairs) / per_pair
-    f = sim["f"][c]
-    var_y, var_f, cov = y.var(), f.var(), float(np.cov(y, f)[0, 1])
-
-    def variance(n):  # the PPI estimator's variance per rated pair with the best lambda, pool - n unrated pairs
-        lam = cov / ((1 + n / (pool - n)) * var_f)
-        return var_y - 2 * lam * cov + lam * lam * var_f * (1 + n / (pool - n))
-
-    paths = np.random.default_rng(seed + 1).standard_normal((20_000, len(CRITERIA), 64))
-    rows = []
-    for n in range(50, min(pool, 2500), 25):
-        values = {"planned_pairs": n, "min_ratings_per_pair": 1, "second_rating_share": share,
-                  "monitoring": "group sequential", "look_every": look_every, "confidence": 0.95}
-        frac = np.asarray(look_fractions(look_sizes(values), n))
-        b = np.asarray(boundaries(tuple(frac), 0.025))
-        drift = margin / np.sqrt(variance(n) / n)
-        steps = paths[:, :, :len(frac)] * np.sqrt(np.diff(np.r_[0.0, frac]))
-        z = (np.cumsum(steps, axis=2) + drift * frac) / np.sqrt(frac)
-        passed = np.logical_or.accumulate(z >= b, axis=2).all(axis=1)
-        stop = np.where(passed.any(axis=1), np.argmax(passed, axis=1), len(frac) - 1)
-        keep = passed[:, -1].mean()
-        rows.append((n, keep, float((frac[stop] * n).mean() * per_pair.mean())))
-        if keep >= power:
-            break
-    n, keep, ratings = rows[-1]
-    z = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(power ** (1 / len(CRITERIA)))
-    fixed = variance(n) * (z / margin) ** 2
+    model = StudyModel({k: 0.8 for k in CRITERIA}, rater_accuracy=accuracy, pair_correlation=pair_correlation,
+                       rater_sd=rater_sd)
+    f = floor(Scenario(model, pool=pool, prescreen_agreement=0.9, margin=margin), power, seed=seed)
     click.echo(f"oracle bound {time.strftime('%Y-%m-%d')}: pass rate 0.8, rater accuracy {accuracy}, pre-screen "
                f"agreement 0.9, margin {margin}, rater sd {rater_sd}, pair correlation {pair_correlation}, pool {pool:,}, "
-               f"1 rating per pair (+{share:.0%} twice), looks every {look_every} ratings: variance per pair {var_y:.4f} "
-               f"(raters alone), {variance(n):.4f} (PPI, lambda at its best)")
-    click.echo(f"  known variances, fixed size: {fixed:,.0f} pairs, {fixed * per_pair.mean():,.0f} ratings")
-    click.echo(f"  known variances, group sequential: maximum {n:,} pairs (KEEP {keep:.3f} of 20,000 simulated "
-               f"studies), expected ratings {ratings:,.0f}")
+               f"1 rating per pair (+10% twice), looks every 50 ratings: variance per pair {f.variance_raters:.4f} "
+               f"(raters alone), {f.variance_ppi:.4f} (PPI, lambda at its best)")
+    click.echo(f"  known variances, fixed size: {f.fixed_pairs:,.0f} pairs, {f.fixed_ratings:,.0f} ratings")
+    click.echo(f"  known variances, group sequential: maximum {f.planned_pairs:,} pairs (KEEP {f.power:.3f} of 10,000 "
+               f"simulated studies), expected ratings {f.expected_ratings:,.0f}")
 
 
 if __name__ == "__main__":

@@ -42,3 +42,19 @@ def test_plan_compares_designs_and_recommends_the_cheapest_that_holds():
     assert gate.monitoring == best.design.monitoring and gate.expected_ratings == round(best.expected_ratings)
     text = format_comparison(c)
     assert "← recommended" in text and lines[0] in text and "rater-hours" in text
+    # the floor: a test that knew its variances needs fewer ratings than every design that estimates them
+    assert c.floor.power >= 0.8 and 0 < c.floor.expected_ratings < min(r.expected_ratings for r in c.rows)
+    assert c.floor.variance_ppi < c.floor.variance_raters  # the pre-screen explains part of the raters' variance
+    assert f"would need {c.floor.expected_ratings:,.0f} expected ratings" in text
+
+
+def test_the_floor_falls_with_the_margin_and_with_the_pre_screen_s_agreement():
+    from evalkit.study.plan.designs import floor
+
+    model = StudyModel(pass_rates={c: 0.8 for c in CRITERIA}, rater_accuracy=0.95, pair_correlation=0.5)
+    base = floor(Scenario(model, pool=5000, margin=0.1), pairs_per_criterion=50_000)
+    wider = floor(Scenario(model, pool=5000, margin=0.2), pairs_per_criterion=50_000)
+    sharper = floor(Scenario(model, pool=5000, margin=0.1, prescreen_agreement=0.94), pairs_per_criterion=50_000)
+    assert wider.expected_ratings < base.expected_ratings / 2.5  # about a quarter: ratings go with 1 / margin^2
+    assert sharper.variance_ppi < base.variance_ppi and sharper.expected_ratings <= base.expected_ratings
+    assert base.expected_ratings < base.fixed_ratings  # looks that can stop the study save ratings

@@ -72,7 +72,8 @@ def plan(config_path, db_path, margin, power, pass_rate, raters_per_pair, second
     group-sequential looks; each with 1 (plus a doubled share), 2 or 3 ratings per pair) is
     sized for --power on --studies simulated studies, with its expected human ratings and
     rater-hours to a decision and its false-KEEP rate when a criterion drops by the margin; the
-    cheapest design whose error rate holds is recommended with its gate lines.
+    cheapest design whose error rate holds is recommended with its gate lines, beside the floor
+    no design can beat (a test that knew every variance needs that many expected ratings).
     """
     from dataclasses import asdict
 
