@@ -165,7 +165,7 @@ def _t_quantile_solve(q, nu):
     upper = np.maximum(q, 1 - q)  # solve for the upper quantile, mirror for p < 1/2
     lgamma = np.vectorize(math.lgamma, otypes=[float])
 
-    def cdf(t, nu, upper):
+    def cdf(t, nu):
         return 1 - 0.5 * _betainc(nu / 2, 0.5, nu / (nu + t * t))
 
     def density(t, nu):
@@ -184,11 +184,11 @@ def _t_quantile_solve(q, nu):
     if near.any():
         tn, nn, un = t[near], nu[near], upper[near]
         for _ in range(6):
-            step = (cdf(tn, nn, un) - un) / density(tn, nn)
+            step = (cdf(tn, nn) - un) / density(tn, nn)
             tn = tn - step
             if np.all(np.abs(step) <= 1e-13 * np.maximum(tn, 1.0)):
                 break
-        ok = (np.abs(cdf(tn, nn, un) - un) <= 1e-14) & (tn > 0)
+        ok = (np.abs(cdf(tn, nn) - un) <= 1e-14) & (tn > 0)
         t[near] = np.where(ok, tn, t[near])
         done[near] = ok
     done |= upper == 0.5
@@ -198,11 +198,11 @@ def _t_quantile_solve(q, nu):
         lo, hi = np.zeros_like(ur), np.full_like(ur, np.pi / 2)
         for _ in range(24):
             mid = (lo + hi) / 2
-            below = cdf(np.tan(mid), nr, ur) < ur
+            below = cdf(np.tan(mid), nr) < ur
             lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
         t_lo, t_hi = np.tan(lo), np.tan(hi)
         tr = (t_lo + t_hi) / 2
         for _ in range(8):  # Newton inside the bracket (the CDF is concave there): quadratic convergence
-            tr = np.clip(tr - (cdf(tr, nr, ur) - ur) / density(tr, nr), t_lo, t_hi)
+            tr = np.clip(tr - (cdf(tr, nr) - ur) / density(tr, nr), t_lo, t_hi)
         t[rest] = tr
     return np.where(q < 0.5, -t, t)
