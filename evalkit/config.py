@@ -143,6 +143,12 @@ class AppConfig:
     signups_per_client_per_hour: int = 3
     # Results open to a rater once their queue is empty and they skipped at most this many pairs.
     results_skip_allowance: int = 2
+    # Ratings one rater may give in the study the app serves (study and gold pairs; corrections and skips aside);
+    # 0 = no limit. A plan sized for a roster assumes its raters share the ratings about evenly: where a few raters
+    # give most of them, they count as fewer raters in the interval and the power falls (validity holds: the degrees
+    # of freedom come from the actual spread). `evalkit plan --compare` suggests a share for its roster. A setting,
+    # not a frozen gate key: raise it when raters drop out.
+    max_ratings_per_rater: int = 0
     # Who may use the Live tab: "auto" (organisers on a Space, anyone locally), "organisers", "raters" (anyone
     # signed in), or "anyone".
     live_access: str = "auto"
@@ -259,6 +265,7 @@ _RANGES = [
                                                         "live_runs_per_hour", "min_seconds_on_task")),
     ("app.ratings_per_pair", lambda v: v >= 1, ">= 1"),
     ("app.max_submissions_per_minute", lambda v: v >= 0, ">= 0"),
+    ("app.max_ratings_per_rater", lambda v: v >= 0, ">= 0 (0 = no limit)"),
     ("app.max_comment_chars", lambda v: 1 <= v <= 100_000, "in [1, 100000]"),
 ]
 

@@ -39,9 +39,9 @@ def neutral_pool(db, n=3, prompt_id="writing-01"):
 class Tab:
     """The Rate tab's handlers over one database, and a signed-in session per rater."""
 
-    def __init__(self, db_path: Path, prompts: dict, ratings_per_pair: int = 1):
+    def __init__(self, db_path: Path, prompts: dict, ratings_per_pair: int = 1, share: int = 0):
         self.db_path = db_path
-        cfg = Config(app=AppConfig(ratings_per_pair=ratings_per_pair, signup="invite"))
+        cfg = Config(app=AppConfig(ratings_per_pair=ratings_per_pair, signup="invite", max_ratings_per_rater=share))
         with gr.Blocks():
             self.ui = layout(False, next(iter(prompts.values())), "zh", False, False)
         self.h = RateHandlers(self.ui, cfg, db_path, prompts, False, auth.Doorman(cfg.app, db_path, False))
@@ -193,3 +193,21 @@ def test_gradio_sees_the_request_parameter_of_a_wired_handler(tab):
     assert utils.get_type_hints(tab.h.sign_in_local) == {}  # what Gradio would see without the wrapper
     assert utils.get_type_hints(gradio_hints(tab.h.sign_in_local)) == {"request": gr.Request | None}
     assert utils.get_type_hints(gradio_hints(tab.h.sign_in_space)) == {"profile": gr.OAuthProfile | None}
+
+
+def test_a_rater_s_share_ends_their_queue_with_its_own_words(tmp_path):
+    db = open_db(tmp_path / "r.db")
+    neutral_pool(db, 5)
+    db.conn.close()
+    tab = Tab(tmp_path / "r.db", {p.id: p for p in load_prompts()}, share=2)
+    ui = tab.ui
+    s, out = tab.sign_in("ann")
+    assert "0 / 2" in out[ui.who]  # the share, not the 5 open pairs
+    for _ in range(2):
+        s = tab.h.submit(s, *tab.form())[ui.session]
+        out = tab.h.next_screen(s)
+        s = out[ui.session]
+    assert s.pair_id is None and out[ui.pair_box]["visible"] is False and "2 / 2" in out[ui.who]
+    assert "2 条评分" in out[ui.done_md] and "2 revealed" in out[ui.done_md]
+    t, out = tab.sign_in("bob")  # the others still rate: three pairs are left
+    assert t.pair_id is not None and "0 / 2" in out[ui.who]

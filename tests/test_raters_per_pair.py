@@ -11,7 +11,8 @@ import pytest
 from evalkit.config import AppConfig
 from evalkit.errors import EvalkitError
 from evalkit.rating.queue import (
-    Pending, RatingError, RatingInput, counts, is_closed, next_pair, progress, rater_reveal, submit_rating,
+    Pending, RatingError, RatingInput, correct_rating, counts, is_closed, next_pair, progress, rater_reveal,
+    results_open, skip_pair, submit_rating,
 )
 from evalkit.store import open_db
 from evalkit.study.gate import Gate, frozen_values, gate_snapshot, legacy_keys, parse_gate
@@ -317,3 +318,34 @@ def test_plan_takes_the_gate_s_share_unless_told(tmp_path, monkeypatch):
     runner.invoke(cli, ["plan", "--config", str(config), "--second-rating-share", "0.3"])
     assert [(m.raters_per_pair, m.second_rating_share) for m in seen] == [(1, 0.2), (1, 0.3)]
     assert asdict(seen[0])["second_rating_share"] == 0.2
+
+
+# ---- the roster the plan assumed: a share per rater ---------------------------------------------------------
+
+
+def test_a_rater_who_has_given_their_share_gets_no_pair_and_cannot_store_more(tmp_path):
+    db, _exp = _pool(tmp_path, 12, gold=2, min_ratings_per_pair=1)
+    app = AppConfig(ratings_per_pair=3, max_ratings_per_rater=3)
+    share = app.max_ratings_per_rater
+    first = next_pair(db, "ann", 3, share).pair_id
+    skip_pair(db, app, "ann", first, "cannot read it")  # a skip is no rating: it does not use the share
+    rated = []
+    for _ in range(share):
+        pair = next_pair(db, "ann", 3, share).pair_id
+        rated.append((rate(db, pair, "ann", app), pair))
+    rid, pair = rated[0]
+    correct_rating(db, app, rid, RatingInput(pair, "ann", answers("fail"), answers(), "B"))  # nor does a correction
+    assert next_pair(db, "ann", 3, share) is None
+    done, total = progress(db, "ann", 3, share)
+    assert done == total == share + 1  # the skipped pair and the rated ones; nothing more is open to her
+    assert not results_open(db, "ann", 3, 2, share)[0] and "share of 3" in results_open(db, "ann", 3, 2, share)[1]
+    # a submission that does not come through the queue (the API, another tab) is refused under the write lock
+    other = next_pair(db, "bob", 3, share).pair_id
+    stored = db.execute("SELECT COUNT(*) FROM ratings").fetchone()[0]
+    with pytest.raises(RatingError) as e:
+        rate(db, other, "ann", app)
+    assert "share of 3 ratings" in e.value.what and "max_ratings_per_rater" in e.value.what
+    assert db.execute("SELECT COUNT(*) FROM ratings").fetchone()[0] == stored
+    # the others go on; raising the share (a setting, not the frozen gate) lets her go on too
+    assert rate(db, other, "bob", app)
+    assert next_pair(db, "ann", 3, 4) is not None and next_pair(db, "ann", 3, 0) is not None

@@ -28,7 +28,7 @@ from ..errors import EvalkitError
 from .identity import InputError, clean_name, clean_text
 from ..task.criteria import CRITERIA, title
 from ..records import GenerationPath
-from ..store import PairFull, claim_pair, insert_rating, now
+from ..store import PairFull, ShareReached, claim_pair, insert_rating, now
 from ..study.pairs import IDENTICAL
 
 VALUES = ("pass", "fail", "unsure")
@@ -158,7 +158,20 @@ def _since() -> str:
     return (datetime.now(timezone.utc) - timedelta(minutes=HOLD_MINUTES)).isoformat(timespec="milliseconds")
 
 
-def next_pair(db, rater: str, ratings_per_pair: int) -> PairView | None:
+def given_ratings(db, rater: str) -> int:
+    """The ratings (originals, gold pairs' too; no corrections or skips) this rater has given in the study the app
+    serves: what app.max_ratings_per_rater counts."""
+    return db.execute(f"""SELECT COUNT(*) FROM ratings r JOIN pairs p ON p.id = r.pair_id
+                          WHERE r.rater = ? AND r.kind = 'rating' AND r.supersedes IS NULL AND {_LATEST_STUDY}""",
+                      [rater]).fetchone()[0]
+
+
+def share_reached(db, rater: str, share: int) -> bool:
+    """Whether this rater has given their share (app.max_ratings_per_rater; 0 = no limit)."""
+    return bool(share) and given_ratings(db, rater) >= share
+
+
+def next_pair(db, rater: str, ratings_per_pair: int, share: int = 0) -> PairView | None:
     """The pair this rater should see: the one they already hold on screen (a reload resumes it), else the open pair
     (below its own quota; `ratings_per_pair` for a pair without one) they have not met yet with the lowest queue rank
     (drawn at random when the pool was made, store `draw_queue_order`), counting pairs others hold as taken; None when
@@ -167,8 +180,13 @@ def next_pair(db, rater: str, ratings_per_pair: int) -> PairView | None:
     Serving the pool in its random order, each pair until its quota, makes the pairs rated at any look a uniformly
     random subset of the pool, whatever the texts say: the assumption prediction-powered inference rests on
     (evalkit.stats.ppi). Pairs without a rank (a pool made before ranks were stored) come after every ranked pair,
-    least-rated first, the choice among equally rated pairs spread by a hash of (rater, pair)."""
+    least-rated first, the choice among equally rated pairs spread by a hash of (rater, pair).
+
+    A rater who has given their `share` (app.max_ratings_per_rater) gets no new pair: the plan's roster assumes raters
+    share the ratings about evenly. A pair already on their screen stays theirs to finish only while below the share."""
     args = {"rater": rater, "quota": ratings_per_pair, "since": _since()}
+    if share_reached(db, rater, share):
+        return None
     held = db.execute(
         f"""SELECT a.pair_id FROM assignments a JOIN ({_OPEN}) o ON o.id = a.pair_id
             WHERE a.rater = :rater AND a.shown_at > :since ORDER BY a.shown_at DESC LIMIT 1""", args).fetchone()
@@ -213,25 +231,33 @@ def pair_prompt(db, pair_id: str | None) -> str | None:
     return row[0] if row else None
 
 
-def progress(db, rater: str, ratings_per_pair: int) -> tuple[int, int]:
-    """(pairs this rater has finished, that plus the pairs still open to them): shown as "7 / 20"."""
+def progress(db, rater: str, ratings_per_pair: int, share: int = 0) -> tuple[int, int]:
+    """(pairs this rater has finished, that plus the pairs still open to them, no more than their share allows):
+    shown as "7 / 20"."""
     done, still_open = db.execute(
         f"""SELECT (SELECT COUNT(DISTINCT r.pair_id) FROM ratings r JOIN pairs p ON p.id = r.pair_id
                     WHERE r.rater = :rater AND {_LATEST_STUDY}), (SELECT COUNT(*) FROM ({_OPEN}))""",
         {"rater": rater, "quota": ratings_per_pair}).fetchone()
+    if share:
+        still_open = min(still_open, max(share - given_ratings(db, rater), 0))
     return done, done + still_open
 
 
-def results_open(db, rater: str, ratings_per_pair: int, skip_allowance: int) -> tuple[bool, str]:
+def results_open(db, rater: str, ratings_per_pair: int, skip_allowance: int, share: int = 0) -> tuple[bool, str]:
     """Whether a rater may see the aggregates, and why not. Only once no pair is left for them to meet (their
     queue is empty whoever holds what) and they have skipped at most `skip_allowance` pairs: skipping is not a
-    way to the results, and per-path figures could hint which side is which on a pair still to rate."""
+    way to the results, and per-path figures could hint which side is which on a pair still to rate. A rater who
+    has given their share waits like the others: the share is a setting an organiser may raise, and then they rate
+    again."""
     rated, skipped, still_open = db.execute(
         f"""SELECT (SELECT COUNT(DISTINCT r.pair_id) FROM ratings r JOIN pairs p ON p.id = r.pair_id
                     WHERE r.rater = :rater AND r.kind = 'rating' AND {_LATEST_STUDY}),
                    (SELECT COUNT(*) FROM ratings r JOIN pairs p ON p.id = r.pair_id
                     WHERE r.rater = :rater AND r.kind = 'skip' AND {_LATEST_STUDY}),
                    (SELECT COUNT(*) FROM ({_OPEN}))""", {"rater": rater, "quota": ratings_per_pair}).fetchone()
+    if still_open and share_reached(db, rater, share):
+        return False, (f"you have given your share of {share} ratings; results open once no pair is left for you "
+                       "to rate")
     if still_open:
         return False, f"you have {still_open} pair(s) left to rate"
     if skipped > skip_allowance:
@@ -299,11 +325,15 @@ def _row(inp: RatingInput, pair: dict, rater: str, comment: str, supersedes: int
     return row
 
 
-def _insert(db, row: dict, quota: int | None = None) -> int:
-    """Store one row (store.insert_rating: with `quota`, checked under the write lock) and say what a refused one
-    means to the rater."""
+def _insert(db, row: dict, quota: int | None = None, share: int = 0) -> int:
+    """Store one row (store.insert_rating: with `quota` and `share`, checked under the write lock) and say what a
+    refused one means to the rater."""
     try:
-        return insert_rating(db, row, quota)
+        return insert_rating(db, row, quota, share or None)
+    except ShareReached as e:
+        raise RatingError(f"you have given your share of {e.share} ratings in this study (app.max_ratings_per_rater); "
+                          "this one was not stored", "thank you: there is nothing more for you to rate unless the "
+                          "organiser raises the share") from e
     except PairFull as e:
         raise RatingError(
             f"this pair already has its {e.quota} ratings (other raters finished it while you were "
@@ -327,7 +357,8 @@ def submit_rating(db, app: AppConfig, inp: RatingInput) -> int:
     rater = clean_rater(inp.rater)
     pair = _pair(db, inp.pair_id)
     extra = _validate(inp, app)
-    return _insert(db, _row(inp, pair, rater, extra["comment"], None), quota=app.ratings_per_pair)
+    return _insert(db, _row(inp, pair, rater, extra["comment"], None), quota=app.ratings_per_pair,
+                   share=app.max_ratings_per_rater)
 
 
 def correct_rating(db, app: AppConfig, rating_id: int, inp: RatingInput, *, after_reveal: bool | None = None) -> int:

@@ -16,6 +16,22 @@ class PairFull(Exception):
         self.pair_id, self.quota = pair_id, quota
 
 
+class ShareReached(Exception):
+    """The rater has given their share of ratings in this study (app.max_ratings_per_rater); nothing was written."""
+
+    def __init__(self, rater: str, share: int):
+        super().__init__(rater)
+        self.rater, self.share = rater, share
+
+
+# The ratings (originals: no corrections, no skips) a rater has given on pairs of the study a pair belongs to.
+RATER_STUDY_RATINGS = """
+    SELECT COUNT(*) FROM ratings r JOIN pairs q ON q.id = r.pair_id JOIN experiments e ON e.id = q.experiment_id
+    WHERE r.rater = :rater AND r.kind = 'rating' AND r.supersedes IS NULL
+      AND e.study_id IS (SELECT e2.study_id FROM pairs p2 JOIN experiments e2 ON e2.id = p2.experiment_id
+                         WHERE p2.id = :pair)"""
+
+
 def claim_pair(db, rater: str, chosen: str | None, still_free: Callable[[str], bool],
                pick: Callable[[], str | None]) -> str | None:
     """Put a pair on this rater's screen (the assignment: a hold for a while, and the start of the time on task)
@@ -32,7 +48,7 @@ def claim_pair(db, rater: str, chosen: str | None, still_free: Callable[[str], b
     return pair_id
 
 
-def insert_rating(db, row: dict, quota: int | None = None) -> int:
+def insert_rating(db, row: dict, quota: int | None = None, share: int | None = None) -> int:
     """One row of ratings (a rating, a correction or a skip) in one write transaction; returns its id. With `quota`,
     the pair's count of current ratings is checked against its quota (its own, pairs.wanted_ratings, drawn with the
     queue order; `quota` for a pair without one) under the same lock (raises PairFull), so a rating cannot
@@ -40,10 +56,17 @@ def insert_rating(db, row: dict, quota: int | None = None) -> int:
     The schema's constraints (one original per rater and pair, one correction per rating, one row per client
     token) raise sqlite3.IntegrityError, for the caller to explain.
 
+    With `share` (app.max_ratings_per_rater), a new rating from a rater who has given that many in the pair's study
+    is refused under the same lock (raises ShareReached): two tabs submitting at once cannot pass it.
+
     The rating that fills a pair's quota closes it (closed_pairs, in the same transaction): from then on no identity
     can rate it, and its reveal may be shown (evalkit.rating.queue)."""
     with write_transaction(db):
         n = None
+        if share and row.get("kind") == "rating" and row.get("supersedes") is None:
+            given = db.conn.execute(RATER_STUDY_RATINGS, {"rater": row["rater"], "pair": row["pair_id"]}).fetchone()[0]
+            if given >= share:
+                raise ShareReached(row["rater"], share)
         if quota is not None:
             n, quota = db.conn.execute(
                 "SELECT (SELECT COUNT(*) FROM current_ratings WHERE pair_id = :p), "

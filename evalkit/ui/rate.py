@@ -26,7 +26,7 @@ from ..errors import EvalkitError
 from ..rating.limits import RateLimiter
 from ..rating.queue import (
     RatingError, RatingInput, answers_from_row, clean_comment, correct_rating, current_rating, is_closed, next_pair,
-    pair_prompt, progress, rated_pairs, rater_reveal, skip_pair, submit_rating,
+    pair_prompt, progress, rated_pairs, rater_reveal, share_reached, skip_pair, submit_rating,
 )
 from ..task.criteria import CRITERIA
 from ..task.prompts import Prompt
@@ -91,14 +91,14 @@ class RateHandlers:
         return s, {ui.fields[k]: values.get(k, "" if k == "comment" else None) for k in FORM_KEYS}
 
     def who_line(self, db, s: Session) -> tuple[str, int]:
-        done, total = progress(db, s.rater, self.rpp)
+        done, total = progress(db, s.rater, self.rpp, self.app.max_ratings_per_rater)
         role = word("organiser", s.lang) if s.organiser else ""
         return word("signed_in", s.lang, name=inert(s.rater), role=role, done=done, total=total), done
 
     def pair_screen(self, db, s: Session, status: str = "") -> dict:
         """The next pair for this rater, or the 'all done' screen (ui.pair_outputs)."""
         ui = self.ui
-        view = next_pair(db, s.rater, self.rpp)
+        view = next_pair(db, s.rater, self.rpp, self.app.max_ratings_per_rater)
         s = s.with_pair(view.pair_id if view else None)
         who, done = self.who_line(db, s)
         upd = {ui.status: status, ui.who: who, ui.reveal_md: "",
@@ -107,7 +107,7 @@ class RateHandlers:
         if view is None:  # what is left out stays as it is (gr.skip), hidden with the pair box
             reveals = render_list(rated_pairs(db, s.rater, self.rpp, self.cfg.bench.length_tolerance))
             return upd | {ui.session: s, ui.pair_box: update(visible=False),
-                          ui.done_md: word("done", s.lang) + ("\n\n" + reveals if reveals else "")}
+                          ui.done_md: self.done_words(db, s) + ("\n\n" + reveals if reveals else "")}
         prompt = self.prompts.get(view.prompt_id)
         s, form = self.form_update(s, prompt)
         return upd | form | {
@@ -118,6 +118,10 @@ class RateHandlers:
             ui.submit_btn: update(value=word("submit", s.lang), interactive=False, visible=True),
             ui.skip_box: update(visible=True),
         }
+
+    def done_words(self, db, s: Session) -> str:
+        share = self.app.max_ratings_per_rater
+        return word("share_done", s.lang, share=share) if share_reached(db, s.rater, share) else word("done", s.lang)
 
     def reveal_markdown(self, db, s: Session) -> str:
         """This pair's reveal (or that it is pending), and the rater's list of reveals."""

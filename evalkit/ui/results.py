@@ -105,7 +105,8 @@ def may_see_aggregates(db, cfg: Config, session: Session | None) -> tuple[bool, 
     check_current(db, session.rater_id, session.credential)  # a revoked or re-issued code ends the session
     if session.organiser:
         return True, ""
-    return results_open(db, session.rater, cfg.app.ratings_per_pair, cfg.app.results_skip_allowance)
+    return results_open(db, session.rater, cfg.app.ratings_per_pair, cfg.app.results_skip_allowance,
+                        cfg.app.max_ratings_per_rater)
 
 
 def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State) -> None:

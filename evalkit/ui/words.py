@@ -58,6 +58,8 @@ WORDS: dict[str, dict[str, str]] = {
                                "the correction counts."},
     "skipped": {"zh": "已跳过，原因已保存。", "en": "Skipped; the reason is stored."},
     "done": {"zh": "**你的评分任务已全部完成，谢谢！**", "en": "**No pairs left for you.** Thank you!"},
+    "share_done": {"zh": "**你已完成本次研究分配给你的 {share} 条评分，谢谢！**",
+                   "en": "**You have given your share of {share} ratings in this study.** Thank you!"},
     "signed_out": {"zh": "已退出。", "en": "Signed out."},
     "invite_invalid": {"zh": "邀请链接无效。", "en": "That invitation link is not valid."},
     "preparing": {"zh": "正在准备评分数据", "en": "Preparing the pairs to rate"},
