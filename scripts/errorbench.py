@@ -76,7 +76,8 @@ def floats(text: str) -> tuple[float, ...]:
 @click.option("--bound", is_flag=True,
               help="With --designs: the oracle bound instead: expected ratings at 80%% power of the same looks (every "
                    "50 ratings, O'Brien-Fleming) for a test that knows each criterion's variance and the best PPI "
-                   "weight, with no rater uncertainty; no valid procedure that must estimate them needs fewer.")
+                   "weight, with no rater uncertainty; no valid procedure that must estimate them needs fewer. Then "
+                   "the same with three other spending functions, for comparison.")
 def main(pass_rates, drops, spreads, raters, identical, pairs, margin, rater_sd, pair_correlation, accuracy, studies,
          seed, limit, no_union_bootstrap, json_path, designs, bias, pool, only, sizes, drop_studies, bound):
     """False-KEEP rate and power of the shipped gate on a grid of simulated studies."""
@@ -136,7 +137,8 @@ def compare_designs(raters, rater_sd, pair_correlation, accuracy, studies, seed,
     """The designs of study.plan.designs in the default scenario, for each number of raters and pre-screen bias."""
     import numpy as np
 
-    from evalkit.study.plan.designs import Scenario, candidates, compare, format_comparison
+    from evalkit.study.plan.comparison import compare, format_comparison
+    from evalkit.study.plan.designs import Scenario, candidates
     from evalkit.study.plan.model import StudyModel
     from evalkit.task.criteria import CRITERIA
 
@@ -168,7 +170,8 @@ def judge_designs(sizes, spreads, rater_sd, pair_correlation, accuracy, studies,
     drops by the margin (its upper 95% Monte-Carlo bound), one markdown row per cell."""
     import numpy as np
 
-    from evalkit.study.plan.designs import Scenario, candidates, evaluate
+    from evalkit.study.plan.comparison import evaluate
+    from evalkit.study.plan.designs import Scenario, candidates
     from evalkit.study.plan.model import StudyModel
     from evalkit.task.criteria import CRITERIA
 
@@ -176,7 +179,8 @@ def judge_designs(sizes, spreads, rater_sd, pair_correlation, accuracy, studies,
     machine = f"{cpu_name()}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}"
     start = time.time()
     lines = ["| design | pass rate | identical | raters | rater × path sd | pre-screen bias | pairs (max) | expected ratings "
-             "| power | false KEEP at the margin (upper bound) |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| + gold | power | false KEEP at the margin (upper bound) |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     out = []
     cells = [(p, same, g, pairs, spread, b) for p in pass_rates for same in identical for g, pairs in sizes.items()
              for spread in spreads for b in sorted({0.0, bias})]
@@ -189,7 +193,7 @@ def judge_designs(sizes, spreads, rater_sd, pair_correlation, accuracy, studies,
             r = evaluate(design, scenario, pairs, studies, drop_studies,
                          [seed, g, int(spread * 10), int(b * 100), int(p * 10), int(same * 10)])
             line = (f"| {design.name} | {p} | {same} | {g} | {spread} | {b:+.2f} | {pairs:,} | "
-                    f"{r.expected_ratings:,.0f} | {r.power.rate:.3f} ({r.power.low:.3f}–{r.power.high:.3f}) | "
+                    f"{r.expected_ratings:,.0f} | {r.gold_ratings:,.0f} | {r.power.rate:.3f} ({r.power.low:.3f}–{r.power.high:.3f}) | "
                     f"{r.false_keep.rate:.4f} (≤ {r.false_keep.high:.4f}){'' if r.holds else ' ✗'} |")
             click.echo(f"  {time.time() - start:7.0f} s {line}", err=True)
             lines.append(line)
@@ -205,9 +209,10 @@ def judge_designs(sizes, spreads, rater_sd, pair_correlation, accuracy, studies,
 
 
 def oracle_bound(rater_sd, pair_correlation, accuracy, pool, margin, seed, power=0.8):
-    """study.plan.designs.floor in the default scenario: the fewest expected ratings any design of its family could
+    """study.plan.floor.floor in the default scenario: the fewest expected ratings any design of its family could
     need, knowing every variance."""
-    from evalkit.study.plan.designs import Scenario, floor
+    from evalkit.study.plan.designs import Scenario
+    from evalkit.study.plan.floor import floor
     from evalkit.study.plan.model import StudyModel
     from evalkit.task.criteria import CRITERIA
 
@@ -221,6 +226,16 @@ def oracle_bound(rater_sd, pair_correlation, accuracy, pool, margin, seed, power
     click.echo(f"  known variances, fixed size: {f.fixed_pairs:,.0f} pairs, {f.fixed_ratings:,.0f} ratings")
     click.echo(f"  known variances, group sequential: maximum {f.planned_pairs:,} pairs (KEEP {f.power:.3f} of 10,000 "
                f"simulated studies), expected ratings {f.expected_ratings:,.0f}")
+    # the spending function is no lever: KEEP needs all four criteria to cross, and early alpha buys early stops
+    # only where every criterion crosses at once, at the cost of a larger maximum
+    from evalkit.stats.sequential import HwangShihDeCani, pocock_spending
+
+    for label, spending in (("Hwang-Shih-DeCani gamma -2", HwangShihDeCani(-2.0)),
+                            ("linear (gamma 0)", HwangShihDeCani(0.0)), ("Pocock-type", pocock_spending)):
+        g = floor(Scenario(model, pool=pool, prescreen_agreement=0.9, margin=margin), power, seed=seed,
+                  spending=spending)
+        click.echo(f"  the same with {label} spending: maximum {g.planned_pairs:,} pairs, expected ratings "
+                   f"{g.expected_ratings:,.0f}")
 
 
 if __name__ == "__main__":

@@ -4,10 +4,13 @@ holds recommended with gate lines the gate file accepts."""
 
 from __future__ import annotations
 
+import math
+
 from evalkit.stats import T_FLOOR, UNION
 from evalkit.study.gate import parse_gate
 from evalkit.study.monitoring import FIXED, GROUP_SEQUENTIAL
-from evalkit.study.plan.designs import Design, Scenario, candidates, compare, format_comparison
+from evalkit.study.plan.comparison import compare, format_comparison
+from evalkit.study.plan.designs import Design, Scenario, candidates
 from evalkit.study.plan.model import StudyModel
 from evalkit.task.criteria import CRITERIA
 
@@ -29,19 +32,25 @@ def test_plan_compares_designs_and_recommends_the_cheapest_that_holds():
     c = compare(scenario, 0.8, 80, designs)
     assert all(r.planned_pairs for r in c.rows), [r.note for r in c.rows]
     today, single, sequential = c.rows
-    # one rating per pair costs fewer ratings than three at the same power; hours follow the stated minutes
+    # one rating per pair costs fewer ratings than three at the same power; hours follow the stated minutes and count
+    # the gold pairs served meanwhile (pool.gold_rate 0.1 of the decided pairs, each rated max(k, 2) times)
     assert single.expected_ratings < today.expected_ratings
-    assert abs(today.rater_hours - today.expected_ratings * 0.5 / 60) < 1e-9
+    assert today.raters == 12 and today.gold_ratings > 0 and single.gold_ratings > 0
+    assert abs(today.rater_hours - (today.expected_ratings + today.gold_ratings) * 0.5 / 60) < 1e-9
+    # a fixed design decides all its planned pairs: 0.1 x planned gold pairs, 3 ratings each (2 with one per pair)
+    assert abs(today.gold_ratings - 0.1 * today.planned_pairs * 3) < 1e-9
+    assert abs(single.gold_ratings - 0.1 * single.planned_pairs * 2) < 1e-9
+    assert sequential.gold_ratings <= 0.1 * sequential.planned_pairs * 2 + 1e-9  # it may stop before its maximum
     assert all(r.power.rate >= 0.8 for r in c.rows)
     holding = [r for r in c.rows if r.holds]
     best = c.best()
-    assert best in holding and best.expected_ratings == min(r.expected_ratings for r in holding)
+    assert best in holding and best.human_ratings == min(r.human_ratings for r in holding)
     lines = c.gate_lines()
     gate = parse_gate("\n".join(lines) + "\n", "plan")
     assert gate.planned_pairs == best.planned_pairs and gate.min_ratings_per_pair == best.design.raters_per_pair
     assert gate.monitoring == best.design.monitoring and gate.expected_ratings == round(best.expected_ratings)
     text = format_comparison(c)
-    assert "← recommended" in text and lines[0] in text and "rater-hours" in text
+    assert "← recommended" in text and lines[0] in text and "rater-hours" in text and "+ gold" in text
     # the floor: a test that knew its variances needs fewer ratings than every design that estimates them
     assert c.floor.power >= 0.8 and 0 < c.floor.expected_ratings < min(r.expected_ratings for r in c.rows)
     assert c.floor.variance_ppi < c.floor.variance_raters  # the pre-screen explains part of the raters' variance
@@ -49,7 +58,7 @@ def test_plan_compares_designs_and_recommends_the_cheapest_that_holds():
 
 
 def test_the_floor_falls_with_the_margin_and_with_the_pre_screen_s_agreement():
-    from evalkit.study.plan.designs import floor
+    from evalkit.study.plan.floor import floor
 
     model = StudyModel(pass_rates={c: 0.8 for c in CRITERIA}, rater_accuracy=0.95, pair_correlation=0.5)
     base = floor(Scenario(model, pool=5000, margin=0.1), pairs_per_criterion=50_000)
@@ -58,3 +67,76 @@ def test_the_floor_falls_with_the_margin_and_with_the_pre_screen_s_agreement():
     assert wider.expected_ratings < base.expected_ratings / 2.5  # about a quarter: ratings go with 1 / margin^2
     assert sharper.variance_ppi < base.variance_ppi and sharper.expected_ratings <= base.expected_ratings
     assert base.expected_ratings < base.fixed_ratings  # looks that can stop the study save ratings
+
+
+def test_gold_ratings_follow_the_gold_rate_and_stop_with_the_study():
+    from evalkit.study.plan.comparison import evaluate
+    from evalkit.study.plan.designs import outcome, simulate
+
+    model = StudyModel(pass_rates={c: 0.9 for c in CRITERIA}, rater_accuracy=0.95, raters=12)
+    design = Design(T_FLOOR, True, GROUP_SEQUENTIAL, 1, 0.1, 40)
+    looks = simulate(design, Scenario(model, pool=900, margin=0.2), 150, 60, {}, 3)
+    stop = outcome(looks)
+    # decided pairs at each study's stop are the look's size: fewer than the maximum where a look stopped it
+    assert set(stop["pairs"]) <= set(looks["sizes"]) and (stop["pairs"] < 150).any()
+    rows = [evaluate(design, Scenario(model, pool=900, margin=0.2, gold_rate=r), 150, 60, 60, 3, looks)
+            for r in (0.0, 0.1, 0.2)]
+    assert rows[0].gold_ratings == 0 and rows[0].human_ratings == rows[0].expected_ratings
+    assert abs(rows[1].gold_ratings - 0.1 * stop["pairs"].mean() * 2) < 1e-9
+    assert abs(rows[2].gold_ratings - 2 * rows[1].gold_ratings) < 1e-9
+    assert rows[2].rater_hours > rows[1].rater_hours > rows[0].rater_hours
+
+
+def test_the_recommended_design_is_sized_again_for_larger_rosters():
+    model = StudyModel(pass_rates={c: 0.9 for c in CRITERIA}, rater_accuracy=0.95, raters=12)
+    scenario = Scenario(model, pool=900, margin=0.2, minutes_per_rating=0.5, onboarding_minutes=6)
+    designs = [Design(T_FLOOR, False, FIXED, 1, 0.1), Design(T_FLOOR, True, GROUP_SEQUENTIAL, 1, 0.1, 40)]
+    c = compare(scenario, 0.8, 80, designs, rosters=(12, 24, 48))
+    assert [r.raters for r in c.rosters] == [12, 24, 48] and c.rosters[0] is c.best()
+    assert all(r.design == c.best().design and r.power.rate >= 0.8 for r in c.rosters)
+    hours = [c.hours_with_onboarding(r) for r in c.rosters]
+    assert [round(h - r.rater_hours, 9) for h, r in zip(hours, c.rosters)] == [1.2, 2.4, 4.8]  # 6 min a rater
+    assert c.roster == min(range(3), key=lambda i: hours[i] if c.rosters[i].holds else math.inf)
+    # each roster's share: every rating at the planned maximum (1.1 per pair, 2 per gold pair at a rate of 0.1) spread
+    # evenly, with a quarter to spare
+    assert [c.rater_share(r) for r in c.rosters] == [math.ceil(r.planned_pairs * (1.1 + 0.1 * 2) / r.raters * 1.25)
+                                                     for r in c.rosters]
+    assert f"max_ratings_per_rater = {c.rater_share(c.rosters[c.roster])}" in format_comparison(c)
+    text = format_comparison(c)
+    assert "onboarding" in text and "| 48 |" in text.replace(" ← fewest hours", "")
+    if c.roster:  # a larger roster is cheaper: its own gate lines, which the gate file accepts
+        r = c.rosters[c.roster]
+        assert f"With {r.raters} raters" in text and f"planned_pairs = {r.planned_pairs}" in text
+
+
+def test_plan_compare_command_weighs_rosters_and_rejects_a_roster_below_the_gate_s(tmp_path, monkeypatch):
+    import json
+
+    from click.testing import CliRunner
+
+    from evalkit.cli import cli
+    from evalkit.study.synthetic import gate_file_text
+
+    monkeypatch.setenv("EVALKIT_DATA_DIR", str(tmp_path / "data"))
+    base = ["plan", "--compare", "--margin", "0.3", "--studies", "30", "--pool", "600", "--pass-rate", "0.9",
+            "--minutes-per-rating", "0.5"]
+    r = CliRunner().invoke(cli, base + ["--rosters", "20", "--onboarding-minutes", "3", "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output[r.output.index("{"):])
+    assert [x["raters"] for x in out["rosters"]] == [10, 20]
+    assert all(abs(x["rater_hours_with_onboarding"] - x["rater_hours"] - x["raters"] * 3 / 60) < 1e-9
+               for x in out["rosters"])
+    assert all(x["human_ratings"] == x["expected_ratings"] + x["gold_ratings"] for x in out["designs"] if x["planned_pairs"])
+    # the share per rater that keeps each roster as planned: the planned maximum's ratings spread evenly, 25% to spare
+    assert all(x["max_ratings_per_rater"] * x["raters"] >= x["planned_pairs"] for x in out["rosters"])
+    assert out["max_ratings_per_rater"] == out["rosters"][0]["max_ratings_per_rater"]
+    r = CliRunner().invoke(cli, base + ["--rosters", "5"])
+    assert r.exit_code == 1 and "--rosters 5" in r.output and "at least 10" in r.output
+    # the claim about these raters has no rater part to pay for: no roster is weighed unless asked
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=0, claim="these raters"))
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'gate_file = "{gate}"\n')
+    r = CliRunner().invoke(cli, base + ["--config", str(cfg), "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output[r.output.index("{"):])["rosters"] == []

@@ -245,3 +245,22 @@ def test_bad_input_names_the_value_and_the_fix(call, named):
         call()
     assert named in err.value.what, err.value.what
     assert err.value.fix
+
+
+def test_hwang_shih_decani_spends_as_its_formula_and_its_boundaries_spend_it():
+    from evalkit.stats.sequential import HwangShihDeCani
+
+    alpha, ts = 0.025, [0.2, 0.45, 0.7, 1.0]
+    for gamma in (-4.0, -2.0, 0.0, 1.0):
+        f = HwangShihDeCani(gamma)
+        spent = np.array([f(t, alpha) for t in ts])
+        want = np.array([alpha * t if gamma == 0 else alpha * (1 - np.exp(-gamma * t)) / (1 - np.exp(-gamma))
+                         for t in ts])
+        assert np.allclose(spent, want, rtol=1e-12) and f(0.0, alpha) == 0 and abs(f(1.0, alpha) - alpha) < 1e-15
+        # the boundaries' first-crossing probabilities under the null are the increments it spends
+        probs = crossing_probabilities(ts, boundaries(ts, alpha, spending=f))
+        assert np.allclose(probs, np.diff(np.r_[0.0, spent]), atol=1e-9)
+    # gamma -4 spends about as O'Brien-Fleming does, gamma 1 about as Pocock does (the family's known neighbours)
+    assert abs(HwangShihDeCani(-4.0)(0.5, alpha) - obf_spending(0.5, alpha)) < 0.002
+    assert abs(HwangShihDeCani(1.0)(0.5, alpha) - pocock_spending(0.5, alpha)) < 0.001
+    assert HwangShihDeCani(-2.0) == HwangShihDeCani(-2.0)  # hashable by value: boundaries() caches it

@@ -8,7 +8,7 @@ import json
 import click
 
 from . import cli
-from .common import config_option, db_file, db_option, fail_as_the_app, fail_clearly, load_cfg, open_study_db
+from .common import config_option, csv_of, db_file, db_option, fail_as_the_app, fail_clearly, load_cfg, open_study_db
 
 
 @cli.command()
@@ -50,11 +50,18 @@ from .common import config_option, db_file, db_option, fail_as_the_app, fail_cle
               help="With --compare: minutes a rating takes (default: the raters' measured median, else 1).")
 @click.option("--look-every", type=int, default=50, show_default=True,
               help="With --compare: ratings between looks for the sequential designs.")
+@click.option("--rosters", default=None, metavar="N,N", callback=csv_of(int),
+              help="With --compare: numbers of raters to size the recommended design for again, sharing the same "
+                   "work (default: twice and four times --raters for a claim about raters in general; none for "
+                   "these raters).")
+@click.option("--onboarding-minutes", type=float, default=None,
+              help="With --compare: a rater's minutes before their first rating, counted per rater in a roster's "
+                   "rater-hours (default: 10, stated as assumed).")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 @fail_clearly
 def plan(config_path, db_path, margin, power, pass_rate, raters_per_pair, second_rating_share, raters,
          pair_correlation, rater_sd, rater_path_sd, studies, confirm, interval, compare, pool, prescreen_agreement,
-         prescreen_bias, minutes_per_rating, look_every, as_json):
+         prescreen_bias, minutes_per_rating, look_every, rosters, onboarding_minutes, as_json):
     """How many rated pairs the fidelity gate needs: the planned_pairs line for the gate file.
 
     Simulates whole studies through the very analysis the gate runs and reports, per number of
@@ -71,25 +78,29 @@ def plan(config_path, db_path, margin, power, pass_rate, raters_per_pair, second
     With --compare: every design (today's union with Tango; the t interval; plus PPI; plus
     group-sequential looks; each with 1 (plus a doubled share), 2 or 3 ratings per pair) is
     sized for --power on --studies simulated studies, with its expected human ratings and
-    rater-hours to a decision and its false-KEEP rate when a criterion drops by the margin; the
-    cheapest design whose error rate holds is recommended with its gate lines, beside the floor
-    no design can beat (a test that knew every variance needs that many expected ratings).
+    rater-hours to a decision (gold pairs' ratings counted) and its false-KEEP rate when a
+    criterion drops by the margin; the cheapest design whose error rate holds is recommended
+    with its gate lines, beside the floor no design can beat (a test that knew every variance
+    needs that many expected ratings). The recommended design is then sized again for larger
+    rosters (--rosters): for a claim about raters in general more raters sharing the same work
+    can need fewer ratings; the roster with the fewest rater-hours, onboarding counted, is marked.
     """
     from dataclasses import asdict
 
     from ..study.plan import format_plan, plan_from_config
-    from ..study.plan.designs import format_comparison
+    from ..study.plan.comparison import format_comparison
 
     result, gate = plan_from_config(load_cfg(config_path), db_path, margin=margin, power=power, pass_rate=pass_rate,
                                     raters_per_pair=raters_per_pair, raters=raters, pair_correlation=pair_correlation,
                                     rater_sd=rater_sd, rater_path_sd=rater_path_sd, studies=studies, confirm=confirm,
                                     interval=interval, second_rating_share=second_rating_share, compare=compare,
                                     pool=pool, prescreen_agreement=prescreen_agreement, prescreen_bias=prescreen_bias,
-                                    minutes_per_rating=minutes_per_rating, look_every=look_every)
+                                    minutes_per_rating=minutes_per_rating, look_every=look_every,
+                                    rosters=None if rosters is None else tuple(rosters),
+                                    onboarding_minutes=onboarding_minutes)
     if compare:
         if as_json:
-            click.echo(json.dumps({"designs": [r.to_json() for r in result.rows], "recommended": result.recommended,
-                                   "gate_lines": result.gate_lines()}, ensure_ascii=False, indent=2, default=str))
+            click.echo(json.dumps(result.to_json(), ensure_ascii=False, indent=2, default=str))
         else:
             click.echo(format_comparison(result))
         if result.recommended is None:

@@ -43,6 +43,7 @@ the level and power against Monte-Carlo simulations of Brownian paths.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from functools import lru_cache
 from statistics import NormalDist
 
@@ -141,6 +142,27 @@ def pocock_spending(t, alpha: float):
     tt = np.asarray(t, float)
     spent = alpha * np.log1p((math.e - 1) * np.clip(tt, 0, 1))
     return float(spent) if spent.ndim == 0 else spent
+
+
+@dataclass(frozen=True)
+class HwangShihDeCani:
+    """Hwang, Shih and DeCani's (1990) family, alpha (1 - exp(-gamma t)) / (1 - exp(-gamma)) (alpha t at gamma 0):
+    gamma -4 spends about as O'Brien-Fleming does, 1 about as Pocock. For comparing designs (`evalkit plan`'s floor);
+    hashable, so boundaries() caches it like the named functions."""
+
+    gamma: float
+
+    @property
+    def __name__(self) -> str:
+        return f"Hwang-Shih-DeCani gamma {self.gamma:g}"
+
+    def __call__(self, t, alpha: float):
+        np = _np()
+        alpha = _check_alpha(alpha)
+        tt = np.clip(np.asarray(t, float), 0, 1)
+        g = self.gamma
+        spent = alpha * tt if abs(g) < 1e-12 else alpha * -np.expm1(-g * tt) / -math.expm1(-g)
+        return float(spent) if spent.ndim == 0 else spent
 
 
 def _grid(mean: float, upper: float, panel: float):

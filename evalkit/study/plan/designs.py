@@ -13,6 +13,11 @@ look_sizes() decided pairs. With PPI, the pre-screen judges every pooled pair (`
 among them), and at each look the pairs not yet rated are its unlabelled set. Identical pairs are decided without
 raters: exact zeros for the raters-only intervals; PPI and the confidence sequence run on the pairs whose outputs
 differ and scale by their share of the pool, as the aggregate does (aggregate.ppi).
+
+What a design costs is every human rating to a decision: the study pairs' (what the gate's expected_ratings and the
+Results tab count) and the gold pairs' served meanwhile (Scenario.gold_ratings: pool.gold_rate of the decided pairs,
+each rated gold.gold_ratings(k) times). study.plan.comparison sizes and compares designs by it, and for a claim about
+raters in general also rosters: the same ratings shared by more raters give the raters' part more degrees of freedom.
 """
 
 from __future__ import annotations
@@ -27,6 +32,10 @@ from ..monitoring import CONFIDENCE_SEQUENCE, FIXED, GROUP_SEQUENTIAL, look_leve
 from .model import StudyModel
 
 MINUTE = 1.0  # minutes a rating takes when the study has no measured time on task
+# Minutes a rater spends before their first counted rating (reading the guidelines, the sign-in, a first look at the
+# form) when nothing better is known: what a larger roster costs beyond its ratings. A stated assumption
+# (--onboarding-minutes), not a measurement.
+ONBOARDING = 10.0
 
 
 @dataclass(frozen=True)
@@ -98,7 +107,17 @@ class Scenario:
     claim: str = GENERAL
     min_raters: int = Gate.min_raters
     minutes_per_rating: float = MINUTE
+    # gold (check) pairs per study pair (the config's pool.gold_rate): they sit at random places in the queue's order,
+    # so a study that has decided n pairs has served about gold_rate x n of them, each rated gold.gold_ratings(k) times
+    gold_rate: float = 0.1
+    onboarding_minutes: float = ONBOARDING
     notes: list[str] = field(default_factory=list)
+
+    def gold_ratings(self, design: Design, decided_pairs):
+        """Human ratings of gold pairs served by the time `decided_pairs` are decided (mean or array)."""
+        from ..gold import gold_ratings
+
+        return self.gold_rate * decided_pairs * gold_ratings(design.raters_per_pair)
 
     def for_design(self, design: Design) -> StudyModel:
         model = replace(self.model, raters_per_pair=design.raters_per_pair)
@@ -268,7 +287,8 @@ def outcome(looks: dict, criteria: tuple[str, ...] = CRITERIA) -> dict:
     stop[:, last] = True
     at = np.argmax(stop, axis=1)
     rows = np.arange(len(at))
-    return {"keep": keep[rows, at], "ratings": looks["ratings"][rows, at].astype(float), "look": at}
+    return {"keep": keep[rows, at], "ratings": looks["ratings"][rows, at].astype(float),
+            "pairs": np.asarray(looks["sizes"], float)[at], "look": at}
 
 
 def combine(base: dict, dropping: dict, criterion: str) -> dict:
@@ -278,6 +298,18 @@ def combine(base: dict, dropping: dict, criterion: str) -> dict:
     out["ratings"] = base["ratings"]
     out["sizes"] = base["sizes"]
     return out
+
+
+SHARE_SPARE = 0.25  # the per-rater share's room over an even split: for raters who come late, rate less or not at all
+
+
+def rater_share(design: Design, scenario: Scenario, planned: int, raters: int) -> int:
+    """The app.max_ratings_per_rater that keeps `raters` raters sharing the ratings about evenly while letting the
+    study reach its planned maximum: every rating there (study pairs whose outputs differ, and the gold pairs served
+    meanwhile) over the raters, SHARE_SPARE more."""
+    k = design.raters_per_pair + (design.second_rating_share if design.raters_per_pair == 1 else 0.0)
+    most = planned * (1 - scenario.model.identical_share) * k + scenario.gold_ratings(design, planned)
+    return math.ceil(most / raters * (1 + SHARE_SPARE))
 
 
 def cost(ratings: float, minutes: float) -> float:
@@ -312,255 +344,3 @@ def normal_pairs(design: Design, scenario: Scenario, power: float) -> int:
             var = max(var, (1 - rho) * 2 * seen * (1 - seen))
         worst = max(worst, var)
     return max(m.prompts, math.ceil(worst * (z / scenario.margin) ** 2))
-
-
-@dataclass
-class DesignRow:
-    """One design in the comparison: its planned (maximum) size for the target power, the power reached, the
-    expected human ratings and rater-hours to a decision when nothing drops, and the false-KEEP rate when one
-    criterion truly drops by the margin."""
-
-    design: Design
-    planned_pairs: int | None
-    power: object = None  # search.Rate
-    expected_ratings: float | None = None
-    rater_hours: float | None = None
-    false_keep: object = None  # search.Rate
-    holds: bool = False  # the false-KEEP rate is not above the one-sided level beyond Monte-Carlo error
-    note: str = ""
-
-    def to_json(self) -> dict:
-        from dataclasses import asdict
-
-        d = asdict(self)
-        d["design"] = {"name": self.design.name, **asdict(self.design)}
-        return d
-
-
-@dataclass
-class Floor:
-    """What a test that knew every criterion's variance would need: PPI at its best weight, no rater uncertainty and
-    no variance to estimate, one rating per pair (+ the doubled share), the same looks. No design of this family that
-    must estimate them can need fewer ratings; the distance from it is what estimating them costs."""
-
-    planned_pairs: int  # the smallest maximum reaching the power with looks
-    expected_ratings: float
-    power: float  # reached there, on the simulated paths
-    fixed_pairs: float  # the same test at one fixed size (normal approximation)
-    fixed_ratings: float
-    variance_raters: float  # per decided pair, worst criterion: the raters' answers alone
-    variance_ppi: float  # the same with the pre-screen at its best weight
-
-
-def floor(scenario: Scenario, power: float = 0.8, second_rating_share: float = 0.1, look_every: int = 50,
-          seed: int = 0, pairs_per_criterion: int = 200_000) -> Floor:
-    """The Floor of `scenario`: each criterion's PPI variance per decided pair from `pairs_per_criterion` simulated
-    pairs (identical ones enter as zeros with no rating, as the gate counts them), then each criterion a Brownian
-    motion with that variance known, O'Brien-Fleming boundaries at the looks every `look_every` ratings, KEEP once
-    all have crossed; the smallest maximum (in steps of about 0.5%) whose KEEP rate on 10,000 paths reaches `power`."""
-    from statistics import NormalDist
-
-    import numpy as np
-
-    from ...stats.sequential import boundaries, look_fractions
-    from .ppibench import simulate_screened, truth_accuracy
-
-    model = replace(scenario.model, raters_per_pair=1, second_rating_share=second_rating_share)
-    if scenario.claim != GENERAL:
-        model = replace(model, rater_sd=0.0, rater_path_sd=0.0)
-    rng = np.random.default_rng(seed)
-    truth = truth_accuracy(scenario.prescreen_agreement, model.rater_accuracy)
-    crits = tuple(model.pass_rates)
-    sim = simulate_screened(model, pairs_per_criterion, 0, 1, {}, rng, truth, scenario.prescreen_bias, crits)
-    n_pairs = len(sim["pair_study"])
-    per_pair = np.bincount(sim["pair"], minlength=n_pairs)
-    ratings_per_pair = float(per_pair.mean())
-    parts = []
-    for c in crits:
-        y = np.bincount(sim["pair"], weights=sim["x"][c], minlength=n_pairs) / np.maximum(per_pair, 1)
-        f = sim["f"][c]
-        parts.append((y.var(), f.var(), float(np.cov(y, f)[0, 1])))
-    pool = scenario.pool
-
-    def variance(n, k):  # criterion k's PPI variance per decided pair, the best lambda, pool - n unrated pairs
-        var_y, var_f, cov = parts[k]
-        if var_f <= 0 or pool <= n:
-            return var_y
-        lam = cov / ((1 + n / (pool - n)) * var_f)
-        return var_y - 2 * lam * cov + lam * lam * var_f * (1 + n / (pool - n))
-
-    def values(n):
-        return {"planned_pairs": n, "min_ratings_per_pair": 1, "second_rating_share": second_rating_share,
-                "monitoring": GROUP_SEQUENTIAL, "look_every": look_every, "confidence": scenario.confidence}
-
-    most = len(look_sizes(values(pool)))  # no size below the pool has more looks
-    paths = np.random.default_rng([seed, 1]).standard_normal((10_000, len(crits), most), dtype=np.float32)
-    # scan up from below the fixed-size normal approximation, in steps of about half a percent of it
-    z = NormalDist().inv_cdf((1 + scenario.confidence) / 2) + NormalDist().inv_cdf(power ** (1 / len(crits)))
-    guess = max(variance(min(pool - 1, 1000), k) for k in range(len(crits))) * (z / scenario.margin) ** 2
-    step = max(1, int(guess / 200))
-    found = None
-    for n in range(max(2, int(0.7 * guess)), max(pool, 3), step):
-        frac = np.asarray(look_fractions(look_sizes(values(n)), n))
-        bound = np.asarray(boundaries(tuple(frac), (1 - scenario.confidence) / 2))
-        drift = np.array([scenario.margin / math.sqrt(variance(n, k) / n) for k in range(len(crits))])
-        steps = paths[:, :, :len(frac)] * np.sqrt(np.diff(np.r_[0.0, frac]))
-        stat = (np.cumsum(steps, axis=2) + drift[None, :, None] * frac) / np.sqrt(frac)
-        passed = np.logical_or.accumulate(stat >= bound, axis=2).all(axis=1)
-        stop = np.where(passed.any(axis=1), np.argmax(passed, axis=1), len(frac) - 1)
-        found = (n, float(passed[:, -1].mean()), float((frac[stop] * n).mean() * ratings_per_pair))
-        if found[1] >= power:
-            break
-    n, reached, ratings = found
-    worst = max(range(len(crits)), key=lambda k: variance(n, k))
-    fixed = variance(n, worst) * (z / scenario.margin) ** 2
-    return Floor(n, ratings, reached, fixed, fixed * ratings_per_pair, float(parts[worst][0]),
-                 float(variance(n, worst)))
-
-
-@dataclass
-class Comparison:
-    scenario: Scenario
-    power: float
-    studies: int
-    rows: list[DesignRow]
-    recommended: int | None  # index into rows
-    floor: Floor | None = None
-
-    def best(self) -> DesignRow | None:
-        return None if self.recommended is None else self.rows[self.recommended]
-
-    def gate_lines(self) -> list[str]:
-        best = self.best()
-        if best is None:
-            return []
-        return best.design.gate_lines(best.planned_pairs, int(round(best.expected_ratings)))
-
-
-def compare(scenario: Scenario, power: float = 0.8, studies: int = 200, designs: list[Design] | None = None,
-            seed: int = 0, progress=None) -> Comparison:
-    """Each design's smallest planned size (a whole number of prompt rounds) whose simulated KEEP rate with no true
-    drop reaches `power` (from the normal approximation, in steps of about 15%), the expected human ratings to a
-    decision there, and the false-KEEP rate when the first criterion truly drops by the margin; the cheapest design
-    whose false-KEEP rate holds is recommended."""
-    from ...progress import bar
-
-    designs = designs or candidates(scenario.claim)
-    step = scenario.model.prompts
-    rows = []
-    shown = bar(total=len(designs), desc="designs compared", unit="design")
-    for k, design in enumerate(designs):
-        shown.set_postfix_str(design.name)
-        def run(n, tag):
-            res = simulate(design, scenario, n, studies, {}, [seed, k, n, tag])
-            return res, outcome(res)
-
-        n = max(step, int(math.ceil(normal_pairs(design, scenario, power) / step)) * step)
-        if design.ppi:
-            n = min(n, scenario.pool)
-        tried: dict[int, tuple] = {}
-        for _ in range(10):
-            tried[n] = run(n, 0)
-            keep = tried[n][1]["keep"].mean()
-            if keep >= power:
-                smaller = max(step, int(n / 1.15 / step) * step)
-                if smaller in tried or smaller == n:
-                    break
-                n = smaller
-            else:
-                bigger = int(math.ceil(n * 1.15 / step)) * step
-                if design.ppi and bigger > scenario.pool:
-                    break
-                if bigger in tried:
-                    n = bigger
-                    break
-                n = bigger
-        reaching = sorted(m for m, (_r, o) in tried.items() if o["keep"].mean() >= power)
-        if not reaching:
-            rows.append(DesignRow(design, None, note=f"no size up to {max(tried)} pairs reached {power:.0%} power"
-                                  + (f" (the pool holds {scenario.pool})" if design.ppi else "")))
-        else:
-            rows.append(evaluate(design, scenario, reaching[0], studies, studies, [seed, k], tried[reaching[0]][0]))
-        shown.update(1)
-        if progress:
-            progress(rows[-1])
-    shown.close()
-    ok = [i for i, r in enumerate(rows) if r.holds and r.expected_ratings is not None]
-    best = min(ok, key=lambda i: rows[i].expected_ratings) if ok else None
-    return Comparison(scenario, power, studies, rows, best, floor(scenario, power, look_every=designs[-1].look_every))
-
-
-def evaluate(design: Design, scenario: Scenario, pairs: int, studies: int, drop_studies: int, seed,
-             base: dict | None = None) -> DesignRow:
-    """One design at one (maximum) size: power and expected human ratings on `studies` studies with no true drop
-    (`base`: such a run already made), and the false-KEEP rate on `drop_studies` studies in which the first criterion
-    truly drops by the margin (criteria are alike in the scenario and independent: the others come from the no-drop
-    studies, reused in turn where there are fewer of them)."""
-    import numpy as np
-
-    from .search import Rate
-
-    seed = list(np.atleast_1d(seed))
-    if base is None:
-        base = simulate(design, scenario, pairs, studies, {}, [*seed, pairs, 0])
-    out = outcome(base)
-    first = CRITERIA[0]
-    dropping = simulate(design, scenario, pairs, drop_studies, {first: scenario.margin}, [*seed, pairs, 1], (first,))
-    reps = np.resize(np.arange(len(out["keep"])), drop_studies)
-    others = {c: {k: v[reps] for k, v in base[c].items()} for c in CRITERIA if c != first}
-    looks = {**others, first: dropping[first], "ratings": base["ratings"][reps], "sizes": base["sizes"]}
-    false_keep = Rate.of(outcome(looks)["keep"])
-    ratings = float(out["ratings"].mean())
-    level = (1 - scenario.confidence) / 2
-    return DesignRow(design, pairs, Rate.of(out["keep"]), ratings, cost(ratings, scenario.minutes_per_rating),
-                     false_keep, false_keep.low <= level)
-
-
-def designs_look(c: Comparison) -> int:
-    """The look spacing of the comparison's sequential designs (50 when it has none)."""
-    return next((r.design.look_every for r in c.rows if r.design.monitoring != FIXED), 50)
-
-
-def format_comparison(c: Comparison) -> str:
-    s = c.scenario
-    m = s.model
-    lines = [f"Designs compared at {c.power:.0%} power, margin {s.margin}, {s.confidence:.0%} interval, claim about "
-             f"{s.claim}: pass rate {', '.join(f'{v:.2f}' for v in m.pass_rates.values())}, rater accuracy "
-             f"{m.rater_accuracy:.2f}, {m.raters} raters, pair correlation {m.pair_correlation:.2f}, rater sd "
-             f"{m.rater_sd:g}, rater x path sd {m.rater_path_sd:g}, identical outputs {m.identical_share:.0%}, "
-             f"pre-screen agreement {s.prescreen_agreement:.2f} (bias {s.prescreen_bias:+.2f}), pool {s.pool:,} "
-             f"pairs; {c.studies} simulated studies per size, {s.minutes_per_rating:g} min a rating", "",
-             "| design | planned pairs (max) | power | expected ratings | rater-hours | false KEEP at the margin |",
-             "| --- | --- | --- | --- | --- | --- |"]
-    for i, r in enumerate(c.rows):
-        mark = " ← recommended" if i == c.recommended else ""
-        if r.planned_pairs is None:
-            lines.append(f"| {r.design.name}{mark} | – | – | – | – | {r.note} |")
-            continue
-        fk = f"{r.false_keep.rate:.3f} ({r.false_keep.low:.3f}–{r.false_keep.high:.3f})" + ("" if r.holds else " ✗")
-        lines.append(f"| {r.design.name}{mark} | {r.planned_pairs:,} | {r.power.rate:.2f} | "
-                     f"{r.expected_ratings:,.0f} | {r.rater_hours:,.1f} | {fk} |")
-    if c.recommended is None:
-        lines += ["", "No design reached the power with its false-KEEP rate within the level: widen the margin, add "
-                      "raters or lower --power."]
-    else:
-        lines += ["", "Put these lines in the gate file before rating starts (frozen with the study's first pool):",
-                  *(f"  {line}" for line in c.gate_lines())]
-        if c.best().design.ppi:
-            lines.append(f"and build a pool of at least {s.pool:,} pairs (the pre-screen's unlabelled set): "
-                         f"evalkit generate --samples {math.ceil(s.pool / max(m.prompts, 1))} ({m.prompts} prompts)")
-    if c.floor is not None and c.floor.power >= c.power:
-        f, best = c.floor, c.best()
-        gap = (f"; the recommended one needs {best.expected_ratings:,.0f} "
-               f"({best.expected_ratings / f.expected_ratings - 1:+.0%})" if best is not None else "")
-        lines.append(f"floor: a test that knew every variance (the pre-screen at its best weight, no rater uncertainty, "
-                     f"1 rating per pair, looks every {designs_look(c)} ratings) would need {f.expected_ratings:,.0f} "
-                     f"expected ratings ({f.planned_pairs:,} pairs at most), and no design here can need fewer{gap}. "
-                     "For a claim about raters in general most of the gap is the raters' few degrees of freedom: more "
-                     "raters sharing the same ratings narrow it (--raters)")
-    lines += [f"note: {n}" for n in s.notes]
-    lines.append(f"note: rates from {c.studies} simulated studies each (Monte-Carlo error about "
-                 f"±{1.96 * math.sqrt(c.power * (1 - c.power) / c.studies):.3f} on the power); a false-KEEP rate "
-                 "marked ✗ exceeds the one-sided level beyond that error; scripts/errorbench.py --designs measures "
-                 "the recommended design on 2,000 studies per cell")
-    return "\n".join(lines)

@@ -12,13 +12,17 @@ def plan_from_config(cfg, db_path=None, *, margin: float | None = None, power: f
                      rater_path_sd: float | None = None, studies: int = 400, confirm: int = 2000,
                      interval: str | None = None, second_rating_share: float | None = None,
                      compare: bool = False, pool: int | None = None, prescreen_agreement: float = 0.9,
-                     prescreen_bias: float = 0.0, minutes_per_rating: float | None = None, look_every: int = 50):
+                     prescreen_bias: float = 0.0, minutes_per_rating: float | None = None, look_every: int = 50,
+                     rosters: tuple[int, ...] | None = None, onboarding_minutes: float | None = None):
     """(Plan, Gate): the gate file's margin, level, claim, min_raters, ratings per pair and second rating share
     unless overridden; the model's numbers from
     the database's pool and pilot ratings when it exists (planning never creates a database), else the defaults.
-    With `compare`: (designs.Comparison, Gate) instead, every design of designs.candidates judged in that model (pool:
+    With `compare`: (comparison.Comparison, Gate) instead, every design of designs.candidates judged in that model (pool:
     the pooled pairs the pre-screen judges, default the database's pool or 5,000; minutes_per_rating: default the
-    raters' measured median time on task, else designs.MINUTE)."""
+    raters' measured median time on task, else designs.MINUTE; gold ratings at the config's pool.gold_rate; rosters:
+    the numbers of raters the recommended design is sized again for, default twice and four times the study's for a
+    claim about raters in general and none for these raters; onboarding_minutes: a rater's time before their first
+    rating, default designs.ONBOARDING)."""
     from pathlib import Path
 
     from ...locations import db_path as default_db_path
@@ -39,7 +43,9 @@ def plan_from_config(cfg, db_path=None, *, margin: float | None = None, power: f
                           second_rating_share=gate.second_rating_share if second_rating_share is None
                           else second_rating_share)
     if compare:
-        from .designs import MINUTE, Scenario, candidates, compare as compare_designs
+        from .comparison import compare as compare_designs
+        from .designs import MINUTE, ONBOARDING, Scenario, candidates
+        from ..gate import GENERAL
 
         notes = []
         if minutes_per_rating is None:
@@ -49,12 +55,28 @@ def plan_from_config(cfg, db_path=None, *, margin: float | None = None, power: f
                 notes.append(f"no measured time on task: {MINUTE:g} minute a rating assumed (--minutes-per-rating)")
         if pool is None:
             pool = max(int(db["pairs"].count), 5000) if db is not None else 5000
+        if rosters is None:
+            rosters = (2 * model.raters, 4 * model.raters) if gate.claim == GENERAL else ()
+        least = max(gate.min_raters, 3)  # the gate's minimum, and 3 ratings of a pair by different raters
+        for g in rosters:
+            if g < least:
+                raise EvalkitError(f"--rosters {g}: a roster needs at least {least} raters (the gate's min_raters, "
+                                   "and three raters for a pair rated three times)",
+                                   f"give numbers of raters of at least {least}, e.g. --rosters {2 * least},{4 * least}")
+        if onboarding_minutes is not None and not onboarding_minutes >= 0:
+            raise EvalkitError(f"--onboarding-minutes {onboarding_minutes}: expected minutes, 0 or more",
+                               "give a rater's time before their first rating, e.g. 10")
+        if onboarding_minutes is None and rosters:
+            onboarding_minutes = ONBOARDING
+            notes.append(f"{ONBOARDING:g} minutes of onboarding a rater assumed (--onboarding-minutes)")
         scenario = Scenario(model, pool=pool, prescreen_agreement=prescreen_agreement, prescreen_bias=prescreen_bias,
                             margin=gate.margin if margin is None else margin, confidence=gate.confidence,
                             claim=gate.claim, min_raters=gate.min_raters, minutes_per_rating=minutes_per_rating,
+                            gold_rate=cfg.pool.gold_rate,
+                            onboarding_minutes=ONBOARDING if onboarding_minutes is None else onboarding_minutes,
                             notes=notes)
         designs = candidates(gate.claim, model.second_rating_share or gate.second_rating_share or 0.1, look_every)
-        return compare_designs(scenario, power, studies, designs), gate
+        return compare_designs(scenario, power, studies, designs, rosters=tuple(rosters)), gate
     result = plan_study(model, gate.margin if margin is None else margin, gate.confidence, power,
                         resamples=cfg.bench.bootstrap, studies=studies, confirm=confirm, claim=gate.claim,
                         min_raters=gate.min_raters, interval=interval or gate.interval)

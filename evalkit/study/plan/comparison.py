@@ -1,0 +1,284 @@
+"""Designs compared by what they cost (`evalkit plan --compare`): each design of study.plan.designs sized for the
+target power on simulated studies (size), judged there (evaluate: power, expected human ratings with the gold pairs'
+ratings beside them, rater-hours, the false-KEEP rate at the margin), the cheapest that holds recommended with its
+gate lines, then sized again for larger rosters, weighed against each rater's onboarding, with the share per rater
+(app.max_ratings_per_rater) that keeps a roster as planned. format_comparison() is the plan's text.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+from ...task.criteria import CRITERIA
+from ..monitoring import FIXED
+from .designs import Design, Scenario, candidates, cost, normal_pairs, outcome, rater_share, simulate
+
+
+@dataclass
+class DesignRow:
+    """One design in the comparison: its planned (maximum) size for the target power, the power reached, the
+    expected human ratings and rater-hours to a decision when nothing drops, and the false-KEEP rate when one
+    criterion truly drops by the margin."""
+
+    design: Design
+    planned_pairs: int | None
+    power: object = None  # search.Rate
+    expected_ratings: float | None = None  # of study pairs: what the gate's expected_ratings and the Results tab count
+    rater_hours: float | None = None  # of every rating, gold ones included
+    false_keep: object = None  # search.Rate
+    holds: bool = False  # the false-KEEP rate is not above the one-sided level beyond Monte-Carlo error
+    note: str = ""
+    gold_ratings: float = 0.0  # expected ratings of the gold (check) pairs served by the decision
+    raters: int | None = None  # the roster the row was judged with
+
+    @property
+    def human_ratings(self) -> float | None:
+        """Every rating the study costs to a decision: study pairs' and gold pairs'."""
+        return None if self.expected_ratings is None else self.expected_ratings + self.gold_ratings
+
+    def to_json(self) -> dict:
+        from dataclasses import asdict
+
+        d = asdict(self)
+        d["design"] = {"name": self.design.name, **asdict(self.design)}
+        d["human_ratings"] = self.human_ratings
+        return d
+
+
+@dataclass
+class Comparison:
+    scenario: Scenario
+    power: float
+    studies: int
+    rows: list[DesignRow]
+    recommended: int | None  # index into rows
+    floor: object = None  # floor.Floor
+    # the recommended design judged with other rosters (the study's own first); `roster` indexes the cheapest in
+    # rater-hours with each rater's onboarding counted
+    rosters: list[DesignRow] = field(default_factory=list)
+    roster: int | None = None
+
+    def best(self) -> DesignRow | None:
+        return None if self.recommended is None else self.rows[self.recommended]
+
+    def gate_lines(self) -> list[str]:
+        best = self.best()
+        if best is None:
+            return []
+        return best.design.gate_lines(best.planned_pairs, int(round(best.expected_ratings)))
+
+    def rater_share(self, row: DesignRow) -> int:
+        """app.max_ratings_per_rater for this row's design, size and roster."""
+        return rater_share(row.design, self.scenario, row.planned_pairs, row.raters)
+
+    def hours_with_onboarding(self, row: DesignRow) -> float:
+        return row.rater_hours + row.raters * self.scenario.onboarding_minutes / 60.0
+
+    def to_json(self) -> dict:
+        def roster(r: DesignRow) -> dict:
+            held = r.planned_pairs is not None
+            return r.to_json() | {"rater_hours_with_onboarding": self.hours_with_onboarding(r) if held else None,
+                                  "max_ratings_per_rater": self.rater_share(r) if held else None}
+
+        best = self.best()
+        return {"designs": [r.to_json() for r in self.rows], "recommended": self.recommended,
+                "gate_lines": self.gate_lines(), "max_ratings_per_rater": self.rater_share(best) if best else None,
+                "rosters": [roster(r) for r in self.rosters], "fewest_hours_roster": self.roster}
+
+
+def size(design: Design, scenario: Scenario, power: float, studies: int, seed) -> DesignRow:
+    """The design's smallest planned size (a whole number of prompt rounds) whose simulated KEEP rate with no true
+    drop reaches `power`, searched from the normal approximation in steps of about 15%, judged there by evaluate()."""
+    step = scenario.model.prompts
+    seed = list(seed)
+
+    def run(n, tag):
+        res = simulate(design, scenario, n, studies, {}, [*seed, n, tag])
+        return res, outcome(res)
+
+    n = max(step, int(math.ceil(normal_pairs(design, scenario, power) / step)) * step)
+    if design.ppi:
+        n = min(n, scenario.pool)
+    tried: dict[int, tuple] = {}
+    for _ in range(10):
+        tried[n] = run(n, 0)
+        keep = tried[n][1]["keep"].mean()
+        if keep >= power:
+            smaller = max(step, int(n / 1.15 / step) * step)
+            if smaller in tried or smaller == n:
+                break
+            n = smaller
+        else:
+            bigger = int(math.ceil(n * 1.15 / step)) * step
+            if design.ppi and bigger > scenario.pool:
+                break
+            if bigger in tried:
+                n = bigger
+                break
+            n = bigger
+    reaching = sorted(m for m, (_r, o) in tried.items() if o["keep"].mean() >= power)
+    if not reaching:
+        return DesignRow(design, None, raters=scenario.model.raters,
+                         note=f"no size up to {max(tried)} pairs reached {power:.0%} power"
+                         + (f" (the pool holds {scenario.pool})" if design.ppi else ""))
+    return evaluate(design, scenario, reaching[0], studies, studies, seed, tried[reaching[0]][0])
+
+
+def compare(scenario: Scenario, power: float = 0.8, studies: int = 200, designs: list[Design] | None = None,
+            seed: int = 0, progress=None, rosters: tuple[int, ...] = ()) -> Comparison:
+    """Each design sized for `power` (size()), with the expected human ratings to a decision there and the false-KEEP
+    rate when the first criterion truly drops by the margin; the design whose false-KEEP rate holds with the fewest
+    human ratings (study and gold) is recommended. Then the recommended design is sized again with each roster in
+    `rosters` (numbers of raters sharing the ratings): a claim about raters in general pays for estimating the raters'
+    part on few degrees of freedom, so more raters can need fewer ratings; the roster with the fewest rater-hours,
+    each rater's onboarding counted, is marked."""
+    from ...progress import bar
+    from .floor import floor
+
+    designs = designs or candidates(scenario.claim)
+    rows = []
+    own = scenario.model.raters
+    extra = [g for g in dict.fromkeys(rosters) if g != own]
+    shown = bar(total=len(designs) + len(extra), desc="designs compared", unit="design")
+    for k, design in enumerate(designs):
+        shown.set_postfix_str(design.name)
+        rows.append(size(design, scenario, power, studies, [seed, k]))
+        shown.update(1)
+        if progress:
+            progress(rows[-1])
+    ok = [i for i, r in enumerate(rows) if r.holds and r.expected_ratings is not None]
+    best = min(ok, key=lambda i: rows[i].human_ratings) if ok else None
+    c = Comparison(scenario, power, studies, rows, best, floor(scenario, power, look_every=designs[-1].look_every))
+    if best is not None and extra:
+        c.rosters = [rows[best]]
+        for g in extra:
+            shown.set_postfix_str(f"{rows[best].design.name} with {g} raters")
+            other = replace(scenario, model=replace(scenario.model, raters=g))
+            c.rosters.append(size(rows[best].design, other, power, studies, [seed, best, g]))
+            shown.update(1)
+            if progress:
+                progress(c.rosters[-1])
+        usable = [i for i, r in enumerate(c.rosters) if r.holds and r.expected_ratings is not None]
+        c.roster = min(usable, key=lambda i: c.hours_with_onboarding(c.rosters[i])) if usable else None
+    shown.close()
+    return c
+
+
+def evaluate(design: Design, scenario: Scenario, pairs: int, studies: int, drop_studies: int, seed,
+             base: dict | None = None) -> DesignRow:
+    """One design at one (maximum) size: power and expected human ratings on `studies` studies with no true drop
+    (`base`: such a run already made), and the false-KEEP rate on `drop_studies` studies in which the first criterion
+    truly drops by the margin (criteria are alike in the scenario and independent: the others come from the no-drop
+    studies, reused in turn where there are fewer of them)."""
+    import numpy as np
+
+    from .search import Rate
+
+    seed = list(np.atleast_1d(seed))
+    if base is None:
+        base = simulate(design, scenario, pairs, studies, {}, [*seed, pairs, 0])
+    out = outcome(base)
+    first = CRITERIA[0]
+    dropping = simulate(design, scenario, pairs, drop_studies, {first: scenario.margin}, [*seed, pairs, 1], (first,))
+    reps = np.resize(np.arange(len(out["keep"])), drop_studies)
+    others = {c: {k: v[reps] for k, v in base[c].items()} for c in CRITERIA if c != first}
+    looks = {**others, first: dropping[first], "ratings": base["ratings"][reps], "sizes": base["sizes"]}
+    false_keep = Rate.of(outcome(looks)["keep"])
+    ratings = float(out["ratings"].mean())
+    gold = float(scenario.gold_ratings(design, out["pairs"].mean()))
+    level = (1 - scenario.confidence) / 2
+    return DesignRow(design, pairs, Rate.of(out["keep"]), ratings, cost(ratings + gold, scenario.minutes_per_rating),
+                     false_keep, false_keep.low <= level, gold_ratings=gold, raters=scenario.model.raters)
+
+
+def designs_look(c: Comparison) -> int:
+    """The look spacing of the comparison's sequential designs (50 when it has none)."""
+    return next((r.design.look_every for r in c.rows if r.design.monitoring != FIXED), 50)
+
+
+def format_comparison(c: Comparison) -> str:
+    s = c.scenario
+    m = s.model
+    lines = [f"Designs compared at {c.power:.0%} power, margin {s.margin}, {s.confidence:.0%} interval, claim about "
+             f"{s.claim}: pass rate {', '.join(f'{v:.2f}' for v in m.pass_rates.values())}, rater accuracy "
+             f"{m.rater_accuracy:.2f}, {m.raters} raters, pair correlation {m.pair_correlation:.2f}, rater sd "
+             f"{m.rater_sd:g}, rater x path sd {m.rater_path_sd:g}, identical outputs {m.identical_share:.0%}, "
+             f"pre-screen agreement {s.prescreen_agreement:.2f} (bias {s.prescreen_bias:+.2f}), pool {s.pool:,} "
+             f"pairs; {c.studies} simulated studies per size, {s.minutes_per_rating:g} min a rating", "",
+             "| design | planned pairs (max) | power | expected ratings | + gold | rater-hours | false KEEP at the margin |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for i, r in enumerate(c.rows):
+        mark = " ← recommended" if i == c.recommended else ""
+        if r.planned_pairs is None:
+            lines.append(f"| {r.design.name}{mark} | – | – | – | – | – | {r.note} |")
+            continue
+        lines.append(f"| {r.design.name}{mark} | {r.planned_pairs:,} | {r.power.rate:.2f} | "
+                     f"{r.expected_ratings:,.0f} | {r.gold_ratings:,.0f} | {r.rater_hours:,.1f} | {_false_keep(r)} |")
+    lines.append(f"(expected ratings: of study pairs, to a decision when nothing drops, what the gate's expected_ratings "
+                 f"counts; + gold: ratings of the gold pairs served meanwhile at pool.gold_rate {s.gold_rate:g}; "
+                 f"rater-hours: both)")
+    if c.recommended is None:
+        lines += ["", "No design reached the power with its false-KEEP rate within the level: widen the margin, add "
+                      "raters or lower --power."]
+    else:
+        best = c.best()
+        lines += ["", "Put these lines in the gate file before rating starts (frozen with the study's first pool):",
+                  *(f"  {line}" for line in c.gate_lines()), _share_line(c, best)]
+        if c.best().design.ppi:
+            lines.append(f"and build a pool of at least {s.pool:,} pairs (the pre-screen's unlabelled set): "
+                         f"evalkit generate --samples {math.ceil(s.pool / max(m.prompts, 1))} ({m.prompts} prompts)")
+    if c.floor is not None and c.floor.power >= c.power:
+        f, best = c.floor, c.best()
+        gap = (f"; the recommended one needs {best.expected_ratings:,.0f} "
+               f"({best.expected_ratings / f.expected_ratings - 1:+.0%})" if best is not None else "")
+        lines.append(f"floor: a test that knew every variance (the pre-screen at its best weight, no rater uncertainty, "
+                     f"1 rating per pair, looks every {designs_look(c)} ratings) would need {f.expected_ratings:,.0f} "
+                     f"expected ratings ({f.planned_pairs:,} pairs at most), and no design here can need fewer{gap}. "
+                     "For a claim about raters in general most of the gap is the raters' few degrees of freedom: more "
+                     "raters sharing the same ratings narrow it (the rosters below; --raters, --rosters)")
+    lines += _roster_lines(c)
+    lines += [f"note: {n}" for n in s.notes]
+    lines.append(f"note: rates from {c.studies} simulated studies each (Monte-Carlo error about "
+                 f"±{1.96 * math.sqrt(c.power * (1 - c.power) / c.studies):.3f} on the power); a false-KEEP rate "
+                 "marked ✗ exceeds the one-sided level beyond that error; scripts/errorbench.py --designs measures "
+                 "the recommended design on 2,000 studies per cell")
+    return "\n".join(lines)
+
+
+def _false_keep(r: DesignRow) -> str:
+    return f"{r.false_keep.rate:.3f} ({r.false_keep.low:.3f}–{r.false_keep.high:.3f})" + ("" if r.holds else " ✗")
+
+
+def _roster_lines(c: Comparison) -> list[str]:
+    """The recommended design with other rosters: the same ratings shared by more raters, each with onboarding."""
+    if not c.rosters:
+        return []
+    s = c.scenario
+    lines = ["", f"The recommended design with more raters sharing the ratings ({s.onboarding_minutes:g} min onboarding "
+             "a rater, --onboarding-minutes):", "",
+             "| raters | planned pairs (max) | power | expected ratings | + gold | ratings a rater | gold pairs a rater "
+             "| rater-hours with onboarding | false KEEP at the margin |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for i, r in enumerate(c.rosters):
+        mark = " ← fewest hours" if i == c.roster and len(c.rosters) > 1 else ""
+        if r.planned_pairs is None:
+            lines.append(f"| {r.raters}{mark} | – | – | – | – | – | – | – | {r.note} |")
+            continue
+        each = r.human_ratings / r.raters
+        gold_pairs = r.gold_ratings / r.raters  # each gold rating is one rater meeting one gold pair
+        lines.append(f"| {r.raters}{mark} | {r.planned_pairs:,} | {r.power.rate:.2f} | {r.expected_ratings:,.0f} | "
+                     f"{r.gold_ratings:,.0f} | {each:,.0f} | {gold_pairs:,.1f} | {c.hours_with_onboarding(r):,.1f} | "
+                     f"{_false_keep(r)} |")
+    if c.roster is not None and c.roster > 0:
+        r = c.rosters[c.roster]
+        lines += ["", f"With {r.raters} raters, each rating about as many pairs as the others (ratings spread unevenly "
+                      "count as fewer raters), the gate lines would be:",
+                  *(f"  {line}" for line in r.design.gate_lines(r.planned_pairs, int(round(r.expected_ratings)))),
+                  _share_line(c, r)]
+    return lines
+
+
+def _share_line(c: Comparison, row: DesignRow) -> str:
+    return (f"and in the config, so that {row.raters} raters share the ratings as planned (a setting: raise it when "
+            f"raters drop out): [app] max_ratings_per_rater = {c.rater_share(row)}")
