@@ -332,6 +332,26 @@ def test_the_submission_limit_holds_across_sessions_of_one_rater(tiny_models, tm
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM ratings")[0]["n"] == 1
 
 
+def test_a_rater_s_share_holds_across_her_tabs_and_raw_requests(tiny_models, tmp_path, pool_db):
+    cfg = config(tiny_models, tmp_path, max_ratings_per_rater=1)
+    with served(cfg, pool_db) as url:
+        one, two = Tab(url), Tab(url)
+        one.sign_in("ann")
+        two.sign_in("ann")  # her second tab, showing the same pair
+        one.submit()
+        with pytest.raises(AppError, match="share of 1 ratings"):
+            two.submit()  # the pair her second tab still shows
+        done = two.sign_in("ann")  # a reload: no new pair, and the words say why
+        assert "分配给你的 1 条评分" in done["rate-done"] and not done["text-a"]
+        raw = Raw(url)  # a raw request with a forged session state naming an open pair gets no further
+        open_pair = rows(pool_db, "SELECT id FROM pairs WHERE id NOT IN (SELECT pair_id FROM ratings)")[0]["id"]
+        assert Raw.error(raw.call("submit", [{"rater": "ann", "pair_id": open_pair}, *answers()]))
+        bob = Tab(url)
+        bob.sign_in("bob")  # the others go on rating
+        bob.submit()
+    assert [r["rater"] for r in rows(pool_db, "SELECT rater FROM ratings ORDER BY id")] == ["ann", "bob"]
+
+
 # --- 4. quotas and results --------------------------------------------------------------------------------------
 
 def test_skipping_never_opens_the_results(tiny_models, tmp_path, pool_db):
