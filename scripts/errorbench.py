@@ -73,13 +73,15 @@ def floats(text: str) -> tuple[float, ...]:
                    "in every cell of --pass-rates x --identical x rater x path sd (--spreads) x pre-screen bias "
                    "(0, --bias).")
 @click.option("--drop-studies", type=int, default=2000, show_default=True, help="With --sizes: studies with a drop.")
+@click.option("--claim", type=click.Choice(["raters in general", "these raters"]), default="raters in general",
+              show_default=True, help="With --designs: the gate's claim (these raters: no rater part to estimate).")
 @click.option("--bound", is_flag=True,
               help="With --designs: the oracle bound instead: expected ratings at 80%% power of the same looks (every "
                    "50 ratings, O'Brien-Fleming) for a test that knows each criterion's variance and the best PPI "
                    "weight, with no rater uncertainty; no valid procedure that must estimate them needs fewer. Then "
                    "the same with three other spending functions, for comparison.")
 def main(pass_rates, drops, spreads, raters, identical, pairs, margin, rater_sd, pair_correlation, accuracy, studies,
-         seed, limit, no_union_bootstrap, json_path, designs, bias, pool, only, sizes, drop_studies, bound):
+         seed, limit, no_union_bootstrap, json_path, designs, bias, pool, only, sizes, drop_studies, bound, claim):
     """False-KEEP rate and power of the shipped gate on a grid of simulated studies."""
     import numpy as np
 
@@ -89,10 +91,10 @@ def main(pass_rates, drops, spreads, raters, identical, pairs, margin, rater_sd,
         return judge_designs(dict(tuple(int(v) for v in item.split(":")) for item in sizes.split(",")), floats(spreads),
                              rater_sd, pair_correlation, accuracy, studies, drop_studies, seed, bias, pool,
                              margin or 0.05, [int(v) for v in floats(only)], json_path, floats(pass_rates),
-                             floats(identical))
+                             floats(identical), claim)
     if designs:
         return compare_designs(floats(raters), rater_sd, pair_correlation, accuracy, studies, seed, bias, pool,
-                               margin or 0.05, [int(v) for v in floats(only)], json_path)
+                               margin or 0.05, [int(v) for v in floats(only)], json_path, claim)
 
     from evalkit.study.plan.errorbench import check, default_grid, run_grid, table
 
@@ -133,7 +135,8 @@ def main(pass_rates, drops, spreads, raters, identical, pairs, margin, rater_sd,
     sys.exit(1 if bad else 0)
 
 
-def compare_designs(raters, rater_sd, pair_correlation, accuracy, studies, seed, bias, pool, margin, only, json_path):
+def compare_designs(raters, rater_sd, pair_correlation, accuracy, studies, seed, bias, pool, margin, only, json_path,
+                    claim="raters in general"):
     """The designs of study.plan.designs in the default scenario, for each number of raters and pre-screen bias."""
     import numpy as np
 
@@ -142,7 +145,7 @@ def compare_designs(raters, rater_sd, pair_correlation, accuracy, studies, seed,
     from evalkit.study.plan.model import StudyModel
     from evalkit.task.criteria import CRITERIA
 
-    chosen = [d for i, d in enumerate(candidates()) if not only or i in only]
+    chosen = [d for i, d in enumerate(candidates(claim)) if not only or i in only]
     machine = f"{cpu_name()}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}"
     out = []
     for g in raters or (10,):
@@ -150,7 +153,7 @@ def compare_designs(raters, rater_sd, pair_correlation, accuracy, studies, seed,
             start = time.time()
             model = StudyModel(pass_rates={c: 0.8 for c in CRITERIA}, rater_accuracy=accuracy, raters=int(g),
                                pair_correlation=pair_correlation, rater_sd=rater_sd)
-            scenario = Scenario(model, pool=pool, prescreen_agreement=0.9, prescreen_bias=b, margin=margin)
+            scenario = Scenario(model, pool=pool, prescreen_agreement=0.9, prescreen_bias=b, margin=margin, claim=claim)
             c = compare(scenario, 0.8, studies, chosen, seed,
                         progress=lambda r: click.echo(f"  {r.design.name}: {r.planned_pairs} pairs, "
                                                       f"{r.expected_ratings} ratings, false KEEP "
@@ -164,7 +167,7 @@ def compare_designs(raters, rater_sd, pair_correlation, accuracy, studies, seed,
 
 
 def judge_designs(sizes, spreads, rater_sd, pair_correlation, accuracy, studies, drop_studies, seed, bias, pool, margin,
-                  only, json_path, pass_rates=(0.8,), identical=(0.0,)):
+                  only, json_path, pass_rates=(0.8,), identical=(0.0,), claim="raters in general"):
     """The chosen designs at fixed sizes (sized for the default scenario) in every cell of pass rate x identical share
     x rater x path sd x pre-screen bias: expected human ratings and power with no drop, false KEEP when a criterion
     drops by the margin (its upper 95% Monte-Carlo bound), one markdown row per cell."""
@@ -175,7 +178,7 @@ def judge_designs(sizes, spreads, rater_sd, pair_correlation, accuracy, studies,
     from evalkit.study.plan.model import StudyModel
     from evalkit.task.criteria import CRITERIA
 
-    chosen = [d for i, d in enumerate(candidates()) if not only or i in only]
+    chosen = [d for i, d in enumerate(candidates(claim)) if not only or i in only]
     machine = f"{cpu_name()}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}"
     start = time.time()
     lines = ["| design | pass rate | identical | raters | rater × path sd | pre-screen bias | pairs (max) | expected ratings "
@@ -189,7 +192,7 @@ def judge_designs(sizes, spreads, rater_sd, pair_correlation, accuracy, studies,
             model = StudyModel(pass_rates={c: p for c in CRITERIA}, rater_accuracy=accuracy, raters=g,
                                identical_share=same, pair_correlation=pair_correlation, rater_sd=rater_sd,
                                rater_path_sd=spread)
-            scenario = Scenario(model, pool=pool, prescreen_agreement=0.9, prescreen_bias=b, margin=margin)
+            scenario = Scenario(model, pool=pool, prescreen_agreement=0.9, prescreen_bias=b, margin=margin, claim=claim)
             r = evaluate(design, scenario, pairs, studies, drop_studies,
                          [seed, g, int(spread * 10), int(b * 100), int(p * 10), int(same * 10)])
             line = (f"| {design.name} | {p} | {same} | {g} | {spread} | {b:+.2f} | {pairs:,} | "
@@ -199,7 +202,7 @@ def judge_designs(sizes, spreads, rater_sd, pair_correlation, accuracy, studies,
             lines.append(line)
             out.append(r.to_json() | {"pass_rate": p, "identical_share": same, "raters": g, "rater_path_sd": spread,
                                       "bias": b})
-    click.echo(f"designs {time.strftime('%Y-%m-%d')}: rater accuracy {accuracy}, pre-screen agreement "
+    click.echo(f"designs {time.strftime('%Y-%m-%d')}, claim about {claim}: rater accuracy {accuracy}, pre-screen agreement "
                f"0.9, margin {margin}, rater sd {rater_sd}, pair correlation {pair_correlation}, pool {pool:,}; "
                f"{studies} studies without a drop and {drop_studies} with one per cell; {time.time() - start:.0f} s on "
                f"{machine}")

@@ -68,8 +68,13 @@ def test_oracle_bound_is_below_the_fixed_size_and_moves_with_the_margin():
         assert r.returncode == 0, r.stdout + r.stderr
         fixed = float(re.search(r"fixed size: [\d,]+ pairs, ([\d,]+) ratings", r.stdout).group(1).replace(",", ""))
         looks = float(re.search(r"expected ratings ([\d,]+)", r.stdout).group(1).replace(",", ""))
-        return fixed, looks
+        others = {m.group(1): float(m.group(2).replace(",", "")) for m in
+                  re.finditer(r"the same with (.+?) spending: maximum [\d,]+ pairs, expected ratings ([\d,]+)", r.stdout)}
+        return fixed, looks, others
 
-    fixed, looks = bound(0.05)
+    fixed, looks, others = bound(0.05)
     assert 0 < looks < fixed
     assert bound(0.1)[1] < looks / 2
+    # the README's claim: in the default scenario O'Brien-Fleming's spending needs the fewest expected ratings
+    assert set(others) == {"Hwang-Shih-DeCani gamma -2", "linear (gamma 0)", "Pocock-type"}
+    assert looks < min(others.values()) and others["Pocock-type"] > others["linear (gamma 0)"]
