@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 from ...task.criteria import CRITERIA
+from ..gate import GENERAL
 from ..monitoring import FIXED
 from .designs import Design, Scenario, candidates, cost, normal_pairs, outcome, rater_share, simulate
 
@@ -235,8 +236,10 @@ def format_comparison(c: Comparison) -> str:
         lines.append(f"floor: a test that knew every variance (the pre-screen at its best weight, no rater uncertainty, "
                      f"1 rating per pair, looks every {designs_look(c)} ratings) would need {f.expected_ratings:,.0f} "
                      f"expected ratings ({f.planned_pairs:,} pairs at most), and no design here can need fewer{gap}. "
-                     "For a claim about raters in general most of the gap is the raters' few degrees of freedom: more "
-                     "raters sharing the same ratings narrow it (the rosters below; --raters, --rosters)")
+                     + ("For a claim about raters in general most of the gap is the raters' few degrees of freedom: "
+                        "more raters sharing the same ratings narrow it (the rosters below; --raters, --rosters)"
+                        if s.claim == GENERAL else "The gap is what estimating the variances and the pre-screen's "
+                        "weight from the study's own ratings costs"))
     lines += _roster_lines(c)
     lines += [f"note: {n}" for n in s.notes]
     lines.append(f"note: rates from {c.studies} simulated studies each (Monte-Carlo error about "
