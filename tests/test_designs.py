@@ -5,6 +5,7 @@ holds recommended with gate lines the gate file accepts."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from evalkit.stats import T_FLOOR, UNION
 from evalkit.study.gate import parse_gate
@@ -85,6 +86,9 @@ def test_gold_ratings_follow_the_gold_rate_and_stop_with_the_study():
     assert abs(rows[1].gold_ratings - 0.1 * stop["pairs"].mean() * 2) < 1e-9
     assert abs(rows[2].gold_ratings - 2 * rows[1].gold_ratings) < 1e-9
     assert rows[2].rater_hours > rows[1].rater_hours > rows[0].rater_hours
+    # identical pairs reach no rater and get no gold pairs (study.gold.gold_count counts the differing ones)
+    half = Scenario(replace(model, identical_share=0.5), pool=900, margin=0.2)
+    assert abs(half.gold_ratings(design, 100.0) - 0.1 * 100 * 0.5 * 2) < 1e-9
 
 
 def test_the_recommended_design_is_sized_again_for_larger_rosters():

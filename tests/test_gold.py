@@ -17,7 +17,8 @@ from evalkit.aggregate import aggregate
 from evalkit.config import AppConfig, from_dict
 from evalkit.errors import EvalkitError
 from evalkit.study.gate import parse_gate
-from evalkit.study.gold import accuracy, add_gold_pairs, edit, gold_count, gold_samples
+from evalkit.study.gold import _unpaired_samples, accuracy, add_gold_pairs, edit, gold_count, gold_samples
+from evalkit.study.pairs import IDENTICAL
 from evalkit.task.prompts import CRITERIA, load_prompt, load_prompts
 from evalkit.rating.queue import (
     GoldReveal, RatingInput, correct_rating, next_pair, pair_view, reveal, submit_rating,
@@ -123,6 +124,47 @@ def test_gold_pairs_are_made_from_the_extra_samples_and_join_the_queue(db):
         met.append(view.pair_id)
         submit_rating(db, APP, RatingInput(view.pair_id, "ann", answer("{}"), answer("{}"), "A"))
     assert len(met) == 25 and len(set(met)) == 25 and {g["id"] for g in gold} <= set(met)
+
+
+def test_gold_pairs_follow_the_pairs_raters_see_not_the_identical_ones(db):
+    """With half the study pairs identical (decided without raters), the pool keeps gold pairs at the rate of the
+    pairs raters meet: the limit counts study pairs whose outputs differ, the samples used are drawn at random, and
+    a resumed pool only tops up to it."""
+    exp = study_pool(db, 20)
+    same = [r[0] for r in db.execute("SELECT assisted_generation_id FROM pairs WHERE kind = 'study' ORDER BY rowid")][:10]
+    db.conn.execute("UPDATE generations SET token_hash = 'h' || id")  # the helper's records carry no hash
+    db.conn.execute(f"UPDATE generations SET token_hash = (SELECT go.token_hash FROM pairs p JOIN generations go ON "
+                    f"go.id = p.ordinary_generation_id WHERE p.assisted_generation_id = generations.id) "
+                    f"WHERE id IN ({','.join(map(str, same))})")
+    db.conn.commit()
+    differing = db.execute(f"SELECT COUNT(*) FROM pairs p WHERE kind = 'study' AND NOT {IDENTICAL.format(p='p.')}"
+                           ).fetchone()[0]
+    assert differing == 10
+    gold_items(db, exp, 4)  # what the pool generates for 20 study pairs at a rate of 0.2
+    assert add_gold_pairs(db, exp, PROMPTS, rng=random.Random(3), limit=gold_count(0.2, differing)) == 2
+    assert add_gold_pairs(db, exp, PROMPTS, rng=random.Random(4), limit=2) == 0  # a resumed pool: already there
+    assert add_gold_pairs(db, exp, PROMPTS, rng=random.Random(5), limit=3) == 1  # more differing pairs: topped up
+    assert len(_unpaired_samples(db, exp)) == 1  # the one left is a generation, never served
+
+
+def test_a_greedy_pool_of_identical_pairs_gets_gold_pairs_only_for_the_pairs_that_differ(tiny_models, tmp_path):
+    """Greedy decoding makes most pairs token-identical; they never reach a rater, so the pool's gold pairs follow
+    the differing ones (before, a pool of identical pairs still got pool.gold_rate x all its pairs)."""
+    from apphelpers import write_config
+
+    from evalkit.config import load_config
+    from evalkit.study.preparation import ensure_pool
+
+    cfg = load_config(write_config(tmp_path / "greedy.toml", tiny_models))
+    cfg.decoding.mode, cfg.pool.prompts, cfg.pool.gold_rate = "greedy", ["writing-01", "writing-02", "writing-03"], 0.5
+    ensure_pool(cfg, tmp_path / "g.db", echo=lambda *_: None)
+    db = open_db(tmp_path / "g.db")
+    study = db.execute("SELECT COUNT(*) FROM pairs WHERE kind = 'study'").fetchone()[0]
+    differing = db.execute(f"SELECT COUNT(*) FROM pairs p WHERE kind = 'study' AND NOT {IDENTICAL.format(p='p.')}"
+                           ).fetchone()[0]
+    gold = db.execute("SELECT COUNT(*) FROM pairs WHERE kind = 'gold'").fetchone()[0]
+    assert study == 6 and differing < study  # greedy: assisted reproduces the target's tokens
+    assert gold == gold_count(0.5, differing) < gold_count(0.5, study)
 
 
 @pytest.mark.parametrize("text, language, name, fails", [

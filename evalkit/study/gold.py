@@ -47,13 +47,16 @@ def gold_ratings(ratings_per_pair: int) -> int:
 
 def gold_count(rate: float, study_pairs: int) -> int:
     """How many gold pairs a pool of `study_pairs` gets: rate x study pairs, rounded down (a pool of fewer
-    than 1 / rate study pairs gets none)."""
+    than 1 / rate study pairs gets none). The pool counts the study pairs raters see, those whose outputs differ
+    (identical pairs are decided without raters), so about one pair in 1 / rate that a rater meets is a gold pair
+    however many outputs are identical."""
     return max(0, math.floor(rate * study_pairs + 1e-9))
 
 
 def gold_samples(prompt_ids: list[str], samples: int, rate: float) -> dict[str, int]:
     """Extra samples per prompt the pool generates to make its gold pairs from: gold_count(rate, study pairs),
-    one prompt after another."""
+    one prompt after another. Enough for every study pair to differ; where some are identical, add_gold_pairs uses
+    fewer (the rest stay unpaired generations: compute spent, no rater's time)."""
     n = gold_count(rate, len(prompt_ids) * samples)
     return {pid: n // len(prompt_ids) + (i < n % len(prompt_ids)) for i, pid in enumerate(prompt_ids)} if prompt_ids else {}
 
@@ -86,19 +89,27 @@ def _unpaired_samples(db, experiment_id: int) -> list[dict]:
 
 
 def add_gold_pairs(db, experiment_id: int, prompts: list[Prompt], tokenizer=None,
-                   rng: random.Random | None = None) -> int:
+                   rng: random.Random | None = None, limit: int | None = None) -> int:
     """Turn this pool experiment's extra samples into gold pairs (idempotent: a resumed pool only adds the new
-    ones). Which output is edited, and the sides, are drawn at random. The references keep the token ids of the
-    outputs (the edited one's under `tokenizer` when given): the Live tab holds back a live output that would
-    repeat one. Returns how many pairs were added."""
+    ones), until the experiment holds `limit` gold pairs when given (the samples used drawn at random). Which output
+    is edited, and the sides, are drawn at random. The references keep the token ids of the outputs (the edited
+    one's under `tokenizer` when given): the Live tab holds back a live output that would repeat one. Returns how
+    many pairs were added."""
     import json
 
     from ..store import insert_gold_pairs, store_references
 
     rng = rng or random.SystemRandom()
     language = {p.id: p.language for p in prompts}
+    samples = _unpaired_samples(db, experiment_id)
+    if limit is not None:
+        held = db.execute("SELECT COUNT(*) FROM pairs WHERE experiment_id = ? AND kind = 'gold'",
+                          [experiment_id]).fetchone()[0]
+        keep = max(0, min(limit - held, len(samples)))
+        chosen = set(rng.sample(range(len(samples)), keep))
+        samples = [s for i, s in enumerate(samples) if i in chosen]
     made, refs = [], []
-    for s in _unpaired_samples(db, experiment_id):
+    for s in samples:
         name = f"pool-{s['o_id']}-{s['a_id']}"
         texts = [(s["o_text"], s["o_tokens"]), (s["a_text"], s["a_tokens"])]
         edited = rng.randrange(2)

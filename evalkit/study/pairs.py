@@ -287,8 +287,12 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
             merge_shards(db, db_path, exp_id)
             result.pairs = db.execute("SELECT COUNT(*) FROM pairs WHERE experiment_id = ? AND kind = 'study'",
                                       [exp_id]).fetchone()[0]
-            if gold_count(cfg.pool.gold_rate, result.pairs):
-                add_gold_pairs(db, exp_id, list(prompts.values()), _target_tokenizer(cfg))
+            # gold pairs per study pair a rater sees: identical pairs are decided without raters
+            differing = db.execute(f"SELECT COUNT(*) FROM pairs p WHERE experiment_id = ? AND kind = 'study' "
+                                   f"AND NOT {IDENTICAL.format(p='p.')}", [exp_id]).fetchone()[0]
+            wanted = gold_count(cfg.pool.gold_rate, differing)
+            if wanted:
+                add_gold_pairs(db, exp_id, list(prompts.values()), _target_tokenizer(cfg), limit=wanted)
             result.gold = db.execute("SELECT COUNT(*) FROM pairs WHERE experiment_id = ? AND kind = 'gold'",
                                      [exp_id]).fetchone()[0]
             # the queue's order, drawn once the pool is complete (study and gold pairs alike), stored with its seed,
@@ -305,10 +309,10 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
             echo(f"{r.prompt_id}: one output text is in {r.pairs} pairs, under the ordinary path in one and the "
                  "assisted path in another; a rater who meets it twice learns little from its reveal "
                  f"({r.text[:40]!r}…)")
-        wanted = gold_count(cfg.pool.gold_rate, len(prompts) * samples)
         if result.gold < wanted:
             echo(f"gold pairs: {result.gold} of the {wanted} that pool.gold_rate = {cfg.pool.gold_rate} asks for "
-                 "(a gold sample whose assisted run fell back makes none)")
+                 f"({differing} study pairs whose outputs differ; a gold sample whose assisted run fell back makes "
+                 "none)")
     return _summary(db_path, result, state)
 
 

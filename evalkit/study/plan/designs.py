@@ -15,8 +15,8 @@ raters: exact zeros for the raters-only intervals; PPI and the confidence sequen
 differ and scale by their share of the pool, as the aggregate does (aggregate.ppi).
 
 What a design costs is every human rating to a decision: the study pairs' (what the gate's expected_ratings and the
-Results tab count) and the gold pairs' served meanwhile (Scenario.gold_ratings: pool.gold_rate of the decided pairs,
-each rated gold.gold_ratings(k) times). study.plan.comparison sizes and compares designs by it, and for a claim about
+Results tab count) and the gold pairs' served meanwhile (Scenario.gold_ratings: pool.gold_rate of the decided pairs
+whose outputs differ, each rated gold.gold_ratings(k) times). study.plan.comparison sizes and compares designs by it, and for a claim about
 raters in general also rosters: the same ratings shared by more raters give the raters' part more degrees of freedom.
 """
 
@@ -107,8 +107,9 @@ class Scenario:
     claim: str = GENERAL
     min_raters: int = Gate.min_raters
     minutes_per_rating: float = MINUTE
-    # gold (check) pairs per study pair (the config's pool.gold_rate): they sit at random places in the queue's order,
-    # so a study that has decided n pairs has served about gold_rate x n of them, each rated gold.gold_ratings(k) times
+    # gold (check) pairs per study pair whose outputs differ (the config's pool.gold_rate): they sit at random places
+    # in the queue's order, so a study that has decided n pairs has served about gold_rate x n x (1 - identical share)
+    # of them, each rated gold.gold_ratings(k) times
     gold_rate: float = 0.1
     onboarding_minutes: float = ONBOARDING
     notes: list[str] = field(default_factory=list)
@@ -117,7 +118,7 @@ class Scenario:
         """Human ratings of gold pairs served by the time `decided_pairs` are decided (mean or array)."""
         from ..gold import gold_ratings
 
-        return self.gold_rate * decided_pairs * gold_ratings(design.raters_per_pair)
+        return self.gold_rate * decided_pairs * (1 - self.model.identical_share) * gold_ratings(design.raters_per_pair)
 
     def for_design(self, design: Design) -> StudyModel:
         model = replace(self.model, raters_per_pair=design.raters_per_pair)
