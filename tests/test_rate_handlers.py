@@ -63,12 +63,17 @@ def shown(out: dict, ui) -> str:
     return "\n".join(str(v) for k, v in out.items() if k is not ui.session)
 
 
+def pooled_tab(tmp_path, pairs: int, **kw) -> Tab:
+    """The Rate tab over a fresh database holding `pairs` neutral pairs (Tab's keywords: ratings_per_pair, share)."""
+    db = open_db(tmp_path / "r.db")
+    neutral_pool(db, pairs)
+    db.conn.close()
+    return Tab(tmp_path / "r.db", {p.id: p for p in load_prompts()}, **kw)
+
+
 @pytest.fixture
 def tab(tmp_path):
-    db = open_db(tmp_path / "r.db")
-    neutral_pool(db, 3)
-    db.conn.close()
-    return Tab(tmp_path / "r.db", {p.id: p for p in load_prompts()})
+    return pooled_tab(tmp_path, 3)
 
 
 def test_sign_in_then_pair_submit_reveal_next(tab):
@@ -94,10 +99,7 @@ def test_sign_in_then_pair_submit_reveal_next(tab):
 
 
 def test_the_reveal_waits_for_the_pair_to_close(tmp_path):
-    db = open_db(tmp_path / "r.db")
-    neutral_pool(db, 1)
-    db.conn.close()
-    tab = Tab(tmp_path / "r.db", {p.id: p for p in load_prompts()}, ratings_per_pair=2)
+    tab = pooled_tab(tmp_path, 1, ratings_per_pair=2)
     ui = tab.ui
     s, _ = tab.sign_in("ann")
     out = tab.h.submit(s, *tab.form())
@@ -196,10 +198,7 @@ def test_gradio_sees_the_request_parameter_of_a_wired_handler(tab):
 
 
 def test_a_rater_s_share_ends_their_queue_with_its_own_words(tmp_path):
-    db = open_db(tmp_path / "r.db")
-    neutral_pool(db, 5)
-    db.conn.close()
-    tab = Tab(tmp_path / "r.db", {p.id: p for p in load_prompts()}, share=2)
+    tab = pooled_tab(tmp_path, 5, share=2)
     ui = tab.ui
     s, out = tab.sign_in("ann")
     assert "0 / 2" in out[ui.who]  # the share, not the 5 open pairs
