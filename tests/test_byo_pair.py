@@ -18,6 +18,7 @@ from gradio_client import Client
 
 from evalkit.task.prompts import CRITERIA
 from evalkit.store import open_db
+from evalkit.study.pairs import IDENTICAL
 from evalkit.ui.rate import FORM_KEYS
 
 # every test runs the CLI (or the app) in a subprocess, on model families built here
@@ -131,7 +132,18 @@ def test_readme_bring_your_own_pair_commands_run_on_the_chat_pair(families, tmp_
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         url = _wait_for_url(app)
-        rate_one_pair(url, data / "evalkit.db", code)
+        db = open_db(data / "evalkit.db", migrate_schema=False)
+        differing = db.execute(f"SELECT COUNT(*) FROM pairs p WHERE NOT {IDENTICAL.format(p='p.')}").fetchone()[0]
+        gold = db.execute("SELECT COUNT(*) FROM pairs WHERE kind = 'gold'").fetchone()[0]
+        db.conn.close()
+        if differing:
+            rate_one_pair(url, data / "evalkit.db", code)
+        else:
+            # the stand-in pair is near-deterministic: even sampled, its two paths write the same tokens, so every pair
+            # is decided without raters, no gold pair is made for them, and the rater reads why there is nothing to rate
+            assert gold == 0
+            screen = Tab(url).call("/sign_in", "", "", code)
+            assert not screen["输出 A"] and "每一对输出都完全相同" in screen["done"]
     finally:
         app.terminate()
         app.wait(timeout=30)

@@ -166,6 +166,14 @@ def given_ratings(db, rater: str) -> int:
                       [rater]).fetchone()[0]
 
 
+def all_identical(db) -> bool:
+    """Whether the study the app serves has pairs and every one is identical (so no gold pairs either): the study is
+    decided without raters, and a rater's empty queue should say so rather than "no pairs left"."""
+    study, differing = db.execute(
+        f"""SELECT COUNT(*), COALESCE(SUM(NOT {_IDENTICAL}), 0) FROM pairs p WHERE {_LATEST_STUDY}""").fetchone()
+    return bool(study) and not differing
+
+
 def share_reached(db, rater: str, share: int) -> bool:
     """Whether this rater has given their share (app.max_ratings_per_rater; 0 = no limit)."""
     return bool(share) and given_ratings(db, rater) >= share

@@ -25,8 +25,8 @@ from ..config import Config
 from ..errors import EvalkitError
 from ..rating.limits import RateLimiter
 from ..rating.queue import (
-    RatingError, RatingInput, answers_from_row, clean_comment, correct_rating, current_rating, is_closed, next_pair,
-    pair_prompt, progress, rated_pairs, rater_reveal, share_reached, skip_pair, submit_rating,
+    RatingError, RatingInput, all_identical, answers_from_row, clean_comment, correct_rating, current_rating, is_closed,
+    next_pair, pair_prompt, progress, rated_pairs, rater_reveal, share_reached, skip_pair, submit_rating,
 )
 from ..task.criteria import CRITERIA
 from ..task.prompts import Prompt
@@ -121,7 +121,9 @@ class RateHandlers:
 
     def done_words(self, db, s: Session) -> str:
         share = self.app.max_ratings_per_rater
-        return word("share_done", s.lang, share=share) if share_reached(db, s.rater, share) else word("done", s.lang)
+        if share_reached(db, s.rater, share):
+            return word("share_done", s.lang, share=share)
+        return word("all_identical" if all_identical(db) else "done", s.lang)
 
     def reveal_markdown(self, db, s: Session) -> str:
         """This pair's reveal (or that it is pending), and the rater's list of reveals."""

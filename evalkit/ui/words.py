@@ -58,6 +58,9 @@ WORDS: dict[str, dict[str, str]] = {
                                "the correction counts."},
     "skipped": {"zh": "已跳过，原因已保存。", "en": "Skipped; the reason is stored."},
     "done": {"zh": "**你的评分任务已全部完成，谢谢！**", "en": "**No pairs left for you.** Thank you!"},
+    "all_identical": {"zh": "**这一批的每一对输出都完全相同：无需评分即可判定，没有需要你评的内容。**",
+                      "en": "**Every pair in this pool has two identical outputs:** they are decided without raters, "
+                            "so there is nothing to rate."},
     "share_done": {"zh": "**你已完成本次研究分配给你的 {share} 条评分，谢谢！**",
                    "en": "**You have given your share of {share} ratings in this study.** Thank you!"},
     "signed_out": {"zh": "已退出。", "en": "Signed out."},
