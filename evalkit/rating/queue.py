@@ -28,7 +28,7 @@ from ..errors import EvalkitError
 from .identity import InputError, clean_name, clean_text
 from ..task.criteria import CRITERIA, title
 from ..records import GenerationPath
-from ..store import PairFull, ShareReached, claim_pair, insert_rating, now
+from ..store import SHARE_COUNTS, PairFull, ShareReached, claim_pair, insert_rating, now
 from ..study.pairs import IDENTICAL
 
 VALUES = ("pass", "fail", "unsure")
@@ -162,7 +162,7 @@ def given_ratings(db, rater: str) -> int:
     """The ratings (originals, gold pairs' too; no corrections or skips) this rater has given in the study the app
     serves: what app.max_ratings_per_rater counts."""
     return db.execute(f"""SELECT COUNT(*) FROM ratings r JOIN pairs p ON p.id = r.pair_id
-                          WHERE r.rater = ? AND r.kind = 'rating' AND r.supersedes IS NULL AND {_LATEST_STUDY}""",
+                          WHERE r.rater = ? AND {SHARE_COUNTS} AND {_LATEST_STUDY}""",
                       [rater]).fetchone()[0]
 
 

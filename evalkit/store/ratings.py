@@ -24,10 +24,13 @@ class ShareReached(Exception):
         self.rater, self.share = rater, share
 
 
-# The ratings (originals: no corrections, no skips) a rater has given on pairs of the study a pair belongs to.
-RATER_STUDY_RATINGS = """
+# Which of a rater's rows count towards their share (app.max_ratings_per_rater): originals, not corrections or skips.
+# The one definition, for this check and the queue's (rating.queue.given_ratings).
+SHARE_COUNTS = "r.kind = 'rating' AND r.supersedes IS NULL"
+# Those rows of a rater on pairs of the study a pair belongs to.
+RATER_STUDY_RATINGS = f"""
     SELECT COUNT(*) FROM ratings r JOIN pairs q ON q.id = r.pair_id JOIN experiments e ON e.id = q.experiment_id
-    WHERE r.rater = :rater AND r.kind = 'rating' AND r.supersedes IS NULL
+    WHERE r.rater = :rater AND {SHARE_COUNTS}
       AND e.study_id IS (SELECT e2.study_id FROM pairs p2 JOIN experiments e2 ON e2.id = p2.experiment_id
                          WHERE p2.id = :pair)"""
 
