@@ -117,8 +117,11 @@ def pair_shown(db_file: Path, text_a: str, text_b: str) -> dict:
 @contextlib.contextmanager
 def chromium_page(init_script: str | None = None):
     """A page in Debian's Chromium, headless, driven by Playwright's sync API."""
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    # expectations wait 5 s by default: on two shared cores with the suite running, a Gradio round trip can take
+    # longer, so they get the page's own bound (a failing expectation still fails, only later)
+    expect.set_options(timeout=60_000)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:

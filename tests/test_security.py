@@ -246,7 +246,12 @@ def test_pending_reveals_fill_in_as_pairs_close(tiny_models, tmp_path, pool_db):
 
 # --- 3. identity comes from a credential -----------------------------------------------------------------------
 
-def test_a_name_cannot_be_taken_over(tiny_models, tmp_path, pool_db):
+def test_a_name_cannot_be_taken_over(tiny_models, tmp_path, pool_db, monkeypatch):
+    import evalkit.ui.auth as auth
+    from evalkit.rating.limits import SignInGuard
+
+    # the guard's clock stands still: its 2-second wait must not run out while a slow machine opens eight clients
+    monkeypatch.setattr(auth, "SignInGuard", lambda: SignInGuard(clock=lambda: 1000.0))
     with served(config(tiny_models, tmp_path), pool_db) as url:
         ann = Tab(url)
         ann.sign_in("ann")
