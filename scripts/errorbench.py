@@ -80,18 +80,31 @@ def floats(text: str) -> tuple[float, ...]:
                    "50 ratings, O'Brien-Fleming) for a test that knows each criterion's variance and the best PPI "
                    "weight, with no rater uncertainty; no valid procedure that must estimate them needs fewer. Then "
                    "the same with three other spending functions, for comparison.")
+@click.option("--infinite-df", is_flag=True,
+              help="With --designs --sizes: a diagnostic, not a design: judge the intervals with the normal quantile "
+                   "instead of t on the raters' degrees of freedom, as if the raters' part of the variance were known "
+                   "to be as estimated. What no rule for the degrees of freedom can undercut; liberal where raters "
+                   "judge the paths differently (see the criterion's own false-pass column).")
 def main(pass_rates, drops, spreads, raters, identical, pairs, margin, rater_sd, pair_correlation, accuracy, studies,
-         seed, limit, no_union_bootstrap, json_path, designs, bias, pool, only, sizes, drop_studies, bound, claim):
+         seed, limit, no_union_bootstrap, json_path, designs, bias, pool, only, sizes, drop_studies, bound, claim,
+         infinite_df):
     """False-KEEP rate and power of the shipped gate on a grid of simulated studies."""
     import numpy as np
 
+    if infinite_df:
+        if not (designs and sizes):
+            raise click.UsageError("--infinite-df is a diagnostic of --designs --sizes: pass both")
+        import evalkit.stats.clustered as clustered
+
+        shipped = clustered._pessimistic_df
+        clustered._pessimistic_df = lambda *args: np.full_like(np.asarray(shipped(*args), float), np.inf)
     if designs and bound:
         return oracle_bound(rater_sd, pair_correlation, accuracy, pool, margin or 0.05, seed)
     if designs and sizes:
         return judge_designs(dict(tuple(int(v) for v in item.split(":")) for item in sizes.split(",")), floats(spreads),
                              rater_sd, pair_correlation, accuracy, studies, drop_studies, seed, bias, pool,
                              margin or 0.05, [int(v) for v in floats(only)], json_path, floats(pass_rates),
-                             floats(identical), claim)
+                             floats(identical), claim, infinite_df)
     if designs:
         return compare_designs(floats(raters), rater_sd, pair_correlation, accuracy, studies, seed, bias, pool,
                                margin or 0.05, [int(v) for v in floats(only)], json_path, claim)
@@ -167,7 +180,7 @@ def compare_designs(raters, rater_sd, pair_correlation, accuracy, studies, seed,
 
 
 def judge_designs(sizes, spreads, rater_sd, pair_correlation, accuracy, studies, drop_studies, seed, bias, pool, margin,
-                  only, json_path, pass_rates=(0.8,), identical=(0.0,), claim="raters in general"):
+                  only, json_path, pass_rates=(0.8,), identical=(0.0,), claim="raters in general", infinite_df=False):
     """The chosen designs at fixed sizes (sized for the default scenario) in every cell of pass rate x identical share
     x rater x path sd x pre-screen bias: expected human ratings and power with no drop, false KEEP when a criterion
     drops by the margin (its upper 95% Monte-Carlo bound), one markdown row per cell."""
@@ -182,8 +195,8 @@ def judge_designs(sizes, spreads, rater_sd, pair_correlation, accuracy, studies,
     machine = f"{cpu_name()}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}"
     start = time.time()
     lines = ["| design | pass rate | identical | raters | rater × path sd | pre-screen bias | pairs (max) | expected ratings "
-             "| + gold | power | false KEEP at the margin (upper bound) |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| + gold | power | false KEEP at the margin (upper bound) | the dropping criterion passes (upper bound) |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     out = []
     cells = [(p, same, g, pairs, spread, b) for p in pass_rates for same in identical for g, pairs in sizes.items()
              for spread in spreads for b in sorted({0.0, bias})]
@@ -197,12 +210,14 @@ def judge_designs(sizes, spreads, rater_sd, pair_correlation, accuracy, studies,
                          [seed, g, int(spread * 10), int(b * 100), int(p * 10), int(same * 10)])
             line = (f"| {design.name} | {p} | {same} | {g} | {spread} | {b:+.2f} | {pairs:,} | "
                     f"{r.expected_ratings:,.0f} | {r.gold_ratings:,.0f} | {r.power.rate:.3f} ({r.power.low:.3f}–{r.power.high:.3f}) | "
-                    f"{r.false_keep.rate:.4f} (≤ {r.false_keep.high:.4f}){'' if r.holds else ' ✗'} |")
+                    f"{r.false_keep.rate:.4f} (≤ {r.false_keep.high:.4f}){'' if r.holds else ' ✗'} | "
+                    f"{r.criterion_false_pass.rate:.4f} (≤ {r.criterion_false_pass.high:.4f}) |")
             click.echo(f"  {time.time() - start:7.0f} s {line}", err=True)
             lines.append(line)
             out.append(r.to_json() | {"pass_rate": p, "identical_share": same, "raters": g, "rater_path_sd": spread,
                                       "bias": b})
-    click.echo(f"designs {time.strftime('%Y-%m-%d')}, claim about {claim}: rater accuracy {accuracy}, pre-screen agreement "
+    click.echo(f"designs {time.strftime('%Y-%m-%d')}, claim about {claim}"
+               f"{' (DIAGNOSTIC: normal quantile, infinite degrees of freedom)' if infinite_df else ''}: rater accuracy {accuracy}, pre-screen agreement "
                f"0.9, margin {margin}, rater sd {rater_sd}, pair correlation {pair_correlation}, pool {pool:,}; "
                f"{studies} studies without a drop and {drop_studies} with one per cell; {time.time() - start:.0f} s on "
                f"{machine}")

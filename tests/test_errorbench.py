@@ -78,3 +78,31 @@ def test_oracle_bound_is_below_the_fixed_size_and_moves_with_the_margin():
     # the README's claim: in the default scenario O'Brien-Fleming's spending needs the fewest expected ratings
     assert set(others) == {"Hwang-Shih-DeCani gamma -2", "linear (gamma 0)", "Pocock-type"}
     assert looks < min(others.values()) and others["Pocock-type"] > others["linear (gamma 0)"]
+
+
+def test_infinite_df_diagnostic_only_narrows_the_same_studies_intervals(tmp_path):
+    """`--designs --sizes --infinite-df` judges the very same simulated studies with the normal quantile instead of t
+    on the raters' degrees of freedom: every interval is narrower, so the dropping criterion passes at least as
+    often; the output says it is a diagnostic, and the flag is refused outside --designs --sizes. A false KEEP needs
+    the dropping criterion to pass, so it is never more frequent than the criterion's own passes."""
+
+    def judge(*extra):
+        out = tmp_path / f"rows{len(extra)}.json"
+        r = subprocess.run([sys.executable, str(ROOT / "scripts" / "errorbench.py"), "--designs", "--sizes", "10:150",
+                            "--only", "7", "--margin", "0.15", "--pass-rates", "0.8", "--identical", "0", "--spreads",
+                            "0.5", "--bias", "0", "--studies", "100", "--drop-studies", "300", "--seed", "3", "--json",
+                            str(out), *extra], capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stdout + r.stderr
+        [row] = json.loads(out.read_text())
+        assert row["false_keep"]["rate"] <= row["criterion_false_pass"]["rate"]
+        return r.stdout, row
+
+    shipped_text, shipped = judge()
+    normal_text, normal = judge("--infinite-df")
+    assert "DIAGNOSTIC" in normal_text and "DIAGNOSTIC" not in shipped_text
+    assert "the dropping criterion passes" in shipped_text
+    # the same studies (same seed): the normal quantile's passes include t's, and here some more
+    assert normal["criterion_false_pass"]["rate"] > shipped["criterion_false_pass"]["rate"]
+    refused = subprocess.run([sys.executable, str(ROOT / "scripts" / "errorbench.py"), "--infinite-df"],
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode != 0 and "--designs --sizes" in refused.stderr

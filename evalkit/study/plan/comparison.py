@@ -32,6 +32,9 @@ class DesignRow:
     note: str = ""
     gold_ratings: float = 0.0  # expected ratings of the gold (check) pairs served by the decision
     raters: int | None = None  # the roster the row was judged with
+    # the dropping criterion's own sequential test: passed at some look (its interval's one-sided error at the
+    # margin, whatever the other criteria do; false_keep also needs them to pass)
+    criterion_false_pass: object = None  # search.Rate
 
     @property
     def human_ratings(self) -> float | None:
@@ -186,11 +189,13 @@ def evaluate(design: Design, scenario: Scenario, pairs: int, studies: int, drop_
     others = {c: {k: v[reps] for k, v in base[c].items()} for c in CRITERIA if c != first}
     looks = {**others, first: dropping[first], "ratings": base["ratings"][reps], "sizes": base["sizes"]}
     false_keep = Rate.of(outcome(looks)["keep"])
+    criterion_false_pass = Rate.of(dropping[first]["keep"].any(axis=1))
     ratings = float(out["ratings"].mean())
     gold = float(scenario.gold_ratings(design, out["pairs"].mean()))
     level = (1 - scenario.confidence) / 2
     return DesignRow(design, pairs, Rate.of(out["keep"]), ratings, cost(ratings + gold, scenario.minutes_per_rating),
-                     false_keep, false_keep.low <= level, gold_ratings=gold, raters=scenario.model.raters)
+                     false_keep, false_keep.low <= level, gold_ratings=gold, raters=scenario.model.raters,
+                     criterion_false_pass=criterion_false_pass)
 
 
 def designs_look(c: Comparison) -> int:
