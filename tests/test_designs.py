@@ -50,6 +50,7 @@ def test_plan_compares_designs_and_recommends_the_cheapest_that_holds():
     gate = parse_gate("\n".join(lines) + "\n", "plan")
     assert gate.planned_pairs == best.planned_pairs and gate.min_ratings_per_pair == best.design.raters_per_pair
     assert gate.monitoring == best.design.monitoring and gate.expected_ratings == round(best.expected_ratings)
+    assert gate.planned_raters == 12  # the roster its power assumes (a claim about raters in general)
     text = format_comparison(c)
     assert "← recommended" in text and lines[0] in text and "rater-hours" in text and "+ gold" in text
     # the floor: a test that knew its variances needs fewer ratings than every design that estimates them
@@ -111,6 +112,7 @@ def test_the_recommended_design_is_sized_again_for_larger_rosters():
     if c.roster:  # a larger roster is cheaper: its own gate lines, which the gate file accepts
         r = c.rosters[c.roster]
         assert f"With {r.raters} raters" in text and f"planned_pairs = {r.planned_pairs}" in text
+        assert f"planned_raters = {r.raters}" in text
 
 
 def test_plan_compare_command_weighs_rosters_and_rejects_a_roster_below_the_gate_s(tmp_path, monkeypatch):
@@ -143,4 +145,6 @@ def test_plan_compare_command_weighs_rosters_and_rejects_a_roster_below_the_gate
     cfg.write_text(f'gate_file = "{gate}"\n')
     r = CliRunner().invoke(cli, base + ["--config", str(cfg), "--json"])
     assert r.exit_code == 0, r.output
-    assert json.loads(r.output[r.output.index("{"):])["rosters"] == []
+    these = json.loads(r.output[r.output.index("{"):])
+    assert these["rosters"] == []
+    assert not any(line.startswith("planned_raters") for line in these["gate_lines"])  # no roster to assume

@@ -31,6 +31,7 @@ from .ppi import COLUMNS as PPI_COLUMNS, pair_screen
 from .quality import DIFF_COLUMNS, agreement, paired_differences, pass_rates, preferences, prescreen_agreement
 from .timing import POOL_SOURCE, Speed, batches, timing
 from .looks import walk
+from .spread import effective_raters, roster_note
 from .verdict import (INTERIM, Condition, Decision, Verdict, complete_count, decide, decision_sample, fidelity_rows,
                       frozen_gate, interval_text)
 
@@ -188,6 +189,9 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
         notes.insert(0, "INTERIM LOOK, NOT A DECISION: the verdict stays INSUFFICIENT DATA (or DROP on speed or "
                         "memory) until the planned number of pairs is rated; stopping early because it looks good "
                         "is what the plan forbids")
+    per_rater = np.unique(ratings.rater, return_counts=True)[1] if len(ratings) else []
+    if roster := roster_note(per_rater, values):
+        notes.append(roster)
     if speed.fallback_runs:
         notes.append(f"{speed.fallback_runs} assisted run(s) fell back; they are not counted as assisted")
     if speed.source == POOL_SOURCE:
@@ -217,7 +221,8 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
             "pairs": n_pairs, "identical_pairs": int(ratings.identical.sum()), "gold_pairs": n_gold,
             "complete_pairs": complete,
             "planned_pairs": values["planned_pairs"] if values else None, "current_ratings": len(ratings),
-            "raters": int(np.unique(ratings.rater).size), "skips": skips,
+            "raters": int(np.unique(ratings.rater).size), "effective_raters": round(effective_raters(per_rater), 2),
+            "planned_raters": (values or {}).get("planned_raters") or None, "skips": skips,
         }]),
     }
     if chosen is not None and chosen.of > 1:

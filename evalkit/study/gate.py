@@ -69,6 +69,10 @@ class Gate:
     # From `evalkit plan`: the human ratings it expects the study to take to a decision. Shown on the Results tab
     # (what remains); no part of the decision. 0 = not planned.
     expected_ratings: int = 0
+    # From `evalkit plan` (claim about raters in general): the raters its power assumes, sharing the ratings about
+    # evenly. Shown on the Results tab beside the raters the interval has so far; no part of the decision (fewer
+    # raters keep the level and lose power). 0 = not planned.
+    planned_raters: int = 0
 
 
 # (low, high, low inclusive, high inclusive) for each key; a value outside is refused with its range
@@ -84,6 +88,7 @@ RANGES = {
     "min_raters": (2, None, True, True),
     "look_every": (1, None, True, True),
     "expected_ratings": (0, None, True, True),
+    "planned_raters": (0, None, True, True),
 }
 # the values a text key may take
 CHOICES = {"claim": ("raters in general", "these raters"), "ppi": ("on", "off"),

@@ -70,7 +70,12 @@ class Comparison:
         best = self.best()
         if best is None:
             return []
-        return best.design.gate_lines(best.planned_pairs, int(round(best.expected_ratings)))
+        return best.design.gate_lines(best.planned_pairs, int(round(best.expected_ratings)), self.planned_raters(best))
+
+    def planned_raters(self, row: DesignRow) -> int | None:
+        """The roster a row's power assumes, for the gate's planned_raters: only a claim about raters in general
+        depends on it."""
+        return row.raters if self.scenario.claim == GENERAL else None
 
     def rater_share(self, row: DesignRow) -> int:
         """app.max_ratings_per_rater for this row's design, size and roster."""
@@ -282,7 +287,8 @@ def _roster_lines(c: Comparison) -> list[str]:
         r = c.rosters[c.roster]
         lines += ["", f"With {r.raters} raters, each rating about as many pairs as the others (ratings spread unevenly "
                       "count as fewer raters), the gate lines would be:",
-                  *(f"  {line}" for line in r.design.gate_lines(r.planned_pairs, int(round(r.expected_ratings)))),
+                  *(f"  {line}" for line in r.design.gate_lines(r.planned_pairs, int(round(r.expected_ratings)),
+                                                                c.planned_raters(r))),
                   _share_line(c, r)]
     return lines
 
