@@ -84,6 +84,8 @@ def plan(config_path, db_path, margin, power, pass_rate, raters_per_pair, second
     needs that many expected ratings). The recommended design is then sized again for larger
     rosters (--rosters): for a claim about raters in general more raters sharing the same work
     can need fewer ratings; the roster with the fewest rater-hours, onboarding counted, is marked.
+    The gate lines then include planned_raters, which the verdict's notes compare with the
+    raters who rate.
     """
     from dataclasses import asdict
 
