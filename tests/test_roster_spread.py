@@ -39,6 +39,9 @@ def test_the_roster_note_compares_the_raters_with_the_plan_s_roster():
     assert "10 raters have rated" in short and "as evenly as 10.0 raters" in short and "assumed 20" in short
     assert "power falls" in short and "invite more raters" in short
     assert "as planned" in roster_note([40] * 20, general) and "invite" not in roster_note([40] * 20, general)
+    # once decided there is nothing to invite raters to: the comparison stays, the advice goes
+    done = roster_note([40] * 10, general, decided=True)
+    assert "assumed 20" in done and "invite" not in done
     # twenty raters, but two give most of the ratings: they count as fewer
     assert "invite more raters" in roster_note([400, 400] + [5] * 18, general)
     assert roster_note([40] * 10, {"claim": "these raters", "planned_raters": 20}) == ""  # no raters' part

@@ -190,7 +190,7 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
                         "memory) until the planned number of pairs is rated; stopping early because it looks good "
                         "is what the plan forbids")
     per_rater = np.unique(ratings.rater, return_counts=True)[1] if len(ratings) else []
-    if roster := roster_note(per_rater, values):
+    if roster := roster_note(per_rater, values, decided=not verdict.interim):
         notes.append(roster)
     if speed.fallback_runs:
         notes.append(f"{speed.fallback_runs} assisted run(s) fell back; they are not counted as assisted")

@@ -20,9 +20,10 @@ def effective_raters(per_rater) -> float:
     return sum(counts) ** 2 / squares if squares else 0.0
 
 
-def roster_note(per_rater, values: dict | None) -> str:
+def roster_note(per_rater, values: dict | None, decided: bool = False) -> str:
     """A note for the verdict when the gate states the roster its power assumes (planned_raters, claim about raters
-    in general): how many raters have rated, how evenly, and what fewer raters mean. '' otherwise."""
+    in general): how many raters have rated, how evenly, and, while the study runs with fewer than planned, what
+    that means. '' otherwise."""
     if not values or values.get("claim", GENERAL) != GENERAL or not values.get("planned_raters"):
         return ""
     planned = int(values["planned_raters"])
@@ -35,6 +36,8 @@ def roster_note(per_rater, values: dict | None) -> str:
               if rated > 1 else "1 rater has rated")
     if even >= 0.95 * planned:
         return f"roster: {spread}; the plan's power assumed {planned} (gate planned_raters): as planned"
+    if decided:  # nothing to advise: the verdict stands, with the power it had
+        return f"roster: {spread}; the plan's power assumed {planned} sharing the ratings evenly (gate planned_raters)"
     return (f"roster: {spread}; the plan's power assumed {planned} sharing the ratings evenly (gate planned_raters). "
             "With fewer, or the same spread unevenly, the verdict's error rate holds but its power falls: invite "
-            f"more raters, and keep the share even with app.max_ratings_per_rater")
+            "more raters, and keep the share even with app.max_ratings_per_rater")
