@@ -96,8 +96,7 @@ def main(pass_rates, drops, spreads, raters, identical, pairs, margin, rater_sd,
             raise click.UsageError("--infinite-df is a diagnostic of --designs --sizes: pass both")
         import evalkit.stats.clustered as clustered
 
-        shipped = clustered._pessimistic_df
-        clustered._pessimistic_df = lambda *args: np.full_like(np.asarray(shipped(*args), float), np.inf)
+        clustered._pessimistic_df = lambda v, *_rest: np.full(np.shape(v), np.inf)  # v: the variances, per study
     if designs and bound:
         return oracle_bound(rater_sd, pair_correlation, accuracy, pool, margin or 0.05, seed)
     if designs and sizes:

@@ -221,7 +221,7 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
             "pairs": n_pairs, "identical_pairs": int(ratings.identical.sum()), "gold_pairs": n_gold,
             "complete_pairs": complete,
             "planned_pairs": values["planned_pairs"] if values else None, "current_ratings": len(ratings),
-            "raters": int(np.unique(ratings.rater).size), "effective_raters": round(effective_raters(per_rater), 2),
+            "raters": len(per_rater), "effective_raters": round(effective_raters(per_rater), 2),
             "planned_raters": (values or {}).get("planned_raters") or None, "skips": skips,
         }]),
     }
