@@ -78,4 +78,48 @@ def launch(demo: gr.Blocks, **kwargs):
     kwargs.setdefault("css", CSS)
     kwargs.setdefault("theme", theme())  # contrast that passes an accessibility audit
     kwargs.setdefault("footer_links", [])  # raters need no API or settings links
+    from gradio import networking
+
+    networking.url_ok = local_url_ok
+    _no_proxy_for_loopback()
     return demo.launch(**kwargs)
+
+
+def _no_proxy_for_loopback() -> None:
+    """Launch asks the app's own address (its page, then its startup events) with the environment's proxy settings: a
+    proxy set for the internet, as on many company machines, gets those requests, and launch fails or hangs. The
+    loopback addresses join NO_PROXY (both spellings), which is what reaching them directly means."""
+    loopback = ["localhost", "127.0.0.1", "::1"]
+    for var in ("NO_PROXY", "no_proxy"):
+        have = [h.strip() for h in os.environ.get(var, "").split(",") if h.strip()]
+        os.environ[var] = ",".join(have + [h for h in loopback if h not in have])
+
+
+# How long launch waits for the page to answer on its own address before calling it unreachable.
+LOCAL_URL_WAIT = 60.0
+
+
+def local_url_ok(url: str, wait: float | None = None) -> bool:
+    """Gradio's launch asks whether the page answers on its local address before going on; its own check gives up on
+    the first request slower than 3 s, and sends it through any proxy in the environment. On a machine busy training
+    the demo pair (the README's first command) or running tests side by side, the first page is slower than that, and
+    launch then refuses to start with "When localhost is not accessible, a shareable link must be created". This check
+    asks a local address directly, never through a proxy, and waits for it up to `LOCAL_URL_WAIT` seconds."""
+    import time
+    from urllib.parse import urlsplit
+
+    import httpx
+
+    local = urlsplit(url).hostname in ("127.0.0.1", "localhost", "::1", "0.0.0.0")
+    deadline = time.monotonic() + (LOCAL_URL_WAIT if wait is None else wait)
+    while True:
+        try:
+            # the statuses Gradio's own check accepts (401 or a redirect when the page has a login)
+            if httpx.head(url, timeout=10, verify=False, trust_env=not local).status_code in (
+                    200, 401, 301, 302, 303, 307, 308):
+                return True
+        except httpx.TransportError:
+            pass
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.5)

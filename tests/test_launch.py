@@ -1,0 +1,57 @@
+"""The app starts on a busy machine: Gradio's launch asks its own page once, with a 3 s limit and through any proxy in
+the environment, and refuses to start when that fails ("When localhost is not accessible..."). evalkit's launch
+asks its local address directly and waits for it."""
+
+import asyncio
+import threading
+
+import pytest
+
+from evalkit.ui.server import free_port
+
+
+class SlowFirstRequest:
+    """ASGI middleware: the first request for the page waits `delay` seconds, as the first page of an app on a machine
+    busy training a model does."""
+
+    def __init__(self, app, delay: float = 4.5):
+        self.app, self.delay, self.lock, self.first = app, delay, threading.Lock(), True
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and scope["path"] == "/":
+            with self.lock:
+                first, self.first = self.first, False
+            if first:
+                await asyncio.sleep(self.delay)
+        await self.app(scope, receive, send)
+
+
+@pytest.mark.slow
+def test_launch_waits_for_a_slow_first_page_and_ignores_a_dead_proxy(monkeypatch):
+    import gradio as gr
+    import httpx
+    from starlette.middleware import Middleware
+
+    from evalkit.ui import launch
+
+    dead = f"http://127.0.0.1:{free_port()}"  # nothing listens there: a proxy that is down
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.setenv(var, dead)
+    for var in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    with gr.Blocks() as demo:
+        gr.Markdown("hello")
+    port = free_port()
+    launch(demo, prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True,
+           app_kwargs={"middleware": [Middleware(SlowFirstRequest)]})
+    try:
+        r = httpx.get(f"http://127.0.0.1:{port}/", timeout=30, trust_env=False)
+        assert r.status_code == 200 and "hello" in r.text
+    finally:
+        demo.close()
+
+
+def test_the_local_check_gives_up_on_an_address_nothing_answers():
+    from evalkit.ui import local_url_ok
+
+    assert local_url_ok(f"http://127.0.0.1:{free_port()}/", wait=1.0) is False
