@@ -18,4 +18,13 @@ if [ ! -x /usr/bin/chromium ] || [ ! -d /usr/share/fonts/truetype/wqy ] || ! com
   fi
 fi
 scripts/setup.sh test
+# One worker per core, at most 4 (pytest-xdist; each test still runs whole in one process); EVALKIT_TEST_WORKERS=1 runs
+# them in this process. Workers take tests as they free up, since a few tests take a minute and most a second. Each
+# worker's torch gets one thread, so the workers share the cores out instead of competing for each one.
+cores="$(nproc 2>/dev/null || echo 1)"
+workers="${EVALKIT_TEST_WORKERS:-$(( cores < 4 ? cores : 4 ))}"
+if [ "$workers" -gt 1 ]; then
+  export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
+  set -- -n "$workers" --dist worksteal "$@"
+fi
 exec .venv/bin/python -m pytest "$@"
