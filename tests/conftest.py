@@ -23,6 +23,16 @@ def data_dir(tmp_path, monkeypatch):
     return d
 
 
+@pytest.fixture(autouse=True)
+def close_figures():
+    """Figures a test made (report.figures, as the Results tab and the report use it) are closed after it: the tab
+    and the report close theirs; a test that only inspects them would otherwise leave them to the next."""
+    yield
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is not None:
+        plt.close("all")
+
+
 @pytest.fixture
 def make_config(tmp_path, tiny_models):
     """Write a config TOML pointing at the tiny models; keyword overrides as 'section.key'."""
