@@ -21,8 +21,12 @@ scripts/setup.sh test
 # One worker per core, at most 4 (pytest-xdist; each test still runs whole in one process); EVALKIT_TEST_WORKERS=1 runs
 # them in this process. Workers take tests as they free up, since a few tests take a minute and most a second. Each
 # worker's torch gets one thread, so the workers share the cores out instead of competing for each one.
-cores="$(nproc 2>/dev/null || echo 1)"
+cores="$(.venv/bin/python -c 'import os; print(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)')"
 workers="${EVALKIT_TEST_WORKERS:-$(( cores < 4 ? cores : 4 ))}"
+if ! [[ "$workers" =~ ^[1-9][0-9]*$ ]]; then
+  echo "evalkit tests: EVALKIT_TEST_WORKERS must be a whole number of workers, 1 or more (got '$workers'); 1 runs the tests in one process" >&2
+  exit 2
+fi
 if [ "$workers" -gt 1 ]; then
   export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
   set -- -n "$workers" --dist worksteal "$@"
