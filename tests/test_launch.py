@@ -55,3 +55,39 @@ def test_the_local_check_gives_up_on_an_address_nothing_answers():
     from evalkit.ui import local_url_ok
 
     assert local_url_ok(f"http://127.0.0.1:{free_port()}/", wait=1.0) is False
+
+
+class PageDown:
+    """ASGI middleware: the page answers 503 to every request, as an app whose own address something intercepts."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and scope["path"] == "/":
+            await send({"type": "http.response.start", "status": 503, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await self.app(scope, receive, send)
+
+
+def test_a_page_that_never_answers_is_a_clear_error_and_the_server_is_closed(monkeypatch):
+    import socket
+
+    import gradio as gr
+    from starlette.middleware import Middleware
+
+    import evalkit.ui as ui
+    from evalkit.errors import EvalkitError
+
+    monkeypatch.setattr(ui, "LOCAL_URL_WAIT", 1.0)
+    with gr.Blocks() as demo:
+        gr.Markdown("hello")
+    port = free_port()
+    with pytest.raises(EvalkitError) as e:
+        ui.launch(demo, prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True,
+                  app_kwargs={"middleware": [Middleware(PageDown)]})
+    assert f"127.0.0.1:{port}" in str(e.value) and "within 1 s" in str(e.value) and "fix:" in str(e.value)
+    with socket.socket() as s:  # the server it had started is gone: the port is free again
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("127.0.0.1", port))

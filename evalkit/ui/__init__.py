@@ -82,7 +82,19 @@ def launch(demo: gr.Blocks, **kwargs):
 
     networking.url_ok = local_url_ok
     _no_proxy_for_loopback()
-    return demo.launch(**kwargs)
+    try:
+        return demo.launch(**kwargs)
+    except ValueError as e:
+        if "localhost is not accessible" not in str(e):
+            raise
+        from ..errors import EvalkitError
+
+        demo.close()  # the server had started; nothing answered it
+        raise EvalkitError(
+            f"the app started but its page did not answer on its own address ({demo.local_url}) within "
+            f"{LOCAL_URL_WAIT:.0f} s",
+            "check that nothing (a firewall, a sandbox) blocks connections to this machine's own address, and run "
+            "again; on a machine that is very busy, start the app when the load has dropped") from e
 
 
 def _no_proxy_for_loopback() -> None:
