@@ -115,6 +115,26 @@ def test_the_recommended_design_is_sized_again_for_larger_rosters():
         assert f"planned_raters = {r.raters}" in text
 
 
+def test_the_plan_shows_what_the_claim_about_raters_in_general_costs_over_these_raters():
+    # raters who judge the paths differently: a claim about raters in general must estimate that spread from 12
+    # raters' sums; a claim about these 12 treats their effects as fixed, and the same design needs fewer ratings
+    model = StudyModel(pass_rates={c: 0.9 for c in CRITERIA}, rater_accuracy=0.95, raters=12, rater_path_sd=0.5)
+    scenario = Scenario(model, pool=900, margin=0.2, minutes_per_rating=0.5)
+    designs = [Design(T_FLOOR, True, GROUP_SEQUENTIAL, 1, 0.1, 40)]
+    c = compare(scenario, 0.8, 80, designs)
+    r, best = c.these_raters, c.best()
+    assert r.design == best.design and r.raters == 12 and r.power.rate >= 0.8
+    assert r.expected_ratings < best.expected_ratings
+    text = format_comparison(c)
+    assert 'For a claim about these 12 raters only (gate claim = "these raters"' in text
+    assert f"would need {r.expected_ratings:,.0f} expected ratings" in text and "fewer human ratings" in text
+    assert c.to_json()["these_raters"]["planned_pairs"] == r.planned_pairs
+    assert c.gate_lines() == best.design.gate_lines(best.planned_pairs, int(round(best.expected_ratings)), 12)
+    # a claim about these raters already: nothing narrower to show
+    these = compare(replace(scenario, claim="these raters"), 0.8, 80, designs)
+    assert these.these_raters is None and "For a claim about these" not in format_comparison(these)
+
+
 def test_plan_compare_command_weighs_rosters_and_rejects_a_roster_below_the_gate_s(tmp_path, monkeypatch):
     import json
 

@@ -85,7 +85,8 @@ def plan(config_path, db_path, margin, power, pass_rate, raters_per_pair, second
     rosters (--rosters): for a claim about raters in general more raters sharing the same work
     can need fewer ratings; the roster with the fewest rater-hours, onboarding counted, is marked.
     The gate lines then include planned_raters, which the verdict's notes compare with the
-    raters who rate.
+    raters who rate. For a claim about raters in general the recommended design is last sized
+    for the claim about these raters only (same roster), to show what the wider claim costs.
     """
     from dataclasses import asdict
 

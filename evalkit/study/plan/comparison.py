@@ -2,7 +2,9 @@
 target power on simulated studies (size), judged there (evaluate: power, expected human ratings with the gold pairs'
 ratings beside them, rater-hours, the false-KEEP rate at the margin), the cheapest that holds recommended with its
 gate lines, then sized again for larger rosters, weighed against each rater's onboarding, with the share per rater
-(app.max_ratings_per_rater) that keeps a roster as planned. format_comparison() is the plan's text.
+(app.max_ratings_per_rater) that keeps a roster as planned, and, for a claim about raters in general, sized once more
+for the narrower claim about these raters (what scope the team would give up, and what it would save).
+format_comparison() is the plan's text.
 """
 
 from __future__ import annotations
@@ -11,9 +13,11 @@ import math
 from dataclasses import dataclass, field, replace
 
 from ...task.criteria import CRITERIA
-from ..gate import GENERAL
+from ..gate import CHOICES, GENERAL
 from ..monitoring import FIXED
 from .designs import Design, Scenario, candidates, cost, normal_pairs, outcome, rater_share, simulate
+
+THESE = CHOICES["claim"][1]
 
 
 @dataclass
@@ -62,6 +66,9 @@ class Comparison:
     # rater-hours with each rater's onboarding counted
     rosters: list[DesignRow] = field(default_factory=list)
     roster: int | None = None
+    # for a claim about raters in general: the recommended design, same roster, sized for the claim about these
+    # raters only, whose rater effects are fixed and need no degrees of freedom (a choice of scope, not of design)
+    these_raters: DesignRow | None = None
 
     def best(self) -> DesignRow | None:
         return None if self.recommended is None else self.rows[self.recommended]
@@ -93,7 +100,8 @@ class Comparison:
         best = self.best()
         return {"designs": [r.to_json() for r in self.rows], "recommended": self.recommended,
                 "gate_lines": self.gate_lines(), "max_ratings_per_rater": self.rater_share(best) if best else None,
-                "rosters": [roster(r) for r in self.rosters], "fewest_hours_roster": self.roster}
+                "rosters": [roster(r) for r in self.rosters], "fewest_hours_roster": self.roster,
+                "these_raters": self.these_raters.to_json() if self.these_raters else None}
 
 
 def size(design: Design, scenario: Scenario, power: float, studies: int, seed) -> DesignRow:
@@ -141,7 +149,8 @@ def compare(scenario: Scenario, power: float = 0.8, studies: int = 200, designs:
     human ratings (study and gold) is recommended. Then the recommended design is sized again with each roster in
     `rosters` (numbers of raters sharing the ratings): a claim about raters in general pays for estimating the raters'
     part on few degrees of freedom, so more raters can need fewer ratings; the roster with the fewest rater-hours,
-    each rater's onboarding counted, is marked."""
+    each rater's onboarding counted, is marked. For a claim about raters in general the recommended design is last
+    sized for the claim about these raters (same roster), so the plan shows what the wider claim costs."""
     from ...progress import bar
     from .floor import floor
 
@@ -149,7 +158,8 @@ def compare(scenario: Scenario, power: float = 0.8, studies: int = 200, designs:
     rows = []
     own = scenario.model.raters
     extra = [g for g in dict.fromkeys(rosters) if g != own]
-    shown = bar(total=len(designs) + len(extra), desc="designs compared", unit="design")
+    narrower = scenario.claim == GENERAL
+    shown = bar(total=len(designs) + len(extra) + narrower, desc="designs compared", unit="design")
     for k, design in enumerate(designs):
         shown.set_postfix_str(design.name)
         rows.append(size(design, scenario, power, studies, [seed, k]))
@@ -170,6 +180,12 @@ def compare(scenario: Scenario, power: float = 0.8, studies: int = 200, designs:
                 progress(c.rosters[-1])
         usable = [i for i, r in enumerate(c.rosters) if r.holds and r.expected_ratings is not None]
         c.roster = min(usable, key=lambda i: c.hours_with_onboarding(c.rosters[i])) if usable else None
+    if best is not None and narrower:
+        shown.set_postfix_str(f"{rows[best].design.name} for these raters")
+        c.these_raters = size(rows[best].design, replace(scenario, claim=THESE), power, studies, [seed, best, 0])
+        if progress:
+            progress(c.these_raters)
+    shown.update(int(narrower))
     shown.close()
     return c
 
@@ -251,6 +267,7 @@ def format_comparison(c: Comparison) -> str:
                         if s.claim == GENERAL else "The gap is what estimating the variances and the pre-screen's "
                         "weight from the study's own ratings costs"))
     lines += _roster_lines(c)
+    lines += _these_raters_lines(c)
     lines += [f"note: {n}" for n in s.notes]
     lines.append(f"note: rates from {c.studies} simulated studies each (Monte-Carlo error about "
                  f"±{1.96 * math.sqrt(c.power * (1 - c.power) / c.studies):.3f} on the power); a false-KEEP rate "
@@ -291,6 +308,23 @@ def _roster_lines(c: Comparison) -> list[str]:
                                                                 c.planned_raters(r))),
                   _share_line(c, r)]
     return lines
+
+
+def _these_raters_lines(c: Comparison) -> list[str]:
+    """What the claim about raters in general costs over the claim about these raters, same design and roster."""
+    r, best = c.these_raters, c.best()
+    if r is None or best is None:
+        return []
+    head = (f"For a claim about these {r.raters} raters only (gate claim = \"{THESE}\", frozen before rating: their "
+            "leniency towards either path is then fixed, not sampled, and the verdict says the claim does not reach "
+            f"other raters), the recommended design with the same roster")
+    if r.planned_pairs is None:
+        return ["", f"{head} did not reach the power: {r.note}."]
+    saved = 1 - r.human_ratings / best.human_ratings
+    return ["", f"{head} would need {r.expected_ratings:,.0f} expected ratings (+ {r.gold_ratings:,.0f} gold; "
+                f"{r.planned_pairs:,} pairs at most, power {r.power.rate:.2f}, false KEEP at the margin {_false_keep(r)}"
+                f"), {saved:.0%} {'fewer' if saved >= 0 else 'more'} human ratings than the claim about raters in "
+                "general. Choose the claim by what the decision must cover, not by its cost."]
 
 
 def _share_line(c: Comparison, row: DesignRow) -> str:
