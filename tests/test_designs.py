@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+import pytest
+
 from evalkit.stats import T_FLOOR, UNION
 from evalkit.study.gate import parse_gate
 from evalkit.study.monitoring import FIXED, GROUP_SEQUENTIAL
@@ -168,3 +170,40 @@ def test_plan_compare_command_weighs_rosters_and_rejects_a_roster_below_the_gate
     these = json.loads(r.output[r.output.index("{"):])
     assert these["rosters"] == []
     assert not any(line.startswith("planned_raters") for line in these["gate_lines"])  # no roster to assume
+
+
+@pytest.mark.parametrize("args, named", [
+    (["--pool", "0"], "--pool 0"),
+    (["--prescreen-agreement", "0.96"], "--prescreen-agreement 0.96 is impossible with raters of accuracy 0.95"),
+    (["--prescreen-bias", "-0.05"], "--prescreen-bias -0.05"),
+    (["--look-every", "0"], "--look-every 0"),
+    (["--minutes-per-rating", "0"], "--minutes-per-rating 0"),
+    (["--onboarding-minutes", "-1"], "--onboarding-minutes -1"),
+    (["--studies", "5"], "--studies 5"),
+    (["--power", "1"], "power 1"),
+    (["--raters-per-pair", "0"], "--raters-per-pair 0"),  # not the gate's number in its place
+    (["--raters", "3", "--rosters", "20"], "3 raters: the gate's claim about raters in general needs at least 10"),
+])
+def test_plan_compare_refuses_a_bad_number_naming_the_option(args, named, tmp_path, monkeypatch):
+    # each of these used to end in a numpy traceback, a hang (--look-every 0), or a plan on a number silently
+    # replaced or ignored (--raters-per-pair 0, a negative bias, zero minutes a rating)
+    from click.testing import CliRunner
+
+    from evalkit.cli import cli
+
+    monkeypatch.setenv("EVALKIT_DATA_DIR", str(tmp_path / "data"))
+    r = CliRunner().invoke(cli, ["plan", "--compare", "--studies", "20", *args])
+    assert r.exit_code == 1 and isinstance(r.exception, SystemExit), r.output
+    assert named in r.output and "fix:" in r.output and "Traceback" not in r.output
+
+
+def test_a_pool_too_small_for_any_size_gives_no_floor_and_no_recommendation():
+    from evalkit.study.plan.floor import floor
+
+    model = StudyModel(pass_rates={c: 0.9 for c in CRITERIA}, rater_accuracy=0.95, raters=12)
+    scenario = Scenario(model, pool=10, margin=0.2)
+    assert floor(scenario, 0.8) is None  # used to raise a TypeError
+    c = compare(scenario, 0.8, 20, [Design(T_FLOOR, True, GROUP_SEQUENTIAL, 1, 0.1, 40)])
+    assert c.recommended is None and c.floor is None and c.rows[0].planned_pairs is None
+    text = format_comparison(c)
+    assert "the pool holds 10" in text and "No design reached the power" in text

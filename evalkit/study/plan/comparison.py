@@ -18,6 +18,7 @@ from ..monitoring import FIXED
 from .designs import Design, Scenario, candidates, cost, normal_pairs, outcome, rater_share, simulate
 
 THESE = CHOICES["claim"][1]
+MIN_STUDIES = 20  # simulated studies per size below which a power or error rate says nothing
 
 
 @dataclass
@@ -151,10 +152,21 @@ def compare(scenario: Scenario, power: float = 0.8, studies: int = 200, designs:
     part on few degrees of freedom, so more raters can need fewer ratings; the roster with the fewest rater-hours,
     each rater's onboarding counted, is marked. For a claim about raters in general the recommended design is last
     sized for the claim about these raters (same roster), so the plan shows what the wider claim costs."""
+    from ...errors import EvalkitError
     from ...progress import bar
     from .floor import floor
 
+    scenario.check()
+    if not 0 < power < 1:
+        raise EvalkitError(f"power {power} must be between 0 and 1", "pass --power as a fraction, e.g. 0.8")
+    if studies < MIN_STUDIES:
+        raise EvalkitError(f"--studies {studies} is too few to compare designs",
+                           f"simulate at least {MIN_STUDIES} studies per size (200 for figures to act on)")
     designs = designs or candidates(scenario.claim)
+    for d in designs:
+        if d.monitoring != FIXED and not d.look_every >= 1:
+            raise EvalkitError(f"--look-every {d.look_every}: expected ratings between looks, 1 or more",
+                               "give the ratings between looks, e.g. --look-every 50")
     rows = []
     own = scenario.model.raters
     extra = [g for g in dict.fromkeys(rosters) if g != own]

@@ -118,6 +118,39 @@ class Scenario:
     onboarding_minutes: float = ONBOARDING
     notes: list[str] = field(default_factory=list)
 
+    def check(self) -> None:
+        """Every number of the scenario in its range, or an EvalkitError naming the option and how to fix it (bad
+        values would otherwise surface as a numpy error, a hang or a silently ignored bias)."""
+        from ...errors import EvalkitError
+
+        self.model.check()
+        if not 0 < self.margin < 1:
+            raise EvalkitError(f"margin {self.margin} must be between 0 and 1", "pass --margin as a fraction, e.g. 0.05")
+        if self.claim == GENERAL and self.model.raters < self.min_raters:
+            raise EvalkitError(f"{self.model.raters} raters: the gate's claim about raters in general needs at least "
+                               f"{self.min_raters} (min_raters)", f"plan for at least {self.min_raters} raters "
+                               "(--raters), or freeze claim = \"these raters\" in the gate before rating starts")
+        if not (isinstance(self.pool, int) and self.pool >= 1):
+            raise EvalkitError(f"--pool {self.pool}: expected the number of pooled pairs, 1 or more",
+                               "give the pairs the pre-screen judges, e.g. --pool 5000")
+        low, high = 1 - self.model.rater_accuracy, self.model.rater_accuracy
+        if not low <= self.prescreen_agreement <= high:
+            # a pre-screen that always answers the truth agrees with a rater as often as the rater is right
+            raise EvalkitError(f"--prescreen-agreement {self.prescreen_agreement} is impossible with raters of accuracy "
+                               f"{high:g}: agreement with one rater lies between {low:.2f} and {high:.2f}",
+                               "give the pre-screen's agreement with one rater as a fraction, e.g. 0.9 (aggregate's "
+                               "pre-screen table measures it)")
+        if not 0 <= self.prescreen_bias < 1:
+            raise EvalkitError(f"--prescreen-bias {self.prescreen_bias}: expected a bias towards assisted in [0, 1)",
+                               "give the extra pass rate the pre-screen gives assisted outputs, e.g. 0.05; a bias "
+                               "towards ordinary only makes KEEP harder, and is not simulated")
+        if not self.minutes_per_rating > 0:
+            raise EvalkitError(f"--minutes-per-rating {self.minutes_per_rating}: expected minutes, more than 0",
+                               "give the minutes a rating takes, e.g. 1")
+        if not self.onboarding_minutes >= 0:
+            raise EvalkitError(f"--onboarding-minutes {self.onboarding_minutes}: expected minutes, 0 or more",
+                               "give a rater's time before their first rating, e.g. 10")
+
     def gold_ratings(self, design: Design, decided_pairs):
         """Human ratings of gold pairs served by the time `decided_pairs` are decided (mean or array)."""
         from ..gold import gold_ratings

@@ -32,13 +32,13 @@ class Floor:
 
 
 def floor(scenario: Scenario, power: float = 0.8, second_rating_share: float = 0.1, look_every: int = 50,
-          seed: int = 0, pairs_per_criterion: int = 200_000, spending=None) -> Floor:
+          seed: int = 0, pairs_per_criterion: int = 200_000, spending=None) -> Floor | None:
     """The Floor of `scenario`: each criterion's PPI variance per decided pair from `pairs_per_criterion` simulated
     pairs (identical ones enter as zeros with no rating, as the gate counts them), then each criterion a Brownian
     motion with that variance known, O'Brien-Fleming boundaries at the looks every `look_every` ratings, KEEP once
     all have crossed; the smallest maximum (in steps of about 0.5%) whose KEEP rate on 10,000 paths reaches `power`.
     `spending`: another alpha-spending function for the same looks (the gate's is O'Brien-Fleming's), to see what
-    the choice costs."""
+    the choice costs. None when the pool leaves no size to try."""
     from statistics import NormalDist
 
     import numpy as np
@@ -92,6 +92,8 @@ def floor(scenario: Scenario, power: float = 0.8, second_rating_share: float = 0
         found = (n, float(passed[:, -1].mean()), float((frac[stop] * n).mean() * ratings_per_pair))
         if found[1] >= power:
             break
+    if found is None:  # no size below the pool to try (a pool too small for the margin)
+        return None
     n, reached, ratings = found
     worst = max(range(len(crits)), key=lambda k: variance(n, k))
     fixed = variance(n, worst) * (z / scenario.margin) ** 2

@@ -36,7 +36,8 @@ def plan_from_config(cfg, db_path=None, *, margin: float | None = None, power: f
     if db_path and not path.exists():
         raise EvalkitError(f"database {path} does not exist", "pass an existing --db, or leave it out to plan from defaults")
     db = open_db(path) if path.exists() else None
-    model = model_from_db(db, raters_per_pair or gate.min_ratings_per_pair, pass_rate, raters,
+    # `is None`, not `or`: --raters-per-pair 0 is an error to report, not a request for the gate's number
+    model = model_from_db(db, gate.min_ratings_per_pair if raters_per_pair is None else raters_per_pair, pass_rate, raters,
                           prompts=None if db is not None and db["pairs"].count else len(cfg.pool.prompts) or 5,
                           pair_correlation=pair_correlation, rater_sd=rater_sd, rater_path_sd=rater_path_sd,
                           claim=gate.claim, min_raters=gate.min_raters,
@@ -63,9 +64,6 @@ def plan_from_config(cfg, db_path=None, *, margin: float | None = None, power: f
                 raise EvalkitError(f"--rosters {g}: a roster needs at least {least} raters (the gate's min_raters, "
                                    "and three raters for a pair rated three times)",
                                    f"give numbers of raters of at least {least}, e.g. --rosters {2 * least},{4 * least}")
-        if onboarding_minutes is not None and not onboarding_minutes >= 0:
-            raise EvalkitError(f"--onboarding-minutes {onboarding_minutes}: expected minutes, 0 or more",
-                               "give a rater's time before their first rating, e.g. 10")
         if onboarding_minutes is None and rosters:
             onboarding_minutes = ONBOARDING
             notes.append(f"{ONBOARDING:g} minutes of onboarding a rater assumed (--onboarding-minutes)")
