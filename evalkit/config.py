@@ -264,6 +264,7 @@ _RANGES = [
     *((f"app.{k}", lambda v: v >= 0, ">= 0") for k in ("signups_per_client_per_hour", "results_skip_allowance",
                                                         "live_runs_per_hour", "min_seconds_on_task")),
     ("app.ratings_per_pair", lambda v: v >= 1, ">= 1"),
+    ("app.port", lambda v: 0 <= v <= 65535, "in [0, 65535] (0 = Gradio's default: 7860 or the next free port)"),
     ("app.max_submissions_per_minute", lambda v: v >= 0, ">= 0"),
     ("app.max_ratings_per_rater", lambda v: v >= 0, ">= 0 (0 = no limit)"),
     ("app.max_comment_chars", lambda v: 1 <= v <= 100_000, "in [1, 100000]"),

@@ -11,3 +11,23 @@ class EvalkitError(Exception):
         self.what = what
         self.fix = fix
         super().__init__(f"{what}" + (f"\n  fix: {fix}" if fix else ""))
+
+
+def output_folder(path, what: str):
+    """The folder `path` for `what`, created with its parents; an EvalkitError naming it when it cannot be (a path
+    under a read-only or system folder, a file in the way) instead of an OSError trace."""
+    from pathlib import Path
+
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise EvalkitError(f"cannot create the folder {path} for {what}: {e.strerror or e}",
+                           "pass --out a folder you can write to (it is created when missing), e.g. ./out") from e
+    return path
+
+
+def cannot_write(path, what: str, error: OSError) -> EvalkitError:
+    """The EvalkitError for a file of `what` that could not be written into its folder."""
+    return EvalkitError(f"cannot write {what} to {path}: {error.strerror or error}",
+                        "pass --out a folder you can write to, with free space")

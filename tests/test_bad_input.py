@@ -307,6 +307,40 @@ def test_cli_refuses_a_missing_or_corrupt_database(tmp_path, command):
     assert "Traceback" not in r.output and bad.read_bytes() == data
 
 
+@pytest.mark.parametrize("command", [["report"], ["export"]])
+def test_cli_names_an_output_folder_it_cannot_make(tmp_path, db_file, command):
+    blocker = tmp_path / "a-file"  # a file where the folder's parent should be: no folder can be made under it
+    blocker.write_text("x", encoding="utf-8")
+    out = blocker / "out"
+    r = CliRunner().invoke(cli, [*command, "--db", str(db_file), "--out", str(out)])
+    assert r.exit_code == 1 and isinstance(r.exception, SystemExit), r.output
+    assert f"Error: cannot create the folder {out}" in r.output and "pass --out a folder you can write to" in r.output
+    assert "Traceback" not in r.output and blocker.read_text(encoding="utf-8") == "x"
+
+
+def test_export_refuses_a_malformed_hub_repo_id_before_writing_anything(tmp_path, db_file):
+    out = tmp_path / "export"
+    r = CliRunner().invoke(cli, ["export", "--db", str(db_file), "--out", str(out), "--push-to-hub", "my-org//study"])
+    assert r.exit_code == 1, r.output
+    assert "Error: --push-to-hub 'my-org//study' is not a Hub repo id" in r.output and "namespace/name" in r.output
+    assert "log in" not in r.output and not out.exists()  # not a push failure after a local export
+
+
+def test_app_names_a_port_that_is_not_one_or_is_taken(tmp_path, db_file):
+    import socket
+
+    done = app_py(tmp_path, "--db", str(db_file), "--no-prepare", "--port", "99999")
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "error: --port 99999 is not a port" in done.stderr
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = app_py(tmp_path, "--db", str(db_file), "--no-prepare", "--port", str(port))
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert f"error: cannot listen on 127.0.0.1:{port}" in done.stderr and "another --port" in done.stderr
+
+
 # --- unknown prompt ids ----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("args", [["run", "--prompt", "nope"], ["fidelity", "--prompt", "nope"],
@@ -321,6 +355,23 @@ def test_cli_unknown_prompt_id_is_one_clear_error(args, data_dir, tmp_path):
     assert "Error: unknown prompt id(s): nope" in r.output and "known ids: writing-01" in r.output
     assert "Traceback" not in r.output and "no-such-model" not in r.output
     assert not (data_dir / "evalkit.db").exists()  # nothing written, not even an empty database
+
+
+@pytest.mark.parametrize("args, message", [
+    (["tune", "--tokens", "0,4"], "--tokens 0: expected draft lengths of 1 or more"),
+    (["tune", "--thresholds", "0.4,1.5"], "--thresholds 1.5: expected confidence thresholds in [0, 1)"),
+    (["tune", "--reps", "0"], "--reps 0: expected 1 or more repetitions"),
+    (["run", "--seed", "-5"], "--seed -5 must be between 0 and 2**32 - 1"),  # was a fallback failure after loading
+    (["generate", "--samples", "0"], "--samples 0 must be at least 1"),  # was the config's samples, silently
+])
+def test_cli_names_the_bad_sweep_or_seed_value_before_a_model_loads(args, message, data_dir, tmp_path):
+    missing = str(tmp_path / "no-such-model")  # never reached: the values are checked first
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'[models]\ntarget = "{missing}"\ndraft = "{missing}"\ndevice = "cpu"\n', encoding="utf-8")
+    r = CliRunner().invoke(cli, [*args, "--config", str(cfg)])
+    assert r.exit_code == 1, r.output
+    assert f"Error: {message}" in r.output and "fix:" in r.output
+    assert "Traceback" not in r.output and "no-such-model" not in r.output
 
 
 def test_app_live_tab_refuses_an_unknown_prompt_id(tmp_path, db_file):

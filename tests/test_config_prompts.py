@@ -80,6 +80,7 @@ def test_unknown_config_key_is_rejected_with_the_valid_keys(tmp_path):
         ('[bench]\nreps = "five"', "bench.reps = 'five' should be int"),
         ("[models]\nload_draft = false", "unknown config key(s) models.load_draft"),
         ("load_draft = 1", "load_draft = 1 should be bool"),
+        ("[app]\nport = 70000", "app.port must be in [0, 65535]"),  # was Gradio's OverflowError at launch
     ],
 )
 def test_bad_config_values(tmp_path, text, needle):

@@ -207,3 +207,20 @@ def test_a_pool_too_small_for_any_size_gives_no_floor_and_no_recommendation():
     assert c.recommended is None and c.floor is None and c.rows[0].planned_pairs is None
     text = format_comparison(c)
     assert "the pool holds 10" in text and "No design reached the power" in text
+
+
+def test_plan_compare_honours_an_explicit_second_rating_share_of_zero(tmp_path, monkeypatch):
+    # `--second-rating-share 0` (no pair rated twice) used to read as "not given" and became the gate's or 10%
+    import json
+
+    from click.testing import CliRunner
+
+    from evalkit.cli import cli
+
+    monkeypatch.setenv("EVALKIT_DATA_DIR", str(tmp_path / "data"))
+    r = CliRunner().invoke(cli, ["plan", "--compare", "--margin", "0.3", "--studies", "20", "--pool", "600",
+                                 "--pass-rate", "0.9", "--rosters", "", "--second-rating-share", "0", "--json"])
+    assert r.exit_code == 0, r.output
+    once = [d["design"] for d in json.loads(r.output[r.output.index("{"):])["designs"]
+            if d["design"]["raters_per_pair"] == 1]
+    assert once and all(d["second_rating_share"] == 0 and "twice" not in d["name"] for d in once)

@@ -87,8 +87,13 @@ def run_tune(cfg: Config, db, *, tokens, schedules, thresholds, reps: int = 2, p
     bad = [s for s in schedules if s not in ("constant", "heuristic", "heuristic_transient")]
     if bad:
         raise EvalkitError(f"unknown schedule(s) {', '.join(bad)}", "use constant, heuristic or heuristic_transient")
-    if any(n < 1 for n in tokens) or any(not 0 <= t < 1 for t in thresholds) or reps < 1:
-        raise EvalkitError("draft lengths must be >= 1, thresholds in [0, 1), reps >= 1", "fix the sweep values")
+    for option, values, ok, rule, example in (
+            ("--tokens", tokens, lambda n: n >= 1, "draft lengths of 1 or more", "--tokens 2,4,8"),
+            ("--thresholds", thresholds, lambda t: 0 <= t < 1, "confidence thresholds in [0, 1)", "--thresholds 0,0.4"),
+            ("--reps", [reps], lambda n: n >= 1, "1 or more repetitions", "--reps 2")):
+        bad = [v for v in values if not ok(v)]
+        if bad:
+            raise EvalkitError(f"{option} {', '.join(map(str, bad))}: expected {rule}", f"pass e.g. {example}")
     prompts = load_prompts(ids=cfg.bench.prompts or None)
     pair = load_pair(cfg, progress=progress)
     if not (assisted_allowed(cfg, pair.compat) and pair.draft is not None):

@@ -9,7 +9,7 @@ import re
 import secrets
 from pathlib import Path
 
-from ..errors import EvalkitError
+from ..errors import EvalkitError, cannot_write, output_folder
 from .provenance import NOT_RECORDED, WITHHELD, Provenance, environment_line, model_line, scope_items
 
 SPLITS = ("experiments", "generations", "timing_runs", "batch_runs", "pairs", "ratings", "reference_outputs")
@@ -180,6 +180,18 @@ def split_file(out_dir: Path, split: str) -> Path:
     return found[0]
 
 
+def check_repo_id(repo_id: str) -> None:
+    """Refuse a malformed Hub repo id before anything is exported (the Hub's own check, which runs offline): otherwise
+    it surfaces after the local export, as a push failure whose fix says to log in."""
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    try:
+        validate_repo_id(repo_id)
+    except HFValidationError as e:
+        raise EvalkitError(f"--push-to-hub {repo_id!r} is not a Hub repo id: {e}",
+                           "give it as namespace/name, e.g. my-org/evalkit-study (letters, digits, '-', '_', '.')") from e
+
+
 def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = False,
            keep_rater_names: bool = False, api=None, agg=None):
     """Build the DatasetDict, save parquet + README.md to out_dir, push when asked. Returns the DatasetDict.
@@ -193,6 +205,8 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
 
     from .provenance import build_provenance
 
+    if push_to_hub:
+        check_repo_id(push_to_hub)
     rows = tables(db, keep_rater_names)
     ds = DatasetDict({
         name: Dataset.from_list(rows[name], features=features(db, name)) if rows[name]
@@ -201,18 +215,20 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
     })
     prov = build_provenance(db, agg)
     out_dir = Path(out_dir)
-    data = out_dir / "data"
-    data.mkdir(parents=True, exist_ok=True)
+    data = output_folder(out_dir / "data", "the export")
     files = {}
-    for name in SPLITS:
-        tmp = data / f".{name}.parquet.tmp"
-        ds[name].to_parquet(str(tmp))
-        files[name] = data / f"{name}-{_sha256(tmp)[:16]}.parquet"
-        tmp.replace(files[name])
-    card = out_dir / "README.md"
-    tmp = out_dir / ".README.md.tmp"
-    tmp.write_text(_card(db, rows, files, keep_rater_names, push_to_hub, prov, out_dir), encoding="utf-8")
-    tmp.replace(card)
+    try:
+        for name in SPLITS:
+            tmp = data / f".{name}.parquet.tmp"
+            ds[name].to_parquet(str(tmp))
+            files[name] = data / f"{name}-{_sha256(tmp)[:16]}.parquet"
+            tmp.replace(files[name])
+        card = out_dir / "README.md"
+        tmp = out_dir / ".README.md.tmp"
+        tmp.write_text(_card(db, rows, files, keep_rater_names, push_to_hub, prov, out_dir), encoding="utf-8")
+        tmp.replace(card)
+    except OSError as e:  # a full disk, a folder made read-only: the earlier export's files and card stay as they were
+        raise cannot_write(out_dir, "the export", e) from e
     keep = set(files.values())
     for old in data.glob("*.parquet"):  # an earlier export's files: the card no longer names them
         if old not in keep and _OUR_FILE.fullmatch(old.name):

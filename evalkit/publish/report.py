@@ -8,6 +8,7 @@ import io
 from pathlib import Path
 
 from ..aggregate import ALL, Aggregate, Decision
+from ..errors import cannot_write, output_folder
 from ..generation import registry
 from ..records import GenerationPath
 from ..task.criteria import title
@@ -300,8 +301,7 @@ def build_report(db, out_dir: Path, agg: Aggregate | None = None) -> Path:
 
     agg = agg or aggregate(db)
     prov = build_provenance(db, agg)
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = output_folder(out_dir, "the report")
     figs = figures(agg, db)
     plots = "".join(
         _sourced(prov, prov.for_plot(k),
@@ -324,6 +324,9 @@ img{{max-width:100%}}.verdict,.provenance{{border:1px solid #ccc;padding:0.5em 1
 {verdict_html(agg, prov)}{provenance_html(prov)}<h2>Plots</h2>{plots}<h2>Tables</h2>{tables}</body></html>"""
     path = out_dir / "index.html"
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(page, encoding="utf-8")
-    tmp.replace(path)
+    try:
+        tmp.write_text(page, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as e:
+        raise cannot_write(path, "the report", e) from e
     return path

@@ -242,7 +242,7 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
     from ..task.prompts import load_prompts
     from ..store import copy_experiment, open_db
 
-    samples = samples or cfg.pool.samples
+    samples = cfg.pool.samples if samples is None else samples  # --samples 0 is an error, not the default
     if samples < 1:
         raise EvalkitError(f"--samples {samples} must be at least 1", "pass a positive number")
     if db_path is not None and not isinstance(db_path, (str, Path)):  # an open database: use its file

@@ -59,6 +59,9 @@ def serve(cfg: Config, path: Path, *, host: str | None = None, port: int | None 
     the database cannot be used (and stops a preparation it started)."""
     from ..publish.sync import from_environment
 
+    if port is not None and not 0 <= port <= 65535:  # before a preparation starts
+        raise EvalkitError(f"--port {port} is not a port", "pass a port in 1-65535, e.g. --port 7861 (0: 7860 or the "
+                           "next free one)")
     sync = prep = None
     try:
         # On a Space the disk does not survive a restart: restore the database before anything opens it
@@ -98,6 +101,10 @@ def serve(cfg: Config, path: Path, *, host: str | None = None, port: int | None 
         sync.start()
     try:
         launch(demo, server_name=host, server_port=None if space else port)
+    except OSError as e:  # Gradio's "Cannot find empty port": the port is taken, or the host is not this machine's
+        raise EvalkitError(f"cannot listen on {host or 'the default host'}:{port or 7860}: {e}",
+                           "stop the app already running there or pass another --port, and give --host an address "
+                           "of this machine (127.0.0.1 for this machine only, 0.0.0.0 for the network)") from e
     finally:
         if prep is not None:
             prep.stop()
