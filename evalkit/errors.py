@@ -13,7 +13,7 @@ class EvalkitError(Exception):
         super().__init__(f"{what}" + (f"\n  fix: {fix}" if fix else ""))
 
 
-def output_folder(path, what: str):
+def output_folder(path, what: str, option: str = "--out"):
     """The folder `path` for `what`, created with its parents; an EvalkitError naming it when it cannot be (a path
     under a read-only or system folder, a file in the way) instead of an OSError trace."""
     from pathlib import Path
@@ -23,7 +23,7 @@ def output_folder(path, what: str):
         path.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise EvalkitError(f"cannot create the folder {path} for {what}: {e.strerror or e}",
-                           "pass --out a folder you can write to (it is created when missing), e.g. ./out") from e
+                           f"pass {option} a folder you can write to (it is created when missing), e.g. ./out") from e
     return path
 
 

@@ -318,6 +318,36 @@ def test_cli_names_an_output_folder_it_cannot_make(tmp_path, db_file, command):
     assert "Traceback" not in r.output and blocker.read_text(encoding="utf-8") == "x"
 
 
+@pytest.mark.parametrize("command, option", [(["demo-models", "--scale", "smoke", "--out"], "--out"),
+                                             (["prepare", "--progress-file"], "--progress-file")])
+def test_cli_names_a_demo_folder_or_progress_file_it_cannot_write(tmp_path, data_dir, command, option):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x", encoding="utf-8")
+    r = CliRunner().invoke(cli, [*command, str(blocker / "inside")])
+    assert r.exit_code == 1 and isinstance(r.exception, SystemExit), r.output
+    assert str(blocker) in r.output and f"pass {option}" in r.output and "Traceback" not in r.output
+    assert not (data_dir / "evalkit.db").exists()  # prepare stopped before any work
+
+
+def test_fidelity_refuses_empty_input_instead_of_judging_nothing():
+    r = CliRunner().invoke(cli, ["fidelity", "--prompt", "writing-01"], input="  \n")
+    assert r.exit_code == 1 and "Error: no output text on standard input" in r.output and "PASS" not in r.output
+
+
+@pytest.mark.parametrize("bad", [["--url", "my-app.example"], ["--config", "BADTOML"]])
+def test_raters_add_checks_the_link_before_making_a_code_shown_once(tmp_path, data_dir, bad):
+    # the code is shown once: a --url or --config that fails after the rater is made would cost it
+    broken = tmp_path / "bad.toml"
+    broken.write_text("not toml [", encoding="utf-8")
+    db = tmp_path / "raters.db"
+    r = CliRunner().invoke(cli, ["raters", "add", "bob", "--db", str(db), *[str(broken) if a == "BADTOML" else a
+                                                                            for a in bad]])
+    assert r.exit_code == 1 and "Traceback" not in r.output and "personal code" not in r.output, r.output
+    assert "http:// or https://" in r.output or "not valid TOML" in r.output
+    listed = CliRunner().invoke(cli, ["raters", "list", "--db", str(db)])
+    assert "bob" not in listed.output
+
+
 def test_export_refuses_a_malformed_hub_repo_id_before_writing_anything(tmp_path, db_file):
     out = tmp_path / "export"
     r = CliRunner().invoke(cli, ["export", "--db", str(db_file), "--out", str(out), "--push-to-hub", "my-org//study"])
@@ -363,6 +393,7 @@ def test_cli_unknown_prompt_id_is_one_clear_error(args, data_dir, tmp_path):
     (["tune", "--reps", "0"], "--reps 0: expected 1 or more repetitions"),
     (["run", "--seed", "-5"], "--seed -5 must be between 0 and 2**32 - 1"),  # was a fallback failure after loading
     (["generate", "--samples", "0"], "--samples 0 must be at least 1"),  # was the config's samples, silently
+    (["generate", "--new-study", " "], "--new-study ' ' is not a usable study name"),  # was a study named ' '
 ])
 def test_cli_names_the_bad_sweep_or_seed_value_before_a_model_loads(args, message, data_dir, tmp_path):
     missing = str(tmp_path / "no-such-model")  # never reached: the values are checked first

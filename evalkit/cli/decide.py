@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from ..errors import EvalkitError
 from . import cli
 from .common import db_option, fail_clearly, open_study_db
 
@@ -22,7 +23,11 @@ def fidelity(prompt_id, as_json):
     """
     from ..task.criteria import screen_prompt_output
 
-    verdicts = screen_prompt_output(prompt_id, sys.stdin.read())
+    text = sys.stdin.read()
+    if not text.strip():  # else every criterion is judged on nothing
+        raise EvalkitError("no output text on standard input",
+                           f"pipe the output in, e.g. evalkit fidelity --prompt {prompt_id} < output.txt")
+    verdicts = screen_prompt_output(prompt_id, text)
     if as_json:
         click.echo(json.dumps({c: v.as_json() for c, v in verdicts.items()}, ensure_ascii=False, indent=2))
         return

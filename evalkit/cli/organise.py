@@ -7,6 +7,7 @@ import json
 
 import click
 
+from ..errors import EvalkitError
 from . import cli
 from .common import config_option, csv_of, db_file, db_option, fail_as_the_app, fail_clearly, load_cfg, open_study_db
 
@@ -180,7 +181,15 @@ def raters_group():
 
 
 def _base_url(config_path, url):
+    """The sign-in link's address, checked before a code is made: a code is shown once, so nothing after it may fail."""
     if url:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise EvalkitError(f"--url {url!r} is not the app's web address",
+                               "give the address raters open, with http:// or https://, e.g. --url "
+                               "https://my-org-evalkit.hf.space")
         return url
     app = load_cfg(config_path).app
     return f"http://{app.host}:{app.port or 7860}/"
@@ -203,7 +212,8 @@ def raters_add(name, organiser, config_path, db_path, url):
     """Invite NAME: prints their personal code and sign-in link, once."""
     from ..rating import roster as raters
 
-    _echo_credential(raters.add(open_study_db(db_path), name, organiser=organiser), _base_url(config_path, url))
+    base = _base_url(config_path, url)  # first: a bad --url or --config must not cost the new code
+    _echo_credential(raters.add(open_study_db(db_path), name, organiser=organiser), base)
 
 
 @raters_group.command("list")
@@ -250,7 +260,8 @@ def raters_reissue(name, config_path, db_path, url):
     """A new code for NAME (lost, or after a revoke); the old code stops working, and the sessions it opened end."""
     from ..rating import roster as raters
 
-    _echo_credential(raters.reissue(open_study_db(db_path, must_exist=True), name), _base_url(config_path, url))
+    base = _base_url(config_path, url)  # first: a bad --url or --config must not revoke the old code for nothing
+    _echo_credential(raters.reissue(open_study_db(db_path, must_exist=True), name), base)
 
 
 @cli.command("demo-models")

@@ -134,12 +134,15 @@ def build_demo_pair(out_dir: Path, *, force: bool = False, scale: str = "full", 
     if not force and is_complete(out_dir, scale):
         return out_dir
     recipe = SCALES[scale]
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    from ..errors import output_folder
+
+    where = "--out (or EVALKIT_DEMO_MODELS)"
+    output_folder(out_dir.parent, "the demo pair", where)
     _remove_stale_builds(out_dir)
     tmp = out_dir.parent / f".{out_dir.name}.building-{os.getpid()}"
     if tmp.exists():
         shutil.rmtree(tmp)
-    tmp.mkdir()
+    output_folder(tmp, "the demo pair's build", where)
     t0 = time.perf_counter()
     try:
         info = _build_into(tmp, scale, recipe, progress)

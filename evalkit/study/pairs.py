@@ -139,6 +139,21 @@ def _check_seeds(cfg: Config, first: int, samples: int) -> None:
                            f"{POOL_SEED_LIMIT}", "use a smaller decoding.seed")
 
 
+STUDY_NAME_LIMIT = 100
+
+
+def check_study_name(name: str) -> None:
+    """A study's name is how aggregate, report and the verdict name it: refuse one that names nothing (blank, or no
+    letter or digit), control characters, or a paragraph."""
+    import unicodedata
+
+    if (not any(ch.isalnum() for ch in name) or len(name) > STUDY_NAME_LIMIT
+            or any(unicodedata.category(ch).startswith("C") for ch in name) or name != name.strip()):
+        raise EvalkitError(f"--new-study {name!r} is not a usable study name",
+                           f"give a name with letters or digits, no leading or trailing spaces, at most "
+                           f"{STUDY_NAME_LIMIT} characters, e.g. --new-study pilot-2")
+
+
 def _study_for(db, gate: dict, new_study: str | None):
     """The study a new pool would join (the latest, when new_study is None), refusing a gate other than its frozen
     one before any model is loaded (store.attach_pool checks again, under the write lock)."""
@@ -245,6 +260,8 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
     samples = cfg.pool.samples if samples is None else samples  # --samples 0 is an error, not the default
     if samples < 1:
         raise EvalkitError(f"--samples {samples} must be at least 1", "pass a positive number")
+    if new_study is not None:
+        check_study_name(new_study)
     if db_path is not None and not isinstance(db_path, (str, Path)):  # an open database: use its file
         db_path = db_path.execute("PRAGMA database_list").fetchone()[2]
     db_path = Path(db_path) if db_path else default_db_path()

@@ -65,7 +65,11 @@ def prepare(cfg: Config, db_path: Path, progress_file: Path | None = None, echo=
     """Build what the app needs (the work behind `evalkit prepare`), publishing progress to progress_file."""
     if progress_file is None:
         return ensure_pool(cfg, db_path, echo)
-    board = Board(progress_file, plan(cfg))
+    try:
+        board = Board(progress_file, plan(cfg))  # writes its first snapshot: a path nobody can write fails now
+    except OSError as e:
+        raise EvalkitError(f"cannot write the progress file {progress_file}: {e.strerror or e}",
+                           "pass --progress-file a path in a folder you can write to") from e
     try:
         with watching(board):
             n = ensure_pool(cfg, db_path, echo)
