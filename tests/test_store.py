@@ -135,3 +135,19 @@ def test_processes_opening_one_new_file_together_all_succeed(tmp_path):
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert [x[0] for x in db.execute("SELECT name FROM _migrations ORDER BY name")] == [m for m, _ in MIGRATIONS]
         db.close()
+
+
+def test_a_database_from_a_newer_evalkit_is_refused_unchanged(tmp_path):
+    # a Space rolled back to an older version restores the newer version's database: this version must not read
+    # (or write) a schema it does not know
+    path = tmp_path / "newer.db"
+    open_db(path).conn.close()
+    con = sqlite3.connect(path)
+    con.execute("INSERT INTO _migrations (name, applied_at) VALUES ('999_from_the_future', 'later')")
+    con.commit()
+    con.close()
+    before = path.read_bytes()
+    with pytest.raises(EvalkitError, match=r"newer\.db was written by a newer evalkit: its migration\(s\) "
+                                           r"999_from_the_future are unknown"):
+        open_db(path)
+    assert path.read_bytes() == before

@@ -27,6 +27,12 @@ def migrate(db) -> list[str]:
     again under the write lock (BEGIN IMMEDIATE), so exactly one process applies it."""
     db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
     done = {r[0] for r in db.execute("SELECT name FROM _migrations").fetchall()}
+    newer = sorted(done - {name for name, _ in migrations.MIGRATIONS})
+    if newer:  # a newer evalkit's schema (a Space rolled back, a copy from a colleague): reading it could misread it
+        where = db.execute("PRAGMA database_list").fetchone()[2] or "this database"
+        raise EvalkitError(f"database {where} was written by a newer evalkit: its migration(s) {', '.join(newer)} are "
+                           "unknown to this version", "upgrade evalkit to the version that wrote it (the database is "
+                           "unchanged), or point --db / EVALKIT_DB at another file")
     applied = []
     for name, fn in migrations.MIGRATIONS:
         if name in done:
