@@ -26,6 +26,8 @@ import click
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from evalkit.cli.common import fail_clearly  # noqa: E402  (the library's errors as one clear line, exit 1)
+
 
 def cpu_name() -> str:
     try:
@@ -38,7 +40,21 @@ def cpu_name() -> str:
 
 
 def floats(text: str) -> tuple[float, ...]:
-    return tuple(float(v) for v in text.split(",") if v.strip())
+    try:
+        return tuple(float(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise click.UsageError(f"{text!r}: expected numbers separated by commas, e.g. 0.6,0.8") from None
+
+
+def sizes_of(text: str) -> dict[int, int]:
+    """--sizes "10:1500,20:1200": the maximum pairs per number of raters."""
+    out = {}
+    for item in (i.strip() for i in text.split(",") if i.strip()):
+        g, _, n = item.partition(":")
+        if not (g.isdigit() and n.isdigit() and int(g) >= 1 and int(n) >= 1):
+            raise click.UsageError(f"--sizes {item!r}: expected RATERS:PAIRS, both 1 or more, e.g. 10:1500")
+        out[int(g)] = int(n)
+    return out
 
 
 @click.command()
@@ -85,11 +101,16 @@ def floats(text: str) -> tuple[float, ...]:
                    "instead of t on the raters' degrees of freedom, as if the raters' part of the variance were known "
                    "to be as estimated. What no rule for the degrees of freedom can undercut; liberal where raters "
                    "judge the paths differently (see the criterion's own false-pass column).")
+@fail_clearly
 def main(pass_rates, drops, spreads, raters, identical, pairs, margin, rater_sd, pair_correlation, accuracy, studies,
          seed, limit, no_union_bootstrap, json_path, designs, bias, pool, only, sizes, drop_studies, bound, claim,
          infinite_df):
     """False-KEEP rate and power of the shipped gate on a grid of simulated studies."""
     import numpy as np
+
+    for option, value in (("--studies", studies), ("--drop-studies", drop_studies)):
+        if value < 1:
+            raise click.UsageError(f"{option} {value}: expected simulated studies, 1 or more")
 
     if infinite_df:
         if not (designs and sizes):
@@ -100,7 +121,7 @@ def main(pass_rates, drops, spreads, raters, identical, pairs, margin, rater_sd,
     if designs and bound:
         return oracle_bound(rater_sd, pair_correlation, accuracy, pool, margin or 0.05, seed)
     if designs and sizes:
-        return judge_designs(dict(tuple(int(v) for v in item.split(":")) for item in sizes.split(",")), floats(spreads),
+        return judge_designs(sizes_of(sizes), floats(spreads),
                              rater_sd, pair_correlation, accuracy, studies, drop_studies, seed, bias, pool,
                              margin or 0.05, [int(v) for v in floats(only)], json_path, floats(pass_rates),
                              floats(identical), claim, infinite_df)

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from evalkit.study.plan.errorbench import Grid, check, default_grid, run_grid, table
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -106,3 +108,16 @@ def test_infinite_df_diagnostic_only_narrows_the_same_studies_intervals(tmp_path
     refused = subprocess.run([sys.executable, str(ROOT / "scripts" / "errorbench.py"), "--infinite-df"],
                              capture_output=True, text=True, timeout=60)
     assert refused.returncode != 0 and "--designs --sizes" in refused.stderr
+
+
+@pytest.mark.parametrize("args, code, message", [
+    (["--designs", "--sizes", "10:0"], 2, "--sizes '10:0': expected RATERS:PAIRS"),
+    (["--studies", "0"], 2, "--studies 0: expected simulated studies"),
+    (["--pass-rates", "0.6,x"], 2, "expected numbers separated by commas"),
+    (["--pass-rates", "1.5", "--studies", "10"], 1, "Error: pass rate 1.5 for schedule is not between 0 and 1"),
+])
+def test_the_script_names_a_bad_option_without_a_traceback(args, code, message):
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "errorbench.py"), *args], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == code and message in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
