@@ -23,6 +23,8 @@ import click
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from evalkit.cli.common import fail_clearly  # noqa: E402  (the library's errors as one clear line, exit 1)
+
 
 def build(path: Path, ratings: int, raters_per_pair: int, raters: int, bench: bool, seed: int) -> dict:
     from evalkit.store import open_db
@@ -67,15 +69,16 @@ def measure(path: Path, repeats: int) -> dict:
 
 
 @click.command(help=__doc__.splitlines()[0], context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--ratings", type=int, default=100_000, show_default=True, help="Current ratings in the synthetic study.")
-@click.option("--raters-per-pair", type=int, default=20, show_default=True, help="Ratings per pair (pairs = ratings / this).")
-@click.option("--raters", type=int, default=200, show_default=True, help="Raters in the study.")
+@click.option("--ratings", type=click.IntRange(min=1), default=100_000, show_default=True, help="Current ratings in the synthetic study.")
+@click.option("--raters-per-pair", type=click.IntRange(min=1), default=20, show_default=True, help="Ratings per pair (pairs = ratings / this).")
+@click.option("--raters", type=click.IntRange(min=1), default=200, show_default=True, help="Raters in the study.")
 @click.option("--no-bench", is_flag=True, help="No benchmark: the speed-up comes from the pair pool.")
-@click.option("--repeats", type=int, default=3, show_default=True, help="Timed aggregate() calls (the median is reported).")
+@click.option("--repeats", type=click.IntRange(min=1), default=3, show_default=True, help="Timed aggregate() calls (the median is reported).")
 @click.option("--db", "db", default=None, type=click.Path(dir_okay=False),
               help="Database file to build or reuse (default: a temp folder).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the synthetic study.")
 @click.option("--measure", "measure_db", default=None, hidden=True)  # internal: the measuring process
+@fail_clearly
 def main(ratings, raters_per_pair, raters, no_bench, repeats, db, seed, measure_db) -> None:
     if measure_db:
         print(json.dumps(measure(Path(measure_db), repeats)))

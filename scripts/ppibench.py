@@ -23,12 +23,20 @@ import click
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from evalkit.cli.common import fail_clearly  # noqa: E402  (the library's errors as one clear line, exit 1)
+
 
 from errorbench import cpu_name  # noqa: E402  (one way to name the machine in both benchmarks' output)
 
 
-def numbers(text: str, kind=float) -> tuple:
-    return tuple(kind(v) for v in text.split(",") if v.strip())
+def numbers(text: str, option: str, kind=float) -> tuple:
+    try:
+        values = tuple(kind(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise click.UsageError(f"{option} {text!r}: expected numbers separated by commas, e.g. 300,600") from None
+    if kind is int and any(v < 1 for v in values):
+        raise click.UsageError(f"{option} {text!r}: expected counts of 1 or more")
+    return values
 
 
 def prescreens(text: str) -> tuple[tuple[float, float], ...]:
@@ -36,27 +44,31 @@ def prescreens(text: str) -> tuple[tuple[float, float], ...]:
     out = []
     for item in text.split(","):
         agreement, _, bias = item.partition(":")
-        out.append((float(agreement), float(bias or 0)))
+        try:
+            out.append((float(agreement), float(bias or 0)))
+        except ValueError:
+            raise click.UsageError(f"--prescreens {item!r}: expected AGREEMENT:BIAS, e.g. 0.9:0.05") from None
     return tuple(out)
 
 
 @click.command()
 @click.option("--rated", default="300,600,900,1200", show_default=True, help="Rated pairs, comma-separated.")
-@click.option("--pool", type=int, default=4000, show_default=True, help="Pooled pairs per study (rated included).")
+@click.option("--pool", type=click.IntRange(min=1), default=4000, show_default=True, help="Pooled pairs per study (rated included).")
 @click.option("--prescreens", "screens", default="0.9:0,0.9:0.05", show_default=True,
               help="Pre-screens as agreement:bias towards assisted, comma-separated.")
 @click.option("--spreads", default="0,0.5", show_default=True, help="Rater x path spreads (logit sd), comma-separated.")
-@click.option("--raters", type=int, default=10, show_default=True, help="Raters per study.")
-@click.option("--raters-per-pair", type=int, default=3, show_default=True)
+@click.option("--raters", type=click.IntRange(min=1), default=10, show_default=True, help="Raters per study.")
+@click.option("--raters-per-pair", type=click.IntRange(min=1), default=3, show_default=True)
 @click.option("--pass-rate", type=float, default=0.8, show_default=True)
 @click.option("--accuracy", type=float, default=0.95, show_default=True, help="Rater accuracy.")
 @click.option("--margin", type=float, default=0.05, show_default=True)
-@click.option("--studies", type=int, default=2000, show_default=True, help="Simulated studies per cell and drop.")
+@click.option("--studies", type=click.IntRange(min=1), default=2000, show_default=True, help="Simulated studies per cell and drop.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--power", type=float, default=0.8, show_default=True, help="Target power for the fewest rated pairs.")
 @click.option("--limit", type=float, default=0.035, show_default=True,
               help="Largest allowed upper Monte-Carlo bound of the false-KEEP rate at the margin.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Also write the rows here.")
+@fail_clearly
 def main(rated, pool, screens, spreads, raters, raters_per_pair, pass_rate, accuracy, margin, studies, seed, power,
          limit, json_path):
     """False-KEEP rate, power and ratings needed with prediction-powered inference against the raters alone."""
@@ -66,7 +78,8 @@ def main(rated, pool, screens, spreads, raters, raters_per_pair, pass_rate, accu
 
     start = time.time()
     rows = []
-    cells = [(n, s, sp) for s in prescreens(screens) for sp in numbers(spreads) for n in numbers(rated, int)]
+    cells = [(n, s, sp) for s in prescreens(screens) for sp in numbers(spreads, "--spreads")
+             for n in numbers(rated, "--rated", int)]
     for k, (n, (agreement, bias), spread) in enumerate(cells):
         design = Design(pass_rate=pass_rate, rater_accuracy=accuracy, raters=raters, raters_per_pair=raters_per_pair,
                         rater_path_sd=spread, rated=n, pool=pool, prescreen_agreement=agreement,

@@ -22,6 +22,8 @@ import click
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from evalkit.cli.common import fail_clearly  # noqa: E402  (the library's errors as one clear line, exit 1)
+
 from evalkit.study.plan import Rate, StudyModel, plan_study, run_studies  # noqa: E402
 from evalkit.task.criteria import CRITERIA  # noqa: E402
 
@@ -40,13 +42,14 @@ def ci(r: Rate) -> str:
 
 @click.command()
 @click.option("--share", type=float, default=0.1, show_default=True, help="Share of pairs rated twice with 1 per pair.")
-@click.option("--studies", type=int, default=2000, show_default=True, help="Studies per cell.")
-@click.option("--pairs", type=int, default=2000, show_default=True, help="Pairs per study in the cells.")
+@click.option("--studies", type=click.IntRange(min=1), default=2000, show_default=True, help="Studies per cell.")
+@click.option("--pairs", type=click.IntRange(min=1), default=2000, show_default=True, help="Pairs per study in the cells.")
 @click.option("--plans/--no-plans", default=True, help="Also run plan_study per design (slow).")
 @click.option("--recheck", type=int, default=0, show_default=True,
               help="Studies for a second look at the cell rater x path sd 0.5, 10 raters, no identical pairs: 1 rating "
                    "per pair on this many, 2 and 3 per pair on half as many each (0: none).")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Write the rows as JSON.")
+@fail_clearly
 def main(share, studies, pairs, plans, recheck, json_path):
     rows = {"plans": [], "cells": []}
     level = (1 - CONFIDENCE) / 2

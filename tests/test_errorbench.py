@@ -110,14 +110,19 @@ def test_infinite_df_diagnostic_only_narrows_the_same_studies_intervals(tmp_path
     assert refused.returncode != 0 and "--designs --sizes" in refused.stderr
 
 
-@pytest.mark.parametrize("args, code, message", [
-    (["--designs", "--sizes", "10:0"], 2, "--sizes '10:0': expected RATERS:PAIRS"),
-    (["--studies", "0"], 2, "--studies 0: expected simulated studies"),
-    (["--pass-rates", "0.6,x"], 2, "expected numbers separated by commas"),
-    (["--pass-rates", "1.5", "--studies", "10"], 1, "Error: pass rate 1.5 for schedule is not between 0 and 1"),
+@pytest.mark.parametrize("script, args, code, message", [
+    ("errorbench", ["--designs", "--sizes", "10:0"], 2, "--sizes '10:0': expected RATERS:PAIRS"),
+    ("errorbench", ["--studies", "0"], 2, "--studies 0: expected simulated studies"),
+    ("errorbench", ["--pass-rates", "0.6,x"], 2, "expected numbers separated by commas"),
+    ("errorbench", ["--pass-rates", "1.5", "--studies", "10"], 1, "Error: pass rate 1.5 for schedule is not between"),
+    ("ppibench", ["--rated", "x"], 2, "--rated 'x': expected numbers"),
+    ("ppibench", ["--prescreens", "0.9:high"], 2, "--prescreens '0.9:high': expected AGREEMENT:BIAS"),
+    ("aggbench", ["--raters-per-pair", "0"], 2, "'--raters-per-pair': 0 is not in the range"),
+    ("raterbench", ["--studies", "0"], 2, "'--studies': 0 is not in the range"),
 ])
-def test_the_script_names_a_bad_option_without_a_traceback(args, code, message):
-    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "errorbench.py"), *args], capture_output=True,
+def test_the_benchmark_scripts_name_a_bad_option_without_a_traceback(script, args, code, message):
+    # each used to end in a traceback (a ValueError, a ZeroDivisionError, an empty numpy array)
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / f"{script}.py"), *args], capture_output=True,
                        text=True, timeout=120)
     assert r.returncode == code and message in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
