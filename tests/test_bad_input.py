@@ -348,6 +348,22 @@ def test_raters_add_checks_the_link_before_making_a_code_shown_once(tmp_path, da
     assert "bob" not in listed.output
 
 
+@pytest.mark.parametrize("command, name", [("export", "README.md"), ("report", "index.html")])
+def test_export_and_report_never_replace_a_file_evalkit_did_not_write(tmp_path, db_file, command, name):
+    # `--out .` in a project folder would have replaced its README.md (export's card) or index.html (the report)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / name).write_text("# my project\n", encoding="utf-8")
+    r = CliRunner().invoke(cli, [command, "--db", str(db_file), "--out", str(project)])
+    assert r.exit_code == 1 and f"{project / name} exists and is not" in r.output and "empty folder" in r.output
+    assert (project / name).read_text(encoding="utf-8") == "# my project\n"
+    assert sorted(p.name for p in project.iterdir()) == [name]  # nothing else written either
+    again = tmp_path / "earlier"  # the folder of an earlier one is fine: its file is evalkit's
+    for _ in range(2):
+        r = CliRunner().invoke(cli, [command, "--db", str(db_file), "--out", str(again)])
+        assert r.exit_code == 0, r.output
+
+
 def test_export_refuses_a_malformed_hub_repo_id_before_writing_anything(tmp_path, db_file):
     out = tmp_path / "export"
     r = CliRunner().invoke(cli, ["export", "--db", str(db_file), "--out", str(out), "--push-to-hub", "my-org//study"])

@@ -1,1 +1,18 @@
 """Publishing: the HTML report, the Hub dataset, provenance and the Space's database sync."""
+
+
+def refuse_to_replace(path, mark: str, what: str) -> None:
+    """`path` is about to be replaced by evalkit's `what`: refuse when a file is there that evalkit did not write
+    (no `mark` near its start), so that `--out .` in a project folder cannot replace its README.md or index.html."""
+    from pathlib import Path
+
+    from ..errors import EvalkitError
+
+    path = Path(path)
+    if not path.is_file():
+        return
+    with open(path, "rb") as f:
+        head = f.read(4096).decode("utf-8", "replace")
+    if mark not in head:
+        raise EvalkitError(f"{path} exists and is not {what} evalkit wrote: writing there would replace it",
+                           "pass --out an empty folder, or the folder of an earlier one")

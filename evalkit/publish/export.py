@@ -10,6 +10,7 @@ import secrets
 from pathlib import Path
 
 from ..errors import EvalkitError, cannot_write, output_folder
+from . import refuse_to_replace
 from .provenance import NOT_RECORDED, WITHHELD, Provenance, environment_line, model_line, scope_items
 
 SPLITS = ("experiments", "generations", "timing_runs", "batch_runs", "pairs", "ratings", "reference_outputs")
@@ -86,7 +87,7 @@ def _card(db, rows: dict, files: dict, keep_rater_names: bool, repo_id: str | No
     where = repo_id or str(out_dir)
     return f"""---
 license: other
-pretty_name: evalkit assisted-generation study
+{CARD_MARK}
 tags:
 - evalkit
 - assisted-generation
@@ -180,6 +181,10 @@ def split_file(out_dir: Path, split: str) -> Path:
     return found[0]
 
 
+# The card's line that says evalkit wrote it (an export refuses to replace a README.md without it).
+CARD_MARK = "pretty_name: evalkit assisted-generation study"
+
+
 def check_repo_id(repo_id: str) -> None:
     """Refuse a malformed Hub repo id before anything is exported (the Hub's own check, which runs offline): otherwise
     it surfaces after the local export, as a push failure whose fix says to log in."""
@@ -207,6 +212,7 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
 
     if push_to_hub:
         check_repo_id(push_to_hub)
+    refuse_to_replace(Path(out_dir) / "README.md", CARD_MARK, "a dataset card")
     rows = tables(db, keep_rater_names)
     ds = DatasetDict({
         name: Dataset.from_list(rows[name], features=features(db, name)) if rows[name]

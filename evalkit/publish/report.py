@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..aggregate import ALL, Aggregate, Decision
 from ..errors import cannot_write, output_folder
+from . import refuse_to_replace
 from ..generation import registry
 from ..records import GenerationPath
 from ..task.criteria import title
@@ -294,11 +295,16 @@ def write_report(db, out_dir, study: str | None = None) -> Path:
     return build_report(db, out_dir, aggregate(db, study=study))
 
 
+# The page's title, which says evalkit wrote it (a report refuses to replace an index.html without it).
+TITLE_MARK = "<title>evalkit report</title>"
+
+
 def build_report(db, out_dir: Path, agg: Aggregate | None = None) -> Path:
     """Write out_dir/index.html: verdict, provenance, plots and every table. Text from raters is escaped (inert).
     Every figure names the experiments it came from; one with no stored run behind it is not printed."""
     from ..aggregate import aggregate
 
+    refuse_to_replace(Path(out_dir) / "index.html", TITLE_MARK, "a report")
     agg = agg or aggregate(db)
     prov = build_provenance(db, agg)
     out_dir = output_folder(out_dir, "the report")
@@ -314,7 +320,7 @@ def build_report(db, out_dir: Path, agg: Aggregate | None = None) -> Path:
             bool(len(df)))
         for name, df in _publishable(agg.tables).items()
     )
-    page = f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>evalkit report</title>
+    page = f"""<!doctype html><html lang="en"><head><meta charset="utf-8">{TITLE_MARK}
 <style>body{{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}}
 table{{border-collapse:collapse;font-size:13px;margin-bottom:1em}}td,th{{border:1px solid #ccc;padding:2px 6px}}
 img{{max-width:100%}}.verdict,.provenance{{border:1px solid #ccc;padding:0.5em 1em;border-radius:6px;margin-bottom:1em}}
