@@ -9,10 +9,10 @@ from pathlib import Path
 
 from ..aggregate import ALL, Aggregate, Decision
 from ..errors import cannot_write, output_folder
-from . import refuse_to_replace
 from ..generation import registry
 from ..records import GenerationPath
 from ..task.criteria import title
+from . import refuse_to_replace
 from .provenance import WITHHELD, Provenance, build_provenance, environment_line, model_line, scope_items
 
 
