@@ -156,9 +156,7 @@ def compare(scenario: Scenario, power: float = 0.8, studies: int = 200, designs:
     from ...progress import bar
     from .floor import floor
 
-    scenario.check()
-    if not 0 < power < 1:
-        raise EvalkitError(f"power {power} must be between 0 and 1", "pass --power as a fraction, e.g. 0.8")
+    scenario.check(power)
     if studies < MIN_STUDIES:
         raise EvalkitError(f"--studies {studies} is too few to compare designs",
                            f"simulate at least {MIN_STUDIES} studies per size (200 for figures to act on)")

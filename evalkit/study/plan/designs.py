@@ -118,18 +118,14 @@ class Scenario:
     onboarding_minutes: float = ONBOARDING
     notes: list[str] = field(default_factory=list)
 
-    def check(self) -> None:
-        """Every number of the scenario in its range, or an EvalkitError naming the option and how to fix it (bad
-        values would otherwise surface as a numpy error, a hang or a silently ignored bias)."""
+    def check(self, power: float) -> None:
+        """Every number of the scenario in its range (and the plan's, search.check_plan), or an EvalkitError naming
+        the option and how to fix it (bad values would otherwise surface as a numpy error, a hang or a silently
+        ignored bias)."""
         from ...errors import EvalkitError
+        from .search import check_plan
 
-        self.model.check()
-        if not 0 < self.margin < 1:
-            raise EvalkitError(f"margin {self.margin} must be between 0 and 1", "pass --margin as a fraction, e.g. 0.05")
-        if self.claim == GENERAL and self.model.raters < self.min_raters:
-            raise EvalkitError(f"{self.model.raters} raters: the gate's claim about raters in general needs at least "
-                               f"{self.min_raters} (min_raters)", f"plan for at least {self.min_raters} raters "
-                               "(--raters), or freeze claim = \"these raters\" in the gate before rating starts")
+        check_plan(self.model, self.margin, power, self.claim, self.min_raters)
         if not (isinstance(self.pool, int) and self.pool >= 1):
             raise EvalkitError(f"--pool {self.pool}: expected the number of pooled pairs, 1 or more",
                                "give the pairs the pre-screen judges, e.g. --pool 5000")

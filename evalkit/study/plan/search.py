@@ -180,6 +180,20 @@ def rater_limit(model: StudyModel, margin: float, confidence: float, power: floa
     return None
 
 
+def check_plan(model: StudyModel, margin: float, power: float, claim: str, min_raters: int) -> None:
+    """What every plan (plan_study, and each design of `plan --compare`) needs of its numbers: the model's, the
+    margin and the power as fractions, and the roster a claim about raters in general requires."""
+    model.check()
+    if not 0 < margin < 1:
+        raise EvalkitError(f"margin {margin} must be between 0 and 1", "pass --margin as a fraction, e.g. 0.05")
+    if not 0 < power < 1:
+        raise EvalkitError(f"power {power} must be between 0 and 1", "pass --power as a fraction, e.g. 0.8")
+    if claim == GENERAL and model.raters < min_raters:
+        raise EvalkitError(f"{model.raters} raters: the gate's claim about raters in general needs at least "
+                           f"{min_raters} (min_raters)", f"plan for at least {min_raters} raters (--raters), or freeze "
+                           "claim = \"these raters\" in the gate before rating starts")
+
+
 def plan_study(model: StudyModel, margin: float, confidence: float = 0.95, power: float = 0.8,
                resamples: int = 2000, studies: int = 400, seed: int = 0, confirm: int = MIN_CONFIRM,
                claim: str = GENERAL, min_raters: int = Gate.min_raters, interval: str = Gate.interval) -> Plan:
@@ -189,21 +203,13 @@ def plan_study(model: StudyModel, margin: float, confidence: float = 0.95, power
     drops by the margin, checked against the one-sided level. claim, min_raters: the gate's."""
     import numpy as np
 
-    model.check()
-    if not 0 < margin < 1:
-        raise EvalkitError(f"margin {margin} must be between 0 and 1", "pass --margin as a fraction, e.g. 0.05")
-    if not 0 < power < 1:
-        raise EvalkitError(f"power {power} must be between 0 and 1", "pass --power as a fraction, e.g. 0.8")
+    check_plan(model, margin, power, claim, min_raters)
     if studies < 50:
         raise EvalkitError(f"--studies {studies} is too few to estimate a rate", "simulate at least 50 studies per size")
     if confirm < MIN_CONFIRM:
         raise EvalkitError(f"--confirm {confirm} is too few to check a 2.5% error rate",
                            f"confirm on at least {MIN_CONFIRM} fresh simulated studies")
     notes = []
-    if claim == GENERAL and model.raters < min_raters:
-        raise EvalkitError(f"{model.raters} raters: the gate's claim about raters in general needs at least "
-                           f"{min_raters} (min_raters)", f"plan for at least {min_raters} raters (--raters), or freeze "
-                           "claim = \"these raters\" in the gate before rating starts")
     if claim == GENERAL and model.sources.get("rater_path_sd", "").startswith("default"):
         notes.append("no pilot: raters are assumed to judge both paths alike (rater x path sd 0), which no study "
                      "has shown; rate a pilot (3+ raters, 10+ pairs rated twice) and re-run `evalkit plan --db`, "
