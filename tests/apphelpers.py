@@ -151,6 +151,18 @@ def shown_texts(page) -> tuple[str, str]:
     return a.input_value(), b.input_value()
 
 
+def next_texts(page, previous: tuple[str, str], timeout_ms: int = 60_000) -> tuple[str, str]:
+    """Wait until the pair on screen is another than `previous` and return its two texts. Judged on both texts: a
+    pool of sampled outputs can hold one text in two pairs, so one side alone may stay the same."""
+    page.wait_for_function(
+        """([a, b]) => {
+             const field = id => document.querySelector(`${id} textarea, ${id} input`);
+             const x = field('#text-a'), y = field('#text-b');
+             return !!(x && y && x.value && y.value && (x.value !== a || y.value !== b));
+           }""", arg=list(previous), timeout=timeout_ms)
+    return shown_texts(page)
+
+
 def answer_all(page, a: str = "pass", b: str = "fail", preference: str = "A") -> None:
     """Click every criterion for both outputs, checking Submit stays disabled until the preference is given."""
     from playwright.sync_api import expect

@@ -98,7 +98,9 @@ def leaks(blobs: list[str], pair_ids: list[str], generations: list[dict]) -> lis
         for g in generations:
             s = g["generate_seconds"]
             for shown in (repr(s), f"{s:.3f}", f"{s:.4f}", f"{g['new_tokens'] / s:.1f} "):
-                if shown in text:
+                # as a number of its own: Gradio's event stream carries its own durations ("duration": 0.0254...),
+                # which hold a generation's rounded time as a prefix by chance
+                if re.search(r"(?<![\d.])" + re.escape(shown) + r"(?!\d)", text):
                     found.append(f"timing {shown!r} of generation {g['id']}")
         found += [f"token count: {m.group(0)!r}" for m in re.finditer(r"\b\d+\s*(?:new\s+)?tokens\b", text, re.I)]
     return found
