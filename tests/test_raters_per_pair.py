@@ -218,7 +218,7 @@ def _synthetic(tmp_path, pairs: int, planned: int, share: float = 0.3, seed: int
 def test_the_decision_sample_completes_each_pair_at_its_own_quota(tmp_path):
     from evalkit.aggregate import aggregate
     from evalkit.aggregate.data import load_ratings
-    from evalkit.aggregate.verdict import complete_count, decision_sample
+    from evalkit.aggregate.verdict import complete_count, decision_sample, in_queue_order
 
     db = _synthetic(tmp_path, 200, 180)
     ratings = load_ratings(db)
@@ -233,14 +233,17 @@ def test_the_decision_sample_completes_each_pair_at_its_own_quota(tmp_path):
         mine = np.flatnonzero(ratings.pair == p)
         second[mine[np.argmax(ratings.rating_id[mine])]] = True
     partial = ratings.select(~second)
-    assert complete_count(partial, 1) == 200 - len(doubled)
+    pairs, done, _run = in_queue_order(partial, 1)
+    assert set(pairs[~done]) == set(doubled) and done.sum() == 200 - len(doubled)
+    # decided pairs are those ahead of the first pair still waiting in the queue's order
+    assert complete_count(partial, 1) == int((ratings.rank < ratings.rank[doubled].min()).sum())
     sample, decided = decision_sample(ratings, 1, 180)
     in_sample = np.unique(sample.pair)
     assert decided == 200 and len(in_sample) == 180
     assert (np.bincount(sample.pair, minlength=ratings.n_pairs)[in_sample] == wanted[in_sample]).all()
     # without stored quotas the gate's min_ratings_per_pair decides, as before
     legacy = ratings.select(np.ones(len(ratings), bool))
-    legacy.pair_wanted = None
+    legacy.pair_wanted = legacy.pair_rank = None  # a pool made before quotas (and the order drawn with them)
     assert complete_count(legacy, 2) == len(doubled) and complete_count(legacy, 1) == 200
 
     agg = aggregate(db)

@@ -33,7 +33,7 @@ from .timing import POOL_SOURCE, Speed, batches, timing
 from .looks import walk
 from .spread import effective_raters, roster_note
 from .verdict import (INTERIM, Condition, Decision, Verdict, complete_count, decide, decision_sample, fidelity_rows,
-                      frozen_gate, interval_text)
+                      frozen_gate, interval_text, waiting_pairs)
 
 __all__ = ["AFTER", "ALL", "INTERIM", "Aggregate", "Condition", "Decision", "FrozenDecision", "RatingData", "Speed",
            "Verdict", "aggregate", "format_text", "frozen_gate"]
@@ -186,6 +186,8 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
                             "decision then freezes the speed-up and memory as measured by that time")
         if short := pool_short(db, chosen):
             notes.insert(0, short[0].upper() + short[1:])
+        if values and (waiting := _waiting_note(db, ratings, values)):
+            notes.insert(0, waiting)
         notes.insert(0, "INTERIM LOOK, NOT A DECISION: the verdict stays INSUFFICIENT DATA (or DROP on speed or "
                         "memory) until the planned number of pairs is rated; stopping early because it looks good "
                         "is what the plan forbids")
@@ -229,6 +231,29 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
         notes.insert(0, f"this is {chosen.label()}; `--study NAME` shows another")
     verdict.notes = notes
     return Aggregate(tables=tables, speed=speed, verdict=verdict, notes=notes, study=chosen, frozen=frozen, after=after)
+
+
+def _waiting_note(db, ratings: RatingData, values: dict) -> str | None:
+    """One sentence when the next look waits for pairs early in the queue's order while later ones are complete
+    (skipped, or held by a rater who has not answered): the look takes the first pairs of the random order, all of
+    them (verdict.in_queue_order), so the organiser learns what it waits for and why it may not move on."""
+    from .looks import schedule
+
+    per_pair = values["min_ratings_per_pair"]
+    decided_now = complete_count(ratings, per_pair)
+    target = next((lk.pairs for lk in schedule(values) if lk.pairs > decided_now), None)
+    waiting = waiting_pairs(ratings, per_pair, target) if target else []
+    if not waiting:
+        return None
+    ids = [ratings.pair_ids[i] for i in waiting]
+    skipped, skips = db.execute("SELECT COUNT(DISTINCT pair_id), COUNT(*) FROM ratings WHERE kind = 'skip' AND "
+                                "pair_id IN (SELECT value FROM json_each(?))", [json.dumps(ids)]).fetchone()
+    why = (f"; {skipped} of them skipped ({skips} skips: rate them, or invite a rater who can, `evalkit raters add`)"
+           if skipped else "")
+    return (f"The next look ({target} decided pairs) waits for {len(waiting)} pair(s) early in the queue's random "
+            f"order that are not rated yet{why}. The decision takes the first pairs of that order, every one of them: "
+            "leaving out the pairs raters skip or take longest over would judge the outputs raters chose, not the "
+            "pool's")
 
 
 def _frozen_notes(db, frozen: FrozenDecision, complete_now: int, values: dict, excluded: list[str],

@@ -3,7 +3,7 @@ reports (all prompts, then each prompt) and the experiments it reads from."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..task.criteria import CRITERIA
 from ..records import COMPARED
@@ -47,6 +47,13 @@ class RatingData:
     # the gate's min_ratings_per_pair, or 2 for a pair drawn for a second rating); 0 where none was stored (a pool
     # made before quotas were), which then wants the gate's min_ratings_per_pair. None: no pair has one.
     pair_wanted: object = None
+    # float64 (pairs,): each pair's place in the queue's random order (store.draw_queue_order), NaN where the pool was
+    # made before ranks were stored. The decision takes pairs in this order (verdict.in_queue_order). None: no ranks.
+    pair_rank: object = None
+    # bool (pairs,): pairs that lost a rating to the gold check's exclusions (without_raters). The queue never serves
+    # them again (their stored ratings meet the quota), so one left below its quota is set aside rather than waited
+    # for; which raters the gold check leaves out does not depend on the study pairs' texts. None: none.
+    pair_set_aside: object = None
 
     def __len__(self) -> int:
         return len(self.rating_id)
@@ -69,12 +76,17 @@ class RatingData:
         import numpy as np
 
         gone = [i for i, r in enumerate(self.raters) if r in set(names)]
-        return self.select(~np.isin(self.rater, gone))
+        removed = np.isin(self.rater, gone)
+        kept = self.select(~removed)
+        if removed.any():
+            aside = self.set_aside.copy()
+            aside[self.pair[removed]] = True
+            kept.pair_set_aside = aside
+        return kept
 
     def select(self, keep) -> "RatingData":
-        return RatingData(self.rating_id[keep], self.pair[keep], self.rater[keep], self.answers[keep], self.raters,
-                          self.pair_ids, self.pair_prompt, self.prompts, self.pair_generation, self.pair_identical,
-                          self.pair_wanted)
+        return replace(self, rating_id=self.rating_id[keep], pair=self.pair[keep], rater=self.rater[keep],
+                       answers=self.answers[keep])
 
     @property
     def identical(self):
@@ -82,6 +94,20 @@ class RatingData:
         import numpy as np
 
         return np.zeros(self.n_pairs, bool) if self.pair_identical is None else self.pair_identical
+
+    @property
+    def set_aside(self):
+        """bool (pairs,): pairs that lost a rating to the gold check (all False when none did)."""
+        import numpy as np
+
+        return np.zeros(self.n_pairs, bool) if self.pair_set_aside is None else self.pair_set_aside
+
+    @property
+    def rank(self):
+        """float64 (pairs,): the queue's random order, NaN for a pair without a rank."""
+        import numpy as np
+
+        return np.full(self.n_pairs, np.nan) if self.pair_rank is None else self.pair_rank
 
     def wanted(self, ratings_per_pair: int):
         """int64 (pairs,): the current ratings each pair wants before it is complete: its stored quota, else
@@ -126,7 +152,7 @@ def load_ratings(db, study_id: int | None = None, history: bool = False):
     where = _pair_filter(study_id)
     pairs = db.execute(
         "SELECT rowid, id, prompt_id, ordinary_generation_id, assisted_generation_id, "
-        f"{IDENTICAL.format(p='pairs.')}, wanted_ratings FROM pairs WHERE {where} ORDER BY rowid").fetchall()
+        f"{IDENTICAL.format(p='pairs.')}, wanted_ratings, queue_rank FROM pairs WHERE {where} ORDER BY rowid").fetchall()
     rowids = np.array([p[0] for p in pairs], np.int64)
     prompts = sorted({p[2] for p in pairs})
     prompt_index = {p: i for i, p in enumerate(prompts)}
@@ -151,7 +177,8 @@ def load_ratings(db, study_id: int | None = None, history: bool = False):
         pair_generation=dict(zip(PATHS, (np.array([p[3] or -1 for p in pairs], np.int64),
                                          np.array([p[4] or -1 for p in pairs], np.int64)))),
         pair_identical=np.array([bool(p[5]) for p in pairs], bool),
-        pair_wanted=np.array([p[6] or 0 for p in pairs], np.int64))
+        pair_wanted=np.array([p[6] or 0 for p in pairs], np.int64),
+        pair_rank=np.array([np.nan if p[7] is None else p[7] for p in pairs], float))
     if not history:
         return data
     # a blind row stops being current when a blind row superseding it is stored (the current_ratings view)

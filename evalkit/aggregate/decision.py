@@ -10,8 +10,8 @@ benchmark stored by then), decides on it and stores it, in one write transaction
 stored meanwhile reads the stored one, so every reader shows one decision.
 
 The completion point: the first rating id R at which, with the ratings current right after R and the raters the gold
-check left out right after R, `planned_pairs` pairs have the ratings they want (their quota stored with the pool,
-else `min_ratings_per_pair`; verdict.complete_count). Without the gold check the count only grows with R (a
+check left out right after R, the first `planned_pairs` pairs of the queue's random order have the ratings they want
+(their quota stored with the pool, else `min_ratings_per_pair`; verdict.complete_count). Without the gold check the count only grows with R (a
 correction replaces a rating), so bisection finds it; the gold check can move the count both ways, but only at a
 rating of a gold pair, so between two of those bisection holds, and the segments are scanned in order.
 """
@@ -81,14 +81,12 @@ def _completion(history, gold_history, values: dict, excluded_at) -> tuple[int, 
 
     rows, ended = history.rows, history.ended
     per_pair, planned = values["min_ratings_per_pair"], values["planned_pairs"]
-    names = {r: i for i, r in enumerate(rows.raters)}
 
     def complete(r: int, excluded: list[str]) -> bool:
-        keep = (rows.rating_id <= r) & (ended > r)
-        gone = [names[x] for x in excluded if x in names]
-        if gone:
-            keep &= ~np.isin(rows.rater, gone)
-        return complete_count(rows.select(keep), per_pair) >= planned
+        current = rows.select((rows.rating_id <= r) & (ended > r))
+        if excluded:  # as the looks take them: their pairs set aside where a rating is lost (verdict.in_queue_order)
+            current = current.without_raters(excluded)
+        return complete_count(current, per_pair) >= planned
 
     gold_ids = np.array([], np.int64) if gold_history is None else np.unique(gold_history["rating_id"].to_numpy())
     study_ids = np.unique(rows.rating_id)

@@ -105,8 +105,8 @@ def standing(rows: list[dict], margin: float) -> list[dict]:
 
 def sequence_row(row: dict, sample, criterion: str, confidence: float) -> dict:
     """monitoring = "confidence sequence": the row's interval becomes the betting confidence sequence's at this
-    look (stats.betting, two-sided at 1 - confidence), run over the rated pairs' mean differences in the order the
-    pairs completed (the queue's random order), mapped to [0, 1]; identical pairs, decided without raters, scale it
+    look (stats.betting, two-sided at 1 - confidence), run over the rated pairs' mean differences in the queue's
+    random order, mapped to [0, 1]; identical pairs, decided without raters, scale it
     by the differing pairs' share of the sample, as for PPI. The t interval is kept beside it (rated_low,
     rated_high)."""
     import numpy as np
@@ -126,7 +126,10 @@ def sequence_row(row: dict, sample, criterion: str, confidence: float) -> dict:
     done = np.zeros(sample.n_pairs, np.int64)
     np.maximum.at(done, pair, rid)
     rated = np.flatnonzero(r_p > 0)
-    order = rated[np.argsort(done[rated], kind="stable")]
+    # the queue's random order (its ranks), fixed before any answer, not the order pairs happened to complete (a
+    # skipped pair completes late); a pool made before ranks were stored keeps the order of completion
+    rank = sample.rank[rated]
+    order = rated[np.lexsort((done[rated], np.where(np.isnan(rank), np.inf, rank)))]
     low, high = betting_cs(((mean[order] + 1) / 2)[None, :], 1 - confidence)
     share = len(rated) / (len(rated) + int(sample.identical.sum()))
     row["ci_low"] = share * (2 * float(low[0, -1]) - 1)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 
 from ..stats import T_FLOOR
@@ -127,63 +127,106 @@ def with_identical(ratings: RatingData, rated: int) -> RatingData:
         where = np.flatnonzero(ident)
         order = np.argsort(np.array([ratings.pair_ids[i] for i in where], dtype=object), kind="stable")
         chosen[where[order[:k]]] = True
-    return RatingData(ratings.rating_id, ratings.pair, ratings.rater, ratings.answers, ratings.raters,
-                      ratings.pair_ids, ratings.pair_prompt, ratings.prompts, ratings.pair_generation, chosen,
-                      ratings.pair_wanted)
+    return replace(ratings, pair_identical=chosen)
+
+
+def in_queue_order(ratings: RatingData, ratings_per_pair: int):
+    """The pairs whose texts differ in the order the decision takes them, and whether each is complete (has the
+    current ratings it wants: its own quota, stored with the pool, else `ratings_per_pair`). Returns (pair indices,
+    complete flags, the leading run: how many pairs at the head of the order are all complete).
+
+    The order is the queue's random order (pairs.queue_rank), never the order in which pairs happened to complete. A
+    pair a rater skips goes to the next rater and completes later; a pair that takes longer to judge completes later
+    than its neighbours. Taking the first pairs to complete would leave out exactly the outputs raters avoid (an output
+    that is broken or unreadable, more often on the path that is worse), and the verdict would judge the outputs raters
+    chose to rate. Taken by rank, the decision sample is the first pairs of the random order, all of them, a uniformly
+    random subset of the pool whatever raters skip (what every interval, and PPI, rests on): the look waits until
+    each of them is rated. Pairs that lost a rating to the gold check's exclusions and are now below their quota are
+    set aside (the queue does not serve them again; the exclusions do not look at their texts). A pool made before
+    ranks were stored has no order to follow: its pairs come after the ranked ones, in the order they completed."""
+    import numpy as np
+
+    counts = np.bincount(ratings.pair, minlength=ratings.n_pairs)
+    wanted = ratings.wanted(ratings_per_pair)
+    complete = counts >= wanted
+    # when a pair completed: the id of its wanted-th current rating (for pairs without a rank)
+    done_at = np.full(ratings.n_pairs, np.inf)
+    if len(ratings):
+        order = np.lexsort((ratings.rating_id, ratings.pair))
+        pair_sorted = ratings.pair[order]
+        starts = np.flatnonzero(np.r_[True, pair_sorted[1:] != pair_sorted[:-1]])
+        nth = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
+        last = nth == wanted[pair_sorted] - 1
+        done_at[pair_sorted[last]] = ratings.rating_id[order][last]
+    candidates = np.flatnonzero(~ratings.identical & ~(ratings.set_aside & ~complete))
+    rank = ratings.rank[candidates]
+    unranked = np.isnan(rank)
+    key = np.where(unranked, done_at[candidates], rank)
+    pairs = candidates[np.lexsort((candidates, key, unranked))]
+    done = complete[pairs]
+    run = len(done) if done.all() else int(np.argmin(done))
+    return pairs, done, run
 
 
 def complete_count(ratings: RatingData, ratings_per_pair: int) -> int:
-    """Decided pairs: those whose texts differ with the current ratings they want (their own quota, stored with the
-    pool; `ratings_per_pair` for a pair without one), and beside them the identical pairs in the pool's proportion
-    (identical_quota). The planned sample is complete when this reaches planned_pairs."""
+    """Decided pairs: the pairs whose texts differ at the head of the queue's order that are all complete
+    (in_queue_order's leading run: a pair still waiting for a rating holds back the pairs after it), and beside them
+    the identical pairs in the pool's proportion (identical_quota). The planned sample is complete when this reaches
+    planned_pairs."""
+    ident = ratings.identical
+    _pairs, _done, run = in_queue_order(ratings, ratings_per_pair)
+    return run + identical_quota(run, int(ident.sum()), int((~ident).sum()))
+
+
+def waiting_pairs(ratings: RatingData, ratings_per_pair: int, planned_pairs: int) -> list[int]:
+    """The pairs (indices) that hold back the planned sample: not complete, inside the head of the queue's order that
+    the plan needs, while some pair after them is complete. Empty when nothing waits that way."""
     import numpy as np
 
+    pairs, done, run = in_queue_order(ratings, ratings_per_pair)
     ident = ratings.identical
-    counts = np.bincount(ratings.pair, minlength=ratings.n_pairs)
-    full = int(((counts >= ratings.wanted(ratings_per_pair)) & ~ident).sum())
-    return full + identical_quota(full, int(ident.sum()), int((~ident).sum()))
+    need = next((k for k in range(len(pairs) + 1)
+                 if k + identical_quota(k, int(ident.sum()), int((~ident).sum())) >= planned_pairs), len(pairs))
+    if not planned_pairs or run >= need or not done[run:].any():
+        return []
+    return [int(p) for p in pairs[:need][~done[:need]]]
 
 
 def decision_sample(ratings: RatingData, ratings_per_pair: int, planned_pairs: int):
     """The pairs the fidelity gate decides on, fixed in advance so that later ratings cannot move a decision.
 
-    Pairs whose texts differ: the first to reach the current ratings they want, each with its first that many current
-    ratings (by time of storing). A pair wants its own quota, stored when the pool's queue order was drawn (with one
-    rating per pair, two for the pairs drawn for a second rating), else `ratings_per_pair` (the gate's). Identical pairs
-    need no rating: beside k rated pairs the sample holds identical_quota(k) of them (the pool's proportion;
-    with_identical says which). The sample is complete when the two together reach `planned_pairs`: it takes the fewest
-    rated pairs that do (all complete pairs when the size is not planned). Ratings of identical pairs (stored before
-    they left the queue) never count. Returns (the selected ratings, with pair_identical marking the identical pairs in
-    the sample; decided pairs, complete_count)."""
+    Pairs whose texts differ: the first in the queue's random order (in_queue_order), each with its first that many
+    current ratings (by time of storing), complete once every one of them has the ratings it wants. A pair wants its
+    own quota, stored when the pool's queue order was drawn (with one rating per pair, two for the pairs drawn for a
+    second rating), else `ratings_per_pair` (the gate's). Identical pairs need no rating: beside k rated pairs the
+    sample holds identical_quota(k) of them (the pool's proportion; with_identical says which). The sample is complete
+    when the two together reach `planned_pairs`: it takes the fewest rated pairs that do (all complete pairs when the
+    size is not planned). Before that, the sample is every complete pair so far, in the same order (the data so far,
+    never judged). Ratings of identical pairs (stored before they left the queue) never count. Returns (the selected
+    ratings, with pair_identical marking the identical pairs in the sample; decided pairs, complete_count)."""
     import numpy as np
 
     ident = ratings.identical
     if ident.any() and len(ratings):
         ratings = ratings.select(~ident[ratings.pair])
     n_ident, n_differ = int(ident.sum()), int((~ident).sum())
-    decided = complete_count(ratings, ratings_per_pair)
-    order = np.lexsort((ratings.rating_id, ratings.pair))
-    pair_sorted = ratings.pair[order]
-    starts = np.flatnonzero(np.r_[True, pair_sorted[1:] != pair_sorted[:-1]])
-    rank = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
-    counts = np.bincount(pair_sorted, minlength=ratings.n_pairs)
-    wanted = ratings.wanted(ratings_per_pair)
-    complete = np.flatnonzero(counts >= wanted)
-    # a pair is complete when its wanted-th rating is stored: order pairs by that rating's id
-    done_at = np.full(ratings.n_pairs, np.iinfo(np.int64).max)
-    last = rank == wanted[pair_sorted] - 1
-    done_at[pair_sorted[last]] = ratings.rating_id[order][last]
-    chosen = complete[np.argsort(done_at[complete], kind="stable")]
+    pairs, done, run = in_queue_order(ratings, ratings_per_pair)
+    decided = run + identical_quota(run, n_ident, n_differ)
+    chosen = pairs[done]  # every complete pair, in the queue's order; the head of it once the plan is reached
     k = len(chosen)
     if planned_pairs:  # the fewest rated pairs that, with their identical ones, reach the plan
         for k in range(min(len(chosen), planned_pairs) + 1):
             if k + identical_quota(k, n_ident, n_differ) >= planned_pairs:
                 break
-        chosen = chosen[:k]
+        chosen = chosen[:k]  # the head of the queue's order whenever k <= run (those pairs are all complete)
     in_sample = np.zeros(ratings.n_pairs, bool)
     in_sample[chosen] = True
+    order = np.lexsort((ratings.rating_id, ratings.pair))
+    pair_sorted = ratings.pair[order]
+    starts = np.flatnonzero(np.r_[True, pair_sorted[1:] != pair_sorted[:-1]])
+    nth = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
     keep = np.zeros(len(ratings), bool)
-    keep[order] = (rank < wanted[pair_sorted]) & in_sample[pair_sorted]
+    keep[order] = (nth < ratings.wanted(ratings_per_pair)[pair_sorted]) & in_sample[pair_sorted]
     sample = with_identical(ratings.select(keep), k)
     if planned_pairs and k + int(sample.identical.sum()) > planned_pairs:  # rounding: exactly the plan
         extra = np.flatnonzero(sample.identical)[planned_pairs - k:]
@@ -277,10 +320,12 @@ def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs
         last = f"; {look.text()}, the last" if sequential else ""
         conditions.append(Condition("planned sample", True,
                                     (f"{planned} planned pairs have {per_pair} current ratings; the decision uses the "
-                                     f"first {planned} to complete, each with its first {per_pair} ratings{later}"
+                                     f"first {planned} of the queue's random order, each with its first {per_pair} "
+                                     f"ratings{later}"
                                      if not identical else
                                      f"{planned} planned pairs are decided ({DECIDED}); the decision uses {planned - same} "
-                                     f"rated pairs, the first to complete, each with its first {per_pair} ratings, and "
+                                     f"rated pairs, the first of the queue's random order, each with its first {per_pair} "
+                                     "ratings, and "
                                      f"{same} identical pairs{later}".format(per_pair=per_pair)) + last))
     lo = speed.speedup_ci95[0] if speed.speedup_ci95 else None
     conditions.append(Condition("speed-up", None if lo is None else lo >= g["min_speedup_ci_low"],

@@ -1,0 +1,121 @@
+"""The decision sample is the head of the queue's random order, whatever raters skip.
+
+Raters may skip a pair with a reason. A skipped pair goes to the next rater and completes later, and a pair every
+rater avoids never completes. If the decision took the first pairs to *complete*, it would leave out exactly the
+outputs raters avoid, and those are the ones with a visible fault, more often on the path that is worse: the verdict
+would judge the outputs raters chose to rate. These tests play that through the real queue (next_pair, skip_pair,
+submit_rating) and the real aggregate: the decision waits for the skipped pairs at the head of the order, says so,
+and once they are rated it decides on exactly the first planned pairs of the random order."""
+
+import numpy as np
+
+from evalkit.aggregate import aggregate
+from evalkit.aggregate.data import load_ratings
+from evalkit.aggregate.verdict import complete_count, decision_sample, in_queue_order
+from evalkit.config import AppConfig
+from evalkit.rating.queue import RatingInput, next_pair, skip_pair, submit_rating
+from evalkit.store import open_db
+from evalkit.study.synthetic import SyntheticStudy, build_study, gate_file_text
+from evalkit.task.criteria import CRITERIA
+
+APP = AppConfig(ratings_per_pair=1)
+DROPS = "schedule"  # the criterion on which the assisted path is truly worse, by 0.3
+PLANNED = 100
+
+
+def _pool(tmp_path):
+    """500 unrated study pairs in a random queue order, one rating wanted each; the pre-screen rows hold the truth
+    (accuracy 1), from which the simulated raters answer. Assisted truly fails `schedule` 30 points more often."""
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=PLANNED, margin=0.05, min_ratings_per_pair=1, second_rating_share=0,
+                                   claim="these raters", ppi="off"), encoding="utf-8")
+    db = open_db(tmp_path / "skips.db")
+    build_study(db, SyntheticStudy(pairs=0, unrated_pairs=500, raters_per_pair=1, raters=3, pass_rate=0.95,
+                                   drops={DROPS: 0.3}, prescreen_accuracy=1.0, queue_order=True,
+                                   gate_path=str(gate), seed=11))
+    return db
+
+
+def _truth(db) -> dict:
+    """pair id -> (answers on side A, answers on side B, whether the two sides differ on some criterion, the
+    assisted - ordinary difference on `schedule`)."""
+    passed = {(g, c): p for g, c, p in db.execute("SELECT generation_id, criterion, passed FROM prescreen")}
+    out = {}
+    for pid, a_gen, b_gen, o_gen, s_gen in db.execute(
+            "SELECT id, a_generation_id, b_generation_id, ordinary_generation_id, assisted_generation_id FROM pairs "
+            "WHERE kind = 'study'"):
+        a = {c: "pass" if passed[(a_gen, c)] else "fail" for c in CRITERIA}
+        b = {c: "pass" if passed[(b_gen, c)] else "fail" for c in CRITERIA}
+        out[pid] = (a, b, a != b, passed[(s_gen, DROPS)] - passed[(o_gen, DROPS)])
+    return out
+
+
+def _rate(db, rater: str, truth: dict, skips_faults: bool, until=None) -> int:
+    """One rater working through their queue: answers the truth, or (skips_faults) skips every pair whose two outputs
+    differ (one of them visibly wrong), blind to which side is which. Stops when nothing is left or `until()`."""
+    done = 0
+    while (view := next_pair(db, rater, APP.ratings_per_pair)) is not None:
+        a, b, differ, _d = truth[view.pair_id]
+        if skips_faults and differ:
+            skip_pair(db, APP, rater, view.pair_id, "one of the two is broken, I cannot compare them")
+        else:
+            submit_rating(db, APP, RatingInput(view.pair_id, rater, a, b, "tie"))
+        done += 1
+        if until is not None and until():
+            break
+    return done
+
+
+def test_pairs_raters_skip_hold_the_decision_until_rated_and_then_enter_it(tmp_path):
+    db = _pool(tmp_path)
+    truth = _truth(db)
+    for rater in ("ann", "bob"):  # both avoid every pair with a visible fault
+        _rate(db, rater, truth, skips_faults=True)
+    ranks = dict(db.execute("SELECT id, queue_rank FROM pairs WHERE kind = 'study'"))
+    by_rank = sorted(ranks, key=ranks.get)
+    rated = {r[0] for r in db.execute("SELECT pair_id FROM current_ratings")}
+    assert len(rated) > PLANNED  # enough pairs were rated to reach the plan had the skipped ones been left out
+    first_waiting = next(i for i, pid in enumerate(by_rank) if pid not in rated)
+    assert first_waiting < PLANNED
+
+    agg = aggregate(db)
+    assert agg.interim and agg.verdict.decision == "INSUFFICIENT DATA"
+    assert agg.tables["counts"]["complete_pairs"].iloc[0] == first_waiting
+    waits = [n for n in agg.notes if "waits for" in n]
+    skipped_in_head = sum(pid not in rated for pid in by_rank[:PLANNED])
+    assert len(waits) == 1 and f"waits for {skipped_in_head} pair(s)" in waits[0]
+    assert f"{skipped_in_head} of them skipped ({2 * skipped_in_head} skips" in waits[0]
+
+    # a rater who rates what is there gets the skipped pairs first (lowest rank first), and the plan completes
+    _rate(db, "carol", truth, skips_faults=False, until=lambda: not aggregate(db).interim)
+    agg = aggregate(db)
+    assert not agg.interim and agg.verdict.decision == "DROP"
+    row = agg.tables["non_inferiority"].set_index("criterion").loc[DROPS]
+    assert row["pairs"] == PLANNED
+    # the estimate is the truth of exactly the first PLANNED pairs of the random order, skipped ones included
+    head = by_rank[:PLANNED]
+    assert np.isclose(row["difference"], np.mean([truth[p][3] for p in head]))
+    assert row["difference"] < -0.15  # what the pairs raters avoided hold: the drop the skippers would have hidden
+    frozen_pairs = {r[0] for r in db.execute(
+        "SELECT pair_id FROM ratings WHERE id IN (SELECT value FROM json_each((SELECT sample_json FROM decisions)))")}
+    assert frozen_pairs == set(head)
+
+
+def test_a_pair_that_lost_its_rating_to_the_gold_check_is_set_aside_not_waited_for(tmp_path):
+    """The queue never serves a pair again once it has its quota of stored ratings, so a pair whose only rating came
+    from a rater the gold check leaves out would hold the decision for ever; it is set aside instead (the exclusions
+    do not look at the study pairs' texts), and the next pair of the order takes its place."""
+    db = _pool(tmp_path)
+    truth = _truth(db)
+    _rate(db, "ann", truth, skips_faults=False, until=lambda: len(load_ratings(db)) >= 30)
+    _rate(db, "mallory", truth, skips_faults=False, until=lambda: len(load_ratings(db)) >= 60)
+    _rate(db, "ann", truth, skips_faults=False, until=lambda: len(load_ratings(db)) >= 90)
+    ratings = load_ratings(db)
+    assert complete_count(ratings, 1) == 90
+    kept = ratings.without_raters(["mallory"])
+    pairs, done, run = in_queue_order(kept, 1)
+    assert run == 60 and done.sum() == 60 and len(pairs) == len(truth) - 30
+    lost = {ratings.pair_ids[p] for p in np.unique(ratings.pair[ratings.rater == ratings.raters.index("mallory")])}
+    assert not lost & {kept.pair_ids[p] for p in pairs}
+    sample, decided = decision_sample(kept, 1, 50)
+    assert decided == 60 and len(np.unique(sample.pair)) == 50
