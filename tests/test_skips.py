@@ -81,10 +81,12 @@ def test_pairs_raters_skip_hold_the_decision_until_rated_and_then_enter_it(tmp_p
     agg = aggregate(db)
     assert agg.interim and agg.verdict.decision == "INSUFFICIENT DATA"
     assert agg.tables["counts"]["complete_pairs"].iloc[0] == first_waiting
-    waits = [n for n in agg.notes if "waits for" in n]
-    skipped_in_head = sum(pid not in rated for pid in by_rank[:PLANNED])
-    assert len(waits) == 1 and f"waits for {skipped_in_head} pair(s)" in waits[0]
-    assert f"{skipped_in_head} of them skipped ({2 * skipped_in_head} skips" in waits[0]
+    waits = [n for n in agg.notes if "early in the queue's random order" in n]
+    last_rated = max(i for i, pid in enumerate(by_rank[:PLANNED]) if pid in rated)
+    holes = [pid for pid in by_rank[:last_rated] if pid not in rated]
+    assert len(waits) == 1 and waits[0].startswith(f"{len(holes)} pair(s) early in the queue's random order")
+    assert f"{len(holes)} of them skipped, {2 * len(holes)} skips in all" in waits[0]
+    assert f"the {last_rated + 1 - len(holes) - first_waiting} rated pair(s) after them" in waits[0]
 
     # a rater who rates what is there gets the skipped pairs first (lowest rank first), and the plan completes
     _rate(db, "carol", truth, skips_faults=False, until=lambda: not aggregate(db).interim)

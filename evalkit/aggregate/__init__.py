@@ -242,18 +242,18 @@ def _waiting_note(db, ratings: RatingData, values: dict) -> str | None:
     per_pair = values["min_ratings_per_pair"]
     decided_now = complete_count(ratings, per_pair)
     target = next((lk.pairs for lk in schedule(values) if lk.pairs > decided_now), None)
-    waiting = waiting_pairs(ratings, per_pair, target) if target else []
+    waiting, held = waiting_pairs(ratings, per_pair, target) if target else ([], 0)
     if not waiting:
         return None
     ids = [ratings.pair_ids[i] for i in waiting]
     skipped, skips = db.execute("SELECT COUNT(DISTINCT pair_id), COUNT(*) FROM ratings WHERE kind = 'skip' AND "
                                 "pair_id IN (SELECT value FROM json_each(?))", [json.dumps(ids)]).fetchone()
-    why = (f"; {skipped} of them skipped ({skips} skips: rate them, or invite a rater who can, `evalkit raters add`)"
-           if skipped else "")
-    return (f"The next look ({target} decided pairs) waits for {len(waiting)} pair(s) early in the queue's random "
-            f"order that are not rated yet{why}. The decision takes the first pairs of that order, every one of them: "
-            "leaving out the pairs raters skip or take longest over would judge the outputs raters chose, not the "
-            "pool's")
+    why = (f" ({skipped} of them skipped, {skips} skips in all: rate them, or invite a rater who can, "
+           "`evalkit raters add`)" if skipped else " (on a rater's screen, or not reached yet)")
+    return (f"{len(waiting)} pair(s) early in the queue's random order are not rated yet{why}, so the {held} rated "
+            f"pair(s) after them do not count towards the next look ({target} decided pairs) until they are. The "
+            "decision takes the first pairs of that order, every one of them: leaving out the pairs raters skip or "
+            "take longest over would judge the outputs raters chose, not the pool's")
 
 
 def _frozen_notes(db, frozen: FrozenDecision, complete_now: int, values: dict, excluded: list[str],

@@ -178,18 +178,21 @@ def complete_count(ratings: RatingData, ratings_per_pair: int) -> int:
     return run + identical_quota(run, int(ident.sum()), int((~ident).sum()))
 
 
-def waiting_pairs(ratings: RatingData, ratings_per_pair: int, planned_pairs: int) -> list[int]:
-    """The pairs (indices) that hold back the planned sample: not complete, inside the head of the queue's order that
-    the plan needs, while some pair after them is complete. Empty when nothing waits that way."""
+def waiting_pairs(ratings: RatingData, ratings_per_pair: int, planned_pairs: int) -> tuple[list[int], int]:
+    """What holds back a look at `planned_pairs` decided pairs: the pairs (indices) inside the head of the queue's
+    order that look needs which are not complete while some pair after them is, and how many complete pairs they hold
+    back. ([], 0) when nothing waits that way."""
     import numpy as np
 
     pairs, done, run = in_queue_order(ratings, ratings_per_pair)
     ident = ratings.identical
     need = next((k for k in range(len(pairs) + 1)
                  if k + identical_quota(k, int(ident.sum()), int((~ident).sum())) >= planned_pairs), len(pairs))
-    if not planned_pairs or run >= need or not done[run:].any():
-        return []
-    return [int(p) for p in pairs[:need][~done[:need]]]
+    head = done[:need]
+    if not planned_pairs or run >= need or not head[run:].any():
+        return [], 0
+    last = run + int(np.flatnonzero(head[run:])[-1])  # the last complete pair of the head
+    return [int(p) for p in pairs[:last + 1][~done[:last + 1]]], int(done[run:last + 1].sum())
 
 
 def decision_sample(ratings: RatingData, ratings_per_pair: int, planned_pairs: int):
