@@ -53,6 +53,8 @@ def test_plan_compares_designs_and_recommends_the_cheapest_that_holds():
     assert gate.planned_pairs == best.planned_pairs and gate.min_ratings_per_pair == best.design.raters_per_pair
     assert gate.monitoring == best.design.monitoring and gate.expected_ratings == round(best.expected_ratings)
     assert gate.planned_raters == 12  # the roster its power assumes (a claim about raters in general)
+    # with PPI, the pool its power assumes, which `generate --until-planned` then builds
+    assert gate.planned_pool == (max(900, best.planned_pairs) if best.design.ppi else 0)
     text = format_comparison(c)
     assert "← recommended" in text and lines[0] in text and "rater-hours" in text and "+ gold" in text
     # the floor: a test that knew its variances needs fewer ratings than every design that estimates them
@@ -131,7 +133,8 @@ def test_the_plan_shows_what_the_claim_about_raters_in_general_costs_over_these_
     assert 'For a claim about these 12 raters only (gate claim = "these raters"' in text
     assert f"would need {r.expected_ratings:,.0f} expected ratings" in text and "fewer human ratings" in text
     assert c.to_json()["these_raters"]["planned_pairs"] == r.planned_pairs
-    assert c.gate_lines() == best.design.gate_lines(best.planned_pairs, int(round(best.expected_ratings)), 12)
+    assert c.gate_lines() == best.design.gate_lines(best.planned_pairs, int(round(best.expected_ratings)), 12,
+                                                    c.scenario.pool)
     # a claim about these raters already: nothing narrower to show
     these = compare(replace(scenario, claim="these raters"), 0.8, 80, designs)
     assert these.these_raters is None and "For a claim about these" not in format_comparison(these)

@@ -211,6 +211,38 @@ def test_until_planned_fills_the_pool_to_the_plan_and_its_reserve(tmp_path, make
 
 
 @pytest.mark.slow
+def test_until_planned_fills_the_pool_the_plan_s_power_assumes(tmp_path, make_config):
+    """With PPI the plan's power rests on the pre-screen judging a pool larger than the planned pairs (the gate's
+    planned_pool, written by `evalkit plan --compare`): the pool is short of it even once it can decide, and
+    --until-planned fills it that far."""
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=4) + "planned_pool = 10\n")
+    cfg = str(make_config(gate_file=str(gate), **{"pool.prompts": ["writing-01", "writing-02"], "pool.gold_rate": 0.0}))
+    db_file = tmp_path / "p.db"
+    r = invoke("generate", "--config", cfg, "--db", str(db_file), "--samples", "1")
+    assert r.exit_code == 0, r.output
+    assert ("the pool holds 2 study pairs, fewer than the 4 planned pairs, so this study cannot reach a decision: "
+            "`evalkit generate --until-planned` adds samples until it holds 10 (the pool the plan's power assumes, "
+            "gate planned_pool") in r.stderr
+    r = invoke("generate", "--config", cfg, "--db", str(db_file), "--samples", "2")
+    assert r.exit_code == 0, r.output
+    short = ("the pool holds 6 study pairs, fewer than the 10 the plan's power assumes (gate planned_pool: "
+             "prediction-powered inference uses the pre-screen's answers on every pooled pair), so the study can "
+             "decide but with less power: `evalkit generate --until-planned` adds samples until it holds 10")
+    assert short in r.stderr
+    from evalkit.study.studies import pool_short
+
+    db = open_db(db_file)
+    assert pool_short(db, aggregate(db).study) == short  # what an interim look's notes and `serve` say
+    r = invoke("generate", "--config", cfg, "--db", str(db_file), "--until-planned")
+    assert r.exit_code == 0, r.output
+    assert "10 study pairs in the pool, for 4 planned pairs and the 10 pooled pairs the plan's power assumes" in r.output
+    db = open_db(db_file)
+    assert db.execute("SELECT COUNT(*) FROM pairs WHERE kind = 'study'").fetchone()[0] == 10
+    assert pool_short(db, aggregate(db).study) == ""
+
+
+@pytest.mark.slow
 def test_until_planned_stops_when_a_round_adds_nothing(tmp_path, make_config, monkeypatch):
     """Every assisted sample falls back (here: forced): the second round sees no progress and stops with the
     reason, instead of looping for ever."""

@@ -80,8 +80,6 @@ def pair_screen(db, ratings: RatingData) -> PairScreen:
 
 def agreement(sample: RatingData, screen: PairScreen, criterion: str) -> float | None:
     """Share of the sample's pass / fail answers (both sides) that the pre-screen matches."""
-    import numpy as np
-
     rule = screen.passed[criterion][sample.pair]
     hits, total = 0, 0
     for k, path in enumerate(PATHS):

@@ -124,7 +124,8 @@ def plan(config_path, db_path, margin, power, pass_rate, raters_per_pair, second
 @click.option("--samples", type=int, default=None, help="Samples per prompt per path (default: pool.samples).")
 @click.option("--resume", type=int, default=None, help="Finish an interrupted pool experiment (its id); done items are skipped.")
 @click.option("--until-planned", is_flag=True,
-              help="Add samples until the study's pool holds its planned pairs plus --reserve (instead of --samples).")
+              help="Add samples until the study's pool holds its planned pairs plus --reserve, or the gate's "
+                   "planned_pool when larger (instead of --samples).")
 @click.option("--reserve", type=float, default=None,
               help="With --until-planned: extra pairs beyond the planned ones, as a share of them (default 0.1: 10%; "
                    "pairs skipped by raters or rated by raters the gold check leaves out do not count).")

@@ -73,6 +73,10 @@ class Gate:
     # evenly. Shown on the Results tab beside the raters the interval has so far; no part of the decision (fewer
     # raters keep the level and lose power). 0 = not planned.
     planned_raters: int = 0
+    # From `evalkit plan` with PPI: the study pairs the pool must hold for its power (the pre-screen's unlabelled
+    # set: PPI's variance falls with the pooled pairs, rated or not). `evalkit generate --until-planned` fills the
+    # pool to at least this. No part of the decision. 0 = not planned (the planned pairs plus the reserve).
+    planned_pool: int = 0
 
 
 # (low, high, low inclusive, high inclusive) for each key; a value outside is refused with its range
@@ -89,6 +93,7 @@ RANGES = {
     "look_every": (1, None, True, True),
     "expected_ratings": (0, None, True, True),
     "planned_raters": (0, None, True, True),
+    "planned_pool": (0, None, True, True),
 }
 # the values a text key may take
 CHOICES = {"claim": ("raters in general", "these raters"), "ppi": ("on", "off"),

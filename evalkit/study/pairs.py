@@ -43,6 +43,7 @@ class PoolResult:
     study: str = ""  # the study the pool belongs to
     study_pairs: int = 0  # study pairs the study's pool holds now, every pool experiment of it together
     planned_pairs: int = 0  # the study's frozen planned_pairs
+    planned_pool: int = 0  # and planned_pool (the pooled pairs the plan's power assumes)
 
 
 def shard_path(db_path: Path, experiment_id: int, rank: int) -> Path:
@@ -172,7 +173,6 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
     """Main process: the experiment (new, or the one to resume) and the work items still to do. With
     `until_planned` (the reserve), as many samples per prompt as the study needs to hold its planned pairs plus the
     reserve; `previous`: the study pairs before the last round (a round that added none stops the filling)."""
-    import math
 
     from ..generation.compat import assisted_allowed
     from .gate import gate_snapshot
@@ -203,7 +203,7 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
                 have = 0 if study is None else db.execute(
                     "SELECT COUNT(*) FROM pairs p JOIN experiments e ON e.id = p.experiment_id "
                     "WHERE e.study_id = ? AND p.kind = 'study'", [study_id]).fetchone()[0]
-                target = fill_target(planned, until_planned)
+                target = fill_target(planned, until_planned, int(gate["values"].get("planned_pool") or 0))
                 if have >= target:
                     return {"experiment_id": None, "todo": [], "skipped": 0, "have": have, "target": target}
                 if previous is not None and have <= previous:
@@ -365,6 +365,7 @@ def _summary(db_path: Path, result: PoolResult, state) -> PoolResult:
             sid = db.execute("SELECT study_id FROM experiments WHERE id = ?", [result.experiment_id]).fetchone()[0]
             study = next((s for s in studies(db) if s.id == sid), study)
         result.study, result.study_pairs, result.planned_pairs = study.name, study_pairs(db, study), study.planned_pairs
+        result.planned_pool = study.planned_pool
     finally:
         db.close()
     return result
@@ -463,8 +464,11 @@ def generate(cfg, db_path, samples: int | None = None, resume: int | None = None
              + f"; study '{res.study}'" for res in rounds if res.experiment_id is not None]
     last = rounds[-1]
     if until_planned:
+        target = fill_target(last.planned_pairs, reserve, last.planned_pool)
         lines.append(f"study '{last.study}': {last.study_pairs} study pairs in the pool, for {last.planned_pairs} "
-                     f"planned pairs plus a {reserve:.0%} reserve ({fill_target(last.planned_pairs, reserve)})")
-    elif short := fill_sentence(last.study_pairs, last.planned_pairs):
+                     + (f"planned pairs plus a {reserve:.0%} reserve ({target})"
+                        if target == fill_target(last.planned_pairs, reserve) else
+                        f"planned pairs and the {target} pooled pairs the plan's power assumes (gate planned_pool)"))
+    elif short := fill_sentence(last.study_pairs, last.planned_pairs, pool=last.planned_pool):
         echo(f"study '{last.study}': {short}")
     return lines

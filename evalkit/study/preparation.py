@@ -41,7 +41,7 @@ def ensure_pool(cfg: Config, db_path: Path, echo=print) -> int:
              f"pair{'' if result.gold == 1 else 's'} (pool.gold_rate = {cfg.pool.gold_rate})")
         from .studies import fill_sentence
 
-        if short := fill_sentence(result.study_pairs, result.planned_pairs):
+        if short := fill_sentence(result.study_pairs, result.planned_pairs, pool=result.planned_pool):
             echo(f"study '{result.study}': {short}")
         return result.pairs + result.gold
     finally:

@@ -39,6 +39,10 @@ class Study:
     def planned_pairs(self) -> int:
         return int((self.gate.get("values") or {}).get("planned_pairs") or 0)
 
+    @property
+    def planned_pool(self) -> int:
+        return int((self.gate.get("values") or {}).get("planned_pool") or 0)
+
     def label(self) -> str:
         """Which study a table or verdict shows, said where it is shown."""
         if self.of == 1:
@@ -100,22 +104,36 @@ def next_sample(db, base_seed: int) -> int:
     return 0 if row is None else int(row) + 1
 
 
-def fill_target(planned: int, reserve: float) -> int:
-    """The study pairs `--until-planned` fills the pool to: the planned pairs plus the reserve, rounded up."""
-    return math.ceil(planned * (1 + reserve) - 1e-9)
+def fill_target(planned: int, reserve: float, pool: int = 0) -> int:
+    """The study pairs `--until-planned` fills the pool to: the planned pairs plus the reserve, rounded up, or the
+    pool the plan's power assumes (the gate's planned_pool, with PPI) when that is more."""
+    return max(math.ceil(planned * (1 + reserve) - 1e-9), pool)
 
 
-def fill_sentence(have: int, planned: int, reserve: float = DEFAULT_RESERVE) -> str:
+def fill_why(planned: int, reserve: float, pool: int = 0) -> str:
+    """What fill_target is made of, said beside it."""
+    if pool > math.ceil(planned * (1 + reserve) - 1e-9):
+        return "the pool the plan's power assumes, gate planned_pool: the pre-screen judges every pooled pair"
+    return f"the planned pairs plus a {reserve:.0%} reserve"
+
+
+def fill_sentence(have: int, planned: int, reserve: float = DEFAULT_RESERVE, pool: int = 0) -> str:
     """One sentence with both numbers and the command that fills the pool ('' when the pool holds enough)."""
-    if planned <= 0 or have >= planned:
+    target = fill_target(planned, reserve, pool)
+    if planned <= 0 or have >= target or (have >= planned and have >= pool):
         return ""
+    if have >= planned:  # enough to decide, fewer than the plan's power assumes
+        return (f"the pool holds {have} study pairs, fewer than the {pool} the plan's power assumes (gate "
+                "planned_pool: prediction-powered inference uses the pre-screen's answers on every pooled pair), so "
+                f"the study can decide but with less power: `evalkit generate --until-planned` adds samples until it "
+                f"holds {target}")
     return (f"the pool holds {have} study pairs, fewer than the {planned} planned pairs, so this study cannot reach "
-            f"a decision: `evalkit generate --until-planned` adds samples until it holds {fill_target(planned, reserve)} "
-            f"(the planned pairs plus a {reserve:.0%} reserve)")
+            f"a decision: `evalkit generate --until-planned` adds samples until it holds {target} "
+            f"({fill_why(planned, reserve, pool)})")
 
 
 def pool_short(db, study: Study | None) -> str:
     """fill_sentence for this study's pool as it is now."""
     if study is None:
         return ""
-    return fill_sentence(study_pairs(db, study), study.planned_pairs)
+    return fill_sentence(study_pairs(db, study), study.planned_pairs, pool=study.planned_pool)

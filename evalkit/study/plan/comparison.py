@@ -78,7 +78,8 @@ class Comparison:
         best = self.best()
         if best is None:
             return []
-        return best.design.gate_lines(best.planned_pairs, int(round(best.expected_ratings)), self.planned_raters(best))
+        return best.design.gate_lines(best.planned_pairs, int(round(best.expected_ratings)), self.planned_raters(best),
+                                      self.scenario.pool)
 
     def planned_raters(self, row: DesignRow) -> int | None:
         """The roster a row's power assumes, for the gate's planned_raters: only a claim about raters in general
@@ -263,8 +264,9 @@ def format_comparison(c: Comparison) -> str:
         lines += ["", "Put these lines in the gate file before rating starts (frozen with the study's first pool):",
                   *(f"  {line}" for line in c.gate_lines()), _share_line(c, best)]
         if c.best().design.ppi:
-            lines.append(f"and build a pool of at least {s.pool:,} pairs (the pre-screen's unlabelled set): "
-                         f"evalkit generate --samples {math.ceil(s.pool / max(m.prompts, 1))} ({m.prompts} prompts)")
+            lines.append(f"and build a pool of at least {max(s.pool, best.planned_pairs):,} study pairs (the "
+                         "pre-screen's unlabelled set; planned_pool above): `evalkit generate --until-planned` "
+                         "builds it")
     if c.floor is not None and c.floor.power >= c.power:
         f, best = c.floor, c.best()
         gap = (f"; the recommended one needs {best.expected_ratings:,.0f} "
@@ -315,7 +317,7 @@ def _roster_lines(c: Comparison) -> list[str]:
         lines += ["", f"With {r.raters} raters, each rating about as many pairs as the others (ratings spread unevenly "
                       "count as fewer raters), the gate lines would be:",
                   *(f"  {line}" for line in r.design.gate_lines(r.planned_pairs, int(round(r.expected_ratings)),
-                                                                c.planned_raters(r))),
+                                                                c.planned_raters(r), s.pool)),
                   _share_line(c, r)]
     return lines
 

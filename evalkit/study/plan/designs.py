@@ -66,9 +66,11 @@ class Design:
                 "monitoring": self.monitoring, "look_every": self.look_every, "interval": self.interval,
                 "ppi": "on" if self.ppi else "off"}
 
-    def gate_lines(self, planned: int, expected_ratings: int | None = None, raters: int | None = None) -> list[str]:
+    def gate_lines(self, planned: int, expected_ratings: int | None = None, raters: int | None = None,
+                   pool: int | None = None) -> list[str]:
         """The gate file's lines for this design at `planned` pairs; `raters`: the roster its power assumes (for a
-        claim about raters in general, where the roster sets the cost)."""
+        claim about raters in general, where the roster sets the cost); `pool`: the pooled pairs its power assumes
+        (written with PPI, whose variance falls with them, so that `generate --until-planned` builds them)."""
         lines = [f"planned_pairs = {planned}", f"min_ratings_per_pair = {self.raters_per_pair}"]
         if self.raters_per_pair == 1:
             lines.append(f"second_rating_share = {self.second_rating_share:g}")
@@ -80,6 +82,8 @@ class Design:
             lines.append(f"expected_ratings = {expected_ratings}")
         if raters:
             lines.append(f"planned_raters = {raters}")
+        if pool and self.ppi:
+            lines.append(f"planned_pool = {max(pool, planned)}")
         return lines
 
 

@@ -80,6 +80,14 @@ def plan_from_config(cfg, db_path=None, *, margin: float | None = None, power: f
     result = plan_study(model, gate.margin if margin is None else margin, gate.confidence, power,
                         resamples=cfg.bench.bootstrap, studies=studies, confirm=confirm, claim=gate.claim,
                         min_raters=gate.min_raters, interval=interval or gate.interval)
+    if gate.ppi == "on" or gate.monitoring != "fixed":
+        # plan_study sizes the raters' interval at one look: a gate with PPI or looks needs fewer ratings than that
+        result.notes.insert(0, "the gate file uses " + " and ".join(
+            w for w in (["the pre-screen in the interval (ppi = \"on\")"] if gate.ppi == "on" else [])
+            + ([f"looks that may stop the study (monitoring = \"{gate.monitoring}\")"]
+               if gate.monitoring != "fixed" else [])) + ", which this size leaves out (it is for the raters' answers "
+            "at one look, so it asks for more than the gate's design needs): `evalkit plan --compare` sizes that design "
+            "and writes all its gate lines")
     return result, gate
 
 
