@@ -73,8 +73,9 @@ class Tab:
 
 
 def rate_one_pair(url: str, db_file: Path, code: str) -> None:
-    """The rater journey: sign in with the personal code, see a pair, answer every criterion, submit, and read that
-    the reveal waits for the pair to close (it needs app.ratings_per_pair ratings, 3 here)."""
+    """The rater journey: sign in with the personal code, see a pair, answer every criterion, submit, and read the
+    reveal: it waits for the pair to close when the pair wants more ratings (its quota from the gate: a gold pair or
+    a pair drawn for a second rating), and names the paths when this rating closed it."""
     tab = Tab(url)
     screen = tab.call("/sign_in", "", "", code)
     screen["Output A"], screen["Output B"] = screen["输出 A"], screen["输出 B"]  # labels follow the language
@@ -85,8 +86,11 @@ def rate_one_pair(url: str, db_file: Path, code: str) -> None:
     (rating,) = db.query("SELECT * FROM ratings")
     pair = db["pairs"].get(rating["pair_id"])
     assert rating["rater"] == "ann" and rating["preference"] == "A"
-    assert "pending" in done["reveal"] and "check pair" not in done["reveal"]
-    assert "ordinary" not in done["reveal"] and "assisted" not in done["reveal"]
+    if (pair["wanted_ratings"] or 3) > 1:  # still open to another rater: nothing about its sides yet
+        assert "pending" in done["reveal"] and "check pair" not in done["reveal"]
+        assert "ordinary" not in done["reveal"] and "assisted" not in done["reveal"]
+    else:  # closed by this rating: the reveal names each side's path
+        assert "pending" not in done["reveal"] and "ordinary" in done["reveal"] and "assisted" in done["reveal"]
     if pair["kind"] == "gold":  # the pool mixes in a check pair (pool.gold_rate)
         a, b = db["reference_outputs"].get(pair["a_reference_id"]), db["reference_outputs"].get(pair["b_reference_id"])
     else:
