@@ -149,19 +149,21 @@ def in_queue_order(ratings: RatingData, ratings_per_pair: int):
     counts = np.bincount(ratings.pair, minlength=ratings.n_pairs)
     wanted = ratings.wanted(ratings_per_pair)
     complete = counts >= wanted
-    # when a pair completed: the id of its wanted-th current rating (for pairs without a rank)
-    done_at = np.full(ratings.n_pairs, np.inf)
-    if len(ratings):
+    candidates = np.flatnonzero(~ratings.identical & ~(ratings.set_aside & ~complete))
+    rank = ratings.rank[candidates]
+    unranked = np.isnan(rank)
+    key = rank
+    if unranked.any() and len(ratings):  # order those by when they completed: the id of their wanted-th rating
+        done_at = np.full(ratings.n_pairs, np.inf)
         order = np.lexsort((ratings.rating_id, ratings.pair))
         pair_sorted = ratings.pair[order]
         starts = np.flatnonzero(np.r_[True, pair_sorted[1:] != pair_sorted[:-1]])
         nth = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
         last = nth == wanted[pair_sorted] - 1
         done_at[pair_sorted[last]] = ratings.rating_id[order][last]
-    candidates = np.flatnonzero(~ratings.identical & ~(ratings.set_aside & ~complete))
-    rank = ratings.rank[candidates]
-    unranked = np.isnan(rank)
-    key = np.where(unranked, done_at[candidates], rank)
+        key = np.where(unranked, done_at[candidates], rank)
+    elif unranked.any():
+        key = np.where(unranked, np.inf, rank)
     pairs = candidates[np.lexsort((candidates, key, unranked))]
     done = complete[pairs]
     run = len(done) if done.all() else int(np.argmin(done))
