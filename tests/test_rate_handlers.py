@@ -169,6 +169,9 @@ def test_the_language_switch_relabels_with_titles_and_keeps_answers(tab):
     field = out[ui.fields["a_schedule"]]
     assert field["value"] == "pass" and field["info"] == title("schedule", "en")
     assert field["label"].startswith("A · States the maintenance is on Wednesday evening")
+    # the skip box says, in the rater's language, that a bad output is a fail, not a skip (tests/test_skips.py)
+    assert out[ui.skip_reason]["info"].startswith("A bad output is a fail, not a skip")
+    assert "**Skip**: a broken, empty or garbled output is still rated" in out[ui.guide]
     assert not any(c in shown(out, ui) for c in CRITERIA), "a criterion id reached the page"
     assert not REVEALING.search(shown(out, ui))
 

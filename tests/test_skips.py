@@ -121,3 +121,14 @@ def test_a_pair_that_lost_its_rating_to_the_gold_check_is_set_aside_not_waited_f
     assert not lost & {kept.pair_ids[p] for p in pairs}
     sample, decided = decision_sample(kept, 1, 50)
     assert decided == 60 and len(np.unique(sample.pair)) == 50
+
+
+def test_the_guidelines_say_a_bad_output_is_rated_not_skipped():
+    """The first defence is the raters' own: a broken output skipped instead of failed is a drop left out."""
+    from evalkit.task.prompts import load_prompts
+    from evalkit.ui.guidelines import guidelines
+
+    for lang, rule in (("en", "a broken, empty or garbled output is still rated: answer fail on each criterion it "
+                              "breaks"), ("zh", "损坏、空白或乱码的输出也请评分")):
+        for prompt in (load_prompts()[0], None):
+            assert rule in guidelines(prompt, lang)

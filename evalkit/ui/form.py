@@ -170,7 +170,8 @@ def layout(space: bool, prompt: Prompt | None, lang: str, passcodes: bool, signu
             correct_btn = gr.Button(word("correct", lang), visible=False, elem_id="correct")
             next_btn = gr.Button(word("next", lang), variant="primary", visible=False, elem_id="next")
         with gr.Accordion(word("skip_box", lang), open=False) as skip_box:
-            skip_reason = gr.Textbox(label=word("skip_reason", lang), max_lines=2, elem_id="skip-reason")
+            skip_reason = gr.Textbox(label=word("skip_reason", lang), info=word("skip_info", lang), max_lines=2,
+                                     elem_id="skip-reason")
             skip_btn = gr.Button(word("skip", lang), elem_id="skip")
     done_md = gr.Markdown(label="done", elem_id="rate-done")
     return RateTab(
@@ -197,7 +198,8 @@ def words_update(ui: RateTab, prompt: Prompt | None, lang: str, submit_label: st
         ui.guide: guidelines(prompt, lang), ui.text_a: update(label=word("output", lang, side="A")),
         ui.text_b: update(label=word("output", lang, side="B")), ui.submit_btn: update(value=word(submit_label, lang)),
         ui.correct_btn: update(value=word("correct", lang)), ui.next_btn: update(value=word("next", lang)),
-        ui.skip_box: update(label=word("skip_box", lang)), ui.skip_reason: update(label=word("skip_reason", lang)),
+        ui.skip_box: update(label=word("skip_box", lang)), ui.skip_reason: update(label=word("skip_reason", lang),
+                                                                              info=word("skip_info", lang)),
         ui.skip_btn: update(value=word("skip", lang)), ui.signout_btn: update(value=word("sign_out", lang)),
     }
     for key, wkey in (("name", "new_name"), ("passcode", "passcode"), ("code", "code")):

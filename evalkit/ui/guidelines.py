@@ -25,6 +25,17 @@ PREFERENCE = {
           "no real difference. A one-line comment is welcome.",
 }
 
+# Skipping is for a pair nobody could judge, not for a bad output: the decision waits for every skipped pair at the
+# head of the queue's order (aggregate.verdict.in_queue_order), and a bad output skipped instead of failed is the
+# evidence of a drop left out.
+SKIP = {
+    "zh": "**跳过**：损坏、空白或乱码的输出也请评分，它违反的每一条都选“不通过”。只有完全无法判断时（例如读不懂它的语言）"
+          "才跳过，并写明原因；被跳过的一对会交给其他评分者，结论要等它评完。",
+    "en": "**Skip**: a broken, empty or garbled output is still rated: answer fail on each criterion it breaks. Skip "
+          "only a pair you cannot judge at all (a language you do not read, say), with the reason; a skipped pair "
+          "goes to another rater, and the decision waits for it.",
+}
+
 INTRO = {
     "zh": "每对有两则输出，只标为 A 和 B。请逐条判断每则输出是否满足下面的要求，然后选择偏好并提交。"
           "提交后才会显示两则输出的生成方式和用时。",
@@ -43,5 +54,5 @@ def guidelines(prompt: Prompt | None, lang: str) -> str:
     lines += ["**每条的答案**" if lang == "zh" else "**Answers for each criterion**", ""]
     for v, label, text in VALUES[lang]:
         lines.append(f"- **{v}**（{label}）：{text}" if lang == "zh" else f"- **{v}**: {text}")
-    lines += ["", PREFERENCE[lang]]
+    lines += ["", PREFERENCE[lang], "", SKIP[lang]]
     return "\n".join(lines)

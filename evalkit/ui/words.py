@@ -35,6 +35,8 @@ WORDS: dict[str, dict[str, str]] = {
     "next": {"zh": "下一对", "en": "Next pair"},
     "skip_box": {"zh": "跳过这一对", "en": "Skip this pair"},
     "skip_reason": {"zh": "跳过原因", "en": "Why skip?"},
+    "skip_info": {"zh": "输出有错请评“不通过”，不要跳过；只在完全无法判断时跳过。",
+                  "en": "A bad output is a fail, not a skip: skip only a pair you cannot judge at all."},
     "skip": {"zh": "跳过", "en": "Skip"},
     "material": {"zh": "资料", "en": "Material"},
     "task": {"zh": "任务", "en": "Task"},
