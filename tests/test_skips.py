@@ -8,6 +8,7 @@ submit_rating) and the real aggregate: the decision waits for the skipped pairs 
 and once they are rated it decides on exactly the first planned pairs of the random order."""
 
 import numpy as np
+import pytest
 
 from evalkit.aggregate import aggregate
 from evalkit.aggregate.data import load_ratings
@@ -66,6 +67,7 @@ def _rate(db, rater: str, truth: dict, skips_faults: bool, until=None) -> int:
     return done
 
 
+@pytest.mark.slow  # about 15 s: some 700 queue requests and two dozen aggregates
 def test_pairs_raters_skip_hold_the_decision_until_rated_and_then_enter_it(tmp_path):
     db = _pool(tmp_path)
     truth = _truth(db)
