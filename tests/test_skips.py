@@ -89,6 +89,8 @@ def test_pairs_raters_skip_hold_the_decision_until_rated_and_then_enter_it(tmp_p
     assert len(waits) == 1 and waits[0].startswith(f"{len(holes)} pair(s) early in the queue's random order")
     assert f"{len(holes)} of them skipped, {2 * len(holes)} skips in all" in waits[0]
     assert f"the {last_rated + 1 - len(holes) - first_waiting} rated pair(s) after them" in waits[0]
+    # counts only: the note reaches raters who finished their queue, and names no pair and no side
+    assert not any(w in waits[0] for w in ("assisted", "ordinary", *ranks))
 
     # a rater who rates what is there gets the skipped pairs first (lowest rank first), and the plan completes
     _rate(db, "carol", truth, skips_faults=False, until=lambda: not aggregate(db).interim)

@@ -130,6 +130,25 @@ def with_identical(ratings: RatingData, rated: int) -> RatingData:
     return replace(ratings, pair_identical=chosen)
 
 
+def _nth_rating(ratings: RatingData):
+    """(order, pair_sorted, nth): the ratings sorted by pair then by id, their pairs, and each rating's place among
+    its pair's current ratings (0 for the first stored)."""
+    import numpy as np
+
+    order = np.lexsort((ratings.rating_id, ratings.pair))
+    pair_sorted = ratings.pair[order]
+    starts = np.flatnonzero(np.r_[True, pair_sorted[1:] != pair_sorted[:-1]])
+    nth = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
+    return order, pair_sorted, nth
+
+
+def rated_needed(planned_pairs: int, identical: int, differing: int, available: int) -> int:
+    """The fewest rated pairs that, with their identical ones (identical_quota), reach `planned_pairs`; `available`
+    when even that many do not."""
+    return next((k for k in range(min(available, planned_pairs) + 1)
+                 if k + identical_quota(k, identical, differing) >= planned_pairs), min(available, planned_pairs))
+
+
 def in_queue_order(ratings: RatingData, ratings_per_pair: int):
     """The pairs whose texts differ in the order the decision takes them, and whether each is complete (has the
     current ratings it wants: its own quota, stored with the pool, else `ratings_per_pair`). Returns (pair indices,
@@ -153,17 +172,12 @@ def in_queue_order(ratings: RatingData, ratings_per_pair: int):
     rank = ratings.rank[candidates]
     unranked = np.isnan(rank)
     key = rank
-    if unranked.any() and len(ratings):  # order those by when they completed: the id of their wanted-th rating
+    if unranked.any():  # order those by when they completed: the id of their wanted-th rating (inf: not yet)
         done_at = np.full(ratings.n_pairs, np.inf)
-        order = np.lexsort((ratings.rating_id, ratings.pair))
-        pair_sorted = ratings.pair[order]
-        starts = np.flatnonzero(np.r_[True, pair_sorted[1:] != pair_sorted[:-1]])
-        nth = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
+        order, pair_sorted, nth = _nth_rating(ratings)
         last = nth == wanted[pair_sorted] - 1
         done_at[pair_sorted[last]] = ratings.rating_id[order][last]
         key = np.where(unranked, done_at[candidates], rank)
-    elif unranked.any():
-        key = np.where(unranked, np.inf, rank)
     pairs = candidates[np.lexsort((candidates, key, unranked))]
     done = complete[pairs]
     run = len(done) if done.all() else int(np.argmin(done))
@@ -188,8 +202,7 @@ def waiting_pairs(ratings: RatingData, ratings_per_pair: int, planned_pairs: int
 
     pairs, done, run = in_queue_order(ratings, ratings_per_pair)
     ident = ratings.identical
-    need = next((k for k in range(len(pairs) + 1)
-                 if k + identical_quota(k, int(ident.sum()), int((~ident).sum())) >= planned_pairs), len(pairs))
+    need = rated_needed(planned_pairs, int(ident.sum()), int((~ident).sum()), len(pairs))
     head = done[:need]
     if not planned_pairs or run >= need or not head[run:].any():
         return [], 0
@@ -220,16 +233,11 @@ def decision_sample(ratings: RatingData, ratings_per_pair: int, planned_pairs: i
     chosen = pairs[done]  # every complete pair, in the queue's order; the head of it once the plan is reached
     k = len(chosen)
     if planned_pairs:  # the fewest rated pairs that, with their identical ones, reach the plan
-        for k in range(min(len(chosen), planned_pairs) + 1):
-            if k + identical_quota(k, n_ident, n_differ) >= planned_pairs:
-                break
+        k = rated_needed(planned_pairs, n_ident, n_differ, len(chosen))
         chosen = chosen[:k]  # the head of the queue's order whenever k <= run (those pairs are all complete)
     in_sample = np.zeros(ratings.n_pairs, bool)
     in_sample[chosen] = True
-    order = np.lexsort((ratings.rating_id, ratings.pair))
-    pair_sorted = ratings.pair[order]
-    starts = np.flatnonzero(np.r_[True, pair_sorted[1:] != pair_sorted[:-1]])
-    nth = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
+    order, pair_sorted, nth = _nth_rating(ratings)
     keep = np.zeros(len(ratings), bool)
     keep[order] = (nth < ratings.wanted(ratings_per_pair)[pair_sorted]) & in_sample[pair_sorted]
     sample = with_identical(ratings.select(keep), k)
