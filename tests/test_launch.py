@@ -91,3 +91,31 @@ def test_a_page_that_never_answers_is_a_clear_error_and_the_server_is_closed(mon
     with socket.socket() as s:  # the server it had started is gone: the port is free again
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         s.bind(("127.0.0.1", port))
+
+
+def test_a_drawn_port_is_free_outside_the_kernel_s_range_and_each_test_worker_has_its_own(monkeypatch):
+    """Two xdist workers once drew one port from the kernel (bind to port 0): the other worker's app bound it first,
+    and a test's raters talked to the wrong server. Ports are now drawn below the ephemeral range, per worker."""
+    import random
+    import socket
+
+    from evalkit.ui import server
+
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "2")
+    drawn = {}
+    for worker in ("gw0", "gw1"):
+        monkeypatch.setenv("PYTEST_XDIST_WORKER", worker)
+        drawn[worker] = {free_port() for _ in range(40)}
+        assert all(20000 <= p < 32768 for p in drawn[worker])
+    assert {p % 2 for p in drawn["gw0"]} == {0} and {p % 2 for p in drawn["gw1"]} == {1}  # disjoint shares
+
+    # a port something listens on is passed over: the draw's first candidate is made busy
+    taken = 20001  # in gw1's share
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", taken))
+        listener.listen()
+        monkeypatch.setattr(random.Random, "sample", lambda self, pop, k: [taken, *[p for p in pop if p != taken][:k - 1]])
+        port = server.free_port()
+    assert port != taken
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", port))  # it is free

@@ -112,13 +112,34 @@ def serve(cfg: Config, path: Path, *, host: str | None = None, port: int | None 
             sync.stop(final_push=True)
 
 
+# Ports drawn for apps started beside others: below Linux's default ephemeral range (32768-60999), from which the
+# kernel hands out bind(0) ports and outgoing connections' ports, so no other process is given the port between the
+# draw and the app's bind.
+_DRAWN_PORTS = range(20000, 32768)
+
+
 def free_port(host: str = "127.0.0.1") -> int:
-    """A port nothing listens on now, for an app started beside others (tests, benchmarks)."""
+    """A port nothing listens on now, for an app started beside others (tests, benchmarks).
+
+    Asking the kernel (bind to port 0) is racy: it may hand the same port to a second process as soon as the first
+    closes its probe, and that one's server can bind it first. So the port is drawn at random outside the kernel's
+    range, and each pytest-xdist worker draws from its own share of it, so two test workers never draw one port."""
+    import os
+    import random
     import socket
 
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
+    worker, workers = os.environ.get("PYTEST_XDIST_WORKER", ""), os.environ.get("PYTEST_XDIST_WORKER_COUNT", "")
+    share = (_DRAWN_PORTS[int(worker[2:])::int(workers)]
+             if worker[:2] == "gw" and worker[2:].isdigit() and workers.isdigit() else _DRAWN_PORTS)
+    for port in random.Random().sample(share, min(len(share), 200)):
+        with socket.socket() as s:
+            try:
+                s.bind((host, port))  # no SO_REUSEADDR: a port still in TIME_WAIT is passed over too
+            except OSError:
+                continue
+            return port
+    raise EvalkitError(f"no free port found on {host} between {_DRAWN_PORTS.start} and {_DRAWN_PORTS.stop - 1}",
+                       "stop some of the servers running on this machine, or pass --port")
 
 
 @contextlib.contextmanager
