@@ -29,6 +29,7 @@ class PairScreen:
     ranked: object  # bool (pairs,): the pair has a queue rank (served in the pool's random order)
     created_at: list[str]  # per pair
     identical: object = None  # bool (pairs,): the pool's pairs whose two outputs are the same tokens (never served)
+    epoch: object = None  # int (pairs,): the whole part of each pair's queue rank (store.rank_epoch), -1 unranked
 
     def difference(self, criterion: str, before: str | None = None):
         """Per pair: pre-screen (assisted passed) - (ordinary passed), NaN where a side was not screened or the pair
@@ -75,7 +76,7 @@ def pair_screen(db, ratings: RatingData) -> PairScreen:
     rows = {r[0]: (r[1], r[2]) for r in db.execute("SELECT id, queue_rank, created_at FROM pairs WHERE kind = 'study'")}
     info = [rows.get(pid, (None, "")) for pid in ratings.pair_ids]
     return PairScreen(passed, np.array([q is not None for q, _ in info], bool), [str(t) for _, t in info],
-                      ratings.identical.copy())
+                      ratings.identical.copy(), np.array([-1 if q is None else int(q // 1) for q, _ in info], np.int64))
 
 
 def agreement(sample: RatingData, screen: PairScreen, criterion: str) -> float | None:
@@ -114,6 +115,10 @@ def apply(row: dict, sample: RatingData, criterion: str, screen: PairScreen | No
     # then scale the estimate and both ends by the differing pairs' share of the pool (which is known, not estimated).
     identical = screen.identical if screen.identical is not None else np.zeros(len(screen.ranked), bool)
     f = screen.difference(criterion, before)
+    if screen.epoch is not None and len(sample.pair):
+        # Pairs pooled after rating began follow every earlier pair in the order (store.rank_epoch); they join the
+        # pre-screen's population only where the sample reaches them, so a pool added after a look moves nothing.
+        f[screen.epoch > screen.epoch[sample.pair].max()] = np.nan
     in_pool = ~np.isnan(f)
     differing_share = float((in_pool & ~identical).sum() / in_pool.sum()) if in_pool.any() else 1.0
     f[identical] = np.nan

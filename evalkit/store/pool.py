@@ -87,7 +87,14 @@ def draw_queue_order(db, experiment_id: int, seed: int | None = None, ratings_pe
     """Give every pair of this experiment that has none a queue rank, uniform on [0, 1), drawn from a generator seeded
     by `seed` (drawn with `secrets` when None) and stored with the experiment, in pair rowid order: the queue serves
     the lowest ranks first, so the rated pairs are a uniformly random subset of the pool, and the order can be
-    re-derived from the seed. Returns the number of pairs ranked.
+    re-derived from the seed (a rank's fractional part). Returns the number of pairs ranked.
+
+    Pairs ranked once the experiment's study has any rating go after every pair of the study ranked before: their
+    ranks are the next whole number plus the draw (a rating epoch, rank_epoch). An organiser sees interim looks; a
+    pool added after one would otherwise take random places at the head of the order and push rated pairs out of
+    the decision sample, a re-draw of the sample chosen by what the look showed. Appended, a later pool only extends
+    the order: it enters the decision (and the pre-screen's population, aggregate.ppi) only where earlier pairs run
+    out.
 
     With `ratings_per_pair` (the study's frozen gate: min_ratings_per_pair) each of those pairs also gets the ratings
     it wants (wanted_ratings): that many for a study pair, and with one per pair two for each pair whose draw from a
@@ -108,7 +115,7 @@ def draw_queue_order(db, experiment_id: int, seed: int | None = None, ratings_pe
         ranked = db.conn.execute("SELECT COUNT(*) FROM pairs WHERE experiment_id = ? AND queue_rank IS NOT NULL",
                                  [experiment_id]).fetchone()[0]
         # a resumed pool continues the seed's stream where the ranked pairs left it
-        ranks = np.random.default_rng(seed).random(ranked + len(ids))[ranked:]
+        ranks = np.random.default_rng(seed).random(ranked + len(ids))[ranked:] + rank_epoch(db, experiment_id)
         if ratings_per_pair is None:
             wanted = [None] * len(ids)
         else:
@@ -120,6 +127,19 @@ def draw_queue_order(db, experiment_id: int, seed: int | None = None, ratings_pe
         db.conn.executemany("UPDATE pairs SET queue_rank = ?, wanted_ratings = ? WHERE rowid = ?",
                             [(float(q), w, i) for q, w, i in zip(ranks, wanted, ids)])
     return len(ids)
+
+
+def rank_epoch(db, experiment_id: int) -> int:
+    """The whole part of the ranks this experiment's unranked pairs would get now: 0 while its study (the experiment
+    alone when it has none) has no rating of any kind, else one more than the highest whole part the study's ranks
+    hold."""
+    study = db.conn.execute("SELECT study_id FROM experiments WHERE id = ?", [experiment_id]).fetchone()
+    scope = ("p.experiment_id IN (SELECT id FROM experiments WHERE study_id = :study)" if study and study[0] is not None
+             else "p.experiment_id = :experiment")
+    highest, started = db.conn.execute(
+        f"""SELECT MAX(p.queue_rank), EXISTS (SELECT 1 FROM ratings r JOIN pairs p ON p.id = r.pair_id WHERE {scope})
+            FROM pairs p WHERE {scope}""", {"study": study[0] if study else None, "experiment": experiment_id}).fetchone()
+    return int(highest // 1) + 1 if started and highest is not None else 0
 
 
 def set_queue_seed(db, experiment_id: int, seed: int) -> None:

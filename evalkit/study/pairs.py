@@ -314,7 +314,14 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
                                      [exp_id]).fetchone()[0]
             # the queue's order, drawn once the pool is complete (study and gold pairs alike), stored with its seed,
             # and each pair's quota of ratings from the study's frozen gate
-            draw_queue(db, exp_id)
+            from ..store.pool import rank_epoch
+
+            epoch = rank_epoch(db, exp_id)
+            if draw_queue(db, exp_id) and epoch:
+                echo(f"the study has ratings already, so this pool's pairs follow every pair pooled before in the "
+                     "queue's order: they count in the decision, and in the pre-screen's population, only where the "
+                     "earlier pairs run out (a pool added after a look cannot re-draw the decision sample; to give "
+                     "the pre-screen the planned pool, generate it before rating starts)")
             repeated_texts = texts_on_both_paths(db, exp_id)
             result.fallbacks = db.execute(
                 "SELECT COUNT(*) FROM generations WHERE experiment_id = ? AND path = 'fallback'", [exp_id]).fetchone()[0]

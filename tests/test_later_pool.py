@@ -1,0 +1,138 @@
+"""A pool added after rating began cannot re-draw the decision sample.
+
+Organisers see interim looks. Before this, a later pool's pairs took uniform ranks on the same scale as the first
+pool's, so a pool added when a look disappointed landed at random places at the head of the queue's order and
+pushed the highest-ranked rated pairs out of the decision sample: a re-draw of part of the sample, made when the look
+was bad. (A quick model of it, scripts/reroll.py in the README's terms: a pool as large again added whenever the
+look at 1,500 of 1,675 pairs falls short turns a 2.5% false KEEP into 3.8%.) Now pairs ranked once the study has any
+rating follow every earlier pair (store.rank_epoch); they enter the decision, and the pre-screen's population, only
+where the earlier pairs run out. These tests run it through the real ranking (study.pairs.draw_queue), the real
+queue and the real aggregate."""
+
+import numpy as np
+
+from evalkit.aggregate import aggregate
+from evalkit.aggregate.data import load_ratings
+from evalkit.aggregate.verdict import in_queue_order
+from evalkit.config import AppConfig
+from evalkit.rating.queue import RatingInput, next_pair, submit_rating
+from evalkit.store import open_db
+from evalkit.store.pool import rank_epoch
+from evalkit.study.pairs import draw_queue
+from evalkit.study.synthetic import SyntheticStudy, build_study, gate_file_text
+from evalkit.task.criteria import CRITERIA
+
+APP = AppConfig(ratings_per_pair=1)
+PLANNED = 100
+
+
+def _gate(tmp_path):
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=PLANNED, margin=0.05, min_ratings_per_pair=1, second_rating_share=0,
+                                   claim="these raters", ppi="on"), encoding="utf-8")
+    return str(gate)
+
+
+def _pool(db, gate: str, pairs: int, seed: int, bench: bool = False) -> int:
+    """`pairs` unrated study pairs pooled into the study and ranked as `evalkit generate` ranks them. Returns the
+    pool's experiment id."""
+    made = build_study(db, SyntheticStudy(pairs=0, unrated_pairs=pairs, raters_per_pair=1, raters=2, pass_rate=0.8,
+                                          drops={"schedule": 0.1}, prescreen_accuracy=0.9, queue_order=False,
+                                          gate_path=gate, seed=seed, bench=bench))
+    assert draw_queue(db, made["experiment_id"]) == pairs
+    return made["experiment_id"]
+
+
+def _ranks(db, experiment_id: int) -> dict:
+    return dict(db.execute("SELECT id, queue_rank FROM pairs WHERE experiment_id = ? AND kind = 'study'",
+                           [experiment_id]))
+
+
+def _rate(db, rater: str, n: int) -> list[str]:
+    """`rater` rates the next `n` pairs the queue serves, answering the pre-screen's answers (the pairs' truth as the
+    synthetic pool holds it), and returns the pairs rated in order."""
+    passed = {(g, c): p for g, c, p in db.execute("SELECT generation_id, criterion, passed FROM prescreen")}
+    done = []
+    for _ in range(n):
+        view = next_pair(db, rater, APP.ratings_per_pair)
+        assert view is not None
+        a_gen, b_gen = db.execute("SELECT a_generation_id, b_generation_id FROM pairs WHERE id = ?",
+                                  [view.pair_id]).fetchone()
+        answers = [{c: "pass" if passed[(g, c)] else "fail" for c in CRITERIA} for g in (a_gen, b_gen)]
+        submit_rating(db, APP, RatingInput(view.pair_id, rater, answers[0], answers[1], "tie"))
+        done.append(view.pair_id)
+    return done
+
+
+def _fidelity(db):
+    table = aggregate(db).tables["non_inferiority"].set_index("criterion")
+    return table[["pairs", "difference", "ci_low", "ci_high", "ppi", "ppi_unrated_pairs"]]
+
+
+def test_a_pool_added_after_a_look_follows_the_order_and_moves_nothing(tmp_path):
+    gate = _gate(tmp_path)
+    db = open_db(tmp_path / "later.db")
+    first = _pool(db, gate, 300, seed=1, bench=True)
+    ranks1 = _ranks(db, first)
+    assert all(0 <= r < 1 for r in ranks1.values())  # no rating yet: the first epoch
+
+    rated = _rate(db, "ann", 80)
+    assert rated == sorted(ranks1, key=ranks1.get)[:80]  # lowest rank first
+    assert rank_epoch(db, first) == 1
+    look = _fidelity(db)
+    assert look["ppi"].all() and (look["pairs"] == 80).all()
+
+    second = _pool(db, gate, 300, seed=2)  # the organiser adds a pool after that look
+    ranks2 = _ranks(db, second)
+    assert _ranks(db, first) == ranks1  # the first pool's order is untouched
+    assert all(1 <= r < 2 for r in ranks2.values())  # the second follows every pair of the first
+    # Under the old rule (ranks on one scale) this pool would have taken places at the head of the order:
+    head_end = sorted(ranks1.values())[PLANNED - 1]
+    assert sum(r - 1 < head_end for r in ranks2.values()) > 20
+
+    # The look is the same to the last digit: same sample, same pre-screen population.
+    after = _fidelity(db)
+    assert after.equals(look), (look, after)
+    # The decision sample is still the first pool's head, and the queue serves the first pool's next pair.
+    order, complete, run = in_queue_order(load_ratings(db), 1)
+    ratings = load_ratings(db)
+    assert [ratings.pair_ids[p] for p in order[:PLANNED]] == sorted(ranks1, key=ranks1.get)[:PLANNED]
+    assert run == 80
+    nxt = next_pair(db, "bob", APP.ratings_per_pair)
+    assert nxt.pair_id == sorted(ranks1, key=ranks1.get)[80]
+
+    # The plan completes on the first pool alone: the frozen sample holds none of the second pool's pairs.
+    _rate(db, "bob", PLANNED - 80)
+    agg = aggregate(db)
+    assert not agg.interim
+    frozen = {r[0] for r in db.execute(
+        "SELECT pair_id FROM ratings WHERE id IN (SELECT value FROM json_each((SELECT sample_json FROM decisions)))")}
+    assert frozen == set(sorted(ranks1, key=ranks1.get)[:PLANNED])
+    assert (agg.tables["non_inferiority"]["ppi_unrated_pairs"] == 300 - PLANNED).all()  # the first pool's
+
+
+def test_pools_made_before_rating_share_one_order_and_a_later_pool_fills_where_the_first_runs_out(tmp_path):
+    gate = _gate(tmp_path)
+    db = open_db(tmp_path / "fill.db")
+    first = _pool(db, gate, 40, seed=3, bench=True)
+    second = _pool(db, gate, 30, seed=4)  # before any rating: one order over everything pooled
+    ranks = {**_ranks(db, first), **_ranks(db, second)}
+    assert all(0 <= r < 1 for r in ranks.values())
+    assert min(_ranks(db, second).values()) < max(_ranks(db, first).values())  # interleaved
+
+    _rate(db, "ann", 70)  # every pair pooled so far: the plan wants more
+    agg = aggregate(db)
+    assert agg.interim
+    third = _pool(db, gate, 60, seed=5)
+    assert all(1 <= r < 2 for r in _ranks(db, third).values())
+    _rate(db, "bob", PLANNED - 70)
+    agg = aggregate(db)
+    assert not agg.interim
+    ranks3 = _ranks(db, third)
+    frozen = {r[0] for r in db.execute(
+        "SELECT pair_id FROM ratings WHERE id IN (SELECT value FROM json_each((SELECT sample_json FROM decisions)))")}
+    assert frozen == set(ranks) | set(sorted(ranks3, key=ranks3.get)[:PLANNED - 70])
+    # the sample reaches the third pool, so its pairs are in the pre-screen's population
+    rows = agg.tables["non_inferiority"]
+    assert rows["ppi"].all() and (rows["ppi_unrated_pairs"] == 40 + 30 + 60 - PLANNED).all()
+    assert np.isfinite(rows["ci_low"]).all()
