@@ -162,3 +162,52 @@ def test_for_raters_the_time_against_length_plot_leaves_out_pairs_still_open(tmp
     import matplotlib.pyplot as plt
 
     plt.close("all")
+
+
+def test_the_export_holds_every_study_decided_or_not_and_the_frozen_decision(db, tmp_path):
+    """A later study (`--new-study`) does not hide one left at an interim look: the export's `studies` and
+    `decisions` tables and its card list both, and the frozen decision's sample can be checked against the ratings."""
+    from datasets import load_dataset
+
+    from evalkit.aggregate import aggregate
+    from evalkit.store import insert_experiment
+    from evalkit.study.gate import gate_snapshot
+    from evalkit.study.synthetic import gate_file_text
+
+    frozen = aggregate(db).frozen  # the first look that finds the planned sample complete freezes the decision
+    assert frozen is not None
+    other = tmp_path / "other.toml"
+    other.write_text(gate_file_text(planned_pairs=300, margin=0.1), encoding="utf-8")
+    insert_experiment(db, "pool", {}, {}, gate=gate_snapshot(other), new_study="second")
+    out = tmp_path / "e"
+    export(db, out)
+    assert load_dataset(str(out), "studies", split="train")["name"] == ["main", "second"]
+    decisions = load_dataset(str(out), "decisions", split="train")
+    assert decisions.num_rows == 1 and decisions[0]["decision"] == frozen.verdict.decision.value
+    sample = json.loads(decisions[0]["sample_json"])
+    assert sorted(sample) == sorted(frozen.sample)
+    ratings = load_dataset(str(out), "ratings", split="train")
+    assert set(sample) <= set(ratings["id"])  # every rating of the decision sample is in the export
+    card = (out / "README.md").read_text(encoding="utf-8")
+    studies_part = card.split("## Studies")[1].split("## Provenance")[0]
+    assert f"| main | " in studies_part and f"| {frozen.verdict.decision.value}, frozen when its planned sample completed" in studies_part
+    assert "| second | " in studies_part and "| 300 | 0 | none: interim looks only |" in studies_part
+
+
+def test_the_raters_a_frozen_decision_left_out_are_pseudonymised_in_the_export(tmp_path):
+    from datasets import load_dataset
+
+    from evalkit.publish.export import pseudonyms
+    from evalkit.store import insert_decision, insert_experiment
+
+    db = open_db(tmp_path / "x.db")
+    insert_experiment(db, "pool", {}, {})
+    study_id = db.execute("SELECT id FROM studies").fetchone()[0]
+    insert_decision(db, study_id, {"completed_at": "2026-12-02T10:00:00", "completed_rating_id": 1, "gate_hash": "h",
+                                   "decision": "DROP", "sample": [1], "excluded": ["mallory"], "verdict": {},
+                                   "speed": {}})
+    export(db, tmp_path / "e1")
+    row = load_dataset(str(tmp_path / "e1"), "decisions", split="train")[0]
+    assert json.loads(row["excluded_json"]) == pseudonyms(["mallory"]) and "mallory" not in row["excluded_json"]
+    export(db, tmp_path / "e2", keep_rater_names=True)
+    assert json.loads(load_dataset(str(tmp_path / "e2"), "decisions", split="train")[0]["excluded_json"]) == ["mallory"]

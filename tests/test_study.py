@@ -79,6 +79,9 @@ def test_a_later_pool_under_another_gate_is_refused_and_the_first_verdict_stands
     assert [s.name for s in studies(db)] == ["main", "bigger-margin"]
     latest = aggregate(db)  # the latest study by default, and it says which
     assert latest.study.name == "bigger-margin" and "STUDY: study 'bigger-margin' (the latest), 2 of 2" in format_text(latest)
+    # the first study, left at an interim look, stays on the record beside the new one
+    assert any("study 'main' has no decision: 600 rating(s) of its study pairs for 1725 planned pairs, interim looks "
+               "only" in n for n in latest.notes), latest.notes
     assert latest.verdict.gate["planned_pairs"] == 200 and int(latest.tables["counts"]["current_ratings"][0]) == 0
     assert int(latest.tables["counts"]["pairs"][0]) == 5
     # fresh samples (new seeds): raters of the first study never meet its outputs again in the second

@@ -91,7 +91,7 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
     import pandas as pd
 
     from ..study.gold import accuracy
-    from ..study.studies import choose, pool_short
+    from ..study.studies import choose, pool_short, standings
 
     chosen = choose(db, study)
     sid = chosen.id if chosen is not None else None
@@ -228,7 +228,8 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
         }]),
     }
     if chosen is not None and chosen.of > 1:
-        notes.insert(0, f"this is {chosen.label()}; `--study NAME` shows another")
+        others = "; ".join(st.sentence() for st in standings(db) if st.study.id != chosen.id)
+        notes.insert(0, f"this is {chosen.label()}; `--study NAME` shows another ({others})")
     verdict.notes = notes
     return Aggregate(tables=tables, speed=speed, verdict=verdict, notes=notes, study=chosen, frozen=frozen, after=after)
 

@@ -13,7 +13,8 @@ from ..errors import EvalkitError, cannot_write, output_folder
 from . import refuse_to_replace
 from .provenance import NOT_RECORDED, WITHHELD, Provenance, environment_line, model_line, scope_items
 
-SPLITS = ("experiments", "generations", "timing_runs", "batch_runs", "pairs", "ratings", "reference_outputs")
+SPLITS = ("experiments", "generations", "timing_runs", "batch_runs", "pairs", "ratings", "reference_outputs", "studies",
+          "decisions")
 
 COLUMNS = {
     "experiments": "one row per experiment as it started: kind (bench/pool/live/run), full config snapshot (config_json), compatibility record (compat_json), the release gate frozen with it (gate_json, gate_hash)",
@@ -23,6 +24,8 @@ COLUMNS = {
     "pairs": "blind A/B pairs: kind ('study': prompt_id, sample, ordinary/assisted generation ids, a/b generation ids and ordinary_side, drawn at random when the pool was made; queue_rank, the queue's random order (its whole part counts the pools made after rating began, each after the pairs before it), whose first pairs, every one rated, are the decision sample; wanted_ratings, each pair's quota of ratings; 'gold': a check pair of two reference outputs with known answers, a_reference_id/b_reference_id, no generations and no path, never part of the comparison)",
     "ratings": "every rating row, history included: rater (pseudonymised unless opted in), kind (rating/skip), a_*/b_* answers per criterion as shown, ordinary_*/assisted_* the same answers mapped to paths, preference (A/B/tie) and preferred_path, comment, skip_reason, supersedes (the row a correction replaced), blind (false for a correction made after the rater saw the reveal: kept, never counted), seconds_on_task (from the pair being shown to the stored rating), current (true for the version that counts: the last blind one); on a gold pair the path columns and preferred_path are empty",
     "reference_outputs": "the texts of gold (check) pairs, pooled outputs made when the pool was built, one of each pair changed by a controlled edit (evalkit.study.gold): prompt_id, name (pool-<ordinary generation id>-<assisted generation id>, '-unedited' for the other), text, expected (JSON: criterion id -> pass/fail, only the results the edit made known), note (what the edit changed), content_hash, token_ids (JSON, under the target tokenizer of the latest pool)",
+    "studies": "one row per study of the database, decided or not: name, created_at, the gate frozen with its first pool (gate_json: path, text, hash, values; gate_hash). experiments.study_id names each pool's study",
+    "decisions": "one row per decided study, frozen when its planned sample completed and never changed: study_id, decided_at, completed_at and completed_rating_id (the rating that completed it), gate_hash, decision (KEEP/DROP/INSUFFICIENT DATA), sample_json (the ids of the ratings in the decision sample), excluded_json (the raters the gold check left out then, pseudonymised as in ratings), verdict_json (every condition and per-criterion row), speed_json (the speed figure it weighed). A study with no row here has no decision: its looks were interim",
 }
 
 
@@ -71,7 +74,25 @@ def tables(db, keep_rater_names: bool = False) -> dict[str, list[dict]]:
         r.pop("client_token", None)  # a transport detail, not data
         if salt is not None:
             r["rater"] = pseudonym(r["rater"], salt)
+    if salt is not None:  # the gold check's exclusions name raters too
+        for r in out["decisions"]:
+            r["excluded_json"] = json.dumps([pseudonym(n, salt) for n in json.loads(r["excluded_json"])])
     return out
+
+
+def studies_markdown(db) -> str:
+    """The card's list of the database's studies, decided or not: a study left at an interim look is on the record
+    beside a later one (study.studies.standings)."""
+    from ..study.studies import standings
+
+    rows = [f"| {_cell(st.study.name)} | {st.study.created_at} | `{st.study.gate_hash[:16]}` | {st.study.planned_pairs} "
+            f"| {st.ratings} | " + (f"{st.decision}, frozen when its planned sample completed ({st.completed_at})"
+                                    if st.decision else "none: interim looks only") + " |" for st in standings(db)]
+    if not rows:
+        return "No study yet (no pool was generated)."
+    return ("Every study of the database, decided or not (tables `studies` and `decisions`).\n\n"
+            "| study | started | gate hash | planned pairs | current ratings of study pairs | decision |\n"
+            "| --- | --- | --- | --- | --- | --- |\n" + "\n".join(rows))
 
 
 def _card(db, rows: dict, files: dict, keep_rater_names: bool, repo_id: str | None, prov, out_dir: Path) -> str:
@@ -136,6 +157,10 @@ the target's forward passes. A failed assisted call is its own record; its fallb
 (same stop reason, similar length), each path against ordinary on its own. The paths:
 
 {path_notes()}
+
+## Studies
+
+{studies_markdown(db)}
 
 ## Provenance
 
@@ -213,13 +238,13 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
     if push_to_hub:
         check_repo_id(push_to_hub)
     refuse_to_replace(Path(out_dir) / "README.md", CARD_MARK, "a dataset card")
+    prov = build_provenance(db, agg)  # first: its look may freeze the decision, which the tables then hold
     rows = tables(db, keep_rater_names)
     ds = DatasetDict({
         name: Dataset.from_list(rows[name], features=features(db, name)) if rows[name]
         else Dataset.from_dict({k: [] for k in features(db, name)}, features=features(db, name))
         for name in SPLITS
     })
-    prov = build_provenance(db, agg)
     out_dir = Path(out_dir)
     data = output_folder(out_dir / "data", "the export")
     files = {}

@@ -77,6 +77,34 @@ def choose(db, name: str | None = None) -> Study | None:
                        "studies here: " + (", ".join(s.name for s in all_) or "none yet (run `evalkit generate`)"))
 
 
+@dataclass
+class Standing:
+    """Where one study of the database stands: decided (its frozen decision) or not, and what was rated."""
+
+    study: Study
+    ratings: int  # current ratings of its study pairs (corrections replace, skips and gold ratings not counted)
+    decision: str | None  # KEEP / DROP / INSUFFICIENT DATA as frozen at completion; None: no decision, looks only
+    completed_at: str | None
+
+    def sentence(self) -> str:
+        if self.decision is not None:
+            return (f"study '{self.study.name}' decided {self.decision} when its planned sample completed "
+                    f"({self.completed_at})")
+        return (f"study '{self.study.name}' has no decision: {self.ratings} rating(s) of its study pairs for "
+                f"{self.study.planned_pairs} planned pairs, interim looks only")
+
+
+def standings(db) -> list[Standing]:
+    """Every study of the database, decided or not, in order. A study left at an interim look stays on the record:
+    a later study (`--new-study`) does not hide it (aggregate's notes, the export's card)."""
+    rows = {r[0]: r[1:] for r in db.execute(
+        """SELECT s.id, d.decision, d.completed_at,
+                  (SELECT COUNT(*) FROM current_ratings r JOIN pairs p ON p.id = r.pair_id
+                    WHERE p.kind = 'study' AND p.experiment_id IN (SELECT id FROM experiments WHERE study_id = s.id))
+           FROM studies s LEFT JOIN decisions d ON d.study_id = s.id""")}
+    return [Standing(s, int(rows[s.id][2]), rows[s.id][0], rows[s.id][1]) for s in studies(db)]
+
+
 def study_pairs(db, study: Study | None) -> int:
     """Study (not gold) pairs in the study's pool."""
     if study is None:
