@@ -46,8 +46,9 @@ _OPEN_PAIR_OUTPUTS = ("AND id NOT IN (SELECT g FROM (SELECT ordinary_generation_
 
 
 def figures(agg: Aggregate, db, blind: bool = False) -> dict:
-    """name -> matplotlib Figure. Empty data gives a figure that says so, never a crash. blind: for a rater (the
-    Results tab), the per-output plot leaves out the outputs of pairs still open to rating."""
+    """name -> matplotlib Figure. Empty data gives a figure that says so, never a crash. blind: for the app's
+    Results tab (raters and organisers alike), the per-output plot leaves out the outputs of pairs still open to
+    rating."""
     plt = _plt()
     figs = {}
 

@@ -155,7 +155,9 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
             agg = cache.get(db, cfg.bench.length_tolerance, cfg.bench.bootstrap, study=name)
             out[study_choice] = gr.update(visible=len(names) > 1, choices=names,
                                           value=agg.study.name if agg.study is not None else None)
-            figs = figures(agg, db, blind=not s.organiser)
+            # blind for everyone, organisers too: an organiser may rate as well, and one output's point, coloured by
+            # its path, tells the side of a pair still open (`evalkit report` plots every run)
+            figs = figures(agg, db, blind=True)
             # until the planned sample is rated, say so above everything else
             interim = f"**⚠️ {agg.verdict.label}** · 中期查看，不是结论\n\n" if agg.interim else ""
             out[verdict_md] = interim + verdict_markdown(agg)
