@@ -749,3 +749,56 @@ def test_an_invitation_link_leaves_the_address_bar_and_a_reload_resumes_from_the
         assert cred.code not in page.evaluate("JSON.stringify(window.localStorage)")
         page.goto(url)  # a reload without the link: the browser's sealed code signs her in again
         expect(page.locator("#rate-who")).to_contain_text("ann")
+
+
+# --- an organiser who has seen the results while still rating -------------------------------------------------
+
+def test_an_organiser_who_saw_the_results_while_pairs_she_could_rate_had_ratings_no_longer_counts(tiny_models,
+                                                                                                  tmp_path, pool_db):
+    """Organisers see the Results at any time and may rate too. Per-path tables over a few rated pairs can tell the
+    sides of a pair she could still be served, so once she has seen them with such a pair open her ratings in that
+    study are kept (blind = 0) but count for nothing: not in the verdict, not towards any pair's quota. While no pair
+    she could rate has ratings (a study's start) the Results tell her nothing about an open pair, and her ratings
+    count."""
+    cfg = config(tiny_models, tmp_path, ratings_per_pair=3)
+    db = open_db(pool_db)
+    olga, oscar = raters.add(db, "olga", organiser=True).code, raters.add(db, "oscar", organiser=True).code
+    db.conn.close()
+    with served(cfg, pool_db) as url:
+        boss = Tab(url)
+        boss.call("/sign_in", "", "", oscar)
+        assert "ratings no longer count" not in boss.call("/results")["verdict"]  # nothing rated: nothing to tell
+        boss.submit()
+        ann = Tab(url)
+        ann.sign_in("ann")
+        ann.submit()
+        assert {r["blind"] for r in rows(pool_db, "SELECT blind FROM ratings")} == {1}  # oscar's counts
+
+        org = Tab(url)
+        who = org.call("/sign_in", "", "", olga)["who"]
+        assert "once you open Results while you still rate" in who or "在评分期间查看结果后" in who
+        seen = org.call("/results")  # pairs she could be served have ratings now
+        assert "ratings no longer count" in seen["verdict"] or "你的评分不再计分" in seen["verdict"]
+        stored = org.submit()
+        assert "kept but not counted" in stored["status"] or "只作记录、不计分" in stored["status"]
+        (mine,) = rows(pool_db, "SELECT pair_id, blind FROM ratings WHERE rater = 'olga'")
+        assert mine["blind"] == 0  # kept, not counted
+        counted = rows(pool_db, "SELECT rater FROM current_ratings WHERE pair_id = ?", [mine["pair_id"]])
+        assert "olga" not in {r["rater"] for r in counted}
+        assert not rows(pool_db, "SELECT 1 FROM closed_pairs WHERE pair_id = ?", [mine["pair_id"]])  # fills no quota
+        who = org.call("/next_pair")["who"]
+        assert "not counted" in who or "不计分" in who
+        org.submit()  # her next pair too: the store decides, from the record, whatever the client sends
+        assert {r["blind"] for r in rows(pool_db, "SELECT blind FROM ratings WHERE rater = 'olga'")} == {0}
+
+        # oscar's rating counted; ann rates a pair he has not met, he looks now, and corrects his rating before its
+        # pair is revealed: a blind correction would count, this one is kept but not counted
+        ann.call("/next_pair")
+        ann.submit()
+        assert "ratings no longer count" in boss.call("/results")["verdict"] or "不再计分" in boss.call("/results")["verdict"]
+        status = boss.call("/correct")["status"]
+        assert "kept but not counted" in status or "只作记录，不计分" in status
+        boss.submit(a="fail", b="pass", preference="B")
+        history = rows(pool_db, "SELECT id, blind, supersedes FROM ratings WHERE rater = 'oscar' ORDER BY id")
+        assert [(h["blind"], h["supersedes"]) for h in history] == [(1, None), (0, history[0]["id"])]
+        assert history[0]["id"] in {r["id"] for r in rows(pool_db, "SELECT id FROM current_ratings")}

@@ -174,6 +174,31 @@ def all_identical(db) -> bool:
     return bool(study) and not differing
 
 
+def note_results_seen(db, rater: str, ratings_per_pair: int) -> bool:
+    """Record that this rater (an organiser: the only identity shown the Results while they can still rate) is being
+    shown the latest study's results while a study pair they could still be served has ratings: per-path tables over
+    few pairs can tell that pair's sides, so from now on their ratings in this study are kept but not counted
+    (store.insert_rating). Returns whether their ratings in that study no longer count (now or since before)."""
+    from ..store import insert_results_seen
+
+    if results_seen(db, rater):
+        return True
+    informative = f"SELECT EXISTS (SELECT 1 FROM ({_OPEN}) o JOIN pairs q ON q.id = o.id WHERE o.n > 0 AND q.kind = 'study')"
+    return insert_results_seen(db, rater, informative, {"rater": rater, "quota": ratings_per_pair})
+
+
+def is_counted(db, rating_id: int) -> bool:
+    """Whether a stored rating or correction is blind, so counts (as long as no blind correction replaces it)."""
+    row = db.execute("SELECT blind FROM ratings WHERE id = ?", [rating_id]).fetchone()
+    return bool(row and row[0])
+
+
+def results_seen(db, rater: str) -> bool:
+    """Whether this rater's ratings in the study the app serves are kept but not counted (note_results_seen)."""
+    return bool(db.execute("SELECT 1 FROM results_seen WHERE rater = ? AND study_id = (SELECT MAX(id) FROM studies)",
+                           [rater]).fetchone())
+
+
 def share_reached(db, rater: str, share: int) -> bool:
     """Whether this rater has given their share (app.max_ratings_per_rater; 0 = no limit)."""
     return bool(share) and given_ratings(db, rater) >= share

@@ -534,6 +534,20 @@ def _m016_ratings_wanted(db) -> None:
     # complete at them. NULL (a pool made before this): the app's configured quota, app.ratings_per_pair.
     db.execute("ALTER TABLE pairs ADD COLUMN wanted_ratings INTEGER CHECK (wanted_ratings IS NULL OR wanted_ratings >= 1)")
 
+def _m017_results_seen(db) -> None:
+    # An organiser sees the Results at any time, and may rate too. Once they have seen them while a pair they could
+    # still be served had ratings (per-path tables over few pairs can tell that pair's sides), the ratings they give
+    # in that study are stored with blind = 0: kept and exported, never counted (evalkit.rating.queue).
+    db.execute(
+        """CREATE TABLE results_seen (
+            rater TEXT NOT NULL,
+            study_id INTEGER NOT NULL REFERENCES studies(id),
+            seen_at TEXT NOT NULL,
+            PRIMARY KEY (rater, study_id)
+        )"""
+    )
+
+
 # Append-only: never edit or reorder a shipped migration; add a new one at the end.
 MIGRATIONS = [
     ("001_initial", _m001_initial),
@@ -552,4 +566,5 @@ MIGRATIONS = [
     ("014_paths_in_code", _m014_paths_in_code),
     ("015_queue_order", _m015_queue_order),
     ("016_ratings_wanted", _m016_ratings_wanted),
+    ("017_results_seen", _m017_results_seen),
 ]

@@ -63,9 +63,17 @@ def insert_rating(db, row: dict, quota: int | None = None, share: int | None = N
     is refused under the same lock (raises ShareReached): two tabs submitting at once cannot pass it.
 
     The rating that fills a pair's quota closes it (closed_pairs, in the same transaction): from then on no identity
-    can rate it, and its reveal may be shown (evalkit.rating.queue)."""
+    can rate it, and its reveal may be shown (evalkit.rating.queue).
+
+    A rating or correction from a rater who has seen the pair's study's results while they could still rate
+    (results_seen, written by rating.queue.note_results_seen) is stored with blind = 0: kept, never counted, and it
+    fills no quota."""
     with write_transaction(db):
         n = None
+        if row.get("kind") == "rating" and db.conn.execute(
+                "SELECT 1 FROM results_seen WHERE rater = ? AND study_id IS (SELECT e.study_id FROM pairs p "
+                "JOIN experiments e ON e.id = p.experiment_id WHERE p.id = ?)", [row["rater"], row["pair_id"]]).fetchone():
+            row["blind"] = 0
         if share and row.get("kind") == "rating" and row.get("supersedes") is None:
             given = db.conn.execute(RATER_STUDY_RATINGS, {"rater": row["rater"], "pair": row["pair_id"]}).fetchone()[0]
             if given >= share:
@@ -87,7 +95,18 @@ def insert_rating(db, row: dict, quota: int | None = None, share: int | None = N
         cols = ", ".join(row)
         marks = ", ".join("?" for _ in row)
         rid = db.conn.execute(f"INSERT INTO ratings ({cols}) VALUES ({marks})", list(row.values())).lastrowid
-        if n is not None and row.get("kind") == "rating" and n + 1 >= quota:
+        if n is not None and row.get("kind") == "rating" and row.get("blind", 1) and n + 1 >= quota:
             db.conn.execute("INSERT OR IGNORE INTO closed_pairs (pair_id, closed_at) VALUES (?, ?)",
                             [row["pair_id"], now()])
         return rid
+
+
+def insert_results_seen(db, rater: str, when: str, args: dict) -> bool:
+    """Record, under the write lock, that `rater` was shown the latest study's results, if the SQL condition `when`
+    (one boolean column, with `args`) holds then (rating.queue.note_results_seen). Returns whether a record exists."""
+    with write_transaction(db):
+        if db.conn.execute(when, args).fetchone()[0]:
+            db.conn.execute("INSERT OR IGNORE INTO results_seen (rater, study_id, seen_at) "
+                            "SELECT ?, MAX(id), ? FROM studies HAVING MAX(id) IS NOT NULL", [rater, now()])
+        return bool(db.conn.execute("SELECT 1 FROM results_seen WHERE rater = ? AND study_id = "
+                                    "(SELECT MAX(id) FROM studies)", [rater]).fetchone())

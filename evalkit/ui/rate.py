@@ -26,7 +26,8 @@ from ..errors import EvalkitError
 from ..rating.limits import RateLimiter
 from ..rating.queue import (
     RatingError, RatingInput, all_identical, answers_from_row, clean_comment, correct_rating, current_rating, is_closed,
-    next_pair, pair_prompt, progress, rated_pairs, rater_reveal, share_reached, skip_pair, submit_rating,
+    is_counted, next_pair, pair_prompt, progress, rated_pairs, rater_reveal, results_seen, share_reached, skip_pair,
+    submit_rating,
 )
 from ..task.criteria import CRITERIA
 from ..task.prompts import Prompt
@@ -92,7 +93,9 @@ class RateHandlers:
 
     def who_line(self, db, s: Session) -> tuple[str, int]:
         done, total = progress(db, s.rater, self.rpp, self.app.max_ratings_per_rater)
-        role = word("organiser", s.lang) if s.organiser else ""
+        role = ""
+        if s.organiser:
+            role = word("organiser_uncounted" if results_seen(db, s.rater) else "organiser_rating", s.lang)
         return word("signed_in", s.lang, name=inert(s.rater), role=role, done=done, total=total), done
 
     def pair_screen(self, db, s: Session, status: str = "") -> dict:
@@ -240,10 +243,13 @@ class RateHandlers:
             if s.correcting:  # once the pair is closed its reveal can be seen: kept, but the blind rating counts
                 revealed = is_closed(db, s.pair_id, self.rpp)
                 rating_id = correct_rating(db, self.app, s.rating_id, inp, after_reveal=revealed)
-                note = word("correction_stored" if revealed else "correction_counts", s.lang)
+                note = "correction_stored" if revealed else "correction_counts"
             else:
                 rating_id = submit_rating(db, self.app, inp)
-                note = word("stored", s.lang)
+                note = "stored"
+            if note != "correction_stored" and not is_counted(db, rating_id):  # an organiser who has seen the results
+                note = "stored_uncounted"
+            note = word(note, s.lang)
             return self.locked_screen(db, s.stored(rating_id), note, clean_comment(inp.comment, self.app))
 
     @friendly
@@ -255,13 +261,15 @@ class RateHandlers:
                 raise RatingError("there is no stored rating to correct on screen", "submit the pair first")
             row = current_rating(db, rater, s.pair_id)
             revealed = is_closed(db, s.pair_id, self.rpp)
+            uncounted = results_seen(db, rater)
         if row is None:
             raise RatingError("your rating of this pair was not found", "reload the page")
         s = s.stored(row["id"]).correcting_now()
         # the stored answers (the browser unlocks the form when this succeeds)
         stored = _stored_form(row)  # the pair stays on screen, and so do its labels
         return {ui.fields[k]: stored.get(k) for k in FORM_KEYS} | {
-            ui.session: s, ui.status: word("correcting" if revealed else "correcting_blind", s.lang),
+            ui.session: s, ui.status: word("correcting" if revealed else "correcting_uncounted" if uncounted
+                                           else "correcting_blind", s.lang),
             ui.submit_btn: update(value=word("save_correction", s.lang), visible=True, interactive=True),
             ui.correct_btn: update(visible=False)}  # Next pair leaves the stored version as it is
 

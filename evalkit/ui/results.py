@@ -14,6 +14,7 @@ from ..rating.queue import counts, results_open
 from .db import connect
 from .alerts import friendly
 from .session import Session
+from .words import word
 
 if TYPE_CHECKING:  # gradio is imported where it is used (it is slow to import)
     import gradio as gr
@@ -152,6 +153,12 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
 
             names = [st.name for st in studies(db)]
             name = name if name in names else None  # the latest unless one of them is chosen
+            uncounted = ""
+            if s.organiser and name in (None, names[-1] if names else None):  # the study the queue serves
+                from ..rating.queue import note_results_seen
+
+                if note_results_seen(db, s.rater, rpp):
+                    uncounted = word("results_seen", s.lang) + "\n\n"
             agg = cache.get(db, cfg.bench.length_tolerance, cfg.bench.bootstrap, study=name)
             out[study_choice] = gr.update(visible=len(names) > 1, choices=names,
                                           value=agg.study.name if agg.study is not None else None)
@@ -160,7 +167,7 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
             figs = figures(agg, db, blind=True)
             # until the planned sample is rated, say so above everything else
             interim = f"**⚠️ {agg.verdict.label}** · 中期查看，不是结论\n\n" if agg.interim else ""
-            out[verdict_md] = interim + verdict_markdown(agg)
+            out[verdict_md] = uncounted + interim + verdict_markdown(agg)
         out |= {full: gr.update(visible=True)}
         out |= {plots[k]: figs[k] for k in PLOTS}
         out |= {tables[k]: titled(agg.tables[k]).round(4) for k in TABLES}  # criteria by title, never by id

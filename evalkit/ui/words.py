@@ -43,10 +43,26 @@ WORDS: dict[str, dict[str, str]] = {
     "signed_in": {"zh": "已登录：**{name}**{role} · 进度 **{done} / {total}**",
                   "en": "Signed in as **{name}**{role} · progress **{done} / {total}**"},
     "organiser": {"zh": "（组织者）", "en": " (organiser)"},
+    "organiser_rating": {"zh": "（组织者：在评分期间查看结果后，你之后的评分只作记录、不计分）",
+                         "en": " (organiser: once you open Results while you still rate, your later ratings are "
+                               "kept but not counted)"},
+    "organiser_uncounted": {"zh": "（组织者：你已查看结果，你在本研究中的评分只作记录、不计分）",
+                            "en": " (organiser: you have seen the results, so your ratings in this study are kept but "
+                                  "not counted)"},
+    "results_seen": {"zh": "**你的评分不再计分。** 你在仍可评分的时候查看了结果，而其中有你可能还会评到、已有他人评分的"
+                           "评分对：按路径的汇总可能透露它们哪一边是哪条路径。你在本研究中此后的评分只作记录，不计入结论。",
+                     "en": "**Your ratings no longer count.** You are seeing the results while pairs you could still be "
+                           "served have ratings from others, and per-path tables can tell which side of such a pair is "
+                           "which: the ratings you give in this study from now on are kept, not counted."},
     "welcome": {"zh": "欢迎，{name}。你的个人代码是 `{code}`：本浏览器会记住它；请记下，以便在其他设备上继续。",
                 "en": "Welcome, {name}. Your personal code is `{code}`: this browser remembers it; note it down to "
                       "continue on another device."},
     "stored": {"zh": "评分已保存。", "en": "Rating stored."},
+    "stored_uncounted": {"zh": "已保存，只作记录、不计分：你在评分期间查看过结果。",
+                         "en": "Stored, kept but not counted: you have seen the results while rating."},
+    "correcting_uncounted": {"zh": "修改答案后按**保存修改**。你已查看过结果，修改只作记录，不计分。",
+                             "en": "Change your answers, then press **Save correction**. You have seen the results, so "
+                                   "the correction is kept but not counted."},
     "correction_stored": {"zh": "修改已保存，但这是揭晓后的修改：只作记录，计分仍以揭晓前的评分为准。",
                           "en": "Correction stored as made after the reveal: it is kept for the organisers, and your "
                                 "blind rating is the one that counts."},
