@@ -184,7 +184,8 @@ def note_results_seen(db, rater: str, ratings_per_pair: int) -> bool:
     if results_seen(db, rater):
         return True
     informative = f"SELECT EXISTS (SELECT 1 FROM ({_OPEN}) o JOIN pairs q ON q.id = o.id WHERE o.n > 0 AND q.kind = 'study')"
-    return insert_results_seen(db, rater, informative, {"rater": rater, "quota": ratings_per_pair})
+    insert_results_seen(db, rater, informative, {"rater": rater, "quota": ratings_per_pair})
+    return results_seen(db, rater)
 
 
 def is_counted(db, rating_id: int) -> bool:

@@ -534,6 +534,7 @@ def _m016_ratings_wanted(db) -> None:
     # complete at them. NULL (a pool made before this): the app's configured quota, app.ratings_per_pair.
     db.execute("ALTER TABLE pairs ADD COLUMN wanted_ratings INTEGER CHECK (wanted_ratings IS NULL OR wanted_ratings >= 1)")
 
+
 def _m017_results_seen(db) -> None:
     # An organiser sees the Results at any time, and may rate too. Once they have seen them while a pair they could
     # still be served had ratings (per-path tables over few pairs can tell that pair's sides), the ratings they give

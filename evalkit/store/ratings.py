@@ -101,12 +101,10 @@ def insert_rating(db, row: dict, quota: int | None = None, share: int | None = N
         return rid
 
 
-def insert_results_seen(db, rater: str, when: str, args: dict) -> bool:
+def insert_results_seen(db, rater: str, when: str, args: dict) -> None:
     """Record, under the write lock, that `rater` was shown the latest study's results, if the SQL condition `when`
-    (one boolean column, with `args`) holds then (rating.queue.note_results_seen). Returns whether a record exists."""
+    (one boolean column, with `args`) holds then (rating.queue.note_results_seen)."""
     with write_transaction(db):
         if db.conn.execute(when, args).fetchone()[0]:
             db.conn.execute("INSERT OR IGNORE INTO results_seen (rater, study_id, seen_at) "
                             "SELECT ?, MAX(id), ? FROM studies HAVING MAX(id) IS NOT NULL", [rater, now()])
-        return bool(db.conn.execute("SELECT 1 FROM results_seen WHERE rater = ? AND study_id = "
-                                    "(SELECT MAX(id) FROM studies)", [rater]).fetchone())
