@@ -166,6 +166,7 @@ def test_the_language_switch_relabels_with_titles_and_keeps_answers(tab):
     values = tab.form()
     out = tab.h.switch_language(s, "en", *values)
     assert out[ui.session].lang == "en" and out[ui.submit_btn]["value"] == "Submit"
+    assert out[ui.who].startswith("Signed in as **ann**")  # the progress line follows the language too
     field = out[ui.fields["a_schedule"]]
     assert field["value"] == "pass" and field["info"] == title("schedule", "en")
     assert field["label"].startswith("A · States the maintenance is on Wednesday evening")

@@ -209,10 +209,12 @@ class RateHandlers:
         lang = "en" if lang == "en" else "zh"
         with connect(self.db_path) as db:
             prompt_id = pair_prompt(db, s.pair_id)
+            s = s.relabelled(labels_key(self.prompts.get(prompt_id) if prompt_id else self.default_prompt, lang), lang)
+            who = self.who_line(db, s)[0] if s.rater else ""  # progress, and what an organiser's ratings count for
         prompt = self.prompts.get(prompt_id) if prompt_id else self.default_prompt
-        s = s.relabelled(labels_key(prompt, lang), lang)
         submit_label = "save_correction" if s.correcting else "submit"
         out = words_update(ui, prompt, lang, submit_label) | relabel(ui, prompt, lang, dict(zip(FORM_KEYS, values)))
+        out[ui.who] = who
         if prompt_id:
             out[ui.prompt_md] = prompt_markdown(prompt, prompt_id, lang)
         return out | {ui.session: s}
