@@ -136,3 +136,23 @@ def test_pools_made_before_rating_share_one_order_and_a_later_pool_fills_where_t
     rows = agg.tables["non_inferiority"]
     assert rows["ppi"].all() and (rows["ppi_unrated_pairs"] == 40 + 30 + 60 - PLANNED).all()
     assert np.isfinite(rows["ci_low"]).all()
+
+
+def test_the_reroll_model_shows_the_old_ranking_above_the_level_and_the_epochs_at_it():
+    """scripts/reroll.py, whose figures the README records: under the old ranking a pool added when the look falls
+    short lifts the false-KEEP rate above the one-sided 2.5%; appended, the rate is the fixed design's."""
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent.parent / "scripts" / "reroll.py"
+    r = subprocess.run([sys.executable, str(script), "--studies", "20000", "--look", "1500"], capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    row = re.search(r"\| 1500 \| ([0-9.]+) \(([0-9.]+)-([0-9.]+)\) \| ([0-9.]+) \(([0-9.]+)-([0-9.]+)\) \|", r.stdout)
+    _, old_low, _, _, new_low, new_high = map(float, row.groups())
+    assert old_low > 0.025 and old_low > new_high  # above the level, and above the appended ranking's rate
+    assert new_low < 0.03 and new_high > 0.02
+    bad = subprocess.run([sys.executable, str(script), "--look", "0"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "'0' is not a whole number between 1 and --planned 1675" in bad.stderr
