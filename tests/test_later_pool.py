@@ -156,3 +156,23 @@ def test_the_reroll_model_shows_the_old_ranking_above_the_level_and_the_epochs_a
     assert new_low < 0.03 and new_high > 0.02
     bad = subprocess.run([sys.executable, str(script), "--look", "0"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "'0' is not a whole number between 1 and --planned 1675" in bad.stderr
+
+
+def test_the_pool_short_sentence_counts_only_the_pool_the_pre_screen_uses(tmp_path):
+    """A study whose pool reached the plan's planned_pool only through a pool added after rating began: those pairs
+    follow the order and are no part of the pre-screen's population until the sample reaches them, so the sentence
+    says the population is short instead of the pool being full."""
+    from evalkit.study.studies import choose, pool_short
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=PLANNED, margin=0.05, min_ratings_per_pair=1, second_rating_share=0,
+                                   claim="these raters", ppi="on") + "planned_pool = 400\n", encoding="utf-8")
+    db = open_db(tmp_path / "short.db")
+    _pool(db, str(gate), 300, seed=6, bench=True)
+    assert "the pool holds 300 study pairs, fewer than the 400 the plan's power assumes" in pool_short(db, choose(db))
+    _rate(db, "ann", 1)
+    _pool(db, str(gate), 200, seed=7)
+    short = pool_short(db, choose(db))
+    assert short.startswith("the pre-screen's population holds 300 study pairs, fewer than the 400 the plan's power "
+                            "assumes (gate planned_pool): 200 of the pool's 500 were pooled after rating began")
+    assert any(n.startswith(short[0].upper() + short[1:40]) for n in aggregate(db).notes)

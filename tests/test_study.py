@@ -237,20 +237,25 @@ def test_until_planned_fills_the_pool_the_plan_s_power_assumes(tmp_path, make_co
 
     db = open_db(db_file)
     assert pool_short(db, aggregate(db).study) == short  # what an interim look's notes and `serve` say
-    # rating starts before the pool is full: the pairs pooled from now on follow every earlier pair in the order
+    r = invoke("generate", "--config", cfg, "--db", str(db_file), "--until-planned")
+    assert r.exit_code == 0, r.output
+    assert "10 study pairs in the pool, for 4 planned pairs and the 10 pooled pairs the plan's power assumes" in r.output
+    db = open_db(db_file)
+    assert db.execute("SELECT COUNT(*) FROM pairs WHERE kind = 'study'").fetchone()[0] == 10
+    assert pool_short(db, aggregate(db).study) == ""
+
+    # once rating has started, the pairs pooled from then on follow every earlier pair in the order
     pid = db.execute("SELECT id FROM pairs WHERE kind = 'study' ORDER BY queue_rank LIMIT 1").fetchone()[0]
     submit_rating(db, AppConfig(ratings_per_pair=1), RatingInput(pid, "ann", {c: "pass" for c in CRITERIA},
                                                                 {c: "pass" for c in CRITERIA}, "tie"))
     before = dict(db.execute("SELECT id, queue_rank FROM pairs"))
     assert all(0 <= q < 1 for q in before.values())
-    r = invoke("generate", "--config", cfg, "--db", str(db_file), "--until-planned")
+    r = invoke("generate", "--config", cfg, "--db", str(db_file), "--samples", "1")
     assert r.exit_code == 0, r.output
-    assert "10 study pairs in the pool, for 4 planned pairs and the 10 pooled pairs the plan's power assumes" in r.output
     assert "the study has ratings already, so this pool's pairs follow every pair pooled before" in r.output + r.stderr
     db = open_db(db_file)
-    assert db.execute("SELECT COUNT(*) FROM pairs WHERE kind = 'study'").fetchone()[0] == 10
     after = dict(db.execute("SELECT id, queue_rank FROM pairs"))
-    assert {p: after[p] for p in before} == before
+    assert {p: after[p] for p in before} == before and len(after) == len(before) + 2
     assert all(1 <= after[p] < 2 for p in set(after) - set(before))
     assert pool_short(db, aggregate(db).study) == ""
 

@@ -161,7 +161,25 @@ def fill_sentence(have: int, planned: int, reserve: float = DEFAULT_RESERVE, poo
 
 
 def pool_short(db, study: Study | None) -> str:
-    """fill_sentence for this study's pool as it is now."""
+    """fill_sentence for this study's pool as it is now; with a planned_pool, the pairs pooled after rating began
+    that the decision sample will not reach are no part of the pre-screen's population (store.rank_epoch), and the
+    sentence says so rather than counting them."""
     if study is None:
         return ""
-    return fill_sentence(study_pairs(db, study), study.planned_pairs, pool=study.planned_pool)
+    have = study_pairs(db, study)
+    if study.planned_pool and have >= study.planned_pool:
+        by_epoch = db.execute(f"SELECT CAST(p.queue_rank AS INTEGER), COUNT(*) FROM pairs p WHERE p.kind = 'study' "
+                              f"AND {IN_STUDY} AND p.queue_rank IS NOT NULL GROUP BY 1 ORDER BY 1",
+                              {"study": study.id}).fetchall()
+        reach = 0
+        for _epoch, n in by_epoch:  # the epochs up to the one where the planned pairs are reached
+            reach += n
+            if reach >= study.planned_pairs:
+                break
+        if study.planned_pairs <= reach < study.planned_pool:
+            return (f"the pre-screen's population holds {reach} study pairs, fewer than the {study.planned_pool} the "
+                    f"plan's power assumes (gate planned_pool): {have - reach} of the pool's {have} were pooled after "
+                    "rating began, follow every earlier pair in the queue's order and join it only where the sample "
+                    "reaches them, so the study can decide but with less power (for the next study, generate the "
+                    "planned pool before rating starts)")
+    return fill_sentence(have, study.planned_pairs, pool=study.planned_pool)
