@@ -95,7 +95,8 @@ def report(db_path, study, out_dir):
 @click.option("--keep-rater-names", is_flag=True, help="Keep rater names (default: salted-hash pseudonyms).")
 @fail_clearly
 def export(db_path, out_dir, repo_id, public, keep_rater_names):
-    """Export ratings, generations, timing runs, pairs and experiments as a datasets.DatasetDict.
+    """Export the database as a datasets.DatasetDict: experiments, generations, timing and batch runs, pairs,
+    ratings, gold reference outputs, and every study with its frozen decision (or none).
 
     Saves parquet and a dataset card (README.md, with the provenance block) locally; pushes only with
     --push-to-hub, private unless --public. Reload a table with
