@@ -509,6 +509,9 @@ def test_revoking_or_reissuing_a_code_ends_the_open_sessions(tiny_models, tmp_pa
         for api in ("/results", "/submit"):
             with pytest.raises(AppError, match="replaced by a new one"):
                 boss.submit() if api == "/submit" else boss.call(api)
+        # the language switch still relabels the page, and shows a revoked session nothing more (not its progress)
+        switched = tab.call("/language", "en", *[None] * (len(tab.params["/language"]) - 1))
+        assert switched["who"] == "" and "Keys: **1** pass" in json.dumps(switched, ensure_ascii=False)
         with pytest.raises(AppError, match="revoked"):  # and the revoked code signs in no more
             Tab(url).call("/sign_in", "", "", ann.code)
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM ratings")[0]["n"] == 0

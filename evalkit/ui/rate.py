@@ -210,7 +210,13 @@ class RateHandlers:
         with connect(self.db_path) as db:
             prompt_id = pair_prompt(db, s.pair_id)
             s = s.relabelled(labels_key(self.prompts.get(prompt_id) if prompt_id else self.default_prompt, lang), lang)
-            who = self.who_line(db, s)[0] if s.rater else ""  # progress, and what an organiser's ratings count for
+            who = ""  # progress, and what an organiser's ratings count for: for a session still signed in only
+            if s.rater:
+                try:
+                    require_rater(db, s)
+                    who = self.who_line(db, s)[0]
+                except EvalkitError:  # a revoked or re-issued code: the labels change, nothing more is shown
+                    pass
         prompt = self.prompts.get(prompt_id) if prompt_id else self.default_prompt
         submit_label = "save_correction" if s.correcting else "submit"
         out = words_update(ui, prompt, lang, submit_label) | relabel(ui, prompt, lang, dict(zip(FORM_KEYS, values)))
