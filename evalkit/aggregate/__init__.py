@@ -249,8 +249,8 @@ def _waiting_note(db, ratings: RatingData, values: dict) -> str | None:
     ids = [ratings.pair_ids[i] for i in waiting]
     skipped, skips = db.execute("SELECT COUNT(DISTINCT pair_id), COUNT(*) FROM ratings WHERE kind = 'skip' AND "
                                 "pair_id IN (SELECT value FROM json_each(?))", [json.dumps(ids)]).fetchone()
-    why = (f" ({skipped} of them skipped, {skips} skips in all: rate them, or invite a rater who can, "
-           "`evalkit raters add`)" if skipped else " (on a rater's screen, or not reached yet)")
+    why = (f" ({skipped} of them skipped, {skips} skips in all: a rater who can judge them, invited with `evalkit "
+           "raters add`, is served them first)" if skipped else " (on a rater's screen, or not reached yet)")
     return (f"{len(waiting)} pair(s) early in the queue's random order are not rated yet{why}, so the {held} rated "
             f"pair(s) after them do not count towards the next look ({target} decided pairs) until they are. The "
             "decision takes the first pairs of that order, every one of them: leaving out the pairs raters skip or "

@@ -183,9 +183,12 @@ def note_results_seen(db, rater: str, ratings_per_pair: int) -> bool:
 
     if results_seen(db, rater):
         return True
-    informative = f"SELECT EXISTS (SELECT 1 FROM ({_OPEN}) o JOIN pairs q ON q.id = o.id WHERE o.n > 0 AND q.kind = 'study')"
-    insert_results_seen(db, rater, informative, {"rater": rater, "quota": ratings_per_pair})
-    return results_seen(db, rater)
+    informative = db.execute(f"SELECT EXISTS (SELECT 1 FROM ({_OPEN}) o JOIN pairs q ON q.id = o.id "
+                             "WHERE o.n > 0 AND q.kind = 'study')", {"rater": rater, "quota": ratings_per_pair})
+    if not informative.fetchone()[0]:  # read only: most views of a study under way take no write lock
+        return False
+    insert_results_seen(db, rater)
+    return True
 
 
 def is_counted(db, rating_id: int) -> bool:

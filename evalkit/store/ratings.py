@@ -101,10 +101,9 @@ def insert_rating(db, row: dict, quota: int | None = None, share: int | None = N
         return rid
 
 
-def insert_results_seen(db, rater: str, when: str, args: dict) -> None:
-    """Record, under the write lock, that `rater` was shown the latest study's results, if the SQL condition `when`
-    (one boolean column, with `args`) holds then (rating.queue.note_results_seen)."""
+def insert_results_seen(db, rater: str) -> None:
+    """Record that `rater` was shown the latest study's results while they could still rate in it
+    (rating.queue.note_results_seen): their ratings in it are stored uncounted from now on (insert_rating)."""
     with write_transaction(db):
-        if db.conn.execute(when, args).fetchone()[0]:
-            db.conn.execute("INSERT OR IGNORE INTO results_seen (rater, study_id, seen_at) "
-                            "SELECT ?, MAX(id), ? FROM studies HAVING MAX(id) IS NOT NULL", [rater, now()])
+        db.conn.execute("INSERT OR IGNORE INTO results_seen (rater, study_id, seen_at) "
+                        "SELECT ?, MAX(id), ? FROM studies HAVING MAX(id) IS NOT NULL", [rater, now()])
