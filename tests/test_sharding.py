@@ -43,6 +43,13 @@ def _env(tmp_path):
     return env
 
 
+def _why(r) -> str:
+    """A failed launch's stderr: the main process's own lines (the cause, usually) and the end (often only the other
+    rank's dropped connection)."""
+    main = [line for line in r.stderr.splitlines() if line.startswith("[rank0]")]
+    return "\n".join(main[-40:]) + "\n[...]\n" + r.stderr[-2500:]
+
+
 def content(db_path) -> set:
     con = sqlite3.connect(str(db_path))
     rows = con.execute(
@@ -70,7 +77,7 @@ def test_two_processes_make_the_same_pool_as_one(pool_config, tmp_path, launcher
                    check=True, env=env, cwd=ROOT, capture_output=True, timeout=300)
     r = subprocess.run(accelerate(launcher) + ["-m", "evalkit", "generate", "--config", str(pool_config), "--db", str(two), "--samples", "2"],
                        env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.returncode == 0, _why(r)
     a, b = content(one), content(two)
     assert len(a) == 3 * 2 * 2 and a == b
     con = sqlite3.connect(str(two))
@@ -115,11 +122,91 @@ def test_interrupted_sharded_run_resumes_without_duplicates(pool_config, tmp_pat
     r = subprocess.run(accelerate() + ["-m", "evalkit", "generate", "--config", str(pool_config), "--db", str(db),
                                      "--samples", "4", "--resume", str(exp_id)],
                        env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.returncode == 0, _why(r)
     assert "already done" in r.stdout
     got = content(db)
     assert {(p, s) for p, s, _path, _ids in got} == {(p, s) for p in ("writing-01", "writing-02", "writing-05") for s in range(4)}
     assert len(got) == 3 * 4 * 2
+
+
+def _partial_shard(path: Path, migrations_done: int) -> None:
+    """A shard as a rank leaves it when killed while open_db was still creating it: the first few migrations."""
+    from sqlite_utils import Database
+
+    from evalkit.store import migrations
+    from evalkit.store.database import now, write_transaction
+
+    db = Database(sqlite3.connect(str(path)))
+    if migrations_done:
+        db.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+        for name, fn in migrations.MIGRATIONS[:migrations_done]:
+            with write_transaction(db):
+                fn(db)
+                db.execute("INSERT INTO _migrations VALUES (?, ?)", [name, now()])
+    db.conn.close()
+
+
+def test_a_rank_killed_while_creating_its_shard_does_not_stop_the_resume(pool_config, tmp_path):
+    """CI, stop 31: one rank stored a pair while the other was still migrating its new shard; both were killed, and
+    every `--resume` then failed on the main process ('no such column: kind' reading the half-made shard) while the
+    other rank died on a dropped connection. A half-made shard holds no work (work is written once it is open): the
+    resume reads it through the migrations, finds nothing, and removes it."""
+    from evalkit.config import load_config
+    from evalkit.study.pairs import build_pool, shard_path
+
+    cfg = load_config(pool_config)
+    db = tmp_path / "pool.db"
+    first = build_pool(cfg, db, samples=1, progress=False, echo=lambda *_: None)
+    before = content(db)
+    for rank, done in ((1, 0), (2, 1), (3, 8)):  # an empty file, the first migration, half of them
+        _partial_shard(shard_path(db, first.experiment_id, rank), done)
+    again = build_pool(cfg, db, samples=1, resume=first.experiment_id, progress=False, echo=lambda *_: None)
+    assert again.skipped_done == 3 and content(db) == before  # every item was already done, nothing added
+    assert not list(tmp_path.glob("pool.db.shard-*"))
+
+
+class _Rank:
+    """accelerate's PartialState as share_decision uses it: one of two processes, here threads at a real barrier."""
+
+    def __init__(self, main: bool, barrier):
+        self.is_main_process, self.barrier = main, barrier
+
+    def wait_for_everyone(self):
+        self.barrier.wait()
+
+
+def test_a_bug_on_the_main_process_stops_the_others_with_a_message_not_a_hang(tmp_path):
+    """The others wait for the main process's decision; a crash there (not an EvalkitError) used to leave them at
+    the barrier until gloo's 'Connection closed by peer'. Now the main process raises its own exception and the
+    others a clear error that sends the user to it."""
+    import threading
+
+    from evalkit.errors import EvalkitError
+    from evalkit.generation.handoff import share_decision
+
+    def run(decide) -> list:
+        barrier, got = threading.Barrier(2, timeout=20), [None, None]
+
+        def rank(i):
+            try:
+                got[i] = share_decision(_Rank(i == 0, barrier), tmp_path / "pool.db.plan.json", decide)
+            except BaseException as e:  # noqa: BLE001 - the outcome is what is checked
+                got[i] = e
+        threads = [threading.Thread(target=rank, args=(i,)) for i in (0, 1)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        return got
+
+    def broken():
+        raise KeyError("work_index")
+
+    main, other = run(broken)
+    assert isinstance(main, KeyError)
+    assert isinstance(other, EvalkitError) and "main process failed" in str(other) and "KeyError" in str(other)
+    assert run(lambda: {"experiment_id": 7}) == [{"experiment_id": 7}] * 2
+    assert not (tmp_path / "pool.db.plan.json").exists()
 
 
 def test_bench_refuses_to_pool_device_kinds(tmp_path):
@@ -150,7 +237,7 @@ def test_bench_under_accelerate_splits_prompts_and_keeps_the_protocol(make_confi
     r = subprocess.run(accelerate() + ["-m", "evalkit", "bench", "--config", str(cfg), "--db", str(db), "--reps", "1",
                                      "--decoding", "greedy", "--json"],
                        env=env, cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.returncode == 0, _why(r)
     summary = json.loads(r.stdout)["summary"]  # printed once, by the main process
     assert summary["identical_outputs"] == 1.0 and summary["matched_pairs"] == 4
     con = sqlite3.connect(str(db))
@@ -178,7 +265,7 @@ def test_device_map_spreads_the_target_and_records_weights_per_device(make_confi
     db = tmp_path / "bench.db"
     r = subprocess.run([sys.executable, "-m", "evalkit", "bench", "--config", str(cfg), "--db", str(db), "--reps", "1",
                         "--decoding", "greedy", "--json"], env=_env(tmp_path), cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.returncode == 0, _why(r)
     s = json.loads(r.stdout)["summary"]
     assert s["identical_outputs"] == 1.0 and s["acceptance_rate"] == 1.0  # the offloaded target verifies its own copy
     for proc in s["processes"]:

@@ -69,20 +69,20 @@ def _done_items(db, experiment_id: int, base_seed: int) -> set[tuple[str, int]]:
 def merge_shards(db, db_path: Path, experiment_id: int) -> int:
     """Copy every shard of this experiment into the main database in ONE transaction, in work-list order,
     then delete the shard files. Returns the number of work items merged."""
-    import sqlite3
-
-    from ..store import insert_shard_items
+    from ..store import insert_shard_items, open_db
 
     shards = sorted(db_path.parent.glob(f"{db_path.name}.shard-e{experiment_id}-r*.db"))
     items: dict[int, dict] = {}
     for shard in shards:
-        con = sqlite3.connect(str(shard))
-        con.row_factory = sqlite3.Row
+        # Opened through the migrations: a rank killed while it was still creating its shard left part of the
+        # schema (no work yet, since work is written only once the shard is open), and a shard from an older
+        # evalkit has an older one. Either reads as the current schema.
+        con = open_db(shard)
         try:
-            for g in con.execute("SELECT * FROM generations WHERE experiment_id = ? ORDER BY id", [experiment_id]):
-                items.setdefault(g["work_index"], {"gens": [], "pairs": []})["gens"].append(dict(g))
-            for p in con.execute("SELECT * FROM pairs WHERE experiment_id = ? AND kind = 'study'", [experiment_id]):
-                items.setdefault(p["work_index"], {"gens": [], "pairs": []})["pairs"].append(dict(p))
+            for g in con.query("SELECT * FROM generations WHERE experiment_id = ? ORDER BY id", [experiment_id]):
+                items.setdefault(g["work_index"], {"gens": [], "pairs": []})["gens"].append(g)
+            for p in con.query("SELECT * FROM pairs WHERE experiment_id = ? AND kind = 'study'", [experiment_id]):
+                items.setdefault(p["work_index"], {"gens": [], "pairs": []})["pairs"].append(p)
         finally:
             con.close()
     done = {(r[0], r[1]) for r in db.execute(
