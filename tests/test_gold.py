@@ -278,6 +278,13 @@ def test_accuracy_per_rater_counts_unsure_as_a_miss_and_only_the_blind_version(d
     assert (t.loc["cat", "missed_flaws"], t.loc["cat", "false_alarms"]) == (2, 0)
     assert excluded == ["bob", "cat"] and not t.loc["dan", "excluded"]  # dan met no gold pair: kept
     assert accuracy(db, 0.0)[1] == []  # 0 = off
+    # cat corrects her wrong answers before the reveal (blind: it replaces her rating everywhere a rating counts), as
+    # a rater would who saw the pair left "pending" and guessed it is a check: the gold check scores her first answer
+    fixed = correct_rating(db, AppConfig(ratings_per_pair=5), ids["cat", g1["id"]], RatingInput(
+        g1["id"], "cat", answer(g1["a_expected"], 0), answer(g1["b_expected"], 0), "A"))
+    assert fixed in {r[0] for r in db.execute("SELECT id FROM current_ratings")}
+    t = accuracy(db, 0.75)[0].set_index("rater")
+    assert t.loc["cat", ["gold_ratings", "correct", "accuracy"]].tolist() == [1, 0, 0.0] and t.loc["cat", "excluded"]
 
 
 def _path_tables(agg) -> dict:

@@ -40,8 +40,10 @@ class Raw:
     def call(self, fn: str | int, data: list) -> dict:
         index = self.fns[fn] if isinstance(fn, str) else fn
         with httpx.Client(base_url=self.url, timeout=120) as c:
-            join = c.post("gradio_api/queue/join", json={"data": data, "fn_index": index, "session_hash": self.session,
-                                                         "event_data": None, "trigger_id": None})
+            # JSON with \u escapes (json.dumps' default), so that a payload can carry what UTF-8 cannot: a lone surrogate
+            body = json.dumps({"data": data, "fn_index": index, "session_hash": self.session, "event_data": None,
+                               "trigger_id": None})
+            join = c.post("gradio_api/queue/join", content=body, headers={"content-type": "application/json"})
             join.raise_for_status()
             with c.stream("GET", "gradio_api/queue/data", params={"session_hash": self.session}) as stream:
                 for line in stream.iter_lines():
@@ -376,22 +378,52 @@ def test_skipping_never_opens_the_results(tiny_models, tmp_path, pool_db):
             sk.call("/skip", "no")
         out = sk.call("/results")
         assert "you skipped 6 pairs" in out["verdict"] and out["pass rates"]["data"] == []
-        rater = Tab(url)
-        rater.sign_in("rita")
-        for _ in range(POOL_PAIRS):
-            rater.submit()
-            rater.call("/next_pair")
-        seen = rater.call("/results")
-        assert seen["pass rates"]["data"]  # rated her queue: the aggregates open
         # An organiser may rate too: the per-output plot, coloured by path, leaves out the pairs still open for her
-        # as for a rater (each pair here wants more ratings than rita's): the same picture, not one with more points.
+        # as for a rater. Here every pair has 1 rating of 2 (open): her picture changes once they close.
         db = open_db(pool_db)
         code = raters.add(db, "olga", organiser=True).code
         db.conn.close()
         olga = Tab(url)
         olga.call("/sign_in", "", "", code)
         plot = "time against length (plot)"
-        assert olga.call("/results")[plot] == seen[plot]
+        rita, ros = Tab(url), Tab(url)
+        rita.sign_in("rita")
+        ros.sign_in("ros")
+        for _ in range(POOL_PAIRS):
+            rita.submit()
+            rita.call("/next_pair")
+        while_open = olga.call("/results")[plot]
+        olga.submit()  # uncounted (she has seen the results): it only frees the pair she held on screen for ros
+        for _ in range(POOL_PAIRS):
+            ros.submit()
+            ros.call("/next_pair")
+        seen = rita.call("/results")
+        assert seen["pass rates"]["data"]  # every pair closed: the aggregates open to a rater who rated her queue
+        assert olga.call("/results")[plot] == seen[plot] != while_open
+
+
+def test_a_rater_who_rated_her_queue_waits_while_her_pairs_are_open_to_a_second_name(tiny_models, tmp_path, pool_db):
+    """Audit, 2026-12-02: with the Results open to a rater as soon as her queue was empty, a rater answered each pair
+    with one criterion as its marker (A pass, B fail, the rest unsure); the per-prompt pass counts of the ordinary
+    path then told every pair's sides, and her second name (open sign-up) rated all six knowing them, counted and
+    closing the pairs. Now the aggregates wait until no pair is open to anyone: every pair still open then is one
+    she met."""
+    with served(config(tiny_models, tmp_path), pool_db) as url:
+        mallory = Tab(url)
+        mallory.sign_in("mallory")
+        for _ in range(POOL_PAIRS):
+            mallory.submit()
+            mallory.call("/next_pair")
+        out = mallory.call("/results")
+        assert "last 6 pair(s) have their ratings from other raters" in out["verdict"]
+        assert all(out[k]["data"] == [] for k in ("pass rates", "paired differences", "preferences", "timing by path",
+                                                  "speed per prompt"))
+        second = Tab(url)
+        second.sign_in("mallory-2")  # her second name is served the pairs she knows the answers to, blind as before
+        for _ in range(POOL_PAIRS):
+            second.submit()
+            second.call("/next_pair")
+        assert mallory.call("/results")["pass rates"]["data"]  # all closed: nothing left to decode
 
 
 def test_raters_arriving_at_once_get_different_pairs(tiny_models, tmp_path, pool_db):
@@ -442,6 +474,24 @@ def test_every_api_function_refuses_an_anonymous_session(tiny_models, tmp_path, 
                          ("skip", [forged, "x"])):
             assert re.search("not signed in|sign in", Raw.error(raw.call(fn, data))), fn
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM ratings")[0]["n"] == 0
+
+
+def test_text_that_is_not_valid_unicode_gets_an_answer_not_a_broken_stream(tiny_models, tmp_path, pool_db):
+    """Audit, 2026-12-02: the language switch sends the form back as the client gave it, and half of a UTF-16 pair
+    (a lone surrogate) in it made the server fail to encode the event stream: the caller's connection was cut with a
+    traceback in the log. Live material with one got an internal TypeError as its message."""
+    with served(config(tiny_models, tmp_path), pool_db) as url:
+        raw = Raw(url)
+        n = len(FORM_KEYS)
+        msg = raw.call("language", [None, "en", *["\ud800"] * (n - 1), "a comment \ud800"])
+        assert msg["success"], Raw.error(msg)
+        echoed = [o for o in msg["output"]["data"] if isinstance(o, dict) and "value" in o and "choices" in o]
+        assert echoed and all(o["value"] is None for o in echoed)  # not one of the choices: cleared
+        assert "a comment" not in json.dumps(msg["output"]["data"])  # not valid text: cleared
+        kept = raw.call("language", [None, "en", *["pass"] * (n - 2), "A", "fine"])
+        assert "fine" in json.dumps(kept["output"]["data"])  # a real form keeps its answers and comment
+        err = Raw.error(raw.call("live", [None, "writing-01", "维护通知\ud800"]))
+        assert "not valid text at position 4" in err and "TypeError" not in err
 
 
 # --- 6. a stale session, a hostile client (issue #22) ------------------------------------------------------------
@@ -761,13 +811,30 @@ def test_an_organiser_who_saw_the_results_while_pairs_she_could_rate_had_ratings
     """Organisers see the Results at any time and may rate too. Per-path tables over a few rated pairs can tell the
     sides of a pair she could still be served, so once she has seen them with such a pair open her ratings in that
     study are kept (blind = 0) but count for nothing: not in the verdict, not towards any pair's quota. While no pair
-    she could rate has ratings (a study's start) the Results tell her nothing about an open pair, and her ratings
-    count."""
+    she could rate has ratings (a study's start) and the speed comes from a benchmark, the Results tell her nothing
+    about an open pair, and her ratings count. Without a benchmark the speed tables time every pooled pair by path,
+    rated or not (audit, 2026-12-02): then any look while she could still rate is recorded."""
+    from evalkit.records import GenerationRecord, ProcessRecord, TimingRun
+    from evalkit.store import insert_bench_process, insert_experiment
+
     cfg = config(tiny_models, tmp_path, ratings_per_pair=3)
     db = open_db(pool_db)
     olga, oscar = raters.add(db, "olga", organiser=True).code, raters.add(db, "oscar", organiser=True).code
+    pia = raters.add(db, "pia", organiser=True).code
     db.conn.close()
     with served(cfg, pool_db) as url:
+        early = Tab(url)
+        early.call("/sign_in", "", "", pia)
+        assert "不再计分" in early.call("/results")["verdict"]  # the pool's own timings, by path
+        assert rows(pool_db, "SELECT rater FROM results_seen") == [{"rater": "pia"}]
+        db = open_db(pool_db)  # a benchmark: the speed tables no longer time the pooled pairs
+        bench = insert_experiment(db, "bench", cfg.to_dict(), {})
+        for path, secs in (("ordinary", 2.0), ("assisted", 1.0)):
+            run = TimingRun(path=path, prompt_id="writing-01", round=1, rep=0, seed=1, new_tokens=10,
+                            stop_reason="eos", seconds=secs, device="cpu")
+            rec = GenerationRecord(prompt_id="writing-01", path=path, new_tokens=10, stop_reason="eos", device="cpu")
+            insert_bench_process(db, bench, ProcessRecord(path=path, round=1, order=0, device="cpu"), [(run, [rec])])
+        db.conn.close()
         boss = Tab(url)
         boss.call("/sign_in", "", "", oscar)
         assert "ratings no longer count" not in boss.call("/results")["verdict"]  # nothing rated: nothing to tell

@@ -174,17 +174,20 @@ def all_identical(db) -> bool:
     return bool(study) and not differing
 
 
-def note_results_seen(db, rater: str, ratings_per_pair: int) -> bool:
+def note_results_seen(db, rater: str, ratings_per_pair: int, pool_timing: bool = False) -> bool:
     """Record that this rater (an organiser: the only identity shown the Results while they can still rate) is being
     shown the latest study's results while a study pair they could still be served has ratings: per-path tables over
     few pairs can tell that pair's sides, so from now on their ratings in this study are kept but not counted
-    (store.insert_rating). Returns whether their ratings in that study no longer count (now or since before)."""
+    (store.insert_rating). `pool_timing`: the speed tables come from the pool's own runs (no benchmark), which time
+    every pooled pair by path, rated or not, so any study pair they could still be served counts, ratings or none.
+    Returns whether their ratings in that study no longer count (now or since before)."""
     from ..store import insert_results_seen
 
     if results_seen(db, rater):
         return True
     informative = db.execute(f"SELECT EXISTS (SELECT 1 FROM ({_OPEN}) o JOIN pairs q ON q.id = o.id "
-                             "WHERE o.n > 0 AND q.kind = 'study')", {"rater": rater, "quota": ratings_per_pair})
+                             "WHERE (o.n > 0 OR :timed) AND q.kind = 'study')",
+                             {"rater": rater, "quota": ratings_per_pair, "timed": int(pool_timing)})
     if not informative.fetchone()[0]:  # read only: most views of a study under way take no write lock
         return False
     insert_results_seen(db, rater)
@@ -282,16 +285,20 @@ def progress(db, rater: str, ratings_per_pair: int, share: int = 0) -> tuple[int
 
 def results_open(db, rater: str, ratings_per_pair: int, skip_allowance: int, share: int = 0) -> tuple[bool, str]:
     """Whether a rater may see the aggregates, and why not. Only once no pair is left for them to meet (their
-    queue is empty whoever holds what) and they have skipped at most `skip_allowance` pairs: skipping is not a
-    way to the results, and per-path figures could hint which side is which on a pair still to rate. A rater who
-    has given their share waits like the others: the share is a setting an organiser may raise, and then they rate
-    again."""
+    queue is empty whoever holds what), they have skipped at most `skip_allowance` pairs (skipping is not a way to the
+    results), and no pair of the study is open to anyone else either. Per-path tables over a few pairs can tell the
+    sides of a pair, and a pair this rater met can still be open to another name (a second one of hers, with open
+    sign-up or a second invitation): she knows her own answers on it, so the tables' per-prompt counts can decode
+    it. Once her queue is empty, every pair still open is one she met, so she waits for those to be closed. A rater
+    who has given their share waits like the others: the share is a setting an organiser may raise, and then they
+    rate again."""
+    args = {"rater": rater, "quota": ratings_per_pair}
     rated, skipped, still_open = db.execute(
         f"""SELECT (SELECT COUNT(DISTINCT r.pair_id) FROM ratings r JOIN pairs p ON p.id = r.pair_id
                     WHERE r.rater = :rater AND r.kind = 'rating' AND {_LATEST_STUDY}),
                    (SELECT COUNT(*) FROM ratings r JOIN pairs p ON p.id = r.pair_id
                     WHERE r.rater = :rater AND r.kind = 'skip' AND {_LATEST_STUDY}),
-                   (SELECT COUNT(*) FROM ({_OPEN}))""", {"rater": rater, "quota": ratings_per_pair}).fetchone()
+                   (SELECT COUNT(*) FROM ({_OPEN}))""", args).fetchone()
     if still_open and share_reached(db, rater, share):
         return False, (f"you have given your share of {share} ratings; results open once no pair is left for you "
                        "to rate")
@@ -300,6 +307,11 @@ def results_open(db, rater: str, ratings_per_pair: int, skip_allowance: int, sha
     if skipped > skip_allowance:
         return False, (f"you skipped {skipped} pairs and rated {rated}; results open to raters who rated their "
                        f"pairs (at most {skip_allowance} skipped)")
+    # open to anyone: no identity has the empty name (names are cleaned to at least one character)
+    waiting = db.execute(f"SELECT COUNT(*) FROM ({_OPEN})", args | {"rater": ""}).fetchone()[0]
+    if waiting:
+        return False, (f"you have rated your pairs; results open once the study's last {waiting} pair(s) have "
+                       "their ratings from other raters")
     return True, ""
 
 

@@ -133,26 +133,27 @@ def add_gold_pairs(db, experiment_id: int, prompts: list[Prompt], tokenizer=None
 
 
 def answers(db, study_id: int | None = None, history: bool = False):
-    """One row per criterion answer on a gold pair of the study (of every study when None), current ratings only:
-    rating_id, rater, pair_id, side, criterion, answer, expected. history=True: every blind rating row instead, with
-    `ended`, the id of the blind row that superseded it (int64 max while current), so that accuracy can be taken as
-    of any rating (the decision frozen at completion)."""
+    """One row per criterion answer on a gold pair of the study (of every study when None): rating_id, rater,
+    pair_id, side, criterion, answer, expected. history=True adds `ended` (int64 max: never), so that accuracy can be
+    taken as of any rating (the decision frozen at completion).
+
+    Each rater's first blind answer on a gold pair is scored, never a correction. A gold pair wants more ratings than
+    most study pairs, so its reveal after a submit is more often "pending": a rater who corrected only the pairs
+    left pending could re-answer the checks with care and pass a gold check that the rest of her work would fail
+    (audit, 2026-12-02). The first answer is given before anything can tell the pair is a check."""
     import numpy as np
     import pandas as pd
 
     cols = ", ".join(f"r.{s}_{c}" for s in "ab" for c in CRITERIA)
-    source = "ratings r" if history else "current_ratings r"
-    rows = "r.kind = 'rating' AND r.blind = 1 AND " if history else ""
     study = "" if study_id is None else " AND p.experiment_id IN (SELECT id FROM experiments WHERE study_id = :study)"
-    ended = (", (SELECT MIN(s.id) FROM ratings s WHERE s.supersedes = r.id AND s.blind = 1) AS ended"
-             if history else "")
     wide = pd.read_sql_query(
-        f"""SELECT r.id AS rating_id, r.rater, r.pair_id, p.a_reference_id AS a_ref, p.b_reference_id AS b_ref, {cols}{ended}
-            FROM {source} JOIN pairs p ON p.id = r.pair_id WHERE {rows}p.kind = 'gold'{study}""", db.conn,
+        f"""SELECT r.id AS rating_id, r.rater, r.pair_id, p.a_reference_id AS a_ref, p.b_reference_id AS b_ref, {cols}
+            FROM ratings r JOIN pairs p ON p.id = r.pair_id
+            WHERE r.kind = 'rating' AND r.blind = 1 AND r.supersedes IS NULL AND p.kind = 'gold'{study}""", db.conn,
         params={"study": study_id})
     keys = ["rating_id", "rater", "pair_id", "a_ref", "b_ref"]
-    if history:
-        wide["ended"] = wide["ended"].fillna(np.iinfo(np.int64).max).astype(np.int64)
+    if history:  # an original answer, once stored, is scored from then on: nothing later replaces it
+        wide["ended"] = np.int64(np.iinfo(np.int64).max)
         keys.append("ended")
     expected = pd.read_sql_query(
         "SELECT o.id AS ref, j.key AS criterion, j.value AS expected FROM reference_outputs o, json_each(o.expected) j",

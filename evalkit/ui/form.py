@@ -184,11 +184,27 @@ def layout(space: bool, prompt: Prompt | None, lang: str, passcodes: bool, signu
     )
 
 
+def _echoable(value, key: str, field: dict):
+    """A value sent by the client that may be sent back as it is: one of the field's choices, or comment text that
+    is valid Unicode. The language switch echoes the form (gradio's postprocessing is off there), and a raw request
+    can put anything in it: a lone surrogate made the event stream fail to encode (audit, 2026-12-02)."""
+    if key == "comment":
+        if not isinstance(value, str):
+            return ""
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return ""
+        return value
+    return value if value in {v for _label, v in field.get("choices", ())} else None
+
+
 def relabel(ui: RateTab, prompt: Prompt | None, lang: str, values: dict | None = None) -> dict:
-    """Form updates carrying new labels (and values: None clears)."""
+    """Form updates carrying new labels (and values: None clears; a value that is not one of the field's choices
+    clears too)."""
     fl = labels(prompt, lang)
     values = values or {}
-    return {ui.fields[k]: update(value=values.get(k, "" if k == "comment" else None), **fl[k]) for k in FORM_KEYS}
+    return {ui.fields[k]: update(value=_echoable(values.get(k), k, fl[k]), **fl[k]) for k in FORM_KEYS}
 
 
 def words_update(ui: RateTab, prompt: Prompt | None, lang: str, submit_label: str) -> dict:

@@ -249,6 +249,11 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
         if len(typed) > cfg.app.max_comment_chars:  # checked before any work on it
             raise EvalkitError(f"the material is {len(typed)} characters; the limit is {cfg.app.max_comment_chars}",
                                "shorten it")
+        try:
+            typed.encode("utf-8")  # a raw request can send half of a UTF-16 pair, which no tokenizer takes
+        except UnicodeEncodeError as e:
+            raise EvalkitError(f"the material has a character that is not valid text at position {e.start}",
+                               "paste it again as plain text") from None
         typed = typed.strip()
         prompt = prompts[prompt_id] if not typed else replace(prompts[prompt_id], id="live-custom", material=typed)
         with connect(db_path) as db:  # what must not be shown: any pooled output, whatever its prompt

@@ -1,6 +1,7 @@
 """The Results tab: rating progress and counts for everyone; the same verdict, plots and tables as
-`evalkit report` for organisers, and for raters once they have rated their queue (aggregated per-path
-lengths, timings and preferences could otherwise hint which side is which on a pair still to rate).
+`evalkit report` for organisers, and for raters once they have rated their queue and no pair of the study is
+open to anyone (aggregated per-path lengths, timings and preferences could otherwise hint which side is which on a
+pair still to rate, by them or by another name of theirs).
 Before that the tab shows the counts and nothing else: no empty plot frames, no per-path number."""
 
 from __future__ import annotations
@@ -99,8 +100,8 @@ HIDDEN = ("_The verdict, tables and plots appear here once you have rated your o
 
 
 def may_see_aggregates(db, cfg: Config, session: Session | None) -> tuple[bool, str]:
-    """Organisers (by credential) always; a rater once they have rated their queue; nobody else. With the
-    reason when not."""
+    """Organisers (by credential) always; a rater once they have rated their queue and no pair is open to anyone
+    (rating.queue.results_open); nobody else. With the reason when not."""
     if session is None or session.rater is None:
         return False, "sign in on the Rate tab"
     check_current(db, session.rater_id, session.credential)  # a revoked or re-issued code ends the session
@@ -153,13 +154,14 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
 
             names = [st.name for st in studies(db)]
             name = name if name in names else None  # the latest unless one of them is chosen
+            agg = cache.get(db, cfg.bench.length_tolerance, cfg.bench.bootstrap, study=name)
             uncounted = ""
             if s.organiser and name in (None, names[-1] if names else None):  # the study the queue serves
+                from ..aggregate.timing import POOL_SOURCE
                 from ..rating.queue import note_results_seen
 
-                if note_results_seen(db, s.rater, rpp):
+                if note_results_seen(db, s.rater, rpp, pool_timing=agg.speed.source == POOL_SOURCE):
                     uncounted = word("results_seen", s.lang) + "\n\n"
-            agg = cache.get(db, cfg.bench.length_tolerance, cfg.bench.bootstrap, study=name)
             out[study_choice] = gr.update(visible=len(names) > 1, choices=names,
                                           value=agg.study.name if agg.study is not None else None)
             # blind for everyone, organisers too: an organiser may rate as well, and one output's point, coloured by

@@ -49,11 +49,13 @@ WORDS: dict[str, dict[str, str]] = {
     "organiser_uncounted": {"zh": "（组织者：你已查看结果，你在本研究中的评分只作记录、不计分）",
                             "en": " (organiser: you have seen the results, so your ratings in this study are kept but "
                                   "not counted)"},
-    "results_seen": {"zh": "**你的评分不再计分。** 你在仍可评分的时候查看了结果，而其中有你可能还会评到、已有他人评分的"
-                           "评分对：按路径的汇总可能透露它们哪一边是哪条路径。你在本研究中此后的评分只作记录，不计入结论。",
-                     "en": "**Your ratings no longer count.** You are seeing the results while pairs you could still be "
-                           "served have ratings from others, and per-path tables can tell which side of such a pair is "
-                           "which: the ratings you give in this study from now on are kept, not counted."},
+    "results_seen": {"zh": "**你的评分不再计分。** 你在仍可评分的时候查看了结果，而其中包含你可能还会评到的评分对"
+                           "（他人的评分，或没有基准测试时评分对池自身的计时）：按路径的汇总可能透露它们哪一边是哪条路径。"
+                           "你在本研究中此后的评分只作记录，不计入结论。",
+                     "en": "**Your ratings no longer count.** You are seeing the results while they cover pairs you could "
+                           "still be served (others' ratings of them, or, without a benchmark, the pool's own timings "
+                           "of them), and per-path tables can tell which side of such a pair is which: the ratings you "
+                           "give in this study from now on are kept, not counted."},
     "welcome": {"zh": "欢迎，{name}。你的个人代码是 `{code}`：本浏览器会记住它；请记下，以便在其他设备上继续。",
                 "en": "Welcome, {name}. Your personal code is `{code}`: this browser remembers it; note it down to "
                       "continue on another device."},
