@@ -17,7 +17,7 @@ the path columns empty, and every figure about the paths reads study pairs only.
 Accuracy is the share of a rater's answers on gold pairs whose expected result is known that equal it. "unsure"
 counts as a miss: an edit makes a plain flaw, so not seeing it is what the check measures, and counting unsure as
 neither would let a rater raise their accuracy by hedging. The preference is not scored (a matter of taste). Only
-the version of a rating that counts (the last blind one) is scored.
+each rater's first blind answer on a gold pair is scored, never a correction (see answers()).
 """
 
 from __future__ import annotations
