@@ -173,6 +173,33 @@ def test_failed_build_leaves_nothing(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_folder_that_is_not_a_demo_build_is_never_replaced(tmp_path, monkeypatch):
+    """Audit, 2026-12-02: `evalkit demo-models --out victim` replaced the folder as a whole, deleting the thesis.tex
+    and mystuff/ in it; EVALKIT_DEMO_MODELS naming a file renamed the file aside and put a folder in its place. Both
+    are refused before any training, with nothing touched."""
+    from click.testing import CliRunner
+
+    from evalkit.cli import cli
+    from evalkit.errors import EvalkitError
+
+    def never(*a, **k):
+        raise AssertionError("no training for a refused folder")
+
+    monkeypatch.setattr(train, "train_model", never)
+    victim = tmp_path / "victim"
+    (victim / "mystuff").mkdir(parents=True)
+    (victim / "thesis.tex").write_text("precious")
+    r = CliRunner().invoke(cli, ["demo-models", "--scale", "smoke", "--out", str(victim)])
+    assert r.exit_code != 0 and "holds files that are not a demo build (mystuff, thesis.tex)" in r.output
+    assert "--out (or EVALKIT_DEMO_MODELS)" in r.output
+    assert (victim / "thesis.tex").read_text() == "precious" and (victim / "mystuff").is_dir()
+    config = tmp_path / "base.toml"
+    config.write_text("[models]\n")
+    with pytest.raises(EvalkitError, match="a file, not a folder"):
+        demo.ensure_demo_pair(config, progress=False, scale="smoke")
+    assert config.read_text() == "[models]\n" and sorted(p.name for p in tmp_path.iterdir()) == ["base.toml", "victim"]
+
+
 def test_unknown_scale_is_a_clear_error(tmp_path):
     from evalkit.errors import EvalkitError
 

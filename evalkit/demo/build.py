@@ -137,6 +137,7 @@ def build_demo_pair(out_dir: Path, *, force: bool = False, scale: str = "full", 
     from ..errors import output_folder
 
     where = "--out (or EVALKIT_DEMO_MODELS)"
+    _check_replaceable(out_dir, where)  # before the build: refused in a second, not after ten minutes of training
     output_folder(out_dir.parent, "the demo pair", where)
     _remove_stale_builds(out_dir)
     tmp = out_dir.parent / f".{out_dir.name}.building-{os.getpid()}"
@@ -158,6 +159,29 @@ def build_demo_pair(out_dir: Path, *, force: bool = False, scale: str = "full", 
     info["seconds"] = round(time.perf_counter() - t0, 1)
     _write_manifest(out_dir, info)
     return out_dir
+
+
+# What a build puts in its folder; a folder holding anything else is not ours to replace.
+BUILD_ENTRIES = {"target", "draft", MANIFEST}
+
+
+def _check_replaceable(out_dir: Path, where: str) -> None:
+    """The build replaces out_dir as a whole: only when it is missing, empty, or an earlier build (nothing but
+    target/, draft/ and the manifest). A file, or a folder with anything else in it (a mistyped --out pointing at
+    someone's work), is refused with nothing touched."""
+    from ..errors import EvalkitError
+
+    if not out_dir.exists() and not out_dir.is_symlink():
+        return
+    if not out_dir.is_dir() or out_dir.is_symlink():
+        raise EvalkitError(f"{out_dir} is {'a link' if out_dir.is_symlink() else 'a file'}, not a folder for the demo "
+                           "pair; the build replaces its folder as a whole", f"pass {where} a new or empty folder")
+    others = sorted(p.name for p in out_dir.iterdir() if p.name not in BUILD_ENTRIES)
+    if others:
+        shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+        raise EvalkitError(f"{out_dir} holds files that are not a demo build ({shown}); the build replaces its "
+                           "folder as a whole, so it was left untouched",
+                           f"pass {where} a new or empty folder, or one an earlier build made")
 
 
 # --------------------------------------------------------------------------- build steps
