@@ -74,7 +74,7 @@ def test_database_held_by_another_process_says_so_not_corrupt(tmp_path, monkeypa
     monkeypatch.setattr(database, "BUSY_TIMEOUT_S", 0.5)
     path = tmp_path / "held.db"
     other = sqlite3.connect(path, isolation_level=None)
-    other.execute("CREATE TABLE t (x)")
+    other.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")  # evalkit's file
     other.execute("BEGIN EXCLUSIVE")  # a rollback-journal file under an exclusive lock: nobody can even read it
     with pytest.raises(EvalkitError, match=r"(?s)held\.db.*locked.*over 0\.5 s.*wait for the other evalkit command") as e:
         open_db(path)
@@ -135,6 +135,40 @@ def test_processes_opening_one_new_file_together_all_succeed(tmp_path):
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert [x[0] for x in db.execute("SELECT name FROM _migrations ORDER BY name")] == [m for m, _ in MIGRATIONS]
         db.close()
+
+
+@pytest.mark.parametrize("table", ["foo", "experiments"])
+def test_another_tool_s_database_is_refused_unchanged_by_every_command(tmp_path, table):
+    """Audit, 2026-12-02: `evalkit aggregate --db other.db` (a file of another tool) wrote evalkit's 16 tables into
+    it and switched it to WAL, and where the other tool had a table named like one of ours it failed half-way, with
+    `_migrations` added and advice about a corrupt file. The file is now read before anything is written."""
+    from click.testing import CliRunner
+
+    from evalkit.cli import cli
+
+    path = tmp_path / "other.db"
+    con = sqlite3.connect(path)
+    con.execute(f"CREATE TABLE {table} (id INTEGER PRIMARY KEY, x TEXT)")
+    con.execute(f"INSERT INTO {table} (x) VALUES ('theirs')")
+    con.commit()
+    con.close()
+    before = path.read_bytes()
+    for args in (["aggregate"], ["raters", "list"], ["report", "--out", str(tmp_path / "r")]):
+        r = CliRunner().invoke(cli, [*args, "--db", str(path)])
+        assert r.exit_code != 0 and f"is not an evalkit database: it holds other tables ({table})" in r.output, args
+        assert "corrupt" not in r.output
+    assert path.read_bytes() == before and not (tmp_path / "other.db-wal").exists()
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_folder_or_a_file_in_the_way_is_named_as_such(tmp_path):
+    (tmp_path / "adir").mkdir()
+    with pytest.raises(EvalkitError, match=r"adir is a folder, not a file") as e:
+        open_db(tmp_path / "adir")
+    assert "EVALKIT_DB" in e.value.fix
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(EvalkitError, match=r"afile is a file, not a folder"):
+        open_db(tmp_path / "afile" / "evalkit.db")
 
 
 def test_a_database_from_a_newer_evalkit_is_refused_unchanged(tmp_path):

@@ -132,6 +132,33 @@ def _unreadable(path: Path, e: Exception) -> EvalkitError:
     )
 
 
+def _check_place(path: Path) -> None:
+    """A folder where the file should be, or a file where a folder should be: said plainly, before SQLite's
+    'unable to open database file' (whose advice would be about a corrupt file)."""
+    import os
+
+    where = "--db / EVALKIT_DB (or EVALKIT_DATA_DIR for the default results/evalkit.db)"
+    if path.is_dir():
+        raise EvalkitError(f"database {path} is a folder, not a file", f"point {where} at a file, e.g. "
+                                                                      f"{path / 'evalkit.db'}")
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise EvalkitError(f"database {path} cannot be created: {parent} is a file, not a folder",
+                                   f"point {where} at a path in a folder")
+            if not path.exists() and not os.access(parent, os.W_OK | os.X_OK):
+                raise EvalkitError(f"database {path} cannot be created: folder {parent} is not writable",
+                                   f"point {where} at a folder you can write to")
+            return
+
+
+def _ours_or_new(conn: sqlite3.Connection) -> bool:
+    """Whether a file is a new database (no tables) or evalkit's (its migrations table), read before anything is
+    written: another tool's SQLite file is never switched to WAL or given evalkit's tables."""
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    return not tables or "_migrations" in tables
+
+
 def open_db(path: Path | str | None = None, migrate_schema: bool = True):
     """Open (creating if needed) and migrate the database. WAL mode and a busy timeout for concurrent writers.
 
@@ -142,9 +169,18 @@ def open_db(path: Path | str | None = None, migrate_schema: bool = True):
     from ..locations import db_path
 
     path = Path(path) if path else db_path()
+    _check_place(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S, check_same_thread=False)
+        if not _ours_or_new(conn):
+            tables = [r[0] for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+            conn.close()
+            shown = ", ".join(tables[:5]) + (f" and {len(tables) - 5} more" if len(tables) > 5 else "")
+            raise EvalkitError(f"database {path} is not an evalkit database: it holds other tables ({shown}) and no "
+                               "evalkit schema; it was left as it was",
+                               "point --db / EVALKIT_DB at an evalkit database, or at a new file to start one")
         db = sqlite_utils.Database(conn)
         db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
         db.execute("PRAGMA foreign_keys = ON")
