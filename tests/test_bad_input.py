@@ -348,6 +348,38 @@ def test_raters_add_checks_the_link_before_making_a_code_shown_once(tmp_path, da
     assert "bob" not in listed.output
 
 
+@pytest.mark.parametrize("args, message", [
+    (["raters", "add", "bob", "--url", "http://host:99999/"], "http:// or https://"),  # spent a code before
+    (["plan", "--look-every", "0"], "--look-every only apply with --compare"),  # ignored before
+    (["plan", "--rosters", "20,40", "--pool", "5"], "--pool, --rosters only apply with --compare"),
+    (["export", "--out", "OUT", "--public"], "--public only applies with --push-to-hub"),  # exported, said nothing
+])
+def test_cli_refuses_an_option_it_would_ignore_or_a_link_that_is_not_one(args, message, tmp_path, db_file):
+    """Audit, 2026-12-02: each of these ran as if the option were not given (or spent a code on a bad link)."""
+    args = [str(tmp_path / "out") if a == "OUT" else a for a in args]
+    r = CliRunner().invoke(cli, [*args, "--db", str(db_file)])
+    assert r.exit_code == 1 and message in r.output and "fix:" in r.output, r.output
+    assert "personal code" not in r.output and not (tmp_path / "out").exists()
+
+
+def test_raters_commands_say_which_database_and_keep_a_revoke_s_time(tmp_path, data_dir):
+    """Audit, 2026-12-02: a mistyped --db made a new database and printed a code that works nowhere, with no word of
+    which file; a taken name was answered with the sign-in box's advice; a second revoke moved the revoke's time."""
+    db = tmp_path / "study.db"
+    first = CliRunner().invoke(cli, ["raters", "add", "ann", "--db", str(db)])
+    assert first.exit_code == 0 and f"database: {db} (new: it did not exist" in first.output
+    again = CliRunner().invoke(cli, ["raters", "add", "bob", "--db", str(db)])
+    assert f"database: {db}\n" in again.output and "(new" not in again.output
+    taken = CliRunner().invoke(cli, ["raters", "add", "ann", "--db", str(db)])
+    assert taken.exit_code == 1 and "the name 'ann' is taken" in taken.output
+    assert "evalkit raters reissue 'ann'" in taken.output and "sign in" not in taken.output
+    assert "revoked rater 'ann'" in CliRunner().invoke(cli, ["raters", "revoke", "ann", "--db", str(db)]).output
+    when = sqlite3.connect(db).execute("SELECT revoked_at FROM raters WHERE name = 'ann'").fetchone()[0]
+    twice = CliRunner().invoke(cli, ["raters", "revoke", "ann", "--db", str(db)])
+    assert twice.exit_code == 0 and f"was already revoked at {when}; nothing changed" in twice.output
+    assert sqlite3.connect(db).execute("SELECT revoked_at FROM raters WHERE name = 'ann'").fetchone()[0] == when
+
+
 @pytest.mark.parametrize("command, name", [("export", "README.md"), ("report", "index.html")])
 def test_export_and_report_never_replace_a_file_evalkit_did_not_write(tmp_path, db_file, command, name):
     # `--out .` in a project folder would have replaced its README.md (export's card) or index.html (the report)
@@ -407,6 +439,8 @@ def test_cli_unknown_prompt_id_is_one_clear_error(args, data_dir, tmp_path):
     (["tune", "--tokens", "0,4"], "--tokens 0: expected draft lengths of 1 or more"),
     (["tune", "--thresholds", "0.4,1.5"], "--thresholds 1.5: expected confidence thresholds in [0, 1)"),
     (["tune", "--reps", "0"], "--reps 0: expected 1 or more repetitions"),
+    (["tune", "--tokens", ""], "--tokens gives no value to try"),  # was "best ... 1.00x" against the default
+    (["tune", "--schedules", ","], "--schedules gives no value to try"),
     (["run", "--seed", "-5"], "--seed -5 must be between 0 and 2**32 - 1"),  # was a fallback failure after loading
     (["generate", "--samples", "0"], "--samples 0 must be at least 1"),  # was the config's samples, silently
     (["generate", "--new-study", " "], "--new-study ' ' is not a usable study name"),  # was a study named ' '
@@ -419,6 +453,26 @@ def test_cli_names_the_bad_sweep_or_seed_value_before_a_model_loads(args, messag
     assert r.exit_code == 1, r.output
     assert f"Error: {message}" in r.output and "fix:" in r.output
     assert "Traceback" not in r.output and "no-such-model" not in r.output
+
+
+def test_run_finds_a_database_it_cannot_use_before_loading_the_models(tmp_path, data_dir):
+    """Audit, 2026-12-02: `evalkit run` loaded the models (seconds to minutes) and only then opened --db."""
+    missing = str(tmp_path / "no-such-model")
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'[models]\ntarget = "{missing}"\ndraft = "{missing}"\ndevice = "cpu"\n', encoding="utf-8")
+    bad = tmp_path / "corrupt.db"
+    data = corrupt(bad)
+    r = CliRunner().invoke(cli, ["run", "--config", str(cfg), "--db", str(bad)])
+    assert r.exit_code == 1 and f"Error: database {bad} cannot be opened" in r.output, r.output
+    assert "no-such-model" not in r.output and bad.read_bytes() == data
+
+
+def test_aggregate_on_a_database_without_a_study_says_what_to_run(tmp_path):
+    db = tmp_path / "empty.db"
+    open_db(db).conn.close()
+    r = CliRunner().invoke(cli, ["aggregate", "--db", str(db)])
+    assert r.exit_code == 0 and "VERDICT: INSUFFICIENT DATA" in r.output
+    assert "`evalkit generate` makes the pair pool and freezes the gate file" in r.output
 
 
 def test_app_live_tab_refuses_an_unknown_prompt_id(tmp_path, db_file):

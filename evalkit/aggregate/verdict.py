@@ -85,7 +85,8 @@ def frozen_gate(db, study=None) -> tuple[dict | None, list[str]]:
         frozen = json.loads(exp["gate_json"]) if exp is not None and exp["gate_hash"] else None
         exp_id, where = (exp["id"] if exp is not None else None), ""
     if frozen is None:
-        return None, ["no experiment with a frozen release gate"]
+        return None, ["no experiment with a frozen release gate: `evalkit generate` makes the pair pool and freezes "
+                      "the gate file with it; then the raters rate in the app (`evalkit serve`)"]
     frozen["values"] = frozen_values(frozen)
     for key in legacy_keys(frozen):
         notes.append(f"the gate was frozen by an evalkit that did not know `{key}`: it keeps the meaning it had then "

@@ -105,6 +105,9 @@ def export(db_path, out_dir, repo_id, public, keep_rater_names):
     """
     from ..publish.export import export as run_export
 
+    if public and not repo_id:  # a flag that does nothing would read as if the export were published
+        raise EvalkitError("--public only applies with --push-to-hub (the local export is not published)",
+                           "add --push-to-hub ORG/NAME, or leave --public out")
     ds = run_export(open_study_db(db_path, must_exist=True), out_dir, push_to_hub=repo_id, public=public, keep_rater_names=keep_rater_names)
     counts = ", ".join(f"{k} {len(v)}" for k, v in ds.items())
     click.echo(f"exported to {out_dir}: {counts}" + (f"; pushed to {repo_id} ({'public' if public else 'private'})" if repo_id else ""))

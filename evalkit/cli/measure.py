@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from ..errors import EvalkitError
 from ..records import GenerationPath
 from . import cli
 from .common import config_option, csv_of, db_file, db_option, fail_clearly, load_cfg
@@ -161,6 +162,10 @@ def tune(config_path, db_path, tokens, schedules, thresholds, reps, decoding, pr
     measured in the same run. Then put the winner in the config and confirm with `evalkit bench`."""
     from ..generation.tune import format_tune, tune_at
 
+    for option, values in (("--tokens", tokens), ("--schedules", schedules), ("--thresholds", thresholds)):
+        if not values:  # an empty sweep would report Transformers' default as the best setting
+            raise EvalkitError(f"{option} gives no value to try", f"pass {option} with comma-separated values, or "
+                                                                  "leave it out for the defaults")
     result = tune_at(load_cfg(config_path), db_file(db_path), decoding=decoding, prompts=list(prompt_ids), tokens=tokens,
                      schedules=schedules, thresholds=thresholds, reps=reps)
     click.echo(format_tune(result))

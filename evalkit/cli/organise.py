@@ -94,6 +94,14 @@ def plan(config_path, db_path, margin, power, pass_rate, raters_per_pair, second
     from ..study.plan import format_plan, plan_from_config
     from ..study.plan.comparison import format_comparison
 
+    ctx = click.get_current_context()
+    only_compare = [f"--{n.replace('_', '-')}" for n in ("pool", "prescreen_agreement", "prescreen_bias",
+                                                          "minutes_per_rating", "look_every", "rosters",
+                                                          "onboarding_minutes")
+                    if ctx.get_parameter_source(n) is click.core.ParameterSource.COMMANDLINE]
+    if only_compare and not compare:  # silently ignored, they would read as part of the plan printed
+        raise EvalkitError(f"{', '.join(only_compare)} only apply with --compare", "add --compare, or leave them out")
+
     result, gate = plan_from_config(load_cfg(config_path), db_path, margin=margin, power=power, pass_rate=pass_rate,
                                     raters_per_pair=raters_per_pair, raters=raters, pair_correlation=pair_correlation,
                                     rater_sd=rater_sd, rater_path_sd=rater_path_sd, studies=studies, confirm=confirm,
@@ -187,6 +195,10 @@ def _base_url(config_path, url):
         from urllib.parse import urlsplit
 
         parts = urlsplit(url)
+        try:
+            parts.port  # noqa: B018 - raises on a port out of range or not a number
+        except ValueError:
+            parts = parts._replace(netloc="")
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise EvalkitError(f"--url {url!r} is not the app's web address",
                                "give the address raters open, with http:// or https://, e.g. --url "
@@ -214,7 +226,12 @@ def raters_add(name, organiser, config_path, db_path, url):
     from ..rating import roster as raters
 
     base = _base_url(config_path, url)  # first: a bad --url or --config must not cost the new code
-    _echo_credential(raters.add(open_study_db(db_path), name, organiser=organiser), base)
+    path = db_file(db_path)
+    new = not path.exists()
+    _echo_credential(raters.add(open_study_db(path), name, organiser=organiser), base)
+    # the code works only against this file: a mistyped --db would otherwise hand out a code for nothing
+    click.echo(f"  database: {path}" + (" (new: it did not exist; if the study's is elsewhere, pass its --db)"
+                                        if new else ""))
 
 
 @raters_group.command("list")
@@ -246,7 +263,11 @@ def raters_revoke(name, db_path):
     stay."""
     from ..rating import roster as raters
 
-    who = raters.revoke(open_study_db(db_path, must_exist=True), name)
+    who, before = raters.revoke(open_study_db(db_path, must_exist=True), name)
+    if before:
+        click.echo(f"{who.role} '{who.name}' was already revoked at {before}; nothing changed (`evalkit raters "
+                   "reissue` gives them a new code)")
+        return
     click.echo(f"revoked {who.role} '{who.name}': their code no longer signs in, and their open sessions end at "
                "their next event (ratings kept)")
 

@@ -33,6 +33,8 @@ def run_one(cfg: Config, db_path: Path | str, prompt_id: str, path: str, *, seed
     if spec.name != GenerationPath.ORDINARY:  # before any model loads
         refuse_assisted_batch(cfg.decoding.batch_size, f"`evalkit run --path {spec.name} --batch-size {cfg.decoding.batch_size}`")
     prompt = load_prompts(ids=[prompt_id])[0]
+    if Path(db_path).exists():  # one that cannot be used is found before the models load, not after them
+        open_db(db_path).conn.close()  # (a new one is made only once there is a record to store)
     pair = load_pair(cfg)
     check_runnable(pair, spec)
     seed = cfg.decoding.seed if seed is None else seed

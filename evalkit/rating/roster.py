@@ -98,8 +98,16 @@ def _credential(name: str, role: str, source: str, code: str) -> Credential:
 
 
 def add(db, name: str, *, organiser: bool = False) -> Credential:
-    """An organiser invites a rater (or a fellow organiser). The code is shown once; only its hash is kept."""
-    return _create(db, name, "organiser" if organiser else "rater", "invited")
+    """An organiser invites a rater (or a fellow organiser). The code is shown once; only its hash is kept.
+    Refusals are worded for the organiser at the command line, not for a rater at the sign-in box."""
+    try:
+        return _create(db, name, "organiser" if organiser else "rater", "invited")
+    except InputError as e:
+        if " is taken" in e.what:
+            raise InputError(e.what, "choose a clearly different NAME, or give the existing rater a new code with "
+                                     f"`evalkit raters reissue '{name}'`") from None
+        raise InputError(e.what, "pass a NAME with letters or digits, e.g. `evalkit raters add ann`"
+                         if e.fix == "type your name" else e.fix) from None
 
 
 def sign_up(db, name: str) -> Credential:
@@ -121,13 +129,14 @@ def reissue(db, name: str) -> Credential:
     return _credential(holder["name"], holder["role"], holder["source"], code)
 
 
-def revoke(db, name: str) -> Identity:
-    """The rater's code stops working at once (their stored ratings stay)."""
+def revoke(db, name: str) -> tuple[Identity, str | None]:
+    """The rater's code stops working at once (their stored ratings stay). Returns the identity and, when it was
+    revoked already, the time of that revoke (kept as it was)."""
     _, key = _checked_name(name)
     holder = revoke_rater(db, key, name_key)
     if holder is None:
         raise _missing(name)
-    return Identity(holder["name"], holder["role"], holder["source"])
+    return Identity(holder["name"], holder["role"], holder["source"]), holder["revoked_at"]
 
 
 def listing(db) -> list[dict]:

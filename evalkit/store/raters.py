@@ -77,10 +77,11 @@ def replace_secret(db, name_key: str, new_secret: SecretMaker, key_of: KeyMaker 
 
 
 def revoke_rater(db, name_key: str, key_of: KeyMaker | None = None) -> dict | None:
-    """The identity's code stops working now; returns its row, or None when there is no such identity."""
+    """The identity's code stops working now; returns its row as it was (revoked_at set: it already was, and the
+    time of that revoke is kept), or None when there is no such identity."""
     with write_transaction(db):
         rekey(db, key_of)
         holder = rater_by_key(db, name_key)
-        if holder is not None:
+        if holder is not None and holder["revoked_at"] is None:
             db.conn.execute("UPDATE raters SET revoked_at = ? WHERE id = ?", [now(), holder["id"]])
     return holder

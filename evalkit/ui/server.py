@@ -60,8 +60,8 @@ def serve(cfg: Config, path: Path, *, host: str | None = None, port: int | None 
     from ..publish.sync import from_environment
 
     if port is not None and not 0 <= port <= 65535:  # before a preparation starts
-        raise EvalkitError(f"--port {port} is not a port", "pass a port in 1-65535, e.g. --port 7861 (0: 7860 or the "
-                           "next free one)")
+        raise EvalkitError(f"--port {port} is not a port", "pass a port in 0-65535, e.g. --port 7861 (0: Gradio's "
+                           "default, 7860 or the next free one)")
     sync = prep = None
     try:
         # On a Space the disk does not survive a restart: restore the database before anything opens it
