@@ -5,6 +5,9 @@ The full effective config is saved with every experiment and every generation re
 
 from __future__ import annotations
 
+import math
+import os
+import re
 import tomllib
 import typing
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
@@ -240,8 +243,48 @@ def _build(cls, data: dict, where: str, source: str):
                 f"{source}: {key} = {value!r} is not one of {', '.join(sorted(_CHOICES[key]))}",
                 f"set {key} to one of those",
             )
+        if typ is float and not math.isfinite(value):  # TOML and JSON both allow nan and inf
+            example = next(f.default for f in fields(cls) if f.name == name)
+            raise EvalkitError(f"{source}: {key} = {value!r} should be a finite number (not nan or inf)",
+                               f"write {key} as a finite number, e.g. {example!r}")
         kwargs[name] = float(value) if typ is float else value
     return cls(**kwargs)
+
+
+# The devices evalkit places a model on (generation.models.pick_device): models.device takes any of these,
+# models.draft_device any but "auto" ("" = the target's first device).
+DEVICES = ("auto", "cpu", "mps", "cuda", "cuda:N")
+_DEVICE = re.compile(r"auto|cpu|mps|cuda(:(0|[1-9][0-9]*))?")
+
+
+def device_problem(value: str, key: str = "models.device") -> str | None:
+    """What a device name for `key` must be, or None when it is one evalkit supports."""
+    draft = key == "models.draft_device"
+    if (draft and value == "") or (_DEVICE.fullmatch(value) and not (draft and value == "auto")):
+        return None
+    forms = [f'"{d}"' for d in DEVICES if not (draft and d == "auto")] + ['"" for the target\'s device'] * draft
+    return f"one of {', '.join(forms[:-1])} or {forms[-1]}, N being a GPU index (0, 1, ...)"
+
+
+# accelerate's units for a max_memory size (accelerate.utils.modeling.convert_file_size_to_int), in bytes;
+# "GB", "MB" and "KB" ending in a lower-case "b" are bits, as accelerate reads them.
+_UNITS = (("GIB", 2**30), ("MIB", 2**20), ("KIB", 2**10), ("GB", 10**9), ("MB", 10**6), ("KB", 10**3))
+
+
+def memory_size(text: str) -> int | None:
+    """The bytes of a models.max_memory size as accelerate reads it ("20GiB", "500MB", "1.5GB"), or None when
+    accelerate would refuse it (a bare number, an unknown unit, a negative, nan or inf)."""
+    for unit, factor in _UNITS:
+        if text.upper().endswith(unit):
+            try:
+                number = float(text[: -len(unit)])
+            except ValueError:
+                return None
+            if not (math.isfinite(number * factor) and number >= 0):
+                return None
+            size = int(number * factor)
+            return size // 8 if len(unit) == 2 and text.endswith("b") else size
+    return None
 
 
 # Each key's allowed values: (key, test, what the error says it must be). The tests read the value; the sentence is
@@ -272,22 +315,39 @@ _RANGES = [
 
 
 def _check_ranges(cfg: Config, source: str) -> None:
-    problems = []
+    problems = []  # (key, what it must be, the value given, the fix)
     for key, ok, rule in _RANGES:
         section, name = key.split(".")
-        if not ok(getattr(getattr(cfg, section), name)):
-            problems.append((key, rule))
+        value = getattr(getattr(cfg, section), name)
+        if not ok(value):
+            problems.append((key, rule, value, f"change {key} in the config"))
     if not 0 <= cfg.decoding.seed or cfg.decoding.seed + cfg.pool.samples > POOL_SEED_LIMIT:
-        problems.append(("decoding.seed", f">= 0, and seed + pool.samples at most {POOL_SEED_LIMIT} (live runs use the seeds above)"))
+        problems.append(("decoding.seed", f">= 0, and seed + pool.samples at most {POOL_SEED_LIMIT} (live runs use the seeds above)",
+                         cfg.decoding.seed, "change decoding.seed in the config"))
+    for key in ("models.device", "models.draft_device"):
+        value = getattr(cfg.models, key.split(".")[1])
+        allowed = device_problem(value, key)
+        if allowed:
+            problems.append((key, allowed, value, f'set {key} to one of those, e.g. "cpu" or "cuda:0"'))
     for entry in cfg.models.max_memory:
-        device, _, size = entry.partition("=")
-        if not (device.strip() and size.strip()):
-            problems.append(("models.max_memory", f'a list of "device=size" entries like "0=20GiB" or "cpu=60GiB" (got {entry!r})'))
+        device, _, size = (part.strip() for part in entry.partition("="))
+        if not (device and size):
+            problems.append(("models.max_memory", 'a list of "device=size" entries like "0=20GiB" or "cpu=60GiB"', entry,
+                             "change models.max_memory in the config"))
+        elif not (device.isdigit() or device in ("cpu", "mps", "disk")):
+            problems.append(("models.max_memory", 'a list of "device=size" entries whose device is a GPU index (0, 1, ...), '
+                             '"cpu", "mps" or "disk"', entry, f'write the entry as "0={size}" for the first GPU, or "cpu={size}"'))
+        elif memory_size(size) is None:
+            problems.append(("models.max_memory", 'a list of "device=size" entries whose size is a number with a unit: '
+                             "GiB, MiB, KiB, GB, MB or KB", entry,
+                             f'write the size with a unit, e.g. "{device}=20GiB" or "{device}=500MB"'))
     if (cfg.models.max_memory or cfg.models.offload_folder) and not cfg.models.device_map:
-        problems.append(("models.device_map", 'set (e.g. "auto") when max_memory or offload_folder is used'))
+        problems.append(("models.device_map", 'set (e.g. "auto") when max_memory or offload_folder is used',
+                         cfg.models.device_map, "change models.device_map in the config"))
     if problems:
-        key, rule = problems[0]
-        raise EvalkitError(f"{source}: {key} must be {rule}", f"change {key} in the config")
+        key, rule, value, fix = problems[0]
+        shown = f"{value!r}" if key != "models.max_memory" else f"an entry {value!r}"
+        raise EvalkitError(f"{source}: {key} must be {rule} (got {shown})", fix)
     if cfg.assisted_enabled:  # before any model loads: Transformers would refuse it at the first generate()
         from .generation.batch import refuse_assisted_batch
 
@@ -305,11 +365,29 @@ def load_config(path: Path | str | None = None) -> Config:
     """Read a config file (default: configs/demo.toml). Relative model folders resolve against the file."""
     from .locations import default_config_path
 
+    named = bool(path)
     path = Path(path) if path else default_config_path()
+    # where the path came from, for the fix: --config, the EVALKIT_CONFIG variable, or the bundled default
+    if named:
+        point = "pass --config"
+    elif os.environ.get("EVALKIT_CONFIG"):
+        point = "set EVALKIT_CONFIG (now " + repr(os.environ["EVALKIT_CONFIG"]) + ") to"
+    else:
+        point = "pass --config (or set EVALKIT_CONFIG to)"
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise EvalkitError(f"config file {path} does not exist", "pass --config with an existing TOML file")
+        raise EvalkitError(f"config file {path} does not exist", f"{point} an existing TOML file")
+    except IsADirectoryError:
+        raise EvalkitError(f"config file {path} is a folder, not a file", f"{point} a TOML file, e.g. configs/demo.toml")
+    except PermissionError as e:
+        raise EvalkitError(f"cannot read config file {path}: {e.strerror or e}",
+                           f"make it readable (chmod u+r {path}), or {point} a TOML file you can read")
+    except OSError as e:
+        raise EvalkitError(f"cannot read config file {path}: {e.strerror or e}", f"{point} a readable TOML file")
+    except UnicodeDecodeError as e:
+        raise EvalkitError(f"config file {path} is not UTF-8 text (byte {e.start}: {e.reason})",
+                           "save it as UTF-8 (TOML files must be UTF-8)")
     except tomllib.TOMLDecodeError as e:
         raise EvalkitError(f"config file {path} is not valid TOML: {e}", "fix the syntax at the position given")
     cfg = from_dict(data, str(path))

@@ -128,3 +128,128 @@ def test_every_shipped_config_is_valid():
             read_gate_file(c)
         else:
             load_config(c)
+
+
+@pytest.mark.parametrize("key, value", [
+    ("decoding.temperature", "nan"), ("decoding.top_p", "nan"), ("app.min_seconds_on_task", "inf"),
+    ("bench.length_tolerance", "inf"), ("pool.gold_rate", "-inf"), ("assistant.assistant_confidence_threshold", "nan"),
+])
+def test_non_finite_config_numbers_are_refused_by_key(tmp_path, key, value):
+    """TOML allows nan and inf; no float key of the config means either (nan passes every range test)."""
+    section, name = key.split(".")
+    f = tmp_path / "c.toml"
+    f.write_text(f"[{section}]\n{name} = {value}\n")
+    with pytest.raises(EvalkitError) as e:
+        load_config(f)
+    assert f"{f}: {key} = {value} should be a finite number" in str(e.value) and key in e.value.fix
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("[decoding]\ntemperature = 0", "decoding.temperature must be > 0 (got 0.0)"),
+    ("[app]\nport = 70000", "app.port must be in [0, 65535] (0 = Gradio's default: 7860 or the next free port) (got 70000)"),
+    ("[bench]\nbatch_sizes = [2, 0]", "bench.batch_sizes must be a list of batch sizes, each >= 1 (got [2, 0])"),
+    ("[decoding]\nseed = -3", "decoding.seed must be >= 0, and seed + pool.samples at most 2147483648 (live runs use the "
+                              "seeds above) (got -3)"),
+])
+def test_range_errors_show_the_value_given(tmp_path, text, needle):
+    f = tmp_path / "c.toml"
+    f.write_text(text + "\n")
+    with pytest.raises(EvalkitError) as e:
+        load_config(f)
+    assert needle in str(e.value)
+
+
+def test_a_config_file_that_is_not_utf8_text_or_is_a_folder_is_named(tmp_path, monkeypatch):
+    f = tmp_path / "latin1.toml"
+    f.write_bytes('[decoding]\nstop_strings = ["Ende für heute"]\n'.encode("latin-1"))
+    with pytest.raises(EvalkitError) as e:
+        load_config(f)
+    assert f"config file {f} is not UTF-8 text" in str(e.value) and "save it as UTF-8" in e.value.fix
+    folder = tmp_path / "configs"
+    folder.mkdir()
+    with pytest.raises(EvalkitError) as e:
+        load_config(folder)
+    assert f"config file {folder} is a folder, not a file" in str(e.value) and "--config" in e.value.fix
+    # the same path named by EVALKIT_CONFIG: the fix is about the variable, not an option the user did not give
+    monkeypatch.setenv("EVALKIT_CONFIG", str(folder))
+    with pytest.raises(EvalkitError) as e:
+        load_config()
+    assert f"config file {folder} is a folder" in str(e.value) and "EVALKIT_CONFIG" in e.value.fix
+    assert "--config" not in e.value.fix
+
+
+def test_a_missing_config_named_by_evalkit_config_says_so(tmp_path, monkeypatch):
+    missing = tmp_path / "nope.toml"
+    monkeypatch.setenv("EVALKIT_CONFIG", str(missing))
+    with pytest.raises(EvalkitError) as e:
+        load_config()
+    assert f"config file {missing} does not exist" in str(e.value)
+    assert f"set EVALKIT_CONFIG (now {str(missing)!r}) to an existing TOML file" in e.value.fix
+    with pytest.raises(EvalkitError) as e:
+        load_config(missing)  # named with --config: the option's fix
+    assert e.value.fix == "pass --config an existing TOML file"
+
+
+@pytest.mark.parametrize("key, value", [
+    ("device", "gpu"), ("device", ""), ("device", "cuda:01"), ("device", "CUDA"), ("device", "cuda:-1"),
+    ("draft_device", "gpu"), ("draft_device", "auto"),
+])
+def test_device_keys_take_only_devices_evalkit_supports(tmp_path, key, value):
+    """models.device = "gpu" used to pass the config and `evalkit check`, then crash `evalkit run` in torch."""
+    f = tmp_path / "c.toml"
+    f.write_text(f'[models]\n{key} = "{value}"\n')
+    with pytest.raises(EvalkitError) as e:
+        load_config(f)
+    assert f"models.{key} must be one of " in str(e.value) and '"cuda:N"' in str(e.value) and f"(got {value!r})" in str(e.value)
+    assert f"models.{key}" in e.value.fix
+    for key, good in [("device", "auto"), ("device", "cpu"), ("device", "mps"), ("device", "cuda"),
+                      ("device", "cuda:1"), ("draft_device", ""), ("draft_device", "cuda:0")]:
+        f.write_text(f'[models]\n{key} = "{good}"\n')
+        assert getattr(load_config(f).models, key) == good
+
+
+def test_pick_device_refuses_what_torch_cannot_place_a_model_on():
+    pytest.importorskip("torch")
+    from evalkit.generation.models import pick_device
+
+    with pytest.raises(EvalkitError, match=r"models.device = 'gpu' is not a device evalkit supports"):
+        pick_device("gpu")
+    with pytest.raises(EvalkitError, match=r"models.draft_device = 'auto' is not a device evalkit supports"):
+        pick_device("auto", "models.draft_device")
+    assert pick_device("cpu") == "cpu"
+
+
+@pytest.mark.parametrize("entry, problem", [
+    ("0=abc", "whose size is a number with a unit"),
+    ("0=20", "whose size is a number with a unit"),  # accelerate reads a bare string number as no size at all
+    ("cpu=-1GB", "whose size is a number with a unit"),
+    ("cpu=nanGB", "whose size is a number with a unit"),
+    ("cpu=infGiB", "whose size is a number with a unit"),
+    ("0=20TB", "whose size is a number with a unit"),
+    ("cuda:0=20GiB", "whose device is a GPU index (0, 1, ...)"),
+    ("gpu=20GiB", "whose device is a GPU index (0, 1, ...)"),
+])
+def test_max_memory_sizes_and_devices_are_checked_by_entry(tmp_path, entry, problem):
+    """A bad size used to pass the config and then be blamed on models.target when accelerate refused it."""
+    f = tmp_path / "c.toml"
+    f.write_text(f'[models]\ndevice_map = "auto"\nmax_memory = ["1=10GiB", "{entry}"]\n')
+    with pytest.raises(EvalkitError) as e:
+        load_config(f)
+    assert f"models.max_memory must be a list of \"device=size\" entries {problem}" in str(e.value)
+    assert f"(got an entry {entry!r})" in str(e.value) and "models.target" not in str(e.value)
+
+
+def test_max_memory_accepts_the_sizes_accelerate_reads():
+    from evalkit.config import from_dict, memory_size
+
+    sizes = ["20GiB", "500MB", "1.5GB", "512MiB", "64KiB", "1KB", "20gb", "0.5gib", " 20 GiB", "1e3MB", "0GB"]
+    cfg = from_dict({"models": {"device_map": "auto", "max_memory": [f"{i}={s}" for i, s in enumerate(sizes)] + ["cpu=60GiB", "disk=1GB"]}})
+    assert len(cfg.models.max_memory) == len(sizes) + 2
+    assert memory_size("20GiB") == 20 * 2**30 and memory_size("1.5GB") == 1_500_000_000 and memory_size("20gb") == 2_500_000_000
+    convert = pytest.importorskip("accelerate.utils.modeling").convert_file_size_to_int
+    for s in sizes:
+        assert memory_size(s) == convert(s), s
+    for s in ["20", "abc", "-1GB", "nanGB", "20TB"]:
+        assert memory_size(s) is None
+        with pytest.raises(ValueError):
+            convert(s)

@@ -351,3 +351,45 @@ def test_a_gate_frozen_before_the_interval_key_keeps_the_union_with_tango(tmp_pa
                     for name, iv in (("new", "t with score floor"), ("old", "union with tango")))
     assert (narrow["difference"] == wide["difference"]).all() and (narrow["ci_low"] > wide["ci_low"]).all()
     assert (wide["ci_low"] == np.minimum(np.minimum(wide["tango_low"], wide["bootstrap_low"]), wide["two_way_low"])).all()
+
+
+@pytest.mark.parametrize("key, value", [
+    ("margin", "nan"), ("confidence", "nan"), ("planned_pairs", "inf"), ("max_extra_memory_mb", "nan"),
+    ("min_speedup_ci_low", "inf"), ("second_rating_share", "-inf"), ("min_raters", "nan"),
+])
+def test_a_gate_number_that_is_nan_or_inf_is_refused_by_name(key, value):
+    """nan passed every range test (and was frozen, then printed as NaN in --json); inf in an integer key was an
+    OverflowError trace. Both are refused before the whole-number and range checks, naming file, key and value."""
+    with pytest.raises(EvalkitError) as e:
+        parse_gate(f"{key} = {value}\n", "configs/my-gate.toml")
+    assert f"gate file configs/my-gate.toml: {key} = {value} should be a finite number" in str(e.value)
+    assert e.value.fix.startswith(f"set {key} to a number within ")
+
+
+@pytest.mark.parametrize("key", ["margin", "confidence"])
+def test_plan_names_a_nan_in_the_gate_file_not_an_option(tmp_path, key):
+    """`evalkit plan` used to say "pass --margin as a fraction" for a margin the gate file gave (and crash with a
+    ValueError on a nan confidence): the gate file is refused first, by name."""
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=100, **{key: float("nan")}))
+    assert f"{key} = nan" in gate.read_text()
+    config = tmp_path / "c.toml"
+    config.write_text(f'gate_file = "{gate}"\n')
+    r = CliRunner().invoke(cli, ["plan", "--config", str(config), "--studies", "20"])
+    assert r.exit_code == 1 and not isinstance(r.exception, (ValueError, OverflowError)), r.output
+    assert f"gate file {gate}: {key} = nan should be a finite number" in r.output
+    assert "--margin" not in r.output and "planned_pairs =" not in r.output
+
+
+def test_a_gate_file_that_is_not_utf8_text_or_is_a_folder_is_named(tmp_path):
+    from evalkit.study.gate import read_gate_file
+
+    latin = tmp_path / "gate.toml"
+    latin.write_bytes("# Schwelle für die Freigabe\nmargin = 0.05\n".encode("latin-1"))
+    with pytest.raises(EvalkitError) as e:
+        read_gate_file(latin)
+    assert f"gate file {latin} is not UTF-8 text" in str(e.value)
+    assert "save it as UTF-8" in e.value.fix and "gate_file" in e.value.fix
+    with pytest.raises(EvalkitError) as e:
+        gate_snapshot(tmp_path)  # a folder, as gate_file = "./" would give
+    assert f"gate file {tmp_path} is a folder, not a file" in str(e.value) and "gate_file" in e.value.fix

@@ -101,12 +101,25 @@ def local_folder(ref: str, revision: str = "") -> str | None:
         return None
 
 
-def pick_device(name: str) -> str:
+def pick_device(name: str, key: str = "models.device") -> str:
+    """The torch device for a device setting (config.DEVICES); an EvalkitError naming `key` for one torch
+    cannot place a model on here."""
     import torch
 
+    from ..config import device_problem
+
+    allowed = device_problem(name, key)
+    if allowed:
+        raise EvalkitError(f"{key} = {name!r} is not a device evalkit supports: it must be {allowed}",
+                           f'set {key} to one of those, e.g. "auto" or "cpu"')
     if name != "auto":
         if name.startswith("cuda") and not torch.cuda.is_available():
-            raise EvalkitError(f"models.device = {name!r} but CUDA is not available", 'set models.device = "auto" or "cpu"')
+            raise EvalkitError(f"{key} = {name!r} but CUDA is not available", f'set {key} = "auto" or "cpu"')
+        if name.startswith("cuda:") and int(name[5:]) >= torch.cuda.device_count():
+            raise EvalkitError(f"{key} = {name!r} but this machine has {torch.cuda.device_count()} CUDA device(s), "
+                               f"numbered from 0", f'set {key} = "cuda:0" (or "auto")')
+        if name == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+            raise EvalkitError(f"{key} = 'mps' but MPS (Apple silicon) is not available", f'set {key} = "auto" or "cpu"')
         return name
     if torch.cuda.is_available():
         return "cuda"
@@ -326,6 +339,8 @@ def load_pair(cfg: Config, progress: bool = True, with_draft: bool | None = None
     and falls back.
     """
     device = device or pick_device(cfg.models.device)
+    if cfg.models.draft_device and cfg.assisted_enabled and with_draft is not False:  # before the target loads
+        pick_device(cfg.models.draft_device, "models.draft_device")
     compat = check_compat(cfg, progress)
     t_ref = resolve_ref(cfg.models.target, progress, "models.target", cfg.models.revision)
     tokenizer = load_tokenizer(tokenizer_ref(cfg, "target", progress), cfg, "target")

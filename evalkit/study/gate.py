@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 import tomllib
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -131,15 +132,18 @@ def parse_gate(text: str, source: str) -> Gate:
             continue
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise EvalkitError(f"gate file {source}: {k} = {v!r} should be a number", f"write {k} as a number")
+        lo, hi, lo_in, hi_in = RANGES[k]
+        span = f"{'[' if lo_in else '('}{lo}, {hi if hi is not None else '∞'}{']' if hi_in else ')'}"
+        if not math.isfinite(v):  # TOML allows nan and inf; neither is a threshold (nan passes every comparison)
+            raise EvalkitError(f"gate file {source}: {k} = {v!r} should be a finite number (not nan or inf)",
+                               f"set {k} to a number within {span}, e.g. {getattr(Gate, k)!r}")
         if known[k].type in (int, "int"):
             if v != int(v):
                 raise EvalkitError(f"gate file {source}: {k} = {v!r} should be a whole number", f"write {k} as an integer")
             v = int(v)
         else:
             v = float(v)
-        lo, hi, lo_in, hi_in = RANGES[k]
         if (lo is not None and (v < lo or (v == lo and not lo_in))) or (hi is not None and (v > hi or (v == hi and not hi_in))):
-            span = f"{'[' if lo_in else '('}{lo}, {hi if hi is not None else '∞'}{']' if hi_in else ')'}"
             raise EvalkitError(f"gate file {source}: {k} = {v!r} is outside {span}", f"set {k} within {span}")
         out[k] = v
     gate = Gate(**out)
@@ -157,6 +161,15 @@ def read_gate_file(path: Path | None = None) -> tuple[str, Gate]:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise EvalkitError(f"gate file {path} does not exist", "create it (see configs/gate.toml), or set gate_file in the config to an existing file")
+    except IsADirectoryError:
+        raise EvalkitError(f"gate file {path} is a folder, not a file",
+                           "set gate_file in the config to the gate's TOML file, e.g. configs/gate.toml")
+    except OSError as e:
+        raise EvalkitError(f"cannot read gate file {path}: {e.strerror or e}",
+                           "make it readable, or set gate_file in the config to a gate file you can read")
+    except UnicodeDecodeError as e:
+        raise EvalkitError(f"gate file {path} is not UTF-8 text (byte {e.start}: {e.reason})",
+                           "save it as UTF-8 (TOML files must be UTF-8), or set gate_file in the config to a UTF-8 gate file")
     return text, parse_gate(text, str(path))
 
 
