@@ -27,7 +27,7 @@ class Gate:
     # Maximum extra memory from loading the draft, MB.
     max_extra_memory_mb: float = 1024.0
     # Ratings each pair gets: the queue serves a pair to this many raters, and it counts towards the sample once it
-    # has them (1, 2 or 3: `evalkit plan` compares them). Stored per pair when the pool's queue order is drawn.
+    # has them (1 or more; `evalkit plan --compare` compares 1, 2 and 3). Stored per pair when the pool's queue order is drawn.
     min_ratings_per_pair: int = 3
     # With min_ratings_per_pair = 1, the share of pairs that get a second rating, chosen at random when the pool's
     # queue order is drawn (independently of the pairs' answers), so that agreement and rater effects stay
