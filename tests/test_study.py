@@ -460,3 +460,84 @@ def test_results_tab_says_which_study_it_shows_and_when_the_pool_is_short(tmp_pa
         out = olga.call("/results_study", "main")
         assert "Shown: study 'main', 1 of 2 in this database" in out["verdict"]
         assert "pool holds 20 study pairs, fewer than the 1725 planned pairs" in out["verdict"]
+
+
+# --- the decision is the same whoever looks first, and the figures beside it are its own (audit, 2026-12-02) ------
+
+def _decided_study(tmp_path, name: str) -> "Path":
+    gate = tmp_path / f"{name}.toml"
+    gate.write_text(gate_file_text(planned_pairs=100, margin=0.15))
+    path = tmp_path / f"{name}.db"
+    build_study(open_db(path), SyntheticStudy(pairs=100, raters_per_pair=3, raters=12, pass_rate=1.0,
+                                              rater_accuracy=1.0, speedup=2.0, extra_memory_mb=100, seed=1,
+                                              gate_path=str(gate)))
+    return path
+
+
+def _copy(src, dst):
+    a, b = sqlite3.connect(src), sqlite3.connect(dst)
+    a.backup(b)
+    a.close()
+    b.close()
+    return dst
+
+
+def _slow_bench(path, started_before_completion: bool):
+    """A later benchmark measuring a 0.9x speed-up and 5000 MB; optionally started before the planned sample completed
+    (its results stored now, after it)."""
+    import numpy as np
+
+    from evalkit.store import insert_together, now
+    from evalkit.study.synthetic import _bench
+
+    db = open_db(path)
+    gate = json.loads(db.execute("SELECT gate_json FROM experiments WHERE kind = 'pool'").fetchone()[0])
+    insert_together(db, lambda d: _bench(d, SyntheticStudy(pairs=1, speedup=0.9, extra_memory_mb=5000),
+                                         np.random.default_rng(9), now(), gate))
+    if started_before_completion:
+        first = db.execute("SELECT MIN(created_at) FROM ratings").fetchone()[0]
+        db.execute("UPDATE experiments SET created_at = ? WHERE id = (SELECT MAX(id) FROM experiments)", [first])
+        db.conn.commit()
+    db.conn.close()
+
+
+def test_the_decision_is_the_same_whoever_looks_first_and_whenever(tmp_path):
+    """Two readers, two moments: the Results tab passed the app's own length tolerance and bootstrap, and the first
+    reader's speed figure froze the decision; a benchmark started before completion but stored after it counted for
+    a reader who looked once it was stored, not for one who looked while it ran. Every copy below must freeze the
+    same decision on the same figures."""
+    path = _decided_study(tmp_path, "s")
+    early, app_first, late = (_copy(path, tmp_path / f"{n}.db") for n in ("early", "app", "late"))
+    # one reader looks while the benchmark is running (started, nothing stored), another only after it stored
+    db = open_db(early)
+    running = insert_experiment(db, "bench", {"bench": {"length_tolerance": 0.1, "bootstrap": 2000}}, {})
+    db.execute("UPDATE experiments SET created_at = (SELECT MIN(created_at) FROM ratings) WHERE id = ?", [running])
+    db.conn.commit()
+    first_early = aggregate(db).frozen
+    db.conn.close()
+    _slow_bench(late, started_before_completion=True)
+    first_late = aggregate(open_db(late)).frozen
+    from evalkit.aggregate.cache import AggregateCache
+
+    first_app = AggregateCache().get(open_db(app_first), 0.5, 50).frozen  # another tolerance and bootstrap
+    reference = aggregate(open_db(path)).frozen
+    for other in (first_early, first_late, first_app):
+        assert other.verdict.decision == reference.verdict.decision
+        assert other.speed == reference.speed
+
+
+def test_the_figures_shown_beside_a_frozen_decision_are_the_ones_it_weighed(tmp_path):
+    path = _decided_study(tmp_path, "s")
+    decided = aggregate(open_db(path))
+    assert decided.frozen is not None and decided.verdict.decision.value == "KEEP"
+    _slow_bench(path, started_before_completion=False)
+    agg = aggregate(open_db(path))
+    assert agg.verdict.decision.value == "KEEP" and agg.after.decision.value == "DROP"
+    assert agg.speed.to_json() == decided.frozen.speed and agg.speed.extra_memory_mb == 100
+    assert agg.speed_now.extra_memory_mb == 5000 and agg.speed_now.speedup < 1
+    text = format_text(agg)
+    assert "SPEED: speed-up over" in text and re.search(r"SPEED: speed-up over \d+ comparable pairs 1\.\d\dx", text)
+    assert "the speed and memory figures shown are those the decision weighed; measured since" in text
+    assert "the draft adds 5000 MB" in text
+    j = agg.to_json()
+    assert j["speed"]["extra_memory_mb"] == 100 and j["speed_now"]["extra_memory_mb"] == 5000

@@ -48,6 +48,7 @@ class Aggregate:
     study: object = None  # evalkit.study.studies.Study shown (None: the database has no pool yet)
     frozen: FrozenDecision | None = None  # the stored decision, once the planned sample completed
     after: Verdict | None = None  # once decided: the same analysis on the data as it is now, shown apart
+    speed_now: Speed | None = None  # the speed figure as it is now (`speed` is the decision's once one is frozen)
 
     @property
     def interim(self) -> bool:
@@ -73,7 +74,8 @@ class Aggregate:
             "interim": self.interim,
             "label": self.verdict.label,
             "tables": {k: json.loads(v.to_json(orient="records", force_ascii=False)) for k, v in self.tables.items()},
-            "speed": self.speed.to_json(),
+            "speed": self.speed.to_json(),  # the decision's, once frozen
+            "speed_now": None if self.speed_now is None else self.speed_now.to_json(),
             "verdict": self.verdict.to_json(),
             "frozen": None if self.frozen is None else self.frozen.to_json(),
             "after_decision": None if self.after is None else self.after.to_json(),
@@ -99,15 +101,19 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
     stored_cfg = json.loads(exp["config_json"]) if exp else {}
     bench_cfg = stored_cfg.get("bench", {})
     floor = stored_cfg.get("app", {}).get("min_seconds_on_task", 10.0)
-    tolerance = bench_cfg.get("length_tolerance", 0.1) if tolerance is None else tolerance
-    resamples = bench_cfg.get("bootstrap", 2000) if resamples is None else resamples
+    stored = (bench_cfg.get("length_tolerance", 0.1), bench_cfg.get("bootstrap", 2000))
+    tolerance = stored[0] if tolerance is None else tolerance
+    resamples = stored[1] if resamples is None else resamples
 
     gate, notes = frozen_gate(db, chosen)
     values = gate["values"] if gate else None
     confidence = values["confidence"] if values else 0.95
     path_timing, speed_by_prompt, speed = timing(db, tolerance, resamples, study_id=sid)
     ratings = load_ratings(db, sid)  # study pairs of this study only
-    frozen = decided(db, chosen, values, confidence, resamples, tolerance, speed, ratings)
+    # The decision is frozen on the study's stored settings whoever looks first: a reader with other settings (an app
+    # whose config differs) must not decide it with its own speed figure, or the first reader would pick the verdict.
+    frozen = decided(db, chosen, values, confidence, stored[1], stored[0],
+                     speed if (tolerance, resamples) == stored else None, ratings)
     min_gold = (values or {}).get("min_gold_accuracy", 0.0) or 0.0
     gold_table, excluded_now = accuracy(db, min_gold, ratings.raters, sid)
     excluded = excluded_now
@@ -194,6 +200,16 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
     per_rater = np.unique(ratings.rater, return_counts=True)[1] if len(ratings) else []
     if roster := roster_note(per_rater, values, decided=not verdict.interim):
         notes.append(roster)
+    speed_now = speed
+    if frozen is not None and frozen.speed:  # the figures shown beside a decision are the ones it weighed
+        speed = Speed(**{k: v for k, v in frozen.speed.items() if k in Speed.__dataclass_fields__})
+        speed.batch_experiment_id, speed.batch_answer = speed_now.batch_experiment_id, speed_now.batch_answer
+        if (speed_now.experiment_id, speed_now.speedup, speed_now.extra_memory_mb) != (
+                speed.experiment_id, speed.speedup, speed.extra_memory_mb):
+            notes.append("the speed and memory figures shown are those the decision weighed; measured since (the "
+                         "look after the decision, and the timing tables): " + (speed_line(speed_now) or "no speed-up")
+                         + (f", the draft adds {speed_now.extra_memory_mb:.0f} MB"
+                            if speed_now.extra_memory_mb is not None else ""))
     if speed.fallback_runs:
         notes.append(f"{speed.fallback_runs} assisted run(s) fell back; they are not counted as assisted")
     if speed.source == POOL_SOURCE:
@@ -231,7 +247,8 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
         others = "; ".join(st.sentence() for st in standings(db) if st.study.id != chosen.id)
         notes.insert(0, f"this is {chosen.label()}; `--study NAME` shows another ({others})")
     verdict.notes = notes
-    return Aggregate(tables=tables, speed=speed, verdict=verdict, notes=notes, study=chosen, frozen=frozen, after=after)
+    return Aggregate(tables=tables, speed=speed, verdict=verdict, notes=notes, study=chosen, frozen=frozen, after=after,
+                     speed_now=speed_now)
 
 
 def _waiting_note(db, ratings: RatingData, values: dict) -> str | None:

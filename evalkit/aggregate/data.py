@@ -237,6 +237,20 @@ def latest_experiment(db, kind: str, before: str | None = None):
                          "ORDER BY id DESC LIMIT 1", {"kind": kind, "before": before}), None)
 
 
+def latest_bench(db, before: str | None = None):
+    """The benchmark the speed figure rests on: the latest; with `before` (a decision frozen at completion), the
+    latest whose results were stored by then (a benchmark started before but stored after does not count, so the
+    decision is the same whenever it is first looked at). Rows stored before stored_at existed use the
+    experiment's start."""
+    if before is None:
+        return latest_experiment(db, "bench")
+    return next(db.query(
+        """SELECT e.* FROM experiments e WHERE e.kind = 'bench' AND e.created_at <= :before AND EXISTS (
+               SELECT 1 FROM bench_processes b WHERE b.experiment_id = e.id AND b.status = 'ok'
+                 AND COALESCE(b.stored_at, e.created_at) <= :before)
+           ORDER BY e.id DESC LIMIT 1""", {"before": before}), None)
+
+
 def deciding_experiment(db, study_id: int | None = None):
     """The experiment whose stored config the aggregate reads (bootstrap size, comparability tolerance): the study's
     latest pair pool (what is rated), else the latest benchmark."""

@@ -12,7 +12,7 @@ from ..generation import registry
 from ..records import GenerationPath
 from ..generation.speed import BatchComparison, batch_requests, compare_batches, measure_speed
 from ..stats import median
-from .data import ALL, latest_experiment
+from .data import ALL, latest_bench
 
 POOL_SOURCE = "pair pool (single runs, not the benchmark protocol)"
 
@@ -48,7 +48,7 @@ def _runs(db, study_id: int | None = None, before: str | None = None) -> tuple[l
     when it stored no timed run and the pool's runs stand in). The benchmark measures the model pair, whichever study
     is rated; the pool's runs are the study's own pairs. `before`: only what was stored by then (the decision frozen
     at completion)."""
-    bench = latest_experiment(db, "bench", before)
+    bench = latest_bench(db, before)
     if bench is not None:
         rows = list(db.query(
             """SELECT t.path, t.prompt_id, t.round, t.rep, t.new_tokens, t.stop_reason, t.seconds, t.tokens_per_second,
@@ -72,7 +72,7 @@ def _runs(db, study_id: int | None = None, before: str | None = None) -> tuple[l
 def runs_version(db, study_id: int | None = None, before: str | None = None) -> tuple:
     """What the speed figure rests on, cheaply: the benchmark and the number of the study's pool pairs stored by
     `before` (a frozen decision reuses the speed figure of now when nothing was stored since)."""
-    bench = latest_experiment(db, "bench", before)
+    bench = latest_bench(db, before)
     pairs = db.execute("""SELECT COUNT(*) FROM pairs p WHERE p.kind = 'study' AND (:study IS NULL OR p.experiment_id IN
                               (SELECT id FROM experiments WHERE study_id = :study))
                             AND (:before IS NULL OR p.created_at <= :before)""",

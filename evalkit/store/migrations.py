@@ -550,6 +550,14 @@ def _m017_results_seen(db) -> None:
 
 
 # Append-only: never edit or reorder a shipped migration; add a new one at the end.
+def _m018_bench_stored_at(db) -> None:
+    # When a benchmark's results were stored (they are stored together, after every worker finished). A decision
+    # frozen at completion weighs the benchmark stored by then: the experiment's created_at is when it started, so a
+    # look during a running benchmark and one after it would have frozen different figures. Older rows: NULL (the
+    # experiment's start stands in, as before).
+    db.execute("ALTER TABLE bench_processes ADD COLUMN stored_at TEXT")
+
+
 MIGRATIONS = [
     ("001_initial", _m001_initial),
     ("002_ratings", _m002_ratings),
@@ -568,4 +576,5 @@ MIGRATIONS = [
     ("015_queue_order", _m015_queue_order),
     ("016_ratings_wanted", _m016_ratings_wanted),
     ("017_results_seen", _m017_results_seen),
+    ("018_bench_stored_at", _m018_bench_stored_at),
 ]

@@ -107,6 +107,7 @@ def insert_bench_process(
     with write_transaction(db):
         row = _jsonify(asdict(process))
         row["experiment_id"] = experiment_id
+        row["stored_at"] = now()  # what a decision frozen at completion compares with (aggregate.data.latest_bench)
         db["bench_processes"].insert(row)
         pid = db.execute("SELECT last_insert_rowid()").fetchone()[0]
         for run, records in runs:

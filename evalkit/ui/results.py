@@ -154,7 +154,8 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
 
             names = [st.name for st in studies(db)]
             name = name if name in names else None  # the latest unless one of them is chosen
-            agg = cache.get(db, cfg.bench.length_tolerance, cfg.bench.bootstrap, study=name)
+            # the study's stored settings, as `evalkit aggregate` reads them: the same figures in every reader
+            agg = cache.get(db, study=name)
             uncounted = ""
             if s.organiser and name in (None, names[-1] if names else None):  # the study the queue serves
                 from ..aggregate.timing import POOL_SOURCE
