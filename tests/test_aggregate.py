@@ -195,3 +195,121 @@ def test_speedup_is_the_median_of_per_prompt_ratios():
     lo, hi = speedup_over_prompts(noisy, resamples=500)[1]
     assert lo < hi  # resampling within prompts gives a real interval
     assert speedup_over_prompts({"a": ([], [])}) == (None, None)
+
+
+def _pool_with_an_empty_prompt(db):
+    """A pool of 12 pairs on two prompts: writing-01's outputs have 100 new tokens, assisted twice as fast;
+    writing-02's have 0 new tokens on both paths (end of sequence at once), so no tokens-per-second ratio."""
+    exp = insert_experiment(db, "pool", {}, {})
+    specs = []
+    for i in range(12):
+        prompt, tokens = ("writing-01", 100) if i < 8 else ("writing-02", 0)
+        secs = {"ordinary": 2.0 + 0.01 * i, "assisted": 1.0 + 0.02 * i} if tokens else \
+            {"ordinary": 0.05 + 0.001 * i, "assisted": 0.06}
+        gens = {path: GenerationRecord(prompt_id=prompt, path=path, text=f"{path} {i}" if tokens else "",
+                                       new_tokens=tokens, stop_reason="eos", generate_seconds=secs[path],
+                                       token_hash=f"{path}{i}")
+                for path in ("ordinary", "assisted")}
+        specs.append({"prompt_id": prompt, "sample": i, "ordinary_side": "AB"[i % 2], **gens})
+    insert_pairs(db, exp, specs)
+
+
+def test_a_prompt_with_zero_new_tokens_is_left_out_of_the_tokens_per_second_ratio(tmp_path):
+    """0 new tokens on both paths: ordinary's tokens per second is 0, so that prompt's ratio of tokens per second
+    cannot be formed. It is left out of that figure (point and interval), a note names it, and the aggregate, the
+    speed-up table and the text never divide by zero nor print inf or nan."""
+    import math
+    import re
+
+    import numpy as np
+
+    from evalkit.aggregate.timing import _runs
+    from evalkit.generation.speed import measure_speed
+
+    db = open_db(tmp_path / "z.db")
+    _pool_with_an_empty_prompt(db)
+    rows = _runs(db)[0]
+    fig = measure_speed(rows, tolerance=0.1, resamples=300)
+    assert fig.matched_pairs == 12 and fig.throughput_pairs == 8
+    only = measure_speed([r for r in rows if r["prompt_id"] == "writing-01"], tolerance=0.1, resamples=300)
+    assert (fig.throughput_ratio, fig.throughput_ci95) == (only.throughput_ratio, only.throughput_ci95)
+    assert only.notes == []
+    assert [n for n in fig.notes if "writing-02 (4 of its 4 pairs)" in n and "0 new tokens" in n
+            and n.startswith("tokens per second, assisted over ordinary: left out")]
+    empty = measure_speed([r for r in rows if r["prompt_id"] == "writing-02"], tolerance=0.1, resamples=300)
+    assert empty.throughput_ratio is None and empty.throughput_ci95 is None and empty.throughput_pairs == 0
+    assert any("writing-02" in n for n in empty.notes)
+    result = aggregate(db, resamples=300)  # raised ZeroDivisionError before
+    table = result.tables["speedup"]
+    numbers = table[["speedup", "ci_low", "ci_high", "tps_ratio", "tps_ci_low", "tps_ci_high"]].to_numpy(float)
+    assert not np.isinf(numbers).any()
+    assert math.isnan(table.set_index("prompt_id").loc["writing-02", "tps_ratio"])  # not measured: empty cell
+    said = [line for line in format_text(result).splitlines() if line.startswith(("SPEED", "note"))]
+    assert said and not re.search(r"\b(inf|nan)\b", " ".join(said).lower())
+
+
+def _keep_study(tmp_path, name):
+    from evalkit.study.synthetic import SyntheticStudy, build_study, gate_file_text
+
+    gate = tmp_path / f"{name}.toml"
+    gate.write_text(gate_file_text(planned_pairs=60, margin=0.15, claim="these raters"))
+    db = open_db(tmp_path / f"{name}.db")
+    build_study(db, SyntheticStudy(pairs=60, raters_per_pair=3, raters=6, pass_rate=1.0, rater_accuracy=1.0,
+                                   speedup=2.0, extra_memory_mb=100, seed=1, gate_path=str(gate)))
+    return db
+
+
+def test_a_criterion_without_ratings_leaves_fidelity_undecided(tmp_path):
+    """KEEP needs every criterion's interval at or above -margin: a registered criterion that no rating answers
+    (registered after the ratings, read as NULL) has no interval, so the fidelity condition is not judged and the
+    verdict is INSUFFICIENT DATA, with a reason that names it; never a KEEP by its absence."""
+    from evalkit.task.criteria import CRITERIA, title
+
+    whole = aggregate(_keep_study(tmp_path, "whole"), resamples=300)
+    assert whole.verdict.decision == "KEEP" and not whole.verdict.interim  # the same study with every answer
+    db = _keep_study(tmp_path, "without")
+    c = CRITERIA[-1]
+    db.execute(f"UPDATE ratings SET ordinary_{c} = NULL, assisted_{c} = NULL, a_{c} = NULL, b_{c} = NULL")
+    db.commit()
+    result = aggregate(db, resamples=300)
+    conds = {x.name: x for x in result.verdict.conditions}
+    assert result.verdict.decision == "INSUFFICIENT DATA" and not result.verdict.interim
+    assert conds["fidelity"].ok is None and conds["speed-up"].ok is True and conds["memory"].ok is True
+    assert f"{title(c)} has no ratings" in conds["fidelity"].reason
+    assert "every criterion's lower end" not in conds["fidelity"].reason
+    assert "VERDICT: INSUFFICIENT DATA" in format_text(result)
+
+
+def test_decide_needs_a_row_for_every_criterion():
+    """decide itself (the frozen decision, each look and the look after the decision all call it): a missing
+    criterion makes the fidelity condition undecided, a failing one still gives DROP, and at an early look of a
+    group-sequential design the study goes on."""
+    from dataclasses import asdict
+    from types import SimpleNamespace
+
+    from evalkit.aggregate.looks import Look
+    from evalkit.aggregate.verdict import decide
+    from evalkit.study.gate import parse_gate
+    from evalkit.study.synthetic import gate_file_text
+    from evalkit.task.criteria import CRITERIA, title
+
+    g = asdict(parse_gate(gate_file_text(planned_pairs=50, margin=0.1, claim="these raters"), "test"))
+    speed = SimpleNamespace(speedup_ci95=[1.8, 2.2], source="benchmark", extra_memory_mb=100.0)
+
+    def row(c, low, high):
+        return {"criterion": c, "difference": (low + high) / 2, "ci_low": low, "ci_high": high, "pairs": 50,
+                "raters": 6, "ok": low >= -0.1, "identical": 0}
+
+    every = [row(c, -0.05, 0.05) for c in CRITERIA]
+    assert decide(g, every, speed, 50, 60).decision == "KEEP"
+    v = decide(g, every[:-1], speed, 50, 60)
+    fid = {c.name: c for c in v.conditions}["fidelity"]
+    assert v.decision == "INSUFFICIENT DATA" and fid.ok is None and f"{title(CRITERIA[-1])} has no ratings" in fid.reason
+    failing = [row(CRITERIA[0], -0.3, -0.15)] + every[1:-1]
+    v = decide(g, failing, speed, 50, 60)
+    fid = {c.name: c for c in v.conditions}["fidelity"]
+    assert v.decision == "DROP" and fid.ok is False and f"{title(CRITERIA[-1])} has no ratings" in fid.reason
+    early = Look(index=1, of=3, pairs=20, level=0.99, final=False)
+    v = decide({**g, "monitoring": "group sequential"}, every[:-1], speed, 20, 60, look=early)
+    assert v.decision == "INSUFFICIENT DATA" and v.interim
+    assert decide({**g, "monitoring": "group sequential"}, every, speed, 20, 60, look=early).decision == "KEEP"

@@ -74,3 +74,31 @@ def test_aggregate_and_report_show_both_and_flag_the_gap(tmp_path):
     page = build_report(db, tmp_path / "r", agg).read_text(encoding="utf-8")
     assert "<b>tokens per second, assisted over ordinary</b>: " + f"{s.throughput_ratio:.2f}x" in page
     assert "SPEED FIGURES DISAGREE" in page and "tps_ratio" in page
+
+
+def test_a_speed_up_from_the_pool_says_how_many_assisted_samples_fell_back(tmp_path):
+    """Audit, 2026-12-02: with the speed-up taken from the pool (no benchmark), the pool's failed assisted samples and
+    their fallbacks (stored, never paired) were neither counted nor said: half the samples could fail unseen."""
+    import sqlite3
+
+    from evalkit.study.synthetic import SyntheticStudy, build_study, gate_file_text
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=100, margin=0.15))
+    path = tmp_path / "s.db"
+    build_study(open_db(path), SyntheticStudy(pairs=40, raters_per_pair=3, raters=12, bench=False, seed=1,
+                                              gate_path=str(gate)))
+    assert aggregate(open_db(path)).speed.fallback_runs == 0
+    con = sqlite3.connect(path)
+    cols = [r[1] for r in con.execute("PRAGMA table_info(generations)")]
+    base = dict(zip(cols, con.execute("SELECT * FROM generations WHERE path = 'ordinary' LIMIT 1").fetchone()))
+    for _ in range(7):  # as pairs._run_item stores a sample whose assisted run failed: all three, unpaired
+        for path_, status in (("ordinary", "ok"), ("assisted", "failed"), ("fallback", "ok")):
+            row = {k: v for k, v in dict(base, id=None, path=path_, status=status).items() if v is not None}
+            con.execute(f"INSERT INTO generations ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                        list(row.values()))
+    con.commit()
+    con.close()
+    agg = aggregate(open_db(path))
+    assert agg.speed.source.startswith("pair pool") and agg.speed.fallback_runs == 7
+    assert "7 assisted run(s) fell back; they are not counted as assisted" in agg.notes

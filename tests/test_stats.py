@@ -461,3 +461,22 @@ def test_the_t_part_takes_the_raters_share_pessimistically():
     x = rng.choice([-1, 0, 1], size=3 * n, p=[0.05, 0.9, 0.05])
     res = stats.paired_difference(x, pair, rater, np.zeros(n, np.int64), 1)
     assert res["t_df"][0] > 2 * (g - 1) and res["t_low"][0] > res["two_way_low"][0]
+
+
+def test_speedup_leaves_out_a_prompt_whose_ratio_cannot_be_formed():
+    """A prompt whose denominator is 0 (an ordinary output with 0 new tokens: 0 tokens per second) has no ratio:
+    it is left out of the point and the interval, and named, instead of dividing by zero; a prompt with only some
+    zero denominators too, since a resample of its pairs can have a median of 0 (an infinite or undefined ratio that
+    would reach the interval). The other prompts' figure is what it would be without that prompt."""
+    from evalkit.stats.speedup import speedup_over_prompts, speedup_with_left_out, unformed_prompts
+
+    good = {"a": ([2.0, 2.2, 1.9, 2.1], [1.0, 1.1, 0.9, 1.0]), "b": ([3.0, 3.3, 2.9], [1.4, 1.6, 1.5])}
+    empty = {"empty": ([0.0, 0.0, 0.0], [0.0, 0.0, 0.0])}  # both outputs empty: 0 / 0
+    some = {"some": ([40.0, 41.0, 39.0, 42.0, 40.0], [20.0, 0.0, 21.0, 19.0, 20.0])}
+    assert unformed_prompts({**good, **empty, **some}) == {"empty": 3, "some": 1}
+    point, ci, left_out = speedup_with_left_out({**good, **empty, **some}, resamples=500)
+    assert left_out == {"empty": 3, "some": 1}
+    assert (point, ci) == speedup_over_prompts(good, resamples=500)
+    assert all(math.isfinite(v) for v in (point, *ci))
+    assert speedup_over_prompts(empty, resamples=500) == (None, None)
+    assert speedup_over_prompts({"n": ([1.0, float("nan")], [1.0, 1.0])}) == (None, None)

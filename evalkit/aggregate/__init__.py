@@ -210,6 +210,7 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
                          "look after the decision, and the timing tables): " + (speed_line(speed_now) or "no speed-up")
                          + (f", the draft adds {speed_now.extra_memory_mb:.0f} MB"
                             if speed_now.extra_memory_mb is not None else ""))
+    notes += [f"speed figure: {n}" for n in speed.notes]
     if speed.fallback_runs:
         notes.append(f"{speed.fallback_runs} assisted run(s) fell back; they are not counted as assisted")
     if speed.source == POOL_SOURCE:

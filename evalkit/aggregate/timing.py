@@ -6,7 +6,7 @@ against assisted at batch 1, from the latest benchmark that measured batch sizes
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from ..generation import registry
 from ..records import GenerationPath
@@ -38,6 +38,7 @@ class Speed:
     selection_gap: bool | None = None
     batch_experiment_id: int | None = None  # the benchmark the batch table comes from (None: no batch measured)
     batch_answer: str | None = None  # from which batch size ordinary's total throughput beats assisted's, if any
+    notes: list[str] = field(default_factory=list)  # prompts left out of a figure that cannot be formed for them
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -121,11 +122,22 @@ def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None,
                   speedup_ci95=[overall["ci_low"], overall["ci_high"]] if overall["ci_low"] is not None else None,
                   comparable_pairs=overall["comparable_pairs"], matched_pairs=overall["matched_pairs"],
                   identical_outputs=overall["identical_outputs"], extra_memory_mb=_extra_memory(db, exp_id),
-                  fallback_runs=sum(1 for r in rows if r["path"] == GenerationPath.FALLBACK),
+                  fallback_runs=(sum(1 for r in rows if r["path"] == GenerationPath.FALLBACK) if source != POOL_SOURCE
+                                 else _pool_fallbacks(db, study_id, before)),
                   throughput_ratio=everything.throughput_ratio,
                   throughput_ci95=list(everything.throughput_ci95) if everything.throughput_ci95 else None,
-                  throughput_pairs=everything.throughput_pairs, selection_gap=everything.selection_gap)
+                  throughput_pairs=everything.throughput_pairs, selection_gap=everything.selection_gap,
+                  notes=list(getattr(everything, "notes", [])))
     return pd.DataFrame(paths), pd.DataFrame(speed_rows), speed
+
+
+def _pool_fallbacks(db, study_id: int | None, before: str | None) -> int:
+    """The pool's fallbacks: never paired (so not in the pool's timed rows), but the speed-up taken from the pool
+    rests only on the samples whose assisted run did not fail, and the note must say how many did."""
+    return db.execute(
+        """SELECT COUNT(*) FROM generations g JOIN experiments e ON e.id = g.experiment_id
+           WHERE e.kind = 'pool' AND g.path = 'fallback' AND (:study IS NULL OR e.study_id = :study)
+             AND (:before IS NULL OR g.created_at <= :before)""", {"study": study_id, "before": before}).fetchone()[0]
 
 
 def _extra_memory(db, bench_id) -> float | None:

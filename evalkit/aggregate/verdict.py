@@ -276,6 +276,13 @@ def fidelity_rows(sample: RatingData, confidence: float, resamples: int, margin:
     return rows
 
 
+def unjudged(fidelity: list[dict]) -> list[str]:
+    """The registered criteria (task.criteria.CRITERIA: every one is judged, the gate's "every criterion") without a
+    row among these: no rating in the sample answers them."""
+    have = {r["criterion"] for r in fidelity}
+    return [c for c in CRITERIA if c not in have]
+
+
 def fidelity_level(r: dict, confidence: float) -> float:
     """The two-sided level a row's interval was computed at: its look's (group sequential), else the gate's."""
     return r.get("look_level") or confidence
@@ -349,11 +356,21 @@ def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs
         worst = min(fidelity, key=lambda r: r["ci_low"])
         passed = [bool(r["ok"] or r.get("passed_at_look")) for r in fidelity]
         ok = all(passed)
+        # every registered criterion must be judged: one without a row (no rating answers it, e.g. registered
+        # after the ratings) leaves the condition undecided, never passed by its absence
+        unrated = unjudged(fidelity)
+        none = (f"{', '.join(title(c) for c in unrated)} {'has' if len(unrated) == 1 else 'have'} no ratings in "
+                "the decision sample, so the condition cannot be judged for "
+                f"{'it' if len(unrated) == 1 else 'them'}")
         below = [title(r["criterion"]) for r in fidelity if r["ci_high"] < -margin - 1e-12]
         raters = max(int(r["raters"]) for r in fidelity)
         who = claim_text(g, raters)
         at = "" if not sequential else f" at {look.text()}"
-        if ok:
+        if ok and unrated:
+            reason = (f"{who}: {none}{at}; every other criterion's lower end is at or above -{margin:.3f} (margin); "
+                      f"lowest: {interval_text(worst, fidelity_level(worst, conf))}")
+            ok = None
+        elif ok:
             earlier = [f"{title(r['criterion'])} (look {r['passed_at_look']})" for r in fidelity
                        if r.get("passed_at_look") and r.get("passed_at_look") != r.get("look")]
             reason = (f"{who}: every criterion's lower end is at or above -{margin:.3f} (margin){at}"
@@ -364,11 +381,12 @@ def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs
             reason = (f"{who}: upper end below -{margin:.3f} (margin) for {', '.join(below)}{at}" if below else
                       f"{who}: not yet settled{at}: {', '.join(failing)} still open (lower end below -{margin:.3f}, "
                       f"upper end above it); lowest: {interval_text(worst, fidelity_level(worst, conf))}")
+            reason += f"; {none}" if unrated else ""
             ok = False if below else None
         else:
             failing = [title(r["criterion"]) for r, p in zip(fidelity, passed) if not p]
             reason = (f"{who}: lower end below -{margin:.3f} (margin) for {', '.join(failing)}{at}; lowest: "
-                      f"{interval_text(worst, fidelity_level(worst, conf))}")
+                      f"{interval_text(worst, fidelity_level(worst, conf))}" + (f"; {none}" if unrated else ""))
         enough = bool(raters_ok(raters, g))
         if not enough:  # a rater variance from so few raters is not worth a decision, whatever the interval says
             ok = None

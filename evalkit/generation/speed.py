@@ -101,11 +101,12 @@ def seconds_by_prompt(pairs: list[tuple[dict, dict]]) -> dict[str, tuple[list[fl
 
 def tokens_per_second_by_prompt(pairs: list[tuple[dict, dict]]) -> dict[str, tuple[list[float], list[float]]]:
     """prompt -> (assisted tokens per second, ordinary tokens per second) of its pairs, in pair order (a pair whose
-    time is missing or zero left out): the input of `stats.speedup_over_prompts` for the throughput ratio, whose
-    median(first) / median(second) is then assisted over ordinary."""
+    time is missing or zero, or whose token count is missing, left out: measure_speed says so): the input of
+    `stats.speedup_over_prompts` for the throughput ratio, whose median(first) / median(second) is then assisted over
+    ordinary."""
     groups: dict[str, tuple[list[float], list[float]]] = {}
     for o, a in pairs:
-        if not o["seconds"] or not a["seconds"]:
+        if not o["seconds"] or not a["seconds"] or o["new_tokens"] is None or a["new_tokens"] is None:
             continue
         g = groups.setdefault(o["prompt_id"], ([], []))
         g[0].append(a["new_tokens"] / a["seconds"])
@@ -149,25 +150,40 @@ class SpeedFigure:
     throughput_ci95: tuple[float, float] | None = None
     throughput_pairs: int = 0  # matched pairs it rests on
     selection_gap: bool | None = None
+    # what the figures above leave out and why, one sentence each, naming the prompts (a prompt whose ratio cannot be
+    # formed: an output with 0 new tokens, a time of 0 or missing); empty when nothing is left out
+    notes: list[str] = field(default_factory=list)
 
     @property
     def pooled_device_kinds(self) -> bool:
         return len(self.device_kinds) > 1
 
 
+def _named(left_out: dict[str, int], groups: dict[str, tuple[list, list]]) -> str:
+    """'writing-03 (2 of its 5 pairs), ...': each prompt left out and how many of its pairs cannot form the ratio."""
+    return ", ".join(f"{p} ({k} of its {len(groups[p][0])} pairs)" for p, k in sorted(left_out.items()))
+
+
 def measure_speed(rows: list[dict], tolerance: float, resamples: int, path: str = GenerationPath.ASSISTED) -> SpeedFigure:
     """The speed figure of `path` (assisted unless named) against ordinary in these runs: pairs matched by prompt,
     round and repetition; comparable ones only; no speed-up at all when the runs come from different device kinds.
-    Only ordinary's and `path`'s runs count: another path's never mix in."""
-    from ..stats import median, speedup_over_prompts
+    Only ordinary's and `path`'s runs count: another path's never mix in. A prompt whose ratio cannot be formed
+    (stats.speedup.unformed_prompts: a time of 0, or ordinary's 0 tokens per second from an output with 0 new
+    tokens) is left out of that figure, point and interval, and a note names it."""
+    from ..stats import median
+    from ..stats.speedup import speedup_with_left_out
 
     rows = [r for r in rows if r["path"] in (GenerationPath.ORDINARY, path)]
     matched, comp = pair_runs(rows, tolerance, path)
     kinds = sorted({device_kind(r["device"]) for r in rows if r.get("device")})
     if len(kinds) > 1:
         comp = []
+    notes = []
     groups = seconds_by_prompt(comp)
-    point, ci = speedup_over_prompts(groups, resamples) if comp else (None, None)
+    point, ci, left_out = speedup_with_left_out(groups, resamples) if comp else (None, None, {})
+    if left_out:
+        notes.append("speed-up: left out, since the ratio of times cannot be formed where a time is 0 or not a "
+                     f"number: prompt(s) {_named(left_out, groups)}")
     by_prompt = {}
     if comp:
         for prompt_id in sorted({o["prompt_id"] for o, _ in matched}):
@@ -175,14 +191,25 @@ def measure_speed(rows: list[dict], tolerance: float, resamples: int, path: str 
             by_prompt[prompt_id] = PromptSpeed(
                 comparable_pairs=len(o_secs), matched_pairs=sum(1 for o, _ in matched if o["prompt_id"] == prompt_id),
                 speedup=speedup_of(median(o_secs), median(a_secs)) if o_secs else None)
-    throughput = tokens_per_second_by_prompt(matched if len(kinds) <= 1 else [])
-    t_point, t_ci = speedup_over_prompts(throughput, resamples) if throughput else (None, None)
+    both = matched if len(kinds) <= 1 else []
+    throughput = tokens_per_second_by_prompt(both)
+    t_point, t_ci, t_left_out = speedup_with_left_out(throughput, resamples) if throughput else (None, None, {})
+    what = f"tokens per second, {path} over ordinary"
+    if t_left_out:
+        notes.append(f"{what}: left out, since the ratio cannot be formed where ordinary's tokens per second is 0 "
+                     f"(an output with 0 new tokens) or not a number: prompt(s) {_named(t_left_out, throughput)}")
+    if unformed := sum(1 for o, _ in both if o["prompt_id"] in throughput) - sum(len(g[0]) for g in throughput.values()):
+        notes.append(f"{what}: {unformed} matched pair(s) without a time or a token count left out")
+    if missing := sorted({o["prompt_id"] for o, _ in both} - set(throughput)):
+        notes.append(f"{what}: prompt(s) {', '.join(missing)} left out: no matched pair has both times and token "
+                     "counts")
     return SpeedFigure(
         speedup=point, ci95=ci, matched_pairs=len(matched), comparable_pairs=len(comp),
         identical_outputs=identical_share(matched),
         acceptance_rate=acceptance_rate([r for r in rows if r["path"] == path]),
         device_kinds=kinds, by_prompt=by_prompt, throughput_ratio=t_point, throughput_ci95=t_ci,
-        throughput_pairs=sum(len(g[0]) for g in throughput.values()), selection_gap=intervals_apart(ci, t_ci))
+        throughput_pairs=sum(len(g[0]) for p, g in throughput.items() if p not in t_left_out),
+        selection_gap=intervals_apart(ci, t_ci), notes=notes)
 
 
 # ---------------------------------------------------------------- batches: ordinary at batch b against assisted at 1

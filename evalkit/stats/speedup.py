@@ -21,6 +21,52 @@ def _resampled_median_ratios(rng, a, b, resamples: int, chunk: int = 64):
     return out
 
 
+def unformed_prompts(groups: dict[str, tuple[list[float], list[float]]]) -> dict[str, int]:
+    """The prompts whose ratio of medians cannot be formed in every resample: prompt -> how many of its pairs have a
+    denominator (second list) that is not a positive number, or a numerator (first list) that is not a finite
+    number. A denominator of 0 (an output with 0 new tokens, so 0 tokens per second; a time of 0) makes the
+    prompt's median, or the median of some resample of its pairs, 0, and the ratio infinite or undefined."""
+    import math
+    from numbers import Real
+
+    def number(x) -> bool:
+        return isinstance(x, Real) and math.isfinite(x)
+
+    out = {}
+    for prompt, (num, den) in groups.items():
+        bad = sum(1 for x, y in zip(num, den) if not (number(x) and x >= 0 and number(y) and y > 0))
+        if bad:
+            out[prompt] = bad
+    return out
+
+
+def speedup_with_left_out(groups: dict[str, tuple[list[float], list[float]]], resamples: int = 2000, seed: int = 0
+                          ) -> tuple[float | None, tuple[float, float] | None, dict[str, int]]:
+    """speedup_over_prompts, and the prompts it left out (unformed_prompts: prompt -> its pairs that cannot form
+    the ratio), for the caller to name them."""
+    import numpy as np
+
+    groups = {k: v for k, v in groups.items() if v[0]}
+    left_out = unformed_prompts(groups)
+    # A prompt is left out whole, point and interval alike (never some of its pairs: that would choose pairs by
+    # their outputs), so the interval rests on the same prompts as the point and never holds inf or NaN.
+    groups = {k: v for k, v in groups.items() if k not in left_out}
+    if not groups:
+        return None, None, left_out
+    point = median([median(o) / median(a) for o, a in groups.values()])
+    if sum(len(o) for o, _ in groups.values()) < 2:
+        return point, None, left_out
+    rng = np.random.default_rng(seed)
+    per_prompt = []
+    for o, a in groups.values():
+        per_prompt.append(_resampled_median_ratios(rng, np.asarray(o, float), np.asarray(a, float), resamples))
+    overall = np.median(np.stack(per_prompt, axis=1), axis=1)
+    lo, hi = np.percentile(overall, [2.5, 97.5])
+    if not (np.isfinite(lo) and np.isfinite(hi)):  # cannot happen with positive denominators; never print one
+        return point, None, left_out
+    return point, (float(lo), float(hi)), left_out
+
+
 def speedup_over_prompts(groups: dict[str, tuple[list[float], list[float]]], resamples: int = 2000,
                          seed: int = 0) -> tuple[float | None, tuple[float, float] | None]:
     """The speed-up across prompts and its 95% percentile interval.
@@ -30,22 +76,13 @@ def speedup_over_prompts(groups: dict[str, tuple[list[float], list[float]]], res
     speed-up is the median of those ratios over prompts. Pooling every prompt's runs into one median
     instead would compare different prompts (a short summary against a long e-mail) whenever the two
     paths' medians fall on different prompts. The interval resamples pairs within each prompt.
-    """
-    import numpy as np
 
-    groups = {k: v for k, v in groups.items() if v[0]}
-    if not groups:
-        return None, None
-    point = median([median(o) / median(a) for o, a in groups.values()])
-    if sum(len(o) for o, _ in groups.values()) < 2:
-        return point, None
-    rng = np.random.default_rng(seed)
-    per_prompt = []
-    for o, a in groups.values():
-        per_prompt.append(_resampled_median_ratios(rng, np.asarray(o, float), np.asarray(a, float), resamples))
-    overall = np.median(np.stack(per_prompt, axis=1), axis=1)
-    lo, hi = np.percentile(overall, [2.5, 97.5])
-    return point, (float(lo), float(hi))
+    A prompt with a pair whose denominator is not positive (or a value that is not a finite number) is left out
+    of both (unformed_prompts; speedup_with_left_out also returns which): its ratio, or a resample's, would be
+    infinite or undefined. None where no prompt is left.
+    """
+    point, ci, _left_out = speedup_with_left_out(groups, resamples, seed)
+    return point, ci
 
 
 def expected_tokens_per_pass(alpha: float, gamma: float) -> float:

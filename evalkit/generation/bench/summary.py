@@ -170,6 +170,7 @@ def _notes(fig, by_path: dict, tolerance: float, fallbacks: int) -> list[str]:
         notes.append("no comparable ordinary/assisted pairs: no assisted speed-up is reported")
     if fallbacks:
         notes.append(f"{fallbacks} assisted run(s) failed and fell back; they are not counted as assisted")
+    notes += [f"speed figure: {n}" for n in getattr(fig, "notes", [])]  # prompts whose ratio cannot be formed
     return notes
 
 
