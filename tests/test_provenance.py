@@ -233,7 +233,10 @@ def test_push_replaces_the_hubs_earlier_parquet_files(tmp_path):
     load_fixture(db, tmp_path / "gate.toml")
     hub = FakeHub()
     export(db, tmp_path / "p", push_to_hub="org/study", api=hub)
-    upload = hub.calls[1][2]
+    upload = next(c for c in hub.calls if c[0] == "upload_folder")[2]
     assert upload["delete_patterns"] == ["data/*.parquet"]
+    # what goes up is this export's files; the earlier ones on the Hub are deleted in the same commit
+    assert sorted(upload["allow_patterns"]) == sorted(
+        ["README.md"] + [f"data/{split_file(tmp_path / 'p', s).name}" for s in SPLITS])
     card = (tmp_path / "p" / "README.md").read_text(encoding="utf-8")
     assert 'load_dataset("org/study", "ratings", split="train")' in card

@@ -90,11 +90,21 @@ def test_export_pseudonymises_raters_by_default(db, tmp_path):
 
 
 class FakeHub:
-    def __init__(self, fail=False):
-        self.calls, self.fail = [], fail
+    """The Hub client's calls an export makes. A repo in `public` exists already and is public (create_repo with
+    exist_ok leaves it so); a new repo gets the visibility asked for."""
+
+    def __init__(self, fail=False, public=()):
+        self.calls, self.fail, self.visibility = [], fail, {r: False for r in public}
 
     def create_repo(self, repo_id, **kw):
         self.calls.append(("create_repo", repo_id, kw))
+        self.visibility.setdefault(repo_id, kw["private"])
+
+    def repo_info(self, repo_id, repo_type=None):
+        from types import SimpleNamespace
+
+        self.calls.append(("repo_info", repo_id, {"repo_type": repo_type}))
+        return SimpleNamespace(private=self.visibility[repo_id])
 
     def upload_folder(self, **kw):
         if self.fail:
@@ -106,7 +116,8 @@ def test_push_is_private_by_default_and_public_on_request(db, tmp_path):
     hub = FakeHub()
     export(db, tmp_path / "p", push_to_hub="org/study", api=hub)
     assert hub.calls[0] == ("create_repo", "org/study", {"repo_type": "dataset", "private": True, "exist_ok": True})
-    assert hub.calls[1][2]["folder_path"] == str(tmp_path / "p") and hub.calls[1][2]["repo_type"] == "dataset"
+    push = next(c for c in hub.calls if c[0] == "upload_folder")
+    assert push[2]["folder_path"] == str(tmp_path / "p") and push[2]["repo_type"] == "dataset"
     hub2 = FakeHub()
     export(db, tmp_path / "q", push_to_hub="org/study", public=True, api=hub2)
     assert hub2.calls[0][2]["private"] is False
@@ -211,3 +222,186 @@ def test_the_raters_a_frozen_decision_left_out_are_pseudonymised_in_the_export(t
     assert json.loads(row["excluded_json"]) == pseudonyms(["mallory"]) and "mallory" not in row["excluded_json"]
     export(db, tmp_path / "e2", keep_rater_names=True)
     assert json.loads(load_dataset(str(tmp_path / "e2"), "decisions", split="train")[0]["excluded_json"]) == ["mallory"]
+
+
+SECRET_CONFIG = {"models": {"target": "demo:target"},
+                 "app": {"passcodes": ["hunter2-passcode", "second-code"], "organisers": ["alice-organiser"],
+                         "allowed_raters": ["bob-rater", "carol-rater"], "allowed_orgs": ["some-org"]}}
+
+
+def _store_secret_config(db):
+    """The pool experiment's config, and one generation's, as a Space's config stores them (cfg.to_dict())."""
+    from evalkit.store.runs import _hash_json
+
+    db.execute("UPDATE experiments SET config_json = ?, config_hash = ? WHERE kind = 'pool'",
+               [json.dumps(SECRET_CONFIG), _hash_json(SECRET_CONFIG)])
+    db.execute("UPDATE generations SET effective_config = ? WHERE id = (SELECT MIN(id) FROM generations)",
+               [json.dumps({"config": SECRET_CONFIG, "route": "same_tokenizer"})])
+    db.conn.commit()
+    return _hash_json(SECRET_CONFIG)
+
+
+def test_no_passcode_or_username_from_the_stored_config_leaves_the_machine(db, tmp_path):
+    """app.passcodes (a shared sign-in secret) and the Hub usernames of app.organisers / app.allowed_raters are in
+    every stored config: the export's tables and card, the report and the provenance carry the passcodes' count only
+    and the usernames pseudonymised as raters are (kept with --keep-rater-names); the database stays as it was."""
+    import pyarrow.parquet as pq
+
+    from evalkit.publish.export import pseudonyms
+    from evalkit.publish.provenance import to_json_with_provenance
+    from evalkit.aggregate import aggregate
+
+    stored_hash = _store_secret_config(db)
+    secrets_ = ["hunter2-passcode", "second-code", stored_hash]
+    names = ["alice-organiser", "bob-rater", "carol-rater"]
+    out = tmp_path / "e"
+    export(db, out)
+    card = (out / "README.md").read_text(encoding="utf-8")
+    exp = pq.read_table(split_file(out, "experiments")).to_pylist()
+    gens = json.dumps(pq.read_table(split_file(out, "generations")).to_pylist(), default=str)
+    report = build_report(db, tmp_path / "report").read_text(encoding="utf-8")
+    prov = json.dumps(to_json_with_provenance(db, aggregate(db)))
+    for where, text in (("card", card), ("experiments", json.dumps(exp)), ("generations", gens), ("report", report),
+                        ("provenance", prov)):
+        for s in secrets_ + names:
+            assert s not in text, (where, s)
+    published = json.loads(next(r for r in exp if r["kind"] == "pool")["config_json"])
+    assert published["app"]["passcodes"] == "2 passcodes, not exported"
+    assert published["app"]["organisers"] == pseudonyms(["alice-organiser"])
+    assert published["app"]["allowed_raters"] == pseudonyms(["bob-rater", "carol-rater"])
+    assert published["app"]["allowed_orgs"] == ["some-org"] and published["models"] == SECRET_CONFIG["models"]
+    assert '"passcodes": "2 passcodes, not exported"' in card and pseudonyms(["alice-organiser"])[0] in card
+    assert "app.passcodes" in card  # the experiments table's description says what was left out
+    # with --keep-rater-names the usernames stay, the passcodes never
+    export(db, tmp_path / "k", keep_rater_names=True)
+    kept = (tmp_path / "k" / "README.md").read_text(encoding="utf-8")
+    kept_exp = json.dumps(pq.read_table(split_file(tmp_path / "k", "experiments")).to_pylist())
+    assert all(n in kept_exp and n in kept for n in names)
+    assert not any(s in kept_exp or s in kept for s in secrets_)
+    # the database itself is unchanged
+    assert json.loads(db.execute("SELECT config_json FROM experiments WHERE kind = 'pool'").fetchone()[0]) == SECRET_CONFIG
+
+
+def test_a_push_uploads_exactly_the_files_of_this_export(db, tmp_path, monkeypatch):
+    """--out may be a folder with other files (the data folder: the database, the browser key, the export salt):
+    only README.md and this export's data/*.parquet go up."""
+    from fnmatch import fnmatch
+
+    out = tmp_path / "data"  # the data folder of this installation (EVALKIT_DATA_DIR)
+    out.mkdir(exist_ok=True)
+    for private in ("evalkit.db", "evalkit.db.browser-key", "data/stray.parquet", "notes.txt"):
+        (out / private).parent.mkdir(exist_ok=True)
+        (out / private).write_text("secret")
+    hub = FakeHub()
+    ds = export(db, out, push_to_hub="org/study", api=hub)
+    assert (out / "export_salt").exists()
+    kw = next(c for c in hub.calls if c[0] == "upload_folder")[2]
+    on_disk = [p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()]
+    sent = sorted(f for f in on_disk if any(fnmatch(f, pat) for pat in kw["allow_patterns"]))
+    assert sent == sorted(["README.md"] + [f"data/{split_file(out, s).name}" for s in SPLITS])
+    assert ds.hub == {"repo_id": "org/study", "private": True}
+
+
+def test_an_existing_public_repo_is_refused_unless_public_was_asked_for(db, tmp_path):
+    """create_repo(private=True, exist_ok=True) leaves an existing public repo public: the export reads the
+    visibility back and pushes nothing there; with --public it pushes and says the repo is public."""
+    from evalkit.errors import EvalkitError
+
+    hub = FakeHub(public={"org/study"})
+    with pytest.raises(EvalkitError, match="(?s)'org/study' is public: nothing was pushed.*make 'org/study' private "
+                                           "on the Hub.*--public"):
+        export(db, tmp_path / "e", push_to_hub="org/study", api=hub)
+    assert not any(c[0] == "upload_folder" for c in hub.calls)
+    assert split_file(tmp_path / "e", "ratings").exists()  # the local export stays
+    ds = export(db, tmp_path / "e", push_to_hub="org/study", public=True, api=hub)
+    assert ds.hub["private"] is False and hub.calls[-1][0] == "upload_folder"
+
+
+def _listing(folder):
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_failed_export_leaves_the_folder_exactly_as_it_was(db, tmp_path, monkeypatch):
+    """A failure while writing (here the card, at the last step; a non-OSError too) takes back what the run wrote:
+    the earlier export, a fresh folder, stay as they were."""
+    from evalkit.config import AppConfig
+    from evalkit.errors import EvalkitError
+    from evalkit.publish import export as export_module
+    from evalkit.rating.queue import skip_pair
+
+    out = tmp_path / "e"
+    export(db, out)
+    before = _listing(out)
+    pid = db.execute("SELECT id FROM pairs LIMIT 1").fetchone()[0]
+    skip_pair(db, AppConfig(), "dave", pid, "tired")  # the next export's ratings file differs
+    real_card = export_module._card
+
+    def broken(*a, **k):
+        real_card(*a, **k)
+        raise ValueError("something went wrong while writing the card")
+
+    monkeypatch.setattr(export_module, "_card", broken)
+    with pytest.raises(ValueError):
+        export(db, out)
+    assert _listing(out) == before and sorted(p.name for p in out.iterdir()) == ["README.md", "data"]
+    fresh = tmp_path / "new" / "export"
+    with pytest.raises(ValueError):
+        export(db, fresh)
+    assert not (tmp_path / "new").exists()
+    # an OSError at the card's rename: the same, as the promised error
+    monkeypatch.setattr(export_module, "_card", real_card)
+    import pathlib
+
+    real_replace = pathlib.Path.replace
+
+    def no_card(self, target):
+        if pathlib.Path(target).name == "README.md":
+            raise OSError(28, "No space left on device")
+        return real_replace(self, target)
+
+    monkeypatch.setattr(pathlib.Path, "replace", no_card)
+    with pytest.raises(EvalkitError, match="cannot write the export"):
+        export(db, out)
+    assert _listing(out) == before and sorted(p.name for p in out.iterdir()) == ["README.md", "data"]
+
+
+def test_the_export_salt_is_written_whole_private_and_refused_when_malformed(db, tmp_path, data_dir):
+    """The salt that makes pseudonyms irreversible: 32 hex characters, mode 600, made once; an empty or short salt
+    file (a write that failed half-way) is refused, never used or silently replaced (every pseudonym would change)."""
+    import stat
+
+    from evalkit.errors import EvalkitError
+    from evalkit.publish.export import pseudonyms
+
+    first = pseudonyms(["r1"])
+    salt = data_dir / "export_salt"
+    assert stat.S_IMODE(salt.stat().st_mode) == 0o600 and len(salt.read_text()) == 32
+    assert pseudonyms(["r1"]) == first and [p.name for p in data_dir.iterdir()] == ["export_salt"]
+    good = salt.read_text()
+    for bad in ("", "abc", good[:16], good + "00", "z" * 32):
+        salt.write_text(bad)
+        with pytest.raises(EvalkitError, match=f"(?s)export salt {salt} is not 32 hex characters.*every rater's "
+                                               "pseudonym changes"):
+            export(db, tmp_path / "e")
+        assert salt.read_text() == bad  # not replaced
+    salt.write_text(good + "\n")
+    salt.chmod(0o644)  # as an earlier version wrote it
+    assert pseudonyms(["r1"]) == first and stat.S_IMODE(salt.stat().st_mode) == 0o600
+
+
+def test_the_export_command_says_the_visibility_the_hub_reports(db, tmp_path, monkeypatch):
+    """`evalkit export --push-to-hub` printed "(public)" or "(private)" from its flag; an existing private repo with
+    --public stays private (create_repo leaves it so), and the line must say what the Hub reports."""
+    import huggingface_hub
+    from click.testing import CliRunner
+
+    from evalkit.cli import cli
+
+    hub = FakeHub()
+    hub.visibility["org/study"] = True  # exists, private
+    monkeypatch.setattr(huggingface_hub, "HfApi", lambda: hub)
+    path = db.execute("PRAGMA database_list").fetchone()[2]
+    r = CliRunner().invoke(cli, ["export", "--db", path, "--out", str(tmp_path / "e"), "--push-to-hub", "org/study",
+                                 "--public"])
+    assert r.exit_code == 0, r.output
+    assert "pushed to org/study (private, as the Hub reports it)" in r.output

@@ -12,17 +12,31 @@ from evalkit.publish.sync import DatabaseSync, from_environment
 from evalkit.store import snapshot
 
 
-class NotFound(Exception):
-    def __init__(self):
-        super().__init__("404")
-        self.response = type("R", (), {"status_code": 404})()
+def hub_error(status, url, code=None, message="Invalid username or password."):
+    """The exception huggingface_hub raises for this answer of the Hub (its own mapping, no network)."""
+    import httpx2
+    from huggingface_hub.utils import hf_raise_for_status
+
+    headers = {"X-Error-Message": message} | ({"X-Error-Code": code} if code else {})
+    try:
+        hf_raise_for_status(httpx2.Response(status, request=httpx2.Request("GET", url), headers=headers))
+    except Exception as e:  # noqa: BLE001
+        return e
+    raise AssertionError(f"{status} raised nothing")
+
+
+def file_not_in_repo(repo_id, filename):  # the repo was read; it has no such file
+    return hub_error(404, f"https://huggingface.co/datasets/{repo_id}/resolve/main/{filename}", "EntryNotFound",
+                     "Entry not found")
 
 
 class FakeHub:
-    """Stores uploaded files in a folder, like a dataset repo; can be told to fail."""
+    """Stores uploaded files in a folder, like a dataset repo; can be told to fail. `public`: the repo exists and is
+    public (create_repo with exist_ok leaves it so); else it is the private repo the sync asks for."""
 
-    def __init__(self, root, fail_uploads=0, fail_download=None):
+    def __init__(self, root, fail_uploads=0, fail_download=None, public=False, fail_info=None):
         self.root, self.fail_uploads, self.fail_download = root, fail_uploads, fail_download
+        self.public, self.fail_info = public, fail_info
         self.uploads, self.created = 0, []
         root.mkdir(parents=True, exist_ok=True)
 
@@ -31,8 +45,15 @@ class FakeHub:
             raise self.fail_download
         path = self.root / filename
         if not path.exists():
-            raise NotFound()
+            raise file_not_in_repo(repo_id, filename)
         return str(path)
+
+    def repo_info(self, repo_id, repo_type=None):
+        from types import SimpleNamespace
+
+        if self.fail_info:
+            raise self.fail_info
+        return SimpleNamespace(private=not self.public)
 
     def create_repo(self, repo_id, repo_type, private, exist_ok):
         self.created.append((repo_id, repo_type, private))
@@ -151,3 +172,72 @@ def test_environment_switch(tmp_path, monkeypatch):
     monkeypatch.setenv("EVALKIT_SYNC_REPO", "not-a-repo")
     with pytest.raises(EvalkitError, match="owner/name"):
         from_environment(tmp_path / "x.db", api=FakeHub(tmp_path / "h"))
+
+
+def test_a_token_that_cannot_read_the_repo_stops_the_start(tmp_path):
+    """HF_TOKEN missing or expired on a private repo: the Hub answers 401, which huggingface_hub raises as
+    RepositoryNotFoundError. That is no "no database yet": the start stops (an empty database would be pushed over
+    the stored ratings), and says the token cannot read the repo."""
+    url = "https://huggingface.co/api/datasets/org/ratings"
+    cases = {
+        "401 on the repo": dict(fail_info=hub_error(401, url)),
+        "repo not found": dict(fail_info=hub_error(404, url, "RepoNotFound", "Repository not found")),
+        "401 on the file": dict(fail_download=hub_error(
+            401, "https://huggingface.co/datasets/org/ratings/resolve/main/evalkit.db", "RepoNotFound")),
+        "403": dict(fail_download=hub_error(403, "https://huggingface.co/datasets/org/ratings/resolve/main/evalkit.db",
+                                            message="Forbidden")),
+    }
+    for name, fail in cases.items():
+        db_path = tmp_path / name / "evalkit.db"
+        sync = DatabaseSync(db_path, "org/ratings", api=FakeHub(tmp_path / "hub", **fail))
+        with pytest.raises(EvalkitError, match="(?s)sync repo org/ratings .*cannot be read with this token.*create the "
+                                               "private dataset repo org/ratings, or set HF_TOKEN .*read/write access"):
+            sync.restore_if_missing()
+        assert not db_path.exists(), name
+
+
+def test_only_a_file_missing_from_a_readable_repo_starts_fresh(tmp_path):
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    sync = DatabaseSync(tmp_path / "a" / "evalkit.db", "org/ratings", api=FakeHub(tmp_path / "hub"))
+    assert sync.restore_if_missing() is False  # the repo was read and holds no evalkit.db
+    offline = FakeHub(tmp_path / "hub", fail_download=LocalEntryNotFoundError("no connection, not in the cache"))
+    with pytest.raises(EvalkitError, match="cannot restore"):  # the Hub was not reached: no answer about the file
+        DatabaseSync(tmp_path / "b" / "evalkit.db", "org/ratings", api=offline).restore_if_missing()
+
+
+def test_an_existing_public_repo_gets_no_database(tmp_path):
+    """The sync asks for a private repo, but create_repo(exist_ok=True) leaves an existing public one public: the
+    visibility is read back, and neither a push nor a start happens on a public repo."""
+    hub = FakeHub(tmp_path / "hub", public=True)
+    db_path = tmp_path / "evalkit.db"
+    _add_experiment(db_path)
+    sync = DatabaseSync(db_path, "org/ratings", api=hub)
+    assert sync.push_now() is False and hub.uploads == 0 and sync.failures == 1
+    assert _rows(db_path) == 1  # the local data stays
+    with pytest.raises(EvalkitError, match="(?s)sync repo org/ratings is public.*make the dataset repo org/ratings "
+                                           "private on the Hub"):
+        DatabaseSync(tmp_path / "space" / "evalkit.db", "org/ratings", api=hub).restore_if_missing()
+    assert not (tmp_path / "space" / "evalkit.db").exists()
+    hub.public = False
+    assert sync.push_now() is True and hub.uploads == 1
+
+
+def test_a_downloaded_file_that_is_no_database_is_refused_and_leaves_nothing(tmp_path):
+    """A truncated upload, a Git LFS pointer, a header without its pages, an empty file: the start stops with the
+    promised error, and no `<db>.restoring` is left behind."""
+    good_path = tmp_path / "good.db"
+    _add_experiment(good_path)
+    open_db(good_path).conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    good = good_path.read_bytes()
+    assert len(good) > 4096
+    cases = {"truncated": good[: len(good) // 2], "lfs": b"version https://git-lfs.github.com/spec/v1\noid sha256:ab\n",
+             "header": good[:100], "empty": b""}
+    for name, blob in cases.items():
+        hub = FakeHub(tmp_path / f"hub-{name}")
+        (hub.root / "evalkit.db").write_bytes(blob)
+        space = tmp_path / f"space-{name}"
+        with pytest.raises(EvalkitError, match="(?s)evalkit.db in org/ratings is not an intact evalkit database.*"
+                                               "earlier commit"):
+            DatabaseSync(space / "evalkit.db", "org/ratings", api=hub).restore_if_missing()
+        assert not space.exists() or list(space.iterdir()) == [], (name, list(space.iterdir()))

@@ -110,4 +110,5 @@ def export(db_path, out_dir, repo_id, public, keep_rater_names):
                            "add --push-to-hub ORG/NAME, or leave --public out")
     ds = run_export(open_study_db(db_path, must_exist=True), out_dir, push_to_hub=repo_id, public=public, keep_rater_names=keep_rater_names)
     counts = ", ".join(f"{k} {len(v)}" for k, v in ds.items())
-    click.echo(f"exported to {out_dir}: {counts}" + (f"; pushed to {repo_id} ({'public' if public else 'private'})" if repo_id else ""))
+    click.echo(f"exported to {out_dir}: {counts}" + (f"; pushed to {repo_id} ({'private' if ds.hub['private'] else 'public'}, as the Hub reports it)"
+                                                      if repo_id else ""))

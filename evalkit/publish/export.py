@@ -17,8 +17,8 @@ SPLITS = ("experiments", "generations", "timing_runs", "batch_runs", "pairs", "r
           "decisions")
 
 COLUMNS = {
-    "experiments": "one row per experiment as it started: kind (bench/pool/live/run), full config snapshot (config_json), compatibility record (compat_json), the release gate frozen with it (gate_json, gate_hash)",
-    "generations": "one row per generate() call: prompt_id, path ({paths}), status, text, new token ids (JSON) and their hash, stop_reason, generate_seconds (device-synchronised; for a batched call, the call's), decode_seconds, peak_rss_mb, cuda_memory (JSON per device), draft_proposed/draft_accepted/draft_rounds (in the target's tokens), draft_tokens (the draft's own count, in its own vocabulary: equal to draft_proposed when the tokenizer is shared), candidate_generator (the Transformers class that ran), target_passes, tokens_per_target_pass, counts_agree, seed, effective_config (JSON), error_class/error_stage/error_message for failures, fallback_of (the failed attempt a fallback replaced), total_wait_seconds, live, batch_size (requests in the call that produced it: 1 unless batched)",
+    "experiments": "one row per experiment as it started: kind (bench/pool/live/run), the config snapshot (config_json: the full config, except that app.passcodes, a shared sign-in secret, is replaced by its count and never exported, and the Hub usernames in app.organisers and app.allowed_raters are pseudonymised as in ratings unless rater names are kept; config_hash is the sha256 of config_json as exported, first 16 hex), compatibility record (compat_json), the release gate frozen with it (gate_json, gate_hash)",
+    "generations": "one row per generate() call: prompt_id, path ({paths}), status, text, new token ids (JSON) and their hash, stop_reason, generate_seconds (device-synchronised; for a batched call, the call's), decode_seconds, peak_rss_mb, cuda_memory (JSON per device), draft_proposed/draft_accepted/draft_rounds (in the target's tokens), draft_tokens (the draft's own count, in its own vocabulary: equal to draft_proposed when the tokenizer is shared), candidate_generator (the Transformers class that ran), target_passes, tokens_per_target_pass, counts_agree, seed, effective_config (JSON; its config as in experiments.config_json), error_class/error_stage/error_message for failures, fallback_of (the failed attempt a fallback replaced), total_wait_seconds, live, batch_size (requests in the call that produced it: 1 unless batched)",
     "timing_runs": "one row per timed benchmark repetition: path, prompt_id, round (ABBA), rep, seed, new_tokens, stop_reason, seconds, decode_seconds, tokens_per_second, generation_id, process_id",
     "batch_runs": "one row per request of a batched generate() call (`evalkit bench --batch-sizes`: the ordinary path at a batch size above 1, beside assisted at batch 1): path, batch_size, batch_call (the call's number in its process: its requests share it), slot, prompt_id, round, rep, seed, new_tokens, stop_reason, seconds (the call's: what each of its requests waited), left_padding, generation_id, process_id",
     "pairs": "blind A/B pairs: kind ('study': prompt_id, sample, ordinary/assisted generation ids, a/b generation ids and ordinary_side, drawn at random when the pool was made; queue_rank, the queue's random order (its whole part counts the pools made after rating began, each after the pairs before it), whose first pairs, every one rated, are the decision sample; wanted_ratings, each pair's quota of ratings; 'gold': a check pair of two reference outputs with known answers, a_reference_id/b_reference_id, no generations and no path, never part of the comparison)",
@@ -44,15 +44,64 @@ def path_notes() -> str:
                      for s in registry.all_paths())
 
 
+SALT_FILE = "export_salt"
+_SALT_FORM = re.compile(r"[0-9a-f]{32}")
+
+
 def _salt() -> str:
-    """A per-installation secret: pseudonyms are stable across exports but not reversible without it."""
+    """A per-installation secret: pseudonyms are stable across exports but not reversible without it.
+
+    Made once (32 hex characters, 128 random bits), written to a temporary file with mode 600 and linked (or renamed)
+    into place, so that a failed write never leaves a short or empty salt. A salt file of another form is refused, never
+    replaced: a new salt would change every pseudonym (an empty one would make them reversible)."""
     from ..locations import data_dir
 
-    path = data_dir() / "export_salt"
+    path = data_dir() / SALT_FILE
     if not path.exists():
+        _write_salt(path)
+    try:
+        text = path.read_text(encoding="ascii", errors="replace").strip()
+        if path.stat().st_mode & 0o077:  # made by an earlier version, readable by others: owner only
+            path.chmod(0o600)
+    except OSError as e:
+        raise EvalkitError(f"the export salt {path} cannot be read: {e.strerror or e}",
+                           "make it readable by this user (the pseudonyms of every export depend on it)") from e
+    if not _SALT_FORM.fullmatch(text):
+        raise EvalkitError(
+            f"the export salt {path} is not 32 hex characters (it holds {len(text)} characters): pseudonyms made "
+            "with it would not be secret",
+            f"restore {path} from a backup (the pseudonyms of earlier exports were made with it); only if there is "
+            "none, delete it and export again: a new salt is made, and every rater's pseudonym changes, so new "
+            "exports no longer match earlier ones")
+    return text
+
+
+def _write_salt(path: Path) -> None:
+    """A new salt at path, complete or not at all: written beside it (mode 600) and linked into place, so two
+    exports at once keep the first one's."""
+    import os
+
+    tmp = path.with_name(f".{SALT_FILE}.{os.getpid()}.tmp")
+    try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(secrets.token_hex(16))
-    return path.read_text().strip()
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, secrets.token_hex(16).encode("ascii"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, path)  # never over a salt another export made meanwhile
+        except FileExistsError:
+            pass
+        except OSError:  # a file system without hard links
+            if not path.exists():
+                os.replace(tmp, path)
+    except OSError as e:
+        raise EvalkitError(f"cannot write the export salt {path}: {e.strerror or e}",
+                           "make the data folder writable (EVALKIT_DATA_DIR), with free space") from e
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def pseudonym(name: str, salt: str) -> str:
@@ -65,8 +114,61 @@ def pseudonyms(names: list[str]) -> list[str]:
     return [pseudonym(n, salt) for n in names]
 
 
+# The stored config's keys that name people (Hub usernames, evalkit.config.AppConfig); app.passcodes is a secret.
+_NAME_KEYS = ("organisers", "allowed_raters")
+
+
+def published_config(config: dict, keep_names: bool = False) -> dict:
+    """A stored config (experiments.config_json, a generation's effective_config["config"]) as it may leave this
+    machine: app.passcodes (a shared sign-in secret) replaced by their count ("3 passcodes, not exported"), and the
+    Hub usernames in app.organisers and app.allowed_raters pseudonymised as rater names are, unless keep_names. The
+    one place a stored config is scrubbed: the export's tables and card and the report's provenance all use it. The
+    database is not changed. Returns `config` itself when there is nothing to scrub, else a scrubbed copy."""
+    app = config.get("app") if isinstance(config, dict) else None
+    if not isinstance(app, dict):
+        return config
+    changes = {}
+    codes = app.get("passcodes")
+    if codes:
+        n = len(codes) if isinstance(codes, (list, tuple)) else 1
+        changes["passcodes"] = f"{n} passcode{'' if n == 1 else 's'}, not exported"
+    if not keep_names:
+        for key in _NAME_KEYS:
+            names = app.get(key)
+            if names:
+                names = names if isinstance(names, (list, tuple)) else [names]
+                changes[key] = pseudonyms([str(n) for n in names])
+    if not changes:
+        return config
+    return {**config, "app": {**app, **changes}}
+
+
+def config_hash(config: dict) -> str:
+    """The hash evalkit stores with a config (store.runs), here of a published one."""
+    return hashlib.sha256(json.dumps(config, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
+
+
+def published_config_row(config_json: str | None, stored_hash: str, keep_names: bool = False) -> tuple[str, str]:
+    """An experiment's (config_json, config_hash) as published: scrubbed (published_config), with the hash of the
+    scrubbed config when scrubbing changed it (the stored hash covers the passcodes: a weak one could be guessed from
+    it and the rest of the config)."""
+    cfg = json.loads(config_json or "{}")
+    out = published_config(cfg, keep_names)
+    if out is cfg:
+        return config_json, stored_hash
+    return json.dumps(out, ensure_ascii=False, sort_keys=True), config_hash(out)
+
+
 def tables(db, keep_rater_names: bool = False) -> dict[str, list[dict]]:
     out = {name: list(db.query(f"SELECT * FROM {name} ORDER BY rowid")) for name in SPLITS}
+    for r in out["experiments"]:  # no passcode, and no username unless names are kept
+        r["config_json"], r["config_hash"] = published_config_row(r["config_json"], r["config_hash"], keep_rater_names)
+    for r in out["generations"]:  # each generation stores the config in force too
+        eff = json.loads(r["effective_config"] or "null")
+        if isinstance(eff, dict) and isinstance(eff.get("config"), dict):
+            cfg = published_config(eff["config"], keep_rater_names)
+            if cfg is not eff["config"]:
+                r["effective_config"] = json.dumps({**eff, "config": cfg}, ensure_ascii=False, sort_keys=True)
     current = {r["id"] for r in db.query("SELECT id FROM current_ratings")}
     salt = None if keep_rater_names else _salt()
     for r in out["ratings"]:
@@ -97,7 +199,8 @@ def studies_markdown(db) -> str:
 
 def _card(db, rows: dict, files: dict, keep_rater_names: bool, repo_id: str | None, prov, out_dir: Path) -> str:
     exp = next(db.query("SELECT * FROM experiments WHERE kind IN ('pool', 'bench') ORDER BY id DESC LIMIT 1"), None)
-    config = json.dumps(json.loads(exp["config_json"]), indent=2, ensure_ascii=False) if exp else "{}"
+    config = (json.dumps(published_config(json.loads(exp["config_json"]), keep_rater_names), indent=2, ensure_ascii=False)
+              if exp else "{}")
     # One config per table (a config has one schema); `datasets` cannot load a table with no rows,
     # so empty ones stay out of the loading configs.
     configs = "\n".join(
@@ -224,62 +327,131 @@ def check_repo_id(repo_id: str) -> None:
 
 def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = False,
            keep_rater_names: bool = False, api=None, agg=None):
-    """Build the DatasetDict, save parquet + README.md to out_dir, push when asked. Returns the DatasetDict.
+    """Build the DatasetDict, save parquet + README.md to out_dir, push when asked. Returns the DatasetDict; after a
+    push its `hub` attribute holds {"repo_id", "private"}: the visibility the Hub reports, not the one asked for.
 
     Files are named by their content (`data/ratings-<sha256[:16]>.parquet`) and the card's configs name
     them: `datasets` keys its cache of a local folder on the folder's name, the config and the card's
     configs, so with fixed file names a re-export (or another folder called the same) reloaded stale rows.
-    Files of earlier exports are removed only after the new card is in place. agg: the aggregate, when
-    the caller has it (the card's figures and provenance come from it)."""
+    The folder changes all at once or not at all (_write); files of earlier exports are removed only after the new
+    card is in place. A push uploads exactly this export's files, and only to a private repo unless `public`.
+    agg: the aggregate, when the caller has it (the card's figures and provenance come from it)."""
     from datasets import Dataset, DatasetDict
 
     from .provenance import build_provenance
 
     if push_to_hub:
         check_repo_id(push_to_hub)
-    refuse_to_replace(Path(out_dir) / "README.md", CARD_MARK, "a dataset card")
-    prov = build_provenance(db, agg)  # first: its look may freeze the decision, which the tables then hold
+    out_dir = Path(out_dir)
+    refuse_to_replace(out_dir / "README.md", CARD_MARK, "a dataset card")
+    # first: its look may freeze the decision, which the tables then hold
+    prov = build_provenance(db, agg, keep_names=keep_rater_names)
     rows = tables(db, keep_rater_names)
     ds = DatasetDict({
         name: Dataset.from_list(rows[name], features=features(db, name)) if rows[name]
         else Dataset.from_dict({k: [] for k in features(db, name)}, features=features(db, name))
         for name in SPLITS
     })
-    out_dir = Path(out_dir)
-    data = output_folder(out_dir / "data", "the export")
-    files = {}
-    try:
-        for name in SPLITS:
-            tmp = data / f".{name}.parquet.tmp"
-            ds[name].to_parquet(str(tmp))
-            files[name] = data / f"{name}-{_sha256(tmp)[:16]}.parquet"
-            tmp.replace(files[name])
-        card = out_dir / "README.md"
-        tmp = out_dir / ".README.md.tmp"
-        tmp.write_text(_card(db, rows, files, keep_rater_names, push_to_hub, prov, out_dir), encoding="utf-8")
-        tmp.replace(card)
-    except OSError as e:  # a full disk, a folder made read-only: the earlier export's files and card stay as they were
-        raise cannot_write(out_dir, "the export", e) from e
-    keep = set(files.values())
-    for old in data.glob("*.parquet"):  # an earlier export's files: the card no longer names them
-        if old not in keep and _OUR_FILE.fullmatch(old.name):
-            old.unlink()
+    files = _write(ds, out_dir, lambda files: _card(db, rows, files, keep_rater_names, push_to_hub, prov, out_dir))
     if push_to_hub:
-        if api is None:
-            from huggingface_hub import HfApi
-
-            api = HfApi()
-        try:
-            api.create_repo(push_to_hub, repo_type="dataset", private=not public, exist_ok=True)
-            # the same on the Hub: earlier exports' parquet files go in the same commit
-            api.upload_folder(folder_path=str(out_dir), repo_id=push_to_hub, repo_type="dataset",
-                              commit_message="evalkit export", delete_patterns=["data/*.parquet"])
-        except Exception as e:  # noqa: BLE001 - network, auth, permissions: one clear message
-            raise EvalkitError(
-                f"push to the Hub dataset '{push_to_hub}' failed: {type(e).__name__}: {e}",
-                f"the export is saved locally in {out_dir}; log in (`hf auth login` or HF_TOKEN) and retry",
-            ) from e
+        ds.hub = {"repo_id": push_to_hub, "private": _push(api, push_to_hub, out_dir, files, public)}
     return ds
+
+
+def _new_folders(path: Path) -> list[Path]:
+    """The folders mkdir(parents=True) would create for path, outermost first."""
+    out = []
+    for p in [path, *path.parents]:
+        if p.exists():
+            break
+        out.append(p)
+    return out[::-1]
+
+
+def _write(ds, out_dir: Path, card) -> dict[str, Path]:
+    """Write the export into out_dir, all or nothing: every file is built in a staging folder inside out_dir, then
+    the new parquet files are moved into data/ and the card replaces README.md last, in one rename. Any failure
+    (a full disk, a write error, an interruption) removes what this run put there, so out_dir is left as it was.
+    Returns split -> the parquet file the card names."""
+    import shutil
+    import tempfile
+
+    made = _new_folders(out_dir / "data")
+    data = output_folder(out_dir / "data", "the export")
+    stage, moved = None, []
+    try:
+        stage = Path(tempfile.mkdtemp(prefix=".evalkit-export-", dir=out_dir))
+        staged, files = {}, {}
+        for name in SPLITS:
+            staged[name] = stage / f"{name}.parquet"
+            ds[name].to_parquet(str(staged[name]))
+            files[name] = data / f"{name}-{_sha256(staged[name])[:16]}.parquet"
+        (stage / "README.md").write_text(card(files), encoding="utf-8")
+        for name in SPLITS:
+            if not files[name].exists():  # else the same content, from an earlier export: kept as it is
+                staged[name].replace(files[name])
+                moved.append(files[name])
+        (stage / "README.md").replace(out_dir / "README.md")  # the new export is in place
+    except BaseException as e:
+        for f in moved:
+            f.unlink(missing_ok=True)
+        if stage is not None:
+            shutil.rmtree(stage, ignore_errors=True)
+        for folder in reversed(made):  # the folders this run created, innermost first
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        if isinstance(e, OSError):  # a full disk, a folder made read-only: the folder stays as it was
+            raise cannot_write(out_dir, "the export", e) from e
+        raise
+    shutil.rmtree(stage, ignore_errors=True)
+    keep = set(files.values())
+    try:
+        for old in data.glob("*.parquet"):  # an earlier export's files: the card no longer names them
+            if old not in keep and _OUR_FILE.fullmatch(old.name):
+                old.unlink()
+    except OSError as e:
+        raise EvalkitError(f"the export is written to {out_dir}, but an earlier export's file in {data} cannot be "
+                           f"removed: {e.strerror or e}",
+                           f"delete the parquet files in {data} that README.md does not name") from e
+    return files
+
+
+def _push(api, repo_id: str, out_dir: Path, files: dict[str, Path], public: bool) -> bool:
+    """Upload this export (README.md and its data/*.parquet files, nothing else in out_dir) to the Hub dataset
+    repo_id, removing earlier exports' parquet files there in the same commit. An existing repo keeps its visibility
+    (create_repo with exist_ok): unless `public`, a repo the Hub reports public is refused before anything is
+    uploaded. Returns whether the repo is private, as the Hub reports it."""
+    if api is None:
+        from huggingface_hub import HfApi
+
+        api = HfApi()
+
+    def failed(e):
+        return EvalkitError(f"push to the Hub dataset '{repo_id}' failed: {type(e).__name__}: {e}",
+                            f"the export is saved locally in {out_dir}; log in (`hf auth login` or HF_TOKEN) and retry")
+
+    try:
+        api.create_repo(repo_id, repo_type="dataset", private=not public, exist_ok=True)
+        private = api.repo_info(repo_id, repo_type="dataset").private
+    except Exception as e:  # noqa: BLE001 - network, auth, permissions: one clear message
+        raise failed(e) from e
+    if not public and private is not True:
+        raise EvalkitError(
+            f"the Hub dataset '{repo_id}' is {'public' if private is False else 'of unknown visibility'}: nothing was "
+            "pushed (an export is pushed private unless --public; an existing repo keeps its visibility)",
+            f"the export is saved locally in {out_dir}; make '{repo_id}' private on the Hub (its Settings) and export "
+            "again, or pass --public to publish it there")
+    try:
+        api.upload_folder(folder_path=str(out_dir), repo_id=repo_id, repo_type="dataset",
+                          commit_message="evalkit export",
+                          allow_patterns=["README.md"] + [f"data/{f.name}" for f in files.values()],
+                          # the same on the Hub: earlier exports' parquet files go in the same commit
+                          delete_patterns=["data/*.parquet"])
+    except Exception as e:  # noqa: BLE001 - network, auth, permissions: one clear message
+        raise failed(e) from e
+    return bool(private)
 
 
 def _cell(text: str) -> str:

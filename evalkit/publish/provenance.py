@@ -236,7 +236,9 @@ def _sources(db, agg) -> tuple[dict[str, list[int]], dict[int, list[str]]]:
     return sources, used
 
 
-def _experiments(db, used: dict[int, list[str]]) -> list[ExperimentSource]:
+def _experiments(db, used: dict[int, list[str]], keep_names: bool = False) -> list[ExperimentSource]:
+    from .export import published_config_row
+
     if not used:
         return []
     ids = sorted(used)
@@ -260,7 +262,9 @@ def _experiments(db, used: dict[int, list[str]]) -> list[ExperimentSource]:
         last, n = ends.get(row["id"], (None, 0))
         out.append(ExperimentSource(
             id=row["id"], kind=row["kind"], used_for=used[row["id"]], started=row["created_at"], ended=last, records=n,
-            config_hash=row["config_hash"], compat_hash=row["compat_hash"], gate_hash=row["gate_hash"],
+            # the hash of the config as published (export.published_config): the stored one covers the passcodes
+            config_hash=published_config_row(row["config_json"], row["config_hash"], keep_names)[1],
+            compat_hash=row["compat_hash"], gate_hash=row["gate_hash"],
             versions=dict(compat.get("versions") or {}), device=compat.get("device") or "",
             devices_used=devices.get(row["id"], []),
             dtype=compat.get("dtype") or (cfg.get("models") or {}).get("dtype", ""),
@@ -405,8 +409,10 @@ def _figures(agg, sources: dict[str, list[int]], scope: Scope) -> list[Figure]:
     return figs
 
 
-def build_provenance(db, agg=None) -> Provenance:
-    """The provenance of what `aggregate` computed from this database (agg: that aggregate, else computed)."""
+def build_provenance(db, agg=None, keep_names: bool = False) -> Provenance:
+    """The provenance of what `aggregate` computed from this database (agg: that aggregate, else computed).
+    keep_names: the export keeps rater names (--keep-rater-names), so the config hashes are those of configs that
+    keep the usernames in them; the passcodes are never in what a config hash covers."""
     from .. import __version__
 
     if agg is None:
@@ -414,7 +420,7 @@ def build_provenance(db, agg=None) -> Provenance:
 
         agg = aggregate(db)
     sources, used = _sources(db, agg)
-    experiments = _experiments(db, used)
+    experiments = _experiments(db, used, keep_names)
     prompts, notes = _prompts(db, [e.id for e in experiments])
     scope = _scope(db, agg, sources, prompts)
     gate = _gate(db, sources["gate"])

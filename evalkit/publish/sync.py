@@ -1,6 +1,8 @@
 """Keep the database alive on a Hugging Face Space, whose disk does not survive a restart.
 
-On start: restore the database from the configured dataset repo when the local file is missing.
+On start: restore the database from the configured dataset repo when the local file is missing. Only a repo that
+can be read and holds no database yet starts a fresh one: a repo this token cannot read (missing, or private with
+HF_TOKEN missing, expired or without access) stops the start, and so does a public repo (the sync is private).
 While running: every few minutes take a consistent snapshot (SQLite's online backup API, safe while
 raters write) and push it when it changed. A failed push keeps the local data and is retried on the
 next tick; nothing is ever deleted locally.
@@ -21,10 +23,22 @@ log = logging.getLogger("evalkit.publish.sync")
 
 
 def _is_missing(err: Exception) -> bool:
-    name = type(err).__name__
-    return name in ("EntryNotFoundError", "RemoteEntryNotFoundError", "RepositoryNotFoundError", "FileNotFoundError") or (
-        getattr(getattr(err, "response", None), "status_code", None) == 404
-    )
+    """Whether a download failed only because the file is not in a repo that was read: "no database yet". Not a repo
+    that cannot be read (RepositoryNotFoundError: the Hub answers so for a missing repo and for a private one with no,
+    an expired or a powerless token), nor a file not in the local cache when the Hub cannot be reached."""
+    from huggingface_hub.errors import (EntryNotFoundError, LocalEntryNotFoundError, RepositoryNotFoundError,
+                                        RevisionNotFoundError)
+
+    if isinstance(err, (LocalEntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError)):
+        return False
+    return isinstance(err, EntryNotFoundError)
+
+
+def _unreadable(err: Exception) -> bool:
+    """The repo cannot be read with this token: missing, private without access, or the token refused (401/403)."""
+    from huggingface_hub.errors import RepositoryNotFoundError
+
+    return isinstance(err, RepositoryNotFoundError) or getattr(getattr(err, "response", None), "status_code", None) in (401, 403)
 
 
 class DatabaseSync:
@@ -47,15 +61,45 @@ class DatabaseSync:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
+    def _cannot_read(self, e: Exception) -> EvalkitError:
+        return EvalkitError(
+            f"the sync repo {self.repo_id} (a dataset repo) cannot be read with this token: {type(e).__name__}: "
+            f"{str(e).splitlines()[0] if str(e) else ''} (the Hub answers so when the repo does not exist, and when it "
+            "is private and HF_TOKEN is missing, expired or has no access to it)",
+            f"create the private dataset repo {self.repo_id}, or set HF_TOKEN (a Space secret) to a token with read/write "
+            "access to it; the app does not start on an empty database, which would overwrite the stored ratings")
+
+    def _not_private(self) -> EvalkitError | None:
+        """The refusal when the repo is asked to be private (the default) and is not: the database holds every rating,
+        rater name and passcode. create_repo(exist_ok=True) leaves an existing repo's visibility as it is."""
+        if not self.private:
+            return None
+        visible = self.api.repo_info(self.repo_id, repo_type="dataset").private
+        if visible is True:
+            return None
+        return EvalkitError(
+            f"the sync repo {self.repo_id} is {'public' if visible is False else 'of unknown visibility'}: the database "
+            "(every rating, rater name and the config) is not pushed to it, nor the app started on it",
+            f"make the dataset repo {self.repo_id} private on the Hub (its Settings), or set EVALKIT_SYNC_REPO to a "
+            "private dataset repo")
+
     def restore_if_missing(self) -> bool:
-        """Download the database when there is no local file. True when restored, False when the repo has
-        none yet (a fresh study). Any other failure stops the start: a fresh empty database pushed over
-        the real one would lose every rating."""
+        """Download the database when there is no local file. True when restored, False when the repo can be read and
+        has none yet (a fresh study). Any other failure stops the start: a repo this token cannot read (missing,
+        private with HF_TOKEN missing, expired or powerless), a public repo, a download that fails, a file that is no
+        intact database. A fresh empty database pushed over the real one would lose every rating."""
         if self.db_path.exists():
             return False
         try:
+            refused = self._not_private()
+            if refused:
+                raise refused
             got = self.api.hf_hub_download(repo_id=self.repo_id, filename=self.path_in_repo, repo_type="dataset")
+        except EvalkitError:
+            raise
         except Exception as e:  # noqa: BLE001
+            if _unreadable(e):
+                raise self._cannot_read(e) from e
             if _is_missing(e):
                 log.info("no database in %s yet: starting a fresh one", self.repo_id)
                 return False
@@ -65,7 +109,9 @@ class DatabaseSync:
                 "that could overwrite the stored ratings",
             ) from e
         if not restore_file(Path(got), self.db_path):
-            raise EvalkitError(f"the database in {self.repo_id} fails integrity_check", "restore an earlier commit of the repo")
+            raise EvalkitError(f"the database {self.path_in_repo} in {self.repo_id} is not an intact evalkit database "
+                               "(it fails SQLite's integrity_check, or is no SQLite file: a truncated upload, a Git LFS "
+                               "pointer)", "restore an earlier commit of the repo")
         self.last_pushed_hash = self._hash(self.db_path)
         return True
 
@@ -84,6 +130,11 @@ class DatabaseSync:
                 return True
             try:
                 self.api.create_repo(self.repo_id, repo_type="dataset", private=self.private, exist_ok=True)
+                refused = self._not_private()  # an existing repo keeps its visibility: read it before each upload
+                if refused:
+                    self.failures += 1
+                    log.error("push refused: %s; local data kept", refused)
+                    return False
                 self.api.upload_file(path_or_fileobj=str(snap), path_in_repo=self.path_in_repo, repo_id=self.repo_id,
                                      repo_type="dataset", commit_message="evalkit: database snapshot")
             except Exception as e:  # noqa: BLE001 - network/auth: keep the data, retry next tick

@@ -225,19 +225,28 @@ def snapshot(db_path: Path, dest: Path) -> Path:
 def restore_file(copy: Path, db_path: Path) -> bool:
     """Put a downloaded database in place: copied beside the target, checked with integrity_check, then renamed
     over it in one step (a crash leaves either no database or the whole restored one). False, with nothing
-    replaced, when the copy fails the check."""
+    replaced and no temporary file left, when the copy fails the check, is no SQLite file (a truncated upload, a
+    Git LFS pointer, a header without its pages) or holds no evalkit schema (an empty file)."""
     import shutil
 
     db_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = db_path.with_suffix(".restoring")
-    shutil.copyfile(copy, tmp)
-    check = sqlite3.connect(str(tmp))
+    ok = False
     try:
-        ok = check.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        shutil.copyfile(copy, tmp)
+        check = sqlite3.connect(str(tmp))
+        try:
+            intact = (check.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+                      and check.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'")
+                      .fetchone() is not None)
+        except sqlite3.DatabaseError:  # "file is not a database", "database disk image is malformed"
+            intact = False
+        finally:
+            check.close()
+        if intact:
+            tmp.replace(db_path)
+            ok = True
     finally:
-        check.close()
-    if not ok:
-        tmp.unlink()
-        return False
-    tmp.replace(db_path)
-    return True
+        if not ok:
+            tmp.unlink(missing_ok=True)
+    return ok
