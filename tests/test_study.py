@@ -541,3 +541,13 @@ def test_the_figures_shown_beside_a_frozen_decision_are_the_ones_it_weighed(tmp_
     assert "the draft adds 5000 MB" in text
     j = agg.to_json()
     assert j["speed"]["extra_memory_mb"] == 100 and j["speed_now"]["extra_memory_mb"] == 5000
+    # the report cites, for each, the benchmark it comes from: the decision's conditions the first, the look after
+    # the decision and the timing tables the later one
+    from evalkit.publish.provenance import build_provenance
+
+    db = open_db(path)
+    benches = [r[0] for r in db.execute("SELECT id FROM experiments WHERE kind = 'bench' ORDER BY id")]
+    prov = build_provenance(db, agg)
+    assert prov.for_condition("speed-up") == [benches[0]] and prov.for_condition("memory") == [benches[0]]
+    assert prov.for_condition("speed-up", after=True) == [benches[-1]] == prov.for_table("speedup")
+    assert next(f for f in prov.figures if f.name == "speed-up").experiments == [benches[0]]

@@ -19,9 +19,13 @@ NOT_RECORDED = "not recorded"
 
 # What each published figure rests on. Names not listed here come from the ratings (most tables,
 # conditions and plots do), so a new ratings table is covered without touching this module.
-TABLE_SOURCE = {"timing": "speed", "speedup": "speed", "batch": "batch", "counts": "database"}
+# The timing tables and plots are of the data as it is now ("speed_now"); the verdict's conditions cite what the
+# decision weighed ("speed", "memory": the frozen figures once a decision is frozen, else the same as now), and the
+# look after the decision cites what it weighed (after=True).
+TABLE_SOURCE = {"timing": "speed_now", "speedup": "speed_now", "batch": "batch", "counts": "database"}
 CONDITION_SOURCE = {"speed-up": "speed", "memory": "memory", "gate": "gate"}
-PLOT_SOURCE = {"speedup": "speed", "acceptance": "speed", "batch": "batch", "seconds_vs_tokens": "generations"}
+AFTER_SOURCE = {"speed-up": "speed_now", "memory": "memory_now", "gate": "gate"}
+PLOT_SOURCE = {"speedup": "speed_now", "acceptance": "speed_now", "batch": "batch", "seconds_vs_tokens": "generations"}
 
 
 @dataclass
@@ -116,8 +120,8 @@ class Provenance:
     def for_table(self, name: str) -> list[int]:
         return self.source(TABLE_SOURCE.get(name, "ratings"))
 
-    def for_condition(self, name: str) -> list[int]:
-        return self.source(CONDITION_SOURCE.get(name, "ratings"))
+    def for_condition(self, name: str, after: bool = False) -> list[int]:
+        return self.source((AFTER_SOURCE if after else CONDITION_SOURCE).get(name, "ratings"))
 
     def for_plot(self, name: str) -> list[int]:
         return self.source(PLOT_SOURCE.get(name, "ratings"))
@@ -203,14 +207,18 @@ def _sources(db, agg) -> tuple[dict[str, list[int]], dict[int, list[str]]]:
     pool_ids = [r["experiment_id"] for r in db.query(
         "SELECT DISTINCT p.experiment_id FROM pairs p WHERE (:s IS NULL OR p.experiment_id IN "
         "(SELECT id FROM experiments WHERE study_id = :s)) ORDER BY p.experiment_id", {"s": sid})]
-    speed = agg.speed
-    if speed.source == "benchmark":
-        speed_ids = [speed.experiment_id]
-    elif speed.source == POOL_SOURCE:
-        speed_ids = pool_ids
-    else:
-        speed_ids = []
-    memory_ids = [speed.experiment_id] if speed.extra_memory_mb is not None else []
+    def behind(speed) -> tuple[list[int], list[int]]:  # (speed-up, memory) experiments of one speed figure
+        if speed.source == "benchmark":
+            ids = [speed.experiment_id]
+        elif speed.source == POOL_SOURCE:
+            ids = pool_ids
+        else:
+            ids = []
+        return ids, ([speed.experiment_id] if speed.extra_memory_mb is not None else [])
+
+    speed = agg.speed  # the decision's, once frozen
+    speed_ids, memory_ids = behind(speed)
+    now_ids, memory_now_ids = behind(getattr(agg, "speed_now", None) or speed)
     if sid is not None:  # the study's gate: frozen with its first pool (aggregate.frozen_gate)
         first = next(db.query("SELECT id, gate_hash FROM experiments WHERE study_id = ? ORDER BY id LIMIT 1", [sid]), None)
         gate_ids = [first["id"]] if first is not None and first["gate_hash"] else []
@@ -221,13 +229,13 @@ def _sources(db, agg) -> tuple[dict[str, list[int]], dict[int, list[str]]]:
         "SELECT DISTINCT experiment_id FROM generations WHERE live = 0 AND status = 'ok' AND experiment_id IS NOT NULL "
         "AND generate_seconds IS NOT NULL ORDER BY experiment_id")]
     batch_ids = [speed.batch_experiment_id] if speed.batch_experiment_id is not None else []
-    sources = {"speed": speed_ids, "memory": memory_ids, "ratings": pool_ids, "gate": gate_ids,
-               "generations": gen_ids, "batch": batch_ids}
+    sources = {"speed": speed_ids, "memory": memory_ids, "speed_now": now_ids, "memory_now": memory_now_ids,
+               "ratings": pool_ids, "gate": gate_ids, "generations": gen_ids, "batch": batch_ids}
     sources = {k: [i for i in dict.fromkeys(v) if i in stored] for k, v in sources.items()}
     sources["database"] = sorted({i for v in sources.values() for i in v})
     used: dict[int, list[str]] = {}
-    labels = {"speed": "speed-up", "memory": "memory", "ratings": "ratings (pair pool)", "gate": "release gate",
-              "batch": "batch comparison"}
+    labels = {"speed": "speed-up", "memory": "memory", "speed_now": "timing tables", "ratings": "ratings (pair pool)",
+              "gate": "release gate", "batch": "batch comparison"}
     for kind, label in labels.items():
         for i in sources[kind]:
             used.setdefault(i, []).append(label)

@@ -192,13 +192,13 @@ def verdict_html(agg: Aggregate, prov: Provenance | None = None) -> str:
     figure has no stored run behind it is withheld."""
     v = agg.verdict
 
-    def conditions(verdict) -> str:
+    def conditions(verdict, after: bool = False) -> str:
         items = []
         for c in verdict.conditions:
             status = "ok" if c.ok else ("FAIL" if c.ok is False else "unknown")
             reason = html.escape(c.reason)
             if prov is not None:
-                ids = prov.for_condition(c.name)
+                ids = prov.for_condition(c.name, after)
                 if ids:
                     reason += f' <span class="src">[{html.escape(prov.cite(ids))}]</span>'
                 elif c.ok is not None:
@@ -221,7 +221,7 @@ def verdict_html(agg: Aggregate, prov: Provenance | None = None) -> str:
     after = getattr(agg, "after", None)
     later = (f'<div class="after"><h3>After the decision (not the decision): {html.escape(after.decision)}</h3>'
              f"<p>The same analysis on the data as it is now, with the ratings, corrections and gold answers stored "
-             f"since the decision; it never changes the decision above.</p>{conditions(after)}</div>"
+             f"since the decision; it never changes the decision above.</p>{conditions(after, True)}</div>"
              if after is not None else "")
     return (f'<div class="verdict">{head}<h2 style="color:{color}">Verdict: {html.escape(v.decision)}{label}</h2>'
             f'{claim}{conditions(v)}{later}' + (f"<p>Notes:</p><ul>{notes}</ul>" if notes else "") + "</div>")
