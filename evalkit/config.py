@@ -352,6 +352,15 @@ def _check_ranges(cfg: Config, source: str) -> None:
         from .generation.batch import refuse_assisted_batch
 
         refuse_assisted_batch(cfg.decoding.batch_size, f"{source}: decoding.batch_size = {cfg.decoding.batch_size}")
+        if cfg.decoding.stop_strings:
+            # Transformers copies the target's stop strings into the draft's own generate() without a tokenizer, so
+            # every assisted run fails and falls back (found 2026-12-02); stopping_criteria instead are checked only
+            # once per accepted block, so the paths would stop at different places
+            raise EvalkitError(
+                f"{source}: decoding.stop_strings = {cfg.decoding.stop_strings!r} cannot be used with the assisted "
+                "path: Transformers passes them to the draft's generate() without a tokenizer, so every assisted run "
+                "would fail and fall back", "remove decoding.stop_strings (end the output with max_new_tokens or the "
+                "model's end token), or switch the assisted path off (generation_path = \"ordinary\")")
 
 
 def from_dict(data: dict, source: str = "<config>") -> Config:

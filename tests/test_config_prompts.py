@@ -253,3 +253,16 @@ def test_max_memory_accepts_the_sizes_accelerate_reads():
         assert memory_size(s) is None
         with pytest.raises(ValueError):
             convert(s)
+
+
+def test_stop_strings_are_refused_while_the_assisted_path_is_on(tmp_path):
+    """Audit, 2026-12-02: any decoding.stop_strings made every assisted run fail (Transformers hands them to the
+    draft's generate() without a tokenizer) and fall back, with nothing said before the run."""
+    f = tmp_path / "c.toml"
+    f.write_text('[decoding]\nstop_strings = ["恢复"]\n')
+    with pytest.raises(EvalkitError) as e:
+        load_config(f)
+    assert "decoding.stop_strings = ['恢复'] cannot be used with the assisted path" in str(e.value)
+    assert "remove decoding.stop_strings" in e.value.fix
+    f.write_text('generation_path = "ordinary"\n[decoding]\nstop_strings = ["恢复"]\n')
+    assert load_config(f).decoding.stop_strings == ["恢复"]  # the ordinary path alone may stop on them

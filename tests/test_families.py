@@ -15,7 +15,7 @@ from evalkit.cli import cli
 from evalkit.generation.compat import compatibility_record
 from evalkit.config import load_config
 from evalkit.errors import EvalkitError
-from evalkit.generation.models import load_pair
+from evalkit.generation.models import check_compat, load_pair
 from evalkit.study.pairs import build_pool
 from evalkit.generation.paths import available_paths, build_inputs, run_assisted, run_ordinary
 from evalkit.task.prompts import load_prompts
@@ -207,9 +207,15 @@ def test_universal_assisted_generation_bench_and_pool(families, tmp_path, data_d
     assert s["acceptance_rate"] is not None and s["counts_agree"] is True
     assert "token spaces differ" in format_summary(BenchSummary.from_json(s))
 
-    # the pool samples: Transformers' UniversalSpeculativeDecodingGenerator (another family: the draft's head is pruned)
+    # the pool samples: Transformers' UniversalSpeculativeDecodingGenerator (another family: the draft's head is
+    # pruned). With top_p = 1 it samples garbled text the target alone does not (audit, 2026-12-02): refused.
+    unfit = load_config(family_config(tmp_path / "u.toml", families, draft="other_family_draft",
+                                      assistant={"allow_different_tokenizer": True}, decoding={"mode": "sample"}))
+    rec = check_compat(unfit, progress=False)
+    assert not rec.approved and any("top_p = 1 (no nucleus cut)" in r for r in rec.reasons)
     cfg = load_config(family_config(tmp_path / "p.toml", families, draft="other_family_draft",
-                                    assistant={"allow_different_tokenizer": True}, decoding={"mode": "sample"},
+                                    assistant={"allow_different_tokenizer": True},
+                                    decoding={"mode": "sample", "top_p": 0.8},
                                     pool={"samples": 1, "prompts": ["writing-02", "writing-05"]}))
     res = build_pool(cfg, data_dir / "pool.db", progress=False, echo=lambda *_: None)
     assert res.pairs == 2 and res.fallbacks == 0

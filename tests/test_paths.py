@@ -165,3 +165,35 @@ def test_out_of_memory_on_the_ordinary_path_is_a_clear_error(pair, monkeypatch):
     monkeypatch.setattr(pair.target, "forward", oom)
     with pytest.raises(EvalkitError, match="(?s)out of memory generating 'writing-01' on the ordinary path.*fix:"):
         run_ordinary(pair, PROMPTS[0], 1)
+
+
+def test_a_failure_before_the_clock_starts_takes_no_time(pair, monkeypatch):
+    """Audit, 2026-12-02: a failure in the assisted path's preparation (before its stopwatch started) was timed from
+    0.0, i.e. the seconds since the machine booted, and the fallback's total wait inherited them."""
+    from evalkit.generation import paths
+
+    def boom(_pair):
+        raise RuntimeError("assistant settings could not be written")
+
+    monkeypatch.setattr(paths, "apply_assistant_settings", boom)
+    failed, fallback = run_path(pair, PROMPTS[0], "assisted", 7)
+    assert failed.status == "failed" and failed.error_stage == "prepare"
+    assert failed.generate_seconds == 0.0 and fallback.total_wait_seconds < 60
+
+
+def test_a_bench_process_records_no_first_call_or_warm_up_that_fell_back(make_config, monkeypatch):
+    """Audit, 2026-12-02: the assisted worker stored the fallback's (ordinary) times as its own first call and
+    warm-ups; its timed runs were correctly stored as fallbacks."""
+    from evalkit.generation import paths
+    from evalkit.generation.bench.worker import run_worker
+
+    cfg = load_config(make_config(draft="target_copy"))
+    cfg.bench.warmup, cfg.bench.reps = 2, 1
+
+    def boom(_pair):
+        raise RuntimeError("simulated: the assisted path cannot run")
+
+    monkeypatch.setattr(paths, "apply_assistant_settings", boom)
+    res = run_worker(cfg, "assisted", 1, 0, ["writing-01"])
+    assert res["process"]["first_call_seconds"] is None and res["process"]["warmup_seconds"] == [None, None]
+    assert {r["path"] for x in res["runs"] for r in x["records"]} == {"assisted", "fallback"}

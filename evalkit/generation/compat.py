@@ -265,6 +265,7 @@ def compatibility_record(
     decoding: str = "greedy",
     target_config=None,
     draft_config=None,
+    top_p: float = 1.0,
 ) -> CompatibilityRecord:
     """Build the record and its verdict for this decoding mode. Any key item unknown -> not approved. The model
     configs, when given, add the architecture and layer types (hybrid caches are checked from them)."""
@@ -335,6 +336,15 @@ def compatibility_record(
                 "target's vocab_size (draft.resize_token_embeddings(TARGET_VOCAB_SIZE, mean_resizing=False), then "
                 "save_pretrained) so both declare one token space and plain assisted generation runs"
             )
+    if rec.verdict == Route.DIFFERENT_TOKENIZER and decoding == "sample" and top_p >= 1.0:
+        # Measured (2026-12-02, tiny pair of two families, Transformers alone, 6 seeds): with top_p = 1 the universal
+        # generator sampled 6 different garbled texts where the target alone gave 2 clean ones; with top_p = 0.8 (top_k
+        # 0 or 20) assisted matched the target. Raters would be judging that, not the draft.
+        rec.verdict = Route.NOT_APPROVED
+        rec.reasons.append(
+            f"with sampling and top_p = {top_p:g} (no nucleus cut), Transformers {rec.versions['transformers']}'s "
+            "UniversalSpeculativeDecodingGenerator samples text the target alone does not (garbled tokens, measured): "
+            "set decoding.top_p below 1 (0.8 matched the target), or use greedy decoding")
     if rec.approved:
         _cache_check(rec)
     if rec.verdict == Route.SAME_TOKENIZER:

@@ -166,7 +166,7 @@ class Stopwatch:
     def __init__(self, device: str):
         self.device = device
         self.seconds: float | None = None
-        self._t0 = 0.0
+        self._t0: float | None = None  # not started: elapsed() is 0, never the seconds since the machine booted
 
     def __enter__(self):
         sync(self.device)
@@ -179,7 +179,7 @@ class Stopwatch:
         return False
 
     def elapsed(self) -> float:
-        return time.perf_counter() - self._t0
+        return 0.0 if self._t0 is None else time.perf_counter() - self._t0
 
 
 def host() -> str:

@@ -279,6 +279,7 @@ def check_compat(cfg: Config, progress: bool = True, target_tok=None) -> Compati
         decoding=cfg.decoding.mode,
         target_config=t_conf,
         draft_config=d_conf,
+        top_p=cfg.decoding.top_p,
     )
     rec.prompt_format = resolved_prompt_format(cfg, t_tok)
     rec.reasons.append("prompts are framed by " + ("the target tokenizer's chat template (one user turn)"

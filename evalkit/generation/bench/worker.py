@@ -80,10 +80,13 @@ def run_worker(cfg: Config, path: str, round_no: int, order: int, prompt_ids: li
             progress_fh.flush()
 
     # First call: recorded, never pooled with the timed runs.
+    def own_seconds(records) -> float | None:  # a run that fell back is the fallback's time, not this path's
+        return records[-1].generate_seconds if records[-1].path == path else None
+
     first = run_path(pair, prompts[0], path, base)
-    proc.first_call_seconds = first[-1].generate_seconds
+    proc.first_call_seconds = own_seconds(first)
     for _ in range(cfg.bench.warmup):
-        proc.warmup_seconds.append(run_path(pair, prompts[0], path, base)[-1].generate_seconds)
+        proc.warmup_seconds.append(own_seconds(run_path(pair, prompts[0], path, base)))
     proc.warmup_count = cfg.bench.warmup
     # Per-token cost of each model alone: target in the ordinary process, draft in the one that loads it.
     if path == GenerationPath.ORDINARY:
