@@ -12,8 +12,11 @@ _CHECKOUT = Path(__file__).resolve().parent.parent
 
 
 def on_space() -> bool:
-    """A Hugging Face Space (it sets SPACE_ID): its disk does not survive a restart, raters sign in with the Hub."""
-    return bool(os.environ.get("SPACE_ID"))
+    """A Hugging Face Space (it sets SPACE_ID and SYSTEM=spaces): its disk does not survive a restart, raters sign in
+    with the Hub. Both, as Gradio decides it (gradio.utils.get_space): with SPACE_ID alone (a Space's image run
+    elsewhere, a copied environment) Gradio mocks the OAuth routes with a cookie key anyone can compute, so Hub
+    sign-in would prove nothing; the app then runs as a local one, with personal codes."""
+    return bool(os.environ.get("SPACE_ID")) and os.environ.get("SYSTEM") == "spaces"
 
 
 def data_dir() -> Path:

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -229,8 +230,8 @@ def test_on_a_space_the_rater_comes_from_oauth_only(cfg, pool_db, monkeypatch):
     (sign_in,) = [f for f in demo.fns.values() if f.api_name == "sign_in"]
     assert [type(b) for b in sign_in.inputs] == [gr.State]
     assert ("load" in str(sign_in.targets)) or any(t[1] == "load" for t in sign_in.targets)
-    injected, *_ = special_args(sign_in.fn, [Session()], request=None)  # Gradio fills in the profile
-    assert len(injected) == 2 and injected[1] is None
+    injected, *_ = special_args(sign_in.fn, [Session()], request=None)  # Gradio fills in the profile (and request)
+    assert len(injected) == 3 and injected[1] is None
     assert "Sign in with your Hugging Face account" in next(iter(
         v for k, v in sign_in.fn(*injected).items() if getattr(k, "label", "") == "status"))
     profile = gr.OAuthProfile({"name": "Hugging Ann", "preferred_username": "hf-ann", "profile": "", "picture": ""})
@@ -383,3 +384,67 @@ def test_run_history_is_off_and_live_runs_have_their_own_queue(cfg, pool_db):
     assert (fns["live"].concurrency_limit, fns["live"].concurrency_id) == (1, "live")
     assert all(fns[n].concurrency_id != "live" for n in ("sign_in", "submit", "correct", "skip", "next_pair"))
     assert set(tab.labels) >= {"/sign_in", "/submit", "/correct", "/skip", "/next_pair", "/live", "/results"}
+
+
+def test_a_hub_account_never_takes_over_a_rater_invited_by_code(cfg, pool_db, monkeypatch):
+    """Audit, 2026-12-02: a database built locally, with a rater 'ann' invited by code who had rated, was served on a
+    Space; a different person whose Hub username is 'ann' signed in as her: her progress, her reveals, and ratings
+    stored under her name. A Hub name that is (or looks like) an invited rater's is refused."""
+    import gradio as gr
+    import gradio.oauth
+
+    monkeypatch.setattr(gradio.oauth, "_get_mocked_oauth_info", lambda: {"userinfo": {}}, raising=True)
+    from evalkit.ui import build_app
+    from evalkit.ui.session import Session
+
+    db = open_db(pool_db)
+    raters.add(db, "ann")
+    db.conn.close()
+    (sign_in,) = [f for f in build_app(cfg, pool_db, space=True).fns.values() if f.api_name == "sign_in"]
+    for username in ("ann", "ANN"):
+        profile = gr.OAuthProfile({"name": "Ann", "preferred_username": username, "profile": "", "picture": ""})
+        with pytest.raises(gr.Error, match="has the name of a rater invited to this study by personal code"):
+            sign_in.fn(Session(), profile)
+    profile = gr.OAuthProfile({"name": "Bea", "preferred_username": "bea", "profile": "", "picture": ""})
+    (session,) = [v for k, v in sign_in.fn(Session(), profile).items() if isinstance(k, gr.State)]
+    assert session.rater == "bea"
+
+
+def test_a_space_is_a_space_only_as_gradio_decides_it(monkeypatch):
+    """Audit, 2026-12-02: evalkit took SPACE_ID alone for a Space, where Gradio installs its real OAuth only with
+    SYSTEM=spaces too; in between, Gradio's mocked OAuth (a cookie key anyone can compute) made anyone an organiser."""
+    from gradio.utils import get_space
+
+    from evalkit.locations import on_space
+
+    monkeypatch.setenv("SPACE_ID", "org/evalkit")
+    monkeypatch.delenv("SYSTEM", raising=False)
+    assert not on_space() and get_space() is None
+    monkeypatch.setenv("SYSTEM", "spaces")
+    assert on_space() and get_space() == "org/evalkit"
+
+
+def test_a_hub_sign_in_ends_with_its_token(cfg, pool_db, monkeypatch):
+    """Audit, 2026-12-02: the Hub sign-in was read at page load only, and the tab kept rating after the token had
+    expired (or the rater signed out). The session now ends with the token: no event is served after it."""
+    import time
+    from types import SimpleNamespace
+
+    import gradio as gr
+    import gradio.oauth
+
+    monkeypatch.setattr(gradio.oauth, "_get_mocked_oauth_info", lambda: {"userinfo": {}}, raising=True)
+    from evalkit.ui import build_app
+    from evalkit.ui.session import Session
+
+    demo = build_app(cfg, pool_db, space=True)
+    fns = {f.api_name: f for f in demo.fns.values() if f.api_name}
+    profile = gr.OAuthProfile({"name": "Bea", "preferred_username": "bea", "profile": "", "picture": ""})
+    request = SimpleNamespace(session={"oauth_info": {"expires_at": int(time.time()) + 60}})
+    (session,) = [v for k, v in fns["sign_in"].fn(Session(), profile, request).items() if isinstance(k, gr.State)]
+    assert session.expires_at is not None
+    with pytest.raises(gr.Error, match="your Hugging Face sign-in has expired"):
+        fns["skip"].fn(replace(session, expires_at=time.time() - 1), "cannot judge it")
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM ratings")[0]["n"] == 0  # nothing stored
+    assert any(isinstance(k, gr.State) for k in fns["skip"].fn(session, "cannot judge it"))  # still valid: served
+    assert rows(pool_db, "SELECT kind FROM ratings") == [{"kind": "skip"}]

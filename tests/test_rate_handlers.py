@@ -198,7 +198,8 @@ def test_gradio_sees_the_request_parameter_of_a_wired_handler(tab):
 
     assert utils.get_type_hints(tab.h.sign_in_local) == {}  # what Gradio would see without the wrapper
     assert utils.get_type_hints(gradio_hints(tab.h.sign_in_local)) == {"request": gr.Request | None}
-    assert utils.get_type_hints(gradio_hints(tab.h.sign_in_space)) == {"profile": gr.OAuthProfile | None}
+    assert utils.get_type_hints(gradio_hints(tab.h.sign_in_space)) == {"profile": gr.OAuthProfile | None,
+                                                                        "request": gr.Request | None}
 
 
 def test_a_rater_s_share_ends_their_queue_with_its_own_words(tmp_path):

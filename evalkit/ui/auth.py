@@ -139,5 +139,19 @@ class Doorman:
             raise RatingError("you are not signed in", "use 'Sign in with Hugging Face' at the top of the page")
         name = clean_rater(profile.username)
         check_allowed(self.app, name, profile_orgs(profile))
+        # Ratings are kept by name. A database built locally (and uploaded to the Space) may hold a rater invited by
+        # code under this name, or a look-alike of it: the Hub account would inherit her progress, reveals and
+        # share, and its ratings would mix with hers. Nothing says they are one person, so the name is refused.
+        from ..store.raters import rater_by_key
+
+        with connect(self.db_path) as db:
+            holder = rater_by_key(db, name_key(name)) if db.execute(
+                "SELECT 1 FROM sqlite_master WHERE name = 'raters'").fetchone() else None
+        if holder is not None:
+            raise RatingError(
+                f"the Hugging Face account '{name}' has the name of a rater invited to this study by personal code "
+                f"('{holder['name']}'), so it cannot rate here under it",
+                "ask the study's organiser; a rater invited by code signs in with that code on a local app, not on "
+                "the Space")
         role = "organiser" if name in self.app.organisers else "rater"
         return Identity(name, role, "space")

@@ -68,6 +68,16 @@ _FORGET_INVITE_SIGNED_IN = ("() => { const who = document.querySelector('#rate-w
 _READY = "(...answers) => ({__type__: 'update', interactive: answers.every(Boolean)})"
 
 
+def oauth_expiry(request) -> float | None:
+    """When the Hugging Face sign-in behind this request ends (Gradio keeps the OAuth token's expires_at in the
+    signed session cookie); None when it cannot be read."""
+    try:
+        value = (request.session.get("oauth_info") or {}).get("expires_at") if request is not None else None
+    except Exception:  # noqa: BLE001 - no session middleware (a local app): nothing to bound
+        return None
+    return float(value) if isinstance(value, (int, float)) else None
+
+
 class RateHandlers:
     """The Rate tab's events. Each returns a dict keyed by the tab's components (only those it changes) and raises
     gr.Error with the library's message and fix (alerts.friendly) when the library refuses; nothing it returns before
@@ -144,12 +154,12 @@ class RateHandlers:
                 ui.correct_btn: update(visible=True), ui.next_btn: update(visible=True),
                 ui.skip_box: update(visible=False)}
 
-    def signed_in_screen(self, s: Session, identity, code: str, status: str = "") -> dict:
+    def signed_in_screen(self, s: Session, identity, code: str, status: str = "", expires_at: float | None = None) -> dict:
         """The first screen of a signed-in session; the browser keeps the code sealed (evalkit.rating.seal), never
         as is."""
         ui = self.ui
         s = replace(Session(lang=s.lang, labels=s.labels), rater=identity.name, organiser=identity.organiser,
-                    rater_id=identity.rater_id, credential=identity.credential)
+                    rater_id=identity.rater_id, credential=identity.credential, expires_at=expires_at)
         with connect(self.db_path) as db:
             return self.pair_screen(db, s, status) | {ui.signin_box: update(visible=False),
                                                       ui.browser_code: self.doorman.seal(code),
@@ -188,13 +198,13 @@ class RateHandlers:
         return self.signed_in_screen(s, *resumed)
 
     @friendly
-    def sign_in_space(self, s: Session, profile: gr.OAuthProfile | None) -> dict:
+    def sign_in_space(self, s: Session, profile: gr.OAuthProfile | None, request: gr.Request | None = None) -> dict:
         if profile is None:  # page load before signing in: just show the button
             return {self.ui.status: "Sign in with your Hugging Face account to start rating. · 请用 Hugging Face 账号登录。"}
         if not self.ready():
             return {self.ui.status: "The pairs are being prepared; reload this page when it says they are ready. · "
                                     "评分数据准备中，完成后请刷新页面。"}
-        return self.signed_in_screen(s, self.doorman.space_identity(profile), "")
+        return self.signed_in_screen(s, self.doorman.space_identity(profile), "", expires_at=oauth_expiry(request))
 
     def sign_out(self, s: Session) -> dict:
         ui = self.ui

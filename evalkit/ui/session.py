@@ -4,6 +4,7 @@ the pair id (and through it, which side is which path) is never sent to the brow
 from __future__ import annotations
 
 import secrets
+import time
 from dataclasses import dataclass, replace
 
 
@@ -19,6 +20,7 @@ class Session:
     token: str = ""  # one per rendered form: a replayed submit is refused by the store
     lang: str = "zh"  # the rater's language for every label and message ("zh" or "en")
     labels: str = ""  # what the form's labels on screen were made for (form.labels_key): resent only on change
+    expires_at: float | None = None  # a Hugging Face sign-in's end (its OAuth token's expiry): no event after it
 
     def with_pair(self, pair_id: str | None) -> "Session":
         return replace(self, pair_id=pair_id, rating_id=None, correcting=False, token=secrets.token_hex(12))
@@ -46,5 +48,10 @@ def require_rater(db, s: "Session | None") -> str:
 
     if s is None or not s.rater:
         raise RatingError("you are not signed in", "sign in at the top of the Rate tab")
+    if s.expires_at is not None and time.time() > s.expires_at:
+        # the Hub sign-in is read once, at page load: bounded by its token's life, an open tab cannot outlive it (a
+        # rater removed from an allowed organisation, or signed out elsewhere, is checked again at the next load)
+        raise RatingError("your Hugging Face sign-in has expired, so this session has ended; nothing was stored",
+                          "reload the page and sign in with Hugging Face again")
     check_current(db, s.rater_id, s.credential)
     return s.rater
