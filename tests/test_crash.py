@@ -142,3 +142,31 @@ def test_sigkill_mid_stream_loses_no_acknowledged_rating(tmp_path):
     finally:
         proc2.terminate()
         proc2.wait(timeout=30)
+
+
+def test_sigterm_closes_the_server_and_runs_the_final_sync(tmp_path):
+    """Audit, 2026-12-02: a Space stops the app with SIGTERM, whose default ends the process at once, so serve's
+    final push never ran and the ratings since the last sync (up to EVALKIT_SYNC_EVERY) were lost with the disk.
+    Here the Hub cannot be reached (offline), so the final push's attempt shows as its logged failure."""
+    import os
+
+    db_file = tmp_path / "term.db"
+    loadbench.build_pool(db_file, 3)
+    config = tmp_path / "term.toml"
+    config.write_text("[app]\nsignup = \"open\"\n", encoding="utf-8")
+    port, log = free_port(), tmp_path / "term.log"
+    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "EVALKIT_SYNC_REPO": "org/evalkit-ratings",
+           "EVALKIT_SYNC_EVERY": "3600", "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--db", str(db_file), "--config", str(config),
+                             "--no-prepare", "--host", "127.0.0.1", "--port", str(port)],
+                            cwd=str(tmp_path), stdout=open(log, "ab"), stderr=subprocess.STDOUT, env=env)
+    try:
+        loadbench.wait_until_serving(f"http://127.0.0.1:{port}/", proc)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    text = log.read_text(encoding="utf-8", errors="replace")
+    assert "stopping on signal" in text and "closing server" in text
+    assert "push to org/evalkit-ratings failed" in text and "local data kept" in text  # the final push ran

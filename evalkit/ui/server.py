@@ -99,6 +99,7 @@ def serve(cfg: Config, path: Path, *, host: str | None = None, port: int | None 
     port = port if port is not None else (cfg.app.port or None)
     if sync is not None:
         sync.start()
+    _stop_cleanly_on_sigterm()
     try:
         launch(demo, server_name=host, server_port=None if space else port)
     except OSError as e:  # Gradio's "Cannot find empty port": the port is taken, or the host is not this machine's
@@ -110,6 +111,25 @@ def serve(cfg: Config, path: Path, *, host: str | None = None, port: int | None 
             prep.stop()
         if sync is not None:
             sync.stop(final_push=True)
+
+
+def _stop_cleanly_on_sigterm() -> None:
+    """A Space (and systemd, docker stop) stops the app with SIGTERM, whose default ends the process at once: serve's
+    clean-up would not run, and the ratings stored since the last sync (up to EVALKIT_SYNC_EVERY seconds) would be
+    lost with the Space's disk. SIGTERM is turned into the interruption Gradio's main loop already handles (it closes
+    the server), so the final push and the preparation's stop run."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():  # signals reach the main thread only
+        return
+
+    def interrupt(signum, _frame):
+        print(f"evalkit: stopping on signal {signum} (SIGTERM): closing the server, then the final sync",
+              file=sys.stderr)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
 
 
 # Ports drawn for apps started beside others: below Linux's default ephemeral range (32768-60999), from which the
