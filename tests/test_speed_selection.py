@@ -102,3 +102,22 @@ def test_a_speed_up_from_the_pool_says_how_many_assisted_samples_fell_back(tmp_p
     agg = aggregate(open_db(path))
     assert agg.speed.source.startswith("pair pool") and agg.speed.fallback_runs == 7
     assert "7 assisted run(s) fell back; they are not counted as assisted" in agg.notes
+
+
+def test_a_benchmark_with_a_failed_worker_says_its_figures_rest_on_part_of_the_protocol(tmp_path):
+    """Audit, 2026-12-02: a benchmark whose worker failed stored the others' runs, and its speed-up was used as if the
+    whole protocol had run, with nothing said."""
+    from evalkit.study.synthetic import SyntheticStudy, build_study, gate_file_text
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=100, margin=0.15))
+    db = open_db(tmp_path / "s.db")
+    build_study(db, SyntheticStudy(pairs=20, raters_per_pair=3, raters=12, seed=1, gate_path=str(gate)))
+    assert not any("worker processes failed" in n for n in aggregate(db).notes)
+    bench = db.execute("SELECT id FROM experiments WHERE kind = 'bench'").fetchone()[0]
+    db.execute("UPDATE bench_processes SET status = 'failed', error = 'OutOfMemoryError' WHERE id = "
+               "(SELECT MAX(id) FROM bench_processes WHERE experiment_id = ?)", [bench])
+    db.conn.commit()
+    agg = aggregate(db)
+    assert agg.speed.source == "benchmark"
+    assert any(f"1 of benchmark {bench}'s" in n and "worker processes failed" in n for n in agg.notes)

@@ -127,8 +127,22 @@ def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None,
                   throughput_ratio=everything.throughput_ratio,
                   throughput_ci95=list(everything.throughput_ci95) if everything.throughput_ci95 else None,
                   throughput_pairs=everything.throughput_pairs, selection_gap=everything.selection_gap,
-                  notes=list(getattr(everything, "notes", [])))
+                  notes=list(getattr(everything, "notes", [])) + _failed_workers(db, exp_id, source))
     return pd.DataFrame(paths), pd.DataFrame(speed_rows), speed
+
+
+def _failed_workers(db, bench_id: int | None, source: str | None) -> list[str]:
+    """A benchmark stores the runs of the workers that finished, then its failed workers, and raises: its speed-up
+    then rests on part of the protocol (an ABBA round may be missing), which must be said."""
+    if source != "benchmark" or bench_id is None:
+        return []
+    failed, total = db.execute("SELECT SUM(status = 'failed'), COUNT(*) FROM bench_processes WHERE experiment_id = ?",
+                               [bench_id]).fetchone()
+    if not failed:
+        return []
+    return [f"{failed} of benchmark {bench_id}'s {total} worker processes failed (their errors are in "
+            "bench_processes): its figures rest on the others' runs only, not the whole protocol; run `evalkit bench` "
+            "again"]
 
 
 def _pool_fallbacks(db, study_id: int | None, before: str | None) -> int:
