@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ..errors import EvalkitError
 from .identity import InputError, clean_name, name_key
-from ..store import NameTaken, insert_rater, replace_secret, revoke_rater
+from ..store import NameTaken, insert_rater, rater_by_key, replace_secret, revoke_rater
 
 ROLES = ("rater", "organiser")
 
@@ -113,6 +113,14 @@ def add(db, name: str, *, organiser: bool = False) -> Credential:
 def sign_up(db, name: str) -> Credential:
     """Open sign-up: a new rater identity under an unused name (rater rights only)."""
     return _create(db, name, "rater", "signup")
+
+
+def invited_holder(db, name: str) -> dict | None:
+    """The registry's identity whose name is `name` or a look-alike of it (None when there is none, or no registry
+    yet): a Hub account must not rate under an invited rater's name (evalkit.ui.auth.Doorman.space_identity)."""
+    if not db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'raters'").fetchone():
+        return None
+    return rater_by_key(db, name_key(name))
 
 
 def _missing(name: str) -> EvalkitError:

@@ -142,11 +142,8 @@ class Doorman:
         # Ratings are kept by name. A database built locally (and uploaded to the Space) may hold a rater invited by
         # code under this name, or a look-alike of it: the Hub account would inherit her progress, reveals and
         # share, and its ratings would mix with hers. Nothing says they are one person, so the name is refused.
-        from ..store.raters import rater_by_key
-
         with connect(self.db_path) as db:
-            holder = rater_by_key(db, name_key(name)) if db.execute(
-                "SELECT 1 FROM sqlite_master WHERE name = 'raters'").fetchone() else None
+            holder = raters.invited_holder(db, name)
         if holder is not None:
             raise RatingError(
                 f"the Hugging Face account '{name}' has the name of a rater invited to this study by personal code "
