@@ -334,8 +334,9 @@ def test_fidelity_refuses_empty_input_instead_of_judging_nothing():
     assert r.exit_code == 1 and "Error: no output text on standard input" in r.output and "PASS" not in r.output
 
 
-@pytest.mark.parametrize("bad", [["--url", "my-app.example"], ["--config", "BADTOML"]])
-def test_raters_add_checks_the_link_before_making_a_code_shown_once(tmp_path, data_dir, bad):
+@pytest.mark.parametrize("bad, message", [(["--url", "my-app.example"], "http:// or https://"),
+                                          (["--config", "BADTOML"], "not valid TOML")])
+def test_raters_add_checks_the_link_before_making_a_code_shown_once(tmp_path, data_dir, bad, message):
     # the code is shown once: a --url or --config that fails after the rater is made would cost it
     broken = tmp_path / "bad.toml"
     broken.write_text("not toml [", encoding="utf-8")
@@ -343,7 +344,7 @@ def test_raters_add_checks_the_link_before_making_a_code_shown_once(tmp_path, da
     r = CliRunner().invoke(cli, ["raters", "add", "bob", "--db", str(db), *[str(broken) if a == "BADTOML" else a
                                                                             for a in bad]])
     assert r.exit_code == 1 and "Traceback" not in r.output and "personal code" not in r.output, r.output
-    assert "http:// or https://" in r.output or "not valid TOML" in r.output
+    assert message in r.output
     listed = CliRunner().invoke(cli, ["raters", "list", "--db", str(db)])
     assert "bob" not in listed.output
 

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.slow
 RATERS = 50
 RATINGS = 1000
 PAIRS = RATINGS // RATERS  # 20 pairs; ratings_per_pair = RATERS, so every rater rates every pair once
-BOUND_SECONDS = 150  # the raters stop here whatever happens (typically ~95 s on 2 cores)
+BOUND_SECONDS = 480  # a hang guard, not a speed target (typically ~95 s on 2 cores; throughput: scripts/loadbench.py)
 
 
 def test_fifty_raters_submit_a_thousand_ratings_none_lost_none_duplicated(tmp_path):

@@ -178,7 +178,8 @@ def test_a_failure_before_the_clock_starts_takes_no_time(pair, monkeypatch):
     monkeypatch.setattr(paths, "apply_assistant_settings", boom)
     failed, fallback = run_path(pair, PROMPTS[0], "assisted", 7)
     assert failed.status == "failed" and failed.error_stage == "prepare"
-    assert failed.generate_seconds == 0.0 and fallback.total_wait_seconds < 60
+    assert failed.generate_seconds == 0.0
+    assert fallback.total_wait_seconds == pytest.approx(fallback.generate_seconds + (fallback.decode_seconds or 0))
 
 
 def test_a_bench_process_records_no_first_call_or_warm_up_that_fell_back(make_config, monkeypatch):

@@ -857,7 +857,7 @@ def test_an_organiser_who_saw_the_results_while_pairs_she_could_rate_had_ratings
         assert "olga" not in {r["rater"] for r in counted}
         assert not rows(pool_db, "SELECT 1 FROM closed_pairs WHERE pair_id = ?", [mine["pair_id"]])  # fills no quota
         who = org.call("/next_pair")["who"]
-        assert "not counted" in who or "不计分" in who
+        assert "你已查看结果" in who and "在评分期间查看结果后" not in who  # told she has seen them, not warned
         org.submit()  # her next pair too: the store decides, from the record, whatever the client sends
         assert {r["blind"] for r in rows(pool_db, "SELECT blind FROM ratings WHERE rater = 'olga'")} == {0}
 
