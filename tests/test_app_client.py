@@ -115,7 +115,11 @@ def test_rater_journey_submit_reveal_correct_skip(tiny_models, tmp_path, pool_db
                                            [pair["a_generation_id"], pair["b_generation_id"]])}
         for g in gens.values():
             assert f"{g['generate_seconds']:.3f} | {g['new_tokens']} |" in reveal
-        assert "Speed-up for this pair" in reveal or "No speed-up for this pair" in reveal
+        from evalkit.generation.speed import pair_speedup
+
+        sp = pair_speedup(dict(gens["ordinary"], seconds=gens["ordinary"]["generate_seconds"]),
+                          dict(gens["assisted"], seconds=gens["assisted"]["generate_seconds"]), cfg.bench.length_tolerance)
+        assert (f"Speed-up for this pair: {sp:.2f}×" if sp is not None else "No speed-up for this pair") in reveal
         assert f"1 / {POOL_PAIRS}" in done["who"]
 
         # Locked: a second submit is refused; Correct unlocks with the stored answers, and saving adds a row.

@@ -5,6 +5,7 @@ holds recommended with gate lines the gate file accepts."""
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import replace
 
 import pytest
@@ -113,10 +114,20 @@ def test_the_recommended_design_is_sized_again_for_larger_rosters():
     assert f"max_ratings_per_rater = {c.rater_share(c.rosters[c.roster])}" in format_comparison(c)
     text = format_comparison(c)
     assert "onboarding" in text and "| 48 |" in text.replace(" ← fewest hours", "")
-    if c.roster:  # a larger roster is cheaper: its own gate lines, which the gate file accepts
-        r = c.rosters[c.roster]
-        assert f"With {r.raters} raters" in text and f"planned_pairs = {r.planned_pairs}" in text
-        assert f"planned_raters = {r.raters}" in text
+    # where raters judge the paths differently and onboarding is free, more raters need fewer ratings: a larger
+    # roster wins, with its own gate lines, which the gate file accepts
+    spread = Scenario(replace(model, rater_path_sd=0.5), pool=900, margin=0.2, minutes_per_rating=0.5,
+                      onboarding_minutes=0)
+    wide = compare(spread, 0.8, 80, designs[:1], rosters=(12, 24, 48))
+    assert wide.roster > 0
+    r = wide.rosters[wide.roster]
+    assert r.expected_ratings < wide.rosters[0].expected_ratings
+    text = format_comparison(wide)
+    assert f"With {r.raters} raters" in text and f"planned_pairs = {r.planned_pairs}" in text
+    assert f"planned_raters = {r.raters}" in text
+    lines = text[text.index(f"With {r.raters} raters"):]
+    gate = parse_gate("\n".join(l.strip() for l in lines.splitlines() if re.match(r"\s*\w+ = ", l)), "plan")
+    assert gate.planned_raters == r.raters and gate.planned_pairs == r.planned_pairs
 
 
 def test_the_plan_shows_what_the_claim_about_raters_in_general_costs_over_these_raters():
