@@ -10,7 +10,7 @@ from apphelpers import (  # noqa: F401
     answer_all, chromium_page, pair_shown, pool_db, pool_template, rows, served, shown_texts, sign_in, write_config,
 )
 # Browser-only module: without Playwright (a fast, minimal install) it is skipped, not an import error.
-from playwright.sync_api import expect  # a missing browser stack fails the run, never skips it
+expect = pytest.importorskip("playwright.sync_api").expect  # the fast subset (-m "not browser") runs without it
 
 from evalkit.config import load_config
 from evalkit.task.prompts import load_prompts

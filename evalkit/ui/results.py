@@ -10,11 +10,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..config import Config
-from ..rating.roster import check_current
 from ..rating.queue import counts, results_open
 from .db import connect
 from .alerts import friendly
-from .session import Session
+from .session import Session, require_rater
 from .words import word
 
 if TYPE_CHECKING:  # gradio is imported where it is used (it is slow to import)
@@ -104,7 +103,7 @@ def may_see_aggregates(db, cfg: Config, session: Session | None) -> tuple[bool, 
     (rating.queue.results_open); nobody else. With the reason when not."""
     if session is None or session.rater is None:
         return False, "sign in on the Rate tab"
-    check_current(db, session.rater_id, session.credential)  # a revoked or re-issued code ends the session
+    require_rater(db, session)  # a revoked or re-issued code, or an expired Hub sign-in, ends the session
     if session.organiser:
         return True, ""
     return results_open(db, session.rater, cfg.app.ratings_per_pair, cfg.app.results_skip_allowance,

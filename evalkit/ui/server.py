@@ -2,8 +2,8 @@
 the Hub when the Space lost it, start preparing the pair pool in its own process when there is none, build the
 Gradio app and launch it, pushing database snapshots while it runs.
 
-On a Hugging Face Space (SPACE_ID and SYSTEM=spaces set, as Gradio decides it) raters sign in with Hugging Face; locally they use personal codes
-(`evalkit raters add`), or pick a name when the config opens sign-up."""
+On a Hugging Face Space (SPACE_ID and SYSTEM=spaces set, as Gradio decides it) raters sign in with Hugging Face;
+locally they use personal codes (`evalkit raters add`), or pick a name when the config opens sign-up."""
 
 from __future__ import annotations
 
