@@ -231,14 +231,14 @@ SECRET_CONFIG = {"models": {"target": "demo:target"},
 
 def _store_secret_config(db):
     """The pool experiment's config, and one generation's, as a Space's config stores them (cfg.to_dict())."""
-    from evalkit.store.runs import _hash_json
+    from evalkit.store import json_hash
 
     db.execute("UPDATE experiments SET config_json = ?, config_hash = ? WHERE kind = 'pool'",
-               [json.dumps(SECRET_CONFIG), _hash_json(SECRET_CONFIG)])
+               [json.dumps(SECRET_CONFIG), json_hash(SECRET_CONFIG)])
     db.execute("UPDATE generations SET effective_config = ? WHERE id = (SELECT MIN(id) FROM generations)",
                [json.dumps({"config": SECRET_CONFIG, "route": "same_tokenizer"})])
     db.conn.commit()
-    return _hash_json(SECRET_CONFIG)
+    return json_hash(SECRET_CONFIG)
 
 
 def test_no_passcode_or_username_from_the_stored_config_leaves_the_machine(db, tmp_path):

@@ -143,11 +143,6 @@ def published_config(config: dict, keep_names: bool = False) -> dict:
     return {**config, "app": {**app, **changes}}
 
 
-def config_hash(config: dict) -> str:
-    """The hash evalkit stores with a config (store.runs), here of a published one."""
-    return hashlib.sha256(json.dumps(config, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
-
-
 def published_config_row(config_json: str | None, stored_hash: str, keep_names: bool = False) -> tuple[str, str]:
     """An experiment's (config_json, config_hash) as published: scrubbed (published_config), with the hash of the
     scrubbed config when scrubbing changed it (the stored hash covers the passcodes: a weak one could be guessed from
@@ -156,7 +151,9 @@ def published_config_row(config_json: str | None, stored_hash: str, keep_names: 
     out = published_config(cfg, keep_names)
     if out is cfg:
         return config_json, stored_hash
-    return json.dumps(out, ensure_ascii=False, sort_keys=True), config_hash(out)
+    from ..store import json_hash  # the hash the store keeps beside a config, of the published one
+
+    return json.dumps(out, ensure_ascii=False, sort_keys=True), json_hash(out)
 
 
 def tables(db, keep_rater_names: bool = False) -> dict[str, list[dict]]:

@@ -22,7 +22,7 @@ from .ratings import SHARE_COUNTS, PairFull, ShareReached, claim_pair, insert_ra
 from .studies import FIRST_STUDY, attach_pool, gate_mismatch, insert_decision
 from .runs import (
     copy_experiment, generation, insert_bench_process, insert_bench_processes, insert_experiment, insert_generations,
-    insert_prescreen, insert_rows, insert_together, insert_tune_trials,
+    insert_prescreen, insert_rows, insert_together, insert_tune_trials, json_hash,
 )
 
 __all__ = [
@@ -30,7 +30,7 @@ __all__ = [
     "MIGRATIONS", "NameTaken", "PairFull", "SHARE_COUNTS", "ShareReached", "copy_experiment", "generation", "insert_bench_process",
     "insert_bench_processes", "insert_experiment", "insert_generations", "insert_gold_pairs", "insert_pairs",
     "insert_prescreen", "insert_rater", "insert_rating", "insert_results_seen", "insert_rows", "insert_shard_items",
-    "insert_together", "insert_tune_trials",
+    "insert_together", "insert_tune_trials", "json_hash",
     "migrate", "new_pair_id", "now", "open_db", "rater_by_key", "reference_hash",
     "replace_secret", "restore_file", "revoke_rater", "snapshot", "store_references", "write_transaction",
 ]

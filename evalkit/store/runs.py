@@ -12,7 +12,8 @@ from ..records import BatchRun, GenerationRecord, ProcessRecord, TimingRun
 from .database import now, write_transaction
 
 
-def _hash_json(obj) -> str:
+def json_hash(obj) -> str:
+    """The short hash evalkit stores beside a config or compatibility record (experiments.config_hash)."""
     return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
 
 
@@ -53,9 +54,9 @@ def insert_experiment(db, kind: str, config: dict, compat, note: str = "", gate:
                 "created_at": now(),
                 "kind": kind,
                 "config_json": json.dumps(config, ensure_ascii=False, sort_keys=True),
-                "config_hash": _hash_json(config),
+                "config_hash": json_hash(config),
                 "compat_json": json.dumps(compat, ensure_ascii=False, sort_keys=True),
-                "compat_hash": _hash_json(compat),
+                "compat_hash": json_hash(compat),
                 "note": note,
                 "gate_json": json.dumps(gate, ensure_ascii=False, sort_keys=True),
                 "gate_hash": gate.get("hash", ""),
