@@ -93,6 +93,11 @@ class AssistantConfig:
 class BenchConfig:
     # Timed repetitions per prompt per path per round.
     reps: int = 5
+    # Rounds, each starting every path in a fresh process, in ABBA order (odd rounds in the paths' order, even rounds
+    # reversed; the protocol's minimum is 2). The speed-up's interval takes the round as its unit (a process's drift
+    # moves all its timings): with 2 its t quantile is 12.7 (1 degree of freedom) and a draft that is truly 1.5x
+    # faster with 4% drift between processes shows a median lower end of 1.05; with 4, 1.39 (tests/test_speed_selection.py).
+    rounds: int = 4
     # Untimed warm-up calls per path before timing (after the recorded first call).
     warmup: int = 1
     # Two outputs are comparable when stop reasons match and lengths differ by at most this fraction.
@@ -297,6 +302,7 @@ _RANGES = [
     ("assistant.assistant_confidence_threshold", lambda v: 0 <= v < 1, "in [0, 1)"),
     ("assistant.prompt_lookup_num_tokens", lambda v: v >= 0, ">= 0"),
     ("bench.reps", lambda v: v >= 1, ">= 1"),
+    ("bench.rounds", lambda v: v >= 2, ">= 2 (the protocol's ABBA: each path in a fresh process, the order swapped)"),
     ("bench.warmup", lambda v: v >= 0, ">= 0"),
     ("bench.length_tolerance", lambda v: v >= 0, ">= 0"),
     ("bench.bootstrap", lambda v: v >= 100, ">= 100"),

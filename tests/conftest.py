@@ -49,6 +49,7 @@ def make_config(tmp_path, tiny_models):
             "assistant.num_assistant_tokens": 4,
             "assistant.assistant_confidence_threshold": 0.0,
             "bench.reps": 2,
+            "bench.rounds": 2,  # the protocol's minimum (the default, 4, doubles every benchmark's processes)
             "bench.warmup": 0,
             "bench.bootstrap": 200,
             "pool.samples": 2,

@@ -294,7 +294,8 @@ def test_decide_needs_a_row_for_every_criterion():
     from evalkit.task.criteria import CRITERIA, title
 
     g = asdict(parse_gate(gate_file_text(planned_pairs=50, margin=0.1, claim="these raters"), "test"))
-    speed = SimpleNamespace(speedup_ci95=[1.8, 2.2], source="benchmark", extra_memory_mb=100.0)
+    speed = SimpleNamespace(speedup_ci95=[1.8, 2.2], source="benchmark", extra_memory_mb=100.0, comparable_pairs=20,
+                            matched_pairs=20, throughput_ratio=2.0, throughput_ci95=[1.8, 2.2], notes=[])
 
     def row(c, low, high):
         return {"criterion": c, "difference": (low + high) / 2, "ci_low": low, "ci_high": high, "pairs": 50,

@@ -121,3 +121,86 @@ def test_a_benchmark_with_a_failed_worker_says_its_figures_rest_on_part_of_the_p
     agg = aggregate(db)
     assert agg.speed.source == "benchmark"
     assert any(f"1 of benchmark {bench}'s" in n and "worker processes failed" in n for n in agg.notes)
+
+
+def bench_rows(rng, speedup: float, rounds: int, drift: float, noise: float = 0.02, prompts: int = 3, reps: int = 3,
+               assisted_tokens: int = 100) -> list[dict]:
+    """A benchmark's timed runs: each round starts every path in a fresh process whose state (memory placement, the
+    clock, other work on the machine) scales all its times by one log-normal factor (sd `drift`); each run adds its
+    own noise. Assisted is truly `speedup` times faster on every prompt (per token when it writes as many)."""
+    rows = []
+    for r in range(1, rounds + 1):
+        process = {path: rng.lognormal(0, drift) for path in ("ordinary", "assisted")}
+        for p in range(prompts):
+            base = 1.0 + p
+            for rep in range(reps):
+                for path, sec, tokens in (("ordinary", base, 100),
+                                          ("assisted", base / speedup * assisted_tokens / 100, assisted_tokens)):
+                    rows.append({"path": path, "prompt_id": f"p{p}", "round": r, "rep": rep, "stop_reason": "eos",
+                                 "new_tokens": tokens, "seconds": sec * process[path] * rng.lognormal(0, noise),
+                                 "token_hash": f"{path}{r}{p}{rep}", "device": "cpu"})
+    return rows
+
+
+def test_a_benchmark_interval_covers_the_speed_up_when_processes_drift():
+    """The rounds are the unit: with a few percent of drift between processes, a bootstrap over the runs inside them
+    covers the true speed-up in about half of the benchmarks; the interval with the rounds as its unit holds its
+    level, with 2 rounds and with 4."""
+    rng = np.random.default_rng(7)
+    true = 1.5
+    for rounds in (2, 4):
+        covered = {False: 0, True: 0}
+        studies = 200
+        for _ in range(studies):
+            rows = bench_rows(rng, true, rounds, drift=0.04)
+            for processes in (False, True):
+                fig = measure_speed(rows, tolerance=0.1, resamples=200, processes=processes)
+                covered[processes] += fig.ci95[0] <= true <= fig.ci95[1]
+        assert covered[False] / studies < 0.8, (rounds, covered)  # the runs alone: far below 95%
+        assert covered[True] / studies >= 0.92, (rounds, covered)
+    # the per-token figure takes the rounds as its unit too
+    fig = measure_speed(bench_rows(rng, true, 4, drift=0.04), tolerance=0.1, resamples=200, processes=True)
+    assert fig.throughput_ci95[0] <= fig.ci95[1] and fig.throughput_ci95[1] >= fig.ci95[0]
+
+
+def test_a_benchmark_with_one_round_gets_no_interval_and_says_why():
+    rows = [r for r in bench_rows(np.random.default_rng(1), 1.5, 2, drift=0.04) if r["round"] == 1]
+    fig = measure_speed(rows, tolerance=0.1, resamples=200, processes=True)
+    assert fig.speedup is not None and fig.ci95 is None and fig.throughput_ci95 is None
+    assert any("1 round(s) of worker processes" in n for n in fig.notes)
+    # the pool's single runs (both paths in one process, one after the other): the pair stays the unit
+    assert measure_speed(rows, tolerance=0.1, resamples=200).ci95 is not None
+
+
+def speed_of(fig, source="benchmark"):
+    from evalkit.aggregate.timing import Speed
+
+    return Speed(source=source, experiment_id=1, speedup=fig.speedup, speedup_ci95=list(fig.ci95) if fig.ci95 else None,
+                 comparable_pairs=fig.comparable_pairs, matched_pairs=fig.matched_pairs,
+                 identical_outputs=fig.identical_outputs, extra_memory_mb=10.0, fallback_runs=0,
+                 throughput_ratio=fig.throughput_ratio,
+                 throughput_ci95=list(fig.throughput_ci95) if fig.throughput_ci95 else None,
+                 throughput_pairs=fig.throughput_pairs, selection_gap=fig.selection_gap, notes=list(fig.notes))
+
+
+def test_the_speed_condition_needs_the_per_token_ratio_and_enough_comparable_pairs():
+    from evalkit.aggregate.verdict import speed_condition
+
+    rng = np.random.default_rng(3)
+    # truly 1.5x faster, same lengths: passes
+    good = speed_condition(speed_of(measure_speed(bench_rows(rng, 1.5, 4, drift=0.01), 0.1, 300, processes=True)), 1.1)
+    assert good.ok is True and "tokens/s ratio" in good.reason
+    # as fast per token, but 8% shorter outputs (within the 10% tolerance): the time ratio alone would pass
+    short = measure_speed(bench_rows(rng, 1.0, 4, drift=0.005, noise=0.005, assisted_tokens=92), 0.1, 300,
+                          processes=True)
+    assert short.ci95[0] >= 1.05 and short.throughput_ci95[0] < 1.05
+    cond = speed_condition(speed_of(short), 1.05)
+    assert cond.ok is False and "not per token" in cond.reason
+    # 15 of 40 pairs comparable: undecided, whatever the interval of the 15
+    picked = measure_speed(runs(15, 25), tolerance=0.1, resamples=300)
+    cond = speed_condition(speed_of(picked, "pair pool"), 1.1)
+    assert picked.ci95[0] > 1.1 and cond.ok is None and "only 15 of 40 matched pairs" in cond.reason
+    # no interval (one round): undecided, and the reason says why
+    one = [r for r in bench_rows(rng, 1.5, 2, drift=0.01) if r["round"] == 2]
+    cond = speed_condition(speed_of(measure_speed(one, 0.1, 300, processes=True)), 1.1)
+    assert cond.ok is None and "worker processes" in cond.reason

@@ -103,7 +103,7 @@ def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None,
     for path in versus:
         for prompt_id in [ALL] + sorted({r["prompt_id"] for r in rows}):
             fig = measure_speed(rows if prompt_id == ALL else [r for r in rows if r["prompt_id"] == prompt_id],
-                                tolerance, resamples, path)
+                                tolerance, resamples, path, processes=source == "benchmark")
             if path != GenerationPath.ASSISTED and not fig.matched_pairs:
                 continue
             speed_rows.append({

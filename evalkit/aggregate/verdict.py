@@ -297,6 +297,42 @@ def interval_text(r: dict, confidence: float) -> str:
             f"{r['ci_high']:+.3f}] over {r['pairs']} pairs{same} and {r['raters']} raters{ppi}")
 
 
+# The speed-up over comparable pairs is the protocol's time ratio, but comparability is judged on the outputs, so the
+# pairs it keeps are chosen by what each path wrote. Where fewer than half the matched pairs are comparable it says
+# more about that choice than about the paths, and the condition is left undecided.
+MIN_COMPARABLE_SHARE = 0.5
+
+
+def speed_condition(speed, minimum: float) -> Condition:
+    """The gate's speed condition. Two lower ends must reach the minimum: the speed-up's over comparable pairs (the
+    protocol's ratio of median times) and the tokens-per-second ratio's over every matched pair, which selects
+    nothing: an assisted path that is faster only because it writes less passes the first and not the second
+    ("shorter and faster output does not show that the mechanism helps", the brief's protocol). Undecided when
+    either was not measured, or when fewer than MIN_COMPARABLE_SHARE of the matched pairs are comparable."""
+    lo = speed.speedup_ci95[0] if speed.speedup_ci95 else None
+    if lo is None:
+        return Condition("speed-up", None, "no speed-up interval measured over comparable outputs"
+                         + "".join(f"; {n}" for n in speed.notes if "no interval" in n))
+    where = f"{speed.comparable_pairs} of {speed.matched_pairs} matched pairs comparable, {speed.source}"
+    if speed.comparable_pairs < MIN_COMPARABLE_SHARE * speed.matched_pairs:
+        return Condition("speed-up", None,
+                         f"only {where}: fewer than {MIN_COMPARABLE_SHARE:.0%}, so the speed-up rests on the outputs "
+                         f"the comparison kept, not on the paths (95% CI lower end {lo:.2f}); make the outputs "
+                         "comparable (the same stopping, bench.length_tolerance) and benchmark again")
+    tps = speed.throughput_ci95[0] if speed.throughput_ci95 else None
+    text = (f"95% CI lower end {lo:.2f} vs minimum {minimum:.2f} ({where}); tokens/s ratio over every matched pair "
+            + ("not measured" if tps is None else f"{speed.throughput_ratio:.2f}, lower end {tps:.2f}"))
+    if tps is None:
+        return Condition("speed-up", None, text)
+    if lo >= minimum and tps < minimum:
+        text += (": the time ratio passes only on the comparable pairs, not per token over every pair (shorter "
+                 "outputs, or chosen ones, are not a faster path)")
+    elif min(lo, tps) < minimum <= min(speed.speedup or 0, speed.throughput_ratio or 0) and speed.source == "benchmark":
+        text += ("; the estimates reach the minimum but the interval does not: its unit is the benchmark's round (a "
+                 "fresh process per path), so `evalkit bench --rounds 6` (more rounds) narrows it")
+    return Condition("speed-up", bool(lo >= minimum and tps >= minimum), text)
+
+
 def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs: int, n_pairs: int,
            identical: int = 0, look=None) -> Verdict:
     """KEEP, DROP or INSUFFICIENT DATA with one reason per gate condition. `speed`: the aggregate's Speed;
@@ -348,10 +384,7 @@ def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs
                                      f"rated pairs, the first of the queue's random order, each with its first {per_pair} "
                                      "ratings, and "
                                      f"{same} identical pairs{later}".format(per_pair=per_pair)) + last))
-    lo = speed.speedup_ci95[0] if speed.speedup_ci95 else None
-    conditions.append(Condition("speed-up", None if lo is None else lo >= g["min_speedup_ci_low"],
-                                "no speed-up measured over comparable outputs" if lo is None else
-                                f"95% CI lower end {lo:.2f} vs minimum {g['min_speedup_ci_low']:.2f} ({speed.source})"))
+    conditions.append(speed_condition(speed, g["min_speedup_ci_low"]))
     if fidelity:
         worst = min(fidelity, key=lambda r: r["ci_low"])
         passed = [bool(r["ok"] or r.get("passed_at_look")) for r in fidelity]

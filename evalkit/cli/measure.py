@@ -111,6 +111,9 @@ def run(config_path, db_path, prompt_id, path, seed, batch_size, as_json):
 @config_option
 @db_option
 @click.option("--reps", type=int, default=None, help="Timed repetitions per prompt per path per round (default: bench.reps, 5).")
+@click.option("--rounds", type=int, default=None,
+              help="Rounds, each path in a fresh process per round, ABBA order (default: bench.rounds, 4; at least "
+                   "2); the speed-up's interval takes the round as its unit, so more rounds narrow it.")
 @click.option("--decoding", type=click.Choice(["greedy", "sample"]), default=None, help="Override decoding.mode.")
 @click.option("--prompt", "prompt_ids", multiple=True, help="Limit to these prompt ids (repeatable).")
 @click.option("--batch-sizes", default=None, callback=csv_of(int),
@@ -118,13 +121,14 @@ def run(config_path, db_path, prompt_id, path, seed, batch_size, as_json):
                    "assisted at batch 1, and name the batch size from which ordinary's total throughput wins.")
 @click.option("--json", "as_json", is_flag=True, help="Print {summary, runs, batch_runs} as JSON.")
 @fail_clearly
-def bench(config_path, db_path, reps, decoding, prompt_ids, batch_sizes, as_json):
+def bench(config_path, db_path, reps, rounds, decoding, prompt_ids, batch_sizes, as_json):
     """Benchmark ordinary vs assisted by the protocol: each path in its own process, ABBA rounds.
 
     Stores every raw run; prints medians, IQR, tokens/s, the speed-up (each prompt's median ordinary /
-    median assisted seconds, then the median over prompts) with a bootstrap 95% CI over comparable
-    outputs only, identical-output share, acceptance, tokens per target pass, and the
-    theoretical speed-up beside the measured one. Every other path the config switches on (prompt lookup:
+    median assisted seconds, then the median over prompts) with a 95% CI over comparable outputs only (the pair
+    bootstrap and Student's t over the rounds' own speed-ups, whichever is wider: a process's drift moves all its
+    runs), the tokens/s ratio over every matched pair beside it, identical-output share, acceptance, tokens per
+    target pass, and the theoretical speed-up beside the measured one. Every other path the config switches on (prompt lookup:
     assistant.prompt_lookup_num_tokens > 0) is measured too and compared with ordinary on its own line, never
     mixed with assisted's figures. Under `accelerate launch` the prompts are split
     between the processes (each on its own device); timings of different device kinds never pool.
@@ -136,7 +140,8 @@ def bench(config_path, db_path, reps, decoding, prompt_ids, batch_sizes, as_json
     from ..generation.bench import bench_at, format_summary
 
     # the bar goes to stderr, so it stays on with --json whenever a person is watching the terminal
-    done = bench_at(load_cfg(config_path), db_file(db_path), reps=reps, decoding=decoding, prompts=list(prompt_ids),
+    done = bench_at(load_cfg(config_path), db_file(db_path), reps=reps, rounds=rounds, decoding=decoding,
+                    prompts=list(prompt_ids),
                     batch_sizes=batch_sizes, progress=sys.stderr.isatty() or not as_json,
                     echo=lambda m: click.echo(m, err=True))
     if done is None:  # a non-main process under accelerate: the main process reports
@@ -174,7 +179,7 @@ def tune(config_path, db_path, tokens, schedules, thresholds, reps, decoding, pr
 @cli.command("bench-worker", hidden=True)
 @click.option("--config-json", required=True, type=click.Path(dir_okay=False), help="The parent's config, as JSON.")
 @click.option("--path", required=True, help="The path this process measures.")
-@click.option("--round", "round_no", type=int, required=True, help="1, or 2 (ABBA: the swapped order).")
+@click.option("--round", "round_no", type=int, required=True, help="1, 2, ... (ABBA: even rounds in the swapped order).")
 @click.option("--order", type=int, required=True, help="Position of this process within its round.")
 @click.option("--prompts", default="", help="Comma-separated prompt ids (default: all).")
 @click.option("--rank", type=int, default=0, help="The accelerate rank that started this worker.")

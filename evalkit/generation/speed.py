@@ -164,12 +164,40 @@ def _named(left_out: dict[str, int], groups: dict[str, tuple[list, list]]) -> st
     return ", ".join(f"{p} ({k} of its {len(groups[p][0])} pairs)" for p, k in sorted(left_out.items()))
 
 
-def measure_speed(rows: list[dict], tolerance: float, resamples: int, path: str = GenerationPath.ASSISTED) -> SpeedFigure:
+def _across_rounds(point, ci, pairs, grouping, keep, what: str, notes: list[str]):
+    """A benchmark's interval: the pair bootstrap `ci` (within each process) and stats.speedup.between_rounds_interval
+    (the round, a fresh process per path, as the unit), whichever reaches further on each side; None, with a note,
+    when fewer than 2 rounds hold the figure's pairs (a failed worker: one process per path says nothing of how
+    processes differ)."""
+    from ..stats.speedup import between_rounds_interval, point_over_prompts
+
+    if point is None:
+        return ci
+    rounds = sorted({o["round"] for o, _ in pairs})
+    per_round = [point_over_prompts({p: g for p, g in grouping([x for x in pairs if x[0]["round"] == r]).items()
+                                     if p in keep}) for r in rounds]
+    between = between_rounds_interval(point, per_round)
+    if between is None:
+        notes.append(f"{what}: no interval, since its pairs come from {len(rounds)} round(s) of worker processes and "
+                     "the interval needs at least 2 (one process per path says nothing of how processes differ); run "
+                     "`evalkit bench` again")
+        return None
+    if ci is None:
+        return between
+    return min(ci[0], between[0]), max(ci[1], between[1])
+
+
+def measure_speed(rows: list[dict], tolerance: float, resamples: int, path: str = GenerationPath.ASSISTED,
+                  processes: bool = False) -> SpeedFigure:
     """The speed figure of `path` (assisted unless named) against ordinary in these runs: pairs matched by prompt,
     round and repetition; comparable ones only; no speed-up at all when the runs come from different device kinds.
     Only ordinary's and `path`'s runs count: another path's never mix in. A prompt whose ratio cannot be formed
     (stats.speedup.unformed_prompts: a time of 0, or ordinary's 0 tokens per second from an output with 0 new
-    tokens) is left out of that figure, point and interval, and a note names it."""
+    tokens) is left out of that figure, point and interval, and a note names it.
+
+    processes: the rows are a benchmark's, each round a fresh worker process per path; both intervals then also
+    take the round as their unit (_across_rounds). Without it (the pool's single runs, whose two paths run
+    one after the other in one process, so a process's drift moves both sides of a pair) the pair is the unit."""
     from ..stats import median
     from ..stats.speedup import speedup_with_left_out
 
@@ -184,6 +212,8 @@ def measure_speed(rows: list[dict], tolerance: float, resamples: int, path: str 
     if left_out:
         notes.append("speed-up: left out, since the ratio of times cannot be formed where a time is 0 or not a "
                      f"number: prompt(s) {_named(left_out, groups)}")
+    if processes and comp:
+        ci = _across_rounds(point, ci, comp, seconds_by_prompt, set(groups) - set(left_out), "speed-up", notes)
     by_prompt = {}
     if comp:
         for prompt_id in sorted({o["prompt_id"] for o, _ in matched}):
@@ -195,6 +225,9 @@ def measure_speed(rows: list[dict], tolerance: float, resamples: int, path: str 
     throughput = tokens_per_second_by_prompt(both)
     t_point, t_ci, t_left_out = speedup_with_left_out(throughput, resamples) if throughput else (None, None, {})
     what = f"tokens per second, {path} over ordinary"
+    if processes and throughput:
+        t_ci = _across_rounds(t_point, t_ci, both, tokens_per_second_by_prompt, set(throughput) - set(t_left_out),
+                              what, notes)
     if t_left_out:
         notes.append(f"{what}: left out, since the ratio cannot be formed where ordinary's tokens per second is 0 "
                      f"(an output with 0 new tokens) or not a number: prompt(s) {_named(t_left_out, throughput)}")

@@ -53,7 +53,7 @@ def speedup_with_left_out(groups: dict[str, tuple[list[float], list[float]]], re
     groups = {k: v for k, v in groups.items() if k not in left_out}
     if not groups:
         return None, None, left_out
-    point = median([median(o) / median(a) for o, a in groups.values()])
+    point = point_over_prompts(groups)
     if sum(len(o) for o, _ in groups.values()) < 2:
         return point, None, left_out
     rng = np.random.default_rng(seed)
@@ -65,6 +65,36 @@ def speedup_with_left_out(groups: dict[str, tuple[list[float], list[float]]], re
     if not (np.isfinite(lo) and np.isfinite(hi)):  # cannot happen with positive denominators; never print one
         return point, None, left_out
     return point, (float(lo), float(hi)), left_out
+
+
+def point_over_prompts(groups: dict[str, tuple[list[float], list[float]]]) -> float | None:
+    """The speed-up's point estimate alone: the median over prompts of median(first) / median(second) (None without
+    a prompt). The caller leaves out the prompts whose ratio cannot be formed (unformed_prompts)."""
+    ratios = [median(o) / median(a) for o, a in groups.values() if o and a]
+    return median(ratios) if ratios else None
+
+
+def between_rounds_interval(point: float | None, per_round: list[float | None], confidence: float = 0.95
+                            ) -> tuple[float, float] | None:
+    """The speed-up's interval with the benchmark's round as the unit: Student's t on the logarithms of the rounds'
+    own speed-ups (each round runs every path in a fresh worker process), around the log of `point`, with R - 1
+    degrees of freedom for R rounds. A process's state (where its memory landed, the clock, what else the machine
+    ran meanwhile) moves all its timings together, so the repetitions inside one process are not independent
+    evidence of the speed-up: a bootstrap over them alone covered the true speed-up about half the time when that
+    drift is a few percent (tests/test_stats.py simulates it). With 2 rounds the t quantile on 1 degree of freedom is
+    12.7, so the interval is narrow only where the rounds agree closely; more rounds (`bench.rounds`) narrow it.
+    None with fewer than 2 rounds that have a positive speed-up, or without a point."""
+    import math
+
+    from .descriptive import t_quantile
+
+    logs = [math.log(x) for x in per_round if x is not None and math.isfinite(x) and x > 0]
+    if point is None or not point > 0 or len(logs) < 2:
+        return None
+    mean = sum(logs) / len(logs)
+    sd = math.sqrt(sum((v - mean) ** 2 for v in logs) / (len(logs) - 1))
+    half = float(t_quantile(0.5 + confidence / 2, len(logs) - 1)) * sd / math.sqrt(len(logs))
+    return math.exp(math.log(point) - half), math.exp(math.log(point) + half)
 
 
 def speedup_over_prompts(groups: dict[str, tuple[list[float], list[float]]], resamples: int = 2000,

@@ -21,9 +21,9 @@ from .summary import BenchSummary, summarize
 _PACKAGE_PARENT = Path(__file__).resolve().parent.parent.parent
 
 
-def round_orders(paths: list[str]) -> list[list[str]]:
-    """ABBA: round 1 in the given order, round 2 reversed."""
-    return [list(paths), list(reversed(paths))]
+def round_orders(paths: list[str], rounds: int = 2) -> list[list[str]]:
+    """ABBA: odd rounds in the given order, even rounds reversed (an even count balances the order)."""
+    return [list(paths) if r % 2 == 0 else list(reversed(paths)) for r in range(rounds)]
 
 
 def _run_worker_process(cfg_file: Path, path: str, round_no: int, order: int, prompt_ids: list[str], rank: int,
@@ -72,14 +72,14 @@ def _run_rounds(cfg: Config, state, results_dir: Path, paths: list[str], mine: l
     from ..batch import batch_sizes
 
     batched = sum(1 for b in batch_sizes(cfg.bench.batch_sizes) if b > 1)  # one batched call per prompt, size and rep
-    total = (len(paths) + batched) * 2 * len(mine) * cfg.bench.reps
+    total = (len(paths) + batched) * cfg.bench.rounds * len(mine) * cfg.bench.reps
     desc = "bench" if state.num_processes == 1 else f"bench (rank {state.process_index})"
     bar = tqdm(total=total, desc=desc, unit="run", disable=not progress or not mine, file=sys.stderr,
                position=state.process_index)
     cfg_file = results_dir / f"config-rank{state.process_index}.json"
     cfg_file.write_text(json.dumps(rank_cfg.to_dict(), ensure_ascii=False))
     try:
-        for round_no, order in enumerate(round_orders(paths), start=1) if mine else []:
+        for round_no, order in enumerate(round_orders(paths, cfg.bench.rounds), start=1) if mine else []:
             for k, path in enumerate(order):
                 bar.set_postfix_str(f"round {round_no}: {path} (own process)")
                 out = results_dir / f"rank{state.process_index}-r{round_no}-{path}.json"
@@ -147,7 +147,8 @@ def run_bench(cfg: Config, db, *, progress: bool = True, echo=print) -> BenchSum
     return summarize(db, exp_id)
 
 
-def bench_at(cfg: Config, db_path: Path | str, *, reps: int | None = None, decoding: str | None = None,
+def bench_at(cfg: Config, db_path: Path | str, *, reps: int | None = None, rounds: int | None = None,
+             decoding: str | None = None,
              prompts: list[str] | None = None, batch_sizes: list[int] | None = None, progress: bool = True,
              echo=print) -> tuple[BenchSummary, dict] | None:
     """`evalkit bench`: the options over the config (each checked), the prompts checked before any file is created,
@@ -164,6 +165,12 @@ def bench_at(cfg: Config, db_path: Path | str, *, reps: int | None = None, decod
         if reps < 1:
             raise EvalkitError(f"--reps {reps} must be at least 1", "pass a positive number")
         cfg.bench.reps = reps
+    if rounds is not None:
+        if rounds < 2:
+            raise EvalkitError(f"--rounds {rounds} must be at least 2",
+                               "the protocol runs each path in a fresh process at least twice, the order swapped "
+                               "(ABBA); pass 2 or more (4, the default, gives a narrower interval)")
+        cfg.bench.rounds = rounds
     if decoding:
         cfg.decoding.mode = decoding
     if prompts:

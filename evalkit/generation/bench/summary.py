@@ -168,6 +168,10 @@ def _notes(fig, by_path: dict, tolerance: float, fallbacks: int) -> list[str]:
         notes.append("the assisted path did not run in this experiment: no assisted speed-up is reported")
     elif not fig.pooled_device_kinds:
         notes.append("no comparable ordinary/assisted pairs: no assisted speed-up is reported")
+    if fig.selection_gap:
+        notes.append("the speed-up over comparable pairs and the tokens/s ratio over every matched pair disagree beyond "
+                     "their intervals: the comparable pairs tell another story than all of them (e.g. shorter assisted "
+                     "outputs); the verdict needs both to reach its minimum")
     if fallbacks:
         notes.append(f"{fallbacks} assisted run(s) failed and fell back; they are not counted as assisted")
     notes += [f"speed figure: {n}" for n in getattr(fig, "notes", [])]  # prompts whose ratio cannot be formed
@@ -195,9 +199,9 @@ def summarize(db, experiment_id: int) -> BenchSummary:
         by_path.setdefault(r["path"], []).append(r)
     fallbacks = len(by_path.get(GenerationPath.FALLBACK, []))
     tol = cfg.bench.length_tolerance
-    fig = measure_speed(rows, tol, cfg.bench.bootstrap)
+    fig = measure_speed(rows, tol, cfg.bench.bootstrap, processes=True)
     versus = {path: Versus.of(path, fig if path == GenerationPath.ASSISTED else
-                              measure_speed(rows, tol, cfg.bench.bootstrap, path))
+                              measure_speed(rows, tol, cfg.bench.bootstrap, path, processes=True))
               for path in registry.versus_ordinary() if path in by_path}
     compat = json.loads(exp["compat_json"] or "{}")
     ass = by_path.get(GenerationPath.ASSISTED, [])
@@ -287,6 +291,12 @@ def format_summary(s: BenchSummary) -> str:
         )
     else:
         lines.append("speed-up: not reported (see notes)")
+    mine = s.versus_ordinary.get(GenerationPath.ASSISTED)
+    if mine is not None and mine.throughput_ratio is not None:
+        t = mine.throughput_ci95
+        lines.append(f"tokens/s ratio, assisted over ordinary, over all {mine.matched_pairs} matched pairs (no selection): "
+                     f"{mine.throughput_ratio:.2f}x  95% CI {f(t[0], '.2f') if t else 'n/a'} - "
+                     f"{f(t[1], '.2f') if t else 'n/a'}")
     lines.append(
         f"identical outputs: {f(s.identical_outputs, '.0%') if s.identical_outputs is not None else 'n/a'}"
         f"   acceptance (drafted tokens kept): {f(s.acceptance_rate, '.2f')}   tokens/target pass: {f(s.tokens_per_target_pass, '.2f')}"
