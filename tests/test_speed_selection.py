@@ -204,3 +204,33 @@ def test_the_speed_condition_needs_the_per_token_ratio_and_enough_comparable_pai
     one = [r for r in bench_rows(rng, 1.5, 2, drift=0.01) if r["round"] == 2]
     cond = speed_condition(speed_of(measure_speed(one, 0.1, 300, processes=True)), 1.1)
     assert cond.ok is None and "worker processes" in cond.reason
+
+
+def test_the_speed_figure_rests_on_a_benchmark_of_what_the_study_rates(tmp_path):
+    """Audit, 2026-12-02: the verdict took the latest benchmark whatever it measured, so a quick benchmark of another
+    draft or sampling setting, run after the protocol's, replaced it (a rerun until it passes). Now a benchmark
+    counts only when it measured the study's pair, settings and prompts; each one left out is named."""
+    import json
+
+    from evalkit.study.synthetic import SyntheticStudy, build_study, gate_file_text
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=100, margin=0.15))
+    db = open_db(tmp_path / "s.db")
+    build_study(db, SyntheticStudy(pairs=20, raters_per_pair=3, raters=12, seed=1, gate_path=str(gate)))
+    protocol = db.execute("SELECT id FROM experiments WHERE kind = 'bench'").fetchone()[0]
+    assert aggregate(db).speed.experiment_id == protocol
+    pool = db.execute("SELECT config_json, compat_json FROM experiments WHERE kind = 'pool'").fetchone()
+    other = json.loads(pool[0])
+    other.setdefault("assistant", {})["num_assistant_tokens"] = 99
+    quick = insert_experiment(db, "bench", other, json.loads(pool[1] or "{}"))
+    agg = aggregate(db)
+    assert agg.speed.source == "benchmark" and agg.speed.experiment_id == protocol
+    assert any(f"benchmark {quick} left out" in n and "assistant.num_assistant_tokens = 99" in n
+               for n in agg.speed.notes)
+    # the protocol's benchmark itself of another draft: no benchmark measures the study's pair, the pool stands in
+    db.execute("UPDATE experiments SET config_json = ? WHERE id = ?", [json.dumps(other), protocol])
+    db.conn.commit()
+    agg = aggregate(db)
+    assert agg.speed.source.startswith("pair pool") and agg.speed.extra_memory_mb is None
+    assert any(f"benchmark {protocol} left out" in n for n in agg.speed.notes)

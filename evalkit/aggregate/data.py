@@ -3,6 +3,8 @@ reports (all prompts, then each prompt) and the experiments it reads from."""
 
 from __future__ import annotations
 
+import json
+
 from dataclasses import dataclass, replace
 
 from ..task.criteria import CRITERIA
@@ -249,6 +251,61 @@ def latest_bench(db, before: str | None = None):
                SELECT 1 FROM bench_processes b WHERE b.experiment_id = e.id AND b.status = 'ok'
                  AND COALESCE(b.stored_at, e.created_at) <= :before)
            ORDER BY e.id DESC LIMIT 1""", {"before": before}), None)
+
+
+# What makes a benchmark a measurement of the pair a study rates: the same settings of the models and of decoding and
+# drafting (a quick benchmark of another draft, precision or sampling setting measures something else), the same
+# weights (digests from the compatibility record), and every prompt the study rates.
+BENCH_MUST_MATCH = (("models", "dtype"), ("models", "quantization"), ("decoding", "mode"), ("decoding", "temperature"),
+                    ("decoding", "top_p"), ("decoding", "top_k"), ("decoding", "max_new_tokens"),
+                    ("decoding", "prompt_format"), ("assistant", "num_assistant_tokens"),
+                    ("assistant", "num_assistant_tokens_schedule"), ("assistant", "assistant_confidence_threshold"))
+
+
+def bench_mismatch(db, bench, pool) -> str | None:
+    """Why benchmark `bench` does not measure what pool experiment `pool` rates (None when it does): a setting of
+    BENCH_MUST_MATCH that differs, other weights, or prompts the study rates that it did not time."""
+    b_cfg, p_cfg = json.loads(bench["config_json"] or "{}"), json.loads(pool["config_json"] or "{}")
+    for section, key in BENCH_MUST_MATCH:
+        b, p = b_cfg.get(section, {}).get(key), p_cfg.get(section, {}).get(key)
+        if b != p and not (b_cfg.get("decoding", {}).get("mode") == "greedy" and section == "decoding"
+                           and key in ("temperature", "top_p", "top_k")):  # greedy reads no sampling setting
+            return f"{section}.{key} = {b!r} where the study's pool has {p!r}"
+    b_compat, p_compat = json.loads(bench["compat_json"] or "{}"), json.loads(pool["compat_json"] or "{}")
+    for role in ("target", "draft"):
+        b = (b_compat.get(role) or {}).get("weights_digest")
+        p = (p_compat.get(role) or {}).get("weights_digest")
+        if b and p and b != p:
+            return f"other {role} weights (digest {b} where the study's pool has {p})"
+    timed = {r[0] for r in db.execute("SELECT DISTINCT prompt_id FROM timing_runs WHERE experiment_id = ?", [bench["id"]])}
+    rated = {r[0] for r in db.execute("""SELECT DISTINCT p.prompt_id FROM pairs p JOIN experiments e ON e.id = p.experiment_id
+                                         WHERE e.study_id = ? AND e.kind = 'pool' AND p.kind = 'study'""",
+                                      [pool["study_id"]])}
+    if missing := sorted(rated - timed):
+        return f"it did not time prompt(s) {', '.join(missing)}, which the study rates"
+    return None
+
+
+def deciding_bench(db, study_id: int | None = None, before: str | None = None) -> tuple[dict | None, list[str]]:
+    """The benchmark the speed figure rests on, and a note for each later one left out: the latest (stored by
+    `before`, as latest_bench) that measures the pair the study's latest pool rates (bench_mismatch). Without a
+    study or a pool, the latest. Left out, never silently: rerunning a quick benchmark of another setting cannot
+    replace the one that measured the study's pair."""
+    pool = (next(db.query("SELECT * FROM experiments WHERE kind = 'pool' AND study_id = ? ORDER BY id DESC LIMIT 1",
+                          [study_id]), None) if study_id is not None else None)
+    if pool is None:
+        return latest_bench(db, before), []
+    notes = []
+    for bench in db.query(
+            """SELECT e.* FROM experiments e WHERE e.kind = 'bench' AND (:before IS NULL OR (e.created_at <= :before
+                 AND EXISTS (SELECT 1 FROM bench_processes b WHERE b.experiment_id = e.id AND b.status = 'ok'
+                               AND COALESCE(b.stored_at, e.created_at) <= :before)))
+               ORDER BY e.id DESC""", {"before": before}):
+        why = bench_mismatch(db, bench, pool)
+        if why is None:
+            return bench, notes
+        notes.append(f"benchmark {bench['id']} left out: it does not measure what the study rates ({why})")
+    return None, notes
 
 
 def deciding_experiment(db, study_id: int | None = None):

@@ -12,7 +12,7 @@ from ..generation import registry
 from ..records import GenerationPath
 from ..generation.speed import BatchComparison, batch_requests, compare_batches, measure_speed
 from ..stats import median
-from .data import ALL, latest_bench
+from .data import ALL, deciding_bench
 
 POOL_SOURCE = "pair pool (single runs, not the benchmark protocol)"
 
@@ -44,19 +44,21 @@ class Speed:
         return asdict(self)
 
 
-def _runs(db, study_id: int | None = None, before: str | None = None) -> tuple[list[dict], str | None, int | None]:
+def _runs(db, study_id: int | None = None, before: str | None = None
+          ) -> tuple[list[dict], str | None, int | None, list[str]]:
     """The timed runs the speed-up rests on, their source, and the latest benchmark (its memory figures count even
     when it stored no timed run and the pool's runs stand in). The benchmark measures the model pair, whichever study
     is rated; the pool's runs are the study's own pairs. `before`: only what was stored by then (the decision frozen
-    at completion)."""
-    bench = latest_bench(db, before)
+    at completion). The benchmark must measure what the study rates (data.deciding_bench); each later one left out
+    gets a note."""
+    bench, notes = deciding_bench(db, study_id, before)
     if bench is not None:
         rows = list(db.query(
             """SELECT t.path, t.prompt_id, t.round, t.rep, t.new_tokens, t.stop_reason, t.seconds, t.tokens_per_second,
                       t.device, g.token_hash, g.peak_rss_mb, g.draft_proposed, g.draft_accepted
                FROM timing_runs t JOIN generations g ON g.id = t.generation_id WHERE t.experiment_id = ?""", [bench["id"]]))
         if rows:
-            return rows, "benchmark", bench["id"]
+            return rows, "benchmark", bench["id"], notes
     pool_rows = list(db.query(
         """SELECT p.id AS pair, p.prompt_id, g.path, g.new_tokens, g.stop_reason, g.generate_seconds AS seconds,
                   g.new_tokens / g.generate_seconds AS tokens_per_second, g.device, g.token_hash, g.peak_rss_mb,
@@ -67,13 +69,13 @@ def _runs(db, study_id: int | None = None, before: str | None = None) -> tuple[l
              AND (:before IS NULL OR p.created_at <= :before)""", {"study": study_id, "before": before}))
     for r in pool_rows:  # pair index plays the role of (round, rep)
         r["round"], r["rep"] = 1, r.pop("pair")
-    return pool_rows, (POOL_SOURCE if pool_rows else None), bench["id"] if bench is not None else None
+    return pool_rows, (POOL_SOURCE if pool_rows else None), bench["id"] if bench is not None else None, notes
 
 
 def runs_version(db, study_id: int | None = None, before: str | None = None) -> tuple:
     """What the speed figure rests on, cheaply: the benchmark and the number of the study's pool pairs stored by
     `before` (a frozen decision reuses the speed figure of now when nothing was stored since)."""
-    bench = latest_bench(db, before)
+    bench, _notes = deciding_bench(db, study_id, before)
     pairs = db.execute("""SELECT COUNT(*) FROM pairs p WHERE p.kind = 'study' AND (:study IS NULL OR p.experiment_id IN
                               (SELECT id FROM experiments WHERE study_id = :study))
                             AND (:before IS NULL OR p.created_at <= :before)""",
@@ -88,7 +90,7 @@ def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None,
     beside it), and the speed figure the verdict weighs (assisted's)."""
     import pandas as pd
 
-    rows, source, exp_id = _runs(db, study_id, before)
+    rows, source, exp_id, left_out = _runs(db, study_id, before)
     paths = []
     for path in registry.order({r["path"] for r in rows}):
         rs = [r for r in rows if r["path"] == path]
@@ -127,7 +129,7 @@ def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None,
                   throughput_ratio=everything.throughput_ratio,
                   throughput_ci95=list(everything.throughput_ci95) if everything.throughput_ci95 else None,
                   throughput_pairs=everything.throughput_pairs, selection_gap=everything.selection_gap,
-                  notes=list(getattr(everything, "notes", [])) + _failed_workers(db, exp_id, source))
+                  notes=list(getattr(everything, "notes", [])) + _failed_workers(db, exp_id, source) + left_out)
     return pd.DataFrame(paths), pd.DataFrame(speed_rows), speed
 
 
