@@ -32,7 +32,7 @@ ALL_PASS = {c: "pass" for c in CRITERIA}
 
 def _bench(db, cfg_dict, compat, prompts):
     """A stored benchmark: 2 prompts x 2 paths x 2 rounds x 3 reps; assisted about twice as fast; the draft
-    adds 300 MB after load."""
+    adds 300 MB (after load, and to the process's peak RSS during the runs: no CUDA memory is recorded)."""
     exp = insert_experiment(db, "bench", cfg_dict, compat, gate={})
     for rnd in (1, 2):
         for order, (path, rss, secs) in enumerate((("ordinary", 1000.0, 2.0), ("assisted", 1300.0, 1.0))):
@@ -42,6 +42,7 @@ def _bench(db, cfg_dict, compat, prompts):
                     s = secs + 0.01 * rep
                     g = GenerationRecord(prompt_id=p.id, path=path, text="x", new_tokens=20, stop_reason="eos",
                                          generate_seconds=s, token_hash=f"{p.id}{rep}", device="cuda:0",
+                                         peak_rss_mb=rss,
                                          effective_config={"prompt": {"id": p.id, "hash": prompt_hash(p),
                                                                       "material": p.material, "task": p.task,
                                                                       "max_new_tokens": p.max_new_tokens}})

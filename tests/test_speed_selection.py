@@ -224,6 +224,11 @@ def test_the_speed_figure_rests_on_a_benchmark_of_what_the_study_rates(tmp_path)
     other = json.loads(pool[0])
     other.setdefault("assistant", {})["num_assistant_tokens"] = 99
     quick = insert_experiment(db, "bench", other, json.loads(pool[1] or "{}"))
+    assert aggregate(db).speed.experiment_id == protocol  # still running: nothing stored, not a result yet
+    from evalkit.records import ProcessRecord
+    from evalkit.store import insert_bench_process
+
+    insert_bench_process(db, quick, ProcessRecord(path="ordinary", round=1, order=0), [])
     agg = aggregate(db)
     assert agg.speed.source == "benchmark" and agg.speed.experiment_id == protocol
     assert any(f"benchmark {quick} left out" in n and "assistant.num_assistant_tokens = 99" in n
@@ -234,3 +239,31 @@ def test_the_speed_figure_rests_on_a_benchmark_of_what_the_study_rates(tmp_path)
     agg = aggregate(db)
     assert agg.speed.source.startswith("pair pool") and agg.speed.extra_memory_mb is None
     assert any(f"benchmark {protocol} left out" in n for n in agg.speed.notes)
+
+
+def test_the_draft_s_memory_is_measured_where_the_weights_are(tmp_path):
+    """Speed audit, 2026-12-02: the draft's extra memory was RSS right after load (Transformers maps weights lazily:
+    a 219 MB draft added 4 MB there) or, when a process recorded CUDA figures, their sum even where the models ran on
+    the CPU (0 MB allocated: 'draft adds 0 MB', memory condition passed). Now CUDA counts only where a process put
+    weights there; otherwise the peak RSS of the timed runs."""
+    from evalkit.study.synthetic import SyntheticStudy, build_study, gate_file_text
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=100, margin=0.15, max_extra_memory_mb=100))
+    db = open_db(tmp_path / "s.db")
+    build_study(db, SyntheticStudy(pairs=20, raters_per_pair=3, raters=12, seed=1, gate_path=str(gate),
+                                   extra_memory_mb=240.0))
+    # lazily mapped weights: both paths' processes look alike right after load; a GPU machine running on its CPU
+    db.execute("""UPDATE bench_processes SET rss_after_load_mb = 500,
+                  cuda_after_load = '{"cuda:0": {"allocated_mb": 0.0, "reserved_mb": 0.0}}'""")
+    db.conn.commit()
+    agg = aggregate(db)
+    assert agg.speed.extra_memory_mb == 240.0 and agg.speed.extra_memory_basis.startswith("peak process RSS")
+    memory = next(c for c in agg.verdict.conditions if c.name == "memory")
+    assert memory.ok is False and "draft adds 240 MB" in memory.reason and "peak process RSS" in memory.reason
+    # weights on CUDA: the allocation after load, which counts them exactly
+    db.execute("""UPDATE bench_processes SET cuda_after_load = CASE path WHEN 'assisted'
+                  THEN '{"cuda:0": {"allocated_mb": 1090.0}}' ELSE '{"cuda:0": {"allocated_mb": 1000.0}}' END""")
+    db.conn.commit()
+    agg = aggregate(db)
+    assert agg.speed.extra_memory_mb == 90.0 and agg.speed.extra_memory_basis.startswith("CUDA")

@@ -288,8 +288,8 @@ def bench_mismatch(db, bench, pool) -> str | None:
 
 def deciding_bench(db, study_id: int | None = None, before: str | None = None) -> tuple[dict | None, list[str]]:
     """The benchmark the speed figure rests on, and a note for each later one left out: the latest (stored by
-    `before`, as latest_bench) that measures the pair the study's latest pool rates (bench_mismatch). Without a
-    study or a pool, the latest. Left out, never silently: rerunning a quick benchmark of another setting cannot
+    `before`, as latest_bench; one still running has stored nothing and is not a result yet) that measures the pair
+    the study's latest pool rates (bench_mismatch). Without a study or a pool, the latest. Left out, never silently: rerunning a quick benchmark of another setting cannot
     replace the one that measured the study's pair."""
     pool = (next(db.query("SELECT * FROM experiments WHERE kind = 'pool' AND study_id = ? ORDER BY id DESC LIMIT 1",
                           [study_id]), None) if study_id is not None else None)
@@ -297,9 +297,9 @@ def deciding_bench(db, study_id: int | None = None, before: str | None = None) -
         return latest_bench(db, before), []
     notes = []
     for bench in db.query(
-            """SELECT e.* FROM experiments e WHERE e.kind = 'bench' AND (:before IS NULL OR (e.created_at <= :before
+            """SELECT e.* FROM experiments e WHERE e.kind = 'bench' AND (:before IS NULL OR e.created_at <= :before)
                  AND EXISTS (SELECT 1 FROM bench_processes b WHERE b.experiment_id = e.id AND b.status = 'ok'
-                               AND COALESCE(b.stored_at, e.created_at) <= :before)))
+                               AND (:before IS NULL OR COALESCE(b.stored_at, e.created_at) <= :before))
                ORDER BY e.id DESC""", {"before": before}):
         why = bench_mismatch(db, bench, pool)
         if why is None:

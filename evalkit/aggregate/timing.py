@@ -39,6 +39,7 @@ class Speed:
     batch_experiment_id: int | None = None  # the benchmark the batch table comes from (None: no batch measured)
     batch_answer: str | None = None  # from which batch size ordinary's total throughput beats assisted's, if any
     notes: list[str] = field(default_factory=list)  # prompts left out of a figure that cannot be formed for them
+    extra_memory_basis: str | None = None  # what extra_memory_mb measured (timing._extra_memory)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -120,10 +121,12 @@ def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None,
             if prompt_id == ALL and path == GenerationPath.ASSISTED:
                 everything = fig
     overall = speed_rows[0]
+    memory, memory_basis = _extra_memory(db, exp_id)
     speed = Speed(source=source, experiment_id=exp_id, speedup=overall["speedup"],
                   speedup_ci95=[overall["ci_low"], overall["ci_high"]] if overall["ci_low"] is not None else None,
                   comparable_pairs=overall["comparable_pairs"], matched_pairs=overall["matched_pairs"],
-                  identical_outputs=overall["identical_outputs"], extra_memory_mb=_extra_memory(db, exp_id),
+                  identical_outputs=overall["identical_outputs"], extra_memory_mb=memory,
+                  extra_memory_basis=memory_basis,
                   fallback_runs=(sum(1 for r in rows if r["path"] == GenerationPath.FALLBACK) if source != POOL_SOURCE
                                  else _pool_fallbacks(db, study_id, before)),
                   throughput_ratio=everything.throughput_ratio,
@@ -156,21 +159,33 @@ def _pool_fallbacks(db, study_id: int | None, before: str | None) -> int:
              AND (:before IS NULL OR g.created_at <= :before)""", {"study": study_id, "before": before}).fetchone()[0]
 
 
-def _extra_memory(db, bench_id) -> float | None:
-    """Memory the draft adds: assisted minus ordinary after load, each in its own process (benchmark)."""
+def _extra_memory(db, bench_id) -> tuple[float | None, str | None]:
+    """Memory the draft adds, assisted minus ordinary, each path in its own processes (benchmark), and what was
+    measured. Where a process put weights on a CUDA device: the CUDA memory allocated after load, over the devices
+    used. Otherwise the process's peak RSS over its timed runs (median per path): RSS right after load leaves out
+    weights that Transformers maps lazily from their files until a call reads them (a 219 MB draft added 4 MB after
+    load, 237 MB after one call), and a GPU machine running the models on its CPU reports 0 MB allocated on CUDA,
+    which is no measurement of the draft."""
     if bench_id is None:
-        return None
+        return None, None
     procs = list(db.query("SELECT * FROM bench_processes WHERE experiment_id = ? AND status = 'ok'", [bench_id]))
 
-    def after_load(p):
+    def on_cuda(p):
         cuda = json.loads(p["cuda_after_load"] or "{}")
-        if cuda:
-            return sum(d.get("allocated_mb", 0) for d in cuda.values())
-        return p["rss_after_load_mb"]
+        return sum(d.get("allocated_mb") or 0 for d in cuda.values())
 
-    o = median([after_load(p) for p in procs if p["path"] == GenerationPath.ORDINARY])
-    a = median([after_load(p) for p in procs if p["path"] == GenerationPath.ASSISTED])
-    return (a - o) if (o is not None and a is not None) else None
+    if any(on_cuda(p) > 0 for p in procs):
+        o = median([on_cuda(p) for p in procs if p["path"] == GenerationPath.ORDINARY])
+        a = median([on_cuda(p) for p in procs if p["path"] == GenerationPath.ASSISTED])
+        basis = "CUDA memory allocated after load"
+    else:
+        peaks = {path: [r["peak_rss_mb"] for r in db.query(
+            """SELECT g.peak_rss_mb FROM timing_runs t JOIN generations g ON g.id = t.generation_id
+               WHERE t.experiment_id = ? AND t.path = ? AND g.peak_rss_mb IS NOT NULL""", [bench_id, path])]
+            for path in (GenerationPath.ORDINARY, GenerationPath.ASSISTED)}
+        o, a = median(peaks[GenerationPath.ORDINARY]), median(peaks[GenerationPath.ASSISTED])
+        basis = "peak process RSS during the timed runs"
+    return ((a - o), basis) if (o is not None and a is not None) else (None, None)
 
 
 BATCH_COLUMNS = ["path", "batch_size", "calls", "requests", "seconds_per_request", "tokens_per_second_per_request",

@@ -437,7 +437,9 @@ def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs
     mem = speed.extra_memory_mb
     conditions.append(Condition("memory", None if mem is None else mem <= g["max_extra_memory_mb"],
                                 "extra memory of the draft not measured (run `evalkit bench`)" if mem is None else
-                                f"draft adds {mem:.0f} MB (allowed {g['max_extra_memory_mb']:.0f} MB)"))
+                                f"draft adds {mem:.0f} MB (allowed {g['max_extra_memory_mb']:.0f} MB)"
+                                + (f"; {speed.extra_memory_basis}" if getattr(speed, "extra_memory_basis", None)
+                                   else "")))
     failed = {c.name for c in conditions if c.ok is False}
     if early:  # a look before the last stops the study only where everything it needs is settled
         judged = {c.name: c.ok for c in conditions}

@@ -65,11 +65,11 @@ def _insert_many(db, table: str, rows: list[tuple], columns: list[str]) -> None:
 
 
 def _generation_rows(start_id: int, exp_id: int, prompt_ids, path: str, seconds, tokens, now: str,
-                     token_hashes=None) -> list[tuple]:
+                     token_hashes=None, peak_rss_mb: float = 500.0) -> list[tuple]:
     return [
         (start_id + i, exp_id, now, prompt_ids[i], path, "ok", f"synthetic {path} output {start_id + i}", "[]",
          token_hashes[i] if token_hashes is not None else f"h{start_id + i}", 40, int(tokens[i]), "eos",
-         float(seconds[i]), 0.001, 500.0, 500.0, "{}", "sample", "{}", "", "", "", 0)
+         float(seconds[i]), 0.001, peak_rss_mb, peak_rss_mb, "{}", "sample", "{}", "", "", "", 0)
         for i in range(len(prompt_ids))
     ]
 
@@ -209,7 +209,8 @@ def _bench(db, spec: SyntheticStudy, rng, stamp: str, gate: dict) -> int:
                 tokens = int(rng.integers(120, 200))
                 o_sec = float(rng.lognormal(0.7, 0.05))
                 for path, sec in zip(COMPARED, (o_sec, o_sec / spec.speedup * float(rng.lognormal(0, 0.03)))):
-                    gens += _generation_rows(gid, exp, [prompt], path, [sec], [tokens], stamp)
+                    gens += _generation_rows(gid, exp, [prompt], path, [sec], [tokens], stamp, peak_rss_mb=500.0 + (
+                        spec.extra_memory_mb if path == GenerationPath.ASSISTED else 0.0))
                     runs.append((exp, procs[(path, rnd)], gid, path, prompt, rnd, rep, rep, tokens, "eos", sec,
                                  tokens / sec, "ok"))
                     gid += 1
