@@ -8,4 +8,5 @@ import sys
 from evalkit.cli import cli
 
 if __name__ == "__main__":
-    sys.exit(cli(["serve", *sys.argv[1:]], prog_name="app.py"))
+    # the serve command itself, not the group: its usage line then reads as it is typed, `app.py [OPTIONS]`
+    sys.exit(cli.commands["serve"].main(sys.argv[1:], prog_name="app.py", help_option_names=["-h", "--help"]))

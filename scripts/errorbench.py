@@ -2,7 +2,9 @@
 
 Runs evalkit.study.plan.errorbench: for every pass rate x rater x path spread x raters x identical-output share, whole
 studies (pair effects shared by both sides, rater main effects, rater x path effects) go through the gate's own
-functions, at the shipped gate's planned size, margin and claim. Prints a markdown table (false KEEP at the margin
+functions, at the shipped gate's planned_pairs, min_ratings_per_pair, margin, interval and claim (--pairs and
+--raters-per-pair change the first two). Each study is judged once, at its full size, on the raters' answers alone:
+the gate's PPI, looks and second ratings (second_rating_share) are not simulated here; --designs simulates them. Prints a markdown table (false KEEP at the margin
 with its upper 95% Monte-Carlo bound, KEEP at twice the margin, power) and exits 1 when a cell at the margin has an
 upper bound above --limit (3.5% for the one-sided 2.5% level). Beside the gate's interval, the same studies are
 judged on the other interval (stats.INTERVALS: the previous version's union with Tango), for the power it gains.
@@ -64,6 +66,8 @@ def sizes_of(text: str) -> dict[int, int]:
 @click.option("--raters", default="10,20", show_default=True, help="Raters per study, comma-separated.")
 @click.option("--identical", default="0,0.5", show_default=True, help="Identical-output shares, comma-separated.")
 @click.option("--pairs", type=int, default=None, help="Pairs per study (default: the shipped gate's planned_pairs).")
+@click.option("--raters-per-pair", type=int, default=None,
+              help="Ratings per pair (default: the shipped gate's min_ratings_per_pair; no second ratings).")
 @click.option("--margin", type=float, default=None, help="Margin (default: the shipped gate's).")
 @click.option("--rater-sd", type=float, default=0.5, show_default=True, help="Raters' leniency sd, logit scale.")
 @click.option("--pair-correlation", type=float, default=0.5, show_default=True,
@@ -102,10 +106,11 @@ def sizes_of(text: str) -> dict[int, int]:
                    "to be as estimated. What no rule for the degrees of freedom can undercut; liberal where raters "
                    "judge the paths differently (see the criterion's own false-pass column).")
 @fail_clearly
-def main(pass_rates, drops, spreads, raters, identical, pairs, margin, rater_sd, pair_correlation, accuracy, studies,
-         seed, limit, no_union_bootstrap, json_path, designs, bias, pool, only, sizes, drop_studies, bound, claim,
-         infinite_df):
-    """False-KEEP rate and power of the shipped gate on a grid of simulated studies."""
+def main(pass_rates, drops, spreads, raters, identical, pairs, raters_per_pair, margin, rater_sd, pair_correlation,
+         accuracy, studies, seed, limit, no_union_bootstrap, json_path, designs, bias, pool, only, sizes, drop_studies,
+         bound, claim, infinite_df):
+    """False-KEEP rate and power of the shipped gate's interval at its planned size (one look, raters only: no PPI,
+    no second ratings) on a grid of simulated studies."""
     import numpy as np
 
     for option, value in (("--studies", studies), ("--drop-studies", drop_studies)):
@@ -137,6 +142,10 @@ def main(pass_rates, drops, spreads, raters, identical, pairs, margin, rater_sd,
                  "studies": studies, "seed": seed, "union_bootstrap": not no_union_bootstrap}
     if pairs:
         overrides["pairs"] = pairs
+    if raters_per_pair is not None:
+        if raters_per_pair < 1:
+            raise click.UsageError(f"--raters-per-pair {raters_per_pair}: expected ratings per pair, 1 or more")
+        overrides["raters_per_pair"] = raters_per_pair
     if margin:
         overrides["margin"] = margin
     grid = default_grid(**overrides)

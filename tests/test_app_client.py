@@ -376,6 +376,23 @@ def test_app_py_reports_a_bad_config_in_one_line(tmp_path):
     assert done.stderr.startswith("error:") and "unknown config key" in done.stderr and "Traceback" not in done.stderr
 
 
+def test_app_py_help_shows_a_usage_line_that_works_as_typed(tmp_path):
+    """Audit, 2026-12-02: `python app.py --help` printed `Usage: app.py serve [OPTIONS]`, and typed so it failed
+    (`Got unexpected extra argument (serve)`). Here the usage line's words, with options for [OPTIONS], are run."""
+    helped = subprocess.run([sys.executable, str(ROOT / "app.py"), "--help"], capture_output=True, text=True,
+                            timeout=120, cwd=tmp_path)
+    assert helped.returncode == 0, helped.stderr
+    usage = helped.stdout.splitlines()[0]
+    assert usage == "Usage: app.py [OPTIONS]", usage
+    bad = tmp_path / "bad.toml"
+    bad.write_text("nonsense_key = 1\n")
+    words = [w for word in usage.split()[2:]
+             for w in (["--config", str(bad), "--no-prepare"] if word == "[OPTIONS]" else [word])]
+    done = subprocess.run([sys.executable, str(ROOT / "app.py"), *words], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert done.returncode == 1 and "unknown config key" in done.stderr, done.stderr  # parsed: the config was read
+
+
 def test_run_history_is_off_and_live_runs_have_their_own_queue(cfg, pool_db):
     import json
 

@@ -265,28 +265,49 @@ def _commands():
     return out
 
 
+OPTION = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
+
+
 def _readme_rows():
+    """The README's command table: {command: (its synopsis, its whole row)}. A row may name several commands
+    (`evalkit raters list [--json]`, `revoke NAME`, `reissue NAME`): each gets its own synopsis and the row."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     section = text[text.index("## Commands"):]
     section = section[: section.index("\n## ", 5)]
     rows = {}
     for line in section.splitlines():
-        m = re.match(r"\| `evalkit ([a-z-]+(?: (?:add|list|revoke|reissue))?)([^`]*)`(.*?) \| ", line)
+        m = re.match(r"\| `evalkit ([a-z-]+(?: (?:add|list|revoke|reissue))?)([^`]*)`", line)
         if m:
-            rows[m.group(1)] = m.group(2) + m.group(3)
-            for extra in re.findall(r"`(revoke|reissue|list) NAME`|`(revoke|reissue|list)`", m.group(3)):
-                rows[f"raters {extra[0] or extra[1]}"] = m.group(3)
+            rows[m.group(1)] = (m.group(2), line)
+            rest_of_cell = re.split(r"(?<!\\)\|", line[m.end():])[0]  # a cell ends at an unescaped pipe (`\|` is text)
+            for sub, synopsis in re.findall(r"`(revoke|reissue|list)((?: [^`]*)?)`", rest_of_cell):
+                rows[f"raters {sub}"] = (synopsis, line)
     return rows
 
 
+def _options(command) -> set[str]:
+    """The options `evalkit COMMAND --help` lists."""
+    return {o for p in command.params if not getattr(p, "hidden", False)
+            for o in [*getattr(p, "opts", []), *getattr(p, "secondary_opts", [])] if o.startswith("--")}
+
+
 def test_the_readme_command_table_is_the_cli():
+    """Every option the table names, in a synopsis (choice lists with `\\|` included) or in the text beside it, is an
+    option of the command that row documents (of one of them, for a row of several)."""
     commands, rows = _commands(), _readme_rows()
     assert set(rows) == set(commands), (f"in the README only: {sorted(set(rows) - set(commands))}; "
                                         f"in the CLI only: {sorted(set(commands) - set(rows))}")
-    for name, row in rows.items():
-        options = {o for p in commands[name].params for o in getattr(p, "opts", [])}
-        written = set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", row.split("|")[0]))
-        assert written <= options, f"`evalkit {name}`: the README names {sorted(written - options)}, not options"
+    wrong = []
+    for name, (synopsis, _row) in rows.items():
+        if unknown := set(OPTION.findall(synopsis)) - _options(commands[name]):
+            wrong.append(f"`evalkit {name}` synopsis: {sorted(unknown)}")
+    by_row: dict[str, set] = {}
+    for name, (_synopsis, row) in rows.items():
+        by_row.setdefault(row, set()).update(_options(commands[name]))
+    for row, options in by_row.items():
+        if unknown := set(OPTION.findall(row)) - options:
+            wrong.append(f"row {row[:60]!r}…: {sorted(unknown)}")
+    assert not wrong, "the README's command table names options its command does not have:\n" + "\n".join(wrong)
 
 
 # --- each CLI command is one library call --------------------------------------------------------------------------

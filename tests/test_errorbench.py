@@ -49,11 +49,14 @@ def test_script_runs_and_reports(tmp_path):
     out = tmp_path / "rows.json"
     r = subprocess.run([sys.executable, str(ROOT / "scripts" / "errorbench.py"), "--pairs", "60", "--margin", "0.2",
                         "--studies", "100", "--pass-rates", "0.8", "--spreads", "0", "--raters", "10", "--identical",
-                        "0", "--drops", "0,1", "--limit", "0.2", "--json", str(out)],
+                        "0", "--drops", "0,1", "--limit", "0.2", "--raters-per-pair", "2", "--json", str(out)],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "errorbench" in r.stdout and "| 0.8 | 0.0 | 10 | 0.0 |" in r.stdout and "cores" in r.stdout
-    assert len(json.loads(out.read_text())["rows"]) == 2
+    assert "60 pairs, 2 ratings per pair" in r.stdout  # --raters-per-pair reaches the grid (the README's table: 3)
+    written = json.loads(out.read_text())
+    assert len(written["rows"]) == 2 and written["grid"]["raters_per_pair"] == 2
+    assert written["rows"][0]["ratings"] == 2 * 60  # no identical pairs: every pair rated twice
     help_text = subprocess.run([sys.executable, str(ROOT / "scripts" / "errorbench.py"), "--help"],
                                capture_output=True, text=True, timeout=60).stdout
     assert "--spreads" in help_text and "--studies" in help_text

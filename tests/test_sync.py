@@ -174,6 +174,37 @@ def test_environment_switch(tmp_path, monkeypatch):
         from_environment(tmp_path / "x.db", api=FakeHub(tmp_path / "h"))
 
 
+def on_a_space(monkeypatch):
+    """The environment a Hugging Face Space sets (evalkit.locations.on_space, as Gradio decides it)."""
+    monkeypatch.setenv("SPACE_ID", "org/evalkit")
+    monkeypatch.setenv("SYSTEM", "spaces")
+
+
+def test_a_space_without_a_sync_repo_does_not_start(tmp_path, monkeypatch):
+    """Audit, 2026-12-02: with EVALKIT_SYNC_REPO unset on a Space the app served anyway, its ratings on a disk a
+    restart wipes, where the README says the repo is required. The start now stops, naming the variable and the
+    fix, before the database is made; EVALKIT_SYNC_REPO=off is the explicit way to serve without syncing."""
+    from click.testing import CliRunner
+
+    from evalkit.cli import cli
+
+    on_a_space(monkeypatch)
+    monkeypatch.delenv("EVALKIT_SYNC_REPO", raising=False)
+    with pytest.raises(EvalkitError, match="EVALKIT_SYNC_REPO is not set") as refused:
+        from_environment(tmp_path / "x.db", api=FakeHub(tmp_path / "h"))
+    assert "private dataset repo" in refused.value.fix and "EVALKIT_SYNC_REPO=off" in refused.value.fix
+    db = tmp_path / "space.db"
+    r = CliRunner().invoke(cli, ["serve", "--db", str(db), "--no-prepare"])
+    assert r.exit_code == 1 and r.output.startswith("error: this is a Hugging Face Space and EVALKIT_SYNC_REPO is "
+                                                    "not set"), r.output
+    assert not db.exists()
+    monkeypatch.setenv("EVALKIT_SYNC_REPO", "off")
+    assert from_environment(tmp_path / "x.db", api=FakeHub(tmp_path / "h")) is None
+    monkeypatch.delenv("SYSTEM")  # SPACE_ID alone is no Space: a local app needs no sync repo
+    monkeypatch.delenv("EVALKIT_SYNC_REPO")
+    assert from_environment(tmp_path / "x.db", api=FakeHub(tmp_path / "h")) is None
+
+
 def test_a_token_that_cannot_read_the_repo_stops_the_start(tmp_path):
     """HF_TOKEN missing or expired on a private repo: the Hub answers 401, which huggingface_hub raises as
     RepositoryNotFoundError. That is no "no database yet": the start stops (an empty database would be pushed over

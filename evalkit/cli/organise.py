@@ -76,7 +76,7 @@ def plan(config_path, db_path, margin, power, pass_rate, raters_per_pair, second
     raters' agreement, the pair correlation and the raters' main and rater x path spreads.
     Run it, and freeze its line in the gate file, before rating starts.
 
-    With --compare: every design (today's union with Tango; the t interval; plus PPI; plus
+    With --compare: every design (the first one, before #20: union with Tango; the t interval; plus PPI; plus
     group-sequential looks; each with 1 (plus a doubled share), 2 or 3 ratings per pair) is
     sized for --power on --studies simulated studies, with its expected human ratings and
     rater-hours to a decision (gold pairs' ratings counted) and its false-KEEP rate when a
@@ -146,8 +146,9 @@ def generate(config_path, db_path, samples, resume, until_planned, reserve, new_
 
     The pool belongs to a study, decided under the gate frozen when the study's first pool was generated: a
     later run adds pairs to the latest study (new samples, new seeds) and refuses a changed gate file, naming
-    both hashes (use --new-study NAME, or a new --db). Adds gold (check) pairs of the prompts' reference outputs
-    at pool.gold_rate. Shards over processes and GPUs when started with `accelerate launch -m evalkit generate ...`.
+    both hashes (use --new-study NAME, or a new --db). Adds gold (check) pairs at pool.gold_rate, made from extra
+    pooled samples: an extra sample's two outputs, one of them changed by an edit whose effect on the criteria is
+    known. Shards over processes and GPUs when started with `accelerate launch -m evalkit generate ...`.
     """
     from ..study.pairs import generate as run_generate
 

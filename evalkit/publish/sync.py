@@ -161,12 +161,28 @@ class DatabaseSync:
             self.push_now()
 
 
+SYNC_OFF = "off"  # EVALKIT_SYNC_REPO=off: serve on a Space without syncing, the database on the Space's own disk
+
+
 def from_environment(db_path: Path, api=None) -> DatabaseSync | None:
-    """EVALKIT_SYNC_REPO (owner/name) switches syncing on; EVALKIT_SYNC_EVERY (seconds, default 300)."""
+    """EVALKIT_SYNC_REPO (owner/name) switches syncing on; EVALKIT_SYNC_EVERY (seconds, default 300). On a Hugging
+    Face Space, whose disk a restart wipes, it is required: unset there, the start stops, unless it is "off"."""
     import os
 
+    from ..locations import on_space
+
     repo = os.environ.get("EVALKIT_SYNC_REPO", "").strip()
+    if repo.lower() == SYNC_OFF:
+        return None
     if not repo:
+        if on_space():
+            raise EvalkitError(
+                "this is a Hugging Face Space and EVALKIT_SYNC_REPO is not set: the database, every rating with it, "
+                "would live only on the Space's disk, which a restart or a rebuild wipes",
+                "create a private dataset repo (e.g. your-org/evalkit-ratings), set the Space variable "
+                "EVALKIT_SYNC_REPO to it and the secret HF_TOKEN to a token that can read and write it (README, "
+                f"\"On a Hugging Face Space\"); EVALKIT_SYNC_REPO={SYNC_OFF} serves without syncing (persistent "
+                "storage at EVALKIT_DATA_DIR, or ratings you can lose)")
         return None
     try:
         every = float(os.environ.get("EVALKIT_SYNC_EVERY", "300"))

@@ -65,7 +65,8 @@ def serve(cfg: Config, path: Path, *, host: str | None = None, port: int | None 
     sync = prep = None
     try:
         # On a Space the disk does not survive a restart: restore the database before anything opens it
-        # (EVALKIT_SYNC_REPO switches this on), then push consistent snapshots while serving.
+        # (EVALKIT_SYNC_REPO switches this on; on a Space the start stops without it, unless it is "off"), then push
+        # consistent snapshots while serving.
         sync = from_environment(path)
         if sync is not None:
             sync.restore_if_missing()

@@ -1,7 +1,7 @@
 """Designs of the rating study, compared by what they cost (`evalkit plan`, scripts/errorbench.py).
 
-A design is how the gate judges and when it may stop: the interval (today's union with Tango, or the t interval with
-the score floor), prediction-powered inference with the pre-screen or not, the monitoring (fixed, group sequential,
+A design is how the gate judges and when it may stop: the interval (the first design's union with Tango, or the t
+interval with the score floor), prediction-powered inference with the pre-screen or not, the monitoring (fixed, group sequential,
 confidence sequence; study.monitoring) and the ratings each pair gets (1, 2 or 3; with 1, a share of pairs rated
 twice). simulate() runs whole studies of a design through the gate's own functions (stats.paired_difference,
 stats.ppi_paired_difference, the betting sequence; study.monitoring's looks and levels; gate.fidelity_ok and
@@ -88,8 +88,8 @@ class Design:
 
 
 def candidates(claim: str = GENERAL, second_rating_share: float = 0.1, look_every: int = 50) -> list[Design]:
-    """The designs the plan compares: today's (union with Tango, 3 ratings per pair, fixed), then the tighter
-    interval, plus PPI, plus group-sequential looks, each with 1 (and a doubled share), 2 or 3 ratings per pair; the
+    """The designs the plan compares: the first one, before #20 (union with Tango, 3 ratings per pair, fixed), then
+    the tighter interval, plus PPI, plus group-sequential looks, each with 1 (and a doubled share), 2 or 3 ratings per pair; the
     confidence sequence where the claim is about these raters only (it has no rater dimension)."""
     out = [Design(UNION, False, FIXED, 3)]
     for ppi, monitoring in ((False, FIXED), (True, FIXED), (True, GROUP_SEQUENTIAL)):
