@@ -3,6 +3,7 @@ tokens per second over ALL matched pairs, with its interval, and a flag when the
 intervals; computed once, in evalkit.generation.speed, and shown by aggregate and the report."""
 
 import numpy as np
+import pytest
 
 from evalkit.aggregate import GAP_NOTE, aggregate, format_text
 from evalkit.records import GenerationRecord
@@ -267,3 +268,36 @@ def test_the_draft_s_memory_is_measured_where_the_weights_are(tmp_path):
     db.conn.commit()
     agg = aggregate(db)
     assert agg.speed.extra_memory_mb == 90.0 and agg.speed.extra_memory_basis.startswith("CUDA")
+
+
+def test_the_aggregate_shows_the_prediction_and_the_acceptance_check_beside_the_measured_speed_up(tmp_path):
+    """Speed audit, 2026-12-02: Leviathan et al.'s prediction and the acceptance cross-check were printed by `evalkit
+    bench` only, never where the decision is read (DESIGN.md: report the prediction beside the measured speed-up)."""
+    from evalkit.aggregate import speed_line
+    from evalkit.stats import alpha_from_tokens_per_pass, theoretical_speedup
+    from evalkit.study.synthetic import SyntheticStudy, build_study, gate_file_text
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=100, margin=0.15))
+    db = open_db(tmp_path / "s.db")
+    build_study(db, SyntheticStudy(pairs=20, raters_per_pair=3, raters=12, seed=1, gate_path=str(gate)))
+    assert aggregate(db).speed.theoretical_speedup is None  # nothing counted: nothing predicted
+    bench = db.execute("SELECT id FROM experiments WHERE kind = 'bench'").fetchone()[0]
+    db.execute("""UPDATE generations SET target_passes = new_tokens / 4, draft_rounds = new_tokens / 4,
+                  draft_proposed = 4 * (new_tokens / 4), draft_accepted = 2 * (new_tokens / 4), counts_agree = 1
+                  WHERE path = 'assisted' AND id IN (SELECT generation_id FROM timing_runs WHERE experiment_id = ?)""",
+               [bench])
+    db.execute("UPDATE bench_processes SET target_seconds_per_token = 0.02, draft_seconds_per_token = 0.002")
+    db.conn.commit()
+    speed = aggregate(db).speed
+    rows = [dict(r) for r in db.query("""SELECT g.new_tokens, g.target_passes FROM timing_runs t JOIN generations g
+                                          ON g.id = t.generation_id WHERE t.experiment_id = ? AND t.path = 'assisted'""",
+                                       [bench])]
+    per_pass = sum(r["new_tokens"] for r in rows) / sum(r["target_passes"] for r in rows)
+    expected = theoretical_speedup(alpha_from_tokens_per_pass(per_pass, 4.0), 4.0, 0.1)
+    assert speed.theoretical_speedup == pytest.approx(expected) and speed.counts_agree is True
+    assert f"Leviathan et al. predict {expected:.2f}x" in speed_line(speed)
+    db.execute("UPDATE generations SET counts_agree = 0 WHERE id = (SELECT MAX(generation_id) FROM timing_runs "
+               "WHERE path = 'assisted')")
+    db.conn.commit()
+    assert "acceptance counts (candidate generator, target passes) disagree" in speed_line(aggregate(db).speed)

@@ -313,7 +313,13 @@ def speed_line(speed: Speed) -> str:
     text = (f"speed-up over {speed.comparable_pairs} comparable pairs {fig(speed.speedup, speed.speedup_ci95)}; "
             f"tokens per second, assisted over ordinary, over all {speed.throughput_pairs} matched pairs (no selection "
             f"on length or stop reason) {fig(speed.throughput_ratio, speed.throughput_ci95)}")
-    return text + ("; the 95% intervals do not overlap" if speed.selection_gap else "")
+    text += "; the 95% intervals do not overlap" if speed.selection_gap else ""
+    if speed.theoretical_speedup is not None:
+        text += (f"; Leviathan et al. predict {speed.theoretical_speedup:.2f}x from the measured acceptance, draft "
+                 "length and cost ratio")
+    if speed.counts_agree is False:
+        text += "; the two acceptance counts (candidate generator, target passes) disagree on some assisted runs"
+    return text
 
 
 GAP_NOTE = ("SPEED FIGURES DISAGREE: the speed-up over comparable pairs and the ratio of tokens per second over all "

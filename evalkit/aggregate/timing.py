@@ -40,6 +40,11 @@ class Speed:
     batch_answer: str | None = None  # from which batch size ordinary's total throughput beats assisted's, if any
     notes: list[str] = field(default_factory=list)  # prompts left out of a figure that cannot be formed for them
     extra_memory_basis: str | None = None  # what extra_memory_mb measured (timing._extra_memory)
+    # Leviathan et al.'s prediction beside the measured speed-up (benchmark only: stats.theoretical_speedup from the
+    # tokens per target pass, the mean draft length and the draft/target cost ratio measured in the same run), and
+    # whether the two independent acceptance counts agreed on every assisted run
+    theoretical_speedup: float | None = None
+    counts_agree: bool | None = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -56,7 +61,8 @@ def _runs(db, study_id: int | None = None, before: str | None = None
     if bench is not None:
         rows = list(db.query(
             """SELECT t.path, t.prompt_id, t.round, t.rep, t.new_tokens, t.stop_reason, t.seconds, t.tokens_per_second,
-                      t.device, g.token_hash, g.peak_rss_mb, g.draft_proposed, g.draft_accepted
+                      t.device, g.token_hash, g.peak_rss_mb, g.draft_proposed, g.draft_accepted, g.draft_rounds,
+                      g.target_passes, g.counts_agree
                FROM timing_runs t JOIN generations g ON g.id = t.generation_id WHERE t.experiment_id = ?""", [bench["id"]]))
         if rows:
             return rows, "benchmark", bench["id"], notes
@@ -122,11 +128,12 @@ def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None,
                 everything = fig
     overall = speed_rows[0]
     memory, memory_basis = _extra_memory(db, exp_id)
+    theory, agree = _theory(db, exp_id, rows) if source == "benchmark" else (None, None)
     speed = Speed(source=source, experiment_id=exp_id, speedup=overall["speedup"],
                   speedup_ci95=[overall["ci_low"], overall["ci_high"]] if overall["ci_low"] is not None else None,
                   comparable_pairs=overall["comparable_pairs"], matched_pairs=overall["matched_pairs"],
                   identical_outputs=overall["identical_outputs"], extra_memory_mb=memory,
-                  extra_memory_basis=memory_basis,
+                  extra_memory_basis=memory_basis, theoretical_speedup=theory, counts_agree=agree,
                   fallback_runs=(sum(1 for r in rows if r["path"] == GenerationPath.FALLBACK) if source != POOL_SOURCE
                                  else _pool_fallbacks(db, study_id, before)),
                   throughput_ratio=everything.throughput_ratio,
@@ -134,6 +141,25 @@ def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None,
                   throughput_pairs=everything.throughput_pairs, selection_gap=everything.selection_gap,
                   notes=list(getattr(everything, "notes", [])) + _failed_workers(db, exp_id, source) + left_out)
     return pd.DataFrame(paths), pd.DataFrame(speed_rows), speed
+
+
+def _theory(db, bench_id: int, rows: list[dict]) -> tuple[float | None, bool | None]:
+    """The benchmark's Leviathan et al. prediction and its acceptance cross-check, as `evalkit bench` prints them."""
+    from ..generation.speed import drafting
+    from ..stats import alpha_from_tokens_per_pass, theoretical_speedup
+
+    assisted = [r for r in rows if r["path"] == GenerationPath.ASSISTED]
+    if not assisted:
+        return None, None
+    per_pass, length = drafting(assisted)
+    procs = list(db.query("SELECT target_seconds_per_token, draft_seconds_per_token FROM bench_processes "
+                          "WHERE experiment_id = ? AND status = 'ok'", [bench_id]))
+    t_spt = median([p["target_seconds_per_token"] for p in procs])
+    d_spt = median([p["draft_seconds_per_token"] for p in procs])
+    alpha = alpha_from_tokens_per_pass(per_pass, length)
+    cost = d_spt / t_spt if (t_spt and d_spt) else None
+    theory = theoretical_speedup(alpha, length, cost) if None not in (alpha, length, cost) else None
+    return theory, all(bool(r["counts_agree"]) for r in assisted)
 
 
 def _failed_workers(db, bench_id: int | None, source: str | None) -> list[str]:
