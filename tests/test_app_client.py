@@ -29,7 +29,8 @@ class Tab:
     """One browser tab, through gradio_client: calls an endpoint and names its outputs by label."""
 
     def __init__(self, url: str):
-        self.client = Client(url, verbose=False)
+        # a slow answer is not a failure: on two shared cores a cold Gradio call can take over the default 5 s
+        self.client = Client(url, verbose=False, httpx_kwargs={"timeout": 120})
         info = self.client.view_api(return_format="dict", print_info=False)["named_endpoints"]
         self.labels = {name: [r["label"] for r in ep["returns"]] for name, ep in info.items()}
         self.params = {name: [p["label"] for p in ep["parameters"]] for name, ep in info.items()}

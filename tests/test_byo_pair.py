@@ -61,7 +61,7 @@ class Tab:
     """One browser tab through gradio_client: outputs named by their labels."""
 
     def __init__(self, url: str):
-        self.client = Client(url, verbose=False)
+        self.client = Client(url, verbose=False, httpx_kwargs={"timeout": 120})
         info = self.client.view_api(return_format="dict", print_info=False)["named_endpoints"]
         self.labels = {name: [r["label"] for r in ep["returns"]] for name, ep in info.items()}
 

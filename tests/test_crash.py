@@ -132,7 +132,8 @@ def test_sigkill_mid_stream_loses_no_acknowledged_rating(tmp_path):
         # is one they have not rated, and a new submission is stored once.
         rater = "crash-0"
         done_before = sum(1 for r, _ in rows if r == rater)
-        client = Client(f"http://127.0.0.1:{port2}/", verbose=False, analytics_enabled=False, ssl_verify=False)
+        client = Client(f"http://127.0.0.1:{port2}/", verbose=False, analytics_enabled=False, ssl_verify=False,
+                        httpx_kwargs={"timeout": 120})
         screen = client.predict("", "", codes[rater], api_name="/sign_in")  # her personal code, as after a reload
         assert any(isinstance(v, str) and f"**{done_before} / {PAIRS}**" in v for v in screen), screen
         client.predict(*loadbench.submit_args("after the restart"), api_name="/submit")
