@@ -24,6 +24,16 @@ def data_dir(tmp_path, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def public_pool_seed(request, monkeypatch):
+    """Pools built in a test use the config's decoding.seed as their base, as every pool did before secret bases, so
+    a test's texts are the same on every run; a test marked secret_seeds draws the secret base as the product does."""
+    if request.node.get_closest_marker("secret_seeds") is None:
+        import evalkit.study.pairs as pairs
+
+        monkeypatch.setattr(pairs, "_draw_sample_seed", lambda _db, cfg, _first, _samples: cfg.decoding.seed)
+
+
+@pytest.fixture(autouse=True)
 def close_figures():
     """Figures a test made (report.figures, as the Results tab and the report use it) are closed after it: the tab
     and the report close theirs; a test that only inspects them would otherwise leave them to the next."""

@@ -519,3 +519,18 @@ def test_cli_reports_a_corrupt_model_folder_and_writes_nothing(tmp_path, data_di
     assert r.output.startswith("Error:") and str(broken) in r.output and "fix:" in r.output
     assert "Traceback" not in r.output
     assert not (data_dir / "evalkit.db").exists()
+
+
+@pytest.mark.parametrize("args", [["generate", "--samples", "1"], ["generate", "--until-planned"], ["prepare"],
+                                  ["tune", "--reps", "1"], ["bench", "--reps", "1"]])
+def test_a_missing_model_folder_leaves_no_new_database(args, tmp_path, data_dir):
+    """Audit, 2026-12-02: `generate`, `prepare`, `tune` and `bench` failed on a missing model folder ("exit code 1,
+    nothing written") but left a new evalkit.db (schema only) behind; `run` did not. The folders are now checked before a database is
+    made."""
+    missing = str(tmp_path / "no-such-model")
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'[models]\ntarget = "{missing}"\ndraft = "{missing}"\ndevice = "cpu"\n', encoding="utf-8")
+    r = CliRunner().invoke(cli, [*args, "--config", str(cfg)])
+    assert r.exit_code == 1, r.output
+    assert f"Error: model folder {missing} does not exist (models.target)" in r.output and "fix:" in r.output
+    assert not data_dir.exists() or not any(data_dir.iterdir()), sorted(p.name for p in data_dir.iterdir())

@@ -525,6 +525,9 @@ def with_gold(db_file: Path) -> tuple[dict, dict]:
     prompts = [p for p in PROMPTS if p.id in {r["prompt_id"] for r in db.query("SELECT prompt_id FROM pairs")}]
     gold_items(db, exp, 3, prompt_ids=[p.id for p in prompts])
     assert add_gold_pairs(db, exp, prompts) == 3
+    # ranked (the queue serves a drawn pool's pairs once ranked), quota left to the app's: one rating, then the reveal
+    db.execute("UPDATE pairs SET queue_rank = 0.5 WHERE kind = 'gold' AND queue_rank IS NULL")
+    db.conn.commit()
     gold = gold_pairs(db)[0]
     study = next(db.query("SELECT * FROM pairs WHERE kind = 'study' AND prompt_id = ?", [gold["prompt_id"]]))
     db.conn.close()

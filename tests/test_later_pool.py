@@ -176,3 +176,24 @@ def test_the_pool_short_sentence_counts_only_the_pool_the_pre_screen_uses(tmp_pa
     assert short.startswith("the pre-screen's population holds 300 study pairs, fewer than the 400 the plan's power "
                             "assumes (gate planned_pool): 200 of the pool's 500 were pooled after rating began")
     assert any(n.startswith(short[0].upper() + short[1:40]) for n in aggregate(db).notes)
+
+
+def test_a_pool_being_made_is_not_served_until_its_order_and_quotas_are_drawn(tmp_path):
+    """Durability audit, 2026-12-02: `evalkit generate` beside a serving app stored its pairs, then its gold pairs, then
+    the queue order and quotas, in three transactions; in between the queue served the new pairs at the app's quota,
+    closed them there, and the decision later waited for ever on quotas they could no longer reach. A pool whose queue
+    seed is stored (study.pairs stores it as the pool starts) is served only once its ranks are drawn."""
+    from evalkit.store import set_queue_seed
+
+    db = open_db(tmp_path / "s.db")
+    made = build_study(db, SyntheticStudy(pairs=0, unrated_pairs=6, raters_per_pair=1, raters=2, pass_rate=0.8,
+                                          queue_order=False, gate_path=_gate(tmp_path), seed=3))
+    exp = made["experiment_id"]
+    assert next_pair(db, "ann", APP.ratings_per_pair) is not None  # a pool made before queue seeds: served as before
+    db.execute("DELETE FROM assignments")
+    db.conn.commit()
+    set_queue_seed(db, exp, 12345)  # what `evalkit generate` stores when the pool starts
+    assert next_pair(db, "bob", APP.ratings_per_pair) is None  # merged, ranks and quotas not drawn yet
+    assert draw_queue(db, exp) == 6
+    view = next_pair(db, "bob", APP.ratings_per_pair)
+    assert view is not None and view.pair_id == min(_ranks(db, exp).items(), key=lambda kv: kv[1])[0]

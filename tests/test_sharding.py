@@ -62,6 +62,20 @@ def content(db_path) -> set:
     return set(rows)
 
 
+def _emptied_copy(src: Path, dst: Path) -> int:
+    """A copy of a one-pool database without the pool's work (generations, pairs, gold references, pre-screen
+    answers), its experiment kept with its secret sample_seed: resuming it redoes every work item. Returns its id."""
+    a, b = sqlite3.connect(str(src)), sqlite3.connect(str(dst))
+    a.backup(b)
+    a.close()
+    with b:
+        for table in ("pairs", "reference_outputs", "prescreen", "generations"):
+            b.execute(f"DELETE FROM {table}")
+        (exp_id,) = b.execute("SELECT id FROM experiments WHERE kind = 'pool'").fetchone()
+    b.close()
+    return exp_id
+
+
 @pytest.fixture
 def pool_config(make_config):
     return make_config(**{"decoding.mode": "sample", "pool.prompts": ["writing-01", "writing-02", "writing-05"]})
@@ -71,11 +85,15 @@ def pool_config(make_config):
 @pytest.mark.slow
 @pytest.mark.parametrize("launcher", ["cpu", "torchrun"])
 def test_two_processes_make_the_same_pool_as_one(pool_config, tmp_path, launcher):
+    """Each pool draws a secret base for its seeds (stored with the experiment), so the two processes redo the
+    one-process pool's experiment (its work removed, its base kept) with --resume: the same base, the same content."""
     env = _env(tmp_path)
     one, two = tmp_path / "one.db", tmp_path / "two.db"
     subprocess.run([sys.executable, "-m", "evalkit", "generate", "--config", str(pool_config), "--db", str(one), "--samples", "2"],
                    check=True, env=env, cwd=ROOT, capture_output=True, timeout=300)
-    r = subprocess.run(accelerate(launcher) + ["-m", "evalkit", "generate", "--config", str(pool_config), "--db", str(two), "--samples", "2"],
+    exp_id = _emptied_copy(one, two)
+    r = subprocess.run(accelerate(launcher) + ["-m", "evalkit", "generate", "--config", str(pool_config), "--db", str(two),
+                                             "--samples", "2", "--resume", str(exp_id)],
                        env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, _why(r)
     a, b = content(one), content(two)

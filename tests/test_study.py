@@ -551,3 +551,47 @@ def test_the_figures_shown_beside_a_frozen_decision_are_the_ones_it_weighed(tmp_
     assert prov.for_condition("speed-up") == [benches[0]] and prov.for_condition("memory") == [benches[0]]
     assert prov.for_condition("speed-up", after=True) == [benches[-1]] == prov.for_table("speedup")
     assert next(f for f in prov.figures if f.name == "speed-up").experiments == [benches[0]]
+
+
+def test_a_benchmark_stored_while_the_first_look_computes_its_speed_is_not_left_out(tmp_path, monkeypatch):
+    """Durability audit, 2026-12-02: the first look computed the speed figure, then loaded the ratings; a benchmark and
+    the completing rating stored in between made the versions at completion and now agree, so the look froze the
+    older figure (KEEP at 2.0x, where a look afterwards freezes DROP at 0.9x). The figure now carries the version it
+    was read at, and a decision reuses it only when that is the version at completion."""
+    import importlib
+
+    from evalkit.config import AppConfig
+    from evalkit.rating.queue import RatingInput, submit_rating
+
+    gate = tmp_path / "g.toml"
+    gate.write_text(gate_file_text(planned_pairs=100, margin=0.15))
+    path = tmp_path / "s.db"
+    build_study(open_db(path), SyntheticStudy(pairs=99, unrated_pairs=1, raters_per_pair=3, raters=12, pass_rate=1.0,
+                                              rater_accuracy=1.0, speedup=2.0, extra_memory_mb=100, seed=1,
+                                              gate_path=str(gate)))
+    db = open_db(path)
+    last = db.execute("""SELECT id FROM pairs WHERE kind = 'study' AND id NOT IN (SELECT pair_id FROM ratings)""").fetchone()[0]
+    passing = {c: "pass" for c in CRITERIA}
+    for rater in ("r1", "r2"):
+        submit_rating(db, AppConfig(), RatingInput(last, rater, passing, passing, "tie"))
+    assert aggregate(db).frozen is None  # 99 of 100 pairs complete
+    reference = _copy(path, tmp_path / "reference.db")
+    timing = importlib.import_module("evalkit.aggregate.timing")  # the module (the package exports a function so named)
+    real = timing._runs
+
+    def meanwhile(*args, **kwargs):  # while this look computes its speed: a slow benchmark, then the last rating
+        out = real(*args, **kwargs)
+        if not meanwhile.done:
+            meanwhile.done = True
+            for p in (path, reference):
+                _slow_bench(p, started_before_completion=False)
+                submit_rating(open_db(p), AppConfig(), RatingInput(last, "r3", passing, passing, "tie"))
+        return out
+
+    meanwhile.done = False
+    monkeypatch.setattr(timing, "_runs", meanwhile)
+    first = aggregate(db).frozen
+    monkeypatch.setattr(timing, "_runs", real)
+    afresh = aggregate(open_db(reference)).frozen
+    assert afresh is not None and afresh.verdict.decision.value == "DROP" and afresh.speed["extra_memory_mb"] == 5000
+    assert first is not None and first.verdict.decision == afresh.verdict.decision and first.speed == afresh.speed

@@ -97,6 +97,10 @@ def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None,
     beside it), and the speed figure the verdict weighs (assisted's)."""
     import pandas as pd
 
+    # what the figure rests on, read BEFORE its rows: a benchmark or pairs stored while the bootstrap runs make a
+    # version that differs from it, so a decision frozen meanwhile recomputes its speed instead of reusing this one
+    # (decision.walk_history; durability audit 2026-12-02: it froze KEEP on a figure that missed a benchmark)
+    version = runs_version(db, study_id, before)
     rows, source, exp_id, left_out = _runs(db, study_id, before)
     paths = []
     for path in registry.order({r["path"] for r in rows}):
@@ -140,6 +144,7 @@ def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None,
                   throughput_ci95=list(everything.throughput_ci95) if everything.throughput_ci95 else None,
                   throughput_pairs=everything.throughput_pairs, selection_gap=everything.selection_gap,
                   notes=list(getattr(everything, "notes", [])) + _failed_workers(db, exp_id, source) + left_out)
+    speed.version = version  # not a field: it stays out of every published figure
     return pd.DataFrame(paths), pd.DataFrame(speed_rows), speed
 
 
@@ -159,7 +164,8 @@ def _theory(db, bench_id: int, rows: list[dict]) -> tuple[float | None, bool | N
     alpha = alpha_from_tokens_per_pass(per_pass, length)
     cost = d_spt / t_spt if (t_spt and d_spt) else None
     theory = theoretical_speedup(alpha, length, cost) if None not in (alpha, length, cost) else None
-    return theory, all(bool(r["counts_agree"]) for r in assisted)
+    checked = [bool(r["counts_agree"]) for r in assisted if r["counts_agree"] is not None]  # NULL: not counted
+    return theory, (all(checked) if checked else None)
 
 
 def _failed_workers(db, bench_id: int | None, source: str | None) -> list[str]:

@@ -61,6 +61,19 @@ def resolve_ref(ref: str, progress: bool = True, key: str = "models.target", rev
     return ref
 
 
+def check_model_refs(cfg: Config) -> None:
+    """The config's model references checked as loading the pair reads them (resolve_ref: a local folder must exist
+    and hold config.json; a Hub id must be cached when HF_HUB_OFFLINE), with no model loaded and the demo pair not
+    built. Commands call it before they make a new database file, so a missing folder leaves nothing behind."""
+    m = cfg.models
+    refs = [("models.target", m.target), ("models.target_tokenizer", m.target_tokenizer)]
+    if cfg.assisted_enabled:
+        refs += [("models.draft", m.draft), ("models.draft_tokenizer", m.draft_tokenizer)]
+    for key, ref in refs:
+        if ref and not ref.startswith(DEMO_PREFIX):
+            resolve_ref(ref, False, key, m.revision)
+
+
 # The offline demo pair (evalkit.demo) is reached through this module only: resolve_ref ("demo:target" /
 # "demo:draft"), demo_stages (what building it still takes) and build_demo (`evalkit demo-models`).
 

@@ -142,6 +142,9 @@ def tune_at(cfg: Config, db_path, *, decoding: str = "greedy", prompts: list[str
     cfg.decoding.mode = decoding
     if prompts:
         cfg.bench.prompts = list(prompts)
+    from .models import check_model_refs
+
+    check_model_refs(cfg)  # a missing model folder leaves no new database behind
     return run_tune(cfg, open_db(db_path), **sweep)
 
 

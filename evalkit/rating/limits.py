@@ -15,7 +15,12 @@ from ..errors import EvalkitError
 
 
 class LimitError(EvalkitError):
-    """Refused by a limit; nothing was stored."""
+    """Refused by a limit; nothing was stored. `wait`: the seconds until it lets the next attempt through, where a
+    wait is what refused it (the sign-in guard)."""
+
+    def __init__(self, what: str, fix: str = "", wait: float | None = None):
+        super().__init__(what, fix)
+        self.wait = wait
 
 
 class RateLimiter:
@@ -54,7 +59,10 @@ class SignInGuard:
 
     The owner's count holds back only clients that have never signed in as that owner: failures from strangers
     neither count towards it for a client that has, nor slow that client down, so nobody can lock a rater out by
-    sending wrong codes with their (sequential) id. Memory is bounded: KNOWN_PER_OWNER clients per owner."""
+    sending wrong codes with their (sequential) id. Memory is bounded: KNOWN_PER_OWNER clients per owner.
+
+    A personal code is checked before the guard (evalkit.ui.auth.Doorman): only a wrong one is counted and held back,
+    so nobody behind the same address locks its owner out; a passcode passes `check` first."""
 
     KNOWN_PER_OWNER = 32
 
@@ -85,7 +93,7 @@ class SignInGuard:
                     continue
                 wait = max(wait, last + self._delay(count) - now)
             if wait > 0:
-                raise LimitError("too many sign-in attempts", f"wait {wait:.0f} s before trying again")
+                raise LimitError("too many sign-in attempts", f"wait {wait:.0f} s before trying again", wait=wait)
 
     def failed(self, client: str, owner: str | None = None) -> None:
         now = self.clock()

@@ -8,13 +8,18 @@ ALL = "all"
 COLUMNS = ["rater", "ratings", "timed", "median_seconds", "fast", "fast_share"]
 
 
-def time_on_task(db, floor_seconds: float):
+def time_on_task(db, floor_seconds: float, study_id: int | None = None):
     """Per rater (and all): current ratings, how many have a time, the median seconds, and how many were faster
     than the floor. Ratings stored without being shown through the queue have no time and are not counted as
-    fast."""
+    fast. `study_id`: only the ratings of that study's pairs (every rating when None)."""
     import pandas as pd
 
-    df = pd.DataFrame(db.execute("SELECT rater, seconds_on_task FROM current_ratings").fetchall(),
+    where, args = "", []
+    if study_id is not None:
+        where = ("WHERE r.pair_id IN (SELECT p.id FROM pairs p JOIN experiments e ON e.id = p.experiment_id "
+                 "WHERE e.study_id = ?)")
+        args = [study_id]
+    df = pd.DataFrame(db.execute(f"SELECT r.rater, r.seconds_on_task FROM current_ratings r {where}", args).fetchall(),
                       columns=["rater", "seconds"])
     if not len(df):
         return pd.DataFrame(columns=COLUMNS)

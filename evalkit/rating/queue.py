@@ -125,11 +125,15 @@ _LATEST_STUDY = """(SELECT study_id FROM experiments WHERE id = p.experiment_id)
 # Pairs whose two outputs are the same tokens are decided without raters (each criterion's difference is exactly 0;
 # aggregate.verdict counts them): no rater's time is spent on them.
 _IDENTICAL = IDENTICAL.format(p="p.")
+# A pool being made (its queue seed stored when it starts, its ranks and quotas once every pair is in: study.pairs) is
+# not served: a pair served before its quota is drawn would be closed at the app's quota and never reach its own.
+# A pool made before queue seeds were stored has neither, and is served.
+_READY = "(p.queue_rank IS NOT NULL OR (SELECT queue_seed FROM experiments WHERE id = p.experiment_id) IS NULL)"
 _OPEN = f"""
     SELECT p.id, COALESCE(c.n, 0) AS n, {_P_QUOTA} AS quota FROM pairs p
     LEFT JOIN (SELECT pair_id, COUNT(*) AS n FROM current_ratings GROUP BY pair_id) c ON c.pair_id = p.id
     WHERE COALESCE(c.n, 0) < {_P_QUOTA} AND p.id NOT IN (SELECT pair_id FROM ratings WHERE rater = :rater)
-      AND {_LATEST_STUDY}
+      AND {_LATEST_STUDY} AND {_READY}
       AND p.id NOT IN (SELECT pair_id FROM closed_pairs)
       AND NOT {_IDENTICAL}"""
 

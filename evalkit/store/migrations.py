@@ -3,7 +3,7 @@
 Each migration runs once per database, in its own write transaction (store.database.migrate). A shipped
 migration is never edited or reordered, and its DDL never reads a live constant (a criterion id, a path name):
 an existing database must mean tomorrow what it meant when it was made. A new table or column is a new
-migration appended to MIGRATIONS ("011_<topic>"). One step is generated instead: a registered criterion's answer
+migration appended to MIGRATIONS, named "NNN_<topic>" with NNN the number after the last entry's. One step is generated instead: a registered criterion's answer
 columns in the wide ratings table (`criterion_columns`, run by migrate() after the named migrations; it only adds).
 
 A migration that rebuilds a table other tables point at sets `foreign_keys_off = True` on its function: migrate()
@@ -558,6 +558,15 @@ def _m018_bench_stored_at(db) -> None:
     db.execute("ALTER TABLE bench_processes ADD COLUMN stored_at TEXT")
 
 
+def _m019_pool_sample_seed(db) -> None:
+    # A pool's samples were generated with the config's public decoding.seed + sample, so anyone with the config and
+    # the (reproducible) models could rebuild the pool offline and read every pair's sides before rating. Each pool
+    # experiment now draws a secret base when it is made (evalkit.study.pairs), sample s using base + s (the
+    # generations' seed column keeps the seed used); a resume reuses it. NULL: a pool made before this, whose base
+    # is its config's decoding.seed.
+    db.execute("ALTER TABLE experiments ADD COLUMN sample_seed INTEGER")
+
+
 MIGRATIONS = [
     ("001_initial", _m001_initial),
     ("002_ratings", _m002_ratings),
@@ -577,4 +586,5 @@ MIGRATIONS = [
     ("016_ratings_wanted", _m016_ratings_wanted),
     ("017_results_seen", _m017_results_seen),
     ("018_bench_stored_at", _m018_bench_stored_at),
+    ("019_pool_sample_seed", _m019_pool_sample_seed),
 ]

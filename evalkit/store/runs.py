@@ -35,11 +35,13 @@ def _plain(value) -> dict:
 
 
 def insert_experiment(db, kind: str, config: dict, compat, note: str = "", gate: dict | None = None, *,
-                      new_study: str | None = None, first_sample: int = 0, pool_samples: int | None = None) -> int:
+                      new_study: str | None = None, first_sample: int = 0, pool_samples: int | None = None,
+                      sample_seed: int | None = None) -> int:
     """Record an experiment as it starts: its config, compatibility record and the release gate snapshot the caller
     froze for it (gate.gate_snapshot; {} or None: no gate). A pool experiment joins a study in the same transaction
     (studies.attach_pool: the latest study, whose frozen gate must be this one; or a new study `new_study`);
-    its samples are `first_sample` to `first_sample + pool_samples - 1`."""
+    its samples are `first_sample` to `first_sample + pool_samples - 1`, sample s generated with seed
+    `sample_seed + s` (the pool's secret base, migration 019)."""
     from .studies import attach_pool
 
     compat = _plain(compat)
@@ -51,6 +53,7 @@ def insert_experiment(db, kind: str, config: dict, compat, note: str = "", gate:
                 "study_id": study_id,
                 "first_sample": first_sample,
                 "pool_samples": pool_samples,
+                "sample_seed": sample_seed,
                 "created_at": now(),
                 "kind": kind,
                 "config_json": json.dumps(config, ensure_ascii=False, sort_keys=True),

@@ -5,7 +5,13 @@ It runs as one process or sharded under accelerate (`accelerate launch -m evalki
 work list (prompt x sample; both paths of a sample stay together so they pair) is split with
 `PartialState().split_between_processes`, each process writes its own shard database, and the main
 process merges the shards into the main database in one transaction, in work-list order. Seeds are per
-work item, so the content equals a single-process run. An interrupted run resumes with --resume.
+work item, so the content equals a single-process run with the same base. An interrupted run resumes with --resume.
+
+The seeds are secret: each pool experiment draws a base when it is made (`secrets`, on the main process; stored with
+the experiment, experiments.sample_seed, and read back by every process and by --resume), and sample s uses base + s.
+A public base (the config's decoding.seed) would let anyone with the config and the models rebuild the pool offline
+and read every pair's sides before rating. The generations' seed column keeps the seed used. Greedy decoding ignores
+the seed: a greedy pool can be recomputed by anyone with the models (the README's Security section).
 
 The work list holds a few extra samples per prompt (evalkit.study.gold.gold_samples: pool.gold_rate x study pairs):
 their outputs are stored but not paired, and once every shard is merged the main process turns each into a gold
@@ -103,13 +109,14 @@ def merge_shards(db, db_path: Path, experiment_id: int) -> int:
 
 
 def _run_item(pair, prompt, sample: int, index: int, cfg: Config, shard_db, exp_id: int,
-              gold: bool = False) -> tuple[int, int]:
+              gold: bool = False, *, base: int) -> tuple[int, int]:
     """Both paths of one sample, stored as a pair (sides drawn once); a gold sample's outputs are stored unpaired
-    (evalkit.study.gold makes them a gold pair), a failed assisted run's with its fallback."""
+    (evalkit.study.gold makes them a gold pair), a failed assisted run's with its fallback. Seed: the pool's `base`
+    (its secret experiments.sample_seed) + the sample."""
     from ..generation.paths import run_assisted, run_ordinary
     from ..store import insert_generations, insert_pairs
 
-    seed = cfg.decoding.seed + sample
+    seed = base + sample  # base: the pool's secret sample_seed
     ordinary = run_ordinary(pair, prompt, seed)
     assisted = run_assisted(pair, prompt, seed)
     for r in (ordinary, *assisted):
@@ -132,12 +139,29 @@ def distributed_state(cfg: Config):
     return PartialState(cpu=cfg.models.device == "cpu" or not torch.cuda.is_available())
 
 
-def _check_seeds(cfg: Config, first: int, samples: int) -> None:
+def _check_seeds(base: int, first: int, samples: int) -> None:
     from ..config import POOL_SEED_LIMIT
 
-    if cfg.decoding.seed + first + samples > POOL_SEED_LIMIT:  # live runs draw their seeds above the pool's
-        raise EvalkitError(f"decoding.seed {cfg.decoding.seed} + samples {first} to {first + samples - 1} exceeds "
-                           f"{POOL_SEED_LIMIT}", "use a smaller decoding.seed")
+    if base + first + samples > POOL_SEED_LIMIT:  # live runs draw their seeds above the pool's
+        raise EvalkitError(f"the pool's seeds (its base + samples {first} to {first + samples - 1}) exceed "
+                           f"{POOL_SEED_LIMIT}", "use a smaller decoding.seed (a pool made before secret seeds), "
+                           "or start a new database")
+
+
+def _draw_sample_seed(db, cfg: Config, first: int, samples: int) -> int:
+    """A new pool's secret base: its seeds base + first to base + first + samples - 1 stay below POOL_SEED_LIMIT
+    (live runs draw above it) and meet no seed an earlier pool of the database used or planned (a repeated seed
+    repeats an output raters may have seen; next_sample kept that true while the base was public)."""
+    from ..config import POOL_SEED_LIMIT
+    from .studies import pool_seeds_taken
+
+    room = POOL_SEED_LIMIT - first - samples
+    for _ in range(64) if room >= 0 else ():
+        base = secrets.randbelow(room + 1)
+        if not pool_seeds_taken(db, base + first, base + first + samples, cfg.decoding.seed):
+            return base
+    raise EvalkitError(f"no free range of {samples} pool seeds below {POOL_SEED_LIMIT} after sample {first}",
+                       "start a new database for the new pool")
 
 
 STUDY_NAME_LIMIT = 100
@@ -177,7 +201,7 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
     from ..generation.compat import assisted_allowed
     from .gate import gate_snapshot
     from ..generation.models import check_compat
-    from ..store import insert_experiment, open_db
+    from ..store import insert_experiment, open_db, set_queue_seed
     from .studies import fill_target, next_sample
 
     db = open_db(db_path)
@@ -189,6 +213,8 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
                                    "pass the id printed by the interrupted `evalkit generate`")
             first, samples = row["first_sample"], row["pool_samples"] or samples
             study_id = row["study_id"]
+            # the experiment's own base; a pool made before secret seeds (migration 019) used decoding.seed
+            base = row["sample_seed"] if row["sample_seed"] is not None else cfg.decoding.seed
         else:
             gate = gate_snapshot(cfg.gate_file or None)
             study = _study_for(db, gate, new_study)
@@ -212,7 +238,11 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
                         "(every assisted sample fell back)", "fix what `evalkit check` and the stored fallback "
                         "records report, then run `evalkit generate --until-planned` again")
                 samples = math.ceil((target - have) / len(prompts))
-        _check_seeds(cfg, first, samples + math.ceil(cfg.pool.gold_rate * samples))  # gold samples follow
+            base = None
+        span = samples + math.ceil(cfg.pool.gold_rate * samples)  # gold samples follow
+        if base is None:  # a new pool experiment: a secret base, drawn here, on the main process only
+            base = _draw_sample_seed(db, cfg, first, span)
+        _check_seeds(base, first, span)
     finally:
         db.close()
     if resume is None:
@@ -230,8 +260,12 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
             exp_id = resume
         else:
             exp_id = insert_experiment(db, "pool", cfg.to_dict(), compat, gate=gate, new_study=new_study,
-                                       first_sample=first, pool_samples=samples)
-        done = _done_items(db, exp_id, cfg.decoding.seed)
+                                       first_sample=first, pool_samples=samples, sample_seed=base)
+            # the queue seed now, the ranks once every pair is in (draw_queue): the queue serves no pair of a pool
+            # whose seed is stored and whose ranks are not (rating.queue), so raters never meet a pool half made
+            # (merged, gold pairs missing, quotas not drawn), while `generate` runs beside the app or was stopped
+            set_queue_seed(db, exp_id, secrets.randbits(62))
+        done = _done_items(db, exp_id, base)
     finally:
         db.close()
     from .gold import gold_samples
@@ -266,6 +300,10 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
         db_path = db_path.execute("PRAGMA database_list").fetchone()[2]
     db_path = Path(db_path) if db_path else default_db_path()
     prompts = {p.id: p for p in load_prompts(ids=cfg.pool.prompts or None)}
+    if not db_path.exists():  # a missing model folder must not leave a new, empty database behind
+        from ..generation.models import check_model_refs
+
+        check_model_refs(cfg)
     state = distributed_state(cfg)
     if state.is_main_process:
         db_path.parent.mkdir(parents=True, exist_ok=True)
@@ -283,13 +321,15 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
             shard = open_db(shard_path(db_path, exp_id, state.process_index))
             main_ro = open_db(db_path, migrate_schema=False)
             exp_row = next(main_ro.query("SELECT * FROM experiments WHERE id = ?", [exp_id]))
+            # every process reads the base the main process stored (the plan's file beside the database never holds it)
+            base = exp_row["sample_seed"] if exp_row["sample_seed"] is not None else cfg.decoding.seed
             study_row = next(main_ro.query("SELECT * FROM studies WHERE id = ?", [exp_row["study_id"]]), None)
             main_ro.close()
             copy_experiment(shard, exp_row, study_row)  # so the shard's foreign keys hold
             desc = "pair pool" if state.num_processes == 1 else f"pair pool (rank {state.process_index})"
             bar = progress_bar(total=len(mine), desc=desc, unit="pair", disable=not progress, position=state.process_index)
             for index, prompt_id, sample, gold in mine:
-                m, f = _run_item(pair, prompts[prompt_id], sample, index, cfg, shard, exp_id, gold)
+                m, f = _run_item(pair, prompts[prompt_id], sample, index, cfg, shard, exp_id, gold, base=base)
                 made, fallbacks = made + m, fallbacks + f
                 bar.update(1)
             bar.close()

@@ -27,8 +27,11 @@ def pool_size(db_path: Path) -> int:
 def ensure_pool(cfg: Config, db_path: Path, echo=print) -> int:
     """The number of pairs in the pool (gold check pairs included: what raters' queues hold), building one
     first when there is none."""
+    from ..generation.models import check_model_refs
     from .pairs import build_pool
 
+    if not Path(db_path).exists():  # a missing model folder must not leave a new, empty database behind
+        check_model_refs(cfg)
     db = open_db(db_path)
     try:
         n = db["pairs"].count

@@ -116,20 +116,37 @@ def study_pairs(db, study: Study | None) -> int:
 def next_sample(db, base_seed: int) -> int:
     """The first pool sample number a new pool uses: after every sample the database's pools used (pairs, samples
     that fell back, gold samples, and the planned range of an interrupted pool), so that a later pool, of the same study or a new
-    one, draws new seeds instead of repeating outputs raters may have seen."""
+    one, draws new seeds instead of repeating outputs raters may have seen. A pool's sample is its seed less the
+    pool's own base (experiments.sample_seed; `base_seed` for a pool made before secret bases)."""
     row = db.execute(
         """SELECT MAX(n) FROM (
                SELECT MAX(sample) AS n FROM pairs WHERE kind = 'study'
-               UNION ALL SELECT MAX(seed - :seed) FROM generations g JOIN experiments e ON e.id = g.experiment_id
-               WHERE e.kind = 'pool' AND g.path = 'fallback'
-               UNION ALL SELECT MAX(seed - :seed) FROM generations g JOIN experiments e ON e.id = g.experiment_id
-               WHERE e.kind = 'pool' AND g.live = 0
+               UNION ALL SELECT MAX(g.seed - COALESCE(e.sample_seed, :seed)) FROM generations g
+               JOIN experiments e ON e.id = g.experiment_id WHERE e.kind = 'pool' AND g.path = 'fallback'
+               UNION ALL SELECT MAX(g.seed - COALESCE(e.sample_seed, :seed)) FROM generations g
+               JOIN experiments e ON e.id = g.experiment_id WHERE e.kind = 'pool' AND g.live = 0
                -- the planned range, gold samples included (at most ceil(gold_rate x samples) follow the study ones)
                UNION ALL SELECT MAX(first_sample + COALESCE(pool_samples, 0) + CAST(COALESCE(json_extract(
                    config_json, '$.pool.gold_rate'), 0) * COALESCE(pool_samples, 0) + 0.999999 AS INTEGER)) - 1
                FROM experiments WHERE kind = 'pool')""",
         {"seed": base_seed}).fetchone()[0]
     return 0 if row is None else int(row) + 1
+
+
+def pool_seeds_taken(db, low: int, high: int, base_seed: int) -> bool:
+    """Whether any seed in [low, high) was used by a pool generation of the database, or lies in the planned range
+    of a pool experiment (its samples and gold samples from its base: experiments.sample_seed, or `base_seed` for a
+    pool made before secret bases), an interrupted one's included."""
+    return bool(db.execute(
+        """SELECT EXISTS (SELECT 1 FROM generations g JOIN experiments e ON e.id = g.experiment_id
+                          WHERE e.kind = 'pool' AND g.seed >= :low AND g.seed < :high)
+               OR EXISTS (SELECT 1 FROM (
+                   SELECT COALESCE(sample_seed, :seed) + first_sample AS lo,
+                          COALESCE(sample_seed, :seed) + first_sample + COALESCE(pool_samples, 0) + CAST(COALESCE(
+                              json_extract(config_json, '$.pool.gold_rate'), 0) * COALESCE(pool_samples, 0)
+                              + 0.999999 AS INTEGER) AS hi
+                   FROM experiments WHERE kind = 'pool') WHERE lo < :high AND :low < hi)""",
+        {"low": low, "high": high, "seed": base_seed}).fetchone()[0])
 
 
 def fill_target(planned: int, reserve: float, pool: int = 0) -> int:

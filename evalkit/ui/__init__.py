@@ -3,6 +3,7 @@ the settings this app needs (browser-side run history off)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -83,7 +84,8 @@ def launch(demo: gr.Blocks, **kwargs):
     networking.url_ok = local_url_ok
     _no_proxy_for_loopback()
     try:
-        return demo.launch(**kwargs)
+        with _forwarded_headers_untrusted():
+            return demo.launch(**kwargs)
     except ValueError as e:
         if "localhost is not accessible" not in str(e):
             raise
@@ -95,6 +97,33 @@ def launch(demo: gr.Blocks, **kwargs):
             f"{LOCAL_URL_WAIT:.0f} s",
             "check that nothing (a firewall, a sandbox) blocks connections to this machine's own address, and run "
             "again; on a machine that is very busy, start the app when the load has dropped") from e
+
+
+@contextlib.contextmanager
+def _forwarded_headers_untrusted():
+    """Uvicorn, by default, believes X-Forwarded-For from 127.0.0.1 and rewrites the client's address with it, and
+    every per-client limit (sign-in attempts, new names, live runs) is keyed by that address (auth.client_key): any
+    client reaching the app from this machine (a local user, an SSH tunnel, a reverse proxy on it) could name a new
+    address with each request. Off a Space, uvicorn is told to trust no forwarded header (FORWARDED_ALLOW_IPS, read
+    when launch makes the server's config; Gradio's launch has no argument for it), for this launch only. On a Space
+    the proxy's header is the client (auth.client_key reads it there), so nothing changes."""
+    from ..locations import on_space
+
+    if on_space():
+        yield
+        return
+    before = os.environ.get(FORWARDED_ALLOW_IPS)
+    os.environ[FORWARDED_ALLOW_IPS] = ""  # no address is trusted: the socket's address is the client's
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(FORWARDED_ALLOW_IPS, None)
+        else:
+            os.environ[FORWARDED_ALLOW_IPS] = before
+
+
+FORWARDED_ALLOW_IPS = "FORWARDED_ALLOW_IPS"  # uvicorn's setting: the proxies whose X-Forwarded-For it believes
 
 
 def _no_proxy_for_loopback() -> None:

@@ -5,8 +5,11 @@ only in the server-side session; nothing the browser sends later can change it.
 
 Every typed attempt passes the sign-in guard, keyed by the client address and by the name or code owner claimed
 (the rater id in the code's canonical form), so neither many names from one client nor many clients on one name get
-more guesses; a client that has signed in as an owner is not held back by strangers' failures on that owner. What is
-not a code at all (wrong characters, too long) is a counted failure, logged in one line.
+more guesses; a client that has signed in as an owner is not held back by strangers' failures on that owner. A
+personal code is checked before the guard: a correct one always signs in (others' failures behind the same address
+never lock its owner out), a wrong one is counted and, while the guard asks for a wait, answered with the wait. A
+passcode passes the guard first (a shared passcode may be weak: its guesses stay slowed). What is not a code at all
+(wrong characters, too long) is a counted failure, logged in one line.
 
 The browser keeps the code sealed under the server's key (evalkit.rating.seal): a reload opens it and signs in without
 the guard (it is no guess: nothing but this server can make one), and a value that does not open is ignored."""
@@ -36,7 +39,8 @@ PASSCODE_LIMIT = 256
 
 def client_key(request: gr.Request | None, space: bool) -> str:
     """The client's address. Behind a Space's proxy the first X-Forwarded-For entry is the client; locally that
-    header is whatever the client typed, so only the socket's address counts."""
+    header is whatever the client typed, so only the socket's address counts (and evalkit.ui.launch stops uvicorn
+    from rewriting that address from the header, which it does by default for connections from 127.0.0.1)."""
     if request is None:
         return "client:?"
     if space:
@@ -72,16 +76,23 @@ class Doorman:
 
     def _by_code(self, code: str, client: str) -> Identity:
         owner = raters.code_owner_key(code)  # canonical: "02.x" and "2.x" are one owner; "٢.x" is no code
-        self.guard.check(client, owner)
         if owner is None:
+            self.guard.check(client)
             self.guard.failed(client)
             log.warning("sign-in refused: not a personal code (%d characters) from %s", len(code), client)
             raise SignInError("that code is not valid", "check the code or link your organiser sent you")
+        # The code is checked first: a correct one always signs in, so failures by others behind the same address
+        # (a NAT, a campus network) or on the same rater id never hold its owner back. A wrong one waits as before
+        # (the guard's wait, when one is due, is its answer) and is counted. A code's 144 random bits are what stop
+        # guessing; the wait is a second line.
         with connect(self.db_path) as db:
             try:
                 identity = raters.authenticate(db, code)
             except SignInError:
-                self.guard.failed(client, owner)
+                try:
+                    self.guard.check(client, owner)
+                finally:
+                    self.guard.failed(client, owner)
                 raise
         self.guard.succeeded(client, owner)
         check_allowed(self.app, identity.name)

@@ -7,7 +7,8 @@
 - **Deep links are off.** Gradio's deep-link route (`/gradio_api/deep_link?session_hash=…`) copies a session's
   component values (a rater's sealed code among them) into a file in its upload folder and makes a link that loads
   them into whoever opens it; this app has no use for one. The route answers 404, a page's `deep_link` parameter is
-  dropped, and nothing under a `deep_links` folder is served."""
+  dropped (every key that decodes to it, percent-encoded ones included), and nothing under a `deep_links` folder is
+  served."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from urllib.parse import parse_qsl, urlencode
 # The largest request body the app takes. A rating (every answer and a 2,000-character comment) is about 10 KB.
 MAX_BODY = 64 * 1024
 _BODY_METHODS = {"POST", "PUT", "PATCH"}
+DEEP_LINK = "deep_link"  # the query parameter Gradio's page route reads a deep link from
 
 
 async def _answer(send, status: int, text: str) -> None:
@@ -36,10 +38,12 @@ class RequestGuard:
         path = scope.get("path", "")
         if path.rstrip("/").endswith("/deep_link") or "deep_links" in path:
             return await _answer(send, 404, "not found")
-        if b"deep_link" in scope.get("query_string", b""):
-            kept = [(k, v) for k, v in parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True)
-                    if k != "deep_link"]
-            scope = dict(scope, query_string=urlencode(kept).encode("latin-1"))
+        if query := scope.get("query_string", b""):
+            # decoded as Starlette decodes it for Gradio (percent-escapes, '+'): `deep%5Flink` is `deep_link` there
+            params = parse_qsl(query.decode("latin-1"), keep_blank_values=True)
+            if any(k == DEEP_LINK for k, _v in params):
+                kept = [(k, v) for k, v in params if k != DEEP_LINK]
+                scope = dict(scope, query_string=urlencode(kept).encode("latin-1"))
         headers = dict(scope.get("headers") or [])
         declared = headers.get(b"content-length")
         too_large = f"request body over {self.max_body // 1024} KB"

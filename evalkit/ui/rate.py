@@ -189,8 +189,10 @@ class RateHandlers:
         if invite:  # a typed code, in a link: it passes the sign-in guard
             try:
                 identity, _ = self.doorman.local("", invite, "", client)
-            except EvalkitError:
-                return {ui.browser_code: "", ui.status: word("invite_invalid", s.lang)}
+            except EvalkitError as e:  # held back by the sign-in guard's wait: say so, not "invalid"
+                wait = getattr(e, "wait", None)
+                return {ui.browser_code: "", ui.status: word("invite_invalid", s.lang) if wait is None else
+                        word("invite_wait", s.lang, seconds=max(1, round(wait)))}
             return self.signed_in_screen(s, identity, invite)
         resumed = self.doorman.resume(stored, client)  # the sealed code this browser kept, if any
         if resumed is None:

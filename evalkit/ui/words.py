@@ -85,6 +85,8 @@ WORDS: dict[str, dict[str, str]] = {
                    "en": "**You have given your share of {share} ratings in this study.** Thank you!"},
     "signed_out": {"zh": "已退出。", "en": "Signed out."},
     "invite_invalid": {"zh": "邀请链接无效。", "en": "That invitation link is not valid."},
+    "invite_wait": {"zh": "此网络地址登录失败次数过多，邀请链接暂时不能使用：请 {seconds} 秒后重新打开链接。",
+                    "en": "Too many failed sign-ins from this address: open the invitation link again in {seconds} s."},
     "preparing": {"zh": "正在准备评分数据", "en": "Preparing the pairs to rate"},
 }
 

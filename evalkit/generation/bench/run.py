@@ -176,6 +176,9 @@ def bench_at(cfg: Config, db_path: Path | str, *, reps: int | None = None, round
     if prompts:
         cfg.bench.prompts = list(prompts)
     load_prompts(ids=cfg.bench.prompts or None)  # a bad prompt id fails before any file is created
+    from ..models import check_model_refs
+
+    check_model_refs(cfg)  # and a missing model folder
     db = open_db(db_path)
     summary = run_bench(cfg, db, progress=progress, echo=echo)
     return None if summary is None else (summary, bench_json(db, summary))
