@@ -18,6 +18,7 @@ from evalkit.ui import auth
 from evalkit.ui.form import FORM_KEYS, layout
 from evalkit.ui.rate import RateHandlers
 from evalkit.ui.session import Session
+from evalkit.ui.words import word
 
 # what a rater must not read before their rating is stored
 REVEALING = re.compile(r"ordinary|assisted|fallback|generate\(\)|tokens/s|speed-up|p[0-9a-f]{16}", re.IGNORECASE)
@@ -138,10 +139,12 @@ def test_state_errors_are_clear(tab):
     with pytest.raises(gr.Error, match="already stored and locked") as e:
         tab.h.submit(locked, *tab.form())
     assert not REVEALING.search(e.value.message)
-    # the same form submitted again from another tab of the same session: refused, and the pair id stays hidden
-    with pytest.raises(gr.Error, match="your answers were not stored") as e:
-        tab.h.submit(s, *tab.form())
-    assert not REVEALING.search(e.value.message)
+    # the same form submitted again from another tab of the same session: not stored, the stored rating offered to
+    # Correct (a button on that screen) with her stored rating's screen (its reveal too, the pair being closed by it),
+    # and the pair id stays hidden
+    again = tab.h.submit(s, *tab.form(preference="B"))
+    assert again[ui.status] == word("rated_elsewhere", "zh") and again[ui.correct_btn]["visible"] is True
+    assert not re.search(r"p[0-9a-f]{16}", shown(again, ui))
 
 
 def test_correction_and_skip(tab):

@@ -39,6 +39,14 @@ class RatingError(EvalkitError):
     """A submission that cannot be stored as it is; nothing was written."""
 
 
+class PairTaken(RatingError):
+    """The pair reached its quota while this rater was working on it (others rated it): nothing was written."""
+
+
+class AlreadyRated(RatingError):
+    """This rater has already rated or skipped the pair (in another tab, say): nothing was written."""
+
+
 @dataclass
 class PairView:
     """Everything a rater may see before submitting: no path, no timing, no token count."""
@@ -388,15 +396,15 @@ def _insert(db, row: dict, quota: int | None = None, share: int = 0) -> int:
                           "this one was not stored", "thank you: there is nothing more for you to rate unless the "
                           "organiser raises the share") from e
     except PairFull as e:
-        raise RatingError(
+        raise PairTaken(
             f"this pair already has its {e.quota} ratings (other raters finished it while you were "
-            "working); your answers were not stored", "press Next pair for another pair") from e
+            "working); your answers were not stored", "ask for another pair") from e
     except sqlite3.IntegrityError as e:
         msg = str(e)
         if "client_token" in msg:
             raise RatingError("this submission was already received", "nothing to do: it is stored once") from e
         if "pair_id, ratings.rater" in msg or "ratings.pair_id" in msg:
-            raise RatingError(
+            raise AlreadyRated(
                 f"rater '{row['rater']}' has already rated or skipped pair '{row['pair_id']}'",
                 "a rating is locked after submit: use Correct to add a correction",
             ) from e

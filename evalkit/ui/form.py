@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from ..task.criteria import CRITERIA, Live, get
 from ..task.prompts import Prompt
 from .guidelines import guidelines
+from .keys import ANSWERED_NOTE
 from .session import Session
 from .words import LANGUAGES, preference_choices, value_choices, word
 
@@ -25,6 +26,13 @@ if TYPE_CHECKING:  # gradio is imported where it is used (it is slow to import)
 ANSWER_KEYS = Live(lambda: tuple(f"{side}_{c}" for side in ("a", "b") for c in CRITERIA))
 FORM_KEYS = Live(lambda: (*ANSWER_KEYS, "preference", "comment"))
 REQUIRED_KEYS = Live(lambda: (*ANSWER_KEYS, "preference"))  # Submit stays disabled until each has an answer
+
+
+CODE_KEY = "evalkit-rater-code"  # the browser's localStorage key of the rater's sealed code (gr.BrowserState)
+
+# An output box grows with its text up to this many lines (Gradio's default stops at 20 and scrolls inside the box, so
+# the end of a long output, where an added promise often sits, was out of sight with no sign of it).
+OUTPUT_MAX_LINES = 2000
 
 
 def update(**props) -> dict:
@@ -58,6 +66,7 @@ class RateTab:
     skip_reason: gr.Textbox
     skip_btn: gr.Button
     done_md: gr.Markdown
+    again_btn: gr.Button  # "Check again", under done_md when the pairs left are on other raters' screens
 
     @property
     def form(self) -> list:
@@ -68,7 +77,7 @@ class RateTab:
         """A new pair, or the 'all done' screen: next pair and skip."""
         return [self.session, self.status, self.who, self.guide_box, self.guide, self.pair_box, self.prompt_md,
                 self.text_a, self.text_b, *self.form, self.submit_btn, self.reveal_md, self.correct_btn,
-                self.next_btn, self.skip_box, self.skip_reason, self.done_md]
+                self.next_btn, self.skip_box, self.skip_reason, self.done_md, self.again_btn]
 
     @property
     def signin_outputs(self) -> list:
@@ -89,7 +98,7 @@ class RateTab:
         """Everything with words on it."""
         return [self.session, self.who, self.keys_md, self.guide_box, self.guide, self.prompt_md, self.text_a,
                 self.text_b, *self.form, self.submit_btn, self.correct_btn, self.next_btn, self.skip_box, self.skip_reason,
-                self.skip_btn, self.signout_btn, *[c for k, c in self.signin.items() if k != "login"]]
+                self.skip_btn, self.signout_btn, self.again_btn, *[c for k, c in self.signin.items() if k != "login"]]
 
 
 def question_label(prompt: Prompt | None, key: str, lang: str) -> str:
@@ -158,13 +167,14 @@ def layout(space: bool, prompt: Prompt | None, lang: str, passcodes: bool, signu
                 # min_width: two columns need 2 x 340 px; a phone gets them one under the other
                 with gr.Column(min_width=340, elem_id=f"output-{side}"):
                     texts[side] = gr.Textbox(label=word("output", lang, side=side.upper()), interactive=False,
-                                             lines=8, elem_id=f"text-{side}")
+                                             lines=8, max_lines=OUTPUT_MAX_LINES, elem_id=f"text-{side}")
                     for c in CRITERIA:
                         key = f"{side}_{c}"
                         fields[key] = gr.Radio(**fl[key], elem_id=f"r-{key}", elem_classes=["question"])
         fields["preference"] = gr.Radio(**fl["preference"], elem_id="r-preference", elem_classes=["question"])
         fields["comment"] = gr.Textbox(**fl["comment"], max_lines=4, elem_id="comment")
         submit_btn = gr.Button(word("submit", lang), variant="primary", interactive=False, elem_id="submit")
+        gr.HTML(ANSWERED_NOTE, elem_id="answered", padding=False)  # "8 / 9 answered", filled in the page (keys.py)
         reveal_md = gr.Markdown(label="reveal", elem_id="reveal")
         with gr.Row():
             correct_btn = gr.Button(word("correct", lang), visible=False, elem_id="correct")
@@ -174,13 +184,14 @@ def layout(space: bool, prompt: Prompt | None, lang: str, passcodes: bool, signu
                                      elem_id="skip-reason")
             skip_btn = gr.Button(word("skip", lang), elem_id="skip")
     done_md = gr.Markdown(label="done", elem_id="rate-done")
+    again_btn = gr.Button(word("check_again", lang), visible=False, elem_id="check-again")
     return RateTab(
         session=gr.State(Session(lang=lang, labels=labels_key(prompt, lang))),
-        browser_code=gr.BrowserState("", storage_key="evalkit-rater-code", secret=browser_secret), lang=lang_radio, keys_md=keys_md,
+        browser_code=gr.BrowserState("", storage_key=CODE_KEY, secret=browser_secret), lang=lang_radio, keys_md=keys_md,
         status=status, who=who, signin_box=signin_box, signin=signin, signout_btn=signout_btn, guide_box=guide_box,
         guide=guide, pair_box=pair_box, prompt_md=prompt_md, text_a=texts["a"], text_b=texts["b"], fields=fields,
         submit_btn=submit_btn, reveal_md=reveal_md, correct_btn=correct_btn, next_btn=next_btn, skip_box=skip_box,
-        skip_reason=skip_reason, skip_btn=skip_btn, done_md=done_md,
+        skip_reason=skip_reason, skip_btn=skip_btn, done_md=done_md, again_btn=again_btn,
     )
 
 
@@ -217,6 +228,7 @@ def words_update(ui: RateTab, prompt: Prompt | None, lang: str, submit_label: st
         ui.skip_box: update(label=word("skip_box", lang)), ui.skip_reason: update(label=word("skip_reason", lang),
                                                                               info=word("skip_info", lang)),
         ui.skip_btn: update(value=word("skip", lang)), ui.signout_btn: update(value=word("sign_out", lang)),
+        ui.again_btn: update(value=word("check_again", lang)),
     }
     for key, wkey in (("name", "new_name"), ("passcode", "passcode"), ("code", "code")):
         if key in ui.signin:

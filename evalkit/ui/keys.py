@@ -4,7 +4,15 @@ server sees exactly the events it always sees (and checks them as always).
 
 Keys (shown on the page, evalkit.ui.words "keys"): 1 / 2 / 3 answer the current question pass / fail / unsure and
 move to the next; A / B / T choose the preference; Enter submits; N goes to the next pair; Esc goes back to the
-first question. Keys typed into a text box stay text."""
+first question. Keys typed into a text box stay text.
+
+Also pure page behaviour (PAGE below): a new pair scrolls its prompt to the top of the screen and puts the focus on the
+first question; a stored rating moves the focus to Next pair, under the reveal; beside Submit, how many questions are
+answered ("8 / 9 answered"), a button that goes to the first one still open (Submit stays disabled until all are)."""
+
+import json
+
+from .words import WORDS
 
 SCRIPT = """
 <script>
@@ -12,11 +20,12 @@ SCRIPT = """
   let current = 0;
   const questions = () => Array.from(document.querySelectorAll(".question"))
     .filter((q) => q.id !== "r-preference" && q.offsetParent !== null);
-  const mark = () => {
+  const mark = (scroll) => {
     const qs = questions();
     qs.forEach((q, i) => q.classList.toggle("current-question", i === current));
-    if (qs[current]) qs[current].scrollIntoView({block: "nearest"});
+    if (qs[current] && scroll !== false) qs[current].scrollIntoView({block: "nearest"});
   };
+  window.evalkitFirstQuestion = () => { current = 0; mark(false); };
   const choose = (container, index) => {
     const inputs = container ? container.querySelectorAll("input[type=radio]") : [];
     if (inputs[index] && !inputs[index].disabled) { inputs[index].click(); return true; }
@@ -34,7 +43,7 @@ SCRIPT = """
       current = Math.min(questions().indexOf(q) + 1, questions().length - 1);
       mark();
     }
-    if (e.target.closest && e.target.closest("#next")) { current = 0; setTimeout(mark, 300); }
+    if (e.target.closest && e.target.closest("#next")) current = 0;  // the new pair's own watcher marks it
   }, true);
   document.addEventListener("keydown", (e) => {
     if (e.ctrlKey || e.metaKey || e.altKey) return;
@@ -58,7 +67,7 @@ SCRIPT = """
       e.preventDefault();
       let tries = 0;
       const attempt = () => {
-        if (press("next")) { current = 0; setTimeout(mark, 300); }
+        if (press("next")) current = 0;
         else if (++tries < 40) setTimeout(attempt, 50);
       };
       attempt();
@@ -68,11 +77,63 @@ SCRIPT = """
   });
 })();
 </script>
-"""
+""" + ("""
+<script>
+(() => {
+  const ANSWERED = %s;
+  const shown = (el) => !!el && el.offsetParent !== null;
+  const lang = () => { const c = document.querySelector("#lang input:checked"); return c && c.value === "en" ? "en" : "zh"; };
+  let pair = "", nextWasShown = false;
+  const tick = () => {
+    const text = document.querySelector("#text-a textarea");
+    const now = text && shown(text) ? text.value + "\\u0000" + (document.querySelector("#text-b textarea") || {}).value : "";
+    const qs = Array.from(document.querySelectorAll(".question")).filter(shown);
+    if (now && now !== pair && qs.length) {  // a new pair: its prompt at the top, the focus on the first question
+      const prompt = document.getElementById("rate-prompt");
+      if (window.evalkitFirstQuestion) window.evalkitFirstQuestion();
+      if (prompt) prompt.scrollIntoView({block: "start"});
+      const first = qs[0].querySelector("input[type=radio]");
+      if (first) first.focus({preventScroll: true});
+    }
+    if (now) pair = now;
+    const next = document.querySelector("#next");
+    const nextShown = shown(next);
+    if (nextShown && !nextWasShown) {  // a stored rating: the reveal and Next pair in sight, the focus on Next pair
+      const reveal = document.getElementById("reveal");
+      if (reveal) reveal.scrollIntoView({block: "start"});
+      next.focus({preventScroll: true});
+    }
+    nextWasShown = nextShown;
+    const note = document.getElementById("answered-note");
+    const submit = document.getElementById("submit");
+    if (note) {
+      const open = qs.filter((q) => !q.querySelector("input:checked"));
+      const on = shown(submit) && qs.length > 0;
+      note.hidden = !on;
+      if (on) {
+        note.textContent = ANSWERED[lang()].replace("{n}", qs.length - open.length).replace("{total}", qs.length);
+        note.onclick = () => {
+          if (!open.length) return;
+          open[0].scrollIntoView({block: "center"});
+          const input = open[0].querySelector("input[type=radio]");
+          if (input) input.focus({preventScroll: true});
+        };
+      }
+    }
+  };
+  setInterval(tick, 250);
+})();
+</script>
+""" % json.dumps(WORDS["answered"], ensure_ascii=False))
+
+# What Submit's note is placed in (evalkit.ui.form): the page script above fills it.
+ANSWERED_NOTE = '<button type="button" id="answered-note" class="answered-note" hidden></button>'
 
 CSS = """
 .current-question { outline: 3px solid #2563eb; outline-offset: 2px; border-radius: 8px; }
 #keys { font-size: 0.85em; }
+.answered-note { background: none; border: none; padding: 0; color: inherit; text-decoration: underline; cursor: pointer;
+  font-size: 0.9em; }
 @media (max-width: 600px) { #keys { display: none; } }  /* a phone has no keyboard to speak of */
 """
 

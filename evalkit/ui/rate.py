@@ -25,7 +25,7 @@ from ..config import Config
 from ..errors import EvalkitError
 from ..rating.limits import RateLimiter
 from ..rating.queue import (
-    RatingError, RatingInput, all_identical, answers_from_row, clean_comment, correct_rating, current_rating, is_closed,
+    HOLD_MINUTES, AlreadyRated, PairTaken, RatingError, RatingInput, all_identical, answers_from_row, clean_comment, correct_rating, current_rating, is_closed,
     is_counted, next_pair, pair_prompt, progress, rated_pairs, rater_reveal, results_seen, share_reached, skip_pair,
     submit_rating,
 )
@@ -35,7 +35,7 @@ from . import auth
 from .alerts import friendly, gradio_hints, inert
 from .db import connect
 from .form import (
-    ANSWER_KEYS, FORM_KEYS, REQUIRED_KEYS, RateTab, labels_key, layout, prompt_markdown, relabel, update, words_update,
+    ANSWER_KEYS, CODE_KEY, FORM_KEYS, REQUIRED_KEYS, RateTab, labels_key, layout, prompt_markdown, relabel, update, words_update,
 )
 from .guidelines import guidelines
 from .prepare import panel
@@ -58,6 +58,20 @@ def _form_interactive(on: bool) -> str:
 _FORGET_INVITE = """() => { const u = new URL(window.location.href);
   if (u.searchParams.has('invite')) { u.searchParams.delete('invite'); window.history.replaceState(null, '', u); } }"""
 
+
+# Browser-only: the rater's language choice is kept in this browser, and a reload (after the page's sign-in) goes back
+# to it; the switch to it runs as the rater's own would (ui.lang.change relabels everything on the server).
+_LANG_KEY = "evalkit-lang"
+_KEEP_LANG = f"(lang) => {{ try {{ localStorage.setItem('{_LANG_KEY}', lang); }} catch (e) {{}} }}"
+_STORED_LANG = (f"(lang) => {{ let kept = null; try {{ kept = localStorage.getItem('{_LANG_KEY}'); }} catch (e) {{}}"
+                " return kept === 'en' || kept === 'zh' ? kept : lang; }")
+
+# What sign-out leaves in the browser's store of the sealed code: not empty (Gradio's BrowserState would not write it),
+# never a sealed code (Sealer.open gives None, so the next visit shows the sign-in form).
+SIGNED_OUT = "signed-out"
+
+# Browser-only, after sign-out: the stored code's key goes too.
+_FORGET_CODE = f"() => {{ try {{ localStorage.removeItem('{CODE_KEY}'); }} catch (e) {{}} }}"
 
 _FORGET_INVITE_SIGNED_IN = ("() => { const who = document.querySelector('#rate-who');"
                             " if (who && who.innerText.trim()) (" + _FORGET_INVITE + ")(); }")
@@ -119,8 +133,9 @@ class RateHandlers:
                ui.text_a: view.text_a if view else "", ui.text_b: view.text_b if view else ""}
         if view is None:  # what is left out stays as it is (gr.skip), hidden with the pair box
             reveals = render_list(rated_pairs(db, s.rater, self.rpp, self.cfg.bench.length_tolerance))
-            return upd | {ui.session: s, ui.pair_box: update(visible=False),
-                          ui.done_md: self.done_words(db, s) + ("\n\n" + reveals if reveals else "")}
+            words, later = self.done_words(db, s)
+            return upd | {ui.session: s, ui.pair_box: update(visible=False), ui.again_btn: update(visible=later),
+                          ui.done_md: words + ("\n\n" + reveals if reveals else "")}
         prompt = self.prompts.get(view.prompt_id)
         s, form = self.form_update(s, prompt)
         return upd | form | {
@@ -129,14 +144,21 @@ class RateHandlers:
             # the guidelines are open on a rater's first pair, folded away after it
             ui.guide_box: update(open=done == 0), ui.guide: guidelines(prompt, s.lang),
             ui.submit_btn: update(value=word("submit", s.lang), interactive=False, visible=True),
-            ui.skip_box: update(visible=True),
+            ui.skip_box: update(visible=True), ui.again_btn: update(visible=False),
         }
 
-    def done_words(self, db, s: Session) -> str:
+    def done_words(self, db, s: Session) -> tuple[str, bool]:
+        """What the screen without a pair says, and whether to offer "Check again": pairs still open to this rater
+        that are all on other raters' screens (held) come back to the queue later, so she is not done."""
         share = self.app.max_ratings_per_rater
         if share_reached(db, s.rater, share):
-            return word("share_done", s.lang, share=share)
-        return word("all_identical" if all_identical(db) else "done", s.lang)
+            return word("share_done", s.lang, share=share), False
+        if all_identical(db):
+            return word("all_identical", s.lang), False
+        done, total = progress(db, s.rater, self.rpp, share)
+        if total > done:
+            return word("held_by_others", s.lang, left=total - done, minutes=HOLD_MINUTES), True
+        return word("done", s.lang), False
 
     def reveal_markdown(self, db, s: Session) -> str:
         """This pair's reveal (or that it is pending), and the rater's list of reveals."""
@@ -210,9 +232,13 @@ class RateHandlers:
 
     def sign_out(self, s: Session) -> dict:
         ui = self.ui
-        return {ui.session: Session(lang=s.lang, labels=s.labels), ui.browser_code: "",
+        # Gradio's BrowserState writes only a non-empty value, so "" would leave the sealed code in the browser and
+        # the next visit would sign the same rater in again: a marker that never opens as a code overwrites it (and
+        # the browser removes the key, _FORGET_CODE)
+        return {ui.session: Session(lang=s.lang, labels=s.labels), ui.browser_code: SIGNED_OUT,
                 ui.signin_box: update(visible=True), ui.signout_btn: update(visible=False),
-                ui.pair_box: update(visible=False), ui.who: "", ui.done_md: "", ui.status: word("signed_out", s.lang)}
+                ui.pair_box: update(visible=False), ui.who: "", ui.done_md: "", ui.again_btn: update(visible=False),
+                ui.status: word("signed_out", s.lang)}
 
     @friendly
     def switch_language(self, s: Session, lang: str, *values) -> dict:
@@ -265,12 +291,28 @@ class RateHandlers:
                 rating_id = correct_rating(db, self.app, s.rating_id, inp, after_reveal=revealed)
                 note = "correction_stored" if revealed else "correction_counts"
             else:
-                rating_id = submit_rating(db, self.app, inp)
+                try:
+                    rating_id = submit_rating(db, self.app, inp)
+                except (PairTaken, AlreadyRated) as e:
+                    return self.refused_screen(db, s, rater, isinstance(e, PairTaken), form["comment"] or "")
                 note = "stored"
             if note != "correction_stored" and not is_counted(db, rating_id):  # an organiser who has seen the results
                 note = "stored_uncounted"
             note = word(note, s.lang)
             return self.locked_screen(db, s.stored(rating_id), note, clean_comment(inp.comment, self.app))
+
+    def refused_screen(self, db, s: Session, rater: str, taken: bool, comment: str) -> dict:
+        """A submission refused for a reason the rater can act on with a button on screen (ui.locked_outputs): the pair
+        was filled by others while she worked (Next pair), or she rated or skipped it in another tab (Correct, which
+        opens the stored rating, and Next pair)."""
+        ui = self.ui
+        row = current_rating(db, rater, s.pair_id)  # filled by her own rating, from another tab: she may correct it
+        if row is not None:
+            return self.locked_screen(db, s.stored(row["id"]), word("rated_elsewhere", s.lang), comment)
+        return {ui.session: s.with_pair(None), ui.status: word("pair_taken" if taken else "skipped_elsewhere", s.lang),
+                ui.who: self.who_line(db, s)[0], ui.fields["comment"]: comment, ui.reveal_md: "",
+                ui.submit_btn: update(visible=False, interactive=False), ui.correct_btn: update(visible=False),
+                ui.next_btn: update(visible=True), ui.skip_box: update(visible=False)}
 
     @friendly
     def start_correction(self, s: Session) -> dict:
@@ -352,32 +394,40 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     signin = ui.signin
     out = ui.signin_outputs
     if space:  # the OAuth round trip reloads the page: sign in from the profile on every load
-        demo.load(gradio_hints(h.sign_in_space), [ui.session], out, api_name="sign_in")
+        demo.load(gradio_hints(h.sign_in_space), [ui.session], out, api_name="sign_in", show_progress_on=ui.status
+                  ).then(None, [ui.lang], [ui.lang], js=_STORED_LANG)
     else:
         sign_in_inputs = [ui.session, signin["name"], signin["passcode"], signin["code"]]
         sign_in_local = gradio_hints(h.sign_in_local)
-        signin["button"].click(sign_in_local, sign_in_inputs, out, api_name="sign_in")
+        signin["button"].click(sign_in_local, sign_in_inputs, out, api_name="sign_in", show_progress_on=ui.status)
         for box in ("name", "passcode", "code"):
-            signin[box].submit(sign_in_local, sign_in_inputs, out, api_visibility="undocumented")
+            signin[box].submit(sign_in_local, sign_in_inputs, out, api_visibility="undocumented",
+                               show_progress_on=ui.status)
         # the invitation code leaves the address bar (and the history) once the sign-in it carried has run
-        demo.load(gradio_hints(h.resume_local), [ui.session, ui.browser_code], out, api_visibility="undocumented"
-                  ).then(None, None, None, js=_FORGET_INVITE)
+        demo.load(gradio_hints(h.resume_local), [ui.session, ui.browser_code], out, api_visibility="undocumented",
+                  show_progress_on=ui.status).then(None, None, None, js=_FORGET_INVITE
+                                                   ).then(None, [ui.lang], [ui.lang], js=_STORED_LANG)
         ui.signout_btn.click(h.sign_out, [ui.session], [ui.session, ui.browser_code, ui.signin_box, ui.signout_btn,
-                                                        ui.pair_box, ui.who, ui.done_md, ui.status], api_name="sign_out")
+                                                        ui.pair_box, ui.who, ui.done_md, ui.again_btn, ui.status],
+                            api_name="sign_out", show_progress_on=ui.status).then(None, None, None, js=_FORGET_CODE)
     # The handlers return finished text (Markdown without indentation) and None: Gradio's postprocess would only
     # spend a thread hop on each output. Submit's values reach the library as sent, and it checks every one
     # (evalkit.rating.queue._validate): the per-input preprocess goes too.
-    lock, unlock = _form_interactive(False), _form_interactive(True)
+    # A refused event (gr.Error) leaves an "Error" overlay on the components showing its progress, and it blocks
+    # clicks: every event here shows its progress on the status line only (the message itself comes as a toast).
+    lock, unlock, on = _form_interactive(False), _form_interactive(True), {"show_progress_on": ui.status}
     ui.submit_btn.click(h.submit, [ui.session, *ui.form], ui.locked_outputs, api_name="submit", preprocess=False,
-                        postprocess=False).success(None, None, ui.form, js=lock)
-    ui.correct_btn.click(h.start_correction, [ui.session], ui.correct_outputs, api_name="correct", postprocess=False
-                         ).success(None, None, ui.form, js=unlock)
-    ui.next_btn.click(h.next_screen, [ui.session], ui.pair_outputs, api_name="next_pair", postprocess=False
-                      ).success(None, None, ui.form, js=unlock)
+                        postprocess=False, **on).success(None, None, ui.form, js=lock)
+    ui.correct_btn.click(h.start_correction, [ui.session], ui.correct_outputs, api_name="correct", postprocess=False,
+                         **on).success(None, None, ui.form, js=unlock)
+    for button, api in ((ui.next_btn, "next_pair"), (ui.again_btn, "check_again")):
+        button.click(h.next_screen, [ui.session], ui.pair_outputs, api_name=api, postprocess=False, **on
+                     ).success(None, None, ui.form, js=unlock)
     ui.skip_btn.click(h.skip, [ui.session, ui.skip_reason], ui.pair_outputs, api_name="skip",  # the form is unlocked
-                      postprocess=False)
+                      postprocess=False, **on)
     ui.lang.change(h.switch_language, [ui.session, ui.lang, *ui.form], ui.language_outputs, api_name="language",
-                   preprocess=False, postprocess=False)
+                   preprocess=False, postprocess=False, **on)
+    ui.lang.input(None, [ui.lang], None, js=_KEEP_LANG)  # the rater's own choice only
     answers = [ui.fields[k] for k in REQUIRED_KEYS]
     # .input fires on the rater's own clicks only; the handlers above set the button for programmatic resets
     gr.on([c.input for c in answers], None, answers, ui.submit_btn, js=_READY, api_visibility="private")

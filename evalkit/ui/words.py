@@ -77,6 +77,23 @@ WORDS: dict[str, dict[str, str]] = {
                          "en": "Change your answers, then press **Save correction**. This pair is not revealed yet, so "
                                "the correction counts."},
     "skipped": {"zh": "已跳过，原因已保存。", "en": "Skipped; the reason is stored."},
+    "pair_taken": {"zh": "其他评分者在你作答期间已评完这一对，你的答案未保存。请按**下一对**继续。",
+                   "en": "Other raters finished this pair while you were working; your answers were not stored. "
+                         "Press **Next pair** for another pair."},
+    "rated_elsewhere": {"zh": "你已在另一个窗口评过这一对：保存的是那里的评分，这里的答案未保存。按**修改**查看并修改已保存的评分，"
+                              "或按**下一对**继续。",
+                        "en": "You already rated this pair in another tab: that rating is stored, not the answers here. "
+                              "Press **Correct** to see and change it, or **Next pair** to go on."},
+    "skipped_elsewhere": {"zh": "你已在另一个窗口跳过这一对，这里的答案未保存。请按**下一对**继续。",
+                          "en": "You skipped this pair in another tab; the answers here were not stored. Press **Next "
+                                "pair** to go on."},
+    "held_by_others": {"zh": "**还有 {left} 对需要评分，但此刻都在其他评分者的屏幕上。** 他们提交或跳过后，最迟 {minutes} "
+                             "分钟后，这些对会重新开放：请过几分钟再按**再看看**。",
+                       "en": "**{left} pair(s) still need ratings, but right now each is on another rater's screen.** "
+                             "A pair comes back when its rater submits or skips it, or after {minutes} minutes at most: "
+                             "press **Check again** in a few minutes."},
+    "check_again": {"zh": "再看看", "en": "Check again"},
+    "answered": {"zh": "已答 {n} / {total}", "en": "{n} / {total} answered"},
     "done": {"zh": "**你的评分任务已全部完成，谢谢！**", "en": "**No pairs left for you.** Thank you!"},
     "all_identical": {"zh": "**这一批的每一对输出都完全相同：无需评分即可判定，没有需要你评的内容。**",
                       "en": "**Every pair in this pool has two identical outputs:** they are decided without raters, "

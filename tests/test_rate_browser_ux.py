@@ -1,0 +1,132 @@
+"""The Rate tab in a real browser (Playwright driving Debian's Chromium, as tests/test_app_browser.py does), for
+what only a page shows: sign-out forgets the rater in this browser, a refused action leaves the page usable, a long
+output is shown whole on a phone."""
+
+import sqlite3
+
+import pytest
+from apphelpers import chromium_page, pool_db, pool_template, served, shown_texts, sign_in, write_config  # noqa: F401
+
+expect = pytest.importorskip("playwright.sync_api").expect  # the fast subset (-m "not browser") runs without it
+
+from evalkit.config import load_config  # noqa: E402
+from evalkit.ui.form import CODE_KEY  # noqa: E402
+from evalkit.ui.words import word  # noqa: E402
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+@pytest.fixture
+def cfg(tiny_models, tmp_path):
+    return load_config(write_config(tmp_path / "app.toml", tiny_models, ratings_per_pair=1))
+
+
+def _settled(page) -> None:
+    """Time for the page's load events to answer (a resumed sign-in shows within a second or two)."""
+    page.wait_for_load_state("load")
+    page.wait_for_timeout(4000)
+
+
+def test_sign_out_forgets_the_rater_in_this_browser(cfg, pool_db):
+    """A shared computer: after Sign out, the next visit in the same browser shows the sign-in form, signed in as
+    nobody (Gradio's BrowserState did not write the empty value sign-out sent, so the sealed code stayed)."""
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        expect(page.locator("#rate-who")).to_contain_text("ann")
+        page.wait_for_function(f"() => !!localStorage.getItem('{CODE_KEY}')")  # the code kept for a reload
+        page.click("#signout")
+        expect(page.locator("#rate-status")).to_contain_text(word("signed_out", "zh"))
+        _settled(page)
+        page.reload()
+        _settled(page)
+        expect(page.locator("#signin-button")).to_be_visible()
+        expect(page.locator("#rate-who")).to_have_text("")
+        expect(page.locator("#text-a")).to_be_hidden()
+        assert page.evaluate(f"() => localStorage.getItem('{CODE_KEY}')") is None
+
+
+def test_a_refused_skip_leaves_the_questions_clickable(cfg, pool_db):
+    """Skip with no reason is refused; the Error shows as a message and the status line, not as overlays over the
+    outputs and the questions (those blocked every click until the page was reloaded)."""
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        shown_texts(page)
+        page.get_by_text(word("skip_box", "zh")).click()
+        page.click("#skip")
+        expect(page.locator(".toast-body").first).to_be_visible()  # the refusal is said
+        radio = page.locator("#r-a_schedule input[value='pass']")
+        radio.click(timeout=10_000)
+        expect(radio).to_be_checked()
+        page.locator("#r-preference input[value='A']").click(timeout=10_000)
+        expect(page.locator("#r-preference input[value='A']")).to_be_checked()
+
+
+def test_a_long_output_is_shown_whole_on_a_phone(cfg, pool_db):
+    """The end of a long output (where an added promise often sits) is on the page, not scrolled away inside a box
+    of 20 lines with nothing to say more text is there."""
+    long_text = "\n".join(f"第 {i} 行：通知正文。" for i in range(1, 61)) + "\n最后一行：保证明早恢复。"
+    with sqlite3.connect(pool_db) as conn:
+        conn.execute("UPDATE generations SET text = ? || id", [long_text + " "])
+        conn.execute("UPDATE reference_outputs SET text = ? || id", [long_text + " "])
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        page.set_viewport_size({"width": 390, "height": 844})
+        sign_in(page, url, "ann")
+        shown_texts(page)
+        for side in ("a", "b"):
+            box = page.locator(f"#text-{side} textarea")
+            page.wait_for_function(
+                f"() => {{ const t = document.querySelector('#text-{side} textarea');"
+                " return t && t.clientHeight > 0 && t.scrollHeight <= t.clientHeight + 2; }", timeout=15_000)
+            assert "最后一行" in box.input_value()
+
+
+def test_the_language_choice_survives_a_reload(cfg, pool_db):
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        page.goto(url)
+        expect(page.locator("#signin-button")).to_have_text(word("sign_in", "zh"))
+        page.locator("#lang input[value='en']").click()
+        expect(page.locator("#signin-button")).to_have_text(word("sign_in", "en"))
+        page.reload()
+        expect(page.locator("#lang input[value='en']")).to_be_checked()
+        expect(page.locator("#signin-button")).to_have_text(word("sign_in", "en"))
+        sign_in(page, url, "ann")  # a new visit signs in, in English, and stays in English
+        expect(page.locator("#keys")).to_contain_text("Keys:")
+
+
+def test_the_page_leads_the_rater_through_a_pair(cfg, pool_db):
+    """Beside Submit: how many questions are answered, and a way to the first one still open. A new pair: its prompt
+    at the top, the focus on its first question. A stored rating: the focus on Next pair, the reveal in sight."""
+    from evalkit.ui.rate import ANSWER_KEYS, REQUIRED_KEYS
+
+    focused = "() => { const q = document.activeElement && document.activeElement.closest('.question'); return q && q.id; }"
+    total = len(REQUIRED_KEYS)
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        page.set_viewport_size({"width": 390, "height": 844})
+        sign_in(page, url, "ann")
+        first = shown_texts(page)
+        page.wait_for_function(f"() => ({focused})() === 'r-{ANSWER_KEYS[0]}'", timeout=10_000)
+        top = page.evaluate("() => document.getElementById('rate-prompt').getBoundingClientRect().top")
+        assert -2 <= top <= 80, top
+        note = page.locator("#answered-note")
+        expect(note).to_have_text(word("answered", "zh", n=0, total=total))
+        missing = ANSWER_KEYS[3]
+        for key in ANSWER_KEYS:
+            if key != missing:
+                page.locator(f"#r-{key} input[value='pass']").click()
+        page.locator("#r-preference input[value='A']").click()
+        expect(note).to_have_text(word("answered", "zh", n=total - 1, total=total))
+        expect(page.locator("#submit")).to_be_disabled()
+        note.click()  # to the question still open
+        page.wait_for_function(f"() => ({focused})() === 'r-{missing}'", timeout=10_000)
+        page.locator(f"#r-{missing} input[value='fail']").click()
+        expect(note).to_have_text(word("answered", "zh", n=total, total=total))
+        page.click("#submit")
+        page.wait_for_function("() => document.activeElement && document.activeElement.closest('#next') !== null",
+                               timeout=30_000)
+        page.click("#next")
+        from apphelpers import next_texts
+
+        next_texts(page, first)
+        page.wait_for_function(f"() => ({focused})() === 'r-{ANSWER_KEYS[0]}'", timeout=10_000)
+        top = page.evaluate("() => document.getElementById('rate-prompt').getBoundingClientRect().top")
+        assert -2 <= top <= 80, top
