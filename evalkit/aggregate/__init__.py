@@ -219,7 +219,7 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
         notes.append(GAP_NOTE)
     if batch is not None:
         notes.append(f"batch sizes (benchmark {speed.batch_experiment_id}): {batch.answer}")
-    pace = time_on_task(db, floor)
+    pace = time_on_task(db, floor, study_id=sid)  # this study's ratings, as every other table here
     if pace_note := note(pace, floor):
         notes.append(pace_note)
     tables = {

@@ -110,22 +110,13 @@ def may_see_aggregates(db, cfg: Config, session: Session | None) -> tuple[bool, 
                         cfg.app.max_ratings_per_rater)
 
 
-def time_on_task_shown(db, agg, session: Session):
-    """The time-on-task table as the tab shows it: the shown study's ratings only (the aggregate's table counts every
-    study's), with the floor of that study's stored config, as the aggregate reads it. An organiser sees every
-    rater's row; a rater the pooled row and her own, never another rater's name, count or pace (the report
-    pseudonymises them)."""
-    import json
+def time_on_task_shown(agg, session: Session):
+    """The time-on-task table as the tab shows it (the aggregate's: the shown study's ratings, the floor of its stored
+    config). An organiser sees every rater's row; a rater the pooled row and her own, never another rater's name,
+    count or pace (the report pseudonymises them)."""
+    from ..rating.pace import ALL
 
-    from ..aggregate.data import deciding_experiment
-    from ..config import AppConfig
-    from ..rating.pace import ALL, time_on_task
-
-    sid = agg.study.id if agg.study is not None else None
-    exp = deciding_experiment(db, sid)
-    stored = json.loads(exp["config_json"]) if exp else {}
-    floor = stored.get("app", {}).get("min_seconds_on_task", AppConfig().min_seconds_on_task)
-    table = time_on_task(db, floor, study_id=sid)
+    table = agg.tables["time_on_task"]
     if session.organiser:
         return table
     return table[table["rater"].isin([ALL, session.rater])].reset_index(drop=True)
@@ -188,7 +179,7 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
             # blind for everyone, organisers too: an organiser may rate as well, and one output's point, coloured by
             # its path, tells the side of a pair still open (`evalkit report` plots every run)
             figs = figures(agg, db, blind=True)
-            shown = dict(agg.tables, time_on_task=time_on_task_shown(db, agg, s))  # the cached tables stay as they are
+            shown = dict(agg.tables, time_on_task=time_on_task_shown(agg, s))  # the cached tables stay as they are
             # until the planned sample is rated, say so above everything else
             interim = f"**⚠️ {agg.verdict.label}** · 中期查看，不是结论\n\n" if agg.interim else ""
             out[verdict_md] = uncounted + interim + verdict_markdown(agg)
