@@ -38,7 +38,7 @@ def family_config(path: Path, families: dict, target: str = "chat_target", draft
         "models": {"target": str(families[target]), "draft": str(families[draft]), "device": "cpu"},
         "decoding": {"mode": "greedy", "max_new_tokens": 64},
         "assistant": {"num_assistant_tokens": 4, "assistant_confidence_threshold": 0.0},
-        "bench": {"reps": 1, "warmup": 0, "bootstrap": 200},
+        "bench": {"reps": 1, "rounds": 2, "warmup": 0, "bootstrap": 200},  # rounds: the protocol's minimum
         "pool": {"samples": 1},
     }
     for name, values in sections.items():

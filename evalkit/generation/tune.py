@@ -74,16 +74,8 @@ def grid(tokens: list[int], schedules: list[str], thresholds: list[float]) -> li
     return out
 
 
-def run_tune(cfg: Config, db, *, tokens, schedules, thresholds, reps: int = 2, progress: bool = True) -> TuneResult:
-    from tqdm import tqdm
-
-    from .compat import assisted_allowed
-    from .models import load_pair
-    from .paths import run_assisted
-    from .speed import acceptance_rate, speedup_of
-    from ..task.prompts import load_prompts
-    from ..store import insert_experiment, insert_generations, insert_tune_trials
-
+def check_sweep(tokens, schedules, thresholds, reps: int = 2) -> None:
+    """Every value of the sweep in its range, or an EvalkitError naming the option and the values."""
     bad = [s for s in schedules if s not in ("constant", "heuristic", "heuristic_transient")]
     if bad:
         raise EvalkitError(f"unknown schedule(s) {', '.join(bad)}", "use constant, heuristic or heuristic_transient")
@@ -94,6 +86,19 @@ def run_tune(cfg: Config, db, *, tokens, schedules, thresholds, reps: int = 2, p
         bad = [v for v in values if not ok(v)]
         if bad:
             raise EvalkitError(f"{option} {', '.join(map(str, bad))}: expected {rule}", f"pass e.g. {example}")
+
+
+def run_tune(cfg: Config, db, *, tokens, schedules, thresholds, reps: int = 2, progress: bool = True) -> TuneResult:
+    from tqdm import tqdm
+
+    from .compat import assisted_allowed
+    from .models import load_pair
+    from .paths import run_assisted
+    from .speed import acceptance_rate, speedup_of
+    from ..task.prompts import load_prompts
+    from ..store import insert_experiment, insert_generations, insert_tune_trials
+
+    check_sweep(tokens, schedules, thresholds, reps)
     prompts = load_prompts(ids=cfg.bench.prompts or None)
     pair = load_pair(cfg, progress=progress)
     if not (assisted_allowed(cfg, pair.compat) and pair.draft is not None):
@@ -144,7 +149,8 @@ def tune_at(cfg: Config, db_path, *, decoding: str = "greedy", prompts: list[str
         cfg.bench.prompts = list(prompts)
     from .models import check_model_refs
 
-    check_model_refs(cfg)  # a missing model folder leaves no new database behind
+    check_sweep(sweep["tokens"], sweep["schedules"], sweep["thresholds"], sweep.get("reps", 2))  # its values first,
+    check_model_refs(cfg)  # then the model folders: a missing one leaves no new database behind
     return run_tune(cfg, open_db(db_path), **sweep)
 
 

@@ -53,7 +53,6 @@ def insert_experiment(db, kind: str, config: dict, compat, note: str = "", gate:
                 "study_id": study_id,
                 "first_sample": first_sample,
                 "pool_samples": pool_samples,
-                "sample_seed": sample_seed,
                 "created_at": now(),
                 "kind": kind,
                 "config_json": json.dumps(config, ensure_ascii=False, sort_keys=True),
@@ -63,6 +62,8 @@ def insert_experiment(db, kind: str, config: dict, compat, note: str = "", gate:
                 "note": note,
                 "gate_json": json.dumps(gate, ensure_ascii=False, sort_keys=True),
                 "gate_hash": gate.get("hash", ""),
+                # only a pool has one (a database older than migration 019 is migrated before evalkit writes to it)
+                **({"sample_seed": sample_seed} if sample_seed is not None else {}),
             }
         )
         return db.execute("SELECT last_insert_rowid()").fetchone()[0]
