@@ -36,13 +36,13 @@ def test_rater_rates_two_pairs_and_sees_the_reveal_only_after_submit(cfg, pool_d
             expect(page.locator("#rate-who")).to_contain_text(f"{n - 1} / ")
             answer_all(page, preference=preference)
             # Everything is answered, nothing is submitted: no reveal on the page, not even hidden.
-            expect(reveal).not_to_contain_text("Reveal")
+            expect(reveal).not_to_contain_text("揭晓")
             html = page.content()
-            assert "generate() s" not in html and "tokens/s" not in html and "Speed-up" not in html
+            assert "generate()" not in html and "tokens/s" not in html and "Speed-up" not in html and "加速比" not in html
             page.screenshot(path=str(ARTIFACTS / f"app-pair{n}-before-submit.png"), full_page=True)
 
             page.click("#submit")
-            expect(reveal).to_contain_text("Reveal")
+            expect(reveal).to_contain_text("揭晓")
             a_path = "ordinary" if pair["ordinary_side"] == "A" else "assisted"
             b_path = "assisted" if a_path == "ordinary" else "ordinary"
             rows_shown = reveal.locator("tr")
@@ -57,7 +57,7 @@ def test_rater_rates_two_pairs_and_sees_the_reveal_only_after_submit(cfg, pool_d
                 expect(page.locator("#r-a_schedule input[value='pass']")).to_be_enabled()
                 expect(page.locator("#submit")).to_be_enabled()
             page.click("#next")
-            expect(reveal).not_to_contain_text("Reveal")
+            expect(reveal).not_to_contain_text("揭晓")
         expect(page.locator("#rate-who")).to_contain_text("2 / ")
 
     stored = rows(pool_db, "SELECT rater, pair_id, preference, a_schedule, b_schedule FROM current_ratings ORDER BY id")

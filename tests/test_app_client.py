@@ -111,7 +111,7 @@ def test_rater_journey_submit_reveal_correct_skip(tiny_models, tmp_path, pool_db
         reveal = done["reveal"]
         a_path = "ordinary" if ordinary_side == "A" else "assisted"
         b_path = "assisted" if ordinary_side == "A" else "ordinary"
-        assert f"| A | {a_path} |" in reveal and f"| B | {b_path} |" in reveal
+        assert f"| A | {a_path}（" in reveal and f"| B | {b_path}（" in reveal  # her language: 中文, path names kept
         gens = {g["path"]: g for g in rows(pool_db, "SELECT * FROM generations WHERE id IN (?, ?)",
                                            [pair["a_generation_id"], pair["b_generation_id"]])}
         for g in gens.values():
@@ -120,7 +120,7 @@ def test_rater_journey_submit_reveal_correct_skip(tiny_models, tmp_path, pool_db
 
         sp = pair_speedup(dict(gens["ordinary"], seconds=gens["ordinary"]["generate_seconds"]),
                           dict(gens["assisted"], seconds=gens["assisted"]["generate_seconds"]), cfg.bench.length_tolerance)
-        assert (f"Speed-up for this pair: {sp:.2f}×" if sp is not None else "No speed-up for this pair") in reveal
+        assert (f"这一对的加速比：{sp:.2f}×" if sp is not None else "这一对没有加速比") in reveal
         assert f"1 / {POOL_PAIRS}" in done["who"]
 
         # Locked: a second submit is refused; Correct unlocks with the stored answers, and saving adds a row.
@@ -315,8 +315,8 @@ def test_results_tab_counts(cfg, pool_db):
         tab.submit()
         out = tab.call("/results")
         # ann still has blind pairs to rate: counts only, no aggregates (they could hint at the sides)
-        assert "once you have rated your own pairs" in out["verdict"] and out["pass rates"]["data"] == []
-        assert "5 pair(s) left to rate" in out["verdict"]
+        assert "评完你自己的评分对后" in out["verdict"] and out["pass rates"]["data"] == []  # her language: 中文
+        assert "你还有 5 对要评" in out["verdict"] and "| 评分对总数 |" in out["counts"]
         assert "ordinary" not in out["counts"] and "assisted" not in out["counts"]  # nothing per path
         # locally a name in app.organisers is no credential: "boss" typed in is a plain rater
         boss = Tab(url)
@@ -329,7 +329,7 @@ def test_results_tab_counts(cfg, pool_db):
         olga = Tab(url)
         assert "组织者" in olga.call("/sign_in", "", "", code)["who"]
         out = olga.call("/results")
-    assert f"| pairs in the pool | {POOL_PAIRS} |" in out["counts"] and "| current ratings | 1 |" in out["counts"]
+    assert f"| 评分对总数 | {POOL_PAIRS} |" in out["counts"] and "| 当前评分 | 1 |" in out["counts"]
     # an organiser sees the aggregation: verdict with its conditions, the tables, and the plots
     from evalkit.aggregate import aggregate
 

@@ -46,7 +46,8 @@ SIDE = r"(?<![A-Za-z0-9_])(?:output\s+)?[AB](?![A-Za-z0-9_])"
 SEP = r"[\s|:=\-–—>→*\"',]{1,12}"
 BINDINGS = [re.compile(SIDE + SEP + r"(?:is\s+|was\s+)?" + PATH, re.I),
             re.compile(PATH + SEP + r"(?:is\s+|was\s+|on\s+)?" + SIDE, re.I)]
-HINT_WORDS = ["generate() s", "tokens/s", "new tokens", "new_tokens", "generate_seconds", "Speed-up", "speedup",
+HINT_WORDS = ["generate() s", "generate() 秒", "tokens/s", "new tokens", "新 token 数", "new_tokens", "generate_seconds",
+              "Speed-up", "speedup", "加速比",
               "ordinary_side", "a_generation_id", "tokens_per_second", "stop_reason"]
 
 
@@ -129,7 +130,7 @@ def test_nothing_before_submit_gives_the_sides_away_and_the_reveal_arrives_after
         found = leaks(before_gold, pair_ids, generations) + gold_marks(before_gold, notes)
         assert not found, found
         page.click("#submit")
-        expect(page.locator("#reveal")).to_contain_text("a check pair")
+        expect(page.locator("#reveal")).to_contain_text("检验题")  # her language: 中文
         page.wait_for_timeout(1500)
         assert gold_marks(collect.texts(), notes)  # the reveal, once the rating is stored, says what it was
         assert rows(pool_db, "SELECT pair_id FROM ratings WHERE rater = 'ann'") == [{"pair_id": gold["id"]}]
@@ -144,7 +145,7 @@ def test_nothing_before_submit_gives_the_sides_away_and_the_reveal_arrives_after
         expect(page.locator("#guidelines-text")).to_be_visible()
         answer_all(page)
         page.get_by_role("tab", name="Results").click()
-        expect(page.get_by_text("pairs in the pool")).to_be_visible()
+        expect(page.get_by_text("评分对总数")).to_be_visible()
         page.get_by_role("tab", name="Rate · 评分").click()
         page.wait_for_timeout(1500)  # let the last stream chunks land
         before = collect.texts()
@@ -157,7 +158,7 @@ def test_nothing_before_submit_gives_the_sides_away_and_the_reveal_arrives_after
         assert not leaks(before, pair_ids, generations), leaks(before, pair_ids, generations)
 
         page.click("#submit")
-        expect(page.locator("#reveal")).to_contain_text("generate() s")
+        expect(page.locator("#reveal")).to_contain_text("generate() 秒")
         page.wait_for_timeout(1500)
         after = collect.texts()
 

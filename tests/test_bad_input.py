@@ -135,7 +135,7 @@ def test_html_in_rater_names_and_comments_shows_as_typed_text_in_the_browser(tmp
         answer_all(page)
         page.locator("#comment").locator("textarea, input").first.fill(EVIL_COMMENT)
         page.click("#submit")
-        expect(page.locator("#reveal")).to_contain_text("Reveal")
+        expect(page.locator("#reveal")).to_contain_text("揭晓")
         # the locked form shows the stored comment as the characters typed
         assert page.locator("#comment").locator("textarea, input").first.input_value() == EVIL_COMMENT
         assert page.evaluate("window.__xss") is None and dialogs == []

@@ -87,10 +87,10 @@ def rate_one_pair(url: str, db_file: Path, code: str) -> None:
     pair = db["pairs"].get(rating["pair_id"])
     assert rating["rater"] == "ann" and rating["preference"] == "A"
     if (pair["wanted_ratings"] or 3) > 1:  # still open to another rater: nothing about its sides yet
-        assert "pending" in done["reveal"] and "check pair" not in done["reveal"]
+        assert "待揭晓" in done["reveal"] and "检验题" not in done["reveal"]
         assert "ordinary" not in done["reveal"] and "assisted" not in done["reveal"]
     else:  # closed by this rating: the reveal names each side's path
-        assert "pending" not in done["reveal"] and "ordinary" in done["reveal"] and "assisted" in done["reveal"]
+        assert "待揭晓" not in done["reveal"] and "ordinary" in done["reveal"] and "assisted" in done["reveal"]
     if pair["kind"] == "gold":  # the pool mixes in a check pair (pool.gold_rate)
         a, b = db["reference_outputs"].get(pair["a_reference_id"]), db["reference_outputs"].get(pair["b_reference_id"])
     else:

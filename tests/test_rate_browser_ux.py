@@ -130,3 +130,45 @@ def test_the_page_leads_the_rater_through_a_pair(cfg, pool_db):
         page.wait_for_function(f"() => ({focused})() === 'r-{ANSWER_KEYS[0]}'", timeout=10_000)
         top = page.evaluate("() => document.getElementById('rate-prompt').getBoundingClientRect().top")
         assert -2 <= top <= 80, top
+
+
+def test_answers_not_yet_submitted_survive_a_reload(cfg, pool_db):
+    """A reload in the middle of a pair (a slip of the finger, a phone that drops the tab) serves the same pair
+    again: the answers given so far come back, the rest stay open, and Submit stores them all. After the submission
+    the browser keeps nothing of them; the next pair starts empty."""
+    from apphelpers import next_texts, pair_shown, rows
+
+    from evalkit.ui.rate import ANSWER_KEYS
+
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        first = shown_texts(page)
+        given = ANSWER_KEYS[:3]  # A's first three criteria
+        for key in given:
+            page.locator(f"#r-{key} input[value='fail']").click()
+        page.locator("#r-preference input[value='B']").click()
+        page.locator("#comment").locator("textarea, input").first.press_sequentially("A misses the day")  # typed
+        page.locator("#comment").locator("textarea, input").first.press("Tab")
+        page.wait_for_function("() => (localStorage.getItem('evalkit-draft') || '').includes('A misses the day')")
+        page.reload()
+        assert shown_texts(page) == first, "a reload resumes the pair on screen"
+        for key in given:
+            expect(page.locator(f"#r-{key} input[value='fail']")).to_be_checked()
+        expect(page.locator("#r-preference input[value='B']")).to_be_checked()
+        expect(page.locator("#comment").locator("textarea, input").first).to_have_value("A misses the day")
+        rest = [k for k in ANSWER_KEYS if k not in given]
+        assert all(page.locator(f"#r-{k} input:checked").count() == 0 for k in rest)
+        expect(page.locator("#submit")).to_be_disabled()  # not everything is answered yet
+        for key in rest:
+            page.locator(f"#r-{key} input[value='pass']").click()
+        expect(page.locator("#submit")).to_be_enabled()
+        page.click("#submit")
+        expect(page.locator("#next")).to_be_visible()
+        page.wait_for_function("() => localStorage.getItem('evalkit-draft') === null")
+        page.click("#next")
+        next_texts(page, first)
+        assert page.locator(".question input:checked").count() == 0
+    pair = pair_shown(pool_db, *first)
+    (stored,) = rows(pool_db, "SELECT * FROM ratings WHERE rater = 'ann'")
+    assert stored["pair_id"] == pair["id"] and stored["preference"] == "B" and stored["comment"] == "A misses the day"
+    assert [stored[k] for k in given] == ["fail"] * len(given) and all(stored[k] == "pass" for k in rest)

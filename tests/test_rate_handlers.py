@@ -3,6 +3,7 @@ skip and the language switch, on a real SQLite file and real Gradio components (
 launched). Whatever a handler returns before a rating is stored names no path, no timing and no pair id."""
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import gradio as gr
@@ -21,7 +22,9 @@ from evalkit.ui.session import Session
 from evalkit.ui.words import word
 
 # what a rater must not read before their rating is stored
-REVEALING = re.compile(r"ordinary|assisted|fallback|generate\(\)|tokens/s|speed-up|p[0-9a-f]{16}", re.IGNORECASE)
+# path names (kept in English in the Chinese reveal too, with a gloss), timings, speed-ups, pair ids
+REVEALING = re.compile(r"ordinary|assisted|fallback|generate\(\)|tokens/s|speed-up|加速比|普通生成|辅助生成|回退|p[0-9a-f]{16}",
+                       re.IGNORECASE)
 
 
 def neutral_pool(db, n=3, prompt_id="writing-01"):
@@ -90,7 +93,8 @@ def test_sign_in_then_pair_submit_reveal_next(tab):
     s = out[ui.session]
     assert s.locked and out[ui.status] == "评分已保存。"
     reveal = out[ui.reveal_md]  # one rating closes the pair (ratings_per_pair = 1): its reveal is shown now
-    assert "### Reveal" in reveal and "ordinary" in reveal and "assisted" in reveal and "Speed-up for this pair: 2.00×" in reveal
+    assert "### 揭晓" in reveal and "ordinary（普通生成" in reveal and "assisted（辅助生成" in reveal  # her language: 中文
+    assert "这一对的加速比：2.00×" in reveal and "Speed-up" not in reveal
     assert out[ui.correct_btn]["visible"] and out[ui.next_btn]["visible"] and not out[ui.submit_btn]["visible"]
 
     out = tab.h.next_screen(s)
@@ -104,7 +108,7 @@ def test_the_reveal_waits_for_the_pair_to_close(tmp_path):
     ui = tab.ui
     s, _ = tab.sign_in("ann")
     out = tab.h.submit(s, *tab.form())
-    assert "pending" in out[ui.reveal_md] and not REVEALING.search(shown(out, ui)), "revealed before the pair closed"
+    assert "待揭晓" in out[ui.reveal_md] and not REVEALING.search(shown(out, ui)), "revealed before the pair closed"
     t, _ = tab.sign_in("bob")
     assert t.pair_id == s.pair_id
     out = tab.h.submit(t, *tab.form("fail", "pass", "B"))
@@ -189,7 +193,7 @@ def test_all_done_screen_lists_the_reveals(tab):
         s = out[ui.session]
     assert s.pair_id is None and out[ui.pair_box]["visible"] is False
     assert "No pairs left" in out[ui.done_md] or "全部完成" in out[ui.done_md]
-    assert "3 revealed, 0 pending" in out[ui.done_md]
+    assert "已揭晓 3，待揭晓 0" in out[ui.done_md]
 
 
 def test_gradio_sees_the_request_parameter_of_a_wired_handler(tab):
@@ -215,6 +219,89 @@ def test_a_rater_s_share_ends_their_queue_with_its_own_words(tmp_path):
         out = tab.h.next_screen(s)
         s = out[ui.session]
     assert s.pair_id is None and out[ui.pair_box]["visible"] is False and "2 / 2" in out[ui.who]
-    assert "2 条评分" in out[ui.done_md] and "2 revealed" in out[ui.done_md]
+    assert "2 条评分" in out[ui.done_md] and "已揭晓 2" in out[ui.done_md]
     t, out = tab.sign_in("bob")  # the others still rate: three pairs are left
     assert t.pair_id is not None and "0 / 2" in out[ui.who]
+
+
+def test_the_reveal_and_the_last_screen_speak_the_rater_s_language(tab):
+    """A Chinese rater reads the reveal in Chinese (the path names kept as evalkit writes them, with a gloss), an
+    English one in English only; switching the language redraws the reveal on screen, and the screen without a pair."""
+    ui = tab.ui
+    s, _ = tab.sign_in("ann")
+    out = tab.h.submit(s, *tab.form())
+    s, zh = out[ui.session], out[ui.reveal_md]
+    assert "这一对的加速比：2.00×" in zh and "已保存并锁定" in zh and "Speed-up" not in zh and "Your rating" not in zh
+    out = tab.h.switch_language(s, "en", *tab.form())
+    s, en = out[ui.session], out[ui.reveal_md]
+    assert "### Reveal" in en and "Speed-up for this pair: 2.00×" in en and "| generate() s |" in en
+    assert not re.search(r"[\u4e00-\u9fff]", en), "Chinese left in the English reveal"
+    assert ui.done_md not in out  # a pair is on screen: the last screen is not redrawn
+    for _ in range(3):
+        if s.pair_id is None:
+            break
+        if s.rating_id is None:
+            s = tab.h.submit(s, *tab.form())[ui.session]
+        out = tab.h.next_screen(s)
+        s = out[ui.session]
+    assert s.pair_id is None and s.finished and "3 revealed, 0 pending" in out[ui.done_md]
+    back = tab.h.switch_language(s, "zh", *tab.form())
+    assert "已揭晓 3，待揭晓 0" in back[ui.done_md] and "全部完成" in back[ui.done_md]
+    assert ui.reveal_md not in back
+
+
+def test_a_gold_reveal_gives_the_edit_s_note_in_one_language():
+    from evalkit.rating.queue import GoldReveal
+    from evalkit.ui.reveal import render
+
+    note = "“周三”被改成了“周五”（材料是周三晚间）。 · 'Wednesday' was changed to 'Friday'; the material says Wednesday evening."
+    r = GoldReveal("p" + "0" * 16, {"schedule": "fail"}, {}, a_note=note)
+    zh, en = render(r, "zh"), render(r, "en")
+    assert "检验题" in zh and "| 不通过 |" in zh and "被改成了" in zh and "changed" not in zh
+    assert "a check pair" in en and "| fail |" in en and "'Wednesday' was changed" in en and "被改成了" not in en
+
+
+def test_a_chinese_rater_reads_a_refusal_in_chinese_first(tab):
+    """A refusal comes in the rater's language: Chinese first, then the English as the library wrote it (what an
+    organiser searches for when it is forwarded); an English rater gets the English only."""
+    s, _ = tab.sign_in("ann")
+    refusals = [(lambda t: tab.h.skip(t, "  "), "跳过需要说明原因", "a skip needs a reason"),
+                (lambda t: tab.h.next_screen(t), "这一对还没有评分", "this pair is not rated yet"),
+                (lambda t: tab.h.submit(Session(lang=t.lang), *tab.form()), "你还没有登录", "you are not signed in")]
+    for act, zh, en in refusals:
+        with pytest.raises(gr.Error) as e:
+            act(s)
+        assert e.value.message.startswith(zh) and en in e.value.message, e.value.message
+        with pytest.raises(gr.Error) as e:
+            act(replace(s, lang="en"))
+        assert e.value.message.startswith(en) and not re.search(r"[\u4e00-\u9fff]", e.value.message)
+
+
+def test_every_chinese_refusal_fills_in_from_its_own_pattern():
+    """Each ERRORS_ZH entry uses only the groups its pattern has (a slip would raise inside the error handler)."""
+    from evalkit.ui.words import ERRORS_ZH
+
+    for pattern, what, fix in ERRORS_ZH:
+        used = {int(i) for i in re.findall(r"\{(\d+)\}", what + fix)}
+        assert used <= set(range(pattern.groups)), pattern.pattern
+        assert what.format(*["x"] * pattern.groups, wait="5") and fix.format(*["x"] * pattern.groups, wait="5")
+
+
+def test_the_results_tab_tells_a_chinese_rater_why_it_waits_in_chinese():
+    from evalkit.ui.results import closed_words, counts_markdown
+
+    c = {"pairs": 12, "pairs_complete": 3, "identical": 2, "ratings": 5, "corrections": 1, "skips": 0, "raters": 2,
+         "wanted": {1: 10, 2: 2}}
+    zh, en = counts_markdown(c, 1, "zh"), counts_markdown(c, 1, "en")
+    assert "| 评分对总数 | 12 |" in zh and "评分已满的评分对（1 个评分的 10 对、2 个评分的 2 对）" in zh and "| 评分者 | 2 |" in zh
+    assert "| pairs in the pool | 12 |" in en and "1 rating (10 pairs) or 2 (2 pairs)" in en
+    assert not re.search(r"[a-z]{4}", zh.replace("|", "")), "English left in the Chinese counts"
+    for why, words in [("you have 4 pair(s) left to rate", "你还有 4 对要评"),
+                       ("you skipped 4 pairs and rated 0; results open to raters who rated their pairs (at most 2 "
+                        "skipped)", "你跳过了 4 对、评了 0 对"),
+                       ("you have rated your pairs; results open once the study's last 3 pair(s) have their ratings "
+                        "from other raters", "最后 3 对"),
+                       ("sign in on the Rate tab", "请先在评分页登录")]:
+        text = closed_words(why, "zh")
+        assert words in text and why not in text and "per-path" not in text
+        assert why in closed_words(why, "en") and "per-path figures" in closed_words(why, "en")

@@ -43,7 +43,7 @@ def test_a_whole_pair_is_rated_from_the_keyboard(cfg, pool_db):
         page.keyboard.press("b")  # prefer B
         expect(page.locator("#submit")).to_be_enabled()
         page.keyboard.press("Enter")
-        expect(page.locator("#reveal")).to_contain_text("Reveal")
+        expect(page.locator("#reveal")).to_contain_text("揭晓")
         page.keyboard.press("n")
         second = next_texts(page, first)  # the next pair (one of its texts may be in the first pair too)
     stored = rows(pool_db, "SELECT * FROM ratings")
@@ -144,7 +144,7 @@ def test_results_before_the_queue_is_rated_show_counts_and_nothing_empty(cfg, po
         sign_in(page, url, "newbie")
         shown_texts(page)
         page.get_by_role("tab", name="Results").click()
-        expect(page.get_by_text("pairs in the pool")).to_be_visible()
+        expect(page.get_by_text("评分对总数")).to_be_visible()
         expect(page.locator("#results-full")).to_be_hidden()
         assert page.locator("canvas, .js-plotly-plot, #results-full *").filter(visible=True).count() == 0  # no frames
         assert page.locator("table").filter(visible=True).count() == 1  # the counts, and no empty table

@@ -187,12 +187,12 @@ def test_the_app_serves_and_reveals_by_the_pool_s_quota(tmp_path):
         pair = s.pair_id
         out = tab.h.submit(s, *tab.form())
         if wanted[pair] == 1:
-            assert "### Reveal" in out[ui.reveal_md] and "ordinary" in out[ui.reveal_md]
+            assert "### 揭晓" in out[ui.reveal_md] and "ordinary" in out[ui.reveal_md]
             seen["single"] += 1
         else:
-            this = out[ui.reveal_md].split("#### Your reveals")[0]  # the list below shows closed pairs' reveals
-            assert "pending" in this and not REVEALING.search(this), "revealed before it closed"
-            assert "it needs 1 more rating from other raters" in this  # its quota of 2, not the app's 3
+            this = out[ui.reveal_md].split("#### 你的揭晓")[0]  # the list below shows closed pairs' reveals
+            assert "待揭晓" in this and not REVEALING.search(this), "revealed before it closed"
+            assert "还需要其他评分者再评 1 次" in this  # its quota of 2, not the app's 3
             seen["double"] += 1
         s = tab.h.next_screen(out[ui.session])[ui.session]
     assert seen["single"] and seen["double"]

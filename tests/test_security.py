@@ -279,7 +279,7 @@ def test_a_correction_after_the_reveal_never_replaces_the_blind_rating(tiny_mode
         raw = Raw(url)
         assert Raw.error(raw.call("sign_in", [None, "mia", "", ""])) == ""
         done = raw.call("submit", [None, *answers("pass", "pass", "A")])
-        assert "generate() s" in json.dumps(done["output"], ensure_ascii=False)  # the reveal was shown
+        assert "generate() 秒" in json.dumps(done["output"], ensure_ascii=False)  # the reveal was shown
         assert Raw.error(raw.call("correct", [None])) == ""
         assert Raw.error(raw.call("submit", [None, *answers("fail", "fail", "B")])) == ""
     history = rows(pool_db, "SELECT id, blind, preference FROM ratings ORDER BY id")
@@ -310,11 +310,11 @@ def test_a_second_name_never_reads_the_reveal_of_a_pair_the_first_can_still_rate
         received = json.dumps(peek, ensure_ascii=False)
         for word in ("ordinary", "assisted", "generate() s", *timings):
             assert word not in received, f"the second name learned {word!r} about a pair mallory can still rate"
-        assert "pending" in peek["reveal"] and "1 more rating" in peek["reveal"]
+        assert "待揭晓" in peek["reveal"] and "再评 1 次" in peek["reveal"]
         # mallory rates P blind; that closes it, and now both see the reveal
         closing = mallory.submit()
         a_path, b_path = gens[pair["a_generation_id"]]["path"], gens[pair["b_generation_id"]]["path"]
-        assert f"| A | {a_path} |" in closing["reveal"] and f"| B | {b_path} |" in closing["reveal"]
+        assert f"| A | {a_path}（" in closing["reveal"] and f"| B | {b_path}（" in closing["reveal"]
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM closed_pairs WHERE pair_id = ?", [pair["id"]])[0]["n"] == 1
     stored = rows(pool_db, "SELECT rater, blind FROM current_ratings WHERE pair_id = ?", [pair["id"]])
     assert sorted(r["rater"] for r in stored) == ["mallory", "mallory-2"] and all(r["blind"] for r in stored)
@@ -326,17 +326,17 @@ def test_pending_reveals_fill_in_as_pairs_close(tiny_models, tmp_path, pool_db):
         ann, bob = Tab(url), Tab(url)
         ann.sign_in("ann")
         first = ann.submit()
-        assert "pending" in first["reveal"] and "generate() s" not in first["reveal"]
+        assert "待揭晓" in first["reveal"] and "generate() 秒" not in first["reveal"]
         ann.call("/next_pair")
         second = ann.submit()
-        assert "0 revealed, 1 pending" in second["reveal"]  # the list of her other pairs
+        assert "已揭晓 0，待揭晓 1" in second["reveal"]  # the list of her other pairs
         bob.sign_in("bob")
         for _ in range(POOL_PAIRS):  # bob rates every pair: ann's two close
             bob.submit()
             bob.call("/next_pair")
         ann.call("/next_pair")
         third = ann.submit()  # her rating closes this one too
-        assert "generate() s" in third["reveal"] and "2 revealed, 0 pending" in third["reveal"]
+        assert "generate() 秒" in third["reveal"] and "已揭晓 2，待揭晓 0" in third["reveal"]
 
 
 # --- 3. identity comes from a credential -----------------------------------------------------------------------
@@ -377,7 +377,7 @@ def test_organiser_rights_never_come_from_a_name_or_a_forged_state(tiny_models, 
         raw.call("sign_in", [None, "boss2", "", ""])
         forged = {"rater": "boss", "organiser": True, "pair_id": None, "rating_id": None}
         out = json.dumps(raw.call("results", [forged])["output"], ensure_ascii=False)
-        assert "once you have rated your own pairs" in out and "Verdict:" not in out
+        assert "评完你自己的评分对后" in out and "Verdict:" not in out
 
 
 def test_passcode_and_code_guessing_is_slowed_per_client(tiny_models, tmp_path, pool_db, monkeypatch):
@@ -470,7 +470,7 @@ def test_skipping_never_opens_the_results(tiny_models, tmp_path, pool_db):
         for _ in range(POOL_PAIRS):
             sk.call("/skip", "no")
         out = sk.call("/results")
-        assert "you skipped 6 pairs" in out["verdict"] and out["pass rates"]["data"] == []
+        assert "你跳过了 6 对" in out["verdict"] and out["pass rates"]["data"] == []
         # An organiser may rate too: the per-output plot, coloured by path, leaves out the pairs still open for her
         # as for a rater. Here every pair has 1 rating of 2 (open): her picture changes once they close.
         db = open_db(pool_db)
@@ -508,7 +508,7 @@ def test_a_rater_who_rated_her_queue_waits_while_her_pairs_are_open_to_a_second_
             mallory.submit()
             mallory.call("/next_pair")
         out = mallory.call("/results")
-        assert "last 6 pair(s) have their ratings from other raters" in out["verdict"]
+        assert "本研究最后 6 对得到其他评分者的评分之后，结果才开放" in out["verdict"]
         assert all(out[k]["data"] == [] for k in ("pass rates", "paired differences", "preferences", "timing by path",
                                                   "speed per prompt"))
         second = Tab(url)

@@ -456,7 +456,7 @@ def test_results_tab_says_which_study_it_shows_and_when_the_pool_is_short(tmp_pa
         out = olga.call("/results")
         assert "Shown: study 'second' (the latest), 2 of 2 in this database" in out["verdict"]
         assert "pool holds 10 study pairs, fewer than the 30 planned pairs" in out["verdict"]
-        assert "| pairs in the pool | 10 |" in out["counts"]  # the study being rated
+        assert "| 评分对总数 | 10 |" in out["counts"]  # the study being rated
         out = olga.call("/results_study", "main")
         assert "Shown: study 'main', 1 of 2 in this database" in out["verdict"]
         assert "pool holds 20 study pairs, fewer than the 1725 planned pairs" in out["verdict"]

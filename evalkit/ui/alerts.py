@@ -10,6 +10,8 @@ import re
 from typing import TYPE_CHECKING
 
 from ..errors import EvalkitError
+from .session import Session
+from .words import error_zh
 
 if TYPE_CHECKING:  # gradio is imported where it is used (it is slow to import)
     import gradio as gr
@@ -29,26 +31,39 @@ def inert(text: str) -> str:
     return _MARKDOWN_PUNCT.sub(r"\\\1", html.escape(text, quote=False))
 
 
-def message(e: EvalkitError) -> str:
-    """The error as the rater sees it. Gradio renders toast messages as (sanitised) HTML, and messages can
-    quote what a rater typed (a name), so the text is escaped: it shows as typed and stays inert."""
-    return html.escape(_PAIR_ID.sub("this pair", e.what + (f" — fix: {e.fix}" if e.fix else "")), quote=False)
+def message(e: EvalkitError, lang: str = "en") -> str:
+    """The error as the rater sees it: for a Chinese rater the Chinese first where words.ERRORS_ZH has it, then the
+    English as the library wrote it (the words an organiser searches for when a rater forwards it). Gradio renders
+    toast messages as (sanitised) HTML, and messages can quote what a rater typed (a name), so the text is escaped:
+    it shows as typed and stays inert."""
+    what = _PAIR_ID.sub("this pair", e.what)
+    english = what + (f" — fix: {e.fix}" if e.fix else "")
+    zh = error_zh(what, e.fix) if lang == "zh" else None
+    return html.escape(english if zh is None else f"{zh[0]}。{zh[1]}。（{english}）", quote=False)
 
 
-def _translate(e: Exception) -> gr.Error:
+_UNEXPECTED = EvalkitError("something went wrong on the server; it was logged", "reload the page and try again")
+
+
+def _translate(e: Exception, lang: str) -> gr.Error:
     import gradio as gr
 
     if isinstance(e, gr.Error):
         return e
     if isinstance(e, EvalkitError):
-        return gr.Error(message(e), print_exception=False)
+        return gr.Error(message(e, lang), print_exception=False)
     log.exception("unexpected error in an app event")
-    return gr.Error("something went wrong on the server; it was logged — reload the page and try again",
-                    print_exception=False)
+    return gr.Error(message(_UNEXPECTED, lang).replace(" — fix: ", " — "), print_exception=False)
+
+
+def _language(args) -> str:
+    """The rater's language from the event's session (the first Session among its inputs); English without one."""
+    return next((a.lang for a in args if isinstance(a, Session)), "en")
 
 
 def friendly(fn):
-    """Wrap an event handler (plain or generator): EvalkitError -> gr.Error with the message and the fix.
+    """Wrap an event handler (plain or generator): EvalkitError -> gr.Error with the message and the fix, in the
+    language of the event's session.
 
     Raising gr.Error leaves every output untouched, so nothing is half-shown; the library stores in one
     transaction, so nothing is half-written."""
@@ -58,7 +73,7 @@ def friendly(fn):
             try:
                 yield from fn(*args, **kwargs)
             except Exception as e:  # noqa: BLE001
-                raise _translate(e) from e
+                raise _translate(e, _language(args)) from e
         return gen
 
     @functools.wraps(fn)
@@ -66,7 +81,7 @@ def friendly(fn):
         try:
             return fn(*args, **kwargs)
         except Exception as e:  # noqa: BLE001
-            raise _translate(e) from e
+            raise _translate(e, _language(args)) from e
     return plain
 
 

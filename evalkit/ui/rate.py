@@ -66,12 +66,36 @@ _KEEP_LANG = f"(lang) => {{ try {{ localStorage.setItem('{_LANG_KEY}', lang); }}
 _STORED_LANG = (f"(lang) => {{ let kept = null; try {{ kept = localStorage.getItem('{_LANG_KEY}'); }} catch (e) {{}}"
                 " return kept === 'en' || kept === 'zh' ? kept : lang; }")
 
+# Browser-only: the answers not yet submitted survive a reload. Each answer the rater gives is kept in this browser
+# under a hash of the pair's two texts (what the page shows anyway: no pair id, nothing about the paths); a reload
+# that serves the same pair again (evalkit.rating.queue.next_pair resumes a held pair) puts them back into a form
+# that is still empty. A stored submission, a skip and sign-out forget them. The server sees them only on Submit,
+# and checks them there as always.
+_DRAFT_KEY = "evalkit-draft"
+_TEXTS_HASH = ("const hash = (s) => { let h1 = 0xdeadbeef, h2 = 0x41c6ce57;"  # cyrb53: 53 bits, no dependency
+               " for (let i = 0; i < s.length; i++) { const c = s.charCodeAt(i);"
+               " h1 = Math.imul(h1 ^ c, 2654435761); h2 = Math.imul(h2 ^ c, 1597334677); }"
+               " h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);"
+               " h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);"
+               " return String(4294967296 * (2097151 & h2) + (h1 >>> 0)); };")
+_KEEP_DRAFT = ("(a, b, ...values) => { " + _TEXTS_HASH + " if (!a || !b) return;"
+               f" try {{ localStorage.setItem('{_DRAFT_KEY}', JSON.stringify({{pair: hash(a + '\\u0000' + b), values}}));"
+               " } catch (e) {} }")
+_RESTORE_DRAFT = ("(a, b, ...values) => { " + _TEXTS_HASH + " let d = null;"
+                  f" try {{ d = JSON.parse(localStorage.getItem('{_DRAFT_KEY}')); }} catch (e) {{}}"
+                  " const fresh = values.every((v) => v === null || v === undefined || v === '');"
+                  " if (!a || !b || !fresh || !d || d.pair !== hash(a + '\\u0000' + b) || !Array.isArray(d.values)"
+                  " || d.values.length !== values.length) return values;"
+                  " return d.values; }")
+_FORGET_DRAFT = f"() => {{ try {{ localStorage.removeItem('{_DRAFT_KEY}'); }} catch (e) {{}} }}"
+
 # What sign-out leaves in the browser's store of the sealed code: not empty (Gradio's BrowserState would not write it),
 # never a sealed code (Sealer.open gives None, so the next visit shows the sign-in form).
 SIGNED_OUT = "signed-out"
 
-# Browser-only, after sign-out: the stored code's key goes too.
-_FORGET_CODE = f"() => {{ try {{ localStorage.removeItem('{CODE_KEY}'); }} catch (e) {{}} }}"
+# Browser-only, after sign-out: the stored code's key goes too, and any answers kept unsent.
+_FORGET_CODE = (f"() => {{ try {{ localStorage.removeItem('{CODE_KEY}'); localStorage.removeItem('{_DRAFT_KEY}'); }}"
+                " catch (e) {} }")
 
 _FORGET_INVITE_SIGNED_IN = ("() => { const who = document.querySelector('#rate-who');"
                             " if (who && who.innerText.trim()) (" + _FORGET_INVITE + ")(); }")
@@ -132,10 +156,9 @@ class RateHandlers:
                ui.correct_btn: update(visible=False), ui.next_btn: update(visible=False), ui.skip_reason: "",
                ui.text_a: view.text_a if view else "", ui.text_b: view.text_b if view else ""}
         if view is None:  # what is left out stays as it is (gr.skip), hidden with the pair box
-            reveals = render_list(rated_pairs(db, s.rater, self.rpp, self.cfg.bench.length_tolerance))
-            words, later = self.done_words(db, s)
-            return upd | {ui.session: s, ui.pair_box: update(visible=False), ui.again_btn: update(visible=later),
-                          ui.done_md: words + ("\n\n" + reveals if reveals else "")}
+            later = self.done_words(db, s)[1]
+            return upd | {ui.session: replace(s, finished=True), ui.pair_box: update(visible=False),
+                          ui.again_btn: update(visible=later), ui.done_md: self.done_markdown(db, s)}
         prompt = self.prompts.get(view.prompt_id)
         s, form = self.form_update(s, prompt)
         return upd | form | {
@@ -160,12 +183,17 @@ class RateHandlers:
             return word("held_by_others", s.lang, left=total - done, minutes=HOLD_MINUTES), True
         return word("done", s.lang), False
 
+    def done_markdown(self, db, s: Session) -> str:
+        """The screen without a pair: what it means (done_words), then the rater's list of reveals."""
+        reveals = render_list(rated_pairs(db, s.rater, self.rpp, self.cfg.bench.length_tolerance), s.lang)
+        return self.done_words(db, s)[0] + ("\n\n" + reveals if reveals else "")
+
     def reveal_markdown(self, db, s: Session) -> str:
         """This pair's reveal (or that it is pending), and the rater's list of reveals."""
         tolerance = self.cfg.bench.length_tolerance
-        this = render(rater_reveal(db, s.rater, s.pair_id, self.rpp, tolerance))
+        this = render(rater_reveal(db, s.rater, s.pair_id, self.rpp, tolerance), s.lang)
         others = [p for p in rated_pairs(db, s.rater, self.rpp, tolerance) if p.reveal.pair_id != s.pair_id]
-        return this + ("\n\n" + render_list(others) if others else "")
+        return this + ("\n\n" + render_list(others, s.lang) if others else "")
 
     def locked_screen(self, db, s: Session, status: str, comment: str) -> dict:
         """A stored submission (ui.locked_outputs); the browser locks the form when it succeeds."""
@@ -249,16 +277,22 @@ class RateHandlers:
             prompt_id = pair_prompt(db, s.pair_id)
             s = s.relabelled(labels_key(self.prompts.get(prompt_id) if prompt_id else self.default_prompt, lang), lang)
             who = ""  # progress, and what an organiser's ratings count for: for a session still signed in only
+            shown = {}  # the reveal on screen, or the screen without a pair, again in the new language
             if s.rater:
                 try:
                     require_rater(db, s)
                     who = self.who_line(db, s)[0]
+                    if s.pair_id is not None and s.rating_id is not None:
+                        shown[ui.reveal_md] = self.reveal_markdown(db, s)
+                    elif s.finished:
+                        shown[ui.done_md] = self.done_markdown(db, s)
                 except EvalkitError:  # a revoked or re-issued code: the labels change, nothing more is shown
                     pass
         prompt = self.prompts.get(prompt_id) if prompt_id else self.default_prompt
         submit_label = "save_correction" if s.correcting else "submit"
         out = words_update(ui, prompt, lang, submit_label) | relabel(ui, prompt, lang, dict(zip(FORM_KEYS, values)))
         out[ui.who] = who
+        out |= shown
         if prompt_id:
             out[ui.prompt_md] = prompt_markdown(prompt, prompt_id, lang)
         return out | {ui.session: s}
@@ -393,9 +427,18 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
 
     signin = ui.signin
     out = ui.signin_outputs
+    answers = [ui.fields[k] for k in REQUIRED_KEYS]
+
+    def restore(event):
+        """After a page load's sign-in: the answers this browser kept for the pair now shown (_RESTORE_DRAFT), then
+        Submit as those answers allow. Before the stored language is switched to, which relabels the form with
+        the values it then holds."""
+        return event.then(None, [ui.text_a, ui.text_b, *ui.form], ui.form, js=_RESTORE_DRAFT
+                          ).then(None, answers, ui.submit_btn, js=_READY)
+
     if space:  # the OAuth round trip reloads the page: sign in from the profile on every load
-        demo.load(gradio_hints(h.sign_in_space), [ui.session], out, api_name="sign_in", show_progress_on=ui.status
-                  ).then(None, [ui.lang], [ui.lang], js=_STORED_LANG)
+        restore(demo.load(gradio_hints(h.sign_in_space), [ui.session], out, api_name="sign_in",
+                          show_progress_on=ui.status)).then(None, [ui.lang], [ui.lang], js=_STORED_LANG)
     else:
         sign_in_inputs = [ui.session, signin["name"], signin["passcode"], signin["code"]]
         sign_in_local = gradio_hints(h.sign_in_local)
@@ -404,9 +447,9 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
             signin[box].submit(sign_in_local, sign_in_inputs, out, api_visibility="undocumented",
                                show_progress_on=ui.status)
         # the invitation code leaves the address bar (and the history) once the sign-in it carried has run
-        demo.load(gradio_hints(h.resume_local), [ui.session, ui.browser_code], out, api_visibility="undocumented",
-                  show_progress_on=ui.status).then(None, None, None, js=_FORGET_INVITE
-                                                   ).then(None, [ui.lang], [ui.lang], js=_STORED_LANG)
+        resumed = demo.load(gradio_hints(h.resume_local), [ui.session, ui.browser_code], out,
+                            api_visibility="undocumented", show_progress_on=ui.status)
+        restore(resumed.then(None, None, None, js=_FORGET_INVITE)).then(None, [ui.lang], [ui.lang], js=_STORED_LANG)
         ui.signout_btn.click(h.sign_out, [ui.session], [ui.session, ui.browser_code, ui.signin_box, ui.signout_btn,
                                                         ui.pair_box, ui.who, ui.done_md, ui.again_btn, ui.status],
                             api_name="sign_out", show_progress_on=ui.status).then(None, None, None, js=_FORGET_CODE)
@@ -417,20 +460,23 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     # clicks: every event here shows its progress on the status line only (the message itself comes as a toast).
     lock, unlock, on = _form_interactive(False), _form_interactive(True), {"show_progress_on": ui.status}
     ui.submit_btn.click(h.submit, [ui.session, *ui.form], ui.locked_outputs, api_name="submit", preprocess=False,
-                        postprocess=False, **on).success(None, None, ui.form, js=lock)
+                        postprocess=False, **on).success(None, None, ui.form, js=lock
+                                                         ).then(None, None, None, js=_FORGET_DRAFT)
     ui.correct_btn.click(h.start_correction, [ui.session], ui.correct_outputs, api_name="correct", postprocess=False,
                          **on).success(None, None, ui.form, js=unlock)
     for button, api in ((ui.next_btn, "next_pair"), (ui.again_btn, "check_again")):
         button.click(h.next_screen, [ui.session], ui.pair_outputs, api_name=api, postprocess=False, **on
                      ).success(None, None, ui.form, js=unlock)
     ui.skip_btn.click(h.skip, [ui.session, ui.skip_reason], ui.pair_outputs, api_name="skip",  # the form is unlocked
-                      postprocess=False, **on)
+                      postprocess=False, **on).success(None, None, None, js=_FORGET_DRAFT)
     ui.lang.change(h.switch_language, [ui.session, ui.lang, *ui.form], ui.language_outputs, api_name="language",
                    preprocess=False, postprocess=False, **on)
     ui.lang.input(None, [ui.lang], None, js=_KEEP_LANG)  # the rater's own choice only
-    answers = [ui.fields[k] for k in REQUIRED_KEYS]
     # .input fires on the rater's own clicks only; the handlers above set the button for programmatic resets
     gr.on([c.input for c in answers], None, answers, ui.submit_btn, js=_READY, api_visibility="private")
+    # (the comment on leaving its box too: a paste may come without the keystrokes' own events)
+    gr.on([c.input for c in ui.form] + [ui.fields["comment"].blur], None, [ui.text_a, ui.text_b, *ui.form], None,
+          js=_KEEP_DRAFT, api_visibility="private")
     return ui
 
 

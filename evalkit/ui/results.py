@@ -6,6 +6,7 @@ Before that the tab shows the counts and nothing else: no empty plot frames, no 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,22 +28,24 @@ TABLES = {"pass_rates": "pass rates", "paired_differences": "paired differences"
           "speedup": "speed per prompt", "time_on_task": "time on task"}
 
 
-def counts_markdown(c: dict, ratings_per_pair: int) -> str:
+def counts_markdown(c: dict, ratings_per_pair: int, lang: str = "en") -> str:
+    """The counts everyone sees, in the reader's language ("zh" or "en")."""
     wanted = c.get("wanted") or {ratings_per_pair: None}
-    each = (f"{next(iter(wanted))} ratings" if len(wanted) == 1 else  # e.g. "1 rating (540 pairs) or 2 (60 pairs)"
-            " or ".join(f"{k}{' rating' + ('s' if k > 1 else '') if i == 0 else ''} ({n} pairs)"
-                        for i, (k, n) in enumerate(sorted(wanted.items()))))
-    return "\n".join([
-        "| | |",
-        "| --- | ---: |",
-        f"| pairs in the pool | {c['pairs']} |",
-        f"| pairs with their {each} (complete) | {c['pairs_complete']} |",
-        f"| pairs with identical outputs (decided without raters: difference exactly 0) | {c.get('identical', 0)} |",
-        f"| current ratings | {c['ratings']} |",
-        f"| corrections | {c['corrections']} |",
-        f"| skips | {c['skips']} |",
-        f"| raters | {c['raters']} |",
-    ])
+    if lang == "zh":
+        each = (f"每对 {next(iter(wanted))} 个评分" if len(wanted) == 1 else  # "1 个评分的 540 对、2 个评分的 60 对"
+                "、".join(f"{k} 个评分的 {n} 对" for k, n in sorted(wanted.items())))
+        labels = ["评分对总数", f"评分已满的评分对（{each}）", "两则输出完全相同的评分对（无需评分即判定：差异恰为 0）",
+                  "当前评分", "修改", "跳过", "评分者"]
+    else:
+        each = (f"{next(iter(wanted))} ratings" if len(wanted) == 1 else  # e.g. "1 rating (540 pairs) or 2 (60 pairs)"
+                " or ".join(f"{k}{' rating' + ('s' if k > 1 else '') if i == 0 else ''} ({n} pairs)"
+                            for i, (k, n) in enumerate(sorted(wanted.items()))))
+        labels = ["pairs in the pool", f"pairs with their {each} (complete)",
+                  "pairs with identical outputs (decided without raters: difference exactly 0)", "current ratings",
+                  "corrections", "skips", "raters"]
+    values = [c["pairs"], c["pairs_complete"], c.get("identical", 0), c["ratings"], c["corrections"], c["skips"],
+              c["raters"]]
+    return "\n".join(["| | |", "| --- | ---: |"] + [f"| {k} | {v} |" for k, v in zip(labels, values)])
 
 
 def verdict_markdown(agg) -> str:
@@ -94,8 +97,26 @@ def looks_markdown(agg) -> list[str]:
     return lines
 
 
-HIDDEN = ("_The verdict, tables and plots appear here once you have rated your own pairs: per-path figures "
-          "could hint which side is which._ · 完成全部评分后可查看汇总结果。")
+HIDDEN = {"en": "_The verdict, tables and plots appear here once you have rated your own pairs: per-path figures "
+                "could hint which side is which._",
+          "zh": "_评完你自己的评分对后，这里会显示结论、表格和图：按生成路径的汇总可能透露哪一边是哪条路径。_"}
+
+# Why the aggregates are closed to this reader (may_see_aggregates), for a Chinese reader.
+_CLOSED_ZH = [(re.compile(p), zh) for p, zh in (
+    (r"^sign in on the Rate tab$", "请先在评分页登录"),
+    (r"^you have given your share of (\d+) ratings", "你已完成分配给你的 {0} 条评分；没有留给你评的评分对之后，结果才开放"),
+    (r"^you have (\d+) pair\(s\) left to rate$", "你还有 {0} 对要评"),
+    (r"^you skipped (\d+) pairs and rated (\d+); .*at most (\d+) skipped", "你跳过了 {0} 对、评了 {1} 对；结果只对评完自己的"
+     "评分对的评分者开放（最多跳过 {2} 对）"),
+    (r"^you have rated your pairs; .*last (\d+) pair", "你已评完自己的评分对；本研究最后 {0} 对得到其他评分者的评分之后，结果才开放"),
+)]
+
+
+def closed_words(why: str, lang: str) -> str:
+    """The tab without the aggregates: what it will show, and why not yet, in the reader's language."""
+    if lang == "zh":
+        why = next((zh.format(*m.groups()) for p, zh in _CLOSED_ZH if (m := p.search(why))), why)
+    return f"{HIDDEN['zh' if lang == 'zh' else 'en']}\n\n_{why}{'。' if lang == 'zh' else '.'}_"
 
 
 def may_see_aggregates(db, cfg: Config, session: Session | None) -> tuple[bool, str]:
@@ -153,10 +174,10 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
         from ..study.studies import studies
 
         with connect(db_path) as db:
-            out = {counts_md: counts_markdown(counts(db, rpp), rpp)}
+            out = {counts_md: counts_markdown(counts(db, rpp), rpp, s.lang if s is not None else "en")}
             allowed, why = may_see_aggregates(db, cfg, s)
             if not allowed:  # hidden, and cleared (a tab signed out of keeps nothing from before)
-                return out | {verdict_md: f"{HIDDEN}\n\n_{why}._", full: gr.update(visible=False),
+                return out | {verdict_md: closed_words(why, s.lang if s is not None else "en"), full: gr.update(visible=False),
                               study_choice: gr.update(visible=False, choices=[], value=None)} | {
                     c: None for c in (*plots.values(), *tables.values())}
             import matplotlib.pyplot as plt

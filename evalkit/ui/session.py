@@ -21,9 +21,12 @@ class Session:
     lang: str = "zh"  # the rater's language for every label and message ("zh" or "en")
     labels: str = ""  # what the form's labels on screen were made for (form.labels_key): resent only on change
     expires_at: float | None = None  # a Hugging Face sign-in's end (its OAuth token's expiry): no event after it
+    finished: bool = False  # the screen without a pair is shown (no pair left for now): the language switch redraws it
+
 
     def with_pair(self, pair_id: str | None) -> "Session":
-        return replace(self, pair_id=pair_id, rating_id=None, correcting=False, token=secrets.token_hex(12))
+        return replace(self, pair_id=pair_id, rating_id=None, correcting=False, token=secrets.token_hex(12),
+                       finished=False)
 
     def stored(self, rating_id: int) -> "Session":
         return replace(self, rating_id=rating_id, correcting=False)

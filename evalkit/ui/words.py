@@ -1,7 +1,10 @@
 """Every word the Rate tab shows, in Chinese and English. The rater's language switch picks one; nothing else
-in the UI writes a label of its own. Criterion questions come from the prompt files (Prompt.criteria)."""
+in the UI writes a label of its own. Criterion questions come from the prompt files (Prompt.criteria). The library's
+refusals are written in English (the CLI's language); ERRORS_ZH gives a Chinese rater the ones she can meet."""
 
 from __future__ import annotations
+
+import re
 
 LANGUAGES = (("中文", "zh"), ("English", "en"))
 
@@ -121,3 +124,62 @@ def value_choices(lang: str) -> list[tuple[str, str]]:
 def preference_choices(lang: str) -> list[tuple[str, str]]:
     return [(f"{word('output', lang, side='A')} (A)", "A"), (f"{word('output', lang, side='B')} (B)", "B"),
             (f"{word('tie', lang)} (T)", "tie")]
+
+
+# The refusals a rater can meet in the Rate tab, in Chinese: (the English `what` it matches, what, fix). Groups of the
+# pattern fill {0}, {1}, ...; {wait} is the seconds an English fix names ("wait 12 s"). The English follows the Chinese
+# (alerts.message); a refusal not listed here is shown in English only: never lost, only untranslated.
+ERRORS_ZH: list[tuple[re.Pattern, str, str]] = [(re.compile(p), w, f) for p, w, f in (
+    (r"^you are not signed in$", "你还没有登录", "请在评分页顶部登录"),
+    (r"^your Hugging Face sign-in has expired", "你的 Hugging Face 登录已过期，本次会话已结束；没有保存任何内容",
+     "请刷新页面，再用 Hugging Face 登录"),
+    (r"^that code is not valid$", "这个代码无效", "请核对组织者发给你的代码或链接"),
+    (r"^that code was revoked$", "这个代码已被撤销", "请向研究组织者要一个新代码"),
+    (r"^your personal code was revoked", "你的个人代码已被撤销，本次会话已结束；没有保存任何内容", "请向研究组织者要一个新代码，然后重新登录"),
+    (r"^your personal code was replaced", "你的个人代码已换成新代码，本次会话已结束；没有保存任何内容", "请用新代码重新登录"),
+    (r"^too many sign-in attempts$", "登录尝试次数过多", "请 {wait} 秒后再试"),
+    (r"^too many .+ from ", "操作过于频繁", "请 {wait} 秒后再试；没有保存任何内容"),
+    (r"^this study signs raters in with a personal code$", "本研究用个人代码登录", "请输入组织者发给你的个人代码（或打开邀请链接）"),
+    (r"^that passcode is not right$", "口令不正确", "请向研究组织者询问当前口令"),
+    (r"^the name or passcode is too long", "名字或口令太长", "请用短一些的名字"),
+    (r"^the name '(.*)' is taken", "名字“{0}”已有人使用", "如果那是你，请用你的个人代码登录；否则请换一个明显不同的名字"),
+    (r"^the name '(.*)' has no letter or digit$", "名字“{0}”里没有字母或数字", "请用含有字母或数字的名字"),
+    (r"^(?:rater )?(?:the )?name is empty$", "名字是空的", "请输入你的名字"),
+    (r"^(?:rater )?(?:the )?name contains invisible or control characters", "名字里有不可见字符或控制字符",
+     "请只用看得见的字母、数字和空格"),
+    (r"^(?:rater )?(?:the )?name is (\d+) characters; the limit is (\d+)$", "名字有 {0} 个字符，上限是 {1}", "请用短一些的名字"),
+    (r"is not on this study's allow-list$", "你不在本研究的允许名单上", "请研究负责人把你的用户名或组织加入名单"),
+    (r"^a skip needs a reason$", "跳过需要说明原因", "请简单说明原因（例如“两则输出都是空的”“看不懂英文”）"),
+    (r"^comment is (\d+) characters; the limit is (\d+)$", "备注有 {0} 个字符，上限是 {1}", "请缩短到 {1} 个字符以内"),
+    (r"^skip reason is (\d+) characters; the limit is (\d+)$", "跳过原因有 {0} 个字符，上限是 {1}", "请缩短到 {1} 个字符以内"),
+    (r"^(comment|skip reason) must be text$", "请输入普通文字", "请输入普通文字"),
+    (r"^output ([AB]): .* has no valid answer", "输出 {0} 有问题没有作答", "请为每个问题选择通过、不通过或不确定"),
+    (r"^preference .* is not A, B or tie$", "偏好必须是 A、B 或持平", "请选择 A、B 或持平"),
+    (r"^you have given your share of (\d+) ratings", "你已完成本次研究分配给你的 {0} 条评分；这一条没有保存",
+     "谢谢！除非组织者提高份额，已经没有需要你评的内容"),
+    (r"^this submission was already received$", "这次提交已经收到", "无需操作：它只保存一次"),
+    (r"^that rating was already corrected$", "这条评分已经修改过", "请修改最新的版本"),
+    (r"^the reveal follows your rating of the pair$", "评完这一对之后才会揭晓", "请先评分"),
+    (r"^this pair does not exist$", "这一对不存在", "请刷新页面，从队列中领取一对"),
+    (r"^rating \d+ (?:does not exist|belongs to another rater or pair)$", "找不到你的这条评分", "请刷新页面"),
+    (r"^this pair is not rated yet$", "这一对还没有评分", "请提交评分，或写明原因后跳过"),
+    (r"^there is no pair on screen$", "屏幕上没有评分对", "请按“下一对”，或刷新页面"),
+    (r"^this rating is already stored and locked$", "这条评分已保存并锁定", "要修改请按“修改”"),
+    (r"^there is no stored rating to correct on screen$", "屏幕上没有可以修改的已保存评分", "请先提交这一对"),
+    (r"^your rating of this pair was not found$", "找不到你对这一对的评分", "请刷新页面"),
+    (r"^there is no unrated pair on screen to skip$", "屏幕上没有可以跳过的未评分对", "请按“下一对”"),
+    (r"^the Hugging Face account '(.*)' has the name of a rater invited", "Hugging Face 账号“{0}”与一位凭个人代码受邀的"
+     "评分者同名，不能用它在这里评分", "请联系研究组织者：凭代码受邀的评分者在本地应用里用代码登录，而不是在 Space 上"),
+    (r"^something went wrong on the server", "服务器出错了，已记入日志", "请刷新页面再试"),
+)]
+
+
+def error_zh(what: str, fix: str) -> tuple[str, str] | None:
+    """A refusal in Chinese (ERRORS_ZH), or None where it has no translation."""
+    for pattern, zh_what, zh_fix in ERRORS_ZH:
+        m = pattern.search(what)
+        if m:
+            wait = re.search(r"wait (\d+) s", fix or "")
+            fill = {"wait": wait.group(1) if wait else "几"}
+            return zh_what.format(*m.groups(), **fill), zh_fix.format(*m.groups(), **fill)
+    return None
