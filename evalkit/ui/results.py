@@ -173,11 +173,12 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
     def show_study(s: Session, name: str | None) -> dict:
         from ..study.studies import studies
 
+        lang = s.lang if s is not None else "en"
         with connect(db_path) as db:
-            out = {counts_md: counts_markdown(counts(db, rpp), rpp, s.lang if s is not None else "en")}
+            out = {counts_md: counts_markdown(counts(db, rpp), rpp, lang)}
             allowed, why = may_see_aggregates(db, cfg, s)
             if not allowed:  # hidden, and cleared (a tab signed out of keeps nothing from before)
-                return out | {verdict_md: closed_words(why, s.lang if s is not None else "en"), full: gr.update(visible=False),
+                return out | {verdict_md: closed_words(why, lang), full: gr.update(visible=False),
                               study_choice: gr.update(visible=False, choices=[], value=None)} | {
                     c: None for c in (*plots.values(), *tables.values())}
             import matplotlib.pyplot as plt

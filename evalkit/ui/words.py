@@ -1,4 +1,4 @@
-"""Every word the Rate tab shows, in Chinese and English. The rater's language switch picks one; nothing else
+"""Every word the Rate tab shows (its reveal too), in Chinese and English. The rater's language switch picks one; nothing else
 in the UI writes a label of its own. Criterion questions come from the prompt files (Prompt.criteria). The library's
 refusals are written in English (the CLI's language); ERRORS_ZH gives a Chinese rater the ones she can meet."""
 
@@ -108,6 +108,45 @@ WORDS: dict[str, dict[str, str]] = {
     "invite_wait": {"zh": "此网络地址登录失败次数过多，邀请链接暂时不能使用：请 {seconds} 秒后重新打开链接。",
                     "en": "Too many failed sign-ins from this address: open the invitation link again in {seconds} s."},
     "preparing": {"zh": "正在准备评分数据", "en": "Preparing the pairs to rate"},
+    # the reveal (evalkit.ui.reveal)
+    "reveal_title": {"zh": "### 揭晓", "en": "### Reveal"},
+    "reveal_stored": {"zh": "你的评分已保存并锁定，计入的就是它。按**修改**可以给组织者留下修改记录（在揭晓之后所作，不改变计分）。",
+               "en": "Your rating is stored and locked, and it is the one that counts. **Correct** adds a note for the "
+                     "organisers (made after the reveal, so it does not change the count)."},
+    "reveal_pending_title": {"zh": "### 揭晓：待揭晓", "en": "### Reveal: pending"},
+    "reveal_pending": {"zh": "这一对还需要其他评分者再评 {needed} 次。它不再接受评分之后，才会揭晓哪一边是哪条生成路径、各用了多长时间"
+                      "（只要还有人可能评到这一对，谁也看不到它的揭晓）。你的揭晓列在下方和最后一屏，评分对结束后会陆续填上。",
+                "en": "Which side was which, and the timings, are revealed once this pair is closed to further ratings: "
+                      "it needs {more} from other raters. (Nobody sees a pair's reveal while anyone can still rate it.) "
+                      "Your reveals are listed below and on the last screen, and fill in as your pairs close."},
+    "reveal_pending_stored": {"zh": "你的评分已保存并锁定，并且计入。这一对揭晓之前，按**修改**仍会改变计入的评分。",
+                       "en": "Your rating is stored and locked, and it counts. **Correct** still changes the rating that "
+                             "counts until the pair is revealed."},
+    "reveal_gold_title": {"zh": "### 揭晓：检验题", "en": "### Reveal: a check pair"},
+    "reveal_gold": {"zh": "两则输出都来自模型，其中一则随后被有意修改（改动见下），所以它在某些标准上的答案是已知的；这一对用来检验评分，"
+                   "不计入两条生成路径的比较。在答案已知的标准上，你的回答计入你在检验题上的准确率（—：答案未知）。",
+             "en": "Both outputs come from the model, and one of them was then changed on purpose (the change is named "
+                   "below), so its answer on a criterion is known; the pair checks the ratings and is not part of the "
+                   "comparison. Your answers where the answer is known count towards your accuracy on check pairs "
+                   "(— : not known)."},
+    "reveal_gold_head": {"zh": "| 标准 | A 应为 | B 应为 |", "en": "| criterion | A expected | B expected |"},
+    "reveal_head": {"zh": "| 输出 | 生成路径 | generate() 秒 | 新 token 数 | tokens/s |",
+             "en": "| output | path | generate() s | new tokens | tokens/s |"},
+    "reveal_speedup": {"zh": "**这一对的加速比：{x:.2f}×**（ordinary 用时 ÷ assisted 用时）",
+                "en": "**Speed-up for this pair: {x:.2f}×** (ordinary seconds ÷ assisted seconds)"},
+    "reveal_no_speedup": {"zh": "**这一对没有加速比**：两则输出不可比（停止原因不同，或长度相差超过容差），按协议不计算加速比；"
+                         "可以比较 tokens/s。",
+                   "en": "**No speed-up for this pair**: {note}"},
+    "reveal_list_title": {"zh": "#### 你的揭晓", "en": "#### Your reveals"},
+    "reveal_counts": {"zh": "已揭晓 {shown}，待揭晓 {waiting}", "en": "{shown} revealed, {waiting} pending"},
+    "reveal_line": {"zh": "- 第 {n} 对 · `{prompt}`：", "en": "- pair {n} · `{prompt}`: "},
+    "reveal_line_pending": {"zh": "待揭晓：这一对结束后揭晓（还需要 {needed} 次评分）",
+                     "en": "pending: revealed once the pair is closed (it needs {needed} more)"},
+    "reveal_line_gold": {"zh": "检验题（一则输出被有意修改，答案已知）",
+                  "en": "a check pair (one output changed on purpose, with a known answer)"},
+    "reveal_line_sides": {"zh": "A = {a_path} {a_s} 秒，B = {b_path} {b_s} 秒", "en": "A = {a_path} {a_s} s, B = {b_path} {b_s} s"},
+    "reveal_line_speedup": {"zh": "，加速比 {x:.2f}×", "en": ", speed-up {x:.2f}×"},
+    "reveal_line_none": {"zh": "，无加速比（输出不可比）", "en": ", no speed-up (not comparable)"},
 }
 
 
