@@ -164,7 +164,7 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
         for name, title in TABLES.items():
             with gr.Accordion(title, open=name == "speedup"):
                 tables[name] = gr.Dataframe(label=title, interactive=False)
-    refresh = gr.Button("Refresh")
+    refresh = gr.Button("Refresh · 刷新")
     outputs = [counts_md, verdict_md, study_choice, full, *plots.values(), *tables.values()]
     from ..aggregate.cache import AggregateCache
 
