@@ -216,14 +216,19 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
 
     choices = [(f"{p.id} · {p.title}" if p.title else p.id, p.id) for p in prompts.values()]
     who = {"anyone": "anyone", "raters": "signed-in raters", "organisers": "the study's organisers"}[live_access(cfg, space)]
+    who_zh = {"anyone": "所有人", "raters": "已登录的评分者", "organisers": "本研究的组织者"}[live_access(cfg, space)]
     gr.Markdown("Run one prompt through each path on the loaded models. Runs are stored as live runs and are "
-                f"never part of the rated pool. Open to {who}; {cfg.app.live_runs_per_hour} runs per hour each.")
+                f"never part of the rated pool. Open to {who}; {cfg.app.live_runs_per_hour} runs per hour each. · "
+                f"用已加载的模型把一个提示分别走每条生成路径；结果记为现场运行，从不进入评分池。对{who_zh}开放，"
+                f"每人每小时 {cfg.app.live_runs_per_hour} 次。")
     limiter = RateLimiter(cfg.app.live_runs_per_hour, window=3600, what="live runs")
     with gr.Row():
-        prompt_dd = gr.Dropdown(choices, value=choices[0][1] if choices else None, label="Bundled prompt")
-        material = gr.Textbox(label="Or type your own material (keeps the chosen prompt's task)", lines=3)
+        prompt_dd = gr.Dropdown(choices, value=choices[0][1] if choices else None, label="Bundled prompt · 内置提示")
+        material = gr.Textbox(label="Or type your own material (keeps the chosen prompt's task) · "
+                                    "或输入你自己的资料（沿用所选提示的任务）", lines=3)
     shown_paths = live_paths(cfg)
-    run_btn = gr.Button("Run both paths" if len(shown_paths) == 2 else f"Run all {len(shown_paths)} paths",
+    n = len(shown_paths)
+    run_btn = gr.Button("Run both paths · 两条路径都运行" if n == 2 else f"Run all {n} paths · 运行全部 {n} 条路径",
                         variant="primary")
     status = gr.Markdown(label="live status")
     with gr.Row():
