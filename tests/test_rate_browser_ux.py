@@ -5,7 +5,9 @@ output is shown whole on a phone."""
 import sqlite3
 
 import pytest
-from apphelpers import chromium_page, pool_db, pool_template, served, shown_texts, sign_in, write_config  # noqa: F401
+from apphelpers import (  # noqa: F401
+    answer_all, chromium_page, pool_db, pool_template, served, shown_texts, sign_in, write_config,
+)
 
 expect = pytest.importorskip("playwright.sync_api").expect  # the fast subset (-m "not browser") runs without it
 
@@ -104,7 +106,7 @@ def test_the_page_leads_the_rater_through_a_pair(cfg, pool_db):
         page.set_viewport_size({"width": 390, "height": 844})
         sign_in(page, url, "ann")
         first = shown_texts(page)
-        page.wait_for_function(f"() => ({focused})() === 'r-{ANSWER_KEYS[0]}'", timeout=10_000)
+        page.wait_for_function(f"() => ({focused})() === 'r-{ANSWER_KEYS[0]}'", timeout=30_000)
         top = page.evaluate("() => document.getElementById('rate-prompt').getBoundingClientRect().top")
         assert -2 <= top <= 80, top
         note = page.locator("#answered-note")
@@ -117,7 +119,7 @@ def test_the_page_leads_the_rater_through_a_pair(cfg, pool_db):
         expect(note).to_have_text(word("answered", "zh", n=total - 1, total=total))
         expect(page.locator("#submit")).to_be_disabled()
         note.click()  # to the question still open
-        page.wait_for_function(f"() => ({focused})() === 'r-{missing}'", timeout=10_000)
+        page.wait_for_function(f"() => ({focused})() === 'r-{missing}'", timeout=30_000)
         page.locator(f"#r-{missing} input[value='fail']").click()
         expect(note).to_have_text(word("answered", "zh", n=total, total=total))
         page.click("#submit")
@@ -127,7 +129,7 @@ def test_the_page_leads_the_rater_through_a_pair(cfg, pool_db):
         from apphelpers import next_texts
 
         next_texts(page, first)
-        page.wait_for_function(f"() => ({focused})() === 'r-{ANSWER_KEYS[0]}'", timeout=10_000)
+        page.wait_for_function(f"() => ({focused})() === 'r-{ANSWER_KEYS[0]}'", timeout=30_000)
         top = page.evaluate("() => document.getElementById('rate-prompt').getBoundingClientRect().top")
         assert -2 <= top <= 80, top
 
@@ -172,3 +174,29 @@ def test_answers_not_yet_submitted_survive_a_reload(cfg, pool_db):
     (stored,) = rows(pool_db, "SELECT * FROM ratings WHERE rater = 'ann'")
     assert stored["pair_id"] == pair["id"] and stored["preference"] == "B" and stored["comment"] == "A misses the day"
     assert [stored[k] for k in given] == ["fail"] * len(given) and all(stored[k] == "pass" for k in rest)
+
+
+def test_a_status_said_out_of_sight_is_said_again_under_submit(cfg, pool_db):
+    """The status line is at the top of the page and the rater is at Submit, at the bottom: when her pair was finished
+    by another rater meanwhile, the words that say so (and what to do) are shown where she is, under Submit."""
+    from test_app_client import Tab
+
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        page.set_viewport_size({"width": 1280, "height": 700})
+        sign_in(page, url, "ann")
+        first = shown_texts(page)
+        answer_all(page)
+        with sqlite3.connect(pool_db) as conn:  # she was away longer than a hold: the pair may go to someone else
+            conn.execute("UPDATE assignments SET shown_at = '2000-01-01T00:00:00.000+00:00' WHERE rater = 'ann'")
+        bob = Tab(url)
+        screen = bob.sign_in("bob")
+        assert (screen["text-a"], screen["text-b"]) == first, "the set-up: bob is served ann's pair"
+        bob.call("/submit", *(["pass"] * 4 + ["fail"] * 4 + ["A", ""]))  # one rating closes it
+        page.locator("#submit").scroll_into_view_if_needed()
+        page.click("#submit")
+        echo = page.locator("#status-echo")
+        expect(echo).to_have_text(word("pair_taken", "zh").replace("**", ""))
+        expect(echo).to_be_in_viewport()
+        expect(page.locator("#next")).to_be_visible()
+        page.locator("#rate-status").scroll_into_view_if_needed()  # the status line in sight: said once
+        expect(echo).to_be_hidden()

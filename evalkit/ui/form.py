@@ -175,7 +175,8 @@ def layout(space: bool, prompt: Prompt | None, lang: str, passcodes: bool, signu
         fields["preference"] = gr.Radio(**fl["preference"], elem_id="r-preference", elem_classes=["question"])
         fields["comment"] = gr.Textbox(**fl["comment"], max_lines=4, elem_id="comment")
         submit_btn = gr.Button(word("submit", lang), variant="primary", interactive=False, elem_id="submit")
-        gr.HTML(ANSWERED_NOTE, elem_id="answered", padding=False)  # "8 / 9 answered", filled in the page (keys.py)
+        # "8 / 9 answered" and the status line's words when it is out of sight, filled in the page (keys.py)
+        gr.HTML(ANSWERED_NOTE, elem_id="answered", padding=False)
         reveal_md = gr.Markdown(label="reveal", elem_id="reveal")
         with gr.Row():
             correct_btn = gr.Button(word("correct", lang), visible=False, elem_id="correct")

@@ -8,7 +8,8 @@ first question. Keys typed into a text box stay text.
 
 Also pure page behaviour (PAGE below): a new pair scrolls its prompt to the top of the screen and puts the focus on the
 first question; a stored rating moves the focus to Next pair, under the reveal; beside Submit, how many questions are
-answered ("8 / 9 answered"), a button that goes to the first one still open (Submit stays disabled until all are)."""
+answered ("8 / 9 answered"), a button that goes to the first one still open (Submit stays disabled until all are);
+under it, the status line's words when the status line itself is scrolled out of sight."""
 
 import json
 
@@ -104,6 +105,17 @@ SCRIPT = """
       next.focus({preventScroll: true});
     }
     nextWasShown = nextShown;
+    // the status line sits at the top; when it says something while scrolled away (the pair was finished by
+    // others, a rating was stored), the same words show under Submit, where the rater is
+    const status = document.querySelector("#rate-status .prose") || document.querySelector("#rate-status");
+    const echo = document.getElementById("status-echo");
+    if (echo) {
+      const said = status ? status.innerText.trim() : "";
+      const box = status && status.getBoundingClientRect();
+      const away = !!box && (box.bottom < 0 || box.top > window.innerHeight);
+      echo.hidden = !(said && away);
+      if (!echo.hidden && echo.textContent !== said) echo.textContent = said;
+    }
     const note = document.getElementById("answered-note");
     const submit = document.getElementById("submit");
     if (note) {
@@ -127,11 +139,13 @@ SCRIPT = """
 """ % json.dumps(WORDS["answered"], ensure_ascii=False))
 
 # What Submit's note is placed in (evalkit.ui.form): the page script above fills it.
-ANSWERED_NOTE = '<button type="button" id="answered-note" class="answered-note" hidden></button>'
+ANSWERED_NOTE = ('<button type="button" id="answered-note" class="answered-note" hidden></button>'
+                 '<p id="status-echo" class="status-echo" role="status" hidden></p>')
 
 CSS = """
 .current-question { outline: 3px solid #2563eb; outline-offset: 2px; border-radius: 8px; }
 #keys { font-size: 0.85em; }
+.status-echo { font-weight: 600; margin: 0.4em 0; }
 .answered-note { background: none; border: none; padding: 0; color: inherit; text-decoration: underline; cursor: pointer;
   font-size: 0.9em; }
 @media (max-width: 600px) { #keys { display: none; } }  /* a phone has no keyboard to speak of */
