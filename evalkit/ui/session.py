@@ -23,7 +23,6 @@ class Session:
     expires_at: float | None = None  # a Hugging Face sign-in's end (its OAuth token's expiry): no event after it
     finished: bool = False  # the screen without a pair is shown (no pair left for now): the language switch redraws it
 
-
     def with_pair(self, pair_id: str | None) -> "Session":
         return replace(self, pair_id=pair_id, rating_id=None, correcting=False, token=secrets.token_hex(12),
                        finished=False)
