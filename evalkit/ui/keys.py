@@ -84,19 +84,23 @@ SCRIPT = """
   const ANSWERED = %s;
   const shown = (el) => !!el && el.offsetParent !== null;
   const lang = () => { const c = document.querySelector("#lang input:checked"); return c && c.value === "en" ? "en" : "zh"; };
-  let pair = "", nextWasShown = false;
+  let pair = "", nextWasShown = false, waited = 0;
   const tick = () => {
     const text = document.querySelector("#text-a textarea");
     const now = text && shown(text) ? text.value + "\\u0000" + (document.querySelector("#text-b textarea") || {}).value : "";
     const qs = Array.from(document.querySelectorAll(".question")).filter(shown);
-    if (now && now !== pair && qs.length) {  // a new pair: its prompt at the top, the focus on the first question
+    const first = qs.length ? qs[0].querySelector("input[type=radio]") : null;
+    // a new pair: its prompt at the top, the focus on the first question. Its texts can arrive a moment before its
+    // form is unlocked (a disabled radio takes no focus): then it waits for the unlock, a few seconds at most
+    const fresh = now && now !== pair && qs.length > 0;
+    const locked = fresh && first && first.disabled && waited++ < 40;
+    if (fresh && !locked) {
       const prompt = document.getElementById("rate-prompt");
       if (window.evalkitFirstQuestion) window.evalkitFirstQuestion();
       if (prompt) prompt.scrollIntoView({block: "start"});
-      const first = qs[0].querySelector("input[type=radio]");
       if (first) first.focus({preventScroll: true});
     }
-    if (now) pair = now;
+    if (now && !locked) { waited = 0; pair = now; }
     const next = document.querySelector("#next");
     const nextShown = shown(next);
     if (nextShown && !nextWasShown) {  // a stored rating: the reveal and Next pair in sight, the focus on Next pair
