@@ -11,7 +11,8 @@ judged on the other interval (stats.INTERVALS: the previous version's union with
 Heavy: the full grid is 144 simulations of 2,000 studies; run it once, in the background.
 
 --designs compares the study designs of evalkit.study.plan.designs (a search, or with --sizes fixed maxima judged in
-every cell of the grid); --designs --bound prints the floor no design of that family can beat (known variances).
+every cell of the grid); --designs --bound prints the floor no design of that family can beat (known variances),
+then what a claim about raters in general costs any valid test over it with 10, 20, 40 and 80 raters (raterprice).
 """
 
 from __future__ import annotations
@@ -99,7 +100,8 @@ def sizes_of(text: str) -> dict[int, int]:
               help="With --designs: the oracle bound instead: expected ratings at 80%% power of the same looks (every "
                    "50 ratings, O'Brien-Fleming) for a test that knows each criterion's variance and the best PPI "
                    "weight, with no rater uncertainty; no valid procedure that must estimate them needs fewer. Then "
-                   "the same with three other spending functions, for comparison.")
+                   "what a claim about raters in general costs any valid test over it with 10 to 80 raters "
+                   "(study.plan.raterprice), then the same floor with three other spending functions.")
 @click.option("--infinite-df", is_flag=True,
               help="With --designs --sizes: a diagnostic, not a design: judge the intervals with the normal quantile "
                    "instead of t on the raters' degrees of freedom, as if the raters' part of the variance were known "
@@ -273,6 +275,14 @@ def oracle_bound(rater_sd, pair_correlation, accuracy, pool, margin, seed, power
     click.echo(f"  known variances, fixed size: {f.fixed_pairs:,.0f} pairs, {f.fixed_ratings:,.0f} ratings")
     click.echo(f"  known variances, group sequential: maximum {f.planned_pairs:,} pairs (KEEP {f.power:.3f} of 10,000 "
                f"simulated studies), expected ratings {f.expected_ratings:,.0f}")
+    # the price of few raters: what any test valid for raters in general needs over this floor, roster by roster
+    from evalkit.study.plan.raterprice import rater_price
+
+    for g in (10, 20, 40, 80):
+        p = rater_price(g, power ** (1 / len(CRITERIA)), 0.95, f.rater_free_share)
+        click.echo(f"  claim about raters in general with {g} raters: any valid test at least {p.lower:.3f}x the floor, "
+                   f"about {f.expected_ratings * p.lower:,.0f} expected ratings (the t rule on {g - 1} df {p.t_test:.3f}x; "
+                   f"the pool's share of the variance {f.rater_free_share:.3f})")
     # the spending function is no lever: KEEP needs all four criteria to cross, and early alpha buys early stops
     # only where every criterion crosses at once, at the cost of a larger maximum
     from evalkit.stats.sequential import HwangShihDeCani, pocock_spending

@@ -114,6 +114,15 @@ def test_the_recommended_design_is_sized_again_for_larger_rosters():
     assert f"max_ratings_per_rater = {c.rater_share(c.rosters[c.roster])}" in format_comparison(c)
     text = format_comparison(c)
     assert "onboarding" in text and "| 48 |" in text.replace(" ← fewest hours", "")
+    # what each roster costs any analysis valid for raters in general: the floor times a bound that falls with the
+    # raters, below what the t rule on G - 1 df needs
+    assert [p.raters for p in c.prices] == [12, 24, 48]
+    assert all(1 < p.lower <= p.t_test for p in c.prices) and c.prices[0].lower > c.prices[1].lower > c.prices[2].lower
+    assert all(p.rater_free_share == c.floor.rater_free_share for p in c.prices)
+    priced = c.to_json()["rater_prices"]
+    assert [x["expected_ratings_at_least"] for x in priced] == [c.floor.expected_ratings * p.lower for p in c.prices]
+    assert "The price of few raters" in text
+    assert f"  48 raters: {c.floor.expected_ratings * c.prices[2].lower:,.0f} expected ratings" in text
     # where raters judge the paths differently and onboarding is free, more raters need fewer ratings: a larger
     # roster wins, with its own gate lines, which the gate file accepts
     spread = Scenario(replace(model, rater_path_sd=0.5), pool=900, margin=0.2, minutes_per_rating=0.5,
@@ -149,6 +158,7 @@ def test_the_plan_shows_what_the_claim_about_raters_in_general_costs_over_these_
     # a claim about these raters already: nothing narrower to show
     these = compare(replace(scenario, claim="these raters"), 0.8, 80, designs)
     assert these.these_raters is None and "For a claim about these" not in format_comparison(these)
+    assert these.prices == [] and "price of few raters" not in format_comparison(these)  # no raters' part to pay for
 
 
 def test_plan_compare_command_weighs_rosters_and_rejects_a_roster_below_the_gate_s(tmp_path, monkeypatch):
@@ -166,6 +176,7 @@ def test_plan_compare_command_weighs_rosters_and_rejects_a_roster_below_the_gate
     assert r.exit_code == 0, r.output
     out = json.loads(r.output[r.output.index("{"):])
     assert [x["raters"] for x in out["rosters"]] == [10, 20]
+    assert [x["raters"] for x in out["rater_prices"]] == [10, 20]
     assert all(abs(x["rater_hours_with_onboarding"] - x["rater_hours"] - x["raters"] * 3 / 60) < 1e-9
                for x in out["rosters"])
     assert all(x["human_ratings"] == x["expected_ratings"] + x["gold_ratings"] for x in out["designs"] if x["planned_pairs"])
@@ -182,7 +193,7 @@ def test_plan_compare_command_weighs_rosters_and_rejects_a_roster_below_the_gate
     r = CliRunner().invoke(cli, base + ["--config", str(cfg), "--json"])
     assert r.exit_code == 0, r.output
     these = json.loads(r.output[r.output.index("{"):])
-    assert these["rosters"] == []
+    assert these["rosters"] == [] and these["rater_prices"] == []
     assert not any(line.startswith("planned_raters") for line in these["gate_lines"])  # no roster to assume
 
 

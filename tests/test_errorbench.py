@@ -75,10 +75,18 @@ def test_oracle_bound_is_below_the_fixed_size_and_moves_with_the_margin():
         looks = float(re.search(r"expected ratings ([\d,]+)", r.stdout).group(1).replace(",", ""))
         others = {m.group(1): float(m.group(2).replace(",", "")) for m in
                   re.finditer(r"the same with (.+?) spending: maximum [\d,]+ pairs, expected ratings ([\d,]+)", r.stdout)}
-        return fixed, looks, others
+        prices = {int(m.group(1)): (float(m.group(2)), float(m.group(3).replace(",", "")), float(m.group(4))) for m in
+                  re.finditer(r"with (\d+) raters: any valid test at least ([\d.]+)x the floor, about ([\d,]+) "
+                              r"expected ratings \(the t rule on \d+ df ([\d.]+)x", r.stdout)}
+        return fixed, looks, others, prices
 
-    fixed, looks, others = bound(0.05)
+    fixed, looks, others, prices = bound(0.05)
     assert 0 < looks < fixed
+    # the price of few raters: falls with the roster, never above the t rule's, the floor times the bound
+    assert list(prices) == [10, 20, 40, 80]
+    assert all(1 < lower <= t for lower, _, t in prices.values())
+    assert [p[0] for p in prices.values()] == sorted((p[0] for p in prices.values()), reverse=True)
+    assert all(abs(about - looks * lower) <= 1.5 + looks * 0.0005 for lower, about, _ in prices.values())
     assert bound(0.1)[1] < looks / 2
     # the README's claim: in the default scenario O'Brien-Fleming's spending needs the fewest expected ratings
     assert set(others) == {"Hwang-Shih-DeCani gamma -2", "linear (gamma 0)", "Pocock-type"}

@@ -82,7 +82,9 @@ def plan(config_path, db_path, margin, power, pass_rate, raters_per_pair, second
     rater-hours to a decision (gold pairs' ratings counted) and its false-KEEP rate when a
     criterion drops by the margin; the cheapest design whose error rate holds is recommended
     with its gate lines, beside the floor no design can beat (a test that knew every variance
-    needs that many expected ratings). The recommended design is then sized again for larger
+    needs that many expected ratings) and, for a claim about raters in general, the price of
+    each roster: the fewest expected ratings any test valid however differently raters judge
+    the paths could need (the floor times a bound). The recommended design is then sized again for larger
     rosters (--rosters): for a claim about raters in general more raters sharing the same work
     can need fewer ratings; the roster with the fewest rater-hours, onboarding counted, is marked.
     The gate lines then include planned_raters, which the verdict's notes compare with the

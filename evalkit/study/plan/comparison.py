@@ -70,6 +70,9 @@ class Comparison:
     # for a claim about raters in general: the recommended design, same roster, sized for the claim about these
     # raters only, whose rater effects are fixed and need no degrees of freedom (a choice of scope, not of design)
     these_raters: DesignRow | None = None
+    # for a claim about raters in general: what its roster (and each other roster) costs any valid analysis,
+    # raterprice.RaterPrice, the study's own roster first
+    prices: list = field(default_factory=list)
 
     def best(self) -> DesignRow | None:
         return None if self.recommended is None else self.rows[self.recommended]
@@ -103,7 +106,14 @@ class Comparison:
         return {"designs": [r.to_json() for r in self.rows], "recommended": self.recommended,
                 "gate_lines": self.gate_lines(), "max_ratings_per_rater": self.rater_share(best) if best else None,
                 "rosters": [roster(r) for r in self.rosters], "fewest_hours_roster": self.roster,
-                "these_raters": self.these_raters.to_json() if self.these_raters else None}
+                "these_raters": self.these_raters.to_json() if self.these_raters else None,
+                "rater_prices": [p.to_json() | {"expected_ratings_at_least": self.price_ratings(p)}
+                                 for p in self.prices]}
+
+    def price_ratings(self, price) -> float | None:
+        """The floor's expected ratings times the roster's price: about the fewest any valid analysis of a claim
+        about raters in general could need with that roster (the price is exact for one criterion at one look)."""
+        return None if self.floor is None else self.floor.expected_ratings * price.lower
 
 
 def size(design: Design, scenario: Scenario, power: float, studies: int, seed) -> DesignRow:
@@ -156,6 +166,7 @@ def compare(scenario: Scenario, power: float = 0.8, studies: int = 200, designs:
     from ...errors import EvalkitError
     from ...progress import bar
     from .floor import floor
+    from .raterprice import rater_price
 
     scenario.check(power)
     if studies < MIN_STUDIES:
@@ -170,7 +181,7 @@ def compare(scenario: Scenario, power: float = 0.8, studies: int = 200, designs:
     own = scenario.model.raters
     extra = [g for g in dict.fromkeys(rosters) if g != own]
     narrower = scenario.claim == GENERAL
-    shown = bar(total=len(designs) + len(extra) + narrower, desc="designs compared", unit="design")
+    shown = bar(total=len(designs) + len(extra) + 2 * narrower, desc="designs compared", unit="design")
     for k, design in enumerate(designs):
         shown.set_postfix_str(design.name)
         rows.append(size(design, scenario, power, studies, [seed, k]))
@@ -180,6 +191,12 @@ def compare(scenario: Scenario, power: float = 0.8, studies: int = 200, designs:
     ok = [i for i, r in enumerate(rows) if r.holds and r.expected_ratings is not None]
     best = min(ok, key=lambda i: rows[i].human_ratings) if ok else None
     c = Comparison(scenario, power, studies, rows, best, floor(scenario, power, look_every=designs[-1].look_every))
+    if narrower and c.floor is not None:
+        # one criterion's share of the power: KEEP needs every criterion, as the floor assumes
+        shown.set_postfix_str("the price of few raters")
+        each = power ** (1 / len(scenario.model.pass_rates))
+        c.prices = [rater_price(g, each, scenario.confidence, c.floor.rater_free_share) for g in [own, *extra]]
+    shown.update(int(narrower))
     if best is not None and extra:
         c.rosters = [rows[best]]
         for g in extra:
@@ -278,6 +295,7 @@ def format_comparison(c: Comparison) -> str:
                         "more raters sharing the same ratings narrow it (the rosters below; --raters, --rosters)"
                         if s.claim == GENERAL else "The gap is what estimating the variances and the pre-screen's "
                         "weight from the study's own ratings costs"))
+    lines += _price_lines(c)
     lines += _roster_lines(c)
     lines += _these_raters_lines(c)
     lines += [f"note: {n}" for n in s.notes]
@@ -290,6 +308,19 @@ def format_comparison(c: Comparison) -> str:
 
 def _false_keep(r: DesignRow) -> str:
     return f"{r.false_keep.rate:.3f} ({r.false_keep.low:.3f}–{r.false_keep.high:.3f})" + ("" if r.holds else " ✗")
+
+
+def _price_lines(c: Comparison) -> list[str]:
+    """What each roster costs any analysis valid for raters in general, not only evalkit's (study.plan.raterprice)."""
+    if not c.prices:
+        return []
+    return ["", "The price of few raters: for a claim about raters in general, no test whose level holds however "
+                "differently raters judge the paths can need fewer than about (the floor times the bound; "
+                "study.plan.raterprice):", *(
+                f"  {p.raters} raters: {c.price_ratings(p):,.0f} expected ratings (at least {p.lower:.2f}× the floor; "
+                f"the t rule on {p.raters - 1} df needs {p.t_test:.2f}×)" for p in c.prices),
+            "(the bound is exact for one criterion at one look, raters sharing the ratings equally: ratings spread "
+            "unevenly count as fewer raters)"]
 
 
 def _roster_lines(c: Comparison) -> list[str]:

@@ -29,6 +29,9 @@ class Floor:
     fixed_ratings: float
     variance_raters: float  # per decided pair, worst criterion: the raters' answers alone
     variance_ppi: float  # the same with the pre-screen at its best weight
+    # the share of variance_ppi with no rater in it (the pre-screen on the unrated pool): the rest is what raters
+    # who judge the paths differently would widen (raterprice: the price of a claim about raters in general)
+    rater_free_share: float = 0.0
 
 
 def floor(scenario: Scenario, power: float = 0.8, second_rating_share: float = 0.1, look_every: int = 50,
@@ -63,11 +66,13 @@ def floor(scenario: Scenario, power: float = 0.8, second_rating_share: float = 0
         parts.append((y.var(), f.var(), float(np.cov(y, f)[0, 1])))
     pool = scenario.pool
 
-    def variance(n, k):  # criterion k's PPI variance per decided pair, the best lambda, pool - n unrated pairs
-        var_y, var_f, cov = parts[k]
+    def variance(n, k, unrated_only=False):  # criterion k's PPI variance per decided pair, the best lambda, pool - n
+        var_y, var_f, cov = parts[k]                      # unrated pairs (unrated_only: the unrated pool's part)
         if var_f <= 0 or pool <= n:
-            return var_y
+            return 0.0 if unrated_only else var_y
         lam = cov / ((1 + n / (pool - n)) * var_f)
+        if unrated_only:
+            return lam * lam * var_f * n / (pool - n)
         return var_y - 2 * lam * cov + lam * lam * var_f * (1 + n / (pool - n))
 
     def values(n):
@@ -97,5 +102,6 @@ def floor(scenario: Scenario, power: float = 0.8, second_rating_share: float = 0
     n, reached, ratings = found
     worst = max(range(len(crits)), key=lambda k: variance(n, k))
     fixed = variance(n, worst) * (z / scenario.margin) ** 2
-    return Floor(n, ratings, reached, fixed, fixed * ratings_per_pair, float(parts[worst][0]),
-                 float(variance(n, worst)))
+    total = variance(n, worst)
+    return Floor(n, ratings, reached, fixed, fixed * ratings_per_pair, float(parts[worst][0]), float(total),
+                 float(variance(n, worst, unrated_only=True) / total) if total > 0 else 0.0)
