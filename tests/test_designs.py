@@ -13,7 +13,7 @@ import pytest
 from evalkit.stats import T_FLOOR, UNION
 from evalkit.study.gate import parse_gate
 from evalkit.study.monitoring import FIXED, GROUP_SEQUENTIAL
-from evalkit.study.plan.comparison import compare, format_comparison
+from evalkit.study.plan.comparison import _false_keep, compare, evaluate, format_comparison
 from evalkit.study.plan.designs import Design, Scenario, candidates
 from evalkit.study.plan.model import StudyModel
 from evalkit.task.criteria import CRITERIA
@@ -249,3 +249,23 @@ def test_plan_compare_honours_an_explicit_second_rating_share_of_zero(tmp_path, 
     once = [d["design"] for d in json.loads(r.output[r.output.index("{"):])["designs"]
             if d["design"]["raters_per_pair"] == 1]
     assert once and all(d["second_rating_share"] == 0 and "twice" not in d["name"] for d in once)
+
+
+def test_a_design_whose_dropping_criterion_alone_passes_too_often_does_not_hold():
+    # raters who disagree wildly about one path (rater x path sd 2 on the logit scale), only 10 of them: their effects
+    # are skewed (a pass rate near its ceiling), and the t interval on 10 raters' sums lets a criterion that drops by
+    # the margin pass in about 4% of studies. The false-KEEP rate hides it when the same spread makes every other
+    # criterion fail too; a study whose other criteria pass readily would not. Such a design does not hold.
+    design = Design(T_FLOOR, True, GROUP_SEQUENTIAL, 1, 0.1, 50)
+
+    def judged(spread):
+        model = StudyModel(pass_rates={c: 0.8 for c in CRITERIA}, rater_accuracy=0.95, raters=10, rater_path_sd=spread)
+        return evaluate(design, Scenario(model, pool=1500, margin=0.15), 450, 100, 1500, [1])
+
+    wide = judged(2.0)
+    assert wide.false_keep.low <= 0.025 < wide.criterion_false_pass.low  # the old rule would have let it hold
+    assert not wide.holds
+    text = _false_keep(wide)
+    assert "✗" in text and f"the dropping criterion alone passes {wide.criterion_false_pass.rate:.3f}" in text
+    calm = judged(0.0)
+    assert calm.holds and calm.criterion_false_pass.low <= 0.025 and "✗" not in _false_keep(calm)
