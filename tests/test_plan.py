@@ -196,3 +196,24 @@ def test_pilot_estimates_recover_the_pair_correlation_and_rater_effects(tmp_path
     none = _pilot(tmp_path, "none")
     assert none.pair_correlation < 0.1 and none.rater_path_sd < 0.5
     assert StudyModel(**{**none.__dict__, "sources": {}}).rater_effect_sd(c) < 0.5 * truth.rater_effect_sd(c)
+
+
+def test_a_plan_is_refused_when_the_dropping_criterion_alone_passes_too_often(monkeypatch):
+    # The false-KEEP rate pairs the dropping criterion with the others' no-drop studies. Where a wide rater spread
+    # makes the criterion pass a drop in the very studies where the others fail, the false-KEEP rate reads 0 while
+    # the criterion alone lets the drop through in 3.5% of studies: in a study whose other criteria pass readily,
+    # that is the false-KEEP rate. Simulated outcomes with exactly that pattern (the analysis itself is the gate's;
+    # here only its outcomes are scripted, so the plan's own rule is what is tested).
+    import evalkit.study.plan.search as search
+
+    def scripted(model, pairs, studies, drops, *args, criteria=CRITERIA, **kwargs):
+        i = np.arange(studies)
+        start = int(studies * 0.85)
+        return {c: (i >= start) & (i < start + int(studies * 0.035)) if c in drops else i < start for c in criteria}
+
+    monkeypatch.setattr(search, "run_studies", scripted)
+    model = StudyModel(pass_rates={c: 0.8 for c in CRITERIA}, rater_accuracy=0.95, raters=12)
+    plan = plan_study(model, MARGIN, CONFIDENCE, POWER, studies=100)
+    assert plan.false_keep.rate == 0.0  # what the plan used to check, and passed
+    assert plan.refused and "alone passes in 0.035" in plan.refused and "above the one-sided level" in plan.refused
+    assert plan.gate_line() is None
