@@ -280,9 +280,9 @@ def oracle_bound(rater_sd, pair_correlation, accuracy, pool, margin, seed, power
 
     for g in (10, 20, 40, 80):
         p = rater_price(g, power ** (1 / len(CRITERIA)), 0.95, f.rater_free_share)
-        click.echo(f"  claim about raters in general with {g} raters: any valid test at least {p.lower:.3f}x the floor, "
-                   f"about {f.expected_ratings * p.lower:,.0f} expected ratings (the t rule on {g - 1} df {p.t_test:.3f}x; "
-                   f"the pool's share of the variance {f.rater_free_share:.3f})")
+        click.echo(f"  claim about raters in general with {g} raters: any valid test at least {p.lower:.3f}x the "
+                   f"floor, about {f.expected_ratings * p.lower:,.0f} expected ratings (the t rule on {g - 1} df "
+                   f"{p.t_test:.3f}x; the pool's share of the variance {f.rater_free_share:.3f})")
     # the spending function is no lever: KEEP needs all four criteria to cross, and early alpha buys early stops
     # only where every criterion crosses at once, at the cost of a larger maximum
     from evalkit.stats.sequential import HwangShihDeCani, pocock_spending

@@ -318,7 +318,8 @@ def _false_keep(r: DesignRow) -> str:
     if r.holds:
         return text
     p = r.criterion_false_pass  # the row fails on either: say both
-    return text + " ✗" + ("" if p is None else f" (the dropping criterion alone passes {p.rate:.3f}, {p.low:.3f}–{p.high:.3f})")
+    alone = "" if p is None else f" (the dropping criterion alone passes {p.rate:.3f}, {p.low:.3f}–{p.high:.3f})"
+    return f"{text} ✗{alone}"
 
 
 def _price_lines(c: Comparison) -> list[str]:
