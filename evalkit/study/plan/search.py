@@ -300,11 +300,11 @@ def plan_study(model: StudyModel, margin: float, confidence: float = 0.95, power
     for i, c in enumerate(CRITERIA):
         failing = passes(recommended, confirm, {c: margin}, [2, i], criteria=(c,))[c]
         others = [v for k, v in confirmed.items() if k != c]
-        keep = Rate.of(np.logical_and.reduce([failing, *others]))
+        keep, own = Rate.of(np.logical_and.reduce([failing, *others])), Rate.of(failing)
         if worst is None or keep.rate > worst[0].rate:
-            worst = (keep, c, Rate.of(failing))
-        if alone is None or Rate.of(failing).rate > alone[0].rate:
-            alone = (Rate.of(failing), c)
+            worst = (keep, c, own)
+        if alone is None or own.rate > alone[0].rate:
+            alone = (own, c)
     plan.false_keep, plan.false_keep_criterion, plan.false_pass = worst
     if plan.false_keep.low > level:
         plan.refused = (f"false-KEEP rate {plan.false_keep.text()} when {plan.false_keep_criterion} truly drops by the "
