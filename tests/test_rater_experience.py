@@ -36,6 +36,7 @@ def test_a_whole_pair_is_rated_from_the_keyboard(cfg, pool_db):
         page.keyboard.press("Enter")  # signing in needs no mouse either
         first = shown_texts(page)
         expect(page.locator("#keys")).to_contain_text("1")  # the keys are on the page
+        expect(page.locator(f"#r-a_{CRITERIA[0]} input[type=radio]").first).to_be_enabled()  # the form is open
         for _ in range(len(CRITERIA)):
             page.keyboard.press("1")  # output A: pass, pass, pass, pass (each answer moves on)
         for _ in range(len(CRITERIA)):
@@ -50,6 +51,36 @@ def test_a_whole_pair_is_rated_from_the_keyboard(cfg, pool_db):
     assert len(stored) == 1 and stored[0]["rater"] == "kim" and stored[0]["preference"] == "B"
     assert all(stored[0][f"a_{c}"] == "pass" and stored[0][f"b_{c}"] == "fail" for c in CRITERIA)
     assert pair_shown(pool_db, *first)["id"] == stored[0]["pair_id"] and second != first
+
+
+def test_answers_typed_before_the_page_notices_a_new_pair_are_never_answered_over(cfg, pool_db):
+    """The page notices a new pair on a timer (a quarter second). Keys typed in that moment answer the new pair's
+    first questions; when the page then notices it, the keyboard must carry on from the first question still open,
+    not go back to the first one and answer it over while the last ones stay open (Submit disabled)."""
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ned")
+        shown_texts(page)
+        first = page.locator(f"#r-a_{CRITERIA[0]} input[type=radio]").first
+        expect(first).to_be_enabled()
+        page.wait_for_timeout(600)  # the page has noticed this pair
+        page.keyboard.press("1")
+        page.keyboard.press("1")  # output A's first two questions: pass, pass
+        # what a new pair's arrival looks like to the page, with two answers already given: other texts
+        page.evaluate("""() => { const t = document.querySelector('#text-a textarea');
+                                 t.value = t.value + ' (another pair)'; }""")
+        page.wait_for_timeout(600)  # the page notices "the new pair"
+        for _ in range(len(CRITERIA) - 2):
+            page.keyboard.press("2")
+        for _ in range(len(CRITERIA)):
+            page.keyboard.press("2")
+        page.keyboard.press("a")
+        for c in CRITERIA[:2]:
+            expect(page.locator(f"#r-a_{c} input[value='pass']")).to_be_checked()
+        for c in CRITERIA[2:]:
+            expect(page.locator(f"#r-a_{c} input[value='fail']")).to_be_checked()
+        for c in CRITERIA:
+            expect(page.locator(f"#r-b_{c} input[value='fail']")).to_be_checked()
+        expect(page.locator("#submit")).to_be_enabled()
 
 
 def test_questions_are_in_the_rater_s_language_and_the_switch_changes_every_label(cfg, pool_db):

@@ -26,7 +26,15 @@ SCRIPT = """
     qs.forEach((q, i) => q.classList.toggle("current-question", i === current));
     if (qs[current] && scroll !== false) qs[current].scrollIntoView({block: "nearest"});
   };
-  window.evalkitFirstQuestion = () => { current = 0; mark(false); };
+  // a new pair's starting point: its first question without an answer (0 on a fresh form)
+  window.evalkitFirstQuestion = () => {
+    const open = questions().findIndex((q) => !q.querySelector("input:checked"));
+    current = Math.max(open, 0); mark(false);
+  };
+  window.evalkitCurrentRadio = () => {
+    const q = questions()[current];
+    return q ? (q.querySelector("input:checked") || q.querySelector("input[type=radio]")) : null;
+  };
   const choose = (container, index) => {
     const inputs = container ? container.querySelectorAll("input[type=radio]") : [];
     if (inputs[index] && !inputs[index].disabled) { inputs[index].click(); return true; }
@@ -84,23 +92,29 @@ SCRIPT = """
   const ANSWERED = %s;
   const shown = (el) => !!el && el.offsetParent !== null;
   const lang = () => { const c = document.querySelector("#lang input:checked"); return c && c.value === "en" ? "en" : "zh"; };
-  let pair = "", nextWasShown = false, waited = 0;
+  let pair = "", nextWasShown = false, focusDue = false, waited = 0;
   const tick = () => {
     const text = document.querySelector("#text-a textarea");
     const now = text && shown(text) ? text.value + "\\u0000" + (document.querySelector("#text-b textarea") || {}).value : "";
     const qs = Array.from(document.querySelectorAll(".question")).filter(shown);
-    const first = qs.length ? qs[0].querySelector("input[type=radio]") : null;
-    // a new pair: its prompt at the top, the focus on the first question. Its texts can arrive a moment before its
-    // form is unlocked (a disabled radio takes no focus): then it waits for the unlock, a few seconds at most
-    const fresh = now && now !== pair && qs.length > 0;
-    const locked = fresh && first && first.disabled && waited++ < 40;
-    if (fresh && !locked) {
+    // a new pair: its prompt at the top and the current question the first one still open (answers given from the
+    // keyboard in the moment before this tick saw the pair are kept, never answered over), at once
+    if (now && now !== pair && qs.length > 0) {
+      pair = now;
       const prompt = document.getElementById("rate-prompt");
       if (window.evalkitFirstQuestion) window.evalkitFirstQuestion();
       if (prompt) prompt.scrollIntoView({block: "start"});
-      if (first) first.focus({preventScroll: true});
+      focusDue = true; waited = 0;
     }
-    if (now && !locked) { waited = 0; pair = now; }
+    // then the focus on that question. A pair's texts can arrive a moment before its form is unlocked, and a
+    // disabled radio takes no focus: the focus waits for the unlock (10 s at most), and only the focus waits
+    if (focusDue) {
+      const radio = window.evalkitCurrentRadio ? window.evalkitCurrentRadio() : null;
+      if (!radio || !radio.disabled || ++waited > 40) {
+        if (radio) radio.focus({preventScroll: true});
+        focusDue = false;
+      }
+    }
     const next = document.querySelector("#next");
     const nextShown = shown(next);
     if (nextShown && !nextWasShown) {  // a stored rating: the reveal and Next pair in sight, the focus on Next pair
