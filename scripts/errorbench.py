@@ -13,6 +13,9 @@ Heavy: the full grid is 144 simulations of 2,000 studies; run it once, in the ba
 --designs compares the study designs of evalkit.study.plan.designs (a search, or with --sizes fixed maxima judged in
 every cell of the grid); --designs --bound prints the floor no design of that family can beat (known variances),
 then what a claim about raters in general costs any valid test over it with 10, 20, 40 and 80 raters (raterprice).
+
+--disagreement measures the verdict's note on raters who differ widely about one path (aggregate.spread): how often
+it fires per rater x path spread, where the interval's level holds (below 0.75) and where it slips.
 """
 
 from __future__ import annotations
@@ -107,10 +110,15 @@ def sizes_of(text: str) -> dict[int, int]:
                    "instead of t on the raters' degrees of freedom, as if the raters' part of the variance were known "
                    "to be as estimated. What no rule for the degrees of freedom can undercut; liberal where raters "
                    "judge the paths differently (see the criterion's own false-pass column).")
+@click.option("--disagreement", is_flag=True,
+              help="Instead of the grid: how often the verdict's note on raters who differ widely about one path "
+                   "fires, per rater x path sd (--spreads) and raters (--raters), in studies of the gate's design "
+                   "(one rating per pair, its second_rating_share rated twice) at --pairs pairs (default: the "
+                   "gate's planned_pairs), with --rater-sd, --pair-correlation and --accuracy.")
 @fail_clearly
 def main(pass_rates, drops, spreads, raters, identical, pairs, raters_per_pair, margin, rater_sd, pair_correlation,
          accuracy, studies, seed, limit, no_union_bootstrap, json_path, designs, bias, pool, only, sizes, drop_studies,
-         bound, claim, infinite_df):
+         bound, claim, infinite_df, disagreement):
     """False-KEEP rate and power of the shipped gate's interval at its planned size (one look, raters only: no PPI,
     no second ratings) on a grid of simulated studies."""
     import numpy as np
@@ -125,6 +133,9 @@ def main(pass_rates, drops, spreads, raters, identical, pairs, raters_per_pair, 
         import evalkit.stats.clustered as clustered
 
         clustered._pessimistic_df = lambda v, *_rest: np.full(np.shape(v), np.inf)  # v: the variances, per study
+    if disagreement:
+        return disagreement_table(floats(spreads), [int(v) for v in floats(raters)], pairs, studies, seed, accuracy,
+                                  rater_sd, pair_correlation)
     if designs and bound:
         return oracle_bound(rater_sd, pair_correlation, accuracy, pool, margin or 0.05, seed)
     if designs and sizes:
@@ -177,6 +188,31 @@ def main(pass_rates, drops, spreads, raters, identical, pairs, raters_per_pair, 
     for b in bad:
         click.echo(f"ABOVE THE LEVEL: {b}")
     sys.exit(1 if bad else 0)
+
+
+def disagreement_table(spreads, raters, pairs, studies, seed, accuracy, rater_sd, pair_correlation):
+    """The disagreement note's rate per spread and number of raters (study.plan.errorbench.disagreement_rates)."""
+    import numpy as np
+
+    from evalkit.study.gate import read_gate_file
+    from evalkit.study.plan.errorbench import disagreement_rates
+
+    _text, gate = read_gate_file()
+    pairs = pairs or gate.planned_pairs
+    start = time.time()
+    rows = disagreement_rates(spreads, raters, pairs, studies, seed, rater_accuracy=accuracy, rater_sd=rater_sd,
+                              pair_correlation=pair_correlation, second_rating_share=gate.second_rating_share)
+    machine = f"{cpu_name()}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}"
+    click.echo(f"disagreement note {time.strftime('%Y-%m-%d')}: {studies} studies per cell, {pairs} pairs, one rating "
+               f"each and {gate.second_rating_share:.0%} rated twice, pass rate 0.8, rater accuracy {accuracy}, rater "
+               f"sd {rater_sd}, pair correlation {pair_correlation}; limit {100 * rows[0]['limit']:.1f} points; "
+               f"{time.time() - start:.0f} s on {machine}")
+    click.echo("| rater x path sd (logit) | raters | estimated sd, median (points) | the note fires (95% MC interval) |")
+    click.echo("|---|---|---|---|")
+    for r in rows:
+        n = r["note"]
+        click.echo(f"| {r['rater_path_sd']} | {r['raters']} | {100 * r['median_sd']:.1f} | {100 * n['rate']:.1f}% "
+                   f"({100 * n['low']:.1f}-{100 * n['high']:.1f}%) |")
 
 
 def compare_designs(raters, rater_sd, pair_correlation, accuracy, studies, seed, bias, pool, margin, only, json_path,

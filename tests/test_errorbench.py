@@ -137,3 +137,21 @@ def test_the_benchmark_scripts_name_a_bad_option_without_a_traceback(script, arg
                        text=True, timeout=120)
     assert r.returncode == code and message in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_disagreement_measures_how_often_the_verdict_s_note_fires():
+    """`--disagreement`: one row per spread and roster, the note's rate with its Monte-Carlo interval, rare with no
+    rater x path spread and near certain at a wide one; the estimated sd grows with the spread."""
+    import re
+
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "errorbench.py"), "--disagreement", "--spreads",
+                        "0,2", "--raters", "10", "--pairs", "600", "--studies", "40"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "600 pairs, one rating each and 10% rated twice" in r.stdout
+    rows = [m.groups() for m in re.finditer(r"\| ([\d.]+) \| 10 \| ([\d.]+) \| ([\d.]+)% \(([\d.]+)-([\d.]+)%\) \|",
+                                           r.stdout)]
+    assert [float(row[0]) for row in rows] == [0.0, 2.0]
+    (_, sd0, rate0, low0, high0), (_, sd2, rate2, low2, high2) = [tuple(map(float, row)) for row in rows]
+    assert rate0 <= 5 and rate2 >= 90 and sd2 > sd0
+    assert low0 <= rate0 <= high0 and low2 <= rate2 <= high2

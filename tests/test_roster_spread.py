@@ -1,13 +1,16 @@
 """The roster the plan assumed (gate planned_raters) against the raters who rated: for a claim about raters in
 general the raters' part of the interval has about as many degrees of freedom as raters sharing the ratings evenly,
-so the aggregate says, while raters can still be invited, how many have rated and how evenly."""
+so the aggregate says, while raters can still be invited, how many have rated and how evenly. And where the raters
+differ widely about one path, where the interval's level was measured to slip, the verdict says so."""
 
 from __future__ import annotations
 
 import pytest
 
 from evalkit.aggregate import aggregate
-from evalkit.aggregate.spread import effective_raters, roster_note
+from evalkit.aggregate.spread import (
+    disagreement_note, effective_raters, rater_path_spreads, roster_note, wide_spread,
+)
 from evalkit.errors import EvalkitError
 from evalkit.stats.clustered import cr2_two_way
 from evalkit.store import open_db
@@ -74,3 +77,84 @@ def test_the_aggregate_notes_a_roster_smaller_than_planned(tmp_path):
     assert [n for n in run("enough", "planned_raters = 12\n", 12).notes if n.startswith("roster:")][0].endswith(
         "as planned")
     assert not [n for n in run("unplanned", "", 12).notes if n.startswith("roster:")]
+
+
+def test_the_one_way_rater_spread_is_statsmodels_anova_and_unbiased():
+    """oneway_by_rater's mean squares are statsmodels' one-way ANOVA's; over many draws of raters with a known spread
+    and unequal counts, the moment estimate averages to the true variance (it is not floored)."""
+    import numpy as np
+    import pandas as pd
+    import statsmodels.api as sm
+    from statsmodels.formula.api import ols
+
+    from evalkit.study.plan.pilot import oneway_by_rater, rater_spread_oneway
+
+    rng = np.random.default_rng(5)
+    counts = np.array([12, 40, 7, 25, 60, 18, 9, 30, 15, 22])
+    rater = np.repeat(np.arange(len(counts)), counts)
+    y = (rng.random(len(rater)) < 0.3).astype(float) - (rng.random(len(rater)) < 0.25)
+    between, within, n0, g = oneway_by_rater(y, rater)
+    table = sm.stats.anova_lm(ols("y ~ C(r)", data=pd.DataFrame({"y": y, "r": rater})).fit())
+    assert between == pytest.approx(table["mean_sq"].iloc[0]) and within == pytest.approx(table["mean_sq"].iloc[1])
+    assert g == 10 and n0 < counts.mean()  # unequal counts weigh less than their mean
+    tau = 0.3
+    draws = [rater_spread_oneway(tau * rng.standard_normal(len(counts))[rater] + rng.standard_normal(len(rater)),
+                                 rater) for _ in range(3000)]
+    assert np.mean(draws) == pytest.approx(tau ** 2, abs=0.01) and min(draws) < 0  # unbiased, hence not floored
+    assert np.isnan(rater_spread_oneway([1.0, 0.0], [0, 1])) and oneway_by_rater([1.0], [0]) is None
+
+
+def _simulated(spread: float, studies: int, pairs: int = 800, raters: int = 10, seed: int = 3):
+    import numpy as np
+
+    from evalkit.study.plan.errorbench import study_ratings
+    from evalkit.study.plan.model import StudyModel, simulate_answers
+    from evalkit.task.criteria import CRITERIA
+
+    model = StudyModel(pass_rates={c: 0.8 for c in CRITERIA}, rater_accuracy=0.95, raters=raters, raters_per_pair=1,
+                       second_rating_share=0.1, rater_path_sd=spread, identical_share=0.2)
+    sim = simulate_answers(model, pairs, studies, {}, np.random.default_rng(seed))
+    return [study_ratings(sim, s, pairs) for s in range(studies)]
+
+
+def test_the_verdict_notes_raters_who_differ_widely_about_one_path():
+    """Studies drawn with a rater x path sd of 2 (logit): the spread is found on the probability scale, well above the
+    limit, beyond chance, and the note says where the level slips and what to do. With no spread: no note. For the
+    claim about these raters (no raters' part): no note either."""
+    general = {"claim": "raters in general"}
+    wide = _simulated(2.0, 10)
+    notes = [disagreement_note(d, general) for d in wide]
+    assert all(notes), notes
+    assert "raters differ widely about one path" in notes[0] and "these raters only" in notes[0]
+    assert f"From {100 * wide_spread():.1f}" in notes[0]
+    spread = rater_path_spreads(wide[0])
+    assert spread.mean > 2 * wide_spread() and spread.beyond_chance and len(spread.per_criterion) == 4
+    assert not any(disagreement_note(d, {"claim": "these raters"}) for d in wide)
+    none = _simulated(0.0, 10)
+    assert not any(disagreement_note(d, general) for d in none)
+    assert all(not s.beyond_chance for s in map(rater_path_spreads, none))
+    assert disagreement_note(wide[0], None) == ""
+
+
+def test_the_note_waits_for_raters_differences_beyond_chance():
+    """At an early look (200 pairs, about 180 ratings) with no spread at all, the estimate alone reaches the limit in
+    a good share of studies; the F test keeps the note from them."""
+    studies = _simulated(0.0, 60, pairs=200)
+    limit = wide_spread()
+    spreads = [rater_path_spreads(d) for d in studies]
+    assert sum(s.mean >= limit for s in spreads) >= 6  # what a note on the estimate alone would have said
+    assert sum(bool(disagreement_note(d, {"claim": "raters in general"})) for d in studies) <= 2  # the F test at 1%
+    assert rater_path_spreads(studies[0].select(slice(0, 50))) is None  # too few ratings to say
+
+
+def test_the_aggregate_of_a_real_database_carries_the_note(tmp_path):
+    def run(name, spread):
+        gate = tmp_path / f"{name}.toml"
+        gate.write_text(gate_file_text(planned_pairs=600, margin=0.1, min_raters=10, min_ratings_per_pair=1))
+        db = open_db(tmp_path / f"{name}.db")
+        build_study(db, SyntheticStudy(gate_path=str(gate), pairs=600, raters_per_pair=1, second_rating_share=0.1,
+                                       raters=10, rater_path_sd=spread, seed=2))
+        return [n for n in aggregate(db).notes if n.startswith("raters differ widely")]
+
+    assert len(run("wide", 2.0)) == 1
+    assert run("narrow", 0.0) == []

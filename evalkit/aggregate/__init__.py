@@ -31,7 +31,7 @@ from .ppi import COLUMNS as PPI_COLUMNS, pair_screen
 from .quality import DIFF_COLUMNS, agreement, paired_differences, pass_rates, preferences, prescreen_agreement
 from .timing import POOL_SOURCE, Speed, batches, timing
 from .looks import walk
-from .spread import effective_raters, roster_note
+from .spread import disagreement_note, effective_raters, roster_note
 from .verdict import (INTERIM, Condition, Decision, Verdict, complete_count, decide, decision_sample, fidelity_rows,
                       frozen_gate, interval_text, waiting_pairs)
 
@@ -200,6 +200,8 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
     per_rater = np.unique(ratings.rater, return_counts=True)[1] if len(ratings) else []
     if roster := roster_note(per_rater, values, decided=not verdict.interim):
         notes.append(roster)
+    if wide := disagreement_note(ratings, values):
+        notes.append(wide)
     speed_now = speed
     if frozen is not None and frozen.speed:  # the figures shown beside a decision are the ones it weighed
         speed = Speed(**{k: v for k, v in frozen.speed.items() if k in Speed.__dataclass_fields__})

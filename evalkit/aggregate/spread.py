@@ -8,6 +8,8 @@ invited, so the aggregate says where the spread stands."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..study.gate import GENERAL
 
 
@@ -41,3 +43,110 @@ def roster_note(per_rater, values: dict | None, decided: bool = False) -> str:
     return (f"roster: {spread}; the plan's power assumed {planned} sharing the ratings evenly (gate planned_raters). "
             "With fewer, or the same spread unevenly, the verdict's error rate holds but its power falls: invite "
             "more raters, and keep the share even with app.max_ratings_per_rater")
+
+
+# From a rater x path spread of 0.75 (logit-scale sd of raters' own extra leniency towards one path) the interval for
+# raters in general was measured to pass a criterion that drops by the margin in more than the one-sided 2.5% of
+# studies (README, "Where raters disagree widely about one path": 2.88% at 0.75 with 10 raters, 0.95-1.47% from 0.2
+# to 0.4), in errorbench's scenario (pass rate 0.8, rater accuracy 0.95, raters' leniency sd 0.5). The note reads the
+# spread on the probability scale, where the ratings measure it without a model: the sd of a rater's own
+# assisted - ordinary pass rate.
+WIDE_LOGIT_SD = 0.75
+MIN_SPREAD_RATINGS = 100  # fewer ratings say too little about how raters differ to be worth a note
+
+
+def wide_spread() -> float:
+    """WIDE_LOGIT_SD on the probability scale: the sd of a rater's own assisted - ordinary pass rate in the scenario
+    where the level was measured (evalkit.study.plan.errorbench.Grid's defaults) at that spread
+    (evalkit.study.plan.model.StudyModel.rater_effect_sd; about 0.048)."""
+    from ..study.plan.errorbench import Grid
+    from ..study.plan.model import DEFAULT_PASS_RATE, StudyModel
+    from ..task.criteria import CRITERIA
+
+    model = StudyModel(pass_rates={c: DEFAULT_PASS_RATE for c in CRITERIA}, rater_accuracy=Grid.rater_accuracy,
+                       rater_sd=Grid.rater_sd, rater_path_sd=WIDE_LOGIT_SD)
+    return model.rater_effect_sd(CRITERIA[0])
+
+
+# The note needs the raters' differences to be there beyond chance too (the one-way F test, pooled over the criteria,
+# at this level): at an early look the estimate alone reaches the limit in one study in six where raters do not
+# differ at all.
+SPREAD_TEST_LEVEL = 0.01
+
+
+@dataclass
+class PathSpread:
+    """How widely raters differ in their own assisted - ordinary pass rate: its sd over raters per criterion and on
+    average over the criteria (the mean variance, floored at 0, as an sd), and the one-way F ratio pooled over the
+    criteria with the value it must exceed to show raters differ beyond chance (SPREAD_TEST_LEVEL)."""
+
+    per_criterion: dict[str, float]
+    mean: float
+    f_ratio: float
+    f_critical: float
+
+    @property
+    def beyond_chance(self) -> bool:
+        return self.f_ratio > self.f_critical
+
+
+def rater_path_spreads(ratings) -> PathSpread | None:
+    """PathSpread from the study's own ratings of pairs whose texts differ: per criterion the one-way moment estimate
+    of the variance over raters of x = assisted - ordinary passed (plan.pilot.rater_spread_oneway, every rating; pair
+    effects are noise within a rater, since the queue serves pairs in a random order). The pooled F ratio is the mean
+    MS_between over the mean MS_within, read against F(k (G - 1), infinity) at SPREAD_TEST_LEVEL (k criteria, G
+    raters; stats.clustered.chi2_quantile), as if the criteria's answers were independent given the raters. None with
+    fewer than three raters or MIN_SPREAD_RATINGS ratings."""
+    import math
+
+    from ..records import COMPARED
+    from ..stats.clustered import chi2_quantile
+    from ..study.plan.pilot import oneway_by_rater
+    from ..task.criteria import CRITERIA
+
+    if not len(ratings):
+        return None
+    differ = ~ratings.identical[ratings.pair]
+    rater = ratings.rater[differ]
+    if differ.sum() < MIN_SPREAD_RATINGS or len(set(rater.tolist())) < 3:
+        return None
+    ordinary, assisted = (str(p) for p in COMPARED)
+    fits = {}
+    for c in CRITERIA:
+        x = ratings.passed(assisted, c)[differ].astype(float) - ratings.passed(ordinary, c)[differ].astype(float)
+        if (fit := oneway_by_rater(x, rater)) is not None:
+            fits[c] = fit
+    if not fits:
+        return None
+    own = {c: (b - w) / n0 for c, (b, w, n0, _g) in fits.items()}
+    between = sum(f[0] for f in fits.values()) / len(fits)
+    within = sum(f[1] for f in fits.values()) / len(fits)
+    df = len(fits) * (next(iter(fits.values()))[3] - 1)
+    return PathSpread(per_criterion={c: math.sqrt(max(v, 0.0)) for c, v in own.items()},
+                      # the mean before the floor (no upward bias), as the plan's pilot averages them
+                      mean=math.sqrt(max(sum(own.values()) / len(own), 0.0)),
+                      f_ratio=between / within if within > 0 else math.inf,
+                      f_critical=float(chi2_quantile(1 - SPREAD_TEST_LEVEL, df)) / df)
+
+
+def disagreement_note(ratings, values: dict | None) -> str:
+    """A note for the verdict where a claim about raters in general rests on ratings whose raters differ widely about
+    one path: rater_path_spreads' mean over the criteria at or above wide_spread(), and beyond chance. There the
+    interval's level was measured to slip, so a KEEP is weaker than its stated error rate. Judged on the mean, as the
+    measurements set the spread on every criterion alike: one criterion's estimate alone is too noisy with ten raters
+    (at no spread at all, one of four criteria would reach the limit in about one study in nine). '' otherwise."""
+    if not values or values.get("claim", GENERAL) != GENERAL:
+        return ""
+    limit = wide_spread()
+    spread = rater_path_spreads(ratings)
+    if spread is None or spread.mean < limit or not spread.beyond_chance:
+        return ""
+    each = ", ".join(f"{c} {100 * s:.1f}" for c, s in spread.per_criterion.items())
+    return (f"raters differ widely about one path: the ratings put the sd over raters of a rater's own assisted - "
+            f"ordinary pass rate at {100 * spread.mean:.1f} points on average over the criteria ({each}), beyond "
+            f"chance (F = {spread.f_ratio:.2f}). From {100 * limit:.1f} (a rater x path sd of {WIDE_LOGIT_SD} on the "
+            "logit scale in the scenario measured) the interval for raters in general was measured to pass a "
+            "criterion that truly drops by the margin in more than the one-sided 2.5% of studies (README, 'Where "
+            "raters disagree widely about one path'). A KEEP here is weaker than its stated error rate: more raters "
+            "narrow the gap (measured at a logit sd of 1.5: 5.7% with 10 raters, 2.7% with 40), or state the claim "
+            "about these raters only (gate claim)")

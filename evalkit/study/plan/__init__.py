@@ -10,7 +10,7 @@ through the gate's own functions.
 """
 
 from .model import DEFAULT_ACCURACY, DEFAULT_PASS_RATE, DEFAULT_RATERS, StudyModel, simulate, simulate_answers
-from .pilot import model_from_db, pilot_effects, rater_spread
+from .pilot import model_from_db, pilot_effects, rater_spread_oneway
 from .request import plan_from_config
 from .search import MIN_CONFIRM, Plan, PlanRow, Rate, criterion_passes, format_plan, normal_guess, plan_study, run_studies
 
@@ -18,5 +18,5 @@ __all__ = [
     "plan_from_config",
     "DEFAULT_ACCURACY", "DEFAULT_PASS_RATE", "DEFAULT_RATERS", "MIN_CONFIRM", "Plan", "PlanRow", "Rate", "StudyModel",
     "criterion_passes", "format_plan", "model_from_db", "normal_guess", "pilot_effects", "plan_study",
-    "rater_spread", "run_studies", "simulate", "simulate_answers",
+    "rater_spread_oneway", "run_studies", "simulate", "simulate_answers",
 ]

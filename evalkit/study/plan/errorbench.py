@@ -158,3 +158,54 @@ def default_grid(**overrides) -> Grid:
                 raters_per_pair=gate.min_ratings_per_pair, claim=gate.claim, min_raters=gate.min_raters,
                 interval=gate.interval)
     return replace(grid, **overrides)
+
+
+def disagreement_rates(spreads, raters, pairs: int, studies: int, seed: int = 0, pass_rate: float = 0.8,
+                       rater_accuracy: float = 0.95, rater_sd: float = 0.0, pair_correlation: float = 0.0,
+                       second_rating_share: float = 0.1) -> list[dict]:
+    """How often the verdict's note on raters who differ widely about one path (aggregate.spread.disagreement_note)
+    fires, per rater x path spread (logit sd) and number of raters: whole studies of `pairs` pairs, one rating each
+    and a share rated twice (the shipped gate's design), drawn from plan/model.py and read by the aggregate's own
+    function on the same arrays a study's ratings load into. Per row: the spread, raters, the note's rate with its 95%
+    Monte-Carlo interval, and the median estimated sd against the limit (aggregate.spread.wide_spread)."""
+    import numpy as np
+
+    from ...aggregate.spread import disagreement_note, rater_path_spreads, wide_spread
+    from .model import simulate_answers
+    rows = []
+    for g in raters:
+        for sd in spreads:
+            model = StudyModel(pass_rates={c: pass_rate for c in CRITERIA}, rater_accuracy=rater_accuracy,
+                               raters=int(g), raters_per_pair=1, second_rating_share=second_rating_share,
+                               rater_sd=rater_sd, pair_correlation=pair_correlation, rater_path_sd=sd)
+            sim = simulate_answers(model, pairs, studies, {}, np.random.default_rng([seed, int(g), int(1000 * sd)]))
+            fired, means = [], []
+            for s in range(studies):
+                data = study_ratings(sim, s, pairs)
+                spread = rater_path_spreads(data)
+                means.append(spread.mean if spread is not None else np.nan)
+                fired.append(bool(disagreement_note(data, {"claim": GENERAL})))
+            rate = Rate.of(fired)
+            rows.append({"rater_path_sd": sd, "raters": int(g), "pairs": pairs, "studies": studies,
+                         "note": asdict(rate), "median_sd": float(np.nanmedian(means)), "limit": wide_spread()})
+    return rows
+
+
+def study_ratings(sim: dict, study: int, pairs: int):
+    """One simulated study of simulate_answers as the aggregate's RatingData (answers pass / fail, no preference)."""
+    import numpy as np
+
+    from ...aggregate.data import RatingData, answer_code
+
+    keep = (sim["pair"] // pairs) == study
+    pair = sim["pair"][keep] - study * pairs
+    names, rater = np.unique(sim["rater"][keep], return_inverse=True)
+    columns = []
+    for c in CRITERIA:  # the ordinary answer, then the assisted one (aggregate.data.PATHS)
+        columns += [np.where(v[keep], answer_code("p"), answer_code("f")) for v in sim["seen"][c]]
+    columns.append(np.full(len(pair), answer_code("t")))
+    identical = np.asarray(sim["same"][study * pairs:(study + 1) * pairs], bool)
+    return RatingData(rating_id=np.arange(len(pair)), pair=pair, rater=rater,
+                      answers=np.stack(columns, axis=1).astype(np.uint8), raters=[str(r) for r in names],
+                      pair_ids=[str(i) for i in range(pairs)], pair_prompt=np.zeros(pairs, np.int64),
+                      prompts=["simulated"], pair_generation={}, pair_identical=identical)
