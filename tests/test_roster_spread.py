@@ -147,6 +147,31 @@ def test_the_note_waits_for_raters_differences_beyond_chance():
     assert rater_path_spreads(studies[0].select(slice(0, 50))) is None  # too few ratings to say
 
 
+def test_the_permutation_test_keeps_its_level_when_the_criteria_answer_as_one():
+    """Raters who do not differ, with each rating's four criteria answered alike (as correlated criteria do, to the
+    extreme): an F test that took the criteria as independent would call chance a spread far more often than its 1%;
+    the permutation test moves a rating's answers together and keeps its level."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from evalkit.aggregate.spread import SPREAD_TEST_LEVEL
+    from evalkit.stats.clustered import chi2_quantile
+
+    p_values, naive = [], []
+    for d in _simulated(0.0, 200, pairs=300, seed=8):
+        answers = d.answers.copy()
+        for k in range(1, 4):
+            answers[:, 2 * k:2 * k + 2] = answers[:, 0:2]
+        spread = rater_path_spreads(replace(d, answers=answers), permutations=199)
+        p_values.append(spread.p_value)
+        g = len(set(d.rater.tolist()))
+        naive.append(spread.f_ratio > chi2_quantile(1 - SPREAD_TEST_LEVEL, 4 * (g - 1)) / (4 * (g - 1)))
+    p_values = np.array(p_values)
+    assert np.mean(p_values <= 0.01) <= 0.03 and 0.04 <= np.mean(p_values <= 0.1) <= 0.17  # about uniform
+    assert np.mean(naive) >= 0.05  # what taking the criteria as independent would have said
+
+
 def test_the_aggregate_of_a_real_database_carries_the_note(tmp_path):
     def run(name, spread):
         gate = tmp_path / f"{name}.toml"
