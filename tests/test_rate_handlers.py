@@ -167,15 +167,16 @@ def test_correction_and_skip(tab):
     assert [r[0] for r in db.execute("SELECT kind FROM ratings ORDER BY id")] == ["rating", "rating", "skip"]
 
 
-def test_the_language_switch_relabels_with_titles_and_keeps_answers(tab):
+def test_the_language_switch_relabels_with_titles_and_leaves_answers_to_the_browser(tab):
     ui = tab.ui
     s, _ = tab.sign_in("ann")
-    values = tab.form()
-    out = tab.h.switch_language(s, "en", *values)
+    out = tab.h.switch_language(s, "en")
     assert out[ui.session].lang == "en" and out[ui.submit_btn]["value"] == "Submit"
     assert out[ui.who].startswith("Signed in as **ann**")  # the progress line follows the language too
     field = out[ui.fields["a_schedule"]]
-    assert field["value"] == "pass" and field["info"] == title("schedule", "en")
+    # labels only: the browser keeps the answers it holds, also one given while the switch was on its way
+    assert "value" not in field and field["info"] == title("schedule", "en")
+    assert all("value" not in out[ui.fields[k]] for k in FORM_KEYS)
     assert field["label"].startswith("A · States the maintenance is on Wednesday evening")
     # the skip box says, in the rater's language, that a bad output is a fail, not a skip (tests/test_skips.py)
     assert out[ui.skip_reason]["info"].startswith("A bad output is a fail, not a skip")
@@ -232,7 +233,7 @@ def test_the_reveal_and_the_last_screen_speak_the_rater_s_language(tab):
     out = tab.h.submit(s, *tab.form())
     s, zh = out[ui.session], out[ui.reveal_md]
     assert "这一对的加速比：2.00×" in zh and "已保存并锁定" in zh and "Speed-up" not in zh and "Your rating" not in zh
-    out = tab.h.switch_language(s, "en", *tab.form())
+    out = tab.h.switch_language(s, "en")
     s, en = out[ui.session], out[ui.reveal_md]
     assert "### Reveal" in en and "Speed-up for this pair: 2.00×" in en and "| generate() s |" in en
     assert not re.search(r"[\u4e00-\u9fff]", en), "Chinese left in the English reveal"
@@ -245,7 +246,7 @@ def test_the_reveal_and_the_last_screen_speak_the_rater_s_language(tab):
         out = tab.h.next_screen(s)
         s = out[ui.session]
     assert s.pair_id is None and s.finished and "3 revealed, 0 pending" in out[ui.done_md]
-    back = tab.h.switch_language(s, "zh", *tab.form())
+    back = tab.h.switch_language(s, "zh")
     assert "已揭晓 3，待揭晓 0" in back[ui.done_md] and "全部完成" in back[ui.done_md]
     assert ui.reveal_md not in back
 

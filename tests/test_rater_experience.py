@@ -110,6 +110,33 @@ def test_questions_are_in_the_rater_s_language_and_the_switch_changes_every_labe
         expect(page.locator("#submit")).to_have_text(word("submit", "zh"))
 
 
+def test_an_answer_given_while_the_language_switch_is_on_its_way_is_kept(cfg, pool_db, monkeypatch):
+    """The switch relabels the form on the server; an answer clicked before its reply arrives must not be set back
+    to what the form held when the switch was sent (a slow network, or the switch to the stored language that
+    follows a reload). The server is held back two seconds to make the moment certain."""
+    import time
+
+    from evalkit.ui.rate import RateHandlers
+
+    switch = RateHandlers.switch_language
+
+    def slow(self, s, lang):
+        time.sleep(2)
+        return switch(self, s, lang)
+
+    monkeypatch.setattr(RateHandlers, "switch_language", slow)
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ivy")
+        shown_texts(page)
+        answer = page.locator(f"#r-a_{CRITERIA[0]} input[value='fail']")
+        expect(answer).to_be_enabled()
+        page.locator("#lang input[value='en']").click()
+        answer.click()  # while the switch is on its way
+        expect(page.locator("#submit")).to_have_text(word("submit", "en"))  # the switch has arrived
+        page.wait_for_timeout(500)
+        expect(answer).to_be_checked()
+
+
 @pytest.mark.parametrize("width, height", [(390, 844), (1280, 900)])
 def test_each_output_s_questions_sit_with_its_text_without_sideways_scrolling(cfg, pool_db, width, height):
     with served(cfg, pool_db) as url, chromium_page() as page:

@@ -198,9 +198,10 @@ def layout(space: bool, prompt: Prompt | None, lang: str, passcodes: bool, signu
 
 
 def _echoable(value, key: str, field: dict):
-    """A value sent by the client that may be sent back as it is: one of the field's choices, or comment text that
-    is valid Unicode. The language switch echoes the form (gradio's postprocessing is off there), and a raw request
-    can put anything in it: a lone surrogate made the event stream fail to encode (audit, 2026-12-02)."""
+    """A value that may go to the page as it is (gradio's postprocessing is off for the form's events): one of the
+    field's choices, or comment text that is valid Unicode; anything else clears. The language switch once echoed the
+    client's form, and a lone surrogate in it made the event stream fail to encode (audit, 2026-12-02); it now sends
+    labels only, and this still guards the values that do go (a stored rating put back for its correction)."""
     if key == "comment":
         if not isinstance(value, str):
             return ""
@@ -212,10 +213,14 @@ def _echoable(value, key: str, field: dict):
     return value if value in {v for _label, v in field.get("choices", ())} else None
 
 
-def relabel(ui: RateTab, prompt: Prompt | None, lang: str, values: dict | None = None) -> dict:
+def relabel(ui: RateTab, prompt: Prompt | None, lang: str, values: dict | None = None, *,
+            keep_values: bool = False) -> dict:
     """Form updates carrying new labels (and values: None clears; a value that is not one of the field's choices
-    clears too)."""
+    clears too). keep_values: labels only, the browser keeps whatever the fields hold when the update arrives (the
+    language switch: an answer given while it is on its way is not set back to the one sent with it)."""
     fl = labels(prompt, lang)
+    if keep_values:
+        return {ui.fields[k]: update(**fl[k]) for k in FORM_KEYS}
     values = values or {}
     return {ui.fields[k]: update(value=_echoable(values.get(k), k, fl[k]), **fl[k]) for k in FORM_KEYS}
 

@@ -269,8 +269,10 @@ class RateHandlers:
                 ui.status: word("signed_out", s.lang)}
 
     @friendly
-    def switch_language(self, s: Session, lang: str, *values) -> dict:
-        """Every label in the chosen language; the answers on screen stay as they are."""
+    def switch_language(self, s: Session, lang: str) -> dict:
+        """Every label in the chosen language; the answers on screen stay as they are: the form's fields get labels
+        only, never values, so an answer given while the switch is on its way is kept (and a client's form is never
+        sent back to it)."""
         ui = self.ui
         lang = "en" if lang == "en" else "zh"
         with connect(self.db_path) as db:
@@ -290,7 +292,7 @@ class RateHandlers:
                     pass
         prompt = self.prompts.get(prompt_id) if prompt_id else self.default_prompt
         submit_label = "save_correction" if s.correcting else "submit"
-        out = words_update(ui, prompt, lang, submit_label) | relabel(ui, prompt, lang, dict(zip(FORM_KEYS, values)))
+        out = words_update(ui, prompt, lang, submit_label) | relabel(ui, prompt, lang, keep_values=True)
         out[ui.who] = who
         out |= shown
         if prompt_id:
@@ -469,7 +471,7 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
                      ).success(None, None, ui.form, js=unlock)
     ui.skip_btn.click(h.skip, [ui.session, ui.skip_reason], ui.pair_outputs, api_name="skip",  # the form is unlocked
                       postprocess=False, **on).success(None, None, None, js=_FORGET_DRAFT)
-    ui.lang.change(h.switch_language, [ui.session, ui.lang, *ui.form], ui.language_outputs, api_name="language",
+    ui.lang.change(h.switch_language, [ui.session, ui.lang], ui.language_outputs, api_name="language",
                    preprocess=False, postprocess=False, **on)
     ui.lang.input(None, [ui.lang], None, js=_KEEP_LANG)  # the rater's own choice only
     # .input fires on the rater's own clicks only; the handlers above set the button for programmatic resets
