@@ -91,15 +91,17 @@ class PathSpread:
         return self.p_value <= SPREAD_TEST_LEVEL
 
 
-def rater_path_spreads(ratings, permutations: int = PERMUTATIONS, seed: int = 0) -> PathSpread | None:
+def rater_path_spreads(ratings, permutations: int = PERMUTATIONS, seed: int = 0,
+                       test_from: float = 0.0) -> PathSpread | None:
     """PathSpread from the study's own ratings of pairs whose texts differ: per criterion the one-way moment estimate
     of the variance over raters of x = assisted - ordinary passed (plan.pilot.rater_spread_oneway, every rating; pair
     effects are noise within a rater, since the queue serves pairs in a random order). The pooled F ratio is the mean
     MS_between over the mean MS_within; its p-value comes from giving the ratings' rows to the raters at random
     (each rater keeping her count), which is what the queue's random order makes of no rater x path effect. A
     rating's answers move together, so answers correlated across criteria need no assumption. Fixed seed: the same
-    answer on every reading; permutations=0 skips the test (p_value NaN). None with fewer than three raters or
-    MIN_SPREAD_RATINGS ratings."""
+    answer on every reading. The test (a tenth of a second) runs only where the mean reaches test_from;
+    elsewhere, and with permutations=0, p_value is NaN. None with fewer than three raters or MIN_SPREAD_RATINGS
+    ratings."""
     import math
 
     import numpy as np
@@ -122,38 +124,37 @@ def rater_path_spreads(ratings, permutations: int = PERMUTATIONS, seed: int = 0)
     own = {c: (b - w) / n0 for c, (b, w, n0, _g) in zip(CRITERIA, fits)}
     between = sum(f[0] for f in fits) / len(fits)
     within = sum(f[1] for f in fits) / len(fits)
-    # with the counts per rater fixed, the pooled F ratio grows with sum_j sum_c S_jc^2 / n_j (S: a rater's sums)
-    n = np.bincount(rater, minlength=g).astype(float)
+    # the mean before the floor (no upward bias), as the plan's pilot averages them
+    mean = math.sqrt(max(sum(own.values()) / len(own), 0.0))
+    p_value = math.nan
+    if permutations and mean >= test_from:
+        # with the counts per rater fixed, the pooled F ratio grows with sum_j sum_c S_jc^2 / n_j (S: a rater's sums)
+        n = np.bincount(rater, minlength=g).astype(float)
 
-    def statistic(rows):
-        sums = np.stack([np.bincount(rater, weights=rows[:, k], minlength=g) for k in range(rows.shape[1])], axis=1)
-        return float(((sums ** 2).sum(axis=1) / n).sum())
+        def statistic(rows):
+            sums = np.stack([np.bincount(rater, weights=rows[:, k], minlength=g) for k in range(rows.shape[1])], 1)
+            return float(((sums ** 2).sum(axis=1) / n).sum())
 
-    observed = statistic(x)
-    rng = np.random.default_rng(seed)
-    above = sum(statistic(x[rng.permutation(len(x))]) >= observed * (1 - 1e-12) for _ in range(permutations))
-    p_value = (1 + above) / (1 + permutations) if permutations else math.nan
-    return PathSpread(per_criterion={c: math.sqrt(max(v, 0.0)) for c, v in own.items()},
-                      # the mean before the floor (no upward bias), as the plan's pilot averages them
-                      mean=math.sqrt(max(sum(own.values()) / len(own), 0.0)),
-                      f_ratio=between / within if within > 0 else math.inf,
-                      p_value=p_value)
+        observed = statistic(x)
+        rng = np.random.default_rng(seed)
+        above = sum(statistic(x[rng.permutation(len(x))]) >= observed * (1 - 1e-12) for _ in range(permutations))
+        p_value = (1 + above) / (1 + permutations)
+    return PathSpread(per_criterion={c: math.sqrt(max(v, 0.0)) for c, v in own.items()}, mean=mean,
+                      f_ratio=between / within if within > 0 else math.inf, p_value=p_value)
 
 
-def disagreement_note(ratings, values: dict | None) -> str:
+def disagreement_note(ratings, values: dict | None, spread: PathSpread | None = None) -> str:
     """A note for the verdict where a claim about raters in general rests on ratings whose raters differ widely about
     one path: rater_path_spreads' mean over the criteria at or above wide_spread(), and beyond chance. There the
     interval's level was measured to slip, so a KEEP is weaker than its stated error rate. Judged on the mean, as the
     measurements set the spread on every criterion alike: one criterion's estimate alone is too noisy with ten raters
-    (at no spread at all, one of four criteria would reach the limit in about one study in nine). '' otherwise."""
+    (at no spread at all, one of four criteria would reach the limit in about one study in nine). spread: these
+    ratings' rater_path_spreads with test_from=wide_spread(), where the caller has it already. '' otherwise."""
     if not values or values.get("claim", GENERAL) != GENERAL:
         return ""
     limit = wide_spread()
-    spread = rater_path_spreads(ratings, permutations=0)
-    if spread is None or spread.mean < limit:
-        return ""
-    spread = rater_path_spreads(ratings)  # the test only where the estimate reaches the limit (a tenth of a second)
-    if not spread.beyond_chance:
+    spread = spread if spread is not None else rater_path_spreads(ratings, test_from=limit)
+    if spread is None or spread.mean < limit or not spread.beyond_chance:
         return ""
     each = ", ".join(f"{c} {100 * s:.1f}" for c, s in spread.per_criterion.items())
     return (f"raters differ widely about one path: the ratings put the sd over raters of a rater's own assisted - "

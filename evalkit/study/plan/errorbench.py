@@ -173,6 +173,7 @@ def disagreement_rates(spreads, raters, pairs: int, studies: int, seed: int = 0,
     from ...aggregate.spread import disagreement_note, rater_path_spreads, wide_spread
     from .model import simulate_answers
 
+    limit = wide_spread()
     rows = []
     for g in raters:
         for sd in spreads:
@@ -183,12 +184,12 @@ def disagreement_rates(spreads, raters, pairs: int, studies: int, seed: int = 0,
             fired, means = [], []
             for s in range(studies):
                 data = study_ratings(sim, s, pairs)
-                spread = rater_path_spreads(data, permutations=0)  # the estimate; the note tests where it needs to
+                spread = rater_path_spreads(data, test_from=limit)  # what the note reads, computed once
                 means.append(spread.mean if spread is not None else np.nan)
-                fired.append(bool(disagreement_note(data, {"claim": GENERAL})))
+                fired.append(bool(disagreement_note(data, {"claim": GENERAL}, spread)))
             rate = Rate.of(fired)
             rows.append({"rater_path_sd": sd, "raters": int(g), "pairs": pairs, "studies": studies,
-                         "note": asdict(rate), "median_sd": float(np.nanmedian(means)), "limit": wide_spread()})
+                         "note": asdict(rate), "median_sd": float(np.nanmedian(means)), "limit": limit})
     return rows
 
 
