@@ -187,6 +187,30 @@ def test_universal_assisted_generation_records_and_greedy_identity(families, tmp
         assert a.token_ids == o.token_ids, prompt.id  # greedy: the target verifies every token
 
 
+def test_universal_sampling_prunes_the_draft_s_head_in_id_order_in_every_process(families, tmp_path):
+    """Transformers prunes the draft's LM head to the shared tokens in the order a fast tokenizer's get_vocab() lists
+    them, a Rust hash map's order that changes with every process: one seed drew other text in each (and once
+    Transformers' failure). evalkit builds that translator with both vocabularies in id order (translator.py)."""
+    from transformers.generation.candidate_generator import AssistantVocabTranslatorCache
+
+    cfg = load_config(family_config(tmp_path / "u.toml", families, draft="other_family_draft",
+                                    assistant={"allow_different_tokenizer": True},
+                                    decoding={"mode": "sample", "top_p": 0.8, "max_new_tokens": 8}))
+    pair = load_pair(cfg, progress=False)
+    head = pair.draft.get_output_embeddings().weight.detach().clone()
+    (a,) = run_assisted(pair, PROMPTS[1], 3)
+    assert a.candidate_generator == "UniversalSpeculativeDecodingGenerator" and a.draft_tokens > 0
+    translator = AssistantVocabTranslatorCache._cache[pair.tokenizer][pair.draft_tokenizer]
+    ids = translator.assistant_overlap_token_ids.tolist()
+    t_vocab, d_vocab = pair.tokenizer.get_vocab(), pair.draft_tokenizer.get_vocab()
+    assert 0 < len(ids) < len(d_vocab) and ids == sorted(ids)  # id order, not the hash map's
+    assert len({d for tok, d in d_vocab.items() if tok in t_vocab}) <= len(ids)  # every shared token kept
+    pruned = pair.draft.get_output_embeddings().pruned_lm_head.weight
+    assert torch.equal(pruned, head[ids])  # row k is the draft's token ids[k]
+    (again,) = run_assisted(pair, PROMPTS[1], 3)
+    assert again.token_ids == a.token_ids  # built once: the second call finds it, and the head is not pruned twice
+
+
 def test_universal_assisted_generation_bench_and_pool(families, tmp_path, data_dir):
     config = family_config(tmp_path / "u.toml", families, draft="other_family_draft",
                            assistant={"allow_different_tokenizer": True}, bench={"prompts": ["writing-02"]})
@@ -218,8 +242,10 @@ def test_universal_assisted_generation_bench_and_pool(families, tmp_path, data_d
                                     decoding={"mode": "sample", "top_p": 0.8},
                                     pool={"samples": 1, "prompts": ["writing-02", "writing-05"]}))
     res = build_pool(cfg, data_dir / "pool.db", progress=False, echo=lambda *_: None)
-    assert res.pairs == 2 and res.fallbacks == 0
     pool = open_db(data_dir / "pool.db")
+    failed = [(f["prompt_id"], f["error_class"], f["error_message"]) for f in
+              pool.query("SELECT prompt_id, error_class, error_message FROM generations WHERE status = 'failed'")]
+    assert res.pairs == 2 and res.fallbacks == 0, failed
     gens = list(pool.query("SELECT candidate_generator, draft_tokens, counts_agree FROM generations WHERE path = 'assisted'"))
     assert [g["candidate_generator"] for g in gens] == ["UniversalSpeculativeDecodingGenerator"] * 2
     assert all(g["draft_tokens"] > 0 and g["counts_agree"] for g in gens)

@@ -142,6 +142,10 @@ def _call(pair: ModelPair, prompt: Prompt, seed: int, path: str, extra: dict, st
         if spec.needs_draft:
             effective["assistant_generation_config"] = apply_assistant_settings(pair)
             effective["draft_device"] = pair.draft_device
+        if kw.get("do_sample") and kw.get("assistant_tokenizer") is not None:
+            from .translator import pin_translator
+
+            pin_translator(pair)  # the draft's pruned head in one order in every process (translator.py)
         set_seed(seed)
         reset_cuda_peaks()
         peak_ok = reset_peak_rss()
