@@ -288,6 +288,67 @@ def test_every_chinese_refusal_fills_in_from_its_own_pattern():
         assert what.format(*["x"] * pattern.groups, wait="5") and fix.format(*["x"] * pattern.groups, wait="5")
 
 
+# Refusals written in the modules a rater's events run through that only an operator or an organiser meets (the
+# server's start, the roster's commands, the Live tab's material, which demo visitors type in its English form).
+NOT_FOR_RATERS = {
+    "the app started but its page did not answer on its own address", "the app was given a config that is not a file",
+    "no free port found on", "is not a port", "database ", "cannot listen on", "no rater named", "role ",
+    "unknown prompt", "the material is", "the material has a character", "greedy decoding would reproduce",
+    "pair '",  # alerts.message writes a pair id as "this pair", which is listed
+}
+
+
+def _refusals_written_in(paths) -> list[tuple[str, int, list]]:
+    """(file, line, parts) of each refusal raised with a literal or f-string message: parts are the literal pieces
+    and None for each value filled in."""
+    import ast
+
+    found = []
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and node.args):
+                continue
+            name = getattr(node.func, "id", None) or getattr(node.func, "attr", None) or ""
+            if not name.endswith("Error") or name in {"ValueError", "TypeError", "RuntimeError"}:
+                continue
+            arg = node.args[0]
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                found.append((path.name, node.lineno, [arg.value]))
+            elif isinstance(arg, ast.JoinedStr):
+                found.append((path.name, node.lineno,
+                              [v.value if isinstance(v, ast.Constant) else None for v in arg.values]))
+    return found
+
+
+def test_every_refusal_a_rater_can_meet_has_its_chinese():
+    """Every refusal written in the code a rater's events run (the Rate tab, sign-in, the session, the queue, the
+    limits, the preparation, the Live tab's door) is in ERRORS_ZH, for every value it can be filled with here, or is
+    on the short list of an operator's. A new English-only refusal fails here, not in front of a Chinese rater."""
+    import itertools
+    from pathlib import Path
+
+    import evalkit
+    from evalkit.ui.words import error_zh
+
+    root = Path(evalkit.__file__).parent
+    paths = sorted((root / "rating").glob("*.py")) + [root / "ui" / f for f in (
+        "rate.py", "session.py", "auth.py", "prepare.py", "live.py", "guard.py", "form.py", "reveal.py", "alerts.py",
+        "__init__.py", "server.py")]
+    fills = ["A", "3", "comment", "skip reason", "the name", "ann", "5 requests"]
+    missing, seen = [], 0
+    for file, line, parts in _refusals_written_in(paths):
+        text = "".join(p or "…" for p in parts)
+        if any(text.startswith(skip) or skip in text for skip in NOT_FOR_RATERS):
+            continue
+        seen += 1
+        holes = parts.count(None)
+        if not any(error_zh("".join(p if p is not None else next(f) for p in parts), "") is not None
+                   for combo in itertools.product(fills, repeat=min(holes, 3)) for f in [iter(combo + ("x",) * holes)]):
+            missing.append(f"{file}:{line}: {text}")
+    assert seen >= 30  # the scan finds the refusals (the queue's, sign-in's, the limits')
+    assert not missing, "refusals a rater can meet with no Chinese in words.ERRORS_ZH:\n" + "\n".join(missing)
+
+
 def test_the_results_tab_tells_a_chinese_rater_why_it_waits_in_chinese():
     from evalkit.ui.results import closed_words, counts_markdown
 
