@@ -434,6 +434,124 @@ def test_a_hub_account_never_takes_over_a_rater_invited_by_code(cfg, pool_db, mo
     assert session.rater == "bea"
 
 
+def test_a_rater_removed_from_the_allowed_organisation_stops_rating_within_the_recheck(tiny_models, tmp_path, pool_db,
+                                                                                      monkeypatch):
+    """Audit, 2026-12-03: a rater let in by app.allowed_orgs kept her open tab for the OAuth token's 8 hours after the
+    organiser removed her. The Hub is now asked again with her token (evalkit.ui.hubcheck.userinfo, substituted
+    here: the Hub cannot be reached from the tests) at most every RECHECK_SECONDS; a removal, or a token the Hub
+    rejects, ends the session at the next event after that and nothing is stored; an unreachable Hub leaves the last
+    answer standing, asked again after RETRY_SECONDS; a rater allowed by name never costs a Hub call."""
+    from types import SimpleNamespace
+
+    import gradio as gr
+    import gradio.oauth
+
+    from evalkit.ui import build_app, hubcheck
+    from evalkit.ui.session import Session
+
+    monkeypatch.setattr(gradio.oauth, "_get_mocked_oauth_info", lambda: {"userinfo": {}}, raising=True)
+    clock = [1000.0]
+    monkeypatch.setattr(hubcheck, "now", lambda: clock[0])
+    hub = {"tok-bea": ["acme"], "tok-cal": ["acme"], "tok-dan": []}  # token -> her organisations at the Hub now
+    calls = []
+
+    def userinfo(token):
+        calls.append(token)
+        if token not in hub:
+            raise hubcheck.TokenRejected("401")
+        if hub[token] is None:
+            raise OSError("the Hub is unreachable")
+        return {"preferred_username": token[4:], "orgs": [{"preferred_username": o} for o in hub[token]]}
+
+    monkeypatch.setattr(hubcheck, "userinfo", userinfo)
+    cfg = load_config(write_config(tmp_path / "orgs.toml", tiny_models, ratings_per_pair=3, allowed_orgs=["acme"],
+                                   allowed_raters=["dan"]))
+    fns = {f.api_name: f for f in build_app(cfg, pool_db, space=True).fns.values() if f.api_name}
+
+    def sign_in(name):
+        profile = gr.OAuthProfile({"name": name, "preferred_username": name, "profile": "", "picture": "",
+                                   "orgs": [{"preferred_username": o} for o in hub[f"tok-{name}"]]})
+        request = SimpleNamespace(session={"oauth_info": {"access_token": f"tok-{name}", "expires_at": 10**10}})
+        (session,) = [v for k, v in fns["sign_in"].fn(Session(), profile, request).items() if isinstance(k, gr.State)]
+        assert session.hub_token == f"tok-{name}" and f"tok-{name}" not in repr(session)  # never in a log line
+        return session
+
+    def skip(session):
+        out = fns["skip"].fn(session, "cannot judge it")
+        return next(v for k, v in out.items() if isinstance(k, gr.State))
+
+    def skips():
+        return rows(pool_db, "SELECT COUNT(*) AS n FROM ratings WHERE kind = 'skip'")[0]["n"]
+
+    bea, cal, dan = sign_in("bea"), sign_in("cal"), sign_in("dan")
+    hub["tok-bea"] = []  # the organiser removes her from acme
+    del hub["tok-cal"]  # cal's token is revoked
+    bea = skip(bea)  # within the recheck: the sign-in's answer stands, no Hub call
+    cal = skip(cal)
+    assert calls == [] and skips() == 2
+    clock[0] += hubcheck.RECHECK_SECONDS
+    with pytest.raises(gr.Error, match="no longer in an organisation allowed to rate"):
+        bea = skip(bea)
+    with pytest.raises(gr.Error, match="Hugging Face sign-in is no longer valid"):
+        cal = skip(cal)
+    with pytest.raises(gr.Error, match="no longer in an organisation allowed to rate"):
+        fns["next_pair"].fn(bea)  # every event, until she signs in again
+    assert skips() == 2 and calls == ["tok-bea", "tok-cal"]  # nothing stored; the Hub asked once each
+    dan = skip(dan)  # allowed by name: her organisations cannot change that
+    assert calls == ["tok-bea", "tok-cal"] and skips() == 3
+
+    # the Hub unreachable: the last answer stands and is asked again after RETRY_SECONDS, not at every event
+    hub["tok-eve"] = ["acme"]
+    eve = sign_in("eve")
+    hub["tok-eve"] = None
+    clock[0] += hubcheck.RECHECK_SECONDS
+    eve = skip(eve)
+    eve = skip(eve)
+    assert calls[-1:] == ["tok-eve"] and calls.count("tok-eve") == 1 and skips() == 5
+    hub["tok-eve"] = []  # reachable again, and she was removed meanwhile
+    clock[0] += hubcheck.RETRY_SECONDS
+    with pytest.raises(gr.Error, match="no longer in an organisation allowed to rate"):
+        eve = skip(eve)
+    assert skips() == 5
+
+
+def test_the_hub_recheck_asks_the_userinfo_endpoint_with_her_token(monkeypatch):
+    """The real client (the default): the Hub's OpenID userinfo, her token as a bearer, a 401 as a rejected token,
+    anything else that fails as an error (which leaves the last answer standing); here the HTTP session is substituted."""
+    import huggingface_hub.utils
+
+    from evalkit.ui import hubcheck
+
+    sent = []
+
+    class Response:
+        def __init__(self, status, body):
+            self.status_code, self.body = status, body
+
+        def json(self):
+            return self.body
+
+        def raise_for_status(self):
+            if self.status_code >= 400:
+                raise OSError(f"HTTP {self.status_code}")
+
+    answers = iter([Response(200, {"preferred_username": "bea", "orgs": [{"preferred_username": "acme"}, {"name": "x"}]}),
+                    Response(401, {}), Response(503, {})])
+
+    class HTTP:
+        def get(self, url, headers, timeout):
+            sent.append((url, headers["Authorization"]))
+            return next(answers)
+
+    monkeypatch.setattr(huggingface_hub.utils, "get_session", lambda: HTTP())
+    assert hubcheck.orgs_of(hubcheck.userinfo("tok")) == ["acme", "x"]
+    with pytest.raises(hubcheck.TokenRejected):
+        hubcheck.userinfo("tok")
+    with pytest.raises(OSError, match="503"):
+        hubcheck.userinfo("tok")
+    assert all(url.endswith("/oauth/userinfo") and auth == "Bearer tok" for url, auth in sent) and len(sent) == 3
+
+
 def test_a_space_is_a_space_only_as_gradio_decides_it(monkeypatch):
     """Audit, 2026-12-02: evalkit took SPACE_ID alone for a Space, where Gradio installs its real OAuth only with
     SYSTEM=spaces too; in between, Gradio's mocked OAuth (a cookie key anyone can compute) made anyone an organiser."""

@@ -332,7 +332,7 @@ def test_every_refusal_a_rater_can_meet_has_its_chinese():
 
     root = Path(evalkit.__file__).parent
     paths = sorted((root / "rating").glob("*.py")) + [root / "ui" / f for f in (
-        "rate.py", "session.py", "auth.py", "prepare.py", "live.py", "guard.py", "form.py", "reveal.py", "alerts.py",
+        "rate.py", "session.py", "auth.py", "hubcheck.py", "prepare.py", "live.py", "guard.py", "form.py", "reveal.py", "alerts.py",
         "__init__.py", "server.py")]
     fills = ["A", "3", "comment", "skip reason", "the name", "ann", "5 requests"]
     missing, seen = [], 0

@@ -245,7 +245,7 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
         check_access(cfg, space, s)
         if s is not None and s.rater:  # a revoked or re-issued code ends the session here too
             with connect(db_path) as db:
-                require_rater(db, s)
+                require_rater(db, s, cfg.app)
         if preparing is not None:  # the models may still be training in the preparation process
             preparing.check()
         if prompt_id not in prompts:

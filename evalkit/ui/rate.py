@@ -31,7 +31,7 @@ from ..rating.queue import (
 )
 from ..task.criteria import CRITERIA
 from ..task.prompts import Prompt
-from . import auth
+from . import auth, hubcheck
 from .alerts import friendly, gradio_hints, inert
 from .db import connect
 from .form import (
@@ -104,6 +104,15 @@ _FORGET_INVITE_SIGNED_IN = ("() => { const who = document.querySelector('#rate-w
 # Browser-only: Submit is enabled only when every criterion of both outputs and the preference have an answer.
 # (The server checks again on submit: this only spares the rater a refused submission.)
 _READY = "(...answers) => ({__type__: 'update', interactive: answers.every(Boolean)})"
+
+
+def oauth_token(request) -> str:
+    """The OAuth access token behind this request's Hub sign-in ("" when there is none), kept server-side only."""
+    try:
+        value = (request.session.get("oauth_info") or {}).get("access_token") if request is not None else None
+    except Exception:  # noqa: BLE001 - no session middleware (a local app)
+        return ""
+    return value if isinstance(value, str) else ""
 
 
 def oauth_expiry(request) -> float | None:
@@ -204,12 +213,14 @@ class RateHandlers:
                 ui.correct_btn: update(visible=True), ui.next_btn: update(visible=True),
                 ui.skip_box: update(visible=False)}
 
-    def signed_in_screen(self, s: Session, identity, code: str, status: str = "", expires_at: float | None = None) -> dict:
+    def signed_in_screen(self, s: Session, identity, code: str, status: str = "", expires_at: float | None = None,
+                         hub_token: str = "") -> dict:
         """The first screen of a signed-in session; the browser keeps the code sealed (evalkit.rating.seal), never
         as is."""
         ui = self.ui
         s = replace(Session(lang=s.lang, labels=s.labels), rater=identity.name, organiser=identity.organiser,
-                    rater_id=identity.rater_id, credential=identity.credential, expires_at=expires_at)
+                    rater_id=identity.rater_id, credential=identity.credential, expires_at=expires_at,
+                    hub_token=hub_token)
         with connect(self.db_path) as db:
             return self.pair_screen(db, s, status) | {ui.signin_box: update(visible=False),
                                                       ui.browser_code: self.doorman.seal(code),
@@ -256,7 +267,9 @@ class RateHandlers:
         if not self.ready():
             return {self.ui.status: "The pairs are being prepared; reload this page when it says they are ready. · "
                                     "评分数据准备中，完成后请刷新页面。"}
-        return self.signed_in_screen(s, self.doorman.space_identity(profile), "", expires_at=oauth_expiry(request))
+        identity, token = self.doorman.space_identity(profile), oauth_token(request)
+        hubcheck.signed_in(self.app, token)  # the profile just read is the first answer (evalkit.ui.hubcheck)
+        return self.signed_in_screen(s, identity, "", expires_at=oauth_expiry(request), hub_token=token)
 
     def sign_out(self, s: Session) -> dict:
         ui = self.ui
@@ -282,7 +295,7 @@ class RateHandlers:
             shown = {}  # the reveal on screen, or the screen without a pair, again in the new language
             if s.rater:
                 try:
-                    require_rater(db, s)
+                    require_rater(db, s, self.app)
                     who = self.who_line(db, s)[0]
                     if s.pair_id is not None and s.rating_id is not None:
                         shown[ui.reveal_md] = self.reveal_markdown(db, s)
@@ -302,7 +315,7 @@ class RateHandlers:
     @friendly
     def next_screen(self, s: Session) -> dict:
         with connect(self.db_path) as db:
-            require_rater(db, s)
+            require_rater(db, s, self.app)
             if s.pair_id is not None and s.rating_id is None:
                 raise RatingError("this pair is not rated yet", "submit it, or skip it with a reason")
             return self.pair_screen(db, s)
@@ -310,7 +323,7 @@ class RateHandlers:
     @friendly
     def submit(self, s: Session, *values) -> dict:
         with connect(self.db_path) as db:
-            rater = require_rater(db, s)
+            rater = require_rater(db, s, self.app)
             if s.pair_id is None:
                 raise RatingError("there is no pair on screen", "press Next pair, or reload the page")
             if s.locked:
@@ -354,7 +367,7 @@ class RateHandlers:
     def start_correction(self, s: Session) -> dict:
         ui = self.ui
         with connect(self.db_path) as db:
-            rater = require_rater(db, s)
+            rater = require_rater(db, s, self.app)
             if s.rating_id is None:
                 raise RatingError("there is no stored rating to correct on screen", "submit the pair first")
             row = current_rating(db, rater, s.pair_id)
@@ -374,7 +387,7 @@ class RateHandlers:
     @friendly
     def skip(self, s: Session, reason: str) -> dict:
         with connect(self.db_path) as db:
-            rater = require_rater(db, s)
+            rater = require_rater(db, s, self.app)
             if s.pair_id is None or s.rating_id is not None:
                 raise RatingError("there is no unrated pair on screen to skip", "press Next pair")
             self.limiter.check(f"rater:{rater}")

@@ -124,7 +124,7 @@ def may_see_aggregates(db, cfg: Config, session: Session | None) -> tuple[bool, 
     (rating.queue.results_open); nobody else. With the reason when not."""
     if session is None or session.rater is None:
         return False, "sign in on the Rate tab"
-    require_rater(db, session)  # a revoked or re-issued code, or an expired Hub sign-in, ends the session
+    require_rater(db, session, cfg.app)  # a revoked or re-issued code, or an expired Hub sign-in, ends the session
     if session.organiser:
         return True, ""
     return results_open(db, session.rater, cfg.app.ratings_per_pair, cfg.app.results_skip_allowance,

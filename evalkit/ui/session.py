@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 
 @dataclass(frozen=True)
@@ -21,6 +21,7 @@ class Session:
     lang: str = "zh"  # the rater's language for every label and message ("zh" or "en")
     labels: str = ""  # what the form's labels on screen were made for (form.labels_key): resent only on change
     expires_at: float | None = None  # a Hugging Face sign-in's end (its OAuth token's expiry): no event after it
+    hub_token: str = field(default="", repr=False)  # that sign-in's OAuth token: the Hub is asked again (hubcheck)
     finished: bool = False  # the screen without a pair is shown (no pair left for now): the language switch redraws it
 
     def with_pair(self, pair_id: str | None) -> "Session":
@@ -42,9 +43,10 @@ class Session:
         return self.rating_id is not None and not self.correcting
 
 
-def require_rater(db, s: "Session | None") -> str:
+def require_rater(db, s: "Session | None", app) -> str:
     """The signed-in rater of this session, with their code still theirs (evalkit.rating.roster.check_current: a revoke or
-    re-issue ends the session at its next event); RatingError when not signed in."""
+    re-issue ends the session at its next event), or on a Space their Hub sign-in still valid and, where an
+    organisation lets them in, still theirs (`app` is the AppConfig; evalkit.ui.hubcheck); RatingError when not."""
     from ..rating.roster import check_current
     from ..rating.queue import RatingError
 
@@ -55,5 +57,9 @@ def require_rater(db, s: "Session | None") -> str:
         # rater removed from an allowed organisation, or signed out elsewhere, is checked again at the next load)
         raise RatingError("your Hugging Face sign-in has expired, so this session has ended; nothing was stored",
                           "reload the page and sign in with Hugging Face again")
+    if s.hub_token:
+        from .hubcheck import recheck
+
+        recheck(app, s.rater, s.hub_token)
     check_current(db, s.rater_id, s.credential)
     return s.rater
