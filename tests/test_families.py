@@ -168,6 +168,28 @@ def test_different_tokenizers_without_the_switch_run_ordinary_only(families, tmp
         run_assisted(pair, PROMPTS[0], 1)
 
 
+def test_a_transformers_that_rolls_the_draft_s_cache_back_wrongly_is_refused_before_any_run(families, tmp_path,
+                                                                                            monkeypatch):
+    """Transformers 5.25 broke assisted generation with two tokenizers (every run fell back, measured: CI installed
+    it on 2026-12-03). evalkit requires transformers<5.25, and `evalkit check` refuses that route on 5.25 or later
+    (a Transformers installed against the requirement); one tokenizer padded apart is not affected."""
+    import transformers
+
+    config = family_config(tmp_path / "u.toml", families, draft="other_family_draft",
+                           assistant={"allow_different_tokenizer": True})
+    padded = family_config(tmp_path / "p.toml", families, target="padded_target", draft="chat_draft")
+    assert check(config)[1]["verdict"] == "different_tokenizer" and check(padded)[1]["verdict"] == "different_tokenizer"
+    for version in ("5.25.0", "5.26.0.dev0", "6.0.0"):
+        monkeypatch.setattr(transformers, "__version__", version)
+        code, rec = check(config)
+        assert code == 2 and rec["verdict"] == "not_approved" and rec["versions"]["transformers"] == version
+        assert any(f"Transformers {version} rolls the draft's cache back" in r and "transformers<5.25" in r
+                   for r in rec["reasons"]), rec["reasons"]
+        assert check(padded)[1]["verdict"] == "different_tokenizer"  # one tokenizer: counted alike, runs
+    monkeypatch.setattr(transformers, "__version__", "5.24.9")
+    assert check(config)[1]["verdict"] == "different_tokenizer"
+
+
 def test_universal_assisted_generation_records_and_greedy_identity(families, tmp_path):
     config = family_config(tmp_path / "u.toml", families, draft="other_family_draft",
                            assistant={"allow_different_tokenizer": True})

@@ -104,6 +104,31 @@ def assisted_allowed(cfg, rec: CompatibilityRecord) -> bool:
     return cfg.assisted_enabled and rec.approved
 
 
+# The first Transformers release whose candidate generators for two tokenizers roll the draft's cache back wrongly.
+ROLLBACK_BROKEN_FROM = "5.25.0"
+
+
+def different_tokenizer_rollback_problem(transformers_version: str) -> str | None:
+    """Why the Universal route cannot run under this Transformers, or None.
+
+    Transformers 5.25 rolls the draft's cache back by a length it keeps in the target's tokens (`_last_ids_length`,
+    set from the target's ids) against the draft's own input, counted in the draft's tokens: where the draft's
+    tokenizer cuts the text finer, nothing is cropped, the cache outgrows the draft's input and generate() fails from
+    the second round ("cannot reshape tensor of 0 elements"). Measured 2026-12-03 on the stand-in pair of two
+    families (tests/test_families.py): every assisted run fell back, greedy and sampled, where 5.24 ran them all; one
+    tokenizer padded apart still ran (both count the text alike).
+    evalkit requires transformers<5.25 for this; a Transformers from outside that range is refused here, never run."""
+    from packaging.version import Version
+
+    if Version(transformers_version).release < Version(ROLLBACK_BROKEN_FROM).release:
+        return None
+    return (f"Transformers {transformers_version} rolls the draft's cache back by the target's token count when the "
+            "two tokenizers differ, so the draft's cache outgrows its input and generate() fails from the second "
+            "round: every assisted run would fall back (measured with 5.25.0); install evalkit's requirement, "
+            f"transformers<{ROLLBACK_BROKEN_FROM} (pip install 'transformers<{ROLLBACK_BROKEN_FROM}'), or use a "
+            "draft with the target's tokenizer")
+
+
 def universal_sampling_problem(target_tok, draft_tok, target_vocab_size: int) -> str | None:
     """Does Transformers' token translator for sampling with two tokenizers work for this pair? It is run on a
     two-token input, as `UniversalSpeculativeDecodingGenerator` runs it, without touching the models. Returns the
@@ -325,6 +350,11 @@ def compatibility_record(
             f"tokenizers differ ({', '.join(diff)}); set assistant.allow_different_tokenizer = true to try "
             "Universal Assisted Generation, or pick a draft from the target's family"
         )
+    # one tokenizer padded apart (as Qwen2.5-7B) counts alike in both: only tokenizers that really differ meet it
+    rollback = None if same_tok else different_tokenizer_rollback_problem(rec.versions["transformers"])
+    if rec.verdict == Route.DIFFERENT_TOKENIZER and rollback:
+        rec.verdict = Route.NOT_APPROVED
+        rec.reasons.append(rollback)
     if rec.verdict == Route.DIFFERENT_TOKENIZER and decoding == "sample":
         problem = universal_sampling_problem(target_tok, draft_tok, target_vocab_size)
         if problem:
