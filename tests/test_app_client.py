@@ -468,9 +468,10 @@ def test_a_rater_removed_from_the_allowed_organisation_stops_rating_within_the_r
                                    allowed_raters=["dan"]))
     fns = {f.api_name: f for f in build_app(cfg, pool_db, space=True).fns.values() if f.api_name}
 
-    def sign_in(name):
+    def sign_in(name, orgs=None):  # orgs: the profile in the sign-in's cookie (the Hub's now, by default)
+        orgs = hub[f"tok-{name}"] if orgs is None else orgs
         profile = gr.OAuthProfile({"name": name, "preferred_username": name, "profile": "", "picture": "",
-                                   "orgs": [{"preferred_username": o} for o in hub[f"tok-{name}"]]})
+                                   "orgs": [{"preferred_username": o} for o in orgs]})
         request = SimpleNamespace(session={"oauth_info": {"access_token": f"tok-{name}", "expires_at": 10**10}})
         (session,) = [v for k, v in fns["sign_in"].fn(Session(), profile, request).items() if isinstance(k, gr.State)]
         assert session.hub_token == f"tok-{name}" and f"tok-{name}" not in repr(session)  # never in a log line
@@ -495,7 +496,11 @@ def test_a_rater_removed_from_the_allowed_organisation_stops_rating_within_the_r
     with pytest.raises(gr.Error, match="Hugging Face sign-in is no longer valid"):
         cal = skip(cal)
     with pytest.raises(gr.Error, match="no longer in an organisation allowed to rate"):
-        fns["next_pair"].fn(bea)  # every event, until she signs in again
+        fns["next_pair"].fn(bea)  # every event
+    # a reload signs in from the cookie's profile, taken at the Hub's sign-in and still listing acme: the Hub's
+    # answer since stands
+    with pytest.raises(gr.Error, match="no longer in an organisation allowed to rate"):
+        sign_in("bea", orgs=["acme"])
     assert skips() == 2 and calls == ["tok-bea", "tok-cal"]  # nothing stored; the Hub asked once each
     dan = skip(dan)  # allowed by name: her organisations cannot change that
     assert calls == ["tok-bea", "tok-cal"] and skips() == 3

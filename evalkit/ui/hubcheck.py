@@ -83,10 +83,13 @@ def _key(app: AppConfig, token: str) -> tuple:
     return (hashlib.sha256(token.encode()).hexdigest(), tuple(sorted(app.allowed_orgs)), tuple(sorted(app.allowed_raters)))
 
 
-def signed_in(app: AppConfig, token: str) -> None:
-    """The sign-in just read the profile and let her in: that is the first answer."""
-    if token:
+def signed_in(app: AppConfig, rater: str, token: str) -> None:
+    """The sign-in just read the profile and let her in: that is the first answer for a new token. Not for a token
+    already answered: the profile lives in the sign-in's cookie as it was at the Hub's sign-in, so a reload shows the
+    same organisations after her removal; the answer the Hub gave since stands (RatingError)."""
+    if token and _memory.get(_key(app, token)) is None:
         _memory.put(_key(app, token), now(), "ok")
+    recheck(app, rater, token)
 
 
 def recheck(app: AppConfig, rater: str, token: str) -> None:

@@ -268,7 +268,7 @@ class RateHandlers:
             return {self.ui.status: "The pairs are being prepared; reload this page when it says they are ready. · "
                                     "评分数据准备中，完成后请刷新页面。"}
         identity, token = self.doorman.space_identity(profile), oauth_token(request)
-        hubcheck.signed_in(self.app, token)  # the profile just read is the first answer (evalkit.ui.hubcheck)
+        hubcheck.signed_in(self.app, identity.name, token)  # the profile read is the first answer (ui.hubcheck)
         return self.signed_in_screen(s, identity, "", expires_at=oauth_expiry(request), hub_token=token)
 
     def sign_out(self, s: Session) -> dict:
