@@ -468,16 +468,25 @@ def test_a_rater_removed_from_the_allowed_organisation_stops_rating_within_the_r
                                    allowed_raters=["dan"]))
     fns = {f.api_name: f for f in build_app(cfg, pool_db, space=True).fns.values() if f.api_name}
 
+    def browser(name):  # the request of an event from her browser: its sign-in cookie holds her token
+        return SimpleNamespace(session={"oauth_info": {"access_token": f"tok-{name}", "expires_at": 10**10}})
+
     def sign_in(name, orgs=None):  # orgs: the profile in the sign-in's cookie (the Hub's now, by default)
         orgs = hub[f"tok-{name}"] if orgs is None else orgs
         profile = gr.OAuthProfile({"name": name, "preferred_username": name, "profile": "", "picture": "",
                                    "orgs": [{"preferred_username": o} for o in orgs]})
-        request = SimpleNamespace(session={"oauth_info": {"access_token": f"tok-{name}", "expires_at": 10**10}})
-        (session,) = [v for k, v in fns["sign_in"].fn(Session(), profile, request).items() if isinstance(k, gr.State)]
+        (session,) = [v for k, v in fns["sign_in"].fn(Session(), profile, browser(name)).items()
+                      if isinstance(k, gr.State)]
         assert session.hub_token == f"tok-{name}" and f"tok-{name}" not in repr(session)  # never in a log line
         return session
 
+    # each event comes from the rater's own browser (Gradio hands hubcheck the event's request; the cookie check
+    # itself is tests/test_security.py::test_signing_out_of_the_hub_in_one_tab_ends_the_others)
+    event = [None]
+    monkeypatch.setattr(hubcheck, "event_request", lambda: event[0])
+
     def skip(session):
+        event[0] = browser(session.rater)
         out = fns["skip"].fn(session, "cannot judge it")
         return next(v for k, v in out.items() if isinstance(k, gr.State))
 
@@ -495,6 +504,7 @@ def test_a_rater_removed_from_the_allowed_organisation_stops_rating_within_the_r
         bea = skip(bea)
     with pytest.raises(gr.Error, match="Hugging Face sign-in is no longer valid"):
         cal = skip(cal)
+    event[0] = browser("bea")
     with pytest.raises(gr.Error, match="no longer in an organisation allowed to rate"):
         fns["next_pair"].fn(bea)  # every event
     # a reload signs in from the cookie's profile, taken at the Hub's sign-in and still listing acme: the Hub's

@@ -700,6 +700,68 @@ def test_revoking_or_reissuing_a_code_ends_the_open_sessions(tiny_models, tmp_pa
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM generations WHERE live = 1")[0]["n"] == 0
 
 
+def test_signing_out_of_the_hub_in_one_tab_ends_the_others(tiny_models, tmp_path, pool_db, monkeypatch):
+    """Audit, 2026-12-03: on a Space, a rater who signed out of Hugging Face in one tab (Gradio's /logout) went on
+    rating as herself in her other open tabs until the OAuth token expired, and so did a tab whose browser was
+    signed in as another account since: each tab kept its sign-in in its server-side state. The sign-in lives in one
+    cookie for the whole browser, and every event of a Hub session now compares the token in its cookie to the
+    session's own. A real server with Gradio's OAuth routes and session cookie (the routes' local stand-ins: the Hub
+    cannot be reached; the profile they hand out is substituted)."""
+    from http.cookies import SimpleCookie
+
+    import gradio.oauth
+
+    def account(name):
+        return {"access_token": f"tok-{name}", "token_type": "bearer", "scope": "openid profile",
+                "userinfo": {"sub": name, "name": name.title(), "preferred_username": name, "profile": "",
+                             "picture": ""}}
+
+    hub = account("bea")  # what the next sign-in at the Hub hands out
+    monkeypatch.setattr(gradio.oauth, "_get_mocked_oauth_info", lambda: hub, raising=True)
+    cfg = config(tiny_models, tmp_path, allowed_raters=["bea", "cal"])
+
+    def visit(web, path, cookie):
+        """The browser follows one of Gradio's OAuth routes to its end; the session cookie it holds then ("" when
+        deleted). The cookie is Secure, so it is carried by hand over the test's plain http."""
+        while path:
+            r = web.get(path, headers={"cookie": f"session={cookie}"} if cookie else {})
+            for line in r.headers.get_list("set-cookie"):
+                jar = SimpleCookie(line)
+                if "session" in jar:
+                    cookie = "" if "1970" in jar["session"]["expires"] else jar["session"].value
+            path = r.headers.get("location") if r.is_redirect else None
+        return cookie
+
+    def ask(tab, api, data, cookie):
+        return Raw.error(tab.call(api, data, headers={"cookie": f"session={cookie}"} if cookie else {}))
+
+    def stored():
+        return rows(pool_db, "SELECT COUNT(*) AS n FROM ratings")[0]["n"]
+
+    with served(cfg, pool_db, space=True) as url, httpx.Client(base_url=url, timeout=60) as web:
+        cookie = visit(web, "login/huggingface", "")
+        assert cookie
+        first, second = Raw(url), Raw(url)  # two tabs of her browser, each signed in on its page load
+        for tab in (first, second):
+            assert ask(tab, "sign_in", [None], cookie) == ""
+        assert ask(first, "skip", [None, "cannot judge it"], cookie) == "" and stored() == 1
+        cookie = visit(web, "logout", cookie)  # she signs out in the first tab
+        assert cookie == ""
+        for api, data in (("skip", [None, "cannot judge it"]), ("submit", [None, *answers()]), ("next_pair", [None]),
+                          ("results", [None])):
+            assert "signed out of Hugging Face in this browser" in ask(second, api, data, cookie)
+        assert stored() == 1
+        hub.clear()
+        hub.update(account("cal"))  # someone else signs in to the Hub in the same browser
+        cookie = visit(web, "login/huggingface", "")
+        assert "signed in as another account" in ask(second, "skip", [None, "cannot judge it"], cookie)
+        assert stored() == 1
+        third = Raw(url)  # cal's own tab rates as cal
+        assert ask(third, "sign_in", [None], cookie) == ""
+        assert ask(third, "skip", [None, "cannot judge it"], cookie) == ""
+    assert rows(pool_db, "SELECT rater FROM ratings ORDER BY id") == [{"rater": "bea"}, {"rater": "cal"}]
+
+
 def test_every_look_alike_of_a_taken_name_is_refused(tiny_models, tmp_path, pool_db, monkeypatch):
     """Issue #22: with "bob" taken, twelve look-alikes (Armenian, Lisu, small capitals, Hangul fillers, Arabic-Indic,
     Myanmar, Malayalam digits; Greek lunate sigma, Cyrillic shha and palochka in the names they imitate) and names

@@ -9,11 +9,18 @@ organisation; either way the event stores nothing. Between checks the last answe
 reached the last answer stands too (logged; asked again after `RETRY_SECONDS`): a Hub outage must not stop a study,
 and the token's expiry still bounds the session.
 
+The sign-in also lives in the browser: Gradio keeps it in one session cookie that every tab of the browser sends. A
+rater who signs out (Gradio's /logout), or signs in as another account, in one tab expects her other open tabs to stop
+rating as her, but each kept its sign-in in its server-side state until the token expired. So every event of a Hub
+session also compares the token in the cookie it came with to the one the session began with (`same_sign_in`): none,
+or another, ends the session with nothing stored.
+
 The Hub client is `userinfo` (substituted in tests); the clock is `now`."""
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import logging
 import threading
 import time
@@ -44,6 +51,33 @@ def userinfo(token: str) -> dict:
         raise TokenRejected("the Hub rejected the token")
     r.raise_for_status()
     return r.json()
+
+
+def oauth_token(request) -> str:
+    """The OAuth access token behind this request's Hub sign-in ("" when there is none), kept server-side only."""
+    try:
+        value = (request.session.get("oauth_info") or {}).get("access_token") if request is not None else None
+    except Exception:  # noqa: BLE001 - no session middleware (a local app)
+        return ""
+    return value if isinstance(value, str) else ""
+
+
+def event_request():
+    """The request of the Gradio event being served: Gradio sets it for every event, whatever the handler's
+    parameters, so each check of a session sees the cookie its event came with (None outside an event)."""
+    from gradio.context import LocalContext
+
+    return LocalContext.request.get(None)
+
+
+def same_sign_in(token: str) -> None:
+    """Refuse (RatingError) unless the event comes from a browser still signed in with `token`, the one its session
+    began with. Outside an event there is no cookie to compare, and that is refused too."""
+    now_token = oauth_token(event_request())
+    if not now_token or not hmac.compare_digest(now_token.encode(), token.encode()):
+        raise RatingError("you signed out of Hugging Face in this browser, or signed in as another account, so this "
+                          "session has ended; nothing was stored",
+                          "reload the page and sign in with Hugging Face again")
 
 
 def orgs_of(info: dict) -> list[str]:

@@ -106,15 +106,6 @@ _FORGET_INVITE_SIGNED_IN = ("() => { const who = document.querySelector('#rate-w
 _READY = "(...answers) => ({__type__: 'update', interactive: answers.every(Boolean)})"
 
 
-def oauth_token(request) -> str:
-    """The OAuth access token behind this request's Hub sign-in ("" when there is none), kept server-side only."""
-    try:
-        value = (request.session.get("oauth_info") or {}).get("access_token") if request is not None else None
-    except Exception:  # noqa: BLE001 - no session middleware (a local app)
-        return ""
-    return value if isinstance(value, str) else ""
-
-
 def oauth_expiry(request) -> float | None:
     """When the Hugging Face sign-in behind this request ends (Gradio keeps the OAuth token's expires_at in the
     signed session cookie); None when it cannot be read."""
@@ -267,7 +258,7 @@ class RateHandlers:
         if not self.ready():
             return {self.ui.status: "The pairs are being prepared; reload this page when it says they are ready. · "
                                     "评分数据准备中，完成后请刷新页面。"}
-        identity, token = self.doorman.space_identity(profile), oauth_token(request)
+        identity, token = self.doorman.space_identity(profile), hubcheck.oauth_token(request)
         hubcheck.signed_in(self.app, identity.name, token)  # the profile read is the first answer (ui.hubcheck)
         return self.signed_in_screen(s, identity, "", expires_at=oauth_expiry(request), hub_token=token)
 

@@ -45,21 +45,22 @@ class Session:
 
 def require_rater(db, s: "Session | None", app) -> str:
     """The signed-in rater of this session, with their code still theirs (evalkit.rating.roster.check_current: a revoke or
-    re-issue ends the session at its next event), or on a Space their Hub sign-in still valid and, where an
-    organisation lets them in, still theirs (`app` is the AppConfig; evalkit.ui.hubcheck); RatingError when not."""
+    re-issue ends the session at its next event), or on a Space their Hub sign-in still valid, still the one this
+    browser holds and, where an organisation lets them in, still theirs (`app` is the AppConfig; evalkit.ui.hubcheck); RatingError when not."""
     from ..rating.roster import check_current
     from ..rating.queue import RatingError
 
     if s is None or not s.rater:
         raise RatingError("you are not signed in", "sign in at the top of the Rate tab")
     if s.expires_at is not None and time.time() > s.expires_at:
-        # the Hub sign-in is read once, at page load: bounded by its token's life, an open tab cannot outlive it (a
-        # rater removed from an allowed organisation, or signed out elsewhere, is checked again at the next load)
+        # bounded by its token's life, an open tab cannot outlive the Hub sign-in (a sign-out in another tab ends it
+        # at once, and a removal from an allowed organisation within hubcheck.RECHECK_SECONDS: below)
         raise RatingError("your Hugging Face sign-in has expired, so this session has ended; nothing was stored",
                           "reload the page and sign in with Hugging Face again")
     if s.hub_token:
-        from .hubcheck import recheck
+        from .hubcheck import recheck, same_sign_in
 
+        same_sign_in(s.hub_token)  # signed out, or in as someone else, in another tab of this browser
         recheck(app, s.rater, s.hub_token)
     check_current(db, s.rater_id, s.credential)
     return s.rater
