@@ -24,6 +24,37 @@ def test_space_requirements_match_pyproject():
     assert {strip(r) for r in deps} == {strip(r) for r in space}
 
 
+def test_the_tested_versions_lie_within_the_project_s_ranges():
+    """constraints.txt, what scripts/setup.sh installs (scripts/lock.sh writes it from a passing run), pins one version
+    of every direct dependency, base and test extras, each within pyproject's range; torch is left to TORCH_SPEC; and
+    the Space's metadata in the README names the Gradio it pins. (A release since the last tested run once broke a
+    fresh install: transformers 5.25, 2026-12-03.)"""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+    from packaging.version import Version
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    pins = {}
+    for n, line in enumerate((ROOT / "constraints.txt").read_text().splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        name, sep, version = line.strip().partition("==")
+        assert sep and re.fullmatch(r"[A-Za-z0-9_.+!-]+", version), f"constraints.txt line {n}: {line!r} is not NAME==VERSION"
+        assert canonicalize_name(name) not in pins, f"constraints.txt pins {name} twice"
+        pins[canonicalize_name(name)] = Version(version)
+    assert "torch" not in pins  # TORCH_SPEC chooses the build
+    wanted = [Requirement(r) for r in project["dependencies"] + project["optional-dependencies"]["test"]]
+    for r in wanted:
+        if canonicalize_name(r.name) == "torch":
+            continue
+        pin = pins.get(canonicalize_name(r.name))
+        assert pin is not None, f"{r.name} is not pinned in constraints.txt: run scripts/lock.sh"
+        assert r.specifier.contains(pin, prereleases=True), f"constraints.txt pins {r.name} {pin}, outside pyproject's {r.specifier}"
+    assert len(pins) > len(wanted)  # their own dependencies too
+    sdk = re.search(r"^sdk_version: (\S+)$", (ROOT / "README.md").read_text(), re.M).group(1)
+    assert pins["gradio"] == Version(sdk)
+
+
 def test_readme_opens_with_the_two_commands_and_ci_runs_the_second():
     text = (ROOT / "README.md").read_text()
     body = text.split("\n---\n", 1)[1] if text.startswith("---\n") else text
