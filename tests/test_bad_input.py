@@ -534,3 +534,37 @@ def test_a_missing_model_folder_leaves_no_new_database(args, tmp_path, data_dir)
     assert r.exit_code == 1, r.output
     assert f"Error: model folder {missing} does not exist (models.target)" in r.output and "fix:" in r.output
     assert not data_dir.exists() or not any(data_dir.iterdir()), sorted(p.name for p in data_dir.iterdir())
+
+
+def test_a_run_that_cannot_be_stored_leaves_the_database_as_it_was(make_config, tmp_path, monkeypatch):
+    """Audit, 2026-12-04: `evalkit run` stored its experiment and its records in two transactions, so a failure
+    storing the records (the lock held past the busy timeout by another writer, a full disk) left an experiment with
+    no records, and the command ended in sqlite3's traceback. Both land in one transaction now, and the error names
+    the database and what to do."""
+    import evalkit.store
+
+    cfg = make_config(draft="target_copy")
+    db_file = tmp_path / "runs.db"
+    r = CliRunner().invoke(cli, ["run", "--config", str(cfg), "--db", str(db_file), "--path", "ordinary"])
+    assert r.exit_code == 0, r.output
+
+    def before():
+        db = open_db(db_file)
+        try:
+            return (list(db.query("SELECT id, kind FROM experiments")),
+                    db.execute("SELECT COUNT(*) FROM generations").fetchone()[0])
+        finally:
+            db.conn.close()
+
+    stored = before()
+    assert stored[1] == 1
+
+    def locked(*_args, **_kwargs):
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(evalkit.store, "insert_generations", locked)
+    r = CliRunner().invoke(cli, ["run", "--config", str(cfg), "--db", str(db_file), "--path", "ordinary"])
+    assert r.exit_code == 1 and isinstance(r.exception, SystemExit), r.output
+    assert f"could not store the run in {db_file}" in r.output and "nothing was stored" in r.output
+    assert "retry once the other process" in r.output and "Traceback" not in r.output
+    assert before() == stored

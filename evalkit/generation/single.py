@@ -20,7 +20,7 @@ def run_one(cfg: Config, db_path: Path | str, prompt_id: str, path: str, *, seed
     from .batch import refuse_assisted_batch
     from .models import load_pair
     from .paths import check_runnable, run_batch, run_path
-    from ..store import insert_experiment, insert_generations, open_db
+    from ..store import insert_experiment, insert_generations, insert_together, open_db
     from ..task.prompts import load_prompts
 
     spec = registry.get(path)
@@ -40,7 +40,17 @@ def run_one(cfg: Config, db_path: Path | str, prompt_id: str, path: str, *, seed
     seed = cfg.decoding.seed if seed is None else seed
     records = (run_batch(pair, [prompt] * cfg.decoding.batch_size, seed) if cfg.decoding.batch_size > 1
                else run_path(pair, prompt, spec.name, seed))
+    import sqlite3
+
+    def store(db) -> None:
+        insert_generations(db, records, insert_experiment(db, "run", cfg.to_dict(), pair.compat))
+
     db = open_db(db_path)
-    exp_id = insert_experiment(db, "run", cfg.to_dict(), pair.compat)
-    insert_generations(db, records, exp_id)
+    try:  # the experiment and its records land together or not at all
+        insert_together(db, store)
+    except sqlite3.OperationalError as e:  # the lock held past the busy timeout, or a full disk: nothing was stored
+        raise EvalkitError(f"could not store the run in {db_path} ({e}); nothing was stored",
+                           "retry once the other process writing to it is done (or free disk space)") from e
+    finally:
+        db.conn.close()
     return records
