@@ -301,3 +301,70 @@ def test_the_aggregate_shows_the_prediction_and_the_acceptance_check_beside_the_
                "WHERE path = 'assisted')")
     db.conn.commit()
     assert "acceptance counts (candidate generator, target passes) disagree" in speed_line(aggregate(db).speed)
+
+
+def _batch_bench(db, config: dict, compat: dict) -> int:
+    """A benchmark of `config` in which assisted is twice as slow and ordinary also ran at batch size 2."""
+    from evalkit.records import BatchRun, ProcessRecord, TimingRun
+    from evalkit.store import insert_bench_processes
+
+    def gen(prompt, path, secs, bs=1):
+        return GenerationRecord(prompt_id=prompt, path=path, text=path, new_tokens=100, stop_reason="eos",
+                                generate_seconds=secs, token_hash=f"h{prompt}", batch_size=bs, device="cpu")
+
+    exp = insert_experiment(db, "bench", config, compat)
+    prompts = sorted({r[0] for r in db.execute("SELECT DISTINCT prompt_id FROM timing_runs")})
+    procs = []
+    for rnd in (1, 2):
+        for path, sec in (("ordinary", 2.0), ("assisted", 4.0)):
+            runs_ = [(TimingRun(path=path, prompt_id=p, round=rnd, rep=rep, seed=rep, new_tokens=100, stop_reason="eos",
+                                seconds=sec * (1 + 0.01 * rep + 0.02 * rnd), device="cpu"),
+                      [gen(p, path, sec * (1 + 0.01 * rep + 0.02 * rnd))]) for p in prompts for rep in range(3)]
+            batch, call = [], 0
+            for rep in range(3 if path == "ordinary" else 0):
+                for k, p in enumerate(prompts):
+                    s = 2.2 * (1 + 0.01 * rep + 0.01 * k)
+                    for slot in range(2):
+                        q = prompts[(k + slot) % len(prompts)]
+                        batch.append((BatchRun(path="ordinary", prompt_id=q, round=rnd, rep=rep, seed=rep, new_tokens=100,
+                                               stop_reason="eos", seconds=s, batch_size=2, batch_call=call, slot=slot,
+                                               left_padding=0, device="cpu"), gen(q, "ordinary", s, bs=2)))
+                    call += 1
+            procs.append((ProcessRecord(path=path, round=rnd, order=0), runs_, batch))
+    insert_bench_processes(db, exp, procs)
+    return exp
+
+
+def test_the_batch_figure_rests_on_a_benchmark_of_what_the_study_rates(tmp_path):
+    """Audit, 2026-12-04: the batch comparison took the latest benchmark with batch sizes whatever it measured, so
+    one report said assisted was twice as fast (the protocol's benchmark) and that ordinary beat it twice over at
+    every batch size (a benchmark of another draft length, refused for the speed-up a few lines above). It now
+    comes from a benchmark that measures the study's pair, as the speed-up does, and the one left out is named."""
+    import json
+
+    from evalkit.publish.provenance import build_provenance
+    from evalkit.study.synthetic import SyntheticStudy, build_study, gate_file_text
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=100, margin=0.15))
+    db = open_db(tmp_path / "s.db")
+    build_study(db, SyntheticStudy(pairs=20, raters_per_pair=3, raters=12, seed=1, gate_path=str(gate)))
+    protocol = db.execute("SELECT id FROM experiments WHERE kind = 'bench'").fetchone()[0]
+    pool = db.execute("SELECT config_json, compat_json FROM experiments WHERE kind = 'pool'").fetchone()
+    same, compat = json.loads(pool[0]), json.loads(pool[1] or "{}")
+    other = json.loads(pool[0])
+    other.setdefault("assistant", {})["num_assistant_tokens"] = 99
+    quick = _batch_bench(db, other, compat)
+    agg = aggregate(db)
+    assert agg.speed.experiment_id == protocol and agg.speed.batch_experiment_id is None
+    assert agg.speed.batch_answer is None and len(agg.tables["batch"]) == 0
+    assert any(f"batch sizes of benchmark {quick} left out" in n and "num_assistant_tokens = 99" in n
+               for n in agg.notes)
+    text = format_text(agg)
+    assert f"batch sizes (benchmark {quick})" not in text and f"batch sizes of benchmark {quick} left out" in text
+    assert not any(f.name.startswith("batch sizes") for f in build_provenance(db, agg).figures)
+    # a benchmark of the study's own settings with batch sizes is the one shown, and named
+    measured = _batch_bench(db, same, compat)
+    agg = aggregate(db)
+    assert agg.speed.batch_experiment_id == measured and "ordinary" in agg.speed.batch_answer
+    assert f"batch sizes (benchmark {measured})" in format_text(agg)

@@ -124,7 +124,8 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
     current = ratings
     if excluded and len(ratings):  # before any table: what the verdict rests on, every table shows
         ratings = ratings.without_raters(excluded)
-    batch_table, batch, speed.batch_experiment_id = batches(db)
+    batch_table, batch, speed.batch_experiment_id, batch_notes = batches(db, sid)  # of the pair the study rates
+    notes += batch_notes
     speed.batch_answer = batch.answer if batch is not None else None
     n_pairs = ratings.n_pairs
     n_gold, skips = db.execute(

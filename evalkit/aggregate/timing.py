@@ -1,7 +1,7 @@
 """Timing, memory and the speed-up behind the verdict: from the latest benchmark (the protocol) when there is one,
 else from the pair pool's single runs (said so). The speed-up is evalkit.generation.speed's, the benchmark summary's own
 computation, over all prompts and per prompt. Beside it, the batch table: the ordinary path at each batch size
-against assisted at batch 1, from the latest benchmark that measured batch sizes (`evalkit bench --batch-sizes`)."""
+against assisted at batch 1, from the latest benchmark that measured batch sizes (`evalkit bench --batch-sizes`) of the pair the study rates."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ..generation import registry
 from ..records import GenerationPath
 from ..generation.speed import BatchComparison, batch_requests, compare_batches, measure_speed
 from ..stats import median
-from .data import ALL, deciding_bench
+from .data import ALL, bench_mismatch, deciding_bench
 
 POOL_SOURCE = "pair pool (single runs, not the benchmark protocol)"
 
@@ -225,14 +225,32 @@ BATCH_COLUMNS = ["path", "batch_size", "calls", "requests", "seconds_per_request
                  "vs_assisted_ci_high", "winner", "identical_to_unbatched", "peak_rss_mb", "peak_cuda_allocated_mb"]
 
 
-def batches(db):
-    """The batch table (one row per path and batch size) from the latest benchmark with batched runs, its
-    comparison and that benchmark's id; an empty table and None when no benchmark measured a batch size."""
+def batch_bench(db, study_id: int | None = None) -> tuple[int | None, list[str]]:
+    """The benchmark the batch comparison comes from, and a note for each later one left out: the latest with batch
+    runs that measures what the study's latest pool rates (data.bench_mismatch, as for the speed-up: a benchmark of
+    another draft length or sampling setting answers for another pair); without a study or a pool, the latest."""
+    pool = (next(db.query("SELECT * FROM experiments WHERE kind = 'pool' AND study_id = ? ORDER BY id DESC LIMIT 1",
+                          [study_id]), None) if study_id is not None else None)
+    notes = []
+    for bench in db.query("SELECT * FROM experiments WHERE id IN (SELECT DISTINCT experiment_id FROM batch_runs) "
+                          "ORDER BY id DESC"):
+        why = bench_mismatch(db, bench, pool) if pool is not None else None
+        if why is None:
+            return bench["id"], notes
+        notes.append(f"batch sizes of benchmark {bench['id']} left out: it does not measure what the study rates "
+                     f"({why})")
+    return None, notes
+
+
+def batches(db, study_id: int | None = None):
+    """The batch table (one row per path and batch size) from the benchmark batch_bench chooses, its comparison, that
+    benchmark's id and the notes on those left out; an empty table and None when no benchmark measured a batch size
+    (of the study's pair)."""
     import pandas as pd
 
-    exp_id = db.execute("SELECT MAX(experiment_id) FROM batch_runs").fetchone()[0]
+    exp_id, notes = batch_bench(db, study_id)
     if exp_id is None:
-        return pd.DataFrame(columns=BATCH_COLUMNS), None, None
+        return pd.DataFrame(columns=BATCH_COLUMNS), None, None, notes
     config = json.loads(db.execute("SELECT config_json FROM experiments WHERE id = ?", [exp_id]).fetchone()[0])
     timing_rows = list(db.query(
         """SELECT t.id, t.path, t.prompt_id, t.round, t.rep, t.new_tokens, t.seconds, t.device, g.token_hash,
@@ -247,7 +265,7 @@ def batches(db):
     not_run = {r["batch_size"]: r["error"] for r in db.query(
         "SELECT batch_size, error FROM batch_runs WHERE experiment_id = ? AND status = 'failed'", [exp_id])}
     comparison = compare_batches(batch_requests(timing_rows, batch_rows, compare_outputs=greedy), not_run=not_run)
-    return batch_table(comparison), comparison, exp_id
+    return batch_table(comparison), comparison, exp_id, notes
 
 
 def batch_table(comparison: BatchComparison):

@@ -159,7 +159,7 @@ def batch_note(db) -> str:
     streamed request per path says nothing about a server that batches its requests."""
     from ..aggregate.timing import batches
 
-    _, comparison, exp_id = batches(db)
+    _, comparison, exp_id, _notes = batches(db)  # the app's demo: the latest benchmark, whatever it measured
     if comparison is None:
         return ("Batches: Transformers runs assisted generation one request at a time; `evalkit bench --batch-sizes "
                 "1,2,4,8` measures whether ordinary at your batch size delivers more tokens per second.")
