@@ -203,3 +203,34 @@ def test_raters_commands_invite_list_revoke_reissue(tmp_path):
     assert missing.exit_code == 1 and "does not exist" in missing.output
     for sub in ("add", "list", "revoke", "reissue"):
         assert run(cli, ["raters", sub, "--help"]).exit_code == 0
+
+
+def test_tune_names_fallbacks_and_never_recommends_a_setting_that_fell_back(make_config, data_dir, monkeypatch):
+    """Audit, 2026-12-04: a trial whose assisted call failed in half its runs (each redone by the target alone, and
+    rightly not timed as assisted) was ranked on its surviving runs and printed as "best" without a word. The table
+    now counts each trial's fallbacks, the summary says what they mean, and "best" is chosen among the trials that
+    never fell back."""
+    import evalkit.generation.paths as paths
+
+    real, calls = paths._call, {"n": 0}
+
+    def flaky(pair, prompt, seed, path, extra, *args, **kwargs):  # draft length 2 fails every other request
+        if path == "assisted" and pair.cfg.assistant.num_assistant_tokens == 2:
+            calls["n"] += 1
+            if calls["n"] % 2:
+                raise paths.StageError("generate", RuntimeError("draft cache out of sync"), 0.001)
+        return real(pair, prompt, seed, path, extra, *args, **kwargs)
+
+    monkeypatch.setattr(paths, "_call", flaky)
+    cfg = make_config(draft="target_copy", **{"bench.prompts": ["writing-02"]})
+    r = invoke("tune", "--config", str(cfg), "--tokens", "2,6", "--schedules", "constant", "--thresholds", "0",
+               "--reps", "4")
+    assert r.exit_code == 0, r.output
+    db = open_db(data_dir / "evalkit.db")
+    fell = {t["num_assistant_tokens"]: t["fallbacks"] for t in db.query("SELECT * FROM tune_trials")}
+    assert fell == {20: 0, 2: 2, 6: 0}
+    row = next(ln for ln in r.stdout.splitlines() if ln.split()[:1] == ["2"])
+    assert row.split()[-1] == "2/4" and "1 trial(s) fell back to the target alone" in r.stdout
+    assert "none of them is recommended" in r.stdout
+    best = r.stdout.split("best: ", 1)[1]
+    assert best.startswith("num_assistant_tokens = 6") or best.startswith("num_assistant_tokens = 20")

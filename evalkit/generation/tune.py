@@ -56,8 +56,9 @@ class TrialResult:
 class TuneResult:
     experiment_id: int
     trials: list[TrialResult]
-    best: TrialResult | None  # the fastest trial against the default (None when nothing was measured)
+    best: TrialResult | None  # the fastest trial against the default among those that never fell back (or None)
     default: TrialResult
+    runs_per_trial: int = 0  # timed assisted runs each trial asked for (repetitions x prompts)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -135,8 +136,11 @@ def run_tune(cfg: Config, db, *, tokens, schedules, thresholds, reps: int = 2, p
             speedup_vs_default=speedup_of(default_total, total),  # seconds per token: the default's over this trial's
             acceptance_rate=acceptance_rate(t.runs), fallbacks=t.fallbacks))
     insert_tune_trials(db, [asdict(r) for r in results])
-    ranked = sorted((r for r in results if r.speedup_vs_default is not None), key=lambda r: -r.speedup_vs_default)
-    return TuneResult(experiment_id=exp_id, trials=results, best=ranked[0] if ranked else None, default=results[0])
+    # a setting whose assisted call failed in some run is not recommended, however fast the runs that did not fail
+    ranked = sorted((r for r in results if r.speedup_vs_default is not None and not r.fallbacks),
+                    key=lambda r: -r.speedup_vs_default)
+    return TuneResult(experiment_id=exp_id, trials=results, best=ranked[0] if ranked else None, default=results[0],
+                      runs_per_trial=reps * len(prompts))
 
 
 def tune_at(cfg: Config, db_path, *, decoding: str = "greedy", prompts: list[str] | None = None, **sweep) -> TuneResult:
@@ -158,15 +162,27 @@ def format_tune(result: TuneResult) -> str:
     def f(x, spec=".3f"):
         return "n/a" if x is None else format(x, spec)
 
-    lines = [f"{'draft len':>9} {'schedule':<20}{'threshold':>9} {'ms/token (sum)':>15} {'vs default':>10} {'kept':>7}"]
+    lines = [f"{'draft len':>9} {'schedule':<20}{'threshold':>9} {'ms/token (sum)':>15} {'vs default':>10} {'kept':>7}"
+             f" {'fell back':>9}"]
     for r in result.trials:
         lines.append(
             f"{r.num_assistant_tokens:>9} {r.num_assistant_tokens_schedule:<20}{r.assistant_confidence_threshold:>9.2f} "
             f"{f(r.median_seconds_per_token_sum * 1000 if r.median_seconds_per_token_sum else None, '.2f'):>15} "
-            f"{f(r.speedup_vs_default, '.2f'):>9}x {f(r.acceptance_rate, '.2f'):>7}"
+            f"{f(r.speedup_vs_default, '.2f'):>9}x {f(r.acceptance_rate, '.2f'):>7} "
+            f"{f'{r.fallbacks}/{result.runs_per_trial}' if result.runs_per_trial else r.fallbacks:>9}"
             + ("   <- Transformers default" if r.is_default else "")
         )
+    failed = [r for r in result.trials if r.fallbacks]
+    if failed:  # never counted as assisted: the figures rest on the runs whose assisted call did not fail
+        lines.append(
+            f"{len(failed)} trial(s) fell back to the target alone in some runs (the assisted call failed; "
+            f"{sum(r.fallbacks for r in failed)} run(s) in all): their figures rest on the other runs only, and "
+            "none of them is recommended"
+            + ("; the default itself fell back, so every 'vs default' figure compares with fewer runs of it"
+               if result.default.fallbacks else ""))
     b = result.best
+    if b is None:
+        lines.append("best: none: no trial was measured without falling back")
     if b:
         lines.append(
             f"best: num_assistant_tokens = {b.num_assistant_tokens}, num_assistant_tokens_schedule = "
