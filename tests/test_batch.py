@@ -275,3 +275,27 @@ def test_bench_batch_sizes_end_to_end_stored_summarised_aggregated_and_reported(
     with served(load_config(cfg), data_dir / "evalkit.db") as url:
         live = Tab(url).call("/live", "writing-02", "资料库周五晚间维护，期间只能阅读。")
     assert note in live["timing table"] and "| assisted |" in live["timing table"]
+
+
+def test_a_batch_size_that_failed_in_one_worker_process_is_not_compared():
+    """Audit, 2026-12-04: a batch size that ran out of memory in one worker process (round 2's, or another accelerate
+    rank's, which holds other prompts) but ran in another was compared with assisted's whole set from part of the
+    protocol, and the same answer called it both a winner and "not measured". It is now left out of the comparison
+    and the crossover, and the answer says why; the sizes measured everywhere are compared as before."""
+    reqs = _requests("assisted", 1, 40, 1.0)
+    for b in (1, 2, 4, 8):
+        reqs += _requests("ordinary", b, 20 * b, b ** 0.2, seed=b)
+    whole = compare_batches(reqs)
+    assert whole.crossover is not None and whole.crossover < 8
+    oom = "out of memory generating a batch of 8 on the ordinary path"
+    c = compare_batches(reqs, not_run={8: oom})
+    o8 = next(r for r in c.rows if r.path == "ordinary" and r.batch_size == 8)
+    assert o8.vs_assisted is None and o8.winner is None and o8.vs_assisted_ci95 is None
+    assert c.crossover == whole.crossover  # from the sizes measured everywhere, and said from them
+    assert c.answer.startswith(f"ordinary's total throughput beats assisted's from batch size {c.crossover} on")
+    assert c.answer.endswith(f"; batch size 8 not compared: it failed in some of the benchmark's worker processes ({oom}), "
+                             "so its runs cover only part of the protocol")
+    # a size that failed everywhere has no rows: "not measured", as before
+    c = compare_batches([r for r in reqs if r["batch_size"] != 8 or r["path"] != "ordinary"], not_run={8: oom})
+    assert c.answer.endswith(f"; batch size 8 not measured: {oom}")
+

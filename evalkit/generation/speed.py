@@ -394,8 +394,11 @@ def compare_batches(requests: list[dict], confidence: float = 0.95, not_run: dic
                else f"runs come from different device kinds ({', '.join(kinds)})")
         return BatchComparison(rows=rows, crossover=None, answer=f"no comparison with assisted: {why}" + _not_run(not_run),
                                device_kinds=kinds, not_run=dict(not_run or {}))
+    # a size that failed in one worker process (a round, an accelerate rank) but ran in another has timed part of the
+    # protocol only (some rounds, some prompts): not compared with assisted's whole set, and said so
+    partial = {row.batch_size for row in ordinary if row.batch_size in (not_run or {})}
     for row in ordinary:
-        if row.total_tokens_per_second is None:
+        if row.total_tokens_per_second is None or row.batch_size in partial:
             continue
         row.vs_assisted = row.total_tokens_per_second / assisted.total_tokens_per_second
         o_log = logs.get((GenerationPath.ORDINARY, row.batch_size))
@@ -405,12 +408,15 @@ def compare_batches(requests: list[dict], confidence: float = 0.95, not_run: dic
             lo, hi = _interval(o_log[0] - a_log[0], variance, welch, confidence)
             row.vs_assisted_ci95 = (lo, hi)
             row.winner = ORDINARY_WINS if lo > 1 else ASSISTED_WINS if hi < 1 else NO_CLEAR_DIFFERENCE
-    return BatchComparison(rows=rows, crossover=_crossover(ordinary), answer=_answer(ordinary, assisted) + _not_run(not_run),
+    return BatchComparison(rows=rows, crossover=_crossover([r for r in ordinary if r.vs_assisted is not None]),
+                           answer=_answer(ordinary, assisted) + _not_run(not_run, partial),
                            device_kinds=kinds, not_run=dict(not_run or {}))
 
 
-def _not_run(not_run: dict[int, str] | None) -> str:
-    return "".join(f"; batch size {b} not measured: {why}" for b, why in sorted((not_run or {}).items()))
+def _not_run(not_run: dict[int, str] | None, partial: set[int] = frozenset()) -> str:
+    return "".join(f"; batch size {b} not compared: it failed in some of the benchmark's worker processes ({why}), so "
+                   f"its runs cover only part of the protocol" if b in partial else f"; batch size {b} not measured: {why}"
+                   for b, why in sorted((not_run or {}).items()))
 
 
 def _crossover(ordinary: list[BatchRow]) -> int | None:
