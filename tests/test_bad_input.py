@@ -446,6 +446,8 @@ def test_cli_unknown_prompt_id_is_one_clear_error(args, data_dir, tmp_path):
     (["generate", "--samples", "0"], "--samples 0 must be at least 1"),  # was the config's samples, silently
     (["generate", "--new-study", " "], "--new-study ' ' is not a usable study name"),  # was a study named ' '
     (["bench", "--rounds", "1"], "--rounds 1 must be at least 2"),  # one process per path: no interval
+    (["bench", "--batch-sizes", "1"], "--batch-sizes 1 measures no batch"),  # was accepted, measuring no batch
+    (["bench", "--batch-sizes", ","], "--batch-sizes (empty) measures no batch"),
 ])
 def test_cli_names_the_bad_sweep_or_seed_value_before_a_model_loads(args, message, data_dir, tmp_path):
     missing = str(tmp_path / "no-such-model")  # never reached: the values are checked first

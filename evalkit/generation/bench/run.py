@@ -161,6 +161,10 @@ def bench_at(cfg: Config, db_path: Path | str, *, reps: int | None = None, round
 
     if batch_sizes is not None:
         cfg.bench.batch_sizes = checked_sizes(batch_sizes)
+        if not any(b > 1 for b in cfg.bench.batch_sizes):  # an option that would do nothing is refused, not ignored
+            given = ",".join(map(str, cfg.bench.batch_sizes)) or "(empty)"
+            raise EvalkitError(f"--batch-sizes {given} measures no batch: the unbatched runs are batch size 1 already",
+                               "pass sizes above 1, e.g. `--batch-sizes 1,2,4,8`, or leave the option out")
     if reps is not None:
         if reps < 1:
             raise EvalkitError(f"--reps {reps} must be at least 1", "pass a positive number")
