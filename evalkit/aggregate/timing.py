@@ -1,7 +1,8 @@
 """Timing, memory and the speed-up behind the verdict: from the latest benchmark (the protocol) when there is one,
 else from the pair pool's single runs (said so). The speed-up is evalkit.generation.speed's, the benchmark summary's own
 computation, over all prompts and per prompt. Beside it, the batch table: the ordinary path at each batch size
-against assisted at batch 1, from the latest benchmark that measured batch sizes (`evalkit bench --batch-sizes`) of the pair the study rates."""
+against assisted at batch 1, from the latest benchmark that measured batch sizes (`evalkit bench --batch-sizes`) of
+the pair the study rates."""
 
 from __future__ import annotations
 

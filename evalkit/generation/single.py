@@ -16,6 +16,8 @@ def run_one(cfg: Config, db_path: Path | str, prompt_id: str, path: str, *, seed
     separate fallback). `batch_size` (default decoding.batch_size) above 1 sends the prompt that many times in one
     left-padded generate() call, on the ordinary path only: any other is refused before a model loads, as is an
     unknown or switched-off path. Nothing is stored when the run fails."""
+    import sqlite3
+
     from . import registry
     from .batch import refuse_assisted_batch
     from .models import load_pair
@@ -40,7 +42,6 @@ def run_one(cfg: Config, db_path: Path | str, prompt_id: str, path: str, *, seed
     seed = cfg.decoding.seed if seed is None else seed
     records = (run_batch(pair, [prompt] * cfg.decoding.batch_size, seed) if cfg.decoding.batch_size > 1
                else run_path(pair, prompt, spec.name, seed))
-    import sqlite3
 
     def store(db) -> None:
         insert_generations(db, records, insert_experiment(db, "run", cfg.to_dict(), pair.compat))

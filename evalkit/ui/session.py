@@ -46,7 +46,8 @@ class Session:
 def require_rater(db, s: "Session | None", app) -> str:
     """The signed-in rater of this session, with their code still theirs (evalkit.rating.roster.check_current: a revoke or
     re-issue ends the session at its next event), or on a Space their Hub sign-in still valid, still the one this
-    browser holds and, where an organisation lets them in, still theirs (`app` is the AppConfig; evalkit.ui.hubcheck); RatingError when not."""
+    browser holds and, where an organisation lets them in, still theirs (`app` is the AppConfig; evalkit.ui.hubcheck);
+    RatingError when not."""
     from ..rating.roster import check_current
     from ..rating.queue import RatingError
 
