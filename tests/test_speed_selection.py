@@ -368,3 +368,31 @@ def test_the_batch_figure_rests_on_a_benchmark_of_what_the_study_rates(tmp_path)
     agg = aggregate(db)
     assert agg.speed.batch_experiment_id == measured and "ordinary" in agg.speed.batch_answer
     assert f"batch sizes (benchmark {measured})" in format_text(agg)
+
+
+def test_a_prompt_left_out_of_the_speed_up_has_no_figure_of_its_own_and_a_wide_interval_never_prints_as_zero():
+    """A prompt whose ratio cannot be formed (a stored time of 0) is left out of the figure; its own line said a
+    number all the same, from medians the 0 did not reach, and the summary printed a prompt without one as 'n/ax'.
+    Two rounds far apart give an interval on 1 degree of freedom whose lower end is far below 0.1: it printed as
+    0.00, a speed-up of zero."""
+    import re
+
+    from evalkit.generation.bench import BenchSummary, format_summary
+
+    rows = bench_rows(np.random.default_rng(3), 1.5, 2, drift=1.0)
+    next(r for r in rows if r["prompt_id"] == "p2" and r["path"] == "assisted")["seconds"] = 0.0
+    fig = measure_speed(rows, tolerance=0.1, resamples=200, processes=True)
+    assert any("p2 (1 of its 6 pairs)" in n for n in fig.notes)
+    assert fig.by_prompt["p2"].speedup is None and fig.by_prompt["p0"].speedup is not None
+    assert 0 < fig.ci95[0] < 0.1
+    summary = BenchSummary(
+        experiment_id=1, decoding="sample", dtype="float32", route="same_tokenizer", token_space="shared", paths={},
+        matched_pairs=fig.matched_pairs, comparable_pairs=fig.comparable_pairs, fallback_runs=0, speedup=fig.speedup,
+        speedup_ci95=fig.ci95, notes=fig.notes, device_kinds=fig.device_kinds, speedup_by_prompt=fig.by_prompt,
+        identical_outputs=fig.identical_outputs, acceptance_rate=None, draft_tokens=None, candidate_generators=[],
+        tokens_per_target_pass=None, mean_draft_length=None, counts_agree=None, cost_ratio=None, alpha=None,
+        theoretical_speedup=None)
+    text = format_summary(summary)
+    assert "n/ax" not in text and "p2 n/a (6/6)" in text
+    low, high = re.search(r"speed-up \(median over prompts\): \S+x  95% CI (\S+) - (\S+)", text).groups()
+    assert float(low) == pytest.approx(fig.ci95[0], rel=0.05) and float(high) == pytest.approx(fig.ci95[1], rel=0.01)

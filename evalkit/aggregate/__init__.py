@@ -310,8 +310,11 @@ def speed_line(speed: Speed) -> str:
     if speed.throughput_ratio is None and speed.speedup is None:
         return ""
 
+    from ..stats.speedup import ratio_text
+
     def fig(x, ci):
-        return "not measured" if x is None else f"{x:.2f}x" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else " (no interval)")
+        return ("not measured" if x is None else f"{ratio_text(x)}x"
+                + (f" [{ratio_text(ci[0])}, {ratio_text(ci[1])}]" if ci else " (no interval)"))
 
     text = (f"speed-up over {speed.comparable_pairs} comparable pairs {fig(speed.speedup, speed.speedup_ci95)}; "
             f"tokens per second, assisted over ordinary, over all {speed.throughput_pairs} matched pairs (no selection "

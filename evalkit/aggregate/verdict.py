@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 
 from ..stats import T_FLOOR
+from ..stats.speedup import ratio_text
 from ..study.gate import GENERAL, claim_text, raters_ok
 from ..task.criteria import CRITERIA, title
 from .data import RatingData, deciding_experiment, groupings
@@ -317,11 +318,11 @@ def speed_condition(speed, minimum: float) -> Condition:
     if speed.comparable_pairs < MIN_COMPARABLE_SHARE * speed.matched_pairs:
         return Condition("speed-up", None,
                          f"only {where}: fewer than {MIN_COMPARABLE_SHARE:.0%}, so the speed-up rests on the outputs "
-                         f"the comparison kept, not on the paths (95% CI lower end {lo:.2f}); make the outputs "
+                         f"the comparison kept, not on the paths (95% CI lower end {ratio_text(lo)}); make the outputs "
                          "comparable (the same stopping, bench.length_tolerance) and benchmark again")
     tps = speed.throughput_ci95[0] if speed.throughput_ci95 else None
-    text = (f"95% CI lower end {lo:.2f} vs minimum {minimum:.2f} ({where}); tokens/s ratio over every matched pair "
-            + ("not measured" if tps is None else f"{speed.throughput_ratio:.2f}, lower end {tps:.2f}"))
+    text = (f"95% CI lower end {ratio_text(lo)} vs minimum {minimum:.2f} ({where}); tokens/s ratio over every matched pair "
+            + ("not measured" if tps is None else f"{ratio_text(speed.throughput_ratio)}, lower end {ratio_text(tps)}"))
     if tps is None:
         return Condition("speed-up", None, text)
     if lo >= minimum and tps < minimum:

@@ -220,7 +220,8 @@ def measure_speed(rows: list[dict], tolerance: float, resamples: int, path: str 
             o_secs, a_secs = groups.get(prompt_id, ([], []))
             by_prompt[prompt_id] = PromptSpeed(
                 comparable_pairs=len(o_secs), matched_pairs=sum(1 for o, _ in matched if o["prompt_id"] == prompt_id),
-                speedup=speedup_of(median(o_secs), median(a_secs)) if o_secs else None)
+                # a prompt the figure left out (a time of 0) has no number here either, though its medians may
+                speedup=speedup_of(median(o_secs), median(a_secs)) if o_secs and prompt_id not in left_out else None)
     both = matched if len(kinds) <= 1 else []
     throughput = tokens_per_second_by_prompt(both)
     t_point, t_ci, t_left_out = speedup_with_left_out(throughput, resamples) if throughput else (None, None, {})
@@ -431,7 +432,10 @@ def _crossover(ordinary: list[BatchRow]) -> int | None:
 
 def _ratio(row: BatchRow) -> str:
     ci = row.vs_assisted_ci95
-    return f"{row.vs_assisted:.2f}x" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else " (no interval: one call)")
+    from ..stats.speedup import ratio_text
+
+    return f"{ratio_text(row.vs_assisted)}x" + (f" [{ratio_text(ci[0])}, {ratio_text(ci[1])}]" if ci
+                                               else " (no interval: one call)")
 
 
 def _answer(ordinary: list[BatchRow], assisted: BatchRow) -> str:

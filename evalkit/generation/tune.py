@@ -168,7 +168,8 @@ def format_tune(result: TuneResult) -> str:
         lines.append(
             f"{r.num_assistant_tokens:>9} {r.num_assistant_tokens_schedule:<20}{r.assistant_confidence_threshold:>9.2f} "
             f"{f(r.median_seconds_per_token_sum * 1000 if r.median_seconds_per_token_sum else None, '.2f'):>15} "
-            f"{f(r.speedup_vs_default, '.2f'):>9}x {f(r.acceptance_rate, '.2f'):>7} "
+            f"{f(r.speedup_vs_default, '.2f') + ('x' if r.speedup_vs_default is not None else ' '):>10} "
+            f"{f(r.acceptance_rate, '.2f'):>7} "
             f"{f'{r.fallbacks}/{result.runs_per_trial}' if result.runs_per_trial else r.fallbacks:>9}"
             + ("   <- Transformers default" if r.is_default else "")
         )

@@ -12,6 +12,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 
+from ..stats.speedup import ratio_text
 from ..task.prompts import prompt_hash
 
 WITHHELD = "not printed: no stored run behind it"
@@ -389,12 +390,13 @@ def _figures(agg, sources: dict[str, list[int]], scope: Scope) -> list[Figure]:
     if sp is None:
         figs.append(Figure("speed-up", None, [], "not measured over comparable outputs"))
     else:
-        text = f"{sp:.2f}x" + (f" (95% CI {ci[0]:.2f} to {ci[1]:.2f})" if ci else "") + \
+        text = f"{ratio_text(sp)}x" + (f" (95% CI {ratio_text(ci[0])} to {ratio_text(ci[1])})" if ci else "") + \
             f" over {speed.comparable_pairs} comparable pairs, source: {speed.source}"
         figs.append(Figure("speed-up", text, sources["speed"]))
     if speed.throughput_ratio is not None:  # beside it, what selects nothing (evalkit.generation.speed)
         tci = speed.throughput_ci95
-        tps = (f"{speed.throughput_ratio:.2f}x" + (f" (95% CI {tci[0]:.2f} to {tci[1]:.2f})" if tci else "")
+        tps = (f"{ratio_text(speed.throughput_ratio)}x"
+               + (f" (95% CI {ratio_text(tci[0])} to {ratio_text(tci[1])})" if tci else "")
                + f" over all {speed.throughput_pairs} matched pairs, no selection on length or stop reason"
                + ("; its interval and the speed-up's do not overlap" if speed.selection_gap else ""))
         figs.append(Figure("tokens per second, assisted over ordinary", tps, sources["speed"]))

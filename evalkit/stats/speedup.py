@@ -6,6 +6,15 @@ from __future__ import annotations
 from .descriptive import median
 
 
+def ratio_text(x: float | None) -> str:
+    """A ratio (a speed-up, an end of its interval) for print: two decimals, except below 0.1, where two decimals
+    would print a positive lower end as 0.00 (a wide interval from few benchmark rounds), so two significant
+    digits; 'n/a' for None."""
+    if x is None:
+        return "n/a"
+    return format(x, ".2f") if abs(x) >= 0.1 else format(x, ".2g")
+
+
 def _resampled_median_ratios(rng, a, b, resamples: int, chunk: int = 64):
     """median(a[i]) / median(b[i]) for `resamples` index draws i of len(a) pairs. Drawn and reduced in chunks of
     rows: the same numbers as one (resamples x n) draw (the generator's stream is consumed in the same order),

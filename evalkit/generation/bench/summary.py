@@ -14,6 +14,7 @@ from .. import registry
 from ..speed import (BatchComparison, BatchRow, PromptSpeed, SpeedFigure, batch_requests,
                      compare_batches, drafting, measure_speed)
 from ...stats import alpha_from_tokens_per_pass, iqr, median, theoretical_speedup
+from ...stats.speedup import ratio_text
 
 
 @dataclass
@@ -281,12 +282,13 @@ def format_summary(s: BenchSummary) -> str:
     if s.speedup is not None:
         lines.append(
             "per prompt (median ordinary s / median assisted s over its comparable pairs): "
-            + ", ".join(f"{p} {f(v.speedup, '.2f')}x ({v.comparable_pairs}/{v.matched_pairs})"
+            + ", ".join(f"{p} {ratio_text(v.speedup)}{'x' if v.speedup is not None else ''} "
+                        f"({v.comparable_pairs}/{v.matched_pairs})"
                         for p, v in s.speedup_by_prompt.items())
         )
         lines.append(
-            f"speed-up (median over prompts): {s.speedup:.2f}x"
-            f"  95% CI {f(ci[0], '.2f') if ci else 'n/a'} - {f(ci[1], '.2f') if ci else 'n/a'}"
+            f"speed-up (median over prompts): {ratio_text(s.speedup)}x"
+            f"  95% CI {ratio_text(ci and ci[0])} - {ratio_text(ci and ci[1])}"
             f"  over {s.comparable_pairs} of {s.matched_pairs} comparable pairs"
         )
     else:
@@ -295,8 +297,8 @@ def format_summary(s: BenchSummary) -> str:
     if mine is not None and mine.throughput_ratio is not None:
         t = mine.throughput_ci95
         lines.append(f"tokens/s ratio, assisted over ordinary, over all {mine.matched_pairs} matched pairs (no selection): "
-                     f"{mine.throughput_ratio:.2f}x  95% CI {f(t[0], '.2f') if t else 'n/a'} - "
-                     f"{f(t[1], '.2f') if t else 'n/a'}")
+                     f"{ratio_text(mine.throughput_ratio)}x  95% CI {ratio_text(t and t[0])} - "
+                     f"{ratio_text(t and t[1])}")
     lines.append(
         f"identical outputs: {f(s.identical_outputs, '.0%') if s.identical_outputs is not None else 'n/a'}"
         f"   acceptance (drafted tokens kept): {f(s.acceptance_rate, '.2f')}   tokens/target pass: {f(s.tokens_per_target_pass, '.2f')}"
@@ -317,8 +319,8 @@ def format_summary(s: BenchSummary) -> str:
     lines.append(
         f"theory (Leviathan et al.): alpha {f(s.alpha, '.2f')} (from tokens/pass), draft length "
         f"{f(s.mean_draft_length, '.1f')}, cost ratio c {f(s.cost_ratio, '.3f')}"
-        f" -> predicted speed-up {f(s.theoretical_speedup, '.2f')}x"
-        + (f" vs measured {s.speedup:.2f}x" if s.speedup is not None else "")
+        f" -> predicted speed-up {ratio_text(s.theoretical_speedup)}{'x' if s.theoretical_speedup is not None else ''}"
+        + (f" vs measured {ratio_text(s.speedup)}x" if s.speedup is not None else "")
     )
     for p in s.processes:
         lines.append(
@@ -342,7 +344,7 @@ def format_versus(v: Versus) -> str:
         return "n/a" if x is None else format(x, spec)
 
     ci = v.speedup_ci95
-    speed = (f"speed-up {v.speedup:.2f}x  95% CI {f(ci[0]) if ci else 'n/a'} - {f(ci[1]) if ci else 'n/a'}  over "
+    speed = (f"speed-up {ratio_text(v.speedup)}x  95% CI {ratio_text(ci and ci[0])} - {ratio_text(ci and ci[1])}  over "
              f"{v.comparable_pairs} of {v.matched_pairs} comparable pairs" if v.speedup is not None
              else f"speed-up not reported ({v.comparable_pairs} of {v.matched_pairs} pairs comparable)")
     return (f"{v.path} vs ordinary ({registry.label(v.path)}): {speed}; identical outputs "
@@ -367,7 +369,7 @@ def format_batches(b: BatchComparison) -> list[str]:
             f"  {r.path:<10}{r.batch_size:>6}{r.calls:>7}{f(r.seconds_per_request, '.3f'):>11}"
             f"{f(r.tokens_per_second_per_request, '.1f'):>15}{f(r.total_tokens_per_second, '.1f'):>13}{ci(r.total_ci95):>18}"
             f"{(f(r.vs_assisted) + 'x') if r.vs_assisted is not None else '':>13}"
-            f"{(f'[{vs[0]:.2f}, {vs[1]:.2f}]' if vs else ''):>16}  {r.winner or ''}")
+            f"{(f'[{ratio_text(vs[0])}, {ratio_text(vs[1])}]' if vs else ''):>16}  {r.winner or ''}")
     same = [f"{r.batch_size}: {r.identical_to_unbatched:.0%}" for r in b.rows if r.identical_to_unbatched is not None]
     if same:
         lines.append("  batched outputs identical to the same prompt's unbatched ordinary output: " + ", ".join(same))
