@@ -335,6 +335,9 @@ def test_results_tab_counts(cfg, pool_db):
 
     # the tab's verdict is the library's on the same database (interim: DROP only on speed or memory)
     assert f"Verdict: **{aggregate(open_db(pool_db)).verdict.decision}**" in out["verdict"]
+    # in her language first (中文 by default), written from the same verdict; the English original below it
+    zh, original = out["verdict"].split("#### 详细说明（英文原文）")
+    assert "### 结论：**" in zh and "**加速比**" in zh and "Verdict:" in original
     assert all(f"**{c}**" in out["verdict"] for c in ("planned sample", "speed-up", "fidelity", "memory"))
     assert "interim look, not a decision" in out["verdict"]  # one rating of a small pool is an interim look
     pass_rates = out["pass rates"]

@@ -189,6 +189,43 @@ def test_the_results_tab_shows_each_criterion_against_its_boundary(tmp_path):
     assert "#### Looks" not in verdict_markdown(aggregate(fixed))
 
 
+def test_the_chinese_verdict_says_what_the_english_one_says(tmp_path):
+    """A Chinese reader's verdict is written from the verdict's fields, not translated from its sentences: the same
+    decision, each condition's state and each criterion's interval, then the English original, whole. A KEEP, a
+    DROP on one criterion and an interim look with its boundaries, each checked field by field."""
+    from evalkit.task.criteria import CRITERIA, title
+    from evalkit.ui.results import verdict_markdown
+    from evalkit.ui.verdictzh import CONDITION, DECISION, STATE, _n
+
+    keep = study(tmp_path, "keep", gate_file_text(planned_pairs=300, margin=0.15, min_raters=10), pairs=300, **SPEC)
+    drop = study(tmp_path, "drop", gate_file_text(planned_pairs=60, margin=0.05, min_raters=10), pairs=60,
+                 drops={CRITERIA[0]: 0.4}, **SPEC)
+    looks = study(tmp_path, "looks", gate_file_text(planned_pairs=300, **GS) + "expected_ratings = 500\n", pairs=60,
+                  **SPEC)
+    seen = set()
+    for db in (keep, drop, looks):
+        agg = aggregate(db)
+        v = agg.verdict
+        zh, en = verdict_markdown(agg, "zh"), verdict_markdown(agg)
+        head, original = zh.split("#### 详细说明（英文原文）")
+        assert en.strip().endswith(original.strip()) and "### Verdict:" in original  # every English detail, below
+        assert f"### 结论：**{DECISION[v.decision]}**" in head
+        for c in v.conditions:
+            assert f"**{CONDITION[c.name]}**：{STATE[c.ok]}" in head
+            assert f"**{c.name}**" not in head
+        for r in v.fidelity:
+            assert f"| {title(r['criterion'], 'zh')} | {_n(r['difference'])} | {_n(r['ci_low'])} | {_n(r['ci_high'])} |" \
+                in head
+        seen.add(str(v.decision))
+    assert seen == {"KEEP", "DROP", "INSUFFICIENT DATA"}
+    assert f"{title(CRITERIA[0], 'zh')} 的区间上限也低于 −0.050" in verdict_markdown(aggregate(drop), "zh")
+    agg = aggregate(looks)
+    head = verdict_markdown(agg, "zh").split("#### 详细说明")[0]
+    assert "区间没有用预测驱动推断" in head and "Prediction-powered inference not used" in agg.verdict.ppi
+    assert f"#### 分次查看（group sequential）：第 {agg.verdict.look['index']} 次" in head and "| 标准 | 区间下限 | 区间上限 | 界限 |" in head
+    assert "目前 180 条评分：按计划，大约还需 320 条评分" in head and "最多大约还需 720 条" in head
+
+
 def test_aggregate_text_lists_the_looks(tmp_path):
     from evalkit.aggregate import format_text
 

@@ -120,6 +120,7 @@ def test_aggregate_interval_equals_ppi_python_on_the_same_numbers(tmp_path):
     assert agg.verdict.ppi in format_text(agg) and agg.to_json()["verdict"]["ppi"] == agg.verdict.ppi
     assert "Prediction-powered inference used" in verdict_html(agg) and f"{title('schedule')} 0." in verdict_html(agg)
     assert "Prediction-powered inference used" in verdict_markdown(agg)
+    assert "区间用了预测驱动推断" in verdict_markdown(agg, "zh")  # the Chinese reader's verdict says so too
     assert "(prediction-powered, with the pre-screen on 800 more pairs)" in format_text(agg)
 
 

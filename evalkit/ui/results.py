@@ -48,10 +48,17 @@ def counts_markdown(c: dict, ratings_per_pair: int, lang: str = "en") -> str:
     return "\n".join(["| | |", "| --- | ---: |"] + [f"| {k} | {v} |" for k, v in zip(labels, values)])
 
 
-def verdict_markdown(agg) -> str:
+def verdict_markdown(agg, lang: str = "en") -> str:
+    """The verdict as the tab shows it. A Chinese reader gets it written from the verdict's fields (ui.verdictzh),
+    then the English original with every detail."""
     v = agg.verdict
     mark = {True: "✅", False: "❌", None: "❔"}
     lines = [f"_Shown: {agg.study.label()}._", ""] if agg.study is not None else []
+    if lang == "zh":
+        from .verdictzh import verdict_zh
+
+        zh = [f"_显示的研究：{agg.study.label()}_", ""] if agg.study is not None else []
+        lines = zh + verdict_zh(agg) + looks_markdown(agg, "zh") + ["", "#### 详细说明（英文原文）", ""]
     when = (f"when look {v.look['index']} settled it" if v.look and not v.look.get("final", True)
             else "when the planned sample completed")
     frozen = f" (frozen {agg.frozen.completed_at}, {when})" if agg.frozen is not None else ""
@@ -67,7 +74,7 @@ def verdict_markdown(agg) -> str:
     return "\n".join(lines)
 
 
-def looks_markdown(agg) -> list[str]:
+def looks_markdown(agg, lang: str = "en") -> list[str]:
     """With looks (group sequential, confidence sequence): each criterion against its boundary at the last look, and
     the ratings the plan expects to remain."""
     from ..aggregate.looks import standing
@@ -78,6 +85,8 @@ def looks_markdown(agg) -> list[str]:
     if not v.look or g.get("monitoring", "fixed") == "fixed":
         return []
     look = v.look
+    if lang == "zh":
+        return _looks_zh(agg, standing(v.fidelity, g["margin"]))
     lines = ["", f"#### Looks ({g['monitoring']}): look {look['index']} of at most {look['of']}, "
                  f"{look['pairs']} decided pairs, {look['level']:.4%} interval", "",
              "| criterion | lower end | upper end | boundary | lower end short of it by | state |",
@@ -86,14 +95,43 @@ def looks_markdown(agg) -> list[str]:
         lines.append(f"| {title(r['criterion'])} | {r['ci_low']:+.3f} | {r['ci_high']:+.3f} | {r['boundary']:+.3f} | "
                      f"{r['needs']:.3f} | {r['state']} |")
     if v.interim:
-        so_far = int(agg.tables["counts"]["current_ratings"].iloc[0])
-        most = int(round(g["planned_pairs"] * (g["min_ratings_per_pair"] + (g.get("second_rating_share", 0.0)
-                                                                          if g["min_ratings_per_pair"] == 1 else 0))))
-        expected = int(g.get("expected_ratings") or 0)
+        so_far, expected, most = _remaining(agg)
         remain = (f"the plan expects about {max(expected - so_far, 0):,} more ratings to a decision "
                   f"({expected:,} in all, `evalkit plan`); " if expected else "")
         lines += ["", f"_{so_far:,} ratings so far: {remain}at most about {max(most - so_far, 0):,} more, at the "
                       f"planned maximum of {g['planned_pairs']:,} decided pairs._"]
+    return lines
+
+
+def _remaining(agg) -> tuple[int, int, int]:
+    """Ratings so far, the plan's expected total (0 when the gate has none), and the most the planned maximum takes."""
+    g = agg.verdict.gate
+    so_far = int(agg.tables["counts"]["current_ratings"].iloc[0])
+    most = int(round(g["planned_pairs"] * (g["min_ratings_per_pair"] + (g.get("second_rating_share", 0.0)
+                                                                      if g["min_ratings_per_pair"] == 1 else 0))))
+    return so_far, int(g.get("expected_ratings") or 0), most
+
+
+def _looks_zh(agg, rows: list[dict]) -> list[str]:
+    from ..task.criteria import title
+
+    v, g = agg.verdict, agg.verdict.gate
+    look = v.look
+    states = {"open": "未定", "below the margin: DROP": "低于容差：DROP"}
+    lines = ["", f"#### 分次查看（{g['monitoring']}）：第 {look['index']} 次，最多 {look['of']} 次；已判定 "
+                 f"{look['pairs']} 对，区间水平 {look['level']:.4%}", "",
+             "| 标准 | 区间下限 | 区间上限 | 界限 | 下限距界限还差 | 状态 |", "| --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        state = (f"已在第 {r['state'].rsplit(' ', 1)[-1]} 次查看通过" if r["state"].startswith("passed at look")
+                 else states.get(r["state"], r["state"]))
+        lines.append(f"| {title(r['criterion'], 'zh')} | {r['ci_low']:+.3f} | {r['ci_high']:+.3f} | {r['boundary']:+.3f} | "
+                     f"{r['needs']:.3f} | {state} |")
+    if v.interim:
+        so_far, expected, most = _remaining(agg)
+        remain = (f"按计划，大约还需 {max(expected - so_far, 0):,} 条评分才能得出结论（共 {expected:,} 条，见 "
+                  "`evalkit plan`）；" if expected else "")
+        lines += ["", f"_目前 {so_far:,} 条评分：{remain}计划最多 {g['planned_pairs']:,} 对，最多大约还需 "
+                      f"{max(most - so_far, 0):,} 条。_"]
     return lines
 
 
@@ -204,7 +242,7 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
             shown = dict(agg.tables, time_on_task=time_on_task_shown(agg, s))  # the cached tables stay as they are
             # until the planned sample is rated, say so above everything else
             interim = f"**⚠️ {agg.verdict.label}** · 中期查看，不是结论\n\n" if agg.interim else ""
-            out[verdict_md] = uncounted + interim + verdict_markdown(agg)
+            out[verdict_md] = uncounted + interim + verdict_markdown(agg, lang)
         out |= {full: gr.update(visible=True)}
         out |= {plots[k]: figs[k] for k in PLOTS}
         out |= {tables[k]: titled(shown[k]).round(4) for k in TABLES}  # criteria by title, never by id

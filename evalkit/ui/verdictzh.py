@@ -1,0 +1,110 @@
+"""The Results tab's verdict for a Chinese reader. It is written from the verdict's own fields (the decision, whom it
+covers, each condition's state, the figures each rests on), never translated from its English sentences: those
+carry every detail and stay below it, under a heading that says they are the English original. One analysis, two
+ways to read it, so the Chinese can never say something the decision did not."""
+
+from __future__ import annotations
+
+from ..study.gate import GENERAL, raters_ok
+from ..task.criteria import title
+
+DECISION = {"KEEP": "保留草稿模型（KEEP）", "DROP": "不保留草稿模型（DROP）",
+            "INSUFFICIENT DATA": "证据不足，尚无结论（INSUFFICIENT DATA）"}
+CONDITION = {"planned sample": "计划样本", "speed-up": "加速比", "fidelity": "内容忠实度", "memory": "额外显存",
+             "gate": "发布门槛"}
+STATE = {True: "通过", False: "未通过", None: "未判定"}
+MARK = {True: "✅", False: "❌", None: "❔"}
+
+
+def _n(x: float) -> str:
+    return f"{x:+.3f}".replace("-", "−")
+
+
+def claim_zh(gate: dict, raters: int | None) -> str:
+    """Whom the decision covers, as verdict.claim_statement says it in English."""
+    who = f"这 {raters} 位" if raters else "这些"
+    if gate.get("claim", GENERAL) == GENERAL:
+        return f"结论针对一般评分者（以{who}评分者为样本：换一批同类评分者，结论仍应成立）"
+    return f"结论只针对{who}评分者（别的评分者可能对两条路径判断不同）"
+
+
+def _fidelity(v, g: dict) -> str:
+    rows, margin = v.fidelity, g.get("margin", 0.05)
+    if not rows:
+        return "还没有评分足额的评分对"
+    raters = max(int(r["raters"]) for r in rows)
+    if not raters_ok(raters, g):
+        return (f"只有 {raters} 位评分者评了决策样本；针对一般评分者的结论至少需要 {g.get('min_raters', 10)} 位"
+                "（门槛 min_raters）")
+    below = [title(r["criterion"], "zh") for r in rows if r["ci_high"] < -margin - 1e-12]
+    short = [title(r["criterion"], "zh") for r in rows if r["ci_low"] < -margin and not r.get("passed_at_look")]
+    if below:
+        return f"{'、'.join(below)} 的区间上限也低于 {_n(-margin)}（容差）：assisted 明显更差"
+    if short:
+        return f"{'、'.join(short)} 的区间下限低于 {_n(-margin)}（容差）：不能排除 assisted 更差"
+    return f"每个标准的区间下限都不低于 {_n(-margin)}（容差）"
+
+
+def _speed(agg, g: dict) -> str:
+    s = agg.speed
+    if s.speedup is None:
+        return "没有在可比的输出上测得加速比（运行 `evalkit bench`）"
+    from ..stats.speedup import ratio_text
+
+    ci = s.speedup_ci95
+    text = (f"{ratio_text(s.speedup)}×" + (f"（95% 置信区间 {ratio_text(ci[0])}–{ratio_text(ci[1])}）" if ci else
+                                          "（没有区间）")
+            + f"，基于 {s.comparable_pairs} 对可比输出；门槛：区间下限至少 {g.get('min_speedup_ci_low', 1.1):.2f}")
+    return text
+
+
+def _memory(agg, g: dict) -> str:
+    mem = agg.speed.extra_memory_mb
+    if mem is None:
+        return "草稿模型的额外显存未测量（运行 `evalkit bench`）"
+    return f"草稿模型额外占用 {mem:.0f} MB（上限 {g.get('max_extra_memory_mb', 1024.0):.0f} MB）"
+
+
+def _planned(c, g: dict) -> str:
+    planned = g.get("planned_pairs", 0)
+    return f"计划的 {planned} 对已全部判定" if c.ok else f"计划的 {planned} 对尚未全部判定"
+
+
+def verdict_zh(agg) -> list[str]:
+    """The decision, whom it covers, each condition with its state and figures, and each criterion's interval, as
+    Markdown lines."""
+    v = agg.verdict
+    g = v.gate or {}
+    frozen = ""
+    if agg.frozen is not None:
+        when = (f"第 {v.look['index']} 次查看已有定论时" if v.look and not v.look.get("final", True)
+                else "计划样本评完时")
+        frozen = f"（{when}冻结，{agg.frozen.completed_at}）"
+    lines = [f"### 结论：**{DECISION.get(str(v.decision), str(v.decision))}**{frozen}", ""]
+    if v.interim:
+        lines += ["_这是中期查看，不是结论：计划样本评完（或在允许的查看点上已有定论）之前，结论不成立。_", ""]
+    raters = max((int(r["raters"]) for r in v.fidelity), default=None)
+    if g:
+        lines += [f"_{claim_zh(g, raters)}_", ""]
+    detail = {"planned sample": lambda c: _planned(c, g), "speed-up": lambda c: _speed(agg, g),
+              "fidelity": lambda c: _fidelity(v, g), "memory": lambda c: _memory(agg, g),
+              "gate": lambda c: "没有冻结的发布门槛（先运行 `evalkit study`）"}
+    for c in v.conditions:
+        lines.append(f"- {MARK[c.ok]} **{CONDITION.get(c.name, c.name)}**：{STATE[c.ok]}。"
+                     + (detail[c.name](c) if c.name in detail else ""))
+    if any(r.get("ppi") for r in v.fidelity):
+        lines.append("- 区间用了预测驱动推断（PPI）：把自动预检对所有输出的判断与评分者的评分结合起来，不论预检准不准，"
+                     "区间都保持其水平（预检与评分者的一致程度见下方英文）")
+    elif getattr(v, "ppi", ""):
+        lines.append("- 区间没有用预测驱动推断（PPI），只用评分者的评分（原因见下方英文）")
+    if agg.after is not None:
+        lines.append(f"- 决定之后又存入了数据：用现在的数据重算的结果是 {agg.after.decision}，但它**不是**决定（见下方英文）")
+    if agg.notes:
+        lines.append(f"- 另有 {len(agg.notes)} 条说明，见下方英文原文（note）")
+    if v.fidelity:
+        margin = g.get("margin", 0.05)
+        lines += ["", f"各标准的通过率差（assisted − ordinary），容差 {_n(-margin)}：", "",
+                  "| 标准 | 差值 | 区间下限 | 区间上限 | 评分对 | 评分者 |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
+        lines += [f"| {title(r['criterion'], 'zh')} | {_n(r['difference'])} | {_n(r['ci_low'])} | {_n(r['ci_high'])} | "
+                  f"{r['pairs']} | {r['raters']} |" for r in v.fidelity]
+    return lines
