@@ -231,11 +231,24 @@ def test_a_live_run_that_repeats_another_prompts_pooled_output_is_withheld(tiny_
 
 
 def test_greedy_pool_refuses_bundled_prompts_live(tiny_models, tmp_path, pool_db):
+    """A greedy pool's rated prompts are refused live, and so is their material typed in, or nearly (a space, a
+    full stop, full-width for half-width, under another prompt's task): that is the same request again, and its
+    outputs, labelled by path, would be the rated ones or near them (an attacker's probe went round the first
+    refusal that way). Material of one's own runs."""
     cfg = config(tiny_models, tmp_path, live_runs_per_hour=0)
     cfg.decoding.mode = "greedy"
+    assert "writing-01" in {r["prompt_id"] for r in rows(pool_db, "SELECT prompt_id FROM pairs")}
+    material = {p.id: p.material for p in load_prompts()}["writing-01"]
     with served(cfg, pool_db) as url:
+        tab = Tab(url)
         with pytest.raises(AppError, match="greedy decoding would reproduce"):
-            Tab(url).call("/live", "writing-01", "")
+            tab.call("/live", "writing-01", "")
+        near = (material, f" {material}\n", material[:-1], material.replace("，", ","), material.replace("。", "。 ", 1))
+        for typed in near:
+            with pytest.raises(AppError, match="writing-01's material, or nearly"):
+                tab.call("/live", "writing-02", typed)
+        own = tab.call("/live", "writing-01", "周五上午系统升级，期间只读。")
+    assert "| ordinary | ok |" in own["timing table"] and "| assisted | ok |" in own["timing table"]  # it ran
 
 
 def test_live_tab_limits_and_access(tiny_models, tmp_path, pool_db):

@@ -38,6 +38,29 @@ WITHHELD = ("(withheld: this live output is the same as an output raters judge b
             "its path's name while the study runs · 与待评输出相同，评分期间不显示)")
 
 
+# Typed material this close to a rated prompt's (difflib's ratio, after NFKC and with all whitespace removed) is that
+# prompt again for a greedy pool: a changed space or full stop reproduces its rated outputs almost token for token.
+NEAR_MATERIAL = 0.9
+
+
+def _bare(text: str) -> str:
+    import unicodedata
+
+    return "".join(unicodedata.normalize("NFKC", text).split())
+
+
+def near_rated_material(typed: str, prompts: dict[str, Prompt], rated) -> str | None:
+    """The rated prompt (one with pairs in the pool) whose material the typed text is, or nearly is; None if none."""
+    from difflib import SequenceMatcher
+
+    mine = _bare(typed)
+    for prompt_id in sorted(rated):
+        theirs = _bare(prompts[prompt_id].material) if prompt_id in prompts else ""
+        if theirs and (mine == theirs or SequenceMatcher(None, mine, theirs, autojunk=False).ratio() >= NEAR_MATERIAL):
+            return prompt_id
+    return None
+
+
 def live_seed() -> int:
     """A seed no pooled sample uses (pool seeds are below POOL_SEED_LIMIT; numpy's seeds stop at 2**32)."""
     return POOL_SEED_LIMIT + secrets.randbelow(2**32 - POOL_SEED_LIMIT)
@@ -263,10 +286,15 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
         prompt = prompts[prompt_id] if not typed else replace(prompts[prompt_id], id="live-custom", material=typed)
         with connect(db_path) as db:  # what must not be shown: any pooled output, whatever its prompt
             pooled = pooled_token_ids(db)
-            rated_here = has_pairs(db, prompt_id)
-        if rated_here and not typed and cfg.decoding.mode == "greedy":
-            raise EvalkitError(f"greedy decoding would reproduce the outputs of {prompt_id} that raters judge blind",
-                               "type your own material, or run the bundled prompts once the study has ended")
+            rated = [p for p in prompts if has_pairs(db, p)]
+        if cfg.decoding.mode == "greedy":
+            if not typed and prompt_id in rated:
+                raise EvalkitError(f"greedy decoding would reproduce the outputs of {prompt_id} that raters judge "
+                                   "blind", "type your own material, or run the bundled prompts once the study has ended")
+            if typed and (near := near_rated_material(typed, prompts, rated)):
+                raise EvalkitError(f"the material typed is {near}'s material, or nearly, and greedy decoding would "
+                                   "reproduce the outputs of it that raters judge blind",
+                                   "type material of your own, or run the bundled prompts once the study has ended")
         limiter.check(f"session:{getattr(request, 'session_hash', None) or '?'}", auth.client_key(request, space))
         boxes = ui.outputs
         yield {ui.status: "Loading the models (first run only)…" if not models.loaded else "Running…",
