@@ -58,7 +58,7 @@ def verdict_markdown(agg, lang: str = "en") -> str:
         from .verdictzh import verdict_zh
 
         zh = [f"_显示的研究：{agg.study.label()}_", ""] if agg.study is not None else []
-        lines = zh + verdict_zh(agg) + looks_markdown(agg, "zh") + ["", "#### 详细说明（英文原文）", ""]
+        lines = zh + verdict_zh(agg) + looks_markdown(agg, "zh") + ["", "#### 详细说明（英文原文）", ""] + lines
     when = (f"when look {v.look['index']} settled it" if v.look and not v.look.get("final", True)
             else "when the planned sample completed")
     frozen = f" (frozen {agg.frozen.completed_at}, {when})" if agg.frozen is not None else ""
