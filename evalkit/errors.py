@@ -27,6 +27,23 @@ def output_folder(path, what: str, option: str = "--out"):
     return path
 
 
+def check_folder(path, what: str, option: str = "--out") -> None:
+    """Refuse, before any work and creating nothing, a folder for `what` that output_folder could not make or write
+    into: the nearest folder that exists on the way to it must be a folder this process may write to. A command
+    whose work changes the database (a look that freezes the decision) checks its output here first, so that a
+    refusal leaves the database as it was."""
+    import os
+    from pathlib import Path
+
+    path = Path(path)
+    there = next((p for p in [path, *path.parents] if p.exists()), Path("."))
+    why = ("a file is in the way" if not there.is_dir() else
+           "Permission denied" if not os.access(there, os.W_OK | os.X_OK) else None)
+    if why:
+        raise EvalkitError(f"cannot create the folder {path} for {what}: {why} ({there})",
+                           f"pass {option} a folder you can write to (it is created when missing), e.g. ./out")
+
+
 def cannot_write(path, what: str, error: OSError) -> EvalkitError:
     """The EvalkitError for a file of `what` that could not be written into its folder."""
     return EvalkitError(f"cannot write {what} to {path}: {error.strerror or error}",

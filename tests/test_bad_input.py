@@ -299,6 +299,10 @@ def test_cli_refuses_a_missing_or_corrupt_database(tmp_path, command):
     r = CliRunner().invoke(cli, [*args, "--db", str(missing)])
     assert r.exit_code == 1 and f"Error: database {missing} does not exist" in r.output and "fix:" in r.output
     assert not missing.exists() and not (tmp_path / "out").exists()
+    empty = tmp_path / "empty.db"  # SQLite takes an empty file as a new database: it was given evalkit's tables
+    empty.touch()
+    r = CliRunner().invoke(cli, [*args, "--db", str(empty)])
+    assert r.exit_code == 1 and f"Error: database {empty} is an empty file" in r.output and empty.stat().st_size == 0
 
     bad = tmp_path / "corrupt.db"
     data = corrupt(bad)
@@ -316,6 +320,86 @@ def test_cli_names_an_output_folder_it_cannot_make(tmp_path, db_file, command):
     assert r.exit_code == 1 and isinstance(r.exception, SystemExit), r.output
     assert f"Error: cannot create the folder {out}" in r.output and "pass --out a folder you can write to" in r.output
     assert "Traceback" not in r.output and blocker.read_text(encoding="utf-8") == "x"
+
+
+def _dump(path: Path) -> str:
+    conn = sqlite3.connect(path)
+    try:
+        return "\n".join(conn.iterdump())
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("command", [["report"], ["export"]])
+def test_a_refused_output_folder_leaves_the_database_as_it_was(tmp_path, command):
+    """report and export look at the study first, and the look freezes a complete study's decision and caches the
+    pre-screen's verdicts. An output folder they could not use (a file in the way, another program's page or card)
+    was refused only after that look, so the refusal changed the database; now it comes first."""
+    from evalkit.study.synthetic import SyntheticStudy, build_study, gate_file_text
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=30, margin=0.2, min_raters=10), encoding="utf-8")
+    path = tmp_path / "s.db"
+    db = open_db(path)
+    build_study(db, SyntheticStudy(pairs=30, raters_per_pair=3, raters=10, gate_path=str(gate), seed=2))
+    db.conn.close()
+    before = _dump(path)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x", encoding="utf-8")
+    foreign = tmp_path / "theirs"
+    foreign.mkdir()
+    (foreign / ("index.html" if command == ["report"] else "README.md")).write_text("mine", encoding="utf-8")
+    for out in (blocker / "out", foreign):
+        r = CliRunner().invoke(cli, [*command, "--db", str(path), "--out", str(out)])
+        assert r.exit_code == 1 and "Traceback" not in r.output and "fix:" in r.output, r.output
+        assert _dump(path) == before, out
+    # the look those commands take does write: the refusals above kept it from happening
+    r = CliRunner().invoke(cli, ["aggregate", "--db", str(path)])
+    assert r.exit_code == 0 and q(path, "SELECT COUNT(*) FROM decisions") == [(1,)]
+
+
+@pytest.mark.parametrize("command", [["aggregate"], ["report", "--out", "OUT"], ["raters", "list"]])
+def test_a_database_changed_outside_evalkit_or_read_only_gets_a_clear_error(tmp_path, db_file, command, monkeypatch):
+    """A table dropped by hand, and a file the command may not write, reached the user as sqlite3's traceback."""
+    args = [a.replace("OUT", str(tmp_path / "out")) for a in command]
+    broken = tmp_path / "broken.db"
+    broken.write_bytes(db_file.read_bytes())
+    conn = sqlite3.connect(broken)
+    conn.execute("DROP TABLE studies" if command[0] != "raters" else "DROP TABLE raters")
+    conn.commit()
+    conn.close()
+    r = CliRunner().invoke(cli, [*args, "--db", str(broken)])
+    assert r.exit_code == 1 and "Traceback" not in r.output and isinstance(r.exception, SystemExit), r.output
+    assert f"Error: database {broken} lacks part of evalkit's tables (no such table:" in r.output
+    assert "fix: restore it from a backup" in r.output
+    # read-only: the first write fails as sqlite3 fails it on a file without write permission (simulated: the tests
+    # run as root, whom file modes do not stop)
+    import evalkit.store
+    import evalkit.store.raters
+
+    def refuse(*_a, **_k):
+        raise sqlite3.OperationalError("attempt to write a readonly database")
+
+    monkeypatch.setattr(evalkit.store, "insert_prescreen", refuse)  # aggregate's first write
+    monkeypatch.setattr(evalkit.store.raters, "write_transaction", refuse)  # a new rater's
+    if command[0] == "raters":
+        args = ["raters", "add", "newbie"]
+    r = CliRunner().invoke(cli, [*args, "--db", str(db_file)])
+    assert r.exit_code == 1 and "Traceback" not in r.output and isinstance(r.exception, SystemExit), r.output
+    assert f"Error: database {db_file} is read-only (attempt to write a readonly database)" in r.output
+    assert "fix: make the file and its folder writable" in r.output
+
+
+def test_generate_refuses_a_bad_gate_file_before_it_makes_a_database(tmp_path):
+    """The gate file was read after the database was opened, so a refused gate left a new, empty database behind."""
+    gate = tmp_path / "gate.toml"
+    gate.write_text("bogus = 1\n", encoding="utf-8")
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'gate_file = "{gate}"\n', encoding="utf-8")
+    new = tmp_path / "new.db"
+    r = CliRunner().invoke(cli, ["generate", "--config", str(cfg), "--db", str(new)])
+    assert r.exit_code == 1 and f"Error: gate file {gate}: unknown key(s) bogus" in r.output, r.output
+    assert not new.exists()
 
 
 @pytest.mark.parametrize("command, option", [(["demo-models", "--scale", "smoke", "--out"], "--out"),
@@ -351,7 +435,7 @@ def test_raters_add_checks_the_link_before_making_a_code_shown_once(tmp_path, da
 
 @pytest.mark.parametrize("args, message", [
     (["raters", "add", "bob", "--url", "http://host:99999/"], "http:// or https://"),  # spent a code before
-    (["plan", "--look-every", "0"], "--look-every only apply with --compare"),  # ignored before
+    (["plan", "--look-every", "0"], "--look-every only applies with --compare"),  # ignored before
     (["plan", "--rosters", "20,40", "--pool", "5"], "--pool, --rosters only apply with --compare"),
     (["export", "--out", "OUT", "--public"], "--public only applies with --push-to-hub"),  # exported, said nothing
 ])

@@ -129,6 +129,51 @@ def test_raters_who_judge_the_paths_too_differently_cannot_be_outweighed_by_pair
     assert "it takes at least about" in r.output and "planned_pairs =" not in r.output
 
 
+def test_plan_reads_the_database_and_never_writes_it(tmp_path):
+    """Planning screened the pool and cached the verdicts in the database, before it checked its options: a plan
+    refused for --power 2 had written 400 rows. It now screens in memory beside what is cached: a refused plan and
+    a plan that runs leave the database as it was, and the pool's pass rates are the same whether or not the
+    verdicts were cached (aggregate caches them)."""
+    import sqlite3
+
+    def dump(path):
+        conn = sqlite3.connect(path)
+        try:
+            return "\n".join(conn.iterdump())
+        finally:
+            conn.close()
+
+    path = tmp_path / "s.db"
+    db = open_db(path)
+    build_study(db, SyntheticStudy(pairs=40, raters_per_pair=3, raters=10, pass_rate=0.7, rater_accuracy=0.9,
+                                   bench=False, seed=3))
+    db.execute("DELETE FROM prescreen")  # a pool nothing has aggregated yet: its outputs are not screened
+    db.conn.commit()
+    db.conn.close()
+    before = dump(path)
+    r = CliRunner().invoke(cli, ["plan", "--db", str(path), "--power", "2"])
+    assert r.exit_code == 1 and "power 2.0 must be between 0 and 1" in r.output and dump(path) == before
+    args = ["plan", "--db", str(path), "--studies", "50", "--pass-rate", "0.8", "--rater-path-sd", "0", "--margin",
+            "0.2", "--json"]
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == 0, r.output
+    assert dump(path) == before
+    # the pool's pass rates: screened in memory, partly cached, or all cached (aggregate caches them), the same
+    from evalkit.aggregate.quality import screen_all
+    from evalkit.study.plan.pilot import model_from_db
+
+    db = open_db(path)
+    uncached = model_from_db(db, 1).pass_rates
+    assert dump(path) == before
+    rows = screen_all(db, store=False)
+    from evalkit.store import insert_prescreen
+
+    insert_prescreen(db, [x for x in rows if x["criterion"] == CRITERIA[0]])
+    assert model_from_db(db, 1).pass_rates == uncached
+    screen_all(db)
+    assert dump(path) != before and model_from_db(db, 1).pass_rates == uncached
+
+
 def test_plan_command_reads_the_database_and_prints_the_gate_line(tmp_path):
     gate = tmp_path / "gate.toml"
     gate.write_text(gate_file_text(planned_pairs=0, margin=0.2))

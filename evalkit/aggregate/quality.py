@@ -219,9 +219,10 @@ def agreement(ratings: RatingData):
     return pd.DataFrame(out, columns=["item", "alpha", "pairable_items"])
 
 
-def screen_all(db) -> int:
+def screen_all(db, store: bool = True) -> list[dict]:
     """Pre-screen every stored successful generation that lacks a verdict of this rules version on a registered
-    criterion (a criterion registered later is screened then). Returns how many outputs were screened."""
+    criterion (a criterion registered later is screened then), and cache the verdicts in the database unless not
+    `store` (a reader that must not write: `evalkit plan`). Returns the new verdict rows."""
     from ..store import insert_prescreen
     from ..task.criteria import screen
     from ..task.fidelity import RULES_VERSION
@@ -233,12 +234,11 @@ def screen_all(db) -> int:
             WHERE g.status = 'ok' AND (SELECT COUNT(*) FROM prescreen s WHERE s.generation_id = g.id
                                        AND s.rules_version = ? AND s.criterion IN ({marks})) < ?""",
         [RULES_VERSION, *ids, len(ids)]))
-    insert_prescreen(db, [  # rows already there are kept (insert_prescreen ignores them): the same verdicts
-        {"generation_id": r["id"], "criterion": c, "passed": int(v.passed), "evidence": v.evidence,
-         "rules_version": RULES_VERSION}
-        for r in rows for c, v in screen(r["text"]).items()
-    ])
-    return len(rows)
+    new = [{"generation_id": r["id"], "criterion": c, "passed": int(v.passed), "evidence": v.evidence,
+            "rules_version": RULES_VERSION} for r in rows for c, v in screen(r["text"]).items()]
+    if store:
+        insert_prescreen(db, new)  # rows already there are kept (insert_prescreen ignores them): the same verdicts
+    return new
 
 
 def prescreen_agreement(db, ratings: RatingData):

@@ -10,14 +10,38 @@ import click
 from ..errors import EvalkitError
 
 
+def database_error(e: Exception) -> EvalkitError:
+    """An sqlite3 error that reached a command (a file made read-only, a table dropped by hand), said with the
+    command's database, what it means and a fix, instead of a traceback."""
+    params = click.get_current_context(silent=True)
+    path = db_file(params.params.get("db_path") if params is not None else None)
+    text = str(e)
+    if "readonly" in text or "read-only" in text:
+        return EvalkitError(f"database {path} is read-only ({text}): this command stores what it works out there "
+                            "(the pre-screen's verdicts, a decision frozen at completion, a rater)",
+                            "make the file and its folder writable, or copy it somewhere writable and pass --db the "
+                            "copy")
+    if text.startswith(("no such table", "no such column")):
+        return EvalkitError(f"database {path} lacks part of evalkit's tables ({text}), though its migrations say "
+                            "they are all there: the file was changed outside evalkit",
+                            "restore it from a backup, or pass --db a new file to start again")
+    return EvalkitError(f"database {path}: {text}", "check that the file is an evalkit database and has free space; "
+                        "move it aside to start a new one")
+
+
 def _errors_as(label: str):
     def decorate(fn):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
+            import sqlite3
+
             try:
                 return fn(*args, **kwargs)
             except EvalkitError as e:
                 click.echo(f"{label}: {e}", err=True)
+                sys.exit(1)
+            except sqlite3.OperationalError as e:  # a file it cannot use as it is, not a bug (those keep their trace)
+                click.echo(f"{label}: {database_error(e)}", err=True)
                 sys.exit(1)
 
         return wrapper
@@ -25,7 +49,8 @@ def _errors_as(label: str):
     return decorate
 
 
-# Library errors become one clear message and exit code 1; nothing else is swallowed.
+# Library errors, and a database the command cannot use as it is, become one clear message and exit code 1; nothing
+# else is swallowed.
 fail_clearly = _errors_as("Error")
 # `evalkit serve` (and so `python app.py`) keeps the app's own form, one line `error: ...`, as it always printed it.
 fail_as_the_app = _errors_as("error")
@@ -62,6 +87,9 @@ def open_study_db(db_path, must_exist: bool = False):
     path = db_file(db_path)
     if must_exist and not path.exists():  # reading a study: a typo must not become a new, empty database
         raise EvalkitError(f"database {path} does not exist",
+                           "pass --db (or set EVALKIT_DB) with the study's database; `evalkit generate` creates one")
+    if must_exist and path.is_file() and path.stat().st_size == 0:  # SQLite would take it as new and fill it
+        raise EvalkitError(f"database {path} is an empty file, not a study's database",
                            "pass --db (or set EVALKIT_DB) with the study's database; `evalkit generate` creates one")
     return open_db(path)
 

@@ -102,7 +102,8 @@ def plan(config_path, db_path, margin, power, pass_rate, raters_per_pair, second
                                                           "onboarding_minutes")
                     if ctx.get_parameter_source(n) is click.core.ParameterSource.COMMANDLINE]
     if only_compare and not compare:  # silently ignored, they would read as part of the plan printed
-        raise EvalkitError(f"{', '.join(only_compare)} only apply with --compare", "add --compare, or leave them out")
+        raise EvalkitError(f"{', '.join(only_compare)} only appl{'ies' if len(only_compare) == 1 else 'y'} with "
+                           "--compare", "add --compare, or leave them out")
 
     result, gate = plan_from_config(load_cfg(config_path), db_path, margin=margin, power=power, pass_rate=pass_rate,
                                     raters_per_pair=raters_per_pair, raters=raters, pair_correlation=pair_correlation,

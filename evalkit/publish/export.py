@@ -9,7 +9,7 @@ import re
 import secrets
 from pathlib import Path
 
-from ..errors import EvalkitError, cannot_write, output_folder
+from ..errors import EvalkitError, cannot_write, check_folder, output_folder
 from . import refuse_to_replace
 from .provenance import NOT_RECORDED, WITHHELD, Provenance, environment_line, model_line, scope_items
 
@@ -341,6 +341,7 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
         check_repo_id(push_to_hub)
     out_dir = Path(out_dir)
     refuse_to_replace(out_dir / "README.md", CARD_MARK, "a dataset card")
+    check_folder(out_dir / "data", "the export")  # before the look below, which may write the decision
     # first: its look may freeze the decision, which the tables then hold
     prov = build_provenance(db, agg, keep_names=keep_rater_names)
     rows = tables(db, keep_rater_names)

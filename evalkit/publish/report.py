@@ -8,7 +8,7 @@ import io
 from pathlib import Path
 
 from ..aggregate import ALL, Aggregate, Decision
-from ..errors import cannot_write, output_folder
+from ..errors import cannot_write, check_folder, output_folder
 from ..generation import registry
 from ..records import GenerationPath
 from ..task.criteria import title
@@ -293,6 +293,9 @@ def write_report(db, out_dir, study: str | None = None) -> Path:
     """`evalkit report`: the aggregate of one study (the latest unless named) written as index.html in out_dir."""
     from ..aggregate import aggregate
 
+    # refused before the aggregate, whose look may freeze the decision: a refusal leaves the database as it was
+    refuse_to_replace(Path(out_dir) / "index.html", TITLE_MARK, "a report")
+    check_folder(out_dir, "the report")
     return build_report(db, out_dir, aggregate(db, study=study))
 
 

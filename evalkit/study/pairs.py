@@ -204,6 +204,8 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
     from ..store import insert_experiment, open_db, set_queue_seed
     from .studies import fill_target, next_sample
 
+    # a bad gate file is refused before the database is opened: opening it would create a new, empty one
+    gate = gate_snapshot(cfg.gate_file or None) if resume is None else None
     db = open_db(db_path)
     try:
         if resume is not None:
@@ -216,7 +218,6 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
             # the experiment's own base; a pool made before secret seeds (migration 019) used decoding.seed
             base = row["sample_seed"] if row["sample_seed"] is not None else cfg.decoding.seed
         else:
-            gate = gate_snapshot(cfg.gate_file or None)
             study = _study_for(db, gate, new_study)
             study_id = study["id"] if study is not None else None
             first = next_sample(db, cfg.decoding.seed)

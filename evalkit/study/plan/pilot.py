@@ -227,17 +227,26 @@ def model_from_db(db, raters_per_pair: int, pass_rate: float | None = None, rate
         sources[k] = "default 0 (no ratings)"
     n_raters = 0
     if db is not None and db["pairs"].count:
-        screen_all(db)
-        rows = db.execute(
-            """SELECT s.criterion, AVG(s.passed), COUNT(*) FROM prescreen s
-               WHERE s.rules_version = ? AND s.generation_id IN (
-                   SELECT ordinary_generation_id FROM pairs UNION ALL SELECT assisted_generation_id FROM pairs)
-               GROUP BY s.criterion""", [RULES_VERSION]).fetchall()
-        rates = {c: float(p) for c, p, _n in rows}
+        # planning reads and never writes (a refused plan must leave the database as it was): outputs not screened
+        # yet are screened here, in memory, beside the cached verdicts
+        new = screen_all(db, store=False)
+        pooled_ids = "SELECT ordinary_generation_id FROM pairs UNION SELECT assisted_generation_id FROM pairs"
+        verdicts = {(g, c): p for g, c, p in db.execute(
+            f"SELECT generation_id, criterion, passed FROM prescreen WHERE rules_version = ? AND generation_id IN "
+            f"({pooled_ids})", [RULES_VERSION])}
+        in_pool = {g for (g,) in db.execute(pooled_ids)}
+        for r in new:  # what is cached stands; the rest as screened now
+            if r["generation_id"] in in_pool:
+                verdicts.setdefault((r["generation_id"], r["criterion"]), r["passed"])
+        totals: dict[str, list] = {}
+        for (_g, c), passed in verdicts.items():
+            t = totals.setdefault(c, [0.0, 0])
+            t[0], t[1] = t[0] + passed, t[1] + 1
+        rates = {c: k / n for c, (k, n) in totals.items() if n}
         if rates:
             # keep away from 0 and 1: a rate of exactly 1 in a small pool is not a promise
             model.pass_rates = {c: min(max(rates.get(c, DEFAULT_PASS_RATE), 0.02), 0.98) for c in CRITERIA}
-            sources["pass_rates"] = f"rule pre-screen of the pair pool ({rows[0][2]} outputs)"
+            sources["pass_rates"] = f"rule pre-screen of the pair pool ({next(iter(totals.values()))[1]} outputs)"
         from ...generation.speed import identical_share
 
         pooled = [({"token_hash": o}, {"token_hash": a}) for o, a in db.execute(
