@@ -184,7 +184,8 @@ def test_gate_file_keys_aliases_and_ranges():
 
 
 @pytest.mark.parametrize("text, message", [
-    ('claim = "everyone"\n', "claim = 'everyone' is not one of the choices"),
+    ('claim = "everyone"\n', 'claim = "everyone" is not one of the choices'),
+    ("margin = true\n", "margin = true should be a number"),  # as the file writes it, not Python's True
     ('min_raters = "ten"\n', "should be a number"),
     ("min_raters = 1\n", "outside"),
     ("margin = 0.05\nmax_pass_rate_drop = 0.05\n", "both max_pass_rate_drop and margin"),

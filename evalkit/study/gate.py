@@ -107,6 +107,24 @@ def gate_text_hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def _toml(v) -> str:
+    """A value as a gate file writes it (true, "these raters", nan), for the errors that quote it."""
+    import json
+    import math
+
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, dict):
+        return "a table"
+    if isinstance(v, list):
+        return "an array"
+    if isinstance(v, float) and not math.isfinite(v):
+        return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+    return repr(v)
+
+
 def parse_gate(text: str, source: str) -> Gate:
     try:
         data = tomllib.loads(text)
@@ -126,25 +144,25 @@ def parse_gate(text: str, source: str) -> Gate:
     for k, v in data.items():
         if k in CHOICES:
             if v not in CHOICES[k]:
-                raise EvalkitError(f"gate file {source}: {k} = {v!r} is not one of the choices",
-                                   f"set {k} to one of: {', '.join(repr(c) for c in CHOICES[k])}")
+                raise EvalkitError(f"gate file {source}: {k} = {_toml(v)} is not one of the choices",
+                                   f"set {k} to one of: {', '.join(_toml(c) for c in CHOICES[k])}")
             out[k] = v
             continue
         if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise EvalkitError(f"gate file {source}: {k} = {v!r} should be a number", f"write {k} as a number")
+            raise EvalkitError(f"gate file {source}: {k} = {_toml(v)} should be a number", f"write {k} as a number")
         lo, hi, lo_in, hi_in = RANGES[k]
         span = f"{'[' if lo_in else '('}{lo}, {hi if hi is not None else '∞'}{']' if hi_in else ')'}"
         if not math.isfinite(v):  # TOML allows nan and inf; neither is a threshold (nan passes every comparison)
-            raise EvalkitError(f"gate file {source}: {k} = {v!r} should be a finite number (not nan or inf)",
+            raise EvalkitError(f"gate file {source}: {k} = {_toml(v)} should be a finite number (not nan or inf)",
                                f"set {k} to a number within {span}, e.g. {getattr(Gate, k)!r}")
         if known[k].type in (int, "int"):
             if v != int(v):
-                raise EvalkitError(f"gate file {source}: {k} = {v!r} should be a whole number", f"write {k} as an integer")
+                raise EvalkitError(f"gate file {source}: {k} = {_toml(v)} should be a whole number", f"write {k} as an integer")
             v = int(v)
         else:
             v = float(v)
         if (lo is not None and (v < lo or (v == lo and not lo_in))) or (hi is not None and (v > hi or (v == hi and not hi_in))):
-            raise EvalkitError(f"gate file {source}: {k} = {v!r} is outside {span}", f"set {k} within {span}")
+            raise EvalkitError(f"gate file {source}: {k} = {_toml(v)} is outside {span}", f"set {k} within {span}")
         out[k] = v
     gate = Gate(**out)
     if gate.monitoring == "confidence sequence" and (gate.claim != "these raters" or gate.ppi != "off"):
