@@ -105,7 +105,7 @@ def test_a_later_pool_under_another_gate_is_refused_and_the_first_verdict_stands
     out = json.loads(r.output)
     assert out["study"]["name"] == "main" and out["verdict"]["gate"]["planned_pairs"] == 1725
     r = invoke("aggregate", "--db", str(db_file), "--study", "nope")
-    assert r.exit_code == 1 and "no study named 'nope'" in r.output and "main, bigger-margin" in r.output
+    assert r.exit_code == 1 and f"no study named 'nope' in {db_file.resolve()}" in r.output and "main, bigger-margin" in r.output
     r = invoke("generate", "--config", str(make_config(gate_file=str(second_gate))), "--db", str(db_file),
                "--new-study", "main")
     assert r.exit_code == 1 and "already exists" in r.output
