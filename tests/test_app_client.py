@@ -20,6 +20,7 @@ from evalkit.rating import roster as raters
 from evalkit.config import load_config
 from evalkit.task.prompts import CRITERIA
 from evalkit.store import open_db
+from evalkit.ui.results import PLOT_MARK, PLOTS, TABLES
 from evalkit.ui.rate import FORM_KEYS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -315,13 +316,13 @@ def test_results_tab_counts(cfg, pool_db):
         tab.submit()
         out = tab.call("/results")
         # ann still has blind pairs to rate: counts only, no aggregates (they could hint at the sides)
-        assert "评完你自己的评分对后" in out["verdict"] and out["pass rates"]["data"] == []  # her language: 中文
+        assert "评完你自己的评分对后" in out["verdict"] and out[TABLES["pass_rates"]]["data"] == []  # her language: 中文
         assert "你还有 5 对要评" in out["verdict"] and "| 评分对总数 |" in out["counts"]
         assert "ordinary" not in out["counts"] and "assisted" not in out["counts"]  # nothing per path
         # locally a name in app.organisers is no credential: "boss" typed in is a plain rater
         boss = Tab(url)
         assert "组织者" not in boss.sign_in("boss")["who"]
-        assert boss.call("/results")["pass rates"]["data"] == []
+        assert boss.call("/results")[TABLES["pass_rates"]]["data"] == []
         # organiser rights come from the registry: `evalkit raters add olga --organiser` and her code
         db = open_db(pool_db)
         code = raters.add(db, "olga", organiser=True).code
@@ -340,10 +341,10 @@ def test_results_tab_counts(cfg, pool_db):
     assert "### 结论：**" in zh and "**加速比**" in zh and "Verdict:" in original
     assert all(f"**{c}**" in out["verdict"] for c in ("planned sample", "speed-up", "fidelity", "memory"))
     assert "interim look, not a decision" in out["verdict"]  # one rating of a small pool is an interim look
-    pass_rates = out["pass rates"]
+    pass_rates = out[TABLES["pass_rates"]]
     assert pass_rates["headers"][:3] == ["prompt_id", "path", "criterion"] and len(pass_rates["data"]) > 0
-    assert out["speed per prompt"]["data"][0][0] == "all"
-    assert all(out[name] is not None for name in ("speed per prompt (plot)", "pass rates (plot)"))
+    assert out[TABLES["speedup"]]["data"][0][0] == "all"
+    assert all(out[name] is not None for name in (PLOTS["speedup"] + PLOT_MARK, PLOTS["pass_rates"] + PLOT_MARK))
 
 
 def test_python_app_py_serves_the_app(cfg, pool_db, tmp_path):

@@ -22,6 +22,7 @@ from evalkit.rating import roster as raters
 from evalkit.config import POOL_SEED_LIMIT, load_config
 from evalkit.task.prompts import CRITERIA, load_prompts
 from evalkit.store import open_db
+from evalkit.ui.results import PLOT_MARK, PLOTS, TABLES
 from evalkit.ui.rate import FORM_KEYS
 
 
@@ -385,7 +386,7 @@ def test_organiser_rights_never_come_from_a_name_or_a_forged_state(tiny_models, 
         boss = Tab(url)
         screen = boss.sign_in("boss")
         assert "组织者" not in screen["who"]
-        assert boss.call("/results")["pass rates"]["data"] == []
+        assert boss.call("/results")[TABLES["pass_rates"]]["data"] == []
         raw = Raw(url)
         raw.call("sign_in", [None, "boss2", "", ""])
         forged = {"rater": "boss", "organiser": True, "pair_id": None, "rating_id": None}
@@ -483,7 +484,7 @@ def test_skipping_never_opens_the_results(tiny_models, tmp_path, pool_db):
         for _ in range(POOL_PAIRS):
             sk.call("/skip", "no")
         out = sk.call("/results")
-        assert "你跳过了 6 对" in out["verdict"] and out["pass rates"]["data"] == []
+        assert "你跳过了 6 对" in out["verdict"] and out[TABLES["pass_rates"]]["data"] == []
         # An organiser may rate too: the per-output plot, coloured by path, leaves out the pairs still open for her
         # as for a rater. Here every pair has 1 rating of 2 (open): her picture changes once they close.
         db = open_db(pool_db)
@@ -491,7 +492,7 @@ def test_skipping_never_opens_the_results(tiny_models, tmp_path, pool_db):
         db.conn.close()
         olga = Tab(url)
         olga.call("/sign_in", "", "", code)
-        plot = "time against length (plot)"
+        plot = PLOTS["seconds_vs_tokens"] + PLOT_MARK
         rita, ros = Tab(url), Tab(url)
         rita.sign_in("rita")
         ros.sign_in("ros")
@@ -504,7 +505,7 @@ def test_skipping_never_opens_the_results(tiny_models, tmp_path, pool_db):
             ros.submit()
             ros.call("/next_pair")
         seen = rita.call("/results")
-        assert seen["pass rates"]["data"]  # every pair closed: the aggregates open to a rater who rated her queue
+        assert seen[TABLES["pass_rates"]]["data"]  # every pair closed: open to a rater who rated her queue
         assert olga.call("/results")[plot] == seen[plot] != while_open
 
 
@@ -522,14 +523,14 @@ def test_a_rater_who_rated_her_queue_waits_while_her_pairs_are_open_to_a_second_
             mallory.call("/next_pair")
         out = mallory.call("/results")
         assert "本研究最后 6 对得到其他评分者的评分之后，结果才开放" in out["verdict"]
-        assert all(out[k]["data"] == [] for k in ("pass rates", "paired differences", "preferences", "timing by path",
-                                                  "speed per prompt"))
+        shut = ("pass_rates", "paired_differences", "preferences", "timing", "speedup")
+        assert all(out[TABLES[n]]["data"] == [] for n in shut)
         second = Tab(url)
         second.sign_in("mallory-2")  # her second name is served the pairs she knows the answers to, blind as before
         for _ in range(POOL_PAIRS):
             second.submit()
             second.call("/next_pair")
-        assert mallory.call("/results")["pass rates"]["data"]  # all closed: nothing left to decode
+        assert mallory.call("/results")[TABLES["pass_rates"]]["data"]  # all closed: nothing left to decode
 
 
 def test_a_rater_s_results_name_no_other_rater_and_count_only_the_shown_study(tiny_models, tmp_path):
@@ -556,14 +557,14 @@ def test_a_rater_s_results_name_no_other_rater_and_count_only_the_shown_study(ti
         tab.call("/sign_in", "", "", code)
         for study, out in (("second", tab.call("/results")), ("main", tab.call("/results_study", "main"))):
             assert f"study '{study}'" in out["verdict"]
-            rows_shown = out["time on task"]["data"]
+            rows_shown = out[TABLES["time_on_task"]]["data"]
             assert [(r[0], r[1]) for r in rows_shown] == [("all", sum(per_study[study].values())),
                                                          ("rater00001", per_study[study]["rater00001"])], rows_shown
             shown = json.dumps(out, ensure_ascii=False, default=str)
             assert not any(name in shown for name in others)
         olga = Tab(url)
         olga.call("/sign_in", "", "", boss)
-        rows_shown = olga.call("/results")["time on task"]["data"]
+        rows_shown = olga.call("/results")[TABLES["time_on_task"]]["data"]
         assert {r[0]: r[1] for r in rows_shown} == {"all": sum(per_study["second"].values()), **per_study["second"]}
 
 

@@ -20,12 +20,16 @@ from .words import word
 if TYPE_CHECKING:  # gradio is imported where it is used (it is slow to import)
     import gradio as gr
 
-# aggregate / report names -> what the tab calls them
-PLOTS = {"speedup": "speed per prompt", "pass_rates": "pass rates", "agreement": "agreement",
-         "seconds_vs_tokens": "time against length", "acceptance": "draft acceptance"}
-TABLES = {"pass_rates": "pass rates", "paired_differences": "paired differences", "preferences": "preferences",
-          "agreement": "agreement", "prescreen_agreement": "pre-screen agreement", "timing": "timing by path",
-          "speedup": "speed per prompt", "time_on_task": "time on task"}
+# aggregate / report names -> what the tab calls them, in both languages (a label is fixed when the page is built,
+# whatever the reader's language; the tables' columns keep the aggregate's names, as the report and export use them)
+PLOTS = {"speedup": "speed per prompt · 各题加速比", "pass_rates": "pass rates · 通过率",
+         "agreement": "agreement · 评分一致性", "seconds_vs_tokens": "time against length · 用时与长度",
+         "acceptance": "draft acceptance · 草稿接受率"}
+TABLES = {"pass_rates": "pass rates · 通过率", "paired_differences": "paired differences · 成对差值",
+          "preferences": "preferences · 偏好", "agreement": "agreement · 评分一致性",
+          "prescreen_agreement": "pre-screen agreement · 预检与评分的一致性", "timing": "timing by path · 各路径用时",
+          "speedup": "speed per prompt · 各题加速比", "time_on_task": "time on task · 评分用时"}
+PLOT_MARK = " (plot · 图)"
 
 
 def counts_markdown(c: dict, ratings_per_pair: int, lang: str = "en") -> str:
@@ -197,7 +201,7 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
         for row in (names[:2], names[2:]):
             with gr.Row():
                 for name in row:
-                    plots[name] = gr.Plot(label=PLOTS[name] + " (plot)")
+                    plots[name] = gr.Plot(label=PLOTS[name] + PLOT_MARK)
         tables = {}
         for name, title in TABLES.items():
             with gr.Accordion(title, open=name == "speedup"):
