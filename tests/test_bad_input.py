@@ -463,6 +463,10 @@ def test_raters_commands_say_which_database_and_keep_a_revoke_s_time(tmp_path, d
     twice = CliRunner().invoke(cli, ["raters", "revoke", "ann", "--db", str(db)])
     assert twice.exit_code == 0 and f"was already revoked at {when}; nothing changed" in twice.output
     assert sqlite3.connect(db).execute("SELECT revoked_at FROM raters WHERE name = 'ann'").fetchone()[0] == when
+    for sub in ("revoke", "reissue"):  # an empty name: the organiser's advice, not the sign-in box's "type your name"
+        empty = CliRunner().invoke(cli, ["raters", sub, "", "--db", str(db)])
+        assert empty.exit_code == 1 and "the name is empty" in empty.output
+        assert "fix: pass the rater's NAME as `evalkit raters list` shows it" in empty.output
 
 
 @pytest.mark.parametrize("command, name", [("export", "README.md"), ("report", "index.html")])

@@ -127,9 +127,17 @@ def _missing(name: str) -> EvalkitError:
     return EvalkitError(f"no rater named '{name}'", "see `evalkit raters list`, or add them with `evalkit raters add`")
 
 
+def _named(name: str) -> str:
+    """The key of a rater an organiser names at the command line (revoke, reissue), refusals worded for her."""
+    try:
+        return _checked_name(name)[1]
+    except InputError as e:
+        raise InputError(e.what, "pass the rater's NAME as `evalkit raters list` shows it") from None
+
+
 def reissue(db, name: str) -> Credential:
     """A new code for an existing rater (lost code, or after a revoke): the old code stops working."""
-    _, key = _checked_name(name)
+    key = _named(name)
     done = replace_secret(db, key, _new_code, name_key)
     if done is None:
         raise _missing(name)
@@ -140,7 +148,7 @@ def reissue(db, name: str) -> Credential:
 def revoke(db, name: str) -> tuple[Identity, str | None]:
     """The rater's code stops working at once (their stored ratings stay). Returns the identity and, when it was
     revoked already, the time of that revoke (kept as it was)."""
-    _, key = _checked_name(name)
+    key = _named(name)
     holder = revoke_rater(db, key, name_key)
     if holder is None:
         raise _missing(name)
