@@ -21,7 +21,7 @@ from evalkit.stats.descriptive import z_for
 def test_monitoring_keys_parse_and_refuse_by_name():
     g = parse_gate('monitoring = "group sequential"\nlook_every = 40\n', "g.toml")
     assert g.monitoring == "group sequential" and g.look_every == 40
-    with pytest.raises(EvalkitError, match="monitoring = 'weekly' is not one of"):
+    with pytest.raises(EvalkitError, match='monitoring = "weekly" is not one of'):
         parse_gate('monitoring = "weekly"\n', "g.toml")
     with pytest.raises(EvalkitError, match="look_every = 0 is outside"):
         parse_gate("look_every = 0\n", "g.toml")
