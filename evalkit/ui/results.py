@@ -21,14 +21,15 @@ if TYPE_CHECKING:  # gradio is imported where it is used (it is slow to import)
     import gradio as gr
 
 # aggregate / report names -> what the tab calls them, in both languages (a label is fixed when the page is built,
-# whatever the reader's language; the tables' columns keep the aggregate's names, as the report and export use them)
-PLOTS = {"speedup": "speed per prompt · 各题加速比", "pass_rates": "pass rates · 通过率",
+# whatever the reader's language; the tables' columns keep the aggregate's names, as the report and export use them).
+# Every label is on the page before any rating, so none may carry a hint word (tests/test_app_leak.py: "加速比").
+PLOTS = {"speedup": "speed per prompt · 各题速度", "pass_rates": "pass rates · 通过率",
          "agreement": "agreement · 评分一致性", "seconds_vs_tokens": "time against length · 用时与长度",
          "acceptance": "draft acceptance · 草稿接受率"}
 TABLES = {"pass_rates": "pass rates · 通过率", "paired_differences": "paired differences · 成对差值",
           "preferences": "preferences · 偏好", "agreement": "agreement · 评分一致性",
           "prescreen_agreement": "pre-screen agreement · 预检与评分的一致性", "timing": "timing by path · 各路径用时",
-          "speedup": "speed per prompt · 各题加速比", "time_on_task": "time on task · 评分用时"}
+          "speedup": "speed per prompt · 各题速度", "time_on_task": "time on task · 评分用时"}
 PLOT_MARK = " (plot · 图)"
 
 
