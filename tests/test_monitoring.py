@@ -224,6 +224,12 @@ def test_the_chinese_verdict_says_what_the_english_one_says(tmp_path):
     assert "区间没有用预测驱动推断" in head and "Prediction-powered inference not used" in agg.verdict.ppi
     assert f"#### 分次查看（group sequential）：第 {agg.verdict.look['index']} 次" in head and "| 标准 | 区间下限 | 区间上限 | 界限 |" in head
     assert "目前 180 条评分：按计划，大约还需 320 条评分" in head and "最多大约还需 720 条" in head
+    # a criterion that passed at an earlier look says at which, in both languages
+    from evalkit.ui.results import looks_markdown
+
+    agg.verdict.fidelity[0]["passed_at_look"] = 2
+    assert f"| {title(agg.verdict.fidelity[0]['criterion'], 'zh')} |" in looks_markdown(agg, "zh")[5]
+    assert "已在第 2 次查看通过" in looks_markdown(agg, "zh")[5] and "passed at look 2" in looks_markdown(agg)[5]
 
 
 def test_aggregate_text_lists_the_looks(tmp_path):

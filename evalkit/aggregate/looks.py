@@ -99,7 +99,7 @@ def standing(rows: list[dict], margin: float) -> list[dict]:
             state = "open"
         out.append({"criterion": r["criterion"], "look": r.get("look"), "level": r.get("look_level"),
                     "ci_low": r["ci_low"], "ci_high": r["ci_high"], "boundary": -margin,
-                    "needs": max(0.0, -margin - r["ci_low"]), "state": state})
+                    "needs": max(0.0, -margin - r["ci_low"]), "state": state, "passed_at": r.get("passed_at_look")})
     return out
 
 

@@ -56,8 +56,9 @@ def counts_markdown(c: dict, ratings_per_pair: int, lang: str = "en") -> str:
 def verdict_markdown(agg, lang: str = "en") -> str:
     """The verdict as the tab shows it. A Chinese reader gets it written from the verdict's fields (ui.verdictzh),
     then the English original with every detail."""
+    from .verdictzh import MARK as mark
+
     v = agg.verdict
-    mark = {True: "✅", False: "❌", None: "❔"}
     lines = [f"_Shown: {agg.study.label()}._", ""] if agg.study is not None else []
     if lang == "zh":
         from .verdictzh import verdict_zh
@@ -119,6 +120,7 @@ def _remaining(agg) -> tuple[int, int, int]:
 
 def _looks_zh(agg, rows: list[dict]) -> list[str]:
     from ..task.criteria import title
+    from .verdictzh import _n
 
     v, g = agg.verdict, agg.verdict.gate
     look = v.look
@@ -127,9 +129,8 @@ def _looks_zh(agg, rows: list[dict]) -> list[str]:
                  f"{look['pairs']} 对，区间水平 {look['level']:.4%}", "",
              "| 标准 | 区间下限 | 区间上限 | 界限 | 下限距界限还差 | 状态 |", "| --- | --- | --- | --- | --- | --- |"]
     for r in rows:
-        state = (f"已在第 {r['state'].rsplit(' ', 1)[-1]} 次查看通过" if r["state"].startswith("passed at look")
-                 else states.get(r["state"], r["state"]))
-        lines.append(f"| {title(r['criterion'], 'zh')} | {r['ci_low']:+.3f} | {r['ci_high']:+.3f} | {r['boundary']:+.3f} | "
+        state = f"已在第 {r['passed_at']} 次查看通过" if r["passed_at"] else states.get(r["state"], r["state"])
+        lines.append(f"| {title(r['criterion'], 'zh')} | {_n(r['ci_low'])} | {_n(r['ci_high'])} | {_n(r['boundary'])} | "
                      f"{r['needs']:.3f} | {state} |")
     if v.interim:
         so_far, expected, most = _remaining(agg)
