@@ -322,6 +322,17 @@ def test_cli_names_an_output_folder_it_cannot_make(tmp_path, db_file, command):
     assert "Traceback" not in r.output and blocker.read_text(encoding="utf-8") == "x"
 
 
+@pytest.mark.parametrize("command", [["report"], ["export"]])
+def test_an_empty_out_is_refused_and_writes_nothing(tmp_path, db_file, command, monkeypatch):
+    """`--out ''` wrote the report or the export into the current folder (audit, 2026-12-04)."""
+    monkeypatch.chdir(tmp_path)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    for empty in ("", "  "):
+        r = CliRunner().invoke(cli, [*command, "--db", str(db_file), "--out", empty])
+        assert r.exit_code == 1 and "Error: --out is empty" in r.output and "--out ./out" in r.output, r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
 def _dump(path: Path) -> str:
     conn = sqlite3.connect(path)
     try:

@@ -71,7 +71,17 @@ def test_export_roundtrips_through_load_dataset(db, tmp_path):
             assert load_dataset(str(out), split, split="train").num_rows == db[split].count
     card = (out / "README.md").read_text(encoding="utf-8")
     assert card.startswith("---\n") and "configs:" in card and "min_speedup_ci_low" in card
-    assert "**verdict**: DROP — The quality claim is about these 3 raters only" in card
+    # the figure names the study and says the decision is frozen; the card carries the verdict as `aggregate` prints it
+    assert "**verdict**: study 'main': DROP (frozen " in card
+    assert "The quality claim is about these 3 raters only" in card
+    from evalkit.aggregate import aggregate, verdict_text
+
+    plain, shown = verdict_text(aggregate(db)).splitlines(), card.split("## Verdict")[1].split("## Rows")[0]
+    for line in plain:  # each line as `aggregate` prints it; a decided condition's line names the runs behind it
+        if line.startswith("  [ok  ]") or line.startswith("  [FAIL]"):
+            assert line + " [experiment 1 (pool, " in shown, line
+        else:
+            assert line in shown, line
     for split in SPLITS:
         assert f"**{split}**" in card
 
@@ -203,6 +213,16 @@ def test_the_export_holds_every_study_decided_or_not_and_the_frozen_decision(db,
     studies_part = card.split("## Studies")[1].split("## Provenance")[0]
     assert f"| main | " in studies_part and f"| {frozen.verdict.decision.value}, frozen when its planned sample completed" in studies_part
     assert "| second | " in studies_part and "| 300 | 0 | none: interim looks only |" in studies_part
+    # the card's verdict is the latest study's unless another is named, and says which study it is of
+    verdict = next(line for line in card.splitlines() if line.startswith("- **verdict**"))
+    assert "study 'second' (the latest), 2 of 2" in verdict and "interim look" in verdict
+    export(db, tmp_path / "main", study="main")
+    card = (tmp_path / "main" / "README.md").read_text(encoding="utf-8")
+    verdict = next(line for line in card.splitlines() if line.startswith("- **verdict**"))
+    assert f"study 'main', 1 of 2 in this database: {frozen.verdict.decision.value} (frozen " in verdict
+    r = CliRunner().invoke(cli, ["export", "--db", str(tmp_path / "rated.db"), "--out", str(tmp_path / "nope"),
+                                 "--study", "third"])
+    assert r.exit_code == 1 and "no study named 'third'" in r.output and not (tmp_path / "nope").exists()
 
 
 def test_the_raters_a_frozen_decision_left_out_are_pseudonymised_in_the_export(tmp_path):
@@ -405,3 +425,150 @@ def test_the_export_command_says_the_visibility_the_hub_reports(db, tmp_path, mo
                                  "--public"])
     assert r.exit_code == 0, r.output
     assert "pushed to org/study (private, as the Hub reports it)" in r.output
+
+
+def _bench_after_the_decision(db, seconds=1.02, extra_mb=300.0):
+    """A benchmark stored after the fixture's decision froze: assisted about as fast as ordinary (the pool timed it
+    at 2x), and a draft that adds extra_mb."""
+    from evalkit.records import GenerationRecord, ProcessRecord, TimingRun
+    from evalkit.store import insert_bench_process, insert_experiment
+
+    exp = insert_experiment(db, "bench", {}, {}, gate={})
+    for rnd in (1, 2):
+        for order, (path, rss, secs) in enumerate((("ordinary", 1000.0, 1.0), ("assisted", 1000.0 + extra_mb, seconds))):
+            runs = []
+            for p in ("writing-01", "writing-02"):
+                for rep in range(3):
+                    t = secs + 0.01 * rep
+                    g = GenerationRecord(prompt_id=p, path=path, text="x", new_tokens=20, stop_reason="eos",
+                                         generate_seconds=t, token_hash=f"{p}{rep}", peak_rss_mb=rss)
+                    runs.append((TimingRun(path=path, prompt_id=p, round=rnd, rep=rep, seed=rep, new_tokens=20,
+                                           stop_reason="eos", seconds=t, tokens_per_second=20 / t), [g]))
+            insert_bench_process(db, exp, ProcessRecord(path=path, round=rnd, order=order, rss_after_load_mb=rss,
+                                                        host="alice-laptop.corp.example"), runs)
+    return exp
+
+
+def test_the_card_shows_what_was_measured_after_the_decision_and_how_each_speed_up_was_measured(db, tmp_path):
+    """The card printed the frozen decision's figures only: a benchmark stored later (0.98x, +300 MB) was missing,
+    its memory said 'not measured', and its Protocol claimed the benchmark's ABBA rounds for a pool-timed figure."""
+    from evalkit.aggregate import aggregate
+
+    aggregate(db)  # the first look freezes the decision on the pool's single runs
+    card_before = _card_of(db, tmp_path / "before")
+    protocol = card_before.split("## Protocol")[1].split("## Studies")[0]
+    assert "pair pool's single runs" in protocol and "swapped order (ABBA)" not in protocol
+    assert "speed-up now" not in card_before
+    _bench_after_the_decision(db)
+    card = _card_of(db, tmp_path / "after")
+    figures = card.split("### Figures and the runs behind them")[1].split("### Experiments")[0]
+    assert "**speed-up**: 2.00x" in figures  # the decision's figure stays what it weighed
+    now = next(line for line in figures.splitlines() if "speed-up now (after the decision, not the decision)" in line)
+    assert "source: benchmark" in now and "2.00x" not in now
+    assert "**extra memory of the draft now (after the decision, not the decision)**: 300 MB" in figures
+    protocol = card.split("## Protocol")[1].split("## Studies")[0]
+    assert "pair pool's single runs" in protocol and "swapped order (ABBA)" in protocol  # each with its protocol
+    # the aggregate's notes and the look after the decision are on the card as `aggregate` prints them
+    assert "AFTER THE DECISION" in card and "note: DECISION FROZEN" in card
+
+
+def _card_of(db, out, **kw) -> str:
+    export(db, out, **kw)
+    return (out / "README.md").read_text(encoding="utf-8")
+
+
+def test_an_interim_look_is_labelled_as_one_on_the_card(tmp_path):
+    from evalkit.config import AppConfig
+    from test_aggregate import load_fixture
+
+    from test_aggregate import GATE
+
+    db = open_db(tmp_path / "open.db")
+    load_fixture(db, tmp_path / "g.toml", GATE.replace("planned_pairs = 4", "planned_pairs = 300"))
+    card = _card_of(db, tmp_path / "e")
+    verdict = next(line for line in card.splitlines() if line.startswith("- **verdict**"))
+    assert "interim look, not a decision" in verdict and "study 'main'" in verdict
+
+
+def test_while_pairs_are_open_the_export_and_report_say_so_and_a_push_needs_while_rating(tmp_path):
+    """The export's pairs table says which side of each pair is which path; made while raters still rate, and pushed
+    to the Hub, it could reach one of them (audit, 2026-12-04: `export --push-to-hub --public` ran mid-study)."""
+    from evalkit.config import AppConfig
+    from evalkit.errors import EvalkitError
+    from test_aggregate import load_fixture
+
+    db = open_db(tmp_path / "open.db")
+    load_fixture(db, tmp_path / "g.toml", app=AppConfig(ratings_per_pair=4))
+    hub = FakeHub()
+    with pytest.raises(EvalkitError, match="(?s)4 pair.*still open to raters.*--while-rating"):
+        export(db, tmp_path / "pushed", push_to_hub="org/study", api=hub)
+    assert hub.calls == [] and not (tmp_path / "pushed").exists()  # refused before anything was written or sent
+    card = _card_of(db, tmp_path / "pushed", push_to_hub="org/study", api=hub, while_rating=True)
+    assert any(c[0] == "upload_folder" for c in hub.calls)
+    assert "Exported while rating was under way: 4 pair(s)" in card
+    runner = CliRunner()
+    r = runner.invoke(cli, ["export", "--db", str(tmp_path / "open.db"), "--out", str(tmp_path / "local")])
+    assert r.exit_code == 0, r.output
+    assert "warning: 4 pair(s) of the study being rated are still open to raters" in r.output
+    r = runner.invoke(cli, ["report", "--db", str(tmp_path / "open.db"), "--out", str(tmp_path / "rep")])
+    assert r.exit_code == 0 and "warning: 4 pair(s)" in r.output
+    assert "Written while rating was under way: 4 pair(s)" in (tmp_path / "rep" / "index.html").read_text()
+    r = runner.invoke(cli, ["export", "--db", str(tmp_path / "open.db"), "--out", str(tmp_path / "cli-push"),
+                            "--push-to-hub", "org/study"])
+    assert r.exit_code != 0 and "--while-rating" in r.output and not (tmp_path / "cli-push").exists()
+
+
+def test_a_closed_study_exports_and_reports_without_the_warning(db, tmp_path):
+    runner = CliRunner()
+    for cmd in ("export", "report"):
+        r = runner.invoke(cli, [cmd, "--db", str(tmp_path / "rated.db"), "--out", str(tmp_path / cmd)])
+        assert r.exit_code == 0, r.output
+        assert "still open" not in r.output
+    assert "under way" not in (tmp_path / "export" / "README.md").read_text()
+    assert "under way" not in (tmp_path / "report" / "index.html").read_text()
+
+
+def test_live_runs_machine_names_and_home_folders_do_not_leave_the_machine(db, tmp_path):
+    """What a visitor typed into the Live tab (its experiment's note and config), machine names and the user name in
+    a home folder's path were exported as stored."""
+    import pyarrow.parquet as pq
+
+    from evalkit.records import GenerationRecord
+    from evalkit.store import insert_experiment, insert_generations
+
+    live = insert_experiment(db, "live", {"models": {"target": "/home/alice.smith/models/t"}}, {},
+                             note="live demo · material: CONFIDENTIAL Bob Jones salary")
+    insert_generations(db, [GenerationRecord(prompt_id="writing-01", path="ordinary", text="CONFIDENTIAL echo",
+                                             token_hash="live1", stop_reason="eos", generate_seconds=1.0, live=True)],
+                       live)
+    failed = insert_experiment(db, "run", {"models": {"target": "/home/alice.smith/models/t",
+                                                      "draft": "/Users/bob/d"}}, {"target": {"folder": "/root/m"}})
+    insert_generations(db, [GenerationRecord(
+        prompt_id="writing-01", path="assisted", status="failed", host="alice-laptop.corp.example",
+        error_message='File "/home/alice.smith/src/x.py", line 3: boom', token_hash="f1")], failed)
+    _bench_after_the_decision(db)
+    out = tmp_path / "e"
+    card = _card_of(db, out)
+    exported = {s: pq.read_table(split_file(out, s)).to_pylist() for s in SPLITS}
+    everything = json.dumps(exported, ensure_ascii=False, default=str) + card
+    for secret in ("CONFIDENTIAL", "Bob Jones", "alice.smith", "alice-laptop", "/Users/bob", "/root/"):
+        assert secret not in everything, secret
+    assert all(e["kind"] != "live" for e in exported["experiments"])
+    assert not any(g["live"] for g in exported["generations"])
+    gen = next(g for g in exported["generations"] if g["status"] == "failed")
+    assert gen["error_message"] == 'File "~/src/x.py", line 3: boom'
+    assert gen["host"].startswith("host-")
+    hosts = {r["host"] for r in exported["bench_processes"]} | {r["host"] for r in exported["timing_runs"]}
+    assert hosts - {""} == {gen["host"]}  # one machine, one name, in every table
+    run = next(e for e in exported["experiments"] if e["kind"] == "run")
+    config = json.loads(run["config_json"])
+    assert config["models"] == {"target": "~/models/t", "draft": "~/d"}
+    from evalkit.store.runs import json_hash
+
+    assert run["config_hash"] == json_hash(config)  # the hash of the text as exported
+    assert json.loads(run["compat_json"]) == {"target": {"folder": "~/m"}}
+    assert run["compat_hash"] == json_hash(json.loads(run["compat_json"]))
+    # the verdict's pre-screen answers and the benchmark's processes are exported (the memory condition reads them)
+    screened = db.execute("SELECT COUNT(*) FROM prescreen WHERE generation_id IN "
+                          "(SELECT id FROM generations WHERE live = 0)").fetchone()[0]
+    assert screened and len(exported["prescreen"]) == screened and len(exported["bench_processes"]) == 4

@@ -364,6 +364,16 @@ def format_text(agg: Aggregate) -> str:
     with pd.option_context("display.width", 200, "display.max_columns", 30, "display.float_format", "{:.3f}".format):
         for name, df in agg.tables.items():
             lines += [f"== {name}", df.to_string(index=False) if len(df) else "(no data)", ""]
+    return "\n".join(lines + [verdict_text(agg)])
+
+
+def verdict_text(agg: Aggregate, cite=None, withheld: str = "not printed") -> str:
+    """The verdict as `evalkit aggregate` prints it below the tables: the study, the decision (frozen, or the interim
+    look's label), the looks, whom the claim covers, each condition and criterion, the look after the decision, the
+    speed-up and every note. The dataset card carries the same text with cite(condition name, after) -> the runs
+    behind a condition's figure, None when none is stored: such a decided condition's reason is then `withheld`
+    (publish.provenance's rule), and so is the speed line when the speed-up's runs are not stored."""
+    lines = []
     if agg.study is not None:
         lines.append(f"STUDY: {agg.study.label()}")
     v = agg.verdict
@@ -385,22 +395,26 @@ def format_text(agg: Aggregate) -> str:
         lines.append(f"  {v.ppi}")
     if same := agg.identical_line():
         lines.append(f"  {same}")
-    lines += _verdict_lines(v)
+    lines += _verdict_lines(v, cite, withheld)
     if agg.after is not None:
         lines.append(f"AFTER THE DECISION (not the decision; the data as it is now): {agg.after.decision}")
-        lines += _verdict_lines(agg.after)
-    if line := speed_line(agg.speed):
+        lines += _verdict_lines(agg.after, cite, withheld, after=True)
+    if (line := speed_line(agg.speed)) and (cite is None or cite("speed-up", False) is not None):
         lines.append(f"SPEED: {line}")
     for n in agg.notes:
         lines.append(f"note: {n}")
     return "\n".join(lines)
 
 
-def _verdict_lines(v: Verdict) -> list[str]:
+def _verdict_lines(v: Verdict, cite=None, withheld: str = "", after: bool = False) -> list[str]:
     lines = []
     for c in v.conditions:
         mark = {True: "ok  ", False: "FAIL", None: "??  "}[c.ok]
-        lines.append(f"  [{mark}] {c.name}: {c.reason}")
+        reason = c.reason
+        if cite is not None:
+            runs = cite(c.name, after)
+            reason = f"{reason} [{runs}]" if runs is not None else withheld if c.ok is not None else reason
+        lines.append(f"  [{mark}] {c.name}: {reason}")
     conf = v.gate.get("confidence", 0.95) if v.gate else 0.95
     for r in v.fidelity:
         lines.append(f"         {'inside' if r['ok'] else 'OUTSIDE'} margin -{r['margin']:.3f}: {interval_text(r, conf)}")

@@ -83,8 +83,11 @@ def report(db_path, study, out_dir):
     """
     from ..publish.report import write_report
 
-    path = write_report(open_study_db(db_path, must_exist=True), out_dir, study)
-    click.echo(f"report written: {path}")
+    out_dir = named_folder(out_dir)  # before the database is opened: a refusal touches nothing
+    written = write_report(open_study_db(db_path, must_exist=True), out_dir, study)
+    click.echo(f"report written: {written.path}")
+    if written.still_open:
+        click.echo(still_open_warning(written.still_open, "the report"), err=True)
 
 
 @cli.command()
@@ -93,22 +96,47 @@ def report(db_path, study, out_dir):
 @click.option("--push-to-hub", "repo_id", default=None, help="Also push to this Hub dataset repo (e.g. my-org/evalkit-study).")
 @click.option("--public", is_flag=True, help="Make the Hub dataset public (default: private).")
 @click.option("--keep-rater-names", is_flag=True, help="Keep rater names (default: salted-hash pseudonyms).")
+@study_option
+@click.option("--while-rating", is_flag=True,
+              help="Push even though pairs are still open to raters (the export says which side of each pair is which "
+                   "path: push it only where no rater can read it). Without it such a push is refused.")
 @fail_clearly
-def export(db_path, out_dir, repo_id, public, keep_rater_names):
+def export(db_path, out_dir, repo_id, public, keep_rater_names, study, while_rating):
     """Export the database as a datasets.DatasetDict: experiments, generations, timing and batch runs, pairs,
     ratings, gold reference outputs, and every study with its frozen decision (or none).
 
     Saves parquet and a dataset card (README.md, with the provenance block) locally; pushes only with
     --push-to-hub, private unless --public. Reload a table with
     datasets.load_dataset(OUT, "ratings", split="train"): file names carry a content hash, so a
-    re-export never reloads rows cached from an earlier one.
+    re-export never reloads rows cached from an earlier one. The card carries the verdict of --study
+    (default: the latest). Live-tab demo runs are not exported; machine names are salted hashes.
+
+    While pairs of the study are still open to raters the export tells their sides: it says so on
+    its card and here, and a push needs --while-rating.
     """
     from ..publish.export import export as run_export
 
     if public and not repo_id:  # a flag that does nothing would read as if the export were published
         raise EvalkitError("--public only applies with --push-to-hub (the local export is not published)",
                            "add --push-to-hub ORG/NAME, or leave --public out")
-    ds = run_export(open_study_db(db_path, must_exist=True), out_dir, push_to_hub=repo_id, public=public, keep_rater_names=keep_rater_names)
+    out_dir = named_folder(out_dir)  # before the database is opened: a refusal touches nothing
+    ds = run_export(open_study_db(db_path, must_exist=True), out_dir, push_to_hub=repo_id, public=public,
+                    keep_rater_names=keep_rater_names, study=study, while_rating=while_rating)
     counts = ", ".join(f"{k} {len(v)}" for k, v in ds.items())
     click.echo(f"exported to {out_dir}: {counts}" + (f"; pushed to {repo_id} ({'private' if ds.hub['private'] else 'public'}, as the Hub reports it)"
                                                       if repo_id else ""))
+    if ds.still_open:
+        click.echo(still_open_warning(ds.still_open, "the export"), err=True)
+
+
+def still_open_warning(still_open: int, what: str) -> str:
+    return (f"warning: {still_open} pair(s) of the study being rated are still open to raters, and {what} tells which "
+            "side of each pair is which path: keep it from raters until every pair is complete (an organiser who "
+            "reads it and then rates gives ratings that are not blind)")
+
+
+def named_folder(out_dir: str) -> str:
+    """--out as given, refused when empty (an empty path would write into the current folder)."""
+    if not out_dir.strip():
+        raise EvalkitError("--out is empty", "pass the folder to write to, e.g. --out ./out (it is created when missing)")
+    return out_dir

@@ -13,15 +13,17 @@ from ..errors import EvalkitError, cannot_write, check_folder, output_folder
 from . import refuse_to_replace
 from .provenance import NOT_RECORDED, WITHHELD, Provenance, environment_line, model_line, scope_items
 
-SPLITS = ("experiments", "generations", "timing_runs", "batch_runs", "pairs", "ratings", "reference_outputs", "studies",
-          "decisions")
+SPLITS = ("experiments", "generations", "timing_runs", "batch_runs", "bench_processes", "prescreen", "pairs", "ratings",
+          "reference_outputs", "studies", "decisions")
 
 COLUMNS = {
-    "experiments": "one row per experiment as it started: kind (bench/pool/live/run), the config snapshot (config_json: the full config, except that app.passcodes, a shared sign-in secret, is replaced by its count and never exported, and the Hub usernames in app.organisers and app.allowed_raters are pseudonymised as in ratings unless rater names are kept; config_hash is the sha256 of config_json as exported, first 16 hex), compatibility record (compat_json), the release gate frozen with it (gate_json, gate_hash)",
-    "generations": "one row per generate() call: prompt_id, path ({paths}), status, text, new token ids (JSON) and their hash, stop_reason, generate_seconds (device-synchronised; for a batched call, the call's), decode_seconds, peak_rss_mb, cuda_memory (JSON per device), draft_proposed/draft_accepted/draft_rounds (in the target's tokens), draft_tokens (the draft's own count, in its own vocabulary: equal to draft_proposed when the tokenizer is shared), candidate_generator (the Transformers class that ran), target_passes, tokens_per_target_pass, counts_agree, seed, effective_config (JSON; its config as in experiments.config_json), error_class/error_stage/error_message for failures, fallback_of (the failed attempt a fallback replaced), total_wait_seconds, live, batch_size (requests in the call that produced it: 1 unless batched)",
-    "timing_runs": "one row per timed benchmark repetition: path, prompt_id, round (ABBA), rep, seed, new_tokens, stop_reason, seconds, decode_seconds, tokens_per_second, generation_id, process_id",
-    "batch_runs": "one row per request of a batched generate() call (`evalkit bench --batch-sizes`: the ordinary path at a batch size above 1, beside assisted at batch 1): path, batch_size, batch_call (the call's number in its process: its requests share it), slot, prompt_id, round, rep, seed, new_tokens, stop_reason, seconds (the call's: what each of its requests waited), left_padding, generation_id, process_id",
-    "pairs": "blind A/B pairs: kind ('study': prompt_id, sample, ordinary/assisted generation ids, a/b generation ids and ordinary_side, drawn at random when the pool was made; queue_rank, the queue's random order (its whole part counts the pools made after rating began, each after the pairs before it), whose first pairs, every one rated, are the decision sample; wanted_ratings, each pair's quota of ratings; 'gold': a check pair of two reference outputs with known answers, a_reference_id/b_reference_id, no generations and no path, never part of the comparison)",
+    "experiments": "one row per experiment as it started (Live-tab demo runs are not exported: what a visitor typed stays on the machine): kind (bench/pool/run), note (what started it), study_id (the study a pool belongs to), first_sample and pool_samples (the samples a pool drew), queue_seed and sample_seed (the seeds of the queue's order and of the pool's sampling, for reproducing them), the config snapshot (config_json: the full config, except that app.passcodes, a shared sign-in secret, is replaced by its count and never exported, and the Hub usernames in app.organisers and app.allowed_raters are pseudonymised as in ratings unless rater names are kept; config_hash is the sha256 of config_json as exported, first 16 hex), compatibility record (compat_json, compat_hash: its hash as exported), the release gate frozen with it (gate_json, gate_hash). Paths under a home folder are written from ~ (the user's name is not exported), and the hashes are of the text as exported",
+    "generations": "one row per generate() call: prompt_id, path ({paths}), status, text, new token ids (JSON) and their hash, stop_reason, generate_seconds (device-synchronised; for a batched call, the call's), decode_seconds, peak_rss_mb, cuda_memory (JSON per device), draft_proposed/draft_accepted/draft_rounds (in the target's tokens), draft_tokens (the draft's own count, in its own vocabulary: equal to draft_proposed when the tokenizer is shared), candidate_generator (the Transformers class that ran), target_passes, tokens_per_target_pass, counts_agree, seed, effective_config (JSON; its config as in experiments.config_json), error_class/error_stage/error_message for failures, fallback_of (the failed attempt a fallback replaced), total_wait_seconds, live (always false: Live-tab runs are not exported), batch_size (requests in the call that produced it: 1 unless batched), prompt_tokens and new_tokens (the prompt's and the output's length in tokens), rss_mb (the process's resident memory after the call), decoding (greedy/sample), rank and work_index (the accelerate process and its share of the work), host (the machine, as a salted hash: runs on one machine share it), device",
+    "timing_runs": "one row per timed benchmark repetition: path, prompt_id, round (ABBA), rep, seed, new_tokens, stop_reason, seconds, decode_seconds, tokens_per_second, generation_id, process_id (the bench_processes row it ran in), status, rank, host (salted hash), device",
+    "batch_runs": "one row per request of a batched generate() call (`evalkit bench --batch-sizes`: the ordinary path at a batch size above 1, beside assisted at batch 1): path, batch_size, batch_call (the call's number in its process: its requests share it), slot, prompt_id, round, rep, seed, new_tokens, stop_reason, seconds (the call's: what each of its requests waited), left_padding, generation_id, process_id, status, error, rank, host (salted hash), device",
+    "bench_processes": "one row per benchmark worker process (each path in its own, per ABBA round): path, round, order, pid, host (salted hash), device, load_seconds, rss_after_load_mb and cuda_after_load (JSON per device; the memory condition compares the paths' figures), draft_extra_rss_mb, first_call_seconds, target/draft_seconds_per_token, warmup_count, warmup_seconds, status and error (a worker that failed), rank, target/draft_placement, stored_at",
+    "prescreen": "the rule-based pre-screen's answer on each pooled output (evalkit.task.criteria): generation_id, criterion, passed, evidence, rules_version. The gate's interval uses these answers on every pooled pair when prediction-powered inference is on (gate `ppi`)",
+    "pairs": "blind A/B pairs: kind ('study': prompt_id, sample, ordinary_generation_id/assisted_generation_id, a_generation_id/b_generation_id and ordinary_side, drawn at random when the pool was made; queue_rank, the queue's random order (its whole part counts the pools made after rating began, each after the pairs before it), whose first pairs, every one rated, are the decision sample; wanted_ratings, each pair's quota of ratings; 'gold': a check pair of two reference outputs with known answers, a_reference_id/b_reference_id, no generations and no path, never part of the comparison)",
     "ratings": "every rating row, history included: rater (pseudonymised unless opted in), kind (rating/skip), a_*/b_* answers per criterion as shown, ordinary_*/assisted_* the same answers mapped to paths, preference (A/B/tie) and preferred_path, comment, skip_reason, supersedes (the row a correction replaced), blind (false for a correction made after the rater saw the reveal, and for what an organiser gave in a study after seeing its results while she could still rate: kept, never counted), seconds_on_task (from the pair being shown to the stored rating), current (true for the version that counts: the last blind one; a skip is never replaced, so every skip row is current); on a gold pair the path columns and preferred_path are empty",
     "reference_outputs": "the texts of gold (check) pairs, pooled outputs made when the pool was built, one of each pair changed by a controlled edit (evalkit.study.gold): prompt_id, name (pool-<ordinary generation id>-<assisted generation id>, '-unedited' for the other), text, expected (JSON: criterion id -> pass/fail, only the results the edit made known), note (what the edit changed), content_hash, token_ids (JSON, under the target tokenizer of the latest pool)",
     "studies": "one row per study of the database, decided or not: name, created_at, the gate frozen with its first pool (gate_json: path, text, hash, values; gate_hash). experiments.study_id names each pool's study",
@@ -118,13 +120,39 @@ def pseudonyms(names: list[str]) -> list[str]:
 _NAME_KEYS = ("organisers", "allowed_raters")
 
 
+# A path under a home folder names the user it belongs to ("/home/alice.smith/models/..."): the export writes it from
+# "~". Stored configs, compatibility records, error messages and notes carry such paths (a local model folder, a
+# traceback's file).
+_HOME = re.compile(r"(?:(?<![\w.~/])/(?:home|Users)/[^/\s\"'\\]+|(?<![\w.~/])/root(?=/)|\b[A-Za-z]:\\+Users\\+[^\\\s\"']+)")
+
+
+def without_home(value):
+    """value (a string, or a dict / list of them, as a stored JSON record is) with every home folder written as ~."""
+    if isinstance(value, str):
+        return _HOME.sub("~", value)
+    if isinstance(value, dict):
+        return {k: without_home(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_home(v) for v in value]
+    return value
+
+
+def host_name(host: str | None, salt: str) -> str | None:
+    """A machine's name as exported: a salted hash, so that runs on one machine still group together."""
+    return host if not host else "host-" + hashlib.sha256(f"{salt}\0host\0{host}".encode()).hexdigest()[:8]
+
+
 def published_config(config: dict, keep_names: bool = False) -> dict:
     """A stored config (experiments.config_json, a generation's effective_config["config"]) as it may leave this
     machine: app.passcodes (a shared sign-in secret) replaced by their count ("3 passcodes, not exported"), and the
     Hub usernames in app.organisers and app.allowed_raters pseudonymised as rater names are, unless keep_names. The
     one place a stored config is scrubbed: the export's tables and card and the report's provenance all use it. The
     database is not changed. Returns `config` itself when there is nothing to scrub, else a scrubbed copy."""
-    app = config.get("app") if isinstance(config, dict) else None
+    if not isinstance(config, dict):
+        return config
+    if (homeless := without_home(config)) != config:
+        config = homeless
+    app = config.get("app")
     if not isinstance(app, dict):
         return config
     changes = {}
@@ -156,18 +184,40 @@ def published_config_row(config_json: str | None, stored_hash: str, keep_names: 
     return json.dumps(out, ensure_ascii=False, sort_keys=True), json_hash(out)
 
 
+# What each table exports: Live-tab demo runs stay on the machine (what a visitor typed is in their config and note).
+_ROWS = {"experiments": "WHERE kind != 'live'", "generations": "WHERE live = 0",
+         "prescreen": "WHERE generation_id IN (SELECT id FROM generations WHERE live = 0)"}
+# Columns that may hold a machine's paths (tracebacks, notes)
+_FREE_TEXT = {"experiments": ("note",), "generations": ("error_message",), "batch_runs": ("error",),
+              "bench_processes": ("error",)}
+
+
 def tables(db, keep_rater_names: bool = False) -> dict[str, list[dict]]:
-    out = {name: list(db.query(f"SELECT * FROM {name} ORDER BY rowid")) for name in SPLITS}
+    from ..store.runs import json_hash
+
+    out = {name: list(db.query(f"SELECT * FROM {name} {_ROWS.get(name, '')} ORDER BY rowid")) for name in SPLITS}
+    salt = _salt()
+    for name, rows in out.items():
+        for r in rows:
+            if "host" in r:
+                r["host"] = host_name(r["host"], salt)
+            for col in _FREE_TEXT.get(name, ()):
+                r[col] = without_home(r[col])
     for r in out["experiments"]:  # no passcode, and no username unless names are kept
         r["config_json"], r["config_hash"] = published_config_row(r["config_json"], r["config_hash"], keep_rater_names)
+        compat = json.loads(r["compat_json"] or "null")
+        if compat is not None and (homeless := without_home(compat)) != compat:
+            r["compat_json"], r["compat_hash"] = json.dumps(homeless, ensure_ascii=False, sort_keys=True), json_hash(homeless)
     for r in out["generations"]:  # each generation stores the config in force too
         eff = json.loads(r["effective_config"] or "null")
-        if isinstance(eff, dict) and isinstance(eff.get("config"), dict):
-            cfg = published_config(eff["config"], keep_rater_names)
-            if cfg is not eff["config"]:
-                r["effective_config"] = json.dumps({**eff, "config": cfg}, ensure_ascii=False, sort_keys=True)
+        if isinstance(eff, dict):
+            out_eff = without_home(eff)
+            if isinstance(eff.get("config"), dict):
+                out_eff["config"] = published_config(eff["config"], keep_rater_names)
+            if out_eff != eff:
+                r["effective_config"] = json.dumps(out_eff, ensure_ascii=False, sort_keys=True)
     current = {r["id"] for r in db.query("SELECT id FROM current_ratings")}
-    salt = None if keep_rater_names else _salt()
+    salt = None if keep_rater_names else salt
     for r in out["ratings"]:
         r["current"] = r["id"] in current or r["kind"] == "skip"
         r.pop("client_token", None)  # a transport detail, not data
@@ -194,7 +244,58 @@ def studies_markdown(db) -> str:
             "| --- | --- | --- | --- | --- | --- |\n" + "\n".join(rows))
 
 
-def _card(db, rows: dict, files: dict, keep_rater_names: bool, repo_id: str | None, prov, out_dir: Path) -> str:
+def protocol_markdown(speed, now=None) -> str:
+    """How the speed-ups the card prints were measured (`speed`: the decision's; `now`: the data's as it is now, when a
+    decision is frozen): the benchmark's protocol only where a benchmark measured them."""
+    from ..aggregate.timing import POOL_SOURCE
+
+    bench = ("each path is measured in its own process (load, memory after load, first call, warm-up, N timed "
+             "repetitions), with a second round in swapped order (ABBA). The clock wraps `generate()` only, between "
+             "device synchronisations. Acceptance is counted from the candidate generator and cross-checked against "
+             "the target's forward passes.")
+    pool = ("the pair pool's single runs, one per path and pair, timed as the pool generated them (no separate "
+            "processes, no warm-up, no ABBA rounds; `evalkit bench` measures it properly). The clock wraps `generate()` "
+            "only.")
+
+    def how(sp) -> str:
+        return ("`evalkit bench`: " + bench if sp.source == "benchmark" else pool if sp.source == POOL_SOURCE
+                else "nothing: no benchmark and no comparable pooled runs.")
+
+    text = f"The speed-up {'the decision weighed ' if now is not None else ''}comes from {how(speed)}"
+    if now is not None and now.source != speed.source:
+        text += f" The speed-up measured since the decision (\"speed-up now\") comes from {how(now)}"
+    return text + (" A failed assisted call is its own record; its fallback is a separate `fallback` row and is never "
+                   "counted as assisted. Speed-ups are computed over comparable outputs only (same stop reason, similar "
+                   "length), each path against ordinary on its own.")
+
+
+def _citer(prov):
+    """verdict_text's cite: the runs behind a condition, as the report names them; None when none is stored."""
+    def cite(name: str, after: bool) -> str | None:
+        ids = prov.for_condition(name, after)
+        return prov.cite(ids) if ids else None
+
+    return cite
+
+
+def open_pairs_markdown(still_open: int) -> str:
+    """The card's warning when pairs were still open to raters as the export was made ('' when none were)."""
+    if not still_open:
+        return ""
+    return (f"> **Exported while rating was under way: {still_open} pair(s) of the study being rated were still open "
+            "to raters.** The `pairs` and `ratings` tables say which side of each pair is which path, and the "
+            "reference outputs say which gold output was changed. Keep this export from raters until every pair is "
+            "complete; the decision below is an interim look unless it says it is frozen.\n\n")
+
+
+def _card(db, rows: dict, files: dict, keep_rater_names: bool, repo_id: str | None, prov, out_dir: Path, agg=None,
+          still_open: int = 0) -> str:
+    return without_home(_card_text(db, rows, files, keep_rater_names, repo_id, prov, out_dir, agg, still_open))
+
+
+def _card_text(db, rows: dict, files: dict, keep_rater_names: bool, repo_id: str | None, prov, out_dir: Path, agg,
+               still_open: int) -> str:
+    from ..aggregate import verdict_text
     exp = next(db.query("SELECT * FROM experiments WHERE kind IN ('pool', 'bench') ORDER BY id DESC LIMIT 1"), None)
     config = (json.dumps(published_config(json.loads(exp["config_json"]), keep_rater_names), indent=2, ensure_ascii=False)
               if exp else "{}")
@@ -222,7 +323,17 @@ configs:
 
 Does a small draft model (Transformers assisted generation) make writing requests faster without
 hurting the content? Blind A/B ratings of ordinary vs assisted outputs on fixed writing prompts,
-with every raw timing run. Rater names are {"kept as given (opt-in)" if keep_rater_names else "pseudonymised with a salted hash"}.
+with every raw timing run. Rater names are {"kept as given (opt-in)" if keep_rater_names else
+"pseudonymised with a salted hash: the same rater has the same pseudonym in every export made on this installation "
+"(the salt is kept in its data folder, `export_salt`, and never exported); an export from another installation, or "
+"after the salt was lost, gives other pseudonyms"}. Machine names are salted hashes too, and Live-tab demo runs are not
+exported.
+
+{open_pairs_markdown(still_open)}## Verdict
+
+```text
+{verdict_text(agg, _citer(prov), WITHHELD) if agg is not None else "not computed"}
+```
 
 ## Rows
 
@@ -249,12 +360,7 @@ the rows written by the latest export, never rows cached from an earlier export 
 
 ## Protocol
 
-Each path is measured in its own process (load, memory after load, first call, warm-up, N timed
-repetitions), with a second round in swapped order (ABBA). The clock wraps `generate()` only, between
-device synchronisations. Acceptance is counted from the candidate generator and cross-checked against
-the target's forward passes. A failed assisted call is its own record; its fallback is a separate
-`fallback` row and is never counted as assisted. Speed-ups are computed over comparable outputs only
-(same stop reason, similar length), each path against ordinary on its own. The paths:
+{protocol_markdown(agg.speed, agg.speed_now if agg.frozen is not None else None) if agg is not None else ""} The paths:
 
 {path_notes()}
 
@@ -323,7 +429,7 @@ def check_repo_id(repo_id: str) -> None:
 
 
 def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = False,
-           keep_rater_names: bool = False, api=None, agg=None):
+           keep_rater_names: bool = False, api=None, agg=None, study: str | None = None, while_rating: bool = False):
     """Build the DatasetDict, save parquet + README.md to out_dir, push when asked. Returns the DatasetDict; after a
     push its `hub` attribute holds {"repo_id", "private"}: the visibility the Hub reports, not the one asked for.
 
@@ -332,17 +438,32 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
     configs, so with fixed file names a re-export (or another folder called the same) reloaded stale rows.
     The folder changes all at once or not at all (_write); files of earlier exports are removed only after the new
     card is in place. A push uploads exactly this export's files, and only to a private repo unless `public`.
-    agg: the aggregate, when the caller has it (the card's figures and provenance come from it)."""
+    agg: the aggregate, when the caller has it (the card's verdict, figures and provenance come from it); else that of
+    `study` (the latest when None).
+
+    While pairs of the study being rated are still open to raters (rating.queue.unclosed_pairs), the export says so
+    on its card (its tables tell each pair's sides), and a push is refused unless `while_rating`: a dataset on the
+    Hub, private or not, can reach a rater."""
     from datasets import Dataset, DatasetDict
 
+    from ..aggregate import aggregate
+    from ..rating.queue import unclosed_pairs
     from .provenance import build_provenance
 
     if push_to_hub:
         check_repo_id(push_to_hub)
+    still_open = unclosed_pairs(db)
+    if push_to_hub and still_open and not while_rating:
+        raise EvalkitError(
+            f"{still_open} pair(s) of the study being rated are still open to raters, and the export says which side "
+            f"of each pair is which path: pushed to {push_to_hub}, it could reach a rater before they rate",
+            "push once every pair is complete (the Results tab's counts), export locally meanwhile (without "
+            "--push-to-hub), or pass --while-rating to push it anyway to a repo no rater can read")
     out_dir = Path(out_dir)
     refuse_to_replace(out_dir / "README.md", CARD_MARK, "a dataset card")
     check_folder(out_dir / "data", "the export")  # before the look below, which may write the decision
     # first: its look may freeze the decision, which the tables then hold
+    agg = agg if agg is not None else aggregate(db, study=study)
     prov = build_provenance(db, agg, keep_names=keep_rater_names)
     rows = tables(db, keep_rater_names)
     ds = DatasetDict({
@@ -350,7 +471,9 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
         else Dataset.from_dict({k: [] for k in features(db, name)}, features=features(db, name))
         for name in SPLITS
     })
-    files = _write(ds, out_dir, lambda files: _card(db, rows, files, keep_rater_names, push_to_hub, prov, out_dir))
+    files = _write(ds, out_dir, lambda files: _card(db, rows, files, keep_rater_names, push_to_hub, prov, out_dir, agg,
+                                                    still_open))
+    ds.still_open = still_open
     if push_to_hub:
         ds.hub = {"repo_id": push_to_hub, "private": _push(api, push_to_hub, out_dir, files, public)}
     return ds

@@ -384,8 +384,14 @@ def _scope(db, agg, sources: dict[str, list[int]], prompts: list[PromptSource]) 
 
 def _figures(agg, sources: dict[str, list[int]], scope: Scope) -> list[Figure]:
     speed = agg.speed
-    claim = f" — {agg.verdict.claim}" if agg.verdict.claim else ""
-    figs = [Figure("verdict", f"{agg.verdict.decision}{claim}", sources["database"])]
+    v = agg.verdict
+    claim = f" — {v.claim}" if v.claim else ""
+    # the decision as a decision: interim looks say so, a frozen one says when; and which study it is of
+    state = (f" ({v.label})" if v.interim else
+             f" (frozen {agg.frozen.completed_at})" if getattr(agg, "frozen", None) is not None else "")
+    study = getattr(agg, "study", None)
+    of = f"{study.label()}: " if study is not None else ""
+    figs = [Figure("verdict", f"{of}{v.decision}{state}{claim}", sources["database"])]
     sp, ci = speed.speedup, speed.speedup_ci95
     if sp is None:
         figs.append(Figure("speed-up", None, [], "not measured over comparable outputs"))
@@ -393,6 +399,19 @@ def _figures(agg, sources: dict[str, list[int]], scope: Scope) -> list[Figure]:
         text = f"{ratio_text(sp)}x" + (f" (95% CI {ratio_text(ci[0])} to {ratio_text(ci[1])})" if ci else "") + \
             f" over {speed.comparable_pairs} comparable pairs, source: {speed.source}"
         figs.append(Figure("speed-up", text, sources["speed"]))
+    now = getattr(agg, "speed_now", None)
+    if getattr(agg, "frozen", None) is not None and now is not None:
+        # measured since the decision froze (a later benchmark): printed beside the decision's figure, never for it
+        if now.speedup is not None and (now.speedup, now.source) != (sp, speed.source):
+            nci = now.speedup_ci95
+            figs.append(Figure("speed-up now (after the decision, not the decision)",
+                               f"{ratio_text(now.speedup)}x"
+                               + (f" (95% CI {ratio_text(nci[0])} to {ratio_text(nci[1])})" if nci else "")
+                               + f" over {now.comparable_pairs} comparable pairs, source: {now.source}",
+                               sources["speed_now"]))
+        if now.extra_memory_mb is not None and now.extra_memory_mb != speed.extra_memory_mb:
+            figs.append(Figure("extra memory of the draft now (after the decision, not the decision)",
+                               f"{now.extra_memory_mb:.0f} MB", sources["memory_now"]))
     if speed.throughput_ratio is not None:  # beside it, what selects nothing (evalkit.generation.speed)
         tci = speed.throughput_ci95
         tps = (f"{ratio_text(speed.throughput_ratio)}x"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..aggregate import ALL, Aggregate, Decision
@@ -289,14 +290,32 @@ def _publishable(tables: dict) -> dict:
     return out
 
 
-def write_report(db, out_dir, study: str | None = None) -> Path:
+@dataclass
+class Written:
+    path: Path  # the report's index.html
+    still_open: int  # pairs of the study being rated still open to raters as it was written (its banner says so)
+
+
+def write_report(db, out_dir, study: str | None = None) -> Written:
     """`evalkit report`: the aggregate of one study (the latest unless named) written as index.html in out_dir."""
     from ..aggregate import aggregate
+    from ..rating.queue import unclosed_pairs
 
     # refused before the aggregate, whose look may freeze the decision: a refusal leaves the database as it was
     refuse_to_replace(Path(out_dir) / "index.html", TITLE_MARK, "a report")
     check_folder(out_dir, "the report")
-    return build_report(db, out_dir, aggregate(db, study=study))
+    return Written(build_report(db, out_dir, aggregate(db, study=study)), unclosed_pairs(db))
+
+
+def _open_banner(db) -> str:
+    """A warning at the top of a report written while pairs are still open to raters ('' when none are)."""
+    from ..rating.queue import unclosed_pairs
+
+    if not (n := unclosed_pairs(db)):
+        return ""
+    return (f'<p class="open" style="border:2px solid #cf222e;padding:0.5em"><b>Written while rating was under way: '
+            f"{n} pair(s) of the study being rated were still open to raters.</b> Its plots and tables say which side "
+            "of a pair is which path: keep it from raters until every pair is complete.</p>")
 
 
 # The page's title, which says evalkit wrote it (a report refuses to replace an index.html without it).
@@ -331,7 +350,7 @@ img{{max-width:100%}}.verdict,.provenance{{border:1px solid #ccc;padding:0.5em 1
 .src{{color:#57606a;font-size:12px}}pre{{background:#f6f8fa;padding:0.5em}}</style></head><body>
 <h1>evalkit: does the draft model make writing requests faster without hurting the content?</h1>
 <p>Generated {html.escape(prov.generated_at)} from the database. Speed-up source: {html.escape(str(agg.speed.source))}.</p>
-{verdict_html(agg, prov)}{provenance_html(prov)}<h2>Plots</h2>{plots}<h2>Tables</h2>{tables}</body></html>"""
+{_open_banner(db)}{verdict_html(agg, prov)}{provenance_html(prov)}<h2>Plots</h2>{plots}<h2>Tables</h2>{tables}</body></html>"""
     path = out_dir / "index.html"
     tmp = path.with_suffix(".tmp")
     try:

@@ -327,6 +327,15 @@ def results_open(db, rater: str, ratings_per_pair: int, skip_allowance: int, sha
     return True, ""
 
 
+def unclosed_pairs(db) -> int:
+    """Pairs of the study the queue serves that a rater may still be shown: not closed (store `closed_pairs`: the
+    rating that fills a pair's quota closes it) and not decided without raters (identical outputs have no sides to
+    tell). While any is left, what shows a pair's sides (the export's pairs table, the report's plots and tables)
+    can tell a rater which side of that pair is which path. No quota is needed: a pair below its quota is open."""
+    return db.execute(f"SELECT COUNT(*) FROM pairs p WHERE {_LATEST_STUDY} AND NOT {_IDENTICAL} "
+                      "AND p.id NOT IN (SELECT pair_id FROM closed_pairs)").fetchone()[0]
+
+
 def _text(value, what: str, limit: int) -> str:
     try:
         return clean_text(value if value is not None else "", what, limit)
