@@ -466,6 +466,8 @@ def test_the_card_shows_what_was_measured_after_the_decision_and_how_each_speed_
     now = next(line for line in figures.splitlines() if "speed-up now (after the decision, not the decision)" in line)
     assert "source: benchmark" in now and "2.00x" not in now
     assert "**extra memory of the draft now (after the decision, not the decision)**: 300 MB" in figures
+    verdict = next(line for line in figures.splitlines() if line.startswith("- **verdict**"))
+    assert "experiment 1 (pool" in verdict and "experiment 2" not in verdict  # the runs it weighed, not the later ones
     protocol = card.split("## Protocol")[1].split("## Studies")[0]
     assert "pair pool's single runs" in protocol and "swapped order (ABBA)" in protocol  # each with its protocol
     # the aggregate's notes and the look after the decision are on the card as `aggregate` prints them

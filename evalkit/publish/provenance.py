@@ -391,7 +391,10 @@ def _figures(agg, sources: dict[str, list[int]], scope: Scope) -> list[Figure]:
              f" (frozen {agg.frozen.completed_at})" if getattr(agg, "frozen", None) is not None else "")
     study = getattr(agg, "study", None)
     of = f"{study.label()}: " if study is not None else ""
-    figs = [Figure("verdict", f"{of}{v.decision}{state}{claim}", sources["database"])]
+    # the runs the decision weighed: the study's pools (ratings), its gate, and the speed and memory figures it used
+    # (not the plots' runs, another study's pools, or a benchmark stored after the decision)
+    weighed = sorted({i for kind in ("ratings", "gate", "speed", "memory") for i in sources[kind]})
+    figs = [Figure("verdict", f"{of}{v.decision}{state}{claim}", weighed)]
     sp, ci = speed.speedup, speed.speedup_ci95
     if sp is None:
         figs.append(Figure("speed-up", None, [], "not measured over comparable outputs"))
