@@ -203,3 +203,60 @@ def test_a_status_said_out_of_sight_is_said_again_under_submit(cfg, pool_db):
         expect(page.locator("#next")).to_be_focused()
         page.locator("#rate-status").scroll_into_view_if_needed()  # the status line in sight: said once
         expect(echo).to_be_hidden()
+
+
+def test_answers_cannot_change_while_a_submission_is_on_its_way_and_the_locked_form_shows_what_was_stored(cfg,
+                                                                                                      pool_db):
+    """On a slow network, an answer changed after Submit was pressed and before the reply stayed on the locked form
+    beside the reveal, though the rating stored was the one sent (audit, 2026-12-04): the rater believed she had
+    preferred B. The form now locks the moment Submit is pressed, Submit says it is sending, and the locked form
+    shows the answers as stored."""
+    from apphelpers import rows
+
+    from evalkit.ui.rate import ANSWER_KEYS
+
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        shown_texts(page)
+        for key in ANSWER_KEYS:
+            page.locator(f"#r-{key} input[value='pass']").click()
+        page.locator("#r-preference input[value='A']").click()
+        cdp = page.context.new_cdp_session(page)
+        cdp.send("Network.enable")
+        cdp.send("Network.emulateNetworkConditions",
+                 {"offline": False, "latency": 2500, "downloadThroughput": -1, "uploadThroughput": -1})
+        page.locator("#submit").click(no_wait_after=True)
+        expect(page.locator("#submit")).to_have_text("提交中…", timeout=2000)  # before any reply could come
+        expect(page.locator("#submit")).to_be_disabled()
+        for selector in ("#r-b_schedule input[value='fail']", "#r-preference input[value='B']"):
+            expect(page.locator(selector)).to_be_disabled()
+            page.locator(selector).click(force=True)  # second thoughts: nothing changes
+        expect(page.locator("#next")).to_be_visible(timeout=30_000)
+        cdp.send("Network.emulateNetworkConditions",
+                 {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+        (stored,) = rows(pool_db, "SELECT * FROM ratings WHERE rater = 'ann'")
+        assert stored["preference"] == "A" and stored["b_schedule"] == "pass"
+        expect(page.locator("#r-preference input[value='A']")).to_be_checked()
+        expect(page.locator("#r-b_schedule input[value='pass']")).to_be_checked()
+        expect(page.locator("#r-b_schedule input[value='pass']")).to_be_disabled()
+
+
+def test_a_refused_submission_unlocks_the_form_with_submit_s_own_label(cfg, pool_db):
+    """The form locks when Submit is pressed; a submission the server refuses (here: the rater's code was revoked
+    meanwhile) gives the form back as it was, answers and Submit's label, so nothing is stuck on 'sending'."""
+    from evalkit.rating import roster
+    from evalkit.store import open_db
+
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        shown_texts(page)
+        answer_all(page)
+        db = open_db(pool_db)
+        roster.revoke(db, "ann")
+        db.conn.close()
+        page.click("#submit")
+        expect(page.locator(".toast-body").first).to_be_visible()  # the refusal is said
+        expect(page.locator("#submit")).to_have_text(word("submit", "zh"))
+        expect(page.locator("#submit")).to_be_enabled()
+        expect(page.locator("#r-b_schedule input[value='fail']")).to_be_enabled()
+        expect(page.locator("#next")).to_be_hidden()

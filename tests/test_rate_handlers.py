@@ -368,3 +368,12 @@ def test_the_results_tab_tells_a_chinese_rater_why_it_waits_in_chinese():
         text = closed_words(why, "zh")
         assert words in text and why not in text and "per-path" not in text
         assert why in closed_words(why, "en") and "per-path figures" in closed_words(why, "en")
+
+
+def test_the_locked_form_shows_the_answers_as_stored(tab):
+    """Whatever the browser holds once a submission is stored (an answer changed while it was on its way), the screen
+    that comes back with the reveal sets every field of the form to the stored rating."""
+    s, _ = tab.sign_in("ann")
+    values = tab.form(a_schedule="fail", b_schedule="unsure", preference="B", comment="  B drops the day  ")
+    out = tab.h.submit(s, *values)
+    assert [out[tab.ui.fields[k]] for k in FORM_KEYS] == values[:-1] + ["B drops the day"]  # the comment as stored

@@ -85,8 +85,9 @@ class RateTab:
 
     @property
     def locked_outputs(self) -> list:
-        """A stored submission: the reveal appears; the comment shows as stored (the answers are stored as sent)."""
-        return [self.session, self.status, self.who, self.fields["comment"], self.submit_btn, self.reveal_md,
+        """A stored submission: the reveal appears, and the locked form shows the answers as stored (an answer changed
+        while the submission was on its way would otherwise show beside the reveal as if it had been sent)."""
+        return [self.session, self.status, self.who, *self.form, self.submit_btn, self.reveal_md,
                 self.correct_btn, self.next_btn, self.skip_box]
 
     @property

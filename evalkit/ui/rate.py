@@ -25,7 +25,7 @@ from ..config import Config
 from ..errors import EvalkitError
 from ..rating.limits import RateLimiter
 from ..rating.queue import (
-    HOLD_MINUTES, AlreadyRated, PairTaken, RatingError, RatingInput, all_identical, answers_from_row, clean_comment, correct_rating, current_rating, is_closed,
+    HOLD_MINUTES, AlreadyRated, PairTaken, RatingError, RatingInput, all_identical, answers_from_row, correct_rating, current_rating, is_closed,
     is_counted, next_pair, pair_prompt, progress, rated_pairs, rater_reveal, results_seen, share_reached, skip_pair,
     submit_rating,
 )
@@ -100,6 +100,17 @@ _FORGET_CODE = (f"() => {{ try {{ localStorage.removeItem('{CODE_KEY}'); localSt
 _FORGET_INVITE_SIGNED_IN = ("() => { const who = document.querySelector('#rate-who');"
                             " if (who && who.innerText.trim()) (" + _FORGET_INVITE + ")(); }")
 
+
+# Browser-only, the moment Submit is pressed (before the server call): the form locks and Submit shows that it is
+# sending, so no answer can change while the submission is on its way (the stored answers come back with the reveal,
+# ui.locked_outputs). A refused submission unlocks it again, with Submit's own label back.
+_SENDING = ("() => { const b = document.querySelector('#submit'); window.evalkitSubmitLabel = b ? b.innerText : '';"
+            " const en = (document.querySelector('#lang input:checked') || {}).value === 'en';"
+            f" return [...Array({len(FORM_KEYS)}).fill({{__type__: 'update', interactive: false}}),"
+            " {__type__: 'update', interactive: false, value: en ? 'Submitting…' : '提交中…'}]; }")
+_UNSENT = (f"() => [...Array({len(FORM_KEYS)}).fill({{__type__: 'update', interactive: true}}),"
+           " Object.assign({__type__: 'update', interactive: true},"
+           " window.evalkitSubmitLabel ? {value: window.evalkitSubmitLabel} : {})]")
 
 # Browser-only: Submit is enabled only when every criterion of both outputs and the preference have an answer.
 # (The server checks again on submit: this only spares the rater a refused submission.)
@@ -195,14 +206,15 @@ class RateHandlers:
         others = [p for p in rated_pairs(db, s.rater, self.rpp, tolerance) if p.reveal.pair_id != s.pair_id]
         return this + ("\n\n" + render_list(others, s.lang) if others else "")
 
-    def locked_screen(self, db, s: Session, status: str, comment: str) -> dict:
-        """A stored submission (ui.locked_outputs); the browser locks the form when it succeeds."""
+    def locked_screen(self, db, s: Session, status: str, row: dict | None) -> dict:
+        """A stored submission (ui.locked_outputs), its form showing the stored answers (row: the rating as stored);
+        the browser locked the form when Submit was pressed."""
         ui = self.ui
-        return {ui.session: s, ui.status: status, ui.who: self.who_line(db, s)[0], ui.fields["comment"]: comment,
-                ui.reveal_md: self.reveal_markdown(db, s),
-                ui.submit_btn: update(visible=False, interactive=False),
-                ui.correct_btn: update(visible=True), ui.next_btn: update(visible=True),
-                ui.skip_box: update(visible=False)}
+        stored = _stored_form(row)
+        return {ui.fields[k]: stored.get(k, "" if k == "comment" else None) for k in FORM_KEYS} | {
+            ui.session: s, ui.status: status, ui.who: self.who_line(db, s)[0], ui.reveal_md: self.reveal_markdown(db, s),
+            ui.submit_btn: update(visible=False, interactive=False), ui.correct_btn: update(visible=True),
+            ui.next_btn: update(visible=True), ui.skip_box: update(visible=False)}
 
     def signed_in_screen(self, s: Session, identity, code: str, status: str = "", expires_at: float | None = None,
                          hub_token: str = "") -> dict:
@@ -334,25 +346,27 @@ class RateHandlers:
                 try:
                     rating_id = submit_rating(db, self.app, inp)
                 except (PairTaken, AlreadyRated) as e:
-                    return self.refused_screen(db, s, rater, isinstance(e, PairTaken), form["comment"] or "")
+                    return self.refused_screen(db, s, rater, isinstance(e, PairTaken), form)
                 note = "stored"
             if note != "correction_stored" and not is_counted(db, rating_id):  # an organiser who has seen the results
                 note = "stored_uncounted"
             note = word(note, s.lang)
-            return self.locked_screen(db, s.stored(rating_id), note, clean_comment(inp.comment, self.app))
+            return self.locked_screen(db, s.stored(rating_id), note, current_rating(db, rater, s.pair_id))
 
-    def refused_screen(self, db, s: Session, rater: str, taken: bool, comment: str) -> dict:
+    def refused_screen(self, db, s: Session, rater: str, taken: bool, form: dict) -> dict:
         """A submission refused for a reason the rater can act on with a button on screen (ui.locked_outputs): the pair
-        was filled by others while she worked (Next pair), or she rated or skipped it in another tab (Correct, which
-        opens the stored rating, and Next pair)."""
+        was filled by others while she worked (Next pair: her answers stay on screen, not stored), or she rated or
+        skipped it in another tab (the answers stored there, Correct, which opens them, and Next pair)."""
         ui = self.ui
         row = current_rating(db, rater, s.pair_id)  # filled by her own rating, from another tab: she may correct it
         if row is not None:
-            return self.locked_screen(db, s.stored(row["id"]), word("rated_elsewhere", s.lang), comment)
-        return {ui.session: s.with_pair(None), ui.status: word("pair_taken" if taken else "skipped_elsewhere", s.lang),
-                ui.who: self.who_line(db, s)[0], ui.fields["comment"]: comment, ui.reveal_md: "",
-                ui.submit_btn: update(visible=False, interactive=False), ui.correct_btn: update(visible=False),
-                ui.next_btn: update(visible=True), ui.skip_box: update(visible=False)}
+            return self.locked_screen(db, s.stored(row["id"]), word("rated_elsewhere", s.lang), row)
+        sent = {ui.fields[k]: form.get(k) or ("" if k == "comment" else None) for k in FORM_KEYS}
+        return sent | {
+            ui.session: s.with_pair(None), ui.status: word("pair_taken" if taken else "skipped_elsewhere", s.lang),
+            ui.who: self.who_line(db, s)[0], ui.reveal_md: "",
+            ui.submit_btn: update(visible=False, interactive=False), ui.correct_btn: update(visible=False),
+            ui.next_btn: update(visible=True), ui.skip_box: update(visible=False)}
 
     @friendly
     def start_correction(self, s: Session) -> dict:
@@ -464,10 +478,11 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     # (evalkit.rating.queue._validate): the per-input preprocess goes too.
     # A refused event (gr.Error) leaves an "Error" overlay on the components showing its progress, and it blocks
     # clicks: every event here shows its progress on the status line only (the message itself comes as a toast).
-    lock, unlock, on = _form_interactive(False), _form_interactive(True), {"show_progress_on": ui.status}
-    ui.submit_btn.click(h.submit, [ui.session, *ui.form], ui.locked_outputs, api_name="submit", preprocess=False,
-                        postprocess=False, **on).success(None, None, ui.form, js=lock
-                                                         ).then(None, None, None, js=_FORGET_DRAFT)
+    unlock, on = _form_interactive(True), {"show_progress_on": ui.status}
+    sent = ui.submit_btn.click(None, None, [*ui.form, ui.submit_btn], js=_SENDING).then(
+        h.submit, [ui.session, *ui.form], ui.locked_outputs, api_name="submit", preprocess=False, postprocess=False, **on)
+    sent.success(None, None, None, js=_FORGET_DRAFT)
+    sent.failure(None, None, [*ui.form, ui.submit_btn], js=_UNSENT)
     ui.correct_btn.click(h.start_correction, [ui.session], ui.correct_outputs, api_name="correct", postprocess=False,
                          **on).success(None, None, ui.form, js=unlock)
     for button, api in ((ui.next_btn, "next_pair"), (ui.again_btn, "check_again")):
