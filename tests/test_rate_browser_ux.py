@@ -107,7 +107,9 @@ def test_the_page_leads_the_rater_through_a_pair(cfg, pool_db):
         sign_in(page, url, "ann")
         first = shown_texts(page)
         page.wait_for_function(f"() => ({focused})() === 'r-{ANSWER_KEYS[0]}'", timeout=30_000)
-        top = page.evaluate("() => document.getElementById('rate-prompt').getBoundingClientRect().top")
+        # the first pair: its guidelines are open, and they come first, in sight (they were scrolled away above it)
+        expect(page.locator("#guidelines-text")).to_be_visible()
+        top = page.evaluate("() => document.getElementById('guidelines').getBoundingClientRect().top")
         assert -2 <= top <= 80, top
         note = page.locator("#answered-note")
         expect(note).to_have_text(word("answered", "zh", n=0, total=total))
@@ -130,8 +132,33 @@ def test_the_page_leads_the_rater_through_a_pair(cfg, pool_db):
 
         next_texts(page, first)
         page.wait_for_function(f"() => ({focused})() === 'r-{ANSWER_KEYS[0]}'", timeout=30_000)
+        expect(page.locator("#guidelines-text")).to_be_hidden()  # folded away after the first pair: the prompt on top
         top = page.evaluate("() => document.getElementById('rate-prompt').getBoundingClientRect().top")
         assert -2 <= top <= 80, top
+
+
+def test_the_keys_answer_the_question_the_focus_is_in(cfg, pool_db):
+    """Tab moved the focus to B's first question while A's first was marked, and 2 answered A's (UX audit,
+    2026-12-04). The keys answer where the focus is, and the focus moves on with them; the mark is drawn inside the
+    question's box (an outline outside it was clipped to one line)."""
+    from evalkit.ui.rate import ANSWER_KEYS
+
+    b_first = next(k for k in ANSWER_KEYS if k.startswith("b_"))
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        shown_texts(page)
+        page.wait_for_function(f"() => document.activeElement && document.activeElement.closest('#r-{ANSWER_KEYS[0]}')",
+                               timeout=30_000)
+        page.locator(f"#r-{b_first} input[value='pass']").focus()
+        page.keyboard.press("2")
+        expect(page.locator(f"#r-{b_first} input[value='fail']")).to_be_checked()
+        assert page.locator(f"#r-{ANSWER_KEYS[0]} input:checked").count() == 0
+        page.keyboard.press("1")  # the next question after B's first, where the focus moved
+        after = ANSWER_KEYS[ANSWER_KEYS.index(b_first) + 1]
+        expect(page.locator(f"#r-{after} input[value='pass']")).to_be_checked()
+        marked = page.locator(".current-question")
+        expect(marked).to_have_count(1)
+        assert "inset" in marked.evaluate("(q) => getComputedStyle(q).boxShadow")
 
 
 def test_answers_not_yet_submitted_survive_a_reload(cfg, pool_db):

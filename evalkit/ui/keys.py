@@ -6,8 +6,9 @@ Keys (shown on the page, evalkit.ui.words "keys"): 1 / 2 / 3 answer the current 
 move to the next; A / B / T choose the preference; Enter submits; N goes to the next pair; Esc goes back to the
 first question. Keys typed into a text box stay text.
 
-Also pure page behaviour (PAGE below): a new pair scrolls its prompt to the top of the screen and puts the focus on the
-first question; a stored rating moves the focus to Next pair, under the reveal; beside Submit, how many questions are
+Also pure page behaviour (PAGE below): a new pair scrolls its prompt (on a rater's first pair, the guidelines open
+above it) to the top of the screen and puts the focus on the first question; the keys answer the question the focus is
+in (Tab moves it); a stored rating moves the focus to Next pair, under the reveal; beside Submit, how many questions are
 answered ("8 / 9 answered"), a button that goes to the first one still open (Submit stays disabled until all are);
 under it, the status line's words when the status line itself is scrolled out of sight."""
 
@@ -35,6 +36,11 @@ SCRIPT = """
     const q = questions()[current];
     return q ? (q.querySelector("input:checked") || q.querySelector("input[type=radio]")) : null;
   };
+  // the focus follows the marked question, so that Tab and the keys go on from where the rater is
+  const focusCurrent = () => {
+    const radio = window.evalkitCurrentRadio();
+    if (radio && !radio.disabled && document.activeElement !== radio) radio.focus({preventScroll: true});
+  };
   const choose = (container, index) => {
     const inputs = container ? container.querySelectorAll("input[type=radio]") : [];
     if (inputs[index] && !inputs[index].disabled) { inputs[index].click(); return true; }
@@ -51,19 +57,30 @@ SCRIPT = """
     if (q && q.id !== "r-preference" && e.isTrusted) {  // a mouse answer: carry on from the next question
       current = Math.min(questions().indexOf(q) + 1, questions().length - 1);
       mark();
+      focusCurrent();
     }
     if (e.target.closest && e.target.closest("#next")) current = 0;  // the new pair's own watcher marks it
   }, true);
+  // the keyboard's focus moved into a question (Tab, or a click): the keys answer that one, not the one marked before
+  document.addEventListener("focusin", (e) => {
+    const q = e.target.closest && e.target.closest(".question");
+    if (!q || q.id === "r-preference") return;
+    const i = questions().indexOf(q);
+    if (i >= 0 && i !== current) { current = i; mark(false); }
+  });
   document.addEventListener("keydown", (e) => {
     if (e.ctrlKey || e.metaKey || e.altKey) return;
     const t = e.target;
     if (t && t.offsetParent !== null && (t.tagName === "TEXTAREA" || (t.tagName === "INPUT" && t.type !== "radio"))) return;
     const key = e.key.toLowerCase();
     const qs = questions();
+    const focused = t && t.closest ? qs.indexOf(t.closest(".question")) : -1;
+    if (focused >= 0) current = focused;  // where the focus is, whatever was marked
     if (["1", "2", "3"].includes(key) && qs.length) {
       if (choose(qs[current], Number(key) - 1)) {
         current = Math.min(current + 1, qs.length - 1);
         mark();
+        focusCurrent();
         e.preventDefault();
       }
     } else if (["a", "b", "t"].includes(key)) {
@@ -101,9 +118,11 @@ SCRIPT = """
     // keyboard in the moment before this tick saw the pair are kept, never answered over), at once
     if (now && now !== pair && qs.length > 0) {
       pair = now;
-      const prompt = document.getElementById("rate-prompt");
+      // the guidelines are open on a rater's first pair: they come first, then the prompt under them
+      const guide = document.getElementById("guidelines-text");
+      const top = shown(guide) ? document.getElementById("guidelines") : document.getElementById("rate-prompt");
       if (window.evalkitFirstQuestion) window.evalkitFirstQuestion();
-      if (prompt) prompt.scrollIntoView({block: "start"});
+      if (top) top.scrollIntoView({block: "start"});
       focusDue = true; waited = 0;
     }
     // then the focus on that question. A pair's texts can arrive a moment before its form is unlocked, and a
@@ -161,7 +180,14 @@ ANSWERED_NOTE = ('<button type="button" id="answered-note" class="answered-note"
                  '<p id="status-echo" class="status-echo" role="status" hidden></p>')
 
 CSS = """
-.current-question { outline: 3px solid #2563eb; outline-offset: 2px; border-radius: 8px; }
+/* drawn inside the question's own box: an outline outside it was clipped by the form's overflow to one line, which
+   read as underlining the question above */
+.current-question { box-shadow: inset 0 0 0 3px #2563eb !important; border-radius: 8px; }
+/* the reveal's table on a phone: a number never breaks across lines, nor a word of a heading ("tokens/s"); the path
+   names, the long cells, wrap */
+#reveal td:nth-child(n+3) { white-space: nowrap; }
+#reveal, #reveal .prose { overflow-x: auto; }  /* what does not fit scrolls sideways, inside the reveal only */
+#reveal th { word-break: keep-all; overflow-wrap: normal; }
 #keys { font-size: 0.85em; }
 .status-echo { font-weight: 600; margin: 0.4em 0; }
 .answered-note { background: none; border: none; padding: 0; color: inherit; text-decoration: underline; cursor: pointer;
