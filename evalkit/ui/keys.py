@@ -183,8 +183,8 @@ CSS = """
 /* drawn inside the question's own box: an outline outside it was clipped by the form's overflow to one line, which
    read as underlining the question above */
 .current-question { box-shadow: inset 0 0 0 3px #2563eb !important; border-radius: 8px; }
-/* the reveal's table on a phone: a number never breaks across lines, nor a word of a heading ("tokens/s"); the path
-   names, the long cells, wrap */
+/* the reveal's table on a phone: a number never breaks across lines, nor a word of a heading; the long cells wrap.
+   (This sheet is on the page before any rating: no word of it may hint at a side, tests/test_app_leak.py) */
 #reveal td:nth-child(n+3) { white-space: nowrap; }
 #reveal, #reveal .prose { overflow-x: auto; }  /* what does not fit scrolls sideways, inside the reveal only */
 #reveal th { word-break: keep-all; overflow-wrap: normal; }
