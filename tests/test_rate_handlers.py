@@ -377,3 +377,36 @@ def test_the_locked_form_shows_the_answers_as_stored(tab):
     values = tab.form(a_schedule="fail", b_schedule="unsure", preference="B", comment="  B drops the day  ")
     out = tab.h.submit(s, *values)
     assert [out[tab.ui.fields[k]] for k in FORM_KEYS] == values[:-1] + ["B drops the day"]  # the comment as stored
+
+
+def test_a_correction_left_unsaved_is_said_to_be_dropped(tab):
+    """Correct, change answers, then Next pair: the stored rating stands, and the rater was told nothing of it (UX
+    audit, 2026-12-04)."""
+    ui = tab.ui
+    s, _ = tab.sign_in("ann")
+    s = tab.h.submit(s, *tab.form())[ui.session]
+    s = tab.h.start_correction(s)[ui.session]
+    out = tab.h.next_screen(s)
+    assert out[ui.status] == word("correction_dropped", "zh")
+    out = tab.h.next_screen(tab.h.submit(out[ui.session], *tab.form())[ui.session])  # no correction opened: silent
+    assert out[ui.status] == ""
+
+
+def test_a_rater_done_with_reveals_still_to_come_is_offered_check_again(tmp_path):
+    """With two ratings a pair, a rater who has rated every pair waits for the others before her reveals show: the
+    screen without a pair says how many are pending and offers Check again, which fills them in once they close."""
+    tab = pooled_tab(tmp_path, 2, ratings_per_pair=2)
+    ui = tab.ui
+    s, _ = tab.sign_in("ann")
+    for _ in range(2):
+        s = tab.h.submit(s, *tab.form())[ui.session]
+        out = tab.h.next_screen(s)
+        s = out[ui.session]
+    assert s.finished and out[ui.again_btn]["visible"] is True
+    assert word("reveals_waiting", "zh", waiting=2) in out[ui.done_md]
+    b, _ = tab.sign_in("bob")
+    for _ in range(2):
+        b = tab.h.next_screen(tab.h.submit(b, *tab.form())[ui.session])[ui.session]
+    out = tab.h.next_screen(s)  # Check again
+    assert out[ui.again_btn]["visible"] is False and "待揭晓" not in out[ui.done_md].split("#### 你的揭晓")[0]
+    assert "已揭晓 2，待揭晓 0" in out[ui.done_md]

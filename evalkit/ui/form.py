@@ -129,8 +129,9 @@ def labels_key(prompt: Prompt | None, lang: str) -> str:
 def prompt_markdown(prompt: Prompt | None, prompt_id: str, lang: str) -> str:
     if prompt is None:
         return f"**{prompt_id}**"
-    return (f"**{prompt.title or prompt.id}**\n\n{word('material', lang)}：{prompt.material}\n\n"
-            f"{word('task', lang)}：{prompt.task}")
+    colon = "：" if lang == "zh" else ": "
+    return (f"**{prompt.title or prompt.id}**\n\n{word('material', lang)}{colon}{prompt.material}\n\n"
+            f"{word('task', lang)}{colon}{prompt.task}")
 
 
 def layout(space: bool, prompt: Prompt | None, lang: str, passcodes: bool, signup: bool,

@@ -20,7 +20,7 @@ VALUES = {
 }
 
 PREFERENCE = {
-    "zh": "**偏好**：两则都评完后，选你更愿意发出的一则（A 或 B）；确实没有差别时选 tie。可以写一句说明。",
+    "zh": "**偏好**：两则都评完后，选你更愿意发出的一则（A 或 B）；确实没有差别时选持平。可以写一句说明。",
     "en": "**Preference**: after scoring both, pick the one you would rather send (A or B); tie when there is "
           "no real difference. A one-line comment is welcome.",
 }
@@ -38,10 +38,10 @@ SKIP = {
 
 INTRO = {
     "zh": "每对有两则输出，只标为 A 和 B。请逐条判断每则输出是否满足下面的要求，然后选择偏好并提交。"
-          "提交后才会显示两则输出的生成方式和用时。",
+          "两则输出的生成方式和用时在提交之后才会显示：一对的评分收齐时揭晓（每对可能需要几位评分者）。",
     "en": "Each pair has two outputs, labelled A and B only. Judge each output against the criteria below, "
           "then pick a preference and submit. How each output was produced, and how long it took, is shown only "
-          "after you submit.",
+          "after you submit, once the pair has all its ratings (a pair may need several raters).",
 }
 
 
@@ -53,6 +53,6 @@ def guidelines(prompt: Prompt | None, lang: str) -> str:
         lines.append("")
     lines += ["**每条的答案**" if lang == "zh" else "**Answers for each criterion**", ""]
     for v, label, text in VALUES[lang]:
-        lines.append(f"- **{v}**（{label}）：{text}" if lang == "zh" else f"- **{v}**: {text}")
+        lines.append(f"- **{label}**：{text}" if lang == "zh" else f"- **{v}**: {text}")  # as the buttons say it
     lines += ["", PREFERENCE[lang], "", SKIP[lang]]
     return "\n".join(lines)

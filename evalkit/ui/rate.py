@@ -25,7 +25,7 @@ from ..config import Config
 from ..errors import EvalkitError
 from ..rating.limits import RateLimiter
 from ..rating.queue import (
-    HOLD_MINUTES, AlreadyRated, PairTaken, RatingError, RatingInput, all_identical, answers_from_row, correct_rating, current_rating, is_closed,
+    HOLD_MINUTES, AlreadyRated, PairTaken, Pending, RatingError, RatingInput, all_identical, answers_from_row, correct_rating, current_rating, is_closed,
     is_counted, next_pair, pair_prompt, progress, rated_pairs, rater_reveal, results_seen, share_reached, skip_pair,
     submit_rating,
 )
@@ -167,9 +167,9 @@ class RateHandlers:
                ui.correct_btn: update(visible=False), ui.next_btn: update(visible=False), ui.skip_reason: "",
                ui.text_a: view.text_a if view else "", ui.text_b: view.text_b if view else ""}
         if view is None:  # what is left out stays as it is (gr.skip), hidden with the pair box
-            later = self.done_words(db, s)[1]
+            done_md, later = self.done_markdown(db, s)
             return upd | {ui.session: replace(s, finished=True), ui.pair_box: update(visible=False),
-                          ui.again_btn: update(visible=later), ui.done_md: self.done_markdown(db, s)}
+                          ui.again_btn: update(visible=later), ui.done_md: done_md}
         prompt = self.prompts.get(view.prompt_id)
         s, form = self.form_update(s, prompt)
         return upd | form | {
@@ -194,10 +194,16 @@ class RateHandlers:
             return word("held_by_others", s.lang, left=total - done, minutes=HOLD_MINUTES), True
         return word("done", s.lang), False
 
-    def done_markdown(self, db, s: Session) -> str:
-        """The screen without a pair: what it means (done_words), then the rater's list of reveals."""
-        reveals = render_list(rated_pairs(db, s.rater, self.rpp, self.cfg.bench.length_tolerance), s.lang)
-        return self.done_words(db, s)[0] + ("\n\n" + reveals if reveals else "")
+    def done_markdown(self, db, s: Session) -> tuple[str, bool]:
+        """The screen without a pair: what it means (done_words), then the rater's list of reveals; and whether to
+        offer "Check again" (pairs held by others, or reveals still to come: the list fills in as pairs close)."""
+        items = rated_pairs(db, s.rater, self.rpp, self.cfg.bench.length_tolerance)
+        words, later = self.done_words(db, s)
+        waiting = sum(isinstance(i.reveal, Pending) for i in items)
+        if waiting and not later:
+            words += "\n\n" + word("reveals_waiting", s.lang, waiting=waiting)
+        reveals = render_list(items, s.lang)
+        return words + ("\n\n" + reveals if reveals else ""), later or waiting > 0
 
     def reveal_markdown(self, db, s: Session) -> str:
         """This pair's reveal (or that it is pending), and the rater's list of reveals."""
@@ -303,7 +309,7 @@ class RateHandlers:
                     if s.pair_id is not None and s.rating_id is not None:
                         shown[ui.reveal_md] = self.reveal_markdown(db, s)
                     elif s.finished:
-                        shown[ui.done_md] = self.done_markdown(db, s)
+                        shown[ui.done_md] = self.done_markdown(db, s)[0]
                 except EvalkitError:  # a revoked or re-issued code: the labels change, nothing more is shown
                     pass
         prompt = self.prompts.get(prompt_id) if prompt_id else self.default_prompt
@@ -321,7 +327,8 @@ class RateHandlers:
             require_rater(db, s, self.app)
             if s.pair_id is not None and s.rating_id is None:
                 raise RatingError("this pair is not rated yet", "submit it, or skip it with a reason")
-            return self.pair_screen(db, s)
+            # a correction opened and left unsaved: the stored rating stands, and the rater is told so
+            return self.pair_screen(db, s, word("correction_dropped", s.lang) if s.correcting else "")
 
     @friendly
     def submit(self, s: Session, *values) -> dict:

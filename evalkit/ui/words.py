@@ -96,6 +96,11 @@ WORDS: dict[str, dict[str, str]] = {
                              "A pair comes back when its rater submits or skips it, or after {minutes} minutes at most: "
                              "press **Check again** in a few minutes."},
     "check_again": {"zh": "再看看", "en": "Check again"},
+    "reveals_waiting": {"zh": "还有 {waiting} 对待揭晓：其他评分者评完之后才会揭晓。稍后按**再看看**即可看到。",
+                        "en": "{waiting} of your pairs are still to be revealed: each is revealed once the other raters "
+                              "have rated it. Press **Check again** later to see them."},
+    "correction_dropped": {"zh": "修改没有保存：上一对保存的评分保持不变。",
+                           "en": "The correction was not saved: the stored rating of the last pair stays as it was."},
     "answered": {"zh": "已答 {n} / {total}", "en": "{n} / {total} answered"},
     "done": {"zh": "**你的评分任务已全部完成，谢谢！**", "en": "**No pairs left for you.** Thank you!"},
     "all_identical": {"zh": "**这一批的每一对输出都完全相同：无需评分即可判定，没有需要你评的内容。**",
