@@ -410,3 +410,31 @@ def test_a_rater_done_with_reveals_still_to_come_is_offered_check_again(tmp_path
     out = tab.h.next_screen(s)  # Check again
     assert out[ui.again_btn]["visible"] is False and "待揭晓" not in out[ui.done_md].split("#### 你的揭晓")[0]
     assert "已揭晓 2，待揭晓 0" in out[ui.done_md]
+
+
+def test_the_status_line_follows_the_language_switch(tab):
+    """The welcome with the personal code, a stored rating's note: switched to English mid-pair, the status line
+    stayed in Chinese (UX audit, 2026-12-04). It is said again in the new language, and only its words."""
+    ui = tab.ui
+    db = open_db(tab.db_path)
+    code = roster.add(db, "ann").code
+    db.conn.close()
+    out = tab.h.sign_in_local(Session(), "", "", code, None)
+    s = out[ui.session]
+    assert out[ui.status] == ""  # a known code: no welcome
+    s = tab.h.submit(s, *tab.form())[ui.session]
+    out = tab.h.switch_language(s, "en")
+    assert out[ui.status] == word("stored", "en")
+    s = tab.h.next_screen(out[ui.session])[ui.session]  # nothing said: the switch leaves the line alone
+    assert ui.status not in tab.h.switch_language(s, "zh")
+    # open sign-up: the welcome carries the new code, and says it again in English
+    with gr.Blocks():
+        ui2 = layout(False, next(iter(tab.h.prompts.values())), "zh", False, True)
+    cfg = Config(app=AppConfig(ratings_per_pair=1, signup="open"))
+    h2 = RateHandlers(ui2, cfg, tab.db_path, tab.h.prompts, False, auth.Doorman(cfg.app, tab.db_path, False))
+    out = h2.sign_in_local(Session(), "bea", "", "", None)
+    said_zh = out[ui2.status]
+    assert "bea" in said_zh and "个人代码" in said_zh
+    code = said_zh.split("`")[1]
+    out = h2.switch_language(out[ui2.session], "en")
+    assert out[ui2.status] == word("welcome", "en", name="bea", code=code)

@@ -117,6 +117,16 @@ _UNSENT = (f"() => [...Array({len(FORM_KEYS)}).fill({{__type__: 'update', intera
 _READY = "(...answers) => ({__type__: 'update', interactive: answers.every(Boolean)})"
 
 
+def said(key: str = "", **args) -> tuple:
+    """A status line as its words' key and arguments (Session.said): said in the rater's language, and said again in
+    the other when she switches (the line stayed in the language it was said in)."""
+    return (key, tuple(sorted(args.items()))) if key else ()
+
+
+def say(what: tuple, lang: str) -> str:
+    return word(what[0], lang, **dict(what[1])) if what else ""
+
+
 def oauth_expiry(request) -> float | None:
     """When the Hugging Face sign-in behind this request ends (Gradio keeps the OAuth token's expires_at in the
     signed session cookie); None when it cannot be read."""
@@ -157,13 +167,13 @@ class RateHandlers:
             role = word("organiser_uncounted" if results_seen(db, s.rater) else "organiser_rating", s.lang)
         return word("signed_in", s.lang, name=inert(s.rater), role=role, done=done, total=total), done
 
-    def pair_screen(self, db, s: Session, status: str = "") -> dict:
-        """The next pair for this rater, or the 'all done' screen (ui.pair_outputs)."""
+    def pair_screen(self, db, s: Session, status: tuple = ()) -> dict:
+        """The next pair for this rater, or the 'all done' screen (ui.pair_outputs); status: said()."""
         ui = self.ui
         view = next_pair(db, s.rater, self.rpp, self.app.max_ratings_per_rater)
-        s = s.with_pair(view.pair_id if view else None)
+        s = replace(s.with_pair(view.pair_id if view else None), said=status)
         who, done = self.who_line(db, s)
-        upd = {ui.status: status, ui.who: who, ui.reveal_md: "",
+        upd = {ui.status: say(status, s.lang), ui.who: who, ui.reveal_md: "",
                ui.correct_btn: update(visible=False), ui.next_btn: update(visible=False), ui.skip_reason: "",
                ui.text_a: view.text_a if view else "", ui.text_b: view.text_b if view else ""}
         if view is None:  # what is left out stays as it is (gr.skip), hidden with the pair box
@@ -212,17 +222,18 @@ class RateHandlers:
         others = [p for p in rated_pairs(db, s.rater, self.rpp, tolerance) if p.reveal.pair_id != s.pair_id]
         return this + ("\n\n" + render_list(others, s.lang) if others else "")
 
-    def locked_screen(self, db, s: Session, status: str, row: dict | None) -> dict:
+    def locked_screen(self, db, s: Session, status: tuple, row: dict | None) -> dict:
         """A stored submission (ui.locked_outputs), its form showing the stored answers (row: the rating as stored);
-        the browser locked the form when Submit was pressed."""
+        the browser locked the form when Submit was pressed. status: said()."""
         ui = self.ui
         stored = _stored_form(row)
+        s = replace(s, said=status)
         return {ui.fields[k]: stored.get(k, "" if k == "comment" else None) for k in FORM_KEYS} | {
-            ui.session: s, ui.status: status, ui.who: self.who_line(db, s)[0], ui.reveal_md: self.reveal_markdown(db, s),
+            ui.session: s, ui.status: say(status, s.lang), ui.who: self.who_line(db, s)[0], ui.reveal_md: self.reveal_markdown(db, s),
             ui.submit_btn: update(visible=False, interactive=False), ui.correct_btn: update(visible=True),
             ui.next_btn: update(visible=True), ui.skip_box: update(visible=False)}
 
-    def signed_in_screen(self, s: Session, identity, code: str, status: str = "", expires_at: float | None = None,
+    def signed_in_screen(self, s: Session, identity, code: str, status: tuple = (), expires_at: float | None = None,
                          hub_token: str = "") -> dict:
         """The first screen of a signed-in session; the browser keeps the code sealed (evalkit.rating.seal), never
         as is."""
@@ -245,7 +256,7 @@ class RateHandlers:
         if self.preparing is not None:
             self.preparing.check()
         identity, new_code = self.doorman.local(name, code, passcode, auth.client_key(request, self.space))
-        status = "" if new_code is None else word("welcome", s.lang, name=inert(identity.name), code=new_code)
+        status = said() if new_code is None else said("welcome", name=inert(identity.name), code=new_code)
         return self.signed_in_screen(s, identity, new_code or code.strip(), status)
 
     @friendly
@@ -285,7 +296,7 @@ class RateHandlers:
         # Gradio's BrowserState writes only a non-empty value, so "" would leave the sealed code in the browser and
         # the next visit would sign the same rater in again: a marker that never opens as a code overwrites it (and
         # the browser removes the key, _FORGET_CODE)
-        return {ui.session: Session(lang=s.lang, labels=s.labels), ui.browser_code: SIGNED_OUT,
+        return {ui.session: Session(lang=s.lang, labels=s.labels, said=said("signed_out")), ui.browser_code: SIGNED_OUT,
                 ui.signin_box: update(visible=True), ui.signout_btn: update(visible=False),
                 ui.pair_box: update(visible=False), ui.who: "", ui.done_md: "", ui.again_btn: update(visible=False),
                 ui.status: word("signed_out", s.lang)}
@@ -310,12 +321,16 @@ class RateHandlers:
                         shown[ui.reveal_md] = self.reveal_markdown(db, s)
                     elif s.finished:
                         shown[ui.done_md] = self.done_markdown(db, s)[0]
+                    if s.said:  # the status line, said again in this language
+                        shown[ui.status] = say(s.said, lang)
                 except EvalkitError:  # a revoked or re-issued code: the labels change, nothing more is shown
                     pass
         prompt = self.prompts.get(prompt_id) if prompt_id else self.default_prompt
         submit_label = "save_correction" if s.correcting else "submit"
         out = words_update(ui, prompt, lang, submit_label) | relabel(ui, prompt, lang, keep_values=True)
         out[ui.who] = who
+        if s.said and not s.rater:  # signed out: that is all the line says
+            out[ui.status] = say(s.said, lang)
         out |= shown
         if prompt_id:
             out[ui.prompt_md] = prompt_markdown(prompt, prompt_id, lang)
@@ -328,7 +343,7 @@ class RateHandlers:
             if s.pair_id is not None and s.rating_id is None:
                 raise RatingError("this pair is not rated yet", "submit it, or skip it with a reason")
             # a correction opened and left unsaved: the stored rating stands, and the rater is told so
-            return self.pair_screen(db, s, word("correction_dropped", s.lang) if s.correcting else "")
+            return self.pair_screen(db, s, said("correction_dropped") if s.correcting else said())
 
     @friendly
     def submit(self, s: Session, *values) -> dict:
@@ -357,8 +372,7 @@ class RateHandlers:
                 note = "stored"
             if note != "correction_stored" and not is_counted(db, rating_id):  # an organiser who has seen the results
                 note = "stored_uncounted"
-            note = word(note, s.lang)
-            return self.locked_screen(db, s.stored(rating_id), note, current_rating(db, rater, s.pair_id))
+            return self.locked_screen(db, s.stored(rating_id), said(note), current_rating(db, rater, s.pair_id))
 
     def refused_screen(self, db, s: Session, rater: str, taken: bool, form: dict) -> dict:
         """A submission refused for a reason the rater can act on with a button on screen (ui.locked_outputs): the pair
@@ -367,10 +381,11 @@ class RateHandlers:
         ui = self.ui
         row = current_rating(db, rater, s.pair_id)  # filled by her own rating, from another tab: she may correct it
         if row is not None:
-            return self.locked_screen(db, s.stored(row["id"]), word("rated_elsewhere", s.lang), row)
+            return self.locked_screen(db, s.stored(row["id"]), said("rated_elsewhere"), row)
         sent = {ui.fields[k]: form.get(k) or ("" if k == "comment" else None) for k in FORM_KEYS}
+        status = said("pair_taken" if taken else "skipped_elsewhere")
         return sent | {
-            ui.session: s.with_pair(None), ui.status: word("pair_taken" if taken else "skipped_elsewhere", s.lang),
+            ui.session: replace(s.with_pair(None), said=status), ui.status: say(status, s.lang),
             ui.who: self.who_line(db, s)[0], ui.reveal_md: "",
             ui.submit_btn: update(visible=False, interactive=False), ui.correct_btn: update(visible=False),
             ui.next_btn: update(visible=True), ui.skip_box: update(visible=False)}
@@ -387,12 +402,12 @@ class RateHandlers:
             uncounted = results_seen(db, rater)
         if row is None:
             raise RatingError("your rating of this pair was not found", "reload the page")
-        s = s.stored(row["id"]).correcting_now()
+        status = said("correcting" if revealed else "correcting_uncounted" if uncounted else "correcting_blind")
+        s = replace(s.stored(row["id"]).correcting_now(), said=status)
         # the stored answers (the browser unlocks the form when this succeeds)
         stored = _stored_form(row)  # the pair stays on screen, and so do its labels
         return {ui.fields[k]: stored.get(k) for k in FORM_KEYS} | {
-            ui.session: s, ui.status: word("correcting" if revealed else "correcting_uncounted" if uncounted
-                                           else "correcting_blind", s.lang),
+            ui.session: s, ui.status: say(status, s.lang),
             ui.submit_btn: update(value=word("save_correction", s.lang), visible=True, interactive=True),
             ui.correct_btn: update(visible=False)}  # Next pair leaves the stored version as it is
 
@@ -404,7 +419,7 @@ class RateHandlers:
                 raise RatingError("there is no unrated pair on screen to skip", "press Next pair")
             self.limiter.check(f"rater:{rater}")
             skip_pair(db, self.app, rater, s.pair_id, reason, client_token=s.token)
-            return self.pair_screen(db, s, word("skipped", s.lang))
+            return self.pair_screen(db, s, said("skipped"))
 
     def poll(self, s: Session, stored: str, request: gr.Request | None, prep_html, timer, tabs=None) -> dict:
         """The preparation panel, every second until the pool is ready; then the Rate tab opens by itself (and
