@@ -438,3 +438,24 @@ def test_the_status_line_follows_the_language_switch(tab):
     code = said_zh.split("`")[1]
     out = h2.switch_language(out[ui2.session], "en")
     assert out[ui2.status] == word("welcome", "en", name="bea", code=code)
+
+
+def test_my_code_shows_the_personal_code_again_and_never_a_revoked_one(tab):
+    """The welcome that shows a new code is soon replaced; "My code" says it again, to its own session only, and not
+    once the code is revoked."""
+    ui = tab.ui
+    db = open_db(tab.db_path)
+    code = roster.add(db, "ann").code
+    db.conn.close()
+    out = tab.h.sign_in_local(Session(), "", "", code, None)
+    assert out[ui.code_btn]["visible"] is True
+    s = tab.h.submit(out[ui.session], *tab.form())[ui.session]
+    out = tab.h.show_code(s)
+    assert out[ui.status] == word("your_code", "zh", code=code)
+    assert tab.h.switch_language(out[ui.session], "en")[ui.status] == word("your_code", "en", code=code)
+    assert tab.h.sign_out(s)[ui.code_btn]["visible"] is False
+    db = open_db(tab.db_path)
+    roster.revoke(db, "ann")
+    db.conn.close()
+    with pytest.raises(gr.Error, match="revoked|撤销"):
+        tab.h.show_code(s)

@@ -13,7 +13,7 @@ from ..config import Config
 if TYPE_CHECKING:  # gradio is imported where it is used (it is slow to import)
     import gradio as gr
 
-TITLE = "evalkit · blind A/B rating"
+TITLE = "evalkit · 盲评 A/B · blind A/B rating"  # both languages: the page is built before a rater picks one
 DEFAULT_CONCURRENCY = 4  # rating events; live generation has its own queue slot (concurrency_id "live")
 
 

@@ -67,6 +67,7 @@ class RateTab:
     skip_btn: gr.Button
     done_md: gr.Markdown
     again_btn: gr.Button  # "Check again", under done_md when the pairs left are on other raters' screens
+    code_btn: gr.Button  # "My code", beside Sign out: the personal code again, to sign in on another device
 
     @property
     def form(self) -> list:
@@ -81,7 +82,7 @@ class RateTab:
 
     @property
     def signin_outputs(self) -> list:
-        return [*self.pair_outputs, self.signin_box, self.browser_code, self.signout_btn]
+        return [*self.pair_outputs, self.signin_box, self.browser_code, self.signout_btn, self.code_btn]
 
     @property
     def locked_outputs(self) -> list:
@@ -99,7 +100,7 @@ class RateTab:
         """Everything with words on it."""
         return [self.session, self.status, self.who, self.reveal_md, self.done_md, self.keys_md, self.guide_box, self.guide,
                 self.prompt_md, self.text_a, self.text_b, *self.form, self.submit_btn, self.correct_btn, self.next_btn,
-                self.skip_box, self.skip_reason, self.skip_btn, self.signout_btn, self.again_btn,
+                self.skip_box, self.skip_reason, self.skip_btn, self.signout_btn, self.code_btn, self.again_btn,
                 *[c for k, c in self.signin.items() if k != "login"]]
 
 
@@ -158,7 +159,9 @@ def layout(space: bool, prompt: Prompt | None, lang: str, passcodes: bool, signu
                                             visible=signup and passcodes, elem_id="signin-passcode")
             signin["code"] = gr.Textbox(label=word("code", lang), type="password", max_lines=1, elem_id="signin-code")
             signin["button"] = gr.Button(word("sign_in", lang), variant="primary", elem_id="signin-button")
-    signout_btn = gr.Button(word("sign_out", lang), size="sm", visible=False, elem_id="signout")
+    with gr.Row():
+        signout_btn = gr.Button(word("sign_out", lang), size="sm", visible=False, elem_id="signout")
+        code_btn = gr.Button(word("my_code", lang), size="sm", visible=False, elem_id="my-code")
     with gr.Accordion(word("guidelines", lang), open=False, elem_id="guidelines") as guide_box:
         guide = gr.Markdown(guidelines(prompt, lang), label="guidelines", elem_id="guidelines-text")
     fields = {}
@@ -195,7 +198,7 @@ def layout(space: bool, prompt: Prompt | None, lang: str, passcodes: bool, signu
         status=status, who=who, signin_box=signin_box, signin=signin, signout_btn=signout_btn, guide_box=guide_box,
         guide=guide, pair_box=pair_box, prompt_md=prompt_md, text_a=texts["a"], text_b=texts["b"], fields=fields,
         submit_btn=submit_btn, reveal_md=reveal_md, correct_btn=correct_btn, next_btn=next_btn, skip_box=skip_box,
-        skip_reason=skip_reason, skip_btn=skip_btn, done_md=done_md, again_btn=again_btn,
+        skip_reason=skip_reason, skip_btn=skip_btn, done_md=done_md, again_btn=again_btn, code_btn=code_btn,
     )
 
 
@@ -237,6 +240,7 @@ def words_update(ui: RateTab, prompt: Prompt | None, lang: str, submit_label: st
         ui.skip_box: update(label=word("skip_box", lang)), ui.skip_reason: update(label=word("skip_reason", lang),
                                                                               info=word("skip_info", lang)),
         ui.skip_btn: update(value=word("skip", lang)), ui.signout_btn: update(value=word("sign_out", lang)),
+        ui.code_btn: update(value=word("my_code", lang)),
         ui.again_btn: update(value=word("check_again", lang)),
     }
     for key, wkey in (("name", "new_name"), ("passcode", "passcode"), ("code", "code")):

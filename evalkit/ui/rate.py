@@ -240,11 +240,12 @@ class RateHandlers:
         ui = self.ui
         s = replace(Session(lang=s.lang, labels=s.labels), rater=identity.name, organiser=identity.organiser,
                     rater_id=identity.rater_id, credential=identity.credential, expires_at=expires_at,
-                    hub_token=hub_token)
+                    hub_token=hub_token, code=code)
         with connect(self.db_path) as db:
             return self.pair_screen(db, s, status) | {ui.signin_box: update(visible=False),
                                                       ui.browser_code: self.doorman.seal(code),
-                                                      ui.signout_btn: update(visible=not self.space)}
+                                                      ui.signout_btn: update(visible=not self.space),
+                                                      ui.code_btn: update(visible=not self.space and bool(code))}
 
     def ready(self) -> bool:
         return self.preparing is None or self.preparing.ready
@@ -297,9 +298,20 @@ class RateHandlers:
         # the next visit would sign the same rater in again: a marker that never opens as a code overwrites it (and
         # the browser removes the key, _FORGET_CODE)
         return {ui.session: Session(lang=s.lang, labels=s.labels, said=said("signed_out")), ui.browser_code: SIGNED_OUT,
-                ui.signin_box: update(visible=True), ui.signout_btn: update(visible=False),
+                ui.signin_box: update(visible=True), ui.signout_btn: update(visible=False), ui.code_btn: update(visible=False),
                 ui.pair_box: update(visible=False), ui.who: "", ui.done_md: "", ui.again_btn: update(visible=False),
                 ui.status: word("signed_out", s.lang)}
+
+    @friendly
+    def show_code(self, s: Session) -> dict:
+        """The personal code again on the status line ("My code"): the welcome that showed it is soon gone, and without
+        it a rater cannot go on from another device (with open sign-up her name is then taken)."""
+        with connect(self.db_path) as db:
+            require_rater(db, s, self.app)  # still hers: a revoked or re-issued code is not shown
+        if not s.code:
+            raise RatingError("this session did not sign in with a personal code", "sign in with your code")
+        status = said("your_code", code=s.code)
+        return {self.ui.session: replace(s, said=status), self.ui.status: say(status, s.lang)}
 
     @friendly
     def switch_language(self, s: Session, lang: str) -> dict:
@@ -492,8 +504,11 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
         resumed = demo.load(gradio_hints(h.resume_local), [ui.session, ui.browser_code], out,
                             api_visibility="undocumented", show_progress_on=ui.status)
         restore(resumed.then(None, None, None, js=_FORGET_INVITE)).then(None, [ui.lang], [ui.lang], js=_STORED_LANG)
+        ui.code_btn.click(h.show_code, [ui.session], [ui.session, ui.status], api_visibility="undocumented",
+                          show_progress_on=ui.status)
         ui.signout_btn.click(h.sign_out, [ui.session], [ui.session, ui.browser_code, ui.signin_box, ui.signout_btn,
-                                                        ui.pair_box, ui.who, ui.done_md, ui.again_btn, ui.status],
+                                                        ui.code_btn, ui.pair_box, ui.who, ui.done_md, ui.again_btn,
+                                                        ui.status],
                             api_name="sign_out", show_progress_on=ui.status).then(None, None, None, js=_FORGET_CODE)
     # The handlers return finished text (Markdown without indentation) and None: Gradio's postprocess would only
     # spend a thread hop on each output. Submit's values reach the library as sent, and it checks every one

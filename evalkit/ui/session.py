@@ -24,6 +24,7 @@ class Session:
     hub_token: str = field(default="", repr=False)  # that sign-in's OAuth token: the Hub is asked again (hubcheck)
     finished: bool = False  # the screen without a pair is shown (no pair left for now): the language switch redraws it
     said: tuple = ()  # the status line's words as (key, args) (ui.rate.said): the language switch says them again
+    code: str = field(default="", repr=False)  # the personal code signed in with ("My code" shows it; "" on a Space)
 
     def with_pair(self, pair_id: str | None) -> "Session":
         return replace(self, pair_id=pair_id, rating_id=None, correcting=False, token=secrets.token_hex(12),

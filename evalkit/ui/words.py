@@ -24,6 +24,10 @@ WORDS: dict[str, dict[str, str]] = {
     "code": {"zh": "个人代码", "en": "Personal code"},
     "sign_in": {"zh": "登录", "en": "Sign in"},
     "sign_out": {"zh": "退出", "en": "Sign out"},
+    "my_code": {"zh": "我的代码", "en": "My code"},
+    "your_code": {"zh": "你的个人代码是 `{code}`：在其他设备上登录时输入它。请勿告诉他人：有了它就能以你的名义评分。",
+                  "en": "Your personal code is `{code}`: type it to sign in on another device. Keep it to yourself: "
+                        "it rates in your name."},
     "guidelines": {"zh": "评分指南", "en": "Guidelines"},
     "output": {"zh": "输出 {side}", "en": "Output {side}"},
     "pass": {"zh": "通过", "en": "pass"},
@@ -175,6 +179,7 @@ def preference_choices(lang: str) -> list[tuple[str, str]]:
 # (alerts.message); a refusal not listed here is shown in English only: never lost, only untranslated.
 ERRORS_ZH: list[tuple[re.Pattern, str, str]] = [(re.compile(p), w, f) for p, w, f in (
     (r"^you are not signed in$", "你还没有登录", "请在评分页顶部登录"),
+    (r"^this session did not sign in with a personal code$", "本次登录没有使用个人代码", "请用你的个人代码登录"),
     (r"^your Hugging Face sign-in has expired", "你的 Hugging Face 登录已过期，本次会话已结束；没有保存任何内容",
      "请刷新页面，再用 Hugging Face 登录"),
     (r"^your Hugging Face sign-in is no longer valid", "你的 Hugging Face 登录已失效，本次会话已结束；没有保存任何内容",
