@@ -410,6 +410,8 @@ def test_a_rater_done_with_reveals_still_to_come_is_offered_check_again(tmp_path
     out = tab.h.next_screen(s)  # Check again
     assert out[ui.again_btn]["visible"] is False and "待揭晓" not in out[ui.done_md].split("#### 你的揭晓")[0]
     assert "已揭晓 2，待揭晓 0" in out[ui.done_md]
+    # each by its prompt's title, as the Rate tab showed it, not its file id
+    assert f"第 1 对 · {tab.h.titles['writing-01']}：" in out[ui.done_md] and "writing-01" not in out[ui.done_md]
 
 
 def test_the_status_line_follows_the_language_switch(tab):

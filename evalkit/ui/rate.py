@@ -147,6 +147,7 @@ class RateHandlers:
         self.ui, self.cfg, self.app, self.rpp = ui, cfg, cfg.app, cfg.app.ratings_per_pair
         self.db_path, self.prompts, self.space, self.doorman, self.preparing = db_path, prompts, space, doorman, preparing
         self.default_prompt = next(iter(prompts.values()), None)
+        self.titles = {pid: p.title for pid, p in prompts.items() if p.title}  # the reveal list names prompts so
         self.limiter = RateLimiter(cfg.app.max_submissions_per_minute)  # ratings, corrections and skips, per identity
 
     # --- screens: what several events show --------------------------------------------------------------------
@@ -212,7 +213,7 @@ class RateHandlers:
         waiting = sum(isinstance(i.reveal, Pending) for i in items)
         if waiting and not later:
             words += "\n\n" + word("reveals_waiting", s.lang, waiting=waiting)
-        reveals = render_list(items, s.lang)
+        reveals = render_list(items, s.lang, self.titles)
         return words + ("\n\n" + reveals if reveals else ""), later or waiting > 0
 
     def reveal_markdown(self, db, s: Session) -> str:
@@ -220,7 +221,7 @@ class RateHandlers:
         tolerance = self.cfg.bench.length_tolerance
         this = render(rater_reveal(db, s.rater, s.pair_id, self.rpp, tolerance), s.lang)
         others = [p for p in rated_pairs(db, s.rater, self.rpp, tolerance) if p.reveal.pair_id != s.pair_id]
-        return this + ("\n\n" + render_list(others, s.lang) if others else "")
+        return this + ("\n\n" + render_list(others, s.lang, self.titles) if others else "")
 
     def locked_screen(self, db, s: Session, status: tuple, row: dict | None) -> dict:
         """A stored submission (ui.locked_outputs), its form showing the stored answers (row: the rating as stored);

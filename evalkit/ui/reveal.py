@@ -55,9 +55,9 @@ def render_pending(p: Pending, lang: str = "en") -> str:
                       _w("pending_stored", lang)])
 
 
-def _line(item: RatedPair, lang: str) -> str:
+def _line(item: RatedPair, lang: str, titles: dict | None = None) -> str:
     r = item.reveal
-    head = _w("line", lang, n=item.n, prompt=item.prompt_id)
+    head = _w("line", lang, n=item.n, prompt=(titles or {}).get(item.prompt_id) or item.prompt_id)
     if isinstance(r, Pending):
         return head + _w("line_pending", lang, needed=r.needed)
     if isinstance(r, GoldReveal):
@@ -66,13 +66,14 @@ def _line(item: RatedPair, lang: str) -> str:
     return head + sides + (_w("line_speedup", lang, x=r.speedup) if r.speedup is not None else _w("line_none", lang))
 
 
-def render_list(items: list[RatedPair], lang: str = "en") -> str:
-    """The rater's reveals, newest first: revealed pairs in one line each, pending ones marked."""
+def render_list(items: list[RatedPair], lang: str = "en", titles: dict | None = None) -> str:
+    """The rater's reveals, newest first: revealed pairs in one line each, pending ones marked; each by its prompt's
+    title as the Rate tab shows it (titles: prompt id -> title), else its id."""
     if not items:
         return ""
     waiting = sum(isinstance(i.reveal, Pending) for i in items)
     lines = [_w("list_title", lang), "", _w("counts", lang, shown=len(items) - waiting, waiting=waiting), ""]
-    return "\n".join(lines + [_line(i, lang) for i in items])
+    return "\n".join(lines + [_line(i, lang, titles) for i in items])
 
 
 def render(r: Reveal | GoldReveal | Pending, lang: str = "en") -> str:

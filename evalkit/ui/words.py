@@ -148,7 +148,7 @@ WORDS: dict[str, dict[str, str]] = {
                    "en": "**No speed-up for this pair**: {note}"},
     "reveal_list_title": {"zh": "#### 你的揭晓", "en": "#### Your reveals"},
     "reveal_counts": {"zh": "已揭晓 {shown}，待揭晓 {waiting}", "en": "{shown} revealed, {waiting} pending"},
-    "reveal_line": {"zh": "- 第 {n} 对 · `{prompt}`：", "en": "- pair {n} · `{prompt}`: "},
+    "reveal_line": {"zh": "- 第 {n} 对 · {prompt}：", "en": "- pair {n} · {prompt}: "},
     "reveal_line_pending": {"zh": "待揭晓：这一对结束后揭晓（还需要 {needed} 次评分）",
                      "en": "pending: revealed once the pair is closed (it needs {needed} more)"},
     "reveal_line_gold": {"zh": "检验题（一则输出被有意修改，答案已知）",
