@@ -296,6 +296,7 @@ def _card(db, rows: dict, files: dict, keep_rater_names: bool, repo_id: str | No
 def _card_text(db, rows: dict, files: dict, keep_rater_names: bool, repo_id: str | None, prov, out_dir: Path, agg,
                still_open: int) -> str:
     from ..aggregate import verdict_text
+
     exp = next(db.query("SELECT * FROM experiments WHERE kind IN ('pool', 'bench') ORDER BY id DESC LIMIT 1"), None)
     config = (json.dumps(published_config(json.loads(exp["config_json"]), keep_rater_names), indent=2, ensure_ascii=False)
               if exp else "{}")

@@ -230,7 +230,8 @@ class RateHandlers:
         stored = _stored_form(row)
         s = replace(s, said=status)
         return {ui.fields[k]: stored.get(k, "" if k == "comment" else None) for k in FORM_KEYS} | {
-            ui.session: s, ui.status: say(status, s.lang), ui.who: self.who_line(db, s)[0], ui.reveal_md: self.reveal_markdown(db, s),
+            ui.session: s, ui.status: say(status, s.lang), ui.who: self.who_line(db, s)[0],
+            ui.reveal_md: self.reveal_markdown(db, s),
             ui.submit_btn: update(visible=False, interactive=False), ui.correct_btn: update(visible=True),
             ui.next_btn: update(visible=True), ui.skip_box: update(visible=False)}
 
@@ -299,7 +300,8 @@ class RateHandlers:
         # the next visit would sign the same rater in again: a marker that never opens as a code overwrites it (and
         # the browser removes the key, _FORGET_CODE)
         return {ui.session: Session(lang=s.lang, labels=s.labels, said=said("signed_out")), ui.browser_code: SIGNED_OUT,
-                ui.signin_box: update(visible=True), ui.signout_btn: update(visible=False), ui.code_btn: update(visible=False),
+                ui.signin_box: update(visible=True), ui.signout_btn: update(visible=False),
+                ui.code_btn: update(visible=False),
                 ui.pair_box: update(visible=False), ui.who: "", ui.done_md: "", ui.again_btn: update(visible=False),
                 ui.status: word("signed_out", s.lang)}
 
