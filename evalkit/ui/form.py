@@ -100,8 +100,8 @@ class RateTab:
         """Everything with words on it."""
         return [self.session, self.status, self.who, self.reveal_md, self.done_md, self.keys_md, self.guide_box,
                 self.guide, self.prompt_md, self.text_a, self.text_b, *self.form, self.submit_btn, self.correct_btn,
-                self.next_btn,
-                self.skip_box, self.skip_reason, self.skip_btn, self.signout_btn, self.code_btn, self.again_btn,
+                self.next_btn, self.skip_box, self.skip_reason, self.skip_btn, self.signout_btn, self.code_btn,
+                self.again_btn,
                 *[c for k, c in self.signin.items() if k != "login"]]
 
 
