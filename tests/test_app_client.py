@@ -342,7 +342,9 @@ def test_results_tab_counts(cfg, pool_db):
     assert all(f"**{c}**" in out["verdict"] for c in ("planned sample", "speed-up", "fidelity", "memory"))
     assert "interim look, not a decision" in out["verdict"]  # one rating of a small pool is an interim look
     pass_rates = out[TABLES["pass_rates"]]
-    assert pass_rates["headers"][:3] == ["prompt_id", "path", "criterion"] and len(pass_rates["data"]) > 0
+    # her language: each column by its aggregate name (as in the report and the export) and a gloss
+    assert pass_rates["headers"][:3] == ["prompt_id · 题目", "path · 路径", "criterion · 标准"]
+    assert len(pass_rates["data"]) > 0
     assert out[TABLES["speedup"]]["data"][0][0] == "all"
     assert all(out[name] is not None for name in (PLOTS["speedup"] + PLOT_MARK, PLOTS["pass_rates"] + PLOT_MARK))
 

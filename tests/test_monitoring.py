@@ -238,3 +238,24 @@ def test_aggregate_text_lists_the_looks(tmp_path):
     db = study(tmp_path, "text", gate_file_text(planned_pairs=300, **GS), pairs=60, **SPEC)
     text = format_text(aggregate(db))
     assert "LOOKS (group sequential): look" in text and "against -0.150" in text
+
+
+def test_a_chinese_reader_s_tables_gloss_every_column_and_keep_its_name(rated_db):
+    """The Results tab's tables kept the aggregate's English column names for every reader. A Chinese reader gets
+    each heading glossed beside the name the report and the export use ("pass_rate · 通过率"); an English reader's
+    tables are as the aggregate has them. Every column of every table shown has a gloss (a new one fails here)."""
+    import pandas as pd
+
+    from evalkit.aggregate import aggregate
+    from evalkit.ui.results import COLUMNS_ZH, TABLES, headed, time_on_task_shown
+    from evalkit.ui.session import Session
+
+    agg = aggregate(rated_db)
+    shown = dict(agg.tables, time_on_task=time_on_task_shown(agg, Session(rater="x", organiser=True)))
+    for name in TABLES:
+        df = shown[name]
+        assert set(df.columns) <= set(COLUMNS_ZH), (name, set(df.columns) - set(COLUMNS_ZH))
+        assert list(headed(df, "en").columns) == list(df.columns)
+        zh = headed(df, "zh")
+        assert list(zh.columns) == [f"{c} · {COLUMNS_ZH[c]}" for c in df.columns]
+        pd.testing.assert_frame_equal(zh.set_axis(list(df.columns), axis=1), df)  # the figures as they were

@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # gradio is imported where it is used (it is slow to import)
     import gradio as gr
 
 # aggregate / report names -> what the tab calls them, in both languages (a label is fixed when the page is built,
-# whatever the reader's language; the tables' columns keep the aggregate's names, as the report and export use them).
+# whatever the reader's language; the tables' columns keep the aggregate's names, glossed for a Chinese reader).
 # Every label is on the page before any rating, so none may carry a hint word (tests/test_app_leak.py: "加速比").
 PLOTS = {"speedup": "speed per prompt · 各题速度", "pass_rates": "pass rates · 通过率",
          "agreement": "agreement · 评分一致性", "seconds_vs_tokens": "time against length · 用时与长度",
@@ -31,6 +31,34 @@ TABLES = {"pass_rates": "pass rates · 通过率", "paired_differences": "paired
           "prescreen_agreement": "pre-screen agreement · 预检与评分的一致性", "timing": "timing by path · 各路径用时",
           "speedup": "speed per prompt · 各题速度", "time_on_task": "time on task · 评分用时"}
 PLOT_MARK = " (plot · 图)"
+
+# A Chinese reader's column headings: the aggregate's name (as the report and the export write it) and a gloss. Shown
+# only with the tables themselves, to those who may see the aggregates.
+COLUMNS_ZH = {
+    "prompt_id": "题目", "path": "路径", "criterion": "标准", "n": "数量", "pass": "通过", "fail": "不通过",
+    "unsure": "不确定", "pass_rate": "通过率", "ci_low": "区间下限", "ci_high": "区间上限", "effective_n": "有效样本量",
+    "wilson_ratings_low": "按评分计的 Wilson 下限", "wilson_ratings_high": "按评分计的 Wilson 上限", "pairs": "对数",
+    "identical": "输出相同的对", "ratings": "评分数", "ordinary_rate": "ordinary 通过率", "assisted_rate": "assisted 通过率",
+    "difference": "差值", "t_low": "t 区间下限", "t_high": "t 区间上限", "t_df": "t 自由度", "score_low": "得分区间下限",
+    "score_high": "得分区间上限", "tango_low": "Tango 下限", "tango_high": "Tango 上限", "bootstrap_low": "自助法下限",
+    "bootstrap_high": "自助法上限", "two_way_low": "双向聚类下限", "two_way_high": "双向聚类上限",
+    "two_way_df": "双向聚类自由度", "raters": "评分者数", "ordinary_only": "仅 ordinary 通过", "assisted_only": "仅 assisted 通过",
+    "mcnemar_p_ratings": "McNemar p 值（按评分）", "assisted": "偏好 assisted", "count": "次数", "share": "比例",
+    "item": "项目", "alpha": "Krippendorff α", "pairable_items": "可配对项目", "agreement": "一致率", "kappa": "Cohen κ",
+    "runs": "运行次数", "median_seconds": "中位秒数", "median_tokens_per_second": "中位 tokens/s",
+    "median_new_tokens": "中位新 token 数", "median_peak_rss_mb": "中位峰值内存 MB", "matched_pairs": "配对数",
+    "comparable_pairs": "可比对数", "speedup": "速度比", "identical_outputs": "输出相同", "acceptance_rate": "草稿接受率",
+    "tps_ratio": "tokens/s 比", "tps_ci_low": "tokens/s 比下限", "tps_ci_high": "tokens/s 比上限",
+    "selection_gap": "选择偏差", "rater": "评分者", "timed": "有计时", "fast": "过快", "fast_share": "过快比例",
+}
+
+
+def headed(df, lang: str):
+    """A table as the tab shows it: for a Chinese reader each column heading is the aggregate's name and its gloss
+    ("pass_rate · 通过率"), so that the figures can be found in the report and the export by the same name."""
+    if lang != "zh":
+        return df
+    return df.rename(columns={c: f"{c} · {COLUMNS_ZH[c]}" for c in df.columns if c in COLUMNS_ZH})
 
 
 def counts_markdown(c: dict, ratings_per_pair: int, lang: str = "en") -> str:
@@ -251,7 +279,7 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
             out[verdict_md] = uncounted + interim + verdict_markdown(agg, lang)
         out |= {full: gr.update(visible=True)}
         out |= {plots[k]: figs[k] for k in PLOTS}
-        out |= {tables[k]: titled(shown[k]).round(4) for k in TABLES}  # criteria by title, never by id
+        out |= {tables[k]: headed(titled(shown[k]).round(4), lang) for k in TABLES}  # criteria by title, never id
         plt.close("all")  # gr.Plot has rendered its copy; free the figures
         return out
 
