@@ -57,6 +57,13 @@ class Tab:
         out = self.h.sign_in_local(Session(), "", "", code, None)
         return out[self.ui.session], out
 
+    def rate_all(self, s: Session, pairs: int) -> tuple[Session, dict]:
+        """Submit `pairs` pairs in a row, each followed by Next pair: the session and the last screen."""
+        for _ in range(pairs):
+            out = self.h.next_screen(self.h.submit(s, *self.form())[self.ui.session])
+            s = out[self.ui.session]
+        return s, out
+
     def form(self, a="pass", b="fail", preference="A", **answers) -> list:
         values = {k: (a if k.startswith("a_") else b) for k in FORM_KEYS[:-2]} | {"preference": preference, "comment": ""}
         return [(values | answers)[k] for k in FORM_KEYS]
@@ -187,11 +194,7 @@ def test_the_language_switch_relabels_with_titles_and_leaves_answers_to_the_brow
 
 def test_all_done_screen_lists_the_reveals(tab):
     ui = tab.ui
-    s, _ = tab.sign_in("ann")
-    for _ in range(3):
-        s = tab.h.submit(s, *tab.form())[ui.session]
-        out = tab.h.next_screen(s)
-        s = out[ui.session]
+    s, out = tab.rate_all(tab.sign_in("ann")[0], 3)
     assert s.pair_id is None and out[ui.pair_box]["visible"] is False
     assert "No pairs left" in out[ui.done_md] or "全部完成" in out[ui.done_md]
     assert "已揭晓 3，待揭晓 0" in out[ui.done_md]
@@ -397,16 +400,10 @@ def test_a_rater_done_with_reveals_still_to_come_is_offered_check_again(tmp_path
     screen without a pair says how many are pending and offers Check again, which fills them in once they close."""
     tab = pooled_tab(tmp_path, 2, ratings_per_pair=2)
     ui = tab.ui
-    s, _ = tab.sign_in("ann")
-    for _ in range(2):
-        s = tab.h.submit(s, *tab.form())[ui.session]
-        out = tab.h.next_screen(s)
-        s = out[ui.session]
+    s, out = tab.rate_all(tab.sign_in("ann")[0], 2)
     assert s.finished and out[ui.again_btn]["visible"] is True
     assert word("reveals_waiting", "zh", waiting=2) in out[ui.done_md]
-    b, _ = tab.sign_in("bob")
-    for _ in range(2):
-        b = tab.h.next_screen(tab.h.submit(b, *tab.form())[ui.session])[ui.session]
+    tab.rate_all(tab.sign_in("bob")[0], 2)
     out = tab.h.next_screen(s)  # Check again
     assert out[ui.again_btn]["visible"] is False and "待揭晓" not in out[ui.done_md].split("#### 你的揭晓")[0]
     assert "已揭晓 2，待揭晓 0" in out[ui.done_md]
