@@ -102,8 +102,9 @@ def report(db_path, study, out_dir):
                    "path: push it only where no rater can read it). Without it such a push is refused.")
 @fail_clearly
 def export(db_path, out_dir, repo_id, public, keep_rater_names, study, while_rating):
-    """Export the database as a datasets.DatasetDict: experiments, generations, timing and batch runs, pairs,
-    ratings, gold reference outputs, and every study with its frozen decision (or none).
+    """Export the database as a datasets.DatasetDict: experiments, generations, timing and batch runs, benchmark
+    processes, pre-screen answers, pairs, ratings, gold reference outputs, and every study with its frozen decision
+    (or none).
 
     Saves parquet and a dataset card (README.md, with the provenance block) locally; pushes only with
     --push-to-hub, private unless --public. Reload a table with
