@@ -613,7 +613,7 @@ def test_every_api_function_refuses_an_anonymous_session(tiny_models, tmp_path, 
         raw = Raw(url)
         forged = {"rater": "ann", "organiser": True, "pair_id": rows(pool_db, "SELECT id FROM pairs")[0]["id"]}
         for fn, data in (("submit", [forged, *answers()]), ("correct", [forged]), ("next_pair", [forged]),
-                         ("skip", [forged, "x"])):
+                         ("skip", [forged, "x"]), ("my_code", [forged])):
             assert re.search("not signed in|sign in", Raw.error(raw.call(fn, data))), fn
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM ratings")[0]["n"] == 0
 
@@ -694,12 +694,13 @@ def test_revoking_or_reissuing_a_code_ends_the_open_sessions(tiny_models, tmp_pa
         assert "ann" in tab.call("/sign_in", "", "", ann.code)["who"]
         assert "olga" in boss.call("/sign_in", "", "", olga.code)["who"]
         assert "Verdict" in boss.call("/results")["verdict"]
+        assert ann.code in json.dumps(tab.call("/my_code"), ensure_ascii=False)  # the status line now says her code
         db = open_db(pool_db)
         raters.revoke(db, "ann")
         raters.reissue(db, "olga")  # a new code: the old one's sessions end too
         db.conn.close()
         for api, args in (("/submit", ()), ("/skip", ("x",)), ("/correct", ()), ("/next_pair", ()),
-                          ("/results", ()), ("/live", ("writing-02", ""))):
+                          ("/results", ()), ("/live", ("writing-02", "")), ("/my_code", ())):
             with pytest.raises(AppError, match="revoked"):
                 tab.submit() if api == "/submit" else tab.call(api, *args)
         for api in ("/results", "/submit"):
@@ -708,6 +709,7 @@ def test_revoking_or_reissuing_a_code_ends_the_open_sessions(tiny_models, tmp_pa
         # the language switch still relabels the page, and shows a revoked session nothing more (not its progress)
         switched = tab.call("/language", "en", *[None] * (len(tab.params["/language"]) - 1))
         assert switched["who"] == "" and "Keys: **1** pass" in json.dumps(switched, ensure_ascii=False)
+        assert ann.code not in json.dumps(switched, ensure_ascii=False)  # the status line is not said again
         with pytest.raises(AppError, match="revoked"):  # and the revoked code signs in no more
             Tab(url).call("/sign_in", "", "", ann.code)
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM ratings")[0]["n"] == 0

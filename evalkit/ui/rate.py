@@ -507,7 +507,7 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
         resumed = demo.load(gradio_hints(h.resume_local), [ui.session, ui.browser_code], out,
                             api_visibility="undocumented", show_progress_on=ui.status)
         restore(resumed.then(None, None, None, js=_FORGET_INVITE)).then(None, [ui.lang], [ui.lang], js=_STORED_LANG)
-        ui.code_btn.click(h.show_code, [ui.session], [ui.session, ui.status], api_visibility="undocumented",
+        ui.code_btn.click(h.show_code, [ui.session], [ui.session, ui.status], api_name="my_code",
                           show_progress_on=ui.status)
         ui.signout_btn.click(h.sign_out, [ui.session], [ui.session, ui.browser_code, ui.signin_box, ui.signout_btn,
                                                         ui.code_btn, ui.pair_box, ui.who, ui.done_md, ui.again_btn,
