@@ -507,14 +507,15 @@ def test_while_pairs_are_open_the_export_and_report_say_so_and_a_push_needs_whil
     assert hub.calls == [] and not (tmp_path / "pushed").exists()  # refused before anything was written or sent
     card = _card_of(db, tmp_path / "pushed", push_to_hub="org/study", api=hub, while_rating=True)
     assert any(c[0] == "upload_folder" for c in hub.calls)
-    assert "Exported while rating was under way: 4 pair(s)" in card
+    assert "Exported while rating was under way:** 4 pair(s) of the study being rated were still open" in card
     runner = CliRunner()
     r = runner.invoke(cli, ["export", "--db", str(tmp_path / "open.db"), "--out", str(tmp_path / "local")])
     assert r.exit_code == 0, r.output
-    assert "warning: 4 pair(s) of the study being rated are still open to raters" in r.output
+    assert "warning: 4 pair(s) of the study being rated were still open to raters: the export tells" in r.output
     r = runner.invoke(cli, ["report", "--db", str(tmp_path / "open.db"), "--out", str(tmp_path / "rep")])
     assert r.exit_code == 0 and "warning: 4 pair(s)" in r.output
-    assert "Written while rating was under way: 4 pair(s)" in (tmp_path / "rep" / "index.html").read_text()
+    assert "Written while rating was under way:</b> 4 pair(s) of the study being rated were still open" in (
+        tmp_path / "rep" / "index.html").read_text()
     r = runner.invoke(cli, ["export", "--db", str(tmp_path / "open.db"), "--out", str(tmp_path / "cli-push"),
                             "--push-to-hub", "org/study"])
     assert r.exit_code != 0 and "--while-rating" in r.output and not (tmp_path / "cli-push").exists()

@@ -131,9 +131,9 @@ def export(db_path, out_dir, repo_id, public, keep_rater_names, study, while_rat
 
 
 def still_open_warning(still_open: int, what: str) -> str:
-    return (f"warning: {still_open} pair(s) of the study being rated are still open to raters, and {what} tells which "
-            "side of each pair is which path: keep it from raters until every pair is complete (an organiser who "
-            "reads it and then rates gives ratings that are not blind)")
+    from ..publish import still_open_words
+
+    return "warning: " + still_open_words(still_open, what)
 
 
 def named_folder(out_dir: str) -> str:

@@ -16,3 +16,10 @@ def refuse_to_replace(path, mark: str, what: str) -> None:
     if mark not in head:
         raise EvalkitError(f"{path} exists and is not {what} evalkit wrote: writing there would replace it",
                            "pass --out an empty folder, or the folder of an earlier one")
+
+
+def still_open_words(still_open: int, what: str) -> str:
+    """What the export, the report and their commands say when pairs were still open to raters as they were made."""
+    return (f"{still_open} pair(s) of the study being rated were still open to raters: {what} tells which side of each "
+            "pair is which path. Keep it from raters until every pair is complete (an organiser who reads it and then "
+            "rates gives ratings that are not blind)")

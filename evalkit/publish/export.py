@@ -10,7 +10,7 @@ import secrets
 from pathlib import Path
 
 from ..errors import EvalkitError, cannot_write, check_folder, output_folder
-from . import refuse_to_replace
+from . import refuse_to_replace, still_open_words
 from .provenance import NOT_RECORDED, WITHHELD, Provenance, environment_line, model_line, scope_items
 
 SPLITS = ("experiments", "generations", "timing_runs", "batch_runs", "bench_processes", "prescreen", "pairs", "ratings",
@@ -282,10 +282,9 @@ def open_pairs_markdown(still_open: int) -> str:
     """The card's warning when pairs were still open to raters as the export was made ('' when none were)."""
     if not still_open:
         return ""
-    return (f"> **Exported while rating was under way: {still_open} pair(s) of the study being rated were still open "
-            "to raters.** The `pairs` and `ratings` tables say which side of each pair is which path, and the "
-            "reference outputs say which gold output was changed. Keep this export from raters until every pair is "
-            "complete; the decision below is an interim look unless it says it is frozen.\n\n")
+    return (f"> **Exported while rating was under way:** {still_open_words(still_open, 'this export')} (the `pairs` "
+            "and `ratings` tables, and the reference outputs say which gold output was changed). The decision below "
+            "is an interim look unless it says it is frozen.\n\n")
 
 
 def _card(db, rows: dict, files: dict, keep_rater_names: bool, repo_id: str | None, prov, out_dir: Path, agg=None,

@@ -13,7 +13,7 @@ from ..errors import cannot_write, check_folder, output_folder
 from ..generation import registry
 from ..records import GenerationPath
 from ..task.criteria import title
-from . import refuse_to_replace
+from . import refuse_to_replace, still_open_words
 from .provenance import WITHHELD, Provenance, build_provenance, environment_line, model_line, scope_items
 
 
@@ -304,28 +304,28 @@ def write_report(db, out_dir, study: str | None = None) -> Written:
     # refused before the aggregate, whose look may freeze the decision: a refusal leaves the database as it was
     refuse_to_replace(Path(out_dir) / "index.html", TITLE_MARK, "a report")
     check_folder(out_dir, "the report")
-    return Written(build_report(db, out_dir, aggregate(db, study=study)), unclosed_pairs(db))
+    still_open = unclosed_pairs(db)  # counted once: the banner and the command's warning say the same number
+    return Written(build_report(db, out_dir, aggregate(db, study=study), still_open), still_open)
 
 
-def _open_banner(db) -> str:
+def _open_banner(still_open: int) -> str:
     """A warning at the top of a report written while pairs are still open to raters ('' when none are)."""
-    from ..rating.queue import unclosed_pairs
-
-    if not (n := unclosed_pairs(db)):
+    if not still_open:
         return ""
-    return (f'<p class="open" style="border:2px solid #cf222e;padding:0.5em"><b>Written while rating was under way: '
-            f"{n} pair(s) of the study being rated were still open to raters.</b> Its plots and tables say which side "
-            "of a pair is which path: keep it from raters until every pair is complete.</p>")
+    return ('<p class="open" style="border:2px solid #cf222e;padding:0.5em"><b>Written while rating was under way:</b> '
+            f"{html.escape(still_open_words(still_open, 'this report'))}.</p>")
 
 
 # The page's title, which says evalkit wrote it (a report refuses to replace an index.html without it).
 TITLE_MARK = "<title>evalkit report</title>"
 
 
-def build_report(db, out_dir: Path, agg: Aggregate | None = None) -> Path:
+def build_report(db, out_dir: Path, agg: Aggregate | None = None, still_open: int | None = None) -> Path:
     """Write out_dir/index.html: verdict, provenance, plots and every table. Text from raters is escaped (inert).
-    Every figure names the experiments it came from; one with no stored run behind it is not printed."""
+    Every figure names the experiments it came from; one with no stored run behind it is not printed. still_open: the
+    pairs still open to raters, when the caller counted them (else counted here)."""
     from ..aggregate import aggregate
+    from ..rating.queue import unclosed_pairs
 
     refuse_to_replace(Path(out_dir) / "index.html", TITLE_MARK, "a report")
     agg = agg or aggregate(db)
@@ -350,7 +350,7 @@ img{{max-width:100%}}.verdict,.provenance{{border:1px solid #ccc;padding:0.5em 1
 .src{{color:#57606a;font-size:12px}}pre{{background:#f6f8fa;padding:0.5em}}</style></head><body>
 <h1>evalkit: does the draft model make writing requests faster without hurting the content?</h1>
 <p>Generated {html.escape(prov.generated_at)} from the database. Speed-up source: {html.escape(str(agg.speed.source))}.</p>
-{_open_banner(db)}{verdict_html(agg, prov)}{provenance_html(prov)}<h2>Plots</h2>{plots}<h2>Tables</h2>{tables}</body></html>"""
+{_open_banner(unclosed_pairs(db) if still_open is None else still_open)}{verdict_html(agg, prov)}{provenance_html(prov)}<h2>Plots</h2>{plots}<h2>Tables</h2>{tables}</body></html>"""
     path = out_dir / "index.html"
     tmp = path.with_suffix(".tmp")
     try:
