@@ -161,6 +161,47 @@ def test_the_keys_answer_the_question_the_focus_is_in(cfg, pool_db):
         assert "inset" in marked.evaluate("(q) => getComputedStyle(q).boxShadow")
 
 
+def test_each_question_is_one_tab_stop_and_the_arrows_choose_within_it(cfg, pool_db):
+    """Gradio names every radio option on its own, so each option was a Tab stop (four per question, about forty
+    to reach Submit) and the arrow keys did not move between a question's answers (UX audit, 2026-12-04). A
+    question is one stop, as a radio group is; the arrows choose within it without moving on, and the answer they
+    choose is the one stored."""
+    from apphelpers import pair_shown, rows
+
+    from evalkit.ui.rate import ANSWER_KEYS
+
+    where = "() => { const q = document.activeElement && document.activeElement.closest('.question'); return q ? q.id : ''; }"
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        texts = shown_texts(page)
+        first = f"r-{ANSWER_KEYS[0]}"
+        page.wait_for_function(f"() => document.activeElement && document.activeElement.closest('#{first}')",
+                               timeout=30_000)
+        page.keyboard.press("ArrowDown")  # from the first answer to the second: chosen, and the focus stays
+        expect(page.locator(f"#{first} input[value='fail']")).to_be_checked()
+        assert page.evaluate(where) == first
+        visited = [first]
+        for _ in range(60):
+            page.keyboard.press("Tab")
+            here = page.evaluate(where)
+            if here:
+                visited.append(here)
+            if here == "r-preference":
+                break
+        # (Submit, disabled until every question is answered, is no stop yet)
+        assert visited == [f"r-{k}" for k in ANSWER_KEYS] + ["r-preference"], "each question once, in order"
+        for key in ANSWER_KEYS[1:]:
+            page.locator(f"#r-{key} input[value='pass']").click()
+        page.locator("#r-preference input[value='A']").click()
+        page.click("#submit")
+        expect(page.locator("#next")).to_be_visible()
+    pair = pair_shown(pool_db, *texts)
+    stored = rows(pool_db, "SELECT * FROM ratings WHERE pair_id = ?", [pair["id"]])
+    assert len(stored) == 1
+    assert stored[0][ANSWER_KEYS[0]] == "fail", "the answer the arrow chose is the one stored"
+    assert all(stored[0][k] == "pass" for k in ANSWER_KEYS[1:])
+
+
 def test_answers_not_yet_submitted_survive_a_reload(cfg, pool_db):
     """A reload in the middle of a pair (a slip of the finger, a phone that drops the tab) serves the same pair
     again: the answers given so far come back, the rest stay open, and Submit stores them all. After the submission

@@ -8,7 +8,7 @@ first question. Keys typed into a text box stay text.
 
 Also pure page behaviour (PAGE below): a new pair scrolls its prompt (on a rater's first pair, the guidelines open
 above it) to the top of the screen and puts the focus on the first question; the keys answer the question the focus is
-in (Tab moves it); a stored rating moves the focus to Next pair, under the reveal; beside Submit, how many questions are
+in (Tab moves it, one stop per question; the arrows choose within it); a stored rating moves the focus to Next pair, under the reveal; beside Submit, how many questions are
 answered ("8 / 9 answered"), a button that goes to the first one still open (Submit stays disabled until all are);
 under it, the status line's words when the status line itself is scrolled out of sight."""
 
@@ -54,7 +54,9 @@ SCRIPT = """
   };
   document.addEventListener("click", (e) => {
     const q = e.target.closest && e.target.closest(".question");
-    if (q && q.id !== "r-preference" && e.isTrusted) {  // a mouse answer: carry on from the next question
+    // a mouse answer: carry on from the next question (an arrow key's choice within a question is a click too, of
+    // detail 0: the rater is still weighing that question)
+    if (q && q.id !== "r-preference" && e.isTrusted && e.detail > 0) {
       current = Math.min(questions().indexOf(q) + 1, questions().length - 1);
       mark();
       focusCurrent();
@@ -110,6 +112,15 @@ SCRIPT = """
   const shown = (el) => !!el && el.offsetParent !== null;
   const lang = () => { const c = document.querySelector("#lang input:checked"); return c && c.value === "en" ? "en" : "zh"; };
   let pair = "", nextWasShown = false, focusDue = false, waited = 0;
+  // Gradio names each radio option on its own (and names it afresh when its value changes), so every option was a
+  // Tab stop and the arrows did not move between a question's answers: one name per control (its block's id) makes
+  // it one radio group, one stop. A mutation observer renames at once, before the next key is handled.
+  const group = () => document.querySelectorAll("input[type=radio]").forEach((r) => {
+    const owner = r.closest("[id]");
+    if (owner && r.name !== "group-" + owner.id) r.name = "group-" + owner.id;
+  });
+  new MutationObserver(group).observe(document.documentElement,
+    {subtree: true, childList: true, attributes: true, attributeFilter: ["name"]});
   const tick = () => {
     const text = document.querySelector("#text-a textarea");
     const now = text && shown(text) ? text.value + "\\u0000" + (document.querySelector("#text-b textarea") || {}).value : "";
