@@ -379,7 +379,7 @@ def test_app_py_reports_a_bad_config_in_one_line(tmp_path):
     done = subprocess.run([sys.executable, str(ROOT / "app.py"), "--config", str(bad), "--no-prepare"],
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 1
-    assert done.stderr.startswith("error:") and "unknown config key" in done.stderr and "Traceback" not in done.stderr
+    assert done.stderr.startswith("Error:") and "unknown config key" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_app_py_help_shows_a_usage_line_that_works_as_typed(tmp_path):

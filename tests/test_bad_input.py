@@ -278,7 +278,7 @@ def test_app_refuses_a_corrupt_database_and_leaves_it_as_it_was(tmp_path, prepar
     data = corrupt(bad)
     done = app_py(tmp_path, "--db", str(bad), *([] if prepare else ["--no-prepare"]))
     assert done.returncode == 1, done.stderr
-    assert done.stderr.startswith(f"error: database {bad} cannot be opened") and "move it aside" in done.stderr
+    assert done.stderr.startswith(f"Error: database {bad} cannot be opened") and "move it aside" in done.stderr
     assert "Traceback" not in done.stderr
     assert bad.read_bytes() == data
     assert not (tmp_path / "corrupt.db-wal").exists() or (tmp_path / "corrupt.db-wal").stat().st_size == 0
@@ -288,7 +288,7 @@ def test_app_with_no_prepare_refuses_a_missing_database_instead_of_serving_an_em
     missing = tmp_path / "typo.db"
     done = app_py(tmp_path, "--db", str(missing), "--no-prepare")
     assert done.returncode == 1 and "Traceback" not in done.stderr
-    assert done.stderr.startswith(f"error: database {missing} does not exist") and "--no-prepare" in done.stderr
+    assert done.stderr.startswith(f"Error: database {missing} does not exist") and "--no-prepare" in done.stderr
     assert not missing.exists()
 
 
@@ -509,14 +509,14 @@ def test_app_names_a_port_that_is_not_one_or_is_taken(tmp_path, db_file):
 
     done = app_py(tmp_path, "--db", str(db_file), "--no-prepare", "--port", "99999")
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
-    assert "error: --port 99999 is not a port" in done.stderr
+    assert "Error: --port 99999 is not a port" in done.stderr
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
         done = app_py(tmp_path, "--db", str(db_file), "--no-prepare", "--port", str(port))
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
-    assert f"error: cannot listen on 127.0.0.1:{port}" in done.stderr and "another --port" in done.stderr
+    assert f"Error: cannot listen on 127.0.0.1:{port}" in done.stderr and "another --port" in done.stderr
 
 
 # --- unknown prompt ids ----------------------------------------------------------------------------------------

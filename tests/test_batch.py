@@ -60,6 +60,18 @@ def test_cli_asking_assisted_in_batches_fails_before_any_model_loads(tmp_path, d
     assert r.exit_code == 1 and "each must be at least 1" in r.stderr
 
 
+def test_a_switched_off_path_is_refused_before_any_model_loads(tmp_path, data_dir):
+    """`run --path prompt_lookup` on a config that switches it off loaded both models first, then refused (README
+    audit, 2026-12-04): the config alone tells, so the refusal comes first (models that do not exist are never
+    reached)."""
+    f = tmp_path / "c.toml"
+    f.write_text('[models]\ntarget = "./nowhere"\ndraft = "./nowhere-either"\n')
+    r = CliRunner().invoke(cli, ["run", "--config", str(f), "--path", "prompt_lookup"])
+    assert r.exit_code == 1 and "Traceback" not in r.output
+    assert "the prompt_lookup path is switched off" in r.stderr and "prompt_lookup_num_tokens" in r.stderr
+    assert "does not exist" not in r.stderr and not data_dir.exists()
+
+
 def test_api_asking_assisted_in_batches_fails_before_generate(make_config, monkeypatch):
     pair = load_pair(load_config(make_config()), progress=False)
     # what Transformers itself does with two prompts and a draft

@@ -195,7 +195,7 @@ def test_a_space_without_a_sync_repo_does_not_start(tmp_path, monkeypatch):
     assert "private dataset repo" in refused.value.fix and "EVALKIT_SYNC_REPO=off" in refused.value.fix
     db = tmp_path / "space.db"
     r = CliRunner().invoke(cli, ["serve", "--db", str(db), "--no-prepare"])
-    assert r.exit_code == 1 and r.output.startswith("error: this is a Hugging Face Space and EVALKIT_SYNC_REPO is "
+    assert r.exit_code == 1 and r.output.startswith("Error: this is a Hugging Face Space and EVALKIT_SYNC_REPO is "
                                                     "not set"), r.output
     assert not db.exists()
     monkeypatch.setenv("EVALKIT_SYNC_REPO", "off")

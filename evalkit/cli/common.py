@@ -52,8 +52,6 @@ def _errors_as(label: str):
 # Library errors, and a database the command cannot use as it is, become one clear message and exit code 1; nothing
 # else is swallowed.
 fail_clearly = _errors_as("Error")
-# `evalkit serve` (and so `python app.py`) keeps the app's own form, one line `error: ...`, as it always printed it.
-fail_as_the_app = _errors_as("error")
 
 
 config_option = click.option(

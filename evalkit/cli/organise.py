@@ -9,7 +9,7 @@ import click
 
 from ..errors import EvalkitError
 from . import cli
-from .common import config_option, csv_of, db_file, db_option, fail_as_the_app, fail_clearly, load_cfg, open_study_db
+from .common import config_option, csv_of, db_file, db_option, fail_clearly, load_cfg, open_study_db
 
 
 @cli.command()
@@ -313,7 +313,7 @@ def demo_models(out_dir, force, scale, manifest):
 @click.option("--host", default=None, help="Address to bind (default: the config's app.host).")
 @click.option("--port", type=int, default=None, help="Port (default: the config's app.port).")
 @click.option("--no-prepare", is_flag=True, help="Do not build the pair pool when the database has none.")
-@fail_as_the_app
+@fail_clearly
 def serve(config_path, db_path, host, port, no_prepare):
     """Serve the rating app: blind A/B rating, the Live demo and the Results tab.
 

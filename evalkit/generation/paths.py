@@ -231,12 +231,18 @@ def _failed(prompt: Prompt, seed: int, pair: ModelPair, stage: str, cls: str, me
     )
 
 
-def check_runnable(pair: ModelPair, spec: registry.PathSpec) -> None:
-    """Refuse, before any work, a path that is not run on its own, is switched off, or is refused for this pair."""
+def check_switched_on(cfg, spec: registry.PathSpec) -> None:
+    """Refuse a path that is not run on its own or that the config switches off: the config alone tells, so a
+    caller asks before the models load."""
     if not spec.runnable:
         raise EvalkitError(f"the {spec.name} path is not run on its own", f"run one of: {', '.join(registry.choices())}")
-    if not spec.enabled(pair.cfg):
+    if not spec.enabled(cfg):
         raise EvalkitError(f"the {spec.name} path is switched off", spec.switch or "switch it on in the config")
+
+
+def check_runnable(pair: ModelPair, spec: registry.PathSpec) -> None:
+    """Refuse, before any work, a path that is not run on its own, is switched off, or is refused for this pair."""
+    check_switched_on(pair.cfg, spec)
     why = spec.refusal(pair.cfg, pair.compat)
     if why is not None:
         raise EvalkitError(f"the {spec.name} path is {why}",

@@ -21,7 +21,7 @@ def run_one(cfg: Config, db_path: Path | str, prompt_id: str, path: str, *, seed
     from . import registry
     from .batch import refuse_assisted_batch
     from .models import load_pair
-    from .paths import check_runnable, run_batch, run_path
+    from .paths import check_runnable, check_switched_on, run_batch, run_path
     from ..store import insert_experiment, insert_generations, insert_together, open_db
     from ..task.prompts import load_prompts
 
@@ -32,7 +32,8 @@ def run_one(cfg: Config, db_path: Path | str, prompt_id: str, path: str, *, seed
         if batch_size < 1:
             raise EvalkitError(f"--batch-size {batch_size} must be at least 1", "pass a positive number")
         cfg.decoding.batch_size = batch_size
-    if spec.name != GenerationPath.ORDINARY:  # before any model loads
+    check_switched_on(cfg, spec)  # before any model loads
+    if spec.name != GenerationPath.ORDINARY:
         refuse_assisted_batch(cfg.decoding.batch_size, f"`evalkit run --path {spec.name} --batch-size {cfg.decoding.batch_size}`")
     prompt = load_prompts(ids=[prompt_id])[0]
     if Path(db_path).exists():  # one that cannot be used is found before the models load, not after them
