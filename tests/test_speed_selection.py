@@ -240,6 +240,10 @@ def test_the_speed_figure_rests_on_a_benchmark_of_what_the_study_rates(tmp_path)
     agg = aggregate(db)
     assert agg.speed.source.startswith("pair pool") and agg.speed.extra_memory_mb is None
     assert any(f"benchmark {protocol} left out" in n for n in agg.speed.notes)
+    # a benchmark is stored, so the note asking for one does not say there is none (README audit, 2026-12-04)
+    assert not any(n.startswith("no benchmark yet") for n in agg.notes)
+    assert any(n.startswith("no benchmark of what the study rates yet (one was left out, see below): run `evalkit "
+                            "bench`") for n in agg.notes)
 
 
 def test_the_draft_s_memory_is_measured_where_the_weights_are(tmp_path):

@@ -189,8 +189,12 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
         notes[:0] = _frozen_notes(db, frozen, complete, values, excluded, excluded_now, sid)
     if verdict.interim:
         if values and values["planned_pairs"] > 0 and speed.extra_memory_mb is None:
-            notes.insert(0, "no benchmark yet: run `evalkit bench` before the planned sample completes, since the "
-                            "decision then freezes the speed-up and memory as measured by that time")
+            # a benchmark of another setting may be stored and left out (its note says why): then "yet" is not true
+            left_out = any("left out: it does not measure what the study rates" in n for n in speed.notes)
+            notes.insert(0, ("no benchmark of what the study rates yet (one was left out, see below)" if left_out
+                             else "no benchmark yet")
+                         + ": run `evalkit bench` before the planned sample completes, since the decision then "
+                           "freezes the speed-up and memory as measured by that time")
         if short := pool_short(db, chosen):
             notes.insert(0, short[0].upper() + short[1:])
         if values and (waiting := _waiting_note(db, ratings, values)):
