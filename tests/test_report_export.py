@@ -521,6 +521,30 @@ def test_while_pairs_are_open_the_export_and_report_say_so_and_a_push_needs_whil
     assert r.exit_code != 0 and "--while-rating" in r.output and not (tmp_path / "cli-push").exists()
 
 
+def test_an_export_before_the_first_rating_says_which_tables_cannot_be_loaded_by_name(tmp_path):
+    """The README and the card said `load_dataset(DIR, "ratings")`, which fails with "BuilderConfig 'ratings' not
+    found" on an export made before anyone rated (README audit, 2026-12-04): `datasets` cannot load an empty table,
+    so it has no config. The command names the empty tables, and the card's example loads one that has rows."""
+    from datasets import load_dataset
+
+    from test_aggregate import load_fixture
+
+    db = open_db(tmp_path / "unrated.db")
+    load_fixture(db, tmp_path / "g.toml")
+    db.execute("DELETE FROM ratings")
+    db.conn.commit()
+    r = CliRunner().invoke(cli, ["export", "--db", str(tmp_path / "unrated.db"), "--out", str(tmp_path / "e")])
+    assert r.exit_code == 0, r.output
+    empty = next(line for line in r.output.splitlines() if line.startswith("tables with no rows"))
+    assert "ratings" in empty.split(": ", 1)[1].split(", ")
+    card = (tmp_path / "e" / "README.md").read_text(encoding="utf-8")
+    assert "| ratings | 0 | " in card and "(no rows: no config to load it by)" in card
+    loading = card.split("## Loading")[1].split("```python")[1].split("```")[0]
+    assert "no ratings yet" in loading and '"ratings"' not in loading
+    name = loading.split('load_dataset("')[1].split('", "')[1].split('"')[0]
+    assert load_dataset(str(tmp_path / "e"), name, split="train").num_rows > 0  # the example as printed loads
+
+
 def test_a_closed_study_exports_and_reports_without_the_warning(db, tmp_path):
     runner = CliRunner()
     for cmd in ("export", "report"):

@@ -126,6 +126,8 @@ def export(db_path, out_dir, repo_id, public, keep_rater_names, study, while_rat
     counts = ", ".join(f"{k} {len(v)}" for k, v in ds.items())
     click.echo(f"exported to {out_dir}: {counts}" + (f"; pushed to {repo_id} ({'private' if ds.hub['private'] else 'public'}, as the Hub reports it)"
                                                       if repo_id else ""))
+    if empty := [k for k, v in ds.items() if len(v) == 0]:  # `load_dataset(DIR, name)` would say "not found"
+        click.echo(f"tables with no rows, saved with their schema but not loadable by name: {', '.join(empty)}")
     if ds.still_open:
         click.echo(still_open_warning(ds.still_open, "the export"), err=True)
 

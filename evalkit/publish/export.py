@@ -304,9 +304,16 @@ def _card_text(db, rows: dict, files: dict, keep_rater_names: bool, repo_id: str
     configs = "\n".join(
         f"- config_name: {s}\n  data_files:\n  - split: train\n    path: data/{files[s].name}" for s in SPLITS if rows[s]
     )
-    counts = "\n".join(f"| {s} | {len(rows[s])} | `data/{files[s].name}` |" for s in SPLITS)
-    cols = "\n".join(f"- **{s}**: {column_notes(s)}" for s in SPLITS)
+    counts = "\n".join(f"| {s} | {len(rows[s])} | `data/{files[s].name}`"
+                       + ("" if rows[s] else " (no rows: no config to load it by)") + " |" for s in SPLITS)
     where = repo_id or str(out_dir)
+    # before anyone has rated (an export made while rating is under way) `ratings` cannot be loaded by name: the
+    # example loads a table that can be
+    loadable = [s for s in ("ratings", *SPLITS) if rows[s]]
+    example = "" if rows["ratings"] else "# no ratings yet: that table has no rows, so no config to load it by\n"
+    example += (f'{loadable[0]} = load_dataset("{where}", "{loadable[0]}", split="train")' if loadable
+                else "# every table is empty: nothing to load yet")
+    cols = "\n".join(f"- **{s}**: {column_notes(s)}" for s in SPLITS)
     return f"""---
 license: other
 {CARD_MARK}
@@ -346,11 +353,11 @@ exported.
 ```python
 from datasets import load_dataset
 
-ratings = load_dataset("{where}", "ratings", split="train")
+{example}
 ```
 
 Each table is its own config. Empty tables are saved as parquet with their schema but left out of the
-configs. Every export names its files by their content, and the configs above point at exactly those
+configs (`datasets` cannot load a table with no rows): read one with `pyarrow.parquet.read_table`. Every export names its files by their content, and the configs above point at exactly those
 files, so `datasets` caches each export under its own key: loading this folder (or the Hub repo) gives
 the rows written by the latest export, never rows cached from an earlier export of the same name.
 
