@@ -271,6 +271,41 @@ def test_allow_lists_by_name_and_by_hub_organisation(tiny_models, tmp_path, pool
     assert [v.rater for k, v in screen.items() if isinstance(k, gr.State)] == ["bea"]
 
 
+def test_an_allow_list_never_locks_out_the_study_s_organiser(tiny_models, tmp_path, pool_db, monkeypatch):
+    """Space audit, 2026-12-04: with `allowed_raters` set, the organiser named in `app.organisers` was refused at
+    sign-in ("not on this study's allow-list ... ask the study owner": herself), and had no Results. The allow-list
+    says who may rate; an organiser, on a Space by app.organisers and locally by `raters add --organiser`, passes."""
+    import gradio as gr
+    import gradio.oauth
+
+    from evalkit.rating import roster
+    from evalkit.store import open_db
+    from evalkit.ui import build_app
+    from evalkit.ui.session import Session
+
+    cfg = load_config(write_config(tmp_path / "allow.toml", tiny_models, allowed_raters=["rita"],
+                                   organisers=["olga"]))
+    monkeypatch.setattr(gradio.oauth, "_get_mocked_oauth_info", lambda: {"userinfo": {}}, raising=True)
+    (sign_in,) = [f for f in build_app(cfg, pool_db, space=True).fns.values() if f.api_name == "sign_in"]
+
+    def profile(name):
+        return gr.OAuthProfile({"name": name, "preferred_username": name, "profile": "", "picture": "", "orgs": []})
+
+    screen = sign_in.fn(Session(), profile("olga"))
+    (state,) = [v for k, v in screen.items() if isinstance(k, gr.State)]
+    assert state.rater == "olga" and state.organiser
+    with pytest.raises(gr.Error, match="not on this study's allow-list"):
+        sign_in.fn(Session(), profile("mallory"))  # the list still holds for everyone else
+    # locally: an organiser invited by code signs in with it; a rater invited by code but not listed does not
+    db = open_db(pool_db)
+    olga, ted = roster.add(db, "olga-local", organiser=True).code, roster.add(db, "ted").code
+    db.conn.close()
+    with served(cfg, pool_db) as url:
+        assert "olga-local" in Tab(url).call("/sign_in", "", "", olga)["who"]
+        with pytest.raises(AppError, match="not on this study's allow-list"):
+            Tab(url).call("/sign_in", "", "", ted)
+
+
 def test_submissions_are_rate_limited_per_rater(tiny_models, tmp_path, pool_db):
     cfg = load_config(write_config(tmp_path / "limit.toml", tiny_models, max_submissions_per_minute=1))
     with served(cfg, pool_db) as url:

@@ -110,9 +110,11 @@ class SignInGuard:
                 known.append(client)
 
 
-def check_allowed(app: AppConfig, rater: str, orgs: list[str] | None = None) -> None:
-    """Refuse raters outside the allow-list (when one is configured): by name, or by Hub organisation."""
-    if not app.allowed_raters and not app.allowed_orgs:
+def check_allowed(app: AppConfig, rater: str, orgs: list[str] | None = None, organiser: bool = False) -> None:
+    """Refuse raters outside the allow-list (when one is configured): by name, or by Hub organisation. An organiser
+    (app.organisers on a Space, `evalkit raters add --organiser` locally) is the study's own and always passes: the
+    allow-list says who may rate, and listing raters must not lock out the one who reads the results."""
+    if organiser or (not app.allowed_raters and not app.allowed_orgs):
         return
     if rater in app.allowed_raters:
         return

@@ -95,7 +95,7 @@ class Doorman:
                     self.guard.failed(client, owner)
                 raise
         self.guard.succeeded(client, owner)
-        check_allowed(self.app, identity.name)
+        check_allowed(self.app, identity.name, organiser=identity.organiser)
         return identity
 
     def _sign_up(self, name: str, passcode: str, client: str) -> tuple[Identity, str]:
@@ -137,7 +137,7 @@ class Doorman:
         try:
             with connect(self.db_path) as db:
                 identity = raters.authenticate(db, code)
-            check_allowed(self.app, identity.name)
+            check_allowed(self.app, identity.name, organiser=identity.organiser)
         except Exception:  # noqa: BLE001 - a revoked code just means signing in again
             return None
         owner = raters.code_owner_key(code)
@@ -149,7 +149,7 @@ class Doorman:
         if profile is None:
             raise RatingError("you are not signed in", "use 'Sign in with Hugging Face' at the top of the page")
         name = clean_rater(profile.username)
-        check_allowed(self.app, name, profile_orgs(profile))
+        check_allowed(self.app, name, profile_orgs(profile), organiser=name in self.app.organisers)
         # Ratings are kept by name. A database built locally (and uploaded to the Space) may hold a rater invited by
         # code under this name, or a look-alike of it: the Hub account would inherit her progress, reveals and
         # share, and its ratings would mix with hers. Nothing says they are one person, so the name is refused.
