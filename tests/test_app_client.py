@@ -2,6 +2,7 @@
 sign in, get a pair, submit, reveal, correction, skip, two raters on one pair, the live tab and results.
 Server-side state is per session: one Client is one browser tab."""
 
+import json
 import os
 import re
 import subprocess
@@ -365,6 +366,16 @@ def test_results_tab_counts(cfg, pool_db):
         olga = Tab(url)
         assert "组织者" in olga.call("/sign_in", "", "", code)["who"]
         out = olga.call("/results")
+        assert "未能同步到 Hub" not in out["verdict"]  # no sync ran: nothing to warn of
+        # on a Space whose pushes fail (the sync's status beside the database), the organiser is told; nobody else
+        from evalkit.publish.sync import status_file
+
+        status_file(pool_db).write_text(json.dumps({"repo": "org/r", "last_ok_at": None, "failures": 2,
+                                                    "failing_since": "2026-12-04T09:00:00+00:00",
+                                                    "error": "HfHubHTTPError: 403 Forbidden"}))
+        assert "未能同步到 Hub" in olga.call("/results")["verdict"]
+        assert "未能同步到 Hub" not in tab.call("/results")["verdict"]
+        status_file(pool_db).unlink()
     assert f"| 评分对总数 | {POOL_PAIRS} |" in out["counts"] and "| 当前评分 | 1 |" in out["counts"]
     # an organiser sees the aggregation: verdict with its conditions, the tables, and the plots
     from evalkit.aggregate import aggregate

@@ -34,9 +34,9 @@ class FakeHub:
     """Stores uploaded files in a folder, like a dataset repo; can be told to fail. `public`: the repo exists and is
     public (create_repo with exist_ok leaves it so); else it is the private repo the sync asks for."""
 
-    def __init__(self, root, fail_uploads=0, fail_download=None, public=False, fail_info=None):
+    def __init__(self, root, fail_uploads=0, fail_download=None, public=False, fail_info=None, read_only=False):
         self.root, self.fail_uploads, self.fail_download = root, fail_uploads, fail_download
-        self.public, self.fail_info = public, fail_info
+        self.public, self.fail_info, self.read_only = public, fail_info, read_only
         self.uploads, self.created = 0, []
         root.mkdir(parents=True, exist_ok=True)
 
@@ -59,6 +59,9 @@ class FakeHub:
         self.created.append((repo_id, repo_type, private))
 
     def upload_file(self, path_or_fileobj, path_in_repo, repo_id, repo_type, commit_message):
+        if self.read_only:  # a token that can read the repo, not write it: the Hub answers 403 to the commit
+            raise hub_error(403, f"https://huggingface.co/api/datasets/{repo_id}/commit/main",
+                            message="You don't have the rights to create a commit on this repo")
         if self.fail_uploads:
             self.fail_uploads -= 1
             raise ConnectionError("network down")
@@ -272,3 +275,70 @@ def test_a_downloaded_file_that_is_no_database_is_refused_and_leaves_nothing(tmp
                                                "earlier commit"):
             DatabaseSync(space / "evalkit.db", "org/ratings", api=hub).restore_if_missing()
         assert not space.exists() or list(space.iterdir()) == [], (name, list(space.iterdir()))
+
+
+def test_a_token_that_can_read_but_not_write_stops_the_start_and_failing_pushes_are_shown(tmp_path, monkeypatch):
+    """Space audit, 2026-12-04: the start checked only that the repo could be read, so a read-only token served for
+    days while every push failed (403), seen only in the container log, and a restart lost every rating since. The
+    start now proves it can write (a small file), stops on 401/403, and each push's outcome is kept beside the
+    database for the app to show organisers."""
+    from evalkit.publish.sync import START_FILE, sync_health
+
+    hub = FakeHub(tmp_path / "hub")
+    db_path = tmp_path / "space" / "evalkit.db"
+    sync = DatabaseSync(db_path, "org/ratings", api=hub)
+    sync.restore_if_missing()
+    sync.check_can_write()
+    assert (tmp_path / "hub" / START_FILE).exists() and sync_health(db_path)["failures"] == 0
+    _add_experiment(db_path)
+    assert sync.push_now()
+    # the same repo with a read-only token: readable, so the restore is fine; the write check stops the start
+    readonly = DatabaseSync(tmp_path / "space2" / "evalkit.db", "org/ratings",
+                            api=FakeHub(tmp_path / "hub", read_only=True))
+    assert readonly.restore_if_missing() is True
+    with pytest.raises(EvalkitError, match="(?s)can be read but not written with this token.*lose every rating.*"
+                                           "write access"):
+        readonly.check_can_write()
+    # `evalkit serve` (python app.py on a Space) runs the check: it stops before serving
+    from click.testing import CliRunner
+
+    import huggingface_hub
+
+    from evalkit.cli import cli
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", lambda: FakeHub(tmp_path / "hub", read_only=True))
+    monkeypatch.setenv("EVALKIT_SYNC_REPO", "org/ratings")
+    r = CliRunner().invoke(cli, ["serve", "--db", str(tmp_path / "space4" / "evalkit.db"), "--no-prepare"])
+    assert r.exit_code == 1 and r.output.startswith("Error: the sync repo org/ratings can be read but not written")
+    # the Hub not answering at the start: the start goes on, the failure recorded; pushes fail, then one goes through
+    flaky = FakeHub(tmp_path / "hub", fail_uploads=3)
+    db3 = tmp_path / "space3" / "evalkit.db"
+    sync3 = DatabaseSync(db3, "org/ratings", api=flaky)
+    sync3.restore_if_missing()
+    sync3.check_can_write()
+    _add_experiment(db3)
+    assert sync3.push_now() is False and sync3.push_now() is False
+    health = sync_health(db3)
+    assert health["failures"] == 3 and health["failing_since"] and "network down" in health["error"]
+    assert health["repo"] == "org/ratings" and health["last_ok_at"] is None
+    assert sync3.push_now() is True
+    assert sync_health(db3)["failures"] == 0 and sync_health(db3)["last_ok_at"]
+    assert sync_health(tmp_path / "nowhere.db") is None  # a local app: no sync, no warning
+
+
+def test_organisers_see_on_the_results_tab_that_pushes_fail(tmp_path):
+    """Where the organiser looks: the Results tab says the database is not reaching the Hub, how long, and that a
+    restart loses the ratings since; nothing when pushes go through."""
+    from evalkit.ui.results import sync_warning
+
+    hub = FakeHub(tmp_path / "hub", read_only=True)
+    db_path = tmp_path / "evalkit.db"
+    _add_experiment(db_path)
+    sync = DatabaseSync(db_path, "org/ratings", api=hub)
+    assert sync_warning(db_path, "en") == ""
+    assert sync.push_now() is False
+    en, zh = sync_warning(db_path, "en"), sync_warning(db_path, "zh")
+    assert "not reaching the Hub" in en and "org/ratings" in en and "failed 1 time(s)" in en and "403" in en
+    assert "restart loses them" in en and "重启会丢失" in zh
+    hub.read_only = False
+    assert sync.push_now() is True and sync_warning(db_path, "en") == ""

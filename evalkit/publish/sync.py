@@ -11,9 +11,12 @@ next tick; nothing is ever deleted locally.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
+import os
 import tempfile
 import threading
+from datetime import datetime, timezone
 from pathlib import Path
 
 from ..errors import EvalkitError
@@ -41,6 +44,29 @@ def _unreadable(err: Exception) -> bool:
     return isinstance(err, RepositoryNotFoundError) or getattr(getattr(err, "response", None), "status_code", None) in (401, 403)
 
 
+# The sync's health, beside the database (never pushed): the app shows organisers when pushes fail, since a restart
+# would then lose every rating stored since the last good push. Written by the serving process, read by the app.
+STATUS_SUFFIX = ".sync.json"
+START_FILE = "evalkit-start.json"  # the start's write check: a small file, one commit per start
+
+
+def status_file(db_path: Path) -> Path:
+    return Path(db_path).with_name(Path(db_path).name + STATUS_SUFFIX)
+
+
+def sync_health(db_path: Path) -> dict | None:
+    """The last recorded state of the sync of this database ({"repo", "last_ok_at", "failing_since", "failures",
+    "error"}), or None when no sync ran (a local app) or its file cannot be read."""
+    try:
+        return json.loads(status_file(db_path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
 class DatabaseSync:
     """Restore-on-start and scheduled, consistent pushes of the SQLite file to a Hub dataset repo."""
 
@@ -56,7 +82,10 @@ class DatabaseSync:
             api = HfApi()
         self.api = api
         self.last_pushed_hash: str | None = None
-        self.failures = 0
+        self.failures = 0  # every failed push since the start
+        self.failing = 0  # failed pushes since the last good one
+        self.last_ok_at: str | None = None
+        self.failing_since: str | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -115,6 +144,51 @@ class DatabaseSync:
         self.last_pushed_hash = self._hash(self.db_path)
         return True
 
+    def _record(self, error: str | None) -> None:
+        """Note a push's outcome (None: it went through) in the status file the app reads."""
+        if error is None:
+            self.failing, self.failing_since, self.last_ok_at = 0, None, _now()
+        else:
+            self.failures += 1
+            self.failing += 1
+            self.failing_since = self.failing_since or _now()
+        state = {"repo": self.repo_id, "last_ok_at": self.last_ok_at, "failing_since": self.failing_since,
+                 "failures": self.failing, "error": error or ""}
+        try:
+            self.db_path.parent.mkdir(parents=True, exist_ok=True)  # a fresh start: the database is not made yet
+            tmp = status_file(self.db_path).with_suffix(".tmp")
+            tmp.write_text(json.dumps(state), encoding="utf-8")
+            os.replace(tmp, status_file(self.db_path))
+        except OSError as e:  # the sync itself goes on; only the app's warning is missing
+            log.warning("cannot write the sync status %s: %s", status_file(self.db_path), e)
+
+    def check_can_write(self) -> None:
+        """Prove at the start that the token can write to the repo, with a small file (START_FILE): the restore
+        needs only read access, and a token that can read but not write (a read-only or too narrow fine-grained
+        token) served for days while every push failed, the ratings lost at the next restart. Refused (401/403):
+        the start stops. Any other failure (the Hub not answering) is recorded like a failed push, which the app
+        shows organisers, and the start goes on."""
+        with tempfile.TemporaryDirectory(prefix="evalkit-sync-") as tmp:
+            probe = Path(tmp) / START_FILE
+            probe.write_text(json.dumps({"started_at": _now()}), encoding="utf-8")
+            try:
+                self.api.create_repo(self.repo_id, repo_type="dataset", private=self.private, exist_ok=True)
+                self.api.upload_file(path_or_fileobj=str(probe), path_in_repo=START_FILE, repo_id=self.repo_id,
+                                     repo_type="dataset", commit_message="evalkit: the app started")
+            except Exception as e:  # noqa: BLE001
+                if getattr(getattr(e, "response", None), "status_code", None) in (401, 403):
+                    raise EvalkitError(
+                        f"the sync repo {self.repo_id} can be read but not written with this token ({type(e).__name__}: "
+                        f"{str(e).splitlines()[0] if str(e) else ''}): every push of the database would fail, and "
+                        "a restart would lose every rating stored since the start",
+                        f"set HF_TOKEN (a Space secret) to a token with write access to the dataset repo "
+                        f"{self.repo_id} (a 'write' token, or a fine-grained one with write access to it)") from e
+                log.warning("cannot write to %s at the start (%s: %s); the app starts and keeps trying with each push",
+                            self.repo_id, type(e).__name__, e)
+                self._record(f"{type(e).__name__}: {e}")
+                return
+        self._record(None)
+
     @staticmethod
     def _hash(path: Path) -> str:
         return hashlib.sha256(path.read_bytes()).hexdigest()
@@ -132,17 +206,18 @@ class DatabaseSync:
                 self.api.create_repo(self.repo_id, repo_type="dataset", private=self.private, exist_ok=True)
                 refused = self._not_private()  # an existing repo keeps its visibility: read it before each upload
                 if refused:
-                    self.failures += 1
                     log.error("push refused: %s; local data kept", refused)
+                    self._record(f"refused: {refused.what}")
                     return False
                 self.api.upload_file(path_or_fileobj=str(snap), path_in_repo=self.path_in_repo, repo_id=self.repo_id,
                                      repo_type="dataset", commit_message="evalkit: database snapshot")
             except Exception as e:  # noqa: BLE001 - network/auth: keep the data, retry next tick
-                self.failures += 1
                 log.warning("push to %s failed (%s: %s); local data kept, retrying in %ss",
                             self.repo_id, type(e).__name__, e, self.every_seconds)
+                self._record(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
                 return False
             self.last_pushed_hash = digest
+            self._record(None)
             return True
 
     def start(self) -> None:
@@ -157,8 +232,9 @@ class DatabaseSync:
         self._stop.set()
         if self._thread:
             self._thread.join(timeout=5)
-        if final_push:
-            self.push_now()
+        if final_push and not self.push_now():
+            log.error("the final push to %s failed: the ratings stored since %s are only on this disk, which a Space's "
+                      "restart wipes", self.repo_id, self.last_ok_at or "the start")
 
 
 SYNC_OFF = "off"  # EVALKIT_SYNC_REPO=off: serve on a Space without syncing, the database on the Space's own disk

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from ..config import Config
 from ..rating.queue import counts, results_open
 from .db import connect
-from .alerts import friendly
+from .alerts import friendly, inert
 from .session import Session, require_rater
 from .words import word
 
@@ -215,6 +215,20 @@ def time_on_task_shown(agg, session: Session):
     return table[table["rater"].isin([ALL, session.rater])].reset_index(drop=True)
 
 
+def sync_warning(db_path: Path, lang: str) -> str:
+    """For organisers, while pushes of the database to the Hub fail (publish.sync's status file): a restart would
+    lose the ratings stored since the last good push, and nothing else in the app says so. '' otherwise."""
+    from ..publish.sync import sync_health
+
+    health = sync_health(db_path)
+    if not health or not health.get("failures"):
+        return ""
+    since = (health.get("failing_since") or "").replace("T", " ").replace("+00:00", " UTC")
+    error = inert((health.get("error") or "?")[:200])
+    return word("sync_failing", lang, repo=inert(health.get("repo") or "?"), n=health["failures"], since=since,
+                error=error) + "\n\n"
+
+
 def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State) -> None:
     import gradio as gr
 
@@ -276,7 +290,8 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
             shown = dict(agg.tables, time_on_task=time_on_task_shown(agg, s))  # the cached tables stay as they are
             # until the planned sample is rated, say so above everything else
             interim = f"**⚠️ {agg.verdict.label}** · 中期查看，不是结论\n\n" if agg.interim else ""
-            out[verdict_md] = uncounted + interim + verdict_markdown(agg, lang)
+            out[verdict_md] = (sync_warning(db_path, lang) if s.organiser else "") + uncounted + interim + \
+                verdict_markdown(agg, lang)
         out |= {full: gr.update(visible=True)}
         out |= {plots[k]: figs[k] for k in PLOTS}
         out |= {tables[k]: headed(titled(shown[k]).round(4), lang) for k in TABLES}  # criteria by title, never id

@@ -70,6 +70,7 @@ def serve(cfg: Config, path: Path, *, host: str | None = None, port: int | None 
         sync = from_environment(path)
         if sync is not None:
             sync.restore_if_missing()
+            sync.check_can_write()  # reading is not writing: a read-only token would lose the ratings at a restart
         if not prepare and not path.exists():  # else a typo serves an empty study: "no pairs left"
             raise EvalkitError(f"database {path} does not exist",
                                "run without --no-prepare to build the pair pool there, or point --db / EVALKIT_DB "
