@@ -198,3 +198,81 @@ def test_a_bench_process_records_no_first_call_or_warm_up_that_fell_back(make_co
     res = run_worker(cfg, "assisted", 1, 0, ["writing-01"])
     assert res["process"]["first_call_seconds"] is None and res["process"]["warmup_seconds"] == [None, None]
     assert {r["path"] for x in res["runs"] for r in x["records"]} == {"assisted", "fallback"}
+
+
+def test_two_threads_on_one_shared_pair_each_get_their_own_clean_record(pair):
+    """Live audit, 2026-12-04: a Live run left mid-way (the tab closed) kept generating in its thread while the next
+    run started on the same shared models. The counting of one call wraps the target's candidate generator and hooks
+    its forward passes, so two at once crashed ("'LlamaForCausalLM' object has no attribute
+    '_get_candidate_generator'") or would have mixed their counts. Calls on one target now take turns: run together
+    from threads, each gives the record it gives alone."""
+    import threading
+
+    prompt = load_prompts()[0]
+    alone = run_path(pair, prompt, "assisted", 3)[0]
+    results, errors = [None] * 4, []
+
+    def call(i):
+        try:
+            results[i] = run_path(pair, prompt, "assisted", 3)
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for recs in results:
+        assert [r.status for r in recs] == ["ok"], [(r.status, r.error_message) for r in recs]
+        r = recs[0]
+        assert r.token_ids == alone.token_ids
+        assert (r.target_passes, r.draft_proposed, r.draft_accepted) == (
+            alone.target_passes, alone.draft_proposed, alone.draft_accepted)
+
+
+def test_a_live_run_left_mid_way_ends_and_frees_the_models(pair):
+    """The other half of the Live audit's finding: a run whose page went kept generating for nothing, holding the
+    models. Gradio stops iterating the handler (the generator is closed); the streamers are told, and the next
+    token ends the generation, so the models are free again."""
+    import time
+
+    from evalkit.errors import EvalkitError
+    from evalkit.ui.live import RunAbandoned, _in_thread, _text_buffer, models_busy
+
+    prompt = load_prompts()[0]
+    bufs = [_text_buffer(pair.tokenizer), _text_buffer(pair.tokenizer)]
+    started, outcome = [], {}
+
+    def slow_run():  # a run that takes its time: each streamed token waits a little
+        put = bufs[0].put
+
+        def put_slowly(value):
+            started.append(1)
+            time.sleep(0.05)
+            put(value)
+
+        bufs[0].put = put_slowly
+        try:
+            outcome["records"] = run_path(pair, prompt, "assisted", 3, streamer=bufs[0], fallback_streamer=bufs[1])
+        except EvalkitError as e:
+            outcome["error"] = e
+        return outcome
+
+    stream = _in_thread(slow_run, bufs)
+    next(stream)
+    while not started:
+        time.sleep(0.01)
+    assert models_busy(pair)
+    stream.close()  # what Gradio does when the page is closed mid-run
+    deadline = time.monotonic() + 10
+    while models_busy(pair) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not models_busy(pair), "the abandoned run still holds the models"
+    while not outcome and time.monotonic() < deadline:
+        time.sleep(0.05)
+    # nothing of it is taken for a result: the assisted call and its fallback both failed, abandoned
+    failed = outcome.get("records") or []
+    assert "error" in outcome or all(r.status == "failed" for r in failed)
+    assert RunAbandoned.__name__ in str(outcome.get("error", "")) + " ".join(r.error_class for r in failed)

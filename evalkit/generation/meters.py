@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
+import weakref
 from dataclasses import dataclass
 
 
@@ -115,10 +117,33 @@ class Counts:
         return agree
 
 
+# One counted call per target model at a time. Counting wraps the target's candidate generator and hooks its forward
+# passes, so two calls at once on a shared model (a Live run left mid-way still generating in its thread when the
+# next one starts) would count each other's passes, or crash when the first removes the wrapper the second still
+# uses. Calls on one model take turns; re-entrant, so a call counted inside another in the same thread goes on.
+_MODEL_LOCKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_MODEL_LOCKS_GUARD = threading.Lock()
+
+
+def model_lock(target) -> threading.RLock:
+    """The lock that counted calls on this model take turns on (busy while one runs)."""
+    with _MODEL_LOCKS_GUARD:
+        lock = _MODEL_LOCKS.get(target)
+        if lock is None:
+            lock = _MODEL_LOCKS[target] = threading.RLock()
+        return lock
+
+
 @contextlib.contextmanager
 def counting(target, draft=None):
     """Count target passes, and, when generate() builds a candidate generator, drafted/accepted tokens (and
-    the draft's own forward passes when a draft model is given)."""
+    the draft's own forward passes when a draft model is given). Calls on one target take turns (model_lock)."""
+    with model_lock(target), _counting(target, draft) as counts:
+        yield counts
+
+
+@contextlib.contextmanager
+def _counting(target, draft=None):
     counts = Counts()
     original = target._get_candidate_generator  # bound method of this instance
 
