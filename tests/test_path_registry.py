@@ -142,7 +142,7 @@ def test_an_extra_path_flows_through_summary_aggregate_report_export_and_live(ma
         "SELECT prompt_id, path, status, new_tokens, stop_reason, generate_seconds FROM generations "
         "WHERE path IN ('ordinary', 'lookup_short') ORDER BY id LIMIT 2")]
     table = timing_table(runs, cfg.bench.length_tolerance)
-    assert "| lookup_short | ok |" in table and "Speed-up, lookup_short:" in table
+    assert "| lookup_short | ok |" in table and "- **lookup_short**: " in table
 
 
 @pytest.mark.slow  # a real benchmark (worker processes import the module that registered the path) and the app

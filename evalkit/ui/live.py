@@ -87,7 +87,9 @@ POLL_SECONDS = 0.15
 class LiveModels:
     """The target and draft for live runs: loaded on first use, once, then shared read-only.
 
-    Live events run one at a time (concurrency_limit=1), so the shared models never serve two calls."""
+    Live events run one at a time (concurrency_limit=1), and a generation on the models takes its turn
+    (generation.meters.model_lock): a run left mid-way, still generating in its thread after its page went, never
+    overlaps the next one."""
 
     def __init__(self, cfg: Config):
         self.cfg = cfg
@@ -97,6 +99,17 @@ class LiveModels:
     @property
     def loaded(self) -> bool:
         return self._pair is not None
+
+    def loading_words(self) -> str:
+        """What the first run waits for: loading, or (the demo pair missing, as after a Space's restart without
+        persistent storage) training it first, which takes minutes, not seconds."""
+        from ..generation.models import demo_stages
+
+        if stages := demo_stages(self.cfg):
+            minutes = max(1, round(sum(seconds for _, seconds in stages) / 60))
+            return (f"Training the offline demo pair first (about {minutes} min, once: it is kept for later runs), "
+                    f"then loading it… · 先训练离线演示模型（约 {minutes} 分钟，仅一次），然后加载…")
+        return "Loading the models (first run only)… · 正在加载模型（仅首次）…"
 
     def get(self):
         with self._lock:
@@ -120,8 +133,11 @@ def _text_buffer(tokenizer, pooled: set[tuple[int, ...]] = frozenset()):
             self.parts: list[str] = []
             self.ids: list[int] = []
             self.candidates = list(pooled)  # pooled outputs the live one still agrees with
+            self.abandoned = False
 
         def put(self, value):
+            if self.abandoned:  # nobody is watching: end the run rather than hold the models for nothing
+                raise RunAbandoned("the Live run was left (its page closed or reloaded)")
             if not (self.skip_prompt and self.next_tokens_are_prompt):
                 self.ids += [int(t) for t in value.reshape(-1).tolist()]
                 n = len(self.ids)
@@ -142,8 +158,25 @@ def _text_buffer(tokenizer, pooled: set[tuple[int, ...]] = frozenset()):
     return TextBuffer()
 
 
+class RunAbandoned(Exception):
+    """Raised inside generate() by the streamer of a Live run nobody watches any more."""
+
+
+def models_busy(pair) -> bool:
+    """Is a generation on these models under way in another thread (a Live run left mid-way, still ending)?"""
+    from ..generation.meters import model_lock
+
+    lock = model_lock(pair.target)
+    if lock.acquire(blocking=False):
+        lock.release()
+        return False
+    return True
+
+
 def _in_thread(fn, buffers, fallback_note: str = ""):
-    """Run fn() in a thread and yield the streamed text while it runs; the result (or error) ends in box."""
+    """Run fn() in a thread and yield the streamed text while it runs; the result (or error) ends in box. Closed
+    before the end (the page left: Gradio stops iterating), it tells the streamers, whose next token ends the run:
+    the models are freed for the next run, which would otherwise wait for this one."""
     box: dict = {}
 
     def work():
@@ -155,15 +188,20 @@ def _in_thread(fn, buffers, fallback_note: str = ""):
     thread = threading.Thread(target=work, daemon=True, name="evalkit-live")
     thread.start()
     shown = None
-    while True:
-        alive = thread.is_alive()
-        text = fallback_note.join(b.text for b in buffers if b.text)
-        if text != shown:
-            shown = text
-            yield text, box
-        if not alive:
-            break
-        time.sleep(POLL_SECONDS)
+    try:
+        while True:
+            alive = thread.is_alive()
+            text = fallback_note.join(b.text for b in buffers if b.text)
+            if text != shown:
+                shown = text
+                yield text, box
+            if not alive:
+                break
+            time.sleep(POLL_SECONDS)
+    except GeneratorExit:
+        for b in buffers:
+            b.abandoned = True
+        raise
     thread.join()
     if shown is None:
         yield "", box
@@ -189,29 +227,50 @@ def batch_note(db) -> str:
     return f"Batches (benchmark experiment {exp_id}, assisted at batch 1 against ordinary at each batch size): {comparison.answer}."
 
 
-def timing_table(records: list[GenerationRecord], tolerance: float, batches: str = "") -> str:
+def speed_words(path: str, o: GenerationRecord, a: GenerationRecord, tolerance: float) -> str:
+    """One path against ordinary in this run, in words a manager reads right: the seconds of both, "as fast" or
+    "slower", whether the outputs were the same, and why no ratio is shown when they are not comparable."""
     from ..generation.speed import pair_speedup
 
+    run = {"stop_reason": o.stop_reason, "new_tokens": o.new_tokens, "seconds": o.generate_seconds}
+    speedup = pair_speedup(run, {"stop_reason": a.stop_reason, "new_tokens": a.new_tokens,
+                                 "seconds": a.generate_seconds}, tolerance)
+    same = (bool(o.token_ids) and o.token_ids == a.token_ids) or (bool(o.token_hash) and o.token_hash == a.token_hash)
+    outputs = ("the two outputs are the same, token for token · 两个输出逐词相同" if same else
+               "the two outputs differ (sampling draws each path's words on its own) · 两个输出不同（采样时各路径独立抽词）")
+    if speedup is None:
+        return (f"- **{path}**: no ratio shown, its output and ordinary's are not comparable (stop: {a.stop_reason} "
+                f"vs {o.stop_reason}; {a.new_tokens} vs {o.new_tokens} new tokens): compare tokens/s · "
+                f"两者输出不可比（停止原因或长度不同），不给比值，请看每秒词元数")
+    if speedup >= 1:
+        ratio = f"{speedup:.2f}× as fast as ordinary · 是普通路径的 {speedup:.2f} 倍速"
+    else:
+        ratio = f"slower than ordinary ({speedup:.2f}×) · 比普通路径慢（{speedup:.2f}×）"
+    return (f"- **{path}**: {a.generate_seconds:.2f} s against ordinary's {o.generate_seconds:.2f} s in this run: "
+            f"{ratio}; {outputs}")
+
+
+def timing_table(records: list[GenerationRecord], tolerance: float, batches: str = "") -> str:
     lines = ["| path | status | generate() s | new tokens | tokens/s | stop | draft accepted / proposed |",
              "| --- | --- | ---: | ---: | ---: | --- | ---: |"]
     lines += [_row(r) for r in records]
     lines.append("")
-
-    def run(r: GenerationRecord) -> dict:
-        return {"stop_reason": r.stop_reason, "new_tokens": r.new_tokens, "seconds": r.generate_seconds}
-
+    # the caveat first: a single run on a busy laptop can read anywhere from half to several times the measured figure
+    lines.append("**This run only: one streamed run per path is an illustration, not a measurement** (timings of "
+                 "single runs vary widely; `evalkit bench` measures, in rounds, with an interval) · "
+                 "**仅此一次运行：演示，不是测量**（单次计时波动很大；请以 `evalkit bench` 的多轮测量及其区间为准）")
+    lines.append("")
     o = next((r for r in records if r.path == GenerationPath.ORDINARY and r.ok), None)
     for path in registry.versus_ordinary():  # each path against ordinary on its own (a fallback is none of them)
         a = next((r for r in records if r.path == path and r.ok), None)
-        if not (o and a):
-            continue
-        speedup = pair_speedup(run(o), run(a), tolerance)
-        if speedup is not None:
-            lines.append(f"**Speed-up, {path}: {speedup:.2f}×** (ordinary ÷ {path} seconds)")
-        else:
-            lines.append(f"**No speed-up shown for {path}**: its output and ordinary's are not comparable (stop "
-                         "reason or length differ); compare tokens/s.")
-    lines.append("\nOne streamed run per path is an illustration, not a measurement: `evalkit bench` measures.")
+        if o and a:
+            lines.append(speed_words(path, o, a, tolerance))
+    for f in (r for r in records if r.path == GenerationPath.FALLBACK):
+        failed = next((r for r in records if not r.ok and r.path != f.path), None)
+        what = f"{failed.path} failed ({failed.error_class} at {failed.error_stage})" if failed else "a path failed"
+        wait = f"; the wait was {f.total_wait_seconds:.2f} s in all" if f.total_wait_seconds else ""
+        lines.append(f"- {what}: the target then wrote alone (the fallback), timed apart and never counted as "
+                     f"assisted{wait} · 该路径失败，随后由目标模型单独生成（回退），单独计时，不算作辅助生成")
     if batches:
         lines.append("\n" + batches)
     return "\n".join(lines)
@@ -297,7 +356,7 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                                    "type material of your own, or run the bundled prompts once the study has ended")
         limiter.check(f"session:{getattr(request, 'session_hash', None) or '?'}", auth.client_key(request, space))
         boxes = ui.outputs
-        yield {ui.status: "Loading the models (first run only)…" if not models.loaded else "Running…",
+        yield {ui.status: models.loading_words() if not models.loaded else "Running…",
                ui.table: ""} | {box: "" for box in boxes.values()}
         pair = models.get()
         seed = live_seed()
@@ -312,7 +371,11 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                 missing.append(name)
                 texts[box] = f"({name} path not available)"
                 continue
-            yield {ui.status: f"Running the {name} path…"}
+            # a run left mid-way ends at its next token, and this one waits for it: the models take one call at a
+            # time, so the counts and timings of the two never mix
+            waiting = " First waiting for an earlier run, left mid-way, to end · 先等待中途离开的上一次运行结束" if (
+                models_busy(pair)) else ""
+            yield {ui.status: f"Running the {name} path…{waiting}"}
             bufs = [_text_buffer(pair.tokenizer, pooled)] + ([_text_buffer(pair.tokenizer, pooled)] if spec.falls_back else [])
             fallback_streamer = bufs[1] if spec.falls_back else None
             for text, box_result in _in_thread(
@@ -325,8 +388,10 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                 raise box_result["error"]
             records += box_result["result"]
             box_of += [box] * len(box_result["result"])
-        note = "Done." if not missing else (
+        note = "Done. · 完成。" if not missing else (
             f"Not available for these models or switched off: {', '.join(missing)}; the other paths ran.")
+        if failed := [r.path for r in records if not r.ok]:  # its fallback ran; the table says what happened
+            note += f" {', '.join(failed)} failed, and the target then wrote alone: see below · {', '.join(failed)} 失败，见下。"
 
         # The last guard: a run that ended as exactly a pooled output is withheld and not stored.
         def withheld(r: GenerationRecord) -> bool:  # a failed record has no tokens and nothing to show

@@ -1,0 +1,58 @@
+"""The Live tab's timing table, read by a manager at a demo (Live audit, 2026-12-04): one run's ratio was a bold
+headline ("Speed-up, assisted: 2.99×") though single runs of the same prompt gave 1.7× to 3.6×, a slowdown was
+labelled a speed-up, the table never said whether the outputs were the same, a non-comparable pair gave no numbers,
+and a failed assisted run with its fallback ended in "Done." with no word of it."""
+
+from evalkit.records import GenerationRecord
+from evalkit.ui.live import timing_table
+
+TOL = 0.1
+
+
+def rec(path, seconds, tokens=30, stop="eos", ids=(1, 2, 3), **kw):
+    return GenerationRecord(prompt_id="writing-01", path=path, generate_seconds=seconds, new_tokens=tokens,
+                            stop_reason=stop, token_ids=list(ids), **kw)
+
+
+def test_the_caveat_comes_first_and_a_ratio_is_no_headline():
+    table = timing_table([rec("ordinary", 2.0), rec("assisted", 1.0)], TOL)
+    caveat = table.index("This run only")
+    line = next(x for x in table.splitlines() if x.startswith("- **assisted**"))
+    assert caveat < table.index(line) and "not a measurement" in table and "`evalkit bench` measures" in table
+    assert "1.00 s against ordinary's 2.00 s in this run: 2.00× as fast as ordinary" in line
+    assert "same, token for token" in line and "Speed-up" not in table
+
+
+def test_a_slowdown_reads_as_slower_and_different_outputs_are_said_to_differ():
+    line = next(x for x in timing_table([rec("ordinary", 1.0), rec("assisted", 2.0, ids=(1, 2, 4))], TOL).splitlines()
+                if x.startswith("- **assisted**"))
+    assert "slower than ordinary (0.50×)" in line and "as fast" not in line and "outputs differ" in line
+
+
+def test_outputs_that_are_not_comparable_give_their_numbers_and_no_ratio():
+    line = next(x for x in timing_table([rec("ordinary", 1.0), rec("assisted", 0.5, tokens=39, stop="max_new_tokens")],
+                                        TOL).splitlines() if x.startswith("- **assisted**"))
+    assert "no ratio shown" in line and "stop: max_new_tokens vs eos" in line and "39 vs 30 new tokens" in line
+    assert "×" not in line
+
+
+def test_a_failed_assisted_run_and_its_fallback_are_said_and_never_counted_as_assisted():
+    failed = rec("assisted", None, tokens=0, stop="", ids=(), status="failed", error_class="RuntimeError",
+                 error_stage="generate")
+    fallback = rec("fallback", 2.1, total_wait_seconds=2.4)
+    table = timing_table([rec("ordinary", 2.0), failed, fallback], TOL)
+    assert "- **assisted**" not in table  # no ratio for a path that failed
+    line = next(x for x in table.splitlines() if "fallback" in x and x.startswith("- "))
+    assert "assisted failed (RuntimeError at generate)" in line and "never counted as assisted" in line
+    assert "the wait was 2.40 s in all" in line
+
+
+def test_the_first_live_run_says_when_it_must_train_the_demo_pair_first(tmp_path, monkeypatch):
+    """Space audit: after a restart without persistent storage the first Live run trained the demo pair in the
+    server for minutes under "Loading the models (first run only)…"."""
+    from evalkit.config import load_config
+    from evalkit.ui.live import LiveModels
+
+    monkeypatch.setenv("EVALKIT_DATA_DIR", str(tmp_path / "empty"))  # no demo pair built there
+    words = LiveModels(load_config(None)).loading_words()  # the default config: the demo pair
+    assert words.startswith("Training the offline demo pair first (about ") and " min, once" in words
