@@ -657,3 +657,75 @@ def test_a_hub_sign_in_ends_with_its_token(cfg, pool_db, monkeypatch):
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM ratings")[0]["n"] == 0  # nothing stored
     assert any(isinstance(k, gr.State) for k in fns["skip"].fn(session, "cannot judge it"))  # still valid: served
     assert rows(pool_db, "SELECT kind FROM ratings") == [{"kind": "skip"}]
+
+
+def test_a_space_open_to_any_hub_account_says_so_to_its_organiser_and_in_its_log(tiny_models, tmp_path, pool_db,
+                                                                                  monkeypatch):
+    """Space audit, 2026-12-04: with the shipped config (no allow-list) any Hugging Face account that found the Space
+    could rate, its ratings counted, and nothing said so: the local warning was skipped on a Space. The start's log
+    and the organisers' Results tab say it until an allow-list is set."""
+    import gradio.oauth
+
+    from evalkit.ui import build_app
+    from evalkit.ui.server import space_hint
+    from evalkit.ui.session import Session
+
+    monkeypatch.setattr(gradio.oauth, "_get_mocked_oauth_info", lambda: {"userinfo": {}}, raising=True)
+
+    def verdict_for(cfg, organiser=True):
+        app = build_app(cfg, pool_db, space=True)
+        (results,) = [f for f in app.fns.values() if f.api_name == "results"]
+        out = results.fn(Session(rater="olga", organiser=organiser, lang="en"))
+        return next(v for k, v in out.items() if getattr(k, "label", None) == "verdict")
+
+    open_cfg = load_config(write_config(tmp_path / "open.toml", tiny_models, organisers=["olga"]))
+    assert "Any Hugging Face account may rate here" in verdict_for(open_cfg)
+    assert "any Hugging Face account that opens this Space may rate" in space_hint(open_cfg)
+    listed = load_config(write_config(tmp_path / "listed.toml", tiny_models, organisers=["olga"],
+                                      allowed_raters=["rita"]))
+    assert "Any Hugging Face account" not in verdict_for(listed) and space_hint(listed) == ""
+    assert "app.organisers" in space_hint(load_config(write_config(tmp_path / "none.toml", tiny_models,
+                                                                   allowed_orgs=["acme"])))
+
+
+def test_on_a_space_the_rate_tab_signs_in_by_itself_once_the_pairs_are_ready(tiny_models, tmp_path, pool_db,
+                                                                              monkeypatch):
+    """Space audit, 2026-12-04: a rater who arrived while the pool was being prepared read "reload this page when it
+    says they are ready" beside a panel promising the tab would open by itself; when the pool was ready the panel
+    went and nothing else happened, the stale line left. The poll now signs her in with her Hugging Face sign-in."""
+    import gradio as gr
+    import gradio.oauth
+
+    from evalkit.ui import build_app
+    from evalkit.progress import Snapshot
+    from evalkit.ui.session import Session
+
+    class Preparing:  # a preparation the test finishes
+        ready = False
+
+        def snapshot(self):
+            return Snapshot(done=self.ready)
+
+        def check(self):
+            pass
+
+    monkeypatch.setattr(gradio.oauth, "_get_mocked_oauth_info", lambda: {"userinfo": {}}, raising=True)
+    prep = Preparing()
+    cfg = load_config(write_config(tmp_path / "space.toml", tiny_models))
+    app = build_app(cfg, pool_db, space=True, preparing=prep)
+    poll = next(f for f in app.fns.values() if getattr(f.fn, "__name__", "") == "poll")
+    (load,) = [f for f in app.fns.values() if f.api_name == "sign_in"]
+    rita = gr.OAuthProfile({"name": "rita", "preferred_username": "rita", "profile": "", "picture": "", "orgs": []})
+
+    def status(out):
+        return next(v for k, v in out.items() if getattr(k, "label", None) == "status")
+
+    assert "opens by itself" in status(load.fn(Session(), rita))  # the page's load, while preparing
+    assert not any(isinstance(k, gr.State) and getattr(v, "rater", None) for k, v in poll.fn(
+        Session(), "", rita, None).items())
+    prep.ready = True
+    out = poll.fn(Session(), "", rita, None)
+    (session,) = [v for k, v in out.items() if isinstance(k, gr.State)]
+    assert session.rater == "rita" and session.pair_id is not None
+    assert "prepared" not in status(out)
+    assert "Sign in with your Hugging Face account" in status(poll.fn(Session(), "", None, None))

@@ -288,8 +288,8 @@ class RateHandlers:
         if profile is None:  # page load before signing in: just show the button
             return {self.ui.status: "Sign in with your Hugging Face account to start rating. · 请用 Hugging Face 账号登录。"}
         if not self.ready():
-            return {self.ui.status: "The pairs are being prepared; reload this page when it says they are ready. · "
-                                    "评分数据准备中，完成后请刷新页面。"}
+            return {self.ui.status: "The pairs are being prepared; the Rate tab opens by itself when they are ready. · "
+                                    "评分数据准备中，完成后评分页会自动打开。"}
         identity, token = self.doorman.space_identity(profile), hubcheck.oauth_token(request)
         hubcheck.signed_in(self.app, identity.name, token)  # the profile read is the first answer (ui.hubcheck)
         return self.signed_in_screen(s, identity, "", expires_at=oauth_expiry(request), hub_token=token)
@@ -436,9 +436,11 @@ class RateHandlers:
             skip_pair(db, self.app, rater, s.pair_id, reason, client_token=s.token)
             return self.pair_screen(db, s, said("skipped"))
 
-    def poll(self, s: Session, stored: str, request: gr.Request | None, prep_html, timer, tabs=None) -> dict:
+    def poll(self, s: Session, stored: str, request: gr.Request | None, prep_html, timer, tabs=None,
+             profile: gr.OAuthProfile | None = None) -> dict:
         """The preparation panel, every second until the pool is ready; then the Rate tab opens by itself (and
-        signs in with the code this browser kept, or the invitation link)."""
+        signs in: locally with the code this browser kept, or the invitation link; on a Space with the Hugging Face
+        sign-in, whose page-load sign-in had only said the pairs were being prepared)."""
         import gradio as gr
 
         snap = self.preparing.snapshot()
@@ -446,12 +448,11 @@ class RateHandlers:
             return {prep_html: panel(snap)} | ({timer: update(active=False)} if snap.error else {})
         opened = {prep_html: update(visible=False), timer: update(active=False),
                   self.ui.signin_box: update(visible=True)} | ({tabs: update(selected="rate")} if tabs else {})
-        if self.space:
-            return opened
         try:
-            return opened | self.resume_local(s, stored, request)
-        except gr.Error:
-            return opened
+            return opened | (self.sign_in_space(s, profile, request) if self.space
+                             else self.resume_local(s, stored, request))
+        except gr.Error as e:  # refused (not on the allow-list): said where the stale "being prepared" stood
+            return opened | {self.ui.status: e.message}
 
 
 def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[str, Prompt], space: bool, *,
@@ -472,8 +473,12 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     if preparing is not None:
         timer = gr.Timer(1.0)
 
-        def poll(s: Session, stored: str, request: gr.Request | None) -> dict:
-            return h.poll(s, stored, request, prep_html, timer, tabs)
+        if space:  # the Hugging Face sign-in, for the sign-in the page's load could not make yet
+            def poll(s: Session, stored: str, profile: gr.OAuthProfile | None, request: gr.Request | None) -> dict:
+                return h.poll(s, stored, request, prep_html, timer, tabs, profile)
+        else:
+            def poll(s: Session, stored: str, request: gr.Request | None) -> dict:
+                return h.poll(s, stored, request, prep_html, timer, tabs)
 
         poll = gradio_hints(poll)
         poll_outputs = [prep_html, timer, *([tabs] if tabs else []), *ui.signin_outputs]

@@ -40,6 +40,21 @@ def sign_in_hint(cfg: Config, path: Path) -> str:
     return "\n".join(lines)
 
 
+def space_hint(cfg: Config) -> str:
+    """sign_in_hint on a Space, where raters sign in with Hugging Face: who may rate, and who reads the results."""
+    from .results import open_to_any_hub_user
+
+    lines = []
+    if open_to_any_hub_user(cfg):
+        lines.append("evalkit: any Hugging Face account that opens this Space may rate, and its ratings count: no "
+                     "app.allowed_raters or app.allowed_orgs in the config. Unless the Space is private or sets "
+                     "hf_oauth_authorized_org, list your raters there.")
+    if not cfg.app.organisers:
+        lines.append("evalkit: no organiser: list the Hub usernames that read the results and use the Live tab in "
+                     "app.organisers.")
+    return "\n".join(lines)
+
+
 def plan_hint(path: Path) -> str:
     """One sentence when the latest study's pool holds fewer study pairs than its plan needs ('' otherwise)."""
     from ..store import open_db
@@ -86,8 +101,7 @@ def serve(cfg: Config, path: Path, *, host: str | None = None, port: int | None 
         from . import build_app
 
         demo = build_app(cfg, path, preparing=prep)
-        if not on_space():
-            print(sign_in_hint(cfg, path), file=sys.stderr)
+        print(space_hint(cfg) if on_space() else sign_in_hint(cfg, path), file=sys.stderr)
         if prep is None and (hint := plan_hint(path)):
             print(hint, file=sys.stderr)
     except BaseException:

@@ -56,6 +56,12 @@ WORDS: dict[str, dict[str, str]] = {
     "organiser_uncounted": {"zh": "（组织者：你已查看结果，你在本研究中的评分只作记录、不计分）",
                             "en": " (organiser: you have seen the results, so your ratings in this study are kept but "
                                   "not counted)"},
+    "space_open": {"zh": "**⚠️ 任何 Hugging Face 账号都可以在此评分，且其评分计入结论。** 配置中没有允许名单"
+                         "（app.allowed_raters / app.allowed_orgs）。除非本 Space 是私有的或设置了 hf_oauth_authorized_org，"
+                         "请在配置中列出你的评分者。",
+                   "en": "**⚠️ Any Hugging Face account may rate here, and its ratings count.** The config has no "
+                         "allow-list (app.allowed_raters / app.allowed_orgs): unless this Space is private or sets "
+                         "hf_oauth_authorized_org, list your raters in the config."},
     "sync_failing": {"zh": "**⚠️ 数据库未能同步到 Hub。** 自 {since} 起，向数据集 {repo} 的推送已失败 {n} 次（{error}）。"
                            "此后存下的评分只在本 Space 的磁盘上，重启会丢失它们。请检查 HF_TOKEN 的写权限和该数据集，"
                            "修好之前不要重启 Space。",
