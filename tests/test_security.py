@@ -257,8 +257,10 @@ def test_live_tab_limits_and_access(tiny_models, tmp_path, pool_db):
     with served(cfg, pool_db) as url:
         Tab(url).call("/live", "writing-02", "")
         for _ in range(2):  # a fresh session from the same client is still over the limit
-            with pytest.raises(AppError, match="too many live runs"):
+            with pytest.raises(AppError, match="too many live runs") as refused:
                 Tab(url).call("/live", "writing-02", "")
+        # the presenter whose laptop is one address learns which setting to change (Live audit, 2026-12-04)
+        assert "app.live_runs_per_hour" in str(refused.value) and "0 for none" in str(refused.value)
     cfg = config(tiny_models, tmp_path, live_access="organisers", live_runs_per_hour=0)
     with served(cfg, pool_db) as url:
         tab = Tab(url)

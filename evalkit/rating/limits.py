@@ -26,8 +26,10 @@ class LimitError(EvalkitError):
 class RateLimiter:
     """At most `limit` events per key in any `window` seconds."""
 
-    def __init__(self, limit: int, window: float = 60, clock=time.monotonic, what: str = "submissions"):
+    def __init__(self, limit: int, window: float = 60, clock=time.monotonic, what: str = "submissions",
+                 setting: str = ""):
         self.limit, self.window, self.clock, self.what = limit, window, clock, what
+        self.setting = setting  # the config key that sets the limit, named in the refusal for whoever runs the app
         self._hits: dict[str, deque] = defaultdict(deque)
         self._lock = threading.Lock()
 
@@ -46,7 +48,9 @@ class RateLimiter:
                     span = "minute" if self.window == 60 else "hour" if self.window == 3600 else f"{self.window:g} s"
                     raise LimitError(
                         f"too many {self.what} from {key.split(':', 1)[-1]!r}: {len(hits)} in the last {span} "
-                        f"(limit {self.limit})", f"wait {wait:.0f} s and try again; nothing was stored")
+                        f"(limit {self.limit})", f"wait {wait:.0f} s and try again; nothing was stored"
+                        + (f" (the limit is {self.setting} in the app's config, 0 for none; a restart clears the "
+                           "count)" if self.setting else ""))
             for key in keys:
                 self._hits[key].append(now)
 

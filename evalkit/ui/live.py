@@ -300,10 +300,11 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
     who = {"anyone": "anyone", "raters": "signed-in raters", "organisers": "the study's organisers"}[live_access(cfg, space)]
     who_zh = {"anyone": "所有人", "raters": "已登录的评分者", "organisers": "本研究的组织者"}[live_access(cfg, space)]
     gr.Markdown("Run one prompt through each path on the loaded models. Runs are stored as live runs and are "
-                f"never part of the rated pool. Open to {who}; {cfg.app.live_runs_per_hour} runs per hour each. · "
+                f"never part of the rated pool. Open to {who}; {cfg.app.live_runs_per_hour} runs per hour from each browser and "
+                f"each address (this computer counts as one: `app.live_runs_per_hour` sets it, 0 for no limit). · "
                 f"用已加载的模型把一个提示分别走每条生成路径；结果记为现场运行，从不进入评分池。对{who_zh}开放，"
-                f"每人每小时 {cfg.app.live_runs_per_hour} 次。")
-    limiter = RateLimiter(cfg.app.live_runs_per_hour, window=3600, what="live runs")
+                f"每个浏览器、每个地址每小时 {cfg.app.live_runs_per_hour} 次（本机算一个地址；由 app.live_runs_per_hour 设置，0 为不限）。")
+    limiter = RateLimiter(cfg.app.live_runs_per_hour, window=3600, what="live runs", setting="app.live_runs_per_hour")
     with gr.Row():
         prompt_dd = gr.Dropdown(choices, value=choices[0][1] if choices else None, label="Bundled prompt · 内置提示")
         material = gr.Textbox(label="Or type your own material (keeps the chosen prompt's task) · "
