@@ -3,6 +3,9 @@ headline ("Speed-up, assisted: 2.99×") though single runs of the same prompt ga
 labelled a speed-up, the table never said whether the outputs were the same, a non-comparable pair gave no numbers,
 and a failed assisted run with its fallback ended in "Done." with no word of it."""
 
+import pytest
+from apphelpers import pool_db, pool_template  # noqa: F401
+
 from evalkit.records import GenerationRecord
 from evalkit.ui.live import timing_table
 
@@ -56,3 +59,29 @@ def test_the_first_live_run_says_when_it_must_train_the_demo_pair_first(tmp_path
     monkeypatch.setenv("EVALKIT_DATA_DIR", str(tmp_path / "empty"))  # no demo pair built there
     words = LiveModels(load_config(None)).loading_words()  # the default config: the demo pair
     assert words.startswith("Training the offline demo pair first (about ") and " min, once" in words
+
+
+def test_a_run_that_fails_says_so_on_its_status_line(tiny_models, tmp_path, pool_db, monkeypatch):
+    """Live audit: after an error the status went on saying "Running the assisted path…"; only a toast, gone in
+    seconds, said what happened. The status line now says the run stopped, and why."""
+    import gradio as gr
+    from apphelpers import write_config
+
+    import evalkit.generation.paths as paths
+    from evalkit.config import load_config
+    from evalkit.errors import EvalkitError
+    from evalkit.ui import build_app
+    from evalkit.ui.session import Session
+
+    def broken(*a, **kw):
+        raise EvalkitError("the ordinary path failed at stage generate on 'writing-02': RuntimeError: boom",
+                           "see the message; check the model and config")
+
+    monkeypatch.setattr(paths, "run_path", broken)
+    app = build_app(load_config(write_config(tmp_path / "app.toml", tiny_models)), pool_db)
+    live = next(f for f in app.fns.values() if f.api_name == "live")
+    said = []
+    with pytest.raises(gr.Error, match="boom"):
+        for out in live.fn(Session(), "writing-02", "周五上午系统升级，期间只读。", None):
+            said += [v for k, v in out.items() if getattr(k, "label", None) == "live status"]
+    assert said[-1].startswith("Stopped: the ordinary path failed") and "boom" in said[-1]

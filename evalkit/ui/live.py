@@ -359,60 +359,69 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
         boxes = ui.outputs
         yield {ui.status: models.loading_words() if not models.loaded else "Running…",
                ui.table: ""} | {box: "" for box in boxes.values()}
-        pair = models.get()
-        seed = live_seed()
-        runnable = available_paths(pair)
-        records: list[GenerationRecord] = []
-        box_of: list[gr.Textbox] = []  # the box each record belongs in (a fallback: the path that failed)
-        texts = {box: "" for box in boxes.values()}  # the final update repeats them for API callers
-        missing = []
-        for name, box in boxes.items():
-            spec = registry.get(name)
-            if name not in runnable:
-                missing.append(name)
-                texts[box] = f"({name} path not available)"
-                continue
-            # a run left mid-way ends at its next token, and this one waits for it: the models take one call at a
-            # time, so the counts and timings of the two never mix
-            waiting = " First waiting for an earlier run, left mid-way, to end · 先等待中途离开的上一次运行结束" if (
-                models_busy(pair)) else ""
-            yield {ui.status: f"Running the {name} path…{waiting}"}
-            bufs = [_text_buffer(pair.tokenizer, pooled)] + ([_text_buffer(pair.tokenizer, pooled)] if spec.falls_back else [])
-            fallback_streamer = bufs[1] if spec.falls_back else None
-            for text, box_result in _in_thread(
-                lambda: run_path(pair, prompt, name, seed, streamer=bufs[0], fallback_streamer=fallback_streamer),
-                bufs, f"\n\n[{name} failed — ordinary fallback run:]\n\n"
-            ):
-                texts[box] = text
-                yield {box: text}
-            if "error" in box_result:
-                raise box_result["error"]
-            records += box_result["result"]
-            box_of += [box] * len(box_result["result"])
-        note = "Done. · 完成。" if not missing else (
-            f"Not available for these models or switched off: {', '.join(missing)}; the other paths ran.")
-        if failed := [r.path for r in records if not r.ok]:  # its fallback ran; the table says what happened
-            note += f" {', '.join(failed)} failed, and the target then wrote alone: see below · {', '.join(failed)} 失败，见下。"
+        try:
+            pair = models.get()
+            seed = live_seed()
+            runnable = available_paths(pair)
+            records: list[GenerationRecord] = []
+            box_of: list[gr.Textbox] = []  # the box each record belongs in (a fallback: the path that failed)
+            texts = {box: "" for box in boxes.values()}  # the final update repeats them for API callers
+            missing = []
+            for name, box in boxes.items():
+                spec = registry.get(name)
+                if name not in runnable:
+                    missing.append(name)
+                    texts[box] = f"({name} path not available)"
+                    continue
+                # a run left mid-way ends at its next token, and this one waits for it: the models take one call at a
+                # time, so the counts and timings of the two never mix
+                waiting = " First waiting for an earlier run, left mid-way, to end · 先等待中途离开的上一次运行结束" if (
+                    models_busy(pair)) else ""
+                yield {ui.status: f"Running the {name} path…{waiting}"}
+                bufs = [_text_buffer(pair.tokenizer, pooled)] + ([_text_buffer(pair.tokenizer, pooled)] if spec.falls_back else [])
+                fallback_streamer = bufs[1] if spec.falls_back else None
+                for text, box_result in _in_thread(
+                    lambda: run_path(pair, prompt, name, seed, streamer=bufs[0], fallback_streamer=fallback_streamer),
+                    bufs, f"\n\n[{name} failed — ordinary fallback run:]\n\n"
+                ):
+                    texts[box] = text
+                    yield {box: text}
+                if "error" in box_result:
+                    raise box_result["error"]
+                records += box_result["result"]
+                box_of += [box] * len(box_result["result"])
+            note = "Done. · 完成。" if not missing else (
+                f"Not available for these models or switched off: {', '.join(missing)}; the other paths ran.")
+            if failed := [r.path for r in records if not r.ok]:  # its fallback ran; the table says what happened
+                note += f" {', '.join(failed)} failed, and the target then wrote alone: see below · {', '.join(failed)} 失败，见下。"
 
-        # The last guard: a run that ended as exactly a pooled output is withheld and not stored.
-        def withheld(r: GenerationRecord) -> bool:  # a failed record has no tokens and nothing to show
-            return bool(r.token_ids) and tuple(r.token_ids) in pooled
+            # The last guard: a run that ended as exactly a pooled output is withheld and not stored.
+            def withheld(r: GenerationRecord) -> bool:  # a failed record has no tokens and nothing to show
+                return bool(r.token_ids) and tuple(r.token_ids) in pooled
 
-        shown = [r for r in records if not withheld(r)]  # a fallback still follows its failed record
-        for r, box in zip(records, box_of):
-            if r not in shown:
-                texts[box] = WITHHELD
-            elif r.ok and not texts[box]:  # held back while it was the start of a pooled output; it is not one
-                texts[box] = r.text
-        with connect(db_path) as db:
-            if shown:
-                exp_id = insert_experiment(db, "live", cfg.to_dict(), pair.compat,
-                                           note=f"live demo · prompt {prompt_id}" + (f" · material: {typed}" if typed else ""))
-                for rec in shown:
-                    rec.live = True
-                insert_generations(db, shown, exp_id)
-            batches = batch_note(db)
-        yield texts | {ui.status: note, ui.table: timing_table(shown, cfg.bench.length_tolerance, batches)}
+            shown = [r for r in records if not withheld(r)]  # a fallback still follows its failed record
+            for r, box in zip(records, box_of):
+                if r not in shown:
+                    texts[box] = WITHHELD
+                elif r.ok and not texts[box]:  # held back while it was the start of a pooled output; it is not one
+                    texts[box] = r.text
+            with connect(db_path) as db:
+                if shown:
+                    exp_id = insert_experiment(db, "live", cfg.to_dict(), pair.compat,
+                                               note=f"live demo · prompt {prompt_id}" + (f" · material: {typed}" if typed else ""))
+                    for rec in shown:
+                        rec.live = True
+                    insert_generations(db, shown, exp_id)
+                batches = batch_note(db)
+            yield texts | {ui.status: note, ui.table: timing_table(shown, cfg.bench.length_tolerance, batches)}
+        except GeneratorExit:
+            raise
+        except Exception as e:  # the status said "Running…": it says what stopped the run, beside the toast
+            from .alerts import message
+
+            said = message(e, "en") if isinstance(e, EvalkitError) else "something went wrong on the server; it was logged"
+            yield {ui.status: f"Stopped: {said} · 运行中止（详见提示）"}
+            raise
 
     run_btn.click(gradio_hints(run_live), [session, prompt_dd, material], [*outputs.values(), table, status], api_name="live",
                   concurrency_limit=1, concurrency_id="live")
