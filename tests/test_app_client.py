@@ -729,3 +729,15 @@ def test_on_a_space_the_rate_tab_signs_in_by_itself_once_the_pairs_are_ready(tin
     assert session.rater == "rita" and session.pair_id is not None
     assert "prepared" not in status(out)
     assert "Sign in with your Hugging Face account" in status(poll.fn(Session(), "", None, None))
+
+
+def test_the_start_s_hint_promises_the_live_tab_only_where_it_needs_an_organiser(tiny_models, tmp_path):
+    """Live audit: the local start said an organiser's code 'gives you ... the Live tab', which locally is open to
+    anyone unless app.live_access says otherwise."""
+    from evalkit.ui.server import sign_in_hint
+
+    open_live = load_config(write_config(tmp_path / "a.toml", tiny_models))
+    hint = sign_in_hint(open_live, tmp_path / "a.db")
+    assert "no organiser yet" in hint and "Live tab" not in hint
+    closed = load_config(write_config(tmp_path / "b.toml", tiny_models, live_access="organisers"))
+    assert "results at any time and the Live tab" in sign_in_hint(closed, tmp_path / "b.db")

@@ -122,8 +122,9 @@ def test_failed_push_keeps_local_data_and_retries(tmp_path):
 def test_restore_failure_other_than_missing_stops_the_start(tmp_path):
     hub = FakeHub(tmp_path / "hub", fail_download=PermissionError("401 unauthorized"))
     sync = DatabaseSync(tmp_path / "evalkit.db", "org/ratings", api=hub)
-    with pytest.raises(EvalkitError, match="(?s)cannot restore.*overwrite the stored ratings"):
+    with pytest.raises(EvalkitError, match="(?s)cannot restore.*overwrite the stored ratings") as refused:
         sync.restore_if_missing()
+    assert "check HF_TOKEN" in refused.value.fix
     assert not (tmp_path / "evalkit.db").exists()
 
 
@@ -236,8 +237,14 @@ def test_only_a_file_missing_from_a_readable_repo_starts_fresh(tmp_path):
     sync = DatabaseSync(tmp_path / "a" / "evalkit.db", "org/ratings", api=FakeHub(tmp_path / "hub"))
     assert sync.restore_if_missing() is False  # the repo was read and holds no evalkit.db
     offline = FakeHub(tmp_path / "hub", fail_download=LocalEntryNotFoundError("no connection, not in the cache"))
-    with pytest.raises(EvalkitError, match="cannot restore"):  # the Hub was not reached: no answer about the file
+    with pytest.raises(EvalkitError, match="cannot restore") as refused:  # the Hub was not reached: no answer
         DatabaseSync(tmp_path / "b" / "evalkit.db", "org/ratings", api=offline).restore_if_missing()
+    # an outage is no token problem: the fix says to restart once the Hub answers (Space audit, 2026-12-04)
+    assert "could not be reached" in refused.value.fix and "HF_TOKEN" not in refused.value.fix
+    down = FakeHub(tmp_path / "hub", fail_download=ConnectionError("huggingface.co unreachable"))
+    with pytest.raises(EvalkitError, match="cannot restore") as refused:
+        DatabaseSync(tmp_path / "c" / "evalkit.db", "org/ratings", api=down).restore_if_missing()
+    assert "restart the Space once huggingface.co answers" in refused.value.fix
 
 
 def test_an_existing_public_repo_gets_no_database(tmp_path):

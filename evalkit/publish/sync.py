@@ -132,10 +132,15 @@ class DatabaseSync:
             if _is_missing(e):
                 log.info("no database in %s yet: starting a fresh one", self.repo_id)
                 return False
+            unreached = isinstance(e, (ConnectionError, TimeoutError)) or type(e).__name__ in (
+                "LocalEntryNotFoundError", "OfflineModeIsEnabled", "ConnectError", "ConnectTimeout", "ReadTimeout") or (
+                getattr(getattr(e, "response", None), "status_code", 0) or 0) >= 500
             raise EvalkitError(
                 f"cannot restore the database from dataset {self.repo_id}: {type(e).__name__}: {e}",
-                "check HF_TOKEN and the repo id (EVALKIT_SYNC_REPO); the app will not start on an empty database "
-                "that could overwrite the stored ratings",
+                ("the Hub could not be reached, and nothing was changed: restart the Space once huggingface.co "
+                 "answers (it stays stopped until then)" if unreached else
+                 "check HF_TOKEN and the repo id (EVALKIT_SYNC_REPO)")
+                + "; the app will not start on an empty database that could overwrite the stored ratings",
             ) from e
         if not restore_file(Path(got), self.db_path):
             raise EvalkitError(f"the database {self.path_in_repo} in {self.repo_id} is not an intact evalkit database "

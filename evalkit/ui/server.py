@@ -35,8 +35,11 @@ def sign_in_hint(cfg: Config, path: Path) -> str:
         lines.append(f"evalkit: no raters yet. Invite each with `evalkit raters add NAME{db_arg}`: it prints their "
                      "personal code and sign-in link.")
     if organisers == 0:
+        from .live import live_access
+
+        live = " and the Live tab" if live_access(cfg, space=False) == "organisers" else ""  # else open to anyone
         lines.append(f"evalkit: no organiser yet. `evalkit raters add YOUR-NAME --organiser{db_arg}` gives you results "
-                     "at any time and the Live tab.")
+                     f"at any time{live}.")
     return "\n".join(lines)
 
 
