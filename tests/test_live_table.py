@@ -14,7 +14,8 @@ TOL = 0.1
 
 def rec(path, seconds, tokens=30, stop="eos", ids=(1, 2, 3), **kw):
     return GenerationRecord(prompt_id="writing-01", path=path, generate_seconds=seconds, new_tokens=tokens,
-                            stop_reason=stop, token_ids=list(ids), **kw)
+                            stop_reason=stop, token_ids=list(ids), token_hash="h" + "".join(map(str, ids)) if ids else "",
+                            **kw)
 
 
 def test_the_caveat_comes_first_and_a_ratio_is_no_headline():

@@ -200,6 +200,8 @@ CSS = """
 #reveal, #reveal .prose { overflow-x: auto; }  /* what does not fit scrolls sideways, inside the reveal only */
 #reveal th { word-break: keep-all; overflow-wrap: normal; }
 #keys { font-size: 0.85em; }
+#live-table { overflow-x: auto; }  /* the Live tab's table on a phone: each cell on one line, the table scrolls */
+#live-table td, #live-table th { white-space: nowrap; }
 .status-echo { font-weight: 600; margin: 0.4em 0; }
 .answered-note { background: none; border: none; padding: 0; color: inherit; text-decoration: underline; cursor: pointer;
   font-size: 0.9em; }

@@ -230,12 +230,12 @@ def batch_note(db) -> str:
 def speed_words(path: str, o: GenerationRecord, a: GenerationRecord, tolerance: float) -> str:
     """One path against ordinary in this run, in words a manager reads right: the seconds of both, "as fast" or
     "slower", whether the outputs were the same, and why no ratio is shown when they are not comparable."""
-    from ..generation.speed import pair_speedup
+    from ..generation.speed import identical, pair_speedup
 
     run = {"stop_reason": o.stop_reason, "new_tokens": o.new_tokens, "seconds": o.generate_seconds}
     speedup = pair_speedup(run, {"stop_reason": a.stop_reason, "new_tokens": a.new_tokens,
                                  "seconds": a.generate_seconds}, tolerance)
-    same = (bool(o.token_ids) and o.token_ids == a.token_ids) or (bool(o.token_hash) and o.token_hash == a.token_hash)
+    same = identical({"token_hash": o.token_hash or None}, {"token_hash": a.token_hash or None})
     outputs = ("the two outputs are the same, token for token · 两个输出逐词相同" if same else
                "the two outputs differ (sampling draws each path's words on its own) · 两个输出不同（采样时各路径独立抽词）")
     if speedup is None:
@@ -304,6 +304,13 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                 f"each address (this computer counts as one: `app.live_runs_per_hour` sets it, 0 for no limit). · "
                 f"用已加载的模型把一个提示分别走每条生成路径；结果记为现场运行，从不进入评分池。对{who_zh}开放，"
                 f"每个浏览器、每个地址每小时 {cfg.app.live_runs_per_hour} 次（本机算一个地址；由 app.live_runs_per_hour 设置，0 为不限）。")
+    from ..generation.models import uses_demo
+
+    if uses_demo(cfg):  # a presenter's own material gets a notice about maintenance whatever it says: say why first
+        gr.Markdown("These are the offline demo models, small and trained here on the bundled notices: they write about "
+                    "a maintenance notice whatever the material, and show how the paths compare, not what a real model "
+                    "writes (the README's \"Bring your own pair\" swaps in real ones). · 这是离线演示模型：体量小，"
+                    "只在内置通知上训练，无论输入什么资料都会写一则维护通知；它展示各路径的对比，而不是真实模型的写作。")
     limiter = RateLimiter(cfg.app.live_runs_per_hour, window=3600, what="live runs", setting="app.live_runs_per_hour")
     with gr.Row():
         prompt_dd = gr.Dropdown(choices, value=choices[0][1] if choices else None, label="Bundled prompt · 内置提示")
@@ -316,7 +323,7 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
     status = gr.Markdown(label="live status")
     with gr.Row():
         outputs = {s.name: gr.Textbox(label=s.label, lines=10, interactive=False) for s in shown_paths}
-    table = gr.Markdown(label="timing table")
+    table = gr.Markdown(label="timing table", elem_id="live-table")
     ui = LiveTab(prompt_dd, material, run_btn, outputs, table, status)
 
     @friendly
