@@ -170,7 +170,8 @@ def test_each_question_is_one_tab_stop_and_the_arrows_choose_within_it(cfg, pool
 
     from evalkit.ui.rate import ANSWER_KEYS
 
-    where = "() => { const q = document.activeElement && document.activeElement.closest('.question'); return q ? q.id : ''; }"
+    where = ("() => { const q = document.activeElement && document.activeElement.closest('.question'); "
+             "return q ? q.id : ''; }")
     with served(cfg, pool_db) as url, chromium_page() as page:
         sign_in(page, url, "ann")
         texts = shown_texts(page)

@@ -357,8 +357,8 @@ from datasets import load_dataset
 ```
 
 Each table is its own config. Empty tables are saved as parquet with their schema but left out of the
-configs (`datasets` cannot load a table with no rows): read one with `pyarrow.parquet.read_table`. Every export names its files by their content, and the configs above point at exactly those
-files, so `datasets` caches each export under its own key: loading this folder (or the Hub repo) gives
+configs (`datasets` cannot load a table with no rows): read one with `pyarrow.parquet.read_table`. Every
+export names its files by their content, and the configs above point at exactly those files, so `datasets` caches each export under its own key: loading this folder (or the Hub repo) gives
 the rows written by the latest export, never rows cached from an earlier export of the same name.
 
 ## Columns

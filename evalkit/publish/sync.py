@@ -183,8 +183,8 @@ class DatabaseSync:
             except Exception as e:  # noqa: BLE001
                 if getattr(getattr(e, "response", None), "status_code", None) in (401, 403):
                     raise EvalkitError(
-                        f"the sync repo {self.repo_id} can be read but not written with this token ({type(e).__name__}: "
-                        f"{str(e).splitlines()[0] if str(e) else ''}): every push of the database would fail, and "
+                        f"the sync repo {self.repo_id} can be read but not written with this token "
+                        f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}): every push of the database would fail, and "
                         "a restart would lose every rating stored since the start",
                         f"set HF_TOKEN (a Space secret) to a token with write access to the dataset repo "
                         f"{self.repo_id} (a 'write' token, or a fine-grained one with write access to it)") from e

@@ -8,9 +8,10 @@ first question. Keys typed into a text box stay text.
 
 Also pure page behaviour (PAGE below): a new pair scrolls its prompt (on a rater's first pair, the guidelines open
 above it) to the top of the screen and puts the focus on the first question; the keys answer the question the focus is
-in (Tab moves it, one stop per question; the arrows choose within it); a stored rating moves the focus to Next pair, under the reveal; beside Submit, how many questions are
-answered ("8 / 9 answered"), a button that goes to the first one still open (Submit stays disabled until all are);
-under it, the status line's words when the status line itself is scrolled out of sight."""
+in (Tab moves it, one stop per question; the arrows choose within it); a stored rating moves the focus to Next pair,
+under the reveal; beside Submit, how many questions are answered ("8 / 9 answered"), a button that goes to the first
+one still open (Submit stays disabled until all are); under it, the status line's words when the status line itself is
+scrolled out of sight."""
 
 import json
 

@@ -236,8 +236,10 @@ def speed_words(path: str, o: GenerationRecord, a: GenerationRecord, tolerance: 
     speedup = pair_speedup(run, {"stop_reason": a.stop_reason, "new_tokens": a.new_tokens,
                                  "seconds": a.generate_seconds}, tolerance)
     same = identical({"token_hash": o.token_hash or None}, {"token_hash": a.token_hash or None})
+    why = ("sampling draws each path's words on its own · 采样时各路径独立抽词" if o.decoding == "sample" else
+           "greedy: in float32 they should not; lower precision can make them · 贪心解码：float32 下本应相同，低精度可能不同")
     outputs = ("the two outputs are the same, token for token · 两个输出逐词相同" if same else
-               "the two outputs differ (sampling draws each path's words on its own) · 两个输出不同（采样时各路径独立抽词）")
+               f"the two outputs differ ({why}) · 两个输出不同")
     if speedup is None:
         return (f"- **{path}**: no ratio shown, its output and ordinary's are not comparable (stop: {a.stop_reason} "
                 f"vs {o.stop_reason}; {a.new_tokens} vs {o.new_tokens} new tokens): compare tokens/s · "
@@ -300,16 +302,17 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
     who = {"anyone": "anyone", "raters": "signed-in raters", "organisers": "the study's organisers"}[live_access(cfg, space)]
     who_zh = {"anyone": "所有人", "raters": "已登录的评分者", "organisers": "本研究的组织者"}[live_access(cfg, space)]
     gr.Markdown("Run one prompt through each path on the loaded models. Runs are stored as live runs and are "
-                f"never part of the rated pool. Open to {who}; {cfg.app.live_runs_per_hour} runs per hour from each browser and "
-                f"each address (this computer counts as one: `app.live_runs_per_hour` sets it, 0 for no limit). · "
+                f"never part of the rated pool. Open to {who}; {cfg.app.live_runs_per_hour} runs per hour from each "
+                "browser and each address (this computer counts as one: `app.live_runs_per_hour` sets it, 0 for no "
+                "limit). · "
                 f"用已加载的模型把一个提示分别走每条生成路径；结果记为现场运行，从不进入评分池。对{who_zh}开放，"
                 f"每个浏览器、每个地址每小时 {cfg.app.live_runs_per_hour} 次（本机算一个地址；由 app.live_runs_per_hour 设置，0 为不限）。")
     from ..generation.models import uses_demo
 
     if uses_demo(cfg):  # a presenter's own material gets a notice about maintenance whatever it says: say why first
-        gr.Markdown("These are the offline demo models, small and trained here on the bundled notices: they write about "
-                    "a maintenance notice whatever the material, and show how the paths compare, not what a real model "
-                    "writes (the README's \"Bring your own pair\" swaps in real ones). · 这是离线演示模型：体量小，"
+        gr.Markdown("These are the offline demo models, small and trained here on the bundled notices: they write "
+                    "about a maintenance notice whatever the material, and show how the paths compare, not what a real "
+                    "model writes (the README's \"Bring your own pair\" swaps in real ones). · 这是离线演示模型：体量小，"
                     "只在内置通知上训练，无论输入什么资料都会写一则维护通知；它展示各路径的对比，而不是真实模型的写作。")
     limiter = RateLimiter(cfg.app.live_runs_per_hour, window=3600, what="live runs", setting="app.live_runs_per_hour")
     with gr.Row():
@@ -400,7 +403,8 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
             note = "Done. · 完成。" if not missing else (
                 f"Not available for these models or switched off: {', '.join(missing)}; the other paths ran.")
             if failed := [r.path for r in records if not r.ok]:  # its fallback ran; the table says what happened
-                note += f" {', '.join(failed)} failed, and the target then wrote alone: see below · {', '.join(failed)} 失败，见下。"
+                names = ", ".join(failed)
+                note += f" {names} failed, and the target then wrote alone: see below · {names} 失败，见下。"
 
             # The last guard: a run that ended as exactly a pooled output is withheld and not stored.
             def withheld(r: GenerationRecord) -> bool:  # a failed record has no tokens and nothing to show
@@ -426,7 +430,8 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
         except Exception as e:  # the status said "Running…": it says what stopped the run, beside the toast
             from .alerts import message
 
-            said = message(e, "en") if isinstance(e, EvalkitError) else "something went wrong on the server; it was logged"
+            said = (message(e, "en") if isinstance(e, EvalkitError)
+                    else "something went wrong on the server; it was logged")
             yield {ui.status: f"Stopped: {said} · 运行中止（详见提示）"}
             raise
 

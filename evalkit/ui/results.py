@@ -296,8 +296,8 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
             shown = dict(agg.tables, time_on_task=time_on_task_shown(agg, s))  # the cached tables stay as they are
             # until the planned sample is rated, say so above everything else
             interim = f"**⚠️ {agg.verdict.label}** · 中期查看，不是结论\n\n" if agg.interim else ""
-            warnings = (sync_warning(db_path, lang) + (word("space_open", lang) + "\n\n" if space and open_to_any_hub_user(
-                cfg) else "")) if s.organiser else ""
+            open_space = word("space_open", lang) + "\n\n" if space and open_to_any_hub_user(cfg) else ""
+            warnings = sync_warning(db_path, lang) + open_space if s.organiser else ""
             out[verdict_md] = warnings + uncounted + interim + verdict_markdown(agg, lang)
         out |= {full: gr.update(visible=True)}
         out |= {plots[k]: figs[k] for k in PLOTS}

@@ -66,9 +66,9 @@ WORDS: dict[str, dict[str, str]] = {
                            "此后存下的评分只在本 Space 的磁盘上，重启会丢失它们。请检查 HF_TOKEN 的写权限和该数据集，"
                            "修好之前不要重启 Space。",
                      "en": "**⚠️ The database is not reaching the Hub.** Pushes to the dataset {repo} have failed {n} "
-                           "time(s) since {since} ({error}). Ratings stored since then are only on this Space's disk, "
-                           "and a restart loses them: check HF_TOKEN's write access and the dataset, and do not restart "
-                           "the Space until a push goes through."},
+                           "time(s) since {since} ({error}). Ratings stored since then are only on this Space's "
+                           "disk, and a restart loses them: check HF_TOKEN's write access and the dataset, and do not "
+                           "restart the Space until a push goes through."},
     "results_seen": {"zh": "**你的评分不再计分。** 你在仍可评分的时候查看了结果，而其中包含你可能还会评到的评分对"
                            "（他人的评分，或没有基准测试时评分对池自身的计时）：按路径的汇总可能透露它们哪一边是哪条路径。"
                            "你在本研究中此后的评分只作记录，不计入结论。",
