@@ -329,3 +329,41 @@ def test_a_refused_submission_unlocks_the_form_with_submit_s_own_label(cfg, pool
         expect(page.locator("#submit")).to_be_enabled()
         expect(page.locator("#r-b_schedule input[value='fail']")).to_be_enabled()
         expect(page.locator("#next")).to_be_hidden()
+
+
+def test_the_live_tab_s_stop_ends_a_run_and_the_next_one_runs_clean(cfg, pool_db, monkeypatch):
+    """Live audit, 2026-12-04: there was no way to stop a run but closing the page, which left it generating on the
+    shared models. Stop cancels the run (its generation ends at its next token), says so, stores nothing of it, and
+    the next run completes on free models."""
+    import time
+
+    from apphelpers import rows
+
+    import evalkit.ui.live as live
+
+    made = live._text_buffer
+
+    def slow_buffer(*a, **kw):  # each streamed token takes a moment, so the run is still going when Stop is pressed
+        buf = made(*a, **kw)
+        put = buf.put
+
+        def put_slowly(value):
+            time.sleep(0.15)
+            put(value)
+
+        buf.put = put_slowly
+        return buf
+
+    monkeypatch.setattr(live, "_text_buffer", slow_buffer)
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        page.goto(url)
+        page.get_by_role("tab", name="Live demo · 现场演示").click()
+        run = page.get_by_role("button", name="Run both paths · 两条路径都运行")
+        run.click()
+        expect(page.get_by_text("Running the", exact=False).first).to_be_visible(timeout=60_000)
+        page.locator("#live-stop").click()
+        expect(page.get_by_text("Stopped: nothing of this run was stored.")).to_be_visible(timeout=30_000)
+        assert rows(pool_db, "SELECT COUNT(*) AS n FROM experiments WHERE kind = 'live'")[0]["n"] == 0
+        run.click()
+        expect(page.get_by_text("Done. · 完成。")).to_be_visible(timeout=120_000)
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM experiments WHERE kind = 'live'")[0]["n"] == 1

@@ -158,6 +158,9 @@ def _text_buffer(tokenizer, pooled: set[tuple[int, ...]] = frozenset()):
     return TextBuffer()
 
 
+STOPPED = "Stopped: nothing of this run was stored. · 已停止：本次运行未保存。"
+
+
 class RunAbandoned(Exception):
     """Raised inside generate() by the streamer of a Live run nobody watches any more."""
 
@@ -173,10 +176,10 @@ def models_busy(pair) -> bool:
     return True
 
 
-def _in_thread(fn, buffers, fallback_note: str = ""):
+def _in_thread(fn, buffers, fallback_note: str = "", stop: threading.Event | None = None):
     """Run fn() in a thread and yield the streamed text while it runs; the result (or error) ends in box. Closed
-    before the end (the page left: Gradio stops iterating), it tells the streamers, whose next token ends the run:
-    the models are freed for the next run, which would otherwise wait for this one."""
+    before the end (the page left: Gradio stops iterating), or asked to `stop` (the Stop button), it tells the
+    streamers, whose next token ends the run: the models are freed for the next run, which would otherwise wait."""
     box: dict = {}
 
     def work():
@@ -197,6 +200,9 @@ def _in_thread(fn, buffers, fallback_note: str = ""):
                 yield text, box
             if not alive:
                 break
+            if stop is not None and stop.is_set():
+                for b in buffers:
+                    b.abandoned = True
             time.sleep(POLL_SECONDS)
     except GeneratorExit:
         for b in buffers:
@@ -315,14 +321,17 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                     "model writes (the README's \"Bring your own pair\" swaps in real ones). · 这是离线演示模型：体量小，"
                     "只在内置通知上训练，无论输入什么资料都会写一则维护通知；它展示各路径的对比，而不是真实模型的写作。")
     limiter = RateLimiter(cfg.app.live_runs_per_hour, window=3600, what="live runs", setting="app.live_runs_per_hour")
+    stops: dict[str, threading.Event] = {}  # per page (Gradio session): its Stop button's flag
     with gr.Row():
         prompt_dd = gr.Dropdown(choices, value=choices[0][1] if choices else None, label="Bundled prompt · 内置提示")
         material = gr.Textbox(label="Or type your own material (keeps the chosen prompt's task) · "
                                     "或输入你自己的资料（沿用所选提示的任务）", lines=3)
     shown_paths = live_paths(cfg)
     n = len(shown_paths)
-    run_btn = gr.Button("Run both paths · 两条路径都运行" if n == 2 else f"Run all {n} paths · 运行全部 {n} 条路径",
-                        variant="primary")
+    with gr.Row():
+        run_btn = gr.Button("Run both paths · 两条路径都运行" if n == 2 else f"Run all {n} paths · 运行全部 {n} 条路径",
+                            variant="primary", scale=3)
+        stop_btn = gr.Button("Stop · 停止", elem_id="live-stop", scale=1)
     status = gr.Markdown(label="live status")
     with gr.Row():
         outputs = {s.name: gr.Textbox(label=s.label, lines=10, interactive=False) for s in shown_paths}
@@ -366,6 +375,8 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                                    "reproduce the outputs of it that raters judge blind",
                                    "type material of your own, or run the bundled prompts once the study has ended")
         limiter.check(f"session:{getattr(request, 'session_hash', None) or '?'}", auth.client_key(request, space))
+        stop = stops.setdefault(getattr(request, "session_hash", None) or "?", threading.Event())
+        stop.clear()
         boxes = ui.outputs
         yield {ui.status: models.loading_words() if not models.loaded else "Running…",
                ui.table: ""} | {box: "" for box in boxes.values()}
@@ -392,10 +403,13 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                 fallback_streamer = bufs[1] if spec.falls_back else None
                 for text, box_result in _in_thread(
                     lambda: run_path(pair, prompt, name, seed, streamer=bufs[0], fallback_streamer=fallback_streamer),
-                    bufs, f"\n\n[{name} failed — ordinary fallback run:]\n\n"
+                    bufs, f"\n\n[{name} failed — ordinary fallback run:]\n\n", stop
                 ):
                     texts[box] = text
                     yield {box: text}
+                if stop.is_set():  # the Stop button: what ran is dropped, nothing is stored
+                    yield {ui.status: STOPPED, ui.table: ""}
+                    return
                 if "error" in box_result:
                     raise box_result["error"]
                 records += box_result["result"]
@@ -435,6 +449,17 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
             yield {ui.status: f"Stopped: {said} · 运行中止（详见提示）"}
             raise
 
-    run_btn.click(gradio_hints(run_live), [session, prompt_dd, material], [*outputs.values(), table, status], api_name="live",
-                  concurrency_limit=1, concurrency_id="live")
+    run_btn.click(gradio_hints(run_live), [session, prompt_dd, material], [*outputs.values(), table, status],
+                  api_name="live", concurrency_limit=1, concurrency_id="live")
+
+    def stop_live(request: gr.Request | None) -> dict:
+        """Ask this page's run to stop (its generation ends at its next token; the run says so and stores nothing).
+        Gradio's `cancels` does not close a cancelled generator, so it would leave the run generating."""
+        flag = stops.get(getattr(request, "session_hash", None) or "?")
+        if flag is not None:
+            flag.set()
+        return {status: "Stopping… · 正在停止…"}
+
+    # outside the queue, beside the run it stops; a page's own run only (by its session), and nothing else
+    stop_btn.click(gradio_hints(stop_live), None, [status], api_visibility="private", queue=False)
     return ui
