@@ -367,3 +367,50 @@ def test_the_live_tab_s_stop_ends_a_run_and_the_next_one_runs_clean(cfg, pool_db
         run.click()
         expect(page.get_by_text("Done. · 完成。")).to_be_visible(timeout=120_000)
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM experiments WHERE kind = 'live'")[0]["n"] == 1
+
+
+def test_a_screen_reader_hears_each_question_with_its_side_and_enter_submits_only_from_the_rating(cfg, pool_db):
+    """Accessibility audit, 2026-12-04 (Chromium's accessibility tree): every question was an unnamed group, so a
+    screen reader said "通过 (1)" eight times with no question and no side; Enter on the guidelines' toggle (or Skip, or
+    Sign out) stored the rating once Submit was enabled; the outputs were disabled text boxes, out of the Tab order
+    and read as unavailable; the status line was no live region; the page's language was always English. Each is
+    mended from what the page shows, alike on both sides (tests/test_app_leak.py reads the same page)."""
+    import re
+
+    from apphelpers import rows
+
+    from evalkit.ui.rate import ANSWER_KEYS
+
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        shown_texts(page)
+        for side in ("A", "B"):  # each question a radio group named by its visible label and small print
+            groups = page.get_by_role("radiogroup", name=re.compile(f"^{side} · "))
+            expect(groups).to_have_count(len(ANSWER_KEYS) // 2)
+        expect(page.get_by_role("radiogroup", name="中文 / English")).to_have_count(1)
+        for side in ("a", "b"):  # the outputs: in the Tab order, read-only, in the prompt's language
+            box = page.locator(f"#text-{side} textarea")
+            expect(box).to_be_editable(editable=False)
+            assert box.evaluate("(t) => !t.disabled && t.readOnly && t.lang === 'zh'")
+            box.focus()
+            assert box.evaluate("(t) => document.activeElement === t")
+        assert page.locator("#rate-status").get_attribute("role") == "status"
+        assert page.evaluate("document.documentElement.lang") == "zh"
+        # everything answered, the focus on the guidelines' toggle: Enter opens the guidelines, it stores nothing
+        for key in ANSWER_KEYS:
+            page.locator(f"#r-{key} input[value='pass']").click()
+        page.locator("#r-preference input[value='A']").click()
+        expect(page.locator("#submit")).to_be_enabled()
+        page.locator("#guidelines button").first.focus()
+        page.keyboard.press("Enter")
+        page.wait_for_timeout(1500)
+        expect(page.locator("#next")).to_be_hidden()
+        assert rows(pool_db, "SELECT COUNT(*) AS n FROM ratings WHERE rater = 'ann'")[0]["n"] == 0
+        page.locator(f"#r-{ANSWER_KEYS[0]} input[value='pass']").focus()  # from the rating, Enter submits
+        page.keyboard.press("Enter")
+        expect(page.locator("#next")).to_be_visible()
+        # Next pair, where the focus goes, is described by the reveal: read with it
+        page.wait_for_function("() => document.activeElement && document.activeElement.closest('#next') && "
+                               "document.activeElement.getAttribute('aria-describedby') === 'reveal'")
+        page.locator("#lang input[value='en']").click()
+        page.wait_for_function("() => document.documentElement.lang === 'en'")

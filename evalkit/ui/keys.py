@@ -75,6 +75,9 @@ SCRIPT = """
     if (e.ctrlKey || e.metaKey || e.altKey) return;
     const t = e.target;
     if (t && t.offsetParent !== null && (t.tagName === "TEXTAREA" || (t.tagName === "INPUT" && t.type !== "radio"))) return;
+    // only in the rating itself (a question, Next pair, or nothing focused): on any other control a key does what it
+    // does there. Enter on the guidelines' toggle, Skip or Sign out stored the rating once Submit was enabled
+    if (t && t !== document.body && !(t.closest && t.closest(".question, #next"))) return;
     const key = e.key.toLowerCase();
     const qs = questions();
     const focused = t && t.closest ? qs.indexOf(t.closest(".question")) : -1;
@@ -110,18 +113,50 @@ SCRIPT = """
 <script>
 (() => {
   const ANSWERED = %s;
+  const GOTO = %s;
   const shown = (el) => !!el && el.offsetParent !== null;
   const lang = () => { const c = document.querySelector("#lang input:checked"); return c && c.value === "en" ? "en" : "zh"; };
   let pair = "", nextWasShown = false, focusDue = false, waited = 0;
   // Gradio names each radio option on its own (and names it afresh when its value changes), so every option was a
   // Tab stop and the arrows did not move between a question's answers: one name per control (its block's id) makes
   // it one radio group, one stop. A mutation observer renames at once, before the next key is handled.
-  const group = () => document.querySelectorAll("input[type=radio]").forEach((r) => {
-    const owner = r.closest("[id]");
-    if (owner && r.name !== "group-" + owner.id) r.name = "group-" + owner.id;
-  });
-  new MutationObserver(group).observe(document.documentElement,
-    {subtree: true, childList: true, attributes: true, attributeFilter: ["name"]});
+  const PROMPT_LANG = () => /[\u3400-\u9fff]/.test((document.getElementById("rate-prompt") || {}).innerText || "")
+    ? "zh" : "en";
+  const tend = () => {
+    document.querySelectorAll("input[type=radio]").forEach((r) => {
+      const owner = r.closest("[id]");
+      if (owner && r.name !== "group-" + owner.id) r.name = "group-" + owner.id;
+    });
+    // For screen readers, from what the page shows and alike on both sides. Gradio's radio control is a fieldset
+    // without a legend: each is named by its visible label and small print, so a rater hears which question, and of
+    // which output, an answer belongs to
+    document.querySelectorAll("fieldset[id]").forEach((f) => {
+      if (!f.querySelector("input[type=radio]")) return;
+      const label = f.querySelector("[data-testid=block-info]"), info = f.querySelector(".info-text");
+      if (label && !label.id) label.id = f.id + "-label";
+      if (info && !info.id) info.id = f.id + "-info";
+      const by = [label && label.id, info && info.id].filter(Boolean).join(" ");
+      if (f.getAttribute("role") !== "radiogroup") f.setAttribute("role", "radiogroup");
+      if (by && f.getAttribute("aria-labelledby") !== by) f.setAttribute("aria-labelledby", by);
+    });
+    // the two outputs: read-only rather than disabled, so the keyboard reaches them and they read as text, in the
+    // prompt's language (one language for both: never told apart by their own words)
+    const lang = PROMPT_LANG();
+    document.querySelectorAll("#text-a textarea, #text-b textarea").forEach((t) => {
+      if (t.disabled) t.disabled = false;
+      if (!t.readOnly) t.readOnly = true;
+      if (t.lang !== lang) t.lang = lang;
+    });
+    // the status line is announced when it changes (its echo under Submit is for the eyes, or it is said twice)
+    const status = document.getElementById("rate-status");
+    if (status && status.getAttribute("role") !== "status") status.setAttribute("role", "status");
+    // the page's language follows the switch, so a screen reader reads it with the right voice
+    const chosen = document.querySelector("#lang input:checked");
+    const page = chosen && chosen.value === "en" ? "en" : "zh";
+    if (document.documentElement.lang !== page) document.documentElement.lang = page;
+  };
+  new MutationObserver(tend).observe(document.documentElement,
+    {subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ["name", "disabled"]});
   const tick = () => {
     const text = document.querySelector("#text-a textarea");
     const now = text && shown(text) ? text.value + "\\u0000" + (document.querySelector("#text-b textarea") || {}).value : "";
@@ -151,6 +186,9 @@ SCRIPT = """
     if (nextShown && !nextWasShown) {  // a stored rating: the reveal and Next pair in sight, the focus on Next pair
       const reveal = document.getElementById("reveal");
       if (reveal) reveal.scrollIntoView({block: "start"});
+      // described by the reveal, so a screen reader reads it with the button (only now: the rating is stored)
+      const button = next.tagName === "BUTTON" ? next : next.querySelector("button");
+      if (button && reveal) button.setAttribute("aria-describedby", "reveal");
       next.focus({preventScroll: true});
     }
     nextWasShown = nextShown;
@@ -173,6 +211,7 @@ SCRIPT = """
       note.hidden = !on;
       if (on) {
         note.textContent = ANSWERED[lang()].replace("{n}", qs.length - open.length).replace("{total}", qs.length);
+        note.setAttribute("aria-label", note.textContent + (open.length ? GOTO[lang()] : ""));
         note.onclick = () => {
           if (!open.length) return;
           open[0].scrollIntoView({block: "center"});
@@ -185,16 +224,19 @@ SCRIPT = """
   setInterval(tick, 250);
 })();
 </script>
-""" % json.dumps(WORDS["answered"], ensure_ascii=False))
+""" % (json.dumps(WORDS["answered"], ensure_ascii=False), json.dumps(WORDS["answered_goto"], ensure_ascii=False)))
 
 # What Submit's note is placed in (evalkit.ui.form): the page script above fills it.
 ANSWERED_NOTE = ('<button type="button" id="answered-note" class="answered-note" hidden></button>'
-                 '<p id="status-echo" class="status-echo" role="status" hidden></p>')
+                 '<p id="status-echo" class="status-echo" aria-hidden="true" hidden></p>')
 
 CSS = """
 /* drawn inside the question's own box: an outline outside it was clipped by the form's overflow to one line, which
    read as underlining the question above */
 .current-question { box-shadow: inset 0 0 0 3px #2563eb !important; border-radius: 8px; }
+@media (forced-colors: active) { .current-question { outline: 3px solid CanvasText; outline-offset: -3px; } }
+/* the answer the keyboard is on (Gradio draws no focus ring on its radios) */
+fieldset input[type=radio]:focus-visible { outline: 2px solid #2563eb; outline-offset: 2px; }
 /* the reveal's table on a phone: a number never breaks across lines, nor a word of a heading; the long cells wrap.
    (This sheet is on the page before any rating: no word of it may hint at a side, tests/test_app_leak.py) */
 #reveal td:nth-child(n+3) { white-space: nowrap; }
