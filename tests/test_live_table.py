@@ -91,3 +91,15 @@ def test_a_run_that_fails_says_so_on_its_status_line(tiny_models, tmp_path, pool
         for out in live.fn(Session(), "writing-02", "周五上午系统升级，期间只读。", None):
             said += [v for k, v in out.items() if getattr(k, "label", None) == "live status"]
     assert said[-1].startswith("Stopped: the ordinary path failed") and "boom" in said[-1]
+
+
+def test_the_preparation_panel_says_it_trains_the_demo_pair_only_when_it_does():
+    """Space verification, 2026-12-04: after a restart whose database had no pool but whose demo pair was built, the
+    panel still said it would train the pair first."""
+    from evalkit.progress import Snapshot
+    from evalkit.ui.prepare import panel
+
+    building = panel(Snapshot(stage="train target", stages=["demo corpus", "train target", "pair pool"]))
+    pooling = panel(Snapshot(stage="pair pool", stages=["pair pool"]))
+    assert "trains its offline demo model pair" in building and "先训练离线演示模型" in building
+    assert "trains" not in pooling and "训练" not in pooling and "generating the pairs" in pooling

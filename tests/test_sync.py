@@ -349,3 +349,10 @@ def test_organisers_see_on_the_results_tab_that_pushes_fail(tmp_path):
     assert "restart loses them" in en and "重启会丢失" in zh
     hub.read_only = False
     assert sync.push_now() is True and sync_warning(db_path, "en") == ""
+    # failing after a good push: what is at risk dates from that push (Space verification, 2026-12-04)
+    good = sync.last_ok_at
+    hub.read_only = True
+    _add_experiment(db_path)
+    assert sync.push_now() is False
+    assert f"Ratings stored since {good.replace('T', ' ').replace('+00:00', ' UTC')} (the last push" in sync_warning(
+        db_path, "en")

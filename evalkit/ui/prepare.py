@@ -69,10 +69,18 @@ def panel(snap: Snapshot) -> str:
         f"<progress value='{snap.fraction:.3f}' max='1' style='width:100%;height:1.2em' "
         f"aria-label='preparation progress, {pct} percent'></progress>"
         f"<p><strong>{pct}%</strong> · {html.escape(snap.stage or 'starting')}{count}{left}</p>"
-        "<p>On first use evalkit trains its offline demo model pair, then generates the pairs raters will judge. "
-        "The Rate tab opens by itself when they are ready. · 首次使用时会先训练离线演示模型，然后生成评分对；"
+        f"<p>{_what(snap)} The Rate tab opens by itself when they are ready. · {_what(snap, 'zh')}"
         "完成后评分页会自动打开。</p></div>"
     )
+
+
+def _what(snap: Snapshot, lang: str = "en") -> str:
+    """What the preparation does: the demo pair's training only where its plan holds it (the pair may be built)."""
+    trains = any(s.startswith("train ") for s in snap.stages)
+    if lang == "zh":
+        return "首次使用时会先训练离线演示模型，然后生成评分对；" if trains else "正在生成评分对；"
+    return ("On first use evalkit trains its offline demo model pair, then generates the pairs raters will judge."
+            if trains else "evalkit is generating the pairs raters will judge.")
 
 
 def _duration(seconds: float) -> str:

@@ -229,7 +229,8 @@ def sync_warning(db_path: Path, lang: str) -> str:
     health = sync_health(db_path)
     if not health or not health.get("failures"):
         return ""
-    since = (health.get("failing_since") or "").replace("T", " ").replace("+00:00", " UTC")
+    # what is at risk is what came after the last push that went through (the first failure may come later)
+    since = (health.get("last_ok_at") or health.get("failing_since") or "").replace("T", " ").replace("+00:00", " UTC")
     error = inert((health.get("error") or "?")[:200])
     return word("sync_failing", lang, repo=inert(health.get("repo") or "?"), n=health["failures"], since=since,
                 error=error) + "\n\n"

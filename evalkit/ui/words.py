@@ -62,12 +62,12 @@ WORDS: dict[str, dict[str, str]] = {
                    "en": "**⚠️ Any Hugging Face account may rate here, and its ratings count.** The config has no "
                          "allow-list (app.allowed_raters / app.allowed_orgs): unless this Space is private or sets "
                          "hf_oauth_authorized_org, list your raters in the config."},
-    "sync_failing": {"zh": "**⚠️ 数据库未能同步到 Hub。** 自 {since} 起，向数据集 {repo} 的推送已失败 {n} 次（{error}）。"
-                           "此后存下的评分只在本 Space 的磁盘上，重启会丢失它们。请检查 HF_TOKEN 的写权限和该数据集，"
+    "sync_failing": {"zh": "**⚠️ 数据库未能同步到 Hub。** 向数据集 {repo} 的推送已连续失败 {n} 次（{error}）。"
+                           "自 {since}（最后一次成功推送）起存下的评分只在本 Space 的磁盘上，重启会丢失它们。请检查 HF_TOKEN 的写权限和该数据集，"
                            "修好之前不要重启 Space。",
                      "en": "**⚠️ The database is not reaching the Hub.** Pushes to the dataset {repo} have failed {n} "
-                           "time(s) since {since} ({error}). Ratings stored since then are only on this Space's "
-                           "disk, and a restart loses them: check HF_TOKEN's write access and the dataset, and do not "
+                           "time(s) in a row ({error}). Ratings stored since {since} (the last push that went "
+                           "through) are only on this Space's disk, and a restart loses them: check HF_TOKEN's write access and the dataset, and do not "
                            "restart the Space until a push goes through."},
     "results_seen": {"zh": "**你的评分不再计分。** 你在仍可评分的时候查看了结果，而其中包含你可能还会评到的评分对"
                            "（他人的评分，或没有基准测试时评分对池自身的计时）：按路径的汇总可能透露它们哪一边是哪条路径。"
@@ -119,6 +119,7 @@ WORDS: dict[str, dict[str, str]] = {
     "correction_dropped": {"zh": "修改没有保存：上一对保存的评分保持不变。",
                            "en": "The correction was not saved: the stored rating of the last pair stays as it was."},
     "answered": {"zh": "已答 {n} / {total}", "en": "{n} / {total} answered"},
+    "answered_goto": {"zh": "：跳到第一道未答题", "en": ": go to the first open question"},
     "done": {"zh": "**你的评分任务已全部完成，谢谢！**", "en": "**No pairs left for you.** Thank you!"},
     "all_identical": {"zh": "**这一批的每一对输出都完全相同：无需评分即可判定，没有需要你评的内容。**",
                       "en": "**Every pair in this pool has two identical outputs:** they are decided without raters, "
