@@ -384,6 +384,9 @@ def test_a_screen_reader_hears_each_question_with_its_side_and_enter_submits_onl
     with served(cfg, pool_db) as url, chromium_page() as page:
         sign_in(page, url, "ann")
         shown_texts(page)
+        # the page's own focus on the new pair's first question comes first (it would take the focus back)
+        page.wait_for_function(f"() => document.activeElement && document.activeElement.closest('#r-{ANSWER_KEYS[0]}')",
+                               timeout=30_000)
         for side in ("A", "B"):  # each question a radio group named by its visible label and small print
             groups = page.get_by_role("radiogroup", name=re.compile(f"^{side} · "))
             expect(groups).to_have_count(len(ANSWER_KEYS) // 2)
@@ -393,7 +396,8 @@ def test_a_screen_reader_hears_each_question_with_its_side_and_enter_submits_onl
             expect(box).to_be_editable(editable=False)
             assert box.evaluate("(t) => !t.disabled && t.readOnly && t.lang === 'zh'")
             box.focus()
-            assert box.evaluate("(t) => document.activeElement === t")
+            page.wait_for_function(f"() => document.activeElement === document.querySelector('#text-{side} textarea')",
+                                   timeout=5_000)
         assert page.locator("#rate-status").get_attribute("role") == "status"
         assert page.evaluate("document.documentElement.lang") == "zh"
         # everything answered, the focus on the guidelines' toggle: Enter opens the guidelines, it stores nothing
