@@ -114,11 +114,16 @@ class SignInGuard:
                 known.append(client)
 
 
+def has_allow_list(app: AppConfig) -> bool:
+    """Does the config say who may rate (by name or Hub organisation)? Without one, anyone who signs in may."""
+    return bool(app.allowed_raters or app.allowed_orgs)
+
+
 def check_allowed(app: AppConfig, rater: str, orgs: list[str] | None = None, organiser: bool = False) -> None:
     """Refuse raters outside the allow-list (when one is configured): by name, or by Hub organisation. An organiser
     (app.organisers on a Space, `evalkit raters add --organiser` locally) is the study's own and always passes: the
     allow-list says who may rate, and listing raters must not lock out the one who reads the results."""
-    if organiser or (not app.allowed_raters and not app.allowed_orgs):
+    if organiser or not has_allow_list(app):
         return
     if rater in app.allowed_raters:
         return

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..config import Config
+from ..rating.limits import has_allow_list
 from ..rating.queue import counts, results_open
 from .db import connect
 from .alerts import friendly, inert
@@ -215,12 +216,6 @@ def time_on_task_shown(agg, session: Session):
     return table[table["rater"].isin([ALL, session.rater])].reset_index(drop=True)
 
 
-def open_to_any_hub_user(cfg: Config) -> bool:
-    """On a Space: no allow-list, so any Hugging Face account that finds the Space may rate, and its ratings count
-    (a private Space, or the Space's hf_oauth_authorized_org, narrows who reaches it; evalkit cannot see those)."""
-    return not cfg.app.allowed_raters and not cfg.app.allowed_orgs
-
-
 def sync_warning(db_path: Path, lang: str) -> str:
     """For organisers, while pushes of the database to the Hub fail (publish.sync's status file): a restart would
     lose the ratings stored since the last good push, and nothing else in the app says so. '' otherwise."""
@@ -297,7 +292,9 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
             shown = dict(agg.tables, time_on_task=time_on_task_shown(agg, s))  # the cached tables stay as they are
             # until the planned sample is rated, say so above everything else
             interim = f"**⚠️ {agg.verdict.label}** · 中期查看，不是结论\n\n" if agg.interim else ""
-            open_space = word("space_open", lang) + "\n\n" if space and open_to_any_hub_user(cfg) else ""
+            # on a Space without an allow-list any Hugging Face account may rate (a private Space, or its
+            # hf_oauth_authorized_org, narrows who reaches it; evalkit cannot see those)
+            open_space = word("space_open", lang) + "\n\n" if space and not has_allow_list(cfg.app) else ""
             warnings = sync_warning(db_path, lang) + open_space if s.organiser else ""
             out[verdict_md] = warnings + uncounted + interim + verdict_markdown(agg, lang)
         out |= {full: gr.update(visible=True)}

@@ -45,10 +45,10 @@ def sign_in_hint(cfg: Config, path: Path) -> str:
 
 def space_hint(cfg: Config) -> str:
     """sign_in_hint on a Space, where raters sign in with Hugging Face: who may rate, and who reads the results."""
-    from .results import open_to_any_hub_user
+    from ..rating.limits import has_allow_list
 
     lines = []
-    if open_to_any_hub_user(cfg):
+    if not has_allow_list(cfg.app):
         lines.append("evalkit: any Hugging Face account that opens this Space may rate, and its ratings count: no "
                      "app.allowed_raters or app.allowed_orgs in the config. Unless the Space is private or sets "
                      "hf_oauth_authorized_org, list your raters there.")
