@@ -122,11 +122,11 @@ SCRIPT = """
   // it one radio group, one stop. A mutation observer renames at once, before the next key is handled.
   const PROMPT_LANG = () => /[\u3400-\u9fff]/.test((document.getElementById("rate-prompt") || {}).innerText || "")
     ? "zh" : "en";
+  const rename = () => document.querySelectorAll("input[type=radio]").forEach((r) => {
+    const owner = r.closest("[id]");
+    if (owner && r.name !== "group-" + owner.id) r.name = "group-" + owner.id;
+  });
   const tend = () => {
-    document.querySelectorAll("input[type=radio]").forEach((r) => {
-      const owner = r.closest("[id]");
-      if (owner && r.name !== "group-" + owner.id) r.name = "group-" + owner.id;
-    });
     // For screen readers, from what the page shows and alike on both sides. Gradio's radio control is a fieldset
     // without a legend: each is named by its visible label and small print, so a rater hears which question, and of
     // which output, an answer belongs to
@@ -155,8 +155,14 @@ SCRIPT = """
     const page = chosen && chosen.value === "en" ? "en" : "zh";
     if (document.documentElement.lang !== page) document.documentElement.lang = page;
   };
-  new MutationObserver(tend).observe(document.documentElement,
-    {subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ["name", "disabled"]});
+  // the names at once (a Tab right after an arrow must find one group); the rest, which reads the page's layout,
+  // once per frame: Gradio changes the page many times a second while an event runs (its timers)
+  let due = false;
+  new MutationObserver(() => {
+    rename();
+    if (!due) { due = true; requestAnimationFrame(() => { due = false; tend(); }); }
+  }).observe(document.documentElement,
+    {subtree: true, childList: true, attributes: true, attributeFilter: ["name", "disabled"]});
   const tick = () => {
     const text = document.querySelector("#text-a textarea");
     const now = text && shown(text) ? text.value + "\\u0000" + (document.querySelector("#text-b textarea") || {}).value : "";
