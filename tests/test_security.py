@@ -9,6 +9,7 @@ import math
 import re
 import sqlite3
 import threading
+import time
 import uuid
 from pathlib import Path
 
@@ -1149,3 +1150,40 @@ def test_an_organiser_who_saw_the_results_while_pairs_she_could_rate_had_ratings
         history = rows(pool_db, "SELECT id, blind, supersedes FROM ratings WHERE rater = 'oscar' ORDER BY id")
         assert [(h["blind"], h["supersedes"]) for h in history] == [(1, None), (0, history[0]["id"])]
         assert history[0]["id"] in {r["id"] for r in rows(pool_db, "SELECT id FROM current_ratings")}
+
+
+def test_the_live_stop_stops_only_its_own_page_s_run_and_answers_nothing_else(tiny_models, tmp_path, pool_db,
+                                                                              monkeypatch):
+    """The Live tab's Stop (2026-12-04) is an event without a credential: sent raw from another session (a forged
+    page), it must not stop someone else's run, and its answer is one fixed sentence (no state, no path, no pair)."""
+    import evalkit.ui.live as live
+
+    made = live._text_buffer
+
+    def slow_buffer(*a, **kw):  # the run is still going when the other session's Stop comes
+        buf = made(*a, **kw)
+        put = buf.put
+        buf.put = lambda value: (time.sleep(0.1), put(value))[1]
+        return buf
+
+    monkeypatch.setattr(live, "_text_buffer", slow_buffer)
+    with served(config(tiny_models, tmp_path), pool_db) as url:
+        runner, other = Raw(url), Raw(url)
+        cfg = httpx.get(url + "config", timeout=30).json()
+        stop_button = next(c["id"] for c in cfg["components"] if c.get("props", {}).get("elem_id") == "live-stop")
+        (stop,) = [d for d in cfg["dependencies"] if stop_button in [t[0] for t in d["targets"]]]
+        done = {}
+        t = threading.Thread(target=lambda: done.setdefault("run", runner.call("live", [None, "writing-02", ""])))
+        t.start()
+        time.sleep(2.0)
+        with httpx.Client(base_url=url, timeout=30) as c:  # queue=False: Gradio's direct route
+            answer = c.post("gradio_api/run/predict", json={"data": [], "fn_index": stop["id"],
+                                                              "session_hash": other.session, "event_data": None,
+                                                              "trigger_id": None})
+        t.join(timeout=120)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["data"] == ["Stopping… · 正在停止…"]  # the fixed words only
+    run = done["run"]
+    assert run["success"], Raw.error(run)
+    assert any(isinstance(v, str) and v.startswith("Done.") for v in run["output"]["data"])  # not stopped
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM experiments WHERE kind = 'live'")[0]["n"] == 1
