@@ -30,17 +30,38 @@ def file_not_in_repo(repo_id, filename):  # the repo was read; it has no such fi
                      "Entry not found")
 
 
+def git_blob_id(data: bytes) -> str:  # what the Hub reports as a file's blob id (for a small file: git's own)
+    import hashlib
+
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
 class FakeHub:
     """Stores uploaded files in a folder, like a dataset repo; can be told to fail. `public`: the repo exists and is
-    public (create_repo with exist_ok leaves it so); else it is the private repo the sync asks for."""
+    public (create_repo with exist_ok leaves it so); else it is the private repo the sync asks for. The head commit
+    is the hash of the folder's files, so a file put there from outside (another uploader) moves it, as on the Hub;
+    a commit on a parent that is not the head is refused (412), as the Hub refuses it."""
 
     def __init__(self, root, fail_uploads=0, fail_download=None, public=False, fail_info=None, read_only=False):
         self.root, self.fail_uploads, self.fail_download = root, fail_uploads, fail_download
         self.public, self.fail_info, self.read_only = public, fail_info, read_only
-        self.uploads, self.created = 0, []
+        self.uploads, self.created, self.commits = 0, [], []
         root.mkdir(parents=True, exist_ok=True)
 
-    def hf_hub_download(self, repo_id, filename, repo_type):
+    def head(self):
+        import hashlib
+
+        files = sorted(p for p in self.root.iterdir() if p.is_file())
+        return hashlib.sha1(b"".join(p.name.encode() + git_blob_id(p.read_bytes()).encode() for p in files)).hexdigest()
+
+    def get_paths_info(self, repo_id, paths, revision=None, repo_type=None):
+        from types import SimpleNamespace
+
+        assert revision is None or revision == self.head() or revision in self.commits, revision
+        return [SimpleNamespace(path=p, blob_id=git_blob_id((self.root / p).read_bytes()))
+                for p in paths if (self.root / p).exists()]
+
+    def hf_hub_download(self, repo_id, filename, repo_type, revision=None):
         if self.fail_download:
             raise self.fail_download
         path = self.root / filename
@@ -53,20 +74,27 @@ class FakeHub:
 
         if self.fail_info:
             raise self.fail_info
-        return SimpleNamespace(private=not self.public)
+        return SimpleNamespace(private=not self.public, sha=self.head())
 
     def create_repo(self, repo_id, repo_type, private, exist_ok):
         self.created.append((repo_id, repo_type, private))
 
-    def upload_file(self, path_or_fileobj, path_in_repo, repo_id, repo_type, commit_message):
+    def upload_file(self, path_or_fileobj, path_in_repo, repo_id, repo_type, commit_message, parent_commit=None):
+        from types import SimpleNamespace
+
         if self.read_only:  # a token that can read the repo, not write it: the Hub answers 403 to the commit
             raise hub_error(403, f"https://huggingface.co/api/datasets/{repo_id}/commit/main",
                             message="You don't have the rights to create a commit on this repo")
         if self.fail_uploads:
             self.fail_uploads -= 1
             raise ConnectionError("network down")
+        if parent_commit is not None and parent_commit != self.head():
+            raise hub_error(412, f"https://huggingface.co/api/datasets/{repo_id}/commit/main",
+                            message="A commit has happened since. Please refresh and try again.")
         shutil.copyfile(path_or_fileobj, self.root / path_in_repo)
         self.uploads += 1
+        self.commits.append(self.head())
+        return SimpleNamespace(oid=self.commits[-1])
 
 
 def _rows(path):
@@ -356,3 +384,92 @@ def test_organisers_see_on_the_results_tab_that_pushes_fail(tmp_path):
     assert sync.push_now() is False
     assert f"Ratings stored since {good.replace('T', ' ').replace('+00:00', ' UTC')} (the last push" in sync_warning(
         db_path, "en")
+
+
+def test_a_database_put_in_the_repo_while_the_app_runs_is_never_pushed_over(tmp_path):
+    """Space audit, 2026-12-04: an organiser who uploaded a database (a backup, another study's) to the sync repo while
+    the Space ran lost it at the Space's next push, which went over it. Each push now compares the repo's file with the
+    one the app last restored or pushed (the Hub's blob ids), holds its pushes while they differ, says so to the
+    organisers, and resumes when the file is put back; a restart then serves the repo's file."""
+    from evalkit.publish.sync import sync_health
+    from evalkit.ui.results import sync_warning
+
+    hub = FakeHub(tmp_path / "hub")
+    db_path = tmp_path / "space" / "evalkit.db"
+    sync = DatabaseSync(db_path, "org/ratings", api=hub)
+    sync.restore_if_missing()
+    sync.check_can_write()
+    _add_experiment(db_path)
+    assert sync.push_now()
+    pushed = hub.uploads
+    ours = (tmp_path / "hub" / "evalkit.db").read_bytes()
+    good = sync.last_ok_at
+    # the organiser uploads another database (one with two experiments) while the Space runs
+    other = tmp_path / "backup.db"
+    _add_experiment(other)
+    _add_experiment(other)
+    theirs = other.read_bytes()
+    shutil.copyfile(other, tmp_path / "hub" / "evalkit.db")
+    _add_experiment(db_path)  # a rating arrives on the Space: the next push has something to push
+    assert sync.push_now() is False and sync.push_now() is False
+    assert (tmp_path / "hub" / "evalkit.db").read_bytes() == theirs and hub.uploads == pushed  # never pushed over
+    assert _rows(db_path) == 2  # the Space's own data untouched
+    health = sync_health(db_path)
+    assert health["held"] == "replaced" and "holds its pushes" in health["error"]
+    en, zh = sync_warning(db_path, "en"), sync_warning(db_path, "zh")
+    assert "pushes to the Hub are held" in en and "replaced the database in the dataset org/ratings" in en
+    assert f"not pushed since {good.replace('T', ' ').replace('+00:00', ' UTC')}" in en
+    assert "restore the file in the dataset's history to this app's last commit" in en and "restart the Space" in en
+    assert "暂停同步" in zh and "替换" in zh
+    # a restart (no persistent storage) serves the repo's file, the organiser's choice
+    restarted = DatabaseSync(tmp_path / "space-after" / "evalkit.db", "org/ratings", api=FakeHub(tmp_path / "hub"))
+    assert restarted.restore_if_missing() and _rows(tmp_path / "space-after" / "evalkit.db") == 2
+    # or the organiser puts this app's last push back: the pushes resume by themselves, the warning goes
+    (tmp_path / "hub" / "evalkit.db").write_bytes(ours)
+    assert sync.push_now() is True and hub.uploads == pushed + 1 and _rows(tmp_path / "hub" / "evalkit.db") == 2
+    assert sync_health(db_path)["held"] == "" and sync_warning(db_path, "en") == ""
+    # a file removed from the repo is not silently pushed back either: it is said to be removed
+    (tmp_path / "hub" / "evalkit.db").unlink()
+    _add_experiment(db_path)
+    assert sync.push_now() is False and not (tmp_path / "hub" / "evalkit.db").exists()
+    assert sync_health(db_path)["held"] == "removed" and "removed the database" in sync_warning(db_path, "en")
+    assert "删除" in sync_warning(db_path, "zh")
+
+
+def test_a_push_commits_on_the_head_it_checked_and_a_kept_database_adopts_the_repo_s_file(tmp_path):
+    """The check and the commit are one step: an upload by someone else between them makes the Hub refuse the push
+    (parent_commit), and the next push sees the other file and holds. A database kept on the Space's disk (persistent
+    storage) has restored nothing: the start's check takes the repo's file as its own, and pushes go on."""
+    from evalkit.publish.sync import sync_health
+
+    class Racing(FakeHub):  # another uploader commits right after the sync has read the repo's file
+        race = False
+
+        def get_paths_info(self, *a, **k):
+            out = super().get_paths_info(*a, **k)
+            if self.race:
+                self.race = False
+                (self.root / "evalkit.db").write_bytes(b"another database")
+            return out
+
+    hub = Racing(tmp_path / "hub")
+    db_path = tmp_path / "space" / "evalkit.db"
+    sync = DatabaseSync(db_path, "org/ratings", api=hub)
+    sync.restore_if_missing()
+    sync.check_can_write()
+    _add_experiment(db_path)
+    assert sync.push_now()
+    _add_experiment(db_path)
+    hub.race = True
+    assert sync.push_now() is False and "412" in sync_health(db_path)["error"]
+    assert (tmp_path / "hub" / "evalkit.db").read_bytes() == b"another database"
+    assert sync.push_now() is False and sync_health(db_path)["held"] == "replaced"
+    assert (tmp_path / "hub" / "evalkit.db").read_bytes() == b"another database"
+    # persistent storage: the database is on the disk at the start; the repo holds this app's earlier push
+    (tmp_path / "hub" / "evalkit.db").unlink()
+    shutil.copyfile(db_path, tmp_path / "hub" / "evalkit.db")
+    kept = DatabaseSync(db_path, "org/ratings", api=FakeHub(tmp_path / "hub"))
+    assert kept.restore_if_missing() is False
+    kept.check_can_write()
+    _add_experiment(db_path)
+    assert kept.push_now() is True and _rows(tmp_path / "hub" / "evalkit.db") == 3

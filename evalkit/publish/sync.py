@@ -5,7 +5,9 @@ can be read and holds no database yet starts a fresh one: a repo this token cann
 HF_TOKEN missing, expired or without access) stops the start, and so does a public repo (the sync is private).
 While running: every few minutes take a consistent snapshot (SQLite's online backup API, safe while
 raters write) and push it when it changed. A failed push keeps the local data and is retried on the
-next tick; nothing is ever deleted locally.
+next tick; nothing is ever deleted locally. A database someone else put in the repo while the app runs is never
+pushed over: each push first compares the repo's file with the one the app last restored or pushed (the Hub's git
+blob ids, never a local hash), commits on the head it read (parent_commit), and holds its pushes while they differ.
 """
 
 from __future__ import annotations
@@ -63,6 +65,9 @@ def sync_health(db_path: Path) -> dict | None:
         return None
 
 
+UNKNOWN = object()  # DatabaseSync.repo_blob before the app has read the repo's file
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
@@ -86,6 +91,10 @@ class DatabaseSync:
         self.failing = 0  # failed pushes since the last good one
         self.last_ok_at: str | None = None
         self.failing_since: str | None = None
+        # the repo's database as this app last saw it: its git blob id (None: no file there), UNKNOWN until the restore
+        # or the start's check has read it; a push only goes over the file it knows (see push_now)
+        self.repo_blob: str | None | object = UNKNOWN
+        self.diverged: dict | None = None  # the file someone else put there, while pushes are held
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -98,12 +107,12 @@ class DatabaseSync:
             f"create the private dataset repo {self.repo_id}, or set HF_TOKEN (a Space secret) to a token with read/write "
             "access to it; the app does not start on an empty database, which would overwrite the stored ratings")
 
-    def _not_private(self) -> EvalkitError | None:
+    def _not_private(self, info=None) -> EvalkitError | None:
         """The refusal when the repo is asked to be private (the default) and is not: the database holds every rating,
         rater name and passcode. create_repo(exist_ok=True) leaves an existing repo's visibility as it is."""
         if not self.private:
             return None
-        visible = self.api.repo_info(self.repo_id, repo_type="dataset").private
+        visible = (info or self.api.repo_info(self.repo_id, repo_type="dataset")).private
         if visible is True:
             return None
         return EvalkitError(
@@ -120,10 +129,14 @@ class DatabaseSync:
         if self.db_path.exists():
             return False
         try:
-            refused = self._not_private()
+            info = self.api.repo_info(self.repo_id, repo_type="dataset")
+            refused = self._not_private(info)
             if refused:
                 raise refused
-            got = self.api.hf_hub_download(repo_id=self.repo_id, filename=self.path_in_repo, repo_type="dataset")
+            head = getattr(info, "sha", None)  # download and read the blob id at one commit: no upload between them
+            got = self.api.hf_hub_download(repo_id=self.repo_id, filename=self.path_in_repo, repo_type="dataset",
+                                           revision=head)
+            blob = self._repo_blob(head)
         except EvalkitError:
             raise
         except Exception as e:  # noqa: BLE001
@@ -131,6 +144,7 @@ class DatabaseSync:
                 raise self._cannot_read(e) from e
             if _is_missing(e):
                 log.info("no database in %s yet: starting a fresh one", self.repo_id)
+                self.repo_blob = None
                 return False
             unreached = isinstance(e, (ConnectionError, TimeoutError)) or type(e).__name__ in (
                 "LocalEntryNotFoundError", "OfflineModeIsEnabled", "ConnectError", "ConnectTimeout", "ReadTimeout") or (
@@ -147,7 +161,20 @@ class DatabaseSync:
                                "(it fails SQLite's integrity_check, or is no SQLite file: a truncated upload, a Git LFS "
                                "pointer)", "restore an earlier commit of the repo")
         self.last_pushed_hash = self._hash(self.db_path)
+        self.repo_blob = blob
         return True
+
+    def _repo_blob(self, revision: str | None = None) -> str | None:
+        """The git blob id of the database in the repo at this revision (default: its head), None when absent. Blob
+        ids are the Hub's own (a Git LFS or Xet file's is its pointer's), so two reads compare without hashing here."""
+        infos = self.api.get_paths_info(self.repo_id, [self.path_in_repo], revision=revision, repo_type="dataset")
+        blobs = [getattr(i, "blob_id", None) for i in infos if getattr(i, "path", None) == self.path_in_repo]
+        return blobs[0] if blobs else None
+
+    def _diverged_words(self, found: str | None) -> str:
+        return (f"the database {self.path_in_repo} in {self.repo_id} was "
+                f"{'removed' if found is None else 'replaced'} by someone else since this app last restored or pushed "
+                "it; the app holds its pushes rather than overwrite it (its own ratings stay on its disk)")
 
     def _record(self, error: str | None) -> None:
         """Note a push's outcome (None: it went through) in the status file the app reads."""
@@ -158,7 +185,9 @@ class DatabaseSync:
             self.failing += 1
             self.failing_since = self.failing_since or _now()
         state = {"repo": self.repo_id, "last_ok_at": self.last_ok_at, "failing_since": self.failing_since,
-                 "failures": self.failing, "error": error or ""}
+                 "failures": self.failing, "error": error or "",
+                 # pushes held over another database in the repo: how it changed ("replaced" / "removed"), else ""
+                 "held": "" if self.diverged is None else "removed" if self.diverged["blob"] is None else "replaced"}
         try:
             self.db_path.parent.mkdir(parents=True, exist_ok=True)  # a fresh start: the database is not made yet
             tmp = status_file(self.db_path).with_suffix(".tmp")
@@ -180,6 +209,8 @@ class DatabaseSync:
                 self.api.create_repo(self.repo_id, repo_type="dataset", private=self.private, exist_ok=True)
                 self.api.upload_file(path_or_fileobj=str(probe), path_in_repo=START_FILE, repo_id=self.repo_id,
                                      repo_type="dataset", commit_message="evalkit: the app started")
+                if self.repo_blob is UNKNOWN:  # a database kept on the Space's disk (persistent storage): the repo's
+                    self.repo_blob = self._repo_blob()  # file now is taken as this app's last push
             except Exception as e:  # noqa: BLE001
                 if getattr(getattr(e, "response", None), "status_code", None) in (401, 403):
                     raise EvalkitError(
@@ -209,19 +240,43 @@ class DatabaseSync:
                 return True
             try:
                 self.api.create_repo(self.repo_id, repo_type="dataset", private=self.private, exist_ok=True)
-                refused = self._not_private()  # an existing repo keeps its visibility: read it before each upload
+                info = self.api.repo_info(self.repo_id, repo_type="dataset")
+                refused = self._not_private(info)  # an existing repo keeps its visibility: read it before each upload
                 if refused:
                     log.error("push refused: %s; local data kept", refused)
                     self._record(f"refused: {refused.what}")
                     return False
-                self.api.upload_file(path_or_fileobj=str(snap), path_in_repo=self.path_in_repo, repo_id=self.repo_id,
-                                     repo_type="dataset", commit_message="evalkit: database snapshot")
+                head = getattr(info, "sha", None)
+                found = self._repo_blob(head)
+                if self.repo_blob is UNKNOWN:  # the start could not read it: the first push adopts what is there
+                    self.repo_blob = found
+                if found != self.repo_blob:  # someone put another database there (or removed it): never push over it
+                    words = self._diverged_words(found)
+                    if self.diverged is None or self.diverged.get("blob") != found:
+                        log.error("push held: %s. To keep this app's ratings, restore the file in the repo to its "
+                                  "last commit by this app (its history), and the pushes resume; to serve the repo's "
+                                  "file instead, restart the Space (with persistent storage, delete %s first)",
+                                  words, self.db_path)
+                    self.diverged = {"blob": found, "at": (self.diverged or {}).get("at") or _now()}
+                    self._record(f"held: {words}")
+                    return False
+                self.diverged = None
+                # on the head just read: if anyone commits in between, the Hub refuses this one and the next tick
+                # looks again
+                commit = self.api.upload_file(path_or_fileobj=str(snap), path_in_repo=self.path_in_repo,
+                                              repo_id=self.repo_id, repo_type="dataset",
+                                              commit_message="evalkit: database snapshot", parent_commit=head)
             except Exception as e:  # noqa: BLE001 - network/auth: keep the data, retry next tick
                 log.warning("push to %s failed (%s: %s); local data kept, retrying in %ss",
                             self.repo_id, type(e).__name__, e, self.every_seconds)
                 self._record(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
                 return False
             self.last_pushed_hash = digest
+            try:
+                self.repo_blob = self._repo_blob(getattr(commit, "oid", None))
+            except Exception as e:  # noqa: BLE001 - pushed; only the next push's check has to adopt what it finds
+                log.warning("pushed to %s but could not read the file back (%s: %s)", self.repo_id, type(e).__name__, e)
+                self.repo_blob = UNKNOWN
             self._record(None)
             return True
 

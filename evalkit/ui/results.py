@@ -227,6 +227,10 @@ def sync_warning(db_path: Path, lang: str) -> str:
     # what is at risk is what came after the last push that went through (the first failure may come later)
     since = (health.get("last_ok_at") or health.get("failing_since") or "").replace("T", " ").replace("+00:00", " UTC")
     error = inert((health.get("error") or "?")[:200])
+    if health.get("held"):  # another database in the repo: not a failure to fix, a choice between two databases
+        removed = health["held"] == "removed"
+        return word("sync_held", lang, repo=inert(health.get("repo") or "?"), since=since or "?",
+                    how=("删除" if removed else "替换") if lang == "zh" else ("removed" if removed else "replaced")) + "\n\n"
     return word("sync_failing", lang, repo=inert(health.get("repo") or "?"), n=health["failures"], since=since,
                 error=error) + "\n\n"
 

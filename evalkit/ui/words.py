@@ -69,6 +69,17 @@ WORDS: dict[str, dict[str, str]] = {
                            "time(s) in a row ({error}). Ratings stored since {since} (the last push that went "
                            "through) are only on this Space's disk, and a restart loses them: check HF_TOKEN's write access and the dataset, and do not "
                            "restart the Space until a push goes through."},
+    "sync_held": {"zh": "**⚠️ 数据库暂停同步到 Hub。** 自本应用上次恢复或推送以来，有人{how}了数据集 {repo} 中的数据库；"
+                        "应用不会覆盖它，因此暂停推送（本应用的评分仍在本 Space 的磁盘上，自 {since} 起未推送）。"
+                        "要保留本应用的评分：在该数据集的历史中把这个文件恢复为本应用最后一次提交的版本，推送会自动恢复。"
+                        "要改用数据集中的那份数据库：重启 Space（有持久存储时先删除磁盘上的数据库），自 {since} 起存下的评分会丢失。",
+                  "en": "**⚠️ The database's pushes to the Hub are held.** Someone {how} the database in the dataset {repo} "
+                        "since this app last restored or pushed it; the app does not overwrite it, so it holds its "
+                        "pushes (its own ratings are on this Space's disk, not pushed since {since}). To keep this "
+                        "app's ratings: restore the file in the dataset's history to this app's last commit, and "
+                        "the pushes resume by themselves. To serve the dataset's database instead: restart the Space "
+                        "(with persistent storage, delete the database on its disk first); the ratings stored since "
+                        "{since} are then lost."},
     "results_seen": {"zh": "**你的评分不再计分。** 你在仍可评分的时候查看了结果，而其中包含你可能还会评到的评分对"
                            "（他人的评分，或没有基准测试时评分对池自身的计时）：按路径的汇总可能透露它们哪一边是哪条路径。"
                            "你在本研究中此后的评分只作记录，不计入结论。",
