@@ -332,7 +332,8 @@ def test_live_runs_are_stored_as_live_and_never_paired(cfg, pool_db):
         out = tab.call("/live", "writing-01", "")
         assert "| ordinary | ok |" in out["timing table"] and "| assisted | ok |" in out["timing table"]
         texts = [g["text"] for g in rows(pool_db, "SELECT text FROM generations WHERE live = 1 ORDER BY id")]
-        assert [out["Ordinary — target alone"], out["Assisted — target verifies the draft"]] == texts
+        assert [out["Ordinary — target alone · 普通：仅目标模型"],
+                out["Assisted — target verifies the draft · 辅助：目标模型验证草稿模型的提议"]] == texts
         out = tab.call("/live", "writing-02", "周五上午系统升级，期间只读。")
     live = rows(pool_db, "SELECT g.path, g.prompt_id, g.live, e.kind FROM generations g "
                          "JOIN experiments e ON e.id = g.experiment_id WHERE e.kind = 'live' ORDER BY g.id")

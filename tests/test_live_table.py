@@ -103,3 +103,27 @@ def test_the_preparation_panel_says_it_trains_the_demo_pair_only_when_it_does():
     pooling = panel(Snapshot(stage="pair pool", stages=["pair pool"]))
     assert "trains its offline demo model pair" in building and "先训练离线演示模型" in building
     assert "trains" not in pooling and "训练" not in pooling and "generating the pairs" in pooling
+
+
+def test_the_live_tab_reads_in_both_languages(tmp_path, pool_db, tiny_models):  # noqa: F811
+    """Live audit, 2026-12-04: a presenter showing Chinese-speaking managers met English-only output boxes and table
+    headings on a tab whose every other word is bilingual. Each path's box and every heading now says it in both."""
+    import gradio as gr
+    from apphelpers import write_config
+
+    from evalkit.config import load_config
+    from evalkit.generation import registry
+    from evalkit.ui import build_app
+
+    app = build_app(load_config(write_config(tmp_path / "app.toml", tiny_models)), pool_db)
+    labels = {b.label for b in app.blocks.values() if isinstance(b, gr.Textbox)}
+    for name in ("ordinary", "assisted"):
+        spec = registry.get(name)
+        assert spec.label_zh and f"{spec.label} · {spec.label_zh}" in labels, (name, labels)
+    heading = timing_table([rec("ordinary", 2.0), rec("assisted", 1.0)], TOL).splitlines()[0]
+    cells = [c.strip() for c in heading.strip("|").split("|")]
+    assert len(cells) == 7 and all(" · " in c for c in cells), cells
+    assert all(any("\u4e00" <= ch <= "\u9fff" for ch in c.split(" · ")[1]) for c in cells), cells
+    failed = timing_table([rec("assisted", None, status="failed", error_stage="generate", error_class="RuntimeError")],
+                          TOL)
+    assert "failed at generate: RuntimeError · 失败" in failed

@@ -38,6 +38,7 @@ class PathSpec:
     name: str  # stored as generations.path, timing_runs.path, ...; also the `evalkit run --path` choice
     label: str  # what people read: the Live tab's box, the report's legends
     colour: str  # its colour in every plot (a matplotlib colour name)
+    label_zh: str = ""  # the label in Chinese, beside it where the page is bilingual (the Live tab's box)
     # extra generate() arguments for a loaded pair; None: never run on its own (the fallback is run by another path)
     generate_kwargs: Callable[[Any], dict] | None = None
     needs_draft: bool = False  # the draft model is loaded for it (benchmark worker) and its passes counted
@@ -113,6 +114,11 @@ def label(name: str) -> str:
     return _REGISTRY[name].label if name in _REGISTRY else str(name)
 
 
+def bilingual(spec: PathSpec) -> str:
+    """Its label in English · Chinese, for the bilingual pages (English alone where no Chinese was given)."""
+    return f"{spec.label} · {spec.label_zh}" if spec.label_zh else spec.label
+
+
 def colour(name: str) -> str:
     return _REGISTRY[name].colour if name in _REGISTRY else "tab:gray"
 
@@ -176,19 +182,22 @@ def _assisted_refusal(cfg, compat) -> str | None:
 
 
 register(PathSpec(
-    name=GenerationPath.ORDINARY.value, label="Ordinary — target alone", colour="tab:blue",
+    name=GenerationPath.ORDINARY.value, label="Ordinary — target alone", label_zh="普通：仅目标模型",
+    colour="tab:blue",
     generate_kwargs=lambda pair: {}, in_pairs=True))
 register(PathSpec(
-    name=GenerationPath.ASSISTED.value, label="Assisted — target verifies the draft", colour="tab:orange",
+    name=GenerationPath.ASSISTED.value, label="Assisted — target verifies the draft",
+    label_zh="辅助：目标模型验证草稿模型的提议", colour="tab:orange",
     generate_kwargs=_assisted_kwargs, needs_draft=True, enabled=lambda cfg: cfg.assisted_enabled,
     switch="set generation_path = 'assisted' and load_draft = true in the config, or run the ordinary path",
     refusal=_assisted_refusal, drafts=True, falls_back=True, versus_ordinary=True, in_pairs=True))
 register(PathSpec(
-    name=GenerationPath.FALLBACK.value, label="Fallback — ordinary, run because assisted failed", colour="tab:red",
+    name=GenerationPath.FALLBACK.value, label="Fallback — ordinary, run because assisted failed",
+    label_zh="回退：辅助失败后由目标模型单独生成", colour="tab:red",
     benched=False, live=False))  # run by the assisted path after a failure, under its own name
 register(PathSpec(
     name=GenerationPath.PROMPT_LOOKUP.value, label="Prompt lookup — n-grams from the prompt, no draft",
-    colour="tab:purple",
+    label_zh="提示查找：从提示中取 n-gram，无草稿模型", colour="tab:purple",
     generate_kwargs=lambda pair: {"prompt_lookup_num_tokens": pair.cfg.assistant.prompt_lookup_num_tokens},
     enabled=lambda cfg: cfg.assistant.prompt_lookup_num_tokens > 0,
     switch="set assistant.prompt_lookup_num_tokens > 0 (e.g. 10)", drafts=True, versus_ordinary=True))

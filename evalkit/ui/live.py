@@ -217,7 +217,7 @@ def _row(rec: GenerationRecord) -> str:
     s = f"{rec.generate_seconds:.3f}" if rec.generate_seconds is not None else "—"
     tps = f"{rec.tokens_per_second:.1f}" if rec.tokens_per_second is not None else "—"
     draft = f"{rec.draft_accepted} / {rec.draft_proposed}" if rec.draft_proposed is not None else "—"
-    status = rec.status if rec.ok else f"failed at {rec.error_stage}: {rec.error_class}"
+    status = rec.status if rec.ok else f"failed at {rec.error_stage}: {rec.error_class} · 失败"
     return f"| {rec.path} | {status} | {s} | {rec.new_tokens} | {tps} | {rec.stop_reason or '—'} | {draft} |"
 
 
@@ -259,7 +259,8 @@ def speed_words(path: str, o: GenerationRecord, a: GenerationRecord, tolerance: 
 
 
 def timing_table(records: list[GenerationRecord], tolerance: float, batches: str = "") -> str:
-    lines = ["| path | status | generate() s | new tokens | tokens/s | stop | draft accepted / proposed |",
+    lines = ["| path · 路径 | status · 状态 | generate() s · 秒 | new tokens · 新 token 数 | tokens/s · token/秒 | "
+             "stop · 停止原因 | draft accepted / proposed · 草稿接受/提议 |",
              "| --- | --- | ---: | ---: | ---: | --- | ---: |"]
     lines += [_row(r) for r in records]
     lines.append("")
@@ -295,7 +296,7 @@ class LiveTab:
     prompt: gr.Dropdown
     material: gr.Textbox
     run_btn: gr.Button
-    outputs: dict[str, gr.Textbox]  # path name -> its box (live_paths), labelled with the registry's label
+    outputs: dict[str, gr.Textbox]  # path name -> its box (live_paths), labelled with the registry's labels
     table: gr.Markdown
     status: gr.Markdown
 
@@ -334,7 +335,7 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
         stop_btn = gr.Button("Stop · 停止", elem_id="live-stop", scale=1)
     status = gr.Markdown(label="live status")
     with gr.Row():
-        outputs = {s.name: gr.Textbox(label=s.label, lines=10, interactive=False) for s in shown_paths}
+        outputs = {s.name: gr.Textbox(label=registry.bilingual(s), lines=10, interactive=False) for s in shown_paths}
     table = gr.Markdown(label="timing table", elem_id="live-table")
     ui = LiveTab(prompt_dd, material, run_btn, outputs, table, status)
 
