@@ -44,10 +44,11 @@ class Snapshot:
 
 class Board:
     """Collects the bars' progress against a plan of (stage, expected seconds) and writes snapshots to `path`
-    (atomically, at most every `every` seconds)."""
+    (atomically, at most every `every` seconds); with no path, it keeps them for `snapshot()` only (a reader in the
+    same process)."""
 
-    def __init__(self, path: Path, plan: list[tuple[str, float]], every: float = 0.5, clock=time.monotonic):
-        self.path, self.plan, self.every, self.clock = Path(path), list(plan), every, clock
+    def __init__(self, path: Path | None, plan: list[tuple[str, float]], every: float = 0.5, clock=time.monotonic):
+        self.path, self.plan, self.every, self.clock = Path(path) if path else None, list(plan), every, clock
         self.t0 = clock()
         self._lock = threading.Lock()
         self._last_write = 0.0
@@ -104,6 +105,8 @@ class Board:
             return snap
 
     def write(self, force: bool = False, **final) -> None:
+        if self.path is None:
+            return
         now = self.clock()
         if not force and now - self._last_write < self.every:
             return

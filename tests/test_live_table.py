@@ -127,3 +127,63 @@ def test_the_live_tab_reads_in_both_languages(tmp_path, pool_db, tiny_models):  
     failed = timing_table([rec("assisted", None, status="failed", error_stage="generate", error_class="RuntimeError")],
                           TOL)
     assert "failed at generate: RuntimeError · 失败" in failed
+
+
+def test_the_first_live_run_shows_the_demo_pair_s_training_and_a_page_left_mid_way_leaves_it_running(
+        tiny_models, tmp_path, pool_db, monkeypatch):  # noqa: F811
+    """Space audit, 2026-12-04: after a restart without persistent storage the first Live run trains the demo pair in
+    the server for minutes, and its status said so once, then nothing moved. It now shows the training's stage, share
+    and time left as it goes; a page left during it leaves the one training running, and the next run shows that
+    training rather than starting another."""
+    import threading
+
+    from apphelpers import write_config
+
+    import evalkit.generation.models as models_mod
+    import evalkit.ui.live as live_mod
+    from evalkit.config import load_config
+    from evalkit.progress import bar
+    from evalkit.ui import build_app
+    from evalkit.ui.session import Session
+
+    real_load = models_mod.load_pair
+    calls, go_on = [], threading.Event()
+
+    def training_load(cfg, progress=True, **kw):  # the demo pair's build, as its bars report it, then the pair
+        calls.append(progress)
+        with bar(total=4, desc="train target", disable=not progress) as b:
+            for i in range(4):
+                if i == 2:
+                    go_on.wait(10)  # the test leaves the page here
+                time.sleep(0.1)
+                b.update(1)
+        return real_load(cfg, progress=False, **kw)
+
+    import time
+
+    monkeypatch.setattr(models_mod, "load_pair", training_load)
+    monkeypatch.setattr(models_mod, "demo_stages", lambda cfg: [("train target", 2.0), ("train draft", 1.0)])
+    monkeypatch.setattr(live_mod, "TRAINING_POLL_SECONDS", 0.05)
+    app = build_app(load_config(write_config(tmp_path / "app.toml", tiny_models)), pool_db)
+    live = next(f for f in app.fns.values() if f.api_name == "live")
+
+    def statuses(gen, until=None):
+        said = []
+        for out in gen:
+            said += [v for k, v in out.items() if getattr(k, "label", None) == "live status"]
+            if until and until(said):
+                break
+        return said
+
+    first = live.fn(Session(), "writing-01", "", None)
+    said = statuses(first, until=lambda said: any("(2 / 4)" in w for w in said))
+    first.close()  # the page goes mid-training
+    training = [w for w in said if w.startswith("Training the offline demo pair for the first run")]
+    assert training and "%** · train target (" in training[-1] and "正在为首次运行训练离线演示模型" in training[-1]
+    go_on.set()
+    said = statuses(live.fn(Session(), "writing-01", "", None))
+    assert calls == [True]  # one training, with its bars (the server's log), shown by the second run
+    assert any("train target (" in w for w in said) and not any("(0 / 4)" in w for w in said[1:])
+    assert said[-1].startswith("Done.")
+    said = statuses(live.fn(Session(), "writing-02", "", None))  # the pair is loaded: no more training words
+    assert not any("Training" in w for w in said) and said[-1].startswith("Done.")

@@ -82,6 +82,18 @@ def check_access(cfg: Config, space: bool, s: Session | None) -> None:
                            "ask an organiser for a demonstration (app.live_access)")
 
 POLL_SECONDS = 0.15
+TRAINING_POLL_SECONDS = 1.0
+
+
+def training_words(snap) -> str:
+    """The Live status while the demo pair trains for the first run: how far, and how long is left."""
+    from .prepare import _duration
+
+    pct = round(100 * snap.fraction)
+    count = f" ({snap.n} / {snap.total})" if snap.total else ""
+    left = "" if snap.remaining is None else f" · about {_duration(snap.remaining)} left · 约剩 {_duration(snap.remaining)}"
+    return (f"Training the offline demo pair for the first run (once: it is kept for later runs): **{pct}%** · "
+            f"{snap.stage or 'starting'}{count}{left} · 正在为首次运行训练离线演示模型（仅一次）：{pct}%")
 
 
 class LiveModels:
@@ -95,6 +107,8 @@ class LiveModels:
         self.cfg = cfg
         self._pair = None
         self._lock = threading.Lock()
+        self._starting = threading.Lock()
+        self._training = None  # (thread, progress board, result box) while the demo pair trains for a Live run
 
     @property
     def loaded(self) -> bool:
@@ -111,13 +125,56 @@ class LiveModels:
                     f"then loading it… · 先训练离线演示模型（约 {minutes} 分钟，仅一次），然后加载…")
         return "Loading the models (first run only)… · 正在加载模型（仅首次）…"
 
-    def get(self):
+    def get(self, board=None):
+        """The pair, loaded on first use. board (a progress.Board): the demo pair's training, when it happens here,
+        publishes its progress to it (and its bars to the server's log)."""
         with self._lock:
             if self._pair is None:
                 from ..generation.models import load_pair
+                from ..progress import watching
 
-                self._pair = load_pair(self.cfg, progress=False)
+                if board is None:
+                    self._pair = load_pair(self.cfg, progress=False)
+                else:
+                    with watching(board):
+                        self._pair = load_pair(self.cfg, progress=True)
             return self._pair
+
+    def get_with_progress(self):
+        """get(), for a generator that shows progress: yields status words while the demo pair trains (minutes: its
+        stage, share done and time left, every second), then returns the pair (the generator's return value). One
+        training, kept on this object: a page left mid-way leaves it running, and the next run shows the same one."""
+        if self.loaded:
+            return self._pair
+        from ..generation.models import demo_stages
+        from ..progress import Board
+
+        with self._starting:
+            if self._training is None and (stages := demo_stages(self.cfg)):
+                board, box = Board(None, stages), {}
+
+                def work():
+                    try:
+                        box["pair"] = self.get(board)
+                    except BaseException as e:  # noqa: BLE001 - re-raised in the waiting run's thread
+                        box["error"] = e
+
+                thread = threading.Thread(target=work, daemon=True, name="evalkit-live-load")
+                thread.start()
+                self._training = (thread, board, box)
+            training = self._training
+        if training is None:
+            return self.get()
+        thread, board, box = training
+        while thread.is_alive():
+            yield training_words(board.snapshot())
+            thread.join(TRAINING_POLL_SECONDS)
+        with self._starting:
+            if self._training is training:  # a failed training is tried again by the next run
+                self._training = None
+        if "error" in box:
+            raise box["error"]
+        return box["pair"]
 
 
 def _text_buffer(tokenizer, pooled: set[tuple[int, ...]] = frozenset()):
@@ -382,7 +439,13 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
         yield {ui.status: models.loading_words() if not models.loaded else "Running…",
                ui.table: ""} | {box: "" for box in boxes.values()}
         try:
-            pair = models.get()
+            loading = models.get_with_progress()
+            while True:  # the training's progress, while the demo pair trains; then the pair
+                try:
+                    yield {ui.status: next(loading)}
+                except StopIteration as done:
+                    pair = done.value
+                    break
             seed = live_seed()
             runnable = available_paths(pair)
             records: list[GenerationRecord] = []
