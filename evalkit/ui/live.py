@@ -442,10 +442,11 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
             loading = models.get_with_progress()
             while True:  # the training's progress, while the demo pair trains; then the pair
                 try:
-                    yield {ui.status: next(loading)}
+                    words = next(loading)
                 except StopIteration as done:
                     pair = done.value
                     break
+                yield {ui.status: words}
             seed = live_seed()
             runnable = available_paths(pair)
             records: list[GenerationRecord] = []
