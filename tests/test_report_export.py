@@ -599,3 +599,36 @@ def test_live_runs_machine_names_and_home_folders_do_not_leave_the_machine(db, t
     screened = db.execute("SELECT COUNT(*) FROM prescreen WHERE generation_id IN "
                           "(SELECT id FROM generations WHERE live = 0)").fetchone()[0]
     assert screened and len(exported["prescreen"]) == screened and len(exported["bench_processes"]) == 4
+
+
+def test_the_frozen_gate_s_file_path_leaves_no_user_name(db, tmp_path):
+    """Export audit, 2026-12-04: the gate frozen with each experiment and study records the file it was read from,
+    by default the checkout's own (under a home folder: the user's name), and the export published it as stored in
+    experiments.gate_json and studies.gate_json, and the report printed it twice. The path is written from ~ there;
+    the frozen text, and so gate_hash, stays as it was."""
+    import pyarrow.parquet as pq
+
+    from evalkit.publish.report import write_report
+    from evalkit.study.gate import gate_text_hash
+
+    # as if the checkout were under /home/alice.smith (the study's frozen gate may not change in the app: this test
+    # stands in for a study frozen there, so it lifts that guard on its own copy)
+    db.execute("DROP TRIGGER studies_gate_frozen")
+    for table in ("experiments", "studies"):
+        for row in db.execute(f"SELECT id, gate_json FROM {table} WHERE gate_json IS NOT NULL").fetchall():
+            gate = json.loads(row[1]) | {"path": "/home/alice.smith/evalkit/configs/gate.toml"}
+            db.execute(f"UPDATE {table} SET gate_json = ? WHERE id = ?", [json.dumps(gate), row[0]])
+    db.commit()
+    out = tmp_path / "e"
+    export(db, out)
+    for table in ("experiments", "studies"):
+        rows = [r for r in pq.read_table(split_file(out, table)).to_pylist() if r["gate_json"]]
+        assert rows, table
+        for r in rows:
+            assert "alice.smith" not in r["gate_json"], (table, r["gate_json"])
+            gate = json.loads(r["gate_json"])
+            assert gate["path"] == "~/evalkit/configs/gate.toml"
+            assert gate_text_hash(gate["text"]) == r["gate_hash"]  # the frozen text still checks
+    write_report(db, tmp_path / "report")
+    page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
+    assert "alice.smith" not in page and "~/evalkit/configs/gate.toml" in page

@@ -208,7 +208,9 @@ def verdict_html(agg: Aggregate, prov: Provenance | None = None) -> str:
         return "<ul>" + "".join(items) + "</ul>"
 
     color = {Decision.KEEP: "#1a7f37", Decision.DROP: "#cf222e"}.get(v.decision, "#9a6700")
-    notes = "".join(f"<li>{html.escape(n)}</li>" for n in agg.notes)
+    from .export import without_home
+
+    notes = "".join(f"<li>{html.escape(without_home(n))}</li>" for n in agg.notes)  # a report is shared
     label = f" ({html.escape(v.label)})" if v.interim else ""
     claim = (f"<p>{html.escape(v.claim)}</p>" if v.claim else "") + (
         f'<p class="ppi">{html.escape(v.ppi)}</p>' if getattr(v, "ppi", "") else "")
@@ -230,6 +232,7 @@ def verdict_html(agg: Aggregate, prov: Provenance | None = None) -> str:
 
 def provenance_html(prov: Provenance) -> str:
     """The provenance block: figures with their runs, experiments, environment, scope, prompts, gate."""
+    from .export import without_home
     e = html.escape
     figs = "".join(
         f"<li><b>{e(f.name)}</b>: " + (f"{e(f.value)} <span class=\"src\">[{e(prov.cite(f.experiments))}]</span>"
@@ -251,11 +254,11 @@ def provenance_html(prov: Provenance) -> str:
         for p in prov.prompts)
     if prov.gate:
         g = prov.gate
-        gate = (f"<p>Frozen with experiment {g['experiment_id']} ({e(g['path'])}), hash <code>{e(g['hash'])}</code>"
+        gate = (f"<p>Frozen with experiment {g['experiment_id']} ({e(without_home(g['path']))}), hash <code>{e(g['hash'])}</code>"
                 f"{'' if g['hash_ok'] else ' <b>does not match its text</b>'}.</p><pre>{e(g['text'])}</pre>")
     else:
         gate = "<p>No experiment with a frozen release gate.</p>"
-    notes = "".join(f"<li>{e(n)}</li>" for n in prov.notes)
+    notes = "".join(f"<li>{e(without_home(n))}</li>" for n in prov.notes)  # a report is shared: no user's name
     return (f'<div class="provenance"><h2>Provenance</h2><p>Built by evalkit {e(prov.evalkit)} at {e(prov.generated_at)} '
             f"from the stored rows. A figure with no stored run behind it is not printed.</p>"
             f"<h3>Figures and the runs behind them</h3><ul>{figs}</ul>"
