@@ -632,3 +632,40 @@ def test_the_frozen_gate_s_file_path_leaves_no_user_name(db, tmp_path):
     write_report(db, tmp_path / "report")
     page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
     assert "alice.smith" not in page and "~/evalkit/configs/gate.toml" in page
+
+
+def test_a_study_rated_before_closings_were_recorded_counts_as_closed_after_the_upgrade(db, tmp_path, monkeypatch):
+    """Export audit, 2026-12-04: migration 012 began recording closed pairs but recorded none of the pairs already
+    filled, so a study rated before it read as open after the upgrade: its export and report said its pairs were
+    still open to raters, and the push was refused until --while-rating. Migration 020 closes each pair filled
+    before 012, as of the rating that filled it; a pair below its quota stays open."""
+    from evalkit.rating.queue import unclosed_pairs
+    from evalkit.store import migrations
+
+    old_path = tmp_path / "old.db"
+    with monkeypatch.context() as m:  # a database made by a version before closings were recorded
+        m.setattr(migrations, "MIGRATIONS", [x for x in migrations.MIGRATIONS if x[0] < "012"])
+        old = open_db(old_path)
+    old.conn.execute("PRAGMA foreign_keys = OFF")
+    short = db.execute("SELECT pair_id FROM ratings ORDER BY id").fetchone()[0]  # this pair loses its last rating
+    last_of_short = db.execute("SELECT MAX(id) FROM ratings WHERE pair_id = ?", [short]).fetchone()[0]
+    for table in ("studies", "experiments", "generations", "pairs", "ratings"):
+        mine = [c[1] for c in old.conn.execute(f"PRAGMA table_info({table})")]
+        cols = [c for c in (c[1] for c in db.conn.execute(f"PRAGMA table_info({table})")) if c in mine]
+        rows = db.conn.execute(f"SELECT {', '.join(cols)} FROM {table} ORDER BY rowid").fetchall()
+        if table == "ratings":
+            rows = [r for r in rows if r[cols.index("id")] != last_of_short]
+        old.conn.executemany(f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", rows)
+    old.conn.commit()
+    old.conn.close()
+    upgraded = open_db(old_path)
+    assert unclosed_pairs(upgraded) == 1  # the pair below its quota (3 ratings) is open; the others closed
+    closed = dict(upgraded.execute("SELECT pair_id, closed_at FROM closed_pairs").fetchall())
+    assert short not in closed and len(closed) == 3
+    for pair_id, closed_at in closed.items():  # as of the rating that filled it
+        third = upgraded.execute("SELECT created_at FROM current_ratings WHERE pair_id = ? ORDER BY id LIMIT 1 "
+                                 "OFFSET 2", [pair_id]).fetchone()[0]
+        assert closed_at == third
+    upgraded.conn.close()
+    r = CliRunner().invoke(cli, ["export", "--db", str(old_path), "--out", str(tmp_path / "e")])
+    assert r.exit_code == 0 and "1 pair(s)" in r.output and "still open" in r.output, r.output  # not 4

@@ -567,6 +567,26 @@ def _m019_pool_sample_seed(db) -> None:
     db.execute("ALTER TABLE experiments ADD COLUMN sample_seed INTEGER")
 
 
+def _m020_closed_before_012(db) -> None:
+    # Migration 012 began recording closings (closed_pairs) but recorded none for the pairs already filled: in a
+    # database rated before it, every such pair counted as open (rating.queue.unclosed_pairs), so a finished study's
+    # export and report said pairs were still open to raters and its push was refused. Each pair whose quota was
+    # filled by a rating stored before 012 was applied is closed as of that rating. Its quota: the pair's own, else the
+    # app.ratings_per_pair its pool was made with (3, the default, where that config does not say).
+    applied = db.execute("SELECT applied_at FROM _migrations WHERE name = '012_reveal_hold'").fetchone()
+    if applied is None:
+        return
+    db.execute(
+        """INSERT OR IGNORE INTO closed_pairs (pair_id, closed_at)
+           SELECT pair_id, created_at FROM (
+               SELECT r.pair_id, r.created_at,
+                      ROW_NUMBER() OVER (PARTITION BY r.pair_id ORDER BY r.id) AS k,
+                      COALESCE(p.wanted_ratings, json_extract(e.config_json, '$.app.ratings_per_pair'), 3) AS quota
+               FROM current_ratings r JOIN pairs p ON p.id = r.pair_id
+               JOIN experiments e ON e.id = p.experiment_id)
+           WHERE k = quota AND created_at <= ?""", [applied[0]])
+
+
 MIGRATIONS = [
     ("001_initial", _m001_initial),
     ("002_ratings", _m002_ratings),
@@ -587,4 +607,5 @@ MIGRATIONS = [
     ("017_results_seen", _m017_results_seen),
     ("018_bench_stored_at", _m018_bench_stored_at),
     ("019_pool_sample_seed", _m019_pool_sample_seed),
+    ("020_closed_before_012", _m020_closed_before_012),
 ]
