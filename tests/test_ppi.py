@@ -310,3 +310,26 @@ def test_identical_pairs_enter_as_exact_zeros_not_as_unrated_pairs(tmp_path):
     # the same quantity: the drop among differing pairs, times their share (about half), not the undiluted drop
     assert abs(row["difference"] - row["rated_difference"]) < 0.25 * abs(row["rated_difference"])
     assert row["difference"] > 0.75 * (row["rated_difference"] * (identical + differing) / differing)
+
+
+def test_the_verdict_counts_the_rated_pairs_ppi_ran_on_not_the_identical_ones(tmp_path):
+    """Export audit, 2026-12-04: the verdict's PPI sentence said "corrected by the raters' answers on the 40 rated
+    pairs" where the same verdict's sample line said 27 rated pairs and 13 identical ones: it counted the identical
+    pairs as rated. It now names the rated pairs whose outputs differ, and the share the estimate is scaled by."""
+    db, _ = _study(tmp_path, "count", gate_file_text(planned_pairs=600, min_ratings_per_pair=1, claim="these raters"),
+                   pairs=600, unrated_pairs=1800, raters_per_pair=1, raters=5, queue_order=True, seed=5,
+                   prescreen_accuracy=0.6, identical_share=0.5, drops={"schedule": 0.15})
+    rated = db.execute("SELECT COUNT(DISTINCT pair_id) FROM current_ratings r JOIN pairs p ON p.id = r.pair_id "
+                       "JOIN generations o ON o.id = p.ordinary_generation_id "
+                       "JOIN generations a ON a.id = p.assisted_generation_id "
+                       "WHERE o.token_hash != a.token_hash").fetchone()[0]
+    agg = aggregate(db)
+    row = agg.tables["non_inferiority"].set_index("criterion").loc["schedule"]
+    assert row["pairs"] > rated  # the sample counts identical pairs too
+    said = agg.verdict.ppi
+    assert f"on the {rated} rated pairs whose outputs differ" in said, said
+    identical, differing = db.execute(
+        "SELECT SUM(o.token_hash = a.token_hash), SUM(o.token_hash != a.token_hash) FROM pairs p "
+        "JOIN generations o ON o.id = p.ordinary_generation_id JOIN generations a ON a.id = p.assisted_generation_id"
+    ).fetchone()
+    assert f"scaled by the share of pooled pairs whose outputs differ ({differing / (identical + differing):.3f})" in said

@@ -132,7 +132,8 @@ def apply(row: dict, sample: RatingData, criterion: str, screen: PairScreen | No
         return row
     row.update({"ppi": True, "difference": differing_share * float(res["difference"][0]),
                 "ci_low": differing_share * float(res["low"][0]), "ci_high": differing_share * float(res["high"][0]),
-                "ppi_lambda": float(res["lambda"][0]), "ppi_unrated_pairs": int(res["unrated_pairs"][0])})
+                "ppi_lambda": float(res["lambda"][0]), "ppi_unrated_pairs": int(res["unrated_pairs"][0]),
+                "ppi_rated_pairs": int(res["rated_pairs"][0]), "ppi_differing_share": differing_share})
     return row
 
 
@@ -153,7 +154,13 @@ def sentence(rows: list[dict], use: bool) -> str:
         why = next((r["ppi_note"] for r in rows if r.get("ppi_note")), "no pair to use")
         return f"Prediction-powered inference not used: {why}{agree}."
     r = used[0]
+    # the rated pairs PPI ran on: those whose outputs differ (the row's `pairs` counts the identical ones too)
+    rated = r.get("ppi_rated_pairs", r["pairs"])
+    share = r.get("ppi_differing_share", 1.0)
+    same = (f"; identical pairs count as exact zeros: the estimate and both ends are scaled by the share of pooled "
+            f"pairs whose outputs differ ({share:.3f})" if share < 1 else "")
     return (f"Prediction-powered inference used (PPI++, gate ppi = \"on\"): the rule pre-screen's answers on "
-            f"{r['ppi_unrated_pairs']} unrated pooled pairs, corrected by the raters' answers on the {r['pairs']} rated "
-            f"pairs (a uniformly random subset: the queue's order was drawn at random), with lambda "
+            f"{r['ppi_unrated_pairs']} unrated pooled pairs, corrected by the raters' answers on the {rated} rated "
+            f"pairs whose outputs differ (a uniformly random subset: the queue's order was drawn at random){same}, "
+            "with lambda "
             + ", ".join(f"{x['criterion']} {x['ppi_lambda']:.2f}" for x in used) + f"{agree}.")
