@@ -449,6 +449,7 @@ def test_raters_add_checks_the_link_before_making_a_code_shown_once(tmp_path, da
     (["plan", "--look-every", "0"], "--look-every only applies with --compare"),  # ignored before
     (["plan", "--rosters", "20,40", "--pool", "5"], "--pool, --rosters only apply with --compare"),
     (["export", "--out", "OUT", "--public"], "--public only applies with --push-to-hub"),  # exported, said nothing
+    (["export", "--out", "OUT", "--while-rating"], "--while-rating only applies with --push-to-hub"),  # export audit
 ])
 def test_cli_refuses_an_option_it_would_ignore_or_a_link_that_is_not_one(args, message, tmp_path, db_file):
     """Audit, 2026-12-02: each of these ran as if the option were not given (or spent a code on a bad link)."""

@@ -120,6 +120,10 @@ def export(db_path, out_dir, repo_id, public, keep_rater_names, study, while_rat
     if public and not repo_id:  # a flag that does nothing would read as if the export were published
         raise EvalkitError("--public only applies with --push-to-hub (the local export is not published)",
                            "add --push-to-hub ORG/NAME, or leave --public out")
+    if while_rating and not repo_id:  # likewise: a local export is written, and says so, while pairs are open
+        raise EvalkitError("--while-rating only applies with --push-to-hub (a local export is written while pairs "
+                           "are open to raters without it, and says so)",
+                           "add --push-to-hub ORG/NAME, or leave --while-rating out")
     out_dir = named_folder(out_dir)  # before the database is opened: a refusal touches nothing
     ds = run_export(open_study_db(db_path, must_exist=True), out_dir, push_to_hub=repo_id, public=public,
                     keep_rater_names=keep_rater_names, study=study, while_rating=while_rating)
