@@ -158,7 +158,7 @@ def test_html_in_rater_text_stays_inert_in_the_report_and_the_export_card(tmp_pa
     page = build_report(db, tmp_path / "report").read_text(encoding="utf-8")
     assert not [s for s in raw if s in page]
 
-    export(db, tmp_path / "named", keep_rater_names=True)
+    export(db, tmp_path / "named", keep_rater_names=True, keep_comments=True)
     ratings = pq.read_table(split_file(tmp_path / "named", "ratings")).to_pylist()
     # the data keeps the raw strings (it is data, not markup) ...
     assert {(r["rater"], r["comment"], r["skip_reason"]) for r in ratings} == {

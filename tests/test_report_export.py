@@ -669,3 +669,37 @@ def test_a_study_rated_before_closings_were_recorded_counts_as_closed_after_the_
     upgraded.conn.close()
     r = CliRunner().invoke(cli, ["export", "--db", str(old_path), "--out", str(tmp_path / "e")])
     assert r.exit_code == 0 and "1 pair(s)" in r.output and "still open" in r.output, r.output  # not 4
+
+
+def test_what_raters_typed_is_exported_only_when_asked(tmp_path):
+    """Export audit, 2026-12-04: the card stresses that rater names are pseudonymised, yet a comment such as "I am Bob
+    Jones, bob@example.com" (and a skip's reason) was published as typed, where the report never shows rater text.
+    It is left out unless --keep-comments, and the card says how much there is either way."""
+    import pyarrow.parquet as pq
+
+    from evalkit.config import AppConfig
+    from evalkit.rating.queue import RatingInput, skip_pair, submit_rating
+    from test_aggregate import GATE, load_fixture
+
+    db = open_db(tmp_path / "typed.db")
+    app = AppConfig(ratings_per_pair=4)  # a pair with room for one more rating
+    ids = load_fixture(db, tmp_path / "gate.toml", GATE, app=app)
+    answers = {c: "pass" for c in CRITERIA}
+    submit_rating(db, app, RatingInput(ids[1], "erin", answers, answers, "tie", "I am Erin Jones, erin@example.com"))
+    skip_pair(db, AppConfig(), "dan", ids[0], "Dan Smith here: I wrote this notice")
+    db.conn.close()
+    runner = CliRunner()
+    for keep, out in ((False, tmp_path / "plain"), (True, tmp_path / "kept")):
+        r = runner.invoke(cli, ["export", "--db", str(tmp_path / "typed.db"), "--out", str(out),
+                                *(["--keep-comments"] if keep else [])])
+        assert r.exit_code == 0, r.output
+        ratings = pq.read_table(split_file(out, "ratings")).to_pylist()
+        card = (out / "README.md").read_text(encoding="utf-8")
+        published = json.dumps(ratings, ensure_ascii=False) + card
+        assert ("Erin Jones" in published and "Dan Smith" in published) is keep
+        assert ("Erin" in published or "Dan Smith" in published) is keep, out
+        assert "What raters typed (1 comment(s) and 1 skip reason(s))" in card
+        assert ("exported as typed" if keep else "is left out") in card
+        if not keep:
+            assert {r["comment"] for r in ratings} == {""} and {r["skip_reason"] for r in ratings} <= {"", None}
+    assert "--keep-comments" in runner.invoke(cli, ["export", "--help"]).output

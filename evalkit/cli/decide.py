@@ -96,12 +96,15 @@ def report(db_path, study, out_dir):
 @click.option("--push-to-hub", "repo_id", default=None, help="Also push to this Hub dataset repo (e.g. my-org/evalkit-study).")
 @click.option("--public", is_flag=True, help="Make the Hub dataset public (default: private).")
 @click.option("--keep-rater-names", is_flag=True, help="Keep rater names (default: salted-hash pseudonyms).")
+@click.option("--keep-comments", is_flag=True,
+              help="Export what raters typed (comments, skip reasons) as typed; it may name them or others "
+                   "(default: left out, the card says how many).")
 @study_option
 @click.option("--while-rating", is_flag=True,
               help="Push even though pairs are still open to raters (the export says which side of each pair is which "
                    "path: push it only where no rater can read it). Without it such a push is refused.")
 @fail_clearly
-def export(db_path, out_dir, repo_id, public, keep_rater_names, study, while_rating):
+def export(db_path, out_dir, repo_id, public, keep_rater_names, keep_comments, study, while_rating):
     """Export the database as a datasets.DatasetDict: experiments, generations, timing and batch runs, benchmark
     processes, pre-screen answers, pairs, ratings, gold reference outputs, and every study with its frozen decision
     (or none).
@@ -110,7 +113,8 @@ def export(db_path, out_dir, repo_id, public, keep_rater_names, study, while_rat
     --push-to-hub, private unless --public. Reload a table with
     datasets.load_dataset(OUT, "ratings", split="train"): file names carry a content hash, so a
     re-export never reloads rows cached from an earlier one. The card carries the verdict of --study
-    (default: the latest). Live-tab demo runs are not exported; machine names are salted hashes.
+    (default: the latest). Live-tab demo runs are not exported; machine names are salted hashes;
+    raters' comments and skip reasons only with --keep-comments.
 
     While pairs of the study are still open to raters the export tells their sides: it says so on
     its card and here, and a push needs --while-rating.
@@ -126,7 +130,8 @@ def export(db_path, out_dir, repo_id, public, keep_rater_names, study, while_rat
                            "add --push-to-hub ORG/NAME, or leave --while-rating out")
     out_dir = named_folder(out_dir)  # before the database is opened: a refusal touches nothing
     ds = run_export(open_study_db(db_path, must_exist=True), out_dir, push_to_hub=repo_id, public=public,
-                    keep_rater_names=keep_rater_names, study=study, while_rating=while_rating)
+                    keep_rater_names=keep_rater_names, study=study, while_rating=while_rating,
+                    keep_comments=keep_comments)
     counts = ", ".join(f"{k} {len(v)}" for k, v in ds.items())
     click.echo(f"exported to {out_dir}: {counts}" + (f"; pushed to {repo_id} ({'private' if ds.hub['private'] else 'public'}, as the Hub reports it)"
                                                       if repo_id else ""))

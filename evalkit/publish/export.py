@@ -24,7 +24,7 @@ COLUMNS = {
     "bench_processes": "one row per benchmark worker process (each path in its own, per ABBA round): path, round, order, pid, host (salted hash), device, load_seconds, rss_after_load_mb and cuda_after_load (JSON per device; the memory condition compares the paths' figures), draft_extra_rss_mb, first_call_seconds, target/draft_seconds_per_token, warmup_count, warmup_seconds, status and error (a worker that failed), rank, target/draft_placement, stored_at",
     "prescreen": "the rule-based pre-screen's answer on each pooled output (evalkit.task.criteria): generation_id, criterion, passed, evidence, rules_version. The gate's interval uses these answers on every pooled pair when prediction-powered inference is on (gate `ppi`)",
     "pairs": "blind A/B pairs: kind ('study': prompt_id, sample, ordinary_generation_id/assisted_generation_id, a_generation_id/b_generation_id and ordinary_side, drawn at random when the pool was made; queue_rank, the queue's random order (its whole part counts the pools made after rating began, each after the pairs before it), whose first pairs, every one rated, are the decision sample; wanted_ratings, each pair's quota of ratings; 'gold': a check pair of two reference outputs with known answers, a_reference_id/b_reference_id, no generations and no path, never part of the comparison)",
-    "ratings": "every rating row, history included: rater (pseudonymised unless opted in), kind (rating/skip), a_*/b_* answers per criterion as shown, ordinary_*/assisted_* the same answers mapped to paths, preference (A/B/tie) and preferred_path, comment, skip_reason, supersedes (the row a correction replaced), blind (false for a correction made after the rater saw the reveal, and for what an organiser gave in a study after seeing its results while she could still rate: kept, never counted), seconds_on_task (from the pair being shown to the stored rating), current (true for the version that counts: the last blind one; a skip is never replaced, so every skip row is current); on a gold pair the path columns and preferred_path are empty",
+    "ratings": "every rating row, history included: rater (pseudonymised unless opted in), kind (rating/skip), a_*/b_* answers per criterion as shown, ordinary_*/assisted_* the same answers mapped to paths, preference (A/B/tie) and preferred_path, comment and skip_reason (what the rater typed: empty unless exported with --keep-comments), supersedes (the row a correction replaced), blind (false for a correction made after the rater saw the reveal, and for what an organiser gave in a study after seeing its results while she could still rate: kept, never counted), seconds_on_task (from the pair being shown to the stored rating), current (true for the version that counts: the last blind one; a skip is never replaced, so every skip row is current); on a gold pair the path columns and preferred_path are empty",
     "reference_outputs": "the texts of gold (check) pairs, pooled outputs made when the pool was built, one of each pair changed by a controlled edit (evalkit.study.gold): prompt_id, name (pool-<ordinary generation id>-<assisted generation id>, '-unedited' for the other), text, expected (JSON: criterion id -> pass/fail, only the results the edit made known), note (what the edit changed), content_hash, token_ids (JSON, under the target tokenizer of the latest pool)",
     "studies": "one row per study of the database, decided or not: name, created_at, the gate frozen with its first pool (gate_json: path, written from ~ under a home folder, text, hash, values; gate_hash). experiments.study_id names each pool's study",
     "decisions": "one row per decided study, frozen when its planned sample completed and never changed: study_id, decided_at, completed_at and completed_rating_id (the rating that completed it), gate_hash, decision (KEEP/DROP/INSUFFICIENT DATA), sample_json (the ids of the ratings in the decision sample), excluded_json (the raters the gold check left out then, pseudonymised as in ratings), verdict_json (every condition and per-criterion row), speed_json (the speed figure it weighed). A study with no row here has no decision: its looks were interim",
@@ -192,7 +192,12 @@ _FREE_TEXT = {"experiments": ("note",), "generations": ("error_message",), "batc
               "bench_processes": ("error",)}
 
 
-def tables(db, keep_rater_names: bool = False) -> dict[str, list[dict]]:
+# What raters typed (a rating's comment, a skip's reason) may name them or others: left out unless opted in, as
+# rater names are pseudonymised unless opted in (the report never shows it either).
+RATER_TEXT = ("comment", "skip_reason")
+
+
+def tables(db, keep_rater_names: bool = False, keep_comments: bool = False) -> dict[str, list[dict]]:
     from ..store.runs import json_hash
 
     out = {name: list(db.query(f"SELECT * FROM {name} {_ROWS.get(name, '')} ORDER BY rowid")) for name in SPLITS}
@@ -226,6 +231,9 @@ def tables(db, keep_rater_names: bool = False) -> dict[str, list[dict]]:
     for r in out["ratings"]:
         r["current"] = r["id"] in current or r["kind"] == "skip"
         r.pop("client_token", None)  # a transport detail, not data
+        if not keep_comments:
+            for col in RATER_TEXT:
+                r[col] = "" if r.get(col) is not None else r.get(col)
         if salt is not None:
             r["rater"] = pseudonym(r["rater"], salt)
     if salt is not None:  # the gold check's exclusions name raters too
@@ -292,13 +300,29 @@ def open_pairs_markdown(still_open: int) -> str:
             "is an interim look unless it says it is frozen.\n\n")
 
 
+def rater_text_count(db) -> dict[str, int]:
+    """How many ratings carry each kind of rater text (RATER_TEXT), whether or not it is exported."""
+    return {col: db.execute(f"SELECT COUNT(*) FROM ratings WHERE COALESCE({col}, '') != ''").fetchone()[0]
+            for col in RATER_TEXT}
+
+
+def _rater_text_words(db, keep_comments: bool) -> str:
+    counts = rater_text_count(db)
+    said = f"{counts['comment']} comment(s) and {counts['skip_reason']} skip reason(s)"
+    if keep_comments:
+        return f" What raters typed ({said}) is exported as typed (opt-in: `--keep-comments`)."
+    return (f" What raters typed ({said}) is left out: `comment` and `skip_reason` are empty (it may name the rater "
+            "or others; `--keep-comments` exports it as typed).")
+
+
 def _card(db, rows: dict, files: dict, keep_rater_names: bool, repo_id: str | None, prov, out_dir: Path, agg=None,
-          still_open: int = 0) -> str:
-    return without_home(_card_text(db, rows, files, keep_rater_names, repo_id, prov, out_dir, agg, still_open))
+          still_open: int = 0, keep_comments: bool = False) -> str:
+    return without_home(_card_text(db, rows, files, keep_rater_names, repo_id, prov, out_dir, agg, still_open,
+                                   keep_comments))
 
 
 def _card_text(db, rows: dict, files: dict, keep_rater_names: bool, repo_id: str | None, prov, out_dir: Path, agg,
-               still_open: int) -> str:
+               still_open: int, keep_comments: bool = False) -> str:
     from ..aggregate import verdict_text
 
     exp = next(db.query("SELECT * FROM experiments WHERE kind IN ('pool', 'bench') ORDER BY id DESC LIMIT 1"), None)
@@ -339,7 +363,7 @@ with every raw timing run. Rater names are {"kept as given (opt-in)" if keep_rat
 "pseudonymised with a salted hash: the same rater has the same pseudonym in every export made on this installation "
 "(the salt is kept in its data folder, `export_salt`, and never exported); an export from another installation, or "
 "after the salt was lost, gives other pseudonyms"}. Machine names are salted hashes too, and Live-tab demo runs are not
-exported.
+exported.{_rater_text_words(db, keep_comments)}
 
 {open_pairs_markdown(still_open)}## Verdict
 
@@ -441,7 +465,8 @@ def check_repo_id(repo_id: str) -> None:
 
 
 def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = False,
-           keep_rater_names: bool = False, api=None, agg=None, study: str | None = None, while_rating: bool = False):
+           keep_rater_names: bool = False, api=None, agg=None, study: str | None = None, while_rating: bool = False,
+           keep_comments: bool = False):
     """Build the DatasetDict, save parquet + README.md to out_dir, push when asked. Returns the DatasetDict; after a
     push its `hub` attribute holds {"repo_id", "private"}: the visibility the Hub reports, not the one asked for.
 
@@ -455,7 +480,8 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
 
     While pairs of the study being rated are still open to raters (rating.queue.unclosed_pairs), the export says so
     on its card (its tables tell each pair's sides), and a push is refused unless `while_rating`: a dataset on the
-    Hub, private or not, can reach a rater."""
+    Hub, private or not, can reach a rater. What raters typed (comments, skip reasons) is exported only with
+    `keep_comments`; the card says how much there is either way."""
     from datasets import Dataset, DatasetDict
 
     from ..aggregate import aggregate
@@ -477,14 +503,14 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
     # first: its look may freeze the decision, which the tables then hold
     agg = agg if agg is not None else aggregate(db, study=study)
     prov = build_provenance(db, agg, keep_names=keep_rater_names)
-    rows = tables(db, keep_rater_names)
+    rows = tables(db, keep_rater_names, keep_comments)
     ds = DatasetDict({
         name: Dataset.from_list(rows[name], features=features(db, name)) if rows[name]
         else Dataset.from_dict({k: [] for k in features(db, name)}, features=features(db, name))
         for name in SPLITS
     })
     files = _write(ds, out_dir, lambda files: _card(db, rows, files, keep_rater_names, push_to_hub, prov, out_dir, agg,
-                                                    still_open))
+                                                    still_open, keep_comments))
     ds.still_open = still_open
     if push_to_hub:
         ds.hub = {"repo_id": push_to_hub, "private": _push(api, push_to_hub, out_dir, files, public)}
