@@ -703,3 +703,28 @@ def test_what_raters_typed_is_exported_only_when_asked(tmp_path):
         if not keep:
             assert {r["comment"] for r in ratings} == {""} and {r["skip_reason"] for r in ratings} <= {"", None}
     assert "--keep-comments" in runner.invoke(cli, ["export", "--help"]).output
+
+
+def test_the_card_says_how_to_recompute_the_verdict_from_its_tables(db, tmp_path):
+    """Export audit, 2026-12-04: an analyst reproduced each criterion's difference only by guessing what the card
+    never said ("unsure" counts as not passed; identical pairs are found by token hash and enter in the pool's
+    proportion), and could not tell the interval's method or the speed-up's estimator. The card now says, from the
+    study's own gate, and the decided sample's ratings reproduce the stored differences by that recipe."""
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "e"
+    card = _card_of(db, out)
+    method = card.split("## Recomputing the verdict")[1].split("## Protocol")[0]
+    assert 'only "pass" counts as passed ("unsure" counts as not passed)' in method
+    assert "`decisions.sample_json`" in method and "`generations.token_hash`" in method
+    assert 'gate `interval` = "' in method and "Tango's score interval" in method and "median of these over" in method
+    decision = pq.read_table(split_file(out, "decisions")).to_pylist()[0]
+    sample = set(json.loads(decision["sample_json"]))
+    ratings = [r for r in pq.read_table(split_file(out, "ratings")).to_pylist() if r["id"] in sample]
+    rows = {r["criterion"]: r for r in json.loads(decision["verdict_json"])["fidelity"]}
+    for c in CRITERIA:  # by the card's recipe: a pair's mean of (assisted passed) - (ordinary passed), over pairs
+        per_pair = {}
+        for r in ratings:
+            per_pair.setdefault(r["pair_id"], []).append((r[f"assisted_{c}"] == "pass") - (r[f"ordinary_{c}"] == "pass"))
+        mine = sum(sum(v) / len(v) for v in per_pair.values()) / len(per_pair)
+        assert mine == pytest.approx(rows[c]["difference"]), c

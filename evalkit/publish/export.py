@@ -282,6 +282,59 @@ def protocol_markdown(speed, now=None) -> str:
                    "length), each path against ordinary on its own.")
 
 
+def method_markdown(agg) -> str:
+    """How the card's verdict is computed from these tables, for an analyst with the dataset alone: which answers,
+    ratings and pairs count, the interval the study's gate names, the looks, and the speed-up's estimator."""
+    from ..stats.clustered import T_FLOOR, UNION
+
+    g = getattr(getattr(agg, "verdict", None), "gate", None) or {}
+    interval, claim = g.get("interval", T_FLOOR), g.get("claim", "raters in general")
+    if interval == UNION:
+        how = ("the union of Tango's score interval on the rater-averaged discordant counts, the exact pair "
+               "bootstrap and the two-way cluster-robust (CR2) interval")
+    elif claim == "these raters":
+        how = ("Student's t on the pairs' n - 1 degrees of freedom with the cluster-robust variance of the pair means "
+               "over pairs (CR1; two-way pairs x raters from 10 raters on), united with Tango's score interval on the "
+               "pair means' first two moments (the floor where answers agree)")
+    else:
+        how = ("the two-way (pairs x raters) cluster-robust variance of the pair means with the CR2 correction (Bell & "
+               "McCaffrey 2002), Student's t on Satterthwaite degrees of freedom that take the raters' share at its "
+               "upper 99% bound (never below the raters' own), the end on the long tail's side moved out by the "
+               "Cornish-Fisher skew term; united with Tango's score interval on the pair means' first two moments "
+               "(the floor where answers agree)")
+    looks = ("one look, at `planned_pairs`" if g.get("monitoring", "fixed") == "fixed" else
+             f"monitoring = \"{g.get('monitoring')}\": looks as the ratings come in, each at the level its spending "
+             "allows (`look_level` in each criterion's row)")
+    return f"""- **Answers.** Per rating and criterion, `ordinary_<criterion>` and `assisted_<criterion>` hold pass, fail or
+  unsure; only "pass" counts as passed ("unsure" counts as not passed). A rating's difference is (assisted passed) -
+  (ordinary passed), in {{-1, 0, 1}}.
+- **Ratings.** A decided study's sample is the rating ids in `decisions.sample_json` (current blind versions:
+  `ratings.current`; the raters the gold check left out, `decisions.excluded_json`, are already not in it); gold
+  pairs (`pairs.kind` = gold) never count. An interim look has no `decisions` row, and its sample is not exported.
+- **Pairs.** A pair's value is the mean of its raters' differences. A pair whose two outputs are the same tokens
+  (`generations.token_hash` equal for its `ordinary_generation_id` and `assisted_generation_id`) is decided without
+  raters: its value is exactly 0, and such pairs enter beside the rated pairs in the pool's proportion,
+  round(rated x identical / differing), the first ones by pair id.
+- **Interval** (gate `interval` = "{interval}", `claim` = "{claim}", two-sided confidence {g.get('confidence', 0.95)}):
+  {how}. In `decisions.verdict_json`, each criterion's row holds the deciding `ci_low` / `ci_high` and its parts
+  (`t_*`, `score_*`; `rated_*`: the raters' answers alone).
+- **Pre-screen** (gate `ppi` = "{g.get('ppi', 'off')}"). Where a criterion's row has `ppi` true: PPI++ (Angelopoulos,
+  Duchi & Zrnic 2023). The rule pre-screen's answers (`prescreen`, both sides of every pooled pair) on the unrated
+  pooled pairs whose outputs differ are corrected by the raters' answers on the rated ones, weighed by `ppi_lambda`
+  (tuned, clipped to [0, 1]); the rated part's variance as above, on difference - lambda x pre-screen difference;
+  the estimate and both ends are then scaled by the share of pooled pairs whose outputs differ, and each end lies at
+  least z^2 / (n + z^2) from the estimate.
+- **Looks and decision.** {looks}. KEEP needs every criterion's lower end at or above -margin ({g.get('margin', 0.05)})
+  and the speed and memory conditions the verdict lists (thresholds in `studies.gate_json`).
+- **Speed-up.** Runs of ordinary and assisted are matched by prompt, round and repetition and kept where comparable
+  (the same stop reason, new tokens within the benchmark's `bench.length_tolerance` share of the longer). Per
+  prompt: the median of ordinary's seconds over the median of assisted's; the speed-up is the median of these over
+  prompts. Its interval: a bootstrap of the matched pairs within each prompt, and, for a benchmark, Student's t on
+  the logarithms of each round's own speed-up (the round: a fresh process per path), whichever reaches further.
+- **The code.** `evalkit.stats.clustered.paired_difference`, `evalkit.stats.ppi.ppi_paired_difference` and
+  `evalkit.generation.speed.measure_speed` compute these on arrays; `evalkit aggregate` prints every row."""
+
+
 def _citer(prov):
     """verdict_text's cite: the runs behind a condition, as the report names them; None when none is stored."""
     def cite(name: str, after: bool) -> str | None:
@@ -393,6 +446,10 @@ the rows written by the latest export, never rows cached from an earlier export 
 ## Columns
 
 {cols}
+
+## Recomputing the verdict
+
+{method_markdown(agg) if agg is not None else "No verdict was computed."}
 
 ## Protocol
 
