@@ -693,6 +693,7 @@ def test_what_raters_typed_is_exported_only_when_asked(tmp_path):
         r = runner.invoke(cli, ["export", "--db", str(tmp_path / "typed.db"), "--out", str(out),
                                 *(["--keep-comments"] if keep else [])])
         assert r.exit_code == 0, r.output
+        assert "Creating parquet" not in r.output  # eleven progress bars of a few rows each said nothing
         ratings = pq.read_table(split_file(out, "ratings")).to_pylist()
         card = (out / "README.md").read_text(encoding="utf-8")
         published = json.dumps(ratings, ensure_ascii=False) + card

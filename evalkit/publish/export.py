@@ -598,10 +598,18 @@ def _write(ds, out_dir: Path, card) -> dict[str, Path]:
     try:
         stage = Path(tempfile.mkdtemp(prefix=".evalkit-export-", dir=out_dir))
         staged, files = {}, {}
-        for name in SPLITS:
-            staged[name] = stage / f"{name}.parquet"
-            ds[name].to_parquet(str(staged[name]))
-            files[name] = data / f"{name}-{_sha256(staged[name])[:16]}.parquet"
+        import datasets
+
+        shown = datasets.is_progress_bar_enabled()
+        datasets.disable_progress_bars()  # eleven "Creating parquet" bars of a few rows each say nothing
+        try:
+            for name in SPLITS:
+                staged[name] = stage / f"{name}.parquet"
+                ds[name].to_parquet(str(staged[name]))
+                files[name] = data / f"{name}-{_sha256(staged[name])[:16]}.parquet"
+        finally:
+            if shown:
+                datasets.enable_progress_bars()
         (stage / "README.md").write_text(card(files), encoding="utf-8")
         for name in SPLITS:
             if not files[name].exists():  # else the same content, from an earlier export: kept as it is
