@@ -197,3 +197,58 @@ def test_a_pool_being_made_is_not_served_until_its_order_and_quotas_are_drawn(tm
     assert draw_queue(db, exp) == 6
     view = next_pair(db, "bob", APP.ratings_per_pair)
     assert view is not None and view.pair_id == min(_ranks(db, exp).items(), key=lambda kv: kv[1])[0]
+
+
+def test_a_later_pool_of_identical_pairs_moves_no_decision_whether_or_not_anyone_looked_before_it(tmp_path):
+    """Verdict audit, 2026-12-04: identical pairs entered beside the rated ones in the proportion of every pool in
+    the database, so a pool of identical outputs added after the planned sample was rated, but before anyone looked,
+    entered the decision "as of completion" (a 30-point drop read as 18, and the completion point moved). Identical
+    pairs now enter in the proportion of their own rating epoch, as far as the rated pairs reach: the decision is the
+    one a look before the new pool would have frozen, to the last digit."""
+    import shutil
+
+    gate = _gate(tmp_path)
+    db = open_db(tmp_path / "ident.db")
+    first = _pool(db, gate, 300, seed=11, bench=True)
+    _rate(db, "ann", PLANNED)  # the plan completes on the first pool; nobody looks
+    db.conn.close()
+    shutil.copyfile(tmp_path / "ident.db", tmp_path / "looked.db")
+    looked = aggregate(open_db(tmp_path / "looked.db"))  # a look before the new pool: this freezes the decision
+    assert not looked.interim
+
+    db = open_db(tmp_path / "ident.db")
+    made = build_study(db, SyntheticStudy(pairs=0, unrated_pairs=300, raters_per_pair=1, raters=2, pass_rate=0.8,
+                                          prescreen_accuracy=0.9, queue_order=False, gate_path=gate, seed=12,
+                                          identical_share=0.99))
+    assert draw_queue(db, made["experiment_id"]) == 300 and made["experiment_id"] != first
+    ratings = load_ratings(db)
+    assert ratings.identical.sum() > 250  # the new pool is nearly all identical
+    agg = aggregate(db)  # the first look comes after the new pool
+    assert not agg.interim and agg.verdict.decision == looked.verdict.decision
+    mine = agg.tables["non_inferiority"].set_index("criterion")
+    theirs = looked.tables["non_inferiority"].set_index("criterion")
+    cols = ["pairs", "identical", "difference", "ci_low", "ci_high"]
+    assert mine[cols].equals(theirs[cols]), (mine[cols], theirs[cols])
+    assert (mine["identical"] == 0).all()
+    stored = [db.execute("SELECT completed_rating_id, sample_json FROM decisions").fetchone(),
+              open_db(tmp_path / "looked.db").execute("SELECT completed_rating_id, sample_json FROM decisions").fetchone()]
+    assert stored[0] == stored[1]
+    # The count and the choice agree at every size, also for a later pool of identical pairs only (it enters whole
+    # once the order before it is used up, and not before).
+    from evalkit.aggregate.verdict import identical_by_count, with_identical
+
+    from dataclasses import replace
+
+    made = build_study(db, SyntheticStudy(pairs=0, unrated_pairs=40, raters_per_pair=1, raters=2, pass_rate=0.8,
+                                          prescreen_accuracy=0.9, queue_order=False, gate_path=gate, seed=13))
+    draw_queue(db, made["experiment_id"])
+    ratings = load_ratings(db)
+    third = ratings.rank >= 2  # its epoch: every pair of it taken as identical
+    assert third.sum() == 40
+    ratings = replace(ratings, pair_identical=ratings.identical | third)
+    order = in_queue_order(ratings, 1)[0]
+    counts = identical_by_count(ratings, order)
+    for k in (0, 1, PLANNED, 299, 300, len(order) - 1, len(order)):
+        assert with_identical(ratings, order, k).identical.sum() == counts[k], k
+    at = {k: with_identical(ratings, order, k).identical for k in (len(order) - 1, len(order))}
+    assert not at[len(order) - 1][third].any() and at[len(order)][third].all()  # whole, once reached, not before

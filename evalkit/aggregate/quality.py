@@ -145,7 +145,7 @@ def paired_differences(ratings: RatingData, confidence: float = 0.95, resamples:
     if len(ratings):
         ident = ratings.identical
         rated = ratings.select(~ident[ratings.pair]) if ident.any() else ratings
-        ratings = with_identical(rated, int((np.bincount(rated.pair, minlength=rated.n_pairs) > 0).sum()))
+        ratings = with_identical(rated, np.flatnonzero(np.bincount(rated.pair, minlength=rated.n_pairs) > 0))
         for grouping in groupings(ratings):
             for c in CRITERIA:
                 rows += difference_rows(ratings, c, grouping, confidence, resamples, raters_in_general, interval)

@@ -116,20 +116,77 @@ def identical_quota(rated: int, identical: int, differing: int) -> int:
     return min(identical, int(math.floor(rated * identical / differing + 0.5)))
 
 
-def with_identical(ratings: RatingData, rated: int) -> RatingData:
-    """`ratings` with pair_identical marking the identical pairs that enter beside `rated` rated pairs: the first
-    identical_quota of them in the order of their pair ids (unguessable random tokens: a random order, not the
-    pool's, which runs prompt by prompt)."""
+def _epochs(ratings: RatingData):
+    """int64 (pairs,): each pair's rating epoch, the whole part of its queue rank (store.rank_epoch): a pool added
+    once its study had ratings is a later epoch than every pair ranked before. 0 for a pair without a rank."""
+    import numpy as np
+
+    rank = ratings.rank
+    return np.where(np.isnan(rank), 0, np.floor(np.nan_to_num(rank))).astype(np.int64)
+
+
+def identical_by_count(ratings: RatingData, order):
+    """int64 (len(order) + 1,): how many identical pairs enter beside the first k pairs of `order` (pairs whose
+    texts differ, in the queue's order), for k = 0 .. len(order).
+
+    Per rating epoch, the epoch's own proportion: identical_quota(its rated pairs among the first k, its identical
+    pairs, its pairs whose texts differ). An epoch with no differing pair enters whole once the first k reach it
+    (every pair of `order` before it is among them). A later pool, added once rating began, is a later epoch (its
+    pairs follow every earlier one in the order), so until the rated pairs reach it, its identical pairs do not
+    enter: a pool added after the pairs a decision rests on were rated cannot move that decision, nor an interim look
+    (verdict audit, 2026-12-04: a later pool of identical pairs diluted a drop of 30 points to 18 in a decision first
+    looked at after it was added)."""
+    import numpy as np
+
+    order = np.asarray(order, np.int64)
+    ident = ratings.identical
+    out = np.zeros(len(order) + 1, np.int64)
+    if not ident.any():
+        return out
+    ep = _epochs(ratings)
+    n_ep = int(ep.max()) + 1
+    n_ident = np.bincount(ep[ident], minlength=n_ep)
+    n_differ = np.bincount(ep[~ident], minlength=n_ep)
+    k = np.arange(len(order) + 1)
+    # rated pairs per epoch among the first k: a cumulative count per epoch
+    onehot = np.zeros((len(order) + 1, n_ep), np.int64)
+    if len(order):
+        onehot[np.arange(1, len(order) + 1), ep[order]] = 1
+    rated = np.cumsum(onehot, axis=0)
+    for e in np.flatnonzero(n_ident):
+        if n_differ[e]:
+            out += np.minimum(n_ident[e], np.floor(rated[:, e] * n_ident[e] / n_differ[e] + 0.5).astype(np.int64))
+        else:  # whole, once the order's pairs before this epoch are all among the first k
+            before = int((ep[order] < e).sum()) if len(order) else 0
+            out += np.where(k >= before, n_ident[e], 0)
+    return out
+
+
+def with_identical(ratings: RatingData, order, k: int | None = None) -> RatingData:
+    """`ratings` with pair_identical marking the identical pairs that enter beside the first k (default: all) of the
+    rated pairs `order` (pair indices, in the queue's order): per rating epoch, as many as identical_by_count counts
+    there, the first of the epoch's identical pairs in the order of their pair ids (unguessable random tokens: a
+    random order, not the pool's, which runs prompt by prompt)."""
     import numpy as np
 
     ident = ratings.identical
-    chosen = np.zeros(ratings.n_pairs, bool)
-    k = identical_quota(rated, int(ident.sum()), int((~ident).sum()))
-    if k:
-        where = np.flatnonzero(ident)
-        order = np.argsort(np.array([ratings.pair_ids[i] for i in where], dtype=object), kind="stable")
-        chosen[where[order[:k]]] = True
-    return replace(ratings, pair_identical=chosen)
+    marked = np.zeros(ratings.n_pairs, bool)
+    order = np.asarray(order, np.int64)
+    k = len(order) if k is None else k
+    if ident.any():
+        ep = _epochs(ratings)
+        first = order[:k]
+        for e in np.unique(ep[ident]):
+            n_ident, n_differ = int((ident & (ep == e)).sum()), int((~ident & (ep == e)).sum())
+            if n_differ:
+                take = identical_quota(int((ep[first] == e).sum()), n_ident, n_differ)
+            else:  # the same rule as identical_by_count's
+                take = n_ident if k >= int((ep[order] < e).sum()) else 0
+            if take:
+                where = np.flatnonzero(ident & (ep == e))
+                by_id = np.argsort(np.array([ratings.pair_ids[i] for i in where], dtype=object), kind="stable")
+                marked[where[by_id[:take]]] = True
+    return replace(ratings, pair_identical=marked)
 
 
 def _nth_rating(ratings: RatingData):
@@ -144,11 +201,16 @@ def _nth_rating(ratings: RatingData):
     return order, pair_sorted, nth
 
 
-def rated_needed(planned_pairs: int, identical: int, differing: int, available: int) -> int:
-    """The fewest rated pairs that, with their identical ones (identical_quota), reach `planned_pairs`; `available`
-    when even that many do not."""
-    return next((k for k in range(min(available, planned_pairs) + 1)
-                 if k + identical_quota(k, identical, differing) >= planned_pairs), min(available, planned_pairs))
+def rated_needed(planned_pairs: int, ratings: RatingData, order) -> int:
+    """The fewest of the pairs `order` (differing texts, in the queue's order) that, with the identical pairs entering
+    beside them (identical_by_count), reach `planned_pairs`; all of them (at most planned_pairs) when even that many
+    do not."""
+    import numpy as np
+
+    top = min(len(order), planned_pairs)
+    with_ident = np.arange(top + 1) + identical_by_count(ratings, np.asarray(order)[:top])
+    hits = np.flatnonzero(with_ident >= planned_pairs)
+    return int(hits[0]) if len(hits) else top
 
 
 def in_queue_order(ratings: RatingData, ratings_per_pair: int):
@@ -191,9 +253,8 @@ def complete_count(ratings: RatingData, ratings_per_pair: int) -> int:
     (in_queue_order's leading run: a pair still waiting for a rating holds back the pairs after it), and beside them
     the identical pairs in the pool's proportion (identical_quota). The planned sample is complete when this reaches
     planned_pairs."""
-    ident = ratings.identical
-    _pairs, _done, run = in_queue_order(ratings, ratings_per_pair)
-    return run + identical_quota(run, int(ident.sum()), int((~ident).sum()))
+    pairs, _done, run = in_queue_order(ratings, ratings_per_pair)
+    return run + int(identical_by_count(ratings, pairs[:run])[-1])
 
 
 def waiting_pairs(ratings: RatingData, ratings_per_pair: int, planned_pairs: int) -> tuple[list[int], int]:
@@ -203,8 +264,7 @@ def waiting_pairs(ratings: RatingData, ratings_per_pair: int, planned_pairs: int
     import numpy as np
 
     pairs, done, run = in_queue_order(ratings, ratings_per_pair)
-    ident = ratings.identical
-    need = rated_needed(planned_pairs, int(ident.sum()), int((~ident).sum()), len(pairs))
+    need = rated_needed(planned_pairs, ratings, pairs)
     head = done[:need]
     if not planned_pairs or run >= need or not head[run:].any():
         return [], 0
@@ -229,20 +289,19 @@ def decision_sample(ratings: RatingData, ratings_per_pair: int, planned_pairs: i
     ident = ratings.identical
     if ident.any() and len(ratings):
         ratings = ratings.select(~ident[ratings.pair])
-    n_ident, n_differ = int(ident.sum()), int((~ident).sum())
     pairs, done, run = in_queue_order(ratings, ratings_per_pair)
-    decided = run + identical_quota(run, n_ident, n_differ)
-    chosen = pairs[done]  # every complete pair, in the queue's order; the head of it once the plan is reached
+    decided = run + int(identical_by_count(ratings, pairs[:run])[-1])
+    chosen = complete_order = pairs[done]  # every complete pair, in the queue's order; its head once the plan is reached
     k = len(chosen)
     if planned_pairs:  # the fewest rated pairs that, with their identical ones, reach the plan
-        k = rated_needed(planned_pairs, n_ident, n_differ, len(chosen))
+        k = rated_needed(planned_pairs, ratings, chosen)
         chosen = chosen[:k]  # the head of the queue's order whenever k <= run (those pairs are all complete)
     in_sample = np.zeros(ratings.n_pairs, bool)
     in_sample[chosen] = True
     order, pair_sorted, nth = _nth_rating(ratings)
     keep = np.zeros(len(ratings), bool)
     keep[order] = (nth < ratings.wanted(ratings_per_pair)[pair_sorted]) & in_sample[pair_sorted]
-    sample = with_identical(ratings.select(keep), k)
+    sample = with_identical(ratings.select(keep), complete_order, k)
     if planned_pairs and k + int(sample.identical.sum()) > planned_pairs:  # rounding: exactly the plan
         extra = np.flatnonzero(sample.identical)[planned_pairs - k:]
         sample.pair_identical[extra] = False
