@@ -400,3 +400,33 @@ def test_a_prompt_left_out_of_the_speed_up_has_no_figure_of_its_own_and_a_wide_i
     assert "n/ax" not in text and "p2 n/a (6/6)" in text
     low, high = re.search(r"speed-up \(median over prompts\): \S+x  95% CI (\S+) - (\S+)", text).groups()
     assert float(low) == pytest.approx(fig.ci95[0], rel=0.05) and float(high) == pytest.approx(fig.ci95[1], rel=0.01)
+
+
+def test_a_later_pool_of_another_setting_never_chooses_the_study_s_benchmark(tmp_path):
+    """Verdict audit, 2026-12-04: benchmarks were checked against the study's latest pool, so a later pool made with
+    another draft setting (20 tokens where the rated pairs had 5) made its own benchmark the study's speed figure, and
+    a DROP on the rated setting's 1.05x became KEEP. The study's first pool, the one its gate was frozen with, now
+    says what a benchmark must measure (and `generate` refuses such a later pool: tests/test_study.py)."""
+    import json
+
+    from evalkit.records import ProcessRecord
+    from evalkit.store import insert_bench_process
+    from evalkit.study.synthetic import SyntheticStudy, build_study, gate_file_text
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=100, margin=0.15))
+    db = open_db(tmp_path / "s.db")
+    build_study(db, SyntheticStudy(pairs=20, raters_per_pair=3, raters=12, seed=1, gate_path=str(gate)))
+    protocol = db.execute("SELECT id FROM experiments WHERE kind = 'bench'").fetchone()[0]
+    cfg, compat, gate_json = db.execute(
+        "SELECT config_json, compat_json, gate_json FROM experiments WHERE kind = 'pool'").fetchone()
+    other = json.loads(cfg)
+    other.setdefault("assistant", {})["num_assistant_tokens"] = 99
+    later = insert_experiment(db, "pool", other, json.loads(compat or "{}"), gate=json.loads(gate_json))
+    assert db.execute("SELECT COUNT(DISTINCT study_id) FROM experiments WHERE kind = 'pool'").fetchone()[0] == 1
+    its_bench = insert_experiment(db, "bench", other, json.loads(compat or "{}"))
+    insert_bench_process(db, its_bench, ProcessRecord(path="ordinary", round=1, order=0), [])
+    agg = aggregate(db)
+    assert agg.speed.experiment_id == protocol and later
+    assert any(f"benchmark {its_bench} left out" in n and "assistant.num_assistant_tokens = 99" in n
+               for n in agg.speed.notes)

@@ -595,3 +595,30 @@ def test_a_benchmark_stored_while_the_first_look_computes_its_speed_is_not_left_
     afresh = aggregate(open_db(reference)).frozen
     assert afresh is not None and afresh.verdict.decision.value == "DROP" and afresh.speed["extra_memory_mb"] == 5000
     assert first is not None and first.verdict.decision == afresh.verdict.decision and first.speed == afresh.speed
+
+
+def test_a_later_pool_made_with_another_draft_setting_is_refused_before_any_generation(tmp_path, make_config):
+    """Verdict audit, 2026-12-04: `generate` checked that the gate file was the study's, not the rest of the config,
+    so a later pool of the same study could be made with 20 draft tokens where the rated pairs had 5, and its
+    benchmark decided the study's speed-up. A pool joining a study must share its first pool's settings (precision,
+    decoding, drafting, weights); another setting is refused before anything is generated, naming the setting and
+    --new-study."""
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=30))
+    base = {"decoding.mode": "sample", "pool.prompts": ["writing-01"]}
+    db_file = tmp_path / "p.db"
+    r = invoke("generate", "--config", str(make_config(gate_file=str(gate), **base)), "--db", str(db_file),
+               "--samples", "1")
+    assert r.exit_code == 0, r.output
+    # the same setting joins as before (a bootstrap size of its own does not split the study)
+    same = make_config(gate_file=str(gate), **base, **{"bench.bootstrap": 300})
+    r = invoke("generate", "--config", str(same), "--db", str(db_file), "--samples", "1")
+    assert r.exit_code == 0, r.output
+    count = lambda: sqlite3.connect(db_file).execute("SELECT COUNT(*) FROM experiments").fetchone()[0]  # noqa: E731
+    before = count()
+    other = make_config(gate_file=str(gate), **base, **{"assistant.num_assistant_tokens": 9})
+    r = invoke("generate", "--config", str(other), "--db", str(db_file), "--samples", "1")
+    assert r.exit_code == 1 and "assistant.num_assistant_tokens = 9 where the study's pool has 4" in r.output, r.output
+    assert "--new-study NAME" in r.output and count() == before  # nothing stored
+    r = invoke("generate", "--config", str(other), "--db", str(db_file), "--samples", "1", "--new-study", "nine")
+    assert r.exit_code == 0, r.output  # a study of its own

@@ -262,21 +262,39 @@ BENCH_MUST_MATCH = (("models", "dtype"), ("models", "quantization"), ("decoding"
                     ("assistant", "num_assistant_tokens_schedule"), ("assistant", "assistant_confidence_threshold"))
 
 
+def settings_mismatch(b_cfg: dict, b_compat: dict, p_cfg: dict, p_compat: dict) -> str | None:
+    """Why a run made with config b_cfg and compatibility record b_compat is not of the pair a study's pool made with
+    p_cfg / p_compat rates (None when it is): a setting of BENCH_MUST_MATCH that differs, or other weights."""
+    for section, key in BENCH_MUST_MATCH:
+        b, p = (b_cfg.get(section) or {}).get(key), (p_cfg.get(section) or {}).get(key)
+        if b != p and not ((b_cfg.get("decoding") or {}).get("mode") == "greedy" and section == "decoding"
+                           and key in ("temperature", "top_p", "top_k")):  # greedy reads no sampling setting
+            return f"{section}.{key} = {b!r} where the study's pool has {p!r}"
+    for role in ("target", "draft"):
+        b = ((b_compat or {}).get(role) or {}).get("weights_digest")
+        p = ((p_compat or {}).get(role) or {}).get("weights_digest")
+        if b and p and b != p:
+            return f"other {role} weights (digest {b} where the study's pool has {p})"
+    return None
+
+
+def study_pool(db, study_id: int | None):
+    """The study's first pool experiment, made when its gate was frozen: the settings the study rates (a later pool
+    must share them: study.pairs refuses one that does not), and the stored config the aggregate reads. None without
+    a study or a pool."""
+    if study_id is None:
+        return None
+    return next(db.query("SELECT * FROM experiments WHERE kind = 'pool' AND study_id = ? ORDER BY id LIMIT 1",
+                         [study_id]), None)
+
+
 def bench_mismatch(db, bench, pool) -> str | None:
     """Why benchmark `bench` does not measure what pool experiment `pool` rates (None when it does): a setting of
     BENCH_MUST_MATCH that differs, other weights, or prompts the study rates that it did not time."""
-    b_cfg, p_cfg = json.loads(bench["config_json"] or "{}"), json.loads(pool["config_json"] or "{}")
-    for section, key in BENCH_MUST_MATCH:
-        b, p = b_cfg.get(section, {}).get(key), p_cfg.get(section, {}).get(key)
-        if b != p and not (b_cfg.get("decoding", {}).get("mode") == "greedy" and section == "decoding"
-                           and key in ("temperature", "top_p", "top_k")):  # greedy reads no sampling setting
-            return f"{section}.{key} = {b!r} where the study's pool has {p!r}"
-    b_compat, p_compat = json.loads(bench["compat_json"] or "{}"), json.loads(pool["compat_json"] or "{}")
-    for role in ("target", "draft"):
-        b = (b_compat.get(role) or {}).get("weights_digest")
-        p = (p_compat.get(role) or {}).get("weights_digest")
-        if b and p and b != p:
-            return f"other {role} weights (digest {b} where the study's pool has {p})"
+    why = settings_mismatch(json.loads(bench["config_json"] or "{}"), json.loads(bench["compat_json"] or "{}"),
+                            json.loads(pool["config_json"] or "{}"), json.loads(pool["compat_json"] or "{}"))
+    if why:
+        return why
     timed = {r[0] for r in db.execute("SELECT DISTINCT prompt_id FROM timing_runs WHERE experiment_id = ?", [bench["id"]])}
     rated = {r[0] for r in db.execute("""SELECT DISTINCT p.prompt_id FROM pairs p JOIN experiments e ON e.id = p.experiment_id
                                          WHERE e.study_id = ? AND e.kind = 'pool' AND p.kind = 'study'""",
@@ -289,10 +307,11 @@ def bench_mismatch(db, bench, pool) -> str | None:
 def deciding_bench(db, study_id: int | None = None, before: str | None = None) -> tuple[dict | None, list[str]]:
     """The benchmark the speed figure rests on, and a note for each later one left out: the latest (stored by
     `before`, as latest_bench; one still running has stored nothing and is not a result yet) that measures the pair
-    the study's latest pool rates (bench_mismatch). Without a study or a pool, the latest. Left out, never silently: rerunning a quick benchmark of another setting cannot
-    replace the one that measured the study's pair."""
-    pool = (next(db.query("SELECT * FROM experiments WHERE kind = 'pool' AND study_id = ? ORDER BY id DESC LIMIT 1",
-                          [study_id]), None) if study_id is not None else None)
+    the study rates (bench_mismatch against its first pool, study_pool: a later pool made with other settings, as
+    databases made before study.pairs refused one may hold, never chooses the benchmark; verdict audit, 2026-12-04).
+    Without a study or a pool, the latest. Left out, never silently: rerunning a quick benchmark of another setting
+    cannot replace the one that measured the study's pair."""
+    pool = study_pool(db, study_id)
     if pool is None:
         return latest_bench(db, before), []
     notes = []
@@ -310,10 +329,9 @@ def deciding_bench(db, study_id: int | None = None, before: str | None = None) -
 
 def deciding_experiment(db, study_id: int | None = None):
     """The experiment whose stored config the aggregate reads (bootstrap size, comparability tolerance): the study's
-    latest pair pool (what is rated), else the latest benchmark."""
-    if study_id is not None:
-        pool = next(db.query("SELECT * FROM experiments WHERE kind = 'pool' AND study_id = ? ORDER BY id DESC LIMIT 1",
-                             [study_id]), None)
-        if pool is not None:
-            return pool
+    first pair pool (study_pool: what the study was frozen with; a later pool made under another config.toml does
+    not change how its speed pairs are judged), else the latest benchmark."""
+    pool = study_pool(db, study_id)
+    if pool is not None:
+        return pool
     return latest_experiment(db, "pool") or latest_experiment(db, "bench")

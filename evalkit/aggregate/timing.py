@@ -13,7 +13,7 @@ from ..generation import registry
 from ..records import GenerationPath
 from ..generation.speed import BatchComparison, batch_requests, compare_batches, measure_speed
 from ..stats import median
-from .data import ALL, bench_mismatch, deciding_bench
+from .data import ALL, bench_mismatch, deciding_bench, study_pool
 
 POOL_SOURCE = "pair pool (single runs, not the benchmark protocol)"
 
@@ -228,10 +228,10 @@ BATCH_COLUMNS = ["path", "batch_size", "calls", "requests", "seconds_per_request
 
 def batch_bench(db, study_id: int | None = None) -> tuple[int | None, list[str]]:
     """The benchmark the batch comparison comes from, and a note for each later one left out: the latest with batch
-    runs that measures what the study's latest pool rates (data.bench_mismatch, as for the speed-up: a benchmark of
-    another draft length or sampling setting answers for another pair); without a study or a pool, the latest."""
-    pool = (next(db.query("SELECT * FROM experiments WHERE kind = 'pool' AND study_id = ? ORDER BY id DESC LIMIT 1",
-                          [study_id]), None) if study_id is not None else None)
+    runs that measures what the study rates (data.bench_mismatch against its first pool, data.study_pool, as for the
+    speed-up: a benchmark of another draft length or sampling setting answers for another pair); without a study or
+    a pool, the latest."""
+    pool = study_pool(db, study_id)
     notes = []
     for bench in db.query("SELECT * FROM experiments WHERE id IN (SELECT DISTINCT experiment_id FROM batch_runs) "
                           "ORDER BY id DESC"):

@@ -192,6 +192,35 @@ def _study_for(db, gate: dict, new_study: str | None):
     return row
 
 
+def _check_same_setting(db_path: Path, study_id: int, cfg: Config, compat) -> None:
+    """A pool joining a study is made with the settings of the study's first pool (aggregate.data.BENCH_MUST_MATCH:
+    precision, decoding, drafting; the same weights). One made otherwise would put two settings' pairs in one study,
+    and a benchmark of the new setting could decide the study's speed-up (verdict audit, 2026-12-04: a benchmark of
+    a later pool's 20 draft tokens turned a DROP on the rated 5-token pairs into KEEP). Refused before any
+    generation."""
+    import json
+
+    from ..aggregate.data import settings_mismatch, study_pool
+    from ..store import open_db
+
+    db = open_db(db_path)
+    try:
+        first = study_pool(db, study_id)
+        name = db.execute("SELECT name FROM studies WHERE id = ?", [study_id]).fetchone()[0]
+    finally:
+        db.close()
+    if first is None:
+        return
+    why = settings_mismatch(cfg.to_dict(), compat.to_json() if hasattr(compat, "to_json") else dict(compat or {}),
+                            json.loads(first["config_json"] or "{}"), json.loads(first["compat_json"] or "{}"))
+    if why:
+        raise EvalkitError(
+            f"study '{name}' rates pairs made as its first pool (experiment {first['id']}) made them, and this config "
+            f"differs: {why}; a pool made so would put two settings' "
+            "pairs in one study, and their benchmarks could decide each other's speed-up",
+            "generate with the study's settings, or start a study of this setting with --new-study NAME")
+
+
 def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int | None, progress: bool,
           new_study: str | None = None, until_planned: float | None = None, previous: int | None = None) -> dict:
     """Main process: the experiment (new, or the one to resume) and the work items still to do. With
@@ -248,6 +277,8 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
         db.close()
     if resume is None:
         compat = check_compat(cfg, progress)
+        if study_id is not None:
+            _check_same_setting(db_path, study_id, cfg, compat)
         if not assisted_allowed(cfg, compat):
             raise EvalkitError(
                 "the pair pool needs both paths, but the assisted path is "
