@@ -213,6 +213,12 @@ def test_the_export_holds_every_study_decided_or_not_and_the_frozen_decision(db,
     studies_part = card.split("## Studies")[1].split("## Provenance")[0]
     assert f"| main | " in studies_part and f"| {frozen.verdict.decision.value}, frozen when its planned sample completed" in studies_part
     assert "| second | " in studies_part and "| 300 | 0 | none: interim looks only |" in studies_part
+    # the card's config is the shown study's (export audit, 2026-12-04: with --study main it showed the second's pool)
+    first_pool = db.execute("SELECT MIN(e.id) FROM experiments e JOIN studies s ON s.id = e.study_id "
+                            "WHERE s.name = 'main' AND e.kind = 'pool'").fetchone()[0]
+    main = tmp_path / "main"
+    export(db, main, study="main")
+    assert f"## Config of the study's pool (experiment {first_pool})" in (main / "README.md").read_text(encoding="utf-8")
     # the card's verdict is the latest study's unless another is named, and says which study it is of
     verdict = next(line for line in card.splitlines() if line.startswith("- **verdict**"))
     assert "study 'second' (the latest), 2 of 2" in verdict and "interim look" in verdict

@@ -378,7 +378,12 @@ def _card_text(db, rows: dict, files: dict, keep_rater_names: bool, repo_id: str
                still_open: int, keep_comments: bool = False) -> str:
     from ..aggregate import verdict_text
 
-    exp = next(db.query("SELECT * FROM experiments WHERE kind IN ('pool', 'bench') ORDER BY id DESC LIMIT 1"), None)
+    from ..aggregate.data import study_pool
+
+    # the config of the study the card's verdict is about (its first pool: the settings it rates), else the latest
+    study = getattr(agg, "study", None)
+    exp = (study_pool(db, study.id) if study is not None else None) or next(
+        db.query("SELECT * FROM experiments WHERE kind IN ('pool', 'bench') ORDER BY id DESC LIMIT 1"), None)
     config = (json.dumps(published_config(json.loads(exp["config_json"]), keep_rater_names), indent=2, ensure_ascii=False)
               if exp else "{}")
     # One config per table (a config has one schema); `datasets` cannot load a table with no rows,
@@ -465,7 +470,7 @@ the rows written by the latest export, never rows cached from an earlier export 
 
 {provenance_markdown(prov)}
 
-## Config of the latest experiment{f" ({exp['id']}, {exp['kind']})" if exp else ""}
+## Config{f" of the study's pool (experiment {exp['id']})" if study is not None and exp else f" of the latest experiment ({exp['id']}, {exp['kind']})" if exp else ""}
 
 ```json
 {config}
