@@ -386,6 +386,17 @@ def test_organisers_see_on_the_results_tab_that_pushes_fail(tmp_path):
         db_path, "en")
 
 
+def _started_and_pushed(hub, tmp_path):
+    """A Space's sync started on a fresh repo, with one push of a database holding one experiment."""
+    db_path = tmp_path / "space" / "evalkit.db"
+    sync = DatabaseSync(db_path, "org/ratings", api=hub)
+    sync.restore_if_missing()
+    sync.check_can_write()
+    _add_experiment(db_path)
+    assert sync.push_now()
+    return sync, db_path
+
+
 def test_a_database_put_in_the_repo_while_the_app_runs_is_never_pushed_over(tmp_path):
     """Space audit, 2026-12-04: an organiser who uploaded a database (a backup, another study's) to the sync repo while
     the Space ran lost it at the Space's next push, which went over it. Each push now compares the repo's file with the
@@ -395,12 +406,7 @@ def test_a_database_put_in_the_repo_while_the_app_runs_is_never_pushed_over(tmp_
     from evalkit.ui.results import sync_warning
 
     hub = FakeHub(tmp_path / "hub")
-    db_path = tmp_path / "space" / "evalkit.db"
-    sync = DatabaseSync(db_path, "org/ratings", api=hub)
-    sync.restore_if_missing()
-    sync.check_can_write()
-    _add_experiment(db_path)
-    assert sync.push_now()
+    sync, db_path = _started_and_pushed(hub, tmp_path)
     pushed = hub.uploads
     ours = (tmp_path / "hub" / "evalkit.db").read_bytes()
     good = sync.last_ok_at
@@ -453,12 +459,7 @@ def test_a_push_commits_on_the_head_it_checked_and_a_kept_database_adopts_the_re
             return out
 
     hub = Racing(tmp_path / "hub")
-    db_path = tmp_path / "space" / "evalkit.db"
-    sync = DatabaseSync(db_path, "org/ratings", api=hub)
-    sync.restore_if_missing()
-    sync.check_can_write()
-    _add_experiment(db_path)
-    assert sync.push_now()
+    sync, db_path = _started_and_pushed(hub, tmp_path)
     _add_experiment(db_path)
     hub.race = True
     assert sync.push_now() is False and "412" in sync_health(db_path)["error"]
