@@ -18,7 +18,7 @@ from evalkit.errors import EvalkitError
 from evalkit.study.gate import Gate, fidelity_ok, frozen_values, gate_snapshot, parse_gate
 from evalkit.study.plan import StudyModel, plan_study
 from evalkit.task.prompts import CRITERIA
-from evalkit.rating.queue import RatingInput, submit_rating
+from evalkit.rating.queue import RatingInput, StudyClosed, submit_rating
 from evalkit.store import open_db
 from evalkit.study.synthetic import SyntheticStudy, build_study, gate_file_text
 
@@ -145,16 +145,22 @@ def test_same_study_before_the_planned_size_is_an_interim_look(tmp_path, planned
 
 def test_decision_sample_is_fixed_once_the_plan_is_reached(tmp_path):
     """Planned 30 of 40 pairs: the decision uses the first 30 pairs to complete with their first 3 ratings; more
-    ratings afterwards (a fourth rater on those pairs) appear in the tables but do not move the decision."""
+    ratings afterwards (a fourth rater on those pairs, stored before anyone looked) appear in the tables but do not
+    move the decision; once it is stored, the app takes no more."""
+    import shutil
+
     db, _ = study(tmp_path, "fixed", gate_file_text(planned_pairs=30, margin=0.2), pairs=40, raters_per_pair=3,
                   raters=12, pass_rate=0.7, rater_accuracy=0.9, seed=2)
-    first = aggregate(db)
+    db.conn.close()
+    shutil.copyfile(tmp_path / "fixed.db", tmp_path / "looked.db")
+    first = aggregate(open_db(tmp_path / "looked.db"))  # a look right away
     ni = first.tables["non_inferiority"]
     assert (ni["pairs"] == 30).all() and (ni["ratings"] == 90).all()
     # frozen when the 30th pair completed: the ten pairs completed later show only in the look after the decision
     assert first.frozen is not None and "later pairs" not in first.verdict.conditions[0].reason
     assert "10 later pairs are in the tables only" in first.after.conditions[0].reason
     assert any("10 later complete pair(s)" in n for n in first.notes)
+    db = open_db(tmp_path / "fixed.db")  # nobody has looked here yet
     pairs = [r["id"] for r in db.query("SELECT id FROM pairs ORDER BY rowid")]
     fail_all = {c: "fail" for c in CRITERIA}
     pass_all = {c: "pass" for c in CRITERIA}
@@ -169,6 +175,8 @@ def test_decision_sample_is_fixed_once_the_plan_is_reached(tmp_path):
     assert int(later.tables["counts"]["current_ratings"][0]) == 150  # the tables see the new ratings
     pd_all = later.tables["paired_differences"]
     assert (pd_all[pd_all.prompt_id == "all"]["ratings"] == 150).all()
+    with pytest.raises(StudyClosed):  # stored, the decision closes the study's pairs (tests/test_stopping.py)
+        submit_rating(db, AppConfig(ratings_per_pair=4), RatingInput(pairs[35], "late-rater", a, b, "tie"))
 
 
 # ---- the gate file

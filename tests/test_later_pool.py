@@ -223,6 +223,9 @@ def test_a_later_pool_of_identical_pairs_moves_no_decision_whether_or_not_anyone
     assert draw_queue(db, made["experiment_id"]) == 300 and made["experiment_id"] != first
     ratings = load_ratings(db)
     assert ratings.identical.sum() > 250  # the new pool is nearly all identical
+    db.conn.close()
+    shutil.copyfile(tmp_path / "ident.db", tmp_path / "open.db")  # undecided: a third pool can still join its study
+    db = open_db(tmp_path / "ident.db")
     agg = aggregate(db)  # the first look comes after the new pool
     assert not agg.interim and agg.verdict.decision == looked.verdict.decision
     mine = agg.tables["non_inferiority"].set_index("criterion")
@@ -239,6 +242,7 @@ def test_a_later_pool_of_identical_pairs_moves_no_decision_whether_or_not_anyone
 
     from dataclasses import replace
 
+    db = open_db(tmp_path / "open.db")
     made = build_study(db, SyntheticStudy(pairs=0, unrated_pairs=40, raters_per_pair=1, raters=2, pass_rate=0.8,
                                           prescreen_accuracy=0.9, queue_order=False, gate_path=gate, seed=13))
     draw_queue(db, made["experiment_id"])

@@ -458,3 +458,50 @@ def test_my_code_shows_the_personal_code_again_and_never_a_revoked_one(tab):
     db.conn.close()
     with pytest.raises(gr.Error, match="revoked|撤销"):
         tab.h.show_code(s)
+
+
+def test_the_app_stops_its_raters_once_a_look_settles_the_study(tmp_path):
+    """A group-sequential study: the rating that lets a look settle it stores the decision (nobody reads the study),
+    a rater whose pair was on screen then is told her answers were not needed, with nothing stored, and every rater's
+    next screen says the study is decided, with her reveals."""
+    from evalkit.rating.queue import study_decided
+    from evalkit.study.synthetic import SyntheticStudy, build_study, gate_file_text
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=300, margin=0.15, monitoring="group sequential", look_every=60,
+                                   min_raters=10))
+    db = open_db(tmp_path / "r.db")
+    build_study(db, SyntheticStudy(pairs=60, unrated_pairs=300, raters_per_pair=3, raters=12, seed=5, queue_order=True,
+                                   gate_path=str(gate)))
+    db.conn.close()
+    tab = Tab(tmp_path / "r.db", {p.id: p for p in load_prompts()}, ratings_per_pair=3)
+    tab.h.limiter.limit = 0  # a day's rating in a second: the per-minute limit is not what is tested here
+    ui = tab.ui
+    late, _ = tab.sign_in("late")  # a pair on her screen, left there past its hold (others may take it meanwhile)
+    db = open_db(tab.db_path)
+    db.execute("UPDATE assignments SET shown_at = '2000-01-01T00:00:00+00:00' WHERE rater = 'late'")
+    db.conn.commit()
+    sessions = [tab.sign_in(f"rater{i:05d}-app")[0] for i in range(12)]
+    every = tab.form("pass", "pass", "tie")  # no difference between the paths: a clear KEEP at some look
+    for turn in range(3 * 300):
+        s = sessions[turn % 12]
+        out = tab.h.submit(s, *every)
+        assert out[ui.status] == "评分已保存。"
+        if study_decided(db):
+            settled = out[ui.session]
+            break
+        sessions[turn % 12] = tab.h.next_screen(out[ui.session])[ui.session]
+    else:
+        raise AssertionError("no look settled the study")
+    decision = db.execute("SELECT decision FROM decisions").fetchone()[0]
+    assert decision == "KEEP" and turn + 1 < 3 * 240  # before the planned maximum of 300 pairs
+
+    before = db.execute("SELECT COUNT(*) FROM ratings").fetchone()[0]
+    out = tab.h.submit(late, *every)
+    assert out[ui.status] == word("study_decided_pair", "zh") and out[ui.next_btn]["visible"]
+    assert db.execute("SELECT COUNT(*) FROM ratings").fetchone()[0] == before  # nothing stored
+    out = tab.h.next_screen(out[ui.session])
+    assert out[ui.pair_box]["visible"] is False and word("study_decided", "zh") in out[ui.done_md]
+    # the rater of the settling rating: no next pair, and her reveals are all shown (nobody can rate those pairs now)
+    out = tab.h.next_screen(settled)
+    assert word("study_decided", "zh") in out[ui.done_md] and "待揭晓 0" in out[ui.done_md]

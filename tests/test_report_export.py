@@ -170,12 +170,14 @@ def test_for_raters_the_time_against_length_plot_leaves_out_pairs_still_open(tmp
     from evalkit.aggregate import aggregate
     from evalkit.config import AppConfig
     from evalkit.publish.report import figures
-    from test_aggregate import load_fixture
+    from test_aggregate import GATE, load_fixture
 
     closed = open_db(tmp_path / "closed.db")
     load_fixture(closed, tmp_path / "g1.toml")  # 3 ratings a pair, the quota: every pair closed
     still_open = open_db(tmp_path / "open.db")
-    load_fixture(still_open, tmp_path / "g2.toml", app=AppConfig(ratings_per_pair=4))  # a 4th rating to come
+    # a 4th rating to come, in a study whose plan is not reached (a stored decision would close its pairs)
+    load_fixture(still_open, tmp_path / "g2.toml", GATE.replace("planned_pairs = 4", "planned_pairs = 8"),
+                 app=AppConfig(ratings_per_pair=4))
     for db in (closed, still_open):
         assert _points(figures(aggregate(db), db)["seconds_vs_tokens"]) == 8  # 4 pairs x 2 outputs
     assert _points(figures(aggregate(closed), closed, blind=True)["seconds_vs_tokens"]) == 8
@@ -503,10 +505,12 @@ def test_while_pairs_are_open_the_export_and_report_say_so_and_a_push_needs_whil
     to the Hub, it could reach one of them (audit, 2026-12-04: `export --push-to-hub --public` ran mid-study)."""
     from evalkit.config import AppConfig
     from evalkit.errors import EvalkitError
-    from test_aggregate import load_fixture
+    from test_aggregate import GATE, load_fixture
 
     db = open_db(tmp_path / "open.db")
-    load_fixture(db, tmp_path / "g.toml", app=AppConfig(ratings_per_pair=4))
+    # a 4th rating to come, in a study whose plan is not reached (a stored decision would close its pairs)
+    load_fixture(db, tmp_path / "g.toml", GATE.replace("planned_pairs = 4", "planned_pairs = 8"),
+                 app=AppConfig(ratings_per_pair=4))
     hub = FakeHub()
     with pytest.raises(EvalkitError, match="(?s)4 pair.*still open to raters.*--while-rating"):
         export(db, tmp_path / "pushed", push_to_hub="org/study", api=hub)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from ..generation.speed import IDENTICAL_PAIR as IDENTICAL
 from .verdict import Condition, Decision, Verdict, complete_count
 
 FROZEN = "decision on the planned sample"
@@ -212,6 +213,66 @@ def freeze(db, study, values: dict, confidence: float, resamples: int, tolerance
         "decision": verdict.decision, "sample": [int(i) for i in sample.rating_id], "excluded": context["excluded"],
         "verdict": _plain(verdict.to_json()), "speed": _plain(speed.to_json())})
     return stored(db, study.id)  # this look's, or a concurrent look's stored first: the same decision
+
+
+SETTLED: dict = {}  # (database file, study, gate) -> the looks reached when a look last left the study interim
+
+
+def settle(db) -> FrozenDecision | None:
+    """Stop the study the queue serves as soon as a look decides it, without waiting for a reader: called after each
+    counted rating. Returns the decision once stored (then no pair of the study is served: store.insert_decision
+    closes them), None while no look decides.
+
+    Why here: the decision used to be frozen by the first reader (aggregate, report, the Results tab), so with looks
+    that can stop the study the raters went on rating a study that was settled, and the rater hours the plan saves
+    were spent anyway. The decision is the same whoever stores it and whenever (walk_history reconstructs each look as
+    of its completing rating), so storing it at once changes no verdict; it only stops the queue.
+
+    Cheap while no new look can be reached: one query bounds the decided pairs (the complete pairs, plus every
+    identical pair) against the next look not walked yet; the full count (complete_count, with the gold check's
+    exclusions now) runs only past it, and the looks are walked only when that count reaches a look not walked yet."""
+    from ..study.gold import accuracy
+    from ..study.monitoring import look_sizes
+    from ..study.studies import choose
+    from .data import deciding_experiment, load_ratings
+    from .verdict import frozen_gate
+
+    study = choose(db)
+    if study is None:
+        return None
+    if (done := stored(db, study.id)) is not None:
+        return done
+    gate, _notes = frozen_gate(db, study)
+    values = gate["values"] if gate else None
+    sizes = look_sizes(values or {})
+    key = (_db_file(db), study.id, study.gate_hash)
+    walked = SETTLED.get(key, 0)
+    if walked >= len(sizes):
+        return None
+    per_pair = values["min_ratings_per_pair"]
+    bound = db.execute(
+        f"""SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM current_ratings r JOIN pairs p ON p.id = r.pair_id
+                                          JOIN experiments e ON e.id = p.experiment_id
+                                          WHERE e.study_id = :s AND p.kind != 'gold'
+                                          GROUP BY r.pair_id HAVING COUNT(*) >= COALESCE(MAX(p.wanted_ratings), :k)))
+                 + (SELECT COUNT(*) FROM pairs p JOIN experiments e ON e.id = p.experiment_id
+                    WHERE e.study_id = :s AND {IDENTICAL.format(p='p.')})""", {"s": study.id, "k": per_pair}).fetchone()[0]
+    if bound < sizes[walked]:
+        return None
+    current = load_ratings(db, study.id)
+    min_gold = values.get("min_gold_accuracy", 0.0) or 0.0
+    excluded = accuracy(db, min_gold, (), study.id)[1] if min_gold else []
+    counted = current.without_raters(excluded) if excluded else current
+    reached = sum(n <= complete_count(counted, per_pair) for n in sizes)
+    if reached <= walked:
+        return None
+    exp = deciding_experiment(db, study.id)
+    bench = json.loads(exp["config_json"]).get("bench", {}) if exp else {}
+    frozen = decided(db, study, values, values["confidence"], bench.get("bootstrap", 2000),
+                     bench.get("length_tolerance", 0.1), None, current)
+    if frozen is None and key[0]:
+        SETTLED[key] = reached
+    return frozen
 
 
 def decided(db, study, values: dict | None, confidence: float, resamples: int, tolerance: float, speed_now=None,

@@ -28,7 +28,7 @@ from ..errors import EvalkitError
 from .identity import InputError, clean_name, clean_text
 from ..task.criteria import CRITERIA, title
 from ..records import GenerationPath
-from ..store import SHARE_COUNTS, PairFull, ShareReached, claim_pair, insert_rating, now
+from ..store import SHARE_COUNTS, PairFull, ShareReached, StudyDecided, claim_pair, insert_rating, now
 from ..study.pairs import IDENTICAL
 
 VALUES = ("pass", "fail", "unsure")
@@ -41,6 +41,11 @@ class RatingError(EvalkitError):
 
 class PairTaken(RatingError):
     """The pair reached its quota while this rater was working on it (others rated it): nothing was written."""
+
+
+class StudyClosed(PairTaken):
+    """The pair's study reached its decision while the rater worked on it (a look settled it): nothing was written,
+    and nothing in the study is left to rate."""
 
 
 class AlreadyRated(RatingError):
@@ -327,6 +332,13 @@ def results_open(db, rater: str, ratings_per_pair: int, skip_allowance: int, sha
     return True, ""
 
 
+def study_decided(db) -> bool:
+    """Whether the study the queue serves has its decision stored: its pairs are all closed (store.insert_decision),
+    and nothing in it is left to rate."""
+    return db.execute("SELECT EXISTS (SELECT 1 FROM decisions WHERE study_id = (SELECT MAX(id) FROM studies))"
+                      ).fetchone()[0] == 1
+
+
 def unclosed_pairs(db) -> int:
     """Pairs of the study the queue serves that a rater may still be shown: not closed (store `closed_pairs`: the
     rating that fills a pair's quota closes it) and not decided without raters (identical outputs have no sides to
@@ -404,6 +416,10 @@ def _insert(db, row: dict, quota: int | None = None, share: int = 0) -> int:
         raise RatingError(f"you have given your share of {e.share} ratings in this study (app.max_ratings_per_rater); "
                           "this one was not stored", "thank you: there is nothing more for you to rate unless the "
                           "organiser raises the share") from e
+    except StudyDecided as e:
+        raise StudyClosed("this study reached its decision while you were rating this pair: no more ratings are "
+                          "needed, and your answers were not stored", "thank you: there is nothing left to rate "
+                          "in this study") from e
     except PairFull as e:
         raise PairTaken(
             f"this pair already has its {e.quota} ratings (other raters finished it while you were "

@@ -18,7 +18,7 @@ from .database import migrate, now, open_db, restore_file, snapshot, write_trans
 from .migrations import MIGRATIONS
 from .pool import draw_queue_order, insert_gold_pairs, set_queue_seed, insert_pairs, insert_shard_items, new_pair_id, reference_hash, store_references
 from .raters import NameTaken, insert_rater, rater_by_key, replace_secret, revoke_rater
-from .ratings import SHARE_COUNTS, PairFull, ShareReached, claim_pair, insert_rating, insert_results_seen
+from .ratings import SHARE_COUNTS, PairFull, ShareReached, StudyDecided, claim_pair, insert_rating, insert_results_seen
 from .studies import FIRST_STUDY, attach_pool, gate_mismatch, insert_decision
 from .runs import (
     copy_experiment, generation, insert_bench_process, insert_bench_processes, insert_experiment, insert_generations,
@@ -27,7 +27,8 @@ from .runs import (
 
 __all__ = [
     "FIRST_STUDY", "attach_pool", "claim_pair", "draw_queue_order", "gate_mismatch", "insert_decision", "set_queue_seed",
-    "MIGRATIONS", "NameTaken", "PairFull", "SHARE_COUNTS", "ShareReached", "copy_experiment", "generation", "insert_bench_process",
+    "MIGRATIONS", "NameTaken", "PairFull", "SHARE_COUNTS", "ShareReached", "StudyDecided", "copy_experiment",
+    "generation", "insert_bench_process",
     "insert_bench_processes", "insert_experiment", "insert_generations", "insert_gold_pairs", "insert_pairs",
     "insert_prescreen", "insert_rater", "insert_rating", "insert_results_seen", "insert_rows", "insert_shard_items",
     "insert_together", "insert_tune_trials", "json_hash",

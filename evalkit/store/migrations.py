@@ -587,6 +587,15 @@ def _m020_closed_before_012(db) -> None:
            WHERE k = quota AND created_at <= ?""", [applied[0]])
 
 
+def _m021_closed_by_decision(db) -> None:
+    # A stored decision now closes every pair of its study (store.insert_decision), so the queue stops serving a study
+    # that is decided. A study decided before that still had open pairs, and its raters went on rating what could no
+    # longer count: its pairs are closed as of its decision.
+    db.execute("""INSERT OR IGNORE INTO closed_pairs (pair_id, closed_at)
+                  SELECT p.id, d.decided_at FROM decisions d JOIN experiments e ON e.study_id = d.study_id
+                  JOIN pairs p ON p.experiment_id = e.id""")
+
+
 MIGRATIONS = [
     ("001_initial", _m001_initial),
     ("002_ratings", _m002_ratings),
@@ -608,4 +617,5 @@ MIGRATIONS = [
     ("018_bench_stored_at", _m018_bench_stored_at),
     ("019_pool_sample_seed", _m019_pool_sample_seed),
     ("020_closed_before_012", _m020_closed_before_012),
+    ("021_closed_by_decision", _m021_closed_by_decision),
 ]

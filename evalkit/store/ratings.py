@@ -16,6 +16,11 @@ class PairFull(Exception):
         self.pair_id, self.quota = pair_id, quota
 
 
+class StudyDecided(PairFull):
+    """The pair's study has its decision stored (insert_decision closed its pairs): no rating can add to it any more;
+    nothing was written."""
+
+
 class ShareReached(Exception):
     """The rater has given their share of ratings in this study (app.max_ratings_per_rater); nothing was written."""
 
@@ -33,6 +38,11 @@ RATER_STUDY_RATINGS = f"""
     WHERE r.rater = :rater AND {SHARE_COUNTS}
       AND e.study_id IS (SELECT e2.study_id FROM pairs p2 JOIN experiments e2 ON e2.id = p2.experiment_id
                          WHERE p2.id = :pair)"""
+
+
+# Whether a pair's study has its decision stored.
+PAIR_STUDY_DECIDED = """SELECT 1 FROM decisions d JOIN experiments e ON e.study_id = d.study_id
+                        JOIN pairs p ON p.experiment_id = e.id WHERE p.id = ?"""
 
 
 def claim_pair(db, rater: str, chosen: str | None, still_free: Callable[[str], bool],
@@ -63,7 +73,8 @@ def insert_rating(db, row: dict, quota: int | None = None, share: int | None = N
     is refused under the same lock (raises ShareReached): two tabs submitting at once cannot pass it.
 
     The rating that fills a pair's quota closes it (closed_pairs, in the same transaction): from then on no identity
-    can rate it, and its reveal may be shown (evalkit.rating.queue).
+    can rate it, and its reveal may be shown (evalkit.rating.queue). A stored decision closes every pair of its study
+    (store.insert_decision): a rating of one raises StudyDecided.
 
     A rating or correction from a rater who has seen the pair's study's results while they could still rate
     (results_seen, written by rating.queue.note_results_seen) is stored with blind = 0: kept, never counted, and it
@@ -85,6 +96,8 @@ def insert_rating(db, row: dict, quota: int | None = None, share: int | None = N
             ).fetchone()
             if n >= quota or db.conn.execute("SELECT 1 FROM closed_pairs WHERE pair_id = ?",
                                              [row["pair_id"]]).fetchone():
+                if db.conn.execute(PAIR_STUDY_DECIDED, [row["pair_id"]]).fetchone():
+                    raise StudyDecided(row["pair_id"], quota)
                 raise PairFull(row["pair_id"], quota)
             shown = db.conn.execute("SELECT shown_at FROM assignments WHERE pair_id = ? AND rater = ?",
                                     [row["pair_id"], row["rater"]]).fetchone()

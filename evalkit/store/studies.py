@@ -56,12 +56,20 @@ def attach_pool(db, gate: dict, new_study: str | None = None) -> int:
                                    [FIRST_STUDY, now(), gate_json, gate.get("hash", "")]).lastrowid
         if latest["gate_hash"] != gate.get("hash", ""):
             raise gate_mismatch(latest, gate)
+        done = db.conn.execute("SELECT decision, decided_at FROM decisions WHERE study_id = ?", [latest["id"]]).fetchone()
+        if done:
+            raise EvalkitError(
+                f"study '{latest['name']}' reached its decision ({done[0]}, stored {done[1][:16]}): the queue serves "
+                "none of its pairs any more, so a pool added to it would never be rated",
+                "to rate more pairs, start a new study: `evalkit generate --new-study NAME`")
         return latest["id"]
 
 
 def insert_decision(db, study_id: int, row: dict) -> bool:
     """Store a study's decision once: the first look that finds the planned sample complete writes it, any later
     or concurrent one leaves it as it is (and reads the stored one). Returns whether this call stored it.
+    Storing it closes every pair of the study in the same transaction (closed_pairs): the queue serves none of them
+    again, a rating of one is refused (StudyDecided), and their reveals may be shown, since no identity can rate them.
     row: completed_at, completed_rating_id, gate_hash, decision, sample (rating ids), excluded (raters),
     verdict (JSON-ready dict), speed (JSON-ready dict)."""
     with write_transaction(db):
@@ -73,4 +81,7 @@ def insert_decision(db, study_id: int, row: dict) -> bool:
              json.dumps(row["sample"]), json.dumps(row["excluded"], ensure_ascii=False),
              json.dumps(row["verdict"], ensure_ascii=False, default=str),
              json.dumps(row["speed"], ensure_ascii=False, default=str)])
+        if cur.rowcount == 1:  # the study stops: no rater's time goes to a rating that can no longer count
+            db.conn.execute("INSERT OR IGNORE INTO closed_pairs (pair_id, closed_at) SELECT p.id, ? FROM pairs p "
+                            "JOIN experiments e ON e.id = p.experiment_id WHERE e.study_id = ?", [now(), study_id])
         return cur.rowcount == 1

@@ -17,6 +17,7 @@ calls the handlers directly, without a server.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,9 +26,9 @@ from ..config import Config
 from ..errors import EvalkitError
 from ..rating.limits import RateLimiter
 from ..rating.queue import (
-    HOLD_MINUTES, AlreadyRated, PairTaken, Pending, RatingError, RatingInput, all_identical, answers_from_row, correct_rating, current_rating, is_closed,
-    is_counted, next_pair, pair_prompt, progress, rated_pairs, rater_reveal, results_seen, share_reached, skip_pair,
-    submit_rating,
+    HOLD_MINUTES, AlreadyRated, PairTaken, Pending, RatingError, RatingInput, StudyClosed, all_identical,
+    answers_from_row, correct_rating, current_rating, is_closed, is_counted, next_pair, pair_prompt, progress,
+    rated_pairs, rater_reveal, results_seen, share_reached, skip_pair, study_decided, submit_rating,
 )
 from ..task.criteria import CRITERIA
 from ..task.prompts import Prompt
@@ -42,6 +43,8 @@ from .prepare import panel
 from .reveal import render, render_list
 from .session import Session, require_rater
 from .words import word
+
+log = logging.getLogger("evalkit.ui")
 
 if TYPE_CHECKING:  # gradio is imported where it is used (it is slow to import)
     import gradio as gr
@@ -115,6 +118,18 @@ _UNSENT = (f"() => [...Array({len(FORM_KEYS)}).fill({{__type__: 'update', intera
 # Browser-only: Submit is enabled only when every criterion of both outputs and the preference have an answer.
 # (The server checks again on submit: this only spares the rater a refused submission.)
 _READY = "(...answers) => ({__type__: 'update', interactive: answers.every(Boolean)})"
+
+
+def settle_quietly(db) -> None:
+    """After a counted rating: store the study's decision if a look now settles it (aggregate.decision.settle), which
+    stops the queue. The rating is stored whatever happens here; a failure is logged, and the next reader (the
+    Results tab, `evalkit aggregate`) stores the decision instead."""
+    from ..aggregate.decision import settle
+
+    try:
+        settle(db)
+    except Exception:  # noqa: BLE001 - never lose or refuse the rating over it
+        log.warning("could not check whether a look settles the study; the next reader will", exc_info=True)
 
 
 def said(key: str = "", **args) -> tuple:
@@ -196,6 +211,8 @@ class RateHandlers:
         """What the screen without a pair says, and whether to offer "Check again": pairs still open to this rater
         that are all on other raters' screens (held) come back to the queue later, so she is not done."""
         share = self.app.max_ratings_per_rater
+        if study_decided(db):
+            return word("study_decided", s.lang), False
         if share_reached(db, s.rater, share):
             return word("share_done", s.lang, share=share), False
         if all_identical(db):
@@ -379,26 +396,31 @@ class RateHandlers:
                 revealed = is_closed(db, s.pair_id, self.rpp)
                 rating_id = correct_rating(db, self.app, s.rating_id, inp, after_reveal=revealed)
                 note = "correction_stored" if revealed else "correction_counts"
+                if not revealed:  # a counted correction of a gold pair can move the gold check's exclusions
+                    settle_quietly(db)
             else:
                 try:
                     rating_id = submit_rating(db, self.app, inp)
                 except (PairTaken, AlreadyRated) as e:
-                    return self.refused_screen(db, s, rater, isinstance(e, PairTaken), form)
+                    why = ("study_decided_pair" if isinstance(e, StudyClosed) else "pair_taken"
+                           if isinstance(e, PairTaken) else "skipped_elsewhere")
+                    return self.refused_screen(db, s, rater, why, form)
                 note = "stored"
+                settle_quietly(db)
             if note != "correction_stored" and not is_counted(db, rating_id):  # an organiser who has seen the results
                 note = "stored_uncounted"
             return self.locked_screen(db, s.stored(rating_id), said(note), current_rating(db, rater, s.pair_id))
 
-    def refused_screen(self, db, s: Session, rater: str, taken: bool, form: dict) -> dict:
+    def refused_screen(self, db, s: Session, rater: str, why: str, form: dict) -> dict:
         """A submission refused for a reason the rater can act on with a button on screen (ui.locked_outputs): the pair
-        was filled by others while she worked (Next pair: her answers stay on screen, not stored), or she rated or
-        skipped it in another tab (the answers stored there, Correct, which opens them, and Next pair)."""
+        was filled by others while she worked, or its study reached its decision meanwhile (Next pair: her answers stay
+        on screen, not stored), or she rated or skipped it in another tab (the answers stored there, Correct, which opens them, and Next pair)."""
         ui = self.ui
         row = current_rating(db, rater, s.pair_id)  # filled by her own rating, from another tab: she may correct it
         if row is not None:
             return self.locked_screen(db, s.stored(row["id"]), said("rated_elsewhere"), row)
         sent = {ui.fields[k]: form.get(k) or ("" if k == "comment" else None) for k in FORM_KEYS}
-        status = said("pair_taken" if taken else "skipped_elsewhere")
+        status = said(why)
         return sent | {
             ui.session: replace(s.with_pair(None), said=status), ui.status: say(status, s.lang),
             ui.who: self.who_line(db, s)[0], ui.reveal_md: "",

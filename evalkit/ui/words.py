@@ -111,6 +111,9 @@ WORDS: dict[str, dict[str, str]] = {
     "pair_taken": {"zh": "其他评分者在你作答期间已评完这一对，你的答案未保存。请按**下一对**继续。",
                    "en": "Other raters finished this pair while you were working; your answers were not stored. "
                          "Press **Next pair** for another pair."},
+    "study_decided_pair": {"zh": "你作答期间，本研究已在一次预定的查看中得出结论：不再需要评分，你的答案未保存。谢谢！",
+                           "en": "The study reached its decision at one of its planned looks while you were working on "
+                                 "this pair: no more ratings are needed, and your answers were not stored. Thank you!"},
     "rated_elsewhere": {"zh": "你已在另一个窗口评过这一对：保存的是那里的评分，这里的答案未保存。按**修改**查看并修改已保存的评分，"
                               "或按**下一对**继续。",
                         "en": "You already rated this pair in another tab: that rating is stored, not the answers here. "
@@ -132,6 +135,8 @@ WORDS: dict[str, dict[str, str]] = {
     "answered": {"zh": "已答 {n} / {total}", "en": "{n} / {total} answered"},
     "answered_goto": {"zh": "：跳到第一道未答题", "en": ": go to the first open question"},
     "done": {"zh": "**你的评分任务已全部完成，谢谢！**", "en": "**No pairs left for you.** Thank you!"},
+    "study_decided": {"zh": "**本研究已得出结论，不再需要评分。谢谢你的参与！**",
+                      "en": "**This study has reached its decision: no more ratings are needed.** Thank you!"},
     "all_identical": {"zh": "**这一批的每一对输出都完全相同：无需评分即可判定，没有需要你评的内容。**",
                       "en": "**Every pair in this pool has two identical outputs:** they are decided without raters, "
                             "so there is nothing to rate."},
