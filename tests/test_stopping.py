@@ -73,6 +73,13 @@ def test_the_rating_that_lets_a_look_settle_the_study_stops_the_queue(tmp_path):
     # the same decision any reader finds, as of the rating that completed the look
     agg = aggregate(db)
     assert agg.frozen.completed_rating_id == decision.completed_rating_id and agg.verdict.decision == "KEEP"
+    # the organiser reads where it stopped and what it saved
+    look_pairs = decision.verdict.look["pairs"]
+    frozen_note = next(n for n in agg.notes if n.startswith("DECISION FROZEN at look"))
+    assert f"{len(decision.sample)} ratings of {look_pairs} pairs" in frozen_note
+    unrated = db.execute("SELECT COUNT(*) FROM pairs WHERE id NOT IN (SELECT pair_id FROM ratings)").fetchone()[0]
+    assert unrated > 0 and any(f"{unrated} pooled pair(s) whose outputs differ were never rated" in n
+                               for n in agg.notes)
 
     # the queue serves nothing more, to anyone, and says why
     assert study_decided(db)

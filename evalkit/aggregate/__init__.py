@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from ..stats import T_FLOOR
 from ..study.gate import GENERAL
 from ..rating.pace import note, time_on_task
+from ..generation.speed import IDENTICAL_PAIR
 from .data import ALL, RatingData, deciding_experiment, load_ratings
 from .decision import AFTER, FrozenDecision, decided, walk_history
 from .ppi import COLUMNS as PPI_COLUMNS, pair_screen
@@ -292,12 +293,21 @@ def _frozen_notes(db, frozen: FrozenDecision, complete_now: int, values: dict, e
     look = frozen.verdict.look
     when = (f"at look {look['index']} of at most {look['of']} ({look['pairs']} decided pairs), which settled it"
             if look and not look.get("final", True) else "when the planned sample completed")
+    pairs = look["pairs"] if look else values["planned_pairs"]
     out = [f"DECISION FROZEN {when} (rating {frozen.completed_rating_id}, "
            f"{frozen.completed_at}; stored {frozen.decided_at}, gate {frozen.gate_hash}): {len(frozen.sample)} ratings "
-           f"of {values['planned_pairs']} pairs, {len(excluded)} rater(s) left out by the gold check; "
+           f"of {pairs} pairs, {len(excluded)} rater(s) left out by the gold check; "
            f"{later} rating row(s) stored after it (ratings, corrections, skips) and "
-           f"{max(complete_now - values['planned_pairs'], 0)} later complete pair(s) are in the tables and the "
+           f"{max(complete_now - pairs, 0)} later complete pair(s) are in the tables and the "
            "look after the decision only"]
+    unrated = db.execute(  # closed by the decision (store.insert_decision): the rater hours the stop saved
+        f"SELECT COUNT(*) FROM pairs p JOIN experiments e ON e.id = p.experiment_id WHERE e.study_id = :s "
+        f"AND p.kind != 'gold' AND NOT {IDENTICAL_PAIR.format(p='p.')} "
+        "AND NOT EXISTS (SELECT 1 FROM ratings r WHERE r.pair_id = p.id AND r.kind = 'rating')",
+        {"s": study_id}).fetchone()[0] if study_id is not None else 0
+    if unrated:
+        out.append(f"rating stopped at the decision: the study's pairs are closed, {unrated} pooled pair(s) whose "
+                   "outputs differ were never rated, and the app tells raters no more ratings are needed")
     unmeasured = [c.name for c in frozen.verdict.conditions if c.name in ("speed-up", "memory") and c.ok is None]
     if unmeasured:
         out.append(f"{' and '.join(unmeasured)} not measured when the planned sample completed: the decision keeps "
