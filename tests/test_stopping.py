@@ -131,3 +131,21 @@ def test_a_study_decided_before_decisions_closed_its_pairs_stops_after_the_upgra
     closed = {r[0] for r in upgraded.execute("SELECT DISTINCT closed_at FROM closed_pairs")}
     assert closed == {decided_at}
     assert upgraded.execute("SELECT COUNT(*) FROM closed_pairs").fetchone()[0] == 90
+
+
+def test_a_correction_that_reaches_a_pair_closed_since_it_was_checked_is_kept_uncounted(tmp_path):
+    """The Rate tab decides whether a correction counts (the pair not closed, so no reveal shown) before it takes the
+    write lock; a decision (or the pair's last rating) stored in between closes the pair, and its reveal can be on a
+    screen. The lock's own check stores the correction uncounted."""
+    from evalkit.rating.queue import correct_rating
+
+    db, _ = _study(tmp_path, "corr", gate_file_text(planned_pairs=60, margin=0.15, min_raters=10), rated=60,
+                   unrated=30)
+    view = next_pair(db, "ann", APP.ratings_per_pair)
+    first = submit_rating(db, APP, _rating(view.pair_id, "ann"))
+    assert settle(db) is not None  # the plan was complete already: the decision closes every pair, hers too
+    fails = {c: "fail" for c in CRITERIA}
+    fixed = correct_rating(db, APP, first, RatingInput(view.pair_id, "ann", fails, fails, "tie"), after_reveal=False)
+    assert db.execute("SELECT blind FROM ratings WHERE id = ?", [fixed]).fetchone()[0] == 0
+    counted = db.execute("SELECT id FROM current_ratings WHERE rater = 'ann' AND pair_id = ?", [view.pair_id])
+    assert [r[0] for r in counted] == [first]  # the blind rating is still the one that counts

@@ -76,6 +76,9 @@ def insert_rating(db, row: dict, quota: int | None = None, share: int | None = N
     can rate it, and its reveal may be shown (evalkit.rating.queue). A stored decision closes every pair of its study
     (store.insert_decision): a rating of one raises StudyDecided.
 
+    A correction of a pair that is closed is stored with blind = 0 whatever the caller decided before the lock (the
+    pair may have closed meanwhile, by its last rating or by the study's decision, and its reveal be on a screen).
+
     A rating or correction from a rater who has seen the pair's study's results while they could still rate
     (results_seen, written by rating.queue.note_results_seen) is stored with blind = 0: kept, never counted, and it
     fills no quota."""
@@ -85,6 +88,9 @@ def insert_rating(db, row: dict, quota: int | None = None, share: int | None = N
                 "SELECT 1 FROM results_seen WHERE rater = ? AND study_id IS (SELECT e.study_id FROM pairs p "
                 "JOIN experiments e ON e.id = p.experiment_id WHERE p.id = ?)", [row["rater"], row["pair_id"]]).fetchone():
             row["blind"] = 0
+        if row.get("kind") == "rating" and row.get("supersedes") is not None and db.conn.execute(
+                "SELECT 1 FROM closed_pairs WHERE pair_id = ?", [row["pair_id"]]).fetchone():
+            row["blind"] = 0  # closed (its reveal may be on a screen) since the caller looked: kept, never counted
         if share and row.get("kind") == "rating" and row.get("supersedes") is None:
             given = db.conn.execute(RATER_STUDY_RATINGS, {"rater": row["rater"], "pair": row["pair_id"]}).fetchone()[0]
             if given >= share:
