@@ -418,3 +418,28 @@ def test_a_screen_reader_hears_each_question_with_its_side_and_enter_submits_onl
                                "document.activeElement.getAttribute('aria-describedby') === 'reveal'")
         page.locator("#lang input[value='en']").click()
         page.wait_for_function("() => document.documentElement.lang === 'en'")
+
+
+def test_a_rater_whose_study_reaches_its_decision_mid_pair_is_told_and_nothing_is_stored(cfg, pool_db):
+    """A look settles the study while a pair is on her screen (here the decision is stored beside the app, as the
+    rating of another rater would store it): Submit says the answers were not needed and stores nothing, and Next pair
+    says the study is decided, in her language, without a pair."""
+    from evalkit.store import insert_decision, open_db
+
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        shown_texts(page)
+        answer_all(page)
+        db = open_db(pool_db)
+        study = db.execute("SELECT MAX(id) FROM studies").fetchone()[0]
+        insert_decision(db, study, {"completed_at": "2026-12-04T00:00:00", "completed_rating_id": 0,
+                                    "gate_hash": "", "decision": "KEEP", "sample": [], "excluded": [],
+                                    "verdict": {}, "speed": {}})
+        db.conn.close()
+        page.click("#submit")
+        expect(page.locator("#rate-status")).to_contain_text(word("study_decided_pair", "zh"))
+        expect(page.locator("#next")).to_be_visible()
+        assert sqlite3.connect(pool_db).execute("SELECT COUNT(*) FROM ratings").fetchone()[0] == 0
+        page.click("#next")
+        expect(page.locator("#rate-done")).to_contain_text(word("study_decided", "zh").strip("*"))
+        expect(page.locator("#text-a")).to_be_hidden()
