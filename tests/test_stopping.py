@@ -80,6 +80,13 @@ def test_the_rating_that_lets_a_look_settle_the_study_stops_the_queue(tmp_path):
     unrated = db.execute("SELECT COUNT(*) FROM pairs WHERE id NOT IN (SELECT pair_id FROM ratings)").fetchone()[0]
     assert unrated > 0 and any(f"{unrated} pooled pair(s) whose outputs differ were never rated" in n
                                for n in agg.notes)
+    from evalkit.ui.results import looks_markdown
+
+    so_far = db.execute("SELECT COUNT(*) FROM current_ratings").fetchone()[0]
+    saved = round(300 * 3) - so_far  # the planned maximum's ratings (3 a pair) less those given
+    assert (f"Rating stopped at this look, which settled the study: {so_far:,} ratings in all, about {saved:,} fewer"
+            in "\n".join(looks_markdown(agg)))
+    assert f"共 {so_far:,} 条评分，比计划上限 300 对所需少约 {saved:,} 条" in "\n".join(looks_markdown(agg, "zh"))
 
     # the queue serves nothing more, to anyone, and says why
     assert study_decided(db)

@@ -135,6 +135,11 @@ def looks_markdown(agg, lang: str = "en") -> list[str]:
                   f"({expected:,} in all, `evalkit plan`); " if expected else "")
         lines += ["", f"_{so_far:,} ratings so far: {remain}at most about {max(most - so_far, 0):,} more, at the "
                       f"planned maximum of {g['planned_pairs']:,} decided pairs._"]
+    elif not look.get("final", True):
+        so_far, _expected, most = _remaining(agg)
+        lines += ["", f"_Rating stopped at this look, which settled the study: {so_far:,} ratings in all, about "
+                      f"{max(most - so_far, 0):,} fewer than its planned maximum of {g['planned_pairs']:,} decided "
+                      "pairs would have asked. The app serves none of its pairs any more._"]
     return lines
 
 
@@ -167,6 +172,10 @@ def _looks_zh(agg, rows: list[dict]) -> list[str]:
                   "`evalkit plan`）；" if expected else "")
         lines += ["", f"_目前 {so_far:,} 条评分：{remain}计划最多 {g['planned_pairs']:,} 对，最多大约还需 "
                       f"{max(most - so_far, 0):,} 条。_"]
+    elif not look.get("final", True):
+        so_far, _expected, most = _remaining(agg)
+        lines += ["", f"_本研究在这次查看时得出结论，评分随即停止：共 {so_far:,} 条评分，比计划上限 {g['planned_pairs']:,} 对"
+                      f"所需少约 {max(most - so_far, 0):,} 条。应用不再分发本研究的评分对。_"]
     return lines
 
 
