@@ -108,6 +108,9 @@ def test_an_unsettled_look_is_interim_and_a_fixed_gate_does_not_look_early(tmp_p
     assert agg.verdict.decision == "INSUFFICIENT DATA" and agg.interim and agg.frozen is None
     assert agg.verdict.label == INTERIM
     assert agg.verdict.look is not None and agg.verdict.look["index"] >= 1
+    interim = agg.notes[0]  # says that a later look may stop the study, not that it must run to its maximum
+    assert interim.startswith("INTERIM LOOK") and "a later look may (group sequential: up to" in interim
+    assert "until the planned number of pairs is rated" not in interim
     # the same clear data under a fixed gate: no look before the planned 300 pairs
     fixed = study(tmp_path, "fixed", gate_file_text(planned_pairs=300, margin=0.15, min_raters=10), pairs=200,
                   **SPEC)

@@ -32,6 +32,7 @@ from .ppi import COLUMNS as PPI_COLUMNS, pair_screen
 from .quality import DIFF_COLUMNS, agreement, paired_differences, pass_rates, preferences, prescreen_agreement
 from .timing import POOL_SOURCE, Speed, batches, timing
 from .looks import walk
+from ..study.monitoring import describe
 from .spread import disagreement_note, effective_raters, roster_note
 from .verdict import (INTERIM, Condition, Decision, Verdict, complete_count, decide, decision_sample, fidelity_rows,
                       frozen_gate, interval_text, waiting_pairs)
@@ -200,9 +201,14 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
             notes.insert(0, short[0].upper() + short[1:])
         if values and (waiting := _waiting_note(db, ratings, values)):
             notes.insert(0, waiting)
-        notes.insert(0, "INTERIM LOOK, NOT A DECISION: the verdict stays INSUFFICIENT DATA (or DROP on speed or "
-                        "memory) until the planned number of pairs is rated; stopping early because it looks good "
-                        "is what the plan forbids")
+        if values and values.get("monitoring", "fixed") != "fixed":
+            notes.insert(0, "INTERIM LOOK, NOT A DECISION: no look of the gate has settled the study yet; a later "
+                            f"look may ({describe(values)}), and the app stops serving pairs when one does; stopping "
+                            "anywhere else, because it looks good, is what the plan forbids")
+        else:
+            notes.insert(0, "INTERIM LOOK, NOT A DECISION: the verdict stays INSUFFICIENT DATA (or DROP on speed or "
+                            "memory) until the planned number of pairs is rated; stopping early because it looks "
+                            "good is what the plan forbids")
     per_rater = np.unique(ratings.rater, return_counts=True)[1] if len(ratings) else []
     if roster := roster_note(per_rater, values, decided=not verdict.interim):
         notes.append(roster)
