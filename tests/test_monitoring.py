@@ -262,3 +262,34 @@ def test_a_chinese_reader_s_tables_gloss_every_column_and_keep_its_name(rated_db
         zh = headed(df, "zh")
         assert list(zh.columns) == [f"{c} · {COLUMNS_ZH[c]}" for c in df.columns]
         pd.testing.assert_frame_equal(zh.set_axis(list(df.columns), axis=1), df)  # the figures as they were
+
+
+def test_a_criterion_passes_only_at_a_look_with_the_raters_the_claim_needs():
+    """Sequential audit, 2026-12-04: a criterion whose lower end cleared -margin at a look rated by 4 raters stayed
+    passed, and a KEEP was stored on it although at the deciding look (16 raters) its lower end was -0.221, below the
+    margin; the simulation, whose error rates the plan quotes, counts a pass only where min_raters hold. A look with
+    fewer raters than the claim about raters in general needs passes nothing; a claim about these raters needs none."""
+    from types import SimpleNamespace
+
+    from evalkit.aggregate.looks import walk
+
+    values = {"planned_pairs": 60, "monitoring": "group sequential", "look_every": 60, "min_ratings_per_pair": 3,
+              "confidence": 0.95, "claim": "raters in general", "min_raters": 10, "margin": 0.15}
+    # three looks: the first two by 4 raters with a lower end above -margin, the last by 16 with it below
+    raters = {1: 4, 2: 4, 3: 16}
+    low = {1: -0.10, 2: -0.12, 3: -0.22}
+
+    def state(look):
+        return ("ratings", {})
+
+    def analyse(_ratings, look, _context):
+        return [{"criterion": "schedule", "ok": low[look.index] >= -0.15, "raters": raters[look.index],
+                 "ci_low": low[look.index], "ci_high": 0.05}], None, look.pairs
+
+    def decide_look(rows, _decided, _ratings, look, _context):
+        return SimpleNamespace(interim=not look.final)
+
+    went = walk(values, state, analyse, decide_look)
+    assert went.look.index == 3 and went.rows[0]["passed_at_look"] is None  # never passed: no KEEP can rest on it
+    these = walk(dict(values, claim="these raters"), state, analyse, decide_look)
+    assert these.rows[0]["passed_at_look"] == 1  # no rater minimum for a claim about these raters

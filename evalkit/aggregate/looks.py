@@ -4,9 +4,9 @@ level the look allows, and whether a look stops the study.
 A fixed design has one look, at planned_pairs. A group-sequential design (or a confidence sequence) has a look each
 time about look_every more ratings are in, the last at planned_pairs. At each look every criterion's interval is
 computed on the look's sample (the first decided pairs, as the decision sample always is) at the look's level. A
-criterion whose lower end clears -margin at a look has passed its own sequential test and stays passed (the chance
-that a criterion which truly drops by the margin passes at any look is the one-sided level, so KEEP, which needs
-every criterion, inherits it); the study stops with KEEP once every criterion has passed and speed and memory hold, or
+criterion whose lower end clears -margin at a look with the raters the claim needs (min_raters) has passed its own
+sequential test and stays passed (the chance that a criterion which truly drops by the margin passes at any look is
+the one-sided level, so KEEP, which needs every criterion, inherits it); the study stops with KEEP once every criterion has passed and speed and memory hold, or
 with DROP once some criterion's upper end is below -margin. The last look decides as a fixed design does.
 
 walk() takes the looks in order, each on the data as they were when it was reached (the caller's `state`: the
@@ -63,6 +63,8 @@ def walk(values: dict, state, analyse, decide_look) -> Walk | None:
     """Take the reached looks in order until one decides. state(look) -> (ratings, context) or None when the look
     is not reached; analyse(ratings, look, context) -> (rows, sample, decided); decide_look(rows, decided, ratings,
     look, context) -> Verdict. Returns the last look taken, or None when no look is reached."""
+    from ..study.gate import raters_ok
+
     passed: dict[str, int] = {}
     last = None
     for look in schedule(values):
@@ -74,7 +76,10 @@ def walk(values: dict, state, analyse, decide_look) -> Walk | None:
         ratings, context = got
         rows, sample, decided = analyse(ratings, look, context)
         for r in rows:
-            if r["ok"] and r["criterion"] not in passed:
+            # a pass counts only at a look with the raters the claim needs (min_raters), as at the deciding look and
+            # in the simulation (study.plan.designs): an interval from 4 raters is no test of raters in general, and
+            # a pass there would stay passed (sequential audit, 2026-12-04: a stored KEEP rested on a look of 4 raters)
+            if r["ok"] and r["criterion"] not in passed and bool(raters_ok(int(r.get("raters", 0)), values)):
                 passed[r["criterion"]] = look.index
             r["look"] = look.index
             r["look_level"] = look.level
