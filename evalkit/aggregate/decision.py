@@ -117,7 +117,8 @@ def _completion(history, gold_history, values: dict, excluded_at) -> tuple[int, 
     return None
 
 
-def walk_history(db, study, values: dict, resamples: int, tolerance: float, speed_now=None, current=None):
+def walk_history(db, study, values: dict, resamples: int, tolerance: float, speed_now=None, current=None,
+                 reached: list | None = None):
     """The gate's looks taken in order on the stored history, each on the data as they were right after the rating
     that completed its sample (aggregate.looks.walk), until one decides: the last look taken (a Walk) or None when
     none is reached. `speed_now`: the speed figure of the data as it is now, used when nothing it rests on was stored
@@ -152,6 +153,8 @@ def walk_history(db, study, values: dict, resamples: int, tolerance: float, spee
         found = _completion(history, gold_history, {**values, "planned_pairs": look.pairs}, excluded_at)
         if found is None:
             return None
+        if reached is not None:  # the caller's count of the looks reached in the history (settle's memo)
+            reached.append(look.index)
         at, excluded = found
         ratings = history.as_of(at)
         if excluded:
@@ -172,7 +175,8 @@ def walk_history(db, study, values: dict, resamples: int, tolerance: float, spee
     where = _db_file(db)
 
     def analyse(ratings, look, context):
-        key = (where, study.id, study.gate_hash, look.index, look.pairs, context["at"], tuple(context["excluded"]))
+        key = (where, study.id, study.gate_hash, look.index, look.pairs, context["at"], tuple(context["excluded"]),
+               resamples)
         if where and key in LOOKS:
             rows, sample, complete = LOOKS[key]
             return [dict(r) for r in rows], sample, complete
@@ -197,13 +201,14 @@ def walk_history(db, study, values: dict, resamples: int, tolerance: float, spee
 
 
 def freeze(db, study, values: dict, confidence: float, resamples: int, tolerance: float,
-           speed_now=None, current=None) -> FrozenDecision | None:
+           speed_now=None, current=None, went=None) -> FrozenDecision | None:
     """The study's decision, stored now if a look decides it in the stored history (the planned sample's completion
     for a fixed design; with looks, the first look that settles it; walk_history); None while none does. Idempotent
     and safe under concurrent readers."""
     from ..store import insert_decision
 
-    went = walk_history(db, study, values, resamples, tolerance, speed_now, current)
+    if went is None:  # else the caller's walk of the same history (settle)
+        went = walk_history(db, study, values, resamples, tolerance, speed_now, current)
     if went is None or went.verdict.interim:
         return None
     context, verdict, sample = went.context, went.verdict, went.sample
@@ -215,7 +220,7 @@ def freeze(db, study, values: dict, confidence: float, resamples: int, tolerance
     return stored(db, study.id)  # this look's, or a concurrent look's stored first: the same decision
 
 
-SETTLED: dict = {}  # (database file, study, gate) -> the looks reached when a look last left the study interim
+SETTLED: dict = {}  # (database file, study, gate) -> the looks the history had reached when a walk left it interim
 
 
 def settle(db) -> FrozenDecision | None:
@@ -228,9 +233,13 @@ def settle(db) -> FrozenDecision | None:
     were spent anyway. The decision is the same whoever stores it and whenever (walk_history reconstructs each look as
     of its completing rating), so storing it at once changes no verdict; it only stops the queue.
 
-    Cheap while no new look can be reached: one query bounds the decided pairs (the complete pairs, plus every
-    identical pair) against the next look not walked yet; the full count (complete_count, with the gold check's
-    exclusions now) runs only past it, and the looks are walked only when that count reaches a look not walked yet."""
+    Cheap while no new look can be reached. The history is walked only when the decided pairs now reach the first
+    look the last walk found unreached: one query bounds them first (the complete pairs, plus every identical pair:
+    leaving raters out never completes a pair), then the count itself (complete_count), with every rater and with the
+    gold check's exclusions now (the larger: an exclusion lowers the count, except where it sets aside a pair that
+    held the others back). A walk that leaves the study interim records how many looks the history had reached
+    (`reached`), not how many the count says, so a look the exclusions held back is walked again once it may be
+    reached. Called after every rating, this finds each look when it is reached in the history."""
     from ..study.gold import accuracy
     from ..study.monitoring import look_sizes
     from ..study.studies import choose
@@ -246,8 +255,8 @@ def settle(db) -> FrozenDecision | None:
     values = gate["values"] if gate else None
     sizes = look_sizes(values or {})
     key = (_db_file(db), study.id, study.gate_hash)
-    walked = SETTLED.get(key, 0)
-    if walked >= len(sizes):
+    taken = SETTLED.get(key, 0)
+    if taken >= len(sizes):
         return None
     per_pair = values["min_ratings_per_pair"]
     bound = db.execute(
@@ -257,22 +266,25 @@ def settle(db) -> FrozenDecision | None:
                                           GROUP BY r.pair_id HAVING COUNT(*) >= COALESCE(MAX(p.wanted_ratings), :k)))
                  + (SELECT COUNT(*) FROM pairs p JOIN experiments e ON e.id = p.experiment_id
                     WHERE e.study_id = :s AND {IDENTICAL.format(p='p.')})""", {"s": study.id, "k": per_pair}).fetchone()[0]
-    if bound < sizes[walked]:
+    if bound < sizes[taken]:
         return None
     current = load_ratings(db, study.id)
-    min_gold = values.get("min_gold_accuracy", 0.0) or 0.0
-    excluded = accuracy(db, min_gold, (), study.id)[1] if min_gold else []
-    counted = current.without_raters(excluded) if excluded else current
-    reached = sum(n <= complete_count(counted, per_pair) for n in sizes)
-    if reached <= walked:
+    count = complete_count(current, per_pair)
+    if count < sizes[taken] and (min_gold := values.get("min_gold_accuracy", 0.0) or 0.0):
+        if excluded := accuracy(db, min_gold, (), study.id)[1]:
+            count = max(count, complete_count(current.without_raters(excluded), per_pair))
+    if count < sizes[taken]:
         return None
     exp = deciding_experiment(db, study.id)
     bench = json.loads(exp["config_json"]).get("bench", {}) if exp else {}
-    frozen = decided(db, study, values, values["confidence"], bench.get("bootstrap", 2000),
-                     bench.get("length_tolerance", 0.1), None, current)
-    if frozen is None and key[0]:
-        SETTLED[key] = reached
-    return frozen
+    resamples, tolerance = bench.get("bootstrap", 2000), bench.get("length_tolerance", 0.1)
+    reached: list[int] = []
+    went = walk_history(db, study, values, resamples, tolerance, None, current, reached)
+    if went is None or went.verdict.interim:
+        if key[0]:
+            SETTLED[key] = max(reached, default=0)
+        return None
+    return freeze(db, study, values, values["confidence"], resamples, tolerance, None, current, went)
 
 
 def decided(db, study, values: dict | None, confidence: float, resamples: int, tolerance: float, speed_now=None,
