@@ -156,4 +156,3 @@ def test_a_correction_that_reaches_a_pair_closed_since_it_was_checked_is_kept_un
     assert db.execute("SELECT blind FROM ratings WHERE id = ?", [fixed]).fetchone()[0] == 0
     counted = db.execute("SELECT id FROM current_ratings WHERE rater = 'ann' AND pair_id = ?", [view.pair_id])
     assert [r[0] for r in counted] == [first]  # the blind rating is still the one that counts
-
