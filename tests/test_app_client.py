@@ -742,3 +742,35 @@ def test_the_start_s_hint_promises_the_live_tab_only_where_it_needs_an_organiser
     assert "no organiser yet" in hint and "Live tab" not in hint
     closed = load_config(write_config(tmp_path / "b.toml", tiny_models, live_access="organisers"))
     assert "results at any time and the Live tab" in sign_in_hint(closed, tmp_path / "b.db")
+
+
+def test_once_a_decision_closes_the_study_a_second_name_that_reads_a_reveal_cannot_rate(cfg, pool_db):
+    """An attacker with two names, through the API: name one rates a pair, name two holds the same pair on screen.
+    The study's decision closes every pair (here stored beside the app, as a settling rating stores it), so name one
+    now reads that pair's reveal; name two's submission of it is refused with nothing stored, again and again."""
+    import sqlite3
+
+    from evalkit.store import insert_decision
+
+    keep = rows(pool_db, "SELECT id FROM pairs ORDER BY id LIMIT 1")[0]["id"]
+    with sqlite3.connect(pool_db) as conn:  # a one-pair pool: both names meet the same pair
+        conn.execute("DELETE FROM pairs WHERE id != ?", [keep])
+    with served(cfg, pool_db) as url:
+        one, two = Tab(url), Tab(url)
+        one.sign_in("mallory")
+        two.sign_in("mallory-2")
+        first = one.submit()
+        assert "ordinary" not in first["reveal"] and "assisted" not in first["reveal"]  # 1 of 2 ratings: pending
+        db = open_db(pool_db)
+        insert_decision(db, db.execute("SELECT MAX(id) FROM studies").fetchone()[0], {
+            "completed_at": "2026-12-04T00:00:00", "completed_rating_id": 0, "gate_hash": "", "decision": "KEEP",
+            "sample": [], "excluded": [], "verdict": {}, "speed": {}})
+        db.conn.close()
+        done = one.call("/next_pair")
+        assert "本研究已得出结论" in done["done"] and "ordinary" in done["done"]  # the reveal: nobody can rate it now
+        refused = two.submit(preference="B")
+        assert "本研究已在一次预定的查看中得出结论" in refused["status"] and keep not in str(refused)
+        with pytest.raises(AppError, match="no pair on screen"):  # the refusal took the pair off her session
+            two.submit(preference="B")
+        assert len(rows(pool_db, "SELECT * FROM ratings")) == 1  # only name one's rating, from before the decision
+        assert "本研究已得出结论" in two.call("/next_pair")["done"]
