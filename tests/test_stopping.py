@@ -156,3 +156,31 @@ def test_a_correction_that_reaches_a_pair_closed_since_it_was_checked_is_kept_un
     assert db.execute("SELECT blind FROM ratings WHERE id = ?", [fixed]).fetchone()[0] == 0
     counted = db.execute("SELECT id FROM current_ratings WHERE rater = 'ann' AND pair_id = ?", [view.pair_id])
     assert [r[0] for r in counted] == [first]  # the blind rating is still the one that counts
+
+
+def test_leaving_a_rater_out_never_raises_the_count_of_decided_pairs(tmp_path):
+    """Sequential audit, 2026-12-04: a pair at the head of the queue's order, still waiting for ratings, whose one
+    rating came from a rater the gold check leaves out, was set aside at once, so the count with the exclusions ran
+    past the count without them, and the frozen decision's search (which rests on the opposite) found its completion
+    later than the rules put it. The queue still serves such a pair: it is waited for like any other, and set aside
+    only once the queue counts it full."""
+    import numpy as np
+
+    from evalkit.aggregate.data import load_ratings
+    from evalkit.aggregate.verdict import complete_count, in_queue_order
+
+    db, _ = _study(tmp_path, "aside", gate_file_text(planned_pairs=60, margin=0.15, min_raters=10), rated=60,
+                   unrated=0)
+    ratings = load_ratings(db)
+    head = int(in_queue_order(ratings, 3)[0][0])
+    rows = np.flatnonzero(ratings.pair == head)
+    x = ratings.raters[int(ratings.rater[rows[0]])]
+    keep = np.ones(len(ratings), bool)
+    keep[rows[1:]] = False  # the head pair keeps one rating, rater x's: it waits for two more
+    waiting = ratings.select(keep)
+    assert complete_count(waiting, 3) == 0  # it holds back every pair after it
+    assert complete_count(waiting.without_raters([x]), 3) == 0  # and still does with x left out
+    # once the queue has filled it (x's rating among the three), leaving x out sets it aside: the next pair counts
+    full = ratings.without_raters([x])
+    assert complete_count(full, 3) <= complete_count(ratings, 3)
+    assert head not in in_queue_order(full, 3)[0].tolist()

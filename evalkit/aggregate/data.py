@@ -52,10 +52,14 @@ class RatingData:
     # float64 (pairs,): each pair's place in the queue's random order (store.draw_queue_order), NaN where the pool was
     # made before ranks were stored. The decision takes pairs in this order (verdict.in_queue_order). None: no ranks.
     pair_rank: object = None
-    # bool (pairs,): pairs that lost a rating to the gold check's exclusions (without_raters). The queue never serves
-    # them again (their stored ratings meet the quota), so one left below its quota is set aside rather than waited
-    # for; which raters the gold check leaves out does not depend on the study pairs' texts. None: none.
+    # bool (pairs,): pairs that lost a rating to the gold check's exclusions (without_raters). Once their stored
+    # ratings meet the quota the queue never serves them again, so one left below its quota then is set aside rather
+    # than waited for (verdict.in_queue_order; one still open is waited for like any other pair); which raters the
+    # gold check leaves out does not depend on the study pairs' texts. None: none.
     pair_set_aside: object = None
+    # int64 (pairs,): each pair's current ratings before the exclusions (without_raters): what the queue counts
+    # against its quota. None: no rater left out.
+    pair_count_before: object = None
 
     def __len__(self) -> int:
         return len(self.rating_id)
@@ -84,6 +88,8 @@ class RatingData:
             aside = self.set_aside.copy()
             aside[self.pair[removed]] = True
             kept.pair_set_aside = aside
+            if self.pair_count_before is None:
+                kept.pair_count_before = np.bincount(self.pair, minlength=self.n_pairs)
         return kept
 
     def select(self, keep) -> "RatingData":

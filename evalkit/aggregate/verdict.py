@@ -225,14 +225,20 @@ def in_queue_order(ratings: RatingData, ratings_per_pair: int):
     chose to rate. Taken by rank, the decision sample is the first pairs of the random order, all of them, a uniformly
     random subset of the pool whatever raters skip (what every interval, and PPI, rests on): the look waits until
     each of them is rated. Pairs that lost a rating to the gold check's exclusions and are now below their quota are
-    set aside (the queue does not serve them again; the exclusions do not look at their texts). A pool made before
+    set aside once the queue counts them full (it does not serve them again; the exclusions do not look at their
+    texts); one it still serves is waited for. A pool made before
     ranks were stored has no order to follow: its pairs come after the ranked ones, in the order they completed."""
     import numpy as np
 
     counts = np.bincount(ratings.pair, minlength=ratings.n_pairs)
     wanted = ratings.wanted(ratings_per_pair)
     complete = counts >= wanted
-    candidates = np.flatnonzero(~ratings.identical & ~(ratings.set_aside & ~complete))
+    # set aside: lost a rating to the exclusions, below its quota now, and full as the queue counts it (never served
+    # again). One the queue still serves is waited for, so leaving raters out never raises the count (what
+    # decision._completion's search rests on)
+    before = counts if ratings.pair_count_before is None else ratings.pair_count_before
+    aside = ratings.set_aside & ~complete & (before >= wanted)
+    candidates = np.flatnonzero(~ratings.identical & ~aside)
     rank = ratings.rank[candidates]
     unranked = np.isnan(rank)
     key = rank
