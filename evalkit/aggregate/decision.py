@@ -235,12 +235,11 @@ def settle(db) -> FrozenDecision | None:
 
     Cheap while no new look can be reached. The history is walked only when the decided pairs now reach the first
     look the last walk found unreached: one query bounds them first (the complete pairs, plus every identical pair:
-    leaving raters out never completes a pair), then the count itself (complete_count), with every rater and with the
-    gold check's exclusions now (the larger: an exclusion lowers the count, except where it sets aside a pair that
-    held the others back). A walk that leaves the study interim records how many looks the history had reached
-    (`reached`), not how many the count says, so a look the exclusions held back is walked again once it may be
-    reached. Called after every rating, this finds each look when it is reached in the history."""
-    from ..study.gold import accuracy
+    leaving raters out never completes a pair), then the count itself (complete_count) with every rater, which the
+    gold check's exclusions of any time can only lower (verdict.in_queue_order). A walk that leaves the study interim
+    records how many looks the history had reached (`reached`), not how many the count says, so a look the
+    exclusions held back is walked again once it may be reached. Called after every rating, this finds each look
+    when it is reached in the history."""
     from ..study.monitoring import look_sizes
     from ..study.studies import choose
     from .data import deciding_experiment, load_ratings
@@ -269,11 +268,7 @@ def settle(db) -> FrozenDecision | None:
     if bound < sizes[taken]:
         return None
     current = load_ratings(db, study.id)
-    count = complete_count(current, per_pair)
-    if count < sizes[taken] and (min_gold := values.get("min_gold_accuracy", 0.0) or 0.0):
-        if excluded := accuracy(db, min_gold, (), study.id)[1]:
-            count = max(count, complete_count(current.without_raters(excluded), per_pair))
-    if count < sizes[taken]:
+    if complete_count(current, per_pair) < sizes[taken]:
         return None
     exp = deciding_experiment(db, study.id)
     bench = json.loads(exp["config_json"]).get("bench", {}) if exp else {}
