@@ -26,7 +26,7 @@ from ..stats import T_FLOOR
 from ..study.gate import GENERAL
 from ..rating.pace import note, time_on_task
 from ..generation.speed import IDENTICAL_PAIR
-from .data import ALL, RatingData, deciding_experiment, load_ratings
+from .data import ALL, RatingData, deciding_experiment, load_ratings, stored_settings
 from .decision import AFTER, FrozenDecision, decided, walk_history
 from .ppi import COLUMNS as PPI_COLUMNS, pair_screen
 from .quality import DIFF_COLUMNS, agreement, paired_differences, pass_rates, preferences, prescreen_agreement
@@ -101,9 +101,8 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
     sid = chosen.id if chosen is not None else None
     exp = deciding_experiment(db, sid)
     stored_cfg = json.loads(exp["config_json"]) if exp else {}
-    bench_cfg = stored_cfg.get("bench", {})
     floor = stored_cfg.get("app", {}).get("min_seconds_on_task", 10.0)
-    stored = (bench_cfg.get("length_tolerance", 0.1), bench_cfg.get("bootstrap", 2000))
+    stored = stored_settings(exp)
     tolerance = stored[0] if tolerance is None else tolerance
     resamples = stored[1] if resamples is None else resamples
 

@@ -333,6 +333,13 @@ def deciding_bench(db, study_id: int | None = None, before: str | None = None) -
     return None, notes
 
 
+def stored_settings(exp) -> tuple[float, int]:
+    """(length tolerance, bootstrap size) from a deciding experiment's stored config (deciding_experiment): what a
+    study's decision is frozen on, whoever looks first."""
+    bench = json.loads(exp["config_json"] or "{}").get("bench", {}) if exp else {}
+    return bench.get("length_tolerance", 0.1), bench.get("bootstrap", 2000)
+
+
 def deciding_experiment(db, study_id: int | None = None):
     """The experiment whose stored config the aggregate reads (bootstrap size, comparability tolerance): the study's
     first pair pool (study_pool: what the study was frozen with; a later pool made under another config.toml does

@@ -242,7 +242,7 @@ def settle(db) -> FrozenDecision | None:
     when it is reached in the history."""
     from ..study.monitoring import look_sizes
     from ..study.studies import choose
-    from .data import deciding_experiment, load_ratings
+    from .data import deciding_experiment, load_ratings, stored_settings
     from .verdict import frozen_gate
 
     study = choose(db)
@@ -270,9 +270,7 @@ def settle(db) -> FrozenDecision | None:
     current = load_ratings(db, study.id)
     if complete_count(current, per_pair) < sizes[taken]:
         return None
-    exp = deciding_experiment(db, study.id)
-    bench = json.loads(exp["config_json"]).get("bench", {}) if exp else {}
-    resamples, tolerance = bench.get("bootstrap", 2000), bench.get("length_tolerance", 0.1)
+    tolerance, resamples = stored_settings(deciding_experiment(db, study.id))
     reached: list[int] = []
     went = walk_history(db, study, values, resamples, tolerance, None, current, reached)
     if went is None or went.verdict.interim:
