@@ -443,3 +443,41 @@ def test_a_rater_whose_study_reaches_its_decision_mid_pair_is_told_and_nothing_i
         page.click("#next")
         expect(page.locator("#rate-done")).to_contain_text(word("study_decided", "zh").strip("*"))
         expect(page.locator("#text-a")).to_be_hidden()
+
+
+def test_the_single_key_shortcuts_can_be_switched_off_and_stay_off(cfg, pool_db):
+    """WCAG 2.1 SC 2.1.4 (level A): shortcuts of one character must be able to be turned off, since a speech-input
+    user's dictated words arrive as keys. The switch beside the keys' line turns them off in this browser (kept
+    across a reload), hides that line, and speaks the page's language; on again, the keys answer again."""
+    from evalkit.ui.rate import ANSWER_KEYS
+
+    first, second = ANSWER_KEYS[0], ANSWER_KEYS[1]
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        shown_texts(page)
+        switch = page.locator("#keys-on")
+        expect(switch).to_be_checked()
+        expect(page.locator("#keys-on-label")).to_have_text(word("keys_switch", "zh"))
+        page.locator(f"#r-{first} input[value='pass']").focus()
+        page.keyboard.press("2")  # on: the key answers
+        expect(page.locator(f"#r-{first} input[value='fail']")).to_be_checked()
+        switch.uncheck()
+        expect(page.locator("#keys")).to_be_hidden()
+        for _ in range(2):  # off, and still off after a reload
+            page.locator(f"#r-{second} input[value='pass']").focus()
+            for key in ("1", "2", "a", "t", "n"):
+                page.keyboard.press(key)
+            page.wait_for_timeout(500)
+            assert page.locator(f"#r-{second} input:checked").count() == 0
+            assert page.locator("#r-preference input:checked").count() == 0
+            page.reload()
+            shown_texts(page)
+            expect(page.locator("#keys-on")).not_to_be_checked()
+            expect(page.locator("#keys")).to_be_hidden()
+        page.locator("#lang input[value='en']").click()
+        expect(page.locator("#keys-on-label")).to_have_text(word("keys_switch", "en"))
+        page.locator("#keys-on").check()
+        expect(page.locator("#keys")).to_be_visible()
+        page.locator(f"#r-{second} input[value='pass']").focus()
+        page.keyboard.press("1")
+        expect(page.locator(f"#r-{second} input[value='pass']")).to_be_checked()

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from ..task.criteria import CRITERIA, Live, get
 from ..task.prompts import Prompt
 from .guidelines import guidelines
-from .keys import ANSWERED_NOTE
+from .keys import ANSWERED_NOTE, KEYS_SWITCH
 from .session import Session
 from .words import LANGUAGES, preference_choices, value_choices, word
 
@@ -146,7 +146,9 @@ def layout(space: bool, prompt: Prompt | None, lang: str, passcodes: bool, signu
     fl = labels(prompt, lang)
     with gr.Row(equal_height=True):
         lang_radio = gr.Radio(LANGUAGES, value=lang, label="中文 / English", elem_id="lang", scale=1, min_width=240)
-        keys_md = gr.Markdown(word("keys", lang), elem_id="keys")
+        with gr.Column(scale=3, min_width=240):
+            keys_md = gr.Markdown(word("keys", lang), elem_id="keys")
+            gr.HTML(KEYS_SWITCH, elem_id="keys-switch", padding=False, min_height=0)
     status = gr.Markdown(label="status", elem_id="rate-status")
     who = gr.Markdown(label="who", elem_id="rate-who")
     with gr.Column(visible=signin_visible) as signin_box:

@@ -4,7 +4,8 @@ server sees exactly the events it always sees (and checks them as always).
 
 Keys (shown on the page, evalkit.ui.words "keys"): 1 / 2 / 3 answer the current question pass / fail / unsure and
 move to the next; A / B / T choose the preference; Enter submits; N goes to the next pair; Esc goes back to the
-first question. Keys typed into a text box stay text.
+first question. Keys typed into a text box stay text. A switch beside the keys' line turns the single-key shortcuts
+off in this browser (WCAG 2.1 SC 2.1.4, for speech input), remembered in its local storage.
 
 Also pure page behaviour (PAGE below): a new pair scrolls its prompt (on a rater's first pair, the guidelines open
 above it) to the top of the screen and puts the focus on the first question; the keys answer the question the focus is
@@ -73,6 +74,7 @@ SCRIPT = """
   });
   document.addEventListener("keydown", (e) => {
     if (e.ctrlKey || e.metaKey || e.altKey) return;
+    if (window.evalkitKeysOff && window.evalkitKeysOff()) return;  // switched off (the switch beside the keys' line)
     const t = e.target;
     if (t && t.offsetParent !== null && (t.tagName === "TEXTAREA" || (t.tagName === "INPUT" && t.type !== "radio"))) return;
     // only in the rating itself (a question, Next pair, or nothing focused): on any other control a key does what it
@@ -114,6 +116,7 @@ SCRIPT = """
 (() => {
   const ANSWERED = %s;
   const GOTO = %s;
+  const SWITCH = %s;
   const shown = (el) => !!el && el.offsetParent !== null;
   const lang = () => { const c = document.querySelector("#lang input:checked"); return c && c.value === "en" ? "en" : "zh"; };
   let pair = "", nextWasShown = false, focusDue = false, waited = 0;
@@ -163,7 +166,27 @@ SCRIPT = """
     if (!due) { due = true; requestAnimationFrame(() => { due = false; tend(); }); }
   }).observe(document.documentElement,
     {subtree: true, childList: true, attributes: true, attributeFilter: ["name", "disabled"]});
+  // The single-key shortcuts can be switched off, and the choice is kept in this browser (WCAG 2.1 SC 2.1.4: a
+  // speech-input user's dictated words would otherwise answer questions). Off, the keys' line is hidden too
+  const KEYS_OFF = "evalkit-keys-off";
+  const keysOff = () => { try { return localStorage.getItem(KEYS_OFF) === "1"; } catch (err) { return false; } };
+  window.evalkitKeysOff = keysOff;
+  const tendSwitch = () => {
+    const box = document.getElementById("keys-on"), label = document.getElementById("keys-on-label");
+    if (box && !box.dataset.wired) {
+      box.dataset.wired = "1";
+      box.addEventListener("change", () => {
+        try { if (box.checked) localStorage.removeItem(KEYS_OFF); else localStorage.setItem(KEYS_OFF, "1"); }
+        catch (err) { /* storage refused: the choice holds for this page only */ window.evalkitKeysOff = () => !box.checked; }
+      });
+    }
+    const off = window.evalkitKeysOff();
+    if (box && box.checked === off) box.checked = !off;
+    if (label && label.textContent !== SWITCH[lang()]) label.textContent = SWITCH[lang()];
+    document.documentElement.classList.toggle("keys-off", off);
+  };
   const tick = () => {
+    tendSwitch();
     const text = document.querySelector("#text-a textarea");
     const now = text && shown(text) ? text.value + "\\u0000" + (document.querySelector("#text-b textarea") || {}).value : "";
     const qs = Array.from(document.querySelectorAll(".question")).filter(shown);
@@ -230,7 +253,13 @@ SCRIPT = """
   setInterval(tick, 250);
 })();
 </script>
-""" % (json.dumps(WORDS["answered"], ensure_ascii=False), json.dumps(WORDS["answered_goto"], ensure_ascii=False)))
+""" % (json.dumps(WORDS["answered"], ensure_ascii=False), json.dumps(WORDS["answered_goto"], ensure_ascii=False),
+       json.dumps(WORDS["keys_switch"], ensure_ascii=False)))
+
+# The switch for the single-key shortcuts, beside the keys' line (evalkit.ui.form): the page script above names it in
+# the page's language and keeps its state in the browser; the server never sees it.
+KEYS_SWITCH = ('<label class="keys-switch"><input type="checkbox" id="keys-on" checked> '
+               '<span id="keys-on-label"></span></label>')
 
 # What Submit's note is placed in (evalkit.ui.form): the page script above fills it.
 ANSWERED_NOTE = ('<button type="button" id="answered-note" class="answered-note" hidden></button>'
@@ -249,6 +278,8 @@ fieldset input[type=radio]:focus-visible { outline: 2px solid #2563eb; outline-o
 #reveal, #reveal .prose { overflow-x: auto; }  /* what does not fit scrolls sideways, inside the reveal only */
 #reveal th { word-break: keep-all; overflow-wrap: normal; }
 #keys { font-size: 0.85em; }
+.keys-off #keys { display: none; }  /* the shortcuts are switched off: their line would mislead */
+.keys-switch { font-size: 0.85em; display: inline-flex; gap: 0.4em; align-items: center; cursor: pointer; }
 #live-table { overflow-x: auto; }  /* the Live tab's table on a phone: each cell on one line, the table scrolls */
 #live-table td, #live-table th { white-space: nowrap; }
 .status-echo { font-weight: 600; margin: 0.4em 0; }

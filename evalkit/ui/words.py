@@ -15,6 +15,8 @@ WORDS: dict[str, dict[str, str]] = {
         "en": "Keys: **1** pass · **2** fail · **3** unsure (then on to the next question) · **A** / **B** / **T** "
               "prefer A, B, tie · **Enter** submit · **N** next pair · **Esc** back to the first question",
     },
+    # WCAG 2.1 SC 2.1.4: single-character shortcuts can be turned off (speech input types letters as words)
+    "keys_switch": {"zh": "单键快捷键", "en": "Single-key shortcuts"},
     "signin_help": {"zh": "请输入组织者发给你的个人代码（或打开邀请链接）。", "en": "Sign in with the personal code (or link) "
                                                                       "from the study organiser."},
     "signin_help_open": {"zh": "请输入组织者发给你的个人代码，或填写一个新名字。", "en": "Sign in with your personal code, "
