@@ -481,3 +481,15 @@ def test_the_single_key_shortcuts_can_be_switched_off_and_stay_off(cfg, pool_db)
         page.locator(f"#r-{second} input[value='pass']").focus()
         page.keyboard.press("1")
         expect(page.locator(f"#r-{second} input[value='pass']")).to_be_checked()
+
+
+def test_on_a_phone_every_tab_is_in_sight(cfg, pool_db):
+    """A presenter on a phone found the Live tab behind Gradio's "⋯" menu (Live audit, 2026-12-04): the tabs wrap
+    onto a second row instead, each one a tap away."""
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.goto(url)
+        for name in ("Rate · 评分", "Live demo · 现场演示", "Results · 结果"):
+            expect(page.get_by_role("tab", name=name)).to_be_visible()
+        page.get_by_role("tab", name="Live demo · 现场演示").click()
+        expect(page.get_by_role("tab", name="Live demo · 现场演示")).to_have_attribute("aria-selected", "true")

@@ -40,7 +40,8 @@ def build_app(cfg: Config, db_path: Path | str | None = None, *, space: bool | N
 
     with gr.Blocks(title=TITLE) as demo:
         gr.Markdown(f"## {TITLE}")
-        with gr.Tabs(selected="rate") as tabs:
+        # "wrap": on a phone every tab shows (a second row), not behind a "⋯" menu a presenter must find
+        with gr.Tabs(selected="rate", overflow_behavior="wrap") as tabs:
             with gr.Tab("Rate · 评分", id="rate"):
                 rate = build_rate_tab(demo, cfg, db_path, prompts, space, preparing=preparing, tabs=tabs)
             with gr.Tab("Live demo · 现场演示", id="live"):
