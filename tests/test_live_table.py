@@ -187,3 +187,35 @@ def test_the_first_live_run_shows_the_demo_pair_s_training_and_a_page_left_mid_w
     assert said[-1].startswith("Done.")
     said = statuses(live.fn(Session(), "writing-02", "", None))  # the pair is loaded: no more training words
     assert not any("Training" in w for w in said) and said[-1].startswith("Done.")
+
+
+def test_a_page_s_stop_flag_lives_only_as_long_as_its_run(tiny_models, tmp_path, pool_db, monkeypatch):
+    """The Stop button's flag, one per page, was kept after its run ended: a Space open for weeks kept one per visitor
+    who ever ran the Live tab. Runs that end (here by failing) leave none behind."""
+    import inspect
+    from types import SimpleNamespace
+
+    import gradio as gr
+    from apphelpers import write_config
+
+    import evalkit.generation.paths as paths
+    from evalkit.config import load_config
+    from evalkit.errors import EvalkitError
+    from evalkit.ui import build_app
+    from evalkit.ui.session import Session
+
+    def broken(*a, **kw):
+        raise EvalkitError("the ordinary path failed: boom", "see the message")
+
+    monkeypatch.setattr(paths, "run_path", broken)
+    app = build_app(load_config(write_config(tmp_path / "app.toml", tiny_models)), pool_db)
+    live = next(f for f in app.fns.values() if f.api_name == "live")
+    stop = next(f for f in app.fns.values() if getattr(f.fn, "__name__", "") == "stop_live")
+    stops = inspect.getclosurevars(inspect.unwrap(stop.fn)).nonlocals["stops"]
+    for page in ("page-1", "page-2", "page-3"):
+        request = SimpleNamespace(session_hash=page, headers={}, client=SimpleNamespace(host="127.0.0.1"),
+                                  username=None, request=None)
+        with pytest.raises(gr.Error, match="boom"):
+            for _ in live.fn(Session(), "writing-02", "周五上午系统升级，期间只读。", request):
+                pass
+    assert stops == {}

@@ -433,7 +433,8 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                                    "reproduce the outputs of it that raters judge blind",
                                    "type material of your own, or run the bundled prompts once the study has ended")
         limiter.check(f"session:{getattr(request, 'session_hash', None) or '?'}", auth.client_key(request, space))
-        stop = stops.setdefault(getattr(request, "session_hash", None) or "?", threading.Event())
+        page = getattr(request, "session_hash", None) or "?"
+        stop = stops.setdefault(page, threading.Event())
         stop.clear()
         boxes = ui.outputs
         yield {ui.status: models.loading_words() if not models.loaded else "Running…",
@@ -513,6 +514,9 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                     else "something went wrong on the server; it was logged")
             yield {ui.status: f"Stopped: {said} · 运行中止（详见提示）"}
             raise
+        finally:  # the page's flag lives as long as its run: a Space running for weeks keeps no flag per visitor
+            if stops.get(page) is stop:
+                del stops[page]
 
     run_btn.click(gradio_hints(run_live), [session, prompt_dd, material], [*outputs.values(), table, status],
                   api_name="live", concurrency_limit=1, concurrency_id="live")
