@@ -565,6 +565,47 @@ def test_a_closed_study_exports_and_reports_without_the_warning(db, tmp_path):
     assert "under way" not in (tmp_path / "report" / "index.html").read_text()
 
 
+def test_user_names_outside_home_folders_host_names_and_tokens_do_not_leave_the_machine(db, tmp_path, monkeypatch):
+    """Export audit, 2026-12-04: only home folders were rewritten, so a model under /scratch/alice.smith or
+    /data/users/carol, a WSL path (/mnt/c/Users/bob.jones: the Windows rule never fired there), the config's
+    app.host, a token in an error message and the exporter's own --out folder (the card's loading example) left the
+    machine as stored."""
+    import getpass
+
+    import pyarrow.parquet as pq
+
+    from evalkit.records import GenerationRecord
+    from evalkit.store import insert_experiment, insert_generations
+
+    monkeypatch.setattr(getpass, "getuser", lambda: "dave.k")
+    exp = insert_experiment(db, "run", {"models": {"target": "/scratch/alice.smith/models/qwen-7b",
+                                                   "draft": "/mnt/c/Users/bob.jones/models/d"},
+                                        "app": {"host": "gpu-node-17.lab.example.org"}},
+                            {"target": {"folder": "/data/users/carol/m/t"}})
+    token = "hf_" + "Ab1" * 10
+    insert_generations(db, [GenerationRecord(
+        prompt_id="writing-01", path="assisted", status="failed", token_hash="f2",
+        error_message=(f'File "/opt/work/dave.k/venv/lib/python3.11/site-packages/transformers/utils.py", line 3: '
+                       f"401 for token {token}"))], exp)
+    out = tmp_path / "exports" / "private-folder-of-erin"
+    card = _card_of(db, out)
+    exported = {s: pq.read_table(split_file(out, s)).to_pylist() for s in SPLITS}
+    everything = json.dumps(exported, ensure_ascii=False, default=str) + card
+    for secret in ("alice.smith", "bob.jones", "carol", "dave.k", "gpu-node-17", token, str(tmp_path)):
+        assert secret not in everything, secret
+    run = next(e for e in exported["experiments"] if e["id"] == exp)
+    config = json.loads(run["config_json"])
+    assert config["models"] == {"target": "…/qwen-7b", "draft": "~/models/d"}
+    assert config["app"]["host"] == "a host name, not exported"
+    assert json.loads(run["compat_json"]) == {"target": {"folder": "…/m/t"}}
+    gen = next(g for g in exported["generations"] if g["token_hash"] == "f2")
+    assert gen["error_message"].startswith('File "…/transformers/utils.py", line 3: 401 for token hf_…')
+    assert 'load_dataset("path/to/private-folder-of-erin"' in card
+    from datasets import load_dataset  # the loading example's folder name is the export's own
+
+    assert len(load_dataset(str(out), "experiments", split="train")) == len(exported["experiments"])
+
+
 def test_live_runs_machine_names_and_home_folders_do_not_leave_the_machine(db, tmp_path):
     """What a visitor typed into the Live tab (its experiment's note and config), machine names and the user name in
     a home folder's path were exported as stored."""

@@ -114,6 +114,7 @@ def export(db_path, out_dir, repo_id, public, keep_rater_names, keep_comments, s
     datasets.load_dataset(OUT, "ratings", split="train"): file names carry a content hash, so a
     re-export never reloads rows cached from an earlier one. The card carries the verdict of --study
     (default: the latest). Live-tab demo runs are not exported; machine names are salted hashes;
+    paths carry no user's name (home folders from ~, other absolute paths cut to their last part);
     raters' comments and skip reasons only with --keep-comments.
 
     While pairs of the study are still open to raters the export tells their sides: it says so on

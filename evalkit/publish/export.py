@@ -17,7 +17,7 @@ SPLITS = ("experiments", "generations", "timing_runs", "batch_runs", "bench_proc
           "reference_outputs", "studies", "decisions")
 
 COLUMNS = {
-    "experiments": "one row per experiment as it started (Live-tab demo runs are not exported: what a visitor typed stays on the machine): kind (bench/pool/run), note (what started it), study_id (the study a pool belongs to), first_sample and pool_samples (the samples a pool drew), queue_seed and sample_seed (the seeds of the queue's order and of the pool's sampling, for reproducing them), the config snapshot (config_json: the full config, except that app.passcodes, a shared sign-in secret, is replaced by its count and never exported, and the Hub usernames in app.organisers and app.allowed_raters are pseudonymised as in ratings unless rater names are kept; config_hash is the sha256 of config_json as exported, first 16 hex), compatibility record (compat_json, compat_hash: its hash as exported), the release gate frozen with it (gate_json, gate_hash: the hash of its text). Paths under a home folder are written from ~ (the user's name is not exported), and the hashes are of the text as exported",
+    "experiments": "one row per experiment as it started (Live-tab demo runs are not exported: what a visitor typed stays on the machine): kind (bench/pool/run), note (what started it), study_id (the study a pool belongs to), first_sample and pool_samples (the samples a pool drew), queue_seed and sample_seed (the seeds of the queue's order and of the pool's sampling, for reproducing them), the config snapshot (config_json: the full config, except that app.passcodes, a shared sign-in secret, is replaced by its count and never exported, and the Hub usernames in app.organisers and app.allowed_raters are pseudonymised as in ratings unless rater names are kept; config_hash is the sha256 of config_json as exported, first 16 hex), compatibility record (compat_json, compat_hash: its hash as exported), the release gate frozen with it (gate_json, gate_hash: the hash of its text). Paths under a home folder are written from ~ and other absolute paths cut to their last part (the user's name is not exported), app.host is withheld unless it names no machine, and the hashes are of the text as exported",
     "generations": "one row per generate() call: prompt_id, path ({paths}), status, text, new token ids (JSON) and their hash, stop_reason, generate_seconds (device-synchronised; for a batched call, the call's), decode_seconds, peak_rss_mb, cuda_memory (JSON per device), draft_proposed/draft_accepted/draft_rounds (in the target's tokens), draft_tokens (the draft's own count, in its own vocabulary: equal to draft_proposed when the tokenizer is shared), candidate_generator (the Transformers class that ran), target_passes, tokens_per_target_pass, counts_agree, seed, effective_config (JSON; its config as in experiments.config_json), error_class/error_stage/error_message for failures, fallback_of (the failed attempt a fallback replaced), total_wait_seconds, live (always false: Live-tab runs are not exported), batch_size (requests in the call that produced it: 1 unless batched), prompt_tokens and new_tokens (the prompt's and the output's length in tokens), rss_mb (the process's resident memory after the call), decoding (greedy/sample), rank and work_index (the accelerate process and its share of the work), host (the machine, as a salted hash: runs on one machine share it), device",
     "timing_runs": "one row per timed benchmark repetition: path, prompt_id, round (ABBA), rep, seed, new_tokens, stop_reason, seconds, decode_seconds, tokens_per_second, generation_id, process_id (the bench_processes row it ran in), status, rank, host (salted hash), device",
     "batch_runs": "one row per request of a batched generate() call (`evalkit bench --batch-sizes`: the ordinary path at a batch size above 1, beside assisted at batch 1): path, batch_size, batch_call (the call's number in its process: its requests share it), slot, prompt_id, round, rep, seed, new_tokens, stop_reason, seconds (the call's: what each of its requests waited), left_padding, generation_id, process_id, status, error, rank, host (salted hash), device",
@@ -122,19 +122,49 @@ _NAME_KEYS = ("organisers", "allowed_raters")
 
 # A path under a home folder names the user it belongs to ("/home/alice.smith/models/..."): the export writes it from
 # "~". Stored configs, compatibility records, error messages and notes carry such paths (a local model folder, a
-# traceback's file).
-_HOME = re.compile(r"(?:(?<![\w.~/])/(?:home|Users)/[^/\s\"'\\]+|(?<![\w.~/])/root(?=/)|\b[A-Za-z]:\\+Users\\+[^\\\s\"']+)")
+# traceback's file). A Windows home seen from WSL (/mnt/c/Users/bob) is one too.
+_HOME = re.compile(r"(?:(?<![\w.~/])/(?:home|Users)/[^/\s\"'\\]+|(?<![\w.~/])/mnt/[A-Za-z]/Users/[^/\s\"'\\]+"
+                   r"|(?<![\w.~/])/root(?=/)|\b[A-Za-z]:\\+Users\\+[^\\\s\"']+)")
+# Any other absolute path may name a user too, outside a home folder (/scratch/alice/..., /data/users/carol/...): only
+# its last part leaves the machine (two of a deep one: "…/models/qwen"), all a reader can use of a path on a disk.
+# A URL is left alone (its slashes follow ":" or a name), as are short paths (/tmp/x, /dev/null).
+_DEEP = re.compile(r"(?<![\w.~/:…-])(?:/[^/\s\"'\\<>|`()\[\]]+){3,}|\b[A-Za-z]:(?:\\+[^\\\s\"'<>|`]+){3,}")
+# A Hugging Face access token pasted into an error message or a note
+_TOKEN = re.compile(r"\bhf_[A-Za-z0-9]{20,}\b")
+
+
+def _last_parts(match: re.Match) -> str:
+    """A deep path's last part, or last two when it has five or more (a user's folder sits near the top, and a
+    traceback's package is worth keeping); the exporting user's own name is withheld wherever it is."""
+    import getpass
+
+    text = match.group(0)
+    sep = "\\" if "\\" in text and "/" not in text else "/"
+    parts = [p for p in text.split(sep) if p]
+    kept = parts[-2:] if len(parts) >= 5 else parts[-1:]
+    try:
+        mine = {getpass.getuser(), Path.home().name} - {"", "root"}
+    except (OSError, KeyError, RuntimeError):  # no login name to be had (a container's anonymous user)
+        mine = set()
+    return "…" + sep + sep.join("<user>" if p in mine else p for p in kept)
 
 
 def without_home(value):
-    """value (a string, or a dict / list of them, as a stored JSON record is) with every home folder written as ~."""
+    """value (a string, or a dict / list of them, as a stored JSON record is) as it may leave the machine: every home
+    folder written as ~, every other absolute path of three or more parts cut to its last part (two from five parts
+    on: "…/models/qwen"), the exporting user's name withheld from those, and
+    Hugging Face tokens withheld."""
     if isinstance(value, str):
-        return _HOME.sub("~", value)
+        return _TOKEN.sub("hf_… (a token, not exported)", _DEEP.sub(_last_parts, _HOME.sub("~", value)))
     if isinstance(value, dict):
         return {k: without_home(v) for k, v in value.items()}
     if isinstance(value, list):
         return [without_home(v) for v in value]
     return value
+
+
+# app.host as exported: an address that names no machine is kept, any other is withheld
+_PLAIN_HOSTS = ("", "127.0.0.1", "0.0.0.0", "localhost", "::1", "::")
 
 
 def host_name(host: str | None, salt: str) -> str | None:
@@ -156,6 +186,8 @@ def published_config(config: dict, keep_names: bool = False) -> dict:
     if not isinstance(app, dict):
         return config
     changes = {}
+    if isinstance(app.get("host"), str) and app["host"].strip() not in _PLAIN_HOSTS:
+        changes["host"] = "a host name, not exported"
     codes = app.get("passcodes")
     if codes:
         n = len(codes) if isinstance(codes, (list, tuple)) else 1
@@ -393,11 +425,12 @@ def _card_text(db, rows: dict, files: dict, keep_rater_names: bool, repo_id: str
     )
     counts = "\n".join(f"| {s} | {len(rows[s])} | `data/{files[s].name}`"
                        + ("" if rows[s] else " (no rows: no config to load it by)") + " |" for s in SPLITS)
-    where = repo_id or str(out_dir)
+    where = repo_id or f"path/to/{Path(out_dir).resolve().name}"  # never the exporter's own folders
     # before anyone has rated (an export made while rating is under way) `ratings` cannot be loaded by name: the
     # example loads a table that can be
     loadable = [s for s in ("ratings", *SPLITS) if rows[s]]
-    example = "" if rows["ratings"] else "# no ratings yet: that table has no rows, so no config to load it by\n"
+    example = "" if repo_id else "# path/to: the folder that holds this export where you keep it\n"
+    example += "" if rows["ratings"] else "# no ratings yet: that table has no rows, so no config to load it by\n"
     example += (f'{loadable[0]} = load_dataset("{where}", "{loadable[0]}", split="train")' if loadable
                 else "# every table is empty: nothing to load yet")
     cols = "\n".join(f"- **{s}**: {column_notes(s)}" for s in SPLITS)
