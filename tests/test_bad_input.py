@@ -401,6 +401,30 @@ def test_a_database_changed_outside_evalkit_or_read_only_gets_a_clear_error(tmp_
     assert "fix: make the file and its folder writable" in r.output
 
 
+def test_a_read_only_copy_in_rollback_journal_mode_is_called_read_only_not_corrupt(db_file, tmp_path, monkeypatch):
+    """Export audit, 2026-12-04 (D5): a read-only snapshot (VACUUM INTO writes one in rollback-journal mode) failed at
+    its switch to WAL, and the error called the file possibly corrupt and advised starting a new database: wrong
+    advice for the only copy of a study's ratings. (Simulated at the switch: the tests run as root, whom file modes
+    do not stop.)"""
+    import evalkit.store.database as database
+
+    copy = tmp_path / "snapshot.db"
+    with sqlite3.connect(db_file) as conn:
+        conn.execute("VACUUM INTO ?", [str(copy)])
+    before = copy.read_bytes()
+
+    def refuse(*_a, **_k):
+        raise sqlite3.OperationalError("attempt to write a readonly database")
+
+    monkeypatch.setattr(database, "_switch_to_wal", refuse)
+    r = CliRunner().invoke(cli, ["export", "--db", str(copy), "--out", str(tmp_path / "out")])
+    assert r.exit_code == 1 and "Traceback" not in r.output, r.output
+    assert f"Error: database {copy} is read-only (attempt to write a readonly database)" in r.output
+    assert "fix: make the file and its folder writable, or copy it somewhere writable" in r.output
+    assert "corrupt" not in r.output and "start a new one" not in r.output
+    assert copy.read_bytes() == before and not (tmp_path / "out").exists()
+
+
 def test_generate_refuses_a_bad_gate_file_before_it_makes_a_database(tmp_path):
     """The gate file was read after the database was opened, so a refused gate left a new, empty database behind."""
     gate = tmp_path / "gate.toml"

@@ -17,10 +17,9 @@ def database_error(e: Exception) -> EvalkitError:
     path = db_file(params.params.get("db_path") if params is not None else None)
     text = str(e)
     if "readonly" in text or "read-only" in text:
-        return EvalkitError(f"database {path} is read-only ({text}): this command stores what it works out there "
-                            "(the pre-screen's verdicts, a decision frozen at completion, a rater)",
-                            "make the file and its folder writable, or copy it somewhere writable and pass --db the "
-                            "copy")
+        from ..store.database import read_only
+
+        return read_only(path, text)
     if text.startswith(("no such table", "no such column")):
         return EvalkitError(f"database {path} lacks part of evalkit's tables ({text}), though its migrations say "
                             "they are all there: the file was changed outside evalkit",

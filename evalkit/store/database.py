@@ -124,6 +124,14 @@ def _switch_to_wal(conn: sqlite3.Connection, timeout: float) -> None:
         pause = min(pause * 2, 0.1)
 
 
+def read_only(path, text: str) -> EvalkitError:
+    """A database the file system will not let evalkit write: said as such (never as a corrupt file, whose fix, a
+    new database, is wrong advice for the only copy of a study's ratings)."""
+    return EvalkitError(f"database {path} is read-only ({text}): this command stores what it works out there "
+                        "(the pre-screen's verdicts, a decision frozen at completion, a rater)",
+                        "make the file and its folder writable, or copy it somewhere writable and pass --db the copy")
+
+
 def _unreadable(path: Path, e: Exception) -> EvalkitError:
     return EvalkitError(
         f"database {path} cannot be opened: {e}",
@@ -191,6 +199,8 @@ def open_db(path: Path | str | None = None, migrate_schema: bool = True):
         if migrate_schema:
             migrate(db)
     except sqlite3.OperationalError as e:
+        if "readonly" in str(e):  # a read-only copy in rollback-journal mode: its switch to WAL is a write
+            raise read_only(path, str(e)) from e
         if not _held_by_another(e):
             raise _unreadable(path, e)
         raise EvalkitError(
