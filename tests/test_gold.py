@@ -362,7 +362,7 @@ def test_a_rater_below_min_gold_accuracy_is_left_out_of_the_verdict(tmp_path):
     assert "<h3>gold</h3>" in page and "missed_flaws" in page
     from evalkit.publish.export import pseudonyms
 
-    assert all(p in page for p in pseudonyms(["r1", "r2", "r3"]))  # the report names raters as the export does
+    assert all(p in page for p in pseudonyms(["r1", "r2", "r3"], db))  # the report names raters as the export does
 
 
 def test_a_rater_who_rated_only_gold_pairs_and_missed_is_left_out_without_error(db, tmp_path):

@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from evalkit.cli import cli
-from evalkit.publish.export import SPLITS, export, pseudonym, split_file
+from evalkit.publish.export import SPLITS, export, pseudonym, pseudonyms, split_file
 from evalkit.publish.report import build_report
 from evalkit.store import open_db
 from evalkit.task.criteria import CRITERIA
@@ -247,7 +247,7 @@ def test_the_raters_a_frozen_decision_left_out_are_pseudonymised_in_the_export(t
                                    "speed": {}})
     export(db, tmp_path / "e1")
     row = load_dataset(str(tmp_path / "e1"), "decisions", split="train")[0]
-    assert json.loads(row["excluded_json"]) == pseudonyms(["mallory"]) and "mallory" not in row["excluded_json"]
+    assert json.loads(row["excluded_json"]) == pseudonyms(["mallory"], db) and "mallory" not in row["excluded_json"]
     export(db, tmp_path / "e2", keep_rater_names=True)
     assert json.loads(load_dataset(str(tmp_path / "e2"), "decisions", split="train")[0]["excluded_json"]) == ["mallory"]
 
@@ -295,10 +295,10 @@ def test_no_passcode_or_username_from_the_stored_config_leaves_the_machine(db, t
             assert s not in text, (where, s)
     published = json.loads(next(r for r in exp if r["kind"] == "pool")["config_json"])
     assert published["app"]["passcodes"] == "2 passcodes, not exported"
-    assert published["app"]["organisers"] == pseudonyms(["alice-organiser"])
-    assert published["app"]["allowed_raters"] == pseudonyms(["bob-rater", "carol-rater"])
+    assert published["app"]["organisers"] == pseudonyms(["alice-organiser"], db)
+    assert published["app"]["allowed_raters"] == pseudonyms(["bob-rater", "carol-rater"], db)
     assert published["app"]["allowed_orgs"] == ["some-org"] and published["models"] == SECRET_CONFIG["models"]
-    assert '"passcodes": "2 passcodes, not exported"' in card and pseudonyms(["alice-organiser"])[0] in card
+    assert '"passcodes": "2 passcodes, not exported"' in card and pseudonyms(["alice-organiser"], db)[0] in card
     assert "app.passcodes" in card  # the experiments table's description says what was left out
     # with --keep-rater-names the usernames stay, the passcodes never
     export(db, tmp_path / "k", keep_rater_names=True)
@@ -322,7 +322,6 @@ def test_a_push_uploads_exactly_the_files_of_this_export(db, tmp_path, monkeypat
         (out / private).write_text("secret")
     hub = FakeHub()
     ds = export(db, out, push_to_hub="org/study", api=hub)
-    assert (out / "export_salt").exists()
     kw = next(c for c in hub.calls if c[0] == "upload_folder")[2]
     on_disk = [p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()]
     sent = sorted(f for f in on_disk if any(fnmatch(f, pat) for pat in kw["allow_patterns"]))
@@ -393,28 +392,62 @@ def test_a_failed_export_leaves_the_folder_exactly_as_it_was(db, tmp_path, monke
     assert _listing(out) == before and sorted(p.name for p in out.iterdir()) == ["README.md", "data"]
 
 
-def test_the_export_salt_is_written_whole_private_and_refused_when_malformed(db, tmp_path, data_dir):
-    """The salt that makes pseudonyms irreversible: 32 hex characters, mode 600, made once; an empty or short salt
-    file (a write that failed half-way) is refused, never used or silently replaced (every pseudonym would change)."""
-    import stat
+def test_pseudonyms_belong_to_the_database_wherever_it_is_exported_from(db, tmp_path, data_dir, monkeypatch):
+    """Export audit, 2026-12-04 (D1): the salt was a file under ./results of the folder the command ran in, so one
+    database exported from two folders named its three raters six ways, and each run quietly made a new salt there.
+    The salt now lives in the database: every export of it, from any folder and of any copy, names raters alike."""
+    import pyarrow.parquet as pq
+
+    def raters_of(out):
+        return sorted({r["rater"] for r in pq.read_table(split_file(out, "ratings")).to_pylist()})
+
+    monkeypatch.delenv("EVALKIT_DATA_DIR")  # the default layout: ./results, relative to where the command runs
+    seen = []
+    for folder in ("one", "two"):
+        (tmp_path / folder).mkdir()
+        monkeypatch.chdir(tmp_path / folder)
+        export(db, tmp_path / f"e-{folder}")
+        seen.append(raters_of(tmp_path / f"e-{folder}"))
+        assert not (tmp_path / folder / "results").exists()  # no salt file made beside it
+    copy = tmp_path / "copy.db"
+    db.conn.execute("VACUUM INTO ?", [str(copy)])  # a copy of the file, as a backup or a colleague's has it
+    export(open_db(copy), tmp_path / "e-copy")
+    assert seen[0] == seen[1] == raters_of(tmp_path / "e-copy") and len(seen[0]) >= 3
+    salt = db.execute("SELECT salt FROM export_salt").fetchone()[0]
+    assert seen[0] == sorted(pseudonym(r, salt) for r in {r[0] for r in db.execute("SELECT rater FROM ratings")})
+    assert salt not in json.dumps([pq.read_table(split_file(tmp_path / "e-one", s)).to_pylist() for s in SPLITS],
+                                  default=str) + (tmp_path / "e-one" / "README.md").read_text()
+    assert "export_salt" not in SPLITS
+
+
+def test_a_database_exported_before_keeps_its_pseudonyms_and_a_malformed_salt_is_refused(tmp_path, data_dir):
+    """A database exported by an earlier version was salted by the data folder's export_salt file: its first export
+    now adopts that salt, so its pseudonyms do not change. A malformed salt file (a write that failed half-way) is
+    refused, never used or replaced (every pseudonym would change); so is a malformed stored salt."""
+    from test_aggregate import load_fixture
 
     from evalkit.errors import EvalkitError
-    from evalkit.publish.export import pseudonyms
 
-    first = pseudonyms(["r1"])
-    salt = data_dir / "export_salt"
-    assert stat.S_IMODE(salt.stat().st_mode) == 0o600 and len(salt.read_text()) == 32
-    assert pseudonyms(["r1"]) == first and [p.name for p in data_dir.iterdir()] == ["export_salt"]
-    good = salt.read_text()
-    for bad in ("", "abc", good[:16], good + "00", "z" * 32):
-        salt.write_text(bad)
-        with pytest.raises(EvalkitError, match=f"(?s)export salt {salt} is not 32 hex characters.*every rater's "
+    data_dir.mkdir(parents=True, exist_ok=True)
+    salt_file = data_dir / "export_salt"
+    for bad in ("", "abc", "0" * 16, "0" * 34, "z" * 32):
+        db = open_db(tmp_path / f"bad{len(bad)}{bad[:1]}.db")
+        load_fixture(db, tmp_path / "gate.toml")
+        salt_file.write_text(bad)
+        with pytest.raises(EvalkitError, match=f"(?s)export salt {salt_file} is not 32 hex characters.*every rater's "
                                                "pseudonym changes"):
             export(db, tmp_path / "e")
-        assert salt.read_text() == bad  # not replaced
-    salt.write_text(good + "\n")
-    salt.chmod(0o644)  # as an earlier version wrote it
-    assert pseudonyms(["r1"]) == first and stat.S_IMODE(salt.stat().st_mode) == 0o600
+        assert salt_file.read_text() == bad and db.execute("SELECT COUNT(*) FROM export_salt").fetchone()[0] == 0
+    old = "0123456789abcdef" * 2
+    salt_file.write_text(old + "\n")
+    db = open_db(tmp_path / "old.db")
+    load_fixture(db, tmp_path / "gate.toml")
+    assert pseudonyms(["r1"], db) == [pseudonym("r1", old)]
+    salt_file.unlink()  # adopted: the database keeps it
+    assert pseudonyms(["r1"], db) == [pseudonym("r1", old)]
+    db.execute("UPDATE export_salt SET salt = 'short'")
+    with pytest.raises(EvalkitError, match="the database's export salt .* is not 32 hex characters"):
+        export(db, tmp_path / "e2")
 
 
 def test_the_export_command_says_the_visibility_the_hub_reports(db, tmp_path, monkeypatch):

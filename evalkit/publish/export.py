@@ -50,69 +50,83 @@ SALT_FILE = "export_salt"
 _SALT_FORM = re.compile(r"[0-9a-f]{32}")
 
 
-def _salt() -> str:
-    """A per-installation secret: pseudonyms are stable across exports but not reversible without it.
+def _salt(db) -> str:
+    """The database's secret for pseudonyms: stable across every export of it, wherever it is exported from or
+    copied to, and not reversible without it. Stored in the database (table export_salt, one row, never exported: a
+    copy of the database holds its raters' names anyway).
 
-    Made once (32 hex characters, 128 random bits), written to a temporary file with mode 600 and linked (or renamed)
-    into place, so that a failed write never leaves a short or empty salt. A salt file of another form is refused, never
-    replaced: a new salt would change every pseudonym (an empty one would make them reversible)."""
-    from ..locations import data_dir
+    The first export of a database made before stores the salt file of the data folder (`export_salt`, beside the
+    database or under EVALKIT_DATA_DIR), when there is one, so that its pseudonyms do not change; else 32 new hex
+    characters (128 random bits). A salt of another form is refused, never replaced: a new salt would change every
+    pseudonym (an empty one would make them reversible). A read-only database that holds none yet can still use the
+    file's; it cannot keep a new one, and says so."""
+    import sqlite3
 
-    path = data_dir() / SALT_FILE
-    if not path.exists():
-        _write_salt(path)
+    from ..store.raters import keep_export_salt, stored_export_salt
+
+    stored = stored_export_salt(db)
+    if stored is not None:
+        return _checked(stored, "the database's export salt (table export_salt)", "restore the database from a backup")
+    adopted = _legacy_salt(db)
+    salt = adopted[0] if adopted else secrets.token_hex(16)
     try:
-        text = path.read_text(encoding="ascii", errors="replace").strip()
-        if path.stat().st_mode & 0o077:  # made by an earlier version, readable by others: owner only
-            path.chmod(0o600)
-    except OSError as e:
-        raise EvalkitError(f"the export salt {path} cannot be read: {e.strerror or e}",
-                           "make it readable by this user (the pseudonyms of every export depend on it)") from e
+        return keep_export_salt(db, salt, str(adopted[1]) if adopted else "new")
+    except sqlite3.OperationalError as e:
+        if "readonly" not in str(e):
+            raise
+        if adopted:  # the file's salt names raters as before, stored or not
+            return salt
+        raise EvalkitError(f"database {_db_file(db)} is read-only ({e}): its first export stores there the salt that "
+                           "pseudonymises its raters, so that every export of it names them alike",
+                           "copy it somewhere writable and export the copy (--db): the copy keeps the salt") from e
+
+
+def _db_file(db) -> str:
+    row = next((r for r in db.execute("PRAGMA database_list").fetchall() if r[1] == "main"), None)
+    return row[2] if row and row[2] else "(in memory)"
+
+
+def _checked(text: str, what: str, restore: str) -> str:
+    text = (text or "").strip()
     if not _SALT_FORM.fullmatch(text):
         raise EvalkitError(
-            f"the export salt {path} is not 32 hex characters (it holds {len(text)} characters): pseudonyms made "
-            "with it would not be secret",
-            f"restore {path} from a backup (the pseudonyms of earlier exports were made with it); only if there is "
-            "none, delete it and export again: a new salt is made, and every rater's pseudonym changes, so new "
-            "exports no longer match earlier ones")
+            f"{what} is not 32 hex characters (it holds {len(text)} characters): pseudonyms made with it would not "
+            "be secret",
+            f"{restore} (the pseudonyms of earlier exports were made with it); only if there is none, remove it and "
+            "export again: a new salt is made, and every rater's pseudonym changes, so new exports no longer match "
+            "earlier ones")
     return text
 
 
-def _write_salt(path: Path) -> None:
-    """A new salt at path, complete or not at all: written beside it (mode 600) and linked into place, so two
-    exports at once keep the first one's."""
-    import os
+def _legacy_salt(db) -> tuple[str, Path] | None:
+    """The salt file an earlier version kept (in the data folder: EVALKIT_DATA_DIR, else results/ under the folder
+    the command ran in, which is the database's own folder in the default layout): its salt and path, or None."""
+    from ..locations import data_dir
 
-    tmp = path.with_name(f".{SALT_FILE}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    here = _db_file(db)
+    places = [data_dir() / SALT_FILE] + ([Path(here).parent / SALT_FILE] if Path(here).is_file() else [])
+    seen = set()
+    for path in places:
+        key = path.resolve()
+        if key in seen or not path.exists():
+            continue
+        seen.add(key)
         try:
-            os.write(fd, secrets.token_hex(16).encode("ascii"))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        try:
-            os.link(tmp, path)  # never over a salt another export made meanwhile
-        except FileExistsError:
-            pass
-        except OSError:  # a file system without hard links
-            if not path.exists():
-                os.replace(tmp, path)
-    except OSError as e:
-        raise EvalkitError(f"cannot write the export salt {path}: {e.strerror or e}",
-                           "make the data folder writable (EVALKIT_DATA_DIR), with free space") from e
-    finally:
-        tmp.unlink(missing_ok=True)
+            text = path.read_text(encoding="ascii", errors="replace")
+        except OSError as e:
+            raise EvalkitError(f"the export salt {path} cannot be read: {e.strerror or e}",
+                               "make it readable by this user (the pseudonyms of earlier exports depend on it)") from e
+        return _checked(text, f"the export salt {path}", f"restore {path} from a backup"), path
+    return None
 
 
 def pseudonym(name: str, salt: str) -> str:
     return "rater-" + hashlib.sha256(f"{salt}\0{name}".encode()).hexdigest()[:12]
 
 
-def pseudonyms(names: list[str]) -> list[str]:
-    """The names as every export of this installation writes them (the report's gold table uses the same)."""
-    salt = _salt()
+def pseudonyms(names: list[str], db) -> list[str]:
+    """The names as every export of this database writes them (the report's gold table uses the same)."""
+    salt = _salt(db)
     return [pseudonym(n, salt) for n in names]
 
 
@@ -172,10 +186,11 @@ def host_name(host: str | None, salt: str) -> str | None:
     return host if not host else "host-" + hashlib.sha256(f"{salt}\0host\0{host}".encode()).hexdigest()[:8]
 
 
-def published_config(config: dict, keep_names: bool = False) -> dict:
+def published_config(config: dict, db, keep_names: bool = False) -> dict:
     """A stored config (experiments.config_json, a generation's effective_config["config"]) as it may leave this
     machine: app.passcodes (a shared sign-in secret) replaced by their count ("3 passcodes, not exported"), and the
-    Hub usernames in app.organisers and app.allowed_raters pseudonymised as rater names are, unless keep_names. The
+    Hub usernames in app.organisers and app.allowed_raters pseudonymised as rater names are (with db's salt), unless
+    keep_names; app.host withheld unless it names no machine. The
     one place a stored config is scrubbed: the export's tables and card and the report's provenance all use it. The
     database is not changed. Returns `config` itself when there is nothing to scrub, else a scrubbed copy."""
     if not isinstance(config, dict):
@@ -197,18 +212,18 @@ def published_config(config: dict, keep_names: bool = False) -> dict:
             names = app.get(key)
             if names:
                 names = names if isinstance(names, (list, tuple)) else [names]
-                changes[key] = pseudonyms([str(n) for n in names])
+                changes[key] = pseudonyms([str(n) for n in names], db)
     if not changes:
         return config
     return {**config, "app": {**app, **changes}}
 
 
-def published_config_row(config_json: str | None, stored_hash: str, keep_names: bool = False) -> tuple[str, str]:
+def published_config_row(config_json: str | None, stored_hash: str, db, keep_names: bool = False) -> tuple[str, str]:
     """An experiment's (config_json, config_hash) as published: scrubbed (published_config), with the hash of the
     scrubbed config when scrubbing changed it (the stored hash covers the passcodes: a weak one could be guessed from
     it and the rest of the config)."""
     cfg = json.loads(config_json or "{}")
-    out = published_config(cfg, keep_names)
+    out = published_config(cfg, db, keep_names)
     if out is cfg:
         return config_json, stored_hash
     from ..store import json_hash  # the hash the store keeps beside a config, of the published one
@@ -233,7 +248,7 @@ def tables(db, keep_rater_names: bool = False, keep_comments: bool = False) -> d
     from ..store.runs import json_hash
 
     out = {name: list(db.query(f"SELECT * FROM {name} {_ROWS.get(name, '')} ORDER BY rowid")) for name in SPLITS}
-    salt = _salt()
+    salt = _salt(db)
     for name, rows in out.items():
         for r in rows:
             if "host" in r:
@@ -241,7 +256,7 @@ def tables(db, keep_rater_names: bool = False, keep_comments: bool = False) -> d
             for col in _FREE_TEXT.get(name, ()):
                 r[col] = without_home(r[col])
     for r in out["experiments"]:  # no passcode, and no username unless names are kept
-        r["config_json"], r["config_hash"] = published_config_row(r["config_json"], r["config_hash"], keep_rater_names)
+        r["config_json"], r["config_hash"] = published_config_row(r["config_json"], r["config_hash"], db, keep_rater_names)
         compat = json.loads(r["compat_json"] or "null")
         if compat is not None and (homeless := without_home(compat)) != compat:
             r["compat_json"], r["compat_hash"] = json.dumps(homeless, ensure_ascii=False, sort_keys=True), json_hash(homeless)
@@ -255,7 +270,7 @@ def tables(db, keep_rater_names: bool = False, keep_comments: bool = False) -> d
         if isinstance(eff, dict):
             out_eff = without_home(eff)
             if isinstance(eff.get("config"), dict):
-                out_eff["config"] = published_config(eff["config"], keep_rater_names)
+                out_eff["config"] = published_config(eff["config"], db, keep_rater_names)
             if out_eff != eff:
                 r["effective_config"] = json.dumps(out_eff, ensure_ascii=False, sort_keys=True)
     current = {r["id"] for r in db.query("SELECT id FROM current_ratings")}
@@ -416,7 +431,7 @@ def _card_text(db, rows: dict, files: dict, keep_rater_names: bool, repo_id: str
     study = getattr(agg, "study", None)
     exp = (study_pool(db, study.id) if study is not None else None) or next(
         db.query("SELECT * FROM experiments WHERE kind IN ('pool', 'bench') ORDER BY id DESC LIMIT 1"), None)
-    config = (json.dumps(published_config(json.loads(exp["config_json"]), keep_rater_names), indent=2, ensure_ascii=False)
+    config = (json.dumps(published_config(json.loads(exp["config_json"]), db, keep_rater_names), indent=2, ensure_ascii=False)
               if exp else "{}")
     # One config per table (a config has one schema); `datasets` cannot load a table with no rows,
     # so empty ones stay out of the loading configs.
@@ -451,9 +466,9 @@ configs:
 Does a small draft model (Transformers assisted generation) make writing requests faster without
 hurting the content? Blind A/B ratings of ordinary vs assisted outputs on fixed writing prompts,
 with every raw timing run. Rater names are {"kept as given (opt-in)" if keep_rater_names else
-"pseudonymised with a salted hash: the same rater has the same pseudonym in every export made on this installation "
-"(the salt is kept in its data folder, `export_salt`, and never exported); an export from another installation, or "
-"after the salt was lost, gives other pseudonyms"}. Machine names are salted hashes too, and Live-tab demo runs are not
+"pseudonymised with a salted hash: the same rater has the same pseudonym in every export of this database, wherever "
+"it is exported from (the salt is kept in the database and never exported); an export of another database gives "
+"other pseudonyms"}. Machine names are salted hashes too, and Live-tab demo runs are not
 exported.{_rater_text_words(db, keep_comments)}
 
 {open_pairs_markdown(still_open)}## Verdict

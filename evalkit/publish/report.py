@@ -278,7 +278,7 @@ def _sourced(prov: Provenance, ids: list[int], body: str, has_data: bool) -> str
     return body + f'<p class="src">Source: {html.escape(prov.cite(ids))}</p>'
 
 
-def _publishable(tables: dict) -> dict:
+def _publishable(tables: dict, db) -> dict:
     """The tables as a report shows them: rater names (the gold and time-on-task tables') replaced by the export's
     pseudonyms; the pooled row keeps its label."""
     from ..task.criteria import titled
@@ -288,7 +288,7 @@ def _publishable(tables: dict) -> dict:
     for name, df in tables.items():
         if "rater" in df.columns and len(df):
             names = [r for r in df["rater"] if r != ALL]
-            alias = dict(zip(names, pseudonyms(names)))
+            alias = dict(zip(names, pseudonyms(names, db)))
             out[name] = out[name].assign(rater=[alias.get(r, r) for r in df["rater"]])
     return out
 
@@ -344,7 +344,7 @@ def build_report(db, out_dir: Path, agg: Aggregate | None = None, still_open: in
             prov, prov.for_table(name),
             df.to_html(index=False, escape=True, na_rep="n/a", float_format=lambda x: f"{x:.3f}") if len(df) else "<p>no data</p>",
             bool(len(df)))
-        for name, df in _publishable(agg.tables).items()
+        for name, df in _publishable(agg.tables, db).items()
     )
     page = f"""<!doctype html><html lang="en"><head><meta charset="utf-8">{TITLE_MARK}
 <style>body{{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}}

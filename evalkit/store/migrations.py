@@ -596,6 +596,15 @@ def _m021_closed_by_decision(db) -> None:
                   JOIN pairs p ON p.experiment_id = e.id""")
 
 
+def _m022_export_salt(db) -> None:
+    # The export's pseudonyms were salted by a file in the data folder, which was relative to where the command ran:
+    # one database exported from two folders named its raters twice over. The salt now lives in the database it
+    # names raters of (one row; never exported), adopted from the file where there is one (publish.export._salt).
+    db.execute("""CREATE TABLE IF NOT EXISTS export_salt (
+                  id INTEGER PRIMARY KEY CHECK (id = 1), salt TEXT NOT NULL, source TEXT NOT NULL,
+                  created_at TEXT NOT NULL)""")
+
+
 MIGRATIONS = [
     ("001_initial", _m001_initial),
     ("002_ratings", _m002_ratings),
@@ -618,4 +627,5 @@ MIGRATIONS = [
     ("019_pool_sample_seed", _m019_pool_sample_seed),
     ("020_closed_before_012", _m020_closed_before_012),
     ("021_closed_by_decision", _m021_closed_by_decision),
+    ("022_export_salt", _m022_export_salt),
 ]

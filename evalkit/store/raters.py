@@ -85,3 +85,21 @@ def revoke_rater(db, name_key: str, key_of: KeyMaker | None = None) -> dict | No
         if holder is not None and holder["revoked_at"] is None:
             db.conn.execute("UPDATE raters SET revoked_at = ? WHERE id = ?", [now(), holder["id"]])
     return holder
+
+
+def stored_export_salt(db) -> str | None:
+    """The salt the export pseudonymises this database's raters with (publish.export._salt), or None before its
+    first export."""
+    row = db.execute("SELECT salt FROM export_salt WHERE id = 1").fetchone()
+    return row[0] if row else None
+
+
+def keep_export_salt(db, salt: str, source: str) -> str:
+    """Store the export salt unless one is there already (two exports at once keep the first one's); returns the
+    stored one. source: where it came from ("new", or the salt file an earlier version kept)."""
+    from .database import now
+
+    with write_transaction(db):
+        db.execute("INSERT OR IGNORE INTO export_salt (id, salt, source, created_at) VALUES (1, ?, ?, ?)",
+                   [salt, source, now()])
+    return stored_export_salt(db)
