@@ -115,7 +115,9 @@ def export(db_path, out_dir, repo_id, public, keep_rater_names, keep_comments, s
     re-export never reloads rows cached from an earlier one. The card carries the verdict of --study
     (default: the latest). Live-tab demo runs are not exported; machine names are salted hashes;
     paths carry no user's name (home folders from ~, other absolute paths cut to their last part);
-    raters' comments and skip reasons only with --keep-comments.
+    raters' comments and skip reasons only with --keep-comments. It writes to the database as any
+    reader does: a decision the study has reached is frozen there, and its first export stores the
+    salt of its pseudonyms (so a read-only copy may need a writable copy).
 
     While pairs of the study are still open to raters the export tells their sides: it says so on
     its card and here, and a push needs --while-rating.
