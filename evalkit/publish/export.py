@@ -286,7 +286,28 @@ def tables(db, keep_rater_names: bool = False, keep_comments: bool = False) -> d
     if salt is not None:  # the gold check's exclusions name raters too
         for r in out["decisions"]:
             r["excluded_json"] = json.dumps([pseudonym(n, salt) for n in json.loads(r["excluded_json"])])
+    for rows in out.values():  # JSON as every parser reads it: a missing figure is null, never a bare NaN
+        for r in rows:
+            for col, value in r.items():
+                if col.endswith("_json") and isinstance(value, str) and ("NaN" in value or "Infinity" in value):
+                    r[col] = strict_json(value)
     return out
+
+
+def strict_json(text: str) -> str:
+    """JSON text with NaN and ±Infinity (which Python writes, and JavaScript, Go or DuckDB refuse) as null."""
+    import math
+
+    def clean(v):
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [clean(x) for x in v]
+        return v
+
+    return json.dumps(clean(json.loads(text)), ensure_ascii=False, allow_nan=False)
 
 
 def studies_markdown(db) -> str:
