@@ -365,6 +365,35 @@ def test_a_rater_below_min_gold_accuracy_is_left_out_of_the_verdict(tmp_path):
     assert all(p in page for p in pseudonyms(["r1", "r2", "r3"], db))  # the report names raters as the export does
 
 
+def test_an_interim_export_names_the_rater_the_gold_check_leaves_out(tmp_path):
+    """Export audit, 2026-12-04 (D3): an interim export's card said "8 by 2 raters; 1 left out by the gold check"
+    while its tables held 12 current ratings by 3 raters, and nothing said which rater was left out (only a decided
+    study has `decisions.excluded_json`). The card's scope now names the rater, by the export's pseudonym, and says
+    which figure counts whom; the recipe points there."""
+    import pyarrow.parquet as pq
+    from test_aggregate import GATE, load_fixture
+
+    from evalkit.publish.export import export, pseudonyms, split_file
+
+    db = open_db(tmp_path / "a.db")
+    load_fixture(db, tmp_path / "gate.toml", GATE + "min_gold_accuracy = 0.8\n", before_ratings=gold_first)
+    out = tmp_path / "export"
+    export(db, out)
+    card = (out / "README.md").read_text(encoding="utf-8")
+    scope = card.split("### Sample scope (study 'main')")[1].split("###")[0]
+    r1 = pseudonyms(["r1"], db)[0]
+    assert ("current ratings counted: 8 by 2 rater(s) on 4 pair(s); not counted: the ratings of the 1 rater(s) the "
+            f"gold check left out ({r1}), which are in `ratings`") in scope
+    assert "r1," not in scope and "(r1)" not in scope
+    ratings = pq.read_table(split_file(out, "ratings")).to_pylist()
+    pairs = {p["id"]: p["kind"] for p in pq.read_table(split_file(out, "pairs")).to_pylist()}
+    counted = [r for r in ratings if r["current"] and r["kind"] == "rating" and pairs[r["pair_id"]] == "study"
+               and r["rater"] != r1]
+    assert len(counted) == 8 and len({r["rater"] for r in counted}) == 2  # the card's figure, from the tables
+    assert "the raters the gold check leaves out at it are named under \"Sample scope\"" in card
+    assert "current ratings of study pairs (every rater)" in card
+
+
 def test_a_rater_who_rated_only_gold_pairs_and_missed_is_left_out_without_error(db, tmp_path):
     from evalkit.study.gate import gate_snapshot
 

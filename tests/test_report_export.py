@@ -228,7 +228,7 @@ def test_the_export_holds_every_study_decided_or_not_and_the_frozen_decision(db,
     assert set(sample) <= set(ratings["id"])  # every rating of the decision sample is in the export
     card = (out / "README.md").read_text(encoding="utf-8")
     studies_part = card.split("## Studies")[1].split("## Provenance")[0]
-    assert f"| main | " in studies_part and f"| {frozen.verdict.decision.value}, frozen when its planned sample completed" in studies_part
+    assert f"| main | " in studies_part and f"| {frozen.verdict.decision.value}, frozen when its sample completed" in studies_part
     assert "| second | " in studies_part and "| 300 | 0 | none: interim looks only |" in studies_part
     # the card's config is the shown study's (export audit, 2026-12-04: with --study main it showed the second's pool)
     first_pool = db.execute("SELECT MIN(e.id) FROM experiments e JOIN studies s ON s.id = e.study_id "
@@ -239,6 +239,13 @@ def test_the_export_holds_every_study_decided_or_not_and_the_frozen_decision(db,
     # the card's verdict is the latest study's unless another is named, and says which study it is of
     verdict = next(line for line in card.splitlines() if line.startswith("- **verdict**"))
     assert "study 'second' (the latest), 2 of 2" in verdict and "interim look" in verdict
+    # the recipe and the scope name the study they are of, and the recipe sends the other study's decision to that
+    # study's own gate (export audit D4: it read as the recipe for the only decision in the tables, main's)
+    recipe = card.split("## Recomputing the verdict")[1].split("## Protocol")[0]
+    assert recipe.lstrip().startswith("For study 'second', the one this card's verdict is of")
+    assert "other studies ('main'): a `decisions` row of another `study_id` is recomputed the same way on that " \
+           "study's own gate" in recipe and "margin (0.1)" in recipe
+    assert "### Sample scope (study 'second')" in card
     export(db, tmp_path / "main", study="main")
     card = (tmp_path / "main" / "README.md").read_text(encoding="utf-8")
     verdict = next(line for line in card.splitlines() if line.startswith("- **verdict**"))

@@ -316,12 +316,12 @@ def studies_markdown(db) -> str:
     from ..study.studies import standings
 
     rows = [f"| {_cell(st.study.name)} | {st.study.created_at} | `{st.study.gate_hash[:16]}` | {st.study.planned_pairs} "
-            f"| {st.ratings} | " + (f"{st.decision}, frozen when its planned sample completed ({st.completed_at})"
+            f"| {st.ratings} | " + (f"{st.decision}, frozen when its sample completed ({st.completed_at})"
                                     if st.decision else "none: interim looks only") + " |" for st in standings(db)]
     if not rows:
         return "No study yet (no pool was generated)."
     return ("Every study of the database, decided or not (tables `studies` and `decisions`).\n\n"
-            "| study | started | gate hash | planned pairs | current ratings of study pairs | decision |\n"
+            "| study | started | gate hash | planned pairs | current ratings of study pairs (every rater) | decision |\n"
             "| --- | --- | --- | --- | --- | --- |\n" + "\n".join(rows))
 
 
@@ -350,12 +350,22 @@ def protocol_markdown(speed, now=None) -> str:
                    "length), each path against ordinary on its own.")
 
 
-def method_markdown(agg) -> str:
+def method_markdown(agg, db=None) -> str:
     """How the card's verdict is computed from these tables, for an analyst with the dataset alone: which answers,
-    ratings and pairs count, the interval the study's gate names, the looks, and the speed-up's estimator."""
+    ratings and pairs count, the interval the study's gate names, the looks, and the speed-up's estimator. Named for
+    its study: with several, another study's decision is recomputed on that study's own gate (export audit D4)."""
     from ..stats.clustered import T_FLOOR, UNION
 
     g = getattr(getattr(agg, "verdict", None), "gate", None) or {}
+    name = getattr(getattr(agg, "study", None), "name", None)
+    studies = [r["name"] for r in db.query("SELECT name FROM studies ORDER BY id")] if db is not None else []
+    whose = (f"For study '{name}', the one this card's verdict is of, on its gate (`studies.gate_json` of its row)."
+             if name else "For the card's verdict, on its study's gate (`studies.gate_json`).")
+    if len(studies) > 1:
+        others = ", ".join(f"'{n}'" for n in studies if n != name)
+        whose += (f" The database holds other studies ({others}): a `decisions` row of another `study_id` is "
+                  "recomputed the same way on that study's own gate, whose `claim`, `interval`, `margin`, "
+                  "`confidence`, `ppi` and `monitoring` may differ from these.")
     interval, claim = g.get("interval", T_FLOOR), g.get("claim", "raters in general")
     if interval == UNION:
         how = ("the union of Tango's score interval on the rater-averaged discordant counts, the exact pair "
@@ -373,12 +383,15 @@ def method_markdown(agg) -> str:
     looks = ("one look, at `planned_pairs`" if g.get("monitoring", "fixed") == "fixed" else
              f"monitoring = \"{g.get('monitoring')}\": looks as the ratings come in, each at the level its spending "
              "allows (`look_level` in each criterion's row)")
-    return f"""- **Answers.** Per rating and criterion, `ordinary_<criterion>` and `assisted_<criterion>` hold pass, fail or
+    return f"""{whose}
+
+- **Answers.** Per rating and criterion, `ordinary_<criterion>` and `assisted_<criterion>` hold pass, fail or
   unsure; only "pass" counts as passed ("unsure" counts as not passed). A rating's difference is (assisted passed) -
   (ordinary passed), in {{-1, 0, 1}}.
 - **Ratings.** A decided study's sample is the rating ids in `decisions.sample_json` (current blind versions:
   `ratings.current`; the raters the gold check left out, `decisions.excluded_json`, are already not in it); gold
-  pairs (`pairs.kind` = gold) never count. An interim look has no `decisions` row, and its sample is not exported.
+  pairs (`pairs.kind` = gold) never count. An interim look has no `decisions` row, and its sample is not exported;
+  the raters the gold check leaves out at it are named under "Sample scope" below.
 - **Pairs.** A pair's value is the mean of its raters' differences. A pair whose two outputs are the same tokens
   (`generations.token_hash` equal for its `ordinary_generation_id` and `assisted_generation_id`) is decided without
   raters: its value is exactly 0, and such pairs enter beside the rated pairs in the pool's proportion,
@@ -523,7 +536,7 @@ the rows written by the latest export, never rows cached from an earlier export 
 
 ## Recomputing the verdict
 
-{method_markdown(agg) if agg is not None else "No verdict was computed."}
+{method_markdown(agg, db) if agg is not None else "No verdict was computed."}
 
 ## Protocol
 
@@ -537,7 +550,7 @@ the rows written by the latest export, never rows cached from an earlier export 
 
 ## Provenance
 
-{provenance_markdown(prov)}
+{provenance_markdown(prov, None if keep_rater_names else lambda names: pseudonyms(names, db))}
 
 ## Config{f" of the study's pool (experiment {exp['id']})" if study is not None and exp else f" of the latest experiment ({exp['id']}, {exp['kind']})" if exp else ""}
 
@@ -756,7 +769,7 @@ def _cell(text: str) -> str:
     return (text or "").replace("|", "\\|").replace("\n", " ")
 
 
-def provenance_markdown(prov: Provenance) -> str:
+def provenance_markdown(prov: Provenance, shown=None) -> str:
     """The provenance block of the dataset card."""
     lines = [f"Built by evalkit {prov.evalkit} at {prov.generated_at} from the stored rows.", "",
              "### Figures and the runs behind them", ""]
@@ -774,7 +787,8 @@ def provenance_markdown(prov: Provenance) -> str:
         lines.append(f"- experiment {e.id}: {environment_line(e)}")
         for role, m in (("target", e.target), ("draft", e.draft)):
             lines.append(f"  - {role}: {model_line(m)}")
-    lines += ["", "### Sample scope", ""] + [f"- {k}: {v}" for k, v in scope_items(prov.scope)]
+    of = f" (study '{prov.scope.study}')" if prov.scope.study else ""
+    lines += ["", f"### Sample scope{of}", ""] + [f"- {k}: {v}" for k, v in scope_items(prov.scope, shown)]
     lines += ["", "### Prompts", "", "| id | hash | source | material | task |", "| --- | --- | --- | --- | --- |"]
     for p in prov.prompts:
         lines.append(f"| {p.id} | `{', '.join(p.hashes) or NOT_RECORDED}` | {p.source} | {_cell(p.material)} | {_cell(p.task)} |")

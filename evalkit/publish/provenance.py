@@ -87,6 +87,8 @@ class Scope:
     ratings_last: str | None
     gold_pairs: int = 0  # check pairs (evalkit.study.gold): mixed into the queue, never in the comparison
     excluded_raters: int = 0  # left out by the gate's gold check (their ratings are not counted above)
+    excluded_names: list[str] = field(default_factory=list)  # who they are (as stored: the export pseudonymises)
+    study: str | None = None  # the study the scope is of
 
 
 @dataclass
@@ -169,7 +171,12 @@ def model_line(m: ModelSource | None) -> str:
             f"vocab_size {m.vocab_size if m.vocab_size is not None else NOT_RECORDED}")
 
 
-def scope_items(s: Scope) -> list[tuple[str, str]]:
+def scope_items(s: Scope, shown=None) -> list[tuple[str, str]]:
+    """shown: how rater names are written (the export's and the report's pseudonyms), default as stored."""
+    names = (shown or (lambda names: names))(list(s.excluded_names))
+    left_out = (f"; not counted: the ratings of the {s.excluded_raters} rater(s) the gold check left out "
+                f"({', '.join(names)}), which are in `ratings`" if s.excluded_raters else "")
+
     def span(v):
         return "none" if not v else (str(v[0]) if v[0] == v[1] else f"{v[0]} to {v[1]}")
 
@@ -181,8 +188,7 @@ def scope_items(s: Scope) -> list[tuple[str, str]]:
         ("timed runs behind the speed-up", str(s.timing_runs)),
         ("repetitions per prompt, path and round", span(s.repetitions) + (f", {s.rounds} round(s)" if s.rounds else "")),
         ("comparable pairs (of matched)", "none" if s.matched_pairs is None else f"{s.comparable_pairs} of {s.matched_pairs}"),
-        ("current ratings", f"{s.current_ratings} by {s.raters} rater(s) on {s.rated_pairs} pair(s)"
-                            + (f"; {s.excluded_raters} rater(s) left out by the gold check" if s.excluded_raters else "")),
+        ("current ratings counted", f"{s.current_ratings} by {s.raters} rater(s) on {s.rated_pairs} pair(s)" + left_out),
         ("ratings collected", f"{s.ratings_first} to {s.ratings_last}" if s.ratings_first else "none"),
     ]
 
@@ -379,7 +385,8 @@ def _scope(db, agg, sources: dict[str, list[int]], prompts: list[PromptSource]) 
                  matched_pairs=speed.matched_pairs if sources["speed"] else None,
                  comparable_pairs=speed.comparable_pairs if sources["speed"] else None,
                  current_ratings=r[0], raters=r[1], rated_pairs=r[2], ratings_first=r[3], ratings_last=r[4],
-                 gold_pairs=n_gold, excluded_raters=len(excluded))
+                 gold_pairs=n_gold, excluded_raters=len(excluded), excluded_names=sorted(map(str, excluded)),
+                 study=getattr(getattr(agg, "study", None), "name", None))
 
 
 def _figures(agg, sources: dict[str, list[int]], scope: Scope) -> list[Figure]:

@@ -230,8 +230,9 @@ def verdict_html(agg: Aggregate, prov: Provenance | None = None) -> str:
             f'{claim}{conditions(v)}{later}' + (f"<p>Notes:</p><ul>{notes}</ul>" if notes else "") + "</div>")
 
 
-def provenance_html(prov: Provenance) -> str:
-    """The provenance block: figures with their runs, experiments, environment, scope, prompts, gate."""
+def provenance_html(prov: Provenance, db) -> str:
+    """The provenance block: figures with their runs, experiments, environment, scope (raters as the export names
+    them), prompts, gate."""
     from .export import without_home
     e = html.escape
     figs = "".join(
@@ -247,7 +248,10 @@ def provenance_html(prov: Provenance) -> str:
         f"<li>experiment {x.id}: {e(environment_line(x))}<ul><li>target: {e(model_line(x.target))}</li>"
         f"<li>draft: {e(model_line(x.draft))}</li></ul></li>"
         for x in prov.experiments)
-    scope = "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in scope_items(prov.scope))
+    from .export import pseudonyms
+
+    scope = "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>"
+                    for k, v in scope_items(prov.scope, lambda names: pseudonyms(names, db)))
     prompts = "".join(
         f"<tr><td>{e(p.id)}</td><td><code>{e(', '.join(p.hashes) or 'not recorded')}</code></td><td>{e(p.source)}</td>"
         f"<td>{e(p.material)}</td><td>{e(p.task)}</td><td>{'' if p.max_new_tokens is None else p.max_new_tokens}</td></tr>"
@@ -353,7 +357,7 @@ img{{max-width:100%}}.verdict,.provenance{{border:1px solid #ccc;padding:0.5em 1
 .src{{color:#57606a;font-size:12px}}pre{{background:#f6f8fa;padding:0.5em}}</style></head><body>
 <h1>evalkit: does the draft model make writing requests faster without hurting the content?</h1>
 <p>Generated {html.escape(prov.generated_at)} from the database. Speed-up source: {html.escape(str(agg.speed.source))}.</p>
-{_open_banner(unclosed_pairs(db) if still_open is None else still_open)}{verdict_html(agg, prov)}{provenance_html(prov)}<h2>Plots</h2>{plots}<h2>Tables</h2>{tables}</body></html>"""
+{_open_banner(unclosed_pairs(db) if still_open is None else still_open)}{verdict_html(agg, prov)}{provenance_html(prov, db)}<h2>Plots</h2>{plots}<h2>Tables</h2>{tables}</body></html>"""
     path = out_dir / "index.html"
     tmp = path.with_suffix(".tmp")
     try:
