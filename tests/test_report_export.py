@@ -71,6 +71,10 @@ def test_export_roundtrips_through_load_dataset(db, tmp_path):
             assert load_dataset(str(out), split, split="train").num_rows == db[split].count
     card = (out / "README.md").read_text(encoding="utf-8")
     assert card.startswith("---\n") and "configs:" in card and "min_speedup_ci_low" in card
+    # the header says the texts' language and that no license was stated (export audit D8)
+    header = card.split("---\n")[1]
+    assert "\nlanguage:\n- zh\n" in header and "license: other\nlicense_name: not-stated\n" in header
+    assert "**License**: not stated by the exporter" in card
     # the figure names the study and says the decision is frozen; the card carries the verdict as `aggregate` prints it
     assert "**verdict**: study 'main': DROP (frozen " in card
     assert "The quality claim is about these 3 raters only" in card

@@ -455,6 +455,19 @@ def _card(db, rows: dict, files: dict, keep_rater_names: bool, repo_id: str | No
                                    keep_comments))
 
 
+def _languages(db) -> str:
+    """The card's `language` tag: the languages of the prompts the database's pairs were written for (the bundled
+    prompts' `language`), none when they cannot be read."""
+    from ..task.prompts import load_prompts
+
+    ids = {r[0] for r in db.execute("SELECT DISTINCT prompt_id FROM pairs").fetchall()}
+    try:
+        langs = sorted({p.language for p in load_prompts() if p.id in ids and p.language})
+    except (EvalkitError, OSError):  # a card without the tag rather than no export
+        langs = []
+    return "language:\n" + "".join(f"- {lang}\n" for lang in langs) if langs else ""
+
+
 def _card_text(db, rows: dict, files: dict, keep_rater_names: bool, repo_id: str | None, prov, out_dir: Path, agg,
                still_open: int, keep_comments: bool = False) -> str:
     from ..aggregate import verdict_text
@@ -485,7 +498,8 @@ def _card_text(db, rows: dict, files: dict, keep_rater_names: bool, repo_id: str
     cols = "\n".join(f"- **{s}**: {column_notes(s)}" for s in SPLITS)
     return f"""---
 license: other
-{CARD_MARK}
+license_name: not-stated
+{_languages(db)}{CARD_MARK}
 tags:
 - evalkit
 - assisted-generation
@@ -504,6 +518,9 @@ with every raw timing run. Rater names are {"kept as given (opt-in)" if keep_rat
 "it is exported from (the salt is kept in the database and never exported); an export of another database gives "
 "other pseudonyms"}. Machine names are salted hashes too, and Live-tab demo runs are not
 exported.{_rater_text_words(db, keep_comments)}
+
+**License**: not stated by the exporter (`license_name: not-stated` above): ask the dataset's owner before reusing its
+ratings or texts; the owner states one in the card's header.
 
 {open_pairs_markdown(still_open)}## Verdict
 
