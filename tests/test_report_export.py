@@ -71,6 +71,11 @@ def test_export_roundtrips_through_load_dataset(db, tmp_path):
             assert load_dataset(str(out), split, split="train").num_rows == db[split].count
     card = (out / "README.md").read_text(encoding="utf-8")
     assert card.startswith("---\n") and "configs:" in card and "min_speedup_ci_low" in card
+    # yes/no columns are booleans, as `current` always was (export audit D7: 0/1 integers)
+    for split, col in (("ratings", "blind"), ("ratings", "current"), ("generations", "live"),
+                       ("generations", "counts_agree"), ("prescreen", "passed")):
+        assert str(pq.read_table(split_file(out, split)).schema.field(col).type) == "bool", (split, col)
+    assert pq.read_table(split_file(out, "ratings")).column("blind").to_pylist()[0] is True
     # the header says the texts' language and that no license was stated (export audit D8)
     header = card.split("---\n")[1]
     assert "\nlanguage:\n- zh\n" in header and "license: other\nlicense_name: not-stated\n" in header

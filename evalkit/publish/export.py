@@ -244,6 +244,10 @@ _FREE_TEXT = {"experiments": ("note",), "generations": ("error_message",), "batc
 RATER_TEXT = ("comment", "skip_reason")
 
 
+# Yes/no columns SQLite keeps as 0/1: exported as booleans, so that `blind == True` means what it says in any tool
+FLAGS = {"ratings": ("blind",), "generations": ("live", "counts_agree"), "prescreen": ("passed",)}
+
+
 def tables(db, keep_rater_names: bool = False, keep_comments: bool = False) -> dict[str, list[dict]]:
     from ..store.runs import json_hash
 
@@ -286,6 +290,11 @@ def tables(db, keep_rater_names: bool = False, keep_comments: bool = False) -> d
     if salt is not None:  # the gold check's exclusions name raters too
         for r in out["decisions"]:
             r["excluded_json"] = json.dumps([pseudonym(n, salt) for n in json.loads(r["excluded_json"])])
+    for name, cols in FLAGS.items():
+        for r in out[name]:
+            for col in cols:
+                if col in r and r[col] is not None:
+                    r[col] = bool(r[col])
     for rows in out.values():  # JSON as every parser reads it: a missing figure is null, never a bare NaN
         for r in rows:
             for col, value in r.items():
@@ -586,6 +595,9 @@ def features(db, name: str):
     if name == "ratings":
         cols.pop("client_token", None)
         cols["current"] = Value("bool")
+    for col in FLAGS.get(name, ()):
+        if col in cols:
+            cols[col] = Value("bool")
     return Features(cols)
 
 
