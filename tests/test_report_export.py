@@ -644,26 +644,35 @@ def test_user_names_outside_home_folders_host_names_and_tokens_do_not_leave_the_
     monkeypatch.setattr(getpass, "getuser", lambda: "dave.k")
     exp = insert_experiment(db, "run", {"models": {"target": "/scratch/alice.smith/models/qwen-7b",
                                                    "draft": "/mnt/c/Users/bob.jones/models/d"},
-                                        "app": {"host": "gpu-node-17.lab.example.org"}},
+                                        "app": {"host": "gpu-node-17.lab.example.org", "root_path": "/team/x/evalkit"}},
                             {"target": {"folder": "/data/users/carol/m/t"}})
     token = "hf_" + "Ab1" * 10
     insert_generations(db, [GenerationRecord(
-        prompt_id="writing-01", path="assisted", status="failed", token_hash="f2",
+        prompt_id="writing-01", path="assisted", status="failed", token_hash="f2", host="gpu-node-17.lab.example.org",
         error_message=(f'File "/opt/work/dave.k/venv/lib/python3.11/site-packages/transformers/utils.py", line 3: '
-                       f"401 for token {token}"))], exp)
+                       f"401 for token {token} on gpu-node-17 (see file:///home/ivan/log.txt)"))], exp)
+    # a local model keeps what names it: its folder beside a generic checkpoint, its Hub cache entry
+    ckpt = insert_experiment(db, "run", {"models": {
+        "target": "/data/ft/qwen7b/checkpoint-500",
+        "draft": "/scratch/frank/hf/hub/models--Qwen--Qwen2.5-0.5B/snapshots/0123456789abcdef0123"}}, {})
     out = tmp_path / "exports" / "private-folder-of-erin"
     card = _card_of(db, out)
     exported = {s: pq.read_table(split_file(out, s)).to_pylist() for s in SPLITS}
     everything = json.dumps(exported, ensure_ascii=False, default=str) + card
-    for secret in ("alice.smith", "bob.jones", "carol", "dave.k", "gpu-node-17", token, str(tmp_path)):
+    for secret in ("alice.smith", "bob.jones", "carol", "dave.k", "ivan", "frank", "gpu-node-17", token, str(tmp_path)):
         assert secret not in everything, secret
     run = next(e for e in exported["experiments"] if e["id"] == exp)
     config = json.loads(run["config_json"])
     assert config["models"] == {"target": "…/qwen-7b", "draft": "~/models/d"}
     assert config["app"]["host"] == "a host name, not exported"
+    assert config["app"]["root_path"] == "/team/x/evalkit"  # a path on the web server, kept
+    models = json.loads(next(e for e in exported["experiments"] if e["id"] == ckpt)["config_json"])["models"]
+    assert models == {"target": "…/qwen7b/checkpoint-500",
+                      "draft": "…/models--Qwen--Qwen2.5-0.5B/snapshots/0123456789abcdef0123"}
     assert json.loads(run["compat_json"]) == {"target": {"folder": "…/m/t"}}
     gen = next(g for g in exported["generations"] if g["token_hash"] == "f2")
     assert gen["error_message"].startswith('File "…/transformers/utils.py", line 3: 401 for token hf_…')
+    assert gen["error_message"].endswith("on <host> (see file://~/log.txt)")
     assert 'load_dataset("path/to/private-folder-of-erin"' in card
     from datasets import load_dataset  # the loading example's folder name is the export's own
 
@@ -844,3 +853,21 @@ def test_the_card_says_how_to_recompute_the_verdict_from_its_tables(db, tmp_path
             per_pair.setdefault(r["pair_id"], []).append((r[f"assisted_{c}"] == "pass") - (r[f"ordinary_{c}"] == "pass"))
         mine = sum(sum(v) / len(v) for v in per_pair.values()) / len(per_pair)
         assert mine == pytest.approx(rows[c]["difference"]), c
+
+
+def test_a_gate_shown_with_shortened_paths_says_its_text_no_longer_hashes_to_its_hash(tmp_path):
+    """Export re-check, 2026-12-04: the card's gate block is scrubbed with the rest of the card, so a path in the gate
+    file was shortened there while the hash printed beside it is the frozen text's, and nothing said why they differ.
+    The block says so and points to the frozen text."""
+    from test_aggregate import GATE, load_fixture
+
+    db = open_db(tmp_path / "x.db")
+    load_fixture(db, tmp_path / "gate.toml", GATE + "# models staged at /scratch/team/models/qwen\n")
+    card = _card_of(db, tmp_path / "e")
+    block = card.split("### Release gate")[1].split("###")[0]
+    assert "# models staged at …/qwen" in block
+    assert "does not hash to the hash above; the frozen text, which does, is `studies.gate_json`" in block
+    plain = tmp_path / "plain"
+    db2 = open_db(tmp_path / "y.db")
+    load_fixture(db2, tmp_path / "gate2.toml")
+    assert "does not hash" not in _card_of(db2, plain)

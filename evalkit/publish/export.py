@@ -137,12 +137,17 @@ _NAME_KEYS = ("organisers", "allowed_raters")
 # A path under a home folder names the user it belongs to ("/home/alice.smith/models/..."): the export writes it from
 # "~". Stored configs, compatibility records, error messages and notes carry such paths (a local model folder, a
 # traceback's file). A Windows home seen from WSL (/mnt/c/Users/bob) is one too.
-_HOME = re.compile(r"(?:(?<![\w.~/])/(?:home|Users)/[^/\s\"'\\]+|(?<![\w.~/])/mnt/[A-Za-z]/Users/[^/\s\"'\\]+"
-                   r"|(?<![\w.~/])/root(?=/)|\b[A-Za-z]:\\+Users\\+[^\\\s\"']+)")
+_HOME = re.compile(r"(?:(?:(?<![\w.~/])|(?<=file://))/(?:home|Users)/[^/\s\"'\\]+"
+                   r"|(?<![\w.~/])/mnt/[A-Za-z]/Users/[^/\s\"'\\]+"
+                   r"|(?:(?<![\w.~/])|(?<=file://))/root(?=/)|\b[A-Za-z]:\\+Users\\+[^\\\s\"']+)")
 # Any other absolute path may name a user too, outside a home folder (/scratch/alice/..., /data/users/carol/...): only
 # its last part leaves the machine (two of a deep one: "…/models/qwen"), all a reader can use of a path on a disk.
 # A URL is left alone (its slashes follow ":" or a name), as are short paths (/tmp/x, /dev/null).
-_DEEP = re.compile(r"(?<![\w.~/:…-])(?:/[^/\s\"'\\<>|`()\[\]]+){3,}|\b[A-Za-z]:(?:\\+[^\\\s\"'<>|`]+){3,}")
+_DEEP = re.compile(r"(?:(?<![\w.~/:…-])|(?<=file://))(?:/[^/\s\"'\\<>|`()\[\]]+){3,}"
+                   r"|\b[A-Za-z]:(?:\\+[^\\\s\"'<>|`]+){3,}")
+# A last part that says nothing of which model it is: its folder goes with it (never one of the top two, where a
+# user's folder sits: /scratch/alice/...)
+_GENERIC = re.compile(r"(?i)checkpoint[-_]?\d*|main|snapshots?|final|latest|best|model|weights|hf|[0-9a-f]{16,}")
 # A Hugging Face access token pasted into an error message or a note
 _TOKEN = re.compile(r"\bhf_[A-Za-z0-9]{20,}\b")
 
@@ -155,7 +160,13 @@ def _last_parts(match: re.Match) -> str:
     text = match.group(0)
     sep = "\\" if "\\" in text and "/" not in text else "/"
     parts = [p for p in text.split(sep) if p]
-    kept = parts[-2:] if len(parts) >= 5 else parts[-1:]
+    first = len(parts) - (2 if len(parts) >= 5 else 1)
+    while first > 2 and _GENERIC.fullmatch(parts[first]):  # ".../qwen7b/checkpoint-500", not ".../checkpoint-500"
+        first -= 1
+    cache = next((i for i, p in enumerate(parts) if p.startswith(("models--", "datasets--"))), None)
+    if cache is not None:  # a Hugging Face cache entry names its model: models--Qwen--Qwen2.5-7B/snapshots/<sha>
+        first = min(first, cache)
+    kept = parts[first:]
     try:
         mine = {getpass.getuser(), Path.home().name} - {"", "root"}
     except (OSError, KeyError, RuntimeError):  # no login name to be had (a container's anonymous user)
@@ -177,6 +188,30 @@ def without_home(value):
     return value
 
 
+def machine_names(rows: dict[str, list[dict]]) -> set[str]:
+    """The names of the machines behind these rows (their `host` columns, as stored) and of this one: a traceback or
+    a note may name them in passing, where the host columns' salted hashes do not reach."""
+    import socket
+
+    names = {r["host"] for table in rows.values() for r in table if r.get("host")}
+    try:
+        names |= {socket.gethostname(), socket.getfqdn()}
+    except OSError:
+        pass
+    names |= {n.split(".")[0] for n in names if re.search(r"[A-Za-z]", n)}  # the short name of each too (not of an IP)
+    return {n for n in names if len(n) >= 3 and re.search(r"[A-Za-z]", n) and n not in _PLAIN_HOSTS}
+
+
+def without_hosts(text, hosts: set[str]):
+    """Free text with every machine name in `hosts` written as <host>, the longest first (a full name before its
+    short one)."""
+    if not isinstance(text, str) or not hosts:
+        return text
+    for name in sorted(hosts, key=len, reverse=True):
+        text = re.sub(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", "<host>", text)
+    return text
+
+
 # app.host as exported: an address that names no machine is kept, any other is withheld
 _PLAIN_HOSTS = ("", "127.0.0.1", "0.0.0.0", "localhost", "::1", "::")
 
@@ -196,6 +231,8 @@ def published_config(config: dict, db, keep_names: bool = False) -> dict:
     if not isinstance(config, dict):
         return config
     if (homeless := without_home(config)) != config:
+        if isinstance(config.get("app"), dict) and isinstance(homeless.get("app"), dict) and "root_path" in config["app"]:
+            homeless["app"]["root_path"] = config["app"]["root_path"]  # a path on the web server, not on a disk
         config = homeless
     app = config.get("app")
     if not isinstance(app, dict):
@@ -253,12 +290,13 @@ def tables(db, keep_rater_names: bool = False, keep_comments: bool = False) -> d
 
     out = {name: list(db.query(f"SELECT * FROM {name} {_ROWS.get(name, '')} ORDER BY rowid")) for name in SPLITS}
     salt = _salt(db)
+    hosts = machine_names(out)
     for name, rows in out.items():
         for r in rows:
             if "host" in r:
                 r["host"] = host_name(r["host"], salt)
             for col in _FREE_TEXT.get(name, ()):
-                r[col] = without_home(r[col])
+                r[col] = without_hosts(without_home(r[col]), hosts)
     for r in out["experiments"]:  # no passcode, and no username unless names are kept
         r["config_json"], r["config_hash"] = published_config_row(r["config_json"], r["config_hash"], db, keep_rater_names)
         compat = json.loads(r["compat_json"] or "null")
@@ -298,9 +336,14 @@ def tables(db, keep_rater_names: bool = False, keep_comments: bool = False) -> d
     for rows in out.values():  # JSON as every parser reads it: a missing figure is null, never a bare NaN
         for r in rows:
             for col, value in r.items():
-                if col.endswith("_json") and isinstance(value, str) and ("NaN" in value or "Infinity" in value):
+                if (col.endswith("_json") or col in _JSON_COLUMNS) and isinstance(value, str) and (
+                        "NaN" in value or "Infinity" in value):
                     r[col] = strict_json(value)
     return out
+
+
+# JSON columns whose names do not say so
+_JSON_COLUMNS = {"effective_config", "cuda_memory", "cuda_after_load", "token_ids", "expected"}
 
 
 def strict_json(text: str) -> str:
@@ -823,8 +866,12 @@ def provenance_markdown(prov: Provenance, shown=None) -> str:
         lines.append(f"| {p.id} | `{', '.join(p.hashes) or NOT_RECORDED}` | {p.source} | {_cell(p.material)} | {_cell(p.task)} |")
     if prov.gate:
         g = prov.gate
+        scrubbed = without_home(g["text"]) != g["text"]  # the card is scrubbed as a whole; say so where it shows
         lines += ["", f"### Release gate (frozen with experiment {g['experiment_id']}, hash `{g['hash']}`"
-                  f"{'' if g['hash_ok'] else ', DOES NOT MATCH its text'})", "", "```toml", g["text"].rstrip(), "```"]
+                  f"{'' if g['hash_ok'] else ', DOES NOT MATCH its text'})", ""]
+        lines += (["Paths in it are shortened here, so this text does not hash to the hash above; the frozen text, "
+                   "which does, is `studies.gate_json`.", ""] if scrubbed else [])
+        lines += ["```toml", g["text"].rstrip(), "```"]
     else:
         lines += ["", "### Release gate", "", "No experiment with a frozen release gate."]
     if prov.notes:
