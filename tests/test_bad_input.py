@@ -401,28 +401,42 @@ def test_a_database_changed_outside_evalkit_or_read_only_gets_a_clear_error(tmp_
     assert "fix: make the file and its folder writable" in r.output
 
 
-def test_a_read_only_copy_in_rollback_journal_mode_is_called_read_only_not_corrupt(db_file, tmp_path, monkeypatch):
+def test_a_read_only_copy_in_rollback_journal_mode_exports_when_nothing_needs_storing(db_file, tmp_path, monkeypatch):
     """Export audit, 2026-12-04 (D5): a read-only snapshot (VACUUM INTO writes one in rollback-journal mode) failed at
     its switch to WAL, and the error called the file possibly corrupt and advised starting a new database: wrong
-    advice for the only copy of a study's ratings. (Simulated at the switch: the tests run as root, whom file modes
-    do not stop.)"""
+    advice for the only copy of a study's ratings. Now it is read as it is: a copy whose decision is frozen and whose
+    export salt is stored exports; one that must store something says it is read-only, with the fix. (Read-only as
+    SQLite opens a file it may not write, through its URI mode=ro: the tests run as root, whom file modes do not
+    stop.)"""
     import evalkit.store.database as database
 
+    out = tmp_path / "first"
+    r = CliRunner().invoke(cli, ["export", "--db", str(db_file), "--out", str(out)])  # freezes, stores the salt
+    assert r.exit_code == 0, r.output
+    fresh = tmp_path / "fresh.db"  # a copy of a database never exported: no salt stored yet
+    with sqlite3.connect(db_file) as conn:
+        conn.execute("DELETE FROM export_salt")
+        conn.commit()
+        conn.execute("VACUUM INTO ?", [str(fresh)])
+    r = CliRunner().invoke(cli, ["export", "--db", str(db_file), "--out", str(out)])  # stores it again
+    assert r.exit_code == 0, r.output
     copy = tmp_path / "snapshot.db"
     with sqlite3.connect(db_file) as conn:
         conn.execute("VACUUM INTO ?", [str(copy)])
+    connect = sqlite3.connect
+    monkeypatch.setattr(database.sqlite3, "connect",
+                        lambda path, **kw: connect(f"file:{path}?mode=ro", uri=True, **kw))
     before = copy.read_bytes()
-
-    def refuse(*_a, **_k):
-        raise sqlite3.OperationalError("attempt to write a readonly database")
-
-    monkeypatch.setattr(database, "_switch_to_wal", refuse)
     r = CliRunner().invoke(cli, ["export", "--db", str(copy), "--out", str(tmp_path / "out")])
+    assert r.exit_code == 0, r.output
+    assert copy.read_bytes() == before and (tmp_path / "out" / "README.md").exists()
+    assert (tmp_path / "out" / "README.md").read_text() == (out / "README.md").read_text().replace(
+        "path/to/first", "path/to/out")  # the same export as the writable original's
+    r = CliRunner().invoke(cli, ["export", "--db", str(fresh), "--out", str(tmp_path / "out2")])
     assert r.exit_code == 1 and "Traceback" not in r.output, r.output
-    assert f"Error: database {copy} is read-only (attempt to write a readonly database)" in r.output
-    assert "fix: make the file and its folder writable, or copy it somewhere writable" in r.output
-    assert "corrupt" not in r.output and "start a new one" not in r.output
-    assert copy.read_bytes() == before and not (tmp_path / "out").exists()
+    assert f"database {fresh} is read-only (attempt to write a readonly database)" in r.output
+    assert "copy it somewhere writable" in r.output and "corrupt" not in r.output
+    assert not (tmp_path / "out2").exists()
 
 
 def test_generate_refuses_a_bad_gate_file_before_it_makes_a_database(tmp_path):

@@ -118,6 +118,10 @@ def _switch_to_wal(conn: sqlite3.Connection, timeout: float) -> None:
             conn.execute("PRAGMA journal_mode=wal")
             return  # a file system without WAL support keeps its mode; SQLite still works, only slower
         except sqlite3.OperationalError as e:
+            if "readonly" in str(e):
+                # a read-only copy in rollback-journal mode (a VACUUM INTO snapshot on a read-only mount): it is read
+                # as it is, and only a command that must store something fails, with the read-only message
+                return
             if not _held_by_another(e) or time.monotonic() > deadline:
                 raise
         time.sleep(pause)
