@@ -392,6 +392,7 @@ def test_an_interim_export_names_the_rater_the_gold_check_leaves_out(tmp_path):
     assert len(counted) == 8 and len({r["rater"] for r in counted}) == 2  # the card's figure, from the tables
     assert "the raters the gold check leaves out at it are named under \"Sample scope\"" in card
     assert "current ratings of study pairs (every rater)" in card
+    assert "of every table and the verdict (the ratings stay stored, and an export carries them)" in card
 
 
 def test_a_rater_who_rated_only_gold_pairs_and_missed_is_left_out_without_error(db, tmp_path):

@@ -367,7 +367,8 @@ def _gold_notes(table, min_gold: float, ratings, excluded: list[str]) -> list[st
         gone = [i for i, r in enumerate(ratings.raters) if r in set(excluded)]
         n = int(np.isin(ratings.rater, gone).sum()) if len(ratings) else 0
         notes.append(f"gold check: {len(excluded)} of {checked} checked rater(s) below the pre-registered accuracy "
-                     f"{min_gold:.2f} are left out, with their {n} rating(s) of study pairs, of every table and the verdict")
+                     f"{min_gold:.2f} are left out, with their {n} rating(s) of study pairs, of every table and the verdict "
+                     "(the ratings stay stored, and an export carries them)")
     else:
         notes.append(f"gold check: all {checked} checked rater(s) at or above the pre-registered accuracy {min_gold:.2f}")
     unchecked = int((table["gold_ratings"] == 0).sum())
