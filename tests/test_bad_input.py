@@ -439,6 +439,26 @@ def test_a_read_only_copy_in_rollback_journal_mode_exports_when_nothing_needs_st
     assert not (tmp_path / "out2").exists()
 
 
+def test_the_app_refuses_a_read_only_database_at_its_start(db_file, tmp_path, monkeypatch):
+    """A read-only copy is now read as it is (an export of it may need no write), so the app, which stores every
+    rating, checks at its start: a rater's first Submit would have been the first to find out."""
+    import evalkit.store.database as database
+    from evalkit.config import load_config
+    from evalkit.errors import EvalkitError
+    from evalkit.ui import build_app
+
+    connect = sqlite3.connect
+    monkeypatch.setattr(database.sqlite3, "connect", lambda path, **kw: connect(f"file:{path}?mode=ro", uri=True, **kw))
+    before = db_file.read_bytes()
+    with pytest.raises(EvalkitError, match=f"database {db_file} is read-only") as e:
+        build_app(load_config(None), db_file)
+    assert "copy it somewhere writable" in str(e.value) and db_file.read_bytes() == before
+    monkeypatch.undo()
+    build_app(load_config(None), db_file)  # writable: the probe leaves nothing behind
+    with sqlite3.connect(db_file) as conn:
+        assert not conn.execute("SELECT name FROM sqlite_master WHERE name = '_evalkit_write_probe'").fetchall()
+
+
 def test_generate_refuses_a_bad_gate_file_before_it_makes_a_database(tmp_path):
     """The gate file was read after the database was opened, so a refused gate left a new, empty database behind."""
     gate = tmp_path / "gate.toml"

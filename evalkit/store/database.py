@@ -136,6 +136,25 @@ def read_only(path, text: str) -> EvalkitError:
                         "make the file and its folder writable, or copy it somewhere writable and pass --db the copy")
 
 
+def check_writable(db, path) -> None:
+    """Refuse, with the read-only message, a database this process cannot write: the app stores every rating, so it
+    says so at its start rather than at a rater's first Submit. A write rolled back, so nothing changes."""
+    try:
+        with write_transaction(db):
+            db.conn.execute("CREATE TABLE _evalkit_write_probe (x)")
+            raise _Probed
+    except _Probed:
+        return
+    except sqlite3.OperationalError as e:
+        if "readonly" in str(e):
+            raise read_only(path, str(e)) from e
+        raise
+
+
+class _Probed(Exception):
+    """The probe's write went through: roll it back."""
+
+
 def _unreadable(path: Path, e: Exception) -> EvalkitError:
     return EvalkitError(
         f"database {path} cannot be opened: {e}",

@@ -28,12 +28,17 @@ def build_app(cfg: Config, db_path: Path | str | None = None, *, space: bool | N
     from ..locations import on_space
     from ..task.prompts import load_prompts
     from ..store import open_db
+    from ..store.database import check_writable
     from .live import LiveModels, build_live_tab
     from .rate import build_rate_tab
     from .results import build_results_tab
 
     db_path = Path(db_path) if db_path else default_db_path()
-    open_db(db_path).conn.close()  # create and migrate once; requests then open without migrating
+    first = open_db(db_path)  # create and migrate once; requests then open without migrating
+    try:
+        check_writable(first, db_path)  # a read-only copy is refused here, not at a rater's first Submit
+    finally:
+        first.conn.close()
     space = on_space() if space is None else space
     prompts = {p.id: p for p in load_prompts()}
     models = LiveModels(cfg)
