@@ -430,8 +430,8 @@ def test_a_read_only_copy_in_rollback_journal_mode_exports_when_nothing_needs_st
     r = CliRunner().invoke(cli, ["export", "--db", str(copy), "--out", str(tmp_path / "out")])
     assert r.exit_code == 0, r.output
     assert copy.read_bytes() == before and (tmp_path / "out" / "README.md").exists()
-    assert (tmp_path / "out" / "README.md").read_text() == (out / "README.md").read_text().replace(
-        "path/to/first", "path/to/out")  # the same export as the writable original's
+    # the same export as the writable original's: its files are named by their content's hash
+    assert sorted(p.name for p in (tmp_path / "out" / "data").iterdir()) == sorted(p.name for p in (out / "data").iterdir())
     r = CliRunner().invoke(cli, ["export", "--db", str(fresh), "--out", str(tmp_path / "out2")])
     assert r.exit_code == 1 and "Traceback" not in r.output, r.output
     assert f"database {fresh} is read-only (attempt to write a readonly database)" in r.output
