@@ -629,7 +629,8 @@ def test_a_closed_study_exports_and_reports_without_the_warning(db, tmp_path):
     assert "under way" not in (tmp_path / "report" / "index.html").read_text()
 
 
-def test_user_names_outside_home_folders_host_names_and_tokens_do_not_leave_the_machine(db, tmp_path, monkeypatch):
+def test_user_names_outside_home_folders_host_names_and_tokens_do_not_leave_the_machine(db, tmp_path, monkeypatch,
+                                                                                      request):
     """Export audit, 2026-12-04: only home folders were rewritten, so a model under /scratch/alice.smith or
     /data/users/carol, a WSL path (/mnt/c/Users/bob.jones: the Windows rule never fired there), the config's
     app.host, a token in an error message and the exporter's own --out folder (the card's loading example) left the
@@ -641,7 +642,11 @@ def test_user_names_outside_home_folders_host_names_and_tokens_do_not_leave_the_
     from evalkit.records import GenerationRecord
     from evalkit.store import insert_experiment, insert_generations
 
+    from evalkit.publish import export as export_module
+
     monkeypatch.setattr(getpass, "getuser", lambda: "dave.k")
+    export_module._login_names.cache_clear()  # read once per process: read again as this user's
+    request.addfinalizer(export_module._login_names.cache_clear)  # and the next test reads its own
     exp = insert_experiment(db, "run", {"models": {"target": "/scratch/alice.smith/models/qwen-7b",
                                                    "draft": "/mnt/c/Users/bob.jones/models/d"},
                                         "app": {"host": "gpu-node-17.lab.example.org", "root_path": "/team/x/evalkit"}},

@@ -48,6 +48,7 @@ class AggregateCache:
 
     def get(self, db, tolerance: float | None = None, resamples: int | None = None, compute=None,
             study: str | None = None):
+        from ..store.database import db_file
         from . import aggregate
 
         compute = compute or aggregate
@@ -61,6 +62,3 @@ class AggregateCache:
             return self._value
 
 
-def db_file(db) -> str:
-    row = db.execute("PRAGMA database_list").fetchone()
-    return row[2] if row else ""

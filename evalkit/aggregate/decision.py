@@ -52,8 +52,10 @@ class FrozenDecision:
 
 def _db_file(db) -> str:
     """The database's file ('' for one in memory, whose looks are not kept)."""
+    from ..store.database import db_file
+
     try:
-        return db.execute("PRAGMA database_list").fetchone()[2] or ""
+        return db_file(db)
     except Exception:  # noqa: BLE001 - a wrapper without PRAGMA: nothing is kept
         return ""
 

@@ -3,6 +3,7 @@ when asked: private by default, rater names pseudonymised by default (salted has
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -62,6 +63,7 @@ def _salt(db) -> str:
     file's; it cannot keep a new one, and says so."""
     import sqlite3
 
+    from ..store.database import db_file
     from ..store.raters import keep_export_salt, stored_export_salt
 
     stored = stored_export_salt(db)
@@ -76,14 +78,9 @@ def _salt(db) -> str:
             raise
         if adopted:  # the file's salt names raters as before, stored or not
             return salt
-        raise EvalkitError(f"database {_db_file(db)} is read-only ({e}): its first export stores there the salt that "
+        raise EvalkitError(f"database {db_file(db) or '(in memory)'} is read-only ({e}): its first export stores there the salt that "
                            "pseudonymises its raters, so that every export of it names them alike",
                            "copy it somewhere writable and export the copy (--db): the copy keeps the salt") from e
-
-
-def _db_file(db) -> str:
-    row = next((r for r in db.execute("PRAGMA database_list").fetchall() if r[1] == "main"), None)
-    return row[2] if row and row[2] else "(in memory)"
 
 
 def _checked(text: str, what: str, restore: str) -> str:
@@ -102,9 +99,10 @@ def _legacy_salt(db) -> tuple[str, Path] | None:
     """The salt file an earlier version kept (in the data folder: EVALKIT_DATA_DIR, else results/ under the folder
     the command ran in, which is the database's own folder in the default layout): its salt and path, or None."""
     from ..locations import data_dir
+    from ..store.database import db_file
 
-    here = _db_file(db)
-    places = [data_dir() / SALT_FILE] + ([Path(here).parent / SALT_FILE] if Path(here).is_file() else [])
+    here = db_file(db)
+    places = [data_dir() / SALT_FILE] + ([Path(here).parent / SALT_FILE] if here and Path(here).is_file() else [])
     seen = set()
     for path in places:
         key = path.resolve()
@@ -152,11 +150,20 @@ _GENERIC = re.compile(r"(?i)checkpoint[-_]?\d*|main|snapshots?|final|latest|best
 _TOKEN = re.compile(r"\bhf_[A-Za-z0-9]{20,}\b")
 
 
+@functools.cache
+def _login_names() -> frozenset:
+    """The exporting user's names (login and home folder), withheld from any path kept."""
+    import getpass
+
+    try:
+        return frozenset({getpass.getuser(), Path.home().name} - {"", "root"})
+    except (OSError, KeyError, RuntimeError):  # no login name to be had (a container's anonymous user)
+        return frozenset()
+
+
 def _last_parts(match: re.Match) -> str:
     """A deep path's last part, or last two when it has five or more (a user's folder sits near the top, and a
     traceback's package is worth keeping); the exporting user's own name is withheld wherever it is."""
-    import getpass
-
     text = match.group(0)
     sep = "\\" if "\\" in text and "/" not in text else "/"
     parts = [p for p in text.split(sep) if p]
@@ -167,10 +174,7 @@ def _last_parts(match: re.Match) -> str:
     if cache is not None:  # a Hugging Face cache entry names its model: models--Qwen--Qwen2.5-7B/snapshots/<sha>
         first = min(first, cache)
     kept = parts[first:]
-    try:
-        mine = {getpass.getuser(), Path.home().name} - {"", "root"}
-    except (OSError, KeyError, RuntimeError):  # no login name to be had (a container's anonymous user)
-        mine = set()
+    mine = _login_names()
     return "…" + sep + sep.join("<user>" if p in mine else p for p in kept)
 
 
@@ -195,7 +199,7 @@ def machine_names(rows: dict[str, list[dict]]) -> set[str]:
 
     names = {r["host"] for table in rows.values() for r in table if r.get("host")}
     try:
-        names |= {socket.gethostname(), socket.getfqdn()}
+        names.add(socket.gethostname())  # not getfqdn: a reverse lookup can wait on DNS on an offline machine
     except OSError:
         pass
     names |= {n.split(".")[0] for n in names if re.search(r"[A-Za-z]", n)}  # the short name of each too (not of an IP)

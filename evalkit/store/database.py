@@ -29,7 +29,7 @@ def migrate(db) -> list[str]:
     done = {r[0] for r in db.execute("SELECT name FROM _migrations").fetchall()}
     newer = sorted(done - {name for name, _ in migrations.MIGRATIONS})
     if newer:  # a newer evalkit's schema (a Space rolled back, a copy from a colleague): reading it could misread it
-        where = db.execute("PRAGMA database_list").fetchone()[2] or "this database"
+        where = db_file(db) or "this database"
         raise EvalkitError(f"database {where} was written by a newer evalkit: its migration(s) {', '.join(newer)} are "
                            "unknown to this version", "upgrade evalkit to the version that wrote it (the database is "
                            "unchanged), or point --db / EVALKIT_DB at another file")
@@ -126,6 +126,12 @@ def _switch_to_wal(conn: sqlite3.Connection, timeout: float) -> None:
                 raise
         time.sleep(pause)
         pause = min(pause * 2, 0.1)
+
+
+def db_file(db) -> str:
+    """The file an open database reads ('' for one in memory)."""
+    row = db.execute("PRAGMA database_list").fetchone()
+    return row[2] if row and row[2] else ""
 
 
 def read_only(path, text: str) -> EvalkitError:
