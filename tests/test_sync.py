@@ -445,8 +445,9 @@ def test_a_database_put_in_the_repo_while_the_app_runs_is_never_pushed_over(tmp_
 def test_a_push_commits_on_the_head_it_checked_and_a_kept_database_adopts_the_repo_s_file(tmp_path):
     """The check and the commit are one step: an upload by someone else between them makes the Hub refuse the push
     (parent_commit), and the next push sees the other file and holds. A database kept on the Space's disk (persistent
-    storage) has restored nothing: the start's check takes the repo's file as its own, and pushes go on."""
-    from evalkit.publish.sync import sync_health
+    storage) has restored nothing: without the state its disk keeps since, the start's check takes the repo's file as
+    its own, and pushes go on."""
+    from evalkit.publish.sync import status_file, sync_health
 
     class Racing(FakeHub):  # another uploader commits right after the sync has read the repo's file
         race = False
@@ -466,11 +467,61 @@ def test_a_push_commits_on_the_head_it_checked_and_a_kept_database_adopts_the_re
     assert (tmp_path / "hub" / "evalkit.db").read_bytes() == b"another database"
     assert sync.push_now() is False and sync_health(db_path)["held"] == "replaced"
     assert (tmp_path / "hub" / "evalkit.db").read_bytes() == b"another database"
-    # persistent storage: the database is on the disk at the start; the repo holds this app's earlier push
+    # persistent storage kept by an app before its disk remembered what it pushed (no state file): the database is on
+    # the disk at the start; the repo holds this app's earlier push
     (tmp_path / "hub" / "evalkit.db").unlink()
     shutil.copyfile(db_path, tmp_path / "hub" / "evalkit.db")
+    status_file(db_path).unlink()
     kept = DatabaseSync(db_path, "org/ratings", api=FakeHub(tmp_path / "hub"))
     assert kept.restore_if_missing() is False
     kept.check_can_write()
     _add_experiment(db_path)
     assert kept.push_now() is True and _rows(tmp_path / "hub" / "evalkit.db") == 3
+
+
+def test_a_space_with_persistent_storage_serves_a_database_uploaded_while_it_was_down_and_never_pushes_over_it(
+        tmp_path):
+    """Known limit until 2026-12-04: a Space with persistent storage that restarted took whatever the repo held as its
+    own last push, so a database uploaded while it was paused (the README's way to bring a new pool) went under its
+    next push unless the organiser had deleted the disk's copy. The disk now remembers the repo's file it last restored
+    or pushed. A Space that pushed everything before it stopped serves the upload, its own copy set aside; one whose
+    disk holds ratings it never pushed serves those and holds its pushes, saying so at once."""
+    from evalkit.publish.sync import sync_health
+    from evalkit.ui.results import sync_warning
+
+    hub = FakeHub(tmp_path / "hub")
+    sync, db_path = _started_and_pushed(hub, tmp_path)
+    sync.stop()  # the Space is paused: its final push leaves nothing unpushed
+    assert _rows(tmp_path / "hub" / "evalkit.db") == 1
+    other = tmp_path / "new-pool.db"
+    for _ in range(3):
+        _add_experiment(other)
+    shutil.copyfile(other, tmp_path / "hub" / "evalkit.db")  # uploaded while it was down
+    # restarted on the same disk: the upload is served, the disk's copy kept beside it
+    kept = DatabaseSync(db_path, "org/ratings", api=FakeHub(tmp_path / "hub"))
+    assert kept.restore_if_missing() is True and _rows(db_path) == 3
+    aside = list(db_path.parent.glob("evalkit.db.replaced-*"))
+    assert [p.name for p in aside if not p.name.endswith(("-wal", "-shm"))] and _rows(
+        next(p for p in aside if not p.name.endswith(("-wal", "-shm")))) == 1
+    kept.check_can_write()
+    assert sync_warning(db_path, "en") == ""
+    _add_experiment(db_path)
+    assert kept.push_now() is True and _rows(tmp_path / "hub" / "evalkit.db") == 4  # on top of the upload
+    # nothing changed in the repo while down: the disk's database is served as it is, nothing pushed again
+    again = DatabaseSync(db_path, "org/ratings", api=FakeHub(tmp_path / "hub"))
+    assert again.restore_if_missing() is False and _rows(db_path) == 4
+    again.check_can_write()
+    pushed = again.api.uploads
+    assert again.push_now() is True and again.api.uploads == pushed
+    # both changed: ratings on the disk never pushed (the Space was killed), and another upload meanwhile
+    _add_experiment(db_path)
+    theirs = tmp_path / "theirs.db"
+    _add_experiment(theirs)
+    shutil.copyfile(theirs, tmp_path / "hub" / "evalkit.db")
+    uploaded = (tmp_path / "hub" / "evalkit.db").read_bytes()
+    held = DatabaseSync(db_path, "org/ratings", api=FakeHub(tmp_path / "hub"))
+    assert held.restore_if_missing() is False and _rows(db_path) == 5  # the disk's unpushed ratings are served
+    held.check_can_write()
+    assert sync_health(db_path)["held"] == "replaced" and "pushes to the Hub are held" in sync_warning(db_path, "en")
+    _add_experiment(db_path)
+    assert held.push_now() is False and (tmp_path / "hub" / "evalkit.db").read_bytes() == uploaded

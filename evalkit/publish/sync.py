@@ -8,6 +8,9 @@ raters write) and push it when it changed. A failed push keeps the local data an
 next tick; nothing is ever deleted locally. A database someone else put in the repo while the app runs is never
 pushed over: each push first compares the repo's file with the one the app last restored or pushed (the Hub's git
 blob ids, never a local hash), commits on the head it read (parent_commit), and holds its pushes while they differ.
+A database kept on the Space's disk (persistent storage) remembers, beside it, the repo's file it last restored or
+pushed: a restart then finds a file uploaded while the Space was down and serves it (the disk's copy set aside) when
+the disk holds nothing unpushed, or holds its pushes when both changed; it never pushes over it.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..errors import EvalkitError
-from ..store import restore_file, snapshot
+from ..store import move_database, restore_file, snapshot
 
 log = logging.getLogger("evalkit.publish.sync")
 
@@ -127,7 +130,7 @@ class DatabaseSync:
         private with HF_TOKEN missing, expired or powerless), a public repo, a download that fails, a file that is no
         intact database. A fresh empty database pushed over the real one would lose every rating."""
         if self.db_path.exists():
-            return False
+            return self._resume_kept()
         try:
             info = self.api.repo_info(self.repo_id, repo_type="dataset")
             refused = self._not_private(info)
@@ -157,11 +160,72 @@ class DatabaseSync:
                 + "; the app will not start on an empty database that could overwrite the stored ratings",
             ) from e
         if not restore_file(Path(got), self.db_path):
-            raise EvalkitError(f"the database {self.path_in_repo} in {self.repo_id} is not an intact evalkit database "
-                               "(it fails SQLite's integrity_check, or is no SQLite file: a truncated upload, a Git LFS "
-                               "pointer)", "restore an earlier commit of the repo")
-        self.last_pushed_hash = self._hash(self.db_path)
+            raise self._not_intact()
+        self._restored(blob)
+        return True
+
+    def _not_intact(self) -> EvalkitError:
+        return EvalkitError(f"the database {self.path_in_repo} in {self.repo_id} is not an intact evalkit database "
+                            "(it fails SQLite's integrity_check, or is no SQLite file: a truncated upload, a Git LFS "
+                            "pointer)", "restore an earlier commit of the repo")
+
+    def _restored(self, blob: str | None) -> None:
+        """Remember the file just restored as this app's own: its blob id, and the digest of its snapshot, which the
+        first push compares (nothing new: nothing pushed) and a restart with persistent storage reads back."""
+        self.last_pushed_hash = self._snapshot_hash()
         self.repo_blob = blob
+        self._write_state()
+
+    def _snapshot_hash(self) -> str:
+        with tempfile.TemporaryDirectory(prefix="evalkit-sync-") as tmp:
+            return self._hash(snapshot(self.db_path, Path(tmp) / "evalkit.db"))
+
+    def _resume_kept(self) -> bool:
+        """A database already on this disk (persistent storage): compare the repo's file with the one this app last
+        restored or pushed, as the state file beside the database remembers it. Unchanged: serve the disk's (False).
+        Replaced while the app was down, and the disk holds nothing it has not pushed: serve the repo's file, the
+        disk's copy set aside beside it, never deleted (True). Replaced or removed, and the disk holds ratings never
+        pushed: serve the disk's and hold the pushes (the organisers' Results tab says so), never push over it. A
+        disk without that state (an app before it was kept) takes the repo's file as its own, at the start's check."""
+        stored = sync_health(self.db_path) or {}
+        if stored.get("repo") != self.repo_id or "repo_blob" not in stored:
+            return False
+        known = stored["repo_blob"]
+        self.repo_blob, self.last_pushed_hash = known, stored.get("pushed_hash")
+        self.last_ok_at = stored.get("last_ok_at")
+        try:
+            info = self.api.repo_info(self.repo_id, repo_type="dataset")
+            refused = self._not_private(info)
+            if refused:
+                raise refused
+            head = getattr(info, "sha", None)
+            found = self._repo_blob(head)
+            if found == known:
+                return False
+            if found is None or self._snapshot_hash() != self.last_pushed_hash:
+                self.diverged = {"blob": found, "at": _now()}
+                log.error("%s; this Space's disk also holds ratings it has not pushed (since %s), so it serves them. "
+                          "To keep them, restore the file in the repo to this app's last commit (its history), and the "
+                          "pushes resume; to serve the repo's file instead, delete %s and restart (the unpushed "
+                          "ratings are then lost)", self._diverged_words(found), self.last_ok_at or "its start",
+                          self.db_path)
+                return False
+            got = self.api.hf_hub_download(repo_id=self.repo_id, filename=self.path_in_repo, repo_type="dataset",
+                                           revision=head)
+        except EvalkitError:
+            raise
+        except Exception as e:  # noqa: BLE001 - the first push compares again, with the blob this disk remembers
+            log.warning("cannot compare the database in %s with the one this Space last pushed (%s: %s); it serves its "
+                        "own, and its first push checks again", self.repo_id, type(e).__name__, e)
+            return False
+        aside = move_database(self.db_path, self.db_path.with_name(
+            f"{self.db_path.name}.replaced-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}"))
+        if not restore_file(Path(got), self.db_path):
+            move_database(aside, self.db_path)
+            raise self._not_intact()
+        log.warning("the database in %s was replaced while this Space was down, after its last push: it serves the "
+                    "repo's file; its own copy, with nothing unpushed, is kept as %s", self.repo_id, aside)
+        self._restored(found)
         return True
 
     def _repo_blob(self, revision: str | None = None) -> str | None:
@@ -184,10 +248,16 @@ class DatabaseSync:
             self.failures += 1
             self.failing += 1
             self.failing_since = self.failing_since or _now()
+        self._write_state(error)
+
+    def _write_state(self, error: str | None = None) -> None:
         state = {"repo": self.repo_id, "last_ok_at": self.last_ok_at, "failing_since": self.failing_since,
                  "failures": self.failing, "error": error or "",
                  # pushes held over another database in the repo: how it changed ("replaced" / "removed"), else ""
                  "held": "" if self.diverged is None else "removed" if self.diverged["blob"] is None else "replaced"}
+        if self.repo_blob is not UNKNOWN:  # for a restart with persistent storage (_resume_kept): the repo's file as
+            state["repo_blob"] = self.repo_blob  # this app last restored or pushed it, and that snapshot's digest
+            state["pushed_hash"] = self.last_pushed_hash
         try:
             self.db_path.parent.mkdir(parents=True, exist_ok=True)  # a fresh start: the database is not made yet
             tmp = status_file(self.db_path).with_suffix(".tmp")
@@ -223,7 +293,8 @@ class DatabaseSync:
                             self.repo_id, type(e).__name__, e)
                 self._record(f"{type(e).__name__}: {e}")
                 return
-        self._record(None)
+        # a start that found another database in the repo (_resume_kept) shows organisers at once that pushes are held
+        self._record(None if self.diverged is None else f"held: {self._diverged_words(self.diverged['blob'])}")
 
     @staticmethod
     def _hash(path: Path) -> str:

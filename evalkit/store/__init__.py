@@ -14,7 +14,7 @@ evalkit.rating.queue, the aggregate's arrays in evalkit.aggregate).
     raters      identities and their codes
 """
 
-from .database import migrate, now, open_db, restore_file, snapshot, write_transaction
+from .database import migrate, move_database, now, open_db, restore_file, snapshot, write_transaction
 from .migrations import MIGRATIONS
 from .pool import draw_queue_order, insert_gold_pairs, set_queue_seed, insert_pairs, insert_shard_items, new_pair_id, reference_hash, store_references
 from .raters import NameTaken, insert_rater, rater_by_key, replace_secret, revoke_rater
@@ -33,5 +33,6 @@ __all__ = [
     "insert_prescreen", "insert_rater", "insert_rating", "insert_results_seen", "insert_rows", "insert_shard_items",
     "insert_together", "insert_tune_trials", "json_hash",
     "migrate", "new_pair_id", "now", "open_db", "rater_by_key", "reference_hash",
-    "replace_secret", "restore_file", "revoke_rater", "snapshot", "store_references", "write_transaction",
+    "move_database", "replace_secret", "restore_file", "revoke_rater", "snapshot", "store_references",
+    "write_transaction",
 ]

@@ -261,6 +261,18 @@ def snapshot(db_path: Path, dest: Path) -> Path:
     return dest
 
 
+def move_database(src: Path, dest: Path) -> Path:
+    """Rename a closed database to `dest` beside it, its `-wal` and `-shm` files with it: left behind, they would be
+    read as the journal of the next database put at `src`. Nothing is deleted; `dest` must not exist."""
+    if dest.exists():
+        raise FileExistsError(dest)
+    for suffix in ("-wal", "-shm", ""):  # the file itself last: until then `src` is still a whole database
+        part = src.with_name(src.name + suffix)
+        if part.exists():
+            part.replace(dest.with_name(dest.name + suffix))
+    return dest
+
+
 def restore_file(copy: Path, db_path: Path) -> bool:
     """Put a downloaded database in place: copied beside the target, checked with integrity_check, then renamed
     over it in one step (a crash leaves either no database or the whole restored one). False, with nothing
