@@ -660,11 +660,15 @@ def test_user_names_outside_home_folders_host_names_and_tokens_do_not_leave_the_
     ckpt = insert_experiment(db, "run", {"models": {
         "target": "/data/ft/qwen7b/checkpoint-500",
         "draft": "/scratch/frank/hf/hub/models--Qwen--Qwen2.5-0.5B/snapshots/0123456789abcdef0123"}}, {})
+    # a generic checkpoint straight under a user's folder: the folder beside it is the user, never kept
+    shared = insert_experiment(db, "run", {"models": {"target": "/data/users/grace/checkpoint-500",
+                                                      "draft": "/home/grace/final"}}, {})
     out = tmp_path / "exports" / "private-folder-of-erin"
     card = _card_of(db, out)
     exported = {s: pq.read_table(split_file(out, s)).to_pylist() for s in SPLITS}
     everything = json.dumps(exported, ensure_ascii=False, default=str) + card
-    for secret in ("alice.smith", "bob.jones", "carol", "dave.k", "ivan", "frank", "gpu-node-17", token, str(tmp_path)):
+    for secret in ("alice.smith", "bob.jones", "carol", "dave.k", "ivan", "frank", "grace", "gpu-node-17", token,
+                   str(tmp_path)):
         assert secret not in everything, secret
     run = next(e for e in exported["experiments"] if e["id"] == exp)
     config = json.loads(run["config_json"])
@@ -674,6 +678,8 @@ def test_user_names_outside_home_folders_host_names_and_tokens_do_not_leave_the_
     models = json.loads(next(e for e in exported["experiments"] if e["id"] == ckpt)["config_json"])["models"]
     assert models == {"target": "…/qwen7b/checkpoint-500",
                       "draft": "…/models--Qwen--Qwen2.5-0.5B/snapshots/0123456789abcdef0123"}
+    assert json.loads(next(e for e in exported["experiments"] if e["id"] == shared)["config_json"])["models"] == {
+        "target": "…/<user>/checkpoint-500", "draft": "~/final"}
     assert json.loads(run["compat_json"]) == {"target": {"folder": "…/m/t"}}
     gen = next(g for g in exported["generations"] if g["token_hash"] == "f2")
     assert gen["error_message"].startswith('File "…/transformers/utils.py", line 3: 401 for token hf_…')

@@ -146,6 +146,8 @@ _DEEP = re.compile(r"(?:(?<![\w.~/:…-])|(?<=file://))(?:/[^/\s\"'\\<>|`()\[\]]
 # A last part that says nothing of which model it is: its folder goes with it (never one of the top two, where a
 # user's folder sits: /scratch/alice/...)
 _GENERIC = re.compile(r"(?i)checkpoint[-_]?\d*|main|snapshots?|final|latest|best|model|weights|hf|[0-9a-f]{16,}")
+# Folders whose children are people (/data/users/carol/checkpoint-500): a kept part right below one is withheld
+_PEOPLE = frozenset({"users", "user", "home", "homes", "people", "members", "staff", "students", "u"})
 # A Hugging Face access token pasted into an error message or a note
 _TOKEN = re.compile(r"\bhf_[A-Za-z0-9]{20,}\b")
 
@@ -173,9 +175,10 @@ def _last_parts(match: re.Match) -> str:
     cache = next((i for i, p in enumerate(parts) if p.startswith(("models--", "datasets--"))), None)
     if cache is not None:  # a Hugging Face cache entry names its model: models--Qwen--Qwen2.5-7B/snapshots/<sha>
         first = min(first, cache)
-    kept = parts[first:]
     mine = _login_names()
-    return "…" + sep + sep.join("<user>" if p in mine else p for p in kept)
+    kept = ["<user>" if p in mine or (i and parts[i - 1].lower() in _PEOPLE) else p
+            for i, p in enumerate(parts) if i >= first]
+    return "…" + sep + sep.join(kept)
 
 
 def without_home(value):
