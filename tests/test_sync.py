@@ -525,3 +525,14 @@ def test_a_space_with_persistent_storage_serves_a_database_uploaded_while_it_was
     assert sync_health(db_path)["held"] == "replaced" and "pushes to the Hub are held" in sync_warning(db_path, "en")
     _add_experiment(db_path)
     assert held.push_now() is False and (tmp_path / "hub" / "evalkit.db").read_bytes() == uploaded
+    # the Space is pointed at another repo: an empty one gets the disk's database; one holding a database never
+    # gets pushed over, and its file is served when the disk has nothing unpushed to its old repo
+    empty = DatabaseSync(db_path, "org/ratings-2", api=FakeHub(tmp_path / "hub2"))
+    assert empty.restore_if_missing() is False
+    empty.check_can_write()
+    assert empty.push_now() is True and _rows(tmp_path / "hub2" / "evalkit.db") == _rows(db_path)
+    third = tmp_path / "hub3"
+    third.mkdir()
+    shutil.copyfile(theirs, third / "evalkit.db")
+    moved = DatabaseSync(db_path, "org/ratings-3", api=FakeHub(third))
+    assert moved.restore_if_missing() is True and _rows(db_path) == 1  # hub2 holds everything the disk had

@@ -186,13 +186,16 @@ class DatabaseSync:
         Replaced while the app was down, and the disk holds nothing it has not pushed: serve the repo's file, the
         disk's copy set aside beside it, never deleted (True). Replaced or removed, and the disk holds ratings never
         pushed: serve the disk's and hold the pushes (the organisers' Results tab says so), never push over it. A
-        disk without that state (an app before it was kept) takes the repo's file as its own, at the start's check."""
+        Space now syncing with another repo (EVALKIT_SYNC_REPO changed) counts only "no file there" as its own: the
+        disk's database goes to an empty repo, and a database already there is never pushed over. A disk without that
+        state (an app before it was kept) takes the repo's file as its own, at the start's check."""
         stored = sync_health(self.db_path) or {}
-        if stored.get("repo") != self.repo_id or "repo_blob" not in stored:
+        if "repo_blob" not in stored:
             return False
-        known = stored["repo_blob"]
-        self.repo_blob, self.last_pushed_hash = known, stored.get("pushed_hash")
-        self.last_ok_at = stored.get("last_ok_at")
+        moved = stored.get("repo") != self.repo_id
+        known = None if moved else stored["repo_blob"]
+        self.repo_blob, self.last_ok_at = known, None if moved else stored.get("last_ok_at")
+        self.last_pushed_hash = None if moved else stored.get("pushed_hash")  # to a new repo: the first push is due
         try:
             info = self.api.repo_info(self.repo_id, repo_type="dataset")
             refused = self._not_private(info)
@@ -202,7 +205,7 @@ class DatabaseSync:
             found = self._repo_blob(head)
             if found == known:
                 return False
-            if found is None or self._snapshot_hash() != self.last_pushed_hash:
+            if found is None or self._snapshot_hash() != stored.get("pushed_hash"):  # unpushed, even to its old repo
                 self.diverged = {"blob": found, "at": _now()}
                 log.error("%s; this Space's disk also holds ratings it has not pushed (since %s), so it serves them. "
                           "To keep them, restore the file in the repo to this app's last commit (its history), and the "
@@ -218,8 +221,10 @@ class DatabaseSync:
             log.warning("cannot compare the database in %s with the one this Space last pushed (%s: %s); it serves its "
                         "own, and its first push checks again", self.repo_id, type(e).__name__, e)
             return False
-        aside = move_database(self.db_path, self.db_path.with_name(
-            f"{self.db_path.name}.replaced-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}"))
+        stem = f"{self.db_path.name}.replaced-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}"
+        names = (stem if n == 1 else f"{stem}-{n}" for n in range(1, 1000))
+        aside = move_database(self.db_path, next(self.db_path.with_name(n) for n in names
+                                                 if not self.db_path.with_name(n).exists()))
         if not restore_file(Path(got), self.db_path):
             move_database(aside, self.db_path)
             raise self._not_intact()
