@@ -360,7 +360,7 @@ def test_a_rater_below_min_gold_accuracy_is_left_out_of_the_verdict(tmp_path):
 
     page = build_report(db, tmp_path / "report", agg).read_text(encoding="utf-8")
     assert "<h3>gold</h3>" in page and "missed_flaws" in page
-    from evalkit.publish.export import pseudonyms
+    from evalkit.publish.scrub import pseudonyms
 
     assert all(p in page for p in pseudonyms(["r1", "r2", "r3"], db))  # the report names raters as the export does
 
@@ -373,7 +373,8 @@ def test_an_interim_export_names_the_rater_the_gold_check_leaves_out(tmp_path):
     import pyarrow.parquet as pq
     from test_aggregate import GATE, load_fixture
 
-    from evalkit.publish.export import export, pseudonyms, split_file
+    from evalkit.publish.export import export, split_file
+    from evalkit.publish.scrub import pseudonyms
 
     db = open_db(tmp_path / "a.db")
     load_fixture(db, tmp_path / "gate.toml", GATE + "min_gold_accuracy = 0.8\n", before_ratings=gold_first)

@@ -101,7 +101,7 @@ def test_provenance_record_names_everything_behind_the_numbers(study):
         row = next(db.query("SELECT * FROM experiments WHERE id = ?", [e.id]))
         assert e.started == row["created_at"] and e.ended == _last_record(db, e.id) and e.ended >= e.started
         # the hash of the config as published: its model folders (under pytest's temporary folder) are cut short
-        from evalkit.publish.export import published_config_row
+        from evalkit.publish.scrub import published_config_row
         from evalkit.store.runs import json_hash
 
         published = json.loads(published_config_row(row["config_json"], row["config_hash"], db)[0])

@@ -6,7 +6,8 @@ import pytest
 from click.testing import CliRunner
 
 from evalkit.cli import cli
-from evalkit.publish.export import SPLITS, export, pseudonym, pseudonyms, split_file
+from evalkit.publish.export import SPLITS, export, split_file
+from evalkit.publish.scrub import pseudonym, pseudonyms
 from evalkit.publish.report import build_report
 from evalkit.store import open_db
 from evalkit.task.criteria import CRITERIA
@@ -267,7 +268,7 @@ def test_the_export_holds_every_study_decided_or_not_and_the_frozen_decision(db,
 def test_the_raters_a_frozen_decision_left_out_are_pseudonymised_in_the_export(tmp_path):
     from datasets import load_dataset
 
-    from evalkit.publish.export import pseudonyms
+    from evalkit.publish.scrub import pseudonyms
     from evalkit.store import insert_decision, insert_experiment
 
     db = open_db(tmp_path / "x.db")
@@ -306,7 +307,7 @@ def test_no_passcode_or_username_from_the_stored_config_leaves_the_machine(db, t
     and the usernames pseudonymised as raters are (kept with --keep-rater-names); the database stays as it was."""
     import pyarrow.parquet as pq
 
-    from evalkit.publish.export import pseudonyms
+    from evalkit.publish.scrub import pseudonyms
     from evalkit.publish.provenance import to_json_with_provenance
     from evalkit.aggregate import aggregate
 
@@ -642,11 +643,11 @@ def test_user_names_outside_home_folders_host_names_and_tokens_do_not_leave_the_
     from evalkit.records import GenerationRecord
     from evalkit.store import insert_experiment, insert_generations
 
-    from evalkit.publish import export as export_module
+    from evalkit.publish import scrub
 
     monkeypatch.setattr(getpass, "getuser", lambda: "dave.k")
-    export_module._login_names.cache_clear()  # read once per process: read again as this user's
-    request.addfinalizer(export_module._login_names.cache_clear)  # and the next test reads its own
+    scrub._login_names.cache_clear()  # read once per process: read again as this user's
+    request.addfinalizer(scrub._login_names.cache_clear)  # and the next test reads its own
     exp = insert_experiment(db, "run", {"models": {"target": "/scratch/alice.smith/models/qwen-7b",
                                                    "draft": "/mnt/c/Users/bob.jones/models/d"},
                                         "app": {"host": "gpu-node-17.lab.example.org", "root_path": "/team/x/evalkit"}},

@@ -252,7 +252,7 @@ def _sources(db, agg) -> tuple[dict[str, list[int]], dict[int, list[str]]]:
 
 
 def _experiments(db, used: dict[int, list[str]], keep_names: bool = False) -> list[ExperimentSource]:
-    from .export import published_config_row
+    from .scrub import published_config_row
 
     if not used:
         return []
@@ -277,7 +277,7 @@ def _experiments(db, used: dict[int, list[str]], keep_names: bool = False) -> li
         last, n = ends.get(row["id"], (None, 0))
         out.append(ExperimentSource(
             id=row["id"], kind=row["kind"], used_for=used[row["id"]], started=row["created_at"], ended=last, records=n,
-            # the hash of the config as published (export.published_config): the stored one covers the passcodes
+            # the hash of the config as published (scrub.published_config): the stored one covers the passcodes
             config_hash=published_config_row(row["config_json"], row["config_hash"], db, keep_names)[1],
             compat_hash=row["compat_hash"], gate_hash=row["gate_hash"],
             versions=dict(compat.get("versions") or {}), device=compat.get("device") or "",

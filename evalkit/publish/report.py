@@ -208,7 +208,7 @@ def verdict_html(agg: Aggregate, prov: Provenance | None = None) -> str:
         return "<ul>" + "".join(items) + "</ul>"
 
     color = {Decision.KEEP: "#1a7f37", Decision.DROP: "#cf222e"}.get(v.decision, "#9a6700")
-    from .export import without_home
+    from .scrub import without_home
 
     notes = "".join(f"<li>{html.escape(without_home(n))}</li>" for n in agg.notes)  # a report is shared
     label = f" ({html.escape(v.label)})" if v.interim else ""
@@ -233,7 +233,7 @@ def verdict_html(agg: Aggregate, prov: Provenance | None = None) -> str:
 def provenance_html(prov: Provenance, db) -> str:
     """The provenance block: figures with their runs, experiments, environment, scope (raters as the export names
     them), prompts, gate."""
-    from .export import without_home
+    from .scrub import without_home
     e = html.escape
     figs = "".join(
         f"<li><b>{e(f.name)}</b>: " + (f"{e(f.value)} <span class=\"src\">[{e(prov.cite(f.experiments))}]</span>"
@@ -248,7 +248,7 @@ def provenance_html(prov: Provenance, db) -> str:
         f"<li>experiment {x.id}: {e(environment_line(x))}<ul><li>target: {e(model_line(x.target))}</li>"
         f"<li>draft: {e(model_line(x.draft))}</li></ul></li>"
         for x in prov.experiments)
-    from .export import pseudonyms
+    from .scrub import pseudonyms
 
     scope = "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>"
                     for k, v in scope_items(prov.scope, lambda names: pseudonyms(names, db)))
@@ -286,7 +286,7 @@ def _publishable(tables: dict, db) -> dict:
     """The tables as a report shows them: rater names (the gold and time-on-task tables') replaced by the export's
     pseudonyms; the pooled row keeps its label."""
     from ..task.criteria import titled
-    from .export import pseudonyms
+    from .scrub import pseudonyms
 
     out = {name: titled(df) for name, df in tables.items()}  # criteria by title, never by id
     for name, df in tables.items():

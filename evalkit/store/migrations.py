@@ -599,7 +599,7 @@ def _m021_closed_by_decision(db) -> None:
 def _m022_export_salt(db) -> None:
     # The export's pseudonyms were salted by a file in the data folder, which was relative to where the command ran:
     # one database exported from two folders named its raters twice over. The salt now lives in the database it
-    # names raters of (one row; never exported), adopted from the file where there is one (publish.export._salt).
+    # names raters of (one row; never exported), adopted from the file where there is one (publish.scrub.export_salt).
     db.execute("""CREATE TABLE IF NOT EXISTS export_salt (
                   id INTEGER PRIMARY KEY CHECK (id = 1), salt TEXT NOT NULL, source TEXT NOT NULL,
                   created_at TEXT NOT NULL)""")

@@ -88,7 +88,7 @@ def revoke_rater(db, name_key: str, key_of: KeyMaker | None = None) -> dict | No
 
 
 def stored_export_salt(db) -> str | None:
-    """The salt the export pseudonymises this database's raters with (publish.export._salt), or None before its
+    """The salt the export pseudonymises this database's raters with (publish.scrub.export_salt), or None before its
     first export."""
     row = db.execute("SELECT salt FROM export_salt WHERE id = 1").fetchone()
     return row[0] if row else None

@@ -1,0 +1,242 @@
+"""What of a stored study may leave the machine: pseudonyms for raters (a salt kept in the database), home folders
+and other absolute paths cut to what names a model, machine names and Hub tokens withheld, and the stored configs
+scrubbed. The export's tables and card and the report's provenance all go through here."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import re
+import secrets
+from pathlib import Path
+
+from ..errors import EvalkitError
+
+
+SALT_FILE = "export_salt"
+_SALT_FORM = re.compile(r"[0-9a-f]{32}")
+
+
+def export_salt(db) -> str:
+    """The database's secret for pseudonyms: stable across every export of it, wherever it is exported from or
+    copied to, and not reversible without it. Stored in the database (table export_salt, one row, never exported: a
+    copy of the database holds its raters' names anyway).
+
+    The first export of a database made before stores the salt file of the data folder (`export_salt`, beside the
+    database or under EVALKIT_DATA_DIR), when there is one, so that its pseudonyms do not change; else 32 new hex
+    characters (128 random bits). A salt of another form is refused, never replaced: a new salt would change every
+    pseudonym (an empty one would make them reversible). A read-only database that holds none yet can still use the
+    file's; it cannot keep a new one, and says so."""
+    import sqlite3
+
+    from ..store.database import db_file
+    from ..store.raters import keep_export_salt, stored_export_salt
+
+    stored = stored_export_salt(db)
+    if stored is not None:
+        return _checked(stored, "the database's export salt (table export_salt)", "restore the database from a backup")
+    adopted = _legacy_salt(db)
+    salt = adopted[0] if adopted else secrets.token_hex(16)
+    try:
+        return keep_export_salt(db, salt, str(adopted[1]) if adopted else "new")
+    except sqlite3.OperationalError as e:
+        if "readonly" not in str(e):
+            raise
+        if adopted:  # the file's salt names raters as before, stored or not
+            return salt
+        raise EvalkitError(f"database {db_file(db) or '(in memory)'} is read-only ({e}): its first export stores there the salt that "
+                           "pseudonymises its raters, so that every export of it names them alike",
+                           "copy it somewhere writable and export the copy (--db): the copy keeps the salt") from e
+
+
+def _checked(text: str, what: str, restore: str) -> str:
+    text = (text or "").strip()
+    if not _SALT_FORM.fullmatch(text):
+        raise EvalkitError(
+            f"{what} is not 32 hex characters (it holds {len(text)} characters): pseudonyms made with it would not "
+            "be secret",
+            f"{restore} (the pseudonyms of earlier exports were made with it); only if there is none, remove it and "
+            "export again: a new salt is made, and every rater's pseudonym changes, so new exports no longer match "
+            "earlier ones")
+    return text
+
+
+def _legacy_salt(db) -> tuple[str, Path] | None:
+    """The salt file an earlier version kept (in the data folder: EVALKIT_DATA_DIR, else results/ under the folder
+    the command ran in, which is the database's own folder in the default layout): its salt and path, or None."""
+    from ..locations import data_dir
+    from ..store.database import db_file
+
+    here = db_file(db)
+    places = [data_dir() / SALT_FILE] + ([Path(here).parent / SALT_FILE] if here and Path(here).is_file() else [])
+    seen = set()
+    for path in places:
+        key = path.resolve()
+        if key in seen or not path.exists():
+            continue
+        seen.add(key)
+        try:
+            text = path.read_text(encoding="ascii", errors="replace")
+        except OSError as e:
+            raise EvalkitError(f"the export salt {path} cannot be read: {e.strerror or e}",
+                               "make it readable by this user (the pseudonyms of earlier exports depend on it)") from e
+        return _checked(text, f"the export salt {path}", f"restore {path} from a backup"), path
+    return None
+
+
+def pseudonym(name: str, salt: str) -> str:
+    return "rater-" + hashlib.sha256(f"{salt}\0{name}".encode()).hexdigest()[:12]
+
+
+def pseudonyms(names: list[str], db) -> list[str]:
+    """The names as every export of this database writes them (the report's gold table uses the same)."""
+    salt = export_salt(db)
+    return [pseudonym(n, salt) for n in names]
+
+
+# The stored config's keys that name people (Hub usernames, evalkit.config.AppConfig); app.passcodes is a secret.
+_NAME_KEYS = ("organisers", "allowed_raters")
+
+
+# A path under a home folder names the user it belongs to ("/home/alice.smith/models/..."): the export writes it from
+# "~". Stored configs, compatibility records, error messages and notes carry such paths (a local model folder, a
+# traceback's file). A Windows home seen from WSL (/mnt/c/Users/bob) is one too.
+_HOME = re.compile(r"(?:(?:(?<![\w.~/])|(?<=file://))/(?:home|Users)/[^/\s\"'\\]+"
+                   r"|(?<![\w.~/])/mnt/[A-Za-z]/Users/[^/\s\"'\\]+"
+                   r"|(?:(?<![\w.~/])|(?<=file://))/root(?=/)|\b[A-Za-z]:\\+Users\\+[^\\\s\"']+)")
+# Any other absolute path may name a user too, outside a home folder (/scratch/alice/..., /data/users/carol/...): only
+# its last part leaves the machine (two of a deep one: "…/models/qwen"), all a reader can use of a path on a disk.
+# A URL is left alone (its slashes follow ":" or a name), as are short paths (/tmp/x, /dev/null).
+_DEEP = re.compile(r"(?:(?<![\w.~/:…-])|(?<=file://))(?:/[^/\s\"'\\<>|`()\[\]]+){3,}"
+                   r"|\b[A-Za-z]:(?:\\+[^\\\s\"'<>|`]+){3,}")
+# A last part that says nothing of which model it is: its folder goes with it (never one of the top two, where a
+# user's folder sits: /scratch/alice/...)
+_GENERIC = re.compile(r"(?i)checkpoint[-_]?\d*|main|snapshots?|final|latest|best|model|weights|hf|[0-9a-f]{16,}")
+# Folders whose children are people (/data/users/carol/checkpoint-500): a kept part right below one is withheld
+_PEOPLE = frozenset({"users", "user", "home", "homes", "people", "members", "staff", "students", "u"})
+# A Hugging Face access token pasted into an error message or a note
+_TOKEN = re.compile(r"\bhf_[A-Za-z0-9]{20,}\b")
+
+
+@functools.cache
+def _login_names() -> frozenset:
+    """The exporting user's names (login and home folder), withheld from any path kept."""
+    import getpass
+
+    try:
+        return frozenset({getpass.getuser(), Path.home().name} - {"", "root"})
+    except (OSError, KeyError, RuntimeError):  # no login name to be had (a container's anonymous user)
+        return frozenset()
+
+
+def _last_parts(match: re.Match) -> str:
+    """A deep path's last part, or last two when it has five or more (a user's folder sits near the top, and a
+    traceback's package is worth keeping); the exporting user's own name is withheld wherever it is."""
+    text = match.group(0)
+    sep = "\\" if "\\" in text and "/" not in text else "/"
+    parts = [p for p in text.split(sep) if p]
+    first = len(parts) - (2 if len(parts) >= 5 else 1)
+    while first > 2 and _GENERIC.fullmatch(parts[first]):  # ".../qwen7b/checkpoint-500", not ".../checkpoint-500"
+        first -= 1
+    cache = next((i for i, p in enumerate(parts) if p.startswith(("models--", "datasets--"))), None)
+    if cache is not None:  # a Hugging Face cache entry names its model: models--Qwen--Qwen2.5-7B/snapshots/<sha>
+        first = min(first, cache)
+    mine = _login_names()
+    kept = ["<user>" if p in mine or (i and parts[i - 1].lower() in _PEOPLE) else p
+            for i, p in enumerate(parts) if i >= first]
+    return "…" + sep + sep.join(kept)
+
+
+def without_home(value):
+    """value (a string, or a dict / list of them, as a stored JSON record is) as it may leave the machine: every home
+    folder written as ~, every other absolute path of three or more parts cut to its last part (two from five parts
+    on: "…/models/qwen"), the exporting user's name withheld from those, and
+    Hugging Face tokens withheld."""
+    if isinstance(value, str):
+        return _TOKEN.sub("hf_… (a token, not exported)", _DEEP.sub(_last_parts, _HOME.sub("~", value)))
+    if isinstance(value, dict):
+        return {k: without_home(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_home(v) for v in value]
+    return value
+
+
+def machine_names(rows: dict[str, list[dict]]) -> set[str]:
+    """The names of the machines behind these rows (their `host` columns, as stored) and of this one: a traceback or
+    a note may name them in passing, where the host columns' salted hashes do not reach."""
+    import socket
+
+    names = {r["host"] for table in rows.values() for r in table if r.get("host")}
+    try:
+        names.add(socket.gethostname())  # not getfqdn: a reverse lookup can wait on DNS on an offline machine
+    except OSError:
+        pass
+    names |= {n.split(".")[0] for n in names if re.search(r"[A-Za-z]", n)}  # the short name of each too (not of an IP)
+    return {n for n in names if len(n) >= 3 and re.search(r"[A-Za-z]", n) and n not in _PLAIN_HOSTS}
+
+
+def without_hosts(text, hosts: set[str]):
+    """Free text with every machine name in `hosts` written as <host>, the longest first (a full name before its
+    short one)."""
+    if not isinstance(text, str) or not hosts:
+        return text
+    for name in sorted(hosts, key=len, reverse=True):
+        text = re.sub(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", "<host>", text)
+    return text
+
+
+# app.host as exported: an address that names no machine is kept, any other is withheld
+_PLAIN_HOSTS = ("", "127.0.0.1", "0.0.0.0", "localhost", "::1", "::")
+
+
+def host_name(host: str | None, salt: str) -> str | None:
+    """A machine's name as exported: a salted hash, so that runs on one machine still group together."""
+    return host if not host else "host-" + hashlib.sha256(f"{salt}\0host\0{host}".encode()).hexdigest()[:8]
+
+
+def published_config(config: dict, db, keep_names: bool = False) -> dict:
+    """A stored config (experiments.config_json, a generation's effective_config["config"]) as it may leave this
+    machine: app.passcodes (a shared sign-in secret) replaced by their count ("3 passcodes, not exported"), and the
+    Hub usernames in app.organisers and app.allowed_raters pseudonymised as rater names are (with db's salt), unless
+    keep_names; app.host withheld unless it names no machine. The
+    one place a stored config is scrubbed: the export's tables and card and the report's provenance all use it. The
+    database is not changed. Returns `config` itself when there is nothing to scrub, else a scrubbed copy."""
+    if not isinstance(config, dict):
+        return config
+    if (homeless := without_home(config)) != config:
+        if isinstance(config.get("app"), dict) and isinstance(homeless.get("app"), dict) and "root_path" in config["app"]:
+            homeless["app"]["root_path"] = config["app"]["root_path"]  # a path on the web server, not on a disk
+        config = homeless
+    app = config.get("app")
+    if not isinstance(app, dict):
+        return config
+    changes = {}
+    if isinstance(app.get("host"), str) and app["host"].strip() not in _PLAIN_HOSTS:
+        changes["host"] = "a host name, not exported"
+    codes = app.get("passcodes")
+    if codes:
+        n = len(codes) if isinstance(codes, (list, tuple)) else 1
+        changes["passcodes"] = f"{n} passcode{'' if n == 1 else 's'}, not exported"
+    if not keep_names:
+        for key in _NAME_KEYS:
+            names = app.get(key)
+            if names:
+                names = names if isinstance(names, (list, tuple)) else [names]
+                changes[key] = pseudonyms([str(n) for n in names], db)
+    if not changes:
+        return config
+    return {**config, "app": {**app, **changes}}
+
+
+def published_config_row(config_json: str | None, stored_hash: str, db, keep_names: bool = False) -> tuple[str, str]:
+    """An experiment's (config_json, config_hash) as published: scrubbed (published_config), with the hash of the
+    scrubbed config when scrubbing changed it (the stored hash covers the passcodes: a weak one could be guessed from
+    it and the rest of the config)."""
+    cfg = json.loads(config_json or "{}")
+    out = published_config(cfg, db, keep_names)
+    if out is cfg:
+        return config_json, stored_hash
+    from ..store import json_hash  # the hash the store keeps beside a config, of the published one
+
+    return json.dumps(out, ensure_ascii=False, sort_keys=True), json_hash(out)
