@@ -85,6 +85,31 @@ def test_min_raters_is_the_gates(tmp_path):
         "for raters in general (like these 3)")
 
 
+@pytest.mark.parametrize("monitoring", [None, "group sequential"])
+def test_a_criterion_answered_by_too_few_raters_cannot_pass_for_raters_in_general(tmp_path, monitoring):
+    """Verdict audit, 2026-12-04: min_raters was checked on the most raters any criterion had. A criterion registered
+    after 3 of 12 raters had finished rests on 9 raters' variance, yet the study read KEEP "for raters in general (like
+    these 12)", in the fixed design and at the last look of a sequential one. It is now checked per criterion."""
+    from evalkit.ui.verdictzh import verdict_zh
+
+    gate = gate_file_text(planned_pairs=600, min_ratings_per_pair=1, min_raters=10,
+                          **({"monitoring": monitoring, "look_every": 100} if monitoring else {}))
+    db, _ = study(tmp_path, "late", gate, pairs=600, raters_per_pair=1, raters=12, pass_rate=0.9, rater_accuracy=0.98,
+                  queue_order=True, unrated_pairs=2000, seed=5)
+    late = "no_added_promises"  # as ratings stored before it was registered: no answer for it
+    with db.conn:
+        db.conn.execute(f"UPDATE ratings SET {', '.join(f'{p}_{late} = NULL' for p in ('ordinary', 'assisted', 'a', 'b'))}"
+                        " WHERE rater IN ('rater00009', 'rater00010', 'rater00011')")
+    agg = aggregate(db)
+    rows = agg.tables["non_inferiority"].set_index("criterion")["raters"]
+    assert rows[late] == 9 and (rows.drop(late) == 12).all()
+    fidelity = next(c for c in agg.verdict.conditions if c.name == "fidelity")
+    assert agg.verdict.decision == "INSUFFICIENT DATA" and fidelity.ok is None
+    assert fidelity.reason.startswith("9 distinct raters answered No added promises")
+    assert "needs at least 10 (gate min_raters)" in fidelity.reason
+    assert any("只有 9 位评分者在决策样本中回答了" in line for line in verdict_zh(agg))
+
+
 def test_thin_evidence_under_an_old_gate_file_is_not_a_decision(tmp_path):
     """A gate file of the previous version (max_pass_rate_drop, no planned size) still reads; it plans nothing, so
     the verdict is an interim look, where the old point-estimate rule printed `[ok] fidelity`."""

@@ -486,11 +486,15 @@ def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs
             failing = [title(r["criterion"]) for r, p in zip(fidelity, passed) if not p]
             reason = (f"{who}: lower end below -{margin:.3f} (margin) for {', '.join(failing)}{at}; lowest: "
                       f"{interval_text(worst, fidelity_level(worst, conf))}" + (f"; {none}" if unrated else ""))
-        enough = bool(raters_ok(raters, g))
+        # per criterion: one answered by fewer raters (registered after some had rated) rests on their variance alone
+        fewest = min(fidelity, key=lambda r: int(r["raters"]))
+        enough = bool(raters_ok(int(fewest["raters"]), g))
         if not enough:  # a rater variance from so few raters is not worth a decision, whatever the interval says
             ok = None
-            reason = (f"{raters} distinct raters rated the decision sample; a claim about raters in general needs at "
-                      f"least {g.get('min_raters', 10)} (gate min_raters)"
+            n = int(fewest["raters"])
+            reason = ((f"{n} distinct raters rated the decision sample" if n == raters else
+                       f"{n} distinct raters answered {title(fewest['criterion'])} in the decision sample")
+                      + f"; a claim about raters in general needs at least {g.get('min_raters', 10)} (gate min_raters)"
                       + ("" if interim else ", so this study cannot decide it; a new study with more raters can")
                       + f". {reason}")
         # before the planned sample is complete the condition is not judged, only reported

@@ -33,8 +33,11 @@ def _fidelity(v, g: dict) -> str:
     if not rows:
         return "还没有评分足额的评分对"
     raters = max(int(r["raters"]) for r in rows)
-    if not raters_ok(raters, g):
-        return (f"只有 {raters} 位评分者评了决策样本；针对一般评分者的结论至少需要 {g.get('min_raters', 10)} 位"
+    fewest = min(rows, key=lambda r: int(r["raters"]))  # per criterion, as verdict.decide checks it
+    if not raters_ok(int(fewest["raters"]), g):
+        n = int(fewest["raters"])
+        who = "评了决策样本" if n == raters else f"在决策样本中回答了{title(fewest['criterion'], 'zh')}"
+        return (f"只有 {n} 位评分者{who}；针对一般评分者的结论至少需要 {g.get('min_raters', 10)} 位"
                 "（门槛 min_raters）")
     below = [title(r["criterion"], "zh") for r in rows if r["ci_high"] < -margin - 1e-12]
     short = [title(r["criterion"], "zh") for r in rows if r["ci_low"] < -margin and not r.get("passed_at_look")]
