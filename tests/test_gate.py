@@ -110,6 +110,33 @@ def test_a_criterion_answered_by_too_few_raters_cannot_pass_for_raters_in_genera
     assert any("只有 9 位评分者在决策样本中回答了" in line for line in verdict_zh(agg))
 
 
+@pytest.mark.parametrize("ppi", ["off", "on"])
+def test_a_criterion_answered_by_part_of_the_decision_sample_is_not_judged(tmp_path, ppi):
+    """Verdict audit, 2026-12-04: a criterion registered after two thirds of the ratings were stored is answered by
+    the last third only. Its rated pairs left the sample while every identical pair stayed, so half the pool's
+    identical share became three quarters and a true 6.5-point drop (margin 5) read KEEP with ppi off. The planned
+    sample is not rated on it: the condition is not judged, whatever the interval (and with PPI alike)."""
+    from evalkit.ui.verdictzh import verdict_zh
+
+    gate = gate_file_text(planned_pairs=2000, min_ratings_per_pair=1, ppi=ppi, margin=0.05)
+    db, _ = study(tmp_path, "part", gate, pairs=2000, raters_per_pair=1, raters=20, identical_share=0.5,
+                  pass_rate=0.8, rater_accuracy=0.97, drops={"schedule": 0.065}, queue_order=True, seed=11)
+    n = db.execute("SELECT COUNT(*) FROM ratings").fetchone()[0]
+    cut = db.execute("SELECT id FROM ratings ORDER BY id LIMIT 1 OFFSET ?", [n * 2 // 3]).fetchone()[0]
+    with db.conn:  # as ratings stored before the criterion was registered: no answer for it
+        db.conn.execute("UPDATE ratings SET ordinary_schedule = NULL, assisted_schedule = NULL, a_schedule = NULL, "
+                        "b_schedule = NULL WHERE id < ?", [cut])
+    agg = aggregate(db)
+    row = agg.tables["non_inferiority"].set_index("criterion").loc["schedule"]
+    assert row["unanswered"] == cut - 1 and not row["ok"]
+    fidelity = next(c for c in agg.verdict.conditions if c.name == "fidelity")
+    assert agg.verdict.decision == "INSUFFICIENT DATA" and fidelity.ok is None
+    assert f"Maintenance time · 维护时间 ({cut - 1} ratings) is left unanswered by part of the decision sample" in (
+        fidelity.reason)
+    assert "the condition cannot be judged for it" in fidelity.reason
+    assert any("维护时间 在决策样本中没有评分或只有部分评分回答了它" in line for line in verdict_zh(agg))
+
+
 def test_thin_evidence_under_an_old_gate_file_is_not_a_decision(tmp_path):
     """A gate file of the previous version (max_pass_rate_drop, no planned size) still reads; it plans nothing, so
     the verdict is an interim look, where the old point-estimate rule printed `[ok] fidelity`."""

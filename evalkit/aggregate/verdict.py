@@ -326,6 +326,7 @@ def fidelity_rows(sample: RatingData, confidence: float, resamples: int, margin:
     from ..study.gate import fidelity_ok
     from .looks import sequence_row
     from .ppi import apply
+    from .quality import _x
 
     rows = []
     if not len(sample):
@@ -337,16 +338,37 @@ def fidelity_rows(sample: RatingData, confidence: float, resamples: int, margin:
             if sequence:
                 r = sequence_row(r, sample, c, confidence)
             r["margin"] = margin
-            r["ok"] = bool(fidelity_ok(r["ci_low"], margin))
+            # ratings of the sample's rated pairs that leave this criterion unanswered (stored before it was
+            # registered): the planned sample is not rated on it, and its rated part is no longer in the pool's
+            # proportion to the identical pairs, so it cannot pass (verdict audit, 2026-12-04)
+            r["unanswered"] = int((~_x(sample, c)[1] & ~sample.identical[sample.pair]).sum())
+            r["ok"] = bool(fidelity_ok(r["ci_low"], margin)) and not r["unanswered"]
             rows.append(r)
     return rows
 
 
 def unjudged(fidelity: list[dict]) -> list[str]:
-    """The registered criteria (task.criteria.CRITERIA: every one is judged, the gate's "every criterion") without a
-    row among these: no rating in the sample answers them."""
-    have = {r["criterion"] for r in fidelity}
+    """The registered criteria (task.criteria.CRITERIA: every one is judged, the gate's "every criterion") that the
+    sample cannot judge: no row among these (no rating in the sample answers them), or a row some of whose ratings
+    leave them unanswered (registered after those ratings were stored)."""
+    have = {r["criterion"] for r in fidelity if not r.get("unanswered")}
     return [c for c in CRITERIA if c not in have]
+
+
+def unjudged_text(fidelity: list[dict]) -> str:
+    """Why the criteria `unjudged` names cannot be judged, each as its case is."""
+    rows = {r["criterion"]: r for r in fidelity}
+    none = [title(c) for c in unjudged(fidelity) if c not in rows]
+    part = [f"{title(c)} ({rows[c]['unanswered']} ratings)" for c in unjudged(fidelity) if c in rows]
+    out = []
+    if none:
+        out.append(f"{', '.join(none)} {'has' if len(none) == 1 else 'have'} no ratings in the decision sample")
+    if part:
+        out.append(f"{', '.join(part)} {'is' if len(part) == 1 else 'are'} left unanswered by part of the decision "
+                   "sample (ratings stored before the criterion was registered): the planned sample is not rated on "
+                   f"{'it' if len(part) == 1 else 'them'}")
+    n = len(none) + len(part)
+    return "; ".join(out) + f", so the condition cannot be judged for {'it' if n == 1 else 'them'}"
 
 
 def fidelity_level(r: dict, confidence: float) -> float:
@@ -452,16 +474,16 @@ def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs
                                      f"{same} identical pairs{later}".format(per_pair=per_pair)) + last))
     conditions.append(speed_condition(speed, g["min_speedup_ci_low"]))
     if fidelity:
-        worst = min(fidelity, key=lambda r: r["ci_low"])
-        passed = [bool(r["ok"] or r.get("passed_at_look")) for r in fidelity]
-        ok = all(passed)
         # every registered criterion must be judged: one without a row (no rating answers it, e.g. registered
-        # after the ratings) leaves the condition undecided, never passed by its absence
+        # after the ratings) or answered by only some of the sample's ratings leaves the condition undecided, never
+        # passed by its absence, nor failed by a sample it was not planned on
         unrated = unjudged(fidelity)
-        none = (f"{', '.join(title(c) for c in unrated)} {'has' if len(unrated) == 1 else 'have'} no ratings in "
-                "the decision sample, so the condition cannot be judged for "
-                f"{'it' if len(unrated) == 1 else 'them'}")
-        below = [title(r["criterion"]) for r in fidelity if r["ci_high"] < -margin - 1e-12]
+        none = unjudged_text(fidelity)
+        judged = [r for r in fidelity if r["criterion"] not in unrated]
+        worst = min(judged or fidelity, key=lambda r: r["ci_low"])
+        passed = [bool(r["ok"] or r.get("passed_at_look")) for r in judged]
+        ok = all(passed)
+        below = [title(r["criterion"]) for r in judged if r["ci_high"] < -margin - 1e-12]
         raters = max(int(r["raters"]) for r in fidelity)
         who = claim_text(g, raters)
         at = "" if not sequential else f" at {look.text()}"
@@ -476,14 +498,14 @@ def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs
                       + (f"; passed at an earlier look: {', '.join(earlier)}" if earlier else "")
                       + f"; lowest: {interval_text(worst, fidelity_level(worst, conf))}")
         elif early:
-            failing = [title(r["criterion"]) for r, p in zip(fidelity, passed) if not p]
+            failing = [title(r["criterion"]) for r, p in zip(judged, passed) if not p]
             reason = (f"{who}: upper end below -{margin:.3f} (margin) for {', '.join(below)}{at}" if below else
                       f"{who}: not yet settled{at}: {', '.join(failing)} still open (lower end below -{margin:.3f}, "
                       f"upper end above it); lowest: {interval_text(worst, fidelity_level(worst, conf))}")
             reason += f"; {none}" if unrated else ""
             ok = False if below else None
         else:
-            failing = [title(r["criterion"]) for r, p in zip(fidelity, passed) if not p]
+            failing = [title(r["criterion"]) for r, p in zip(judged, passed) if not p]
             reason = (f"{who}: lower end below -{margin:.3f} (margin) for {', '.join(failing)}{at}; lowest: "
                       f"{interval_text(worst, fidelity_level(worst, conf))}" + (f"; {none}" if unrated else ""))
         # per criterion: one answered by fewer raters (registered after some had rated) rests on their variance alone

@@ -5,6 +5,7 @@ ways to read it, so the Chinese can never say something the decision did not."""
 
 from __future__ import annotations
 
+from ..aggregate.verdict import unjudged
 from ..study.gate import GENERAL, raters_ok
 from ..task.criteria import title
 
@@ -39,12 +40,18 @@ def _fidelity(v, g: dict) -> str:
         who = "评了决策样本" if n == raters else f"在决策样本中回答了{title(fewest['criterion'], 'zh')}"
         return (f"只有 {n} 位评分者{who}；针对一般评分者的结论至少需要 {g.get('min_raters', 10)} 位"
                 "（门槛 min_raters）")
-    below = [title(r["criterion"], "zh") for r in rows if r["ci_high"] < -margin - 1e-12]
-    short = [title(r["criterion"], "zh") for r in rows if r["ci_low"] < -margin and not r.get("passed_at_look")]
+    unrated = unjudged(rows)  # as verdict.decide: no ratings, or unanswered by part of the sample
+    judged = [r for r in rows if r["criterion"] not in unrated]
+    below = [title(r["criterion"], "zh") for r in judged if r["ci_high"] < -margin - 1e-12]
+    short = [title(r["criterion"], "zh") for r in judged if r["ci_low"] < -margin and not r.get("passed_at_look")]
+    missing = (f"；{'、'.join(title(c, 'zh') for c in unrated)} 在决策样本中没有评分或只有部分评分回答了它"
+               "（评分存入之后才登记的标准），无法判定" if unrated else "")
     if below:
-        return f"{'、'.join(below)} 的区间上限也低于 {_n(-margin)}（容差）：assisted 明显更差"
+        return f"{'、'.join(below)} 的区间上限也低于 {_n(-margin)}（容差）：assisted 明显更差" + missing
     if short:
-        return f"{'、'.join(short)} 的区间下限低于 {_n(-margin)}（容差）：不能排除 assisted 更差"
+        return f"{'、'.join(short)} 的区间下限低于 {_n(-margin)}（容差）：不能排除 assisted 更差" + missing
+    if unrated:
+        return f"其余每个标准的区间下限都不低于 {_n(-margin)}（容差）" + missing
     return f"每个标准的区间下限都不低于 {_n(-margin)}（容差）"
 
 
