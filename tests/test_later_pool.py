@@ -256,3 +256,34 @@ def test_a_later_pool_of_identical_pairs_moves_no_decision_whether_or_not_anyone
         assert with_identical(ratings, order, k).identical.sum() == counts[k], k
     at = {k: with_identical(ratings, order, k).identical for k in (len(order) - 1, len(order))}
     assert not at[len(order) - 1][third].any() and at[len(order)][third].all()  # whole, once reached, not before
+
+
+def test_a_later_pool_of_identical_pairs_waits_for_every_earlier_pair_to_be_rated(tmp_path):
+    """Verdict audit, 2026-12-04: a later pool whose pairs are all identical (greedy float32 decoding) entered whole
+    beside the first rated pair, since the test "every earlier pair is among the first k" ran on the pairs complete so
+    far rather than on the whole order: 60 of 300 first-pool pairs rated counted as 260 decided, and a decision froze
+    at the study's first rating on 1 rated pair and 99 identical ones. It now waits for the whole earlier order."""
+    from evalkit.aggregate.verdict import complete_count, decision_sample
+
+    gate = _gate(tmp_path)
+    db = open_db(tmp_path / "later.db")
+    _pool(db, gate, 300, seed=1, bench=True)
+    _rate(db, "ann", 30)  # rating has begun
+    made = build_study(db, SyntheticStudy(pairs=0, unrated_pairs=200, raters_per_pair=1, raters=2, pass_rate=0.8,
+                                          queue_order=False, gate_path=gate, seed=2, identical_share=0.99,
+                                          bench=False))
+    with db.conn:  # every pair of the later pool identical (the simulation leaves one or two differing)
+        db.conn.execute("UPDATE generations SET token_hash = (SELECT o.token_hash FROM pairs p JOIN generations o ON "
+                        "o.id = p.ordinary_generation_id WHERE p.assisted_generation_id = generations.id) WHERE id IN "
+                        "(SELECT assisted_generation_id FROM pairs WHERE experiment_id = ?)", [made["experiment_id"]])
+    draw_queue(db, made["experiment_id"])  # a later rating epoch, all identical
+    _rate(db, "bob", 30)
+    ratings = load_ratings(db)
+    assert ratings.identical.sum() == 200 and (ratings.rank[ratings.identical] >= 1).all()
+    assert complete_count(ratings, 1) == 60  # the first pool's rated pairs alone
+    sample, decided = decision_sample(ratings, 1, PLANNED)
+    assert decided == 60 and sample.identical.sum() == 0
+    agg = aggregate(db)
+    assert agg.interim and agg.verdict.decision == "INSUFFICIENT DATA"
+    assert db.execute("SELECT COUNT(*) FROM decisions").fetchone()[0] == 0  # nothing frozen
+    assert (agg.tables["non_inferiority"]["identical"] == 0).all()

@@ -125,13 +125,16 @@ def _epochs(ratings: RatingData):
     return np.where(np.isnan(rank), 0, np.floor(np.nan_to_num(rank))).astype(np.int64)
 
 
-def identical_by_count(ratings: RatingData, order):
+def identical_by_count(ratings: RatingData, order, full=None):
     """int64 (len(order) + 1,): how many identical pairs enter beside the first k pairs of `order` (pairs whose
     texts differ, in the queue's order), for k = 0 .. len(order).
 
     Per rating epoch, the epoch's own proportion: identical_quota(its rated pairs among the first k, its identical
-    pairs, its pairs whose texts differ). An epoch with no differing pair enters whole once the first k reach it
-    (every pair of `order` before it is among them). A later pool, added once rating began, is a later epoch (its
+    pairs, its pairs whose texts differ). An epoch with no differing pair enters whole once the first k hold every
+    pair of the earlier epochs in `full`, the whole queue order (in_queue_order's pairs, rated or not; default
+    `order`): callers pass only the pairs complete so far as `order`, and a test on those alone held at once (verdict
+    audit, 2026-12-04: a later pool of 200 identical pairs entered beside the first rated pair and froze a decision on
+    1 rated pair and 99 identical ones). A later pool, added once rating began, is a later epoch (its
     pairs follow every earlier one in the order), so until the rated pairs reach it, its identical pairs do not
     enter: a pool added after the pairs a decision rests on were rated cannot move that decision, nor an interim look
     (verdict audit, 2026-12-04: a later pool of identical pairs diluted a drop of 30 points to 18 in a decision first
@@ -153,20 +156,26 @@ def identical_by_count(ratings: RatingData, order):
     if len(order):
         onehot[np.arange(1, len(order) + 1), ep[order]] = 1
     rated = np.cumsum(onehot, axis=0)
+    full = order if full is None else np.asarray(full, np.int64)
     for e in np.flatnonzero(n_ident):
         if n_differ[e]:
             out += np.minimum(n_ident[e], np.floor(rated[:, e] * n_ident[e] / n_differ[e] + 0.5).astype(np.int64))
-        else:  # whole, once the order's pairs before this epoch are all among the first k
-            before = int((ep[order] < e).sum()) if len(order) else 0
-            out += np.where(k >= before, n_ident[e], 0)
+        else:  # whole, once the first k hold every pair of the whole order's earlier epochs
+            out += np.where(rated[:, :e].sum(axis=1) >= _earlier(ep, full, e), n_ident[e], 0)
     return out
 
 
-def with_identical(ratings: RatingData, order, k: int | None = None) -> RatingData:
+def _earlier(ep, full, e: int) -> int:
+    """How many pairs of the whole queue order `full` lie in rating epochs before `e`."""
+    return int((ep[full] < e).sum()) if len(full) else 0
+
+
+def with_identical(ratings: RatingData, order, k: int | None = None, full=None) -> RatingData:
     """`ratings` with pair_identical marking the identical pairs that enter beside the first k (default: all) of the
-    rated pairs `order` (pair indices, in the queue's order): per rating epoch, as many as identical_by_count counts
-    there, the first of the epoch's identical pairs in the order of their pair ids (unguessable random tokens: a
-    random order, not the pool's, which runs prompt by prompt)."""
+    rated pairs `order` (pair indices, in the queue's order; `full`: the whole queue order, as identical_by_count):
+    per rating epoch, as many as identical_by_count counts there, the first of the epoch's identical pairs in the
+    order of their pair ids (unguessable random tokens: a random order, not the pool's, which runs prompt by
+    prompt)."""
     import numpy as np
 
     ident = ratings.identical
@@ -181,7 +190,8 @@ def with_identical(ratings: RatingData, order, k: int | None = None) -> RatingDa
             if n_differ:
                 take = identical_quota(int((ep[first] == e).sum()), n_ident, n_differ)
             else:  # the same rule as identical_by_count's
-                take = n_ident if k >= int((ep[order] < e).sum()) else 0
+                take = n_ident if int((ep[first] < e).sum()) >= _earlier(ep, order if full is None else
+                                                                           np.asarray(full, np.int64), e) else 0
             if take:
                 where = np.flatnonzero(ident & (ep == e))
                 by_id = np.argsort(np.array([ratings.pair_ids[i] for i in where], dtype=object), kind="stable")
@@ -201,14 +211,15 @@ def _nth_rating(ratings: RatingData):
     return order, pair_sorted, nth
 
 
-def rated_needed(planned_pairs: int, ratings: RatingData, order) -> int:
-    """The fewest of the pairs `order` (differing texts, in the queue's order) that, with the identical pairs entering
-    beside them (identical_by_count), reach `planned_pairs`; all of them (at most planned_pairs) when even that many
-    do not."""
+def rated_needed(planned_pairs: int, ratings: RatingData, order, full=None) -> int:
+    """The fewest of the pairs `order` (differing texts, in the queue's order; `full`: the whole queue order, as
+    identical_by_count) that, with the identical pairs entering beside them (identical_by_count), reach
+    `planned_pairs`; all of them (at most planned_pairs) when even that many do not."""
     import numpy as np
 
     top = min(len(order), planned_pairs)
-    with_ident = np.arange(top + 1) + identical_by_count(ratings, np.asarray(order)[:top])
+    with_ident = np.arange(top + 1) + identical_by_count(ratings, np.asarray(order)[:top],
+                                                         order if full is None else full)
     hits = np.flatnonzero(with_ident >= planned_pairs)
     return int(hits[0]) if len(hits) else top
 
@@ -260,7 +271,7 @@ def complete_count(ratings: RatingData, ratings_per_pair: int) -> int:
     the identical pairs in the pool's proportion (identical_quota). The planned sample is complete when this reaches
     planned_pairs."""
     pairs, _done, run = in_queue_order(ratings, ratings_per_pair)
-    return run + int(identical_by_count(ratings, pairs[:run])[-1])
+    return run + int(identical_by_count(ratings, pairs[:run], pairs)[-1])
 
 
 def waiting_pairs(ratings: RatingData, ratings_per_pair: int, planned_pairs: int) -> tuple[list[int], int]:
@@ -296,18 +307,18 @@ def decision_sample(ratings: RatingData, ratings_per_pair: int, planned_pairs: i
     if ident.any() and len(ratings):
         ratings = ratings.select(~ident[ratings.pair])
     pairs, done, run = in_queue_order(ratings, ratings_per_pair)
-    decided = run + int(identical_by_count(ratings, pairs[:run])[-1])
+    decided = run + int(identical_by_count(ratings, pairs[:run], pairs)[-1])
     chosen = complete_order = pairs[done]  # every complete pair, in the queue's order; its head once the plan is reached
     k = len(chosen)
     if planned_pairs:  # the fewest rated pairs that, with their identical ones, reach the plan
-        k = rated_needed(planned_pairs, ratings, chosen)
+        k = rated_needed(planned_pairs, ratings, chosen, pairs)
         chosen = chosen[:k]  # the head of the queue's order whenever k <= run (those pairs are all complete)
     in_sample = np.zeros(ratings.n_pairs, bool)
     in_sample[chosen] = True
     order, pair_sorted, nth = _nth_rating(ratings)
     keep = np.zeros(len(ratings), bool)
     keep[order] = (nth < ratings.wanted(ratings_per_pair)[pair_sorted]) & in_sample[pair_sorted]
-    sample = with_identical(ratings.select(keep), complete_order, k)
+    sample = with_identical(ratings.select(keep), complete_order, k, pairs)
     if planned_pairs and k + int(sample.identical.sum()) > planned_pairs:  # rounding: exactly the plan
         extra = np.flatnonzero(sample.identical)[planned_pairs - k:]
         sample.pair_identical[extra] = False
