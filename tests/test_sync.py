@@ -130,6 +130,31 @@ def test_fresh_start_then_push_then_restore_after_restart(tmp_path):
     assert sync2.restore_if_missing() is False  # a local file is never overwritten
 
 
+def test_a_journal_left_beside_a_deleted_database_is_set_aside_not_replayed_onto_the_restored_one(tmp_path):
+    """The way to serve the repo's database on a Space with persistent storage is to delete the disk's and restart. A
+    database deleted without its -wal journal left that journal beside the restored file, and SQLite would replay
+    another database's pages onto it. The restore now sets such a journal aside (never deleted) first."""
+    hub = FakeHub(tmp_path / "hub")
+    sync, db_path = _started_and_pushed(hub, tmp_path)  # the repo holds one experiment
+    other = tmp_path / "other" / "x.db"
+    for _ in range(3):
+        _add_experiment(other)
+    con = sqlite3.connect(other)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.execute("PRAGMA wal_autocheckpoint=0")
+    con.execute("DELETE FROM experiments")  # in the journal only, not yet in the file
+    con.commit()
+    space = tmp_path / "space2"
+    space.mkdir()
+    shutil.copyfile(other.with_name("x.db-wal"), space / "evalkit.db-wal")  # deleted evalkit.db, its journal left
+    con.close()
+    restored = DatabaseSync(space / "evalkit.db", "org/ratings", api=hub)
+    assert restored.restore_if_missing() is True
+    assert _rows(space / "evalkit.db") == 1  # the repo's database, as it is
+    orphans = list(space.glob("evalkit.db-wal.orphan-*"))
+    assert len(orphans) == 1 and orphans[0].stat().st_size > 0
+
+
 def test_failed_push_keeps_local_data_and_retries(tmp_path):
     hub = FakeHub(tmp_path / "hub", fail_uploads=2)
     db_path = tmp_path / "evalkit.db"

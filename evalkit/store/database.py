@@ -266,7 +266,9 @@ def move_database(src: Path, dest: Path) -> Path:
     read as the journal of the next database put at `src`. Nothing is deleted; `dest` must not exist."""
     if dest.exists():
         raise FileExistsError(dest)
-    for suffix in ("-wal", "-shm", ""):  # the file itself last: until then `src` is still a whole database
+    # the journals first: a stop in between leaves none of them beside what comes to `src` next (the content is
+    # whole at `dest`, its journal with it)
+    for suffix in ("-wal", "-shm", ""):
         part = src.with_name(src.name + suffix)
         if part.exists():
             part.replace(dest.with_name(dest.name + suffix))
@@ -295,6 +297,11 @@ def restore_file(copy: Path, db_path: Path) -> bool:
         finally:
             check.close()
         if intact:
+            if not db_path.exists():  # a journal left by a database deleted without it would replay onto this one
+                for suffix in ("-wal", "-shm"):
+                    stray = db_path.with_name(db_path.name + suffix)
+                    if stray.exists():
+                        stray.replace(stray.with_name(f"{stray.name}.orphan-{now().replace(':', '')}"))
             tmp.replace(db_path)
             ok = True
     finally:
