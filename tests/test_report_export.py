@@ -238,7 +238,7 @@ def test_the_export_holds_every_study_decided_or_not_and_the_frozen_decision(db,
     assert set(sample) <= set(ratings["id"])  # every rating of the decision sample is in the export
     card = (out / "README.md").read_text(encoding="utf-8")
     studies_part = card.split("## Studies")[1].split("## Provenance")[0]
-    assert f"| main | " in studies_part and f"| {frozen.verdict.decision.value}, frozen when its sample completed" in studies_part
+    assert f"| main | " in studies_part and f"| {frozen.verdict.decision.value}, frozen when its planned sample completed" in studies_part
     assert "| second | " in studies_part and "| 300 | 0 | none: interim looks only |" in studies_part
     # the card's config is the shown study's (export audit, 2026-12-04: with --study main it showed the second's pool)
     first_pool = db.execute("SELECT MIN(e.id) FROM experiments e JOIN studies s ON s.id = e.study_id "

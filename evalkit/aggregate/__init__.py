@@ -35,7 +35,7 @@ from .looks import walk
 from ..study.monitoring import describe
 from .spread import disagreement_note, effective_raters, roster_note
 from .verdict import (INTERIM, Condition, Decision, Verdict, complete_count, decide, decision_sample, fidelity_rows,
-                      frozen_gate, interval_text, waiting_pairs)
+                      frozen_gate, interval_text, settled_when, waiting_pairs)
 
 __all__ = ["AFTER", "ALL", "INTERIM", "Aggregate", "Condition", "Decision", "FrozenDecision", "RatingData", "Speed",
            "Verdict", "aggregate", "format_text", "frozen_gate"]
@@ -398,9 +398,7 @@ def verdict_text(agg: Aggregate, cite=None, withheld: str = "not printed") -> st
     if agg.study is not None:
         lines.append(f"STUDY: {agg.study.label()}")
     v = agg.verdict
-    settled = (f"when look {v.look['index']} settled it" if v.look and not v.look.get("final", True)
-               else "when the planned sample completed")
-    frozen = f"  (frozen {agg.frozen.completed_at}, {settled})" if agg.frozen else ""
+    frozen = f"  (frozen {agg.frozen.completed_at}, {settled_when(v.look)})" if agg.frozen else ""
     lines.append(f"VERDICT: {v.decision}" + (f"  ({v.label})" if v.interim else frozen))
     if v.look and (v.gate or {}).get("monitoring", "fixed") != "fixed":
         from .looks import standing
@@ -438,5 +436,13 @@ def _verdict_lines(v: Verdict, cite=None, withheld: str = "", after: bool = Fals
         lines.append(f"  [{mark}] {c.name}: {reason}")
     conf = v.gate.get("confidence", 0.95) if v.gate else 0.95
     for r in v.fidelity:
-        lines.append(f"         {'inside' if r['ok'] else 'OUTSIDE'} margin -{r['margin']:.3f}: {interval_text(r, conf)}")
+        if r.get("unanswered"):  # not judged: the planned sample is not rated on it (verdict.unjudged)
+            state = f"not judged ({r['unanswered']} ratings leave it unanswered) against"
+        elif r["ok"]:
+            state = "inside"
+        elif r.get("passed_at_look"):  # group sequential: a pass stays
+            state = f"passed at look {r['passed_at_look']} (a pass stays); now OUTSIDE"
+        else:
+            state = "OUTSIDE"
+        lines.append(f"         {state} margin -{r['margin']:.3f}: {interval_text(r, conf)}")
     return lines

@@ -358,6 +358,14 @@ def fidelity_rows(sample: RatingData, confidence: float, resamples: int, margin:
     return rows
 
 
+def settled_when(look: dict | None) -> str:
+    """When a frozen decision was taken, as every text says it: at the look that settled it (a sequential design's
+    early stop), else when the planned sample completed (verdict audit 2, 2026-12-04: the report and the card said
+    the latter for an early stop)."""
+    return (f"when look {look['index']} settled it" if look and not look.get("final", True)
+            else "when the planned sample completed")
+
+
 def unjudged(fidelity: list[dict]) -> list[str]:
     """The registered criteria (task.criteria.CRITERIA: every one is judged, the gate's "every criterion") that the
     sample cannot judge: no row among these (no rating in the sample answers them), or a row some of whose ratings
@@ -505,9 +513,11 @@ def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs
         elif ok:
             earlier = [f"{title(r['criterion'])} (look {r['passed_at_look']})" for r in fidelity
                        if r.get("passed_at_look") and r.get("passed_at_look") != r.get("look")]
-            reason = (f"{who}: every criterion's lower end is at or above -{margin:.3f} (margin){at}"
-                      + (f"; passed at an earlier look: {', '.join(earlier)}" if earlier else "")
-                      + f"; lowest: {interval_text(worst, fidelity_level(worst, conf))}")
+            reason = ((f"{who}: every criterion has passed{at}: its lower end at or above -{margin:.3f} (margin) at "
+                       f"this look, or at an earlier one, where a pass stays (sequential looks): {', '.join(earlier)}"
+                       if earlier else
+                       f"{who}: every criterion's lower end is at or above -{margin:.3f} (margin){at}")
+                      + f"; lowest now: {interval_text(worst, fidelity_level(worst, conf))}")
         elif early:
             failing = [title(r["criterion"]) for r, p in zip(judged, passed) if not p]
             reason = (f"{who}: upper end below -{margin:.3f} (margin) for {', '.join(below)}{at}" if below else

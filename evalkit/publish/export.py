@@ -28,7 +28,7 @@ COLUMNS = {
     "ratings": "every rating row, history included: rater (pseudonymised unless opted in), kind (rating/skip), a_*/b_* answers per criterion as shown, ordinary_*/assisted_* the same answers mapped to paths, preference (A/B/tie) and preferred_path, comment and skip_reason (what the rater typed: empty unless exported with --keep-comments), supersedes (the row a correction replaced), blind (false for a correction made after the rater saw the reveal, and for what an organiser gave in a study after seeing its results while she could still rate: kept, never counted), seconds_on_task (from the pair being shown to the stored rating), current (true for the version that counts: the last blind one; a skip is never replaced, so every skip row is current); on a gold pair the path columns and preferred_path are empty",
     "reference_outputs": "the texts of gold (check) pairs, pooled outputs made when the pool was built, one of each pair changed by a controlled edit (evalkit.study.gold): prompt_id, name (pool-<ordinary generation id>-<assisted generation id>, '-unedited' for the other), text, expected (JSON: criterion id -> pass/fail, only the results the edit made known), note (what the edit changed), content_hash, token_ids (JSON, under the target tokenizer of the latest pool)",
     "studies": "one row per study of the database, decided or not: name, created_at, the gate frozen with its first pool (gate_json: path, written from ~ under a home folder, text, hash, values; gate_hash). experiments.study_id names each pool's study",
-    "decisions": "one row per decided study, frozen when its planned sample completed and never changed: study_id, decided_at, completed_at and completed_rating_id (the rating that completed it), gate_hash, decision (KEEP/DROP/INSUFFICIENT DATA), sample_json (the ids of the ratings in the decision sample), excluded_json (the raters the gold check left out then, pseudonymised as in ratings), verdict_json (every condition and per-criterion row), speed_json (the speed figure it weighed). A study with no row here has no decision: its looks were interim",
+    "decisions": "one row per decided study, frozen when its planned sample completed (or a sequential design's look settled it: verdict_json's look) and never changed: study_id, decided_at, completed_at and completed_rating_id (the rating that completed it), gate_hash, decision (KEEP/DROP/INSUFFICIENT DATA), sample_json (the ids of the ratings in the decision sample), excluded_json (the raters the gold check left out then, pseudonymised as in ratings), verdict_json (every condition and per-criterion row), speed_json (the speed figure it weighed). A study with no row here has no decision: its looks were interim",
 }
 
 
@@ -147,7 +147,7 @@ def studies_markdown(db) -> str:
     from ..study.studies import standings
 
     rows = [f"| {_cell(st.study.name)} | {st.study.created_at} | `{st.study.gate_hash[:16]}` | {st.study.planned_pairs} "
-            f"| {st.ratings} | " + (f"{st.decision}, frozen when its sample completed ({st.completed_at})"
+            f"| {st.ratings} | " + (f"{st.decision}, frozen {st.settled()} ({st.completed_at})"
                                     if st.decision else "none: interim looks only") + " |" for st in standings(db)]
     if not rows:
         return "No study yet (no pool was generated)."
@@ -211,9 +211,17 @@ def method_markdown(agg, db=None) -> str:
                "upper 99% bound (never below the raters' own), the end on the long tail's side moved out by the "
                "Cornish-Fisher skew term; united with Tango's score interval on the pair means' first two moments "
                "(the floor where answers agree)")
+    sequence = g.get("monitoring") == "confidence sequence"
+    if sequence:  # the betting sequence decides, at every look at the gate's level (verdict audit 2, 2026-12-04)
+        how = ("the hedged betting confidence sequence of Waudby-Smith & Ramdas (2024), two-sided at 1 - confidence "
+               "(`evalkit.stats.betting.betting_cs`), run over the rated pairs' values in the queue's random order "
+               "(`pairs.queue_rank`), mapped from [-1, 1] to [0, 1], its running intersection's ends mapped back and "
+               "multiplied by the sample's share of pairs whose outputs differ; the rows' `sequence` is true. The t "
+               f"interval ({how}) is kept beside it as `rated_*`, and does not decide")
     looks = ("one look, at `planned_pairs`" if g.get("monitoring", "fixed") == "fixed" else
-             f"monitoring = \"{g.get('monitoring')}\": looks as the ratings come in, each at the level its spending "
-             "allows (`look_level` in each criterion's row)")
+             f"monitoring = \"{g.get('monitoring')}\": looks as the ratings come in, "
+             + ("each at the gate's own level, since a confidence sequence holds at every look (no spending)"
+                if sequence else "each at the level its spending allows (`look_level` in each criterion's row)"))
     return f"""{whose}
 
 - **Answers.** Per rating and criterion, `ordinary_<criterion>` and `assisted_<criterion>` hold pass, fail or
@@ -229,7 +237,7 @@ def method_markdown(agg, db=None) -> str:
   round(rated x identical / differing), the first ones by pair id.
 - **Interval** (gate `interval` = "{interval}", `claim` = "{claim}", two-sided confidence {g.get('confidence', 0.95)}):
   {how}. In `decisions.verdict_json`, each criterion's row holds the deciding `ci_low` / `ci_high` and its parts
-  (`t_*`, `score_*`; `rated_*`: the raters' answers alone).
+  (`t_*`, `score_*`; `rated_*`: {"the t interval" if sequence else "the raters' answers alone"}).
 - **Pre-screen** (gate `ppi` = "{g.get('ppi', 'off')}"). Where a criterion's row has `ppi` true: PPI++ (Angelopoulos,
   Duchi & Zrnic 2023). The rule pre-screen's answers (`prescreen`, both sides of every pooled pair) on the unrated
   pooled pairs whose outputs differ are corrected by the raters' answers on the rated ones, weighed by `ppi_lambda`
@@ -243,7 +251,8 @@ def method_markdown(agg, db=None) -> str:
   prompt: the median of ordinary's seconds over the median of assisted's; the speed-up is the median of these over
   prompts. Its interval: a bootstrap of the matched pairs within each prompt, and, for a benchmark, Student's t on
   the logarithms of each round's own speed-up (the round: a fresh process per path), whichever reaches further.
-- **The code.** `evalkit.stats.clustered.paired_difference`, `evalkit.stats.ppi.ppi_paired_difference` and
+- **The code.** `evalkit.stats.clustered.paired_difference`, `evalkit.stats.ppi.ppi_paired_difference`{
+    ", `evalkit.aggregate.looks.sequence_row`" if sequence else ""} and
   `evalkit.generation.speed.measure_speed` compute these on arrays; `evalkit aggregate` prints every row."""
 
 

@@ -220,7 +220,9 @@ def verdict_html(agg: Aggregate, prov: Provenance | None = None) -> str:
     head = f'<p class="study">Shown: {html.escape(study.label())}.</p>' if study is not None else ""
     frozen = getattr(agg, "frozen", None)
     if frozen is not None:
-        label = f" (frozen {html.escape(frozen.completed_at)}, when the planned sample completed)"
+        from ..aggregate.verdict import settled_when
+
+        label = f" (frozen {html.escape(frozen.completed_at)}, {settled_when(v.look)})"
     after = getattr(agg, "after", None)
     later = (f'<div class="after"><h3>After the decision (not the decision): {html.escape(after.decision)}</h3>'
              f"<p>The same analysis on the data as it is now, with the ratings, corrections and gold answers stored "

@@ -88,11 +88,16 @@ class Standing:
     ratings: int  # current ratings of its study pairs (corrections replace, skips and gold ratings not counted)
     decision: str | None  # KEEP / DROP / INSUFFICIENT DATA as frozen at completion; None: no decision, looks only
     completed_at: str | None
+    look: dict | None = None  # the look that settled it (verdict_json's), None before looks were stored
+
+    def settled(self) -> str:
+        from ..aggregate.verdict import settled_when
+
+        return settled_when(self.look).replace("the planned sample", "its planned sample")
 
     def sentence(self) -> str:
         if self.decision is not None:
-            return (f"study '{self.study.name}' decided {self.decision} when its planned sample completed "
-                    f"({self.completed_at})")
+            return f"study '{self.study.name}' decided {self.decision} {self.settled()} ({self.completed_at})"
         return (f"study '{self.study.name}' has no decision: {self.ratings} rating(s) of its study pairs for "
                 f"{self.study.planned_pairs} planned pairs, interim looks only")
 
@@ -103,9 +108,12 @@ def standings(db) -> list[Standing]:
     rows = {r[0]: r[1:] for r in db.execute(
         """SELECT s.id, d.decision, d.completed_at,
                   (SELECT COUNT(*) FROM current_ratings r JOIN pairs p ON p.id = r.pair_id
-                    WHERE p.kind = 'study' AND p.experiment_id IN (SELECT id FROM experiments WHERE study_id = s.id))
+                    WHERE p.kind = 'study' AND p.experiment_id IN (SELECT id FROM experiments WHERE study_id = s.id)),
+                  d.verdict_json
            FROM studies s LEFT JOIN decisions d ON d.study_id = s.id""")}
-    return [Standing(s, int(rows[s.id][2]), rows[s.id][0], rows[s.id][1]) for s in studies(db)]
+    # Python reads the stored verdict (it may hold NaN, which SQLite's JSON functions refuse)
+    return [Standing(s, int(rows[s.id][2]), rows[s.id][0], rows[s.id][1],
+                     json.loads(rows[s.id][3]).get("look") if rows[s.id][3] else None) for s in studies(db)]
 
 
 def study_pairs(db, study: Study | None) -> int:

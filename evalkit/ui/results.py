@@ -94,9 +94,9 @@ def verdict_markdown(agg, lang: str = "en") -> str:
 
         zh = [f"_显示的研究：{agg.study.label()}_", ""] if agg.study is not None else []
         lines = zh + verdict_zh(agg) + looks_markdown(agg, "zh") + ["", "#### 详细说明（英文原文）", ""] + lines
-    when = (f"when look {v.look['index']} settled it" if v.look and not v.look.get("final", True)
-            else "when the planned sample completed")
-    frozen = f" (frozen {agg.frozen.completed_at}, {when})" if agg.frozen is not None else ""
+    from ..aggregate.verdict import settled_when
+
+    frozen = f" (frozen {agg.frozen.completed_at}, {settled_when(v.look)})" if agg.frozen is not None else ""
     lines += [f"### Verdict: **{v.decision}**{frozen}", ""] + ([f"_{v.claim}_", ""] if v.claim else []) + (
         [f"_{v.ppi}_", ""] if getattr(v, "ppi", "") else [])
     lines += [f"- {mark[c.ok]} **{c.name}**: {c.reason}" for c in v.conditions]

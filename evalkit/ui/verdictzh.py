@@ -42,16 +42,24 @@ def _fidelity(v, g: dict) -> str:
                 "（门槛 min_raters）")
     unrated = unjudged(rows)  # as verdict.decide: no ratings, or unanswered by part of the sample
     judged = [r for r in rows if r["criterion"] not in unrated]
-    below = [title(r["criterion"], "zh") for r in judged if r["ci_high"] < -margin - 1e-12]
-    short = [title(r["criterion"], "zh") for r in judged if r["ci_low"] < -margin and not r.get("passed_at_look")]
     missing = (f"；{'、'.join(title(c, 'zh') for c in unrated)} 在决策样本中没有评分或只有部分评分回答了它"
                "（评分存入之后才登记的标准），无法判定" if unrated else "")
+    # a criterion passed at an earlier look stays passed (group sequential): neither below nor short, but said so
+    open_rows = [r for r in judged if not r.get("passed_at_look")]
+    below = [title(r["criterion"], "zh") for r in open_rows if r["ci_high"] < -margin - 1e-12]
+    short = [title(r["criterion"], "zh") for r in open_rows if r["ci_low"] < -margin]
+    earlier = [f"{title(r['criterion'], 'zh')}（第 {r['passed_at_look']} 次查看）" for r in judged
+               if r.get("passed_at_look") and r.get("passed_at_look") != r.get("look")]
+    if earlier:
+        missing += f"；在更早的查看中已通过、按序贯查看的规则保持通过：{'、'.join(earlier)}"
     if below:
         return f"{'、'.join(below)} 的区间上限也低于 {_n(-margin)}（容差）：assisted 明显更差" + missing
     if short:
         return f"{'、'.join(short)} 的区间下限低于 {_n(-margin)}（容差）：不能排除 assisted 更差" + missing
     if unrated:
         return f"其余每个标准的区间下限都不低于 {_n(-margin)}（容差）" + missing
+    if earlier:
+        return f"每个标准都已通过：本次查看的区间下限不低于 {_n(-margin)}（容差），或在更早的查看中已通过" + missing
     return f"每个标准的区间下限都不低于 {_n(-margin)}（容差）"
 
 
@@ -61,10 +69,24 @@ def _speed(agg, g: dict) -> str:
         return "没有在可比的输出上测得加速比（运行 `evalkit bench`）"
     from ..stats.speedup import ratio_text
 
+    from ..aggregate.verdict import MIN_COMPARABLE_SHARE
+
     ci = s.speedup_ci95
+    minimum = g.get("min_speedup_ci_low", 1.1)
     text = (f"{ratio_text(s.speedup)}×" + (f"（95% 置信区间 {ratio_text(ci[0])}–{ratio_text(ci[1])}）" if ci else
                                           "（没有区间）")
-            + f"，基于 {s.comparable_pairs} 对可比输出；门槛：区间下限至少 {g.get('min_speedup_ci_low', 1.1):.2f}")
+            + f"，基于 {s.comparable_pairs} 对可比输出；门槛：区间下限至少 {minimum:.2f}")
+    # what verdict.speed_condition decides on besides the interval: the comparable share and tokens per second
+    if s.matched_pairs and s.comparable_pairs < MIN_COMPARABLE_SHARE * s.matched_pairs:
+        text += (f"。但 {s.matched_pairs} 对匹配输出中只有 {s.comparable_pairs} 对可比（不足 "
+                 f"{MIN_COMPARABLE_SHARE:.0%}），加速比只反映被保留的输出，无法判定：让输出可比后重新测速")
+    elif s.throughput_ci95 is None:
+        text += "；每秒 token 数之比没有测得，无法判定"
+    else:
+        tps = s.throughput_ci95[0]
+        text += (f"；全部匹配输出的每秒 token 数之比 {ratio_text(s.throughput_ratio)}×，区间下限 {ratio_text(tps)}"
+                 + ("（低于门槛：只在可比输出上更快，按每个 token 并不更快）" if tps < minimum <= (ci[0] if ci else 0)
+                    else ""))
     return text
 
 
