@@ -53,7 +53,8 @@ def aggregate_cmd(db_path, study, as_json):
     the gate's non-inferiority table on the planned sample, Krippendorff's alpha, the pre-screen's
     Cohen's kappa, timing and memory, the speed-up over comparable pairs beside the ratio of tokens per
     second over all matched pairs; all also per prompt. Until the planned number of pairs is rated the
-    verdict is INSUFFICIENT DATA and marked as an interim look, not a decision. The first look that finds
+    verdict is marked as an interim look, not a decision: INSUFFICIENT DATA, or DROP where the speed-up or
+    the memory already fails the gate. The first look that finds
     the planned sample complete stores the decision (as of the rating that completed it); later looks
     show it unchanged, and the data as it is now apart, as "after the decision".
     """
