@@ -133,7 +133,7 @@ def plan(config_path, db_path, margin, power, pass_rate, raters_per_pair, second
 @config_option
 @db_option
 @click.option("--samples", type=int, default=None, help="Samples per prompt per path (default: pool.samples).")
-@click.option("--resume", type=int, default=None, help="Finish an interrupted pool experiment (its id); done items are skipped.")
+@click.option("--resume", type=int, default=None, help="Finish an interrupted pool experiment (the id a stopped run printed) with the config it was made with; done items are skipped.")
 @click.option("--until-planned", is_flag=True,
               help="Add samples until the study's pool holds its planned pairs plus --reserve, or the gate's "
                    "planned_pool when larger (instead of --samples).")
@@ -152,6 +152,8 @@ def generate(config_path, db_path, samples, resume, until_planned, reserve, new_
     both hashes (use --new-study NAME, or a new --db). Adds gold (check) pairs at pool.gold_rate, made from extra
     pooled samples: an extra sample's two outputs, one of them changed by an edit whose effect on the criteria is
     known. Shards over processes and GPUs when started with `accelerate launch -m evalkit generate ...`.
+    A run stopped by Ctrl-C or an error prints the `--resume` line that finishes it; one stopped before its first
+    sample leaves nothing behind (no study, no frozen gate).
     """
     from ..study.pairs import generate as run_generate
 

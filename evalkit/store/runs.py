@@ -69,6 +69,29 @@ def insert_experiment(db, kind: str, config: dict, compat, note: str = "", gate:
         return db.execute("SELECT last_insert_rowid()").fetchone()[0]
 
 
+def discard_pool_experiment(db, experiment_id: int) -> str:
+    """Remove a pool experiment that stored nothing (a `generate` that failed or was stopped before its first sample:
+    a model that would not load, memory that ran out), and its study when the experiment was the study's only one,
+    so that a failed start freezes no gate (audit, 2026-12-04). Anything that refers to the experiment (a generation,
+    a pair) or to the study (a rating's decision) makes the foreign keys refuse, and nothing is removed. Returns
+    what went: "", "experiment" or "study" (the experiment and its study)."""
+    import sqlite3
+
+    try:
+        with write_transaction(db):
+            row = db.execute("SELECT study_id FROM experiments WHERE id = ? AND kind = 'pool'",
+                             [experiment_id]).fetchone()
+            if row is None:
+                return ""
+            db.execute("DELETE FROM experiments WHERE id = ?", [experiment_id])
+            if row[0] is None or db.execute("SELECT 1 FROM experiments WHERE study_id = ?", [row[0]]).fetchone():
+                return "experiment"
+            db.execute("DELETE FROM studies WHERE id = ?", [row[0]])
+            return "study"
+    except sqlite3.IntegrityError:
+        return ""
+
+
 def copy_experiment(db, row: dict, study: dict | None = None) -> None:
     """An experiment row as it is in another database (a shard's copy of the main database's experiment, with its
     study, so that the shard's foreign keys hold)."""

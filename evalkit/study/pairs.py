@@ -221,6 +221,44 @@ def _check_same_setting(db_path: Path, study_id: int, cfg: Config, compat) -> No
             "generate with the study's settings, or start a study of this setting with --new-study NAME")
 
 
+# What a resume shares with the experiment it finishes, besides the weights and tokenizers: every setting that shapes
+# a sample's output or says which samples the experiment holds, so that experiments.config_json describes every pair
+# of it. A resume used to skip every check: one experiment then held float32 8-token samples and bfloat16 3-token
+# ones (audit, 2026-12-04).
+RESUME_MUST_MATCH = (("", "generation_path"), ("", "load_draft"), ("models", "dtype"), ("models", "quantization"),
+                     ("models", "revision"), ("decoding", "mode"), ("decoding", "temperature"), ("decoding", "top_p"),
+                     ("decoding", "top_k"), ("decoding", "max_new_tokens"), ("decoding", "prompt_format"),
+                     ("decoding", "stop_strings"), ("assistant", "num_assistant_tokens"),
+                     ("assistant", "num_assistant_tokens_schedule"), ("assistant", "assistant_confidence_threshold"),
+                     ("assistant", "allow_different_tokenizer"), ("assistant", "prompt_lookup_num_tokens"),
+                     ("pool", "prompts"), ("pool", "gold_rate"))
+_SAMPLING = {"temperature", "top_p", "top_k"}  # greedy decoding reads none of them
+
+
+def resume_mismatch(row: dict, cfg: Config, compat) -> list[str]:
+    """How this config and compatibility record differ from those pool experiment `row` was made with (empty when
+    a resume may finish it). A key an older experiment did not record is not compared."""
+    stored, now = json.loads(row["config_json"] or "{}"), cfg.to_dict()
+    greedy = (stored.get("decoding") or {}).get("mode") == now["decoding"]["mode"] == "greedy"
+    keys = RESUME_MUST_MATCH + ((("decoding", "seed"),) if row["sample_seed"] is None else ())  # the old public base
+    out = []
+    for section, key in keys:
+        was = stored.get(section) or {} if section else stored
+        if key not in was or (greedy and section == "decoding" and key in _SAMPLING):
+            continue
+        value = now[section][key] if section else now[key]
+        if value != was[key]:
+            out.append(f"{section + '.' if section else ''}{key} = {value!r} where experiment {row['id']} has "
+                       f"{was[key]!r}")
+    was_compat, now_compat = json.loads(row["compat_json"] or "{}"), compat.to_json()
+    for role in ("target", "draft"):
+        for fact, what in (("weights_digest", "weights"), ("tokenizer", "tokenizer")):
+            a, b = ((was_compat.get(role) or {}).get(fact)), ((now_compat.get(role) or {}).get(fact))
+            if a and b and a != b:
+                out.append(f"other {role} {what} than experiment {row['id']} was made with")
+    return out
+
+
 def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int | None, progress: bool,
           new_study: str | None = None, until_planned: float | None = None, previous: int | None = None) -> dict:
     """Main process: the experiment (new, or the one to resume) and the work items still to do. With
@@ -235,6 +273,7 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
 
     # a bad gate file is refused before the database is opened: opening it would create a new, empty one
     gate = gate_snapshot(cfg.gate_file or None) if resume is None else None
+    unfinished: dict[int, int] = {}
     db = open_db(db_path)
     try:
         if resume is not None:
@@ -247,6 +286,7 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
             # the experiment's own base; a pool made before secret seeds (migration 019) used decoding.seed
             base = row["sample_seed"] if row["sample_seed"] is not None else cfg.decoding.seed
         else:
+            unfinished = unfinished_pools(db, db_path)
             study = _study_for(db, gate, new_study)
             study_id = study["id"] if study is not None else None
             first = next_sample(db, cfg.decoding.seed)
@@ -261,7 +301,8 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
                     "WHERE e.study_id = ? AND p.kind = 'study'", [study_id]).fetchone()[0]
                 target = fill_target(planned, until_planned, int(gate["values"].get("planned_pool") or 0))
                 if have >= target:
-                    return {"experiment_id": None, "todo": [], "skipped": 0, "have": have, "target": target}
+                    return {"experiment_id": None, "todo": [], "skipped": 0, "have": have, "target": target,
+                            "unfinished": unfinished}
                 if previous is not None and have <= previous:
                     raise EvalkitError(
                         f"--until-planned stopped at {have} of {target} study pairs: its last round added none "
@@ -275,16 +316,23 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
         _check_seeds(base, first, span)
     finally:
         db.close()
-    if resume is None:
-        compat = check_compat(cfg, progress)
-        if study_id is not None:
-            _check_same_setting(db_path, study_id, cfg, compat)
-        if not assisted_allowed(cfg, compat):
+    compat = check_compat(cfg, progress)
+    if resume is not None:
+        if why := resume_mismatch(row, cfg, compat):
             raise EvalkitError(
-                "the pair pool needs both paths, but the assisted path is "
-                + ("switched off" if not cfg.assisted_enabled else "not approved: " + "; ".join(compat.reasons)),
+                f"--resume {resume}: this config differs from the one experiment {resume} was made with: "
+                + "; ".join(why) + "; finishing it so would put two settings' samples in one experiment",
+                f"resume with the config experiment {resume} was made with (it is stored in the database, "
+                "experiments.config_json), or leave out --resume to make a new pool (with --new-study NAME for "
+                "another setting)")
+    elif study_id is not None:
+        _check_same_setting(db_path, study_id, cfg, compat)
+    if not assisted_allowed(cfg, compat):
+        raise EvalkitError(
+            "the pair pool needs both paths, but the assisted path is "
+            + ("switched off" if not cfg.assisted_enabled else "not approved: " + "; ".join(compat.reasons)),
                 "switch generation_path = 'assisted' and load_draft = true, and fix what `evalkit check` reports",
-            )
+        )
     db = open_db(db_path)
     try:
         if resume is not None:
@@ -307,7 +355,116 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
     items = [(pid, s) for pid in prompts for s in range(first, first + samples + extra[pid])]
     work = [(i, pid, s, s >= first + samples) for i, (pid, s) in enumerate(items)]
     todo = [w for w in work if (w[1], w[2]) not in done]
-    return {"experiment_id": exp_id, "todo": todo, "skipped": len(work) - len(todo)}
+    return {"experiment_id": exp_id, "todo": todo, "skipped": len(work) - len(todo),
+            "unfinished": unfinished}
+
+
+def _make_items(cfg: Config, db_path: Path, state, plan: dict, prompts: dict, device, progress: bool):
+    """This process's share of the work items, each stored in its own shard as it is made. Returns (made, fell back)."""
+    from ..generation.models import load_pair
+    from ..progress import bar as progress_bar
+    from ..store import copy_experiment, open_db
+
+    exp_id, made, fallbacks = plan["experiment_id"], 0, 0
+    with state.split_between_processes(plan["todo"]) as mine:
+        if mine:
+            pair = load_pair(cfg, progress=progress and state.is_main_process, device=device, rank=state.process_index)
+            shard = open_db(shard_path(db_path, exp_id, state.process_index))
+            main_ro = open_db(db_path, migrate_schema=False)
+            exp_row = next(main_ro.query("SELECT * FROM experiments WHERE id = ?", [exp_id]))
+            # every process reads the base the main process stored (the plan's file beside the database never holds it)
+            base = exp_row["sample_seed"] if exp_row["sample_seed"] is not None else cfg.decoding.seed
+            study_row = next(main_ro.query("SELECT * FROM studies WHERE id = ?", [exp_row["study_id"]]), None)
+            main_ro.close()
+            copy_experiment(shard, exp_row, study_row)  # so the shard's foreign keys hold
+            desc = "pair pool" if state.num_processes == 1 else f"pair pool (rank {state.process_index})"
+            bar = progress_bar(total=len(mine), desc=desc, unit="pair", disable=not progress, position=state.process_index)
+            try:
+                for index, prompt_id, sample, gold in mine:
+                    m, f = _run_item(pair, prompts[prompt_id], sample, index, cfg, shard, exp_id, gold, base=base)
+                    made, fallbacks = made + m, fallbacks + f
+                    bar.update(1)
+            finally:
+                bar.close()
+                shard.close()
+    return made, fallbacks
+
+
+def _stored_items(db, db_path: Path, experiment_id: int) -> int:
+    """Work items of a pool experiment stored so far: in the main database and in its shards."""
+    from ..store import open_db
+
+    base = db.execute("SELECT sample_seed FROM experiments WHERE id = ?", [experiment_id]).fetchone()
+    n = len(_done_items(db, experiment_id, base[0] or 0)) if base is not None else 0
+    for shard in sorted(db_path.parent.glob(f"{db_path.name}.shard-e{experiment_id}-r*.db")):
+        try:
+            con = open_db(shard, migrate_schema=False)
+            try:
+                n += con.execute("SELECT COUNT(DISTINCT work_index) FROM generations WHERE experiment_id = ?",
+                                 [experiment_id]).fetchone()[0]
+            finally:
+                con.close()
+        except Exception:  # noqa: BLE001 - a shard a killed rank left half made holds no work
+            continue
+    return n
+
+
+def unfinished_pools(db, db_path: Path) -> dict[int, int]:
+    """Pool experiments a `generate` began and did not finish (stopped, killed, or running now), with the work items
+    each stored: a shard left beside the database, or a queue seed with pairs not yet ranked (draw_queue, the last
+    step of a pool, ranks them all), or nothing stored at all. Their pairs reach no rater until --resume finishes
+    them."""
+    import re
+
+    ids = {r[0] for r in db.execute(
+        """SELECT e.id FROM experiments e WHERE e.kind = 'pool' AND e.queue_seed IS NOT NULL AND (
+               EXISTS (SELECT 1 FROM pairs p WHERE p.experiment_id = e.id AND p.queue_rank IS NULL)
+               OR NOT EXISTS (SELECT 1 FROM generations g WHERE g.experiment_id = e.id))""")}
+    known = {r[0] for r in db.execute("SELECT id FROM experiments WHERE kind = 'pool'")}
+    for shard in db_path.parent.glob(f"{db_path.name}.shard-e*-r*.db"):
+        m = re.fullmatch(rf"{re.escape(db_path.name)}\.shard-e(\d+)-r\d+\.db", shard.name)
+        if m and int(m[1]) in known:
+            ids.add(int(m[1]))
+    return {i: _stored_items(db, db_path, i) for i in sorted(ids)}
+
+
+def resume_command(cfg: Config, db_path: Path, experiment_id: int) -> str:
+    """The command that finishes pool experiment `experiment_id`."""
+    return (f"evalkit generate --resume {experiment_id} --db {db_path}"
+            + (f" --config {cfg.source}" if cfg.source and Path(cfg.source).is_file() else ""))
+
+
+def _after_stop(cfg: Config, db_path: Path, exp_id: int, items: int, *, created: bool, merge: bool,
+                interrupted: bool, echo) -> None:
+    """A pool run stopped by an error or Ctrl-C (main process). A new experiment that stored nothing goes, with the
+    study it made: a failed start (a model that would not load, memory that ran out) must not freeze the gate
+    (audit, 2026-12-04: the user's planned gate was then refused for a study with no pairs). Otherwise one process's
+    shard is merged now (a later plain `generate` would leave it behind) and the user is told how to finish."""
+    from ..store import discard_pool_experiment, open_db
+
+    how = "interrupted" if interrupted else "stopped by the error below"
+    try:
+        db = open_db(db_path, migrate_schema=False)
+        try:
+            stored = _stored_items(db, db_path, exp_id)
+            if stored == 0 and created:
+                gone = discard_pool_experiment(db, exp_id)
+                if gone:
+                    for shard in db_path.parent.glob(f"{db_path.name}.shard-e{exp_id}-r*.db"):
+                        _remove_db_files(shard)  # ids are reused: a later experiment must not merge them
+                    echo(f"generate {how} before any sample was stored: experiment {exp_id}"
+                         + (" and the study it began were removed (no gate is frozen)" if gone == "study"
+                            else " was removed"))
+                    return
+            if merge:
+                merge_shards(db, db_path, exp_id)
+        finally:
+            db.close()
+    except Exception as e:  # noqa: BLE001 - the cause of the stop is what the user must see, not this
+        echo(f"(could not read what experiment {exp_id} kept: {type(e).__name__}: {e})")
+        stored = None
+    kept = "" if stored is None else f"{stored} of {items} work items are stored; "
+    echo(f"generate {how}: experiment {exp_id} is unfinished; {kept}finish it with `{resume_command(cfg, db_path, exp_id)}`")
 
 
 def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int | None = None, resume: int | None = None,
@@ -318,10 +475,8 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
     (a reserve) one round of fill_pool: the samples the study still needs (none when it is full)."""
     from ..generation.handoff import share_decision
     from ..locations import db_path as default_db_path
-    from ..generation.models import load_pair
-    from ..progress import bar as progress_bar
     from ..task.prompts import load_prompts
-    from ..store import copy_experiment, open_db
+    from ..store import open_db
 
     samples = cfg.pool.samples if samples is None else samples  # --samples 0 is an error, not the default
     if samples < 1:
@@ -343,30 +498,22 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
                           lambda: _plan(cfg, db_path, prompts, samples, resume, progress, new_study, until_planned,
                                         previous))
     exp_id = plan["experiment_id"]
+    for old_id, stored in (plan.get("unfinished") or {}).items() if state.is_main_process else ():
+        echo(f"experiment {old_id} of this database is unfinished ({stored} work items stored, none of them in the "
+             f"raters' queue): unless another `evalkit generate` is making it now, finish it with "
+             f"`{resume_command(cfg, db_path, int(old_id))}`")
     if exp_id is None:  # --until-planned: the study already holds its planned pairs and the reserve
         return _summary(db_path, PoolResult(None, 0, 0, len(prompts)), state)
     device = str(state.device) if state.num_processes > 1 and cfg.models.device == "auto" else None
-    made = fallbacks = 0
-    with state.split_between_processes(plan["todo"]) as mine:
-        if mine:
-            pair = load_pair(cfg, progress=progress and state.is_main_process, device=device, rank=state.process_index)
-            shard = open_db(shard_path(db_path, exp_id, state.process_index))
-            main_ro = open_db(db_path, migrate_schema=False)
-            exp_row = next(main_ro.query("SELECT * FROM experiments WHERE id = ?", [exp_id]))
-            # every process reads the base the main process stored (the plan's file beside the database never holds it)
-            base = exp_row["sample_seed"] if exp_row["sample_seed"] is not None else cfg.decoding.seed
-            study_row = next(main_ro.query("SELECT * FROM studies WHERE id = ?", [exp_row["study_id"]]), None)
-            main_ro.close()
-            copy_experiment(shard, exp_row, study_row)  # so the shard's foreign keys hold
-            desc = "pair pool" if state.num_processes == 1 else f"pair pool (rank {state.process_index})"
-            bar = progress_bar(total=len(mine), desc=desc, unit="pair", disable=not progress, position=state.process_index)
-            for index, prompt_id, sample, gold in mine:
-                m, f = _run_item(pair, prompts[prompt_id], sample, index, cfg, shard, exp_id, gold, base=base)
-                made, fallbacks = made + m, fallbacks + f
-                bar.update(1)
-            bar.close()
-            shard.close()
+    try:
+        made, fallbacks = _make_items(cfg, db_path, state, plan, prompts, device, progress)
+    except BaseException as exc:  # Ctrl-C too: the user learns what was kept and how to finish it
+        if state.is_main_process:
+            _after_stop(cfg, db_path, exp_id, len(plan["todo"]) + plan["skipped"], created=resume is None,
+                        merge=state.num_processes == 1, interrupted=isinstance(exc, KeyboardInterrupt), echo=echo)
+        raise
     state.wait_for_everyone()
+
     result = PoolResult(exp_id, made, fallbacks, len(prompts), plan["skipped"])
     if state.is_main_process:
         from .gold import add_gold_pairs, gold_count

@@ -1,0 +1,144 @@
+"""A pool run that is resumed with another config, fails while loading its models, or is stopped with Ctrl-C
+(audit of the bring-your-own-pair path, 2026-12-04: F1, F3, F5)."""
+
+import sqlite3
+
+import pytest
+
+from evalkit.config import load_config
+from evalkit.errors import EvalkitError
+from evalkit.study.synthetic import gate_file_text
+
+
+def _rows(db, sql, args=()):
+    con = sqlite3.connect(str(db))
+    try:
+        return con.execute(sql, args).fetchall()
+    finally:
+        con.close()
+
+
+def _stop_after(monkeypatch, n: int, exc: type[BaseException]):
+    """_run_item raises `exc` once n work items are stored (Ctrl-C arrives as KeyboardInterrupt)."""
+    import evalkit.study.pairs as pairs_mod
+
+    real, done = pairs_mod._run_item, []
+
+    def run(*args, **kwargs):
+        if len(done) == n:
+            raise exc()
+        done.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pairs_mod, "_run_item", run)
+    return lambda: monkeypatch.setattr(pairs_mod, "_run_item", real)
+
+
+def test_a_resume_with_a_changed_config_is_refused_and_adds_nothing(make_config, tmp_path, monkeypatch):
+    """The resume skipped every check: one experiment then held samples of two settings, and config_hash described
+    only some of its pairs. Now a config that differs from the experiment's own, in any setting that shapes a sample
+    or says which samples it holds, is refused before anything is generated; the same config resumes."""
+    from evalkit.study.pairs import build_pool
+
+    prompts = ["writing-01", "writing-02"]
+    path = make_config(**{"decoding.mode": "sample", "pool.prompts": prompts})
+    db = tmp_path / "pool.db"
+    restore = _stop_after(monkeypatch, 1, KeyboardInterrupt)
+    with pytest.raises(KeyboardInterrupt):
+        build_pool(load_config(path), db, progress=False, echo=lambda *_: None)
+    restore()
+    (exp_id,) = _rows(db, "SELECT id FROM experiments WHERE kind = 'pool'")[0]
+    before = _rows(db, "SELECT COUNT(*) FROM generations")
+
+    changed = {"assistant.num_assistant_tokens": 3, "models.dtype": "bfloat16", "pool.prompts": ["writing-01"],
+               "decoding.temperature": 0.9}
+    for key, value in changed.items():
+        cfg = load_config(make_config(**{"decoding.mode": "sample", "pool.prompts": prompts, key: value}))
+        with pytest.raises(EvalkitError) as e:
+            build_pool(cfg, db, resume=exp_id, progress=False, echo=lambda *_: None)
+        assert f"--resume {exp_id}" in e.value.what and key in e.value.what, e.value.what
+        assert f"experiment {exp_id} has" in e.value.what and "config_json" in e.value.fix
+        assert _rows(db, "SELECT COUNT(*) FROM generations") == before  # nothing generated
+
+    done = build_pool(load_config(path), db, resume=exp_id, progress=False, echo=lambda *_: None)
+    assert done.experiment_id == exp_id and done.skipped_done == 1 and done.pairs == len(prompts) * 2
+
+
+def test_a_generate_that_fails_before_storing_a_sample_freezes_no_gate(make_config, tmp_path, monkeypatch):
+    """A generate whose models would not load (here: memory running out at load) left an empty experiment and the
+    study frozen with its gate, so the gate the user then wrote from `evalkit plan` was refused for a study with no
+    pairs. Now nothing of a failed start stays, and the next generate freezes the gate it is given."""
+    import evalkit.generation.models as models
+    from evalkit.study.pairs import build_pool
+
+    first, second = tmp_path / "first.toml", tmp_path / "second.toml"
+    first.write_text(gate_file_text(planned_pairs=1725, margin=0.05))
+    second.write_text(gate_file_text(planned_pairs=255, margin=0.05))
+    db = tmp_path / "pool.db"
+    real = models.load_pair
+
+    def out_of_memory(*args, **kwargs):
+        raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    monkeypatch.setattr(models, "load_pair", out_of_memory)
+    said = []
+    with pytest.raises(RuntimeError, match="out of memory"):
+        build_pool(load_config(make_config(gate_file=str(first))), db, progress=False, echo=said.append)
+    assert _rows(db, "SELECT COUNT(*) FROM experiments") == [(0,)]
+    assert _rows(db, "SELECT COUNT(*) FROM studies") == [(0,)]
+    assert any("before any sample was stored" in s and "no gate is frozen" in s for s in said), said
+
+    monkeypatch.setattr(models, "load_pair", real)
+    res = build_pool(load_config(make_config(gate_file=str(second))), db, progress=False, echo=lambda *_: None)
+    assert res.pairs > 0 and res.planned_pairs == 255
+    assert _rows(db, "SELECT id FROM experiments WHERE kind = 'pool'") == [(res.experiment_id,)]
+
+
+def test_ctrl_c_says_how_to_finish_and_a_later_generate_points_at_the_unfinished_pool(make_config, tmp_path,
+                                                                                        monkeypatch):
+    """Ctrl-C printed only click's 'Aborted!': no experiment id, no --resume, and the stored work stayed in a shard
+    file that a later plain generate left behind without a word. Now the stop names the experiment, what it kept and
+    the command that finishes it; the shard is merged; and a later generate points at the unfinished pool until it
+    is finished."""
+    from evalkit.study.pairs import build_pool
+
+    path = make_config(**{"pool.prompts": ["writing-01", "writing-02"]})
+    cfg, db = load_config(path), tmp_path / "pool.db"
+    restore = _stop_after(monkeypatch, 2, KeyboardInterrupt)
+    said = []
+    with pytest.raises(KeyboardInterrupt):
+        build_pool(cfg, db, progress=False, echo=said.append)
+    restore()
+    (exp_id,) = _rows(db, "SELECT id FROM experiments WHERE kind = 'pool'")[0]
+    command = f"evalkit generate --resume {exp_id} --db {db} --config {path}"
+    assert any(s.startswith("generate interrupted") and f"experiment {exp_id} is unfinished" in s
+               and "2 of " in s and command in s for s in said), said
+    assert not list(tmp_path.glob("pool.db.shard-*"))  # merged, not left behind
+    assert _rows(db, "SELECT COUNT(*) FROM pairs WHERE experiment_id = ?", [exp_id]) == [(2,)]
+
+    said.clear()
+    later = build_pool(cfg, db, samples=1, progress=False, echo=said.append)
+    assert later.experiment_id != exp_id
+    assert any(f"experiment {exp_id} of this database is unfinished (2 work items stored" in s and command in s
+               for s in said), said
+
+    build_pool(cfg, db, resume=exp_id, progress=False, echo=lambda *_: None)
+    said.clear()
+    build_pool(cfg, db, samples=1, progress=False, echo=said.append)
+    assert not any("unfinished" in s for s in said), said
+
+
+def test_ctrl_c_before_the_first_sample_leaves_nothing(make_config, tmp_path, monkeypatch):
+    from evalkit.study.pairs import build_pool
+
+    cfg, db = load_config(make_config()), tmp_path / "pool.db"
+    restore = _stop_after(monkeypatch, 0, KeyboardInterrupt)
+    said = []
+    with pytest.raises(KeyboardInterrupt):
+        build_pool(cfg, db, progress=False, echo=said.append)
+    restore()
+    assert _rows(db, "SELECT COUNT(*) FROM experiments") == [(0,)] and _rows(db, "SELECT COUNT(*) FROM studies") == [(0,)]
+    assert any(s.startswith("generate interrupted before any sample was stored") for s in said), said
+    said.clear()
+    build_pool(cfg, db, samples=1, progress=False, echo=said.append)
+    assert not any("unfinished" in s for s in said), said
