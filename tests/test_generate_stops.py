@@ -116,6 +116,10 @@ def test_ctrl_c_says_how_to_finish_and_a_later_generate_points_at_the_unfinished
     assert not list(tmp_path.glob("pool.db.shard-*"))  # merged, not left behind
     assert _rows(db, "SELECT COUNT(*) FROM pairs WHERE experiment_id = ?", [exp_id]) == [(2,)]
 
+    with pytest.raises(EvalkitError) as e:  # a wrong id: the refusal lists the ones to finish
+        build_pool(cfg, db, resume=exp_id + 7, progress=False, echo=lambda *_: None)
+    assert e.value.fix.endswith(f"unfinished here: {exp_id}"), e.value.fix
+
     said.clear()
     later = build_pool(cfg, db, samples=1, progress=False, echo=said.append)
     assert later.experiment_id != exp_id

@@ -279,8 +279,11 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
         if resume is not None:
             row = next(db.query("SELECT * FROM experiments WHERE id = ? AND kind = 'pool'", [resume]), None)
             if row is None:
+                open_ids = unfinished_pools(db, db_path)
                 raise EvalkitError(f"experiment {resume} is not a pair-pool experiment in {db_path}",
-                                   "pass the id printed by the interrupted `evalkit generate`")
+                                   "pass the id a stopped `evalkit generate` printed: "
+                                   + (f"unfinished here: {', '.join(str(i) for i in open_ids)}" if open_ids else
+                                      "this database holds no unfinished pool"))
             first, samples = row["first_sample"], row["pool_samples"] or samples
             study_id = row["study_id"]
             # the experiment's own base; a pool made before secret seeds (migration 019) used decoding.seed
