@@ -240,12 +240,62 @@ def tokenizer_fingerprint(tok) -> dict:
     }
 
 
+# The files a checkpoint's weights may be in (hashed into weights_digest; a local folder needs one).
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".gguf")
+
+
+def weight_files(folder: str | Path) -> list[Path]:
+    return sorted(p for p in Path(folder).glob("*") if p.suffix in WEIGHT_SUFFIXES)
+
+
+def safetensors_problem(path: Path) -> str | None:
+    """Why a .safetensors file cannot be read, from its header alone (None when it can): 8 bytes of little-endian
+    length, that many bytes of JSON giving each tensor's byte range after the header. A file cut short (an
+    interrupted download or copy) fails here as from_pretrained would fail on it, without the weights being read."""
+    size = path.stat().st_size
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+            if len(head) < 8:
+                return f"{size} bytes, shorter than a safetensors header"
+            n = int.from_bytes(head, "little")
+            if n > size - 8:
+                return f"its header says {n} bytes of metadata follow, but the file holds {size} bytes in all"
+            header = json.loads(fh.read(n))
+        ends = [int(t["data_offsets"][1]) for k, t in header.items() if k != "__metadata__"]
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError):  # not JSON, or not the layout above
+        return "its header is not safetensors metadata"
+    need = 8 + n + max(ends, default=0)
+    if need > size:
+        return f"cut short: its tensors end at byte {need}, but the file holds {size} bytes"
+    return None
+
+
+def weights_problem(folder: str | Path, shards: bool = True) -> str | None:
+    """Why the weights of a checkpoint folder cannot be read, from the file names and safetensors headers alone
+    (None when nothing is wrong): a shard its index names is missing (unless not `shards`), or a safetensors file
+    is damaged."""
+    root = Path(folder)
+    for index in sorted(root.glob("*.index.json")) if shards else ():
+        try:
+            shards = set(json.loads(index.read_text(encoding="utf-8"))["weight_map"].values())
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return f"{index.name} is not a readable weights index"
+        missing = sorted(s for s in shards if not (root / s).is_file())
+        if missing:
+            return f"{index.name} names {len(missing)} shard(s) the folder lacks: {', '.join(missing[:3])}"
+    for f in weight_files(root):
+        problem = f.suffix == ".safetensors" and safetensors_problem(f)
+        if problem:
+            return f"its weights file {f.name} cannot be read: {problem}"
+    return None
+
+
 def _files_digest(folder: str | None) -> str | None:
     """sha256 over the weight files of a local checkpoint folder; None when unknown."""
     if not folder:
         return None
-    root = Path(folder)
-    files = sorted(p for p in root.glob("*") if p.suffix in {".safetensors", ".bin", ".pt", ".gguf"})
+    files = weight_files(folder)
     if not files:
         return None
     h = hashlib.sha256()

@@ -71,7 +71,40 @@ def check_model_refs(cfg: Config) -> None:
         refs += [("models.draft", m.draft), ("models.draft_tokenizer", m.draft_tokenizer)]
     for key, ref in refs:
         if ref and not ref.startswith(DEMO_PREFIX):
-            resolve_ref(ref, False, key, m.revision)
+            path = resolve_ref(ref, False, key, m.revision)
+            if not key.endswith("_tokenizer"):
+                check_weights(path, key, m.revision)
+
+
+_AGAIN = "`hf download ORG/NAME --local-dir DIR`, or model.save_pretrained(DIR)"
+
+
+def check_weights(ref: str, key: str, revision: str = "") -> None:
+    """A model's weights checked as far as can be done without loading them (compat.weights_problem): a local folder
+    must hold a weights file; no shard its index names may be missing and no safetensors file damaged, locally or
+    in the Hub cache. A Hub id whose snapshot lacks its weights or some shards is left to from_pretrained, which
+    downloads them, unless HF_HUB_OFFLINE forbids it."""
+    from .compat import WEIGHT_SUFFIXES, weight_files, weights_problem
+
+    folder = local_folder(ref, revision)
+    if folder is None:
+        return
+    hub = not Path(ref).is_dir()
+    problem = weights_problem(folder, shards=not hub or _offline())
+    if problem:
+        raise EvalkitError(
+            f"{key} folder {folder}: {problem}; the checkpoint is damaged or incomplete (an interrupted download or "
+            "copy leaves files cut short)",
+            f"download it again (`hf download {ref} --force-download`)" if hub else
+            f"download or save the checkpoint again ({_AGAIN}) and point {key} at that folder",
+        )
+    if not hub and not weight_files(folder):
+        raise EvalkitError(
+            f"{key} folder {folder} has no weights file (looked for {', '.join('*' + s for s in WEIGHT_SUFFIXES)})",
+            "copy the weights from the model's release into the folder (model.safetensors, or every "
+            "model-0000N-of-0000M.safetensors shard with model.safetensors.index.json), or save the model there with "
+            f"save_pretrained; or point {key} at the complete folder",
+        )
 
 
 # The offline demo pair (evalkit.demo) is reached through this module only: resolve_ref ("demo:target" /
@@ -178,6 +211,7 @@ def _device_key(name: str):
 
 def load_model(ref: str, cfg: Config, role: str, device: str, device_map: str = ""):
     import torch
+    from safetensors import SafetensorError
     from transformers import AutoModelForCausalLM
     from transformers.utils import logging as hf_logging
 
@@ -203,6 +237,12 @@ def load_model(ref: str, cfg: Config, role: str, device: str, device_map: str = 
         raise EvalkitError(
             f"out of memory loading the {role} model '{ref}' on {device}",
             'use a smaller model or dtype, set models.device_map = "auto", or load_draft = false',
+        )
+    except SafetensorError as e:  # a weights file damaged past what check_weights reads of it
+        raise EvalkitError(
+            f"models.{role} = '{ref}': its weights cannot be read ({str(e).splitlines()[0]}); the checkpoint is "
+            "damaged or incomplete",
+            f"download or save the checkpoint again ({_AGAIN}) and point models.{role} at that folder",
         )
     except (OSError, ValueError) as e:
         msg = str(e).splitlines()[0]
@@ -269,12 +309,14 @@ def check_compat(cfg: Config, progress: bool = True, target_tok=None) -> Compati
 
     device = pick_device(cfg.models.device)
     t_ref = resolve_ref(cfg.models.target, progress, "models.target", cfg.models.revision)
+    check_weights(t_ref, "models.target", cfg.models.revision)
     t_tok = target_tok or load_tokenizer(tokenizer_ref(cfg, "target", progress), cfg, "target")
     t_conf = load_model_config(t_ref, cfg, "target")
     draft_wanted = cfg.assisted_enabled
     d_ref = d_tok = d_conf = None
     if draft_wanted:
         d_ref = resolve_ref(cfg.models.draft, progress, "models.draft", cfg.models.revision)
+        check_weights(d_ref, "models.draft", cfg.models.revision)
         d_tok = load_tokenizer(tokenizer_ref(cfg, "draft", progress), cfg, "draft")
         d_conf = load_model_config(d_ref, cfg, "draft")
     rec = compatibility_record(
