@@ -123,3 +123,48 @@ def test_a_hub_id_in_the_cache_is_approved_and_its_damaged_weights_are_named(tin
         models.check_weights("local/tiny-draft", "models.draft")
     monkeypatch.setattr(models, "_offline", lambda: False)
     models.check_weights("local/tiny-draft", "models.draft")
+
+
+# --- F4: a folder without tokenizer files ------------------------------------------------------------------------
+
+def test_a_draft_folder_without_tokenizer_files_is_named_with_the_fix_not_called_another_family(tiny_models, tmp_path):
+    draft = copy(tiny_models, tmp_path, "draft")
+    for name in TOKENIZER_FILES:
+        (draft / name).unlink(missing_ok=True)
+    path = config(tmp_path, tiny_models["target"], draft)
+    r = cli_run(["check", "--config", path])
+    assert r.exit_code == 1, r.output
+    assert f"models.draft folder {draft} has no tokenizer files (tokenizer.json, or tokenizer_config.json" in r.output
+    assert "copy the tokenizer files from the model's release" in r.output and "models.draft_tokenizer" in r.output
+    assert "family" not in r.output.split("fix:")[0]
+    # the fix it names works: the draft shares the target's tokenizer
+    path.write_text(path.read_text() + f'draft_tokenizer = "{tiny_models["target"]}"\n')
+    r = cli_run(["check", "--config", path])
+    assert r.exit_code == 0 and "same_tokenizer" in r.output, r.output
+
+
+def test_tokenizer_files_without_a_vocabulary_are_refused_not_loaded_as_one_token(tiny_models, tmp_path):
+    """tokenizer_config.json alone (its vocabulary files missing): Transformers builds the class it names with an
+    empty vocabulary, one special token; a tokenizer folder set by models.draft_tokenizer is named by that key."""
+    empty = copy(tiny_models, tmp_path, "draft", "empty_tokenizer")
+    for name in TOKENIZER_FILES:
+        (empty / name).unlink(missing_ok=True)
+    (empty / "tokenizer_config.json").write_text(json.dumps({"tokenizer_class": "Qwen2Tokenizer"}))
+    path = config(tmp_path, tiny_models["target"], tiny_models["draft"])
+    path.write_text(path.read_text() + f'draft_tokenizer = "{empty}"\n')
+    r = cli_run(["check", "--config", path])
+    assert r.exit_code == 1, r.output
+    assert (f"models.draft_tokenizer folder {empty} holds tokenizer files (tokenizer_config.json) but no vocabulary"
+            in r.output) and "all special" in r.output and "point models.draft_tokenizer at a folder" in r.output
+
+
+def test_an_ordinary_run_on_a_target_without_tokenizer_files_names_them_instead_of_a_reshape_error(tiny_models,
+                                                                                                  tmp_path):
+    target = copy(tiny_models, tmp_path, "target")
+    for name in TOKENIZER_FILES:
+        (target / name).unlink(missing_ok=True)
+    path = config(tmp_path, target, tiny_models["draft"], 'generation_path = "ordinary"')
+    r = cli_run(["run", "--config", path, "--db", tmp_path / "e.db", "--path", "ordinary"])
+    assert r.exit_code == 1, r.output
+    assert f"models.target folder {target} has no tokenizer files" in r.output and "models.target_tokenizer" in r.output
+    assert "reshape" not in r.output and not (tmp_path / "e.db").exists()

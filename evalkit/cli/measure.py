@@ -22,7 +22,7 @@ def check(config_path, as_json):
 
     Verdicts: same_tokenizer, different_tokenizer (Universal Assisted Generation), or not_approved
     (then only the ordinary path runs). Exit code 0 when approved, 2 when not approved; 1 for a config or model
-    folder evalkit cannot use, e.g. one without weights, or with a safetensors file cut short
+    folder evalkit cannot use, e.g. one without tokenizer files or weights, or with a safetensors file cut short
     (each header is read, not the weights).
     """
     from ..generation.models import check_compat

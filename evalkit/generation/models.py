@@ -196,8 +196,43 @@ def _from_pretrained(auto_class: str, ref: str, cfg: Config, what: str, key: str
         )
 
 
+# The files a tokenizer is saved as: the fast tokenizer's tokenizer.json, or tokenizer_config.json with its class's
+# vocabulary files (BPE: vocab.json + merges.txt; SentencePiece: tokenizer.model or spiece.model; WordPiece: vocab.txt).
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "merges.txt", "tokenizer.model",
+                   "spiece.model", "sentencepiece.bpe.model", "vocab.txt")
+
+
 def load_tokenizer(ref: str, cfg: Config, role: str):
-    return _from_pretrained("AutoTokenizer", ref, cfg, f"{role} tokenizer", f"models.{role}_tokenizer / models.{role}")
+    own = getattr(cfg.models, f"{role}_tokenizer")
+    key = f"models.{role}_tokenizer" if own else f"models.{role}"
+    # a local folder with none of the files: Transformers would build an empty tokenizer or fail with a message
+    # about converting slow tokenizers, depending on the class config.json names
+    if Path(ref).is_dir() and not any((Path(ref) / f).is_file() for f in TOKENIZER_FILES):
+        raise _no_tokenizer(key, role, ref, "has no tokenizer files (tokenizer.json, or tokenizer_config.json with "
+                                            "vocab.json + merges.txt, tokenizer.model or vocab.txt)")
+    tok = _from_pretrained("AutoTokenizer", ref, cfg, f"{role} tokenizer", f"models.{role}_tokenizer / models.{role}")
+    # Refuse a tokenizer whose every token is special: from a folder whose files hold no vocabulary (or a Hub
+    # snapshot without them) Transformers builds the class with none (one <|endoftext|> token for Qwen2), and evalkit
+    # would then report two tokenizers that differ, or the target would fail inside generate()
+    vocab = tok.get_vocab()
+    if not set(vocab.values()) - set(tok.all_special_ids):
+        folder = local_folder(ref, cfg.models.revision)
+        found = [f for f in TOKENIZER_FILES if folder and (Path(folder) / f).is_file()]
+        raise _no_tokenizer(key, role, folder or ref,
+                            (f"holds tokenizer files ({', '.join(found)}) but no vocabulary" if found else
+                             "has no tokenizer files") + f": Transformers made an empty {type(tok).__name__} from it "
+                            f"({len(vocab)} token(s), all special)")
+    return tok
+
+
+def _no_tokenizer(key: str, role: str, folder: str, what: str) -> EvalkitError:
+    own = key.endswith("_tokenizer")
+    return EvalkitError(
+        f"{key} folder {folder} {what}",
+        "copy the tokenizer files from the model's release into the folder (tokenizer.save_pretrained(DIR) writes "
+        f"them), or {'point' if own else 'set'} models.{role}_tokenizer {'at' if own else 'to'} a folder that has them"
+        + ("" if own or role == "target" else " (the target's folder, when the draft shares its tokenizer)"),
+    )
 
 
 def load_model_config(ref: str, cfg: Config, role: str):
