@@ -107,7 +107,8 @@ class BenchConfig:
     # Prompt ids to run; empty = all bundled prompts.
     prompts: list[str] = field(default_factory=list)
     # Batch sizes at which the ordinary path is also measured, beside assisted at batch 1 (`--batch-sizes`); [] =
-    # none. Each batch holds the benchmark's prompts in turn, left-padded, in the ordinary worker process.
+    # none; a list with no size above 1 is refused (it would measure nothing). Each batch holds the benchmark's
+    # prompts in turn, left-padded, in the ordinary worker process.
     batch_sizes: list[int] = field(default_factory=list)
 
 
@@ -369,6 +370,17 @@ def _check_ranges(cfg: Config, source: str) -> None:
                 "model's end token), or switch the assisted path off (generation_path = \"ordinary\")")
 
 
+def _check_file(cfg: Config, source: str) -> None:
+    """What a config file is held to when it is read, beyond from_dict's checks: from_dict also reads the configs
+    stored with experiments, which were accepted when they ran and must still load (a benchmark of
+    bench.batch_sizes = [1] ran before this check)."""
+    from .generation.batch import refuse_no_batch
+
+    if cfg.bench.batch_sizes:
+        refuse_no_batch(cfg.bench.batch_sizes, f"{source}: bench.batch_sizes = {cfg.bench.batch_sizes}",
+                        "set bench.batch_sizes to sizes above 1, e.g. [1, 2, 4, 8], or [] to measure no batch")
+
+
 def from_dict(data: dict, source: str = "<config>") -> Config:
     cfg = _build(Config, data, "", source)
     _check_ranges(cfg, source)
@@ -406,6 +418,7 @@ def load_config(path: Path | str | None = None) -> Config:
     except tomllib.TOMLDecodeError as e:
         raise EvalkitError(f"config file {path} is not valid TOML: {e}", "fix the syntax at the position given")
     cfg = from_dict(data, str(path))
+    _check_file(cfg, str(path))
     for obj, attr in [(cfg.models, a) for a in ("target", "draft", "target_tokenizer", "draft_tokenizer", "offload_folder")] + [(cfg, "gate_file")]:
         value = getattr(obj, attr)
         if value.startswith(("./", "../")):

@@ -168,3 +168,23 @@ def test_an_ordinary_run_on_a_target_without_tokenizer_files_names_them_instead_
     assert r.exit_code == 1, r.output
     assert f"models.target folder {target} has no tokenizer files" in r.output and "models.target_tokenizer" in r.output
     assert "reshape" not in r.output and not (tmp_path / "e.db").exists()
+
+
+# --- F8: bench.batch_sizes that measure no batch -------------------------------------------------------------------
+
+def test_bench_batch_sizes_in_the_config_that_hold_no_batch_are_refused_as_the_option_is(tiny_models, tmp_path,
+                                                                                        data_dir):
+    path = config(tmp_path, tiny_models["target"], tiny_models["draft"], "")
+    path.write_text(path.read_text() + "[bench]\nbatch_sizes = [1]\n")
+    with pytest.raises(EvalkitError) as e:
+        load_config(path)
+    assert f"{path}: bench.batch_sizes = [1] measures no batch" in e.value.what  # was accepted: a bench of no batch
+    assert "bench.batch_sizes" in e.value.fix
+    for command in (["check"], ["bench", "--db", tmp_path / "e.db", "--reps", "1"]):
+        r = cli_run([*command, "--config", path])
+        assert r.exit_code == 1 and "bench.batch_sizes = [1] measures no batch" in r.output, r.output
+    assert not (tmp_path / "e.db").exists() and not data_dir.exists()
+    path.write_text(path.read_text().replace("[1]", "[1, 4]"))
+    assert load_config(path).bench.batch_sizes == [1, 4]
+    # a config stored with an experiment that ran before the check still loads
+    assert from_dict({"bench": {"batch_sizes": [1]}}).bench.batch_sizes == [1]

@@ -120,7 +120,8 @@ def run(config_path, db_path, prompt_id, path, seed, batch_size, as_json):
 @click.option("--prompt", "prompt_ids", multiple=True, help="Limit to these prompt ids (repeatable).")
 @click.option("--batch-sizes", default=None, callback=csv_of(int),
               help="Also measure the ordinary path at these batch sizes (e.g. 1,2,4,8; default: bench.batch_sizes) beside "
-                   "assisted at batch 1, and name the batch size from which ordinary's total throughput wins.")
+                   "assisted at batch 1, and name the batch size from which ordinary's total throughput wins; sizes "
+                   "holding no batch above 1 are refused, here and in bench.batch_sizes.")
 @click.option("--json", "as_json", is_flag=True, help="Print {summary, runs, batch_runs} as JSON.")
 @fail_clearly
 def bench(config_path, db_path, reps, rounds, decoding, prompt_ids, batch_sizes, as_json):

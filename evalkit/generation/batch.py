@@ -29,6 +29,14 @@ def refuse_assisted_batch(requests: int, what: str) -> None:
         )
 
 
+def refuse_no_batch(sizes: list[int], given: str, fix: str) -> None:
+    """Refuse benchmark batch sizes that hold no batch above 1: the unbatched runs are batch size 1 already, so they
+    would measure nothing. One check for `--batch-sizes` and a config file's bench.batch_sizes; `given` names the
+    value as the user wrote it, `fix` says where to change it."""
+    if not any(b > 1 for b in sizes):
+        raise EvalkitError(f"{given} measures no batch: the unbatched runs are batch size 1 already", fix)
+
+
 def batch_sizes(values) -> list[int]:
     """Batch sizes as the benchmark runs them: positive, each once, ascending."""
     sizes = sorted({int(v) for v in values})

@@ -154,17 +154,17 @@ def bench_at(cfg: Config, db_path: Path | str, *, reps: int | None = None, round
     """`evalkit bench`: the options over the config (each checked), the prompts checked before any file is created,
     then the whole protocol on the database at `db_path`. Returns (summary, `bench --json`'s document), or None on a
     non-main process under accelerate (the main process reports)."""
-    from ..batch import batch_sizes as checked_sizes
+    from ..batch import batch_sizes as checked_sizes, refuse_no_batch
     from ...store import open_db
     from ...task.prompts import load_prompts
     from .summary import bench_json
 
     if batch_sizes is not None:
         cfg.bench.batch_sizes = checked_sizes(batch_sizes)
-        if not any(b > 1 for b in cfg.bench.batch_sizes):  # an option that would do nothing is refused, not ignored
-            given = ",".join(map(str, cfg.bench.batch_sizes)) or "(empty)"
-            raise EvalkitError(f"--batch-sizes {given} measures no batch: the unbatched runs are batch size 1 already",
-                               "pass sizes above 1, e.g. `--batch-sizes 1,2,4,8`, or leave the option out")
+        # an option that would do nothing is refused, not ignored (load_config refuses bench.batch_sizes alike)
+        given = ",".join(map(str, cfg.bench.batch_sizes)) or "(empty)"
+        refuse_no_batch(cfg.bench.batch_sizes, f"--batch-sizes {given}",
+                        "pass sizes above 1, e.g. `--batch-sizes 1,2,4,8`, or leave the option out")
     if reps is not None:
         if reps < 1:
             raise EvalkitError(f"--reps {reps} must be at least 1", "pass a positive number")
