@@ -104,7 +104,7 @@ class BenchConfig:
     length_tolerance: float = 0.1
     # Bootstrap resamples for the speed-up interval.
     bootstrap: int = 2000
-    # Prompt ids to run; empty = all bundled prompts.
+    # Prompt ids to run (checked against the prompt files when the config is read); empty = all bundled prompts.
     prompts: list[str] = field(default_factory=list)
     # Batch sizes at which the ordinary path is also measured, beside assisted at batch 1 (`--batch-sizes`); [] =
     # none; a list with no size above 1 is refused (it would measure nothing). Each batch holds the benchmark's
@@ -116,7 +116,7 @@ class BenchConfig:
 class PoolConfig:
     # Samples per prompt per path when building the pair pool for rating.
     samples: int = 4
-    # Prompt ids to use; empty = all bundled prompts.
+    # Prompt ids to use (checked like bench.prompts); empty = all bundled prompts.
     prompts: list[str] = field(default_factory=list)
     # Gold (check) pairs mixed into the pool, per study pair: gold_rate x study pairs, rounded down, each made from
     # an extra pooled sample with one output changed by a controlled edit (evalkit.study.gold); 0 = none. In [0, 0.5].
@@ -373,12 +373,17 @@ def _check_ranges(cfg: Config, source: str) -> None:
 def _check_file(cfg: Config, source: str) -> None:
     """What a config file is held to when it is read, beyond from_dict's checks: from_dict also reads the configs
     stored with experiments, which were accepted when they ran and must still load (a benchmark of
-    bench.batch_sizes = [1] ran before this check)."""
+    bench.batch_sizes = [1] ran before this check; a prompt may have been removed since)."""
     from .generation.batch import refuse_no_batch
+    from .task.prompts import load_prompts
 
     if cfg.bench.batch_sizes:
         refuse_no_batch(cfg.bench.batch_sizes, f"{source}: bench.batch_sizes = {cfg.bench.batch_sizes}",
                         "set bench.batch_sizes to sizes above 1, e.g. [1, 2, 4, 8], or [] to measure no batch")
+    for key in ("bench.prompts", "pool.prompts"):
+        ids = getattr(getattr(cfg, key.split(".")[0]), "prompts")
+        if ids:
+            load_prompts(ids=ids, key=key, source=source)
 
 
 def from_dict(data: dict, source: str = "<config>") -> Config:

@@ -188,3 +188,27 @@ def test_bench_batch_sizes_in_the_config_that_hold_no_batch_are_refused_as_the_o
     assert load_config(path).bench.batch_sizes == [1, 4]
     # a config stored with an experiment that ran before the check still loads
     assert from_dict({"bench": {"batch_sizes": [1]}}).bench.batch_sizes == [1]
+
+
+# --- F9: a file given as the folder, an unknown prompt id in the config -----------------------------------------
+
+def test_a_config_json_given_as_the_model_is_called_a_file(tiny_models, tmp_path):
+    target = tiny_models["target"]
+    r = cli_run(["check", "--config", config(tmp_path, target / "config.json", tiny_models["draft"])])
+    assert r.exit_code == 1, r.output
+    assert f"models.target = '{target / 'config.json'}' is a file, but models.target takes a model's folder" in r.output
+    assert f"set models.target = '{target}'" in r.output and "has no config.json" not in r.output
+
+
+@pytest.mark.parametrize("key", ["bench.prompts", "pool.prompts"])
+def test_an_unknown_prompt_id_in_the_config_names_the_key_and_file_when_the_config_is_read(tiny_models, tmp_path,
+                                                                                          key):
+    path = config(tmp_path, tiny_models["target"], tiny_models["draft"])
+    section, name = key.split(".")
+    path.write_text(path.read_text() + f'[{section}]\n{name} = ["writing-01", "writing-99"]\n')
+    with pytest.raises(EvalkitError) as e:
+        load_config(path)
+    assert e.value.what == f"{path}: {key} names unknown prompt id(s): writing-99"
+    assert "known ids: writing-01" in e.value.fix and f"change {key}" in e.value.fix
+    r = cli_run(["check", "--config", path])  # check approved the config before
+    assert r.exit_code == 1 and f"{key} names unknown prompt id(s): writing-99" in r.output, r.output

@@ -37,6 +37,14 @@ def resolve_ref(ref: str, progress: bool = True, key: str = "models.target", rev
     path = Path(ref).expanduser()
     looks_local = ref.startswith(("/", "./", "../", "~")) or path.exists() or ref.count("/") > 1
     if looks_local:
+        if path.is_file():  # config.json or a weights file named instead of its folder
+            holder = path.parent if (path.parent / "config.json").is_file() else None
+            raise EvalkitError(
+                f"{key} = '{ref}' is a file, but {key} takes a model's folder (the one save_pretrained wrote, holding "
+                "config.json) or a Hub id",
+                f"set {key} = '{holder}', the folder this file is in" if holder else
+                f"set {key} to the folder that holds the model's config.json, weights and tokenizer files",
+            )
         if not path.exists():
             raise EvalkitError(
                 f"model folder {ref} does not exist ({key})",

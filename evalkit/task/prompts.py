@@ -117,8 +117,10 @@ def load_prompt(path: Path) -> Prompt:
     )
 
 
-def load_prompts(directory: Path | None = None, ids: list[str] | None = None) -> list[Prompt]:
-    """All prompts in a folder, sorted by id; `ids` selects and orders a subset."""
+def load_prompts(directory: Path | None = None, ids: list[str] | None = None, key: str = "",
+                 source: str = "") -> list[Prompt]:
+    """All prompts in a folder, sorted by id; `ids` selects and orders a subset. `key` names the config key the ids
+    came from (bench.prompts, pool.prompts) and `source` its config file, for the error on an unknown one."""
     from ..locations import prompts_dir
 
     directory = Path(directory) if directory else prompts_dir()
@@ -134,7 +136,9 @@ def load_prompts(directory: Path | None = None, ids: list[str] | None = None) ->
     if ids:
         unknown = [i for i in ids if i not in by_id]
         if unknown:
-            raise EvalkitError(f"unknown prompt id(s): {', '.join(unknown)}", f"known ids: {', '.join(sorted(by_id))}")
+            where = f"{source}: {key} names " if key else ""
+            raise EvalkitError(f"{where}unknown prompt id(s): {', '.join(unknown)}",
+                               f"known ids: {', '.join(sorted(by_id))}" + (f"; change {key} ([] = all)" if key else ""))
         return [by_id[i] for i in ids]
     return [by_id[k] for k in sorted(by_id)]
 

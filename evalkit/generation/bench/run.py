@@ -179,7 +179,9 @@ def bench_at(cfg: Config, db_path: Path | str, *, reps: int | None = None, round
         cfg.decoding.mode = decoding
     if prompts:
         cfg.bench.prompts = list(prompts)
-    load_prompts(ids=cfg.bench.prompts or None)  # a bad prompt id fails before any file is created
+    # a bad prompt id fails before any file is created
+    load_prompts(ids=cfg.bench.prompts or None, key="" if prompts else "bench.prompts",
+                 source=cfg.source or "the config")
     from ..models import check_model_refs
 
     check_model_refs(cfg)  # and a missing model folder
