@@ -192,10 +192,15 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
         if values and values["planned_pairs"] > 0 and speed.extra_memory_mb is None:
             # a benchmark of another setting may be stored and left out (its note says why): then "yet" is not true
             left_out = any("left out: it does not measure what the study rates" in n for n in speed.notes)
-            notes.insert(0, ("no benchmark of what the study rates yet (one was left out, see below)" if left_out
-                             else "no benchmark yet")
-                         + ": run `evalkit bench` before the planned sample completes, since the decision then "
-                           "freezes the speed-up and memory as measured by that time")
+            if speed.memory_note and not left_out:  # a benchmark ran, and measured nothing of the draft
+                notes.insert(0, f"extra memory of the draft {speed.memory_note}: fix "
+                                "the cause and run `evalkit bench` again before the planned sample completes, since "
+                                "the decision then freezes the speed-up and memory as measured by that time")
+            else:
+                notes.insert(0, ("no benchmark of what the study rates yet (one was left out, see below)" if left_out
+                                 else "no benchmark yet")
+                             + ": run `evalkit bench` before the planned sample completes, since the decision then "
+                               "freezes the speed-up and memory as measured by that time")
         if short := pool_short(db, chosen):
             notes.insert(0, short[0].upper() + short[1:])
         if values and (waiting := _waiting_note(db, ratings, values)):
@@ -225,7 +230,8 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
                             if speed_now.extra_memory_mb is not None else ""))
     notes += [f"speed figure: {n}" for n in speed.notes]
     if speed.fallback_runs:
-        notes.append(f"{speed.fallback_runs} assisted run(s) fell back; they are not counted as assisted")
+        notes.append(f"{speed.fallback_runs} assisted run(s) fell back; they are not counted as assisted"
+                     + (f"; {speed.fallback_cause}" if speed.fallback_cause else ""))
     if speed.source == POOL_SOURCE:
         notes.append("speed-up taken from the pair pool's single runs: run `evalkit bench` for the protocol's numbers")
     if speed.selection_gap:

@@ -46,6 +46,8 @@ class Speed:
     # whether the two independent acceptance counts agreed on every assisted run
     theoretical_speedup: float | None = None
     counts_agree: bool | None = None
+    fallback_cause: str = ""  # why the fallbacks fell back (generation.fallbacks.cause_text), when there are some
+    memory_note: str = ""  # why extra_memory_mb is None although a benchmark exists ("" when none does)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -145,6 +147,12 @@ def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None,
                   throughput_ci95=list(everything.throughput_ci95) if everything.throughput_ci95 else None,
                   throughput_pairs=everything.throughput_pairs, selection_gap=everything.selection_gap,
                   notes=list(getattr(everything, "notes", [])) + _failed_workers(db, exp_id, source) + left_out)
+    if speed.fallback_runs:
+        from ..generation.fallbacks import experiment_cause
+
+        speed.fallback_cause = experiment_cause(db, [exp_id] if source != POOL_SOURCE else _pool_ids(db, study_id))
+    if memory is None and exp_id is not None:
+        speed.memory_note = _memory_note(db, exp_id)
     speed.version = version  # not a field: it stays out of every published figure
     return pd.DataFrame(paths), pd.DataFrame(speed_rows), speed
 
@@ -181,6 +189,25 @@ def _failed_workers(db, bench_id: int | None, source: str | None) -> list[str]:
     return [f"{failed} of benchmark {bench_id}'s {total} worker processes failed (their errors are in "
             "bench_processes): its figures rest on the others' runs only, not the whole protocol; run `evalkit bench` "
             "again"]
+
+
+def _pool_ids(db, study_id: int | None) -> list[int]:
+    return [r[0] for r in db.execute("SELECT id FROM experiments WHERE kind = 'pool' AND (:study IS NULL OR "
+                                     "study_id = :study)", {"study": study_id})]
+
+
+def _memory_note(db, bench_id: int) -> str:
+    """Why benchmark `bench_id` measured no extra memory of the draft: its assisted path never ran (every assisted
+    run fell back, with the cause), or it stored no timed run of a path."""
+    from ..generation.fallbacks import experiment_cause
+
+    runs = dict(db.execute("SELECT path, COUNT(*) FROM timing_runs WHERE experiment_id = ? GROUP BY path",
+                           [bench_id]).fetchall())
+    if not runs.get(GenerationPath.ASSISTED) and runs.get(GenerationPath.FALLBACK):
+        cause = experiment_cause(db, [bench_id])
+        return (f"not measured: benchmark {bench_id}'s assisted path never ran (all {runs[GenerationPath.FALLBACK]} "
+                f"of its assisted runs fell back{'; ' + cause if cause else ''})")
+    return f"not measured: benchmark {bench_id} holds no timed run with a memory reading on both paths"
 
 
 def _pool_fallbacks(db, study_id: int | None, before: str | None) -> int:

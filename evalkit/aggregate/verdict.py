@@ -549,7 +549,9 @@ def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs
         conditions.append(Condition("fidelity", None, f"no pair has {per_pair} current ratings yet"))
     mem = speed.extra_memory_mb
     conditions.append(Condition("memory", None if mem is None else mem <= g["max_extra_memory_mb"],
-                                "extra memory of the draft not measured (run `evalkit bench`)" if mem is None else
+                                "extra memory of the draft " + (getattr(speed, "memory_note", "")
+                                                                 or "not measured (run `evalkit bench`)")
+                                if mem is None else
                                 f"draft adds {mem:.0f} MB (allowed {g['max_extra_memory_mb']:.0f} MB)"
                                 + (f"; {speed.extra_memory_basis}" if getattr(speed, "extra_memory_basis", None)
                                    else "")))

@@ -59,6 +59,7 @@ class TuneResult:
     best: TrialResult | None  # the fastest trial against the default among those that never fell back (or None)
     default: TrialResult
     runs_per_trial: int = 0  # timed assisted runs each trial asked for (repetitions x prompts)
+    fallback_cause: str = ""  # why runs fell back (generation.fallbacks.cause_text), when some did
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -139,8 +140,11 @@ def run_tune(cfg: Config, db, *, tokens, schedules, thresholds, reps: int = 2, p
     # a setting whose assisted call failed in some run is not recommended, however fast the runs that did not fail
     ranked = sorted((r for r in results if r.speedup_vs_default is not None and not r.fallbacks),
                     key=lambda r: -r.speedup_vs_default)
+    from .fallbacks import experiment_cause
+
     return TuneResult(experiment_id=exp_id, trials=results, best=ranked[0] if ranked else None, default=results[0],
-                      runs_per_trial=reps * len(prompts))
+                      runs_per_trial=reps * len(prompts),
+                      fallback_cause=experiment_cause(db, [exp_id]) if any(r.fallbacks for r in results) else "")
 
 
 def tune_at(cfg: Config, db_path, *, decoding: str = "greedy", prompts: list[str] | None = None, **sweep) -> TuneResult:
@@ -180,7 +184,8 @@ def format_tune(result: TuneResult) -> str:
             f"{sum(r.fallbacks for r in failed)} run(s) in all): their figures rest on the other runs only, and "
             "none of them is recommended"
             + ("; the default itself fell back, so every 'vs default' figure compares with fewer runs of it"
-               if result.default.fallbacks else ""))
+               if result.default.fallbacks else "")
+            + (f"; {result.fallback_cause}" if result.fallback_cause else ""))
     b = result.best
     if b is None:
         lines.append("best: none: no trial was measured without falling back")

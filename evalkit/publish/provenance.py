@@ -431,7 +431,8 @@ def _figures(agg, sources: dict[str, list[int]], scope: Scope) -> list[Figure]:
         figs.append(Figure("tokens per second, assisted over ordinary", tps, sources["speed"]))
     mem = speed.extra_memory_mb
     if mem is None:
-        figs.append(Figure("extra memory of the draft", None, [], "not measured (run `evalkit bench`)"))
+        figs.append(Figure("extra memory of the draft", None, [],
+                           getattr(speed, "memory_note", "") or "not measured (run `evalkit bench`)"))
     else:
         figs.append(Figure("extra memory of the draft", f"{mem:.0f} MB", sources["memory"]))
     if speed.batch_answer is not None:  # only when a benchmark measured batch sizes (`--batch-sizes`)

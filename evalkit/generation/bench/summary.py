@@ -154,7 +154,7 @@ def _path_timing(rs: list[dict]) -> PathTiming:
         peak_cuda_mb=_peak_cuda(rs))
 
 
-def _notes(fig, by_path: dict, tolerance: float, fallbacks: int) -> list[str]:
+def _notes(fig, by_path: dict, tolerance: float, fallbacks: int, cause: str = "") -> list[str]:
     notes = []
     if fig.pooled_device_kinds:
         notes.append(
@@ -174,13 +174,16 @@ def _notes(fig, by_path: dict, tolerance: float, fallbacks: int) -> list[str]:
                      "their intervals: the comparable pairs tell another story than all of them (e.g. shorter assisted "
                      "outputs); the verdict needs both to reach its minimum")
     if fallbacks:
-        notes.append(f"{fallbacks} assisted run(s) failed and fell back; they are not counted as assisted")
+        notes.append(f"{fallbacks} assisted run(s) failed and fell back; they are not counted as assisted"
+                     + (f"; {cause}" if cause else ""))
     notes += [f"speed figure: {n}" for n in getattr(fig, "notes", [])]  # prompts whose ratio cannot be formed
     return notes
 
 
 def summarize(db, experiment_id: int) -> BenchSummary:
     """The benchmark summary from stored raw runs only: nothing here is estimated without a measurement."""
+    from ..fallbacks import experiment_cause
+
     exp = next(db.query("SELECT * FROM experiments WHERE id = ?", [experiment_id]), None)
     if exp is None:
         raise EvalkitError(f"experiment {experiment_id} does not exist", "run `evalkit bench` first")
@@ -225,7 +228,7 @@ def summarize(db, experiment_id: int) -> BenchSummary:
         fallback_runs=fallbacks,
         speedup=fig.speedup,
         speedup_ci95=fig.ci95,
-        notes=_notes(fig, by_path, tol, fallbacks),
+        notes=_notes(fig, by_path, tol, fallbacks, experiment_cause(db, [experiment_id]) if fallbacks else ""),
         device_kinds=fig.device_kinds,
         speedup_by_prompt=fig.by_prompt,
         identical_outputs=fig.identical_outputs,
