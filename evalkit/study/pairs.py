@@ -334,7 +334,7 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
         raise EvalkitError(
             "the pair pool needs both paths, but the assisted path is "
             + ("switched off" if not cfg.assisted_enabled else "not approved: " + "; ".join(compat.reasons)),
-                "switch generation_path = 'assisted' and load_draft = true, and fix what `evalkit check` reports",
+            "switch generation_path = 'assisted' and load_draft = true, and fix what `evalkit check` reports",
         )
     db = open_db(db_path)
     try:
