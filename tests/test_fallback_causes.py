@@ -5,6 +5,7 @@ every assisted call fails inside Transformers, whose candidate generator cannot 
 and generate printed only how many runs fell back, and aggregate said "no benchmark yet" beside a benchmark whose
 assisted runs had all fallen back."""
 
+import re
 import sqlite3
 
 import pytest
@@ -68,5 +69,57 @@ def test_bench_tune_generate_and_aggregate_give_the_cause_of_their_fallbacks(mak
 
     aggregate = invoke("aggregate")
     assert "no benchmark yet" not in aggregate
-    assert "assisted path never ran" in aggregate and first_line in aggregate, aggregate
-    assert "memory: extra memory of the draft not measured (run" not in aggregate
+    note = next(ln for ln in aggregate.splitlines() if ln.startswith("note: extra memory of the draft"))
+    assert re.search(r"benchmark 1's assisted path never ran \(all \d+ of its assisted runs fell back", note), note
+    assert first_line in note, note
+    memory = next(ln for ln in aggregate.splitlines() if "] memory:" in ln)
+    assert "assisted path never ran" in memory and first_line in memory, memory
+    # the Results tab's Chinese verdict is written from the same figures: it names the benchmark too
+    from evalkit.aggregate import aggregate as aggregate_of
+    from evalkit.store import open_db
+    from evalkit.ui.verdictzh import verdict_zh
+
+    store = open_db(db, migrate_schema=False)
+    try:
+        agg = aggregate_of(store)
+    finally:
+        store.close()
+    assert any(n.startswith("extra memory of the draft not measured: benchmark 1's") for n in agg.notes), agg.notes
+    line = next(ln for ln in verdict_zh(agg) if "额外显存" in ln)
+    assert "基准测试 1 的 assisted 路径从未运行" in line, line
+
+
+def test_the_cause_line_counts_the_causes_and_keeps_a_long_message_short():
+    from evalkit.generation.fallbacks import MESSAGE_CHARS, FallbackCause, cause_text
+
+    long = "x" * (MESSAGE_CHARS + 50)
+    text = cause_text([FallbackCause("RuntimeError", "generate", long + "\nTraceback line two", 3),
+                       FallbackCause("ValueError", "prepare", "other", 1)])
+    assert text.startswith("cause (3 of 4): RuntimeError at stage generate: " + "x" * (MESSAGE_CHARS - 1) + "…")
+    assert "Traceback line two" not in text and text.endswith("; 1 other cause(s) (generations.error_message)")
+    assert cause_text([FallbackCause("", "", "out of memory", 2)]) == "cause (every one): error: out of memory"
+    assert cause_text([]) == ""
+
+
+def test_a_frozen_decision_quoting_a_fallback_cause_is_exported_without_the_home_folder(rated_db):
+    """The cause of a benchmark's fallbacks reaches a frozen decision (its memory condition and speed figure); a load
+    failure's message names the draft's folder, which an export must not publish (as generations.error_message)."""
+    import json
+
+    from evalkit.aggregate import aggregate
+    from evalkit.publish.export import tables
+
+    aggregate(rated_db)  # the fixture's study is complete: this freezes its decision
+    cause = "cause (every one): OSError at stage load: /home/alice/models/draft/model.safetensors is missing"
+    verdict, speed = rated_db.execute("SELECT verdict_json, speed_json FROM decisions").fetchone()
+    verdict = json.loads(verdict)
+    verdict["conditions"][-1]["reason"] = f"extra memory of the draft not measured: ...; {cause})"
+    speed = json.loads(speed) | {"fallback_cause": cause}
+    with rated_db.conn:  # as if frozen so: the trigger that keeps a decision unchanged is lifted for the test only
+        rated_db.conn.execute("DROP TRIGGER decisions_never_change")
+        rated_db.conn.execute("UPDATE decisions SET verdict_json = ?, speed_json = ?",
+                              [json.dumps(verdict), json.dumps(speed)])
+    row = tables(rated_db)["decisions"][0]
+    for col in ("verdict_json", "speed_json"):
+        assert "/home/alice" not in row[col] and "~/models/draft/model.safetensors" in row[col], row[col]
+        json.loads(row[col])

@@ -196,6 +196,9 @@ def _pool_ids(db, study_id: int | None) -> list[int]:
                                      "study_id = :study)", {"study": study_id})]
 
 
+NEVER_RAN = "assisted path never ran"  # in Speed.memory_note when every assisted run fell back (ui.verdictzh reads it)
+
+
 def _memory_note(db, bench_id: int) -> str:
     """Why benchmark `bench_id` measured no extra memory of the draft: its assisted path never ran (every assisted
     run fell back, with the cause), or it stored no timed run of a path."""
@@ -205,7 +208,7 @@ def _memory_note(db, bench_id: int) -> str:
                            [bench_id]).fetchall())
     if not runs.get(GenerationPath.ASSISTED) and runs.get(GenerationPath.FALLBACK):
         cause = experiment_cause(db, [bench_id])
-        return (f"not measured: benchmark {bench_id}'s assisted path never ran (all {runs[GenerationPath.FALLBACK]} "
+        return (f"not measured: benchmark {bench_id}'s {NEVER_RAN} (all {runs[GenerationPath.FALLBACK]} "
                 f"of its assisted runs fell back{'; ' + cause if cause else ''})")
     return f"not measured: benchmark {bench_id} holds no timed run with a memory reading on both paths"
 

@@ -52,3 +52,14 @@ def cause_text(causes: list[FallbackCause]) -> str:
 
 def experiment_cause(db, experiment_ids: list[int]) -> str:
     return cause_text(fallback_causes(db, experiment_ids))
+
+
+def experiment_cause_at(db_path, experiment_id: int) -> str:
+    """experiment_cause for a caller that has closed its connection (the pool's summary, printed after its merge)."""
+    from ..store import open_db
+
+    db = open_db(db_path, migrate_schema=False)
+    try:
+        return experiment_cause(db, [experiment_id])
+    finally:
+        db.close()

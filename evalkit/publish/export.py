@@ -52,7 +52,9 @@ _ROWS = {"experiments": "WHERE kind != 'live'", "generations": "WHERE live = 0",
          "prescreen": "WHERE generation_id IN (SELECT id FROM generations WHERE live = 0)"}
 # Columns that may hold a machine's paths (tracebacks, notes)
 _FREE_TEXT = {"experiments": ("note",), "generations": ("error_message",), "batch_runs": ("error",),
-              "bench_processes": ("error",)}
+              "bench_processes": ("error",),
+              # a frozen decision's memory condition and speed figure quote the cause of a benchmark's fallbacks
+              "decisions": ("verdict_json", "speed_json")}
 
 
 # What raters typed (a rating's comment, a skip's reason) may name them or others: left out unless opted in, as

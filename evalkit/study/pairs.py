@@ -519,7 +519,6 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
 
     result = PoolResult(exp_id, made, fallbacks, len(prompts), plan["skipped"])
     if state.is_main_process:
-        from ..generation.fallbacks import experiment_cause
         from .gold import add_gold_pairs, gold_count
 
         db = open_db(db_path, migrate_schema=False)
@@ -548,11 +547,12 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
             repeated_texts = texts_on_both_paths(db, exp_id)
             result.fallbacks = db.execute(
                 "SELECT COUNT(*) FROM generations WHERE experiment_id = ? AND path = 'fallback'", [exp_id]).fetchone()[0]
-            cause = experiment_cause(db, [exp_id]) if result.fallbacks else ""
         finally:
             db.close()
         if result.fallbacks:
-            echo(f"{result.fallbacks} assisted sample(s) failed and fell back: stored, but not made into pairs; {cause}")
+            from ..generation.fallbacks import experiment_cause_at  # the count alone sent users to sqlite3 (F6)
+            echo(f"{result.fallbacks} assisted sample(s) failed and fell back: stored, but not made into pairs"
+                 + (f"; {cause}" if (cause := experiment_cause_at(db_path, exp_id)) else ""))
         for r in repeated_texts:
             echo(f"{r.prompt_id}: one output text is in {r.pairs} pairs, under the ordinary path in one and the "
                  "assisted path in another; a rater who meets it twice learns little from its reveal "

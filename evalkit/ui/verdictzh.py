@@ -93,6 +93,12 @@ def _speed(agg, g: dict) -> str:
 def _memory(agg, g: dict) -> str:
     mem = agg.speed.extra_memory_mb
     if mem is None:
+        from ..aggregate.timing import NEVER_RAN
+
+        note = getattr(agg.speed, "memory_note", "")
+        if NEVER_RAN in note:  # a benchmark exists: "run bench" alone would hide that its assisted runs all failed
+            return (f"草稿模型的额外显存未测量：基准测试 {agg.speed.experiment_id} 的 assisted 路径从未运行（它的 assisted "
+                    "运行全部失败并回退，原因见下方英文原文），修正原因后重新运行 `evalkit bench`")
         return "草稿模型的额外显存未测量（运行 `evalkit bench`）"
     return f"草稿模型额外占用 {mem:.0f} MB（上限 {g.get('max_extra_memory_mb', 1024.0):.0f} MB）"
 
