@@ -327,7 +327,7 @@ def test_the_verdict_counts_the_rated_pairs_ppi_ran_on_not_the_identical_ones(tm
     row = agg.tables["non_inferiority"].set_index("criterion").loc["schedule"]
     assert row["pairs"] > rated  # the sample counts identical pairs too
     said = agg.verdict.ppi
-    assert f"on the {rated} rated pairs whose outputs differ" in said, said
+    assert f"on the {rated} pairs of the sample whose outputs differ" in said, said
     identical, differing = db.execute(
         "SELECT SUM(o.token_hash = a.token_hash), SUM(o.token_hash != a.token_hash) FROM pairs p "
         "JOIN generations o ON o.id = p.ordinary_generation_id JOIN generations a ON a.id = p.assisted_generation_id"

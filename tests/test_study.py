@@ -360,6 +360,10 @@ def test_a_gold_rating_after_completion_changes_neither_exclusions_nor_verdict(t
     notes = " ".join(agg.notes)
     assert "DECISION FROZEN when the planned sample completed (rating 12" in notes
     assert "after the decision the gold check would leave out 1 rater(s) instead of 0" in notes
+    # export audit, 2026-12-04: the gold note said every checked rater passed, beside r1 at 0.5 now; it says what
+    # the decision's own check did
+    assert "gold check at the decision (min_gold_accuracy 0.80): no rater left out" in notes
+    assert "checked rater(s) at or above" not in notes
     assert "memory not measured when the planned sample completed: the decision keeps that for good" in notes
     text = format_text(agg)
     assert "AFTER THE DECISION (not the decision; the data as it is now): INSUFFICIENT DATA" in text

@@ -104,3 +104,25 @@ def test_an_unanswered_criterion_is_not_called_outside_and_the_chinese_speed_lin
     zh = verdict_markdown(agg, "zh").split("#### 详细说明")[0]
     line = next(x for x in zh.splitlines() if "加速比" in x)
     assert "未判定" in line and "50 对匹配输出中只有 20 对可比" in line and "无法判定" in line
+
+
+def test_the_pre_screen_sentence_names_the_pairs_it_uses_and_a_criterion_it_alone_clears():
+    """Export audit, 2026-12-04: the sentence called the pairs PPI takes the pre-screen's answers on "unrated pooled
+    pairs", while all of them held ratings (outside the decision sample: rated by a rater the gold check left out, or
+    after the decision); a reader who took it literally found none and read DROP where the decision was KEEP, which
+    rested on the pre-screen for one criterion without a word. Now the sentence says which pairs, and names a
+    criterion whose lower end clears -margin only with the pre-screen."""
+    from evalkit.aggregate.ppi import sentence
+    from evalkit.task.criteria import CRITERIA, title
+
+    first, second = list(CRITERIA)[:2]
+    rows = [{"criterion": first, "ppi": True, "ppi_lambda": 0.14, "ppi_unrated_pairs": 144, "pairs": 400,
+             "ppi_rated_pairs": 240, "ci_low": -0.0431, "rated_low": -0.0538, "prescreen_agreement": 0.9},
+            {"criterion": second, "ppi": True, "ppi_lambda": 0.3, "ppi_unrated_pairs": 144, "pairs": 400,
+             "ppi_rated_pairs": 240, "ci_low": -0.02, "rated_low": -0.03, "prescreen_agreement": 0.9}]
+    text = sentence(rows, True, 0.05)
+    assert "unrated pooled pairs" not in text
+    assert "144 pooled pairs outside the decision sample whose outputs differ" in text
+    assert "rated only by raters the gold check leaves out" in text
+    assert f"the lower end of {title(first)} (-0.0538) lies below -0.05" in text and title(second) + " (" not in text
+    assert "lies below" not in sentence(rows, True, 0.06)  # both clear a wider margin on the raters alone

@@ -121,7 +121,7 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
     if frozen is not None:  # the decision's set, frozen at completion; a later gold answer does not move it
         excluded = frozen.excluded
         gold_table = gold_table.assign(excluded=gold_table["rater"].isin(excluded))
-    notes += _gold_notes(gold_table, min_gold, ratings, excluded)
+    notes += _gold_notes(gold_table, min_gold, ratings, excluded, frozen=frozen is not None)
     current = ratings
     if excluded and len(ratings):  # before any table: what the verdict rests on, every table shows
         ratings = ratings.without_raters(excluded)
@@ -360,13 +360,19 @@ GAP_NOTE = ("SPEED FIGURES DISAGREE: the speed-up over comparable pairs and the 
             "speedup table: speedup and tps_ratio)")
 
 
-def _gold_notes(table, min_gold: float, ratings, excluded: list[str]) -> list[str]:
-    """What the gold check did to the verdict's inputs (no rater named: the notes reach raters who finished)."""
+def _gold_notes(table, min_gold: float, ratings, excluded: list[str], frozen: bool = False) -> list[str]:
+    """What the gold check did to the verdict's inputs (no rater named: the notes reach raters who finished). For a
+    frozen decision, `excluded` is whom its own gold check left out, and `table` the accuracies now: the note then
+    says no more than the decision's check did (export audit, 2026-12-04: "all 12 checked raters at or above 0.80"
+    stood beside a rater now at 0.25, none of whose gold ratings existed when the decision froze)."""
     import numpy as np
 
     if not min_gold:
         return []
     checked = int((table["gold_ratings"] > 0).sum()) if len(table) else 0
+    if frozen and not excluded:
+        return [f"gold check at the decision (min_gold_accuracy {min_gold:.2f}): no rater left out; the gold table "
+                "shows each rater's accuracy now"]
     if not checked:
         return [f"gold check (min_gold_accuracy {min_gold:.2f}) not applied: no rater has rated a gold pair"]
     notes = []

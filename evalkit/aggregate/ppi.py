@@ -137,9 +137,10 @@ def apply(row: dict, sample: RatingData, criterion: str, screen: PairScreen | No
     return row
 
 
-def sentence(rows: list[dict], use: bool) -> str:
+def sentence(rows: list[dict], use: bool, margin: float | None = None) -> str:
     """What the verdict says about the pre-screen: whether prediction-powered inference was used, and its measured
-    agreement with the raters per criterion."""
+    agreement with the raters per criterion; with `margin`, the criteria whose lower end clears -margin only with the
+    pre-screen (export audit, 2026-12-04: a KEEP resting on it said nothing of that)."""
     if not rows:
         return ""
     from ..task.criteria import title
@@ -160,7 +161,26 @@ def sentence(rows: list[dict], use: bool) -> str:
     same = (f"; identical pairs count as exact zeros: the estimate and both ends are scaled by the share of pooled "
             f"pairs whose outputs differ ({share:.3f})" if share < 1 else "")
     return (f"Prediction-powered inference used (PPI++, gate ppi = \"on\"): the rule pre-screen's answers on "
-            f"{r['ppi_unrated_pairs']} unrated pooled pairs, corrected by the raters' answers on the {rated} rated "
-            f"pairs whose outputs differ (a uniformly random subset: the queue's order was drawn at random){same}, "
+            f"{r['ppi_unrated_pairs']} pooled pairs outside the decision sample whose outputs differ (not rated, not "
+            "yet rated in full, rated only by raters the gold check leaves out, or completed after the decision: "
+            "their ratings, if any, are not used), corrected by the raters' answers on the "
+            f"{rated} pairs of the sample whose outputs differ (a uniformly random subset: the queue's order was drawn "
+            f"at random){same}, "
             "with lambda "
-            + ", ".join(f"{x['criterion']} {x['ppi_lambda']:.2f}" for x in used) + f"{agree}.")
+            + ", ".join(f"{x['criterion']} {x['ppi_lambda']:.2f}" for x in used) + f"{agree}."
+            + _resting(used, margin))
+
+
+def _resting(used: list[dict], margin: float | None) -> str:
+    """The criteria whose PPI lower end clears -margin while the raters' answers alone do not."""
+    if margin is None:
+        return ""
+    from ..task.criteria import title
+
+    rest = [x for x in used if x.get("ci_low") is not None and x.get("rated_low") is not None
+            and x["ci_low"] >= -margin > x["rated_low"]]
+    if not rest:
+        return ""
+    return (" On the raters' answers alone, the lower end of " + ", ".join(
+        f"{title(x['criterion'])} ({x['rated_low']:+.4f})" for x in rest) + f" lies below -{margin:g}: there the "
+        "margin is cleared only with the pre-screen.")

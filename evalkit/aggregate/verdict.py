@@ -581,4 +581,4 @@ def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs
     from .ppi import sentence
 
     return Verdict(decision, interim, label, conditions, fidelity, g, claim=claim_statement(g, raters),
-                   ppi=sentence(fidelity, g.get("ppi") == "on"), look=look.to_json() if look is not None else None)
+                   ppi=sentence(fidelity, g.get("ppi") == "on", g.get("margin")), look=look.to_json() if look is not None else None)
