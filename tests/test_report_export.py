@@ -883,3 +883,12 @@ def test_a_gate_shown_with_shortened_paths_says_its_text_no_longer_hashes_to_its
     db2 = open_db(tmp_path / "y.db")
     load_fixture(db2, tmp_path / "gate2.toml")
     assert "does not hash" not in _card_of(db2, plain)
+
+
+def test_a_machine_name_is_withheld_in_any_letter_case():
+    """Export audit, 2026-12-04: host names ignore case (Windows reports DESKTOP-ABC123), the scrub did not."""
+    from evalkit.publish.scrub import without_hosts
+
+    hosts = {"gpu-node-17.corp.example.com", "gpu-node-17"}
+    said = "CUDA error on GPU-NODE-17.corp.example.com (Gpu-Node-17, rank 0); gpu-node-170 is another machine"
+    assert without_hosts(said, hosts) == "CUDA error on <host> (<host>, rank 0); gpu-node-170 is another machine"

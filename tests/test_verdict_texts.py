@@ -126,3 +126,14 @@ def test_the_pre_screen_sentence_names_the_pairs_it_uses_and_a_criterion_it_alon
     assert "rated only by raters the gold check leaves out" in text
     assert f"the lower end of {title(first)} (-0.0538) lies below -0.05" in text and title(second) + " (" not in text
     assert "lies below" not in sentence(rows, True, 0.06)  # both clear a wider margin on the raters alone
+
+
+def test_an_end_that_rounds_onto_the_margin_is_printed_with_a_fourth_decimal():
+    """Export audit, 2026-12-04: "OUTSIDE margin -0.050: ... CI [-0.050, +0.025]" for a lower end of -0.0502."""
+    from evalkit.aggregate.verdict import interval_text
+
+    row = {"criterion": "schedule", "difference": -0.012, "ci_low": -0.0502, "ci_high": 0.025, "pairs": 300,
+           "raters": 12, "margin": 0.05}
+    assert "CI [-0.0502, +0.025]" in interval_text(row, 0.95)
+    assert "CI [-0.049, +0.025]" in interval_text(row | {"ci_low": -0.0494}, 0.95)
+    assert "CI [-0.050, +0.025]" in interval_text(row | {"ci_low": -0.05}, 0.95)  # exactly at it: passes

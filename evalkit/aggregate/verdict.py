@@ -400,8 +400,17 @@ def interval_text(r: dict, confidence: float) -> str:
            else "")
     same = f" ({r['identical']} identical, decided without raters)" if r.get("identical") else ""
     level = f"{confidence:.0%}" if abs(confidence * 100 - round(confidence * 100)) < 1e-9 else f"{confidence:.2%}"
-    return (f"{title(r['criterion'])} {r['difference']:+.3f}, {level} CI [{r['ci_low']:+.3f}, "
-            f"{r['ci_high']:+.3f}] over {r['pairs']} pairs{same} and {r['raters']} raters{ppi}")
+    return (f"{title(r['criterion'])} {r['difference']:+.3f}, {level} CI [{end_text(r['ci_low'], r.get('margin'))}, "
+            f"{end_text(r['ci_high'], r.get('margin'))}] over {r['pairs']} pairs{same} and {r['raters']} raters{ppi}")
+
+
+def end_text(x: float, margin: float | None) -> str:
+    """An interval's end to 3 decimals, or to 4 where 3 would round it onto -margin: "[-0.050" beside "OUTSIDE
+    margin -0.050" read as at the margin for an end at -0.0502 (export audit, 2026-12-04)."""
+    text = f"{x:+.3f}"
+    if margin is not None and x != -margin and text == f"{-margin:+.3f}":
+        return f"{x:+.4f}"
+    return text
 
 
 # The speed-up over comparable pairs is the protocol's time ratio, but comparability is judged on the outputs, so the

@@ -182,7 +182,7 @@ def without_hosts(text, hosts: set[str]):
     if not isinstance(text, str) or not hosts:
         return text
     for name in sorted(hosts, key=len, reverse=True):
-        text = re.sub(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", "<host>", text)
+        text = re.sub(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", "<host>", text, flags=re.IGNORECASE)  # names ignore case
     return text
 
 
