@@ -137,3 +137,35 @@ def test_an_end_that_rounds_onto_the_margin_is_printed_with_a_fourth_decimal():
     assert "CI [-0.0502, +0.025]" in interval_text(row, 0.95)
     assert "CI [-0.049, +0.025]" in interval_text(row | {"ci_low": -0.0494}, 0.95)
     assert "CI [-0.050, +0.025]" in interval_text(row | {"ci_low": -0.05}, 0.95)  # exactly at it: passes
+
+
+def test_the_t_interval_is_rebuilt_from_a_rows_stored_parts_by_the_cards_recipe(tmp_path):
+    """Export audit, 2026-12-04: the card named the t interval's method but not its steps, and verdict_json kept none
+    of its parts, so a reader's literal reading came out up to 0.034 narrower. The rows now keep the parts; the card
+    gives the steps; this rebuilds t_low / t_high from them with scipy, as a reader would."""
+    import math
+
+    from scipy import stats
+
+    db = study(tmp_path, "parts", gate_file_text(planned_pairs=300, ppi="off"), pairs=300, raters_per_pair=3,
+               raters=12, pass_rate=0.8, rater_accuracy=0.93, identical_share=0.3, rater_sd=0.3, rater_path_sd=0.3,
+               pair_correlation=0.3, seed=23, queue_order=True)
+    rows = aggregate(db).verdict.fidelity
+    assert rows
+    for r in rows:
+        var = max(r["var_pair"] + r["var_rater"] - r["var_rating"], r["var_pair"], r["var_rater"])
+        assert math.isclose(var, r["var"], rel_tol=1e-9)
+        df_r = r["two_way_df"]
+        c = 2 / (9 * df_r)
+        chi = df_r * (1 - c + stats.norm.ppf(0.01) * math.sqrt(c)) ** 3
+        hi = max(r["var_rater"] * df_r / chi - r["var_rating"], 0)
+        rest = var - min(max(r["var_rater"] - r["var_rating"], 0), var)
+        f = hi / (rest + hi)
+        df = max(1 / (f * f / df_r + (1 - f) ** 2 / (r["pairs"] - 1)), df_r)
+        assert math.isclose(df, r["t_df"], rel_tol=1e-6), (df, r["t_df"])
+        q = stats.t.ppf(0.975, df)
+        s, g, se = (2 * q * q + 1) / 6, r["skewness"], math.sqrt(var)
+        low = max(r["difference"] - (q + s * max(-g, 0)) * se, -1)
+        high = min(r["difference"] + (q + s * max(g, 0)) * se, 1)
+        assert math.isclose(low, r["t_low"], abs_tol=1e-6) and math.isclose(high, r["t_high"], abs_tol=1e-6), \
+            (r["criterion"], low, r["t_low"], high, r["t_high"])

@@ -117,8 +117,18 @@ def difference_rows(ratings: RatingData, criterion: str, grouping, confidence: f
             "two_way_low": res["two_way_low"][i], "two_way_high": res["two_way_high"][i],
             "two_way_df": res["two_way_df"][i], "raters": int(res["raters"][i]),
             "ordinary_only": int(b[i]), "assisted_only": int(c[i]), "mcnemar_p_ratings": mcnemar_exact(int(b[i]), int(c[i])),
+            # the t interval's parts, so that a reader of a frozen decision (verdict_json) can rebuild it from them
+            # (export audit, 2026-12-04): the CR2 variance's pair, rater and single-rating parts, their combination
+            # and the skewness (raters in general); None where a part is not finite (one rater: no rater variance)
+            **{k: _finite(res[k][i]) for k in ("var_pair", "var_rater", "var_rating", "var", "skewness") if k in res},
         })
     return rows
+
+
+def _finite(v):
+    import math
+
+    return float(v) if v is not None and math.isfinite(float(v)) else None
 
 
 DIFF_COLUMNS = ["prompt_id", "criterion", "pairs", "identical", "ratings", "ordinary_rate", "assisted_rate",

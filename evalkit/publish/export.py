@@ -212,7 +212,16 @@ def method_markdown(agg, db=None) -> str:
                "McCaffrey 2002), Student's t on Satterthwaite degrees of freedom that take the raters' share at its "
                "upper 99% bound (never below the raters' own), the end on the long tail's side moved out by the "
                "Cornish-Fisher skew term; united with Tango's score interval on the pair means' first two moments "
-               "(the floor where answers agree)")
+               "(the floor where answers agree). From a row's stored parts the t interval (`t_low`, `t_high`) is "
+               "rebuilt so: `var` = max(`var_pair` + `var_rater` - `var_rating`, `var_pair`, `var_rater`) and se its "
+               "root; the raters' own degrees of freedom `two_way_df` (Bell-McCaffrey's 1 / sum of B^2 over the "
+               "raters' normalised shares of the pair means' weight); chi = the 0.01 quantile of chi-square on them "
+               "by Wilson-Hilferty's approximation, up = `var_rater` x `two_way_df` / chi, hi = max(up - "
+               "`var_rating`, 0), rest = `var` - min(max(`var_rater` - `var_rating`, 0), `var`), f = hi / (rest + "
+               "hi), `t_df` = max(1 / (f^2 / `two_way_df` + (1 - f)^2 / (n - 1)), `two_way_df`) with n the row's "
+               "`pairs`; q = Student's t quantile at 1 - (1 - confidence) / 2 on `t_df`, s = (2 q^2 + 1) / 6 and g "
+               "= `skewness`: `t_low` = `difference` - (q + s max(-g, 0)) se and `t_high` = `difference` + (q + s "
+               "max(g, 0)) se, within [-1, 1] (before PPI: `rated_difference`)")
     sequence = g.get("monitoring") == "confidence sequence"
     if sequence:  # the betting sequence decides, at every look at the gate's level (verdict audit 2, 2026-12-04)
         how = ("the hedged betting confidence sequence of Waudby-Smith & Ramdas (2024), two-sided at 1 - confidence "
