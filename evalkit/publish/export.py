@@ -256,16 +256,22 @@ def method_markdown(agg, db=None) -> str:
   pairs outside the sample whose outputs differ (whatever ratings they hold: not yet rated in full, rated only by raters
   the gold check leaves out, or completed after the decision) are corrected by the raters' answers on the sample's
   pairs whose outputs differ, weighed by `ppi_lambda`
-  (tuned, clipped to [0, 1]); the rated part's variance as above, on difference - lambda x pre-screen difference;
-  the estimate and both ends are then scaled by the share of pooled pairs whose outputs differ, and each end lies at
-  least z^2 / (n + z^2) from the estimate.
+  (PPI++'s power tuning, cov(Y, f) / ((1 + n / N) var(f)) with var(f) over every screened pair, ddof 1, clipped to
+  [0, 1]; n rated, N not in the sample); the rated part's variance is the t part above alone (no score union), on
+  difference - lambda x pre-screen difference; each end lies at least z^2 / (n + z^2) from the estimate, and the
+  estimate and both ends are then scaled by the share of pooled pairs whose outputs differ. With N = 0 the interval
+  still differs a little from `rated_*`, which keeps the score union.
 - **Looks and decision.** {looks}. KEEP needs every criterion's lower end at or above -margin ({g.get('margin', 0.05)})
   and the speed and memory conditions the verdict lists (thresholds in `studies.gate_json`).
 - **Speed-up.** Runs of ordinary and assisted are matched by prompt, round and repetition and kept where comparable
   (the same stop reason, new tokens within the benchmark's `bench.length_tolerance` share of the longer). Per
   prompt: the median of ordinary's seconds over the median of assisted's; the speed-up is the median of these over
-  prompts. Its interval: a bootstrap of the matched pairs within each prompt, and, for a benchmark, Student's t on
-  the logarithms of each round's own speed-up (the round: a fresh process per path), whichever reaches further.
+  prompts. Its interval: a bootstrap of the matched pairs within each prompt (`bench.bootstrap` resamples, in
+  `experiments.config_json`), and, for a benchmark, Student's t on the logarithms of each round's own speed-up (the
+  round: a fresh process per path) with rounds - 1 degrees of freedom, centred on the log of the speed-up itself,
+  whichever reaches further. The tokens-per-second ratio beside it takes the same estimator and intervals on every
+  matched pair, comparable or not: per prompt, the median of assisted's tokens per second over the median of
+  ordinary's; the median of these over prompts.
 - **The code.** `evalkit.stats.clustered.paired_difference`, `evalkit.stats.ppi.ppi_paired_difference`{
     ", `evalkit.aggregate.looks.sequence_row`" if sequence else ""} and
   `evalkit.generation.speed.measure_speed` compute these on arrays; `evalkit aggregate` prints every row."""
