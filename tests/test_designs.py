@@ -52,6 +52,7 @@ def test_plan_compares_designs_and_recommends_the_cheapest_that_holds():
     lines = c.gate_lines()
     gate = parse_gate("\n".join(lines) + "\n", "plan")
     assert gate.planned_pairs == best.planned_pairs and gate.min_ratings_per_pair == best.design.raters_per_pair
+    assert gate.margin == 0.2  # the margin it was sized for, not the gate file's (plan audit, 2026-12-04)
     assert gate.monitoring == best.design.monitoring and gate.expected_ratings == round(best.expected_ratings)
     assert gate.planned_raters == 12  # the roster its power assumes (a claim about raters in general)
     # with PPI, the pool its power assumes, which `generate --until-planned` then builds
@@ -154,7 +155,7 @@ def test_the_plan_shows_what_the_claim_about_raters_in_general_costs_over_these_
     assert f"would need {r.expected_ratings:,.0f} expected ratings" in text and "fewer human ratings" in text
     assert c.to_json()["these_raters"]["planned_pairs"] == r.planned_pairs
     assert c.gate_lines() == best.design.gate_lines(best.planned_pairs, int(round(best.expected_ratings)), 12,
-                                                    c.scenario.pool)
+                                                    c.scenario.pool, c.scenario.margin)
     # a claim about these raters already: nothing narrower to show
     these = compare(replace(scenario, claim="these raters"), 0.8, 80, designs)
     assert these.these_raters is None and "For a claim about these" not in format_comparison(these)

@@ -46,7 +46,14 @@ def test_plan_recommends_a_size_that_reaches_the_power(planned):
     assert plan.confirmed_power.rate >= POWER and plan.confirmed_power.low < plan.confirmed_power.rate
     assert any(r.pairs < plan.recommended_pairs and r.keep_rate < POWER for r in plan.rows)  # about the smallest
     assert plan.gate_line() == f"planned_pairs = {plan.recommended_pairs}" and plan.refused is None
+    # every key the size was simulated with, so the frozen gate is the one it was sized for (plan audit, 2026-12-04)
+    from evalkit.study.gate import parse_gate
+
+    gate = parse_gate("\n".join(plan.gate_lines()) + "\n", "plan")
+    assert (gate.planned_pairs, gate.margin, gate.min_ratings_per_pair, gate.interval) == (
+        plan.recommended_pairs, MARGIN, model.raters_per_pair, plan.interval)
     text = format_plan(plan)
+    assert all(f"  {line}" in text for line in plan.gate_lines())
     assert f"power at {plan.recommended_pairs} pairs, confirmed on fresh studies: {plan.confirmed_power.rate:.3f} " \
            f"(95% Monte-Carlo interval" in text and "2000 studies" in text
     # the normal approximation is only the starting point: the simulation decides

@@ -85,7 +85,7 @@ class Comparison:
         if best is None:
             return []
         return best.design.gate_lines(best.planned_pairs, int(round(best.expected_ratings)), self.planned_raters(best),
-                                      self.scenario.pool)
+                                      self.scenario.pool, self.scenario.margin)
 
     def planned_raters(self, row: DesignRow) -> int | None:
         """The roster a row's power assumes, for the gate's planned_raters: only a claim about raters in general
@@ -283,7 +283,8 @@ def format_comparison(c: Comparison) -> str:
                       "raters or lower --power."]
     else:
         best = c.best()
-        lines += ["", "Put these lines in the gate file before rating starts (frozen with the study's first pool):",
+        lines += ["", "Set these keys in the gate file before rating starts, replacing its lines for them (frozen with "
+                      "the study's first pool):",
                   *(f"  {line}" for line in c.gate_lines()), _share_line(c, best)]
         if c.best().design.ppi:
             lines.append(f"and build a pool of at least {max(s.pool, best.planned_pairs):,} study pairs (the "
@@ -360,7 +361,7 @@ def _roster_lines(c: Comparison) -> list[str]:
         lines += ["", f"With {r.raters} raters, each rating about as many pairs as the others (ratings spread unevenly "
                       "count as fewer raters), the gate lines would be:",
                   *(f"  {line}" for line in r.design.gate_lines(r.planned_pairs, int(round(r.expected_ratings)),
-                                                                c.planned_raters(r), s.pool)),
+                                                                c.planned_raters(r), s.pool, s.margin)),
                   _share_line(c, r)]
     return lines
 

@@ -67,11 +67,14 @@ class Design:
                 "ppi": "on" if self.ppi else "off"}
 
     def gate_lines(self, planned: int, expected_ratings: int | None = None, raters: int | None = None,
-                   pool: int | None = None) -> list[str]:
+                   pool: int | None = None, margin: float | None = None) -> list[str]:
         """The gate file's lines for this design at `planned` pairs; `raters`: the roster its power assumes (for a
         claim about raters in general, where the roster sets the cost); `pool`: the pooled pairs its power assumes
-        (written with PPI, whose variance falls with them, so that `generate --until-planned` builds them)."""
-        lines = [f"planned_pairs = {planned}", f"min_ratings_per_pair = {self.raters_per_pair}"]
+        (written with PPI, whose variance falls with them, so that `generate --until-planned` builds them);
+        `margin`: the margin it was sized for (plan audit, 2026-12-04: `plan --compare --margin 0.1` wrote no margin
+        line, and the gate file's 0.05 left the study about 1.5% power)."""
+        lines = [f"planned_pairs = {planned}"] + ([f"margin = {margin:g}"] if margin is not None else []) + [
+            f"min_ratings_per_pair = {self.raters_per_pair}"]
         if self.raters_per_pair == 1:
             lines.append(f"second_rating_share = {self.second_rating_share:g}")
         lines += [f'interval = "{self.interval}"', f'ppi = "{"on" if self.ppi else "off"}"',

@@ -90,9 +90,23 @@ class Plan:
             return None
         return f"planned_pairs = {self.recommended_pairs}"
 
+    def gate_lines(self) -> list[str]:
+        """planned_pairs and every gate key the size was simulated with, so that the gate the study freezes is the
+        one it was sized for (plan audit, 2026-12-04: `plan --margin 0.1 --raters-per-pair 3` wrote planned_pairs
+        alone, and under the gate file's margin 0.05 and 1 rating a pair the study had about 7% power). The gate's
+        ppi and monitoring are not written: this size is for the raters' answers at one look, which asks for more
+        than either needs."""
+        if self.gate_line() is None:
+            return []
+        m = self.model
+        return ([self.gate_line(), f"margin = {self.margin:g}", f"min_ratings_per_pair = {m.raters_per_pair}"]
+                + ([f"second_rating_share = {m.second_rating_share:g}"] if m.raters_per_pair == 1 else [])
+                + [f'interval = "{self.interval}"'])
+
     def to_json(self) -> dict:
         d = asdict(self)
         d["gate_line"] = self.gate_line()
+        d["gate_lines"] = self.gate_lines()
         d["false_keep_rate"] = self.false_keep_rate
         d["level"] = self.level
         return d
@@ -372,8 +386,9 @@ def format_plan(plan: Plan) -> str:
     else:
         samples = math.ceil(plan.recommended_pairs / m.prompts)
         rated = int(round(plan.recommended_pairs * (1 - m.identical_share)))
-        lines += ["", "Put this line in the gate file before rating starts (it is frozen with the experiment):",
-                  f"  {plan.gate_line()}",
+        lines += ["", "Set these keys in the gate file before rating starts, replacing its lines for them (frozen "
+                      "with the study's first pool):",
+                  *(f"  {line}" for line in plan.gate_lines()),
                   f"({plan.recommended_pairs} decided pairs: with {m.identical_share:.0%} identical outputs about "
                   f"{plan.recommended_pairs - rated} are decided without raters, and {rated} rated pairs need "
                   f"{m.expected_ratings(plan.recommended_pairs)} ratings)",
