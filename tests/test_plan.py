@@ -269,3 +269,11 @@ def test_a_plan_is_refused_when_the_dropping_criterion_alone_passes_too_often(mo
     assert plan.false_keep.rate == 0.0  # what the plan used to check, and passed
     assert plan.refused and "alone passes in 0.035" in plan.refused and "above the one-sided level" in plan.refused
     assert plan.gate_line() is None
+
+
+def test_a_plan_no_number_of_pairs_can_power_exits_1_with_no_gate_lines():
+    """Plan audit, 2026-12-04: it printed "no size in the search reached the target power" and exited 0, where the
+    README (and --compare) say exit 1."""
+    r = CliRunner().invoke(cli, ["plan", "--margin", "0.001", "--studies", "50", "--pass-rate", "0.8"])
+    assert r.exit_code == 1, r.output
+    assert "no size in the search reached the target power" in r.output and "planned_pairs = " not in r.output

@@ -125,7 +125,7 @@ def plan(config_path, db_path, margin, power, pass_rate, raters_per_pair, second
         click.echo(json.dumps(result.to_json() | {"gate": asdict(gate)}, ensure_ascii=False, indent=2))
     else:
         click.echo(format_plan(result))
-    if result.refused:
+    if result.refused or result.recommended_pairs is None:  # no line to freeze: as the README says, exit 1
         raise SystemExit(1)
 
 
