@@ -277,3 +277,15 @@ def test_a_plan_no_number_of_pairs_can_power_exits_1_with_no_gate_lines():
     r = CliRunner().invoke(cli, ["plan", "--margin", "0.001", "--studies", "50", "--pass-rate", "0.8"])
     assert r.exit_code == 1, r.output
     assert "no size in the search reached the target power" in r.output and "planned_pairs = " not in r.output
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--raters", "100000000"], "--raters 100000000 is more than the plan simulates (10,000)"),
+    (["--raters", "1", "--compare"], "--raters 1: a claim about raters in general needs at least 10 raters"),
+])
+def test_a_roster_the_plan_cannot_simulate_is_refused_naming_raters(args, said):
+    """Plan audit, 2026-12-04: --raters 100000000 ended in a numpy traceback (36.5 GiB asked for); --compare --raters 1
+    blamed --rosters 2, an option the organiser never gave."""
+    r = CliRunner().invoke(cli, ["plan", "--studies", "20", *args])
+    assert r.exit_code == 1 and said in r.output, r.output
+    assert "--rosters" not in r.output.split("fix:")[0]

@@ -34,6 +34,9 @@ DEFAULT_ACCURACY = 0.95  # with no ratings: raters agree on about 90% of answers
 DEFAULT_RATERS = 10
 
 
+MAX_RATERS = 10_000  # --raters beyond this tried to allocate tens of GiB (plan audit, 2026-12-04)
+
+
 @dataclass
 class StudyModel:
     # per criterion: share of ordinary outputs that truly pass
@@ -74,6 +77,9 @@ class StudyModel:
         if not 0 <= self.second_rating_share <= 1:
             raise EvalkitError(f"--second-rating-share {self.second_rating_share} must be in [0, 1]",
                                "pass the share of pairs rated twice as a fraction, e.g. 0.1")
+        if self.raters > MAX_RATERS:  # the simulation holds a rater effect per rater and study: memory runs out
+            raise EvalkitError(f"--raters {self.raters} is more than the plan simulates ({MAX_RATERS:,})",
+                               f"pass the raters the study will have, at most {MAX_RATERS:,}")
         if self.raters < self.max_ratings_per_pair:
             raise EvalkitError(f"{self.raters} raters cannot give {self.max_ratings_per_pair} ratings to a pair",
                                "pass --raters at least --raters-per-pair (2 with a second rating share)")

@@ -56,9 +56,14 @@ def plan_from_config(cfg, db_path=None, *, margin: float | None = None, power: f
                 notes.append(f"no measured time on task: {MINUTE:g} minute a rating assumed (--minutes-per-rating)")
         if pool is None:
             pool = max(int(db["pairs"].count), 5000) if db is not None else 5000
+        given_rosters = rosters is not None
         if rosters is None:
             rosters = (2 * model.raters, 4 * model.raters) if gate.claim == GENERAL else ()
         least = max(gate.min_raters, 3)  # the gate's minimum, and 3 ratings of a pair by different raters
+        if model.raters < least and not given_rosters and gate.claim == GENERAL:  # the default rosters come from it
+            raise EvalkitError(f"--raters {model.raters}: a claim about raters in general needs at least {least} "
+                               "raters (the gate's min_raters), and the rosters --compare sizes again are 2 and 4 "
+                               "times it", f"pass --raters {least} or more")
         for g in rosters:
             if g < least:
                 raise EvalkitError(f"--rosters {g}: a roster needs at least {least} raters (the gate's min_raters, "
