@@ -54,6 +54,8 @@ def test_plan_recommends_a_size_that_reaches_the_power(planned):
         plan.recommended_pairs, MARGIN, model.raters_per_pair, plan.interval)
     text = format_plan(plan)
     assert all(f"  {line}" in text for line in plan.gate_lines())
+    # the README's way to build the pool first, with its reserve (plan audit, 2026-12-04: only --samples N was said)
+    assert "`evalkit generate --until-planned`" in text and "--new-study NAME" in text
     assert f"power at {plan.recommended_pairs} pairs, confirmed on fresh studies: {plan.confirmed_power.rate:.3f} " \
            f"(95% Monte-Carlo interval" in text and "2000 studies" in text
     # the normal approximation is only the starting point: the simulation decides

@@ -392,6 +392,9 @@ def format_plan(plan: Plan) -> str:
                   f"({plan.recommended_pairs} decided pairs: with {m.identical_share:.0%} identical outputs about "
                   f"{plan.recommended_pairs - rated} are decided without raters, and {rated} rated pairs need "
                   f"{m.expected_ratings(plan.recommended_pairs)} ratings)",
-                  f"and build a pool of that size: evalkit generate --samples {samples} ({m.prompts} prompts)"]
+                  "and build the pool: `evalkit generate --until-planned` (the planned pairs plus a 10% reserve, or "
+                  "the gate's planned_pool when larger), or exactly that size with `evalkit generate --samples "
+                  f"{samples}` ({m.prompts} prompts, no reserve for skipped pairs); in a database that holds a study "
+                  "already, add --new-study NAME (its gate is frozen)"]
     lines += [f"note: {n}" for n in plan.notes]
     return "\n".join(lines)
