@@ -56,6 +56,18 @@ def shard_path(db_path: Path, experiment_id: int, rank: int) -> Path:
     return db_path.with_name(f"{db_path.name}.shard-e{experiment_id}-r{rank}.db")
 
 
+def shard_files(db_path: Path) -> dict[int, list[Path]]:
+    """The shard databases (shard_path) beside the database, by experiment id, each experiment's in rank order."""
+    import re
+
+    name = re.compile(rf"{re.escape(db_path.name)}\.shard-e(\d+)-r(\d+)\.db")
+    found: dict[int, list[tuple[int, Path]]] = {}
+    for path in db_path.parent.glob(f"{db_path.name}.shard-e*-r*.db"):
+        if m := name.fullmatch(path.name):
+            found.setdefault(int(m[1]), []).append((int(m[2]), path))
+    return {e: [p for _rank, p in sorted(ranks)] for e, ranks in sorted(found.items())}
+
+
 def _remove_db_files(path: Path) -> None:
     for suffix in ("", "-wal", "-shm"):
         Path(str(path) + suffix).unlink(missing_ok=True)
@@ -77,7 +89,7 @@ def merge_shards(db, db_path: Path, experiment_id: int) -> int:
     then delete the shard files. Returns the number of work items merged."""
     from ..store import insert_shard_items, open_db
 
-    shards = sorted(db_path.parent.glob(f"{db_path.name}.shard-e{experiment_id}-r*.db"))
+    shards = shard_files(db_path).get(experiment_id, [])
     items: dict[int, dict] = {}
     for shard in shards:
         # Opened through the migrations: a rank killed while it was still creating its shard left part of the
@@ -399,7 +411,7 @@ def _stored_items(db, db_path: Path, experiment_id: int) -> int:
 
     base = db.execute("SELECT sample_seed FROM experiments WHERE id = ?", [experiment_id]).fetchone()
     n = len(_done_items(db, experiment_id, base[0] or 0)) if base is not None else 0
-    for shard in sorted(db_path.parent.glob(f"{db_path.name}.shard-e{experiment_id}-r*.db")):
+    for shard in shard_files(db_path).get(experiment_id, []):
         try:
             con = open_db(shard, migrate_schema=False)
             try:
@@ -417,17 +429,12 @@ def unfinished_pools(db, db_path: Path) -> dict[int, int]:
     each stored: a shard left beside the database, or a queue seed with pairs not yet ranked (draw_queue, the last
     step of a pool, ranks them all), or nothing stored at all. Their pairs reach no rater until --resume finishes
     them."""
-    import re
-
     ids = {r[0] for r in db.execute(
         """SELECT e.id FROM experiments e WHERE e.kind = 'pool' AND e.queue_seed IS NOT NULL AND (
                EXISTS (SELECT 1 FROM pairs p WHERE p.experiment_id = e.id AND p.queue_rank IS NULL)
                OR NOT EXISTS (SELECT 1 FROM generations g WHERE g.experiment_id = e.id))""")}
     known = {r[0] for r in db.execute("SELECT id FROM experiments WHERE kind = 'pool'")}
-    for shard in db_path.parent.glob(f"{db_path.name}.shard-e*-r*.db"):
-        m = re.fullmatch(rf"{re.escape(db_path.name)}\.shard-e(\d+)-r\d+\.db", shard.name)
-        if m and int(m[1]) in known:
-            ids.add(int(m[1]))
+    ids |= known & set(shard_files(db_path))
     return {i: _stored_items(db, db_path, i) for i in sorted(ids)}
 
 
@@ -453,7 +460,7 @@ def _after_stop(cfg: Config, db_path: Path, exp_id: int, items: int, *, created:
             if stored == 0 and created:
                 gone = discard_pool_experiment(db, exp_id)
                 if gone:
-                    for shard in db_path.parent.glob(f"{db_path.name}.shard-e{exp_id}-r*.db"):
+                    for shard in shard_files(db_path).get(exp_id, []):
                         _remove_db_files(shard)  # ids are reused: a later experiment must not merge them
                     echo(f"generate {how} before any sample was stored: experiment {exp_id}"
                          + (" and the study it began were removed (no gate is frozen)" if gone == "study"
