@@ -34,7 +34,8 @@ from .common import config_option, csv_of, db_file, db_option, fail_clearly, loa
               help="Spread of raters' extra leniency towards assisted outputs, logit scale (default: the pilot's, else 0).")
 @click.option("--studies", type=int, default=400, show_default=True, help="Simulated studies per size in the search.")
 @click.option("--confirm", type=int, default=2000, show_default=True,
-              help="Fresh simulated studies that confirm the power and check the false-KEEP rate (at least 2000).")
+              help="Fresh simulated studies that confirm the power and check the false-KEEP rate (at least 2000; with "
+                   "--compare, of the recommended design and the marked roster).")
 @click.option("--interval", type=click.Choice(["t with score floor", "union with tango"]), default=None,
               help="The interval the simulated studies are judged on (default: the gate's `interval`).")
 @click.option("--compare", is_flag=True,
@@ -80,13 +81,16 @@ def plan(config_path, db_path, margin, power, pass_rate, raters_per_pair, second
     group-sequential looks; each with 1 (plus a doubled share), 2 or 3 ratings per pair) is
     sized for --power on --studies simulated studies, with its expected human ratings and
     rater-hours to a decision (gold pairs' ratings counted) and its false-KEEP rate when a
-    criterion drops by the margin; the cheapest design whose error rate holds is recommended
-    with its gate lines, beside the floor no design can beat (a test that knew every variance
+    criterion drops by the margin; the cheapest design whose error rate holds is recommended,
+    confirmed on --confirm fresh studies (its size stepped up 5% at a time while its fresh power
+    falls short; a design fresh studies do not bear out gives way to the next cheapest), with
+    its gate lines, beside the floor no design can beat (a test that knew every variance
     needs that many expected ratings) and, for a claim about raters in general, the price of
     each roster: the fewest expected ratings any test valid however differently raters judge
     the paths could need (the floor times a bound). The recommended design is then sized again for larger
     rosters (--rosters): for a claim about raters in general more raters sharing the same work
-    can need fewer ratings; the roster with the fewest rater-hours, onboarding counted, is marked.
+    can need fewer ratings; the roster with the fewest rater-hours, onboarding counted, is marked
+    (and confirmed as the recommended design is).
     The gate lines then include planned_raters, which the verdict's notes compare with the
     raters who rate. For a claim about raters in general the recommended design is last sized
     for the claim about these raters only (same roster), to show what the wider claim costs.

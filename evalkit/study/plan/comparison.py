@@ -43,6 +43,11 @@ class DesignRow:
     # the dropping criterion's own sequential test: passed at some look (its interval's one-sided error at the
     # margin, whatever the other criteria do; false_keep also needs them to pass)
     criterion_false_pass: object = None  # search.Rate
+    # fresh simulated studies that confirmed this row (confirm()): its power, expected ratings and false-KEEP rate
+    # are theirs, at the size they stepped up to; 0: the figures are the search's own, which chose the size and so
+    # read optimistic (the smallest size whose noisy power reached the target)
+    confirmed: int = 0
+    search: tuple | None = None  # (planned pairs, power) the search chose, where confirm() stepped the size up
 
     @property
     def human_ratings(self) -> float | None:
@@ -76,6 +81,9 @@ class Comparison:
     # for a claim about raters in general: what its roster (and each other roster) costs any valid analysis,
     # raterprice.RaterPrice, the study's own roster first
     prices: list = field(default_factory=list)
+    confirm: int = 0  # fresh studies behind the recommended rows (0: none; the library's quick comparisons)
+    # designs whose search figures pointed at them first and that fresh studies then did not bear out, with why
+    unconfirmed: list = field(default_factory=list)
 
     def best(self) -> DesignRow | None:
         return None if self.recommended is None else self.rows[self.recommended]
@@ -86,6 +94,14 @@ class Comparison:
             return []
         return best.design.gate_lines(best.planned_pairs, int(round(best.expected_ratings)), self.planned_raters(best),
                                       self.scenario.pool, self.scenario.margin)
+
+    def roster_gate_lines(self) -> list[str]:
+        """The gate lines for the fewest-hours roster, where it is not the study's own ([] otherwise)."""
+        if not self.roster:
+            return []
+        r = self.rosters[self.roster]
+        return r.design.gate_lines(r.planned_pairs, int(round(r.expected_ratings)), self.planned_raters(r),
+                                   self.scenario.pool, self.scenario.margin)
 
     def planned_raters(self, row: DesignRow) -> int | None:
         """The roster a row's power assumes, for the gate's planned_raters: only a claim about raters in general
@@ -109,6 +125,11 @@ class Comparison:
         return {"designs": [r.to_json() for r in self.rows], "recommended": self.recommended,
                 "gate_lines": self.gate_lines(), "max_ratings_per_rater": self.rater_share(best) if best else None,
                 "rosters": [roster(r) for r in self.rosters], "fewest_hours_roster": self.roster,
+                # plan audit L5: a script that froze gate_lines could not see the roster the text marked
+                "fewest_hours_gate_lines": self.roster_gate_lines(), "confirm": self.confirm,
+                "unconfirmed": [{"design": was.design.name, "search_pairs": was.planned_pairs,
+                                 "note": fresh.note or f"false KEEP {_false_keep(fresh)}"}
+                                for was, fresh in self.unconfirmed],
                 "these_raters": self.these_raters.to_json() if self.these_raters else None,
                 "rater_prices": [p.to_json() | {"expected_ratings_at_least": self.price_ratings(p)}
                                  for p in self.prices]}
@@ -157,8 +178,38 @@ def size(design: Design, scenario: Scenario, power: float, studies: int, seed) -
     return evaluate(design, scenario, reaching[0], studies, studies, seed, tried[reaching[0]][0])
 
 
+CONFIRM_STEP = 1.05  # a recommended size short of the power on fresh studies is stepped up by 5%, as plain plan's
+CONFIRM_ATTEMPTS = 4
+
+
+def confirm_row(row: DesignRow, scenario: Scenario, power: float, confirm: int, seed) -> DesignRow:
+    """The row judged again on `confirm` fresh studies (and as many where the first criterion drops by the margin),
+    its size stepped up by 5% while the fresh power falls short (at most CONFIRM_ATTEMPTS sizes; a PPI design no
+    further than the pool). The search chose the size from the very studies that measured its power, and compare()
+    the design from ten such noisy figures: both read optimistic (plan audit, 2026-12-04: a printed power of 0.865 was
+    0.79 on fresh studies). A row that cannot be confirmed comes back with planned_pairs None and a note."""
+    import numpy as np
+
+    step = scenario.model.prompts
+    n = row.planned_pairs
+    for attempt in range(CONFIRM_ATTEMPTS):
+        if attempt:
+            bigger = max(int(math.ceil(n * CONFIRM_STEP / step)) * step, n + step)
+            if row.design.ppi and bigger > scenario.pool:
+                break
+            n = bigger
+        base = simulate(row.design, scenario, n, confirm, {}, [*seed, 7919, n, 0])
+        fresh = outcome(base)["keep"].mean()
+        if fresh >= power:
+            out = evaluate(row.design, scenario, n, confirm, confirm, [*seed, 7919], base)
+            return replace(out, confirmed=confirm, search=(row.planned_pairs, row.power))
+    return DesignRow(row.design, None, raters=row.raters, search=(row.planned_pairs, row.power),
+                     note=f"not confirmed: {n:,} pairs gave power {fresh:.3f} on {confirm:,} fresh studies, short of "
+                          f"{power:.0%}" + (f" (the pool holds {scenario.pool:,})" if row.design.ppi else ""))
+
+
 def compare(scenario: Scenario, power: float = 0.8, studies: int = 200, designs: list[Design] | None = None,
-            seed: int = 0, progress=None, rosters: tuple[int, ...] = ()) -> Comparison:
+            seed: int = 0, progress=None, rosters: tuple[int, ...] = (), confirm: int = 0) -> Comparison:
     """Each design sized for `power` (size()), with the expected human ratings to a decision there and the false-KEEP
     rate when the first criterion truly drops by the margin; the design whose false-KEEP rate (and the dropping
     criterion's own pass rate) holds with the fewest
@@ -166,7 +217,12 @@ def compare(scenario: Scenario, power: float = 0.8, studies: int = 200, designs:
     `rosters` (numbers of raters sharing the ratings): a claim about raters in general pays for estimating the raters'
     part on few degrees of freedom, so more raters can need fewer ratings; the roster with the fewest rater-hours,
     each rater's onboarding counted, is marked. For a claim about raters in general the recommended design is last
-    sized for the claim about these raters (same roster), so the plan shows what the wider claim costs."""
+    sized for the claim about these raters (same roster), so the plan shows what the wider claim costs.
+
+    confirm: fresh simulated studies (at least search.MIN_CONFIRM) that judge the recommended design again, and the
+    fewest-hours roster where it is another (confirm_row): the gate lines then rest on them. A recommended design that
+    fresh studies do not bear out (short of the power, or its false-KEEP rate beyond the level) gives way to the next
+    cheapest that holds. 0: no confirmation, the search's figures stand (quick comparisons in tests)."""
     from ...errors import EvalkitError
     from ...progress import bar
     from .floor import floor
@@ -176,6 +232,11 @@ def compare(scenario: Scenario, power: float = 0.8, studies: int = 200, designs:
     if studies < MIN_STUDIES:
         raise EvalkitError(f"--studies {studies} is too few to compare designs",
                            f"simulate at least {MIN_STUDIES} studies per size (200 for figures to act on)")
+    from .search import MIN_CONFIRM
+
+    if confirm and confirm < MIN_CONFIRM:
+        raise EvalkitError(f"--confirm {confirm} is too few to check a 2.5% error rate",
+                           f"confirm on at least {MIN_CONFIRM} fresh simulated studies")
     designs = designs or candidates(scenario.claim)
     for d in designs:
         if d.monitoring != FIXED and not d.look_every >= 1:
@@ -185,7 +246,8 @@ def compare(scenario: Scenario, power: float = 0.8, studies: int = 200, designs:
     own = scenario.model.raters
     extra = [g for g in dict.fromkeys(rosters) if g != own]
     narrower = scenario.claim == GENERAL
-    shown = bar(total=len(designs) + len(extra) + 2 * narrower, desc="designs compared", unit="design")
+    shown = bar(total=len(designs) + len(extra) + 2 * narrower + bool(confirm), desc="designs compared",
+                unit="design")
     for k, design in enumerate(designs):
         shown.set_postfix_str(design.name)
         rows.append(size(design, scenario, power, studies, [seed, k]))
@@ -194,7 +256,23 @@ def compare(scenario: Scenario, power: float = 0.8, studies: int = 200, designs:
             progress(rows[-1])
     ok = [i for i, r in enumerate(rows) if r.holds and r.expected_ratings is not None]
     best = min(ok, key=lambda i: rows[i].human_ratings) if ok else None
-    c = Comparison(scenario, power, studies, rows, best, floor(scenario, power, look_every=designs[-1].look_every))
+    c = Comparison(scenario, power, studies, rows, best, floor(scenario, power, look_every=designs[-1].look_every),
+                   confirm=confirm)
+    if confirm:
+        shown.set_postfix_str(f"confirming on {confirm:,} fresh studies")
+        # cheapest first by the search's figures; each that fresh studies do not bear out gives way to the next
+        for i in sorted(ok, key=lambda i: rows[i].human_ratings)[:3]:
+            if progress:
+                progress(rows[i])
+            fresh = confirm_row(rows[i], scenario, power, confirm, [seed, i])
+            if fresh.planned_pairs is not None and fresh.holds:
+                rows[i] = fresh
+                break
+            c.unconfirmed.append((rows[i], fresh))
+        else:
+            i = None
+        best = c.recommended = i
+        shown.update(1)
     if narrower and c.floor is not None:
         # one criterion's share of the power: KEEP needs every criterion, as the floor assumes
         shown.set_postfix_str("the price of few raters")
@@ -212,6 +290,13 @@ def compare(scenario: Scenario, power: float = 0.8, studies: int = 200, designs:
                 progress(c.rosters[-1])
         usable = [i for i, r in enumerate(c.rosters) if r.holds and r.expected_ratings is not None]
         c.roster = min(usable, key=lambda i: c.hours_with_onboarding(c.rosters[i])) if usable else None
+        if confirm and c.roster:  # its gate lines are printed too: they rest on fresh studies as the recommended's
+            g = c.rosters[c.roster].raters
+            shown.set_postfix_str(f"confirming {g} raters on {confirm:,} fresh studies")
+            other = replace(scenario, model=replace(scenario.model, raters=g))
+            c.rosters[c.roster] = fresh = confirm_row(c.rosters[c.roster], other, power, confirm, [seed, best, g])
+            if fresh.planned_pairs is None or not fresh.holds:
+                c.roster = None
     if best is not None and narrower:
         shown.set_postfix_str(f"{rows[best].design.name} for these raters")
         c.these_raters = size(rows[best].design, replace(scenario, claim=THESE), power, studies, [seed, best, 0])
@@ -269,7 +354,8 @@ def format_comparison(c: Comparison) -> str:
              "| design | planned pairs (max) | power | expected ratings | + gold | rater-hours | false KEEP at the margin |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
     for i, r in enumerate(c.rows):
-        mark = " ← recommended" if i == c.recommended else ""
+        mark = (" ← recommended" + (f" (fresh studies: {r.confirmed:,})" if r.confirmed else "")
+                if i == c.recommended else "")
         if r.planned_pairs is None:
             lines.append(f"| {r.design.name}{mark} | – | – | – | – | – | {r.note} |")
             continue
@@ -278,6 +364,7 @@ def format_comparison(c: Comparison) -> str:
     lines.append(f"(expected ratings: of study pairs, to a decision when nothing drops, what the gate's expected_ratings "
                  f"counts; + gold: ratings of the gold pairs served meanwhile at pool.gold_rate {s.gold_rate:g}; "
                  f"rater-hours: both)")
+    lines += _confirmation_lines(c)
     if c.recommended is None:
         lines += ["", "No design reached the power with its false-KEEP rate within the level: widen the margin, add "
                       "raters or lower --power."]
@@ -306,12 +393,38 @@ def format_comparison(c: Comparison) -> str:
     lines += _these_raters_lines(c)
     lines += [f"note: {n}" for n in s.notes]
     lines.append(f"note: rates from {c.studies} simulated studies each (Monte-Carlo error about "
-                 f"±{1.96 * math.sqrt(c.power * (1 - c.power) / c.studies):.3f} on the power); a false-KEEP rate "
+                 f"±{1.96 * math.sqrt(c.power * (1 - c.power) / c.studies):.3f} on the power"
+                 + (f"; the recommended design's, and the marked roster's, from {c.confirm:,} fresh ones" if c.confirm
+                    else "; not confirmed on fresh studies, so the recommended design's read optimistic") + "); a false-KEEP rate "
                  "marked ✗ exceeds the one-sided level beyond that error, or the dropping criterion alone passes "
                  "more often than that (what a criterion whose raters disagree most would let through where the "
                  "others pass readily); scripts/errorbench.py --designs measures "
                  "the recommended design on 2,000 studies per cell")
     return "\n".join(lines)
+
+
+def _confirmation_lines(c: Comparison) -> list[str]:
+    """What fresh studies said of the designs the search pointed at: the search's figures chose the size and the
+    design, so they read optimistic, and the gate lines rest on the fresh ones."""
+    if not c.confirm:
+        return []
+    lines = []
+    for was, fresh in c.unconfirmed:
+        why = fresh.note if fresh.planned_pairs is None else (
+            f"at {fresh.planned_pairs:,} pairs its false-KEEP rate at the margin was {_false_keep(fresh)}")
+        lines.append(f"{was.design.name}: the search's cheapest ({was.planned_pairs:,} pairs, power "
+                     f"{was.power.rate:.2f}), {why}; the next cheapest was judged instead")
+    best = c.best()
+    if best is not None:
+        n, p = best.search
+        stepped = (f"the search's {n:,} pairs reached {p.rate:.3f} on its own studies and were stepped up to "
+                   f"{best.planned_pairs:,}" if n != best.planned_pairs
+                   else f"at the search's {n:,} pairs (power {p.rate:.3f} on the search's own studies)")
+        lines.append(f"Confirmed on {c.confirm:,} fresh simulated studies, and {c.confirm:,} where one criterion drops "
+                     f"by the margin: the recommended design has power {best.power.rate:.3f} ({best.power.low:.3f}–"
+                     f"{best.power.high:.3f}) {stepped}; its row and gate lines give the fresh figures, the other "
+                     "rows the search's (each the smallest size whose noisy power reached the target: optimistic)")
+    return [""] + lines if lines else []
 
 
 def _false_keep(r: DesignRow) -> str:
@@ -347,7 +460,8 @@ def _roster_lines(c: Comparison) -> list[str]:
              "| rater-hours with onboarding | false KEEP at the margin |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for i, r in enumerate(c.rosters):
-        mark = " ← fewest hours" if i == c.roster and len(c.rosters) > 1 else ""
+        mark = (" ← fewest hours" if i == c.roster and len(c.rosters) > 1 else "") + (
+            f" (fresh studies: {r.confirmed:,})" if r.confirmed else "")
         if r.planned_pairs is None:
             lines.append(f"| {r.raters}{mark} | – | – | – | – | – | – | – | {r.note} |")
             continue
@@ -360,8 +474,7 @@ def _roster_lines(c: Comparison) -> list[str]:
         r = c.rosters[c.roster]
         lines += ["", f"With {r.raters} raters, each rating about as many pairs as the others (ratings spread unevenly "
                       "count as fewer raters), the gate lines would be:",
-                  *(f"  {line}" for line in r.design.gate_lines(r.planned_pairs, int(round(r.expected_ratings)),
-                                                                c.planned_raters(r), s.pool, s.margin)),
+                  *(f"  {line}" for line in c.roster_gate_lines()),
                   _share_line(c, r)]
     return lines
 

@@ -81,7 +81,7 @@ def plan_from_config(cfg, db_path=None, *, margin: float | None = None, power: f
         # one rating per pair doubles a share of pairs: the one asked for (0 included), else the gate's, else 10%
         doubled = second_rating_share if second_rating_share is not None else gate.second_rating_share or 0.1
         designs = candidates(gate.claim, doubled, look_every)
-        return compare_designs(scenario, power, studies, designs, rosters=tuple(rosters)), gate
+        return compare_designs(scenario, power, studies, designs, rosters=tuple(rosters), confirm=confirm), gate
     result = plan_study(model, gate.margin if margin is None else margin, gate.confidence, power,
                         resamples=cfg.bench.bootstrap, studies=studies, confirm=confirm, claim=gate.claim,
                         min_raters=gate.min_raters, interval=interval or gate.interval)
