@@ -154,7 +154,8 @@ def test_plan_reads_the_database_and_never_writes_it(tmp_path):
 
     path = tmp_path / "s.db"
     db = open_db(path)
-    build_study(db, SyntheticStudy(pairs=40, raters_per_pair=3, raters=10, pass_rate=0.7, rater_accuracy=0.9,
+    # 50 pairs: the 100 outputs the pool's pass rates need (pilot.MIN_POOL_OUTPUTS), so that they are read
+    build_study(db, SyntheticStudy(pairs=50, raters_per_pair=3, raters=10, pass_rate=0.7, rater_accuracy=0.9,
                                    bench=False, seed=3))
     db.execute("DELETE FROM prescreen")  # a pool nothing has aggregated yet: its outputs are not screened
     db.conn.commit()
@@ -187,17 +188,17 @@ def test_plan_command_reads_the_database_and_prints_the_gate_line(tmp_path):
     gate = tmp_path / "gate.toml"
     gate.write_text(gate_file_text(planned_pairs=0, margin=0.2))
     db = open_db(tmp_path / "s.db")
-    build_study(db, SyntheticStudy(pairs=40, raters_per_pair=3, raters=6, pass_rate=0.7, rater_accuracy=0.9,
+    build_study(db, SyntheticStudy(pairs=50, raters_per_pair=3, raters=6, pass_rate=0.7, rater_accuracy=0.9,
                                    bench=False, gate_path=str(gate), seed=3))
     cfg = tmp_path / "c.toml"
     cfg.write_text(f'gate_file = "{gate}"\n')
     r = CliRunner().invoke(cli, ["plan", "--config", str(cfg), "--db", str(tmp_path / "s.db"), "--studies", "100"])
     assert r.exit_code == 0, r.output
-    assert "rule pre-screen of the pair pool (80 outputs)" in r.output
+    assert "rule pre-screen of the pair pool (100 outputs)" in r.output
     assert "observed agreement" in r.output
     # six raters so far; a claim about raters in general is planned for the gate's min_raters
     assert "the gate's min_raters (10) for a claim about raters in general; the database has 6 so far" in r.output
-    assert "pilot: 120 ratings by 6 raters" in r.output and "rater x path sd (logit)" in r.output
+    assert "pilot: 150 ratings by 6 raters" in r.output and "rater x path sd (logit)" in r.output
     assert "margin 0.200" in r.output and "planned_pairs = " in r.output
     r = CliRunner().invoke(cli, ["plan", "--config", str(cfg), "--db", str(tmp_path / "s.db"), "--studies", "100",
                                  "--pass-rate", "0.9", "--raters-per-pair", "2", "--rater-path-sd", "0.3",
@@ -250,6 +251,44 @@ def test_pilot_estimates_recover_the_pair_correlation_and_rater_effects(tmp_path
     none = _pilot(tmp_path, "none")
     assert none.pair_correlation < 0.1 and none.rater_path_sd < 0.5
     assert StudyModel(**{**none.__dict__, "sources": {}}).rater_effect_sd(c) < 0.5 * truth.rater_effect_sd(c)
+
+
+def test_a_pilot_too_small_for_pass_rates_and_accuracy_leaves_the_defaults_and_says_what_it_gave(tmp_path):
+    """Plan audit F6, 2026-12-04: a pilot of 6 pairs rated twice by 3 raters (12 outputs, 48 rater pairs) set the
+    pass rates (one of them 12 of 12, held at 0.98 without a word) and the rater accuracy, and the plan sized the
+    study from them with no warning; --compare's header gave no source; and plain plan said "no pilot" beside the
+    pilot's agreement. Below 100 outputs or rater pairs the defaults stand, and a note in both outputs gives the
+    counts and the pilot's own figures."""
+    gate = tmp_path / "g.toml"
+    gate.write_text(gate_file_text(planned_pairs=0, min_ratings_per_pair=2))
+    db = open_db(tmp_path / "tiny.db")
+    build_study(db, SyntheticStudy(pairs=6, raters_per_pair=2, raters=3, bench=False, seed=5, gate_path=str(gate)))
+    model = model_from_db(db, 2)
+    assert model.pass_rates == {c: 0.8 for c in CRITERIA} and model.rater_accuracy == 0.95
+    rates, accuracy = model.notes
+    assert "the pair pool holds 12 outputs, fewer than the 100" in rates and "unknown_restore_time 1.000" in rates
+    assert "48 rater pairs" in accuracy and "fewer than the 100" in accuracy and "default 0.95" in accuracy
+    assert len(model_from_db(db, 2, pass_rate=0.7).notes) == 1  # --pass-rate given: nothing to say about the pool
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'gate_file = "{gate}"\n')
+    common = ["plan", "--config", str(cfg), "--db", str(tmp_path / "tiny.db"), "--margin", "0.2"]
+    for args in (["--studies", "50"], ["--compare", "--studies", "20", "--rosters", "20"]):
+        r = CliRunner().invoke(cli, [*common, *args])
+        assert r.exit_code == 0, r.output
+        assert f"note: {rates}" in r.output and f"note: {accuracy}" in r.output and "no pilot" not in r.output
+    assert "pass rate 0.80, 0.80, 0.80, 0.80 (default 0.8 (the pair pool's 12 outputs are fewer than 100))" in r.output
+
+
+def test_a_pool_pass_rate_held_at_the_ceiling_says_so(tmp_path):
+    """Plan audit F6: a criterion every pooled output passed was used as 0.98 without saying so."""
+    db = open_db(tmp_path / "s.db")
+    build_study(db, SyntheticStudy(pairs=50, raters_per_pair=3, raters=10, pass_rate=0.7, bench=False, seed=3))
+    db.execute("UPDATE prescreen SET passed = 1 WHERE criterion = ?", [CRITERIA[2]])
+    db.conn.commit()
+    model = model_from_db(db, 3)
+    assert model.pass_rates[CRITERIA[2]] == 0.98 and model.sources["pass_rates"].endswith("(100 outputs)")
+    assert model.notes == [f"pass rates: {CRITERIA[2]} 1.000 in the pool, held within [0.02, 0.98] for the plan (it "
+                           "uses 0.98): a rate of exactly 0 or 1 in 100 outputs is not a promise"]
 
 
 def test_a_plan_is_refused_when_the_dropping_criterion_alone_passes_too_often(monkeypatch):

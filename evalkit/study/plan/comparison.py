@@ -346,8 +346,9 @@ def format_comparison(c: Comparison) -> str:
     s = c.scenario
     m = s.model
     lines = [f"Designs compared at {c.power:.0%} power, margin {s.margin}, {s.confidence:.0%} interval, claim about "
-             f"{s.claim}: pass rate {', '.join(f'{v:.2f}' for v in m.pass_rates.values())}, rater accuracy "
-             f"{m.rater_accuracy:.2f}, {m.raters} raters, pair correlation {m.pair_correlation:.2f}, rater sd "
+             f"{s.claim}: pass rate {', '.join(f'{v:.2f}' for v in m.pass_rates.values())}{_source(m, 'pass_rates')}, "
+             f"rater accuracy {m.rater_accuracy:.2f}{_source(m, 'rater_accuracy')}, {m.raters} raters, pair correlation "
+             f"{m.pair_correlation:.2f}, rater sd "
              f"{m.rater_sd:g}, rater x path sd {m.rater_path_sd:g}, identical outputs {m.identical_share:.0%}, "
              f"pre-screen agreement {s.prescreen_agreement:.2f} (bias {s.prescreen_bias:+.2f}), pool {s.pool:,} "
              f"pairs; {c.studies} simulated studies per size, {s.minutes_per_rating:g} min a rating", "",
@@ -425,6 +426,11 @@ def _confirmation_lines(c: Comparison) -> list[str]:
                      f"{best.power.high:.3f}) {stepped}; its row and gate lines give the fresh figures, the other "
                      "rows the search's (each the smallest size whose noisy power reached the target: optimistic)")
     return [""] + lines if lines else []
+
+
+def _source(m, key: str) -> str:
+    """Where the model's number came from (pilot.model_from_db), in brackets; nothing for a model built by hand."""
+    return f" ({m.sources[key]})" if m.sources.get(key) else ""
 
 
 def _false_keep(r: DesignRow) -> str:

@@ -61,6 +61,8 @@ class StudyModel:
     rater_path_sd: float = 0.0
     # where each number came from, for the printout
     sources: dict[str, str] = field(default_factory=dict)
+    # what the printout must add about these numbers (a pilot too small to estimate them), as the plan's notes
+    notes: list[str] = field(default_factory=list)
 
     def check(self) -> None:
         for c, p in self.pass_rates.items():

@@ -14,6 +14,13 @@ from .model import DEFAULT_ACCURACY, DEFAULT_PASS_RATE, DEFAULT_RATERS, StudyMod
 
 MIN_PILOT_RATERS = 3  # fewer raters carry no spread worth estimating
 MIN_PILOT_PAIRS = 10  # pairs (whose texts differ) with at least two ratings
+# A share estimated from n answers is known to about +-1/sqrt(n) (95%, at worst): under 100 that is wider than +-0.1,
+# no better than the stated default, and the planned size turns on these numbers (a pass rate near 0.5, or a lower
+# accuracy, asks for several times the pairs). Fewer outputs in the pool, or fewer rater pairs (two raters' answers
+# on the same output and criterion: 13 pairs rated twice), and the plan keeps the default and says what the pilot gave.
+MIN_POOL_OUTPUTS = 100
+MIN_RATER_PAIRS = 100
+PASS_RATE_BOUNDS = (0.02, 0.98)  # a rate of exactly 0 or 1 in a pool is not a promise
 
 
 def oneway_by_rater(y, rater) -> tuple[float, float, float, int] | None:
@@ -212,12 +219,13 @@ def model_from_db(db, raters_per_pair: int, pass_rate: float | None = None, rate
     pool, the share of pairs with identical outputs, the raters' observed agreement (turned into an accuracy:
     two raters agree with probability a^2 + (1 - a)^2), the pilot's pair correlation and rater effects
     (pilot_effects), and the number of raters: for a claim about raters in general at least the gate's
-    min_raters. Defaults where it holds nothing; the options override. second_rating_share: with one rating per pair,
+    min_raters. Defaults where it holds nothing, or too little (MIN_POOL_OUTPUTS, MIN_RATER_PAIRS; model.notes says
+    what the pilot gave); the options override. second_rating_share: with one rating per pair,
     the share of pairs rated twice (the gate's)."""
     from ...aggregate.quality import screen_all
     from ...task.fidelity import RULES_VERSION
 
-    sources = {}
+    sources, notes = {}, []
     model = StudyModel(pass_rates={c: DEFAULT_PASS_RATE for c in CRITERIA}, raters_per_pair=raters_per_pair,
                        second_rating_share=second_rating_share)
     sources["pass_rates"] = f"default {DEFAULT_PASS_RATE}"
@@ -243,10 +251,26 @@ def model_from_db(db, raters_per_pair: int, pass_rate: float | None = None, rate
             t = totals.setdefault(c, [0.0, 0])
             t[0], t[1] = t[0] + passed, t[1] + 1
         rates = {c: k / n for c, (k, n) in totals.items() if n}
-        if rates:
-            # keep away from 0 and 1: a rate of exactly 1 in a small pool is not a promise
-            model.pass_rates = {c: min(max(rates.get(c, DEFAULT_PASS_RATE), 0.02), 0.98) for c in CRITERIA}
-            sources["pass_rates"] = f"rule pre-screen of the pair pool ({next(iter(totals.values()))[1]} outputs)"
+        outputs = min((n for _k, n in totals.values()), default=0)
+        if rates and outputs < MIN_POOL_OUTPUTS:
+            shown = ", ".join(f"{c} {rates[c]:.3f}" for c in CRITERIA if c in rates)
+            sources["pass_rates"] = (f"default {DEFAULT_PASS_RATE} (the pair pool's {outputs} outputs are fewer than "
+                                     f"{MIN_POOL_OUTPUTS})")
+            if pass_rate is None:
+                notes.append(f"pass rates: the pair pool holds {outputs} outputs, fewer than the {MIN_POOL_OUTPUTS} a "
+                             f"pass rate needs (one from n outputs is known to about ±1/√n): the plan uses the default "
+                             f"{DEFAULT_PASS_RATE}, where the rule pre-screen of the pool gave {shown}; build a larger "
+                             "pool, or pass --pass-rate")
+        elif rates:
+            low, high = PASS_RATE_BOUNDS
+            model.pass_rates = {c: min(max(rates.get(c, DEFAULT_PASS_RATE), low), high) for c in CRITERIA}
+            sources["pass_rates"] = f"rule pre-screen of the pair pool ({outputs} outputs)"
+            held = [c for c in rates if rates[c] != model.pass_rates[c]]
+            if held and pass_rate is None:
+                notes.append("pass rates: " + ", ".join(f"{c} {rates[c]:.3f} in the pool" for c in held)
+                             + f", held within [{low:g}, {high:g}] for the plan (it uses "
+                             + ", ".join(f"{model.pass_rates[c]:g}" for c in held)
+                             + f"): a rate of exactly 0 or 1 in {outputs} outputs is not a promise")
         from ...generation.speed import identical_share
 
         pooled = [({"token_hash": o}, {"token_hash": a}) for o, a in db.execute(
@@ -265,7 +289,15 @@ def model_from_db(db, raters_per_pair: int, pass_rate: float | None = None, rate
         if len(rated):
             n_raters = len(rated.raters)
             agreed = accuracy_from_agreement(rated)
-            if agreed is not None:
+            if agreed is not None and agreed[2] < MIN_RATER_PAIRS:
+                accuracy, a, rater_pairs = agreed
+                sources["rater_accuracy"] = (f"default {DEFAULT_ACCURACY} (the pilot's {rater_pairs} rater pairs are "
+                                             f"fewer than {MIN_RATER_PAIRS})")
+                notes.append(f"rater accuracy: the pilot has {rater_pairs} rater pairs (two raters' answers on the same "
+                             f"output and criterion), fewer than the {MIN_RATER_PAIRS} an agreement needs: the plan "
+                             f"uses the default {DEFAULT_ACCURACY}, where their agreement {a:.3f} gives {accuracy:.3f}; "
+                             "rate more pairs twice and re-run `evalkit plan --db`")
+            elif agreed is not None:
                 model.rater_accuracy, a, rater_pairs = agreed
                 sources["rater_accuracy"] = (f"observed agreement {a:.3f} between raters of the same output "
                                              f"({rater_pairs} rater pairs)")
@@ -296,4 +328,5 @@ def model_from_db(db, raters_per_pair: int, pass_rate: float | None = None, rate
         model.raters = raters
         sources["raters"] = "--raters"
     model.sources = sources
+    model.notes = notes
     return model

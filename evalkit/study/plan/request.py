@@ -48,7 +48,7 @@ def plan_from_config(cfg, db_path=None, *, margin: float | None = None, power: f
         from .designs import MINUTE, ONBOARDING, Scenario, candidates
         from ..gate import GENERAL
 
-        notes = []
+        notes = list(model.notes)  # what the pilot could not support (pilot.model_from_db)
         if minutes_per_rating is None:
             minutes_per_rating = _measured_minutes(db)
             if minutes_per_rating is None:

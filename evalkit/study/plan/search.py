@@ -223,11 +223,15 @@ def plan_study(model: StudyModel, margin: float, confidence: float = 0.95, power
     if confirm < MIN_CONFIRM:
         raise EvalkitError(f"--confirm {confirm} is too few to check a 2.5% error rate",
                            f"confirm on at least {MIN_CONFIRM} fresh simulated studies")
-    notes = []
-    if claim == GENERAL and model.sources.get("rater_path_sd", "").startswith("default"):
-        notes.append("no pilot: raters are assumed to judge both paths alike (rater x path sd 0), which no study "
-                     "has shown; rate a pilot (3+ raters, 10+ pairs rated twice) and re-run `evalkit plan --db`, "
-                     "or pass --rater-path-sd")
+    notes = list(model.notes)  # what the pilot could not support (pilot.model_from_db)
+    if claim == GENERAL and (source := model.sources.get("rater_path_sd", "")).startswith("default"):
+        # a pilot whose ratings are too few is not "no pilot" (plan audit F6: the note said so beside the pilot's
+        # agreement); its own counts are in the source
+        small = "pilot too small" in source
+        notes.append(("the pilot is too small to show how raters judge the paths" if small else "no pilot")
+                     + ": raters are assumed to judge both paths alike (rater x path sd 0), which no study has shown; "
+                     + ("rate more of the pilot" if small else "rate a pilot") + " (3+ raters, 10+ pairs rated twice) "
+                     "and re-run `evalkit plan --db`, or pass --rater-path-sd")
     if claim != GENERAL and (model.rater_sd or model.rater_path_sd):
         notes.append("claim about these raters only: their effects are fixed, so the simulation leaves rater effects out")
         model = replace(model, rater_sd=0.0, rater_path_sd=0.0)
