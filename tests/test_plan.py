@@ -312,6 +312,22 @@ def test_a_plan_is_refused_when_the_dropping_criterion_alone_passes_too_often(mo
     assert plan.gate_line() is None
 
 
+def test_a_power_near_1_is_never_shown_as_100_percent_and_its_refusal_says_what_to_change(monkeypatch):
+    """Plan audit L1, 2026-12-04: --power 0.999 read "target power 100%" and "no size confirmed 100% power", with no
+    fix. Scripted outcomes (as above): every searched study keeps, 99.5% of the fresh ones do."""
+    import evalkit.study.plan.search as search
+
+    def scripted(model, pairs, studies, drops, *args, criteria=CRITERIA, **kwargs):
+        keep = np.arange(studies) >= (studies * 5 // 1000 if studies >= MIN_CONFIRM else 0)
+        return {c: keep for c in criteria}
+
+    monkeypatch.setattr(search, "run_studies", scripted)
+    model = StudyModel(pass_rates={c: 0.8 for c in CRITERIA}, rater_accuracy=0.95, raters=12)
+    text = format_plan(plan_study(model, MARGIN, CONFIDENCE, 0.999, studies=100))
+    assert "target power 99.9%" in text and "100%" not in text
+    assert "no size confirmed 99.9% power" in text and "lower --power, or widen the margin (--margin)" in text
+
+
 def test_a_plan_no_number_of_pairs_can_power_exits_1_with_no_gate_lines():
     """Plan audit, 2026-12-04: it printed "no size in the search reached the target power" and exited 0, where the
     README (and --compare) say exit 1."""

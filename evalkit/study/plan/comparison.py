@@ -343,9 +343,11 @@ def designs_look(c: Comparison) -> int:
 
 
 def format_comparison(c: Comparison) -> str:
+    from .search import percent
+
     s = c.scenario
     m = s.model
-    lines = [f"Designs compared at {c.power:.0%} power, margin {s.margin}, {s.confidence:.0%} interval, claim about "
+    lines = [f"Designs compared at {percent(c.power)} power, margin {s.margin}, {s.confidence:.0%} interval, claim about "
              f"{s.claim}: pass rate {', '.join(f'{v:.2f}' for v in m.pass_rates.values())}{_source(m, 'pass_rates')}, "
              f"rater accuracy {m.rater_accuracy:.2f}{_source(m, 'rater_accuracy')}, {m.raters} raters, pair correlation "
              f"{m.pair_correlation:.2f}, rater sd "

@@ -22,6 +22,15 @@ MIN_CONFIRM = 2000  # fresh simulated studies behind the confirmed power and the
 RATINGS_PER_CHUNK = 3_000_000  # simulated ratings held at once (about 100 MB per criterion)
 
 
+def percent(p: float) -> str:
+    """A power as a percentage with as few decimals as show it (80%, 99.9%): below 1 it never reads 100% (plan audit
+    L1: --power 0.999 read "target power 100%")."""
+    for digits in range(4):
+        if abs(round(p * 100, digits) - p * 100) < 1e-9:
+            return f"{p * 100:.{digits}f}%"
+    return f"{math.floor(p * 100_000) / 1000:.3f}%"  # cut, not rounded: 0.9999999 is not 100%
+
+
 @dataclass
 class PlanRow:
     pairs: int  # decided pairs, identical ones included (the gate's planned_pairs)
@@ -188,7 +197,7 @@ def rater_limit(model: StudyModel, margin: float, confidence: float, power: floa
                     break
             return (f"with {g} raters whose own assisted - ordinary difference on {c} varies with standard deviation "
                     f"{model.rater_effect_sd(c):.3f} (rater x path spread {model.rater_path_sd:g} on the logit scale), "
-                    f"no number of pairs reaches {power:.0%} power for raters in general: even with unlimited pairs "
+                    f"no number of pairs reaches {percent(power)} power for raters in general: even with unlimited pairs "
                     f"it takes at least about {need} raters (--raters), or guidelines under which raters judge the "
                     "paths alike")
     return None
@@ -307,8 +316,8 @@ def plan_study(model: StudyModel, margin: float, confidence: float = 0.95, power
         if plan.confirmed_power.rate >= power:
             break
     else:
-        plan.refused = (f"no size confirmed {power:.0%} power on {confirm} fresh studies (last: {recommended} pairs, "
-                        f"{plan.confirmed_power.text()})")
+        plan.refused = (f"no size confirmed {percent(power)} power on {confirm} fresh studies (last: {recommended} "
+                        f"pairs, {plan.confirmed_power.text()}): lower --power, or widen the margin (--margin)")
         return _finish(plan, studies, power)
     plan.recommended_pairs = recommended
 
@@ -341,7 +350,7 @@ def plan_study(model: StudyModel, margin: float, confidence: float = 0.95, power
 def _finish(plan: Plan, studies: int, power: float) -> Plan:
     half = 1.96 * math.sqrt(power * (1 - power) / studies)
     plan.notes.append(f"the search's rates are from {studies} simulated studies each (Monte-Carlo error about "
-                      f"±{half:.3f} at {power:.0%})")
+                      f"±{half:.3f} at {percent(power)})")
     plan.notes.append(f"nominal false-KEEP rate per criterion: {plan.level:.3f} (one-sided, the lower end of the "
                       f"{plan.confidence:.0%} interval)")
     return plan
@@ -353,7 +362,7 @@ def format_plan(plan: Plan) -> str:
            else "these raters only")
     lines = [
         f"Planned sample size for the fidelity gate: margin {plan.margin:.3f}, {plan.confidence:.0%} interval "
-        f"({plan.interval}), target power {plan.power:.0%}, claim about {who}",
+        f"({plan.interval}), target power {percent(plan.power)}, claim about {who}",
         "",
         "study model (simulated):",
         *(f"  pass rate {c:<22} {p:.3f}" for c, p in m.pass_rates.items()),
