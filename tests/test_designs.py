@@ -204,6 +204,7 @@ def test_plan_compare_command_weighs_rosters_and_rejects_a_roster_below_the_gate
     (["--prescreen-bias", "-0.05"], "--prescreen-bias -0.05"),
     (["--look-every", "0"], "--look-every 0"),
     (["--minutes-per-rating", "0"], "--minutes-per-rating 0"),
+    (["--minutes-per-rating", "1e9"], "--minutes-per-rating 1e+09: more than 120 minutes"),  # plan audit L2
     (["--onboarding-minutes", "-1"], "--onboarding-minutes -1"),
     (["--studies", "5"], "--studies 5"),
     (["--power", "1"], "power 1"),
@@ -221,6 +222,20 @@ def test_plan_compare_refuses_a_bad_number_naming_the_option(args, named, tmp_pa
     r = CliRunner().invoke(cli, ["plan", "--compare", "--studies", "20", *args])
     assert r.exit_code == 1 and isinstance(r.exception, SystemExit), r.output
     assert named in r.output and "fix:" in r.output and "Traceback" not in r.output
+
+
+def test_looks_further_apart_than_the_recommended_design_s_ratings_are_noted(tmp_path, monkeypatch):
+    """Plan audit L2, 2026-12-04: --look-every 100000 was taken silently, though it makes every group-sequential
+    design a one-look design."""
+    from click.testing import CliRunner
+
+    from evalkit.cli import cli
+
+    monkeypatch.setenv("EVALKIT_DATA_DIR", str(tmp_path / "data"))
+    r = CliRunner().invoke(cli, ["plan", "--compare", "--studies", "20", "--margin", "0.3", "--rosters", "10",
+                                 "--look-every", "100000"])
+    assert r.exit_code == 0, r.output
+    assert "note: --look-every 100000 is more than the " in r.output and "e.g. --look-every " in r.output
 
 
 def test_a_pool_too_small_for_any_size_gives_no_floor_and_no_recommendation():

@@ -49,7 +49,8 @@ from .common import config_option, csv_of, db_file, db_option, fail_clearly, loa
 @click.option("--prescreen-bias", type=float, default=0.0, show_default=True,
               help="With --compare: the pre-screen's bias towards assisted (pass rate on assisted outputs).")
 @click.option("--minutes-per-rating", type=float, default=None,
-              help="With --compare: minutes a rating takes (default: the raters' measured median, else 1).")
+              help="With --compare: minutes a rating takes, at most 120 (default: the raters' measured median, "
+                   "else 1).")
 @click.option("--look-every", type=int, default=50, show_default=True,
               help="With --compare: ratings between looks for the sequential designs.")
 @click.option("--rosters", default=None, metavar="N,N", callback=csv_of(int),

@@ -36,6 +36,10 @@ MINUTE = 1.0  # minutes a rating takes when the study has no measured time on ta
 # form) when nothing better is known: what a larger roster costs beyond its ratings. A stated assumption
 # (--onboarding-minutes), not a measurement.
 ONBOARDING = 10.0
+# The most minutes a rating may take in a plan: a pair's two outputs read and judged on four criteria take minutes, and
+# more than two hours is a slip (seconds given as minutes, or a total), not a pace (plan audit L2: 1e9 was accepted
+# and priced at 99,275,000,000 rater-hours).
+MAX_MINUTES = 120.0
 
 
 @dataclass(frozen=True)
@@ -150,6 +154,10 @@ class Scenario:
         if not self.minutes_per_rating > 0:
             raise EvalkitError(f"--minutes-per-rating {self.minutes_per_rating}: expected minutes, more than 0",
                                "give the minutes a rating takes, e.g. 1")
+        if self.minutes_per_rating > MAX_MINUTES:
+            raise EvalkitError(f"--minutes-per-rating {self.minutes_per_rating:g}: more than {MAX_MINUTES:g} minutes "
+                               "a rating is not the time one rating takes", "give the minutes one rating takes (not "
+                               f"seconds, not a total), e.g. 1; at most {MAX_MINUTES:g}")
         if not self.onboarding_minutes >= 0:
             raise EvalkitError(f"--onboarding-minutes {self.onboarding_minutes}: expected minutes, 0 or more",
                                "give a rater's time before their first rating, e.g. 10")

@@ -81,7 +81,17 @@ def plan_from_config(cfg, db_path=None, *, margin: float | None = None, power: f
         # one rating per pair doubles a share of pairs: the one asked for (0 included), else the gate's, else 10%
         doubled = second_rating_share if second_rating_share is not None else gate.second_rating_share or 0.1
         designs = candidates(gate.claim, doubled, look_every)
-        return compare_designs(scenario, power, studies, designs, rosters=tuple(rosters), confirm=confirm), gate
+        result = compare_designs(scenario, power, studies, designs, rosters=tuple(rosters), confirm=confirm)
+        best = result.best()
+        if best is not None and best.expected_ratings is not None and look_every > best.expected_ratings:
+            # the sequential designs were sized with these looks, so their figures stand; but they hardly look before
+            # their maximum, which makes them the fixed designs (plan audit L2: --look-every 100000 said nothing)
+            result.scenario.notes.append(
+                f"--look-every {look_every} is more than the {best.expected_ratings:,.0f} ratings the recommended "
+                "design expects to need: the group-sequential designs look seldom or never before their maximum, so "
+                "their looks save little; give fewer ratings between looks, e.g. --look-every "
+                f"{max(1, int(best.expected_ratings // 10))}")
+        return result, gate
     result = plan_study(model, gate.margin if margin is None else margin, gate.confidence, power,
                         resamples=cfg.bench.bootstrap, studies=studies, confirm=confirm, claim=gate.claim,
                         min_raters=gate.min_raters, interval=interval or gate.interval)
