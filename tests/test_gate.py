@@ -4,6 +4,7 @@ labelled interim, and the decision sample cannot be moved by later ratings. Also
 aliases, ranges, frozen snapshots) and the cached aggregate the Results tab serves."""
 
 import json
+import re
 import threading
 
 import numpy as np
@@ -247,7 +248,7 @@ def test_gate_file_keys_aliases_and_ranges():
     ('claim = "everyone"\n', 'claim = "everyone" is not one of the choices'),
     ("margin = true\n", "margin = true should be a number"),  # as the file writes it, not Python's True
     ('min_raters = "ten"\n', "should be a number"),
-    ("min_raters = 1\n", "outside"),
+    ("min_raters = 1\n", r"outside \[2, ∞\)"),  # an unbounded end is open
     ("margin = 0.05\nmax_pass_rate_drop = 0.05\n", "both max_pass_rate_drop and margin"),
     ("planned_pairs = 12.5\n", "whole number"),
     ("confidence = 95\n", r"outside \(0.5, 1.0\)"),
@@ -258,6 +259,28 @@ def test_gate_file_keys_aliases_and_ranges():
 def test_a_gate_file_out_of_range_is_refused_by_name(text, message):
     with pytest.raises(EvalkitError, match=message):
         parse_gate(text, "g")
+
+
+@pytest.mark.parametrize("extra, message", [
+    ("planned_pool = 50\n", "planned_pool = 50 is less than planned_pairs = 120, with ppi = \"on\""),
+    ("planned_raters = 3\n", "planned_raters = 3 is less than min_raters = 10"),
+])
+def test_plan_keys_that_contradict_the_gate_are_refused_naming_both(tmp_path, extra, message):
+    """Plan audit L3, 2026-12-04: a pool smaller than the planned pairs (with PPI) and a planned roster below the
+    min_raters a claim about raters in general needs were read without a word. 0 is "not planned" and passes, and
+    so do the same keys where they do not apply (no PPI; the claim about these raters); a study frozen with them
+    stays readable."""
+    path = tmp_path / "g.toml"
+    path.write_text(gate_file_text(planned_pairs=120) + extra)
+    with pytest.raises(EvalkitError, match=re.escape(message)) as e:
+        gate_snapshot(path)
+    assert str(path) in str(e.value) and "set planned_" in e.value.fix
+    key, value = extra.split(" = ")[0], int(extra.split(" = ")[1])
+    assert getattr(parse_gate(gate_file_text(planned_pairs=120) + f"{key} = 0\n", "g"), key) == 0
+    elsewhere = gate_file_text(planned_pairs=120, ppi="off", claim="these raters") + extra
+    assert getattr(parse_gate(elsewhere, "g"), key) == value
+    frozen = {"text": gate_file_text(planned_pairs=120) + extra, "hash": "x", "values": {}}
+    assert frozen_values(frozen)[key] == value
 
 
 def test_snapshot_freezes_every_key_and_old_snapshots_read_with_todays_meaning(tmp_path):

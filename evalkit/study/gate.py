@@ -125,7 +125,10 @@ def _toml(v) -> str:
     return repr(v)
 
 
-def parse_gate(text: str, source: str) -> Gate:
+def parse_gate(text: str, source: str, frozen: bool = False) -> Gate:
+    """The gate a file's text sets, or an EvalkitError naming the key and the fix. frozen: the text of a snapshot a
+    study froze, read again; the keys that are no part of the decision are then not checked against each other (a
+    study frozen before those checks stays readable)."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -151,7 +154,8 @@ def parse_gate(text: str, source: str) -> Gate:
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise EvalkitError(f"gate file {source}: {k} = {_toml(v)} should be a number", f"write {k} as a number")
         lo, hi, lo_in, hi_in = RANGES[k]
-        span = f"{'[' if lo_in else '('}{lo}, {hi if hi is not None else '∞'}{']' if hi_in else ')'}"
+        end = "]" if hi_in and hi is not None else ")"  # an unbounded end is open: [2, ∞), not [2, ∞]
+        span = f"{'[' if lo_in else '('}{lo}, {hi if hi is not None else '∞'}{end}"
         if not math.isfinite(v):  # TOML allows nan and inf; neither is a threshold (nan passes every comparison)
             raise EvalkitError(f"gate file {source}: {k} = {_toml(v)} should be a finite number (not nan or inf)",
                                f"set {k} to a number within {span}, e.g. {getattr(Gate, k)!r}")
@@ -170,7 +174,27 @@ def parse_gate(text: str, source: str) -> Gate:
                            f"and ppi = \"off\" (it has claim = {gate.claim!r}, ppi = {gate.ppi!r}): the betting "
                            "sequence covers the mean of independent pair means, with no rater dimension and no pre-screen",
                            "set those two keys, or use monitoring = \"group sequential\" (any claim, with PPI)")
+    if not frozen:
+        _check_planned(gate, source)
     return gate
+
+
+def _check_planned(gate: Gate, source: str) -> None:
+    """The plan's keys against the ones they must agree with (0 is "not planned" for each, and passes). None is part
+    of the decision, but each contradiction is what a hand edit leaves behind, and would show the Results tab and
+    `generate --until-planned` a plan no study can follow (plan audit L3)."""
+    if gate.ppi == "on" and 0 < gate.planned_pool < gate.planned_pairs:
+        raise EvalkitError(f"gate file {source}: planned_pool = {gate.planned_pool} is less than planned_pairs = "
+                           f"{gate.planned_pairs}, with ppi = \"on\": the pool the plan's power assumes holds the "
+                           "planned pairs and the pre-screen's unlabelled pairs beside them",
+                           "set planned_pool to at least planned_pairs (the lines `evalkit plan --compare` writes), "
+                           "or to 0 for the planned pairs plus the reserve")
+    if gate.claim == GENERAL and 0 < gate.planned_raters < gate.min_raters:
+        raise EvalkitError(f"gate file {source}: planned_raters = {gate.planned_raters} is less than min_raters = "
+                           f"{gate.min_raters}, which a claim about raters in general needs for a decision: a study "
+                           "with the planned roster could never decide",
+                           "set planned_raters to at least min_raters (the lines `evalkit plan --compare` writes), "
+                           "or to 0 for no planned roster")
 
 
 def read_gate_file(path: Path | None = None) -> tuple[str, Gate]:
@@ -215,7 +239,7 @@ def frozen_values(snapshot: dict) -> dict:
     if text is None:
         values = asdict(Gate(**{ALIASES.get(k, k): v for k, v in stored.items()}))
     else:
-        values = asdict(parse_gate(text, f"frozen gate {snapshot.get('hash', '')}"))
+        values = asdict(parse_gate(text, f"frozen gate {snapshot.get('hash', '')}", frozen=True))
     for key, then in LEGACY.items():
         if key not in stored and not _sets(text or "", key):
             values[key] = then
