@@ -328,6 +328,22 @@ def test_a_power_near_1_is_never_shown_as_100_percent_and_its_refusal_says_what_
     assert "no size confirmed 99.9% power" in text and "lower --power, or widen the margin (--margin)" in text
 
 
+def test_the_pairs_decided_without_raters_are_said_only_where_there_are_some(monkeypatch):
+    """Plan audit L4, 2026-12-04: "with 0% identical outputs about 0 are decided without raters". Scripted outcomes:
+    every study keeps without a drop, none with one."""
+    import evalkit.study.plan.search as search
+
+    def scripted(model, pairs, studies, drops, *args, criteria=CRITERIA, **kwargs):
+        return {c: np.full(studies, c not in drops) for c in criteria}
+
+    monkeypatch.setattr(search, "run_studies", scripted)
+    for share, said in ((0.0, False), (0.5, True)):
+        model = StudyModel(pass_rates={c: 0.8 for c in CRITERIA}, rater_accuracy=0.95, raters=12,
+                           identical_share=share)
+        text = format_plan(plan_study(model, MARGIN, CONFIDENCE, POWER, studies=100))
+        assert "rated pairs need" in text and ("are decided without raters" in text) == said, text
+
+
 def test_a_plan_no_number_of_pairs_can_power_exits_1_with_no_gate_lines():
     """Plan audit, 2026-12-04: it printed "no size in the search reached the target power" and exited 0, where the
     README (and --compare) say exit 1."""

@@ -399,12 +399,15 @@ def format_plan(plan: Plan) -> str:
     else:
         samples = math.ceil(plan.recommended_pairs / m.prompts)
         rated = int(round(plan.recommended_pairs * (1 - m.identical_share)))
+        # only where some pairs need no rater: "with 0% identical outputs about 0 are decided without raters" said
+        # nothing (plan audit L4)
+        unrated = (f"{plan.recommended_pairs} decided pairs: with {m.identical_share:.0%} identical outputs about "
+                   f"{plan.recommended_pairs - rated} are decided without raters, and "
+                   if rated < plan.recommended_pairs else "")
         lines += ["", "Set these keys in the gate file before rating starts, replacing its lines for them (frozen "
                       "with the study's first pool):",
                   *(f"  {line}" for line in plan.gate_lines()),
-                  f"({plan.recommended_pairs} decided pairs: with {m.identical_share:.0%} identical outputs about "
-                  f"{plan.recommended_pairs - rated} are decided without raters, and {rated} rated pairs need "
-                  f"{m.expected_ratings(plan.recommended_pairs)} ratings)",
+                  f"({unrated}{rated} rated pairs need {m.expected_ratings(plan.recommended_pairs)} ratings)",
                   "and build the pool: `evalkit generate --until-planned` (the planned pairs plus a 10% reserve, or "
                   "the gate's planned_pool when larger), or exactly that size with `evalkit generate --samples "
                   f"{samples}` ({m.prompts} prompts, no reserve for skipped pairs); in a database that holds a study "
