@@ -16,6 +16,7 @@ from ...task.criteria import CRITERIA
 from ..gate import CHOICES, GENERAL
 from ..monitoring import FIXED
 from .designs import Design, Scenario, candidates, cost, normal_pairs, outcome, rater_share, simulate
+from .search import percent
 
 THESE = CHOICES["claim"][1]
 MIN_STUDIES = 20  # simulated studies per size below which a power or error rate says nothing
@@ -173,7 +174,7 @@ def size(design: Design, scenario: Scenario, power: float, studies: int, seed) -
     reaching = sorted(m for m, (_r, o) in tried.items() if o["keep"].mean() >= power)
     if not reaching:
         return DesignRow(design, None, raters=scenario.model.raters,
-                         note=f"no size up to {max(tried)} pairs reached {power:.0%} power"
+                         note=f"no size up to {max(tried)} pairs reached {percent(power)} power"
                          + (f" (the pool holds {scenario.pool})" if design.ppi else ""))
     return evaluate(design, scenario, reaching[0], studies, studies, seed, tried[reaching[0]][0])
 
@@ -205,7 +206,7 @@ def confirm_row(row: DesignRow, scenario: Scenario, power: float, confirm: int, 
             return replace(out, confirmed=confirm, search=(row.planned_pairs, row.power))
     return DesignRow(row.design, None, raters=row.raters, search=(row.planned_pairs, row.power),
                      note=f"not confirmed: {n:,} pairs gave power {fresh:.3f} on {confirm:,} fresh studies, short of "
-                          f"{power:.0%}" + (f" (the pool holds {scenario.pool:,})" if row.design.ppi else ""))
+                          f"{percent(power)}" + (f" (the pool holds {scenario.pool:,})" if row.design.ppi else ""))
 
 
 def compare(scenario: Scenario, power: float = 0.8, studies: int = 200, designs: list[Design] | None = None,
