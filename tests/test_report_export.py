@@ -656,7 +656,8 @@ def test_user_names_outside_home_folders_host_names_and_tokens_do_not_leave_the_
     insert_generations(db, [GenerationRecord(
         prompt_id="writing-01", path="assisted", status="failed", token_hash="f2", host="gpu-node-17.lab.example.org",
         error_message=(f'File "/opt/work/dave.k/venv/lib/python3.11/site-packages/transformers/utils.py", line 3: '
-                       f"401 for token {token} on gpu-node-17 (see file:///home/ivan/log.txt)"))], exp)
+                       f"401 for token {token} on gpu-node-17 (see file:///home/ivan/log.txt), account "
+                       "judy.o+hub@mail.example.co.uk; model@v1.0 is a revision"))], exp)
     # a local model keeps what names it: its folder beside a generic checkpoint, its Hub cache entry
     ckpt = insert_experiment(db, "run", {"models": {
         "target": "/data/ft/qwen7b/checkpoint-500",
@@ -669,7 +670,7 @@ def test_user_names_outside_home_folders_host_names_and_tokens_do_not_leave_the_
     exported = {s: pq.read_table(split_file(out, s)).to_pylist() for s in SPLITS}
     everything = json.dumps(exported, ensure_ascii=False, default=str) + card
     for secret in ("alice.smith", "bob.jones", "carol", "dave.k", "ivan", "frank", "grace", "gpu-node-17", token,
-                   str(tmp_path)):
+                   str(tmp_path), "judy", "mail.example"):
         assert secret not in everything, secret
     run = next(e for e in exported["experiments"] if e["id"] == exp)
     config = json.loads(run["config_json"])
@@ -684,7 +685,8 @@ def test_user_names_outside_home_folders_host_names_and_tokens_do_not_leave_the_
     assert json.loads(run["compat_json"]) == {"target": {"folder": "…/m/t"}}
     gen = next(g for g in exported["generations"] if g["token_hash"] == "f2")
     assert gen["error_message"].startswith('File "…/transformers/utils.py", line 3: 401 for token hf_…')
-    assert gen["error_message"].endswith("on <host> (see file://~/log.txt)")
+    # an e-mail address names a person (export audit F8): withheld; a model's revision is not one
+    assert gen["error_message"].endswith("on <host> (see file://~/log.txt), account <email>; model@v1.0 is a revision")
     assert 'load_dataset("path/to/private-folder-of-erin"' in card
     from datasets import load_dataset  # the loading example's folder name is the export's own
 

@@ -117,6 +117,9 @@ _GENERIC = re.compile(r"(?i)checkpoint[-_]?\d*|main|snapshots?|final|latest|best
 _PEOPLE = frozenset({"users", "user", "home", "homes", "people", "members", "staff", "students", "u"})
 # A Hugging Face access token pasted into an error message or a note
 _TOKEN = re.compile(r"\bhf_[A-Za-z0-9]{20,}\b")
+# An e-mail address in an error message or a note (a Hub or git error quotes the account; a note its author): a
+# person's, withheld as a home folder's user is. The top-level domain is letters, so "model@v1.0" is not one.
+_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}\b")
 
 
 @functools.cache
@@ -152,8 +155,9 @@ def without_home(value):
     """value (a string, or a dict / list of them, as a stored JSON record is) as it may leave the machine: every home
     folder written as ~, every other absolute path of three or more parts cut to its last part (two from five parts
     on: "…/models/qwen"), the exporting user's name withheld from those, and
-    Hugging Face tokens withheld."""
+    Hugging Face tokens and e-mail addresses withheld."""
     if isinstance(value, str):
+        value = _EMAIL.sub("<email>", value)
         return _TOKEN.sub("hf_… (a token, not exported)", _DEEP.sub(_last_parts, _HOME.sub("~", value)))
     if isinstance(value, dict):
         return {k: without_home(v) for k, v in value.items()}
