@@ -49,6 +49,10 @@ def test_the_recommended_size_reaches_the_power_on_studies_that_did_not_choose_i
                      rf"{searched:,} pairs reached {searched_power.rate:.3f}.*stepped up to {best.planned_pairs:,}",
                      text)
     assert "← recommended (fresh studies: 2,000)" in text
+    # a design the search ranked close behind is judged on fresh studies too, and the cheaper once confirmed wins
+    confirmed = [r for r in c.rows if r.confirmed]
+    assert best.human_ratings == min(r.human_ratings for r in confirmed)
+    assert all(r.human_ratings >= best.human_ratings for r in c.rows if not r.confirmed)
     # without confirmation the library's quick comparison says its figures are the search's
     quick = format_comparison(compare(scenario, POWER, 20, DESIGNS, seed=4))
     assert "Confirmed on" not in quick and "not confirmed on fresh studies" in quick
@@ -77,3 +81,20 @@ def test_plan_compare_confirms_and_writes_the_fresh_figures_and_the_marked_roste
     assert marked["raters"] == 40 and marked["confirmed"] == 2000
     assert "planned_raters = 40" in out["fewest_hours_gate_lines"]
     assert f"planned_pairs = {marked['planned_pairs']}" in out["fewest_hours_gate_lines"]
+
+
+def test_a_design_fresh_studies_do_not_bear_out_gives_way_to_the_next_cheapest():
+    model = StudyModel(pass_rates={c: 0.9 for c in CRITERIA}, rater_accuracy=0.95, raters=12)
+    scenario = Scenario(model, pool=85, margin=0.2, minutes_per_rating=0.5)
+    # with this seed the search gives the PPI design the whole pool (85 pairs) at power 0.8 on its 20 studies; on
+    # fresh ones it has about 0.67, and a PPI design cannot grow beyond its pool
+    c = compare(scenario, POWER, 20, DESIGNS, seed=3, confirm=2000)
+    (was, fresh), = c.unconfirmed
+    assert was.design == DESIGNS[0] and was.planned_pairs == 85 and was.human_ratings < c.best().human_ratings
+    assert fresh.planned_pairs is None and "short of 80%" in fresh.note and "the pool holds 85" in fresh.note
+    assert c.recommended == 1 and c.best().confirmed == 2000 and c.best().power.rate >= POWER
+    assert not c.rows[0].confirmed  # its row keeps the search's figures, the text says what fresh studies found
+    text = format_comparison(c)
+    assert (f"{DESIGNS[0].name}: the search's cheapest (85 pairs, power {was.power.rate:.2f}), not confirmed: 85 "
+            "pairs gave power") in text and "the next cheapest was judged instead" in text
+    assert c.to_json()["unconfirmed"][0]["search_pairs"] == 85

@@ -181,6 +181,7 @@ def size(design: Design, scenario: Scenario, power: float, studies: int, seed) -
 
 CONFIRM_STEP = 1.05  # a recommended size short of the power on fresh studies is stepped up by 5%, as plain plan's
 CONFIRM_ATTEMPTS = 4
+MAX_CONFIRMED = 3  # designs judged on fresh studies at most, cheapest first by the search's figures
 
 
 def confirm_row(row: DesignRow, scenario: Scenario, power: float, confirm: int, seed) -> DesignRow:
@@ -260,19 +261,22 @@ def compare(scenario: Scenario, power: float = 0.8, studies: int = 200, designs:
     c = Comparison(scenario, power, studies, rows, best, floor(scenario, power, look_every=designs[-1].look_every),
                    confirm=confirm)
     if confirm:
-        shown.set_postfix_str(f"confirming on {confirm:,} fresh studies")
-        # cheapest first by the search's figures; each that fresh studies do not bear out gives way to the next
-        for i in sorted(ok, key=lambda i: rows[i].human_ratings)[:3]:
-            if progress:
-                progress(rows[i])
-            fresh = confirm_row(rows[i], scenario, power, confirm, [seed, i])
-            if fresh.planned_pairs is not None and fresh.holds:
-                rows[i] = fresh
+        # cheapest first by the search's figures. Each is judged on fresh studies until the next one's search figure
+        # (optimistic) is no lower than the cheapest confirmed one's: a design the search ranked close behind may be
+        # the cheaper once both are confirmed. One fresh studies do not bear out gives way to the next.
+        chosen = None
+        for i in sorted(ok, key=lambda i: rows[i].human_ratings)[:MAX_CONFIRMED]:
+            if chosen is not None and rows[i].human_ratings >= rows[chosen].human_ratings:
                 break
-            c.unconfirmed.append((rows[i], fresh))
-        else:
-            i = None
-        best = c.recommended = i
+            shown.set_postfix_str(f"confirming {rows[i].design.name} on {confirm:,} fresh studies")
+            fresh = confirm_row(rows[i], scenario, power, confirm, [seed, i])
+            if fresh.planned_pairs is None or not fresh.holds:
+                c.unconfirmed.append((rows[i], fresh))
+                continue
+            rows[i] = fresh
+            if chosen is None or fresh.human_ratings < rows[chosen].human_ratings:
+                chosen = i
+        best = c.recommended = chosen
         shown.update(1)
     if narrower and c.floor is not None:
         # one criterion's share of the power: KEEP needs every criterion, as the floor assumes
@@ -358,8 +362,8 @@ def format_comparison(c: Comparison) -> str:
              "| design | planned pairs (max) | power | expected ratings | + gold | rater-hours | false KEEP at the margin |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
     for i, r in enumerate(c.rows):
-        mark = (" ← recommended" + (f" (fresh studies: {r.confirmed:,})" if r.confirmed else "")
-                if i == c.recommended else "")
+        mark = (" ← recommended" if i == c.recommended else "") + (
+            f" (fresh studies: {r.confirmed:,})" if r.confirmed else "")
         if r.planned_pairs is None:
             lines.append(f"| {r.design.name}{mark} | – | – | – | – | – | {r.note} |")
             continue
@@ -424,10 +428,15 @@ def _confirmation_lines(c: Comparison) -> list[str]:
         stepped = (f"the search's {n:,} pairs reached {p.rate:.3f} on its own studies and were stepped up to "
                    f"{best.planned_pairs:,}" if n != best.planned_pairs
                    else f"at the search's {n:,} pairs (power {p.rate:.3f} on the search's own studies)")
+        others = [r for i, r in enumerate(c.rows) if r.confirmed and i != c.recommended]
+        also = ("" if not others else "; also confirmed, and dearer: " + "; ".join(
+            f"{r.design.name} ({r.human_ratings:,.0f} human ratings at {r.planned_pairs:,} pairs, power "
+            f"{r.power.rate:.3f})" for r in others))
         lines.append(f"Confirmed on {c.confirm:,} fresh simulated studies, and {c.confirm:,} where one criterion drops "
                      f"by the margin: the recommended design has power {best.power.rate:.3f} ({best.power.low:.3f}–"
-                     f"{best.power.high:.3f}) {stepped}; its row and gate lines give the fresh figures, the other "
-                     "rows the search's (each the smallest size whose noisy power reached the target: optimistic)")
+                     f"{best.power.high:.3f}) {stepped}{also}. Rows marked with fresh studies give their figures, "
+                     "the gate lines too; the other rows give the search's (each the smallest size whose noisy power "
+                     "reached the target: optimistic)")
     return [""] + lines if lines else []
 
 
