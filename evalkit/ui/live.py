@@ -406,8 +406,16 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
         if s is not None and s.rater:  # a revoked or re-issued code ends the session here too
             with connect(db_path) as db:
                 require_rater(db, s, cfg.app)
-        if preparing is not None:  # the models may still be training in the preparation process
-            preparing.check()
+        if preparing is not None and not preparing.ready:  # the models may still be training in the preparation
+            from .prepare import live_waiting_words
+
+            snap = preparing.snapshot()
+            if snap.error:
+                preparing.check()  # the failure, as the Rate tab shows it
+            # how far the preparation is, on the status line: not a refusal (a toast about the Rate tab and an error
+            # badge on every box read as a crash in front of an audience)
+            yield {ui.status: live_waiting_words(snap), ui.table: ""} | {box: "" for box in ui.outputs.values()}
+            return
         if prompt_id not in prompts:
             raise EvalkitError(f"unknown prompt '{prompt_id}'", "choose one of the bundled prompts")
         typed = typed if isinstance(typed, str) else ""

@@ -74,6 +74,18 @@ def panel(snap: Snapshot) -> str:
     )
 
 
+def live_waiting_words(snap: Snapshot) -> str:
+    """The Live status while the preparation runs (markdown, our own text): the Live tab waits for it, since the
+    demo pair is being built there and a live run could reproduce the pooled outputs being made for raters (demo
+    audit, 2026-12-04: Run answered a toast about the Rate tab and left two red Error badges, which read as a crash)."""
+    pct = round(100 * snap.fraction)
+    count = f" ({snap.n} / {snap.total})" if snap.total else ""
+    left = "" if snap.remaining is None else f" · about {_duration(snap.remaining)} left · 约剩 {_duration(snap.remaining)}"
+    return (f"The live demo runs once the pairs to rate are prepared: **{pct}%** · {snap.stage or 'starting'}{count}"
+            f"{left}. {_what(snap)} Press Run again then. · 评分对准备好后才能运行现场演示：{pct}%。"
+            f"{_what(snap, 'zh')}届时请再次点击运行。")
+
+
 def _what(snap: Snapshot, lang: str = "en") -> str:
     """What the preparation does: the demo pair's training only where its plan holds it (the pair may be built)."""
     trains = any(s.startswith("train ") for s in snap.stages)
