@@ -367,11 +367,19 @@ def test_the_batch_figure_rests_on_a_benchmark_of_what_the_study_rates(tmp_path)
     text = format_text(agg)
     assert f"batch sizes (benchmark {quick})" not in text and f"batch sizes of benchmark {quick} left out" in text
     assert not any(f.name.startswith("batch sizes") for f in build_provenance(db, agg).figures)
+    # the Live tab's note too (demo audit M2: it took the latest benchmark, whatever it measured, under a run of the
+    # study's settings): no answer from it, and it says why
+    from evalkit.ui.live import batch_note
+
+    note = batch_note(db)
+    assert f"benchmark experiment {quick}" not in note and f"batch sizes of benchmark {quick} left out" in note
     # a benchmark of the study's own settings with batch sizes is the one shown, and named
     measured = _batch_bench(db, same, compat)
     agg = aggregate(db)
     assert agg.speed.batch_experiment_id == measured and "ordinary" in agg.speed.batch_answer
     assert f"batch sizes (benchmark {measured})" in format_text(agg)
+    assert batch_note(db) == (f"Batches (benchmark experiment {measured}, assisted at batch 1 against ordinary at each "
+                              f"batch size): {agg.speed.batch_answer}.")
 
 
 def test_a_prompt_left_out_of_the_speed_up_has_no_figure_of_its_own_and_a_wide_interval_never_prints_as_zero():
