@@ -85,7 +85,7 @@ def test_bench_tune_generate_and_aggregate_give_the_cause_of_their_fallbacks(mak
     finally:
         store.close()
     assert any(n.startswith("extra memory of the draft not measured: benchmark 1's") for n in agg.notes), agg.notes
-    line = next(ln for ln in verdict_zh(agg) if "额外显存" in ln)
+    line = next(ln for ln in verdict_zh(agg) if "额外内存" in ln)
     assert "基准测试 1 的 assisted 路径从未运行" in line, line
 
 

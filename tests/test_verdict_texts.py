@@ -169,3 +169,19 @@ def test_the_t_interval_is_rebuilt_from_a_rows_stored_parts_by_the_cards_recipe(
         high = min(r["difference"] + (q + s * max(g, 0)) * se, 1)
         assert math.isclose(low, r["t_low"], abs_tol=1e-6) and math.isclose(high, r["t_high"], abs_tol=1e-6), \
             (r["criterion"], low, r["t_low"], high, r["t_high"])
+
+
+def test_one_rater_reads_in_the_singular_and_the_chinese_memory_line_names_what_was_measured(tmp_path):
+    """Demo audit, 2026-12-04: a demo rated by one stakeholder read "raters like these 1 raters" and "over 2 pairs and
+    1 raters" in every verdict; and the Chinese memory line called the draft's extra process RAM on a CPU "额外显存"
+    (GPU memory) where the English line beside it said "peak process RSS"."""
+    g = gate_file_text(planned_pairs=40, min_ratings_per_pair=1, ppi="off", margin=0.1)
+    db = study(tmp_path, "one", g, pairs=40, raters_per_pair=1, raters=1, seed=3)
+    agg = aggregate(db)
+    text = verdict_text(agg)
+    assert "raters like this 1 rater:" in text and "1 raters" not in text
+    assert re.search(r"over 40 pairs and 1 rater\b", text) and "(like this 1)" in text
+    assert agg.speed.extra_memory_basis == "peak process RSS during the timed runs"  # the CPU's measure
+    zh = verdict_markdown(agg, "zh")
+    line = next(x for x in zh.splitlines() if "额外内存" in x and "MB" in x)
+    assert "进程内存：计时运行中的峰值 RSS" in line and "显存" not in zh

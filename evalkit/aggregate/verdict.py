@@ -62,7 +62,7 @@ class Verdict:
 
 def claim_statement(gate_values: dict, raters: int | None) -> str:
     """The sentence every verdict carries: whom the quality claim covers, and what it does not."""
-    who = f"these {raters} raters" if raters else "the raters who rate"
+    who = (f"these {raters} raters" if raters and raters > 1 else "this 1 rater" if raters else "the raters who rate")
     if gate_values.get("claim", GENERAL) == GENERAL:
         return (f"The quality claim is about raters in general, raters like {who}: differences between raters, "
                 "also in how they judge each path, are in every criterion's interval. It is about these prompts and "
@@ -401,7 +401,8 @@ def interval_text(r: dict, confidence: float) -> str:
     same = f" ({r['identical']} identical, decided without raters)" if r.get("identical") else ""
     level = f"{confidence:.0%}" if abs(confidence * 100 - round(confidence * 100)) < 1e-9 else f"{confidence:.2%}"
     return (f"{title(r['criterion'])} {r['difference']:+.3f}, {level} CI [{end_text(r['ci_low'], r.get('margin'))}, "
-            f"{end_text(r['ci_high'], r.get('margin'))}] over {r['pairs']} pairs{same} and {r['raters']} raters{ppi}")
+            f"{end_text(r['ci_high'], r.get('margin'))}] over {r['pairs']} pair{'s' * (r['pairs'] != 1)}{same} and "
+            f"{r['raters']} rater{'s' * (r['raters'] != 1)}{ppi}")
 
 
 def end_text(x: float, margin: float | None) -> str:

@@ -284,5 +284,5 @@ def claim_text(gate_values: dict | None, raters: int | None = None) -> str:
     claim = (gate_values or {}).get("claim", GENERAL)
     who = "" if raters is None else f" {raters}"
     if claim == GENERAL:
-        return f"for raters in general (like these{who})"
-    return f"for these{who} raters only"
+        return f"for raters in general (like {'this' if raters == 1 else 'these'}{who})"
+    return "for this 1 rater only" if raters == 1 else f"for these{who} raters only"

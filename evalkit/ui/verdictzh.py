@@ -11,7 +11,7 @@ from ..task.criteria import title
 
 DECISION = {"KEEP": "保留草稿模型（KEEP）", "DROP": "不保留草稿模型（DROP）",
             "INSUFFICIENT DATA": "证据不足，尚无结论（INSUFFICIENT DATA）"}
-CONDITION = {"planned sample": "计划样本", "speed-up": "加速比", "fidelity": "内容忠实度", "memory": "额外显存",
+CONDITION = {"planned sample": "计划样本", "speed-up": "加速比", "fidelity": "内容忠实度", "memory": "额外内存",
              "gate": "发布门槛"}
 STATE = {True: "通过", False: "未通过", None: "未判定"}
 MARK = {True: "✅", False: "❌", None: "❔"}
@@ -97,10 +97,14 @@ def _memory(agg, g: dict) -> str:
 
         note = getattr(agg.speed, "memory_note", "")
         if NEVER_RAN in note:  # a benchmark exists: "run bench" alone would hide that its assisted runs all failed
-            return (f"草稿模型的额外显存未测量：基准测试 {agg.speed.experiment_id} 的 assisted 路径从未运行（它的 assisted "
+            return (f"草稿模型的额外内存未测量：基准测试 {agg.speed.experiment_id} 的 assisted 路径从未运行（它的 assisted "
                     "运行全部失败并回退，原因见下方英文原文），修正原因后重新运行 `evalkit bench`")
-        return "草稿模型的额外显存未测量（运行 `evalkit bench`）"
-    return f"草稿模型额外占用 {mem:.0f} MB（上限 {g.get('max_extra_memory_mb', 1024.0):.0f} MB）"
+        return "草稿模型的额外内存未测量（运行 `evalkit bench`）"
+    # what was measured, as the English line says: GPU memory (显存) only where the weights sat on CUDA; on a CPU
+    # (the offline demo) the process's RAM (demo audit L1: "额外显存" read as a GPU figure there)
+    basis = ("GPU 显存：加载后分配的 CUDA 内存" if "CUDA" in (agg.speed.extra_memory_basis or "")
+             else "进程内存：计时运行中的峰值 RSS")
+    return f"草稿模型额外占用 {mem:.0f} MB（{basis}；上限 {g.get('max_extra_memory_mb', 1024.0):.0f} MB）"
 
 
 def _planned(c, g: dict) -> str:
