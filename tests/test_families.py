@@ -290,3 +290,27 @@ def test_bfloat16_pool_on_the_cpu(families, tmp_path, data_dir):
     assert sorted(g["path"] for g in gens) == ["assisted", "assisted", "ordinary", "ordinary"]
     assert all(g["status"] == "ok" and g["stop_reason"] for g in gens)
     assert {json.loads(g["effective_config"])["dtype"] for g in gens} == {"bfloat16"}  # what was loaded
+
+
+def test_the_chat_template_note_names_the_frame_that_is_used(families):
+    """BYOP audit F9: a target without a chat template and a draft with one read "chat templates differ (the target's
+    template frames the prompt)" beside "prompts are framed by the plain frame"."""
+    import copy
+
+    from transformers import AutoTokenizer
+
+    with_one = AutoTokenizer.from_pretrained(families["chat_target"])
+    without = copy.deepcopy(with_one)
+    without.chat_template = None
+
+    def note(target, draft):
+        rec = compatibility_record(target_tok=target, draft_tok=draft, target_vocab_size=704, draft_vocab_size=704,
+                                   target_folder=str(families["chat_target"]), draft_folder=str(families["chat_target"]),
+                                   device="cpu", dtype="float32",
+                                   quantization="none", allow_different_tokenizer=False, draft_wanted=True)
+        return next(r for r in rec.reasons if r.startswith("note: chat templates differ"))
+
+    assert note(without, with_one) == ("note: chat templates differ (the draft has one, the target none: the plain "
+                                       "frame frames the prompt, the draft's template is not used)")
+    assert note(with_one, without) == ("note: chat templates differ (the target's template frames the prompt; the "
+                                       "draft's is not used)")

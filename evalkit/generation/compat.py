@@ -445,5 +445,9 @@ def compatibility_record(
     if rec.candidate_generator:
         rec.reasons.append(f"generate() will run Transformers' {rec.candidate_generator} ({decoding} decoding)")
     if t_fp["chat_template_hash"] != d_fp["chat_template_hash"]:
-        rec.reasons.append("note: chat templates differ (the target's template frames the prompt)")
+        # which template frames the prompt depends on the target's having one (BYOP audit F9: a target without one
+        # read "the target's template frames the prompt" beside "prompts are framed by the plain frame")
+        rec.reasons.append("note: chat templates differ (" + (
+            "the target's template frames the prompt; the draft's is not used)" if t_fp["chat_template_hash"]
+            else "the draft has one, the target none: the plain frame frames the prompt, the draft's template is not used)"))
     return rec
