@@ -98,3 +98,16 @@ def test_a_design_fresh_studies_do_not_bear_out_gives_way_to_the_next_cheapest()
     assert (f"{DESIGNS[0].name}: the search's cheapest (85 pairs, power {was.power.rate:.2f}), not confirmed: 85 "
             "pairs gave power") in text and "the next cheapest was judged instead" in text
     assert c.to_json()["unconfirmed"][0]["search_pairs"] == 85
+
+
+def test_a_search_size_a_ladder_step_too_large_is_stepped_down_on_fresh_studies():
+    scenario = _scenario()
+    # with this seed the search's 15% ladder settles on 85 pairs for the PPI design; 5% and 10% fewer still reach the
+    # power on fresh studies, so the gate would have asked for pairs (and ratings) the study does not need
+    c = compare(scenario, POWER, 20, DESIGNS, seed=7, confirm=2000)
+    best = c.best()
+    assert best.design == DESIGNS[0] and best.search[0] == 85 and best.planned_pairs < 85
+    assert best.power.rate >= POWER and best.confirmed == 2000
+    again = evaluate(best.design, scenario, best.planned_pairs, 2000, 100, [54321])
+    assert again.power.high >= POWER  # studies the confirmation never saw agree
+    assert f"were stepped down to {best.planned_pairs:,}" in format_comparison(c)

@@ -181,18 +181,24 @@ def size(design: Design, scenario: Scenario, power: float, studies: int, seed) -
 
 CONFIRM_STEP = 1.05  # a recommended size short of the power on fresh studies is stepped up by 5%, as plain plan's
 CONFIRM_ATTEMPTS = 4
+CONFIRM_DOWN = 2  # steps down from a search size that fresh studies find powered at once
 MAX_CONFIRMED = 3  # designs judged on fresh studies at most, cheapest first by the search's figures
 
 
 def confirm_row(row: DesignRow, scenario: Scenario, power: float, confirm: int, seed) -> DesignRow:
     """The row judged again on `confirm` fresh studies (and as many where the first criterion drops by the margin),
     its size stepped up by 5% while the fresh power falls short (at most CONFIRM_ATTEMPTS sizes; a PPI design no
-    further than the pool). The search chose the size from the very studies that measured its power, and compare()
-    the design from ten such noisy figures: both read optimistic (plan audit, 2026-12-04: a printed power of 0.865 was
-    0.79 on fresh studies). A row that cannot be confirmed comes back with planned_pairs None and a note."""
-    import numpy as np
-
+    further than the pool), or, where the search's size reaches the power at once, down by 5% while it still does (at
+    most CONFIRM_DOWN steps: the search's ladder is 15%, so its size can be a step larger than needed). The search
+    chose the size from the very studies that measured its power, and compare() the design from ten such noisy
+    figures: both read optimistic (plan audit, 2026-12-04: a printed power of 0.865 was 0.79 on fresh studies). A
+    row that cannot be confirmed comes back with planned_pairs None and a note."""
     step = scenario.model.prompts
+
+    def fresh_keep(n):
+        base = simulate(row.design, scenario, n, confirm, {}, [*seed, 7919, n, 0])
+        return base, outcome(base)["keep"].mean()
+
     n = row.planned_pairs
     for attempt in range(CONFIRM_ATTEMPTS):
         if attempt:
@@ -200,13 +206,20 @@ def confirm_row(row: DesignRow, scenario: Scenario, power: float, confirm: int, 
             if row.design.ppi and bigger > scenario.pool:
                 break
             n = bigger
-        base = simulate(row.design, scenario, n, confirm, {}, [*seed, 7919, n, 0])
-        fresh = outcome(base)["keep"].mean()
-        if fresh >= power:
+        base, keep = fresh_keep(n)
+        if keep >= power:
+            for _ in range(CONFIRM_DOWN if not attempt else 0):
+                smaller = min(int(n / CONFIRM_STEP / step) * step, n - step)
+                if smaller < step:
+                    break
+                lower, lower_keep = fresh_keep(smaller)
+                if lower_keep < power:
+                    break
+                n, base = smaller, lower
             out = evaluate(row.design, scenario, n, confirm, confirm, [*seed, 7919], base)
             return replace(out, confirmed=confirm, search=(row.planned_pairs, row.power))
     return DesignRow(row.design, None, raters=row.raters, search=(row.planned_pairs, row.power),
-                     note=f"not confirmed: {n:,} pairs gave power {fresh:.3f} on {confirm:,} fresh studies, short of "
+                     note=f"not confirmed: {n:,} pairs gave power {keep:.3f} on {confirm:,} fresh studies, short of "
                           f"{percent(power)}" + (f" (the pool holds {scenario.pool:,})" if row.design.ppi else ""))
 
 
@@ -425,9 +438,10 @@ def _confirmation_lines(c: Comparison) -> list[str]:
     best = c.best()
     if best is not None:
         n, p = best.search
-        stepped = (f"the search's {n:,} pairs reached {p.rate:.3f} on its own studies and were stepped up to "
-                   f"{best.planned_pairs:,}" if n != best.planned_pairs
-                   else f"at the search's {n:,} pairs (power {p.rate:.3f} on the search's own studies)")
+        stepped = (f"the search's {n:,} pairs reached {p.rate:.3f} on its own studies and were stepped "
+                   f"{'up' if best.planned_pairs > n else 'down'} to {best.planned_pairs:,}" if n != best.planned_pairs
+                   else f"at the search's {n:,} pairs (power {p.rate:.3f} on the search's own studies; 5% fewer fell "
+                        "short on fresh studies)")
         others = [r for i, r in enumerate(c.rows) if r.confirmed and i != c.recommended]
         also = ("" if not others else "; also confirmed, and dearer: " + "; ".join(
             f"{r.design.name} ({r.human_ratings:,.0f} human ratings at {r.planned_pairs:,} pairs, power "
