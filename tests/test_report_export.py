@@ -894,3 +894,36 @@ def test_a_machine_name_is_withheld_in_any_letter_case():
     hosts = {"gpu-node-17.corp.example.com", "gpu-node-17"}
     said = "CUDA error on GPU-NODE-17.corp.example.com (Gpu-Node-17, rank 0); gpu-node-170 is another machine"
     assert without_hosts(said, hosts) == "CUDA error on <host> (<host>, rank 0); gpu-node-170 is another machine"
+
+
+@pytest.mark.parametrize("pairs", [24, 29, 44])
+def test_a_path_that_passes_every_rating_does_not_break_the_report(tmp_path, pairs):
+    """Organiser audit, 2026-12-04: where a path passed every rating of a criterion its Wilson upper end came out as
+    0.9999999999999999 beside a pass rate of 1.0 (at 57 of the sizes 1 to 200), matplotlib refused the negative error
+    bar, and the Results tab (counts and decision included) and `evalkit report` failed for everyone."""
+    from evalkit.aggregate import aggregate
+    from evalkit.study.synthetic import SyntheticStudy, build_study, gate_file_text
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=pairs, min_ratings_per_pair=1, ppi="off"))
+    db = open_db(tmp_path / "all.db")
+    build_study(db, SyntheticStudy(pairs=pairs, raters_per_pair=1, raters=12, pass_rate=1.0, rater_accuracy=1.0,
+                                   seed=2, gate_path=str(gate)))
+    agg = aggregate(db)
+    pr = agg.tables["pass_rates"]
+    assert (pr["pass_rate"] == 1.0).all()
+    assert ((pr["ci_low"] <= pr["pass_rate"]) & (pr["pass_rate"] <= pr["ci_high"])).all()
+    page = build_report(db, tmp_path / "report", agg).read_text()
+    assert 'alt="pass_rates"' in page
+
+
+def test_a_wilson_interval_holds_its_proportion_to_the_last_bit():
+    import numpy as np
+
+    from evalkit.stats import wilson, wilson_array
+
+    n = np.arange(1, 201, dtype=float)
+    for k in (n, 0 * n, n // 3):
+        lo, hi = wilson_array(k, n)
+        assert (lo <= k / n).all() and (k / n <= hi).all()
+        assert all(wilson(int(a), int(b))[0] <= a / b <= wilson(int(a), int(b))[1] for a, b in zip(k, n))

@@ -26,6 +26,15 @@ def _plt():
     return plt
 
 
+def _yerr(values, lows, highs):
+    """matplotlib's yerr for intervals around values: never negative (it refuses the figure, and with it the whole
+    report and Results tab, where an end sits a rounding error on the wrong side of its value) and 0 where unknown."""
+    import numpy as np
+
+    values, lows, highs = (np.asarray(v, float) for v in (values, lows, highs))
+    return np.vstack([np.clip(np.nan_to_num(values - lows), 0, None), np.clip(np.nan_to_num(highs - values), 0, None)])
+
+
 def _errorbars(ax, axis, labels, values, lows, highs, offset: float = 0.0, **kw):
     """Points with their intervals, each at its label's place on `axis` (all the series' labels) plus `offset`."""
     import numpy as np
@@ -33,7 +42,7 @@ def _errorbars(ax, axis, labels, values, lows, highs, offset: float = 0.0, **kw)
     values = np.array([np.nan if v is None else v for v in values], float)
     lo = np.array([np.nan if v is None else v for v in lows], float)
     hi = np.array([np.nan if v is None else v for v in highs], float)
-    yerr = np.vstack([np.nan_to_num(values - lo), np.nan_to_num(hi - values)])
+    yerr = _yerr(values, lo, hi)
     ax.errorbar([axis.index(label) + offset for label in labels], values, yerr=yerr, fmt="o", capsize=4, **kw)
     ax.set_xticks(range(len(axis)))
     ax.set_xticklabels(axis, rotation=20, ha="right")
@@ -92,7 +101,7 @@ def figures(agg: Aggregate, db, blind: bool = False) -> dict:
             offset = (k - (len(rated) - 1) / 2) * 0.24
             g = pr[pr["path"] == path]
             x = [i + offset for i in range(len(g))]
-            ax.errorbar(x, g["pass_rate"], yerr=[g["pass_rate"] - g["ci_low"], g["ci_high"] - g["pass_rate"]],
+            ax.errorbar(x, g["pass_rate"], yerr=_yerr(g["pass_rate"], g["ci_low"], g["ci_high"]),
                         fmt="o", capsize=4, color=registry.colour(path), label=registry.label(path))
             ax.set_xticks(range(len(g)))
             ax.set_xticklabels([title(c, "en") for c in g["criterion"]], rotation=15, ha="right")
@@ -143,8 +152,7 @@ def figures(agg: Aggregate, db, blind: bool = False) -> dict:
         fig, ax = plt.subplots(figsize=(7, 3.5))
         o = bt[bt["path"] == GenerationPath.ORDINARY]
         ax.errorbar(o["batch_size"], o["total_tokens_per_second"],
-                    yerr=[(o["total_tokens_per_second"] - o["total_ci_low"]).fillna(0),
-                          (o["total_ci_high"] - o["total_tokens_per_second"]).fillna(0)],
+                    yerr=_yerr(o["total_tokens_per_second"], o["total_ci_low"], o["total_ci_high"]),
                     fmt="o-", capsize=4, color=registry.colour(GenerationPath.ORDINARY), label="ordinary at batch size")
         a = bt[bt["path"] == GenerationPath.ASSISTED]
         if len(a):

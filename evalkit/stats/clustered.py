@@ -193,6 +193,8 @@ def proportions_from_counts(k_pair, m_pair, pair_group, k_rater, m_rater, rater_
         n_eff = np.where(var > 0, p * (1 - p) / var, pairs)
     n_eff = np.where(n > 0, np.clip(n_eff, 1.0, np.maximum(n, 1.0)), 0.0)
     lo, hi = wilson_array(p * n_eff, n_eff, z)
+    with np.errstate(invalid="ignore"):  # p * n_eff / n_eff need not be p to the last bit: the interval holds p
+        lo, hi = np.where(n > 0, np.minimum(lo, p), lo), np.where(n > 0, np.maximum(hi, p), hi)
     return {"n": n, "k": k, "p": p, "pairs": pairs, "raters": raters, "n_eff": n_eff, "low": lo, "high": hi,
             "two_way": two_way, "variance": var}
 

@@ -30,7 +30,8 @@ def wilson(successes: int, n: int, z: float = 1.959964) -> tuple[float, float] |
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # the interval holds p exactly; rounding put the upper end of 4 of 4 at 0.9999999999999999 (57 of n = 1..200)
+    return min(max(0.0, centre - half), p), max(min(1.0, centre + half), p)
 
 
 def mcnemar_exact(b: int, c: int) -> float:
@@ -73,6 +74,9 @@ def wilson_array(successes, n, z: float = 1.959964):
         half = z * np.sqrt(np.clip(p * (1 - p) / n + z * z / (4 * n * n), 0, None)) / denom
     bad = ~(n > 0)
     lo, hi = np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
+    # the interval holds p exactly, whatever rounding does to its ends (wilson)
+    inside = np.isfinite(p)
+    lo, hi = np.where(inside, np.minimum(lo, np.clip(p, 0, 1)), lo), np.where(inside, np.maximum(hi, np.clip(p, 0, 1)), hi)
     lo[bad] = hi[bad] = np.nan
     return lo, hi
 
