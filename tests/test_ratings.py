@@ -14,6 +14,7 @@ from evalkit.rating.queue import (
 )
 from evalkit.records import GenerationRecord
 from evalkit.store import insert_experiment, insert_pairs, open_db
+from apphelpers import pool_db, pool_template  # noqa: F401
 
 APP = AppConfig(ratings_per_pair=2, max_comment_chars=50)
 
@@ -277,3 +278,25 @@ def test_results_open_only_to_raters_who_rated_their_queue(db):
         skip_pair(db, APP, "sam", pid, "skip")
     ok, why = results_open(db, "sam", 2, 2)
     assert not ok and "you skipped 4 pairs and rated 0" in why
+
+
+def test_a_hold_whose_rating_could_not_count_takes_no_pair(pool_db):  # noqa: F811
+    """Organiser audit, 2026-12-04: an organiser who signed in to watch was served the head of the queue and, once the
+    Results tab made her ratings uncounted, kept it for 30 minutes; a revoked rater's pair stayed held too. The last
+    two pairs sat on those two screens while the raters who could rate them were told to wait."""
+    from evalkit.rating import roster
+    from evalkit.store import insert_results_seen
+
+    db = open_db(pool_db)
+    with db.conn:
+        db.conn.execute("UPDATE pairs SET wanted_ratings = 1")
+    roster.add(db, "olga", organiser=True)
+    roster.add(db, "carl")
+    head = next_pair(db, "olga", 1).pair_id
+    assert next_pair(db, "ann", 1).pair_id != head  # her hold counts while her rating could count
+    insert_results_seen(db, "olga")  # she opened the Results: her ratings in this study are kept, not counted
+    assert next_pair(db, "bob", 1).pair_id == head
+    held = next_pair(db, "carl", 1).pair_id
+    assert next_pair(db, "dan", 1).pair_id != held
+    roster.revoke(db, "carl")
+    assert next_pair(db, "eve", 1).pair_id == held

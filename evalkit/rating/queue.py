@@ -150,12 +150,18 @@ _OPEN = f"""
       AND p.id NOT IN (SELECT pair_id FROM closed_pairs)
       AND NOT {_IDENTICAL}"""
 
+# A hold takes a pair only from a rater whose rating could fill its quota: not an organiser whose ratings in the
+# study no longer count (results_seen: opening the Results to watch held the head of the queue for 30 minutes), nor
+# a revoked code (organiser audit H2: the last two pairs sat on those two screens while raters were told to wait).
+_HOLD_COUNTS = """a.rater NOT IN (SELECT rater FROM results_seen WHERE study_id = (SELECT MAX(id) FROM studies))
+                 AND a.rater NOT IN (SELECT name FROM raters WHERE revoked_at IS NOT NULL)"""
+
 # The same, counting the pairs other raters hold on screen (an unexpired assignment they have not answered) as
 # taken: raters arriving at once are spread over pairs instead of all getting the one that needs a rating.
 _OFFERABLE = f"""
     SELECT o.id, o.n + COALESCE(h.n, 0) AS n FROM ({_OPEN}) o
     LEFT JOIN (SELECT a.pair_id, COUNT(*) AS n FROM assignments a
-               WHERE a.rater != :rater AND a.shown_at > :since
+               WHERE a.rater != :rater AND a.shown_at > :since AND {_HOLD_COUNTS}
                  AND NOT EXISTS (SELECT 1 FROM ratings r WHERE r.pair_id = a.pair_id AND r.rater = a.rater)
                GROUP BY a.pair_id) h ON h.pair_id = o.id
     WHERE o.n + COALESCE(h.n, 0) < o.quota"""
@@ -164,7 +170,7 @@ _OFFERABLE = f"""
 _STILL_FREE = f"""
     SELECT (SELECT COUNT(*) FROM current_ratings WHERE pair_id = :pair)
          + (SELECT COUNT(*) FROM assignments a WHERE a.pair_id = :pair AND a.rater != :rater AND a.shown_at > :since
-              AND NOT EXISTS (SELECT 1 FROM ratings r WHERE r.pair_id = a.pair_id AND r.rater = a.rater)) < {_PAIR_QUOTA}
+              AND {_HOLD_COUNTS} AND NOT EXISTS (SELECT 1 FROM ratings r WHERE r.pair_id = a.pair_id AND r.rater = a.rater)) < {_PAIR_QUOTA}
        AND NOT EXISTS (SELECT 1 FROM ratings WHERE rater = :rater AND pair_id = :pair)"""
 
 # How long a pair shown to a rater stays theirs before it may be offered to someone else.
