@@ -1129,6 +1129,9 @@ def test_an_organiser_who_saw_the_results_while_pairs_she_could_rate_had_ratings
         assert "ratings no longer count" in seen["verdict"] or "你的评分不再计分" in seen["verdict"]
         stored = org.submit()
         assert "kept but not counted" in stored["status"] or "只作记录、不计分" in stored["status"]
+        # the reveal under it says the same (organiser audit M3: it said "your rating ... counts")
+        assert "只作记录、不计分" in stored["reveal"] and "并且计入" not in stored["reveal"]
+        assert "计入的就是它" not in stored["reveal"]
         (mine,) = rows(pool_db, "SELECT pair_id, blind FROM ratings WHERE rater = 'olga'")
         assert mine["blind"] == 0  # kept, not counted
         counted = rows(pool_db, "SELECT rater FROM current_ratings WHERE pair_id = ?", [mine["pair_id"]])

@@ -223,6 +223,13 @@ def is_counted(db, rating_id: int) -> bool:
     return bool(row and row[0])
 
 
+def rating_counts(db, rater: str, pair_id: str) -> bool:
+    """Whether this rater's rating of the pair counts: a blind one is stored (a correction after the reveal leaves the
+    blind rating counting; an organiser who saw the results while rating has none)."""
+    return bool(db.execute("SELECT 1 FROM ratings WHERE rater = ? AND pair_id = ? AND blind = 1 AND kind != 'skip'",
+                           [rater, pair_id]).fetchone())
+
+
 def results_seen(db, rater: str) -> bool:
     """Whether this rater's ratings in the study the app serves are kept but not counted (note_results_seen)."""
     return bool(db.execute("SELECT 1 FROM results_seen WHERE rater = ? AND study_id = (SELECT MAX(id) FROM studies)",

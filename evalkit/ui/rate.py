@@ -28,7 +28,7 @@ from ..rating.limits import RateLimiter
 from ..rating.queue import (
     HOLD_MINUTES, AlreadyRated, PairTaken, Pending, RatingError, RatingInput, StudyClosed, all_identical,
     answers_from_row, correct_rating, current_rating, is_closed, is_counted, next_pair, pair_prompt, progress,
-    rated_pairs, rater_reveal, results_seen, share_reached, skip_pair, study_decided, submit_rating,
+    rated_pairs, rating_counts, rater_reveal, results_seen, share_reached, skip_pair, study_decided, submit_rating,
 )
 from ..task.criteria import CRITERIA
 from ..task.prompts import Prompt
@@ -236,7 +236,8 @@ class RateHandlers:
     def reveal_markdown(self, db, s: Session) -> str:
         """This pair's reveal (or that it is pending), and the rater's list of reveals."""
         tolerance = self.cfg.bench.length_tolerance
-        this = render(rater_reveal(db, s.rater, s.pair_id, self.rpp, tolerance), s.lang)
+        counted = s.rating_id is None or rating_counts(db, s.rater, s.pair_id)  # as the status line above says
+        this = render(rater_reveal(db, s.rater, s.pair_id, self.rpp, tolerance), s.lang, counted)
         others = [p for p in rated_pairs(db, s.rater, self.rpp, tolerance) if p.reveal.pair_id != s.pair_id]
         return this + ("\n\n" + render_list(others, s.lang, self.titles) if others else "")
 

@@ -39,20 +39,20 @@ def _note(note: str, lang: str) -> str:
     return (zh if lang == "zh" else en).strip() if sep else note
 
 
-def render_gold(r: GoldReveal, lang: str = "en") -> str:
+def render_gold(r: GoldReveal, lang: str = "en", counted: bool = True) -> str:
     lines = [_w("gold_title", lang), "", _w("gold", lang), "", _w("gold_head", lang), "| --- | --- | --- |"]
     lines += [f"| {c.name(lang)} | {_expected(r.a_expected.get(c.id), lang)} | {_expected(r.b_expected.get(c.id), lang)} |"
               for c in all_criteria()]
     lines.append("")
     lines += [f"- **{side}**: {_note(note, lang)}" for side, note in (("A", r.a_note), ("B", r.b_note)) if note]
-    lines += ["", _w("stored", lang)]
+    lines += ["", _w("stored" if counted else "uncounted", lang)]
     return "\n".join(lines)
 
 
-def render_pending(p: Pending, lang: str = "en") -> str:
+def render_pending(p: Pending, lang: str = "en", counted: bool = True) -> str:
     more = f"{p.needed} more rating" + ("" if p.needed == 1 else "s")
     return "\n".join([_w("pending_title", lang), "", _w("pending", lang, needed=p.needed, more=more), "",
-                      _w("pending_stored", lang)])
+                      _w("pending_stored" if counted else "uncounted", lang)])
 
 
 def _line(item: RatedPair, lang: str, titles: dict | None = None) -> str:
@@ -76,12 +76,13 @@ def render_list(items: list[RatedPair], lang: str = "en", titles: dict | None = 
     return "\n".join(lines + [_line(i, lang, titles) for i in items])
 
 
-def render(r: Reveal | GoldReveal | Pending, lang: str = "en") -> str:
-    """This pair's reveal in the rater's language ("zh" or "en")."""
+def render(r: Reveal | GoldReveal | Pending, lang: str = "en", counted: bool = True) -> str:
+    """This pair's reveal in the rater's language ("zh" or "en"). counted: whether the rater's rating of it counts (an
+    organiser who saw the results while rating is told it does not, as the status line above it says)."""
     if isinstance(r, Pending):
-        return render_pending(r, lang)
+        return render_pending(r, lang, counted)
     if isinstance(r, GoldReveal):
-        return render_gold(r, lang)
+        return render_gold(r, lang, counted)
     rows = [
         ("A", r.a_path, r.a_seconds, r.a_tokens, r.a_tokens_per_second),
         ("B", r.b_path, r.b_seconds, r.b_tokens, r.b_tokens_per_second),
@@ -94,5 +95,5 @@ def render(r: Reveal | GoldReveal | Pending, lang: str = "en") -> str:
         lines.append(_w("speedup", lang, x=r.speedup))
     else:
         lines.append(_w("no_speedup", lang, note=r.note))
-    lines += ["", _w("stored", lang)]
+    lines += ["", _w("stored" if counted else "uncounted", lang)]
     return "\n".join(lines)

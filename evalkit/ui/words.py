@@ -160,6 +160,9 @@ WORDS: dict[str, dict[str, str]] = {
                 "en": "Which side was which, and the timings, are revealed once this pair is closed to further ratings: "
                       "it needs {more} from other raters. (Nobody sees a pair's reveal while anyone can still rate it.) "
                       "Your reveals are listed below and on the last screen, and fill in as your pairs close."},
+    "reveal_uncounted": {"zh": "你的评分已保存并锁定，只作记录、不计分：你在评分期间查看过结果。",
+                         "en": "Your rating is stored and locked, for the record only: it does not count, since you saw "
+                               "the results while rating."},
     "reveal_pending_stored": {"zh": "你的评分已保存并锁定，并且计入。这一对揭晓之前，按**修改**仍会改变计入的评分。",
                        "en": "Your rating is stored and locked, and it counts. **Correct** still changes the rating that "
                              "counts until the pair is revealed."},
