@@ -13,7 +13,7 @@ from evalkit.aggregate.verdict import INTERIM
 from evalkit.errors import EvalkitError
 from evalkit.store import open_db
 from evalkit.study.gate import frozen_values, parse_gate
-from evalkit.study.monitoring import look_levels, look_sizes
+from evalkit.study.monitoring import describe, look_levels, look_sizes
 from evalkit.study.synthetic import SyntheticStudy, build_study, gate_file_text
 from evalkit.stats.descriptive import z_for
 
@@ -56,6 +56,14 @@ def test_look_schedule_follows_the_gate_alone():
     assert 0.95 < levels[-1] < 1 - 2 * (1 - 0.95) / 3 and levels[0] > 0.99999
     assert z_for(levels[-1]) < 1.2 * z_for(0.95)
     assert look_sizes({"planned_pairs": 0, "monitoring": "group sequential"}) == []
+    # the text names every look where there are few: the last step can be shorter (organiser audit L3: "4, 8, … up
+    # to 12" hid a look at 11)
+    few = dict(gs, planned_pairs=12, look_every=4, min_ratings_per_pair=1, second_rating_share=0)
+    assert look_sizes(few) == [4, 8, 12] and "decided pairs 4, 8, 12)" in describe(few)
+    odd = dict(few, planned_pairs=11)
+    assert f"decided pairs {', '.join(map(str, look_sizes(odd)))})" in describe(odd)
+    many = describe(gs)
+    assert f"decided pairs {sizes[0]}, {sizes[1]}, …, {sizes[-2]}, {sizes[-1]})" in many
 
 
 def study(tmp_path, name, gate_text, **spec):

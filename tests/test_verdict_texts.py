@@ -46,6 +46,13 @@ def test_a_criterion_passed_at_an_earlier_look_is_said_to_have_passed_not_to_be_
     assert "every criterion's lower end is at or above" not in fidelity.reason
     assert any(line.strip().startswith("passed at look 1 (a pass stays); now OUTSIDE margin -0.150: Maintenance time")
                for line in verdict_text(agg).splitlines())
+    # each criterion's line gives its interval at the look's level, as the condition's line does (organiser audit L1:
+    # the same interval read "96.18% CI" in one and "95% CI" in the other)
+    level = row["look_level"]
+    assert 0.95 < level < 1
+    assert f"{level:.2%} CI [" in next(x for x in verdict_text(agg).splitlines() if "now OUTSIDE margin" in x)
+    assert not any(x.strip().endswith(")") and "margin -0.150:" in x and "95% CI" in x
+                   for x in verdict_text(agg).splitlines())
     zh = verdict_markdown(agg, "zh").split("#### 详细说明")[0]
     line = next(x for x in zh.splitlines() if "内容忠实度" in x)
     assert "通过" in line and "明显更差" not in line and "维护时间（第 1 次查看）" in line

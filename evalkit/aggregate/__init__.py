@@ -35,7 +35,7 @@ from .looks import walk
 from ..study.monitoring import describe
 from .spread import disagreement_note, effective_raters, roster_note
 from .verdict import (INTERIM, Condition, Decision, Verdict, complete_count, decide, decision_sample, fidelity_rows,
-                      frozen_gate, interval_text, settled_when, waiting_pairs)
+                      fidelity_level, frozen_gate, interval_text, settled_when, waiting_pairs)
 
 __all__ = ["AFTER", "ALL", "INTERIM", "Aggregate", "Condition", "Decision", "FrozenDecision", "RatingData", "Speed",
            "Verdict", "aggregate", "format_text", "frozen_gate"]
@@ -456,5 +456,7 @@ def _verdict_lines(v: Verdict, cite=None, withheld: str = "", after: bool = Fals
             state = f"passed at look {r['passed_at_look']} (a pass stays); now OUTSIDE"
         else:
             state = "OUTSIDE"
-        lines.append(f"         {state} margin -{r['margin']:.3f}: {interval_text(r, conf)}")
+        # at its look's level (group sequential), as the condition's line above it says (organiser audit L1: the
+        # same interval read "96.18% CI" there and "95% CI" here)
+        lines.append(f"         {state} margin -{r['margin']:.3f}: {interval_text(r, fidelity_level(r, conf))}")
     return lines

@@ -91,6 +91,9 @@ def describe(values: dict) -> str:
         return f"fixed design: one look at {values.get('planned_pairs', 0)} decided pairs"
     spend = ("O'Brien-Fleming-type Lan-DeMets alpha spending" if kind == GROUP_SEQUENTIAL
              else "an anytime-valid betting confidence sequence")
+    # every look where there are few, else the first two and the last two: the last step can be shorter than the
+    # others (organiser audit L3: "4, 8, … up to 12" hid a look at 11)
+    shown = ", ".join(map(str, sizes)) if len(sizes) <= 5 else (f"{sizes[0]}, {sizes[1]}, …, {sizes[-2]}, "
+                                                                 f"{sizes[-1]}")
     return (f"{kind}: up to {len(sizes)} looks, one each {values.get('look_every', 50)} ratings or so (decided "
-            f"pairs {sizes[0]}, {sizes[1] if len(sizes) > 1 else ''}{', …' if len(sizes) > 2 else ''} up to "
-            f"{sizes[-1]}), {spend}")
+            f"pairs {shown}), {spend}")
