@@ -603,6 +603,16 @@ def test_through_the_app_a_gold_pair_is_blind_until_rated(tiny_models, tmp_path,
         (row,) = _stored(pool_db, "ann")
         assert row["pair_id"] == gold["id"] and row["preferred_path"] is None and row["ordinary_schedule"] is None
         assert set(done_g) == set(done_s)
+        # the Results tab's counts: gold pairs counted in for a rater with pairs left, apart for an organiser
+        assert not any(w in ann.call("/results")["counts"] for w in ("gold", "检验"))
+        from evalkit.rating import roster
+
+        db = open_db(pool_db)
+        code = roster.add(db, "olga", organiser=True).code
+        db.conn.close()
+        olga = Tab(url)
+        olga.call("/sign_in", "", "", code)
+        assert "| 当前评分 | 1（另有 1 条在检验题上） |" in olga.call("/results")["counts"]
 
 
 def load_config_for_app(tiny_models, tmp_path):

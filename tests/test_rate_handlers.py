@@ -353,6 +353,40 @@ def test_every_refusal_a_rater_can_meet_has_its_chinese():
     assert not missing, "refusals a rater can meet with no Chinese in words.ERRORS_ZH:\n" + "\n".join(missing)
 
 
+def test_the_results_counts_give_study_and_gold_pairs_apart_as_the_aggregate_does(tmp_path):
+    """The tab said "pairs in the pool 22", "current ratings 3" where `evalkit aggregate` said pairs 20, gold_pairs 2,
+    current_ratings 2 (demo audit L2, 2026-12-04): it counted gold (check) pairs and their ratings in. Those who may
+    see the aggregates get the study pairs' counts with the gold ones' beside them. A rater with pairs left gets
+    them together, as before: her rating landing among the gold ones would tell her the pair she just rated, its
+    reveal still pending, is a check."""
+    from evalkit.aggregate import aggregate
+    from evalkit.rating.queue import RatingInput, counts, submit_rating
+    from evalkit.study.gold import add_gold_pairs
+    from evalkit.ui.results import counts_markdown
+    from test_gold import APP, PROMPTS, answer, gold_items, gold_pairs, study_pool
+
+    db = open_db(tmp_path / "g.db")
+    exp = study_pool(db, 20)
+    gold_items(db, exp, 2)
+    assert add_gold_pairs(db, exp, PROMPTS) == 2
+    study = [r[0] for r in db.execute("SELECT id FROM pairs WHERE kind = 'study' ORDER BY id LIMIT 2")]
+    for pid in study + [gold_pairs(db)[0]["id"]]:
+        submit_rating(db, APP, RatingInput(pid, "ann", answer("{}"), answer("{}"), "A"))
+    c = counts(db, APP.ratings_per_pair)
+    cli = aggregate(db).tables["counts"].iloc[0]
+    assert (cli["pairs"], cli["gold_pairs"], cli["current_ratings"]) == (20, 2, 2)
+    en, zh = (counts_markdown(c, APP.ratings_per_pair, lang, gold_apart=True) for lang in ("en", "zh"))
+    assert "| pairs in the pool | 20 (+ 2 gold check pairs) |" in en
+    assert "| current ratings | 2 (+ 1 on gold check pairs) |" in en
+    assert "| 评分对总数 | 20（另有 2 对检验题） |" in zh and "| 当前评分 | 2（另有 1 条在检验题上） |" in zh
+    assert not re.search(r"[a-z]{4}", zh.replace("|", "")), "English left in the Chinese counts"
+    for lang in ("en", "zh"):  # a rater's: gold pairs counted in, and not named
+        shown = counts_markdown(c, APP.ratings_per_pair, lang)
+        assert not any(w in shown for w in ("gold", "check", "检验")), shown
+    rater = counts_markdown(c, APP.ratings_per_pair)
+    assert "| pairs in the pool | 22 |" in rater and "| current ratings | 3 |" in rater
+
+
 def test_the_results_tab_tells_a_chinese_rater_why_it_waits_in_chinese():
     from evalkit.ui.results import closed_words, counts_markdown
 

@@ -596,6 +596,28 @@ def test_while_pairs_are_open_the_export_and_report_say_so_and_a_push_needs_whil
     assert r.exit_code != 0 and "--while-rating" in r.output and not (tmp_path / "cli-push").exists()
 
 
+def test_the_report_s_warning_counts_the_open_study_pairs_and_the_export_s_the_gold_ones_too(tmp_path):
+    """`evalkit report` warned "20 pair(s) ... the report tells which side of each pair is which path" of 18 study
+    pairs and 2 gold (check) pairs, which have no sides (demo audit L2, 2026-12-04). The export counts the gold ones
+    too: its reference outputs say which pair is a check and what was changed."""
+    from evalkit.study.gold import add_gold_pairs
+    from test_gold import PROMPTS, gold_items, study_pool
+
+    db = open_db(tmp_path / "g.db")
+    exp = study_pool(db, 4)
+    gold_items(db, exp, 2)
+    assert add_gold_pairs(db, exp, PROMPTS) == 2
+    db.conn.close()
+    runner = CliRunner()
+    r = runner.invoke(cli, ["report", "--db", str(tmp_path / "g.db"), "--out", str(tmp_path / "rep")])
+    assert r.exit_code == 0, r.output
+    assert "warning: 4 pair(s) of the study being rated were still open to raters: the report tells" in r.output
+    assert "under way:</b> 4 pair(s)" in (tmp_path / "rep" / "index.html").read_text()
+    r = runner.invoke(cli, ["export", "--db", str(tmp_path / "g.db"), "--out", str(tmp_path / "exp")])
+    assert r.exit_code == 0, r.output
+    assert "warning: 6 pair(s) of the study being rated were still open to raters: the export tells" in r.output
+
+
 def test_an_export_before_the_first_rating_says_which_tables_cannot_be_loaded_by_name(tmp_path):
     """The README and the card said `load_dataset(DIR, "ratings")`, which fails with "BuilderConfig 'ratings' not
     found" on an export made before anyone rated (README audit, 2026-12-04): `datasets` cannot load an empty table,

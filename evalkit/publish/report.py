@@ -321,7 +321,8 @@ def write_report(db, out_dir, study: str | None = None) -> Written:
     # refused before the aggregate, whose look may freeze the decision: a refusal leaves the database as it was
     refuse_to_replace(Path(out_dir) / "index.html", TITLE_MARK, "a report")
     check_folder(out_dir, "the report")
-    still_open = unclosed_pairs(db)  # counted once: the banner and the command's warning say the same number
+    # counted once: the banner and the command's warning say the same number (study pairs: gold pairs have no sides)
+    still_open = unclosed_pairs(db, gold=False)
     return Written(build_report(db, out_dir, aggregate(db, study=study), still_open), still_open)
 
 
@@ -367,7 +368,7 @@ img{{max-width:100%}}.verdict,.provenance{{border:1px solid #ccc;padding:0.5em 1
 .src{{color:#57606a;font-size:12px}}pre{{background:#f6f8fa;padding:0.5em}}</style></head><body>
 <h1>evalkit: does the draft model make writing requests faster without hurting the content?</h1>
 <p>Generated {html.escape(prov.generated_at)} from the database. Speed-up source: {html.escape(str(agg.speed.source))}.</p>
-{_open_banner(unclosed_pairs(db) if still_open is None else still_open)}{verdict_html(agg, prov)}{provenance_html(prov, db)}<h2>Plots</h2>{plots}<h2>Tables</h2>{tables}</body></html>"""
+{_open_banner(unclosed_pairs(db, gold=False) if still_open is None else still_open)}{verdict_html(agg, prov)}{provenance_html(prov, db)}<h2>Plots</h2>{plots}<h2>Tables</h2>{tables}</body></html>"""
     path = out_dir / "index.html"
     tmp = path.with_suffix(".tmp")
     try:

@@ -352,13 +352,16 @@ def study_decided(db) -> bool:
                       ).fetchone()[0] == 1
 
 
-def unclosed_pairs(db) -> int:
+def unclosed_pairs(db, gold: bool = True) -> int:
     """Pairs of the study the queue serves that a rater may still be shown: not closed (store `closed_pairs`: the
     rating that fills a pair's quota closes it) and not decided without raters (identical outputs have no sides to
     tell). While any is left, what shows a pair's sides (the export's pairs table, the report's plots and tables)
-    can tell a rater which side of that pair is which path. No quota is needed: a pair below its quota is open."""
+    can tell a rater which side of that pair is which path. No quota is needed: a pair below its quota is open.
+    gold=False: study pairs only, for the report, which tells nothing of a gold pair (it has no sides); the export
+    counts them, since its reference outputs say which pair is a check and what was changed."""
     return db.execute(f"SELECT COUNT(*) FROM pairs p WHERE {_LATEST_STUDY} AND NOT {_IDENTICAL} "
-                      "AND p.id NOT IN (SELECT pair_id FROM closed_pairs)").fetchone()[0]
+                      + ("" if gold else "AND p.kind != 'gold' ")
+                      + "AND p.id NOT IN (SELECT pair_id FROM closed_pairs)").fetchone()[0]
 
 
 def _text(value, what: str, limit: int) -> str:
@@ -583,22 +586,30 @@ def answers_from_row(row: dict) -> tuple[dict, dict]:
 def counts(db, ratings_per_pair: int) -> dict:
     """Progress numbers for everyone on the Results tab (a pair is complete at its own quota, else at
     `ratings_per_pair`): nothing per path (a tally of preferred paths, seen while pairs are still to rate, would
-    hint which side is which)."""
+    hint which side is which). Gold (check) pairs are counted in, with their part under "gold"."""
     in_study = f"pair_id IN (SELECT p.id FROM pairs p WHERE {_LATEST_STUDY})"  # the study the queue serves
     n_pairs = db.execute(f"SELECT COUNT(*) FROM pairs p WHERE {_LATEST_STUDY}").fetchone()[0]
     per_pair = {r[0]: r[1] for r in db.execute(
         f"SELECT pair_id, COUNT(*) FROM current_ratings WHERE {in_study} GROUP BY pair_id")}
     quotas = {r[0]: r[1] for r in db.execute(
         f"SELECT p.id, p.wanted_ratings FROM pairs p WHERE {_LATEST_STUDY} AND p.wanted_ratings IS NOT NULL")}
-    wanted = dict(db.execute(f"SELECT {_P_QUOTA}, COUNT(*) FROM pairs p WHERE {_LATEST_STUDY} AND NOT {_IDENTICAL} "
-                             "GROUP BY 1 ORDER BY 1", {"quota": ratings_per_pair}).fetchall())
+    wanted_sql = (f"SELECT {_P_QUOTA}, COUNT(*) FROM pairs p WHERE {_LATEST_STUDY} AND NOT {_IDENTICAL} {{}} "
+                  "GROUP BY 1 ORDER BY 1")
+    wanted = dict(db.execute(wanted_sql.format(""), {"quota": ratings_per_pair}).fetchall())
+    gold = {r[0] for r in db.execute(f"SELECT p.id FROM pairs p WHERE {_LATEST_STUDY} AND p.kind = 'gold'")}
+    complete = {pid for pid, n in per_pair.items() if n >= quotas.get(pid, ratings_per_pair)}
     return {
         "pairs": n_pairs,
         "ratings": db.execute(f"SELECT COUNT(*) FROM current_ratings WHERE {in_study}").fetchone()[0],
         "corrections": db.execute(f"SELECT COUNT(*) FROM ratings WHERE supersedes IS NOT NULL AND {in_study}").fetchone()[0],
         "skips": db.execute(f"SELECT COUNT(*) FROM ratings WHERE kind = 'skip' AND {in_study}").fetchone()[0],
         "raters": db.execute(f"SELECT COUNT(DISTINCT rater) FROM ratings WHERE {in_study}").fetchone()[0],
-        "pairs_complete": sum(1 for pid, n in per_pair.items() if n >= quotas.get(pid, ratings_per_pair)),
+        "pairs_complete": len(complete),
         "identical": db.execute(f"SELECT COUNT(*) FROM pairs p WHERE {_LATEST_STUDY} AND {_IDENTICAL}").fetchone()[0],
         "wanted": wanted,  # ratings a pair wants -> served pairs (study and gold, outputs differ) that want that many
+        # the gold (check) pairs' part of the above (`evalkit aggregate` counts study pairs, and gold pairs apart)
+        "gold": {"pairs": len(gold), "ratings": sum(n for pid, n in per_pair.items() if pid in gold),
+                 "pairs_complete": len(complete & gold),
+                 "wanted": dict(db.execute(wanted_sql.format("AND p.kind = 'gold'"),
+                                           {"quota": ratings_per_pair}).fetchall())},
     }

@@ -62,10 +62,19 @@ def headed(df, lang: str):
     return df.rename(columns={c: f"{c} · {COLUMNS_ZH[c]}" for c in df.columns if c in COLUMNS_ZH})
 
 
-def counts_markdown(c: dict, ratings_per_pair: int, lang: str = "en") -> str:
-    """The counts everyone sees, in the reader's language ("zh" or "en")."""
-    wanted = c.get("wanted") or {ratings_per_pair: None}
-    if lang == "zh":
+def counts_markdown(c: dict, ratings_per_pair: int, lang: str = "en", gold_apart: bool = False) -> str:
+    """The counts everyone sees, in the reader's language ("zh" or "en"). Gold (check) pairs are counted in: what
+    raters' queues hold. gold_apart: study pairs as `evalkit aggregate` counts them, the gold pairs' beside them;
+    only for those who may see the aggregates (a rater who saw her rating land among the gold ones would know that
+    the pair she just rated, its reveal still pending, is a check)."""
+    g = c.get("gold") if gold_apart else None
+    g = g if g and g["pairs"] else None
+    wanted = c.get("wanted") or {}
+    if g:  # the study pairs' quotas
+        wanted = {k: n - g["wanted"].get(k, 0) for k, n in wanted.items() if n > g["wanted"].get(k, 0)}
+    wanted = wanted or {ratings_per_pair: None}
+    zh = lang == "zh"
+    if zh:
         each = (f"每对 {next(iter(wanted))} 个评分" if len(wanted) == 1 else  # "1 个评分的 540 对、2 个评分的 60 对"
                 "、".join(f"{k} 个评分的 {n} 对" for k, n in sorted(wanted.items())))
         labels = ["评分对总数", f"评分已满的评分对（{each}）", "两则输出完全相同的评分对（无需评分即判定：差异恰为 0）",
@@ -77,8 +86,17 @@ def counts_markdown(c: dict, ratings_per_pair: int, lang: str = "en") -> str:
         labels = ["pairs in the pool", f"pairs with their {each} (complete)",
                   "pairs with identical outputs (decided without raters: difference exactly 0)", "current ratings",
                   "corrections", "skips", "raters"]
-    values = [c["pairs"], c["pairs_complete"], c.get("identical", 0), c["ratings"], c["corrections"], c["skips"],
-              c["raters"]]
+
+    def apart(key: str, pairs: bool = True):  # "20 (+ 2 gold check pairs)": the study pairs', then the gold ones'
+        if not g:
+            return c[key]
+        n = g[key]
+        more = (f"另有 {n} 对检验题" if pairs else f"另有 {n} 条在检验题上") if zh else (
+            f"+ {n} gold check pair{'s' if n != 1 else ''}" if pairs else f"+ {n} on gold check pairs")
+        return f"{c[key] - n}（{more}）" if zh else f"{c[key] - n} ({more})"
+
+    values = [apart("pairs"), apart("pairs_complete"), c.get("identical", 0), apart("ratings", pairs=False),
+              c["corrections"], c["skips"], c["raters"]]
     return "\n".join(["| | |", "| --- | ---: |"] + [f"| {k} | {v} |" for k, v in zip(labels, values)])
 
 
@@ -276,8 +294,10 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
 
         lang = s.lang if s is not None else "en"
         with connect(db_path) as db:
-            out = {counts_md: counts_markdown(counts(db, rpp), rpp, lang)}
             allowed, why = may_see_aggregates(db, cfg, s)
+            # gold pairs apart, as `evalkit aggregate` counts them, for those who see the aggregates (whose tables
+            # count study pairs only already)
+            out = {counts_md: counts_markdown(counts(db, rpp), rpp, lang, gold_apart=allowed)}
             if not allowed:  # hidden, and cleared (a tab signed out of keeps nothing from before)
                 return out | {verdict_md: closed_words(why, lang), full: gr.update(visible=False),
                               study_choice: gr.update(visible=False, choices=[], value=None)} | {
