@@ -375,16 +375,29 @@ def test_the_results_counts_give_study_and_gold_pairs_apart_as_the_aggregate_doe
     c = counts(db, APP.ratings_per_pair)
     cli = aggregate(db).tables["counts"].iloc[0]
     assert (cli["pairs"], cli["gold_pairs"], cli["current_ratings"]) == (20, 2, 2)
-    en, zh = (counts_markdown(c, APP.ratings_per_pair, lang, gold_apart=True) for lang in ("en", "zh"))
+    en, zh = (counts_markdown(c, lang, gold_apart=True) for lang in ("en", "zh"))
     assert "| pairs in the pool | 20 (+ 2 gold check pairs) |" in en
     assert "| current ratings | 2 (+ 1 on gold check pairs) |" in en
     assert "| 评分对总数 | 20（另有 2 对检验题） |" in zh and "| 当前评分 | 2（另有 1 条在检验题上） |" in zh
     assert not re.search(r"[a-z]{4}", zh.replace("|", "")), "English left in the Chinese counts"
     for lang in ("en", "zh"):  # a rater's: gold pairs counted in, and not named
-        shown = counts_markdown(c, APP.ratings_per_pair, lang)
+        shown = counts_markdown(c, lang)
         assert not any(w in shown for w in ("gold", "check", "检验")), shown
-    rater = counts_markdown(c, APP.ratings_per_pair)
+    rater = counts_markdown(c)
     assert "| pairs in the pool | 22 |" in rater and "| current ratings | 3 |" in rater
+
+
+def test_before_the_pool_exists_the_results_counts_state_no_quota(tmp_path):
+    """During the first start's preparation the tab said "pairs complete (3 ratings per pair)", the app's
+    ratings_per_pair for an older pool, where the shipped gate gives 1 (a tenth twice) (demo audit L3, 2026-12-04).
+    A pair's quota is stored with the pool: before one exists, none is stated."""
+    from evalkit.rating.queue import counts
+    from evalkit.ui.results import counts_markdown
+
+    c = counts(open_db(tmp_path / "empty.db"), 3)
+    en, zh = counts_markdown(c, "en"), counts_markdown(c, "zh")
+    assert "| pairs with their ratings (complete) | 0 |" in en and "| 评分已满的评分对 | 0 |" in zh
+    assert not re.search(r"\d+ rating|个评分", en + zh), (en, zh)
 
 
 def test_the_results_tab_tells_a_chinese_rater_why_it_waits_in_chinese():
@@ -392,7 +405,7 @@ def test_the_results_tab_tells_a_chinese_rater_why_it_waits_in_chinese():
 
     c = {"pairs": 12, "pairs_complete": 3, "identical": 2, "ratings": 5, "corrections": 1, "skips": 0, "raters": 2,
          "wanted": {1: 10, 2: 2}}
-    zh, en = counts_markdown(c, 1, "zh"), counts_markdown(c, 1, "en")
+    zh, en = counts_markdown(c, "zh"), counts_markdown(c, "en")
     assert "| 评分对总数 | 12 |" in zh and "评分已满的评分对（1 个评分的 10 对、2 个评分的 2 对）" in zh and "| 评分者 | 2 |" in zh
     assert "| pairs in the pool | 12 |" in en and "1 rating (10 pairs) or 2 (2 pairs)" in en
     assert not re.search(r"[a-z]{4}", zh.replace("|", "")), "English left in the Chinese counts"

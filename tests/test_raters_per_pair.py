@@ -134,7 +134,7 @@ def test_the_queue_serves_a_single_pair_to_one_rater_and_a_doubled_pair_to_two(t
     from evalkit.ui.results import counts_markdown
 
     assert (f"| pairs with their 1 rating ({20 - len(doubled)} pairs) or 2 ({len(doubled)} pairs) (complete) | 20 |"
-            in counts_markdown(counts(db, 3), 3))
+            in counts_markdown(counts(db, 3)))
     # one more rating is refused under the write lock, at the pair's own quota
     single = next(p for p in wanted if p not in doubled)
     with pytest.raises(RatingError, match="already has its 1 ratings"):

@@ -62,28 +62,29 @@ def headed(df, lang: str):
     return df.rename(columns={c: f"{c} · {COLUMNS_ZH[c]}" for c in df.columns if c in COLUMNS_ZH})
 
 
-def counts_markdown(c: dict, ratings_per_pair: int, lang: str = "en", gold_apart: bool = False) -> str:
+def counts_markdown(c: dict, lang: str = "en", gold_apart: bool = False) -> str:
     """The counts everyone sees, in the reader's language ("zh" or "en"). Gold (check) pairs are counted in: what
     raters' queues hold. gold_apart: study pairs as `evalkit aggregate` counts them, the gold pairs' beside them;
     only for those who may see the aggregates (a rater who saw her rating land among the gold ones would know that
-    the pair she just rated, its reveal still pending, is a check)."""
+    the pair she just rated, its reveal still pending, is a check). Each pair's quota is the one stored with the pool;
+    before there is one, no quota is stated (the app's ratings_per_pair is only an older pool's, and the gate the
+    pool will freeze may yet change)."""
     g = c.get("gold") if gold_apart else None
     g = g if g and g["pairs"] else None
     wanted = c.get("wanted") or {}
     if g:  # the study pairs' quotas
         wanted = {k: n - g["wanted"].get(k, 0) for k, n in wanted.items() if n > g["wanted"].get(k, 0)}
-    wanted = wanted or {ratings_per_pair: None}
     zh = lang == "zh"
     if zh:
         each = (f"每对 {next(iter(wanted))} 个评分" if len(wanted) == 1 else  # "1 个评分的 540 对、2 个评分的 60 对"
                 "、".join(f"{k} 个评分的 {n} 对" for k, n in sorted(wanted.items())))
-        labels = ["评分对总数", f"评分已满的评分对（{each}）", "两则输出完全相同的评分对（无需评分即判定：差异恰为 0）",
-                  "当前评分", "修改", "跳过", "评分者"]
+        labels = ["评分对总数", f"评分已满的评分对（{each}）" if each else "评分已满的评分对",
+                  "两则输出完全相同的评分对（无需评分即判定：差异恰为 0）", "当前评分", "修改", "跳过", "评分者"]
     else:
         each = (f"{next(iter(wanted))} ratings" if len(wanted) == 1 else  # e.g. "1 rating (540 pairs) or 2 (60 pairs)"
                 " or ".join(f"{k}{' rating' + ('s' if k > 1 else '') if i == 0 else ''} ({n} pairs)"
                             for i, (k, n) in enumerate(sorted(wanted.items()))))
-        labels = ["pairs in the pool", f"pairs with their {each} (complete)",
+        labels = ["pairs in the pool", f"pairs with their {each or 'ratings'} (complete)",
                   "pairs with identical outputs (decided without raters: difference exactly 0)", "current ratings",
                   "corrections", "skips", "raters"]
 
@@ -297,7 +298,7 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
             allowed, why = may_see_aggregates(db, cfg, s)
             # gold pairs apart, as `evalkit aggregate` counts them, for those who see the aggregates (whose tables
             # count study pairs only already)
-            out = {counts_md: counts_markdown(counts(db, rpp), rpp, lang, gold_apart=allowed)}
+            out = {counts_md: counts_markdown(counts(db, rpp), lang, gold_apart=allowed)}
             if not allowed:  # hidden, and cleared (a tab signed out of keeps nothing from before)
                 return out | {verdict_md: closed_words(why, lang), full: gr.update(visible=False),
                               study_choice: gr.update(visible=False, choices=[], value=None)} | {
