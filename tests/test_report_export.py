@@ -212,6 +212,29 @@ def test_for_raters_the_time_against_length_plot_leaves_out_pairs_still_open(tmp
     plt.close("all")
 
 
+def test_plot_titles_fit_their_figures_and_clear_the_results_tab_s_label_chip(db):
+    """On the Results tab every plot's title started mid-sentence: one long line, its start under Gradio's label
+    chip, and that start said what the error bars are (demo audit L5, 2026-12-04). Each title now fits its figure,
+    says what its bars are on a line of its own, and on the tab sits below the band the chip covers."""
+    import matplotlib.pyplot as plt
+
+    from evalkit.aggregate import aggregate
+    from evalkit.publish.report import figures
+    from evalkit.ui.results import LABEL_BAND_INCHES, shown_figures
+
+    agg = aggregate(db)
+    for band, figs in ((0.0, figures(agg, db)), (LABEL_BAND_INCHES, shown_figures(agg, db))):
+        assert {"speedup", "pass_rates", "agreement", "seconds_vs_tokens"} <= set(figs)  # plots with data
+        for name, fig in figs.items():
+            fig.canvas.draw()
+            box = fig.axes[0].title.get_window_extent()
+            assert 0 <= box.x0 and box.x1 <= fig.bbox.width, f"{name}: the title is wider than its figure"
+            assert box.y1 <= fig.bbox.height - band * fig.dpi, f"{name}: the title starts under the label chip"
+        assert figs["speedup"].axes[0].get_title().splitlines()[1].startswith("error bars: 95% CI")
+        assert "error bars: cluster-aware 95% CI" in figs["pass_rates"].axes[0].get_title().splitlines()[1]
+    plt.close("all")
+
+
 def test_the_export_holds_every_study_decided_or_not_and_the_frozen_decision(db, tmp_path):
     """A later study (`--new-study`) does not hide one left at an interim look: the export's `studies` and
     `decisions` tables and its card list both, and the frozen decision's sample can be checked against the ratings."""

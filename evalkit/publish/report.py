@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,9 +63,11 @@ def figures(agg: Aggregate, db, blind: bool = False) -> dict:
     plt = _plt()
     figs = {}
 
-    def finish(name, fig, ax, title):  # every plot: its legend, a small title, laid out, kept under its name
+    def finish(name, fig, ax, title, detail):  # every plot: its legend, a small title, laid out, kept under its name
         ax.legend(fontsize=8)
-        ax.set_title(title, fontsize=9)
+        # the title, then what its bars or points are on a line of their own, wrapped to the figure's width: one
+        # long line ran past a narrow figure, and its end (or, under the app's label chip, its start) was lost
+        ax.set_title(f"{title}\n{textwrap.fill(detail, 80)}", fontsize=9)
         fig.tight_layout()
         figs[name] = fig
 
@@ -88,7 +91,7 @@ def figures(agg: Aggregate, db, blind: bool = False) -> dict:
                        label=f"{registry.label(path)} vs ordinary")
         ax.axhline(1.0, color="grey", lw=0.8, ls="--")
         ax.set_ylabel("speed-up (x)")
-        finish("speedup", fig, ax, f"Speed-up per prompt, 95% CI ({agg.speed.source})")
+        finish("speedup", fig, ax, "Speed-up per prompt", f"error bars: 95% CI; runs: {agg.speed.source}")
     else:
         figs["speedup"] = empty("Speed-up per prompt")
 
@@ -107,7 +110,8 @@ def figures(agg: Aggregate, db, blind: bool = False) -> dict:
             ax.set_xticklabels([title(c, "en") for c in g["criterion"]], rotation=15, ha="right")
         ax.set_ylim(-0.05, 1.05)
         ax.set_ylabel("pass rate")
-        finish("pass_rates", fig, ax, "Pass rate per criterion and path, cluster-aware 95% CI (pairs, raters)")
+        finish("pass_rates", fig, ax, "Pass rate per criterion and path",
+               "error bars: cluster-aware 95% CI (pairs, raters)")
     else:
         figs["pass_rates"] = empty("Pass rates")
 
@@ -126,7 +130,7 @@ def figures(agg: Aggregate, db, blind: bool = False) -> dict:
         ax.set_xticks(range(len(items)))
         ax.set_xticklabels([title(i, "en") for i in items], rotation=15, ha="right")
         ax.axhline(0, color="grey", lw=0.8)
-        finish("agreement", fig, ax, "Agreement (missing values drawn as 0)")
+        finish("agreement", fig, ax, "Agreement", "missing values drawn as 0")
     else:
         figs["agreement"] = empty("Agreement")
 
@@ -142,8 +146,8 @@ def figures(agg: Aggregate, db, blind: bool = False) -> dict:
                        color=registry.colour(path), label=registry.label(path))
         ax.set_xlabel("new tokens")
         ax.set_ylabel("generate() seconds")
-        finish("seconds_vs_tokens", fig, ax, "Seconds against new tokens (" + ("every stored run but the outputs of pairs still open to rating"
-                     if blind else "every stored run") + ")")
+        finish("seconds_vs_tokens", fig, ax, "Seconds against new tokens",
+               "every stored run but the outputs of pairs still open to rating" if blind else "every stored run")
     else:
         figs["seconds_vs_tokens"] = empty("Seconds against new tokens")
 
@@ -166,7 +170,8 @@ def figures(agg: Aggregate, db, blind: bool = False) -> dict:
         ax.set_xticklabels([str(b) for b in o["batch_size"]])
         ax.set_xlabel("batch size (ordinary path)")
         ax.set_ylabel("total new tokens / s")
-        finish("batch", fig, ax, "Total throughput by batch size, 95% CI (assisted runs one request at a time)")
+        finish("batch", fig, ax, "Total throughput by batch size",
+               "error bars and band: 95% CI; assisted runs one request at a time")
 
     acc = agg.tables["speedup"]
     acc = acc[acc["acceptance_rate"].notna()] if len(acc) else acc
@@ -183,7 +188,7 @@ def figures(agg: Aggregate, db, blind: bool = False) -> dict:
         ax.set_xticklabels(prompts, rotation=20, ha="right")
         ax.set_ylim(0, 1)
         ax.set_ylabel("acceptance rate")
-        finish("acceptance", fig, ax, "Draft acceptance per prompt (drafted tokens kept)")
+        finish("acceptance", fig, ax, "Draft acceptance per prompt", "share of drafted tokens kept")
     else:
         figs["acceptance"] = empty("Draft acceptance per prompt")
     return figs

@@ -32,6 +32,10 @@ TABLES = {"pass_rates": "pass rates · 通过率", "paired_differences": "paired
           "prescreen_agreement": "pre-screen agreement · 预检与评分的一致性", "timing": "timing by path · 各路径用时",
           "speedup": "speed per prompt · 各题速度", "time_on_task": "time on task · 评分用时"}
 PLOT_MARK = " (plot · 图)"
+# Gradio draws a plot's label (PLOTS[name] + PLOT_MARK) as a chip over the image's top left, about 28 px high at
+# any size: the tab's figures keep a band that tall above their title (0.6 in of a 7 in figure is about 30 px where
+# three plots share a row of a 1280 px page), or the title's start is hidden under it.
+LABEL_BAND_INCHES = 0.6
 
 # A Chinese reader's column headings: the aggregate's name (as the report and the export write it) and a gloss. Shown
 # only with the tables themselves, to those who may see the aggregates.
@@ -99,6 +103,16 @@ def counts_markdown(c: dict, lang: str = "en", gold_apart: bool = False) -> str:
     values = [apart("pairs"), apart("pairs_complete"), c.get("identical", 0), apart("ratings", pairs=False),
               c["corrections"], c["skips"], c["raters"]]
     return "\n".join(["| | |", "| --- | ---: |"] + [f"| {k} | {v} |" for k, v in zip(labels, values)])
+
+
+def shown_figures(agg, db) -> dict:
+    """The report's figures as the tab shows them: blind (publish.report.figures), laid out below the label chip."""
+    from ..publish.report import figures
+
+    figs = figures(agg, db, blind=True)
+    for fig in figs.values():
+        fig.tight_layout(rect=(0, 0, 1, 1 - LABEL_BAND_INCHES / fig.get_figheight()))
+    return figs
 
 
 def verdict_markdown(agg, lang: str = "en") -> str:
@@ -305,8 +319,6 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
                     c: None for c in (*plots.values(), *tables.values())}
             import matplotlib.pyplot as plt
 
-            from ..publish.report import figures
-
             names = [st.name for st in studies(db)]
             name = name if name in names else None  # the latest unless one of them is chosen
             # the study's stored settings, as `evalkit aggregate` reads them: the same figures in every reader
@@ -322,7 +334,7 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
                                           value=agg.study.name if agg.study is not None else None)
             # blind for everyone, organisers too: an organiser may rate as well, and one output's point, coloured by
             # its path, tells the side of a pair still open (`evalkit report` plots every run)
-            figs = figures(agg, db, blind=True)
+            figs = shown_figures(agg, db)
             shown = dict(agg.tables, time_on_task=time_on_task_shown(agg, s))  # the cached tables stay as they are
             # until the planned sample is rated, say so above everything else
             interim = f"**⚠️ {agg.verdict.label}** · 中期查看，不是结论\n\n" if agg.interim else ""
