@@ -200,6 +200,25 @@ def test_the_results_tab_shows_each_criterion_against_its_boundary(tmp_path):
     assert "#### Looks" not in verdict_markdown(aggregate(fixed))
 
 
+def test_the_most_ratings_left_counts_from_the_decided_pairs_not_from_every_rating(tmp_path):
+    """Organiser audit, 2026-12-04: "at most about 0 more" ratings while 4 of 12 planned pairs were decided: the most
+    was the planned total less every rating so far, though ratings of pairs after one still waiting at the head of the
+    queue's order decide nothing yet."""
+    from evalkit.ui.results import verdict_markdown
+
+    text = gate_file_text(planned_pairs=70, **GS)
+    db = study(tmp_path, "head", text, pairs=60, queue_order=True, **SPEC)
+    waiting = db.execute("SELECT id FROM pairs WHERE kind = 'study' ORDER BY queue_rank LIMIT 1 OFFSET 24").fetchone()[0]
+    with db.conn:  # the 25th pair of the queue's order waits for its ratings: the 35 rated after it decide nothing yet
+        db.conn.execute("DELETE FROM ratings WHERE pair_id = ?", [waiting])
+    agg = aggregate(db)
+    assert int(agg.tables["counts"]["complete_pairs"].iloc[0]) == 24 and agg.verdict.look is not None
+    md = verdict_markdown(agg)  # (70 - 24) x 3, where 70 x 3 less the 177 ratings so far said 33
+    assert "177 ratings so far: at most about 138 more, at the planned maximum of 70 decided pairs (24 decided so far" in md
+    zh = verdict_markdown(agg, "zh")
+    assert "已判定 24 对），最多大约还需 138 条" in zh
+
+
 def test_the_chinese_verdict_says_what_the_english_one_says(tmp_path):
     """A Chinese reader's verdict is written from the verdict's fields, not translated from its sentences: the same
     decision, each condition's state and each criterion's interval, then the English original, whole. A KEEP, a

@@ -166,8 +166,10 @@ def looks_markdown(agg, lang: str = "en") -> list[str]:
         so_far, expected, most = _remaining(agg)
         remain = (f"the plan expects about {max(expected - so_far, 0):,} more ratings to a decision "
                   f"({expected:,} in all, `evalkit plan`); " if expected else "")
-        lines += ["", f"_{so_far:,} ratings so far: {remain}at most about {max(most - so_far, 0):,} more, at the "
-                      f"planned maximum of {g['planned_pairs']:,} decided pairs._"]
+        decided = int(agg.tables["counts"]["complete_pairs"].iloc[0])
+        lines += ["", f"_{so_far:,} ratings so far: {remain}at most about {_at_most(agg):,} more, at the "
+                      f"planned maximum of {g['planned_pairs']:,} decided pairs ({decided:,} decided so far; ratings "
+                      "of gold check pairs, and of pairs whose ratings the gold check leaves out, come on top)._"]
     elif not look.get("final", True):
         so_far, _expected, most = _remaining(agg)
         lines += ["", f"_Rating stopped at this look, which settled the study: {so_far:,} ratings in all, about "
@@ -176,13 +178,25 @@ def looks_markdown(agg, lang: str = "en") -> list[str]:
     return lines
 
 
+def _per_pair(g: dict) -> float:
+    return g["min_ratings_per_pair"] + (g.get("second_rating_share", 0.0) if g["min_ratings_per_pair"] == 1 else 0)
+
+
 def _remaining(agg) -> tuple[int, int, int]:
     """Ratings so far, the plan's expected total (0 when the gate has none), and the most the planned maximum takes."""
     g = agg.verdict.gate
     so_far = int(agg.tables["counts"]["current_ratings"].iloc[0])
-    most = int(round(g["planned_pairs"] * (g["min_ratings_per_pair"] + (g.get("second_rating_share", 0.0)
-                                                                      if g["min_ratings_per_pair"] == 1 else 0))))
-    return so_far, int(g.get("expected_ratings") or 0), most
+    return so_far, int(g.get("expected_ratings") or 0), int(round(g["planned_pairs"] * _per_pair(g)))
+
+
+def _at_most(agg) -> int:
+    """About the most ratings of study pairs the planned maximum still takes: its pairs not decided yet, each at the
+    gate's ratings a pair. Not the planned total less the ratings so far: ratings of pairs after one still waiting at
+    the head of the queue's order decide nothing yet (organiser audit M1: "at most about 0 more" with 4 of 12 planned
+    pairs decided)."""
+    g = agg.verdict.gate
+    decided = int(agg.tables["counts"]["complete_pairs"].iloc[0])
+    return int(round(max(g["planned_pairs"] - decided, 0) * _per_pair(g)))
 
 
 def _looks_zh(agg, rows: list[dict]) -> list[str]:
@@ -203,8 +217,9 @@ def _looks_zh(agg, rows: list[dict]) -> list[str]:
         so_far, expected, most = _remaining(agg)
         remain = (f"按计划，大约还需 {max(expected - so_far, 0):,} 条评分才能得出结论（共 {expected:,} 条，见 "
                   "`evalkit plan`）；" if expected else "")
-        lines += ["", f"_目前 {so_far:,} 条评分：{remain}计划最多 {g['planned_pairs']:,} 对，最多大约还需 "
-                      f"{max(most - so_far, 0):,} 条。_"]
+        decided = int(agg.tables["counts"]["complete_pairs"].iloc[0])
+        lines += ["", f"_目前 {so_far:,} 条评分：{remain}计划最多 {g['planned_pairs']:,} 对（已判定 {decided:,} 对），最多大约"
+                      f"还需 {_at_most(agg):,} 条（检验题的评分、以及被检验题排除的评分需要重评的部分另计）。_"]
     elif not look.get("final", True):
         so_far, _expected, most = _remaining(agg)
         lines += ["", f"_本研究在这次查看时得出结论，评分随即停止：共 {so_far:,} 条评分，比计划上限 {g['planned_pairs']:,} 对"
