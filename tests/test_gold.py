@@ -365,6 +365,28 @@ def test_a_rater_below_min_gold_accuracy_is_left_out_of_the_verdict(tmp_path):
     assert all(p in page for p in pseudonyms(["r1", "r2", "r3"], db))  # the report names raters as the export does
 
 
+def test_the_results_tab_names_the_rater_the_gold_check_leaves_out_to_organisers_only(tmp_path):
+    """Organiser audit, 2026-12-04 (M4): only `evalkit aggregate` named the rater the gold check left out; the app's
+    notes (read by raters too) name nobody, so an organiser working from the app, or on a Space, could not tell whom
+    to retrain. The counts below the tab's table now name them, to organisers, beside the verdict's own counts."""
+    from test_aggregate import GATE, load_fixture
+
+    from evalkit.aggregate import aggregate
+    from evalkit.ui.results import counted_markdown
+
+    db = open_db(tmp_path / "a.db")
+    load_fixture(db, tmp_path / "gate.toml", GATE + "min_gold_accuracy = 0.8\n", before_ratings=gold_first)
+    agg = aggregate(db)
+    c = agg.tables["counts"].iloc[0]
+    en = counted_markdown(agg, "en", organiser=True)
+    assert (f"{c['complete_pairs']} decided pairs ({c['planned_pairs']} planned)" in en
+            and f"{c['current_ratings']} counted ratings by {c['raters']} rater(s)" in en)
+    (left,) = agg.tables["gold"][agg.tables["gold"]["excluded"]].itertuples()
+    assert f"Left out by the gold check (accuracy below 0.80): {left.rater} ({left.accuracy:.2f} on {left.answers} answers)" in en
+    assert f"检验题排除的评分者（准确率低于 0.80）：{left.rater}（" in counted_markdown(agg, "zh", organiser=True)
+    assert "Left out" not in counted_markdown(agg, "en") and left.rater not in counted_markdown(agg, "en")
+
+
 def test_an_interim_export_names_the_rater_the_gold_check_leaves_out(tmp_path):
     """Export audit, 2026-12-04 (D3): an interim export's card said "8 by 2 raters; 1 left out by the gold check"
     while its tables held 12 current ratings by 3 raters, and nothing said which rater was left out (only a decided
@@ -612,7 +634,11 @@ def test_through_the_app_a_gold_pair_is_blind_until_rated(tiny_models, tmp_path,
         db.conn.close()
         olga = Tab(url)
         olga.call("/sign_in", "", "", code)
-        assert "| 当前评分 | 1（另有 1 条在检验题上） |" in olga.call("/results")["counts"]
+        seen = olga.call("/results")["counts"]
+        assert "| 当前评分 | 1（另有 1 条在检验题上） |" in seen
+        # and as the verdict counts them (organiser audit M2), which a rater with pairs left is not shown
+        assert "按结论的算法（`evalkit aggregate`）：已判定" in seen and "条计入的评分" in seen
+        assert "evalkit aggregate" not in ann.call("/results")["counts"]
 
 
 def load_config_for_app(tiny_models, tmp_path):

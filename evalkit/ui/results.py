@@ -105,6 +105,39 @@ def counts_markdown(c: dict, lang: str = "en", gold_apart: bool = False) -> str:
     return "\n".join(["| | |", "| --- | ---: |"] + [f"| {k} | {v} |" for k, v in zip(labels, values)])
 
 
+def counted_markdown(agg, lang: str = "en", organiser: bool = False) -> str:
+    """Below the counts, for those who see the aggregates: the same study as the verdict counts it, so that the app's
+    counts and `evalkit aggregate`'s are not read as one figure (organiser audit M2: 15 complete pairs here, 7 there,
+    "4 decided pairs" in the verdict); for an organiser, the raters the gold check leaves out, by name, where the notes
+    (read by raters too) name nobody (M4)."""
+    c = agg.tables["counts"]
+    if not len(c):
+        return ""
+    c = c.iloc[0]
+    g = agg.verdict.gate or {}
+    planned = int(c["planned_pairs"]) if g and c["planned_pairs"] else 0
+    gold = agg.tables["gold"]
+    out = gold[gold["excluded"]] if organiser and len(gold) and "excluded" in gold else gold.iloc[:0]
+    if lang == "zh":
+        text = (f"_按结论的算法（`evalkit aggregate`）：已判定 {int(c['complete_pairs']):,} 对"
+                + (f"（计划 {planned:,} 对）" if planned else "") + "（按队列顺序从头连续"
+                f"评满的评分对：还在等评分的一对会挡住其后的评分对），{int(c['current_ratings']):,} 条计入的评分，来自 "
+                f"{int(c['raters'])} 位评分者。_")
+        if len(out):
+            text += "\n\n_检验题排除的评分者（准确率低于 {:.2f}）：{}。_".format(
+                g.get("min_gold_accuracy", 0), "、".join(f"{r.rater}（{r.answers} 个回答中准确率 {r.accuracy:.2f}）"
+                                                        for r in out.itertuples()))
+        return text
+    text = (f"_As the verdict counts them (`evalkit aggregate`): {int(c['complete_pairs']):,} decided pairs"
+            + (f" ({planned:,} planned)" if planned else "") + " (complete at the head of the queue's order: a pair still waiting holds back those after it), "
+            f"{int(c['current_ratings']):,} counted ratings by {int(c['raters'])} rater(s)._")
+    if len(out):
+        text += "\n\n_Left out by the gold check (accuracy below {:.2f}): {}._".format(
+            g.get("min_gold_accuracy", 0), "; ".join(f"{r.rater} ({r.accuracy:.2f} on {r.answers} answers)"
+                                                     for r in out.itertuples()))
+    return text
+
+
 def shown_figures(agg, db) -> dict:
     """The report's figures as the tab shows them: blind (publish.report.figures), laid out below the label chip."""
     from ..publish.report import figures
@@ -347,6 +380,9 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
                     uncounted = word("results_seen", s.lang) + "\n\n"
             out[study_choice] = gr.update(visible=len(names) > 1, choices=names,
                                           value=agg.study.name if agg.study is not None else None)
+            if name in (None, names[-1] if names else None):  # the counts above are the served study's
+                if more := counted_markdown(agg, lang, organiser=s.organiser):
+                    out[counts_md] += "\n\n" + more
             # blind for everyone, organisers too: an organiser may rate as well, and one output's point, coloured by
             # its path, tells the side of a pair still open (`evalkit report` plots every run)
             figs = shown_figures(agg, db)
