@@ -118,23 +118,21 @@ def counted_markdown(agg, lang: str = "en", organiser: bool = False) -> str:
     planned = int(c["planned_pairs"]) if g and c["planned_pairs"] else 0
     gold = agg.tables["gold"]
     out = gold[gold["excluded"]] if organiser and len(gold) and "excluded" in gold else gold.iloc[:0]
-    if lang == "zh":
-        text = (f"_按结论的算法（`evalkit aggregate`）：已判定 {int(c['complete_pairs']):,} 对"
-                + (f"（计划 {planned:,} 对）" if planned else "") + "（按队列顺序从头连续"
-                f"评满的评分对：还在等评分的一对会挡住其后的评分对），{int(c['current_ratings']):,} 条计入的评分，来自 "
-                f"{int(c['raters'])} 位评分者。_")
-        if len(out):
-            text += "\n\n_检验题排除的评分者（准确率低于 {:.2f}）：{}。_".format(
-                g.get("min_gold_accuracy", 0), "、".join(f"{r.rater}（{r.answers} 个回答中准确率 {r.accuracy:.2f}）"
-                                                        for r in out.itertuples()))
-        return text
-    text = (f"_As the verdict counts them (`evalkit aggregate`): {int(c['complete_pairs']):,} decided pairs"
-            + (f" ({planned:,} planned)" if planned else "") + " (complete at the head of the queue's order: a pair still waiting holds back those after it), "
-            f"{int(c['current_ratings']):,} counted ratings by {int(c['raters'])} rater(s)._")
+    zh = lang == "zh"
+    decided, ratings, raters = (int(c[k]) for k in ("complete_pairs", "current_ratings", "raters"))
+    if zh:
+        text = (f"_按结论的算法（`evalkit aggregate`）：已判定 {decided:,} 对" + (f"（计划 {planned:,} 对）" if planned else "")
+                + f"（按队列顺序从头连续评满的评分对：还在等评分的一对会挡住其后的评分对），{ratings:,} 条计入的评分，来自 "
+                  f"{raters} 位评分者。_")
+    else:
+        text = (f"_As the verdict counts them (`evalkit aggregate`): {decided:,} decided pairs"
+                + (f" ({planned:,} planned)" if planned else "") + " (complete at the head of the queue's order: a pair "
+                f"still waiting holds back those after it), {ratings:,} counted ratings by {raters} rater(s)._")
     if len(out):
-        text += "\n\n_Left out by the gold check (accuracy below {:.2f}): {}._".format(
-            g.get("min_gold_accuracy", 0), "; ".join(f"{r.rater} ({r.accuracy:.2f} on {r.answers} answers)"
-                                                     for r in out.itertuples()))
+        names = ("、" if zh else "; ").join(f"{r.rater}（{r.answers} 个回答中准确率 {r.accuracy:.2f}）" if zh else
+                                           f"{r.rater} ({r.accuracy:.2f} on {r.answers} answers)" for r in out.itertuples())
+        head = "检验题排除的评分者（准确率低于 {:.2f}）：{}。" if zh else "Left out by the gold check (accuracy below {:.2f}): {}."
+        text += "\n\n_" + head.format(g.get("min_gold_accuracy", 0), names) + "_"
     return text
 
 
