@@ -276,7 +276,7 @@ def compare(scenario: Scenario, power: float = 0.8, studies: int = 200, designs:
     if confirm:
         # cheapest first by the search's figures. Each is judged on fresh studies until the next one's search figure
         # (optimistic) is no lower than the cheapest confirmed one's: a design the search ranked close behind may be
-        # the cheaper once both are confirmed. One fresh studies do not bear out gives way to the next.
+        # the cheaper once both are confirmed. A design that fresh studies do not bear out gives way to the next.
         chosen = None
         for i in sorted(ok, key=lambda i: rows[i].human_ratings)[:MAX_CONFIRMED]:
             if chosen is not None and rows[i].human_ratings >= rows[chosen].human_ratings:
@@ -361,8 +361,6 @@ def designs_look(c: Comparison) -> int:
 
 
 def format_comparison(c: Comparison) -> str:
-    from .search import percent
-
     s = c.scenario
     m = s.model
     lines = [f"Designs compared at {percent(c.power)} power, margin {s.margin}, {s.confidence:.0%} interval, claim about "
