@@ -45,7 +45,7 @@ def test_the_recommended_size_reaches_the_power_on_studies_that_did_not_choose_i
     gate = parse_gate("\n".join(c.gate_lines()) + "\n", "plan")
     assert gate.planned_pairs == best.planned_pairs and gate.expected_ratings == round(best.expected_ratings)
     text = format_comparison(c)
-    assert re.search(rf"Confirmed on 2,000 fresh simulated studies.*power {best.power.rate:.3f}.*the search's "
+    assert re.search(rf"Confirmed on 2,000 fresh simulated studies.*power {best.power.rate:.3f} \(.*\); the search's "
                      rf"{searched:,} pairs reached {searched_power.rate:.3f}.*stepped up to {best.planned_pairs:,}",
                      text)
     assert "← recommended (fresh studies: 2,000)" in text

@@ -436,9 +436,9 @@ def _confirmation_lines(c: Comparison) -> list[str]:
     best = c.best()
     if best is not None:
         n, p = best.search
-        stepped = (f"the search's {n:,} pairs reached {p.rate:.3f} on its own studies and were stepped "
+        stepped = (f"; the search's {n:,} pairs reached {p.rate:.3f} on its own studies and were stepped "
                    f"{'up' if best.planned_pairs > n else 'down'} to {best.planned_pairs:,}" if n != best.planned_pairs
-                   else f"at the search's {n:,} pairs (power {p.rate:.3f} on the search's own studies; 5% fewer fell "
+                   else f" at the search's {n:,} pairs (power {p.rate:.3f} on the search's own studies; 5% fewer fell "
                         "short on fresh studies)")
         others = [r for i, r in enumerate(c.rows) if r.confirmed and i != c.recommended]
         also = ("" if not others else "; also confirmed, and dearer: " + "; ".join(
@@ -446,7 +446,7 @@ def _confirmation_lines(c: Comparison) -> list[str]:
             f"{r.power.rate:.3f})" for r in others))
         lines.append(f"Confirmed on {c.confirm:,} fresh simulated studies, and {c.confirm:,} where one criterion drops "
                      f"by the margin: the recommended design has power {best.power.rate:.3f} ({best.power.low:.3f}–"
-                     f"{best.power.high:.3f}) {stepped}{also}. Rows marked with fresh studies give their figures, "
+                     f"{best.power.high:.3f}){stepped}{also}. Rows marked with fresh studies give their figures, "
                      "the gate lines too; the other rows give the search's (each the smallest size whose noisy power "
                      "reached the target: optimistic)")
     return [""] + lines if lines else []
