@@ -503,8 +503,14 @@ def test_raters_add_checks_the_link_before_making_a_code_shown_once(tmp_path, da
 
 
 @pytest.mark.parametrize("args, message", [
-    (["raters", "add", "bob", "--url", "http://host:99999/"], "http:// or https://"),  # spent a code before
+    (["raters", "add", "bob", "--url", "http://host:99999/"], "its port is not a port number"),  # spent a code before
     (["plan", "--look-every", "0"], "--look-every only applies with --compare"),  # ignored before
+    # docs audit, 2026-12-04: taken with --compare and ignored (its JSON was the same with and without them), and a
+    # confirmation of 0 studies taken where --help says at least 2000
+    (["plan", "--compare", "--interval", "union with tango"], "--interval union with tango: --compare compares every"),
+    (["plan", "--compare", "--raters-per-pair", "3"], "--raters-per-pair 3: --compare compares every"),
+    (["plan", "--compare", "--confirm", "0"], "--confirm 0 is too few"),
+    (["demo-models", "--out", ""], "--out is empty"),
     (["plan", "--rosters", "20,40", "--pool", "5"], "--pool, --rosters only apply with --compare"),
     (["export", "--out", "OUT", "--public"], "--public only applies with --push-to-hub"),  # exported, said nothing
     (["export", "--out", "OUT", "--while-rating"], "--while-rating only applies with --push-to-hub"),  # export audit
@@ -512,7 +518,7 @@ def test_raters_add_checks_the_link_before_making_a_code_shown_once(tmp_path, da
 def test_cli_refuses_an_option_it_would_ignore_or_a_link_that_is_not_one(args, message, tmp_path, db_file):
     """Audit, 2026-12-02: each of these ran as if the option were not given (or spent a code on a bad link)."""
     args = [str(tmp_path / "out") if a == "OUT" else a for a in args]
-    r = CliRunner().invoke(cli, [*args, "--db", str(db_file)])
+    r = CliRunner().invoke(cli, [*args] + ([] if args[0] == "demo-models" else ["--db", str(db_file)]))
     assert r.exit_code == 1 and message in r.output and "fix:" in r.output, r.output
     assert "personal code" not in r.output and not (tmp_path / "out").exists()
 
@@ -728,3 +734,13 @@ def test_a_run_that_cannot_be_stored_leaves_the_database_as_it_was(make_config, 
     assert f"could not store the run in {db_file}" in r.output and "nothing was stored" in r.output
     assert "retry once the other process" in r.output and "Traceback" not in r.output
     assert before() == stored
+
+
+def test_plan_refuses_an_empty_file_as_its_database_and_leaves_it_empty(tmp_path):
+    """Docs audit, 2026-12-04: `plan --db EMPTY` filled the empty file with evalkit's tables and planned from the
+    defaults, where the README says plan never creates or writes a database and every reader refuses an empty file."""
+    empty = tmp_path / "typo.db"
+    empty.touch()
+    r = CliRunner().invoke(cli, ["plan", "--db", str(empty), "--studies", "50"])
+    assert r.exit_code == 1 and f"database {empty} is an empty file" in r.output and "fix:" in r.output, r.output
+    assert empty.stat().st_size == 0

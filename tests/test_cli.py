@@ -152,6 +152,20 @@ def test_generate_refuses_when_assisted_is_off(make_config):
     assert r.exit_code == 1 and "switched off" in r.output
 
 
+def test_tune_refuses_a_config_with_the_assisted_path_off_before_loading_a_model(make_config, monkeypatch):
+    """Docs audit, 2026-12-04: tune loaded the pair first (minutes on a large one), then said only that the assisted
+    path was 'off or not approved' and to run `evalkit check`, which approves the pair."""
+    import evalkit.generation.models as models
+
+    def no_load(*a, **kw):
+        raise AssertionError("the models were loaded")
+
+    monkeypatch.setattr(models, "load_pair", no_load)
+    r = CliRunner().invoke(cli, ["tune", "--config", str(make_config(load_draft=False))])
+    assert r.exit_code == 1 and "this config switches it off (generation_path, load_draft)" in r.output, r.output
+    assert "switch the assisted path on in the config" in r.output
+
+
 @pytest.mark.slow
 def test_tune_stores_trials_and_compares_with_transformers_default(make_config, data_dir):
     cfg = make_config(draft="target_copy", **{"bench.prompts": ["writing-02"]})

@@ -75,7 +75,7 @@ class PathChoice(click.Choice):
 @click.option("--prompt", "prompt_id", default="writing-01", show_default=True, help="Prompt id.")
 @click.option("--path", "path", type=PathChoice(), default=GenerationPath.ASSISTED.value, show_default=True,
               help="The generation path (ordinary, assisted, prompt_lookup, or any registered path).")
-@click.option("--seed", type=int, default=None, help="Seed (default: decoding.seed).")
+@click.option("--seed", type=int, default=None, help="Seed, 0 to 2**32 - 1 (default: decoding.seed).")
 @click.option("--batch-size", type=int, default=None,
               help="Send the prompt this many times in one generate() call, left-padded (default: decoding.batch_size, "
                    "1). The ordinary path only: Transformers runs assisted generation one request at a time; compare "

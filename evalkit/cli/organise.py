@@ -32,7 +32,7 @@ from .common import config_option, csv_of, db_file, db_option, fail_clearly, loa
               help="Spread of raters' leniency, logit scale (default: the pilot's, else 0).")
 @click.option("--rater-path-sd", type=float, default=None,
               help="Spread of raters' extra leniency towards assisted outputs, logit scale (default: the pilot's, else 0).")
-@click.option("--studies", type=int, default=400, show_default=True, help="Simulated studies per size in the search.")
+@click.option("--studies", type=int, default=400, show_default=True, help="Simulated studies per size in the search (at least 50; 20 with --compare).")
 @click.option("--confirm", type=int, default=2000, show_default=True,
               help="Fresh simulated studies that confirm the power and check the false-KEEP rate (at least 2000; with "
                    "--compare, of the recommended design and the marked roster).")
@@ -78,7 +78,7 @@ def plan(config_path, db_path, margin, power, pass_rate, raters_per_pair, second
     raters' agreement, the pair correlation and the raters' main and rater x path spreads.
     Run it, and freeze its line in the gate file, before rating starts.
 
-    With --compare: every design (the first one, before #20: union with Tango; the t interval; plus PPI; plus
+    With --compare: every design (the gate's first one, union with Tango at 3 ratings a pair; the t interval; plus PPI; plus
     group-sequential looks; each with 1 (plus a doubled share), 2 or 3 ratings per pair) is
     sized for --power on --studies simulated studies, with its expected human ratings and
     rater-hours to a decision (gold pairs' ratings counted) and its false-KEEP rate when a
@@ -109,6 +109,14 @@ def plan(config_path, db_path, margin, power, pass_rate, raters_per_pair, second
     if only_compare and not compare:  # silently ignored, they would read as part of the plan printed
         raise EvalkitError(f"{', '.join(only_compare)} only appl{'ies' if len(only_compare) == 1 else 'y'} with "
                            "--compare", "add --compare, or leave them out")
+    # and the reverse: --compare sizes every interval and 1, 2 and 3 ratings per pair (docs audit: these two were
+    # taken and ignored, the comparison identical with and without them)
+    given = {"interval": interval, "raters_per_pair": raters_per_pair}
+    ignored = [f"--{n.replace('_', '-')} {given[n]}" for n in given
+               if ctx.get_parameter_source(n) is click.core.ParameterSource.COMMANDLINE]
+    if ignored and compare:
+        raise EvalkitError(f"{', '.join(ignored)}: --compare compares every interval and 1, 2 and 3 ratings per pair, "
+                           "so this does nothing there", "leave it out, or plan without --compare")
 
     result, gate = plan_from_config(load_cfg(config_path), db_path, margin=margin, power=power, pass_rate=pass_rate,
                                     raters_per_pair=raters_per_pair, raters=raters, pair_correlation=pair_correlation,
@@ -209,7 +217,8 @@ def _base_url(config_path, url):
         try:
             parts.port  # noqa: B018 - raises on a port out of range or not a number
         except ValueError:
-            parts = parts._replace(netloc="")
+            raise EvalkitError(f"--url {url!r}: its port is not a port number (1 to 65535)",
+                               "give the address raters open, e.g. --url http://127.0.0.1:7860/") from None
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise EvalkitError(f"--url {url!r} is not the app's web address",
                                "give the address raters open, with http:// or https://, e.g. --url "
@@ -298,7 +307,7 @@ def raters_reissue(name, config_path, db_path, url):
 
 
 @cli.command("demo-models")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, help="Folder (default: results/demo-models; env EVALKIT_DEMO_MODELS).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, help="Folder (default: demo-models in the data folder, results/ or EVALKIT_DATA_DIR; env EVALKIT_DEMO_MODELS).")
 @click.option("--force", is_flag=True, help="Rebuild even if a complete build is cached.")
 @click.option("--scale", type=click.Choice(["full", "smoke"]), default="full", show_default=True,
               help="smoke: a reduced pair in seconds, for tests (not for a demo).")
@@ -308,6 +317,8 @@ def demo_models(out_dir, force, scale, manifest):
     """Build the offline demo target/draft pair (trained here, deterministic, cached)."""
     from ..generation.models import build_demo
 
+    if out_dir is not None and not out_dir.strip():  # "" would build into the default folder, unasked
+        raise EvalkitError("--out is empty", "give a folder, or leave --out out for the default")
     path, built = build_demo(out_dir, force=force, scale=scale)
     click.echo(f"demo pair ready: {path / 'target'} and {path / 'draft'}")
     if manifest:

@@ -27,7 +27,7 @@ def run_one(cfg: Config, db_path: Path | str, prompt_id: str, path: str, *, seed
 
     spec = registry.get(path)
     if seed is not None and not 0 <= seed < 2**32:  # numpy's and torch's seeds; found before a model loads
-        raise EvalkitError(f"--seed {seed} must be between 0 and 2**32 - 1", "pass a non-negative seed, e.g. 7")
+        raise EvalkitError(f"--seed {seed} must be between 0 and 2**32 - 1", "pass a seed from 0 to 4294967295, e.g. 7")
     if batch_size is not None:
         if batch_size < 1:
             raise EvalkitError(f"--batch-size {batch_size} must be at least 1", "pass a positive number")

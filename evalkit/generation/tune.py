@@ -102,9 +102,13 @@ def run_tune(cfg: Config, db, *, tokens, schedules, thresholds, reps: int = 2, p
 
     check_sweep(tokens, schedules, thresholds, reps)
     prompts = load_prompts(ids=cfg.bench.prompts or None)
+    if not cfg.assisted_enabled:  # found before the models load (minutes on a large pair)
+        raise EvalkitError("tuning needs the assisted path, and this config switches it off (generation_path, "
+                           "load_draft)", "switch the assisted path on in the config, then run `evalkit tune` again")
     pair = load_pair(cfg, progress=progress)
     if not (assisted_allowed(cfg, pair.compat) and pair.draft is not None):
-        raise EvalkitError("tuning needs the assisted path, which is off or not approved", "run `evalkit check`")
+        raise EvalkitError("tuning needs the assisted path, which `evalkit check` does not approve for this pair",
+                           "run `evalkit check` for the reason and its fix")
     trials = [Trial(settings=s, seconds={p.id: [] for p in prompts}) for s in grid(tokens, schedules, thresholds)]
     exp_id = insert_experiment(db, "tune", cfg.to_dict(), pair.compat, note=json.dumps([t.settings for t in trials]))
     base = copy.deepcopy(cfg.assistant)
