@@ -52,6 +52,9 @@ def test_plan_recommends_a_size_that_reaches_the_power(planned):
     gate = parse_gate("\n".join(plan.gate_lines()) + "\n", "plan")
     assert (gate.planned_pairs, gate.margin, gate.min_ratings_per_pair, gate.interval) == (
         plan.recommended_pairs, MARGIN, model.raters_per_pair, plan.interval)
+    # and the ratings that size takes, where the gate file's expected_ratings was for another design's size (plan
+    # audit F4: the Results tab's "remaining" count started from it)
+    assert gate.expected_ratings == model.expected_ratings(plan.recommended_pairs) > 0
     text = format_plan(plan)
     assert all(f"  {line}" in text for line in plan.gate_lines())
     # the README's way to build the pool first, with its reserve (plan audit, 2026-12-04: only --samples N was said)

@@ -104,13 +104,14 @@ class Plan:
         one it was sized for (plan audit, 2026-12-04: `plan --margin 0.1 --raters-per-pair 3` wrote planned_pairs
         alone, and under the gate file's margin 0.05 and 1 rating a pair the study had about 7% power). The gate's
         ppi and monitoring are not written: this size is for the raters' answers at one look, which asks for more
-        than either needs."""
+        than either needs. expected_ratings is: the ratings this size takes at one look, the most a study of it
+        needs (the gate file's own figure was for another size, and the Results tab counts what remains from it)."""
         if self.gate_line() is None:
             return []
         m = self.model
         return ([self.gate_line(), f"margin = {self.margin:g}", f"min_ratings_per_pair = {m.raters_per_pair}"]
                 + ([f"second_rating_share = {m.second_rating_share:g}"] if m.raters_per_pair == 1 else [])
-                + [f'interval = "{self.interval}"'])
+                + [f'interval = "{self.interval}"', f"expected_ratings = {m.expected_ratings(self.recommended_pairs)}"])
 
     def to_json(self) -> dict:
         d = asdict(self)
