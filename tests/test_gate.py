@@ -477,3 +477,17 @@ def test_a_gate_file_that_is_not_utf8_text_or_is_a_folder_is_named(tmp_path):
     with pytest.raises(EvalkitError) as e:
         gate_snapshot(tmp_path)  # a folder, as gate_file = "./" would give
     assert f"gate file {tmp_path} is a folder, not a file" in str(e.value) and "gate_file" in e.value.fix
+
+
+def test_a_gate_file_that_sets_a_key_twice_names_the_key_and_both_lines():
+    """Plan audit, 2026-12-04 (F3): the plan's lines appended to the shipped gate, which already sets them, gave
+    "is not valid TOML: Cannot overwrite a value (at line 80, column 20)" and "fix: fix the syntax"."""
+    from evalkit.errors import EvalkitError
+
+    text = "margin = 0.05\nplanned_pairs = 100\n# the plan's lines\nplanned_pairs = 200\nmargin = 0.1\n"
+    with pytest.raises(EvalkitError) as e:
+        parse_gate(text, "gate.toml")
+    assert "gate file gate.toml sets planned_pairs twice (lines 2 and 4), margin twice (lines 1 and 5)" in str(e.value)
+    assert "the lines `evalkit plan` prints replace the file's own" in e.value.fix
+    with pytest.raises(EvalkitError, match="is not valid TOML"):
+        parse_gate("margin = = 1\n", "gate.toml")

@@ -132,6 +132,11 @@ def parse_gate(text: str, source: str, frozen: bool = False) -> Gate:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
+        twice = _keys_set_twice(text)
+        if twice:  # plan's lines appended to a gate that already sets them (plan audit F3: "fix the syntax")
+            raise EvalkitError(f"gate file {source} sets " + ", ".join(f"{k} twice (lines {a} and {b})"
+                                                                        for k, (a, b) in twice.items()),
+                               "keep one line for each key: the lines `evalkit plan` prints replace the file's own") from e
         raise EvalkitError(f"gate file {source} is not valid TOML: {e}", "fix the syntax")
     known = {f.name: f for f in fields(Gate)}
     unknown = sorted(set(data) - set(known) - set(ALIASES))
@@ -249,6 +254,20 @@ def frozen_values(snapshot: dict) -> dict:
 def legacy_keys(snapshot: dict) -> list[str]:
     """The LEGACY keys a frozen snapshot predates (for a note in the verdict)."""
     return [k for k in LEGACY if k not in snapshot.get("values", {}) and not _sets(snapshot.get("text") or "", k)]
+
+
+def _keys_set_twice(text: str) -> dict[str, tuple[int, int]]:
+    """Top-level `key = value` lines whose key an earlier line set, with both line numbers (the gate file has no
+    tables): what TOML reports only as 'Cannot overwrite a value' at the second."""
+    import re
+
+    first, twice = {}, {}
+    for n, line in enumerate(text.splitlines(), 1):
+        if m := re.match(r"\s*([A-Za-z_][A-Za-z0-9_-]*)\s*=", line):
+            if m[1] in first and m[1] not in twice:
+                twice[m[1]] = (first[m[1]], n)
+            first.setdefault(m[1], n)
+    return twice
 
 
 def _sets(text: str, key: str) -> bool:
