@@ -87,13 +87,11 @@ TRAINING_POLL_SECONDS = 1.0
 
 def training_words(snap) -> str:
     """The Live status while the demo pair trains for the first run: how far, and how long is left."""
-    from .prepare import _duration
+    from .prepare import progress_parts
 
-    pct = round(100 * snap.fraction)
-    count = f" ({snap.n} / {snap.total})" if snap.total else ""
-    left = "" if snap.remaining is None else f" · about {_duration(snap.remaining)} left · 约剩 {_duration(snap.remaining)}"
+    pct, where = progress_parts(snap)
     return (f"Training the offline demo pair for the first run (once: it is kept for later runs): **{pct}%** · "
-            f"{snap.stage or 'starting'}{count}{left} · 正在为首次运行训练离线演示模型（仅一次）：{pct}%")
+            f"{where} · 正在为首次运行训练离线演示模型（仅一次）：{pct}%")
 
 
 class LiveModels:

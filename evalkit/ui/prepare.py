@@ -61,28 +61,31 @@ def panel(snap: Snapshot) -> str:
                 "<p>The terminal has the details. Fix the problem and restart the app. · 详情见终端。</p></div>")
     if snap.done:
         return "<p>Ready. · 已就绪。</p>"
-    left = "" if snap.remaining is None else f" · about {_duration(snap.remaining)} left · 约剩 {_duration(snap.remaining)}"
-    count = f" ({snap.n} / {snap.total})" if snap.total else ""
-    pct = round(100 * snap.fraction)
+    pct, where = progress_parts(snap)
     return (
         "<div><h3>Preparing the pairs to rate · 正在准备评分数据</h3>"
         f"<progress value='{snap.fraction:.3f}' max='1' style='width:100%;height:1.2em' "
         f"aria-label='preparation progress, {pct} percent'></progress>"
-        f"<p><strong>{pct}%</strong> · {html.escape(snap.stage or 'starting')}{count}{left}</p>"
+        f"<p><strong>{pct}%</strong> · {html.escape(where)}</p>"
         f"<p>{_what(snap)} The Rate tab opens by itself when they are ready. · {_what(snap, 'zh')}"
         "完成后评分页会自动打开。</p></div>"
     )
+
+
+def progress_parts(snap: Snapshot) -> tuple[int, str]:
+    """How far a preparation is: the percent, and "stage (n / total) · about … left · 约剩 …" (the panel and the Live
+    tab's statuses say it alike)."""
+    count = f" ({snap.n} / {snap.total})" if snap.total else ""
+    left = "" if snap.remaining is None else f" · about {_duration(snap.remaining)} left · 约剩 {_duration(snap.remaining)}"
+    return round(100 * snap.fraction), f"{snap.stage or 'starting'}{count}{left}"
 
 
 def live_waiting_words(snap: Snapshot) -> str:
     """The Live status while the preparation runs (markdown, our own text): the Live tab waits for it, since the
     demo pair is being built there and a live run could reproduce the pooled outputs being made for raters (demo
     audit, 2026-12-04: Run answered a toast about the Rate tab and left two red Error badges, which read as a crash)."""
-    pct = round(100 * snap.fraction)
-    count = f" ({snap.n} / {snap.total})" if snap.total else ""
-    left = "" if snap.remaining is None else f" · about {_duration(snap.remaining)} left · 约剩 {_duration(snap.remaining)}"
-    return (f"The live demo runs once the pairs to rate are prepared: **{pct}%** · {snap.stage or 'starting'}{count}"
-            f"{left}. {_what(snap)} Press Run again then. · 评分对准备好后才能运行现场演示：{pct}%。"
+    pct, where = progress_parts(snap)
+    return (f"The live demo runs once the pairs to rate are prepared: **{pct}%** · {where}. {_what(snap)} Press Run again then. · 评分对准备好后才能运行现场演示：{pct}%。"
             f"{_what(snap, 'zh')}届时请再次点击运行。")
 
 

@@ -197,8 +197,8 @@ def looks_markdown(agg, lang: str = "en") -> list[str]:
         so_far, expected, most = _remaining(agg)
         remain = (f"the plan expects about {max(expected - so_far, 0):,} more ratings to a decision "
                   f"({expected:,} in all, `evalkit plan`); " if expected else "")
-        decided = int(agg.tables["counts"]["complete_pairs"].iloc[0])
-        lines += ["", f"_{so_far:,} ratings so far: {remain}at most about {_at_most(agg):,} more, at the "
+        decided, at_most = _at_most(agg)
+        lines += ["", f"_{so_far:,} ratings so far: {remain}at most about {at_most:,} more, at the "
                       f"planned maximum of {g['planned_pairs']:,} decided pairs ({decided:,} decided so far; ratings "
                       "of gold check pairs, and of pairs whose ratings the gold check leaves out, come on top)._"]
     elif not look.get("final", True):
@@ -220,14 +220,14 @@ def _remaining(agg) -> tuple[int, int, int]:
     return so_far, int(g.get("expected_ratings") or 0), int(round(g["planned_pairs"] * _per_pair(g)))
 
 
-def _at_most(agg) -> int:
+def _at_most(agg) -> tuple[int, int]:
     """About the most ratings of study pairs the planned maximum still takes: its pairs not decided yet, each at the
     gate's ratings a pair. Not the planned total less the ratings so far: ratings of pairs after one still waiting at
     the head of the queue's order decide nothing yet (organiser audit M1: "at most about 0 more" with 4 of 12 planned
-    pairs decided)."""
+    pairs decided). Returns (decided pairs, that most)."""
     g = agg.verdict.gate
     decided = int(agg.tables["counts"]["complete_pairs"].iloc[0])
-    return int(round(max(g["planned_pairs"] - decided, 0) * _per_pair(g)))
+    return decided, int(round(max(g["planned_pairs"] - decided, 0) * _per_pair(g)))
 
 
 def _looks_zh(agg, rows: list[dict]) -> list[str]:
@@ -248,9 +248,9 @@ def _looks_zh(agg, rows: list[dict]) -> list[str]:
         so_far, expected, most = _remaining(agg)
         remain = (f"按计划，大约还需 {max(expected - so_far, 0):,} 条评分才能得出结论（共 {expected:,} 条，见 "
                   "`evalkit plan`）；" if expected else "")
-        decided = int(agg.tables["counts"]["complete_pairs"].iloc[0])
+        decided, at_most = _at_most(agg)
         lines += ["", f"_目前 {so_far:,} 条评分：{remain}计划最多 {g['planned_pairs']:,} 对（已判定 {decided:,} 对），最多大约"
-                      f"还需 {_at_most(agg):,} 条（检验题的评分、以及被检验题排除的评分需要重评的部分另计）。_"]
+                      f"还需 {at_most:,} 条（检验题的评分、以及被检验题排除的评分需要重评的部分另计）。_"]
     elif not look.get("final", True):
         so_far, _expected, most = _remaining(agg)
         lines += ["", f"_本研究在这次查看时得出结论，评分随即停止：共 {so_far:,} 条评分，比计划上限 {g['planned_pairs']:,} 对"

@@ -16,7 +16,7 @@ from ...task.criteria import CRITERIA
 from ..gate import CHOICES, GENERAL
 from ..monitoring import FIXED
 from .designs import Design, Scenario, candidates, cost, normal_pairs, outcome, rater_share, simulate
-from .search import percent
+from .search import check_confirm, percent
 
 THESE = CHOICES["claim"][1]
 MIN_STUDIES = 20  # simulated studies per size below which a power or error rate says nothing
@@ -247,11 +247,8 @@ def compare(scenario: Scenario, power: float = 0.8, studies: int = 200, designs:
     if studies < MIN_STUDIES:
         raise EvalkitError(f"--studies {studies} is too few to compare designs",
                            f"simulate at least {MIN_STUDIES} studies per size (200 for figures to act on)")
-    from .search import MIN_CONFIRM
-
-    if confirm and confirm < MIN_CONFIRM:
-        raise EvalkitError(f"--confirm {confirm} is too few to check a 2.5% error rate",
-                           f"confirm on at least {MIN_CONFIRM} fresh simulated studies")
+    if confirm:  # 0: no confirmation (quick comparisons); `evalkit plan --compare` always confirms
+        check_confirm(confirm)
     designs = designs or candidates(scenario.claim)
     for d in designs:
         if d.monitoring != FIXED and not d.look_every >= 1:

@@ -38,12 +38,10 @@ def plan_from_config(cfg, db_path=None, *, margin: float | None = None, power: f
     if path.is_file() and path.stat().st_size == 0:  # SQLite would take it as new and fill it with tables
         raise EvalkitError(f"database {path} is an empty file, not a study's database",
                            "pass an existing --db, or leave it out to plan from defaults")
-    if compare:
-        from .search import MIN_CONFIRM
+    if compare:  # the library's compare() takes 0 (no confirmation) for quick comparisons only
+        from .search import check_confirm
 
-        if confirm < MIN_CONFIRM:  # the library's compare() takes 0 (no confirmation) for quick comparisons only
-            raise EvalkitError(f"--confirm {confirm} is too few to check a 2.5% error rate",
-                               f"confirm on at least {MIN_CONFIRM} fresh simulated studies")
+        check_confirm(confirm)
     db = open_db(path) if path.exists() else None
     # `is None`, not `or`: --raters-per-pair 0 is an error to report, not a request for the gate's number
     model = model_from_db(db, gate.min_ratings_per_pair if raters_per_pair is None else raters_per_pair, pass_rate, raters,

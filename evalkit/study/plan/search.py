@@ -22,6 +22,13 @@ MIN_CONFIRM = 2000  # fresh simulated studies behind the confirmed power and the
 RATINGS_PER_CHUNK = 3_000_000  # simulated ratings held at once (about 100 MB per criterion)
 
 
+def check_confirm(confirm: int) -> None:
+    """Fresh studies enough to confirm a power and check a 2.5% error rate (plan, and plan --compare)."""
+    if confirm < MIN_CONFIRM:
+        raise EvalkitError(f"--confirm {confirm} is too few to check a 2.5% error rate",
+                           f"confirm on at least {MIN_CONFIRM} fresh simulated studies")
+
+
 def percent(p: float) -> str:
     """A power as a percentage with as few decimals as show it (80%, 99.9%): below 1 it never reads 100% (plan audit
     L1: --power 0.999 read "target power 100%")."""
@@ -230,9 +237,7 @@ def plan_study(model: StudyModel, margin: float, confidence: float = 0.95, power
     check_plan(model, margin, power, claim, min_raters)
     if studies < 50:
         raise EvalkitError(f"--studies {studies} is too few to estimate a rate", "simulate at least 50 studies per size")
-    if confirm < MIN_CONFIRM:
-        raise EvalkitError(f"--confirm {confirm} is too few to check a 2.5% error rate",
-                           f"confirm on at least {MIN_CONFIRM} fresh simulated studies")
+    check_confirm(confirm)
     notes = list(model.notes)  # what the pilot could not support (pilot.model_from_db)
     if claim == GENERAL and (source := model.sources.get("rater_path_sd", "")).startswith("default"):
         # a pilot whose ratings are too few is not "no pilot" (plan audit F6: the note said so beside the pilot's
