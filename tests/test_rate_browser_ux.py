@@ -245,6 +245,42 @@ def test_answers_not_yet_submitted_survive_a_reload(cfg, pool_db):
     assert [stored[k] for k in given] == ["fail"] * len(given) and all(stored[k] == "pass" for k in rest)
 
 
+def test_on_a_shared_computer_the_next_rater_never_finds_the_last_one_s_unsent_answers(tiny_models, tmp_path,
+                                                                                        pool_db):
+    """Rater audit F20: unsent answers were kept under the pair's texts alone. On a lab computer ann answered half a
+    pair and closed the tab; bob opened his invitation in the same browser, was served the same pair (it wants two
+    ratings) and found ann's answers in his form, to be stored as his with a few more clicks. The answers kept are
+    now ann's only: bob's form is empty, and another rater's sign-in forgets them."""
+    from apphelpers import write_config
+
+    from evalkit.rating import roster as raters
+    from evalkit.store import open_db
+
+    cfg2 = load_config(write_config(tmp_path / "invite.toml", tiny_models, ratings_per_pair=2, signup="invite"))
+    db = open_db(pool_db)
+    ann, bob = raters.add(db, "ann"), raters.add(db, "bob")
+    db.conn.close()
+    with served(cfg2, pool_db) as url, chromium_page() as page:
+        page.goto(ann.link(url))
+        expect(page.locator("#rate-who")).to_contain_text("ann")
+        first = shown_texts(page)
+        for key in ("a_schedule", "a_unknown_restore_time"):
+            page.locator(f"#r-{key} input[value='fail']").click()
+        page.locator("#r-preference input[value='B']").click()
+        page.wait_for_function("() => (localStorage.getItem('evalkit-draft') || '').includes('fail')")
+        page.goto(bob.link(url))  # ann left without Submit or Sign out; bob's invitation, same browser
+        expect(page.locator("#rate-who")).to_contain_text("bob")
+        assert shown_texts(page) == first, "bob is served the pair ann left half rated (it wants two ratings)"
+        _settled(page)
+        assert page.locator(".question input:checked").count() == 0, "none of ann's answers in bob's form"
+        assert page.evaluate("() => localStorage.getItem('evalkit-draft')") is None, "ann's answers are forgotten"
+        page.locator("#r-a_schedule input[value='pass']").click()  # bob's own draft is kept for his reload
+        page.wait_for_function("() => (localStorage.getItem('evalkit-draft') || '').includes('pass')")
+        page.reload()
+        expect(page.locator("#rate-who")).to_contain_text("bob")
+        expect(page.locator("#r-a_schedule input[value='pass']")).to_be_checked()
+
+
 def test_a_status_said_out_of_sight_is_said_again_under_submit(cfg, pool_db):
     """The status line is at the top of the page and the rater is at Submit, at the bottom: when her pair was finished
     by another rater meanwhile, the words that say so (and what to do) are shown where she is, under Submit."""

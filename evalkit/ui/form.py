@@ -68,6 +68,7 @@ class RateTab:
     done_md: gr.Markdown
     again_btn: gr.Button  # "Check again", under done_md when the pairs left are on other raters' screens
     code_btn: gr.Button  # "My code", beside Sign out: the personal code again, to sign in on another device
+    draft_owner: gr.Textbox  # hidden: whose answers this browser may keep unsent (rate.draft_owner)
 
     @property
     def form(self) -> list:
@@ -82,7 +83,8 @@ class RateTab:
 
     @property
     def signin_outputs(self) -> list:
-        return [*self.pair_outputs, self.signin_box, self.browser_code, self.signout_btn, self.code_btn]
+        return [*self.pair_outputs, self.signin_box, self.browser_code, self.signout_btn, self.code_btn,
+                self.draft_owner]
 
     @property
     def locked_outputs(self) -> list:
@@ -195,6 +197,7 @@ def layout(space: bool, prompt: Prompt | None, lang: str, passcodes: bool, signu
             skip_btn = gr.Button(word("skip", lang), elem_id="skip")
     done_md = gr.Markdown(label="done", elem_id="rate-done")
     again_btn = gr.Button(word("check_again", lang), visible=False, elem_id="check-again")
+    draft_owner = gr.Textbox("", visible=False, elem_id="draft-owner")
     return RateTab(
         session=gr.State(Session(lang=lang, labels=labels_key(prompt, lang))),
         browser_code=gr.BrowserState("", storage_key=CODE_KEY, secret=browser_secret), lang=lang_radio, keys_md=keys_md,
@@ -202,6 +205,7 @@ def layout(space: bool, prompt: Prompt | None, lang: str, passcodes: bool, signu
         guide=guide, pair_box=pair_box, prompt_md=prompt_md, text_a=texts["a"], text_b=texts["b"], fields=fields,
         submit_btn=submit_btn, reveal_md=reveal_md, correct_btn=correct_btn, next_btn=next_btn, skip_box=skip_box,
         skip_reason=skip_reason, skip_btn=skip_btn, done_md=done_md, again_btn=again_btn, code_btn=code_btn,
+        draft_owner=draft_owner,
     )
 
 

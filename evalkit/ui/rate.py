@@ -70,10 +70,12 @@ _STORED_LANG = (f"(lang) => {{ let kept = null; try {{ kept = localStorage.getIt
                 " return kept === 'en' || kept === 'zh' ? kept : lang; }")
 
 # Browser-only: the answers not yet submitted survive a reload. Each answer the rater gives is kept in this browser
-# under a hash of the pair's two texts (what the page shows anyway: no pair id, nothing about the paths); a reload
-# that serves the same pair again (evalkit.rating.queue.next_pair resumes a held pair) puts them back into a form
-# that is still empty. A stored submission, a skip and sign-out forget them. The server sees them only on Submit,
-# and checks them there as always.
+# under a hash of the pair's two texts (what the page shows anyway: no pair id, nothing about the paths) and whose
+# answers they are (draft_owner: on a shared computer the next rater may be served the same pair, and must not find
+# the last one's answers in her form); a reload that serves the same pair again to the same rater
+# (evalkit.rating.queue.next_pair resumes a held pair) puts them back into a form that is still empty, and another
+# rater's sign-in forgets them. A stored submission, a skip and sign-out forget them. The server sees them only on
+# Submit, and checks them there as always.
 _DRAFT_KEY = "evalkit-draft"
 _TEXTS_HASH = ("const hash = (s) => { let h1 = 0xdeadbeef, h2 = 0x41c6ce57;"  # cyrb53: 53 bits, no dependency
                " for (let i = 0; i < s.length; i++) { const c = s.charCodeAt(i);"
@@ -81,15 +83,28 @@ _TEXTS_HASH = ("const hash = (s) => { let h1 = 0xdeadbeef, h2 = 0x41c6ce57;"  # 
                " h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);"
                " h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);"
                " return String(4294967296 * (2097151 & h2) + (h1 >>> 0)); };")
-_KEEP_DRAFT = ("(a, b, ...values) => { " + _TEXTS_HASH + " if (!a || !b) return;"
-               f" try {{ localStorage.setItem('{_DRAFT_KEY}', JSON.stringify({{pair: hash(a + '\\u0000' + b), values}}));"
+_KEEP_DRAFT = ("(who, a, b, ...values) => { " + _TEXTS_HASH + " if (!who || !a || !b) return;"
+               f" try {{ localStorage.setItem('{_DRAFT_KEY}',"
+               " JSON.stringify({who, pair: hash(a + '\\u0000' + b), values}));"
                " } catch (e) {} }")
-_RESTORE_DRAFT = ("(a, b, ...values) => { " + _TEXTS_HASH + " let d = null;"
+_RESTORE_DRAFT = ("(who, a, b, ...values) => { " + _TEXTS_HASH + " let d = null;"
                   f" try {{ d = JSON.parse(localStorage.getItem('{_DRAFT_KEY}')); }} catch (e) {{}}"
+                  " if (d && d.who !== who) {"  # another rater's (or nobody's): never shown, and gone
+                  f" try {{ localStorage.removeItem('{_DRAFT_KEY}'); }} catch (e) {{}} return values; }}"
                   " const fresh = values.every((v) => v === null || v === undefined || v === '');"
                   " if (!a || !b || !fresh || !d || d.pair !== hash(a + '\\u0000' + b) || !Array.isArray(d.values)"
                   " || d.values.length !== values.length) return values;"
                   " return d.values; }")
+
+
+def draft_owner(rater: str) -> str:
+    """Whose unsent answers the browser keeps (_KEEP_DRAFT): a digest of the rater's name, so the page's store holds
+    no name; it is no credential (the server checks every submission against the session)."""
+    import hashlib
+
+    return hashlib.sha256(f"evalkit-draft\0{rater}".encode()).hexdigest()[:16]
+
+
 _FORGET_DRAFT = f"() => {{ try {{ localStorage.removeItem('{_DRAFT_KEY}'); }} catch (e) {{}} }}"
 
 # What sign-out leaves in the browser's store of the sealed code: not empty (Gradio's BrowserState would not write it),
@@ -265,7 +280,8 @@ class RateHandlers:
             return self.pair_screen(db, s, status) | {ui.signin_box: update(visible=False),
                                                       ui.browser_code: self.doorman.seal(code),
                                                       ui.signout_btn: update(visible=not self.space),
-                                                      ui.code_btn: update(visible=not self.space and bool(code))}
+                                                      ui.code_btn: update(visible=not self.space and bool(code)),
+                                                      ui.draft_owner: draft_owner(identity.name)}
 
     def ready(self) -> bool:
         return self.preparing is None or self.preparing.ready
@@ -321,7 +337,7 @@ class RateHandlers:
                 ui.signin_box: update(visible=True), ui.signout_btn: update(visible=False),
                 ui.code_btn: update(visible=False),
                 ui.pair_box: update(visible=False), ui.who: "", ui.done_md: "", ui.again_btn: update(visible=False),
-                ui.status: word("signed_out", s.lang)}
+                ui.status: word("signed_out", s.lang), ui.draft_owner: ""}
 
     @friendly
     def show_code(self, s: Session) -> dict:
@@ -518,7 +534,7 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
         """After a page load's sign-in: the answers this browser kept for the pair now shown (_RESTORE_DRAFT), then
         Submit as those answers allow. Before the stored language is switched to, which relabels the form with
         the values it then holds."""
-        return event.then(None, [ui.text_a, ui.text_b, *ui.form], ui.form, js=_RESTORE_DRAFT
+        return event.then(None, [ui.draft_owner, ui.text_a, ui.text_b, *ui.form], ui.form, js=_RESTORE_DRAFT
                           ).then(None, answers, ui.submit_btn, js=_READY)
 
     if space:  # the OAuth round trip reloads the page: sign in from the profile on every load
@@ -539,7 +555,7 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
                           show_progress_on=ui.status)
         ui.signout_btn.click(h.sign_out, [ui.session], [ui.session, ui.browser_code, ui.signin_box, ui.signout_btn,
                                                         ui.code_btn, ui.pair_box, ui.who, ui.done_md, ui.again_btn,
-                                                        ui.status],
+                                                        ui.status, ui.draft_owner],
                             api_name="sign_out", show_progress_on=ui.status).then(None, None, None, js=_FORGET_CODE)
     # The handlers return finished text (Markdown without indentation) and None: Gradio's postprocess would only
     # spend a thread hop on each output. Submit's values reach the library as sent, and it checks every one
@@ -564,7 +580,8 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     # .input fires on the rater's own clicks only; the handlers above set the button for programmatic resets
     gr.on([c.input for c in answers], None, answers, ui.submit_btn, js=_READY, api_visibility="private")
     # (the comment on leaving its box too: a paste may come without the keystrokes' own events)
-    gr.on([c.input for c in ui.form] + [ui.fields["comment"].blur], None, [ui.text_a, ui.text_b, *ui.form], None,
+    gr.on([c.input for c in ui.form] + [ui.fields["comment"].blur], None,
+          [ui.draft_owner, ui.text_a, ui.text_b, *ui.form], None,
           js=_KEEP_DRAFT, api_visibility="private")
     return ui
 
