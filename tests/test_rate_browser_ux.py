@@ -56,11 +56,32 @@ def test_a_refused_skip_leaves_the_questions_clickable(cfg, pool_db):
         page.get_by_text(word("skip_box", "zh")).click()
         page.click("#skip")
         expect(page.locator(".toast-body").first).to_be_visible()  # the refusal is said
+        # and why, on the status line a screen reader hears (rater audit F21: it said only "Error")
+        expect(page.locator("#rate-status")).to_contain_text("跳过需要说明原因")
         radio = page.locator("#r-a_schedule input[value='pass']")
         radio.click(timeout=10_000)
         expect(radio).to_be_checked()
         page.locator("#r-preference input[value='A']").click(timeout=10_000)
         expect(page.locator("#r-preference input[value='A']")).to_be_checked()
+
+
+def test_a_refused_sign_in_says_why_on_the_status_line_after_its_toast_is_gone(tiny_models, tmp_path, pool_db):
+    """Rater audit F21: a wrong code's reason came only as a toast that goes after some seconds; the status line
+    (role=status, what a screen reader announces, repeated under Submit) said "Error". It now says why and keeps
+    saying it once the toast has gone, its text inert (what the rater typed shows as typed)."""
+    from apphelpers import write_config
+
+    cfg2 = load_config(write_config(tmp_path / "invite.toml", tiny_models, signup="invite"))
+    with served(cfg2, pool_db) as url, chromium_page() as page:
+        page.goto(url)
+        page.locator("#signin-code").locator("input, textarea").first.fill("2.*not*-a-code")
+        page.click("#signin-button")
+        status = page.locator("#rate-status")
+        expect(status).to_contain_text("这个代码无效")
+        expect(status).to_contain_text("check the code or link your organiser sent you")
+        expect(page.locator('[data-testid="toast-body"]')).to_have_count(0)  # the toast has gone
+        expect(status).to_contain_text("这个代码无效")
+        assert status.locator("em, strong, a, script").count() == 0
 
 
 def test_a_long_output_is_shown_whole_on_a_phone(cfg, pool_db):

@@ -130,6 +130,18 @@ _UNSENT = (f"() => [...Array({len(FORM_KEYS)}).fill({{__type__: 'update', intera
            " Object.assign({__type__: 'update', interactive: true},"
            " window.evalkitSubmitLabel ? {value: window.evalkitSubmitLabel} : {})]")
 
+# Browser-only, after a refused event: its reason on the status line too (the message itself comes as a toast that
+# goes after a few seconds, and a screen reader hears the status line, role=status, which said only "Error"). The
+# toast is written in the same round trip as the failure, so the page waits for it briefly; its text is escaped again
+# for the Markdown line (it can quote what a rater typed).
+_SAY_REFUSAL = ("async () => { for (let i = 0; i < 40; i++) {"
+                " const all = document.querySelectorAll('[data-testid=\"toast-body\"].error [data-testid=\"toast-text\"]');"
+                " const last = all.length ? all[all.length - 1].innerText.trim() : '';"
+                " if (last) return last.replace(/[&<>]/g, (c) => ({'&': '&amp;', '<': '&lt;', '>': '&gt;'})[c])"
+                ".replace(/([\\\\`*_\\[\\]()~:#|!])/g, '\\\\$1');"
+                " await new Promise((r) => setTimeout(r, 50)); }"
+                " return {__type__: 'update'}; }")
+
 # Browser-only: Submit is enabled only when every criterion of both outputs and the preference have an answer.
 # (The server checks again on submit: this only spares the rater a refused submission.)
 _READY = "(...answers) => ({__type__: 'update', interactive: answers.every(Boolean)})"
@@ -528,6 +540,11 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
 
     signin = ui.signin
     out = ui.signin_outputs
+
+    def refusal_said(event):
+        """A refused `event` says why on the status line as well as in its toast (_SAY_REFUSAL); returns `event`."""
+        event.failure(None, None, ui.status, js=_SAY_REFUSAL)
+        return event
     answers = [ui.fields[k] for k in REQUIRED_KEYS]
 
     def restore(event):
@@ -538,21 +555,23 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
                           ).then(None, answers, ui.submit_btn, js=_READY)
 
     if space:  # the OAuth round trip reloads the page: sign in from the profile on every load
-        restore(demo.load(gradio_hints(h.sign_in_space), [ui.session], out, api_name="sign_in",
-                          show_progress_on=ui.status)).then(None, [ui.lang], [ui.lang], js=_STORED_LANG)
+        restore(refusal_said(demo.load(gradio_hints(h.sign_in_space), [ui.session], out, api_name="sign_in",
+                                       show_progress_on=ui.status))).then(None, [ui.lang], [ui.lang], js=_STORED_LANG)
     else:
         sign_in_inputs = [ui.session, signin["name"], signin["passcode"], signin["code"]]
         sign_in_local = gradio_hints(h.sign_in_local)
-        signin["button"].click(sign_in_local, sign_in_inputs, out, api_name="sign_in", show_progress_on=ui.status)
+        refusal_said(signin["button"].click(sign_in_local, sign_in_inputs, out, api_name="sign_in",
+                                            show_progress_on=ui.status))
         for box in ("name", "passcode", "code"):
-            signin[box].submit(sign_in_local, sign_in_inputs, out, api_visibility="undocumented",
-                               show_progress_on=ui.status)
+            refusal_said(signin[box].submit(sign_in_local, sign_in_inputs, out, api_visibility="undocumented",
+                                            show_progress_on=ui.status))
         # the invitation code leaves the address bar (and the history) once the sign-in it carried has run
         resumed = demo.load(gradio_hints(h.resume_local), [ui.session, ui.browser_code], out,
                             api_visibility="undocumented", show_progress_on=ui.status)
+        refusal_said(resumed)
         restore(resumed.then(None, None, None, js=_FORGET_INVITE)).then(None, [ui.lang], [ui.lang], js=_STORED_LANG)
-        ui.code_btn.click(h.show_code, [ui.session], [ui.session, ui.status], api_name="my_code",
-                          show_progress_on=ui.status)
+        refusal_said(ui.code_btn.click(h.show_code, [ui.session], [ui.session, ui.status], api_name="my_code",
+                                       show_progress_on=ui.status))
         ui.signout_btn.click(h.sign_out, [ui.session], [ui.session, ui.browser_code, ui.signin_box, ui.signout_btn,
                                                         ui.code_btn, ui.pair_box, ui.who, ui.done_md, ui.again_btn,
                                                         ui.status, ui.draft_owner],
@@ -566,16 +585,17 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     sent = ui.submit_btn.click(None, None, [*ui.form, ui.submit_btn], js=_SENDING).then(
         h.submit, [ui.session, *ui.form], ui.locked_outputs, api_name="submit", preprocess=False, postprocess=False, **on)
     sent.success(None, None, None, js=_FORGET_DRAFT)
-    sent.failure(None, None, [*ui.form, ui.submit_btn], js=_UNSENT)
-    ui.correct_btn.click(h.start_correction, [ui.session], ui.correct_outputs, api_name="correct", postprocess=False,
-                         **on).success(None, None, ui.form, js=unlock)
+    refusal_said(sent).failure(None, None, [*ui.form, ui.submit_btn], js=_UNSENT)
+    refusal_said(ui.correct_btn.click(h.start_correction, [ui.session], ui.correct_outputs, api_name="correct",
+                                      postprocess=False, **on)).success(None, None, ui.form, js=unlock)
     for button, api in ((ui.next_btn, "next_pair"), (ui.again_btn, "check_again")):
-        button.click(h.next_screen, [ui.session], ui.pair_outputs, api_name=api, postprocess=False, **on
+        refusal_said(button.click(h.next_screen, [ui.session], ui.pair_outputs, api_name=api, postprocess=False, **on)
                      ).success(None, None, ui.form, js=unlock)
-    ui.skip_btn.click(h.skip, [ui.session, ui.skip_reason], ui.pair_outputs, api_name="skip",  # the form is unlocked
-                      postprocess=False, **on).success(None, None, None, js=_FORGET_DRAFT)
-    ui.lang.change(h.switch_language, [ui.session, ui.lang], ui.language_outputs, api_name="language",
-                   preprocess=False, postprocess=False, **on)
+    refusal_said(ui.skip_btn.click(h.skip, [ui.session, ui.skip_reason], ui.pair_outputs, api_name="skip",
+                                   postprocess=False, **on)  # the form is unlocked
+                 ).success(None, None, None, js=_FORGET_DRAFT)
+    refusal_said(ui.lang.change(h.switch_language, [ui.session, ui.lang], ui.language_outputs, api_name="language",
+                                preprocess=False, postprocess=False, **on))
     ui.lang.input(None, [ui.lang], None, js=_KEEP_LANG)  # the rater's own choice only
     # .input fires on the rater's own clicks only; the handlers above set the button for programmatic resets
     gr.on([c.input for c in answers], None, answers, ui.submit_btn, js=_READY, api_visibility="private")
