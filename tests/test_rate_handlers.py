@@ -552,3 +552,44 @@ def test_the_app_stops_its_raters_once_a_look_settles_the_study(tmp_path):
     # the rater of the settling rating: no next pair, and her reveals are all shown (nobody can rate those pairs now)
     out = tab.h.next_screen(settled)
     assert word("study_decided", "zh") in out[ui.done_md] and "待揭晓 0" in out[ui.done_md]
+
+
+def test_a_pair_shows_the_request_its_outputs_answered_when_the_prompt_file_was_edited_since(tmp_path):
+    """Space audit F13: the material beside a pair came from the prompt file on disk. An organiser who edited it
+    after the pool was built (the restore time now given, where the outputs rightly say it is unknown) had raters
+    judge correct outputs against material the model never saw. The pair now shows the request stored with its
+    generations, a gold pair too (its pool's), in either language; the start names the edited prompt."""
+    from evalkit.store import insert_gold_pairs, store_references
+    from evalkit.study.pairs import edited_prompts
+    from evalkit.task.prompts import Reference, prompt_record
+
+    on_disk = {p.id: p for p in load_prompts()}
+    file_prompt = on_disk["writing-01"]
+    old = replace(file_prompt, material="旧资料：系统将在周三晚间维护，恢复时间尚未确定。", task="旧任务：写一则通知。")
+    db = open_db(tmp_path / "r.db")
+    exp = insert_experiment(db, "pool", {}, {})
+    made = [GenerationRecord(prompt_id="writing-01", path=path, text=f"通知{path[0]}", new_tokens=4, stop_reason="eos",
+                             generate_seconds=1.0, effective_config={"prompt": prompt_record(old)})
+            for path in ("ordinary", "assisted")]
+    insert_pairs(db, exp, [{"prompt_id": "writing-01", "sample": 0, "ordinary": made[0], "assisted": made[1],
+                            "ordinary_side": "A"}])
+    refs = store_references(db, [("writing-01", Reference("g", "参考甲", {}), None),
+                                 ("writing-01", Reference("g2", "参考乙", {"schedule": "fail"}), None)])
+    insert_gold_pairs(db, exp, [{"prompt_id": "writing-01", "a_reference_id": min(refs.values()),
+                                 "b_reference_id": max(refs.values())}])
+    (line,) = edited_prompts(db, on_disk)
+    assert "writing-01" in line and "stored material" in line
+    assert edited_prompts(db, on_disk | {"writing-01": old}) == []  # the file put back: nothing to say
+    db.conn.close()
+    tab = Tab(tmp_path / "r.db", on_disk, ratings_per_pair=1)
+    s, out = tab.sign_in("ann")
+    for _ in range(2):  # the study pair and the gold pair, in the queue's order
+        shown_md = out[tab.ui.prompt_md]
+        assert old.material in shown_md and old.task in shown_md
+        assert file_prompt.material not in shown_md
+        switched = tab.h.switch_language(s, "en")
+        assert old.material in switched[tab.ui.prompt_md] and file_prompt.material not in switched[tab.ui.prompt_md]
+        s = switched[tab.ui.session]
+        out = tab.h.next_screen(tab.h.submit(s, *tab.form())[tab.ui.session])
+        s = out[tab.ui.session]
+    assert out[tab.ui.pair_box]["visible"] is False, "both pairs were shown"

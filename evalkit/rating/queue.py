@@ -60,6 +60,10 @@ class PairView:
     prompt_id: str
     text_a: str
     text_b: str
+    # The request the two outputs answered, as stored with their generations (the same for both sides): a prompt
+    # file edited since the pool was built must not put other material beside them. None where nothing is stored.
+    material: str | None = None
+    task: str | None = None
 
 
 @dataclass
@@ -280,17 +284,27 @@ def next_pair(db, rater: str, ratings_per_pair: int, share: int = 0) -> PairView
 
 
 # One statement for study and gold pairs alike: a pair's texts come from its generations or its reference outputs.
-_VIEW = """SELECT p.id, p.prompt_id, COALESCE(ga.text, ra.text), COALESCE(gb.text, rb.text) FROM pairs p
+# The request stored with a study pair's own generation; a gold pair's (reference outputs) with its pool's generations.
+_VIEW = """SELECT p.id, p.prompt_id, COALESCE(ga.text, ra.text), COALESCE(gb.text, rb.text),
+    COALESCE(json_extract(ga.effective_config, '$.prompt'),
+             (SELECT json_extract(g.effective_config, '$.prompt') FROM generations g
+              WHERE g.prompt_id = p.prompt_id AND g.experiment_id = p.experiment_id AND g.live = 0 LIMIT 1))
+    FROM pairs p
     LEFT JOIN generations ga ON ga.id = p.a_generation_id LEFT JOIN generations gb ON gb.id = p.b_generation_id
     LEFT JOIN reference_outputs ra ON ra.id = p.a_reference_id LEFT JOIN reference_outputs rb ON rb.id = p.b_reference_id
     WHERE p.id = ?"""
 
 
 def pair_view(db, pair_id: str) -> PairView:
+    import json
+
     row = None if not isinstance(pair_id, str) else db.execute(_VIEW, [pair_id]).fetchone()
     if row is None:
         raise RatingError(f"pair '{pair_id}' does not exist", "reload the page to get a pair from the queue")
-    return PairView(pair_id=row[0], prompt_id=row[1], text_a=row[2], text_b=row[3])
+    stored = json.loads(row[4]) if row[4] else {}
+    text = (lambda k: stored.get(k) if isinstance(stored.get(k), str) else None)
+    return PairView(pair_id=row[0], prompt_id=row[1], text_a=row[2], text_b=row[3], material=text("material"),
+                    task=text("task"))
 
 
 def pair_prompt(db, pair_id: str | None) -> str | None:

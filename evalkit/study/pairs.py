@@ -664,6 +664,26 @@ def has_pairs(db, prompt_id: str) -> bool:
     return db.execute("SELECT 1 FROM pairs WHERE prompt_id = ? LIMIT 1", [prompt_id]).fetchone() is not None
 
 
+def edited_prompts(db, prompts: dict) -> list[str]:
+    """One line per prompt whose file differs from the request its pooled pairs answered (the hash stored with their
+    latest generation): the rating app shows the stored material and task beside such pairs, and the Live tab runs
+    the file's. Prompts without pairs, or whose generations stored no request, are not judged."""
+    from ..task.prompts import prompt_hash
+
+    out = []
+    for pid, stored in db.execute(
+            """SELECT g.prompt_id, json_extract(g.effective_config, '$.prompt.hash') FROM generations g
+               WHERE g.id IN (SELECT MAX(p_a) FROM (SELECT a_generation_id AS p_a, prompt_id FROM pairs
+                                                    WHERE a_generation_id IS NOT NULL) GROUP BY prompt_id)
+               ORDER BY g.prompt_id"""):
+        prompt = prompts.get(pid)
+        if stored and prompt is not None and prompt_hash(prompt) != stored:
+            out.append(f"prompt {pid}: its file (hash {prompt_hash(prompt)}) is not the request its pairs answered "
+                       f"(hash {stored}); raters are shown the stored material and task, and the Live tab runs the "
+                       "file's. To rate the file's version, start a new study (evalkit generate --new-study NAME)")
+    return out
+
+
 def pooled_token_ids(db, prompt_id: str | None = None) -> set[tuple[int, ...]]:
     """The new-token ids of every output that raters can be shown in a pair (both sides), the reference outputs
     of gold pairs included: of one prompt, or of every prompt when `prompt_id` is None (a live run shown under a

@@ -4,6 +4,7 @@ the settings this app needs (browser-side run history off)."""
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,21 +27,24 @@ def build_app(cfg: Config, db_path: Path | str | None = None, *, space: bool | N
 
     from ..locations import db_path as default_db_path
     from ..locations import on_space
-    from ..task.prompts import load_prompts
     from ..store import open_db
+    from ..study.pairs import edited_prompts
+    from ..task.prompts import load_prompts
     from ..store.database import check_writable
     from .live import LiveModels, build_live_tab
     from .rate import build_rate_tab
     from .results import build_results_tab
 
     db_path = Path(db_path) if db_path else default_db_path()
+    prompts = {p.id: p for p in load_prompts()}
     first = open_db(db_path)  # create and migrate once; requests then open without migrating
     try:
         check_writable(first, db_path)  # a read-only copy is refused here, not at a rater's first Submit
+        for line in edited_prompts(first, prompts):
+            logging.getLogger("evalkit.ui").warning(line)
     finally:
         first.conn.close()
     space = on_space() if space is None else space
-    prompts = {p.id: p for p in load_prompts()}
     models = LiveModels(cfg)
 
     with gr.Blocks(title=TITLE) as demo:

@@ -27,7 +27,7 @@ from ..errors import EvalkitError
 from ..rating.limits import RateLimiter
 from ..rating.queue import (
     HOLD_MINUTES, AlreadyRated, PairTaken, Pending, RatingError, RatingInput, StudyClosed, all_identical,
-    answers_from_row, correct_rating, current_rating, is_closed, is_counted, next_pair, pair_prompt, progress,
+    answers_from_row, correct_rating, current_rating, is_closed, is_counted, next_pair, pair_prompt, pair_view, progress,
     rated_pairs, rating_counts, rater_reveal, results_seen, share_reached, skip_pair, study_decided, submit_rating,
 )
 from ..task.criteria import CRITERIA
@@ -223,7 +223,7 @@ class RateHandlers:
             done_md, later = self.done_markdown(db, s)
             return upd | {ui.session: replace(s, finished=True), ui.pair_box: update(visible=False),
                           ui.again_btn: update(visible=later), ui.done_md: done_md}
-        prompt = self.prompts.get(view.prompt_id)
+        prompt = self.shown_prompt(view)
         s, form = self.form_update(s, prompt)
         return upd | form | {
             ui.session: s, ui.pair_box: update(visible=True), ui.done_md: "",
@@ -233,6 +233,17 @@ class RateHandlers:
             ui.submit_btn: update(value=word("submit", s.lang), interactive=False, visible=True),
             ui.skip_box: update(visible=True), ui.again_btn: update(visible=False),
         }
+
+    def shown_prompt(self, view) -> Prompt | None:
+        """The prompt as a pair shows it: the file's title and questions, with the material and task its outputs
+        answered as stored with them (a file edited since the pool was built would set other material beside them
+        and the raters would judge the outputs against what the model never saw; Space audit F13)."""
+        prompt = self.prompts.get(view.prompt_id)
+        if view.material is None or view.task is None:
+            return prompt
+        if prompt is None:  # the file is gone: the stored request, under the criteria's own titles
+            return Prompt(id=view.prompt_id, material=view.material, task=view.task, max_new_tokens=0)
+        return replace(prompt, material=view.material, task=view.task)
 
     def done_words(self, db, s: Session) -> tuple[str, bool]:
         """What the screen without a pair says, and whether to offer "Check again": pairs still open to this rater
@@ -371,7 +382,8 @@ class RateHandlers:
         lang = "en" if lang == "en" else "zh"
         with connect(self.db_path) as db:
             prompt_id = pair_prompt(db, s.pair_id)
-            s = s.relabelled(labels_key(self.prompts.get(prompt_id) if prompt_id else self.default_prompt, lang), lang)
+            prompt = self.shown_prompt(pair_view(db, s.pair_id)) if prompt_id else self.default_prompt
+            s = s.relabelled(labels_key(prompt, lang), lang)
             who = ""  # progress, and what an organiser's ratings count for: for a session still signed in only
             shown = {}  # the reveal on screen, or the screen without a pair, again in the new language
             if s.rater:
@@ -386,7 +398,6 @@ class RateHandlers:
                         shown[ui.status] = say(s.said, lang)
                 except EvalkitError:  # a revoked or re-issued code: the labels change, nothing more is shown
                     pass
-        prompt = self.prompts.get(prompt_id) if prompt_id else self.default_prompt
         submit_label = "save_correction" if s.correcting else "submit"
         out = words_update(ui, prompt, lang, submit_label) | relabel(ui, prompt, lang, keep_values=True)
         out[ui.who] = who
