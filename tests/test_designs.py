@@ -43,8 +43,8 @@ def test_plan_compares_designs_and_recommends_the_cheapest_that_holds():
     assert abs(today.rater_hours - (today.expected_ratings + today.gold_ratings) * 0.5 / 60) < 1e-9
     # a fixed design decides all its planned pairs: 0.1 x planned gold pairs, 3 ratings each (2 with one per pair)
     assert abs(today.gold_ratings - 0.1 * today.planned_pairs * 3) < 1e-9
-    assert abs(single.gold_ratings - 0.1 * single.planned_pairs * 2) < 1e-9
-    assert sequential.gold_ratings <= 0.1 * sequential.planned_pairs * 2 + 1e-9  # it may stop before its maximum
+    assert abs(single.gold_ratings - 0.1 * single.planned_pairs * 1.1) < 1e-9  # as a study pair
+    assert sequential.gold_ratings <= 0.1 * sequential.planned_pairs * 1.1 + 1e-9  # it may stop before its maximum
     assert all(r.power.rate >= 0.8 for r in c.rows)
     holding = [r for r in c.rows if r.holds]
     best = c.best()
@@ -90,12 +90,12 @@ def test_gold_ratings_follow_the_gold_rate_and_stop_with_the_study():
     rows = [evaluate(design, Scenario(model, pool=900, margin=0.2, gold_rate=r), 150, 60, 60, 3, looks)
             for r in (0.0, 0.1, 0.2)]
     assert rows[0].gold_ratings == 0 and rows[0].human_ratings == rows[0].expected_ratings
-    assert abs(rows[1].gold_ratings - 0.1 * stop["pairs"].mean() * 2) < 1e-9
+    assert abs(rows[1].gold_ratings - 0.1 * stop["pairs"].mean() * 1.1) < 1e-9
     assert abs(rows[2].gold_ratings - 2 * rows[1].gold_ratings) < 1e-9
     assert rows[2].rater_hours > rows[1].rater_hours > rows[0].rater_hours
     # identical pairs reach no rater and get no gold pairs (study.gold.gold_count counts the differing ones)
     half = Scenario(replace(model, identical_share=0.5), pool=900, margin=0.2)
-    assert abs(half.gold_ratings(design, 100.0) - 0.1 * 100 * 0.5 * 2) < 1e-9
+    assert abs(half.gold_ratings(design, 100.0) - 0.1 * 100 * 0.5 * 1.1) < 1e-9
 
 
 def test_the_recommended_design_is_sized_again_for_larger_rosters():
@@ -108,9 +108,9 @@ def test_the_recommended_design_is_sized_again_for_larger_rosters():
     hours = [c.hours_with_onboarding(r) for r in c.rosters]
     assert [round(h - r.rater_hours, 9) for h, r in zip(hours, c.rosters)] == [1.2, 2.4, 4.8]  # 6 min a rater
     assert c.roster == min(range(3), key=lambda i: hours[i] if c.rosters[i].holds else math.inf)
-    # each roster's share: every rating at the planned maximum (1.1 per pair, 2 per gold pair at a rate of 0.1) spread
-    # evenly, with a quarter to spare
-    assert [c.rater_share(r) for r in c.rosters] == [math.ceil(r.planned_pairs * (1.1 + 0.1 * 2) / r.raters * 1.25)
+    # each roster's share: every rating at the planned maximum (1.1 per pair, as many per gold pair at a rate of 0.1)
+    # spread evenly, with a quarter to spare
+    assert [c.rater_share(r) for r in c.rosters] == [math.ceil(r.planned_pairs * (1.1 + 0.1 * 1.1) / r.raters * 1.25)
                                                      for r in c.rosters]
     assert f"max_ratings_per_rater = {c.rater_share(c.rosters[c.roster])}" in format_comparison(c)
     text = format_comparison(c)

@@ -9,7 +9,7 @@ invitations); if a rating showed its pair's sides and timings at once, a second 
 the reveal, and let the first rate it knowing which side is which. So a pair's reveal is shown to the raters who
 rated it only once no identity can rate it any more: it has its quota of current ratings (the pair's own, stored when
 the pool's queue order was drawn from the study's gate: min_ratings_per_pair, or 2 for a pair drawn for a second
-rating, at least 2 for a gold pair; the app's `ratings_per_pair` for a pool made before quotas were stored), checked
+rating, a gold pair alike; the app's `ratings_per_pair` for a pool made before quotas were stored), checked
 under the write lock of the rating that fills it, and the closing is recorded (store `closed_pairs`), so the pair never
 opens again (not even when the quota is raised later). Until then the rater sees "revealed once this pair is
 closed" and the list of their pending reveals, which fills in as their pairs close. A correction made before the

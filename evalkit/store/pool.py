@@ -83,7 +83,7 @@ def insert_gold_pairs(db, experiment_id: int, pairs: list[dict]) -> list[str]:
 
 
 def draw_queue_order(db, experiment_id: int, seed: int | None = None, ratings_per_pair: int | None = None,
-                     second_share: float = 0.0, gold_ratings: int | None = None) -> int:
+                     second_share: float = 0.0) -> int:
     """Give every pair of this experiment that has none a queue rank, uniform on [0, 1), drawn from a generator seeded
     by `seed` (drawn with `secrets` when None) and stored with the experiment, in pair rowid order: the queue serves
     the lowest ranks first, so the rated pairs are a uniformly random subset of the pool, and the order can be
@@ -97,8 +97,9 @@ def draw_queue_order(db, experiment_id: int, seed: int | None = None, ratings_pe
     out.
 
     With `ratings_per_pair` (the study's frozen gate: min_ratings_per_pair) each of those pairs also gets the ratings
-    it wants (wanted_ratings): that many for a study pair, and with one per pair two for each pair whose draw from a
-    second stream of the same seed falls below `second_share`; `gold_ratings` for a gold pair. Which pairs are rated
+    it wants (wanted_ratings): that many, and with one per pair two for each pair whose draw from a second stream of
+    the same seed falls below `second_share`, a gold pair as a study pair (a quota of its own would tell it apart
+    through the queue: evalkit.study.gold.gold_ratings). Which pairs are rated
     twice is drawn before any pair is rated and independently of the ranks and of what the pairs say, so the doubled
     pairs are a random subset too: the analysis may treat a pair's ratings as exchangeable, and pairs with one
     rating and with two alike (a pair's mean is unbiased either way). Without it the quotas stay NULL: the app's."""
@@ -122,8 +123,7 @@ def draw_queue_order(db, experiment_id: int, seed: int | None = None, ratings_pe
             doubled = np.zeros(len(ids), bool)
             if ratings_per_pair == 1 and second_share > 0:  # its own stream: the ranks stay as they were
                 doubled = np.random.default_rng([seed, 16]).random(ranked + len(ids))[ranked:] < second_share
-            gold = ratings_per_pair if gold_ratings is None else gold_ratings
-            wanted = [gold if kind == "gold" else ratings_per_pair + int(d) for (_i, kind), d in zip(todo, doubled)]
+            wanted = [ratings_per_pair + int(d) for d in doubled]
         db.conn.executemany("UPDATE pairs SET queue_rank = ?, wanted_ratings = ? WHERE rowid = ?",
                             [(float(q), w, i) for q, w, i in zip(ranks, wanted, ids)])
     return len(ids)

@@ -9,8 +9,8 @@ or the last clause replaced by a promise of a restore time). The edited output f
 else is known about either output, and only the known answers are scored. The texts keep the form of the pooled
 outputs (length, line breaks, punctuation), since they are pooled outputs.
 
-A gold pair is a row of `pairs` like any other (same id format, same queue, same view before submit; its quota is
-gold_ratings: at least two raters, whatever a study pair gets),
+A gold pair is a row of `pairs` like any other (same id format, same queue, same view before submit, and its quota
+drawn as a study pair's: gold_ratings),
 with kind = 'gold', two reference outputs and no path: its ratings keep their answers per side (a_*, b_*) and leave
 the path columns empty, and every figure about the paths reads study pairs only.
 
@@ -33,16 +33,13 @@ COLUMNS = ["rater", "gold_ratings", "answers", "correct", "unsure", "missed_flaw
            "excluded"]
 
 
-# Ratings a gold pair wants, at least: with one rating per study pair a gold pair still goes to two raters, so that
-# every gold pair checks two raters and their answers on it can be compared (a rater's accuracy is measured on the gold
-# pairs they meet; with a quota of 1 half as many raters would meet each one).
-GOLD_MIN_RATINGS = 2
-
-
-def gold_ratings(ratings_per_pair: int) -> int:
-    """The quota of a gold pair in a study whose pairs get `ratings_per_pair` ratings: as many, and at least
-    GOLD_MIN_RATINGS."""
-    return max(GOLD_MIN_RATINGS, ratings_per_pair)
+def gold_ratings(ratings_per_pair: int, second_share: float = 0.0) -> float:
+    """The ratings a gold pair wants, on average, in a study whose pairs get `ratings_per_pair` (with one, a second for
+    the share `second_share`): the same as a study pair. A gold pair's quota is drawn as a study pair's
+    (store.draw_queue_order): a gold pair that always wanted two ratings, where nine study pairs in ten want one, was
+    told apart by a rater with two identities, the second being served the pair the first held on screen only when
+    it wanted two (attacker audit F1), and she could rate carefully just those."""
+    return ratings_per_pair + (second_share if ratings_per_pair == 1 else 0.0)
 
 
 def gold_count(rate: float, study_pairs: int) -> int:

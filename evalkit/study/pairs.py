@@ -572,11 +572,10 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
 
 
 def draw_queue(db, experiment_id: int, seed: int | None = None) -> int:
-    """store.draw_queue_order with the quotas of the experiment's study's frozen gate: min_ratings_per_pair per study
-    pair (with one, a second rating for second_rating_share of them), gold.gold_ratings per gold pair. A pool whose
-    study froze no gate keeps NULL quotas (the app's). Returns the number of pairs ranked."""
+    """store.draw_queue_order with the quotas of the experiment's study's frozen gate: min_ratings_per_pair per pair
+    (with one, a second rating for second_rating_share of them), gold pairs alike. A pool whose study froze no gate
+    keeps NULL quotas (the app's). Returns the number of pairs ranked."""
     from ..store import draw_queue_order
-    from .gold import gold_ratings
     from .studies import studies
 
     sid = db.execute("SELECT study_id FROM experiments WHERE id = ?", [experiment_id]).fetchone()
@@ -585,8 +584,7 @@ def draw_queue(db, experiment_id: int, seed: int | None = None) -> int:
     if not values:
         return draw_queue_order(db, experiment_id, seed)
     per_pair = int(values["min_ratings_per_pair"])
-    return draw_queue_order(db, experiment_id, seed, per_pair, float(values["second_rating_share"]),
-                            gold_ratings(per_pair))
+    return draw_queue_order(db, experiment_id, seed, per_pair, float(values["second_rating_share"]))
 
 
 def _summary(db_path: Path, result: PoolResult, state) -> PoolResult:

@@ -16,7 +16,7 @@ differ and scale by their share of the pool, as the aggregate does (aggregate.pp
 
 What a design costs is every human rating to a decision: the study pairs' (what the gate's expected_ratings and the
 Results tab count) and the gold pairs' served meanwhile (Scenario.gold_ratings: pool.gold_rate of the decided pairs
-whose outputs differ, each rated gold.gold_ratings(k) times). study.plan.comparison sizes and compares designs by it, and for a claim about
+whose outputs differ, each rated as often as a study pair). study.plan.comparison sizes and compares designs by it, and for a claim about
 raters in general also rosters: the same ratings shared by more raters give the raters' part more degrees of freedom.
 """
 
@@ -124,7 +124,7 @@ class Scenario:
     minutes_per_rating: float = MINUTE
     # gold (check) pairs per study pair whose outputs differ (the config's pool.gold_rate): they sit at random places
     # in the queue's order, so a study that has decided n pairs has served about gold_rate x n x (1 - identical share)
-    # of them, each rated gold.gold_ratings(k) times
+    # of them, each rated gold.gold_ratings(k, share) times (as a study pair)
     gold_rate: float = 0.1
     onboarding_minutes: float = ONBOARDING
     notes: list[str] = field(default_factory=list)
@@ -166,7 +166,8 @@ class Scenario:
         """Human ratings of gold pairs served by the time `decided_pairs` are decided (mean or array)."""
         from ..gold import gold_ratings
 
-        return self.gold_rate * decided_pairs * (1 - self.model.identical_share) * gold_ratings(design.raters_per_pair)
+        each = gold_ratings(design.raters_per_pair, design.second_rating_share)
+        return self.gold_rate * decided_pairs * (1 - self.model.identical_share) * each
 
     def for_design(self, design: Design) -> StudyModel:
         model = replace(self.model, raters_per_pair=design.raters_per_pair)
