@@ -387,6 +387,35 @@ def test_the_results_tab_names_the_rater_the_gold_check_leaves_out_to_organisers
     assert "Left out" not in counted_markdown(agg, "en") and left.rater not in counted_markdown(agg, "en")
 
 
+def test_a_name_the_gold_check_leaves_out_shows_as_typed_to_the_organiser(tmp_path):
+    """Attacker audit F4: the name went into the organiser's Markdown as it was, and an open sign-up name such as
+    ![x](http://attacker.example/b.png) had her browser fetch the image, or put a link in the sentence."""
+    from test_aggregate import GATE, load_fixture
+
+    from evalkit.aggregate import aggregate
+    from evalkit.ui.alerts import inert
+    from evalkit.ui.results import counted_markdown
+
+    name = "![x](http://attacker.example/b.png) [alice](http://evil.example)"
+
+    def rename(db, exp):  # gold_first, with the careless rater under that name
+        gold_items(db, exp, 2)
+        add_gold_pairs(db, exp, PROMPTS)
+        for g in gold_pairs(db):
+            submit_rating(db, AppConfig(), RatingInput(g["id"], name, answer(g["a_expected"], 1),
+                                                       answer(g["b_expected"], 1), "A"))
+            submit_rating(db, AppConfig(), RatingInput(g["id"], "r2", answer(g["a_expected"]),
+                                                       answer(g["b_expected"]), "A"))
+
+    db = open_db(tmp_path / "a.db")
+    load_fixture(db, tmp_path / "gate.toml", GATE + "min_gold_accuracy = 0.8\n", before_ratings=rename)
+    agg = aggregate(db)
+    assert list(agg.tables["gold"][agg.tables["gold"]["excluded"]]["rater"]) == [name]
+    for lang in ("en", "zh"):
+        text = counted_markdown(agg, lang, organiser=True)
+        assert inert(name) in text and "](http" not in text.replace("\\](http", "")
+
+
 def test_an_interim_export_names_the_rater_the_gold_check_leaves_out(tmp_path):
     """Export audit, 2026-12-04 (D3): an interim export's card said "8 by 2 raters; 1 left out by the gold check"
     while its tables held 12 current ratings by 3 raters, and nothing said which rater was left out (only a decided

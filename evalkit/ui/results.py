@@ -129,8 +129,8 @@ def counted_markdown(agg, lang: str = "en", organiser: bool = False) -> str:
                 + (f" ({planned:,} planned)" if planned else "") + " (complete at the head of the queue's order: a pair "
                 f"still waiting holds back those after it), {ratings:,} counted ratings by {raters} rater(s)._")
     if len(out):
-        names = ("、" if zh else "; ").join(f"{r.rater}（{r.answers} 个回答中准确率 {r.accuracy:.2f}）" if zh else
-                                           f"{r.rater} ({r.accuracy:.2f} on {r.answers} answers)" for r in out.itertuples())
+        names = ("、" if zh else "; ").join(f"{inert(r.rater)}（{r.answers} 个回答中准确率 {r.accuracy:.2f}）" if zh else
+                                           f"{inert(r.rater)} ({r.accuracy:.2f} on {r.answers} answers)" for r in out.itertuples())
         head = "检验题排除的评分者（准确率低于 {:.2f}）：{}。" if zh else "Left out by the gold check (accuracy below {:.2f}): {}."
         text += "\n\n_" + head.format(g.get("min_gold_accuracy", 0), names) + "_"
     return text
