@@ -194,7 +194,9 @@ def test_two_raters_share_a_pair_until_it_is_full(cfg, pool_db):
                        {"rater": "bob", "pair_id": keep, "preference": "B"}]
         # ratings_per_pair = 2: the pair is full, so a third rater has nothing left; so do ann and bob.
         c_screen = cat.sign_in("cat")
-        assert "全部完成" in c_screen["done"] and "0 / 0" in c_screen["who"]
+        # (rater audit F13: she rated nothing, so she is not thanked for finishing her work)
+        assert "目前没有需要你评分的内容" in c_screen["done"] and "全部完成" not in c_screen["done"]
+        assert "0 / 0" in c_screen["who"]
         assert "全部完成" in ann.call("/next_pair")["done"]
         with pytest.raises(AppError, match="no pair on screen"):
             cat.submit()

@@ -271,7 +271,8 @@ def test_a_chinese_rater_reads_a_refusal_in_chinese_first(tab):
     s, _ = tab.sign_in("ann")
     refusals = [(lambda t: tab.h.skip(t, "  "), "跳过需要说明原因", "a skip needs a reason"),
                 (lambda t: tab.h.next_screen(t), "这一对还没有评分", "this pair is not rated yet"),
-                (lambda t: tab.h.submit(Session(lang=t.lang), *tab.form()), "你还没有登录", "you are not signed in")]
+                (lambda t: tab.h.submit(Session(lang=t.lang), *tab.form()), "你没有登录（应用可能已重启",
+                 "you are not signed in (the app may have restarted")]
     for act, zh, en in refusals:
         with pytest.raises(gr.Error) as e:
             act(s)

@@ -258,7 +258,8 @@ class RateHandlers:
         done, total = progress(db, s.rater, self.rpp, share)
         if total > done:
             return word("held_by_others", s.lang, left=total - done, minutes=HOLD_MINUTES), True
-        return word("done", s.lang), False
+        # a rater who rated nothing is not "done" (rater audit F13: invited after the last pair closed, she was thanked)
+        return word("done" if done else "none_for_you", s.lang), False
 
     def done_markdown(self, db, s: Session) -> tuple[str, bool]:
         """The screen without a pair: what it means (done_words), then the rater's list of reveals; and whether to

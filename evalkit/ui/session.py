@@ -54,7 +54,11 @@ def require_rater(db, s: "Session | None", app) -> str:
     from ..rating.queue import RatingError
 
     if s is None or not s.rater:
-        raise RatingError("you are not signed in", "sign in at the top of the Rate tab")
+        # an empty session under a page that shows a pair: the app restarted, or Gradio let the session go (rater
+        # audit F8: "sign in at the top" named a form the page did not show, while a reload resumes and keeps answers)
+        raise RatingError("you are not signed in (the app may have restarted, or this page was left a long time)",
+                          "reload the page: this browser signs you in again with your code and puts back the answers "
+                          "you gave; or sign in at the top of the Rate tab")
     if s.expires_at is not None and time.time() > s.expires_at:
         # bounded by its token's life, an open tab cannot outlive the Hub sign-in (a sign-out in another tab ends it
         # at once, and a removal from an allowed organisation within hubcheck.RECHECK_SECONDS: below)

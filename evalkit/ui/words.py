@@ -123,11 +123,11 @@ WORDS: dict[str, dict[str, str]] = {
     "skipped_elsewhere": {"zh": "你已在另一个窗口跳过这一对，这里的答案未保存。请按**下一对**继续。",
                           "en": "You skipped this pair in another tab; the answers here were not stored. Press **Next "
                                 "pair** to go on."},
-    "held_by_others": {"zh": "**还有 {left} 对需要评分，但此刻都在其他评分者的屏幕上。** 他们提交或跳过后，最迟 {minutes} "
-                             "分钟后，这些对会重新开放：请过几分钟再按**再看看**。",
-                       "en": "**{left} pair(s) still need ratings, but right now each is on another rater's screen.** "
-                             "A pair comes back when its rater submits or skips it, or after {minutes} minutes at most: "
-                             "press **Check again** in a few minutes."},
+    "held_by_others": {"zh": "**还有 {left} 对正由其他评分者评分。** 如果他们跳过，或 {minutes} 分钟内没有评完，这些对会回到你这里："
+                             "请过几分钟再按**再看看**。如果他们评完了，你的任务就完成了。",
+                       "en": "**{left} pair(s) are being rated by other raters right now.** If one is skipped, or not "
+                             "finished within {minutes} minutes, it comes back to you: press **Check again** in a few "
+                             "minutes. If they finish them, you are done."},
     "check_again": {"zh": "再看看", "en": "Check again"},
     "reveals_waiting": {"zh": "还有 {waiting} 对待揭晓：其他评分者评完之后才会揭晓。稍后按**再看看**即可看到。",
                         "en": "{waiting} of your pairs are still to be revealed: each is revealed once the other raters "
@@ -137,6 +137,9 @@ WORDS: dict[str, dict[str, str]] = {
     "answered": {"zh": "已答 {n} / {total}", "en": "{n} / {total} answered"},
     "answered_goto": {"zh": "：跳到第一道未答题", "en": ": go to the first open question"},
     "done": {"zh": "**你的评分任务已全部完成，谢谢！**", "en": "**No pairs left for you.** Thank you!"},
+    "none_for_you": {"zh": "**目前没有需要你评分的内容**：每一对都已由其他评分者评完。如果你认为这不对，请联系研究组织者。",
+                     "en": "**There is nothing for you to rate**: other raters have rated every pair. If that seems "
+                           "wrong, contact the study's organiser."},
     "study_decided": {"zh": "**本研究已得出结论，不再需要评分。谢谢你的参与！**",
                       "en": "**This study has reached its decision: no more ratings are needed.** Thank you!"},
     "all_identical": {"zh": "**这一批的每一对输出都完全相同：无需评分即可判定，没有需要你评的内容。**",
@@ -214,6 +217,8 @@ def preference_choices(lang: str) -> list[tuple[str, str]]:
 # (alerts.message); a refusal not listed here is shown in English only: never lost, only untranslated.
 ERRORS_ZH: list[tuple[re.Pattern, str, str]] = [(re.compile(p), w, f) for p, w, f in (
     (r"^you are not signed in$", "你还没有登录", "请在评分页顶部登录"),
+    (r"^you are not signed in \(the app may have restarted, or this page was left a long time\)$",
+     "你没有登录（应用可能已重启，或页面放置太久）", "请刷新页面：本浏览器会用你的代码重新登录，并恢复你已填的答案；或在评分页顶部登录"),
     (r"^this session did not sign in with a personal code$", "本次登录没有使用个人代码", "请用你的个人代码登录"),
     (r"^your Hugging Face sign-in has expired", "你的 Hugging Face 登录已过期，本次会话已结束；没有保存任何内容",
      "请刷新页面，再用 Hugging Face 登录"),
