@@ -594,3 +594,21 @@ def test_a_pair_shows_the_request_its_outputs_answered_when_the_prompt_file_was_
         out = tab.h.next_screen(tab.h.submit(s, *tab.form())[tab.ui.session])
         s = out[tab.ui.session]
     assert out[tab.ui.pair_box]["visible"] is False, "both pairs were shown"
+
+
+def test_a_skip_folds_the_skip_box_away_on_the_next_pair(tab):
+    """Rater audit F16: after a skip the next pair showed the skip box still open, an invitation to the next skip."""
+    s, first = tab.sign_in("ann")
+    assert first[tab.ui.skip_box]["open"] is False
+    out = tab.h.skip(s, "两则输出都是空的")
+    assert out[tab.ui.skip_box] == {"__type__": "update", "visible": True, "open": False}
+
+
+def test_the_chinese_reveal_of_a_pair_without_a_speed_up_says_why():
+    """Rater audit F4: the Chinese line named both possible reasons whatever the pair's was; the English gave it."""
+    from evalkit.rating.queue import Reveal
+    from evalkit.ui.reveal import render
+
+    note = "outputs not comparable (stop eos vs length, 82 vs 65 tokens): no speed-up for this pair; compare tokens/s"
+    r = Reveal("p" + "0" * 16, "ordinary", "assisted", 1.0, 0.5, 82, 65, 82.0, 130.0, False, None, note)
+    assert note in render(r, "zh") and note in render(r, "en")

@@ -231,7 +231,8 @@ class RateHandlers:
             # the guidelines are open on a rater's first pair, folded away after it
             ui.guide_box: update(open=done == 0), ui.guide: guidelines(prompt, s.lang),
             ui.submit_btn: update(value=word("submit", s.lang), interactive=False, visible=True),
-            ui.skip_box: update(visible=True), ui.again_btn: update(visible=False),
+            # folded on every new pair (rater audit F16: left open after a skip, it invited the next one)
+            ui.skip_box: update(visible=True, open=False), ui.again_btn: update(visible=False),
         }
 
     def shown_prompt(self, view) -> Prompt | None:

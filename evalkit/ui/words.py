@@ -182,7 +182,7 @@ WORDS: dict[str, dict[str, str]] = {
     "reveal_speedup": {"zh": "**这一对的加速比：{x:.2f}×**（ordinary 用时 ÷ assisted 用时）",
                 "en": "**Speed-up for this pair: {x:.2f}×** (ordinary seconds ÷ assisted seconds)"},
     "reveal_no_speedup": {"zh": "**这一对没有加速比**：两则输出不可比（停止原因不同，或长度相差超过容差），按协议不计算加速比；"
-                         "可以比较 tokens/s。",
+                         "可以比较 tokens/s。（{note}）",
                    "en": "**No speed-up for this pair**: {note}"},
     "reveal_list_title": {"zh": "#### 你的揭晓", "en": "#### Your reveals"},
     "reveal_counts": {"zh": "已揭晓 {shown}，待揭晓 {waiting}", "en": "{shown} revealed, {waiting} pending"},
