@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 from apphelpers import (  # noqa: F401
-    answer_all, chromium_page, pool_db, pool_template, served, shown_texts, sign_in, write_config,
+    answer_all, chromium_page, next_texts, pool_db, pool_template, served, shown_texts, sign_in, write_config,
 )
 
 expect = pytest.importorskip("playwright.sync_api").expect  # the fast subset (-m "not browser") runs without it
@@ -58,6 +58,12 @@ def test_a_refused_skip_leaves_the_questions_clickable(cfg, pool_db):
         expect(page.locator(".toast-body").first).to_be_visible()  # the refusal is said
         # and why, on the status line a screen reader hears (rater audit F21: it said only "Error")
         expect(page.locator("#rate-status")).to_contain_text("跳过需要说明原因")
+        first = shown_texts(page)
+        page.locator("#skip-reason").locator("textarea, input").first.fill("两则输出都是空的")
+        page.click("#skip")  # stored: the refusal's toast goes with it (rater audit F5), not over the next pair
+        next_texts(page, first)
+        expect(page.locator('[data-testid="toast-body"]')).to_have_count(0, timeout=3000)
+        expect(page.locator("#rate-status")).to_contain_text(word("skipped", "zh"))
         radio = page.locator("#r-a_schedule input[value='pass']")
         radio.click(timeout=10_000)
         expect(radio).to_be_checked()

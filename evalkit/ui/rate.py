@@ -142,6 +142,11 @@ _SAY_REFUSAL = ("async () => { for (let i = 0; i < 40; i++) {"
                 " await new Promise((r) => setTimeout(r, 50)); }"
                 " return {__type__: 'update'}; }")
 
+# Browser-only, after an event that went through: the toasts of earlier refusals go (rater audit F5: a skip refused
+# for want of a reason, then stored, left "a skip needs a reason" over the next pair for seconds).
+_CLEAR_REFUSALS = ("() => { document.querySelectorAll('[data-testid=\"toast-body\"].error .toast-close')"
+                   ".forEach((b) => b.click()); }")
+
 # Browser-only: Submit is enabled only when every criterion of both outputs and the preference have an answer.
 # (The server checks again on submit: this only spares the rater a refused submission.)
 _READY = "(...answers) => ({__type__: 'update', interactive: answers.every(Boolean)})"
@@ -555,8 +560,10 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     out = ui.signin_outputs
 
     def refusal_said(event):
-        """A refused `event` says why on the status line as well as in its toast (_SAY_REFUSAL); returns `event`."""
+        """A refused `event` says why on the status line as well as in its toast (_SAY_REFUSAL); one that goes through
+        clears the toasts of earlier refusals (_CLEAR_REFUSALS). Returns `event`."""
         event.failure(None, None, ui.status, js=_SAY_REFUSAL)
+        event.success(None, None, None, js=_CLEAR_REFUSALS)
         return event
     answers = [ui.fields[k] for k in REQUIRED_KEYS]
 
