@@ -46,7 +46,7 @@ SIDE = r"(?<![A-Za-z0-9_])(?:output\s+)?[AB](?![A-Za-z0-9_])"
 SEP = r"[\s|:=\-–—>→*\"',]{1,12}"
 BINDINGS = [re.compile(SIDE + SEP + r"(?:is\s+|was\s+)?" + PATH, re.I),
             re.compile(PATH + SEP + r"(?:is\s+|was\s+|on\s+)?" + SIDE, re.I)]
-HINT_WORDS = ["generate() s", "generate() 秒", "tokens/s", "new tokens", "新 token 数", "new_tokens", "generate_seconds",
+HINT_WORDS = ["generate() s", "generate() 秒", "用时（秒）", "token/秒", "tokens/s", "new tokens", "新 token 数", "new_tokens", "generate_seconds",
               "Speed-up", "speedup", "加速比",
               "ordinary_side", "a_generation_id", "tokens_per_second", "stop_reason"]
 
@@ -158,7 +158,7 @@ def test_nothing_before_submit_gives_the_sides_away_and_the_reveal_arrives_after
         assert not leaks(before, pair_ids, generations), leaks(before, pair_ids, generations)
 
         page.click("#submit")
-        expect(page.locator("#reveal")).to_contain_text("generate() 秒")
+        expect(page.locator("#reveal")).to_contain_text("用时（秒）")
         page.wait_for_timeout(1500)
         after = collect.texts()
 
@@ -169,7 +169,7 @@ def test_nothing_before_submit_gives_the_sides_away_and_the_reveal_arrives_after
     assert any(f"side bound to path: 'A | {a_gen['path']}'" in f for f in found), found
     assert any(f"side bound to path: 'B | {b_gen['path']}'" in f for f in found), found
     assert any(f"timing '{a_gen['generate_seconds']:.3f}'" in f for f in found), found
-    assert any("hint word 'tokens/s'" in f for f in found), found
+    assert any("hint word 'token/秒'" in f for f in found), found
     assert not any(f.startswith("pair id") for f in found), "a pair id reached the browser"
 
 

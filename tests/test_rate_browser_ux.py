@@ -109,6 +109,28 @@ def test_a_long_output_is_shown_whole_on_a_phone(cfg, pool_db):
             assert "最后一行" in box.input_value()
 
 
+def test_on_a_phone_the_reveal_shows_every_figure_without_sideways_scrolling(cfg, pool_db):
+    """Rater audit F3: the Chinese gloss of each path name sat in the reveal's table, five lines tall and 425 px wide
+    in a 326 px box on a phone; the tokens/s column, which the no-speed-up line tells her to compare, was out of sight.
+    The glosses are now a line under the table."""
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        page.set_viewport_size({"width": 390, "height": 844})
+        sign_in(page, url, "ann")
+        shown_texts(page)
+        answer_all(page)
+        page.click("#submit")
+        table = page.locator("#reveal table")
+        expect(table).to_be_visible()
+        expect(page.locator("#reveal")).to_contain_text("辅助生成，目标模型验证草稿模型的提议")
+        for lang in ("zh", "en"):
+            if lang == "en":
+                page.locator("#lang input[value='en']").click()
+                expect(page.locator("#reveal")).to_contain_text("seconds")
+            widths = page.evaluate("() => [document.querySelector('#reveal table').scrollWidth,"
+                                   " document.querySelector('#reveal').clientWidth]")
+            assert widths[0] <= widths[1], f"{lang}: the reveal's table is {widths[0]} px wide in a {widths[1]} px box"
+
+
 def test_the_language_choice_survives_a_reload(cfg, pool_db):
     with served(cfg, pool_db) as url, chromium_page() as page:
         page.goto(url)

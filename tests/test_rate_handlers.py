@@ -100,7 +100,7 @@ def test_sign_in_then_pair_submit_reveal_next(tab):
     s = out[ui.session]
     assert s.locked and out[ui.status] == "评分已保存。"
     reveal = out[ui.reveal_md]  # one rating closes the pair (ratings_per_pair = 1): its reveal is shown now
-    assert "### 揭晓" in reveal and "ordinary（普通生成" in reveal and "assisted（辅助生成" in reveal  # her language: 中文
+    assert "### 揭晓" in reveal and "ordinary：普通生成" in reveal and "assisted：辅助生成" in reveal  # her language: 中文
     assert "这一对的加速比：2.00×" in reveal and "Speed-up" not in reveal
     assert out[ui.correct_btn]["visible"] and out[ui.next_btn]["visible"] and not out[ui.submit_btn]["visible"]
 
@@ -238,7 +238,7 @@ def test_the_reveal_and_the_last_screen_speak_the_rater_s_language(tab):
     assert "这一对的加速比：2.00×" in zh and "已保存并锁定" in zh and "Speed-up" not in zh and "Your rating" not in zh
     out = tab.h.switch_language(s, "en")
     s, en = out[ui.session], out[ui.reveal_md]
-    assert "### Reveal" in en and "Speed-up for this pair: 2.00×" in en and "| generate() s |" in en
+    assert "### Reveal" in en and "Speed-up for this pair: 2.00×" in en and "| seconds |" in en
     assert not re.search(r"[\u4e00-\u9fff]", en), "Chinese left in the English reveal"
     assert ui.done_md not in out  # a pair is on screen: the last screen is not redrawn
     for _ in range(3):

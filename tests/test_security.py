@@ -296,7 +296,7 @@ def test_a_correction_after_the_reveal_never_replaces_the_blind_rating(tiny_mode
         raw = Raw(url)
         assert Raw.error(raw.call("sign_in", [None, "mia", "", ""])) == ""
         done = raw.call("submit", [None, *answers("pass", "pass", "A")])
-        assert "generate() 秒" in json.dumps(done["output"], ensure_ascii=False)  # the reveal was shown
+        assert "用时（秒）" in json.dumps(done["output"], ensure_ascii=False)  # the reveal was shown
         assert Raw.error(raw.call("correct", [None])) == ""
         assert Raw.error(raw.call("submit", [None, *answers("fail", "fail", "B")])) == ""
     history = rows(pool_db, "SELECT id, blind, preference FROM ratings ORDER BY id")
@@ -325,13 +325,13 @@ def test_a_second_name_never_reads_the_reveal_of_a_pair_the_first_can_still_rate
         assert (screen["text-a"], screen["text-b"]) == target, "the attack's set-up: the second name reaches P"
         peek = second.submit(a="pass", b="pass")
         received = json.dumps(peek, ensure_ascii=False)
-        for word in ("ordinary", "assisted", "generate() s", *timings):
+        for word in ("ordinary", "assisted", "generate() s", "用时（秒）", "token/秒", *timings):
             assert word not in received, f"the second name learned {word!r} about a pair mallory can still rate"
         assert "待揭晓" in peek["reveal"] and "再评 1 次" in peek["reveal"]
         # mallory rates P blind; that closes it, and now both see the reveal
         closing = mallory.submit()
         a_path, b_path = gens[pair["a_generation_id"]]["path"], gens[pair["b_generation_id"]]["path"]
-        assert f"| A | {a_path}（" in closing["reveal"] and f"| B | {b_path}（" in closing["reveal"]
+        assert f"| A | {a_path} |" in closing["reveal"] and f"| B | {b_path} |" in closing["reveal"]
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM closed_pairs WHERE pair_id = ?", [pair["id"]])[0]["n"] == 1
     stored = rows(pool_db, "SELECT rater, blind FROM current_ratings WHERE pair_id = ?", [pair["id"]])
     assert sorted(r["rater"] for r in stored) == ["mallory", "mallory-2"] and all(r["blind"] for r in stored)
@@ -343,7 +343,7 @@ def test_pending_reveals_fill_in_as_pairs_close(tiny_models, tmp_path, pool_db):
         ann, bob = Tab(url), Tab(url)
         ann.sign_in("ann")
         first = ann.submit()
-        assert "待揭晓" in first["reveal"] and "generate() 秒" not in first["reveal"]
+        assert "待揭晓" in first["reveal"] and "用时（秒）" not in first["reveal"]
         ann.call("/next_pair")
         second = ann.submit()
         assert "已揭晓 0，待揭晓 1" in second["reveal"]  # the list of her other pairs
@@ -353,7 +353,7 @@ def test_pending_reveals_fill_in_as_pairs_close(tiny_models, tmp_path, pool_db):
             bob.call("/next_pair")
         ann.call("/next_pair")
         third = ann.submit()  # her rating closes this one too
-        assert "generate() 秒" in third["reveal"] and "已揭晓 2，待揭晓 0" in third["reveal"]
+        assert "用时（秒）" in third["reveal"] and "已揭晓 2，待揭晓 0" in third["reveal"]
 
 
 # --- 3. identity comes from a credential -----------------------------------------------------------------------

@@ -177,8 +177,8 @@ WORDS: dict[str, dict[str, str]] = {
                    "comparison. Your answers where the answer is known count towards your accuracy on check pairs "
                    "(— : not known)."},
     "reveal_gold_head": {"zh": "| 标准 | A 应为 | B 应为 |", "en": "| criterion | A expected | B expected |"},
-    "reveal_head": {"zh": "| 输出 | 生成路径 | generate() 秒 | 新 token 数 | tokens/s |",
-             "en": "| output | path | generate() s | new tokens | tokens/s |"},
+    "reveal_head": {"zh": "|  | 路径 | 用时（秒） | token | token/秒 |",  # short: five columns fit a phone
+             "en": "|  | path | seconds | tokens | tokens/s |"},
     "reveal_speedup": {"zh": "**这一对的加速比：{x:.2f}×**（ordinary 用时 ÷ assisted 用时）",
                 "en": "**Speed-up for this pair: {x:.2f}×** (ordinary seconds ÷ assisted seconds)"},
     "reveal_no_speedup": {"zh": "**这一对没有加速比**：两则输出不可比（停止原因不同，或长度相差超过容差），按协议不计算加速比；"
