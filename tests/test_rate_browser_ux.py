@@ -330,6 +330,36 @@ def test_on_a_shared_computer_the_next_rater_never_finds_the_last_one_s_unsent_a
         expect(page.locator("#r-a_schedule input[value='pass']")).to_be_checked()
 
 
+def test_answers_on_a_pair_whose_hold_ran_out_are_said_to_be_lost(cfg, pool_db):
+    """Rater audit F11: after 30 minutes on one pair (a meeting, lunch) another rater may be given it; her reload then
+    showed another pair with an empty form and said nothing of the answers she had given. It now says they were not
+    kept, and the guidelines say how long a pair stays hers."""
+    from apphelpers import pair_shown, rows
+
+    from evalkit.rating.queue import HOLD_MINUTES, next_pair
+    from evalkit.store import open_db
+
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        first = shown_texts(page)
+        expect(page.locator("#guidelines-text")).to_contain_text(f"保留 {HOLD_MINUTES} 分钟")
+        page.locator("#r-a_schedule input[value='fail']").click()
+        page.wait_for_function("() => (localStorage.getItem('evalkit-draft') || '').includes('fail')")
+        pair = pair_shown(pool_db, *first)
+        with sqlite3.connect(pool_db) as conn:  # her hold runs out
+            conn.execute("UPDATE assignments SET shown_at = '2000-01-01T00:00:00.000+00:00' WHERE rater = 'ann'")
+        db = open_db(pool_db)
+        assert next_pair(db, "bob", 1).pair_id == pair["id"]  # and the pair goes to bob
+        db.conn.close()
+        page.reload()
+        expect(page.locator("#rate-who")).to_contain_text("ann")
+        assert shown_texts(page) != first
+        expect(page.locator("#rate-status")).to_contain_text("未提交的答案没有保存")
+        assert page.locator(".question input:checked").count() == 0
+        assert page.evaluate("() => localStorage.getItem('evalkit-draft')") is None
+    assert rows(pool_db, "SELECT * FROM ratings WHERE rater = 'ann'") == []
+
+
 def test_a_status_said_out_of_sight_is_said_again_under_submit(cfg, pool_db):
     """The status line is at the top of the page and the rater is at Submit, at the bottom: when her pair was finished
     by another rater meanwhile, the words that say so (and what to do) are shown where she is, under Submit."""

@@ -36,6 +36,14 @@ SKIP = {
           "goes to another rater, and the decision waits for it.",
 }
 
+# A pair stays on a rater's screen for rating.queue.HOLD_MINUTES; after that it may go to another rater, and the
+# answers given on it and not submitted are gone (rater audit F11: nothing said so).
+HOLD = {
+    "zh": "**暂离**：一对会在你的屏幕上为你保留 {minutes} 分钟；超过之后可能交给其他评分者，你在那一对上填写但未提交的答案不会保留。",
+    "en": "**Leaving a pair**: a pair stays yours for {minutes} minutes; after that it may go to another rater, and "
+          "answers you gave on it without submitting are not kept.",
+}
+
 INTRO = {
     "zh": "每对有两则输出，只标为 A 和 B。请逐条判断每则输出是否满足下面的要求，然后选择偏好并提交。"
           "两则输出的生成方式和用时在提交之后才会显示：一对的评分收齐时揭晓（每对可能需要几位评分者）。",
@@ -54,5 +62,7 @@ def guidelines(prompt: Prompt | None, lang: str) -> str:
     lines += ["**每条的答案**" if lang == "zh" else "**Answers for each criterion**", ""]
     for v, label, text in VALUES[lang]:
         lines.append(f"- **{label}**：{text}" if lang == "zh" else f"- **{v}**: {text}")  # as the buttons say it
-    lines += ["", PREFERENCE[lang], "", SKIP[lang]]
+    from ..rating.queue import HOLD_MINUTES
+
+    lines += ["", PREFERENCE[lang], "", SKIP[lang], "", HOLD[lang].format(minutes=HOLD_MINUTES)]
     return "\n".join(lines)

@@ -91,6 +91,9 @@ _RESTORE_DRAFT = ("(who, a, b, ...values) => { " + _TEXTS_HASH + " let d = null;
                   f" try {{ d = JSON.parse(localStorage.getItem('{_DRAFT_KEY}')); }} catch (e) {{}}"
                   " if (d && d.who !== who) {"  # another rater's (or nobody's): never shown, and gone
                   f" try {{ localStorage.removeItem('{_DRAFT_KEY}'); }} catch (e) {{}} return values; }}"
+                  # hers, on a pair no longer on her screen (its hold ran out, rater audit F11): said, then gone
+                  " if (d && a && b && d.pair !== hash(a + '\\u0000' + b)) { window.evalkitDraftLost = true;"
+                  f" try {{ localStorage.removeItem('{_DRAFT_KEY}'); }} catch (e) {{}} return values; }}"
                   " const fresh = values.every((v) => v === null || v === undefined || v === '');"
                   " if (!a || !b || !fresh || !d || d.pair !== hash(a + '\\u0000' + b) || !Array.isArray(d.values)"
                   " || d.values.length !== values.length) return values;"
@@ -105,6 +108,11 @@ def draft_owner(rater: str) -> str:
     return hashlib.sha256(f"evalkit-draft\0{rater}".encode()).hexdigest()[:16]
 
 
+# After _RESTORE_DRAFT: the status line says when the answers kept were for a pair no longer hers.
+_SAY_DRAFT_LOST = ("() => { if (!window.evalkitDraftLost) return {__type__: 'update'}; window.evalkitDraftLost = false;"
+                   " const en = (document.querySelector('#lang input:checked') || {}).value === 'en';"
+                   " return en ? " + repr(word("draft_lost", "en", minutes=HOLD_MINUTES)) + " : "
+                   + repr(word("draft_lost", "zh", minutes=HOLD_MINUTES)) + "; }")
 _FORGET_DRAFT = f"() => {{ try {{ localStorage.removeItem('{_DRAFT_KEY}'); }} catch (e) {{}} }}"
 
 # What sign-out leaves in the browser's store of the sealed code: not empty (Gradio's BrowserState would not write it),
@@ -572,7 +580,7 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
         Submit as those answers allow. Before the stored language is switched to, which relabels the form with
         the values it then holds."""
         return event.then(None, [ui.draft_owner, ui.text_a, ui.text_b, *ui.form], ui.form, js=_RESTORE_DRAFT
-                          ).then(None, answers, ui.submit_btn, js=_READY)
+                          ).then(None, None, ui.status, js=_SAY_DRAFT_LOST).then(None, answers, ui.submit_btn, js=_READY)
 
     if space:  # the OAuth round trip reloads the page: sign in from the profile on every load
         restore(refusal_said(demo.load(gradio_hints(h.sign_in_space), [ui.session], out, api_name="sign_in",

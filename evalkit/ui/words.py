@@ -137,6 +137,9 @@ WORDS: dict[str, dict[str, str]] = {
     "answered": {"zh": "已答 {n} / {total}", "en": "{n} / {total} answered"},
     "answered_goto": {"zh": "：跳到第一道未答题", "en": ": go to the first open question"},
     "done": {"zh": "**你的评分任务已全部完成，谢谢！**", "en": "**No pairs left for you.** Thank you!"},
+    "draft_lost": {"zh": "你上次在另一对上填写但未提交的答案没有保存：那一对已不在你的屏幕上（超过 {minutes} 分钟的一对可能已交给其他评分者）。",
+                   "en": "The answers you gave on another pair without submitting were not kept: that pair is no "
+                         "longer on your screen (after {minutes} minutes a pair may go to another rater)."},
     "none_for_you": {"zh": "**目前没有需要你评分的内容**：每一对都已由其他评分者评完。如果你认为这不对，请联系研究组织者。",
                      "en": "**There is nothing for you to rate**: other raters have rated every pair. If that seems "
                            "wrong, contact the study's organiser."},
