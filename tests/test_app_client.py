@@ -489,6 +489,38 @@ def test_a_hub_account_never_takes_over_a_rater_invited_by_code(cfg, pool_db, mo
     assert session.rater == "bea"
 
 
+def test_the_organiser_who_piloted_locally_signs_in_on_the_space_under_her_own_name(tiny_models, tmp_path, pool_db,
+                                                                                     monkeypatch):
+    """Space audit F8: the local app asks for an organiser first (`raters add olga --organiser`); olga piloted, uploaded
+    the database and put her Hub name in app.organisers, and her Hub sign-in was refused as "a rater invited by code"
+    and told to "ask the study's organiser". The database's own organiser under the exact name listed in
+    app.organisers is her, by her config's word; an invited rater's name in app.organisers is still refused, and
+    says what to do."""
+    import gradio as gr
+    import gradio.oauth
+
+    monkeypatch.setattr(gradio.oauth, "_get_mocked_oauth_info", lambda: {"userinfo": {}}, raising=True)
+    from evalkit.ui import build_app
+    from evalkit.ui.session import Session
+
+    cfg = load_config(write_config(tmp_path / "space.toml", tiny_models, organisers=["olga", "ann"]))
+    db = open_db(pool_db)
+    raters.add(db, "olga", organiser=True)
+    raters.add(db, "ann")
+    db.conn.close()
+    (sign_in,) = [f for f in build_app(cfg, pool_db, space=True).fns.values() if f.api_name == "sign_in"]
+
+    def profile(username):
+        return gr.OAuthProfile({"name": username, "preferred_username": username, "profile": "", "picture": ""})
+
+    (session,) = [v for k, v in sign_in.fn(Session(), profile("olga")).items() if isinstance(k, gr.State)]
+    assert session.rater == "olga" and session.organiser
+    with pytest.raises(gr.Error, match="is one of app.organisers, but .* list a Hub account of another name"):
+        sign_in.fn(Session(), profile("ann"))
+    with pytest.raises(gr.Error, match="has the name of a rater invited"):
+        sign_in.fn(Session(), profile("OLGA"))  # a look-alike, not listed, is not her
+
+
 def test_a_rater_removed_from_the_allowed_organisation_stops_rating_within_the_recheck(tiny_models, tmp_path, pool_db,
                                                                                       monkeypatch):
     """Audit, 2026-12-03: a rater let in by app.allowed_orgs kept her open tab for the OAuth token's 8 hours after the

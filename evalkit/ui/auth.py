@@ -155,7 +155,18 @@ class Doorman:
         # share, and its ratings would mix with hers. Nothing says they are one person, so the name is refused.
         with connect(self.db_path) as db:
             holder = raters.invited_holder(db, name)
-        if holder is not None:
+        # ...unless the config's organisers list this Hub name and the database's own organiser holds it, unrevoked:
+        # the organiser who piloted locally (the local app asks for `raters add NAME --organiser` first) and then put
+        # her Hub name in app.organisers is one person by her own config's word (Space audit F8: she was locked out)
+        vouched = (holder is not None and name in self.app.organisers and holder["name"] == name
+                   and holder["role"] == "organiser")
+        if holder is not None and not vouched and name in self.app.organisers:
+            raise RatingError(
+                f"the Hugging Face account '{name}' is one of app.organisers, but this study's database holds a rater "
+                f"(not an organiser) invited by personal code under that name or a look-alike ('{holder['name']}')",
+                "an invited rater's name cannot sign in from the Hub (the two would share ratings): list a Hub account "
+                "of another name in app.organisers")
+        if holder is not None and not vouched:
             raise RatingError(
                 f"the Hugging Face account '{name}' has the name of a rater invited to this study by personal code "
                 f"('{holder['name']}'), so it cannot rate here under it",

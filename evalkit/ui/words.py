@@ -266,6 +266,9 @@ ERRORS_ZH: list[tuple[re.Pattern, str, str]] = [(re.compile(p), w, f) for p, w, 
     (r"^there is no stored rating to correct on screen$", "屏幕上没有可以修改的已保存评分", "请先提交这一对"),
     (r"^your rating of this pair was not found$", "找不到你对这一对的评分", "请刷新页面"),
     (r"^there is no unrated pair on screen to skip$", "屏幕上没有可以跳过的未评分对", "请按“下一对”"),
+    (r"^the Hugging Face account '(.*)' is one of app.organisers, but", "Hugging Face 账号“{0}”列在 app.organisers 中，但本研究的"
+     "数据库里有一位同名（或形近）的凭代码受邀的评分者", "受邀评分者的名字不能用于 Hub 登录（两者会共用评分）：请在 app.organisers "
+     "中列出另一个名字的 Hub 账号"),
     (r"^the Hugging Face account '(.*)' has the name of a rater invited", "Hugging Face 账号“{0}”与一位凭个人代码受邀的"
      "评分者同名，不能用它在这里评分", "请联系研究组织者：凭代码受邀的评分者在本地应用里用代码登录，而不是在 Space 上"),
     (r"^output ([AB]): answers must be a mapping", "输出 {0} 的答案格式不对", "请刷新页面后重新作答"),
