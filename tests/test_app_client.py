@@ -521,6 +521,31 @@ def test_the_organiser_who_piloted_locally_signs_in_on_the_space_under_her_own_n
         sign_in.fn(Session(), profile("OLGA"))  # a look-alike, not listed, is not her
 
 
+def test_the_app_stores_the_pseudonyms_secret_so_every_copy_of_its_database_exports_the_same_names(cfg, pool_db,
+                                                                                                   tmp_path):
+    """Space audit F5: on a Space every export is of a copy downloaded from the sync repo, and the secret behind the
+    raters' pseudonyms was drawn by each copy's first export: one study's exports named its raters differently. The
+    app stores it when it starts, so the sync carries it to every copy."""
+    import shutil
+
+    from evalkit.publish.scrub import pseudonyms
+    from evalkit.store.raters import stored_export_salt
+    from evalkit.ui import build_app
+
+    db = open_db(pool_db)
+    assert stored_export_salt(db) is None
+    db.conn.close()
+    build_app(cfg, pool_db)
+    names = []
+    for i in range(2):  # two downloads of it, each exported
+        copy = tmp_path / f"download{i}.db"
+        shutil.copy(pool_db, copy)
+        db = open_db(copy)
+        names.append(pseudonyms(["ann", "bob"], db))
+        db.conn.close()
+    assert names[0] == names[1]
+
+
 def test_a_rater_removed_from_the_allowed_organisation_stops_rating_within_the_recheck(tiny_models, tmp_path, pool_db,
                                                                                       monkeypatch):
     """Audit, 2026-12-03: a rater let in by app.allowed_orgs kept her open tab for the OAuth token's 8 hours after the

@@ -28,6 +28,8 @@ def build_app(cfg: Config, db_path: Path | str | None = None, *, space: bool | N
     from ..locations import db_path as default_db_path
     from ..locations import on_space
     from ..store import open_db
+    from ..errors import EvalkitError
+    from ..publish.scrub import export_salt
     from ..study.pairs import edited_prompts
     from ..task.prompts import load_prompts
     from ..store.database import check_writable
@@ -42,6 +44,12 @@ def build_app(cfg: Config, db_path: Path | str | None = None, *, space: bool | N
         check_writable(first, db_path)  # a read-only copy is refused here, not at a rater's first Submit
         for line in edited_prompts(first, prompts):
             logging.getLogger("evalkit.ui").warning(line)
+        # the pseudonyms' secret, stored now: on a Space every export is of a downloaded copy, and each copy drew its
+        # own salt, so one study's exports named its raters differently (Space audit F5); the sync carries it
+        try:
+            export_salt(first)
+        except EvalkitError as e:  # a malformed salt is refused by every export, which says so; serving goes on
+            logging.getLogger("evalkit.ui").warning("%s — fix: %s", e.what, e.fix)
     finally:
         first.conn.close()
     space = on_space() if space is None else space
