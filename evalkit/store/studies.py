@@ -26,7 +26,9 @@ def gate_mismatch(study: dict, gate: dict) -> EvalkitError:
         f"{_values(frozen)}); one study decides under one gate",
         f"to add pairs to study '{study['name']}', put its gate back (the frozen text is in `evalkit aggregate --json`, "
         "provenance.gate); to decide under this gate, start a new study whose pairs and ratings never mix with the "
-        "first: `evalkit generate --new-study NAME`, or use a new database (--db NEW.db)")
+        "first: `evalkit generate --new-study NAME`, or use a new database (--db NEW.db); on a Space whose study has no "
+        "ratings yet (a restart during its first preparation froze the gate), delete evalkit.db from the dataset repo "
+        "and restart the Space")
 
 
 def _check_name(name: str) -> str:
