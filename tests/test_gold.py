@@ -18,6 +18,7 @@ from evalkit.config import AppConfig, from_dict
 from evalkit.errors import EvalkitError
 from evalkit.study.gate import parse_gate
 from evalkit.study.gold import _unpaired_samples, accuracy, add_gold_pairs, edit, gold_count, gold_samples
+from evalkit.task.edits import _PROMISE_PARTS, add_promise, change_day
 from evalkit.study.pairs import IDENTICAL
 from evalkit.task.prompts import CRITERIA, load_prompt, load_prompts
 from evalkit.rating.queue import (
@@ -185,9 +186,34 @@ def test_an_edit_makes_a_known_flaw_and_keeps_the_outputs_form(text, language, n
         assert abs(len(e.text) - len(text)) <= 1 and "周三" not in e.text and "Wednesday" not in e.text
         assert [c for c in e.text if not c.isalnum()] == [c for c in text if not c.isalnum()]
     else:  # a promise, inside the last sentence: a text that ended on a full stop still does
-        assert "保证" in e.text or "guarantee" in e.text.lower()
+        assert any(verb.split()[-1] in e.text for verb in _PROMISE_PARTS[language][0])
         if text.rstrip()[-1] in "。.!?！？":
             assert e.text.rstrip()[-1] == text.rstrip()[-1]
+
+
+def test_the_edits_words_vary_so_no_fixed_scan_finds_the_gold_pairs():
+    """Attacker audit F3: every changed day became Thursday and every promise said 保证/guarantee by Thursday, so a
+    scan of the two texts for those words flagged all 28 gold pairs of a study before rating (one false alarm in 97
+    study pairs) and even gave their answers. The words are now drawn from many: over the labelled outputs, the
+    audit's scan finds a minority of the edits, and each edit is the same again for the same text."""
+    import re
+
+    from test_prescreen_labelled import ALL
+
+    scan = re.compile(r"周四|星期四|Thursday|保证|guarantee", re.I)
+    days, promises, flagged, made = set(), set(), 0, 0
+    for item in ALL:
+        for e in (change_day(item.text, item.lang), add_promise(item.text, item.lang)):
+            if e is None:
+                continue
+            made += 1
+            flagged += bool(scan.search(e.text)) and not scan.search(item.text)
+            (days if e.name == "changed-day" else promises).add(e.note.split(" · ")[0] if e.name == "changed-day"
+                                                                 else e.text[-25:])
+        again = add_promise(item.text, item.lang)
+        assert again == add_promise(item.text, item.lang)  # drawn from the text: reproducible
+    assert len(days) >= 8 and len(promises) >= 100, (len(days), len(promises))
+    assert flagged / made < 0.4, flagged / made
 
 
 def test_prompt_files_hold_no_gold_texts_and_refuse_them(tmp_path):

@@ -18,31 +18,60 @@ class Edit:
     note: str  # what was changed, shown in the reveal after the rating is stored
 
 
-# The material's day, and another; the first that occurs in a text is changed everywhere in it.
-_DAYS = {"zh": [("星期三", "星期四"), ("周三", "周四"), ("礼拜三", "礼拜四")], "en": [("Wednesday", "Thursday")]}
-# A promise of a restore moment, in a few lengths. It takes the place of the text's last clause (what follows the
-# last comma, full stop or line break), in the length nearest the clause's, so the text keeps its length (within a
-# few characters), its line breaks and its punctuation.
-_PROMISES = {
-    "zh": ["保证周四恢复", "保证周四上午恢复", "保证周四上午九点前恢复", "我们保证周四上午九点前全部恢复",
-           "我们郑重保证周四上午九点前全部恢复正常使用", "我们郑重保证周四上午九点前全部恢复正常使用并且上传与阅读都不受影响"],
-    "en": ["guaranteed back Thursday", "we guarantee it is back Thursday", "we guarantee it is back by 9 am Thursday",
-           "we guarantee every service is back by 9 am Thursday",
-           "we guarantee that every service will be back by 9 am on Thursday at the latest"],
+# Each edit's words are drawn from many (attacker audit F3: with one other day, Thursday, and one promise, a scan of
+# the two texts for 周四|保证|Thursday|guarantee flagged every gold pair before rating, with one false alarm in 97 study
+# pairs, and gave its answers). The draw is seeded by the text, so an edit is reproducible from what it changed.
+_OTHER_DAYS = {"zh": "一二四五六日", "en": ["Monday", "Tuesday", "Thursday", "Friday", "Saturday", "Sunday"]}
+# The material's day, in the forms an output may write it; the first that occurs in a text is changed everywhere in
+# it, to another day in the same form.
+_DAYS = {"zh": ["星期三", "周三", "礼拜三"], "en": ["Wednesday"]}
+# A promise of a restore moment: a commitment, a day and a time, in many wordings. It takes the place of the text's
+# last clause (what follows the last comma, full stop or line break), in a length near the clause's, so the text keeps
+# its length (within a few characters), its line breaks and its punctuation.
+_PROMISE_PARTS = {
+    "zh": (["保证", "承诺", "确保", "郑重承诺", "我们保证", "我们承诺", "本部门确保"],
+           ["周四", "周五", "星期四", "星期五", "明天", "次日", "周末前"],
+           ["", "上午", "上午九点前", "中午十二点前", "下午两点前", "早上八点前", "晚上十点前"],
+           ["恢复", "全部恢复", "恢复正常使用", "恢复上传功能", "全部恢复且不影响使用"]),
+    "en": (["we guarantee it is back", "we promise service resumes", "we commit to having it back",
+            "guaranteed back", "we assure you it is restored", "we promise every service is back"],
+           ["Thursday", "Friday", "tomorrow", "the next day", "before the weekend"],
+           ["", "by 9 am", "by noon", "by 2 pm", "by 8 am", "by 10 pm"]),
 }
 _CLAUSE_MARKS = "，,；;：:、。！？!?.\n"
 _END_MARKS = "。！？!?."
 
 
-def _promise(lang: str, length: int) -> str:
-    return min(_PROMISES[lang], key=lambda p: (abs(len(p) - length), len(p)))
+def _draw(text: str):
+    import hashlib
+    import random
+
+    return random.Random(hashlib.sha256(text.encode("utf-8")).digest())
+
+
+def _promises(lang: str) -> list[str]:
+    if lang == "zh":
+        verbs, days, times, ends = _PROMISE_PARTS["zh"]
+        return [f"{v}{d}{t}{e}" for v in verbs for d in days for t in times for e in ends]
+    verbs, days, times = _PROMISE_PARTS["en"]
+    return [f"{v} {t} {'on ' if d[0].isupper() else ''}{d}".replace("  ", " ") if t else f"{v} {d}"
+            for v in verbs for d in days for t in times]
+
+
+def _promise(lang: str, length: int, rng) -> str:
+    """One of the wordings whose length is nearest `length` (within two characters), drawn."""
+    every = _promises(lang)
+    best = min(abs(len(p) - length) for p in every)
+    return rng.choice(sorted(p for p in every if abs(len(p) - length) <= best + 2))
 
 
 def change_day(text: str, language: str) -> Edit | None:
     """The material's day changed everywhere in the text (None when the text does not name it)."""
     lang = "en" if language == "en" else "zh"
-    for day, other in _DAYS[lang]:
+    for day in _DAYS[lang]:
         if day in text:
+            other = (day[:-1] + _draw(text).choice(_OTHER_DAYS["zh"]) if lang == "zh"
+                     else _draw(text).choice(_OTHER_DAYS["en"]))
             return Edit("changed-day", text.replace(day, other), ("schedule",),
                         f"“{day}”被改成了“{other}”（材料是周三晚间）。 · '{day}' was changed to '{other}'; the "
                         "material says Wednesday evening.")
@@ -61,10 +90,10 @@ def add_promise(text: str, language: str) -> Edit:
         if lang == "en" and " " in core[:half]:
             half = core[:half].rindex(" ")
         core = core[:half].rstrip() + ("，" if lang == "zh" else ", ")
-        promise = _promise(lang, len(body) - len(core))
+        promise = _promise(lang, len(body) - len(core), _draw(text))
         start = len(core)
     else:
-        promise = _promise(lang, len(core) - start)
+        promise = _promise(lang, len(core) - start, _draw(text))
     space = " " if core[start:start + 1] == " " else ""
     if lang == "en" and core[start - 1:start] in ("\n", ".", "!", "?"):
         promise = promise[0].upper() + promise[1:]
