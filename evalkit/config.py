@@ -158,8 +158,8 @@ class AppConfig:
     # of freedom come from the actual spread). `evalkit plan --compare` suggests a share for its roster. A setting,
     # not a frozen gate key: raise it when raters drop out.
     max_ratings_per_rater: int = 0
-    # Who may use the Live tab: "auto" (organisers on a Space, anyone locally), "organisers", "raters" (anyone
-    # signed in), or "anyone".
+    # Who may use the Live tab: "auto" (organisers on a Space and with invite sign-up, anyone with open sign-up
+    # locally), "organisers", "raters" (anyone signed in), or "anyone".
     live_access: str = "auto"
     # Live runs (each runs both models) per browser session, and per client address, in any hour.
     live_runs_per_hour: int = 20

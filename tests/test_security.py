@@ -282,6 +282,11 @@ def test_on_a_space_the_live_tab_is_for_organisers_by_default(tiny_models, tmp_p
 
     cfg = config(tiny_models, tmp_path)
     assert live_access(cfg, space=True) == "organisers" and live_access(cfg, space=False) == "anyone"
+    # a local study by invitation too (attacker audit F6: its raters read labelled samples of each path's style)
+    invited = config(tiny_models, tmp_path, signup="invite")
+    assert live_access(invited, space=False) == "organisers"
+    with pytest.raises(Exception, match="organisers"):
+        check_access(invited, False, Session(rater="ann"))
     with pytest.raises(Exception, match="organisers"):
         check_access(cfg, True, Session(rater="ann"))
     check_access(cfg, True, Session(rater="olga", organiser=True))

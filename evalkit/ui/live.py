@@ -67,8 +67,14 @@ def live_seed() -> int:
 
 
 def live_access(cfg: Config, space: bool) -> str:
+    """Who may run the Live tab. "auto": its organisers on a Space and in a local study by invitation (the tab labels
+    fresh outputs of each path for the very prompts being rated: a rater who reads them learns each path's style,
+    and her ratings are no longer blind; attacker audit F6), anyone with open sign-up locally (the offline demo a
+    presenter shows without signing in)."""
     mode = cfg.app.live_access
-    return ("organisers" if space else "anyone") if mode == "auto" else mode
+    if mode != "auto":
+        return mode
+    return "organisers" if space or cfg.app.signup == "invite" else "anyone"
 
 
 def check_access(cfg: Config, space: bool, s: Session | None) -> None:
