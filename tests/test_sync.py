@@ -1,5 +1,6 @@
 """Space persistence with the Hub client substituted: restore on start, consistent snapshots, retries."""
 
+import hashlib
 import shutil
 import sqlite3
 import threading
@@ -42,9 +43,11 @@ class FakeHub:
     is the hash of the folder's files, so a file put there from outside (another uploader) moves it, as on the Hub;
     a commit on a parent that is not the head is refused (412), as the Hub refuses it."""
 
-    def __init__(self, root, fail_uploads=0, fail_download=None, public=False, fail_info=None, read_only=False):
+    def __init__(self, root, fail_uploads=0, fail_download=None, public=False, fail_info=None, read_only=False,
+                 lfs=False):
         self.root, self.fail_uploads, self.fail_download = root, fail_uploads, fail_download
         self.public, self.fail_info, self.read_only = public, fail_info, read_only
+        self.lfs = lfs  # files stored as Git LFS (a binary file on the Hub): the blob id is the pointer's
         self.uploads, self.created, self.commits = 0, [], []
         root.mkdir(parents=True, exist_ok=True)
 
@@ -58,8 +61,19 @@ class FakeHub:
         from types import SimpleNamespace
 
         assert revision is None or revision == self.head() or revision in self.commits, revision
-        return [SimpleNamespace(path=p, blob_id=git_blob_id((self.root / p).read_bytes()))
-                for p in paths if (self.root / p).exists()]
+        out = []
+        for p in paths:
+            if not (self.root / p).exists():
+                continue
+            data = (self.root / p).read_bytes()
+            if self.lfs:
+                sha = hashlib.sha256(data).hexdigest()
+                pointer = f"version https://git-lfs.github.com/spec/v1\noid sha256:{sha}\nsize {len(data)}\n"
+                out.append(SimpleNamespace(path=p, blob_id=git_blob_id(pointer.encode()),
+                                           lfs=SimpleNamespace(sha256=sha, size=len(data))))
+            else:
+                out.append(SimpleNamespace(path=p, blob_id=git_blob_id(data), lfs=None))
+        return out
 
     def hf_hub_download(self, repo_id, filename, repo_type, revision=None):
         if self.fail_download:
@@ -561,3 +575,52 @@ def test_a_space_with_persistent_storage_serves_a_database_uploaded_while_it_was
     shutil.copyfile(theirs, third / "evalkit.db")
     moved = DatabaseSync(db_path, "org/ratings-3", api=FakeHub(third))
     assert moved.restore_if_missing() is True and _rows(db_path) == 1  # hub2 holds everything the disk had
+
+
+class LostAnswer(FakeHub):
+    """The Hub commits the upload, then the answer is lost (a read timeout after a large upload), `lose` times."""
+    lose = 0
+
+    def upload_file(self, *a, **k):
+        out = super().upload_file(*a, **k)
+        if self.lose:
+            self.lose -= 1
+            raise TimeoutError("The read operation timed out")
+        return out
+
+
+@pytest.mark.parametrize("lfs", [False, True])
+def test_a_push_that_reached_the_hub_but_lost_its_answer_is_recognised_as_the_app_s_own(tmp_path, lfs):
+    """Space audit F2, 2026-12-05: a push committed on the Hub whose answer was lost (a timeout) left the app with the
+    old blob id, so every later push took its own commit for someone else's upload and was held for good (a restart
+    then lost the ratings). The app now remembers what it sent and recognises that file in the repo (the git blob id,
+    or a Git LFS file's sha256), running on or restarted on its persistent disk."""
+    from evalkit.publish.sync import sync_health
+    from evalkit.ui.results import sync_warning
+
+    hub = LostAnswer(tmp_path / "hub", lfs=lfs)
+    sync, db_path = _started_and_pushed(hub, tmp_path)
+    _add_experiment(db_path)
+    hub.lose = 1
+    assert sync.push_now() is False and _rows(tmp_path / "hub" / "evalkit.db") == 2  # committed, answer lost
+    _add_experiment(db_path)
+    assert sync.push_now() is True and _rows(tmp_path / "hub" / "evalkit.db") == 3
+    assert sync_health(db_path)["held"] == "" and sync_warning(db_path, "en") == ""
+    # the same at the final push, then a restart on the same disk (persistent storage): not held either
+    _add_experiment(db_path)
+    hub.lose = 1
+    sync.stop()  # the final push lost its answer
+    assert _rows(tmp_path / "hub" / "evalkit.db") == 4
+    again = DatabaseSync(db_path, "org/ratings", api=LostAnswer(tmp_path / "hub", lfs=lfs))
+    assert again.restore_if_missing() is False
+    again.check_can_write()
+    assert sync_health(db_path)["held"] == ""
+    _add_experiment(db_path)
+    assert again.push_now() is True and _rows(tmp_path / "hub" / "evalkit.db") == 5
+    # a file that is not what the app sent is still someone else's: held, never pushed over
+    other = tmp_path / "other.db"
+    _add_experiment(other)
+    shutil.copyfile(other, tmp_path / "hub" / "evalkit.db")
+    _add_experiment(db_path)
+    assert again.push_now() is False and _rows(tmp_path / "hub" / "evalkit.db") == 1
+    assert sync_health(db_path)["held"] == "replaced"

@@ -71,6 +71,23 @@ def sync_health(db_path: Path) -> dict | None:
 UNKNOWN = object()  # DatabaseSync.repo_blob before the app has read the repo's file
 
 
+def _git_blob(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def _sent_ids(path: Path, digest: str) -> list[str]:
+    """The blob ids the Hub can give this snapshot once committed: git's own for a plain file, or its Git LFS
+    pointer's (a binary or large file; the Hub's Xet storage keeps the same pointer in git)."""
+    data = path.read_bytes()
+    pointer = f"version https://git-lfs.github.com/spec/v1\noid sha256:{digest}\nsize {len(data)}\n".encode()
+    return [_git_blob(data), _git_blob(pointer)]
+
+
+def _lfs_sha256(info) -> str | None:
+    lfs = getattr(info, "lfs", None)
+    return (lfs.get("sha256") if isinstance(lfs, dict) else getattr(lfs, "sha256", None)) if lfs else None
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
@@ -98,6 +115,10 @@ class DatabaseSync:
         # or the start's check has read it; a push only goes over the file it knows (see push_now)
         self.repo_blob: str | None | object = UNKNOWN
         self.diverged: dict | None = None  # the file someone else put there, while pushes are held
+        # snapshots this app sent whose commit it never saw confirmed (the answer lost after the Hub committed, a
+        # failed read-back): digest -> the blob ids that file would have. The repo holding one of them is this app's
+        # own push, not someone else's upload (kept in the state file for a restart on the same disk)
+        self.sent: dict[str, list[str]] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -202,7 +223,11 @@ class DatabaseSync:
             if refused:
                 raise refused
             head = getattr(info, "sha", None)
-            found = self._repo_blob(head)
+            file = self._repo_file(head)
+            found = getattr(file, "blob_id", None)
+            self.sent = {} if moved else stored.get("sent") or {}
+            if found != known and self._recognise(file):  # its own last push, whose answer was lost
+                known, stored["pushed_hash"] = found, self.last_pushed_hash
             if found == known:
                 return False
             if found is None or self._snapshot_hash() != stored.get("pushed_hash"):  # unpushed, even to its old repo
@@ -233,12 +258,34 @@ class DatabaseSync:
         self._restored(found)
         return True
 
+    def _repo_file(self, revision: str | None = None):
+        """The Hub's entry for the database in the repo at this revision (default: its head), None when absent."""
+        infos = self.api.get_paths_info(self.repo_id, [self.path_in_repo], revision=revision, repo_type="dataset")
+        return next((i for i in infos if getattr(i, "path", None) == self.path_in_repo), None)
+
     def _repo_blob(self, revision: str | None = None) -> str | None:
         """The git blob id of the database in the repo at this revision (default: its head), None when absent. Blob
         ids are the Hub's own (a Git LFS or Xet file's is its pointer's), so two reads compare without hashing here."""
-        infos = self.api.get_paths_info(self.repo_id, [self.path_in_repo], revision=revision, repo_type="dataset")
-        blobs = [getattr(i, "blob_id", None) for i in infos if getattr(i, "path", None) == self.path_in_repo]
-        return blobs[0] if blobs else None
+        return getattr(self._repo_file(revision), "blob_id", None)
+
+    def _sent_by_this_app(self, info) -> str | None:
+        """The digest of the snapshot this app sent that the repo's file is (by blob id, or a Git LFS file's sha256),
+        None when it is none of them."""
+        if info is None:
+            return None
+        blob, sha = getattr(info, "blob_id", None), _lfs_sha256(info)
+        return next((d for d, ids in self.sent.items() if blob in ids or sha == d), None)
+
+    def _recognise(self, info) -> bool:
+        """Whether the repo's file (another blob than the one this app knows) is a snapshot it sent itself: then it is
+        adopted as its last push (a commit whose answer was lost is this app's own, not someone else's upload)."""
+        digest = self._sent_by_this_app(info)
+        if digest is None:
+            return False
+        log.info("the database in %s is the snapshot this app sent when the Hub's answer was lost: taken as its "
+                 "last push", self.repo_id)
+        self.repo_blob, self.last_pushed_hash, self.sent = info.blob_id, digest, {}
+        return True
 
     def _diverged_words(self, found: str | None) -> str:
         return (f"the database {self.path_in_repo} in {self.repo_id} was "
@@ -263,6 +310,7 @@ class DatabaseSync:
         if self.repo_blob is not UNKNOWN:  # for a restart with persistent storage (_resume_kept): the repo's file as
             state["repo_blob"] = self.repo_blob  # this app last restored or pushed it, and that snapshot's digest
             state["pushed_hash"] = self.last_pushed_hash
+        state["sent"] = self.sent
         try:
             self.db_path.parent.mkdir(parents=True, exist_ok=True)  # a fresh start: the database is not made yet
             tmp = status_file(self.db_path).with_suffix(".tmp")
@@ -323,7 +371,13 @@ class DatabaseSync:
                     self._record(f"refused: {refused.what}")
                     return False
                 head = getattr(info, "sha", None)
-                found = self._repo_blob(head)
+                file = self._repo_file(head)
+                found = getattr(file, "blob_id", None)
+                if found != self.repo_blob and self._recognise(file):  # its own commit, the answer lost
+                    self.diverged = None
+                    if digest == self.last_pushed_hash:  # that commit holds everything: nothing more to push
+                        self._record(None)
+                        return True
                 if self.repo_blob is UNKNOWN:  # the start could not read it: the first push adopts what is there
                     self.repo_blob = found
                 if found != self.repo_blob:  # someone put another database there (or removed it): never push over it
@@ -337,6 +391,8 @@ class DatabaseSync:
                     self._record(f"held: {words}")
                     return False
                 self.diverged = None
+                # remembered before the call: the Hub may commit it and the answer still be lost (a timeout)
+                self.sent = dict(list(self.sent.items())[-20:]) | {digest: _sent_ids(snap, digest)}
                 # on the head just read: if anyone commits in between, the Hub refuses this one and the next tick
                 # looks again
                 commit = self.api.upload_file(path_or_fileobj=str(snap), path_in_repo=self.path_in_repo,
@@ -350,6 +406,7 @@ class DatabaseSync:
             self.last_pushed_hash = digest
             try:
                 self.repo_blob = self._repo_blob(getattr(commit, "oid", None))
+                self.sent = {}
             except Exception as e:  # noqa: BLE001 - pushed; only the next push's check has to adopt what it finds
                 log.warning("pushed to %s but could not read the file back (%s: %s)", self.repo_id, type(e).__name__, e)
                 self.repo_blob = UNKNOWN
