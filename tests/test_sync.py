@@ -624,3 +624,55 @@ def test_a_push_that_reached_the_hub_but_lost_its_answer_is_recognised_as_the_ap
     _add_experiment(db_path)
     assert again.push_now() is False and _rows(tmp_path / "hub" / "evalkit.db") == 1
     assert sync_health(db_path)["held"] == "replaced"
+
+
+class ReadBackFails(FakeHub):
+    """The commit goes through; the read of the file at that commit fails `fail_reads` times (an intermittent Hub)."""
+    fail_reads = 0
+    just_committed = False
+
+    def upload_file(self, *a, **k):
+        out = super().upload_file(*a, **k)
+        self.just_committed = True
+        return out
+
+    def get_paths_info(self, repo_id, paths, revision=None, repo_type=None):
+        after_commit, self.just_committed = self.just_committed, False
+        if self.fail_reads and after_commit:
+            self.fail_reads -= 1
+            raise ConnectionError("read back failed")
+        return super().get_paths_info(repo_id, paths, revision=revision, repo_type=repo_type)
+
+
+def test_a_failed_read_back_after_a_push_never_lets_the_next_push_go_over_an_upload(tmp_path):
+    """Space audit F4, 2026-12-05: after a good push whose read-back failed, the app forgot which file it had pushed
+    and its next push adopted whatever the repo held: a database uploaded in between was pushed over, silently. The app
+    now knows the file it pushed by its content: its own file lets the pushes go on, any other holds them, running or
+    restarted on its persistent disk."""
+    from evalkit.publish.sync import sync_health
+
+    hub = ReadBackFails(tmp_path / "hub")
+    sync, db_path = _started_and_pushed(hub, tmp_path)
+    _add_experiment(db_path)
+    hub.fail_reads = 1
+    assert sync.push_now() is True and _rows(tmp_path / "hub" / "evalkit.db") == 2  # pushed; read-back failed
+    _add_experiment(db_path)
+    assert sync.push_now() is True and _rows(tmp_path / "hub" / "evalkit.db") == 3  # its own file: pushes go on
+    _add_experiment(db_path)
+    hub.fail_reads = 1
+    assert sync.push_now() is True and _rows(tmp_path / "hub" / "evalkit.db") == 4
+    other = tmp_path / "upload.db"  # an upload in between
+    for _ in range(6):
+        _add_experiment(other)
+    shutil.copyfile(other, tmp_path / "hub" / "evalkit.db")
+    uploaded = (tmp_path / "hub" / "evalkit.db").read_bytes()
+    _add_experiment(db_path)
+    assert sync.push_now() is False and (tmp_path / "hub" / "evalkit.db").read_bytes() == uploaded
+    assert sync_health(db_path)["held"] == "replaced"
+    # restarted on the same disk in that state: still held, the upload never pushed over
+    again = DatabaseSync(db_path, "org/ratings", api=FakeHub(tmp_path / "hub"))
+    assert again.restore_if_missing() is False
+    again.check_can_write()
+    _add_experiment(db_path)
+    assert again.push_now() is False and (tmp_path / "hub" / "evalkit.db").read_bytes() == uploaded
+    assert sync_health(db_path)["held"] == "replaced"

@@ -69,6 +69,9 @@ def sync_health(db_path: Path) -> dict | None:
 
 
 UNKNOWN = object()  # DatabaseSync.repo_blob before the app has read the repo's file
+# DatabaseSync.repo_blob after a push whose file could not be read back: the repo's file is this app's when it is one
+# of the snapshots it sent (DatabaseSync.sent), never whatever the repo holds (a string: kept in the state file)
+SENT = "sent, not read back"
 
 
 def _git_blob(data: bytes) -> str:
@@ -407,9 +410,10 @@ class DatabaseSync:
             try:
                 self.repo_blob = self._repo_blob(getattr(commit, "oid", None))
                 self.sent = {}
-            except Exception as e:  # noqa: BLE001 - pushed; only the next push's check has to adopt what it finds
-                log.warning("pushed to %s but could not read the file back (%s: %s)", self.repo_id, type(e).__name__, e)
-                self.repo_blob = UNKNOWN
+            except Exception as e:  # noqa: BLE001 - pushed: the next push recognises the file by what was sent
+                log.warning("pushed to %s but could not read the file back (%s: %s); the next push checks that the "
+                            "repo still holds this snapshot", self.repo_id, type(e).__name__, e)
+                self.repo_blob = SENT
             self._record(None)
             return True
 
