@@ -481,11 +481,11 @@ def test_a_database_put_in_the_repo_while_the_app_runs_is_never_pushed_over(tmp_
     assert "删除" in sync_warning(db_path, "zh")
 
 
-def test_a_push_commits_on_the_head_it_checked_and_a_kept_database_adopts_the_repo_s_file(tmp_path):
+def test_a_push_commits_on_the_head_it_checked_and_a_kept_database_without_state_serves_the_repo_s_file(tmp_path):
     """The check and the commit are one step: an upload by someone else between them makes the Hub refuse the push
     (parent_commit), and the next push sees the other file and holds. A database kept on the Space's disk (persistent
-    storage) has restored nothing: without the state its disk keeps since, the start's check takes the repo's file as
-    its own, and pushes go on."""
+    storage) has restored nothing: without the state its disk keeps since, the repo's file is served when the disk
+    holds no rating it lacks (never taken as its own last push: Space audit F1, 2026-12-05), and pushes go on."""
     from evalkit.publish.sync import status_file, sync_health
 
     class Racing(FakeHub):  # another uploader commits right after the sync has read the repo's file
@@ -512,7 +512,7 @@ def test_a_push_commits_on_the_head_it_checked_and_a_kept_database_adopts_the_re
     shutil.copyfile(db_path, tmp_path / "hub" / "evalkit.db")
     status_file(db_path).unlink()
     kept = DatabaseSync(db_path, "org/ratings", api=FakeHub(tmp_path / "hub"))
-    assert kept.restore_if_missing() is False
+    assert kept.restore_if_missing() is True and list(db_path.parent.glob("evalkit.db.replaced-*"))
     kept.check_can_write()
     _add_experiment(db_path)
     assert kept.push_now() is True and _rows(tmp_path / "hub" / "evalkit.db") == 3
@@ -676,3 +676,71 @@ def test_a_failed_read_back_after_a_push_never_lets_the_next_push_go_over_an_upl
     _add_experiment(db_path)
     assert again.push_now() is False and (tmp_path / "hub" / "evalkit.db").read_bytes() == uploaded
     assert sync_health(db_path)["held"] == "replaced"
+
+
+def test_a_disk_database_the_sync_never_knew_is_never_pushed_over_an_uploaded_one(tmp_path, rated_db):
+    """Space audit F1, 2026-12-05: a Space on persistent storage that served with EVALKIT_SYNC_REPO=off (no sync state
+    beside its database) and then got the repo the README's step 4 asks for, with the organiser's upload in it, took
+    the upload for its own last push and pushed its disk's database over it, silently. Now a database on the disk with
+    no sync state counts as the repo's only when the repo has none: an upload is served when the disk holds no rating
+    it lacks (the disk's copy set aside), else the disk's database is served and its pushes held, saying what to do."""
+    from evalkit.publish.sync import sync_health
+    from evalkit.ui.results import sync_warning
+
+    rated_db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    upload = tmp_path / "upload.db"
+    for _ in range(6):
+        _add_experiment(upload)
+    # the disk holds ratings the upload lacks: served, pushes held, the upload never pushed over
+    space = tmp_path / "data"
+    space.mkdir()
+    shutil.copyfile(tmp_path / "rated.db", space / "evalkit.db")
+    hub = FakeHub(tmp_path / "hub")
+    shutil.copyfile(upload, hub.root / "evalkit.db")
+    uploaded = (hub.root / "evalkit.db").read_bytes()
+    sync = DatabaseSync(space / "evalkit.db", "org/ratings", api=hub)
+    assert sync.restore_if_missing() is False
+    sync.check_can_write()
+    assert sync_health(space / "evalkit.db")["held"] == "foreign"
+    en, zh = sync_warning(space / "evalkit.db", "en"), sync_warning(space / "evalkit.db", "zh")
+    assert "never pushed" in en and "org/ratings" in en and "remove evalkit.db from the dataset" in en
+    assert "暂停" in zh
+    _add_experiment(space / "evalkit.db")
+    assert sync.push_now() is False and (hub.root / "evalkit.db").read_bytes() == uploaded
+    assert "never restored nor pushed" in sync_health(space / "evalkit.db")["error"]
+    # the organiser removes the repo's file (its history keeps it): the disk's database goes there
+    (hub.root / "evalkit.db").unlink()
+    assert sync.push_now() is True and (hub.root / "evalkit.db").exists()
+    assert sync_health(space / "evalkit.db")["held"] == ""
+    # the disk holds no rating the upload lacks (a pool, no ratings): the upload is served, the disk's copy set aside
+    space2 = tmp_path / "data2"
+    _add_experiment(space2 / "evalkit.db")
+    hub2 = FakeHub(tmp_path / "hub2")
+    shutil.copyfile(upload, hub2.root / "evalkit.db")
+    sync2 = DatabaseSync(space2 / "evalkit.db", "org/ratings", api=hub2)
+    assert sync2.restore_if_missing() is True and _rows(space2 / "evalkit.db") == 6
+    assert [p for p in space2.glob("evalkit.db.replaced-*") if not p.name.endswith(("-wal", "-shm"))]
+    sync2.check_can_write()
+    _add_experiment(space2 / "evalkit.db")
+    assert sync2.push_now() is True and _rows(hub2.root / "evalkit.db") == 7  # on top of the upload
+    # a repo with no database: the disk's goes to it
+    hub3 = FakeHub(tmp_path / "hub3")
+    space3 = tmp_path / "data3"
+    shutil.copytree(space, space3)
+    (space3 / "evalkit.db.sync.json").unlink()
+    sync3 = DatabaseSync(space3 / "evalkit.db", "org/ratings", api=hub3)
+    assert sync3.restore_if_missing() is False
+    sync3.check_can_write()
+    assert sync3.push_now() is True and (hub3.root / "evalkit.db").exists()
+    # the start could not compare (the Hub down): the first push does not adopt the repo's file either
+    space4 = tmp_path / "data4"
+    shutil.copytree(space, space4)
+    (space4 / "evalkit.db.sync.json").unlink()
+    hub4 = FakeHub(tmp_path / "hub4", fail_download=ConnectionError("down"))
+    shutil.copyfile(upload, hub4.root / "evalkit.db")
+    sync4 = DatabaseSync(space4 / "evalkit.db", "org/ratings", api=hub4)
+    assert sync4.restore_if_missing() is False
+    sync4.check_can_write()
+    _add_experiment(space4 / "evalkit.db")
+    assert sync4.push_now() is False and (hub4.root / "evalkit.db").read_bytes() == uploaded
+    assert sync_health(space4 / "evalkit.db")["held"] == "foreign"

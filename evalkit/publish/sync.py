@@ -91,6 +91,21 @@ def _lfs_sha256(info) -> str | None:
     return (lfs.get("sha256") if isinstance(lfs, dict) else getattr(lfs, "sha256", None)) if lfs else None
 
 
+def _ratings_missing(disk: Path, other: Path) -> int:
+    """How many ratings (and skips) of the database `disk` the database `other` does not hold, as the same rater's
+    rating of the same pair at the same time (ratings are only ever added)."""
+    import sqlite3
+
+    def rows(path: Path) -> set:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return set(con.execute("SELECT pair_id, rater, created_at, kind FROM ratings"))
+        finally:
+            con.close()
+
+    return len(rows(disk) - rows(other))
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
@@ -122,6 +137,8 @@ class DatabaseSync:
         # failed read-back): digest -> the blob ids that file would have. The repo holding one of them is this app's
         # own push, not someone else's upload (kept in the state file for a restart on the same disk)
         self.sent: dict[str, list[str]] = {}
+        # the repo's file was never this app's (a disk database no sync had pushed): see _first_sync_of_kept
+        self.foreign = False
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -212,10 +229,10 @@ class DatabaseSync:
         pushed: serve the disk's and hold the pushes (the organisers' Results tab says so), never push over it. A
         Space now syncing with another repo (EVALKIT_SYNC_REPO changed) counts only "no file there" as its own: the
         disk's database goes to an empty repo, and a database already there is never pushed over. A disk without that
-        state (an app before it was kept) takes the repo's file as its own, at the start's check."""
+        state (served with EVALKIT_SYNC_REPO=off, copied there by hand): see _first_sync_of_kept."""
         stored = sync_health(self.db_path) or {}
         if "repo_blob" not in stored:
-            return False
+            return self._first_sync_of_kept()
         moved = stored.get("repo") != self.repo_id
         known = None if moved else stored["repo_blob"]
         self.repo_blob, self.last_ok_at = known, None if moved else stored.get("last_ok_at")
@@ -249,17 +266,70 @@ class DatabaseSync:
             log.warning("cannot compare the database in %s with the one this Space last pushed (%s: %s); it serves its "
                         "own, and its first push checks again", self.repo_id, type(e).__name__, e)
             return False
+        aside = self._serve_repo_file(Path(got), found)
+        log.warning("the database in %s was replaced while this Space was down, after its last push: it serves the "
+                    "repo's file; its own copy, with nothing unpushed, is kept as %s", self.repo_id, aside)
+        return True
+
+    def _serve_repo_file(self, got: Path, found: str | None) -> Path:
+        """Serve the repo's file (downloaded at got) in place of the disk's database, which is set aside beside it,
+        never deleted; its path is returned."""
         stem = f"{self.db_path.name}.replaced-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}"
         names = (stem if n == 1 else f"{stem}-{n}" for n in range(1, 1000))
         aside = move_database(self.db_path, next(self.db_path.with_name(n) for n in names
                                                  if not self.db_path.with_name(n).exists()))
-        if not restore_file(Path(got), self.db_path):
+        if not restore_file(got, self.db_path):
             move_database(aside, self.db_path)
             raise self._not_intact()
-        log.warning("the database in %s was replaced while this Space was down, after its last push: it serves the "
-                    "repo's file; its own copy, with nothing unpushed, is kept as %s", self.repo_id, aside)
         self._restored(found)
-        return True
+        return aside
+
+    def _first_sync_of_kept(self) -> bool:
+        """A database on the disk with no sync state: it was served with EVALKIT_SYNC_REPO=off, or put there by hand,
+        so no file in the repo is known to be its own. A repo with no database gets it at the first push. A database
+        there (the organiser's upload, README step 4) is served when the disk holds no rating it lacks, the disk's
+        copy set aside (True); else the disk's is served and its pushes held until the repo's file is removed, never
+        pushed over it. When the repo cannot be compared now, repo_blob stays UNKNOWN and push_now holds the same way
+        for a file it finds there."""
+        try:
+            info = self.api.repo_info(self.repo_id, repo_type="dataset")
+            refused = self._not_private(info)
+            if refused:
+                raise refused
+            head = getattr(info, "sha", None)
+            found = self._repo_blob(head)
+            if found is None:
+                log.info("no %s in %s yet: this Space's database %s goes to it at the first push", self.path_in_repo,
+                         self.repo_id, self.db_path)
+                self.repo_blob = None
+                return False
+            got = Path(self.api.hf_hub_download(repo_id=self.repo_id, filename=self.path_in_repo,
+                                                repo_type="dataset", revision=head))
+            missing = _ratings_missing(self.db_path, got)
+        except EvalkitError:
+            raise
+        except Exception as e:  # noqa: BLE001 - the first push holds rather than adopt a file it does not know
+            log.warning("cannot compare the database in %s with the one on this Space's disk, which no sync has "
+                        "pushed (%s: %s); it serves its own, and pushes only to a repo without %s", self.repo_id,
+                        type(e).__name__, e, self.path_in_repo)
+            return False
+        if missing == 0:
+            aside = self._serve_repo_file(got, found)
+            log.warning("this Space's disk held a database no sync had pushed, with no rating the database in %s "
+                        "lacks: it serves the repo's file; the disk's copy is kept as %s", self.repo_id, aside)
+            return True
+        self._hold_foreign(found, missing)
+        return False
+
+    def _hold_foreign(self, found: str, missing: int | None) -> None:
+        """The repo holds a database this app never restored nor pushed: only "no file there" is its own from now."""
+        self.repo_blob, self.foreign = None, True
+        self.diverged = {"blob": found, "at": _now()}
+        log.error("%s%s. To push this Space's database: remove %s from the dataset repo (its history keeps it) and "
+                  "the pushes resume by themselves; to serve the repo's file instead: delete %s (with %s) on the "
+                  "Space's disk and restart", self._diverged_words(found),
+                  "" if missing is None else f"; the disk's database holds {missing} rating(s) the repo's file lacks",
+                  self.path_in_repo, self.db_path, status_file(self.db_path).name)
 
     def _repo_file(self, revision: str | None = None):
         """The Hub's entry for the database in the repo at this revision (default: its head), None when absent."""
@@ -291,6 +361,10 @@ class DatabaseSync:
         return True
 
     def _diverged_words(self, found: str | None) -> str:
+        if self.foreign and found is not None:
+            return (f"the dataset repo {self.repo_id} holds a database {self.path_in_repo} that this Space never "
+                    f"restored nor pushed, and its disk holds another one ({self.db_path}, served before without the "
+                    "sync or copied there); the app holds its pushes rather than overwrite the repo's file")
         return (f"the database {self.path_in_repo} in {self.repo_id} was "
                 f"{'removed' if found is None else 'replaced'} by someone else since this app last restored or pushed "
                 "it; the app holds its pushes rather than overwrite it (its own ratings stay on its disk)")
@@ -309,7 +383,8 @@ class DatabaseSync:
         state = {"repo": self.repo_id, "last_ok_at": self.last_ok_at, "failing_since": self.failing_since,
                  "failures": self.failing, "error": error or "",
                  # pushes held over another database in the repo: how it changed ("replaced" / "removed"), else ""
-                 "held": "" if self.diverged is None else "removed" if self.diverged["blob"] is None else "replaced"}
+                 "held": "" if self.diverged is None else "removed" if self.diverged["blob"] is None else
+                 "foreign" if self.foreign else "replaced"}
         if self.repo_blob is not UNKNOWN:  # for a restart with persistent storage (_resume_kept): the repo's file as
             state["repo_blob"] = self.repo_blob  # this app last restored or pushed it, and that snapshot's digest
             state["pushed_hash"] = self.last_pushed_hash
@@ -335,8 +410,6 @@ class DatabaseSync:
                 self.api.create_repo(self.repo_id, repo_type="dataset", private=self.private, exist_ok=True)
                 self.api.upload_file(path_or_fileobj=str(probe), path_in_repo=START_FILE, repo_id=self.repo_id,
                                      repo_type="dataset", commit_message="evalkit: the app started")
-                if self.repo_blob is UNKNOWN:  # a database kept on the Space's disk (persistent storage): the repo's
-                    self.repo_blob = self._repo_blob()  # file now is taken as this app's last push
             except Exception as e:  # noqa: BLE001
                 if getattr(getattr(e, "response", None), "status_code", None) in (401, 403):
                     raise EvalkitError(
@@ -381,11 +454,16 @@ class DatabaseSync:
                     if digest == self.last_pushed_hash:  # that commit holds everything: nothing more to push
                         self._record(None)
                         return True
-                if self.repo_blob is UNKNOWN:  # the start could not read it: the first push adopts what is there
-                    self.repo_blob = found
+                if self.repo_blob is UNKNOWN:  # a disk database no sync had pushed, not compared at the start:
+                    if found is None:  # an empty repo gets it; a file there is never taken as its own
+                        self.repo_blob = None
+                    else:
+                        self._hold_foreign(found, None)
                 if found != self.repo_blob:  # someone put another database there (or removed it): never push over it
                     words = self._diverged_words(found)
-                    if self.diverged is None or self.diverged.get("blob") != found:
+                    if self.foreign:  # said by _hold_foreign; the wording of "replaced since" does not fit
+                        pass
+                    elif self.diverged is None or self.diverged.get("blob") != found:
                         log.error("push held: %s. To keep this app's ratings, restore the file in the repo to its "
                                   "last commit by this app (its history), and the pushes resume; to serve the repo's "
                                   "file instead, restart the Space (with persistent storage, delete %s first)",
@@ -393,7 +471,7 @@ class DatabaseSync:
                     self.diverged = {"blob": found, "at": (self.diverged or {}).get("at") or _now()}
                     self._record(f"held: {words}")
                     return False
-                self.diverged = None
+                self.diverged, self.foreign = None, False
                 # remembered before the call: the Hub may commit it and the answer still be lost (a timeout)
                 self.sent = dict(list(self.sent.items())[-20:]) | {digest: _sent_ids(snap, digest)}
                 # on the head just read: if anyone commits in between, the Hub refuses this one and the next tick

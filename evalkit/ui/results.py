@@ -315,6 +315,17 @@ def sync_warning(db_path: Path, lang: str) -> str:
     # what is at risk is what came after the last push that went through (the first failure may come later)
     since = (health.get("last_ok_at") or health.get("failing_since") or "").replace("T", " ").replace("+00:00", " UTC")
     error = inert((health.get("error") or "?")[:200])
+    if health.get("held") == "foreign":  # a disk database no sync had pushed, beside an upload (publish.sync)
+        repo = inert(health.get("repo") or "?")
+        return ((f"**⚠️ 数据库暂停同步到 Hub。** 本 Space 磁盘上的数据库从未推送过（之前以 EVALKIT_SYNC_REPO=off 运行，或手动放入），"
+                 f"而数据集 {repo} 中已有另一份 evalkit.db；应用不会覆盖它。要推送本 Space 的数据库：从该数据集中删除 evalkit.db"
+                 "（其历史会保留它），推送会自动恢复。要改用数据集中的那份：删除磁盘上的数据库及其 .sync.json 后重启。")
+                if lang == "zh" else
+                (f"**⚠️ The database's pushes to the Hub are held.** The database on this Space's disk was never pushed "
+                 f"(served before with EVALKIT_SYNC_REPO=off, or copied there), and the dataset {repo} holds another "
+                 "evalkit.db, which the app does not overwrite. To push this Space's database: remove evalkit.db from "
+                 "the dataset (its history keeps it), and the pushes resume by themselves. To serve the dataset's "
+                 "database instead: delete the database on the Space's disk (with its .sync.json) and restart.")) + "\n\n"
     if health.get("held"):  # another database in the repo: not a failure to fix, a choice between two databases
         removed = health["held"] == "removed"
         return word("sync_held", lang, repo=inert(health.get("repo") or "?"), since=since or "?",
