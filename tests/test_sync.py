@@ -744,3 +744,40 @@ def test_a_disk_database_the_sync_never_knew_is_never_pushed_over_an_uploaded_on
     _add_experiment(space4 / "evalkit.db")
     assert sync4.push_now() is False and (hub4.root / "evalkit.db").read_bytes() == uploaded
     assert sync_health(space4 / "evalkit.db")["held"] == "foreign"
+
+
+def test_a_sync_interval_out_of_range_stops_the_start_and_the_sync_thread_survives_errors(tmp_path, monkeypatch):
+    """Space audit F3, 2026-12-05: EVALKIT_SYNC_EVERY=0 (or negative, nan) spun the sync in a tight loop of snapshots
+    and commits; 1e12 or inf killed the sync thread (Event.wait overflowed), leaving no periodic push and no warning.
+    The start now refuses a value outside 10 s to one day, naming the variable and the value; and an error inside the
+    sync thread is recorded (the Results tab shows it), the thread going on."""
+    from evalkit.publish.sync import sync_health
+
+    monkeypatch.setenv("EVALKIT_SYNC_REPO", "org/ratings")
+    for bad in ("0", "-5", "nan", "inf", "1e12", "9.5", "86401"):
+        monkeypatch.setenv("EVALKIT_SYNC_EVERY", bad)
+        with pytest.raises(EvalkitError, match=f"EVALKIT_SYNC_EVERY={bad} .*10 to 86400") as refused:
+            from_environment(tmp_path / "x.db", api=FakeHub(tmp_path / "h"))
+        assert "EVALKIT_SYNC_EVERY=300" in refused.value.fix
+    for good in ("10", "300", "86400"):
+        monkeypatch.setenv("EVALKIT_SYNC_EVERY", good)
+        assert from_environment(tmp_path / "x.db", api=FakeHub(tmp_path / "h")).every_seconds == float(good)
+    db_path = tmp_path / "evalkit.db"
+    _add_experiment(db_path)
+    sync = DatabaseSync(db_path, "org/ratings", api=FakeHub(tmp_path / "hub"), every_seconds=0.02)
+    calls = []
+
+    def push_now():
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("boom")
+        return True
+
+    sync.push_now = push_now
+    sync.start()
+    for _ in range(200):
+        if len(calls) >= 2:
+            break
+        threading.Event().wait(0.02)
+    sync.stop(final_push=False)
+    assert len(calls) >= 2 and "RuntimeError: boom" in sync_health(db_path)["error"]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import os
 import tempfile
 import threading
@@ -498,7 +499,11 @@ class DatabaseSync:
     def start(self) -> None:
         def loop():
             while not self._stop.wait(self.every_seconds):
-                self.push_now()
+                try:
+                    self.push_now()
+                except Exception as e:  # noqa: BLE001 - a dead sync thread would end the pushes without a word
+                    log.exception("the sync of %s failed", self.repo_id)
+                    self._record(f"{type(e).__name__}: {e}")
 
         self._thread = threading.Thread(target=loop, name="evalkit-sync", daemon=True)
         self._thread.start()
@@ -512,6 +517,7 @@ class DatabaseSync:
                       "restart wipes", self.repo_id, self.last_ok_at or "the start")
 
 
+SYNC_EVERY_MIN, SYNC_EVERY_MAX = 10.0, 86400.0  # EVALKIT_SYNC_EVERY's accepted range, in seconds
 SYNC_OFF = "off"  # EVALKIT_SYNC_REPO=off: serve on a Space without syncing, the database on the Space's own disk
 
 
@@ -535,8 +541,16 @@ def from_environment(db_path: Path, api=None) -> DatabaseSync | None:
                 f"\"On a Hugging Face Space\"); EVALKIT_SYNC_REPO={SYNC_OFF} serves without syncing (persistent "
                 "storage at EVALKIT_DATA_DIR, or ratings you can lose)")
         return None
+    raw = os.environ.get("EVALKIT_SYNC_EVERY", "300").strip()
     try:
-        every = float(os.environ.get("EVALKIT_SYNC_EVERY", "300"))
+        every = float(raw)
     except ValueError:
-        raise EvalkitError("EVALKIT_SYNC_EVERY must be a number of seconds", "e.g. EVALKIT_SYNC_EVERY=300")
+        every = math.nan
+    # below 10 s every rating is its own snapshot and commit (0 spins a busy loop, and the Hub limits commits); above a
+    # day (inf, 1e12) the sync thread's wait overflows and no periodic push happens at all
+    if not SYNC_EVERY_MIN <= every <= SYNC_EVERY_MAX:  # nan fails both comparisons
+        raise EvalkitError(f"EVALKIT_SYNC_EVERY={raw} is not a number of seconds from {SYNC_EVERY_MIN:g} to "
+                           f"{SYNC_EVERY_MAX:g} (a day)",
+                           "set the Space variable EVALKIT_SYNC_EVERY in that range, e.g. EVALKIT_SYNC_EVERY=300 (the "
+                           "default when it is not set)")
     return DatabaseSync(db_path, repo, every_seconds=every, api=api)
