@@ -305,12 +305,12 @@ def test_only_a_file_missing_from_a_readable_repo_starts_fresh(tmp_path):
     assert sync.restore_if_missing() is False  # the repo was read and holds no evalkit.db
     offline = FakeHub(tmp_path / "hub", fail_download=LocalEntryNotFoundError("no connection, not in the cache"))
     with pytest.raises(EvalkitError, match="cannot restore") as refused:  # the Hub was not reached: no answer
-        DatabaseSync(tmp_path / "b" / "evalkit.db", "org/ratings", api=offline).restore_if_missing()
+        DatabaseSync(tmp_path / "b" / "evalkit.db", "org/ratings", api=offline, sleep=lambda s: None).restore_if_missing()
     # an outage is no token problem: the fix says to restart once the Hub answers (Space audit, 2026-12-04)
     assert "could not be reached" in refused.value.fix and "HF_TOKEN" not in refused.value.fix
     down = FakeHub(tmp_path / "hub", fail_download=ConnectionError("huggingface.co unreachable"))
     with pytest.raises(EvalkitError, match="cannot restore") as refused:
-        DatabaseSync(tmp_path / "c" / "evalkit.db", "org/ratings", api=down).restore_if_missing()
+        DatabaseSync(tmp_path / "c" / "evalkit.db", "org/ratings", api=down, sleep=lambda s: None).restore_if_missing()
     assert "restart the Space once huggingface.co answers" in refused.value.fix
 
 
@@ -781,3 +781,44 @@ def test_a_sync_interval_out_of_range_stops_the_start_and_the_sync_thread_surviv
         threading.Event().wait(0.02)
     sync.stop(final_push=False)
     assert len(calls) >= 2 and "RuntimeError: boom" in sync_health(db_path)["error"]
+
+
+def test_a_transient_hub_error_at_the_start_is_retried_a_few_times_before_the_start_stops(tmp_path):
+    """Space audit F7, 2026-12-05: one connection error or 5xx from the Hub while the start restored the database
+    stopped the Space until someone restarted it. The restore now retries a few times, waiting longer each time (the
+    waits injectable here), and stops only when every try failed, saying how often it tried; a refusal (401/403, a
+    public repo) is never retried."""
+    hub_root = tmp_path / "hub"
+    sync, _ = _started_and_pushed(FakeHub(hub_root), tmp_path)
+
+    class Flaky(FakeHub):
+        fails = 0
+
+        def repo_info(self, repo_id, repo_type=None):
+            if self.fails:
+                self.fails -= 1
+                raise (ConnectionError("connection reset") if self.fails % 2 else
+                       hub_error(503, f"https://huggingface.co/api/datasets/{repo_id}", message="Service Unavailable"))
+            return super().repo_info(repo_id, repo_type=repo_type)
+
+    waits = []
+    flaky = Flaky(hub_root)
+    flaky.fails = 2
+    restored = DatabaseSync(tmp_path / "s2" / "evalkit.db", "org/ratings", api=flaky, retry_delays=(1, 3, 9),
+                            sleep=waits.append)
+    assert restored.restore_if_missing() is True and _rows(tmp_path / "s2" / "evalkit.db") == 1
+    assert waits == [1, 3]
+    waits.clear()
+    flaky.fails = 10
+    down = DatabaseSync(tmp_path / "s3" / "evalkit.db", "org/ratings", api=flaky, retry_delays=(1, 3, 9),
+                        sleep=waits.append)
+    with pytest.raises(EvalkitError, match="cannot restore") as refused:
+        down.restore_if_missing()
+    assert waits == [1, 3, 9] and "tried 4 times" in str(refused.value)
+    assert not (tmp_path / "s3" / "evalkit.db").exists()
+    waits.clear()
+    url = "https://huggingface.co/api/datasets/org/ratings"
+    with pytest.raises(EvalkitError, match="cannot be read with this token"):
+        DatabaseSync(tmp_path / "s4" / "evalkit.db", "org/ratings", api=FakeHub(hub_root, fail_info=hub_error(401, url)),
+                     retry_delays=(1, 3, 9), sleep=waits.append).restore_if_missing()
+    assert waits == []

@@ -22,6 +22,7 @@ import math
 import os
 import tempfile
 import threading
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -115,11 +116,13 @@ class DatabaseSync:
     """Restore-on-start and scheduled, consistent pushes of the SQLite file to a Hub dataset repo."""
 
     def __init__(self, db_path: Path, repo_id: str, *, every_seconds: float = 300, path_in_repo: str = "evalkit.db",
-                 api=None, private: bool = True):
+                 api=None, private: bool = True, retry_delays: tuple[float, ...] = (5, 15, 45), sleep=None):
         if not repo_id or "/" not in repo_id:
             raise EvalkitError(f"sync repo {repo_id!r} is not a dataset repo id", "set EVALKIT_SYNC_REPO to owner/name")
         self.db_path, self.repo_id, self.path_in_repo = Path(db_path), repo_id, path_in_repo
         self.every_seconds, self.private = every_seconds, private
+        # the restore's waits before its next try when the Hub does not answer (a blip must not stop the Space)
+        self.retry_delays, self._sleep = tuple(retry_delays), sleep or time.sleep
         if api is None:
             from huggingface_hub import HfApi
 
@@ -173,6 +176,20 @@ class DatabaseSync:
         intact database. A fresh empty database pushed over the real one would lose every rating."""
         if self.db_path.exists():
             return self._resume_kept()
+        for n, delay in enumerate((*self.retry_delays, None), 1):
+            try:
+                return self._restore()
+            except EvalkitError as e:
+                if not getattr(e, "transient", False):
+                    raise
+                if delay is None:
+                    raise EvalkitError(f"{e.what} (tried {n} times)", e.fix) from e.__cause__
+                log.warning("%s; trying again in %gs (%d of %d)", e.what, delay, n + 1, len(self.retry_delays) + 1)
+                self._sleep(delay)
+
+    def _restore(self) -> bool:
+        """One try of restore_if_missing with no local file; an EvalkitError marked `transient` when the Hub did not
+        answer (worth another try)."""
         try:
             info = self.api.repo_info(self.repo_id, repo_type="dataset")
             refused = self._not_private(info)
@@ -194,13 +211,16 @@ class DatabaseSync:
             unreached = isinstance(e, (ConnectionError, TimeoutError)) or type(e).__name__ in (
                 "LocalEntryNotFoundError", "OfflineModeIsEnabled", "ConnectError", "ConnectTimeout", "ReadTimeout") or (
                 getattr(getattr(e, "response", None), "status_code", 0) or 0) >= 500
-            raise EvalkitError(
+            refused = EvalkitError(
                 f"cannot restore the database from dataset {self.repo_id}: {type(e).__name__}: {e}",
                 ("the Hub could not be reached, and nothing was changed: restart the Space once huggingface.co "
                  "answers (it stays stopped until then)" if unreached else
                  "check HF_TOKEN and the repo id (EVALKIT_SYNC_REPO)")
                 + "; the app will not start on an empty database that could overwrite the stored ratings",
-            ) from e
+            )
+            # offline mode never answers: no point waiting for it
+            refused.transient = unreached and type(e).__name__ != "OfflineModeIsEnabled"
+            raise refused from e
         if not restore_file(Path(got), self.db_path):
             raise self._not_intact()
         self._restored(blob)
