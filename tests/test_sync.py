@@ -822,3 +822,30 @@ def test_a_transient_hub_error_at_the_start_is_retried_a_few_times_before_the_st
         DatabaseSync(tmp_path / "s4" / "evalkit.db", "org/ratings", api=FakeHub(hub_root, fail_info=hub_error(401, url)),
                      retry_delays=(1, 3, 9), sleep=waits.append).restore_if_missing()
     assert waits == []
+
+
+def test_a_space_serving_without_sync_on_a_disk_a_restart_wipes_says_so(tmp_path, monkeypatch, capsys):
+    """Space audit F11, 2026-12-05: EVALKIT_SYNC_REPO=off on a Space without persistent storage (the variable meant
+    for a deliberate choice, or storage not attached) started without a word, though a restart wipes every rating. The
+    start's log now says where the database is and whether a restart keeps it, and the organisers' Results tab warns
+    while it is on the Space's own disk."""
+    import evalkit.publish.sync as sync_module
+    from evalkit.ui.results import sync_warning
+
+    on_a_space(monkeypatch)
+    monkeypatch.setenv("EVALKIT_SYNC_REPO", "off")
+    db_path = tmp_path / "results" / "evalkit.db"
+    monkeypatch.setattr(sync_module, "_on_own_volume", lambda path: False)
+    assert from_environment(db_path) is None
+    err = capsys.readouterr().err
+    assert "EVALKIT_SYNC_REPO=off" in err and str(db_path) in err and "restart or a rebuild wipes" in err
+    assert "EVALKIT_DATA_DIR=/data" in err
+    en, zh = sync_warning(db_path, "en"), sync_warning(db_path, "zh")
+    assert "not synced" in en and "restart" in en and "EVALKIT_SYNC_REPO" in en and "重启" in zh
+    monkeypatch.setattr(sync_module, "_on_own_volume", lambda path: True)  # persistent storage
+    assert from_environment(db_path) is None
+    err = capsys.readouterr().err
+    assert str(db_path) in err and "wipes" not in err and sync_warning(db_path, "en") == ""
+    monkeypatch.setattr(sync_module, "_on_own_volume", lambda path: False)
+    monkeypatch.delenv("SYSTEM")  # a local app: nothing to say
+    assert from_environment(db_path) is None and capsys.readouterr().err == "" and sync_warning(db_path, "en") == ""

@@ -537,6 +537,26 @@ class DatabaseSync:
                       "restart wipes", self.repo_id, self.last_ok_at or "the start")
 
 
+def _on_own_volume(path: Path) -> bool:
+    """Whether the file's folder (or its nearest existing parent) is on another file system than "/": a mounted
+    volume such as a Space's persistent storage at /data, which a restart keeps; the container's own disk is not."""
+    folder = Path(path).absolute().parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        return os.stat(folder).st_dev != os.stat("/").st_dev
+    except OSError:
+        return False
+
+
+def unsynced_on_space(db_path: Path) -> bool:
+    """A Space serving with EVALKIT_SYNC_REPO=off from the container's own disk: a restart wipes every rating."""
+    from ..locations import on_space
+
+    return (os.environ.get("EVALKIT_SYNC_REPO", "").strip().lower() == SYNC_OFF and on_space()
+            and not _on_own_volume(db_path))
+
+
 SYNC_EVERY_MIN, SYNC_EVERY_MAX = 10.0, 86400.0  # EVALKIT_SYNC_EVERY's accepted range, in seconds
 SYNC_OFF = "off"  # EVALKIT_SYNC_REPO=off: serve on a Space without syncing, the database on the Space's own disk
 
@@ -550,6 +570,15 @@ def from_environment(db_path: Path, api=None) -> DatabaseSync | None:
 
     repo = os.environ.get("EVALKIT_SYNC_REPO", "").strip()
     if repo.lower() == SYNC_OFF:
+        if on_space():  # a deliberate choice looks the same as a forgotten variable or storage not attached: say it
+            import sys
+
+            print(f"evalkit: EVALKIT_SYNC_REPO={SYNC_OFF}: the database {db_path} is not synced to the Hub; "
+                  + ("it is on a volume of its own (persistent storage keeps it across restarts), and nothing else "
+                     "keeps a copy" if _on_own_volume(db_path) else
+                     "it is on the Space's own disk, which a restart or a rebuild wipes, every rating with it: set "
+                     "EVALKIT_SYNC_REPO to a private dataset repo, or attach persistent storage and set "
+                     "EVALKIT_DATA_DIR=/data"), file=sys.stderr)
         return None
     if not repo:
         if on_space():

@@ -306,9 +306,16 @@ def time_on_task_shown(agg, session: Session):
 
 def sync_warning(db_path: Path, lang: str) -> str:
     """For organisers, while pushes of the database to the Hub fail (publish.sync's status file): a restart would
-    lose the ratings stored since the last good push, and nothing else in the app says so. '' otherwise."""
-    from ..publish.sync import sync_health
+    lose the ratings stored since the last good push, and nothing else in the app says so; likewise on a Space served
+    with EVALKIT_SYNC_REPO=off from its own disk. '' otherwise."""
+    from ..publish.sync import sync_health, unsynced_on_space
 
+    if unsynced_on_space(db_path):  # EVALKIT_SYNC_REPO=off, no persistent storage: nothing outlives a restart
+        return (("**⚠️ 数据库未同步到 Hub（EVALKIT_SYNC_REPO=off），且位于本 Space 自身的磁盘上：重启或重建会清除所有评分。** "
+                 "请把 EVALKIT_SYNC_REPO 设为一个私有数据集，或挂载持久存储并设置 EVALKIT_DATA_DIR=/data。") if lang == "zh" else
+                ("**⚠️ The database is not synced to the Hub (EVALKIT_SYNC_REPO=off) and lies on this Space's own "
+                 "disk: a restart or a rebuild wipes every rating.** Set EVALKIT_SYNC_REPO to a private dataset repo, "
+                 "or attach persistent storage and set EVALKIT_DATA_DIR=/data.")) + "\n\n"
     health = sync_health(db_path)
     if not health or not health.get("failures"):
         return ""
