@@ -849,3 +849,30 @@ def test_a_space_serving_without_sync_on_a_disk_a_restart_wipes_says_so(tmp_path
     monkeypatch.setattr(sync_module, "_on_own_volume", lambda path: False)
     monkeypatch.delenv("SYSTEM")  # a local app: nothing to say
     assert from_environment(db_path) is None and capsys.readouterr().err == "" and sync_warning(db_path, "en") == ""
+
+
+def test_the_sync_s_info_lines_reach_the_log_of_a_served_app(tmp_path, monkeypatch, capsys):
+    """Space audit F14, 2026-12-05: evalkit never configured logging, so Python dropped every INFO line of the sync (a
+    fresh start on a repo, each good push): the Space's log could not show that the sync works at all. `serve` now
+    gives evalkit's loggers a handler on stderr at INFO, once however often it is called."""
+    import logging
+
+    from click.testing import CliRunner
+
+    import huggingface_hub
+
+    from evalkit.cli import cli
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", lambda: FakeHub(tmp_path / "hub"))
+    monkeypatch.setenv("EVALKIT_SYNC_REPO", "org/ratings")
+    for _ in range(2):
+        r = CliRunner().invoke(cli, ["serve", "--db", str(tmp_path / "space" / "evalkit.db"), "--no-prepare"])
+        assert r.exit_code == 1 and r.output.count("no evalkit.db in org/ratings yet: starting a new study") == 1, r.output
+    handlers = logging.getLogger("evalkit").handlers
+    assert len(handlers) == 1
+    sync = DatabaseSync(tmp_path / "space2" / "evalkit.db", "org/ratings", api=FakeHub(tmp_path / "hub"))
+    sync.restore_if_missing()
+    _add_experiment(tmp_path / "space2" / "evalkit.db")
+    capsys.readouterr()
+    assert sync.push_now()  # each good push says so, on the stderr of the moment (not the closed one of a runner)
+    assert "pushed the database to org/ratings" in capsys.readouterr().err

@@ -205,7 +205,9 @@ class DatabaseSync:
             if _unreadable(e):
                 raise self._cannot_read(e) from e
             if _is_missing(e):
-                log.info("no database in %s yet: starting a fresh one", self.repo_id)
+                log.info("no %s in %s yet: starting a new study database (if the study is in that repo under "
+                         "another name, stop the Space and rename the file to %s)", self.path_in_repo, self.repo_id,
+                         self.path_in_repo)
                 self.repo_blob = None
                 return False
             unreached = isinstance(e, (ConnectionError, TimeoutError)) or type(e).__name__ in (
@@ -509,6 +511,7 @@ class DatabaseSync:
             try:
                 self.repo_blob = self._repo_blob(getattr(commit, "oid", None))
                 self.sent = {}
+                log.info("pushed the database to %s", self.repo_id)
             except Exception as e:  # noqa: BLE001 - pushed: the next push recognises the file by what was sent
                 log.warning("pushed to %s but could not read the file back (%s: %s); the next push checks that the "
                             "repo still holds this snapshot", self.repo_id, type(e).__name__, e)

@@ -8,6 +8,7 @@ locally they use personal codes (`evalkit raters add`), or pick a name when the 
 from __future__ import annotations
 
 import contextlib
+import logging
 import sys
 from pathlib import Path
 
@@ -72,11 +73,36 @@ def plan_hint(path: Path) -> str:
     return f"evalkit: {study.label()}: {short}." if short else ""
 
 
+class _Stderr(logging.StreamHandler):
+    """A handler on whatever sys.stderr is when it writes (a test runner swaps it), not the one at its creation."""
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value):
+        pass
+
+
+def log_to_stderr() -> None:
+    """evalkit's INFO lines (the sync's fresh start, restores, good pushes) to stderr, the only log a Space shows:
+    with logging never configured, Python drops everything below WARNING. Once, however often serve runs."""
+    logger = logging.getLogger("evalkit")
+    if not any(isinstance(h, _Stderr) for h in logger.handlers):
+        handler = _Stderr()
+        handler.setFormatter(logging.Formatter("evalkit: %(message)s"))
+        logger.addHandler(handler)
+    if logger.level == logging.NOTSET or logger.level > logging.INFO:
+        logger.setLevel(logging.INFO)
+
+
 def serve(cfg: Config, path: Path, *, host: str | None = None, port: int | None = None, prepare: bool = True) -> None:
     """Serve the app for this config and database until the server stops. Raises EvalkitError before serving when
     the database cannot be used (and stops a preparation it started)."""
     from ..publish.sync import from_environment
 
+    log_to_stderr()
     if port is not None and not 0 <= port <= 65535:  # before a preparation starts
         raise EvalkitError(f"--port {port} is not a port", "pass a port in 0-65535, e.g. --port 7861 (0: Gradio's "
                            "default, 7860 or the next free one)")
