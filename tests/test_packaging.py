@@ -16,12 +16,25 @@ def _names(reqs):
     return {re.split(r"[<>=\[;]", r, 1)[0].strip().lower() for r in reqs}
 
 
-def test_space_requirements_match_pyproject():
+def _space_requirements(text):
+    """requirements.txt's requirements: not its comments, nor pip's option lines (README step 1 puts
+    `--extra-index-url https://download.pytorch.org/whl/cpu` first on a CPU Space)."""
+    return [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith(("#", "-"))]
+
+
+def test_space_requirements_match_pyproject(text=None):
     deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
-    space = [ln.strip() for ln in (ROOT / "requirements.txt").read_text().splitlines() if ln.strip() and not ln.startswith("#")]
+    space = _space_requirements((ROOT / "requirements.txt").read_text() if text is None else text)
     assert _names(deps) == _names(space)
     strip = lambda r: re.sub(r"\[.*?\]", "", r).replace(" ", "")  # noqa: E731
     assert {strip(r) for r in deps} == {strip(r) for r in space}
+
+
+def test_readme_s_cpu_index_line_keeps_the_requirements_equal_to_pyproject():
+    """Space audit F17, 2026-12-05: README step 1's CPU index line on requirements.txt's first line was counted as a
+    requirement, so a repository that followed the README failed the check above."""
+    text = (ROOT / "requirements.txt").read_text()
+    test_space_requirements_match_pyproject("--extra-index-url https://download.pytorch.org/whl/cpu\n" + text)
 
 
 def test_the_tested_versions_lie_within_the_project_s_ranges():
