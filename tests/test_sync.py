@@ -708,6 +708,12 @@ def test_a_disk_database_the_sync_never_knew_is_never_pushed_over_an_uploaded_on
     _add_experiment(space / "evalkit.db")
     assert sync.push_now() is False and (hub.root / "evalkit.db").read_bytes() == uploaded
     assert "never restored nor pushed" in sync_health(space / "evalkit.db")["error"]
+    # restarted on that disk while held: still held, said the same way
+    restarted = DatabaseSync(space / "evalkit.db", "org/ratings", api=hub)
+    assert restarted.restore_if_missing() is False
+    restarted.check_can_write()
+    assert sync_health(space / "evalkit.db")["held"] == "foreign"
+    assert (hub.root / "evalkit.db").read_bytes() == uploaded
     # the organiser removes the repo's file (its history keeps it): the disk's database goes there
     (hub.root / "evalkit.db").unlink()
     assert sync.push_now() is True and (hub.root / "evalkit.db").exists()

@@ -260,6 +260,8 @@ class DatabaseSync:
         known = None if moved else stored["repo_blob"]
         self.repo_blob, self.last_ok_at = known, None if moved else stored.get("last_ok_at")
         self.last_pushed_hash = None if moved else stored.get("pushed_hash")  # to a new repo: the first push is due
+        self.sent = {} if moved else stored.get("sent") or {}
+        self.foreign = not moved and bool(stored.get("foreign"))  # still held over a file it never knew
         try:
             info = self.api.repo_info(self.repo_id, repo_type="dataset")
             refused = self._not_private(info)
@@ -268,7 +270,6 @@ class DatabaseSync:
             head = getattr(info, "sha", None)
             file = self._repo_file(head)
             found = getattr(file, "blob_id", None)
-            self.sent = {} if moved else stored.get("sent") or {}
             if found != known and self._recognise(file):  # its own last push, whose answer was lost
                 known, stored["pushed_hash"] = found, self.last_pushed_hash
             if found == known:
@@ -411,7 +412,7 @@ class DatabaseSync:
         if self.repo_blob is not UNKNOWN:  # for a restart with persistent storage (_resume_kept): the repo's file as
             state["repo_blob"] = self.repo_blob  # this app last restored or pushed it, and that snapshot's digest
             state["pushed_hash"] = self.last_pushed_hash
-        state["sent"] = self.sent
+        state["sent"], state["foreign"] = self.sent, self.foreign
         try:
             self.db_path.parent.mkdir(parents=True, exist_ok=True)  # a fresh start: the database is not made yet
             tmp = status_file(self.db_path).with_suffix(".tmp")
