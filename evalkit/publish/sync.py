@@ -7,7 +7,10 @@ While running: every few minutes take a consistent snapshot (SQLite's online bac
 raters write) and push it when it changed. A failed push keeps the local data and is retried on the
 next tick; nothing is ever deleted locally. A database someone else put in the repo while the app runs is never
 pushed over: each push first compares the repo's file with the one the app last restored or pushed (the Hub's git
-blob ids, never a local hash), commits on the head it read (parent_commit), and holds its pushes while they differ.
+blob ids), commits on the head it read (parent_commit), and holds its pushes while they differ, unless the repo's file
+is a snapshot this app sent itself whose answer it never got (a timeout after the commit, a failed read-back), known
+by the blob ids it would have or a Git LFS file's sha256. A database on the disk that no sync ever pushed is never
+taken for the repo's file.
 A database kept on the Space's disk (persistent storage) remembers, beside it, the repo's file it last restored or
 pushed: a restart then finds a file uploaded while the Space was down and serves it (the disk's copy set aside) when
 the disk holds nothing unpushed, or holds its pushes when both changed; it never pushes over it.
