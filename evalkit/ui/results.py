@@ -311,11 +311,7 @@ def sync_warning(db_path: Path, lang: str) -> str:
     from ..publish.sync import sync_health, unsynced_on_space
 
     if unsynced_on_space(db_path):  # EVALKIT_SYNC_REPO=off, no persistent storage: nothing outlives a restart
-        return (("**⚠️ 数据库未同步到 Hub（EVALKIT_SYNC_REPO=off），且位于本 Space 自身的磁盘上：重启或重建会清除所有评分。** "
-                 "请把 EVALKIT_SYNC_REPO 设为一个私有数据集，或挂载持久存储并设置 EVALKIT_DATA_DIR=/data。") if lang == "zh" else
-                ("**⚠️ The database is not synced to the Hub (EVALKIT_SYNC_REPO=off) and lies on this Space's own "
-                 "disk: a restart or a rebuild wipes every rating.** Set EVALKIT_SYNC_REPO to a private dataset repo, "
-                 "or attach persistent storage and set EVALKIT_DATA_DIR=/data.")) + "\n\n"
+        return word("sync_off_disk", lang) + "\n\n"
     health = sync_health(db_path)
     if not health or not health.get("failures"):
         return ""
@@ -324,15 +320,7 @@ def sync_warning(db_path: Path, lang: str) -> str:
     error = inert((health.get("error") or "?")[:200])
     if health.get("held") == "foreign":  # a disk database no sync had pushed, beside an upload (publish.sync)
         repo = inert(health.get("repo") or "?")
-        return ((f"**⚠️ 数据库暂停同步到 Hub。** 本 Space 磁盘上的数据库从未推送过（之前以 EVALKIT_SYNC_REPO=off 运行，或手动放入），"
-                 f"而数据集 {repo} 中已有另一份 evalkit.db；应用不会覆盖它。要推送本 Space 的数据库：从该数据集中删除 evalkit.db"
-                 "（其历史会保留它），推送会自动恢复。要改用数据集中的那份：删除磁盘上的数据库及其 .sync.json 后重启。")
-                if lang == "zh" else
-                (f"**⚠️ The database's pushes to the Hub are held.** The database on this Space's disk was never pushed "
-                 f"(served before with EVALKIT_SYNC_REPO=off, or copied there), and the dataset {repo} holds another "
-                 "evalkit.db, which the app does not overwrite. To push this Space's database: remove evalkit.db from "
-                 "the dataset (its history keeps it), and the pushes resume by themselves. To serve the dataset's "
-                 "database instead: delete the database on the Space's disk (with its .sync.json) and restart.")) + "\n\n"
+        return word("sync_foreign", lang, repo=repo) + "\n\n"
     if health.get("held"):  # another database in the repo: not a failure to fix, a choice between two databases
         removed = health["held"] == "removed"
         return word("sync_held", lang, repo=inert(health.get("repo") or "?"), since=since or "?",

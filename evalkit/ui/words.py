@@ -82,6 +82,20 @@ WORDS: dict[str, dict[str, str]] = {
                         "the pushes resume by themselves. To serve the dataset's database instead: restart the Space "
                         "(with persistent storage, delete the database on its disk first); the ratings stored since "
                         "{since} are then lost."},
+    "sync_off_disk": {"zh": "**⚠️ 数据库未同步到 Hub（EVALKIT_SYNC_REPO=off），且位于本 Space 自身的磁盘上：重启或重建会清除所有评分。** "
+                            "请把 EVALKIT_SYNC_REPO 设为一个私有数据集，或挂载持久存储并设置 EVALKIT_DATA_DIR=/data。",
+                      "en": "**⚠️ The database is not synced to the Hub (EVALKIT_SYNC_REPO=off) and lies on this Space's own "
+                            "disk: a restart or a rebuild wipes every rating.** Set EVALKIT_SYNC_REPO to a private dataset "
+                            "repo, or attach persistent storage and set EVALKIT_DATA_DIR=/data."},
+    "sync_foreign": {"zh": "**⚠️ 数据库暂停同步到 Hub。** 本 Space 磁盘上的数据库从未推送过（之前以 EVALKIT_SYNC_REPO=off 运行，或手动放入），"
+                           "而数据集 {repo} 中已有另一份 evalkit.db；应用不会覆盖它。要推送本 Space 的数据库：从该数据集中删除 evalkit.db"
+                           "（其历史会保留它），推送会自动恢复。要改用数据集中的那份：删除磁盘上的数据库及其 .sync.json 后重启。",
+                     "en": "**⚠️ The database's pushes to the Hub are held.** The database on this Space's disk was never "
+                           "pushed (served before with EVALKIT_SYNC_REPO=off, or copied there), and the dataset {repo} "
+                           "holds another evalkit.db, which the app does not overwrite. To push this Space's database: "
+                           "remove evalkit.db from the dataset (its history keeps it), and the pushes resume by "
+                           "themselves. To serve the dataset's database instead: delete the database on the Space's "
+                           "disk (with its .sync.json) and restart."},
     "results_seen": {"zh": "**你的评分不再计分。** 你在仍可评分的时候查看了结果，而其中包含你可能还会评到的评分对"
                            "（他人的评分，或没有基准测试时评分对池自身的计时）：按路径的汇总可能透露它们哪一边是哪条路径。"
                            "你在本研究中此后的评分只作记录，不计入结论。",
