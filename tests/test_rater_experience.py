@@ -2,6 +2,7 @@
 layout that reads top to bottom on a phone, and an accessibility audit (axe-core) of every tab."""
 
 import contextlib
+import re
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,24 @@ def test_a_whole_pair_is_rated_from_the_keyboard(cfg, pool_db):
     assert len(stored) == 1 and stored[0]["rater"] == "kim" and stored[0]["preference"] == "B"
     assert all(stored[0][f"a_{c}"] == "pass" and stored[0][f"b_{c}"] == "fail" for c in CRITERIA)
     assert pair_shown(pool_db, *first)["id"] == stored[0]["pair_id"] and second != first
+
+
+def test_esc_takes_the_keys_back_to_the_first_question(cfg, pool_db):
+    """Rater audit F1, 2026-12-05: Esc marked the first question but left the focus where it was, and the keys answer
+    the question the focus is in, so the next key answered the third question over while the page showed the first
+    one as current."""
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "kim")
+        shown_texts(page)
+        expect(page.locator(f"#r-a_{CRITERIA[0]} input[type=radio]").first).to_be_enabled()
+        page.keyboard.press("1")
+        page.keyboard.press("1")  # A's first two questions: pass, pass; the focus is in the third
+        page.keyboard.press("Escape")
+        expect(page.locator(f"#r-a_{CRITERIA[0]}")).to_have_class(re.compile("current-question"))
+        page.keyboard.press("2")  # answers the first question, where Esc went
+        expect(page.locator(f"#r-a_{CRITERIA[0]} input[type=radio]").nth(1)).to_be_checked()
+        expect(page.locator(f"#r-a_{CRITERIA[2]} input[type=radio]:checked")).to_have_count(0)
+        expect(page.locator(f"#r-a_{CRITERIA[1]}")).to_have_class(re.compile("current-question"))
 
 
 def test_answers_typed_before_the_page_notices_a_new_pair_are_never_answered_over(cfg, pool_db):

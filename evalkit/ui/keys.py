@@ -106,7 +106,8 @@ SCRIPT = """
       };
       attempt();
     } else if (key === "escape") {
-      current = 0; mark();
+      // the focus goes too: the keys answer the question the focus is in (rater audit F1)
+      current = 0; mark(); focusCurrent();
     }
   });
 })();
