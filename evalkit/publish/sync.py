@@ -158,6 +158,15 @@ class DatabaseSync:
             f"create the private dataset repo {self.repo_id}, or set HF_TOKEN (a Space secret) to a token with read/write "
             "access to it; the app does not start on an empty database, which would overwrite the stored ratings")
 
+    def _private_head(self) -> str | None:
+        """The repo's head commit, read with its visibility: a repo that is not private raises _not_private's refusal
+        (nothing is read from or written to it)."""
+        info = self.api.repo_info(self.repo_id, repo_type="dataset")
+        refused = self._not_private(info)
+        if refused:
+            raise refused
+        return getattr(info, "sha", None)
+
     def _not_private(self, info=None) -> EvalkitError | None:
         """The refusal when the repo is asked to be private (the default) and is not: the database holds every rating,
         rater name and passcode. create_repo(exist_ok=True) leaves an existing repo's visibility as it is."""
@@ -194,11 +203,7 @@ class DatabaseSync:
         """One try of restore_if_missing with no local file; an EvalkitError marked `transient` when the Hub did not
         answer (worth another try)."""
         try:
-            info = self.api.repo_info(self.repo_id, repo_type="dataset")
-            refused = self._not_private(info)
-            if refused:
-                raise refused
-            head = getattr(info, "sha", None)  # download and read the blob id at one commit: no upload between them
+            head = self._private_head()  # download and read the blob id at one commit: no upload between them
             got = self.api.hf_hub_download(repo_id=self.repo_id, filename=self.path_in_repo, repo_type="dataset",
                                            revision=head)
             blob = self._repo_blob(head)
@@ -266,11 +271,7 @@ class DatabaseSync:
         self.sent = {} if moved else stored.get("sent") or {}
         self.foreign = not moved and bool(stored.get("foreign"))  # still held over a file it never knew
         try:
-            info = self.api.repo_info(self.repo_id, repo_type="dataset")
-            refused = self._not_private(info)
-            if refused:
-                raise refused
-            head = getattr(info, "sha", None)
+            head = self._private_head()
             file = self._repo_file(head)
             found = getattr(file, "blob_id", None)
             if found != known and self._recognise(file):  # its own last push, whose answer was lost
@@ -319,11 +320,7 @@ class DatabaseSync:
         pushed over it. When the repo cannot be compared now, repo_blob stays UNKNOWN and push_now holds the same way
         for a file it finds there."""
         try:
-            info = self.api.repo_info(self.repo_id, repo_type="dataset")
-            refused = self._not_private(info)
-            if refused:
-                raise refused
-            head = getattr(info, "sha", None)
+            head = self._private_head()
             found = self._repo_blob(head)
             if found is None:
                 log.info("no %s in %s yet: this Space's database %s goes to it at the first push", self.path_in_repo,
