@@ -391,7 +391,7 @@ def test_identical_pairs_are_decided_without_raters(tmp_path):
                         "generations a ON a.id = p.assisted_generation_id WHERE o.token_hash = a.token_hash").fetchone()[0]
     assert 70 < n_same < 130
     # a new rater with room for every pair is offered only the pairs whose texts differ
-    assert progress(db, "newcomer", 10) == (0, 200 - n_same)
+    assert progress(db, "newcomer", 10).counts() == (0, 200 - n_same)
     c = counts(db, 3)
     assert c["identical"] == n_same and f"| {n_same} |" in counts_markdown(c)
     agg = aggregate(db)

@@ -612,3 +612,15 @@ def test_the_chinese_reveal_of_a_pair_without_a_speed_up_says_why():
     note = "outputs not comparable (stop eos vs length, 82 vs 65 tokens): no speed-up for this pair; compare tokens/s"
     r = Reveal("p" + "0" * 16, "ordinary", "assisted", 1.0, 0.5, 82, 65, 82.0, 130.0, False, None, note)
     assert note in render(r, "zh") and note in render(r, "en")
+
+
+def test_the_progress_line_says_how_many_of_the_finished_pairs_were_skipped(tab):
+    """Rater audit F17: a skipped pair counts as finished in "progress 2 / 3" (it leaves her queue), and nothing said
+    so: the rater read it as two rated."""
+    s, first = tab.sign_in("ann")
+    assert "跳过" not in first[tab.ui.who]
+    out = tab.h.skip(s, "两则输出都是空的")
+    assert "**1 / 3**（其中跳过 1 对）" in out[tab.ui.who]
+    out = tab.h.submit(out[tab.ui.session], *tab.form())
+    out = tab.h.switch_language(tab.h.next_screen(out[tab.ui.session])[tab.ui.session], "en")
+    assert out[tab.ui.who].endswith("**2 / 3** (1 of them skipped)")

@@ -116,7 +116,7 @@ def test_a_pool_without_a_frozen_gate_keeps_the_app_s_quota(tmp_path):
     exp = study_pool(db, 5)  # no gate frozen
     assert draw_queue(db, exp, 3) == 5
     assert set(_wanted(db).values()) == {None}
-    assert next_pair(db, "ann", 1) is not None and progress(db, "ann", 1) == (0, 5)
+    assert next_pair(db, "ann", 1) is not None and progress(db, "ann", 1).counts() == (0, 5)
 
 
 def test_a_gate_frozen_before_the_key_rates_no_pair_twice(tmp_path):
@@ -156,7 +156,7 @@ def test_the_queue_serves_a_single_pair_to_one_rater_and_a_doubled_pair_to_two(t
     assert met["ann"] == set(wanted) and met["bob"] == doubled and met["cat"] == set()
     n = dict(db.execute("SELECT pair_id, COUNT(*) FROM current_ratings GROUP BY pair_id").fetchall())
     assert n == wanted
-    assert progress(db, "cat", 3) == (0, 0) and counts(db, 3)["pairs_complete"] == 20
+    assert progress(db, "cat", 3).counts() == (0, 0) and counts(db, 3)["pairs_complete"] == 20
     assert counts(db, 3)["wanted"] == {1: 20 - len(doubled), 2: len(doubled)}
     from evalkit.ui.results import counts_markdown
 
@@ -366,7 +366,7 @@ def test_a_rater_who_has_given_their_share_gets_no_pair_and_cannot_store_more(tm
     rid, pair = rated[0]
     correct_rating(db, app, rid, RatingInput(pair, "ann", answers("fail"), answers(), "B"))  # nor does a correction
     assert next_pair(db, "ann", 3, share) is None
-    done, total = progress(db, "ann", 3, share)
+    done, total = progress(db, "ann", 3, share).counts()
     assert done == total == share + 1  # the skipped pair and the rated ones; nothing more is open to her
     assert not results_open(db, "ann", 3, 2, share)[0] and "share of 3" in results_open(db, "ann", 3, 2, share)[1]
     # a submission that does not come through the queue (the API, another tab) is refused under the write lock

@@ -44,6 +44,28 @@ def rate(db, view, rater, pref="A", token=None, **kw):
     return submit_rating(db, APP, RatingInput(view.pair_id, rater, answers(), answers("fail"), pref, client_token=token, **kw))
 
 
+def test_a_view_shows_a_stored_request_only_when_both_sides_answered_the_same_one(db):
+    """A pool resumed after its prompt file was edited can hold a pair whose two generations answered different
+    requests: the view showing side A's would tell which output answered the material on screen. It shows neither
+    (the app falls back to the prompt file), whichever side each generation is on."""
+    from evalkit.task.prompts import load_prompts, prompt_record
+
+    prompt = next(p for p in load_prompts() if p.id == "writing-01")
+    edited = dataclasses.replace(prompt, material="另一份资料")
+    exp = insert_experiment(db, "pool", {}, {})
+
+    def made(path, p):
+        return GenerationRecord(prompt_id="writing-01", path=path, text=path, new_tokens=4, stop_reason="eos",
+                                generate_seconds=1.0, effective_config={"prompt": prompt_record(p)})
+
+    pairs = [{"prompt_id": "writing-01", "sample": i, "ordinary_side": side, "ordinary": made("ordinary", prompt),
+              "assisted": made("assisted", second)}
+             for i, (side, second) in enumerate([("A", edited), ("B", edited), ("A", prompt)])]
+    views = [pair_view(db, pid) for pid in insert_pairs(db, exp, pairs)]
+    assert [(v.material, v.task) for v in views[:2]] == [(None, None)] * 2
+    assert (views[2].material, views[2].task) == (prompt.material, prompt.task)
+
+
 def test_view_is_blind(db):
     # two pairs with the same texts on opposite sides: apart from the texts' order, nothing in the view differs
     exp = insert_experiment(db, "pool", {}, {})
@@ -54,7 +76,9 @@ def test_view_is_blind(db):
                                           stop_reason="eos", generate_seconds=1.0)} for i, side in enumerate("AB")]
     views = [pair_view(db, pid) for pid in insert_pairs(db, exp, same)]
     for view in views:
-        assert {f.name for f in dataclasses.fields(view)} == {"pair_id", "prompt_id", "text_a", "text_b"}
+        # the request the outputs answered (Space audit F13) is the pair's, not a side's
+        assert {f.name for f in dataclasses.fields(view)} == {"pair_id", "prompt_id", "text_a", "text_b", "material",
+                                                              "task"}
         # the pair id is an unguessable token of one form for every pair: it names neither a path nor a side
         assert re.fullmatch(r"p[0-9a-f]{16}", view.pair_id), view.pair_id
     assert [dataclasses.replace(v, pair_id="") for v in views] == [dataclasses.replace(views[0], pair_id="")] * 2
@@ -75,10 +99,10 @@ def test_assignment_least_rated_first_never_twice_until_quota(db):
         seen.append(v.pair_id)
         rate(db, v, "ann")
     assert sorted(seen) == sorted(ids)
-    assert progress(db, "ann", 2) == (3, 3)
+    assert progress(db, "ann", 2).counts() == (3, 3)
     # bob now gets the pairs too (each has 1 of 2 ratings); carol gets nothing after bob finishes
     v = next_pair(db, "bob", 2)
-    assert progress(db, "bob", 2) == (0, 3)
+    assert progress(db, "bob", 2).counts() == (0, 3)
     for _ in range(3):
         rate(db, v, "bob")
         v = next_pair(db, "bob", 2)

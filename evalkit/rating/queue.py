@@ -60,8 +60,9 @@ class PairView:
     prompt_id: str
     text_a: str
     text_b: str
-    # The request the two outputs answered, as stored with their generations (the same for both sides): a prompt
-    # file edited since the pool was built must not put other material beside them. None where nothing is stored.
+    # The request the two outputs answered, as stored with their generations: a prompt file edited since the pool
+    # was built must not put other material beside them. None where nothing is stored, or where the two sides'
+    # stored requests differ (taken from one side, it would show which output answered what is on screen).
     material: str | None = None
     task: str | None = None
 
@@ -286,9 +287,11 @@ def next_pair(db, rater: str, ratings_per_pair: int, share: int = 0) -> PairView
 # One statement for study and gold pairs alike: a pair's texts come from its generations or its reference outputs.
 # The request stored with a study pair's own generation; a gold pair's (reference outputs) with its pool's generations.
 _VIEW = """SELECT p.id, p.prompt_id, COALESCE(ga.text, ra.text), COALESCE(gb.text, rb.text),
-    COALESCE(json_extract(ga.effective_config, '$.prompt'),
-             (SELECT json_extract(g.effective_config, '$.prompt') FROM generations g
-              WHERE g.prompt_id = p.prompt_id AND g.experiment_id = p.experiment_id AND g.live = 0 LIMIT 1))
+    CASE WHEN ga.id IS NULL THEN (SELECT json_extract(g.effective_config, '$.prompt') FROM generations g
+                                  WHERE g.prompt_id = p.prompt_id AND g.experiment_id = p.experiment_id AND g.live = 0
+                                  LIMIT 1)
+         WHEN json_extract(ga.effective_config, '$.prompt') IS json_extract(gb.effective_config, '$.prompt')
+         THEN json_extract(ga.effective_config, '$.prompt') END
     FROM pairs p
     LEFT JOIN generations ga ON ga.id = p.a_generation_id LEFT JOIN generations gb ON gb.id = p.b_generation_id
     LEFT JOIN reference_outputs ra ON ra.id = p.a_reference_id LEFT JOIN reference_outputs rb ON rb.id = p.b_reference_id
@@ -315,16 +318,32 @@ def pair_prompt(db, pair_id: str | None) -> str | None:
     return row[0] if row else None
 
 
-def progress(db, rater: str, ratings_per_pair: int, share: int = 0) -> tuple[int, int]:
-    """(pairs this rater has finished, that plus the pairs still open to them, no more than their share allows):
-    shown as "7 / 20"."""
-    done, still_open = db.execute(
+@dataclass(frozen=True)
+class Progress:
+    """A rater's progress: pairs finished (rated or skipped), that plus the pairs still open to them (no more than
+    their share allows), and how many of the finished ones were skipped. Shown as "7 / 20 (1 skipped)"."""
+
+    done: int
+    total: int
+    skipped: int
+
+    def counts(self) -> tuple[int, int]:
+        return self.done, self.total
+
+
+def progress(db, rater: str, ratings_per_pair: int, share: int = 0) -> Progress:
+    """This rater's Progress in the study the queue serves. A skipped pair leaves her queue as a rated one does, so it
+    counts as done, and the count of skips says so (rater audit F17: "7 / 20" read as seven rated)."""
+    done, skipped, still_open = db.execute(
         f"""SELECT (SELECT COUNT(DISTINCT r.pair_id) FROM ratings r JOIN pairs p ON p.id = r.pair_id
-                    WHERE r.rater = :rater AND {_LATEST_STUDY}), (SELECT COUNT(*) FROM ({_OPEN}))""",
+                    WHERE r.rater = :rater AND {_LATEST_STUDY}),
+                   (SELECT COUNT(DISTINCT r.pair_id) FROM ratings r JOIN pairs p ON p.id = r.pair_id
+                    WHERE r.rater = :rater AND r.kind = 'skip' AND {_LATEST_STUDY}),
+                   (SELECT COUNT(*) FROM ({_OPEN}))""",
         {"rater": rater, "quota": ratings_per_pair}).fetchone()
     if share:
         still_open = min(still_open, max(share - given_ratings(db, rater), 0))
-    return done, done + still_open
+    return Progress(done, done + still_open, skipped)
 
 
 def results_open(db, rater: str, ratings_per_pair: int, skip_allowance: int, share: int = 0) -> tuple[bool, str]:

@@ -217,11 +217,13 @@ class RateHandlers:
         return s, {ui.fields[k]: values.get(k, "" if k == "comment" else None) for k in FORM_KEYS}
 
     def who_line(self, db, s: Session) -> tuple[str, int]:
-        done, total = progress(db, s.rater, self.rpp, self.app.max_ratings_per_rater)
+        p = progress(db, s.rater, self.rpp, self.app.max_ratings_per_rater)
         role = ""
         if s.organiser:
             role = word("organiser_uncounted" if results_seen(db, s.rater) else "organiser_rating", s.lang)
-        return word("signed_in", s.lang, name=inert(s.rater), role=role, done=done, total=total), done
+        skipped = word("progress_skipped", s.lang, n=p.skipped) if p.skipped else ""
+        return word("signed_in", s.lang, name=inert(s.rater), role=role, done=p.done, total=p.total,
+                    skipped=skipped), p.done
 
     def pair_screen(self, db, s: Session, status: tuple = ()) -> dict:
         """The next pair for this rater, or the 'all done' screen (ui.pair_outputs); status: said()."""
@@ -269,11 +271,11 @@ class RateHandlers:
             return word("share_done", s.lang, share=share), False
         if all_identical(db):
             return word("all_identical", s.lang), False
-        done, total = progress(db, s.rater, self.rpp, share)
-        if total > done:
-            return word("held_by_others", s.lang, left=total - done, minutes=HOLD_MINUTES), True
+        p = progress(db, s.rater, self.rpp, share)
+        if p.total > p.done:
+            return word("held_by_others", s.lang, left=p.total - p.done, minutes=HOLD_MINUTES), True
         # a rater who rated nothing is not "done" (rater audit F13: invited after the last pair closed, she was thanked)
-        return word("done" if done else "none_for_you", s.lang), False
+        return word("done" if p.done else "none_for_you", s.lang), False
 
     def done_markdown(self, db, s: Session) -> tuple[str, bool]:
         """The screen without a pair: what it means (done_words), then the rater's list of reveals; and whether to

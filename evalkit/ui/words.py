@@ -49,8 +49,9 @@ WORDS: dict[str, dict[str, str]] = {
     "skip": {"zh": "跳过", "en": "Skip"},
     "material": {"zh": "资料", "en": "Material"},
     "task": {"zh": "任务", "en": "Task"},
-    "signed_in": {"zh": "已登录：**{name}**{role} · 进度 **{done} / {total}**",
-                  "en": "Signed in as **{name}**{role} · progress **{done} / {total}**"},
+    "signed_in": {"zh": "已登录：**{name}**{role} · 进度 **{done} / {total}**{skipped}",
+                  "en": "Signed in as **{name}**{role} · progress **{done} / {total}**{skipped}"},
+    "progress_skipped": {"zh": "（其中跳过 {n} 对）", "en": " ({n} of them skipped)"},
     "organiser": {"zh": "（组织者）", "en": " (organiser)"},
     "organiser_rating": {"zh": "（组织者：在评分期间查看结果后，你之后的评分只作记录、不计分）",
                          "en": " (organiser: once you open Results while you still rate, your later ratings are "
