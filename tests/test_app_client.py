@@ -113,7 +113,9 @@ def test_rater_journey_submit_reveal_correct_skip(tiny_models, tmp_path, pool_db
         reveal = done["reveal"]
         a_path = "ordinary" if ordinary_side == "A" else "assisted"
         b_path = "assisted" if ordinary_side == "A" else "ordinary"
-        assert f"| A | {a_path}（" in reveal and f"| B | {b_path}（" in reveal  # her language: 中文, path names kept
+        # her language: 中文, the path names kept in the table and glossed under it (so it fits a phone)
+        assert f"| A | {a_path} |" in reveal and f"| B | {b_path} |" in reveal
+        assert "assisted：辅助生成" in reveal and "ordinary：普通生成" in reveal
         gens = {g["path"]: g for g in rows(pool_db, "SELECT * FROM generations WHERE id IN (?, ?)",
                                            [pair["a_generation_id"], pair["b_generation_id"]])}
         for g in gens.values():

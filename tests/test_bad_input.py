@@ -644,10 +644,12 @@ def test_aggregate_on_a_database_without_a_study_says_what_to_run(tmp_path):
 
 
 def test_app_live_tab_refuses_an_unknown_prompt_id(tmp_path, db_file):
-    before = snapshot(db_file)
     with served(config(tmp_path), db_file) as url:
+        tab = Tab(url)
+        tab.sign_in("ann")  # the Live tab is for those signed in (an organiser's, by invitation)
+        before = snapshot(db_file)
         with pytest.raises(AppError) as e:
-            Tab(url).call("/live", "nope", "")
+            tab.call("/live", "nope", "")
     assert "nope" in str(e.value) and ("unknown prompt" in str(e.value) or "not in the list of choices" in str(e.value))
     assert snapshot(db_file) == before
 

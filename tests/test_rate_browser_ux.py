@@ -122,6 +122,8 @@ def test_on_a_phone_the_reveal_shows_every_figure_without_sideways_scrolling(cfg
         table = page.locator("#reveal table")
         expect(table).to_be_visible()
         expect(page.locator("#reveal")).to_contain_text("辅助生成，目标模型验证草稿模型的提议")
+        # the submit's events done (the focus on Next pair comes last): a switch sent before them re-rendered nothing
+        page.wait_for_function("() => document.activeElement && document.activeElement.closest('#next')")
         for lang in ("zh", "en"):
             if lang == "en":
                 page.locator("#lang input[value='en']").click()

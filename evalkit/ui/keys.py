@@ -278,7 +278,7 @@ fieldset input[type=radio]:focus-visible { outline: 2px solid #2563eb; outline-o
 #reveal td:nth-child(n+3) { white-space: nowrap; }
 #reveal, #reveal .prose { overflow-x: auto; }  /* what does not fit scrolls sideways, inside the reveal only */
 #reveal th { word-break: keep-all; overflow-wrap: normal; }
-/* on a phone the cells' own padding took 140 px of a 326 px box: the last column (tokens/s) went out of sight */
+/* on a phone the cells' own padding took 140 px of a 326 px box: the last column (the rate) went out of sight */
 @media (max-width: 600px) { #reveal th, #reveal td { padding-left: 0.3em; padding-right: 0.3em; } }
 #keys { font-size: 0.85em; }
 .keys-off #keys { display: none; }  /* the shortcuts are switched off: their line would mislead */
