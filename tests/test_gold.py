@@ -440,6 +440,8 @@ def test_a_name_the_gold_check_leaves_out_shows_as_typed_to_the_organiser(tmp_pa
     for lang in ("en", "zh"):
         text = counted_markdown(agg, lang, organiser=True)
         assert inert(name) in text and "](http" not in text.replace("\\](http", "")
+        # and what it costs while she rates on, with the organiser's way to stop it
+        assert "evalkit raters revoke" in text and ("still served pairs" in text if lang == "en" else "仍会被分到评分对" in text)
 
 
 def test_an_interim_export_names_the_rater_the_gold_check_leaves_out(tmp_path):

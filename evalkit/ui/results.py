@@ -132,7 +132,7 @@ def counted_markdown(agg, lang: str = "en", organiser: bool = False) -> str:
         names = ("、" if zh else "; ").join(f"{inert(r.rater)}（{r.answers} 个回答中准确率 {r.accuracy:.2f}）" if zh else
                                            f"{inert(r.rater)} ({r.accuracy:.2f} on {r.answers} answers)" for r in out.itertuples())
         head = "检验题排除的评分者（准确率低于 {:.2f}）：{}。" if zh else "Left out by the gold check (accuracy below {:.2f}): {}."
-        text += "\n\n_" + head.format(g.get("min_gold_accuracy", 0), names) + "_"
+        text += "\n\n_" + head.format(g.get("min_gold_accuracy", 0), names) + " " + word("gold_left_out_served", lang) + "_"
     return text
 
 

@@ -83,6 +83,14 @@ WORDS: dict[str, dict[str, str]] = {
                         "the pushes resume by themselves. To serve the dataset's database instead: restart the Space "
                         "(with persistent storage, delete the database on its disk first); the ratings stored since "
                         "{since} are then lost."},
+    # the queue goes on serving a rater the gold check leaves out (her accuracy may recover): the organiser decides
+    "gold_left_out_served": {"zh": "他们仍会被分到评分对：评分照常存下，但在准确率回到阈值以上之前不计分，他们评满的评分对要等别人再评。"
+                                   "要停止给他们分配，请撤销其访问（`evalkit raters revoke 名字`；在 Space 上把他们从 "
+                                   "app.allowed_raters 中去掉）。",
+                             "en": "They are still served pairs: their ratings are stored and do not count while they "
+                                   "stay below it, and a pair one of them filled waits for another rater. To stop "
+                                   "serving them, revoke their access (`evalkit raters revoke NAME`; on a Space, take "
+                                   "them off app.allowed_raters)."},
     "sync_off_disk": {"zh": "**⚠️ 数据库未同步到 Hub（EVALKIT_SYNC_REPO=off），且位于本 Space 自身的磁盘上：重启或重建会清除所有评分。** "
                             "请把 EVALKIT_SYNC_REPO 设为一个私有数据集，或挂载持久存储并设置 EVALKIT_DATA_DIR=/data。",
                       "en": "**⚠️ The database is not synced to the Hub (EVALKIT_SYNC_REPO=off) and lies on this Space's own "
