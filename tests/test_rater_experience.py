@@ -54,6 +54,28 @@ def test_a_whole_pair_is_rated_from_the_keyboard(cfg, pool_db):
     assert pair_shown(pool_db, *first)["id"] == stored[0]["pair_id"] and second != first
 
 
+def test_enter_right_after_the_last_answer_submits(cfg, pool_db):
+    """Rater audit (keyboard), 2026-12-05: the page enables Submit in an event of its own after each answer, and an
+    Enter typed at once after the preference found it still disabled and was dropped: a fast rater pressed Enter and
+    nothing happened. Enter now waits a moment for it while every question has an answer."""
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "kim")
+        shown_texts(page)
+        expect(page.locator(f"#r-a_{CRITERIA[0]} input[type=radio]").first).to_be_enabled()
+        page.wait_for_function("() => document.activeElement && document.activeElement.closest('.question')")
+        for key in "1" * len(CRITERIA) + "2" * len(CRITERIA) + "a":
+            page.keyboard.press(key)
+        expect(page.locator("#submit")).to_be_enabled()
+        # how the page stands when Enter comes first: every answer given, the check that enables Submit still to run
+        # (it is timing: here it is made to come 300 ms late)
+        page.evaluate("() => { const b = document.getElementById('submit'); b.disabled = true;"
+                      " setTimeout(() => { b.disabled = false; }, 300); }")
+        page.keyboard.press("Enter")
+        expect(page.locator("#reveal")).to_contain_text("揭晓", timeout=20_000)
+    stored = rows(pool_db, "SELECT * FROM ratings")
+    assert len(stored) == 1 and stored[0]["preference"] == "A"
+
+
 def test_esc_takes_the_keys_back_to_the_first_question(cfg, pool_db):
     """Rater audit F1, 2026-12-05: Esc marked the first question but left the focus where it was, and the keys answer
     the question the focus is in, so the next key answered the third question over while the page showed the first

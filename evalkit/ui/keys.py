@@ -94,7 +94,17 @@ SCRIPT = """
     } else if (["a", "b", "t"].includes(key)) {
       if (choose(document.getElementById("r-preference"), {a: 0, b: 1, t: 2}[key])) e.preventDefault();
     } else if (key === "enter") {
+      // Enter right after the last answer may come before the page has enabled Submit (its check of the answers is
+      // an event of its own): while every question has an answer, keep trying for a moment rather than drop the key
+      const all = () => Array.from(document.querySelectorAll(".question")).filter((q) => q.offsetParent !== null)
+        .every((q) => q.querySelector("input:checked"));
       if (press("submit")) e.preventDefault();
+      else if (qs.length && all()) {
+        e.preventDefault();
+        let tries = 0;
+        const attempt = () => { if (!press("submit") && all() && ++tries < 40) setTimeout(attempt, 50); };
+        setTimeout(attempt, 50);
+      }
     } else if (key === "n") {
       // N right after submitting may come before the Next button is drawn: keep trying for a moment
       // rather than drop the key.
