@@ -315,3 +315,23 @@ def test_a_failed_preparation_shows_its_error_on_the_page_and_in_the_terminal(ti
         expect(page.locator("#prepare")).to_contain_text("Preparing the pairs failed", timeout=120_000)
         expect(page.locator("#prepare")).to_contain_text("no-such-model")
     assert "no-such-model" in log_path.read_text(errors="replace")
+
+
+def test_enter_on_next_pair_goes_to_the_next_pair(cfg, pool_db):
+    """Rater audit (keyboard) K1, 2026-12-05: a stored rating puts the focus on Next pair, and Enter there did nothing:
+    the page took Enter for Submit (every question of the stored rating has an answer) and swallowed it, so the
+    button's own Enter never came. Enter on a focused button is what a keyboard or screen-reader user presses."""
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "kim")
+        first = shown_texts(page)
+        expect(page.locator(f"#r-a_{CRITERIA[0]} input[type=radio]").first).to_be_enabled()
+        page.wait_for_function("() => document.activeElement && document.activeElement.closest('.question')")
+        for key in "1" * len(CRITERIA) + "2" * len(CRITERIA) + "a":
+            page.keyboard.press(key)
+        expect(page.locator("#submit")).to_be_enabled()
+        page.keyboard.press("Enter")
+        expect(page.locator("#reveal")).to_contain_text("揭晓", timeout=20_000)
+        expect(page.locator("#next")).to_be_focused()
+        page.keyboard.press("Enter")
+        assert next_texts(page, first, timeout_ms=20_000) != first
+    assert len(rows(pool_db, "SELECT * FROM ratings")) == 1

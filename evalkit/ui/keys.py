@@ -3,7 +3,8 @@ scores a pair without the mouse. Pure page behaviour: every key clicks the same 
 server sees exactly the events it always sees (and checks them as always).
 
 Keys (shown on the page, evalkit.ui.words "keys"): 1 / 2 / 3 answer the current question pass / fail / unsure and
-move to the next; A / B / T choose the preference; Enter submits; N goes to the next pair; Esc goes back to the
+move to the next; A / B / T choose the preference; Enter submits (on Next pair, it is that button's own); N goes to
+the next pair; Esc goes back to the
 first question. Keys typed into a text box stay text. A switch beside the keys' line turns the single-key shortcuts
 off in this browser (WCAG 2.1 SC 2.1.4, for speech input), remembered in its local storage.
 
@@ -98,8 +99,12 @@ SCRIPT = """
       // an event of its own): while every question has an answer, keep trying for a moment rather than drop the key
       const all = () => Array.from(document.querySelectorAll(".question")).filter((q) => q.offsetParent !== null)
         .every((q) => q.querySelector("input:checked"));
+      // Enter on Next pair is that button's own (a stored rating's answers are all given: waiting for a Submit that
+      // is hidden swallowed it, rater audit (keyboard) K1)
+      if (t && t.closest && t.closest("#next")) return;
+      const submit = document.getElementById("submit");
       if (press("submit")) e.preventDefault();
-      else if (qs.length && all()) {
+      else if (qs.length && submit && submit.offsetParent !== null && all()) {
         e.preventDefault();
         let tries = 0;
         const attempt = () => { if (!press("submit") && all() && ++tries < 40) setTimeout(attempt, 50); };
