@@ -4,9 +4,9 @@ server sees exactly the events it always sees (and checks them as always).
 
 Keys (shown on the page, evalkit.ui.words "keys"): 1 / 2 / 3 answer the current question pass / fail / unsure and
 move to the next; A / B / T choose the preference; Enter submits (on Next pair, it is that button's own); N goes to
-the next pair; Esc goes back to the
-first question. Keys typed into a text box stay text. A switch beside the keys' line turns the single-key shortcuts
-off in this browser (WCAG 2.1 SC 2.1.4, for speech input), remembered in its local storage.
+the next pair; Esc goes back to the first question. Keys typed into a text box stay text. A switch beside the keys'
+line turns the single-key shortcuts off in this browser (WCAG 2.1 SC 2.1.4, for speech input), remembered in its
+local storage.
 
 Also pure page behaviour (PAGE below): a new pair scrolls its prompt (on a rater's first pair, the guidelines open
 above it) to the top of the screen and puts the focus on the first question; the keys answer the question the focus is
