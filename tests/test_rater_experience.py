@@ -335,3 +335,32 @@ def test_enter_on_next_pair_goes_to_the_next_pair(cfg, pool_db):
         page.keyboard.press("Enter")
         assert next_texts(page, first, timeout_ms=20_000) != first
     assert len(rows(pool_db, "SELECT * FROM ratings")) == 1
+
+
+def test_a_refused_submission_gives_the_focus_back_to_the_form(cfg, pool_db):
+    """Rater audit (keyboard) K2, 2026-12-05: Submit locks the form, and the control the focus was in, disabled, lost
+    it to the page itself; when the server refused the rating (here: the rater's code revoked meanwhile) the form
+    came back but the focus did not, so Tab started again from the top of the page and a screen reader from nowhere.
+    The focus goes back where it was."""
+    from evalkit.rating import roster
+    from evalkit.store import open_db
+
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "kim")
+        shown_texts(page)
+        expect(page.locator(f"#r-a_{CRITERIA[0]} input[type=radio]").first).to_be_enabled()
+        page.wait_for_function("() => document.activeElement && document.activeElement.closest('.question')")
+        for key in "1" * len(CRITERIA) + "2" * len(CRITERIA) + "a":
+            page.keyboard.press(key)
+        expect(page.locator("#submit")).to_be_enabled()
+        db = open_db(pool_db)
+        roster.revoke(db, "kim")
+        db.conn.close()
+        page.keyboard.press("Enter")
+        expect(page.locator(".toast-body").first).to_be_visible()  # refused
+        expect(page.locator("#submit")).to_be_enabled()
+        last = page.locator(f"#r-b_{CRITERIA[-1]} input[type=radio]")
+        page.wait_for_function("() => document.activeElement && document.activeElement.closest('.question')",
+                               timeout=5_000)
+        expect(last.nth(1)).to_be_focused()  # where the focus was: B's last answer, fail
+    assert rows(pool_db, "SELECT * FROM ratings") == []

@@ -11,9 +11,9 @@ local storage.
 Also pure page behaviour (PAGE below): a new pair scrolls its prompt (on a rater's first pair, the guidelines open
 above it) to the top of the screen and puts the focus on the first question; the keys answer the question the focus is
 in (Tab moves it, one stop per question; the arrows choose within it); a stored rating moves the focus to Next pair,
-under the reveal; beside Submit, how many questions are answered ("8 / 9 answered"), a button that goes to the first
-one still open (Submit stays disabled until all are); under it, the status line's words when the status line itself is
-scrolled out of sight."""
+under the reveal (a refused one gives the focus back where it was); beside Submit, how many questions are answered
+("8 / 9 answered"), a button that goes to the first one still open (Submit stays disabled until all are); under it,
+the status line's words when the status line itself is scrolled out of sight."""
 
 import json
 
@@ -176,9 +176,20 @@ SCRIPT = """
   };
   // the names at once (a Tab right after an arrow must find one group); the rest, which reads the page's layout,
   // once per frame: Gradio changes the page many times a second while an event runs (its timers)
+  // A focused control that is disabled (Submit locks the form) leaves the focus on the page itself: when it is
+  // enabled again (a refused rating) the focus goes back to it, else Tab starts again from the top (rater audit
+  // (keyboard) K2). Only if the focus has gone nowhere else meanwhile (a stored rating puts it on Next pair)
+  let focused = null, lost = null;
+  document.addEventListener("focusin", (e) => { focused = e.target; lost = null; });
+  const refocus = () => {
+    const idle = !document.activeElement || document.activeElement === document.body;
+    if (!lost && idle && focused && focused.disabled) lost = focused;
+    if (lost && idle && !lost.disabled && lost.isConnected && shown(lost)) { lost.focus({preventScroll: true}); }
+  };
   let due = false;
   new MutationObserver(() => {
     rename();
+    refocus();
     if (!due) { due = true; requestAnimationFrame(() => { due = false; tend(); }); }
   }).observe(document.documentElement,
     {subtree: true, childList: true, attributes: true, attributeFilter: ["name", "disabled"]});
