@@ -364,3 +364,40 @@ def test_a_refused_submission_gives_the_focus_back_to_the_form(cfg, pool_db):
                                timeout=5_000)
         expect(last.nth(1)).to_be_focused()  # where the focus was: B's last answer, fail
     assert rows(pool_db, "SELECT * FROM ratings") == []
+
+
+def test_n_on_a_pair_not_yet_rated_never_skips_the_reveal_of_the_rating_that_follows(cfg, pool_db):
+    """Rater audit (keyboard) K3, 2026-12-05: N waits a moment for Next pair (it is drawn just after a rating is
+    stored), and it waited on an open form too: N pressed by mistake, then Enter, and the stored rating's reveal was
+    gone before the rater saw it, Next pair pressed for her. N waits only while a rating is on its way."""
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "kim")
+        first = shown_texts(page)
+        expect(page.locator(f"#r-a_{CRITERIA[0]} input[type=radio]").first).to_be_enabled()
+        page.wait_for_function("() => document.activeElement && document.activeElement.closest('.question')")
+        for key in "1" * len(CRITERIA) + "2" * len(CRITERIA) + "a":
+            page.keyboard.press(key)
+        expect(page.locator("#submit")).to_be_enabled()
+        page.keyboard.press("n")  # no Next pair yet: nothing to do
+        page.keyboard.press("Enter")
+        expect(page.locator("#reveal")).to_contain_text("揭晓", timeout=20_000)
+        page.wait_for_timeout(2500)  # past N's moment
+        expect(page.locator("#reveal")).to_contain_text("揭晓")
+        assert shown_texts(page) == first
+
+
+def test_n_right_after_enter_goes_to_the_next_pair(cfg, pool_db):
+    """N typed at once after Enter comes before Next pair is drawn: it waits for it (K3 keeps that wait for a rating
+    on its way)."""
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "kim")
+        first = shown_texts(page)
+        expect(page.locator(f"#r-a_{CRITERIA[0]} input[type=radio]").first).to_be_enabled()
+        page.wait_for_function("() => document.activeElement && document.activeElement.closest('.question')")
+        for key in "1" * len(CRITERIA) + "2" * len(CRITERIA) + "a":
+            page.keyboard.press(key)
+        expect(page.locator("#submit")).to_be_enabled()
+        page.keyboard.press("Enter")
+        page.keyboard.press("n")
+        assert next_texts(page, first, timeout_ms=20_000) != first
+    assert len(rows(pool_db, "SELECT * FROM ratings")) == 1

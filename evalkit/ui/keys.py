@@ -22,7 +22,7 @@ from .words import WORDS
 SCRIPT = """
 <script>
 (() => {
-  let current = 0;
+  let current = 0, submittedAt = 0;
   const questions = () => Array.from(document.querySelectorAll(".question"))
     .filter((q) => q.id !== "r-preference" && q.offsetParent !== null);
   const mark = (scroll) => {
@@ -65,6 +65,7 @@ SCRIPT = """
       focusCurrent();
     }
     if (e.target.closest && e.target.closest("#next")) current = 0;  // the new pair's own watcher marks it
+    if (e.target.closest && e.target.closest("#submit")) submittedAt = Date.now();  // for N (below)
   }, true);
   // the keyboard's focus moved into a question (Tab, or a click): the keys answer that one, not the one marked before
   document.addEventListener("focusin", (e) => {
@@ -112,12 +113,16 @@ SCRIPT = """
       }
     } else if (key === "n") {
       // N right after submitting may come before the Next button is drawn: keep trying for a moment
-      // rather than drop the key.
+      // rather than drop the key. Only if a rating was on its way when N came (Submit just pressed, the form
+      // locked): an N on an open form that waited went on to press Next pair as soon as the rater's own Enter stored
+      // the rating, and the reveal was gone before it was seen (rater audit (keyboard) K3)
       e.preventDefault();
+      const radio = window.evalkitCurrentRadio();
+      const sending = Date.now() - submittedAt < 2000 || (!!radio && radio.disabled);
       let tries = 0;
       const attempt = () => {
         if (press("next")) current = 0;
-        else if (++tries < 40) setTimeout(attempt, 50);
+        else if (sending && ++tries < 40) setTimeout(attempt, 50);
       };
       attempt();
     } else if (key === "escape") {
