@@ -324,3 +324,33 @@ def test_a_hold_whose_rating_could_not_count_takes_no_pair(pool_db):  # noqa: F8
     assert next_pair(db, "dan", 1).pair_id != held
     roster.revoke(db, "carl")
     assert next_pair(db, "eve", 1).pair_id == held
+
+
+def test_a_rater_is_never_served_a_pair_whose_texts_she_has_met_in_a_rating(db):
+    """Greedy decoding gives every sample of a prompt the same two texts (in half precision they can differ between
+    the paths, the same way in every sample). A rater who rated one such pair has seen its reveal, so the next one
+    with those texts would be rated knowing its sides: the queue serves her no pair holding a text of a pair she
+    rated; other raters still get it, and so does she once it shares nothing with what she rated."""
+    app = AppConfig(ratings_per_pair=1)
+    exp = insert_experiment(db, "pool", {}, {})
+
+    def pair(i, ordinary, assisted, side):
+        return {"prompt_id": "writing-01", "sample": i, "ordinary_side": side,
+                "ordinary": GenerationRecord(prompt_id="writing-01", path="ordinary", text=ordinary, new_tokens=40,
+                                             stop_reason="eos", generate_seconds=2.0),
+                "assisted": GenerationRecord(prompt_id="writing-01", path="assisted", text=assisted, new_tokens=40,
+                                             stop_reason="eos", generate_seconds=1.0)}
+
+    ids = insert_pairs(db, exp, [pair(0, "the same ordinary", "the same assisted", "A"),
+                                 pair(1, "the same ordinary", "the same assisted", "B"),
+                                 pair(2, "another ordinary", "the same assisted", "A"),
+                                 pair(3, "a third ordinary", "a third assisted", "B")])
+    served = []
+    while (view := next_pair(db, "ann", app.ratings_per_pair)) is not None:
+        served.append(view.pair_id)
+        submit_rating(db, app, RatingInput(view.pair_id, "ann", answers(), answers(), "tie"))
+    # whichever of the first three came first (the queue's order is drawn), it was the only one of them she met
+    assert len(set(served) & set(ids[:3])) == 1 and ids[3] in served
+    # the pairs she could not be served are still open to another rater, who meets each text once as well
+    other = next_pair(db, "ben", app.ratings_per_pair)
+    assert other is not None and other.pair_id in set(ids[:3]) - set(served)

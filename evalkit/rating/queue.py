@@ -147,13 +147,20 @@ _IDENTICAL = IDENTICAL.format(p="p.")
 # not served: a pair served before its quota is drawn would be closed at the app's quota and never reach its own.
 # A pool made before queue seeds were stored has neither, and is served.
 _READY = "(p.queue_rank IS NOT NULL OR (SELECT queue_seed FROM experiments WHERE id = p.experiment_id) IS NULL)"
+# A pair holding a text of a pair this rater rated is not hers to meet: greedy decoding gives every sample of a prompt
+# the same two texts (in half precision they can differ between the paths, alike in every sample), and the reveal of
+# the one she rated told her which path wrote each. Uncorrelated, so SQLite gathers her texts once per statement.
+_MET_TEXT = """EXISTS (SELECT 1 FROM generations g WHERE g.id IN ({p}a_generation_id, {p}b_generation_id)
+    AND g.text IN (SELECT m.text FROM ratings r JOIN pairs q ON q.id = r.pair_id
+                   JOIN generations m ON m.id IN (q.a_generation_id, q.b_generation_id)
+                   WHERE r.rater = :rater AND r.kind = 'rating'))"""
 _OPEN = f"""
     SELECT p.id, COALESCE(c.n, 0) AS n, {_P_QUOTA} AS quota FROM pairs p
     LEFT JOIN (SELECT pair_id, COUNT(*) AS n FROM current_ratings GROUP BY pair_id) c ON c.pair_id = p.id
     WHERE COALESCE(c.n, 0) < {_P_QUOTA} AND p.id NOT IN (SELECT pair_id FROM ratings WHERE rater = :rater)
       AND {_LATEST_STUDY} AND {_READY}
       AND p.id NOT IN (SELECT pair_id FROM closed_pairs)
-      AND NOT {_IDENTICAL}"""
+      AND NOT {_IDENTICAL} AND NOT {_MET_TEXT.format(p="p.")}"""
 
 # A hold takes a pair only from a rater whose rating could fill its quota: not an organiser whose ratings in the
 # study no longer count (results_seen: opening the Results to watch held the head of the queue for 30 minutes), nor
@@ -176,7 +183,8 @@ _STILL_FREE = f"""
     SELECT (SELECT COUNT(*) FROM current_ratings WHERE pair_id = :pair)
          + (SELECT COUNT(*) FROM assignments a WHERE a.pair_id = :pair AND a.rater != :rater AND a.shown_at > :since
               AND {_HOLD_COUNTS} AND NOT EXISTS (SELECT 1 FROM ratings r WHERE r.pair_id = a.pair_id AND r.rater = a.rater)) < {_PAIR_QUOTA}
-       AND NOT EXISTS (SELECT 1 FROM ratings WHERE rater = :rater AND pair_id = :pair)"""
+       AND NOT EXISTS (SELECT 1 FROM ratings WHERE rater = :rater AND pair_id = :pair)
+       AND NOT (SELECT {_MET_TEXT.format(p="")} FROM pairs WHERE id = :pair)"""
 
 # How long a pair shown to a rater stays theirs before it may be offered to someone else.
 HOLD_MINUTES = 30
