@@ -331,6 +331,8 @@ def test_a_rater_is_never_served_a_pair_whose_texts_she_has_met_in_a_rating(db):
     the paths, the same way in every sample). A rater who rated one such pair has seen its reveal, so the next one
     with those texts would be rated knowing its sides: the queue serves her no pair holding a text of a pair she
     rated; other raters still get it, and so does she once it shares nothing with what she rated."""
+    from evalkit.study.pairs import pairs_sharing_a_text
+
     app = AppConfig(ratings_per_pair=1)
     exp = insert_experiment(db, "pool", {}, {})
 
@@ -345,6 +347,8 @@ def test_a_rater_is_never_served_a_pair_whose_texts_she_has_met_in_a_rating(db):
                                  pair(1, "the same ordinary", "the same assisted", "B"),
                                  pair(2, "another ordinary", "the same assisted", "A"),
                                  pair(3, "a third ordinary", "a third assisted", "B")])
+    # `evalkit generate` says how many pairs are such copies (each needs a rater of its own)
+    assert pairs_sharing_a_text(db, exp) == 3
     served = []
     while (view := next_pair(db, "ann", app.ratings_per_pair)) is not None:
         served.append(view.pair_id)

@@ -552,6 +552,7 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
                      "earlier pairs run out (a pool added after a look cannot re-draw the decision sample; to give "
                      "the pre-screen the planned pool, generate it before rating starts)")
             repeated_texts = texts_on_both_paths(db, exp_id)
+            copies = pairs_sharing_a_text(db, exp_id)
             result.fallbacks = db.execute(
                 "SELECT COUNT(*) FROM generations WHERE experiment_id = ? AND path = 'fallback'", [exp_id]).fetchone()[0]
         finally:
@@ -564,6 +565,11 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
             echo(f"{r.prompt_id}: one output text is in {r.pairs} pairs, under the ordinary path in one and the "
                  "assisted path in another; a rater who meets it twice learns little from its reveal "
                  f"({r.text[:40]!r}…)")
+        if copies:
+            echo(f"{copies} study pairs share a text with another pair of this pool (greedy decoding gives every "
+                 "sample of a prompt the same texts): a rater is served at most one pair holding a text, since its "
+                 "reveal tells which path wrote it, so each such pair needs a rater of its own; for more pairs than "
+                 "prompts × raters, use decoding.mode = \"sample\" or more prompts")
         if result.gold < wanted:
             echo(f"gold pairs: {result.gold} of the {wanted} that pool.gold_rate = {cfg.pool.gold_rate} asks for "
                  f"({differing} study pairs whose outputs differ; a gold sample whose assisted run fell back makes "
@@ -646,6 +652,18 @@ def texts_on_both_paths(db, experiment_id: int | None = None) -> list[RepeatedTe
             GROUP BY g.prompt_id, g.text HAVING COUNT(DISTINCT g.path) > 1 AND COUNT(DISTINCT p.id) > 1
             ORDER BY g.prompt_id""", {"e": experiment_id}).fetchall()
     return [RepeatedText(*r) for r in rows]
+
+
+def pairs_sharing_a_text(db, experiment_id: int) -> int:
+    """Study pairs of the experiment, raters' to rate (outputs differ), holding a text another of its pairs holds too:
+    greedy decoding gives every sample of a prompt the same two texts. The queue serves a rater no pair holding a text
+    of a pair she rated (its reveal told her which path wrote it), so such copies need a rater each."""
+    shown = "p.kind = 'study' AND p.experiment_id = :e AND NOT " + IDENTICAL.format(p="p.")
+    return db.execute(
+        f"""SELECT COUNT(DISTINCT p.id) FROM pairs p JOIN generations g ON g.id IN (p.a_generation_id, p.b_generation_id)
+            WHERE {shown} AND g.text IN (
+                SELECT g.text FROM pairs p JOIN generations g ON g.id IN (p.a_generation_id, p.b_generation_id)
+                WHERE {shown} GROUP BY g.text HAVING COUNT(DISTINCT p.id) > 1)""", {"e": experiment_id}).fetchone()[0]
 
 
 def _target_tokenizer(cfg: Config):
