@@ -127,6 +127,31 @@ def test_gold_pairs_are_made_from_the_extra_samples_and_join_the_queue(db):
     assert len(met) == 25 and len(set(met)) == 25 and {g["id"] for g in gold} <= set(met)
 
 
+def test_a_greedy_gold_pair_is_never_served_to_a_rater_who_rated_its_unedited_text(db):
+    """With greedy decoding a gold sample repeats its prompt's study texts, so a gold pair's unedited side is a text
+    a rater who rated that study pair has seen revealed: she would know the pair for a check. The queue serves it
+    only to raters who met neither of its texts."""
+    app = AppConfig(ratings_per_pair=1)
+    exp = insert_experiment(db, "pool", {}, {})
+    pid = PROMPTS[0].id
+    gens = {path: GenerationRecord(prompt_id=pid, path=path, text=f"资料库周三晚间维护，{path}。\n恢复时间未定。",
+                                   new_tokens=30, token_ids=[1, 1 if path == "ordinary" else 2], stop_reason="eos",
+                                   generate_seconds=1.0) for path in ("ordinary", "assisted")}
+    insert_pairs(db, exp, [{"prompt_id": pid, "sample": 0, "ordinary_side": "A", **gens}])
+    # the extra (gold) sample: greedy, so the same two texts, with another seed
+    insert_generations(db, [dataclasses.replace(g, seed=10_000) for g in gens.values()], exp)
+    assert add_gold_pairs(db, exp, PROMPTS, rng=random.Random(0)) == 1
+    gold = gold_pairs(db)[0]
+    assert {gold["a_text"], gold["b_text"]} & {g.text for g in gens.values()}  # its unedited side is a study text
+    first = next_pair(db, "ann", 1)
+    submit_rating(db, app, RatingInput(first.pair_id, "ann", answer("{}"), answer("{}"), "A"))
+    if first.pair_id != gold["id"]:  # she rated the study pair first: the check would be known, so none is left
+        assert next_pair(db, "ann", 1) is None
+        assert next_pair(db, "ben", 1).pair_id == gold["id"]
+    else:  # the check first: its unedited text is the study pair's, whose sides its reveal did not tell; still
+        assert next_pair(db, "ann", 1) is None  # one text seen twice is one text known
+
+
 def test_gold_pairs_follow_the_pairs_raters_see_not_the_identical_ones(db):
     """With half the study pairs identical (decided without raters), the pool keeps gold pairs at the rate of the
     pairs raters meet: the limit counts study pairs whose outputs differ, the samples used are drawn at random, and

@@ -149,11 +149,17 @@ _IDENTICAL = IDENTICAL.format(p="p.")
 _READY = "(p.queue_rank IS NOT NULL OR (SELECT queue_seed FROM experiments WHERE id = p.experiment_id) IS NULL)"
 # A pair holding a text of a pair this rater rated is not hers to meet: greedy decoding gives every sample of a prompt
 # the same two texts (in half precision they can differ between the paths, alike in every sample), and the reveal of
-# the one she rated told her which path wrote each. Uncorrelated, so SQLite gathers her texts once per statement.
-_MET_TEXT = """EXISTS (SELECT 1 FROM generations g WHERE g.id IN ({p}a_generation_id, {p}b_generation_id)
-    AND g.text IN (SELECT m.text FROM ratings r JOIN pairs q ON q.id = r.pair_id
-                   JOIN generations m ON m.id IN (q.a_generation_id, q.b_generation_id)
-                   WHERE r.rater = :rater AND r.kind = 'rating'))"""
+# the one she rated told her which path wrote each; a gold pair's unedited output is such a copy too, and would tell
+# her the pair is a check. The inner query is uncorrelated, so SQLite gathers her texts once per statement.
+_MET_TEXT = """EXISTS (SELECT 1 FROM (SELECT text FROM generations WHERE id IN ({p}a_generation_id, {p}b_generation_id)
+                                 UNION ALL SELECT text FROM reference_outputs
+                                 WHERE id IN ({p}a_reference_id, {p}b_reference_id)) t
+    WHERE t.text IN (SELECT m.text FROM ratings r JOIN pairs q ON q.id = r.pair_id
+                     JOIN generations m ON m.id IN (q.a_generation_id, q.b_generation_id)
+                     WHERE r.rater = :rater AND r.kind = 'rating'
+                     UNION ALL SELECT m.text FROM ratings r JOIN pairs q ON q.id = r.pair_id
+                     JOIN reference_outputs m ON m.id IN (q.a_reference_id, q.b_reference_id)
+                     WHERE r.rater = :rater AND r.kind = 'rating'))"""
 _OPEN = f"""
     SELECT p.id, COALESCE(c.n, 0) AS n, {_P_QUOTA} AS quota FROM pairs p
     LEFT JOIN (SELECT pair_id, COUNT(*) AS n FROM current_ratings GROUP BY pair_id) c ON c.pair_id = p.id
