@@ -61,7 +61,17 @@ def pool_template(tiny_models, tmp_path_factory) -> Path:
         cfg = load_config(write_config(root / "config.toml", tiny_models))
         cfg.pool.prompts = ["writing-01", "writing-02", "writing-03"]
         building = root / "building.db"
-        assert ensure_pool(cfg, building, echo=lambda *_: None) == POOL_PAIRS
+        # the app tests have one rater rate every pair, and the queue serves nobody a pair holding a text of a pair
+        # she rated (greedy copies): the tiny models' sampled texts are short and can repeat, so such a pool is made
+        # again (its seeds are drawn anew) until every text is a pair's own
+        for _ in range(10):
+            assert ensure_pool(cfg, building, echo=lambda *_: None) == POOL_PAIRS
+            if not _shared_texts(building):
+                break
+            for stale in building.parent.glob(building.name + "*"):
+                stale.unlink()
+        else:
+            raise AssertionError("ten pools of the tiny models all repeated a text between pairs")
         # Each app test chooses its pairs' quota with app.ratings_per_pair: the quota of pairs without one of their
         # own, as in a pool made before quotas were stored (migration 016). The pool's own quotas, drawn from the
         # gate, are tested in tests/test_raters_per_pair.py.
@@ -75,6 +85,19 @@ def pool_template(tiny_models, tmp_path_factory) -> Path:
             con.close()
         building.rename(db_file)
     return db_file
+
+
+def _shared_texts(db_file: Path) -> int:
+    """Texts standing in more than one study pair of the pool."""
+    import sqlite3
+
+    con = sqlite3.connect(db_file)
+    try:
+        return con.execute("""SELECT COUNT(*) FROM (SELECT g.text FROM pairs p JOIN generations g
+                                  ON g.id IN (p.a_generation_id, p.b_generation_id) WHERE p.kind = 'study'
+                                  GROUP BY g.text HAVING COUNT(DISTINCT p.id) > 1)""").fetchone()[0]
+    finally:
+        con.close()
 
 
 @pytest.fixture
