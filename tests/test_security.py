@@ -541,6 +541,52 @@ def test_a_rater_who_rated_her_queue_waits_while_her_pairs_are_open_to_a_second_
         assert mallory.call("/results")[TABLES["pass_rates"]]["data"]  # all closed: nothing left to decode
 
 
+def test_a_rater_shown_the_results_is_served_none_of_the_pairs_a_later_pool_adds(tiny_models, tmp_path, pool_db):
+    """Attacker audit F5: the Results open to a rater once nothing of the study is open, and then a later pool can
+    add pairs to the same study; she rated those knowing the per-path tables, and her ratings counted. A rater shown
+    the results is now served none of them (the screen says why), another rater is, and `evalkit generate` tells
+    the organiser."""
+    from evalkit.records import GenerationRecord
+    from evalkit.store import insert_experiment, insert_pairs
+    from evalkit.study.studies import studies
+
+    with served(config(tiny_models, tmp_path, ratings_per_pair=1), pool_db) as url:
+        mallory = Tab(url)
+        mallory.sign_in("mallory")
+        for _ in range(POOL_PAIRS):
+            mallory.submit()
+            mallory.call("/next_pair")
+        assert mallory.call("/results")[TABLES["pass_rates"]]["data"]  # nothing open: the tables are hers
+        db = open_db(pool_db)
+        gate = studies(db)[-1].gate
+        later = insert_experiment(db, "pool", {}, {}, gate=gate)  # a later pool of the same study
+
+        def made(path, i):
+            return GenerationRecord(prompt_id="writing-01", path=path, text=f"later {path} {i}", new_tokens=9,
+                                    stop_reason="eos", generate_seconds=1.0)
+
+        insert_pairs(db, later, [{"prompt_id": "writing-01", "sample": 100 + i, "ordinary_side": "AB"[i % 2],
+                                  "ordinary": made("ordinary", i), "assisted": made("assisted", i)} for i in range(2)])
+        db.conn.close()
+        screen = mallory.call("/next_pair")
+        assert "你已看过本研究的结果" in screen["done"] and not screen["text-a"]
+        assert len(rows(pool_db, "SELECT * FROM assignments WHERE rater = 'mallory' AND pair_id IN "
+                                 "(SELECT id FROM pairs WHERE experiment_id = ?)", [later])) == 0
+        ben = Tab(url)
+        ben.sign_in("ben")
+        assert ben.submit()["status"] == "评分已保存。"  # a rater who saw nothing is served the new pairs
+        assert rows(pool_db, "SELECT p.experiment_id FROM ratings r JOIN pairs p ON p.id = r.pair_id "
+                             "WHERE r.rater = 'ben'")[0]["experiment_id"] == later
+    # the organiser who adds a pool learns it
+    from evalkit.study.pairs import build_pool
+
+    cfg = config(tiny_models, tmp_path)
+    cfg.pool.prompts = ["writing-01"]
+    said = []
+    build_pool(cfg, pool_db, samples=1, echo=said.append)
+    assert any("1 name(s) were shown this study's results" in line and "--new-study" in line for line in said), said
+
+
 def test_a_rater_s_results_name_no_other_rater_and_count_only_the_shown_study(tiny_models, tmp_path):
     """Audit: a rater whose Results had opened read every rater's name, rating count, median seconds and "fast" flags
     (the time-on-task table), over every study, where the report pseudonymises that table. A rater now sees the

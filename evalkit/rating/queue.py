@@ -236,6 +236,19 @@ def note_results_seen(db, rater: str, ratings_per_pair: int, pool_timing: bool =
     return True
 
 
+def note_results_shown(db, rater: str) -> None:
+    """Record that a rater (not an organiser) was shown the latest study's results. Results open to a rater only once
+    nothing of the study is open (results_open), so nothing she could rate then was in them; but a later pool can
+    add pairs to the same study (`evalkit generate`), and her ratings of those would be given knowing the per-path
+    tables (attacker audit F5). So from now on the app serves her no pair of this study (evalkit.ui.rate), and a
+    rating she stores anyway is kept uncounted (store.insert_rating), as an organiser's after note_results_seen.
+    Read first: most views come after the first and take no write lock."""
+    from ..store import insert_results_seen
+
+    if not results_seen(db, rater):
+        insert_results_seen(db, rater)
+
+
 def is_counted(db, rating_id: int) -> bool:
     """Whether a stored rating or correction is blind, so counts (as long as no blind correction replaces it)."""
     row = db.execute("SELECT blind FROM ratings WHERE id = ?", [rating_id]).fetchone()

@@ -228,7 +228,9 @@ class RateHandlers:
     def pair_screen(self, db, s: Session, status: tuple = ()) -> dict:
         """The next pair for this rater, or the 'all done' screen (ui.pair_outputs); status: said()."""
         ui = self.ui
-        view = next_pair(db, s.rater, self.rpp, self.app.max_ratings_per_rater)
+        # a rater shown this study's results gets none of its pairs a later pool adds (queue.note_results_shown)
+        shown = not s.organiser and results_seen(db, s.rater)
+        view = None if shown else next_pair(db, s.rater, self.rpp, self.app.max_ratings_per_rater)
         s = replace(s.with_pair(view.pair_id if view else None), said=status)
         who, done = self.who_line(db, s)
         upd = {ui.status: say(status, s.lang), ui.who: who, ui.reveal_md: "",
@@ -269,6 +271,8 @@ class RateHandlers:
             return word("study_decided", s.lang), False
         if share_reached(db, s.rater, share):
             return word("share_done", s.lang, share=share), False
+        if not s.organiser and results_seen(db, s.rater):
+            return word("results_shown_done", s.lang), False
         if all_identical(db):
             return word("all_identical", s.lang), False
         p = progress(db, s.rater, self.rpp, share)

@@ -382,6 +382,10 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
 
                 if note_results_seen(db, s.rater, rpp, pool_timing=agg.speed.source == POOL_SOURCE):
                     uncounted = word("results_seen", s.lang) + "\n\n"
+            elif name in (None, names[-1] if names else None):  # a rater: no pair a later pool adds is hers
+                from ..rating.queue import note_results_shown
+
+                note_results_shown(db, s.rater)
             out[study_choice] = gr.update(visible=len(names) > 1, choices=names,
                                           value=agg.study.name if agg.study is not None else None)
             if name in (None, names[-1] if names else None):  # the counts above are the served study's

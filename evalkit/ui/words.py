@@ -171,6 +171,11 @@ WORDS: dict[str, dict[str, str]] = {
     "all_identical": {"zh": "**这一批的每一对输出都完全相同：无需评分即可判定，没有需要你评的内容。**",
                       "en": "**Every pair in this pool has two identical outputs:** they are decided without raters, "
                             "so there is nothing to rate."},
+    "results_shown_done": {"zh": "**你已看过本研究的结果，谢谢你的评分！** 之后加入本研究的评分对不再交给你：看过各路径的汇总后，"
+                                 "你的评分难免受其影响。",
+                           "en": "**You have seen this study's results: thank you for your ratings!** Pairs added "
+                                 "to the study since are not given to you: having seen the per-path tables, your "
+                                 "ratings of them could not be blind to them."},
     "share_done": {"zh": "**你已完成本次研究分配给你的 {share} 条评分，谢谢！**",
                    "en": "**You have given your share of {share} ratings in this study.** Thank you!"},
     "signed_out": {"zh": "已退出。", "en": "Signed out."},
