@@ -30,6 +30,18 @@ def cfg(tiny_models, tmp_path):
     return load_config(write_config(tmp_path / "app.toml", tiny_models, ratings_per_pair=2))
 
 
+def answer_by_keys(page) -> tuple[str, str]:
+    """Every question of the pair on screen answered from the keyboard (A's pass, B's fail, A preferred), Submit
+    enabled; returns the pair's texts."""
+    texts = shown_texts(page)
+    expect(page.locator(f"#r-a_{CRITERIA[0]} input[type=radio]").first).to_be_enabled()
+    page.wait_for_function("() => document.activeElement && document.activeElement.closest('.question')")
+    for key in "1" * len(CRITERIA) + "2" * len(CRITERIA) + "a":
+        page.keyboard.press(key)
+    expect(page.locator("#submit")).to_be_enabled()
+    return texts
+
+
 def test_a_whole_pair_is_rated_from_the_keyboard(cfg, pool_db):
     with served(cfg, pool_db) as url, chromium_page() as page:
         page.goto(url)
@@ -60,12 +72,7 @@ def test_enter_right_after_the_last_answer_submits(cfg, pool_db):
     nothing happened. Enter now waits a moment for it while every question has an answer."""
     with served(cfg, pool_db) as url, chromium_page() as page:
         sign_in(page, url, "kim")
-        shown_texts(page)
-        expect(page.locator(f"#r-a_{CRITERIA[0]} input[type=radio]").first).to_be_enabled()
-        page.wait_for_function("() => document.activeElement && document.activeElement.closest('.question')")
-        for key in "1" * len(CRITERIA) + "2" * len(CRITERIA) + "a":
-            page.keyboard.press(key)
-        expect(page.locator("#submit")).to_be_enabled()
+        answer_by_keys(page)
         # how the page stands when Enter comes first: every answer given, the check that enables Submit still to run
         # (it is timing: here it is made to come 300 ms late)
         page.evaluate("() => { const b = document.getElementById('submit'); b.disabled = true;"
@@ -323,12 +330,7 @@ def test_enter_on_next_pair_goes_to_the_next_pair(cfg, pool_db):
     button's own Enter never came. Enter on a focused button is what a keyboard or screen-reader user presses."""
     with served(cfg, pool_db) as url, chromium_page() as page:
         sign_in(page, url, "kim")
-        first = shown_texts(page)
-        expect(page.locator(f"#r-a_{CRITERIA[0]} input[type=radio]").first).to_be_enabled()
-        page.wait_for_function("() => document.activeElement && document.activeElement.closest('.question')")
-        for key in "1" * len(CRITERIA) + "2" * len(CRITERIA) + "a":
-            page.keyboard.press(key)
-        expect(page.locator("#submit")).to_be_enabled()
+        first = answer_by_keys(page)
         page.keyboard.press("Enter")
         expect(page.locator("#reveal")).to_contain_text("揭晓", timeout=20_000)
         expect(page.locator("#next")).to_be_focused()
@@ -347,12 +349,7 @@ def test_a_refused_submission_gives_the_focus_back_to_the_form(cfg, pool_db):
 
     with served(cfg, pool_db) as url, chromium_page() as page:
         sign_in(page, url, "kim")
-        shown_texts(page)
-        expect(page.locator(f"#r-a_{CRITERIA[0]} input[type=radio]").first).to_be_enabled()
-        page.wait_for_function("() => document.activeElement && document.activeElement.closest('.question')")
-        for key in "1" * len(CRITERIA) + "2" * len(CRITERIA) + "a":
-            page.keyboard.press(key)
-        expect(page.locator("#submit")).to_be_enabled()
+        answer_by_keys(page)
         db = open_db(pool_db)
         roster.revoke(db, "kim")
         db.conn.close()
@@ -372,12 +369,7 @@ def test_n_on_a_pair_not_yet_rated_never_skips_the_reveal_of_the_rating_that_fol
     gone before the rater saw it, Next pair pressed for her. N waits only while a rating is on its way."""
     with served(cfg, pool_db) as url, chromium_page() as page:
         sign_in(page, url, "kim")
-        first = shown_texts(page)
-        expect(page.locator(f"#r-a_{CRITERIA[0]} input[type=radio]").first).to_be_enabled()
-        page.wait_for_function("() => document.activeElement && document.activeElement.closest('.question')")
-        for key in "1" * len(CRITERIA) + "2" * len(CRITERIA) + "a":
-            page.keyboard.press(key)
-        expect(page.locator("#submit")).to_be_enabled()
+        first = answer_by_keys(page)
         page.keyboard.press("n")  # no Next pair yet: nothing to do
         page.keyboard.press("Enter")
         expect(page.locator("#reveal")).to_contain_text("揭晓", timeout=20_000)
@@ -391,12 +383,7 @@ def test_n_right_after_enter_goes_to_the_next_pair(cfg, pool_db):
     on its way)."""
     with served(cfg, pool_db) as url, chromium_page() as page:
         sign_in(page, url, "kim")
-        first = shown_texts(page)
-        expect(page.locator(f"#r-a_{CRITERIA[0]} input[type=radio]").first).to_be_enabled()
-        page.wait_for_function("() => document.activeElement && document.activeElement.closest('.question')")
-        for key in "1" * len(CRITERIA) + "2" * len(CRITERIA) + "a":
-            page.keyboard.press(key)
-        expect(page.locator("#submit")).to_be_enabled()
+        first = answer_by_keys(page)
         page.keyboard.press("Enter")
         page.keyboard.press("n")
         assert next_texts(page, first, timeout_ms=20_000) != first
