@@ -84,11 +84,12 @@ WORDS: dict[str, dict[str, str]] = {
                         "(with persistent storage, delete the database on its disk first); the ratings stored since "
                         "{since} are then lost."},
     # the queue goes on serving a rater the gold check leaves out (her accuracy may recover): the organiser decides
-    "gold_left_out_served": {"zh": "他们仍会被分到评分对：评分照常存下，但在准确率回到阈值以上之前不计分，他们评满的评分对要等别人再评。"
+    "gold_left_out_served": {"zh": "他们仍会被分到评分对：评分照常存下，但在准确率回到阈值以上之前不计分，他们评满的评分对随即关闭：在此期间这些评分对没有计分的评分（由评分池的备用对补上）。"
                                    "要停止给他们分配，请撤销其访问（`evalkit raters revoke 名字`；在 Space 上把他们从 "
                                    "app.allowed_raters 中去掉）。",
                              "en": "They are still served pairs: their ratings are stored and do not count while they "
-                                   "stay below it, and a pair one of them filled waits for another rater. To stop "
+                                   "stay below it, and a pair one of them fills is closed all the same, left meanwhile "
+                                   "without a counted rating (the pool's reserve stands in for it). To stop "
                                    "serving them, revoke their access (`evalkit raters revoke NAME`; on a Space, take "
                                    "them off app.allowed_raters)."},
     "sync_off_disk": {"zh": "**⚠️ 数据库未同步到 Hub（EVALKIT_SYNC_REPO=off），且位于本 Space 自身的磁盘上：重启或重建会清除所有评分。** "
