@@ -339,6 +339,32 @@ def test_enter_on_next_pair_goes_to_the_next_pair(cfg, pool_db):
     assert len(rows(pool_db, "SELECT * FROM ratings")) == 1
 
 
+def test_correct_puts_the_focus_on_the_first_question(cfg, pool_db):
+    """Correct hides itself as it opens the stored rating's form again, and the focus it had went to the page itself:
+    the next key answered the question marked last (B's last) instead of the first. Now the keys start again from
+    the first question."""
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "kim")
+        answer_by_keys(page)
+        page.keyboard.press("Enter")
+        expect(page.locator("#reveal")).to_contain_text("揭晓", timeout=20_000)
+        expect(page.locator("#next")).to_be_focused()
+        page.locator("#correct").click()
+        first = page.locator(f"#r-a_{CRITERIA[0]} input[type=radio]")
+        expect(first.first).to_be_enabled(timeout=20_000)
+        expect(first.first).to_be_focused()  # A's first question, its answer as stored (pass)
+        page.keyboard.press("2")
+        expect(first.nth(1)).to_be_checked()
+        expect(page.locator(f"#r-b_{CRITERIA[-1]} input[type=radio]").nth(1)).to_be_checked()  # B's last as it was
+        page.keyboard.press("Enter")  # saves the correction
+        for _ in range(80):
+            if rows(pool_db, "SELECT id FROM ratings WHERE supersedes IS NOT NULL"):
+                break
+            page.wait_for_timeout(250)
+    stored = rows(pool_db, "SELECT * FROM current_ratings")
+    assert len(stored) == 1 and stored[0][f"a_{CRITERIA[0]}"] == "fail" and stored[0][f"b_{CRITERIA[-1]}"] == "fail"
+
+
 def test_a_refused_submission_gives_the_focus_back_to_the_form(cfg, pool_db):
     """Rater audit (keyboard) K2, 2026-12-05: Submit locks the form, and the control the focus was in, disabled, lost
     it to the page itself; when the server refused the rating (here: the rater's code revoked meanwhile) the form

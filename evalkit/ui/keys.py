@@ -11,7 +11,7 @@ local storage.
 Also pure page behaviour (PAGE below): a new pair scrolls its prompt (on a rater's first pair, the guidelines open
 above it) to the top of the screen and puts the focus on the first question; the keys answer the question the focus is
 in (Tab moves it, one stop per question; the arrows choose within it); a stored rating moves the focus to Next pair,
-under the reveal (a refused one gives the focus back where it was); beside Submit, how many questions are answered
+under the reveal (a refused one gives the focus back where it was), and Correct puts it on the first question; beside Submit, how many questions are answered
 ("8 / 9 answered"), a button that goes to the first one still open (Submit stays disabled until all are); under it,
 the status line's words when the status line itself is scrolled out of sight."""
 
@@ -140,7 +140,7 @@ SCRIPT = """
   const SWITCH = %s;
   const shown = (el) => !!el && el.offsetParent !== null;
   const lang = () => { const c = document.querySelector("#lang input:checked"); return c && c.value === "en" ? "en" : "zh"; };
-  let pair = "", nextWasShown = false, focusDue = false, waited = 0;
+  let pair = "", nextWasShown = false, submitWasShown = false, focusDue = false, waited = 0;
   // Gradio names each radio option on its own (and names it afresh when its value changes), so every option was a
   // Tab stop and the arrows did not move between a question's answers: one name per control (its block's id) makes
   // it one radio group, one stop. A mutation observer renames at once, before the next key is handled.
@@ -233,6 +233,15 @@ SCRIPT = """
       if (top) top.scrollIntoView({block: "start"});
       focusDue = true; waited = 0;
     }
+    // Correct opens the stored rating's form again, Submit back in sight on the same pair; the focus was on Correct,
+    // which it hides: it goes to the first question, as on a new pair (else it was on the page itself, and the
+    // next key answered the question marked last, the last one)
+    const submitShown = shown(document.getElementById("submit"));
+    if (submitShown && !submitWasShown && now && now === pair && !focusDue) {
+      if (window.evalkitFirstQuestion) window.evalkitFirstQuestion();
+      focusDue = true; waited = 0;
+    }
+    submitWasShown = submitShown;
     // then the focus on that question. A pair's texts can arrive a moment before its form is unlocked, and a
     // disabled radio takes no focus: the focus waits for the unlock (10 s at most), and only the focus waits
     if (focusDue) {
