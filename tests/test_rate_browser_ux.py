@@ -344,7 +344,7 @@ def test_answers_on_a_pair_whose_hold_ran_out_are_said_to_be_lost(cfg, pool_db):
     with served(cfg, pool_db) as url, chromium_page() as page:
         sign_in(page, url, "ann")
         first = shown_texts(page)
-        expect(page.locator("#guidelines-text")).to_contain_text(f"保留 {HOLD_MINUTES} 分钟")
+        expect(page.locator("#guidelines-text")).to_contain_text(f"约 {HOLD_MINUTES} 分钟后")
         page.locator("#r-a_schedule input[value='fail']").click()
         page.wait_for_function("() => (localStorage.getItem('evalkit-draft') || '').includes('fail')")
         pair = pair_shown(pool_db, *first)

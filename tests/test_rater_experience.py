@@ -339,6 +339,41 @@ def test_enter_on_next_pair_goes_to_the_next_pair(cfg, pool_db):
     assert len(rows(pool_db, "SELECT * FROM ratings")) == 1
 
 
+def test_the_page_renews_the_hold_while_the_rater_works_and_not_when_she_has_left(cfg, pool_db, monkeypatch):
+    """The hold on a pair counts from the rater's last sign of work: the page sends one after her own input (every
+    few minutes; here every 0.3 s, and the server takes each), and none while nobody touches the page, so a tab left
+    open still lets the pair go to another rater."""
+    import evalkit.store.ratings as store_ratings
+
+    monkeypatch.setattr(store_ratings, "RENEW_EVERY_SECONDS", 0)
+    def alive():
+        return rows(pool_db, "SELECT alive_at FROM assignments WHERE rater = 'kim'")[0]["alive_at"]
+
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "kim")
+        shown_texts(page)
+        expect(page.locator(f"#r-a_{CRITERIA[0]} input[type=radio]").first).to_be_enabled()
+        page.evaluate("() => { window.evalkitAliveMs = 300; }")
+        page.wait_for_timeout(1500)
+        assert alive() is None  # no input yet: nothing sent
+        page.wait_for_function("() => document.activeElement && document.activeElement.closest('.question')")
+        page.keyboard.press("1")
+        for _ in range(40):
+            if alive() is not None:
+                break
+            page.wait_for_timeout(250)
+        first = alive()
+        assert first is not None
+        page.wait_for_timeout(1500)  # left alone: no more signs
+        assert alive() == first
+        page.keyboard.press("1")
+        for _ in range(40):
+            if alive() != first:
+                break
+            page.wait_for_timeout(250)
+        assert alive() > first
+
+
 def test_correct_puts_the_focus_on_the_first_question(cfg, pool_db):
     """Correct hides itself as it opens the stored rating's form again, and the focus it had went to the page itself:
     the next key answered the question marked last (B's last) instead of the first. Now the keys start again from

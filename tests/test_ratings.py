@@ -358,3 +358,39 @@ def test_a_rater_is_never_served_a_pair_whose_texts_she_has_met_in_a_rating(db):
     # the pairs she could not be served are still open to another rater, who meets each text once as well
     other = next_pair(db, "ben", app.ratings_per_pair)
     assert other is not None and other.pair_id in set(ids[:3]) - set(served)
+
+
+def test_a_hold_renewed_by_the_page_keeps_the_pair_while_the_rater_works_on_it(db):
+    """A hold counted from the pair's first showing only, so a rater who took more than its 30 minutes over a pair
+    found it given to another rater and her answers lost. The page's sign of life (after her own input) renews it;
+    the time on task still counts from the showing, and a hold that ran out is not renewed (the pair may be
+    another's by then)."""
+    from evalkit.rating.queue import keep_hold
+
+    app = AppConfig(ratings_per_pair=1)
+    make_pool(db, n=1)
+    view = next_pair(db, "ann", 1)
+
+    def ago(minutes):
+        from datetime import datetime, timedelta, timezone
+        return (datetime.now(timezone.utc) - timedelta(minutes=minutes)).isoformat(timespec="milliseconds")
+
+    db.conn.execute("UPDATE assignments SET shown_at = ? WHERE rater = 'ann'", [ago(25)])
+    db.conn.commit()
+    assert keep_hold(db, "ann", view.pair_id)  # at work 25 minutes in
+    renewed = db.execute("SELECT alive_at FROM assignments WHERE rater = 'ann'").fetchone()[0]
+    assert keep_hold(db, "ann", view.pair_id)  # again within the minute: held, and no write
+    assert db.execute("SELECT alive_at FROM assignments WHERE rater = 'ann'").fetchone()[0] == renewed
+    db.conn.execute("UPDATE assignments SET shown_at = ?, alive_at = ? WHERE rater = 'ann'", [ago(45), ago(20)])
+    db.conn.commit()
+    assert next_pair(db, "ben", 1) is None  # 45 minutes after the showing, still hers
+    submit_rating(db, app, RatingInput(view.pair_id, "ann", answers(), answers(), "tie"))
+    assert 44 * 60 < db.execute("SELECT seconds_on_task FROM ratings").fetchone()[0] < 46 * 60
+    assert not keep_hold(db, "ann", view.pair_id)  # rated: nothing to hold
+
+    make_pool(db, n=1)
+    other = next_pair(db, "cat", 1)
+    db.conn.execute("UPDATE assignments SET shown_at = ? WHERE rater = 'cat'", [ago(45)])
+    db.conn.commit()
+    assert not keep_hold(db, "cat", other.pair_id)  # run out: not hers to renew
+    assert next_pair(db, "dan", 1).pair_id == other.pair_id

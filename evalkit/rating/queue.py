@@ -147,6 +147,11 @@ _IDENTICAL = IDENTICAL.format(p="p.")
 # not served: a pair served before its quota is drawn would be closed at the app's quota and never reach its own.
 # A pool made before queue seeds were stored has neither, and is served.
 _READY = "(p.queue_rank IS NOT NULL OR (SELECT queue_seed FROM experiments WHERE id = p.experiment_id) IS NULL)"
+# How long a pair shown to a rater stays theirs before it may be offered to someone else: from its showing, or from
+# the page's latest sign that she is still at work on it (keep_hold).
+HOLD_MINUTES = 30
+_HELD = "COALESCE(a.alive_at, a.shown_at) > :since"
+
 # A pair holding a text of a pair this rater rated is not hers to meet: greedy decoding gives every sample of a prompt
 # the same two texts (in half precision they can differ between the paths, alike in every sample), and the reveal of
 # the one she rated told her which path wrote each; a gold pair's unedited output is such a copy too, and would tell
@@ -179,7 +184,7 @@ _HOLD_COUNTS = """a.rater NOT IN (SELECT rater FROM results_seen WHERE study_id 
 _OFFERABLE = f"""
     SELECT o.id, o.n + COALESCE(h.n, 0) AS n FROM ({_OPEN}) o
     LEFT JOIN (SELECT a.pair_id, COUNT(*) AS n FROM assignments a
-               WHERE a.rater != :rater AND a.shown_at > :since AND {_HOLD_COUNTS}
+               WHERE a.rater != :rater AND {_HELD} AND {_HOLD_COUNTS}
                  AND NOT EXISTS (SELECT 1 FROM ratings r WHERE r.pair_id = a.pair_id AND r.rater = a.rater)
                GROUP BY a.pair_id) h ON h.pair_id = o.id
     WHERE o.n + COALESCE(h.n, 0) < o.quota"""
@@ -187,13 +192,11 @@ _OFFERABLE = f"""
 # One pair of _OFFERABLE, checked again under the write lock before it is held.
 _STILL_FREE = f"""
     SELECT (SELECT COUNT(*) FROM current_ratings WHERE pair_id = :pair)
-         + (SELECT COUNT(*) FROM assignments a WHERE a.pair_id = :pair AND a.rater != :rater AND a.shown_at > :since
+         + (SELECT COUNT(*) FROM assignments a WHERE a.pair_id = :pair AND a.rater != :rater AND {_HELD}
               AND {_HOLD_COUNTS} AND NOT EXISTS (SELECT 1 FROM ratings r WHERE r.pair_id = a.pair_id AND r.rater = a.rater)) < {_PAIR_QUOTA}
        AND NOT EXISTS (SELECT 1 FROM ratings WHERE rater = :rater AND pair_id = :pair)
        AND NOT (SELECT {_MET_TEXT.format(p="")} FROM pairs WHERE id = :pair)"""
 
-# How long a pair shown to a rater stays theirs before it may be offered to someone else.
-HOLD_MINUTES = 30
 
 
 def _since() -> str:
@@ -234,6 +237,14 @@ def note_results_seen(db, rater: str, ratings_per_pair: int, pool_timing: bool =
         return False
     insert_results_seen(db, rater)
     return True
+
+
+def keep_hold(db, rater: str, pair_id: str) -> bool:
+    """The page's sign that this rater is still at work on the pair she holds: the hold counts from now (a hold that
+    ran out is not renewed: the pair may be another's). Returns whether it was renewed."""
+    from ..store import renew_hold
+
+    return renew_hold(db, rater, pair_id, _since())
 
 
 def note_results_shown(db, rater: str) -> None:
@@ -291,7 +302,7 @@ def next_pair(db, rater: str, ratings_per_pair: int, share: int = 0) -> PairView
         return None
     held = db.execute(
         f"""SELECT a.pair_id FROM assignments a JOIN ({_OPEN}) o ON o.id = a.pair_id
-            WHERE a.rater = :rater AND a.shown_at > :since ORDER BY a.shown_at DESC LIMIT 1""", args).fetchone()
+            WHERE a.rater = :rater AND {_HELD} ORDER BY a.shown_at DESC LIMIT 1""", args).fetchone()
     if held:
         return pair_view(db, held[0])
 

@@ -18,7 +18,9 @@ from .database import migrate, move_database, now, open_db, restore_file, snapsh
 from .migrations import MIGRATIONS
 from .pool import draw_queue_order, insert_gold_pairs, set_queue_seed, insert_pairs, insert_shard_items, new_pair_id, reference_hash, store_references
 from .raters import NameTaken, insert_rater, rater_by_key, replace_secret, revoke_rater
-from .ratings import SHARE_COUNTS, PairFull, ShareReached, StudyDecided, claim_pair, insert_rating, insert_results_seen
+from .ratings import (
+    SHARE_COUNTS, PairFull, ShareReached, StudyDecided, claim_pair, insert_rating, insert_results_seen, renew_hold,
+)
 from .studies import FIRST_STUDY, attach_pool, gate_mismatch, insert_decision
 from .runs import (
     copy_experiment, discard_pool_experiment, generation, insert_bench_process, insert_bench_processes, insert_experiment, insert_generations,
@@ -30,7 +32,7 @@ __all__ = [
     "MIGRATIONS", "NameTaken", "PairFull", "SHARE_COUNTS", "ShareReached", "StudyDecided", "copy_experiment", "discard_pool_experiment",
     "generation", "insert_bench_process",
     "insert_bench_processes", "insert_experiment", "insert_generations", "insert_gold_pairs", "insert_pairs",
-    "insert_prescreen", "insert_rater", "insert_rating", "insert_results_seen", "insert_rows", "insert_shard_items",
+    "insert_prescreen", "insert_rater", "insert_rating", "insert_results_seen", "renew_hold", "insert_rows", "insert_shard_items",
     "insert_together", "insert_tune_trials", "json_hash",
     "migrate", "new_pair_id", "now", "open_db", "rater_by_key", "reference_hash",
     "move_database", "replace_secret", "restore_file", "revoke_rater", "snapshot", "store_references",

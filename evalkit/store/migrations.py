@@ -605,6 +605,14 @@ def _m022_export_salt(db) -> None:
                   created_at TEXT NOT NULL)""")
 
 
+def _m023_hold_alive(db) -> None:
+    # A hold counted from the pair's first showing only: a rater who took more than the hold's 30 minutes over a pair
+    # found it given to another rater meanwhile, and her answers lost. The page now says she is still at work (after
+    # her own input, every few minutes), and the hold counts from the latest such sign; shown_at stays the start of
+    # the time on task.
+    db.execute("ALTER TABLE assignments ADD COLUMN alive_at TEXT")
+
+
 MIGRATIONS = [
     ("001_initial", _m001_initial),
     ("002_ratings", _m002_ratings),
@@ -628,4 +636,5 @@ MIGRATIONS = [
     ("020_closed_before_012", _m020_closed_before_012),
     ("021_closed_by_decision", _m021_closed_by_decision),
     ("022_export_salt", _m022_export_salt),
+    ("023_hold_alive", _m023_hold_alive),
 ]

@@ -57,8 +57,36 @@ def claim_pair(db, rater: str, chosen: str | None, still_free: Callable[[str], b
         if pair_id is not None:
             db.conn.execute(
                 "INSERT INTO assignments (pair_id, rater, shown_at) VALUES (?, ?, ?) "
-                "ON CONFLICT (pair_id, rater) DO UPDATE SET shown_at = excluded.shown_at", [pair_id, rater, now()])
+                "ON CONFLICT (pair_id, rater) DO UPDATE SET shown_at = excluded.shown_at, alive_at = NULL",
+                [pair_id, rater, now()])
     return pair_id
+
+
+# A hold renewed more recently than this is left as it is (renew_hold).
+RENEW_EVERY_SECONDS = 60
+
+
+def renew_hold(db, rater: str, pair_id: str, since: str) -> bool:
+    """The rater is still at work on the pair she holds (the page's sign of life): her hold counts from now
+    (assignments.alive_at; shown_at stays the start of her time on task). Only a hold that has not run out (alive
+    after `since`) is renewed, for a pair she has not rated and that is not closed: one that ran out may be another
+    rater's by now. Returns whether it was. A hold renewed in the last RENEW_EVERY_SECONDS is left as it is, read without the
+    write lock: a client sending signs of life in a loop takes no lock from the raters' submissions."""
+    from datetime import datetime, timedelta, timezone
+
+    last = db.conn.execute("SELECT COALESCE(alive_at, shown_at) FROM assignments WHERE pair_id = ? AND rater = ?",
+                           [pair_id, rater]).fetchone()
+    if last is None or last[0] <= since:
+        return False
+    if datetime.fromisoformat(last[0]) > datetime.now(timezone.utc) - timedelta(seconds=RENEW_EVERY_SECONDS):
+        return True
+    with write_transaction(db):
+        return db.conn.execute(
+            """UPDATE assignments SET alive_at = :now WHERE pair_id = :pair AND rater = :rater
+               AND COALESCE(alive_at, shown_at) > :since
+               AND NOT EXISTS (SELECT 1 FROM ratings WHERE pair_id = :pair AND rater = :rater)
+               AND NOT EXISTS (SELECT 1 FROM closed_pairs WHERE pair_id = :pair)""",
+            {"now": now(), "pair": pair_id, "rater": rater, "since": since}).rowcount > 0
 
 
 def insert_rating(db, row: dict, quota: int | None = None, share: int | None = None) -> int:

@@ -36,12 +36,14 @@ SKIP = {
           "goes to another rater, and the decision waits for it.",
 }
 
-# A pair stays on a rater's screen for rating.queue.HOLD_MINUTES; after that it may go to another rater, and the
-# answers given on it and not submitted are gone (rater audit F11: nothing said so).
+# A pair stays on a rater's screen for rating.queue.HOLD_MINUTES after her last sign of work on it (the page sends
+# one after her input); after that it may go to another rater, and the answers given on it and not submitted are
+# gone (rater audit F11: nothing said so).
 HOLD = {
-    "zh": "**暂离**：一对会在你的屏幕上为你保留 {minutes} 分钟；超过之后可能交给其他评分者，你在那一对上填写但未提交的答案不会保留。",
-    "en": "**Leaving a pair**: a pair stays yours for {minutes} minutes; after that it may go to another rater, and "
-          "answers you gave on it without submitting are not kept.",
+    "zh": "**暂离**：你在一对上操作时，它一直为你保留；离开（不操作）约 {minutes} 分钟后，它可能交给其他评分者，你在那一对上填写但未提交的答案不会保留。",
+    "en": "**Leaving a pair**: a pair stays yours while you work on it; about {minutes} minutes after you leave it (no typing, "
+          "clicking or scrolling), it may go to another rater, and answers you gave on it without submitting are not "
+          "kept.",
 }
 
 INTRO = {

@@ -13,7 +13,8 @@ above it) to the top of the screen and puts the focus on the first question; the
 in (Tab moves it, one stop per question; the arrows choose within it); a stored rating moves the focus to Next pair,
 under the reveal (a refused one gives the focus back where it was), and Correct puts it on the first question; beside Submit, how many questions are answered
 ("8 / 9 answered"), a button that goes to the first one still open (Submit stays disabled until all are); under it,
-the status line's words when the status line itself is scrolled out of sight."""
+the status line's words when the status line itself is scrolled out of sight; after the rater's own input, at most
+every few minutes, a press of the hidden #alive, so that her hold on the pair counts from her last sign of work."""
 
 import json
 
@@ -141,6 +142,19 @@ SCRIPT = """
   const shown = (el) => !!el && el.offsetParent !== null;
   const lang = () => { const c = document.querySelector("#lang input:checked"); return c && c.value === "en" ? "en" : "zh"; };
   let pair = "", nextWasShown = false, submitWasShown = false, focusDue = false, waited = 0;
+  // The rater's hold on the pair on screen counts from her last sign of work (rating.queue.keep_hold): after her own
+  // input, at most every few minutes, the page presses the hidden #alive. A tab left alone sends nothing, so its pair
+  // still goes to another rater after the hold's minutes
+  let lastInput = 0, lastBeat = Date.now();
+  ["keydown", "pointerdown", "wheel", "touchstart", "input"].forEach((type) =>
+    document.addEventListener(type, (e) => { if (e.isTrusted) lastInput = Date.now(); }, {capture: true, passive: true}));
+  const beat = () => {
+    const t = Date.now(), every = window.evalkitAliveMs || 5 * 60 * 1000;
+    if (lastInput <= lastBeat || t - lastBeat < every || !shown(document.getElementById("submit"))) return;
+    const el = document.getElementById("alive");
+    const button = el && (el.tagName === "BUTTON" ? el : el.querySelector("button"));
+    if (button) { lastBeat = t; button.click(); }
+  };
   // Gradio names each radio option on its own (and names it afresh when its value changes), so every option was a
   // Tab stop and the arrows did not move between a question's answers: one name per control (its block's id) makes
   // it one radio group, one stop. A mutation observer renames at once, before the next key is handled.
@@ -231,8 +245,9 @@ SCRIPT = """
       const top = shown(guide) ? document.getElementById("guidelines") : document.getElementById("rate-prompt");
       if (window.evalkitFirstQuestion) window.evalkitFirstQuestion();
       if (top) top.scrollIntoView({block: "start"});
-      focusDue = true; waited = 0;
+      focusDue = true; waited = 0; lastBeat = Date.now();  // a new pair: its hold is fresh
     }
+    beat();
     // Correct opens the stored rating's form again, Submit back in sight on the same pair; the focus was on Correct,
     // which it hides: it goes to the first question, as on a new pair (else it was on the page itself, and the
     // next key answered the question marked last, the last one)
@@ -320,6 +335,7 @@ fieldset input[type=radio]:focus-visible { outline: 2px solid #2563eb; outline-o
 #reveal th { word-break: keep-all; overflow-wrap: normal; }
 /* on a phone the cells' own padding took 140 px of a 326 px box: the last column (the rate) went out of sight */
 @media (max-width: 600px) { #reveal th, #reveal td { padding-left: 0.3em; padding-right: 0.3em; } }
+#alive { display: none !important; }  /* the script's sign of life for the rater's hold, never a control of hers */
 #keys { font-size: 0.85em; }
 .keys-off #keys { display: none; }  /* the shortcuts are switched off: their line would mislead */
 .keys-switch { font-size: 0.85em; display: inline-flex; gap: 0.4em; align-items: center; cursor: pointer; }

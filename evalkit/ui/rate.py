@@ -26,7 +26,7 @@ from ..config import Config
 from ..errors import EvalkitError
 from ..rating.limits import RateLimiter
 from ..rating.queue import (
-    HOLD_MINUTES, AlreadyRated, PairTaken, Pending, RatingError, RatingInput, StudyClosed, all_identical,
+    HOLD_MINUTES, AlreadyRated, PairTaken, Pending, RatingError, RatingInput, StudyClosed, all_identical, keep_hold,
     answers_from_row, correct_rating, current_rating, is_closed, is_counted, next_pair, pair_prompt, pair_view, progress,
     rated_pairs, rating_counts, rater_reveal, results_seen, share_reached, skip_pair, study_decided, submit_rating,
 )
@@ -509,6 +509,20 @@ class RateHandlers:
             ui.submit_btn: update(value=word("save_correction", s.lang), visible=True, interactive=True),
             ui.correct_btn: update(visible=False)}  # Next pair leaves the stored version as it is
 
+    def still_here(self, s: Session) -> None:
+        """The page's sign of life while the rater works on a pair (keys.py: after her own input, at most every few
+        minutes): her hold on it is renewed, so a pair she takes longer than HOLD_MINUTES over does not go to
+        another rater meanwhile. Quiet: it changes nothing on the page, and a refusal (signed out, revoked) is for
+        her next real action to say."""
+        if s is None or s.rater is None or s.pair_id is None or s.rating_id is not None:
+            return
+        try:
+            with connect(self.db_path) as db:
+                require_rater(db, s, self.app)
+                keep_hold(db, s.rater, s.pair_id)
+        except EvalkitError:
+            return
+
     @friendly
     def skip(self, s: Session, reason: str) -> dict:
         with connect(self.db_path) as db:
@@ -625,6 +639,7 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     for button, api in ((ui.next_btn, "next_pair"), (ui.again_btn, "check_again")):
         refusal_said(button.click(h.next_screen, [ui.session], ui.pair_outputs, api_name=api, postprocess=False, **on)
                      ).success(None, None, ui.form, js=unlock)
+    ui.alive_btn.click(h.still_here, [ui.session], None, api_name="still_here", show_progress="hidden")
     refusal_said(ui.skip_btn.click(h.skip, [ui.session, ui.skip_reason], ui.pair_outputs, api_name="skip",
                                    postprocess=False, **on)  # the form is unlocked
                  ).success(None, None, None, js=_FORGET_DRAFT)
