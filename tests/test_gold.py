@@ -381,6 +381,55 @@ def gold_first(db, exp):
         submit_rating(db, AppConfig(), RatingInput(g["id"], "r2", answer(g["a_expected"]), answer(g["b_expected"]), "A"))
 
 
+def test_a_rater_clearly_below_min_gold_accuracy_is_served_no_more_pairs(tmp_path):
+    """A rater the gold check leaves out was served pairs for as long as any were open: every pair she filled was
+    closed with no counted rating (the pool's reserve spent on her) and her hours were lost. Once her answers on at
+    least three check pairs put her clearly below the gate's bar (Wilson's upper end under it) she is served no
+    more, and her screen says why; a rater with the same misses on fewer check pairs, and an accurate one, are
+    served as before."""
+    from test_rate_handlers import Tab
+
+    from evalkit.study.gate import gate_snapshot
+    from evalkit.study.gold import STOP_AFTER_GOLD_RATINGS, clearly_below
+    from evalkit.ui.words import word
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text("margin = 0.05\nplanned_pairs = 40\nmin_ratings_per_pair = 1\nmin_gold_accuracy = 0.8\n")
+    path = tmp_path / "g.db"
+    db = open_db(path)
+    exp = study_pool(db, 12, gate=gate_snapshot(gate))
+    gold_items(db, exp, STOP_AFTER_GOLD_RATINGS)
+    assert add_gold_pairs(db, exp, PROMPTS, rng=random.Random(0)) == STOP_AFTER_GOLD_RATINGS
+    db.conn.close()
+    db = open_db(path)
+    gold = gold_pairs(db)
+    for g in gold:  # every known answer wrong, on every check pair; the unlucky rater only on the first two
+        submit_rating(db, AppConfig(ratings_per_pair=3), RatingInput(g["id"], "careless", answer(g["a_expected"], 9),
+                                                                     answer(g["b_expected"], 9), "A"))
+        submit_rating(db, AppConfig(ratings_per_pair=3), RatingInput(g["id"], "careful", answer(g["a_expected"]),
+                                                                     answer(g["b_expected"]), "A"))
+    for g in gold[:STOP_AFTER_GOLD_RATINGS - 1]:
+        submit_rating(db, AppConfig(ratings_per_pair=3), RatingInput(g["id"], "unlucky", answer(g["a_expected"], 9),
+                                                                     answer(g["b_expected"], 9), "A"))
+    assert [clearly_below(db, n) for n in ("careless", "unlucky", "careful")] == [True, False, False]
+    db.conn.close()
+    tab = Tab(path, {p.id: p for p in PROMPTS}, ratings_per_pair=3)
+    for name, stopped in (("careless", True), ("unlucky", False), ("careful", False)):
+        out = tab.sign_in(name)[1]  # the screen after signing in: her next pair, or why there is none
+        assert (word("gold_stopped", "zh") in str(out[tab.ui.done_md])) is stopped
+        assert out[tab.ui.pair_box]["visible"] is not stopped
+    assert rows_of(path, "SELECT COUNT(*) FROM assignments a JOIN pairs p ON p.id = a.pair_id "
+                         "WHERE a.rater = 'careless' AND p.kind = 'study'") == 0
+
+
+def rows_of(path, sql):
+    db = open_db(path)
+    try:
+        return db.execute(sql).fetchone()[0]
+    finally:
+        db.conn.close()
+
+
 def test_a_rater_below_min_gold_accuracy_is_left_out_of_the_verdict(tmp_path):
     from test_aggregate import GATE, load_fixture
 

@@ -129,6 +129,32 @@ def add_gold_pairs(db, experiment_id: int, prompts: list[Prompt], tokenizer=None
     return len(made)
 
 
+# Gold ratings a rater has given before the queue may stop serving her (clearly_below): one bad moment on one check
+# pair (its one or two scored answers) is not enough to end a rater's work.
+STOP_AFTER_GOLD_RATINGS = 3
+
+
+def clearly_below(db, rater: str) -> bool:
+    """Whether the queue should stop serving this rater: the study it serves asks for a gold accuracy
+    (min_gold_accuracy, frozen with its gate), she has rated at least STOP_AFTER_GOLD_RATINGS of its gold pairs,
+    and her scored answers on them put her clearly under it, the upper end of their Wilson 95% interval below the
+    bar. The verdict leaves her out as soon as her accuracy is below it (accuracy()); while that may be chance, she
+    is still served, as her accuracy may recover. Once it hardly can, each pair she filled would be closed with no
+    counted rating, and her time spent for nothing."""
+    from ..stats.descriptive import wilson
+    from .studies import choose
+
+    study = choose(db)
+    bar = float(((study.gate.get("values") or {}) if study is not None else {}).get("min_gold_accuracy") or 0.0)
+    if bar <= 0:
+        return False
+    table, _ = accuracy(db, bar, (), study.id)
+    row = table[table["rater"] == rater]
+    if row.empty or int(row["gold_ratings"].iloc[0]) < STOP_AFTER_GOLD_RATINGS or int(row["answers"].iloc[0]) == 0:
+        return False
+    return wilson(int(row["correct"].iloc[0]), int(row["answers"].iloc[0]))[1] < bar
+
+
 def answers(db, study_id: int | None = None, history: bool = False):
     """One row per criterion answer on a gold pair of the study (of every study when None): rating_id, rater,
     pair_id, side, criterion, answer, expected. history=True adds `ended` (int64 max: never), so that accuracy can be

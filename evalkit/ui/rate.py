@@ -228,9 +228,7 @@ class RateHandlers:
     def pair_screen(self, db, s: Session, status: tuple = ()) -> dict:
         """The next pair for this rater, or the 'all done' screen (ui.pair_outputs); status: said()."""
         ui = self.ui
-        # a rater shown this study's results gets none of its pairs a later pool adds (queue.note_results_shown)
-        shown = not s.organiser and results_seen(db, s.rater)
-        view = None if shown else next_pair(db, s.rater, self.rpp, self.app.max_ratings_per_rater)
+        view = None if self.held_back(db, s) else next_pair(db, s.rater, self.rpp, self.app.max_ratings_per_rater)
         s = replace(s.with_pair(view.pair_id if view else None), said=status)
         who, done = self.who_line(db, s)
         upd = {ui.status: say(status, s.lang), ui.who: who, ui.reveal_md: "",
@@ -263,6 +261,19 @@ class RateHandlers:
             return Prompt(id=view.prompt_id, material=view.material, task=view.task, max_new_tokens=0)
         return replace(prompt, material=view.material, task=view.task)
 
+    def held_back(self, db, s: Session) -> str | None:
+        """Why the queue serves this rater no more pairs of the study though some are open (the words' key), or None.
+        A rater shown the study's results gets none of the pairs a later pool adds (queue.note_results_shown); one
+        whose answers on gold pairs put her clearly below the gate's min_gold_accuracy gets none either
+        (study.gold.clearly_below). Organisers are served as before (their ratings are theirs to spend)."""
+        if s.organiser:
+            return None
+        if results_seen(db, s.rater):
+            return "results_shown_done"
+        from ..study.gold import clearly_below
+
+        return "gold_stopped" if clearly_below(db, s.rater) else None
+
     def done_words(self, db, s: Session) -> tuple[str, bool]:
         """What the screen without a pair says, and whether to offer "Check again": pairs still open to this rater
         that are all on other raters' screens (held) come back to the queue later, so she is not done."""
@@ -271,8 +282,8 @@ class RateHandlers:
             return word("study_decided", s.lang), False
         if share_reached(db, s.rater, share):
             return word("share_done", s.lang, share=share), False
-        if not s.organiser and results_seen(db, s.rater):
-            return word("results_shown_done", s.lang), False
+        if held := self.held_back(db, s):
+            return word(held, s.lang), False
         if all_identical(db):
             return word("all_identical", s.lang), False
         p = progress(db, s.rater, self.rpp, share)

@@ -83,15 +83,19 @@ WORDS: dict[str, dict[str, str]] = {
                         "the pushes resume by themselves. To serve the dataset's database instead: restart the Space "
                         "(with persistent storage, delete the database on its disk first); the ratings stored since "
                         "{since} are then lost."},
-    # the queue goes on serving a rater the gold check leaves out (her accuracy may recover): the organiser decides
-    "gold_left_out_served": {"zh": "他们仍会被分到评分对：评分照常存下，但在准确率回到阈值以上之前不计分，他们评满的评分对随即关闭：在此期间这些评分对没有计分的评分（由评分池的备用对补上）。"
-                                   "要停止给他们分配，请撤销其访问（`evalkit raters revoke 名字`；在 Space 上把他们从 "
-                                   "app.allowed_raters 中去掉）。",
-                             "en": "They are still served pairs: their ratings are stored and do not count while they "
-                                   "stay below it, and a pair one of them fills is closed all the same, left meanwhile "
-                                   "without a counted rating (the pool's reserve stands in for it). To stop "
-                                   "serving them, revoke their access (`evalkit raters revoke NAME`; on a Space, take "
-                                   "them off app.allowed_raters)."},
+    # the queue goes on serving a rater the gold check leaves out while her accuracy may recover (study.gold.clearly_below)
+    "gold_left_out_served": {"zh": "他们仍会被分到评分对，直到检验对上的回答表明其准确率明显低于阈值（至少评过 3 个检验对，且准确率的 Wilson 95% 区间上限低于阈值），"
+                                   "之后不再分配，其页面会说明原因。在此之前评分照常存下，但在准确率回到阈值以上之前不计分，他们评满的评分对随即关闭："
+                                   "在此期间这些评分对没有计分的评分（由评分池的备用对补上）。要立即停止给他们分配，请撤销其访问"
+                                   "（`evalkit raters revoke 名字`；在 Space 上把他们从 app.allowed_raters 中去掉）。",
+                             "en": "They are still served pairs until their answers on check pairs put them clearly "
+                                   "below it (at least 3 check pairs rated, and the upper end of a Wilson 95% interval "
+                                   "on their accuracy under the bar), "
+                                   "then no more, and their screen says why. Until then their ratings are stored and "
+                                   "do not count while they stay below it, and a pair one of them fills is closed all "
+                                   "the same, left meanwhile without a counted rating (the pool's reserve stands in "
+                                   "for it). To stop serving them at once, revoke their access (`evalkit raters revoke "
+                                   "NAME`; on a Space, take them off app.allowed_raters)."},
     "sync_off_disk": {"zh": "**⚠️ 数据库未同步到 Hub（EVALKIT_SYNC_REPO=off），且位于本 Space 自身的磁盘上：重启或重建会清除所有评分。** "
                             "请把 EVALKIT_SYNC_REPO 设为一个私有数据集，或挂载持久存储并设置 EVALKIT_DATA_DIR=/data。",
                       "en": "**⚠️ The database is not synced to the Hub (EVALKIT_SYNC_REPO=off) and lies on this Space's own "
@@ -172,6 +176,12 @@ WORDS: dict[str, dict[str, str]] = {
     "all_identical": {"zh": "**这一批的每一对输出都完全相同：无需评分即可判定，没有需要你评的内容。**",
                       "en": "**Every pair in this pool has two identical outputs:** they are decided without raters, "
                             "so there is nothing to rate."},
+    "gold_stopped": {"zh": "**谢谢你的评分！本研究不再给你分配评分对。** 你在检验对上的回答明显低于本研究预先规定的准确率，"
+                           "因此你的评分不计入结论。如果你认为有误，请联系研究组织者。",
+                     "en": "**Thank you for your ratings: no more pairs of this study are given to you.** Your answers "
+                           "on the check pairs fall clearly below the accuracy the study set in advance, so your "
+                           "ratings do not count in its verdict. If you think this is wrong, contact the study's "
+                           "organiser."},
     "results_shown_done": {"zh": "**你已看过本研究的结果，谢谢你的评分！** 之后加入本研究的评分对不再交给你：看过各路径的汇总后，"
                                  "你的评分难免受其影响。",
                            "en": "**You have seen this study's results: thank you for your ratings!** Pairs added "
