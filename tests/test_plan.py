@@ -365,3 +365,30 @@ def test_a_roster_the_plan_cannot_simulate_is_refused_naming_raters(args, said):
     r = CliRunner().invoke(cli, ["plan", "--studies", "20", *args])
     assert r.exit_code == 1 and said in r.output, r.output
     assert "--rosters" not in r.output.split("fix:")[0]
+
+
+def test_the_plan_says_when_the_pool_repeats_a_pair_s_texts(tmp_path):
+    """Greedy decoding gives every sample of a prompt the same two texts: the plan counted such copies as pairs of
+    their own, silently. It says how many there are (and what they mean for the plan and the queue)."""
+    from evalkit.records import GenerationRecord
+    from evalkit.store import insert_experiment, insert_pairs
+    from evalkit.study.plan.pilot import model_from_db
+
+    db = open_db(tmp_path / "p.db")
+    exp = insert_experiment(db, "pool", {}, {})
+
+    def pair(i, ordinary, assisted):
+        def made(path, text):
+            return GenerationRecord(prompt_id="writing-01", path=path, text=text, new_tokens=9, stop_reason="eos",
+                                    generate_seconds=1.0, token_hash=f"h-{text}")
+        return {"prompt_id": "writing-01", "sample": i, "ordinary_side": "AB"[i % 2],
+                "ordinary": made("ordinary", ordinary), "assisted": made("assisted", assisted)}
+
+    insert_pairs(db, exp, [pair(0, "o", "a"), pair(1, "o", "a"), pair(2, "o", "a"), pair(3, "o2", "a2"),
+                           pair(4, "same", "same"), pair(5, "same", "same")])  # identical: decided without raters
+    notes = [n for n in model_from_db(db, 1).notes if n.startswith("copies:")]
+    assert len(notes) == 1 and notes[0].startswith("copies: 2 of the pool's pairs"), notes
+    db.conn.close()
+    db = open_db(tmp_path / "none.db")
+    insert_pairs(db, insert_experiment(db, "pool", {}, {}), [pair(0, "o", "a"), pair(1, "o2", "a2")])
+    assert not [n for n in model_from_db(db, 1).notes if n.startswith("copies:")]

@@ -211,6 +211,18 @@ def identical_pairs(db, rated):
     return np.array([identical(x, y) for x, y in zip(o, a)], bool)
 
 
+def repeated_pairs(db) -> int:
+    """Study pairs whose outputs differ and whose two texts another such pair holds as well (the copies beyond the
+    first): greedy decoding makes one per extra sample of a prompt."""
+    from ..pairs import IDENTICAL
+
+    return db.execute(
+        f"""SELECT COALESCE(SUM(n - 1), 0) FROM (
+                SELECT COUNT(*) AS n FROM pairs p
+                JOIN generations o ON o.id = p.ordinary_generation_id JOIN generations a ON a.id = p.assisted_generation_id
+                WHERE p.kind = 'study' AND NOT {IDENTICAL.format(p="p.")} GROUP BY o.text, a.text)""").fetchone()[0]
+
+
 def model_from_db(db, raters_per_pair: int, pass_rate: float | None = None, raters: int | None = None,
                   prompts: int | None = None, pair_correlation: float | None = None, rater_sd: float | None = None,
                   rater_path_sd: float | None = None, claim: str = GENERAL,
@@ -282,6 +294,12 @@ def model_from_db(db, raters_per_pair: int, pass_rate: float | None = None, rate
             n = len(pooled)
             model.identical_share = min(share, 0.99)
             sources["identical_share"] = f"pair pool: {round(share * n)} of {n} pairs have identical outputs"
+        copies = repeated_pairs(db)
+        if copies:
+            notes.append(f"copies: {copies} of the pool's pairs whose outputs differ repeat the two texts of another "
+                         "(greedy decoding gives every sample of a prompt the same texts). The plan counts each as a "
+                         "pair of its own, but a copy's ratings judge the same texts again, and a rater is served "
+                         "at most one pair holding a text: with greedy decoding, plan on the prompts, or sample")
         model.prompts = prompts or int(db.execute("SELECT COUNT(DISTINCT prompt_id) FROM pairs").fetchone()[0])
         from ...aggregate import load_ratings
 
