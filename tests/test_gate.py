@@ -295,6 +295,12 @@ def test_snapshot_freezes_every_key_and_old_snapshots_read_with_todays_meaning(t
     assert v["margin"] == 0.03 and v["planned_pairs"] == 0 and v["confidence"] == 0.95
     assert frozen_values({"values": old["values"]})["margin"] == 0.03  # no text stored: the values, renamed
     assert set(v) == set(Gate.__dataclass_fields__)
+    # parsed once a text (every pair screen reads the studies), yet each caller gets values of its own to change
+    v["margin"] = 0.5
+    assert frozen_values(old)["margin"] == 0.03
+    assert frozen_values(old)["claim"] == "these raters"  # LEGACY: the snapshot stored no claim
+    newer = {**old, "values": {**old["values"], "claim": "raters in general"}}  # same text, other stored keys
+    assert frozen_values(newer)["claim"] == "raters in general"
 
 
 def test_fidelity_ok_is_the_lower_end_against_the_margin():
