@@ -331,7 +331,7 @@ def test_a_rater_is_never_served_a_pair_whose_texts_she_has_met_in_a_rating(db):
     the paths, the same way in every sample). A rater who rated one such pair has seen its reveal, so the next one
     with those texts would be rated knowing its sides: the queue serves her no pair holding a text of a pair she
     rated; other raters still get it, and so does she once it shares nothing with what she rated."""
-    from evalkit.study.pairs import pairs_sharing_a_text
+    from evalkit.study.pairs import one_rater_reach, pairs_sharing_a_text
 
     app = AppConfig(ratings_per_pair=1)
     exp = insert_experiment(db, "pool", {}, {})
@@ -355,9 +355,45 @@ def test_a_rater_is_never_served_a_pair_whose_texts_she_has_met_in_a_rating(db):
         submit_rating(db, app, RatingInput(view.pair_id, "ann", answers(), answers(), "tie"))
     # whichever of the first three came first (the queue's order is drawn), it was the only one of them she met
     assert len(set(served) & set(ids[:3])) == 1 and ids[3] in served
+    # and `evalkit generate` says so in numbers: one rater can be served 2 of the 4 pairs
+    assert one_rater_reach(db, exp) == (len(served), 4) == (2, 4)
     # the pairs she could not be served are still open to another rater, who meets each text once as well
     other = next_pair(db, "ben", app.ratings_per_pair)
     assert other is not None and other.pair_id in set(ids[:3]) - set(served)
+
+
+def test_generate_says_when_repeated_texts_leave_the_planned_roster_short_of_the_planned_ratings(tmp_path):
+    """A greedy pool repeats its texts in every sample, and a rater meets each text once: `evalkit generate` puts the
+    roster's reach beside what the gate's planned pairs ask for, so an organiser learns before rating starts that
+    the study could never complete (it would only ever show interim looks)."""
+    from evalkit.study.gate import gate_snapshot
+    from evalkit.study.pairs import _roster_reach, one_rater_reach
+    from evalkit.study.synthetic import gate_file_text
+
+    def pool(path, planned_raters):
+        gate = tmp_path / f"gate{planned_raters}.toml"
+        gate.write_text(gate_file_text(planned_pairs=20, min_ratings_per_pair=1, second_rating_share=0.0,
+                                       claim="these raters") + f"\nplanned_raters = {planned_raters}\n")
+        db = open_db(path)
+        exp = insert_experiment(db, "pool", {}, {}, gate=gate_snapshot(gate))
+        # 5 prompts x 4 samples of greedy decoding: every sample of a prompt the same two texts
+        insert_pairs(db, exp, [{"prompt_id": f"writing-0{k}", "sample": i, "ordinary_side": "AB"[i % 2],
+                                "ordinary": GenerationRecord(prompt_id=f"writing-0{k}", path="ordinary",
+                                                             text=f"ordinary {k}", new_tokens=40, stop_reason="eos",
+                                                             generate_seconds=2.0),
+                                "assisted": GenerationRecord(prompt_id=f"writing-0{k}", path="assisted",
+                                                             text=f"assisted {k}", new_tokens=40, stop_reason="eos",
+                                                             generate_seconds=1.0)}
+                               for k in range(1, 6) for i in range(4)])
+        assert one_rater_reach(db, exp) == (5, 20)
+        db.close()
+        return _roster_reach(path, exp, 5, 20)
+
+    short = pool(tmp_path / "a.db", planned_raters=3)  # 3 raters x 5 texts: 15 ratings for 20 planned pairs
+    assert "3 planned raters can give at most 15 ratings" in short and "ask for about 20" in short
+    assert "cannot reach its planned pairs" in short
+    enough = pool(tmp_path / "b.db", planned_raters=4)
+    assert "at most 20 ratings" in enough and "cannot reach" not in enough
 
 
 def test_a_hold_renewed_by_the_page_keeps_the_pair_while_the_rater_works_on_it(db):

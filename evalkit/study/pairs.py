@@ -553,6 +553,7 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
                      "the pre-screen the planned pool, generate it before rating starts)")
             repeated_texts = texts_on_both_paths(db, exp_id)
             copies = pairs_sharing_a_text(db, exp_id)
+            reach, to_rate = one_rater_reach(db, exp_id) if copies else (0, 0)
             seen = db.execute("SELECT COUNT(*) FROM results_seen WHERE study_id = (SELECT study_id FROM experiments "
                               "WHERE id = ?)", [exp_id]).fetchone()[0]
             if seen:  # rating.queue.note_results_shown, note_results_seen
@@ -574,13 +575,41 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
         if copies:
             echo(f"{copies} study pairs share a text with another pair of this pool (greedy decoding gives every "
                  "sample of a prompt the same texts): a rater is served at most one pair holding a text, since its "
-                 "reveal tells which path wrote it, so each such pair needs a rater of its own; for more pairs than "
-                 "prompts × raters, use decoding.mode = \"sample\" or more prompts")
+                 f"reveal tells which path wrote it, so one rater can be served at most {reach} of the study's "
+                 f"{to_rate} pairs to rate" + _roster_reach(db_path, exp_id, reach, to_rate)
+                 + "; for more, use decoding.mode = \"sample\" or more prompts")
         if result.gold < wanted:
             echo(f"gold pairs: {result.gold} of the {wanted} that pool.gold_rate = {cfg.pool.gold_rate} asks for "
                  f"({differing} study pairs whose outputs differ; a gold sample whose assisted run fell back makes "
                  "none)")
     return _summary(db_path, result, state)
+
+
+def _roster_reach(db_path, experiment_id: int, reach: int, to_rate: int) -> str:
+    """What a rater's reach means for the study's plan: the ratings its planned roster can give at most against
+    those its planned pairs ask for ("" when the gate plans no pairs or roster)."""
+    from ..store import open_db
+    from .studies import studies
+
+    db = open_db(db_path, migrate_schema=False)
+    try:
+        sid = db.execute("SELECT study_id FROM experiments WHERE id = ?", [experiment_id]).fetchone()[0]
+        study = next((s for s in studies(db) if s.id == sid), None)
+        total = db.execute("SELECT COUNT(*) FROM pairs p WHERE p.kind = 'study' AND p.experiment_id IN "
+                           "(SELECT id FROM experiments WHERE study_id = ?)", [sid]).fetchone()[0]
+    finally:
+        db.close()
+    values = (study.gate.get("values") or {}) if study is not None else {}
+    raters, planned = int(values.get("planned_raters") or 0), int(values.get("planned_pairs") or 0)
+    if not raters or not planned or not total:
+        return ""
+    k = int(values.get("min_ratings_per_pair") or 1)
+    per_pair = k + (float(values.get("second_rating_share") or 0.0) if k == 1 else 0.0)
+    # the planned pairs hold identical ones in the pool's proportion, which no rater rates
+    need = round(planned * to_rate / total * per_pair)
+    short = " (too few: the study cannot reach its planned pairs)" if reach * raters < need else ""
+    return (f"; the gate's {raters} planned raters can give at most {reach * raters} ratings, and its "
+            f"{planned} planned pairs ask for about {need}{short}")
 
 
 def draw_queue(db, experiment_id: int, seed: int | None = None) -> int:
@@ -670,6 +699,25 @@ def pairs_sharing_a_text(db, experiment_id: int) -> int:
             WHERE {shown} AND g.text IN (
                 SELECT g.text FROM pairs p JOIN generations g ON g.id IN (p.a_generation_id, p.b_generation_id)
                 WHERE {shown} GROUP BY g.text HAVING COUNT(DISTINCT p.id) > 1)""", {"e": experiment_id}).fetchone()[0]
+
+
+def one_rater_reach(db, experiment_id: int) -> tuple[int, int]:
+    """(the most pairs one rater can be served, the pairs to rate) over the study the experiment pools for: its
+    study pairs whose outputs differ. The queue serves a rater no pair holding a text of a pair she rated, so where
+    texts repeat (greedy decoding) she meets each text once: counted as the queue serves her, in its drawn order,
+    a rater who rates every pair she is served."""
+    rows = db.execute(
+        f"""SELECT p.id, ga.text, gb.text FROM pairs p
+            JOIN generations ga ON ga.id = p.a_generation_id JOIN generations gb ON gb.id = p.b_generation_id
+            WHERE p.kind = 'study' AND NOT {IDENTICAL.format(p="p.")} AND p.experiment_id IN (
+                SELECT id FROM experiments WHERE study_id = (SELECT study_id FROM experiments WHERE id = :e))
+            ORDER BY p.queue_rank IS NULL, p.queue_rank, p.id""", {"e": experiment_id}).fetchall()
+    met, reach = set(), 0
+    for _, a, b in rows:
+        if a not in met and b not in met:
+            reach += 1
+            met.update((a, b))
+    return reach, len(rows)
 
 
 def _target_tokenizer(cfg: Config):
