@@ -1241,3 +1241,70 @@ def test_the_live_stop_stops_only_its_own_page_s_run_and_answers_nothing_else(ti
     assert run["success"], Raw.error(run)
     assert any(isinstance(v, str) and v.startswith("Done.") for v in run["output"]["data"])  # not stopped
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM experiments WHERE kind = 'live'")[0]["n"] == 1
+
+
+# --- 8. the hold's sign of life (still_here) and the screens that serve no pair ----------------------------------
+
+def _ago(minutes: float) -> str:
+    from datetime import datetime, timedelta, timezone
+    return (datetime.now(timezone.utc) - timedelta(minutes=minutes)).isoformat(timespec="milliseconds")
+
+
+def _holds(db_file) -> dict:
+    return {(r["rater"], r["pair_id"]): (r["shown_at"], r["alive_at"])
+            for r in rows(db_file, "SELECT rater, pair_id, shown_at, alive_at FROM assignments")}
+
+
+def _set_hold(db_file, rater: str, shown_at: str, alive_at: str | None = None) -> None:
+    con = sqlite3.connect(db_file)
+    with con:
+        con.execute("UPDATE assignments SET shown_at = ?, alive_at = ? WHERE rater = ?", [shown_at, alive_at, rater])
+    con.close()
+
+
+def _says_nothing(msg: dict, *secrets_: str) -> None:
+    """A sign of life answers nothing: no output, no error text, none of `secrets_` (names, pair ids, paths)."""
+    assert msg["success"] and not any(v not in (None, [], {}) for v in (msg["output"] or {}).get("data", [])), msg
+    sent = json.dumps(msg, ensure_ascii=False)
+    for s in ("ordinary", "assisted", *secrets_):
+        assert s not in sent, f"still_here answered {s!r}"
+
+
+def test_a_sign_of_life_renews_only_the_caller_s_own_live_hold_and_answers_nothing(tiny_models, tmp_path, pool_db):
+    """still_here (the page's #alive button) renews the hold of the pair in the caller's server-side session. Raw
+    requests without a sign-in, with a made-up session hash, with a forged state naming another rater and her pair,
+    and from another signed-in rater change no one's hold; neither does the owner's once her hold ran out (the pair
+    may be another's). The owner's live hold is renewed. Every answer is empty (passes on current code, pins it)."""
+    with served(config(tiny_models, tmp_path, ratings_per_pair=2), pool_db) as url:
+        ann, bob = Raw(url), Raw(url)
+        assert Raw.error(ann.call("sign_in", [None, "ann", "", ""])) == ""
+        assert Raw.error(bob.call("sign_in", [None, "bob", "", ""])) == ""
+        (ann_pair,) = [p for r, p in _holds(pool_db) if r == "ann"]
+        _set_hold(pool_db, "ann", _ago(25))
+        _set_hold(pool_db, "bob", _ago(25))
+        before = _holds(pool_db)
+        secrets_ = ("ann", "bob", ann_pair, *(p for _, p in before))
+        forged = {"rater": "ann", "pair_id": ann_pair, "rating_id": None, "organiser": True}
+        stranger = Raw(url)  # never signed in; then a session hash nobody was given
+        for data in ([None], [forged], ["ann"]):
+            _says_nothing(stranger.call("still_here", data), *secrets_)
+        stranger.session = uuid.uuid4().hex[:11]
+        _says_nothing(stranger.call("still_here", [forged]), *secrets_)
+        _says_nothing(bob.call("still_here", [forged]), *secrets_)  # bob renews his own, never ann's
+        after = _holds(pool_db)
+        assert after[("ann", ann_pair)] == before[("ann", ann_pair)], "a sign of life renewed another rater's hold"
+        assert all(v == before[k] for k, v in after.items() if k[0] != "bob")
+        (bob_key,) = [k for k in after if k[0] == "bob"]
+        assert after[bob_key][1] is not None and after[bob_key][0] == before[bob_key][0]  # his own, shown_at kept
+
+        shown = _ago(45)
+        _set_hold(pool_db, "ann", shown, _ago(31))  # ran out: the pair may be another's by now
+        before = _holds(pool_db)
+        _says_nothing(ann.call("still_here", [None]), *secrets_)
+        assert _holds(pool_db) == before
+        _set_hold(pool_db, "ann", shown, _ago(20))  # renewed 20 minutes ago: hers, renewed again
+        _says_nothing(ann.call("still_here", [None]), *secrets_)
+        assert _holds(pool_db)[("ann", ann_pair)][1] > _ago(1)
+        assert _holds(pool_db)[("ann", ann_pair)][0] == shown  # the time on task still counts from the showing
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM ratings")[0]["n"] == 0
+
