@@ -1308,3 +1308,59 @@ def test_a_sign_of_life_renews_only_the_caller_s_own_live_hold_and_answers_nothi
         assert _holds(pool_db)[("ann", ann_pair)][0] == shown  # the time on task still counts from the showing
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM ratings")[0]["n"] == 0
 
+
+
+def test_signs_of_life_in_a_loop_take_the_write_lock_at_most_once_a_minute(tiny_models, tmp_path, pool_db,
+                                                                           monkeypatch):
+    """A client may send signs of life in a tight loop. On a live hold the first renews it and the rest, within
+    RENEW_EVERY_SECONDS, take no write lock. Audit: on a pair the rater had rated in another tab (her first tab's
+    session still holding it unrated), or one closed meanwhile, every sign took the write lock, found nothing to
+    renew and left alive_at as it was, so the next one took it again: a loop from one tab queued every rater's
+    submission behind it. Now such a hold is recognised before the lock; nothing is written."""
+    import evalkit.store.ratings as store_ratings
+
+    taken = []
+    real = store_ratings.write_transaction
+
+    def counted(db):
+        taken.append(threading.current_thread().name)
+        return real(db)
+
+    monkeypatch.setattr(store_ratings, "write_transaction", counted)
+    with served(config(tiny_models, tmp_path, ratings_per_pair=2), pool_db) as url:
+        ann = Raw(url)
+        welcome = json.dumps(ann.call("sign_in", [None, "ann", "", ""])["output"], ensure_ascii=False)
+        code = re.search(r"`(\d+\.[A-Za-z0-9_-]+)`", welcome).group(1)
+        (pair,) = [p for r, p in _holds(pool_db) if r == "ann"]
+        _set_hold(pool_db, "ann", _ago(5))
+        del taken[:]
+        for _ in range(15):
+            _says_nothing(ann.call("still_here", [None]), pair, "ann")
+        assert len(taken) == 1, f"{len(taken)} write locks for 15 signs of life within a minute"
+        assert _holds(pool_db)[("ann", pair)][1] > _ago(1)
+
+        second = Raw(url)  # her second tab: the same held pair, rated there
+        assert Raw.error(second.call("sign_in", [None, "", "", code])) == ""
+        assert Raw.error(second.call("submit", [None, *answers()])) == ""
+        _set_hold(pool_db, "ann", _ago(5), _ago(3))
+        before = _holds(pool_db)
+        del taken[:]
+        for _ in range(15):  # the first tab's session still holds the pair, unrated there
+            _says_nothing(ann.call("still_here", [None]), pair, "ann")
+        assert taken == [], f"{len(taken)} write locks for 15 signs of life on a rated pair"
+        assert _holds(pool_db) == before
+
+        bob = Raw(url)
+        assert Raw.error(bob.call("sign_in", [None, "bob", "", ""])) == ""
+        (bob_pair,) = [p for r, p in _holds(pool_db) if r == "bob"]
+        _set_hold(pool_db, "bob", _ago(5), _ago(3))
+        con = sqlite3.connect(pool_db)
+        with con:  # closed meanwhile (as a stored decision closes every pair of its study)
+            con.execute("INSERT INTO closed_pairs (pair_id, closed_at) VALUES (?, ?)", [bob_pair, _ago(0)])
+        con.close()
+        before = _holds(pool_db)
+        del taken[:]
+        for _ in range(15):
+            _says_nothing(bob.call("still_here", [None]), bob_pair, "bob")
+        assert taken == [], f"{len(taken)} write locks for 15 signs of life on a closed pair"
+        assert _holds(pool_db) == before

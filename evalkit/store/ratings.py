@@ -71,11 +71,17 @@ def renew_hold(db, rater: str, pair_id: str, since: str) -> bool:
     (assignments.alive_at; shown_at stays the start of her time on task). Only a hold that has not run out (alive
     after `since`) is renewed, for a pair she has not rated and that is not closed: one that ran out may be another
     rater's by now. Returns whether it was. A hold renewed in the last RENEW_EVERY_SECONDS is left as it is, read without the
-    write lock: a client sending signs of life in a loop takes no lock from the raters' submissions."""
+    write lock: a client sending signs of life in a loop takes no lock from the raters' submissions. So is one with
+    nothing to renew (rated, maybe in another tab whose session still shows the pair, or closed): the write below would
+    change nothing, leave the time as it was, and be tried again at the next sign (attacker audit: a loop from a tab
+    whose pair was rated elsewhere took the lock on every call)."""
     from datetime import datetime, timedelta, timezone
 
-    last = db.conn.execute("SELECT COALESCE(alive_at, shown_at) FROM assignments WHERE pair_id = ? AND rater = ?",
-                           [pair_id, rater]).fetchone()
+    last = db.conn.execute(
+        """SELECT COALESCE(alive_at, shown_at) FROM assignments WHERE pair_id = :pair AND rater = :rater
+           AND NOT EXISTS (SELECT 1 FROM ratings WHERE pair_id = :pair AND rater = :rater)
+           AND NOT EXISTS (SELECT 1 FROM closed_pairs WHERE pair_id = :pair)""",
+        {"pair": pair_id, "rater": rater}).fetchone()
     if last is None or last[0] <= since:
         return False
     if datetime.fromisoformat(last[0]) > datetime.now(timezone.utc) - timedelta(seconds=RENEW_EVERY_SECONDS):
