@@ -25,6 +25,7 @@ from evalkit.task.prompts import CRITERIA, load_prompts
 from evalkit.store import open_db
 from evalkit.ui.results import PLOT_MARK, PLOTS, TABLES
 from evalkit.ui.rate import FORM_KEYS
+from evalkit.ui.words import word
 
 
 def config(tiny_models, tmp_path, **app):
@@ -1364,3 +1365,37 @@ def test_signs_of_life_in_a_loop_take_the_write_lock_at_most_once_a_minute(tiny_
             _says_nothing(bob.call("still_here", [None]), bob_pair, "bob")
         assert taken == [], f"{len(taken)} write locks for 15 signs of life on a closed pair"
         assert _holds(pool_db) == before
+
+
+def test_a_pair_holding_a_text_she_rated_is_refused_even_from_a_tab_that_held_it_before(tiny_models, tmp_path,
+                                                                                      pool_db):
+    """The queue serves a rater no pair holding a text of a pair she rated (greedy copies: the reveal of one tells
+    the sides of the other), but the store took a rating of any pair her session held. Attack: tab 1 is served X;
+    its hold runs out and bob is served X; her tab 2 is served Y, a copy of X's texts, rates it (quota 1: closed,
+    revealed), and tab 1 then submits X knowing its sides. Stored and counted; now refused, nothing stored."""
+    ranked = rows(pool_db, "SELECT * FROM pairs WHERE kind = 'study' ORDER BY queue_rank, id")
+    x, y = ranked[0], ranked[1]
+    con = sqlite3.connect(pool_db)
+    with con:  # Y repeats X's two texts, each on its path (as greedy decoding gives every sample of a prompt)
+        for col in ("ordinary_generation_id", "assisted_generation_id"):
+            con.execute("UPDATE generations SET text = (SELECT text FROM generations WHERE id = ?) WHERE id = ?",
+                        [x[col], y[col]])
+    con.close()
+    with served(config(tiny_models, tmp_path, ratings_per_pair=1), pool_db) as url:
+        tab1 = Tab(url)
+        tab1.sign_in("mallory")
+        assert [p for r, p in _holds(pool_db) if r == "mallory"] == [x["id"]]
+        _set_hold(pool_db, "mallory", _ago(31))
+        Tab(url).sign_in("bob")
+        assert [p for r, p in _holds(pool_db) if r == "bob"] == [x["id"]]
+        tab2 = Tab(url)
+        tab2.sign_in("mallory")
+        assert rows(pool_db, "SELECT pair_id FROM assignments WHERE rater = 'mallory' ORDER BY shown_at DESC"
+                    )[0]["pair_id"] == y["id"]
+        seen = tab2.submit()["reveal"]
+        paths = {g["id"]: g["path"] for g in rows(pool_db, "SELECT id, path FROM generations")}
+        assert f"| A | {paths[y['a_generation_id']]} |" in seen  # the sides of Y's texts, and so of X's
+        late = tab1.submit()
+        assert late["status"] == word("text_met", "zh"), late["status"]
+        assert not late["reveal"] and "ordinary" not in json.dumps(late, ensure_ascii=False)
+    assert [r["pair_id"] for r in rows(pool_db, "SELECT pair_id FROM ratings WHERE rater = 'mallory'")] == [y["id"]]

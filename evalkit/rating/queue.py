@@ -48,6 +48,12 @@ class StudyClosed(PairTaken):
     and nothing in the study is left to rate."""
 
 
+class TextMet(PairTaken):
+    """The pair holds a text of a pair this rater rated (greedy copies, _MET_TEXT): the queue serves her no such
+    pair, and one her session held from before (another tab, a hold that ran out) is refused too; nothing was
+    written."""
+
+
 class AlreadyRated(RatingError):
     """This rater has already rated or skipped the pair (in another tab, say): nothing was written."""
 
@@ -523,6 +529,19 @@ def _insert(db, row: dict, quota: int | None = None, share: int = 0) -> int:
         if "supersedes" in msg:
             raise RatingError("that rating was already corrected", "correct the newest version") from e
         raise
+
+
+def refuse_met_text(db, rater: str, pair_id: str) -> None:
+    """Raise TextMet when this pair holds a text of a pair the rater rated (not this one: that is AlreadyRated). The
+    queue serves her no such pair, but a session can hold one from before: a tab was served it, its hold ran out,
+    another tab was served the copy and rated it, and that reveal told the sides (attacker audit). The app's submit
+    asks this before storing; read before the write lock, which is enough: a rating stored after this read was sent
+    before the other's reveal could be seen. (Not in submit_rating, whose callers include recorded fixtures.)"""
+    if db.execute(f"""SELECT 1 FROM pairs WHERE id = :pair AND {_MET_TEXT.format(p='')}
+                      AND NOT EXISTS (SELECT 1 FROM ratings WHERE rater = :rater AND pair_id = :pair)""",
+                  {"rater": rater, "pair": pair_id}).fetchone():
+        raise TextMet("you rated a pair holding a text of this one, and its reveal can tell this pair's sides: it is "
+                      "not yours to rate; your answers were not stored", "ask for another pair")
 
 
 def submit_rating(db, app: AppConfig, inp: RatingInput) -> int:

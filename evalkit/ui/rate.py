@@ -26,9 +26,10 @@ from ..config import Config
 from ..errors import EvalkitError
 from ..rating.limits import RateLimiter
 from ..rating.queue import (
-    HOLD_MINUTES, AlreadyRated, PairTaken, Pending, RatingError, RatingInput, StudyClosed, all_identical, keep_hold,
+    HOLD_MINUTES, AlreadyRated, PairTaken, Pending, RatingError, RatingInput, StudyClosed, TextMet, all_identical, keep_hold,
     answers_from_row, correct_rating, current_rating, is_closed, is_counted, next_pair, pair_prompt, pair_view, progress,
-    rated_pairs, rating_counts, rater_reveal, results_seen, share_reached, skip_pair, study_decided, submit_rating,
+    rated_pairs, rating_counts, rater_reveal, refuse_met_text, results_seen, share_reached, skip_pair, study_decided,
+    submit_rating,
 )
 from ..task.criteria import CRITERIA
 from ..task.prompts import Prompt
@@ -472,10 +473,11 @@ class RateHandlers:
                     settle_quietly(db)
             else:
                 try:
+                    refuse_met_text(db, rater, s.pair_id)
                     rating_id = submit_rating(db, self.app, inp)
                 except (PairTaken, AlreadyRated) as e:
-                    why = ("study_decided_pair" if isinstance(e, StudyClosed) else "pair_taken"
-                           if isinstance(e, PairTaken) else "skipped_elsewhere")
+                    why = ("study_decided_pair" if isinstance(e, StudyClosed) else "text_met" if isinstance(e, TextMet)
+                           else "pair_taken" if isinstance(e, PairTaken) else "skipped_elsewhere")
                     return self.refused_screen(db, s, rater, why, form)
                 note = "stored"
                 settle_quietly(db)

@@ -148,6 +148,10 @@ WORDS: dict[str, dict[str, str]] = {
                               "或按**下一对**继续。",
                         "en": "You already rated this pair in another tab: that rating is stored, not the answers here. "
                               "Press **Correct** to see and change it, or **Next pair** to go on."},
+    "text_met": {"zh": "这一对含有你评过的一对中的文本：那一对的揭晓可能已告诉你这一对的两侧，所以它不再交给你评分，你的答案未保存。"
+                        "请按**下一对**继续。",
+                 "en": "This pair holds a text of a pair you rated: that pair's reveal may tell this one's sides, so it "
+                       "is not yours to rate; your answers were not stored. Press **Next pair** to go on."},
     "skipped_elsewhere": {"zh": "你已在另一个窗口跳过这一对，这里的答案未保存。请按**下一对**继续。",
                           "en": "You skipped this pair in another tab; the answers here were not stored. Press **Next "
                                 "pair** to go on."},
