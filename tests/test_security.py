@@ -1372,7 +1372,8 @@ def test_a_pair_holding_a_text_she_rated_is_refused_even_from_a_tab_that_held_it
     """The queue serves a rater no pair holding a text of a pair she rated (greedy copies: the reveal of one tells
     the sides of the other), but the store took a rating of any pair her session held. Attack: tab 1 is served X;
     its hold runs out and bob is served X; her tab 2 is served Y, a copy of X's texts, rates it (quota 1: closed,
-    revealed), and tab 1 then submits X knowing its sides. Stored and counted; now refused, nothing stored."""
+    revealed), and tab 1 then submits X knowing its sides. Stored and counted; now refused, nothing stored (and Y's
+    reveal waits while its copy X is open)."""
     ranked = rows(pool_db, "SELECT * FROM pairs WHERE kind = 'study' ORDER BY queue_rank, id")
     x, y = ranked[0], ranked[1]
     con = sqlite3.connect(pool_db)
@@ -1393,9 +1394,50 @@ def test_a_pair_holding_a_text_she_rated_is_refused_even_from_a_tab_that_held_it
         assert rows(pool_db, "SELECT pair_id FROM assignments WHERE rater = 'mallory' ORDER BY shown_at DESC"
                     )[0]["pair_id"] == y["id"]
         seen = tab2.submit()["reveal"]
-        paths = {g["id"]: g["path"] for g in rows(pool_db, "SELECT id, path FROM generations")}
-        assert f"| A | {paths[y['a_generation_id']]} |" in seen  # the sides of Y's texts, and so of X's
+        # Y's reveal told the sides of X's texts; it now waits while X is open (the next test), and the refusal below
+        # stays: she met these texts in a rating, and a second rating of them is hers no more than a reveal is
+        assert "待揭晓" in seen and "ordinary" not in seen
         late = tab1.submit()
         assert late["status"] == word("text_met", "zh"), late["status"]
         assert not late["reveal"] and "ordinary" not in json.dumps(late, ensure_ascii=False)
     assert [r["pair_id"] for r in rows(pool_db, "SELECT pair_id FROM ratings WHERE rater = 'mallory'")] == [y["id"]]
+
+
+def _copy_texts(db_file, x: dict, y: dict) -> None:
+    """Pair y repeats pair x's two texts, each on its path (as greedy decoding gives every sample of a prompt)."""
+    con = sqlite3.connect(db_file)
+    with con:
+        for col in ("ordinary_generation_id", "assisted_generation_id"):
+            con.execute("UPDATE generations SET text = (SELECT text FROM generations WHERE id = ?) WHERE id = ?",
+                        [x[col], y[col]])
+    con.close()
+
+
+def test_a_second_name_never_reads_the_reveal_of_a_copy_of_a_pair_the_first_can_still_rate(tiny_models, tmp_path,
+                                                                                           pool_db):
+    """The queue's met-text rule is per identity, and one person can hold several (open sign-up). Greedy copies: X and
+    Y hold the same two texts. mallory-2 rates X (quota 1: closed) and read its reveal, which told the sides of Y's
+    texts while Y was still open; mallory was then served Y and rated it knowing them, counted. A pair's reveal now
+    also waits until no open study pair holds one of its texts; it fills in once Y closes."""
+    ranked = rows(pool_db, "SELECT * FROM pairs WHERE kind = 'study' ORDER BY queue_rank, id")
+    x, y = ranked[0], ranked[1]
+    _copy_texts(pool_db, x, y)
+    paths = {g["id"]: g["path"] for g in rows(pool_db, "SELECT id, path FROM generations")}
+    with served(config(tiny_models, tmp_path, ratings_per_pair=1), pool_db) as url:
+        second = Tab(url)
+        second.sign_in("mallory-2")
+        assert [p for r, p in _holds(pool_db) if r == "mallory-2"] == [x["id"]]
+        peek = second.submit()
+        received = json.dumps(peek, ensure_ascii=False)
+        for w in ("ordinary", "assisted", "用时（秒）"):
+            assert w not in received, f"mallory-2 read {w!r} while a copy of the pair was open to mallory"
+        assert "待揭晓" in peek["reveal"] and "1 对含有相同的文本" in peek["reveal"]
+        mallory = Tab(url)
+        mallory.sign_in("mallory")
+        assert [p for r, p in _holds(pool_db) if r == "mallory"] == [y["id"]]  # Y is hers to rate, blind
+        closing = mallory.submit()
+        assert f"| A | {paths[y['a_generation_id']]} |" in closing["reveal"]
+        second.call("/next_pair")
+        later = second.submit()["reveal"]  # once Y is closed, X's reveal is hers (in the list under this pair's)
+        assert f"A = {paths[x['a_generation_id']]} " in later and "待揭晓 0" in later, later
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM closed_pairs WHERE pair_id IN (?, ?)", [x["id"], y["id"]])[0]["n"] == 2

@@ -102,10 +102,11 @@ class GoldReveal:
 
 @dataclass
 class Pending:
-    """A reveal not shown yet: the pair can still be rated by other identities."""
+    """A reveal not shown yet: the pair, or a copy of its texts (open_copies), can still be rated by other identities."""
 
     pair_id: str
     needed: int  # current ratings the pair still needs before it closes
+    copies: int = 0  # closed, but this many open study pairs hold one of its texts (open_copies)
 
 
 @dataclass
@@ -599,14 +600,37 @@ def pair_quota(db, pair_id: str, quota: int) -> int:
     return quota if row is None or row[0] is None else int(row[0])
 
 
+# The open study pairs of the study the queue serves (not closed, outputs differ) other than :pair holding one of the
+# texts of :pair, a study pair: greedy copies. Its reveal tells which path wrote each of their texts too.
+_OPEN_COPIES = f"""
+    SELECT COUNT(*) FROM pairs q WHERE q.kind = 'study' AND q.id != :pair
+      AND (SELECT study_id FROM experiments WHERE id = q.experiment_id) IS (SELECT MAX(id) FROM studies)
+      AND q.id NOT IN (SELECT pair_id FROM closed_pairs) AND NOT {IDENTICAL.format(p="q.")}
+      AND EXISTS (SELECT 1 FROM generations t WHERE t.id IN (q.a_generation_id, q.b_generation_id)
+                  AND t.text IN (SELECT g.text FROM pairs p JOIN generations g
+                                 ON g.id IN (p.a_generation_id, p.b_generation_id)
+                                 WHERE p.id = :pair AND p.kind = 'study'))"""
+
+
+def open_copies(db, pair_id: str) -> int:
+    """How many open study pairs hold a text of this (study) pair. The met-text rule keeps a rater from being served
+    such a copy, but only for the name she rated under: one person can hold several names (open sign-up), so the
+    reveal of a closed pair waits for its copies to close as well (attacker audit: mallory-2 rated X, read its reveal,
+    and mallory rated X's copy Y knowing its sides, counted)."""
+    return db.execute(_OPEN_COPIES, {"pair": pair_id}).fetchone()[0]
+
+
 def rater_reveal(db, rater: str, pair_id: str, quota: int, tolerance: float = 0.1) -> Reveal | GoldReveal | Pending:
-    """What this rater may see of a pair they rated: its reveal once the pair is closed, else Pending."""
+    """What this rater may see of a pair they rated: its reveal once the pair is closed and no open study pair holds
+    one of its texts (open_copies), else Pending."""
     if not isinstance(pair_id, str) or db.execute(
             "SELECT 1 FROM ratings WHERE rater = ? AND pair_id = ? AND kind = 'rating'", [rater, pair_id]).fetchone() is None:
         raise RatingError("the reveal follows your rating of the pair", "rate the pair first")
     if not is_closed(db, pair_id, quota):
         n = db.execute("SELECT COUNT(*) FROM current_ratings WHERE pair_id = ?", [pair_id]).fetchone()[0]
         return Pending(pair_id, max(1, pair_quota(db, pair_id, quota) - n))
+    if copies := open_copies(db, pair_id):
+        return Pending(pair_id, 0, copies)
     return reveal(db, pair_id, tolerance)
 
 

@@ -54,15 +54,16 @@ def render_gold(r: GoldReveal, lang: str = "en", counted: bool = True) -> str:
 
 def render_pending(p: Pending, lang: str = "en", counted: bool = True) -> str:
     more = f"{p.needed} more rating" + ("" if p.needed == 1 else "s")
-    return "\n".join([_w("pending_title", lang), "", _w("pending", lang, needed=p.needed, more=more), "",
-                      _w("pending_stored" if counted else "uncounted", lang)])
+    why = _w("pending_copies", lang, copies=p.copies) if p.copies else _w("pending", lang, needed=p.needed, more=more)
+    return "\n".join([_w("pending_title", lang), "", why, "", _w("pending_stored" if counted else "uncounted", lang)])
 
 
 def _line(item: RatedPair, lang: str, titles: dict | None = None) -> str:
     r = item.reveal
     head = _w("line", lang, n=item.n, prompt=(titles or {}).get(item.prompt_id) or item.prompt_id)
     if isinstance(r, Pending):
-        return head + _w("line_pending", lang, needed=r.needed)
+        return head + (_w("line_pending_copies", lang, copies=r.copies) if r.copies
+                       else _w("line_pending", lang, needed=r.needed))
     if isinstance(r, GoldReveal):
         return head + _w("line_gold", lang)
     sides = _w("line_sides", lang, a_path=r.a_path, b_path=r.b_path, a_s=_num(r.a_seconds, ".3f"), b_s=_num(r.b_seconds, ".3f"))

@@ -209,6 +209,12 @@ WORDS: dict[str, dict[str, str]] = {
                 "en": "Which side was which, and the timings, are revealed once this pair is closed to further ratings: "
                       "it needs {more} from other raters. (Nobody sees a pair's reveal while anyone can still rate it.) "
                       "Your reveals are listed below and on the last screen, and fill in as your pairs close."},
+    "reveal_pending_copies": {"zh": "这一对已结束，但还有 {copies} 对含有相同的文本、仍可能有人评到（同一提示的输出可能重复）。它们也结束之后，"
+                                    "才会揭晓哪一边是哪条生成路径、各用了多长时间。你的揭晓列在下方和最后一屏，会陆续填上。",
+                              "en": "This pair is closed, but {copies} open pair(s) hold the same text (a prompt's outputs can "
+                                    "repeat), and someone may still rate them: which side was which, and the timings, "
+                                    "are revealed once they close too. Your reveals are listed below and on the last "
+                                    "screen, and fill in as pairs close."},
     "reveal_uncounted": {"zh": "你的评分已保存并锁定，只作记录、不计分：你在评分期间查看过结果。",
                          "en": "Your rating is stored and locked, for the record only: it does not count, since you saw "
                                "the results while rating."},
@@ -235,6 +241,8 @@ WORDS: dict[str, dict[str, str]] = {
     "reveal_line": {"zh": "- 第 {n} 对 · {prompt}：", "en": "- pair {n} · {prompt}: "},
     "reveal_line_pending": {"zh": "待揭晓：这一对结束后揭晓（还需要 {needed} 次评分）",
                      "en": "pending: revealed once the pair is closed (it needs {needed} more)"},
+    "reveal_line_pending_copies": {"zh": "待揭晓：含相同文本的另外 {copies} 对结束后揭晓",
+                                   "en": "pending: revealed once {copies} pair(s) holding the same text close"},
     "reveal_line_gold": {"zh": "检验题（一则输出被有意修改，答案已知）",
                   "en": "a check pair (one output changed on purpose, with a known answer)"},
     "reveal_line_sides": {"zh": "A = {a_path} {a_s} 秒，B = {b_path} {b_s} 秒", "en": "A = {a_path} {a_s} s, B = {b_path} {b_s} s"},
