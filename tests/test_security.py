@@ -1441,3 +1441,36 @@ def test_a_second_name_never_reads_the_reveal_of_a_copy_of_a_pair_the_first_can_
         later = second.submit()["reveal"]  # once Y is closed, X's reveal is hers (in the list under this pair's)
         assert f"A = {paths[x['a_generation_id']]} " in later and "待揭晓 0" in later, later
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM closed_pairs WHERE pair_id IN (?, ?)", [x["id"], y["id"]])[0]["n"] == 2
+
+
+def test_a_rater_held_back_by_the_results_or_the_gold_check_gets_no_pair_by_any_request(tiny_models, tmp_path,
+                                                                                        pool_db, monkeypatch):
+    """The screens that serve no pair though pairs are open ("results_shown_done", "gold_stopped") are enforced on the
+    server: raw requests with a forged state naming an open pair submit, skip, correct and hold nothing, and every
+    answer names no pair and no path (passes on current code, pins it)."""
+    import evalkit.study.gold as gold
+    from evalkit.store import insert_results_seen
+
+    db = open_db(pool_db)
+    insert_results_seen(db, "rhea")  # shown the results (a later pool's pairs are not hers)
+    db.conn.close()
+    monkeypatch.setattr(gold, "clearly_below", lambda db, rater: rater == "gus")  # clearly below the gold bar
+    pair_ids = [r["id"] for r in rows(pool_db, "SELECT id FROM pairs")]
+    with served(config(tiny_models, tmp_path, ratings_per_pair=2), pool_db) as url:
+        for name, key in (("rhea", "results_shown_done"), ("gus", "gold_stopped")):
+            raw = Raw(url)
+            screen = raw.call("sign_in", [None, name, "", ""])
+            said = json.dumps(screen["output"], ensure_ascii=False)
+            assert word(key, "zh").split("**")[1] in said, said
+            forged = {"rater": name, "pair_id": pair_ids[0], "rating_id": None, "correcting": True}
+            replies = [raw.call(fn, data) for fn, data in (
+                ("submit", [forged, *answers()]), ("skip", [forged, "x"]), ("correct", [forged]),
+                ("still_here", [forged]), ("next_pair", [forged]), ("check_again", [forged]))]
+            assert re.search("no pair on screen", Raw.error(replies[0])) and re.search("no unrated pair", Raw.error(
+                replies[1])) and re.search("no stored rating", Raw.error(replies[2])), [Raw.error(r) for r in replies]
+            assert word(key, "zh").split("**")[1] in json.dumps(replies[4]["output"], ensure_ascii=False)
+            for msg in (screen, *replies):
+                sent = json.dumps(msg, ensure_ascii=False)
+                assert not any(p in sent for p in pair_ids) and "ordinary" not in sent and "assisted" not in sent
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM ratings")[0]["n"] == 0
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM assignments")[0]["n"] == 0
