@@ -411,6 +411,11 @@ def test_a_rater_clearly_below_min_gold_accuracy_is_served_no_more_pairs(tmp_pat
     for g in gold[:STOP_AFTER_GOLD_RATINGS - 1]:
         submit_rating(db, AppConfig(ratings_per_pair=3), RatingInput(g["id"], "unlucky", answer(g["a_expected"], 9),
                                                                      answer(g["b_expected"], 9), "A"))
+    # the check pairs close (their reveals are shown): the stop counts closed ones only
+    # (tests/test_security.py::test_the_gold_stop_tells_no_name_that_a_pair_still_open_is_a_check)
+    with db.conn:
+        db.conn.executemany("INSERT OR IGNORE INTO closed_pairs (pair_id, closed_at) VALUES (?, '2026-12-01')",
+                            [[g["id"]] for g in gold])
     assert [clearly_below(db, n) for n in ("careless", "unlucky", "careful")] == [True, False, False]
     db.conn.close()
     tab = Tab(path, {p.id: p for p in PROMPTS}, ratings_per_pair=3)

@@ -1474,3 +1474,43 @@ def test_a_rater_held_back_by_the_results_or_the_gold_check_gets_no_pair_by_any_
                 assert not any(p in sent for p in pair_ids) and "ordinary" not in sent and "assisted" not in sent
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM ratings")[0]["n"] == 0
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM assignments")[0]["n"] == 0
+
+
+def test_the_gold_stop_tells_no_name_that_a_pair_still_open_is_a_check(tmp_path):
+    """A rater whose answers on check pairs put her clearly below the gold bar is served no more pairs, and her screen
+    says why. It scored check pairs still open: the stop came right after she rated one, telling her (before its
+    reveal) that the pair was a check and her answers on it wrong, and a second name of hers could still be served
+    it, knowing. Now only closed check pairs (revealed to her anyway) count for the stop; the verdict scores all."""
+    import random
+
+    from test_gold import PROMPTS, add_gold_pairs, answer, gold_items, gold_pairs, study_pool
+    from test_rate_handlers import Tab as Handlers
+
+    from evalkit.config import AppConfig
+    from evalkit.rating.queue import RatingInput, submit_rating
+    from evalkit.study.gate import gate_snapshot
+    from evalkit.study.gold import STOP_AFTER_GOLD_RATINGS
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text("margin = 0.05\nplanned_pairs = 40\nmin_ratings_per_pair = 1\nmin_gold_accuracy = 0.8\n")
+    path = tmp_path / "g.db"
+    db = open_db(path)
+    exp = study_pool(db, 12, gate=gate_snapshot(gate))
+    gold_items(db, exp, STOP_AFTER_GOLD_RATINGS)
+    assert add_gold_pairs(db, exp, PROMPTS, rng=random.Random(0)) == STOP_AFTER_GOLD_RATINGS
+    with db.conn:  # each check pair wants two ratings: the first leaves it open to other names
+        db.conn.execute("UPDATE pairs SET wanted_ratings = 2 WHERE kind = 'gold'")
+    gold = gold_pairs(db)
+    app = AppConfig(ratings_per_pair=2)
+    for g in gold:  # every known answer wrong
+        submit_rating(db, app, RatingInput(g["id"], "mallory", answer(g["a_expected"], 9), answer(g["b_expected"], 9), "A"))
+    db.conn.close()
+    tab = Handlers(path, {p.id: p for p in PROMPTS}, ratings_per_pair=2)
+    s, out = tab.sign_in("mallory")
+    assert word("gold_stopped", "zh") not in str(out[tab.ui.done_md]) and out[tab.ui.pair_box]["visible"]
+    db = open_db(path)
+    for g in gold:  # another rater's ratings close them: now revealed to her, and the stop may say so
+        submit_rating(db, app, RatingInput(g["id"], "olive", answer(g["a_expected"]), answer(g["b_expected"]), "A"))
+    db.conn.close()
+    out = tab.h.next_screen(tab.h.submit(s, *tab.form())[tab.ui.session])
+    assert word("gold_stopped", "zh") in str(out[tab.ui.done_md]) and not out[tab.ui.pair_box]["visible"]

@@ -140,7 +140,8 @@ def clearly_below(db, rater: str) -> bool:
     and her scored answers on them put her clearly under it, the upper end of their Wilson 95% interval below the
     bar. The verdict leaves her out as soon as her accuracy is below it (accuracy()); while that may be chance, she
     is still served, as her accuracy may recover. Once it hardly can, each pair she filled would be closed with no
-    counted rating, and her time spent for nothing."""
+    counted rating, and her time spent for nothing. Only gold pairs that are closed count here (their reveals are
+    shown), so the stop tells her nothing about a check pair another name of hers could still be served."""
     from ..stats.descriptive import wilson
     from .studies import choose
 
@@ -148,7 +149,12 @@ def clearly_below(db, rater: str) -> bool:
     bar = float(((study.gate.get("values") or {}) if study is not None else {}).get("min_gold_accuracy") or 0.0)
     if bar <= 0:
         return False
-    table, _ = accuracy(db, bar, (), study.id)
+    # Only closed check pairs are scored here: their reveals have told her they were checks. The stop appearing right
+    # after she rated a check pair still open told her (and any other name of hers, which can still be served it)
+    # that it was one, and that her answers on it were wrong (attacker audit). The verdict scores every answer.
+    scored = answers(db, study.id)
+    scored = scored[scored["pair_id"].isin({r[0] for r in db.execute("SELECT pair_id FROM closed_pairs")})]
+    table, _ = accuracy(db, bar, (), study.id, table=scored)
     row = table[table["rater"] == rater]
     if row.empty or int(row["gold_ratings"].iloc[0]) < STOP_AFTER_GOLD_RATINGS or int(row["answers"].iloc[0]) == 0:
         return False
