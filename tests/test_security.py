@@ -1514,3 +1514,32 @@ def test_the_gold_stop_tells_no_name_that_a_pair_still_open_is_a_check(tmp_path)
     db.conn.close()
     out = tab.h.next_screen(tab.h.submit(s, *tab.form())[tab.ui.session])
     assert word("gold_stopped", "zh") in str(out[tab.ui.done_md]) and not out[tab.ui.pair_box]["visible"]
+
+
+def test_a_reveal_waits_for_every_open_pair_sharing_any_of_its_texts(tmp_path):
+    """open_copies, which holds a closed pair's reveal back: a pair sharing one text, even of another prompt (a
+    degenerate output can be one text for two prompts), counts while open; a closed copy, or one whose outputs are
+    identical (no rater is served it), does not; a pair with no copy has none."""
+    from evalkit.records import GenerationRecord
+    from evalkit.rating.queue import open_copies
+    from evalkit.store import insert_experiment, insert_pairs
+
+    db = open_db(tmp_path / "c.db")
+    exp = insert_experiment(db, "pool", {}, {})
+
+    def pair(i, prompt, ordinary, assisted):
+        made = [GenerationRecord(prompt_id=prompt, path=path, text=text, new_tokens=40, stop_reason="eos",
+                                 generate_seconds=1.0, token_hash=f"h{i}-{n * (ordinary != assisted)}")
+                for n, (path, text) in enumerate((("ordinary", ordinary), ("assisted", assisted)))]
+        return {"prompt_id": prompt, "sample": i, "ordinary_side": "A", "ordinary": made[0], "assisted": made[1]}
+
+    x, one_text, other_prompt, closed, alone = insert_pairs(db, exp, [
+        pair(0, "writing-01", "the ordinary", "the assisted"), pair(1, "writing-01", "another", "the assisted"),
+        pair(2, "writing-02", "the ordinary", "a third"), pair(3, "writing-01", "the ordinary", "the assisted"),
+        pair(4, "writing-03", "alone o", "alone a")])
+    insert_pairs(db, exp, [pair(5, "writing-01", "the assisted", "the assisted")])  # identical: decided without raters
+    assert open_copies(db, [x, alone]) == {x: 3}
+    with db.conn:
+        db.conn.execute("INSERT INTO closed_pairs (pair_id, closed_at) VALUES (?, '2026-12-05')", [closed])
+    assert open_copies(db, [x]) == {x: 2} and open_copies(db, [one_text]) == {one_text: 1}
+    assert open_copies(db, []) == {} and open_copies(db, [None]) == {}
