@@ -133,7 +133,7 @@ def test_rater_journey_submit_reveal_correct_skip(tiny_models, tmp_path, pool_db
         unlocked = ann.call("/correct")
         assert unlocked[f"r-a_{CRITERIA[0]}"] == "pass" and unlocked["r-preference"] == "B"
         fixed = ann.submit(a="pass", b="unsure", preference="tie", comment="on reflection, a tie")
-        assert "计分仍以揭晓前的评分为准" in fixed["status"]  # said in the rater's language (Chinese by default)
+        assert "计分仍以你的盲评为准" in fixed["status"]  # said in the rater's language (Chinese by default)
         history = rows(pool_db, "SELECT * FROM ratings ORDER BY id")
         assert len(history) == 2 and history[1]["supersedes"] == history[0]["id"]
         # The correction came after the reveal: stored and marked, but the blind rating is the one that counts.

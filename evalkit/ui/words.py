@@ -126,12 +126,14 @@ WORDS: dict[str, dict[str, str]] = {
     "correcting_uncounted": {"zh": "修改答案后按**保存修改**。你已查看过结果，修改只作记录，不计分。",
                              "en": "Change your answers, then press **Save correction**. You have seen the results, so "
                                    "the correction is kept but not counted."},
-    "correction_stored": {"zh": "修改已保存，但这是揭晓后的修改：只作记录，计分仍以揭晓前的评分为准。",
-                          "en": "Correction stored as made after the reveal: it is kept for the organisers, and your "
-                                "blind rating is the one that counts."},
-    "correcting": {"zh": "修改答案后按**保存修改**。你已看过揭晓，修改只作记录，不改变计分。",
-                   "en": "Change your answers, then press **Save correction**. You have seen the reveal, so the "
-                         "correction is kept as a note: your blind rating still counts."},
+    "correction_stored": {"zh": "修改已保存，但这一对已结束评分：修改只作记录，计分仍以你的盲评为准。",
+                          "en": "Correction stored as made after the pair closed: it is kept for the organisers, and "
+                                "your blind rating is the one that counts."},
+    # said for every closed pair, also one whose reveal still waits for open copies of its texts (queue.open_copies)
+    "correcting": {"zh": "修改答案后按**保存修改**。这一对已结束评分（揭晓已可查看或即将揭晓），修改只作记录，不改变计分。",
+                   "en": "Change your answers, then press **Save correction**. This pair is closed to ratings (its "
+                         "reveal is shown, or soon will be), so the correction is kept as a note: your blind rating "
+                         "still counts."},
     "correction_counts": {"zh": "修改已保存：这一对尚未揭晓，修改后的评分计入。",
                           "en": "Correction stored: this pair is not revealed yet, so the corrected rating counts."},
     "correcting_blind": {"zh": "修改答案后按**保存修改**。这一对尚未揭晓，修改会计入。",
