@@ -610,3 +610,16 @@ def test_on_a_phone_every_tab_is_in_sight(cfg, pool_db):
             expect(page.get_by_role("tab", name=name)).to_be_visible()
         page.get_by_role("tab", name="Live demo · 现场演示").click()
         expect(page.get_by_role("tab", name="Live demo · 现场演示")).to_have_attribute("aria-selected", "true")
+
+
+def test_on_the_english_page_a_chinese_prompt_is_read_in_chinese(cfg, pool_db):
+    """Accessibility audit, 2026-12-05: the outputs carried the prompt's language but the prompt itself inherited the
+    page's, so after the switch to English a screen reader read the Chinese material and task with the English voice."""
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        shown_texts(page)
+        page.locator("#lang input[value='en']").click()
+        page.wait_for_function("() => document.documentElement.lang === 'en'")
+        page.wait_for_function("() => document.querySelector('#rate-prompt').closest('[lang]').lang === 'zh'",
+                               timeout=10_000)
+        assert page.evaluate("document.querySelector('#text-a textarea').lang") == "zh"

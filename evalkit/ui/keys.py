@@ -180,6 +180,9 @@ SCRIPT = """
     // the two outputs: read-only rather than disabled, so the keyboard reaches them and they read as text, in the
     // prompt's language (one language for both: never told apart by their own words)
     const lang = PROMPT_LANG();
+    // the prompt's material and task too: on the English page a Chinese prompt was read by the English voice
+    const promptBox = document.getElementById("rate-prompt");
+    if (promptBox && promptBox.lang !== lang) promptBox.lang = lang;
     document.querySelectorAll("#text-a textarea, #text-b textarea").forEach((t) => {
       if (t.disabled) t.disabled = false;
       if (!t.readOnly) t.readOnly = true;
