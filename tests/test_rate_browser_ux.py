@@ -623,3 +623,24 @@ def test_on_the_english_page_a_chinese_prompt_is_read_in_chinese(cfg, pool_db):
         page.wait_for_function("() => document.querySelector('#rate-prompt').closest('[lang]').lang === 'zh'",
                                timeout=10_000)
         assert page.evaluate("document.querySelector('#text-a textarea').lang") == "zh"
+
+
+def test_a_screen_reader_hears_each_answer_s_key_while_the_keys_are_on(cfg, pool_db):
+    """Accessibility audit, 2026-12-05: the keys were told only in the line at the top of the page, which a screen
+    reader rater tabbing through the questions never reaches; each answer now carries its key (aria-keyshortcuts, the
+    same key the page answers with), and none while the keys are switched off."""
+    from evalkit.ui.rate import ANSWER_KEYS
+
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        shown_texts(page)
+        first = page.locator(f"#r-{ANSWER_KEYS[0]} input[type=radio]")
+        expect(first.nth(0)).to_have_attribute("aria-keyshortcuts", "1")
+        expect(first.nth(2)).to_have_attribute("aria-keyshortcuts", "3")
+        expect(page.locator("#r-preference input[value='B']")).to_have_attribute("aria-keyshortcuts", "B")
+        first.nth(1).focus()
+        page.keyboard.press(first.nth(1).get_attribute("aria-keyshortcuts"))  # the key it names answers it
+        expect(first.nth(1)).to_be_checked()
+        page.locator("#keys-on").uncheck()
+        expect(first.nth(0)).not_to_have_attribute("aria-keyshortcuts", "1")
+        assert page.locator("[aria-keyshortcuts]").count() == 0

@@ -233,6 +233,15 @@ SCRIPT = """
     if (box && box.checked === off) box.checked = !off;
     if (label && label.textContent !== SWITCH[lang()]) label.textContent = SWITCH[lang()];
     document.documentElement.classList.toggle("keys-off", off);
+    // each answer's key on the answer itself: the keys' line sits far above the questions, so a screen reader,
+    // which reads the focused radio, never said that 1 / 2 / 3 (A / B / T) answer it. None while switched off
+    document.querySelectorAll(".question").forEach((q) => {
+      const keys = q.id === "r-preference" ? ["A", "B", "T"] : ["1", "2", "3"];
+      q.querySelectorAll("input[type=radio]").forEach((r, i) => {
+        if (off || !keys[i]) { if (r.hasAttribute("aria-keyshortcuts")) r.removeAttribute("aria-keyshortcuts"); }
+        else if (r.getAttribute("aria-keyshortcuts") !== keys[i]) r.setAttribute("aria-keyshortcuts", keys[i]);
+      });
+    });
   };
   const tick = () => {
     tendSwitch();
