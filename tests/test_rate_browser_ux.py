@@ -644,3 +644,18 @@ def test_a_screen_reader_hears_each_answer_s_key_while_the_keys_are_on(cfg, pool
         page.locator("#keys-on").uncheck()
         expect(first.nth(0)).not_to_have_attribute("aria-keyshortcuts", "1")
         assert page.locator("[aria-keyshortcuts]").count() == 0
+
+
+def test_every_column_of_the_reveal_s_table_is_named(cfg, pool_db):
+    """Accessibility audit, 2026-12-05: the reveal's table had an empty first header, so a screen reader reading the
+    table by column said nothing for the column that says which output (A or B) each row is. The reveal has no image
+    or figure without words (checked here too)."""
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        shown_texts(page)
+        answer_all(page)
+        page.click("#submit")
+        expect(page.locator("#reveal table")).to_be_visible()
+        heads = page.locator("#reveal th").all_inner_texts()
+        assert len(heads) == 5 and all(h.strip() for h in heads), heads
+        assert page.locator("#reveal img:not([alt]), #reveal svg:not([aria-label]), #reveal canvas").count() == 0

@@ -231,8 +231,10 @@ WORDS: dict[str, dict[str, str]] = {
                    "comparison. Your answers where the answer is known count towards your accuracy on check pairs "
                    "(— : not known)."},
     "reveal_gold_head": {"zh": "| 标准 | A 应为 | B 应为 |", "en": "| criterion | A expected | B expected |"},
-    "reveal_head": {"zh": "|  | 路径 | 用时（秒） | token | token/秒 |",  # short: five columns fit a phone
-             "en": "|  | path | seconds | tokens | tokens/s |"},
+    # short: five columns fit a phone; every column named (an empty header left a screen reader's A / B column
+    # unnamed as it read the table down)
+    "reveal_head": {"zh": "| 输出 | 路径 | 用时（秒） | token | token/秒 |",
+             "en": "| output | path | seconds | tokens | tokens/s |"},
     "reveal_speedup": {"zh": "**这一对的加速比：{x:.2f}×**（ordinary 用时 ÷ assisted 用时）",
                 "en": "**Speed-up for this pair: {x:.2f}×** (ordinary seconds ÷ assisted seconds)"},
     "reveal_no_speedup": {"zh": "**这一对没有加速比**：两则输出不可比（停止原因不同，或长度相差超过容差），按协议不计算加速比；"
