@@ -381,17 +381,11 @@ def gold_first(db, exp):
         submit_rating(db, AppConfig(), RatingInput(g["id"], "r2", answer(g["a_expected"]), answer(g["b_expected"]), "A"))
 
 
-def test_a_rater_clearly_below_min_gold_accuracy_is_served_no_more_pairs(tmp_path):
-    """A rater the gold check leaves out was served pairs for as long as any were open: every pair she filled was
-    closed with no counted rating (the pool's reserve spent on her) and her hours were lost. Once her answers on at
-    least three check pairs put her clearly below the gate's bar (Wilson's upper end under it) she is served no
-    more, and her screen says why; a rater with the same misses on fewer check pairs, and an accurate one, are
-    served as before."""
-    from test_rate_handlers import Tab
-
+def gold_bar_study(tmp_path):
+    """A study of 12 pairs whose gate asks for a gold accuracy of 0.8, with STOP_AFTER_GOLD_RATINGS check pairs:
+    (its database file, the open database, the pool experiment)."""
     from evalkit.study.gate import gate_snapshot
-    from evalkit.study.gold import STOP_AFTER_GOLD_RATINGS, clearly_below
-    from evalkit.ui.words import word
+    from evalkit.study.gold import STOP_AFTER_GOLD_RATINGS
 
     gate = tmp_path / "gate.toml"
     gate.write_text("margin = 0.05\nplanned_pairs = 40\nmin_ratings_per_pair = 1\nmin_gold_accuracy = 0.8\n")
@@ -400,6 +394,21 @@ def test_a_rater_clearly_below_min_gold_accuracy_is_served_no_more_pairs(tmp_pat
     exp = study_pool(db, 12, gate=gate_snapshot(gate))
     gold_items(db, exp, STOP_AFTER_GOLD_RATINGS)
     assert add_gold_pairs(db, exp, PROMPTS, rng=random.Random(0)) == STOP_AFTER_GOLD_RATINGS
+    return path, db, exp
+
+
+def test_a_rater_clearly_below_min_gold_accuracy_is_served_no_more_pairs(tmp_path):
+    """A rater the gold check leaves out was served pairs for as long as any were open: every pair she filled was
+    closed with no counted rating (the pool's reserve spent on her) and her hours were lost. Once her answers on at
+    least three check pairs put her clearly below the gate's bar (Wilson's upper end under it) she is served no
+    more, and her screen says why; a rater with the same misses on fewer check pairs, and an accurate one, are
+    served as before."""
+    from test_rate_handlers import Tab
+
+    from evalkit.study.gold import STOP_AFTER_GOLD_RATINGS, clearly_below
+    from evalkit.ui.words import word
+
+    path, db, exp = gold_bar_study(tmp_path)
     db.conn.close()
     db = open_db(path)
     gold = gold_pairs(db)

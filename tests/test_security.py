@@ -1481,23 +1481,13 @@ def test_the_gold_stop_tells_no_name_that_a_pair_still_open_is_a_check(tmp_path)
     says why. It scored check pairs still open: the stop came right after she rated one, telling her (before its
     reveal) that the pair was a check and her answers on it wrong, and a second name of hers could still be served
     it, knowing. Now only closed check pairs (revealed to her anyway) count for the stop; the verdict scores all."""
-    import random
-
-    from test_gold import PROMPTS, add_gold_pairs, answer, gold_items, gold_pairs, study_pool
+    from test_gold import PROMPTS, answer, gold_bar_study, gold_pairs
     from test_rate_handlers import Tab as Handlers
 
     from evalkit.config import AppConfig
     from evalkit.rating.queue import RatingInput, submit_rating
-    from evalkit.study.gate import gate_snapshot
-    from evalkit.study.gold import STOP_AFTER_GOLD_RATINGS
 
-    gate = tmp_path / "gate.toml"
-    gate.write_text("margin = 0.05\nplanned_pairs = 40\nmin_ratings_per_pair = 1\nmin_gold_accuracy = 0.8\n")
-    path = tmp_path / "g.db"
-    db = open_db(path)
-    exp = study_pool(db, 12, gate=gate_snapshot(gate))
-    gold_items(db, exp, STOP_AFTER_GOLD_RATINGS)
-    assert add_gold_pairs(db, exp, PROMPTS, rng=random.Random(0)) == STOP_AFTER_GOLD_RATINGS
+    path, db, exp = gold_bar_study(tmp_path)
     with db.conn:  # each check pair wants two ratings: the first leaves it open to other names
         db.conn.execute("UPDATE pairs SET wanted_ratings = 2 WHERE kind = 'gold'")
     gold = gold_pairs(db)
