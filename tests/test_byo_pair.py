@@ -19,6 +19,7 @@ from gradio_client import Client
 from evalkit.task.prompts import CRITERIA
 from evalkit.store import open_db
 from evalkit.study.pairs import IDENTICAL
+from evalkit.rating.queue import open_copies
 from evalkit.ui.rate import FORM_KEYS
 
 # every test runs the CLI (or the app) in a subprocess, on model families built here
@@ -86,9 +87,14 @@ def rate_one_pair(url: str, db_file: Path, code: str) -> None:
     (rating,) = db.query("SELECT * FROM ratings")
     pair = db["pairs"].get(rating["pair_id"])
     assert rating["rater"] == "ann" and rating["preference"] == "A"
-    if (pair["wanted_ratings"] or 3) > 1:  # still open to another rater: nothing about its sides yet
+    # an open pair holding one of its texts (the stand-in pair's sampled texts repeat): its reveal would tell that
+    # pair's sides too, so it waits for them as well (queue.open_copies)
+    copies = open_copies(db, [pair["id"]]).get(pair["id"], 0)
+    if (pair["wanted_ratings"] or 3) > 1 or copies:  # still open to another rater: nothing about its sides yet
         assert "待揭晓" in done["reveal"] and "检验题" not in done["reveal"]
         assert "ordinary" not in done["reveal"] and "assisted" not in done["reveal"]
+        if copies and (pair["wanted_ratings"] or 3) == 1:  # closed by this rating, and still pending: it says why
+            assert f"还有 {copies} 对含有相同的文本" in done["reveal"]
     else:  # closed by this rating: the reveal names each side's path
         assert "待揭晓" not in done["reveal"] and "ordinary" in done["reveal"] and "assisted" in done["reveal"]
     if pair["kind"] == "gold":  # the pool mixes in a check pair (pool.gold_rate)
