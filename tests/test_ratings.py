@@ -367,7 +367,7 @@ def test_generate_says_when_repeated_texts_leave_the_planned_roster_short_of_the
     roster's reach beside what the gate's planned pairs ask for, so an organiser learns before rating starts that
     the study could never complete (it would only ever show interim looks)."""
     from evalkit.study.gate import gate_snapshot
-    from evalkit.study.pairs import _roster_reach, one_rater_reach
+    from evalkit.study.pairs import one_rater_reach, rater_reach
     from evalkit.study.synthetic import gate_file_text
 
     def pool(path, planned_raters):
@@ -386,8 +386,10 @@ def test_generate_says_when_repeated_texts_leave_the_planned_roster_short_of_the
                                                              generate_seconds=1.0)}
                                for k in range(1, 6) for i in range(4)])
         assert one_rater_reach(db, exp) == (5, 20)
+        said = rater_reach(db, exp)
         db.close()
-        return _roster_reach(path, exp, 5, 20)
+        assert said.startswith("one rater can be served at most 5 of the study's 20 pairs to rate")
+        return said
 
     short = pool(tmp_path / "a.db", planned_raters=3)  # 3 raters x 5 texts: 15 ratings for 20 planned pairs
     assert "3 planned raters can give at most 15 ratings" in short and "ask for about 20" in short

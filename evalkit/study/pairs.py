@@ -553,7 +553,7 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
                      "the pre-screen the planned pool, generate it before rating starts)")
             repeated_texts = texts_on_both_paths(db, exp_id)
             copies = pairs_sharing_a_text(db, exp_id)
-            reach, to_rate = one_rater_reach(db, exp_id) if copies else (0, 0)
+            reach = rater_reach(db, exp_id) if copies else ""
             seen = db.execute("SELECT COUNT(*) FROM results_seen WHERE study_id = (SELECT study_id FROM experiments "
                               "WHERE id = ?)", [exp_id]).fetchone()[0]
             if seen:  # rating.queue.note_results_shown, note_results_seen
@@ -575,9 +575,8 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
         if copies:
             echo(f"{copies} study pairs share a text with another pair of this pool (greedy decoding gives every "
                  "sample of a prompt the same texts): a rater is served at most one pair holding a text, since its "
-                 f"reveal tells which path wrote it, so one rater can be served at most {reach} of the study's "
-                 f"{to_rate} pairs to rate" + _roster_reach(db_path, exp_id, reach, to_rate)
-                 + "; for more, use decoding.mode = \"sample\" or more prompts")
+                 f"reveal tells which path wrote it, so {reach}; for more, use decoding.mode = \"sample\" or more "
+                 "prompts")
         if result.gold < wanted:
             echo(f"gold pairs: {result.gold} of the {wanted} that pool.gold_rate = {cfg.pool.gold_rate} asks for "
                  f"({differing} study pairs whose outputs differ; a gold sample whose assisted run fell back makes "
@@ -585,30 +584,27 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
     return _summary(db_path, result, state)
 
 
-def _roster_reach(db_path, experiment_id: int, reach: int, to_rate: int) -> str:
-    """What a rater's reach means for the study's plan: the ratings its planned roster can give at most against
-    those its planned pairs ask for ("" when the gate plans no pairs or roster)."""
-    from ..store import open_db
-    from .studies import studies
+def rater_reach(db, experiment_id: int) -> str:
+    """What one_rater_reach means for the study's plan, as `evalkit generate` says it: the pairs one rater can be
+    served, and the ratings the gate's planned roster can then give at most against those its planned pairs ask
+    for (that part only where the gate plans pairs and a roster)."""
+    from .studies import studies, study_pairs
 
-    db = open_db(db_path, migrate_schema=False)
-    try:
-        sid = db.execute("SELECT study_id FROM experiments WHERE id = ?", [experiment_id]).fetchone()[0]
-        study = next((s for s in studies(db) if s.id == sid), None)
-        total = db.execute("SELECT COUNT(*) FROM pairs p WHERE p.kind = 'study' AND p.experiment_id IN "
-                           "(SELECT id FROM experiments WHERE study_id = ?)", [sid]).fetchone()[0]
-    finally:
-        db.close()
+    reach, to_rate = one_rater_reach(db, experiment_id)
+    said = f"one rater can be served at most {reach} of the study's {to_rate} pairs to rate"
+    sid = db.execute("SELECT study_id FROM experiments WHERE id = ?", [experiment_id]).fetchone()[0]
+    study = next((s for s in studies(db) if s.id == sid), None)
     values = (study.gate.get("values") or {}) if study is not None else {}
     raters, planned = int(values.get("planned_raters") or 0), int(values.get("planned_pairs") or 0)
+    total = study_pairs(db, study)
     if not raters or not planned or not total:
-        return ""
+        return said
     k = int(values.get("min_ratings_per_pair") or 1)
     per_pair = k + (float(values.get("second_rating_share") or 0.0) if k == 1 else 0.0)
     # the planned pairs hold identical ones in the pool's proportion, which no rater rates
     need = round(planned * to_rate / total * per_pair)
     short = " (too few: the study cannot reach its planned pairs)" if reach * raters < need else ""
-    return (f"; the gate's {raters} planned raters can give at most {reach * raters} ratings, and its "
+    return (f"{said}; the gate's {raters} planned raters can give at most {reach * raters} ratings, and its "
             f"{planned} planned pairs ask for about {need}{short}")
 
 
