@@ -624,3 +624,17 @@ def test_the_progress_line_says_how_many_of_the_finished_pairs_were_skipped(tab)
     out = tab.h.submit(out[tab.ui.session], *tab.form())
     out = tab.h.switch_language(tab.h.next_screen(out[tab.ui.session])[tab.ui.session], "en")
     assert out[tab.ui.who].endswith("**2 / 3** (1 of them skipped)")
+
+
+def test_a_page_load_with_nothing_to_resume_leaves_the_status_line_alone(tab):
+    """The page load's sign-in can answer after a sign-in the rater typed meanwhile was refused; had it written an
+    empty status line, the refusal's reason would be wiped (.ci/run caught the browser test losing it). With nothing
+    to resume it writes no status, and still forgets whatever code the browser held."""
+    ui = tab.ui
+    out = tab.h.resume_local(Session(), "", None)
+    assert ui.status not in out and out[ui.browser_code] == ""
+    out = tab.h.resume_local(Session(), "a-sealed-code-from-elsewhere", None)  # cannot be opened: nobody
+    assert ui.status not in out and out[ui.browser_code] == ""
+    s, _ = tab.sign_in("ann")
+    resumed = tab.h.resume_local(Session(), tab.h.doorman.seal(s.code), None)  # a kept code still signs in
+    assert resumed[ui.session].rater == "ann" and ui.status in resumed

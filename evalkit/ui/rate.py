@@ -356,8 +356,10 @@ class RateHandlers:
     def resume_local(self, s: Session, stored: str, request: gr.Request | None) -> dict:
         """Page load: an invitation link (?invite=CODE), else the code this browser kept, signs in at once."""
         ui = self.ui
+        # Nothing to sign in with leaves the status line alone: this answer can arrive after a sign-in the rater
+        # typed meanwhile was refused, and an empty status would wipe out the reason (found by .ci/run).
         if not self.ready():  # the preparation panel's poll signs in once the pool is ready
-            return {ui.status: ""}
+            return {}
         invite = (request.query_params.get("invite") or "") if request is not None else ""
         client = auth.client_key(request, self.space)
         if invite:  # a typed code, in a link: it passes the sign-in guard
@@ -370,7 +372,7 @@ class RateHandlers:
             return self.signed_in_screen(s, identity, invite)
         resumed = self.doorman.resume(stored, client)  # the sealed code this browser kept, if any
         if resumed is None:
-            return {ui.browser_code: "", ui.status: ""}
+            return {ui.browser_code: ""}
         return self.signed_in_screen(s, *resumed)
 
     @friendly
