@@ -356,10 +356,13 @@ class RateHandlers:
     def resume_local(self, s: Session, stored: str, request: gr.Request | None) -> dict:
         """Page load: an invitation link (?invite=CODE), else the code this browser kept, signs in at once."""
         ui = self.ui
-        # Nothing to sign in with leaves the status line alone: this answer can arrive after a sign-in the rater
-        # typed meanwhile was refused, and an empty status would wipe out the reason (found by .ci/run).
-        if not self.ready():  # the preparation panel's poll signs in once the pool is ready
-            return {}
+        # This answer can come after a sign-in the rater typed meanwhile (a busy queue, a slow page): it then
+        # changes nothing. Signed in: the session (read when this runs) says so, and the code kept for a reload
+        # stays. Refused: an empty status line would wipe out the reason (found by .ci/run). So nothing to sign in
+        # with writes no status, and forgets a kept code only when there was one.
+        unchanged = {ui.status: update()}  # Gradio refuses an empty dict: one update that sets nothing
+        if s.rater is not None or not self.ready():  # not ready: the preparation panel's poll signs in later
+            return unchanged
         invite = (request.query_params.get("invite") or "") if request is not None else ""
         client = auth.client_key(request, self.space)
         if invite:  # a typed code, in a link: it passes the sign-in guard
@@ -371,8 +374,8 @@ class RateHandlers:
                         word("invite_wait", s.lang, seconds=max(1, round(wait)))}
             return self.signed_in_screen(s, identity, invite)
         resumed = self.doorman.resume(stored, client)  # the sealed code this browser kept, if any
-        if resumed is None:
-            return {ui.browser_code: ""}
+        if resumed is None:  # a kept code that no longer opens (revoked, another app's) is forgotten
+            return {ui.browser_code: ""} if stored else unchanged
         return self.signed_in_screen(s, *resumed)
 
     @friendly
