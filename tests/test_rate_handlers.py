@@ -637,6 +637,9 @@ def test_a_page_load_with_nothing_to_resume_leaves_the_screen_alone(tab):
         return bool(out) and all(isinstance(v, dict) and "value" not in v for v in out.values())
 
     assert sets_nothing(tab.h.resume_local(Session(), "", None))
+    tab.h.preparing = type("Building", (), {"ready": False})()  # the pool still being built: its poll signs in later
+    assert sets_nothing(tab.h.resume_local(Session(), "a-sealed-code", None))
+    tab.h.preparing = None
     out = tab.h.resume_local(Session(), "a-sealed-code-from-elsewhere", None)  # cannot be opened: forgotten
     assert ui.status not in out and out[ui.browser_code] == ""
     s, signed_in = tab.sign_in("ann")
