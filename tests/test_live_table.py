@@ -259,3 +259,29 @@ def test_run_while_the_pairs_are_prepared_says_how_far_and_raises_nothing(tiny_m
     prep.error = "CUDA out of memory"
     with pytest.raises(gr.Error, match="preparing the pairs failed"):
         list(live.fn(Session(), "writing-01", "", None))
+
+
+def test_a_run_refused_before_it_starts_clears_the_last_run_and_says_why(tiny_models, tmp_path, pool_db):  # noqa: F811
+    """Live audit, 2026-12-05: material over the limit (or the hourly limit reached) raised a toast, gone in seconds,
+    and left the previous run's outputs, table and "Done." on screen under the new request, as if they were its
+    answer. The refusal now clears them and says on the status line that nothing ran, and why."""
+    import gradio as gr
+    from apphelpers import write_config
+
+    from evalkit.config import load_config
+    from evalkit.ui import build_app
+    from evalkit.ui.session import Session
+
+    cfg = load_config(write_config(tmp_path / "app.toml", tiny_models))
+    app = build_app(cfg, pool_db)
+    live = next(f for f in app.fns.values() if f.api_name == "live")
+    too_long = "维护" * cfg.app.max_comment_chars
+    outs = []
+    with pytest.raises(gr.Error, match="the material is"):
+        for out in live.fn(Session(), "writing-02", too_long, None):
+            outs.append(out)
+    (only,) = outs
+    status = next(v for k, v in only.items() if getattr(k, "label", None) == "live status")
+    assert status.startswith("Not run: the material is") and "shorten it" in status
+    cleared = [v for k, v in only.items() if isinstance(k, gr.Textbox) or getattr(k, "label", None) == "timing table"]
+    assert len(cleared) == 3 and all(v == "" for v in cleared)

@@ -412,45 +412,54 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
         from ..generation.paths import available_paths, run_path
         from ..store import insert_experiment, insert_generations
 
-        check_access(cfg, space, s)
-        if s is not None and s.rater:  # a revoked or re-issued code ends the session here too
-            with connect(db_path) as db:
-                require_rater(db, s, cfg.app)
-        if preparing is not None and not preparing.ready:  # the models may still be training in the preparation
-            from .prepare import live_waiting_words
-
-            snap = preparing.snapshot()
-            if snap.error:
-                preparing.check()  # the failure, as the Rate tab shows it
-            # how far the preparation is, on the status line: not a refusal (a toast about the Rate tab and an error
-            # badge on every box read as a crash in front of an audience)
-            yield {ui.status: live_waiting_words(snap), ui.table: ""} | {box: "" for box in ui.outputs.values()}
-            return
-        if prompt_id not in prompts:
-            raise EvalkitError(f"unknown prompt '{prompt_id}'", "choose one of the bundled prompts")
-        typed = typed if isinstance(typed, str) else ""
-        if len(typed) > cfg.app.max_comment_chars:  # checked before any work on it
-            raise EvalkitError(f"the material is {len(typed)} characters; the limit is {cfg.app.max_comment_chars}",
-                               "shorten it")
+        # a refusal before the run (too long, the hourly limit, a rated prompt) clears the previous run's outputs and says
+        # so on the status line: with only a toast, the last run's texts and "Done." stayed under the new request
         try:
-            typed.encode("utf-8")  # a raw request can send half of a UTF-16 pair, which no tokenizer takes
-        except UnicodeEncodeError as e:
-            raise EvalkitError(f"the material has a character that is not valid text at position {e.start}",
-                               "paste it again as plain text") from None
-        typed = typed.strip()
-        prompt = prompts[prompt_id] if not typed else replace(prompts[prompt_id], id="live-custom", material=typed)
-        with connect(db_path) as db:  # what must not be shown: any pooled output, whatever its prompt
-            pooled = pooled_token_ids(db)
-            rated = [p for p in prompts if has_pairs(db, p)]
-        if cfg.decoding.mode == "greedy":
-            if not typed and prompt_id in rated:
-                raise EvalkitError(f"greedy decoding would reproduce the outputs of {prompt_id} that raters judge "
-                                   "blind", "type your own material, or run the bundled prompts once the study has ended")
-            if typed and (near := near_rated_material(typed, prompts, rated)):
-                raise EvalkitError(f"the material typed is {near}'s material, or nearly, and greedy decoding would "
-                                   "reproduce the outputs of it that raters judge blind",
-                                   "type material of your own, or run the bundled prompts once the study has ended")
-        limiter.check(f"session:{getattr(request, 'session_hash', None) or '?'}", auth.client_key(request, space))
+            check_access(cfg, space, s)
+            if s is not None and s.rater:  # a revoked or re-issued code ends the session here too
+                with connect(db_path) as db:
+                    require_rater(db, s, cfg.app)
+            if preparing is not None and not preparing.ready:  # the models may still be training in the preparation
+                from .prepare import live_waiting_words
+
+                snap = preparing.snapshot()
+                if snap.error:
+                    preparing.check()  # the failure, as the Rate tab shows it
+                # how far the preparation is, on the status line: not a refusal (a toast about the Rate tab and an error
+                # badge on every box read as a crash in front of an audience)
+                yield {ui.status: live_waiting_words(snap), ui.table: ""} | {box: "" for box in ui.outputs.values()}
+                return
+            if prompt_id not in prompts:
+                raise EvalkitError(f"unknown prompt '{prompt_id}'", "choose one of the bundled prompts")
+            typed = typed if isinstance(typed, str) else ""
+            if len(typed) > cfg.app.max_comment_chars:  # checked before any work on it
+                raise EvalkitError(f"the material is {len(typed)} characters; the limit is {cfg.app.max_comment_chars}",
+                                   "shorten it")
+            try:
+                typed.encode("utf-8")  # a raw request can send half of a UTF-16 pair, which no tokenizer takes
+            except UnicodeEncodeError as e:
+                raise EvalkitError(f"the material has a character that is not valid text at position {e.start}",
+                                   "paste it again as plain text") from None
+            typed = typed.strip()
+            prompt = prompts[prompt_id] if not typed else replace(prompts[prompt_id], id="live-custom", material=typed)
+            with connect(db_path) as db:  # what must not be shown: any pooled output, whatever its prompt
+                pooled = pooled_token_ids(db)
+                rated = [p for p in prompts if has_pairs(db, p)]
+            if cfg.decoding.mode == "greedy":
+                if not typed and prompt_id in rated:
+                    raise EvalkitError(f"greedy decoding would reproduce the outputs of {prompt_id} that raters judge "
+                                       "blind", "type your own material, or run the bundled prompts once the study has ended")
+                if typed and (near := near_rated_material(typed, prompts, rated)):
+                    raise EvalkitError(f"the material typed is {near}'s material, or nearly, and greedy decoding would "
+                                       "reproduce the outputs of it that raters judge blind",
+                                       "type material of your own, or run the bundled prompts once the study has ended")
+            limiter.check(f"session:{getattr(request, 'session_hash', None) or '?'}", auth.client_key(request, space))
+        except EvalkitError as e:
+            from .alerts import message
+
+            yield {ui.status: f"Not run: {message(e, 'en')} · 未运行（详见提示）", ui.table: ""} | {
+                box: "" for box in ui.outputs.values()}
+            raise
         page = getattr(request, "session_hash", None) or "?"
         stop = stops.setdefault(page, threading.Event())
         stop.clear()
