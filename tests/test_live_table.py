@@ -285,3 +285,30 @@ def test_a_run_refused_before_it_starts_clears_the_last_run_and_says_why(tiny_mo
     assert status.startswith("Not run: the material is") and "shorten it" in status
     cleared = [v for k, v in only.items() if isinstance(k, gr.Textbox) or getattr(k, "label", None) == "timing table"]
     assert len(cleared) == 3 and all(v == "" for v in cleared)
+
+
+def test_the_first_run_after_loading_says_its_first_path_paid_the_warm_up_and_names_the_device(
+        tiny_models, tmp_path, pool_db):  # noqa: F811
+    """Live audit, 2026-12-05: the first run after the models loaded timed ordinary (which runs first) with the one-time
+    warm-up in its seconds, so assisted's ratio against it was flattered, and nothing on screen said so or on which
+    device the seconds were taken. The first run's table now says which path paid the warm-up, later runs do not, and
+    the caveat names the device."""
+    from apphelpers import write_config
+
+    from evalkit.config import load_config
+    from evalkit.ui import build_app
+    from evalkit.ui.session import Session
+
+    app = build_app(load_config(write_config(tmp_path / "app.toml", tiny_models)), pool_db)
+    live = next(f for f in app.fns.values() if f.api_name == "live")
+
+    def table():
+        *_, last = live.fn(Session(), "writing-02", "周五上午系统升级，期间只读。", None)
+        return next(v for k, v in last.items() if getattr(k, "label", None) == "timing table")
+
+    first, second = table(), table()
+    assert "**First run since the models loaded**: ordinary ran first and its seconds include the one-time warm-up" in first
+    assert "模型加载后的首次运行" in first
+    assert "First run" not in second and "首次运行" not in second
+    for t in (first, second):
+        assert "**This run only, on cpu:" in t and "（设备：cpu）" in t

@@ -113,6 +113,7 @@ class LiveModels:
         self._lock = threading.Lock()
         self._starting = threading.Lock()
         self._training = None  # (thread, progress board, result box) while the demo pair trains for a Live run
+        self.warm = False  # a path has run on the loaded pair: its one-time warm-up is paid
 
     @property
     def loaded(self) -> bool:
@@ -325,16 +326,27 @@ def speed_words(path: str, o: GenerationRecord, a: GenerationRecord, tolerance: 
             f"{ratio}; {outputs}")
 
 
-def timing_table(records: list[GenerationRecord], tolerance: float, batches: str = "") -> str:
+def timing_table(records: list[GenerationRecord], tolerance: float, batches: str = "", warmed_by: str = "") -> str:
+    """warmed_by: on the first run on freshly loaded models, the path that ran first and paid the one-time warm-up."""
     lines = ["| path · 路径 | status · 状态 | generate() s · 秒 | new tokens · 新 token 数 | tokens/s · token/秒 | "
              "stop · 停止原因 | draft accepted / proposed · 草稿接受/提议 |",
              "| --- | --- | ---: | ---: | ---: | --- | ---: |"]
     lines += [_row(r) for r in records]
     lines.append("")
     # the caveat first: a single run on a busy laptop can read anywhere from half to several times the measured figure
-    lines.append("**This run only: one streamed run per path is an illustration, not a measurement** (timings of "
+    devices = ", ".join(sorted({r.device for r in records if r.device}))  # the seconds are this machine's
+    on, on_zh = (f", on {devices}", f"（设备：{devices}）") if devices else ("", "")
+    lines.append(f"**This run only{on}: one streamed run per path is an illustration, not a measurement** (timings of "
                  "single runs vary widely; `evalkit bench` measures, in rounds, with an interval) · "
-                 "**仅此一次运行：演示，不是测量**（单次计时波动很大；请以 `evalkit bench` 的多轮测量及其区间为准）")
+                 f"**仅此一次运行{on_zh}：演示，不是测量**（单次计时波动很大；请以 `evalkit bench` 的多轮测量及其区间为准）")
+    if warmed_by:
+        # the paths run one after another: the first pays the one-time warm-up (first kernels, caches, allocator), so
+        # on the first run after loading every later path looks faster against it than it is
+        lines.append("")
+        lines.append(f"**First run since the models loaded**: {warmed_by} ran first and its seconds include the "
+                     "one-time warm-up, which favours the paths after it; run again before comparing the seconds · "
+                     f"**模型加载后的首次运行**：{warmed_by} 先运行，其时间包含一次性预热，对其后的路径有利；"
+                     "请再运行一次再比较时间")
     lines.append("")
     o = next((r for r in records if r.path == GenerationPath.ORDINARY and r.ok), None)
     for path in registry.versus_ordinary():  # each path against ordinary on its own (a fallback is none of them)
@@ -476,6 +488,7 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                     break
                 yield {ui.status: words}
             seed = live_seed()
+            cold, warmed_by = not models.warm, ""  # the first path of the first run pays the warm-up
             runnable = available_paths(pair)
             records: list[GenerationRecord] = []
             box_of: list[gr.Textbox] = []  # the box each record belongs in (a fallback: the path that failed)
@@ -500,6 +513,8 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                 ):
                     texts[box] = text
                     yield {box: text}
+                warmed_by = warmed_by or (name if cold else "")
+                models.warm = True
                 if stop.is_set():  # the Stop button: what ran is dropped, nothing is stored
                     yield {ui.status: STOPPED, ui.table: ""}
                     return
@@ -531,7 +546,8 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                         rec.live = True
                     insert_generations(db, shown, exp_id)
                 batches = batch_note(db)
-            yield texts | {ui.status: note, ui.table: timing_table(shown, cfg.bench.length_tolerance, batches)}
+            timings = timing_table(shown, cfg.bench.length_tolerance, batches, warmed_by)
+            yield texts | {ui.status: note, ui.table: timings}
         except GeneratorExit:
             raise
         except Exception as e:  # the status said "Running…": it says what stopped the run, beside the toast
