@@ -312,3 +312,27 @@ def test_the_first_run_after_loading_says_its_first_path_paid_the_warm_up_and_na
     assert "First run" not in second and "首次运行" not in second
     for t in (first, second):
         assert "**This run only, on cpu:" in t and "（设备：cpu）" in t
+
+
+def test_stop_with_no_run_under_way_says_there_is_nothing_to_stop(tiny_models, tmp_path, pool_db):  # noqa: F811
+    """Live audit, 2026-12-05: Stop pressed with no run under way on the page (before the first run, or after one
+    ended) wrote "Stopping…" on the status line, and it stayed there, as if a run were hanging. It now says there is
+    nothing to stop; a run under way is still told to stop."""
+    import inspect
+    import threading
+    from types import SimpleNamespace
+
+    from apphelpers import write_config
+
+    from evalkit.config import load_config
+    from evalkit.ui import build_app
+
+    app = build_app(load_config(write_config(tmp_path / "app.toml", tiny_models)), pool_db)
+    stop = next(f for f in app.fns.values() if getattr(f.fn, "__name__", "") == "stop_live")
+    stops = inspect.getclosurevars(inspect.unwrap(stop.fn)).nonlocals["stops"]
+    (said,) = stop.fn(SimpleNamespace(session_hash="idle-page")).values()
+    assert said.startswith("Nothing to stop: no run is under way on this page") and "Stopping" not in said
+    assert stops == {}  # and nothing is left armed for the page's next run
+    stops["busy-page"] = flag = threading.Event()  # a run under way on another page
+    (said,) = stop.fn(SimpleNamespace(session_hash="busy-page")).values()
+    assert said.startswith("Stopping") and flag.is_set()

@@ -568,8 +568,10 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
         """Ask this page's run to stop (its generation ends at its next token; the run says so and stores nothing).
         Gradio's `cancels` does not close a cancelled generator, so it would leave the run generating."""
         flag = stops.get(getattr(request, "session_hash", None) or "?")
-        if flag is not None:
-            flag.set()
+        if flag is None:  # "Stopping…" with nothing to stop stayed on the status line for good
+            return {status: "Nothing to stop: no run is under way on this page (a run still waiting for another page's "
+                            "to end can be stopped once it starts) · 本页没有正在进行的运行（排队中的运行开始后才能停止）"}
+        flag.set()
         return {status: "Stopping… · 正在停止…"}
 
     # outside the queue, beside the run it stops; a page's own run only (by its session), and nothing else
