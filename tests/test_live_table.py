@@ -336,3 +336,28 @@ def test_stop_with_no_run_under_way_says_there_is_nothing_to_stop(tiny_models, t
     stops["busy-page"] = flag = threading.Event()  # a run under way on another page
     (said,) = stop.fn(SimpleNamespace(session_hash="busy-page")).values()
     assert said.startswith("Stopping") and flag.is_set()
+
+
+def test_a_path_that_does_not_run_says_why_and_what_to_change(tiny_models, tmp_path, pool_db):  # noqa: F811
+    """Live audit, 2026-12-05: with the assisted path switched off (generation_path = "ordinary") the Live tab's
+    assisted box read "(assisted path not available)" and the status "Not available for these models or switched
+    off": which of the two, and what to change, the presenter had to guess. The box now says why and how to run it."""
+    import gradio as gr
+    from apphelpers import write_config
+
+    from evalkit.config import load_config
+    from evalkit.generation import registry
+    from evalkit.ui import build_app
+    from evalkit.ui.session import Session
+
+    path = write_config(tmp_path / "app.toml", tiny_models)
+    path.write_text('generation_path = "ordinary"\n' + path.read_text(encoding="utf-8"), encoding="utf-8")
+    app = build_app(load_config(path), pool_db)
+    live = next(f for f in app.fns.values() if f.api_name == "live")
+    *_, last = live.fn(Session(), "writing-02", "周五上午系统升级，期间只读。", None)
+    box = next(v for k, v in last.items() if isinstance(k, gr.Textbox) and k.label == registry.bilingual(
+        registry.get("assisted")))
+    assert box.startswith("(assisted path not run: the assisted path is switched off — to run it: ")
+    assert registry.get("assisted").switch in box
+    status = next(v for k, v in last.items() if getattr(k, "label", None) == "live status")
+    assert status.startswith("Not run: assisted (its box says why); the other paths ran")

@@ -421,7 +421,7 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
     @friendly
     def run_live(s: Session, prompt_id: str, typed: str, request: gr.Request):
         from ..study.pairs import has_pairs, pooled_token_ids
-        from ..generation.paths import available_paths, run_path
+        from ..generation.paths import available_paths, check_runnable, run_path
         from ..store import insert_experiment, insert_generations
 
         # a refusal before the run (too long, the hourly limit, a rated prompt) clears the previous run's outputs and says
@@ -496,9 +496,15 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
             missing = []
             for name, box in boxes.items():
                 spec = registry.get(name)
-                if name not in runnable:
+                if name not in runnable:  # why, and what to change: "not available" alone left a presenter guessing
+                    try:
+                        check_runnable(pair, spec)
+                        why = EvalkitError(f"the {name} path is not available for these models")
+                    except EvalkitError as e:
+                        why = e
                     missing.append(name)
-                    texts[box] = f"({name} path not available)"
+                    fix = f" — to run it: {why.fix}" if why.fix else ""
+                    texts[box] = f"({name} path not run: {why.what}{fix} · 此路径未运行)"
                     continue
                 # a run left mid-way ends at its next token, and this one waits for it: the models take one call at a
                 # time, so the counts and timings of the two never mix
@@ -523,7 +529,8 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                 records += box_result["result"]
                 box_of += [box] * len(box_result["result"])
             note = "Done. · 完成。" if not missing else (
-                f"Not available for these models or switched off: {', '.join(missing)}; the other paths ran.")
+                f"Not run: {', '.join(missing)} (its box says why); the other paths ran · 未运行：{', '.join(missing)}"
+                "（原因见其输出框），其他路径已运行。")
             if failed := [r.path for r in records if not r.ok]:  # its fallback ran; the table says what happened
                 names = ", ".join(failed)
                 note += f" {names} failed, and the target then wrote alone: see below · {names} 失败，见下。"
