@@ -361,3 +361,58 @@ def test_a_path_that_does_not_run_says_why_and_what_to_change(tiny_models, tmp_p
     assert registry.get("assisted").switch in box
     status = next(v for k, v in last.items() if getattr(k, "label", None) == "live status")
     assert status.startswith("Not run: assisted (its box says why); the other paths ran")
+
+
+def test_stop_while_the_demo_pair_trains_ends_the_run_and_leaves_the_training_running(
+        tiny_models, tmp_path, pool_db, monkeypatch):  # noqa: F811
+    """Live audit, 2026-12-05: Stop pressed during the first run's training of the demo pair (minutes on a laptop)
+    wrote "Stopping…", then the training's progress overwrote it and the run went on until the training ended: the
+    presenter could not end the wait. The run now ends at once and says so; the one training goes on for the next
+    run, as for a page left mid-way."""
+    import inspect
+    import threading
+    from types import SimpleNamespace
+
+    from apphelpers import write_config
+
+    import evalkit.generation.models as models_mod
+    import evalkit.ui.live as live_mod
+    from evalkit.config import load_config
+    from evalkit.progress import bar
+    from evalkit.ui import build_app
+    from evalkit.ui.session import Session
+
+    real_load = models_mod.load_pair
+    calls, go_on = [], threading.Event()
+
+    def training_load(cfg, progress=True, **kw):
+        calls.append(progress)
+        with bar(total=4, desc="train target", disable=not progress) as b:
+            for _ in range(4):
+                go_on.wait(10)  # the training lasts until the test lets it end
+                b.update(1)
+        return real_load(cfg, progress=False, **kw)
+
+    monkeypatch.setattr(models_mod, "load_pair", training_load)
+    monkeypatch.setattr(models_mod, "demo_stages", lambda cfg: [("train target", 2.0), ("train draft", 1.0)])
+    monkeypatch.setattr(live_mod, "TRAINING_POLL_SECONDS", 0.05)
+    app = build_app(load_config(write_config(tmp_path / "app.toml", tiny_models)), pool_db)
+    live = next(f for f in app.fns.values() if f.api_name == "live")
+    stop = next(f for f in app.fns.values() if getattr(f.fn, "__name__", "") == "stop_live")
+    stops = inspect.getclosurevars(inspect.unwrap(stop.fn)).nonlocals["stops"]
+    page = SimpleNamespace(session_hash="page-1", headers={}, client=SimpleNamespace(host="127.0.0.1"), username=None,
+                           request=None)
+    said, run = [], live.fn(Session(), "writing-01", "", page)
+    for out in run:
+        said += [v for k, v in out.items() if getattr(k, "label", None) == "live status"]
+        if said[-1].startswith("Training the offline demo pair"):
+            stop.fn(page)  # the presenter presses Stop mid-training
+        if said[-1].startswith("Stopped"):
+            break
+        assert len(said) < 200, said[-3:]  # without the fix the run waits for the training
+    assert said[-1].startswith("Stopped: nothing of this run was stored; the demo pair's training goes on")
+    assert list(run) == [] and stops == {}
+    go_on.set()
+    *_, last = live.fn(Session(), "writing-01", "", None)  # the next run waits for that one training, then runs
+    assert next(v for k, v in last.items() if getattr(k, "label", None) == "live status").startswith("Done.")
+    assert calls == [True]

@@ -221,6 +221,8 @@ def _text_buffer(tokenizer, pooled: set[tuple[int, ...]] = frozenset()):
 
 
 STOPPED = "Stopped: nothing of this run was stored. · 已停止：本次运行未保存。"
+STOPPED_TRAINING = ("Stopped: nothing of this run was stored; the demo pair's training goes on, and the next run "
+                    "waits for it · 已停止：本次运行未保存；演示模型的训练继续进行，下次运行会等待它完成。")
 
 
 class RunAbandoned(Exception):
@@ -481,6 +483,9 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
         try:
             loading = models.get_with_progress()
             while True:  # the training's progress, while the demo pair trains; then the pair
+                if stop.is_set():  # Stop during minutes of training: this run ends, the one training goes on for the next
+                    yield {ui.status: STOPPED_TRAINING}
+                    return
                 try:
                     words = next(loading)
                 except StopIteration as done:
