@@ -416,3 +416,22 @@ def test_stop_while_the_demo_pair_trains_ends_the_run_and_leaves_the_training_ru
     *_, last = live.fn(Session(), "writing-01", "", None)  # the next run waits for that one training, then runs
     assert next(v for k, v in last.items() if getattr(k, "label", None) == "live status").startswith("Done.")
     assert calls == [True]
+
+
+def test_every_status_line_of_a_run_reads_in_both_languages(tiny_models, tmp_path, pool_db):  # noqa: F811
+    """Live audit, 2026-12-05: while a run went on, the status line said "Running…" and "Running the assisted path…"
+    in English only, between a bilingual loading line and a bilingual "Done. · 完成。"."""
+    from apphelpers import write_config
+
+    from evalkit.config import load_config
+    from evalkit.ui import build_app
+    from evalkit.ui.session import Session
+
+    app = build_app(load_config(write_config(tmp_path / "app.toml", tiny_models)), pool_db)
+    live = next(f for f in app.fns.values() if f.api_name == "live")
+    said = []
+    for _ in range(2):  # the first run loads the models, the second finds them loaded
+        for out in live.fn(Session(), "writing-02", "周五上午系统升级，期间只读。", None):
+            said += [v for k, v in out.items() if getattr(k, "label", None) == "live status"]
+    assert any(w.startswith("Running the assisted path") for w in said), said
+    assert all(" · " in w and any("\u4e00" <= ch <= "\u9fff" for ch in w.split(" · ", 1)[1]) for w in said), said

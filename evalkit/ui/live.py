@@ -478,7 +478,7 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
         stop = stops.setdefault(page, threading.Event())
         stop.clear()
         boxes = ui.outputs
-        yield {ui.status: models.loading_words() if not models.loaded else "Running…",
+        yield {ui.status: models.loading_words() if not models.loaded else "Running… · 运行中…",
                ui.table: ""} | {box: "" for box in boxes.values()}
         try:
             loading = models.get_with_progress()
@@ -515,7 +515,7 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                 # time, so the counts and timings of the two never mix
                 waiting = " First waiting for an earlier run, left mid-way, to end · 先等待中途离开的上一次运行结束" if (
                     models_busy(pair)) else ""
-                yield {ui.status: f"Running the {name} path…{waiting}"}
+                yield {ui.status: f"Running the {name} path… · 正在运行 {name} 路径…{waiting}"}
                 bufs = [_text_buffer(pair.tokenizer, pooled)] + ([_text_buffer(pair.tokenizer, pooled)] if spec.falls_back else [])
                 fallback_streamer = bufs[1] if spec.falls_back else None
                 for text, box_result in _in_thread(
