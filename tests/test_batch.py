@@ -279,7 +279,8 @@ def test_bench_batch_sizes_end_to_end_stored_summarised_aggregated_and_reported(
     page = build_report(db, tmp_path / "report", agg).read_text()
     assert "<h3>batch</h3>" in page and 'alt="batch"' in page and f"experiment {s.experiment_id} (bench" in page
     note = batch_note(db)
-    assert note == f"Batches (benchmark experiment {s.experiment_id}, assisted at batch 1 against ordinary at each batch size): {b.answer}."
+    assert note == (f"Batches (benchmark experiment {s.experiment_id}, on cpu, assisted at batch 1 against ordinary at each "
+                    f"batch size): {b.answer}.")
     # the Live tab's timing note, through the app
     from apphelpers import served
     from test_app_client import Tab

@@ -307,14 +307,14 @@ def test_the_aggregate_shows_the_prediction_and_the_acceptance_check_beside_the_
     assert "acceptance counts (candidate generator, target passes) disagree" in speed_line(aggregate(db).speed)
 
 
-def _batch_bench(db, config: dict, compat: dict) -> int:
+def _batch_bench(db, config: dict, compat: dict, device: str = "cpu") -> int:
     """A benchmark of `config` in which assisted is twice as slow and ordinary also ran at batch size 2."""
     from evalkit.records import BatchRun, ProcessRecord, TimingRun
     from evalkit.store import insert_bench_processes
 
     def gen(prompt, path, secs, bs=1):
         return GenerationRecord(prompt_id=prompt, path=path, text=path, new_tokens=100, stop_reason="eos",
-                                generate_seconds=secs, token_hash=f"h{prompt}", batch_size=bs, device="cpu")
+                                generate_seconds=secs, token_hash=f"h{prompt}", batch_size=bs, device=device)
 
     exp = insert_experiment(db, "bench", config, compat)
     prompts = sorted({r[0] for r in db.execute("SELECT DISTINCT prompt_id FROM timing_runs")})
@@ -322,7 +322,7 @@ def _batch_bench(db, config: dict, compat: dict) -> int:
     for rnd in (1, 2):
         for path, sec in (("ordinary", 2.0), ("assisted", 4.0)):
             runs_ = [(TimingRun(path=path, prompt_id=p, round=rnd, rep=rep, seed=rep, new_tokens=100, stop_reason="eos",
-                                seconds=sec * (1 + 0.01 * rep + 0.02 * rnd), device="cpu"),
+                                seconds=sec * (1 + 0.01 * rep + 0.02 * rnd), device=device),
                       [gen(p, path, sec * (1 + 0.01 * rep + 0.02 * rnd))]) for p in prompts for rep in range(3)]
             batch, call = [], 0
             for rep in range(3 if path == "ordinary" else 0):
@@ -332,7 +332,7 @@ def _batch_bench(db, config: dict, compat: dict) -> int:
                         q = prompts[(k + slot) % len(prompts)]
                         batch.append((BatchRun(path="ordinary", prompt_id=q, round=rnd, rep=rep, seed=rep, new_tokens=100,
                                                stop_reason="eos", seconds=s, batch_size=2, batch_call=call, slot=slot,
-                                               left_padding=0, device="cpu"), gen(q, "ordinary", s, bs=2)))
+                                               left_padding=0, device=device), gen(q, "ordinary", s, bs=2)))
                     call += 1
             procs.append((ProcessRecord(path=path, round=rnd, order=0), runs_, batch))
     insert_bench_processes(db, exp, procs)
@@ -378,8 +378,25 @@ def test_the_batch_figure_rests_on_a_benchmark_of_what_the_study_rates(tmp_path)
     agg = aggregate(db)
     assert agg.speed.batch_experiment_id == measured and "ordinary" in agg.speed.batch_answer
     assert f"batch sizes (benchmark {measured})" in format_text(agg)
-    assert batch_note(db) == (f"Batches (benchmark experiment {measured}, assisted at batch 1 against ordinary at each "
+    assert batch_note(db) == (f"Batches (benchmark experiment {measured}, on cpu, assisted at batch 1 against ordinary at each "
                               f"batch size): {agg.speed.batch_answer}.")
+
+
+def test_the_live_tab_s_batch_note_names_the_device_its_benchmark_ran_on(tmp_path):
+    """Live audit, 2026-12-05: under a Live run on a laptop's CPU, the batch note gave a benchmark's answer with no
+    device, so one measured on a GPU read as this laptop's figure. It now names the benchmark's device."""
+    import json
+
+    from evalkit.study.synthetic import SyntheticStudy, build_study, gate_file_text
+    from evalkit.ui.live import batch_note
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=100, margin=0.15))
+    db = open_db(tmp_path / "s.db")
+    build_study(db, SyntheticStudy(pairs=20, raters_per_pair=3, raters=12, seed=1, gate_path=str(gate)))
+    pool = db.execute("SELECT config_json, compat_json FROM experiments WHERE kind = 'pool'").fetchone()
+    measured = _batch_bench(db, json.loads(pool[0]), json.loads(pool[1] or "{}"), device="cuda:0")
+    assert batch_note(db).startswith(f"Batches (benchmark experiment {measured}, on cuda:0, assisted at batch 1")
 
 
 def test_a_prompt_left_out_of_the_speed_up_has_no_figure_of_its_own_and_a_wide_interval_never_prints_as_zero():

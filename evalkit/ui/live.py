@@ -300,7 +300,13 @@ def batch_note(db) -> str:
         return ("Batches: Transformers runs assisted generation one request at a time; `evalkit bench --batch-sizes "
                 "1,2,4,8` measures whether ordinary at your batch size delivers more tokens per second"
                 + (f" ({'; '.join(notes)})." if notes else "."))
-    return f"Batches (benchmark experiment {exp_id}, assisted at batch 1 against ordinary at each batch size): {comparison.answer}."
+    # the device that benchmark ran on: one measured on a GPU reads otherwise as if it were this laptop's live run
+    devices = sorted({row[0] for row in db.execute(
+        "SELECT device FROM batch_runs WHERE experiment_id = ? UNION SELECT device FROM timing_runs WHERE experiment_id = ?",
+        [exp_id, exp_id]) if row[0]})
+    on = f", on {', '.join(devices)}" if devices else ""
+    return (f"Batches (benchmark experiment {exp_id}{on}, assisted at batch 1 against ordinary at each batch size): "
+            f"{comparison.answer}.")
 
 
 def speed_words(path: str, o: GenerationRecord, a: GenerationRecord, tolerance: float) -> str:
