@@ -435,3 +435,18 @@ def test_every_status_line_of_a_run_reads_in_both_languages(tiny_models, tmp_pat
             said += [v for k, v in out.items() if getattr(k, "label", None) == "live status"]
     assert any(w.startswith("Running the assisted path") for w in said), said
     assert all(" · " in w and any("\u4e00" <= ch <= "\u9fff" for ch in w.split(" · ", 1)[1]) for w in said), said
+
+
+def test_the_speed_line_gives_each_side_s_tokens_when_they_differ_and_says_when_both_were_cut_off():
+    """Live audit, 2026-12-05: two outputs comparable within the length tolerance (33 against 30 new tokens) got a
+    ratio of their seconds with no word that the two timed unequal work; two outputs both stopped at the token limit
+    ended mid-sentence on screen with nothing saying why."""
+    def line(*records):
+        return next(x for x in timing_table(list(records), TOL).splitlines() if x.startswith("- **assisted**"))
+
+    unequal = line(rec("ordinary", 2.0, tokens=30), rec("assisted", 1.0, tokens=33))
+    assert "×" in unequal and "it wrote 33 new tokens, ordinary 30" in unequal
+    equal = line(rec("ordinary", 2.0), rec("assisted", 1.0))
+    assert "new tokens" not in equal and "token limit" not in equal
+    cut = line(rec("ordinary", 2.0, stop="max_new_tokens"), rec("assisted", 1.0, stop="max_new_tokens"))
+    assert "both stopped at the token limit (decoding.max_new_tokens), so both texts are cut off" in cut

@@ -330,8 +330,14 @@ def speed_words(path: str, o: GenerationRecord, a: GenerationRecord, tolerance: 
         ratio = f"{speedup:.2f}× as fast as ordinary · 是普通路径的 {speedup:.2f} 倍速"
     else:
         ratio = f"slower than ordinary ({speedup:.2f}×) · 比普通路径慢（{speedup:.2f}×）"
+    # comparable within the tolerance is not equal: the seconds then time unequal work, and both cut at the token
+    # limit is why both texts stop mid-sentence on screen
+    tokens = "" if a.new_tokens == o.new_tokens else (
+        f"; it wrote {a.new_tokens} new tokens, ordinary {o.new_tokens} · 新词元数 {a.new_tokens} 对 {o.new_tokens}")
+    cut = ("; both stopped at the token limit (decoding.max_new_tokens), so both texts are cut off · "
+           "两者都在词元上限处截断" if o.stop_reason == a.stop_reason == "max_new_tokens" else "")
     return (f"- **{path}**: {a.generate_seconds:.2f} s against ordinary's {o.generate_seconds:.2f} s in this run: "
-            f"{ratio}; {outputs}")
+            f"{ratio}; {outputs}{tokens}{cut}")
 
 
 def timing_table(records: list[GenerationRecord], tolerance: float, batches: str = "", warmed_by: str = "") -> str:
