@@ -450,3 +450,36 @@ def test_the_speed_line_gives_each_side_s_tokens_when_they_differ_and_says_when_
     assert "new tokens" not in equal and "token limit" not in equal
     cut = line(rec("ordinary", 2.0, stop="max_new_tokens"), rec("assisted", 1.0, stop="max_new_tokens"))
     assert "both stopped at the token limit (decoding.max_new_tokens), so both texts are cut off" in cut
+
+
+def test_a_fallback_s_text_in_the_failed_path_s_box_is_labelled_even_when_that_path_wrote_nothing(
+        tiny_models, tmp_path, pool_db, monkeypatch):  # noqa: F811
+    """Live audit, 2026-12-05: assisted failing before its first token left the fallback's text, unlabelled, in the
+    box titled "Assisted — target verifies the draft" (the label came only between two texts): the audience read the
+    target's own output as assisted's. The fallback's text now always follows its label there."""
+    import gradio as gr
+    from apphelpers import write_config
+
+    import evalkit.generation.paths as paths
+    from evalkit.config import load_config
+    from evalkit.generation import registry
+    from evalkit.ui import build_app
+    from evalkit.ui.session import Session
+
+    real = paths._call
+
+    def failing(pair, prompt, seed, name, *a, **kw):
+        if name == "assisted":
+            raise paths.StageError("generate", RuntimeError("shape mismatch"), 0.1)
+        return real(pair, prompt, seed, name, *a, **kw)
+
+    monkeypatch.setattr(paths, "_call", failing)
+    app = build_app(load_config(write_config(tmp_path / "app.toml", tiny_models)), pool_db)
+    live = next(f for f in app.fns.values() if f.api_name == "live")
+    label = registry.bilingual(registry.get("assisted"))
+    shown = []
+    for out in live.fn(Session(), "writing-02", "周五上午系统升级，期间只读。", None):
+        shown += [v for k, v in out.items() if isinstance(k, gr.Textbox) and k.label == label and v]
+    assert shown and all(v.startswith("[assisted failed — the target alone wrote what follows (the fallback), not "
+                                      "assisted · assisted 失败") for v in shown), shown
+    assert shown[-1].split("]\n\n", 1)[1]  # the fallback's text, after its label

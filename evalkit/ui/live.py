@@ -258,7 +258,11 @@ def _in_thread(fn, buffers, fallback_note: str = "", stop: threading.Event | Non
     try:
         while True:
             alive = thread.is_alive()
-            text = fallback_note.join(b.text for b in buffers if b.text)
+            # the fallback's text is labelled even when the failed path wrote nothing first: unlabelled, it read as
+            # the failed path's own output in that path's box
+            first, *rest = [b.text for b in buffers]
+            text = first + "".join(fallback_note + t for t in rest if t)
+            text = text if first else text.lstrip("\n")
             if text != shown:
                 shown = text
                 yield text, box
@@ -532,7 +536,8 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                 fallback_streamer = bufs[1] if spec.falls_back else None
                 for text, box_result in _in_thread(
                     lambda: run_path(pair, prompt, name, seed, streamer=bufs[0], fallback_streamer=fallback_streamer),
-                    bufs, f"\n\n[{name} failed — ordinary fallback run:]\n\n", stop
+                    bufs, f"\n\n[{name} failed — the target alone wrote what follows (the fallback), not {name} · "
+                          f"{name} 失败，以下由目标模型单独生成（回退）]\n\n", stop
                 ):
                     texts[box] = text
                     yield {box: text}
