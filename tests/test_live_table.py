@@ -483,3 +483,16 @@ def test_a_fallback_s_text_in_the_failed_path_s_box_is_labelled_even_when_that_p
     assert shown and all(v.startswith("[assisted failed — the target alone wrote what follows (the fallback), not "
                                       "assisted · assisted 失败") for v in shown), shown
     assert shown[-1].split("]\n\n", 1)[1]  # the fallback's text, after its label
+
+
+def test_a_fallback_s_line_gives_the_failure_s_message_and_where_to_look():
+    """Live audit, 2026-12-05: the fallback's line named the error's class and stage only ("RuntimeError at
+    generate"), while every other report of a fallback gives its message: the presenter had no reason to tell the
+    audience and nothing to try. It now gives the message's first line, as written, and `evalkit check`."""
+    failed = rec("assisted", None, tokens=0, stop="", ids=(), status="failed", error_class="RuntimeError",
+                 error_stage="generate", error_message="The size of tensor a (5) must match b (4) *here*\nTraceback…")
+    table = timing_table([rec("ordinary", 2.0), failed, rec("fallback", 2.1)], TOL)
+    line = next(x for x in table.splitlines() if "fallback" in x and x.startswith("- "))
+    assert "(RuntimeError at generate: `The size of tensor a (5) must match b (4) *here*`)" in line
+    assert "`evalkit check` says whether this pair can run it" in line
+    assert "Traceback" not in line

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from ..config import POOL_SEED_LIMIT, Config
 from ..errors import EvalkitError
 from ..generation import registry
+from ..generation.fallbacks import MESSAGE_CHARS
 from ..rating.limits import RateLimiter
 from ..task.prompts import Prompt
 from ..records import GenerationPath, GenerationRecord
@@ -373,10 +374,15 @@ def timing_table(records: list[GenerationRecord], tolerance: float, batches: str
             lines.append(speed_words(path, o, a, tolerance))
     for f in (r for r in records if r.path == GenerationPath.FALLBACK):
         failed = next((r for r in records if not r.ok and r.path != f.path), None)
-        what = f"{failed.path} failed ({failed.error_class} at {failed.error_stage})" if failed else "a path failed"
+        # its cause, as every other report of a fallback gives it (fallbacks.py): class and stage alone left the
+        # presenter without the reason; a code span shows the message as written, whatever Markdown it holds
+        first = (failed.error_message or "").strip().splitlines()[:1] if failed else []
+        cause = "".join(f": `{m[:MESSAGE_CHARS].replace('`', chr(39))}`" for m in first)
+        what = f"{failed.path} failed ({failed.error_class} at {failed.error_stage}{cause})" if failed else "a path failed"
         wait = f"; the wait was {f.total_wait_seconds:.2f} s in all" if f.total_wait_seconds else ""
         lines.append(f"- {what}: the target then wrote alone (the fallback), timed apart and never counted as "
-                     f"assisted{wait} · 该路径失败，随后由目标模型单独生成（回退），单独计时，不算作辅助生成")
+                     f"assisted{wait}; `evalkit check` says whether this pair can run it · "
+                     "该路径失败，随后由目标模型单独生成（回退），单独计时，不算作辅助生成")
     if batches:
         lines.append("\n" + batches)
     return "\n".join(lines)
