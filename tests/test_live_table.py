@@ -314,10 +314,11 @@ def test_the_first_run_after_loading_says_its_first_path_paid_the_warm_up_and_na
         assert "**This run only, on cpu:" in t and "（设备：cpu）" in t
 
 
-def test_stop_with_no_run_under_way_says_there_is_nothing_to_stop(tiny_models, tmp_path, pool_db):  # noqa: F811
+def test_stop_with_no_run_under_way_leaves_no_stopping_on_the_status_line(tiny_models, tmp_path, pool_db):  # noqa: F811
     """Live audit, 2026-12-05: Stop pressed with no run under way on the page (before the first run, or after one
-    ended) wrote "Stopping…" on the status line, and it stayed there, as if a run were hanging. It now says there is
-    nothing to stop; a run under way is still told to stop."""
+    ended) wrote "Stopping…" on the status line, and it stayed there, as if a run were hanging. Its one answer (the
+    same with or without a run: it tells nothing of the page's state) now says what Stop does; a run under way is
+    still told to stop, and replaces it with "Stopped"."""
     import inspect
     import threading
     from types import SimpleNamespace
@@ -330,12 +331,12 @@ def test_stop_with_no_run_under_way_says_there_is_nothing_to_stop(tiny_models, t
     app = build_app(load_config(write_config(tmp_path / "app.toml", tiny_models)), pool_db)
     stop = next(f for f in app.fns.values() if getattr(f.fn, "__name__", "") == "stop_live")
     stops = inspect.getclosurevars(inspect.unwrap(stop.fn)).nonlocals["stops"]
-    (said,) = stop.fn(SimpleNamespace(session_hash="idle-page")).values()
-    assert said.startswith("Nothing to stop: no run is under way on this page") and "Stopping" not in said
+    (idle,) = stop.fn(SimpleNamespace(session_hash="idle-page")).values()
+    assert idle.startswith("Stop sent: a run under way on this page ends at its next token") and "Stopping" not in idle
     assert stops == {}  # and nothing is left armed for the page's next run
     stops["busy-page"] = flag = threading.Event()  # a run under way on another page
-    (said,) = stop.fn(SimpleNamespace(session_hash="busy-page")).values()
-    assert said.startswith("Stopping") and flag.is_set()
+    (busy,) = stop.fn(SimpleNamespace(session_hash="busy-page")).values()
+    assert busy == idle and flag.is_set()
 
 
 def test_a_path_that_does_not_run_says_why_and_what_to_change(tiny_models, tmp_path, pool_db):  # noqa: F811

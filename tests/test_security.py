@@ -1237,7 +1237,7 @@ def test_the_live_stop_stops_only_its_own_page_s_run_and_answers_nothing_else(ti
                                                               "trigger_id": None})
         t.join(timeout=120)
     assert answer.status_code == 200, answer.text
-    assert answer.json()["data"] == ["Stopping… · 正在停止…"]  # the fixed words only
+    assert answer.json()["data"] == [live.STOP_SENT]  # the fixed words only
     run = done["run"]
     assert run["success"], Raw.error(run)
     assert any(isinstance(v, str) and v.startswith("Done.") for v in run["output"]["data"])  # not stopped

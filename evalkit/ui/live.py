@@ -222,6 +222,11 @@ def _text_buffer(tokenizer, pooled: set[tuple[int, ...]] = frozenset()):
 
 
 STOPPED = "Stopped: nothing of this run was stored. · 已停止：本次运行未保存。"
+# Stop's one answer, the same whether a run is under way or not (it tells nothing of the page's state): "Stopping…"
+# pressed with nothing running stayed on the status line for good, as if a run hung; a run under way replaces it
+STOP_SENT = ("Stop sent: a run under way on this page ends at its next token and stores nothing (a run still waiting "
+             "for another page's to end can be stopped once it starts) · 已发送停止：本页正在进行的运行将在下一个词元处结束，"
+             "不保存任何内容（排队中的运行开始后才能停止）")
 STOPPED_TRAINING = ("Stopped: nothing of this run was stored; the demo pair's training goes on, and the next run "
                     "waits for it · 已停止：本次运行未保存；演示模型的训练继续进行，下次运行会等待它完成。")
 
@@ -603,11 +608,9 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
         """Ask this page's run to stop (its generation ends at its next token; the run says so and stores nothing).
         Gradio's `cancels` does not close a cancelled generator, so it would leave the run generating."""
         flag = stops.get(getattr(request, "session_hash", None) or "?")
-        if flag is None:  # "Stopping…" with nothing to stop stayed on the status line for good
-            return {status: "Nothing to stop: no run is under way on this page (a run still waiting for another page's "
-                            "to end can be stopped once it starts) · 本页没有正在进行的运行（排队中的运行开始后才能停止）"}
-        flag.set()
-        return {status: "Stopping… · 正在停止…"}
+        if flag is not None:
+            flag.set()
+        return {status: STOP_SENT}
 
     # outside the queue, beside the run it stops; a page's own run only (by its session), and nothing else
     stop_btn.click(gradio_hints(stop_live), None, [status], api_visibility="private", queue=False)
