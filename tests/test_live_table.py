@@ -497,3 +497,10 @@ def test_a_fallback_s_line_gives_the_failure_s_message_and_where_to_look():
     assert "(RuntimeError at generate: `The size of tensor a (5) must match b (4) *here*`)" in line
     assert "`evalkit check` says whether this pair can run it" in line
     assert "Traceback" not in line
+
+
+def test_a_ratio_that_rounds_to_one_is_never_called_slower():
+    """Live audit, 2026-12-05: assisted at 0.996× of ordinary read "slower than ordinary (1.00×)" on screen."""
+    line = next(x for x in timing_table([rec("ordinary", 0.996), rec("assisted", 1.0)], TOL).splitlines()
+                if x.startswith("- **assisted**"))
+    assert "1.00× as fast as ordinary" in line and "slower" not in line

@@ -336,7 +336,7 @@ def speed_words(path: str, o: GenerationRecord, a: GenerationRecord, tolerance: 
         return (f"- **{path}**: no ratio shown, its output and ordinary's are not comparable (stop: {a.stop_reason} "
                 f"vs {o.stop_reason}; {a.new_tokens} vs {o.new_tokens} new tokens): compare tokens/s · "
                 f"两者输出不可比（停止原因或长度不同），不给比值，请看每秒词元数")
-    if speedup >= 1:
+    if round(speedup, 2) >= 1:  # by the figure shown: 0.996 read "slower than ordinary (1.00×)"
         ratio = f"{speedup:.2f}× as fast as ordinary · 是普通路径的 {speedup:.2f} 倍速"
     else:
         ratio = f"slower than ordinary ({speedup:.2f}×) · 比普通路径慢（{speedup:.2f}×）"
