@@ -972,3 +972,44 @@ def test_a_wilson_interval_holds_its_proportion_to_the_last_bit():
         lo, hi = wilson_array(k, n)
         assert (lo <= k / n).all() and (k / n <= hi).all()
         assert all(wilson(int(a), int(b))[0] <= a / b <= wilson(int(a), int(b))[1] for a, b in zip(k, n))
+
+
+def test_an_interim_look_is_recomputed_from_the_exported_files_by_the_card_s_rule(tmp_path):
+    """Export audit, 2026-12-05: an interim look's sample is 'the pairs that hold their quota of current ratings', but
+    `ratings.current` is true for every skip row too, and a pool made before quotas were stored has no
+    `pairs.wanted_ratings`: a sceptic who counted current rows took a pair with a skip for complete, and one with no
+    stored quota had none to go by. The card says to count rating rows only and where the quota then comes from; by
+    that rule the exported files alone give the look's differences."""
+    import pandas as pd
+
+    from evalkit.aggregate import aggregate
+    from evalkit.config import AppConfig
+    from evalkit.rating.queue import RatingInput, skip_pair, submit_rating
+    from test_aggregate import GATE, load_fixture
+
+    db = open_db(tmp_path / "interim.db")
+    app = AppConfig(ratings_per_pair=4)
+    ids = load_fixture(db, tmp_path / "g.toml", GATE.replace("planned_pairs = 4", "planned_pairs = 300")
+                       .replace("min_ratings_per_pair = 3", "min_ratings_per_pair = 4"), app=app)
+    answers = {c: "pass" for c in CRITERIA}
+    submit_rating(db, app, RatingInput(ids[0], "zed", answers, {c: "fail" for c in CRITERIA}, "A"))  # pair 0: 4 ratings
+    skip_pair(db, app, "yan", ids[1], "not my language")  # pair 1: 3 ratings and a skip, not complete
+    out = tmp_path / "e"
+    card = _card_of(db, out)
+    method = " ".join(card.split("## Recomputing the verdict")[1].split("## Protocol")[0].split())
+    assert '`kind` = "rating"' in method and "every skip row is current" in method
+    assert "where `pairs.wanted_ratings` is empty, the gate's `min_ratings_per_pair`" in method
+
+    table = {n: pd.read_parquet(split_file(out, n)) for n in ("ratings", "pairs", "studies")}
+    gate = json.loads(table["studies"].gate_json.iloc[0])["values"]
+    pairs = table["pairs"][table["pairs"].kind == "study"].set_index("id")
+    quota = pairs.wanted_ratings.where(pairs.wanted_ratings > 0, gate["min_ratings_per_pair"])
+    r = table["ratings"]
+    r = r[r.current & (r.kind == "rating") & r.pair_id.isin(pairs.index)].sort_values("id")
+    r = r[r.groupby("pair_id").cumcount() < r.pair_id.map(quota)]
+    r = r[r.pair_id.map(r.pair_id.value_counts()) >= r.pair_id.map(quota)]
+    assert set(r.pair_id) == {ids[0]}
+    rows = {row["criterion"]: row for row in aggregate(db).verdict.fidelity}
+    for c in CRITERIA:
+        d = (r[f"assisted_{c}"] == "pass").astype(int) - (r[f"ordinary_{c}"] == "pass").astype(int)
+        assert d.groupby(r.pair_id).mean().mean() == pytest.approx(rows[c]["difference"]), c

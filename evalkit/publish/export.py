@@ -241,9 +241,11 @@ def method_markdown(agg, db=None) -> str:
 - **Ratings.** A decided study's sample is the rating ids in `decisions.sample_json` (current blind versions:
   `ratings.current`; the raters the gold check left out, `decisions.excluded_json`, are already not in it); gold
   pairs (`pairs.kind` = gold) never count. An interim look has no `decisions` row, and its sample is not exported:
-  it is the study pairs that hold their quota (`pairs.wanted_ratings`) of current ratings from the raters the gold
-  check keeps (those it leaves out are named under "Sample scope" below), each with its first quota of them by
-  rating id; so the Sample scope's count of current ratings, which counts every one, is larger.
+  it is the study pairs that hold their quota (`pairs.wanted_ratings`; where `pairs.wanted_ratings` is empty, the
+  gate's `min_ratings_per_pair`) of current ratings (`ratings.current` and `kind` = "rating": every skip row is current
+  too, and fills no quota) from the raters the gold check keeps (those it leaves out are named under "Sample scope"
+  below), each with its first quota of them by rating id; so the Sample scope's count of current ratings, which
+  counts every one, is larger.
 - **Pairs.** A pair's value is the mean of its raters' differences. A pair whose two outputs are the same tokens
   (`generations.token_hash` equal for its `ordinary_generation_id` and `assisted_generation_id`) is decided without
   raters: its value is exactly 0, and such pairs enter beside the rated pairs in the pool's proportion,
