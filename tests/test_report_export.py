@@ -1013,3 +1013,19 @@ def test_an_interim_look_is_recomputed_from_the_exported_files_by_the_card_s_rul
     for c in CRITERIA:
         d = (r[f"assisted_{c}"] == "pass").astype(int) - (r[f"ordinary_{c}"] == "pass").astype(int)
         assert d.groupby(r.pair_id).mean().mean() == pytest.approx(rows[c]["difference"]), c
+
+
+def test_an_interim_export_says_so_in_the_card_s_first_lines(db, tmp_path):
+    """Export audit, 2026-12-05: a card exported before its study's decision said "interim look" only inside the
+    verdict block, below the card's introduction (what a Hub page shows first), and a sceptic skimming it took the
+    INSUFFICIENT DATA / DROP for the study's outcome. The first lines say it is interim; a decided study's do not."""
+    from test_aggregate import GATE, load_fixture
+
+    interim = open_db(tmp_path / "open.db")
+    load_fixture(interim, tmp_path / "g.toml", GATE.replace("planned_pairs = 4", "planned_pairs = 300"))
+    card = _card_of(interim, tmp_path / "e")
+    top = card.split("---\n", 2)[2].split("\n\n")[:2]  # the title and the paragraph below it
+    assert "Interim export, not a decision" in top[1] and "study 'main'" in top[1]
+    assert "`decisions` has no row for it" in top[1]
+    decided = _card_of(db, tmp_path / "d").split("## Verdict")[0]
+    assert "Interim export" not in decided

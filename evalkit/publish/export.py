@@ -297,6 +297,17 @@ def open_pairs_markdown(still_open: int) -> str:
             "is an interim look unless it says it is frozen.\n\n")
 
 
+def interim_markdown(agg) -> str:
+    """The card's first lines when the study shown has no frozen decision ('' once it has one): a Hub page shows
+    them first, and the verdict's own 'interim look' is further down."""
+    if agg is None or agg.frozen is not None:
+        return ""
+    name = f"study '{agg.study.name}'" if agg.study is not None else "the study"
+    return (f"> **Interim export, not a decision:** {name} has no frozen decision (`decisions` has no row for it): "
+            "the verdict below is a look at the ratings so far, and the study decides only when its planned sample "
+            "is rated.\n\n")
+
+
 def rater_text_count(db) -> dict[str, int]:
     """How many ratings carry each kind of rater text (RATER_TEXT), whether or not it is exported."""
     return {col: db.execute(f"SELECT COUNT(*) FROM ratings WHERE COALESCE({col}, '') != ''").fetchone()[0]
@@ -374,7 +385,7 @@ configs:
 
 # evalkit study{f': {repo_id}' if repo_id else ''}
 
-Does a small draft model (Transformers assisted generation) make writing requests faster without
+{interim_markdown(agg)}Does a small draft model (Transformers assisted generation) make writing requests faster without
 hurting the content? Blind A/B ratings of ordinary vs assisted outputs on fixed writing prompts,
 with every raw timing run. Rater names are {"kept as given (opt-in)" if keep_rater_names else
 "pseudonymised with a salted hash: the same rater has the same pseudonym in every export of this database, wherever "
