@@ -1029,3 +1029,31 @@ def test_an_interim_export_says_so_in_the_card_s_first_lines(db, tmp_path):
     assert "`decisions` has no row for it" in top[1]
     decided = _card_of(db, tmp_path / "d").split("## Verdict")[0]
     assert "Interim export" not in decided
+
+
+def test_every_column_that_holds_json_text_is_documented_as_json(tmp_path):
+    """Export audit, 2026-12-05: `bench_processes.warmup_seconds` (a list of the warm-up calls' seconds) and
+    `target_placement` / `draft_placement` (MB of weights per device) are JSON text, but the card listed them as plain
+    columns, so a `datasets` user met '[0.41, 0.39]' as a string with nothing saying to parse it. Every column whose
+    values are JSON is named so in the card's column notes or by its name."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from evalkit.publish.export import column_notes
+    from evalkit.study.synthetic import SyntheticStudy, build_study, gate_file_text
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=6, min_ratings_per_pair=1, ppi="off"))
+    db = open_db(tmp_path / "s.db")
+    build_study(db, SyntheticStudy(pairs=6, raters_per_pair=1, raters=3, seed=1, gate_path=str(gate)))
+    db.execute("UPDATE bench_processes SET warmup_seconds = '[0.41, 0.39]', target_placement = '{\"cpu\": 12.5}'")
+    out = tmp_path / "e"
+    export(db, out)
+    for split in SPLITS:
+        table = pq.read_table(split_file(out, split))
+        for name in table.column_names:
+            values = [v for v in table.column(name).to_pylist() if v] if pa.types.is_string(table.schema.field(name).type) else []
+            if values and all(v[:1] in "[{" for v in values):
+                notes = column_notes(split)
+                assert name.endswith("_json") or f"{name} (JSON" in notes, (split, name)
+                [json.loads(v) for v in values]
