@@ -1057,3 +1057,41 @@ def test_every_column_that_holds_json_text_is_documented_as_json(tmp_path):
                 notes = column_notes(split)
                 assert name.endswith("_json") or f"{name} (JSON" in notes, (split, name)
                 [json.loads(v) for v in values]
+
+
+def test_the_card_s_share_of_identical_pairs_rounds_halves_up_as_the_verdict_does(tmp_path):
+    """Export audit, 2026-12-05: the card said identical pairs enter as round(rated x identical / differing), and a
+    sceptic's round() (Python's, numpy's, pandas') takes a half to the even number: 1 rated pair beside 2 identical of
+    4 differing gave 0 identical pairs where the verdict took 1, and every difference came out doubled. The card says
+    halves round up (and per rating epoch); by that rule the files reproduce the frozen differences."""
+    import math
+
+    import pandas as pd
+
+    from evalkit.study.synthetic import SyntheticStudy, build_study, gate_file_text
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=2, min_ratings_per_pair=1, ppi="off"))
+    db = open_db(tmp_path / "s.db")
+    build_study(db, SyntheticStudy(pairs=6, raters_per_pair=1, raters=3, identical_share=1 / 3, seed=1,
+                                   gate_path=str(gate), drops={"schedule": 0.3}))
+    out = tmp_path / "e"
+    card = " ".join(_card_of(db, out).split())
+    assert "floor(rated x identical / differing + 0.5)" in card and "halves round up" in card
+    assert "whole part of `pairs.queue_rank`" in card
+
+    t = {n: pd.read_parquet(split_file(out, n)) for n in ("ratings", "pairs", "generations", "decisions")}
+    decision = t["decisions"].iloc[0]
+    r = t["ratings"][t["ratings"].id.isin(json.loads(decision.sample_json))]
+    pairs = t["pairs"][t["pairs"].kind == "study"]
+    token = t["generations"].set_index("id").token_hash
+    identical = (pairs.ordinary_generation_id.map(token) == pairs.assisted_generation_id.map(token)).sum()
+    rated = r.pair_id.nunique()
+    share = rated * identical / (len(pairs) - identical)
+    assert round(share) != math.floor(share + 0.5)  # the case where the two roundings part
+    n_identical = min(identical, math.floor(share + 0.5))
+    rows = {row["criterion"]: row for row in json.loads(decision.verdict_json)["fidelity"]}
+    assert any(rows[c]["difference"] for c in CRITERIA)
+    for c in CRITERIA:
+        d = (r[f"assisted_{c}"] == "pass").astype(int) - (r[f"ordinary_{c}"] == "pass").astype(int)
+        assert d.groupby(r.pair_id).mean().sum() / (rated + n_identical) == pytest.approx(rows[c]["difference"]), c

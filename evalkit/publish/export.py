@@ -250,7 +250,10 @@ def method_markdown(agg, db=None) -> str:
 - **Pairs.** A pair's value is the mean of its raters' differences. A pair whose two outputs are the same tokens
   (`generations.token_hash` equal for its `ordinary_generation_id` and `assisted_generation_id`) is decided without
   raters: its value is exactly 0, and such pairs enter beside the rated pairs in the pool's proportion,
-  round(rated x identical / differing), the first ones by pair id.
+  floor(rated x identical / differing + 0.5) (halves round up, not to even as `round()` does), at most the identical
+  pairs there are, the first ones by pair id; counted per rating epoch, the whole part of `pairs.queue_rank` (one
+  epoch unless a pool was added after rating began; an epoch with no differing pair enters whole once the rated
+  pairs hold every pair of the earlier epochs).
 - **Interval** (gate `interval` = "{interval}", `claim` = "{claim}", two-sided confidence {g.get('confidence', 0.95)}):
   {how}. In `decisions.verdict_json`, each criterion's row holds the deciding `ci_low` / `ci_high` and its parts
   (`t_*`, `score_*`; `rated_*`: {"the t interval" if sequence else "the raters' answers alone"}).
