@@ -1095,3 +1095,24 @@ def test_the_card_s_share_of_identical_pairs_rounds_halves_up_as_the_verdict_doe
     for c in CRITERIA:
         d = (r[f"assisted_{c}"] == "pass").astype(int) - (r[f"ordinary_{c}"] == "pass").astype(int)
         assert d.groupby(r.pair_id).mean().sum() / (rated + n_identical) == pytest.approx(rows[c]["difference"]), c
+
+
+def test_the_card_says_how_its_time_columns_are_written_and_read(db, tmp_path):
+    """Export audit, 2026-12-05: every time column (`created_at`, `decided_at`, `completed_at`, `stored_at`) is text,
+    and nothing on the card said in which zone or form, so a `datasets` user could not tell a UTC time from a local
+    one. The card says they are ISO 8601 in UTC and gives the line that reads them; that line reads every one."""
+    import pandas as pd
+
+    out = tmp_path / "e"
+    card = " ".join(_card_of(db, out).split())
+    line = 'pd.to_datetime(df["created_at"], utc=True, format="ISO8601")'
+    assert "ISO 8601 text in UTC" in card and f"`{line}`" in card
+    seen = 0
+    for split in SPLITS:
+        df = pd.read_parquet(split_file(out, split))
+        for col in (c for c in df.columns if c.endswith("_at")):
+            text = df[col].dropna()
+            times = pd.to_datetime(text, utc=True, format="ISO8601")
+            assert times.notna().all() and str(times.dt.tz) == "UTC", (split, col)
+            seen += len(text)
+    assert seen

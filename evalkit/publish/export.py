@@ -425,6 +425,11 @@ configs (`datasets` cannot load a table with no rows): read one with `pyarrow.pa
 export names its files by their content, and the configs above point at exactly those files, so `datasets` caches each export under its own key: loading this folder (or the Hub repo) gives
 the rows written by the latest export, never rows cached from an earlier export of the same name.
 
+Times (the columns ending in `_at`) are ISO 8601 text in UTC (`2026-12-05T14:14:00.338+00:00`; a row stored without
+the offset is UTC too): `pd.to_datetime(df["created_at"], utc=True, format="ISO8601")` reads them. `*_json` columns
+and those marked "(JSON" below are JSON text (`json.loads`). An answer a row does not have (a skip's, or the path
+columns of a gold pair) is null.
+
 ## Columns
 
 {cols}
