@@ -1116,3 +1116,25 @@ def test_the_card_says_how_its_time_columns_are_written_and_read(db, tmp_path):
             assert times.notna().all() and str(times.dt.tz) == "UTC", (split, col)
             seen += len(text)
     assert seen
+
+
+def test_a_push_without_a_hub_token_is_refused_before_anything_is_written(db, tmp_path, monkeypatch):
+    """Export audit, 2026-12-05: with no Hugging Face token `export --push-to-hub` wrote the whole export, then failed
+    at the Hub with whatever the client raised (a 401, or a connection error on a machine without the Hub) and "log
+    in and retry". The real client's missing token is found first: the message names the repo and the fix, and DIR is
+    left as it was."""
+    from huggingface_hub import constants
+    from huggingface_hub.hf_api import HfApi
+
+    from evalkit.errors import EvalkitError
+
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "no-token"))
+    calls = []
+    monkeypatch.setattr(HfApi, "create_repo", lambda *a, **k: calls.append(a))
+    out = tmp_path / "e"
+    with pytest.raises(EvalkitError) as e:
+        export(db, out, push_to_hub="org/study")
+    said = f"{e.value} {e.value.fix}"
+    assert "no Hugging Face token" in said and "'org/study'" in said and "hf auth login" in said
+    assert "nothing was written" in said and not out.exists() and not calls

@@ -94,7 +94,8 @@ def report(db_path, study, out_dir):
 @cli.command()
 @db_option
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), required=True, help="Folder for parquet files and the dataset card.")
-@click.option("--push-to-hub", "repo_id", default=None, help="Also push to this Hub dataset repo (e.g. my-org/evalkit-study).")
+@click.option("--push-to-hub", "repo_id", default=None, help="Also push to this Hub dataset repo (e.g. my-org/evalkit-study); needs a Hub token "
+                   "(`hf auth login` or HF_TOKEN), checked before anything is written.")
 @click.option("--public", is_flag=True, help="Make the Hub dataset public (default: private).")
 @click.option("--keep-rater-names", is_flag=True, help="Keep rater names (default: salted-hash pseudonyms).")
 @click.option("--keep-comments", is_flag=True,

@@ -511,6 +511,20 @@ def check_repo_id(repo_id: str) -> None:
                            "give it as namespace/name, e.g. my-org/evalkit-study (letters, digits, '-', '_', '.')") from e
 
 
+def check_hub_token(api, repo_id: str) -> None:
+    """Refuse a push with the real Hub client and no token, before anything is written: the Hub would refuse it only
+    after the export, with a 401 or, on a machine that cannot reach it, a connection error. A substitute client (the
+    tests') is not asked."""
+    from huggingface_hub import get_token
+    from huggingface_hub.hf_api import HfApi
+
+    if isinstance(api, HfApi) and not (api.token or get_token()):
+        raise EvalkitError(f"--push-to-hub '{repo_id}': no Hugging Face token found (HF_TOKEN is unset and no login "
+                           "is stored): nothing was written",
+                           "log in with `hf auth login` (or set HF_TOKEN to a token that can write to the repo's "
+                           "namespace), then export again; or leave out --push-to-hub to export locally")
+
+
 def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = False,
            keep_rater_names: bool = False, api=None, agg=None, study: str | None = None, while_rating: bool = False,
            keep_comments: bool = False):
@@ -544,6 +558,12 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
             f"of each pair is which path: pushed to {push_to_hub}, it could reach a rater before they rate",
             "push once every pair is complete (the Results tab's counts), export locally meanwhile (without "
             "--push-to-hub), or pass --while-rating to push it anyway to a repo no rater can read")
+    if push_to_hub:  # after the refusal above: logging in would not make that push right
+        if api is None:
+            from huggingface_hub import HfApi
+
+            api = HfApi()
+        check_hub_token(api, push_to_hub)
     out_dir = Path(out_dir)
     refuse_to_replace(out_dir / "README.md", CARD_MARK, "a dataset card")
     check_folder(out_dir / "data", "the export")  # before the look below, which may write the decision
