@@ -1138,3 +1138,42 @@ def test_a_push_without_a_hub_token_is_refused_before_anything_is_written(db, tm
     said = f"{e.value} {e.value.fix}"
     assert "no Hugging Face token" in said and "'org/study'" in said and "hf auth login" in said
     assert "nothing was written" in said and not out.exists() and not calls
+
+
+def test_a_failed_push_says_what_to_do_for_what_went_wrong(db, tmp_path):
+    """Export audit, 2026-12-05: every failed push ended "log in and retry", also where the Hub could not be reached
+    (logging in does not help there) and where the token may not write to the namespace. The fix now fits the cause;
+    the local export is kept either way and the message says where."""
+    from types import SimpleNamespace
+
+    from evalkit.errors import EvalkitError
+
+    class Refused(Exception):
+        def __init__(self, status):
+            super().__init__(f"{status} Client Error")
+            self.response = SimpleNamespace(status_code=status)
+
+    class TransportError(Exception):  # the Hub client's HTTP library's (httpx, httpx2)
+        pass
+
+    class ConnectError(TransportError):
+        pass
+
+    fixes = {}
+    for name, err in {"network": ConnectionError("network unreachable"), "dns": ConnectError("Name or service not known"),
+                      "401": Refused(401), "403": Refused(403)}.items():
+        hub = FakeHub()
+
+        def create_repo(repo_id, err=err, **kw):
+            raise err
+
+        hub.create_repo = create_repo
+        out = tmp_path / name
+        with pytest.raises(EvalkitError, match="push to the Hub dataset 'org/study' failed") as e:
+            export(db, out, push_to_hub="org/study", api=hub)
+        assert f"saved locally in {out}" in e.value.fix and split_file(out, "ratings").exists()
+        fixes[name] = e.value.fix
+    for name in ("network", "dns"):
+        assert "could not be reached" in fixes[name] and "log in" not in fixes[name]
+    assert "hf auth login" in fixes["401"]
+    assert "write access to 'org'" in fixes["403"]

@@ -663,8 +663,18 @@ def _push(api, repo_id: str, out_dir: Path, files: dict[str, Path], public: bool
         api = HfApi()
 
     def failed(e):
+        # the fix for the cause: logging in does not help where the Hub cannot be reached, nor a token that may read
+        # but not write to the namespace
+        status = getattr(getattr(e, "response", None), "status_code", None)
+        if status == 403:
+            what = (f"use a token with write access to '{repo_id.split('/')[0]}' (or a namespace of your own) and "
+                    "export again")
+        elif status is None and _unreachable(e):
+            what = "the Hub could not be reached (network, proxy or firewall): export again once it can be"
+        else:
+            what = "log in (`hf auth login` or HF_TOKEN) and export again"
         return EvalkitError(f"push to the Hub dataset '{repo_id}' failed: {type(e).__name__}: {e}",
-                            f"the export is saved locally in {out_dir}; log in (`hf auth login` or HF_TOKEN) and retry")
+                            f"the export is saved locally in {out_dir}; {what}")
 
     try:
         api.create_repo(repo_id, repo_type="dataset", private=not public, exist_ok=True)
@@ -686,6 +696,12 @@ def _push(api, repo_id: str, out_dir: Path, files: dict[str, Path], public: bool
     except Exception as e:  # noqa: BLE001 - network, auth, permissions: one clear message
         raise failed(e) from e
     return bool(private)
+
+
+def _unreachable(e: Exception) -> bool:
+    """A failure to reach the Hub at all (no answer came back): the OS's, or the Hub client's transport errors, found
+    by class name since the client's HTTP library changes with its version (httpx, httpx2)."""
+    return isinstance(e, (ConnectionError, TimeoutError)) or any(c.__name__ == "TransportError" for c in type(e).__mro__)
 
 
 def _cell(text: str) -> str:
