@@ -1177,3 +1177,17 @@ def test_a_failed_push_says_what_to_do_for_what_went_wrong(db, tmp_path):
         assert "could not be reached" in fixes[name] and "log in" not in fixes[name]
     assert "hf auth login" in fixes["401"]
     assert "write access to 'org'" in fixes["403"]
+
+
+def test_out_naming_a_file_is_refused_with_the_fix_and_the_file_kept(db, tmp_path):
+    """Export audit, 2026-12-05: `export --out results.parquet` (a file) stopped at "Directory 'results.parquet' is a
+    file." with no word on what to pass instead; `report` alike. Both name the value, say a folder is wanted and how to
+    give one, and leave the file as it was."""
+    path = db.execute("PRAGMA database_list").fetchone()[2]
+    taken = tmp_path / "results.parquet"
+    taken.write_bytes(b"not ours")
+    for command in ("export", "report"):
+        r = CliRunner().invoke(cli, [command, "--db", path, "--out", str(taken)])
+        assert r.exit_code != 0, command
+        assert f"--out '{taken}' is a file, not a folder" in r.output and "fix: pass --out a folder" in r.output, r.output
+        assert taken.read_bytes() == b"not ours"

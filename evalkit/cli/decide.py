@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import click
 
@@ -73,7 +74,7 @@ def aggregate_cmd(db_path, study, as_json):
 @cli.command()
 @db_option
 @study_option
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), required=True, help="Folder for index.html.")
+@click.option("--out", "out_dir", type=click.Path(), required=True, help="Folder for index.html.")
 @fail_clearly
 def report(db_path, study, out_dir):
     """Write a self-contained HTML report of one study: verdict, provenance, plots and tables.
@@ -93,7 +94,7 @@ def report(db_path, study, out_dir):
 
 @cli.command()
 @db_option
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), required=True, help="Folder for parquet files and the dataset card.")
+@click.option("--out", "out_dir", type=click.Path(), required=True, help="Folder for parquet files and the dataset card.")
 @click.option("--push-to-hub", "repo_id", default=None, help="Also push to this Hub dataset repo (e.g. my-org/evalkit-study); needs a Hub token "
                    "(`hf auth login` or HF_TOKEN), checked before anything is written.")
 @click.option("--public", is_flag=True, help="Make the Hub dataset public (default: private).")
@@ -156,4 +157,7 @@ def named_folder(out_dir: str) -> str:
     """--out as given, refused when empty (an empty path would write into the current folder)."""
     if not out_dir.strip():
         raise EvalkitError("--out is empty", "pass the folder to write to, e.g. --out ./out (it is created when missing)")
+    if Path(out_dir).is_file():  # refused here, not by click's "is a file", to say what to pass instead
+        raise EvalkitError(f"--out '{out_dir}' is a file, not a folder: nothing was written",
+                           "pass --out a folder (it is created when missing), e.g. --out ./out; the file is left as it is")
     return out_dir
