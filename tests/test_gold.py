@@ -560,7 +560,9 @@ def test_an_interim_export_names_the_rater_the_gold_check_leaves_out(tmp_path):
     assert len(counted) == 8 and len({r["rater"] for r in counted}) == 2  # the card's figure, from the tables
     assert "those it leaves out are named under \"Sample scope\"" in card
     # and the interim sample's rule, which counts fewer ratings than the scope's count (export audit, 2026-12-04)
-    assert "it is the study pairs that hold their quota (`pairs.wanted_ratings`) of current ratings" in card
+    flat = " ".join(card.split())
+    assert "it is the study pairs that hold their quota (`pairs.wanted_ratings`;" in flat
+    assert 'of current ratings (`ratings.current` and `kind` = "rating"' in flat
     assert "current ratings of study pairs (every rater)" in card
     assert "of every table and the verdict (the ratings stay stored, and an export carries them)" in card
 

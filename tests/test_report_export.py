@@ -1191,3 +1191,29 @@ def test_out_naming_a_file_is_refused_with_the_fix_and_the_file_kept(db, tmp_pat
         assert r.exit_code != 0, command
         assert f"--out '{taken}' is a file, not a folder" in r.output and "fix: pass --out a folder" in r.output, r.output
         assert taken.read_bytes() == b"not ours"
+
+
+def test_an_export_that_freezes_the_decision_counts_the_pairs_open_after_it(tmp_path):
+    """Export audit, 2026-12-05: the first look at a study whose planned sample had completed was an export; it
+    counted the pairs open to raters before its own look froze the decision (which closes every pair of the study),
+    so its card said "Exported while rating was under way" above a frozen decision, and a push was refused unless
+    --while-rating although no pair was open any more; `evalkit report` alike. The count is the one after the look."""
+    from evalkit.rating.queue import unclosed_pairs
+    from evalkit.study.synthetic import SyntheticStudy, build_study, gate_file_text
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=30, min_ratings_per_pair=1, ppi="off"))
+    db = open_db(tmp_path / "s.db")
+    build_study(db, SyntheticStudy(pairs=30, raters_per_pair=2, raters=6, seed=3, gate_path=str(gate)))
+    assert unclosed_pairs(db)  # open until a look freezes the decision
+    hub = FakeHub()
+    card = _card_of(db, tmp_path / "e", push_to_hub="org/study", api=hub)
+    assert any(c[0] == "upload_folder" for c in hub.calls)
+    assert "Exported while rating was under way" not in card and "DECISION FROZEN" in card
+    assert not unclosed_pairs(db)
+    db2 = open_db(tmp_path / "s2.db")  # `evalkit report` as the first look alike
+    build_study(db2, SyntheticStudy(pairs=30, raters_per_pair=2, raters=6, seed=3, gate_path=str(gate)))
+    assert unclosed_pairs(db2)
+    r = CliRunner().invoke(cli, ["report", "--db", str(tmp_path / "s2.db"), "--out", str(tmp_path / "rep")])
+    assert r.exit_code == 0 and "warning" not in r.output, r.output
+    assert "Written while rating was under way" not in (tmp_path / "rep" / "index.html").read_text()

@@ -551,7 +551,14 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
 
     if push_to_hub:
         check_repo_id(push_to_hub)
+    out_dir = Path(out_dir)
+    refuse_to_replace(out_dir / "README.md", CARD_MARK, "a dataset card")
+    check_folder(out_dir / "data", "the export")  # before the look below, which may write the decision
     still_open = unclosed_pairs(db)
+    if push_to_hub and still_open and not while_rating:
+        # the look may freeze a decision the study has reached, which closes its every pair: count after it
+        agg = agg if agg is not None else aggregate(db, study=study)
+        still_open = unclosed_pairs(db)
     if push_to_hub and still_open and not while_rating:
         raise EvalkitError(
             f"{still_open} pair(s) of the study being rated are still open to raters, and the export says which side "
@@ -564,11 +571,9 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
 
             api = HfApi()
         check_hub_token(api, push_to_hub)
-    out_dir = Path(out_dir)
-    refuse_to_replace(out_dir / "README.md", CARD_MARK, "a dataset card")
-    check_folder(out_dir / "data", "the export")  # before the look below, which may write the decision
     # first: its look may freeze the decision, which the tables then hold
     agg = agg if agg is not None else aggregate(db, study=study)
+    still_open = unclosed_pairs(db)  # as the look left them: a decision it froze closed its study's pairs
     prov = build_provenance(db, agg, keep_names=keep_rater_names)
     rows = tables(db, keep_rater_names, keep_comments)
     ds = DatasetDict({

@@ -326,9 +326,11 @@ def write_report(db, out_dir, study: str | None = None) -> Written:
     # refused before the aggregate, whose look may freeze the decision: a refusal leaves the database as it was
     refuse_to_replace(Path(out_dir) / "index.html", TITLE_MARK, "a report")
     check_folder(out_dir, "the report")
-    # counted once: the banner and the command's warning say the same number (study pairs: gold pairs have no sides)
+    agg = aggregate(db, study=study)
+    # counted once, after the look (a decision it froze closed its study's pairs): the banner and the command's
+    # warning say the same number (study pairs: gold pairs have no sides)
     still_open = unclosed_pairs(db, gold=False)
-    return Written(build_report(db, out_dir, aggregate(db, study=study), still_open), still_open)
+    return Written(build_report(db, out_dir, agg, still_open), still_open)
 
 
 def _open_banner(still_open: int) -> str:
