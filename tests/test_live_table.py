@@ -129,12 +129,9 @@ def test_the_live_tab_reads_in_both_languages(tmp_path, pool_db, tiny_models):  
     assert "failed at generate: RuntimeError · 失败" in failed
 
 
-def test_the_first_live_run_shows_the_demo_pair_s_training_and_a_page_left_mid_way_leaves_it_running(
-        tiny_models, tmp_path, pool_db, monkeypatch):  # noqa: F811
-    """Space audit, 2026-12-04: after a restart without persistent storage the first Live run trains the demo pair in
-    the server for minutes, and its status said so once, then nothing moved. It now shows the training's stage, share
-    and time left as it goes; a page left during it leaves the one training running, and the next run shows that
-    training rather than starting another."""
+def _training_app(monkeypatch, tmp_path, tiny_models, pool_db, step):
+    """The app, its Live run, the `progress` flag of each build of the pair, and an event the test sets: with the demo
+    pair's build stood in by four steps of a "train target" bar, each first calling `step(i, event)`."""
     import threading
 
     from apphelpers import write_config
@@ -144,7 +141,6 @@ def test_the_first_live_run_shows_the_demo_pair_s_training_and_a_page_left_mid_w
     from evalkit.config import load_config
     from evalkit.progress import bar
     from evalkit.ui import build_app
-    from evalkit.ui.session import Session
 
     real_load = models_mod.load_pair
     calls, go_on = [], threading.Event()
@@ -153,19 +149,33 @@ def test_the_first_live_run_shows_the_demo_pair_s_training_and_a_page_left_mid_w
         calls.append(progress)
         with bar(total=4, desc="train target", disable=not progress) as b:
             for i in range(4):
-                if i == 2:
-                    go_on.wait(10)  # the test leaves the page here
-                time.sleep(0.1)
+                step(i, go_on)
                 b.update(1)
         return real_load(cfg, progress=False, **kw)
-
-    import time
 
     monkeypatch.setattr(models_mod, "load_pair", training_load)
     monkeypatch.setattr(models_mod, "demo_stages", lambda cfg: [("train target", 2.0), ("train draft", 1.0)])
     monkeypatch.setattr(live_mod, "TRAINING_POLL_SECONDS", 0.05)
     app = build_app(load_config(write_config(tmp_path / "app.toml", tiny_models)), pool_db)
-    live = next(f for f in app.fns.values() if f.api_name == "live")
+    return app, next(f for f in app.fns.values() if f.api_name == "live"), calls, go_on
+
+
+def test_the_first_live_run_shows_the_demo_pair_s_training_and_a_page_left_mid_way_leaves_it_running(
+        tiny_models, tmp_path, pool_db, monkeypatch):  # noqa: F811
+    """Space audit, 2026-12-04: after a restart without persistent storage the first Live run trains the demo pair in
+    the server for minutes, and its status said so once, then nothing moved. It now shows the training's stage, share
+    and time left as it goes; a page left during it leaves the one training running, and the next run shows that
+    training rather than starting another."""
+    import time
+
+    from evalkit.ui.session import Session
+
+    def step(i, go_on):
+        if i == 2:
+            go_on.wait(10)  # the test leaves the page here
+        time.sleep(0.1)
+
+    app, live, calls, go_on = _training_app(monkeypatch, tmp_path, tiny_models, pool_db, step)
 
     def statuses(gen, until=None):
         said = []
@@ -371,34 +381,14 @@ def test_stop_while_the_demo_pair_trains_ends_the_run_and_leaves_the_training_ru
     presenter could not end the wait. The run now ends at once and says so; the one training goes on for the next
     run, as for a page left mid-way."""
     import inspect
-    import threading
     from types import SimpleNamespace
 
-    from apphelpers import write_config
-
-    import evalkit.generation.models as models_mod
-    import evalkit.ui.live as live_mod
-    from evalkit.config import load_config
-    from evalkit.progress import bar
-    from evalkit.ui import build_app
     from evalkit.ui.session import Session
 
-    real_load = models_mod.load_pair
-    calls, go_on = [], threading.Event()
+    def step(i, go_on):
+        go_on.wait(10)  # the training lasts until the test lets it end
 
-    def training_load(cfg, progress=True, **kw):
-        calls.append(progress)
-        with bar(total=4, desc="train target", disable=not progress) as b:
-            for _ in range(4):
-                go_on.wait(10)  # the training lasts until the test lets it end
-                b.update(1)
-        return real_load(cfg, progress=False, **kw)
-
-    monkeypatch.setattr(models_mod, "load_pair", training_load)
-    monkeypatch.setattr(models_mod, "demo_stages", lambda cfg: [("train target", 2.0), ("train draft", 1.0)])
-    monkeypatch.setattr(live_mod, "TRAINING_POLL_SECONDS", 0.05)
-    app = build_app(load_config(write_config(tmp_path / "app.toml", tiny_models)), pool_db)
-    live = next(f for f in app.fns.values() if f.api_name == "live")
+    app, live, calls, go_on = _training_app(monkeypatch, tmp_path, tiny_models, pool_db, step)
     stop = next(f for f in app.fns.values() if getattr(f.fn, "__name__", "") == "stop_live")
     stops = inspect.getclosurevars(inspect.unwrap(stop.fn)).nonlocals["stops"]
     page = SimpleNamespace(session_hash="page-1", headers={}, client=SimpleNamespace(host="127.0.0.1"), username=None,
