@@ -299,6 +299,13 @@ def batches(db, study_id: int | None = None):
     return batch_table(comparison), comparison, exp_id, notes
 
 
+def bench_devices(db, exp_id: int) -> list[str]:
+    """The devices a benchmark's timed and batched runs were taken on: a figure measured on a GPU must not read as if
+    a laptop had measured it."""
+    return sorted({row[0] for row in db.execute(
+        "SELECT device FROM batch_runs WHERE experiment_id = ? UNION SELECT device FROM timing_runs WHERE experiment_id = ?",
+        [exp_id, exp_id]) if row[0]})
+
 def batch_table(comparison: BatchComparison):
     import pandas as pd
 

@@ -298,7 +298,7 @@ def _row(rec: GenerationRecord) -> str:
 def batch_note(db) -> str:
     """What the latest benchmark with batch sizes that measures what the served study rates says about serving in
     batches: one streamed request per path says nothing about a server that batches its requests."""
-    from ..aggregate.timing import batches
+    from ..aggregate.timing import batches, bench_devices
     from ..study.studies import choose
 
     # the benchmark the aggregate, the report and the Results tab read for the study the app serves: one of another
@@ -311,9 +311,7 @@ def batch_note(db) -> str:
                 "1,2,4,8` measures whether ordinary at your batch size delivers more tokens per second"
                 + (f" ({'; '.join(notes)})." if notes else "."))
     # the device that benchmark ran on: one measured on a GPU reads otherwise as if it were this laptop's live run
-    devices = sorted({row[0] for row in db.execute(
-        "SELECT device FROM batch_runs WHERE experiment_id = ? UNION SELECT device FROM timing_runs WHERE experiment_id = ?",
-        [exp_id, exp_id]) if row[0]})
+    devices = bench_devices(db, exp_id)
     on = f", on {', '.join(devices)}" if devices else ""
     return (f"Batches (benchmark experiment {exp_id}{on}, assisted at batch 1 against ordinary at each batch size): "
             f"{comparison.answer}.")
@@ -529,14 +527,14 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
             for name, box in boxes.items():
                 spec = registry.get(name)
                 if name not in runnable:  # why, and what to change: "not available" alone left a presenter guessing
-                    try:
+                    try:  # shown in the box, never raised
                         check_runnable(pair, spec)
-                        why = EvalkitError(f"the {name} path is not available for these models")
+                        what, fix = f"the {name} path is not available for these models", ""
                     except EvalkitError as e:
-                        why = e
+                        what, fix = e.what, e.fix
                     missing.append(name)
-                    fix = f" — to run it: {why.fix}" if why.fix else ""
-                    texts[box] = f"({name} path not run: {why.what}{fix} · 此路径未运行)"
+                    fix = f" — to run it: {fix}" if fix else ""
+                    texts[box] = f"({name} path not run: {what}{fix} · 此路径未运行)"
                     continue
                 # a run left mid-way ends at its next token, and this one waits for it: the models take one call at a
                 # time, so the counts and timings of the two never mix
