@@ -92,7 +92,10 @@ def test_esc_takes_the_keys_back_to_the_first_question(cfg, pool_db):
         shown_texts(page)
         expect(page.locator(f"#r-a_{CRITERIA[0]} input[type=radio]").first).to_be_enabled()
         page.keyboard.press("1")
+        expect(page.locator(f"#r-a_{CRITERIA[0]} input[type=radio]").first).to_be_checked()
         page.keyboard.press("1")  # A's first two questions: pass, pass; the focus is in the third
+        expect(page.locator(f"#r-a_{CRITERIA[1]} input[type=radio]").first).to_be_checked()
+        expect(page.locator(f"#r-a_{CRITERIA[2]}")).to_have_class(re.compile("current-question"))
         page.keyboard.press("Escape")
         expect(page.locator(f"#r-a_{CRITERIA[0]}")).to_have_class(re.compile("current-question"))
         page.keyboard.press("2")  # answers the first question, where Esc went
