@@ -494,3 +494,41 @@ def test_a_ratio_that_rounds_to_one_is_never_called_slower():
     line = next(x for x in timing_table([rec("ordinary", 0.996), rec("assisted", 1.0)], TOL).splitlines()
                 if x.startswith("- **assisted**"))
     assert "1.00× as fast as ordinary" in line and "slower" not in line
+
+
+def test_stop_pressed_while_the_run_waits_in_the_queue_ends_it_before_it_starts(tiny_models, tmp_path, pool_db,
+                                                                                 monkeypatch):  # noqa: F811
+    """Known limit until 2026-12-05: a run waiting in the queue behind another page's had no Stop flag yet (the run
+    made it when it started, and cleared it), so Stop did nothing and the run went ahead once its turn came. The click
+    now arms the page's flag before the run joins the queue; a Stop meanwhile ends the run as it starts, before any
+    generation, and the flag goes with it."""
+    import inspect
+    from types import SimpleNamespace
+
+    from apphelpers import write_config
+
+    import evalkit.generation.paths as paths
+    from evalkit.config import load_config
+    from evalkit.ui import build_app
+    from evalkit.ui.live import STOPPED
+    from evalkit.ui.session import Session
+
+    ran = []
+    real = paths.run_path
+    monkeypatch.setattr(paths, "run_path", lambda *a, **kw: ran.append(a[2]) or real(*a, **kw))
+    app = build_app(load_config(write_config(tmp_path / "app.toml", tiny_models)), pool_db)
+    live = next(f for f in app.fns.values() if f.api_name == "live")
+    arm = next(f for f in app.fns.values() if getattr(f.fn, "__name__", "") == "arm_stop")
+    stop = next(f for f in app.fns.values() if getattr(f.fn, "__name__", "") == "stop_live")
+    stops = inspect.getclosurevars(inspect.unwrap(stop.fn)).nonlocals["stops"]
+    assert not arm.queue  # the arming runs at the click, outside the queue the run waits in
+    page = SimpleNamespace(session_hash="page-2", headers={}, client=SimpleNamespace(host="127.0.0.1"), username=None,
+                           request=None)
+    arm.fn(page)  # the click
+    stop.fn(page)  # Stop while the run waits for its turn
+    said = [v for out in live.fn(Session(), "writing-02", "周五上午系统升级，期间只读。", page)
+            for k, v in out.items() if getattr(k, "label", None) == "live status"]
+    assert said == [STOPPED] and ran == [] and stops == {}
+    *_, last = live.fn(Session(), "writing-02", "周五上午系统升级，期间只读。", page)  # the next click runs
+    assert next(v for k, v in last.items() if getattr(k, "label", None) == "live status").startswith("Done.")
+    assert ran and stops == {}

@@ -486,6 +486,47 @@ def test_the_live_tab_s_stop_ends_a_run_and_the_next_one_runs_clean(cfg, pool_db
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM experiments WHERE kind = 'live'")[0]["n"] == 1
 
 
+def test_stop_on_a_page_whose_run_waits_behind_another_page_s_keeps_it_from_starting(cfg, pool_db, monkeypatch):
+    """Known limit until 2026-12-05: the Live tab runs one page's request at a time, and Stop on a page whose run
+    waited behind another page's did nothing (its flag was made when the run started), so the run went ahead once its
+    turn came. Now the click arms the page's Stop before the run queues: the waiting run never starts, and the other
+    page's run is untouched."""
+    import time
+
+    from apphelpers import rows
+
+    import evalkit.ui.live as live
+
+    made = live._text_buffer
+
+    def slow_buffer(*a, **kw):  # each streamed token takes a moment, so the first page's run outlasts the clicks
+        buf = made(*a, **kw)
+        put = buf.put
+
+        def put_slowly(value):
+            time.sleep(0.15)
+            put(value)
+
+        buf.put = put_slowly
+        return buf
+
+    monkeypatch.setattr(live, "_text_buffer", slow_buffer)
+    with served(cfg, pool_db) as url, chromium_page() as first:
+        second = first.context.browser.new_page(viewport={"width": 1280, "height": 1600})  # a page of its own
+        for page in (first, second):
+            page.goto(url)
+            page.get_by_role("tab", name="Live demo · 现场演示").click()
+        first.get_by_role("button", name="Run both paths · 两条路径都运行").click()
+        expect(first.get_by_text("Running the", exact=False).first).to_be_visible(timeout=60_000)
+        second.get_by_role("button", name="Run both paths · 两条路径都运行").click()
+        second.locator("#live-stop").click()  # while its run waits for the first page's
+        expect(second.get_by_text("Stop sent:", exact=False)).to_be_visible(timeout=30_000)
+        expect(first.get_by_text("Done. · 完成。")).to_be_visible(timeout=120_000)
+        expect(second.get_by_text("Stopped: nothing of this run was stored.")).to_be_visible(timeout=60_000)
+        assert not second.get_by_text("Done. · 完成。").count()
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM experiments WHERE kind = 'live'")[0]["n"] == 1
+
+
 def test_a_screen_reader_hears_each_question_with_its_side_and_enter_submits_only_from_the_rating(cfg, pool_db):
     """Accessibility audit, 2026-12-04 (Chromium's accessibility tree): every question was an unnamed group, so a
     screen reader said "通过 (1)" eight times with no question and no side; Enter on the guidelines' toggle (or Skip, or

@@ -224,9 +224,9 @@ def _text_buffer(tokenizer, pooled: set[tuple[int, ...]] = frozenset()):
 STOPPED = "Stopped: nothing of this run was stored. · 已停止：本次运行未保存。"
 # Stop's one answer, the same whether a run is under way or not (it tells nothing of the page's state): "Stopping…"
 # pressed with nothing running stayed on the status line for good, as if a run hung; a run under way replaces it
-STOP_SENT = ("Stop sent: a run under way on this page ends at its next token and stores nothing (a run still waiting "
-             "for another page's to end can be stopped once it starts) · 已发送停止：本页正在进行的运行将在下一个词元处结束，"
-             "不保存任何内容（排队中的运行开始后才能停止）")
+STOP_SENT = ("Stop sent: a run under way on this page ends at its next token and stores nothing; one still waiting "
+             "for another page's to end does not start · 已发送停止：本页正在进行的运行将在下一个词元处结束，不保存任何内容；"
+             "仍在排队的运行不会开始")
 STOPPED_TRAINING = ("Stopped: nothing of this run was stored; the demo pair's training goes on, and the next run "
                     "waits for it · 已停止：本次运行未保存；演示模型的训练继续进行，下次运行会等待它完成。")
 
@@ -445,8 +445,26 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
     table = gr.Markdown(label="timing table", elem_id="live-table")
     ui = LiveTab(prompt_dd, material, run_btn, outputs, table, status)
 
+    def arm_stop(request: gr.Request | None) -> None:
+        """At the click, before the run joins the queue: the page's Stop flag, so a Stop pressed while the run waits
+        behind another page's ends it as it starts (a flag already there is a run of this page under way: Stop is
+        still for that one)."""
+        stops.setdefault(getattr(request, "session_hash", None) or "?", threading.Event())
+
     @friendly
     def run_live(s: Session, prompt_id: str, typed: str, request: gr.Request):
+        page = getattr(request, "session_hash", None) or "?"
+        stop = stops.setdefault(page, threading.Event())  # armed at the click; an API call arms its own here
+        try:
+            if stop.is_set():  # Stop pressed while this run waited in the queue: it ends before any work
+                yield {ui.status: STOPPED, ui.table: ""} | {box: "" for box in ui.outputs.values()}
+                return
+            yield from _run(s, prompt_id, typed, request, stop)
+        finally:  # the page's flag lives as long as its run: a Space running for weeks keeps no flag per visitor
+            if stops.get(page) is stop:
+                del stops[page]
+
+    def _run(s: Session, prompt_id: str, typed: str, request: gr.Request, stop: threading.Event):
         from ..study.pairs import has_pairs, pooled_token_ids
         from ..generation.paths import available_paths, check_runnable, run_path
         from ..store import insert_experiment, insert_generations
@@ -499,9 +517,6 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
             yield {ui.status: f"Not run: {message(e, 'en')} · 未运行（详见提示）", ui.table: ""} | {
                 box: "" for box in ui.outputs.values()}
             raise
-        page = getattr(request, "session_hash", None) or "?"
-        stop = stops.setdefault(page, threading.Event())
-        stop.clear()
         boxes = ui.outputs
         yield {ui.status: models.loading_words() if not models.loaded else "Running… · 运行中…",
                ui.table: ""} | {box: "" for box in boxes.values()}
@@ -595,12 +610,11 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                     else "something went wrong on the server; it was logged")
             yield {ui.status: f"Stopped: {said} · 运行中止（详见提示）"}
             raise
-        finally:  # the page's flag lives as long as its run: a Space running for weeks keeps no flag per visitor
-            if stops.get(page) is stop:
-                del stops[page]
 
-    run_btn.click(gradio_hints(run_live), [session, prompt_dd, material], [*outputs.values(), table, status],
-                  api_name="live", concurrency_limit=1, concurrency_id="live")
+    # the flag is armed outside the queue, at the click: a run waiting behind another page's can then be stopped
+    run_btn.click(gradio_hints(arm_stop), None, None, api_visibility="private", queue=False).then(
+        gradio_hints(run_live), [session, prompt_dd, material], [*outputs.values(), table, status],
+        api_name="live", concurrency_limit=1, concurrency_id="live")
 
     def stop_live(request: gr.Request | None) -> dict:
         """Ask this page's run to stop (its generation ends at its next token; the run says so and stores nothing).
