@@ -448,19 +448,15 @@ def test_a_refused_submission_unlocks_the_form_with_submit_s_own_label(cfg, pool
         expect(page.locator("#next")).to_be_hidden()
 
 
-def test_the_live_tab_s_stop_ends_a_run_and_the_next_one_runs_clean(cfg, pool_db, monkeypatch):
-    """Live audit, 2026-12-04: there was no way to stop a run but closing the page, which left it generating on the
-    shared models. Stop cancels the run (its generation ends at its next token), says so, stores nothing of it, and
-    the next run completes on free models."""
+def _slow_live_tokens(monkeypatch) -> None:
+    """Each token a Live run streams takes a moment, so a run is still going when the test's next clicks come."""
     import time
-
-    from apphelpers import rows
 
     import evalkit.ui.live as live
 
     made = live._text_buffer
 
-    def slow_buffer(*a, **kw):  # each streamed token takes a moment, so the run is still going when Stop is pressed
+    def slow_buffer(*a, **kw):
         buf = made(*a, **kw)
         put = buf.put
 
@@ -472,6 +468,15 @@ def test_the_live_tab_s_stop_ends_a_run_and_the_next_one_runs_clean(cfg, pool_db
         return buf
 
     monkeypatch.setattr(live, "_text_buffer", slow_buffer)
+
+
+def test_the_live_tab_s_stop_ends_a_run_and_the_next_one_runs_clean(cfg, pool_db, monkeypatch):
+    """Live audit, 2026-12-04: there was no way to stop a run but closing the page, which left it generating on the
+    shared models. Stop cancels the run (its generation ends at its next token), says so, stores nothing of it, and
+    the next run completes on free models."""
+    from apphelpers import rows
+
+    _slow_live_tokens(monkeypatch)
     with served(cfg, pool_db) as url, chromium_page() as page:
         page.goto(url)
         page.get_by_role("tab", name="Live demo · 现场演示").click()
@@ -491,26 +496,9 @@ def test_stop_on_a_page_whose_run_waits_behind_another_page_s_keeps_it_from_star
     waited behind another page's did nothing (its flag was made when the run started), so the run went ahead once its
     turn came. Now the click arms the page's Stop before the run queues: the waiting run never starts, and the other
     page's run is untouched."""
-    import time
-
     from apphelpers import rows
 
-    import evalkit.ui.live as live
-
-    made = live._text_buffer
-
-    def slow_buffer(*a, **kw):  # each streamed token takes a moment, so the first page's run outlasts the clicks
-        buf = made(*a, **kw)
-        put = buf.put
-
-        def put_slowly(value):
-            time.sleep(0.15)
-            put(value)
-
-        buf.put = put_slowly
-        return buf
-
-    monkeypatch.setattr(live, "_text_buffer", slow_buffer)
+    _slow_live_tokens(monkeypatch)
     with served(cfg, pool_db) as url, chromium_page() as first:
         second = first.context.browser.new_page(viewport={"width": 1280, "height": 1600})  # a page of its own
         for page in (first, second):
