@@ -1533,3 +1533,84 @@ def test_a_reveal_waits_for_every_open_pair_sharing_any_of_its_texts(tmp_path):
         db.conn.execute("INSERT INTO closed_pairs (pair_id, closed_at) VALUES (?, '2026-12-05')", [closed])
     assert open_copies(db, [x]) == {x: 2} and open_copies(db, [one_text]) == {one_text: 1}
     assert open_copies(db, []) == {} and open_copies(db, [None]) == {}
+
+
+# --- 9. an organiser's Results and the texts of pairs she could still rate ----------------------------------------
+
+def _benchmark(db_file, cfg, texts: dict | None = None) -> None:
+    """A benchmark of every prompt the study rates (the Results' speed then comes from it, not from the pool's own
+    runs); `texts`: (prompt_id, path) -> the text its run wrote (greedy decoding writes the pooled texts again)."""
+    from evalkit.records import GenerationRecord, ProcessRecord, TimingRun
+    from evalkit.store import insert_bench_process, insert_experiment
+
+    db = open_db(db_file)
+    bench = insert_experiment(db, "bench", cfg.to_dict(), {})
+    rated = [r[0] for r in db.execute("SELECT DISTINCT prompt_id FROM pairs WHERE kind = 'study'")]
+    for path, secs in (("ordinary", 2.0), ("assisted", 1.0)):
+        timed = []
+        for prompt_id in rated:
+            run = TimingRun(path=path, prompt_id=prompt_id, round=1, rep=0, seed=1, new_tokens=10, stop_reason="eos",
+                            seconds=secs, device="cpu")
+            rec = GenerationRecord(prompt_id=prompt_id, path=path, new_tokens=10, stop_reason="eos", device="cpu",
+                                   text=(texts or {}).get((prompt_id, path), ""))
+            timed.append((run, [rec]))
+        insert_bench_process(db, bench, ProcessRecord(path=path, round=1, order=0, device="cpu"), timed)
+    db.conn.close()
+
+
+def _organiser_rates_after_results(url, code: str, pool_db) -> dict:
+    """The organiser signs in, opens the Results, then rates the pair she is served; returns her stored rating."""
+    org = Tab(url)
+    org.call("/sign_in", "", "", code)
+    org.call("/results")
+    org.submit()
+    (mine,) = rows(pool_db, "SELECT r.pair_id, r.blind FROM ratings r JOIN raters w ON w.name = r.rater "
+                            "WHERE w.role = 'organiser'")
+    return mine
+
+
+def test_an_organiser_shown_a_closed_copy_of_a_pair_she_could_rate_no_longer_counts(tiny_models, tmp_path, pool_db):
+    """Attacker audit (organiser who rates, greedy copies): X and Y hold the same two texts. A rater's rating closed X,
+    so the Results' tables (its ratings, per path) and the time-against-length plot (its two points, coloured by path)
+    show X: which text is which path, for Y's texts too. Y was open and unrated and the speed came from a benchmark, so
+    the look was not recorded, and the organiser then rated Y knowing its sides, counted. A look while a pair she
+    could rate holds a text the Results can show elsewhere is recorded: her rating of Y is kept, never counted."""
+    cfg = config(tiny_models, tmp_path, ratings_per_pair=1)
+    ranked = rows(pool_db, "SELECT * FROM pairs WHERE kind = 'study' ORDER BY queue_rank, id")
+    x, y = ranked[0], ranked[1]
+    _copy_texts(pool_db, x, y)
+    _benchmark(pool_db, cfg)
+    db = open_db(pool_db)
+    olga = raters.add(db, "olga", organiser=True).code
+    db.conn.close()
+    with served(cfg, pool_db) as url:
+        ann = Tab(url)
+        ann.sign_in("ann")
+        ann.submit()  # X, the head of the queue: closed
+        assert rows(pool_db, "SELECT pair_id FROM closed_pairs") == [{"pair_id": x["id"]}]
+        mine = _organiser_rates_after_results(url, olga, pool_db)
+    assert mine["pair_id"] == y["id"]
+    assert rows(pool_db, "SELECT rater FROM results_seen") == [{"rater": "olga"}]
+    assert mine["blind"] == 0  # kept, not counted
+    assert not rows(pool_db, "SELECT 1 FROM current_ratings WHERE pair_id = ? AND rater = 'olga'", [y["id"]])
+
+
+def test_an_organiser_shown_a_benchmark_that_wrote_a_pair_s_texts_no_longer_counts(tiny_models, tmp_path, pool_db):
+    """Attacker audit (organiser who rates, greedy decoding): a benchmark of the rated prompts writes the pooled texts
+    again, each under its path, and the Results show its runs by path (tokens per path and prompt, the points of the
+    time-against-length plot). With nothing rated yet the look was not recorded ('a study's start tells nothing'),
+    and her ratings counted. Now a pair she could rate whose text a shown run wrote makes the look count as seen."""
+    cfg = config(tiny_models, tmp_path, ratings_per_pair=1)
+    head = rows(pool_db, "SELECT p.prompt_id, o.text AS o_text, a.text AS a_text FROM pairs p "
+                         "JOIN generations o ON o.id = p.ordinary_generation_id "
+                         "JOIN generations a ON a.id = p.assisted_generation_id "
+                         "WHERE p.kind = 'study' ORDER BY p.queue_rank, p.id")[0]
+    _benchmark(pool_db, cfg, {(head["prompt_id"], "ordinary"): head["o_text"],
+                              (head["prompt_id"], "assisted"): head["a_text"]})
+    db = open_db(pool_db)
+    olga = raters.add(db, "olga", organiser=True).code
+    db.conn.close()
+    with served(cfg, pool_db) as url:
+        mine = _organiser_rates_after_results(url, olga, pool_db)
+    assert rows(pool_db, "SELECT rater FROM results_seen") == [{"rater": "olga"}]
+    assert mine["blind"] == 0

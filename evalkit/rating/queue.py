@@ -226,24 +226,53 @@ def all_identical(db) -> bool:
     return bool(study) and not differing
 
 
-def note_results_seen(db, rater: str, ratings_per_pair: int, pool_timing: bool = False) -> bool:
+def note_results_seen(db, rater: str, ratings_per_pair: int, pool_timing: bool = False, latest: bool = True) -> bool:
     """Record that this rater (an organiser: the only identity shown the Results while they can still rate) is being
-    shown the latest study's results while a study pair they could still be served has ratings: per-path tables over
-    few pairs can tell that pair's sides, so from now on their ratings in this study are kept but not counted
-    (store.insert_rating). `pool_timing`: the speed tables come from the pool's own runs (no benchmark), which time
-    every pooled pair by path, rated or not, so any study pair they could still be served counts, ratings or none.
+    shown results while a study pair they could still be served has ratings: per-path tables over few pairs can tell
+    that pair's sides, so from now on their ratings in this study are kept but not counted (store.insert_rating).
+    `pool_timing`: the speed tables come from the pool's own runs (no benchmark), which time every pooled pair by path,
+    rated or not, so any study pair they could still be served counts, ratings or none. Whatever study is shown
+    (`latest`: the one the queue serves), a pair they could be served whose text the Results show elsewhere under its
+    path (shown_texts_of_open_pairs: a closed or rated copy, a benchmark's run) counts too.
     Returns whether their ratings in that study no longer count (now or since before)."""
     from ..store import insert_results_seen
 
     if results_seen(db, rater):
         return True
-    informative = db.execute(f"SELECT EXISTS (SELECT 1 FROM ({_OPEN}) o JOIN pairs q ON q.id = o.id "
-                             "WHERE (o.n > 0 OR :timed) AND q.kind = 'study')",
-                             {"rater": rater, "quota": ratings_per_pair, "timed": int(pool_timing)})
-    if not informative.fetchone()[0]:  # read only: most views of a study under way take no write lock
+    informative = latest and db.execute(f"SELECT EXISTS (SELECT 1 FROM ({_OPEN}) o JOIN pairs q ON q.id = o.id "
+                                        "WHERE (o.n > 0 OR :timed) AND q.kind = 'study')",
+                                        {"rater": rater, "quota": ratings_per_pair, "timed": int(pool_timing)}
+                                        ).fetchone()[0]
+    # read only: most views of a study under way take no write lock
+    if not informative and not shown_texts_of_open_pairs(db, rater, ratings_per_pair):
         return False
     insert_results_seen(db, rater)
     return True
+
+
+def shown_texts_of_open_pairs(db, rater: str, ratings_per_pair: int) -> bool:
+    """Whether a study pair this rater could still be served holds a text that the Results can show elsewhere, under
+    the path that wrote it: any stored run (not live) outside the open pairs nobody has rated yet. Greedy decoding
+    writes every sample of a prompt, and a benchmark of it, as the same two texts: a closed or rated copy of the pair
+    (its ratings per path in the tables, its two points in the time-against-length plot), an unpaired extra sample or
+    a benchmark's run (tokens per path and prompt) tells which of the pair's texts is which path (attacker audit,
+    2026-12-05). With sampling, texts rarely repeat and this is rarely so."""
+    args = {"rater": rater, "quota": ratings_per_pair}
+    texts = [r[0] for r in db.execute(
+        f"""SELECT DISTINCT g.text FROM ({_OPEN}) o JOIN pairs q ON q.id = o.id
+            JOIN generations g ON g.id IN (q.a_generation_id, q.b_generation_id) WHERE q.kind = 'study'""", args)]
+    # the runs nothing shows: the two outputs of each pair still open that has no rating
+    unshown = """SELECT g FROM (SELECT a_generation_id AS g, id AS pair FROM pairs
+                                UNION ALL SELECT b_generation_id, id FROM pairs)
+                 WHERE g IS NOT NULL AND pair NOT IN (SELECT pair_id FROM closed_pairs)
+                   AND pair NOT IN (SELECT pair_id FROM current_ratings)"""
+    for i in range(0, len(texts), 400):
+        chunk = texts[i:i + 400]
+        if db.execute(f"""SELECT EXISTS (SELECT 1 FROM generations WHERE live = 0
+                                         AND text IN ({",".join("?" * len(chunk))}) AND id NOT IN ({unshown}))""",
+                      chunk).fetchone()[0]:
+            return True
+    return False
 
 
 def keep_hold(db, rater: str, pair_id: str) -> bool:

@@ -376,11 +376,12 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
             # the study's stored settings, as `evalkit aggregate` reads them: the same figures in every reader
             agg = cache.get(db, study=name)
             uncounted = ""
-            if s.organiser and name in (None, names[-1] if names else None):  # the study the queue serves
+            served = name in (None, names[-1] if names else None)  # the study the queue serves
+            if s.organiser:  # an earlier study's runs can hold the served study's texts too (greedy decoding)
                 from ..aggregate.timing import POOL_SOURCE
                 from ..rating.queue import note_results_seen
 
-                if note_results_seen(db, s.rater, rpp, pool_timing=agg.speed.source == POOL_SOURCE):
+                if note_results_seen(db, s.rater, rpp, pool_timing=agg.speed.source == POOL_SOURCE, latest=served):
                     uncounted = word("results_seen", s.lang) + "\n\n"
             elif name in (None, names[-1] if names else None):  # a rater: no pair a later pool adds is hers
                 from ..rating.queue import note_results_shown
