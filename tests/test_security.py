@@ -1614,3 +1614,31 @@ def test_an_organiser_shown_a_benchmark_that_wrote_a_pair_s_texts_no_longer_coun
         mine = _organiser_rates_after_results(url, olga, pool_db)
     assert rows(pool_db, "SELECT rater FROM results_seen") == [{"rater": "olga"}]
     assert mine["blind"] == 0
+
+
+def test_an_organiser_who_saw_the_results_over_her_own_open_rating_cannot_correct_it_counted(tiny_models, tmp_path,
+                                                                                              pool_db):
+    """Attacker audit (organiser who rates): she rated X (quota 2: still open, hers the only rating) and opened the
+    Results. The per-path tables hold her own answers, so they tell X's sides (her 'A passes, B fails' is ordinary's
+    pass rate 1 or 0); the look was not recorded (no pair she could still be *served* had ratings, and the speed came
+    from a benchmark), and a correction before X closes counts: she corrected X knowing its sides, counted. A pair
+    she rated that is still open makes the look count as seen: the correction is kept, never counted."""
+    cfg = config(tiny_models, tmp_path, ratings_per_pair=2)
+    _benchmark(pool_db, cfg)
+    db = open_db(pool_db)
+    olga = raters.add(db, "olga", organiser=True).code
+    db.conn.close()
+    with served(cfg, pool_db) as url:
+        org = Tab(url)
+        org.call("/sign_in", "", "", olga)
+        org.submit(a="pass", b="fail", preference="A")
+        (first,) = rows(pool_db, "SELECT id, pair_id, blind FROM ratings WHERE rater = 'olga'")
+        assert first["blind"] == 1 and not rows(pool_db, "SELECT 1 FROM closed_pairs")  # counted, open
+        org.call("/results")
+        org.call("/correct")
+        org.submit(a="fail", b="pass", preference="B")
+    history = rows(pool_db, "SELECT id, blind, supersedes FROM ratings WHERE rater = 'olga' ORDER BY id")
+    assert [(h["blind"], h["supersedes"]) for h in history] == [(1, None), (0, first["id"])]
+    (counted,) = rows(pool_db, "SELECT id FROM current_ratings WHERE rater = 'olga'")
+    assert counted["id"] == first["id"]  # the blind rating stands
+    assert rows(pool_db, "SELECT rater FROM results_seen") == [{"rater": "olga"}]

@@ -233,21 +233,30 @@ def note_results_seen(db, rater: str, ratings_per_pair: int, pool_timing: bool =
     `pool_timing`: the speed tables come from the pool's own runs (no benchmark), which time every pooled pair by path,
     rated or not, so any study pair they could still be served counts, ratings or none. Whatever study is shown
     (`latest`: the one the queue serves), a pair they could be served whose text the Results show elsewhere under its
-    path (shown_texts_of_open_pairs: a closed or rated copy, a benchmark's run) counts too.
+    path (shown_texts_of_open_pairs: a closed or rated copy, a benchmark's run) counts too. So does a pair of the
+    served study they rated that is still open (_RATED_OPEN): a correction of it before it closes counts.
     Returns whether their ratings in that study no longer count (now or since before)."""
     from ..store import insert_results_seen
 
     if results_seen(db, rater):
         return True
+    args = {"rater": rater, "quota": ratings_per_pair, "timed": int(pool_timing)}
     informative = latest and db.execute(f"SELECT EXISTS (SELECT 1 FROM ({_OPEN}) o JOIN pairs q ON q.id = o.id "
-                                        "WHERE (o.n > 0 OR :timed) AND q.kind = 'study')",
-                                        {"rater": rater, "quota": ratings_per_pair, "timed": int(pool_timing)}
-                                        ).fetchone()[0]
+                                        "WHERE (o.n > 0 OR :timed) AND q.kind = 'study') "
+                                        f"OR EXISTS ({_RATED_OPEN})", args).fetchone()[0]
     # read only: most views of a study under way take no write lock
     if not informative and not shown_texts_of_open_pairs(db, rater, ratings_per_pair):
         return False
     insert_results_seen(db, rater)
     return True
+
+
+# The study pairs of the served study that this rater rated and that are still open: her rating of one counts, and a
+# correction of it before it closes counts too, so what the Results tell of its sides (per-path tables hold her own
+# answers: 'A passes, B fails' is one path's pass rate) would steer a counted answer (attacker audit, 2026-12-05).
+_RATED_OPEN = f"""SELECT q.id FROM pairs q WHERE q.kind = 'study' AND {_LATEST_STUDY.replace("p.", "q.")}
+                      AND q.id IN (SELECT pair_id FROM ratings WHERE rater = :rater AND kind = 'rating')
+                      AND q.id NOT IN (SELECT pair_id FROM closed_pairs) AND NOT {IDENTICAL.format(p="q.")}"""
 
 
 def shown_texts_of_open_pairs(db, rater: str, ratings_per_pair: int) -> bool:
@@ -258,9 +267,9 @@ def shown_texts_of_open_pairs(db, rater: str, ratings_per_pair: int) -> bool:
     a benchmark's run (tokens per path and prompt) tells which of the pair's texts is which path (attacker audit,
     2026-12-05). With sampling, texts rarely repeat and this is rarely so."""
     args = {"rater": rater, "quota": ratings_per_pair}
-    texts = [r[0] for r in db.execute(
-        f"""SELECT DISTINCT g.text FROM ({_OPEN}) o JOIN pairs q ON q.id = o.id
-            JOIN generations g ON g.id IN (q.a_generation_id, q.b_generation_id) WHERE q.kind = 'study'""", args)]
+    texts = [r[0] for r in db.execute(  # the pairs she could still be served, and those she rated that are open
+        f"""SELECT DISTINCT g.text FROM pairs q JOIN generations g ON g.id IN (q.a_generation_id, q.b_generation_id)
+            WHERE q.kind = 'study' AND (q.id IN (SELECT id FROM ({_OPEN})) OR q.id IN ({_RATED_OPEN}))""", args)]
     # the runs nothing shows: the two outputs of each pair still open that has no rating
     unshown = """SELECT g FROM (SELECT a_generation_id AS g, id AS pair FROM pairs
                                 UNION ALL SELECT b_generation_id, id FROM pairs)
