@@ -1642,3 +1642,22 @@ def test_an_organiser_who_saw_the_results_over_her_own_open_rating_cannot_correc
     (counted,) = rows(pool_db, "SELECT id FROM current_ratings WHERE rater = 'olga'")
     assert counted["id"] == first["id"]  # the blind rating stands
     assert rows(pool_db, "SELECT rater FROM results_seen") == [{"rater": "olga"}]
+
+
+def test_no_rater_can_take_the_name_of_the_time_on_task_table_s_pooled_row(tiny_models, tmp_path, pool_db):
+    """Attacker audit: the time-on-task table's pooled row is labelled 'all' and grouped by name, so a rater who signed
+    up as 'all' had her ratings merged into it (counted twice) and no row of her own: the organiser's per-rater flags
+    of ratings faster than anyone can read never named her. The name (and its look-alikes) is refused, nothing
+    stored; through gradio_client, as any name is typed."""
+    from evalkit.rating.pace import ALL
+
+    with served(config(tiny_models, tmp_path), pool_db) as url:
+        for typed in (ALL, ALL.upper(), f" {ALL.title()} "):
+            with pytest.raises(AppError, match="reserved") as refused:
+                Tab(url).sign_in(typed)
+            assert "名字" in str(refused.value)  # a Chinese rater reads it in Chinese first
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM raters")[0]["n"] == 0
+    db = open_db(pool_db)
+    with pytest.raises(Exception, match="reserved"):  # nor can an organiser invite one by it
+        raters.add(db, ALL)
+    db.conn.close()

@@ -66,10 +66,17 @@ def _new_code(rater_id: int) -> tuple[str, str]:
 
 
 def _checked_name(name: str) -> tuple[str, str]:
+    from .pace import ALL
+
     name = clean_name(name)
     key = name_key(name)
     if not key:
         raise InputError(f"the name '{name}' has no letter or digit", "use a name with letters or digits")
+    # the time-on-task table's row of every rater together: a rater under that name (or a look-alike) had her ratings
+    # merged into it and no row of her own, so the per-rater flags of too-fast ratings never named her (attacker audit)
+    if key == name_key(ALL):
+        raise InputError(f"the name '{name}' is reserved (the tables use it for all raters together)",
+                         "choose another name")
     return name, key
 
 
