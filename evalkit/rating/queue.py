@@ -260,8 +260,9 @@ _RATED_OPEN = f"""SELECT q.id FROM pairs q WHERE q.kind = 'study' AND {_LATEST_S
 
 
 def shown_texts_of_open_pairs(db, rater: str, ratings_per_pair: int) -> bool:
-    """Whether a study pair this rater could still be served holds a text that the Results can show elsewhere, under
-    the path that wrote it: any stored run (not live) outside the open pairs nobody has rated yet. Greedy decoding
+    """Whether a study pair this rater could still be served (or rated, still open) holds a text that the Results can
+    show elsewhere, under the path that wrote it: any stored run (not live) outside the open pairs nobody has rated
+    yet. Greedy decoding
     writes every sample of a prompt, and a benchmark of it, as the same two texts: a closed or rated copy of the pair
     (its ratings per path in the tables, its two points in the time-against-length plot), an unpaired extra sample or
     a benchmark's run (tokens per path and prompt) tells which of the pair's texts is which path (attacker audit,
@@ -269,7 +270,8 @@ def shown_texts_of_open_pairs(db, rater: str, ratings_per_pair: int) -> bool:
     args = {"rater": rater, "quota": ratings_per_pair}
     texts = [r[0] for r in db.execute(  # the pairs she could still be served, and those she rated that are open
         f"""SELECT DISTINCT g.text FROM pairs q JOIN generations g ON g.id IN (q.a_generation_id, q.b_generation_id)
-            WHERE q.kind = 'study' AND (q.id IN (SELECT id FROM ({_OPEN})) OR q.id IN ({_RATED_OPEN}))""", args)]
+            WHERE q.kind = 'study' AND (q.id IN (SELECT id FROM ({_OPEN})) OR q.id IN ({_RATED_OPEN}))
+              AND g.text != ''""", args)]  # an empty output (a failed run's) tells nothing of a path
     # the runs nothing shows: the two outputs of each pair still open that has no rating
     unshown = """SELECT g FROM (SELECT a_generation_id AS g, id AS pair FROM pairs
                                 UNION ALL SELECT b_generation_id, id FROM pairs)
