@@ -455,3 +455,31 @@ def test_a_later_pool_of_another_setting_never_chooses_the_study_s_benchmark(tmp
     assert agg.speed.experiment_id == protocol and later
     assert any(f"benchmark {its_bench} left out" in n and "assistant.num_assistant_tokens = 99" in n
                for n in agg.speed.notes)
+
+
+def test_a_prompt_with_a_single_pair_gives_no_interval_not_one_of_zero_width():
+    """A pool of one sample per prompt (`evalkit generate --samples 1`) has one pair per prompt: the interval, which
+    resamples pairs within each prompt, drew the same ratios every time and printed a speed-up of 0.21x [0.21, 0.21],
+    which the gate weighed as certain (an interim DROP; a KEEP the same way for a fast path). No interval then, and a
+    note that names the prompts and what to run; two pairs per prompt give an interval again."""
+    from evalkit.stats.speedup import speedup_with_left_out
+
+    one_each = {p: ([2.0 + 0.1 * i], [1.0]) for i, p in enumerate(["writing-01", "writing-02", "writing-03"])}
+    point, ci, _ = speedup_with_left_out(one_each, resamples=300)
+    assert point == pytest.approx(2.1) and ci is None
+    mixed = {**one_each, "writing-01": ([2.0, 2.4], [1.0, 1.1])}
+    assert speedup_with_left_out(mixed, resamples=300)[1] is None  # writing-02 and -03 still have one pair each
+    rows = []
+    for i, prompt in enumerate(["writing-01", "writing-02", "writing-03"]):
+        for path, sec in (("ordinary", 2.0 + 0.1 * i), ("assisted", 1.0)):
+            rows.append({"path": path, "prompt_id": prompt, "round": 1, "rep": 0, "stop_reason": "eos",
+                         "new_tokens": 100, "seconds": sec, "token_hash": f"{path}{i}"})
+    fig = measure_speed(rows, tolerance=0.1, resamples=300)
+    assert fig.speedup == pytest.approx(2.1) and fig.ci95 is None and fig.throughput_ci95 is None
+    note = next(n for n in fig.notes if n.startswith("speed-up: no interval"))
+    assert "writing-01, writing-02, writing-03 have a single pair" in note and "--samples 2" in note
+    two_each = rows + [{**r, "rep": 1, "seconds": r["seconds"] * (1.1 if r["path"] == "ordinary" else 1.0),
+                        "token_hash": r["token_hash"] + "b"} for r in rows]
+    again = measure_speed(two_each, tolerance=0.1, resamples=300)
+    assert again.ci95 is not None and again.ci95[0] < again.ci95[1]
+    assert not any("no interval" in n for n in again.notes)

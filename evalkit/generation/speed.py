@@ -187,6 +187,13 @@ def _across_rounds(point, ci, pairs, grouping, keep, what: str, notes: list[str]
     return min(ci[0], between[0]), max(ci[1], between[1])
 
 
+def _single_pair_note(what: str, prompts: list[str]) -> str:
+    """Why a figure has no interval: some prompt has a single pair (stats.speedup.single_pair_prompts)."""
+    return (f"{what}: no interval, since prompt(s) {', '.join(prompts)} have a single pair and the interval resamples "
+            "pairs within each prompt (one pair shows none of its spread); build the pool with `evalkit generate "
+            "--samples 2` or more, or run `evalkit bench`")
+
+
 def measure_speed(rows: list[dict], tolerance: float, resamples: int, path: str = GenerationPath.ASSISTED,
                   processes: bool = False) -> SpeedFigure:
     """The speed figure of `path` (assisted unless named) against ordinary in these runs: pairs matched by prompt,
@@ -199,7 +206,7 @@ def measure_speed(rows: list[dict], tolerance: float, resamples: int, path: str 
     take the round as their unit (_across_rounds). Without it (the pool's single runs, whose two paths run
     one after the other in one process, so a process's drift moves both sides of a pair) the pair is the unit."""
     from ..stats import median
-    from ..stats.speedup import speedup_with_left_out
+    from ..stats.speedup import single_pair_prompts, speedup_with_left_out
 
     rows = [r for r in rows if r["path"] in (GenerationPath.ORDINARY, path)]
     matched, comp = pair_runs(rows, tolerance, path)
@@ -212,6 +219,8 @@ def measure_speed(rows: list[dict], tolerance: float, resamples: int, path: str 
     if left_out:
         notes.append("speed-up: left out, since the ratio of times cannot be formed where a time is 0 or not a "
                      f"number: prompt(s) {_named(left_out, groups)}")
+    if comp and (single := single_pair_prompts({k: v for k, v in groups.items() if k not in left_out})):
+        notes.append(_single_pair_note("speed-up", single))
     if processes and comp:
         ci = _across_rounds(point, ci, comp, seconds_by_prompt, set(groups) - set(left_out), "speed-up", notes)
     by_prompt = {}
@@ -226,6 +235,8 @@ def measure_speed(rows: list[dict], tolerance: float, resamples: int, path: str 
     throughput = tokens_per_second_by_prompt(both)
     t_point, t_ci, t_left_out = speedup_with_left_out(throughput, resamples) if throughput else (None, None, {})
     what = f"tokens per second, {path} over ordinary"
+    if throughput and (single := single_pair_prompts({k: v for k, v in throughput.items() if k not in t_left_out})):
+        notes.append(_single_pair_note(what, single))
     if processes and throughput:
         t_ci = _across_rounds(t_point, t_ci, both, tokens_per_second_by_prompt, set(throughput) - set(t_left_out),
                               what, notes)

@@ -63,7 +63,10 @@ def speedup_with_left_out(groups: dict[str, tuple[list[float], list[float]]], re
     if not groups:
         return None, None, left_out
     point = point_over_prompts(groups)
-    if sum(len(o) for o, _ in groups.values()) < 2:
+    # The interval resamples pairs within each prompt, so a prompt with a single pair adds none of its spread: its
+    # ratio would enter every resample as if known exactly (a pool of one sample per prompt gave an interval of zero
+    # width, e.g. [0.21, 0.21], which the gate weighed). No interval then (single_pair_prompts names them).
+    if single_pair_prompts(groups):
         return point, None, left_out
     rng = np.random.default_rng(seed)
     per_prompt = []
@@ -74,6 +77,12 @@ def speedup_with_left_out(groups: dict[str, tuple[list[float], list[float]]], re
     if not (np.isfinite(lo) and np.isfinite(hi)):  # cannot happen with positive denominators; never print one
         return point, None, left_out
     return point, (float(lo), float(hi)), left_out
+
+
+def single_pair_prompts(groups: dict[str, tuple[list[float], list[float]]]) -> list[str]:
+    """The prompts with fewer than 2 pairs: resampling pairs within a prompt shows nothing of a single pair's spread,
+    so speedup_with_left_out gives no interval while there is one."""
+    return sorted(k for k, (o, _) in groups.items() if len(o) < 2)
 
 
 def point_over_prompts(groups: dict[str, tuple[list[float], list[float]]]) -> float | None:
