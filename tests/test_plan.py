@@ -207,7 +207,7 @@ def test_plan_command_reads_the_database_and_prints_the_gate_line(tmp_path):
                                  "--pass-rate", "0.9", "--raters-per-pair", "2", "--rater-path-sd", "0.3",
                                  "--pair-correlation", "0.4", "--json"])
     assert r.exit_code == 0, r.output
-    out = json.loads(r.output)
+    out = json.loads(r.stdout)  # the progress bar is on stderr
     assert out["model"]["pass_rates"] == {c: 0.9 for c in CRITERIA} and out["model"]["raters_per_pair"] == 2
     assert out["model"]["rater_path_sd"] == 0.3 and out["model"]["sources"]["rater_path_sd"] == "--rater-path-sd"
     assert out["model"]["pair_correlation"] == 0.4 and out["gate"]["margin"] == 0.2
@@ -392,3 +392,18 @@ def test_the_plan_says_when_the_pool_repeats_a_pair_s_texts(tmp_path):
     db = open_db(tmp_path / "none.db")
     insert_pairs(db, insert_experiment(db, "pool", {}, {}), [pair(0, "o", "a"), pair(1, "o2", "a2")])
     assert not [n for n in model_from_db(db, 1).notes if n.startswith("copies:")]
+
+
+def test_plan_shows_its_progress_on_stderr(capsys):
+    """`evalkit plan` printed nothing until its end: with a pilot whose rater spreads are wide the search walks to
+    tens of thousands of pairs and ran over 5 minutes in silence (organiser audit). Each batch of simulated studies
+    is now a step of a bar on stderr that says what it simulates: the search's sizes, the confirmation on fresh
+    studies and each criterion's false-KEEP run; stdout keeps only the plan."""
+    model = StudyModel(pass_rates={c: 0.8 for c in CRITERIA}, rater_accuracy=0.95, raters=10)
+    plan = plan_study(model, 0.2, studies=100)
+    out = capsys.readouterr()
+    assert plan.recommended_pairs is not None and out.out == ""
+    err = out.err.replace("\r", "\n")
+    assert "plan: sizes simulated" in err
+    assert "search: 100 studies of" in err and f"confirm: {MIN_CONFIRM} studies of {plan.confirmed_pairs:,} pairs" in err
+    assert all(f"false KEEP ({c} drops)" in err for c in CRITERIA), err

@@ -231,9 +231,8 @@ def plan_study(model: StudyModel, margin: float, confidence: float = 0.95, power
     """Smallest number of pairs (a whole number of prompt rounds) whose simulated KEEP rate with no true drop
     reaches `power`, walking in steps of about 10% from the normal approximation; confirmed on `confirm` fresh
     studies (a size that falls short there is stepped up); then the false-KEEP rate there when one criterion truly
-    drops by the margin, checked against the one-sided level. claim, min_raters: the gate's."""
-    import numpy as np
-
+    drops by the margin, checked against the one-sided level. claim, min_raters: the gate's. Each batch of simulated
+    studies is a step of a progress bar on stderr (progress.bar)."""
     check_plan(model, margin, power, claim, min_raters)
     if studies < 50:
         raise EvalkitError(f"--studies {studies} is too few to estimate a rate", "simulate at least 50 studies per size")
@@ -253,18 +252,37 @@ def plan_study(model: StudyModel, margin: float, confidence: float = 0.95, power
     step = model.prompts
     level = (1 - confidence) / 2
 
-    def rounded(n: float) -> int:
-        return max(step, int(math.ceil(n / step)) * step)
-
     def passes(n: int, count: int, drops: dict, tag, criteria=CRITERIA) -> dict:
-        return run_studies(model, n, count, drops, [seed, n, *tag], margin, confidence, resamples, claim, min_raters,
-                           criteria, interval)
+        # each batch of simulated studies on the progress bar (stderr): a pilot with wide rater spreads can take the
+        # search to large sizes and many minutes, which showed nothing until the end (organiser audit)
+        what = ("search" if tag[0] == 0 else "confirm" if tag[0] == 1 else f"false KEEP ({', '.join(drops)} drops)")
+        shown.set_postfix_str(f"{what}: {count} studies of {n:,} pairs", refresh=True)
+        out = run_studies(model, n, count, drops, [seed, n, *tag], margin, confidence, resamples, claim, min_raters,
+                          criteria, interval)
+        shown.update(1)
+        return out
 
     plan = Plan(margin=margin, confidence=confidence, power=power, studies=studies, model=model, rows=[],
                 recommended_pairs=None, claim=claim, min_raters=min_raters, notes=notes, interval=interval)
     if claim == GENERAL and (why := rater_limit(model, margin, confidence, power)):
         plan.refused = why
         return _finish(plan, studies, power)
+    from ...progress import bar
+
+    shown = bar(total=None, desc="plan: sizes simulated", unit="size")
+    try:
+        return _search(plan, model, margin, confidence, power, studies, confirm, claim, level, step, passes)
+    finally:
+        shown.close()
+
+
+def _search(plan: Plan, model: StudyModel, margin: float, confidence: float, power: float, studies: int, confirm: int,
+            claim: str, level: float, step: int, passes) -> Plan:
+    """plan_study's search, confirmation and false-KEEP check; passes(n, count, drops, tag[, criteria]) simulates."""
+    import numpy as np
+
+    def rounded(n: float) -> int:
+        return max(step, int(math.ceil(n / step)) * step)
 
     rows: dict[int, PlanRow] = {}
 
