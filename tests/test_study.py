@@ -628,3 +628,21 @@ def test_a_later_pool_made_with_another_draft_setting_is_refused_before_any_gene
     assert "--new-study NAME" in r.output and count() == before  # nothing stored
     r = invoke("generate", "--config", str(other), "--db", str(db_file), "--samples", "1", "--new-study", "nine")
     assert r.exit_code == 0, r.output  # a study of its own
+
+
+def test_a_pool_refused_for_its_pair_leaves_no_database_and_says_what_to_fix(tmp_path, make_config):
+    """Organiser audit: `evalkit generate` with a draft `evalkit check` does not approve (another tokenizer) was
+    refused only after it had opened --db, so a new, empty database stayed behind (which `plan --db` and `aggregate`
+    then read as a study's), and the fix said to switch on the assisted path, which was on. Now nothing is written,
+    the message says so, and the fix points at what `evalkit check` reports; a path switched off is told to switch
+    it on."""
+    db_file = tmp_path / "new.db"
+    r = invoke("generate", "--config", str(make_config(draft="other_draft")), "--db", str(db_file), "--samples", "1")
+    assert r.exit_code == 1 and "the assisted path is not approved: tokenizers differ" in r.output, r.output
+    assert f"nothing was written to {db_file}" in r.output and "fix what `evalkit check --config CONFIG` reports" in r.output
+    assert "switch generation_path" not in r.output and "load_draft = true" not in r.output
+    assert not db_file.exists()
+    r = invoke("generate", "--config", str(make_config(generation_path="ordinary", load_draft=False)), "--db",
+               str(db_file), "--samples", "1")
+    assert r.exit_code == 1 and "the assisted path is switched off" in r.output, r.output
+    assert "set generation_path = 'assisted' and load_draft = true in the config" in r.output and not db_file.exists()

@@ -285,6 +285,17 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
 
     # a bad gate file is refused before the database is opened: opening it would create a new, empty one
     gate = gate_snapshot(cfg.gate_file or None) if resume is None else None
+    # and so is a pair the pool cannot use (organiser audit: a draft `evalkit check` does not approve left a new,
+    # empty database behind, which later commands then read as a study's)
+    compat = check_compat(cfg, progress)
+    if not assisted_allowed(cfg, compat):
+        raise EvalkitError(
+            "the pair pool needs both paths, but the assisted path is "
+            + ("switched off" if not cfg.assisted_enabled else "not approved: " + "; ".join(compat.reasons))
+            + f"; nothing was written to {db_path}",
+            "set generation_path = 'assisted' and load_draft = true in the config" if not cfg.assisted_enabled else
+            "fix what `evalkit check --config CONFIG` reports (the reasons above), then run generate again",
+        )
     unfinished: dict[int, int] = {}
     db = open_db(db_path)
     try:
@@ -331,7 +342,6 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
         _check_seeds(base, first, span)
     finally:
         db.close()
-    compat = check_compat(cfg, progress)
     if resume is not None:
         if why := resume_mismatch(row, cfg, compat):
             raise EvalkitError(
@@ -342,12 +352,6 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
                 "another setting)")
     elif study_id is not None:
         _check_same_setting(db_path, study_id, cfg, compat)
-    if not assisted_allowed(cfg, compat):
-        raise EvalkitError(
-            "the pair pool needs both paths, but the assisted path is "
-            + ("switched off" if not cfg.assisted_enabled else "not approved: " + "; ".join(compat.reasons)),
-            "switch generation_path = 'assisted' and load_draft = true, and fix what `evalkit check` reports",
-        )
     db = open_db(db_path)
     try:
         if resume is not None:
