@@ -646,3 +646,13 @@ def test_a_pool_refused_for_its_pair_leaves_no_database_and_says_what_to_fix(tmp
                str(db_file), "--samples", "1")
     assert r.exit_code == 1 and "the assisted path is switched off" in r.output, r.output
     assert "set generation_path = 'assisted' and load_draft = true in the config" in r.output and not db_file.exists()
+
+
+def test_resume_with_a_database_that_does_not_exist_creates_none(tmp_path, make_config):
+    """Organiser audit: `evalkit generate --resume ID --db TYPO.db` created a new, empty database and answered that it
+    "holds no unfinished pool", which does not tell an organiser that the --db was wrong. It is refused before any
+    file is made, naming the path."""
+    db_file = tmp_path / "typo.db"
+    r = invoke("generate", "--config", str(make_config()), "--db", str(db_file), "--resume", "3")
+    assert r.exit_code == 1 and f"--resume 3: database {db_file} does not exist" in r.output, r.output
+    assert "pass the --db the stopped `evalkit generate` used" in r.output and not db_file.exists()

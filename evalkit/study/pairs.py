@@ -296,6 +296,10 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
             "set generation_path = 'assisted' and load_draft = true in the config" if not cfg.assisted_enabled else
             "fix what `evalkit check --config CONFIG` reports (the reasons above), then run generate again",
         )
+    if resume is not None and not Path(db_path).exists():  # opening it would create a new, empty database
+        raise EvalkitError(f"--resume {resume}: database {db_path} does not exist, so it holds no pool to finish; "
+                           "nothing was written", "pass the --db the stopped `evalkit generate` used (its --resume "
+                           "line names the experiment in that database)")
     unfinished: dict[int, int] = {}
     db = open_db(db_path)
     try:
