@@ -166,7 +166,8 @@ def generate(config_path, db_path, samples, resume, until_planned, reserve, new_
     pooled samples: an extra sample's two outputs, one of them changed by an edit whose effect on the criteria is
     known. Shards over processes and GPUs when started with `accelerate launch -m evalkit generate ...`.
     A run stopped by Ctrl-C or an error prints the `--resume` line that finishes it; one stopped before its first
-    sample leaves nothing behind (no study, no frozen gate).
+    sample leaves nothing behind (no study, no frozen gate), and one refused before it (a pair `evalkit check` does
+    not approve, a --resume whose --db does not exist) creates no database.
     """
     from ..study.pairs import generate as run_generate
 
