@@ -2,6 +2,7 @@
 what only a page shows: sign-out forgets the rater in this browser, a refused action leaves the page usable, a long
 output is shown whole on a phone."""
 
+import re
 import sqlite3
 
 import pytest
@@ -16,6 +17,8 @@ from evalkit.ui.form import CODE_KEY  # noqa: E402
 from evalkit.ui.words import word  # noqa: E402
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+re_code = re.compile(r"^[0-9]+\.[A-Za-z0-9_-]{24}$")  # a personal code, as roster makes them
 
 
 @pytest.fixture
@@ -688,3 +691,21 @@ def test_every_column_of_the_reveal_s_table_is_named(cfg, pool_db):
         heads = page.locator("#reveal th").all_inner_texts()
         assert len(heads) == 5 and all(h.strip() for h in heads), heads
         assert page.locator("#reveal img:not([alt]), #reveal svg:not([aria-label]), #reveal canvas").count() == 0
+
+
+def test_a_double_click_on_the_personal_code_selects_all_of_it(cfg, pool_db):
+    """Rater audit (2026-12-05) R3: the welcome shows the new personal code ("3.AbhhGC…"); a double-click, the usual
+    way to pick a word to copy, selected only the part after its dot (or between two dashes), and that part was
+    refused on her other device as "not valid". The code now selects whole, from the welcome and from My code."""
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        shown_texts(page)
+        for _ in range(2):  # the welcome, then My code
+            code = page.locator("#rate-status code")
+            expect(code).to_have_text(re_code)
+            full = code.inner_text()
+            code.dblclick()
+            assert page.evaluate("() => window.getSelection().toString().trim()") == full
+            page.evaluate("() => window.getSelection().removeAllRanges()")
+            page.click("#my-code")
+            expect(page.locator("#rate-status")).to_contain_text(word("your_code", "zh", code=full).split("`")[0])

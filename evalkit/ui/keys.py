@@ -354,6 +354,9 @@ fieldset input[type=radio]:focus-visible { outline: 2px solid #2563eb; outline-o
 #live-table { overflow-x: auto; }  /* the Live tab's table on a phone: each cell on one line, the table scrolls */
 #live-table td, #live-table th { white-space: nowrap; }
 .status-echo { font-weight: 600; margin: 0.4em 0; }
+/* the personal code the status line shows (welcome, My code): one click selects it whole. A double-click selected a
+   word of it, stopping at its dot or a dash, and the part copied was refused on the other device */
+#rate-status code { user-select: all; -webkit-user-select: all; }
 .answered-note { background: none; border: none; padding: 0; color: inherit; text-decoration: underline; cursor: pointer;
   font-size: 0.9em; }
 @media (max-width: 600px) { #keys { display: none; } }  /* a phone has no keyboard to speak of */
