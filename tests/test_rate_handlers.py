@@ -508,6 +508,22 @@ def test_my_code_shows_the_personal_code_again_and_never_a_revoked_one(tab):
         tab.h.show_code(s)
 
 
+def test_the_invitation_link_pasted_into_the_code_box_signs_in(tab):
+    """Rater audit (2026-12-05) R4: the organiser sends a link (`evalkit raters add` prints it beside the code); pasted
+    whole into the code box, it was refused as "not valid" and counted as a wrong guess. It signs in as the link does,
+    and My code then shows the code, not the link."""
+    ui = tab.ui
+    db = open_db(tab.db_path)
+    code = roster.add(db, "ann").code
+    db.conn.close()
+    for pasted in (f"http://127.0.0.1:7860/?invite={code}", f"  https://study.example.org/?__theme=light&invite={code}\n"):
+        out = tab.h.sign_in_local(Session(), "", "", pasted, None)
+        assert out[ui.session].rater == "ann"
+        assert tab.h.show_code(out[ui.session])[ui.status] == word("your_code", "zh", code=code)
+    with pytest.raises(gr.Error, match="not valid"):  # a link without a code is still no code
+        tab.h.sign_in_local(Session(), "", "", "http://127.0.0.1:7860/?invite=", None)
+
+
 def test_the_app_stops_its_raters_once_a_look_settles_the_study(tmp_path):
     """A group-sequential study: the rating that lets a look settle it stores the decision (nobody reads the study),
     a rater whose pair was on screen then is told her answers were not needed, with nothing stored, and every rater's

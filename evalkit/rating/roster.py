@@ -25,6 +25,7 @@ ROLES = ("rater", "organiser")
 # A personal code is "<rater id>.<secret>": ASCII digits, a dot, 24 URL-safe characters (144 random bits). Anything
 # else is no code at all, refused before any lookup; 64 characters bound what is ever looked at.
 CODE_LIMIT = 64
+LINK_LIMIT = 2048  # an invitation link pasted whole (code_from): its address and the code
 _CODE = re.compile(r"([0-9]{1,9})\.([A-Za-z0-9_-]{24})", re.ASCII)
 
 
@@ -169,6 +170,22 @@ def listing(db) -> list[dict]:
                   (SELECT COUNT(*) FROM current_ratings c WHERE c.rater = r.name) AS ratings,
                   (SELECT COUNT(*) FROM ratings s WHERE s.rater = r.name AND s.kind = 'skip') AS skips
            FROM raters r ORDER BY r.id"""))
+
+
+def code_from(text) -> str:
+    """The personal code in what a rater typed or pasted into the code box: the code, or her whole invitation link
+    (`evalkit raters add` prints both, and the link is what she was sent; pasted whole it was refused as no code and
+    counted as a wrong guess). Anything else is returned stripped, for parse_code to judge."""
+    if not isinstance(text, str):
+        return ""
+    text = text.strip()
+    if "invite=" in text and len(text) <= LINK_LIMIT:
+        from urllib.parse import parse_qs, urlsplit
+
+        found = parse_qs(urlsplit(text).query).get("invite")
+        if found:
+            return found[0].strip()
+    return text
 
 
 def parse_code(code) -> tuple[int, str] | None:

@@ -68,8 +68,8 @@ class Doorman:
 
     def local(self, name: str, code: str, passcode: str, client: str) -> tuple[Identity, str | None]:
         """(identity, the new personal code to hand out, if this made a new identity)."""
-        code = code if isinstance(code, str) else ""
-        if code.strip():
+        code = raters.code_from(code)  # the invitation link pasted whole signs in as the link does
+        if code:
             return self._by_code(code, client), None
         return self._sign_up(name if isinstance(name, str) else "", passcode if isinstance(passcode, str) else "",
                              client)

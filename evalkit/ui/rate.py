@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from ..config import Config
 from ..errors import EvalkitError
 from ..rating.limits import RateLimiter
+from ..rating.roster import code_from
 from ..rating.queue import (
     HOLD_MINUTES, AlreadyRated, PairTaken, Pending, RatingError, RatingInput, StudyClosed, TextMet, all_identical, keep_hold,
     answers_from_row, correct_rating, current_rating, is_closed, is_counted, next_pair, pair_prompt, pair_view, progress,
@@ -350,7 +351,7 @@ class RateHandlers:
             self.preparing.check()
         identity, new_code = self.doorman.local(name, code, passcode, auth.client_key(request, self.space))
         status = said() if new_code is None else said("welcome", name=inert(identity.name), code=new_code)
-        return self.signed_in_screen(s, identity, new_code or code.strip(), status)
+        return self.signed_in_screen(s, identity, new_code or code_from(code), status)  # My code: the code, not a link
 
     @friendly
     def resume_local(self, s: Session, stored: str, request: gr.Request | None) -> dict:
