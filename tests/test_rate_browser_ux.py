@@ -709,3 +709,50 @@ def test_a_double_click_on_the_personal_code_selects_all_of_it(cfg, pool_db):
             page.evaluate("() => window.getSelection().removeAllRanges()")
             page.click("#my-code")
             expect(page.locator("#rate-status")).to_contain_text(word("your_code", "zh", code=full).split("`")[0])
+
+
+def test_a_sign_out_signs_out_every_tab_of_the_browser(cfg, pool_db):
+    """Rater audit (2026-12-05) R1: on a shared computer a rater with two tabs open signed out in one and left; the
+    other tab stayed signed in, and the next person's ratings in it were stored under her name. A sign-out now signs
+    out the browser's other tabs too, each saying why; the same rater signing in again in one tab reloads no other."""
+    from playwright.sync_api import sync_playwright
+
+    from apphelpers import CHROMIUM, CHROMIUM_ARGS
+
+    with served(cfg, pool_db) as url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(viewport={"width": 1280, "height": 1600})
+            context.set_default_timeout(60_000)
+            one, two = context.new_page(), context.new_page()
+            sign_in(one, url, "ann")
+            welcome = one.locator("#rate-status code")
+            expect(welcome).to_have_text(re_code)
+            code = welcome.inner_text()
+            shown_texts(one)
+            one.wait_for_function("() => window.evalkitWho")  # the sign-in's mark is written
+            two.goto(url)  # the second tab resumes ann
+            expect(two.locator("#rate-who")).to_contain_text("ann")
+            shown_texts(two)
+            two.wait_for_function("() => window.evalkitWho")
+            one.click("#signout")
+            expect(one.locator("#signin-button")).to_be_visible()
+            expect(two.locator("#signin-button")).to_be_visible(timeout=30_000)
+            expect(two.locator("#rate-who")).to_have_text("")
+            expect(two.locator("#text-a")).to_be_hidden()
+            expect(two.locator("#rate-status")).to_contain_text(word("signed_out_elsewhere", "zh"))
+            # ann again, in the second tab: the first (signed out) stays as it is; then the first resumes her too,
+            # which writes the same mark and reloads no other tab
+            two.evaluate("() => { window.notReloaded = true; }")
+            two.locator("#signin-code").locator("input, textarea").first.fill(code)
+            two.click("#signin-button")
+            shown_texts(two)
+            two.wait_for_function("() => window.evalkitWho")
+            one.reload()
+            shown_texts(one)
+            one.wait_for_function("() => window.evalkitWho")
+            two.wait_for_timeout(1500)  # a storage event would have reached it by now
+            assert two.evaluate("() => window.notReloaded === true")
+            expect(two.locator("#rate-who")).to_contain_text("ann")
+        finally:
+            browser.close()

@@ -110,11 +110,38 @@ def draft_owner(rater: str) -> str:
     return hashlib.sha256(f"evalkit-draft\0{rater}".encode()).hexdigest()[:16]
 
 
-# After _RESTORE_DRAFT: the status line says when the answers kept were for a pair no longer hers.
-_SAY_DRAFT_LOST = ("() => { if (!window.evalkitDraftLost) return {__type__: 'update'}; window.evalkitDraftLost = false;"
-                   " const en = (document.querySelector('#lang input:checked') || {}).value === 'en';"
-                   " return en ? " + repr(word("draft_lost", "en", minutes=HOLD_MINUTES)) + " : "
-                   + repr(word("draft_lost", "zh", minutes=HOLD_MINUTES)) + "; }")
+# Browser-only: every tab of this browser rates as the rater signed in last. A sign-in marks whose tab this is (the
+# digest draft_owner gives, never a credential) in the browser's store; a tab that sees the mark change under it (a
+# sign-out, or another rater's sign-in, in another tab) reloads, and so signs in as the stored code says, or shows the
+# sign-in form. A sign-out left the browser's other tabs signed in: on a shared computer the next person rated in them
+# under the last rater's name (rater audit 2026-12-05, R1). The same rater's sign-in writes the same mark, which
+# fires no event, so two tabs never reload each other in turn.
+_WHO_KEY, _WHO_GONE = "evalkit-who", "evalkit-who-gone"
+_MARK_WHO = ("(who) => { window.evalkitWho = who || '';"
+             f" try {{ if (who) localStorage.setItem('{_WHO_KEY}', who); }} catch (e) {{}}"
+             " if (window.evalkitWhoWatched) return; window.evalkitWhoWatched = true;"
+             " window.addEventListener('storage', (e) => {"
+             f" if (e.key !== null && e.key !== '{_WHO_KEY}') return;"  # null: the whole store was cleared
+             f" let now = null; try {{ now = localStorage.getItem('{_WHO_KEY}'); }} catch (err) {{ return; }}"
+             " if (!window.evalkitWho || now === window.evalkitWho) return;"
+             f" try {{ sessionStorage.setItem('{_WHO_GONE}', now ? 'in' : 'out'); }} catch (err) {{}}"
+             " window.location.reload(); }); }")
+
+
+def _either(key: str, **args) -> str:
+    """A JS expression: the words of `key` in the page's language (the switch's choice)."""
+    return (" ((document.querySelector('#lang input:checked') || {}).value === 'en' ? "
+            + repr(word(key, "en", **args)) + " : " + repr(word(key, "zh", **args)) + ")")
+
+
+# After _RESTORE_DRAFT: the status line says when the answers kept were for a pair no longer hers, or that this tab
+# was reloaded by another tab's sign-out or sign-in (_MARK_WHO).
+_SAY_DRAFT_LOST = (f"() => {{ let gone = null; try {{ gone = sessionStorage.getItem('{_WHO_GONE}');"
+                   f" sessionStorage.removeItem('{_WHO_GONE}'); }} catch (e) {{}}"
+                   " if (gone === 'out') return" + _either("signed_out_elsewhere") + ";"
+                   " if (gone === 'in') return" + _either("signed_in_elsewhere") + ";"
+                   " if (!window.evalkitDraftLost) return {__type__: 'update'}; window.evalkitDraftLost = false;"
+                   " return" + _either("draft_lost", minutes=HOLD_MINUTES) + "; }")
 _FORGET_DRAFT = f"() => {{ try {{ localStorage.removeItem('{_DRAFT_KEY}'); }} catch (e) {{}} }}"
 
 # What sign-out leaves in the browser's store of the sealed code: not empty (Gradio's BrowserState would not write it),
@@ -122,8 +149,8 @@ _FORGET_DRAFT = f"() => {{ try {{ localStorage.removeItem('{_DRAFT_KEY}'); }} ca
 SIGNED_OUT = "signed-out"
 
 # Browser-only, after sign-out: the stored code's key goes too, and any answers kept unsent.
-_FORGET_CODE = (f"() => {{ try {{ localStorage.removeItem('{CODE_KEY}'); localStorage.removeItem('{_DRAFT_KEY}'); }}"
-                " catch (e) {} }")
+_FORGET_CODE = (f"() => {{ window.evalkitWho = ''; try {{ localStorage.removeItem('{CODE_KEY}');"
+                f" localStorage.removeItem('{_DRAFT_KEY}'); localStorage.removeItem('{_WHO_KEY}'); }} catch (e) {{}} }}")
 
 _FORGET_INVITE_SIGNED_IN = ("() => { const who = document.querySelector('#rate-who');"
                             " if (who && who.innerText.trim()) (" + _FORGET_INVITE + ")(); }")
@@ -598,10 +625,12 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
 
         poll = gradio_hints(poll)
         poll_outputs = [prep_html, timer, *([tabs] if tabs else []), *ui.signin_outputs]
-        timer.tick(poll, [ui.session, ui.browser_code], poll_outputs, api_visibility="private").then(
-            None, None, None, js=_FORGET_INVITE_SIGNED_IN)  # the poll signs in once the pool is ready
+        ticked = timer.tick(poll, [ui.session, ui.browser_code], poll_outputs, api_visibility="private")
+        ticked.then(None, None, None, js=_FORGET_INVITE_SIGNED_IN)  # the poll signs in once the pool is ready
+        ticked.then(None, [ui.draft_owner], None, js=_MARK_WHO)
         # a page opened later shows the progress at once, not the panel as it was when the app started
-        demo.load(poll, [ui.session, ui.browser_code], poll_outputs, api_visibility="private")
+        demo.load(poll, [ui.session, ui.browser_code], poll_outputs, api_visibility="private").then(
+            None, [ui.draft_owner], None, js=_MARK_WHO)
 
     signin = ui.signin
     out = ui.signin_outputs
@@ -614,11 +643,16 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
         return event
     answers = [ui.fields[k] for k in REQUIRED_KEYS]
 
+    def watched(event):
+        """After an event that can sign in: this tab's rater marked in the browser (_MARK_WHO). Returns `event`."""
+        event.then(None, [ui.draft_owner], None, js=_MARK_WHO)
+        return event
+
     def restore(event):
         """After a page load's sign-in: the answers this browser kept for the pair now shown (_RESTORE_DRAFT), then
         Submit as those answers allow. Before the stored language is switched to, which relabels the form with
         the values it then holds."""
-        return event.then(None, [ui.draft_owner, ui.text_a, ui.text_b, *ui.form], ui.form, js=_RESTORE_DRAFT
+        return watched(event).then(None, [ui.draft_owner, ui.text_a, ui.text_b, *ui.form], ui.form, js=_RESTORE_DRAFT
                           ).then(None, None, ui.status, js=_SAY_DRAFT_LOST).then(None, answers, ui.submit_btn, js=_READY)
 
     if space:  # the OAuth round trip reloads the page: sign in from the profile on every load
@@ -627,11 +661,11 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     else:
         sign_in_inputs = [ui.session, signin["name"], signin["passcode"], signin["code"]]
         sign_in_local = gradio_hints(h.sign_in_local)
-        refusal_said(signin["button"].click(sign_in_local, sign_in_inputs, out, api_name="sign_in",
-                                            show_progress_on=ui.status))
+        watched(refusal_said(signin["button"].click(sign_in_local, sign_in_inputs, out, api_name="sign_in",
+                                                    show_progress_on=ui.status)))
         for box in ("name", "passcode", "code"):
-            refusal_said(signin[box].submit(sign_in_local, sign_in_inputs, out, api_visibility="undocumented",
-                                            show_progress_on=ui.status))
+            watched(refusal_said(signin[box].submit(sign_in_local, sign_in_inputs, out, api_visibility="undocumented",
+                                                    show_progress_on=ui.status)))
         # the invitation code leaves the address bar (and the history) once the sign-in it carried has run
         resumed = demo.load(gradio_hints(h.resume_local), [ui.session, ui.browser_code], out,
                             api_visibility="undocumented", show_progress_on=ui.status)
