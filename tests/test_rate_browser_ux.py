@@ -365,6 +365,45 @@ def test_answers_on_a_pair_whose_hold_ran_out_are_said_to_be_lost(cfg, pool_db):
     assert rows(pool_db, "SELECT * FROM ratings WHERE rater = 'ann'") == []
 
 
+def test_a_reload_while_the_rating_is_on_its_way_says_whether_it_was_stored(cfg, pool_db, monkeypatch):
+    """Rater audit (2026-12-05) R2: on a slow network Submit said "Submitting…" for long, and the rater reloaded. The
+    rating had reached the server and was stored, yet the reloaded page said the answers she had given were not kept.
+    It now says it was stored (the server looks among her latest ratings for the pair the kept answers were for).
+    The reply is held back until the page has reloaded, to make the moment certain."""
+    import threading
+
+    from apphelpers import rows
+
+    from evalkit.ui.rate import RateHandlers
+
+    released, submit = threading.Event(), RateHandlers.submit
+
+    def held(self, s, *values):
+        out = submit(self, s, *values)
+        released.wait(30)
+        return out
+
+    monkeypatch.setattr(RateHandlers, "submit", held)
+    try:
+        with served(cfg, pool_db) as url, chromium_page() as page:
+            sign_in(page, url, "ann")
+            first = shown_texts(page)
+            answer_all(page)
+            page.click("#submit")
+            for _ in range(600):  # the rating is stored; its reply is held back
+                if rows(pool_db, "SELECT id FROM ratings WHERE rater = 'ann'"):
+                    break
+                page.wait_for_timeout(100)
+            page.reload()
+            expect(page.locator("#rate-who")).to_contain_text("ann")
+            assert next_texts(page, first) != first
+            expect(page.locator("#rate-status")).to_contain_text(word("draft_stored", "zh"))
+            assert "没有保存" not in page.locator("#rate-status").inner_text()
+    finally:
+        released.set()
+    assert len(rows(pool_db, "SELECT id FROM ratings WHERE rater = 'ann'")) == 1
+
+
 def test_a_status_said_out_of_sight_is_said_again_under_submit(cfg, pool_db):
     """The status line is at the top of the page and the rater is at Submit, at the bottom: when her pair was finished
     by another rater meanwhile, the words that say so (and what to do) are shown where she is, under Submit."""

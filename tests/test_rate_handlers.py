@@ -524,6 +524,31 @@ def test_the_invitation_link_pasted_into_the_code_box_signs_in(tab):
         tab.h.sign_in_local(Session(), "", "", "http://127.0.0.1:7860/?invite=", None)
 
 
+def test_a_reload_s_answers_on_their_way_are_said_stored_only_when_her_rating_of_that_pair_is(tab):
+    """The page asks draft_fate when the answers it kept were being submitted as it reloaded (rater audit R2): stored
+    when her latest ratings hold the pair the answers were for (its texts' digest as the browser makes it), else
+    lost; nothing to say, and nothing said, for no such answers or a session signed in as nobody."""
+    from evalkit.rating.queue import pair_view
+    from evalkit.store import open_db as _open
+    from evalkit.ui.rate import texts_digest
+
+    ui = tab.ui
+    s, _ = tab.sign_in("ann")
+    rated = s.pair_id
+    s = tab.h.submit(s, *tab.form())[ui.session]
+    db = _open(tab.db_path)
+    view = pair_view(db, rated)
+    db.conn.close()
+    digest = texts_digest(view.text_a, view.text_b)
+    assert tab.h.draft_fate(s, "zh:" + digest)[ui.status] == word("draft_stored", "zh")
+    assert tab.h.draft_fate(s, "en:" + digest)[ui.status] == word("draft_stored", "en")
+    assert tab.h.draft_fate(s, "zh:123")[ui.status].startswith(word("draft_lost", "zh", minutes=30)[:8])
+    for quiet in ((s, ""), (Session(), "zh:" + digest), (s, None)):
+        assert tab.h.draft_fate(*quiet)[ui.status] == {"__type__": "update"}
+    # the values the page's own hash gives (node, _TEXTS_HASH): a character beyond the BMP counts as two units there
+    assert texts_digest("", "") == "4446763975410778" and texts_digest("通知 😀", "b") == "7190245319585427"
+
+
 def test_the_app_stops_its_raters_once_a_look_settles_the_study(tmp_path):
     """A group-sequential study: the rating that lets a look settle it stores the decision (nobody reads the study),
     a rater whose pair was on screen then is told her answers were not needed, with nothing stored, and every rater's

@@ -750,6 +750,14 @@ def reveal(db, pair_id: str, tolerance: float = 0.1) -> Reveal | GoldReveal:
     )
 
 
+def latest_rated(db, rater: str, limit: int = 3) -> list[PairView]:
+    """The pairs this rater rated last (their texts as shown), newest first: the Rate tab tells a rater whose page was
+    reloaded while her rating was on its way whether it was stored."""
+    rows = db.execute("SELECT pair_id FROM ratings WHERE rater = ? AND kind = 'rating' GROUP BY pair_id "
+                      "ORDER BY MAX(id) DESC LIMIT ?", [rater, limit]).fetchall()
+    return [pair_view(db, r[0]) for r in rows]
+
+
 def current_rating(db, rater: str, pair_id: str) -> dict | None:
     """The rater's newest version of their rating of this pair (after corrections, blind or not): what Correct
     starts from. The version that counts is in the current_ratings view."""

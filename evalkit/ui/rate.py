@@ -28,8 +28,8 @@ from ..rating.limits import RateLimiter
 from ..rating.roster import code_from
 from ..rating.queue import (
     HOLD_MINUTES, AlreadyRated, PairTaken, Pending, RatingError, RatingInput, StudyClosed, TextMet, all_identical, keep_hold,
-    answers_from_row, correct_rating, current_rating, is_closed, is_counted, next_pair, pair_prompt, pair_view, progress,
-    rated_pairs, rating_counts, rater_reveal, refuse_met_text, results_seen, share_reached, skip_pair, study_decided,
+    answers_from_row, correct_rating, current_rating, is_closed, is_counted, latest_rated, next_pair, pair_prompt, pair_view,
+    progress, rated_pairs, rating_counts, rater_reveal, refuse_met_text, results_seen, share_reached, skip_pair, study_decided,
     submit_rating,
 )
 from ..task.criteria import CRITERIA
@@ -94,12 +94,32 @@ _RESTORE_DRAFT = ("(who, a, b, ...values) => { " + _TEXTS_HASH + " let d = null;
                   " if (d && d.who !== who) {"  # another rater's (or nobody's): never shown, and gone
                   f" try {{ localStorage.removeItem('{_DRAFT_KEY}'); }} catch (e) {{}} return values; }}"
                   # hers, on a pair no longer on her screen (its hold ran out, rater audit F11): said, then gone
-                  " if (d && a && b && d.pair !== hash(a + '\\u0000' + b)) { window.evalkitDraftLost = true;"
+                  # (its rating was on its way when the page reloaded, _SENDING: the server says whether it was stored)
+                  " if (d && a && b && d.pair !== hash(a + '\\u0000' + b)) {"
+                  " if (d.sent) window.evalkitDraftSent = d.pair; else window.evalkitDraftLost = true;"
                   f" try {{ localStorage.removeItem('{_DRAFT_KEY}'); }} catch (e) {{}} return values; }}"
                   " const fresh = values.every((v) => v === null || v === undefined || v === '');"
                   " if (!a || !b || !fresh || !d || d.pair !== hash(a + '\\u0000' + b) || !Array.isArray(d.values)"
                   " || d.values.length !== values.length) return values;"
                   " return d.values; }")
+
+
+def texts_digest(text_a: str, text_b: str) -> str:
+    """The digest _TEXTS_HASH gives a pair's two texts in the browser (cyrb53 over UTF-16 code units), so the server
+    can tell which of a rater's pairs the answers a browser kept were for."""
+    m32 = 0xFFFFFFFF
+
+    def imul(x: int, y: int) -> int:
+        return (x * y) & m32
+
+    units = (text_a + "\0" + text_b).encode("utf-16-le")
+    h1, h2 = 0xDEADBEEF, 0x41C6CE57
+    for i in range(0, len(units), 2):
+        c = units[i] | units[i + 1] << 8
+        h1, h2 = imul(h1 ^ c, 2654435761), imul(h2 ^ c, 1597334677)
+    h1 = imul(h1 ^ (h1 >> 16), 2246822507) ^ imul(h2 ^ (h2 >> 13), 3266489909)
+    h2 = imul(h2 ^ (h2 >> 16), 2246822507) ^ imul(h1 ^ (h1 >> 13), 3266489909)
+    return str(4294967296 * (2097151 & h2) + h1)
 
 
 def draft_owner(rater: str) -> str:
@@ -143,6 +163,12 @@ _SAY_DRAFT_LOST = (f"() => {{ let gone = null; try {{ gone = sessionStorage.getI
                    " if (!window.evalkitDraftLost) return {__type__: 'update'}; window.evalkitDraftLost = false;"
                    " return" + _either("draft_lost", minutes=HOLD_MINUTES) + "; }")
 _FORGET_DRAFT = f"() => {{ try {{ localStorage.removeItem('{_DRAFT_KEY}'); }} catch (e) {{}} }}"
+# After _RESTORE_DRAFT, for RateHandlers.draft_fate: the kept answers' pair when they were on their way (else ""), with
+# the language the page is about to switch to (_STORED_LANG), as "lang:digest".
+_SENT_DRAFT = ("() => { const d = window.evalkitDraftSent || ''; window.evalkitDraftSent = ''; if (!d) return '';"
+               f" let lang = null; try {{ lang = localStorage.getItem('{_LANG_KEY}'); }} catch (e) {{}}"
+               " if (lang !== 'en' && lang !== 'zh') lang = (document.querySelector('#lang input:checked') || {}).value;"
+               " return (lang === 'en' ? 'en' : 'zh') + ':' + d; }")
 
 # What sign-out leaves in the browser's store of the sealed code: not empty (Gradio's BrowserState would not write it),
 # never a sealed code (Sealer.open gives None, so the next visit shows the sign-in form).
@@ -159,7 +185,11 @@ _FORGET_INVITE_SIGNED_IN = ("() => { const who = document.querySelector('#rate-w
 # Browser-only, the moment Submit is pressed (before the server call): the form locks and Submit shows that it is
 # sending, so no answer can change while the submission is on its way (the stored answers come back with the reveal,
 # ui.locked_outputs). A refused submission unlocks it again, with Submit's own label back.
+# The answers kept unsent are marked as on their way: a reload before the reply cannot tell whether they were stored,
+# and used to say they were lost though the rating had been stored (rater audit 2026-12-05, R2; draft_fate asks).
 _SENDING = ("() => { const b = document.querySelector('#submit'); window.evalkitSubmitLabel = b ? b.innerText : '';"
+            f" try {{ const d = JSON.parse(localStorage.getItem('{_DRAFT_KEY}'));"
+            f" if (d) {{ d.sent = true; localStorage.setItem('{_DRAFT_KEY}', JSON.stringify(d)); }} }} catch (e) {{}}"
             " const en = (document.querySelector('#lang input:checked') || {}).value === 'en';"
             f" return [...Array({len(FORM_KEYS)}).fill({{__type__: 'update', interactive: false}}),"
             " {__type__: 'update', interactive: false, value: en ? 'Submitting…' : '提交中…'}]; }")
@@ -555,6 +585,24 @@ class RateHandlers:
             ui.submit_btn: update(value=word("save_correction", s.lang), visible=True, interactive=True),
             ui.correct_btn: update(visible=False)}  # Next pair leaves the stored version as it is
 
+    def draft_fate(self, s: Session, sent: str) -> dict:
+        """Page load: the answers this browser kept were for another pair, and on their way when the page reloaded
+        (sent: "lang:digest", _SENT_DRAFT). The status line says whether they were stored, which a rating of that
+        pair among her latest shows (else lost, as answers kept for a pair no longer hers). Quiet otherwise; the
+        session is left alone (she may be at work on the new pair meanwhile)."""
+        quiet = {self.ui.status: update()}
+        lang, _, digest = sent.partition(":") if isinstance(sent, str) else ("", "", "")
+        if not digest or s is None or not s.rater:
+            return quiet
+        try:
+            with connect(self.db_path) as db:
+                require_rater(db, s, self.app)
+                stored = any(texts_digest(v.text_a, v.text_b) == digest for v in latest_rated(db, s.rater))
+        except EvalkitError:
+            return quiet
+        return {self.ui.status: word("draft_stored" if stored else "draft_lost", "en" if lang == "en" else "zh",
+                                     minutes=HOLD_MINUTES)}
+
     def still_here(self, s: Session) -> None:
         """The page's sign of life while the rater works on a pair (keys.py: after her own input, at most every few
         minutes): her hold on it is renewed, so a pair she takes longer than HOLD_MINUTES over does not go to
@@ -652,8 +700,11 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
         """After a page load's sign-in: the answers this browser kept for the pair now shown (_RESTORE_DRAFT), then
         Submit as those answers allow. Before the stored language is switched to, which relabels the form with
         the values it then holds."""
-        return watched(event).then(None, [ui.draft_owner, ui.text_a, ui.text_b, *ui.form], ui.form, js=_RESTORE_DRAFT
-                          ).then(None, None, ui.status, js=_SAY_DRAFT_LOST).then(None, answers, ui.submit_btn, js=_READY)
+        restored = watched(event).then(None, [ui.draft_owner, ui.text_a, ui.text_b, *ui.form], ui.form,
+                                       js=_RESTORE_DRAFT)
+        restored.then(None, None, ui.draft_sent, js=_SENT_DRAFT).then(
+            h.draft_fate, [ui.session, ui.draft_sent], ui.status, api_visibility="private", show_progress="hidden")
+        return restored.then(None, None, ui.status, js=_SAY_DRAFT_LOST).then(None, answers, ui.submit_btn, js=_READY)
 
     if space:  # the OAuth round trip reloads the page: sign in from the profile on every load
         restore(refusal_said(demo.load(gradio_hints(h.sign_in_space), [ui.session], out, api_name="sign_in",

@@ -171,6 +171,9 @@ WORDS: dict[str, dict[str, str]] = {
     "answered": {"zh": "已答 {n} / {total}", "en": "{n} / {total} answered"},
     "answered_goto": {"zh": "：跳到第一道未答题", "en": ": go to the first open question"},
     "done": {"zh": "**你的评分任务已全部完成，谢谢！**", "en": "**No pairs left for you.** Thank you!"},
+    "draft_stored": {"zh": "页面重新加载时，你对上一对的评分已送达并保存，进度已计入。",
+                     "en": "Your rating of the previous pair reached the server before the page reloaded and is "
+                           "stored: your progress counts it."},
     "draft_lost": {"zh": "你上次在另一对上填写但未提交的答案没有保存：那一对已不在你的屏幕上（超过 {minutes} 分钟的一对可能已交给其他评分者）。",
                    "en": "The answers you gave on another pair without submitting were not kept: that pair is no "
                          "longer on your screen (after {minutes} minutes a pair may go to another rater)."},
