@@ -795,3 +795,28 @@ def test_a_sign_out_signs_out_every_tab_of_the_browser(cfg, pool_db):
             expect(two.locator("#rate-who")).to_contain_text("ann")
         finally:
             browser.close()
+
+
+def test_the_language_switch_never_says_an_old_status_over_a_refusal(cfg, pool_db):
+    """Rater audit (2026-12-05) R5: a rater skipped a pair ("Skipped; the reason is stored."), pressed Skip on the next
+    without a reason (refused, said on the status line), then switched language: the line said again that the skip
+    was stored, over the pair she had not skipped, and the refusal was gone. The switch says the session's words again
+    only while the line still shows them."""
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        first = shown_texts(page)
+        page.get_by_text(word("skip_box", "zh")).click()
+        page.locator("#skip-reason").locator("textarea, input").first.fill("两则输出都是空的")
+        page.click("#skip")
+        next_texts(page, first)
+        status = page.locator("#rate-status")
+        expect(status).to_contain_text(word("skipped", "zh"))
+        page.locator("#lang input[value='en']").click()  # the session's words, said again in English
+        expect(status).to_contain_text(word("skipped", "en"))
+        page.get_by_text(word("skip_box", "en")).click()
+        page.click("#skip")  # no reason: refused
+        expect(status).to_contain_text("a skip needs a reason")
+        page.locator("#lang input[value='zh']").click()
+        expect(page.locator("#submit")).to_have_text(word("submit", "zh"))  # the switch has arrived, in one reply
+        expect(status).to_contain_text("a skip needs a reason")
+        assert word("skipped", "zh") not in status.inner_text()

@@ -487,6 +487,19 @@ def test_the_status_line_follows_the_language_switch(tab):
     assert out[ui2.status] == word("welcome", "en", name="bea", code=code)
 
 
+
+def test_the_switch_says_the_session_s_words_again_only_while_the_line_shows_them(tab):
+    """Rater audit R5: a refusal written over the status line since (the page writes it, the session cannot) stays;
+    the session forgets its words then, so no later switch brings them back over the pair."""
+    ui = tab.ui
+    s, _ = tab.sign_in("ann")
+    s = tab.h.skip(s, "两则输出都是空的")[ui.session]
+    assert tab.h.switch_language(s, "en", word("skipped", "zh"))[ui.status] == word("skipped", "en")
+    out = tab.h.switch_language(s, "en", "跳过需要说明原因。（a skip needs a reason）")
+    assert ui.status not in out
+    assert ui.status not in tab.h.switch_language(out[ui.session], "zh")
+
+
 def test_my_code_shows_the_personal_code_again_and_never_a_revoked_one(tab):
     """The welcome that shows a new code is soon replaced; "My code" says it again, to its own session only, and not
     once the code is revoked."""

@@ -470,12 +470,17 @@ class RateHandlers:
         return {self.ui.session: replace(s, said=status), self.ui.status: say(status, s.lang)}
 
     @friendly
-    def switch_language(self, s: Session, lang: str) -> dict:
+    def switch_language(self, s: Session, lang: str, on_screen=None) -> dict:
         """Every label in the chosen language; the answers on screen stay as they are: the form's fields get labels
         only, never values, so an answer given while the switch is on its way is kept (and a client's form is never
-        sent back to it)."""
+        sent back to it). The status line is said again in the new language only while it still says what the
+        session said (on_screen: the line as the page shows it; None: not sent)."""
         ui = self.ui
         lang = "en" if lang == "en" else "zh"
+        # A refusal (or the page's own words) written over the line since is not the session's to replace: a skip
+        # refused for want of a reason, then the switch, said "Skipped; the reason is stored." over the pair she had
+        # not skipped (rater audit 2026-12-05, R5)
+        s = s if on_screen is None or str(on_screen).strip() == say(s.said, s.lang).strip() else replace(s, said=())
         with connect(self.db_path) as db:
             prompt_id = pair_prompt(db, s.pair_id)
             prompt = self.shown_prompt(pair_view(db, s.pair_id)) if prompt_id else self.default_prompt
@@ -747,8 +752,8 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     refusal_said(ui.skip_btn.click(h.skip, [ui.session, ui.skip_reason], ui.pair_outputs, api_name="skip",
                                    postprocess=False, **on)  # the form is unlocked
                  ).success(None, None, None, js=_FORGET_DRAFT)
-    refusal_said(ui.lang.change(h.switch_language, [ui.session, ui.lang], ui.language_outputs, api_name="language",
-                                preprocess=False, postprocess=False, **on))
+    refusal_said(ui.lang.change(h.switch_language, [ui.session, ui.lang, ui.status], ui.language_outputs,
+                                api_name="language", preprocess=False, postprocess=False, **on))
     ui.lang.input(None, [ui.lang], None, js=_KEEP_LANG)  # the rater's own choice only
     # .input fires on the rater's own clicks only; the handlers above set the button for programmatic resets
     gr.on([c.input for c in answers], None, answers, ui.submit_btn, js=_READY, api_visibility="private")
