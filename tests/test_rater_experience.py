@@ -171,9 +171,9 @@ def test_an_answer_given_while_the_language_switch_is_on_its_way_is_kept(cfg, po
 
     switch = RateHandlers.switch_language
 
-    def slow(self, s, lang):
+    def slow(self, s, lang, *status):  # (the status line as shown, since the switch reads it)
         time.sleep(2)
-        return switch(self, s, lang)
+        return switch(self, s, lang, *status)
 
     monkeypatch.setattr(RateHandlers, "switch_language", slow)
     with served(cfg, pool_db) as url, chromium_page() as page:
