@@ -156,7 +156,7 @@ def test_pool_seeds_are_secret_stored_kept_on_resume_and_never_sent(tiny_models,
             raw = Raw(url)
             sent.append(json.dumps(raw.call("sign_in", [None, *who]), ensure_ascii=False))
             for fn, data in (("submit", [None, *answers()]), ("correct", [None]), ("next_pair", [None]),
-                             ("skip", [None, "why"]), ("results", [None]), ("language", [None, "en"])):
+                             ("skip", [None, "why"]), ("results", [None]), ("language", [None, "en", None])):
                 sent.append(json.dumps(raw.call(fn, data), ensure_ascii=False))
     assert any("Verdict" in t for t in sent)  # the organiser's Results were among them
     for text in sent:
@@ -680,12 +680,14 @@ def test_text_that_is_not_valid_unicode_gets_an_answer_not_a_broken_stream(tiny_
     answers). Live material with one got an internal TypeError as its message."""
     with served(config(tiny_models, tmp_path), pool_db) as url:
         raw = Raw(url)
-        msg = raw.call("language", [None, "en"])
+        msg = raw.call("language", [None, "en", None])  # the session, the language, the status line as shown
         assert msg["success"], Raw.error(msg)
         fields = [o for o in msg["output"]["data"] if isinstance(o, dict) and "choices" in o]
         assert fields and not any("value" in o for o in fields)  # labels only, never a value
-        odd = raw.call("language", [None, "en\ud800"])  # not a language evalkit has: Chinese, not a broken stream
+        odd = raw.call("language", [None, "en\ud800", None])  # not a language evalkit has: Chinese, not a broken stream
         assert odd["success"] and "提交" in json.dumps(odd["output"]["data"], ensure_ascii=False), Raw.error(odd)
+        odd = raw.call("language", [None, "en", "\ud800"])  # nor a status line with one
+        assert odd["success"], Raw.error(odd)
         err = Raw.error(raw.call("live", [None, "writing-01", "维护通知\ud800"]))
         assert "not valid text at position 4" in err and "TypeError" not in err
 
