@@ -835,3 +835,36 @@ def test_once_a_decision_closes_the_study_a_second_name_that_reads_a_reveal_cann
             two.submit(preference="B")
         assert len(rows(pool_db, "SELECT * FROM ratings")) == 1  # only name one's rating, from before the decision
         assert "本研究已得出结论" in two.call("/next_pair")["done"]
+
+
+def test_an_organiser_s_results_name_a_rater_who_holds_a_pair_for_hours(cfg, pool_db):
+    """Attacker audit, 2026-12-05: one name can keep a pair on screen for good by signs of work every 29 minutes, and
+    the decision counts pairs complete at the head of the queue's order, so a pair held there stalls the decision;
+    revoking the name is the remedy, and nothing told the organiser whom to revoke. Her Results now name a rater who
+    has held a pair for over LONG_HOLD_HOURS (never a rater's: who holds what is the organiser's), and a revoke ends it."""
+    import sqlite3
+    from datetime import datetime, timedelta, timezone
+
+    from evalkit.rating.queue import LONG_HOLD_HOURS
+
+    db = open_db(pool_db)
+    code = raters.add(db, "olga", organiser=True).code
+    db.conn.close()
+    with served(cfg, pool_db) as url:
+        ann = Tab(url)
+        ann.sign_in("ann")  # a pair on her screen: her hold
+        olga = Tab(url)
+        olga.call("/sign_in", "", "", code)
+        assert "被长时间占用" not in olga.call("/results")["counts"]  # a hold of minutes is a rater at work
+        now = datetime.now(timezone.utc)
+        with sqlite3.connect(pool_db) as con:  # her page has renewed the hold since it was shown, hours ago
+            con.execute("UPDATE assignments SET shown_at = ?, alive_at = ? WHERE rater = 'ann'",
+                        [(now - timedelta(hours=LONG_HOLD_HOURS + 1)).isoformat(timespec="milliseconds"),
+                         now.isoformat(timespec="milliseconds")])
+        counts = olga.call("/results")["counts"]
+        assert "**⚠️ 有评分对被长时间占用。** ann (" in counts and "`evalkit raters revoke 名字`" in counts
+        assert "被长时间占用" not in ann.call("/results")["counts"]
+        db = open_db(pool_db)
+        raters.revoke(db, "ann")
+        db.conn.close()
+        assert "被长时间占用" not in olga.call("/results")["counts"]

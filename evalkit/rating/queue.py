@@ -286,6 +286,25 @@ def shown_texts_of_open_pairs(db, rater: str, ratings_per_pair: int) -> bool:
     return False
 
 
+# A hold kept longer than this by signs of work is no rater at work on one pair (a rating takes minutes): the decision
+# sample is the head of the queue's order, so a pair held there for good stalls the decision (attacker audit, 2026-12-05)
+LONG_HOLD_HOURS = 2.0
+
+
+def long_holds(db, hours: float = LONG_HOLD_HOURS) -> list[tuple[str, str]]:
+    """The raters still holding a pair of the served study they were shown over `hours` ago, unrated and open (kept by
+    signs of work all along: a hold that lapses and is served again starts anew), with the oldest such showing: what
+    the organiser's Results name, since revoking the name is the remedy."""
+    old = (datetime.now(timezone.utc) - timedelta(hours=hours)).isoformat(timespec="milliseconds")
+    return [(r[0], r[1]) for r in db.execute(
+        f"""SELECT a.rater, MIN(a.shown_at) FROM assignments a JOIN pairs p ON p.id = a.pair_id
+            WHERE {_LATEST_STUDY} AND {_HELD} AND a.shown_at <= :old
+              AND NOT EXISTS (SELECT 1 FROM ratings r WHERE r.pair_id = a.pair_id AND r.rater = a.rater)
+              AND a.pair_id NOT IN (SELECT pair_id FROM closed_pairs)
+              AND a.rater NOT IN (SELECT name FROM raters WHERE revoked_at IS NOT NULL)
+            GROUP BY a.rater ORDER BY MIN(a.shown_at)""", {"since": _since(), "old": old})]
+
+
 def keep_hold(db, rater: str, pair_id: str) -> bool:
     """The page's sign that this rater is still at work on the pair she holds: the hold counts from now (a hold that
     ran out is not renewed: the pair may be another's). Returns whether it was renewed."""
