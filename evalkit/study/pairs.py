@@ -285,7 +285,12 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
 
     # a bad gate file is refused before the database is opened: opening it would create a new, empty one
     gate = gate_snapshot(cfg.gate_file or None) if resume is None else None
-    # and so is a pair the pool cannot use (organiser audit: a draft `evalkit check` does not approve left a new,
+    # a --resume whose database does not exist is refused before the models load (check_compat)
+    if resume is not None and not Path(db_path).exists():  # opening it would create a new, empty database
+        raise EvalkitError(f"--resume {resume}: database {db_path} does not exist, so it holds no pool to finish; "
+                           "nothing was written", "pass the --db the stopped `evalkit generate` used (its --resume "
+                           "line names the experiment in that database)")
+    # a pair the pool cannot use is refused before the database is opened too (organiser audit: a draft `evalkit check` does not approve left a new,
     # empty database behind, which later commands then read as a study's)
     compat = check_compat(cfg, progress)
     if not assisted_allowed(cfg, compat):
@@ -296,10 +301,6 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
             "set generation_path = 'assisted' and load_draft = true in the config" if not cfg.assisted_enabled else
             "fix what `evalkit check --config CONFIG` reports (the reasons above), then run generate again",
         )
-    if resume is not None and not Path(db_path).exists():  # opening it would create a new, empty database
-        raise EvalkitError(f"--resume {resume}: database {db_path} does not exist, so it holds no pool to finish; "
-                           "nothing was written", "pass the --db the stopped `evalkit generate` used (its --resume "
-                           "line names the experiment in that database)")
     unfinished: dict[int, int] = {}
     db = open_db(db_path)
     try:
