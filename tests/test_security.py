@@ -623,6 +623,39 @@ def test_a_rater_s_results_name_no_other_rater_and_count_only_the_shown_study(ti
         assert {r[0]: r[1] for r in rows_shown} == {"all": sum(per_study["second"].values()), **per_study["second"]}
 
 
+def test_a_rater_sharing_a_study_with_one_other_never_reads_the_other_s_pace_from_the_pooled_figures(tiny_models,
+                                                                                                       tmp_path):
+    """With two raters, the time-on-task table's pooled row less her own was the other rater's row (her count of
+    too-fast ratings), and the verdict's note on too-fast ratings said how many, from how many raters. A rater who
+    shares the study with fewer than two others sees her own row alone and no such note; an organiser sees both."""
+    from evalkit.study.synthetic import SyntheticStudy, build_study
+
+    path = tmp_path / "app.db"
+    db = open_db(path)
+    build_study(db, SyntheticStudy(pairs=8, raters_per_pair=2, raters=2))
+    names = sorted(r for (r,) in db.execute("SELECT DISTINCT rater FROM current_ratings"))
+    assert len(names) == 2, names
+    me, other = names
+    with db.conn:  # the other rater rated every pair in 2 s (the floor is 10 s); she took her time
+        db.execute("UPDATE ratings SET seconds_on_task = 2 WHERE rater = ?", (other,))
+        db.execute("UPDATE ratings SET seconds_on_task = 60 WHERE rater = ?", (me,))
+    code, boss = raters.add(db, me).code, raters.add(db, "olga", organiser=True).code
+    db.conn.close()
+    with served(config(tiny_models, tmp_path), path) as url:
+        tab = Tab(url)
+        tab.call("/sign_in", "", "", code)
+        out = tab.call("/results")
+        assert "study 'main'" in out["verdict"]
+        rows_shown = out[TABLES["time_on_task"]]["data"]
+        assert [r[0] for r in rows_shown] == [me], rows_shown
+        assert "timed ratings took under" not in out["verdict"], out["verdict"]
+        olga = Tab(url)
+        olga.call("/sign_in", "", "", boss)
+        seen = olga.call("/results")
+        assert {r[0] for r in seen[TABLES["time_on_task"]]["data"]} == {"all", me, other}
+        assert "timed ratings took under" in seen["verdict"], seen["verdict"]
+
+
 def test_raters_arriving_at_once_get_different_pairs(tiny_models, tmp_path, pool_db):
     cfg = config(tiny_models, tmp_path, ratings_per_pair=1)
     with served(cfg, pool_db) as url:

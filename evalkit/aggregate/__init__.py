@@ -51,6 +51,9 @@ class Aggregate:
     frozen: FrozenDecision | None = None  # the stored decision, once the planned sample completed
     after: Verdict | None = None  # once decided: the same analysis on the data as it is now, shown apart
     speed_now: Speed | None = None  # the speed figure as it is now (`speed` is the decision's once one is frozen)
+    # the notes drawn from single raters' figures (time on task, gold check), a subset of `notes`: a rater among
+    # fewer than three would read the other's from them, less her own (ui.results withholds them then)
+    personal: list[str] = field(default_factory=list)
 
     @property
     def interim(self) -> bool:
@@ -121,7 +124,8 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
     if frozen is not None:  # the decision's set, frozen at completion; a later gold answer does not move it
         excluded = frozen.excluded
         gold_table = gold_table.assign(excluded=gold_table["rater"].isin(excluded))
-    notes += _gold_notes(gold_table, min_gold, ratings, excluded, frozen=frozen is not None)
+    personal = _gold_notes(gold_table, min_gold, ratings, excluded, frozen=frozen is not None)
+    notes += personal
     current = ratings
     if excluded and len(ratings):  # before any table: what the verdict rests on, every table shows
         ratings = ratings.without_raters(excluded)
@@ -241,6 +245,7 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
     pace = time_on_task(db, floor, study_id=sid)  # this study's ratings, as every other table here
     if pace_note := note(pace, floor):
         notes.append(pace_note)
+        personal.append(pace_note)
     tables = {
         "pass_rates": pass_rates(ratings, confidence),
         "paired_differences": paired_differences(ratings, confidence, resamples,
@@ -269,7 +274,7 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
         notes.insert(0, f"this is {chosen.label()}; `--study NAME` shows another ({others})")
     verdict.notes = notes
     return Aggregate(tables=tables, speed=speed, verdict=verdict, notes=notes, study=chosen, frozen=frozen, after=after,
-                     speed_now=speed_now)
+                     speed_now=speed_now, personal=personal)
 
 
 def _waiting_note(db, ratings: RatingData, values: dict) -> str | None:

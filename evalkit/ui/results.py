@@ -292,16 +292,39 @@ def may_see_aggregates(db, cfg: Config, session: Session | None) -> tuple[bool, 
                         cfg.app.max_ratings_per_rater)
 
 
+def few_others(agg, session: Session) -> bool:
+    """Whether a rater shares the shown study with fewer than two other raters: the pooled figures less her own are
+    then one other rater's (her count of too-fast ratings, her gold check). Never for an organiser, who sees them all."""
+    from ..rating.pace import ALL
+
+    if session.organiser:
+        return False
+    names = set(agg.tables["time_on_task"]["rater"]) - {ALL, session.rater}
+    return len(names) < 2
+
+
 def time_on_task_shown(agg, session: Session):
     """The time-on-task table as the tab shows it (the aggregate's: the shown study's ratings, the floor of its stored
     config). An organiser sees every rater's row; a rater the pooled row and her own, never another rater's name,
-    count or pace (the report pseudonymises them)."""
+    count or pace (the report pseudonymises them), and her own alone while the pooled row, less hers, would be
+    one other rater's (few_others)."""
     from ..rating.pace import ALL
 
     table = agg.tables["time_on_task"]
     if session.organiser:
         return table
-    return table[table["rater"].isin([ALL, session.rater])].reset_index(drop=True)
+    keep = [session.rater] if few_others(agg, session) else [ALL, session.rater]
+    return table[table["rater"].isin(keep)].reset_index(drop=True)
+
+
+def notes_shown(agg, session: Session):
+    """The aggregate as the verdict shows it to this reader: without the notes drawn from single raters' figures
+    where, less her own, they would be one other rater's (few_others)."""
+    from dataclasses import replace
+
+    if not agg.personal or not few_others(agg, session):
+        return agg
+    return replace(agg, notes=[n for n in agg.notes if n not in agg.personal])
 
 
 def sync_warning(db_path: Path, lang: str) -> str:
@@ -409,7 +432,7 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
             # hf_oauth_authorized_org, narrows who reaches it; evalkit cannot see those)
             open_space = word("space_open", lang) + "\n\n" if space and not has_allow_list(cfg.app) else ""
             warnings = sync_warning(db_path, lang) + open_space if s.organiser else ""
-            out[verdict_md] = warnings + uncounted + interim + verdict_markdown(agg, lang)
+            out[verdict_md] = warnings + uncounted + interim + verdict_markdown(notes_shown(agg, s), lang)
         out |= {full: gr.update(visible=True)}
         out |= {plots[k]: figs[k] for k in PLOTS}
         out |= {tables[k]: headed(titled(shown[k]).round(4), lang) for k in TABLES}  # criteria by title, never id
