@@ -211,6 +211,34 @@ def test_a_live_run_that_would_repeat_a_pooled_sample_is_withheld_while_it_strea
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM generations WHERE live = 1")[0]["n"] == 0
 
 
+def test_a_live_run_that_runs_on_past_a_whole_pooled_output_is_withheld(tiny_models, tmp_path, pool_db, monkeypatch):
+    """A pool made with a lower max_new_tokens holds outputs cut short: a live run with the same draws reproduces one
+    as its beginning and runs on past it. The guard held the stream only while it was still the beginning of a pooled
+    output, so once it ran past the end it showed the whole pooled output under its path's name, and stored it.
+    Here sample 0's outputs of writing-01 are cut to half their tokens in the pool (as a lower max_new_tokens would
+    have made them) and the live run draws sample 0's seed: both outputs must be withheld, nothing stored."""
+    import evalkit.ui.live as live
+
+    cfg = config(tiny_models, tmp_path, live_runs_per_hour=0)
+    seed = sample_seed(pool_db, "writing-01", 0)
+    gens = rows(pool_db, "SELECT DISTINCT g.id, g.token_ids, g.text FROM pairs p JOIN generations g ON g.id IN "
+                         "(p.a_generation_id, p.b_generation_id) WHERE p.prompt_id = 'writing-01' AND g.seed = ?", [seed])
+    assert gens and all(len(json.loads(g["token_ids"])) >= 4 for g in gens), gens
+    with sqlite3.connect(pool_db) as db:
+        db.executemany("UPDATE generations SET token_ids = ? WHERE id = ?",
+                       [[json.dumps(json.loads(g["token_ids"])[:len(json.loads(g["token_ids"])) // 2]), g["id"]]
+                        for g in gens])
+    monkeypatch.setattr(live, "live_seed", lambda: seed)
+    with served(cfg, pool_db) as url:
+        job = Tab(url).client.submit("writing-01", "", api_name="/live")
+        final = job.result()
+        streamed = [v for out in job.outputs() for v in out if isinstance(v, str)]
+    assert final[0] == live.WITHHELD and final[1] == live.WITHHELD, final[:2]
+    for g in gens:
+        assert not any(g["text"][:12] in s for s in streamed), "a pooled output's beginning streamed to the browser"
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM generations WHERE live = 1")[0]["n"] == 0
+
+
 def test_a_live_run_that_repeats_another_prompts_pooled_output_is_withheld(tiny_models, tmp_path, pool_db,
                                                                           monkeypatch):
     """A degenerate output can be the same text for two prompts: the guard holds every pooled output, not only

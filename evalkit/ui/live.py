@@ -6,7 +6,8 @@ It labels outputs with their path, so it must never show an output a rater can b
 live runs draw their seeds above the pool's (config.POOL_SEED_LIMIT), so they never repeat a pooled sample's
 random draws; a greedy pool's bundled prompts are refused (greedy would reproduce the rated outputs); and as a
 last guard the streamed text is held back while it is still the beginning of a pooled output (of any prompt:
-a degenerate output can repeat across prompts), and a run that ends equal to one is withheld and not stored.
+a degenerate output can repeat across prompts), and a run that ends equal to one, or begins with a whole one (a
+pool made with a lower max_new_tokens), is withheld and not stored.
 
 Who may use it (app.live_access): on a Space organisers by default, locally anyone; each browser session and
 each client address gets app.live_runs_per_hour runs."""
@@ -187,7 +188,9 @@ def _text_buffer(tokenizer, pooled: set[tuple[int, ...]] = frozenset()):
     """A Transformers streamer that collects the decoded text; the UI polls it (a failed run never blocks).
 
     `pooled`: the token ids of the pooled outputs. While the ids generated so far are still the
-    beginning of one of them, `text` stays empty: nothing that could become a rated output is shown."""
+    beginning of one of them, `text` stays empty: nothing that could become a rated output is shown. Once they
+    hold a whole pooled output as their beginning (a pool cut at a lower max_new_tokens, run on with the same
+    draws), it stays empty for good: the rest would show that output under its path's name."""
     from transformers import TextStreamer
 
     class TextBuffer(TextStreamer):
@@ -195,7 +198,8 @@ def _text_buffer(tokenizer, pooled: set[tuple[int, ...]] = frozenset()):
             super().__init__(tokenizer, skip_prompt=True, skip_special_tokens=True)
             self.parts: list[str] = []
             self.ids: list[int] = []
-            self.candidates = list(pooled)  # pooled outputs the live one still agrees with
+            self.candidates = [c for c in pooled if c]  # pooled outputs the live one still agrees with
+            self.covers = False  # a whole pooled output is the beginning of this one
             self.abandoned = False
 
         def put(self, value):
@@ -203,8 +207,9 @@ def _text_buffer(tokenizer, pooled: set[tuple[int, ...]] = frozenset()):
                 raise RunAbandoned("the Live run was left (its page closed or reloaded)")
             if not (self.skip_prompt and self.next_tokens_are_prompt):
                 self.ids += [int(t) for t in value.reshape(-1).tolist()]
-                n = len(self.ids)
-                self.candidates = [c for c in self.candidates if tuple(c[:n]) == tuple(self.ids)]
+                n, ids = len(self.ids), tuple(self.ids)
+                self.covers = self.covers or any(len(c) < n and ids[:len(c)] == tuple(c) for c in self.candidates)
+                self.candidates = [c for c in self.candidates if tuple(c[:n]) == ids]
             super().put(value)
 
         def on_finalized_text(self, text: str, stream_end: bool = False):
@@ -212,7 +217,7 @@ def _text_buffer(tokenizer, pooled: set[tuple[int, ...]] = frozenset()):
 
         @property
         def held(self) -> bool:
-            return bool(self.candidates)
+            return bool(self.candidates) or self.covers
 
         @property
         def text(self) -> str:
@@ -581,9 +586,13 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                 names = ", ".join(failed)
                 note += f" {names} failed, and the target then wrote alone: see below · {names} 失败，见下。"
 
-            # The last guard: a run that ended as exactly a pooled output is withheld and not stored.
+            # The last guard: a run that ended as exactly a pooled output, or that begins with a whole one (a pool cut
+            # at a lower max_new_tokens), is withheld and not stored.
+            lengths = sorted({len(p) for p in pooled if p})
+
             def withheld(r: GenerationRecord) -> bool:  # a failed record has no tokens and nothing to show
-                return bool(r.token_ids) and tuple(r.token_ids) in pooled
+                ids = tuple(r.token_ids or ())
+                return bool(ids) and any(ids[:k] in pooled for k in lengths if k <= len(ids))
 
             shown = [r for r in records if not withheld(r)]  # a fallback still follows its failed record
             for r, box in zip(records, box_of):
