@@ -146,3 +146,44 @@ def test_ctrl_c_before_the_first_sample_leaves_nothing(make_config, tmp_path, mo
     said.clear()
     build_pool(cfg, db, samples=1, progress=False, echo=said.append)
     assert not any("unfinished" in s for s in said), said
+
+
+def test_a_later_pool_makes_no_pair_of_a_text_whose_sides_a_closed_pair_revealed(make_config, tmp_path, monkeypatch):
+    """A pair's reveal tells its raters which path wrote each text, and the Results show closed pairs by path. A copy
+    of those texts in a pool made afterwards (greedy decoding repeats a prompt's outputs in every pool; here the later
+    pool's seed is the earlier sample's) never held that reveal back, and the met-text rule keeps a rater from it only
+    under the name she rated with: a person with a second name could rate it knowing its sides, counted. Such copies
+    are now stored as outputs but not made into pairs, and generate says so; a copy of a pair still open is kept (its
+    reveal waits for the copy, rating.queue.open_copies)."""
+    import evalkit.study.pairs as pairs_mod
+    from evalkit.config import load_config
+    from evalkit.study.pairs import build_pool
+
+    # every pool's first sample gets seed 500, as a greedy pool's every sample gets the same draws
+    monkeypatch.setattr(pairs_mod, "_draw_sample_seed", lambda _db, _cfg, first, _samples: 500 - first)
+    cfg = load_config(make_config(**{"decoding.mode": "sample", "pool.prompts": ["writing-01", "writing-02"]}))
+    prompts = cfg.pool.prompts
+    db = tmp_path / "pool.db"
+    first = build_pool(cfg, db, samples=1, progress=False, echo=lambda *_: None)
+    pairs1 = dict(_rows(db, "SELECT prompt_id, id FROM pairs WHERE experiment_id = ? AND kind = 'study'",
+                        [first.experiment_id]))
+    texts = {pid: set(t for (t,) in _rows(db, "SELECT g.text FROM pairs p JOIN generations g ON g.id IN "
+                                              "(p.a_generation_id, p.b_generation_id) WHERE p.id = ?", [pair]))
+             for pid, pair in pairs1.items()}
+    assert set(pairs1) == set(prompts) and all(len(t) == 2 for t in texts.values()), texts  # outputs differ
+    con = sqlite3.connect(str(db))
+    with con:  # writing-01's pair was rated and closed (its reveal shown); writing-02's is still open
+        con.execute("INSERT INTO closed_pairs (pair_id, closed_at) VALUES (?, '2026-12-05T00:00:00+00:00')",
+                    [pairs1["writing-01"]])
+    con.close()
+
+    said = []
+    later = build_pool(cfg, db, samples=1, progress=False, echo=said.append)
+    new = _rows(db, "SELECT p.prompt_id, g.text FROM pairs p JOIN generations g ON g.id IN "
+                    "(p.a_generation_id, p.b_generation_id) WHERE p.experiment_id = ? AND p.kind = 'study'",
+                [later.experiment_id])
+    stored = {t for (t,) in _rows(db, "SELECT text FROM generations WHERE experiment_id = ?", [later.experiment_id])}
+    assert texts["writing-01"] <= stored and texts["writing-02"] <= stored  # the same draws: the same texts
+    assert {p for p, _ in new} == {"writing-02"}, new  # the closed pair's copy is not a pair; the open one's is
+    assert later.pairs == 1
+    assert any("1 pair(s) of this pool repeat a text of a pair already closed" in line for line in said), said

@@ -169,3 +169,20 @@ def insert_shard_items(db, items: list[dict]) -> int:
                     p[col] = new_ids[p[col]]
                 db["pairs"].insert(p)
     return len(items)
+
+
+def delete_unserved_pairs(db, experiment_id: int, pair_ids: list[str]) -> int:
+    """Delete these pairs of the experiment, each only while nothing refers to it (no queue rank yet, never shown, never
+    rated), in one write transaction; their generations stay. Returns how many were deleted (study.pairs.
+    drop_revealed_copies)."""
+    deleted = 0
+    with write_transaction(db):
+        for i in range(0, len(pair_ids), 400):
+            chunk = list(pair_ids[i:i + 400])
+            deleted += db.conn.execute(
+                f"""DELETE FROM pairs WHERE experiment_id = ? AND id IN ({','.join('?' * len(chunk))})
+                    AND queue_rank IS NULL
+                    AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.pair_id = pairs.id)
+                    AND NOT EXISTS (SELECT 1 FROM ratings r WHERE r.pair_id = pairs.id)""",
+                [experiment_id, *chunk]).rowcount
+    return deleted

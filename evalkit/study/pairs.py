@@ -540,6 +540,11 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
         db = open_db(db_path, migrate_schema=False)
         try:
             merge_shards(db, db_path, exp_id)
+            if dropped := drop_revealed_copies(db, exp_id):
+                echo(f"{dropped} pair(s) of this pool repeat a text of a pair already closed (greedy decoding repeats "
+                     "a prompt's outputs): its reveal and the Results told which path wrote it, and a person with a "
+                     "second name could rate the copy knowing its sides, so their outputs are stored but not made "
+                     'into pairs (for new texts: decoding.mode = "sample", or more prompts)')
             result.pairs = db.execute("SELECT COUNT(*) FROM pairs WHERE experiment_id = ? AND kind = 'study'",
                                       [exp_id]).fetchone()[0]
             # gold pairs per study pair a rater sees: identical pairs are decided without raters
@@ -692,6 +697,26 @@ def texts_on_both_paths(db, experiment_id: int | None = None) -> list[RepeatedTe
             GROUP BY g.prompt_id, g.text HAVING COUNT(DISTINCT g.path) > 1 AND COUNT(DISTINCT p.id) > 1
             ORDER BY g.prompt_id""", {"e": experiment_id}).fetchall()
     return [RepeatedText(*r) for r in rows]
+
+
+def drop_revealed_copies(db, experiment_id: int) -> int:
+    """Remove the study pairs of this pool, not served yet, that hold a text of a closed study pair of another pool
+    (greedy decoding repeats a prompt's outputs in every pool); returns how many. A closed pair's reveal has told its
+    raters which path wrote each text, and the Results show it by path: the met-text rule keeps those raters from its
+    copies only under the names they rated with, and a copy made after the pair closed never held its reveal back
+    (open_copies), so a person with a second name could rate it knowing its sides, counted. The outputs stay stored
+    (generations); the pairs go before the queue's order is drawn, in one transaction, while nothing refers to them."""
+    from ..store.pool import delete_unserved_pairs
+
+    study = "p.kind = 'study' AND NOT " + IDENTICAL.format(p="p.")
+    ids = [r[0] for r in db.execute(
+        f"""SELECT DISTINCT p.id FROM pairs p JOIN generations g ON g.id IN (p.a_generation_id, p.b_generation_id)
+            WHERE p.experiment_id = :e AND {study} AND p.queue_rank IS NULL
+              AND g.text IN (SELECT g2.text FROM closed_pairs c JOIN pairs q ON q.id = c.pair_id
+                             JOIN generations g2 ON g2.id IN (q.a_generation_id, q.b_generation_id)
+                             WHERE q.kind = 'study' AND q.experiment_id != :e)""",
+        {"e": experiment_id}).fetchall()]
+    return delete_unserved_pairs(db, experiment_id, ids)
 
 
 def pairs_sharing_a_text(db, experiment_id: int) -> int:
