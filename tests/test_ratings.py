@@ -398,6 +398,43 @@ def test_generate_says_when_repeated_texts_leave_the_planned_roster_short_of_the
     assert "at most 20 ratings" in enough and "cannot reach" not in enough
 
 
+def test_signs_of_work_keep_a_pair_for_hours_at_most_then_it_goes_to_the_other_raters(db):
+    """Attacker audit, 2026-12-05: signs of work every 29 minutes kept one pair on a name's screen for good, and the
+    decision counts pairs complete at the head of the queue's order, so that pair stalled it. Signs of work now renew a
+    hold for HOLD_CAP_HOURS from its showing at most; a name that kept a pair so and let it go is not served it again
+    (it goes to the others), and the organisers' long-hold line names her. A pair shown hours ago but held briefly is
+    served to her again as before."""
+    from datetime import datetime, timedelta, timezone
+
+    from evalkit.rating.queue import HOLD_CAP_HOURS, HOLD_MINUTES, keep_hold, long_holds
+
+    def ago(minutes):
+        return (datetime.now(timezone.utc) - timedelta(minutes=minutes)).isoformat(timespec="milliseconds")
+
+    def times(rater, pair, shown, alive):
+        db.conn.execute("UPDATE assignments SET shown_at = ?, alive_at = ? WHERE rater = ? AND pair_id = ?",
+                        [ago(shown), ago(alive), rater, pair])
+        db.conn.commit()
+
+    cap = HOLD_CAP_HOURS * 60
+    make_pool(db, n=3)
+    pair = next_pair(db, "mallory", 1).pair_id
+    times("mallory", pair, cap + 1, 2)  # shown over the cap ago, renewed all along
+    assert not keep_hold(db, "mallory", pair)  # signs of work renew it no more
+    assert next_pair(db, "mallory", 1).pair_id == pair  # the hold runs its course
+    assert next_pair(db, "bob", 1).pair_id != pair  # still hers meanwhile
+    times("mallory", pair, cap + HOLD_MINUTES + 1, HOLD_MINUTES + 1)  # ran out, never rated
+    assert next_pair(db, "mallory", 1).pair_id != pair  # never hers again
+    assert next_pair(db, "carol", 1).pair_id == pair  # the others': the head of the order moves on
+    assert [r for r, _ in long_holds(db)] == ["mallory"]
+
+    make_pool(db, n=1)
+    brief = next_pair(db, "dan", 1).pair_id
+    assert brief not in (pair,)
+    times("dan", brief, cap + 60, cap + 50)  # shown hours ago, left after ten minutes
+    assert next_pair(db, "dan", 1).pair_id == brief  # served again, as any lapsed hold is
+
+
 def test_a_hold_renewed_by_the_page_keeps_the_pair_while_the_rater_works_on_it(db):
     """A hold counted from the pair's first showing only, so a rater who took more than its 30 minutes over a pair
     found it given to another rater and her answers lost. The page's sign of life (after her own input) renews it;

@@ -158,6 +158,14 @@ _READY = "(p.queue_rank IS NOT NULL OR (SELECT queue_seed FROM experiments WHERE
 # the page's latest sign that she is still at work on it (keep_hold).
 HOLD_MINUTES = 30
 _HELD = "COALESCE(a.alive_at, a.shown_at) > :since"
+# Signs of work renew a hold for at most this long from its showing (keep_hold): a rating takes minutes, and one pair
+# kept for good at the head of the queue's order stalls the decision, whose sample is that head (attacker audit,
+# 2026-12-05). A rater who kept a pair by signs of work to within a hold of the cap, and let it go without rating it,
+# is not served it again: it goes to the others (her organisers see her name: long_holds).
+HOLD_CAP_HOURS = 2.0
+_KEPT_TO_CAP = f"""(SELECT pair_id FROM assignments WHERE rater = :rater AND alive_at IS NOT NULL
+    AND julianday(alive_at) - julianday(shown_at) >= {(HOLD_CAP_HOURS * 60 - HOLD_MINUTES) / 1440!r}
+    AND julianday('now') - julianday(alive_at) >= {HOLD_MINUTES / 1440!r})"""
 
 # A pair holding a text of a pair this rater rated is not hers to meet: greedy decoding gives every sample of a prompt
 # the same two texts (in half precision they can differ between the paths, alike in every sample), and the reveal of
@@ -177,7 +185,7 @@ _OPEN = f"""
     LEFT JOIN (SELECT pair_id, COUNT(*) AS n FROM current_ratings GROUP BY pair_id) c ON c.pair_id = p.id
     WHERE COALESCE(c.n, 0) < {_P_QUOTA} AND p.id NOT IN (SELECT pair_id FROM ratings WHERE rater = :rater)
       AND {_LATEST_STUDY} AND {_READY}
-      AND p.id NOT IN (SELECT pair_id FROM closed_pairs)
+      AND p.id NOT IN (SELECT pair_id FROM closed_pairs) AND p.id NOT IN {_KEPT_TO_CAP}
       AND NOT {_IDENTICAL} AND NOT {_MET_TEXT.format(p="p.")}"""
 
 # A hold takes a pair only from a rater whose rating could fill its quota: not an organiser whose ratings in the
@@ -202,6 +210,7 @@ _STILL_FREE = f"""
          + (SELECT COUNT(*) FROM assignments a WHERE a.pair_id = :pair AND a.rater != :rater AND {_HELD}
               AND {_HOLD_COUNTS} AND NOT EXISTS (SELECT 1 FROM ratings r WHERE r.pair_id = a.pair_id AND r.rater = a.rater)) < {_PAIR_QUOTA}
        AND NOT EXISTS (SELECT 1 FROM ratings WHERE rater = :rater AND pair_id = :pair)
+       AND :pair NOT IN {_KEPT_TO_CAP}
        AND NOT (SELECT {_MET_TEXT.format(p="")} FROM pairs WHERE id = :pair)"""
 
 
@@ -288,21 +297,25 @@ def shown_texts_of_open_pairs(db, rater: str, ratings_per_pair: int) -> bool:
 
 # A hold kept longer than this by signs of work is no rater at work on one pair (a rating takes minutes): the decision
 # sample is the head of the queue's order, so a pair held there for good stalls the decision (attacker audit, 2026-12-05)
-LONG_HOLD_HOURS = 2.0
+LONG_HOLD_HOURS = HOLD_CAP_HOURS
 
 
 def long_holds(db, hours: float = LONG_HOLD_HOURS) -> list[tuple[str, str]]:
-    """The raters still holding a pair of the served study they were shown over `hours` ago, unrated and open (kept by
-    signs of work all along: a hold that lapses and is served again starts anew), with the oldest such showing: what
-    the organiser's Results name, since revoking the name is the remedy."""
+    """The raters holding a pair of the served study they were shown over `hours` ago, unrated and open (kept by
+    signs of work all along: a hold that lapses and is served again starts anew), and those who kept one so to the
+    cap and let it go (_KEPT_TO_CAP: no longer served it), with the oldest such showing: what the organiser's Results
+    name, since a name at this again and again is better revoked."""
     old = (datetime.now(timezone.utc) - timedelta(hours=hours)).isoformat(timespec="milliseconds")
+    kept = (HOLD_CAP_HOURS * 60 - HOLD_MINUTES) / 1440
     return [(r[0], r[1]) for r in db.execute(
         f"""SELECT a.rater, MIN(a.shown_at) FROM assignments a JOIN pairs p ON p.id = a.pair_id
-            WHERE {_LATEST_STUDY} AND {_HELD} AND a.shown_at <= :old
+            WHERE {_LATEST_STUDY}
+              AND (({_HELD} AND a.shown_at <= :old)
+                   OR (a.alive_at IS NOT NULL AND julianday(a.alive_at) - julianday(a.shown_at) >= :kept))
               AND NOT EXISTS (SELECT 1 FROM ratings r WHERE r.pair_id = a.pair_id AND r.rater = a.rater)
               AND a.pair_id NOT IN (SELECT pair_id FROM closed_pairs)
               AND a.rater NOT IN (SELECT name FROM raters WHERE revoked_at IS NOT NULL)
-            GROUP BY a.rater ORDER BY MIN(a.shown_at)""", {"since": _since(), "old": old})]
+            GROUP BY a.rater ORDER BY MIN(a.shown_at)""", {"since": _since(), "old": old, "kept": kept})]
 
 
 def keep_hold(db, rater: str, pair_id: str) -> bool:
@@ -310,7 +323,8 @@ def keep_hold(db, rater: str, pair_id: str) -> bool:
     ran out is not renewed: the pair may be another's). Returns whether it was renewed."""
     from ..store import renew_hold
 
-    return renew_hold(db, rater, pair_id, _since())
+    capped = (datetime.now(timezone.utc) - timedelta(hours=HOLD_CAP_HOURS)).isoformat(timespec="milliseconds")
+    return renew_hold(db, rater, pair_id, _since(), shown_after=capped)
 
 
 def note_results_shown(db, rater: str) -> None:

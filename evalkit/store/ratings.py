@@ -66,7 +66,7 @@ def claim_pair(db, rater: str, chosen: str | None, still_free: Callable[[str], b
 RENEW_EVERY_SECONDS = 60
 
 
-def renew_hold(db, rater: str, pair_id: str, since: str) -> bool:
+def renew_hold(db, rater: str, pair_id: str, since: str, shown_after: str | None = None) -> bool:
     """The rater is still at work on the pair she holds (the page's sign of life): her hold counts from now
     (assignments.alive_at; shown_at stays the start of her time on task). Only a hold that has not run out (alive
     after `since`) is renewed, for a pair she has not rated and that is not closed: one that ran out may be another
@@ -74,15 +74,16 @@ def renew_hold(db, rater: str, pair_id: str, since: str) -> bool:
     write lock: a client sending signs of life in a loop takes no lock from the raters' submissions. So is one with
     nothing to renew (rated, maybe in another tab whose session still shows the pair, or closed): the write below would
     change nothing, leave the time as it was, and be tried again at the next sign (attacker audit: a loop from a tab
-    whose pair was rated elsewhere took the lock on every call)."""
+    whose pair was rated elsewhere took the lock on every call). With `shown_after`, a hold shown at or before it is
+    not renewed either (rating.queue.HOLD_CAP_HOURS: signs of work keep a pair for a while, not for good)."""
     from datetime import datetime, timedelta, timezone
 
     last = db.conn.execute(
-        """SELECT COALESCE(alive_at, shown_at) FROM assignments WHERE pair_id = :pair AND rater = :rater
+        """SELECT COALESCE(alive_at, shown_at), shown_at FROM assignments WHERE pair_id = :pair AND rater = :rater
            AND NOT EXISTS (SELECT 1 FROM ratings WHERE pair_id = :pair AND rater = :rater)
            AND NOT EXISTS (SELECT 1 FROM closed_pairs WHERE pair_id = :pair)""",
         {"pair": pair_id, "rater": rater}).fetchone()
-    if last is None or last[0] <= since:
+    if last is None or last[0] <= since or (shown_after is not None and last[1] <= shown_after):
         return False
     if datetime.fromisoformat(last[0]) > datetime.now(timezone.utc) - timedelta(seconds=RENEW_EVERY_SECONDS):
         return True

@@ -157,13 +157,15 @@ WORDS: dict[str, dict[str, str]] = {
     "skipped_elsewhere": {"zh": "你已在另一个窗口跳过这一对，这里的答案未保存。请按**下一对**继续。",
                           "en": "You skipped this pair in another tab; the answers here were not stored. Press **Next "
                                 "pair** to go on."},
-    "long_hold": {"zh": "**⚠️ 有评分对被长时间占用。** {who} 拿到一对已超过 {hours:g} 小时仍未评完，页面仍在续占。结论只按队列顺序从头连续评满的评分对"
-                        "计算，被占住的一对会挡住其后的所有评分对。如果此人并未在评分，请撤销其访问：`evalkit raters revoke 名字`"
-                        "（该对随即回到队列）。",
-                  "en": "**⚠️ A pair is held for a long time.** {who} has held a pair for over {hours:g} hours without "
-                        "rating it, and the page keeps renewing the hold. The decision counts pairs complete at the head "
-                        "of the queue's order, so a held pair holds back every pair after it. If they are not at work on "
-                        "it, revoke their access: `evalkit raters revoke NAME` (the pair goes back to the queue)."},
+    "long_hold": {"zh": "**⚠️ 有评分对被长时间占用。** {who} 靠页面续占把一对留了约 {hours:g} 小时仍未评完。结论只按队列顺序从头连续评满的"
+                        "评分对计算，被占住的一对会挡住其后的所有评分对；因此续占最多维持 {hours:g} 小时，之后该对回到队列，交给其他评分者，"
+                        "不再发给此人。如果此人并未在评分，请撤销其访问：`evalkit raters revoke 名字`（其占用的评分对随即回到队列）。",
+                  "en": "**⚠️ A pair is held for a long time.** {who} kept a pair on screen for about {hours:g} hours "
+                        "by signs of work without rating it. The decision counts pairs complete at the head of the "
+                        "queue's order, so a held pair holds back every pair after it: signs of work keep a pair "
+                        "{hours:g} hours at most, then it goes back to the queue for the other raters, never to them "
+                        "again. If they are not at work on it, revoke their access: `evalkit raters revoke NAME` (what "
+                        "they hold goes back to the queue)."},
     "held_by_others": {"zh": "**还有 {left} 对正由其他评分者评分。** 如果他们跳过，或 {minutes} 分钟内没有评完，这些对会回到你这里："
                              "请过几分钟再按**再看看**。如果他们评完了，你的任务就完成了。",
                        "en": "**{left} pair(s) are being rated by other raters right now.** If one is skipped, or not "
