@@ -349,10 +349,11 @@ def test_the_pairs_decided_without_raters_are_said_only_where_there_are_some(mon
 
 def test_a_plan_no_number_of_pairs_can_power_exits_1_with_no_gate_lines():
     """Plan audit, 2026-12-04: it printed "no size in the search reached the target power" and exited 0, where the
-    README (and --compare) say exit 1."""
+    README (and --compare) say exit 1. Since the search's ceiling (--max-pairs) the refusal says it stopped there."""
     r = CliRunner().invoke(cli, ["plan", "--margin", "0.001", "--studies", "50", "--pass-rate", "0.8"])
     assert r.exit_code == 1, r.output
-    assert "no size in the search reached the target power" in r.output and "planned_pairs = " not in r.output
+    assert "REFUSED: no size up to the ceiling of 20,000 pairs (--max-pairs) reaches 80% power" in r.output
+    assert "planned_pairs = " not in r.output
 
 
 @pytest.mark.parametrize("args, said", [
@@ -407,3 +408,68 @@ def test_plan_shows_its_progress_on_stderr(capsys):
     assert "plan: sizes simulated" in err
     assert "search: 100 studies of" in err and f"confirm: {MIN_CONFIRM} studies of {plan.confirmed_pairs:,} pairs" in err
     assert all(f"false KEEP ({c} drops)" in err for c in CRITERIA), err
+
+
+def _tiny_pilot(tmp_path, seed=24, rater_path_sd=0.5):
+    """3 raters, 12 pairs rated twice, drawn with a rater x path sd of 0.5 (seed 24: the pilot's estimate comes out
+    0.515; seed 3 with none: 0.974), so that the size turns on an estimate from 3 raters."""
+    gate = tmp_path / "g.toml"
+    gate.write_text(gate_file_text(planned_pairs=0))
+    db = open_db(tmp_path / "tiny.db")
+    build_study(db, SyntheticStudy(pairs=12, raters_per_pair=2, raters=3, bench=False, seed=seed, gate_path=str(gate),
+                                   rater_path_sd=rater_path_sd))
+    db.conn.close()
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'gate_file = "{gate}"\n')
+    return cfg, tmp_path / "tiny.db"
+
+
+def test_a_tiny_pilot_whose_rater_spread_no_size_up_to_the_ceiling_can_power_is_refused_quickly(tmp_path, monkeypatch):
+    """Organiser audit: `plan --db` on a tiny pilot whose estimated rater spread came out wide walked the search to
+    tens of thousands of pairs for minutes. The search stops at a ceiling (search.MAX_PAIRS, --max-pairs): where the
+    approximation's size is far short and the ceiling is short too, after those two sizes, refused (exit 1, the same
+    reason in --json) naming the pilot's estimate, its value and what it rests on, and what to do. Scripted outcomes:
+    the KEEP rate stays at 0.5 at every size, as under a rater spread no number of pairs outweighs."""
+    import evalkit.study.plan.search as search
+
+    sizes = []
+
+    def plateau(model, pairs, studies, drops, *args, criteria=CRITERIA, **kwargs):
+        sizes.append(pairs)
+        return {c: np.arange(studies) < studies * (0.5 if c == CRITERIA[0] else 1.0) for c in criteria}
+
+    monkeypatch.setattr(search, "run_studies", plateau)
+    cfg, db = _tiny_pilot(tmp_path)
+    texts = {}
+    for extra in ([], ["--json"]):
+        sizes.clear()
+        r = CliRunner().invoke(cli, ["plan", "--config", str(cfg), "--db", str(db), "--studies", "50", *extra])
+        assert r.exit_code == 1, r.output
+        assert max(sizes) == 20_000 and len(sizes) == 2, sizes  # the default ceiling README and --help state
+        texts[bool(extra)] = r.stdout
+    out = json.loads(texts[True])
+    why = out["refused"]
+    assert out["gate_line"] is None and out["gate_lines"] == [] and f"REFUSED: {why}." in texts[False]
+    assert why.startswith("no size up to the ceiling of 20,000 pairs (--max-pairs) reaches 80% power")
+    assert ("the rater x path sd 0.515 (pilot: 24 ratings by 3 raters (12 pairs with different texts rated twice or "
+            "more)") in why
+    assert "rate more of the pilot (more raters, more pairs rated twice)" in why and "--rater-path-sd" in why
+    # a ceiling given is the one searched to; --compare has its own search and says it does not read it
+    sizes.clear()
+    r = CliRunner().invoke(cli, ["plan", "--config", str(cfg), "--db", str(db), "--studies", "50", "--max-pairs", "1000"])
+    assert r.exit_code == 1 and max(sizes) == 1000 and "ceiling of 1,000 pairs" in r.output, r.output
+    r = CliRunner().invoke(cli, ["plan", "--db", str(db), "--compare", "--max-pairs", "1000"])
+    assert r.exit_code == 1 and "--compare does not read it" in r.output
+
+
+def test_a_rater_spread_no_pairs_outweigh_says_when_a_tiny_pilot_gave_it(tmp_path):
+    """A 3-rater pilot whose raters were drawn alike estimates a rater x path sd of 0.974: the refusal (no number of
+    pairs can power it) named the spread but not that it rests on 24 ratings by 3 raters, nor that more pilot ratings
+    or --rater-path-sd replace it."""
+    cfg, db = _tiny_pilot(tmp_path, seed=3, rater_path_sd=0.0)
+    r = CliRunner().invoke(cli, ["plan", "--config", str(cfg), "--db", str(db), "--studies", "50", "--json"])
+    assert r.exit_code == 1, r.output
+    why = json.loads(r.stdout)["refused"]
+    assert "no number of pairs reaches 80% power" in why
+    assert ("that spread is the pilot's estimate (pilot: 24 ratings by 3 raters (12 pairs with different texts rated "
+            "twice or more)") in why and "rate more of the pilot" in why and "(--rater-path-sd)" in why

@@ -36,6 +36,9 @@ from .common import config_option, csv_of, db_file, db_option, fail_clearly, loa
 @click.option("--confirm", type=int, default=2000, show_default=True,
               help="Fresh simulated studies that confirm the power and check the false-KEEP rate (at least 2000; with "
                    "--compare, of the recommended design and the marked roster).")
+@click.option("--max-pairs", type=int, default=None,
+              help="The largest size the search tries (default 20000): a plan that needs more is refused, naming the "
+                   "estimate that drives the size (not with --compare).")
 @click.option("--interval", type=click.Choice(["t with score floor", "union with tango"]), default=None,
               help="The interval the simulated studies are judged on (default: the gate's `interval`).")
 @click.option("--compare", is_flag=True,
@@ -63,7 +66,7 @@ from .common import config_option, csv_of, db_file, db_option, fail_clearly, loa
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 @fail_clearly
 def plan(config_path, db_path, margin, power, pass_rate, raters_per_pair, second_rating_share, raters,
-         pair_correlation, rater_sd, rater_path_sd, studies, confirm, interval, compare, pool, prescreen_agreement,
+         pair_correlation, rater_sd, rater_path_sd, studies, confirm, max_pairs, interval, compare, pool, prescreen_agreement,
          prescreen_bias, minutes_per_rating, look_every, rosters, onboarding_minutes, as_json):
     """How many rated pairs the fidelity gate needs: the planned_pairs line for the gate file.
 
@@ -117,11 +120,15 @@ def plan(config_path, db_path, margin, power, pass_rate, raters_per_pair, second
     if ignored and compare:
         raise EvalkitError(f"{', '.join(ignored)}: --compare compares every interval and 1, 2 and 3 ratings per pair, "
                            "so this does nothing there", "leave it out, or plan without --compare")
+    if max_pairs is not None and compare:  # --compare's design search has its own steps (comparison.size)
+        raise EvalkitError(f"--max-pairs {max_pairs} sets plain plan's search ceiling; --compare does not read it",
+                           "leave it out, or plan without --compare")
 
     result, gate = plan_from_config(load_cfg(config_path), db_path, margin=margin, power=power, pass_rate=pass_rate,
                                     raters_per_pair=raters_per_pair, raters=raters, pair_correlation=pair_correlation,
                                     rater_sd=rater_sd, rater_path_sd=rater_path_sd, studies=studies, confirm=confirm,
                                     interval=interval, second_rating_share=second_rating_share, compare=compare,
+                                    max_pairs=max_pairs,
                                     pool=pool, prescreen_agreement=prescreen_agreement, prescreen_bias=prescreen_bias,
                                     minutes_per_rating=minutes_per_rating, look_every=look_every,
                                     rosters=None if rosters is None else tuple(rosters),

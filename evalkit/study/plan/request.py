@@ -11,11 +11,11 @@ def plan_from_config(cfg, db_path=None, *, margin: float | None = None, power: f
                      pair_correlation: float | None = None, rater_sd: float | None = None,
                      rater_path_sd: float | None = None, studies: int = 400, confirm: int = 2000,
                      interval: str | None = None, second_rating_share: float | None = None,
-                     compare: bool = False, pool: int | None = None, prescreen_agreement: float = 0.9,
+                     compare: bool = False, max_pairs: int | None = None, pool: int | None = None, prescreen_agreement: float = 0.9,
                      prescreen_bias: float = 0.0, minutes_per_rating: float | None = None, look_every: int = 50,
                      rosters: tuple[int, ...] | None = None, onboarding_minutes: float | None = None):
     """(Plan, Gate): the gate file's margin, level, claim, min_raters, ratings per pair and second rating share
-    unless overridden; the model's numbers from
+    unless overridden (max_pairs: the search's ceiling, default search.MAX_PAIRS); the model's numbers from
     the database's pool and pilot ratings when it exists (planning never creates a database), else the defaults.
     With `compare`: (comparison.Comparison, Gate) instead, every design of designs.candidates judged in that model (pool:
     the pooled pairs the pre-screen judges, default the database's pool or 5,000; minutes_per_rating: default the
@@ -29,7 +29,7 @@ def plan_from_config(cfg, db_path=None, *, margin: float | None = None, power: f
     from ...store import open_db
     from ..gate import read_gate_file
     from .pilot import model_from_db
-    from .search import plan_study
+    from .search import MAX_PAIRS, plan_study
 
     _text, gate = read_gate_file(cfg.gate_file or None)
     path = Path(db_path) if db_path else default_db_path()
@@ -101,7 +101,8 @@ def plan_from_config(cfg, db_path=None, *, margin: float | None = None, power: f
         return result, gate
     result = plan_study(model, gate.margin if margin is None else margin, gate.confidence, power,
                         resamples=cfg.bench.bootstrap, studies=studies, confirm=confirm, claim=gate.claim,
-                        min_raters=gate.min_raters, interval=interval or gate.interval)
+                        min_raters=gate.min_raters, interval=interval or gate.interval,
+                        max_pairs=MAX_PAIRS if max_pairs is None else max_pairs)
     if gate.ppi == "on" or gate.monitoring != "fixed":
         # plan_study sizes the raters' interval at one look: a gate with PPI or looks needs fewer ratings than that
         result.notes.insert(0, "the gate file uses " + " and ".join(

@@ -20,6 +20,10 @@ from .model import StudyModel, simulate
 
 MIN_CONFIRM = 2000  # fresh simulated studies behind the confirmed power and the false-KEEP check
 RATINGS_PER_CHUNK = 3_000_000  # simulated ratings held at once (about 100 MB per criterion)
+# The search's ceiling (--max-pairs): a pilot whose rater spreads came out wide walked it to tens of thousands of pairs
+# for many minutes (organiser audit); 20,000 pairs at 3 ratings are 6,000 ratings for each of 10 raters, beyond what
+# a roster gives. Past it the plan is refused, naming the estimate that drives the size.
+MAX_PAIRS = 20_000
 
 
 def check_confirm(confirm: int) -> None:
@@ -207,8 +211,41 @@ def rater_limit(model: StudyModel, margin: float, confidence: float, power: floa
                     f"{model.rater_effect_sd(c):.3f} (rater x path spread {model.rater_path_sd:g} on the logit scale), "
                     f"no number of pairs reaches {percent(power)} power for raters in general: even with unlimited pairs "
                     f"it takes at least about {need} raters (--raters), or guidelines under which raters judge the "
-                    "paths alike")
+                    "paths alike" + _pilot_fix(model.sources.get("rater_path_sd", "")))
     return None
+
+
+def size_driver(model: StudyModel, margin: float, confidence: float, power: float) -> tuple[str, bool]:
+    """Which of the model's numbers drives the size: the one whose no-pilot default (rater spreads 0, the default
+    accuracy) lowers the normal approximation most, with its value, where it came from and the size without it
+    ("" where none lowers it); and whether a pilot gave it."""
+    from .model import DEFAULT_ACCURACY
+
+    base = normal_guess(model, margin, confidence, power)
+    best = None
+    for key, name, default in (("rater_path_sd", "rater x path sd", 0.0), ("rater_sd", "rater sd", 0.0),
+                               ("rater_accuracy", "rater accuracy", DEFAULT_ACCURACY)):
+        if getattr(model, key) == default:
+            continue
+        without = normal_guess(replace(model, **{key: default}), margin, confidence, power)
+        if without < base and (best is None or without < best[0]):
+            best = (without, key, name, default)
+    if best is None:
+        return "", False
+    without, key, name, default = best
+    source = model.sources.get(key, "")
+    return (f"what drives it: the {name} {getattr(model, key):.3f} ({source or 'as given'}); at {default:g} the "
+            f"normal approximation asks for about {without:,} pairs"), source.startswith(("pilot", "observed"))
+
+
+def _pilot_fix(source: str) -> str:
+    """What a refusal adds where a pilot gave the spread: where it came from, and that more pilot ratings or the
+    number passed explicitly replace it (a spread from 3 raters can come out wide where raters do not differ)."""
+    if not source.startswith("pilot"):
+        return ""
+    return (f"; that spread is the pilot's estimate ({source}), only as sure as its ratings: rate more of the pilot "
+            "(more raters, more pairs rated twice) and re-run `evalkit plan --db`, or pass the spread you expect "
+            "(--rater-path-sd)")
 
 
 def check_plan(model: StudyModel, margin: float, power: float, claim: str, min_raters: int) -> None:
@@ -227,9 +264,11 @@ def check_plan(model: StudyModel, margin: float, power: float, claim: str, min_r
 
 def plan_study(model: StudyModel, margin: float, confidence: float = 0.95, power: float = 0.8,
                resamples: int = 2000, studies: int = 400, seed: int = 0, confirm: int = MIN_CONFIRM,
-               claim: str = GENERAL, min_raters: int = Gate.min_raters, interval: str = Gate.interval) -> Plan:
+               claim: str = GENERAL, min_raters: int = Gate.min_raters, interval: str = Gate.interval,
+               max_pairs: int = MAX_PAIRS) -> Plan:
     """Smallest number of pairs (a whole number of prompt rounds) whose simulated KEEP rate with no true drop
-    reaches `power`, walking in steps of about 10% from the normal approximation; confirmed on `confirm` fresh
+    reaches `power`, walking in steps of about 10% from the normal approximation, at most max_pairs (a plan that
+    needs more is refused, naming what drives the size: size_driver); confirmed on `confirm` fresh
     studies (a size that falls short there is stepped up); then the false-KEEP rate there when one criterion truly
     drops by the margin, checked against the one-sided level. claim, min_raters: the gate's. Each batch of simulated
     studies is a step of a progress bar on stderr (progress.bar)."""
@@ -237,6 +276,9 @@ def plan_study(model: StudyModel, margin: float, confidence: float = 0.95, power
     if studies < 50:
         raise EvalkitError(f"--studies {studies} is too few to estimate a rate", "simulate at least 50 studies per size")
     check_confirm(confirm)
+    if max_pairs < model.prompts:
+        raise EvalkitError(f"--max-pairs {max_pairs} is less than one round of the {model.prompts} prompts",
+                           f"pass --max-pairs of at least {model.prompts}, e.g. {MAX_PAIRS}")
     notes = list(model.notes)  # what the pilot could not support (pilot.model_from_db)
     if claim == GENERAL and (source := model.sources.get("rater_path_sd", "")).startswith("default"):
         # a pilot whose ratings are too few is not "no pilot" (plan audit F6: the note said so beside the pilot's
@@ -271,13 +313,14 @@ def plan_study(model: StudyModel, margin: float, confidence: float = 0.95, power
 
     shown = bar(total=None, desc="plan: sizes simulated", unit="size")
     try:
-        return _search(plan, model, margin, confidence, power, studies, confirm, claim, level, step, passes)
+        return _search(plan, model, margin, confidence, power, studies, confirm, claim, level, step, passes,
+                       max_pairs)
     finally:
         shown.close()
 
 
 def _search(plan: Plan, model: StudyModel, margin: float, confidence: float, power: float, studies: int, confirm: int,
-            claim: str, level: float, step: int, passes) -> Plan:
+            claim: str, level: float, step: int, passes, max_pairs: int = MAX_PAIRS) -> Plan:
     """plan_study's search, confirmation and false-KEEP check; passes(n, count, drops, tag[, criteria]) simulates."""
     import numpy as np
 
@@ -294,17 +337,21 @@ def _search(plan: Plan, model: StudyModel, margin: float, confidence: float, pow
                               per_criterion={c: float(v.mean()) for c, v in res.items()})
         return rows[n]
 
-    # walk from the normal approximation in steps of about 10% until the KEEP rate crosses the target
-    n = rounded(min(normal_guess(model, margin, confidence, power), 200_000))
+    # walk from the normal approximation in steps of about 10% until the KEEP rate crosses the target, at most to the
+    # ceiling (whole prompt rounds): where the approximation is past it, the ceiling is the one size simulated
+    ceiling = max(step, max_pairs // step * step)
+    n = min(rounded(normal_guess(model, margin, confidence, power)), ceiling)
     if run(n).keep_rate >= power:
         while n > step and len(rows) < 12:
             smaller = rounded(n / 1.1) if rounded(n / 1.1) < n else n - step
             if run(smaller).keep_rate < power:
                 break
             n = smaller
-    else:
-        while run(n).keep_rate < power and n < 200_000 and len(rows) < 20:
-            n = rounded(n * (1.1 if len(rows) < 6 else 1.5))
+    # far short where the approximation pointed (10 Monte-Carlo sds at 400 studies), it misses what drives the size (a
+    # wide rater spread): a ceiling short of the power too ends the search there, not a walk of minutes to the same end
+    elif not (run(n).keep_rate < power - 0.2 and run(ceiling).keep_rate < power):
+        while run(n).keep_rate < power and n < ceiling and len(rows) < 20:
+            n = min(rounded(n * (1.1 if len(rows) < 6 else 1.5)), ceiling)
 
     def smallest_reaching() -> int | None:  # from which every larger simulated size also reaches the target
         best = None
@@ -325,6 +372,16 @@ def _search(plan: Plan, model: StudyModel, margin: float, confidence: float, pow
         run(rounded(recommended * 0.5))
         recommended = smallest_reaching()
     plan.rows = sorted(rows.values(), key=lambda r: r.pairs)
+    if recommended is None and ceiling in rows:
+        driver, from_pilot = size_driver(model, margin, confidence, power)
+        plan.refused = (f"no size up to the ceiling of {ceiling:,} pairs (--max-pairs) reaches {percent(power)} power "
+                        f"(KEEP rate {rows[ceiling].keep_rate:.3f} there, where each of {model.raters} raters would "
+                        f"already give about {model.expected_ratings(ceiling) / model.raters:,.0f} ratings)"
+                        + (f"; {driver}" if driver else "")
+                        + (". A pilot's estimate is only as sure as its ratings: rate more of the pilot (more raters, "
+                           "more pairs rated twice) and re-run `evalkit plan --db`, or pass the number you expect "
+                           "(e.g. --rater-path-sd, --rater-sd), or plan for" if from_pilot else ". Plan for")
+                        + " more raters (--raters) or a wider margin (--margin); --max-pairs to search further")
     if recommended is None:
         return _finish(plan, studies, power)
 
