@@ -483,3 +483,33 @@ def test_a_prompt_with_a_single_pair_gives_no_interval_not_one_of_zero_width():
     again = measure_speed(two_each, tolerance=0.1, resamples=300)
     assert again.ci95 is not None and again.ci95[0] < again.ci95[1]
     assert not any("no interval" in n for n in again.notes)
+
+
+def test_aggregate_says_once_that_single_pair_prompts_give_no_interval(tmp_path):
+    """A pool of one pair per prompt and no benchmark: `evalkit aggregate` printed the same sentence (which prompts
+    have a single pair, why that gives no interval, what to run) four times: once per figure (the speed-up and the
+    tokens per second ratio) in the verdict's speed-up reason, and both again as notes. Said once, naming both
+    figures; the JSON's notes leave it to the verdict's reason and the speed figure."""
+    import json
+
+    from click.testing import CliRunner
+
+    from evalkit.cli import cli
+    from evalkit.study.synthetic import SyntheticStudy, build_study, gate_file_text
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=100, margin=0.15))
+    db = open_db(tmp_path / "s.db")
+    build_study(db, SyntheticStudy(pairs=5, raters_per_pair=3, raters=12, seed=1, gate_path=str(gate), bench=False))
+    assert db.execute("SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM pairs GROUP BY prompt_id)").fetchone()[0] == 1
+    db.conn.close()
+    r = CliRunner().invoke(cli, ["aggregate", "--db", str(tmp_path / "s.db")])
+    assert r.exit_code == 0, r.output
+    assert r.output.count("have a single pair") == 1, r.output
+    assert "no interval, nor for tokens per second, assisted over ordinary, since prompt(s) writing-01" in r.output
+    r = CliRunner().invoke(cli, ["aggregate", "--db", str(tmp_path / "s.db"), "--json"])
+    out = json.loads(r.stdout)
+    assert not [n for n in out["notes"] if "have a single pair" in n]
+    speed = next(c for c in out["verdict"]["conditions"] if c["name"] == "speed-up")
+    assert speed["reason"].count("have a single pair") == 1
+    assert sum(n.count("have a single pair") for n in out["speed"]["notes"]) == 1

@@ -232,7 +232,9 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
                          "look after the decision, and the timing tables): " + (speed_line(speed_now) or "no speed-up")
                          + (f", the draft adds {speed_now.extra_memory_mb:.0f} MB"
                             if speed_now.extra_memory_mb is not None else ""))
-    notes += [f"speed figure: {n}" for n in speed.notes]
+    # a note the verdict's speed condition gives as its reason (why no interval) is said there, not again here
+    said = next((c.reason for c in verdict.conditions if c.name == "speed-up"), "")
+    notes += [f"speed figure: {n}" for n in speed.notes if n not in said]
     if speed.fallback_runs:
         notes.append(f"{speed.fallback_runs} assisted run(s) fell back; they are not counted as assisted"
                      + (f"; {speed.fallback_cause}" if speed.fallback_cause else ""))

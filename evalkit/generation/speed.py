@@ -187,9 +187,11 @@ def _across_rounds(point, ci, pairs, grouping, keep, what: str, notes: list[str]
     return min(ci[0], between[0]), max(ci[1], between[1])
 
 
-def _single_pair_note(what: str, prompts: list[str]) -> str:
-    """Why a figure has no interval: some prompt has a single pair (stats.speedup.single_pair_prompts)."""
-    return (f"{what}: no interval, since prompt(s) {', '.join(prompts)} have a single pair and the interval resamples "
+def _single_pair_note(what: str, prompts: list[str], also: str = "") -> str:
+    """Why a figure (and `also`, a figure with the same single-pair prompts, said once: aggregate printed the same
+    sentence for both) has no interval: some prompt has a single pair (stats.speedup.single_pair_prompts)."""
+    return (f"{what}: no interval{f', nor for {also}' if also else ''}, since prompt(s) {', '.join(prompts)} have a "
+            "single pair and the interval resamples "
             "pairs within each prompt (one pair shows none of its spread); build the pool with `evalkit generate "
             "--samples 2` or more, or run `evalkit bench`")
 
@@ -219,8 +221,8 @@ def measure_speed(rows: list[dict], tolerance: float, resamples: int, path: str 
     if left_out:
         notes.append("speed-up: left out, since the ratio of times cannot be formed where a time is 0 or not a "
                      f"number: prompt(s) {_named(left_out, groups)}")
-    if comp and (single := single_pair_prompts({k: v for k, v in groups.items() if k not in left_out})):
-        notes.append(_single_pair_note("speed-up", single))
+    single = single_pair_prompts({k: v for k, v in groups.items() if k not in left_out}) if comp else []
+    at = len(notes)  # where its note goes, once the tokens per second's single-pair prompts are known
     if processes and comp:
         ci = _across_rounds(point, ci, comp, seconds_by_prompt, set(groups) - set(left_out), "speed-up", notes)
     by_prompt = {}
@@ -235,8 +237,15 @@ def measure_speed(rows: list[dict], tolerance: float, resamples: int, path: str 
     throughput = tokens_per_second_by_prompt(both)
     t_point, t_ci, t_left_out = speedup_with_left_out(throughput, resamples) if throughput else (None, None, {})
     what = f"tokens per second, {path} over ordinary"
-    if throughput and (single := single_pair_prompts({k: v for k, v in throughput.items() if k not in t_left_out})):
-        notes.append(_single_pair_note(what, single))
+    t_single = (single_pair_prompts({k: v for k, v in throughput.items() if k not in t_left_out}) if throughput
+                else [])
+    if single and single == t_single:
+        notes.insert(at, _single_pair_note("speed-up", single, also=what))
+    else:
+        if t_single:
+            notes.append(_single_pair_note(what, t_single))
+        if single:
+            notes.insert(at, _single_pair_note("speed-up", single))
     if processes and throughput:
         t_ci = _across_rounds(t_point, t_ci, both, tokens_per_second_by_prompt, set(throughput) - set(t_left_out),
                               what, notes)
