@@ -518,3 +518,24 @@ def test_a_greedy_pool_is_planned_within_its_distinct_pairs_not_its_copies(tmp_p
     model = model_from_db(sampled, 1)
     assert model.most_pairs is None
     assert plan_study(model, MARGIN, CONFIDENCE, POWER, studies=100).recommended_pairs >= 100
+
+
+def test_a_size_that_rests_on_one_pilot_estimate_says_so(tmp_path, monkeypatch):
+    """Organiser audit: a 3-rater pilot's rater x path sd of 0.515 took the plan to several times the pairs it asks
+    for without it (about 1,800 by the normal approximation), with no word that the size rests on that estimate.
+    Scripted outcomes: KEEP from 6,000 pairs on, never with a drop."""
+    import evalkit.study.plan.search as search
+
+    monkeypatch.setattr(search, "run_studies", lambda model, pairs, studies, drops, *a, criteria=CRITERIA, **k:
+                        {c: np.full(studies, pairs >= 6000 and c not in drops) for c in criteria})
+    _cfg, path = _tiny_pilot(tmp_path)
+    db = open_db(path)
+    plan = plan_study(model_from_db(db, 3), 0.05, studies=100)
+    assert plan.recommended_pairs >= 6000 and plan.refused is None
+    note = plan.notes[0]
+    assert note.startswith("this size rests on one pilot estimate: the rater x path sd 0.515 (pilot: 24 ratings by 3 "
+                           "raters"), note
+    assert "at 0 the normal approximation asks for about" in note and "rate more of the pilot" in note
+    # the same pilot with the spread passed explicitly: the size rests on the organiser's number, not the pilot's
+    plan = plan_study(model_from_db(db, 3, rater_path_sd=0.515), 0.05, studies=100)
+    assert not any(n.startswith("this size rests on one pilot estimate") for n in plan.notes)

@@ -215,10 +215,10 @@ def rater_limit(model: StudyModel, margin: float, confidence: float, power: floa
     return None
 
 
-def size_driver(model: StudyModel, margin: float, confidence: float, power: float) -> tuple[str, bool]:
+def size_driver(model: StudyModel, margin: float, confidence: float, power: float) -> tuple[str, bool, int]:
     """Which of the model's numbers drives the size: the one whose no-pilot default (rater spreads 0, the default
     accuracy) lowers the normal approximation most, with its value, where it came from and the size without it
-    ("" where none lowers it); and whether a pilot gave it."""
+    ("" where none lowers it); whether a pilot gave it; and that size (the approximation's own where none does)."""
     from .model import DEFAULT_ACCURACY
 
     base = normal_guess(model, margin, confidence, power)
@@ -231,11 +231,11 @@ def size_driver(model: StudyModel, margin: float, confidence: float, power: floa
         if without < base and (best is None or without < best[0]):
             best = (without, key, name, default)
     if best is None:
-        return "", False
+        return "", False, base
     without, key, name, default = best
     source = model.sources.get(key, "")
     return (f"what drives it: the {name} {getattr(model, key):.3f} ({source or 'as given'}); at {default:g} the "
-            f"normal approximation asks for about {without:,} pairs"), source.startswith(("pilot", "observed"))
+            f"normal approximation asks for about {without:,} pairs"), source.startswith(("pilot", "observed")), without
 
 
 def _pilot_fix(source: str) -> str:
@@ -379,7 +379,7 @@ def _search(plan: Plan, model: StudyModel, margin: float, confidence: float, pow
                         f"texts, so more samples add copies, not pairs ({model.sources.get('most_pairs', '')}). Use "
                         "decoding.mode = \"sample\" and build the pool again, or more prompts")
     elif recommended is None and ceiling in rows:
-        driver, from_pilot = size_driver(model, margin, confidence, power)
+        driver, from_pilot, _without = size_driver(model, margin, confidence, power)
         plan.refused = (f"no size up to the ceiling of {ceiling:,} pairs (--max-pairs) reaches {percent(power)} power "
                         f"(KEEP rate {rows[ceiling].keep_rate:.3f} there, where each of {model.raters} raters would "
                         f"already give about {model.expected_ratings(ceiling) / model.raters:,.0f} ratings)"
@@ -413,6 +413,13 @@ def _search(plan: Plan, model: StudyModel, margin: float, confidence: float, pow
                         f"pairs, {plan.confirmed_power.text()}): lower --power, or widen the margin (--margin)")
         return _finish(plan, studies, power)
     plan.recommended_pairs = recommended
+    driver, from_pilot, without = size_driver(model, margin, confidence, power)
+    if from_pilot and 2 * without <= recommended:
+        # a size twice or more what it would be without one pilot estimate rests on it (organiser audit: a 3-rater
+        # pilot's rater x path sd of 0.5 took the plan from about 1,800 pairs to 8,330, without a word)
+        plan.notes.insert(0, f"this size rests on one pilot estimate: {driver.removeprefix('what drives it: ')}; a "
+                             "pilot's estimate is only as sure as its ratings: rate more of the pilot (more raters, "
+                             "more pairs rated twice) and re-run `evalkit plan --db`, or pass the number you expect")
 
     # false KEEP: one criterion truly drops by the margin, the others (from the confirmation, independent) do not
     worst = None
@@ -468,7 +475,7 @@ def format_plan(plan: Plan) -> str:
         f"  raters per pair              {m.raters_per_pair}"
         + (f"  (and a second on {m.second_rating_share:.0%} of pairs)" if m.doubles else ""),
         f"  raters                       {m.raters}  ({m.sources.get('raters', '')})",
-        *([f"  pairs of their own, at most   {m.most_pairs}  ({m.sources.get('most_pairs', '')})"]
+        *([f"  pairs of their own, at most  {m.most_pairs}  ({m.sources.get('most_pairs', '')})"]
           if m.most_pairs is not None else []),
         "",
     ]
