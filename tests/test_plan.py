@@ -456,7 +456,8 @@ def test_a_tiny_pilot_whose_rater_spread_no_size_up_to_the_ceiling_can_power_is_
     assert "rate more of the pilot (more raters, more pairs rated twice)" in why and "--rater-path-sd" in why
     # a ceiling given is the one searched to; --compare has its own search and says it does not read it
     sizes.clear()
-    r = CliRunner().invoke(cli, ["plan", "--config", str(cfg), "--db", str(db), "--studies", "50", "--max-pairs", "1000"])
+    r = CliRunner().invoke(cli, ["plan", "--config", str(cfg), "--db", str(db), "--studies", "50",
+                                 "--max-pairs", "1000"])
     assert r.exit_code == 1 and max(sizes) == 1000 and "ceiling of 1,000 pairs" in r.output, r.output
     r = CliRunner().invoke(cli, ["plan", "--db", str(db), "--compare", "--max-pairs", "1000"])
     assert r.exit_code == 1 and "--compare does not read it" in r.output

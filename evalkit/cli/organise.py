@@ -66,8 +66,8 @@ from .common import config_option, csv_of, db_file, db_option, fail_clearly, loa
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 @fail_clearly
 def plan(config_path, db_path, margin, power, pass_rate, raters_per_pair, second_rating_share, raters,
-         pair_correlation, rater_sd, rater_path_sd, studies, confirm, max_pairs, interval, compare, pool, prescreen_agreement,
-         prescreen_bias, minutes_per_rating, look_every, rosters, onboarding_minutes, as_json):
+         pair_correlation, rater_sd, rater_path_sd, studies, confirm, max_pairs, interval, compare, pool,
+         prescreen_agreement, prescreen_bias, minutes_per_rating, look_every, rosters, onboarding_minutes, as_json):
     """How many rated pairs the fidelity gate needs: the planned_pairs line for the gate file.
 
     Simulates whole studies through the very analysis the gate runs and reports, per number of

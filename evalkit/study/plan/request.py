@@ -11,8 +11,9 @@ def plan_from_config(cfg, db_path=None, *, margin: float | None = None, power: f
                      pair_correlation: float | None = None, rater_sd: float | None = None,
                      rater_path_sd: float | None = None, studies: int = 400, confirm: int = 2000,
                      interval: str | None = None, second_rating_share: float | None = None,
-                     compare: bool = False, max_pairs: int | None = None, pool: int | None = None, prescreen_agreement: float = 0.9,
-                     prescreen_bias: float = 0.0, minutes_per_rating: float | None = None, look_every: int = 50,
+                     compare: bool = False, max_pairs: int | None = None, pool: int | None = None,
+                     prescreen_agreement: float = 0.9, prescreen_bias: float = 0.0,
+                     minutes_per_rating: float | None = None, look_every: int = 50,
                      rosters: tuple[int, ...] | None = None, onboarding_minutes: float | None = None):
     """(Plan, Gate): the gate file's margin, level, claim, min_raters, ratings per pair and second rating share
     unless overridden (max_pairs: the search's ceiling, default search.MAX_PAIRS); the model's numbers from
