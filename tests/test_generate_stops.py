@@ -187,3 +187,133 @@ def test_a_later_pool_makes_no_pair_of_a_text_whose_sides_a_closed_pair_revealed
     assert {p for p, _ in new} == {"writing-02"}, new  # the closed pair's copy is not a pair; the open one's is
     assert later.pairs == 1
     assert any("1 pair(s) of this pool repeat a text of a pair already closed" in line for line in said), said
+
+
+def test_ctrl_c_while_the_pool_is_finished_says_how_to_finish_it(make_config, tmp_path, monkeypatch):
+    """Ctrl-C after the last sample, while the gold pairs and the queue's order were being made, printed only click's
+    'Aborted!' and left a pool that reaches no rater (no queue ranks) with no word of --resume. Now it names the
+    --resume that finishes it, and that resume draws the queue's order."""
+    import evalkit.study.pairs as pairs_mod
+
+    path = make_config(**{"pool.prompts": ["writing-01"], "decoding.mode": "sample"})
+    cfg, db = load_config(path), tmp_path / "pool.db"
+    real = pairs_mod.draw_queue
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pairs_mod, "draw_queue", interrupted)
+    said = []
+    with pytest.raises(KeyboardInterrupt):
+        pairs_mod.build_pool(cfg, db, progress=False, echo=said.append)
+    (exp_id,) = _rows(db, "SELECT id FROM experiments WHERE kind = 'pool'")[0]
+    assert _rows(db, "SELECT COUNT(*), COUNT(queue_rank) FROM pairs WHERE experiment_id = ?", [exp_id]) == [(2, 0)]
+    command = f"evalkit generate --resume {exp_id} --db {db} --config {path}"
+    assert any(s.startswith("generate interrupted") and command in s for s in said), said
+
+    monkeypatch.setattr(pairs_mod, "draw_queue", real)
+    done = pairs_mod.build_pool(cfg, db, resume=exp_id, progress=False, echo=lambda *_: None)
+    assert done.experiment_id == exp_id and done.pairs == 2
+    assert _rows(db, "SELECT COUNT(*), COUNT(queue_rank) FROM pairs WHERE experiment_id = ?", [exp_id]) == [(2, 2)]
+
+
+def test_ctrl_c_after_the_queue_is_drawn_asks_for_no_resume(make_config, tmp_path, monkeypatch):
+    """A stop after the pool is complete (while its notes are printed) must not send the user to a --resume."""
+    import evalkit.study.pairs as pairs_mod
+
+    cfg, db = load_config(make_config(**{"pool.prompts": ["writing-01"]})), tmp_path / "pool.db"
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pairs_mod, "texts_on_both_paths", interrupted)
+    said = []
+    with pytest.raises(KeyboardInterrupt):
+        pairs_mod.build_pool(cfg, db, progress=False, echo=said.append)
+    assert _rows(db, "SELECT COUNT(*), COUNT(queue_rank) FROM pairs") == [(2, 2)]
+    assert not any("--resume" in s for s in said), said
+
+
+def _shard_pairs(db) -> int:
+    """Study pairs stored so far in the shards of a running single-process generate (its main database gets them
+    at the end)."""
+    n = 0
+    for shard in db.parent.glob(f"{db.name}.shard-*.db"):
+        try:
+            con = sqlite3.connect(f"file:{shard}?mode=ro", uri=True)
+            try:
+                n += con.execute("SELECT COUNT(*) FROM pairs").fetchone()[0]
+            finally:
+                con.close()
+        except sqlite3.Error:  # not yet made, or its tables not yet created
+            continue
+    return n
+
+
+@pytest.mark.slow  # two real generate processes
+def test_sigint_to_a_real_generate_keeps_whole_pairs_and_resume_finishes_with_the_same_seeds(make_config, tmp_path):
+    """A real `evalkit generate` process gets SIGINT (Ctrl-C) once a pair is stored and more are being made: it
+    exits non-zero with no traceback, printing the --resume line; the database is sound and holds no half-written
+    pair; and that very line, run, finishes the pool: every sample once, each with the experiment's seed."""
+    import os
+    import shlex
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    samples = 10  # a few seconds of work on the tiny models: the signal lands while samples are being made
+    path = make_config(**{"decoding.mode": "sample", "pool.prompts": ["writing-01"]})
+    db = tmp_path / "pool.db"
+    env = {**os.environ, "PYTHONPATH": str(root), "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "evalkit"]
+    proc = subprocess.Popen(cmd + ["generate", "--config", str(path), "--db", str(db), "--samples", str(samples)],
+                            cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while _shard_pairs(db) < 1 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert proc.poll() is None, "generate ended before a pair was stored: " + proc.stderr.read()[-2000:]
+        assert _shard_pairs(db) >= 1, "no pair stored within 120 s"
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode != 0 and "Traceback" not in err, err[-3000:]
+    lines = [s for s in err.splitlines() if s.startswith("generate interrupted")]
+    assert len(lines) == 1 and "is unfinished" in lines[0], err[-3000:]
+    resume = lines[0].split("`")[1]
+    (exp_id, first, base), = _rows(db, "SELECT id, first_sample, sample_seed FROM experiments WHERE kind = 'pool'")
+    assert resume == f"evalkit generate --resume {exp_id} --db {db} --config {path}"
+
+    assert _rows(db, "PRAGMA integrity_check") == [("ok",)]
+    assert not list(tmp_path.glob("pool.db.shard-*"))  # merged at the stop
+    before = _rows(db, "SELECT sample, ordinary_side FROM pairs ORDER BY sample")
+    assert 1 <= len(before) < samples  # interrupted while samples were still to make
+
+    def whole() -> None:  # every pair: both outputs, each finished and timed, with the seed of its sample
+        rows = _rows(db, """SELECT p.sample, g.path, g.status, g.seed, g.generate_seconds, g.decode_seconds
+                            FROM pairs p JOIN generations g
+                              ON g.id IN (p.ordinary_generation_id, p.assisted_generation_id)
+                            WHERE p.kind = 'study' ORDER BY p.sample, g.path""")
+        by_sample = {}
+        for sample, path_, status, seed, gen_s, dec_s in rows:
+            assert status == "ok" and gen_s is not None and dec_s is not None, (sample, path_)
+            assert seed == base + sample, (sample, seed, base)
+            by_sample.setdefault(sample, []).append(path_)
+        assert all(paths == ["assisted", "ordinary"] for paths in by_sample.values()), by_sample
+
+    whole()
+    done = subprocess.run(cmd + shlex.split(resume)[1:], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert _rows(db, "PRAGMA integrity_check") == [("ok",)]
+    whole()
+    pairs = _rows(db, "SELECT sample, ordinary_side FROM pairs WHERE kind = 'study' ORDER BY sample")
+    assert [s for s, _ in pairs] == list(range(first, first + samples))  # every sample once
+    assert set(before) <= set(pairs)  # the pairs stored before the stop kept their sides
+    assert _rows(db, "SELECT COUNT(*) FROM pairs WHERE queue_rank IS NULL") == [(0,)]  # served to raters now

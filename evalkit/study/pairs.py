@@ -535,67 +535,97 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
 
     result = PoolResult(exp_id, made, fallbacks, len(prompts), plan["skipped"])
     if state.is_main_process:
-        from .gold import add_gold_pairs, gold_count
+        try:
+            _finish_pool(cfg, db_path, exp_id, prompts, result, echo)
+        except BaseException as exc:
+            # Ctrl-C (or an error) while finishing: every sample is stored, and a --resume adds the gold pairs and the
+            # queue's order; this stop printed only click's 'Aborted!' and left a pool that reaches no rater
+            if _still_unfinished(db_path, exp_id):
+                _after_stop(cfg, db_path, exp_id, len(plan["todo"]) + plan["skipped"], created=False, merge=False,
+                            interrupted=isinstance(exc, KeyboardInterrupt), echo=echo)
+            raise
+    return _summary(db_path, result, state)
 
+
+def _still_unfinished(db_path: Path, exp_id: int) -> bool:
+    """Whether pool experiment `exp_id` still waits for a --resume (unfinished_pools), read after a stop; a stop after
+    its queue's order was drawn left it finished."""
+    from ..store import open_db
+
+    try:
         db = open_db(db_path, migrate_schema=False)
         try:
-            merge_shards(db, db_path, exp_id)
-            if dropped := drop_revealed_copies(db, exp_id):
-                echo(f"{dropped} pair(s) of this pool repeat a text of a pair already closed (greedy decoding repeats "
-                     "a prompt's outputs): its reveal and the Results told which path wrote it, and a person with a "
-                     "second name could rate the copy knowing its sides, so their outputs are stored but not made "
-                     'into pairs (for new texts: decoding.mode = "sample", or more prompts)')
-            result.pairs = db.execute("SELECT COUNT(*) FROM pairs WHERE experiment_id = ? AND kind = 'study'",
-                                      [exp_id]).fetchone()[0]
-            # gold pairs per study pair a rater sees: identical pairs are decided without raters
-            differing = db.execute(f"SELECT COUNT(*) FROM pairs p WHERE experiment_id = ? AND kind = 'study' "
-                                   f"AND NOT {IDENTICAL.format(p='p.')}", [exp_id]).fetchone()[0]
-            wanted = gold_count(cfg.pool.gold_rate, differing)
-            if wanted:
-                add_gold_pairs(db, exp_id, list(prompts.values()), _target_tokenizer(cfg), limit=wanted)
-            result.gold = db.execute("SELECT COUNT(*) FROM pairs WHERE experiment_id = ? AND kind = 'gold'",
-                                     [exp_id]).fetchone()[0]
-            # the queue's order, drawn once the pool is complete (study and gold pairs alike), stored with its seed,
-            # and each pair's quota of ratings from the study's frozen gate
-            from ..store.pool import rank_epoch
-
-            epoch = rank_epoch(db, exp_id)
-            if draw_queue(db, exp_id) and epoch:
-                echo(f"the study has ratings already, so this pool's pairs follow every pair pooled before in the "
-                     "queue's order: they count in the decision, and in the pre-screen's population, only where the "
-                     "earlier pairs run out (a pool added after a look cannot re-draw the decision sample; to give "
-                     "the pre-screen the planned pool, generate it before rating starts)")
-            repeated_texts = texts_on_both_paths(db, exp_id)
-            copies = pairs_sharing_a_text(db, exp_id)
-            reach = rater_reach(db, exp_id) if copies else ""
-            seen = db.execute("SELECT COUNT(*) FROM results_seen WHERE study_id = (SELECT study_id FROM experiments "
-                              "WHERE id = ?)", [exp_id]).fetchone()[0]
-            if seen:  # rating.queue.note_results_shown, note_results_seen
-                echo(f"{seen} name(s) were shown this study's results before this pool: a rater among them is served "
-                     "none of its new pairs, and an organiser's ratings no longer count (the per-path tables could "
-                     "colour them); to have them rate, start a new study (`evalkit generate --new-study NAME`)")
-            result.fallbacks = db.execute(
-                "SELECT COUNT(*) FROM generations WHERE experiment_id = ? AND path = 'fallback'", [exp_id]).fetchone()[0]
+            return exp_id in unfinished_pools(db, db_path)
         finally:
             db.close()
-        if result.fallbacks:
-            from ..generation.fallbacks import experiment_cause_at  # the count alone sent users to sqlite3 (F6)
-            echo(f"{result.fallbacks} assisted sample(s) failed and fell back: stored, but not made into pairs"
-                 + (f"; {cause}" if (cause := experiment_cause_at(db_path, exp_id)) else ""))
-        for r in repeated_texts:
-            echo(f"{r.prompt_id}: one output text is in {r.pairs} pairs, under the ordinary path in one and the "
-                 "assisted path in another; a rater who meets it twice learns little from its reveal "
-                 f"({r.text[:40]!r}…)")
-        if copies:
-            echo(f"{copies} study pairs share a text with another pair of this pool (greedy decoding gives every "
-                 "sample of a prompt the same texts): a rater is served at most one pair holding a text, since its "
-                 f"reveal tells which path wrote it, so {reach}; for more, use decoding.mode = \"sample\" or more "
-                 "prompts")
-        if result.gold < wanted:
-            echo(f"gold pairs: {result.gold} of the {wanted} that pool.gold_rate = {cfg.pool.gold_rate} asks for "
-                 f"({differing} study pairs whose outputs differ; a gold sample whose assisted run fell back makes "
-                 "none)")
-    return _summary(db_path, result, state)
+    except Exception:  # noqa: BLE001 - unreadable now: say how to finish it rather than nothing
+        return True
+
+
+def _finish_pool(cfg: Config, db_path: Path, exp_id: int, prompts: dict, result: PoolResult, echo) -> None:
+    """Main process, once every work item is stored: merge the shards, add the gold pairs, draw the queue's order
+    (each step idempotent, so a --resume of a pool stopped here finishes it), and say what the pool holds."""
+    from ..store import open_db
+    from .gold import add_gold_pairs, gold_count
+
+    db = open_db(db_path, migrate_schema=False)
+    try:
+        merge_shards(db, db_path, exp_id)
+        if dropped := drop_revealed_copies(db, exp_id):
+            echo(f"{dropped} pair(s) of this pool repeat a text of a pair already closed (greedy decoding repeats "
+                 "a prompt's outputs): its reveal and the Results told which path wrote it, and a person with a "
+                 "second name could rate the copy knowing its sides, so their outputs are stored but not made "
+                 'into pairs (for new texts: decoding.mode = "sample", or more prompts)')
+        result.pairs = db.execute("SELECT COUNT(*) FROM pairs WHERE experiment_id = ? AND kind = 'study'",
+                                  [exp_id]).fetchone()[0]
+        # gold pairs per study pair a rater sees: identical pairs are decided without raters
+        differing = db.execute(f"SELECT COUNT(*) FROM pairs p WHERE experiment_id = ? AND kind = 'study' "
+                               f"AND NOT {IDENTICAL.format(p='p.')}", [exp_id]).fetchone()[0]
+        wanted = gold_count(cfg.pool.gold_rate, differing)
+        if wanted:
+            add_gold_pairs(db, exp_id, list(prompts.values()), _target_tokenizer(cfg), limit=wanted)
+        result.gold = db.execute("SELECT COUNT(*) FROM pairs WHERE experiment_id = ? AND kind = 'gold'",
+                                 [exp_id]).fetchone()[0]
+        # the queue's order, drawn once the pool is complete (study and gold pairs alike), stored with its seed,
+        # and each pair's quota of ratings from the study's frozen gate
+        from ..store.pool import rank_epoch
+
+        epoch = rank_epoch(db, exp_id)
+        if draw_queue(db, exp_id) and epoch:
+            echo(f"the study has ratings already, so this pool's pairs follow every pair pooled before in the "
+                 "queue's order: they count in the decision, and in the pre-screen's population, only where the "
+                 "earlier pairs run out (a pool added after a look cannot re-draw the decision sample; to give "
+                 "the pre-screen the planned pool, generate it before rating starts)")
+        repeated_texts = texts_on_both_paths(db, exp_id)
+        copies = pairs_sharing_a_text(db, exp_id)
+        reach = rater_reach(db, exp_id) if copies else ""
+        seen = db.execute("SELECT COUNT(*) FROM results_seen WHERE study_id = (SELECT study_id FROM experiments "
+                          "WHERE id = ?)", [exp_id]).fetchone()[0]
+        if seen:  # rating.queue.note_results_shown, note_results_seen
+            echo(f"{seen} name(s) were shown this study's results before this pool: a rater among them is served "
+                 "none of its new pairs, and an organiser's ratings no longer count (the per-path tables could "
+                 "colour them); to have them rate, start a new study (`evalkit generate --new-study NAME`)")
+        result.fallbacks = db.execute(
+            "SELECT COUNT(*) FROM generations WHERE experiment_id = ? AND path = 'fallback'", [exp_id]).fetchone()[0]
+    finally:
+        db.close()
+    if result.fallbacks:
+        from ..generation.fallbacks import experiment_cause_at  # the count alone sent users to sqlite3 (F6)
+        echo(f"{result.fallbacks} assisted sample(s) failed and fell back: stored, but not made into pairs"
+             + (f"; {cause}" if (cause := experiment_cause_at(db_path, exp_id)) else ""))
+    for r in repeated_texts:
+        echo(f"{r.prompt_id}: one output text is in {r.pairs} pairs, under the ordinary path in one and the "
+             "assisted path in another; a rater who meets it twice learns little from its reveal "
+             f"({r.text[:40]!r}…)")
+    if copies:
+        echo(f"{copies} study pairs share a text with another pair of this pool (greedy decoding gives every "
+             "sample of a prompt the same texts): a rater is served at most one pair holding a text, since its "
+             f"reveal tells which path wrote it, so {reach}; for more, use decoding.mode = \"sample\" or more "
+             "prompts")
+    if result.gold < wanted:
+        echo(f"gold pairs: {result.gold} of the {wanted} that pool.gold_rate = {cfg.pool.gold_rate} asks for "
+             f"({differing} study pairs whose outputs differ; a gold sample whose assisted run fell back makes "
+             "none)")
 
 
 def rater_reach(db, experiment_id: int) -> str:
