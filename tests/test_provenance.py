@@ -104,7 +104,7 @@ def test_provenance_record_names_everything_behind_the_numbers(study):
         from evalkit.publish.scrub import published_config_row
         from evalkit.store.runs import json_hash
 
-        published = json.loads(published_config_row(row["config_json"], row["config_hash"], db)[0])
+        published = json.loads(published_config_row(row["config_json"], row["config_hash"])[0])
         assert e.config_hash == json_hash(published) and "pytest-of" not in json.dumps(published)
         assert e.versions["evalkit"] == evalkit.__version__ and e.versions["transformers"] == transformers.__version__
         assert e.versions["torch"] == torch.__version__ and e.versions["accelerate"] == accelerate.__version__

@@ -324,43 +324,49 @@ def _store_secret_config(db):
     return json_hash(SECRET_CONFIG)
 
 
-def test_no_passcode_or_username_from_the_stored_config_leaves_the_machine(db, tmp_path):
-    """app.passcodes (a shared sign-in secret) and the Hub usernames of app.organisers / app.allowed_raters are in
-    every stored config: the export's tables and card, the report and the provenance carry the passcodes' count only
-    and the usernames pseudonymised as raters are (kept with --keep-rater-names); the database stays as it was."""
+def _exported_text(out) -> dict[str, str]:
+    """Every file of an export folder as text: the card, and each parquet table's rows."""
     import pyarrow.parquet as pq
 
-    from evalkit.publish.scrub import pseudonyms
+    return {str(f.relative_to(out)): (json.dumps(pq.read_table(f).to_pylist(), default=str, ensure_ascii=False)
+                                      if f.suffix == ".parquet" else f.read_text(encoding="utf-8"))
+            for f in sorted(out.rglob("*")) if f.is_file()}
+
+
+def test_no_passcode_or_access_list_from_the_stored_config_leaves_the_machine(db, tmp_path):
+    """app.passcodes (a shared sign-in secret) and the access lists app.organisers, app.allowed_raters and
+    app.allowed_orgs are in every stored config. app.allowed_orgs was exported as written, and the usernames as
+    pseudonyms (as given with --keep-rater-names): who may sign in is the deployment's business, not the dataset's.
+    No file of the export, with or without --keep-rater-names, nor the report or the provenance, carries any of
+    them: only their counts; the database stays as it was."""
+    import pyarrow.parquet as pq
+
     from evalkit.publish.provenance import to_json_with_provenance
     from evalkit.aggregate import aggregate
 
     stored_hash = _store_secret_config(db)
-    secrets_ = ["hunter2-passcode", "second-code", stored_hash]
-    names = ["alice-organiser", "bob-rater", "carol-rater"]
-    out = tmp_path / "e"
-    export(db, out)
-    card = (out / "README.md").read_text(encoding="utf-8")
-    exp = pq.read_table(split_file(out, "experiments")).to_pylist()
-    gens = json.dumps(pq.read_table(split_file(out, "generations")).to_pylist(), default=str)
+    listed = ["hunter2-passcode", "second-code", "alice-organiser", "bob-rater", "carol-rater", "some-org"]
+    hidden = listed + [stored_hash] + pseudonyms(["alice-organiser", "bob-rater", "carol-rater"], db)
     report = build_report(db, tmp_path / "report").read_text(encoding="utf-8")
     prov = json.dumps(to_json_with_provenance(db, aggregate(db)))
-    for where, text in (("card", card), ("experiments", json.dumps(exp)), ("generations", gens), ("report", report),
-                        ("provenance", prov)):
-        for s in secrets_ + names:
-            assert s not in text, (where, s)
-    published = json.loads(next(r for r in exp if r["kind"] == "pool")["config_json"])
-    assert published["app"]["passcodes"] == "2 passcodes, not exported"
-    assert published["app"]["organisers"] == pseudonyms(["alice-organiser"], db)
-    assert published["app"]["allowed_raters"] == pseudonyms(["bob-rater", "carol-rater"], db)
-    assert published["app"]["allowed_orgs"] == ["some-org"] and published["models"] == SECRET_CONFIG["models"]
-    assert '"passcodes": "2 passcodes, not exported"' in card and pseudonyms(["alice-organiser"], db)[0] in card
-    assert "app.passcodes" in card  # the experiments table's description says what was left out
-    # with --keep-rater-names the usernames stay, the passcodes never
-    export(db, tmp_path / "k", keep_rater_names=True)
-    kept = (tmp_path / "k" / "README.md").read_text(encoding="utf-8")
-    kept_exp = json.dumps(pq.read_table(split_file(tmp_path / "k", "experiments")).to_pylist())
-    assert all(n in kept_exp and n in kept for n in names)
-    assert not any(s in kept_exp or s in kept for s in secrets_)
+    for keep in (False, True):
+        out = tmp_path / f"e-{keep}"
+        export(db, out, keep_rater_names=keep)
+        files = _exported_text(out) | {"report": report, "provenance": prov}
+        assert len(files) == len(SPLITS) + 3, sorted(files)  # every table, the card, the report and provenance
+        for where, text in files.items():
+            for s in hidden:
+                assert s not in text, (keep, where, s)
+        published = json.loads(next(r for r in pq.read_table(split_file(out, "experiments")).to_pylist()
+                                    if r["kind"] == "pool")["config_json"])
+        assert published["app"] == {"passcodes": "2 passcodes, not exported",
+                                    "organisers": "1 organiser, not exported",
+                                    "allowed_raters": "2 allowed raters, not exported",
+                                    "allowed_orgs": "1 allowed organisation, not exported"}
+        assert published["models"] == SECRET_CONFIG["models"]
+        card = files["README.md"]
+        assert '"allowed_orgs": "1 allowed organisation, not exported"' in card
+        assert "app.passcodes" in card and "app.allowed_orgs" in card  # the experiments table's description says so
     # the database itself is unchanged
     assert json.loads(db.execute("SELECT config_json FROM experiments WHERE kind = 'pool'").fetchone()[0]) == SECRET_CONFIG
 

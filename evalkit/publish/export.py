@@ -18,7 +18,7 @@ SPLITS = ("experiments", "generations", "timing_runs", "batch_runs", "bench_proc
           "reference_outputs", "studies", "decisions")
 
 COLUMNS = {
-    "experiments": "one row per experiment as it started (Live-tab demo runs are not exported: what a visitor typed stays on the machine): kind (bench/pool/run), note (what started it), study_id (the study a pool belongs to), first_sample and pool_samples (the samples a pool drew), queue_seed and sample_seed (the seeds of the queue's order and of the pool's sampling, for reproducing them), the config snapshot (config_json: the full config, except that app.passcodes, a shared sign-in secret, is replaced by its count and never exported, and the Hub usernames in app.organisers and app.allowed_raters are pseudonymised as in ratings unless rater names are kept; config_hash is the sha256 of config_json as exported, first 16 hex), compatibility record (compat_json, compat_hash: its hash as exported), the release gate frozen with it (gate_json, gate_hash: the hash of its text). Paths under a home folder are written from ~ and other absolute paths cut to their last part (the user's name is not exported), app.host is withheld unless it names no machine, and the hashes are of the text as exported",
+    "experiments": "one row per experiment as it started (Live-tab demo runs are not exported: what a visitor typed stays on the machine): kind (bench/pool/run), note (what started it), study_id (the study a pool belongs to), first_sample and pool_samples (the samples a pool drew), queue_seed and sample_seed (the seeds of the queue's order and of the pool's sampling, for reproducing them), the config snapshot (config_json: the full config, except that app.passcodes, a shared sign-in secret, and the access lists app.organisers, app.allowed_raters and app.allowed_orgs are replaced by their counts and never exported, rater names kept or not; config_hash is the sha256 of config_json as exported, first 16 hex), compatibility record (compat_json, compat_hash: its hash as exported), the release gate frozen with it (gate_json, gate_hash: the hash of its text). Paths under a home folder are written from ~ and other absolute paths cut to their last part (the user's name is not exported), app.host is withheld unless it names no machine, and the hashes are of the text as exported",
     "generations": "one row per generate() call: prompt_id, path ({paths}), status, text, token_ids (JSON: the new tokens' ids) and token_hash (their hash: two outputs of the same tokens share it), stop_reason, generate_seconds (device-synchronised; for a batched call, the call's), decode_seconds, peak_rss_mb, cuda_memory (JSON per device), draft_proposed/draft_accepted/draft_rounds (in the target's tokens), draft_tokens (the draft's own count, in its own vocabulary: equal to draft_proposed when the tokenizer is shared), candidate_generator (the Transformers class that ran), target_passes, tokens_per_target_pass, counts_agree, seed, effective_config (JSON; its config as in experiments.config_json), error_class/error_stage/error_message for failures, fallback_of (the failed attempt a fallback replaced), total_wait_seconds, live (always false: Live-tab runs are not exported), batch_size (requests in the call that produced it: 1 unless batched), prompt_tokens and new_tokens (the prompt's and the output's length in tokens), rss_mb (the process's resident memory after the call), decoding (greedy/sample), rank and work_index (the accelerate process and its share of the work), host (the machine, as a salted hash: runs on one machine share it), device",
     "timing_runs": "one row per timed benchmark repetition: path, prompt_id, round (ABBA), rep, seed, new_tokens, stop_reason, seconds, decode_seconds, tokens_per_second, generation_id, process_id (the bench_processes row it ran in), status, rank, host (salted hash), device",
     "batch_runs": "one row per request of a batched generate() call (`evalkit bench --batch-sizes`: the ordinary path at a batch size above 1, beside assisted at batch 1): path, batch_size, batch_call (the call's number in its process: its requests share it), slot, prompt_id, round, rep, seed, new_tokens, stop_reason, seconds (the call's: what each of its requests waited), left_padding, generation_id, process_id, status, error, rank, host (salted hash), device",
@@ -79,7 +79,7 @@ def tables(db, keep_rater_names: bool = False, keep_comments: bool = False) -> d
             for col in _FREE_TEXT.get(name, ()):
                 r[col] = without_hosts(without_home(r[col]), hosts)
     for r in out["experiments"]:  # no passcode, and no username unless names are kept
-        r["config_json"], r["config_hash"] = published_config_row(r["config_json"], r["config_hash"], db, keep_rater_names)
+        r["config_json"], r["config_hash"] = published_config_row(r["config_json"], r["config_hash"])
         compat = json.loads(r["compat_json"] or "null")
         if compat is not None and (homeless := without_home(compat)) != compat:
             r["compat_json"], r["compat_hash"] = json.dumps(homeless, ensure_ascii=False, sort_keys=True), json_hash(homeless)
@@ -93,7 +93,7 @@ def tables(db, keep_rater_names: bool = False, keep_comments: bool = False) -> d
         if isinstance(eff, dict):
             out_eff = without_home(eff)
             if isinstance(eff.get("config"), dict):
-                out_eff["config"] = published_config(eff["config"], db, keep_rater_names)
+                out_eff["config"] = published_config(eff["config"])
             if out_eff != eff:
                 r["effective_config"] = json.dumps(out_eff, ensure_ascii=False, sort_keys=True)
     current = {r["id"] for r in db.query("SELECT id FROM current_ratings")}
@@ -356,7 +356,7 @@ def _card_text(db, rows: dict, files: dict, keep_rater_names: bool, repo_id: str
     study = getattr(agg, "study", None)
     exp = (study_pool(db, study.id) if study is not None else None) or next(
         db.query("SELECT * FROM experiments WHERE kind IN ('pool', 'bench') ORDER BY id DESC LIMIT 1"), None)
-    config = (json.dumps(published_config(json.loads(exp["config_json"]), db, keep_rater_names), indent=2, ensure_ascii=False)
+    config = (json.dumps(published_config(json.loads(exp["config_json"])), indent=2, ensure_ascii=False)
               if exp else "{}")
     # One config per table (a config has one schema); `datasets` cannot load a table with no rows,
     # so empty ones stay out of the loading configs.
@@ -574,7 +574,7 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
     # first: its look may freeze the decision, which the tables then hold
     agg = agg if agg is not None else aggregate(db, study=study)
     still_open = unclosed_pairs(db)  # as the look left them: a decision it froze closed its study's pairs
-    prov = build_provenance(db, agg, keep_names=keep_rater_names)
+    prov = build_provenance(db, agg)
     rows = tables(db, keep_rater_names, keep_comments)
     ds = DatasetDict({
         name: Dataset.from_list(rows[name], features=features(db, name)) if rows[name]

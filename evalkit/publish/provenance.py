@@ -251,7 +251,7 @@ def _sources(db, agg) -> tuple[dict[str, list[int]], dict[int, list[str]]]:
     return sources, used
 
 
-def _experiments(db, used: dict[int, list[str]], keep_names: bool = False) -> list[ExperimentSource]:
+def _experiments(db, used: dict[int, list[str]]) -> list[ExperimentSource]:
     from .scrub import published_config_row
 
     if not used:
@@ -278,7 +278,7 @@ def _experiments(db, used: dict[int, list[str]], keep_names: bool = False) -> li
         out.append(ExperimentSource(
             id=row["id"], kind=row["kind"], used_for=used[row["id"]], started=row["created_at"], ended=last, records=n,
             # the hash of the config as published (scrub.published_config): the stored one covers the passcodes
-            config_hash=published_config_row(row["config_json"], row["config_hash"], db, keep_names)[1],
+            config_hash=published_config_row(row["config_json"], row["config_hash"])[1],
             compat_hash=row["compat_hash"], gate_hash=row["gate_hash"],
             versions=dict(compat.get("versions") or {}), device=compat.get("device") or "",
             devices_used=devices.get(row["id"], []),
@@ -449,10 +449,9 @@ def _figures(agg, sources: dict[str, list[int]], scope: Scope) -> list[Figure]:
     return figs
 
 
-def build_provenance(db, agg=None, keep_names: bool = False) -> Provenance:
-    """The provenance of what `aggregate` computed from this database (agg: that aggregate, else computed).
-    keep_names: the export keeps rater names (--keep-rater-names), so the config hashes are those of configs that
-    keep the usernames in them; the passcodes are never in what a config hash covers."""
+def build_provenance(db, agg=None) -> Provenance:
+    """The provenance of what `aggregate` computed from this database (agg: that aggregate, else computed). Its config
+    hashes are those of the configs as published (scrub.published_config: no passcode, no access list)."""
     from .. import __version__
 
     if agg is None:
@@ -460,7 +459,7 @@ def build_provenance(db, agg=None, keep_names: bool = False) -> Provenance:
 
         agg = aggregate(db)
     sources, used = _sources(db, agg)
-    experiments = _experiments(db, used, keep_names)
+    experiments = _experiments(db, used)
     prompts, notes = _prompts(db, [e.id for e in experiments])
     scope = _scope(db, agg, sources, prompts)
     gate = _gate(db, sources["gate"])

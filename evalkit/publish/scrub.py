@@ -95,8 +95,11 @@ def pseudonyms(names: list[str], db) -> list[str]:
     return [pseudonym(n, salt) for n in names]
 
 
-# The stored config's keys that name people (Hub usernames, evalkit.config.AppConfig); app.passcodes is a secret.
-_NAME_KEYS = ("organisers", "allowed_raters")
+# The stored config's access lists (evalkit.config.AppConfig): who may sign in, rate or organise is the deployment's
+# business, not the dataset's (Hub usernames and organisations name people and employers); published as counts only.
+# app.passcodes, a shared secret, likewise.
+_ACCESS_LISTS = {"passcodes": "passcode", "organisers": "organiser", "allowed_raters": "allowed rater",
+                 "allowed_orgs": "allowed organisation"}
 
 
 # A path under a home folder names the user it belongs to ("/home/alice.smith/models/..."): the export writes it from
@@ -199,11 +202,12 @@ def host_name(host: str | None, salt: str) -> str | None:
     return host if not host else "host-" + hashlib.sha256(f"{salt}\0host\0{host}".encode()).hexdigest()[:8]
 
 
-def published_config(config: dict, db, keep_names: bool = False) -> dict:
+def published_config(config: dict) -> dict:
     """A stored config (experiments.config_json, a generation's effective_config["config"]) as it may leave this
-    machine: app.passcodes (a shared sign-in secret) replaced by their count ("3 passcodes, not exported"), and the
-    Hub usernames in app.organisers and app.allowed_raters pseudonymised as rater names are (with db's salt), unless
-    keep_names; app.host withheld unless it names no machine. The
+    machine: app.passcodes (a shared sign-in secret) and the access lists app.organisers, app.allowed_raters and
+    app.allowed_orgs replaced by their counts ("3 passcodes, not exported", "2 allowed organisations, not
+    exported"), with --keep-rater-names too (it keeps the names of those who rated, in ratings; an access list names
+    people who may never have rated, and their employers); app.host withheld unless it names no machine. The
     one place a stored config is scrubbed: the export's tables and card and the report's provenance all use it. The
     database is not changed. Returns `config` itself when there is nothing to scrub, else a scrubbed copy."""
     if not isinstance(config, dict):
@@ -218,27 +222,21 @@ def published_config(config: dict, db, keep_names: bool = False) -> dict:
     changes = {}
     if isinstance(app.get("host"), str) and app["host"].strip() not in _PLAIN_HOSTS:
         changes["host"] = "a host name, not exported"
-    codes = app.get("passcodes")
-    if codes:
-        n = len(codes) if isinstance(codes, (list, tuple)) else 1
-        changes["passcodes"] = f"{n} passcode{'' if n == 1 else 's'}, not exported"
-    if not keep_names:
-        for key in _NAME_KEYS:
-            names = app.get(key)
-            if names:
-                names = names if isinstance(names, (list, tuple)) else [names]
-                changes[key] = pseudonyms([str(n) for n in names], db)
+    for key, word in _ACCESS_LISTS.items():
+        if items := app.get(key):
+            n = len(items) if isinstance(items, (list, tuple)) else 1
+            changes[key] = f"{n} {word}{'' if n == 1 else 's'}, not exported"
     if not changes:
         return config
     return {**config, "app": {**app, **changes}}
 
 
-def published_config_row(config_json: str | None, stored_hash: str, db, keep_names: bool = False) -> tuple[str, str]:
+def published_config_row(config_json: str | None, stored_hash: str) -> tuple[str, str]:
     """An experiment's (config_json, config_hash) as published: scrubbed (published_config), with the hash of the
     scrubbed config when scrubbing changed it (the stored hash covers the passcodes: a weak one could be guessed from
     it and the rest of the config)."""
     cfg = json.loads(config_json or "{}")
-    out = published_config(cfg, db, keep_names)
+    out = published_config(cfg)
     if out is cfg:
         return config_json, stored_hash
     from ..store import json_hash  # the hash the store keeps beside a config, of the published one
