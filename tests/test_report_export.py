@@ -625,6 +625,35 @@ def test_while_pairs_are_open_the_export_and_report_say_so_and_a_push_needs_whil
     assert r.exit_code != 0 and "--while-rating" in r.output and not (tmp_path / "cli-push").exists()
 
 
+def test_a_push_made_while_rating_is_on_the_study_s_record(db, tmp_path):
+    """`export --push-to-hub --while-rating` sent the sides of pairs still open to raters to a Hub repo and left no
+    trace: the card of that export said so, but the study's later cards, its report and `aggregate --json` did not,
+    though ratings given after it are blind only if no rater could read that repo. Now the push is recorded in the
+    database, and the study's provenance names it everywhere it is shown; a push of a closed study records nothing."""
+    from evalkit.aggregate import aggregate
+    from evalkit.config import AppConfig
+    from evalkit.publish.provenance import to_json_with_provenance
+    from test_aggregate import GATE, load_fixture
+
+    export(db, tmp_path / "closed", push_to_hub="org/final", api=FakeHub())  # every pair closed: nothing to record
+    assert db.execute("SELECT COUNT(*) FROM pushes_while_rating").fetchone()[0] == 0
+    assert "pushed to the Hub repo" not in _card_of(db, tmp_path / "closed-later")
+
+    open_db_ = open_db(tmp_path / "open.db")
+    load_fixture(open_db_, tmp_path / "g.toml", GATE.replace("planned_pairs = 4", "planned_pairs = 8"),
+                 app=AppConfig(ratings_per_pair=4))
+    export(open_db_, tmp_path / "pushed", push_to_hub="org/interim", api=FakeHub(), while_rating=True)
+    said = "an export was pushed to the Hub repo org/interim (private) at "
+    tail = "while 4 pair(s) of this study were still open to raters (`evalkit export --while-rating`)"
+    later = _card_of(open_db_, tmp_path / "later")
+    notes = later.split("### Notes", 1)[1]
+    assert said in notes and tail in notes, notes
+    report = build_report(open_db_, tmp_path / "report").read_text(encoding="utf-8")
+    assert "org/interim (private)" in report
+    prov = to_json_with_provenance(open_db_, aggregate(open_db_))["provenance"]
+    assert any(n.startswith(said) and tail in n for n in prov["notes"]), prov["notes"]
+
+
 def test_the_report_s_warning_counts_the_open_study_pairs_and_the_export_s_the_gold_ones_too(tmp_path):
     """`evalkit report` warned "20 pair(s) ... the report tells which side of each pair is which path" of 18 study
     pairs and 2 gold (check) pairs, which have no sides (demo audit L2, 2026-12-04). The export counts the gold ones

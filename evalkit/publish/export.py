@@ -586,6 +586,10 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
     ds.still_open = still_open
     if push_to_hub:
         ds.hub = {"repo_id": push_to_hub, "private": _push(api, push_to_hub, out_dir, files, public)}
+        if still_open:  # --while-rating: the sides of open pairs are on the Hub; the study's provenance says so
+            from ..store import insert_push_while_rating
+
+            insert_push_while_rating(db, push_to_hub, ds.hub["private"], still_open)
     return ds
 
 

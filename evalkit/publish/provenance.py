@@ -449,6 +449,18 @@ def _figures(agg, sources: dict[str, list[int]], scope: Scope) -> list[Figure]:
     return figs
 
 
+def _pushes_while_rating(db, study_id: int | None) -> list[str]:
+    """One note per export of the study pushed to the Hub while its pairs were open to raters (--while-rating): its
+    tables told their sides, so a rater who could read that repo could learn them before rating."""
+    if study_id is None:
+        return []
+    return [f"an export was pushed to the Hub repo {r[1]} ({'private' if r[2] else 'public'}) at {r[0]} while "
+            f"{r[3]} pair(s) of this study were still open to raters (`evalkit export --while-rating`): its tables "
+            "tell each pair's sides, so ratings given after it are blind only if no rater could read that repo"
+            for r in db.execute("SELECT pushed_at, repo_id, private, open_pairs FROM pushes_while_rating "
+                                "WHERE study_id = ? ORDER BY id", [study_id])]
+
+
 def build_provenance(db, agg=None) -> Provenance:
     """The provenance of what `aggregate` computed from this database (agg: that aggregate, else computed). Its config
     hashes are those of the configs as published (scrub.published_config: no passcode, no access list)."""
@@ -468,6 +480,7 @@ def build_provenance(db, agg=None) -> Provenance:
     for e in experiments:
         if not e.versions:
             notes.append(f"experiment {e.id} stored no compatibility record (versions, device, digests)")
+    notes += _pushes_while_rating(db, getattr(getattr(agg, "study", None), "id", None))
     return Provenance(
         generated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), evalkit=__version__, sources=sources,
         experiments=experiments, gate=gate, prompts=prompts, scope=scope, figures=_figures(agg, sources, scope),

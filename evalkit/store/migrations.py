@@ -613,6 +613,16 @@ def _m023_hold_alive(db) -> None:
     db.execute("ALTER TABLE assignments ADD COLUMN alive_at TEXT")
 
 
+def _m024_pushes_while_rating(db) -> None:
+    # `evalkit export --push-to-hub --while-rating` sent the sides of pairs still open to raters to a Hub repo and left
+    # no trace: a later card or report of the study could not say that its ratings were given while an export that
+    # tells the sides was on the Hub. Each such push is recorded (the study, the pairs open then, the repo), and the
+    # study's provenance names it (publish.provenance).
+    db.execute("""CREATE TABLE IF NOT EXISTS pushes_while_rating (
+                  id INTEGER PRIMARY KEY, study_id INTEGER REFERENCES studies(id), pushed_at TEXT NOT NULL,
+                  repo_id TEXT NOT NULL, private INTEGER NOT NULL, open_pairs INTEGER NOT NULL)""")
+
+
 MIGRATIONS = [
     ("001_initial", _m001_initial),
     ("002_ratings", _m002_ratings),
@@ -637,4 +647,5 @@ MIGRATIONS = [
     ("021_closed_by_decision", _m021_closed_by_decision),
     ("022_export_salt", _m022_export_salt),
     ("023_hold_alive", _m023_hold_alive),
+    ("024_pushes_while_rating", _m024_pushes_while_rating),
 ]

@@ -67,6 +67,14 @@ def attach_pool(db, gate: dict, new_study: str | None = None) -> int:
         return latest["id"]
 
 
+def insert_push_while_rating(db, repo_id: str, private: bool, open_pairs: int) -> None:
+    """Record an export pushed to the Hub while `open_pairs` pairs of the study the queue serves (the latest) were
+    still open to raters (`evalkit export --while-rating`): its tables tell their sides."""
+    with write_transaction(db):
+        db.conn.execute("INSERT INTO pushes_while_rating (study_id, pushed_at, repo_id, private, open_pairs) "
+                        "VALUES ((SELECT MAX(id) FROM studies), ?, ?, ?, ?)", [now(), repo_id, int(private), open_pairs])
+
+
 def insert_decision(db, study_id: int, row: dict) -> bool:
     """Store a study's decision once: the first look that finds the planned sample complete writes it, any later
     or concurrent one leaves it as it is (and reads the stored one). Returns whether this call stored it.
