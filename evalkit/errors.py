@@ -39,9 +39,20 @@ def check_folder(path, what: str, option: str = "--out") -> None:
     there = next((p for p in [path, *path.parents] if p.exists()), Path("."))
     why = ("a file is in the way" if not there.is_dir() else
            "Permission denied" if not os.access(there, os.W_OK | os.X_OK) else None)
+    if why == "Permission denied" and _read_only_mount(there):  # root is denied there too: chmod will not help
+        why = "a read-only file system"
     if why:
         raise EvalkitError(f"cannot create the folder {path} for {what}: {why} ({there})",
                            f"pass {option} a folder you can write to (it is created when missing), e.g. ./out")
+
+
+def _read_only_mount(path) -> bool:
+    import os
+
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):  # no statvfs (Windows): said as a permission
+        return False
 
 
 def cannot_write(path, what: str, error: OSError) -> EvalkitError:

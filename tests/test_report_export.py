@@ -453,6 +453,49 @@ def test_a_failed_export_leaves_the_folder_exactly_as_it_was(db, tmp_path, monke
     assert _listing(out) == before and sorted(p.name for p in out.iterdir()) == ["README.md", "data"]
 
 
+def _table_rows(db) -> dict:
+    names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    return {t: db.execute(f"SELECT * FROM [{t}]").fetchall() for t in names}
+
+
+def test_an_export_folder_that_cannot_be_written_is_refused_before_anything_changes(db, tmp_path, monkeypatch):
+    """Export audit, 2026-12-05: an --out that could not take the card failed only at the end, after the export's look
+    and the first export's salt had been stored: a folder named README.md ended in "cannot write the export to OUT:
+    Is a directory", naming no file; an --out that cannot be written into, with a writable data/ in it (a mount),
+    in "Read-only file system" once the tables were built. Both are refused first now, naming the path and the fix,
+    with the folder and the database as they were; a read-only file system is said as one (chmod will not help)."""
+    import os
+
+    from evalkit.errors import EvalkitError
+
+    before = _table_rows(db)
+    out = tmp_path / "taken"
+    (out / "README.md").mkdir(parents=True)
+    with pytest.raises(EvalkitError) as e:
+        export(db, out)
+    assert f"{out / 'README.md'} is a folder" in e.value.what and f"move {out / 'README.md'} away" in e.value.fix
+    assert _listing(out) == {} and [p.name for p in out.iterdir()] == ["README.md"]
+    assert _table_rows(db) == before
+
+    locked = tmp_path / "locked"
+    (locked / "data").mkdir(parents=True)
+    real_access = os.access
+    # the folder itself cannot be written into; data/ below it can (a writable mount inside a read-only one)
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if str(p) == str(locked) else real_access(p, mode, **kw))
+    with pytest.raises(EvalkitError) as e:
+        export(db, locked)
+    assert f"cannot create the folder {locked} for the export: Permission denied" in e.value.what, e.value.what
+    assert "pass --out a folder you can write to" in e.value.fix
+    assert _listing(locked) == {} and [p.name for p in locked.iterdir()] == ["data"]
+    assert _table_rows(db) == before
+    real_statvfs = os.statvfs
+    monkeypatch.setattr(os, "statvfs", lambda p: type("V", (), {"f_flag": os.ST_RDONLY})() if str(p) == str(locked)
+                        else real_statvfs(p))
+    with pytest.raises(EvalkitError, match="a read-only file system"):
+        export(db, locked)
+    assert _table_rows(db) == before
+
+
 def test_pseudonyms_belong_to_the_database_wherever_it_is_exported_from(db, tmp_path, data_dir, monkeypatch):
     """Export audit, 2026-12-04 (D1): the salt was a file under ./results of the folder the command ran in, so one
     database exported from two folders named its three raters six ways, and each run quietly made a new salt there.

@@ -9,6 +9,9 @@ def refuse_to_replace(path, mark: str, what: str) -> None:
     from ..errors import EvalkitError
 
     path = Path(path)
+    if path.exists() and not path.is_file():  # a folder of that name: the write failed at the end, naming no file
+        raise EvalkitError(f"{path} is a folder, where {what} would be written: nothing was written",
+                           f"move {path} away, or pass --out another folder")
     if not path.is_file():
         return
     with open(path, "rb") as f:

@@ -553,7 +553,8 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
         check_repo_id(push_to_hub)
     out_dir = Path(out_dir)
     refuse_to_replace(out_dir / "README.md", CARD_MARK, "a dataset card")
-    check_folder(out_dir / "data", "the export")  # before the look below, which may write the decision
+    for folder in (out_dir, out_dir / "data"):  # before the look below, which may write the decision; the card and
+        check_folder(folder, "the export")      # the staging folder go into out_dir itself
     still_open = unclosed_pairs(db)
     if push_to_hub and still_open and not while_rating:
         # the look may freeze a decision the study has reached, which closes its every pair: count after it
