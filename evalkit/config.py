@@ -393,6 +393,26 @@ def from_dict(data: dict, source: str = "<config>") -> Config:
     return cfg
 
 
+def set_twice(path: Path) -> dict[str, tuple[int, int]]:
+    """The keys (`section.key`) and section headers (`[section]`) a config file sets twice, each with the lines of its
+    first and second setting."""
+    import re
+
+    first, twice, section = {}, {}, ""
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if m := re.match(r"\s*\[\s*([A-Za-z0-9_.\s-]+?)\s*\]\s*(#.*)?$", line):
+            section = re.sub(r"\s*\.\s*", ".", m[1])
+            name = f"[{section}]"
+        elif m := re.match(r"\s*([A-Za-z0-9_-]+)\s*=", line):
+            name = f"{section}.{m[1]}" if section else m[1]
+        else:
+            continue
+        if name in first and name not in twice:
+            twice[name] = (first[name], n)
+        first.setdefault(name, n)
+    return twice
+
+
 def load_config(path: Path | str | None = None) -> Config:
     """Read a config file (default: configs/demo.toml). Relative model folders resolve against the file."""
     from .locations import default_config_path
@@ -421,6 +441,14 @@ def load_config(path: Path | str | None = None) -> Config:
         raise EvalkitError(f"config file {path} is not UTF-8 text (byte {e.start}: {e.reason})",
                            "save it as UTF-8 (TOML files must be UTF-8)")
     except tomllib.TOMLDecodeError as e:
+        if str(e).startswith(("Cannot overwrite a value", "Cannot declare")) and (twice := set_twice(path)):
+            # a line pasted below one that sets the same key: TOML names no key, only the second line's position
+            headers = [k for k in twice if k.startswith("[")]
+            raise EvalkitError(f"config file {path} sets " + ", ".join(f"{k} twice (lines {a} and {b})"
+                                                                       for k, (a, b) in twice.items()),
+                               "; ".join((["keep one line for each key: delete the one you do not mean"]
+                                          if len(headers) < len(twice) else [])
+                                         + [f"merge the two {h} sections into one" for h in headers])) from e
         raise EvalkitError(f"config file {path} is not valid TOML: {e}", "fix the syntax at the position given")
     cfg = from_dict(data, str(path))
     _check_file(cfg, str(path))

@@ -97,6 +97,28 @@ def test_bad_config_values(tmp_path, text, needle):
     assert needle in str(e.value)
 
 
+def test_a_config_that_sets_a_key_or_section_twice_names_it_and_both_lines(tmp_path):
+    """A line pasted below one that sets the same key (a tuned num_assistant_tokens, a second [decoding] for a new
+    setting) gave "is not valid TOML: Cannot overwrite a value (at line 9, column 24)" and "fix the syntax at the
+    position given": no key named, and nothing is wrong with the syntax of either line. Now the key (or section)
+    and both lines are named, with the fix; other syntax errors keep TOML's position."""
+    f = tmp_path / "c.toml"
+    f.write_text('[decoding]\nmode = "sample"\n\n[assistant]\nnum_assistant_tokens = 4\n'
+                 "# tuned\nnum_assistant_tokens = 8\n")
+    with pytest.raises(EvalkitError) as e:
+        load_config(f)
+    assert f"config file {f} sets assistant.num_assistant_tokens twice (lines 5 and 7)" in e.value.what, e.value.what
+    assert e.value.fix == "keep one line for each key: delete the one you do not mean"
+    f.write_text('[decoding]\nmode = "sample"\n[ pool ]  # the pool\nsamples = 2\n[decoding]\nseed = 3\n')
+    with pytest.raises(EvalkitError) as e:
+        load_config(f)
+    assert e.value.what == f"config file {f} sets [decoding] twice (lines 1 and 5)", e.value.what
+    assert e.value.fix == "merge the two [decoding] sections into one"
+    f.write_text('mode = "sample"\n[decoding]\nmode = "greedy"\nmode = = 1\n')  # same name, other table: not twice
+    with pytest.raises(EvalkitError, match="is not valid TOML: .*line 4"):
+        load_config(f)
+
+
 def test_switches_turn_the_experiment_off(tmp_path):
     f = tmp_path / "c.toml"
     f.write_text('generation_path = "ordinary"\n')
