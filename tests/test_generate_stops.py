@@ -283,9 +283,10 @@ def test_sigint_to_a_real_generate_keeps_whole_pairs_and_resume_finishes_with_th
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode != 0 and "Traceback" not in err, err[-3000:]
+    assert proc.returncode == 130 and "Traceback" not in err, err[-3000:]  # the shell's status for a Ctrl-C
     lines = [s for s in err.splitlines() if s.startswith("generate interrupted")]
     assert len(lines) == 1 and "is unfinished" in lines[0], err[-3000:]
+    assert err.rstrip().splitlines()[-1] == lines[0], err[-3000:]  # the last word: not click's "Aborted!"
     resume = lines[0].split("`")[1]
     (exp_id, first, base), = _rows(db, "SELECT id, first_sample, sample_seed FROM experiments WHERE kind = 'pool'")
     assert resume == f"evalkit generate --resume {exp_id} --db {db} --config {path}"
@@ -317,3 +318,24 @@ def test_sigint_to_a_real_generate_keeps_whole_pairs_and_resume_finishes_with_th
     assert [s for s, _ in pairs] == list(range(first, first + samples))  # every sample once
     assert set(before) <= set(pairs)  # the pairs stored before the stop kept their sides
     assert _rows(db, "SELECT COUNT(*) FROM pairs WHERE queue_rank IS NULL") == [(0,)]  # served to raters now
+
+
+def test_ctrl_c_while_the_models_are_checked_says_so_and_exits_130(make_config, tmp_path, monkeypatch):
+    """Ctrl-C while generate checks (loads) the models, which takes minutes for a large pair: the command ended with
+    click's bare "Aborted!" and status 1. Now it says that no sample was stored, ends with the shell's status for a
+    Ctrl-C (130), and writes no database."""
+    from click.testing import CliRunner
+
+    import evalkit.generation.models as models
+    from evalkit.cli import cli
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(models, "check_compat", interrupted)
+    db = tmp_path / "pool.db"
+    r = CliRunner().invoke(cli, ["generate", "--config", str(make_config()), "--db", str(db)])
+    assert r.exit_code == 130, r.output
+    assert r.output.strip().splitlines()[-1] == ("generate interrupted while checking the models, before its first "
+                                                  "sample: no sample was stored"), r.output
+    assert "Aborted" not in r.output and not db.exists()

@@ -513,9 +513,15 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
     state = distributed_state(cfg)
     if state.is_main_process:
         db_path.parent.mkdir(parents=True, exist_ok=True)
-    plan = share_decision(state, db_path.with_name(f"{db_path.name}.plan.json"),
-                          lambda: _plan(cfg, db_path, prompts, samples, resume, progress, new_study, until_planned,
-                                        previous))
+    try:
+        plan = share_decision(state, db_path.with_name(f"{db_path.name}.plan.json"),
+                              lambda: _plan(cfg, db_path, prompts, samples, resume, progress, new_study, until_planned,
+                                            previous))
+    except KeyboardInterrupt:  # while the models are checked (loaded): the CLI's exit would otherwise be silent
+        if state.is_main_process:
+            echo("generate interrupted while checking the models, before its first sample: no sample was stored"
+                 + (f"; experiment {resume} is as it was" if resume is not None else ""))
+        raise
     exp_id = plan["experiment_id"]
     for old_id, stored in (plan.get("unfinished") or {}).items() if state.is_main_process else ():
         echo(f"experiment {old_id} of this database is unfinished ({stored} work items stored, none of them in the "
