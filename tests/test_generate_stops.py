@@ -336,6 +336,6 @@ def test_ctrl_c_while_the_models_are_checked_says_so_and_exits_130(make_config, 
     db = tmp_path / "pool.db"
     r = CliRunner().invoke(cli, ["generate", "--config", str(make_config()), "--db", str(db)])
     assert r.exit_code == 130, r.output
-    assert r.output.strip().splitlines()[-1] == ("generate interrupted while checking the models, before its first "
-                                                  "sample: no sample was stored"), r.output
+    assert r.output.strip().splitlines()[-1] == ("generate interrupted before its first sample (while checking the "
+                                                  "models and planning the work): no sample was stored"), r.output
     assert "Aborted" not in r.output and not db.exists()

@@ -519,7 +519,8 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
                                             previous))
     except KeyboardInterrupt:  # while the models are checked (loaded): the CLI's exit would otherwise be silent
         if state.is_main_process:
-            echo("generate interrupted while checking the models, before its first sample: no sample was stored"
+            echo("generate interrupted before its first sample (while checking the models and planning the work): "
+                 "no sample was stored"
                  + (f"; experiment {resume} is as it was" if resume is not None else ""))
         raise
     exp_id = plan["experiment_id"]
