@@ -697,6 +697,35 @@ def test_a_push_made_while_rating_is_on_the_study_s_record(db, tmp_path):
     assert any(n.startswith(said) and tail in n for n in prov["notes"]), prov["notes"]
 
 
+def test_a_push_while_rating_from_a_read_only_copy_is_refused_before_anything_is_pushed(tmp_path, monkeypatch):
+    """The push made with --while-rating is recorded in the database: from a read-only copy (SQLite's mode=ro: the
+    tests run as root, whom file modes do not stop) it went up to the Hub, then failed with sqlite's "attempt to
+    write a readonly database", unrecorded. Now it is refused first, naming the database and the fix; nothing is
+    written or pushed."""
+    import sqlite3
+
+    import evalkit.store.database as database
+    from evalkit.config import AppConfig
+    from evalkit.errors import EvalkitError
+    from test_aggregate import GATE, load_fixture
+
+    db = open_db(tmp_path / "open.db")
+    load_fixture(db, tmp_path / "g.toml", GATE.replace("planned_pairs = 4", "planned_pairs = 8"),
+                 app=AppConfig(ratings_per_pair=4))
+    export(db, tmp_path / "first")  # stores the salt: a copy then needs no write for its tables
+    copy = tmp_path / "snapshot.db"
+    db.execute("VACUUM INTO ?", [str(copy)])
+    connect = sqlite3.connect
+    monkeypatch.setattr(database.sqlite3, "connect", lambda path, **kw: connect(f"file:{path}?mode=ro", uri=True, **kw))
+    ro = open_db(copy)
+    hub = FakeHub()
+    with pytest.raises(EvalkitError) as e:
+        export(ro, tmp_path / "pushed", push_to_hub="org/interim", api=hub, while_rating=True)
+    assert f"database {copy} is read-only" in e.value.what and "nothing was written or pushed to org/interim" in e.value.what
+    assert "copy it somewhere writable" in e.value.fix
+    assert hub.calls == [] and not (tmp_path / "pushed").exists()
+
+
 def test_the_report_s_warning_counts_the_open_study_pairs_and_the_export_s_the_gold_ones_too(tmp_path):
     """`evalkit report` warned "20 pair(s) ... the report tells which side of each pair is which path" of 18 study
     pairs and 2 gold (check) pairs, which have no sides (demo audit L2, 2026-12-04). The export counts the gold ones

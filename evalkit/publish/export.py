@@ -575,6 +575,8 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
     # first: its look may freeze the decision, which the tables then hold
     agg = agg if agg is not None else aggregate(db, study=study)
     still_open = unclosed_pairs(db)  # as the look left them: a decision it froze closed its study's pairs
+    if push_to_hub and still_open:  # the push is recorded once made: a database that cannot take it is refused first
+        _check_push_recordable(db, push_to_hub)
     prov = build_provenance(db, agg)
     rows = tables(db, keep_rater_names, keep_comments)
     ds = DatasetDict({
@@ -592,6 +594,20 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
 
             insert_push_while_rating(db, push_to_hub, ds.hub["private"], still_open)
     return ds
+
+
+def _check_push_recordable(db, repo_id: str) -> None:
+    """Refuse, before anything is written or pushed, a push made while pairs are open (--while-rating) to a database
+    that cannot record it (store.insert_push_while_rating): the push would go through and then fail unrecorded."""
+    from ..store.database import check_writable, db_file
+
+    path = db_file(db) or "(in memory)"
+    try:
+        check_writable(db, path)
+    except EvalkitError as e:
+        raise EvalkitError(f"database {path} is read-only, and a push made while pairs are open to raters "
+                           f"(--while-rating) is recorded there, so that the study's provenance names it: nothing was "
+                           f"written or pushed to {repo_id}", e.fix) from e
 
 
 def _new_folders(path: Path) -> list[Path]:
