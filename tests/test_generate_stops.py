@@ -339,3 +339,27 @@ def test_ctrl_c_while_the_models_are_checked_says_so_and_exits_130(make_config, 
     assert r.output.strip().splitlines()[-1] == ("generate interrupted before its first sample (while checking the "
                                                   "models and planning the work): no sample was stored"), r.output
     assert "Aborted" not in r.output and not db.exists()
+
+
+def test_the_resume_line_names_paths_with_spaces_as_a_shell_reads_them(make_config, tmp_path, monkeypatch):
+    """The --resume line printed `--db /data/my study/pool.db` as is: pasted into a shell it named `/data/my` and a
+    stray argument. Paths are quoted as a shell reads them."""
+    import shlex
+    import shutil
+
+    from evalkit.study.pairs import build_pool
+
+    folder = tmp_path / "my study's pool"
+    folder.mkdir()
+    config = folder / "pair config.toml"
+    shutil.copy(make_config(), config)
+    db = folder / "pool.db"
+    restore = _stop_after(monkeypatch, 1, KeyboardInterrupt)
+    said = []
+    with pytest.raises(KeyboardInterrupt):
+        build_pool(load_config(config), db, progress=False, echo=said.append)
+    restore()
+    line = next(s for s in said if s.startswith("generate interrupted"))
+    words = shlex.split(line.split("`")[1])
+    assert words[:3] == ["evalkit", "generate", "--resume"]
+    assert words[4:] == ["--db", str(db), "--config", str(config)], words

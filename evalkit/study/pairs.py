@@ -448,9 +448,12 @@ def unfinished_pools(db, db_path: Path) -> dict[int, int]:
 
 
 def resume_command(cfg: Config, db_path: Path, experiment_id: int) -> str:
-    """The command that finishes pool experiment `experiment_id`."""
-    return (f"evalkit generate --resume {experiment_id} --db {db_path}"
-            + (f" --config {cfg.source}" if cfg.source and Path(cfg.source).is_file() else ""))
+    """The command that finishes pool experiment `experiment_id`, as a shell reads it (a path with a space is quoted:
+    pasted as printed, it must name the same files)."""
+    import shlex
+
+    return (f"evalkit generate --resume {experiment_id} --db {shlex.quote(str(db_path))}"
+            + (f" --config {shlex.quote(str(cfg.source))}" if cfg.source and Path(cfg.source).is_file() else ""))
 
 
 def _after_stop(cfg: Config, db_path: Path, exp_id: int, items: int, *, created: bool, merge: bool,
