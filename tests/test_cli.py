@@ -248,3 +248,30 @@ def test_tune_names_fallbacks_and_never_recommends_a_setting_that_fell_back(make
     assert "none of them is recommended" in r.stdout
     best = r.stdout.split("best: ", 1)[1]
     assert best.startswith("num_assistant_tokens = 6") or best.startswith("num_assistant_tokens = 20")
+
+
+def test_ctrl_c_during_bench_leaves_no_empty_experiment_or_worker_files(make_config, data_dir, monkeypatch):
+    """Ctrl-C during `evalkit bench` (here at its second worker process, the first one's results written) ended with
+    click's bare "Aborted!" and left the experiment, which stores its runs only at the end, empty in the database, and
+    the workers' folder beside it (their results, and the config with its passcodes). Now both go, the command says
+    that no run was stored and how to go on, and it ends with the shell's status for a Ctrl-C (130)."""
+    import evalkit.generation.bench.run as bench_run
+
+    real, calls = bench_run._run_worker_process, []
+
+    def second_interrupted(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bench_run, "_run_worker_process", second_interrupted)
+    cfg = make_config(**{"bench.prompts": ["writing-01"], "decoding.max_new_tokens": 8})
+    r = CliRunner().invoke(cli, ["bench", "--config", str(cfg), "--reps", "1"])
+    assert r.exit_code == 130 and len(calls) == 2, r.output
+    last = r.output.strip().splitlines()[-1]
+    assert last.startswith("bench interrupted: no run was stored") and last.endswith("run `evalkit bench` again"), last
+    assert "was removed" in last and "Aborted" not in r.output
+    db = open_db(data_dir / "evalkit.db")
+    assert db.execute("SELECT COUNT(*) FROM experiments").fetchone()[0] == 0
+    assert sorted(p.name for p in data_dir.iterdir() if ".bench" in p.name) == []

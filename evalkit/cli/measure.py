@@ -139,14 +139,20 @@ def bench(config_path, db_path, reps, rounds, decoding, prompt_ids, batch_sizes,
     With --batch-sizes the ordinary process also runs batched calls (the benchmark's prompts in turn, padded on
     the left) and the summary gives, per batch size, seconds per request, tokens/s per request and total tokens/s
     with intervals against assisted at batch 1 (Transformers runs assisted one request at a time).
+
+    Runs are stored together once every round has run: a bench stopped before (Ctrl-C: exit status 130) stores
+    none, and leaves no empty experiment or worker files behind.
     """
     from ..generation.bench import bench_at, format_summary
 
     # the bar goes to stderr, so it stays on with --json whenever a person is watching the terminal
-    done = bench_at(load_cfg(config_path), db_file(db_path), reps=reps, rounds=rounds, decoding=decoding,
-                    prompts=list(prompt_ids),
-                    batch_sizes=batch_sizes, progress=sys.stderr.isatty() or not as_json,
-                    echo=lambda m: click.echo(m, err=True))
+    try:
+        done = bench_at(load_cfg(config_path), db_file(db_path), reps=reps, rounds=rounds, decoding=decoding,
+                        prompts=list(prompt_ids),
+                        batch_sizes=batch_sizes, progress=sys.stderr.isatty() or not as_json,
+                        echo=lambda m: click.echo(m, err=True))
+    except KeyboardInterrupt:  # the bench said what it kept: that is the last line, not click's "Aborted!"
+        sys.exit(130)
     if done is None:  # a non-main process under accelerate: the main process reports
         return
     summary, document = done

@@ -23,13 +23,13 @@ from .ratings import (
 )
 from .studies import FIRST_STUDY, attach_pool, gate_mismatch, insert_decision, insert_push_while_rating
 from .runs import (
-    copy_experiment, discard_pool_experiment, generation, insert_bench_process, insert_bench_processes, insert_experiment, insert_generations,
+    copy_experiment, discard_bench_experiment, discard_pool_experiment, generation, insert_bench_process, insert_bench_processes, insert_experiment, insert_generations,
     insert_prescreen, insert_rows, insert_together, insert_tune_trials, json_hash,
 )
 
 __all__ = [
     "FIRST_STUDY", "attach_pool", "claim_pair", "draw_queue_order", "gate_mismatch", "insert_decision", "insert_push_while_rating", "set_queue_seed",
-    "MIGRATIONS", "NameTaken", "PairFull", "SHARE_COUNTS", "ShareReached", "StudyDecided", "copy_experiment", "discard_pool_experiment",
+    "MIGRATIONS", "NameTaken", "PairFull", "SHARE_COUNTS", "ShareReached", "StudyDecided", "copy_experiment", "discard_bench_experiment", "discard_pool_experiment",
     "generation", "insert_bench_process",
     "insert_bench_processes", "insert_experiment", "insert_generations", "insert_gold_pairs", "insert_pairs",
     "insert_prescreen", "insert_rater", "insert_rating", "insert_results_seen", "renew_hold", "insert_rows", "insert_shard_items",

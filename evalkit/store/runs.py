@@ -92,6 +92,19 @@ def discard_pool_experiment(db, experiment_id: int) -> str:
         return ""
 
 
+def discard_bench_experiment(db, experiment_id: int) -> bool:
+    """Remove a benchmark experiment that stored nothing (an `evalkit bench` stopped before its results were stored:
+    they are stored all at once, at the end). Anything that refers to it makes the foreign keys refuse, and nothing
+    is removed. Returns whether it went."""
+    import sqlite3
+
+    try:
+        with write_transaction(db):
+            return db.execute("DELETE FROM experiments WHERE id = ? AND kind = 'bench'", [experiment_id]).rowcount == 1
+    except sqlite3.IntegrityError:
+        return False
+
+
 def copy_experiment(db, row: dict, study: dict | None = None) -> None:
     """An experiment row as it is in another database (a shard's copy of the main database's experiment, with its
     study, so that the shard's foreign keys hold)."""

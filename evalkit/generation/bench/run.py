@@ -128,8 +128,20 @@ def run_bench(cfg: Config, db, *, progress: bool = True, echo=print) -> BenchSum
     exp_id, paths = plan["experiment_id"], plan["paths"]
     results_dir = db_path.with_name(f"{db_path.name}.bench-e{exp_id}")
     results_dir.mkdir(exist_ok=True)
-    with state.split_between_processes(prompt_ids) as mine:
-        _run_rounds(cfg, state, results_dir, paths, mine, progress, plan.get("plugins", []))
+    try:
+        with state.split_between_processes(prompt_ids) as mine:
+            _run_rounds(cfg, state, results_dir, paths, mine, progress, plan.get("plugins", []))
+    except BaseException as exc:  # Ctrl-C too: results are stored only once every round ran, so none is kept
+        if state.is_main_process:
+            from ...store import discard_bench_experiment
+
+            # the workers' files (the config among them) and the empty experiment went unsaid and stayed behind
+            shutil.rmtree(results_dir, ignore_errors=True)
+            gone = discard_bench_experiment(db, exp_id)
+            echo(f"bench {'interrupted' if isinstance(exc, KeyboardInterrupt) else 'stopped by the error below'}: "
+                 "no run was stored (a benchmark stores its runs once every round has run)"
+                 + (f"; its experiment {exp_id} was removed" if gone else "") + "; run `evalkit bench` again")
+        raise
     state.wait_for_everyone()
     if not state.is_main_process:
         return None
