@@ -820,3 +820,48 @@ def test_the_language_switch_never_says_an_old_status_over_a_refusal(cfg, pool_d
         expect(page.locator("#submit")).to_have_text(word("submit", "zh"))  # the switch has arrived, in one reply
         expect(status).to_contain_text("a skip needs a reason")
         assert word("skipped", "zh") not in status.inner_text()
+
+
+def test_n_presses_check_again_when_the_pairs_left_are_held_by_others(cfg, pool_db):
+    """Rater audit R4: with no pair on screen and the pairs left on other raters' screens, only the mouse reached
+    Check again. N, next pair's key, presses it (the keys' line says so), and a pair whose hold ran out is served."""
+    from evalkit.rating.queue import next_pair
+    from evalkit.store import open_db
+
+    db = open_db(pool_db)
+    held = [v for v in (next_pair(db, f"other{i}", 1) for i in range(10)) if v is not None]
+    db.conn.close()
+    assert held, "the other raters hold the pool's pairs"
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        again = page.locator("#check-again")
+        expect(again).to_be_visible()
+        expect(page.locator("#keys")).to_contain_text("再看看")
+        page.locator("#lang input[value='en']").click()
+        expect(page.locator("#keys")).to_contain_text("Check again")
+        with sqlite3.connect(pool_db) as conn:  # one other rater's hold runs out: Check again would serve it
+            conn.execute("UPDATE assignments SET shown_at = '2000-01-01T00:00:00.000+00:00' WHERE rater = 'other0'")
+        page.evaluate("() => document.activeElement && document.activeElement.blur()")
+        page.keyboard.press("n")
+        shown_texts(page)
+        expect(again).to_be_hidden()
+
+
+def test_on_a_phone_the_shortcuts_switch_says_what_it_is_for(cfg, pool_db):
+    """Rater audit R5: on a phone the keys' line is hidden, yet the switch beside it stayed, labelled "Single-key
+    shortcuts" with no shortcuts in sight. It stays (a speech-input user's phone may still type her words as keys,
+    WCAG 2.1 SC 2.1.4) and its label says what it is for, in the page's language; on a wide screen, beside the
+    keys' line, it keeps its short label."""
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        page.set_viewport_size({"width": 390, "height": 844})
+        sign_in(page, url, "ann")
+        shown_texts(page)
+        expect(page.locator("#keys")).to_be_hidden()
+        expect(page.locator("#keys-on")).to_be_visible()
+        label = page.locator("#keys-on-label")
+        expect(label).to_have_text(word("keys_switch_phone", "zh"))
+        page.locator("#lang input[value='en']").click()
+        expect(label).to_have_text(word("keys_switch_phone", "en"))
+        page.set_viewport_size({"width": 1280, "height": 900})
+        expect(page.locator("#keys")).to_be_visible()
+        expect(label).to_have_text(word("keys_switch", "en"))

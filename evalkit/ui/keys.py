@@ -4,9 +4,10 @@ server sees exactly the events it always sees (and checks them as always).
 
 Keys (shown on the page, evalkit.ui.words "keys"): 1 / 2 / 3 answer the current question pass / fail / unsure and
 move to the next; A / B / T choose the preference; Enter submits (on Next pair, it is that button's own); N goes to
-the next pair; Esc goes back to the first question. Keys typed into a text box stay text. A switch beside the keys'
-line turns the single-key shortcuts off in this browser (WCAG 2.1 SC 2.1.4, for speech input), remembered in its
-local storage.
+the next pair (with no pair on screen, it presses Check again); Esc goes back to the first question. Keys typed into
+a text box stay text. A switch beside the keys' line turns the single-key shortcuts off in this browser (WCAG 2.1 SC
+2.1.4, for speech input), remembered in its local storage; on a phone, where that line is hidden, its label says what
+it is for.
 
 Also pure page behaviour (PAGE below): a new pair scrolls its prompt (on a rater's first pair, the guidelines open
 above it) to the top of the screen and puts the focus on the first question; the keys answer the question the focus is
@@ -82,7 +83,7 @@ SCRIPT = """
     if (t && t.offsetParent !== null && (t.tagName === "TEXTAREA" || (t.tagName === "INPUT" && t.type !== "radio"))) return;
     // only in the rating itself (a question, Next pair, or nothing focused): on any other control a key does what it
     // does there. Enter on the guidelines' toggle, Skip or Sign out stored the rating once Submit was enabled
-    if (t && t !== document.body && !(t.closest && t.closest(".question, #next"))) return;
+    if (t && t !== document.body && !(t.closest && t.closest(".question, #next, #check-again"))) return;
     const key = e.key.toLowerCase();
     const qs = questions();
     const focused = t && t.closest ? qs.indexOf(t.closest(".question")) : -1;
@@ -103,7 +104,7 @@ SCRIPT = """
         .every((q) => q.querySelector("input:checked"));
       // Enter on Next pair is that button's own (a stored rating's answers are all given: waiting for a Submit that
       // is hidden swallowed it, rater audit (keyboard) K1)
-      if (t && t.closest && t.closest("#next")) return;
+      if (t && t.closest && t.closest("#next, #check-again")) return;
       const submit = document.getElementById("submit");
       if (press("submit")) e.preventDefault();
       else if (qs.length && submit && submit.offsetParent !== null && all()) {
@@ -123,6 +124,9 @@ SCRIPT = """
       let tries = 0;
       const attempt = () => {
         if (press("next")) current = 0;
+        // no pair on screen, the pairs left held by others: N asks again, as Next pair would (rater audit R4: the
+        // keyboard had no way to press Check again)
+        else if (press("check-again")) current = 0;
         else if (sending && ++tries < 40) setTimeout(attempt, 50);
       };
       attempt();
@@ -139,6 +143,7 @@ SCRIPT = """
   const ANSWERED = %s;
   const GOTO = %s;
   const SWITCH = %s;
+  const SWITCH_PHONE = %s;
   const shown = (el) => !!el && el.offsetParent !== null;
   const lang = () => { const c = document.querySelector("#lang input:checked"); return c && c.value === "en" ? "en" : "zh"; };
   let pair = "", nextWasShown = false, submitWasShown = false, focusDue = false, waited = 0;
@@ -231,7 +236,10 @@ SCRIPT = """
     }
     const off = window.evalkitKeysOff();
     if (box && box.checked === off) box.checked = !off;
-    if (label && label.textContent !== SWITCH[lang()]) label.textContent = SWITCH[lang()];
+    // on a phone the keys' line is hidden (no keyboard to speak of) but the switch stays, for a speech-input user
+    // whose phone still types her words as keys (WCAG 2.1 SC 2.1.4): its label then says what it is for
+    const words = (window.matchMedia && window.matchMedia("(max-width: 600px)").matches ? SWITCH_PHONE : SWITCH)[lang()];
+    if (label && label.textContent !== words) label.textContent = words;
     document.documentElement.classList.toggle("keys-off", off);
     // each answer's key on the answer itself: the keys' line sits far above the questions, so a screen reader,
     // which reads the focused radio, never said that 1 / 2 / 3 (A / B / T) answer it. None while switched off
@@ -322,7 +330,7 @@ SCRIPT = """
 })();
 </script>
 """ % (json.dumps(WORDS["answered"], ensure_ascii=False), json.dumps(WORDS["answered_goto"], ensure_ascii=False),
-       json.dumps(WORDS["keys_switch"], ensure_ascii=False)))
+       json.dumps(WORDS["keys_switch"], ensure_ascii=False), json.dumps(WORDS["keys_switch_phone"], ensure_ascii=False)))
 
 # The switch for the single-key shortcuts, beside the keys' line (evalkit.ui.form): the page script above names it in
 # the page's language and keeps its state in the browser; the server never sees it.

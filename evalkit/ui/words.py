@@ -11,12 +11,15 @@ LANGUAGES = (("中文", "zh"), ("English", "en"))
 WORDS: dict[str, dict[str, str]] = {
     "keys": {
         "zh": "键盘：**1** 通过 · **2** 不通过 · **3** 不确定（随后跳到下一题）· **A** / **B** / **T** 偏好 A、B、持平 · "
-              "**Enter** 提交 · **N** 下一对 · **Esc** 回到第一题",
+              "**Enter** 提交 · **N** 下一对（或“再看看”）· **Esc** 回到第一题",
         "en": "Keys: **1** pass · **2** fail · **3** unsure (then on to the next question) · **A** / **B** / **T** "
-              "prefer A, B, tie · **Enter** submit · **N** next pair · **Esc** back to the first question",
+              "prefer A, B, tie · **Enter** submit · **N** next pair (or Check again) · **Esc** back to the first question",
     },
     # WCAG 2.1 SC 2.1.4: single-character shortcuts can be turned off (speech input types letters as words)
     "keys_switch": {"zh": "单键快捷键", "en": "Single-key shortcuts"},
+    # on a phone, where the keys' line is hidden: what the switch is for, said on it
+    "keys_switch_phone": {"zh": "键盘单键快捷键（使用语音输入时请关闭）",
+                          "en": "Single-key keyboard shortcuts (turn off for speech input)"},
     "signin_help": {"zh": "请输入组织者发给你的个人代码（或打开邀请链接）。", "en": "Sign in with the personal code (or link) "
                                                                       "from the study organiser."},
     "signin_help_open": {"zh": "请输入组织者发给你的个人代码，或填写一个新名字。", "en": "Sign in with your personal code, "
