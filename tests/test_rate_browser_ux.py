@@ -865,3 +865,109 @@ def test_on_a_phone_the_shortcuts_switch_says_what_it_is_for(cfg, pool_db):
         page.set_viewport_size({"width": 1280, "height": 900})
         expect(page.locator("#keys")).to_be_visible()
         expect(label).to_have_text(word("keys_switch", "en"))
+
+
+def test_the_skip_reason_typed_survives_a_reload_and_goes_with_its_pair(cfg, pool_db):
+    """Rater audit R3: the answers given survived a reload, the skip reason typed did not. It is kept with them (its
+    box opened again to show it), stored with the skip, and gone from the next pair. Typed as an input method types
+    it (text inserted whole, no key events: Gradio's own input event did not fire, and only leaving the box kept it)."""
+    from apphelpers import rows
+
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        first = shown_texts(page)
+        page.get_by_text(word("skip_box", "zh")).click()
+        reason = page.locator("#skip-reason").locator("textarea, input").first
+        reason.press_sequentially("看不懂这段材料")
+        page.wait_for_function("() => (localStorage.getItem('evalkit-draft') || '').includes('看不懂这段材料')")
+        page.reload()
+        assert shown_texts(page) == first
+        expect(reason).to_have_value("看不懂这段材料")
+        expect(reason).to_be_visible()  # its box open
+        page.click("#skip")
+        next_texts(page, first)
+        expect(page.locator("#rate-status")).to_contain_text(word("skipped", "zh"))
+        expect(reason).to_have_value("")
+        page.wait_for_function("() => localStorage.getItem('evalkit-draft') === null")
+    (skip,) = rows(pool_db, "SELECT * FROM ratings WHERE rater = 'ann'")
+    assert skip["kind"] == "skip" and skip["skip_reason"] == "看不懂这段材料"
+
+
+def test_a_reload_after_other_raters_completed_the_pair_says_so(cfg, pool_db):
+    """Rater audit R1: answers kept for a pair that other raters completed meanwhile were said to be lost because her
+    hold may have run out. The reload now says the pair was completed by others."""
+    from apphelpers import pair_shown
+
+    from evalkit.rating.queue import RatingInput, submit_rating
+    from evalkit.store import open_db
+    from evalkit.task.criteria import CRITERIA
+
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        first = shown_texts(page)
+        page.locator("#r-a_schedule input[value='fail']").click()
+        page.wait_for_function("() => (localStorage.getItem('evalkit-draft') || '').includes('fail')")
+        pair = pair_shown(pool_db, *first)
+        db = open_db(pool_db)
+        every = {c: "pass" for c in CRITERIA}
+        submit_rating(db, cfg.app, RatingInput(pair_id=pair["id"], rater="bob", a=every, b=every, preference="A"))
+        db.conn.close()
+        page.reload()
+        expect(page.locator("#rate-who")).to_contain_text("ann")
+        assert next_texts(page, first) != first
+        expect(page.locator("#rate-status")).to_contain_text(word("draft_taken", "zh"))
+        assert page.evaluate("() => localStorage.getItem('evalkit-draft')") is None
+
+
+def test_a_reload_during_a_correction_says_whether_the_correction_was_stored(cfg, pool_db, monkeypatch):
+    """Rater audit R1, R2: a reload with a correction open and unsaved said her answers were lost for a hold run out;
+    a reload while a correction was on its way said "stored" whenever the first rating was. Now an unsaved correction
+    is said not saved (the stored rating stands), and one that reached the server is said stored. The correction's
+    reply is held back until the page has reloaded, to make the moment certain."""
+    import threading
+
+    from apphelpers import rows
+
+    from evalkit.ui.rate import RateHandlers
+
+    released, submit = threading.Event(), RateHandlers.submit
+
+    def held(self, s, *values):
+        out = submit(self, s, *values)
+        if s.correcting:
+            released.wait(30)
+        return out
+
+    monkeypatch.setattr(RateHandlers, "submit", held)
+
+    def correct_to_b(page) -> None:
+        answer_all(page)
+        page.click("#submit")
+        expect(page.locator("#next")).to_be_visible()
+        page.click("#correct")
+        expect(page.locator("#submit")).to_be_enabled()
+        page.locator("#r-preference input[value='B']").click()
+        page.wait_for_function("() => (JSON.parse(localStorage.getItem('evalkit-draft') || '{}')).correcting === true")
+
+    try:
+        with served(cfg, pool_db) as url, chromium_page() as page:
+            sign_in(page, url, "ann")
+            first = shown_texts(page)
+            correct_to_b(page)
+            page.reload()  # the correction unsaved
+            second = next_texts(page, first)
+            status = page.locator("#rate-status")
+            expect(status).to_contain_text(word("correction_dropped", "zh"))
+            correct_to_b(page)
+            page.click("#submit")  # the correction sent, its reply held back
+            for _ in range(600):
+                if len(rows(pool_db, "SELECT id FROM ratings WHERE rater = 'ann'")) == 3:
+                    break
+                page.wait_for_timeout(100)
+            page.reload()
+            next_texts(page, second)
+            expect(status).to_contain_text(word("draft_correction_stored", "zh"))
+    finally:
+        released.set()
+    prefs = [r["preference"] for r in rows(pool_db, "SELECT preference FROM ratings WHERE rater = 'ann' ORDER BY id")]
+    assert prefs == ["A", "A", "B"]

@@ -443,6 +443,53 @@ def test_a_correction_left_unsaved_is_said_to_be_dropped(tab):
     assert out[ui.status] == ""
 
 
+def test_a_reload_says_what_became_of_the_answers_kept_for_a_pair_no_longer_on_screen(tmp_path):
+    """Rater audit R1, R2: a reload onto another pair said "not kept, your hold may have run out" of every answer
+    kept for the pair before, and "stored" of a correction on its way whenever the first rating was. The words now
+    fit what happened: the correction stored or not (the stored rating stands), the pair completed by other raters,
+    or the hold run out; and nothing about the sides."""
+    import json
+
+    from evalkit.rating.queue import pair_view
+    from evalkit.ui.rate import texts_digest
+
+    tab = pooled_tab(tmp_path, 3)
+    ui = tab.ui
+
+    def digest(pair_id):
+        db = open_db(tab.db_path)
+        view = pair_view(db, pair_id)
+        db.conn.close()
+        return texts_digest(view.text_a, view.text_b)
+
+    s, _ = tab.sign_in("ann")
+    first = s.pair_id
+    s = tab.h.submit(s, *tab.form())[ui.session]
+    opened = tab.h.start_correction(s)[ui.session]
+    corrected = tab.form(preference="B")
+
+    def fate(pair_id, lang="zh", **draft):
+        return tab.h.draft_fate(s, json.dumps({"lang": lang, "pair": digest(pair_id)} | draft))[ui.status]
+
+    dropped = word("correction_dropped", "zh")
+    assert fate(first, correcting=True, values=corrected) == dropped  # given, never sent
+    assert fate(first, correcting=True, sent=True, values=corrected) == dropped  # sent, not stored
+    tab.h.submit(opened, *corrected)
+    assert fate(first, correcting=True, sent=True, values=corrected) == word("draft_correction_stored", "zh")
+    assert fate(first, "en", correcting=True, sent=True, values=corrected) == word("draft_correction_stored", "en")
+    assert fate(first, sent=True, values=corrected) == word("draft_stored", "zh")  # a first rating on its way
+    s = tab.h.next_screen(s)[ui.session]
+    second = s.pair_id
+    lost = word("draft_lost", "zh", minutes=30)
+    assert fate(second, values=tab.form()) == lost  # not completed by anyone: her hold ran out
+    bob, _ = tab.sign_in("bob")
+    tab.h.submit(bob.with_pair(second), *tab.form())  # the pair completed by another rater meanwhile
+    for sent in (False, True):
+        out = fate(second, sent=sent, values=tab.form())
+        assert out == word("draft_taken", "zh") and not REVEALING.search(out)
+    assert tab.h.draft_fate(s, "{not json")[ui.status] == {"__type__": "update"}
+
+
 def test_a_rater_done_with_reveals_still_to_come_is_offered_check_again(tmp_path):
     """With two ratings a pair, a rater who has rated every pair waits for the others before her reveals show: the
     screen without a pair says how many are pending and offers Check again, which fills them in once they close."""

@@ -783,11 +783,11 @@ def reveal(db, pair_id: str, tolerance: float = 0.1) -> Reveal | GoldReveal:
     )
 
 
-def latest_rated(db, rater: str, limit: int = 3) -> list[PairView]:
-    """The pairs this rater rated last (their texts as shown), newest first: the Rate tab tells a rater whose page was
-    reloaded while her rating was on its way whether it was stored."""
-    rows = db.execute("SELECT pair_id FROM ratings WHERE rater = ? AND kind = 'rating' GROUP BY pair_id "
-                      "ORDER BY MAX(id) DESC LIMIT ?", [rater, limit]).fetchall()
+def latest_shown(db, rater: str, limit: int = 10) -> list[PairView]:
+    """The pairs last shown to this rater (their texts as shown), newest hold first, rated or not: the Rate tab tells a
+    rater whose page reloaded onto another pair what became of the answers she had given on one of them."""
+    rows = db.execute("SELECT pair_id FROM assignments WHERE rater = ? ORDER BY shown_at DESC LIMIT ?",
+                      [rater, limit]).fetchall()
     return [pair_view(db, r[0]) for r in rows]
 
 

@@ -28,7 +28,7 @@ from ..rating.limits import RateLimiter
 from ..rating.roster import code_from
 from ..rating.queue import (
     HOLD_MINUTES, AlreadyRated, PairTaken, Pending, RatingError, RatingInput, StudyClosed, TextMet, all_identical, keep_hold,
-    answers_from_row, correct_rating, current_rating, is_closed, is_counted, latest_rated, next_pair, pair_prompt, pair_view,
+    answers_from_row, correct_rating, current_rating, is_closed, is_counted, latest_shown, next_pair, pair_prompt, pair_view,
     progress, rated_pairs, rating_counts, rater_reveal, refuse_met_text, results_seen, share_reached, skip_pair, study_decided,
     submit_rating,
 )
@@ -77,7 +77,9 @@ _STORED_LANG = (f"(lang) => {{ let kept = null; try {{ kept = localStorage.getIt
 # the last one's answers in her form); a reload that serves the same pair again to the same rater
 # (evalkit.rating.queue.next_pair resumes a held pair) puts them back into a form that is still empty, and another
 # rater's sign-in forgets them. A stored submission, a skip and sign-out forget them. The server sees them only on
-# Submit, and checks them there as always.
+# Submit, and checks them there as always (and, for a pair no longer on screen at a reload, in draft_fate).
+# The skip reason typed is kept with them, last (rater audit R3: a reload lost it). Answers given while a correction
+# is open (Submit and Next pair both in sight) are marked as such, so a reload can say what became of the correction.
 _DRAFT_KEY = "evalkit-draft"
 _TEXTS_HASH = ("const hash = (s) => { let h1 = 0xdeadbeef, h2 = 0x41c6ce57;"  # cyrb53: 53 bits, no dependency
                " for (let i = 0; i < s.length; i++) { const c = s.charCodeAt(i);"
@@ -86,22 +88,28 @@ _TEXTS_HASH = ("const hash = (s) => { let h1 = 0xdeadbeef, h2 = 0x41c6ce57;"  # 
                " h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);"
                " return String(4294967296 * (2097151 & h2) + (h1 >>> 0)); };")
 _KEEP_DRAFT = ("(who, a, b, ...values) => { " + _TEXTS_HASH + " if (!who || !a || !b) return;"
+               " const shown = (id) => { const e = document.getElementById(id); return !!e && e.offsetParent !== null; };"
+               " const correcting = shown('next') && shown('submit');"
                f" try {{ localStorage.setItem('{_DRAFT_KEY}',"
-               " JSON.stringify({who, pair: hash(a + '\\u0000' + b), values}));"
+               " JSON.stringify({who, pair: hash(a + '\\u0000' + b), values, correcting}));"
                " } catch (e) {} }")
 _RESTORE_DRAFT = ("(who, a, b, ...values) => { " + _TEXTS_HASH + " let d = null;"
+                  # the form's values and the skip reason, then the skip box (opened when a kept reason comes back)
+                  " const as = (vs, open) => [...vs, open ? {__type__: 'update', open: true} : {__type__: 'update'}];"
                   f" try {{ d = JSON.parse(localStorage.getItem('{_DRAFT_KEY}')); }} catch (e) {{}}"
                   " if (d && d.who !== who) {"  # another rater's (or nobody's): never shown, and gone
-                  f" try {{ localStorage.removeItem('{_DRAFT_KEY}'); }} catch (e) {{}} return values; }}"
-                  # hers, on a pair no longer on her screen (its hold ran out, rater audit F11): said, then gone
-                  # (its rating was on its way when the page reloaded, _SENDING: the server says whether it was stored)
-                  " if (d && a && b && d.pair !== hash(a + '\\u0000' + b)) {"
-                  " if (d.sent) window.evalkitDraftSent = d.pair; else window.evalkitDraftLost = true;"
-                  f" try {{ localStorage.removeItem('{_DRAFT_KEY}'); }} catch (e) {{}} return values; }}"
+                  f" try {{ localStorage.removeItem('{_DRAFT_KEY}'); }} catch (e) {{}} return as(values); }}"
+                  # hers, on a pair no longer on her screen (or none on screen): gone, and the server says what became
+                  # of them (draft_fate: stored, the correction stored or not, the pair completed by others, or the
+                  # hold ran out, rater audit F11, R1, R2)
+                  " if (d && who && (!a || !b || d.pair !== hash(a + '\\u0000' + b))) {"
+                  " window.evalkitDraftGone = {pair: d.pair, sent: !!d.sent, correcting: !!d.correcting,"
+                  " values: Array.isArray(d.values) ? d.values : []};"
+                  f" try {{ localStorage.removeItem('{_DRAFT_KEY}'); }} catch (e) {{}} return as(values); }}"
                   " const fresh = values.every((v) => v === null || v === undefined || v === '');"
                   " if (!a || !b || !fresh || !d || d.pair !== hash(a + '\\u0000' + b) || !Array.isArray(d.values)"
-                  " || d.values.length !== values.length) return values;"
-                  " return d.values; }")
+                  " || d.values.length !== values.length) return as(values);"
+                  " return as(d.values, !!d.values[d.values.length - 1]); }")
 
 
 def texts_digest(text_a: str, text_b: str) -> str:
@@ -135,9 +143,9 @@ def draft_owner(rater: str) -> str:
 # sign-out, or another rater's sign-in, in another tab) reloads, and so signs in as the stored code says, or shows the
 # sign-in form. A sign-out left the browser's other tabs signed in: on a shared computer the next person rated in them
 # under the last rater's name (rater audit 2026-12-05, R1). The same rater's sign-in writes the same mark, which
-# fires no event, so two tabs never reload each other in turn.
+# fires no event, so two tabs never reload each other in turn. (KEEP_TYPED: _keep_typed's watcher, installed with it.)
 _WHO_KEY, _WHO_GONE = "evalkit-who", "evalkit-who-gone"
-_MARK_WHO = ("(who) => { window.evalkitWho = who || '';"
+_MARK_WHO = ("(who) => { window.evalkitWho = who || ''; KEEP_TYPED"
              f" try {{ if (who) localStorage.setItem('{_WHO_KEY}', who); }} catch (e) {{}}"
              " if (window.evalkitWhoWatched) return; window.evalkitWhoWatched = true;"
              " window.addEventListener('storage', (e) => {"
@@ -146,6 +154,27 @@ _MARK_WHO = ("(who) => { window.evalkitWho = who || '';"
              " if (!window.evalkitWho || now === window.evalkitWho) return;"
              f" try {{ sessionStorage.setItem('{_WHO_GONE}', now ? 'in' : 'out'); }} catch (err) {{}}"
              " window.location.reload(); }); }")
+
+
+def _keep_typed(n: int) -> str:
+    """Browser-only, once per page (it runs with _MARK_WHO): what is typed into the comment or the skip reason is kept
+    in the answers this browser keeps (_KEEP_DRAFT's record; n: the form's values and the reason), from the box's own
+    input events. Gradio's input event missed text inserted whole (an input method's, a dictation's), and only leaving
+    the box kept it: a reload lost the reason typed (rater audit R3)."""
+    return ("if (!window.evalkitTypedWatched) { window.evalkitTypedWatched = true;"
+            " document.addEventListener('input', (e) => { " + _TEXTS_HASH +
+            " const t = e.target, box = t && t.closest && t.closest('#comment, #skip-reason');"
+            " if (!box || !['TEXTAREA', 'INPUT'].includes(t.tagName) || !window.evalkitWho) return;"
+            " const field = (id) => document.querySelector('#' + id + ' textarea, #' + id + ' input');"
+            " const a = (field('text-a') || {}).value, b = (field('text-b') || {}).value; if (!a || !b) return;"
+            " const shown = (id) => { const el = document.getElementById(id); return !!el && el.offsetParent !== null; };"
+            " const pair = hash(a + '\\u0000' + b); let d = null;"
+            f" try {{ d = JSON.parse(localStorage.getItem('{_DRAFT_KEY}')); }} catch (err) {{}}"
+            f" if (!d || d.who !== window.evalkitWho || d.pair !== pair || !Array.isArray(d.values) || d.values.length !== {n})"
+            f" d = {{who: window.evalkitWho, pair, values: [...Array({n - 2}).fill(null), '', ''],"
+            " correcting: shown('next') && shown('submit')};"
+            f" d.values[box.id === 'comment' ? {n - 2} : {n - 1}] = t.value;"
+            f" try {{ localStorage.setItem('{_DRAFT_KEY}', JSON.stringify(d)); }} catch (err) {{}} }}, true); }}")
 
 
 def _either(key: str, **args) -> str:
@@ -160,15 +189,15 @@ _SAY_DRAFT_LOST = (f"() => {{ let gone = null; try {{ gone = sessionStorage.getI
                    f" sessionStorage.removeItem('{_WHO_GONE}'); }} catch (e) {{}}"
                    " if (gone === 'out') return" + _either("signed_out_elsewhere") + ";"
                    " if (gone === 'in') return" + _either("signed_in_elsewhere") + ";"
-                   " if (!window.evalkitDraftLost) return {__type__: 'update'}; window.evalkitDraftLost = false;"
-                   " return" + _either("draft_lost", minutes=HOLD_MINUTES) + "; }")
+                   " return {__type__: 'update'}; }")
 _FORGET_DRAFT = f"() => {{ try {{ localStorage.removeItem('{_DRAFT_KEY}'); }} catch (e) {{}} }}"
-# After _RESTORE_DRAFT, for RateHandlers.draft_fate: the kept answers' pair when they were on their way (else ""), with
-# the language the page is about to switch to (_STORED_LANG), as "lang:digest".
-_SENT_DRAFT = ("() => { const d = window.evalkitDraftSent || ''; window.evalkitDraftSent = ''; if (!d) return '';"
+# After _RESTORE_DRAFT, for RateHandlers.draft_fate: the kept answers for a pair no longer on screen (else ""), as
+# JSON: their pair's digest, whether they were on their way (_SENDING) and a correction's, their values, and the
+# language the page is about to switch to (_STORED_LANG).
+_SENT_DRAFT = ("() => { const d = window.evalkitDraftGone; window.evalkitDraftGone = null; if (!d) return '';"
                f" let lang = null; try {{ lang = localStorage.getItem('{_LANG_KEY}'); }} catch (e) {{}}"
                " if (lang !== 'en' && lang !== 'zh') lang = (document.querySelector('#lang input:checked') || {}).value;"
-               " return (lang === 'en' ? 'en' : 'zh') + ':' + d; }")
+               " return JSON.stringify(Object.assign({lang: lang === 'en' ? 'en' : 'zh'}, d)); }")
 
 # What sign-out leaves in the browser's store of the sealed code: not empty (Gradio's BrowserState would not write it),
 # never a sealed code (Sealer.open gives None, so the next visit shows the sign-in form).
@@ -591,22 +620,47 @@ class RateHandlers:
             ui.correct_btn: update(visible=False)}  # Next pair leaves the stored version as it is
 
     def draft_fate(self, s: Session, sent: str) -> dict:
-        """Page load: the answers this browser kept were for another pair, and on their way when the page reloaded
-        (sent: "lang:digest", _SENT_DRAFT). The status line says whether they were stored, which a rating of that
-        pair among her latest shows (else lost, as answers kept for a pair no longer hers). Quiet otherwise; the
-        session is left alone (she may be at work on the new pair meanwhile)."""
+        """Page load: the answers this browser kept were for a pair no longer on screen (sent: _SENT_DRAFT's JSON;
+        "lang:digest" from a page of before, for answers on their way). The status line says what became of them, in
+        words that fit (rater audit F11, R1, R2): a rating on its way stored; a correction stored, or not (the stored
+        rating stands); the pair completed by other raters meanwhile (or the study decided); else not kept, the hold
+        run out. Only her own pairs are looked at (those shown to her, by the digest of their texts), and nothing is
+        said of their sides. Quiet otherwise; the session is left alone (she may be at work on the new pair)."""
+        import json
+
         quiet = {self.ui.status: update()}
-        lang, _, digest = sent.partition(":") if isinstance(sent, str) else ("", "", "")
-        if not digest or s is None or not s.rater:
+        if not isinstance(sent, str) or not sent or s is None or not s.rater:
             return quiet
         try:
+            draft = json.loads(sent) if sent.startswith("{") else None
+        except ValueError:
+            return quiet
+        if draft is None:
+            lang, _, digest = sent.partition(":")
+            draft = {"lang": lang, "pair": digest, "sent": True}
+        if not isinstance(draft, dict) or not isinstance(draft.get("pair"), str) or not draft["pair"]:
+            return quiet
+        lang = "en" if draft.get("lang") == "en" else "zh"
+        values = draft.get("values") if isinstance(draft.get("values"), list) else []
+        try:
             with connect(self.db_path) as db:
-                require_rater(db, s, self.app)
-                stored = any(texts_digest(v.text_a, v.text_b) == digest for v in latest_rated(db, s.rater))
+                rater = require_rater(db, s, self.app)
+                view = next((v for v in latest_shown(db, rater) if texts_digest(v.text_a, v.text_b) == draft["pair"]),
+                            None)
+                row = current_rating(db, rater, view.pair_id) if view else None
+                taken = view is not None and row is None and (is_closed(db, view.pair_id, self.rpp) or study_decided(db))
         except EvalkitError:
             return quiet
-        return {self.ui.status: word("draft_stored" if stored else "draft_lost", "en" if lang == "en" else "zh",
-                                     minutes=HOLD_MINUTES)}
+        if row is not None and draft.get("correcting"):
+            kept = dict(zip(FORM_KEYS, values))
+            landed = len(values) >= len(FORM_KEYS) and all(row[k] == kept[k] for k in REQUIRED_KEYS) and (
+                (row["comment"] or "").strip() == str(kept["comment"] or "").strip())
+            key = "draft_correction_stored" if draft.get("sent") and landed else "correction_dropped"
+        elif row is not None:
+            key = "draft_stored" if draft.get("sent") else ""  # rated in another tab: that tab said so
+        else:
+            key = "draft_taken" if taken else "draft_lost"
+        return {self.ui.status: word(key, lang, minutes=HOLD_MINUTES)} if key else quiet
 
     def still_here(self, s: Session) -> None:
         """The page's sign of life while the rater works on a pair (keys.py: after her own input, at most every few
@@ -657,6 +711,7 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     import gradio as gr
 
     app = cfg.app
+    mark_who = _MARK_WHO.replace("KEEP_TYPED", _keep_typed(len(FORM_KEYS) + 1))  # the form's values, the skip reason
     default_prompt = next(iter(prompts.values()), None)
     default_lang = default_prompt.language if default_prompt is not None and default_prompt.language == "en" else "zh"
     prep_html = gr.HTML(panel(preparing.snapshot()) if preparing else "", visible=preparing is not None,
@@ -680,10 +735,10 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
         poll_outputs = [prep_html, timer, *([tabs] if tabs else []), *ui.signin_outputs]
         ticked = timer.tick(poll, [ui.session, ui.browser_code], poll_outputs, api_visibility="private")
         ticked.then(None, None, None, js=_FORGET_INVITE_SIGNED_IN)  # the poll signs in once the pool is ready
-        ticked.then(None, [ui.draft_owner], None, js=_MARK_WHO)
+        ticked.then(None, [ui.draft_owner], None, js=mark_who)
         # a page opened later shows the progress at once, not the panel as it was when the app started
         demo.load(poll, [ui.session, ui.browser_code], poll_outputs, api_visibility="private").then(
-            None, [ui.draft_owner], None, js=_MARK_WHO)
+            None, [ui.draft_owner], None, js=mark_who)
 
     signin = ui.signin
     out = ui.signin_outputs
@@ -698,15 +753,15 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
 
     def watched(event):
         """After an event that can sign in: this tab's rater marked in the browser (_MARK_WHO). Returns `event`."""
-        event.then(None, [ui.draft_owner], None, js=_MARK_WHO)
+        event.then(None, [ui.draft_owner], None, js=mark_who)
         return event
 
     def restore(event):
         """After a page load's sign-in: the answers this browser kept for the pair now shown (_RESTORE_DRAFT), then
         Submit as those answers allow. Before the stored language is switched to, which relabels the form with
         the values it then holds."""
-        restored = watched(event).then(None, [ui.draft_owner, ui.text_a, ui.text_b, *ui.form], ui.form,
-                                       js=_RESTORE_DRAFT)
+        restored = watched(event).then(None, [ui.draft_owner, ui.text_a, ui.text_b, *ui.form, ui.skip_reason],
+                                       [*ui.form, ui.skip_reason, ui.skip_box], js=_RESTORE_DRAFT)
         restored.then(None, None, ui.draft_sent, js=_SENT_DRAFT).then(
             h.draft_fate, [ui.session, ui.draft_sent], ui.status, api_visibility="private", show_progress="hidden")
         return restored.then(None, None, ui.status, js=_SAY_DRAFT_LOST).then(None, answers, ui.submit_btn, js=_READY)
@@ -757,9 +812,9 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     ui.lang.input(None, [ui.lang], None, js=_KEEP_LANG)  # the rater's own choice only
     # .input fires on the rater's own clicks only; the handlers above set the button for programmatic resets
     gr.on([c.input for c in answers], None, answers, ui.submit_btn, js=_READY, api_visibility="private")
-    # (the comment on leaving its box too: a paste may come without the keystrokes' own events)
-    gr.on([c.input for c in ui.form] + [ui.fields["comment"].blur], None,
-          [ui.draft_owner, ui.text_a, ui.text_b, *ui.form], None,
+    # (the comment and the skip reason on leaving their box too: a paste may come without the keystrokes' own events)
+    gr.on([c.input for c in ui.form] + [ui.skip_reason.input, ui.fields["comment"].blur, ui.skip_reason.blur], None,
+          [ui.draft_owner, ui.text_a, ui.text_b, *ui.form, ui.skip_reason], None,
           js=_KEEP_DRAFT, api_visibility="private")
     return ui
 
