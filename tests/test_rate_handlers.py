@@ -450,7 +450,7 @@ def test_a_reload_says_what_became_of_the_answers_kept_for_a_pair_no_longer_on_s
     or the hold run out; and nothing about the sides."""
     import json
 
-    from evalkit.rating.queue import pair_view
+    from evalkit.rating.queue import HOLD_MINUTES, pair_view
     from evalkit.ui.rate import texts_digest
 
     tab = pooled_tab(tmp_path, 3)
@@ -480,7 +480,7 @@ def test_a_reload_says_what_became_of_the_answers_kept_for_a_pair_no_longer_on_s
     assert fate(first, sent=True, values=corrected) == word("draft_stored", "zh")  # a first rating on its way
     s = tab.h.next_screen(s)[ui.session]
     second = s.pair_id
-    lost = word("draft_lost", "zh", minutes=30)
+    lost = word("draft_lost", "zh", minutes=HOLD_MINUTES)
     assert fate(second, values=tab.form()) == lost  # not completed by anyone: her hold ran out
     bob, _ = tab.sign_in("bob")
     tab.h.submit(bob.with_pair(second), *tab.form())  # the pair completed by another rater meanwhile
