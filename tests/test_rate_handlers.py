@@ -585,9 +585,10 @@ def test_the_invitation_link_pasted_into_the_code_box_signs_in(tab):
 
 
 def test_a_reload_s_answers_on_their_way_are_said_stored_only_when_her_rating_of_that_pair_is(tab):
-    """The page asks draft_fate when the answers it kept were being submitted as it reloaded (rater audit R2): stored
-    when her latest ratings hold the pair the answers were for (its texts' digest as the browser makes it), else
-    lost; nothing to say, and nothing said, for no such answers or a session signed in as nobody."""
+    """The page asks draft_fate when the answers it kept were being submitted as it reloaded (rater audit R2; here in
+    the "lang:digest" form a page of before sends): stored when she has a rating of the pair the answers were for
+    (its texts' digest as the browser makes it), else lost; nothing to say, and nothing said, for no such answers or
+    a session signed in as nobody."""
     from evalkit.rating.queue import pair_view
     from evalkit.store import open_db as _open
     from evalkit.ui.rate import texts_digest
