@@ -251,10 +251,13 @@ def _shard_pairs(db) -> int:
 
 
 @pytest.mark.slow  # two real generate processes
-def test_sigint_to_a_real_generate_keeps_whole_pairs_and_resume_finishes_with_the_same_seeds(make_config, tmp_path):
+@pytest.mark.parametrize("stop", ["SIGINT", "SIGTERM"])
+def test_sigint_to_a_real_generate_keeps_whole_pairs_and_resume_finishes_with_the_same_seeds(make_config, tmp_path,
+                                                                                              stop):
     """A real `evalkit generate` process gets SIGINT (Ctrl-C) once a pair is stored and more are being made: it
     exits non-zero with no traceback, printing the --resume line; the database is sound and holds no half-written
-    pair; and that very line, run, finishes the pool: every sample once, each with the experiment's seed."""
+    pair; and that very line, run, finishes the pool: every sample once, each with the experiment's seed. SIGTERM (a
+    job scheduler's stop) ends it the same way, with the shell's status for it, 143: it ended without a word."""
     import os
     import shlex
     import signal
@@ -277,13 +280,14 @@ def test_sigint_to_a_real_generate_keeps_whole_pairs_and_resume_finishes_with_th
             time.sleep(0.02)
         assert proc.poll() is None, "generate ended before a pair was stored: " + proc.stderr.read()[-2000:]
         assert _shard_pairs(db) >= 1, "no pair stored within 120 s"
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(getattr(signal, stop))
         _out, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode == 130 and "Traceback" not in err, err[-3000:]  # the shell's status for a Ctrl-C
+    status = {"SIGINT": 130, "SIGTERM": 143}[stop]  # the shell's status for each
+    assert proc.returncode == status and "Traceback" not in err, err[-3000:]
     lines = [s for s in err.splitlines() if s.startswith("generate interrupted")]
     assert len(lines) == 1 and "is unfinished" in lines[0], err[-3000:]
     assert err.rstrip().splitlines()[-1] == lines[0], err[-3000:]  # the last word: not click's "Aborted!"

@@ -172,20 +172,31 @@ def generate(config_path, db_path, samples, resume, until_planned, reserve, new_
     both hashes (use --new-study NAME, or a new --db). Adds gold (check) pairs at pool.gold_rate, made from extra
     pooled samples: an extra sample's two outputs, one of them changed by an edit whose effect on the criteria is
     known. Shards over processes and GPUs when started with `accelerate launch -m evalkit generate ...`.
-    A run stopped by Ctrl-C (exit status 130) or an error prints the `--resume` line that finishes it, also when
+    A run stopped by Ctrl-C (exit status 130), by SIGTERM (a job scheduler's stop: 143) or an error prints the
+    `--resume` line that finishes it, also when
     stopped after its last sample while the gold pairs and the queue's order are made; one stopped before its first
     sample leaves nothing behind (no study, no frozen gate), and one refused before it (a pair `evalkit check` does
     not approve, a --resume whose --db does not exist) creates no database.
     """
+    import signal
     import sys
 
     from ..study.pairs import generate as run_generate
 
+    stopped = []
+
+    def terminated(signum, _frame):  # a scheduler's stop (SIGTERM) ends the run as a Ctrl-C does: what was kept is said
+        stopped.append(signum)
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGTERM, terminated)
     try:
         lines = run_generate(load_cfg(config_path), db_path, samples, resume, until_planned, reserve, new_study,
                              echo=lambda m: click.echo(m, err=True))
     except KeyboardInterrupt:  # the pool said what it kept and the --resume line: that is the last word, not
-        sys.exit(130)          # click's "Aborted!"; 130 is the shell's status for a Ctrl-C
+        sys.exit(143 if stopped else 130)  # click's "Aborted!"; the shell's status for SIGTERM, or for a Ctrl-C
+    finally:
+        signal.signal(signal.SIGTERM, before)
     for line in lines:
         click.echo(line)
 
