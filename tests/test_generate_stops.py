@@ -267,7 +267,9 @@ def test_sigint_to_a_real_generate_keeps_whole_pairs_and_resume_finishes_with_th
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
-    samples = 10  # a few seconds of work on the tiny models: the signal lands while samples are being made
+    # about ten seconds of work on the tiny models, so the signal lands while samples are being made (with 10, a run
+    # on a fast core finished its pool before the signal came: .ci/run at 414961a)
+    samples = 30
     path = make_config(**{"decoding.mode": "sample", "pool.prompts": ["writing-01"]})
     db = tmp_path / "pool.db"
     env = {**os.environ, "PYTHONPATH": str(root), "OMP_NUM_THREADS": "1"}
