@@ -285,16 +285,3 @@ def test_a_design_whose_dropping_criterion_alone_passes_too_often_does_not_hold(
     assert "✗" in text and f"the dropping criterion alone passes {wide.criterion_false_pass.rate:.3f}" in text
     calm = judged(0.0)
     assert calm.holds and calm.criterion_false_pass.low <= 0.025 and "✗" not in _false_keep(calm)
-
-
-def test_compare_plans_a_greedy_pool_within_its_distinct_pairs():
-    """A pool whose every prompt repeats one pair of texts (greedy: model.most_pairs, from pilot.greedy_pairs) can
-    hold no more pairs of its own: --compare sized its designs past them, counting copies as independent pairs. Each
-    design now stops there, and says why and what to do."""
-    model = StudyModel(pass_rates={c: 0.9 for c in CRITERIA}, rater_accuracy=0.95, raters=12, most_pairs=10)
-    c = compare(Scenario(model, pool=5000, margin=0.2), 0.8, 20, [Design(T_FLOOR, False, FIXED, 3, 0.0, 40),
-                                                                  Design(T_FLOOR, True, FIXED, 1, 0.1, 40)])
-    assert c.recommended is None and all(r.planned_pairs is None for r in c.rows)
-    text = format_comparison(c)
-    assert "no size up to 10 pairs reached 80% power (the greedy pool holds 10 distinct pairs" in text
-    assert 'decoding.mode = "sample"' in text and "No design reached the power" in text

@@ -476,51 +476,6 @@ def test_a_rater_spread_no_pairs_outweigh_says_when_a_tiny_pilot_gave_it(tmp_pat
             "twice or more)") in why and "rate more of the pilot" in why and "(--rater-path-sd)" in why
 
 
-def test_a_greedy_pool_is_planned_within_its_distinct_pairs_not_its_copies(tmp_path, monkeypatch):
-    """With greedy decoding every sample of a prompt repeats its two texts. The plan noted such copies but sized
-    the study as if each were a pair of its own (a pool of 2 prompts was planned at 100 pairs). A pool whose every
-    prompt repeats one pair of texts caps the size at its distinct pairs; a plan that needs more is refused (exit
-    1) saying why and what to do. Scripted outcomes: KEEP from 100 pairs on."""
-    import evalkit.study.plan.search as search
-    from evalkit.records import GenerationRecord
-    from evalkit.store import insert_experiment, insert_pairs
-    from evalkit.study.plan.pilot import model_from_db
-
-    sizes = []
-
-    def scripted(model, pairs, studies, drops, *args, criteria=CRITERIA, **kwargs):
-        sizes.append(pairs)
-        return {c: np.full(studies, pairs >= 100 and c not in drops) for c in criteria}
-
-    monkeypatch.setattr(search, "run_studies", scripted)
-
-    def made(prompt, path, text):
-        return GenerationRecord(prompt_id=prompt, path=path, text=text, new_tokens=9, stop_reason="eos",
-                                generate_seconds=1.0, token_hash=f"h-{text}")
-
-    def pool(name, texts):
-        db = open_db(tmp_path / f"{name}.db")
-        insert_pairs(db, insert_experiment(db, "pool", {}, {}), [
-            {"prompt_id": prompt, "sample": i, "ordinary_side": "AB"[i % 2], "ordinary": made(prompt, "ordinary", o),
-             "assisted": made(prompt, "assisted", a)} for i, (prompt, o, a) in enumerate(texts)])
-        return db
-
-    greedy = pool("greedy", [(p, f"o-{p}", f"a-{p}") for p in ("writing-01", "writing-02") for _ in range(3)])
-    model = model_from_db(greedy, 1)
-    plan = plan_study(model, MARGIN, CONFIDENCE, POWER, studies=100)
-    assert max(sizes) == 2 and plan.gate_line() is None, sizes
-    assert model.most_pairs == 2
-    assert plan.refused.startswith("no size up to the 2 pairs the greedy pool can hold reaches 80% power")
-    text = format_plan(plan)
-    assert "REFUSED: no size up to the 2 pairs" in text and 'decoding.mode = "sample"' in text
-    assert any(n.startswith("copies: every prompt's samples in the pool repeat one pair of texts") for n in plan.notes)
-    # a pool whose samples differ (sampling) has no such cap: the plan reaches its size
-    sampled = pool("sampled", [(p, f"o-{p}-{i}", f"a-{p}-{i}") for p in ("writing-01", "writing-02") for i in range(3)])
-    model = model_from_db(sampled, 1)
-    assert model.most_pairs is None
-    assert plan_study(model, MARGIN, CONFIDENCE, POWER, studies=100).recommended_pairs >= 100
-
-
 def test_a_size_that_rests_on_one_pilot_estimate_says_so(tmp_path, monkeypatch):
     """Organiser audit: a 3-rater pilot's rater x path sd of 0.515 took the plan to several times the pairs it asks
     for without it (about 1,800 by the normal approximation), with no word that the size rests on that estimate.

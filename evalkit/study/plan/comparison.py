@@ -141,16 +141,6 @@ class Comparison:
         return None if self.floor is None else self.floor.expected_ratings * price.lower
 
 
-def _ceiling(design: Design, scenario: Scenario) -> tuple[float, str]:
-    """The largest size the design may plan, and what a note says of it: a PPI design's pooled pairs, and a greedy
-    pool's distinct pairs (model.most_pairs: more samples add only copies of a prompt's two texts)."""
-    limits = [(float(scenario.pool), f"the pool holds {scenario.pool:,}")] if design.ppi else []
-    if scenario.model.most_pairs is not None:
-        limits.append((float(scenario.model.most_pairs), f"the greedy pool holds {scenario.model.most_pairs:,} "
-                       "distinct pairs: use decoding.mode = \"sample\" or more prompts"))
-    return min(limits, default=(math.inf, ""))
-
-
 def size(design: Design, scenario: Scenario, power: float, studies: int, seed) -> DesignRow:
     """The design's smallest planned size (a whole number of prompt rounds) whose simulated KEEP rate with no true
     drop reaches `power`, searched from the normal approximation in steps of about 15%, judged there by evaluate()."""
@@ -162,8 +152,8 @@ def size(design: Design, scenario: Scenario, power: float, studies: int, seed) -
         return res, outcome(res)
 
     n = max(step, int(math.ceil(normal_pairs(design, scenario, power) / step)) * step)
-    cap, why = _ceiling(design, scenario)
-    n = int(min(n, cap))
+    if design.ppi:
+        n = min(n, scenario.pool)
     tried: dict[int, tuple] = {}
     for _ in range(10):
         tried[n] = run(n, 0)
@@ -175,7 +165,7 @@ def size(design: Design, scenario: Scenario, power: float, studies: int, seed) -
             n = smaller
         else:
             bigger = int(math.ceil(n * 1.15 / step)) * step
-            if bigger > cap:
+            if design.ppi and bigger > scenario.pool:
                 break
             if bigger in tried:
                 n = bigger
@@ -185,7 +175,7 @@ def size(design: Design, scenario: Scenario, power: float, studies: int, seed) -
     if not reaching:
         return DesignRow(design, None, raters=scenario.model.raters,
                          note=f"no size up to {max(tried)} pairs reached {percent(power)} power"
-                         + (f" ({why})" if why else ""))
+                         + (f" (the pool holds {scenario.pool})" if design.ppi else ""))
     return evaluate(design, scenario, reaching[0], studies, studies, seed, tried[reaching[0]][0])
 
 
@@ -210,11 +200,10 @@ def confirm_row(row: DesignRow, scenario: Scenario, power: float, confirm: int, 
         return base, outcome(base)["keep"].mean()
 
     n = row.planned_pairs
-    cap, why = _ceiling(row.design, scenario)
     for attempt in range(CONFIRM_ATTEMPTS):
         if attempt:
             bigger = max(int(math.ceil(n * CONFIRM_STEP / step)) * step, n + step)
-            if bigger > cap:
+            if row.design.ppi and bigger > scenario.pool:
                 break
             n = bigger
         base, keep = fresh_keep(n)
@@ -231,7 +220,7 @@ def confirm_row(row: DesignRow, scenario: Scenario, power: float, confirm: int, 
             return replace(out, confirmed=confirm, search=(row.planned_pairs, row.power))
     return DesignRow(row.design, None, raters=row.raters, search=(row.planned_pairs, row.power),
                      note=f"not confirmed: {n:,} pairs gave power {keep:.3f} on {confirm:,} fresh studies, short of "
-                          f"{percent(power)}" + (f" ({why})" if why else ""))
+                          f"{percent(power)}" + (f" (the pool holds {scenario.pool:,})" if row.design.ppi else ""))
 
 
 def compare(scenario: Scenario, power: float = 0.8, studies: int = 200, designs: list[Design] | None = None,

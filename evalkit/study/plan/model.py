@@ -59,9 +59,6 @@ class StudyModel:
     rater_sd: float = 0.0
     # standard deviation of raters' extra leniency towards assisted outputs, logit scale (rater x path effect)
     rater_path_sd: float = 0.0
-    # decided pairs the study can hold at most, each a pair of texts of its own: a greedy pool's distinct text pairs
-    # (more samples of a prompt add only copies of its two texts); None: no limit known
-    most_pairs: int | None = None
     # where each number came from, for the printout
     sources: dict[str, str] = field(default_factory=dict)
     # what the printout must add about these numbers (a pilot too small to estimate them), as the plan's notes

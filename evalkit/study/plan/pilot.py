@@ -223,19 +223,6 @@ def repeated_pairs(db) -> int:
                 WHERE p.kind = 'study' AND NOT {IDENTICAL.format(p="p.")} GROUP BY o.text, a.text)""").fetchone()[0]
 
 
-def greedy_pairs(db) -> int | None:
-    """The study pool's distinct pairs of texts where every prompt with two or more study pairs repeats one pair of
-    texts in all of them (greedy decoding: more samples add only copies, so the study can hold no more pairs of its
-    own); None where some prompt's samples differ, or no prompt has two."""
-    rows = db.execute(
-        """SELECT COUNT(*), COUNT(DISTINCT o.text || char(0) || a.text) FROM pairs p
-           JOIN generations o ON o.id = p.ordinary_generation_id JOIN generations a ON a.id = p.assisted_generation_id
-           WHERE p.kind = 'study' GROUP BY p.prompt_id""").fetchall()
-    if not any(n >= 2 for n, _d in rows) or any(n >= 2 and d > 1 for n, d in rows):
-        return None
-    return sum(d for _n, d in rows)
-
-
 def model_from_db(db, raters_per_pair: int, pass_rate: float | None = None, raters: int | None = None,
                   prompts: int | None = None, pair_correlation: float | None = None, rater_sd: float | None = None,
                   rater_path_sd: float | None = None, claim: str = GENERAL,
@@ -308,18 +295,7 @@ def model_from_db(db, raters_per_pair: int, pass_rate: float | None = None, rate
             model.identical_share = min(share, 0.99)
             sources["identical_share"] = f"pair pool: {round(share * n)} of {n} pairs have identical outputs"
         copies = repeated_pairs(db)
-        distinct = greedy_pairs(db)
-        if distinct is not None:
-            # the simulation draws every pair's texts anew: sized past the distinct pairs, copies would count as
-            # evidence they are not (organiser audit: the note alone left the plan counting them)
-            model.most_pairs = distinct
-            sources["most_pairs"] = (f"pair pool: every prompt's study pairs repeat one pair of texts (greedy "
-                                     f"decoding), {distinct} distinct")
-            notes.append(f"copies: every prompt's samples in the pool repeat one pair of texts (greedy decoding): the "
-                         f"study can hold at most {distinct} pairs of its own, more samples add only copies, whose "
-                         "ratings judge the same texts again; the plan sizes within them. For more, use "
-                         "decoding.mode = \"sample\" or more prompts")
-        elif copies:
+        if copies:
             notes.append(f"copies: {copies} of the pool's pairs whose outputs differ repeat the two texts of another "
                          "(greedy decoding gives every sample of a prompt the same texts). The plan counts each as a "
                          "pair of its own, but a copy's ratings judge the same texts again, and a rater is served "

@@ -339,8 +339,7 @@ def _search(plan: Plan, model: StudyModel, margin: float, confidence: float, pow
 
     # walk from the normal approximation in steps of about 10% until the KEEP rate crosses the target, at most to the
     # ceiling (whole prompt rounds): where the approximation is past it, the ceiling is the one size simulated
-    greedy = model.most_pairs is not None and model.most_pairs < max_pairs  # pilot.greedy_pairs
-    ceiling = max(step, (model.most_pairs if greedy else max_pairs) // step * step)
+    ceiling = max(step, max_pairs // step * step)
     n = min(rounded(normal_guess(model, margin, confidence, power)), ceiling)
     if run(n).keep_rate >= power:
         while n > step and len(rows) < 12:
@@ -373,12 +372,7 @@ def _search(plan: Plan, model: StudyModel, margin: float, confidence: float, pow
         run(rounded(recommended * 0.5))
         recommended = smallest_reaching()
     plan.rows = sorted(rows.values(), key=lambda r: r.pairs)
-    if recommended is None and ceiling in rows and greedy:
-        plan.refused = (f"no size up to the {ceiling:,} pairs the greedy pool can hold reaches {percent(power)} power "
-                        f"(KEEP rate {rows[ceiling].keep_rate:.3f} there): every sample of a prompt repeats its two "
-                        f"texts, so more samples add copies, not pairs ({model.sources.get('most_pairs', '')}). Use "
-                        "decoding.mode = \"sample\" and build the pool again, or more prompts")
-    elif recommended is None and ceiling in rows:
+    if recommended is None and ceiling in rows:
         driver, from_pilot, _without = size_driver(model, margin, confidence, power)
         plan.refused = (f"no size up to the ceiling of {ceiling:,} pairs (--max-pairs) reaches {percent(power)} power "
                         f"(KEEP rate {rows[ceiling].keep_rate:.3f} there, where each of {model.raters} raters would "
@@ -397,12 +391,6 @@ def _search(plan: Plan, model: StudyModel, margin: float, confidence: float, pow
             plan.notes.append(f"{recommended} pairs gave power {plan.confirmed_power.rate:.3f} on {confirm} fresh "
                               "studies, short of the target: one step (5%) up")
             recommended = max(rounded(recommended * 1.05), recommended + step)
-            if recommended > ceiling:  # the step must not pass what the search may plan (--max-pairs, a greedy pool)
-                plan.refused = (f"the fresh studies ask for a step up to {recommended:,} pairs, past the "
-                                f"{ceiling:,} the search may plan ("
-                                + ("the greedy pool's distinct pairs: use decoding.mode = \"sample\" or more prompts"
-                                   if greedy else "--max-pairs") + ")")
-                return _finish(plan, studies, power)
         confirmed = passes(recommended, confirm, {}, [1, attempt])
         plan.confirmed_pairs = recommended
         plan.confirmed_power = Rate.of(np.logical_and.reduce(list(confirmed.values())))
@@ -475,8 +463,6 @@ def format_plan(plan: Plan) -> str:
         f"  raters per pair              {m.raters_per_pair}"
         + (f"  (and a second on {m.second_rating_share:.0%} of pairs)" if m.doubles else ""),
         f"  raters                       {m.raters}  ({m.sources.get('raters', '')})",
-        *([f"  pairs of their own, at most  {m.most_pairs}  ({m.sources.get('most_pairs', '')})"]
-          if m.most_pairs is not None else []),
         "",
     ]
     if plan.rows:
