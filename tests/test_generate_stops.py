@@ -189,6 +189,18 @@ def test_a_later_pool_makes_no_pair_of_a_text_whose_sides_a_closed_pair_revealed
     assert any("1 pair(s) of this pool repeat a text of a pair already closed" in line for line in said), said
 
 
+def _ctrl_c_in(monkeypatch, name: str):
+    """study.pairs.`name` raises KeyboardInterrupt (a Ctrl-C landing in it); returns the real one."""
+    import evalkit.study.pairs as pairs_mod
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    real = getattr(pairs_mod, name)
+    monkeypatch.setattr(pairs_mod, name, interrupted)
+    return real
+
+
 def test_ctrl_c_while_the_pool_is_finished_says_how_to_finish_it(make_config, tmp_path, monkeypatch):
     """Ctrl-C after the last sample, while the gold pairs and the queue's order were being made, printed only click's
     'Aborted!' and left a pool that reaches no rater (no queue ranks) with no word of --resume. Now it names the
@@ -197,12 +209,7 @@ def test_ctrl_c_while_the_pool_is_finished_says_how_to_finish_it(make_config, tm
 
     path = make_config(**{"pool.prompts": ["writing-01"], "decoding.mode": "sample"})
     cfg, db = load_config(path), tmp_path / "pool.db"
-    real = pairs_mod.draw_queue
-
-    def interrupted(*args, **kwargs):
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(pairs_mod, "draw_queue", interrupted)
+    real = _ctrl_c_in(monkeypatch, "draw_queue")
     said = []
     with pytest.raises(KeyboardInterrupt):
         pairs_mod.build_pool(cfg, db, progress=False, echo=said.append)
@@ -222,11 +229,7 @@ def test_ctrl_c_after_the_queue_is_drawn_asks_for_no_resume(make_config, tmp_pat
     import evalkit.study.pairs as pairs_mod
 
     cfg, db = load_config(make_config(**{"pool.prompts": ["writing-01"]})), tmp_path / "pool.db"
-
-    def interrupted(*args, **kwargs):
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(pairs_mod, "texts_on_both_paths", interrupted)
+    _ctrl_c_in(monkeypatch, "texts_on_both_paths")
     said = []
     with pytest.raises(KeyboardInterrupt):
         pairs_mod.build_pool(cfg, db, progress=False, echo=said.append)
