@@ -270,15 +270,18 @@ def test_sigint_to_a_real_generate_keeps_whole_pairs_and_resume_finishes_with_th
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
-    # about ten seconds of work on the tiny models, so the signal lands while samples are being made (with 10, a run
-    # on a fast core finished its pool before the signal came: .ci/run at 414961a)
-    samples = 30
+    samples = 10  # a few seconds of work on the tiny models: the signal lands while samples are being made
     path = make_config(**{"decoding.mode": "sample", "pool.prompts": ["writing-01"]})
     db = tmp_path / "pool.db"
     env = {**os.environ, "PYTHONPATH": str(root), "OMP_NUM_THREADS": "1"}
     cmd = [sys.executable, "-m", "evalkit"]
+    def as_from_a_terminal() -> None:  # a run started in the background (`cmd &`, as CI may) ignores SIGINT, and
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # the child would inherit that: Ctrl-C comes from a terminal
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
     proc = subprocess.Popen(cmd + ["generate", "--config", str(path), "--db", str(db), "--samples", str(samples)],
-                            cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=as_from_a_terminal)
     try:
         deadline = time.monotonic() + 120
         while _shard_pairs(db) < 1 and proc.poll() is None and time.monotonic() < deadline:
