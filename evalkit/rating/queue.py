@@ -163,9 +163,10 @@ _HELD = "COALESCE(a.alive_at, a.shown_at) > :since"
 # 2026-12-05). A rater who kept a pair by signs of work to within a hold of the cap, and let it go without rating it,
 # is not served it again: it goes to the others (her organisers see her name: long_holds).
 HOLD_CAP_HOURS = 2.0
-_KEPT_TO_CAP = f"""(SELECT pair_id FROM assignments WHERE rater = :rater AND alive_at IS NOT NULL
-    AND julianday(alive_at) - julianday(shown_at) >= {(HOLD_CAP_HOURS * 60 - HOLD_MINUTES) / 1440!r}
-    AND julianday('now') - julianday(alive_at) >= {HOLD_MINUTES / 1440!r})"""
+_KEPT_DAYS = (HOLD_CAP_HOURS * 60 - HOLD_MINUTES) / 1440  # renewed this long after its showing: kept to the cap
+_KEPT = f"a.alive_at IS NOT NULL AND julianday(a.alive_at) - julianday(a.shown_at) >= {_KEPT_DAYS!r}"
+_KEPT_TO_CAP = f"""(SELECT a.pair_id FROM assignments a WHERE a.rater = :rater AND {_KEPT}
+    AND julianday('now') - julianday(a.alive_at) >= {HOLD_MINUTES / 1440!r})"""
 
 # A pair holding a text of a pair this rater rated is not hers to meet: greedy decoding gives every sample of a prompt
 # the same two texts (in half precision they can differ between the paths, alike in every sample), and the reveal of
@@ -306,16 +307,14 @@ def long_holds(db, hours: float = LONG_HOLD_HOURS) -> list[tuple[str, str]]:
     cap and let it go (_KEPT_TO_CAP: no longer served it), with the oldest such showing: what the organiser's Results
     name, since a name at this again and again is better revoked."""
     old = (datetime.now(timezone.utc) - timedelta(hours=hours)).isoformat(timespec="milliseconds")
-    kept = (HOLD_CAP_HOURS * 60 - HOLD_MINUTES) / 1440
     return [(r[0], r[1]) for r in db.execute(
         f"""SELECT a.rater, MIN(a.shown_at) FROM assignments a JOIN pairs p ON p.id = a.pair_id
             WHERE {_LATEST_STUDY}
-              AND (({_HELD} AND a.shown_at <= :old)
-                   OR (a.alive_at IS NOT NULL AND julianday(a.alive_at) - julianday(a.shown_at) >= :kept))
+              AND (({_HELD} AND a.shown_at <= :old) OR ({_KEPT}))
               AND NOT EXISTS (SELECT 1 FROM ratings r WHERE r.pair_id = a.pair_id AND r.rater = a.rater)
               AND a.pair_id NOT IN (SELECT pair_id FROM closed_pairs)
               AND a.rater NOT IN (SELECT name FROM raters WHERE revoked_at IS NOT NULL)
-            GROUP BY a.rater ORDER BY MIN(a.shown_at)""", {"since": _since(), "old": old, "kept": kept})]
+            GROUP BY a.rater ORDER BY MIN(a.shown_at)""", {"since": _since(), "old": old})]
 
 
 def keep_hold(db, rater: str, pair_id: str) -> bool:
