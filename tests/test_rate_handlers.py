@@ -490,6 +490,22 @@ def test_a_reload_says_what_became_of_the_answers_kept_for_a_pair_no_longer_on_s
     assert tab.h.draft_fate(s, "{not json")[ui.status] == {"__type__": "update"}
 
 
+def test_what_a_reload_said_of_kept_answers_follows_a_later_language_switch(tmp_path):
+    """The lines a page load writes of the answers kept for another pair (draft_fate) are not the session's, so the
+    language switch left them in the language of the load; it now says the one on screen again by its words. Any
+    other line not the session's (a refusal) is still left as it is."""
+    from evalkit.rating.queue import HOLD_MINUTES
+
+    tab = pooled_tab(tmp_path, 2)
+    ui = tab.ui
+    s, _ = tab.sign_in("ann")
+    for key in ("draft_lost", "draft_taken", "draft_stored", "correction_dropped", "signed_in_elsewhere"):
+        zh, en = (word(key, lang, minutes=HOLD_MINUTES) for lang in ("zh", "en"))
+        assert tab.h.switch_language(s, "en", zh)[ui.status] == en
+        assert tab.h.switch_language(replace(s, lang="en"), "zh", en)[ui.status] == zh
+    assert ui.status not in tab.h.switch_language(s, "en", "跳过需要说明原因。（a skip needs a reason）")
+
+
 def test_a_rater_done_with_reveals_still_to_come_is_offered_check_again(tmp_path):
     """With two ratings a pair, a rater who has rated every pair waits for the others before her reveals show: the
     screen without a pair says how many are pending and offers Check again, which fills them in once they close."""

@@ -199,6 +199,23 @@ _SENT_DRAFT = ("() => { const d = window.evalkitDraftGone; window.evalkitDraftGo
                " if (lang !== 'en' && lang !== 'zh') lang = (document.querySelector('#lang input:checked') || {}).value;"
                " return JSON.stringify(Object.assign({lang: lang === 'en' ? 'en' : 'zh'}, d)); }")
 
+# Status lines a page load writes without the session's knowing (draft_fate's, and _SAY_DRAFT_LOST's): the
+# language switch cannot say them again from the session, so it says again the one on screen by its words, which
+# name no side. They had stayed in the language of the load (rater audit 2026-12-05, known limit).
+_PAGE_WORDS = ("draft_stored", "draft_lost", "draft_correction_stored", "correction_dropped", "draft_taken",
+               "signed_out_elsewhere", "signed_in_elsewhere")
+
+
+def _page_words_in(on_screen, lang: str) -> str | None:
+    """The page's own status line `on_screen` said again in `lang`, or None when it is not one of _PAGE_WORDS."""
+    if not isinstance(on_screen, str) or not on_screen.strip():
+        return None
+    for key in _PAGE_WORDS:
+        if any(on_screen.strip() == word(key, were, minutes=HOLD_MINUTES).strip() for were in ("zh", "en")):
+            return word(key, lang, minutes=HOLD_MINUTES)
+    return None
+
+
 # What sign-out leaves in the browser's store of the sealed code: not empty (Gradio's BrowserState would not write it),
 # never a sealed code (Sealer.open gives None, so the next visit shows the sign-in form).
 SIGNED_OUT = "signed-out"
@@ -534,6 +551,8 @@ class RateHandlers:
         if s.said and not s.rater:  # signed out: that is all the line says
             out[ui.status] = say(s.said, lang)
         out |= shown
+        if ui.status not in out and (again := _page_words_in(on_screen, lang)):
+            out[ui.status] = again
         if prompt_id:
             out[ui.prompt_md] = prompt_markdown(prompt, prompt_id, lang)
         return out | {ui.session: s}
