@@ -148,6 +148,41 @@ def test_ctrl_c_before_the_first_sample_leaves_nothing(make_config, tmp_path, mo
     assert not any("unfinished" in s for s in said), said
 
 
+@pytest.mark.parametrize("where", ["while the work is listed", "as the plan is handed over"])
+def test_ctrl_c_after_the_experiment_is_made_and_before_its_first_sample_leaves_nothing(where, make_config, tmp_path,
+                                                                                       monkeypatch):
+    """A Ctrl-C (or SIGTERM, which generate turns into one) in the moment between `generate` making the pool's
+    experiment and its first sample being made (here while its work list is drawn up, or just after the plan is handed
+    to the processes) said "no sample was stored" but left the empty experiment, and its study with the gate frozen;
+    every later generate named it unfinished. Now it goes, as at a stop at the first sample."""
+    from click.testing import CliRunner
+
+    import evalkit.generation.handoff as handoff
+    import evalkit.study.gold as gold
+    from evalkit.cli import cli
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    if where == "while the work is listed":
+        monkeypatch.setattr(gold, "gold_samples", interrupted)
+    else:
+        real = handoff.share_decision
+
+        def handed_over_then_interrupted(*args, **kwargs):
+            real(*args, **kwargs)
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(handoff, "share_decision", handed_over_then_interrupted)
+    db = tmp_path / "pool.db"
+    r = CliRunner().invoke(cli, ["generate", "--config", str(make_config()), "--db", str(db)])
+    assert r.exit_code == 130, r.output
+    assert r.output.strip().splitlines()[-1].startswith("generate interrupted before any sample was stored: "
+                                                        "experiment 1 and the study it began were removed"), r.output
+    assert _rows(db, "SELECT COUNT(*) FROM experiments") == [(0,)] and _rows(db, "SELECT COUNT(*) FROM studies") == [(0,)]
+    assert not list(tmp_path.glob("pool.db.*"))  # no shard, no plan file
+
+
 def test_a_later_pool_makes_no_pair_of_a_text_whose_sides_a_closed_pair_revealed(make_config, tmp_path, monkeypatch):
     """A pair's reveal tells its raters which path wrote each text, and the Results show closed pairs by path. A copy
     of those texts in a pool made afterwards (greedy decoding repeats a prompt's outputs in every pool; here the later

@@ -272,10 +272,13 @@ def resume_mismatch(row: dict, cfg: Config, compat) -> list[str]:
 
 
 def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int | None, progress: bool,
-          new_study: str | None = None, until_planned: float | None = None, previous: int | None = None) -> dict:
+          new_study: str | None = None, until_planned: float | None = None, previous: int | None = None,
+          created: list | None = None) -> dict:
     """Main process: the experiment (new, or the one to resume) and the work items still to do. With
     `until_planned` (the reserve), as many samples per prompt as the study needs to hold its planned pairs plus the
-    reserve; `previous`: the study pairs before the last round (a round that added none stops the filling)."""
+    reserve; `previous`: the study pairs before the last round (a round that added none stops the filling);
+    `created`: a new experiment's id is appended the moment it exists, so that a stop before the plan is returned
+    can still remove it."""
 
     from ..generation.compat import assisted_allowed
     from .gate import gate_snapshot
@@ -365,6 +368,8 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
         else:
             exp_id = insert_experiment(db, "pool", cfg.to_dict(), compat, gate=gate, new_study=new_study,
                                        first_sample=first, pool_samples=samples, sample_seed=base)
+            if created is not None:
+                created.append(exp_id)
             # the queue seed now, the ranks once every pair is in (draw_queue): the queue serves no pair of a pool
             # whose seed is stored and whose ranks are not (rating.queue), so raters never meet a pool half made
             # (merged, gold pairs missing, quotas not drawn), while `generate` runs beside the app or was stopped
@@ -456,7 +461,7 @@ def resume_command(cfg: Config, db_path: Path, experiment_id: int) -> str:
             + (f" --config {shlex.quote(str(cfg.source))}" if cfg.source and Path(cfg.source).is_file() else ""))
 
 
-def _after_stop(cfg: Config, db_path: Path, exp_id: int, items: int, *, created: bool, merge: bool,
+def _after_stop(cfg: Config, db_path: Path, exp_id: int, items: int | None, *, created: bool, merge: bool,
                 interrupted: bool, echo) -> None:
     """A pool run stopped by an error or Ctrl-C (main process). A new experiment that stored nothing goes, with the
     study it made: a failed start (a model that would not load, memory that ran out) must not freeze the gate
@@ -485,7 +490,8 @@ def _after_stop(cfg: Config, db_path: Path, exp_id: int, items: int, *, created:
     except Exception as e:  # noqa: BLE001 - the cause of the stop is what the user must see, not this
         echo(f"(could not read what experiment {exp_id} kept: {type(e).__name__}: {e})")
         stored = None
-    kept = "" if stored is None else f"{stored} of {items} work items are stored; "
+    kept = ("" if stored is None else f"{stored} work items are stored; " if items is None  # stopped before its list
+            else f"{stored} of {items} work items are stored; ")
     echo(f"generate {how}: experiment {exp_id} is unfinished; {kept}finish it with `{resume_command(cfg, db_path, exp_id)}`")
 
 
@@ -516,27 +522,36 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
     state = distributed_state(cfg)
     if state.is_main_process:
         db_path.parent.mkdir(parents=True, exist_ok=True)
+    made_here: list[int] = []  # the experiment _plan made, known even where a stop lands before the plan is shared
     try:
         plan = share_decision(state, db_path.with_name(f"{db_path.name}.plan.json"),
                               lambda: _plan(cfg, db_path, prompts, samples, resume, progress, new_study, until_planned,
-                                            previous))
-    except KeyboardInterrupt:  # while the models are checked (loaded): the CLI's exit would otherwise be silent
-        if state.is_main_process:
+                                            previous, made_here))
+    except BaseException as exc:
+        if state.is_main_process and made_here:
+            # a stop just after the experiment was made (its queue seed, the work list, the plan's hand-off) left it
+            # empty, and every later generate named it unfinished: it goes, as at a stop before the first sample
+            _after_stop(cfg, db_path, made_here[0], None, created=True, merge=False,
+                        interrupted=isinstance(exc, KeyboardInterrupt), echo=echo)
+        elif state.is_main_process and isinstance(exc, KeyboardInterrupt):
+            # while the models are checked (loaded): the CLI's exit would otherwise be silent
             echo("generate interrupted before its first sample (while checking the models and planning the work): "
                  "no sample was stored"
                  + (f"; experiment {resume} is as it was" if resume is not None else ""))
         raise
     exp_id = plan["experiment_id"]
-    for old_id, stored in (plan.get("unfinished") or {}).items() if state.is_main_process else ():
-        echo(f"experiment {old_id} of this database is unfinished ({stored} work items stored, none of them in the "
-             f"raters' queue): unless another `evalkit generate` is making it now, finish it with "
-             f"`{resume_command(cfg, db_path, int(old_id))}`")
-    if exp_id is None:  # --until-planned: the study already holds its planned pairs and the reserve
-        return _summary(db_path, PoolResult(None, 0, 0, len(prompts)), state)
-    device = str(state.device) if state.num_processes > 1 and cfg.models.device == "auto" else None
-    try:
+    try:  # from here every stop is the one below: a stop before _make_items began left an empty experiment too
+        for old_id, stored in (plan.get("unfinished") or {}).items() if state.is_main_process else ():
+            echo(f"experiment {old_id} of this database is unfinished ({stored} work items stored, none of them in "
+                 f"the raters' queue): unless another `evalkit generate` is making it now, finish it with "
+                 f"`{resume_command(cfg, db_path, int(old_id))}`")
+        if exp_id is None:  # --until-planned: the study already holds its planned pairs and the reserve
+            return _summary(db_path, PoolResult(None, 0, 0, len(prompts)), state)
+        device = str(state.device) if state.num_processes > 1 and cfg.models.device == "auto" else None
         made, fallbacks = _make_items(cfg, db_path, state, plan, prompts, device, progress)
     except BaseException as exc:  # Ctrl-C too: the user learns what was kept and how to finish it
+        if exp_id is None:
+            raise
         if state.is_main_process:
             _after_stop(cfg, db_path, exp_id, len(plan["todo"]) + plan["skipped"], created=resume is None,
                         merge=state.num_processes == 1, interrupted=isinstance(exc, KeyboardInterrupt), echo=echo)
