@@ -454,13 +454,56 @@ def test_a_tiny_pilot_whose_rater_spread_no_size_up_to_the_ceiling_can_power_is_
     assert ("the rater x path sd 0.515 (pilot: 24 ratings by 3 raters (12 pairs with different texts rated twice or "
             "more)") in why
     assert "rate more of the pilot (more raters, more pairs rated twice)" in why and "--rater-path-sd" in why
-    # a ceiling given is the one searched to; --compare has its own search and says it does not read it
+    # a ceiling given is the one searched to (--compare's too: the next test)
     sizes.clear()
     r = CliRunner().invoke(cli, ["plan", "--config", str(cfg), "--db", str(db), "--studies", "50",
                                  "--max-pairs", "1000"])
     assert r.exit_code == 1 and max(sizes) == 1000 and "ceiling of 1,000 pairs" in r.output, r.output
-    r = CliRunner().invoke(cli, ["plan", "--db", str(db), "--compare", "--max-pairs", "1000"])
-    assert r.exit_code == 1 and "--compare does not read it" in r.output
+
+
+def test_plan_compare_on_a_tiny_pilot_searches_no_design_past_the_ceiling(tmp_path, monkeypatch):
+    """`plan --compare` took no --max-pairs and walked each design 10 steps of 15% from a normal approximation that
+    leaves the raters' spreads out: on a tiny pilot whose rater spread came out wide, minutes of simulated studies
+    for a table of designs none of which could reach the power. Now every design's search stops at the ceiling
+    (--max-pairs, 20,000 unless given; a PPI design's pool where smaller), after two sizes where the approximation's
+    is far short, and the row says so, in the text and --json. Scripted outcomes: KEEP in half the studies at every
+    size, as under a rater spread no number of pairs outweighs."""
+    import evalkit.study.plan.comparison as comparison
+
+    sizes = []
+
+    def plateau(design, scenario, planned, studies, *args, **kwargs):
+        sizes.append((design.name, planned))
+        return {"studies": studies}
+
+    monkeypatch.setattr(comparison, "simulate", plateau)
+    monkeypatch.setattr(comparison, "outcome", lambda res, *a: {"keep": np.arange(res["studies"]) < res["studies"] / 2})
+    import evalkit.study.plan.floor as floor
+
+    monkeypatch.setattr(floor, "floor", lambda *a, **k: None)  # beside the point here, and 7 s a call
+    cfg, db = _tiny_pilot(tmp_path)
+    for ceiling, extra in ((1000, ["--max-pairs", "1000"]), (20_000, ["--json"])):
+        sizes.clear()
+        r = CliRunner().invoke(cli, ["plan", "--config", str(cfg), "--db", str(db), "--compare", "--studies", "20",
+                                     *extra])
+        assert r.exit_code == 1, r.output  # no design to recommend
+        per_design = {}
+        for name, n in sizes:
+            per_design.setdefault(name, []).append(n)
+        assert len(per_design) == 10 and all(len(v) <= 2 for v in per_design.values()), per_design
+        assert {max(v) for k, v in per_design.items() if "PPI" not in k} == {ceiling}, per_design
+        assert {max(v) for k, v in per_design.items() if "PPI" in k} == {min(ceiling, 5000)}, per_design
+        note = f"no size up to {ceiling:,} pairs reached 80% power (KEEP rate 0.50 there); the ceiling, --max-pairs"
+        assert note in r.stdout, r.stdout
+    out = json.loads(r.stdout)
+    assert out["max_pairs"] == 20_000 and out["recommended"] is None and out["gate_lines"] == []
+    rows = {d["design"]["name"]: d for d in out["designs"]}
+    assert all(d["planned_pairs"] is None for d in rows.values())
+    assert all(d["note"].startswith(note) for k, d in rows.items() if "PPI" not in k), rows
+    assert all(d["note"].endswith("(KEEP rate 0.50 there); the pool holds 5,000") for k, d in rows.items() if "PPI" in k)
+    r = CliRunner().invoke(cli, ["plan", "--config", str(cfg), "--db", str(db), "--compare", "--studies", "20",
+                                 "--max-pairs", "3"])
+    assert r.exit_code == 1 and "--max-pairs 3 is less than one round of the" in r.output and "fix:" in r.output
 
 
 def test_a_rater_spread_no_pairs_outweigh_says_when_a_tiny_pilot_gave_it(tmp_path):

@@ -38,7 +38,8 @@ from .common import config_option, csv_of, db_file, db_option, fail_clearly, loa
                    "--compare, of the recommended design and the marked roster).")
 @click.option("--max-pairs", type=int, default=None,
               help="The largest size the search tries (default 20000): a plan that needs more is refused, naming the "
-                   "estimate that drives the size (not with --compare).")
+                   "estimate that drives the size; with --compare, each design's search and confirmation stop there "
+                   "and a design that needs more is reported so in its row.")
 @click.option("--interval", type=click.Choice(["t with score floor", "union with tango"]), default=None,
               help="The interval the simulated studies are judged on (default: the gate's `interval`).")
 @click.option("--compare", is_flag=True,
@@ -83,7 +84,8 @@ def plan(config_path, db_path, margin, power, pass_rate, raters_per_pair, second
 
     With --compare: every design (the gate's first one, union with Tango at 3 ratings a pair; the t interval; plus PPI; plus
     group-sequential looks; each with 1 (plus a doubled share), 2 or 3 ratings per pair) is
-    sized for --power on --studies simulated studies, with its expected human ratings and
+    sized for --power on --studies simulated studies, at most --max-pairs pairs (a design that needs more is
+    reported so in its row), with its expected human ratings and
     rater-hours to a decision (gold pairs' ratings counted) and its false-KEEP rate when a
     criterion drops by the margin; the cheapest design whose error rate holds is recommended,
     confirmed on --confirm fresh studies (its size stepped up 5% at a time while its fresh power
@@ -120,9 +122,6 @@ def plan(config_path, db_path, margin, power, pass_rate, raters_per_pair, second
     if ignored and compare:
         raise EvalkitError(f"{', '.join(ignored)}: --compare compares every interval and 1, 2 and 3 ratings per pair, "
                            "so this does nothing there", "leave it out, or plan without --compare")
-    if max_pairs is not None and compare:  # --compare's design search has its own steps (comparison.size)
-        raise EvalkitError(f"--max-pairs {max_pairs} sets plain plan's search ceiling; --compare does not read it",
-                           "leave it out, or plan without --compare")
 
     result, gate = plan_from_config(load_cfg(config_path), db_path, margin=margin, power=power, pass_rate=pass_rate,
                                     raters_per_pair=raters_per_pair, raters=raters, pair_correlation=pair_correlation,

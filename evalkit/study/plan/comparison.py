@@ -132,6 +132,7 @@ class Comparison:
                                  "note": fresh.note or f"false KEEP {_false_keep(fresh)}"}
                                 for was, fresh in self.unconfirmed],
                 "these_raters": self.these_raters.to_json() if self.these_raters else None,
+                "max_pairs": self.scenario.max_pairs,  # the ceiling a row's "no size up to" note names
                 "rater_prices": [p.to_json() | {"expected_ratings_at_least": self.price_ratings(p)}
                                  for p in self.prices]}
 
@@ -141,41 +142,58 @@ class Comparison:
         return None if self.floor is None else self.floor.expected_ratings * price.lower
 
 
+FAR_SHORT = 0.2  # KEEP rate this far below the power where the approximation pointed: try the ceiling at once
+
+
+def _ceiling(design: Design, scenario: Scenario) -> tuple[int, str]:
+    """The largest size the design's search and confirmation try, and what a row's note says of it: --max-pairs
+    (Scenario.max_pairs, in whole prompt rounds, as plain plan's search), or a PPI design's pool where smaller."""
+    step = scenario.model.prompts
+    cap = max(step, scenario.max_pairs // step * step)
+    if design.ppi and scenario.pool < cap:
+        return scenario.pool, f"the pool holds {scenario.pool:,}"
+    return cap, f"the ceiling, --max-pairs {scenario.max_pairs:,}"
+
+
 def size(design: Design, scenario: Scenario, power: float, studies: int, seed) -> DesignRow:
-    """The design's smallest planned size (a whole number of prompt rounds) whose simulated KEEP rate with no true
-    drop reaches `power`, searched from the normal approximation in steps of about 15%, judged there by evaluate()."""
+    """The design's smallest planned size (a whole number of prompt rounds) whose simulated KEEP rate with no true drop
+    reaches `power`, searched from the normal approximation in steps of about 15%, judged there by evaluate(). Never
+    past the ceiling (_ceiling): where the approximation's size is far short (FAR_SHORT) the ceiling is tried next,
+    and where it is short too the design is reported so without a walk of minutes to the same end, as plain plan's
+    search does (the approximation leaves out the raters' spreads, which a tiny pilot can estimate wide)."""
     step = scenario.model.prompts
     seed = list(seed)
-
-    def run(n, tag):
-        res = simulate(design, scenario, n, studies, {}, [*seed, n, tag])
-        return res, outcome(res)
-
-    n = max(step, int(math.ceil(normal_pairs(design, scenario, power) / step)) * step)
-    if design.ppi:
-        n = min(n, scenario.pool)
+    cap, why = _ceiling(design, scenario)
     tried: dict[int, tuple] = {}
-    for _ in range(10):
-        tried[n] = run(n, 0)
-        keep = tried[n][1]["keep"].mean()
-        if keep >= power:
-            smaller = max(step, int(n / 1.15 / step) * step)
-            if smaller in tried or smaller == n:
-                break
-            n = smaller
-        else:
-            bigger = int(math.ceil(n * 1.15 / step)) * step
-            if design.ppi and bigger > scenario.pool:
-                break
-            if bigger in tried:
+
+    def keep_at(n) -> float:
+        if n not in tried:
+            res = simulate(design, scenario, n, studies, {}, [*seed, n, 0])
+            tried[n] = res, outcome(res)
+        return tried[n][1]["keep"].mean()
+
+    n = min(max(step, int(math.ceil(normal_pairs(design, scenario, power) / step)) * step), cap)
+    if not (keep_at(n) < power - FAR_SHORT and n < cap and keep_at(cap) < power):
+        for _ in range(10):
+            if keep_at(n) >= power:
+                smaller = max(step, int(n / 1.15 / step) * step)
+                if smaller in tried or smaller == n:
+                    break
+                n = smaller
+            else:
+                bigger = min(int(math.ceil(n * 1.15 / step)) * step, cap)
+                if bigger == n:  # short at the ceiling
+                    break
+                if bigger in tried:
+                    n = bigger
+                    break
                 n = bigger
-                break
-            n = bigger
-    reaching = sorted(m for m, (_r, o) in tried.items() if o["keep"].mean() >= power)
+    reaching = sorted(m for m in tried if keep_at(m) >= power)
     if not reaching:
+        top = max(tried)
         return DesignRow(design, None, raters=scenario.model.raters,
-                         note=f"no size up to {max(tried)} pairs reached {percent(power)} power"
-                         + (f" (the pool holds {scenario.pool})" if design.ppi else ""))
+                         note=f"no size up to {top:,} pairs reached {percent(power)} power (KEEP rate "
+                              f"{keep_at(top):.2f} there)" + (f"; {why}" if top == cap else ""))
     return evaluate(design, scenario, reaching[0], studies, studies, seed, tried[reaching[0]][0])
 
 
@@ -200,10 +218,11 @@ def confirm_row(row: DesignRow, scenario: Scenario, power: float, confirm: int, 
         return base, outcome(base)["keep"].mean()
 
     n = row.planned_pairs
+    cap, why = _ceiling(row.design, scenario)
     for attempt in range(CONFIRM_ATTEMPTS):
         if attempt:
             bigger = max(int(math.ceil(n * CONFIRM_STEP / step)) * step, n + step)
-            if row.design.ppi and bigger > scenario.pool:
+            if bigger > cap:
                 break
             n = bigger
         base, keep = fresh_keep(n)
@@ -220,7 +239,7 @@ def confirm_row(row: DesignRow, scenario: Scenario, power: float, confirm: int, 
             return replace(out, confirmed=confirm, search=(row.planned_pairs, row.power))
     return DesignRow(row.design, None, raters=row.raters, search=(row.planned_pairs, row.power),
                      note=f"not confirmed: {n:,} pairs gave power {keep:.3f} on {confirm:,} fresh studies, short of "
-                          f"{percent(power)}" + (f" (the pool holds {scenario.pool:,})" if row.design.ppi else ""))
+                          f"{percent(power)}" + (f"; {why}" if n + step > cap else ""))
 
 
 def compare(scenario: Scenario, power: float = 0.8, studies: int = 200, designs: list[Design] | None = None,

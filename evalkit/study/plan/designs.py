@@ -30,6 +30,7 @@ from ...task.criteria import CRITERIA
 from ..gate import GENERAL, Gate
 from ..monitoring import CONFIDENCE_SEQUENCE, FIXED, GROUP_SEQUENTIAL, look_levels, look_sizes
 from .model import StudyModel
+from .search import MAX_PAIRS
 
 MINUTE = 1.0  # minutes a rating takes when the study has no measured time on task
 # Minutes a rater spends before their first counted rating (reading the guidelines, the sign-in, a first look at the
@@ -128,6 +129,9 @@ class Scenario:
     gold_rate: float = 0.1
     onboarding_minutes: float = ONBOARDING
     notes: list[str] = field(default_factory=list)
+    # the largest planned size a design's search and confirmation try (--max-pairs, plain plan's ceiling too): past
+    # it a design is reported as not reaching the power, not searched for minutes (organiser audit)
+    max_pairs: int = MAX_PAIRS
 
     def check(self, power: float) -> None:
         """Every number of the scenario in its range (and the plan's, search.check_plan), or an EvalkitError naming
@@ -137,6 +141,9 @@ class Scenario:
         from .search import check_plan
 
         check_plan(self.model, self.margin, power, self.claim, self.min_raters)
+        if self.max_pairs < self.model.prompts:
+            raise EvalkitError(f"--max-pairs {self.max_pairs} is less than one round of the {self.model.prompts} "
+                               "prompts", f"pass --max-pairs of at least {self.model.prompts}, e.g. {MAX_PAIRS}")
         if not (isinstance(self.pool, int) and self.pool >= 1):
             raise EvalkitError(f"--pool {self.pool}: expected the number of pooled pairs, 1 or more",
                                "give the pairs the pre-screen judges, e.g. --pool 5000")

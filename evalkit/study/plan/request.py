@@ -16,8 +16,9 @@ def plan_from_config(cfg, db_path=None, *, margin: float | None = None, power: f
                      minutes_per_rating: float | None = None, look_every: int = 50,
                      rosters: tuple[int, ...] | None = None, onboarding_minutes: float | None = None):
     """(Plan, Gate): the gate file's margin, level, claim, min_raters, ratings per pair and second rating share
-    unless overridden (max_pairs: the search's ceiling, default search.MAX_PAIRS); the model's numbers from
-    the database's pool and pilot ratings when it exists (planning never creates a database), else the defaults.
+    unless overridden (max_pairs: the search's ceiling, default search.MAX_PAIRS, each design's with `compare`); the
+    model's numbers from the database's pool and pilot ratings when it exists (planning never creates a database),
+    else the defaults.
     With `compare`: (comparison.Comparison, Gate) instead, every design of designs.candidates judged in that model (pool:
     the pooled pairs the pre-screen judges, default the database's pool or 5,000; minutes_per_rating: default the
     raters' measured median time on task, else designs.MINUTE; gold ratings at the config's pool.gold_rate; rosters:
@@ -85,7 +86,7 @@ def plan_from_config(cfg, db_path=None, *, margin: float | None = None, power: f
                             claim=gate.claim, min_raters=gate.min_raters, minutes_per_rating=minutes_per_rating,
                             gold_rate=cfg.pool.gold_rate,
                             onboarding_minutes=ONBOARDING if onboarding_minutes is None else onboarding_minutes,
-                            notes=notes)
+                            notes=notes, max_pairs=MAX_PAIRS if max_pairs is None else max_pairs)
         # one rating per pair doubles a share of pairs: the one asked for (0 included), else the gate's, else 10%
         doubled = second_rating_share if second_rating_share is not None else gate.second_rating_share or 0.1
         designs = candidates(gate.claim, doubled, look_every)
