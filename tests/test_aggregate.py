@@ -314,3 +314,39 @@ def test_decide_needs_a_row_for_every_criterion():
     v = decide({**g, "monitoring": "group sequential"}, every[:-1], speed, 20, 60, look=early)
     assert v.decision == "INSUFFICIENT DATA" and v.interim
     assert decide({**g, "monitoring": "group sequential"}, every, speed, 20, 60, look=early).decision == "KEEP"
+
+
+def test_a_pool_whose_timings_carry_no_spread_says_its_zero_width_interval_is_no_certainty(tmp_path):
+    """A synthetic pool whose timings are all identical (every ordinary run 2 s, every assisted run 1 s) printed the
+    speed-up as "2.00x [2.00, 2.00]" and the gate's speed condition as "95% CI lower end 2.00", which read as a
+    certain figure. The interval's width comes from the timings' spread, and they have none: the speed line, the
+    speed condition and a note say so. The same pool with its drawn (spread) timings says nothing of it."""
+    import sqlite3
+
+    from click.testing import CliRunner
+
+    from evalkit.cli import cli
+    from evalkit.study.synthetic import SyntheticStudy, build_study, gate_file_text
+
+    gate = tmp_path / "g.toml"
+    gate.write_text(gate_file_text(planned_pairs=12))
+    said = {}
+    for flat in (False, True):
+        path = tmp_path / f"{flat}.db"
+        db = open_db(path)
+        build_study(db, SyntheticStudy(pairs=12, raters=10, bench=False, seed=1, gate_path=str(gate)))
+        db.conn.close()
+        if flat:
+            con = sqlite3.connect(path)
+            con.execute("UPDATE generations SET generate_seconds = CASE path WHEN 'ordinary' THEN 2.0 ELSE 1.0 END")
+            con.commit()
+            con.close()
+        r = CliRunner().invoke(cli, ["aggregate", "--db", str(path)])
+        assert r.exit_code == 0, r.output
+        said[flat] = r.output
+    assert "carry no spread" not in said[False] and "zero width" not in said[False], said[False]
+    out = said[True]
+    assert "speed-up over 12 comparable pairs 2.00x [2.00, 2.00] (zero width: the timings carry no spread" in out, out
+    assert "95% CI lower end 2.00 vs minimum" in out and "the interval has zero width, the timings carry no spread" in out
+    assert ("note: speed figure: speed-up [2.00, 2.00] and tokens per second, assisted over ordinary [2.00, 2.00]: "
+            "zero-width 95% intervals, since the timings carry no spread") in out and "not because the figure is certain" in out

@@ -343,11 +343,13 @@ def speed_line(speed: Speed) -> str:
     if speed.throughput_ratio is None and speed.speedup is None:
         return ""
 
+    from ..generation.speed import no_spread
     from ..stats.speedup import ratio_text
 
     def fig(x, ci):
         return ("not measured" if x is None else f"{ratio_text(x)}x"
-                + (f" [{ratio_text(ci[0])}, {ratio_text(ci[1])}]" if ci else " (no interval)"))
+                + (f" [{ratio_text(ci[0])}, {ratio_text(ci[1])}]" if ci else " (no interval)")
+                + (" (zero width: the timings carry no spread, no certainty)" if no_spread(ci) else ""))
 
     text = (f"speed-up over {speed.comparable_pairs} comparable pairs {fig(speed.speedup, speed.speedup_ci95)}; "
             f"tokens per second, assisted over ordinary, over all {speed.throughput_pairs} matched pairs (no selection "

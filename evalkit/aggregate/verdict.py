@@ -437,7 +437,11 @@ def speed_condition(speed, minimum: float) -> Condition:
                          f"the comparison kept, not on the paths (95% CI lower end {ratio_text(lo)}); make the outputs "
                          "comparable (the same stopping, bench.length_tolerance) and benchmark again")
     tps = speed.throughput_ci95[0] if speed.throughput_ci95 else None
-    text = (f"95% CI lower end {ratio_text(lo)} vs minimum {minimum:.2f} ({where}); tokens/s ratio over every matched pair "
+    from ..generation.speed import no_spread
+
+    # a zero-width interval read as a sure figure here: say it, as the speed figure's note does
+    flat = "; the interval has zero width, the timings carry no spread" if no_spread(speed.speedup_ci95) else ""
+    text = (f"95% CI lower end {ratio_text(lo)} vs minimum {minimum:.2f} ({where}{flat}); tokens/s ratio over every matched pair "
             + ("not measured" if tps is None else f"{ratio_text(speed.throughput_ratio)}, lower end {ratio_text(tps)}"))
     if tps is None:
         return Condition("speed-up", None, text)

@@ -187,6 +187,21 @@ def _across_rounds(point, ci, pairs, grouping, keep, what: str, notes: list[str]
     return min(ci[0], between[0]), max(ci[1], between[1])
 
 
+def no_spread(ci: tuple[float, float] | None) -> bool:
+    """Whether an interval has zero width: its timings carry no spread (every resampled pair, and every round, gives
+    the same ratio, as synthetic or rounded timings do), which is no sign that the figure is certain."""
+    return ci is not None and ci[1] - ci[0] <= 1e-12 * max(abs(ci[1]), 1.0)
+
+
+def _no_spread_note(figures: list[tuple[str, tuple[float, float]]]) -> str:
+    from ..stats.speedup import ratio_text
+
+    named = " and ".join(f"{what} [{ratio_text(lo)}, {ratio_text(hi)}]" for what, (lo, hi) in figures)
+    return (f"{named}: zero-width 95% interval{'s' if len(figures) > 1 else ''}, since the timings carry no spread "
+            "(every pair of a prompt has the same times, as synthetic or rounded timings do), not because the figure "
+            "is certain; time real runs (`evalkit bench`) before weighing it")
+
+
 def _single_pair_note(what: str, prompts: list[str], also: str = "") -> str:
     """Why a figure (and `also`, a figure with the same single-pair prompts, said once: aggregate printed the same
     sentence for both) has no interval: some prompt has a single pair (stats.speedup.single_pair_prompts)."""
@@ -252,6 +267,8 @@ def measure_speed(rows: list[dict], tolerance: float, resamples: int, path: str 
     if t_left_out:
         notes.append(f"{what}: left out, since the ratio cannot be formed where ordinary's tokens per second is 0 "
                      f"(an output with 0 new tokens) or not a number: prompt(s) {_named(t_left_out, throughput)}")
+    if flat := [(w, c) for w, c in (("speed-up", ci), (what, t_ci)) if no_spread(c)]:
+        notes.append(_no_spread_note(flat))
     if unformed := sum(1 for o, _ in both if o["prompt_id"] in throughput) - sum(len(g[0]) for g in throughput.values()):
         notes.append(f"{what}: {unformed} matched pair(s) without a time or a token count left out")
     if missing := sorted({o["prompt_id"] for o, _ in both} - set(throughput)):
