@@ -506,6 +506,35 @@ def test_plan_compare_on_a_tiny_pilot_searches_no_design_past_the_ceiling(tmp_pa
     assert r.exit_code == 1 and "--max-pairs 3 is less than one round of the" in r.output and "fix:" in r.output
 
 
+def test_plain_plan_confirmation_steps_no_size_past_the_ceiling(tmp_path, monkeypatch):
+    """`plan --max-pairs 1000` recommended 1,105 pairs: the search stopped at the ceiling, but the confirmation on fresh
+    studies stepped a size that fell short there up by 5% at a time past it. Now a step past the ceiling ends in a
+    refusal that names it (exit 1, no planned_pairs line). Scripted outcomes: KEEP from 1,000 pairs on the search's
+    own studies, from 1,100 on fresh ones (5 prompts: the steps are 1,050 and 1,105)."""
+    import evalkit.study.plan.search as search
+
+    sizes = []
+
+    def fresh_need_more(model, pairs, studies, drops, *args, criteria=CRITERIA, **kwargs):
+        sizes.append(pairs)
+        return {c: np.full(studies, pairs >= (1000 if studies == 50 else 1100) and c not in drops) for c in criteria}
+
+    monkeypatch.setattr(search, "run_studies", fresh_need_more)
+    cfg, db = _tiny_pilot(tmp_path)
+    r = CliRunner().invoke(cli, ["plan", "--config", str(cfg), "--db", str(db), "--studies", "50", "--max-pairs", "1000",
+                                 "--json"])
+    assert r.exit_code == 1, r.output
+    out = json.loads(r.stdout)
+    assert max(sizes) == 1000 and out["recommended_pairs"] is None and out["gate_lines"] == [], (sizes, out)
+    assert out["refused"].startswith("no size up to the ceiling of 1,000 pairs (--max-pairs) confirmed 80% power on "
+                                     "2000 fresh studies (last: 1000 pairs"), out["refused"]
+    # without a ceiling in the way the step up stands
+    sizes.clear()
+    r = CliRunner().invoke(cli, ["plan", "--config", str(cfg), "--db", str(db), "--studies", "50", "--max-pairs", "5000",
+                                 "--json"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["recommended_pairs"] >= 1100, r.output
+
+
 def test_a_rater_spread_no_pairs_outweigh_says_when_a_tiny_pilot_gave_it(tmp_path):
     """A 3-rater pilot whose raters were drawn alike estimates a rater x path sd of 0.974: the refusal (no number of
     pairs can power it) named the spread but not that it rests on 24 ratings by 3 raters, nor that more pilot ratings

@@ -37,7 +37,7 @@ from .common import config_option, csv_of, db_file, db_option, fail_clearly, loa
               help="Fresh simulated studies that confirm the power and check the false-KEEP rate (at least 2000; with "
                    "--compare, of the recommended design and the marked roster).")
 @click.option("--max-pairs", type=int, default=None,
-              help="The largest size the search tries (default 20000): a plan that needs more is refused, naming the "
+              help="The largest size the search and its confirmation try (default 20000): a plan that needs more is refused, naming the "
                    "estimate that drives the size; with --compare, each design's search and confirmation stop there "
                    "and a design that needs more is reported so in its row.")
 @click.option("--interval", type=click.Choice(["t with score floor", "union with tango"]), default=None,

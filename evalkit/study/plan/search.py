@@ -388,9 +388,16 @@ def _search(plan: Plan, model: StudyModel, margin: float, confidence: float, pow
     # confirm on fresh studies; a size whose fresh KEEP rate falls short of the target is stepped up
     for attempt in range(4):
         if attempt:
+            bigger = max(rounded(recommended * 1.05), recommended + step)
+            if bigger > ceiling:  # the ceiling holds here too: --max-pairs 1000 planned 1,105 pairs
+                plan.refused = (f"no size up to the ceiling of {ceiling:,} pairs (--max-pairs) confirmed "
+                                f"{percent(power)} power on {confirm} fresh studies (last: {recommended} pairs, "
+                                f"{plan.confirmed_power.text()}): --max-pairs to search further, lower --power, or "
+                                "widen the margin (--margin)")
+                return _finish(plan, studies, power)
             plan.notes.append(f"{recommended} pairs gave power {plan.confirmed_power.rate:.3f} on {confirm} fresh "
                               "studies, short of the target: one step (5%) up")
-            recommended = max(rounded(recommended * 1.05), recommended + step)
+            recommended = bigger
         confirmed = passes(recommended, confirm, {}, [1, attempt])
         plan.confirmed_pairs = recommended
         plan.confirmed_power = Rate.of(np.logical_and.reduce(list(confirmed.values())))
