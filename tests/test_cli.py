@@ -275,3 +275,25 @@ def test_ctrl_c_during_bench_leaves_no_empty_experiment_or_worker_files(make_con
     db = open_db(data_dir / "evalkit.db")
     assert db.execute("SELECT COUNT(*) FROM experiments").fetchone()[0] == 0
     assert sorted(p.name for p in data_dir.iterdir() if ".bench" in p.name) == []
+
+
+def test_ctrl_c_as_bench_hands_its_plan_over_leaves_no_empty_experiment(make_config, data_dir, monkeypatch):
+    """A stop after the experiment is made and before the first worker starts (as its plan is handed to the
+    processes) fell outside the cleanup and left the empty experiment: it goes too, with the same words."""
+    import evalkit.generation.handoff as handoff
+
+    real = handoff.share_decision
+
+    def handed_then_interrupted(*args, **kwargs):
+        real(*args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(handoff, "share_decision", handed_then_interrupted)
+    cfg = make_config(**{"bench.prompts": ["writing-01"], "decoding.max_new_tokens": 8})
+    r = CliRunner().invoke(cli, ["bench", "--config", str(cfg), "--reps", "1"])
+    assert r.exit_code == 130, r.output
+    last = r.output.strip().splitlines()[-1]
+    assert last.startswith("bench interrupted: no run was stored") and "experiment 1 was removed" in last, last
+    db = open_db(data_dir / "evalkit.db")
+    assert db.execute("SELECT COUNT(*) FROM experiments").fetchone()[0] == 0
+    assert sorted(p.name for p in data_dir.iterdir() if ".bench" in p.name) == []

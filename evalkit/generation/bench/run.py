@@ -43,9 +43,9 @@ def _run_worker_process(cfg_file: Path, path: str, round_no: int, order: int, pr
     return None if proc.returncode == 0 and out.exists() else (stderr[-4000:] or f"exit code {proc.returncode}")
 
 
-def _decide(cfg: Config, db, progress: bool, echo) -> dict:
+def _decide(cfg: Config, db, progress: bool, echo, made: dict) -> dict:
     """Main process: the compatibility check, the paths to run (the registry's one answer, registry.available), and
-    the experiment (with its frozen gate)."""
+    the experiment (with its frozen gate), its id in `made` the moment it exists."""
     from ...study.gate import gate_snapshot
     from ..models import check_compat
     from .. import registry
@@ -56,8 +56,8 @@ def _decide(cfg: Config, db, progress: bool, echo) -> dict:
     for path, why in registry.refusals(cfg, compat).items():
         echo(f"{path} path {why} -- not benchmarked")
     gate = gate_snapshot(cfg.gate_file or None)
-    return {"experiment_id": insert_experiment(db, "bench", cfg.to_dict(), compat, gate=gate), "paths": paths,
-            "plugins": registry.plugin_modules(paths)}
+    made["id"] = insert_experiment(db, "bench", cfg.to_dict(), compat, gate=gate)
+    return {"experiment_id": made["id"], "paths": paths, "plugins": registry.plugin_modules(paths)}
 
 
 def _run_rounds(cfg: Config, state, results_dir: Path, paths: list[str], mine: list[str], progress: bool,
@@ -123,20 +123,23 @@ def run_bench(cfg: Config, db, *, progress: bool = True, echo=print) -> BenchSum
     state = distributed_state(cfg)
     db_path = Path(db.execute("PRAGMA database_list").fetchone()[2])
     prompt_ids = [p.id for p in load_prompts(ids=cfg.bench.prompts or None)]
-    plan = share_decision(state, db_path.with_name(f"{db_path.name}.bench-plan.json"),
-                          lambda: _decide(cfg, db, progress, echo))
-    exp_id, paths = plan["experiment_id"], plan["paths"]
-    results_dir = db_path.with_name(f"{db_path.name}.bench-e{exp_id}")
-    results_dir.mkdir(exist_ok=True)
+    made = {}  # the experiment's id once it exists: a stop from then on (the plan handed over too) removes it
     try:
+        plan = share_decision(state, db_path.with_name(f"{db_path.name}.bench-plan.json"),
+                              lambda: _decide(cfg, db, progress, echo, made))
+        exp_id, paths = plan["experiment_id"], plan["paths"]
+        results_dir = db_path.with_name(f"{db_path.name}.bench-e{exp_id}")
+        results_dir.mkdir(exist_ok=True)
         with state.split_between_processes(prompt_ids) as mine:
             _run_rounds(cfg, state, results_dir, paths, mine, progress, plan.get("plugins", []))
     except BaseException as exc:  # Ctrl-C too: results are stored only once every round ran, so none is kept
-        if state.is_main_process:
+        if state.is_main_process and "id" in made:
             from ...store import discard_bench_experiment
 
             # the workers' files (the config among them) and the empty experiment went unsaid and stayed behind
-            shutil.rmtree(results_dir, ignore_errors=True)
+            exp_id = made["id"]
+            shutil.rmtree(db_path.with_name(f"{db_path.name}.bench-e{exp_id}"), ignore_errors=True)
+            db_path.with_name(f"{db_path.name}.bench-plan.json").unlink(missing_ok=True)  # a stop as it is read
             gone = discard_bench_experiment(db, exp_id)
             echo(f"bench {'interrupted' if isinstance(exc, KeyboardInterrupt) else 'stopped by the error below'}: "
                  "no run was stored (a benchmark stores its runs once every round has run)"
