@@ -765,3 +765,22 @@ def test_a_page_load_with_nothing_to_resume_leaves_the_screen_alone(tab):
     assert sets_nothing(tab.h.resume_local(s, "", None)) and signed_in[ui.browser_code]
     resumed = tab.h.resume_local(Session(), tab.h.doorman.seal(s.code), None)  # a kept code still signs in
     assert resumed[ui.session].rater == "ann" and ui.status in resumed
+
+
+def test_a_page_load_sign_in_answering_after_a_sign_out_signs_nothing_in(tab):
+    """Known limit until 2026-12-05: the page load's sign-in carries the code the browser kept when the page loaded;
+    answering after Sign out (a busy queue), it signed the rater back in on that page, and the next person at a shared
+    computer rated under her name. A sign-out is final for its session; a typed sign-in still signs in."""
+    ui = tab.ui
+    s, signed_in = tab.sign_in("ann")
+    kept = signed_in[ui.browser_code]
+    out = tab.h.sign_out(s)
+    gone = out[ui.session]
+    assert gone.rater is None and out[ui.browser_code] == "signed-out"
+    late = tab.h.resume_local(gone, kept, None)  # the load's answer, sent with the code kept before the sign-out
+    assert ui.session not in late and all(isinstance(v, dict) and "value" not in v for v in late.values())
+    invite = type("Request", (), {"query_params": {"invite": s.code}, "headers": {}, "client": None})()
+    late = tab.h.resume_local(gone, "", invite)  # nor an invitation link in the address the page was loaded from
+    assert ui.session not in late
+    again = tab.h.sign_in_local(gone, "", "", s.code, None)  # her own sign-in, typed after the sign-out
+    assert again[ui.session].rater == "ann" and not again[ui.session].signed_out

@@ -465,7 +465,9 @@ class RateHandlers:
         # stays. Refused: an empty status line would wipe out the reason (found by .ci/run). So nothing to sign in
         # with writes no status, and forgets a kept code only when there was one.
         unchanged = {ui.status: update()}  # Gradio refuses an empty dict: one update that sets nothing
-        if s.rater is not None or not self.ready():  # not ready: the preparation panel's poll signs in later
+        # Signed out on this page before this answer: it was sent with the code the browser kept then, and would sign
+        # her back in (on a shared computer, the next person would rate under her name). A sign-out is final here.
+        if s.rater is not None or s.signed_out or not self.ready():  # not ready: the panel's poll signs in later
             return unchanged
         invite = (request.query_params.get("invite") or "") if request is not None else ""
         client = auth.client_key(request, self.space)
@@ -498,7 +500,8 @@ class RateHandlers:
         # Gradio's BrowserState writes only a non-empty value, so "" would leave the sealed code in the browser and
         # the next visit would sign the same rater in again: a marker that never opens as a code overwrites it (and
         # the browser removes the key, _FORGET_CODE)
-        return {ui.session: Session(lang=s.lang, labels=s.labels, said=said("signed_out")), ui.browser_code: SIGNED_OUT,
+        return {ui.session: Session(lang=s.lang, labels=s.labels, said=said("signed_out"), signed_out=True),
+                ui.browser_code: SIGNED_OUT,
                 ui.signin_box: update(visible=True), ui.signout_btn: update(visible=False),
                 ui.code_btn: update(visible=False),
                 ui.pair_box: update(visible=False), ui.who: "", ui.done_md: "", ui.again_btn: update(visible=False),

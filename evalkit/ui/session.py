@@ -25,6 +25,9 @@ class Session:
     finished: bool = False  # the screen without a pair is shown (no pair left for now): the language switch redraws it
     said: tuple = ()  # the status line's words as (key, args) (ui.rate.said): the language switch says them again
     code: str = field(default="", repr=False)  # the personal code signed in with ("My code" shows it; "" on a Space)
+    # Sign out was pressed in this session: a page-load sign-in (the kept code, an invitation link) that answers
+    # after it signs nothing in (it was sent with the code the browser held before); only a typed sign-in does
+    signed_out: bool = False
 
     def with_pair(self, pair_id: str | None) -> "Session":
         return replace(self, pair_id=pair_id, rating_id=None, correcting=False, token=secrets.token_hex(12),
