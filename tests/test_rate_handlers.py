@@ -784,3 +784,18 @@ def test_a_page_load_sign_in_answering_after_a_sign_out_signs_nothing_in(tab):
     assert ui.session not in late
     again = tab.h.sign_in_local(gone, "", "", s.code, None)  # her own sign-in, typed after the sign-out
     assert again[ui.session].rater == "ann" and not again[ui.session].signed_out
+
+
+def test_a_session_written_back_after_its_sign_out_has_no_rights(tab):
+    """An event that ran across Sign out returns the session it began with (Gradio writes it back over the signed-out
+    one): that sign-in has ended, and every event refuses it; a new sign-in on the page rates again."""
+    s, _ = tab.sign_in("ann")
+    stale = tab.h.switch_language(s, "en")[tab.ui.session]  # began before the sign-out, answers after it
+    tab.h.sign_out(s)
+    for event in (tab.h.next_screen, tab.h.show_code, tab.h.start_correction, lambda x: tab.h.skip(x, "why")):
+        with pytest.raises(gr.Error, match="signed out on this page"):
+            event(stale)
+    with pytest.raises(gr.Error, match="signed out on this page"):
+        tab.h.submit(stale, *tab.form())
+    again = tab.h.sign_in_local(stale, "", "", s.code, None)[tab.ui.session]
+    assert tab.h.submit(again, *tab.form())[tab.ui.session].rating_id is not None

@@ -1747,3 +1747,60 @@ def test_a_page_load_sign_in_that_answers_after_sign_out_signs_nothing_in(tiny_m
         fresh = Raw(url)
         assert "quincy" in json.dumps(fresh.call(load, [None, kept])["output"], ensure_ascii=False)
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM ratings")[0]["n"] == 0
+
+
+def test_an_event_running_across_a_sign_out_does_not_sign_the_page_in_again(tiny_models, tmp_path, pool_db,
+                                                                            monkeypatch):
+    """Attacker audit, 2026-12-05: an event already running when the rater pressed Sign out (here a language switch,
+    held until the sign-out has answered) returned the session it began with, and Gradio wrote it back over the
+    signed-out one: the page was hers again, and the next person at the computer rated under her name."""
+    from evalkit.ui.rate import RateHandlers
+
+    entered, gate = threading.Event(), threading.Event()
+    real = RateHandlers.switch_language
+
+    def held(self, s, lang, on_screen=None):
+        out = real(self, s, lang, on_screen)
+        if lang == "en":  # the switch has read the session: it waits here until the sign-out is stored
+            entered.set()
+            gate.wait(60)
+        return out
+
+    monkeypatch.setattr(RateHandlers, "switch_language", held)
+    with served(config(tiny_models, tmp_path), pool_db) as url:
+        raw = Raw(url)
+        assert raw.call("sign_in", [None, "quincy", "", ""])["success"]
+        done: dict = {}
+        with httpx.Client(base_url=url, timeout=120) as c:
+            def join(fn: str, data: list) -> str:
+                body = json.dumps({"data": data, "fn_index": raw.fns[fn], "session_hash": raw.session,
+                                   "event_data": None, "trigger_id": None})
+                return c.post("gradio_api/queue/join", content=body,
+                              headers={"content-type": "application/json"}).json()["event_id"]
+
+            def listen():  # one event stream for the page, as a browser holds it
+                with c.stream("GET", "gradio_api/queue/data", params={"session_hash": raw.session}) as stream:
+                    for line in stream.iter_lines():
+                        msg = json.loads(line[5:]) if line.startswith("data:") else {}
+                        if msg.get("msg") == "process_completed":
+                            done[msg["event_id"]] = msg
+                            if len(done) == 2:
+                                return
+
+            switch = join("language", [None, "en", None])
+            reader = threading.Thread(target=listen)
+            reader.start()
+            assert entered.wait(60)
+            out = join("sign_out", [None])
+            deadline = time.monotonic() + 60
+            while out not in done and time.monotonic() < deadline:  # the sign-out answers while the switch waits
+                time.sleep(0.05)
+            assert out in done and switch not in done
+            gate.set()
+            reader.join(60)
+            assert done[switch]["success"], Raw.error(done[switch])
+        for fn, data in (("my_code", [None]), ("next_pair", [None]), ("skip", [None, "x"]),
+                         ("submit", [None, *answers()]), ("results", [None])):
+            msg = raw.call(fn, data)
+            assert "signed out on this page" in Raw.error(msg), (fn, msg)
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM ratings")[0]["n"] == 0

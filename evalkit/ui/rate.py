@@ -43,7 +43,7 @@ from .form import (
 from .guidelines import guidelines
 from .prepare import panel
 from .reveal import render, render_list
-from .session import Session, require_rater
+from .session import Session, end_sign_in, new_sign_in, require_rater
 from .words import word
 
 log = logging.getLogger("evalkit.ui")
@@ -435,7 +435,7 @@ class RateHandlers:
         ui = self.ui
         s = replace(Session(lang=s.lang, labels=s.labels), rater=identity.name, organiser=identity.organiser,
                     rater_id=identity.rater_id, credential=identity.credential, expires_at=expires_at,
-                    hub_token=hub_token, code=code)
+                    hub_token=hub_token, code=code, signin=new_sign_in())
         with connect(self.db_path) as db:
             return self.pair_screen(db, s, status) | {ui.signin_box: update(visible=False),
                                                       ui.browser_code: self.doorman.seal(code),
@@ -497,6 +497,7 @@ class RateHandlers:
 
     def sign_out(self, s: Session) -> dict:
         ui = self.ui
+        end_sign_in(s)  # an event still running returns this sign-in's session: it is refused from now on
         # Gradio's BrowserState writes only a non-empty value, so "" would leave the sealed code in the browser and
         # the next visit would sign the same rater in again: a marker that never opens as a code overwrites it (and
         # the browser removes the key, _FORGET_CODE)

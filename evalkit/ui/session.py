@@ -4,6 +4,7 @@ the pair id (and through it, which side is which path) is never sent to the brow
 from __future__ import annotations
 
 import secrets
+import threading
 import time
 from dataclasses import dataclass, field, replace
 
@@ -28,6 +29,7 @@ class Session:
     # Sign out was pressed in this session: a page-load sign-in (the kept code, an invitation link) that answers
     # after it signs nothing in (it was sent with the code the browser held before); only a typed sign-in does
     signed_out: bool = False
+    signin: str = field(default="", repr=False)  # this sign-in's random id: Sign out lists it as ended (_Ended)
 
     def with_pair(self, pair_id: str | None) -> "Session":
         return replace(self, pair_id=pair_id, rating_id=None, correcting=False, token=secrets.token_hex(12),
@@ -48,6 +50,43 @@ class Session:
         return self.rating_id is not None and not self.correcting
 
 
+class _Ended:
+    """The sign-ins Sign out ended in this process (Session.signin ids). An event already running when its page signed
+    out returns the session it began with, and Gradio writes that back over the signed-out one: a language switch in
+    flight signed the rater in again (attacker audit 2026-12-05). A listed sign-in has no rights (require_rater)."""
+
+    KEEP_SECONDS = 24 * 3600.0  # far past any event in flight at the sign-out
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._ended: dict[str, float] = {}
+
+    def end(self, signin: str) -> None:
+        now = time.monotonic()
+        with self._lock:
+            self._ended[signin] = now
+            if len(self._ended) > 1000:
+                for k in [k for k, t in self._ended.items() if now - t > self.KEEP_SECONDS]:
+                    del self._ended[k]
+
+    def __contains__(self, signin: str) -> bool:
+        with self._lock:
+            return signin in self._ended
+
+
+_ended = _Ended()
+
+
+def new_sign_in() -> str:
+    return secrets.token_hex(12)
+
+
+def end_sign_in(s: "Session | None") -> None:
+    """Sign out: this session's sign-in is over, whatever session an event still running writes back."""
+    if s is not None and s.signin:
+        _ended.end(s.signin)
+
+
 def require_rater(db, s: "Session | None", app) -> str:
     """The signed-in rater of this session, with their code still theirs (evalkit.rating.roster.check_current: a revoke or
     re-issue ends the session at its next event), or on a Space their Hub sign-in still valid, still the one this
@@ -62,6 +101,9 @@ def require_rater(db, s: "Session | None", app) -> str:
         raise RatingError("you are not signed in (the app may have restarted, or this page was left a long time)",
                           "reload the page: this browser signs you in again with your code and puts back the answers "
                           "you gave; or sign in at the top of the Rate tab")
+    if s.signin and s.signin in _ended:  # written back by an event that ran across the sign-out
+        raise RatingError("you signed out on this page, so this session has ended; nothing was stored",
+                          "sign in again at the top of the Rate tab")
     if s.expires_at is not None and time.time() > s.expires_at:
         # bounded by its token's life, an open tab cannot outlive the Hub sign-in (a sign-out in another tab ends it
         # at once, and a removal from an allowed organisation within hubcheck.RECHECK_SECONDS: below)

@@ -300,6 +300,8 @@ def preference_choices(lang: str) -> list[tuple[str, str]]:
 # (alerts.message); a refusal not listed here is shown in English only: never lost, only untranslated.
 ERRORS_ZH: list[tuple[re.Pattern, str, str]] = [(re.compile(p), w, f) for p, w, f in (
     (r"^you are not signed in$", "你还没有登录", "请在评分页顶部登录"),
+    (r"^you signed out on this page, so this session has ended; nothing was stored$", "你已在本页面退出，本次会话已结束；"
+     "没有保存任何内容", "请在评分页顶部重新登录"),
     (r"^you are not signed in \(the app may have restarted, or this page was left a long time\)$",
      "你没有登录（应用可能已重启，或页面放置太久）", "请刷新页面：本浏览器会用你的代码重新登录，并恢复你已填的答案；或在评分页顶部登录"),
     (r"^this session did not sign in with a personal code$", "本次登录没有使用个人代码", "请用你的个人代码登录"),
