@@ -971,3 +971,33 @@ def test_a_reload_during_a_correction_says_whether_the_correction_was_stored(cfg
         released.set()
     prefs = [r["preference"] for r in rows(pool_db, "SELECT preference FROM ratings WHERE rater = 'ann' ORDER BY id")]
     assert prefs == ["A", "A", "B"]
+
+
+def test_a_sign_out_clears_the_results_an_organiser_was_shown(tiny_models, tmp_path, pool_db):
+    """Attacker audit (2026-12-05): after an organiser who had opened the Results tab signed out, the verdict, the
+    per-path tables and plots stayed in the page; the next person at the computer opened the tab and read them
+    (before its refresh answered), with pairs she was about to rate still open. Sign out now shows the tab as to
+    nobody."""
+    from evalkit.rating import roster
+    from evalkit.store import open_db
+
+    db = open_db(pool_db)
+    olga = roster.add(db, "olga", organiser=True)
+    db.conn.close()
+    cfg = load_config(write_config(tmp_path / "app.toml", tiny_models, ratings_per_pair=1))
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        page.goto(url)
+        page.locator("#signin-code").locator("input, textarea").first.fill(olga.code)
+        page.click("#signin-button")
+        expect(page.locator("#rate-who")).to_contain_text("olga")
+        page.get_by_role("tab", name="Results · 结果").click()
+        expect(page.get_by_text("Verdict:").first).to_be_visible()
+        expect(page.locator("#results-full")).to_be_visible()
+        page.get_by_role("tab", name="Rate · 评分").click()
+        page.click("#signout")
+        expect(page.locator("#rate-status")).to_contain_text(word("signed_out", "zh"))
+        # the tab's content is replaced in the page (hidden tabs included), not only when the tab is opened again
+        page.wait_for_function("() => !document.body.textContent.includes('Verdict:')")
+        page.get_by_role("tab", name="Results · 结果").click()
+        expect(page.locator("#results-full")).to_be_hidden()
+        expect(page.get_by_text("请先在评分页登录").first).to_be_visible()

@@ -352,7 +352,8 @@ def sync_warning(db_path: Path, lang: str) -> str:
                 error=error) + "\n\n"
 
 
-def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State, space: bool = False) -> None:
+def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State, space: bool = False,
+                      signout: gr.Button | None = None) -> None:
     import gradio as gr
 
     from ..task.criteria import titled
@@ -443,6 +444,13 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
     def show(s: Session) -> dict:
         return show_study(s, None)
 
+    if signout is not None:
+        # Sign out shows the tab as to nobody: what an organiser (or a rater done with her pairs) was shown stayed on
+        # the page, per-path figures and all, for the next person at the computer (attacker audit 2026-12-05)
+        def signed_out(s: Session | None) -> dict:
+            return show_study(Session(lang=s.lang if s is not None else "zh"), None)
+
+        signout.click(signed_out, [session], outputs, api_visibility="private", show_progress="hidden")
     refresh.click(show, [session], outputs, api_name="results")
     tab.select(show, [session], outputs, api_visibility="undocumented")
     study_choice.input(friendly(show_study), [session, study_choice], outputs, api_name="results_study")
