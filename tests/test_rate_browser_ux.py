@@ -1001,3 +1001,34 @@ def test_a_sign_out_clears_the_results_an_organiser_was_shown(tiny_models, tmp_p
         page.get_by_role("tab", name="Results · 结果").click()
         expect(page.locator("#results-full")).to_be_hidden()
         expect(page.get_by_text("请先在评分页登录").first).to_be_visible()
+
+
+def test_a_sign_out_clears_the_live_runs_an_organiser_was_shown(tiny_models, tmp_path, pool_db):
+    """Attacker audit (2026-12-05): an organiser's Live run (each path's output under its name, for a prompt being
+    rated) stayed in the page after she signed out, for the next person at the computer to read before rating that
+    prompt blind. Sign out now empties the Live tab."""
+    from evalkit.rating import roster
+    from evalkit.store import open_db
+
+    db = open_db(pool_db)
+    olga = roster.add(db, "olga", organiser=True)
+    db.conn.close()
+    cfg = load_config(write_config(tmp_path / "app.toml", tiny_models, ratings_per_pair=1, signup="invite",
+                                   live_runs_per_hour=0))
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        page.goto(url)
+        page.locator("#signin-code").locator("input, textarea").first.fill(olga.code)
+        page.click("#signin-button")
+        expect(page.locator("#rate-who")).to_contain_text("olga")
+        page.get_by_role("tab", name="Live demo · 现场演示").click()
+        page.get_by_role("button", name="Run both paths · 两条路径都运行").click()
+        expect(page.locator("#live-table")).to_contain_text("ordinary", timeout=120_000)  # the run's timing table
+        page.wait_for_function("() => [...document.querySelectorAll('textarea')].filter((t) => t.value).length >= 2")
+        ran = page.evaluate("() => [...document.querySelectorAll('textarea')].map((t) => t.value).filter(Boolean)")
+        page.get_by_role("tab", name="Rate · 评分").click()
+        page.click("#signout")
+        expect(page.locator("#rate-status")).to_contain_text(word("signed_out", "zh"))
+        # emptied in the page (the hidden tab too): no timing table, and none of the run's outputs in any box
+        page.wait_for_function("(ran) => !document.querySelector('#live-table').textContent.includes('ordinary')"
+                               " && ![...document.querySelectorAll('textarea')].some((t) => ran.includes(t.value))",
+                               arg=ran)

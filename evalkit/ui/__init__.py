@@ -62,7 +62,8 @@ def build_app(cfg: Config, db_path: Path | str | None = None, *, space: bool | N
             with gr.Tab("Rate · 评分", id="rate"):
                 rate = build_rate_tab(demo, cfg, db_path, prompts, space, preparing=preparing, tabs=tabs)
             with gr.Tab("Live demo · 现场演示", id="live"):
-                build_live_tab(cfg, db_path, prompts, models, rate.session, space, preparing=preparing)
+                build_live_tab(cfg, db_path, prompts, models, rate.session, space, preparing=preparing,
+                               signout=None if space else rate.signout_btn)
             with gr.Tab("Results · 结果", id="results") as results_tab:
                 build_results_tab(cfg, db_path, results_tab, rate.session, space=space,
                                   signout=None if space else rate.signout_btn)  # a Space has no Sign out button

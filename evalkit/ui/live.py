@@ -413,7 +413,7 @@ class LiveTab:
 
 
 def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], models: LiveModels, session: gr.State,
-                   space: bool, preparing=None) -> LiveTab:
+                   space: bool, preparing=None, signout: gr.Button | None = None) -> LiveTab:
     import gradio as gr
 
     choices = [(f"{p.id} · {p.title}" if p.title else p.id, p.id) for p in prompts.values()]
@@ -635,4 +635,13 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
 
     # outside the queue, beside the run it stops; a page's own run only (by its session), and nothing else
     stop_btn.click(gradio_hints(stop_live), None, [status], api_visibility="private", queue=False)
+    if signout is not None:
+        # Sign out: this page's run stops, and what it showed goes (an organiser's path-labelled outputs stayed in the
+        # page for the next person at the computer, who rates those prompts blind; attacker audit 2026-12-05)
+        def signed_out(request: gr.Request | None) -> dict:
+            stop_live(request)
+            return {status: "", table: ""} | {box: "" for box in outputs.values()}
+
+        signout.click(gradio_hints(signed_out), None, [*outputs.values(), table, status], api_visibility="private",
+                      queue=False)
     return ui
