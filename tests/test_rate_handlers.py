@@ -576,12 +576,12 @@ def test_my_code_shows_the_personal_code_again_and_never_a_revoked_one(tab):
     out = tab.h.show_code(s)
     assert out[ui.status] == word("your_code", "zh", code=code)
     assert tab.h.switch_language(out[ui.session], "en")[ui.status] == word("your_code", "en", code=code)
-    assert tab.h.sign_out(s)[ui.code_btn]["visible"] is False
     db = open_db(tab.db_path)
     roster.revoke(db, "ann")
     db.conn.close()
     with pytest.raises(gr.Error, match="revoked|撤销"):
         tab.h.show_code(s)
+    assert tab.h.sign_out(s)[ui.code_btn]["visible"] is False  # (after it, the session has no rights at all)
 
 
 def test_the_invitation_link_pasted_into_the_code_box_signs_in(tab):
