@@ -135,7 +135,8 @@ class AppConfig:
     max_comment_chars: int = 2000
     # Per-rater submissions (ratings, corrections, skips) allowed in any 60-second window; 0 = no limit.
     max_submissions_per_minute: int = 30
-    # Optional allow-list of rater names (Hub usernames on a Space); empty = everyone who signs in.
+    # Optional allow-list of rater names (Hub usernames on a Space); empty = everyone who signs in. Locally with open
+    # sign-up it is matched against the name typed (first come): invite the listed raters instead.
     allowed_raters: list[str] = field(default_factory=list)
     # Optional allow-list of Hub organisations whose members may rate (Space sign-in only).
     allowed_orgs: list[str] = field(default_factory=list)

@@ -868,3 +868,17 @@ def test_an_organiser_s_results_name_a_rater_who_holds_a_pair_for_hours(cfg, poo
         raters.revoke(db, "ann")
         db.conn.close()
         assert "被长时间占用" not in olga.call("/results")["counts"]
+
+
+def test_the_start_says_a_local_allow_list_is_checked_against_typed_names(tiny_models, tmp_path):
+    """Attacker audit (2026-12-05): locally, with open sign-up, app.allowed_raters lets in whoever types a listed name
+    first (a name is no credential there), and nothing said so; the start now does, with the way to credentials."""
+    from evalkit.ui.server import sign_in_hint
+
+    listed = load_config(write_config(tmp_path / "a.toml", tiny_models, allowed_raters=["ann"]))
+    hint = sign_in_hint(listed, tmp_path / "a.db")
+    assert "whoever types a listed name first takes it" in hint and "evalkit raters add NAME" in hint
+    invite = load_config(write_config(tmp_path / "b.toml", tiny_models, allowed_raters=["ann"], signup="invite"))
+    assert "allowed_raters" not in sign_in_hint(invite, tmp_path / "b.db")
+    assert "allowed_raters" not in sign_in_hint(load_config(write_config(tmp_path / "c.toml", tiny_models)),
+                                                tmp_path / "c.db")

@@ -32,6 +32,10 @@ def sign_in_hint(cfg: Config, path: Path) -> str:
     if cfg.app.signup == "open":
         lines.append("evalkit: open sign-up: anyone who can reach this address may pick a name and rate "
                      "(app.signup = \"open\").")
+        if cfg.app.allowed_raters:  # locally a name is no credential: the list is checked against names typed
+            lines.append("evalkit: app.allowed_raters is checked against the name typed at open sign-up: whoever "
+                         "types a listed name first takes it. To give each listed rater her own credential, set "
+                         f"app.signup = \"invite\" and invite each with `evalkit raters add NAME{db_arg}`.")
     elif invited == 0:
         lines.append(f"evalkit: no raters yet. Invite each with `evalkit raters add NAME{db_arg}`: it prints their "
                      "personal code and sign-in link.")
