@@ -973,23 +973,34 @@ def test_a_reload_during_a_correction_says_whether_the_correction_was_stored(cfg
     assert prefs == ["A", "A", "B"]
 
 
+def _organiser(pool_db):
+    """An organiser ("olga") added to the pool's roster, with her personal code."""
+    from evalkit.rating import roster
+    from evalkit.store import open_db
+
+    db = open_db(pool_db)
+    try:
+        return roster.add(db, "olga", organiser=True)
+    finally:
+        db.conn.close()
+
+
+def _sign_in_with_code(page, url, code, name):
+    page.goto(url)
+    page.locator("#signin-code").locator("input, textarea").first.fill(code)
+    page.click("#signin-button")
+    expect(page.locator("#rate-who")).to_contain_text(name)
+
+
 def test_a_sign_out_clears_the_results_an_organiser_was_shown(tiny_models, tmp_path, pool_db):
     """Attacker audit (2026-12-05): after an organiser who had opened the Results tab signed out, the verdict, the
     per-path tables and plots stayed in the page; the next person at the computer opened the tab and read them
     (before its refresh answered), with pairs she was about to rate still open. Sign out now shows the tab as to
     nobody."""
-    from evalkit.rating import roster
-    from evalkit.store import open_db
-
-    db = open_db(pool_db)
-    olga = roster.add(db, "olga", organiser=True)
-    db.conn.close()
+    olga = _organiser(pool_db)
     cfg = load_config(write_config(tmp_path / "app.toml", tiny_models, ratings_per_pair=1))
     with served(cfg, pool_db) as url, chromium_page() as page:
-        page.goto(url)
-        page.locator("#signin-code").locator("input, textarea").first.fill(olga.code)
-        page.click("#signin-button")
-        expect(page.locator("#rate-who")).to_contain_text("olga")
+        _sign_in_with_code(page, url, olga.code, "olga")
         page.get_by_role("tab", name="Results · 结果").click()
         expect(page.get_by_text("Verdict:").first).to_be_visible()
         expect(page.locator("#results-full")).to_be_visible()
@@ -1007,19 +1018,11 @@ def test_a_sign_out_clears_the_live_runs_an_organiser_was_shown(tiny_models, tmp
     """Attacker audit (2026-12-05): an organiser's Live run (each path's output under its name, for a prompt being
     rated) stayed in the page after she signed out, for the next person at the computer to read before rating that
     prompt blind. Sign out now empties the Live tab."""
-    from evalkit.rating import roster
-    from evalkit.store import open_db
-
-    db = open_db(pool_db)
-    olga = roster.add(db, "olga", organiser=True)
-    db.conn.close()
+    olga = _organiser(pool_db)
     cfg = load_config(write_config(tmp_path / "app.toml", tiny_models, ratings_per_pair=1, signup="invite",
                                    live_runs_per_hour=0))
     with served(cfg, pool_db) as url, chromium_page() as page:
-        page.goto(url)
-        page.locator("#signin-code").locator("input, textarea").first.fill(olga.code)
-        page.click("#signin-button")
-        expect(page.locator("#rate-who")).to_contain_text("olga")
+        _sign_in_with_code(page, url, olga.code, "olga")
         page.get_by_role("tab", name="Live demo · 现场演示").click()
         page.get_by_role("button", name="Run both paths · 两条路径都运行").click()
         expect(page.locator("#live-table")).to_contain_text("ordinary", timeout=120_000)  # the run's timing table
