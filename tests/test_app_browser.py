@@ -66,3 +66,28 @@ def test_rater_rates_two_pairs_and_sees_the_reveal_only_after_submit(cfg, pool_d
         {"rater": "ann", "pair_id": seen[1]["id"], "preference": "tie", "a_schedule": "pass", "b_schedule": "fail"},
     ]
     assert (ARTIFACTS / "app-pair2-reveal.png").stat().st_size > 10_000
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_a_live_run_refused_by_the_hourly_limit_says_when_to_run_again_with_no_error_badge(tiny_models, tmp_path,
+                                                                                           pool_db):  # noqa: F811
+    """Demo audit, 2026-12-05: the second click past app.live_runs_per_hour put a red "Error" badge over both output
+    boxes and across the status line, as if the app had crashed, and the status said "wait 3598 s". The refusal now
+    reads as words on the status line and a warning, with the clock time the next run can start."""
+    cfg = load_config(write_config(tmp_path / "app.toml", tiny_models, live_runs_per_hour=1))
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        page.goto(url)
+        page.get_by_role("tab", name="Live demo · 现场演示").click()
+        run = page.get_by_role("button", name="Run both paths · 两条路径都运行")
+        run.click()
+        expect(page.locator("#live-table")).to_contain_text("This run only")
+        run.click()
+        status = page.get_by_text("Not run:")
+        expect(status).to_contain_text("hourly limit is reached")
+        expect(status).to_contain_text("the next run can start at")
+        expect(status).to_contain_text("起可以再次运行")
+        expect(page.locator(".toast-body")).to_be_visible()  # the event has ended: its toast is up
+        expect(page.locator(".toast-body.warning")).to_be_visible()
+        expect(page.get_by_text("Error", exact=True)).to_have_count(0)
+        page.screenshot(path=str(ARTIFACTS / "live-hourly-limit.png"), full_page=True)

@@ -532,3 +532,38 @@ def test_stop_pressed_while_the_run_waits_in_the_queue_ends_it_before_it_starts(
     *_, last = live.fn(Session(), "writing-02", "周五上午系统升级，期间只读。", page)  # the next click runs
     assert next(v for k, v in last.items() if getattr(k, "label", None) == "live status").startswith("Done.")
     assert ran and stops == {}
+
+
+def test_the_hourly_limit_says_when_the_next_run_can_start_and_the_page_s_refusal_raises_nothing(
+        tiny_models, tmp_path, pool_db):  # noqa: F811
+    """Demo audit, 2026-12-05: past app.live_runs_per_hour the Live tab said "too many live runs from 'leq8civcsks'
+    ... wait 3598 s", a session hash and a sum to do in front of an audience, and the refusal, raised, put an "Error"
+    badge over every output box and the status line. The page's refusal now says, in both languages, the clock time
+    the next run can start, and ends without an error; an API caller still gets the refusal as an error."""
+    import re
+
+    import gradio as gr
+    from apphelpers import write_config
+
+    from evalkit.config import load_config
+    from evalkit.ui import build_app
+    from evalkit.ui.session import Session
+
+    app = build_app(load_config(write_config(tmp_path / "app.toml", tiny_models, live_runs_per_hour=1)), pool_db)
+    api = next(f for f in app.fns.values() if f.api_name == "live")
+    page = next(f for f in app.fns.values() if getattr(f.fn, "__name__", "") == "run_live_page")
+    assert page.api_name != "live" and page.concurrency_id == api.concurrency_id == "live"
+    material = "周五上午系统升级，期间只读。"
+    for _ in api.fn(Session(), "writing-02", material, None):  # the hour's one run
+        pass
+    outs = list(page.fn(Session(), "writing-02", material, None))  # refused, and no exception
+    (only,) = outs
+    status = next(v for k, v in only.items() if getattr(k, "label", None) == "live status")
+    assert re.search(r"^Not run: the live runs' hourly limit is reached \(1 in the last hour from this browser\): "
+                     r"the next run can start at \d\d:\d\d.* \(in 60 min\)", status), status
+    assert "'?'" not in status and " s and try again" not in status
+    assert re.search(r"未运行：现场演示已达每小时 1 次的上限；\d\d:\d\d.* 起可以再次运行（约 60 分钟后）", status), status
+    assert all(v == "" for k, v in only.items() if isinstance(k, gr.Textbox))
+    with pytest.raises(gr.Error, match="hourly limit is reached"):
+        for _ in api.fn(Session(), "writing-02", material, None):
+            pass

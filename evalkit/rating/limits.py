@@ -16,11 +16,11 @@ from ..errors import EvalkitError
 
 class LimitError(EvalkitError):
     """Refused by a limit; nothing was stored. `wait`: the seconds until it lets the next attempt through, where a
-    wait is what refused it (the sign-in guard)."""
+    wait is what refused it (the sign-in guard, a rate limit); `key`: the rate limit's key that was at its limit."""
 
-    def __init__(self, what: str, fix: str = "", wait: float | None = None):
+    def __init__(self, what: str, fix: str = "", wait: float | None = None, key: str = ""):
         super().__init__(what, fix)
-        self.wait = wait
+        self.wait, self.key = wait, key
 
 
 class RateLimiter:
@@ -50,7 +50,7 @@ class RateLimiter:
                         f"too many {self.what} from {key.split(':', 1)[-1]!r}: {len(hits)} in the last {span} "
                         f"(limit {self.limit})", f"wait {wait:.0f} s and try again; nothing was stored"
                         + (f" (the limit is {self.setting} in the app's config, 0 for none; a restart clears the "
-                           "count)" if self.setting else ""))
+                           "count)" if self.setting else ""), wait=wait, key=key)
             for key in keys:
                 self._hits[key].append(now)
 

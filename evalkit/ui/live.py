@@ -25,7 +25,7 @@ from ..config import POOL_SEED_LIMIT, Config
 from ..errors import EvalkitError
 from ..generation import registry
 from ..generation.fallbacks import MESSAGE_CHARS
-from ..rating.limits import RateLimiter
+from ..rating.limits import LimitError, RateLimiter
 from ..task.prompts import Prompt
 from ..records import GenerationPath, GenerationRecord
 from . import auth
@@ -322,6 +322,20 @@ def batch_note(db) -> str:
             f"{comparison.answer}.")
 
 
+def hourly_limit_reached(e: LimitError, limit: int) -> LimitError:
+    """The Live tab's hourly limit, said as the clock time the next run can start (a demo is planned by the clock:
+    "wait 3412 s" made the presenter do the sum) and whose count is full: this browser's, or this address's."""
+    import math
+
+    wait = e.wait or 0.0
+    at = time.strftime("%H:%M %Z", time.localtime(time.time() + wait)).strip()
+    who = "browser" if e.key.startswith("session:") else "address"
+    return LimitError(f"the live runs' hourly limit is reached ({limit} in the last hour from this {who}): the next "
+                      f"run can start at {at} (in {max(1, math.ceil(wait / 60))} min)",
+                      "wait until then; nothing was stored (app.live_runs_per_hour in the app's config sets the limit, "
+                      "0 for none; a restart clears the count)", wait=wait, key=e.key)
+
+
 def speed_words(path: str, o: GenerationRecord, a: GenerationRecord, tolerance: float) -> str:
     """One path against ordinary in this run, in words a manager reads right: the seconds of both, "as fast" or
     "slower", whether the outputs were the same, and why no ratio is shown when they are not comparable."""
@@ -456,20 +470,27 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
         still for that one)."""
         stops.setdefault(getattr(request, "session_hash", None) or "?", threading.Event())
 
-    @friendly
-    def run_live(s: Session, prompt_id: str, typed: str, request: gr.Request):
-        page = getattr(request, "session_hash", None) or "?"
-        stop = stops.setdefault(page, threading.Event())  # armed at the click; an API call arms its own here
-        try:
-            if stop.is_set():  # Stop pressed while this run waited in the queue: it ends before any work
-                yield {ui.status: STOPPED, ui.table: ""} | {box: "" for box in ui.outputs.values()}
-                return
-            yield from _run(s, prompt_id, typed, request, stop)
-        finally:  # the page's flag lives as long as its run: a Space running for weeks keeps no flag per visitor
-            if stops.get(page) is stop:
-                del stops[page]
+    def live_handler(on_page: bool):
+        """The run, for the page's Run button (on_page: a refusal is said on the status line and in a warning, and
+        ends the event normally; raised, it put an "Error" badge over every output box and the status line, which
+        read as a crash in front of an audience) or for API callers (a refusal is raised, as every refusal is)."""
+        @friendly
+        def run_live(s: Session, prompt_id: str, typed: str, request: gr.Request):
+            page = getattr(request, "session_hash", None) or "?"
+            stop = stops.setdefault(page, threading.Event())  # armed at the click; an API call arms its own here
+            try:
+                if stop.is_set():  # Stop pressed while this run waited in the queue: it ends before any work
+                    yield {ui.status: STOPPED, ui.table: ""} | {box: "" for box in ui.outputs.values()}
+                    return
+                yield from _run(s, prompt_id, typed, request, stop, on_page)
+            finally:  # the page's flag lives as long as its run: a Space running for weeks keeps no flag per visitor
+                if stops.get(page) is stop:
+                    del stops[page]
 
-    def _run(s: Session, prompt_id: str, typed: str, request: gr.Request, stop: threading.Event):
+        run_live.__name__ = "run_live_page" if on_page else "run_live"
+        return run_live
+
+    def _run(s: Session, prompt_id: str, typed: str, request: gr.Request, stop: threading.Event, on_page: bool):
         from ..study.pairs import has_pairs, pooled_token_ids
         from ..generation.paths import available_paths, check_runnable, run_path
         from ..store import insert_experiment, insert_generations
@@ -515,13 +536,22 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                     raise EvalkitError(f"the material typed is {near}'s material, or nearly, and greedy decoding would "
                                        "reproduce the outputs of it that raters judge blind",
                                        "type material of your own, or run the bundled prompts once the study has ended")
-            limiter.check(f"session:{getattr(request, 'session_hash', None) or '?'}", auth.client_key(request, space))
+            try:
+                limiter.check(f"session:{getattr(request, 'session_hash', None) or '?'}", auth.client_key(request, space))
+            except LimitError as e:  # said as when she can run again, not as seconds and a session's hash
+                raise hourly_limit_reached(e, cfg.app.live_runs_per_hour) from None
         except EvalkitError as e:
             from .alerts import message
+            from .words import error_zh
 
-            yield {ui.status: f"Not run: {message(e, 'en')} · 未运行（详见提示）", ui.table: ""} | {
+            zh = error_zh(e.what, e.fix)
+            zh = f"未运行：{zh[0]}。{zh[1]}。" if zh else "未运行（详见提示）"
+            yield {ui.status: f"Not run: {message(e, 'en')} · {zh}", ui.table: ""} | {
                 box: "" for box in ui.outputs.values()}
-            raise
+            if not on_page:
+                raise
+            gr.Warning(message(e, getattr(s, "lang", "en")))
+            return
         boxes = ui.outputs
         yield {ui.status: models.loading_words() if not models.loaded else "Running… · 运行中…",
                ui.table: ""} | {box: "" for box in boxes.values()}
@@ -621,9 +651,14 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
             raise
 
     # the flag is armed outside the queue, at the click: a run waiting behind another page's can then be stopped
+    live_io = ([session, prompt_dd, material], [*outputs.values(), table, status])
     run_btn.click(gradio_hints(arm_stop), None, None, api_visibility="private", queue=False).then(
-        gradio_hints(run_live), [session, prompt_dd, material], [*outputs.values(), table, status],
-        api_name="live", concurrency_limit=1, concurrency_id="live")
+        gradio_hints(live_handler(on_page=True)), *live_io, api_visibility="private", concurrency_limit=1,
+        concurrency_id="live")
+    # the API's /live, where a refusal is an error: an event needs a trigger, and the page's button runs its own
+    api_trigger = gr.Button("live (API)", visible=False)
+    api_trigger.click(gradio_hints(live_handler(on_page=False)), *live_io, api_name="live", concurrency_limit=1,
+                      concurrency_id="live")
 
     def stop_live(request: gr.Request | None) -> dict:
         """Ask this page's run to stop (its generation ends at its next token; the run says so and stores nothing).
