@@ -91,3 +91,35 @@ def test_a_live_run_refused_by_the_hourly_limit_says_when_to_run_again_with_no_e
         expect(page.locator(".toast-body.warning")).to_be_visible()
         expect(page.get_by_text("Error", exact=True)).to_have_count(0)
         page.screenshot(path=str(ARTIFACTS / "live-hourly-limit.png"), full_page=True)
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_the_live_run_button_is_disabled_and_says_so_while_its_run_goes_on(tiny_models, tmp_path, pool_db,
+                                                                          monkeypatch):  # noqa: F811
+    """Demo audit, 2026-12-05: a second click on Run while a run went on was dropped without a word (the button
+    looked ready, and nothing happened). The button now says the run is under way, and is disabled until it ends."""
+    import threading
+
+    import evalkit.generation.paths as paths
+
+    gate, real = threading.Event(), paths.run_path
+
+    def held(*args, **kwargs):  # the run waits for the test (bounded), so the page is seen while it goes on
+        gate.wait(60)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(paths, "run_path", held)
+    cfg = load_config(write_config(tmp_path / "app.toml", tiny_models))
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        page.goto(url)
+        page.get_by_role("tab", name="Live demo · 现场演示").click()
+        page.get_by_role("button", name="Run both paths · 两条路径都运行").click()
+        running = page.get_by_role("button", name="Running… (Stop ends it) · 运行中…（按“停止”可结束）")
+        expect(running).to_be_disabled()
+        expect(page.get_by_text("Running the ordinary path")).to_be_visible()  # the run is under way, held
+        expect(running).to_be_disabled()
+        gate.set()
+        expect(page.locator("#live-table")).to_contain_text("This run only")
+        expect(page.get_by_role("button", name="Run both paths · 两条路径都运行")).to_be_enabled()
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM experiments WHERE kind = 'live'")[0]["n"] == 1

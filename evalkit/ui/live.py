@@ -226,6 +226,7 @@ def _text_buffer(tokenizer, pooled: set[tuple[int, ...]] = frozenset()):
     return TextBuffer()
 
 
+RUN_UNDER_WAY = "Running… (Stop ends it) · 运行中…（按“停止”可结束）"
 STOPPED = "Stopped: nothing of this run was stored. · 已停止：本次运行未保存。"
 # Stop's one answer, the same whether a run is under way or not (it tells nothing of the page's state): "Stopping…"
 # pressed with nothing running stayed on the status line for good, as if a run hung; a run under way replaces it
@@ -455,8 +456,8 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
     shown_paths = live_paths(cfg)
     n = len(shown_paths)
     with gr.Row():
-        run_btn = gr.Button("Run both paths · 两条路径都运行" if n == 2 else f"Run all {n} paths · 运行全部 {n} 条路径",
-                            variant="primary", scale=3)
+        run_label = "Run both paths · 两条路径都运行" if n == 2 else f"Run all {n} paths · 运行全部 {n} 条路径"
+        run_btn = gr.Button(run_label, variant="primary", scale=3)
         stop_btn = gr.Button("Stop · 停止", elem_id="live-stop", scale=1)
     status = gr.Markdown(label="live status")
     with gr.Row():
@@ -464,11 +465,13 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
     table = gr.Markdown(label="timing table", elem_id="live-table")
     ui = LiveTab(prompt_dd, material, run_btn, outputs, table, status)
 
-    def arm_stop(request: gr.Request | None) -> None:
+    def arm_stop(request: gr.Request | None):
         """At the click, before the run joins the queue: the page's Stop flag, so a Stop pressed while the run waits
         behind another page's ends it as it starts (a flag already there is a run of this page under way: Stop is
-        still for that one)."""
+        still for that one). The Run button is disabled until the run ends: a second click on it was dropped without
+        a word while the first run went on, and read as a button that did nothing."""
         stops.setdefault(getattr(request, "session_hash", None) or "?", threading.Event())
+        return gr.Button(RUN_UNDER_WAY, interactive=False)
 
     def live_handler(on_page: bool):
         """The run, for the page's Run button (on_page: a refusal is said on the status line and in a warning, and
@@ -652,9 +655,10 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
 
     # the flag is armed outside the queue, at the click: a run waiting behind another page's can then be stopped
     live_io = ([session, prompt_dd, material], [*outputs.values(), table, status])
-    run_btn.click(gradio_hints(arm_stop), None, None, api_visibility="private", queue=False).then(
+    run_btn.click(gradio_hints(arm_stop), None, [run_btn], api_visibility="private", queue=False).then(
         gradio_hints(live_handler(on_page=True)), *live_io, api_visibility="private", concurrency_limit=1,
-        concurrency_id="live")
+        concurrency_id="live").then(  # whatever the run's end (done, refused, stopped, failed)
+        lambda: gr.Button(run_label, interactive=True), None, [run_btn], api_visibility="private", queue=False)
     # the API's /live, where a refusal is an error: an event needs a trigger, and the page's button runs its own
     api_trigger = gr.Button("live (API)", visible=False)
     api_trigger.click(gradio_hints(live_handler(on_page=False)), *live_io, api_name="live", concurrency_limit=1,
