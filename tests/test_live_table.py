@@ -472,7 +472,7 @@ def test_a_fallback_s_text_in_the_failed_path_s_box_is_labelled_even_when_that_p
     for out in live.fn(Session(), "writing-02", "周五上午系统升级，期间只读。", None):
         shown += [v for k, v in out.items() if isinstance(k, gr.Textbox) and k.label == label and v]
     assert shown and all(v.startswith("[assisted failed — the target alone wrote what follows (the fallback), not "
-                                      "assisted · assisted 失败") for v in shown), shown
+                                      "assisted · 辅助路径失败") for v in shown), shown
     assert shown[-1].split("]\n\n", 1)[1]  # the fallback's text, after its label
 
 
@@ -567,3 +567,34 @@ def test_the_hourly_limit_says_when_the_next_run_can_start_and_the_page_s_refusa
     with pytest.raises(gr.Error, match="hourly limit is reached"):
         for _ in api.fn(Session(), "writing-02", material, None):
             pass
+
+
+def test_the_chinese_half_of_the_live_words_names_paths_in_chinese(tiny_models, tmp_path, pool_db):  # noqa: F811
+    """Demo audit, 2026-12-05: the Chinese half of the status line and of the warm-up note named the paths by their
+    English ids ("正在运行 assisted 路径", "ordinary 先运行"), and a refused run's Chinese said only "see the toast" for
+    material over the limit, a toast in English. Each now reads in Chinese on its own."""
+    import gradio as gr
+    from apphelpers import write_config
+
+    from evalkit.config import load_config
+    from evalkit.ui import build_app
+    from evalkit.ui.live import zh_name
+    from evalkit.ui.session import Session
+
+    cfg = load_config(write_config(tmp_path / "app.toml", tiny_models))
+    app = build_app(cfg, pool_db)
+    live = next(f for f in app.fns.values() if f.api_name == "live")
+    said = [v for out in live.fn(Session(), "writing-02", "周五上午系统升级，期间只读。", None)
+            for k, v in out.items() if getattr(k, "label", None) in ("live status", "timing table")]
+    chinese = [w.split(" · ", 1)[1] for text in said for w in text.splitlines()
+               if " · " in w and "|" not in w and not w.startswith("- ")]  # not the per-path lines, mixed by design
+    assert any("正在运行辅助路径" in c for c in chinese), said
+    assert any("普通路径先运行" in c for c in chinese), said  # the warm-up note of the first run
+    assert not [c for c in chinese if "ordinary" in c or "assisted" in c], chinese
+    assert [zh_name(n) for n in ("ordinary", "assisted", "fallback", "nope")] == ["普通", "辅助", "回退", "nope"]
+    outs = []
+    with pytest.raises(gr.Error):
+        for out in live.fn(Session(), "writing-02", "维护" * cfg.app.max_comment_chars, None):
+            outs.append(out)
+    status = next(v for k, v in outs[0].items() if getattr(k, "label", None) == "live status")
+    assert f"未运行：资料有 {2 * cfg.app.max_comment_chars} 个字符，上限是 {cfg.app.max_comment_chars}" in status, status

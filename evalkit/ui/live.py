@@ -368,6 +368,13 @@ def speed_words(path: str, o: GenerationRecord, a: GenerationRecord, tolerance: 
             f"{ratio}; {outputs}{tokens}{cut}")
 
 
+def zh_name(name: str) -> str:
+    """A path's short Chinese name, its Chinese label up to the colon ("辅助"): the Chinese half of the status lines
+    named paths by their English ids ("正在运行 assisted 路径"), half a label in each language."""
+    spec = next((s for s in registry.all_paths() if s.name == str(name)), None)
+    return spec.label_zh.split("：")[0] if spec is not None and spec.label_zh else str(name)
+
+
 def timing_table(records: list[GenerationRecord], tolerance: float, batches: str = "", warmed_by: str = "") -> str:
     """warmed_by: on the first run on freshly loaded models, the path that ran first and paid the one-time warm-up."""
     lines = ["| path · 路径 | status · 状态 | generate() s · 秒 | new tokens · 新 token 数 | tokens/s · token/秒 | "
@@ -387,7 +394,7 @@ def timing_table(records: list[GenerationRecord], tolerance: float, batches: str
         lines.append("")
         lines.append(f"**First run since the models loaded**: {warmed_by} ran first and its seconds include the "
                      "one-time warm-up, which favours the paths after it; run again before comparing the seconds · "
-                     f"**模型加载后的首次运行**：{warmed_by} 先运行，其时间包含一次性预热，对其后的路径有利；"
+                     f"**模型加载后的首次运行**：{zh_name(warmed_by)}路径先运行，其时间包含一次性预热，对其后的路径有利；"
                      "请再运行一次再比较时间")
     lines.append("")
     o = next((r for r in records if r.path == GenerationPath.ORDINARY and r.ok), None)
@@ -587,19 +594,19 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                         what, fix = e.what, e.fix
                     missing.append(name)
                     fix = f" — to run it: {fix}" if fix else ""
-                    texts[box] = f"({name} path not run: {what}{fix} · 此路径未运行)"
+                    texts[box] = f"({name} path not run: {what}{fix} · {zh_name(name)}路径未运行)"
                     continue
                 # a run left mid-way ends at its next token, and this one waits for it: the models take one call at a
                 # time, so the counts and timings of the two never mix
                 waiting = " First waiting for an earlier run, left mid-way, to end · 先等待中途离开的上一次运行结束" if (
                     models_busy(pair)) else ""
-                yield {ui.status: f"Running the {name} path… · 正在运行 {name} 路径…{waiting}"}
+                yield {ui.status: f"Running the {name} path… · 正在运行{zh_name(name)}路径…{waiting}"}
                 bufs = [_text_buffer(pair.tokenizer, pooled)] + ([_text_buffer(pair.tokenizer, pooled)] if spec.falls_back else [])
                 fallback_streamer = bufs[1] if spec.falls_back else None
                 for text, box_result in _in_thread(
                     lambda: run_path(pair, prompt, name, seed, streamer=bufs[0], fallback_streamer=fallback_streamer),
                     bufs, f"\n\n[{name} failed — the target alone wrote what follows (the fallback), not {name} · "
-                          f"{name} 失败，以下由目标模型单独生成（回退）]\n\n", stop
+                          f"{zh_name(name)}路径失败，以下由目标模型单独生成（回退）]\n\n", stop
                 ):
                     texts[box] = text
                     yield {box: text}
@@ -613,11 +620,12 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                 records += box_result["result"]
                 box_of += [box] * len(box_result["result"])
             note = "Done. · 完成。" if not missing else (
-                f"Not run: {', '.join(missing)} (its box says why); the other paths ran · 未运行：{', '.join(missing)}"
-                "（原因见其输出框），其他路径已运行。")
+                f"Not run: {', '.join(missing)} (its box says why); the other paths ran · "
+                f"未运行：{'、'.join(map(zh_name, missing))}（原因见其输出框），其他路径已运行。")
             if failed := [r.path for r in records if not r.ok]:  # its fallback ran; the table says what happened
                 names = ", ".join(failed)
-                note += f" {names} failed, and the target then wrote alone: see below · {names} 失败，见下。"
+                note += (f" {names} failed, and the target then wrote alone: see below · "
+                         f"{'、'.join(map(zh_name, failed))}路径失败，随后由目标模型单独生成，见下。")
 
             # The last guard: a run that ended as exactly a pooled output, or that begins with a whole one (a pool cut
             # at a lower max_new_tokens), is withheld and not stored.

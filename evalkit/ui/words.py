@@ -365,6 +365,12 @@ ERRORS_ZH: list[tuple[re.Pattern, str, str]] = [(re.compile(p), w, f) for p, w, 
     (r"^the Live tab needs you to be signed in$", "“现场演示”页需要先登录", "请先在评分页登录"),
     (r"^the Live tab is for the study's organisers while the study runs$", "研究进行期间，“现场演示”页只对组织者开放",
      "如需演示，请联系组织者"),
+    (r"^the material is (\d+) characters; the limit is (\d+)$", "资料有 {0} 个字符，上限是 {1}", "请缩短到 {1} 个字符以内"),
+    (r"^the material has a character that is not valid text", "资料里有无效字符", "请以纯文本重新粘贴"),
+    (r"^greedy decoding would reproduce the outputs of (\S+) that raters judge blind$",
+     "贪心解码会重现评分者正在盲评的 {0} 的输出", "请输入你自己的资料，或在研究结束后再运行内置提示"),
+    (r"^the material typed is (\S+)'s material, or nearly, and greedy decoding", "输入的资料与 {0} 的资料相同或几乎相同，"
+     "贪心解码会重现评分者正在盲评的输出", "请输入你自己的资料，或在研究结束后再运行内置提示"),
     (r"^something went wrong on the server", "服务器出错了，已记入日志", "请刷新页面再试"),
 )]
 
