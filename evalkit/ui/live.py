@@ -337,9 +337,10 @@ def hourly_limit_reached(e: LimitError, limit: int) -> LimitError:
                       "0 for none; a restart clears the count)", wait=wait, key=e.key)
 
 
-def speed_words(path: str, o: GenerationRecord, a: GenerationRecord, tolerance: float) -> str:
+def speed_words(path: str, o: GenerationRecord, a: GenerationRecord, tolerance: float, warmed_by: str = "") -> str:
     """One path against ordinary in this run, in words a manager reads right: the seconds of both, "as fast" or
-    "slower", whether the outputs were the same, and why no ratio is shown when they are not comparable."""
+    "slower", whether the outputs were the same, and why no ratio is shown when they are not comparable, or when one
+    side paid the one-time warm-up (warmed_by: the first run since the models loaded)."""
     from ..generation.speed import identical, pair_speedup
 
     run = {"stop_reason": o.stop_reason, "new_tokens": o.new_tokens, "seconds": o.generate_seconds}
@@ -354,7 +355,13 @@ def speed_words(path: str, o: GenerationRecord, a: GenerationRecord, tolerance: 
         return (f"- **{path}**: no ratio shown, its output and ordinary's are not comparable (stop: {a.stop_reason} "
                 f"vs {o.stop_reason}; {a.new_tokens} vs {o.new_tokens} new tokens): compare tokens/s · "
                 f"两者输出不可比（停止原因或长度不同），不给比值，请看每秒词元数")
-    if round(speedup, 2) >= 1:  # by the figure shown: 0.996 read "slower than ordinary (1.00×)"
+    if warmed_by in (path, o.path):
+        # a ratio against seconds that hold the warm-up is no measurement: ordinary ran first and paid it, and a
+        # "2.5× as fast" headline came from the warm-up alone (demo audit, 2026-12-05)
+        ratio = (f"no ratio on the first run since the models loaded, as {warmed_by}'s seconds include the one-time "
+                 f"warm-up: run again to compare · 模型加载后的首次运行不给比值（{zh_name(warmed_by)}路径的时间含一次性"
+                 "预热），请再运行一次再比较")
+    elif round(speedup, 2) >= 1:  # by the figure shown: 0.996 read "slower than ordinary (1.00×)"
         ratio = f"{speedup:.2f}× as fast as ordinary · 是普通路径的 {speedup:.2f} 倍速"
     else:
         ratio = f"slower than ordinary ({speedup:.2f}×) · 比普通路径慢（{speedup:.2f}×）"
@@ -401,7 +408,7 @@ def timing_table(records: list[GenerationRecord], tolerance: float, batches: str
     for path in registry.versus_ordinary():  # each path against ordinary on its own (a fallback is none of them)
         a = next((r for r in records if r.path == path and r.ok), None)
         if o and a:
-            lines.append(speed_words(path, o, a, tolerance))
+            lines.append(speed_words(path, o, a, tolerance, warmed_by))
     for f in (r for r in records if r.path == GenerationPath.FALLBACK):
         failed = next((r for r in records if not r.ok and r.path != f.path), None)
         # its cause, as every other report of a fallback gives it (fallbacks.py): class and stage alone left the
