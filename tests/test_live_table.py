@@ -231,41 +231,54 @@ def test_a_page_s_stop_flag_lives_only_as_long_as_its_run(tiny_models, tmp_path,
     assert stops == {}
 
 
-def test_run_while_the_pairs_are_prepared_says_how_far_and_raises_nothing(tiny_models, tmp_path, pool_db):
+def test_run_while_the_pairs_are_prepared_says_how_far_until_they_are_and_then_runs(tiny_models, tmp_path, pool_db,
+                                                                                     monkeypatch):  # noqa: F811
     """Demo audit, 2026-12-04: Run on the Live tab while `start.sh` was still building the demo pair raised the Rate
     tab's "the pairs to rate are still being prepared" (a toast pointing at another tab) and left an Error badge on
-    every output box, which read as a crash in front of the audience. It now says on the status line how far the
-    preparation is and when to press Run again; a preparation that failed still says so as an error."""
+    every output box, which read as a crash in front of the audience. It then said how far the preparation was, once:
+    that percentage stayed on screen, frozen, for minutes (demo audit, 2026-12-05). The status line now follows the
+    preparation until it is done, and the run then goes on by itself; a preparation that failed still says so as an
+    error."""
+    import re
+
     import gradio as gr
     from apphelpers import write_config
 
+    import evalkit.ui.live as live_mod
     from evalkit.config import load_config
     from evalkit.progress import Snapshot
     from evalkit.ui import build_app
     from evalkit.ui.session import Session
 
-    class Preparing:  # a preparation the test drives
-        ready = False
-        error = ""
+    class Preparing:  # a preparation the test drives: done after three looks at its progress
+        error, looks = "", 0
+
+        @property
+        def ready(self):
+            return self.looks >= 3 and not self.error
 
         def snapshot(self):
-            return Snapshot(stage="train draft", n=3, total=10, stages=["demo corpus", "train draft", "pair pool"],
-                            error=self.error)
+            self.looks += 1
+            return Snapshot(stage="train draft", n=self.looks, total=10, stages=["demo corpus", "train draft",
+                                                                                 "pair pool"], error=self.error)
 
         def check(self):
             raise gr.Error("preparing the pairs failed: " + self.error)
 
+    monkeypatch.setattr(live_mod, "TRAINING_POLL_SECONDS", 0.05)
     prep = Preparing()
     app = build_app(load_config(write_config(tmp_path / "app.toml", tiny_models)), pool_db, preparing=prep)
     live = next(f for f in app.fns.values() if f.api_name == "live")
-    outs = list(live.fn(Session(), "writing-01", "", None))
-    (only,) = outs  # one update, then the run ends: nothing generated, nothing stored
-    status = next(v for k, v in only.items() if getattr(k, "label", None) == "live status")
-    assert status.startswith("The live demo runs once the pairs to rate are prepared") and "(3 / 10)" in status
-    assert "trains its offline demo model pair" in status and "届时请再次点击运行" in status
-    assert all(v == "" for k, v in only.items() if isinstance(k, gr.Textbox))
+    outs = list(live.fn(Session(), "writing-02", "周五上午系统升级，期间只读。", None))
+    said = [v for out in outs for k, v in out.items() if getattr(k, "label", None) == "live status"]
+    waiting = [w for w in said if w.startswith("The live demo runs once the pairs to rate are prepared")]
+    steps = [int(re.search(r"\((\d+) / 10\)", w).group(1)) for w in waiting]
+    assert len(steps) >= 2 and steps == sorted(set(steps)), said  # it moves, as the preparation does
+    assert "trains its offline demo model pair" in waiting[0] and "届时本次运行会自动开始" in waiting[0]
+    assert all(v == "" for k, v in outs[0].items() if isinstance(k, gr.Textbox))  # the last run's texts are cleared
+    assert said[-1].startswith("Done."), said  # then it ran
     with __import__("sqlite3").connect(pool_db) as con:
-        assert con.execute("SELECT COUNT(*) FROM generations WHERE live = 1").fetchone()[0] == 0
+        assert con.execute("SELECT COUNT(*) FROM experiments WHERE kind = 'live'").fetchone()[0] == 1
     prep.error = "CUDA out of memory"
     with pytest.raises(gr.Error, match="preparing the pairs failed"):
         list(live.fn(Session(), "writing-01", "", None))

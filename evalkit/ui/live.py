@@ -522,13 +522,19 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
             if preparing is not None and not preparing.ready:  # the models may still be training in the preparation
                 from .prepare import live_waiting_words
 
-                snap = preparing.snapshot()
-                if snap.error:
-                    preparing.check()  # the failure, as the Rate tab shows it
-                # how far the preparation is, on the status line: not a refusal (a toast about the Rate tab and an error
-                # badge on every box read as a crash in front of an audience)
-                yield {ui.status: live_waiting_words(snap), ui.table: ""} | {box: "" for box in ui.outputs.values()}
-                return
+                # how far the preparation is, on the status line, kept up to date until it is done, and then this run
+                # goes on: one snapshot with "press Run again" froze its percentage on screen for minutes (demo audit,
+                # 2026-12-05). Not a refusal: a toast about the Rate tab and an error badge on every box read as a crash
+                cleared = {ui.table: ""} | {box: "" for box in ui.outputs.values()}
+                while not preparing.ready:
+                    snap = preparing.snapshot()
+                    if snap.error:
+                        preparing.check()  # the failure, as the Rate tab shows it
+                    yield {ui.status: live_waiting_words(snap)} | cleared
+                    cleared = {}
+                    if stop.wait(TRAINING_POLL_SECONDS):  # Stop while it waits: this run ends, the preparation goes on
+                        yield {ui.status: STOPPED}
+                        return
             if prompt_id not in prompts:
                 raise EvalkitError(f"unknown prompt '{prompt_id}'", "choose one of the bundled prompts")
             typed = typed if isinstance(typed, str) else ""

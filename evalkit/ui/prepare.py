@@ -85,8 +85,9 @@ def live_waiting_words(snap: Snapshot) -> str:
     demo pair is being built there and a live run could reproduce the pooled outputs being made for raters (demo
     audit, 2026-12-04: Run answered a toast about the Rate tab and left two red Error badges, which read as a crash)."""
     pct, where = progress_parts(snap)
-    return (f"The live demo runs once the pairs to rate are prepared: **{pct}%** · {where}. {_what(snap)} Press Run again then. · 评分对准备好后才能运行现场演示：{pct}%。"
-            f"{_what(snap, 'zh')}届时请再次点击运行。")
+    return (f"The live demo runs once the pairs to rate are prepared: **{pct}%** · {where}. {_what(snap)} This run "
+            "starts by itself then (Stop cancels it). · "
+            f"评分对准备好后才能运行现场演示：{pct}%。{_what(snap, 'zh')}届时本次运行会自动开始（按“停止”可取消）。")
 
 
 def _what(snap: Snapshot, lang: str = "en") -> str:
