@@ -14,6 +14,7 @@ each client address gets app.live_runs_per_hour runs."""
 
 from __future__ import annotations
 
+import html
 import secrets
 import threading
 import time
@@ -567,8 +568,8 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
             from .alerts import message
             from .words import error_zh
 
-            zh = error_zh(e.what, e.fix)
-            zh = f"未运行：{zh[0]}。{zh[1]}。" if zh else "未运行（详见提示）"
+            zh = error_zh(e.what, e.fix)  # escaped as message() escapes the English: it may quote what was typed
+            zh = html.escape(f"未运行：{zh[0]}。{zh[1]}。", quote=False) if zh else "未运行（详见提示）"
             yield {ui.status: f"Not run: {message(e, 'en')} · {zh}", ui.table: ""} | {
                 box: "" for box in ui.outputs.values()}
             if not on_page:
