@@ -91,6 +91,15 @@ def test_a_run_that_fails_says_so_on_its_status_line(tiny_models, tmp_path, pool
         for out in live.fn(Session(), "writing-02", "周五上午系统升级，期间只读。", None):
             said += [v for k, v in out.items() if getattr(k, "label", None) == "live status"]
     assert said[-1].startswith("Stopped: the ordinary path failed") and "boom" in said[-1]
+    # the page's run says the same and ends without an error (an "Error" badge covered every output box); the
+    # unexpected still raises there (demo audit, 2026-12-05)
+    page = next(f for f in app.fns.values() if getattr(f.fn, "__name__", "") == "run_live_page")
+    said = [v for out in page.fn(Session(), "writing-02", "周五上午系统升级，期间只读。", None)
+            for k, v in out.items() if getattr(k, "label", None) == "live status"]
+    assert said[-1].startswith("Stopped: the ordinary path failed") and "boom" in said[-1]
+    monkeypatch.setattr(paths, "run_path", lambda *a, **kw: 1 / 0)
+    with pytest.raises(gr.Error, match="something went wrong on the server"):
+        list(page.fn(Session(), "writing-02", "周五上午系统升级，期间只读。", None))
 
 
 def test_the_preparation_panel_says_it_trains_the_demo_pair_only_when_it_does():

@@ -673,7 +673,10 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
             said = (message(e, "en") if isinstance(e, EvalkitError)
                     else "something went wrong on the server; it was logged")
             yield {ui.status: f"Stopped: {said} · 运行中止（详见提示）"}
-            raise
+            if on_page and isinstance(e, EvalkitError):  # said, as a refusal is: no "Error" badge over every box
+                gr.Warning(message(e, getattr(s, "lang", "en")))
+                return
+            raise  # the unexpected: logged by friendly(), and an error on the page too
 
     # the flag is armed outside the queue, at the click: a run waiting behind another page's can then be stopped
     live_io = ([session, prompt_dd, material], [*outputs.values(), table, status])
