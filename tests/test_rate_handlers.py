@@ -414,11 +414,16 @@ def test_the_results_tab_tells_a_chinese_rater_why_it_waits_in_chinese():
                        ("you skipped 4 pairs and rated 0; results open to raters who rated their pairs (at most 2 "
                         "skipped)", "你跳过了 4 对、评了 0 对"),
                        ("you have rated your pairs; results open once the study's last 3 pair(s) have their ratings "
-                        "from other raters", "最后 3 对"),
-                       ("sign in on the Rate tab", "请先在评分页登录")]:
+                        "from other raters", "最后 3 对")]:
         text = closed_words(why, "zh")
         assert words in text and why not in text and "per-path" not in text
         assert why in closed_words(why, "en") and "per-path figures" in closed_words(why, "en")
+    # before sign-in no language has been chosen (the switch is on the Rate tab): both, whatever the default
+    for lang in ("zh", "en"):
+        text = closed_words("sign in on the Rate tab", lang)
+        assert "请先在评分页登录" in text and "Sign in on the Rate tab" in text and "per-path figures" in text
+    # the counts table's header says what its columns are: it was empty, a blank first row
+    assert zh.splitlines()[0] == "| 进度 | 数量 |" and en.splitlines()[0] == "| progress | count |"
 
 
 def test_the_locked_form_shows_the_answers_as_stored(tab):

@@ -102,7 +102,9 @@ def counts_markdown(c: dict, lang: str = "en", gold_apart: bool = False) -> str:
 
     values = [apart("pairs"), apart("pairs_complete"), c.get("identical", 0), apart("ratings", pairs=False),
               c["corrections"], c["skips"], c["raters"]]
-    return "\n".join(["| | |", "| --- | ---: |"] + [f"| {k} | {v} |" for k, v in zip(labels, values)])
+    # a header that says what the columns are: an empty one rendered as a blank first row (demo audit 2026-12-05)
+    head = "| 进度 | 数量 |" if zh else "| progress | count |"
+    return "\n".join([head, "| --- | ---: |"] + [f"| {k} | {v} |" for k, v in zip(labels, values)])
 
 
 def counted_markdown(agg, lang: str = "en", organiser: bool = False) -> str:
@@ -274,7 +276,12 @@ _CLOSED_ZH = [(re.compile(p), zh) for p, zh in (
 
 
 def closed_words(why: str, lang: str) -> str:
-    """The tab without the aggregates: what it will show, and why not yet, in the reader's language."""
+    """The tab without the aggregates: what it will show, and why not yet, in the reader's language. Before sign-in
+    in both: the language is chosen on the Rate tab, so a visitor who opens Results first has not chosen one (the
+    tab's own name is in both)."""
+    if why == "sign in on the Rate tab":
+        return (f"{HIDDEN['zh']}\n\n_{_CLOSED_ZH[0][1]}。_\n\n{HIDDEN['en']}\n\n"
+                "_Sign in on the Rate tab (Rate · 评分) to rate; the language switch is there too._")
     if lang == "zh":
         why = next((zh.format(*m.groups()) for p, zh in _CLOSED_ZH if (m := p.search(why))), why)
     return f"{HIDDEN['zh' if lang == 'zh' else 'en']}\n\n_{why}{'。' if lang == 'zh' else '.'}_"
