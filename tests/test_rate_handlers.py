@@ -804,3 +804,35 @@ def test_a_session_written_back_after_its_sign_out_has_no_rights(tab):
         tab.h.submit(stale, *tab.form())
     again = tab.h.sign_in_local(stale, "", "", s.code, None)[tab.ui.session]
     assert tab.h.submit(again, *tab.form())[tab.ui.session].rating_id is not None
+
+
+def test_a_results_view_finishing_after_its_sign_out_shows_nothing_of_the_study(tab, monkeypatch):
+    """Attacker audit (2026-12-05): Sign out clears the Results tab, but a refresh already running when the organiser
+    signed out drew her verdict, per-path tables and plots after it, for the next person at the computer. A view that
+    finishes after its sign-in ended shows the tab as to nobody."""
+    from evalkit.aggregate.cache import AggregateCache
+    from evalkit.config import Config
+    from evalkit.rating import roster
+    from evalkit.ui.results import build_results_tab
+
+    db = open_db(tab.db_path)
+    code = roster.add(db, "olga", organiser=True).code
+    db.conn.close()
+    olga = tab.h.sign_in_local(Session(), "", "", code, None)[tab.ui.session]
+    assert olga.organiser and olga.signin
+    with gr.Blocks() as demo:
+        with gr.Tab("Results") as results:
+            build_results_tab(Config(), tab.db_path, results, gr.State(None))
+    show = next(f.fn for f in demo.fns.values() if f.api_name == "results")
+    assert any("Verdict" in str(v) for v in show(olga).values())  # signed in: the verdict
+    real = AggregateCache.get
+
+    def signed_out_meanwhile(self, *args, **kwargs):  # Sign out lands while the figures are computed
+        tab.h.sign_out(olga)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(AggregateCache, "get", signed_out_meanwhile)
+    out = show(olga)
+    assert not any("Verdict" in str(v) for v in out.values()), out
+    assert any("请先在评分页登录" in str(v) for v in out.values())
+    assert not any(hasattr(v, "columns") and len(v) for v in out.values())  # no table either

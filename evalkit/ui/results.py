@@ -15,7 +15,7 @@ from ..rating.limits import has_allow_list
 from ..rating.queue import counts, results_open
 from .db import connect
 from .alerts import friendly, inert
-from .session import Session, require_rater
+from .session import Session, require_rater, sign_in_ended
 from .words import word
 
 if TYPE_CHECKING:  # gradio is imported where it is used (it is slow to import)
@@ -445,6 +445,8 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
         out |= {plots[k]: figs[k] for k in PLOTS}
         out |= {tables[k]: headed(titled(shown[k]).round(4), lang) for k in TABLES}  # criteria by title, never id
         plt.close("all")  # gr.Plot has rendered its copy; free the figures
+        if sign_in_ended(s):  # signed out while this ran: its figures would be drawn after Sign out cleared the tab
+            return show_study(Session(lang=lang), None)
         return out
 
     @friendly

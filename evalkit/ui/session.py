@@ -81,6 +81,11 @@ def new_sign_in() -> str:
     return secrets.token_hex(12)
 
 
+def sign_in_ended(s: "Session | None") -> bool:
+    """Whether Sign out ended this session's sign-in (an event that began before it may be finishing)."""
+    return s is not None and bool(s.signin) and s.signin in _ended
+
+
 def end_sign_in(s: "Session | None") -> None:
     """Sign out: this session's sign-in is over, whatever session an event still running writes back."""
     if s is not None and s.signin:
@@ -101,7 +106,7 @@ def require_rater(db, s: "Session | None", app) -> str:
         raise RatingError("you are not signed in (the app may have restarted, or this page was left a long time)",
                           "reload the page: this browser signs you in again with your code and puts back the answers "
                           "you gave; or sign in at the top of the Rate tab")
-    if s.signin and s.signin in _ended:  # written back by an event that ran across the sign-out
+    if sign_in_ended(s):  # written back by an event that ran across the sign-out
         raise RatingError("you signed out on this page, so this session has ended; nothing was stored",
                           "sign in again at the top of the Rate tab")
     if s.expires_at is not None and time.time() > s.expires_at:
