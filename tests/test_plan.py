@@ -548,6 +548,21 @@ def test_a_rater_spread_no_pairs_outweigh_says_when_a_tiny_pilot_gave_it(tmp_pat
             "twice or more)") in why and "rate more of the pilot" in why and "(--rater-path-sd)" in why
 
 
+def test_plan_compare_refuses_at_once_a_rater_spread_no_pairs_outweigh(tmp_path, monkeypatch):
+    """Plain plan refuses at once a pilot whose rater spread no number of pairs outweighs; --compare searched every
+    design to the ceiling first (minutes on a tiny pilot), for a table with nothing to recommend. It now gives the
+    same reason before simulating any study."""
+    import evalkit.study.plan.comparison as comparison
+
+    simulated = []
+    monkeypatch.setattr(comparison, "simulate", lambda *a, **k: simulated.append(1) or {"studies": 0})
+    cfg, db = _tiny_pilot(tmp_path, seed=3, rater_path_sd=0.0)
+    r = CliRunner().invoke(cli, ["plan", "--config", str(cfg), "--db", str(db), "--compare", "--studies", "50"])
+    assert r.exit_code == 1 and not simulated, r.output
+    assert "no design can be compared" in r.output and "no number of pairs reaches 80% power" in r.output
+    assert "pilot: 24 ratings by 3 raters" in r.output and "(--raters)" in r.output
+
+
 def test_a_size_that_rests_on_one_pilot_estimate_says_so(tmp_path, monkeypatch):
     """Organiser audit: a 3-rater pilot's rater x path sd of 0.515 took the plan to several times the pairs it asks
     for without it (about 1,800 by the normal approximation), with no word that the size rests on that estimate.

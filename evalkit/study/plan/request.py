@@ -81,6 +81,14 @@ def plan_from_config(cfg, db_path=None, *, margin: float | None = None, power: f
         if onboarding_minutes is None and rosters:
             onboarding_minutes = ONBOARDING
             notes.append(f"{ONBOARDING:g} minutes of onboarding a rater assumed (--onboarding-minutes)")
+        if gate.claim == GENERAL:
+            # no design's pairs outweigh a rater spread this wide (the bound holds for every valid test): say so at
+            # once, as plain plan does, not after every design has searched to the ceiling (organiser audit)
+            from .search import rater_limit
+
+            if why := rater_limit(model, gate.margin if margin is None else margin, gate.confidence, power):
+                raise EvalkitError(f"no design can be compared: {why}",
+                                   "plan again with more raters (--raters) or a pilot that supports a smaller spread")
         scenario = Scenario(model, pool=pool, prescreen_agreement=prescreen_agreement, prescreen_bias=prescreen_bias,
                             margin=gate.margin if margin is None else margin, confidence=gate.confidence,
                             claim=gate.claim, min_raters=gate.min_raters, minutes_per_rating=minutes_per_rating,
