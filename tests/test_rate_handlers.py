@@ -487,11 +487,13 @@ def test_a_reload_says_what_became_of_the_answers_kept_for_a_pair_no_longer_on_s
     second = s.pair_id
     lost = word("draft_lost", "zh", minutes=HOLD_MINUTES)
     assert fate(second, values=tab.form()) == lost  # not completed by anyone: her hold ran out
+    # on its way and never stored: not "given without submitting"
+    assert fate(second, sent=True, values=tab.form()) == word("draft_sent_lost", "zh", minutes=HOLD_MINUTES)
     bob, _ = tab.sign_in("bob")
     tab.h.submit(bob.with_pair(second), *tab.form())  # the pair completed by another rater meanwhile
-    for sent in (False, True):
+    for sent, key in ((False, "draft_taken"), (True, "draft_sent_taken")):
         out = fate(second, sent=sent, values=tab.form())
-        assert out == word("draft_taken", "zh") and not REVEALING.search(out)
+        assert out == word(key, "zh") and not REVEALING.search(out)
     assert tab.h.draft_fate(s, "{not json")[ui.status] == {"__type__": "update"}
 
 
@@ -504,7 +506,8 @@ def test_what_a_reload_said_of_kept_answers_follows_a_later_language_switch(tmp_
     tab = pooled_tab(tmp_path, 2)
     ui = tab.ui
     s, _ = tab.sign_in("ann")
-    for key in ("draft_lost", "draft_taken", "draft_stored", "correction_dropped", "signed_in_elsewhere"):
+    for key in ("draft_lost", "draft_taken", "draft_stored", "correction_dropped", "signed_in_elsewhere",
+                "draft_sent_lost"):
         zh, en = (word(key, lang, minutes=HOLD_MINUTES) for lang in ("zh", "en"))
         assert tab.h.switch_language(s, "en", zh)[ui.status] == en
         assert tab.h.switch_language(replace(s, lang="en"), "zh", en)[ui.status] == zh
@@ -608,9 +611,9 @@ def test_the_invitation_link_pasted_into_the_code_box_signs_in(tab):
 def test_a_reload_s_answers_on_their_way_are_said_stored_only_when_her_rating_of_that_pair_is(tab):
     """The page asks draft_fate when the answers it kept were being submitted as it reloaded (rater audit R2; here in
     the "lang:digest" form a page of before sends): stored when she has a rating of the pair the answers were for
-    (its texts' digest as the browser makes it), else lost; nothing to say, and nothing said, for no such answers or
+    (its texts' digest as the browser makes it), else not stored; nothing to say, and nothing said, for no such answers or
     a session signed in as nobody."""
-    from evalkit.rating.queue import pair_view
+    from evalkit.rating.queue import HOLD_MINUTES, pair_view
     from evalkit.store import open_db as _open
     from evalkit.ui.rate import texts_digest
 
@@ -624,7 +627,7 @@ def test_a_reload_s_answers_on_their_way_are_said_stored_only_when_her_rating_of
     digest = texts_digest(view.text_a, view.text_b)
     assert tab.h.draft_fate(s, "zh:" + digest)[ui.status] == word("draft_stored", "zh")
     assert tab.h.draft_fate(s, "en:" + digest)[ui.status] == word("draft_stored", "en")
-    assert tab.h.draft_fate(s, "zh:123")[ui.status].startswith(word("draft_lost", "zh", minutes=30)[:8])
+    assert tab.h.draft_fate(s, "zh:123")[ui.status] == word("draft_sent_lost", "zh", minutes=HOLD_MINUTES)
     for quiet in ((s, ""), (Session(), "zh:" + digest), (s, None)):
         assert tab.h.draft_fate(*quiet)[ui.status] == {"__type__": "update"}
     # the values the page's own hash gives (node, _TEXTS_HASH): a character beyond the BMP counts as two units there

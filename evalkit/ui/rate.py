@@ -203,7 +203,7 @@ _SENT_DRAFT = ("() => { const d = window.evalkitDraftGone; window.evalkitDraftGo
 # language switch cannot say them again from the session, so it says again the one on screen by its words, which
 # name no side. They had stayed in the language of the load (rater audit 2026-12-05, known limit).
 _PAGE_WORDS = ("draft_stored", "draft_lost", "draft_correction_stored", "correction_dropped", "draft_taken",
-               "signed_out_elsewhere", "signed_in_elsewhere")
+               "draft_sent_lost", "draft_sent_taken", "signed_out_elsewhere", "signed_in_elsewhere")
 
 
 def _page_words_in(on_screen, lang: str) -> str | None:
@@ -681,6 +681,8 @@ class RateHandlers:
             key = "draft_correction_stored" if draft.get("sent") and landed else "correction_dropped"
         elif row is not None:
             key = "draft_stored" if draft.get("sent") else ""  # rated in another tab: that tab said so
+        elif draft.get("sent"):  # Submit was pressed: "without submitting" would not be true of it
+            key = "draft_sent_taken" if taken else "draft_sent_lost"
         else:
             key = "draft_taken" if taken else "draft_lost"
         return {self.ui.status: word(key, lang, minutes=HOLD_MINUTES)} if key else quiet

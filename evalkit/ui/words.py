@@ -195,6 +195,16 @@ WORDS: dict[str, dict[str, str]] = {
     "draft_taken": {"zh": "你上次在另一对上填写但未提交的答案没有保存：那一对在此期间已由其他评分者评完（或研究已得出结论）。",
                     "en": "The answers you gave on another pair without submitting were not stored: other raters "
                           "completed that pair meanwhile (or the study reached its decision)."},
+    # the same two fates for a rating that was on its way (Submit pressed) when the page reloaded: "without
+    # submitting" was not true of it
+    "draft_sent_lost": {"zh": "页面重新加载时，你对上一对的评分还在途中，没有送达，因此没有保存：那一对已不在你的屏幕上（超过 {minutes} 分钟的一对可能已交给其他评分者）。",
+                        "en": "Your rating of the previous pair was on its way when the page reloaded and did not "
+                              "reach the server, so it is not stored: that pair is no longer on your screen (after "
+                              "{minutes} minutes a pair may go to another rater)."},
+    "draft_sent_taken": {"zh": "页面重新加载时，你对上一对的评分还在途中，没有保存：那一对在此期间已由其他评分者评完（或研究已得出结论）。",
+                         "en": "Your rating of the previous pair was on its way when the page reloaded and is not "
+                               "stored: other raters completed that pair meanwhile (or the study reached its "
+                               "decision)."},
     "none_for_you": {"zh": "**目前没有需要你评分的内容**：每一对都已由其他评分者评完。如果你认为这不对，请联系研究组织者。",
                      "en": "**There is nothing for you to rate**: other raters have rated every pair. If that seems "
                            "wrong, contact the study's organiser."},
