@@ -282,6 +282,21 @@ def test_a_chinese_rater_reads_a_refusal_in_chinese_first(tab):
         assert e.value.message.startswith(en) and not re.search(r"[\u4e00-\u9fff]", e.value.message)
 
 
+def test_after_a_space_restart_the_refusal_says_to_reload_and_sign_in_with_hugging_face(tab, monkeypatch):
+    """A Space rater's page outlives a restart (a sleep and wake) with an empty session behind it: her next event is
+    told to reload, which signs in with her Hugging Face account, in both languages; there is no personal code on a
+    Space to sign in with, so neither language names one."""
+    monkeypatch.setenv("SPACE_ID", "org/study")
+    monkeypatch.setenv("SYSTEM", "spaces")
+    for lang, first in (("en", "you are not signed in (the Space may have restarted"), ("zh", "你没有登录（Space 可能已重启")):
+        with pytest.raises(gr.Error) as e:
+            tab.h.submit(Session(lang=lang), *tab.form())
+        said = e.value.message
+        assert said.startswith(first) and "Hugging Face" in said, said
+        assert "reload the page" in said and (lang == "en" or "请刷新页面" in said), said
+        assert "code" not in said and "代码" not in said, said
+
+
 def test_every_chinese_refusal_fills_in_from_its_own_pattern():
     """Each ERRORS_ZH entry uses only the groups its pattern has (a slip would raise inside the error handler)."""
     from evalkit.ui.words import ERRORS_ZH

@@ -103,6 +103,14 @@ def require_rater(db, s: "Session | None", app) -> str:
     if s is None or not s.rater:
         # an empty session under a page that shows a pair: the app restarted, or Gradio let the session go (rater
         # audit F8: "sign in at the top" named a form the page did not show, while a reload resumes and keeps answers)
+        from ..locations import on_space
+
+        if on_space():  # no code there: a reload signs in again from the Hub sign-in the browser kept (its cookie
+            # outlives a restart), as the page's load does
+            raise RatingError("you are not signed in (the Space may have restarted, or this page was left a long time)",
+                              "reload the page: it signs you in again with your Hugging Face account and puts back "
+                              "the answers you gave; if it does not, use 'Sign in with Hugging Face' at the top of "
+                              "the page")
         raise RatingError("you are not signed in (the app may have restarted, or this page was left a long time)",
                           "reload the page: this browser signs you in again with your code and puts back the answers "
                           "you gave; or sign in at the top of the Rate tab")
