@@ -246,9 +246,35 @@ def test_environment_switch(tmp_path, monkeypatch):
 
 
 def on_a_space(monkeypatch):
-    """The environment a Hugging Face Space sets (evalkit.locations.on_space, as Gradio decides it)."""
+    """The environment a Hugging Face Space sets (evalkit.locations.on_space, as Gradio decides it), with the OAuth
+    variables its README's `hf_oauth: true` adds."""
     monkeypatch.setenv("SPACE_ID", "org/evalkit")
     monkeypatch.setenv("SYSTEM", "spaces")
+    for name in ("OAUTH_CLIENT_ID", "OAUTH_CLIENT_SECRET", "OAUTH_SCOPES", "OPENID_PROVIDER_URL"):
+        monkeypatch.setenv(name, "https://huggingface.co" if name == "OPENID_PROVIDER_URL" else f"set-{name}")
+
+
+def test_a_space_without_hub_sign_in_stops_at_the_start_saying_to_set_hf_oauth(tmp_path, monkeypatch):
+    """A Space whose README header lacks `hf_oauth: true` has no OAuth variables: the start stopped with Gradio's
+    ValueError traceback while the app was built, after the sync had restored and committed its start file and a
+    preparation had begun. It now stops first, naming the missing variables and the header line to add."""
+    from click.testing import CliRunner
+
+    import huggingface_hub
+
+    from evalkit.cli import cli
+
+    on_a_space(monkeypatch)
+    monkeypatch.delenv("OAUTH_CLIENT_ID")
+    monkeypatch.setenv("EVALKIT_SYNC_REPO", "org/ratings")
+    hub = FakeHub(tmp_path / "hub")
+    monkeypatch.setattr(huggingface_hub, "HfApi", lambda: hub)
+    db = tmp_path / "space" / "evalkit.db"
+    r = CliRunner().invoke(cli, ["serve", "--db", str(db), "--no-prepare"])
+    assert r.exit_code == 1 and r.output.startswith("Error: this Space has no 'Sign in with Hugging Face' "
+                                                    "(OAUTH_CLIENT_ID not set)"), r.output
+    assert "hf_oauth: true" in r.output and "README.md" in r.output and "Traceback" not in r.output
+    assert not db.exists() and not list((tmp_path / "hub").rglob("*"))  # nothing restored or committed
 
 
 def test_a_space_without_a_sync_repo_does_not_start(tmp_path, monkeypatch):

@@ -77,6 +77,24 @@ def plan_hint(path: Path) -> str:
     return f"evalkit: {study.label()}: {short}." if short else ""
 
 
+# What a Space sets when its README's YAML header has `hf_oauth: true`; Gradio's Hub sign-in needs every one
+SPACE_OAUTH_VARIABLES = ("OAUTH_CLIENT_ID", "OAUTH_CLIENT_SECRET", "OAUTH_SCOPES", "OPENID_PROVIDER_URL")
+
+
+def check_space_oauth() -> None:
+    """On a Space raters sign in with Hugging Face, which the Space switches on with `hf_oauth: true` in its README's
+    YAML header: without it, EvalkitError naming the setting (not Gradio's ValueError while the app is built)."""
+    import os
+
+    missing = [v for v in SPACE_OAUTH_VARIABLES if not os.environ.get(v)]
+    if missing:
+        raise EvalkitError(
+            f"this Space has no 'Sign in with Hugging Face' ({', '.join(missing)} not set), which is how its raters "
+            "sign in",
+            "put `hf_oauth: true` in the YAML header at the top of the Space's README.md (this repository's header "
+            "has it; README, \"On a Hugging Face Space\", step 1) and push it: the Space then restarts with sign-in")
+
+
 class _Stderr(logging.StreamHandler):
     """A handler on whatever sys.stderr is when it writes (a test runner swaps it), not the one at its creation."""
 
@@ -110,6 +128,8 @@ def serve(cfg: Config, path: Path, *, host: str | None = None, port: int | None 
     if port is not None and not 0 <= port <= 65535:  # before a preparation starts
         raise EvalkitError(f"--port {port} is not a port", "pass a port in 0-65535, e.g. --port 7861 (0: Gradio's "
                            "default, 7860 or the next free one)")
+    if on_space():  # before the sync's start commit and the preparation: Gradio would stop later, with a traceback
+        check_space_oauth()
     sync = prep = None
     try:
         # On a Space the disk does not survive a restart: restore the database before anything opens it
