@@ -277,6 +277,34 @@ def test_a_space_without_hub_sign_in_stops_at_the_start_saying_to_set_hf_oauth(t
     assert not db.exists() and not list((tmp_path / "hub").rglob("*"))  # nothing restored or committed
 
 
+def test_a_space_whose_data_dir_is_missing_stops_at_the_start_saying_to_attach_storage(tmp_path, monkeypatch):
+    """README step 3 sets EVALKIT_DATA_DIR=/data for persistent storage. With the variable set and no storage attached
+    (or any folder the database cannot be made in), the restore of the repo's database stopped the start with an
+    OSError traceback from making the folder. It now stops first with an evalkit error: on a Space whose
+    EVALKIT_DATA_DIR does not exist, naming the variable and the storage to attach; nothing is committed."""
+    from click.testing import CliRunner
+
+    import huggingface_hub
+
+    from evalkit.cli import cli
+
+    on_a_space(monkeypatch)
+    hub = FakeHub(tmp_path / "hub")
+    seed = tmp_path / "seed.db"
+    _add_experiment(seed)
+    (hub.root / "evalkit.db").write_bytes(seed.read_bytes())  # the study's database, uploaded (step 4)
+    monkeypatch.setattr(huggingface_hub, "HfApi", lambda: hub)
+    monkeypatch.setenv("EVALKIT_SYNC_REPO", "org/ratings")
+    (tmp_path / "not-a-folder").write_text("", encoding="utf-8")  # a folder that cannot be made (as "/" for a user)
+    data = tmp_path / "not-a-folder" / "data"
+    monkeypatch.setenv("EVALKIT_DATA_DIR", str(data))
+    monkeypatch.delenv("EVALKIT_DB", raising=False)
+    r = CliRunner().invoke(cli, ["serve", "--no-prepare"])
+    assert r.exit_code == 1 and r.output.startswith(f"Error: database {data / 'evalkit.db'} cannot be created"), r.output
+    assert f"EVALKIT_DATA_DIR={data} does not exist on this Space" in r.output and "persistent storage" in r.output
+    assert "Traceback" not in r.output and sorted(p.name for p in hub.root.iterdir()) == ["evalkit.db"]
+
+
 def test_a_space_without_a_sync_repo_does_not_start(tmp_path, monkeypatch):
     """Audit, 2026-12-02: with EVALKIT_SYNC_REPO unset on a Space the app served anyway, its ratings on a disk a
     restart wipes, where the README says the repo is required. The start now stops, naming the variable and the

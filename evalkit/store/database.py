@@ -169,7 +169,7 @@ def _unreadable(path: Path, e: Exception) -> EvalkitError:
     )
 
 
-def _check_place(path: Path) -> None:
+def check_place(path: Path) -> None:
     """A folder where the file should be, or a file where a folder should be: said plainly, before SQLite's
     'unable to open database file' (whose advice would be about a corrupt file)."""
     import os
@@ -206,7 +206,7 @@ def open_db(path: Path | str | None = None, migrate_schema: bool = True):
     from ..locations import db_path
 
     path = Path(path) if path else db_path()
-    _check_place(path)
+    check_place(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S, check_same_thread=False)

@@ -95,6 +95,25 @@ def check_space_oauth() -> None:
             "has it; README, \"On a Hugging Face Space\", step 1) and push it: the Space then restarts with sign-in")
 
 
+def _check_data_place(path: Path) -> None:
+    """EvalkitError when the database cannot be made at `path`; on a Space whose EVALKIT_DATA_DIR does not exist, the
+    likely cause is named: the variable set (README, step 3) without persistent storage attached."""
+    import os
+
+    from ..store.database import check_place
+
+    try:
+        check_place(path)
+    except EvalkitError as e:
+        data = os.environ.get("EVALKIT_DATA_DIR", "")
+        if on_space() and data and not Path(data).exists():
+            raise EvalkitError(e.what, f"EVALKIT_DATA_DIR={data} does not exist on this Space: attach persistent "
+                               "storage in the Space's settings (it is mounted at /data, so EVALKIT_DATA_DIR=/data), "
+                               "or delete the variable EVALKIT_DATA_DIR to keep the database on the Space's own disk "
+                               "(the sync repo then restores it after a restart)") from e
+        raise
+
+
 class _Stderr(logging.StreamHandler):
     """A handler on whatever sys.stderr is when it writes (a test runner swaps it), not the one at its creation."""
 
@@ -136,6 +155,7 @@ def serve(cfg: Config, path: Path, *, host: str | None = None, port: int | None 
         # (EVALKIT_SYNC_REPO switches this on; on a Space the start stops without it, unless it is "off"), then push
         # consistent snapshots while serving.
         sync = from_environment(path)
+        _check_data_place(path)  # before the restore writes there: a folder it could not make was a traceback
         if sync is not None:
             sync.restore_if_missing()
             sync.check_can_write()  # reading is not writing: a read-only token would lose the ratings at a restart
