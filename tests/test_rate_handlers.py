@@ -297,6 +297,26 @@ def test_after_a_space_restart_the_refusal_says_to_reload_and_sign_in_with_huggi
         assert "code" not in said and "代码" not in said, said
 
 
+def test_on_a_space_the_live_tab_tells_a_page_that_lost_its_session_to_reload(monkeypatch):
+    """After a Space restart an organiser's Live tab still shows her signed in, with no sign-in button on the Rate
+    tab (the page hides it once signed in): "sign in on the Rate tab first" named nothing she could press. On a Space
+    the refusal says to reload, which signs her in again from her Hugging Face sign-in, in both languages."""
+    from evalkit.config import AppConfig, Config
+    from evalkit.errors import EvalkitError
+    from evalkit.ui.alerts import message
+    from evalkit.ui.live import check_access
+
+    cfg = Config(app=AppConfig(signup="invite"))
+    with pytest.raises(EvalkitError) as refused:
+        check_access(cfg, True, Session())
+    en, zh = message(refused.value, "en"), message(refused.value, "zh")
+    assert "reload the page" in en and "Hugging Face" in en and "restarted" in en, en
+    assert zh.startswith("“现场演示”页需要先用 Hugging Face 账号登录") and "请刷新页面" in zh, zh
+    with pytest.raises(EvalkitError, match="needs you to be signed in") as refused:  # a local app keeps its form
+        check_access(cfg, False, Session())
+    assert refused.value.fix == "sign in on the Rate tab first"
+
+
 def test_every_chinese_refusal_fills_in_from_its_own_pattern():
     """Each ERRORS_ZH entry uses only the groups its pattern has (a slip would raise inside the error handler)."""
     from evalkit.ui.words import ERRORS_ZH

@@ -85,6 +85,10 @@ def check_access(cfg: Config, space: bool, s: Session | None) -> None:
     if mode == "anyone":
         return
     if s is None or not s.rater:
+        if space:  # a page signed in before the Space restarted shows no sign-in button: its reload signs in again
+            raise EvalkitError("the Live tab needs you to be signed in with Hugging Face",
+                               "reload the page: if you signed in before (the Space may have restarted since), it signs "
+                               "you in again; else use 'Sign in with Hugging Face' on the Rate tab")
         raise EvalkitError("the Live tab needs you to be signed in", "sign in on the Rate tab first")
     if mode == "organisers" and not s.organiser:
         raise EvalkitError("the Live tab is for the study's organisers while the study runs",
