@@ -330,7 +330,29 @@ def test_a_space_without_a_sync_repo_does_not_start(tmp_path, monkeypatch):
     assert from_environment(tmp_path / "x.db", api=FakeHub(tmp_path / "h")) is None
 
 
-def test_a_token_that_cannot_read_the_repo_stops_the_start(tmp_path):
+def no_hub_token(monkeypatch, tmp_path):
+    """No Hugging Face token anywhere huggingface_hub looks (the variable, the login file)."""
+    from huggingface_hub import constants
+
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "no-token"))
+
+
+def test_a_space_without_the_hf_token_secret_is_told_to_add_it(tmp_path, monkeypatch):
+    """README step 3's secret HF_TOKEN not added: the Hub answers a private repo's read with 401, which said "cannot
+    be read with this token ... missing, expired or has no access" though there was no token at all. With none set
+    the start now names the missing secret and where to add it; nothing is made on the disk."""
+    no_hub_token(monkeypatch, tmp_path)
+    db_path = tmp_path / "space" / "evalkit.db"
+    hub = FakeHub(tmp_path / "hub", fail_info=hub_error(401, "https://huggingface.co/api/datasets/org/ratings"))
+    with pytest.raises(EvalkitError, match="sync repo org/ratings .*cannot be read: HF_TOKEN is not set") as refused:
+        DatabaseSync(db_path, "org/ratings", api=hub).restore_if_missing()
+    assert refused.value.fix.startswith("add the secret HF_TOKEN in the Space's settings") and "read/write" in \
+        refused.value.fix
+    assert not db_path.exists()
+
+
+def test_a_token_that_cannot_read_the_repo_stops_the_start(tmp_path, monkeypatch):
     """HF_TOKEN missing or expired on a private repo: the Hub answers 401, which huggingface_hub raises as
     RepositoryNotFoundError. That is no "no database yet": the start stops (an empty database would be pushed over
     the stored ratings), and says the token cannot read the repo."""
@@ -343,6 +365,7 @@ def test_a_token_that_cannot_read_the_repo_stops_the_start(tmp_path):
         "403": dict(fail_download=hub_error(403, "https://huggingface.co/datasets/org/ratings/resolve/main/evalkit.db",
                                             message="Forbidden")),
     }
+    monkeypatch.setenv("HF_TOKEN", "hf_expired-or-powerless")  # a token is set (without one: the test above)
     for name, fail in cases.items():
         db_path = tmp_path / name / "evalkit.db"
         sync = DatabaseSync(db_path, "org/ratings", api=FakeHub(tmp_path / "hub", **fail))
@@ -878,7 +901,7 @@ def test_a_transient_hub_error_at_the_start_is_retried_a_few_times_before_the_st
     assert not (tmp_path / "s3" / "evalkit.db").exists()
     waits.clear()
     url = "https://huggingface.co/api/datasets/org/ratings"
-    with pytest.raises(EvalkitError, match="cannot be read with this token"):
+    with pytest.raises(EvalkitError, match="sync repo org/ratings .*cannot be read"):
         DatabaseSync(tmp_path / "s4" / "evalkit.db", "org/ratings", api=FakeHub(hub_root, fail_info=hub_error(401, url)),
                      retry_delays=(1, 3, 9), sleep=waits.append).restore_if_missing()
     assert waits == []

@@ -151,6 +151,15 @@ class DatabaseSync:
         self._lock = threading.Lock()
 
     def _cannot_read(self, e: Exception) -> EvalkitError:
+        from huggingface_hub import get_token
+
+        if get_token() is None:  # the likeliest cause on a Space, said as such: the secret was never added
+            return EvalkitError(
+                f"the sync repo {self.repo_id} (a dataset repo) cannot be read: HF_TOKEN is not set, and without a "
+                f"token the Hub shows a private repo to no one ({type(e).__name__})",
+                f"add the secret HF_TOKEN in the Space's settings (Variables and secrets), a token with read/write "
+                f"access to {self.repo_id}, and restart the Space (elsewhere: set HF_TOKEN or run `hf auth login`); "
+                "the app does not start on an empty database, which would overwrite the stored ratings")
         return EvalkitError(
             f"the sync repo {self.repo_id} (a dataset repo) cannot be read with this token: {type(e).__name__}: "
             f"{str(e).splitlines()[0] if str(e) else ''} (the Hub answers so when the repo does not exist, and when it "
