@@ -696,6 +696,24 @@ def test_on_the_english_page_a_chinese_prompt_is_read_in_chinese(cfg, pool_db):
         assert page.evaluate("document.querySelector('#text-a textarea').lang") == "zh"
 
 
+def test_a_screen_reader_can_jump_by_heading_to_the_prompt_and_each_output(cfg, pool_db):
+    """Rater audit (screen reader), 2026-12-05: the page's only heading was its title, so the heading keys could not
+    reach the prompt or either output. The prompt's title and both outputs' labels are headings of one level, alike on
+    both sides, and each output keeps its name as a text box."""
+    from evalkit.task.prompts import load_prompts
+
+    titles = [p.title or p.id for p in load_prompts()]
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        shown_texts(page)
+        for side in ("A", "B"):
+            name = word("output", "zh", side=side)
+            expect(page.get_by_role("heading", name=name, exact=True)).to_have_attribute("aria-level", "3")
+            expect(page.get_by_role("textbox", name=name, exact=True)).to_have_count(1)
+        prompt_heading = page.locator("#rate-prompt").get_by_role("heading", level=3)
+        expect(prompt_heading).to_have_count(1)
+        assert prompt_heading.inner_text().strip() in titles
+
 def test_a_screen_reader_hears_each_answer_s_key_while_the_keys_are_on(cfg, pool_db):
     """Accessibility audit, 2026-12-05: the keys were told only in the line at the top of the page, which a screen
     reader rater tabbing through the questions never reaches; each answer now carries its key (aria-keyshortcuts, the

@@ -133,10 +133,12 @@ def labels_key(prompt: Prompt | None, lang: str) -> str:
 
 
 def prompt_markdown(prompt: Prompt | None, prompt_id: str, lang: str) -> str:
+    # the title a heading (as the outputs' labels are, keys.py): a screen reader's heading keys move from the prompt to
+    # output A to output B, where bold text was no stop
     if prompt is None:
-        return f"**{prompt_id}**"
+        return f"### {prompt_id}"
     colon = "：" if lang == "zh" else ": "
-    return (f"**{prompt.title or prompt.id}**\n\n{word('material', lang)}{colon}{prompt.material}\n\n"
+    return (f"### {prompt.title or prompt.id}\n\n{word('material', lang)}{colon}{prompt.material}\n\n"
             f"{word('task', lang)}{colon}{prompt.task}")
 
 

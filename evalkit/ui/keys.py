@@ -193,6 +193,11 @@ SCRIPT = """
       if (!t.readOnly) t.readOnly = true;
       if (t.lang !== lang) t.lang = lang;
     });
+    // the outputs' labels are headings (level 3, as the prompt's title), alike on both sides: the page had one heading,
+    // its title, so a screen reader's heading keys could not jump to output A or B (rater audit, 2026-12-05)
+    document.querySelectorAll("#text-a [data-testid=block-info], #text-b [data-testid=block-info]").forEach((l) => {
+      if (l.getAttribute("role") !== "heading") { l.setAttribute("role", "heading"); l.setAttribute("aria-level", "3"); }
+    });
     // the status line is announced when it changes (its echo under Submit is for the eyes, or it is said twice)
     const status = document.getElementById("rate-status");
     if (status && status.getAttribute("role") !== "status") status.setAttribute("role", "status");
