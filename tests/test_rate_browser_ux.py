@@ -714,6 +714,34 @@ def test_a_screen_reader_can_jump_by_heading_to_the_prompt_and_each_output(cfg, 
         expect(prompt_heading).to_have_count(1)
         assert prompt_heading.inner_text().strip() in titles
 
+def test_a_screen_reader_never_hears_gradio_s_untranslated_message_keys(cfg, pool_db):
+    """Rater audit (screen reader), 2026-12-05: Gradio's own live region said "common.complete" after the rater's
+    events, its untranslated message key, and a screen reader read it out on the Chinese page. What Gradio writes there
+    is caught as it is written (an observer made before the page's own), and what the region holds is sampled each
+    frame (what the accessibility tree sees): Gradio writes the key, and it is never there to be heard."""
+    heard = """(() => { window.heard = []; window.written = [];
+      const key = (t) => /^common[.][a-z_]+$/.test(t.trim());
+      new MutationObserver(() => document.querySelectorAll('[role=status][aria-atomic=true]').forEach((r) => {
+        if (key(r.textContent)) window.written.push(r.textContent.trim()); })).observe(document,
+        {subtree: true, childList: true, characterData: true});
+      const look = () => { document.querySelectorAll('[role=status][aria-atomic=true]').forEach((r) => {
+          const t = r.textContent.trim(); if (t && window.heard.at(-1) !== t) window.heard.push(t); });
+        requestAnimationFrame(look); };
+      requestAnimationFrame(look); })()"""
+    with served(cfg, pool_db) as url, chromium_page(init_script=heard) as page:
+        sign_in(page, url, "ann")
+        first = shown_texts(page)
+        answer_all(page)
+        page.click("#submit")
+        expect(page.locator("#next")).to_be_visible()
+        page.click("#next")
+        next_texts(page, first)
+        # Gradio speaks at most once in 5 s: its words come late, and two frames later they would be in the tree
+        page.wait_for_function("() => window.written.length > 0", timeout=30_000)
+        page.evaluate("() => new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok)))")
+        said = page.evaluate("() => window.heard")
+        assert not [t for t in said if re.match(r"^common\.\w+$", t)], said
+
 def test_a_screen_reader_hears_each_answer_s_key_while_the_keys_are_on(cfg, pool_db):
     """Accessibility audit, 2026-12-05: the keys were told only in the line at the top of the page, which a screen
     reader rater tabbing through the questions never reaches; each answer now carries its key (aria-keyshortcuts, the

@@ -225,6 +225,14 @@ SCRIPT = """
     if (!due) { due = true; requestAnimationFrame(() => { due = false; tend(); }); }
   }).observe(document.documentElement,
     {subtree: true, childList: true, attributes: true, attributeFilter: ["name", "disabled"]});
+  // Gradio's own live region says each finished event by its untranslated message key ("common.complete",
+  // "common.error"): a screen reader read those words after every Submit, on the Chinese page too (rater audit, 2026-12-05).
+  // The status line says what happened; such a key is emptied in place (its text node kept, for Gradio's next message)
+  // before the page is next drawn, so it is never announced
+  new MutationObserver(() => document.querySelectorAll("[role=status][aria-atomic=true]").forEach((region) => {
+    const walk = document.createTreeWalker(region, NodeFilter.SHOW_TEXT);
+    for (let t = walk.nextNode(); t; t = walk.nextNode()) if (/^\\s*common\\.\\w+\\s*$/.test(t.nodeValue)) t.nodeValue = "";
+  })).observe(document.documentElement, {subtree: true, childList: true, characterData: true});
   // The single-key shortcuts can be switched off, and the choice is kept in this browser (WCAG 2.1 SC 2.1.4: a
   // speech-input user's dictated words would otherwise answer questions). Off, the keys' line is hidden too
   const KEYS_OFF = "evalkit-keys-off";
