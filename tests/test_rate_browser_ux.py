@@ -742,6 +742,29 @@ def test_a_screen_reader_never_hears_gradio_s_untranslated_message_keys(cfg, poo
         said = page.evaluate("() => window.heard")
         assert not [t for t in said if re.match(r"^common\.\w+$", t)], said
 
+def test_every_tab_stop_of_the_rating_shows_where_the_focus_is(cfg, pool_db):
+    """WCAG 2.4.7 (rater audit, keyboard only, 2026-12-05): the shortcuts' switch took the focus with nothing drawn
+    on it (Gradio's checkbox style removes the outline), so a keyboard rater tabbing from the language choice lost
+    sight of the focus. Every stop from the language choice to the end of the form draws an outline or a ring."""
+    ring = """() => { const e = document.activeElement, s = getComputedStyle(e);
+        const line = s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) > 0;
+        return [e.id || (e.closest('[id]') || {}).id || e.tagName, line || s.boxShadow !== 'none'] }"""
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        shown_texts(page)
+        page.wait_for_function("() => document.activeElement && document.activeElement.closest('.question')",
+                               timeout=30_000)  # the page's own focus on the first question comes first
+        page.locator("#lang input:checked").focus()
+        stops = []
+        for _ in range(30):
+            page.keyboard.press("Tab")
+            stop = page.evaluate(ring)
+            if stop[0] == "BODY":
+                break
+            stops.append(stop)
+        assert "keys-on" in [s[0] for s in stops] and "comment" in [s[0] for s in stops], stops
+        assert all(drawn for _, drawn in stops), [s for s, drawn in stops if not drawn]
+
 def test_a_screen_reader_hears_each_answer_s_key_while_the_keys_are_on(cfg, pool_db):
     """Accessibility audit, 2026-12-05: the keys were told only in the line at the top of the page, which a screen
     reader rater tabbing through the questions never reaches; each answer now carries its key (aria-keyshortcuts, the

@@ -361,6 +361,8 @@ CSS = """
 @media (forced-colors: active) { .current-question { outline: 3px solid CanvasText; outline-offset: -3px; } }
 /* the answer the keyboard is on (Gradio draws no focus ring on its radios) */
 fieldset input[type=radio]:focus-visible { outline: 2px solid #2563eb; outline-offset: 2px; }
+/* and on the shortcuts' switch: Gradio's checkbox style draws no focus either */
+#keys-on:focus-visible { outline: 2px solid #2563eb; outline-offset: 2px; }
 /* the reveal's table on a phone: a number never breaks across lines, nor a word of a heading; the long cells wrap.
    (This sheet is on the page before any rating: no word of it may hint at a side, tests/test_app_leak.py) */
 #reveal td:nth-child(n+3) { white-space: nowrap; }
