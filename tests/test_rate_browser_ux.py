@@ -916,6 +916,32 @@ def test_n_presses_check_again_when_the_pairs_left_are_held_by_others(cfg, pool_
         expect(again).to_be_hidden()
 
 
+def test_when_no_pair_is_left_the_focus_goes_to_the_words_that_say_why(cfg, pool_db):
+    """Rater audit (screen reader, keyboard), 2026-12-05: Next pair with no pair left hid the button that had the
+    focus and put nothing in its place; the focus fell to the page itself and a screen reader said nothing. It now
+    goes to the 'all done' words, so they are read, and Tab goes on from there (Check again)."""
+    from evalkit.rating.queue import next_pair
+    from evalkit.store import open_db
+
+    db = open_db(pool_db)
+    held = [v for v in (next_pair(db, f"other{i}", 1) for i in range(10)) if v is not None]
+    db.conn.close()
+    assert held, "the other raters hold the pool's pairs"
+    with sqlite3.connect(pool_db) as conn:  # one pair left for ann
+        conn.execute("DELETE FROM assignments WHERE rater = 'other0'")
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        shown_texts(page)
+        answer_all(page)
+        page.click("#submit")
+        page.wait_for_function("() => document.activeElement && document.activeElement.closest('#next')")
+        page.keyboard.press("Enter")  # Next pair: none is left
+        expect(page.locator("#rate-done")).to_contain_text(word("check_again", "zh"))
+        page.wait_for_function("() => document.activeElement && document.activeElement.closest('#rate-done')",
+                               timeout=30_000)
+        page.keyboard.press("Tab")
+        page.wait_for_function("() => document.activeElement.closest('#check-again')")
+
 def test_on_a_phone_the_shortcuts_switch_says_what_it_is_for(cfg, pool_db):
     """Rater audit R5: on a phone the keys' line is hidden, yet the switch beside it stayed, labelled "Single-key
     shortcuts" with no shortcuts in sight. It stays (a speech-input user's phone may still type her words as keys,

@@ -146,7 +146,7 @@ SCRIPT = """
   const SWITCH_PHONE = %s;
   const shown = (el) => !!el && el.offsetParent !== null;
   const lang = () => { const c = document.querySelector("#lang input:checked"); return c && c.value === "en" ? "en" : "zh"; };
-  let pair = "", nextWasShown = false, submitWasShown = false, focusDue = false, waited = 0;
+  let pair = "", nextWasShown = false, submitWasShown = false, doneWasShown = false, focusDue = false, waited = 0;
   // The rater's hold on the pair on screen counts from her last sign of work (rating.queue.keep_hold): after her own
   // input, at most every few minutes, the page presses the hidden #alive. A tab left alone sends nothing, so its pair
   // still goes to another rater after the hold's minutes
@@ -310,6 +310,15 @@ SCRIPT = """
       next.focus({preventScroll: true});
     }
     nextWasShown = nextShown;
+    // no pair left (Next pair, Skip): the focus was on a control that went with the pair and fell to the page itself,
+    // where a screen reader said nothing at all. It goes to the words that say why, read with them
+    const done = document.getElementById("rate-done");
+    const doneShown = shown(done) && done.innerText.trim() !== "";
+    if (doneShown && !doneWasShown && (!document.activeElement || document.activeElement === document.body)) {
+      if (!done.hasAttribute("tabindex")) done.tabIndex = -1;  // focusable from the script, never a Tab stop
+      done.focus();
+    }
+    doneWasShown = doneShown;
     // the status line sits at the top; when it says something while scrolled away (the pair was finished by
     // others, a rating was stored), the same words show under Submit, where the rater is
     const status = document.querySelector("#rate-status .prose") || document.querySelector("#rate-status");
