@@ -765,6 +765,29 @@ def test_every_tab_stop_of_the_rating_shows_where_the_focus_is(cfg, pool_db):
         assert "keys-on" in [s[0] for s in stops] and "comment" in [s[0] for s in stops], stops
         assert all(drawn for _, drawn in stops), [s for s, drawn in stops if not drawn]
 
+def test_a_screen_reader_hears_whether_the_guidelines_and_the_skip_box_are_open(cfg, pool_db):
+    """Rater audit (screen reader), 2026-12-05: the guidelines' and Skip's toggles said open or closed only by the
+    angle of their arrow; a screen reader heard a button with no state. Each says it (aria-expanded), and follows a
+    toggle by key as well as one from the server (the guidelines fold away after the first pair)."""
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        first = shown_texts(page)
+        guide = page.get_by_role("button", name=re.compile("^" + word("guidelines", "zh")))
+        skip = page.get_by_role("button", name=re.compile("^" + word("skip_box", "zh")))
+        expect(page.locator("#guidelines-text")).to_be_visible()  # open on the first pair
+        expect(guide).to_have_attribute("aria-expanded", "true")
+        expect(skip).to_have_attribute("aria-expanded", "false")
+        skip.focus()
+        page.keyboard.press("Enter")
+        expect(page.locator("#skip-reason")).to_be_visible()
+        expect(skip).to_have_attribute("aria-expanded", "true")
+        answer_all(page)
+        page.click("#submit")
+        page.click("#next")
+        next_texts(page, first)
+        expect(page.locator("#guidelines-text")).to_be_hidden()  # folded away by the server after the first pair
+        expect(guide).to_have_attribute("aria-expanded", "false")
+
 def test_a_screen_reader_hears_each_answer_s_key_while_the_keys_are_on(cfg, pool_db):
     """Accessibility audit, 2026-12-05: the keys were told only in the line at the top of the page, which a screen
     reader rater tabbing through the questions never reaches; each answer now carries its key (aria-keyshortcuts, the

@@ -169,7 +169,17 @@ SCRIPT = """
     const owner = r.closest("[id]");
     if (owner && r.name !== "group-" + owner.id) r.name = "group-" + owner.id;
   });
+  // Gradio's accordions (the guidelines, Skip this pair) say open or closed only by their arrow's angle: a screen
+  // reader heard a button with no state (WCAG 4.1.2). aria-expanded follows the class Gradio sets when one is open
+  const expanded = (b) => {
+    const open = String(b.classList.contains("open"));
+    if (b.getAttribute("aria-expanded") !== open) b.setAttribute("aria-expanded", open);
+  };
+  new MutationObserver((records) => records.forEach((r) => {
+    if (r.target.classList && r.target.classList.contains("label-wrap")) expanded(r.target);
+  })).observe(document.documentElement, {subtree: true, attributes: true, attributeFilter: ["class"]});
   const tend = () => {
+    document.querySelectorAll("button.label-wrap").forEach(expanded);  // those drawn since
     // For screen readers, from what the page shows and alike on both sides. Gradio's radio control is a fieldset
     // without a legend: each is named by its visible label and small print, so a rater hears which question, and of
     // which output, an answer belongs to
