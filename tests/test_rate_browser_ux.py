@@ -895,11 +895,7 @@ def test_the_language_switch_never_says_an_old_status_over_a_refusal(cfg, pool_d
     was stored, over the pair she had not skipped, and the refusal was gone. The switch says the session's words again
     only while the line still shows them."""
     with served(cfg, pool_db) as url, chromium_page() as page:
-        sign_in(page, url, "ann")
-        first = shown_texts(page)
-        settled(page)
-        page.get_by_text(word("skip_box", "zh")).click()
-        reason = page.locator("#skip-reason").locator("textarea, input").first
+        first, reason = _skip_box_opened(page, url)
         reason.fill("两则输出都是空的")
         expect(reason).to_have_value("两则输出都是空的")
         page.click("#skip")
@@ -995,11 +991,7 @@ def test_the_skip_reason_typed_survives_a_reload_and_goes_with_its_pair(cfg, poo
     from apphelpers import rows
 
     with served(cfg, pool_db) as url, chromium_page() as page:
-        sign_in(page, url, "ann")
-        first = shown_texts(page)
-        settled(page)
-        page.get_by_text(word("skip_box", "zh")).click()
-        reason = page.locator("#skip-reason").locator("textarea, input").first
+        first, reason = _skip_box_opened(page, url)
         reason.press_sequentially("看不懂这段材料")
         page.wait_for_function("() => (localStorage.getItem('evalkit-draft') || '').includes('看不懂这段材料')")
         page.reload()
@@ -1095,10 +1087,15 @@ def test_a_reload_during_a_correction_says_whether_the_correction_was_stored(cfg
     assert prefs == ["A", "A", "B"]
 
 
-def settled(page):
-    """Wait for the sign-in's browser-side steps to have run (the rater marked in the page, _MARK_WHO): what is typed
-    before then is not kept with the answers, and on two loaded cores a test typed that fast (.ci/run, 2026-12-05)."""
+def _skip_box_opened(page, url):
+    """"ann" signed in with a pair on screen and its skip box open: (the pair's texts, the reason's box). Once the
+    sign-in's browser-side steps have run (the rater marked in the page, _MARK_WHO): what is typed before then is not
+    kept with the answers, and on two loaded cores a test typed that fast (.ci/run, 2026-12-05)."""
+    sign_in(page, url, "ann")
+    first = shown_texts(page)
     page.wait_for_function("() => !!window.evalkitWho")
+    page.get_by_text(word("skip_box", "zh")).click()
+    return first, page.locator("#skip-reason").locator("textarea, input").first
 
 
 def _organiser(pool_db):
