@@ -1804,3 +1804,63 @@ def test_an_event_running_across_a_sign_out_does_not_sign_the_page_in_again(tiny
             msg = raw.call(fn, data)
             assert "signed out on this page" in Raw.error(msg), (fn, msg)
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM ratings")[0]["n"] == 0
+
+
+def test_a_typed_sign_in_begun_before_sign_out_signs_nothing_in_when_it_answers_after(tiny_models, tmp_path, pool_db,
+                                                                                     monkeypatch):
+    """Attacker audit round 3, 2026-12-06: a typed sign-in (a personal code) sent before Sign out and answering after
+    it made a sign-in Sign out had never heard of, and the page was signed in again (raw calls: the page hides the
+    form while signed in). Held here in the code check until the sign-out has answered."""
+    from evalkit.ui.auth import Doorman
+
+    entered, gate = threading.Event(), threading.Event()
+    real = Doorman.local
+
+    def held(self, name, code, passcode, client):
+        out = real(self, name, code, passcode, client)
+        if code:  # the typed code is checked: it waits here until the sign-out is stored
+            entered.set()
+            gate.wait(60)
+        return out
+
+    monkeypatch.setattr(Doorman, "local", held)
+    with served(config(tiny_models, tmp_path), pool_db) as url:
+        raw = Raw(url)
+        first = raw.call("sign_in", [None, "quincy", "", ""])
+        code = re.search(r"\d+\.[A-Za-z0-9_-]{24}", json.dumps(first["output"], ensure_ascii=False)).group(0)
+        done: dict = {}
+        with httpx.Client(base_url=url, timeout=120) as c:
+            def join(fn: str, data: list) -> str:
+                body = json.dumps({"data": data, "fn_index": raw.fns[fn], "session_hash": raw.session,
+                                   "event_data": None, "trigger_id": None})
+                return c.post("gradio_api/queue/join", content=body,
+                              headers={"content-type": "application/json"}).json()["event_id"]
+
+            def listen():
+                with c.stream("GET", "gradio_api/queue/data", params={"session_hash": raw.session}) as stream:
+                    for line in stream.iter_lines():
+                        msg = json.loads(line[5:]) if line.startswith("data:") else {}
+                        if msg.get("msg") == "process_completed":
+                            done[msg["event_id"]] = msg
+                            if len(done) == 2:
+                                return
+
+            typed = join("sign_in", [None, "", "", code])
+            reader = threading.Thread(target=listen)
+            reader.start()
+            assert entered.wait(60)
+            out = join("sign_out", [None])
+            deadline = time.monotonic() + 60
+            while out not in done and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert out in done and typed not in done
+            gate.set()
+            reader.join(60)
+        late = json.dumps(done[typed], ensure_ascii=False)
+        assert "signed out on this page" in Raw.error(done[typed]) and "quincy" not in late, late
+        for fn, data in (("my_code", [None]), ("next_pair", [None]), ("submit", [None, *answers()])):
+            assert re.search("not signed in|signed out on this page", Raw.error(raw.call(fn, data))), fn
+        # a sign-in typed after the sign-out signs in, as on the page
+        assert "quincy" in json.dumps(raw.call("sign_in", [None, "", "", code])["output"], ensure_ascii=False)
+        assert raw.call("my_code", [None])["success"]
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM ratings")[0]["n"] == 0

@@ -43,7 +43,7 @@ from .form import (
 from .guidelines import guidelines
 from .prepare import panel
 from .reveal import render, render_list
-from .session import Session, end_sign_in, new_sign_in, require_rater
+from .session import Session, end_sign_in, new_sign_in, require_rater, sign_in_ended
 from .words import word
 
 log = logging.getLogger("evalkit.ui")
@@ -277,6 +277,11 @@ def settle_quietly(db) -> None:
         log.warning("could not check whether a look settles the study; the next reader will", exc_info=True)
 
 
+def _page(request) -> str | None:
+    """The page (Gradio's session) an event came from: what Sign out is final for."""
+    return getattr(request, "session_hash", None)
+
+
 def said(key: str = "", **args) -> tuple:
     """A status line as its words' key and arguments (Session.said): said in the rater's language, and said again in
     the other when she switches (the line stayed in the language it was said in)."""
@@ -428,14 +433,18 @@ class RateHandlers:
             ui.submit_btn: update(visible=False, interactive=False), ui.correct_btn: update(visible=True),
             ui.next_btn: update(visible=True), ui.skip_box: update(visible=False)}
 
-    def signed_in_screen(self, s: Session, identity, code: str, status: tuple = (), expires_at: float | None = None,
-                         hub_token: str = "") -> dict:
+    def signed_in_screen(self, s: Session, signin: str, identity, code: str, status: tuple = (),
+                         expires_at: float | None = None, hub_token: str = "") -> dict:
         """The first screen of a signed-in session; the browser keeps the code sealed (evalkit.rating.seal), never
-        as is."""
+        as is. signin: new_sign_in(page), taken when the event began; the page signed out since (the sign-in was on
+        its way, behind a busy queue or held back raw) refuses it here, and any later event refuses its session."""
         ui = self.ui
+        if sign_in_ended(signin):
+            raise RatingError("you signed out on this page while this sign-in was on its way, so it signed nothing in",
+                              "sign in again at the top of the Rate tab")
         s = replace(Session(lang=s.lang, labels=s.labels), rater=identity.name, organiser=identity.organiser,
                     rater_id=identity.rater_id, credential=identity.credential, expires_at=expires_at,
-                    hub_token=hub_token, code=code, signin=new_sign_in())
+                    hub_token=hub_token, code=code, signin=signin)
         with connect(self.db_path) as db:
             return self.pair_screen(db, s, status) | {ui.signin_box: update(visible=False),
                                                       ui.browser_code: self.doorman.seal(code),
@@ -450,11 +459,13 @@ class RateHandlers:
 
     @friendly
     def sign_in_local(self, s: Session, name: str, passcode: str, code: str, request: gr.Request | None) -> dict:
+        signin = new_sign_in(_page(request))  # before any work: a sign-out from here on ends it
         if self.preparing is not None:
             self.preparing.check()
         identity, new_code = self.doorman.local(name, code, passcode, auth.client_key(request, self.space))
         status = said() if new_code is None else said("welcome", name=inert(identity.name), code=new_code)
-        return self.signed_in_screen(s, identity, new_code or code_from(code), status)  # My code: the code, not a link
+        # My code: the code, not a link
+        return self.signed_in_screen(s, signin, identity, new_code or code_from(code), status)
 
     @friendly
     def resume_local(self, s: Session, stored: str, request: gr.Request | None) -> dict:
@@ -469,6 +480,7 @@ class RateHandlers:
         # her back in (on a shared computer, the next person would rate under her name). A sign-out is final here.
         if s.rater is not None or s.signed_out or not self.ready():  # not ready: the panel's poll signs in later
             return unchanged
+        signin = new_sign_in(_page(request))  # and a sign-out while this runs ends it
         invite = (request.query_params.get("invite") or "") if request is not None else ""
         client = auth.client_key(request, self.space)
         if invite:  # a typed code, in a link: it passes the sign-in guard
@@ -478,11 +490,13 @@ class RateHandlers:
                 wait = getattr(e, "wait", None)
                 return {ui.browser_code: "", ui.status: word("invite_invalid", s.lang) if wait is None else
                         word("invite_wait", s.lang, seconds=max(1, round(wait)))}
-            return self.signed_in_screen(s, identity, invite)
+            return self.signed_in_screen(s, signin, identity, invite)
         resumed = self.doorman.resume(stored, client)  # the sealed code this browser kept, if any
         if resumed is None:  # a kept code that no longer opens (revoked, another app's) is forgotten
             return {ui.browser_code: ""} if stored else unchanged
-        return self.signed_in_screen(s, *resumed)
+        if sign_in_ended(signin):  # signed out while this ran: final here too, quietly
+            return unchanged
+        return self.signed_in_screen(s, signin, *resumed)
 
     @friendly
     def sign_in_space(self, s: Session, profile: gr.OAuthProfile | None, request: gr.Request | None = None) -> dict:
@@ -491,13 +505,16 @@ class RateHandlers:
         if not self.ready():
             return {self.ui.status: "The pairs are being prepared; the Rate tab opens by itself when they are ready. · "
                                     "评分数据准备中，完成后评分页会自动打开。"}
+        signin = new_sign_in(_page(request))
         identity, token = self.doorman.space_identity(profile), hubcheck.oauth_token(request)
         hubcheck.signed_in(self.app, identity.name, token)  # the profile read is the first answer (ui.hubcheck)
-        return self.signed_in_screen(s, identity, "", expires_at=oauth_expiry(request), hub_token=token)
+        return self.signed_in_screen(s, signin, identity, "", expires_at=oauth_expiry(request), hub_token=token)
 
-    def sign_out(self, s: Session) -> dict:
+    def sign_out(self, s: Session, request: gr.Request | None = None) -> dict:
         ui = self.ui
-        end_sign_in(s)  # an event still running returns this sign-in's session: it is refused from now on
+        # an event still running returns this sign-in's session, and a sign-in begun on this page before now may
+        # answer after this: both are refused from now on
+        end_sign_in(s, _page(request))
         # Gradio's BrowserState writes only a non-empty value, so "" would leave the sealed code in the browser and
         # the next visit would sign the same rater in again: a marker that never opens as a code overwrites it (and
         # the browser removes the key, _FORGET_CODE)
@@ -809,7 +826,7 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
         restore(resumed.then(None, None, None, js=_FORGET_INVITE)).then(None, [ui.lang], [ui.lang], js=_STORED_LANG)
         refusal_said(ui.code_btn.click(h.show_code, [ui.session], [ui.session, ui.status], api_name="my_code",
                                        show_progress_on=ui.status))
-        ui.signout_btn.click(h.sign_out, [ui.session], [ui.session, ui.browser_code, ui.signin_box, ui.signout_btn,
+        ui.signout_btn.click(gradio_hints(h.sign_out), [ui.session], [ui.session, ui.browser_code, ui.signin_box, ui.signout_btn,
                                                         ui.code_btn, ui.pair_box, ui.who, ui.done_md, ui.again_btn,
                                                         ui.status, ui.draft_owner],
                             api_name="sign_out", show_progress_on=ui.status).then(None, None, None, js=_FORGET_CODE)

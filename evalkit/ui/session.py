@@ -53,21 +53,38 @@ class Session:
 class _Ended:
     """The sign-ins Sign out ended in this process (Session.signin ids). An event already running when its page signed
     out returns the session it began with, and Gradio writes that back over the signed-out one: a language switch in
-    flight signed the rater in again (attacker audit 2026-12-05). A listed sign-in has no rights (require_rater)."""
+    flight signed the rater in again (attacker audit 2026-12-05). A listed sign-in has no rights (require_rater).
+    A sign-in's id is issued when its event begins and listed under its page (the Gradio session): Sign out ends every
+    sign-in its page has begun, so a typed code still on its way then signs nothing in when it lands (audit round 3)."""
 
     KEEP_SECONDS = 24 * 3600.0  # far past any event in flight at the sign-out
 
     def __init__(self):
         self._lock = threading.Lock()
         self._ended: dict[str, float] = {}
+        self._begun: dict[str, dict[str, float]] = {}  # page -> the sign-ins begun on it, not yet ended
 
-    def end(self, signin: str) -> None:
+    def begin(self, page: str | None) -> str:
+        signin = secrets.token_hex(12)
+        if page:
+            now = time.monotonic()
+            with self._lock:
+                self._begun.setdefault(page, {})[signin] = now
+                self._forget_old(self._begun, now, lambda ids: max(ids.values()))
+        return signin
+
+    def end(self, signin: str, page: str | None = None) -> None:
         now = time.monotonic()
         with self._lock:
-            self._ended[signin] = now
-            if len(self._ended) > 1000:
-                for k in [k for k, t in self._ended.items() if now - t > self.KEEP_SECONDS]:
-                    del self._ended[k]
+            for one in [signin, *self._begun.pop(page or "", {})]:
+                if one:
+                    self._ended[one] = now
+            self._forget_old(self._ended, now, lambda t: t)
+
+    def _forget_old(self, table: dict, now: float, when) -> None:
+        if len(table) > 1000:
+            for k in [k for k, v in table.items() if now - when(v) > self.KEEP_SECONDS]:
+                del table[k]
 
     def __contains__(self, signin: str) -> bool:
         with self._lock:
@@ -77,19 +94,22 @@ class _Ended:
 _ended = _Ended()
 
 
-def new_sign_in() -> str:
-    return secrets.token_hex(12)
+def new_sign_in(page: str | None = None) -> str:
+    """A sign-in's random id, listed under its page (request.session_hash) as it begins: call it before any work."""
+    return _ended.begin(page)
 
 
-def sign_in_ended(s: "Session | None") -> bool:
-    """Whether Sign out ended this session's sign-in (an event that began before it may be finishing)."""
-    return s is not None and bool(s.signin) and s.signin in _ended
+def sign_in_ended(s: "Session | str | None") -> bool:
+    """Whether Sign out ended this session's sign-in (or this sign-in id): an event that began before it may be
+    finishing."""
+    signin = s if isinstance(s, str) else s.signin if s is not None else ""
+    return bool(signin) and signin in _ended
 
 
-def end_sign_in(s: "Session | None") -> None:
-    """Sign out: this session's sign-in is over, whatever session an event still running writes back."""
-    if s is not None and s.signin:
-        _ended.end(s.signin)
+def end_sign_in(s: "Session | None", page: str | None = None) -> None:
+    """Sign out: this session's sign-in is over, whatever session an event still running writes back, and so is every
+    sign-in begun on the page (`page`) that has not answered yet."""
+    _ended.end(s.signin if s is not None else "", page)
 
 
 def require_rater(db, s: "Session | None", app) -> str:

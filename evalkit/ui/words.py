@@ -312,6 +312,8 @@ ERRORS_ZH: list[tuple[re.Pattern, str, str]] = [(re.compile(p), w, f) for p, w, 
     (r"^you are not signed in$", "你还没有登录", "请在评分页顶部登录"),
     (r"^you signed out on this page, so this session has ended; nothing was stored$", "你已在本页面退出，本次会话已结束；"
      "没有保存任何内容", "请在评分页顶部重新登录"),
+    (r"^you signed out on this page while this sign-in was on its way, so it signed nothing in$",
+     "你在这次登录完成前已在本页面退出，所以这次登录没有生效", "请在评分页顶部重新登录"),
     (r"^you are not signed in \(the app may have restarted, or this page was left a long time\)$",
      "你没有登录（应用可能已重启，或页面放置太久）", "请刷新页面：本浏览器会用你的代码重新登录，并恢复你已填的答案；或在评分页顶部登录"),
     (r"^you are not signed in \(the Space may have restarted, or this page was left a long time\)$",
