@@ -1864,3 +1864,36 @@ def test_a_typed_sign_in_begun_before_sign_out_signs_nothing_in_when_it_answers_
         assert "quincy" in json.dumps(raw.call("sign_in", [None, "", "", code])["output"], ensure_ascii=False)
         assert raw.call("my_code", [None])["success"]
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM ratings")[0]["n"] == 0
+
+
+def test_a_study_or_prompt_outside_the_lists_is_refused_in_the_rater_s_language_naming_no_study(tiny_models, tmp_path):
+    """Attacker audit round 3: `results_study` and `live` sent raw with a value outside their lists answered with
+    Gradio's English-only check, which listed the choices the session had been shown. Now the app's own refusal, in
+    the session's language (Chinese first here) and naming no study; a page that may not see the results gets the
+    tab as it is closed to it, as for any other choice."""
+    from evalkit.study.synthetic import SyntheticStudy, build_study
+
+    path = tmp_path / "app.db"
+    db = open_db(path)
+    build_study(db, SyntheticStudy(pairs=6, raters_per_pair=3, raters=4))  # study 'main'
+    build_study(db, SyntheticStudy(pairs=4, raters_per_pair=3, raters=4, study="second", seed=1))
+    boss, ann = raters.add(db, "olga", organiser=True).code, raters.add(db, "ann").code
+    db.conn.close()
+    with served(config(tiny_models, tmp_path), path) as url:
+        olga, rater = Raw(url), Raw(url)
+        assert olga.call("sign_in", [None, "", "", boss])["success"] and rater.call("sign_in", [None, "", "", ann])["success"]
+        assert olga.call("results", [None])["success"]  # the list of studies is shown to her
+        for sent in ("nope", ["main"], {"study": "main"}, "x" * 5000):
+            error = Raw.error(olga.call("results_study", [None, sent]))
+            assert "所选的研究不在本数据库的研究之列" in error and "not one of this database's studies" in error, error
+            assert "choices" not in error and "second" not in error and "xxxxx" not in error, error
+        assert "study 'main'" in olga.call("results_study", [None, "main"])["output"]["data"][1]
+        nobody = Raw(url)  # not signed in: the results are closed to her
+        closed = nobody.call("results", [None])["output"]["data"][:2]
+        for sent in ("nope", "main"):
+            msg = nobody.call("results_study", [None, sent])
+            assert msg["success"] and msg["output"]["data"][:2] == closed, msg
+        for sent, shown in (("nope", "nope"), (["writing-01"], "['writing-01']"), ("y" * 5000, "y" * 40 + "'")):
+            error = Raw.error(rater.call("live", [None, sent, ""]))
+            assert "未知的提示" in error and f"unknown prompt '{shown}" in error, error
+            assert "choices" not in error and "y" * 41 not in error, error

@@ -540,8 +540,8 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                     if stop.wait(TRAINING_POLL_SECONDS):  # Stop while it waits: this run ends, the preparation goes on
                         yield {ui.status: STOPPED}
                         return
-            if prompt_id not in prompts:
-                raise EvalkitError(f"unknown prompt '{prompt_id}'", "choose one of the bundled prompts")
+            if not isinstance(prompt_id, str) or prompt_id not in prompts:  # a raw request can send anything
+                raise EvalkitError(f"unknown prompt '{str(prompt_id)[:40]}'", "choose one of the bundled prompts")
             typed = typed if isinstance(typed, str) else ""
             if len(typed) > cfg.app.max_comment_chars:  # checked before any work on it
                 raise EvalkitError(f"the material is {len(typed)} characters; the limit is {cfg.app.max_comment_chars}",
@@ -684,14 +684,17 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
 
     # the flag is armed outside the queue, at the click: a run waiting behind another page's can then be stopped
     live_io = ([session, prompt_dd, material], [*outputs.values(), table, status])
+    # the prompt is checked by the run (above), refused in the caller's language: Gradio's own check of a dropdown's
+    # choices answered in English only, listing them
+    unchecked = {"preprocess": False}
     run_btn.click(gradio_hints(arm_stop), None, [run_btn], api_visibility="private", queue=False).then(
         gradio_hints(live_handler(on_page=True)), *live_io, api_visibility="private", concurrency_limit=1,
-        concurrency_id="live").then(  # whatever the run's end (done, refused, stopped, failed)
+        concurrency_id="live", **unchecked).then(  # whatever the run's end (done, refused, stopped, failed)
         lambda: gr.Button(run_label, interactive=True), None, [run_btn], api_visibility="private", queue=False)
     # the API's /live, where a refusal is an error: an event needs a trigger, and the page's button runs its own
     api_trigger = gr.Button("live (API)", visible=False)
     api_trigger.click(gradio_hints(live_handler(on_page=False)), *live_io, api_name="live", concurrency_limit=1,
-                      concurrency_id="live")
+                      concurrency_id="live", **unchecked)
 
     def stop_live(request: gr.Request | None) -> dict:
         """Ask this page's run to stop (its generation ends at its next token; the run says so and stores nothing).

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..config import Config
+from ..errors import EvalkitError
 from ..rating.limits import has_allow_list
 from ..rating.queue import counts, results_open
 from .db import connect
@@ -403,7 +404,10 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
             import matplotlib.pyplot as plt
 
             names = [st.name for st in studies(db)]
-            name = name if name in names else None  # the latest unless one of them is chosen
+            if name not in (None, "", *names):  # sent raw (the list offers only these): said in the rater's language
+                raise EvalkitError("the study chosen is not one of this database's studies",
+                                   "choose one from the list, or press Refresh for the latest")
+            name = name or None  # the latest unless one of them is chosen
             # the study's stored settings, as `evalkit aggregate` reads them: the same figures in every reader
             agg = cache.get(db, study=name)
             uncounted = ""
@@ -462,4 +466,6 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
         signout.click(signed_out, [session], outputs, api_visibility="private", show_progress="hidden")
     refresh.click(show, [session], outputs, api_name="results")
     tab.select(show, [session], outputs, api_visibility="undocumented")
-    study_choice.input(friendly(show_study), [session, study_choice], outputs, api_name="results_study")
+    # show_study checks the name (Gradio's own check of the choices answered in English only, listing them)
+    study_choice.input(friendly(show_study), [session, study_choice], outputs, api_name="results_study",
+                       preprocess=False)
