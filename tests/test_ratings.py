@@ -435,6 +435,38 @@ def test_signs_of_work_keep_a_pair_for_hours_at_most_then_it_goes_to_the_other_r
     assert next_pair(db, "dan", 1).pair_id == brief  # served again, as any lapsed hold is
 
 
+def test_a_name_that_kept_a_pair_to_the_cap_holds_no_pair_away_from_the_others_for_a_day(db):
+    """Attacker audit round 3: a name that kept a pair to the cap and let it go unrated was not served that pair
+    again, but held the next one as long, and the next: the head of the queue's order, 2.5 hours a pair. For a day
+    after such a lapse her holds keep no pair from the others (she still gets pairs and rates them); a day on, they
+    count again."""
+    from datetime import datetime, timedelta, timezone
+
+    from evalkit.rating.queue import CAP_LAPSE_HOURS, HOLD_CAP_HOURS, HOLD_MINUTES
+
+    def ago(minutes):
+        return (datetime.now(timezone.utc) - timedelta(minutes=minutes)).isoformat(timespec="milliseconds")
+
+    def times(rater, pair, shown, alive):
+        db.conn.execute("UPDATE assignments SET shown_at = ?, alive_at = ? WHERE rater = ? AND pair_id = ?",
+                        [ago(shown), ago(alive), rater, pair])
+        db.conn.commit()
+
+    cap = HOLD_CAP_HOURS * 60
+    make_pool(db, n=1)
+    first = next_pair(db, "mallory", 1).pair_id
+    times("mallory", first, cap + HOLD_MINUTES + 1, HOLD_MINUTES + 1)  # kept to the cap, ran out, never rated
+    assert next_pair(db, "bob", 1).pair_id == first  # the others' (as before); bob holds it now
+    make_pool(db, n=1)
+    second = next_pair(db, "mallory", 1).pair_id
+    assert second != first
+    assert next_pair(db, "carol", 1).pair_id == second  # her hold keeps it from nobody
+    times("carol", second, HOLD_MINUTES + 1, HOLD_MINUTES + 1)  # carol's hold runs out
+    lapse = CAP_LAPSE_HOURS * 60 + 1  # a day on, mallory's holds count again
+    times("mallory", first, lapse + cap + HOLD_MINUTES, lapse)
+    assert next_pair(db, "dan", 1) is None  # the one pair is bob's, the other mallory's
+
+
 def test_a_hold_renewed_by_the_page_keeps_the_pair_while_the_rater_works_on_it(db):
     """A hold counted from the pair's first showing only, so a rater who took more than its 30 minutes over a pair
     found it given to another rater and her answers lost. The page's sign of life (after her own input) renews it;

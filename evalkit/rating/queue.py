@@ -164,7 +164,14 @@ _HELD = "COALESCE(a.alive_at, a.shown_at) > :since"
 # is not served it again: it goes to the others (her organisers see her name: long_holds).
 HOLD_CAP_HOURS = 2.0
 _KEPT_DAYS = (HOLD_CAP_HOURS * 60 - HOLD_MINUTES) / 1440  # renewed this long after its showing: kept to the cap
-_KEPT = f"a.alive_at IS NOT NULL AND julianday(a.alive_at) - julianday(a.shown_at) >= {_KEPT_DAYS!r}"
+
+
+def _kept(a: str) -> str:
+    """The assignment `a` (its table's alias) was renewed by signs of work to within a hold of the cap."""
+    return f"{a}.alive_at IS NOT NULL AND julianday({a}.alive_at) - julianday({a}.shown_at) >= {_KEPT_DAYS!r}"
+
+
+_KEPT = _kept("a")
 _KEPT_TO_CAP = f"""(SELECT a.pair_id FROM assignments a WHERE a.rater = :rater AND {_KEPT}
     AND julianday('now') - julianday(a.alive_at) >= {HOLD_MINUTES / 1440!r})"""
 
@@ -192,8 +199,16 @@ _OPEN = f"""
 # A hold takes a pair only from a rater whose rating could fill its quota: not an organiser whose ratings in the
 # study no longer count (results_seen: opening the Results to watch held the head of the queue for 30 minutes), nor
 # a revoked code (organiser audit H2: the last two pairs sat on those two screens while raters were told to wait).
-_HOLD_COUNTS = """a.rater NOT IN (SELECT rater FROM results_seen WHERE study_id = (SELECT MAX(id) FROM studies))
-                 AND a.rater NOT IN (SELECT name FROM raters WHERE revoked_at IS NOT NULL)"""
+# Nor, for a day, a name that kept a pair to the cap and let it go unrated: it was not served that pair again, but held
+# the next one as long, and the next (attacker audit round 3: one name kept the head of the order for 2.5 hours a pair).
+# It still gets pairs and rates them; whoever of those served a pair fills its quota first has it.
+CAP_LAPSE_HOURS = 24.0
+_CAP_LAPSED = f"""(SELECT k.rater FROM assignments k WHERE {_kept("k")}
+    AND julianday('now') - julianday(k.alive_at) BETWEEN {HOLD_MINUTES / 1440!r} AND {CAP_LAPSE_HOURS / 24!r}
+    AND NOT EXISTS (SELECT 1 FROM ratings r WHERE r.pair_id = k.pair_id AND r.rater = k.rater))"""
+_HOLD_COUNTS = f"""a.rater NOT IN (SELECT rater FROM results_seen WHERE study_id = (SELECT MAX(id) FROM studies))
+                 AND a.rater NOT IN (SELECT name FROM raters WHERE revoked_at IS NOT NULL)
+                 AND a.rater NOT IN {_CAP_LAPSED}"""
 
 # The same, counting the pairs other raters hold on screen (an unexpired assignment they have not answered) as
 # taken: raters arriving at once are spread over pairs instead of all getting the one that needs a rating.
