@@ -1866,6 +1866,19 @@ def test_a_typed_sign_in_begun_before_sign_out_signs_nothing_in_when_it_answers_
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM ratings")[0]["n"] == 0
 
 
+
+def test_the_sign_ins_listed_under_a_page_stay_bounded():
+    """What Sign out ends on its page (ui.session._Ended) is kept per page up to a bound: a page signing in again and
+    again keeps its newest sign-ins listed, and one with nothing to sign out of (a Space) lists none."""
+    from evalkit.ui.session import _Ended
+
+    ended = _Ended()
+    ids = [ended.begin("page") for _ in range(ended.BEGUN_PER_PAGE + 3)]
+    elsewhere, unlisted = ended.begin("another page"), ended.begin(None)
+    ended.end("", "page")
+    assert all(i in ended for i in ids[3:]) and not any(i in ended for i in ids[:3])
+    assert elsewhere not in ended and unlisted not in ended
+
 def test_a_study_or_prompt_outside_the_lists_is_refused_in_the_rater_s_language_naming_no_study(tiny_models, tmp_path):
     """Attacker audit round 3: `results_study` and `live` sent raw with a value outside their lists answered with
     Gradio's English-only check, which listed the choices the session had been shown. Now the app's own refusal, in

@@ -480,8 +480,10 @@ class RateHandlers:
         # her back in (on a shared computer, the next person would rate under her name). A sign-out is final here.
         if s.rater is not None or s.signed_out or not self.ready():  # not ready: the panel's poll signs in later
             return unchanged
-        signin = new_sign_in(_page(request))  # and a sign-out while this runs ends it
         invite = (request.query_params.get("invite") or "") if request is not None else ""
+        if not invite and not stored:  # nothing to sign in with (most page loads): nothing to list
+            return unchanged
+        signin = new_sign_in(_page(request))  # and a sign-out while this runs ends it
         client = auth.client_key(request, self.space)
         if invite:  # a typed code, in a link: it passes the sign-in guard
             try:
@@ -505,7 +507,7 @@ class RateHandlers:
         if not self.ready():
             return {self.ui.status: "The pairs are being prepared; the Rate tab opens by itself when they are ready. · "
                                     "评分数据准备中，完成后评分页会自动打开。"}
-        signin = new_sign_in(_page(request))
+        signin = new_sign_in()  # a Space has no Sign out (its sign-in is the Hub's): nothing to list under the page
         identity, token = self.doorman.space_identity(profile), hubcheck.oauth_token(request)
         hubcheck.signed_in(self.app, identity.name, token)  # the profile read is the first answer (ui.hubcheck)
         return self.signed_in_screen(s, signin, identity, "", expires_at=oauth_expiry(request), hub_token=token)

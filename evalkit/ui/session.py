@@ -58,6 +58,9 @@ class _Ended:
     sign-in its page has begun, so a typed code still on its way then signs nothing in when it lands (audit round 3)."""
 
     KEEP_SECONDS = 24 * 3600.0  # far past any event in flight at the sign-out
+    # a sign-in begun on a page matters only while its event may be in flight: memory stays bounded however many
+    # pages load or one page signs in (the oldest of a page's go first; only its own page could be racing them)
+    BEGUN_SECONDS, BEGUN_PER_PAGE = 3600.0, 32
 
     def __init__(self):
         self._lock = threading.Lock()
@@ -69,8 +72,11 @@ class _Ended:
         if page:
             now = time.monotonic()
             with self._lock:
-                self._begun.setdefault(page, {})[signin] = now
-                self._forget_old(self._begun, now, lambda ids: max(ids.values()))
+                ids = self._begun.setdefault(page, {})
+                ids[signin] = now
+                if len(ids) > self.BEGUN_PER_PAGE:
+                    del ids[next(iter(ids))]
+                self._forget_old(self._begun, now, lambda ids: max(ids.values()), self.BEGUN_SECONDS)
         return signin
 
     def end(self, signin: str, page: str | None = None) -> None:
@@ -79,11 +85,12 @@ class _Ended:
             for one in [signin, *self._begun.pop(page or "", {})]:
                 if one:
                     self._ended[one] = now
-            self._forget_old(self._ended, now, lambda t: t)
+            self._forget_old(self._ended, now, lambda t: t, self.KEEP_SECONDS)
 
-    def _forget_old(self, table: dict, now: float, when) -> None:
+    @staticmethod
+    def _forget_old(table: dict, now: float, when, keep: float) -> None:
         if len(table) > 1000:
-            for k in [k for k, v in table.items() if now - when(v) > self.KEEP_SECONDS]:
+            for k in [k for k, v in table.items() if now - when(v) > keep]:
                 del table[k]
 
     def __contains__(self, signin: str) -> bool:
