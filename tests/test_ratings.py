@@ -398,23 +398,28 @@ def test_generate_says_when_repeated_texts_leave_the_planned_roster_short_of_the
     assert "at most 20 ratings" in enough and "cannot reach" not in enough
 
 
+def _hold_times(db, rater: str, pair: str, shown: float, alive: float) -> None:
+    """Set a hold's showing and its last sign of work to these many minutes ago."""
+    from datetime import datetime, timedelta, timezone
+
+    def ago(minutes):
+        return (datetime.now(timezone.utc) - timedelta(minutes=minutes)).isoformat(timespec="milliseconds")
+
+    db.conn.execute("UPDATE assignments SET shown_at = ?, alive_at = ? WHERE rater = ? AND pair_id = ?",
+                    [ago(shown), ago(alive), rater, pair])
+    db.conn.commit()
+
+
 def test_signs_of_work_keep_a_pair_for_hours_at_most_then_it_goes_to_the_other_raters(db):
     """Attacker audit, 2026-12-05: signs of work every 29 minutes kept one pair on a name's screen for good, and the
     decision counts pairs complete at the head of the queue's order, so that pair stalled it. Signs of work now renew a
     hold for HOLD_CAP_HOURS from its showing at most; a name that kept a pair so and let it go is not served it again
     (it goes to the others), and the organisers' long-hold line names her. A pair shown hours ago but held briefly is
     served to her again as before."""
-    from datetime import datetime, timedelta, timezone
-
     from evalkit.rating.queue import HOLD_CAP_HOURS, HOLD_MINUTES, keep_hold, long_holds
 
-    def ago(minutes):
-        return (datetime.now(timezone.utc) - timedelta(minutes=minutes)).isoformat(timespec="milliseconds")
-
     def times(rater, pair, shown, alive):
-        db.conn.execute("UPDATE assignments SET shown_at = ?, alive_at = ? WHERE rater = ? AND pair_id = ?",
-                        [ago(shown), ago(alive), rater, pair])
-        db.conn.commit()
+        _hold_times(db, rater, pair, shown, alive)
 
     cap = HOLD_CAP_HOURS * 60
     make_pool(db, n=3)
@@ -440,17 +445,10 @@ def test_a_name_that_kept_a_pair_to_the_cap_holds_no_pair_away_from_the_others_f
     again, but held the next one as long, and the next: the head of the queue's order, 2.5 hours a pair. For a day
     after such a lapse her holds keep no pair from the others (she still gets pairs and rates them); a day on, they
     count again."""
-    from datetime import datetime, timedelta, timezone
-
     from evalkit.rating.queue import CAP_LAPSE_HOURS, HOLD_CAP_HOURS, HOLD_MINUTES
 
-    def ago(minutes):
-        return (datetime.now(timezone.utc) - timedelta(minutes=minutes)).isoformat(timespec="milliseconds")
-
     def times(rater, pair, shown, alive):
-        db.conn.execute("UPDATE assignments SET shown_at = ?, alive_at = ? WHERE rater = ? AND pair_id = ?",
-                        [ago(shown), ago(alive), rater, pair])
-        db.conn.commit()
+        _hold_times(db, rater, pair, shown, alive)
 
     cap = HOLD_CAP_HOURS * 60
     make_pool(db, n=1)

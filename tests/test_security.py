@@ -1749,6 +1749,58 @@ def test_a_page_load_sign_in_that_answers_after_sign_out_signs_nothing_in(tiny_m
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM ratings")[0]["n"] == 0
 
 
+def _held(monkeypatch, cls, name: str, when) -> tuple[threading.Event, threading.Event]:
+    """cls.name patched to wait, once it has run, where when(*args) holds: it sets the first event, then waits for
+    the second (at most a minute)."""
+    entered, gate = threading.Event(), threading.Event()
+    real = getattr(cls, name)
+
+    def held(self, *args):
+        out = real(self, *args)
+        if when(*args):
+            entered.set()
+            gate.wait(60)
+        return out
+
+    monkeypatch.setattr(cls, name, held)
+    return entered, gate
+
+
+def _across_a_sign_out(url: str, raw: Raw, fn: str, data: list, entered: threading.Event,
+                       gate: threading.Event) -> dict:
+    """`fn` sent on raw's page and held in its handler (it sets `entered`, then waits for `gate`) while the page
+    signs out; the sign-out answers first, then `fn` is let go. Returns fn's answer."""
+    done: dict = {}
+    with httpx.Client(base_url=url, timeout=120) as c:
+        def join(name: str, payload: list) -> str:
+            body = json.dumps({"data": payload, "fn_index": raw.fns[name], "session_hash": raw.session,
+                               "event_data": None, "trigger_id": None})
+            return c.post("gradio_api/queue/join", content=body,
+                          headers={"content-type": "application/json"}).json()["event_id"]
+
+        def listen():  # one event stream for the page, as a browser holds it
+            with c.stream("GET", "gradio_api/queue/data", params={"session_hash": raw.session}) as stream:
+                for line in stream.iter_lines():
+                    msg = json.loads(line[5:]) if line.startswith("data:") else {}
+                    if msg.get("msg") == "process_completed":
+                        done[msg["event_id"]] = msg
+                        if len(done) == 2:
+                            return
+
+        held = join(fn, data)
+        reader = threading.Thread(target=listen)
+        reader.start()
+        assert entered.wait(60)
+        out = join("sign_out", [None])
+        deadline = time.monotonic() + 60
+        while out not in done and time.monotonic() < deadline:  # the sign-out answers while fn waits
+            time.sleep(0.05)
+        assert out in done and held not in done
+        gate.set()
+        reader.join(60)
+    return done[held]
+
+
 def test_an_event_running_across_a_sign_out_does_not_sign_the_page_in_again(tiny_models, tmp_path, pool_db,
                                                                             monkeypatch):
     """Attacker audit, 2026-12-05: an event already running when the rater pressed Sign out (here a language switch,
@@ -1756,49 +1808,13 @@ def test_an_event_running_across_a_sign_out_does_not_sign_the_page_in_again(tiny
     signed-out one: the page was hers again, and the next person at the computer rated under her name."""
     from evalkit.ui.rate import RateHandlers
 
-    entered, gate = threading.Event(), threading.Event()
-    real = RateHandlers.switch_language
-
-    def held(self, s, lang, on_screen=None):
-        out = real(self, s, lang, on_screen)
-        if lang == "en":  # the switch has read the session: it waits here until the sign-out is stored
-            entered.set()
-            gate.wait(60)
-        return out
-
-    monkeypatch.setattr(RateHandlers, "switch_language", held)
+    # the switch has read the session: it waits until the sign-out is stored
+    entered, gate = _held(monkeypatch, RateHandlers, "switch_language", lambda s, lang, *_: lang == "en")
     with served(config(tiny_models, tmp_path), pool_db) as url:
         raw = Raw(url)
         assert raw.call("sign_in", [None, "quincy", "", ""])["success"]
-        done: dict = {}
-        with httpx.Client(base_url=url, timeout=120) as c:
-            def join(fn: str, data: list) -> str:
-                body = json.dumps({"data": data, "fn_index": raw.fns[fn], "session_hash": raw.session,
-                                   "event_data": None, "trigger_id": None})
-                return c.post("gradio_api/queue/join", content=body,
-                              headers={"content-type": "application/json"}).json()["event_id"]
-
-            def listen():  # one event stream for the page, as a browser holds it
-                with c.stream("GET", "gradio_api/queue/data", params={"session_hash": raw.session}) as stream:
-                    for line in stream.iter_lines():
-                        msg = json.loads(line[5:]) if line.startswith("data:") else {}
-                        if msg.get("msg") == "process_completed":
-                            done[msg["event_id"]] = msg
-                            if len(done) == 2:
-                                return
-
-            switch = join("language", [None, "en", None])
-            reader = threading.Thread(target=listen)
-            reader.start()
-            assert entered.wait(60)
-            out = join("sign_out", [None])
-            deadline = time.monotonic() + 60
-            while out not in done and time.monotonic() < deadline:  # the sign-out answers while the switch waits
-                time.sleep(0.05)
-            assert out in done and switch not in done
-            gate.set()
-            reader.join(60)
-            assert done[switch]["success"], Raw.error(done[switch])
+        switched = _across_a_sign_out(url, raw, "language", [None, "en", None], entered, gate)
+        assert switched["success"], Raw.error(switched)
         for fn, data in (("my_code", [None]), ("next_pair", [None]), ("skip", [None, "x"]),
                          ("submit", [None, *answers()]), ("results", [None])):
             msg = raw.call(fn, data)
@@ -1813,51 +1829,15 @@ def test_a_typed_sign_in_begun_before_sign_out_signs_nothing_in_when_it_answers_
     form while signed in). Held here in the code check until the sign-out has answered."""
     from evalkit.ui.auth import Doorman
 
-    entered, gate = threading.Event(), threading.Event()
-    real = Doorman.local
-
-    def held(self, name, code, passcode, client):
-        out = real(self, name, code, passcode, client)
-        if code:  # the typed code is checked: it waits here until the sign-out is stored
-            entered.set()
-            gate.wait(60)
-        return out
-
-    monkeypatch.setattr(Doorman, "local", held)
+    # the typed code is checked: it waits until the sign-out is stored
+    entered, gate = _held(monkeypatch, Doorman, "local", lambda name, code, *_: bool(code))
     with served(config(tiny_models, tmp_path), pool_db) as url:
         raw = Raw(url)
         first = raw.call("sign_in", [None, "quincy", "", ""])
         code = re.search(r"\d+\.[A-Za-z0-9_-]{24}", json.dumps(first["output"], ensure_ascii=False)).group(0)
-        done: dict = {}
-        with httpx.Client(base_url=url, timeout=120) as c:
-            def join(fn: str, data: list) -> str:
-                body = json.dumps({"data": data, "fn_index": raw.fns[fn], "session_hash": raw.session,
-                                   "event_data": None, "trigger_id": None})
-                return c.post("gradio_api/queue/join", content=body,
-                              headers={"content-type": "application/json"}).json()["event_id"]
-
-            def listen():
-                with c.stream("GET", "gradio_api/queue/data", params={"session_hash": raw.session}) as stream:
-                    for line in stream.iter_lines():
-                        msg = json.loads(line[5:]) if line.startswith("data:") else {}
-                        if msg.get("msg") == "process_completed":
-                            done[msg["event_id"]] = msg
-                            if len(done) == 2:
-                                return
-
-            typed = join("sign_in", [None, "", "", code])
-            reader = threading.Thread(target=listen)
-            reader.start()
-            assert entered.wait(60)
-            out = join("sign_out", [None])
-            deadline = time.monotonic() + 60
-            while out not in done and time.monotonic() < deadline:
-                time.sleep(0.05)
-            assert out in done and typed not in done
-            gate.set()
-            reader.join(60)
-        late = json.dumps(done[typed], ensure_ascii=False)
-        assert "signed out on this page" in Raw.error(done[typed]) and "quincy" not in late, late
+        typed = _across_a_sign_out(url, raw, "sign_in", [None, "", "", code], entered, gate)
+        late = json.dumps(typed, ensure_ascii=False)
+        assert "signed out on this page" in Raw.error(typed) and "quincy" not in late, late
         for fn, data in (("my_code", [None]), ("next_pair", [None]), ("submit", [None, *answers()])):
             assert re.search("not signed in|signed out on this page", Raw.error(raw.call(fn, data))), fn
         # a sign-in typed after the sign-out signs in, as on the page
