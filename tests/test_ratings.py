@@ -430,7 +430,9 @@ def test_signs_of_work_keep_a_pair_for_hours_at_most_then_it_goes_to_the_other_r
     assert next_pair(db, "bob", 1).pair_id != pair  # still hers meanwhile
     times("mallory", pair, cap + HOLD_MINUTES + 1, HOLD_MINUTES + 1)  # ran out, never rated
     assert next_pair(db, "mallory", 1).pair_id != pair  # never hers again
-    assert next_pair(db, "carol", 1).pair_id == pair  # the others': the head of the order moves on
+    # the others': the head of the order moves on (her new pair is open to them too, since her holds keep nothing
+    # from them for a day: test_a_name_that_kept_a_pair_to_the_cap_holds_no_pair_away_from_the_others_for_a_day)
+    assert pair in {next_pair(db, "carol", 1).pair_id, next_pair(db, "erin", 1).pair_id}
     assert [r for r, _ in long_holds(db)] == ["mallory"]
 
     make_pool(db, n=1)
