@@ -127,6 +127,49 @@ def test_a_pair_that_lost_its_rating_to_the_gold_check_is_set_aside_not_waited_f
     assert decided == 60 and len(np.unique(sample.pair)) == 50
 
 
+def test_a_pair_raters_passed_over_and_a_rater_the_gold_check_leaves_out_rated_keeps_its_place_at_the_worst(tmp_path):
+    """Setting aside a pair that lost its rating to the gold check is a random pick only where nothing about the pair
+    chose its rater. A pair the others skipped went to whoever rates what is there, and if she is the rater the gold
+    check leaves out, setting aside her pairs leaves out exactly the outputs raters avoid, as taking pairs in the
+    order they complete did: ann and bob skip every pair with a visible fault, mallory rates them and is left out,
+    and every criterion passed on a true drop of 30 points (verdict audit, 2026-12-06). Such a pair keeps its place
+    in the queue's order, its outcome unknown, counted at the worst: the interval covers the truth of exactly the
+    first planned pairs of the order, and the criterion no longer passes. A pair of hers nobody passed over is still
+    set aside."""
+    from evalkit.aggregate.verdict import fidelity_rows
+
+    db = _pool(tmp_path)
+    truth = _truth(db)
+    _rate(db, "mallory", truth, skips_faults=False, until=lambda: len(load_ratings(db)) >= 20)
+    for rater in ("ann", "bob"):
+        _rate(db, rater, truth, skips_faults=True, until=lambda: len(load_ratings(db)) >= 60)
+    _rate(db, "mallory", truth, skips_faults=False, until=lambda: len(load_ratings(db)) >= 150)
+    for rater in ("ann", "bob"):
+        _rate(db, rater, truth, skips_faults=True)
+    ratings = load_ratings(db)
+    skipped = {r[0] for r in db.execute("SELECT pair_id FROM ratings WHERE kind = 'skip'")}
+    hers = {ratings.pair_ids[p] for p in np.unique(ratings.pair[ratings.rater == ratings.raters.index("mallory")])}
+    kept = ratings.without_raters(["mallory"])
+    ranks = dict(db.execute("SELECT id, queue_rank FROM pairs WHERE kind = 'study'"))
+    aside = hers - skipped  # her first 20 (and any she met after the skipped ones), which nobody passed over
+    head = [p for p in sorted(ranks, key=ranks.get) if p not in aside][:PLANNED]
+    unknown = (hers & skipped) & set(head)
+    assert unknown and len(aside) >= 20
+
+    pairs, _done, _run = in_queue_order(kept, 1)
+    order = [kept.pair_ids[p] for p in pairs]
+    assert not aside & set(order)  # set aside: nothing about them chose her, the next pairs take their places
+    assert order[:PLANNED] == head  # the passed-over ones keep theirs
+    sample, decided = decision_sample(kept, 1, PLANNED)
+    assert decided >= PLANNED and {kept.pair_ids[p] for p in np.flatnonzero(sample.unknown)} == unknown
+    rows = {r["criterion"]: r for r in fidelity_rows(sample, 0.95, 200, 0.05, "these raters")}
+    row = rows[DROPS]
+    assert row["pairs"] == PLANNED and row["worst_case_pairs"] == len(unknown)
+    true = np.mean([truth[p][3] for p in head])
+    assert true < -0.15 and row["ci_low"] <= true <= row["ci_high"]
+    assert not row["ok"]
+
+
 def test_the_guidelines_say_a_bad_output_is_rated_not_skipped():
     """The first defence is the raters' own: a broken output skipped instead of failed is a drop left out."""
     from evalkit.task.prompts import load_prompts

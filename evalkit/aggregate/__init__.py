@@ -254,7 +254,7 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
                                                  (values or {}).get("claim", GENERAL) == GENERAL,
                                                  (values or {}).get("interval", T_FLOOR)),
         "non_inferiority": pd.DataFrame(fidelity, columns=DIFF_COLUMNS + PPI_COLUMNS + [
-            "margin", "unanswered", "ok", "look", "look_level", "passed_at_look"]),
+            "worst_case_pairs", "margin", "unanswered", "ok", "look", "look_level", "passed_at_look"]),
         "preferences": preferences(ratings, confidence),
         "agreement": agreement(ratings),
         "prescreen_agreement": prescreen_agreement(db, ratings),

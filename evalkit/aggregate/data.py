@@ -60,6 +60,12 @@ class RatingData:
     # int64 (pairs,): each pair's current ratings before the exclusions (without_raters): what the queue counts
     # against its quota. None: no rater left out.
     pair_count_before: object = None
+    # bool (pairs,): pairs a rater was shown and passed over (skipped, or let her hold go unrated): who rated such a
+    # pair then depended on its texts (verdict.in_queue_order). None: none.
+    pair_passed_over: object = None
+    # bool (pairs,): in a decision sample, the pairs that keep their place with their outcome unknown
+    # (verdict.decision_sample; fidelity_rows counts them at the worst). None: none.
+    pair_unknown: object = None
 
     def __len__(self) -> int:
         return len(self.rating_id)
@@ -96,19 +102,31 @@ class RatingData:
         return replace(self, rating_id=self.rating_id[keep], pair=self.pair[keep], rater=self.rater[keep],
                        answers=self.answers[keep])
 
+    def _flags(self, values):
+        """bool (pairs,): `values`, all False where None."""
+        import numpy as np
+
+        return np.zeros(self.n_pairs, bool) if values is None else values
+
     @property
     def identical(self):
         """bool (pairs,): pairs whose outputs are the same tokens (all False when none is)."""
-        import numpy as np
-
-        return np.zeros(self.n_pairs, bool) if self.pair_identical is None else self.pair_identical
+        return self._flags(self.pair_identical)
 
     @property
     def set_aside(self):
         """bool (pairs,): pairs that lost a rating to the gold check (all False when none did)."""
-        import numpy as np
+        return self._flags(self.pair_set_aside)
 
-        return np.zeros(self.n_pairs, bool) if self.pair_set_aside is None else self.pair_set_aside
+    @property
+    def passed_over(self):
+        """bool (pairs,): pairs a rater was shown and passed over (all False when none was)."""
+        return self._flags(self.pair_passed_over)
+
+    @property
+    def unknown(self):
+        """bool (pairs,): a decision sample's pairs whose outcome is unknown (all False when none is)."""
+        return self._flags(self.pair_unknown)
 
     @property
     def rank(self):
@@ -145,6 +163,15 @@ def _pair_filter(study_id: int | None, p: str = "") -> str:
     if study_id is None:
         return only
     return f"{only} AND {p}experiment_id IN (SELECT id FROM experiments WHERE study_id = {int(study_id)})"
+
+
+# The pairs a rater was shown and passed over: skipped, or shown (a hold) and never rated by her. Who rated such a pair
+# depended on what it shows, so it is no random pick of the gold check's exclusions (verdict.in_queue_order).
+PASSED_OVER = """SELECT group_concat(p.rowid, ',') FROM pairs p WHERE {where} AND (
+    EXISTS (SELECT 1 FROM ratings s WHERE s.pair_id = p.id AND s.supersedes IS NULL AND s.kind = 'skip')
+    OR EXISTS (SELECT 1 FROM assignments a WHERE a.pair_id = p.id AND NOT EXISTS (
+        SELECT 1 FROM ratings r WHERE r.pair_id = a.pair_id AND r.rater = a.rater AND r.supersedes IS NULL
+          AND r.kind = 'rating')))"""
 
 
 def load_ratings(db, study_id: int | None = None, history: bool = False):
@@ -186,7 +213,9 @@ def load_ratings(db, study_id: int | None = None, history: bool = False):
                                          np.array([p[4] or -1 for p in pairs], np.int64)))),
         pair_identical=np.array([bool(p[5]) for p in pairs], bool),
         pair_wanted=np.array([p[6] or 0 for p in pairs], np.int64),
-        pair_rank=np.array([np.nan if p[7] is None else p[7] for p in pairs], float))
+        pair_rank=np.array([np.nan if p[7] is None else p[7] for p in pairs], float),
+        pair_passed_over=np.isin(rowids, _numbers(db.execute(
+            PASSED_OVER.format(where=_pair_filter(study_id, "p."))).fetchone()[0])))
     if not history:
         return data
     # a blind row stops being current when a blind row superseding it is stored (the current_ratings view)

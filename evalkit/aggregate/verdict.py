@@ -241,14 +241,8 @@ def in_queue_order(ratings: RatingData, ratings_per_pair: int):
     ranks were stored has no order to follow: its pairs come after the ranked ones, in the order they completed."""
     import numpy as np
 
-    counts = np.bincount(ratings.pair, minlength=ratings.n_pairs)
+    complete, aside, _unknown = _standing(ratings, ratings_per_pair)
     wanted = ratings.wanted(ratings_per_pair)
-    complete = counts >= wanted
-    # set aside: lost a rating to the exclusions, below its quota now, and full as the queue counts it (never served
-    # again). One the queue still serves is waited for, so leaving raters out never raises the count (what
-    # decision._completion's search rests on)
-    before = counts if ratings.pair_count_before is None else ratings.pair_count_before
-    aside = ratings.set_aside & ~complete & (before >= wanted)
     candidates = np.flatnonzero(~ratings.identical & ~aside)
     rank = ratings.rank[candidates]
     unranked = np.isnan(rank)
@@ -263,6 +257,53 @@ def in_queue_order(ratings: RatingData, ratings_per_pair: int):
     done = complete[pairs]
     run = len(done) if done.all() else int(np.argmin(done))
     return pairs, done, run
+
+
+def _standing(ratings: RatingData, ratings_per_pair: int):
+    """bool (pairs,) each: complete, set aside, and complete with its outcome unknown (in_queue_order).
+
+    Set aside: lost a rating to the exclusions, below its quota now, and full as the queue counts it (never served
+    again). One the queue still serves is waited for, so leaving raters out never raises the count (what
+    decision._completion's search rests on). But one a rater passed over before it was filled (a skip, a hold let go)
+    went to the rater left out because of what it shows: setting it aside would leave out the outputs raters avoid,
+    as taking pairs in the order they complete did (verdict audit, 2026-12-06: two raters who skipped every pair
+    with a visible fault and a third, left out by the gold check, who rated them turned a true drop of 30 points into
+    KEEP). It keeps its place in the order, complete with its outcome unknown: the sample counts it at the worst
+    (worst_case)."""
+    import numpy as np
+
+    counts = np.bincount(ratings.pair, minlength=ratings.n_pairs)
+    wanted = ratings.wanted(ratings_per_pair)
+    complete = counts >= wanted
+    before = counts if ratings.pair_count_before is None else ratings.pair_count_before
+    aside = ratings.set_aside & ~complete & (before >= wanted)
+    unknown = aside & ratings.passed_over
+    return complete | unknown, aside & ~unknown, unknown
+
+
+def worst_case(row: dict, unknown: int) -> dict:
+    """A criterion's row with `unknown` more pairs of the sample whose outcome is unknown (_standing), each counted at
+    the worst for each end: a difference of -1 for the lower ends, +1 for the upper, among the row's pairs (Manski's
+    bounds: whatever their raters would have said, the mean over the whole sample lies between). The estimate stays
+    that of the pairs rated. Prediction-powered inference rests on the rated pairs being a random subset of the pool,
+    which they then are not: the raters-only interval decides."""
+    row["worst_case_pairs"] = unknown
+    if not unknown:
+        return row
+    if row.get("ppi"):
+        row.update({"ppi": False, "difference": row["rated_difference"], "ci_low": row["rated_low"],
+                    "ci_high": row["rated_high"], "ppi_lambda": None, "ppi_unrated_pairs": None,
+                    "ppi_note": f"{unknown} pair(s) of the sample were passed over by a rater and then rated only by "
+                                "raters the gold check leaves out, so the rated pairs are not a random subset of the "
+                                "pool"})
+    n = int(row["pairs"])
+    total = n + unknown
+    for low, high in (("ci_low", "ci_high"), ("rated_low", "rated_high")):
+        if row.get(low) is not None:
+            row[low] = (n * row[low] - unknown) / total
+            row[high] = (n * row[high] + unknown) / total
+    row["pairs"] = total
+    return row
 
 
 def complete_count(ratings: RatingData, ratings_per_pair: int) -> int:
@@ -315,6 +356,8 @@ def decision_sample(ratings: RatingData, ratings_per_pair: int, planned_pairs: i
         chosen = chosen[:k]  # the head of the queue's order whenever k <= run (those pairs are all complete)
     in_sample = np.zeros(ratings.n_pairs, bool)
     in_sample[chosen] = True
+    unknown = in_sample & _standing(ratings, ratings_per_pair)[2]
+    in_sample &= ~unknown  # its place is taken, its ratings (of raters kept) not: it counts at the worst
     order, pair_sorted, nth = _nth_rating(ratings)
     keep = np.zeros(len(ratings), bool)
     keep[order] = (nth < ratings.wanted(ratings_per_pair)[pair_sorted]) & in_sample[pair_sorted]
@@ -322,6 +365,7 @@ def decision_sample(ratings: RatingData, ratings_per_pair: int, planned_pairs: i
     if planned_pairs and k + int(sample.identical.sum()) > planned_pairs:  # rounding: exactly the plan
         extra = np.flatnonzero(sample.identical)[planned_pairs - k:]
         sample.pair_identical[extra] = False
+    sample.pair_unknown = unknown if unknown.any() else None
     return sample, decided
 
 
@@ -348,6 +392,7 @@ def fidelity_rows(sample: RatingData, confidence: float, resamples: int, margin:
             r = apply(r[0], sample, c, screen, ppi, confidence, claim == GENERAL, before)
             if sequence:
                 r = sequence_row(r, sample, c, confidence)
+            r = worst_case(r, int(sample.unknown.sum()))
             r["margin"] = margin
             # ratings of the sample's rated pairs that leave this criterion unanswered (stored before it was
             # registered): the planned sample is not rated on it, and its rated part is no longer in the pool's
@@ -399,6 +444,9 @@ def interval_text(r: dict, confidence: float) -> str:
     ppi = (f" (prediction-powered, with the pre-screen on {r['ppi_unrated_pairs']} more pairs)" if r.get("ppi")
            else "")
     same = f" ({r['identical']} identical, decided without raters)" if r.get("identical") else ""
+    if r.get("worst_case_pairs"):
+        same += (f" ({r['worst_case_pairs']} passed over by a rater and then rated only by raters the gold check "
+                 "leaves out: counted at the worst, -1 for the lower end and +1 for the upper)")
     level = f"{confidence:.0%}" if abs(confidence * 100 - round(confidence * 100)) < 1e-9 else f"{confidence:.2%}"
     return (f"{title(r['criterion'])} {r['difference']:+.3f}, {level} CI [{end_text(r['ci_low'], r.get('margin'))}, "
             f"{end_text(r['ci_high'], r.get('margin'))}] over {r['pairs']} pair{'s' * (r['pairs'] != 1)}{same} and "
