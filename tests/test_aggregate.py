@@ -137,6 +137,21 @@ def test_changed_gate_file_is_reported_and_frozen_version_used(agg):
     assert again.verdict.decision == "DROP"
 
 
+def test_revoking_a_rater_keeps_her_ratings_in_every_table_and_the_verdict(agg):
+    """A revoke stops a rater rating; what she gave stays. Taking her ratings out once they are seen would be an
+    organiser's choice after the fact, which the gold check's bar, frozen with the gate, exists to replace."""
+    from evalkit.rating import roster
+
+    before, db, _tmp = agg
+    roster.add(db, "r1")
+    roster.revoke(db, "r1")
+    after = aggregate(db)
+    assert int(after.tables["counts"]["raters"].iloc[0]) == 3  # r1, r2, r3: hers still counted
+    for name in ("non_inferiority", "paired_differences", "pass_rates", "counts"):
+        assert after.tables[name].equals(before.tables[name]), name
+    assert after.verdict.to_json() == before.verdict.to_json()
+
+
 def test_insufficient_data_without_ratings(tmp_path):
     db = open_db(tmp_path / "e.db")
     (tmp_path / "gate.toml").write_text(GATE)
