@@ -168,6 +168,16 @@ def test_a_pair_raters_passed_over_and_a_rater_the_gold_check_leaves_out_rated_k
     true = np.mean([truth[p][3] for p in head])
     assert true < -0.15 and row["ci_low"] <= true <= row["ci_high"]
     assert not row["ok"]
+    # said in both languages
+    from types import SimpleNamespace
+
+    from evalkit.aggregate.verdict import interval_text
+    from evalkit.ui.verdictzh import _fidelity
+
+    assert f"({len(unknown)} passed over by a rater and then rated only by raters the gold check leaves out: counted " \
+           "at the worst" in interval_text(row, 0.95)
+    zh = _fidelity(SimpleNamespace(fidelity=list(rows.values())), {"margin": 0.05, "claim": "these raters"})
+    assert f"决策样本中有 {len(unknown)} 对曾被评分者跳过" in zh
 
 
 def test_the_guidelines_say_a_bad_output_is_rated_not_skipped():

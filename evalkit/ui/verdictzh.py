@@ -52,6 +52,9 @@ def _fidelity(v, g: dict) -> str:
                if r.get("passed_at_look") and r.get("passed_at_look") != r.get("look")]
     if earlier:
         missing += f"；在更早的查看中已通过、按序贯查看的规则保持通过：{'、'.join(earlier)}"
+    if worst := max((int(r.get("worst_case_pairs") or 0) for r in rows), default=0):  # verdict.worst_case
+        missing += (f"；决策样本中有 {worst} 对曾被评分者跳过（或放下未评），之后只由金标检查剔除的评分者评过：结果未知，"
+                    "按最坏情况计入区间（下限按 −1、上限按 +1）")
     if below:
         return f"{'、'.join(below)} 的区间上限也低于 {_n(-margin)}（容差）：assisted 明显更差" + missing
     if short:
@@ -60,7 +63,7 @@ def _fidelity(v, g: dict) -> str:
         return f"其余每个标准的区间下限都不低于 {_n(-margin)}（容差）" + missing
     if earlier:
         return f"每个标准都已通过：本次查看的区间下限不低于 {_n(-margin)}（容差），或在更早的查看中已通过" + missing
-    return f"每个标准的区间下限都不低于 {_n(-margin)}（容差）"
+    return f"每个标准的区间下限都不低于 {_n(-margin)}（容差）" + missing
 
 
 def _speed(agg, g: dict) -> str:
