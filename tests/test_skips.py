@@ -91,6 +91,7 @@ def test_pairs_raters_skip_hold_the_decision_until_rated_and_then_enter_it(tmp_p
     assert f"the {last_rated + 1 - len(holes) - first_waiting} rated pair(s) after them" in waits[0]
     # counts only: the note reaches raters who finished their queue, and names no pair and no side
     assert not any(w in waits[0] for w in ("assisted", "ordinary", *ranks))
+    assert not any("passed over by a rater" in n for n in agg.notes)  # the pairs counted so far: none skipped
 
     # a rater who rates what is there gets the skipped pairs first (lowest rank first), and the plan completes
     _rate(db, "carol", truth, skips_faults=False, until=lambda: not aggregate(db).interim)
@@ -105,6 +106,10 @@ def test_pairs_raters_skip_hold_the_decision_until_rated_and_then_enter_it(tmp_p
     frozen_pairs = {r[0] for r in db.execute(
         "SELECT pair_id FROM ratings WHERE id IN (SELECT value FROM json_each((SELECT sample_json FROM decisions)))")}
     assert frozen_pairs == set(head)
+    # the verdict says how many of them others passed over: their rater was chosen by what they show
+    skipped = {r[0] for r in db.execute("SELECT pair_id FROM ratings WHERE kind = 'skip'")}
+    chosen = [n for n in agg.notes if "passed over by a rater" in n]
+    assert len(chosen) == 1 and chosen[0].startswith(f"{len(skipped & set(head))} of the {PLANNED} rated pairs")
 
 
 def test_a_pair_that_lost_its_rating_to_the_gold_check_is_set_aside_not_waited_for(tmp_path):

@@ -35,7 +35,7 @@ from .looks import walk
 from ..study.monitoring import describe
 from .spread import disagreement_note, effective_raters, roster_note
 from .verdict import (INTERIM, Condition, Decision, Verdict, complete_count, decide, decision_sample, fidelity_rows,
-                      fidelity_level, frozen_gate, interval_text, settled_when, waiting_pairs)
+                      fidelity_level, frozen_gate, interval_text, passed_over_note, settled_when, waiting_pairs)
 
 __all__ = ["AFTER", "ALL", "INTERIM", "Aggregate", "Condition", "Decision", "FrozenDecision", "RatingData", "Speed",
            "Verdict", "aggregate", "format_text", "frozen_gate"]
@@ -222,6 +222,9 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
         notes.append(roster)
     if wide := disagreement_note(ratings, values):
         notes.append(wide)
+    if values and (chosen_by := passed_over_note(ratings, values["min_ratings_per_pair"],
+                                                 (verdict.look or {}).get("pairs") or values["planned_pairs"])):
+        notes.append(chosen_by)
     speed_now = speed
     if frozen is not None and frozen.speed:  # the figures shown beside a decision are the ones it weighed
         speed = Speed(**{k: v for k, v in frozen.speed.items() if k in Speed.__dataclass_fields__})

@@ -306,6 +306,30 @@ def worst_case(row: dict, unknown: int) -> dict:
     return row
 
 
+# The share of a verdict's rated pairs passed over by a rater from which its notes say so: a hold let go now and then
+# is ordinary (a browser closed); a twentieth of the sample is raters choosing what they rate.
+PASSED_OVER_SHARE = 0.05
+
+
+def passed_over_note(ratings: RatingData, ratings_per_pair: int, pairs_at: int) -> str:
+    """A note where many of the rated pairs a look at `pairs_at` decided pairs rests on (the head of the queue's
+    order) were passed over by a rater (skipped, or a hold let go) before another rated them. The look waits for them,
+    so the sample stays the pool's; but the interval takes a pair's rater as not chosen by what the pair shows (README,
+    "Whom does the claim cover?"), and a rater who passes a pair over chooses: where raters judge the paths
+    differently, those pairs carry the judgement of whoever rates what others avoid. '' otherwise."""
+    pairs, _done, run = in_queue_order(ratings, ratings_per_pair)
+    head = pairs[:rated_needed(pairs_at, ratings, pairs[:run], pairs)] if pairs_at else pairs[:run]
+    head = head[~ratings.unknown[head] & ~ratings.set_aside[head]] if len(head) else head
+    n = int(ratings.passed_over[head].sum()) if len(head) else 0
+    if not n or n < PASSED_OVER_SHARE * len(head):
+        return ""
+    return (f"{n} of the {len(head)} rated pairs the verdict rests on were passed over by a rater (skipped, or held "
+            "and let go) before another rated them: the sample is still the head of the queue's random order, but "
+            "the interval takes a pair's rater as not chosen by what the pair shows, and a rater who passes a pair "
+            "over chooses; where raters judge the paths differently, those pairs carry the judgement of whoever rates "
+            "what others avoid (the decision is unchanged)")
+
+
 def complete_count(ratings: RatingData, ratings_per_pair: int) -> int:
     """Decided pairs: the pairs whose texts differ at the head of the queue's order that are all complete
     (in_queue_order's leading run: a pair still waiting for a rating holds back the pairs after it), and beside them
