@@ -668,6 +668,39 @@ def test_while_pairs_are_open_the_export_and_report_say_so_and_a_push_needs_whil
     assert r.exit_code != 0 and "--while-rating" in r.output and not (tmp_path / "cli-push").exists()
 
 
+def test_a_public_push_while_pairs_are_open_is_refused_even_with_while_rating(tmp_path):
+    """Export audit, 2026-12-06: `--while-rating` is for a repo no rater can read, yet `--push-to-hub --public
+    --while-rating` made a public repo of a running study: every rater could read which side of each open pair is
+    which path. It is refused now, before anything is written or sent, with the fix; once every pair is complete a
+    public push goes through."""
+    from evalkit.config import AppConfig
+    from evalkit.errors import EvalkitError
+    from test_aggregate import GATE, load_fixture
+
+    db = open_db(tmp_path / "open.db")
+    load_fixture(db, tmp_path / "g.toml", GATE.replace("planned_pairs = 4", "planned_pairs = 8"),
+                 app=AppConfig(ratings_per_pair=4))
+    hub = FakeHub()
+    with pytest.raises(EvalkitError) as e:
+        export(db, tmp_path / "public", push_to_hub="org/study", api=hub, public=True, while_rating=True)
+    said = f"{e.value} {e.value.fix}"
+    assert "--public with --while-rating: 4 pair(s)" in said and "nothing was written" in said
+    assert "leave out --public" in e.value.fix
+    assert hub.calls == [] and not (tmp_path / "public").exists()
+    assert db.execute("SELECT COUNT(*) FROM pushes_while_rating").fetchone()[0] == 0
+    r = CliRunner().invoke(cli, ["export", "--db", str(tmp_path / "open.db"), "--out", str(tmp_path / "cli"),
+                                 "--push-to-hub", "org/study", "--public", "--while-rating"])
+    assert r.exit_code != 0 and "--public with --while-rating" in r.output and not (tmp_path / "cli").exists()
+    export(db, tmp_path / "private", push_to_hub="org/study", api=hub, while_rating=True)  # private: still allowed
+    assert hub.visibility["org/study"] is True
+
+
+def test_a_closed_study_is_pushed_public_on_request(db, tmp_path):
+    hub = FakeHub()
+    export(db, tmp_path / "e", push_to_hub="org/final", api=hub, public=True, while_rating=True)
+    assert hub.visibility["org/final"] is False and any(c[0] == "upload_folder" for c in hub.calls)
+
+
 def test_a_push_made_while_rating_is_on_the_study_s_record(db, tmp_path):
     """`export --push-to-hub --while-rating` sent the sides of pairs still open to raters to a Hub repo and left no
     trace: the card of that export said so, but the study's later cards, its report and `aggregate --json` did not,

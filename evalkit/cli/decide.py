@@ -105,8 +105,9 @@ def report(db_path, study, out_dir):
 @study_option
 @click.option("--while-rating", is_flag=True,
               help="Push even though pairs are still open to raters (the export says which side of each pair is which "
-                   "path: push it only where no rater can read it). Without it such a push is refused. The push is "
-                   "recorded in the database, and the study's later cards, report and provenance name it.")
+                   "path: push it only where no rater can read it). Without it such a push is refused, and with --public "
+                   "too. The push is recorded in the database, and the study's later cards, report and provenance "
+                   "name it.")
 @fail_clearly
 def export(db_path, out_dir, repo_id, public, keep_rater_names, keep_comments, study, while_rating):
     """Export the database as a datasets.DatasetDict: experiments, generations, timing and batch runs, benchmark

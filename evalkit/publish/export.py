@@ -541,7 +541,8 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
 
     While pairs of the study being rated are still open to raters (rating.queue.unclosed_pairs), the export says so
     on its card (its tables tell each pair's sides), and a push is refused unless `while_rating`: a dataset on the
-    Hub, private or not, can reach a rater. What raters typed (comments, skip reasons) is exported only with
+    Hub, private or not, can reach a rater; with `public` too it is refused, since a public repo reaches every
+    rater. What raters typed (comments, skip reasons) is exported only with
     `keep_comments`; the card says how much there is either way."""
     from datasets import Dataset, DatasetDict
 
@@ -556,7 +557,7 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
     for folder in (out_dir, out_dir / "data"):  # before the look below, which may write the decision; the card and
         check_folder(folder, "the export")      # the staging folder go into out_dir itself
     still_open = unclosed_pairs(db)
-    if push_to_hub and still_open and not while_rating:
+    if push_to_hub and still_open and (public or not while_rating):
         # the look may freeze a decision the study has reached, which closes its every pair: count after it
         agg = agg if agg is not None else aggregate(db, study=study)
         still_open = unclosed_pairs(db)
@@ -566,6 +567,13 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
             f"of each pair is which path: pushed to {push_to_hub}, it could reach a rater before they rate",
             "push once every pair is complete (the Results tab's counts), export locally meanwhile (without "
             "--push-to-hub), or pass --while-rating to push it anyway to a repo no rater can read")
+    if push_to_hub and still_open and public:  # --while-rating is for a repo no rater can read; a public one anyone can
+        raise EvalkitError(
+            f"--public with --while-rating: {still_open} pair(s) of the study being rated are still open to raters, and "
+            f"a public {push_to_hub} would show every rater which side of each is which path: nothing was written "
+            "or pushed",
+            "leave out --public (the repo is then private: share it with those who may see it), or push --public "
+            "once every pair is complete")
     if push_to_hub:  # after the refusal above: logging in would not make that push right
         if api is None:
             from huggingface_hub import HfApi
