@@ -1320,6 +1320,41 @@ def test_a_failed_push_says_what_to_do_for_what_went_wrong(db, tmp_path):
     assert "write access to 'org'" in fixes["403"]
 
 
+def test_a_push_the_hub_fails_for_its_own_reasons_is_not_told_to_log_in(db, tmp_path):
+    """Export audit, 2026-12-06: a push the Hub answered with a 5xx (its own outage) or 429 (too many requests), or
+    refused for the repo (404, 409), ended "log in and export again", which does not help a user already logged in.
+    The fix now says to try again later, or to check the repo id; every failure says the repo holds the whole
+    export or none of it (one commit, never a part) and where the local export is."""
+    from types import SimpleNamespace
+
+    from evalkit.errors import EvalkitError
+
+    class Refused(Exception):
+        def __init__(self, status):
+            super().__init__(f"{status} Error")
+            self.response = SimpleNamespace(status_code=status)
+
+    fixes = {}
+    for status in (500, 503, 429, 404, 409):
+        hub = FakeHub()
+
+        def upload_folder(status=status, **kw):
+            raise Refused(status)
+
+        hub.upload_folder = upload_folder
+        out = tmp_path / str(status)
+        with pytest.raises(EvalkitError) as e:
+            export(db, out, push_to_hub="org/study", api=hub)
+        assert "a push is one commit: the repo holds the whole export or, as before, none of it" in str(e.value)
+        assert f"saved locally in {out}" in e.value.fix and split_file(out, "ratings").exists()
+        fixes[status] = e.value.fix
+    for status in (500, 503, 429):
+        assert "log in" not in fixes[status] and f"the Hub answered {status}" in fixes[status], fixes[status]
+        assert "export again in a few minutes" in fixes[status]
+    for status in (404, 409):
+        assert "log in" not in fixes[status] and "check the repo id 'org/study'" in fixes[status], fixes[status]
+
+
 def test_out_naming_a_file_is_refused_with_the_fix_and_the_file_kept(db, tmp_path):
     """Export audit, 2026-12-05: `export --out results.parquet` (a file) stopped at "Directory 'results.parquet' is a
     file." with no word on what to pass instead; `report` alike. Both name the value, say a folder is wanted and how to

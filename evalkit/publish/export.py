@@ -705,9 +705,19 @@ def _push(api, repo_id: str, out_dir: Path, files: dict[str, Path], public: bool
                     "export again")
         elif status is None and _unreachable(e):
             what = "the Hub could not be reached (network, proxy or firewall): export again once it can be"
-        else:
+        elif status == 429 or (isinstance(status, int) and status >= 500):  # the Hub's own trouble: a login is fine
+            what = (f"the Hub answered {status} ({'too many requests' if status == 429 else 'its own error'}): "
+                    "export again in a few minutes")
+        elif status in (None, 401):
             what = "log in (`hf auth login` or HF_TOKEN) and export again"
-        return EvalkitError(f"push to the Hub dataset '{repo_id}' failed: {type(e).__name__}: {e}",
+        else:  # 400, 404, 409...: the Hub's message above says what it refused
+            what = (f"the Hub refused it ({status}): check the repo id '{repo_id}' and the Hub's message above, then "
+                    "export again")
+        # upload_folder makes one commit of the export's dozen files (hf_xet's pipeline splits only past 256 files or
+        # 100 MB of plain-text files): the repo holds all of this export or none of it, never a part (an answer lost
+        # after the commit, a timeout, leaves it whole)
+        return EvalkitError(f"push to the Hub dataset '{repo_id}' failed: {type(e).__name__}: {e} (a push is one "
+                            "commit: the repo holds the whole export or, as before, none of it)",
                             f"the export is saved locally in {out_dir}; {what}")
 
     try:
