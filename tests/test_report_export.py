@@ -1355,6 +1355,22 @@ def test_a_push_the_hub_fails_for_its_own_reasons_is_not_told_to_log_in(db, tmp_
         assert "log in" not in fixes[status] and "check the repo id 'org/study'" in fixes[status], fixes[status]
 
 
+def test_an_empty_push_to_hub_is_refused_not_skipped(db, tmp_path, monkeypatch):
+    """Export audit, 2026-12-06: `evalkit export --push-to-hub "$REPO"` with REPO unset wrote a local export and
+    exited 0, pushing nothing and saying nothing of it (a script took it for a push); with --public it said --public
+    needed --push-to-hub, which it had. An empty repo id is refused, before anything is written, with the fix."""
+    import huggingface_hub
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", lambda: pytest.fail("the Hub must not be contacted"))
+    path = db.execute("PRAGMA database_list").fetchone()[2]
+    for extra in ([], ["--public"], ["--while-rating"]):
+        out = tmp_path / f"e{len(extra)}{''.join(extra)}"
+        r = CliRunner().invoke(cli, ["export", "--db", path, "--out", str(out), "--push-to-hub", "", *extra])
+        assert r.exit_code != 0, r.output
+        assert "--push-to-hub is empty" in r.output and "namespace/name" in r.output, r.output
+        assert not out.exists()
+
+
 def test_out_naming_a_file_is_refused_with_the_fix_and_the_file_kept(db, tmp_path):
     """Export audit, 2026-12-05: `export --out results.parquet` (a file) stopped at "Directory 'results.parquet' is a
     file." with no word on what to pass instead; `report` alike. Both name the value, say a folder is wanted and how to

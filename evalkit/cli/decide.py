@@ -129,10 +129,10 @@ def export(db_path, out_dir, repo_id, public, keep_rater_names, keep_comments, s
     """
     from ..publish.export import export as run_export
 
-    if public and not repo_id:  # a flag that does nothing would read as if the export were published
+    if public and repo_id is None:  # a flag that does nothing would read as if the export were published
         raise EvalkitError("--public only applies with --push-to-hub (the local export is not published)",
                            "add --push-to-hub ORG/NAME, or leave --public out")
-    if while_rating and not repo_id:  # likewise: a local export is written, and says so, while pairs are open
+    if while_rating and repo_id is None:  # likewise: a local export is written, and says so, while pairs are open
         raise EvalkitError("--while-rating only applies with --push-to-hub (a local export is written while pairs "
                            "are open to raters without it, and says so)",
                            "add --push-to-hub ORG/NAME, or leave --while-rating out")

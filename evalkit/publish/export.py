@@ -504,6 +504,10 @@ def check_repo_id(repo_id: str) -> None:
     it surfaces after the local export, as a push failure whose fix says to log in."""
     from huggingface_hub.utils import HFValidationError, validate_repo_id
 
+    if not repo_id.strip():  # `--push-to-hub "$REPO"` with REPO unset: else a local export, and exit 0 as if pushed
+        raise EvalkitError("--push-to-hub is empty: no Hub repo to push to, and nothing was written",
+                           "give the Hub dataset repo as namespace/name, e.g. my-org/evalkit-study, or leave out "
+                           "--push-to-hub to export locally")
     try:
         validate_repo_id(repo_id)
     except HFValidationError as e:
@@ -550,7 +554,7 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
     from ..rating.queue import unclosed_pairs
     from .provenance import build_provenance
 
-    if push_to_hub:
+    if push_to_hub is not None:  # "" too: a push asked for with no repo is refused, not skipped
         check_repo_id(push_to_hub)
     out_dir = Path(out_dir)
     refuse_to_replace(out_dir / "README.md", CARD_MARK, "a dataset card")
