@@ -924,6 +924,30 @@ def test_live_runs_machine_names_and_home_folders_do_not_leave_the_machine(db, t
     assert screened and len(exported["prescreen"]) == screened and len(exported["bench_processes"]) == 4
 
 
+def test_a_fallback_s_cause_names_no_machine_in_the_card_or_the_report(db, tmp_path):
+    """Export audit, 2026-12-06: the export's `generations.error_message` withheld the machine's name as <host>, but
+    the verdict's note that quotes a fallback's cause printed the stored message, machine name and all, in the card
+    (Verdict) and in the report (Notes). Both now say <host> there too."""
+    from evalkit.records import GenerationRecord
+    from evalkit.store import insert_generations
+
+    pool = db.execute("SELECT id FROM experiments WHERE kind = 'pool'").fetchone()[0]
+    insert_generations(db, [
+        GenerationRecord(prompt_id="writing-01", path="assisted", status="failed", host="gpu-node-17.lab.example",
+                         error_class="RuntimeError", error_stage="generate", token_hash="fb1",
+                         error_message="NCCL timeout talking to gpu-node-17.lab.example (rank 0)"),
+        GenerationRecord(prompt_id="writing-01", path="fallback", text="f", fallback_of=-1, token_hash="fb2",
+                         host="gpu-node-17.lab.example", stop_reason="eos", generate_seconds=1.0, new_tokens=5)], pool)
+    card = _card_of(db, tmp_path / "e")
+    page = build_report(db, tmp_path / "r").read_text(encoding="utf-8")
+    cause = "cause (every one): RuntimeError at stage generate: NCCL timeout talking to <host> (rank 0)"
+    import html
+
+    for name, text, shown in (("card", card, cause), ("report", page, html.escape(cause))):
+        assert "gpu-node-17" not in text, name
+        assert shown in text, name  # the cause is still shown, its machine withheld
+
+
 def test_the_frozen_gate_s_file_path_leaves_no_user_name(db, tmp_path):
     """Export audit, 2026-12-04: the gate frozen with each experiment and study records the file it was read from,
     by default the checkout's own (under a home folder: the user's name), and the export published it as stored in

@@ -12,7 +12,7 @@ from ..errors import EvalkitError, cannot_write, check_folder, output_folder
 from . import refuse_to_replace, still_open_words
 from .provenance import NOT_RECORDED, WITHHELD, Provenance, environment_line, model_line, scope_items
 from .scrub import (export_salt, host_name, machine_names, pseudonym, pseudonyms, published_config, published_config_row,
-                    without_home, without_hosts)
+                    shared_text, without_home, without_hosts)
 
 SPLITS = ("experiments", "generations", "timing_runs", "batch_runs", "bench_processes", "prescreen", "pairs", "ratings",
           "reference_outputs", "studies", "decisions")
@@ -352,6 +352,7 @@ def _card_text(db, rows: dict, files: dict, keep_rater_names: bool, repo_id: str
 
     from ..aggregate.data import study_pool
 
+    shared = shared_text(db)  # the verdict's notes and reasons may quote an error message naming a machine
     # the config of the study the card's verdict is about (its first pool: the settings it rates), else the latest
     study = getattr(agg, "study", None)
     exp = (study_pool(db, study.id) if study is not None else None) or next(
@@ -403,7 +404,7 @@ ratings or texts; the owner states one in the card's header.
 {open_pairs_markdown(still_open)}## Verdict
 
 ```text
-{verdict_text(agg, _citer(prov), WITHHELD) if agg is not None else "not computed"}
+{shared(verdict_text(agg, _citer(prov), WITHHELD)) if agg is not None else "not computed"}
 ```
 
 ## Rows
@@ -450,7 +451,7 @@ columns of a gold pair) is null.
 
 ## Provenance
 
-{provenance_markdown(prov, None if keep_rater_names else lambda names: pseudonyms(names, db))}
+{provenance_markdown(prov, None if keep_rater_names else lambda names: pseudonyms(names, db), shared)}
 
 ## Config{f" of the study's pool (experiment {exp['id']})" if study is not None and exp else f" of the latest experiment ({exp['id']}, {exp['kind']})" if exp else ""}
 
@@ -756,12 +757,13 @@ def _cell(text: str) -> str:
     return (text or "").replace("|", "\\|").replace("\n", " ")
 
 
-def provenance_markdown(prov: Provenance, shown=None) -> str:
-    """The provenance block of the dataset card."""
+def provenance_markdown(prov: Provenance, shown=None, text=lambda t: t) -> str:
+    """The provenance block of the dataset card; `text`: how the aggregate's words (figures, notes) are shared
+    (scrub.shared_text)."""
     lines = [f"Built by evalkit {prov.evalkit} at {prov.generated_at} from the stored rows.", "",
              "### Figures and the runs behind them", ""]
     for f in prov.figures:
-        lines.append(f"- **{f.name}**: {f.value if f.value is not None else f.note or WITHHELD}"
+        lines.append(f"- **{f.name}**: {text(f.value if f.value is not None else f.note or WITHHELD)}"
                      + (f" — {prov.cite(f.experiments)}" if f.value is not None else ""))
     lines += ["", "### Experiments", "",
               "| id | kind | used for | started | ended | records | config hash | gate hash |",
@@ -790,5 +792,5 @@ def provenance_markdown(prov: Provenance, shown=None) -> str:
     else:
         lines += ["", "### Release gate", "", "No experiment with a frozen release gate."]
     if prov.notes:
-        lines += ["", "### Notes", ""] + [f"- {n}" for n in prov.notes]
+        lines += ["", "### Notes", ""] + [f"- {text(n)}" for n in prov.notes]
     return "\n".join(lines)

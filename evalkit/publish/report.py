@@ -201,16 +201,20 @@ def _png(fig) -> str:
     return base64.b64encode(buf.getvalue()).decode()
 
 
-def verdict_html(agg: Aggregate, prov: Provenance | None = None) -> str:
+def verdict_html(agg: Aggregate, prov: Provenance | None = None, shared=None) -> str:
     """The verdict and its conditions; with `prov`, each condition names the runs behind it, and one whose
-    figure has no stored run behind it is withheld."""
+    figure has no stored run behind it is withheld. shared: how the aggregate's words leave the machine (a report is
+    shared: scrub.shared_text; without_home when not given)."""
+    from .scrub import without_home
+
+    shared = shared or without_home
     v = agg.verdict
 
     def conditions(verdict, after: bool = False) -> str:
         items = []
         for c in verdict.conditions:
             status = "ok" if c.ok else ("FAIL" if c.ok is False else "unknown")
-            reason = html.escape(c.reason)
+            reason = html.escape(shared(c.reason))  # a fallback's cause quotes a stored error message
             if prov is not None:
                 ids = prov.for_condition(c.name, after)
                 if ids:
@@ -221,9 +225,7 @@ def verdict_html(agg: Aggregate, prov: Provenance | None = None) -> str:
         return "<ul>" + "".join(items) + "</ul>"
 
     color = {Decision.KEEP: "#1a7f37", Decision.DROP: "#cf222e"}.get(v.decision, "#9a6700")
-    from .scrub import without_home
-
-    notes = "".join(f"<li>{html.escape(without_home(n))}</li>" for n in agg.notes)  # a report is shared
+    notes = "".join(f"<li>{html.escape(shared(n))}</li>" for n in agg.notes)  # a report is shared
     label = f" ({html.escape(v.label)})" if v.interim else ""
     claim = (f"<p>{html.escape(v.claim)}</p>" if v.claim else "") + (
         f'<p class="ppi">{html.escape(v.ppi)}</p>' if getattr(v, "ppi", "") else "")
@@ -248,11 +250,11 @@ def verdict_html(agg: Aggregate, prov: Provenance | None = None) -> str:
 def provenance_html(prov: Provenance, db) -> str:
     """The provenance block: figures with their runs, experiments, environment, scope (raters as the export names
     them), prompts, gate."""
-    from .scrub import without_home
-    e = html.escape
+    from .scrub import shared_text, without_home
+    e, shared = html.escape, shared_text(db)
     figs = "".join(
-        f"<li><b>{e(f.name)}</b>: " + (f"{e(f.value)} <span class=\"src\">[{e(prov.cite(f.experiments))}]</span>"
-                                       if f.value is not None else e(f.note or WITHHELD)) + "</li>"
+        f"<li><b>{e(f.name)}</b>: " + (f"{e(shared(f.value))} <span class=\"src\">[{e(prov.cite(f.experiments))}]</span>"
+                                       if f.value is not None else e(shared(f.note or WITHHELD))) + "</li>"
         for f in prov.figures)
     exp_rows = "".join(
         f"<tr><td>{x.id}</td><td>{e(x.kind)}</td><td>{e(', '.join(x.used_for))}</td><td>{e(x.started)}</td>"
@@ -277,7 +279,7 @@ def provenance_html(prov: Provenance, db) -> str:
                 f"{'' if g['hash_ok'] else ' <b>does not match its text</b>'}.</p><pre>{e(g['text'])}</pre>")
     else:
         gate = "<p>No experiment with a frozen release gate.</p>"
-    notes = "".join(f"<li>{e(without_home(n))}</li>" for n in prov.notes)  # a report is shared: no user's name
+    notes = "".join(f"<li>{e(shared(n))}</li>" for n in prov.notes)  # a report is shared: no user's name, no machine's
     return (f'<div class="provenance"><h2>Provenance</h2><p>Built by evalkit {e(prov.evalkit)} at {e(prov.generated_at)} '
             f"from the stored rows. A figure with no stored run behind it is not printed.</p>"
             f"<h3>Figures and the runs behind them</h3><ul>{figs}</ul>"
@@ -351,6 +353,7 @@ def build_report(db, out_dir: Path, agg: Aggregate | None = None, still_open: in
     pairs still open to raters, when the caller counted them (else counted here)."""
     from ..aggregate import aggregate
     from ..rating.queue import unclosed_pairs
+    from .scrub import shared_text
 
     refuse_to_replace(Path(out_dir) / "index.html", TITLE_MARK, "a report")
     agg = agg or aggregate(db)
@@ -375,7 +378,7 @@ img{{max-width:100%}}.verdict,.provenance{{border:1px solid #ccc;padding:0.5em 1
 .src{{color:#57606a;font-size:12px}}pre{{background:#f6f8fa;padding:0.5em}}</style></head><body>
 <h1>evalkit: does the draft model make writing requests faster without hurting the content?</h1>
 <p>Generated {html.escape(prov.generated_at)} from the database. Speed-up source: {html.escape(str(agg.speed.source))}.</p>
-{_open_banner(unclosed_pairs(db, gold=False) if still_open is None else still_open)}{verdict_html(agg, prov)}{provenance_html(prov, db)}<h2>Plots</h2>{plots}<h2>Tables</h2>{tables}</body></html>"""
+{_open_banner(unclosed_pairs(db, gold=False) if still_open is None else still_open)}{verdict_html(agg, prov, shared_text(db))}{provenance_html(prov, db)}<h2>Plots</h2>{plots}<h2>Tables</h2>{tables}</body></html>"""
     path = out_dir / "index.html"
     tmp = path.with_suffix(".tmp")
     try:

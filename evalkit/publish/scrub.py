@@ -193,6 +193,18 @@ def without_hosts(text, hosts: set[str]):
     return text
 
 
+def shared_text(db):
+    """How text the aggregate wrote (its notes, a condition's reason, a figure's note) leaves the machine in the card
+    and the report: as without_home, and with the database's machines named <host>. A fallback's cause quotes a stored
+    error message, which the export's `error_message` column withholds the machine's name from; the card's and the
+    report's copies of it must not name it either."""
+    tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()]
+    rows = {t: [{"host": h} for (h,) in db.execute(f'SELECT DISTINCT host FROM "{t}"').fetchall()]
+            for t in tables if any(c[1] == "host" for c in db.execute(f'PRAGMA table_info("{t}")').fetchall())}
+    hosts = machine_names(rows)
+    return lambda text: without_hosts(without_home(text), hosts)
+
+
 # app.host as exported: an address that names no machine is kept, any other is withheld
 _PLAIN_HOSTS = ("", "127.0.0.1", "0.0.0.0", "localhost", "::1", "::")
 
