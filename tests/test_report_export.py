@@ -570,6 +570,16 @@ def test_the_export_command_says_the_visibility_the_hub_reports(db, tmp_path, mo
                                  "--public"])
     assert r.exit_code == 0, r.output
     assert "pushed to org/study (private, as the Hub reports it)" in r.output
+    # and says --public did not publish it, with the fix (export audit, 2026-12-06: the help said --public made the
+    # dataset public, and nothing but "(private" said otherwise)
+    assert "note: --public did not publish org/study: it exists and is private" in r.output
+    assert "make it public in its Settings on the Hub" in r.output
+    r = CliRunner().invoke(cli, ["export", "--db", path, "--out", str(tmp_path / "e2"), "--push-to-hub", "org/new",
+                                 "--public"])
+    assert r.exit_code == 0 and "pushed to org/new (public, as the Hub reports it)" in r.output, r.output
+    assert "did not publish" not in r.output
+    help_text = " ".join(CliRunner().invoke(cli, ["export", "--help"]).output.split())
+    assert "An existing repo keeps its visibility" in help_text
 
 
 def _bench_after_the_decision(db, seconds=1.02, extra_mb=300.0):

@@ -97,7 +97,8 @@ def report(db_path, study, out_dir):
 @click.option("--out", "out_dir", type=click.Path(), required=True, help="Folder for parquet files and the dataset card.")
 @click.option("--push-to-hub", "repo_id", default=None, help="Also push to this Hub dataset repo (e.g. my-org/evalkit-study); needs a Hub token "
                    "(`hf auth login` or HF_TOKEN), checked before anything is written.")
-@click.option("--public", is_flag=True, help="Make the Hub dataset public (default: private).")
+@click.option("--public", is_flag=True, help="Create the Hub dataset public (default: private). An existing repo keeps "
+                   "its visibility: the line printed says the one the Hub reports.")
 @click.option("--keep-rater-names", is_flag=True, help="Keep rater names (default: salted-hash pseudonyms).")
 @click.option("--keep-comments", is_flag=True,
               help="Export what raters typed (comments, skip reasons) as typed; it may name them or others "
@@ -143,6 +144,9 @@ def export(db_path, out_dir, repo_id, public, keep_rater_names, keep_comments, s
     counts = ", ".join(f"{k} {len(v)}" for k, v in ds.items())
     click.echo(f"exported to {out_dir}: {counts}" + (f"; pushed to {repo_id} ({'private' if ds.hub['private'] else 'public'}, as the Hub reports it)"
                                                       if repo_id else ""))
+    if public and ds.hub["private"]:  # create_repo leaves an existing repo as it is: --public did not publish it
+        click.echo(f"note: --public did not publish {repo_id}: it exists and is private, and an existing repo keeps its "
+                   "visibility; make it public in its Settings on the Hub", err=True)
     if empty := [k for k, v in ds.items() if len(v) == 0]:  # `load_dataset(DIR, name)` would say "not found"
         click.echo(f"tables with no rows, saved with their schema but not loadable by name: {', '.join(empty)}")
     if ds.still_open:
