@@ -424,8 +424,9 @@ def test_a_read_only_copy_in_rollback_journal_mode_exports_when_nothing_needs_st
     with sqlite3.connect(db_file) as conn:
         conn.execute("VACUUM INTO ?", [str(copy)])
     connect = sqlite3.connect
-    monkeypatch.setattr(database.sqlite3, "connect",
-                        lambda path, **kw: connect(f"file:{path}?mode=ro", uri=True, **kw))
+    read_only = {str(copy), str(fresh)}  # these files; the export's own copy of one, in a temporary folder, is not
+    monkeypatch.setattr(database.sqlite3, "connect", lambda path, **kw: connect(f"file:{path}?mode=ro", uri=True, **kw)
+                        if str(path) in read_only else connect(path, **kw))
     before = copy.read_bytes()
     r = CliRunner().invoke(cli, ["export", "--db", str(copy), "--out", str(tmp_path / "out")])
     assert r.exit_code == 0, r.output

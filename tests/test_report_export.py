@@ -958,6 +958,70 @@ def test_a_fallback_s_cause_names_no_machine_in_the_card_or_the_report(db, tmp_p
         assert shown in text, name  # the cause is still shown, its machine withheld
 
 
+def test_a_rating_stored_while_the_export_runs_is_in_neither_its_card_nor_its_tables(tmp_path, monkeypatch):
+    """Export audit, 2026-12-06: the export read its card's figures (the look) and then each table on its own, so a
+    rating the app stored in between was in the `ratings` table and not in the card ("current ratings counted: 12"
+    above 13 current ratings). The card and the tables are now read from one copy of the database; the rating stays
+    stored, and the next export has it in both."""
+    import re
+
+    import pyarrow.parquet as pq
+
+    from evalkit.config import AppConfig
+    from evalkit.publish import export as export_module
+    from evalkit.rating.queue import RatingInput, submit_rating
+    from test_aggregate import GATE, load_fixture
+
+    path = tmp_path / "open.db"
+    db = open_db(path)
+    load_fixture(db, tmp_path / "g.toml", GATE.replace("planned_pairs = 4", "planned_pairs = 8"),
+                 app=AppConfig(ratings_per_pair=4))
+    real_tables = export_module.tables
+
+    def app_rates_meanwhile(*a, **k):  # the app, in its own connection, stores a rating as the tables are read
+        app = open_db(path)
+        pair = app.execute("SELECT id FROM pairs WHERE kind = 'study' ORDER BY id LIMIT 1").fetchone()[0]
+        submit_rating(app, AppConfig(ratings_per_pair=4), RatingInput(
+            pair_id=pair, rater="late", a={c: "pass" for c in CRITERIA}, b={c: "pass" for c in CRITERIA},
+            preference="A"))
+        app.conn.close()
+        return real_tables(*a, **k)
+
+    def counted(out) -> tuple[int, int]:
+        card = (out / "README.md").read_text(encoding="utf-8")
+        said = int(re.search(r"current ratings counted: (\d+) by", card).group(1))
+        table = pq.read_table(split_file(out, "ratings")).to_pandas()
+        return said, int((table["current"] & (table["kind"] == "rating")).sum())
+
+    with monkeypatch.context() as m:
+        m.setattr(export_module, "tables", app_rates_meanwhile)
+        export(db, tmp_path / "e")
+    said, rows = counted(tmp_path / "e")
+    assert said == rows == 12
+    assert db.execute("SELECT COUNT(*) FROM ratings WHERE rater = 'late'").fetchone()[0] == 1  # stored, not lost
+    export(db, tmp_path / "later")
+    assert counted(tmp_path / "later") == (13, 13)
+
+
+def test_a_temporary_folder_without_room_for_the_copy_is_said_as_such(db, tmp_path, monkeypatch):
+    """The export reads from a copy of the database in the temporary folder; where that copy cannot be written (a
+    full or read-only /tmp) the command said "database ...: check that the file is an evalkit database and has free
+    space; move it aside to start a new one", wrong advice for a sound database. It names the temporary folder and
+    the size, and says to free space or set TMPDIR; the export folder is not made."""
+    import sqlite3
+
+    import evalkit.store.database as database
+
+    connect = sqlite3.connect
+    monkeypatch.setattr(database.sqlite3, "connect", lambda path, **kw: connect(
+        f"file:{path}?mode=ro", uri=True, **kw) if str(path).endswith("copy.db") else connect(path, **kw))
+    out = tmp_path / "e"
+    r = CliRunner().invoke(cli, ["export", "--db", str(tmp_path / "rated.db"), "--out", str(out)])
+    assert r.exit_code == 1 and "Traceback" not in r.output, r.output
+    assert "a copy of the database (" in r.output and "cannot be written to the temporary folder" in r.output
+    assert "set TMPDIR" in r.output and "move it aside" not in r.output and not out.exists()
+
+
 def test_the_frozen_gate_s_file_path_leaves_no_user_name(db, tmp_path):
     """Export audit, 2026-12-04: the gate frozen with each experiment and study records the file it was read from,
     by default the checkout's own (under a home folder: the user's name), and the export published it as stored in

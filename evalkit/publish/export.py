@@ -552,11 +552,14 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
     from datasets import Dataset, DatasetDict
 
     from ..aggregate import aggregate
+    from ..aggregate.cache import data_version
     from ..rating.queue import unclosed_pairs
+    from ..store.database import read_copy
     from .provenance import build_provenance
 
     if push_to_hub is not None:  # "" too: a push asked for with no repo is refused, not skipped
         check_repo_id(push_to_hub)
+    given, version = agg, data_version(db)  # the data before the look: a row stored after it is read again below
     out_dir = Path(out_dir)
     refuse_to_replace(out_dir / "README.md", CARD_MARK, "a dataset card")
     for folder in (out_dir, out_dir / "data"):  # before the look below, which may write the decision; the card and
@@ -587,18 +590,25 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
         check_hub_token(api, push_to_hub)
     # first: its look may freeze the decision, which the tables then hold
     agg = agg if agg is not None else aggregate(db, study=study)
+    export_salt(db)  # stored here (a first export), so that the copy below names raters as every export does
     still_open = unclosed_pairs(db)  # as the look left them: a decision it froze closed its study's pairs
     if push_to_hub and still_open:  # the push is recorded once made: a database that cannot take it is refused first
         _check_push_recordable(db, push_to_hub)
-    prov = build_provenance(db, agg)
-    rows = tables(db, keep_rater_names, keep_comments)
-    ds = DatasetDict({
-        name: Dataset.from_list(rows[name], features=features(db, name)) if rows[name]
-        else Dataset.from_dict({k: [] for k in features(db, name)}, features=features(db, name))
-        for name in SPLITS
-    })
-    files = _write(ds, out_dir, lambda files: _card(db, rows, files, keep_rater_names, push_to_hub, prov, out_dir, agg,
-                                                    still_open, keep_comments))
+    # The card and the tables are read from one copy: a rating the app stores meanwhile would otherwise be in the
+    # tables and not in the card's counts. The look is taken again on it when a row came in since the look above.
+    with read_copy(db) as view:
+        if given is None and data_version(view) != version:
+            agg = aggregate(view, study=study)
+        still_open = unclosed_pairs(view)
+        prov = build_provenance(view, agg)
+        rows = tables(view, keep_rater_names, keep_comments)
+        ds = DatasetDict({
+            name: Dataset.from_list(rows[name], features=features(view, name)) if rows[name]
+            else Dataset.from_dict({k: [] for k in features(view, name)}, features=features(view, name))
+            for name in SPLITS
+        })
+        files = _write(ds, out_dir, lambda files: _card(view, rows, files, keep_rater_names, push_to_hub, prov,
+                                                        out_dir, agg, still_open, keep_comments))
     ds.still_open = still_open
     if push_to_hub:
         ds.hub = {"repo_id": push_to_hub, "private": _push(api, push_to_hub, out_dir, files, public)}

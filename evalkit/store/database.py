@@ -261,6 +261,33 @@ def snapshot(db_path: Path, dest: Path) -> Path:
     return dest
 
 
+@contextlib.contextmanager
+def read_copy(db):
+    """A private copy of the database as it is at one moment (online backup API), opened, for a reader that reads
+    many tables and must not see a row another process stores in between (the export: its card's counts and its
+    tables). Removed afterwards; writes to it go nowhere."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="evalkit-read-") as folder:
+        path, dest = Path(folder) / "copy.db", None
+        try:
+            dest = sqlite3.connect(str(path))
+            db.conn.backup(dest)
+        except sqlite3.OperationalError as e:  # a full or read-only temporary folder: not the database's fault
+            size = Path(db_file(db)).stat().st_size if db_file(db) else 0
+            raise EvalkitError(f"a copy of the database ({size / 1e6:.0f} MB) cannot be written to the temporary "
+                               f"folder {folder}: {e}; the export was not written",
+                               "free space there, or set TMPDIR to a folder with room for it, and run again") from e
+        finally:
+            if dest is not None:
+                dest.close()
+        copy = open_db(path, migrate_schema=False)
+        try:
+            yield copy
+        finally:
+            copy.conn.close()
+
+
 def move_database(src: Path, dest: Path) -> Path:
     """Rename a closed database to `dest` beside it, its `-wal` and `-shm` files with it: left behind, they would be
     read as the journal of the next database put at `src`. Nothing is deleted; `dest` must not exist."""
