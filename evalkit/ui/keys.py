@@ -402,6 +402,9 @@ fieldset input[type=radio]:focus-visible { outline: 2px solid #2563eb; outline-o
 .answered-note { background: none; border: none; padding: 0; color: inherit; text-decoration: underline; cursor: pointer;
   font-size: 0.9em; }
 @media (max-width: 600px) { #keys { display: none; } }  /* a phone has no keyboard to speak of */
+/* WCAG 2.2 SC 2.5.8: a tap target at least 24 x 24 CSS px. The guidelines' and Skip's toggles (Gradio's accordion
+   headers), the answered note and the shortcuts' switch were 18-20 px tall, each right above the next control */
+button.label-wrap, .answered-note, .keys-switch { min-height: 24px; }
 """
 
 
