@@ -404,6 +404,47 @@ def test_a_reload_while_the_rating_is_on_its_way_says_whether_it_was_stored(cfg,
     assert len(rows(pool_db, "SELECT id FROM ratings WHERE rater = 'ann'")) == 1
 
 
+def test_a_reload_while_the_rating_is_being_written_waits_for_it_and_says_it_was_stored(cfg, pool_db, monkeypatch):
+    """Rater audit, round 2: a reload while the rating was being written (the store's write under way) resumed the
+    pair, still held, as an open form with her answers, and the rating was stored a moment later: her next Submit
+    was refused as rated "in another tab"; with her hold run out, the reload said it had not reached the server. The
+    page-load sign-in now waits for her writes under way. The write is held until that sign-in is waiting, to make
+    the moment certain."""
+    import threading
+
+    import evalkit.ui.rate as rate
+    import evalkit.ui.session as session
+    from apphelpers import rows
+
+    entered, released, store = threading.Event(), threading.Event(), rate.submit_rating
+
+    def held(*args, **kwargs):
+        entered.set()
+        released.wait(60)
+        return store(*args, **kwargs)
+
+    monkeypatch.setattr(rate, "submit_rating", held)
+    writes = getattr(session, "writing", None)
+    if writes is not None:  # the sign-in waits: the held write goes on
+        settled = writes.settled
+        monkeypatch.setattr(writes, "settled", lambda rater: released.set() or settled(rater))
+    try:
+        with served(cfg, pool_db) as url, chromium_page() as page:
+            sign_in(page, url, "ann")
+            first = shown_texts(page)
+            answer_all(page)
+            page.click("#submit")
+            assert entered.wait(60)
+            page.reload()
+            expect(page.locator("#rate-who")).to_contain_text("ann")
+            next_texts(page, first, timeout_ms=20_000)
+            expect(page.locator("#rate-status")).to_contain_text(word("draft_stored", "zh"))
+            assert "没有" not in page.locator("#rate-status").inner_text()
+    finally:
+        released.set()
+    assert len(rows(pool_db, "SELECT id FROM ratings WHERE rater = 'ann'")) == 1
+
+
 def test_a_status_said_out_of_sight_is_said_again_under_submit(cfg, pool_db):
     """The status line is at the top of the page and the rater is at Submit, at the bottom: when her pair was finished
     by another rater meanwhile, the words that say so (and what to do) are shown where she is, under Submit."""

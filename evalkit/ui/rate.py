@@ -43,7 +43,7 @@ from .form import (
 from .guidelines import guidelines
 from .prepare import panel
 from .reveal import render, render_list
-from .session import Session, end_sign_in, new_sign_in, require_rater, sign_in_ended
+from .session import Session, end_sign_in, new_sign_in, require_rater, sign_in_ended, writing
 from .words import word
 
 log = logging.getLogger("evalkit.ui")
@@ -439,6 +439,7 @@ class RateHandlers:
         as is. signin: new_sign_in(page), taken when the event began; the page signed out since (the sign-in was on
         its way, behind a busy queue or held back raw) refuses it here, and any later event refuses its session."""
         ui = self.ui
+        writing.settled(identity.name)  # a reload while her rating was written: the pair served follows its fate
         if sign_in_ended(signin):
             raise RatingError("you signed out on this page while this sign-in was on its way, so it signed nothing in",
                               "sign in again at the top of the Rate tab")
@@ -591,7 +592,7 @@ class RateHandlers:
 
     @friendly
     def submit(self, s: Session, *values) -> dict:
-        with connect(self.db_path) as db:
+        with writing.of(s and s.rater), connect(self.db_path) as db:
             rater = require_rater(db, s, self.app)
             if s.pair_id is None:
                 raise RatingError("there is no pair on screen", "press Next pair, or reload the page")
@@ -722,7 +723,7 @@ class RateHandlers:
 
     @friendly
     def skip(self, s: Session, reason: str) -> dict:
-        with connect(self.db_path) as db:
+        with writing.of(s and s.rater), connect(self.db_path) as db:
             rater = require_rater(db, s, self.app)
             if s.pair_id is None or s.rating_id is not None:
                 raise RatingError("there is no unrated pair on screen to skip", "press Next pair")

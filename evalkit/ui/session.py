@@ -3,6 +3,7 @@ the pair id (and through it, which side is which path) is never sent to the brow
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import threading
 import time
@@ -99,6 +100,44 @@ class _Ended:
 
 
 _ended = _Ended()
+
+
+class _Writing:
+    """Each rater's ratings, corrections and skips being written now, in this process. A reload while one was written
+    resumed the pair it was for (still held until it is stored) or, its hold run out, said it did not reach the
+    server; a moment later it was stored (rater audit 2026-12-05, known limit). A page-load sign-in waits for them, so
+    the pair it serves and what the page then says of the answers kept follow what was stored. (A submission still
+    in Gradio's queue when its page went is dropped with the page's other events, and never stored.)"""
+
+    WAIT_SECONDS = 30.0  # far past one write; a sign-in is never held longer than this
+
+    def __init__(self):
+        self._done = threading.Condition()
+        self._writing: dict[str, int] = {}
+
+    @contextlib.contextmanager
+    def of(self, rater: str | None):
+        if not rater:
+            yield
+            return
+        with self._done:
+            self._writing[rater] = self._writing.get(rater, 0) + 1
+        try:
+            yield
+        finally:
+            with self._done:
+                self._writing[rater] -= 1
+                if not self._writing[rater]:
+                    del self._writing[rater]
+                self._done.notify_all()
+
+    def settled(self, rater: str) -> bool:
+        """Wait until none of `rater`'s writes is under way (at most WAIT_SECONDS); whether none is."""
+        with self._done:
+            return self._done.wait_for(lambda: rater not in self._writing, timeout=self.WAIT_SECONDS)
+
+
+writing = _Writing()
 
 
 def new_sign_in(page: str | None = None) -> str:
