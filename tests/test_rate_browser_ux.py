@@ -783,6 +783,37 @@ def test_a_screen_reader_never_hears_gradio_s_untranslated_message_keys(cfg, poo
         said = page.evaluate("() => window.heard")
         assert not [t for t in said if re.match(r"^common\.\w+$", t)], said
 
+def test_on_the_chinese_page_gradio_s_loading_is_said_in_chinese(cfg, pool_db):
+    """Rater audit, round 2: in a browser set to English (as this Chromium is), the Chinese page showed Gradio's
+    "Loading" and its live region said it to a screen reader as each event began. What Gradio's live regions and
+    loader hold is sampled each frame (what is drawn and heard) from the moment the app is on the page: "加载中"
+    shows, "Loading" never does; on the English page it stays "Loading"."""
+    seen = """(() => { window.seen = [];
+      const look = () => { if (document.getElementById('lang')) document.querySelectorAll('[role=status], .loading')
+          .forEach((el) => { const t = el.textContent.trim(); if (/Loading|加载/.test(t) && window.seen.at(-1) !== t)
+            window.seen.push(t); });
+        requestAnimationFrame(look); };
+      requestAnimationFrame(look); })()"""
+    with served(cfg, pool_db) as url, chromium_page(init_script=seen) as page:
+        assert page.evaluate("() => navigator.language").startswith("en")
+        sign_in(page, url, "ann")
+        first = shown_texts(page)
+        answer_all(page)
+        page.click("#submit")
+        expect(page.locator("#next")).to_be_visible()
+        page.click("#next")
+        next_texts(page, first)
+        said = page.evaluate("() => window.seen")
+        assert any("加载中" in t for t in said) and not [t for t in said if "Loading" in t], said
+        page.locator("#lang input[value='en']").click()
+        page.wait_for_function("() => localStorage.getItem('evalkit-lang') === 'en'")
+        page.reload()  # the page loads in English: Gradio's word stays its own
+        shown_texts(page)
+        expect(page.locator("#submit")).to_have_text(word("submit", "en"))
+        said = page.evaluate("() => window.seen")
+        assert any("Loading" in t for t in said) and not [t for t in said if "加载中" in t], said
+
+
 def test_every_tab_stop_of_the_rating_shows_where_the_focus_is(cfg, pool_db):
     """WCAG 2.4.7 (rater audit, keyboard only, 2026-12-05): the shortcuts' switch took the focus with nothing drawn
     on it (Gradio's checkbox style removes the outline), so a keyboard rater tabbing from the language choice lost

@@ -144,6 +144,7 @@ SCRIPT = """
   const GOTO = %s;
   const SWITCH = %s;
   const SWITCH_PHONE = %s;
+  const LOADING = %s;
   const shown = (el) => !!el && el.offsetParent !== null;
   const lang = () => { const c = document.querySelector("#lang input:checked"); return c && c.value === "en" ? "en" : "zh"; };
   let pair = "", nextWasShown = false, submitWasShown = false, doneWasShown = false, focusDue = false, waited = 0;
@@ -238,10 +239,22 @@ SCRIPT = """
   // Gradio's own live region says each finished event by its untranslated message key ("common.complete",
   // "common.error"): a screen reader read those words after every Submit, on the Chinese page too (rater audit, 2026-12-05).
   // The status line says what happened; such a key is emptied in place (its text node kept, for Gradio's next message)
-  // before the page is next drawn, so it is never announced
-  new MutationObserver(() => document.querySelectorAll("[role=status][aria-atomic=true]").forEach((region) => {
-    const walk = document.createTreeWalker(region, NodeFilter.SHOW_TEXT);
-    for (let t = walk.nextNode(); t; t = walk.nextNode()) if (/^\\s*common\\.\\w+\\s*$/.test(t.nodeValue)) t.nodeValue = "";
+  // before the page is next drawn, so it is never announced.
+  // Gradio's own "Loading" (its live region, as each event starts, and its loader) is in the browser's language, not
+  // the page's: on the Chinese page an English browser showed and said "Loading" (rater audit, round 2). It is said
+  // in the page's language, in place, likewise. (The loader's first "Loading...", drawn before the app's own script
+  // arrives, is Gradio's alone.)
+  // (on a reload the switch shows Chinese until the language kept in the browser is put back: that one counts)
+  const shownLang = () => { try { const k = localStorage.getItem("evalkit-lang"); if (k === "en" || k === "zh") return k; }
+    catch (err) { /* storage refused */ } return lang(); };
+  new MutationObserver(() => document.querySelectorAll("[role=status], .loading").forEach((el) => {
+    const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let t = walk.nextNode(); t; t = walk.nextNode()) {
+      const loading = /^(\\s*)Loading(\\.\\.\\.)?(\\s*)$/.exec(t.nodeValue);
+      if (/^\\s*common\\.\\w+\\s*$/.test(t.nodeValue) && el.matches("[role=status][aria-atomic=true]")) t.nodeValue = "";
+      else if (loading && shownLang() !== "en")
+        t.nodeValue = loading[1] + LOADING[shownLang()] + (loading[2] ? "…" : "") + loading[3];
+    }
   })).observe(document.documentElement, {subtree: true, childList: true, characterData: true});
   // The single-key shortcuts can be switched off, and the choice is kept in this browser (WCAG 2.1 SC 2.1.4: a
   // speech-input user's dictated words would otherwise answer questions). Off, the keys' line is hidden too
@@ -362,7 +375,8 @@ SCRIPT = """
 })();
 </script>
 """ % (json.dumps(WORDS["answered"], ensure_ascii=False), json.dumps(WORDS["answered_goto"], ensure_ascii=False),
-       json.dumps(WORDS["keys_switch"], ensure_ascii=False), json.dumps(WORDS["keys_switch_phone"], ensure_ascii=False)))
+       json.dumps(WORDS["keys_switch"], ensure_ascii=False), json.dumps(WORDS["keys_switch_phone"], ensure_ascii=False),
+       json.dumps(WORDS["loading"], ensure_ascii=False)))
 
 # The switch for the single-key shortcuts, beside the keys' line (evalkit.ui.form): the page script above names it in
 # the page's language and keeps its state in the browser; the server never sees it.
