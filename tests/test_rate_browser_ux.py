@@ -783,18 +783,21 @@ def test_a_screen_reader_never_hears_gradio_s_untranslated_message_keys(cfg, poo
         said = page.evaluate("() => window.heard")
         assert not [t for t in said if re.match(r"^common\.\w+$", t)], said
 
+# Gradio's own words on the status line and its loader, as drawn: sampled each frame once the app is on the page
+_GRADIO_WORDS_SEEN = """(() => { window.seen = [];
+  const look = () => { if (document.getElementById('lang')) document.querySelectorAll('[role=status], .loading')
+      .forEach((el) => { const t = el.textContent.trim(); if (/Loading|加载|Error|错误/.test(t) && window.seen.at(-1) !== t)
+        window.seen.push(t); });
+    requestAnimationFrame(look); };
+  requestAnimationFrame(look); })()"""
+
+
 def test_on_the_chinese_page_gradio_s_loading_is_said_in_chinese(cfg, pool_db):
     """Rater audit, round 2: in a browser set to English (as this Chromium is), the Chinese page showed Gradio's
     "Loading" and its live region said it to a screen reader as each event began. What Gradio's live regions and
     loader hold is sampled each frame (what is drawn and heard) from the moment the app is on the page: "加载中"
     shows, "Loading" never does; on the English page it stays "Loading"."""
-    seen = """(() => { window.seen = [];
-      const look = () => { if (document.getElementById('lang')) document.querySelectorAll('[role=status], .loading')
-          .forEach((el) => { const t = el.textContent.trim(); if (/Loading|加载/.test(t) && window.seen.at(-1) !== t)
-            window.seen.push(t); });
-        requestAnimationFrame(look); };
-      requestAnimationFrame(look); })()"""
-    with served(cfg, pool_db) as url, chromium_page(init_script=seen) as page:
+    with served(cfg, pool_db) as url, chromium_page(init_script=_GRADIO_WORDS_SEEN) as page:
         assert page.evaluate("() => navigator.language").startswith("en")
         sign_in(page, url, "ann")
         first = shown_texts(page)
@@ -812,6 +815,18 @@ def test_on_the_chinese_page_gradio_s_loading_is_said_in_chinese(cfg, pool_db):
         expect(page.locator("#submit")).to_have_text(word("submit", "en"))
         said = page.evaluate("() => window.seen")
         assert any("Loading" in t for t in said) and not [t for t in said if "加载中" in t], said
+
+
+def test_on_the_chinese_page_a_refusal_s_error_badge_is_in_chinese(cfg, pool_db):
+    """Rater walk, round 2: a code mistyped on the Chinese page put Gradio's "Error" (in the English browser's
+    language) on the status line above the Chinese reason. It says "错误"; the reason follows as before."""
+    with served(cfg, pool_db) as url, chromium_page(init_script=_GRADIO_WORDS_SEEN) as page:
+        page.goto(url)
+        page.locator("#signin-code").locator("input, textarea").first.fill("1.abcdefghijklmnopqrstuvwx")
+        page.click("#signin-button")
+        expect(page.locator("#rate-status")).to_contain_text("这个代码无效")
+        said = page.evaluate("() => window.seen")
+        assert any("错误" in t for t in said) and not [t for t in said if re.search(r"\bError\b", t)], said
 
 
 def test_every_tab_stop_of_the_rating_shows_where_the_focus_is(cfg, pool_db):

@@ -145,6 +145,7 @@ SCRIPT = """
   const SWITCH = %s;
   const SWITCH_PHONE = %s;
   const LOADING = %s;
+  const GRADIO_ERROR = %s;
   const shown = (el) => !!el && el.offsetParent !== null;
   const lang = () => { const c = document.querySelector("#lang input:checked"); return c && c.value === "en" ? "en" : "zh"; };
   let pair = "", nextWasShown = false, submitWasShown = false, doneWasShown = false, focusDue = false, waited = 0;
@@ -247,15 +248,18 @@ SCRIPT = """
   // (on a reload the switch shows Chinese until the language kept in the browser is put back: that one counts)
   const shownLang = () => { try { const k = localStorage.getItem("evalkit-lang"); if (k === "en" || k === "zh") return k; }
     catch (err) { /* storage refused */ } return lang(); };
-  new MutationObserver(() => document.querySelectorAll("[role=status], .loading").forEach((el) => {
-    const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
-    for (let t = walk.nextNode(); t; t = walk.nextNode()) {
-      const loading = /^(\\s*)Loading(\\.\\.\\.)?(\\s*)$/.exec(t.nodeValue);
-      if (/^\\s*common\\.\\w+\\s*$/.test(t.nodeValue) && el.matches("[role=status][aria-atomic=true]")) t.nodeValue = "";
-      else if (loading && shownLang() !== "en")
-        t.nodeValue = loading[1] + LOADING[shownLang()] + (loading[2] ? "…" : "") + loading[3];
-    }
-  })).observe(document.documentElement, {subtree: true, childList: true, characterData: true});
+  // So is the "Error" over a refusal: its tracker's on the status line, before the reason is written, and its message's.
+  const GRADIO_WORDS = {Loading: LOADING, Error: GRADIO_ERROR};
+  new MutationObserver(() => document.querySelectorAll("[role=status], .loading, [data-testid=status-tracker], [data-testid=toast-body]")
+    .forEach((el) => {
+      const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+      for (let t = walk.nextNode(); t; t = walk.nextNode()) {
+        const own = /^(\\s*)(Loading|Error)(\\.\\.\\.)?(\\s*)$/.exec(t.nodeValue);
+        if (/^\\s*common\\.\\w+\\s*$/.test(t.nodeValue) && el.matches("[role=status][aria-atomic=true]")) t.nodeValue = "";
+        else if (own && shownLang() !== "en" && (own[2] === "Loading" || el.matches("[data-testid=status-tracker], [data-testid=toast-body]")))
+          t.nodeValue = own[1] + GRADIO_WORDS[own[2]][shownLang()] + (own[3] ? "…" : "") + own[4];
+      }
+    })).observe(document.documentElement, {subtree: true, childList: true, characterData: true});
   // The single-key shortcuts can be switched off, and the choice is kept in this browser (WCAG 2.1 SC 2.1.4: a
   // speech-input user's dictated words would otherwise answer questions). Off, the keys' line is hidden too
   const KEYS_OFF = "evalkit-keys-off";
@@ -376,7 +380,7 @@ SCRIPT = """
 </script>
 """ % (json.dumps(WORDS["answered"], ensure_ascii=False), json.dumps(WORDS["answered_goto"], ensure_ascii=False),
        json.dumps(WORDS["keys_switch"], ensure_ascii=False), json.dumps(WORDS["keys_switch_phone"], ensure_ascii=False),
-       json.dumps(WORDS["loading"], ensure_ascii=False)))
+       json.dumps(WORDS["loading"], ensure_ascii=False), json.dumps(WORDS["gradio_error"], ensure_ascii=False)))
 
 # The switch for the single-key shortcuts, beside the keys' line (evalkit.ui.form): the page script above names it in
 # the page's language and keeps its state in the browser; the server never sees it.

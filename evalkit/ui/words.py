@@ -181,7 +181,9 @@ WORDS: dict[str, dict[str, str]] = {
     "correction_dropped": {"zh": "修改没有保存：上一对保存的评分保持不变。",
                            "en": "The correction was not saved: the stored rating of the last pair stays as it was."},
     "answered": {"zh": "已答 {n} / {total}", "en": "{n} / {total} answered"},
-    "loading": {"zh": "加载中", "en": "Loading"},  # Gradio's own word, said in the page's language (keys.py)
+    # Gradio's own words, said in the page's language (keys.py)
+    "loading": {"zh": "加载中", "en": "Loading"},
+    "gradio_error": {"zh": "错误", "en": "Error"},
     "answered_goto": {"zh": "：跳到第一道未答题", "en": ": go to the first open question"},
     "done": {"zh": "**你的评分任务已全部完成，谢谢！**", "en": "**No pairs left for you.** Thank you!"},
     "draft_stored": {"zh": "页面重新加载时，你对上一对的评分已送达并保存，进度已计入。",
