@@ -386,10 +386,7 @@ def test_a_reload_while_the_rating_is_on_its_way_says_whether_it_was_stored(cfg,
     monkeypatch.setattr(RateHandlers, "submit", held)
     try:
         with served(cfg, pool_db) as url, chromium_page() as page:
-            sign_in(page, url, "ann")
-            first = shown_texts(page)
-            answer_all(page)
-            page.click("#submit")
+            first = _submitted(page, url)
             for _ in range(600):  # the rating is stored; its reply is held back
                 if rows(pool_db, "SELECT id FROM ratings WHERE rater = 'ann'"):
                     break
@@ -430,10 +427,7 @@ def test_a_reload_while_the_rating_is_being_written_waits_for_it_and_says_it_was
         monkeypatch.setattr(writes, "settled", lambda rater: released.set() or settled(rater))
     try:
         with served(cfg, pool_db) as url, chromium_page() as page:
-            sign_in(page, url, "ann")
-            first = shown_texts(page)
-            answer_all(page)
-            page.click("#submit")
+            first = _submitted(page, url)
             assert entered.wait(60)
             page.reload()
             expect(page.locator("#rate-who")).to_contain_text("ann")
@@ -770,18 +764,30 @@ def test_a_screen_reader_never_hears_gradio_s_untranslated_message_keys(cfg, poo
         requestAnimationFrame(look); };
       requestAnimationFrame(look); })()"""
     with served(cfg, pool_db) as url, chromium_page(init_script=heard) as page:
-        sign_in(page, url, "ann")
-        first = shown_texts(page)
-        answer_all(page)
-        page.click("#submit")
-        expect(page.locator("#next")).to_be_visible()
-        page.click("#next")
-        next_texts(page, first)
+        _one_pair_rated_then_next(page, url)
         # Gradio speaks at most once in 5 s: its words come late, and two frames later they would be in the tree
         page.wait_for_function("() => window.written.length > 0", timeout=30_000)
         page.evaluate("() => new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok)))")
         said = page.evaluate("() => window.heard")
         assert not [t for t in said if re.match(r"^common\.\w+$", t)], said
+
+
+def _submitted(page, url) -> tuple[str, str]:
+    """Signed in as ann, her first pair answered and Submit pressed; that pair's two texts."""
+    sign_in(page, url, "ann")
+    first = shown_texts(page)
+    answer_all(page)
+    page.click("#submit")
+    return first
+
+
+def _one_pair_rated_then_next(page, url) -> None:
+    """Signed in, a pair rated and Next pair pressed: the events of a rater's first pair, each with Gradio's words."""
+    first = _submitted(page, url)
+    expect(page.locator("#next")).to_be_visible()
+    page.click("#next")
+    next_texts(page, first)
+
 
 # Gradio's own words on the status line and its loader, as drawn: sampled each frame once the app is on the page
 _GRADIO_WORDS_SEEN = """(() => { window.seen = [];
@@ -799,13 +805,7 @@ def test_on_the_chinese_page_gradio_s_loading_is_said_in_chinese(cfg, pool_db):
     shows, "Loading" never does; on the English page it stays "Loading"."""
     with served(cfg, pool_db) as url, chromium_page(init_script=_GRADIO_WORDS_SEEN) as page:
         assert page.evaluate("() => navigator.language").startswith("en")
-        sign_in(page, url, "ann")
-        first = shown_texts(page)
-        answer_all(page)
-        page.click("#submit")
-        expect(page.locator("#next")).to_be_visible()
-        page.click("#next")
-        next_texts(page, first)
+        _one_pair_rated_then_next(page, url)
         said = page.evaluate("() => window.seen")
         assert any("加载中" in t for t in said) and not [t for t in said if "Loading" in t], said
         page.locator("#lang input[value='en']").click()
