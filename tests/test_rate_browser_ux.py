@@ -1287,7 +1287,7 @@ def test_on_a_phone_every_control_is_at_least_24_px_each_way(cfg, pool_db):
     answered note under Submit 17.6 px and the shortcuts' switch 20 px, under WCAG 2.2 SC 2.5.8's 24 x 24 target
     size (they sit in a column, one right above the next control, so the spacing exception does not hold). Every
     tappable control is measured, at 390 x 844 and 320 x 640, on the sign-in form, an open pair with the skip box
-    open, and the reveal; the page never scrolls sideways, on a wide screen either."""
+    open, the reveal, and the Live and Results tabs; the page never scrolls sideways, on a wide screen either."""
     with served(cfg, pool_db) as url, chromium_page() as page:
         page.set_viewport_size({"width": 390, "height": 844})
         page.goto(url)
@@ -1303,4 +1303,8 @@ def test_on_a_phone_every_control_is_at_least_24_px_each_way(cfg, pool_db):
         page.click("#submit")
         expect(page.locator("#next")).to_be_visible()
         small += _small_targets(page)
+        for tab in ("Live demo · 现场演示", "Results · 结果"):  # a tap away on a phone too (the Live tab's prompt
+            page.get_by_role("tab", name=tab).click()           # list was 20 px tall)
+            expect(page.get_by_role("tab", name=tab)).to_have_attribute("aria-selected", "true")
+            small += _small_targets(page)
     assert small == [], "\n".join(small)

@@ -423,6 +423,7 @@ fieldset input[type=radio]:focus-visible { outline: 2px solid #2563eb; outline-o
 /* WCAG 2.2 SC 2.5.8: a tap target at least 24 x 24 CSS px. The guidelines' and Skip's toggles (Gradio's accordion
    headers), the answered note and the shortcuts' switch were 18-20 px tall, each right above the next control */
 button.label-wrap, .answered-note, .keys-switch { min-height: 24px; }
+.wrap input.border-none { min-height: 24px; }  /* a dropdown's own box (the Live tab's prompt), 20 px tall */
 """
 
 
