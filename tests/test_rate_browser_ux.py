@@ -439,6 +439,29 @@ def test_a_reload_while_the_rating_is_being_written_waits_for_it_and_says_it_was
     assert len(rows(pool_db, "SELECT id FROM ratings WHERE rater = 'ann'")) == 1
 
 
+def test_a_reload_after_a_rating_that_never_reached_the_server_says_so_with_its_answers_back(cfg, pool_db):
+    """Rater audit, round 2: Submit pressed, the request lost on the way (a phone's network), and a reload: the pair
+    came back with her answers and no word, so she could take the rating for stored. The page now says it did not
+    reach the server and asks her to submit again (the page-load sign-in waited for her writes under way: a stored
+    rating would have freed the pair). The submission is dropped on its way, by the browser."""
+    from apphelpers import rows
+
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        first = shown_texts(page)
+        answer_all(page)
+        page.route("**/queue/join*", lambda route: route.abort())  # only Submit's call goes to the server now
+        page.click("#submit")
+        page.wait_for_function("() => (localStorage.getItem('evalkit-draft') || '').includes('\"sent\":true')")
+        page.unroute("**/queue/join*")
+        page.reload()
+        assert shown_texts(page) == first
+        expect(page.locator("#rate-status")).to_contain_text(word("draft_sent_back", "zh"))
+        expect(page.locator(".question input:checked")).to_have_count(9)
+        expect(page.locator("#submit")).to_be_enabled()
+    assert rows(pool_db, "SELECT id FROM ratings WHERE rater = 'ann'") == []
+
+
 def test_a_status_said_out_of_sight_is_said_again_under_submit(cfg, pool_db):
     """The status line is at the top of the page and the rater is at Submit, at the bottom: when her pair was finished
     by another rater meanwhile, the words that say so (and what to do) are shown where she is, under Submit."""

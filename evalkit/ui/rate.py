@@ -109,6 +109,9 @@ _RESTORE_DRAFT = ("(who, a, b, ...values) => { " + _TEXTS_HASH + " let d = null;
                   " const fresh = values.every((v) => v === null || v === undefined || v === '');"
                   " if (!a || !b || !fresh || !d || d.pair !== hash(a + '\\u0000' + b) || !Array.isArray(d.values)"
                   " || d.values.length !== values.length) return as(values);"
+                  # answers sent (Submit pressed) that come back: the rating did not reach the server (the sign-in
+                  # waited for her writes: a stored one would have freed the pair), and _SAY_DRAFT_LOST says so
+                  " window.evalkitDraftBack = !!d.sent;"
                   " return as(d.values, !!d.values[d.values.length - 1]); }")
 
 
@@ -183,12 +186,14 @@ def _either(key: str, **args) -> str:
             + repr(word(key, "en", **args)) + " : " + repr(word(key, "zh", **args)) + ")")
 
 
-# After _RESTORE_DRAFT: the status line says when the answers kept were for a pair no longer hers, or that this tab
-# was reloaded by another tab's sign-out or sign-in (_MARK_WHO).
+# After _RESTORE_DRAFT: the status line says when the answers kept were for a pair no longer hers, that this tab
+# was reloaded by another tab's sign-out or sign-in (_MARK_WHO), or that answers sent came back, not stored.
 _SAY_DRAFT_LOST = (f"() => {{ let gone = null; try {{ gone = sessionStorage.getItem('{_WHO_GONE}');"
                    f" sessionStorage.removeItem('{_WHO_GONE}'); }} catch (e) {{}}"
                    " if (gone === 'out') return" + _either("signed_out_elsewhere") + ";"
                    " if (gone === 'in') return" + _either("signed_in_elsewhere") + ";"
+                   " if (window.evalkitDraftBack) { window.evalkitDraftBack = false;"
+                   " return" + _either("draft_sent_back") + "; }"
                    " return {__type__: 'update'}; }")
 _FORGET_DRAFT = f"() => {{ try {{ localStorage.removeItem('{_DRAFT_KEY}'); }} catch (e) {{}} }}"
 # After _RESTORE_DRAFT, for RateHandlers.draft_fate: the kept answers for a pair no longer on screen (else ""), as
@@ -203,7 +208,7 @@ _SENT_DRAFT = ("() => { const d = window.evalkitDraftGone; window.evalkitDraftGo
 # language switch cannot say them again from the session, so it says again the one on screen by its words, which
 # name no side. They had stayed in the language of the load (rater audit 2026-12-05, known limit).
 _PAGE_WORDS = ("draft_stored", "draft_lost", "draft_correction_stored", "correction_dropped", "draft_taken",
-               "draft_sent_lost", "draft_sent_taken", "signed_out_elsewhere", "signed_in_elsewhere")
+               "draft_sent_lost", "draft_sent_taken", "draft_sent_back", "signed_out_elsewhere", "signed_in_elsewhere")
 
 
 def _page_words_in(on_screen, lang: str) -> str | None:

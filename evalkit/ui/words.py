@@ -208,6 +208,10 @@ WORDS: dict[str, dict[str, str]] = {
                          "en": "Your rating of the previous pair was on its way when the page reloaded and is not "
                                "stored: other raters completed that pair meanwhile (or the study reached its "
                                "decision)."},
+    # ... and for one whose pair came back with its answers: it never reached the server (rater audit, round 2)
+    "draft_sent_back": {"zh": "页面重新加载时，你对这一对的评分还没有送达，因此没有保存：你的答案已放回，请再提交一次。",
+                        "en": "Your rating of this pair had not reached the server when the page reloaded, so it is "
+                              "not stored: your answers are back; submit again."},
     "none_for_you": {"zh": "**目前没有需要你评分的内容**：每一对都已由其他评分者评完。如果你认为这不对，请联系研究组织者。",
                      "en": "**There is nothing for you to rate**: other raters have rated every pair. If that seems "
                            "wrong, contact the study's organiser."},
