@@ -462,6 +462,22 @@ def test_a_reload_after_a_rating_that_never_reached_the_server_says_so_with_its_
     assert rows(pool_db, "SELECT id FROM ratings WHERE rater = 'ann'") == []
 
 
+def test_a_reload_after_a_refused_submission_never_says_it_did_not_reach_the_server(tiny_models, tmp_path, pool_db):
+    """A submission the server refused (here: a comment over app.max_comment_chars) is no longer on its way: the
+    answers kept are no longer marked sent, and a reload gives them back without saying the rating did not reach the
+    server (it did, and was refused)."""
+    cfg = load_config(write_config(tmp_path / "app.toml", tiny_models, ratings_per_pair=1, max_comment_chars=5))
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        first = _submitted(page, url, comment="这条备注超过了五个字")
+        expect(page.locator(".toast-body").first).to_be_visible()  # refused
+        page.wait_for_function("() => { const d = localStorage.getItem('evalkit-draft') || '';"
+                               " return d.includes('五个字') && !d.includes('\"sent\"'); }", timeout=10_000)
+        page.reload()
+        assert shown_texts(page) == first
+        expect(page.locator(".question input:checked")).to_have_count(9)
+        expect(page.locator("#rate-status")).not_to_contain_text(word("draft_sent_back", "zh"))
+
+
 def test_a_status_said_out_of_sight_is_said_again_under_submit(cfg, pool_db):
     """The status line is at the top of the page and the rater is at Submit, at the bottom: when her pair was finished
     by another rater meanwhile, the words that say so (and what to do) are shown where she is, under Submit."""
@@ -795,11 +811,13 @@ def test_a_screen_reader_never_hears_gradio_s_untranslated_message_keys(cfg, poo
         assert not [t for t in said if re.match(r"^common\.\w+$", t)], said
 
 
-def _submitted(page, url) -> tuple[str, str]:
-    """Signed in as ann, her first pair answered and Submit pressed; that pair's two texts."""
+def _submitted(page, url, comment: str = "") -> tuple[str, str]:
+    """Signed in as ann, her first pair answered (with `comment`) and Submit pressed; that pair's two texts."""
     sign_in(page, url, "ann")
     first = shown_texts(page)
     answer_all(page)
+    if comment:
+        page.locator("#comment textarea, #comment input").first.fill(comment)
     page.click("#submit")
     return first
 

@@ -244,9 +244,12 @@ _SENDING = ("() => { const b = document.querySelector('#submit'); window.evalkit
             " const en = (document.querySelector('#lang input:checked') || {}).value === 'en';"
             f" return [...Array({len(FORM_KEYS)}).fill({{__type__: 'update', interactive: false}}),"
             " {__type__: 'update', interactive: false, value: en ? 'Submitting…' : '提交中…'}]; }")
-_UNSENT = (f"() => [...Array({len(FORM_KEYS)}).fill({{__type__: 'update', interactive: true}}),"
+_UNSENT = ("() => {"  # refused, so no longer on its way: a reload says nothing of a rating not stored
+           f" try {{ const d = JSON.parse(localStorage.getItem('{_DRAFT_KEY}'));"
+           f" if (d && d.sent) {{ delete d.sent; localStorage.setItem('{_DRAFT_KEY}', JSON.stringify(d)); }} }} catch (e) {{}}"
+           f" return [...Array({len(FORM_KEYS)}).fill({{__type__: 'update', interactive: true}}),"
            " Object.assign({__type__: 'update', interactive: true},"
-           " window.evalkitSubmitLabel ? {value: window.evalkitSubmitLabel} : {})]")
+           " window.evalkitSubmitLabel ? {value: window.evalkitSubmitLabel} : {})]; }")
 
 # Browser-only, after a refused event: its reason on the status line too (the message itself comes as a toast that
 # goes after a few seconds, and a screen reader hears the status line, role=status, which said only "Error"). The
