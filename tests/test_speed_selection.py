@@ -513,3 +513,82 @@ def test_aggregate_says_once_that_single_pair_prompts_give_no_interval(tmp_path)
     speed = next(c for c in out["verdict"]["conditions"] if c["name"] == "speed-up")
     assert speed["reason"].count("have a single pair") == 1
     assert sum(n.count("have a single pair") for n in out["speed"]["notes"]) == 1
+
+
+def _study_with_a_slow_benchmark(tmp_path, speedup: float = 1.0, extra_memory_mb: float = 200.0):
+    from evalkit.study.synthetic import SyntheticStudy, build_study, gate_file_text
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=100, margin=0.15, min_speedup_ci_low=1.1, max_extra_memory_mb=150))
+    db = open_db(tmp_path / "s.db")
+    build_study(db, SyntheticStudy(pairs=20, raters_per_pair=3, raters=12, seed=1, gate_path=str(gate),
+                                   speedup=speedup, extra_memory_mb=extra_memory_mb))
+    return db, db.execute("SELECT id FROM experiments WHERE kind = 'bench'").fetchone()[0]
+
+
+def _condition(agg, name: str):
+    return next(c for c in agg.verdict.conditions if c.name == name)
+
+
+def test_rerunning_the_benchmark_cannot_make_a_failing_speed_condition_pass(tmp_path):
+    """Speed audit, 2026-12-06: until the decision froze, a benchmark stored later replaced the earlier one in the
+    speed and memory conditions, so an organiser could rerun `evalkit bench` until the lower end cleared the bar (a
+    search). Every benchmark of the study's pair now counts: their rounds pool into the figure and its interval, and
+    the memory condition takes the largest extra memory measured. The pooled figure is checked against a direct
+    computation over all rounds."""
+    import math
+
+    from scipy import stats as sps
+
+    from evalkit.study.synthetic import add_bench
+
+    db, slow = _study_with_a_slow_benchmark(tmp_path, speedup=1.0, extra_memory_mb=200.0)
+    first = aggregate(db)
+    assert _condition(first, "speed-up").ok is False and _condition(first, "memory").ok is False
+    fast = add_bench(db, speedup=3.0, extra_memory_mb=50.0, seed=5)  # a lucky rerun: faster, and lighter
+    agg = aggregate(db)
+    assert _condition(agg, "speed-up").ok is not True and _condition(agg, "memory").ok is False
+    assert agg.speed.benchmark_ids == [slow, fast] and agg.speed.rounds == 4
+    assert agg.speed.extra_memory_mb == pytest.approx(200.0) and f"benchmark {slow}'s" in agg.speed.extra_memory_basis
+    basis = f"2 benchmarks ({slow}, {fast}), 4 rounds pooled"
+    assert basis in _condition(agg, "speed-up").reason  # the verdict, so the report and the Results tab
+    from evalkit.publish.provenance import build_provenance
+    from evalkit.ui.results import verdict_markdown
+
+    assert basis in next(f for f in build_provenance(db, agg).figures if f.name == "speed-up").value  # the card
+    assert basis in verdict_markdown(agg) and f"2 次基准测试：{slow}, {fast}，共 4 轮" in verdict_markdown(agg, "zh")
+    # the figure, directly: per prompt the median ordinary over the median assisted seconds over every round of both
+    # benchmarks, the median over prompts; the interval reaches at least Student's t over the 4 rounds' own figures
+    runs = list(db.query("SELECT experiment_id, round, prompt_id, path, seconds FROM timing_runs"))
+
+    def point(rs):
+        return float(np.median([np.median([r["seconds"] for r in rs if r["prompt_id"] == p and r["path"] == "ordinary"])
+                                / np.median([r["seconds"] for r in rs if r["prompt_id"] == p and r["path"] == "assisted"])
+                                for p in sorted({r["prompt_id"] for r in rs})]))
+
+    assert agg.speed.speedup == pytest.approx(point(runs))
+    logs = [math.log(point([r for r in runs if (r["experiment_id"], r["round"]) == k]))
+            for k in sorted({(r["experiment_id"], r["round"]) for r in runs})]
+    half = sps.t.ppf(0.975, len(logs) - 1) * np.std(logs, ddof=1) / math.sqrt(len(logs))
+    low, high = agg.speed.speedup_ci95
+    assert low <= point(runs) * math.exp(-half) * (1 + 1e-9) and high >= point(runs) * math.exp(half) * (1 - 1e-9)
+    assert low < 1.1
+
+
+def test_benchmarks_of_the_study_s_pair_on_two_device_kinds_leave_the_speed_condition_unjudged(tmp_path):
+    """Benchmarks of one pair on a CPU and on a GPU measure two claims whose timings never pool; taking either would
+    let the organiser choose the figure. The condition is not judged, names the benchmarks of each kind and says
+    how to fix it, in both languages."""
+    from evalkit.study.synthetic import add_bench
+    from evalkit.ui.verdictzh import _speed
+
+    db, slow = _study_with_a_slow_benchmark(tmp_path, speedup=2.0)
+    gpu = add_bench(db, speedup=2.0, seed=5)
+    db.execute("UPDATE timing_runs SET device = CASE experiment_id WHEN ? THEN 'cpu' ELSE 'cuda:0' END", [slow])
+    db.conn.commit()
+    agg = aggregate(db)
+    cond = _condition(agg, "speed-up")
+    assert cond.ok is None and agg.verdict.decision != "KEEP"
+    assert f"cpu: benchmark(s) {slow}; cuda: benchmark(s) {gpu}" in cond.reason and "new database" in cond.reason
+    zh = _speed(agg, {"min_speedup_ci_low": 1.1})
+    assert "无法判定" in zh and f"cuda: benchmark(s) {gpu}" in zh

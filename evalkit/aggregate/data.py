@@ -339,27 +339,30 @@ def bench_mismatch(db, bench, pool) -> str | None:
     return None
 
 
-def deciding_bench(db, study_id: int | None = None, before: str | None = None) -> tuple[dict | None, list[str]]:
-    """The benchmark the speed figure rests on, and a note for each later one left out: the latest (stored by
-    `before`, as latest_bench; one still running has stored nothing and is not a result yet) that measures the pair
-    the study rates (bench_mismatch against its first pool, study_pool: a later pool made with other settings, as
-    databases made before study.pairs refused one may hold, never chooses the benchmark; verdict audit, 2026-12-04).
-    Without a study or a pool, the latest. Left out, never silently: rerunning a quick benchmark of another setting
-    cannot replace the one that measured the study's pair."""
+def deciding_benches(db, study_id: int | None = None, before: str | None = None) -> tuple[list[dict], list[str]]:
+    """The benchmarks the speed figure rests on, oldest first, and a note for each one left out: every benchmark
+    (stored by `before`, as latest_bench; one still running has stored nothing and is not a result yet) that measures
+    the pair the study rates (bench_mismatch against its first pool, study_pool: a later pool made with other
+    settings, as databases made before study.pairs refused one may hold, never chooses a benchmark; verdict audit,
+    2026-12-04). All of them, not the latest: were a later benchmark to replace an earlier one, re-running `evalkit
+    bench` until the interval clears the gate's bar would be a search (speed audit, 2026-12-06). Without a study or a
+    pool, the latest. Left out, never silently."""
     pool = study_pool(db, study_id)
     if pool is None:
-        return latest_bench(db, before), []
-    notes = []
+        latest = latest_bench(db, before)
+        return ([latest] if latest is not None else []), []
+    chosen, notes = [], []
     for bench in db.query(
             """SELECT e.* FROM experiments e WHERE e.kind = 'bench' AND (:before IS NULL OR e.created_at <= :before)
                  AND EXISTS (SELECT 1 FROM bench_processes b WHERE b.experiment_id = e.id AND b.status = 'ok'
                                AND (:before IS NULL OR COALESCE(b.stored_at, e.created_at) <= :before))
-               ORDER BY e.id DESC""", {"before": before}):
+               ORDER BY e.id""", {"before": before}):
         why = bench_mismatch(db, bench, pool)
         if why is None:
-            return bench, notes
-        notes.append(f"benchmark {bench['id']} left out: it does not measure what the study rates ({why})")
-    return None, notes
+            chosen.append(bench)
+        else:
+            notes.append(f"benchmark {bench['id']} left out: it does not measure what the study rates ({why})")
+    return chosen, notes
 
 
 def stored_settings(exp) -> tuple[float, int]:

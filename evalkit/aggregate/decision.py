@@ -6,7 +6,7 @@ When is "completion"? Not at whichever look happens to come first: the decision 
 completed the planned sample, found in the stored history, so it is the same whether someone looked a minute or a
 month after it. The first look that finds the sample complete (aggregate, report, the Results tab: any reader)
 reconstructs the state right after that rating (each rating's version current then, the gold accuracy then, the
-benchmark stored by then), decides on it and stores it, in one write transaction; a concurrent look that finds it
+benchmarks stored by then), decides on it and stores it, in one write transaction; a concurrent look that finds it
 stored meanwhile reads the stored one, so every reader shows one decision.
 
 The completion point: the first rating id R at which, with the ratings current right after R and the raters the gold

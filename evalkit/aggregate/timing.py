@@ -1,5 +1,5 @@
-"""Timing, memory and the speed-up behind the verdict: from the latest benchmark (the protocol) when there is one,
-else from the pair pool's single runs (said so). The speed-up is evalkit.generation.speed's, the benchmark summary's own
+"""Timing, memory and the speed-up behind the verdict: from every benchmark of the study's pair (the protocol), their
+rounds pooled, when there is one, else from the pair pool's single runs (said so). The speed-up is evalkit.generation.speed's, the benchmark summary's own
 computation, over all prompts and per prompt. Beside it, the batch table: the ordinary path at each batch size
 against assisted at batch 1, from the latest benchmark that measured batch sizes (`evalkit bench --batch-sizes`) of
 the pair the study rates."""
@@ -13,7 +13,7 @@ from ..generation import registry
 from ..records import GenerationPath
 from ..generation.speed import BatchComparison, batch_requests, compare_batches, measure_speed
 from ..stats import median
-from .data import ALL, bench_mismatch, deciding_bench, study_pool
+from .data import ALL, bench_mismatch, deciding_benches, study_pool
 
 POOL_SOURCE = "pair pool (single runs, not the benchmark protocol)"
 
@@ -48,27 +48,39 @@ class Speed:
     counts_agree: bool | None = None
     fallback_cause: str = ""  # why the fallbacks fell back (generation.fallbacks.cause_text), when there are some
     memory_note: str = ""  # why extra_memory_mb is None although a benchmark exists ("" when none does)
+    # every benchmark of the study's pair stored by then whose rounds the figure pools (data.deciding_benches), and
+    # the rounds over all of them; why they cannot be judged together ('' when they can)
+    benchmark_ids: list[int] = field(default_factory=list)
+    rounds: int = 0
+    devices_disagree: str = ""
 
     def to_json(self) -> dict:
         return asdict(self)
 
 
 def _runs(db, study_id: int | None = None, before: str | None = None
-          ) -> tuple[list[dict], str | None, int | None, list[str]]:
-    """The timed runs the speed-up rests on, their source, and the latest benchmark (its memory figures count even
-    when it stored no timed run and the pool's runs stand in). The benchmark measures the model pair, whichever study
-    is rated; the pool's runs are the study's own pairs. `before`: only what was stored by then (the decision frozen
-    at completion). The benchmark must measure what the study rates (data.deciding_bench); each later one left out
-    gets a note."""
-    bench, notes = deciding_bench(db, study_id, before)
-    if bench is not None:
-        rows = list(db.query(
-            """SELECT t.path, t.prompt_id, t.round, t.rep, t.new_tokens, t.stop_reason, t.seconds, t.tokens_per_second,
-                      t.device, g.token_hash, g.peak_rss_mb, g.draft_proposed, g.draft_accepted, g.draft_rounds,
-                      g.target_passes, g.counts_agree
-               FROM timing_runs t JOIN generations g ON g.id = t.generation_id WHERE t.experiment_id = ?""", [bench["id"]]))
-        if rows:
-            return rows, "benchmark", bench["id"], notes
+          ) -> tuple[list[dict], str | None, list[int], list[str]]:
+    """The timed runs the speed-up rests on, their source, the benchmarks (their memory figures count even when they
+    stored no timed run and the pool's runs stand in) and notes. The benchmark measures the model pair, whichever
+    study is rated; the pool's runs are the study's own pairs. `before`: only what was stored by then (the decision
+    frozen at completion). Every benchmark that measures what the study rates counts (data.deciding_benches), their
+    rounds pooled: each is a fresh process per path, the interval's unit, so each benchmark's round keeps its own
+    number (1, 2, ... over all of them in order)."""
+    benches, notes = deciding_benches(db, study_id, before)
+    ids = [b["id"] for b in benches]
+    rows = []
+    for bench_id in ids:
+        rows += db.query(
+            """SELECT t.experiment_id, t.path, t.prompt_id, t.round, t.rep, t.new_tokens, t.stop_reason, t.seconds,
+                      t.tokens_per_second, t.device, g.token_hash, g.peak_rss_mb, g.draft_proposed, g.draft_accepted,
+                      g.draft_rounds, g.target_passes, g.counts_agree
+               FROM timing_runs t JOIN generations g ON g.id = t.generation_id WHERE t.experiment_id = ?
+               ORDER BY t.round, t.id""", [bench_id])
+    if rows:
+        number: dict = {}
+        for r in rows:
+            r["round"] = number.setdefault((r["experiment_id"], r["round"]), len(number) + 1)
+        return rows, "benchmark", ids, notes
     pool_rows = list(db.query(
         """SELECT p.id AS pair, p.prompt_id, g.path, g.new_tokens, g.stop_reason, g.generate_seconds AS seconds,
                   g.new_tokens / g.generate_seconds AS tokens_per_second, g.device, g.token_hash, g.peak_rss_mb,
@@ -79,18 +91,48 @@ def _runs(db, study_id: int | None = None, before: str | None = None
              AND (:before IS NULL OR p.created_at <= :before)""", {"study": study_id, "before": before}))
     for r in pool_rows:  # pair index plays the role of (round, rep)
         r["round"], r["rep"] = 1, r.pop("pair")
-    return pool_rows, (POOL_SOURCE if pool_rows else None), bench["id"] if bench is not None else None, notes
+    return pool_rows, (POOL_SOURCE if pool_rows else None), ids, notes
+
+
+def _devices_disagree(rows: list[dict], source: str | None) -> str:
+    """The benchmarks of the study's pair per device kind, 'cpu: benchmark(s) 3; cuda: benchmark(s) 5', when there
+    are several kinds ('' when one): their timings never pool, and choosing one would let the organiser choose the
+    figure, so the speed condition is not judged (verdict.speed_condition)."""
+    from ..generation.speed import device_kind
+
+    if source != "benchmark":
+        return ""
+    kinds: dict[str, set] = {}
+    for r in rows:
+        if r.get("device"):
+            kinds.setdefault(device_kind(r["device"]), set()).add(r["experiment_id"])
+    if len(kinds) < 2:
+        return ""
+    return "; ".join(f"{kind}: benchmark(s) {', '.join(map(str, sorted(ids)))}" for kind, ids in sorted(kinds.items()))
+
+
+def bench_basis(speed) -> str:
+    """What the speed figure rests on, for the verdict, report, card and Results tab: 'benchmark 4, 4 rounds' or
+    '2 benchmarks (4, 7), 8 rounds pooled' (a decision frozen before the count was kept: 'benchmark 4')."""
+    single = getattr(speed, "experiment_id", None)
+    ids = getattr(speed, "benchmark_ids", None) or ([single] if single is not None else [])
+    if speed.source != "benchmark" or not ids:
+        return str(speed.source)
+    rounds = getattr(speed, "rounds", 0)
+    if len(ids) == 1:
+        return f"benchmark {ids[0]}" + (f", {rounds} rounds" if rounds else "")
+    return f"{len(ids)} benchmarks ({', '.join(map(str, ids))}), {rounds} rounds pooled"
 
 
 def runs_version(db, study_id: int | None = None, before: str | None = None) -> tuple:
-    """What the speed figure rests on, cheaply: the benchmark and the number of the study's pool pairs stored by
+    """What the speed figure rests on, cheaply: the benchmarks and the number of the study's pool pairs stored by
     `before` (a frozen decision reuses the speed figure of now when nothing was stored since)."""
-    bench, _notes = deciding_bench(db, study_id, before)
+    benches, _notes = deciding_benches(db, study_id, before)
     pairs = db.execute("""SELECT COUNT(*) FROM pairs p WHERE p.kind = 'study' AND (:study IS NULL OR p.experiment_id IN
                               (SELECT id FROM experiments WHERE study_id = :study))
                             AND (:before IS NULL OR p.created_at <= :before)""",
                        {"study": study_id, "before": before}).fetchone()[0]
-    return (bench["id"] if bench is not None else None, pairs)
+    return (tuple(b["id"] for b in benches), pairs)
 
 
 def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None, before: str | None = None):
@@ -104,7 +146,8 @@ def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None,
     # version that differs from it, so a decision frozen meanwhile recomputes its speed instead of reusing this one
     # (decision.walk_history; durability audit 2026-12-02: it froze KEEP on a figure that missed a benchmark)
     version = runs_version(db, study_id, before)
-    rows, source, exp_id, left_out = _runs(db, study_id, before)
+    rows, source, bench_ids, left_out = _runs(db, study_id, before)
+    exp_id = bench_ids[-1] if bench_ids else None  # the latest: what a single figure names
     paths = []
     for path in registry.order({r["path"] for r in rows}):
         rs = [r for r in rows if r["path"] == path]
@@ -134,8 +177,9 @@ def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None,
             if prompt_id == ALL and path == GenerationPath.ASSISTED:
                 everything = fig
     overall = speed_rows[0]
-    memory, memory_basis = _extra_memory(db, exp_id)
-    theory, agree = _theory(db, exp_id, rows) if source == "benchmark" else (None, None)
+    memory, memory_basis = _largest_extra_memory(db, bench_ids)
+    theory, agree = _theory(db, bench_ids, rows) if source == "benchmark" else (None, None)
+    timed = sorted({r["experiment_id"] for r in rows}) if source == "benchmark" else []
     speed = Speed(source=source, experiment_id=exp_id, speedup=overall["speedup"],
                   speedup_ci95=[overall["ci_low"], overall["ci_high"]] if overall["ci_low"] is not None else None,
                   comparable_pairs=overall["comparable_pairs"], matched_pairs=overall["matched_pairs"],
@@ -146,19 +190,21 @@ def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None,
                   throughput_ratio=everything.throughput_ratio,
                   throughput_ci95=list(everything.throughput_ci95) if everything.throughput_ci95 else None,
                   throughput_pairs=everything.throughput_pairs, selection_gap=everything.selection_gap,
-                  notes=list(getattr(everything, "notes", [])) + _failed_workers(db, exp_id, source) + left_out)
+                  notes=list(getattr(everything, "notes", [])) + _failed_workers(db, timed, source) + left_out,
+                  benchmark_ids=timed, rounds=len({r["round"] for r in rows}) if timed else 0,
+                  devices_disagree=_devices_disagree(rows, source))
     if speed.fallback_runs:
         from ..generation.fallbacks import experiment_cause
 
-        speed.fallback_cause = experiment_cause(db, [exp_id] if source != POOL_SOURCE else _pool_ids(db, study_id))
-    if memory is None and exp_id is not None:
-        speed.memory_note = _memory_note(db, exp_id)
+        speed.fallback_cause = experiment_cause(db, timed if source != POOL_SOURCE else _pool_ids(db, study_id))
+    if memory is None and bench_ids:
+        speed.memory_note = "; ".join(_memory_note(db, b) for b in bench_ids)
     speed.version = version  # not a field: it stays out of every published figure
     return pd.DataFrame(paths), pd.DataFrame(speed_rows), speed
 
 
-def _theory(db, bench_id: int, rows: list[dict]) -> tuple[float | None, bool | None]:
-    """The benchmark's Leviathan et al. prediction and its acceptance cross-check, as `evalkit bench` prints them."""
+def _theory(db, bench_ids: list[int], rows: list[dict]) -> tuple[float | None, bool | None]:
+    """The benchmarks' Leviathan et al. prediction and its acceptance cross-check, as `evalkit bench` prints them."""
     from ..generation.speed import drafting
     from ..stats import alpha_from_tokens_per_pass, theoretical_speedup
 
@@ -166,8 +212,9 @@ def _theory(db, bench_id: int, rows: list[dict]) -> tuple[float | None, bool | N
     if not assisted:
         return None, None
     per_pass, length = drafting(assisted)
+    marks = ",".join("?" * len(bench_ids))
     procs = list(db.query("SELECT target_seconds_per_token, draft_seconds_per_token FROM bench_processes "
-                          "WHERE experiment_id = ? AND status = 'ok'", [bench_id]))
+                          f"WHERE experiment_id IN ({marks}) AND status = 'ok'", bench_ids))
     t_spt = median([p["target_seconds_per_token"] for p in procs])
     d_spt = median([p["draft_seconds_per_token"] for p in procs])
     alpha = alpha_from_tokens_per_pass(per_pass, length)
@@ -177,11 +224,15 @@ def _theory(db, bench_id: int, rows: list[dict]) -> tuple[float | None, bool | N
     return theory, (all(checked) if checked else None)
 
 
-def _failed_workers(db, bench_id: int | None, source: str | None) -> list[str]:
+def _failed_workers(db, bench_ids: list[int], source: str | None) -> list[str]:
     """A benchmark stores the runs of the workers that finished, then its failed workers, and raises: its speed-up
-    then rests on part of the protocol (an ABBA round may be missing), which must be said."""
-    if source != "benchmark" or bench_id is None:
+    then rests on part of the protocol (an ABBA round may be missing), which must be said (of each benchmark)."""
+    if source != "benchmark":
         return []
+    return [n for b in bench_ids for n in _failed_workers_of(db, b)]
+
+
+def _failed_workers_of(db, bench_id: int) -> list[str]:
     failed, total = db.execute("SELECT SUM(status = 'failed'), COUNT(*) FROM bench_processes WHERE experiment_id = ?",
                                [bench_id]).fetchone()
     if not failed:
@@ -220,6 +271,17 @@ def _pool_fallbacks(db, study_id: int | None, before: str | None) -> int:
         """SELECT COUNT(*) FROM generations g JOIN experiments e ON e.id = g.experiment_id
            WHERE e.kind = 'pool' AND g.path = 'fallback' AND (:study IS NULL OR e.study_id = :study)
              AND (:before IS NULL OR g.created_at <= :before)""", {"study": study_id, "before": before}).fetchone()[0]
+
+
+def _largest_extra_memory(db, bench_ids: list[int]) -> tuple[float | None, str | None]:
+    """The largest extra memory any benchmark of the study's pair measured, and what it measured: the memory
+    condition must not pass because a later benchmark happened to measure less (speed audit, 2026-12-06)."""
+    measured = [(mb, basis, b) for b in bench_ids for mb, basis in [_extra_memory(db, b)] if mb is not None]
+    if not measured:
+        return None, None
+    mb, basis, b = max(measured, key=lambda m: m[0])
+    return mb, (basis if len(bench_ids) == 1 else f"{basis}; the largest of {len(bench_ids)} benchmarks' figures, "
+                                                  f"benchmark {b}'s")
 
 
 def _extra_memory(db, bench_id) -> tuple[float | None, str | None]:

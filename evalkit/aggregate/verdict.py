@@ -498,11 +498,18 @@ def speed_condition(speed, minimum: float) -> Condition:
     nothing: an assisted path that is faster only because it writes less passes the first and not the second
     ("shorter and faster output does not show that the mechanism helps", the brief's protocol). Undecided when
     either was not measured, or when fewer than MIN_COMPARABLE_SHARE of the matched pairs are comparable."""
+    if disagree := getattr(speed, "devices_disagree", ""):  # a decision frozen before the field: ''
+        return Condition("speed-up", None, f"not judged: the benchmarks of the study's pair ran on different device "
+                         f"kinds ({disagree}), whose timings never pool, and none is chosen over the others; a speed "
+                         "claim is for one kind of device: start the study again in a new database (`--db`) and "
+                         "benchmark it on that kind only")
     lo = speed.speedup_ci95[0] if speed.speedup_ci95 else None
     if lo is None:
         return Condition("speed-up", None, "no speed-up interval measured over comparable outputs"
                          + "".join(f"; {n}" for n in speed.notes if "no interval" in n))
-    where = f"{speed.comparable_pairs} of {speed.matched_pairs} matched pairs comparable, {speed.source}"
+    from .timing import bench_basis
+
+    where = f"{speed.comparable_pairs} of {speed.matched_pairs} matched pairs comparable, {bench_basis(speed)}"
     if speed.comparable_pairs < MIN_COMPARABLE_SHARE * speed.matched_pairs:
         return Condition("speed-up", None,
                          f"only {where}: fewer than {MIN_COMPARABLE_SHARE:.0%}, so the speed-up rests on the outputs "

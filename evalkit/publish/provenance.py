@@ -215,13 +215,14 @@ def _sources(db, agg) -> tuple[dict[str, list[int]], dict[int, list[str]]]:
         "SELECT DISTINCT p.experiment_id FROM pairs p WHERE (:s IS NULL OR p.experiment_id IN "
         "(SELECT id FROM experiments WHERE study_id = :s)) ORDER BY p.experiment_id", {"s": sid})]
     def behind(speed) -> tuple[list[int], list[int]]:  # (speed-up, memory) experiments of one speed figure
-        if speed.source == "benchmark":
-            ids = [speed.experiment_id]
+        if speed.source == "benchmark":  # every benchmark whose rounds it pools (a frozen one of old: the one)
+            ids = list(getattr(speed, "benchmark_ids", None) or [speed.experiment_id])
         elif speed.source == POOL_SOURCE:
             ids = pool_ids
         else:
             ids = []
-        return ids, ([speed.experiment_id] if speed.extra_memory_mb is not None else [])
+        return ids, ((ids if speed.source == "benchmark" else [speed.experiment_id])
+                     if speed.extra_memory_mb is not None else [])
 
     speed = agg.speed  # the decision's, once frozen
     speed_ids, memory_ids = behind(speed)
@@ -369,9 +370,11 @@ def _scope(db, agg, sources: dict[str, list[int]], prompts: list[PromptSource]) 
     excluded = list(gold.loc[gold["excluded"], "rater"]) if gold is not None and len(gold) else []
     reps, rounds, timing_runs = [], None, 0
     if speed.source == "benchmark" and sources["speed"]:
-        rows = list(db.query("SELECT round, COUNT(*) AS n FROM timing_runs WHERE experiment_id = ? "
-                             "GROUP BY prompt_id, path, round", [sources["speed"][0]]))
-        reps, rounds, timing_runs = [r["n"] for r in rows], len({r["round"] for r in rows}), sum(r["n"] for r in rows)
+        marks = ",".join("?" * len(sources["speed"]))  # every benchmark pooled, each round its own
+        rows = list(db.query("SELECT experiment_id, round, COUNT(*) AS n FROM timing_runs WHERE experiment_id IN "
+                             f"({marks}) GROUP BY experiment_id, prompt_id, path, round", sources["speed"]))
+        reps, timing_runs = [r["n"] for r in rows], sum(r["n"] for r in rows)
+        rounds = len({(r["experiment_id"], r["round"]) for r in rows})
     elif sources["speed"]:  # the pool's single runs: one per path per pair
         timing_runs, reps = 2 * n_study, [1]
     # the ratings the quality figures rest on: of study pairs, without the raters the gold check left out
@@ -390,6 +393,8 @@ def _scope(db, agg, sources: dict[str, list[int]], prompts: list[PromptSource]) 
 
 
 def _figures(agg, sources: dict[str, list[int]], scope: Scope) -> list[Figure]:
+    from ..aggregate.timing import bench_basis
+
     speed = agg.speed
     v = agg.verdict
     claim = f" — {v.claim}" if v.claim else ""
@@ -407,7 +412,7 @@ def _figures(agg, sources: dict[str, list[int]], scope: Scope) -> list[Figure]:
         figs.append(Figure("speed-up", None, [], "not measured over comparable outputs"))
     else:
         text = f"{ratio_text(sp)}x" + (f" (95% CI {ratio_text(ci[0])} to {ratio_text(ci[1])})" if ci else "") + \
-            f" over {speed.comparable_pairs} comparable pairs, source: {speed.source}"
+            f" over {speed.comparable_pairs} comparable pairs, source: {bench_basis(speed)}"
         figs.append(Figure("speed-up", text, sources["speed"]))
     now = getattr(agg, "speed_now", None)
     if getattr(agg, "frozen", None) is not None and now is not None:
@@ -417,7 +422,7 @@ def _figures(agg, sources: dict[str, list[int]], scope: Scope) -> list[Figure]:
             figs.append(Figure("speed-up now (after the decision, not the decision)",
                                f"{ratio_text(now.speedup)}x"
                                + (f" (95% CI {ratio_text(nci[0])} to {ratio_text(nci[1])})" if nci else "")
-                               + f" over {now.comparable_pairs} comparable pairs, source: {now.source}",
+                               + f" over {now.comparable_pairs} comparable pairs, source: {bench_basis(now)}",
                                sources["speed_now"]))
         if now.extra_memory_mb is not None and now.extra_memory_mb != speed.extra_memory_mb:
             figs.append(Figure("extra memory of the draft now (after the decision, not the decision)",

@@ -352,6 +352,7 @@ def build_report(db, out_dir: Path, agg: Aggregate | None = None, still_open: in
     Every figure names the experiments it came from; one with no stored run behind it is not printed. still_open: the
     pairs still open to raters, when the caller counted them (else counted here)."""
     from ..aggregate import aggregate
+    from ..aggregate.timing import bench_basis
     from ..rating.queue import unclosed_pairs
     from .scrub import shared_text
 
@@ -377,7 +378,7 @@ table{{border-collapse:collapse;font-size:13px;margin-bottom:1em}}td,th{{border:
 img{{max-width:100%}}.verdict,.provenance{{border:1px solid #ccc;padding:0.5em 1em;border-radius:6px;margin-bottom:1em}}
 .src{{color:#57606a;font-size:12px}}pre{{background:#f6f8fa;padding:0.5em}}</style></head><body>
 <h1>evalkit: does the draft model make writing requests faster without hurting the content?</h1>
-<p>Generated {html.escape(prov.generated_at)} from the database. Speed-up source: {html.escape(str(agg.speed.source))}.</p>
+<p>Generated {html.escape(prov.generated_at)} from the database. Speed-up source: {html.escape(bench_basis(agg.speed))}.</p>
 {_open_banner(unclosed_pairs(db, gold=False) if still_open is None else still_open)}{verdict_html(agg, prov, shared_text(db))}{provenance_html(prov, db)}<h2>Plots</h2>{plots}<h2>Tables</h2>{tables}</body></html>"""
     path = out_dir / "index.html"
     tmp = path.with_suffix(".tmp")

@@ -185,6 +185,17 @@ def _ratings(db, spec: SyntheticStudy, sim: dict, pair_ids, sides, rng, stamp: s
         _insert_many(db, "ratings", rows, columns)
 
 
+def add_bench(db, speedup: float, extra_memory_mb: float = 200.0, seed: int = 0, reps: int = 5) -> int:
+    """Another benchmark of the synthetic pair, as a rerun of `evalkit bench` stores it (its id): a second measurement
+    of the same pair and settings, which the verdict must pool with the first, not prefer."""
+    import numpy as np
+
+    from ..store import now
+
+    spec = SyntheticStudy(pairs=0, speedup=speedup, extra_memory_mb=extra_memory_mb, bench_reps=reps)
+    return _bench(db, spec, np.random.default_rng(seed), now(), {})
+
+
 def _bench(db, spec: SyntheticStudy, rng, stamp: str, gate: dict) -> int:
     """A benchmark experiment as `evalkit bench` stores it: one process per path and round (memory after load),
     and per prompt, round and repetition one timed run on each path with the same length and stop reason."""

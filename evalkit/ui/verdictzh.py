@@ -66,8 +66,20 @@ def _fidelity(v, g: dict) -> str:
     return f"每个标准的区间下限都不低于 {_n(-margin)}（容差）" + missing
 
 
+def _basis_zh(s) -> str:
+    """How many benchmarks and rounds the speed-up pools (timing.bench_basis, in Chinese): '' for the pool's runs."""
+    ids = getattr(s, "benchmark_ids", None) or []
+    if s.source != "benchmark" or not ids:
+        return ""
+    rounds = f"，共 {s.rounds} 轮" if getattr(s, "rounds", 0) else ""
+    return f"（{len(ids)} 次基准测试：{', '.join(map(str, ids))}{rounds}）"
+
+
 def _speed(agg, g: dict) -> str:
     s = agg.speed
+    if disagree := getattr(s, "devices_disagree", ""):  # verdict.speed_condition's reason, in Chinese
+        return (f"无法判定：本研究模型对的基准测试在不同类型的设备上运行（{disagree}），计时不能合并，也不会挑选其中之一；"
+                "速度结论只针对一种设备：在新的数据库（`--db`）中重新开始研究，并只在该类设备上运行 `evalkit bench`")
     if s.speedup is None:
         return "没有在可比的输出上测得加速比（运行 `evalkit bench`）"
     from ..stats.speedup import ratio_text
@@ -78,7 +90,7 @@ def _speed(agg, g: dict) -> str:
     minimum = g.get("min_speedup_ci_low", 1.1)
     text = (f"{ratio_text(s.speedup)}×" + (f"（95% 置信区间 {ratio_text(ci[0])}–{ratio_text(ci[1])}）" if ci else
                                           "（没有区间）")
-            + f"，基于 {s.comparable_pairs} 对可比输出；门槛：区间下限至少 {minimum:.2f}")
+            + f"，基于 {s.comparable_pairs} 对可比输出{_basis_zh(s)}；门槛：区间下限至少 {minimum:.2f}")
     # what verdict.speed_condition decides on besides the interval: the comparable share and tokens per second
     if s.matched_pairs and s.comparable_pairs < MIN_COMPARABLE_SHARE * s.matched_pairs:
         text += (f"。但 {s.matched_pairs} 对匹配输出中只有 {s.comparable_pairs} 对可比（不足 "
