@@ -592,3 +592,50 @@ def test_benchmarks_of_the_study_s_pair_on_two_device_kinds_leave_the_speed_cond
     assert f"cpu: benchmark(s) {slow}; cuda: benchmark(s) {gpu}" in cond.reason and "new database" in cond.reason
     zh = _speed(agg, {"min_speedup_ci_low": 1.1})
     assert "无法判定" in zh and f"cuda: benchmark(s) {gpu}" in zh
+
+
+def test_fallbacks_count_at_their_whole_wait_in_the_speed_condition(tmp_path):
+    """Speed audit, 2026-12-06: assisted runs that fell back were left out of the speed-up, so a draft that fails on
+    two runs in five, each failure costing a wasted attempt and then an ordinary run, still passed at 2x. The speed
+    condition now also needs the speed-up as deployed: per prompt, median ordinary seconds over the expected wait, the
+    assisted and fallback medians mixed by how often each happened (a ratio of medians alone would hide any share of
+    fallbacks under one half). Checked against a direct computation; the pool, whose fallbacks are never paired, says
+    that its figure leaves them out and so overstates."""
+    from evalkit.aggregate.verdict import speed_condition
+
+    db, bench = _study_with_a_slow_benchmark(tmp_path, speedup=2.0, extra_memory_mb=100.0)
+    assert _condition(aggregate(db), "speed-up").ok is True
+    # two repetitions in five fall back: a failed attempt of 0.8x the ordinary time, then the ordinary rerun
+    db.execute("""UPDATE timing_runs SET path = 'fallback', decode_seconds = 0.01, seconds = 0.01 + 1.8 * (
+                      SELECT o.seconds FROM timing_runs o WHERE o.experiment_id = timing_runs.experiment_id
+                        AND o.path = 'ordinary' AND o.prompt_id = timing_runs.prompt_id AND o.round = timing_runs.round
+                        AND o.rep = timing_runs.rep)
+                  WHERE path = 'assisted' AND rep IN (0, 1)""")
+    db.conn.commit()
+    agg = aggregate(db)
+    cond = _condition(agg, "speed-up")
+    assert agg.speed.speedup > 1.8 and agg.speed.fallback_runs > 0  # the assisted runs alone: still about 2x
+    assert cond.ok is False and "fell back and are left out" in cond.reason and "as deployed" in cond.reason
+    runs = list(db.query("SELECT round, rep, prompt_id, path, seconds, decode_seconds FROM timing_runs"))
+
+    def direct(rs):
+        ratios = []
+        for p in sorted({r["prompt_id"] for r in rs}):
+            o = [r["seconds"] for r in rs if r["prompt_id"] == p and r["path"] == "ordinary"]
+            a = [r["seconds"] for r in rs if r["prompt_id"] == p and r["path"] == "assisted"]
+            fb = [r["seconds"] - r["decode_seconds"] for r in rs if r["prompt_id"] == p and r["path"] == "fallback"]
+            f = len(fb) / (len(a) + len(fb))
+            ratios.append(np.median(o) / ((1 - f) * np.median(a) + f * np.median(fb)))
+        return float(np.median(ratios))
+
+    assert agg.speed.deployed_speedup == pytest.approx(direct(runs))
+    assert agg.speed.deployed_speedup < 1.1 <= agg.speed.speedup_ci95[0]
+    from evalkit.ui.verdictzh import _speed
+
+    assert "计入回退的全部等待时间（实际部署）" in _speed(agg, {"min_speedup_ci_low": 1.1})
+    # the pool's figure cannot be formed as deployed: the condition says its figure leaves the fallbacks out
+    from evalkit.aggregate.timing import Speed
+
+    pool = Speed(**{**agg.speed.to_json(), "source": "pair pool", "deployed_speedup": None, "deployed_ci95": None})
+    said = speed_condition(pool, 1.1)
+    assert f"{agg.speed.fallback_runs} assisted run(s) fell back" in said.reason and "overstate" in said.reason

@@ -53,6 +53,10 @@ class Speed:
     benchmark_ids: list[int] = field(default_factory=list)
     rounds: int = 0
     devices_disagree: str = ""
+    # where assisted runs of the benchmarks fell back: the speed-up with each fallback counted on the assisted side at
+    # its whole wait (generation.speed.deployed_speedup), which the speed condition needs too; None without fallbacks
+    deployed_speedup: float | None = None
+    deployed_ci95: list[float] | None = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -72,7 +76,7 @@ def _runs(db, study_id: int | None = None, before: str | None = None
     for bench_id in ids:
         rows += db.query(
             """SELECT t.experiment_id, t.path, t.prompt_id, t.round, t.rep, t.new_tokens, t.stop_reason, t.seconds,
-                      t.tokens_per_second, t.device, g.token_hash, g.peak_rss_mb, g.draft_proposed, g.draft_accepted,
+                      t.decode_seconds, t.tokens_per_second, t.device, g.token_hash, g.peak_rss_mb, g.draft_proposed, g.draft_accepted,
                       g.draft_rounds, g.target_passes, g.counts_agree
                FROM timing_runs t JOIN generations g ON g.id = t.generation_id WHERE t.experiment_id = ?
                ORDER BY t.round, t.id""", [bench_id])
@@ -193,6 +197,8 @@ def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None,
                   notes=list(getattr(everything, "notes", [])) + _failed_workers(db, timed, source) + left_out,
                   benchmark_ids=timed, rounds=len({r["round"] for r in rows}) if timed else 0,
                   devices_disagree=_devices_disagree(rows, source))
+    if speed.fallback_runs and source == "benchmark":
+        speed.deployed_speedup, speed.deployed_ci95 = _deployed(rows, tolerance)
     if speed.fallback_runs:
         from ..generation.fallbacks import experiment_cause
 
@@ -201,6 +207,16 @@ def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None,
         speed.memory_note = "; ".join(_memory_note(db, b) for b in bench_ids)
     speed.version = version  # not a field: it stays out of every published figure
     return pd.DataFrame(paths), pd.DataFrame(speed_rows), speed
+
+
+def _deployed(rows: list[dict], tolerance: float) -> tuple[float | None, list[float] | None]:
+    """The benchmarks' speed-up as deployed: their fallback runs counted as assisted at their whole wait."""
+    from ..generation.speed import device_kind, deployed_speedup
+
+    if len({device_kind(r["device"]) for r in rows if r.get("device")}) > 1:
+        return None, None  # never pooled (measure_speed): the condition is not judged then anyway
+    point, ci = deployed_speedup(rows, tolerance)
+    return point, (list(ci) if ci else None)
 
 
 def _theory(db, bench_ids: list[int], rows: list[dict]) -> tuple[float | None, bool | None]:

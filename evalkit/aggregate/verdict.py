@@ -522,15 +522,36 @@ def speed_condition(speed, minimum: float) -> Condition:
     flat = "; the interval has zero width, the timings carry no spread" if no_spread(speed.speedup_ci95) else ""
     text = (f"95% CI lower end {ratio_text(lo)} vs minimum {minimum:.2f} ({where}{flat}); tokens/s ratio over every matched pair "
             + ("not measured" if tps is None else f"{ratio_text(speed.throughput_ratio)}, lower end {ratio_text(tps)}"))
+    deployed, fallback_text = _as_deployed(speed)
+    text += fallback_text
     if tps is None:
         return Condition("speed-up", None, text)
     if lo >= minimum and tps < minimum:
         text += (": the time ratio passes only on the comparable pairs, not per token over every pair (shorter "
                  "outputs, or chosen ones, are not a faster path)")
+    elif min(lo, tps) >= minimum and deployed is not None and deployed < minimum:
+        text += ": faster where drafting works, not once its fallbacks are counted"
     elif min(lo, tps) < minimum <= min(speed.speedup or 0, speed.throughput_ratio or 0) and speed.source == "benchmark":
         text += ("; the estimates reach the minimum but the interval does not: its unit is the benchmark's round (a "
                  "fresh process per path), so `evalkit bench --rounds 6` (more rounds) narrows it")
-    return Condition("speed-up", bool(lo >= minimum and tps >= minimum), text)
+    return Condition("speed-up", bool(lo >= minimum and tps >= minimum and (deployed is None or deployed >= minimum)),
+                     text)
+
+
+def _as_deployed(speed) -> tuple[float | None, str]:
+    """Where assisted runs fell back: the lower end of the speed-up as deployed (each fallback counted on the assisted
+    side at its whole wait; None where it cannot be formed, as from the pool, whose fallbacks are never paired), and
+    the words saying the other figures leave the fallbacks out and so overstate what the configuration delivers."""
+    fell = getattr(speed, "fallback_runs", 0) or 0
+    if not fell:
+        return None, ""
+    ci = getattr(speed, "deployed_ci95", None)
+    text = (f"; {fell} assisted run(s) fell back and are left out of both figures, which so overstate what the "
+            "assisted configuration delivers")
+    if ci is None:
+        return None, text
+    return ci[0], text + (f"; as deployed (each fallback counted at its whole wait on the assisted side) "
+                          f"{ratio_text(speed.deployed_speedup)}, lower end {ratio_text(ci[0])}")
 
 
 def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs: int, n_pairs: int,

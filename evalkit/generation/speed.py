@@ -211,6 +211,42 @@ def _single_pair_note(what: str, prompts: list[str], also: str = "") -> str:
             "--samples 2` or more, or run `evalkit bench`")
 
 
+def _deployed_point(rows: list[dict], tolerance: float) -> float | None:
+    """The median over prompts of median(ordinary s) / ((1 - f) median(assisted s) + f median(fallback wait)), f the
+    share of the prompt's assisted attempts that fell back (see deployed_speedup); None where nothing can be formed."""
+    from ..stats import median
+
+    matched, comp = pair_runs(rows, tolerance)
+    fell, _ = pair_runs(rows, tolerance, GenerationPath.FALLBACK)
+    ratios = []
+    for prompt in sorted({o["prompt_id"] for o, _ in comp + fell}):
+        a = [x["seconds"] for o, x in comp if o["prompt_id"] == prompt]
+        fb = [x["seconds"] - (x.get("decode_seconds") or 0.0) for o, x in fell if o["prompt_id"] == prompt]
+        tried = sum(1 for o, _ in matched if o["prompt_id"] == prompt) + len(fb)
+        f = len(fb) / tried
+        o = median([o["seconds"] for o, _ in comp + fell if o["prompt_id"] == prompt])
+        wait = (1 - f) * (median(a) if a else 0.0) + f * (median(fb) if fb else 0.0)
+        if o and wait > 0 and (a or f == 1):
+            ratios.append(o / wait)
+    return median(ratios) if ratios else None
+
+
+def deployed_speedup(rows: list[dict], tolerance: float) -> tuple[float | None, tuple[float, float] | None]:
+    """The speed-up as a user of the assisted configuration meets it, from a benchmark's runs: a fallback (assisted
+    failed, ordinary ran in its place for the same prompt, round and seed) counted on the assisted side at its whole
+    wait, the failed attempt and the ordinary rerun (less the rerun's decoding, timed apart on every path). Per prompt
+    the expected wait mixes the two outcomes by how often each happened, (1 - f) x median(assisted) + f x
+    median(fallback wait): the protocol's ratio of medians would hide any share of fallbacks under one half. Its
+    interval takes the round as the unit (stats.speedup.between_rounds_interval), as the speed-up's does; None with
+    fewer than 2 rounds. Equal to the protocol's point where nothing fell back."""
+    from ..stats.speedup import between_rounds_interval
+
+    point = _deployed_point(rows, tolerance)
+    rounds = sorted({r["round"] for r in rows})
+    per_round = [_deployed_point([r for r in rows if r["round"] == k], tolerance) for k in rounds]
+    return point, between_rounds_interval(point, per_round)
+
+
 def measure_speed(rows: list[dict], tolerance: float, resamples: int, path: str = GenerationPath.ASSISTED,
                   processes: bool = False) -> SpeedFigure:
     """The speed figure of `path` (assisted unless named) against ordinary in these runs: pairs matched by prompt,

@@ -102,6 +102,11 @@ def _speed(agg, g: dict) -> str:
         text += (f"；全部匹配输出的每秒 token 数之比 {ratio_text(s.throughput_ratio)}×，区间下限 {ratio_text(tps)}"
                  + ("（低于门槛：只在可比输出上更快，按每个 token 并不更快）" if tps < minimum <= (ci[0] if ci else 0)
                     else ""))
+    if fell := getattr(s, "fallback_runs", 0):  # verdict._as_deployed, in Chinese
+        dep = getattr(s, "deployed_ci95", None)
+        text += (f"；{fell} 次 assisted 运行回退（fallback），不计入上述数字，因此高估了 assisted 配置的实际速度"
+                 + (f"；计入回退的全部等待时间（实际部署）：{ratio_text(s.deployed_speedup)}×，区间下限 "
+                    f"{ratio_text(dep[0])}" + ("（低于门槛）" if dep[0] < minimum else "") if dep else ""))
     return text
 
 
