@@ -431,6 +431,75 @@ def test_stop_while_the_demo_pair_trains_ends_the_run_and_leaves_the_training_ru
     assert calls == [True]
 
 
+def test_the_first_run_s_loading_line_says_what_loads_and_moves_until_the_models_are_loaded(
+        tiny_models, tmp_path, pool_db, monkeypatch):  # noqa: F811
+    """Known limit until 2026-12-06: the first Live run said "Loading the models (first run only)…" once, and that line
+    stood still for as long as the models took to load (minutes for a real pair), as if the page hung. It now says
+    which step is loading, in both languages, with the seconds so far, every second; Stop during it ends the run and
+    the one load goes on for the next run."""
+    import inspect
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    from apphelpers import write_config
+
+    import evalkit.generation.models as models_mod
+    import evalkit.ui.live as live_mod
+    from evalkit.config import load_config
+    from evalkit.ui import build_app
+    from evalkit.ui.session import Session
+
+    class Clock:  # each look at the clock is a second on: the seconds shown move without the test waiting for them
+        t = 0.0
+
+        def monotonic(self):
+            self.t += 1.0
+            return self.t
+
+        def __getattr__(self, name):
+            return getattr(time, name)
+
+    real_load, go_on, loads = models_mod.load_model, threading.Event(), []
+
+    def slow_load(ref, cfg, role, *a, **kw):  # the target's weights load until the test lets them
+        loads.append(role)
+        if role == "target":
+            go_on.wait(10)
+        return real_load(ref, cfg, role, *a, **kw)
+
+    monkeypatch.setattr(models_mod, "load_model", slow_load)
+    monkeypatch.setattr(live_mod, "time", Clock())
+    monkeypatch.setattr(live_mod, "TRAINING_POLL_SECONDS", 0.05)
+    app = build_app(load_config(write_config(tmp_path / "app.toml", tiny_models)), pool_db)
+    live = next(f for f in app.fns.values() if f.api_name == "live")
+    stop = next(f for f in app.fns.values() if getattr(f.fn, "__name__", "") == "stop_live")
+    stops = inspect.getclosurevars(inspect.unwrap(stop.fn)).nonlocals["stops"]
+    page = SimpleNamespace(session_hash="page-1", headers={}, client=SimpleNamespace(host="127.0.0.1"), username=None,
+                           request=None)
+    said, run = [], live.fn(Session(), "writing-02", "周五上午系统升级，期间只读。", page)
+    for out in run:
+        said += [v for k, v in out.items() if getattr(k, "label", None) == "live status"]
+        if sum("loading the target model" in w for w in said) == 3:
+            stop.fn(page)  # the presenter presses Stop while the target loads
+        if said[-1].startswith("Stopped"):
+            break
+        assert len(said) < 200, said[-3:]  # without the fix the run waits, silent, for the load
+    target = [w for w in said if "loading the target model" in w]
+    assert target[0].startswith("Loading the models for the first run (once: later runs use them as loaded): step 2 "
+                                "of 3, loading the target model…"), target
+    assert all("第 2/3 步，加载目标模型" in w for w in target), target
+    seconds = [int(w.split("… ")[1].split(" s · ")[0]) for w in target]
+    assert seconds == sorted(set(seconds)), seconds  # it moves
+    assert all(f"已用 {s} 秒" in w for s, w in zip(seconds, target))
+    assert said[-1].startswith("Stopped: nothing of this run was stored; the models go on loading")
+    assert "模型继续加载" in said[-1] and list(run) == [] and stops == {}
+    go_on.set()
+    *_, last = live.fn(Session(), "writing-02", "周五上午系统升级，期间只读。", None)  # waits for that one load
+    assert next(v for k, v in last.items() if getattr(k, "label", None) == "live status").startswith("Done.")
+    assert loads == ["target", "draft"]  # one load, shown by both runs
+
+
 def test_every_status_line_of_a_run_reads_in_both_languages(tiny_models, tmp_path, pool_db):  # noqa: F811
     """Live audit, 2026-12-05: while a run went on, the status line said "Running…" and "Running the assisted path…"
     in English only, between a bilingual loading line and a bilingual "Done. · 完成。"."""

@@ -430,25 +430,33 @@ def _check_chat_templates(rec: CompatibilityRecord, target_tok, draft_tok, cfg: 
 
 
 def load_pair(cfg: Config, progress: bool = True, with_draft: bool | None = None, device: str | None = None,
-              rank: int = 0) -> ModelPair:
+              rank: int = 0, step=None) -> ModelPair:
     """Load the target (always) and the draft (only when switched on and approved).
 
     `with_draft=False` forces a target-only process (the benchmark's ordinary worker). A draft that fails to
     load does not stop the target: it is kept as `draft_error` so the assisted path records a load failure
-    and falls back.
+    and falls back. `step(name, n, total)`, when given, is called as each step begins: "check" (the compatibility
+    record; the demo pair's build, when it is missing, happens in it), "target", "draft" (a page shows what is loading:
+    a real pair's weights take minutes; total counts the draft when it is switched on).
     """
+    wants_draft = cfg.assisted_enabled and with_draft is not False
+    total = 3 if wants_draft else 2
+    step = step or (lambda name, n, total: None)
     device = device or pick_device(cfg.models.device)
-    if cfg.models.draft_device and cfg.assisted_enabled and with_draft is not False:  # before the target loads
+    if cfg.models.draft_device and wants_draft:  # before the target loads
         pick_device(cfg.models.draft_device, "models.draft_device")
+    step("check", 1, total)
     compat = check_compat(cfg, progress)
     t_ref = resolve_ref(cfg.models.target, progress, "models.target", cfg.models.revision)
     tokenizer = load_tokenizer(tokenizer_ref(cfg, "target", progress), cfg, "target")
+    step("target", 2, total)
     t0 = time.perf_counter()
     target = load_model(t_ref, cfg, "target", device, cfg.models.device_map)
     pair = ModelPair(cfg=cfg, target=target, tokenizer=tokenizer, device=device, compat=compat, rank=rank)
     pair.load_seconds["target"] = time.perf_counter() - t0
     if assisted_allowed(cfg, compat) and with_draft is not False:
         d_ref = resolve_ref(cfg.models.draft, progress, "models.draft", cfg.models.revision)
+        step("draft", 3, total)
         t0 = time.perf_counter()
         try:
             pair.draft = load_model(d_ref, cfg, "draft", pair.draft_device)

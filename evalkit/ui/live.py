@@ -107,6 +107,23 @@ def training_words(snap) -> str:
             f"{where} · 正在为首次运行训练离线演示模型（仅一次）：{pct}%")
 
 
+# What each step of loading the pair (generation.models.load_pair) is called on the Live status line
+LOAD_STEP_WORDS = {
+    "check": ("checking that the two models fit together", "检查两个模型是否匹配"),
+    "target": ("loading the target model", "加载目标模型"),
+    "draft": ("loading the draft model", "加载草稿模型"),
+}
+
+
+def loading_step_words(name: str, n: int, total: int, seconds: float) -> str:
+    """The Live status while the models load for the first run: which step, and for how long so far (it moves every
+    second: one "Loading the models…" line stood still through a real pair's minutes of loading, as if hung)."""
+    en, zh = LOAD_STEP_WORDS.get(name, (name, name))
+    s = int(seconds)
+    return (f"Loading the models for the first run (once: later runs use them as loaded): step {n} of {total}, {en}… "
+            f"{s} s · 正在为首次运行加载模型（仅一次）：第 {n}/{total} 步，{zh}…已用 {s} 秒")
+
+
 class LiveModels:
     """The target and draft for live runs: loaded on first use, once, then shared read-only.
 
@@ -119,7 +136,7 @@ class LiveModels:
         self._pair = None
         self._lock = threading.Lock()
         self._starting = threading.Lock()
-        self._training = None  # (thread, progress board, result box) while the demo pair trains for a Live run
+        self._loading = None  # (thread, progress board or None, box) while the pair loads (or trains) for a Live run
         self.warm = False  # a path has run on the loaded pair: its one-time warm-up is paid
 
     @property
@@ -137,53 +154,73 @@ class LiveModels:
                     f"then loading it… · 先训练离线演示模型（约 {minutes} 分钟，仅一次），然后加载…")
         return "Loading the models (first run only)… · 正在加载模型（仅首次）…"
 
-    def get(self, board=None):
+    def get(self, board=None, step=None):
         """The pair, loaded on first use. board (a progress.Board): the demo pair's training, when it happens here,
-        publishes its progress to it (and its bars to the server's log)."""
+        publishes its progress to it (and its bars to the server's log); step: load_pair's step callback."""
         with self._lock:
             if self._pair is None:
                 from ..generation.models import load_pair
                 from ..progress import watching
 
                 if board is None:
-                    self._pair = load_pair(self.cfg, progress=False)
+                    self._pair = load_pair(self.cfg, progress=False, step=step)
                 else:
                     with watching(board):
-                        self._pair = load_pair(self.cfg, progress=True)
+                        self._pair = load_pair(self.cfg, progress=True, step=step)
             return self._pair
 
+    @property
+    def training(self) -> bool:
+        """Does the demo pair train for a Live run now, or will the first run's load train it (rather than only load)?"""
+        from ..generation.models import demo_stages
+
+        if (loading := self._loading) is None:
+            return not self.loaded and bool(demo_stages(self.cfg))
+        return loading[1] is not None and loading[2]["step"] in (None, "check")
+
     def get_with_progress(self):
-        """get(), for a generator that shows progress: yields status words while the demo pair trains (minutes: its
-        stage, share done and time left, every second), then returns the pair (the generator's return value). One
-        training, kept on this object: a page left mid-way leaves it running, and the next run shows the same one."""
+        """get(), for a generator that shows progress: yields status words every second while the pair loads (which
+        step, for how long) or the demo pair trains first (minutes: its stage, share done and time left), then returns
+        the pair (the generator's return value). One load, kept on this object: a page left mid-way leaves it running,
+        and the next run shows the same one."""
         if self.loaded:
             return self._pair
         from ..generation.models import demo_stages
         from ..progress import Board
 
         with self._starting:
-            if self._training is None and (stages := demo_stages(self.cfg)):
-                board, box = Board(None, stages), {}
+            if self._loading is None and not self.loaded:
+                stages = demo_stages(self.cfg)
+                board, box = Board(None, stages) if stages else None, {"step": None, "at": None}
+
+                def at_step(name, n, total):
+                    box["at"], box["step"] = (n, total, time.monotonic()), name
 
                 def work():
                     try:
-                        box["pair"] = self.get(board)
+                        box["pair"] = self.get(board, at_step)
                     except BaseException as e:  # noqa: BLE001 - re-raised in the waiting run's thread
                         box["error"] = e
 
                 thread = threading.Thread(target=work, daemon=True, name="evalkit-live-load")
                 thread.start()
-                self._training = (thread, board, box)
-            training = self._training
-        if training is None:
-            return self.get()
-        thread, board, box = training
+                self._loading = (thread, board, box)
+            loading = self._loading
+        if loading is None:  # loaded meanwhile
+            return self._pair
+        thread, board, box = loading
         while thread.is_alive():
-            yield training_words(board.snapshot())
+            if self.training:
+                yield training_words(board.snapshot())
+            elif box["at"] is None:  # the first step is a moment away
+                yield self.loading_words()
+            else:
+                n, total, since = box["at"]
+                yield loading_step_words(box["step"], n, total, time.monotonic() - since)
             thread.join(TRAINING_POLL_SECONDS)
         with self._starting:
-            if self._training is training:  # a failed training is tried again by the next run
-                self._training = None
+            if self._loading is loading:  # a failed load is tried again by the next run
+                self._loading = None
         if "error" in box:
             raise box["error"]
         return box["pair"]
@@ -240,6 +277,8 @@ STOP_SENT = ("Stop sent: a run under way on this page ends at its next token and
              "仍在排队的运行不会开始")
 STOPPED_TRAINING = ("Stopped: nothing of this run was stored; the demo pair's training goes on, and the next run "
                     "waits for it · 已停止：本次运行未保存；演示模型的训练继续进行，下次运行会等待它完成。")
+STOPPED_LOADING = ("Stopped: nothing of this run was stored; the models go on loading, and the next run waits for "
+                   "them · 已停止：本次运行未保存；模型继续加载，下次运行会等待其完成。")
 
 
 class RunAbandoned(Exception):
@@ -585,9 +624,9 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                ui.table: ""} | {box: "" for box in boxes.values()}
         try:
             loading = models.get_with_progress()
-            while True:  # the training's progress, while the demo pair trains; then the pair
-                if stop.is_set():  # Stop during minutes of training: this run ends, the one training goes on for the next
-                    yield {ui.status: STOPPED_TRAINING}
+            while True:  # the load's progress (the demo pair's training first, when it trains); then the pair
+                if stop.is_set():  # Stop during minutes of loading: this run ends, the one load goes on for the next
+                    yield {ui.status: STOPPED_TRAINING if models.training else STOPPED_LOADING}
                     return
                 try:
                     words = next(loading)
