@@ -114,6 +114,30 @@ def test_the_preparation_panel_says_it_trains_the_demo_pair_only_when_it_does():
     assert "trains" not in pooling and "训练" not in pooling and "generating the pairs" in pooling
 
 
+def test_the_preparation_says_each_stage_in_plain_words_and_the_time_left_in_both_languages():
+    """Demo audit, 2026-12-06, `./scripts/start.sh` on a fresh clone: the page's progress read "train target (75 /
+    1250) · about 83 min 41 s left · 约剩 83 min 41 s", the bars' own names (what is a "pair pool" to a stakeholder?),
+    and its Chinese half gave neither the stage nor Chinese units (the Live tab's Chinese half gave the percent
+    only). Every stage of the demo pair's build and of the pool is now said in plain words, in both languages, each
+    with the count and the time left."""
+    import html
+
+    from evalkit.demo import expected_stages
+    from evalkit.progress import Snapshot
+    from evalkit.ui.live import training_words
+    from evalkit.ui.prepare import live_waiting_words, panel, stage_words
+
+    stages = [name for name, _ in expected_stages()] + ["pair pool"]
+    for stage in stages:
+        snap = Snapshot(stage=stage, n=75, total=1250, fraction=0.04, remaining=501.0, stages=stages)
+        en, zh = stage_words(stage)
+        assert stage not in en and any("\u4e00" <= ch <= "\u9fff" for ch in zh), (stage, en, zh)
+        for words in (html.unescape(panel(snap)), live_waiting_words(snap), training_words(snap)):
+            assert f"{en} (75 / 1250) · about 8 min 21 s left" in words, words
+            assert f"{zh} (75 / 1250) · 约剩 8 分 21 秒" in words, words
+            assert stage not in words, words
+
+
 def test_the_live_tab_reads_in_both_languages(tmp_path, pool_db, tiny_models):  # noqa: F811
     """Live audit, 2026-12-04: a presenter showing Chinese-speaking managers met English-only output boxes and table
     headings on a tab whose every other word is bilingual. Each path's box and every heading now says it in both."""
@@ -198,11 +222,13 @@ def test_the_first_live_run_shows_the_demo_pair_s_training_and_a_page_left_mid_w
     said = statuses(first, until=lambda said: any("(2 / 4)" in w for w in said))
     first.close()  # the page goes mid-training
     training = [w for w in said if w.startswith("Training the offline demo pair for the first run")]
-    assert training and "%** · train target (" in training[-1] and "正在为首次运行训练离线演示模型" in training[-1]
+    assert training and "%** · training the target model (the large one) (" in training[-1]
+    assert "正在为首次运行训练离线演示模型" in training[-1] and "训练目标模型（大模型） (" in training[-1]
     go_on.set()
     said = statuses(live.fn(Session(), "writing-01", "", None))
     assert calls == [True]  # one training, with its bars (the server's log), shown by the second run
-    assert any("train target (" in w for w in said) and not any("(0 / 4)" in w for w in said[1:])
+    assert any("training the target model (the large one) (" in w for w in said)
+    assert not any("(0 / 4)" in w for w in said[1:])
     assert said[-1].startswith("Done.")
     said = statuses(live.fn(Session(), "writing-02", "", None))  # the pair is loaded: no more training words
     assert not any("Training" in w for w in said) and said[-1].startswith("Done.")

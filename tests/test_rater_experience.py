@@ -312,7 +312,7 @@ def test_the_page_is_up_at_once_and_the_rate_tab_opens_when_the_pool_is_ready(ti
         expect(panel).to_contain_text("Preparing the pairs to rate")
         expect(panel.locator("progress")).to_have_count(1)
         expect(page.locator("#signin-button")).to_be_hidden()  # nothing to rate yet
-        expect(panel).to_contain_text("pair pool", timeout=60_000)
+        expect(panel).to_contain_text("generating the pairs raters will judge (", timeout=60_000)
         expect(page.locator("#signin-button")).to_be_visible(timeout=180_000)  # opened by itself
         expect(panel).to_be_hidden()
         sign_in(page, url, "early")

@@ -102,9 +102,9 @@ def training_words(snap) -> str:
     """The Live status while the demo pair trains for the first run: how far, and how long is left."""
     from .prepare import progress_parts
 
-    pct, where = progress_parts(snap)
+    pct, where, where_zh = progress_parts(snap)
     return (f"Training the offline demo pair for the first run (once: it is kept for later runs): **{pct}%** · "
-            f"{where} · 正在为首次运行训练离线演示模型（仅一次）：{pct}%")
+            f"{where} · 正在为首次运行训练离线演示模型（仅一次）：{pct}% · {where_zh}")
 
 
 # What each step of loading the pair (generation.models.load_pair) is called on the Live status line

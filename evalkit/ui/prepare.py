@@ -61,33 +61,63 @@ def panel(snap: Snapshot) -> str:
                 "<p>The terminal has the details. Fix the problem and restart the app. · 详情见终端。</p></div>")
     if snap.done:
         return "<p>Ready. · 已就绪。</p>"
-    pct, where = progress_parts(snap)
+    pct, where, where_zh = progress_parts(snap)
     return (
         "<div><h3>Preparing the pairs to rate · 正在准备评分数据</h3>"
         f"<progress value='{snap.fraction:.3f}' max='1' style='width:100%;height:1.2em' "
         f"aria-label='preparation progress, {pct} percent'></progress>"
-        f"<p><strong>{pct}%</strong> · {html.escape(where)}</p>"
+        f"<p><strong>{pct}%</strong> · {html.escape(where)} · {html.escape(where_zh)}</p>"
         f"<p>{_what(snap)} The Rate tab opens by itself when they are ready. · {_what(snap, 'zh')}"
         "完成后评分页会自动打开。</p></div>"
     )
 
 
-def progress_parts(snap: Snapshot) -> tuple[int, str]:
-    """How far a preparation is: the percent, and "stage (n / total) · about … left · 约剩 …" (the panel and the Live
-    tab's statuses say it alike)."""
+# What each stage of the preparation (the bars' names: evalkit.demo.build, the pool) is, for a presenter who is no
+# engineer, in both languages: "train target (75 / 1250)" and an English-only stage in the Chinese half said neither
+STAGE_WORDS = {
+    "starting": ("starting", "正在启动"),
+    "demo corpus": ("writing the demo models' training texts", "生成演示模型的训练文本"),
+    "demo tokenizer": ("building the demo models' vocabulary", "构建演示模型的词表"),
+    "train target": ("training the target model (the large one)", "训练目标模型（大模型）"),
+    "train draft": ("training the draft model (the small one)", "训练草稿模型（小模型）"),
+    "distil draft on target": ("teaching the draft model to guess the target's next words",
+                               "让草稿模型学习预测目标模型的下一个词"),
+    "pair pool": ("generating the pairs raters will judge", "生成供评分的输出对"),
+}
+
+
+def stage_words(stage: str) -> tuple[str, str]:
+    """A stage's words (English, Chinese); a grown model's stage ("train target (16 layers)") is its model's, at full
+    size; a stage not listed keeps its name."""
+    if stage in STAGE_WORDS:
+        return STAGE_WORDS[stage]
+    base, _, rest = stage.partition(" (")
+    if base in STAGE_WORDS and rest.endswith(" layers)"):
+        en, zh = STAGE_WORDS[base]
+        return f"{en}, grown to {rest[:-1]}", f"{zh}，扩展到 {rest[:-len(' layers)')]} 层"
+    return stage, stage
+
+
+def progress_parts(snap: Snapshot) -> tuple[int, str, str]:
+    """How far a preparation is: the percent, and what it does now with its count and the time left, in English
+    ("training the draft model (the small one) (12 / 250) · about 3 min 05 s left") and in Chinese (the panel and the
+    Live tab's statuses say it alike)."""
+    en, zh = stage_words(snap.stage or "starting")
     count = f" ({snap.n} / {snap.total})" if snap.total else ""
-    left = "" if snap.remaining is None else f" · about {_duration(snap.remaining)} left · 约剩 {_duration(snap.remaining)}"
-    return round(100 * snap.fraction), f"{snap.stage or 'starting'}{count}{left}"
+    left = left_zh = ""
+    if snap.remaining is not None:
+        left, left_zh = f" · about {_duration(snap.remaining)} left", f" · 约剩 {_duration(snap.remaining, 'zh')}"
+    return round(100 * snap.fraction), f"{en}{count}{left}", f"{zh}{count}{left_zh}"
 
 
 def live_waiting_words(snap: Snapshot) -> str:
     """The Live status while the preparation runs (markdown, our own text): the Live tab waits for it, since the
     demo pair is being built there and a live run could reproduce the pooled outputs being made for raters (demo
     audit, 2026-12-04: Run answered a toast about the Rate tab and left two red Error badges, which read as a crash)."""
-    pct, where = progress_parts(snap)
+    pct, where, where_zh = progress_parts(snap)
     return (f"The live demo runs once the pairs to rate are prepared: **{pct}%** · {where}. {_what(snap)} This run "
             "starts by itself then (Stop cancels it). · "
-            f"评分对准备好后才能运行现场演示：{pct}%。{_what(snap, 'zh')}届时本次运行会自动开始（按“停止”可取消）。")
+            f"评分对准备好后才能运行现场演示：{pct}% · {where_zh}。{_what(snap, 'zh')}届时本次运行会自动开始（按“停止”可取消）。")
 
 
 def _what(snap: Snapshot, lang: str = "en") -> str:
@@ -99,6 +129,8 @@ def _what(snap: Snapshot, lang: str = "en") -> str:
             if trains else "evalkit is generating the pairs raters will judge.")
 
 
-def _duration(seconds: float) -> str:
+def _duration(seconds: float, lang: str = "en") -> str:
     seconds = max(0, int(round(seconds)))
+    if lang == "zh":
+        return f"{seconds // 60} 分 {seconds % 60:02d} 秒" if seconds >= 60 else f"{seconds} 秒"
     return f"{seconds // 60} min {seconds % 60:02d} s" if seconds >= 60 else f"{seconds} s"
