@@ -397,6 +397,50 @@ def test_stop_with_no_run_under_way_leaves_no_stopping_on_the_status_line(tiny_m
     assert busy == idle and flag.is_set()
 
 
+def test_stop_during_a_run_leaves_the_status_line_to_the_run_s_own_stopped(tiny_models, tmp_path, pool_db,
+                                                                          monkeypatch):  # noqa: F811
+    """Demo audit, 2026-12-06: Stop pressed while the Live run waited for the pairs to be prepared ended the run at
+    once, and its "Stopped: nothing of this run was stored" reached the page before Stop's own answer (it comes
+    outside the queue), which then wrote "Stop sent: a run under way on this page ends at its next token" over it for
+    good, beside a Run button enabled again. A run under way now answers its Stop itself; Stop's answer leaves the
+    status line alone then (idle or queued, the page still hears it)."""
+    import inspect
+    from types import SimpleNamespace
+
+    import gradio as gr
+    from apphelpers import write_config
+
+    import evalkit.ui.live as live_mod
+    from evalkit.config import load_config
+    from evalkit.progress import Snapshot
+    from evalkit.ui import build_app
+    from evalkit.ui.session import Session
+
+    class Preparing:  # a preparation that goes on past the test
+        ready, error = False, ""
+
+        def snapshot(self):
+            return Snapshot(stage="train draft", n=1, total=10, stages=["train draft", "pair pool"])
+
+    monkeypatch.setattr(live_mod, "TRAINING_POLL_SECONDS", 0.05)
+    app = build_app(load_config(write_config(tmp_path / "app.toml", tiny_models)), pool_db, preparing=Preparing())
+    live = next(f for f in app.fns.values() if f.api_name == "live")
+    stop = next(f for f in app.fns.values() if getattr(f.fn, "__name__", "") == "stop_live")
+    page = SimpleNamespace(session_hash="page-1", headers={}, client=SimpleNamespace(host="127.0.0.1"), username=None,
+                           request=None)
+    said, answer = [], None
+    for out in live.fn(Session(), "writing-01", "", page):
+        said += [v for k, v in out.items() if getattr(k, "label", None) == "live status"]
+        if answer is None and said[-1].startswith("The live demo runs once"):
+            (answer,) = stop.fn(page).values()  # the presenter presses Stop while the run waits
+        assert len(said) < 200, said[-3:]
+    assert answer == gr.skip(), answer  # nothing to write over the run's own word
+    assert said[-1] == live_mod.STOPPED
+    (idle,) = stop.fn(page).values()  # the run has ended: Stop says what it does
+    assert idle == live_mod.STOP_SENT
+    assert inspect.getclosurevars(inspect.unwrap(stop.fn)).nonlocals["started"] == set()
+
+
 def test_a_path_that_does_not_run_says_why_and_what_to_change(tiny_models, tmp_path, pool_db):  # noqa: F811
     """Live audit, 2026-12-05: with the assisted path switched off (generation_path = "ordinary") the Live tab's
     assisted box read "(assisted path not available)" and the status "Not available for these models or switched

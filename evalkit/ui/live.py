@@ -507,6 +507,7 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                     "只在内置通知上训练，无论输入什么资料都会写一则维护通知；它展示各路径的对比，而不是真实模型的写作。")
     limiter = RateLimiter(cfg.app.live_runs_per_hour, window=3600, what="live runs", setting="app.live_runs_per_hour")
     stops: dict[str, threading.Event] = {}  # per page (Gradio session): its Stop button's flag
+    started: set[str] = set()  # the pages whose run is under way (out of the queue): it answers their Stop itself
     with gr.Row():
         prompt_dd = gr.Dropdown(choices, value=choices[0][1] if choices else None, label="Bundled prompt · 内置提示")
         material = gr.Textbox(label="Or type your own material (keeps the chosen prompt's task) · "
@@ -543,10 +544,12 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                 if stop.is_set():  # Stop pressed while this run waited in the queue: it ends before any work
                     yield {ui.status: STOPPED, ui.table: ""} | {box: "" for box in ui.outputs.values()}
                     return
+                started.add(page)
                 yield from _run(s, prompt_id, typed, request, stop, on_page)
             finally:  # the page's flag lives as long as its run: a Space running for weeks keeps no flag per visitor
                 if stops.get(page) is stop:
                     del stops[page]
+                    started.discard(page)
 
         run_live.__name__ = "run_live_page" if on_page else "run_live"
         return run_live
@@ -738,10 +741,13 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
     def stop_live(request: gr.Request | None) -> dict:
         """Ask this page's run to stop (its generation ends at its next token; the run says so and stores nothing).
         Gradio's `cancels` does not close a cancelled generator, so it would leave the run generating."""
-        flag = stops.get(getattr(request, "session_hash", None) or "?")
-        if flag is not None:
+        page = getattr(request, "session_hash", None) or "?"
+        if (flag := stops.get(page)) is not None:
             flag.set()
-        return {status: STOP_SENT}
+        # a run under way says "Stopped" itself, often before this answer reaches the page (it comes outside the
+        # queue): the answer then wrote "Stop sent" over it for good, beside a Run button enabled again (demo audit,
+        # 2026-12-06); it is left to the run. Idle, or queued behind another page's run, the page hears this answer
+        return {status: gr.skip() if page in started else STOP_SENT}
 
     # outside the queue, beside the run it stops; a page's own run only (by its session), and nothing else
     stop_btn.click(gradio_hints(stop_live), None, [status], api_visibility="private", queue=False)
