@@ -193,6 +193,18 @@ def _training_app(monkeypatch, tmp_path, tiny_models, pool_db, step):
     return app, next(f for f in app.fns.values() if f.api_name == "live"), calls, go_on
 
 
+def _stop_and_page(app):
+    """The app's Stop handler, its flags by page, and a page (its request) to run and stop on."""
+    import inspect
+    from types import SimpleNamespace
+
+    stop = next(f for f in app.fns.values() if getattr(f.fn, "__name__", "") == "stop_live")
+    stops = inspect.getclosurevars(inspect.unwrap(stop.fn)).nonlocals["stops"]
+    page = SimpleNamespace(session_hash="page-1", headers={}, client=SimpleNamespace(host="127.0.0.1"), username=None,
+                           request=None)
+    return stop, stops, page
+
+
 def test_the_first_live_run_shows_the_demo_pair_s_training_and_a_page_left_mid_way_leaves_it_running(
         tiny_models, tmp_path, pool_db, monkeypatch):  # noqa: F811
     """Space audit, 2026-12-04: after a restart without persistent storage the first Live run trains the demo pair in
@@ -472,19 +484,13 @@ def test_stop_while_the_demo_pair_trains_ends_the_run_and_leaves_the_training_ru
     wrote "Stopping…", then the training's progress overwrote it and the run went on until the training ended: the
     presenter could not end the wait. The run now ends at once and says so; the one training goes on for the next
     run, as for a page left mid-way."""
-    import inspect
-    from types import SimpleNamespace
-
     from evalkit.ui.session import Session
 
     def step(i, go_on):
         go_on.wait(10)  # the training lasts until the test lets it end
 
     app, live, calls, go_on = _training_app(monkeypatch, tmp_path, tiny_models, pool_db, step)
-    stop = next(f for f in app.fns.values() if getattr(f.fn, "__name__", "") == "stop_live")
-    stops = inspect.getclosurevars(inspect.unwrap(stop.fn)).nonlocals["stops"]
-    page = SimpleNamespace(session_hash="page-1", headers={}, client=SimpleNamespace(host="127.0.0.1"), username=None,
-                           request=None)
+    stop, stops, page = _stop_and_page(app)
     said, run = [], live.fn(Session(), "writing-01", "", page)
     for out in run:
         said += [v for k, v in out.items() if getattr(k, "label", None) == "live status"]
@@ -507,10 +513,8 @@ def test_the_first_run_s_loading_line_says_what_loads_and_moves_until_the_models
     stood still for as long as the models took to load (minutes for a real pair), as if the page hung. It now says
     which step is loading, in both languages, with the seconds so far, every second; Stop during it ends the run and
     the one load goes on for the next run."""
-    import inspect
     import threading
     import time
-    from types import SimpleNamespace
 
     from apphelpers import write_config
 
@@ -543,10 +547,7 @@ def test_the_first_run_s_loading_line_says_what_loads_and_moves_until_the_models
     monkeypatch.setattr(live_mod, "TRAINING_POLL_SECONDS", 0.05)
     app = build_app(load_config(write_config(tmp_path / "app.toml", tiny_models)), pool_db)
     live = next(f for f in app.fns.values() if f.api_name == "live")
-    stop = next(f for f in app.fns.values() if getattr(f.fn, "__name__", "") == "stop_live")
-    stops = inspect.getclosurevars(inspect.unwrap(stop.fn)).nonlocals["stops"]
-    page = SimpleNamespace(session_hash="page-1", headers={}, client=SimpleNamespace(host="127.0.0.1"), username=None,
-                           request=None)
+    stop, stops, page = _stop_and_page(app)
     said, run = [], live.fn(Session(), "writing-02", "周五上午系统升级，期间只读。", page)
     for out in run:
         said += [v for k, v in out.items() if getattr(k, "label", None) == "live status"]
