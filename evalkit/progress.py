@@ -42,13 +42,50 @@ class Snapshot:
         return asdict(self)
 
 
+# What each stage of the preparation (the bars' names: evalkit.demo.build, the pool) is, for a presenter who is no
+# engineer, in both languages (the page's panel and the terminal say it alike): "train target (75 / 1250)" and an English-only stage in the Chinese half said neither
+STAGE_WORDS = {
+    "starting": ("starting", "正在启动"),
+    "demo corpus": ("writing the demo models' training texts", "生成演示模型的训练文本"),
+    "demo tokenizer": ("building the demo models' vocabulary", "构建演示模型的词表"),
+    "train target": ("training the target model (the large one)", "训练目标模型（大模型）"),
+    "train draft": ("training the draft model (the small one)", "训练草稿模型（小模型）"),
+    "distil draft on target": ("teaching the draft model to guess the target's next words",
+                               "让草稿模型学习预测目标模型的下一个词"),
+    "pair pool": ("generating the pairs raters will judge", "生成供评分的输出对"),
+}
+
+
+def stage_words(stage: str) -> tuple[str, str]:
+    """A stage's words (English, Chinese); a grown model's stage ("train target (16 layers)") is its model's, at full
+    size; a stage not listed keeps its name."""
+    if stage in STAGE_WORDS:
+        return STAGE_WORDS[stage]
+    base, _, rest = stage.partition(" (")
+    if base in STAGE_WORDS and rest.endswith(" layers)"):
+        en, zh = STAGE_WORDS[base]
+        return f"{en}, grown to {rest[:-1]}", f"{zh}，扩展到 {rest[:-len(' layers)')]} 层"
+    return stage, stage
+
+
+def duration(seconds: float, lang: str = "en") -> str:
+    """Seconds as a reader says them: "8 min 21 s", "8 分 21 秒"."""
+    seconds = max(0, int(round(seconds)))
+    if lang == "zh":
+        return f"{seconds // 60} 分 {seconds % 60:02d} 秒" if seconds >= 60 else f"{seconds} 秒"
+    return f"{seconds // 60} min {seconds % 60:02d} s" if seconds >= 60 else f"{seconds} s"
+
+
 class Board:
     """Collects the bars' progress against a plan of (stage, expected seconds) and writes snapshots to `path`
     (atomically, at most every `every` seconds); with no path, it keeps them for `snapshot()` only (a reader in the
     same process)."""
 
-    def __init__(self, path: Path | None, plan: list[tuple[str, float]], every: float = 0.5, clock=time.monotonic):
+    def __init__(self, path: Path | None, plan: list[tuple[str, float]], every: float = 0.5, clock=time.monotonic,
+                 announce=None):
+        """announce(stage, snapshot), when given, is called as each stage begins."""
         self.path, self.plan, self.every, self.clock = Path(path) if path else None, list(plan), every, clock
+        self.announce = announce
         self.t0 = clock()
         self._lock = threading.Lock()
         self._last_write = 0.0
@@ -67,7 +104,8 @@ class Board:
         stage = self._stage(desc)
         with self._lock:
             now = self.clock()
-            if self._current is None or self._current[0] != stage:
+            began = self._current is None or self._current[0] != stage
+            if began:
                 if self._current is not None:
                     self._finished[self._current[0]] = now - self._current[3]
                 self._current = (stage, n, total, now)
@@ -76,6 +114,8 @@ class Board:
             if total and n >= total:
                 self._finished[stage] = now - self._current[3]
         self.write()
+        if began and self.announce is not None:
+            self.announce(stage, self.snapshot())
 
     def snapshot(self) -> Snapshot:
         with self._lock:

@@ -49,3 +49,28 @@ def test_bars_publish_while_a_board_watches_and_errors_are_kept(tmp_path):
     snap = read(tmp_path / "p.json")
     assert not snap.done and snap.error == "model folder missing"
     assert read(tmp_path / "nothing.json") is None
+
+
+def test_the_terminal_says_each_stage_as_it_begins_in_plain_words_and_how_far_the_whole_is(tmp_path, capsys):
+    """Demo audit, 2026-12-06, `./scripts/start.sh` on a fresh clone: the terminal showed only the bars, each with its
+    own stage's time left ("train target: 63% … [16:20<02:47]"), which read as the wait for the whole preparation,
+    several stages more; and their names ("train target", "pair pool") mean nothing to a presenter. Each stage now
+    begins with a line saying which of how many it is, in plain words in both languages, and how far the whole is."""
+    from evalkit.study.preparation import announcer
+
+    t = [0.0]
+    plan = [("demo corpus", 10.0), ("train target", 90.0), ("pair pool", 100.0)]
+    board = Board(tmp_path / "p.json", plan, every=0, clock=lambda: t[0], announce=announcer())
+    with watching(board):
+        for stage, _ in plan:
+            with bar(total=2, desc=stage) as b:
+                t[0] += 20.0  # this machine is twice as slow as the corpus's plan
+                b.update(2)
+    said = [line.strip() for line in capsys.readouterr().err.replace("\r", "\n").splitlines()
+            if line.strip().startswith("evalkit prepare:")]
+    assert len(said) == 3, said
+    assert said[0].startswith("evalkit prepare: step 1 of 3: writing the demo models' training texts · 生成演示模型的训练文本")
+    assert said[1] == ("evalkit prepare: step 2 of 3: training the target model (the large one) · 训练目标模型（大模型） "
+                       "(5% of the whole preparation done after 20 s; the page shows the time left)")
+    assert said[2].startswith("evalkit prepare: step 3 of 3: generating the pairs raters will judge · 生成供评分的输出对 "
+                              "(50% of the whole preparation done after 40 s")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..config import Config
 from ..errors import EvalkitError
-from ..progress import Board, watching
+from ..progress import Board, duration, stage_words, watching
 from ..store import open_db
 
 
@@ -64,12 +64,29 @@ def plan(cfg: Config) -> list[tuple[str, float]]:
     return stages + [("pair pool", n * POOL_SECONDS_PER_PAIR)]
 
 
+def announcer():
+    """The terminal's line as each stage begins (`./scripts/start.sh` shows it): which of how many, in plain words, and
+    how far the whole preparation is. Each bar's own time left is its stage's alone: "train target … [16:20<02:47]"
+    read as the wait for the whole, which was several stages more."""
+    import sys
+
+    from tqdm.auto import tqdm
+
+    def announce(stage: str, snap) -> None:
+        en, zh = stage_words(stage)
+        n = f"step {snap.stages.index(stage) + 1} of {len(snap.stages)}: " if stage in snap.stages else ""
+        tqdm.write(f"evalkit prepare: {n}{en} · {zh} ({round(100 * snap.fraction)}% of the whole preparation done "
+                   f"after {duration(snap.elapsed)}; the page shows the time left)", file=sys.stderr)
+
+    return announce
+
+
 def prepare(cfg: Config, db_path: Path, progress_file: Path | None = None, echo=print) -> int:
     """Build what the app needs (the work behind `evalkit prepare`), publishing progress to progress_file."""
     if progress_file is None:
         return ensure_pool(cfg, db_path, echo)
-    try:
-        board = Board(progress_file, plan(cfg))  # writes its first snapshot: a path nobody can write fails now
+    try:  # writes its first snapshot: a path nobody can write fails now
+        board = Board(progress_file, plan(cfg), announce=announcer())
     except OSError as e:
         raise EvalkitError(f"cannot write the progress file {progress_file}: {e.strerror or e}",
                            "pass --progress-file a path in a folder you can write to") from e

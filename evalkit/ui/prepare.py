@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..config import Config
 from ..errors import EvalkitError
-from ..progress import Snapshot, read
+from ..progress import Snapshot, duration, read, stage_words
 
 
 class Preparation:
@@ -72,32 +72,6 @@ def panel(snap: Snapshot) -> str:
     )
 
 
-# What each stage of the preparation (the bars' names: evalkit.demo.build, the pool) is, for a presenter who is no
-# engineer, in both languages: "train target (75 / 1250)" and an English-only stage in the Chinese half said neither
-STAGE_WORDS = {
-    "starting": ("starting", "正在启动"),
-    "demo corpus": ("writing the demo models' training texts", "生成演示模型的训练文本"),
-    "demo tokenizer": ("building the demo models' vocabulary", "构建演示模型的词表"),
-    "train target": ("training the target model (the large one)", "训练目标模型（大模型）"),
-    "train draft": ("training the draft model (the small one)", "训练草稿模型（小模型）"),
-    "distil draft on target": ("teaching the draft model to guess the target's next words",
-                               "让草稿模型学习预测目标模型的下一个词"),
-    "pair pool": ("generating the pairs raters will judge", "生成供评分的输出对"),
-}
-
-
-def stage_words(stage: str) -> tuple[str, str]:
-    """A stage's words (English, Chinese); a grown model's stage ("train target (16 layers)") is its model's, at full
-    size; a stage not listed keeps its name."""
-    if stage in STAGE_WORDS:
-        return STAGE_WORDS[stage]
-    base, _, rest = stage.partition(" (")
-    if base in STAGE_WORDS and rest.endswith(" layers)"):
-        en, zh = STAGE_WORDS[base]
-        return f"{en}, grown to {rest[:-1]}", f"{zh}，扩展到 {rest[:-len(' layers)')]} 层"
-    return stage, stage
-
-
 def progress_parts(snap: Snapshot) -> tuple[int, str, str]:
     """How far a preparation is: the percent, and what it does now with its count and the time left, in English
     ("training the draft model (the small one) (12 / 250) · about 3 min 05 s left") and in Chinese (the panel and the
@@ -106,7 +80,7 @@ def progress_parts(snap: Snapshot) -> tuple[int, str, str]:
     count = f" ({snap.n} / {snap.total})" if snap.total else ""
     left = left_zh = ""
     if snap.remaining is not None:
-        left, left_zh = f" · about {_duration(snap.remaining)} left", f" · 约剩 {_duration(snap.remaining, 'zh')}"
+        left, left_zh = f" · about {duration(snap.remaining)} left", f" · 约剩 {duration(snap.remaining, 'zh')}"
     return round(100 * snap.fraction), f"{en}{count}{left}", f"{zh}{count}{left_zh}"
 
 
@@ -127,10 +101,3 @@ def _what(snap: Snapshot, lang: str = "en") -> str:
         return "首次使用时会先训练离线演示模型，然后生成评分对；" if trains else "正在生成评分对；"
     return ("On first use evalkit trains its offline demo model pair, then generates the pairs raters will judge."
             if trains else "evalkit is generating the pairs raters will judge.")
-
-
-def _duration(seconds: float, lang: str = "en") -> str:
-    seconds = max(0, int(round(seconds)))
-    if lang == "zh":
-        return f"{seconds // 60} 分 {seconds % 60:02d} 秒" if seconds >= 60 else f"{seconds} 秒"
-    return f"{seconds // 60} min {seconds % 60:02d} s" if seconds >= 60 else f"{seconds} s"
