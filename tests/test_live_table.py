@@ -357,6 +357,36 @@ def test_a_run_refused_before_it_starts_clears_the_last_run_and_says_why(tiny_mo
     assert len(cleared) == 3 and all(v == "" for v in cleared)
 
 
+def test_material_past_the_target_s_context_is_not_run_and_says_how_much_to_cut(tiny_models, tmp_path, pool_db):  # noqa: F811
+    """Demo audit, 2026-12-06: a long paste within app.max_comment_chars, but past the target's context (the demo
+    pair's, and the tiny models', 1024 positions) with decoding.max_new_tokens, ran: Transformers warned in the server's
+    log only, and both paths wrote past what the model was trained on, timed as if they were answers (a model with
+    learned positions fails inside generate() there). The page's run now says "Not run:", why, and how much to cut,
+    clears the boxes, and stores nothing; material that fits runs as before."""
+    import gradio as gr
+    from apphelpers import rows, write_config
+
+    from evalkit.config import load_config
+    from evalkit.ui import build_app
+    from evalkit.ui.session import Session
+
+    cfg = load_config(write_config(tmp_path / "app.toml", tiny_models))
+    app = build_app(cfg, pool_db)
+    page = next(f for f in app.fns.values() if getattr(f.fn, "__name__", "") == "run_live_page")
+    long = ("周五晚上十点到周六早上六点，订单系统和支付网关停机升级数据库，期间无法下单；恢复时间未知。"
+            * 60)[:cfg.app.max_comment_chars]
+    outs = list(page.fn(Session(), "writing-02", long, None))
+    status = next(v for k, v in outs[-1].items() if getattr(k, "label", None) == "live status")
+    assert status.startswith("Not run: the material is too long for the target model: the request is "), status
+    assert "passes the model's context of 1024 tokens" in status and "shorten the material by about " in status
+    assert f" characters (of {len(long)})" in status
+    cleared = [v for k, v in outs[-1].items() if isinstance(k, gr.Textbox) or getattr(k, "label", None) == "timing table"]
+    assert len(cleared) == 3 and all(v == "" for v in cleared)
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM experiments WHERE kind = 'live'")[0]["n"] == 0
+    *_, last = page.fn(Session(), "writing-02", long[:200], None)
+    assert next(v for k, v in last.items() if getattr(k, "label", None) == "live status").startswith("Done.")
+
+
 def test_the_first_run_after_loading_says_its_first_path_paid_the_warm_up_and_names_the_device(
         tiny_models, tmp_path, pool_db):  # noqa: F811
     """Live audit, 2026-12-05: the first run after the models loaded timed ordinary (which runs first) with the one-time

@@ -57,6 +57,23 @@ def max_new_tokens(pair: ModelPair, prompt: Prompt) -> int:
     return pair.cfg.decoding.max_new_tokens or prompt.max_new_tokens
 
 
+def check_fits(pair: ModelPair, prompt: Prompt) -> None:
+    """Refuse a prompt whose tokens and new tokens pass the target's context (config.max_position_embeddings): past
+    it a model with learned positions fails inside generate(), and one with rotary positions (the demo pair's 1024)
+    goes on writing text no longer tied to the material, timed as if it were an answer (a Live visitor's long paste)."""
+    limit = getattr(pair.target.config, "max_position_embeddings", None)
+    if not isinstance(limit, int) or limit <= 0:
+        return
+    n, new = frame(pair.tokenizer, pair.cfg, prompt)["input_ids"].shape[-1], max_new_tokens(pair, prompt)
+    if n + new <= limit:
+        return
+    material = len(pair.tokenizer(prompt.material, add_special_tokens=False)["input_ids"]) or 1
+    cut = -(-len(prompt.material) * (n + new - limit) // material)  # characters, at the material's own rate
+    raise EvalkitError(f"the material is too long for the target model: the request is {n} tokens, and with up to "
+                       f"{new} new tokens (decoding.max_new_tokens) it passes the model's context of {limit} tokens",
+                       f"shorten the material by about {cut} characters (of {len(prompt.material)})")
+
+
 def decoding_kwargs(pair: ModelPair, prompt: Prompt) -> dict:
     d = pair.cfg.decoding
     kw: dict = {"max_new_tokens": max_new_tokens(pair, prompt), "do_sample": d.mode == "sample"}

@@ -554,9 +554,22 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
         run_live.__name__ = "run_live_page" if on_page else "run_live"
         return run_live
 
+    def _not_run(e: EvalkitError, s: Session, on_page: bool):
+        """A refusal before the run: the previous run's outputs cleared, "Not run:" and why on the status line."""
+        from .alerts import message
+        from .words import error_zh
+
+        zh = error_zh(e.what, e.fix)  # escaped as message() escapes the English: it may quote what was typed
+        zh = html.escape(f"未运行：{zh[0]}。{zh[1]}。", quote=False) if zh else "未运行（详见提示）"
+        yield {ui.status: f"Not run: {message(e, 'en')} · {zh}", ui.table: ""} | {
+            box: "" for box in ui.outputs.values()}
+        if not on_page:
+            raise e
+        gr.Warning(message(e, getattr(s, "lang", "en")))
+
     def _run(s: Session, prompt_id: str, typed: str, request: gr.Request, stop: threading.Event, on_page: bool):
         from ..study.pairs import has_pairs, pooled_token_ids
-        from ..generation.paths import available_paths, check_runnable, run_path
+        from ..generation.paths import available_paths, check_fits, check_runnable, run_path
         from ..store import insert_experiment, insert_generations
 
         # a refusal before the run (too long, the hourly limit, a rated prompt) clears the previous run's outputs and says
@@ -611,16 +624,7 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
             except LimitError as e:  # said as when she can run again, not as seconds and a session's hash
                 raise hourly_limit_reached(e, cfg.app.live_runs_per_hour) from None
         except EvalkitError as e:
-            from .alerts import message
-            from .words import error_zh
-
-            zh = error_zh(e.what, e.fix)  # escaped as message() escapes the English: it may quote what was typed
-            zh = html.escape(f"未运行：{zh[0]}。{zh[1]}。", quote=False) if zh else "未运行（详见提示）"
-            yield {ui.status: f"Not run: {message(e, 'en')} · {zh}", ui.table: ""} | {
-                box: "" for box in ui.outputs.values()}
-            if not on_page:
-                raise
-            gr.Warning(message(e, getattr(s, "lang", "en")))
+            yield from _not_run(e, s, on_page)
             return
         boxes = ui.outputs
         yield {ui.status: models.loading_words() if not models.loaded else "Running… · 运行中…",
@@ -637,6 +641,12 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                     pair = done.value
                     break
                 yield {ui.status: words}
+            if typed:  # a long paste, refused as the checks above refuse, now that the target's tokenizer is here
+                try:
+                    check_fits(pair, prompt)
+                except EvalkitError as e:
+                    yield from _not_run(e, s, on_page)
+                    return
             seed = live_seed()
             cold, warmed_by = not models.warm, ""  # the first path of the first run pays the warm-up
             runnable = available_paths(pair)
