@@ -378,8 +378,9 @@ def test_material_past_the_target_s_context_is_not_run_and_says_how_much_to_cut(
     outs = list(page.fn(Session(), "writing-02", long, None))
     status = next(v for k, v in outs[-1].items() if getattr(k, "label", None) == "live status")
     assert status.startswith("Not run: the material is too long for the target model: the request is "), status
-    assert "passes the model's context of 1024 tokens" in status and "shorten the material by about " in status
-    assert f" characters (of {len(long)})" in status
+    assert "passes the model's context of 1024 tokens by about " in status and "shorten the material by about " in status
+    assert f"of the material's {len(long)} characters" in status
+    assert "未运行：资料太长：请求有 " in status and f"约多出资料 {len(long)} 个字符中的 " in status  # the Chinese half too
     cleared = [v for k, v in outs[-1].items() if isinstance(k, gr.Textbox) or getattr(k, "label", None) == "timing table"]
     assert len(cleared) == 3 and all(v == "" for v in cleared)
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM experiments WHERE kind = 'live'")[0]["n"] == 0

@@ -70,8 +70,9 @@ def check_fits(pair: ModelPair, prompt: Prompt) -> None:
     material = len(pair.tokenizer(prompt.material, add_special_tokens=False)["input_ids"]) or 1
     cut = -(-len(prompt.material) * (n + new - limit) // material)  # characters, at the material's own rate
     raise EvalkitError(f"the material is too long for the target model: the request is {n} tokens, and with up to "
-                       f"{new} new tokens (decoding.max_new_tokens) it passes the model's context of {limit} tokens",
-                       f"shorten the material by about {cut} characters (of {len(prompt.material)})")
+                       f"{new} new tokens (decoding.max_new_tokens) it passes the model's context of {limit} tokens by "
+                       f"about {cut} of the material's {len(prompt.material)} characters",
+                       f"shorten the material by about {cut} characters")
 
 
 def decoding_kwargs(pair: ModelPair, prompt: Prompt) -> dict:

@@ -394,6 +394,10 @@ ERRORS_ZH: list[tuple[re.Pattern, str, str]] = [(re.compile(p), w, f) for p, w, 
      "如需演示，请联系组织者"),
     (r"^the material is (\d+) characters; the limit is (\d+)$", "资料有 {0} 个字符，上限是 {1}", "请缩短到 {1} 个字符以内"),
     (r"^the material has a character that is not valid text", "资料里有无效字符", "请以纯文本重新粘贴"),
+    (r"^the material is too long for the target model: the request is (\d+) tokens, and with up to (\d+) new tokens "
+     r"\(decoding\.max_new_tokens\) it passes the model's context of (\d+) tokens by about (\d+) of the material's "
+     r"(\d+) characters$", "资料太长：请求有 {0} 个词元，加上最多 {1} 个新词元（decoding.max_new_tokens）超出目标模型 {2} 个词元的"
+     "上下文，约多出资料 {4} 个字符中的 {3} 个", "请把资料删去约 {3} 个字符"),
     (r"^greedy decoding would reproduce the outputs of (\S+) that raters judge blind$",
      "贪心解码会重现评分者正在盲评的 {0} 的输出", "请输入你自己的资料，或在研究结束后再运行内置提示"),
     (r"^the material typed is (\S+)'s material, or nearly, and greedy decoding", "输入的资料与 {0} 的资料相同或几乎相同，"
