@@ -11,6 +11,29 @@ from pathlib import Path
 _CHECKOUT = Path(__file__).resolve().parent.parent
 
 
+def evalkit_command() -> str:
+    """evalkit as the shell that started this server can type it: `evalkit` where it is on PATH, else this
+    environment's own (`./scripts/start.sh` runs .venv/bin/evalkit without activating .venv: the start's bare
+    `evalkit raters add …` answered "command not found"), relative to the working folder when it is inside it."""
+    import shutil
+    import sys
+
+    mine = Path(sys.executable).with_name("evalkit")  # not resolved: a venv's python links to the system's
+    found = shutil.which("evalkit")
+    if not mine.is_file() or (found and Path(found).resolve() == mine.resolve()):
+        return "evalkit"
+    try:
+        return str(mine.relative_to(Path.cwd()))
+    except ValueError:
+        return str(mine)
+
+
+def typed_commands(text: str) -> str:
+    """text with each `evalkit …` command in it as evalkit_command() types it."""
+    mine = evalkit_command()
+    return text if mine == "evalkit" else text.replace("`evalkit ", f"`{mine} ")
+
+
 def on_space() -> bool:
     """A Hugging Face Space (it sets SPACE_ID and SYSTEM=spaces): its disk does not survive a restart, raters sign in
     with the Hub. Both, as Gradio decides it (gradio.utils.get_space): with SPACE_ID alone (a Space's image run

@@ -805,16 +805,17 @@ def test_the_start_s_hint_promises_the_live_tab_only_where_it_needs_an_organiser
     assert "results at any time and the Live tab" in sign_in_hint(closed, tmp_path / "b.db")
 
 
-def test_the_start_s_hint_names_evalkit_as_the_shell_that_ran_start_sh_can_type_it(tiny_models, tmp_path,
-                                                                                  monkeypatch):
+def test_the_start_s_hints_name_evalkit_as_the_shell_that_ran_start_sh_can_type_it(tiny_models, tmp_path, pool_db,
+                                                                                   monkeypatch):
     """Demo audit, 2026-12-06, `./scripts/start.sh` on a fresh clone: the start said "`evalkit raters add YOUR-NAME
     --organiser --db results/evalkit.db` gives you results", but start.sh runs .venv/bin/evalkit without activating
-    .venv, so the line typed as given answered "command not found". Where evalkit is not on PATH the hint names the
-    environment's own, from the working folder when it is inside it; where it is, plain `evalkit`."""
+    .venv, so the line typed as given answered "command not found"; so did the plan's "`evalkit generate
+    --until-planned` adds samples". Where evalkit is not on PATH the hints name the environment's own, from the
+    working folder when it is inside it; where it is, plain `evalkit`."""
     import sys
     from pathlib import Path
 
-    from evalkit.ui.server import sign_in_hint
+    from evalkit.ui.server import plan_hint, sign_in_hint
 
     cfg = load_config(write_config(tmp_path / "a.toml", tiny_models, signup="invite"))
     bin_dir = Path(sys.executable).parent
@@ -824,8 +825,10 @@ def test_the_start_s_hint_names_evalkit_as_the_shell_that_ran_start_sh_can_type_
     mine = f"{bin_dir.parent.name}/bin/evalkit"
     assert f"Invite each with `{mine} raters add NAME --db " in hint, hint
     assert f"no organiser yet. `{mine} raters add YOUR-NAME --organiser --db " in hint, hint
+    assert f"`{mine} generate --until-planned` adds samples" in plan_hint(pool_db)  # the pool is short of its plan
     monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")  # activated
     assert "no organiser yet. `evalkit raters add YOUR-NAME" in sign_in_hint(cfg, tmp_path / "a.db")
+    assert "`evalkit generate --until-planned`" in plan_hint(pool_db)
 
 
 def test_once_a_decision_closes_the_study_a_second_name_that_reads_a_reveal_cannot_rate(cfg, pool_db):

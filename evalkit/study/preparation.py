@@ -42,10 +42,11 @@ def ensure_pool(cfg: Config, db_path: Path, echo=print) -> int:
         result = build_pool(cfg, db, progress=True, echo=echo)
         echo(f"pair pool: {result.pairs} pairs from {result.prompts} prompts, and {result.gold} gold (check) "
              f"pair{'' if result.gold == 1 else 's'} (pool.gold_rate = {cfg.pool.gold_rate})")
+        from ..locations import typed_commands
         from .studies import fill_sentence
 
         if short := fill_sentence(result.study_pairs, result.planned_pairs, pool=result.planned_pool):
-            echo(f"study '{result.study}': {short}")
+            echo(typed_commands(f"study '{result.study}': {short}"))
         return result.pairs + result.gold
     finally:
         db.conn.close()

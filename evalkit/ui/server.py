@@ -14,24 +14,7 @@ from pathlib import Path
 
 from ..config import Config
 from ..errors import EvalkitError
-from ..locations import on_space
-
-
-def evalkit_command() -> str:
-    """evalkit as the shell that started this server can type it: `evalkit` where it is on PATH, else this
-    environment's own (`./scripts/start.sh` runs .venv/bin/evalkit without activating .venv: the start's bare
-    `evalkit raters add …` answered "command not found"), relative to the working folder when it is inside it."""
-    import os
-    import shutil
-
-    mine = Path(sys.executable).with_name("evalkit")  # not resolved: a venv's python links to the system's
-    found = shutil.which("evalkit")
-    if not mine.is_file() or (found and Path(found).resolve() == mine.resolve()):
-        return "evalkit"
-    try:
-        return str(mine.relative_to(Path.cwd()))
-    except ValueError:
-        return os.fspath(mine)
+from ..locations import on_space, typed_commands
 
 
 def sign_in_hint(cfg: Config, path: Path) -> str:
@@ -44,7 +27,7 @@ def sign_in_hint(cfg: Config, path: Path) -> str:
         invited, organisers = raters.count(db, "invited"), sum(r["role"] == "organiser" for r in raters.listing(db))
     finally:
         db.conn.close()
-    db_arg, evalkit = f" --db {path}", evalkit_command()
+    db_arg = f" --db {path}"
     lines = []
     if cfg.app.signup == "open":
         lines.append("evalkit: open sign-up: anyone who can reach this address may pick a name and rate "
@@ -52,17 +35,17 @@ def sign_in_hint(cfg: Config, path: Path) -> str:
         if cfg.app.allowed_raters:  # locally a name is no credential: the list is checked against names typed
             lines.append("evalkit: app.allowed_raters is checked against the name typed at open sign-up: whoever "
                          "types a listed name first takes it. To give each listed rater her own credential, set "
-                         f"app.signup = \"invite\" and invite each with `{evalkit} raters add NAME{db_arg}`.")
+                         f"app.signup = \"invite\" and invite each with `evalkit raters add NAME{db_arg}`.")
     elif invited == 0:
-        lines.append(f"evalkit: no raters yet. Invite each with `{evalkit} raters add NAME{db_arg}`: it prints their "
+        lines.append(f"evalkit: no raters yet. Invite each with `evalkit raters add NAME{db_arg}`: it prints their "
                      "personal code and sign-in link.")
     if organisers == 0:
         from .live import live_access
 
         live = " and the Live tab" if live_access(cfg, space=False) == "organisers" else ""  # else open to anyone
-        lines.append(f"evalkit: no organiser yet. `{evalkit} raters add YOUR-NAME --organiser{db_arg}` gives you results "
+        lines.append(f"evalkit: no organiser yet. `evalkit raters add YOUR-NAME --organiser{db_arg}` gives you results "
                      f"at any time{live}.")
-    return "\n".join(lines)
+    return typed_commands("\n".join(lines))  # as the shell that ran ./scripts/start.sh can type them
 
 
 def space_hint(cfg: Config) -> str:
@@ -91,7 +74,7 @@ def plan_hint(path: Path) -> str:
         short = pool_short(db, study)
     finally:
         db.conn.close()
-    return f"evalkit: {study.label()}: {short}." if short else ""
+    return typed_commands(f"evalkit: {study.label()}: {short}.") if short else ""
 
 
 # What a Space sets when its README's YAML header has `hf_oauth: true`; Gradio's Hub sign-in needs every one
