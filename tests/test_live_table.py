@@ -138,6 +138,37 @@ def test_the_preparation_says_each_stage_in_plain_words_and_the_time_left_in_bot
             assert stage not in words, words
 
 
+def test_the_results_tab_says_the_pairs_are_being_prepared_rather_than_sign_in_while_they_are(tiny_models, tmp_path,
+                                                                                             pool_db):  # noqa: F811
+    """Demo audit, 2026-12-06, `./scripts/start.sh` on a fresh clone: while the demo pair was built, the Results tab told
+    a visitor to "Sign in on the Rate tab", which showed the preparation's progress and no sign-in. It now says, in
+    both languages, that the pairs are being prepared and where the progress is; once they are, sign-in as before."""
+    from apphelpers import write_config
+
+    from evalkit.config import load_config
+    from evalkit.progress import Snapshot
+    from evalkit.ui import build_app
+    from evalkit.ui.session import Session
+
+    class Preparing:  # a preparation the test ends
+        ready, error = False, ""
+
+        def snapshot(self):
+            return Snapshot(stage="train draft", n=1, total=10, stages=["train draft", "pair pool"])
+
+    prep = Preparing()
+    app = build_app(load_config(write_config(tmp_path / "app.toml", tiny_models)), pool_db, preparing=prep)
+    results = next(f for f in app.fns.values() if f.api_name == "results")
+
+    def verdict():
+        return next(v for k, v in results.fn(Session()).items() if getattr(k, "label", None) == "verdict")
+
+    assert "The pairs to rate are being prepared (the Rate tab shows the progress)" in verdict()
+    assert "评分对正在准备中（进度见评分页）" in verdict() and "Sign in on the Rate tab" not in verdict()
+    prep.ready = True
+    assert "Sign in on the Rate tab" in verdict() and "being prepared" not in verdict()
+
+
 def test_the_live_tab_reads_in_both_languages(tmp_path, pool_db, tiny_models):  # noqa: F811
     """Live audit, 2026-12-04: a presenter showing Chinese-speaking managers met English-only output boxes and table
     headings on a tab whose every other word is bilingual. Each path's box and every heading now says it in both."""

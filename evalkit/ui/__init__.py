@@ -66,7 +66,8 @@ def build_app(cfg: Config, db_path: Path | str | None = None, *, space: bool | N
                                signout=None if space else rate.signout_btn)
             with gr.Tab("Results · 结果", id="results") as results_tab:
                 build_results_tab(cfg, db_path, results_tab, rate.session, space=space,
-                                  signout=None if space else rate.signout_btn)  # a Space has no Sign out button
+                                  signout=None if space else rate.signout_btn,  # a Space has no Sign out button
+                                  preparing=preparing)
     # After every event Gradio rebuilds a pandas summary of its last 10,000 events for a monitoring dashboard this
     # app does not open: with many raters, the largest cost of an event. Rebuild it every 1,000 events instead.
     os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")  # read when the queue is made

@@ -276,10 +276,17 @@ _CLOSED_ZH = [(re.compile(p), zh) for p, zh in (
 )]
 
 
+PREPARING = "the pairs to rate are being prepared"
+
+
 def closed_words(why: str, lang: str) -> str:
     """The tab without the aggregates: what it will show, and why not yet, in the reader's language. Before sign-in
     in both: the language is chosen on the Rate tab, so a visitor who opens Results first has not chosen one (the
     tab's own name is in both)."""
+    if why == PREPARING:  # "sign in on the Rate tab" sent a presenter to a tab with no sign-in while it prepares
+        return (f"{HIDDEN['zh']}\n\n_评分对正在准备中（进度见评分页），准备好后请在评分页登录。_\n\n{HIDDEN['en']}\n\n"
+                "_The pairs to rate are being prepared (the Rate tab shows the progress); sign in there once they are "
+                "ready._")
     if why == "sign in on the Rate tab":
         return (f"{HIDDEN['zh']}\n\n_{_CLOSED_ZH[0][1]}。_\n\n{HIDDEN['en']}\n\n"
                 "_Sign in on the Rate tab (Rate · 评分) to rate; the language switch is there too._")
@@ -361,7 +368,7 @@ def sync_warning(db_path: Path, lang: str) -> str:
 
 
 def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State, space: bool = False,
-                      signout: gr.Button | None = None) -> None:
+                      signout: gr.Button | None = None, preparing=None) -> None:
     import gradio as gr
 
     from ..task.criteria import titled
@@ -394,6 +401,8 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
         lang = s.lang if s is not None else "en"
         with connect(db_path) as db:
             allowed, why = may_see_aggregates(db, cfg, s)
+            if not allowed and why == "sign in on the Rate tab" and preparing is not None and not preparing.ready:
+                why = PREPARING
             # gold pairs apart, as `evalkit aggregate` counts them, for those who see the aggregates (whose tables
             # count study pairs only already)
             out = {counts_md: counts_markdown(counts(db, rpp), lang, gold_apart=allowed)}
