@@ -406,7 +406,7 @@ def test_a_reload_while_the_rating_is_being_written_waits_for_it_and_says_it_was
     pair, still held, as an open form with her answers, and the rating was stored a moment later: her next Submit
     was refused as rated "in another tab"; with her hold run out, the reload said it had not reached the server. The
     page-load sign-in now waits for her writes under way. The write is held until that sign-in is waiting, to make
-    the moment certain."""
+    the moment certain (the sign-in before Submit waits too, and must not let it go)."""
     import threading
 
     import evalkit.ui.rate as rate
@@ -422,9 +422,11 @@ def test_a_reload_while_the_rating_is_being_written_waits_for_it_and_says_it_was
 
     monkeypatch.setattr(rate, "submit_rating", held)
     writes = getattr(session, "writing", None)
-    if writes is not None:  # the sign-in waits: the held write goes on
+    if writes is not None:  # the reload's sign-in waits: the held write goes on. Not the sign-in before Submit: the
+        # write went through at once, and the old page could hear it stored and forget the answers before the reload
         settled = writes.settled
-        monkeypatch.setattr(writes, "settled", lambda rater: released.set() or settled(rater))
+        monkeypatch.setattr(writes, "settled", lambda rater: (released.set() if entered.is_set() else None)
+                            or settled(rater))
     try:
         with served(cfg, pool_db) as url, chromium_page() as page:
             first = _submitted(page, url)
