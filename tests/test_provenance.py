@@ -177,6 +177,7 @@ def test_a_figure_whose_run_is_not_stored_is_not_printed(study):
     mem_reason = next(c.reason for c in agg.verdict.conditions if c.name == "memory")
     assert "300 MB" in mem_reason
     agg.speed.experiment_id = 999_999
+    agg.speed.benchmark_ids = [999_999]  # every benchmark it pools (all of the study's pair)
     page = build_report(db, tmp / "r", agg=agg).read_text(encoding="utf-8")
     export(db, tmp / "e", agg=agg)
     card = (tmp / "e" / "README.md").read_text(encoding="utf-8")

@@ -306,6 +306,7 @@ def test_the_apps_first_start_says_so_and_does_not_fill_the_pool(tmp_path, make_
 
 
 def test_serve_says_when_the_pool_cannot_reach_the_plan(tmp_path):
+    from evalkit.locations import evalkit_command
     from evalkit.ui.server import plan_hint
 
     gate = tmp_path / "gate.toml"
@@ -313,7 +314,8 @@ def test_serve_says_when_the_pool_cannot_reach_the_plan(tmp_path):
     build_study(open_db(tmp_path / "s.db"), SyntheticStudy(pairs=20, raters_per_pair=1, raters=2, gate_path=str(gate)))
     hint = plan_hint(tmp_path / "s.db")
     assert "study 'main': the pool holds 20 study pairs, fewer than the 1725 planned pairs" in hint
-    assert "`evalkit generate --until-planned` adds samples until it holds 1898" in hint
+    # evalkit as the shell can type it: `evalkit` on PATH, else this environment's (.ci/run activates no .venv)
+    assert f"`{evalkit_command()} generate --until-planned` adds samples until it holds 1898" in hint
 
 
 # ---- item 4: frozen at completion
