@@ -202,3 +202,42 @@ def test_stored_name_keys_follow_a_new_version_of_the_key(db):
         raters.sign_up(db, "b\u0585b")  # checked against the key as it is now (the refusal writes nothing)
     raters.sign_up(db, "carl")
     assert [r[0] for r in db.execute("SELECT name_key FROM raters ORDER BY id")] == [name_key("bob"), "carl"]
+
+
+def test_look_alikes_an_older_key_let_in_are_each_revoked_and_reissued_by_their_own_name(db, tmp_path):
+    """A database from before a stronger look-alike key holds 'bob' and 'bօb' (Armenian օ) as two raters: both keep
+    signing in with their own codes, nothing merges them. `raters revoke 'bօb'` revoked bob (the key alone found the
+    first of them); now the exact name decides, a look-alike of both is refused naming both, and `raters list` and
+    the start say which names look alike and what to do."""
+    from click.testing import CliRunner
+
+    from evalkit.cli import cli
+    from evalkit.config import Config
+    from evalkit.ui.server import sign_in_hint
+
+    bob, other = raters.add(db, "bob"), raters.add(db, "carl")
+    db.conn.execute("UPDATE raters SET name = 'b\u0585b', name_key = 'bob-as-an-older-key-had-it' WHERE name = 'carl'")
+    db.conn.commit()
+    raters.add(db, "dora")  # a write brings the stored keys up to date: both look-alikes stay
+    assert raters.authenticate(db, bob.code).name == "bob" and raters.authenticate(db, other.code).name == "b\u0585b"
+
+    who, _ = raters.revoke(db, "b\u0585b")
+    assert who.name == "b\u0585b"
+    with pytest.raises(raters.SignInError, match="revoked"):
+        raters.authenticate(db, other.code)
+    assert raters.authenticate(db, bob.code).name == "bob"  # the other one untouched
+    new = raters.reissue(db, "b\u0585b")
+    assert new.identity.name == "b\u0585b" and raters.authenticate(db, new.code).name == "b\u0585b"
+    assert raters.authenticate(db, bob.code).name == "bob"
+    with pytest.raises(EvalkitError, match="looks like 2 raters \\('bob', 'b\u0585b'\\)") as e:
+        raters.revoke(db, "BOB")
+    assert "exactly as `evalkit raters list` shows it" in e.value.fix
+    assert raters.authenticate(db, bob.code).name == "bob"
+
+    listed = {r["name"]: r["looks_like"] for r in raters.listing(db)}
+    assert listed == {"bob": ["b\u0585b"], "b\u0585b": ["bob"], "dora": []}
+    path = tmp_path / "id.db"
+    out = CliRunner().invoke(cli, ["raters", "list", "--db", str(path)]).output
+    hint = sign_in_hint(Config(), path)
+    assert "looks like 'b\u0585b'" in out and "looks like 'bob'" in out and "evalkit raters revoke 'NAME'" in out
+    assert "'bob' and 'b\u0585b'" in hint and "never merged" in hint and "evalkit raters revoke" in hint

@@ -295,8 +295,12 @@ def raters_list(db_path, as_json):
         click.echo("no raters yet: `evalkit raters add NAME` invites one")
     for r in rows:
         state = f"revoked {r['revoked_at']}" if r["revoked_at"] else "active"
+        alike = f" (looks like {', '.join(repr(n) for n in r['looks_like'])})" if r["looks_like"] else ""
         click.echo(f"{r['name']:<24} {r['role']:<10} {r['source']:<8} {state:<32} "
-                   f"{r['ratings']} ratings, {r['skips']} skips (since {r['created_at']})")
+                   f"{r['ratings']} ratings, {r['skips']} skips (since {r['created_at']}){alike}")
+    if any(r["looks_like"] for r in rows):  # an older look-alike key let them in: never merged, so say what to do
+        click.echo("names that look alike each keep their own code and ratings; if two are one person, revoke one "
+                   "with `evalkit raters revoke 'NAME'`, the name exactly as listed")
 
 
 @raters_group.command("revoke")

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ..errors import EvalkitError
 from .identity import InputError, clean_name, name_key
-from ..store import NameTaken, insert_rater, rater_by_key, replace_secret, revoke_rater
+from ..store import NameAmbiguous, NameTaken, insert_rater, rater_by_key, replace_secret, revoke_rater
 
 ROLES = ("rater", "organiser")
 
@@ -135,18 +135,27 @@ def _missing(name: str) -> EvalkitError:
     return EvalkitError(f"no rater named '{name}'", "see `evalkit raters list`, or add them with `evalkit raters add`")
 
 
-def _named(name: str) -> str:
-    """The key of a rater an organiser names at the command line (revoke, reissue), refusals worded for her."""
+def _named(name: str) -> tuple[str, str]:
+    """The name and key of a rater an organiser names at the command line (revoke, reissue), refusals worded for her."""
     try:
-        return _checked_name(name)[1]
+        return _checked_name(name)
     except InputError as e:
         raise InputError(e.what, "pass the rater's NAME as `evalkit raters list` shows it") from None
 
 
+def _ambiguous(name: str, e: NameAmbiguous) -> EvalkitError:
+    names = ", ".join(f"'{h['name']}'" for h in e.holders)
+    return EvalkitError(f"'{name}' looks like {len(e.holders)} raters ({names}), kept apart by their own codes",
+                        "pass the NAME exactly as `evalkit raters list` shows it")
+
+
 def reissue(db, name: str) -> Credential:
     """A new code for an existing rater (lost code, or after a revoke): the old code stops working."""
-    key = _named(name)
-    done = replace_secret(db, key, _new_code, name_key)
+    name, key = _named(name)
+    try:
+        done = replace_secret(db, name, key, _new_code, name_key)
+    except NameAmbiguous as e:
+        raise _ambiguous(name, e) from None
     if done is None:
         raise _missing(name)
     holder, code = done
@@ -156,20 +165,43 @@ def reissue(db, name: str) -> Credential:
 def revoke(db, name: str) -> tuple[Identity, str | None]:
     """The rater's code stops working at once (their stored ratings stay). Returns the identity and, when it was
     revoked already, the time of that revoke (kept as it was)."""
-    key = _named(name)
-    holder = revoke_rater(db, key, name_key)
+    name, key = _named(name)
+    try:
+        holder = revoke_rater(db, name, key, name_key)
+    except NameAmbiguous as e:
+        raise _ambiguous(name, e) from None
     if holder is None:
         raise _missing(name)
     return Identity(holder["name"], holder["role"], holder["source"]), holder["revoked_at"]
 
 
 def listing(db) -> list[dict]:
-    """Every identity with its role, source, dates and rating counts (never a secret)."""
-    return list(db.query(
+    """Every identity with its role, source, dates and rating counts (never a secret), and `looks_like`: the other
+    names that share its look-alike key (an older key let them in; each keeps her own code and ratings)."""
+    rows = list(db.query(
         """SELECT r.name, r.role, r.source, r.created_at, r.revoked_at,
                   (SELECT COUNT(*) FROM current_ratings c WHERE c.rater = r.name) AS ratings,
                   (SELECT COUNT(*) FROM ratings s WHERE s.rater = r.name AND s.kind = 'skip') AS skips
            FROM raters r ORDER BY r.id"""))
+    keys = [name_key(r["name"]) for r in rows]  # as the key is now: a stored one may be an older version's
+    names: dict[str, list[str]] = {}
+    for r, key in zip(rows, keys):
+        names.setdefault(key, []).append(r["name"])
+    for r, key in zip(rows, keys):
+        r["looks_like"] = [n for n in names[key] if n != r["name"]]
+    return rows
+
+
+def look_alike_note(rows: list[dict]) -> str:
+    """What an organiser is told of names in `listing` that look alike ('' when none do): an older look-alike key let
+    each in, and nothing merges them (each has her own code and ratings; one person may have two names)."""
+    groups = {tuple(sorted([r["name"], *r["looks_like"]])) for r in rows if r["looks_like"]}
+    if not groups:
+        return ""
+    said = "; ".join(" and ".join(f"'{n}'" for n in g) for g in sorted(groups))
+    return (f"evalkit: names that look alike, each with her own code and ratings (kept apart, never merged): {said}. "
+            "If two are one person, her second name could meet the texts of pairs she rated under the first: revoke "
+            "one with `evalkit raters revoke 'NAME'`, the name exactly as listed.")
 
 
 def code_from(text) -> str:

@@ -21,8 +21,36 @@ class NameTaken(Exception):
         self.holder = holder
 
 
+class NameAmbiguous(Exception):
+    """A name an organiser gave matches no stored name exactly and looks like several (an older look-alike key let
+    them all in); nothing was written."""
+
+    def __init__(self, holders: list[dict]):
+        super().__init__(", ".join(h["name"] for h in holders))
+        self.holders = holders
+
+
 def rater_by_key(db, name_key: str) -> dict | None:
     return next(db.query("SELECT * FROM raters WHERE name_key = ?", [name_key]), None)
+
+
+def look_alikes(db, name_key: str) -> list[dict]:
+    """Every identity whose key is `name_key`, or that key with an id appended (rekey: look-alikes an older key let in)."""
+    return list(db.query("SELECT * FROM raters WHERE name_key = ? OR substr(name_key, 1, ?) = ? ORDER BY id",
+                         [name_key, len(name_key) + 1, name_key + "#"]))
+
+
+def rater_named(db, name: str, name_key: str) -> dict | None:
+    """The identity an organiser names: the one stored under exactly `name`, else the one look-alike of it. Look-alikes
+    an older key let in share a key but for an appended id, so the key alone found the first of them whichever was
+    named; several look-alikes and no exact name raise NameAmbiguous."""
+    exact = next(db.query("SELECT * FROM raters WHERE name = ?", [name]), None)
+    if exact is not None:
+        return exact
+    found = look_alikes(db, name_key)
+    if len(found) > 1:
+        raise NameAmbiguous(found)
+    return found[0] if found else None
 
 
 def rekey(db, key_of: KeyMaker | None) -> int:
@@ -62,13 +90,13 @@ def insert_rater(db, name: str, name_key: str, role: str, source: str, new_secre
     return code
 
 
-def replace_secret(db, name_key: str, new_secret: SecretMaker, key_of: KeyMaker | None = None
+def replace_secret(db, name: str, name_key: str, new_secret: SecretMaker, key_of: KeyMaker | None = None
                    ) -> tuple[dict, str] | None:
-    """A new secret for the identity holding this key (and no longer revoked): (its row, the new code); None when
+    """A new secret for the identity named (rater_named; and no longer revoked): (its row, the new code); None when
     there is no such identity."""
     with write_transaction(db):
         rekey(db, key_of)
-        holder = rater_by_key(db, name_key)
+        holder = rater_named(db, name, name_key)
         if holder is None:
             return None
         code, digest = new_secret(holder["id"])
@@ -76,12 +104,12 @@ def replace_secret(db, name_key: str, new_secret: SecretMaker, key_of: KeyMaker 
     return holder, code
 
 
-def revoke_rater(db, name_key: str, key_of: KeyMaker | None = None) -> dict | None:
-    """The identity's code stops working now; returns its row as it was (revoked_at set: it already was, and the
-    time of that revoke is kept), or None when there is no such identity."""
+def revoke_rater(db, name: str, name_key: str, key_of: KeyMaker | None = None) -> dict | None:
+    """The named identity's (rater_named) code stops working now; returns its row as it was (revoked_at set: it already
+    was, and the time of that revoke is kept), or None when there is no such identity."""
     with write_transaction(db):
         rekey(db, key_of)
-        holder = rater_by_key(db, name_key)
+        holder = rater_named(db, name, name_key)
         if holder is not None and holder["revoked_at"] is None:
             db.conn.execute("UPDATE raters SET revoked_at = ? WHERE id = ?", [now(), holder["id"]])
     return holder

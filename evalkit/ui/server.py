@@ -24,11 +24,12 @@ def sign_in_hint(cfg: Config, path: Path) -> str:
 
     db = open_db(path)
     try:
-        invited, organisers = raters.count(db, "invited"), sum(r["role"] == "organiser" for r in raters.listing(db))
+        roster = raters.listing(db)
+        invited, organisers = raters.count(db, "invited"), sum(r["role"] == "organiser" for r in roster)
     finally:
         db.conn.close()
     db_arg = f" --db {path}"
-    lines = []
+    lines = [note] if (note := raters.look_alike_note(roster)) else []
     if cfg.app.signup == "open":
         lines.append("evalkit: open sign-up: anyone who can reach this address may pick a name and rate "
                      "(app.signup = \"open\").")
