@@ -1859,6 +1859,23 @@ def test_the_sign_ins_listed_under_a_page_stay_bounded():
     assert all(i in ended for i in ids[3:]) and not any(i in ended for i in ids[:3])
     assert elsewhere not in ended and unlisted not in ended
 
+def test_an_answer_or_preference_outside_the_choices_is_quoted_at_most_40_characters(tiny_models, tmp_path, pool_db):
+    """Attacker audit round 4: /submit sent through the API with a 20,000-character answer (or preference) was refused
+    with the whole value quoted back, in the Chinese and the English half (the other lists' refusals quote at most 40
+    characters). Now at most 40, and nothing is stored."""
+    with served(config(tiny_models, tmp_path), pool_db) as url:
+        eve = Tab(url)
+        eve.sign_in("eve")
+        long = "z" * 20_000
+        for override, said in (({"a_schedule": long}, "输出 A 有问题没有作答"), ({"preference": long}, "偏好必须是")):
+            with pytest.raises(AppError) as refused:
+                eve.submit(**override)
+            error = str(refused.value)
+            assert said in error and "'" + "z" * 30 in error, error
+            assert "z" * 41 not in error and len(error) < 600, len(error)
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM ratings")[0]["n"] == 0
+
+
 def test_a_study_or_prompt_outside_the_lists_is_refused_in_the_rater_s_language_naming_no_study(tiny_models, tmp_path):
     """Attacker audit round 3: `results_study` and `live` sent raw with a value outside their lists answered with
     Gradio's English-only check, which listed the choices the session had been shown. Now the app's own refusal, in

@@ -549,6 +549,13 @@ def clean_rater(rater: str) -> str:
         raise RatingError("rater " + e.what.removeprefix("the "), e.fix) from e
 
 
+def _sent(value) -> str:
+    """What a client sent, as a refusal quotes it: at most 40 characters (a raw request can send 60 KB as one answer,
+    and the refusal, in two languages, sent it back twice)."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
 def _validate(inp: RatingInput, app: AppConfig) -> dict:
     for side, answers in (("A", inp.a), ("B", inp.b)):
         if not isinstance(answers, dict):
@@ -560,10 +567,10 @@ def _validate(inp: RatingInput, app: AppConfig) -> dict:
             v = answers.get(c)
             if v not in VALUES:
                 raise RatingError(
-                    f"output {side}: “{title(c)}” has no valid answer ({v!r})", "choose pass, fail or unsure for every question"
+                    f"output {side}: “{title(c)}” has no valid answer ({_sent(v)})", "choose pass, fail or unsure for every question"
                 )
     if inp.preference not in PREFERENCES:
-        raise RatingError(f"preference {inp.preference!r} is not A, B or tie", "pick A, B or tie")
+        raise RatingError(f"preference {_sent(inp.preference)} is not A, B or tie", "pick A, B or tie")
     return {"comment": clean_comment(inp.comment, app)}
 
 
