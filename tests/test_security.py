@@ -239,6 +239,37 @@ def test_a_live_run_that_runs_on_past_a_whole_pooled_output_is_withheld(tiny_mod
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM generations WHERE live = 1")[0]["n"] == 0
 
 
+def test_a_live_run_that_begins_as_a_pooled_output_past_where_its_pair_parts_is_withheld(tiny_models, tmp_path,
+                                                                                       pool_db):
+    """Attacker audit round 4: under greedy decoding the guard held the stream only while it was still the beginning
+    of a pooled output, so a run that followed one past the token where its pair's two sides part and then went its
+    own way (material a little unlike a rated prompt's, under the 0.9 likeness the Live tab refuses) was shown, and
+    stored, under its path's name: which path wrote that side of the pair. Here a pair's ordinary side is made to
+    follow what the live run writes for some material well past where the pair's assisted side parts from it (as
+    such material would make it); the same run again must be withheld and nothing of it stored."""
+    import evalkit.ui.live as live
+
+    cfg = config(tiny_models, tmp_path, live_runs_per_hour=0)
+    cfg.decoding.mode = "greedy"
+    typed = "周五上午系统升级，期间只读。"
+    with served(cfg, pool_db) as url:
+        first = Tab(url).client.submit("writing-01", typed, api_name="/live").result()
+        assert live.WITHHELD not in first[:2], first[:2]
+        (ran,) = rows(pool_db, "SELECT token_ids FROM generations WHERE live = 1 AND path = 'ordinary'")
+        ids = json.loads(ran["token_ids"])
+        parts, cut = len(ids) // 3, 2 * len(ids) // 3  # the pair's sides part here; its ordinary one follows on to cut
+        assert 0 < parts < cut < len(ids), ids
+        other = next(t for t in ids if t not in (ids[parts], ids[cut]))
+        (pair,) = rows(pool_db, "SELECT ordinary_generation_id AS o, assisted_generation_id AS a FROM pairs "
+                                "WHERE kind = 'study' ORDER BY id LIMIT 1")
+        with sqlite3.connect(pool_db) as db:
+            db.executemany("UPDATE generations SET token_ids = ? WHERE id = ?",
+                           [[json.dumps(ids[:cut] + [other]), pair["o"]], [json.dumps(ids[:parts] + [other]), pair["a"]]])
+        again = Tab(url).client.submit("writing-01", typed, api_name="/live").result()
+    assert again[0] == live.WITHHELD, again[0]
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM generations WHERE live = 1")[0]["n"] == 2  # the first run's only
+
+
 def test_a_live_run_that_repeats_another_prompts_pooled_output_is_withheld(tiny_models, tmp_path, pool_db,
                                                                           monkeypatch):
     """A degenerate output can be the same text for two prompts: the guard holds every pooled output, not only

@@ -851,6 +851,21 @@ def pooled_token_ids(db, prompt_id: str | None = None) -> set[tuple[int, ...]]:
         f"WHERE {where}p.kind = 'gold' AND o.token_ids IS NOT NULL", {"p": prompt_id})}
 
 
+def telling_prefixes(db) -> set[tuple[int, ...]]:
+    """For each study pair, each side's new-token ids up to and including the first token where the two sides
+    differ: the beginning that tells that side from the other. A live run, shown under its path's name, that begins
+    so tells which path wrote that side of the pair, even where it then goes on in its own way (greedy decoding on
+    material a little unlike a rated prompt's repeats the start of its outputs)."""
+    out = set()
+    for a, b in db.execute(
+            "SELECT ga.token_ids, gb.token_ids FROM pairs p JOIN generations ga ON ga.id = p.a_generation_id "
+            "JOIN generations gb ON gb.id = p.b_generation_id WHERE p.kind = 'study'"):
+        a, b = json.loads(a or "[]"), json.loads(b or "[]")
+        same = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+        out |= {tuple(ids[:same + 1]) for ids in (a, b) if len(ids) > same}
+    return out
+
+
 def generate(cfg, db_path, samples: int | None = None, resume: int | None = None, until_planned: bool = False,
              reserve: float | None = None, new_study: str | None = None, echo=print) -> list[str]:
     """`evalkit generate`: one pool (or, with until_planned, pools until the study holds its planned pairs plus the

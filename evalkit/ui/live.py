@@ -7,7 +7,8 @@ live runs draw their seeds above the pool's (config.POOL_SEED_LIMIT), so they ne
 random draws; a greedy pool's bundled prompts are refused (greedy would reproduce the rated outputs); and as a
 last guard the streamed text is held back while it is still the beginning of a pooled output (of any prompt:
 a degenerate output can repeat across prompts), and a run that ends equal to one, or begins with a whole one (a
-pool made with a lower max_new_tokens), is withheld and not stored.
+pool made with a lower max_new_tokens) or with one's beginning past where its pair's two sides part (which tells
+that side's path), is withheld and not stored.
 
 Who may use it (app.live_access): on a Space organisers by default, locally anyone; each browser session and
 each client address gets app.live_runs_per_hour runs."""
@@ -37,8 +38,8 @@ from .session import Session, require_rater
 if TYPE_CHECKING:  # gradio is imported where it is used (it is slow to import)
     import gradio as gr
 
-WITHHELD = ("(withheld: this live output is the same as an output raters judge blind, so it is not shown under "
-            "its path's name while the study runs · 与待评输出相同，评分期间不显示)")
+WITHHELD = ("(withheld: this live output is, or begins as, an output raters judge blind, so it is not shown under "
+            "its path's name while the study runs · 与待评输出相同或开头相同，评分期间不显示)")
 
 
 # Typed material this close to a rated prompt's (difflib's ratio, after NFKC and with all whitespace removed) is that
@@ -226,13 +227,15 @@ class LiveModels:
         return box["pair"]
 
 
-def _text_buffer(tokenizer, pooled: set[tuple[int, ...]] = frozenset()):
+def _text_buffer(tokenizer, pooled: set[tuple[int, ...]] = frozenset(), telling: set[tuple[int, ...]] = frozenset()):
     """A Transformers streamer that collects the decoded text; the UI polls it (a failed run never blocks).
 
     `pooled`: the token ids of the pooled outputs. While the ids generated so far are still the
     beginning of one of them, `text` stays empty: nothing that could become a rated output is shown. Once they
     hold a whole pooled output as their beginning (a pool cut at a lower max_new_tokens, run on with the same
-    draws), it stays empty for good: the rest would show that output under its path's name."""
+    draws), or a `telling` beginning of one (pairs.telling_prefixes: past where its pair's two sides part), it stays
+    empty for good: the rest would show that output, or the part that tells its side, under its path's name."""
+    forbidden = set(pooled) | set(telling)
     from transformers import TextStreamer
 
     class TextBuffer(TextStreamer):
@@ -241,16 +244,18 @@ def _text_buffer(tokenizer, pooled: set[tuple[int, ...]] = frozenset()):
             self.parts: list[str] = []
             self.ids: list[int] = []
             self.candidates = [c for c in pooled if c]  # pooled outputs the live one still agrees with
-            self.covers = False  # a whole pooled output is the beginning of this one
+            self.covers = False  # a whole pooled output, or a telling beginning of one, is the beginning of this one
             self.abandoned = False
 
         def put(self, value):
             if self.abandoned:  # nobody is watching: end the run rather than hold the models for nothing
                 raise RunAbandoned("the Live run was left (its page closed or reloaded)")
             if not (self.skip_prompt and self.next_tokens_are_prompt):
+                before = len(self.ids)
                 self.ids += [int(t) for t in value.reshape(-1).tolist()]
                 n, ids = len(self.ids), tuple(self.ids)
-                self.covers = self.covers or any(len(c) < n and ids[:len(c)] == tuple(c) for c in self.candidates)
+                # a beginning that must not be shown is now this run's: each length is checked once, as it is reached
+                self.covers = self.covers or any(ids[:k] in forbidden for k in range(before + 1, n + 1))
                 self.candidates = [c for c in self.candidates if tuple(c[:n]) == ids]
             super().put(value)
 
@@ -568,7 +573,7 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
         gr.Warning(message(e, getattr(s, "lang", "en")))
 
     def _run(s: Session, prompt_id: str, typed: str, request: gr.Request, stop: threading.Event, on_page: bool):
-        from ..study.pairs import has_pairs, pooled_token_ids
+        from ..study.pairs import has_pairs, pooled_token_ids, telling_prefixes
         from ..generation.paths import available_paths, check_fits, check_runnable, run_path
         from ..store import insert_experiment, insert_generations
 
@@ -610,6 +615,10 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
             prompt = prompts[prompt_id] if not typed else replace(prompts[prompt_id], id="live-custom", material=typed)
             with connect(db_path) as db:  # what must not be shown: any pooled output, whatever its prompt
                 pooled = pooled_token_ids(db)
+                # under greedy decoding, the start of a pair's side up to where the other side parts from it: a run
+                # that repeats it tells the side's path. A sampled run is a draw of its own (its seeds are not the
+                # pool's) and tells nothing, and a sampled pair parts at once: it would withhold half the runs
+                telling = telling_prefixes(db) if cfg.decoding.mode == "greedy" else set()
                 rated = [p for p in prompts if has_pairs(db, p)]
             if cfg.decoding.mode == "greedy":
                 if not typed and prompt_id in rated:
@@ -671,7 +680,8 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                 waiting = " First waiting for an earlier run, left mid-way, to end · 先等待中途离开的上一次运行结束" if (
                     models_busy(pair)) else ""
                 yield {ui.status: f"Running the {name} path… · 正在运行{zh_name(name)}路径…{waiting}"}
-                bufs = [_text_buffer(pair.tokenizer, pooled)] + ([_text_buffer(pair.tokenizer, pooled)] if spec.falls_back else [])
+                bufs = [_text_buffer(pair.tokenizer, pooled, telling)] + (
+                    [_text_buffer(pair.tokenizer, pooled, telling)] if spec.falls_back else [])
                 fallback_streamer = bufs[1] if spec.falls_back else None
                 for text, box_result in _in_thread(
                     lambda: run_path(pair, prompt, name, seed, streamer=bufs[0], fallback_streamer=fallback_streamer),
@@ -698,12 +708,13 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                          f"{'、'.join(map(zh_name, failed))}路径失败，随后由目标模型单独生成，见下。")
 
             # The last guard: a run that ended as exactly a pooled output, or that begins with a whole one (a pool cut
-            # at a lower max_new_tokens), is withheld and not stored.
-            lengths = sorted({len(p) for p in pooled if p})
+            # at a lower max_new_tokens) or with the part of one that tells its side (telling), is withheld, not stored.
+            forbidden = pooled | telling
+            lengths = sorted({len(p) for p in forbidden if p})
 
             def withheld(r: GenerationRecord) -> bool:  # a failed record has no tokens and nothing to show
                 ids = tuple(r.token_ids or ())
-                return bool(ids) and any(ids[:k] in pooled for k in lengths if k <= len(ids))
+                return bool(ids) and any(ids[:k] in forbidden for k in lengths if k <= len(ids))
 
             shown = [r for r in records if not withheld(r)]  # a fallback still follows its failed record
             for r, box in zip(records, box_of):
