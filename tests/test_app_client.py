@@ -896,6 +896,34 @@ def test_an_organiser_s_results_name_a_rater_who_holds_a_pair_for_hours(cfg, poo
         assert "被长时间占用" not in olga.call("/results")["counts"]
 
 
+def test_a_name_whose_hold_counted_for_nobody_is_told_its_pair_went_to_another_rater_who_stores_hers(cfg, pool_db):
+    """A name that kept a pair to the cap and let it lapse holds nothing from others for a day: its next pair is served
+    to another rater at once. Its submit, sent first, filled the pair and the other rater lost her work; it is now
+    refused, in both languages and naming no side, and hers is stored."""
+    import sqlite3
+    from datetime import datetime, timedelta, timezone
+
+    from evalkit.rating.queue import HOLD_CAP_HOURS, HOLD_MINUTES
+
+    order = [r["id"] for r in rows(pool_db, "SELECT id FROM pairs WHERE kind = 'study' ORDER BY queue_rank")]
+    now = datetime.now(timezone.utc)
+    ago = (lambda minutes: (now - timedelta(minutes=minutes)).isoformat(timespec="milliseconds"))
+    with sqlite3.connect(pool_db) as con:  # mallory kept the last pair to the cap, and let it go unrated
+        con.execute("INSERT INTO assignments (pair_id, rater, shown_at, alive_at) VALUES (?, 'mallory', ?, ?)",
+                    [order[-1], ago(HOLD_CAP_HOURS * 60 + HOLD_MINUTES + 1), ago(HOLD_MINUTES + 1)])
+    with served(cfg, pool_db) as url:
+        mallory, carol = Tab(url), Tab(url)
+        m_screen, c_screen = mallory.sign_in("mallory"), carol.sign_in("carol")
+        assert (m_screen["text-a"], m_screen["text-b"]) == (c_screen["text-a"], c_screen["text-b"])
+        refused = mallory.submit(preference="A")
+        assert "这一对已交给另一位评分者" in refused["status"] and "你的答案未保存" in refused["status"]
+        english = mallory.call("/language", "en", refused["status"])["status"]
+        assert "This pair went to another rater" in english and "not stored" in english
+        assert not re.search(r"ordinary|assisted|普通|辅助", refused["status"] + english)
+        assert "评分已保存" in carol.submit(preference="B")["status"]
+        assert [r["rater"] for r in rows(pool_db, "SELECT rater FROM ratings")] == ["carol"]
+
+
 def test_the_start_says_a_local_allow_list_is_checked_against_typed_names(tiny_models, tmp_path):
     """Attacker audit (2026-12-05): locally, with open sign-up, app.allowed_raters lets in whoever types a listed name
     first (a name is no credential there), and nothing said so; the start now does, with the way to credentials."""

@@ -467,6 +467,32 @@ def test_a_name_that_kept_a_pair_to_the_cap_holds_no_pair_away_from_the_others_f
     assert next_pair(db, "dan", 1) is None  # the one pair is bob's, the other mallory's
 
 
+def test_a_rater_served_a_pair_in_good_faith_stores_her_rating_though_the_name_whose_hold_counted_for_nobody_submits_first(db):
+    """A name that kept a pair to the cap holds nothing away from others for a day, so its pair went to another rater
+    at once; but its own submit, sent first, filled the quota and the rater served the pair in good faith was told
+    "pair taken", her work lost. Its hold is displaced when the pair is served to a rater whose hold counts: its
+    submit is refused (saying why, nothing of the sides), the pair is not its again, and hers is stored."""
+    from evalkit.rating.queue import HOLD_CAP_HOURS, HOLD_MINUTES, HoldDisplaced, is_closed
+
+    app = AppConfig(ratings_per_pair=1)
+    make_pool(db, n=1)
+    first = next_pair(db, "mallory", 1).pair_id
+    _hold_times(db, "mallory", first, HOLD_CAP_HOURS * 60 + HOLD_MINUTES + 1, HOLD_MINUTES + 1)  # kept to the cap
+    assert next_pair(db, "bob", 1).pair_id == first  # bob holds that one now
+    make_pool(db, n=1)
+    second = next_pair(db, "mallory", 1).pair_id
+    assert next_pair(db, "carol", 1).pair_id == second  # mallory's hold keeps it from nobody
+    with pytest.raises(HoldDisplaced) as refused:
+        submit_rating(db, app, RatingInput(second, "mallory", answers(), answers("fail"), "A"))
+    said = f"{refused.value.what} {refused.value.fix}"
+    assert "another rater" in said and "not stored" in said
+    assert not re.search(r"ordinary|assisted|\bside", said)
+    assert db.execute("SELECT COUNT(*) FROM ratings").fetchone()[0] == 0
+    assert next_pair(db, "mallory", 1) is None  # neither resumed nor served again
+    submit_rating(db, app, RatingInput(second, "carol", answers(), answers(), "tie"))
+    assert is_closed(db, second, 1)
+
+
 def test_a_hold_renewed_by_the_page_keeps_the_pair_while_the_rater_works_on_it(db):
     """A hold counted from the pair's first showing only, so a rater who took more than its 30 minutes over a pair
     found it given to another rater and her answers lost. The page's sign of life (after her own input) renews it;

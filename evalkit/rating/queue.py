@@ -29,6 +29,7 @@ from .identity import InputError, clean_name, clean_text
 from ..task.criteria import CRITERIA, title
 from ..records import GenerationPath
 from ..store import SHARE_COUNTS, PairFull, ShareReached, StudyDecided, claim_pair, insert_rating, now
+from ..store import HoldDisplaced as _Displaced
 from ..study.pairs import IDENTICAL
 
 VALUES = ("pass", "fail", "unsure")
@@ -52,6 +53,11 @@ class TextMet(PairTaken):
     """The pair holds a text of a pair this rater rated (greedy copies, _MET_TEXT): the queue serves her no such
     pair, and one her session held from before (another tab, a hold that ran out) is refused too; nothing was
     written."""
+
+
+class HoldDisplaced(PairTaken):
+    """The rater's hold on the pair counted for nobody (_CAP_LAPSED) and the pair was served to a rater whose hold
+    counts, who can always store her rating (_DISPLACED): this rater's rating of it is refused; nothing was written."""
 
 
 class AlreadyRated(RatingError):
@@ -174,6 +180,8 @@ def _kept(a: str) -> str:
 _KEPT = _kept("a")
 _KEPT_TO_CAP = f"""(SELECT a.pair_id FROM assignments a WHERE a.rater = :rater AND {_KEPT}
     AND julianday('now') - julianday(a.alive_at) >= {HOLD_MINUTES / 1440!r})"""
+# The pairs whose hold this rater lost to one that counts (_DISPLACED): not served to her again, nor resumed.
+_DISPLACED_FROM = "(SELECT pair_id FROM assignments WHERE rater = :rater AND displaced_at IS NOT NULL)"
 
 # A pair holding a text of a pair this rater rated is not hers to meet: greedy decoding gives every sample of a prompt
 # the same two texts (in half precision they can differ between the paths, alike in every sample), and the reveal of
@@ -194,6 +202,7 @@ _OPEN = f"""
     WHERE COALESCE(c.n, 0) < {_P_QUOTA} AND p.id NOT IN (SELECT pair_id FROM ratings WHERE rater = :rater)
       AND {_LATEST_STUDY} AND {_READY}
       AND p.id NOT IN (SELECT pair_id FROM closed_pairs) AND p.id NOT IN {_KEPT_TO_CAP}
+      AND p.id NOT IN {_DISPLACED_FROM}
       AND NOT {_IDENTICAL} AND NOT {_MET_TEXT.format(p="p.")}"""
 
 # A hold takes a pair only from a rater whose rating could fill its quota: not an organiser whose ratings in the
@@ -201,7 +210,8 @@ _OPEN = f"""
 # a revoked code (organiser audit H2: the last two pairs sat on those two screens while raters were told to wait).
 # Nor, for a day, a name that kept a pair to the cap and let it go unrated: it was not served that pair again, but held
 # the next one as long, and the next (attacker audit round 3: one name kept the head of the order for 2.5 hours a pair).
-# It still gets pairs and rates them; whoever of those served a pair fills its quota first has it.
+# It still gets pairs and rates them, but the pair is another's once it is served to a rater whose hold counts
+# (_DISPLACED).
 CAP_LAPSE_HOURS = 24.0
 _CAP_LAPSED = f"""(SELECT k.rater FROM assignments k WHERE {_kept("k")}
     AND julianday('now') - julianday(k.alive_at) BETWEEN {HOLD_MINUTES / 1440!r} AND {CAP_LAPSE_HOURS / 24!r}
@@ -209,6 +219,13 @@ _CAP_LAPSED = f"""(SELECT k.rater FROM assignments k WHERE {_kept("k")}
 _HOLD_COUNTS = f"""a.rater NOT IN (SELECT rater FROM results_seen WHERE study_id = (SELECT MAX(id) FROM studies))
                  AND a.rater NOT IN (SELECT name FROM raters WHERE revoked_at IS NOT NULL)
                  AND a.rater NOT IN {_CAP_LAPSED}"""
+
+# A pair served to a rater whose hold counts displaces the unrated holds on it of names in _CAP_LAPSED (marked by
+# store.claim_pair under the serving's write lock): their later rating of it is refused (store.insert_rating), so it
+# never fills the quota under the rater served it in good faith ("pair taken", her work lost: the known limit of the
+# rule above). Only those: an organiser's rating after results_seen fills no quota, and a revoked code rates nothing.
+_DISPLACED = f"""(SELECT k.rater FROM {_CAP_LAPSED} k
+    WHERE EXISTS (SELECT 1 FROM (SELECT :rater AS rater) a WHERE {_HOLD_COUNTS}))"""
 
 # The same, counting the pairs other raters hold on screen (an unexpired assignment they have not answered) as
 # taken: raters arriving at once are spread over pairs instead of all getting the one that needs a rating.
@@ -226,7 +243,7 @@ _STILL_FREE = f"""
          + (SELECT COUNT(*) FROM assignments a WHERE a.pair_id = :pair AND a.rater != :rater AND {_HELD}
               AND {_HOLD_COUNTS} AND NOT EXISTS (SELECT 1 FROM ratings r WHERE r.pair_id = a.pair_id AND r.rater = a.rater)) < {_PAIR_QUOTA}
        AND NOT EXISTS (SELECT 1 FROM ratings WHERE rater = :rater AND pair_id = :pair)
-       AND :pair NOT IN {_KEPT_TO_CAP}
+       AND :pair NOT IN {_KEPT_TO_CAP} AND :pair NOT IN {_DISPLACED_FROM}
        AND NOT (SELECT {_MET_TEXT.format(p="")} FROM pairs WHERE id = :pair)"""
 
 
@@ -412,7 +429,7 @@ def next_pair(db, rater: str, ratings_per_pair: int, share: int = 0) -> PairView
     def still_free(pair_id: str) -> bool:  # under the write lock: nobody took it since it was picked
         return bool(db.execute(_STILL_FREE, args | {"pair": pair_id}).fetchone()[0])
 
-    pair_id = claim_pair(db, rater, pick(), still_free, pick)
+    pair_id = claim_pair(db, rater, pick(), still_free, pick, displaced=_DISPLACED)
     return None if pair_id is None else pair_view(db, pair_id)
 
 
@@ -604,6 +621,11 @@ def _insert(db, row: dict, quota: int | None = None, share: int = 0) -> int:
         raise RatingError(f"you have given your share of {e.share} ratings in this study (app.max_ratings_per_rater); "
                           "this one was not stored", "thank you: there is nothing more for you to rate unless the "
                           "organiser raises the share") from e
+    except _Displaced as e:
+        raise HoldDisplaced(
+            "this pair went to another rater: a pair you kept to the hold's cap and left unrated means your holds keep "
+            f"no pair from others for {CAP_LAPSE_HOURS:g} hours, and this one was served to a rater whose hold counts; "
+            "your answers were not stored", "ask for another pair") from e
     except StudyDecided as e:
         raise StudyClosed("this study reached its decision while you were rating this pair: no more ratings are "
                           "needed, and your answers were not stored", "thank you: there is nothing left to rate "

@@ -19,7 +19,7 @@ from .migrations import MIGRATIONS
 from .pool import draw_queue_order, insert_gold_pairs, set_queue_seed, insert_pairs, insert_shard_items, new_pair_id, reference_hash, store_references
 from .raters import NameAmbiguous, NameTaken, insert_rater, look_alikes, rater_by_key, replace_secret, revoke_rater
 from .ratings import (
-    SHARE_COUNTS, PairFull, ShareReached, StudyDecided, claim_pair, insert_rating, insert_results_seen, renew_hold,
+    SHARE_COUNTS, HoldDisplaced, PairFull, ShareReached, StudyDecided, claim_pair, insert_rating, insert_results_seen, renew_hold,
 )
 from .studies import FIRST_STUDY, attach_pool, gate_mismatch, insert_decision, insert_push_while_rating
 from .runs import (
@@ -29,7 +29,7 @@ from .runs import (
 
 __all__ = [
     "FIRST_STUDY", "attach_pool", "claim_pair", "draw_queue_order", "gate_mismatch", "insert_decision", "insert_push_while_rating", "set_queue_seed",
-    "MIGRATIONS", "NameAmbiguous", "NameTaken", "PairFull", "SHARE_COUNTS", "ShareReached", "StudyDecided", "copy_experiment", "discard_bench_experiment", "discard_pool_experiment",
+    "HoldDisplaced", "MIGRATIONS", "NameAmbiguous", "NameTaken", "PairFull", "SHARE_COUNTS", "ShareReached", "StudyDecided", "copy_experiment", "discard_bench_experiment", "discard_pool_experiment",
     "generation", "insert_bench_process",
     "insert_bench_processes", "insert_experiment", "insert_generations", "insert_gold_pairs", "insert_pairs",
     "insert_prescreen", "insert_rater", "insert_rating", "insert_results_seen", "renew_hold", "insert_rows", "insert_shard_items",

@@ -623,6 +623,14 @@ def _m024_pushes_while_rating(db) -> None:
                   repo_id TEXT NOT NULL, private INTEGER NOT NULL, open_pairs INTEGER NOT NULL)""")
 
 
+def _m025_hold_displaced(db) -> None:
+    # A name that kept a pair to the hold cap holds nothing away from others for a day (rating.queue.CAP_LAPSE_HOURS):
+    # its pair went to another rater at once, but its own later submit still filled the pair's quota, and the rater
+    # served the pair in good faith was told "taken" and lost her work. Such a hold is now displaced when the pair is
+    # served to a rater whose hold counts (store.claim_pair), and the displaced name's submit is refused.
+    db.execute("ALTER TABLE assignments ADD COLUMN displaced_at TEXT")
+
+
 MIGRATIONS = [
     ("001_initial", _m001_initial),
     ("002_ratings", _m002_ratings),
@@ -648,4 +656,5 @@ MIGRATIONS = [
     ("022_export_salt", _m022_export_salt),
     ("023_hold_alive", _m023_hold_alive),
     ("024_pushes_while_rating", _m024_pushes_while_rating),
+    ("025_hold_displaced", _m025_hold_displaced),
 ]

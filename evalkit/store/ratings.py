@@ -21,6 +21,15 @@ class StudyDecided(PairFull):
     nothing was written."""
 
 
+class HoldDisplaced(Exception):
+    """The rater's hold on the pair counted for nobody and was displaced by a rater whose hold counts (claim_pair's
+    `displace`): her rating of it is refused; nothing was written."""
+
+    def __init__(self, pair_id: str):
+        super().__init__(pair_id)
+        self.pair_id = pair_id
+
+
 class ShareReached(Exception):
     """The rater has given their share of ratings in this study (app.max_ratings_per_rater); nothing was written."""
 
@@ -46,19 +55,28 @@ PAIR_STUDY_DECIDED = """SELECT 1 FROM decisions d JOIN experiments e ON e.study_
 
 
 def claim_pair(db, rater: str, chosen: str | None, still_free: Callable[[str], bool],
-               pick: Callable[[], str | None]) -> str | None:
+               pick: Callable[[], str | None], displaced: str | None = None) -> str | None:
     """Put a pair on this rater's screen (the assignment: a hold for a while, and the start of the time on task)
     under one write lock with the check that it is still free. `chosen` was picked before the lock (the lock is
     held briefly: under load every submit waits for it); if another rater took it meanwhile, `pick` chooses again
     under the lock. Raters arriving at once then never get the same pair where the quota allows only one of
-    them. Returns the pair id, or None when nothing is free."""
+    them. `displaced`: a SELECT of the raters (parameter :rater, this one) whose unrated holds on the pair this
+    one displaces (rating.queue._DISPLACED), marked in the same transaction: their rating of it is refused
+    (insert_rating). Returns the pair id, or None when nothing is free."""
     with write_transaction(db):
         pair_id = chosen if chosen is not None and still_free(chosen) else pick()
         if pair_id is not None:
+            at = now()
             db.conn.execute(
                 "INSERT INTO assignments (pair_id, rater, shown_at) VALUES (?, ?, ?) "
                 "ON CONFLICT (pair_id, rater) DO UPDATE SET shown_at = excluded.shown_at, alive_at = NULL",
-                [pair_id, rater, now()])
+                [pair_id, rater, at])
+            if displaced:
+                db.conn.execute(
+                    f"""UPDATE assignments SET displaced_at = :now WHERE pair_id = :pair AND rater != :rater
+                        AND displaced_at IS NULL AND rater IN {displaced}
+                        AND NOT EXISTS (SELECT 1 FROM ratings r WHERE r.pair_id = :pair AND r.rater = assignments.rater)""",
+                    {"pair": pair_id, "rater": rater, "now": at})
     return pair_id
 
 
@@ -80,7 +98,7 @@ def renew_hold(db, rater: str, pair_id: str, since: str, shown_after: str | None
 
     last = db.conn.execute(
         """SELECT COALESCE(alive_at, shown_at), shown_at FROM assignments WHERE pair_id = :pair AND rater = :rater
-           AND NOT EXISTS (SELECT 1 FROM ratings WHERE pair_id = :pair AND rater = :rater)
+           AND displaced_at IS NULL AND NOT EXISTS (SELECT 1 FROM ratings WHERE pair_id = :pair AND rater = :rater)
            AND NOT EXISTS (SELECT 1 FROM closed_pairs WHERE pair_id = :pair)""",
         {"pair": pair_id, "rater": rater}).fetchone()
     if last is None or last[0] <= since or (shown_after is not None and last[1] <= shown_after):
@@ -116,9 +134,16 @@ def insert_rating(db, row: dict, quota: int | None = None, share: int | None = N
 
     A rating or correction from a rater who has seen the pair's study's results while they could still rate
     (results_seen, written by rating.queue.note_results_seen) is stored with blind = 0: kept, never counted, and it
-    fills no quota."""
+    fills no quota.
+
+    A rating (not a correction or a skip) of a pair whose hold on it was displaced (HoldDisplaced: claim_pair's
+    `displace`) is refused under the same lock: the rater served the pair in good faith can always store hers."""
     with write_transaction(db):
         n = None
+        if row.get("kind") == "rating" and row.get("supersedes") is None and db.conn.execute(
+                "SELECT 1 FROM assignments WHERE pair_id = ? AND rater = ? AND displaced_at IS NOT NULL",
+                [row["pair_id"], row["rater"]]).fetchone():
+            raise HoldDisplaced(row["pair_id"])
         if row.get("kind") == "rating" and db.conn.execute(
                 "SELECT 1 FROM results_seen WHERE rater = ? AND study_id IS (SELECT e.study_id FROM pairs p "
                 "JOIN experiments e ON e.id = p.experiment_id WHERE p.id = ?)", [row["rater"], row["pair_id"]]).fetchone():

@@ -27,8 +27,8 @@ from ..errors import EvalkitError
 from ..rating.limits import RateLimiter
 from ..rating.roster import code_from
 from ..rating.queue import (
-    HOLD_MINUTES, AlreadyRated, PairTaken, Pending, RatingError, RatingInput, StudyClosed, TextMet, all_identical, keep_hold,
-    answers_from_row, correct_rating, current_rating, is_closed, is_counted, latest_shown, next_pair, pair_prompt, pair_view,
+    CAP_LAPSE_HOURS, HOLD_MINUTES, AlreadyRated, HoldDisplaced, PairTaken, Pending, RatingError, RatingInput, StudyClosed,
+    TextMet, all_identical, keep_hold, answers_from_row, correct_rating, current_rating, is_closed, is_counted, latest_shown, next_pair, pair_prompt, pair_view,
     progress, rated_pairs, rating_counts, rater_reveal, refuse_met_text, results_seen, share_reached, skip_pair, study_decided,
     submit_rating,
 )
@@ -625,6 +625,7 @@ class RateHandlers:
                     rating_id = submit_rating(db, self.app, inp)
                 except (PairTaken, AlreadyRated) as e:
                     why = ("study_decided_pair" if isinstance(e, StudyClosed) else "text_met" if isinstance(e, TextMet)
+                           else "hold_displaced" if isinstance(e, HoldDisplaced)
                            else "pair_taken" if isinstance(e, PairTaken) else "skipped_elsewhere")
                     return self.refused_screen(db, s, rater, why, form)
                 note = "stored"
@@ -635,14 +636,14 @@ class RateHandlers:
 
     def refused_screen(self, db, s: Session, rater: str, why: str, form: dict) -> dict:
         """A submission refused for a reason the rater can act on with a button on screen (ui.locked_outputs): the pair
-        was filled by others while she worked, or its study reached its decision meanwhile (Next pair: her answers stay
+        was filled by others while she worked (or served to a rater whose hold counts while hers did not), or its study reached its decision meanwhile (Next pair: her answers stay
         on screen, not stored), or she rated or skipped it in another tab (the answers stored there, Correct, which opens them, and Next pair)."""
         ui = self.ui
         row = current_rating(db, rater, s.pair_id)  # filled by her own rating, from another tab: she may correct it
         if row is not None:
             return self.locked_screen(db, s.stored(row["id"]), said("rated_elsewhere"), row)
         sent = {ui.fields[k]: form.get(k) or ("" if k == "comment" else None) for k in FORM_KEYS}
-        status = said(why)
+        status = said(why, hours=CAP_LAPSE_HOURS) if why == "hold_displaced" else said(why)
         return sent | {
             ui.session: replace(s.with_pair(None), said=status), ui.status: say(status, s.lang),
             ui.who: self.who_line(db, s)[0], ui.reveal_md: "",

@@ -157,6 +157,11 @@ WORDS: dict[str, dict[str, str]] = {
                         "请按**下一对**继续。",
                  "en": "This pair holds a text of a pair you rated: that pair's reveal may tell this one's sides, so it "
                        "is not yours to rate; your answers were not stored. Press **Next pair** to go on."},
+    "hold_displaced": {"zh": "这一对已交给另一位评分者：你有一对留到了占用上限却未评分，此后 {hours:g} 小时内你占用的评分对不为你保留，"
+                             "这一对已发给一位占用有效的评分者。你的答案未保存。请按**下一对**继续。",
+                       "en": "This pair went to another rater: you kept a pair to the hold's cap and left it unrated, so "
+                             "for {hours:g} hours the pairs you hold are not kept for you, and this one was served to a "
+                             "rater whose hold counts. Your answers were not stored. Press **Next pair** to go on."},
     "skipped_elsewhere": {"zh": "你已在另一个窗口跳过这一对，这里的答案未保存。请按**下一对**继续。",
                           "en": "You skipped this pair in another tab; the answers here were not stored. Press **Next "
                                 "pair** to go on."},
@@ -372,6 +377,9 @@ ERRORS_ZH: list[tuple[re.Pattern, str, str]] = [(re.compile(p), w, f) for p, w, 
     (r"^the reveal follows your rating of the pair$", "评完这一对之后才会揭晓", "请先评分"),
     (r"^this pair does not exist$", "这一对不存在", "请刷新页面，从队列中领取一对"),
     (r"^rating \d+ (?:does not exist|belongs to another rater or pair)$", "找不到你的这条评分", "请刷新页面"),
+    (r"^this pair went to another rater: .* for (\S+) hours, and this one was served to a rater whose hold counts; "
+     r"your answers were not stored$", "这一对已交给另一位评分者：你有一对留到了占用上限却未评分，此后 {0} 小时内你占用的评分对"
+     "不为你保留，这一对已发给一位占用有效的评分者；你的答案未保存", "请领取另一对"),
     (r"^this pair is not rated yet$", "这一对还没有评分", "请提交评分，或写明原因后跳过"),
     (r"^there is no pair on screen$", "屏幕上没有评分对", "请按“下一对”，或刷新页面"),
     (r"^this rating is already stored and locked$", "这条评分已保存并锁定", "要修改请按“修改”"),
