@@ -441,6 +441,135 @@ def test_a_reload_while_the_rating_is_being_written_waits_for_it_and_says_it_was
     assert len(rows(pool_db, "SELECT id FROM ratings WHERE rater = 'ann'")) == 1
 
 
+def _queued_behind_bob(monkeypatch, url, released):
+    """Bob's submission, through the API, held in the store's write while it takes the one Submit slot (the app's
+    rating events run DEFAULT_CONCURRENCY at a time, set to 1 before `served`), so that a submission sent after it
+    waits in Gradio's queue; returns the thread that sent it."""
+    import threading
+
+    from gradio_client import Client
+
+    import evalkit.ui.rate as rate
+    from evalkit.task.prompts import CRITERIA
+    from evalkit.ui.rate import FORM_KEYS
+
+    entered, store = threading.Event(), rate.submit_rating
+
+    def held(db, app, inp):
+        if inp.rater == "bob":
+            entered.set()
+            released.wait(60)
+        return store(db, app, inp)
+
+    monkeypatch.setattr(rate, "submit_rating", held)
+    bob = Client(url, verbose=False, httpx_kwargs={"timeout": 120})
+    bob.predict("bob", "", "", api_name="/sign_in")
+    form = {f"a_{c}": "pass" for c in CRITERIA} | {f"b_{c}": "pass" for c in CRITERIA} | {"preference": "tie",
+                                                                                          "comment": ""}
+    sent = threading.Thread(target=lambda: bob.predict(*[form[k] for k in FORM_KEYS], api_name="/submit"), daemon=True)
+    sent.start()
+    assert entered.wait(60)
+    return sent
+
+
+def _queue_size(url) -> int:
+    import json
+    import urllib.request
+
+    with urllib.request.urlopen(url.rstrip("/") + "/gradio_api/queue/status", timeout=30) as r:
+        return int(json.load(r).get("queue_size") or 0)
+
+
+def _submitted_into_the_queue(page, url) -> tuple[str, str]:
+    """ann's first pair answered and Submit pressed while bob's holds the slot: her submission waits in the queue."""
+    first = _submitted(page, url)
+    page.wait_for_function("() => (localStorage.getItem('evalkit-draft') || '').includes('\"sent\":true')")
+    for _ in range(600):
+        if _queue_size(url):
+            return first
+        page.wait_for_timeout(100)
+    raise AssertionError("ann's submission never waited in the queue")
+
+
+def test_a_reload_while_the_submission_waits_in_the_queue_says_it_was_stored_once_it_is(cfg, pool_db, monkeypatch):
+    """A reload while the submission still waited in Gradio's queue (a busy app; its page's end not yet noticed, as
+    with a phone whose network went) signed in at once: the sign-in waited only for writes under way, served the
+    pair again with her answers and said they had not reached the server, and a moment later the submission ran and
+    was stored. Each submission now has an id, made by the page and kept with the answers; the reload waits while
+    that submission is queued, so the pair served and the words follow its fate: stored. (Gradio drops a page's
+    queued events once it notices the page has gone; that is held off here, as a connection whose end is unnoticed.)"""
+    import threading
+
+    import gradio.queueing as queueing
+
+    import evalkit.ui as ui_module
+    import evalkit.ui.session as session
+    from apphelpers import rows
+
+    monkeypatch.setattr(ui_module, "DEFAULT_CONCURRENCY", 1)
+    monkeypatch.setattr(queueing.Queue, "clean_events", lambda self, **kw: _nothing())
+    send = queueing.Queue.send_message
+
+    def to_live_pages(self, event, message):  # the unnoticed page's messages go nowhere
+        if event.session_hash in self.pending_messages_per_session:
+            send(self, event, message)
+
+    monkeypatch.setattr(queueing.Queue, "send_message", to_live_pages)
+    released = threading.Event()
+    waits = getattr(session, "submissions", None)
+    if waits is not None:  # the reload waits for her queued submission: the slot ahead of it frees now
+        settled = waits.settled
+        monkeypatch.setattr(waits, "settled", lambda sub, queued, rater=None: released.set() or
+                            settled(sub, queued, rater))
+    try:
+        with served(cfg, pool_db) as url, chromium_page() as page:
+            bob = _queued_behind_bob(monkeypatch, url, released)
+            first = _submitted_into_the_queue(page, url)
+            page.reload()
+            expect(page.locator("#rate-who")).to_contain_text("ann")
+            if waits is None:  # nothing waits for it: the slot frees once the reload has served a pair
+                shown_texts(page)
+                released.set()
+            expect(page.locator("#rate-status")).to_contain_text(word("draft_stored", "zh"))
+            next_texts(page, first)
+            bob.join(60)
+    finally:
+        released.set()
+    assert len(rows(pool_db, "SELECT id FROM ratings WHERE rater = 'ann'")) == 1
+
+
+async def _nothing():
+    return None
+
+
+def test_a_reload_while_the_submission_waits_in_the_queue_says_it_was_not_stored_when_it_went_with_the_page(
+        cfg, pool_db, monkeypatch):
+    """The other outcome: the reload closes the page, and Gradio drops the submission it left waiting in the queue.
+    The reload waits while it is queued, then gives her answers back and says the rating did not reach the server,
+    to submit again; nothing is stored, even once the slot ahead of it frees."""
+    import threading
+
+    import evalkit.ui as ui_module
+    from apphelpers import rows
+
+    monkeypatch.setattr(ui_module, "DEFAULT_CONCURRENCY", 1)
+    released = threading.Event()
+    try:
+        with served(cfg, pool_db) as url, chromium_page() as page:
+            bob = _queued_behind_bob(monkeypatch, url, released)
+            first = _submitted_into_the_queue(page, url)
+            page.reload()
+            assert shown_texts(page) == first
+            expect(page.locator("#rate-status")).to_contain_text(word("draft_sent_back", "zh"))
+            expect(page.locator(".question input:checked")).to_have_count(9)
+            released.set()
+            bob.join(60)
+            assert rows(pool_db, "SELECT id FROM ratings WHERE rater = 'bob'")
+    finally:
+        released.set()
+    assert rows(pool_db, "SELECT id FROM ratings WHERE rater = 'ann'") == []
+
+
 def test_a_reload_after_a_rating_that_never_reached_the_server_says_so_with_its_answers_back(cfg, pool_db):
     """Rater audit, round 2: Submit pressed, the request lost on the way (a phone's network), and a reload: the pair
     came back with her answers and no word, so she could take the rating for stored. The page now says it did not

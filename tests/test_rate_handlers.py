@@ -533,6 +533,41 @@ def test_a_reload_says_what_became_of_the_answers_kept_for_a_pair_no_longer_on_s
     assert tab.h.draft_fate(s, "{not json")[ui.status] == {"__type__": "update"}
 
 
+def test_a_reload_says_a_submission_that_reached_the_server_was_refused_and_why(tmp_path):
+    """A submission refused while its page reloaded (its reply never reached the page) came back with its answers and
+    the words "did not reach the server": it had, and was refused. The page's id for the submission (sent before it,
+    kept with the answers) now tells the reload what became of it: refused, and why, in the rater's language, naming
+    no side; one the server never received is still said not to have reached it; and one with no id (a caller of
+    the API) is stored as before."""
+    import json
+    import secrets
+
+    from evalkit.rating.queue import pair_view
+    from evalkit.ui.rate import texts_digest
+
+    tab = pooled_tab(tmp_path, 3)
+    ui = tab.ui
+    s, _ = tab.sign_in("ann")
+    view = pair_view(open_db(tab.db_path), s.pair_id)
+    kept = {"pair": texts_digest(view.text_a, view.text_b), "sent": True, "back": True, "values": tab.form()}
+
+    def fate(sub, lang="zh"):
+        return tab.h.draft_fate(s, json.dumps({"lang": lang, "sub": sub} | kept))[ui.status]
+
+    refused = secrets.token_hex(16)
+    sending = tab.h.sending(s, refused)[ui.session]
+    with pytest.raises(gr.Error):
+        tab.h.submit(sending, *tab.form(preference="maybe"))
+    assert fate(refused) == word("draft_sent_refused", "zh", why="偏好必须是 A、B 或持平")
+    assert fate(refused, "en") == word("draft_sent_refused", "en", why="preference 'maybe' is not A, B or tie")
+    assert not REVEALING.search(fate(refused) + fate(refused, "en"))
+    assert fate(secrets.token_hex(16)) == word("draft_sent_back", "zh")  # never received
+    bob, _ = tab.sign_in("bob")  # an id is its rater's: another's reload hears nothing of it
+    assert tab.h.draft_fate(bob, json.dumps({"lang": "zh", "sub": refused} | kept))[ui.status] != fate(refused)
+    out = tab.h.submit(s, *tab.form())  # no id: stored as before
+    assert out[ui.status] == "评分已保存。"
+
+
 def test_what_a_reload_said_of_kept_answers_follows_a_later_language_switch(tmp_path):
     """The lines a page load writes of the answers kept for another pair (draft_fate) are not the session's, so the
     language switch left them in the language of the load; it now says the one on screen again by its words. Any

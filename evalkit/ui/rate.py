@@ -43,8 +43,8 @@ from .form import (
 from .guidelines import guidelines
 from .prepare import panel
 from .reveal import render, render_list
-from .session import Session, end_sign_in, new_sign_in, require_rater, sign_in_ended, writing
-from .words import word
+from .session import Session, end_sign_in, new_sign_in, require_rater, sign_in_ended, submissions, writing
+from .words import error_zh, word
 
 log = logging.getLogger("evalkit.ui")
 
@@ -104,14 +104,18 @@ _RESTORE_DRAFT = ("(who, a, b, ...values) => { " + _TEXTS_HASH + " let d = null;
                   # hold ran out, rater audit F11, R1, R2)
                   " if (d && who && (!a || !b || d.pair !== hash(a + '\\u0000' + b))) {"
                   " window.evalkitDraftGone = {pair: d.pair, sent: !!d.sent, correcting: !!d.correcting,"
-                  " values: Array.isArray(d.values) ? d.values : []};"
+                  " sub: d.sent && typeof d.sub === 'string' ? d.sub : '', values: Array.isArray(d.values) ? d.values : []};"
                   f" try {{ localStorage.removeItem('{_DRAFT_KEY}'); }} catch (e) {{}} return as(values); }}"
                   " const fresh = values.every((v) => v === null || v === undefined || v === '');"
                   " if (!a || !b || !fresh || !d || d.pair !== hash(a + '\\u0000' + b) || !Array.isArray(d.values)"
                   " || d.values.length !== values.length) return as(values);"
-                  # answers sent (Submit pressed) that come back: the rating did not reach the server (the sign-in
-                  # waited for her writes: a stored one would have freed the pair), and _SAY_DRAFT_LOST says so
-                  " window.evalkitDraftBack = !!d.sent;"
+                  # answers sent (Submit pressed) that come back: the rating was not stored (the sign-in waited for her
+                  # writes, and for that submission while it was queued: a stored one would have freed the pair).
+                  # With its id, draft_fate says whether it reached the server and was refused, and why; a page of
+                  # before kept none, and _SAY_DRAFT_LOST says it did not reach the server
+                  " if (d.sent && typeof d.sub === 'string' && d.sub) window.evalkitDraftGone = {pair: d.pair, sent: true,"
+                  " sub: d.sub, back: true, correcting: !!d.correcting, values: d.values};"
+                  " else window.evalkitDraftBack = !!d.sent;"
                   " return as(d.values, !!d.values[d.values.length - 1]); }")
 
 
@@ -208,7 +212,8 @@ _SENT_DRAFT = ("() => { const d = window.evalkitDraftGone; window.evalkitDraftGo
 # language switch cannot say them again from the session, so it says again the one on screen by its words, which
 # name no side. They had stayed in the language of the load (rater audit 2026-12-05, known limit).
 _PAGE_WORDS = ("draft_stored", "draft_lost", "draft_correction_stored", "correction_dropped", "draft_taken",
-               "draft_sent_lost", "draft_sent_taken", "draft_sent_back", "signed_out_elsewhere", "signed_in_elsewhere")
+               "draft_sent_lost", "draft_sent_taken", "draft_sent_back", "draft_sent_queued", "signed_out_elsewhere",
+               "signed_in_elsewhere")
 
 
 def _page_words_in(on_screen, lang: str) -> str | None:
@@ -238,15 +243,25 @@ _FORGET_INVITE_SIGNED_IN = ("() => { const who = document.querySelector('#rate-w
 # ui.locked_outputs). A refused submission unlocks it again, with Submit's own label back.
 # The answers kept unsent are marked as on their way: a reload before the reply cannot tell whether they were stored,
 # and used to say they were lost though the rating had been stored (rater audit 2026-12-05, R2; draft_fate asks).
+# Each submission gets an id, random, made here (it tells nothing of the pair or its sides), kept with the answers and
+# sent to the server before the submission (RateHandlers.sending): a reload asks what became of it (draft_fate).
 _SENDING = ("() => { const b = document.querySelector('#submit'); window.evalkitSubmitLabel = b ? b.innerText : '';"
+            " const sub = Array.from(crypto.getRandomValues(new Uint8Array(16)),"
+            " (x) => x.toString(16).padStart(2, '0')).join('');"
             f" try {{ const d = JSON.parse(localStorage.getItem('{_DRAFT_KEY}'));"
-            f" if (d) {{ d.sent = true; localStorage.setItem('{_DRAFT_KEY}', JSON.stringify(d)); }} }} catch (e) {{}}"
+            f" if (d) {{ d.sent = true; d.sub = sub; localStorage.setItem('{_DRAFT_KEY}', JSON.stringify(d)); }} }}"
+            " catch (e) {}"
             " const en = (document.querySelector('#lang input:checked') || {}).value === 'en';"
             f" return [...Array({len(FORM_KEYS)}).fill({{__type__: 'update', interactive: false}}),"
-            " {__type__: 'update', interactive: false, value: en ? 'Submitting…' : '提交中…'}]; }")
+            " {__type__: 'update', interactive: false, value: en ? 'Submitting…' : '提交中…'}, sub]; }")
+# Page load, before the sign-in: the id of the submission the answers kept were on their way with ('' if none), for
+# the sign-in to wait for it while it is still queued (RateHandlers.await_submission).
+_KEPT_SUBMISSION = (f"() => {{ try {{ const d = JSON.parse(localStorage.getItem('{_DRAFT_KEY}'));"
+                    " return d && d.sent && typeof d.sub === 'string' ? d.sub : ''; } catch (e) { return ''; } }")
 _UNSENT = ("() => {"  # refused, so no longer on its way: a reload says nothing of a rating not stored
            f" try {{ const d = JSON.parse(localStorage.getItem('{_DRAFT_KEY}'));"
-           f" if (d && d.sent) {{ delete d.sent; localStorage.setItem('{_DRAFT_KEY}', JSON.stringify(d)); }} }} catch (e) {{}}"
+           f" if (d && d.sent) {{ delete d.sent; delete d.sub; localStorage.setItem('{_DRAFT_KEY}', JSON.stringify(d)); }} }}"
+           " catch (e) {}"
            f" return [...Array({len(FORM_KEYS)}).fill({{__type__: 'update', interactive: true}}),"
            " Object.assign({__type__: 'update', interactive: true},"
            " window.evalkitSubmitLabel ? {value: window.evalkitSubmitLabel} : {})]; }")
@@ -300,6 +315,28 @@ def say(what: tuple, lang: str) -> str:
     return word(what[0], lang, **dict(what[1])) if what else ""
 
 
+def submission_id(value) -> str:
+    """A submission's id as the page makes it (_SENDING: 32 hex digits), else "" (nothing to record or wait for)."""
+    import re
+
+    return value if isinstance(value, str) and re.fullmatch(r"[0-9a-f]{32}", value) else ""
+
+
+def submit_queued(demo, page: str) -> bool:
+    """Whether Gradio's queue holds a Submit of this page (its Gradio session), waiting or running. Gradio has no
+    public view of its queue, so its bookkeeping is read; where it cannot be (another Gradio), nothing is waited for."""
+    events = getattr(getattr(demo, "_queue", None), "event_ids_to_events", None)
+    if not page or not isinstance(events, dict):
+        return False
+    for _ in range(3):
+        try:
+            return any(e.session_hash == page and getattr(e.fn, "api_name", None) == "submit"
+                       for e in list(events.values()))
+        except RuntimeError:  # changed while read: the queue runs in the server's event loop
+            continue
+    return True  # still changing: asked again shortly (the wait is bounded)
+
+
 def oauth_expiry(request) -> float | None:
     """When the Hugging Face sign-in behind this request ends (Gradio keeps the OAuth token's expires_at in the
     signed session cookie); None when it cannot be read."""
@@ -322,6 +359,7 @@ class RateHandlers:
         self.default_prompt = next(iter(prompts.values()), None)
         self.titles = {pid: p.title for pid, p in prompts.items() if p.title}  # the reveal list names prompts so
         self.limiter = RateLimiter(cfg.app.max_submissions_per_minute)  # ratings, corrections and skips, per identity
+        self.in_queue = lambda page: False  # whether a page's Submit is in Gradio's queue (build_rate_tab: submit_queued)
 
     # --- screens: what several events show --------------------------------------------------------------------
 
@@ -598,8 +636,36 @@ class RateHandlers:
             # a correction opened and left unsaved: the stored rating stands, and the rater is told so
             return self.pair_screen(db, s, said("correction_dropped") if s.correcting else said())
 
+    def sending(self, s: Session, sub: str, request: gr.Request | None = None) -> dict:
+        """Submit pressed: the id the page made for this submission (_SENDING) is recorded as received, with the rater
+        and the page (a reload asks the queue for that page's Submit), and kept in the session for submit to record
+        what became of it. Quiet: no id (a page of before), or no one signed in, records nothing."""
+        sub = submission_id(sub) if s is not None and s.rater else ""
+        if sub:
+            submissions.received(s.rater, sub, _page(request))
+        return {self.ui.session: replace(s, submission=sub)} if s is not None else {self.ui.session: update()}
+
+    def await_submission(self, sub: str) -> None:
+        """Page load, before the sign-in: while the submission the kept answers were on their way with (its id:
+        _KEPT_SUBMISSION) is still in Gradio's queue or being written, wait for it (at most
+        _Submissions.WAIT_SECONDS), so the pair the sign-in serves, and what the page says, follow its fate."""
+        if sub := submission_id(sub):
+            submissions.settled(sub, self.in_queue)
+
+    def noted(self, s: Session, fate: tuple) -> None:
+        """What became of the submission this session sent (its id: sending), for a reload to say."""
+        if s is not None and s.submission:
+            submissions.record(s.rater, s.submission, fate)
+
     @friendly
     def submit(self, s: Session, *values) -> dict:
+        try:
+            return self.store_submission(s, *values)
+        except EvalkitError as e:
+            self.noted(s, ("refused", e.what, e.fix))
+            raise
+
+    def store_submission(self, s: Session, *values) -> dict:
         with writing.of(s and s.rater), connect(self.db_path) as db:
             rater = require_rater(db, s, self.app)
             if s.pair_id is None:
@@ -624,6 +690,7 @@ class RateHandlers:
                     refuse_met_text(db, rater, s.pair_id)
                     rating_id = submit_rating(db, self.app, inp)
                 except (PairTaken, AlreadyRated) as e:
+                    self.noted(s, ("refused", e.what, e.fix))
                     why = ("study_decided_pair" if isinstance(e, StudyClosed) else "text_met" if isinstance(e, TextMet)
                            else "hold_displaced" if isinstance(e, HoldDisplaced)
                            else "pair_taken" if isinstance(e, PairTaken) else "skipped_elsewhere")
@@ -632,6 +699,7 @@ class RateHandlers:
                 settle_quietly(db)
             if note != "correction_stored" and not is_counted(db, rating_id):  # an organiser who has seen the results
                 note = "stored_uncounted"
+            self.noted(s, ("stored",))
             return self.locked_screen(db, s.stored(rating_id), said(note), current_rating(db, rater, s.pair_id))
 
     def refused_screen(self, db, s: Session, rater: str, why: str, form: dict) -> dict:
@@ -703,7 +771,15 @@ class RateHandlers:
                 taken = view is not None and row is None and (is_closed(db, view.pair_id, self.rpp) or study_decided(db))
         except EvalkitError:
             return quiet
-        if row is not None and draft.get("correcting"):
+        fate = submissions.settled(submission_id(draft.get("sub")), self.in_queue, rater) if row is None else None
+        if fate is not None and fate[0] == "refused":  # it reached the server: why it was not stored
+            why = fate[1] if lang == "en" else (error_zh(fate[1], fate[2]) or (fate[1],))[0]
+            return {self.ui.status: word("draft_sent_refused", lang, why=why.rstrip("。."))}
+        if fate == ("queued",):
+            key = "draft_sent_queued"
+        elif row is None and draft.get("back"):  # the pair is back on screen with her answers: not received
+            key = "draft_sent_back"
+        elif row is not None and draft.get("correcting"):
             kept = dict(zip(FORM_KEYS, values))
             landed = len(values) >= len(FORM_KEYS) and all(row[k] == kept[k] for k in REQUIRED_KEYS) and (
                 (row["comment"] or "").strip() == str(kept["comment"] or "").strip())
@@ -774,6 +850,7 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     ui = layout(space, default_prompt, default_lang, bool(app.passcodes), app.signup == "open",
                 signin_visible=preparing is None, browser_secret=doorman.sealer.browser_secret)
     h = RateHandlers(ui, cfg, db_path, prompts, space, doorman, preparing)
+    h.in_queue = lambda page: submit_queued(demo, page)
 
     if preparing is not None:
         timer = gr.Timer(1.0)
@@ -820,9 +897,12 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
             h.draft_fate, [ui.session, ui.draft_sent], ui.status, api_visibility="private", show_progress="hidden")
         return restored.then(None, None, ui.status, js=_SAY_DRAFT_LOST).then(None, answers, ui.submit_btn, js=_READY)
 
+    # every page load first waits for the submission the answers kept were on their way with, while it is queued
+    loaded = demo.load(None, None, ui.submission, js=_KEPT_SUBMISSION).then(
+        h.await_submission, [ui.submission], None, api_visibility="private", show_progress="hidden")
     if space:  # the OAuth round trip reloads the page: sign in from the profile on every load
-        restore(refusal_said(demo.load(gradio_hints(h.sign_in_space), [ui.session], out, api_name="sign_in",
-                                       show_progress_on=ui.status))).then(None, [ui.lang], [ui.lang], js=_STORED_LANG)
+        restore(refusal_said(loaded.then(gradio_hints(h.sign_in_space), [ui.session], out, api_name="sign_in",
+                                         show_progress_on=ui.status))).then(None, [ui.lang], [ui.lang], js=_STORED_LANG)
     else:
         sign_in_inputs = [ui.session, signin["name"], signin["passcode"], signin["code"]]
         sign_in_local = gradio_hints(h.sign_in_local)
@@ -832,8 +912,8 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
             watched(refusal_said(signin[box].submit(sign_in_local, sign_in_inputs, out, api_visibility="undocumented",
                                                     show_progress_on=ui.status)))
         # the invitation code leaves the address bar (and the history) once the sign-in it carried has run
-        resumed = demo.load(gradio_hints(h.resume_local), [ui.session, ui.browser_code], out,
-                            api_visibility="undocumented", show_progress_on=ui.status)
+        resumed = loaded.then(gradio_hints(h.resume_local), [ui.session, ui.browser_code], out,
+                              api_visibility="undocumented", show_progress_on=ui.status)
         refusal_said(resumed)
         restore(resumed.then(None, None, None, js=_FORGET_INVITE)).then(None, [ui.lang], [ui.lang], js=_STORED_LANG)
         refusal_said(ui.code_btn.click(h.show_code, [ui.session], [ui.session, ui.status], api_name="my_code",
@@ -848,7 +928,9 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     # A refused event (gr.Error) leaves an "Error" overlay on the components showing its progress, and it blocks
     # clicks: every event here shows its progress on the status line only (the message itself comes as a toast).
     unlock, on = _form_interactive(True), {"show_progress_on": ui.status}
-    sent = ui.submit_btn.click(None, None, [*ui.form, ui.submit_btn], js=_SENDING).then(
+    sent = ui.submit_btn.click(None, None, [*ui.form, ui.submit_btn, ui.submission], js=_SENDING).then(
+        gradio_hints(h.sending), [ui.session, ui.submission], ui.session, api_visibility="private",
+        show_progress="hidden").then(
         h.submit, [ui.session, *ui.form], ui.locked_outputs, api_name="submit", preprocess=False, postprocess=False, **on)
     sent.success(None, None, None, js=_FORGET_DRAFT)
     refusal_said(sent).failure(None, None, [*ui.form, ui.submit_btn], js=_UNSENT)

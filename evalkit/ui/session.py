@@ -31,6 +31,7 @@ class Session:
     # after it signs nothing in (it was sent with the code the browser held before); only a typed sign-in does
     signed_out: bool = False
     signin: str = field(default="", repr=False)  # this sign-in's random id: Sign out lists it as ended (_Ended)
+    submission: str = ""  # the id the page made for the submission on its way (rate._SENDING; _Submissions)
 
     def with_pair(self, pair_id: str | None) -> "Session":
         return replace(self, pair_id=pair_id, rating_id=None, correcting=False, token=secrets.token_hex(12),
@@ -107,7 +108,7 @@ class _Writing:
     resumed the pair it was for (still held until it is stored) or, its hold run out, said it did not reach the
     server; a moment later it was stored (rater audit 2026-12-05, known limit). A page-load sign-in waits for them, so
     the pair it serves and what the page then says of the answers kept follow what was stored. (A submission still
-    in Gradio's queue when its page went is dropped with the page's other events, and never stored.)"""
+    in Gradio's queue is waited for by its id: _Submissions.)"""
 
     WAIT_SECONDS = 30.0  # far past one write; a sign-in is never held longer than this
 
@@ -138,6 +139,61 @@ class _Writing:
 
 
 writing = _Writing()
+
+
+class _Submissions:
+    """What became of each submission a page named: a random id its browser made when Submit was pressed, kept with
+    the answers (nothing about the pair), received (RateHandlers.sending, with the rater and the page), then stored or
+    refused and why (RateHandlers.submit). A reload asks, and while that submission still waits in Gradio's queue or
+    runs (`queued(page)`: the page's submit is in the queue) it waits a bounded time, before it signs in (so the pair
+    it serves follows the fate) and before it says what became of the answers: a reload while the submission was
+    queued said "not stored", and it could be stored a moment later (known limit, closed). One never received went
+    with its page's events (Gradio drops them when the page goes), and is not stored."""
+
+    WAIT_SECONDS = _Writing.WAIT_SECONDS
+    GRACE_SECONDS = 2.0  # received, its submit not queued yet: the old page's join may still be on its way
+    KEEP = 10_000  # the newest ids kept (a few per rater and hour): memory stays bounded
+
+    def __init__(self):
+        self._done = threading.Condition()
+        self._seen: dict[str, dict] = {}  # id -> {"rater", "page", "at", "fate"}
+
+    def received(self, rater: str, sub: str, page: str | None) -> None:
+        with self._done:
+            if sub in self._seen:  # an id is one submission's: never taken over
+                return
+            self._seen[sub] = {"rater": rater, "page": page or "", "at": time.monotonic(), "fate": None}
+            while len(self._seen) > self.KEEP:
+                del self._seen[next(iter(self._seen))]
+
+    def record(self, rater: str | None, sub: str, fate: tuple) -> None:
+        """fate: ("stored",) or ("refused", what, fix), the refusal as the library wrote it."""
+        with self._done:
+            seen = self._seen.get(sub)
+            if seen is not None and seen["rater"] == rater:
+                seen["fate"] = fate
+            self._done.notify_all()
+
+    def settled(self, sub: str, queued, rater: str | None = None) -> tuple | None:
+        """Wait (at most WAIT_SECONDS) while the submission `sub` (of `rater`, when given) was received and is still in
+        Gradio's queue or running; then its fate: ("stored",), ("refused", what, fix), ("queued",) when the wait ran
+        out, or None when it was not received, or will not run now."""
+        end = time.monotonic() + self.WAIT_SECONDS
+        with self._done:
+            while True:
+                seen = self._seen.get(sub) if isinstance(sub, str) else None
+                if seen is None or (rater is not None and seen["rater"] != rater):
+                    return None
+                if seen["fate"] is not None:
+                    return seen["fate"]
+                if not (queued(seen["page"]) or time.monotonic() - seen["at"] < self.GRACE_SECONDS):
+                    return None
+                if time.monotonic() >= end:
+                    return ("queued",)
+                self._done.wait(0.2)  # Gradio tells nobody when it drops a page's events: the queue is asked again
+
+
+submissions = _Submissions()
 
 
 def new_sign_in(page: str | None = None) -> str:

@@ -217,6 +217,12 @@ WORDS: dict[str, dict[str, str]] = {
     "draft_sent_back": {"zh": "页面重新加载时，你对这一对的评分还没有送达，因此没有保存：你的答案已放回，请再提交一次。",
                         "en": "Your rating of this pair had not reached the server when the page reloaded, so it is "
                               "not stored: your answers are back; submit again."},
+    "draft_sent_refused": {"zh": "页面重新加载前，你提交的评分已送达服务器，但被拒绝，没有保存：{why}。",
+                           "en": "Your rating reached the server before the page reloaded and was refused, so it is not "
+                                 "stored: {why}."},
+    "draft_sent_queued": {"zh": "页面重新加载时，你提交的评分还在服务器的队列里等待处理：请过一分钟再刷新页面，看它是否已保存。",
+                          "en": "Your rating was still waiting in the server's queue when the page reloaded: reload "
+                                "again in a minute to see whether it was stored."},
     "none_for_you": {"zh": "**目前没有需要你评分的内容**：每一对都已由其他评分者评完。如果你认为这不对，请联系研究组织者。",
                      "en": "**There is nothing for you to rate**: other raters have rated every pair. If that seems "
                            "wrong, contact the study's organiser."},
