@@ -82,7 +82,7 @@ MAX_UPLOAD = "1kb"
 def launch(demo: gr.Blocks, **kwargs):
     """`demo.launch` with what this app needs: run history off (no rater's outputs are kept in the browser's run
     history), no error traces, uploads capped, Gradio's /monitoring dashboard off, every request body capped and
-    deep links off (evalkit.ui.guard)."""
+    deep links off (evalkit.ui.guard), never a public link (Gradio's advice to make one replaced by serving_line)."""
     from starlette.middleware import Middleware
 
     from .guard import RequestGuard
@@ -100,13 +100,16 @@ def launch(demo: gr.Blocks, **kwargs):
     kwargs.setdefault("css", CSS)
     kwargs.setdefault("theme", theme())  # contrast that passes an accessibility audit
     kwargs.setdefault("footer_links", [])  # raters need no API or settings links
+    # Never a public link: the pairs are unrated study data (GRADIO_SHARE=true in the environment would open one)
+    kwargs["share"] = False
+    block = not kwargs.pop("prevent_thread_lock", False)
     from gradio import networking
 
     networking.url_ok = local_url_ok
     _no_proxy_for_loopback()
     try:
-        with _forwarded_headers_untrusted():
-            return demo.launch(**kwargs)
+        with _forwarded_headers_untrusted(), _without_share_advice():
+            result = demo.launch(prevent_thread_lock=True, **kwargs)
     except ValueError as e:
         if "localhost is not accessible" not in str(e):
             raise
@@ -118,6 +121,45 @@ def launch(demo: gr.Blocks, **kwargs):
             f"{LOCAL_URL_WAIT:.0f} s",
             "check that nothing (a firewall, a sandbox) blocks connections to this machine's own address, and run "
             "again; on a machine that is very busy, start the app when the load has dropped") from e
+    if not kwargs.get("quiet") and (line := serving_line(demo)):
+        print(line, flush=True)
+    if block:  # what demo.launch does unless told not to: serve until Ctrl-C (or SIGTERM, see server.serve)
+        demo.block_thread()
+    return result
+
+
+# Gradio's launch prints this after the local URL; it invites a presenter to put unrated study pairs on the internet
+SHARE_ADVICE = "To create a public link, set `share=True`"
+
+
+@contextlib.contextmanager
+def _without_share_advice():
+    """Gradio's launch output, every line of it (the local URL, any warning or error) but its share=True advice,
+    which serving_line replaces. Launch's prints are held until it returns or fails, then written as they came."""
+    import io
+    import sys
+
+    held = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(held):
+            yield
+    finally:
+        kept = [line for line in held.getvalue().splitlines(keepends=True) if SHARE_ADVICE not in line]
+        sys.stdout.write("".join(kept))
+        sys.stdout.flush()
+
+
+def serving_line(demo) -> str:
+    """evalkit's own line after launch: where the page is, who can open it, how to stop it ('' on a Space, whose
+    page is the Space's and which stops from its settings)."""
+    from ..locations import on_space
+
+    if on_space():
+        return ""
+    reach = ("this machine only" if demo.server_name in ("127.0.0.1", "localhost", "::1")
+             else f"anyone who can reach this machine's port {demo.server_port}")
+    return (f"evalkit: the app is at {demo.local_url} ({reach}); Ctrl-C here stops it. Its pairs are unrated study data: "
+            "keep it off public links.")
 
 
 @contextlib.contextmanager
