@@ -71,3 +71,24 @@ def test_the_terminal_gives_the_local_address_and_how_to_stop_and_never_a_public
     assert (f"evalkit: the app is at http://127.0.0.1:{port}/ (this machine only); Ctrl-C here stops it." in text), text
     assert "share=True" not in text and "public URL" not in text and "share link" not in text, text
 
+
+def test_the_demo_start_says_what_the_demo_is_and_a_study_start_still_warns(tmp_path):
+    """Demo audit, 2026-12-06: on the demo config the start said "this study cannot reach a decision: ... 1675 planned
+    pairs", which read to stakeholders as a failure. On the offline demo pair it now says what the demo is and what a
+    real study needs, naming the command; on a real pair's config the same pool still gets the warning."""
+    from evalkit.config import load_config
+    from evalkit.store import open_db
+    from evalkit.study.synthetic import SyntheticStudy, build_study, gate_file_text
+    from evalkit.ui.server import plan_hint
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=1675), encoding="utf-8")
+    build_study(open_db(tmp_path / "s.db"), SyntheticStudy(pairs=20, raters_per_pair=1, raters=2, gate_path=str(gate)))
+    demo = plan_hint(tmp_path / "s.db", load_config(ROOT / "configs" / "demo.toml"))
+    assert "cannot reach a decision" not in demo, demo
+    assert "this is the offline demo: 20 study pairs to try the flow" in demo, demo
+    assert "A real study rates the gate's 1675 planned pairs of your own model pair" in demo, demo
+    assert "generate --until-planned --config YOUR-CONFIG` fills the pool" in demo, demo
+    real = plan_hint(tmp_path / "s.db", load_config(ROOT / "configs" / "qwen2.5-1.5b-0.5b.toml"))
+    assert "the pool holds 20 study pairs, fewer than the 1675 planned pairs, so this study cannot reach" in real, real
+    assert "offline demo" not in real, real

@@ -42,10 +42,13 @@ def ensure_pool(cfg: Config, db_path: Path, echo=print) -> int:
         result = build_pool(cfg, db, progress=True, echo=echo)
         echo(f"pair pool: {result.pairs} pairs from {result.prompts} prompts, and {result.gold} gold (check) "
              f"pair{'' if result.gold == 1 else 's'} (pool.gold_rate = {cfg.pool.gold_rate})")
+        from ..generation.models import uses_demo
         from ..locations import typed_commands
-        from .studies import fill_sentence
+        from .studies import demo_sentence, fill_sentence
 
         if short := fill_sentence(result.study_pairs, result.planned_pairs, pool=result.planned_pool):
+            if uses_demo(cfg):
+                short = demo_sentence(result.study_pairs, result.planned_pairs)
             echo(typed_commands(f"study '{result.study}': {short}"))
         return result.pairs + result.gold
     finally:

@@ -188,6 +188,22 @@ def fill_sentence(have: int, planned: int, reserve: float = DEFAULT_RESERVE, poo
             f"({fill_why(planned, reserve, pool)})")
 
 
+def demo_sentence(have: int, planned: int) -> str:
+    """In place of fill_sentence on the offline demo pair, whose small pool is there to show the flow: what the demo
+    is, and what a real study needs. "Cannot reach a decision" read to stakeholders as a failure (demo audit,
+    2026-12-06)."""
+    return (f"this is the offline demo: {have} study pairs to try the flow (rate, the Live tab, the Results tab); it "
+            f"reaches no decision and is no quality reference. A real study rates the gate's {planned} planned pairs "
+            "of your own model pair: with its config (README, \"Real model pairs\"), `evalkit generate --until-planned "
+            "--config YOUR-CONFIG` fills the pool")
+
+
+def start_sentence(db, study: Study | None, demo: bool) -> str:
+    """pool_short as the app's start says it: on the demo pair (`demo`), demo_sentence when the pool is short."""
+    short = pool_short(db, study)
+    return demo_sentence(study_pairs(db, study), study.planned_pairs) if short and demo else short
+
+
 def pool_short(db, study: Study | None) -> str:
     """fill_sentence for this study's pool as it is now; with a planned_pool, the pairs pooled after rating began
     that the decision sample will not reach are no part of the pre-screen's population (store.rank_epoch), and the

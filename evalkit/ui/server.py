@@ -64,15 +64,17 @@ def space_hint(cfg: Config) -> str:
     return "\n".join(lines)
 
 
-def plan_hint(path: Path) -> str:
-    """One sentence when the latest study's pool holds fewer study pairs than its plan needs ('' otherwise)."""
+def plan_hint(path: Path, cfg: Config | None = None) -> str:
+    """One sentence when the latest study's pool holds fewer study pairs than its plan needs ('' otherwise); on the
+    offline demo pair (`cfg` uses it), what the demo is instead."""
+    from ..generation.models import uses_demo
     from ..store import open_db
-    from ..study.studies import choose, pool_short
+    from ..study.studies import choose, start_sentence
 
     db = open_db(path)
     try:
         study = choose(db)
-        short = pool_short(db, study)
+        short = start_sentence(db, study, demo=cfg is not None and uses_demo(cfg))
     finally:
         db.conn.close()
     return typed_commands(f"evalkit: {study.label()}: {short}.") if short else ""
@@ -176,7 +178,7 @@ def serve(cfg: Config, path: Path, *, host: str | None = None, port: int | None 
 
         demo = build_app(cfg, path, preparing=prep)
         print(space_hint(cfg) if on_space() else sign_in_hint(cfg, path), file=sys.stderr)
-        if prep is None and (hint := plan_hint(path)):
+        if prep is None and (hint := plan_hint(path, cfg)):
             print(hint, file=sys.stderr)
     except BaseException:
         if prep is not None:
