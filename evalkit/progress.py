@@ -140,6 +140,8 @@ class Board:
             speed = took / planned if planned > 0 and took > 0 else 1.0
             current = self._current[0] if self._current else None
             later = sum(v for s, v in self.plan if s not in self._finished and s != current) * speed
+            if cur_left is None and current in expected and current not in self._finished:
+                cur_left = expected[current] * speed  # no rate of its own yet: its plan, at this machine's pace
             if cur_left is not None or current is None or current in self._finished:
                 snap.remaining = (cur_left or 0.0) + later
             return snap
@@ -196,8 +198,16 @@ def bar(**kw):
         def update(self, n=1):
             out = super().update(n)
             board.update(self.desc or "", self.n, self.total)
+            self.set_postfix_str(whole_left(board.snapshot()), refresh=False)
             return out
 
     b = Published(**kw)
     board.update(b.desc or "", 0, b.total)
+    b.set_postfix_str(whole_left(board.snapshot()), refresh=False)
     return b
+
+
+def whole_left(snap: Snapshot) -> str:
+    """The whole job's time left, beside each bar's own: a bar's "[16:20<02:47]" is its stage's alone, and the
+    terminal is all a presenter watching `./scripts/start.sh` has ("" while there is no estimate)."""
+    return "" if snap.remaining is None else f"all steps: about {duration(snap.remaining)} left"

@@ -70,8 +70,9 @@ def plan(cfg: Config) -> list[tuple[str, float]]:
 
 def announcer():
     """The terminal's line as each stage begins (`./scripts/start.sh` shows it): which of how many, in plain words, and
-    how far the whole preparation is. Each bar's own time left is its stage's alone: "train target … [16:20<02:47]"
-    read as the wait for the whole, which was several stages more."""
+    how far the whole preparation is and its time left. Each bar's own time left is its stage's alone: "train target …
+    [16:20<02:47]" read as the wait for the whole, which was several stages more (the bars add the whole's too:
+    progress.whole_left)."""
     import sys
 
     from tqdm.auto import tqdm
@@ -79,8 +80,9 @@ def announcer():
     def announce(stage: str, snap) -> None:
         en, zh = stage_words(stage)
         n = f"step {snap.stages.index(stage) + 1} of {len(snap.stages)}: " if stage in snap.stages else ""
+        left = "" if snap.remaining is None else f", about {duration(snap.remaining)} left in all"
         tqdm.write(f"evalkit prepare: {n}{en} · {zh} ({round(100 * snap.fraction)}% of the whole preparation done "
-                   f"after {duration(snap.elapsed)}; the page shows the time left)", file=sys.stderr)
+                   f"after {duration(snap.elapsed)}{left})", file=sys.stderr)
 
     return announce
 
