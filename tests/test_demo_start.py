@@ -92,3 +92,24 @@ def test_the_demo_start_says_what_the_demo_is_and_a_study_start_still_warns(tmp_
     real = plan_hint(tmp_path / "s.db", load_config(ROOT / "configs" / "qwen2.5-1.5b-0.5b.toml"))
     assert "the pool holds 20 study pairs, fewer than the 1675 planned pairs, so this study cannot reach" in real, real
     assert "offline demo" not in real, real
+
+
+def test_a_start_on_a_port_in_use_stops_before_it_prepares_anything(tmp_path, make_config):
+    """Demo audit, 2026-12-06: a second `./scripts/start.sh` in the same folder, the first still training the demo
+    pair on 7860, made the database and began a second preparation of it (the demo pair's training twice on the same
+    cores, a second pool started in the first's database) before launch stopped at the port. The port is now tested
+    first: the start stops with the port's error, and nothing is written."""
+    from evalkit.config import load_config
+    from evalkit.errors import EvalkitError
+    from evalkit.ui.server import serve
+
+    cfg = load_config(make_config())
+    db_file = tmp_path / "second.db"
+    with socket.socket() as held:  # the first start's server
+        held.bind(("127.0.0.1", _port()))
+        held.listen()
+        port = held.getsockname()[1]
+        with pytest.raises(EvalkitError) as e:
+            serve(cfg, db_file, host="127.0.0.1", port=port)
+    assert f"cannot listen on 127.0.0.1:{port}" in e.value.what and "pass another --port" in e.value.fix
+    assert not db_file.exists() and not list(tmp_path.glob("second.db*"))  # no database, no preparation's file

@@ -150,8 +150,13 @@ def serve(cfg: Config, path: Path, *, host: str | None = None, port: int | None 
     if port is not None and not 0 <= port <= 65535:  # before a preparation starts
         raise EvalkitError(f"--port {port} is not a port", "pass a port in 0-65535, e.g. --port 7861 (0: Gradio's "
                            "default, 7860 or the next free one)")
-    if on_space():  # before the sync's start commit and the preparation: Gradio would stop later, with a traceback
+    space = on_space()
+    if space:  # before the sync's start commit and the preparation: Gradio would stop later, with a traceback
         check_space_oauth()
+    host = host or (None if space else cfg.app.host)  # a Space sets GRADIO_SERVER_NAME itself
+    port = port if port is not None else (cfg.app.port or None)
+    if not space and port:
+        _check_port_free(host, port)
     sync = prep = None
     try:
         # On a Space the disk does not survive a restart: restore the database before anything opens it
@@ -186,23 +191,38 @@ def serve(cfg: Config, path: Path, *, host: str | None = None, port: int | None 
         raise
     from . import launch
 
-    space = on_space()
-    host = host or (None if space else cfg.app.host)  # a Space sets GRADIO_SERVER_NAME itself
-    port = port if port is not None else (cfg.app.port or None)
     if sync is not None:
         sync.start()
     _stop_cleanly_on_sigterm()
     try:
         launch(demo, server_name=host, server_port=None if space else port)
     except OSError as e:  # Gradio's "Cannot find empty port": the port is taken, or the host is not this machine's
-        raise EvalkitError(f"cannot listen on {host or 'the default host'}:{port or 7860}: {e}",
-                           "stop the app already running there or pass another --port, and give --host an address "
-                           "of this machine (127.0.0.1 for this machine only, 0.0.0.0 for the network)") from e
+        raise _cannot_listen(host, port, e) from e
     finally:
         if prep is not None:
             prep.stop()
         if sync is not None:
             sync.stop(final_push=True)
+
+
+def _cannot_listen(host: str | None, port: int | None, e: OSError) -> EvalkitError:
+    return EvalkitError(f"cannot listen on {host or 'the default host'}:{port or 7860}: {e}",
+                        "stop the app already running there or pass another --port, and give --host an address "
+                        "of this machine (127.0.0.1 for this machine only, 0.0.0.0 for the network)")
+
+
+def _check_port_free(host: str | None, port: int) -> None:
+    """Gradio's own test of the port (a bind, SO_REUSEADDR as uvicorn's), made before anything starts: a second start
+    in the same folder (the first holding 7860) created the database and began a second preparation of it (the demo
+    pair's training a second time on the same cores) before launch stopped at the port. Launch still tests again."""
+    import socket
+
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host or "127.0.0.1", port))
+        except OSError as e:
+            raise _cannot_listen(host, port, e) from e
 
 
 def _stop_cleanly_on_sigterm() -> None:
