@@ -113,3 +113,32 @@ def test_a_start_on_a_port_in_use_stops_before_it_prepares_anything(tmp_path, ma
             serve(cfg, db_file, host="127.0.0.1", port=port)
     assert f"cannot listen on 127.0.0.1:{port}" in e.value.what and "pass another --port" in e.value.fix
     assert not db_file.exists() and not list(tmp_path.glob("second.db*"))  # no database, no preparation's file
+
+
+def test_a_second_start_on_a_database_being_prepared_is_refused_and_so_is_a_second_prepare(tmp_path, make_config):
+    """Demo audit, 2026-12-06: a second start in the same folder on another port, while the first still prepared the
+    pairs, began a second preparation of the same database: both trained (the demo pair twice on the same cores),
+    and each put a pool of its own in it (22 pairs from two pools where the first start makes 11, the second's warning
+    about "experiment 1 ... unfinished" pointing at a --resume). While a preparation runs, a start that would begin
+    another is refused, and so is `evalkit prepare`, each saying what runs and what to do; the database is left as
+    it was."""
+    from click.testing import CliRunner
+
+    from evalkit.cli import cli
+    from evalkit.config import load_config
+    from evalkit.errors import EvalkitError
+    from evalkit.study.preparation import pool_size, sole_preparation
+    from evalkit.ui.server import serve
+
+    config = make_config()
+    db_file = tmp_path / "shared.db"
+    with sole_preparation(db_file):  # the first start's `evalkit prepare`, under way
+        with pytest.raises(EvalkitError) as e:
+            serve(load_config(config), db_file, host="127.0.0.1", port=_port())
+        assert f"another preparation of {db_file} is running" in e.value.what and "Ctrl-C" in e.value.fix
+        assert not (tmp_path / "shared.db.prepare.json").exists()  # no second preparation began
+        r = CliRunner().invoke(cli, ["prepare", "--config", str(config), "--db", str(db_file)])
+        assert r.exit_code == 1 and f"Error: another preparation of {db_file} is running" in r.output, r.output
+        assert pool_size(db_file) == 0
+    r = CliRunner().invoke(cli, ["prepare", "--config", str(config), "--db", str(db_file)])
+    assert r.exit_code == 0 and pool_size(db_file) > 0, r.output  # once it has ended, a preparation runs

@@ -4,6 +4,7 @@ process, when its database has no pairs yet."""
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from ..config import Config
@@ -87,8 +88,50 @@ def announcer():
     return announce
 
 
+@contextlib.contextmanager
+def sole_preparation(db_path: Path):
+    """Held while a preparation of this database runs: a second one (a second start in the same folder on another
+    port, a second `evalkit prepare`) is refused, since both trained the demo pair on the same cores and each put a
+    pool of its own in the database. An advisory lock on a file beside the database, released when its process ends
+    however it ends (Ctrl-C, a kill). Where no such lock exists (Windows) preparations are not guarded."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    if not Path(db_path).parent.is_dir():  # nothing can be preparing it; the database's own checks come later
+        yield
+        return
+    with open(lock_file(db_path), "a") as held:
+        try:
+            fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise EvalkitError(
+                f"another preparation of {db_path} is running (an `evalkit serve` or `evalkit prepare` started on it "
+                "builds its pairs)", "wait for it and use the app that started it, or stop that one (Ctrl-C in its "
+                "terminal) and start this one again") from None
+        yield
+
+
+def lock_file(db_path: Path) -> Path:
+    return Path(db_path).with_name(Path(db_path).name + ".prepare.lock")
+
+
+def check_no_preparation(db_path: Path) -> None:
+    """EvalkitError when a preparation of this database is running (sole_preparation), before a start begins one."""
+    if lock_file(db_path).exists():
+        with sole_preparation(db_path):
+            pass
+
+
 def prepare(cfg: Config, db_path: Path, progress_file: Path | None = None, echo=print) -> int:
-    """Build what the app needs (the work behind `evalkit prepare`), publishing progress to progress_file."""
+    """Build what the app needs (the work behind `evalkit prepare`), publishing progress to progress_file; refused
+    while another preparation of the database runs."""
+    with sole_preparation(db_path):
+        return _prepare(cfg, db_path, progress_file, echo)
+
+
+def _prepare(cfg: Config, db_path: Path, progress_file: Path | None, echo) -> int:
     if progress_file is None:
         return ensure_pool(cfg, db_path, echo)
     try:  # writes its first snapshot: a path nobody can write fails now

@@ -172,10 +172,11 @@ def serve(cfg: Config, path: Path, *, host: str | None = None, port: int | None 
                                "run without --no-prepare to build the pair pool there, or point --db / EVALKIT_DB "
                                "at the study's database")
         if prepare:
-            from ..study.preparation import pool_size
+            from ..study.preparation import check_no_preparation, pool_size
             from .prepare import Preparation
 
             if pool_size(path) == 0:  # serve the page at once; it shows the preparation's progress
+                check_no_preparation(path)  # a second start in the same folder, on another port
                 print("evalkit: no pairs to rate yet: preparing them in a separate process (`evalkit prepare`); "
                       "the page shows the progress", file=sys.stderr)
                 prep = Preparation(cfg, path)
