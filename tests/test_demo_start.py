@@ -142,3 +142,52 @@ def test_a_second_start_on_a_database_being_prepared_is_refused_and_so_is_a_seco
         assert pool_size(db_file) == 0
     r = CliRunner().invoke(cli, ["prepare", "--config", str(config), "--db", str(db_file)])
     assert r.exit_code == 0 and pool_size(db_file) > 0, r.output  # once it has ended, a preparation runs
+
+
+@pytest.mark.slow
+def test_a_start_after_ctrl_c_during_the_pool_finishes_the_pool_rather_than_serve_it_unfinished(tmp_path, make_config):
+    """Demo audit, 2026-12-06: Ctrl-C while the first start generated the pairs, then `./scripts/start.sh` again: the
+    second start found pairs in the database and served them, though the stopped pool's pairs reach no rater until
+    it is finished (the Rate tab had nothing to serve), and said only that the pool was short of the plan; finishing
+    it took `evalkit generate --resume`, named once in the first start's terminal. The start now prepares again
+    when the database's only pool is unfinished, and the preparation finishes that pool."""
+    import json
+
+    from click.testing import CliRunner
+
+    from evalkit.cli import cli
+    from evalkit.store import open_db
+    from evalkit.study.pairs import unfinished_pools
+    from evalkit.study.preparation import pool_size
+
+    config = make_config(**{"pool.samples": 4, "decoding.mode": "sample"})
+    db_file, progress = tmp_path / "c.db", tmp_path / "c.db.prepare.json"
+    first = subprocess.Popen([sys.executable, "-m", "evalkit", "prepare", "--config", str(config), "--db",
+                              str(db_file), "--progress-file", str(progress)], cwd=str(tmp_path),
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and first.poll() is None:  # until the pool has stored a pair's outputs
+        snap = json.loads(progress.read_text(encoding="utf-8")) if progress.exists() else {}
+        if snap.get("stage") == "pair pool" and snap.get("n", 0) >= 1:
+            break
+        time.sleep(0.1)
+    os.killpg(first.pid, signal.SIGINT)  # Ctrl-C in the terminal: the whole process group
+    said = first.communicate(timeout=120)[0].decode(errors="replace")
+    assert first.returncode != 0 and "is unfinished" in said, said  # stopped mid-pool, as the presenter did
+    db = open_db(db_file)
+    try:
+        assert unfinished_pools(db, db_file)
+    finally:
+        db.conn.close()
+    assert pool_size(db_file) == 0  # so the next start prepares again
+    r = CliRunner().invoke(cli, ["prepare", "--config", str(config), "--db", str(db_file)])
+    assert r.exit_code == 0 and "was stopped before it was finished: finishing it (experiment 1)" in r.output, r.output
+    db = open_db(db_file)
+    try:
+        assert not unfinished_pools(db, db_file)
+        assert db.execute("SELECT COUNT(*) FROM experiments WHERE kind = 'pool'").fetchone()[0] == 1
+        unranked = db.execute("SELECT COUNT(*) FROM pairs WHERE queue_rank IS NULL").fetchone()[0]
+        assert unranked == 0 and db["pairs"].count > 0  # every pair reaches the raters' queue
+    finally:
+        db.conn.close()
+    assert pool_size(db_file) > 0

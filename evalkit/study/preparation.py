@@ -18,11 +18,22 @@ POOL_SECONDS_PER_PAIR = 4.0
 
 
 def pool_size(db_path: Path) -> int:
+    """The pairs in the pool; 0 while the database's only pool is one a stopped preparation left unfinished (its
+    pairs reach no rater until it is finished), so that a start prepares again and finishes it."""
     db = open_db(db_path)
     try:
-        return db["pairs"].count
+        return 0 if interrupted_first_pool(db, db_path) is not None else db["pairs"].count
     finally:
         db.conn.close()
+
+
+def interrupted_first_pool(db, db_path: Path) -> int | None:
+    """The database's only pool experiment when it is unfinished (Ctrl-C during a first start's preparation), else
+    None. A database with a finished pool is left to `evalkit generate --resume`, which its stop names."""
+    from .pairs import unfinished_pools
+
+    pools = [r[0] for r in db.execute("SELECT id FROM experiments WHERE kind = 'pool'")]
+    return pools[0] if len(pools) == 1 and pools[0] in unfinished_pools(db, db_path) else None
 
 
 def ensure_pool(cfg: Config, db_path: Path, echo=print) -> int:
@@ -35,12 +46,15 @@ def ensure_pool(cfg: Config, db_path: Path, echo=print) -> int:
         check_model_refs(cfg)
     db = open_db(db_path)
     try:
-        n = db["pairs"].count
-        if n:
+        n, resume = db["pairs"].count, interrupted_first_pool(db, db_path)
+        if n and resume is None:
             echo(f"pair pool: {n} pairs in {db_path}")
             return n
-        echo(f"no pairs in {db_path}: building the pool ({cfg.pool.samples} samples per prompt per path)…")
-        result = build_pool(cfg, db, progress=True, echo=echo)
+        if resume is None:
+            echo(f"no pairs in {db_path}: building the pool ({cfg.pool.samples} samples per prompt per path)…")
+        else:  # its pairs reach no rater until it is finished: the app would have served an empty queue
+            echo(f"the pool in {db_path} was stopped before it was finished: finishing it (experiment {resume})…")
+        result = build_pool(cfg, db, progress=True, echo=echo, resume=resume)
         echo(f"pair pool: {result.pairs} pairs from {result.prompts} prompts, and {result.gold} gold (check) "
              f"pair{'' if result.gold == 1 else 's'} (pool.gold_rate = {cfg.pool.gold_rate})")
         from ..generation.models import uses_demo
