@@ -174,6 +174,7 @@ def test_a_start_after_ctrl_c_during_the_pool_finishes_the_pool_rather_than_serv
     os.killpg(first.pid, signal.SIGINT)  # Ctrl-C in the terminal: the whole process group
     said = first.communicate(timeout=120)[0].decode(errors="replace")
     assert first.returncode != 0 and "is unfinished" in said, said  # stopped mid-pool, as the presenter did
+    assert "starting the app again (./scripts/start.sh, `" in said and "finishes that pool too" in said, said
     db = open_db(db_file)
     try:
         assert unfinished_pools(db, db_file)

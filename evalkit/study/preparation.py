@@ -40,6 +40,7 @@ def ensure_pool(cfg: Config, db_path: Path, echo=print) -> int:
     """The number of pairs in the pool (gold check pairs included: what raters' queues hold), building one
     first when there is none."""
     from ..generation.models import check_model_refs
+    from ..locations import typed_commands
     from .pairs import build_pool
 
     if not Path(db_path).exists():  # a missing model folder must not leave a new, empty database behind
@@ -54,11 +55,16 @@ def ensure_pool(cfg: Config, db_path: Path, echo=print) -> int:
             echo(f"no pairs in {db_path}: building the pool ({cfg.pool.samples} samples per prompt per path)…")
         else:  # its pairs reach no rater until it is finished: the app would have served an empty queue
             echo(f"the pool in {db_path} was stopped before it was finished: finishing it (experiment {resume})…")
-        result = build_pool(cfg, db, progress=True, echo=echo, resume=resume)
+        try:
+            result = build_pool(cfg, db, progress=True, echo=echo, resume=resume)
+        except KeyboardInterrupt:  # its stop names `evalkit generate --resume`; a presenter just starts again
+            if interrupted_first_pool(db, db_path) is not None:
+                echo(typed_commands("starting the app again (./scripts/start.sh, `evalkit serve`) or `evalkit "
+                                    "prepare` with this database finishes that pool too"))
+            raise
         echo(f"pair pool: {result.pairs} pairs from {result.prompts} prompts, and {result.gold} gold (check) "
              f"pair{'' if result.gold == 1 else 's'} (pool.gold_rate = {cfg.pool.gold_rate})")
         from ..generation.models import uses_demo
-        from ..locations import typed_commands
         from .studies import demo_sentence, fill_sentence
 
         if short := fill_sentence(result.study_pairs, result.planned_pairs, pool=result.planned_pool):
