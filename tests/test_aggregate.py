@@ -33,6 +33,7 @@ from evalkit.store import insert_experiment, insert_pairs, open_db
 
 FIX = Path(__file__).parent / "fixtures"
 GATE = """min_speedup_ci_low = 1.1
+speed_rounds = 2
 margin = 0.05
 confidence = 0.95
 max_extra_memory_mb = 1024

@@ -112,7 +112,8 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
     gate, notes = frozen_gate(db, chosen)
     values = gate["values"] if gate else None
     confidence = values["confidence"] if values else 0.95
-    path_timing, speed_by_prompt, speed = timing(db, tolerance, resamples, study_id=sid)
+    path_timing, speed_by_prompt, speed = timing(db, tolerance, resamples, study_id=sid,
+                                                 speed_rounds=(values or {}).get("speed_rounds", 0))
     ratings = load_ratings(db, sid)  # study pairs of this study only
     # The decision is frozen on the study's stored settings whoever looks first: a reader with other settings (an app
     # whose config differs) must not decide it with its own speed figure, or the first reader would pick the verdict.

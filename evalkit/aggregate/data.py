@@ -330,7 +330,7 @@ def bench_mismatch(db, bench, pool) -> str | None:
                             json.loads(pool["config_json"] or "{}"), json.loads(pool["compat_json"] or "{}"))
     if why:
         return why
-    timed = {r[0] for r in db.execute("SELECT DISTINCT prompt_id FROM timing_runs WHERE experiment_id = ?", [bench["id"]])}
+    timed = timed_prompts(db, bench["id"])
     rated = {r[0] for r in db.execute("""SELECT DISTINCT p.prompt_id FROM pairs p JOIN experiments e ON e.id = p.experiment_id
                                          WHERE e.study_id = ? AND e.kind = 'pool' AND p.kind = 'study'""",
                                       [pool["study_id"]])}
@@ -340,29 +340,39 @@ def bench_mismatch(db, bench, pool) -> str | None:
 
 
 def deciding_benches(db, study_id: int | None = None, before: str | None = None) -> tuple[list[dict], list[str]]:
-    """The benchmarks the speed figure rests on, oldest first, and a note for each one left out: every benchmark
-    (stored by `before`, as latest_bench; one still running has stored nothing and is not a result yet) that measures
-    the pair the study rates (bench_mismatch against its first pool, study_pool: a later pool made with other
-    settings, as databases made before study.pairs refused one may hold, never chooses a benchmark; verdict audit,
-    2026-12-04). All of them, not the latest: were a later benchmark to replace an earlier one, re-running `evalkit
-    bench` until the interval clears the gate's bar would be a search (speed audit, 2026-12-06). Without a study or a
-    pool, the latest. Left out, never silently."""
+    """The benchmarks the speed figure rests on, in the order their results were stored, and a note for each one left
+    out: every benchmark (stored by `before`, as latest_bench; one still running has stored nothing and is not a
+    result yet) that measures the pair the study rates (bench_mismatch against its first pool, study_pool: a later
+    pool made with other settings, as databases made before study.pairs refused one may hold, never chooses a
+    benchmark; verdict audit, 2026-12-04). All of them, not the latest: were a later
+    benchmark to replace an earlier one, re-running `evalkit bench` until the interval clears the gate's bar would
+    be a search (speed audit, 2026-12-06); which of their rounds decide is the gate's speed_rounds
+    (timing._deciding). Storage order, not the experiments' ids: a benchmark started earlier but stored later comes
+    after, so what was stored by a moment keeps its place whatever is stored later. Without a study or a pool, the
+    latest. Left out, never silently."""
     pool = study_pool(db, study_id)
     if pool is None:
         latest = latest_bench(db, before)
         return ([latest] if latest is not None else []), []
     chosen, notes = [], []
     for bench in db.query(
-            """SELECT e.* FROM experiments e WHERE e.kind = 'bench' AND (:before IS NULL OR e.created_at <= :before)
+            """SELECT e.*, (SELECT MAX(COALESCE(b.stored_at, e.created_at)) FROM bench_processes b
+                              WHERE b.experiment_id = e.id) AS stored
+               FROM experiments e WHERE e.kind = 'bench' AND (:before IS NULL OR e.created_at <= :before)
                  AND EXISTS (SELECT 1 FROM bench_processes b WHERE b.experiment_id = e.id AND b.status = 'ok'
                                AND (:before IS NULL OR COALESCE(b.stored_at, e.created_at) <= :before))
-               ORDER BY e.id""", {"before": before}):
+               ORDER BY stored, e.id""", {"before": before}):
         why = bench_mismatch(db, bench, pool)
         if why is None:
             chosen.append(bench)
         else:
             notes.append(f"benchmark {bench['id']} left out: it does not measure what the study rates ({why})")
     return chosen, notes
+
+
+def timed_prompts(db, bench_id: int) -> frozenset:
+    return frozenset(r[0] for r in db.execute("SELECT DISTINCT prompt_id FROM timing_runs WHERE experiment_id = ?",
+                                              [bench_id]))
 
 
 def stored_settings(exp) -> tuple[float, int]:

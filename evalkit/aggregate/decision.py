@@ -171,7 +171,8 @@ def walk_history(db, study, values: dict, resamples: int, tolerance: float, spee
             if speed_now is not None and runs_version(db, study.id, completed_at) == getattr(speed_now, "version", None):
                 speeds[completed_at] = speed_now
             else:  # a benchmark or pool stored after completion does not count
-                speeds[completed_at] = timing(db, tolerance, resamples, study_id=study.id, before=completed_at)[2]
+                speeds[completed_at] = timing(db, tolerance, resamples, study_id=study.id, before=completed_at,
+                                              speed_rounds=(values or {}).get("speed_rounds", 0))[2]
         return speeds[completed_at]
 
     where = _db_file(db)

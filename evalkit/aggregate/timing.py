@@ -57,19 +57,36 @@ class Speed:
     # its whole wait (generation.speed.deployed_speedup), which the speed condition needs too; None without fallbacks
     deployed_speedup: float | None = None
     deployed_ci95: list[float] | None = None
+    # the gate's speed_rounds (0: every round pooled, a study frozen before the key), and the rounds measured after
+    # the deciding ones, with their benchmarks: reported, never weighed (timing._deciding)
+    rounds_planned: int = 0
+    rounds_further: int = 0
+    further_benchmark_ids: list[int] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return asdict(self)
 
 
-def _runs(db, study_id: int | None = None, before: str | None = None
-          ) -> tuple[list[dict], str | None, list[int], list[str]]:
+@dataclass
+class Rounds:
+    """Which benchmark rounds the speed figure weighs (timing._deciding): the gate's planned number (0: every round,
+    the rule of a study frozen before speed_rounds), the deciding ones found, and those measured after them."""
+
+    planned: int = 0
+    deciding: int = 0
+    further: int = 0
+    further_benchmarks: list[int] = field(default_factory=list)
+
+
+def _runs(db, study_id: int | None = None, before: str | None = None, speed_rounds: int = 0
+          ) -> tuple[list[dict], str | None, list[int], list[str], Rounds]:
     """The timed runs the speed-up rests on, their source, the benchmarks (their memory figures count even when they
-    stored no timed run and the pool's runs stand in) and notes. The benchmark measures the model pair, whichever
-    study is rated; the pool's runs are the study's own pairs. `before`: only what was stored by then (the decision
-    frozen at completion). Every benchmark that measures what the study rates counts (data.deciding_benches), their
-    rounds pooled: each is a fresh process per path, the interval's unit, so each benchmark's round keeps its own
-    number (1, 2, ... over all of them in order)."""
+    stored no timed run and the pool's runs stand in), notes and which rounds decide. The benchmark measures the
+    model pair, whichever study is rated; the pool's runs are the study's own pairs. `before`: only what was stored by
+    then (the decision frozen at completion). Every benchmark that measures what the study rates counts
+    (data.deciding_benches), in the order they were stored: each is a fresh process per path, the interval's unit,
+    so each benchmark's round keeps its own number (1, 2, ... over all of them in that order), and the first
+    `speed_rounds` of them decide (_deciding)."""
     benches, notes = deciding_benches(db, study_id, before)
     ids = [b["id"] for b in benches]
     rows = []
@@ -82,9 +99,11 @@ def _runs(db, study_id: int | None = None, before: str | None = None
                ORDER BY t.round, t.id""", [bench_id])
     if rows:
         number: dict = {}
-        for r in rows:
+        for r in rows:  # the stored number kept: a failed worker is recorded against it
+            r["stored_round"] = r["round"]
             r["round"] = number.setdefault((r["experiment_id"], r["round"]), len(number) + 1)
-        return rows, "benchmark", ids, notes
+        rows, rounds = _deciding(db, rows, ids, speed_rounds)
+        return rows, "benchmark", ids, notes, rounds
     pool_rows = list(db.query(
         """SELECT p.id AS pair, p.prompt_id, g.path, g.new_tokens, g.stop_reason, g.generate_seconds AS seconds,
                   g.new_tokens / g.generate_seconds AS tokens_per_second, g.device, g.token_hash, g.peak_rss_mb,
@@ -95,7 +114,32 @@ def _runs(db, study_id: int | None = None, before: str | None = None
              AND (:before IS NULL OR p.created_at <= :before)""", {"study": study_id, "before": before}))
     for r in pool_rows:  # pair index plays the role of (round, rep)
         r["round"], r["rep"] = 1, r.pop("pair")
-    return pool_rows, (POOL_SOURCE if pool_rows else None), ids, notes
+    return pool_rows, (POOL_SOURCE if pool_rows else None), ids, notes, Rounds(speed_rounds)
+
+
+def _deciding(db, rows: list[dict], bench_ids: list[int], planned: int) -> tuple[list[dict], Rounds]:
+    """The rows of the first `planned` whole rounds (both paths timed, no worker of the round failed), in storage
+    order, and what was measured after them. Fixed in advance, so looking after each `evalkit bench` and stopping
+    once the interval clears the bar cannot raise the false-pass rate: rounds stored after the deciding ones never
+    enter (tests/test_speed_selection.py simulates that policy). planned 0: every round (a study frozen before
+    speed_rounds)."""
+    if not planned:
+        return rows, Rounds(0, len({r["round"] for r in rows}))
+    marks = ",".join("?" * len(bench_ids))
+    failed = {tuple(k) for k in db.execute(f"SELECT experiment_id, round FROM bench_processes WHERE experiment_id IN "
+                                           f"({marks}) AND status = 'failed'", bench_ids)}
+    paths: dict[int, set] = {}
+    for r in rows:
+        paths.setdefault(r["round"], set()).add(r["path"])
+    whole = {r["round"] for r in rows if (r["experiment_id"], r["stored_round"]) not in failed
+             and GenerationPath.ORDINARY in paths[r["round"]]
+             and paths[r["round"]] & {GenerationPath.ASSISTED, GenerationPath.FALLBACK}}
+    deciding = set(sorted(whole)[:planned])
+    last = max(deciding, default=0)
+    after = [r for r in rows if r["round"] > last]
+    return ([r for r in rows if r["round"] in deciding],
+            Rounds(planned, len(deciding), len({r["round"] for r in after}),
+                   sorted({r["experiment_id"] for r in after})))
 
 
 def _devices_disagree(rows: list[dict], source: str | None) -> str:
@@ -117,15 +161,29 @@ def _devices_disagree(rows: list[dict], source: str | None) -> str:
 
 def bench_basis(speed) -> str:
     """What the speed figure rests on, for the verdict, report, card and Results tab: 'benchmark 4, 4 rounds' or
-    '2 benchmarks (4, 7), 8 rounds pooled' (a decision frozen before the count was kept: 'benchmark 4')."""
+    '2 benchmarks (4, 7), 8 rounds pooled' (a decision frozen before the count was kept: 'benchmark 4'), and the
+    rounds measured after the deciding ones ('; 4 further rounds measured (benchmark 9), not deciding')."""
     single = getattr(speed, "experiment_id", None)
     ids = getattr(speed, "benchmark_ids", None) or ([single] if single is not None else [])
     if speed.source != "benchmark" or not ids:
         return str(speed.source)
     rounds = getattr(speed, "rounds", 0)
     if len(ids) == 1:
-        return f"benchmark {ids[0]}" + (f", {rounds} rounds" if rounds else "")
-    return f"{len(ids)} benchmarks ({', '.join(map(str, ids))}), {rounds} rounds pooled"
+        text = f"benchmark {ids[0]}" + (f", {rounds} rounds" if rounds else "")
+    else:
+        text = f"{len(ids)} benchmarks ({', '.join(map(str, ids))}), {rounds} rounds pooled"
+    if further := getattr(speed, "rounds_further", 0):
+        others = getattr(speed, "further_benchmark_ids", [])
+        text += (f"; {further} further round{'s' if further > 1 else ''} measured (benchmark"
+                 f"{'s' if len(others) > 1 else ''} {', '.join(map(str, others))}), not deciding")
+    return text
+
+
+def rounds_needed(speed) -> int:
+    """The benchmark rounds still missing before the gate's speed_rounds decide (0 once they do, or without a plan)."""
+    if speed.source != "benchmark":
+        return 0
+    return max(getattr(speed, "rounds_planned", 0) - getattr(speed, "rounds", 0), 0)
 
 
 def runs_version(db, study_id: int | None = None, before: str | None = None) -> tuple:
@@ -139,19 +197,20 @@ def runs_version(db, study_id: int | None = None, before: str | None = None) -> 
     return (tuple(b["id"] for b in benches), pairs)
 
 
-def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None, before: str | None = None):
+def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None, before: str | None = None,
+           speed_rounds: int = 0):
     """Per path timing and memory (a table, every registered path that ran), the speed-up per prompt and over all
     prompts of each path compared with ordinary, each on its own rows (a table with a `path` column: assisted's
     first, then e.g. prompt lookup's, never pooled; with the ratio of tokens per second over every matched pair
-    beside it), and the speed figure the verdict weighs (assisted's)."""
+    beside it), and the speed figure the verdict weighs (assisted's), all on the first `speed_rounds` benchmark
+    rounds (the study's frozen gate; 0: every round)."""
     import pandas as pd
 
     # what the figure rests on, read BEFORE its rows: a benchmark or pairs stored while the bootstrap runs make a
     # version that differs from it, so a decision frozen meanwhile recomputes its speed instead of reusing this one
     # (decision.walk_history; durability audit 2026-12-02: it froze KEEP on a figure that missed a benchmark)
     version = runs_version(db, study_id, before)
-    rows, source, bench_ids, left_out = _runs(db, study_id, before)
-    exp_id = bench_ids[-1] if bench_ids else None  # the latest: what a single figure names
+    rows, source, bench_ids, left_out, rounds = _runs(db, study_id, before, speed_rounds)
     paths = []
     for path in registry.order({r["path"] for r in rows}):
         rs = [r for r in rows if r["path"] == path]
@@ -182,8 +241,9 @@ def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None,
                 everything = fig
     overall = speed_rows[0]
     memory, memory_basis = _largest_extra_memory(db, bench_ids)
-    theory, agree = _theory(db, bench_ids, rows) if source == "benchmark" else (None, None)
-    timed = sorted({r["experiment_id"] for r in rows}) if source == "benchmark" else []
+    timed = [b for b in bench_ids if b in {r["experiment_id"] for r in rows}] if source == "benchmark" else []
+    theory, agree = _theory(db, timed, rows) if timed else (None, None)
+    exp_id = (timed or bench_ids or [None])[-1]  # the latest deciding one: what a single figure names
     speed = Speed(source=source, experiment_id=exp_id, speedup=overall["speedup"],
                   speedup_ci95=[overall["ci_low"], overall["ci_high"]] if overall["ci_low"] is not None else None,
                   comparable_pairs=overall["comparable_pairs"], matched_pairs=overall["matched_pairs"],
@@ -196,7 +256,8 @@ def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None,
                   throughput_pairs=everything.throughput_pairs, selection_gap=everything.selection_gap,
                   notes=list(getattr(everything, "notes", [])) + _failed_workers(db, timed, source) + left_out,
                   benchmark_ids=timed, rounds=len({r["round"] for r in rows}) if timed else 0,
-                  devices_disagree=_devices_disagree(rows, source))
+                  devices_disagree=_devices_disagree(rows, source), rounds_planned=rounds.planned,
+                  rounds_further=rounds.further, further_benchmark_ids=rounds.further_benchmarks)
     if speed.fallback_runs and source == "benchmark":
         speed.deployed_speedup, speed.deployed_ci95 = _deployed(rows, tolerance)
     if speed.fallback_runs:

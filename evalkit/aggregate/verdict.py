@@ -503,12 +503,14 @@ def speed_condition(speed, minimum: float) -> Condition:
                          f"kinds ({disagree}), whose timings never pool, and none is chosen over the others; a speed "
                          "claim is for one kind of device: start the study again in a new database (`--db`) and "
                          "benchmark it on that kind only")
+    from .timing import bench_basis, rounds_needed
+
+    if missing := rounds_needed(speed):
+        return Condition("speed-up", None, needs_rounds_text(speed, missing))
     lo = speed.speedup_ci95[0] if speed.speedup_ci95 else None
     if lo is None:
         return Condition("speed-up", None, "no speed-up interval measured over comparable outputs"
                          + "".join(f"; {n}" for n in speed.notes if "no interval" in n))
-    from .timing import bench_basis
-
     where = f"{speed.comparable_pairs} of {speed.matched_pairs} matched pairs comparable, {bench_basis(speed)}"
     if speed.comparable_pairs < MIN_COMPARABLE_SHARE * speed.matched_pairs:
         return Condition("speed-up", None,
@@ -533,9 +535,20 @@ def speed_condition(speed, minimum: float) -> Condition:
         text += ": faster where drafting works, not once its fallbacks are counted"
     elif min(lo, tps) < minimum <= min(speed.speedup or 0, speed.throughput_ratio or 0) and speed.source == "benchmark":
         text += ("; the estimates reach the minimum but the interval does not: its unit is the benchmark's round (a "
-                 "fresh process per path), so `evalkit bench --rounds 6` (more rounds) narrows it")
+                 "fresh process per path), and the gate's speed_rounds, fixed before the first benchmark, says how "
+                 "many decide" + (" (rounds measured after them never enter, so re-running `evalkit bench` does not "
+                                  "change it; plan more rounds in the next study's gate)"
+                                  if getattr(speed, "rounds_planned", 0) else ""))
     return Condition("speed-up", bool(lo >= minimum and tps >= minimum and (deployed is None or deployed >= minimum)),
                      text)
+
+
+def needs_rounds_text(speed, missing: int) -> str:
+    """Why the speed condition waits: the gate's speed_rounds are not all measured yet, and what to run."""
+    planned = speed.rounds_planned
+    return (f"not judged yet: {speed.rounds} of the {planned} benchmark rounds the gate plans (speed_rounds) are measured; "
+            f"the first {planned} decide, whatever is measured after them: run `evalkit bench --rounds "
+            f"{max(missing, 2)}` for the {missing} still needed")
 
 
 def _as_deployed(speed) -> tuple[float | None, str]:

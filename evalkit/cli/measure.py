@@ -115,7 +115,9 @@ def run(config_path, db_path, prompt_id, path, seed, batch_size, as_json):
 @click.option("--reps", type=int, default=None, help="Timed repetitions per prompt per path per round (default: bench.reps, 5).")
 @click.option("--rounds", type=int, default=None,
               help="Rounds, each path in a fresh process per round, ABBA order (default: bench.rounds, 4; at least "
-                   "2); the speed-up's interval takes the round as its unit, so more rounds narrow it.")
+                   "2); the speed-up's interval takes the round as its unit, so more rounds narrow it. A study's "
+                   "verdict weighs only the first speed_rounds rounds of its pair (the gate, 4 by default), in the "
+                   "order stored: rounds after them are reported, not deciding.")
 @click.option("--decoding", type=click.Choice(["greedy", "sample"]), default=None, help="Override decoding.mode.")
 @click.option("--prompt", "prompt_ids", multiple=True, help="Limit to these prompt ids (repeatable).")
 @click.option("--batch-sizes", default=None, callback=csv_of(int),
@@ -142,6 +144,10 @@ def bench(config_path, db_path, reps, rounds, decoding, prompt_ids, batch_sizes,
 
     Runs are stored together once every round has run: a bench stopped before (Ctrl-C: exit status 130) stores
     none, and leaves no empty experiment or worker files behind.
+
+    The verdict's speed condition weighs the first rounds of the study's pair that the gate's speed_rounds plans
+    (4 by default: one bench with the default --rounds), in the order stored; re-running bench after them adds rounds
+    that are reported as not deciding, so looking after each run and stopping on a pass is no search.
     """
     from ..generation.bench import bench_at, format_summary
 

@@ -20,6 +20,13 @@ ALIASES = {"max_pass_rate_drop": "margin"}
 class Gate:
     # Minimum lower bound of the speed-up's 95% interval.
     min_speedup_ci_low: float = 1.1
+    # Benchmark rounds that decide the speed condition, fixed before the first benchmark: the first this many rounds
+    # of the study's pair (every round with both paths timed, in the order the benchmarks were stored) are its
+    # evidence; rounds measured after them are reported, never weighed, so re-running `evalkit bench` until the
+    # interval clears min_speedup_ci_low is no search (speed audit, 2026-12-06). Until that many exist the
+    # condition is not judged. 4: what one `evalkit bench` makes by default (bench.rounds). A study frozen before this
+    # key pooled every round stored by the decision (0, LEGACY).
+    speed_rounds: int = 4
     # Non-inferiority margin: KEEP needs, for every criterion, the lower end of the interval of the
     # assisted - ordinary pass rate to be at least -margin (alias: max_pass_rate_drop).
     margin: float = 0.05
@@ -84,6 +91,7 @@ class Gate:
 # (low, high, low inclusive, high inclusive) for each key; a value outside is refused with its range
 RANGES = {
     "min_speedup_ci_low": (0.0, None, True, True),
+    "speed_rounds": (2, None, True, True),  # the interval needs 2 rounds (0, every round, is the legacy rule only)
     "margin": (0.0, 1.0, False, False),
     "confidence": (0.5, 1.0, False, False),
     "max_extra_memory_mb": (0.0, None, True, True),
@@ -232,9 +240,10 @@ def gate_snapshot(path: Path | None = None) -> dict:
 # that did not know the key froze it: such a study keeps its conditional claim rather than gaining a new
 # requirement (min_raters) after the fact. A snapshot frozen by a version that knew the key stores it in "values".
 # A study frozen before a key existed keeps what it was planned for: the conditional claim, no PPI, and (its
-# planned_pairs sized for it) the union with Tango, no pair rated twice beyond min_ratings_per_pair, and one look.
+# planned_pairs sized for it) the union with Tango, no pair rated twice beyond min_ratings_per_pair, and one look;
+# and its speed condition on every benchmark round stored by the decision (speed_rounds 0), as it was frozen.
 LEGACY = {"claim": "these raters", "ppi": "off", "interval": "union with tango", "second_rating_share": 0.0,
-          "monitoring": "fixed"}
+          "monitoring": "fixed", "speed_rounds": 0}
 
 
 def frozen_values(snapshot: dict) -> dict:

@@ -44,6 +44,10 @@ class SyntheticStudy:
     speedup: float = 2.0
     extra_memory_mb: float = 200.0
     bench_reps: int = 5
+    # rounds of the benchmark (a fresh process per path each), and the log-normal sd of the factor each process's
+    # state puts on all its times (0: none; drawn only when above 0, so the default draws stay as they were)
+    bench_rounds: int = 2
+    bench_drift: float = 0.0
     gate_path: str | None = None
     # a new study of this name (store.attach_pool); None: the database's latest study (or its first)
     study: str | None = None
@@ -185,18 +189,20 @@ def _ratings(db, spec: SyntheticStudy, sim: dict, pair_ids, sides, rng, stamp: s
         _insert_many(db, "ratings", rows, columns)
 
 
-def add_bench(db, speedup: float, extra_memory_mb: float = 200.0, seed: int = 0, reps: int = 5) -> int:
+def add_bench(db, speedup: float, extra_memory_mb: float = 200.0, seed: int = 0, reps: int = 5, rounds: int = 2,
+              drift: float = 0.0, prompts: tuple[str, ...] = PROMPTS) -> int:
     """Another benchmark of the synthetic pair, as a rerun of `evalkit bench` stores it (its id): a second measurement
     of the same pair and settings, which the verdict must pool with the first, not prefer."""
     import numpy as np
 
     from ..store import now
 
-    spec = SyntheticStudy(pairs=0, speedup=speedup, extra_memory_mb=extra_memory_mb, bench_reps=reps)
-    return _bench(db, spec, np.random.default_rng(seed), now(), {})
+    spec = SyntheticStudy(pairs=0, speedup=speedup, extra_memory_mb=extra_memory_mb, bench_reps=reps,
+                          bench_rounds=rounds, bench_drift=drift)
+    return _bench(db, spec, np.random.default_rng(seed), now(), {}, prompts)
 
 
-def _bench(db, spec: SyntheticStudy, rng, stamp: str, gate: dict) -> int:
+def _bench(db, spec: SyntheticStudy, rng, stamp: str, gate: dict, prompts: tuple[str, ...] = PROMPTS) -> int:
     """A benchmark experiment as `evalkit bench` stores it: one process per path and round (memory after load),
     and per prompt, round and repetition one timed run on each path with the same length and stop reason."""
     from ..records import ProcessRecord
@@ -205,8 +211,11 @@ def _bench(db, spec: SyntheticStudy, rng, stamp: str, gate: dict) -> int:
     exp = insert_experiment(db, "bench", {"bench": {"length_tolerance": 0.1, "bootstrap": 2000}}, {},
                             note="synthetic benchmark", gate=gate)
     procs = {}
+    rounds = range(1, spec.bench_rounds + 1)
+    state = {(path, rnd): float(rng.lognormal(0, spec.bench_drift)) if spec.bench_drift else 1.0
+             for rnd in rounds for path in COMPARED}
     for path in COMPARED:
-        for rnd in (1, 2):
+        for rnd in rounds:
             rss = 500.0 + (spec.extra_memory_mb if path == GenerationPath.ASSISTED else 0.0)
             process = ProcessRecord(path=path, round=rnd, order=COMPARED.index(path), rss_after_load_mb=rss,
                                     warmup_count=1)
@@ -214,12 +223,13 @@ def _bench(db, spec: SyntheticStudy, rng, stamp: str, gate: dict) -> int:
     first = db.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM generations").fetchone()[0]
     gens, runs = [], []
     gid = first
-    for prompt in PROMPTS:
-        for rnd in (1, 2):
+    for prompt in prompts:
+        for rnd in rounds:
             for rep in range(spec.bench_reps):
                 tokens = int(rng.integers(120, 200))
                 o_sec = float(rng.lognormal(0.7, 0.05))
-                for path, sec in zip(COMPARED, (o_sec, o_sec / spec.speedup * float(rng.lognormal(0, 0.03)))):
+                for path, sec in zip(COMPARED, (o_sec * state[(GenerationPath.ORDINARY, rnd)], o_sec / spec.speedup
+                                                * float(rng.lognormal(0, 0.03)) * state[(GenerationPath.ASSISTED, rnd)])):
                     gens += _generation_rows(gid, exp, [prompt], path, [sec], [tokens], stamp, peak_rss_mb=500.0 + (
                         spec.extra_memory_mb if path == GenerationPath.ASSISTED else 0.0))
                     runs.append((exp, procs[(path, rnd)], gid, path, prompt, rnd, rep, rep, tokens, "eos", sec,
@@ -236,11 +246,13 @@ def gate_file_text(planned_pairs: int, margin: float = 0.05, confidence: float =
                    min_speedup_ci_low: float = 1.1, max_extra_memory_mb: float = 1024, claim: str | None = None,
                    min_raters: int | None = None, ppi: str | None = None, interval: str | None = None,
                    monitoring: str | None = None, look_every: int | None = None,
-                   second_rating_share: float | None = None) -> str:
+                   second_rating_share: float | None = None, speed_rounds: int = 2) -> str:
     """A gate file for synthetic studies and tests (claim, min_raters, ppi, interval, monitoring, look_every,
-    second_rating_share: the gate's defaults unless given)."""
+    second_rating_share: the gate's defaults unless given; speed_rounds: the 2 rounds a synthetic benchmark measures,
+    _bench)."""
     return "\n".join([
         f"min_speedup_ci_low = {min_speedup_ci_low}",
+        f"speed_rounds = {speed_rounds}",
         f"margin = {margin}",
         f"confidence = {confidence}",
         f"max_extra_memory_mb = {max_extra_memory_mb}",

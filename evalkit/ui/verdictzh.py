@@ -72,7 +72,11 @@ def _basis_zh(s) -> str:
     if s.source != "benchmark" or not ids:
         return ""
     rounds = f"，共 {s.rounds} 轮" if getattr(s, "rounds", 0) else ""
-    return f"（{len(ids)} 次基准测试：{', '.join(map(str, ids))}{rounds}）"
+    further = ""
+    if n := getattr(s, "rounds_further", 0):  # timing.bench_basis: measured after the deciding rounds
+        further = (f"；此后另测 {n} 轮（基准测试 {', '.join(map(str, getattr(s, 'further_benchmark_ids', [])))}），"
+                   "不参与判定")
+    return f"（{len(ids)} 次基准测试：{', '.join(map(str, ids))}{rounds}{further}）"
 
 
 def _speed(agg, g: dict) -> str:
@@ -80,6 +84,12 @@ def _speed(agg, g: dict) -> str:
     if disagree := getattr(s, "devices_disagree", ""):  # verdict.speed_condition's reason, in Chinese
         return (f"无法判定：本研究模型对的基准测试在不同类型的设备上运行（{disagree}），计时不能合并，也不会挑选其中之一；"
                 "速度结论只针对一种设备：在新的数据库（`--db`）中重新开始研究，并只在该类设备上运行 `evalkit bench`")
+    from ..aggregate.timing import rounds_needed
+
+    if missing := rounds_needed(s):  # verdict.needs_rounds_text, in Chinese
+        return (f"尚未判定：门槛计划的 {s.rounds_planned} 轮基准测试（speed_rounds）已测 {s.rounds} 轮；由最先的 "
+                f"{s.rounds_planned} 轮判定，之后测的轮次不参与：运行 `evalkit bench --rounds {max(missing, 2)}` "
+                f"补足还差的 {missing} 轮")
     if s.speedup is None:
         return "没有在可比的输出上测得加速比（运行 `evalkit bench`）"
     from ..stats.speedup import ratio_text
