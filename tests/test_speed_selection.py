@@ -707,3 +707,22 @@ def test_rerunning_until_the_speed_condition_passes_keeps_its_level(tmp_path):
         db.conn.close()
     slack = 3 * sqrt(level * (1 - level) / studies)  # three binomial standard errors: a bound of 5.5%
     assert passed / studies <= level + slack, (passed, studies)
+
+
+def test_a_benchmark_that_timed_other_prompts_is_left_out_not_pooled(tmp_path):
+    """Speed audit, 2026-12-06: benchmarks of the study's pair pooled whenever each timed the prompts the study rates,
+    so one that also timed an extra prompt pooled its rounds into a median over prompts that the others' rounds never
+    had (the figure then moved with which benchmark happened to time what). Pooled benchmarks now time the first
+    one's prompt set (their settings already match the study's pool); one that differs is left out with a note
+    naming the prompts, as a benchmark of another setting is."""
+    from evalkit.study.synthetic import PROMPTS, add_bench
+
+    db, first = _study_with_a_slow_benchmark(tmp_path, speedup=2.0, speed_rounds=4)
+    wider = add_bench(db, speedup=2.0, seed=5, prompts=PROMPTS + ("extra-01",))
+    same = add_bench(db, speedup=2.0, seed=6)
+    agg = aggregate(db)
+    assert agg.speed.benchmark_ids == [first, same] and agg.speed.rounds == 4
+    note = next(n for n in agg.speed.notes if f"benchmark {wider} left out" in n)
+    assert f"other prompts than benchmark {first}" in note and "(also extra-01)" in note and "--prompt" in note
+    assert "extra-01" not in set(agg.tables["speedup"]["prompt_id"])
+    assert any(f"benchmark {wider} left out" in n for n in agg.notes)  # said where aggregate prints its notes

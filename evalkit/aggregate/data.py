@@ -344,7 +344,8 @@ def deciding_benches(db, study_id: int | None = None, before: str | None = None)
     out: every benchmark (stored by `before`, as latest_bench; one still running has stored nothing and is not a
     result yet) that measures the pair the study rates (bench_mismatch against its first pool, study_pool: a later
     pool made with other settings, as databases made before study.pairs refused one may hold, never chooses a
-    benchmark; verdict audit, 2026-12-04). All of them, not the latest: were a later
+    benchmark; verdict audit, 2026-12-04) and times the prompts the first of them timed (timed_prompts: rounds that
+    time other prompts are another figure, never pooled with it). All of them, not the latest: were a later
     benchmark to replace an earlier one, re-running `evalkit bench` until the interval clears the gate's bar would
     be a search (speed audit, 2026-12-06); which of their rounds decide is the gate's speed_rounds
     (timing._deciding). Storage order, not the experiments' ids: a benchmark started earlier but stored later comes
@@ -354,7 +355,7 @@ def deciding_benches(db, study_id: int | None = None, before: str | None = None)
     if pool is None:
         latest = latest_bench(db, before)
         return ([latest] if latest is not None else []), []
-    chosen, notes = [], []
+    chosen, notes, prompts = [], [], None
     for bench in db.query(
             """SELECT e.*, (SELECT MAX(COALESCE(b.stored_at, e.created_at)) FROM bench_processes b
                               WHERE b.experiment_id = e.id) AS stored
@@ -363,8 +364,12 @@ def deciding_benches(db, study_id: int | None = None, before: str | None = None)
                                AND (:before IS NULL OR COALESCE(b.stored_at, e.created_at) <= :before))
                ORDER BY stored, e.id""", {"before": before}):
         why = bench_mismatch(db, bench, pool)
+        timed = timed_prompts(db, bench["id"])
+        if why is None and prompts is not None and timed != prompts:
+            why = _other_prompts(timed, prompts, chosen[0]["id"])
         if why is None:
             chosen.append(bench)
+            prompts = timed if prompts is None else prompts
         else:
             notes.append(f"benchmark {bench['id']} left out: it does not measure what the study rates ({why})")
     return chosen, notes
@@ -373,6 +378,15 @@ def deciding_benches(db, study_id: int | None = None, before: str | None = None)
 def timed_prompts(db, bench_id: int) -> frozenset:
     return frozenset(r[0] for r in db.execute("SELECT DISTINCT prompt_id FROM timing_runs WHERE experiment_id = ?",
                                               [bench_id]))
+
+
+def _other_prompts(timed: frozenset, first: frozenset, first_id: int) -> str:
+    """Why a benchmark's prompt set does not pool with the first benchmark's: the prompts only one of them timed."""
+    extra, missing = sorted(timed - first), sorted(first - timed)
+    differs = "; ".join(([f"also {', '.join(extra)}"] if extra else []) + ([f"not {', '.join(missing)}"] if missing else []))
+    return (f"it timed other prompts than benchmark {first_id}, the first of the study's pair ({differs}): the speed-up "
+            "is a median over prompts, so its rounds measure another figure; time the same prompts "
+            "(`evalkit bench --prompt`, bench.prompts)")
 
 
 def stored_settings(exp) -> tuple[float, int]:
