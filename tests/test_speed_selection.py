@@ -726,3 +726,33 @@ def test_a_benchmark_that_timed_other_prompts_is_left_out_not_pooled(tmp_path):
     assert f"other prompts than benchmark {first}" in note and "(also extra-01)" in note and "--prompt" in note
     assert "extra-01" not in set(agg.tables["speedup"]["prompt_id"])
     assert any(f"benchmark {wider} left out" in n for n in agg.notes)  # said where aggregate prints its notes
+
+
+def test_the_tokens_per_second_ratio_says_it_leaves_the_fallbacks_out(tmp_path):
+    """Speed audit, 2026-12-06: where assisted runs fell back, the speed condition weighs the speed-up as deployed,
+    but the tokens-per-second ratio beside it pairs assisted runs only, and the SPEED line, the card's figure and the
+    verdict's condition called it the ratio 'over all matched pairs (no selection ...)', which read as counting every
+    request. Each now says it excludes the assisted runs that fell back, in both languages; nothing is added where
+    none did."""
+    from evalkit.publish.provenance import build_provenance
+    from evalkit.ui.results import verdict_markdown
+
+    db, bench = _study_with_a_slow_benchmark(tmp_path, speedup=2.0, extra_memory_mb=100.0)
+    clean = aggregate(db)
+    assert "fell back" not in format_text(clean) and "回退" not in verdict_markdown(clean, "zh")
+    db.execute("""UPDATE timing_runs SET path = 'fallback', decode_seconds = 0.01, seconds = 0.01 + 1.8 * (
+                      SELECT o.seconds FROM timing_runs o WHERE o.experiment_id = timing_runs.experiment_id
+                        AND o.path = 'ordinary' AND o.prompt_id = timing_runs.prompt_id AND o.round = timing_runs.round
+                        AND o.rep = timing_runs.rep)
+                  WHERE path = 'assisted' AND rep = 0""")
+    db.conn.commit()
+    agg = aggregate(db)
+    n = agg.speed.fallback_runs
+    said = f"excluding the {n} assisted runs that fell back"
+    assert n > 1 and agg.speed.throughput_ratio is not None
+    assert f"tokens/s ratio over every matched pair, {said}" in _condition(agg, "speed-up").reason  # verdict, report
+    assert f"(no selection on length or stop reason, {said})" in format_text(agg)  # the SPEED line
+    card = next(f for f in build_provenance(db, agg).figures if f.name == "tokens per second, assisted over ordinary")
+    assert said in card.value
+    assert f"全部匹配输出（不含回退的 {n} 次 assisted 运行）的每秒 token 数之比" in verdict_markdown(agg, "zh")
+    assert said in verdict_markdown(agg)  # the Results tab's English verdict

@@ -355,9 +355,11 @@ def speed_line(speed: Speed) -> str:
                 + (f" [{ratio_text(ci[0])}, {ratio_text(ci[1])}]" if ci else " (no interval)")
                 + (" (zero width: the timings carry no spread, no certainty)" if no_spread(ci) else ""))
 
+    from .timing import without_fallbacks
+
     text = (f"speed-up over {speed.comparable_pairs} comparable pairs {fig(speed.speedup, speed.speedup_ci95)}; "
             f"tokens per second, assisted over ordinary, over all {speed.throughput_pairs} matched pairs (no selection "
-            f"on length or stop reason) {fig(speed.throughput_ratio, speed.throughput_ci95)}")
+            f"on length or stop reason{without_fallbacks(speed)}) {fig(speed.throughput_ratio, speed.throughput_ci95)}")
     text += "; the 95% intervals do not overlap" if speed.selection_gap else ""
     if speed.theoretical_speedup is not None:
         text += (f"; Leviathan et al. predict {speed.theoretical_speedup:.2f}x from the measured acceptance, draft "

@@ -179,6 +179,13 @@ def bench_basis(speed) -> str:
     return text
 
 
+def without_fallbacks(speed) -> str:
+    """Words for the tokens-per-second ratio where assisted runs fell back ('' where none did): it pairs assisted runs
+    only, so it leaves them out, as the speed-up does; the speed-up as deployed (verdict._as_deployed) counts them."""
+    n = getattr(speed, "fallback_runs", 0) or 0
+    return f", excluding the {n} assisted run{'s' if n != 1 else ''} that fell back" if n else ""
+
+
 def rounds_needed(speed) -> int:
     """The benchmark rounds still missing before the gate's speed_rounds decide (0 once they do, or without a plan)."""
     if speed.source != "benchmark":

@@ -503,7 +503,7 @@ def speed_condition(speed, minimum: float) -> Condition:
                          f"kinds ({disagree}), whose timings never pool, and none is chosen over the others; a speed "
                          "claim is for one kind of device: start the study again in a new database (`--db`) and "
                          "benchmark it on that kind only")
-    from .timing import bench_basis, rounds_needed
+    from .timing import bench_basis, rounds_needed, without_fallbacks
 
     if missing := rounds_needed(speed):
         return Condition("speed-up", None, needs_rounds_text(speed, missing))
@@ -522,7 +522,8 @@ def speed_condition(speed, minimum: float) -> Condition:
 
     # a zero-width interval read as a sure figure here: say it, as the speed figure's note does
     flat = "; the interval has zero width, the timings carry no spread" if no_spread(speed.speedup_ci95) else ""
-    text = (f"95% CI lower end {ratio_text(lo)} vs minimum {minimum:.2f} ({where}{flat}); tokens/s ratio over every matched pair "
+    text = (f"95% CI lower end {ratio_text(lo)} vs minimum {minimum:.2f} ({where}{flat}); tokens/s ratio over every "
+            f"matched pair{without_fallbacks(speed)} "
             + ("not measured" if tps is None else f"{ratio_text(speed.throughput_ratio)}, lower end {ratio_text(tps)}"))
     deployed, fallback_text = _as_deployed(speed)
     text += fallback_text

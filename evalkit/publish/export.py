@@ -277,7 +277,9 @@ def method_markdown(agg, db=None) -> str:
   round: a fresh process per path) with rounds - 1 degrees of freedom, centred on the log of the speed-up itself,
   whichever reaches further. The tokens-per-second ratio beside it takes the same estimator and intervals on every
   matched pair, comparable or not: per prompt, the median of assisted's tokens per second over the median of
-  ordinary's; the median of these over prompts.
+  ordinary's; the median of these over prompts. Neither figure holds the assisted runs that failed and were rerun
+  by the target alone (fallbacks): where there are some, the speed condition also weighs the speed-up as deployed,
+  each fallback counted at its whole wait.
 - **The code.** `evalkit.stats.clustered.paired_difference`, `evalkit.stats.ppi.ppi_paired_difference`{
     ", `evalkit.aggregate.looks.sequence_row`" if sequence else ""} and
   `evalkit.generation.speed.measure_speed` compute these on arrays; `evalkit aggregate` prints every row."""

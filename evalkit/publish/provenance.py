@@ -393,7 +393,7 @@ def _scope(db, agg, sources: dict[str, list[int]], prompts: list[PromptSource]) 
 
 
 def _figures(agg, sources: dict[str, list[int]], scope: Scope) -> list[Figure]:
-    from ..aggregate.timing import bench_basis
+    from ..aggregate.timing import bench_basis, without_fallbacks
 
     speed = agg.speed
     v = agg.verdict
@@ -432,6 +432,7 @@ def _figures(agg, sources: dict[str, list[int]], scope: Scope) -> list[Figure]:
         tps = (f"{ratio_text(speed.throughput_ratio)}x"
                + (f" (95% CI {ratio_text(tci[0])} to {ratio_text(tci[1])})" if tci else "")
                + f" over all {speed.throughput_pairs} matched pairs, no selection on length or stop reason"
+               + without_fallbacks(speed)
                + ("; its interval and the speed-up's do not overlap" if speed.selection_gap else ""))
         figs.append(Figure("tokens per second, assisted over ordinary", tps, sources["speed"]))
     mem = speed.extra_memory_mb

@@ -109,7 +109,9 @@ def _speed(agg, g: dict) -> str:
         text += "；每秒 token 数之比没有测得，无法判定"
     else:
         tps = s.throughput_ci95[0]
-        text += (f"；全部匹配输出的每秒 token 数之比 {ratio_text(s.throughput_ratio)}×，区间下限 {ratio_text(tps)}"
+        fell = getattr(s, "fallback_runs", 0)  # timing.without_fallbacks, in Chinese
+        text += (f"；全部匹配输出{f'（不含回退的 {fell} 次 assisted 运行）' if fell else ''}的每秒 token 数之比 "
+                 f"{ratio_text(s.throughput_ratio)}×，区间下限 {ratio_text(tps)}"
                  + ("（低于门槛：只在可比输出上更快，按每个 token 并不更快）" if tps < minimum <= (ci[0] if ci else 0)
                     else ""))
     if fell := getattr(s, "fallback_runs", 0):  # verdict._as_deployed, in Chinese
