@@ -756,3 +756,34 @@ def test_the_tokens_per_second_ratio_says_it_leaves_the_fallbacks_out(tmp_path):
     assert said in card.value
     assert f"全部匹配输出（不含回退的 {n} 次 assisted 运行）的每秒 token 数之比" in verdict_markdown(agg, "zh")
     assert said in verdict_markdown(agg)  # the Results tab's English verdict
+
+
+def test_a_study_frozen_before_speed_rounds_keeps_pooling_every_round(tmp_path, monkeypatch):
+    """gate.LEGACY: a study whose gate was frozen by a version without speed_rounds decided on every benchmark round
+    stored by the decision, pooled; reading it again today keeps that rule (and says so) rather than judging it on
+    rounds it never planned."""
+    import evalkit.study.gate as gates
+    from evalkit.study.synthetic import SyntheticStudy, add_bench, build_study, gate_file_text
+
+    today = gates.gate_snapshot
+
+    def as_frozen_then(path=None):  # what an earlier version stored: no such key in the text or the values
+        snap = today(path)
+        snap["values"].pop("speed_rounds")
+        return snap
+
+    monkeypatch.setattr(gates, "gate_snapshot", as_frozen_then)
+    gate = tmp_path / "gate.toml"
+    gate.write_text("\n".join(line for line in gate_file_text(planned_pairs=100, margin=0.15).splitlines()
+                               if not line.startswith("speed_rounds")))
+    db = open_db(tmp_path / "s.db")
+    build_study(db, SyntheticStudy(pairs=20, raters_per_pair=3, raters=12, seed=1, gate_path=str(gate)))
+    monkeypatch.undo()
+    first = db.execute("SELECT id FROM experiments WHERE kind = 'bench'").fetchone()[0]
+    second = add_bench(db, speedup=2.0, seed=5)
+    third = add_bench(db, speedup=2.0, seed=6)
+    agg = aggregate(db)
+    assert agg.speed.benchmark_ids == [first, second, third] and agg.speed.rounds == 6
+    assert agg.speed.rounds_planned == 0 and agg.speed.rounds_further == 0
+    assert any("did not know `speed_rounds`" in n and "every benchmark round stored by the decision pooled" in n
+               for n in agg.notes)

@@ -71,6 +71,10 @@ def claim_statement(gate_values: dict, raters: int | None) -> str:
             "paths differently. It is about these prompts and this pair pool, not other tasks.")
 
 
+# what a LEGACY value means where its number alone does not say it
+LEGACY_MEANING = {"speed_rounds": ": every benchmark round stored by the decision pooled, however many reruns"}
+
+
 def frozen_gate(db, study=None) -> tuple[dict | None, list[str]]:
     """The gate frozen with the study (`study.Study`: when its first pool was generated; else, in a database without
     a pool, the latest benchmark's), and notes when the file changed since. Its values are read again from the
@@ -80,7 +84,11 @@ def frozen_gate(db, study=None) -> tuple[dict | None, list[str]]:
     notes = []
     if study is not None:
         first = db.execute("SELECT MIN(id) FROM experiments WHERE study_id = ?", [study.id]).fetchone()[0]
-        frozen, exp_id, where = (dict(study.gate) if study.gate_hash else None), first, f" ({study.label()})"
+        # the snapshot as stored: study.gate's values are already read again (studies.studies), and reading them
+        # again would find every key there and keep none of gate.LEGACY's values (nor their notes)
+        stored = db.execute("SELECT gate_json FROM studies WHERE id = ?", [study.id]).fetchone()
+        frozen = json.loads(stored[0]) if study.gate_hash and stored and stored[0] else None
+        exp_id, where = first, f" ({study.label()})"
     else:
         exp = deciding_experiment(db)
         frozen = json.loads(exp["gate_json"]) if exp is not None and exp["gate_hash"] else None
@@ -88,10 +96,11 @@ def frozen_gate(db, study=None) -> tuple[dict | None, list[str]]:
     if frozen is None:
         return None, ["no experiment with a frozen release gate: `evalkit generate` makes the pair pool and freezes "
                       "the gate file with it; then the raters rate in the app (`evalkit serve`)"]
+    legacy = legacy_keys(frozen)  # from the values as stored, before they are read again
     frozen["values"] = frozen_values(frozen)
-    for key in legacy_keys(frozen):
+    for key in legacy:
         notes.append(f"the gate was frozen by an evalkit that did not know `{key}`: it keeps the meaning it had then "
-                     f"({key} = {frozen['values'][key]!r})")
+                     f"({key} = {frozen['values'][key]!r}{LEGACY_MEANING.get(key, '')})")
     try:
         with open(frozen["path"], encoding="utf-8") as f:
             current = f.read()
