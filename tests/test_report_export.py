@@ -1003,6 +1003,52 @@ def test_a_rating_stored_while_the_export_runs_is_in_neither_its_card_nor_its_ta
     assert counted(tmp_path / "later") == (13, 13)
 
 
+def test_a_rating_that_completes_the_sample_as_the_export_copies_gives_the_decision_the_database_keeps(tmp_path,
+                                                                                                       monkeypatch):
+    """Export audit, 2026-12-06: the export's look came from the live database and, when a row came in since, again
+    from its copy, which stored the decision there alone. A rating that completed the sample just before the copy (the
+    app stores the decision a moment after the rating) gave a card and a `decisions` table frozen at a time the
+    database never held, the database's own decision stored later with another. Every part of the export now comes
+    from one copy, and a decision its look reaches is the one stored in the database."""
+    import pyarrow.parquet as pq
+
+    import evalkit.store.database as database
+    from evalkit.aggregate.decision import stored
+    from evalkit.config import AppConfig
+    from evalkit.rating.queue import RatingInput, submit_rating
+    from test_aggregate import GATE, load_fixture
+
+    path, app = tmp_path / "open.db", AppConfig(ratings_per_pair=4)
+    db = open_db(path)
+    load_fixture(db, tmp_path / "g.toml", GATE.replace("min_ratings_per_pair = 3", "min_ratings_per_pair = 4"), app=app)
+    pairs = [r[0] for r in db.execute("SELECT id FROM pairs WHERE kind = 'study' ORDER BY id")]
+    answers = {c: "pass" for c in CRITERIA}
+    for pair in pairs[:3]:  # one rating short of the planned sample
+        submit_rating(db, app, RatingInput(pair_id=pair, rater="late", a=answers, b=answers, preference="A"))
+    real_copy, copies = database.read_copy, []
+
+    def app_completes_the_sample_first(d):  # the app's rating, in its own connection, before its decision is stored
+        if not copies:
+            other = open_db(path)
+            submit_rating(other, app, RatingInput(pair_id=pairs[3], rater="late", a=answers, b=answers, preference="A"))
+            other.conn.close()
+        copies.append(d)
+        return real_copy(d)
+
+    monkeypatch.setattr(database, "read_copy", app_completes_the_sample_first)
+    export(db, tmp_path / "e")
+    kept = stored(db, db.execute("SELECT id FROM studies").fetchone()[0])
+    assert kept is not None  # stored in the database, not in the export's copy alone
+    decisions = pq.read_table(split_file(tmp_path / "e", "decisions")).to_pylist()
+    assert [(d["decided_at"], d["completed_rating_id"]) for d in decisions] == [(kept.decided_at,
+                                                                                  kept.completed_rating_id)]
+    card = (tmp_path / "e" / "README.md").read_text(encoding="utf-8")
+    assert f"stored {kept.decided_at}" in card and "Interim export" not in card
+    sample = json.loads(decisions[0]["sample_json"])
+    ratings = pq.read_table(split_file(tmp_path / "e", "ratings")).to_pylist()
+    assert set(sample) <= {r["id"] for r in ratings} and len(ratings) == 16  # the tables hold the completing rating
+
+
 def test_a_temporary_folder_without_room_for_the_copy_is_said_as_such(db, tmp_path, monkeypatch):
     """The export reads from a copy of the database in the temporary folder; where that copy cannot be written (a
     full or read-only /tmp) the command said "database ...: check that the file is an evalkit database and has free

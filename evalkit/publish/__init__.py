@@ -1,5 +1,7 @@
 """Publishing: the HTML report, the Hub dataset, provenance and the Space's database sync."""
 
+import contextlib
+
 
 def refuse_to_replace(path, mark: str, what: str) -> None:
     """`path` is about to be replaced by evalkit's `what`: refuse when a file is there that evalkit did not write
@@ -26,3 +28,29 @@ def still_open_words(still_open: int, what: str) -> str:
     return (f"{still_open} pair(s) of the study being rated were still open to raters: {what} tells which side of each "
             "pair is which path. Keep it from raters until every pair is complete (an organiser who reads it and then "
             "rates gives ratings that are not blind)")
+
+
+@contextlib.contextmanager
+def one_moment(db, look):
+    """(copy, look(copy)): a private copy of the database at one moment (store.read_copy) and the look taken on it,
+    for a writer whose every part (verdict, provenance, card or report, tables) must describe the same moment.
+
+    A look stores the decision of a study whose sample it finds complete. On the copy that store goes nowhere: where a
+    rating completed the sample just before the copy (the app stores the decision a moment after the rating), the
+    export would show a decision, with its own time, that the database never held. The look is then taken on the
+    database itself, which stores the decision there (or reads the one stored meanwhile), and a new copy is taken,
+    which holds it: what is published is the decision the database keeps."""
+    from ..store.database import read_copy
+
+    def decisions(d) -> int:
+        return d.execute("SELECT COUNT(*) FROM decisions").fetchone()[0]
+
+    with read_copy(db) as view:
+        before = decisions(view)
+        seen = look(view)
+        if decisions(view) == before:
+            yield view, seen
+            return
+    look(db)
+    with read_copy(db) as view:
+        yield view, look(view)

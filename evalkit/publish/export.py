@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from ..errors import EvalkitError, cannot_write, check_folder, output_folder
-from . import refuse_to_replace, still_open_words
+from . import one_moment, refuse_to_replace, still_open_words
 from .provenance import NOT_RECORDED, WITHHELD, Provenance, environment_line, model_line, scope_items
 from .scrub import (export_salt, host_name, machine_names, pseudonym, pseudonyms, published_config, published_config_row,
                     shared_text, without_home, without_hosts)
@@ -544,7 +544,7 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
     The folder changes all at once or not at all (_write); files of earlier exports are removed only after the new
     card is in place. A push uploads exactly this export's files, and only to a private repo unless `public`.
     agg: the aggregate, when the caller has it (the card's verdict, figures and provenance come from it); else that of
-    `study` (the latest when None).
+    `study` (the latest when None), taken on the one copy every part of the export is read from (publish.one_moment).
 
     While pairs of the study being rated are still open to raters (rating.queue.unclosed_pairs), the export says so
     on its card (its tables tell each pair's sides), and a push is refused unless `while_rating`: a dataset on the
@@ -554,14 +554,12 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
     from datasets import Dataset, DatasetDict
 
     from ..aggregate import aggregate
-    from ..aggregate.cache import data_version
     from ..rating.queue import unclosed_pairs
-    from ..store.database import read_copy
     from .provenance import build_provenance
 
     if push_to_hub is not None:  # "" too: a push asked for with no repo is refused, not skipped
         check_repo_id(push_to_hub)
-    given, version = agg, data_version(db)  # the data before the look: a row stored after it is read again below
+    given = agg
     out_dir = Path(out_dir)
     refuse_to_replace(out_dir / "README.md", CARD_MARK, "a dataset card")
     for folder in (out_dir, out_dir / "data"):  # before the look below, which may write the decision; the card and
@@ -569,7 +567,8 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
     still_open = unclosed_pairs(db)
     if push_to_hub and still_open and (public or not while_rating):
         # the look may freeze a decision the study has reached, which closes its every pair: count after it
-        agg = agg if agg is not None else aggregate(db, study=study)
+        if given is None:
+            aggregate(db, study=study)
         still_open = unclosed_pairs(db)
     if push_to_hub and still_open and not while_rating:
         raise EvalkitError(
@@ -590,18 +589,14 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
 
             api = HfApi()
         check_hub_token(api, push_to_hub)
-    # first: its look may freeze the decision, which the tables then hold
-    agg = agg if agg is not None else aggregate(db, study=study)
     export_salt(db)  # stored here (a first export), so that the copy below names raters as every export does
-    still_open = unclosed_pairs(db)  # as the look left them: a decision it froze closed its study's pairs
+    still_open = unclosed_pairs(db)
     if push_to_hub and still_open:  # the push is recorded once made: a database that cannot take it is refused first
         _check_push_recordable(db, push_to_hub)
-    # The card and the tables are read from one copy: a rating the app stores meanwhile would otherwise be in the
-    # tables and not in the card's counts. The look is taken again on it when a row came in since the look above.
-    with read_copy(db) as view:
-        if given is None and data_version(view) != version:
-            agg = aggregate(view, study=study)
-        still_open = unclosed_pairs(view)
+    # The look, the provenance, the card and the tables are all read from one copy (publish.one_moment): a rating the
+    # app stores meanwhile would otherwise be in some of them and not in others. A given aggregate is the caller's.
+    with one_moment(db, lambda view: given if given is not None else aggregate(view, study=study)) as (view, agg):
+        still_open = unclosed_pairs(view)  # as the look left them: a decision it froze closed its study's pairs
         prov = build_provenance(view, agg)
         rows = tables(view, keep_rater_names, keep_comments)
         ds = DatasetDict({
