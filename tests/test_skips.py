@@ -185,6 +185,47 @@ def test_a_pair_raters_passed_over_and_a_rater_the_gold_check_leaves_out_rated_k
     assert f"决策样本中有 {len(unknown)} 对曾被评分者跳过" in zh
 
 
+def test_a_pair_the_queue_kept_from_a_rater_who_met_its_texts_keeps_its_place_at_the_worst(tmp_path):
+    """Verdict audit, 2026-12-06: the queue serves no rater a pair holding a text of a pair she rated (greedy copies of
+    one prompt), and serves it to the next rater instead; where that rater was the one the gold check leaves out, the
+    pair was set aside as if nothing about it had chosen her, and the next pair of the order took its place. Who rated
+    it depended on its texts, as a skipped pair's rater does: it keeps its place, counted at the worst (PPI off), while
+    a pair of hers the queue served in its order is still set aside."""
+    from evalkit.aggregate.verdict import fidelity_rows
+
+    db = _pool(tmp_path)
+    truth = _truth(db)
+    head = [r[0] for r in db.execute("SELECT id FROM pairs WHERE kind = 'study' ORDER BY queue_rank, id LIMIT 6")]
+    # the second pair of the order holds the first's two texts, as greedy copies of one prompt do; the sixth the
+    # fourth's, which a rater meets only once the fourth is rated
+    with db.conn:
+        for source, copy in ((head[0], head[1]), (head[3], head[5])):
+            for side in ("a", "b"):
+                db.execute(f"""UPDATE generations SET text = (SELECT g.text FROM pairs p JOIN generations g
+                               ON g.id = p.{side}_generation_id WHERE p.id = ?)
+                               WHERE id = (SELECT {side}_generation_id FROM pairs WHERE id = ?)""", [source, copy])
+
+    def rate(rater):
+        view = next_pair(db, rater, APP.ratings_per_pair)
+        a, b, _differ, _d = truth[view.pair_id]
+        submit_rating(db, APP, RatingInput(view.pair_id, rater, a, b, "tie"))
+        return view.pair_id
+
+    assert [rate("ann"), rate("ann")] == [head[0], head[2]]  # the queue kept the copy from her
+    assert rate("mallory") == head[1]  # and served it to the next rater, whom the gold check leaves out
+    assert rate("mallory") == head[3]  # served in its order: nothing about it chose her (ann meets its texts later)
+    while rate("ann") != head[5]:
+        pass
+    kept = load_ratings(db).without_raters(["mallory"])
+    pairs, _done, _run = in_queue_order(kept, 1)
+    order = [kept.pair_ids[p] for p in pairs]
+    assert order[:4] == [head[0], head[1], head[2], head[4]]  # the copy keeps its place; her other pair is set aside
+    sample, decided = decision_sample(kept, 1, 4)
+    assert decided >= 4 and [kept.pair_ids[p] for p in np.flatnonzero(sample.unknown)] == [head[1]]
+    for row in fidelity_rows(sample, 0.95, 200, 0.05, "these raters"):
+        assert row["pairs"] == 4 and row["worst_case_pairs"] == 1 and row["ci_low"] <= -0.25, row
+
+
 def test_the_guidelines_say_a_bad_output_is_rated_not_skipped():
     """The first defence is the raters' own: a broken output skipped instead of failed is a drop left out."""
     from evalkit.task.prompts import load_prompts

@@ -63,6 +63,9 @@ class RatingData:
     # bool (pairs,): pairs a rater was shown and passed over (skipped, or let her hold go unrated): who rated such a
     # pair then depended on its texts (verdict.in_queue_order). None: none.
     pair_passed_over: object = None
+    # bool (pairs,): pairs the queue kept from a rater while they were open because she had rated a pair holding one of
+    # their texts (queue._MET_TEXT): who rated them then depended on their texts too (verdict._standing). None: none.
+    pair_kept_from: object = None
     # bool (pairs,): in a decision sample, the pairs that keep their place with their outcome unknown
     # (verdict.decision_sample; fidelity_rows counts them at the worst). None: none.
     pair_unknown: object = None
@@ -124,6 +127,11 @@ class RatingData:
         return self._flags(self.pair_passed_over)
 
     @property
+    def kept_from(self):
+        """bool (pairs,): pairs the queue kept from a rater who had rated one of their texts (all False when none)."""
+        return self._flags(self.pair_kept_from)
+
+    @property
     def unknown(self):
         """bool (pairs,): a decision sample's pairs whose outcome is unknown (all False when none is)."""
         return self._flags(self.pair_unknown)
@@ -173,6 +181,24 @@ PASSED_OVER = """SELECT group_concat(p.rowid, ',') FROM pairs p WHERE {where} AN
         SELECT 1 FROM ratings r WHERE r.pair_id = a.pair_id AND r.rater = a.rater AND r.supersedes IS NULL
           AND r.kind = 'rating')))"""
 
+# The pairs the queue kept from a rater while they were still being rated, because she had rated a pair holding one of
+# their texts (rating.queue._MET_TEXT: greedy copies, a gold pair's unedited output): their raters were then chosen by
+# what they show, as a skip's are. Only texts held by more than one pair can do so, which keeps this cheap where texts
+# do not repeat; a rater met a text while the pair was open when her first rating of it came before its last rating.
+KEPT_FROM = """WITH t AS (SELECT p.rowid AS prow, p.id AS pid, g.text FROM pairs p
+        JOIN generations g ON g.id IN (p.a_generation_id, p.b_generation_id) WHERE {where}),
+    shared AS (SELECT text FROM t GROUP BY text HAVING COUNT(DISTINCT pid) > 1
+               UNION SELECT text FROM reference_outputs WHERE text IN (SELECT text FROM t)),
+    holders AS (SELECT q.id AS qid, g.text FROM pairs q JOIN generations g ON g.id IN (q.a_generation_id,
+                    q.b_generation_id) WHERE g.text IN shared
+                UNION ALL SELECT q.id, m.text FROM pairs q JOIN reference_outputs m ON m.id IN (q.a_reference_id,
+                    q.b_reference_id) WHERE m.text IN shared),
+    met AS (SELECT h.text, r.rater, MIN(r.created_at) AS at FROM holders h
+            JOIN ratings r ON r.pair_id = h.qid AND r.kind = 'rating' AND r.supersedes IS NULL GROUP BY h.text, r.rater)
+SELECT group_concat(DISTINCT t.prow) FROM t JOIN met ON met.text = t.text
+WHERE NOT EXISTS (SELECT 1 FROM ratings x WHERE x.pair_id = t.pid AND x.rater = met.rater)
+  AND met.at < (SELECT MAX(x.created_at) FROM ratings x WHERE x.pair_id = t.pid AND x.kind = 'rating')"""
+
 
 def load_ratings(db, study_id: int | None = None, history: bool = False):
     """Every current rating of the study's pairs in one SQL statement. SQLite packs each rating's nine answers into
@@ -215,7 +241,9 @@ def load_ratings(db, study_id: int | None = None, history: bool = False):
         pair_wanted=np.array([p[6] or 0 for p in pairs], np.int64),
         pair_rank=np.array([np.nan if p[7] is None else p[7] for p in pairs], float),
         pair_passed_over=np.isin(rowids, _numbers(db.execute(
-            PASSED_OVER.format(where=_pair_filter(study_id, "p."))).fetchone()[0])))
+            PASSED_OVER.format(where=_pair_filter(study_id, "p."))).fetchone()[0])),
+        pair_kept_from=np.isin(rowids, _numbers(db.execute(
+            KEPT_FROM.format(where=_pair_filter(study_id, "p."))).fetchone()[0])))
     if not history:
         return data
     # a blind row stops being current when a blind row superseding it is stored (the current_ratings view)

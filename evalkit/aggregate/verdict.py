@@ -278,7 +278,9 @@ def _standing(ratings: RatingData, ratings_per_pair: int):
     as taking pairs in the order they complete did (verdict audit, 2026-12-06: two raters who skipped every pair
     with a visible fault and a third, left out by the gold check, who rated them turned a true drop of 30 points into
     KEEP). It keeps its place in the order, complete with its outcome unknown: the sample counts it at the worst
-    (worst_case)."""
+    (worst_case). So does one the queue kept from a rater because she had rated one of its texts (RatingData.kept_from):
+    a departure from the random order that depends on what the pair shows (a greedy study's copies of one prompt's two
+    texts go to the raters who have not met them, the rater left out among them)."""
     import numpy as np
 
     counts = np.bincount(ratings.pair, minlength=ratings.n_pairs)
@@ -286,7 +288,7 @@ def _standing(ratings: RatingData, ratings_per_pair: int):
     complete = counts >= wanted
     before = counts if ratings.pair_count_before is None else ratings.pair_count_before
     aside = ratings.set_aside & ~complete & (before >= wanted)
-    unknown = aside & ratings.passed_over
+    unknown = aside & (ratings.passed_over | ratings.kept_from)
     return complete | unknown, aside & ~unknown, unknown
 
 
