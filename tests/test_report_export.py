@@ -1010,6 +1010,8 @@ def test_a_rating_that_completes_the_sample_as_the_export_copies_gives_the_decis
     app stores the decision a moment after the rating) gave a card and a `decisions` table frozen at a time the
     database never held, the database's own decision stored later with another. Every part of the export now comes
     from one copy, and a decision its look reaches is the one stored in the database."""
+    from datetime import datetime
+
     import pyarrow.parquet as pq
 
     import evalkit.store.database as database
@@ -1040,8 +1042,8 @@ def test_a_rating_that_completes_the_sample_as_the_export_copies_gives_the_decis
     kept = stored(db, db.execute("SELECT id FROM studies").fetchone()[0])
     assert kept is not None  # stored in the database, not in the export's copy alone
     decisions = pq.read_table(split_file(tmp_path / "e", "decisions")).to_pylist()
-    assert [(d["decided_at"], d["completed_rating_id"]) for d in decisions] == [(kept.decided_at,
-                                                                                  kept.completed_rating_id)]
+    assert [(d["decided_at"], d["completed_rating_id"]) for d in decisions] == [
+        (datetime.fromisoformat(kept.decided_at), kept.completed_rating_id)]
     card = (tmp_path / "e" / "README.md").read_text(encoding="utf-8")
     assert f"stored {kept.decided_at}" in card and "Interim export" not in card
     sample = json.loads(decisions[0]["sample_json"])
@@ -1163,7 +1165,7 @@ def test_what_raters_typed_is_exported_only_when_asked(tmp_path):
         assert "Creating parquet" not in r.output  # eleven progress bars of a few rows each said nothing
         ratings = pq.read_table(split_file(out, "ratings")).to_pylist()
         card = (out / "README.md").read_text(encoding="utf-8")
-        published = json.dumps(ratings, ensure_ascii=False) + card
+        published = json.dumps(ratings, ensure_ascii=False, default=str) + card  # times are datetimes
         assert ("Erin Jones" in published and "Dan Smith" in published) is keep
         assert ("Erin" in published or "Dan Smith" in published) is keep, out
         assert "What raters typed (1 comment(s) and 1 skip reason(s))" in card
@@ -1382,25 +1384,46 @@ def test_the_card_s_share_of_identical_pairs_rounds_halves_up_as_the_verdict_doe
         assert d.groupby(r.pair_id).mean().sum() / (rated + n_identical) == pytest.approx(rows[c]["difference"]), c
 
 
-def test_the_card_says_how_its_time_columns_are_written_and_read(db, tmp_path):
-    """Export audit, 2026-12-05: every time column (`created_at`, `decided_at`, `completed_at`, `stored_at`) is text,
-    and nothing on the card said in which zone or form, so a `datasets` user could not tell a UTC time from a local
-    one. The card says they are ISO 8601 in UTC and gives the line that reads them; that line reads every one."""
-    import pandas as pd
+def test_time_columns_are_utc_timestamps_in_the_parquet_schema_and_the_card_says_so(db, tmp_path):
+    """Export audit, 2026-12-06: every time column (`created_at`, `decided_at`, `completed_at`, `stored_at`) was
+    exported as ISO 8601 text, which every reader had to parse (and text compares by its characters, not as times).
+    They are timestamps in UTC in the parquet schema, empty tables too, each the instant stored, and the card says
+    so."""
+    from datetime import datetime, timezone
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
     out = tmp_path / "e"
     card = " ".join(_card_of(db, out).split())
-    line = 'pd.to_datetime(df["created_at"], utc=True, format="ISO8601")'
-    assert "ISO 8601 text in UTC" in card and f"`{line}`" in card
+    assert "timestamps in UTC (parquet `timestamp[us, tz=UTC]`" in card and "ISO 8601 text" not in card
     seen = 0
     for split in SPLITS:
-        df = pd.read_parquet(split_file(out, split))
-        for col in (c for c in df.columns if c.endswith("_at")):
-            text = df[col].dropna()
-            times = pd.to_datetime(text, utc=True, format="ISO8601")
-            assert times.notna().all() and str(times.dt.tz) == "UTC", (split, col)
-            seen += len(text)
-    assert seen
+        table = pq.read_table(split_file(out, split))
+        key = table.column_names[0]  # id, or a decision's study_id
+        stored = {r[key]: r for r in db.query(f"SELECT * FROM {split}")}
+        for col in (c for c in table.column_names if c.endswith("_at")):
+            assert table.schema.field(col).type == pa.timestamp("us", tz="UTC"), (split, col)
+            for row_id, value in zip(table.column(key).to_pylist(), table.column(col).to_pylist()):
+                text = stored[row_id][col]
+                assert value == datetime.fromisoformat(text).astimezone(timezone.utc), (split, col, text)
+                seen += 1
+    assert seen and pq.read_table(split_file(out, "timing_runs")).num_rows == 0  # the empty case is covered
+
+
+def test_a_stored_time_that_is_not_iso_8601_is_named_and_nothing_is_written(db, tmp_path):
+    """A time edited by hand into another form cannot become a timestamp: the export names the table, column, row and
+    value, says the form it takes, and leaves DIR as it was."""
+    from evalkit.errors import EvalkitError
+
+    with db.conn:
+        row = db.execute("SELECT MAX(id) FROM ratings").fetchone()[0]
+        db.execute("UPDATE ratings SET created_at = 'yesterday' WHERE id = ?", [row])
+    with pytest.raises(EvalkitError) as e:
+        export(db, tmp_path / "e")
+    said = f"{e.value} {e.value.fix}"
+    assert f"ratings.created_at of the row with id {row} is 'yesterday', not an ISO 8601 time" in said
+    assert "2026-12-05T14:14:00.338+00:00" in said and not (tmp_path / "e" / "README.md").exists()
 
 
 def test_a_push_without_a_hub_token_is_refused_before_anything_is_written(db, tmp_path, monkeypatch):

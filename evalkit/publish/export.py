@@ -114,6 +114,10 @@ def tables(db, keep_rater_names: bool = False, keep_comments: bool = False) -> d
             for col in cols:
                 if col in r and r[col] is not None:
                     r[col] = bool(r[col])
+    for name, rows in out.items():
+        for r in rows:
+            for col in [c for c in r if is_time(c)]:
+                r[col] = utc_time(r[col], f"{name}.{col} of the row with id {r.get('id')}")
     for rows in out.values():  # JSON as every parser reads it: a missing figure is null, never a bare NaN
         for r in rows:
             for col, value in r.items():
@@ -121,6 +125,31 @@ def tables(db, keep_rater_names: bool = False, keep_comments: bool = False) -> d
                         "NaN" in value or "Infinity" in value):
                     r[col] = strict_json(value)
     return out
+
+
+# Times: stored as ISO 8601 text in UTC (store.database.now), exported as timestamps, so that every reader compares and
+# converts them as times (text compares by its characters, and an offset written another way sorts wrong)
+TIME_TYPE = "timestamp[us, tz=UTC]"
+
+
+def is_time(col: str) -> bool:
+    return col.endswith("_at")
+
+
+def utc_time(text, where: str):
+    """A stored time as a timezone-aware UTC datetime (None stays None); a row stored without an offset is UTC too."""
+    from datetime import datetime, timezone
+
+    if text is None:
+        return None
+    try:
+        t = datetime.fromisoformat(text)
+    except (TypeError, ValueError) as e:
+        raise EvalkitError(f"{where} is {text!r}, not an ISO 8601 time, and the export writes times as UTC timestamps: "
+                           "nothing was written",
+                           "correct it in the database to its time in UTC written as 2026-12-05T14:14:00.338+00:00, "
+                           "and export again") from e
+    return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t.astimezone(timezone.utc)
 
 
 # JSON columns whose names do not say so
@@ -428,8 +457,8 @@ configs (`datasets` cannot load a table with no rows): read one with `pyarrow.pa
 export names its files by their content, and the configs above point at exactly those files, so `datasets` caches each export under its own key: loading this folder (or the Hub repo) gives
 the rows written by the latest export, never rows cached from an earlier export of the same name.
 
-Times (the columns ending in `_at`) are ISO 8601 text in UTC (`2026-12-05T14:14:00.338+00:00`; a row stored without
-the offset is UTC too): `pd.to_datetime(df["created_at"], utc=True, format="ISO8601")` reads them. `*_json` columns
+Times (the columns ending in `_at`) are timestamps in UTC (parquet `timestamp[us, tz=UTC]`, to the millisecond they
+were stored with): `datasets` gives timezone-aware `datetime`s, pandas `datetime64[us, UTC]`. `*_json` columns
 and those marked "(JSON" below are JSON text (`json.loads`). An answer a row does not have (a skip's, or the path
 columns of a gold pair) is null.
 
@@ -468,7 +497,8 @@ def features(db, name: str):
     from datasets import Features, Value
 
     kinds = {"INTEGER": "int64", "REAL": "float64", "TEXT": "string"}
-    cols = {c[1]: Value(kinds.get(c[2].upper(), "string")) for c in db.execute(f"PRAGMA table_info({name})").fetchall()}
+    cols = {c[1]: Value(TIME_TYPE if is_time(c[1]) else kinds.get(c[2].upper(), "string"))
+            for c in db.execute(f"PRAGMA table_info({name})").fetchall()}
     if name == "ratings":
         cols.pop("client_token", None)
         cols["current"] = Value("bool")
