@@ -1051,6 +1051,40 @@ def test_a_rating_that_completes_the_sample_as_the_export_copies_gives_the_decis
     assert set(sample) <= {r["id"] for r in ratings} and len(ratings) == 16  # the tables hold the completing rating
 
 
+def test_a_rating_stored_while_the_report_is_written_is_in_none_of_its_parts(tmp_path, monkeypatch):
+    """Export audit, 2026-12-06: `evalkit report` took its look, then read its provenance, plots and tables from the
+    live database one after another, so a rating the app stored in between was in the provenance's count ("current
+    ratings counted: 13") and not in the verdict it stood under. Every part of the report now comes from one copy."""
+    import re
+
+    import evalkit.aggregate as aggregate_module
+    from evalkit.config import AppConfig
+    from evalkit.publish.report import write_report
+    from evalkit.rating.queue import RatingInput, submit_rating
+    from test_aggregate import GATE, load_fixture
+
+    path = tmp_path / "open.db"
+    db = open_db(path)
+    load_fixture(db, tmp_path / "g.toml", GATE.replace("planned_pairs = 4", "planned_pairs = 8"),
+                 app=AppConfig(ratings_per_pair=4))
+    real = aggregate_module.aggregate
+
+    def app_rates_after_the_look(*a, **k):  # the app, in its own connection, stores a rating after the look
+        agg = real(*a, **k)
+        app = open_db(path)
+        pair = app.execute("SELECT id FROM pairs WHERE kind = 'study' ORDER BY id LIMIT 1").fetchone()[0]
+        submit_rating(app, AppConfig(ratings_per_pair=4), RatingInput(
+            pair_id=pair, rater="late", a={c: "pass" for c in CRITERIA}, b={c: "pass" for c in CRITERIA},
+            preference="A"))
+        app.conn.close()
+        return agg
+
+    monkeypatch.setattr(aggregate_module, "aggregate", app_rates_after_the_look)
+    page = write_report(db, tmp_path / "r").path.read_text(encoding="utf-8")
+    said = int(re.search(r"current ratings counted</th><td>(\d+) by", page).group(1))
+    assert said == 12 and db.execute("SELECT COUNT(*) FROM current_ratings").fetchone()[0] == 13
+
+
 def test_a_temporary_folder_without_room_for_the_copy_is_said_as_such(db, tmp_path, monkeypatch):
     """The export reads from a copy of the database in the temporary folder; where that copy cannot be written (a
     full or read-only /tmp) the command said "database ...: check that the file is an evalkit database and has free

@@ -14,7 +14,7 @@ from ..errors import cannot_write, check_folder, output_folder
 from ..generation import registry
 from ..records import GenerationPath
 from ..task.criteria import title
-from . import refuse_to_replace, still_open_words
+from . import one_moment, refuse_to_replace, still_open_words
 from .provenance import WITHHELD, Provenance, build_provenance, environment_line, model_line, scope_items
 
 
@@ -247,9 +247,9 @@ def verdict_html(agg: Aggregate, prov: Provenance | None = None, shared=None) ->
             f'{claim}{conditions(v)}{later}' + (f"<p>Notes:</p><ul>{notes}</ul>" if notes else "") + "</div>")
 
 
-def provenance_html(prov: Provenance, db) -> str:
+def provenance_html(prov: Provenance, db, salt_db=None) -> str:
     """The provenance block: figures with their runs, experiments, environment, scope (raters as the export names
-    them), prompts, gate."""
+    them: by the salt of `salt_db`, else of `db`), prompts, gate."""
     from .scrub import shared_text, without_home
     e, shared = html.escape, shared_text(db)
     figs = "".join(
@@ -268,7 +268,7 @@ def provenance_html(prov: Provenance, db) -> str:
     from .scrub import pseudonyms
 
     scope = "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>"
-                    for k, v in scope_items(prov.scope, lambda names: pseudonyms(names, db)))
+                    for k, v in scope_items(prov.scope, lambda names: pseudonyms(names, salt_db or db)))
     prompts = "".join(
         f"<tr><td>{e(p.id)}</td><td><code>{e(', '.join(p.hashes) or 'not recorded')}</code></td><td>{e(p.source)}</td>"
         f"<td>{e(p.material)}</td><td>{e(p.task)}</td><td>{'' if p.max_new_tokens is None else p.max_new_tokens}</td></tr>"
@@ -328,11 +328,13 @@ def write_report(db, out_dir, study: str | None = None) -> Written:
     # refused before the aggregate, whose look may freeze the decision: a refusal leaves the database as it was
     refuse_to_replace(Path(out_dir) / "index.html", TITLE_MARK, "a report")
     check_folder(out_dir, "the report")
-    agg = aggregate(db, study=study)
-    # counted once, after the look (a decision it froze closed its study's pairs): the banner and the command's
-    # warning say the same number (study pairs: gold pairs have no sides)
-    still_open = unclosed_pairs(db, gold=False)
-    return Written(build_report(db, out_dir, agg, still_open), still_open)
+    # the look, provenance, plots and tables all read from one copy (publish.one_moment), so that a rating stored
+    # meanwhile is in none of them; the pseudonyms' salt is the database's own (one made in the copy would be lost)
+    with one_moment(db, lambda view: aggregate(view, study=study)) as (view, agg):
+        # counted once, after the look (a decision it froze closed its study's pairs): the banner and the command's
+        # warning say the same number (study pairs: gold pairs have no sides)
+        still_open = unclosed_pairs(view, gold=False)
+        return Written(build_report(view, out_dir, agg, still_open, salt_db=db), still_open)
 
 
 def _open_banner(still_open: int) -> str:
@@ -347,10 +349,12 @@ def _open_banner(still_open: int) -> str:
 TITLE_MARK = "<title>evalkit report</title>"
 
 
-def build_report(db, out_dir: Path, agg: Aggregate | None = None, still_open: int | None = None) -> Path:
+def build_report(db, out_dir: Path, agg: Aggregate | None = None, still_open: int | None = None,
+                 salt_db=None) -> Path:
     """Write out_dir/index.html: verdict, provenance, plots and every table. Text from raters is escaped (inert).
     Every figure names the experiments it came from; one with no stored run behind it is not printed. still_open: the
-    pairs still open to raters, when the caller counted them (else counted here)."""
+    pairs still open to raters, when the caller counted them (else counted here). salt_db: the database whose salt
+    names raters, when `db` is a copy of it."""
     from ..aggregate import aggregate
     from ..aggregate.timing import bench_basis
     from ..rating.queue import unclosed_pairs
@@ -370,7 +374,7 @@ def build_report(db, out_dir: Path, agg: Aggregate | None = None, still_open: in
             prov, prov.for_table(name),
             df.to_html(index=False, escape=True, na_rep="n/a", float_format=lambda x: f"{x:.3f}") if len(df) else "<p>no data</p>",
             bool(len(df)))
-        for name, df in _publishable(agg.tables, db).items()
+        for name, df in _publishable(agg.tables, salt_db or db).items()
     )
     page = f"""<!doctype html><html lang="en"><head><meta charset="utf-8">{TITLE_MARK}
 <style>body{{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}}
@@ -379,7 +383,7 @@ img{{max-width:100%}}.verdict,.provenance{{border:1px solid #ccc;padding:0.5em 1
 .src{{color:#57606a;font-size:12px}}pre{{background:#f6f8fa;padding:0.5em}}</style></head><body>
 <h1>evalkit: does the draft model make writing requests faster without hurting the content?</h1>
 <p>Generated {html.escape(prov.generated_at)} from the database. Speed-up source: {html.escape(bench_basis(agg.speed))}.</p>
-{_open_banner(unclosed_pairs(db, gold=False) if still_open is None else still_open)}{verdict_html(agg, prov, shared_text(db))}{provenance_html(prov, db)}<h2>Plots</h2>{plots}<h2>Tables</h2>{tables}</body></html>"""
+{_open_banner(unclosed_pairs(db, gold=False) if still_open is None else still_open)}{verdict_html(agg, prov, shared_text(db))}{provenance_html(prov, db, salt_db)}<h2>Plots</h2>{plots}<h2>Tables</h2>{tables}</body></html>"""
     path = out_dir / "index.html"
     tmp = path.with_suffix(".tmp")
     try:
