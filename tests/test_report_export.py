@@ -958,6 +958,29 @@ def test_a_fallback_s_cause_names_no_machine_in_the_card_or_the_report(db, tmp_p
         assert shown in text, name  # the cause is still shown, its machine withheld
 
 
+def _study_the_app_rates(tmp_path):
+    """A study rated in part (12 ratings, 8 planned pairs wanting 4 each), and the app's next rating of it: stored by
+    another connection, as the app stores one while an export or a report reads."""
+    from evalkit.config import AppConfig
+    from evalkit.rating.queue import RatingInput, submit_rating
+    from test_aggregate import GATE, load_fixture
+
+    path = tmp_path / "open.db"
+    db = open_db(path)
+    load_fixture(db, tmp_path / "g.toml", GATE.replace("planned_pairs = 4", "planned_pairs = 8"),
+                 app=AppConfig(ratings_per_pair=4))
+
+    def app_rates():
+        app = open_db(path)
+        pair = app.execute("SELECT id FROM pairs WHERE kind = 'study' ORDER BY id LIMIT 1").fetchone()[0]
+        submit_rating(app, AppConfig(ratings_per_pair=4), RatingInput(
+            pair_id=pair, rater="late", a={c: "pass" for c in CRITERIA}, b={c: "pass" for c in CRITERIA},
+            preference="A"))
+        app.conn.close()
+
+    return db, app_rates
+
+
 def test_a_rating_stored_while_the_export_runs_is_in_neither_its_card_nor_its_tables(tmp_path, monkeypatch):
     """Export audit, 2026-12-06: the export read its card's figures (the look) and then each table on its own, so a
     rating the app stored in between was in the `ratings` table and not in the card ("current ratings counted: 12"
@@ -967,24 +990,13 @@ def test_a_rating_stored_while_the_export_runs_is_in_neither_its_card_nor_its_ta
 
     import pyarrow.parquet as pq
 
-    from evalkit.config import AppConfig
     from evalkit.publish import export as export_module
-    from evalkit.rating.queue import RatingInput, submit_rating
-    from test_aggregate import GATE, load_fixture
 
-    path = tmp_path / "open.db"
-    db = open_db(path)
-    load_fixture(db, tmp_path / "g.toml", GATE.replace("planned_pairs = 4", "planned_pairs = 8"),
-                 app=AppConfig(ratings_per_pair=4))
+    db, app_rates = _study_the_app_rates(tmp_path)
     real_tables = export_module.tables
 
-    def app_rates_meanwhile(*a, **k):  # the app, in its own connection, stores a rating as the tables are read
-        app = open_db(path)
-        pair = app.execute("SELECT id FROM pairs WHERE kind = 'study' ORDER BY id LIMIT 1").fetchone()[0]
-        submit_rating(app, AppConfig(ratings_per_pair=4), RatingInput(
-            pair_id=pair, rater="late", a={c: "pass" for c in CRITERIA}, b={c: "pass" for c in CRITERIA},
-            preference="A"))
-        app.conn.close()
+    def app_rates_meanwhile(*a, **k):  # the app stores a rating as the tables are read
+        app_rates()
         return real_tables(*a, **k)
 
     def counted(out) -> tuple[int, int]:
@@ -1058,25 +1070,14 @@ def test_a_rating_stored_while_the_report_is_written_is_in_none_of_its_parts(tmp
     import re
 
     import evalkit.aggregate as aggregate_module
-    from evalkit.config import AppConfig
     from evalkit.publish.report import write_report
-    from evalkit.rating.queue import RatingInput, submit_rating
-    from test_aggregate import GATE, load_fixture
 
-    path = tmp_path / "open.db"
-    db = open_db(path)
-    load_fixture(db, tmp_path / "g.toml", GATE.replace("planned_pairs = 4", "planned_pairs = 8"),
-                 app=AppConfig(ratings_per_pair=4))
+    db, app_rates = _study_the_app_rates(tmp_path)
     real = aggregate_module.aggregate
 
-    def app_rates_after_the_look(*a, **k):  # the app, in its own connection, stores a rating after the look
+    def app_rates_after_the_look(*a, **k):
         agg = real(*a, **k)
-        app = open_db(path)
-        pair = app.execute("SELECT id FROM pairs WHERE kind = 'study' ORDER BY id LIMIT 1").fetchone()[0]
-        submit_rating(app, AppConfig(ratings_per_pair=4), RatingInput(
-            pair_id=pair, rater="late", a={c: "pass" for c in CRITERIA}, b={c: "pass" for c in CRITERIA},
-            preference="A"))
-        app.conn.close()
+        app_rates()
         return agg
 
     monkeypatch.setattr(aggregate_module, "aggregate", app_rates_after_the_look)
