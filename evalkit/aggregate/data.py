@@ -194,10 +194,12 @@ KEPT_FROM = """WITH t AS (SELECT p.rowid AS prow, p.id AS pid, g.text FROM pairs
                 UNION ALL SELECT q.id, m.text FROM pairs q JOIN reference_outputs m ON m.id IN (q.a_reference_id,
                     q.b_reference_id) WHERE m.text IN shared),
     met AS (SELECT h.text, r.rater, MIN(r.created_at) AS at FROM holders h
-            JOIN ratings r ON r.pair_id = h.qid AND r.kind = 'rating' AND r.supersedes IS NULL GROUP BY h.text, r.rater)
-SELECT group_concat(DISTINCT t.prow) FROM t JOIN met ON met.text = t.text
-WHERE NOT EXISTS (SELECT 1 FROM ratings x WHERE x.pair_id = t.pid AND x.rater = met.rater)
-  AND met.at < (SELECT MAX(x.created_at) FROM ratings x WHERE x.pair_id = t.pid AND x.kind = 'rating')"""
+            JOIN ratings r ON r.pair_id = h.qid AND r.kind = 'rating' AND r.supersedes IS NULL GROUP BY h.text, r.rater),
+    last AS (SELECT t.prow, t.pid, t.text, MAX(r.created_at) AS at FROM t JOIN ratings r ON r.pair_id = t.pid
+             AND r.kind = 'rating' AND r.supersedes IS NULL WHERE t.text IN shared GROUP BY t.prow, t.text)
+SELECT group_concat(DISTINCT last.prow) FROM last JOIN met ON met.text = last.text AND met.at < last.at
+WHERE NOT EXISTS (SELECT 1 FROM ratings x WHERE x.pair_id = last.pid AND x.rater = met.rater
+                  AND x.supersedes IS NULL)"""
 
 
 def load_ratings(db, study_id: int | None = None, history: bool = False):
