@@ -696,7 +696,7 @@ def test_rerunning_until_the_speed_condition_passes_keeps_its_level(tmp_path):
             speed = timing(db, 0.1, 50, study_id=study_id, speed_rounds=4)[2]
             cond = speed_condition(speed, 1.1)
             if rerun == 0:  # 2 of the 4 planned rounds: not judged, and says what to run
-                assert cond.ok is None and "run `evalkit bench --rounds 2` for the 2 still needed" in cond.reason
+                assert cond.ok is None and "run `evalkit bench --rounds 2` for the 2 still needed, before the planned sample" in cond.reason
                 continue
             judged = judged or (cond.ok, speed.speedup, speed.speedup_ci95)
             assert (cond.ok, speed.speedup, speed.speedup_ci95) == judged  # later rounds never enter

@@ -560,7 +560,8 @@ def needs_rounds_text(speed, missing: int) -> str:
     planned = speed.rounds_planned
     return (f"not judged yet: {speed.rounds} of the {planned} benchmark rounds the gate plans (speed_rounds) are measured; "
             f"the first {planned} decide, whatever is measured after them: run `evalkit bench --rounds "
-            f"{max(missing, 2)}` for the {missing} still needed")
+            f"{max(missing, 2)}` for the {missing} still needed, before the planned sample is rated (a decision "
+            f"frozen without them is INSUFFICIENT DATA)")
 
 
 def _as_deployed(speed) -> tuple[float | None, str]:

@@ -89,7 +89,7 @@ def _speed(agg, g: dict) -> str:
     if missing := rounds_needed(s):  # verdict.needs_rounds_text, in Chinese
         return (f"尚未判定：门槛计划的 {s.rounds_planned} 轮基准测试（speed_rounds）已测 {s.rounds} 轮；由最先的 "
                 f"{s.rounds_planned} 轮判定，之后测的轮次不参与：运行 `evalkit bench --rounds {max(missing, 2)}` "
-                f"补足还差的 {missing} 轮")
+                f"补足还差的 {missing} 轮；请在计划样本评完之前补足（缺少这些轮次时冻结的结论为“证据不足”）")
     if s.speedup is None:
         return "没有在可比的输出上测得加速比（运行 `evalkit bench`）"
     from ..stats.speedup import ratio_text
