@@ -98,7 +98,8 @@ class Board:
         names = [name for name, _ in self.plan]
         if desc in names:
             return desc
-        return next((name for name in names if desc.startswith(name)), desc)
+        # the longest: "train target (16 layers), resumed at step 40" is "train target (16 layers)", not "train target"
+        return max((name for name in names if desc.startswith(name)), key=len, default=desc)
 
     def update(self, desc: str, n: int, total: int | None) -> None:
         stage = self._stage(desc)
@@ -202,7 +203,7 @@ def bar(**kw):
             return out
 
     b = Published(**kw)
-    board.update(b.desc or "", 0, b.total)
+    board.update(b.desc or "", b.n, b.total)  # a resumed training's bar starts at its saved step
     b.set_postfix_str(whole_left(board.snapshot()), refresh=False)
     return b
 

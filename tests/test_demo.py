@@ -6,6 +6,7 @@ Uses the reduced `scale="smoke"` recipe (a few seconds of training); the full pa
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 
 import pytest
@@ -252,3 +253,154 @@ def test_demo_refs_resolve_to_the_cached_build(smoke_pair, monkeypatch):
     assert len(calls) == 2
     with pytest.raises(Exception, match="unknown demo model"):
         models.resolve_ref("demo:judge")
+
+
+def _weights(pair: Path) -> dict:
+    from safetensors.torch import load_file
+
+    return {role: load_file(pair / role / "model.safetensors") for role in ("target", "draft")}
+
+
+def _same_weights(a: Path, b: Path) -> bool:
+    import torch
+
+    wa, wb = _weights(a), _weights(b)
+    return all(wa[r].keys() == wb[r].keys() and all(torch.equal(wa[r][k], wb[r][k]) for k in wa[r]) for r in wa)
+
+
+def _stopped_at(monkeypatch, batch: int, stop) -> None:
+    """`stop()` as the training takes its `batch`-th batch (counted over all stages), once."""
+    taken, collate = [], train._collate
+
+    def counting(examples, idx):
+        taken.append(1)
+        if len(taken) == batch:
+            stop()
+        return collate(examples, idx)
+
+    monkeypatch.setattr(train, "_collate", counting)
+
+
+def _ctrl_c() -> None:
+    signal.raise_signal(signal.SIGINT)  # as a terminal sends it: the step under way ends, then the build stops
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("batch, stage, step", [(4, "train target", 4), (7, "train target (2 layers)", 1),
+                                                (11, "train draft", 3), (16, "distil draft on target", 2)])
+def test_ctrl_c_while_the_pair_trains_resumes_from_its_checkpoint_to_the_uninterrupted_weights(
+        smoke_pair, tmp_path, monkeypatch, capsys, batch, stage, step):
+    """Demo audit, 2026-12-06: Ctrl-C while the demo pair trained (the first start's longest step, minutes on 2
+    cores) lost it all: the next start trained from zero. The stop now saves a checkpoint beside the build's folder
+    (after the step under way) and the next build resumes from it, its bar starting at the saved step and saying so;
+    the pair it gives is the one an uninterrupted build gives, and the finished build removes the checkpoint."""
+    out = tmp_path / "pair"
+    saved = demo.checkpoint.path_for(out)
+    # CI runs with SIGINT ignored (a background shell): Python's own Ctrl-C handling, as in a terminal
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with monkeypatch.context() as m:
+            _stopped_at(m, batch, _ctrl_c)
+            with pytest.raises(KeyboardInterrupt):
+                demo.build_demo_pair(out, scale="smoke", progress=False)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert saved.is_file() and not out.exists()
+    assert f"demo pair: {stage}: stopped after step {step} of " in capsys.readouterr().err
+    demo.build_demo_pair(out, scale="smoke", progress=True)
+    err = capsys.readouterr().err
+    assert f"demo pair: {stage}: resumed at step {step} of " in err, err
+    assert f"{stage}, resumed at step {step}:" in err, err  # the bar, from the saved step
+    assert _same_weights(out, smoke_pair)
+    assert not saved.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["pair"]
+
+
+@pytest.mark.slow
+def test_a_killed_training_resumes_from_its_last_interval_checkpoint(smoke_pair, tmp_path, monkeypatch, capsys):
+    """A kill (no Ctrl-C to save at) loses only the training since the last interval's checkpoint: here one is
+    saved after every step, and the build fails inside the draft's 4th step."""
+    out = tmp_path / "pair"
+    monkeypatch.setattr(demo.checkpoint, "SAVE_EVERY_SECONDS", 0.0)
+    with monkeypatch.context() as m:
+        _stopped_at(m, 12, lambda: (_ for _ in ()).throw(MemoryError("killed")))
+        with pytest.raises(MemoryError):
+            demo.build_demo_pair(out, scale="smoke", progress=False)
+    demo.build_demo_pair(out, scale="smoke", progress=False)
+    assert "train draft: resumed at step 3 of 6" in capsys.readouterr().err
+    assert _same_weights(out, smoke_pair)
+
+
+@pytest.mark.slow
+def test_a_checkpoint_from_other_settings_or_cut_short_is_ignored_with_a_line(smoke_pair, tmp_path, monkeypatch,
+                                                                             capsys):
+    """A checkpoint made by another evalkit version, with another recipe (sizes, seeds), or cut short (a full disk)
+    is never half-used: the build says so and trains from the start, to the uninterrupted weights."""
+    import evalkit
+
+    out = tmp_path / "pair"
+    saved = demo.checkpoint.path_for(out)
+    with monkeypatch.context() as m:
+        m.setattr(demo.checkpoint, "SAVE_EVERY_SECONDS", 0.0)
+        _stopped_at(m, 11, lambda: (_ for _ in ()).throw(MemoryError("killed")))
+        with pytest.raises(MemoryError):
+            demo.build_demo_pair(out, scale="smoke", progress=False)
+    good = saved.read_bytes()
+    capsys.readouterr()
+
+    def rebuilt_from_the_start() -> str:
+        saved.write_bytes(kept)
+        demo.build_demo_pair(out, force=True, scale="smoke", progress=False)
+        err = capsys.readouterr().err
+        assert "resumed" not in err and not saved.exists() and _same_weights(out, smoke_pair), err
+        return err
+
+    kept = good
+    with monkeypatch.context() as m:
+        m.setattr(evalkit, "__version__", "0.0.0-other")
+        assert f"the training checkpoint {saved} was made with another evalkit version; it is ignored" in (
+            rebuilt_from_the_start())
+    kept = good[: len(good) // 2]
+    err = rebuilt_from_the_start()
+    assert f"the training checkpoint {saved} cannot be read (" in err and "it is ignored and the training starts " \
+        "from the beginning" in err, err
+    # another recipe: the other build trains other weights, so the one compared is its own uninterrupted build
+    kept = good
+    other = {**demo.SCALES["smoke"], "init_seed": 99}
+    monkeypatch.setitem(demo.SCALES, "smoke", other)
+    saved.write_bytes(kept)
+    demo.build_demo_pair(out, force=True, scale="smoke", progress=False)
+    assert "was made with another recipe (sizes, seeds, steps); it is ignored" in capsys.readouterr().err
+    demo.build_demo_pair(tmp_path / "fresh", scale="smoke", progress=False)
+    assert _same_weights(out, tmp_path / "fresh")
+
+
+@pytest.mark.slow
+def test_sigterm_while_the_pair_trains_saves_the_step_and_the_next_build_resumes(smoke_pair, tmp_path, capsys):
+    """The app stops its preparation with SIGTERM (after a Ctrl-C in its terminal, or when it is stopped itself),
+    whose default ends the process at once: the checkpoint is saved after the step under way, then the process ends
+    (status 143). In a process of its own, as `evalkit prepare` runs."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "pair"
+    script = f"""
+import os, signal
+from pathlib import Path
+from evalkit import demo
+from evalkit.demo import train
+taken, collate = [], train._collate
+def counting(examples, idx):
+    taken.append(1)
+    if len(taken) == 10:
+        os.kill(os.getpid(), signal.SIGTERM)
+    return collate(examples, idx)
+train._collate = counting
+demo.build_demo_pair(Path({str(out)!r}), scale="smoke", progress=False)
+"""
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                       preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL))
+    assert r.returncode == 143, r.stderr
+    assert "demo pair: train draft: stopped after step 2 of 6" in r.stderr, r.stderr
+    demo.build_demo_pair(out, scale="smoke", progress=False)
+    assert "train draft: resumed at step 2 of 6" in capsys.readouterr().err
+    assert _same_weights(out, smoke_pair) and not demo.checkpoint.path_for(out).exists()

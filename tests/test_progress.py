@@ -96,3 +96,18 @@ def test_the_terminal_shows_the_whole_preparations_time_left_beside_each_bar(tmp
             b.update(1)  # a quarter in 45 s: this stage's own rate from now on
             assert b.postfix == "all steps: about 5 min 35 s left"  # 135 s of this stage, 200 s of the pool's
     assert "all steps: about 5 min 35 s left" in capsys.readouterr().err
+
+
+def test_a_resumed_training_s_bar_counts_for_its_own_stage_from_its_saved_step():
+    """A training resumed from its checkpoint names its bar "train target (16 layers), resumed at step 40": that is
+    the 16-layer stage (the longest stage name it starts with, not "train target"), and its count starts at 40."""
+    import io
+
+    from evalkit.progress import Board, bar, watching
+
+    board = Board(None, [("train target", 10.0), ("train target (16 layers)", 10.0)], every=0)
+    with watching(board):
+        with bar(total=100, initial=40, desc="train target (16 layers), resumed at step 40",
+                 file=io.StringIO()):
+            snap = board.snapshot()
+    assert (snap.stage, snap.n, snap.total) == ("train target (16 layers)", 40, 100)

@@ -12,7 +12,7 @@ import shutil
 import time
 from pathlib import Path
 
-from . import train
+from . import checkpoint, train
 from .tokenizer import SPECIAL_TOKENS, encode_samples, train_tokenizer, wrap_tokenizer
 
 # Bump when anything that changes the built models changes (corpus, tokenizer, sizes, training).
@@ -146,7 +146,7 @@ def build_demo_pair(out_dir: Path, *, force: bool = False, scale: str = "full", 
     output_folder(tmp, "the demo pair's build", where)
     t0 = time.perf_counter()
     try:
-        info = _build_into(tmp, scale, recipe, progress)
+        info = _build_into(tmp, scale, recipe, progress, checkpoint.path_for(out_dir))
         # Swap the finished folder in: old (stale or interrupted) content goes aside first.
         if out_dir.exists():
             trash = out_dir.parent / f".{out_dir.name}.old-{os.getpid()}"
@@ -158,6 +158,7 @@ def build_demo_pair(out_dir: Path, *, force: bool = False, scale: str = "full", 
         raise
     info["seconds"] = round(time.perf_counter() - t0, 1)
     _write_manifest(out_dir, info)
+    checkpoint.path_for(out_dir).unlink(missing_ok=True)  # finished: nothing left to resume
     return out_dir
 
 
@@ -205,7 +206,14 @@ def _write_manifest(out_dir: Path, info: dict) -> None:
     os.replace(tmp, out_dir / MANIFEST)
 
 
-def _build_into(folder: Path, scale: str, recipe: dict, progress: bool) -> dict:
+def _stages(recipe: dict) -> list[str]:
+    """The training stages' bar names, in the build's order (a checkpoint's stage is placed by them)."""
+    grown = recipe.get("target_core_layers", recipe["target"]["layers"]) != recipe["target"]["layers"]
+    return (["train target"] + [f"train target ({recipe['target']['layers']} layers)"] * grown + ["train draft"]
+            + ["distil draft on target"] * bool(recipe.get("draft_distill_steps")))
+
+
+def _build_into(folder: Path, scale: str, recipe: dict, progress: bool, saved_at: Path) -> dict:
     import torch
 
     from . import corpus as corpus_mod
@@ -226,6 +234,7 @@ def _build_into(folder: Path, scale: str, recipe: dict, progress: bool) -> dict:
         bar.update(1)
     timings["tokenizer"] = time.perf_counter() - t
     examples = encode_samples(raw_tok, samples)
+    ck = checkpoint.Checkpoint(saved_at, checkpoint.settings(BUILD_VERSION, scale, recipe, examples), _stages(recipe))
 
     threads = torch.get_num_threads()
     sizes = {}
@@ -233,23 +242,14 @@ def _build_into(folder: Path, scale: str, recipe: dict, progress: bool) -> dict:
     for role in ("target", "draft"):
         t = time.perf_counter()
         size = recipe[role]
-        seed = recipe["init_seed"] + (0 if role == "target" else 1)
         core = recipe.get("target_core_layers", size["layers"]) if role == "target" else size["layers"]
-        common = dict(batch_tokens=recipe["batch_tokens"], warmup=recipe["warmup"], progress=progress)
-        model = train.make_model({**size, "layers": core}, len(raw_tok.get_vocab()), seed=seed)
-        first = {**common, "batch_tokens": recipe.get(f"{role}_batch_tokens", recipe["batch_tokens"])}
-        train.train_model(model, examples, steps=recipe[f"{role}_steps"], lr=recipe[f"{role}_lr"], seed=seed, desc=f"train {role}", **first)
-        if core != size["layers"]:
-            model = train.expand_depth(model, size, seed=seed)
-            train.train_model(
-                model, examples, steps=recipe["target_expand_steps"], lr=recipe["expand_lr"], seed=seed + 100,
-                desc=f"train {role} ({size['layers']} layers)", **common,
-            )
-        if role == "draft" and recipe.get("draft_distill_steps"):
-            train.train_model(
-                model, examples, steps=recipe["draft_distill_steps"], lr=recipe["distill_lr"], seed=seed + 200,
-                desc="distil draft on target", teacher=target, **common,
-            )
+        if ck.finished(role) is not None:  # trained before a stop: the draft's training was under way
+            model = train.make_model(size, len(raw_tok.get_vocab()), seed=recipe["init_seed"])
+            model.load_state_dict(ck.finished(role))
+        else:
+            model = _train_role(role, recipe, examples, len(raw_tok.get_vocab()), target, ck, progress)
+            if role == "target":  # kept while the draft trains (its teacher, and what the build saves)
+                ck.finish(role, model)
         model.eval()
         model.generation_config = _generation_config(role)
         dest = folder / role
@@ -279,6 +279,29 @@ def _build_into(folder: Path, scale: str, recipe: dict, progress: bool) -> dict:
         "assistant_defaults": ASSISTANT_DEFAULTS,
         "torch_threads": threads,
     }
+
+
+def _train_role(role: str, recipe: dict, examples, vocab: int, target, ck, progress: bool):
+    """One model's training, stage after stage, each resumed from the checkpoint where it was stopped."""
+    size = recipe[role]
+    seed = recipe["init_seed"] + (0 if role == "target" else 1)
+    core = recipe.get("target_core_layers", size["layers"]) if role == "target" else size["layers"]
+    common = dict(batch_tokens=recipe["batch_tokens"], warmup=recipe["warmup"], progress=progress)
+    model = train.make_model({**size, "layers": core}, vocab, seed=seed)
+    first = {**common, "batch_tokens": recipe.get(f"{role}_batch_tokens", recipe["batch_tokens"])}
+    desc = f"train {role}"
+    train.train_model(model, examples, steps=recipe[f"{role}_steps"], lr=recipe[f"{role}_lr"], seed=seed, desc=desc,
+                      checkpoint=ck.stage(desc), **first)
+    if core != size["layers"]:
+        model = train.expand_depth(model, size, seed=seed)
+        desc = f"train {role} ({size['layers']} layers)"
+        train.train_model(model, examples, steps=recipe["target_expand_steps"], lr=recipe["expand_lr"], seed=seed + 100,
+                          desc=desc, checkpoint=ck.stage(desc), **common)
+    if role == "draft" and recipe.get("draft_distill_steps"):
+        desc = "distil draft on target"
+        train.train_model(model, examples, steps=recipe["draft_distill_steps"], lr=recipe["distill_lr"], seed=seed + 200,
+                          desc=desc, teacher=target, checkpoint=ck.stage(desc), **common)
+    return model
 
 
 def _generation_config(role: str):

@@ -67,9 +67,22 @@ def expand_depth(small, size: dict, seed: int):
     return big
 
 
-def _batches(examples, batch_tokens: int, rng: random.Random):
-    """Endless length-grouped batches: shuffle, sort windows by length, cut to a padded-token budget."""
-    while True:
+class DataOrder:
+    """Endless length-grouped batches: shuffle, sort windows by length, cut to a padded-token budget; epoch after
+    epoch from one generator. Its state (the generator's at the epoch's start, and the batches taken from the epoch)
+    is what a checkpoint keeps: a resumed training then takes the batches an uninterrupted one would."""
+
+    def __init__(self, examples, batch_tokens: int, seed: int):
+        self.examples, self.batch_tokens, self.rng = examples, batch_tokens, random.Random(seed)
+        self._begin(self.rng.getstate(), 0)
+
+    def _begin(self, rng_state, taken: int) -> None:
+        self.rng.setstate(rng_state)
+        self.epoch_state, self.taken = rng_state, taken
+        self.epoch = self._epoch()
+
+    def _epoch(self) -> list[list[int]]:
+        examples, rng = self.examples, self.rng
         order = list(range(len(examples)))
         rng.shuffle(order)
         window = 64
@@ -79,14 +92,32 @@ def _batches(examples, batch_tokens: int, rng: random.Random):
             cur: list[int] = []
             for j in chunk:
                 longest = max([len(examples[k][0]) for k in cur] + [len(examples[j][0])])
-                if cur and longest * (len(cur) + 1) > batch_tokens:
+                if cur and longest * (len(cur) + 1) > self.batch_tokens:
                     batches.append(cur)
                     cur = []
                 cur.append(j)
             if cur:
                 batches.append(cur)
         rng.shuffle(batches)
-        yield from batches
+        return batches
+
+    def next(self) -> list[int]:
+        if self.taken == len(self.epoch):
+            self._begin(self.rng.getstate(), 0)
+        self.taken += 1
+        return self.epoch[self.taken - 1]
+
+    def state(self) -> dict:
+        return {"rng": self.epoch_state, "taken": self.taken}
+
+    def restore(self, state: dict) -> None:
+        self._begin(_as_rng_state(state["rng"]), state["taken"])
+
+
+def _as_rng_state(saved) -> tuple:
+    """random.Random's state as setstate takes it (a saved one may come back with lists for tuples)."""
+    version, internal, gauss = saved
+    return version, tuple(internal), gauss
 
 
 def _collate(examples, idx: list[int]):
@@ -106,20 +137,22 @@ def _collate(examples, idx: list[int]):
 
 
 def train_model(model, examples, *, steps: int, batch_tokens: int, lr: float, warmup: int, seed: int, desc: str,
-                progress: bool, teacher=None):
+                progress: bool, teacher=None, checkpoint=None):
     """AdamW, linear warm-up then cosine decay to 10%; deterministic data order from `seed`.
 
     With a `teacher`, the loss is the KL divergence from the teacher's next-token distribution to the
     model's (knowledge distillation) on the output positions, instead of cross-entropy on the corpus.
     Speculative sampling accepts a drafted token with probability sum(min(p_target, p_draft)), so
     matching the target's whole distribution is exactly what raises acceptance.
+
+    With a `checkpoint` (checkpoint.Stage), the training resumes from its saved step, and saves itself at intervals,
+    at its end and at a stop (Ctrl-C, SIGTERM), after the step under way.
     """
     import torch
-    import torch.nn.functional as F
+
+    from . import checkpoint as ckpt
 
     torch.manual_seed(seed)
-    rng = random.Random(seed)
-    model.train()
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
     opt = torch.optim.AdamW(
@@ -127,6 +160,13 @@ def train_model(model, examples, *, steps: int, batch_tokens: int, lr: float, wa
         lr=lr,
         betas=(0.9, 0.95),
     )
+    order = DataOrder(examples, batch_tokens, seed)
+    saved = checkpoint.resume() if checkpoint is not None else None
+    if saved is ckpt.SKIP:  # a later stage's saved weights replace this stage's
+        return None
+    start, ema = _restore(saved, model, opt, order) if saved else (0, None)
+    if start:
+        ckpt.say(f"{desc}: resumed at step {start} of {steps} from {checkpoint.ck.path}")
 
     def lr_at(step: int) -> float:
         if step < warmup:
@@ -134,27 +174,60 @@ def train_model(model, examples, *, steps: int, batch_tokens: int, lr: float, wa
         frac = (step - warmup) / max(1, steps - warmup)
         return lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * frac)))
 
-    batches = _batches(examples, batch_tokens, rng)
-    ema = None
-    with progress_bar(progress, total=steps, desc=desc, unit="step") as bar:
-        for step in range(steps):
+    def save(step: int) -> None:
+        if checkpoint is not None:
+            checkpoint.save({"step": step, "model": model.state_dict(), "optimizer": opt.state_dict(),
+                             "torch_rng": torch.get_rng_state(), "order": order.state(), "ema": ema})
+
+    model.train()
+    name = f"{desc}, resumed at step {start}" if start else desc
+    with progress_bar(progress, total=steps, initial=start, desc=name, unit="step") as bar, ckpt.stops_held() as stops:
+        for step in range(start, steps):
             for g in opt.param_groups:
                 g["lr"] = lr_at(step)
-            ids, att, labels = _collate(examples, next(batches))
-            if teacher is None:
-                loss = model(input_ids=ids, attention_mask=att, labels=labels).loss
-            else:
-                keep = labels[:, 1:] != -100  # position t predicts token t+1
-                with torch.no_grad():
-                    t_logits = teacher(input_ids=ids, attention_mask=att).logits[:, :-1][keep]
-                d_logits = model(input_ids=ids, attention_mask=att).logits[:, :-1][keep]
-                loss = F.kl_div(F.log_softmax(d_logits, -1), F.log_softmax(t_logits, -1), log_target=True, reduction="batchmean")
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-            ema = loss.item() if ema is None else 0.9 * ema + 0.1 * loss.item()
+            ema = _step(model, examples, order, opt, teacher, ema)
             bar.set_postfix(loss=f"{ema:.3f}")
             bar.update(1)
+            if stops or (checkpoint is not None and checkpoint.due()):
+                save(step + 1)
+            if stops:
+                if checkpoint is not None:
+                    ckpt.say(f"{desc}: stopped after step {step + 1} of {steps}, saved to {checkpoint.ck.path}; the "
+                             "next build (the next start) goes on from there")
+                ckpt.stop(stops)
+        if start < steps:
+            save(steps)  # the stage's end: the next stage starts from it
     model.eval()
     return ema
+
+
+def _step(model, examples, order: DataOrder, opt, teacher, ema):
+    """One optimizer step; returns the loss's moving average."""
+    import torch
+    import torch.nn.functional as F
+
+    ids, att, labels = _collate(examples, order.next())
+    if teacher is None:
+        loss = model(input_ids=ids, attention_mask=att, labels=labels).loss
+    else:
+        keep = labels[:, 1:] != -100  # position t predicts token t+1
+        with torch.no_grad():
+            t_logits = teacher(input_ids=ids, attention_mask=att).logits[:, :-1][keep]
+        d_logits = model(input_ids=ids, attention_mask=att).logits[:, :-1][keep]
+        loss = F.kl_div(F.log_softmax(d_logits, -1), F.log_softmax(t_logits, -1), log_target=True, reduction="batchmean")
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+    return loss.item() if ema is None else 0.9 * ema + 0.1 * loss.item()
+
+
+def _restore(saved: dict, model, opt, order: DataOrder) -> tuple[int, float | None]:
+    """A stage's saved state put back; returns the step to go on from and the loss's moving average."""
+    import torch
+
+    model.load_state_dict(saved["model"])
+    opt.load_state_dict(saved["optimizer"])
+    torch.set_rng_state(saved["torch_rng"])
+    order.restore(saved["order"])
+    return saved["step"], saved["ema"]
