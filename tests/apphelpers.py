@@ -1,11 +1,16 @@
-"""Shared by the app tests: a config and a pair pool built from the tiny models, and the app served on
-127.0.0.1 in the test process."""
+"""Shared by the app tests: a config and a pair pool built from the tiny models, the app served on 127.0.0.1 in
+the test process, and `python app.py` in a subprocess as a terminal starts and stops it."""
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -16,7 +21,8 @@ from evalkit.ui.server import free_port, serving  # noqa: F401  (free_port: for 
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "test-artifacts"
 
 
 def write_config(path: Path, models: dict, *, ratings_per_pair: int = 2, passcodes: tuple[str, ...] = (),
@@ -199,3 +205,46 @@ def answer_all(page, a: str = "pass", b: str = "fail", preference: str = "A") ->
     expect(submit).to_be_disabled()
     page.locator(f"#r-preference input[value='{preference}']").click()
     expect(submit).to_be_enabled()
+
+
+def ctrl_c_as_in_a_terminal() -> None:
+    """In a child, before it starts: SIGINT as a terminal gives it. A shell that starts a job in the background
+    (.ci/run run with `&`) ignores SIGINT in it, every process below inherits that, and Python then installs no
+    KeyboardInterrupt: the tests' Ctrl-C did nothing there."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def app_args(db_file: Path, config: Path, port: int, *more: str) -> list[str]:
+    return ["--db", str(db_file), "--config", str(config), "--host", "127.0.0.1", "--port", str(port), *more]
+
+
+@contextlib.contextmanager
+def app_process(args: list[str], log: Path, *, cwd: Path, env: dict | None = None):
+    """`python app.py ARGS` in a subprocess, as a terminal starts it (its lines in `log`, Ctrl-C as a terminal gives
+    it); yields the process. It and what it started (its preparation) are killed at the end if still running."""
+    proc = subprocess.Popen([sys.executable, str(ROOT / "app.py"), *args], cwd=str(cwd), stdout=open(log, "ab"),
+                            stderr=subprocess.STDOUT, preexec_fn=ctrl_c_as_in_a_terminal, start_new_session=True,
+                            env={**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", **(env or {})})
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def stop_app(proc: subprocess.Popen, sig: int = signal.SIGINT, seconds: float = 60) -> None:
+    """`sig` to the app (SIGINT: Ctrl-C in its terminal), then wait for it to end (app_process kills it if it has not)."""
+    proc.send_signal(sig)
+    proc.wait(timeout=seconds)
+
+
+def wait_for_line(log: Path, proc: subprocess.Popen, words: str, seconds: float = 120) -> str:
+    """The log once it holds `words`, the process has ended, or `seconds` have passed."""
+    deadline = time.monotonic() + seconds
+    while True:
+        text = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
+        if words in text or proc.poll() is not None or time.monotonic() > deadline:
+            return text
+        time.sleep(0.3)

@@ -149,6 +149,39 @@ def test_a_second_start_on_a_database_being_prepared_is_refused_and_so_is_a_seco
 
 
 @pytest.mark.slow
+def test_of_two_starts_in_quick_succession_in_one_folder_the_second_stops_on_the_terminal(tmp_path, make_config):
+    """Demo audit, 2026-12-06: a second start in the first seconds of the first (before the first's preparation, a
+    process of its own, had taken the preparation's lock) began a second preparation of the same database, refused
+    only by that preparation's error on its page; the terminal said nothing. A start now claims the database before
+    anything slow: of two started together, whichever comes second stops on its terminal, saying what runs, where and
+    how to stop it, and the first prepares and serves."""
+    from apphelpers import app_args, app_process, stop_app, wait_for_line
+
+    config, db_file = make_config(), tmp_path / "shared.db"
+    ports, logs = [_port(), _port()], [tmp_path / "first.log", tmp_path / "second.log"]
+    with app_process(app_args(db_file, config, ports[0]), logs[0], cwd=tmp_path) as first, \
+            app_process(app_args(db_file, config, ports[1]), logs[1], cwd=tmp_path) as second:
+        procs = [first, second]
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and all(p.poll() is None for p in procs):
+            if all("Ctrl-C here stops it" in log.read_text(errors="replace") for log in logs if log.exists()):
+                break  # both serve: neither was stopped
+            time.sleep(0.2)
+        said = [log.read_text(encoding="utf-8", errors="replace") for log in logs]
+        ended = [i for i, p in enumerate(procs) if p.poll() is not None]
+        assert len(ended) == 1, said
+        stopped, running = ended[0], 1 - ended[0]
+        assert procs[stopped].returncode == 1, said[stopped]
+        assert (f"the app is already starting on {db_file} (process {procs[running].pid}, its page at "
+                f"http://127.0.0.1:{ports[running]}/) and prepares its pairs there" in said[stopped]), said[stopped]
+        assert "stop that app (Ctrl-C in its terminal) and start this one again" in said[stopped], said[stopped]
+        assert "no pairs to rate yet" not in said[stopped]  # it began no preparation
+        text = wait_for_line(logs[running], procs[running], "Ctrl-C here stops it")
+        assert procs[running].poll() is None and "another preparation" not in text, text
+        stop_app(procs[running])
+
+
+@pytest.mark.slow
 def test_a_start_after_ctrl_c_during_the_pool_finishes_the_pool_rather_than_serve_it_unfinished(tmp_path, make_config):
     """Demo audit, 2026-12-06: Ctrl-C while the first start generated the pairs, then `./scripts/start.sh` again: the
     second start found pairs in the database and served them, though the stopped pool's pairs reach no rater until

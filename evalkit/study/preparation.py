@@ -5,6 +5,8 @@ process, when its database has no pairs yet."""
 from __future__ import annotations
 
 import contextlib
+import io
+import os
 from pathlib import Path
 
 from ..config import Config
@@ -131,6 +133,55 @@ def sole_preparation(db_path: Path):
                 "builds its pairs)", "wait for it and use the app that started it, or stop that one (Ctrl-C in its "
                 "terminal) and start this one again") from None
         yield
+
+
+def claim_start(db_path: Path, address: str):
+    """An app start's claim on preparing this database, taken before anything slow. The preparation's own lock is
+    taken seconds later, in `evalkit prepare`'s process: a second start in those seconds began a second preparation,
+    refused only by its error on the page. Returns the locked file, to keep open while the app runs (the lock goes
+    with its process, however it ends), or None while another start holds it; `address` (where this app serves) is
+    written in it for that one's refusal. Where no such lock exists (Windows), starts are not guarded."""
+    try:
+        import fcntl
+    except ImportError:
+        return io.StringIO()
+    path = start_lock_file(db_path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        held = open(path, "a+", encoding="utf-8")
+    except OSError:  # a folder it cannot write to: nothing can be prepared there, and the database's checks say why
+        return io.StringIO()
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        held.close()
+        return None
+    held.truncate(0)
+    held.write(f"{os.getpid()} {address}\n")
+    held.flush()
+    return held
+
+
+def another_start(db_path: Path) -> EvalkitError:
+    """The refusal of a start while another start's claim (claim_start) is held: what runs, where, how to stop it."""
+    import time
+
+    for _ in range(20):  # its note follows its lock at once; on a busy machine, a moment later
+        try:
+            pid, address = start_lock_file(db_path).read_text(encoding="utf-8").split(maxsplit=1)
+            which = f"process {pid}, its page at {address.strip()}"
+            break
+        except (OSError, ValueError):
+            which = "its page at the address its terminal gives"
+            time.sleep(0.1)
+    return EvalkitError(f"the app is already starting on {db_path} ({which}) and prepares its pairs there; a second "
+                        "start would prepare them a second time",
+                        "open that page and wait for the pairs, or stop that app (Ctrl-C in its terminal) and start "
+                        "this one again")
+
+
+def start_lock_file(db_path: Path) -> Path:
+    return Path(db_path).with_name(Path(db_path).name + ".start.lock")
 
 
 def lock_file(db_path: Path) -> Path:

@@ -157,7 +157,7 @@ def serve(cfg: Config, path: Path, *, host: str | None = None, port: int | None 
     port = port if port is not None else (cfg.app.port or None)
     if not space and port:
         _check_port_free(host, port)
-    sync = prep = None
+    sync = prep = claim = None
     try:
         # On a Space the disk does not survive a restart: restore the database before anything opens it
         # (EVALKIT_SYNC_REPO switches this on; on a Space the start stops without it, unless it is "off"), then push
@@ -172,11 +172,16 @@ def serve(cfg: Config, path: Path, *, host: str | None = None, port: int | None 
                                "run without --no-prepare to build the pair pool there, or point --db / EVALKIT_DB "
                                "at the study's database")
         if prepare:
-            from ..study.preparation import check_no_preparation, pool_size
+            from ..study.preparation import another_start, check_no_preparation, claim_start, pool_size
             from .prepare import Preparation
 
+            # before anything slow: a second start in the same folder, on another port, whatever the timing
+            claim = claim_start(path, f"http://{host or '127.0.0.1'}:{port}/" if port else
+                                f"http://{host or '127.0.0.1'}:7860/ or the next free port")
             if pool_size(path) == 0:  # serve the page at once; it shows the preparation's progress
-                check_no_preparation(path)  # a second start in the same folder, on another port
+                if claim is None:
+                    raise another_start(path)
+                check_no_preparation(path)  # an `evalkit prepare` of its own
                 print("evalkit: no pairs to rate yet: preparing them in a separate process (`evalkit prepare`); "
                       "the page shows the progress", file=sys.stderr)
                 prep = Preparation(cfg, path)
@@ -189,6 +194,8 @@ def serve(cfg: Config, path: Path, *, host: str | None = None, port: int | None 
     except BaseException:
         if prep is not None:
             prep.stop()
+        if claim is not None:
+            claim.close()
         raise
     from . import launch
 
@@ -202,6 +209,8 @@ def serve(cfg: Config, path: Path, *, host: str | None = None, port: int | None 
     finally:
         if prep is not None:
             prep.stop()
+        if claim is not None:
+            claim.close()
         if sync is not None:
             sync.stop(final_push=True)
 
