@@ -214,6 +214,18 @@ def ctrl_c_as_in_a_terminal() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def open_pool(folder: Path, name: str, pairs: int = 3) -> tuple[Path, Path]:
+    """A pool of `pairs` pairs (scripts/loadbench.py) and a config with open sign-up beside it: app.py's --db, --config."""
+    if str(ROOT / "scripts") not in sys.path:
+        sys.path.insert(0, str(ROOT / "scripts"))
+    import loadbench
+
+    db_file, config = folder / f"{name}.db", folder / f"{name}.toml"
+    loadbench.build_pool(db_file, pairs)
+    config.write_text("[app]\nsignup = \"open\"\n", encoding="utf-8")
+    return db_file, config
+
+
 def app_args(db_file: Path, config: Path, port: int, *more: str) -> list[str]:
     return ["--db", str(db_file), "--config", str(config), "--host", "127.0.0.1", "--port", str(port), *more]
 

@@ -2,9 +2,9 @@
 started again on the same database. SQLite's integrity check passes, every submission a client saw
 acknowledged is stored exactly once, and the raters carry on where they were."""
 
+import contextlib
 import signal
 import sqlite3
-import subprocess
 import sys
 import threading
 import time
@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import loadbench  # noqa: E402
+from apphelpers import app_args, app_process, open_pool, stop_app  # noqa: E402
 
 # a served app killed and restarted
 pytestmark = pytest.mark.slow
@@ -30,15 +31,12 @@ KILL_AFTER_ACKS = 24  # SIGKILL once this many submissions are acknowledged (rat
 BOUND_SECONDS = 90
 
 
-def start_app(db_file: Path, config: Path, port: int, log: Path) -> subprocess.Popen:
-    proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "app.py"), "--db", str(db_file), "--config", str(config), "--no-prepare",
-         "--host", "127.0.0.1", "--port", str(port)],
-        cwd=str(db_file.parent), stdout=open(log, "ab"), stderr=subprocess.STDOUT,
-        env={**__import__("os").environ, "GRADIO_ANALYTICS_ENABLED": "False"},
-    )
-    loadbench.wait_until_serving(f"http://127.0.0.1:{port}/", proc)
-    return proc
+@contextlib.contextmanager
+def serving_app(db_file: Path, config: Path, port: int, log: Path, env: dict | None = None):
+    """app.py on the pool, once it serves; killed at the end if it still runs."""
+    with app_process(app_args(db_file, config, port, "--no-prepare"), log, cwd=db_file.parent, env=env) as proc:
+        loadbench.wait_until_serving(f"http://127.0.0.1:{port}/", proc)
+        yield proc
 
 
 def stream(url: str, rater: str, acked: list, inflight: dict, stop: threading.Event, errors: list,
@@ -80,32 +78,29 @@ def test_sigkill_mid_stream_loses_no_acknowledged_rating(tmp_path):
                       "signups_per_client_per_hour = 0\n", encoding="utf-8")
     log = tmp_path / "app.log"
     port = free_port()
-    proc = start_app(db_file, config, port, log)
-    url = f"http://127.0.0.1:{port}/"
+    with serving_app(db_file, config, port, log) as proc:
+        url = f"http://127.0.0.1:{port}/"
 
-    acked: list[tuple[str, str]] = []
-    inflight: dict[str, str] = {}
-    errors: list[str] = []
-    stop = threading.Event()
-    codes: dict = {}
-    threads = [threading.Thread(target=stream, args=(url, f"crash-{i}", acked, inflight, stop, errors, codes), daemon=True)
-               for i in range(RATERS)]
-    try:
-        for t in threads:
-            t.start()
-        deadline = time.monotonic() + BOUND_SECONDS
-        while len(acked) < KILL_AFTER_ACKS:
-            assert time.monotonic() < deadline, f"only {len(acked)} acknowledged in {BOUND_SECONDS} s: {errors}"
-            assert proc.poll() is None, log.read_text(errors="replace")[-3000:]
-            time.sleep(0.02)
-        proc.send_signal(signal.SIGKILL)  # mid-stream: the raters are still submitting
-        proc.wait(timeout=30)
-        assert proc.returncode == -signal.SIGKILL
-    finally:
-        stop.set()
-        if proc.poll() is None:
-            proc.kill()
+        acked: list[tuple[str, str]] = []
+        inflight: dict[str, str] = {}
+        errors: list[str] = []
+        stop = threading.Event()
+        codes: dict = {}
+        threads = [threading.Thread(target=stream, args=(url, f"crash-{i}", acked, inflight, stop, errors, codes),
+                                    daemon=True) for i in range(RATERS)]
+        try:
+            for t in threads:
+                t.start()
+            deadline = time.monotonic() + BOUND_SECONDS
+            while len(acked) < KILL_AFTER_ACKS:
+                assert time.monotonic() < deadline, f"only {len(acked)} acknowledged in {BOUND_SECONDS} s: {errors}"
+                assert proc.poll() is None, log.read_text(errors="replace")[-3000:]
+                time.sleep(0.02)
+            proc.send_signal(signal.SIGKILL)  # mid-stream: the raters are still submitting
             proc.wait(timeout=30)
+            assert proc.returncode == -signal.SIGKILL
+        finally:
+            stop.set()
     for t in threads:
         t.join(timeout=60)
     assert not any(t.is_alive() for t in threads), "a client thread hung after the kill"
@@ -115,8 +110,7 @@ def test_sigkill_mid_stream_loses_no_acknowledged_rating(tmp_path):
 
     # Restart on the same database.
     port2 = free_port()
-    proc2 = start_app(db_file, config, port2, log)
-    try:
+    with serving_app(db_file, config, port2, log):
         integrity, rows, twice = stored(db_file)
         print(f"\ncrash: {len(acked_at_kill)} acknowledged before SIGKILL, {len(rows)} stored, "
               f"{len(set(rows) - set(acked_at_kill))} stored but unacknowledged (in flight), integrity {integrity}")
@@ -140,34 +134,17 @@ def test_sigkill_mid_stream_loses_no_acknowledged_rating(tmp_path):
         integrity, rows_after, twice = stored(db_file)
         assert integrity == "ok" and twice == 0
         assert rows_after[:len(rows)] == rows and rows_after[len(rows):] == [(rater, "after the restart")]
-    finally:
-        proc2.terminate()
-        proc2.wait(timeout=30)
 
 
 def test_sigterm_closes_the_server_and_runs_the_final_sync(tmp_path):
     """Audit, 2026-12-02: a Space stops the app with SIGTERM, whose default ends the process at once, so serve's
     final push never ran and the ratings since the last sync (up to EVALKIT_SYNC_EVERY) were lost with the disk.
     Here the Hub cannot be reached (offline), so the final push's attempt shows as its logged failure."""
-    import os
-
-    db_file = tmp_path / "term.db"
-    loadbench.build_pool(db_file, 3)
-    config = tmp_path / "term.toml"
-    config.write_text("[app]\nsignup = \"open\"\n", encoding="utf-8")
+    db_file, config = open_pool(tmp_path, "term")
     port, log = free_port(), tmp_path / "term.log"
-    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "EVALKIT_SYNC_REPO": "org/evalkit-ratings",
-           "EVALKIT_SYNC_EVERY": "3600", "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--db", str(db_file), "--config", str(config),
-                             "--no-prepare", "--host", "127.0.0.1", "--port", str(port)],
-                            cwd=str(tmp_path), stdout=open(log, "ab"), stderr=subprocess.STDOUT, env=env)
-    try:
-        loadbench.wait_until_serving(f"http://127.0.0.1:{port}/", proc)
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    env = {"EVALKIT_SYNC_REPO": "org/evalkit-ratings", "EVALKIT_SYNC_EVERY": "3600", "HF_HUB_OFFLINE": "1"}
+    with serving_app(db_file, config, port, log, env) as proc:
+        stop_app(proc, signal.SIGTERM)
     text = log.read_text(encoding="utf-8", errors="replace")
     # (the signal may come while launch() is still starting, before Gradio's loop that prints "closing server": the
     # interruption then leaves through launch(), and serve's clean-up runs all the same)

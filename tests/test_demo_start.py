@@ -9,47 +9,9 @@ import time
 from pathlib import Path
 
 import pytest
+from apphelpers import app_args, app_process, ctrl_c_as_in_a_terminal, free_port, open_pool, stop_app, wait_for_line
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-
-import loadbench  # noqa: E402
-
-def _port() -> int:
-    """A port nothing listens on now, as the system hands one out (two test workers scanning one range could both
-    pick its first free port)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _ctrl_c_as_in_a_terminal() -> None:
-    """In the child, before it starts: SIGINT as a terminal gives it. A shell that starts a job in the background
-    (.ci/run run with `&`) ignores SIGINT in it, every process below inherits that, and Python then installs no
-    KeyboardInterrupt: the tests' Ctrl-C did nothing there."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
-def _start(tmp_path: Path, port: int, env: dict, log: Path) -> subprocess.Popen:
-    db_file = tmp_path / "demo.db"
-    if not db_file.exists():
-        loadbench.build_pool(db_file, 3)
-    config = tmp_path / "demo.toml"
-    config.write_text("[app]\nsignup = \"open\"\n", encoding="utf-8")
-    return subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--db", str(db_file), "--config", str(config),
-                             "--no-prepare", "--host", "127.0.0.1", "--port", str(port)],
-                            cwd=str(tmp_path), stdout=open(log, "ab"), stderr=subprocess.STDOUT,
-                            preexec_fn=_ctrl_c_as_in_a_terminal,
-                            env={**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", **env})
-
-
-def _wait_for(log: Path, proc: subprocess.Popen, words: str, seconds: float = 120) -> str:
-    deadline = time.monotonic() + seconds
-    while True:
-        text = log.read_text(encoding="utf-8", errors="replace")
-        if words in text or proc.poll() is not None or time.monotonic() > deadline:
-            return text
-        time.sleep(0.3)
 
 
 @pytest.mark.slow
@@ -58,18 +20,14 @@ def test_the_terminal_gives_the_local_address_and_how_to_stop_and_never_a_public
     `launch()`", which invites a presenter to put unrated study pairs on the internet; and GRADIO_SHARE=true in the
     environment made such a link without asking. The terminal now has the local URL, evalkit's own line (who can
     open it, Ctrl-C to stop) and no public link, even with GRADIO_SHARE=true."""
-    port, log = _port(), tmp_path / "serve.log"
-    proc = _start(tmp_path, port, {"GRADIO_SHARE": "true"}, log)
-    try:
-        text = _wait_for(log, proc, "Ctrl-C here stops it")
+    port, log = free_port(), tmp_path / "serve.log"
+    with app_process(app_args(*open_pool(tmp_path, "demo"), port, "--no-prepare"), log, cwd=tmp_path,
+                     env={"GRADIO_SHARE": "true"}) as proc:
+        text = wait_for_line(log, proc, "Ctrl-C here stops it")
         assert proc.poll() is None, text
         with socket.create_connection(("127.0.0.1", port), timeout=10):
             pass  # the page is served where the line says
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+        stop_app(proc)
     text = log.read_text(encoding="utf-8", errors="replace")
     assert f"Running on local URL:  http://127.0.0.1:{port}" in text, text  # Gradio's own URL line is kept
     assert (f"evalkit: the app is at http://127.0.0.1:{port}/ (this machine only); Ctrl-C here stops it." in text), text
@@ -110,7 +68,7 @@ def test_a_start_on_a_port_in_use_stops_before_it_prepares_anything(tmp_path, ma
     cfg = load_config(make_config())
     db_file = tmp_path / "second.db"
     with socket.socket() as held:  # the first start's server
-        held.bind(("127.0.0.1", _port()))
+        held.bind(("127.0.0.1", free_port()))
         held.listen()
         port = held.getsockname()[1]
         with pytest.raises(EvalkitError) as e:
@@ -138,7 +96,7 @@ def test_a_second_start_on_a_database_being_prepared_is_refused_and_so_is_a_seco
     db_file = tmp_path / "shared.db"
     with sole_preparation(db_file):  # the first start's `evalkit prepare`, under way
         with pytest.raises(EvalkitError) as e:
-            serve(load_config(config), db_file, host="127.0.0.1", port=_port())
+            serve(load_config(config), db_file, host="127.0.0.1", port=free_port())
         assert f"another preparation of {db_file} is running" in e.value.what and "Ctrl-C" in e.value.fix
         assert not (tmp_path / "shared.db.prepare.json").exists()  # no second preparation began
         r = CliRunner().invoke(cli, ["prepare", "--config", str(config), "--db", str(db_file)])
@@ -155,10 +113,10 @@ def test_of_two_starts_in_quick_succession_in_one_folder_the_second_stops_on_the
     only by that preparation's error on its page; the terminal said nothing. A start now claims the database before
     anything slow: of two started together, whichever comes second stops on its terminal, saying what runs, where and
     how to stop it, and the first prepares and serves."""
-    from apphelpers import app_args, app_process, stop_app, wait_for_line
-
     config, db_file = make_config(), tmp_path / "shared.db"
-    ports, logs = [_port(), _port()], [tmp_path / "first.log", tmp_path / "second.log"]
+    ports, logs = [free_port()], [tmp_path / "first.log", tmp_path / "second.log"]
+    while len(ports) < 2:
+        ports += {free_port()} - set(ports)
     with app_process(app_args(db_file, config, ports[0]), logs[0], cwd=tmp_path) as first, \
             app_process(app_args(db_file, config, ports[1]), logs[1], cwd=tmp_path) as second:
         procs = [first, second]
@@ -202,7 +160,7 @@ def test_a_start_after_ctrl_c_during_the_pool_finishes_the_pool_rather_than_serv
     first = subprocess.Popen([sys.executable, "-m", "evalkit", "prepare", "--config", str(config), "--db",
                               str(db_file), "--progress-file", str(progress)], cwd=str(tmp_path),
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-                             preexec_fn=_ctrl_c_as_in_a_terminal)
+                             preexec_fn=ctrl_c_as_in_a_terminal)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and first.poll() is None:  # until the pool has stored a pair's outputs
         snap = json.loads(progress.read_text(encoding="utf-8")) if progress.exists() else {}

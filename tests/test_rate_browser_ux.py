@@ -365,6 +365,26 @@ def test_answers_on_a_pair_whose_hold_ran_out_are_said_to_be_lost(cfg, pool_db):
     assert rows(pool_db, "SELECT * FROM ratings WHERE rater = 'ann'") == []
 
 
+def _reloaded_while_held(cfg, pool_db, released, moment, timeout_ms: int = 60_000) -> None:
+    """ann submits her first pair, and the page reloads at `moment(page)` (her submission held on the server); the
+    reload signs her in, serves her next pair and says her rating was stored, and it is stored once. `released`,
+    which lets the held submission go, is set at the end whatever happens."""
+    from apphelpers import rows
+
+    try:
+        with served(cfg, pool_db) as url, chromium_page() as page:
+            first = _submitted(page, url)
+            moment(page)
+            page.reload()
+            expect(page.locator("#rate-who")).to_contain_text("ann")
+            assert next_texts(page, first, timeout_ms=timeout_ms) != first
+            expect(page.locator("#rate-status")).to_contain_text(word("draft_stored", "zh"))
+            assert "没有" not in page.locator("#rate-status").inner_text()  # not "not stored", nor "not kept"
+    finally:
+        released.set()
+    assert len(rows(pool_db, "SELECT id FROM ratings WHERE rater = 'ann'")) == 1
+
+
 def test_a_reload_while_the_rating_is_on_its_way_says_whether_it_was_stored(cfg, pool_db, monkeypatch):
     """Rater audit (2026-12-05) R2: on a slow network Submit said "Submitting…" for long, and the rater reloaded. The
     rating had reached the server and was stored, yet the reloaded page said the answers she had given were not kept.
@@ -383,22 +403,14 @@ def test_a_reload_while_the_rating_is_on_its_way_says_whether_it_was_stored(cfg,
         released.wait(30)
         return out
 
+    def stored(page):  # the rating is stored; its reply is held back
+        for _ in range(600):
+            if rows(pool_db, "SELECT id FROM ratings WHERE rater = 'ann'"):
+                return
+            page.wait_for_timeout(100)
+
     monkeypatch.setattr(RateHandlers, "submit", held)
-    try:
-        with served(cfg, pool_db) as url, chromium_page() as page:
-            first = _submitted(page, url)
-            for _ in range(600):  # the rating is stored; its reply is held back
-                if rows(pool_db, "SELECT id FROM ratings WHERE rater = 'ann'"):
-                    break
-                page.wait_for_timeout(100)
-            page.reload()
-            expect(page.locator("#rate-who")).to_contain_text("ann")
-            assert next_texts(page, first) != first
-            expect(page.locator("#rate-status")).to_contain_text(word("draft_stored", "zh"))
-            assert "没有保存" not in page.locator("#rate-status").inner_text()
-    finally:
-        released.set()
-    assert len(rows(pool_db, "SELECT id FROM ratings WHERE rater = 'ann'")) == 1
+    _reloaded_while_held(cfg, pool_db, released, stored)
 
 
 def test_a_reload_while_the_rating_is_being_written_waits_for_it_and_says_it_was_stored(cfg, pool_db, monkeypatch):
@@ -411,7 +423,6 @@ def test_a_reload_while_the_rating_is_being_written_waits_for_it_and_says_it_was
 
     import evalkit.ui.rate as rate
     import evalkit.ui.session as session
-    from apphelpers import rows
 
     entered, released, store = threading.Event(), threading.Event(), rate.submit_rating
 
@@ -427,18 +438,8 @@ def test_a_reload_while_the_rating_is_being_written_waits_for_it_and_says_it_was
         settled = writes.settled
         monkeypatch.setattr(writes, "settled", lambda rater: (released.set() if entered.is_set() else None)
                             or settled(rater))
-    try:
-        with served(cfg, pool_db) as url, chromium_page() as page:
-            first = _submitted(page, url)
-            assert entered.wait(60)
-            page.reload()
-            expect(page.locator("#rate-who")).to_contain_text("ann")
-            next_texts(page, first, timeout_ms=20_000)
-            expect(page.locator("#rate-status")).to_contain_text(word("draft_stored", "zh"))
-            assert "没有" not in page.locator("#rate-status").inner_text()
-    finally:
-        released.set()
-    assert len(rows(pool_db, "SELECT id FROM ratings WHERE rater = 'ann'")) == 1
+    _reloaded_while_held(cfg, pool_db, released, lambda page: entered.wait(60) or pytest.fail("no write began"),
+                         timeout_ms=20_000)
 
 
 def _queued_behind_bob(monkeypatch, url, released):
