@@ -44,6 +44,27 @@ def close_figures():
 
 
 @pytest.fixture
+def frozen_before(monkeypatch):
+    """frozen_before("speed_source"): gates frozen from now on are stored as a version that did not know these keys
+    stored them (not in the snapshot's values; a gate file that sets one is the test's to avoid), so gate.LEGACY
+    gives them their meaning of then."""
+    import evalkit.study.gate as gates
+
+    today = gates.gate_snapshot
+
+    def frozen(*keys):
+        def as_frozen_then(path=None):
+            snap = today(path)
+            for key in keys:
+                snap["values"].pop(key)
+            return snap
+
+        monkeypatch.setattr(gates, "gate_snapshot", as_frozen_then)
+
+    return frozen
+
+
+@pytest.fixture
 def make_config(tmp_path, tiny_models):
     """Write a config TOML pointing at the tiny models; keyword overrides as 'section.key'."""
 

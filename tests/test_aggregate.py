@@ -332,7 +332,7 @@ def test_decide_needs_a_row_for_every_criterion():
     assert decide({**g, "monitoring": "group sequential"}, every, speed, 20, 60, look=early).decision == "KEEP"
 
 
-def test_a_pool_whose_timings_carry_no_spread_says_its_zero_width_interval_is_no_certainty(tmp_path):
+def test_a_pool_whose_timings_carry_no_spread_says_its_zero_width_interval_is_no_certainty(tmp_path, frozen_before):
     """A synthetic pool whose timings are all identical (every ordinary run 2 s, every assisted run 1 s) printed the
     speed-up as "2.00x [2.00, 2.00]" and the gate's speed condition as "95% CI lower end 2.00", which read as a
     certain figure. The interval's width comes from the timings' spread, and they have none: the speed line, the
@@ -346,6 +346,7 @@ def test_a_pool_whose_timings_carry_no_spread_says_its_zero_width_interval_is_no
 
     gate = tmp_path / "g.toml"
     gate.write_text(gate_file_text(planned_pairs=12))
+    frozen_before("speed_source")  # the pool's figure decides the speed condition (a gate of today waits for a bench)
     said = {}
     for flat in (False, True):
         path = tmp_path / f"{flat}.db"

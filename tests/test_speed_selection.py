@@ -509,9 +509,9 @@ def test_aggregate_says_once_that_single_pair_prompts_give_no_interval(tmp_path)
     assert "no interval, nor for tokens per second, assisted over ordinary, since prompt(s) writing-01" in r.output
     r = CliRunner().invoke(cli, ["aggregate", "--db", str(tmp_path / "s.db"), "--json"])
     out = json.loads(r.stdout)
-    assert not [n for n in out["notes"] if "have a single pair" in n]
+    # once, in the verdict's speed-up reason or (the pool's figure not deciding: speed_source) in the notes
     speed = next(c for c in out["verdict"]["conditions"] if c["name"] == "speed-up")
-    assert speed["reason"].count("have a single pair") == 1
+    assert speed["reason"].count("have a single pair") + sum(n.count("have a single pair") for n in out["notes"]) == 1
     assert sum(n.count("have a single pair") for n in out["speed"]["notes"]) == 1
 
 
@@ -648,7 +648,9 @@ def test_fallbacks_count_at_their_whole_wait_in_the_speed_condition(tmp_path):
     # the pool's figure cannot be formed as deployed: the condition says its figure leaves the fallbacks out
     from evalkit.aggregate.timing import Speed
 
-    pool = Speed(**{**agg.speed.to_json(), "source": "pair pool", "deployed_speedup": None, "deployed_ci95": None})
+    # (deciding, as under a gate frozen before speed_source)
+    pool = Speed(**{**agg.speed.to_json(), "source": "pair pool", "deployed_speedup": None, "deployed_ci95": None,
+                    "bench_only": False})
     said = speed_condition(pool, 1.1)
     assert f"{agg.speed.fallback_runs} assisted run(s) fell back" in said.reason and "overstate" in said.reason
 
@@ -758,21 +760,13 @@ def test_the_tokens_per_second_ratio_says_it_leaves_the_fallbacks_out(tmp_path):
     assert said in verdict_markdown(agg)  # the Results tab's English verdict
 
 
-def test_a_study_frozen_before_speed_rounds_keeps_pooling_every_round(tmp_path, monkeypatch):
+def test_a_study_frozen_before_speed_rounds_keeps_pooling_every_round(tmp_path, monkeypatch, frozen_before):
     """gate.LEGACY: a study whose gate was frozen by a version without speed_rounds decided on every benchmark round
     stored by the decision, pooled; reading it again today keeps that rule (and says so) rather than judging it on
     rounds it never planned."""
-    import evalkit.study.gate as gates
     from evalkit.study.synthetic import SyntheticStudy, add_bench, build_study, gate_file_text
 
-    today = gates.gate_snapshot
-
-    def as_frozen_then(path=None):  # what an earlier version stored: no such key in the text or the values
-        snap = today(path)
-        snap["values"].pop("speed_rounds")
-        return snap
-
-    monkeypatch.setattr(gates, "gate_snapshot", as_frozen_then)
+    frozen_before("speed_rounds", "speed_source")  # what an earlier version stored: neither key in text or values
     gate = tmp_path / "gate.toml"
     gate.write_text("\n".join(line for line in gate_file_text(planned_pairs=100, margin=0.15).splitlines()
                                if not line.startswith("speed_rounds")))
@@ -787,3 +781,139 @@ def test_a_study_frozen_before_speed_rounds_keeps_pooling_every_round(tmp_path, 
     assert agg.speed.rounds_planned == 0 and agg.speed.rounds_further == 0
     assert any("did not know `speed_rounds`" in n and "every benchmark round stored by the decision pooled" in n
                for n in agg.notes)
+    assert any("did not know `speed_source`" in n and "the pair pool's single runs decide the speed condition until "
+               "a benchmark" in n for n in agg.notes)
+
+
+def _look(db, study_id):
+    """One look at the speed condition as the aggregate takes it: the study's frozen gate (gate.LEGACY included), the
+    timing figure it implies, and the verdict's condition; and the figure."""
+    from evalkit.aggregate.timing import gate_speed, timing
+    from evalkit.aggregate.verdict import frozen_gate, speed_condition
+    from evalkit.study.studies import choose
+
+    values = frozen_gate(db, choose(db))[0]["values"]
+    speed = timing(db, 0.1, 50, study_id=study_id, **gate_speed(values))[2]
+    return speed_condition(speed, values["min_speedup_ci_low"]), speed
+
+
+def test_looking_at_the_pool_s_figure_then_benchmarking_after_a_fail_keeps_the_speed_condition_s_level(
+        tmp_path, frozen_before):
+    """Speed audit, 2026-12-06: with no benchmark stored, the pair pool's single runs decided the speed condition, and a
+    benchmark's rounds replaced them once one was stored. An organiser who saw the pool's figure fail at an interim
+    look could run `evalkit bench` and look again: two looks, the better kept. A gate now fixes the source in advance
+    (speed_source = "benchmark"): only the benchmark's first speed_rounds rounds decide; the pool's figure is shown,
+    reported, not deciding, and the condition waits. The policy, on simulated studies each a copy of a real database
+    with the study's pool (its timings drawn afresh, a true speed-up of 1.099 against a bar of 1.1): look at the
+    speed condition through the aggregate's frozen gate, timing and condition; stop on a pass; after a fail, store a
+    4-round benchmark (5% drift between processes) and look again. Under a gate of today its false-pass rate stays
+    within the one-sided level, 2.5%, plus three binomial standard errors; under a gate frozen before the key
+    (gate.LEGACY: the pool until a benchmark) the same studies pass the condition more often, above the level. The
+    first `watched` studies run under both gates; the others under the old one, whose look after the benchmark is the
+    one a gate of today takes (the benchmark replaces the pool; checked on the watched ones). (A KEEP also needs the
+    memory figure, which only a benchmark gives, and that benchmark's rounds then replaced the pool's: the old rule's
+    extra passes were of the condition at an interim look, and its fails a DROP there on runs that are not the
+    protocol.)"""
+    import shutil
+    from math import sqrt
+
+    from evalkit.study.synthetic import PROMPTS, SyntheticStudy, add_bench, build_study, gate_file_text
+    from evalkit.ui.verdictzh import _speed
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=100, speed_rounds=4))
+    templates = {}
+    for rule in ("today", "legacy"):
+        if rule == "legacy":
+            frozen_before("speed_source")
+        templates[rule] = tmp_path / f"{rule}.db"
+        db = open_db(templates[rule])
+        build_study(db, SyntheticStudy(pairs=4 * len(PROMPTS), raters_per_pair=1, raters=2, seed=1,
+                                       gate_path=str(gate), bench=False))
+        study_id = db.execute("SELECT study_id FROM experiments WHERE kind = 'pool'").fetchone()[0]
+        pool = db.execute("SELECT ordinary_generation_id, assisted_generation_id FROM pairs").fetchall()
+        db.conn.close()
+    rng = np.random.default_rng(5)
+    studies, watched, level, true = 300, 15, 0.025, 1.099
+    passed = {"today": 0, "legacy": 0}
+    pool_passes = 0
+    for study in range(studies):
+        o = rng.lognormal(np.log(2.0), 0.1, len(pool))  # both paths one after the other in one process
+        a = o / true * rng.lognormal(0, 0.05, len(pool))
+        bench_seed = int(rng.integers(1 << 30))
+        after_bench = {}
+        for rule in ("legacy", "today") if study < watched else ("legacy",):
+            shutil.copyfile(templates[rule], tmp_path / "sim.db")
+            db = open_db(tmp_path / "sim.db")
+            timed = [(float(s), g) for (og, ag), so, sa in zip(pool, o, a) for g, s in ((og, so), (ag, sa))]
+            db.conn.executemany("UPDATE generations SET generate_seconds = ? WHERE id = ?", timed)
+            db.conn.commit()
+            cond, speed = _look(db, study_id)
+            assert speed.source.startswith("pair pool") and speed.extra_memory_mb is None  # no KEEP on this look
+            if rule == "today":  # shown, never deciding, and the condition says what it waits for
+                assert cond.ok is None and "run `evalkit bench --rounds 4` for the 4 still needed" in cond.reason
+                assert "reported, not deciding" in cond.reason
+                assert "不参与判定" in _speed(type("Agg", (), {"speed": speed})(), {"min_speedup_ci_low": 1.1})
+            add_bench(db, speedup=true, seed=bench_seed, reps=1, rounds=4, drift=0.05)
+            after, speed = _look(db, study_id)
+            assert speed.source == "benchmark" and speed.rounds == 4
+            after_bench[rule] = (after.ok, speed.speedup, speed.speedup_ci95)
+            passed[rule] += cond.ok is True or after.ok is True  # the old rule: the pool's pass, else the benchmark's
+            pool_passes += cond.ok is True
+            db.conn.close()
+        if study < watched:
+            assert after_bench["today"] == after_bench["legacy"]
+        else:
+            passed["today"] += after_bench["legacy"][0] is True
+    slack = 3 * sqrt(level * (1 - level) / studies)  # three binomial standard errors: a bound of 5.2%
+    assert passed["today"] / studies <= level + slack, passed
+    assert passed["legacy"] / studies > level and pool_passes > 0, (passed, pool_passes)
+
+
+def test_the_pool_s_figure_says_it_is_not_deciding_wherever_it_is_shown(tmp_path, frozen_before):
+    """Where a gate decides on benchmark rounds only (speed_source), the pool's figure is still shown until they exist:
+    the verdict's condition (report, Results tab, both languages), the notes, the report's source line, the card's
+    figure and its protocol each say it is reported, not deciding. A gate frozen before the key keeps the pool
+    deciding, and none of them says so."""
+    from evalkit.publish.export import protocol_markdown
+    from evalkit.publish.provenance import build_provenance
+    from evalkit.publish.report import build_report
+    from evalkit.study.synthetic import SyntheticStudy, build_study, gate_file_text
+    from evalkit.ui.results import shown_figures, verdict_markdown
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=100, margin=0.15, speed_rounds=4))
+    said = {}
+    for rule in ("today", "legacy"):
+        if rule == "legacy":
+            frozen_before("speed_source")
+        db = open_db(tmp_path / f"{rule}.db")
+        build_study(db, SyntheticStudy(pairs=20, raters_per_pair=3, raters=12, seed=1, gate_path=str(gate),
+                                       bench=False, speedup=0.9))
+        agg = aggregate(db)
+        card = next(f for f in build_provenance(db, agg).figures if f.name == "speed-up").value
+        page = build_report(db, tmp_path / rule, agg).read_text(encoding="utf-8")
+        plot = shown_figures(agg, db)["speedup"].axes[0].get_title().replace("\n", " ")  # the report's and the tab's
+        shown = [format_text(agg), card, page, plot, protocol_markdown(agg.speed), verdict_markdown(agg),
+                 verdict_markdown(agg, "zh")]
+        said[rule] = (agg, card, page + plot, "\n".join(shown))
+    agg, card, page, _text = said["today"]
+    cond = _condition(agg, "speed-up")
+    assert cond.ok is None and agg.verdict.decision == "INSUFFICIENT DATA"  # slower, and no DROP on it
+    from evalkit.stats.speedup import ratio_text
+
+    measured = ratio_text(agg.speed.speedup)
+    assert agg.speed.speedup < 1 and agg.speed.source.startswith("pair pool")
+    assert "0 of the 4 benchmark rounds" in cond.reason
+    assert f"the pair pool's single runs measure {measured}" in cond.reason
+    assert "reported, not deciding" in cond.reason and cond.reason in verdict_markdown(agg)
+    zh = verdict_markdown(agg, "zh")
+    assert f"配对池单次运行测得 {measured}×" in zh and "不参与判定" in zh
+    assert "pair pool (single runs, not the benchmark protocol), reported, not deciding" in card
+    assert "Speed-up source: pair pool (single runs, not the benchmark protocol), reported, not deciding" in page
+    assert "runs: pair pool (single runs, not the benchmark protocol), reported, not deciding" in page  # the plot
+    assert "It is reported, not deciding" in protocol_markdown(agg.speed)
+    assert any("reported, not deciding" in n and "speed_source" in n for n in agg.notes)
+    agg, _card, _page, text = said["legacy"]
+    assert _condition(agg, "speed-up").ok is False and agg.verdict.decision == "DROP"  # the pool decided then
+    assert "not deciding" not in text and "不参与判定" not in text

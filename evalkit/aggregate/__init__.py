@@ -30,7 +30,7 @@ from .data import ALL, RatingData, deciding_experiment, load_ratings, stored_set
 from .decision import AFTER, FrozenDecision, decided, walk_history
 from .ppi import COLUMNS as PPI_COLUMNS, pair_screen
 from .quality import DIFF_COLUMNS, agreement, paired_differences, pass_rates, preferences, prescreen_agreement
-from .timing import POOL_SOURCE, Speed, batches, timing
+from .timing import POOL_SOURCE, Speed, batches, gate_speed, timing
 from .looks import walk
 from ..study.monitoring import describe
 from .spread import disagreement_note, effective_raters, roster_note
@@ -112,8 +112,7 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
     gate, notes = frozen_gate(db, chosen)
     values = gate["values"] if gate else None
     confidence = values["confidence"] if values else 0.95
-    path_timing, speed_by_prompt, speed = timing(db, tolerance, resamples, study_id=sid,
-                                                 speed_rounds=(values or {}).get("speed_rounds", 0))
+    path_timing, speed_by_prompt, speed = timing(db, tolerance, resamples, study_id=sid, **gate_speed(values))
     ratings = load_ratings(db, sid)  # study pairs of this study only
     # The decision is frozen on the study's stored settings whoever looks first: a reader with other settings (an app
     # whose config differs) must not decide it with its own speed figure, or the first reader would pick the verdict.
@@ -243,7 +242,9 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
         notes.append(f"{speed.fallback_runs} assisted run(s) fell back; they are not counted as assisted"
                      + (f"; {speed.fallback_cause}" if speed.fallback_cause else ""))
     if speed.source == POOL_SOURCE:
-        notes.append("speed-up taken from the pair pool's single runs: run `evalkit bench` for the protocol's numbers")
+        notes.append("speed-up shown from the pair pool's single runs, reported, not deciding: the gate decides on "
+                     "`evalkit bench`'s rounds only (speed_source); run it" if speed.bench_only else
+                     "speed-up taken from the pair pool's single runs: run `evalkit bench` for the protocol's numbers")
     if speed.selection_gap:
         notes.append(GAP_NOTE)
     if batch is not None:

@@ -132,7 +132,7 @@ def walk_history(db, study, values: dict, resamples: int, tolerance: float, spee
     from .data import load_ratings
     from .looks import schedule, walk
     from .ppi import pair_screen
-    from .timing import runs_version, timing
+    from .timing import gate_speed, runs_version, timing
     from .verdict import decide, decision_sample, fidelity_rows
 
     looks = schedule(values)
@@ -172,7 +172,7 @@ def walk_history(db, study, values: dict, resamples: int, tolerance: float, spee
                 speeds[completed_at] = speed_now
             else:  # a benchmark or pool stored after completion does not count
                 speeds[completed_at] = timing(db, tolerance, resamples, study_id=study.id, before=completed_at,
-                                              speed_rounds=(values or {}).get("speed_rounds", 0))[2]
+                                              **gate_speed(values))[2]
         return speeds[completed_at]
 
     where = _db_file(db)

@@ -1,5 +1,6 @@
 """Timing, memory and the speed-up behind the verdict: from every benchmark of the study's pair (the protocol), their
-rounds pooled, when there is one, else from the pair pool's single runs (said so). The speed-up is evalkit.generation.speed's, the benchmark summary's own
+rounds pooled, when there is one, else from the pair pool's single runs (said so; with the gate's speed_source
+"benchmark" they are reported, never deciding). The speed-up is evalkit.generation.speed's, the benchmark summary's own
 computation, over all prompts and per prompt. Beside it, the batch table: the ordinary path at each batch size
 against assisted at batch 1, from the latest benchmark that measured batch sizes (`evalkit bench --batch-sizes`) of
 the pair the study rates."""
@@ -62,6 +63,9 @@ class Speed:
     rounds_planned: int = 0
     rounds_further: int = 0
     further_benchmark_ids: list[int] = field(default_factory=list)
+    # the gate's speed_source is "benchmark": only benchmark rounds decide, so a figure from the pool's single runs is
+    # reported, not deciding (False: the pool decides until a benchmark is stored, a gate frozen before the key)
+    bench_only: bool = False
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -165,6 +169,8 @@ def bench_basis(speed) -> str:
     rounds measured after the deciding ones ('; 4 further rounds measured (benchmark 9), not deciding')."""
     single = getattr(speed, "experiment_id", None)
     ids = getattr(speed, "benchmark_ids", None) or ([single] if single is not None else [])
+    if speed.source == POOL_SOURCE and getattr(speed, "bench_only", False):
+        return f"{POOL_SOURCE}, reported, not deciding"
     if speed.source != "benchmark" or not ids:
         return str(speed.source)
     rounds = getattr(speed, "rounds", 0)
@@ -187,9 +193,10 @@ def without_fallbacks(speed) -> str:
 
 
 def rounds_needed(speed) -> int:
-    """The benchmark rounds still missing before the gate's speed_rounds decide (0 once they do, or without a plan)."""
+    """The benchmark rounds still missing before the gate's speed_rounds decide (0 once they do, or without a plan;
+    without a benchmark, 0 where the pool's runs decide, a gate frozen before speed_source)."""
     if speed.source != "benchmark":
-        return 0
+        return getattr(speed, "rounds_planned", 0) if getattr(speed, "bench_only", False) else 0
     return max(getattr(speed, "rounds_planned", 0) - getattr(speed, "rounds", 0), 0)
 
 
@@ -204,13 +211,24 @@ def runs_version(db, study_id: int | None = None, before: str | None = None) -> 
     return (tuple(b["id"] for b in benches), pairs)
 
 
+def gate_speed(values: dict | None) -> dict:
+    """timing's keywords from a study's frozen gate values: which rounds decide (speed_rounds), and whether only
+    benchmark rounds do (speed_source). No gate: every round, the pool standing in (no decision is made then)."""
+    from ..study.gate import POOL_THEN_BENCHMARK
+
+    values = values or {}
+    return {"speed_rounds": values.get("speed_rounds", 0),
+            "bench_only": values.get("speed_source", POOL_THEN_BENCHMARK) == "benchmark"}
+
+
 def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None, before: str | None = None,
-           speed_rounds: int = 0):
+           speed_rounds: int = 0, bench_only: bool = False):
     """Per path timing and memory (a table, every registered path that ran), the speed-up per prompt and over all
     prompts of each path compared with ordinary, each on its own rows (a table with a `path` column: assisted's
     first, then e.g. prompt lookup's, never pooled; with the ratio of tokens per second over every matched pair
     beside it), and the speed figure the verdict weighs (assisted's), all on the first `speed_rounds` benchmark
-    rounds (the study's frozen gate; 0: every round)."""
+    rounds (the study's frozen gate; 0: every round). bench_only (the gate's speed_source "benchmark"): a figure from
+    the pool's single runs is marked not deciding (the speed condition waits for the rounds, rounds_needed)."""
     import pandas as pd
 
     # what the figure rests on, read BEFORE its rows: a benchmark or pairs stored while the bootstrap runs make a
@@ -264,7 +282,8 @@ def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None,
                   notes=list(getattr(everything, "notes", [])) + _failed_workers(db, timed, source) + left_out,
                   benchmark_ids=timed, rounds=len({r["round"] for r in rows}) if timed else 0,
                   devices_disagree=_devices_disagree(rows, source), rounds_planned=rounds.planned,
-                  rounds_further=rounds.further, further_benchmark_ids=rounds.further_benchmarks)
+                  rounds_further=rounds.further, further_benchmark_ids=rounds.further_benchmarks,
+                  bench_only=bench_only)
     if speed.fallback_runs and source == "benchmark":
         speed.deployed_speedup, speed.deployed_ci95 = _deployed(rows, tolerance)
     if speed.fallback_runs:

@@ -72,7 +72,9 @@ def claim_statement(gate_values: dict, raters: int | None) -> str:
 
 
 # what a LEGACY value means where its number alone does not say it
-LEGACY_MEANING = {"speed_rounds": ": every benchmark round stored by the decision pooled, however many reruns"}
+LEGACY_MEANING = {"speed_rounds": ": every benchmark round stored by the decision pooled, however many reruns",
+                  "speed_source": ": the pair pool's single runs decide the speed condition until a benchmark of the "
+                                  "study's pair is stored, whose rounds then replace them"}
 
 
 def frozen_gate(db, study=None) -> tuple[dict | None, list[str]]:
@@ -556,12 +558,26 @@ def speed_condition(speed, minimum: float) -> Condition:
 
 
 def needs_rounds_text(speed, missing: int) -> str:
-    """Why the speed condition waits: the gate's speed_rounds are not all measured yet, and what to run."""
+    """Why the speed condition waits: the gate's speed_rounds are not all measured yet, and what to run; and the pool's
+    figure shown meanwhile, not deciding (the gate's speed_source)."""
     planned = speed.rounds_planned
     return (f"not judged yet: {speed.rounds} of the {planned} benchmark rounds the gate plans (speed_rounds) are measured; "
             f"the first {planned} decide, whatever is measured after them: run `evalkit bench --rounds "
             f"{max(missing, 2)}` for the {missing} still needed, before the planned sample is rated (a decision "
-            f"frozen without them is INSUFFICIENT DATA)")
+            f"frozen without them is INSUFFICIENT DATA)" + _pool_figure(speed))
+
+
+def _pool_figure(speed) -> str:
+    """The pool's single runs' figure where it stands in for the missing benchmark: reported, not deciding."""
+    from .timing import POOL_SOURCE
+
+    if speed.source != POOL_SOURCE or speed.speedup is None:
+        return ""
+    ci = speed.speedup_ci95
+    return (f"; the pair pool's single runs measure {ratio_text(speed.speedup)}"
+            + (f" (95% CI lower end {ratio_text(ci[0])})" if ci else "") + ", reported, not deciding: the gate "
+            "(speed_source = \"benchmark\") decides on benchmark rounds only, fixed before anyone looked, so a "
+            "benchmark run after seeing the pool's figure is no second look")
 
 
 def _as_deployed(speed) -> tuple[float | None, str]:

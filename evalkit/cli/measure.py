@@ -146,8 +146,9 @@ def bench(config_path, db_path, reps, rounds, decoding, prompt_ids, batch_sizes,
     none, and leaves no empty experiment or worker files behind.
 
     The verdict's speed condition weighs the first rounds of the study's pair that the gate's speed_rounds plans
-    (4 by default: one bench with the default --rounds), in the order stored; re-running bench after them adds rounds
-    that are reported as not deciding, so looking after each run and stopping on a pass is no search.
+    (4 by default: one bench with the default --rounds), in the order stored, and nothing else (speed_source):
+    re-running bench after them adds rounds that are reported as not deciding, and so is the pair pool's figure
+    before them, so looking after each run, or at the pool's figure first, and stopping on a pass is no search.
     """
     from ..generation.bench import bench_at, format_summary
 

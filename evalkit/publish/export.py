@@ -202,6 +202,9 @@ def protocol_markdown(speed, now=None) -> str:
             "only.")
 
     def how(sp) -> str:
+        if sp.source == POOL_SOURCE and getattr(sp, "bench_only", False):  # the gate's speed_source "benchmark"
+            return pool + (" It is reported, not deciding: the gate decides the speed condition on benchmark rounds "
+                           "only, and none was stored.")
         return ("`evalkit bench`: " + bench if sp.source == "benchmark" else pool if sp.source == POOL_SOURCE
                 else "nothing: no benchmark and no comparable pooled runs.")
 

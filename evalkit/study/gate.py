@@ -27,6 +27,12 @@ class Gate:
     # condition is not judged. 4: what one `evalkit bench` makes by default (bench.rounds). A study frozen before this
     # key pooled every round stored by the decision (0, LEGACY).
     speed_rounds: int = 4
+    # Where the speed condition's evidence comes from, fixed before anyone looks: "benchmark", the rounds above only.
+    # Until they exist the pair pool's single runs are shown, labelled not deciding, and the condition waits: were
+    # the pool's figure to decide until a benchmark replaced it, an organiser who saw it fail could run `evalkit bench`
+    # and look again (speed audit, 2026-12-06). A study frozen before this key keeps that rule (POOL_THEN_BENCHMARK,
+    # LEGACY); no gate file may choose it.
+    speed_source: str = "benchmark"
     # Non-inferiority margin: KEEP needs, for every criterion, the lower end of the interval of the
     # assisted - ordinary pass rate to be at least -margin (alias: max_pass_rate_drop).
     margin: float = 0.05
@@ -108,8 +114,10 @@ RANGES = {
 # the values a text key may take
 CHOICES = {"claim": ("raters in general", "these raters"), "ppi": ("on", "off"),
            "interval": ("t with score floor", "union with tango"),
-           "monitoring": ("fixed", "group sequential", "confidence sequence")}
+           "monitoring": ("fixed", "group sequential", "confidence sequence"), "speed_source": ("benchmark",)}
 GENERAL = CHOICES["claim"][0]
+# speed_source of a study frozen before the key: the pool's single runs decide until a benchmark's rounds replace them
+POOL_THEN_BENCHMARK = "pool until a benchmark"
 
 
 def gate_text_hash(text: str) -> str:
@@ -241,9 +249,10 @@ def gate_snapshot(path: Path | None = None) -> dict:
 # requirement (min_raters) after the fact. A snapshot frozen by a version that knew the key stores it in "values".
 # A study frozen before a key existed keeps what it was planned for: the conditional claim, no PPI, and (its
 # planned_pairs sized for it) the union with Tango, no pair rated twice beyond min_ratings_per_pair, and one look;
-# and its speed condition on every benchmark round stored by the decision (speed_rounds 0), as it was frozen.
+# and its speed condition on every benchmark round stored by the decision (speed_rounds 0), or on the pool's single
+# runs until a benchmark is stored (speed_source), as it was frozen.
 LEGACY = {"claim": "these raters", "ppi": "off", "interval": "union with tango", "second_rating_share": 0.0,
-          "monitoring": "fixed", "speed_rounds": 0}
+          "monitoring": "fixed", "speed_rounds": 0, "speed_source": POOL_THEN_BENCHMARK}
 
 
 def frozen_values(snapshot: dict) -> dict:

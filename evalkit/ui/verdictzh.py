@@ -79,6 +79,20 @@ def _basis_zh(s) -> str:
     return f"（{len(ids)} 次基准测试：{', '.join(map(str, ids))}{rounds}{further}）"
 
 
+def _pool_zh(s) -> str:
+    """verdict._pool_figure, in Chinese: the pool's figure shown while the benchmark rounds are missing."""
+    from ..aggregate.timing import POOL_SOURCE
+    from ..stats.speedup import ratio_text
+
+    if s.source != POOL_SOURCE or s.speedup is None:
+        return ""
+    ci = s.speedup_ci95
+    return (f"；配对池单次运行测得 {ratio_text(s.speedup)}×"
+            + (f"（95% 置信区间下限 {ratio_text(ci[0])}）" if ci else "")
+            + "，仅供参考，不参与判定：门槛（speed_source = \"benchmark\"）只以基准测试的轮次判定，且在查看之前已固定，"
+            "因此看过配对池的数字后再运行基准测试不构成第二次查看")
+
+
 def _speed(agg, g: dict) -> str:
     s = agg.speed
     if disagree := getattr(s, "devices_disagree", ""):  # verdict.speed_condition's reason, in Chinese
@@ -89,7 +103,7 @@ def _speed(agg, g: dict) -> str:
     if missing := rounds_needed(s):  # verdict.needs_rounds_text, in Chinese
         return (f"尚未判定：门槛计划的 {s.rounds_planned} 轮基准测试（speed_rounds）已测 {s.rounds} 轮；由最先的 "
                 f"{s.rounds_planned} 轮判定，之后测的轮次不参与：运行 `evalkit bench --rounds {max(missing, 2)}` "
-                f"补足还差的 {missing} 轮；请在计划样本评完之前补足（缺少这些轮次时冻结的结论为“证据不足”）")
+                f"补足还差的 {missing} 轮；请在计划样本评完之前补足（缺少这些轮次时冻结的结论为“证据不足”）" + _pool_zh(s))
     if s.speedup is None:
         return "没有在可比的输出上测得加速比（运行 `evalkit bench`）"
     from ..stats.speedup import ratio_text
