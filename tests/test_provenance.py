@@ -178,6 +178,7 @@ def test_a_figure_whose_run_is_not_stored_is_not_printed(study):
     assert "300 MB" in mem_reason
     agg.speed.experiment_id = 999_999
     agg.speed.benchmark_ids = [999_999]  # every benchmark it pools (all of the study's pair)
+    agg.speed.memory_benchmark_ids = [999_999]  # and those the memory figure compared
     page = build_report(db, tmp / "r", agg=agg).read_text(encoding="utf-8")
     export(db, tmp / "e", agg=agg)
     card = (tmp / "e" / "README.md").read_text(encoding="utf-8")

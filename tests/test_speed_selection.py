@@ -917,3 +917,35 @@ def test_the_pool_s_figure_says_it_is_not_deciding_wherever_it_is_shown(tmp_path
     agg, _card, _page, text = said["legacy"]
     assert _condition(agg, "speed-up").ok is False and agg.verdict.decision == "DROP"  # the pool decided then
     assert "not deciding" not in text and "不参与判定" not in text
+
+
+def test_the_card_and_the_chinese_verdict_say_which_benchmark_s_memory_and_which_runs_decided(tmp_path, frozen_before):
+    """Speed audit, 2026-12-06: the English memory condition says its figure is the largest of several benchmarks'
+    and names the benchmark, but the card printed the figure alone and cited the benchmarks whose rounds decide the
+    speed-up (a later benchmark's larger figure was cited to the first); and the Chinese verdict named neither that
+    benchmark nor, where they decide (a gate frozen before speed_source), the pool's single runs. Each now says
+    which evidence decided."""
+    from evalkit.publish.provenance import build_provenance
+    from evalkit.study.synthetic import SyntheticStudy, add_bench, build_study, gate_file_text
+    from evalkit.ui.results import verdict_markdown
+
+    db, first = _study_with_a_slow_benchmark(tmp_path, speedup=2.0, extra_memory_mb=100.0)
+    larger = add_bench(db, speedup=2.0, extra_memory_mb=300.0, seed=5)  # after the 2 deciding rounds
+    agg = aggregate(db)
+    which = f"the largest of 2 benchmarks' figures, benchmark {larger}'s"
+    assert agg.speed.benchmark_ids == [first] and which in _condition(agg, "memory").reason
+    prov = build_provenance(db, agg)
+    card = next(f for f in prov.figures if f.name == "extra memory of the draft")
+    assert card.value == f"300 MB ({which})" and card.experiments == [first, larger]
+    assert prov.for_condition("memory") == [first, larger] and prov.for_condition("speed-up") == [first]
+    zh = verdict_markdown(agg, "zh").split("#### 详细说明（英文原文）")[0]
+    assert "草稿模型额外占用 300 MB" in zh and f"取 2 次基准测试中最大的数字，即基准测试 {larger} 的" in zh
+    frozen_before("speed_source")  # the pool's single runs decide until a benchmark is stored
+    gate = tmp_path / "old.toml"
+    gate.write_text(gate_file_text(planned_pairs=100, margin=0.15))
+    db = open_db(tmp_path / "old.db")
+    build_study(db, SyntheticStudy(pairs=20, raters_per_pair=3, raters=12, seed=1, gate_path=str(gate), bench=False))
+    agg = aggregate(db)
+    assert "pair pool (single runs, not the benchmark protocol)" in _condition(agg, "speed-up").reason
+    zh = verdict_markdown(agg, "zh").split("#### 详细说明（英文原文）")[0]
+    assert "（配对池的单次运行，不是基准测试协议）" in zh and "不参与判定" not in zh

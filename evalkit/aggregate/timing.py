@@ -66,6 +66,11 @@ class Speed:
     # the gate's speed_source is "benchmark": only benchmark rounds decide, so a figure from the pool's single runs is
     # reported, not deciding (False: the pool decides until a benchmark is stored, a gate frozen before the key)
     bench_only: bool = False
+    # the benchmark whose extra memory the condition weighs, and the benchmarks whose figures it is the largest of
+    # (_largest_extra_memory: every benchmark of the pair, deciding rounds or not; empty: none measured, or a decision
+    # frozen before they were kept)
+    memory_benchmark_id: int | None = None
+    memory_benchmark_ids: list[int] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -161,6 +166,17 @@ def _devices_disagree(rows: list[dict], source: str | None) -> str:
     if len(kinds) < 2:
         return ""
     return "; ".join(f"{kind}: benchmark(s) {', '.join(map(str, sorted(ids)))}" for kind, ids in sorted(kinds.items()))
+
+
+def memory_source(speed) -> str:
+    """Which benchmark's figure the memory condition weighs where several measured it ('' for one), for the card (the
+    verdict's extra_memory_basis ends with the same words)."""
+    compared = getattr(speed, "memory_benchmark_ids", None) or []
+    return _largest_of(len(compared), speed.memory_benchmark_id) if len(compared) > 1 else ""
+
+
+def _largest_of(compared: int, bench_id: int) -> str:
+    return f"the largest of {compared} benchmarks' figures, benchmark {bench_id}'s"
 
 
 def bench_basis(speed) -> str:
@@ -265,7 +281,7 @@ def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None,
             if prompt_id == ALL and path == GenerationPath.ASSISTED:
                 everything = fig
     overall = speed_rows[0]
-    memory, memory_basis = _largest_extra_memory(db, bench_ids)
+    memory, memory_basis, memory_bench = _largest_extra_memory(db, bench_ids)
     timed = [b for b in bench_ids if b in {r["experiment_id"] for r in rows}] if source == "benchmark" else []
     theory, agree = _theory(db, timed, rows) if timed else (None, None)
     exp_id = (timed or bench_ids or [None])[-1]  # the latest deciding one: what a single figure names
@@ -283,7 +299,8 @@ def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None,
                   benchmark_ids=timed, rounds=len({r["round"] for r in rows}) if timed else 0,
                   devices_disagree=_devices_disagree(rows, source), rounds_planned=rounds.planned,
                   rounds_further=rounds.further, further_benchmark_ids=rounds.further_benchmarks,
-                  bench_only=bench_only)
+                  bench_only=bench_only, memory_benchmark_id=memory_bench,
+                  memory_benchmark_ids=list(bench_ids) if memory is not None else [])
     if speed.fallback_runs and source == "benchmark":
         speed.deployed_speedup, speed.deployed_ci95 = _deployed(rows, tolerance)
     if speed.fallback_runs:
@@ -376,15 +393,15 @@ def _pool_fallbacks(db, study_id: int | None, before: str | None) -> int:
              AND (:before IS NULL OR g.created_at <= :before)""", {"study": study_id, "before": before}).fetchone()[0]
 
 
-def _largest_extra_memory(db, bench_ids: list[int]) -> tuple[float | None, str | None]:
-    """The largest extra memory any benchmark of the study's pair measured, and what it measured: the memory
-    condition must not pass because a later benchmark happened to measure less (speed audit, 2026-12-06)."""
+def _largest_extra_memory(db, bench_ids: list[int]) -> tuple[float | None, str | None, int | None]:
+    """The largest extra memory any benchmark of the study's pair measured, what it measured, and which benchmark
+    measured it: the memory condition must not pass because a later benchmark happened to measure less (speed audit,
+    2026-12-06)."""
     measured = [(mb, basis, b) for b in bench_ids for mb, basis in [_extra_memory(db, b)] if mb is not None]
     if not measured:
-        return None, None
+        return None, None, None
     mb, basis, b = max(measured, key=lambda m: m[0])
-    return mb, (basis if len(bench_ids) == 1 else f"{basis}; the largest of {len(bench_ids)} benchmarks' figures, "
-                                                  f"benchmark {b}'s")
+    return mb, (basis if len(bench_ids) == 1 else f"{basis}; {_largest_of(len(bench_ids), b)}"), b
 
 
 def _extra_memory(db, bench_id) -> tuple[float | None, str | None]:

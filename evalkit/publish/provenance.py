@@ -221,8 +221,12 @@ def _sources(db, agg) -> tuple[dict[str, list[int]], dict[int, list[str]]]:
             ids = pool_ids
         else:
             ids = []
-        return ids, ((ids if speed.source == "benchmark" else [speed.experiment_id])
-                     if speed.extra_memory_mb is not None else [])
+        if speed.extra_memory_mb is None:
+            return ids, []
+        # the benchmarks whose figures the memory was the largest of (a decision frozen before they were kept: the
+        # speed-up's), not only those whose rounds decide the speed-up
+        return ids, (list(getattr(speed, "memory_benchmark_ids", None) or [])
+                     or (ids if speed.source == "benchmark" else [speed.experiment_id]))
 
     speed = agg.speed  # the decision's, once frozen
     speed_ids, memory_ids = behind(speed)
@@ -393,7 +397,7 @@ def _scope(db, agg, sources: dict[str, list[int]], prompts: list[PromptSource]) 
 
 
 def _figures(agg, sources: dict[str, list[int]], scope: Scope) -> list[Figure]:
-    from ..aggregate.timing import bench_basis, without_fallbacks
+    from ..aggregate.timing import bench_basis, memory_source, without_fallbacks
 
     speed = agg.speed
     v = agg.verdict
@@ -440,7 +444,9 @@ def _figures(agg, sources: dict[str, list[int]], scope: Scope) -> list[Figure]:
         figs.append(Figure("extra memory of the draft", None, [],
                            getattr(speed, "memory_note", "") or "not measured (run `evalkit bench`)"))
     else:
-        figs.append(Figure("extra memory of the draft", f"{mem:.0f} MB", sources["memory"]))
+        which = memory_source(speed)
+        figs.append(Figure("extra memory of the draft", f"{mem:.0f} MB" + (f" ({which})" if which else ""),
+                           sources["memory"]))
     if speed.batch_answer is not None:  # only when a benchmark measured batch sizes (`--batch-sizes`)
         figs.append(Figure("batch sizes (ordinary at each, assisted at 1)", speed.batch_answer, sources["batch"]))
     if scope.current_ratings:

@@ -67,8 +67,14 @@ def _fidelity(v, g: dict) -> str:
 
 
 def _basis_zh(s) -> str:
-    """How many benchmarks and rounds the speed-up pools (timing.bench_basis, in Chinese): '' for the pool's runs."""
+    """What the speed-up rests on (timing.bench_basis, in Chinese): how many benchmarks and rounds it pools, or the
+    pool's single runs."""
+    from ..aggregate.timing import POOL_SOURCE
+
     ids = getattr(s, "benchmark_ids", None) or []
+    if s.source == POOL_SOURCE:  # timing.bench_basis: the pool's runs, deciding only under a gate of old
+        return ("（配对池的单次运行，不是基准测试协议" + ("；仅供参考，不参与判定" if getattr(s, "bench_only", False) else "")
+                + "）")
     if s.source != "benchmark" or not ids:
         return ""
     rounds = f"，共 {s.rounds} 轮" if getattr(s, "rounds", 0) else ""
@@ -150,6 +156,8 @@ def _memory(agg, g: dict) -> str:
     # (the offline demo) the process's RAM (demo audit L1: "额外显存" read as a GPU figure there)
     basis = ("GPU 显存：加载后分配的 CUDA 内存" if "CUDA" in (agg.speed.extra_memory_basis or "")
              else "进程内存：计时运行中的峰值 RSS")
+    if len(compared := getattr(agg.speed, "memory_benchmark_ids", None) or []) > 1:  # as timing.memory_source says
+        basis += f"；取 {len(compared)} 次基准测试中最大的数字，即基准测试 {agg.speed.memory_benchmark_id} 的"
     return f"草稿模型额外占用 {mem:.0f} MB（{basis}；上限 {g.get('max_extra_memory_mb', 1024.0):.0f} MB）"
 
 
