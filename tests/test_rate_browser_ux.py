@@ -50,6 +50,20 @@ def test_sign_out_forgets_the_rater_in_this_browser(cfg, pool_db):
         assert page.evaluate(f"() => localStorage.getItem('{CODE_KEY}')") is None
 
 
+def test_a_sign_in_typed_on_the_page_after_sign_out_signs_in(cfg, pool_db):
+    """Sign out is final for the sign-ins sent before it (arrival times: tests/test_security.py::
+    test_a_sign_in_sent_before_sign_out_and_begun_after_it_signs_nothing_in); one typed after it, on the same page,
+    is not refused as if it had been on its way."""
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        expect(page.locator("#rate-who")).to_contain_text("ann")
+        page.click("#signout")
+        expect(page.locator("#rate-status")).to_contain_text(word("signed_out", "zh"))
+        page.locator("#signin-name").locator("input, textarea").first.fill("bob")
+        page.click("#signin-button")
+        expect(page.locator("#rate-who")).to_contain_text("bob")
+        shown_texts(page)
+
 def test_a_refused_skip_leaves_the_questions_clickable(cfg, pool_db):
     """Skip with no reason is refused; the Error shows as a message and the status line, not as overlays over the
     outputs and the questions (those blocked every click until the page was reloaded)."""

@@ -1878,6 +1878,34 @@ def test_a_typed_sign_in_begun_before_sign_out_signs_nothing_in_when_it_answers_
 
 
 
+def test_a_sign_in_sent_before_sign_out_and_begun_after_it_signs_nothing_in(tiny_models, tmp_path, pool_db, monkeypatch):
+    """Attacker audit round 5, 2026-12-06: a rater on a shared computer types her code, presses Sign in, then Sign out,
+    and walks away. Behind a busy app her sign-in waited in the queue while the Sign out ran; it began after it, made a
+    sign-in the Sign out had never heard of, and the page was hers again. Raw, in that order: another page's sign-in
+    holds the app's one sign-in slot while this page's sign-in waits and its Sign out answers."""
+    import evalkit.ui as ui
+    from evalkit.ui.auth import Doorman
+
+    monkeypatch.setattr(ui, "DEFAULT_CONCURRENCY", 1)  # one sign-in runs at a time: a busy app, made small
+    entered, gate = _held(monkeypatch, Doorman, "local", lambda name, *_: name == "busy")
+    db = open_db(pool_db)
+    code = raters.add(db, "quincy").code
+    db.conn.close()
+    with served(config(tiny_models, tmp_path), pool_db) as url:
+        busy = threading.Thread(target=Raw(url).call, args=("sign_in", [None, "busy", "", ""]))
+        busy.start()
+        assert entered.wait(60)  # the other page's sign-in holds the slot before this page's is sent
+        raw = Raw(url)
+        typed = _across_a_sign_out(url, raw, "sign_in", [None, "", "", code], entered, gate)
+        busy.join(60)
+        assert "signed out on this page" in Raw.error(typed) and "quincy" not in json.dumps(typed, ensure_ascii=False)
+        for fn, data in (("my_code", [None]), ("next_pair", [None]), ("submit", [None, *answers()])):
+            assert re.search("not signed in|signed out on this page", Raw.error(raw.call(fn, data))), fn
+        # a sign-in sent after the sign-out signs in, as on the page
+        assert "quincy" in json.dumps(raw.call("sign_in", [None, "", "", code])["output"], ensure_ascii=False)
+        assert raw.call("my_code", [None])["success"]
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM ratings")[0]["n"] == 0
+
 def test_the_sign_ins_listed_under_a_page_stay_bounded():
     """What Sign out ends on its page (ui.session._Ended) is kept per page up to a bound: a page signing in again and
     again keeps its newest sign-ins listed, and one with nothing to sign out of (a Space) lists none."""

@@ -8,16 +8,29 @@
   component values (a rater's sealed code among them) into a file in its upload folder and makes a link that loads
   them into whoever opens it; this app has no use for one. The route answers 404, a page's `deep_link` parameter is
   dropped (every key that decodes to it, percent-encoded ones included), and nothing under a `deep_links` folder is
-  served."""
+  served.
+- **Every request is stamped with when it arrived** (ARRIVED, read by `arrived_at`): an event's handler learns when its
+  queue join reached the server, not only when the busy queue let it run. Sign out is final for the sign-ins that
+  arrived before it (evalkit.ui.session._Ended)."""
 
 from __future__ import annotations
 
+import time
 from urllib.parse import parse_qsl, urlencode
 
 # The largest request body the app takes. A rating (every answer and a 2,000-character comment) is about 10 KB.
 MAX_BODY = 64 * 1024
 _BODY_METHODS = {"POST", "PUT", "PATCH"}
 DEEP_LINK = "deep_link"  # the query parameter Gradio's page route reads a deep link from
+ARRIVED = "evalkit_arrived"  # the request's state key: time.monotonic() when it reached this middleware
+
+
+def arrived_at(request) -> float:
+    """When the request behind a handler's gr.Request (for a queued event: its queue join) reached the server;
+    now, where it was not stamped (a handler called without the middleware)."""
+    scope = getattr(getattr(request, "request", None), "scope", None)
+    at = (scope.get("state") or {}).get(ARRIVED) if isinstance(scope, dict) else None
+    return at if isinstance(at, float) else time.monotonic()
 
 
 async def _answer(send, status: int, text: str) -> None:
@@ -35,6 +48,8 @@ class RequestGuard:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
+        # before any copy of the scope below: a copy shares this dict, which Starlette's request.state reads
+        scope.setdefault("state", {})[ARRIVED] = time.monotonic()
         path = scope.get("path", "")
         if path.rstrip("/").endswith("/deep_link") or "deep_links" in path:
             return await _answer(send, 404, "not found")

@@ -40,6 +40,7 @@ from .db import connect
 from .form import (
     ANSWER_KEYS, CODE_KEY, FORM_KEYS, REQUIRED_KEYS, RateTab, labels_key, layout, prompt_markdown, relabel, update, words_update,
 )
+from .guard import arrived_at
 from .guidelines import guidelines
 from .prepare import panel
 from .reveal import render, render_list
@@ -305,6 +306,13 @@ def _page(request) -> str | None:
     return getattr(request, "session_hash", None)
 
 
+def _not_signed_out(signin: str) -> None:
+    """Refuse a sign-in (new_sign_in's id) that Sign out on its page ended while it was on its way."""
+    if sign_in_ended(signin):
+        raise RatingError("you signed out on this page while this sign-in was on its way, so it signed nothing in",
+                          "sign in again at the top of the Rate tab")
+
+
 def said(key: str = "", **args) -> tuple:
     """A status line as its words' key and arguments (Session.said): said in the rater's language, and said again in
     the other when she switches (the line stayed in the language it was said in)."""
@@ -486,9 +494,7 @@ class RateHandlers:
         its way, behind a busy queue or held back raw) refuses it here, and any later event refuses its session."""
         ui = self.ui
         writing.settled(identity.name)  # a reload while her rating was written: the pair served follows its fate
-        if sign_in_ended(signin):
-            raise RatingError("you signed out on this page while this sign-in was on its way, so it signed nothing in",
-                              "sign in again at the top of the Rate tab")
+        _not_signed_out(signin)
         s = replace(Session(lang=s.lang, labels=s.labels), rater=identity.name, organiser=identity.organiser,
                     rater_id=identity.rater_id, credential=identity.credential, expires_at=expires_at,
                     hub_token=hub_token, code=code, signin=signin)
@@ -506,7 +512,10 @@ class RateHandlers:
 
     @friendly
     def sign_in_local(self, s: Session, name: str, passcode: str, code: str, request: gr.Request | None) -> dict:
-        signin = new_sign_in(_page(request))  # before any work: a sign-out from here on ends it
+        # before any work: a sign-out from here on ends it, and one that arrived after this was sent ended it already
+        # (queued behind a busy app; refused before a new name is made whose code nobody would see)
+        signin = new_sign_in(_page(request), arrived_at(request))
+        _not_signed_out(signin)
         if self.preparing is not None:
             self.preparing.check()
         identity, new_code = self.doorman.local(name, code, passcode, auth.client_key(request, self.space))
@@ -530,7 +539,7 @@ class RateHandlers:
         invite = (request.query_params.get("invite") or "") if request is not None else ""
         if not invite and not stored:  # nothing to sign in with (most page loads): nothing to list
             return unchanged
-        signin = new_sign_in(_page(request))  # and a sign-out while this runs ends it
+        signin = new_sign_in(_page(request), arrived_at(request))  # and a sign-out while this runs ends it
         client = auth.client_key(request, self.space)
         if invite:  # a typed code, in a link: it passes the sign-in guard
             try:
@@ -563,7 +572,7 @@ class RateHandlers:
         ui = self.ui
         # an event still running returns this sign-in's session, and a sign-in begun on this page before now may
         # answer after this: both are refused from now on
-        end_sign_in(s, _page(request))
+        end_sign_in(s, _page(request), arrived_at(request))
         # Gradio's BrowserState writes only a non-empty value, so "" would leave the sealed code in the browser and
         # the next visit would sign the same rater in again: a marker that never opens as a code overwrites it (and
         # the browser removes the key, _FORGET_CODE)

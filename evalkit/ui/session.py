@@ -57,7 +57,9 @@ class _Ended:
     out returns the session it began with, and Gradio writes that back over the signed-out one: a language switch in
     flight signed the rater in again (attacker audit 2026-12-05). A listed sign-in has no rights (require_rater).
     A sign-in's id is issued when its event begins and listed under its page (the Gradio session): Sign out ends every
-    sign-in its page has begun, so a typed code still on its way then signs nothing in when it lands (audit round 3)."""
+    sign-in its page has begun, so a typed code still on its way then signs nothing in when it lands (audit round 3).
+    A sign-in sent before Sign out but begun after it (queued behind a busy app) is ended as it begins: each page keeps
+    when its latest Sign out arrived, and a sign-in that arrived before that is over (attacker audit round 5)."""
 
     KEEP_SECONDS = 24 * 3600.0  # far past any event in flight at the sign-out
     # a sign-in begun on a page matters only while its event may be in flight: memory stays bounded however many
@@ -68,12 +70,17 @@ class _Ended:
         self._lock = threading.Lock()
         self._ended: dict[str, float] = {}
         self._begun: dict[str, dict[str, float]] = {}  # page -> the sign-ins begun on it, not yet ended
+        self._out: dict[str, float] = {}  # page -> when its latest Sign out arrived (guard.arrived_at)
 
-    def begin(self, page: str | None) -> str:
+    def begin(self, page: str | None, arrived: float | None = None) -> str:
+        """A new sign-in's id; `arrived`: when its request reached the server (it may have waited in the queue)."""
         signin = secrets.token_hex(12)
         if page:
             now = time.monotonic()
             with self._lock:
+                if arrived is not None and arrived <= self._out.get(page, float("-inf")):
+                    self._ended[signin] = now  # sent before the page's Sign out: over before it begins
+                    return signin
                 ids = self._begun.setdefault(page, {})
                 ids[signin] = now
                 if len(ids) > self.BEGUN_PER_PAGE:
@@ -81,12 +88,17 @@ class _Ended:
                 self._forget_old(self._begun, now, lambda ids: max(ids.values()), self.BEGUN_SECONDS)
         return signin
 
-    def end(self, signin: str, page: str | None = None) -> None:
+    def end(self, signin: str, page: str | None = None, arrived: float | None = None) -> None:
+        """Sign out: `signin` and every sign-in begun on `page` are over, and so is every one that arrived before
+        `arrived` (when the Sign out reached the server) and begins later."""
         now = time.monotonic()
         with self._lock:
             for one in [signin, *self._begun.pop(page or "", {})]:
                 if one:
                     self._ended[one] = now
+            if page:
+                self._out[page] = max(self._out.get(page, float("-inf")), now if arrived is None else arrived)
+                self._forget_old(self._out, now, lambda t: t, self.KEEP_SECONDS)
             self._forget_old(self._ended, now, lambda t: t, self.KEEP_SECONDS)
 
     @staticmethod
@@ -196,9 +208,10 @@ class _Submissions:
 submissions = _Submissions()
 
 
-def new_sign_in(page: str | None = None) -> str:
-    """A sign-in's random id, listed under its page (request.session_hash) as it begins: call it before any work."""
-    return _ended.begin(page)
+def new_sign_in(page: str | None = None, arrived: float | None = None) -> str:
+    """A sign-in's random id, listed under its page (request.session_hash) as it begins: call it before any work.
+    arrived: when its request reached the server (guard.arrived_at); a Sign out of the page since has ended it."""
+    return _ended.begin(page, arrived)
 
 
 def sign_in_ended(s: "Session | str | None") -> bool:
@@ -208,10 +221,10 @@ def sign_in_ended(s: "Session | str | None") -> bool:
     return bool(signin) and signin in _ended
 
 
-def end_sign_in(s: "Session | None", page: str | None = None) -> None:
+def end_sign_in(s: "Session | None", page: str | None = None, arrived: float | None = None) -> None:
     """Sign out: this session's sign-in is over, whatever session an event still running writes back, and so is every
-    sign-in begun on the page (`page`) that has not answered yet."""
-    _ended.end(s.signin if s is not None else "", page)
+    sign-in begun on the page (`page`) that has not answered yet, or sent before the Sign out arrived (`arrived`)."""
+    _ended.end(s.signin if s is not None else "", page, arrived)
 
 
 def require_rater(db, s: "Session | None", app) -> str:
