@@ -1065,6 +1065,60 @@ def test_a_forwarded_for_header_names_no_new_client_locally(tiny_models, tmp_pat
     assert sorted(r["name"] for r in rows(pool_db, "SELECT name FROM raters")) == ["r0", "r1"]
 
 
+def _request(host: str, forwarded: str = ""):
+    """What client_key reads of a gr.Request: the socket's address and the headers."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(client=SimpleNamespace(host=host), headers={"x-forwarded-for": forwarded} if forwarded else {})
+
+
+def test_an_ipv6_client_is_keyed_by_its_64_and_an_ipv4_mapped_one_by_its_ipv4_address():
+    """Attacker audit round 5: the per-client limits were keyed by the full address, and an IPv6 client is given a
+    whole /64 (2^64 addresses): each new address was a new client. A dual-stack server sees an IPv4 client as
+    ::ffff:a.b.c.d, one client under two keys."""
+    from evalkit.ui.auth import client_key
+
+    one_64 = {client_key(_request(h), space=False) for h in ("2001:db8:7:8::1", "2001:db8:7:8:ffff:1:2:3",
+                                                              "2001:DB8:7:8:0:0:0:9")}
+    assert one_64 == {"client:2001:db8:7:8::/64"}
+    assert client_key(_request("2001:db8:7:9::1"), space=False) == "client:2001:db8:7:9::/64"  # the next /64
+    assert client_key(_request("::ffff:10.1.2.3"), space=False) == client_key(_request("10.1.2.3"), space=False)
+    assert client_key(_request("10.1.2.3"), space=False) != client_key(_request("10.1.2.4"), space=False)
+    # behind a Space's proxy, the forwarded address is keyed alike; locally the header is still ignored
+    spaced = client_key(_request("10.0.0.1", "2001:db8:7:8::abcd, 10.0.0.1"), space=True)
+    assert spaced == "client:2001:db8:7:8::/64"
+    assert client_key(_request("10.0.0.1", "2001:db8:7:8::abcd"), space=False) == "client:10.0.0.1"
+
+
+def test_the_new_names_and_sign_in_limits_hold_across_the_addresses_of_one_64(tmp_path, monkeypatch):
+    """Attacker audit round 5: from one IPv6 /64, a new address for each new name passed the new-names limit, and a new
+    address for each guess passed the sign-in guard. The Doorman (real SQLite) with the client keys of such requests."""
+    import evalkit.ui.auth as auth
+    from evalkit.config import AppConfig
+    from evalkit.errors import EvalkitError
+    from evalkit.rating.limits import SignInGuard
+
+    monkeypatch.setattr(auth, "SignInGuard", lambda: SignInGuard(clock=lambda: 1000.0))  # the wait never runs out
+    db_file = tmp_path / "v6.db"
+    open_db(db_file).conn.close()
+    doorman = auth.Doorman(AppConfig(signup="open", signups_per_client_per_hour=1, passcodes=["s3cret"]), db_file,
+                           space=False)
+
+    def key(i: int, prefix: str = "2001:db8:7:8") -> str:
+        return auth.client_key(_request(f"{prefix}:{i:x}:{i + 1:x}:{i + 2:x}:{i + 3:x}"), space=False)
+
+    assert doorman.local("r0", "", "s3cret", key(1))[0].name == "r0"
+    with pytest.raises(EvalkitError, match="too many new names"):
+        doorman.local("r1", "", "s3cret", key(2))  # another address of the same /64
+    assert doorman.local("r2", "", "s3cret", key(3, "2001:db8:7:9"))[0].name == "r2"  # another /64 is another client
+    seen = []
+    for i in range(4, 10):  # wrong passcodes, a new address of the /64 each
+        with pytest.raises(EvalkitError) as e:
+            doorman.local(f"eve{i}", "", f"guess{i}", key(i))
+        seen.append(e.value.what)
+    # the refused new name was a counted failure: four guesses are checked, then the /64 waits
+    assert seen[:4] == ["that passcode is not right"] * 4 and all("too many sign-in attempts" in w for w in seen[4:]), seen
+
 # Five senders, each posting 60 MB bodies (64 KB chunks, chunked encoding) to the queue for `seconds`, in their
 # own process (so that the senders' work is not the server's). Prints what each answer was.
 _FLOOD = """

@@ -3,9 +3,9 @@ are the usernames in app.organisers. Locally: a personal code (from `evalkit rat
 handed out by open sign-up), checked against its hash; organiser rights only from the registry. The result lives
 only in the server-side session; nothing the browser sends later can change it.
 
-Every typed attempt passes the sign-in guard, keyed by the client address and by the name or code owner claimed
-(the rater id in the code's canonical form), so neither many names from one client nor many clients on one name get
-more guesses; a client that has signed in as an owner is not held back by strangers' failures on that owner. A
+Every typed attempt passes the sign-in guard, keyed by the client address (address_key: an IPv6 client's /64) and by
+the name or code owner claimed (the rater id in the code's canonical form), so neither many names from one client nor
+many clients on one name get more guesses; a client that has signed in as an owner is not held back by strangers' failures on that owner. A
 personal code is checked before the guard: a correct one always signs in (others' failures behind the same address
 never lock its owner out), a wrong one is counted and, while the guard asks for a wait, answered with the wait. A
 passcode passes the guard first (a shared passcode may be weak: its guesses stay slowed). What is not a code at all
@@ -17,6 +17,7 @@ the guard (it is no guess: nothing but this server can make one), and a value th
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,18 +38,35 @@ log = logging.getLogger("evalkit.ui")
 PASSCODE_LIMIT = 256
 
 
+def address_key(host: str) -> str:
+    """What one client holds of its address, as the per-client limits count it: an IPv6 address's /64 prefix (a host
+    or home network is given a whole /64 and may send from any of its 2^64 addresses), an IPv4-mapped IPv6 address
+    (::ffff:a.b.c.d, as a dual-stack server sees an IPv4 client) as that IPv4 address, an IPv4 address whole. Text
+    that is no address is kept as it is."""
+    try:
+        ip = ipaddress.ip_address(host.strip().strip("[]").split("%")[0])  # "%eth0": a link-local address's zone
+    except ValueError:
+        return host
+    if ip.version == 6 and ip.ipv4_mapped is not None:
+        return str(ip.ipv4_mapped)
+    if ip.version == 6:
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip)
+
+
 def client_key(request: gr.Request | None, space: bool) -> str:
-    """The client's address. Behind a Space's proxy the first X-Forwarded-For entry is the client; locally that
-    header is whatever the client typed, so only the socket's address counts (and evalkit.ui.launch stops uvicorn
-    from rewriting that address from the header, which it does by default for connections from 127.0.0.1)."""
+    """The client's address (address_key: an IPv6 client's /64). Behind a Space's proxy the first X-Forwarded-For
+    entry is the client; locally that header is whatever the client typed, so only the socket's address counts (and
+    evalkit.ui.launch stops uvicorn from rewriting that address from the header, which it does by default for
+    connections from 127.0.0.1)."""
     if request is None:
         return "client:?"
     if space:
         forwarded = (request.headers.get("x-forwarded-for") or "").split(",")[0].strip()
         if forwarded:
-            return f"client:{forwarded}"
+            return f"client:{address_key(forwarded)}"
     host = getattr(getattr(request, "client", None), "host", None)
-    return f"client:{host or '?'}"
+    return f"client:{address_key(host) if host else '?'}"
 
 
 def profile_orgs(profile: gr.OAuthProfile) -> list[str]:
