@@ -511,6 +511,31 @@ def test_new_names_are_limited_per_client(tiny_models, tmp_path, pool_db):
             Tab(url).sign_in("r3")
 
 
+def test_the_names_one_client_makes_hold_at_most_the_set_pairs_at_once(tiny_models, tmp_path, pool_db):
+    """Attacker audit round 5: with open sign-up, each of one person's many names held a pair from the other raters
+    for 30 minutes (hold starvation). The names one client made now hold at most app.pairs_held_per_client pairs at
+    once; the next is told the limit and the wait, in the rater's language; the organiser's invited raters are not
+    limited so."""
+    db = open_db(pool_db)
+    ivy = raters.add(db, "ivy")
+    db.conn.close()
+    with served(config(tiny_models, tmp_path, pairs_held_per_client=2), pool_db) as url:
+        first, second, third = Tab(url), Tab(url), Tab(url)
+        assert first.sign_in("s1")["text-a"] and second.sign_in("s2")["text-a"]  # two names, two pairs held
+        screen = third.sign_in("s3")
+        assert not screen["text-a"], screen  # a third name of this client is served none
+        assert "已有 2 对正在评分" in screen["rate-done"] and "最多占用 2 对" in screen["rate-done"], screen
+        assert "30 分钟" in screen["rate-done"], screen
+        english = third.call("/language", "en")
+        assert "have 2 pair(s) on screen" in english["rate-done"] and "at most 2 at once" in english["rate-done"]
+        assert "in 30 minute(s)" in english["rate-done"], english
+        assert not third.call("/next_pair")["text-a"]  # and no request serves one
+        assert Tab(url).call("/sign_in", "", "", ivy.code)["text-a"]  # an invited rater, same client, is served
+        first.submit()  # a pair of this client's names is rated: the third name is served
+        assert third.call("/check_again")["text-a"]
+    held = {r["rater"] for r in rows(pool_db, "SELECT DISTINCT rater FROM assignments")}
+    assert held == {"s1", "s2", "s3", "ivy"}
+
 def test_the_submission_limit_holds_across_sessions_of_one_rater(tiny_models, tmp_path, pool_db):
     cfg = config(tiny_models, tmp_path, max_submissions_per_minute=1)
     with served(cfg, pool_db) as url:

@@ -349,6 +349,23 @@ def long_holds(db, hours: float = LONG_HOLD_HOURS) -> list[tuple[str, str]]:
             GROUP BY a.rater ORDER BY MIN(a.shown_at)""", {"since": _since(), "old": old})]
 
 
+def hold_ends(db, raters: list[str]) -> list[float]:
+    """The seconds until each pair these raters hold on screen is let go, unless a sign of work renews it: holds not run
+    out, not displaced, unrated, on an open pair of the served study (what keeps a pair from the other raters).
+    For the app's bound on the pairs one client's sign-up names hold at once (evalkit.ui.auth.Doorman)."""
+    if not raters:
+        return []
+    names = {f"r{i}": name for i, name in enumerate(raters)}
+    rows = db.execute(
+        f"""SELECT (julianday(COALESCE(a.alive_at, a.shown_at)) - julianday(:since)) * 86400 FROM assignments a
+            JOIN pairs p ON p.id = a.pair_id
+            WHERE a.rater IN ({", ".join(":" + k for k in names)}) AND {_HELD} AND a.displaced_at IS NULL
+              AND {_LATEST_STUDY} AND a.pair_id NOT IN (SELECT pair_id FROM closed_pairs)
+              AND NOT EXISTS (SELECT 1 FROM ratings r WHERE r.pair_id = a.pair_id AND r.rater = a.rater)""",
+        names | {"since": _since()}).fetchall()
+    return sorted(max(0.0, r[0]) for r in rows)
+
+
 def keep_hold(db, rater: str, pair_id: str) -> bool:
     """The page's sign that this rater is still at work on the pair she holds: the hold counts from now (a hold that
     ran out is not renewed: the pair may be another's). Returns whether it was renewed."""

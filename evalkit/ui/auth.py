@@ -19,6 +19,8 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import logging
+import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -83,6 +85,35 @@ class Doorman:
         self.guard = SignInGuard()
         self.signups = RateLimiter(app.signups_per_client_per_hour, window=3600, what="new names")
         self.sealer = sealer_for(db_path)
+        self._names: dict[str, dict[str, float]] = {}  # client -> its sign-up names, when each last signed in there
+        self._names_lock = threading.Lock()
+
+    NAMES_SECONDS = 24 * 3600.0  # a name signed in from a client counts as that client's for a day after
+    NAMES_PER_CLIENT = 256  # memory stays bounded: the oldest go first (a client makes a few new names a day)
+
+    def signed_in_from(self, client: str, identity: Identity) -> str:
+        """Note that a name made by open sign-up signed in from `client`: its pairs on screen count towards that
+        client's (names_of). Returns the client key the session keeps ("" for an invited rater, an organiser, a Space
+        account, or an unknown client: the organiser's roster is never bound by an address)."""
+        if identity.source != "signup" or identity.organiser or not client or client == "client:?":
+            return ""
+        now = time.monotonic()
+        with self._names_lock:
+            names = self._names.setdefault(client, {})
+            names.pop(identity.name, None)
+            names[identity.name] = now
+            while len(names) > self.NAMES_PER_CLIENT:
+                del names[next(iter(names))]
+            if len(self._names) > 1000:
+                for key in [k for k, v in self._names.items() if now - max(v.values()) > self.NAMES_SECONDS]:
+                    del self._names[key]
+        return client
+
+    def names_of(self, client: str) -> list[str]:
+        """The sign-up names that signed in from this client within NAMES_SECONDS."""
+        now = time.monotonic()
+        with self._names_lock:
+            return [n for n, at in self._names.get(client, {}).items() if now - at <= self.NAMES_SECONDS]
 
     def local(self, name: str, code: str, passcode: str, client: str) -> tuple[Identity, str | None]:
         """(identity, the new personal code to hand out, if this made a new identity)."""

@@ -18,6 +18,7 @@ calls the handlers directly, without a server.
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,7 +29,7 @@ from ..rating.limits import RateLimiter
 from ..rating.roster import code_from
 from ..rating.queue import (
     CAP_LAPSE_HOURS, HOLD_MINUTES, AlreadyRated, HoldDisplaced, PairTaken, Pending, RatingError, RatingInput, StudyClosed,
-    TextMet, all_identical, keep_hold, answers_from_row, correct_rating, current_rating, is_closed, is_counted, latest_shown, next_pair, pair_prompt, pair_view,
+    TextMet, all_identical, hold_ends, keep_hold, answers_from_row, correct_rating, current_rating, is_closed, is_counted, latest_shown, next_pair, pair_prompt, pair_view,
     progress, rated_pairs, rating_counts, rater_reveal, refuse_met_text, results_seen, share_reached, skip_pair, study_decided,
     submit_rating,
 )
@@ -392,7 +393,8 @@ class RateHandlers:
     def pair_screen(self, db, s: Session, status: tuple = ()) -> dict:
         """The next pair for this rater, or the 'all done' screen (ui.pair_outputs); status: said()."""
         ui = self.ui
-        view = None if self.held_back(db, s) else next_pair(db, s.rater, self.rpp, self.app.max_ratings_per_rater)
+        view = (None if self.held_back(db, s) or self.client_full(db, s)
+                else next_pair(db, s.rater, self.rpp, self.app.max_ratings_per_rater))
         s = replace(s.with_pair(view.pair_id if view else None), said=status)
         who, done = self.who_line(db, s)
         upd = {ui.status: say(status, s.lang), ui.who: who, ui.reveal_md: "",
@@ -438,6 +440,19 @@ class RateHandlers:
 
         return "gold_stopped" if clearly_below(db, s.rater) else None
 
+    def client_full(self, db, s: Session) -> tuple[int, float] | None:
+        """(pairs held, seconds until the first is let go) when the other sign-up names of this session's client
+        (Session.client: a name made by open sign-up) hold app.pairs_held_per_client pairs on screen and she holds
+        none: one person's many names would each hold a pair from the other raters. None: a pair may be served."""
+        limit = self.app.pairs_held_per_client
+        if not limit or not s.client:
+            return None
+        others = [n for n in self.doorman.names_of(s.client) if n != s.rater]
+        if not others or hold_ends(db, [s.rater]):  # her own pair on screen resumes
+            return None
+        ends = hold_ends(db, others)
+        return (len(ends), ends[len(ends) - limit]) if len(ends) >= limit else None
+
     def done_words(self, db, s: Session) -> tuple[str, bool]:
         """What the screen without a pair says, and whether to offer "Check again": pairs still open to this rater
         that are all on other raters' screens (held) come back to the queue later, so she is not done."""
@@ -448,6 +463,9 @@ class RateHandlers:
             return word("share_done", s.lang, share=share), False
         if held := self.held_back(db, s):
             return word(held, s.lang), False
+        if full := self.client_full(db, s):
+            return word("client_holds", s.lang, held=full[0], limit=self.app.pairs_held_per_client,
+                        minutes=max(1, math.ceil(full[1] / 60))), True
         if all_identical(db):
             return word("all_identical", s.lang), False
         p = progress(db, s.rater, self.rpp, share)
@@ -488,7 +506,7 @@ class RateHandlers:
             ui.next_btn: update(visible=True), ui.skip_box: update(visible=False)}
 
     def signed_in_screen(self, s: Session, signin: str, identity, code: str, status: tuple = (),
-                         expires_at: float | None = None, hub_token: str = "") -> dict:
+                         expires_at: float | None = None, hub_token: str = "", client: str = "") -> dict:
         """The first screen of a signed-in session; the browser keeps the code sealed (evalkit.rating.seal), never
         as is. signin: new_sign_in(page), taken when the event began; the page signed out since (the sign-in was on
         its way, behind a busy queue or held back raw) refuses it here, and any later event refuses its session."""
@@ -497,7 +515,8 @@ class RateHandlers:
         _not_signed_out(signin)
         s = replace(Session(lang=s.lang, labels=s.labels), rater=identity.name, organiser=identity.organiser,
                     rater_id=identity.rater_id, credential=identity.credential, expires_at=expires_at,
-                    hub_token=hub_token, code=code, signin=signin)
+                    hub_token=hub_token, code=code, signin=signin,
+                    client=self.doorman.signed_in_from(client, identity))
         with connect(self.db_path) as db:
             return self.pair_screen(db, s, status) | {ui.signin_box: update(visible=False),
                                                       ui.browser_code: self.doorman.seal(code),
@@ -518,10 +537,11 @@ class RateHandlers:
         _not_signed_out(signin)
         if self.preparing is not None:
             self.preparing.check()
-        identity, new_code = self.doorman.local(name, code, passcode, auth.client_key(request, self.space))
+        client = auth.client_key(request, self.space)
+        identity, new_code = self.doorman.local(name, code, passcode, client)
         status = said() if new_code is None else said("welcome", name=inert(identity.name), code=new_code)
         # My code: the code, not a link
-        return self.signed_in_screen(s, signin, identity, new_code or code_from(code), status)
+        return self.signed_in_screen(s, signin, identity, new_code or code_from(code), status, client=client)
 
     @friendly
     def resume_local(self, s: Session, stored: str, request: gr.Request | None) -> dict:
@@ -548,13 +568,13 @@ class RateHandlers:
                 wait = getattr(e, "wait", None)
                 return {ui.browser_code: "", ui.status: word("invite_invalid", s.lang) if wait is None else
                         word("invite_wait", s.lang, seconds=max(1, round(wait)))}
-            return self.signed_in_screen(s, signin, identity, invite)
+            return self.signed_in_screen(s, signin, identity, invite, client=client)
         resumed = self.doorman.resume(stored, client)  # the sealed code this browser kept, if any
         if resumed is None:  # a kept code that no longer opens (revoked, another app's) is forgotten
             return {ui.browser_code: ""} if stored else unchanged
         if sign_in_ended(signin):  # signed out while this ran: final here too, quietly
             return unchanged
-        return self.signed_in_screen(s, signin, *resumed)
+        return self.signed_in_screen(s, signin, *resumed, client=client)
 
     @friendly
     def sign_in_space(self, s: Session, profile: gr.OAuthProfile | None, request: gr.Request | None = None) -> dict:

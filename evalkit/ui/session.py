@@ -32,6 +32,9 @@ class Session:
     signed_out: bool = False
     signin: str = field(default="", repr=False)  # this sign-in's random id: Sign out lists it as ended (_Ended)
     submission: str = ""  # the id the page made for the submission on its way (rate._SENDING; _Submissions)
+    # a name made by open sign-up: the client (auth.client_key) it signed in from, whose sign-up names' pairs on
+    # screen are bounded together (app.pairs_held_per_client; RateHandlers.client_full); "" for the invited and on a Space
+    client: str = ""
 
     def with_pair(self, pair_id: str | None) -> "Session":
         return replace(self, pair_id=pair_id, rating_id=None, correcting=False, token=secrets.token_hex(12),

@@ -242,6 +242,13 @@ WORDS: dict[str, dict[str, str]] = {
                            "en": "**You have seen this study's results: thank you for your ratings!** Pairs added "
                                  "to the study since are not given to you: having seen the per-path tables, your "
                                  "ratings of them could not be blind to them."},
+    "client_holds": {"zh": "**暂时没有分配给你的评分对。** 从你所在的网络地址新建的其他名字已有 {held} 对正在评分，"
+                           "而自助注册的名字同一时间在一个地址最多占用 {limit} 对。其中一对评完、被跳过，或停止操作 "
+                           "{minutes} 分钟后，请按**再看看**。受邀的评分者不受此限制。",
+                     "en": "**No pair for you right now.** Other new names from your network address have {held} "
+                           "pair(s) on screen, and names made by open sign-up hold at most {limit} at once from one "
+                           "address. Press **Check again** once one of them is rated or skipped, or in {minutes} "
+                           "minute(s) if it is left untouched. Invited raters are not limited this way."},
     "share_done": {"zh": "**你已完成本次研究分配给你的 {share} 条评分，谢谢！**",
                    "en": "**You have given your share of {share} ratings in this study.** Thank you!"},
     "signed_out": {"zh": "已退出。", "en": "Signed out."},
