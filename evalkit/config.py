@@ -151,6 +151,8 @@ class AppConfig:
     # Open sign-up: new identities one client address may create per hour (one person, many names, is how a
     # rater would reach a chosen pair or slip the per-rater limits).
     signups_per_client_per_hour: int = 3
+    # ... and per day (24 hours): names that would each weigh as one rater in a claim about raters in general.
+    signups_per_client_per_day: int = 10
     # Open sign-up: pairs the names one client address made hold on screen at once (a pair shown is held from the
     # other raters for 30 minutes); a name of that client is served no new pair while they hold this many. Invited
     # raters are not bound by it. 0 = no limit.
@@ -316,9 +318,9 @@ _RANGES = [
     ("decoding.batch_size", lambda v: v >= 1, ">= 1"),
     ("pool.samples", lambda v: v >= 1, ">= 1"),
     ("pool.gold_rate", lambda v: 0 <= v <= 0.5, "in [0, 0.5] (0 = no gold pairs)"),
-    *((f"app.{k}", lambda v: v >= 0, ">= 0") for k in ("signups_per_client_per_hour", "pairs_held_per_client",
-                                                        "results_skip_allowance", "live_runs_per_hour",
-                                                        "min_seconds_on_task")),
+    *((f"app.{k}", lambda v: v >= 0, ">= 0") for k in ("signups_per_client_per_hour", "signups_per_client_per_day",
+                                                        "pairs_held_per_client", "results_skip_allowance",
+                                                        "live_runs_per_hour", "min_seconds_on_task")),
     ("app.ratings_per_pair", lambda v: v >= 1, ">= 1"),
     ("app.port", lambda v: 0 <= v <= 65535, "in [0, 65535] (0 = Gradio's default: 7860 or the next free port)"),
     ("app.max_submissions_per_minute", lambda v: v >= 0, ">= 0"),

@@ -26,7 +26,8 @@ ARTIFACTS = ROOT / "test-artifacts"
 
 
 # The tests' many names all come from 127.0.0.1: open sign-up's per-client limits are off unless a test sets them.
-OPEN_SIGNUP = {"signup": "open", "signups_per_client_per_hour": 0, "pairs_held_per_client": 0}
+OPEN_SIGNUP = {"signup": "open", "signups_per_client_per_hour": 0, "signups_per_client_per_day": 0,
+               "pairs_held_per_client": 0}
 
 
 def write_config(path: Path, models: dict, *, ratings_per_pair: int = 2, passcodes: tuple[str, ...] = (),

@@ -46,7 +46,8 @@ def config(tmp_path, **app):
     missing = str(tmp_path / "no-such-model")
     return from_dict({"models": {"target": missing, "draft": missing, "device": "cpu"},
                       "app": {"ratings_per_pair": 2, "max_comment_chars": LIMIT, "max_submissions_per_minute": 0,
-                              "signup": "open", "signups_per_client_per_hour": 0, "pairs_held_per_client": 0} | app},
+                              "signup": "open", "signups_per_client_per_hour": 0, "signups_per_client_per_day": 0,
+                              "pairs_held_per_client": 0} | app},
                      str(tmp_path / "bad-input.toml"))
 
 

@@ -75,7 +75,7 @@ def test_sigkill_mid_stream_loses_no_acknowledged_rating(tmp_path):
     loadbench.build_pool(db_file, PAIRS)
     config = tmp_path / "crash.toml"
     config.write_text(f"[app]\nratings_per_pair = {RATERS}\nmax_submissions_per_minute = 0\nsignup = \"open\"\n"
-                      "signups_per_client_per_hour = 0\npairs_held_per_client = 0\n", encoding="utf-8")
+                      "signups_per_client_per_hour = 0\nsignups_per_client_per_day = 0\npairs_held_per_client = 0\n", encoding="utf-8")
     log = tmp_path / "app.log"
     port = free_port()
     with serving_app(db_file, config, port, log) as proc:

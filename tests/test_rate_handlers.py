@@ -318,13 +318,15 @@ def test_on_a_space_the_live_tab_tells_a_page_that_lost_its_session_to_reload(mo
 
 
 def test_every_chinese_refusal_fills_in_from_its_own_pattern():
-    """Each ERRORS_ZH entry uses only the groups its pattern has (a slip would raise inside the error handler)."""
+    """Each ERRORS_ZH entry uses only the groups its pattern has, and the fills error_zh gives (wait, minutes): a slip
+    would raise inside the error handler."""
     from evalkit.ui.words import ERRORS_ZH
 
+    fill = {"wait": "5", "minutes": "1"}
     for pattern, what, fix in ERRORS_ZH:
         used = {int(i) for i in re.findall(r"\{(\d+)\}", what + fix)}
         assert used <= set(range(pattern.groups)), pattern.pattern
-        assert what.format(*["x"] * pattern.groups, wait="5") and fix.format(*["x"] * pattern.groups, wait="5")
+        assert what.format(*["x"] * pattern.groups, **fill) and fix.format(*["x"] * pattern.groups, **fill)
 
 
 # Refusals written in the modules a rater's events run through that only an operator or an organiser meets (the

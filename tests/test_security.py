@@ -511,6 +511,26 @@ def test_new_names_are_limited_per_client(tiny_models, tmp_path, pool_db):
             Tab(url).sign_in("r3")
 
 
+def test_new_names_are_limited_per_client_per_day_too_and_the_refusal_names_the_limit_in_both_languages(
+        tiny_models, tmp_path, pool_db):
+    """Attacker audit round 5: three new names an hour from one client were 72 a day, each weighing as one rater in a
+    claim about raters in general, and the Chinese refusal said only "too frequent". A day's limit now holds too, and
+    the refusal names the limit and the wait in both languages; the organiser's invited raters sign in as before."""
+    db = open_db(pool_db)
+    ivy = raters.add(db, "ivy")
+    db.conn.close()
+    cfg = config(tiny_models, tmp_path, signups_per_client_per_hour=5, signups_per_client_per_day=2)
+    with served(cfg, pool_db) as url:
+        assert Tab(url).sign_in("r1")["who"] and Tab(url).sign_in("r2")["who"]
+        with pytest.raises(AppError) as refused:
+            Tab(url).sign_in("r3")
+        said = str(refused.value)
+        assert "最近一天已有 2 个（上限 2 个）" in said and re.search(r"约 1[0-9]{3} 分钟", said), said
+        assert "2 in the last day (limit 2)" in said and re.search(r"wait \d+ s \(about 1[0-9]{3} min\)", said), said
+        assert "个人代码" in said and "personal code" in said, said
+        assert "ivy" in Tab(url).call("/sign_in", "", "", ivy.code)["who"]
+    assert sorted(r["name"] for r in rows(pool_db, "SELECT name FROM raters")) == ["ivy", "r1", "r2"]
+
 def test_the_names_one_client_makes_hold_at_most_the_set_pairs_at_once(tiny_models, tmp_path, pool_db):
     """Attacker audit round 5: with open sign-up, each of one person's many names held a pair from the other raters
     for 30 minutes (hold starvation). The names one client made now hold at most app.pairs_held_per_client pairs at

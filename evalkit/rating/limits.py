@@ -6,6 +6,7 @@ browser session alone."""
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections import defaultdict, deque
@@ -39,20 +40,34 @@ class RateLimiter:
             return
         now = self.clock()
         with self._lock:
-            for key in keys:
-                hits = self._hits[key]
-                while hits and now - hits[0] >= self.window:
-                    hits.popleft()
-                if len(hits) >= self.limit:
-                    wait = self.window - (now - hits[0])
-                    span = "minute" if self.window == 60 else "hour" if self.window == 3600 else f"{self.window:g} s"
-                    raise LimitError(
-                        f"too many {self.what} from {key.split(':', 1)[-1]!r}: {len(hits)} in the last {span} "
-                        f"(limit {self.limit})", f"wait {wait:.0f} s and try again; nothing was stored"
-                        + (f" (the limit is {self.setting} in the app's config, 0 for none; a restart clears the "
-                           "count)" if self.setting else ""), wait=wait, key=key)
+            refused = self._refusal(keys, now)
+            if refused is not None:
+                raise refused
             for key in keys:
                 self._hits[key].append(now)
+
+    def refusal(self, *keys: str) -> LimitError | None:
+        """What check would refuse with now, counting nothing (None: it would let the event through)."""
+        if self.limit <= 0:
+            return None
+        with self._lock:
+            return self._refusal(keys, self.clock())
+
+    def _refusal(self, keys, now: float) -> LimitError | None:
+        for key in keys:
+            hits = self._hits[key]
+            while hits and now - hits[0] >= self.window:
+                hits.popleft()
+            if len(hits) >= self.limit:
+                wait = self.window - (now - hits[0])
+                span = {60: "minute", 3600: "hour", 86400: "day"}.get(self.window, f"{self.window:g} s")
+                about = f" (about {math.ceil(wait / 60)} min)" if wait >= 120 else ""
+                return LimitError(
+                    f"too many {self.what} from {key.split(':', 1)[-1]!r}: {len(hits)} in the last {span} "
+                    f"(limit {self.limit})", f"wait {wait:.0f} s{about} and try again; nothing was stored"
+                    + (f" (the limit is {self.setting} in the app's config, 0 for none; a restart clears the "
+                       "count)" if self.setting else ""), wait=wait, key=key)
+        return None
 
 
 class SignInGuard:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from ..rating import roster as raters
 from ..config import AppConfig
 from ..rating.identity import NAME_LIMIT, name_key
-from ..rating.limits import RateLimiter, SignInGuard, check_allowed
+from ..rating.limits import LimitError, RateLimiter, SignInGuard, check_allowed
 from ..rating.roster import Identity, SignInError
 from ..rating.queue import RatingError, clean_rater
 from ..rating.seal import sealer_for
@@ -83,7 +83,8 @@ class Doorman:
     def __init__(self, app: AppConfig, db_path: Path, space: bool):
         self.app, self.db_path, self.space = app, db_path, space
         self.guard = SignInGuard()
-        self.signups = RateLimiter(app.signups_per_client_per_hour, window=3600, what="new names")
+        self.signups = (RateLimiter(app.signups_per_client_per_hour, window=3600, what="new names"),
+                        RateLimiter(app.signups_per_client_per_day, window=86400, what="new names"))
         self.sealer = sealer_for(db_path)
         self._names: dict[str, dict[str, float]] = {}  # client -> its sign-up names, when each last signed in there
         self._names_lock = threading.Lock()
@@ -166,12 +167,22 @@ class Doorman:
         check_allowed(self.app, name)
         with connect(self.db_path) as db:
             try:
-                self.signups.check(client)
+                self._count_new_name(client)
                 cred = raters.sign_up(db, name)
             except Exception:
                 self.guard.failed(client, claim)  # probing for taken names costs like a wrong guess
                 raise
         return cred.identity, cred.code
+
+    def _count_new_name(self, client: str) -> None:
+        """Count a new name for this client in the hour's and the day's limits, or refuse it: both are asked before
+        either counts, so a name one refuses is counted by neither."""
+        for limiter in self.signups:
+            if (refused := limiter.refusal(client)) is not None:
+                raise LimitError(refused.what, f"{refused.fix}; a name you made before signs in with its personal code",
+                                 wait=refused.wait, key=refused.key)
+        for limiter in self.signups:
+            limiter.check(client)
 
     def seal(self, code: str) -> str:
         """What the browser keeps for this code."""

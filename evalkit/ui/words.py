@@ -4,6 +4,7 @@ refusals are written in English (the CLI's language); ERRORS_ZH gives a Chinese 
 
 from __future__ import annotations
 
+import math
 import re
 
 LANGUAGES = (("中文", "zh"), ("English", "en"))
@@ -361,6 +362,12 @@ ERRORS_ZH: list[tuple[re.Pattern, str, str]] = [(re.compile(p), w, f) for p, w, 
     (r"^your personal code was revoked", "你的个人代码已被撤销，本次会话已结束；没有保存任何内容", "请向研究组织者要一个新代码，然后重新登录"),
     (r"^your personal code was replaced", "你的个人代码已换成新代码，本次会话已结束；没有保存任何内容", "请用新代码重新登录"),
     (r"^too many sign-in attempts$", "登录尝试次数过多", "请 {wait} 秒后再试"),
+    (r"^too many new names from '(.+)': (\d+) in the last hour \(limit (\d+)\)$",
+     "这个网络地址（{0}）新建的名字过多：最近一小时已有 {1} 个（上限 {2} 个）",
+     "请 {wait} 秒（约 {minutes} 分钟）后再试；没有保存任何内容。以前建的名字请用它的个人代码登录"),
+    (r"^too many new names from '(.+)': (\d+) in the last day \(limit (\d+)\)$",
+     "这个网络地址（{0}）新建的名字过多：最近一天已有 {1} 个（上限 {2} 个）",
+     "请 {wait} 秒（约 {minutes} 分钟）后再试；没有保存任何内容。以前建的名字请用它的个人代码登录"),
     (r"^too many .+ from ", "操作过于频繁", "请 {wait} 秒后再试；没有保存任何内容"),
     (r"^the live runs' hourly limit is reached \((.+) in the last hour from this \w+\): the next run can start at "
      r"(.+) \(in (.+) min\)$", "现场演示已达每小时 {0} 次的上限；{1} 起可以再次运行（约 {2} 分钟后）",
@@ -433,6 +440,7 @@ def error_zh(what: str, fix: str) -> tuple[str, str] | None:
         m = pattern.search(what)
         if m:
             wait = re.search(r"wait (\d+) s", fix or "")
-            fill = {"wait": wait.group(1) if wait else "几"}
+            fill = {"wait": wait.group(1) if wait else "几",
+                    "minutes": max(1, math.ceil(int(wait.group(1)) / 60)) if wait else "几"}
             return zh_what.format(*m.groups(), **fill), zh_fix.format(*m.groups(), **fill)
     return None
