@@ -150,3 +150,84 @@ def test_sigterm_closes_the_server_and_runs_the_final_sync(tmp_path):
     # interruption then leaves through launch(), and serve's clean-up runs all the same)
     assert proc.returncode is not None and "stopping on signal" in text
     assert "push to org/evalkit-ratings failed" in text and "local data kept" in text  # the final push ran
+
+
+def test_a_reload_after_a_restart_says_from_the_database_what_became_of_a_submission(tmp_path):
+    """What became of a submission (the id its page made when Submit was pressed) was kept in the server's memory only,
+    and a reload inferred the rest from the pair: a correction whose comment the server cleaned (an invisible
+    character gone) was said "not saved" though it was stored, and a restart forgot every refusal and stored id. The id
+    is now stored with its rating, in the same row; after a restart on the same database, a reload (a new page, signed
+    in with the code the browser kept) is told the rating and the correction were stored. Another identity asking
+    about her ids, on a pair it was shown too, is told what it is told of any id; and the export leaves the ids out."""
+    import json
+    import re
+    import secrets
+
+    import pyarrow.parquet as pq
+    from test_security import Raw, answers
+
+    from evalkit.publish.export import export, split_file
+    from evalkit.rating.queue import pair_view
+    from evalkit.store import open_db
+    from evalkit.ui.rate import texts_digest
+    from evalkit.ui.words import word
+
+    db_file, config, log = tmp_path / "fate.db", tmp_path / "fate.toml", tmp_path / "fate.log"
+    loadbench.build_pool(db_file, 1)  # one pair: the other identity is served the pair she rated
+    config.write_text("[app]\nratings_per_pair = 2\nmax_submissions_per_minute = 0\nsignup = \"open\"\n"
+                      "signups_per_client_per_hour = 0\n", encoding="utf-8")
+
+    def status(msg: dict) -> str:
+        assert Raw.error(msg) == "", Raw.error(msg)
+        return msg["output"]["data"][0]
+
+    port = free_port()
+    proc = start_app(db_file, config, port, log)
+    try:
+        ann = Raw(f"http://127.0.0.1:{port}/")
+        signed = json.dumps(ann.call("sign_in", [None, "ann", "", ""]), ensure_ascii=False)
+        code = re.search(r"`(\d+\.[A-Za-z0-9_-]+)`", signed).group(1)
+        rating, correction = secrets.token_hex(16), secrets.token_hex(16)
+        status(ann.call("sending", [None, rating]))
+        status(ann.call("submit", [None, *answers()]))
+        status(ann.call("correct", [None]))
+        status(ann.call("sending", [None, correction]))
+        corrected = answers("fail", "pass", "B", comment="改\u200b一下")  # stored without the zero-width space
+        status(ann.call("submit", [None, *corrected]))
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    db = open_db(db_file)
+    (pair_id,) = {r[0] for r in db.execute("SELECT pair_id FROM ratings")}
+    assert [r[0] for r in db.execute("SELECT submission_id FROM ratings ORDER BY id")] == [rating, correction]
+    view = pair_view(db, pair_id)
+    db.conn.close()
+
+    def kept(sub: str, values: list, correcting: bool) -> str:
+        """What the page kept of answers on their way (rate._SENT_DRAFT)."""
+        return json.dumps({"lang": "en", "pair": texts_digest(view.text_a, view.text_b), "sent": True, "sub": sub,
+                           "correcting": correcting, "values": values})
+
+    port = free_port()
+    proc = start_app(db_file, config, port, log)  # restarted on the same database: nothing in memory
+    try:
+        reload = Raw(f"http://127.0.0.1:{port}/")
+        status(reload.call("sign_in", [None, "", "", code]))
+        assert status(reload.call("draft_fate", [None, kept(rating, answers(), False)])) == word("draft_stored", "en")
+        assert status(reload.call("draft_fate", [None, kept(correction, corrected, True)])) == word(
+            "draft_correction_stored", "en")
+        bob = Raw(f"http://127.0.0.1:{port}/")  # an attacker who holds her ids, on the pair she rated
+        assert view.text_a in json.dumps(bob.call("sign_in", [None, "bob", "", ""]), ensure_ascii=False)
+        told = {status(bob.call("draft_fate", [None, kept(sub, corrected, True)]))
+                for sub in (rating, correction, secrets.token_hex(16))}
+        assert len(told) == 1 and not told & {word("draft_stored", "en"), word("draft_correction_stored", "en")}, told
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+
+    out = tmp_path / "export"
+    export(open_db(db_file), out)
+    assert "submission_id" not in pq.read_table(split_file(out, "ratings")).column_names
+    for path in out.rglob("*"):
+        if path.is_file():
+            assert rating.encode() not in path.read_bytes() and correction.encode() not in path.read_bytes(), path

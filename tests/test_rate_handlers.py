@@ -570,6 +570,29 @@ def test_a_reload_says_a_submission_that_reached_the_server_was_refused_and_why(
     assert out[ui.status] == "评分已保存。"
 
 
+def test_a_submission_s_id_is_stored_with_its_rating_once_and_a_replay_of_it_stores_nothing(tmp_path):
+    """The page's id for a submission is stored with the rating it stored (so a reload after a restart finds it), and
+    the session lets it go: a correction sent after it without an id of its own (a caller of the API) is stored
+    without one. An id sent again (a replay) is refused and stores nothing: the database stays as it was."""
+    import secrets
+
+    tab = pooled_tab(tmp_path, 3)
+    ui = tab.ui
+    s, _ = tab.sign_in("ann")
+    sub = secrets.token_hex(16)
+    stored = tab.h.submit(tab.h.sending(s, sub)[ui.session], *tab.form())[ui.session]
+    assert stored.submission == ""
+    db = open_db(tab.db_path)
+    assert [r[0] for r in db.execute("SELECT submission_id FROM ratings")] == [sub]
+    replay = tab.h.sending(tab.h.start_correction(stored)[ui.session], sub)[ui.session]
+    before = db.execute("SELECT COUNT(*) FROM ratings").fetchone()[0]
+    with pytest.raises(gr.Error, match="already received"):
+        tab.h.submit(replay, *tab.form(preference="B"))
+    assert db.execute("SELECT COUNT(*) FROM ratings").fetchone()[0] == before
+    tab.h.submit(tab.h.start_correction(stored)[ui.session], *tab.form(preference="B"))  # no id: stored as before
+    assert [r[0] for r in db.execute("SELECT submission_id FROM ratings ORDER BY id")] == [sub, None]
+
+
 def test_what_a_reload_said_of_kept_answers_follows_a_later_language_switch(tmp_path):
     """The lines a page load writes of the answers kept for another pair (draft_fate) are not the session's, so the
     language switch left them in the language of the load; it now says the one on screen again by its words. Any

@@ -61,6 +61,10 @@ _FREE_TEXT = {"experiments": ("note",), "generations": ("error_message",), "batc
 # rater names are pseudonymised unless opted in (the report never shows it either).
 RATER_TEXT = ("comment", "skip_reason")
 
+# Columns of ratings that are transport, not data, never exported: the rendered form's token (a replay is refused) and
+# the page's id for a Submit (what a reload asks about: it is bound to its rater, and tells the data nothing).
+INTERNAL_RATING_COLUMNS = ("client_token", "submission_id")
+
 
 # Yes/no columns SQLite keeps as 0/1: exported as booleans, so that `blind == True` means what it says in any tool
 FLAGS = {"ratings": ("blind",), "generations": ("live", "counts_agree"), "prescreen": ("passed",)}
@@ -100,7 +104,8 @@ def tables(db, keep_rater_names: bool = False, keep_comments: bool = False) -> d
     salt = None if keep_rater_names else salt
     for r in out["ratings"]:
         r["current"] = r["id"] in current or r["kind"] == "skip"
-        r.pop("client_token", None)  # a transport detail, not data
+        for col in INTERNAL_RATING_COLUMNS:
+            r.pop(col, None)
         if not keep_comments:
             for col in RATER_TEXT:
                 r[col] = "" if r.get(col) is not None else r.get(col)
@@ -503,7 +508,8 @@ def features(db, name: str):
     cols = {c[1]: Value(TIME_TYPE if is_time(c[1]) else kinds.get(c[2].upper(), "string"))
             for c in db.execute(f"PRAGMA table_info({name})").fetchall()}
     if name == "ratings":
-        cols.pop("client_token", None)
+        for col in INTERNAL_RATING_COLUMNS:
+            cols.pop(col, None)
         cols["current"] = Value("bool")
     for col in FLAGS.get(name, ()):
         if col in cols:

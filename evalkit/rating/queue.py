@@ -133,6 +133,7 @@ class RatingInput:
     preference: str = ""
     comment: str = ""
     client_token: str | None = None  # one per rendered form: a replay of the same submission is refused
+    submission: str | None = None  # the page's random id for this Submit (ui.rate._SENDING): stored with the row
 
 
 def _pair(db, pair_id: str) -> dict:
@@ -621,7 +622,7 @@ def _row(inp: RatingInput, pair: dict, rater: str, comment: str, supersedes: int
     row = {
         "pair_id": pair["id"], "rater": rater, "created_at": now(), "kind": "rating",
         "preference": inp.preference, "preferred_path": pref_path, "comment": comment,
-        "supersedes": supersedes, "client_token": inp.client_token or None,
+        "supersedes": supersedes, "client_token": inp.client_token or None, "submission_id": inp.submission or None,
     }
     for c in CRITERIA:
         row[f"a_{c}"], row[f"b_{c}"] = inp.a[c], inp.b[c]
@@ -653,7 +654,7 @@ def _insert(db, row: dict, quota: int | None = None, share: int = 0) -> int:
             "working); your answers were not stored", "ask for another pair") from e
     except sqlite3.IntegrityError as e:
         msg = str(e)
-        if "client_token" in msg:
+        if "client_token" in msg or "submission_id" in msg:
             raise RatingError("this submission was already received", "nothing to do: it is stored once") from e
         if "pair_id, ratings.rater" in msg or "ratings.pair_id" in msg:
             raise AlreadyRated(
@@ -858,6 +859,15 @@ def current_rating(db, rater: str, pair_id: str) -> dict | None:
         "SELECT * FROM ratings r WHERE rater = ? AND pair_id = ? AND kind = 'rating' "
         "AND NOT EXISTS (SELECT 1 FROM ratings s WHERE s.supersedes = r.id) ORDER BY id DESC LIMIT 1",
         [rater, pair_id]), None)
+
+
+def stored_submission(db, rater: str, submission: str) -> dict | None:
+    """The row the submission with this page-made id stored (a rating or a correction: its `supersedes` says), or None
+    when none did. Only `rater`'s own: asked about another's id, it finds nothing (the id is bound to its rater)."""
+    if not submission:
+        return None
+    return next(db.query("SELECT id, kind, supersedes FROM ratings WHERE submission_id = ? AND rater = ?",
+                         [submission, rater]), None)
 
 
 def answers_from_row(row: dict) -> tuple[dict, dict]:

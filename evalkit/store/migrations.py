@@ -631,6 +631,15 @@ def _m025_hold_displaced(db) -> None:
     db.execute("ALTER TABLE assignments ADD COLUMN displaced_at TEXT")
 
 
+def _m026_submission_ids(db) -> None:
+    # What became of a submission (the random id its page made when Submit was pressed, ui.rate._SENDING) was kept in
+    # the server's memory only: a restart forgot it, and so did the 10,000 newest kept; a reload then inferred it from
+    # the pair. The id is now stored with the rating it stored, in the same row (so in the same transaction); an id
+    # lands once. NULL: a row stored before this, a skip, or a rating from a caller of the API that sent no id.
+    db.execute("ALTER TABLE ratings ADD COLUMN submission_id TEXT")
+    db.execute("CREATE UNIQUE INDEX ratings_submission_id ON ratings(submission_id) WHERE submission_id IS NOT NULL")
+
+
 MIGRATIONS = [
     ("001_initial", _m001_initial),
     ("002_ratings", _m002_ratings),
@@ -657,4 +666,5 @@ MIGRATIONS = [
     ("023_hold_alive", _m023_hold_alive),
     ("024_pushes_while_rating", _m024_pushes_while_rating),
     ("025_hold_displaced", _m025_hold_displaced),
+    ("026_submission_ids", _m026_submission_ids),
 ]

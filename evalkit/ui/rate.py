@@ -31,7 +31,7 @@ from ..rating.queue import (
     CAP_LAPSE_HOURS, HOLD_MINUTES, AlreadyRated, HoldDisplaced, PairTaken, Pending, RatingError, RatingInput, StudyClosed,
     TextMet, all_identical, hold_ends, keep_hold, answers_from_row, correct_rating, current_rating, is_closed, is_counted, latest_shown, next_pair, pair_prompt, pair_view,
     progress, rated_pairs, rating_counts, rater_reveal, refuse_met_text, results_seen, share_reached, skip_pair, study_decided,
-    submit_rating,
+    stored_submission, submit_rating,
 )
 from ..task.criteria import CRITERIA
 from ..task.prompts import Prompt
@@ -707,6 +707,7 @@ class RateHandlers:
                 pair_id=s.pair_id, rater=rater,
                 a={c: form[f"a_{c}"] for c in CRITERIA}, b={c: form[f"b_{c}"] for c in CRITERIA},
                 preference=form["preference"] or "", comment=form["comment"] or "", client_token=s.token,
+                submission=s.submission or None,  # stored with the row: a reload after a restart still finds it
             )
             if s.correcting:  # once the pair is closed its reveal can be seen: kept, but the blind rating counts
                 revealed = is_closed(db, s.pair_id, self.rpp)
@@ -798,8 +799,13 @@ class RateHandlers:
                             None)
                 row = current_rating(db, rater, view.pair_id) if view else None
                 taken = view is not None and row is None and (is_closed(db, view.pair_id, self.rpp) or study_decided(db))
+                landed = stored_submission(db, rater, submission_id(draft.get("sub")))
         except EvalkitError:
             return quiet
+        if landed is not None:  # the database says it was stored (a restart forgets nothing of it): exact, not
+            # inferred from the pair (a correction's cleaned comment differs from what the page kept)
+            key = "draft_correction_stored" if landed["supersedes"] is not None else "draft_stored"
+            return {self.ui.status: word(key, lang)}
         fate = submissions.settled(submission_id(draft.get("sub")), self.in_queue, rater) if row is None else None
         if fate is not None and fate[0] == "refused":  # it reached the server: why it was not stored
             why = fate[1] if lang == "en" else (error_zh(fate[1], fate[2]) or (fate[1],))[0]

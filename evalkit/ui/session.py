@@ -41,7 +41,9 @@ class Session:
                        finished=False)
 
     def stored(self, rating_id: int) -> "Session":
-        return replace(self, rating_id=rating_id, correcting=False)
+        # the submission's id went with what it stored: a later /submit that sends none (a correction through the
+        # API) is not stored under it again
+        return replace(self, rating_id=rating_id, correcting=False, submission="")
 
     def relabelled(self, key: str, lang: str | None = None) -> "Session":
         return replace(self, labels=key, lang=lang or self.lang)
@@ -159,7 +161,9 @@ writing = _Writing()
 class _Submissions:
     """What became of each submission a page named: a random id its browser made when Submit was pressed, kept with
     the answers (nothing about the pair), received (RateHandlers.sending, with the rater and the page), then stored or
-    refused and why (RateHandlers.submit). A reload asks, and while that submission still waits in Gradio's queue or
+    refused and why (RateHandlers.submit). A stored one's id is stored with its rating too (rating.queue.
+    stored_submission: a restart forgets nothing of it, and the reload asks the database first); this record, in
+    memory, keeps what the database does not: received, queued, refused and why. A reload asks, and while that submission still waits in Gradio's queue or
     runs (`queued(page)`: the page's submit is in the queue) it waits a bounded time, before it signs in (so the pair
     it serves follows the fate) and before it says what became of the answers: a reload while the submission was
     queued said "not stored", and it could be stored a moment later (known limit, closed). One never received went
