@@ -432,7 +432,9 @@ def test_a_reload_while_the_rating_is_being_written_waits_for_it_and_says_it_was
     pair, still held, as an open form with her answers, and the rating was stored a moment later: her next Submit
     was refused as rated "in another tab"; with her hold run out, the reload said it had not reached the server. The
     page-load sign-in now waits for her writes under way. The write is held until that sign-in is waiting, to make
-    the moment certain (the sign-in before Submit waits too, and must not let it go)."""
+    the moment certain (the sign-in before Submit waits too, and must not let it go). The page keeps no id for this
+    submission here (a page of before ids): with one, the load's first step waits for it by its id, and the load's
+    steps share one bound (_Submissions.load_end), which a write held until the last of them would use up."""
     import threading
 
     import evalkit.ui.rate as rate
@@ -450,10 +452,15 @@ def test_a_reload_while_the_rating_is_being_written_waits_for_it_and_says_it_was
     if writes is not None:  # the reload's sign-in waits: the held write goes on. Not the sign-in before Submit: the
         # write went through at once, and the old page could hear it stored and forget the answers before the reload
         settled = writes.settled
-        monkeypatch.setattr(writes, "settled", lambda rater: (released.set() if entered.is_set() else None)
-                            or settled(rater))
-    _reloaded_while_held(cfg, pool_db, released, lambda page: entered.wait(60) or pytest.fail("no write began"),
-                         timeout_ms=20_000)
+        monkeypatch.setattr(writes, "settled", lambda rater, until=None: (released.set() if entered.is_set() else None)
+                            or settled(rater, until))
+
+    def moment(page):
+        entered.wait(60) or pytest.fail("no write began")
+        # a page of before submission ids: the sign-in's own wait for her writes is what says it was stored
+        page.evaluate("""() => { const d = JSON.parse(localStorage.getItem('evalkit-draft'));
+                                 delete d.sub; localStorage.setItem('evalkit-draft', JSON.stringify(d)); }""")
+    _reloaded_while_held(cfg, pool_db, released, moment, timeout_ms=20_000)
 
 
 def _queued_behind_bob(monkeypatch, url, released):
@@ -534,8 +541,8 @@ def test_a_reload_while_the_submission_waits_in_the_queue_says_it_was_stored_onc
     waits = getattr(session, "submissions", None)
     if waits is not None:  # the reload waits for her queued submission: the slot ahead of it frees now
         settled = waits.settled
-        monkeypatch.setattr(waits, "settled", lambda sub, queued, rater=None: released.set() or
-                            settled(sub, queued, rater))
+        monkeypatch.setattr(waits, "settled", lambda sub, queued, rater=None, until=None: released.set() or
+                            settled(sub, queued, rater, until))
     try:
         with served(cfg, pool_db) as url, chromium_page() as page:
             bob = _queued_behind_bob(monkeypatch, url, released)

@@ -593,6 +593,42 @@ def test_a_submission_s_id_is_stored_with_its_rating_once_and_a_replay_of_it_sto
     assert [r[0] for r in db.execute("SELECT submission_id FROM ratings ORDER BY id")] == [sub, None]
 
 
+def test_a_reload_waits_for_a_submission_still_queued_at_most_the_wait_in_all(tmp_path, monkeypatch):
+    """A reload while her submission stayed in Gradio's queue (the slot ahead of it busy) waited for it on the page
+    load (_Submissions.WAIT_SECONDS, 30 s), then again as long when it said what became of the answers: about a
+    minute, where the README says 30 s. The load's steps now share one end (load_end): the page says "still queued"
+    once 30 s have passed in all. The clock is the test's own: each wait moves it on by what it waited."""
+    import json
+    import secrets
+    from types import SimpleNamespace
+
+    import evalkit.ui.session as session
+    from evalkit.rating.queue import pair_view
+    from evalkit.ui.rate import texts_digest
+
+    clock = [0.0]
+
+    def wait(timeout=None):
+        clock[0] += timeout
+        return False
+
+    monkeypatch.setattr(session, "time", SimpleNamespace(monotonic=lambda: clock[0], time=session.time.time))
+    monkeypatch.setattr(session.submissions._done, "wait", wait)
+    tab = pooled_tab(tmp_path, 3)
+    tab.h.in_queue = lambda page: page == "before"  # her Submit stays queued behind a busy slot
+    s, _ = tab.sign_in("ann")
+    view = pair_view(open_db(tab.db_path), s.pair_id)
+    sub = secrets.token_hex(16)
+    tab.h.sending(s, sub, SimpleNamespace(session_hash="before"))
+    reload = SimpleNamespace(session_hash="after")
+    tab.h.await_submission(sub, reload)
+    assert clock[0] >= session.submissions.WAIT_SECONDS  # it waited its whole bound for the queued submission
+    kept = {"lang": "en", "pair": texts_digest(view.text_a, view.text_b), "sent": True, "sub": sub, "values": tab.form()}
+    said = tab.h.draft_fate(s, json.dumps(kept), reload)[tab.ui.status]
+    assert said == word("draft_sent_queued", "en")
+    assert clock[0] < session.submissions.WAIT_SECONDS + 1, clock[0]  # and no more: one bound for the whole load
+
+
 def test_what_a_reload_said_of_kept_answers_follows_a_later_language_switch(tmp_path):
     """The lines a page load writes of the answers kept for another pair (draft_fate) are not the session's, so the
     language switch left them in the language of the load; it now says the one on screen again by its words. Any

@@ -506,12 +506,15 @@ class RateHandlers:
             ui.next_btn: update(visible=True), ui.skip_box: update(visible=False)}
 
     def signed_in_screen(self, s: Session, signin: str, identity, code: str, status: tuple = (),
-                         expires_at: float | None = None, hub_token: str = "", client: str = "") -> dict:
+                         expires_at: float | None = None, hub_token: str = "", client: str = "",
+                         until: float | None = None) -> dict:
         """The first screen of a signed-in session; the browser keeps the code sealed (evalkit.rating.seal), never
         as is. signin: new_sign_in(page), taken when the event began; the page signed out since (the sign-in was on
-        its way, behind a busy queue or held back raw) refuses it here, and any later event refuses its session."""
+        its way, behind a busy queue or held back raw) refuses it here, and any later event refuses its session.
+        until: a page load's end of waits (session.submissions.load_end), for its sign-in."""
         ui = self.ui
-        writing.settled(identity.name)  # a reload while her rating was written: the pair served follows its fate
+        # a reload while her rating was written: the pair served follows its fate
+        writing.settled(identity.name, until)
         _not_signed_out(signin)
         s = replace(Session(lang=s.lang, labels=s.labels), rater=identity.name, organiser=identity.organiser,
                     rater_id=identity.rater_id, credential=identity.credential, expires_at=expires_at,
@@ -568,13 +571,14 @@ class RateHandlers:
                 wait = getattr(e, "wait", None)
                 return {ui.browser_code: "", ui.status: word("invite_invalid", s.lang) if wait is None else
                         word("invite_wait", s.lang, seconds=max(1, round(wait)))}
-            return self.signed_in_screen(s, signin, identity, invite, client=client)
+            return self.signed_in_screen(s, signin, identity, invite, client=client,
+                                         until=submissions.load_end(_page(request)))
         resumed = self.doorman.resume(stored, client)  # the sealed code this browser kept, if any
         if resumed is None:  # a kept code that no longer opens (revoked, another app's) is forgotten
             return {ui.browser_code: ""} if stored else unchanged
         if sign_in_ended(signin):  # signed out while this ran: final here too, quietly
             return unchanged
-        return self.signed_in_screen(s, signin, *resumed, client=client)
+        return self.signed_in_screen(s, signin, *resumed, client=client, until=submissions.load_end(_page(request)))
 
     @friendly
     def sign_in_space(self, s: Session, profile: gr.OAuthProfile | None, request: gr.Request | None = None) -> dict:
@@ -586,7 +590,8 @@ class RateHandlers:
         signin = new_sign_in()  # a Space has no Sign out (its sign-in is the Hub's): nothing to list under the page
         identity, token = self.doorman.space_identity(profile), hubcheck.oauth_token(request)
         hubcheck.signed_in(self.app, identity.name, token)  # the profile read is the first answer (ui.hubcheck)
-        return self.signed_in_screen(s, signin, identity, "", expires_at=oauth_expiry(request), hub_token=token)
+        return self.signed_in_screen(s, signin, identity, "", expires_at=oauth_expiry(request), hub_token=token,
+                                     until=submissions.load_end(_page(request)))
 
     def sign_out(self, s: Session, request: gr.Request | None = None) -> dict:
         ui = self.ui
@@ -674,12 +679,13 @@ class RateHandlers:
             submissions.received(s.rater, sub, _page(request))
         return {self.ui.session: replace(s, submission=sub)} if s is not None else {self.ui.session: update()}
 
-    def await_submission(self, sub: str) -> None:
+    def await_submission(self, sub: str, request: gr.Request | None = None) -> None:
         """Page load, before the sign-in: while the submission the kept answers were on their way with (its id:
         _KEPT_SUBMISSION) is still in Gradio's queue or being written, wait for it (at most
-        _Submissions.WAIT_SECONDS), so the pair the sign-in serves, and what the page says, follow its fate."""
+        _Submissions.WAIT_SECONDS for the whole load: load_end), so the pair the sign-in serves, and what the page
+        says, follow its fate."""
         if sub := submission_id(sub):
-            submissions.settled(sub, self.in_queue)
+            submissions.settled(sub, self.in_queue, until=submissions.load_end(_page(request)))
 
     def noted(self, s: Session, fate: tuple) -> None:
         """What became of the submission this session sent (its id: sending), for a reload to say."""
@@ -769,7 +775,7 @@ class RateHandlers:
             ui.submit_btn: update(value=word("save_correction", s.lang), visible=True, interactive=True),
             ui.correct_btn: update(visible=False)}  # Next pair leaves the stored version as it is
 
-    def draft_fate(self, s: Session, sent: str) -> dict:
+    def draft_fate(self, s: Session, sent: str, request: gr.Request | None = None) -> dict:
         """Page load: the answers this browser kept were for a pair no longer on screen (sent: _SENT_DRAFT's JSON;
         "lang:digest" from a page of before, for answers on their way). The status line says what became of them, in
         words that fit (rater audit F11, R1, R2): a rating on its way stored; a correction stored, or not (the stored
@@ -806,7 +812,9 @@ class RateHandlers:
             # inferred from the pair (a correction's cleaned comment differs from what the page kept)
             key = "draft_correction_stored" if landed["supersedes"] is not None else "draft_stored"
             return {self.ui.status: word(key, lang)}
-        fate = submissions.settled(submission_id(draft.get("sub")), self.in_queue, rater) if row is None else None
+        # what is left of the load's wait only: its first step waited for this submission already (load_end)
+        fate = submissions.settled(submission_id(draft.get("sub")), self.in_queue, rater,
+                                   submissions.load_end(_page(request))) if row is None else None
         if fate is not None and fate[0] == "refused":  # it reached the server: why it was not stored
             why = fate[1] if lang == "en" else (error_zh(fate[1], fate[2]) or (fate[1],))[0]
             return {self.ui.status: word("draft_sent_refused", lang, why=why.rstrip("。."))}
@@ -929,12 +937,13 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
         restored = watched(event).then(None, [ui.draft_owner, ui.text_a, ui.text_b, *ui.form, ui.skip_reason],
                                        [*ui.form, ui.skip_reason, ui.skip_box], js=_RESTORE_DRAFT)
         restored.then(None, None, ui.draft_sent, js=_SENT_DRAFT).then(
-            h.draft_fate, [ui.session, ui.draft_sent], ui.status, api_visibility="private", show_progress="hidden")
+            gradio_hints(h.draft_fate), [ui.session, ui.draft_sent], ui.status, api_visibility="private",
+            show_progress="hidden")
         return restored.then(None, None, ui.status, js=_SAY_DRAFT_LOST).then(None, answers, ui.submit_btn, js=_READY)
 
     # every page load first waits for the submission the answers kept were on their way with, while it is queued
     loaded = demo.load(None, None, ui.submission, js=_KEPT_SUBMISSION).then(
-        h.await_submission, [ui.submission], None, api_visibility="private", show_progress="hidden")
+        gradio_hints(h.await_submission), [ui.submission], None, api_visibility="private", show_progress="hidden")
     if space:  # the OAuth round trip reloads the page: sign in from the profile on every load
         restore(refusal_said(loaded.then(gradio_hints(h.sign_in_space), [ui.session], out, api_name="sign_in",
                                          show_progress_on=ui.status))).then(None, [ui.lang], [ui.lang], js=_STORED_LANG)

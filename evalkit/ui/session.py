@@ -149,10 +149,12 @@ class _Writing:
                     del self._writing[rater]
                 self._done.notify_all()
 
-    def settled(self, rater: str) -> bool:
-        """Wait until none of `rater`'s writes is under way (at most WAIT_SECONDS); whether none is."""
+    def settled(self, rater: str, until: float | None = None) -> bool:
+        """Wait until none of `rater`'s writes is under way (at most WAIT_SECONDS, or until `until`, a time.monotonic()
+        value: a page load's, _Submissions.load_end); whether none is."""
+        wait = self.WAIT_SECONDS if until is None else max(0.0, until - time.monotonic())
         with self._done:
-            return self._done.wait_for(lambda: rater not in self._writing, timeout=self.WAIT_SECONDS)
+            return self._done.wait_for(lambda: rater not in self._writing, timeout=wait)
 
 
 writing = _Writing()
@@ -172,10 +174,26 @@ class _Submissions:
     WAIT_SECONDS = _Writing.WAIT_SECONDS
     GRACE_SECONDS = 2.0  # received, its submit not queued yet: the old page's join may still be on its way
     KEEP = 10_000  # the newest ids kept (a few per rater and hour): memory stays bounded
+    LOADS_KEPT_SECONDS = 600.0  # a page load's end of waits, kept far past its last step, even behind a busy queue
 
     def __init__(self):
         self._done = threading.Condition()
         self._seen: dict[str, dict] = {}  # id -> {"rater", "page", "at", "fate"}
+        self._loads: dict[str, float] = {}  # page -> when its load's waits end (load_end)
+
+    def load_end(self, page: str | None) -> float:
+        """When the waits of the page load `page` (its Gradio session) end, as a time.monotonic() value: WAIT_SECONDS
+        after its first step asked. Its steps (the wait for its kept submission, the sign-in's for her writes, what
+        became of the answers) share it, so a reload is held at most WAIT_SECONDS in all: each waited its own, and a
+        submission still queued held the page about a minute. Without a page, WAIT_SECONDS from now."""
+        now = time.monotonic()
+        if not page:
+            return now + self.WAIT_SECONDS
+        with self._done:
+            if len(self._loads) > 1000:  # memory stays bounded: a load's steps follow one another within seconds
+                for k in [k for k, end in self._loads.items() if now - end > self.LOADS_KEPT_SECONDS]:
+                    del self._loads[k]
+            return self._loads.setdefault(page, now + self.WAIT_SECONDS)
 
     def received(self, rater: str, sub: str, page: str | None) -> None:
         with self._done:
@@ -193,11 +211,11 @@ class _Submissions:
                 seen["fate"] = fate
             self._done.notify_all()
 
-    def settled(self, sub: str, queued, rater: str | None = None) -> tuple | None:
-        """Wait (at most WAIT_SECONDS) while the submission `sub` (of `rater`, when given) was received and is still in
-        Gradio's queue or running; then its fate: ("stored",), ("refused", what, fix), ("queued",) when the wait ran
-        out, or None when it was not received, or will not run now."""
-        end = time.monotonic() + self.WAIT_SECONDS
+    def settled(self, sub: str, queued, rater: str | None = None, until: float | None = None) -> tuple | None:
+        """Wait (at most WAIT_SECONDS, or until `until`: load_end) while the submission `sub` (of `rater`, when given)
+        was received and is still in Gradio's queue or running; then its fate: ("stored",), ("refused", what, fix),
+        ("queued",) when the wait ran out, or None when it was not received, or will not run now."""
+        end = time.monotonic() + self.WAIT_SECONDS if until is None else until
         with self._done:
             while True:
                 seen = self._seen.get(sub) if isinstance(sub, str) else None
