@@ -205,6 +205,43 @@ def test_two_raters_share_a_pair_until_it_is_full(cfg, pool_db):
         assert len(rows(pool_db, "SELECT * FROM ratings")) == 2
 
 
+def test_the_installed_gradio_still_keeps_the_queue_record_a_reload_waits_on(cfg, pool_db, monkeypatch):
+    """A reload waits while its page's Submit is still in Gradio's queue (rate.submit_queued), and Gradio has no public
+    view of its queue: its bookkeeping is read (Blocks._queue.event_ids_to_events, each event's session_hash and
+    fn.api_name). A Gradio that changes it would leave reloads silently not waiting; this fails loudly instead, on a
+    real Submit held while it runs: the record finds it under its page, and under no other."""
+    import threading
+
+    import evalkit.ui.rate as rate
+    from evalkit.ui import build_app
+    from evalkit.ui.server import serving
+
+    entered, released, store = threading.Event(), threading.Event(), rate.submit_rating
+
+    def held(*args, **kwargs):
+        entered.set()
+        released.wait(60)
+        return store(*args, **kwargs)
+
+    monkeypatch.setattr(rate, "submit_rating", held)
+    demo = build_app(cfg, pool_db)
+    events = getattr(getattr(demo, "_queue", None), "event_ids_to_events", None)
+    assert isinstance(events, dict), "this Gradio keeps no Blocks._queue.event_ids_to_events: see rate.submit_queued"
+    with serving(demo) as url:
+        tab = Tab(url)
+        tab.sign_in("ann")
+        sent = threading.Thread(target=tab.submit, daemon=True)
+        sent.start()
+        try:
+            assert entered.wait(60)
+            assert rate.submit_queued(demo, tab.client.session_hash)
+            assert not rate.submit_queued(demo, "another page")
+        finally:
+            released.set()
+            sent.join(60)
+    assert rows(pool_db, "SELECT rater FROM ratings") == [{"rater": "ann"}]
+
+
 def test_sign_in_is_required_and_passcodes_are_checked(tiny_models, tmp_path, pool_db):
     cfg = load_config(write_config(tmp_path / "pc.toml", tiny_models, passcodes=("s3cret",)))
     with served(cfg, pool_db) as url:

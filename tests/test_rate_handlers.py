@@ -629,6 +629,24 @@ def test_a_reload_waits_for_a_submission_still_queued_at_most_the_wait_in_all(tm
     assert clock[0] < session.submissions.WAIT_SECONDS + 1, clock[0]  # and no more: one bound for the whole load
 
 
+def test_a_gradio_whose_queue_cannot_be_read_is_said_once_in_the_log(caplog):
+    """Where Gradio's queue bookkeeping is gone (another Gradio: tests/test_app_client.py checks the installed one keeps
+    it), a reload cannot wait for a submission still queued: nothing is waited for, and the log says so, once."""
+    import logging
+    from types import SimpleNamespace
+
+    from evalkit.ui import rate
+
+    rate._queue_unreadable.cache_clear()
+    other = SimpleNamespace(_queue=SimpleNamespace())
+    with caplog.at_level(logging.WARNING, logger="evalkit.ui"):
+        assert [rate.submit_queued(other, page) for page in ("one", "two", "")] == [False] * 3
+    said = [r.getMessage() for r in caplog.records if "event_ids_to_events" in r.getMessage()]
+    assert len(said) == 1 and "does not wait" in said[0] and "constraints.txt" in said[0], said
+    odd = SimpleNamespace(_queue=SimpleNamespace(event_ids_to_events={"e": SimpleNamespace()}))  # an event of another shape
+    assert rate.submit_queued(odd, "one") is False
+
+
 def test_what_a_reload_said_of_kept_answers_follows_a_later_language_switch(tmp_path):
     """The lines a page load writes of the answers kept for another pair (draft_fate) are not the session's, so the
     language switch left them in the language of the load; it now says the one on screen again by its words. Any

@@ -17,6 +17,7 @@ calls the handlers directly, without a server.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from dataclasses import replace
@@ -333,17 +334,33 @@ def submission_id(value) -> str:
 
 def submit_queued(demo, page: str) -> bool:
     """Whether Gradio's queue holds a Submit of this page (its Gradio session), waiting or running. Gradio has no
-    public view of its queue, so its bookkeeping is read; where it cannot be (another Gradio), nothing is waited for."""
+    public view of its queue, so its bookkeeping is read (tests/test_app_client.py checks the installed Gradio keeps
+    it); where it cannot be (another Gradio), nothing is waited for, and the log says so once."""
     events = getattr(getattr(demo, "_queue", None), "event_ids_to_events", None)
-    if not page or not isinstance(events, dict):
+    if not isinstance(events, dict):
+        _queue_unreadable()
+        return False
+    if not page:
         return False
     for _ in range(3):
         try:
-            return any(e.session_hash == page and getattr(e.fn, "api_name", None) == "submit"
-                       for e in list(events.values()))
+            return any(getattr(e, "session_hash", None) == page
+                       and getattr(getattr(e, "fn", None), "api_name", None) == "submit" for e in list(events.values()))
         except RuntimeError:  # changed while read: the queue runs in the server's event loop
             continue
     return True  # still changing: asked again shortly (the wait is bounded)
+
+
+@functools.cache
+def _queue_unreadable() -> None:
+    """Once per process: this Gradio's queue cannot be read (submit_queued), so a reload does not wait for a
+    submission still queued."""
+    import gradio
+
+    log.warning("Gradio %s keeps no Blocks._queue.event_ids_to_events: a reload does not wait for a submission "
+                "still in the queue, and may say it did not reach the server though it is stored a moment later. "
+                "Fix: install the Gradio of constraints.txt, or adapt evalkit.ui.rate.submit_queued to this one",
+                getattr(gradio, "__version__", "?"))
 
 
 def oauth_expiry(request) -> float | None:
