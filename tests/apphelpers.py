@@ -128,6 +128,24 @@ def served(cfg, db_file: Path, *, space: bool = False):
         yield url
 
 
+def held_writes(monkeypatch):
+    """The app's rating writes (rate.submit_rating) held: each sets the first event returned as it begins, then waits
+    for the second (at most a minute) before it stores."""
+    import threading
+
+    import evalkit.ui.rate as rate
+
+    entered, released, store = threading.Event(), threading.Event(), rate.submit_rating
+
+    def held(*args, **kwargs):
+        entered.set()
+        released.wait(60)
+        return store(*args, **kwargs)
+
+    monkeypatch.setattr(rate, "submit_rating", held)
+    return entered, released
+
+
 def rows(db_file: Path, sql: str, params=()) -> list[dict]:
     db = open_db(db_file, migrate_schema=False)
     try:

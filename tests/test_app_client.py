@@ -213,17 +213,11 @@ def test_the_installed_gradio_still_keeps_the_queue_record_a_reload_waits_on(cfg
     import threading
 
     import evalkit.ui.rate as rate
+    from apphelpers import held_writes
     from evalkit.ui import build_app
     from evalkit.ui.server import serving
 
-    entered, released, store = threading.Event(), threading.Event(), rate.submit_rating
-
-    def held(*args, **kwargs):
-        entered.set()
-        released.wait(60)
-        return store(*args, **kwargs)
-
-    monkeypatch.setattr(rate, "submit_rating", held)
+    entered, released = held_writes(monkeypatch)
     demo = build_app(cfg, pool_db)
     events = getattr(getattr(demo, "_queue", None), "event_ids_to_events", None)
     assert isinstance(events, dict), "this Gradio keeps no Blocks._queue.event_ids_to_events: see rate.submit_queued"

@@ -435,19 +435,10 @@ def test_a_reload_while_the_rating_is_being_written_waits_for_it_and_says_it_was
     the moment certain (the sign-in before Submit waits too, and must not let it go). The page keeps no id for this
     submission here (a page of before ids): with one, the load's first step waits for it by its id, and the load's
     steps share one bound (_Submissions.load_end), which a write held until the last of them would use up."""
-    import threading
-
-    import evalkit.ui.rate as rate
     import evalkit.ui.session as session
+    from apphelpers import held_writes
 
-    entered, released, store = threading.Event(), threading.Event(), rate.submit_rating
-
-    def held(*args, **kwargs):
-        entered.set()
-        released.wait(60)
-        return store(*args, **kwargs)
-
-    monkeypatch.setattr(rate, "submit_rating", held)
+    entered, released = held_writes(monkeypatch)
     writes = getattr(session, "writing", None)
     if writes is not None:  # the reload's sign-in waits: the held write goes on. Not the sign-in before Submit: the
         # write went through at once, and the old page could hear it stored and forget the answers before the reload
