@@ -64,6 +64,36 @@ def test_a_resume_with_a_changed_config_is_refused_and_adds_nothing(make_config,
     assert done.experiment_id == exp_id and done.skipped_done == 1 and done.pairs == len(prompts) * 2
 
 
+def test_a_resume_after_a_prompt_file_was_edited_is_refused(make_config, tmp_path, monkeypatch):
+    """Sceptic audit, 2026-12-06: a resume compared the config, not the prompt files, so a file edited between the
+    stop and the resume gave one experiment samples of two requests under one prompt id. Now it is refused, naming
+    the prompt, before anything is generated."""
+    import shutil
+
+    from evalkit.study.pairs import build_pool
+
+    folder = tmp_path / "prompts"
+    shutil.copytree("prompts", folder)
+    monkeypatch.setenv("EVALKIT_PROMPTS", str(folder))
+    path = make_config(**{"decoding.mode": "sample", "pool.prompts": ["writing-01", "writing-02"]})
+    db = tmp_path / "pool.db"
+    restore = _stop_after(monkeypatch, 1, KeyboardInterrupt)
+    with pytest.raises(KeyboardInterrupt):
+        build_pool(load_config(path), db, progress=False, echo=lambda *_: None)
+    restore()
+    (exp_id,) = _rows(db, "SELECT id FROM experiments WHERE kind = 'pool'")[0]
+    before = _rows(db, "SELECT COUNT(*) FROM generations")
+    anchor = folder / "writing-01.toml"
+    text = anchor.read_text()
+    anchor.write_text(text.replace("max_new_tokens = 200", "max_new_tokens = 20"))
+    with pytest.raises(EvalkitError) as e:
+        build_pool(load_config(path), db, resume=exp_id, progress=False, echo=lambda *_: None)
+    assert "prompt writing-01 is another request" in e.value.what and f"experiment {exp_id}'s samples" in e.value.what
+    assert "prompt files" in e.value.fix and _rows(db, "SELECT COUNT(*) FROM generations") == before
+    anchor.write_text(text)
+    assert build_pool(load_config(path), db, resume=exp_id, progress=False, echo=lambda *_: None).skipped_done == 1
+
+
 def test_a_generate_that_fails_before_storing_a_sample_freezes_no_gate(make_config, tmp_path, monkeypatch):
     """A generate whose models would not load (here: memory running out at load) left an empty experiment and the
     study frozen with its gate, so the gate the user then wrote from `evalkit plan` was refused for a study with no

@@ -636,6 +636,45 @@ def test_a_later_pool_made_with_another_draft_setting_is_refused_before_any_gene
     assert r.exit_code == 0, r.output  # a study of its own
 
 
+def test_a_later_pool_of_edited_or_other_prompts_is_refused_before_any_generation(tmp_path, make_config, monkeypatch):
+    """Sceptic audit, 2026-12-06: the check of a later pool compared the config, not the requests, so after a look an
+    organiser could edit a prompt file (here writing-01's task cut from about 150 characters to about 30) or pool
+    fewer prompts, and the new pairs joined the study under the same ids, filling its decision sample where the first
+    pool ran out. Now both are refused before anything is generated, naming the prompt and the hashes; the file put
+    back joins as before."""
+    import shutil
+
+    from evalkit.task.prompts import prompt_hash
+
+    folder = tmp_path / "prompts"
+    shutil.copytree("prompts", folder)
+    monkeypatch.setenv("EVALKIT_PROMPTS", str(folder))
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=30))
+    both = {"decoding.mode": "sample", "pool.prompts": ["writing-01", "writing-02"]}
+    config, db_file = make_config(gate_file=str(gate), **both), tmp_path / "p.db"
+    assert invoke("generate", "--config", str(config), "--db", str(db_file), "--samples", "1").exit_code == 0
+    count = lambda: sqlite3.connect(db_file).execute("SELECT COUNT(*) FROM generations").fetchone()[0]  # noqa: E731
+    before = count()
+
+    anchor = folder / "writing-01.toml"
+    text = anchor.read_text()
+    old_hash = prompt_hash(next(p for p in PROMPTS if p.id == "writing-01"))
+    anchor.write_text(text.replace("约 150 字", "约 30 字"))
+    new_hash = prompt_hash(next(p for p in load_prompts(ids=["writing-01"])))
+    r = invoke("generate", "--config", str(config), "--db", str(db_file), "--samples", "1")
+    assert r.exit_code == 1 and f"prompt writing-01 is another request (hash {new_hash}) than the study's pairs " \
+        f"answered (hash {old_hash})" in r.output, r.output
+    assert "prompt files" in r.output and "--new-study NAME" in r.output and count() == before
+    anchor.write_text(text)
+
+    fewer = make_config(gate_file=str(gate), **(both | {"pool.prompts": ["writing-02"]}))
+    r = invoke("generate", "--config", str(fewer), "--db", str(db_file), "--samples", "1")
+    assert r.exit_code == 1 and "the prompts differ (not writing-01)" in r.output, r.output
+    assert count() == before
+    assert invoke("generate", "--config", str(config), "--db", str(db_file), "--samples", "1").exit_code == 0
+
+
 def test_a_pool_refused_for_its_pair_leaves_no_database_and_says_what_to_fix(tmp_path, make_config):
     """Organiser audit: `evalkit generate` with a draft `evalkit check` does not approve (another tokenizer) was
     refused only after it had opened --db, so a new, empty database stayed behind (which `plan --db` and `aggregate`

@@ -345,6 +345,32 @@ def settings_mismatch(b_cfg: dict, b_compat: dict, p_cfg: dict, p_compat: dict) 
     return None
 
 
+def prompt_requests(db, experiment_id: int) -> dict[str, set[str]]:
+    """{prompt id: the request hashes (task.prompts.prompt_hash: material, task, token budget) its runs in experiment
+    `experiment_id` stored}. A run of an older evalkit that stored none adds no hash."""
+    out: dict[str, set[str]] = {}
+    for pid, h in db.execute("SELECT DISTINCT prompt_id, json_extract(effective_config, '$.prompt.hash') FROM "
+                             "generations WHERE experiment_id = ?", [experiment_id]):
+        out.setdefault(pid, set()).update({h} if h else set())
+    return out
+
+
+def request_mismatch(have: dict[str, set[str]], rated: dict[str, set[str]], ids_too: bool = True,
+                     them: str = "the study's pairs") -> str | None:
+    """Why runs answering the requests `have` ({prompt id: hashes}, prompt_requests) are not of the study whose first
+    pool answered `rated` (None when they are): a prompt whose file was edited in between (another hash), and with
+    `ids_too`, a prompt only one of them holds. Hashes are compared where both sides stored one."""
+    if ids_too and set(have) != set(rated):
+        extra, missing = sorted(set(have) - set(rated)), sorted(set(rated) - set(have))
+        return ("the prompts differ (" + "; ".join(([f"also {', '.join(extra)}"] if extra else [])
+                                                  + ([f"not {', '.join(missing)}"] if missing else [])) + ")")
+    for pid in sorted(set(have) & set(rated)):
+        if have[pid] and rated[pid] and have[pid] != rated[pid]:
+            return (f"prompt {pid} is another request (hash {', '.join(sorted(have[pid]))}) than {them} answered "
+                    f"(hash {', '.join(sorted(rated[pid]))}): its file was edited in between")
+    return None
+
+
 def study_pool(db, study_id: int | None):
     """The study's first pool experiment, made when its gate was frozen: the settings the study rates (a later pool
     must share them: study.pairs refuses one that does not), and the stored config the aggregate reads. None without

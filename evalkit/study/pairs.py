@@ -204,7 +204,7 @@ def _study_for(db, gate: dict, new_study: str | None):
     return row
 
 
-def _check_same_setting(db_path: Path, study_id: int, cfg: Config, compat) -> None:
+def _check_same_setting(db_path: Path, study_id: int, cfg: Config, compat, prompts: dict) -> None:
     """A pool joining a study is made with the settings of the study's first pool (aggregate.data.BENCH_MUST_MATCH:
     precision, decoding, drafting; the same weights). One made otherwise would put two settings' pairs in one study,
     and a benchmark of the new setting could decide the study's speed-up (verdict audit, 2026-12-04: a benchmark of
@@ -212,25 +212,37 @@ def _check_same_setting(db_path: Path, study_id: int, cfg: Config, compat) -> No
     generation."""
     import json
 
-    from ..aggregate.data import settings_mismatch, study_pool
+    from ..aggregate.data import prompt_requests, request_mismatch, settings_mismatch, study_pool
     from ..store import open_db
 
     db = open_db(db_path)
     try:
         first = study_pool(db, study_id)
         name = db.execute("SELECT name FROM studies WHERE id = ?", [study_id]).fetchone()[0]
+        rated = prompt_requests(db, first["id"]) if first is not None else {}
     finally:
         db.close()
     if first is None:
         return
     why = settings_mismatch(cfg.to_dict(), compat.to_json() if hasattr(compat, "to_json") else dict(compat or {}),
                             json.loads(first["config_json"] or "{}"), json.loads(first["compat_json"] or "{}"))
+    # the requests too: a later pool of edited prompt files (or of other prompts) fills the decision sample where the
+    # first pool runs out, with answers to another task under the same ids (sceptic audit, 2026-12-06)
+    why = why or request_mismatch(_requests(prompts), rated)
     if why:
         raise EvalkitError(
             f"study '{name}' rates pairs made as its first pool (experiment {first['id']}) made them, and this config "
             f"differs: {why}; a pool made so would put two settings' "
             "pairs in one study, and their benchmarks could decide each other's speed-up",
-            "generate with the study's settings, or start a study of this setting with --new-study NAME")
+            "generate with the study's settings and prompt files (pool.prompts; the requests its pairs answered are "
+            "stored with them), or start a study of this setting with --new-study NAME")
+
+
+def _requests(prompts: dict) -> dict[str, set[str]]:
+    """The requests a pool of these prompt files answers, as aggregate.data.prompt_requests reads a stored pool's."""
+    from ..task.prompts import prompt_hash
+
+    return {pid: {prompt_hash(p)} for pid, p in prompts.items()}
 
 
 # What a resume shares with the experiment it finishes, besides the weights and tokenizers: every setting that shapes
@@ -316,6 +328,9 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
                                    + (f"unfinished here: {', '.join(str(i) for i in open_ids)}" if open_ids else
                                       "this database holds no unfinished pool"))
             first, samples = row["first_sample"], row["pool_samples"] or samples
+            from ..aggregate.data import prompt_requests
+
+            answered = prompt_requests(db, resume)  # the requests its stored samples answered
             study_id = row["study_id"]
             # the experiment's own base; a pool made before secret seeds (migration 019) used decoding.seed
             base = row["sample_seed"] if row["sample_seed"] is not None else cfg.decoding.seed
@@ -351,15 +366,20 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
     finally:
         db.close()
     if resume is not None:
-        if why := resume_mismatch(row, cfg, compat):
+        from ..aggregate.data import request_mismatch
+
+        # a prompt file edited since the stop: the experiment's samples would answer two requests under one id
+        why = resume_mismatch(row, cfg, compat) + [w for w in [request_mismatch(_requests(prompts), answered, False,
+                                                                           f"experiment {resume}'s samples")] if w]
+        if why:
             raise EvalkitError(
                 f"--resume {resume}: this config differs from the one experiment {resume} was made with: "
                 + "; ".join(why) + "; finishing it so would put two settings' samples in one experiment",
-                f"resume with the config experiment {resume} was made with (it is stored in the database, "
-                "experiments.config_json), or leave out --resume to make a new pool (with --new-study NAME for "
+                f"resume with the config and prompt files experiment {resume} was made with (stored in the "
+                "database: experiments.config_json, and each sample's request), or leave out --resume to make a new pool (with --new-study NAME for "
                 "another setting)")
     elif study_id is not None:
-        _check_same_setting(db_path, study_id, cfg, compat)
+        _check_same_setting(db_path, study_id, cfg, compat, prompts)
     db = open_db(db_path)
     try:
         if resume is not None:
