@@ -457,6 +457,41 @@ def test_a_later_pool_of_another_setting_never_chooses_the_study_s_benchmark(tmp
                for n in agg.speed.notes)
 
 
+def test_a_benchmark_of_edited_prompt_files_never_decides_the_study_s_speed(tmp_path):
+    """Sceptic audit, 2026-12-06: a benchmark was matched to the study by its settings and prompt ids, so one run after
+    a prompt file was edited (here writing-01, on a longer budget where drafting gains more) timed another request
+    under the rated id, and, stored first, decided the study's speed-up (3x where the rated requests run at 1x). The
+    request hashes its runs stored must now be those the study's pairs answered; it is left out, and said."""
+    import json
+
+    from evalkit.study.synthetic import PROMPTS as SYNTHETIC_PROMPTS, SyntheticStudy, add_bench, build_study, \
+        gate_file_text
+    from evalkit.task.prompts import load_prompts, prompt_hash
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=100, margin=0.15))
+    db = open_db(tmp_path / "s.db")
+    build_study(db, SyntheticStudy(pairs=20, raters_per_pair=3, raters=12, seed=1, gate_path=str(gate), bench=False))
+    hashes = {p.id: prompt_hash(p) for p in load_prompts()}
+
+    def stamp(experiment_id: int, edited: str = "") -> None:  # the request each run stored, as generate and bench do
+        for pid in SYNTHETIC_PROMPTS:
+            h = "0123456789abcdef" if pid == edited else hashes[pid]
+            db.execute("UPDATE generations SET effective_config = ? WHERE experiment_id = ? AND prompt_id = ?",
+                       [json.dumps({"prompt": {"id": pid, "hash": h}}), experiment_id, pid])
+        db.conn.commit()
+
+    stamp(db.execute("SELECT id FROM experiments WHERE kind = 'pool'").fetchone()[0])
+    edited = add_bench(db, speedup=3.0, seed=1)
+    stamp(edited, edited="writing-01")
+    honest = add_bench(db, speedup=1.0, seed=2)
+    stamp(honest)
+    agg = aggregate(db)
+    assert agg.speed.experiment_id == honest and agg.speed.speedup < 1.5, (agg.speed.experiment_id, agg.speed.speedup)
+    assert any(f"benchmark {edited} left out" in n and "prompt writing-01 is another request (hash 0123456789abcdef)"
+               in n and hashes["writing-01"] in n for n in agg.speed.notes), agg.speed.notes
+
+
 def test_a_prompt_with_a_single_pair_gives_no_interval_not_one_of_zero_width():
     """A pool of one sample per prompt (`evalkit generate --samples 1`) has one pair per prompt: the interval, which
     resamples pairs within each prompt, drew the same ratios every time and printed a speed-up of 0.21x [0.21, 0.21],

@@ -388,6 +388,9 @@ def bench_mismatch(db, bench, pool) -> str | None:
                             json.loads(pool["config_json"] or "{}"), json.loads(pool["compat_json"] or "{}"))
     if why:
         return why
+    # the same prompt ids timed on edited files (a longer budget, an easier task) are another request's speed
+    if why := request_mismatch(prompt_requests(db, bench["id"]), prompt_requests(db, pool["id"]), ids_too=False):
+        return why
     timed = timed_prompts(db, bench["id"])
     rated = {r[0] for r in db.execute("""SELECT DISTINCT p.prompt_id FROM pairs p JOIN experiments e ON e.id = p.experiment_id
                                          WHERE e.study_id = ? AND e.kind = 'pool' AND p.kind = 'study'""",
