@@ -872,6 +872,42 @@ def test_a_pair_shows_the_request_its_outputs_answered_when_the_prompt_file_was_
     assert out[tab.ui.pair_box]["visible"] is False, "both pairs were shown"
 
 
+def test_a_pair_asks_the_criteria_s_wording_stored_with_it_when_the_file_was_reworded_since(tmp_path):
+    """Sceptic audit, 2026-12-06: the questions beside a pair came from the prompt file on disk, and a rating stores
+    answers, not the wording asked. An organiser who reworded a criterion mid-study (no_added_promises cut down to
+    "states no wrong day") had every later rater answer another question under the same id, pooled with the earlier
+    answers, and nothing said so. A pair now asks the wording stored with its generations, in either language, and
+    the start names the reworded prompt."""
+    from evalkit.study.pairs import edited_prompts
+    from evalkit.task.prompts import prompt_record
+
+    stored = {p.id: p for p in load_prompts()}["writing-01"]
+    lax = {"zh": "没有写错维护的日子。", "en": "Names no wrong day for the maintenance."}
+    on_disk = {p.id: p for p in load_prompts()}
+    on_disk["writing-01"] = replace(stored, criteria=stored.criteria | {"no_added_promises": lax})
+    db = open_db(tmp_path / "r.db")
+    exp = insert_experiment(db, "pool", {}, {})
+    made = [GenerationRecord(prompt_id="writing-01", path=path, text=f"通知{path[0]}", new_tokens=4, stop_reason="eos",
+                             generate_seconds=1.0, effective_config={"prompt": prompt_record(stored)})
+            for path in ("ordinary", "assisted")]
+    insert_pairs(db, exp, [{"prompt_id": "writing-01", "sample": 0, "ordinary": made[0], "assisted": made[1],
+                            "ordinary_side": "A"}])
+    (line,) = edited_prompts(db, on_disk)
+    assert "writing-01" in line and "the wording of its criteria" in line and "--new-study" in line
+    assert edited_prompts(db, on_disk | {"writing-01": stored}) == []  # the file put back: nothing to say
+    db.conn.close()
+    tab = Tab(tmp_path / "r.db", on_disk, ratings_per_pair=1)
+    s, out = tab.sign_in("ann")
+    for lang in ("zh", "en"):
+        if lang == "en":
+            out = tab.h.switch_language(s, "en")
+        asked = stored.criteria["no_added_promises"][lang]
+        for side in ("a", "b"):
+            label = out[tab.ui.fields[f"{side}_no_added_promises"]]["label"]
+            assert asked in label and lax[lang] not in label, label
+        assert asked in out[tab.ui.guide] and lax[lang] not in out[tab.ui.guide]
+
+
 def test_a_skip_folds_the_skip_box_away_on_the_next_pair(tab):
     """Rater audit F16: after a skip the next pair showed the skip box still open, an invitation to the next skip."""
     s, first = tab.sign_in("ann")

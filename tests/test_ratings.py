@@ -76,9 +76,10 @@ def test_view_is_blind(db):
                                           stop_reason="eos", generate_seconds=1.0)} for i, side in enumerate("AB")]
     views = [pair_view(db, pid) for pid in insert_pairs(db, exp, same)]
     for view in views:
-        # the request the outputs answered (Space audit F13) is the pair's, not a side's
+        # the request the outputs answered (Space audit F13) and the criteria's wording asked (sceptic audit) are the
+        # pair's, not a side's
         assert {f.name for f in dataclasses.fields(view)} == {"pair_id", "prompt_id", "text_a", "text_b", "material",
-                                                              "task"}
+                                                              "task", "criteria"}
         # the pair id is an unguessable token of one form for every pair: it names neither a path nor a side
         assert re.fullmatch(r"p[0-9a-f]{16}", view.pair_id), view.pair_id
     assert [dataclasses.replace(v, pair_id="") for v in views] == [dataclasses.replace(views[0], pair_id="")] * 2

@@ -675,6 +675,33 @@ def test_a_later_pool_of_edited_or_other_prompts_is_refused_before_any_generatio
     assert invoke("generate", "--config", str(config), "--db", str(db_file), "--samples", "1").exit_code == 0
 
 
+def test_a_later_pool_under_reworded_criteria_is_refused(tmp_path, make_config, monkeypatch):
+    """Sceptic audit, 2026-12-06: each pair asks the criteria's wording stored with it, so a pool made after a
+    criterion was reworded would have its raters answer another question under the same id, in the same study. It is
+    refused before anything is generated, naming the prompt; the file put back joins as before."""
+    import shutil
+
+    folder = tmp_path / "prompts"
+    shutil.copytree("prompts", folder)
+    monkeypatch.setenv("EVALKIT_PROMPTS", str(folder))
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=30))
+    config = make_config(gate_file=str(gate), **{"decoding.mode": "sample", "pool.prompts": ["writing-01"]})
+    db_file = tmp_path / "p.db"
+    assert invoke("generate", "--config", str(config), "--db", str(db_file), "--samples", "1").exit_code == 0
+    count = lambda: sqlite3.connect(db_file).execute("SELECT COUNT(*) FROM generations").fetchone()[0]  # noqa: E731
+    before = count()
+    anchor = folder / "writing-01.toml"
+    text = anchor.read_text()
+    anchor.write_text(text.replace("Adds no specific date, restore moment, duration, or service commitment",
+                                   "Names no wrong day"))
+    r = invoke("generate", "--config", str(config), "--db", str(db_file), "--samples", "1")
+    assert r.exit_code == 1 and "prompt writing-01 is another wording of its criteria" in r.output, r.output
+    assert "--new-study NAME" in r.output and count() == before
+    anchor.write_text(text)
+    assert invoke("generate", "--config", str(config), "--db", str(db_file), "--samples", "1").exit_code == 0
+
+
 def test_a_pool_refused_for_its_pair_leaves_no_database_and_says_what_to_fix(tmp_path, make_config):
     """Organiser audit: `evalkit generate` with a draft `evalkit check` does not approve (another tokenizer) was
     refused only after it had opened --db, so a new, empty database stayed behind (which `plan --db` and `aggregate`

@@ -345,18 +345,19 @@ def settings_mismatch(b_cfg: dict, b_compat: dict, p_cfg: dict, p_compat: dict) 
     return None
 
 
-def prompt_requests(db, experiment_id: int) -> dict[str, set[str]]:
-    """{prompt id: the request hashes (task.prompts.prompt_hash: material, task, token budget) its runs in experiment
-    `experiment_id` stored}. A run of an older evalkit that stored none adds no hash."""
+def prompt_requests(db, experiment_id: int, key: str = "hash") -> dict[str, set[str]]:
+    """{prompt id: the request hashes (task.prompts.prompt_hash: material, task, token budget; with key
+    "criteria_hash", the criteria's wording) its runs in experiment `experiment_id` stored}. A run of an older evalkit
+    that stored none adds no hash."""
     out: dict[str, set[str]] = {}
-    for pid, h in db.execute("SELECT DISTINCT prompt_id, json_extract(effective_config, '$.prompt.hash') FROM "
+    for pid, h in db.execute(f"SELECT DISTINCT prompt_id, json_extract(effective_config, '$.prompt.{key}') FROM "
                              "generations WHERE experiment_id = ?", [experiment_id]):
         out.setdefault(pid, set()).update({h} if h else set())
     return out
 
 
 def request_mismatch(have: dict[str, set[str]], rated: dict[str, set[str]], ids_too: bool = True,
-                     them: str = "the study's pairs") -> str | None:
+                     them: str = "the study's pairs", what: str = "request") -> str | None:
     """Why runs answering the requests `have` ({prompt id: hashes}, prompt_requests) are not of the study whose first
     pool answered `rated` (None when they are): a prompt whose file was edited in between (another hash), and with
     `ids_too`, a prompt only one of them holds. Hashes are compared where both sides stored one."""
@@ -366,7 +367,7 @@ def request_mismatch(have: dict[str, set[str]], rated: dict[str, set[str]], ids_
                                                   + ([f"not {', '.join(missing)}"] if missing else [])) + ")")
     for pid in sorted(set(have) & set(rated)):
         if have[pid] and rated[pid] and have[pid] != rated[pid]:
-            return (f"prompt {pid} is another request (hash {', '.join(sorted(have[pid]))}) than {them} answered "
+            return (f"prompt {pid} is another {what} (hash {', '.join(sorted(have[pid]))}) than {them} answered "
                     f"(hash {', '.join(sorted(rated[pid]))}): its file was edited in between")
     return None
 

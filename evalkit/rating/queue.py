@@ -77,6 +77,9 @@ class PairView:
     # stored requests differ (taken from one side, it would show which output answered what is on screen).
     material: str | None = None
     task: str | None = None
+    # and the criteria's wording stored with them ({id: {"zh", "en"}}), so that every rater of a study answers the
+    # questions of its pool, not a wording edited mid-study (sceptic audit, 2026-12-06); None for an older pool
+    criteria: dict | None = None
 
 
 @dataclass
@@ -474,7 +477,16 @@ def pair_view(db, pair_id: str) -> PairView:
     stored = json.loads(row[4]) if row[4] else {}
     text = (lambda k: stored.get(k) if isinstance(stored.get(k), str) else None)
     return PairView(pair_id=row[0], prompt_id=row[1], text_a=row[2], text_b=row[3], material=text("material"),
-                    task=text("task"))
+                    task=text("task"), criteria=_stored_criteria(stored.get("criteria")))
+
+
+def _stored_criteria(value) -> dict | None:
+    """The criteria's wording as stored with a pair's generations, when it is whole (every registered id, both
+    languages); None otherwise, and the prompt file's wording is shown."""
+    ok = isinstance(value, dict) and set(value) == set(CRITERIA) and all(
+        isinstance(w, dict) and all(isinstance(w.get(lang), str) and w[lang] for lang in ("zh", "en"))
+        for w in value.values())
+    return {c: {"zh": value[c]["zh"], "en": value[c]["en"]} for c in CRITERIA} if ok else None
 
 
 def pair_prompt(db, pair_id: str | None) -> str | None:

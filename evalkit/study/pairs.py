@@ -214,12 +214,14 @@ def _check_same_setting(db_path: Path, study_id: int, cfg: Config, compat, promp
 
     from ..aggregate.data import prompt_requests, request_mismatch, settings_mismatch, study_pool
     from ..store import open_db
+    from ..task.prompts import criteria_hash
 
     db = open_db(db_path)
     try:
         first = study_pool(db, study_id)
         name = db.execute("SELECT name FROM studies WHERE id = ?", [study_id]).fetchone()[0]
         rated = prompt_requests(db, first["id"]) if first is not None else {}
+        worded = prompt_requests(db, first["id"], "criteria_hash") if first is not None else {}
     finally:
         db.close()
     if first is None:
@@ -229,6 +231,9 @@ def _check_same_setting(db_path: Path, study_id: int, cfg: Config, compat, promp
     # the requests too: a later pool of edited prompt files (or of other prompts) fills the decision sample where the
     # first pool runs out, with answers to another task under the same ids (sceptic audit, 2026-12-06)
     why = why or request_mismatch(_requests(prompts), rated)
+    # and the questions: the Rate tab asks each pair's raters the wording stored with it, so a reworded criterion
+    # would split the study into two criteria under one id
+    why = why or request_mismatch(_requests(prompts, criteria_hash), worded, False, what="wording of its criteria")
     if why:
         raise EvalkitError(
             f"study '{name}' rates pairs made as its first pool (experiment {first['id']}) made them, and this config "
@@ -238,11 +243,12 @@ def _check_same_setting(db_path: Path, study_id: int, cfg: Config, compat, promp
             "stored with them), or start a study of this setting with --new-study NAME")
 
 
-def _requests(prompts: dict) -> dict[str, set[str]]:
-    """The requests a pool of these prompt files answers, as aggregate.data.prompt_requests reads a stored pool's."""
+def _requests(prompts: dict, hashed=None) -> dict[str, set[str]]:
+    """The requests a pool of these prompt files answers (`hashed`: task.prompts.prompt_hash, or criteria_hash for
+    the questions), as aggregate.data.prompt_requests reads a stored pool's."""
     from ..task.prompts import prompt_hash
 
-    return {pid: {prompt_hash(p)} for pid, p in prompts.items()}
+    return {pid: {(hashed or prompt_hash)(p)} for pid, p in prompts.items()}
 
 
 # What a resume shares with the experiment it finishes, besides the weights and tokenizers: every setting that shapes
@@ -330,7 +336,8 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
             first, samples = row["first_sample"], row["pool_samples"] or samples
             from ..aggregate.data import prompt_requests
 
-            answered = prompt_requests(db, resume)  # the requests its stored samples answered
+            # the requests its stored samples answered, and the criteria's wording stored with them
+            answered, worded = prompt_requests(db, resume), prompt_requests(db, resume, "criteria_hash")
             study_id = row["study_id"]
             # the experiment's own base; a pool made before secret seeds (migration 019) used decoding.seed
             base = row["sample_seed"] if row["sample_seed"] is not None else cfg.decoding.seed
@@ -367,10 +374,13 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
         db.close()
     if resume is not None:
         from ..aggregate.data import request_mismatch
+        from ..task.prompts import criteria_hash
 
         # a prompt file edited since the stop: the experiment's samples would answer two requests under one id
-        why = resume_mismatch(row, cfg, compat) + [w for w in [request_mismatch(_requests(prompts), answered, False,
-                                                                           f"experiment {resume}'s samples")] if w]
+        them = f"experiment {resume}'s samples"
+        why = resume_mismatch(row, cfg, compat) + [w for w in [
+            request_mismatch(_requests(prompts), answered, False, them),
+            request_mismatch(_requests(prompts, criteria_hash), worded, False, them, "wording of its criteria")] if w]
         if why:
             raise EvalkitError(
                 f"--resume {resume}: this config differs from the one experiment {resume} was made with: "
@@ -842,12 +852,14 @@ def has_pairs(db, prompt_id: str) -> bool:
 def edited_prompts(db, prompts: dict) -> list[str]:
     """One line per prompt whose file differs from the request its pooled pairs answered (the hash stored with their
     latest generation): the rating app shows the stored material and task beside such pairs, and the Live tab runs
-    the file's. Prompts without pairs, or whose generations stored no request, are not judged."""
-    from ..task.prompts import prompt_hash
+    the file's; and whose criteria's wording differs from the wording stored with them, which the app asks. Prompts
+    without pairs, or whose generations stored no request, are not judged."""
+    from ..task.prompts import criteria_hash, prompt_hash
 
     out = []
-    for pid, stored in db.execute(
-            """SELECT g.prompt_id, json_extract(g.effective_config, '$.prompt.hash') FROM generations g
+    for pid, stored, worded in db.execute(
+            """SELECT g.prompt_id, json_extract(g.effective_config, '$.prompt.hash'),
+                      json_extract(g.effective_config, '$.prompt.criteria_hash') FROM generations g
                WHERE g.id IN (SELECT MAX(p_a) FROM (SELECT a_generation_id AS p_a, prompt_id FROM pairs
                                                     WHERE a_generation_id IS NOT NULL) GROUP BY prompt_id)
                ORDER BY g.prompt_id"""):
@@ -856,6 +868,11 @@ def edited_prompts(db, prompts: dict) -> list[str]:
             out.append(f"prompt {pid}: its file (hash {prompt_hash(prompt)}) is not the request its pairs answered "
                        f"(hash {stored}); raters are shown the stored material and task, and the Live tab runs the "
                        "file's. To rate the file's version, start a new study (evalkit generate --new-study NAME)")
+        if worded and prompt is not None and criteria_hash(prompt) != worded:
+            out.append(f"prompt {pid}: the wording of its criteria in its file (hash {criteria_hash(prompt)}) is not "
+                       f"the wording its pairs' raters are asked (hash {worded}); raters are asked the stored wording, "
+                       "so that every rater of the study answers the same questions. To ask the file's, start a new "
+                       "study (evalkit generate --new-study NAME)")
     return out
 
 

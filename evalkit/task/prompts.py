@@ -157,11 +157,18 @@ def prompt_hash(prompt) -> str:
                    "max_new_tokens": prompt.max_new_tokens})
 
 
+def criteria_hash(prompt) -> str:
+    """sha256 (16 hex) of the criteria's wording in both languages: the questions raters answer about the outputs."""
+    return _sha16(prompt.criteria)
+
+
 def prompt_record(prompt, input_ids: list[int] | None = None, text: str | None = None) -> dict:
-    """What a generation stores about its prompt (effective_config["prompt"]): the request itself and a hash
-    of the exact token ids the model was given (chat template or plain frame applied)."""
+    """What a generation stores about its prompt (effective_config["prompt"]): the request itself, the criteria's
+    wording its raters are asked (the Rate tab shows this, not a file edited since), and a hash of the exact token
+    ids the model was given (chat template or plain frame applied)."""
     rec = {"id": prompt.id, "hash": prompt_hash(prompt), "material": prompt.material, "task": prompt.task,
-           "max_new_tokens": prompt.max_new_tokens}
+           "max_new_tokens": prompt.max_new_tokens, "criteria": prompt.criteria,
+           "criteria_hash": criteria_hash(prompt)}
     if text is not None:  # live demo: the visitor's text replaced the prompt
         rec = {"id": prompt.id, "hash": _sha16(text.encode()), "text": text}
     if input_ids is not None:

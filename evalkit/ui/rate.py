@@ -434,15 +434,17 @@ class RateHandlers:
         }
 
     def shown_prompt(self, view) -> Prompt | None:
-        """The prompt as a pair shows it: the file's title and questions, with the material and task its outputs
-        answered as stored with them (a file edited since the pool was built would set other material beside them
-        and the raters would judge the outputs against what the model never saw; Space audit F13)."""
+        """The prompt as a pair shows it: the file's title, with the material and task its outputs answered and the
+        questions its raters are asked as stored with them (a file edited since the pool was built would set other
+        material beside them and the raters would judge the outputs against what the model never saw, Space audit
+        F13; a question reworded mid-study would have later raters judge by another criterion, sceptic audit)."""
         prompt = self.prompts.get(view.prompt_id)
         if view.material is None or view.task is None:
             return prompt
         if prompt is None:  # the file is gone: the stored request, under the criteria's own titles
-            return Prompt(id=view.prompt_id, material=view.material, task=view.task, max_new_tokens=0)
-        return replace(prompt, material=view.material, task=view.task)
+            return Prompt(id=view.prompt_id, material=view.material, task=view.task, max_new_tokens=0,
+                          criteria=view.criteria or {})
+        return replace(prompt, material=view.material, task=view.task, criteria=view.criteria or prompt.criteria)
 
     def held_back(self, db, s: Session) -> str | None:
         """Why the queue serves this rater no more pairs of the study though some are open (the words' key), or None.
