@@ -222,6 +222,10 @@ def _check_same_setting(db_path: Path, study_id: int, cfg: Config, compat, promp
         name = db.execute("SELECT name FROM studies WHERE id = ?", [study_id]).fetchone()[0]
         rated = prompt_requests(db, first["id"]) if first is not None else {}
         worded = prompt_requests(db, first["id"], "criteria_hash") if first is not None else {}
+        # its prompts: the config's list, else those it stored once finished (an unfinished one stored only some)
+        listed = (json.loads(first["config_json"] or "{}").get("pool") or {}).get("prompts") if first else None
+        unfinished = first is not None and bool(db.execute(
+            "SELECT 1 FROM pairs WHERE experiment_id = ? AND queue_rank IS NULL LIMIT 1", [first["id"]]).fetchone())
     finally:
         db.close()
     if first is None:
@@ -230,7 +234,9 @@ def _check_same_setting(db_path: Path, study_id: int, cfg: Config, compat, promp
                             json.loads(first["config_json"] or "{}"), json.loads(first["compat_json"] or "{}"))
     # the requests too: a later pool of edited prompt files (or of other prompts) fills the decision sample where the
     # first pool runs out, with answers to another task under the same ids (sceptic audit, 2026-12-06)
-    why = why or request_mismatch(_requests(prompts), rated)
+    ids = set(listed) if listed else None if unfinished else set(rated)
+    why = why or request_mismatch(_requests(prompts), rated if ids is None else {p: rated.get(p, set()) for p in ids},
+                                  ids_too=ids is not None)
     # and the questions: the Rate tab asks each pair's raters the wording stored with it, so a reworded criterion
     # would split the study into two criteria under one id
     why = why or request_mismatch(_requests(prompts, criteria_hash), worded, False, what="wording of its criteria")
