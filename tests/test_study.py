@@ -702,6 +702,32 @@ def test_a_later_pool_under_reworded_criteria_is_refused(tmp_path, make_config, 
     assert invoke("generate", "--config", str(config), "--db", str(db_file), "--samples", "1").exit_code == 0
 
 
+def test_a_later_pool_whose_target_has_another_chat_template_is_refused(tmp_path, make_config, tiny_models):
+    """Sceptic audit, 2026-12-06: a later pool was compared with the study's first by its settings and the weights'
+    digest, which reads no tokenizer file, so the same weights beside an edited chat template (every prompt framed
+    otherwise) joined the study, and a benchmark of it could decide its speed-up. The tokenizer's fingerprint (chat
+    template, vocabulary, special ids) must now match too; the refusal names it and --new-study."""
+    import shutil
+
+    framed = tmp_path / "framed-target"
+    shutil.copytree(tiny_models["target"], framed)
+    (framed / "chat_template.jinja").write_text(
+        "{% for m in messages %}<s>{{ m['content'] }}</s>{% endfor %}{% if add_generation_prompt %}<s>{% endif %}")
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=30))
+    base = {"decoding.mode": "sample", "pool.prompts": ["writing-01"]}
+    db_file = tmp_path / "p.db"
+    r = invoke("generate", "--config", str(make_config(gate_file=str(gate), **base)), "--db", str(db_file),
+               "--samples", "1")
+    assert r.exit_code == 0, r.output
+    count = lambda: sqlite3.connect(db_file).execute("SELECT COUNT(*) FROM generations").fetchone()[0]  # noqa: E731
+    before = count()
+    other = make_config(gate_file=str(gate), **base, **{"models.target": str(framed)})
+    r = invoke("generate", "--config", str(other), "--db", str(db_file), "--samples", "1")
+    assert r.exit_code == 1 and "other target tokenizer (chat_template_hash" in r.output, r.output
+    assert "--new-study NAME" in r.output and count() == before
+
+
 def test_a_pool_refused_for_its_pair_leaves_no_database_and_says_what_to_fix(tmp_path, make_config):
     """Organiser audit: `evalkit generate` with a draft `evalkit check` does not approve (another tokenizer) was
     refused only after it had opened --db, so a new, empty database stayed behind (which `plan --db` and `aggregate`

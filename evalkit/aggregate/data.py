@@ -342,7 +342,20 @@ def settings_mismatch(b_cfg: dict, b_compat: dict, p_cfg: dict, p_compat: dict) 
         p = ((p_compat or {}).get(role) or {}).get("weights_digest")
         if b and p and b != p:
             return f"other {role} weights (digest {b} where the study's pool has {p})"
+    # the weights' digest reads no tokenizer file: a chat template edited beside the same weights frames every
+    # prompt otherwise, a vocabulary or special id changed tokenizes it otherwise (sceptic audit, 2026-12-06)
+    for role in ("target", "draft"):
+        b = ((b_compat or {}).get(role) or {}).get("tokenizer") or {}
+        p = ((p_compat or {}).get(role) or {}).get("tokenizer") or {}
+        for key in TOKENIZER_MUST_MATCH:
+            if key in b and key in p and b[key] != p[key]:
+                return f"other {role} tokenizer ({key} {b[key]!r} where the study's pool has {p[key]!r})"
     return None
+
+
+# What of a tokenizer's fingerprint (generation.compat.tokenizer_fingerprint) shapes the token ids a model is given;
+# its class name changes with the Transformers version, not the tokens.
+TOKENIZER_MUST_MATCH = ("chat_template_hash", "vocab_hash", "special_ids")
 
 
 def prompt_requests(db, experiment_id: int, key: str = "hash") -> dict[str, set[str]]:
