@@ -34,13 +34,11 @@ def _stop_after(monkeypatch, n: int, exc: type[BaseException]):
     return lambda: monkeypatch.setattr(pairs_mod, "_run_item", real)
 
 
-def test_a_resume_with_a_changed_config_is_refused_and_adds_nothing(make_config, tmp_path, monkeypatch):
-    """The resume skipped every check: one experiment then held samples of two settings, and config_hash described
-    only some of its pairs. Now a config that differs from the experiment's own, in any setting that shapes a sample
-    or says which samples it holds, is refused before anything is generated; the same config resumes."""
+def _stopped_pool(make_config, tmp_path, monkeypatch, prompts: list[str]):
+    """A sampling pool over `prompts` stopped by Ctrl-C after its first work item: (its config's path, the database,
+    the experiment id, the generations stored)."""
     from evalkit.study.pairs import build_pool
 
-    prompts = ["writing-01", "writing-02"]
     path = make_config(**{"decoding.mode": "sample", "pool.prompts": prompts})
     db = tmp_path / "pool.db"
     restore = _stop_after(monkeypatch, 1, KeyboardInterrupt)
@@ -48,7 +46,17 @@ def test_a_resume_with_a_changed_config_is_refused_and_adds_nothing(make_config,
         build_pool(load_config(path), db, progress=False, echo=lambda *_: None)
     restore()
     (exp_id,) = _rows(db, "SELECT id FROM experiments WHERE kind = 'pool'")[0]
-    before = _rows(db, "SELECT COUNT(*) FROM generations")
+    return path, db, exp_id, _rows(db, "SELECT COUNT(*) FROM generations")
+
+
+def test_a_resume_with_a_changed_config_is_refused_and_adds_nothing(make_config, tmp_path, monkeypatch):
+    """The resume skipped every check: one experiment then held samples of two settings, and config_hash described
+    only some of its pairs. Now a config that differs from the experiment's own, in any setting that shapes a sample
+    or says which samples it holds, is refused before anything is generated; the same config resumes."""
+    from evalkit.study.pairs import build_pool
+
+    prompts = ["writing-01", "writing-02"]
+    path, db, exp_id, before = _stopped_pool(make_config, tmp_path, monkeypatch, prompts)
 
     changed = {"assistant.num_assistant_tokens": 3, "models.dtype": "bfloat16", "pool.prompts": ["writing-01"],
                "decoding.temperature": 0.9}
@@ -75,14 +83,7 @@ def test_a_resume_after_a_prompt_file_was_edited_is_refused(make_config, tmp_pat
     folder = tmp_path / "prompts"
     shutil.copytree("prompts", folder)
     monkeypatch.setenv("EVALKIT_PROMPTS", str(folder))
-    path = make_config(**{"decoding.mode": "sample", "pool.prompts": ["writing-01", "writing-02"]})
-    db = tmp_path / "pool.db"
-    restore = _stop_after(monkeypatch, 1, KeyboardInterrupt)
-    with pytest.raises(KeyboardInterrupt):
-        build_pool(load_config(path), db, progress=False, echo=lambda *_: None)
-    restore()
-    (exp_id,) = _rows(db, "SELECT id FROM experiments WHERE kind = 'pool'")[0]
-    before = _rows(db, "SELECT COUNT(*) FROM generations")
+    path, db, exp_id, before = _stopped_pool(make_config, tmp_path, monkeypatch, ["writing-01", "writing-02"])
     anchor = folder / "writing-01.toml"
     text = anchor.read_text()
     anchor.write_text(text.replace("max_new_tokens = 200", "max_new_tokens = 20"))

@@ -831,6 +831,19 @@ def test_the_app_stops_its_raters_once_a_look_settles_the_study(tmp_path):
     assert word("study_decided", "zh") in out[ui.done_md] and "待揭晓 0" in out[ui.done_md]
 
 
+def _pool_of_one_pair(db, prompt) -> int:
+    """A pool experiment holding one writing-01 pair whose generations stored `prompt` as their request: its id."""
+    from evalkit.task.prompts import prompt_record
+
+    exp = insert_experiment(db, "pool", {}, {})
+    made = [GenerationRecord(prompt_id="writing-01", path=path, text=f"通知{path[0]}", new_tokens=4, stop_reason="eos",
+                             generate_seconds=1.0, effective_config={"prompt": prompt_record(prompt)})
+            for path in ("ordinary", "assisted")]
+    insert_pairs(db, exp, [{"prompt_id": "writing-01", "sample": 0, "ordinary": made[0], "assisted": made[1],
+                            "ordinary_side": "A"}])
+    return exp
+
+
 def test_a_pair_shows_the_request_its_outputs_answered_when_the_prompt_file_was_edited_since(tmp_path):
     """Space audit F13: the material beside a pair came from the prompt file on disk. An organiser who edited it
     after the pool was built (the restore time now given, where the outputs rightly say it is unknown) had raters
@@ -838,18 +851,13 @@ def test_a_pair_shows_the_request_its_outputs_answered_when_the_prompt_file_was_
     generations, a gold pair too (its pool's), in either language; the start names the edited prompt."""
     from evalkit.store import insert_gold_pairs, store_references
     from evalkit.study.pairs import edited_prompts
-    from evalkit.task.prompts import Reference, prompt_record
+    from evalkit.task.prompts import Reference
 
     on_disk = {p.id: p for p in load_prompts()}
     file_prompt = on_disk["writing-01"]
     old = replace(file_prompt, material="旧资料：系统将在周三晚间维护，恢复时间尚未确定。", task="旧任务：写一则通知。")
     db = open_db(tmp_path / "r.db")
-    exp = insert_experiment(db, "pool", {}, {})
-    made = [GenerationRecord(prompt_id="writing-01", path=path, text=f"通知{path[0]}", new_tokens=4, stop_reason="eos",
-                             generate_seconds=1.0, effective_config={"prompt": prompt_record(old)})
-            for path in ("ordinary", "assisted")]
-    insert_pairs(db, exp, [{"prompt_id": "writing-01", "sample": 0, "ordinary": made[0], "assisted": made[1],
-                            "ordinary_side": "A"}])
+    exp = _pool_of_one_pair(db, old)
     refs = store_references(db, [("writing-01", Reference("g", "参考甲", {}), None),
                                  ("writing-01", Reference("g2", "参考乙", {"schedule": "fail"}), None)])
     insert_gold_pairs(db, exp, [{"prompt_id": "writing-01", "a_reference_id": min(refs.values()),
@@ -879,19 +887,13 @@ def test_a_pair_asks_the_criteria_s_wording_stored_with_it_when_the_file_was_rew
     answers, and nothing said so. A pair now asks the wording stored with its generations, in either language, and
     the start names the reworded prompt."""
     from evalkit.study.pairs import edited_prompts
-    from evalkit.task.prompts import prompt_record
 
     stored = {p.id: p for p in load_prompts()}["writing-01"]
     lax = {"zh": "没有写错维护的日子。", "en": "Names no wrong day for the maintenance."}
     on_disk = {p.id: p for p in load_prompts()}
     on_disk["writing-01"] = replace(stored, criteria=stored.criteria | {"no_added_promises": lax})
     db = open_db(tmp_path / "r.db")
-    exp = insert_experiment(db, "pool", {}, {})
-    made = [GenerationRecord(prompt_id="writing-01", path=path, text=f"通知{path[0]}", new_tokens=4, stop_reason="eos",
-                             generate_seconds=1.0, effective_config={"prompt": prompt_record(stored)})
-            for path in ("ordinary", "assisted")]
-    insert_pairs(db, exp, [{"prompt_id": "writing-01", "sample": 0, "ordinary": made[0], "assisted": made[1],
-                            "ordinary_side": "A"}])
+    _pool_of_one_pair(db, stored)
     (line,) = edited_prompts(db, on_disk)
     assert "writing-01" in line and "the wording of its criteria" in line and "--new-study" in line
     assert edited_prompts(db, on_disk | {"writing-01": stored}) == []  # the file put back: nothing to say

@@ -609,19 +609,40 @@ def test_a_benchmark_stored_while_the_first_look_computes_its_speed_is_not_left_
     assert first is not None and first.verdict.decision == afresh.verdict.decision and first.speed == afresh.speed
 
 
+def _one_pool(tmp_path, make_config, prompts: list[str]) -> tuple:
+    """A study of one sampling pool (one sample of `prompts`) made through the CLI under a planned gate: (the gate
+    file, the config's settings, the database)."""
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=30))
+    base = {"gate_file": str(gate), "decoding.mode": "sample", "pool.prompts": prompts}
+    db_file = tmp_path / "p.db"
+    r = invoke("generate", "--config", str(make_config(**base)), "--db", str(db_file), "--samples", "1")
+    assert r.exit_code == 0, r.output
+    return gate, base, db_file
+
+
+def _generations(db_file) -> int:
+    return sqlite3.connect(db_file).execute("SELECT COUNT(*) FROM generations").fetchone()[0]
+
+
+def _own_prompts(tmp_path, monkeypatch):
+    """A copy of the prompt files that the test may edit, read in place of prompts/."""
+    import shutil
+
+    folder = tmp_path / "prompts"
+    shutil.copytree("prompts", folder)
+    monkeypatch.setenv("EVALKIT_PROMPTS", str(folder))
+    return folder
+
+
 def test_a_later_pool_made_with_another_draft_setting_is_refused_before_any_generation(tmp_path, make_config):
     """Verdict audit, 2026-12-04: `generate` checked that the gate file was the study's, not the rest of the config,
     so a later pool of the same study could be made with 20 draft tokens where the rated pairs had 5, and its
     benchmark decided the study's speed-up. A pool joining a study must share its first pool's settings (precision,
     decoding, drafting, weights); another setting is refused before anything is generated, naming the setting and
     --new-study."""
-    gate = tmp_path / "gate.toml"
-    gate.write_text(gate_file_text(planned_pairs=30))
-    base = {"decoding.mode": "sample", "pool.prompts": ["writing-01"]}
-    db_file = tmp_path / "p.db"
-    r = invoke("generate", "--config", str(make_config(gate_file=str(gate), **base)), "--db", str(db_file),
-               "--samples", "1")
-    assert r.exit_code == 0, r.output
+    gate, base, db_file = _one_pool(tmp_path, make_config, ["writing-01"])
+    base = {k: v for k, v in base.items() if k != "gate_file"}
     # the same setting joins as before (a bootstrap size of its own does not split the study)
     same = make_config(gate_file=str(gate), **base, **{"bench.bootstrap": 300})
     r = invoke("generate", "--config", str(same), "--db", str(db_file), "--samples", "1")
@@ -642,20 +663,11 @@ def test_a_later_pool_of_edited_or_other_prompts_is_refused_before_any_generatio
     fewer prompts, and the new pairs joined the study under the same ids, filling its decision sample where the first
     pool ran out. Now both are refused before anything is generated, naming the prompt and the hashes; the file put
     back joins as before."""
-    import shutil
-
     from evalkit.task.prompts import prompt_hash
 
-    folder = tmp_path / "prompts"
-    shutil.copytree("prompts", folder)
-    monkeypatch.setenv("EVALKIT_PROMPTS", str(folder))
-    gate = tmp_path / "gate.toml"
-    gate.write_text(gate_file_text(planned_pairs=30))
-    both = {"decoding.mode": "sample", "pool.prompts": ["writing-01", "writing-02"]}
-    config, db_file = make_config(gate_file=str(gate), **both), tmp_path / "p.db"
-    assert invoke("generate", "--config", str(config), "--db", str(db_file), "--samples", "1").exit_code == 0
-    count = lambda: sqlite3.connect(db_file).execute("SELECT COUNT(*) FROM generations").fetchone()[0]  # noqa: E731
-    before = count()
+    folder = _own_prompts(tmp_path, monkeypatch)
+    _gate, both, db_file = _one_pool(tmp_path, make_config, ["writing-01", "writing-02"])
+    config, before = make_config(**both), _generations(db_file)
 
     anchor = folder / "writing-01.toml"
     text = anchor.read_text()
@@ -665,13 +677,13 @@ def test_a_later_pool_of_edited_or_other_prompts_is_refused_before_any_generatio
     r = invoke("generate", "--config", str(config), "--db", str(db_file), "--samples", "1")
     assert r.exit_code == 1 and f"prompt writing-01 is another request (hash {new_hash}) than the study's pairs " \
         f"answered (hash {old_hash})" in r.output, r.output
-    assert "prompt files" in r.output and "--new-study NAME" in r.output and count() == before
+    assert "prompt files" in r.output and "--new-study NAME" in r.output and _generations(db_file) == before
     anchor.write_text(text)
 
-    fewer = make_config(gate_file=str(gate), **(both | {"pool.prompts": ["writing-02"]}))
+    fewer = make_config(**(both | {"pool.prompts": ["writing-02"]}))
     r = invoke("generate", "--config", str(fewer), "--db", str(db_file), "--samples", "1")
     assert r.exit_code == 1 and "the prompts differ (not writing-01)" in r.output, r.output
-    assert count() == before
+    assert _generations(db_file) == before
     assert invoke("generate", "--config", str(config), "--db", str(db_file), "--samples", "1").exit_code == 0
 
 
@@ -679,25 +691,16 @@ def test_a_later_pool_under_reworded_criteria_is_refused(tmp_path, make_config, 
     """Sceptic audit, 2026-12-06: each pair asks the criteria's wording stored with it, so a pool made after a
     criterion was reworded would have its raters answer another question under the same id, in the same study. It is
     refused before anything is generated, naming the prompt; the file put back joins as before."""
-    import shutil
-
-    folder = tmp_path / "prompts"
-    shutil.copytree("prompts", folder)
-    monkeypatch.setenv("EVALKIT_PROMPTS", str(folder))
-    gate = tmp_path / "gate.toml"
-    gate.write_text(gate_file_text(planned_pairs=30))
-    config = make_config(gate_file=str(gate), **{"decoding.mode": "sample", "pool.prompts": ["writing-01"]})
-    db_file = tmp_path / "p.db"
-    assert invoke("generate", "--config", str(config), "--db", str(db_file), "--samples", "1").exit_code == 0
-    count = lambda: sqlite3.connect(db_file).execute("SELECT COUNT(*) FROM generations").fetchone()[0]  # noqa: E731
-    before = count()
+    folder = _own_prompts(tmp_path, monkeypatch)
+    _gate, base, db_file = _one_pool(tmp_path, make_config, ["writing-01"])
+    config, before = make_config(**base), _generations(db_file)
     anchor = folder / "writing-01.toml"
     text = anchor.read_text()
     anchor.write_text(text.replace("Adds no specific date, restore moment, duration, or service commitment",
                                    "Names no wrong day"))
     r = invoke("generate", "--config", str(config), "--db", str(db_file), "--samples", "1")
     assert r.exit_code == 1 and "prompt writing-01 is another wording of its criteria" in r.output, r.output
-    assert "--new-study NAME" in r.output and count() == before
+    assert "--new-study NAME" in r.output and _generations(db_file) == before
     anchor.write_text(text)
     assert invoke("generate", "--config", str(config), "--db", str(db_file), "--samples", "1").exit_code == 0
 
@@ -713,19 +716,12 @@ def test_a_later_pool_whose_target_has_another_chat_template_is_refused(tmp_path
     shutil.copytree(tiny_models["target"], framed)
     (framed / "chat_template.jinja").write_text(
         "{% for m in messages %}<s>{{ m['content'] }}</s>{% endfor %}{% if add_generation_prompt %}<s>{% endif %}")
-    gate = tmp_path / "gate.toml"
-    gate.write_text(gate_file_text(planned_pairs=30))
-    base = {"decoding.mode": "sample", "pool.prompts": ["writing-01"]}
-    db_file = tmp_path / "p.db"
-    r = invoke("generate", "--config", str(make_config(gate_file=str(gate), **base)), "--db", str(db_file),
-               "--samples", "1")
-    assert r.exit_code == 0, r.output
-    count = lambda: sqlite3.connect(db_file).execute("SELECT COUNT(*) FROM generations").fetchone()[0]  # noqa: E731
-    before = count()
-    other = make_config(gate_file=str(gate), **base, **{"models.target": str(framed)})
-    r = invoke("generate", "--config", str(other), "--db", str(db_file), "--samples", "1")
+    _gate, base, db_file = _one_pool(tmp_path, make_config, ["writing-01"])
+    before = _generations(db_file)
+    r = invoke("generate", "--config", str(make_config(**base, **{"models.target": str(framed)})), "--db",
+               str(db_file), "--samples", "1")
     assert r.exit_code == 1 and "other target tokenizer (chat_template_hash" in r.output, r.output
-    assert "--new-study NAME" in r.output and count() == before
+    assert "--new-study NAME" in r.output and _generations(db_file) == before
 
 
 def test_a_pool_refused_for_its_pair_leaves_no_database_and_says_what_to_fix(tmp_path, make_config):
