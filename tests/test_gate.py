@@ -497,3 +497,21 @@ def test_a_gate_file_that_sets_a_key_twice_names_the_key_and_both_lines():
     assert "the lines `evalkit plan` prints replace the file's own" in e.value.fix
     with pytest.raises(EvalkitError, match="is not valid TOML"):
         parse_gate("margin = = 1\n", "gate.toml")
+
+
+def test_a_key_the_frozen_text_leaves_to_its_default_keeps_the_default_it_was_frozen_with(tmp_path):
+    """Sceptic audit, 2026-12-06: a frozen gate was read again from its text with today's defaults, so a key the text
+    left to its default took whatever default the evalkit reading it had: an upgrade mid-study whose default
+    differed (here speed_rounds, frozen as 2, 4 today) changed the frozen meaning of a study under way, and so could
+    an organiser choosing the version to read it with. The default stored with the snapshot now stands; a key the
+    text sets is read from the text as before."""
+    from evalkit.study.gate import Gate, frozen_values, gate_snapshot
+
+    assert Gate().speed_rounds == 4
+    path = tmp_path / "g.toml"
+    path.write_text("margin = 0.05\nplanned_pairs = 20\nmin_raters = 3\n", encoding="utf-8")
+    snap = gate_snapshot(path)
+    assert frozen_values(snap)["speed_rounds"] == 4
+    then = snap | {"values": snap["values"] | {"speed_rounds": 2, "min_raters": 7}}
+    assert frozen_values(then)["speed_rounds"] == 2  # its default then
+    assert frozen_values(then)["min_raters"] == 3  # set in the text: the text decides

@@ -257,7 +257,9 @@ LEGACY = {"claim": "these raters", "ppi": "off", "interval": "union with tango",
 
 def frozen_values(snapshot: dict) -> dict:
     """The gate values of a frozen snapshot, read again from its text so that snapshots frozen by older
-    versions (other keys, no margin) get today's defaults, except where a default changed the decision (LEGACY)."""
+    versions (other keys, no margin) get today's defaults, except where a default changed the decision (LEGACY). A key
+    the text leaves to its default keeps the default stored when it was frozen: a later evalkit with another default
+    must not change what a study under way decides (sceptic audit, 2026-12-06)."""
     import copy
     import json
 
@@ -278,6 +280,10 @@ def _frozen_values(text: str | None, stored_json: str, digest: str) -> dict:
     for key, then in LEGACY.items():
         if key not in stored and not _sets(text or "", key):
             values[key] = then
+    given = {ALIASES.get(k, k) for k in _keys(text)} if text is not None else None
+    for key, then in stored.items() if given is not None else ():
+        if key in values and key not in given:
+            values[key] = then  # the default the gate was frozen with
     return values
 
 
@@ -301,10 +307,15 @@ def _keys_set_twice(text: str) -> dict[str, tuple[int, int]]:
 
 
 def _sets(text: str, key: str) -> bool:
+    return key in _keys(text)
+
+
+def _keys(text: str) -> set[str]:
+    """The keys a gate text sets (none where it does not parse)."""
     try:
-        return key in tomllib.loads(text)
+        return set(tomllib.loads(text))
     except tomllib.TOMLDecodeError:
-        return False
+        return set()
 
 
 def fidelity_ok(lower, margin: float):
