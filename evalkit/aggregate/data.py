@@ -415,8 +415,8 @@ def bench_mismatch(db, bench, pool) -> str | None:
     if why:
         return why
     # the same prompt ids timed on edited files (a longer budget, an easier task) are another request's speed
-    if why := request_mismatch(prompt_requests(db, bench["id"], kind="bench"), prompt_requests(db, pool["id"], kind="pool"),
-                               ids_too=False):
+    timed_as, rated_as = prompt_requests(db, bench["id"], kind="bench"), prompt_requests(db, pool["id"], kind="pool")
+    if why := request_mismatch(timed_as, rated_as, ids_too=False):
         return why
     timed = timed_prompts(db, bench["id"])
     rated = {r[0] for r in db.execute("""SELECT DISTINCT p.prompt_id FROM pairs p JOIN experiments e ON e.id = p.experiment_id

@@ -392,8 +392,8 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
                 f"--resume {resume}: this config differs from the one experiment {resume} was made with: "
                 + "; ".join(why) + "; finishing it so would put two settings' samples in one experiment",
                 f"resume with the config and prompt files experiment {resume} was made with (stored in the "
-                "database: experiments.config_json, and each sample's request), or leave out --resume to make a new pool (with --new-study NAME for "
-                "another setting)")
+                "database: experiments.config_json, and each sample's request), or leave out --resume to make a new "
+                "pool (with --new-study NAME for another setting)")
     elif study_id is not None:
         _check_same_setting(db_path, study_id, cfg, compat, prompts)
     db = open_db(db_path)
