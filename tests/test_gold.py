@@ -260,7 +260,8 @@ def test_a_gold_pair_looks_like_a_study_pair_before_submit(db):
     views = {pid: pair_view(db, pid) for pid in gold_ids | study_ids}
     for pid, v in views.items():
         assert type(v) is type(views[min(study_ids)])
-        assert [f.name for f in dataclasses.fields(v)] == ["pair_id", "prompt_id", "text_a", "text_b", "material", "task"]
+        assert [f.name for f in dataclasses.fields(v)] == ["pair_id", "prompt_id", "text_a", "text_b", "material", "task",
+                                                          "criteria"]
         assert PAIR_ID.fullmatch(v.pair_id) and v.text_a and v.text_b
     refs = list(db.query("SELECT name, note, expected, text FROM reference_outputs"))
     texts = {r["text"] for r in refs}

@@ -686,7 +686,7 @@ def test_a_rater_shown_the_results_is_served_none_of_the_pairs_a_later_pool_adds
     from evalkit.study.pairs import build_pool
 
     cfg = config(tiny_models, tmp_path)
-    cfg.pool.prompts = ["writing-01"]
+    cfg.pool.prompts = ["writing-01", "writing-02", "writing-03"]  # the study's prompts: a later pool pools them all
     said = []
     build_pool(cfg, pool_db, samples=1, echo=said.append)
     assert any("1 name(s) were shown this study's results" in line and "--new-study" in line for line in said), said
