@@ -72,7 +72,8 @@ def app_config(ratings_per_pair: int):
 
     # open sign-up with no per-client cap: every simulated rater comes from 127.0.0.1
     return from_dict({"app": {"ratings_per_pair": ratings_per_pair, "max_submissions_per_minute": 0,
-                              "signup": "open", "signups_per_client_per_hour": 0}}, "<loadbench>")
+                              "signup": "open", "signups_per_client_per_hour": 0, "signups_per_client_per_day": 0,
+                              "pairs_held_per_client": 0}}, "<loadbench>")
 
 
 @dataclass

@@ -175,15 +175,14 @@ def test_a_reload_after_a_restart_says_from_the_database_what_became_of_a_submis
     db_file, config, log = tmp_path / "fate.db", tmp_path / "fate.toml", tmp_path / "fate.log"
     loadbench.build_pool(db_file, 1)  # one pair: the other identity is served the pair she rated
     config.write_text("[app]\nratings_per_pair = 2\nmax_submissions_per_minute = 0\nsignup = \"open\"\n"
-                      "signups_per_client_per_hour = 0\n", encoding="utf-8")
+                      "signups_per_client_per_hour = 0\nsignups_per_client_per_day = 0\n", encoding="utf-8")
 
     def status(msg: dict) -> str:
         assert Raw.error(msg) == "", Raw.error(msg)
         return msg["output"]["data"][0]
 
     port = free_port()
-    proc = start_app(db_file, config, port, log)
-    try:
+    with serving_app(db_file, config, port, log) as proc:
         ann = Raw(f"http://127.0.0.1:{port}/")
         signed = json.dumps(ann.call("sign_in", [None, "ann", "", ""]), ensure_ascii=False)
         code = re.search(r"`(\d+\.[A-Za-z0-9_-]+)`", signed).group(1)
@@ -194,8 +193,7 @@ def test_a_reload_after_a_restart_says_from_the_database_what_became_of_a_submis
         status(ann.call("sending", [None, correction]))
         corrected = answers("fail", "pass", "B", comment="改\u200b一下")  # stored without the zero-width space
         status(ann.call("submit", [None, *corrected]))
-    finally:
-        proc.kill()
+        proc.kill()  # a crash, not a shutdown: nothing of its memory is written anywhere
         proc.wait(timeout=30)
     db = open_db(db_file)
     (pair_id,) = {r[0] for r in db.execute("SELECT pair_id FROM ratings")}
@@ -209,8 +207,7 @@ def test_a_reload_after_a_restart_says_from_the_database_what_became_of_a_submis
                            "correcting": correcting, "values": values})
 
     port = free_port()
-    proc = start_app(db_file, config, port, log)  # restarted on the same database: nothing in memory
-    try:
+    with serving_app(db_file, config, port, log):  # restarted on the same database: nothing in memory
         reload = Raw(f"http://127.0.0.1:{port}/")
         status(reload.call("sign_in", [None, "", "", code]))
         assert status(reload.call("draft_fate", [None, kept(rating, answers(), False)])) == word("draft_stored", "en")
@@ -221,9 +218,6 @@ def test_a_reload_after_a_restart_says_from_the_database_what_became_of_a_submis
         told = {status(bob.call("draft_fate", [None, kept(sub, corrected, True)]))
                 for sub in (rating, correction, secrets.token_hex(16))}
         assert len(told) == 1 and not told & {word("draft_stored", "en"), word("draft_correction_stored", "en")}, told
-    finally:
-        proc.kill()
-        proc.wait(timeout=30)
 
     out = tmp_path / "export"
     export(open_db(db_file), out)
