@@ -287,3 +287,37 @@ def test_a_later_pool_of_identical_pairs_waits_for_every_earlier_pair_to_be_rate
     assert agg.interim and agg.verdict.decision == "INSUFFICIENT DATA"
     assert db.execute("SELECT COUNT(*) FROM decisions").fetchone()[0] == 0  # nothing frozen
     assert (agg.tables["non_inferiority"]["identical"] == 0).all()
+
+
+def test_a_pool_generated_before_and_stored_after_the_completing_rating_never_enters_the_decision(tmp_path):
+    """A pair's created_at is when its sample was generated. A pool generated while raters rated, which joined the
+    study (its order drawn; its accelerate shards merged) only after the rating that completed the planned sample,
+    counted as stored by that rating when the decision was first looked at later (the app's immediate freeze failed):
+    its pairs entered the speed figure of a study without a benchmark. Pairs are now stamped when they join
+    (pairs.stored_at, migration 027), and the decision is the one a look before the pool joined froze."""
+    import json
+    import shutil
+
+    from evalkit.store import set_queue_seed
+
+    gate = _gate(tmp_path)
+    db = open_db(tmp_path / "late.db")
+    _pool(db, gate, 150, seed=21)  # no benchmark: the pool's own runs are the speed figure
+    late = build_study(db, SyntheticStudy(pairs=0, unrated_pairs=60, raters_per_pair=1, raters=2, pass_rate=0.8,
+                                          queue_order=False, gate_path=gate, seed=22, bench=False))["experiment_id"]
+    set_queue_seed(db, late, 777)  # being made: generated now, not served until its order is drawn
+    _rate(db, "ann", PLANNED)  # the planned sample completes on the first pool, with nobody looking
+    db.conn.close()
+    shutil.copyfile(tmp_path / "late.db", tmp_path / "looked.db")
+    looked = open_db(tmp_path / "looked.db")
+    aggregate(looked)  # a look before the late pool joined freezes the decision
+
+    db = open_db(tmp_path / "late.db")
+    assert draw_queue(db, late) == 60  # the late pool joins after the completing rating
+    completed = db.execute("SELECT MAX(created_at) FROM ratings").fetchone()[0]
+    assert db.execute("SELECT MAX(created_at) FROM pairs WHERE experiment_id = ?", [late]).fetchone()[0] < completed
+    agg = aggregate(db)  # the first look comes after it: the decision is rebuilt as of the completing rating
+    assert not agg.interim
+    speed, ours = (json.loads(d.execute("SELECT speed_json FROM decisions").fetchone()[0]) for d in (looked, db))
+    assert speed["source"] == ours["source"] and speed["matched_pairs"] == 150
+    assert ours == speed, (ours, speed)

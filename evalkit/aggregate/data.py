@@ -16,6 +16,16 @@ ALL = "all"  # the label of the row pooled over every prompt
 PATHS = tuple(str(p) for p in COMPARED)  # plain strings: they become table values
 
 
+# When a pair joined its study (store.draw_queue_order stamps it as it ranks the pool), for "stored by the decision":
+# created_at is when its sample was generated, which can be long before its pool (or its accelerate shard) joined.
+# NULL for a pool still being made (its queue seed stored, its order not drawn: not served, no part of the study yet);
+# a pair ranked before migration 027, or of a pool made before queue orders, has created_at standing in, as before.
+PAIR_STORED = """CASE WHEN {p}stored_at IS NOT NULL THEN {p}stored_at
+    WHEN {p}queue_rank IS NULL AND EXISTS (SELECT 1 FROM experiments x WHERE x.id = {p}experiment_id
+                                           AND x.queue_seed IS NOT NULL) THEN NULL
+    ELSE {p}created_at END"""
+
+
 def answer_code(letter: str) -> int:
     """An answer's code: the first letter's code point modulo 16 (distinct for p / f / u / '-' and o / a / t / '-')."""
     return ord(letter) % 16

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..task.prompts import CRITERIA
-from .data import MISSING, PATHS, RatingData, answer_code, groupings
+from .data import MISSING, PAIR_STORED, PATHS, RatingData, answer_code, groupings
 
 # the columns the step adds to a non_inferiority row
 COLUMNS = ["ppi", "rated_difference", "rated_low", "rated_high", "ppi_lambda", "ppi_unrated_pairs",
@@ -27,20 +27,20 @@ class PairScreen:
 
     passed: dict  # criterion -> int8 (pairs, 2): ordinary, assisted; 1 pass, 0 fail, -1 not screened
     ranked: object  # bool (pairs,): the pair has a queue rank (served in the pool's random order)
-    created_at: list[str]  # per pair
+    created_at: list[str | None]  # per pair: when it joined its study (data.PAIR_STORED; None: not yet)
     identical: object = None  # bool (pairs,): the pool's pairs whose two outputs are the same tokens (never served)
     epoch: object = None  # int (pairs,): the whole part of each pair's queue rank (store.rank_epoch), -1 unranked
 
     def difference(self, criterion: str, before: str | None = None):
         """Per pair: pre-screen (assisted passed) - (ordinary passed), NaN where a side was not screened or the pair
-        was made after `before` (a pool added after the decision's completion is no part of it)."""
+        was stored after `before` (a pool that joined after the decision's completion is no part of it)."""
         import numpy as np
 
         p = self.passed[criterion]
         f = (p[:, 1] - p[:, 0]).astype(float)
         f[(p < 0).any(axis=1)] = np.nan
         if before is not None:
-            f[np.array([c > before for c in self.created_at], bool)] = np.nan
+            f[np.array([c is None or c > before for c in self.created_at], bool)] = np.nan
         return f
 
 
@@ -73,9 +73,10 @@ def pair_screen(db, ratings: RatingData) -> PairScreen:
         for k, p in enumerate(PATHS):
             g = ratings.pair_generation[p] if n else np.zeros(0, np.int64)
             passed[c][:, k] = np.where(g >= 0, by_gen[np.clip(g, 0, size - 1)], -1)
-    rows = {r[0]: (r[1], r[2]) for r in db.execute("SELECT id, queue_rank, created_at FROM pairs WHERE kind = 'study'")}
+    rows = {r[0]: (r[1], r[2]) for r in db.execute(f"SELECT id, queue_rank, {PAIR_STORED.format(p='pairs.')} "
+                                                    "FROM pairs WHERE kind = 'study'")}
     info = [rows.get(pid, (None, "")) for pid in ratings.pair_ids]
-    return PairScreen(passed, np.array([q is not None for q, _ in info], bool), [str(t) for _, t in info],
+    return PairScreen(passed, np.array([q is not None for q, _ in info], bool), [t for _, t in info],
                       ratings.identical.copy(), np.array([-1 if q is None else int(q // 1) for q, _ in info], np.int64))
 
 

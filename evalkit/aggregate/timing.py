@@ -14,7 +14,7 @@ from ..generation import registry
 from ..records import GenerationPath
 from ..generation.speed import BatchComparison, batch_requests, compare_batches, measure_speed
 from ..stats import median
-from .data import ALL, bench_mismatch, deciding_benches, study_pool
+from .data import ALL, PAIR_STORED, bench_mismatch, deciding_benches, study_pool
 
 POOL_SOURCE = "pair pool (single runs, not the benchmark protocol)"
 
@@ -114,13 +114,14 @@ def _runs(db, study_id: int | None = None, before: str | None = None, speed_roun
         rows, rounds = _deciding(db, rows, ids, speed_rounds)
         return rows, "benchmark", ids, notes, rounds
     pool_rows = list(db.query(
-        """SELECT p.id AS pair, p.prompt_id, g.path, g.new_tokens, g.stop_reason, g.generate_seconds AS seconds,
+        f"""SELECT p.id AS pair, p.prompt_id, g.path, g.new_tokens, g.stop_reason, g.generate_seconds AS seconds,
                   g.new_tokens / g.generate_seconds AS tokens_per_second, g.device, g.token_hash, g.peak_rss_mb,
                   g.draft_proposed, g.draft_accepted
            FROM pairs p JOIN generations g ON g.id IN (p.ordinary_generation_id, p.assisted_generation_id)
            WHERE p.kind = 'study' AND (:study IS NULL OR p.experiment_id IN
                  (SELECT id FROM experiments WHERE study_id = :study))
-             AND (:before IS NULL OR p.created_at <= :before)""", {"study": study_id, "before": before}))
+             AND (:before IS NULL OR {PAIR_STORED.format(p='p.')} <= :before)""",
+        {"study": study_id, "before": before}))
     for r in pool_rows:  # pair index plays the role of (round, rep)
         r["round"], r["rep"] = 1, r.pop("pair")
     return pool_rows, (POOL_SOURCE if pool_rows else None), ids, notes, Rounds(speed_rounds)
@@ -220,9 +221,9 @@ def runs_version(db, study_id: int | None = None, before: str | None = None) -> 
     """What the speed figure rests on, cheaply: the benchmarks and the number of the study's pool pairs stored by
     `before` (a frozen decision reuses the speed figure of now when nothing was stored since)."""
     benches, _notes = deciding_benches(db, study_id, before)
-    pairs = db.execute("""SELECT COUNT(*) FROM pairs p WHERE p.kind = 'study' AND (:study IS NULL OR p.experiment_id IN
+    pairs = db.execute(f"""SELECT COUNT(*) FROM pairs p WHERE p.kind = 'study' AND (:study IS NULL OR p.experiment_id IN
                               (SELECT id FROM experiments WHERE study_id = :study))
-                            AND (:before IS NULL OR p.created_at <= :before)""",
+                            AND (:before IS NULL OR {PAIR_STORED.format(p='p.')} <= :before)""",
                        {"study": study_id, "before": before}).fetchone()[0]
     return (tuple(b["id"] for b in benches), pairs)
 
@@ -390,7 +391,9 @@ def _pool_fallbacks(db, study_id: int | None, before: str | None) -> int:
     return db.execute(
         """SELECT COUNT(*) FROM generations g JOIN experiments e ON e.id = g.experiment_id
            WHERE e.kind = 'pool' AND g.path = 'fallback' AND (:study IS NULL OR e.study_id = :study)
-             AND (:before IS NULL OR g.created_at <= :before)""", {"study": study_id, "before": before}).fetchone()[0]
+             AND (:before IS NULL OR COALESCE((SELECT MIN(p.stored_at) FROM pairs p WHERE p.experiment_id = e.id),
+                                              g.created_at) <= :before)""",
+        {"study": study_id, "before": before}).fetchone()[0]
 
 
 def _largest_extra_memory(db, bench_ids: list[int]) -> tuple[float | None, str | None, int | None]:

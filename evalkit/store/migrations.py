@@ -640,6 +640,15 @@ def _m026_submission_ids(db) -> None:
     db.execute("CREATE UNIQUE INDEX ratings_submission_id ON ratings(submission_id) WHERE submission_id IS NOT NULL")
 
 
+def _m027_pair_stored_at(db) -> None:
+    # When a pair joined its study (its queue rank was drawn, the pool complete: store.draw_queue_order). A pair's
+    # created_at is when its sample was generated, hours before a long pool (or an accelerate shard merged at its end)
+    # joins the study, so a decision rebuilt after such a pool joined counted it as stored by the completing rating (the
+    # speed figure of a study without a benchmark, the pre-screen's population). NULL: a pair ranked before this, or
+    # never ranked; its created_at stands in, as before.
+    db.execute("ALTER TABLE pairs ADD COLUMN stored_at TEXT")
+
+
 MIGRATIONS = [
     ("001_initial", _m001_initial),
     ("002_ratings", _m002_ratings),
@@ -667,4 +676,5 @@ MIGRATIONS = [
     ("024_pushes_while_rating", _m024_pushes_while_rating),
     ("025_hold_displaced", _m025_hold_displaced),
     ("026_submission_ids", _m026_submission_ids),
+    ("027_pair_stored_at", _m027_pair_stored_at),
 ]

@@ -124,8 +124,9 @@ def draw_queue_order(db, experiment_id: int, seed: int | None = None, ratings_pe
             if ratings_per_pair == 1 and second_share > 0:  # its own stream: the ranks stay as they were
                 doubled = np.random.default_rng([seed, 16]).random(ranked + len(ids))[ranked:] < second_share
             wanted = [ratings_per_pair + int(d) for d in doubled]
-        db.conn.executemany("UPDATE pairs SET queue_rank = ?, wanted_ratings = ? WHERE rowid = ?",
-                            [(float(q), w, i) for q, w, i in zip(ranks, wanted, ids)])
+        stored = now()  # the pairs join the study now: what "stored by the decision" compares (pairs.stored_at)
+        db.conn.executemany("UPDATE pairs SET queue_rank = ?, wanted_ratings = ?, stored_at = ? WHERE rowid = ?",
+                            [(float(q), w, stored, i) for q, w, i in zip(ranks, wanted, ids)])
     return len(ids)
 
 
