@@ -214,13 +214,15 @@ def test_ctrl_c_after_the_experiment_is_made_and_before_its_first_sample_leaves_
     assert not list(tmp_path.glob("pool.db.*"))  # no shard, no plan file
 
 
-def test_a_later_pool_makes_no_pair_of_a_text_whose_sides_a_closed_pair_revealed(make_config, tmp_path, monkeypatch):
+def test_a_later_pool_serves_no_pair_of_a_text_whose_sides_a_closed_pair_revealed(make_config, tmp_path, monkeypatch):
     """A pair's reveal tells its raters which path wrote each text, and the Results show closed pairs by path. A copy
     of those texts in a pool made afterwards (greedy decoding repeats a prompt's outputs in every pool; here the later
     pool's seed is the earlier sample's) never held that reveal back, and the met-text rule keeps a rater from it only
     under the name she rated with: a person with a second name could rate it knowing its sides, counted. Such copies
-    are now stored as outputs but not made into pairs, and generate says so; a copy of a pair still open is kept (its
+    are now withheld from every rater (closed as their pool joins the study; they keep their place in the order and
+    count at the worst, tests/test_later_pool.py), and generate says so; a copy of a pair still open is served (its
     reveal waits for the copy, rating.queue.open_copies)."""
+    from evalkit.rating.queue import next_pair
     import evalkit.study.pairs as pairs_mod
     from evalkit.config import load_config
     from evalkit.study.pairs import build_pool
@@ -250,9 +252,21 @@ def test_a_later_pool_makes_no_pair_of_a_text_whose_sides_a_closed_pair_revealed
                 [later.experiment_id])
     stored = {t for (t,) in _rows(db, "SELECT text FROM generations WHERE experiment_id = ?", [later.experiment_id])}
     assert texts["writing-01"] <= stored and texts["writing-02"] <= stored  # the same draws: the same texts
-    assert {p for p, _ in new} == {"writing-02"}, new  # the closed pair's copy is not a pair; the open one's is
-    assert later.pairs == 1
+    assert {p for p, _ in new} == {"writing-01", "writing-02"}, new
+    assert later.pairs == 2
     assert any("1 pair(s) of this pool repeat a text of a pair already closed" in line for line in said), said
+    con = sqlite3.connect(str(db))
+    withheld = con.execute("SELECT p.prompt_id FROM pairs p JOIN closed_pairs c ON c.pair_id = p.id "
+                           "WHERE p.experiment_id = ? AND c.closed_at = p.stored_at", [later.experiment_id]).fetchall()
+    con.close()
+    assert withheld == [("writing-01",)]  # the closed pair's copy: closed as its pool joined, served to nobody
+    from evalkit.store import open_db
+
+    store = open_db(db)
+    served = {v.pair_id for name in ("ann", "bob", "cat", "dan") if (v := next_pair(store, name, 1)) is not None}
+    store.close()
+    assert {_rows(db, "SELECT prompt_id FROM pairs WHERE id = ?", [p])[0][0] for p in served} == {"writing-02"}
+    assert len(served) == 2  # both copies of the open pair; neither of writing-01's
 
 
 def _ctrl_c_in(monkeypatch, name: str):

@@ -321,3 +321,75 @@ def test_a_pool_generated_before_and_stored_after_the_completing_rating_never_en
     speed, ours = (json.loads(d.execute("SELECT speed_json FROM decisions").fetchone()[0]) for d in (looked, db))
     assert speed["source"] == ours["source"] and speed["matched_pairs"] == 150
     assert ours == speed, (ours, speed)
+
+
+def _greedy_later_pool(tmp_path, said: list):
+    """A study of 60 rated (so closed) pairs over five prompts, then a later pool of 100 whose pairs are about 30%
+    identical and whose differing pairs of writing-01 to writing-03 repeat the texts of a closed pair of their prompt
+    (greedy decoding repeats a prompt's outputs), finished by the real end of `evalkit generate` (study.pairs.
+    _finish_pool: its thinning of revealed copies, then the queue's order). Returns (db, later experiment id, the
+    later pool's generated identical and differing pairs, and those repeating a revealed text)."""
+    from types import SimpleNamespace
+
+    import evalkit.study.pairs as pairs_mod
+
+    gate = _gate(tmp_path)
+    path = tmp_path / "greedy.db"
+    db = open_db(path)
+    _pool(db, gate, 60, seed=31)
+    _rate(db, "ann", 60)  # every first-pool pair closed: its reveal told ann which path wrote each text
+    later = build_study(db, SyntheticStudy(pairs=0, unrated_pairs=100, raters_per_pair=1, raters=2, pass_rate=0.8,
+                                           queue_order=False, gate_path=gate, seed=32, identical_share=0.3,
+                                           bench=False))["experiment_id"]
+    ident = f"{pairs_mod.IDENTICAL.format(p='p.')}"
+    closed = dict(db.execute("""SELECT p.prompt_id, MIN(g.text) FROM pairs p JOIN generations g ON
+                                g.id = p.ordinary_generation_id WHERE p.experiment_id != ? GROUP BY p.prompt_id""",
+                             [later]))
+    copies = [(closed[pid], gen) for gen, pid in db.execute(
+        f"""SELECT p.ordinary_generation_id, p.prompt_id FROM pairs p WHERE p.experiment_id = ? AND NOT {ident}
+            AND p.prompt_id IN ('writing-01', 'writing-02', 'writing-03')""", [later])]
+    with db.conn:
+        db.conn.executemany("UPDATE generations SET text = ? WHERE id = ?", copies)
+    identical, differing = (db.execute(f"SELECT COUNT(*) FROM pairs p WHERE p.experiment_id = ? AND {w}{ident}",
+                                       [later]).fetchone()[0] for w in ("", "NOT "))
+    db.conn.close()
+    cfg = SimpleNamespace(pool=SimpleNamespace(gold_rate=0.0))
+    pairs_mod._finish_pool(cfg, path, later, {}, pairs_mod.PoolResult(later, 0, 0, 0), said.append)
+    return open_db(path), later, identical, differing, len(copies)
+
+
+def test_a_thinned_later_pool_enters_the_decision_in_its_generated_share_of_identical_pairs(tmp_path):
+    """Sceptic audit, 2026-12-06: a later pool drops the pairs that repeat a text a closed pair revealed (blinding),
+    but identical pairs never repeat a revealed text (they are never rated), so the thinning kept every exact zero
+    and dropped the differing pairs whose texts raters had met: here 40 of 73, leaving 27 identical pairs beside 33
+    differing ones, a 45% share of zeros for the 27% the pool generated (under greedy decoding every differing prompt
+    rated before goes, and a pool can end all zeros). Where the earlier pools run out, those pairs fill the decision
+    sample, chosen by what the pairs say and leaning towards KEEP: a drop d on the differing pairs read as 0.55 d over
+    the pool's pairs left for 0.73 d over those it generated. The repeated pairs now stay in the queue's random
+    order, withheld from every rater, and count at the worst where the sample reaches them: the later pool enters in
+    the share of identical pairs it generated, exactly, and the sample is the head of the random order."""
+    from evalkit.aggregate.verdict import decision_sample
+
+    said: list = []
+    db, later, identical, differing, copies = _greedy_later_pool(tmp_path, said)
+    assert identical >= 20 and copies >= 20  # the thinning has something to lean on
+    assert any(f"{copies} pair(s) of this pool repeat a text of a pair already closed" in line for line in said), said
+    served = set()
+    while (view := next_pair(db, "bob", APP.ratings_per_pair)) is not None:  # a rater who never met a text
+        served.add(view.pair_id)
+        _rate(db, "bob", 1)
+    mine = {r[0] for r in db.execute("SELECT id FROM pairs WHERE experiment_id = ? AND kind = 'study'", [later])}
+    assert served <= mine and len(served) == differing - copies  # a repeated pair reaches no rater
+
+    ratings = load_ratings(db)
+    sample, decided = decision_sample(ratings, 1, 60 + identical + differing)
+    in_later = np.isin(np.array(ratings.pair_ids), sorted(mine))
+    rated_later = np.zeros(ratings.n_pairs, bool)
+    rated_later[sample.pair] = True
+    zeros, rated = int((sample.identical & in_later).sum()), int((rated_later & in_later).sum())
+    unknown = int((sample.unknown & in_later).sum())
+    assert decided == 60 + identical + differing
+    assert (zeros, rated, unknown) == (identical, differing - copies, copies)  # the pool as generated
+    assert zeros / (zeros + rated + unknown) == identical / (identical + differing)
+    at_plan = int(decision_sample(ratings, 1, PLANNED)[0].unknown.sum())  # the decision: the first 100 decided
+    assert at_plan and (aggregate(db).tables["non_inferiority"]["worst_case_pairs"] == at_plan).all()

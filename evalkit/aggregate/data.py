@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 
 from ..task.criteria import CRITERIA
 from ..records import COMPARED
+from ..store.pool import WITHHELD
 from ..study.pairs import IDENTICAL
 
 ALL = "all"  # the label of the row pooled over every prompt
@@ -76,6 +77,10 @@ class RatingData:
     # bool (pairs,): pairs the queue kept from a rater while they were open because she had rated a pair holding one of
     # their texts (queue._MET_TEXT): who rated them then depended on their texts too (verdict._standing). None: none.
     pair_kept_from: object = None
+    # bool (pairs,): pairs withheld from every rater as their pool joined the study, since they repeat a text a
+    # closed pair revealed (study.pairs.revealed_copies): they keep their place, complete with their outcome unknown
+    # (verdict._standing). None: none.
+    pair_withheld: object = None
     # bool (pairs,): in a decision sample, the pairs that keep their place with their outcome unknown
     # (verdict.decision_sample; fidelity_rows counts them at the worst). None: none.
     pair_unknown: object = None
@@ -140,6 +145,11 @@ class RatingData:
     def kept_from(self):
         """bool (pairs,): pairs the queue kept from a rater who had rated one of their texts (all False when none)."""
         return self._flags(self.pair_kept_from)
+
+    @property
+    def withheld(self):
+        """bool (pairs,): pairs withheld from every rater (all False when none is)."""
+        return self._flags(self.pair_withheld)
 
     @property
     def unknown(self):
@@ -257,7 +267,10 @@ def load_ratings(db, study_id: int | None = None, history: bool = False):
         pair_passed_over=np.isin(rowids, _numbers(db.execute(
             PASSED_OVER.format(where=_pair_filter(study_id, "p."))).fetchone()[0])),
         pair_kept_from=np.isin(rowids, _numbers(db.execute(
-            KEPT_FROM.format(where=_pair_filter(study_id, "p."))).fetchone()[0])))
+            KEPT_FROM.format(where=_pair_filter(study_id, "p."))).fetchone()[0])),
+        pair_withheld=np.isin(rowids, _numbers(db.execute(
+            f"SELECT group_concat(p.rowid, ',') FROM pairs p WHERE {_pair_filter(study_id, 'p.')} "
+            f"AND {WITHHELD.format(p='p.')}").fetchone()[0])))
     if not history:
         return data
     # a blind row stops being current when a blind row superseding it is stored (the current_ratings view)

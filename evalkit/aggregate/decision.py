@@ -22,6 +22,7 @@ import json
 from dataclasses import dataclass
 
 from ..generation.speed import IDENTICAL_PAIR as IDENTICAL
+from ..store.pool import WITHHELD
 from .verdict import Condition, Decision, Verdict, complete_count
 
 FROZEN = "decision on the planned sample"
@@ -237,12 +238,12 @@ def settle(db) -> FrozenDecision | None:
     of its completing rating), so storing it at once changes no verdict; it only stops the queue.
 
     Cheap while no new look can be reached. The history is walked only when the decided pairs now reach the first
-    look the last walk found unreached: one query bounds them first (the complete pairs, plus every identical pair:
-    leaving raters out never completes a pair), then the count itself (complete_count) with every rater, which the
-    gold check's exclusions of any time can only lower (verdict.in_queue_order). A walk that leaves the study interim
-    records how many looks the history had reached (`reached`), not how many the count says, so a look the
-    exclusions held back is walked again once it may be reached. Called after every rating, this finds each look
-    when it is reached in the history."""
+    look the last walk found unreached: one query bounds them first (the complete pairs, plus every identical or
+    withheld pair: leaving raters out never completes a pair), then the count itself (complete_count) with every
+    rater, which the gold check's exclusions of any time can only lower (verdict.in_queue_order). A walk that leaves
+    the study interim records how many looks the history had reached (`reached`), not how many the count says, so a
+    look the exclusions held back is walked again once it may be reached. Called after every rating, this finds each
+    look when it is reached in the history."""
     from ..study.monitoring import look_sizes
     from ..study.studies import choose
     from .data import deciding_experiment, load_ratings, stored_settings
@@ -267,7 +268,8 @@ def settle(db) -> FrozenDecision | None:
                                           WHERE e.study_id = :s AND p.kind != 'gold'
                                           GROUP BY r.pair_id HAVING COUNT(*) >= COALESCE(MAX(p.wanted_ratings), :k)))
                  + (SELECT COUNT(*) FROM pairs p JOIN experiments e ON e.id = p.experiment_id
-                    WHERE e.study_id = :s AND {IDENTICAL.format(p='p.')})""", {"s": study.id, "k": per_pair}).fetchone()[0]
+                    WHERE e.study_id = :s AND ({IDENTICAL.format(p='p.')} OR {WITHHELD.format(p='p.')}))""",
+        {"s": study.id, "k": per_pair}).fetchone()[0]
     if bound < sizes[taken]:
         return None
     current = load_ratings(db, study.id)

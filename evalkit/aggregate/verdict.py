@@ -290,7 +290,9 @@ def _standing(ratings: RatingData, ratings_per_pair: int):
     complete = counts >= wanted
     before = counts if ratings.pair_count_before is None else ratings.pair_count_before
     aside = ratings.set_aside & ~complete & (before >= wanted)
-    unknown = aside & (ratings.passed_over | ratings.kept_from)
+    # and so does one withheld from every rater (RatingData.withheld): which pairs repeat a revealed text depends on
+    # what they say, and dropping them leaned a later pool to identical pairs (sceptic audit, 2026-12-06)
+    unknown = (aside & (ratings.passed_over | ratings.kept_from)) | (ratings.withheld & ~complete)
     return complete | unknown, aside & ~unknown, unknown
 
 
@@ -306,9 +308,9 @@ def worst_case(row: dict, unknown: int) -> dict:
     if row.get("ppi"):
         row.update({"ppi": False, "difference": row["rated_difference"], "ci_low": row["rated_low"],
                     "ci_high": row["rated_high"], "ppi_lambda": None, "ppi_unrated_pairs": None,
-                    "ppi_note": f"{unknown} pair(s) of the sample were passed over by a rater and then rated only by "
-                                "raters the gold check leaves out, so the rated pairs are not a random subset of the "
-                                "pool"})
+                    "ppi_note": f"{unknown} pair(s) of the sample have no outcome (passed over by a rater and then "
+                                "rated only by raters the gold check leaves out, or withheld from every rater for "
+                                "repeating a revealed text), so the rated pairs are not a random subset of the pool"})
     n = int(row["pairs"])
     total = n + unknown
     for low, high in (("ci_low", "ci_high"), ("rated_low", "rated_high")):

@@ -11,6 +11,11 @@ from .database import now, write_transaction
 from .runs import insert_generations
 
 
+# A pair withheld from every rater: closed in the transaction that ranked it (draw_queue_order's `withheld`), so its
+# closing bears the instant it joined its study (pairs.stored_at). A rating's closing, or a decision's, comes later.
+WITHHELD = "EXISTS (SELECT 1 FROM closed_pairs w WHERE w.pair_id = {p}id AND w.closed_at = {p}stored_at)"
+
+
 def new_pair_id() -> str:
     return "p" + secrets.token_hex(8)
 
@@ -83,7 +88,7 @@ def insert_gold_pairs(db, experiment_id: int, pairs: list[dict]) -> list[str]:
 
 
 def draw_queue_order(db, experiment_id: int, seed: int | None = None, ratings_per_pair: int | None = None,
-                     second_share: float = 0.0) -> int:
+                     second_share: float = 0.0, withheld=()) -> int:
     """Give every pair of this experiment that has none a queue rank, uniform on [0, 1), drawn from a generator seeded
     by `seed` (drawn with `secrets` when None) and stored with the experiment, in pair rowid order: the queue serves
     the lowest ranks first, so the rated pairs are a uniformly random subset of the pool, and the order can be
@@ -102,7 +107,10 @@ def draw_queue_order(db, experiment_id: int, seed: int | None = None, ratings_pe
     through the queue: evalkit.study.gold.gold_ratings). Which pairs are rated
     twice is drawn before any pair is rated and independently of the ranks and of what the pairs say, so the doubled
     pairs are a random subset too: the analysis may treat a pair's ratings as exchangeable, and pairs with one
-    rating and with two alike (a pair's mean is unbiased either way). Without it the quotas stay NULL: the app's."""
+    rating and with two alike (a pair's mean is unbiased either way). Without it the quotas stay NULL: the app's.
+
+    `withheld`: pair ids of the experiment ranked like the others but closed in the same transaction (WITHHELD), so
+    no rater is ever served them (study.pairs.revealed_copies): they keep their place in the random order."""
     import numpy as np
 
     with write_transaction(db):
@@ -127,6 +135,9 @@ def draw_queue_order(db, experiment_id: int, seed: int | None = None, ratings_pe
         stored = now()  # the pairs join the study now: what "stored by the decision" compares (pairs.stored_at)
         db.conn.executemany("UPDATE pairs SET queue_rank = ?, wanted_ratings = ?, stored_at = ? WHERE rowid = ?",
                             [(float(q), w, stored, i) for q, w, i in zip(ranks, wanted, ids)])
+        db.conn.executemany("INSERT OR IGNORE INTO closed_pairs (pair_id, closed_at) SELECT id, stored_at FROM pairs "
+                            "WHERE id = ? AND experiment_id = ? AND stored_at = ?",
+                            [(pair, experiment_id, stored) for pair in withheld])
     return len(ids)
 
 
@@ -170,20 +181,3 @@ def insert_shard_items(db, items: list[dict]) -> int:
                     p[col] = new_ids[p[col]]
                 db["pairs"].insert(p)
     return len(items)
-
-
-def delete_unserved_pairs(db, experiment_id: int, pair_ids: list[str]) -> int:
-    """Delete these pairs of the experiment, each only while nothing refers to it (no queue rank yet, never shown, never
-    rated), in one write transaction; their generations stay. Returns how many were deleted (study.pairs.
-    drop_revealed_copies)."""
-    deleted = 0
-    with write_transaction(db):
-        for i in range(0, len(pair_ids), 400):
-            chunk = list(pair_ids[i:i + 400])
-            deleted += db.conn.execute(
-                f"""DELETE FROM pairs WHERE experiment_id = ? AND id IN ({','.join('?' * len(chunk))})
-                    AND queue_rank IS NULL
-                    AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.pair_id = pairs.id)
-                    AND NOT EXISTS (SELECT 1 FROM ratings r WHERE r.pair_id = pairs.id)""",
-                [experiment_id, *chunk]).rowcount
-    return deleted

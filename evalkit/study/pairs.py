@@ -31,11 +31,13 @@ from pathlib import Path
 
 from ..config import Config
 from ..generation.speed import IDENTICAL_PAIR
+from ..store.pool import WITHHELD
 from ..errors import EvalkitError
 
 
 # Identical pairs, decided without raters: the one definition is generation/speed.IDENTICAL_PAIR.
 IDENTICAL = IDENTICAL_PAIR
+_WITHHELD = WITHHELD.format(p="p.")  # pairs no rater is served (revealed_copies)
 
 
 @dataclass
@@ -632,16 +634,18 @@ def _finish_pool(cfg: Config, db_path: Path, exp_id: int, prompts: dict, result:
     db = open_db(db_path, migrate_schema=False)
     try:
         merge_shards(db, db_path, exp_id)
-        if dropped := drop_revealed_copies(db, exp_id):
-            echo(f"{dropped} pair(s) of this pool repeat a text of a pair already closed (greedy decoding repeats "
-                 "a prompt's outputs): its reveal and the Results told which path wrote it, and a person with a "
-                 "second name could rate the copy knowing its sides, so their outputs are stored but not made "
-                 'into pairs (for new texts: decoding.mode = "sample", or more prompts)')
+        if withheld := revealed_copies(db, exp_id):
+            echo(f"{len(withheld)} pair(s) of this pool repeat a text of a pair already closed (greedy decoding "
+                 "repeats a prompt's outputs): its reveal and the Results told which path wrote it, and a person with "
+                 "a second name could rate the copy knowing its sides, so no rater is served them; they keep their "
+                 "place in the queue's random order and, where the decision sample reaches them, count at the worst "
+                 "(which pairs repeat a revealed text depends on what they say, so leaving them out would lean the "
+                 'sample); for new texts: decoding.mode = "sample", or more prompts')
         result.pairs = db.execute("SELECT COUNT(*) FROM pairs WHERE experiment_id = ? AND kind = 'study'",
                                   [exp_id]).fetchone()[0]
-        # gold pairs per study pair a rater sees: identical pairs are decided without raters
+        # gold pairs per study pair a rater sees: identical pairs are decided without raters, withheld ones never shown
         differing = db.execute(f"SELECT COUNT(*) FROM pairs p WHERE experiment_id = ? AND kind = 'study' "
-                               f"AND NOT {IDENTICAL.format(p='p.')}", [exp_id]).fetchone()[0]
+                               f"AND NOT {IDENTICAL.format(p='p.')}", [exp_id]).fetchone()[0] - len(withheld)
         wanted = gold_count(cfg.pool.gold_rate, differing)
         if wanted:
             add_gold_pairs(db, exp_id, list(prompts.values()), _target_tokenizer(cfg), limit=wanted)
@@ -652,7 +656,7 @@ def _finish_pool(cfg: Config, db_path: Path, exp_id: int, prompts: dict, result:
         from ..store.pool import rank_epoch
 
         epoch = rank_epoch(db, exp_id)
-        if draw_queue(db, exp_id) and epoch:
+        if draw_queue(db, exp_id, withheld=withheld) and epoch:
             echo(f"the study has ratings already, so this pool's pairs follow every pair pooled before in the "
                  "queue's order: they count in the decision, and in the pre-screen's population, only where the "
                  "earlier pairs run out (a pool added after a look cannot re-draw the decision sample; to give "
@@ -713,10 +717,11 @@ def rater_reach(db, experiment_id: int) -> str:
             f"{planned} planned pairs ask for about {need}{short}")
 
 
-def draw_queue(db, experiment_id: int, seed: int | None = None) -> int:
+def draw_queue(db, experiment_id: int, seed: int | None = None, withheld=()) -> int:
     """store.draw_queue_order with the quotas of the experiment's study's frozen gate: min_ratings_per_pair per pair
-    (with one, a second rating for second_rating_share of them), gold pairs alike. A pool whose study froze no gate
-    keeps NULL quotas (the app's). Returns the number of pairs ranked."""
+    (with one, a second rating for second_rating_share of them), gold pairs alike; `withheld` pairs ranked and closed
+    at once (revealed_copies). A pool whose study froze no gate keeps NULL quotas (the app's). Returns the number of
+    pairs ranked."""
     from ..store import draw_queue_order
     from .studies import studies
 
@@ -724,9 +729,9 @@ def draw_queue(db, experiment_id: int, seed: int | None = None) -> int:
     study = next((s for s in studies(db) if sid is not None and s.id == sid[0]), None)
     values = (study.gate.get("values") or {}) if study is not None else {}
     if not values:
-        return draw_queue_order(db, experiment_id, seed)
+        return draw_queue_order(db, experiment_id, seed, withheld=withheld)
     per_pair = int(values["min_ratings_per_pair"])
-    return draw_queue_order(db, experiment_id, seed, per_pair, float(values["second_rating_share"]))
+    return draw_queue_order(db, experiment_id, seed, per_pair, float(values["second_rating_share"]), withheld)
 
 
 def _summary(db_path: Path, result: PoolResult, state) -> PoolResult:
@@ -790,31 +795,32 @@ def texts_on_both_paths(db, experiment_id: int | None = None) -> list[RepeatedTe
     return [RepeatedText(*r) for r in rows]
 
 
-def drop_revealed_copies(db, experiment_id: int) -> int:
-    """Remove the study pairs of this pool, not served yet, that hold a text of a closed study pair of another pool
-    (greedy decoding repeats a prompt's outputs in every pool); returns how many. A closed pair's reveal has told its
-    raters which path wrote each text, and the Results show it by path: the met-text rule keeps those raters from its
-    copies only under the names they rated with, and a copy made after the pair closed never held its reveal back
-    (open_copies), so a person with a second name could rate it knowing its sides, counted. The outputs stay stored
-    (generations); the pairs go before the queue's order is drawn, in one transaction, while nothing refers to them."""
-    from ..store.pool import delete_unserved_pairs
-
+def revealed_copies(db, experiment_id: int) -> list[str]:
+    """The study pairs of this pool, not ranked yet, that hold a text of a closed study pair of another pool (greedy
+    decoding repeats a prompt's outputs in every pool). A closed pair's reveal has told its raters which path wrote
+    each text, and the Results show it by path: the met-text rule keeps those raters from its copies only under the
+    names they rated with, and a copy made after the pair closed never held its reveal back (open_copies), so a person
+    with a second name could rate it knowing its sides, counted. So no rater may be served them (draw_queue withholds
+    them). They used to be deleted, which made the pool's remaining pairs a choice by content: identical pairs never
+    hold a revealed text (they are never rated), so the thinning kept every exact zero and dropped the differing pairs
+    whose texts raters had met (under greedy decoding every prompt rated before), and where the earlier pools ran out
+    the sample leaned to zeros, towards KEEP (sceptic audit, 2026-12-06). Kept in the random order and counted at the
+    worst where the sample reaches them (aggregate.verdict._standing), the sample stays the pool's."""
     study = "p.kind = 'study' AND NOT " + IDENTICAL.format(p="p.")
-    ids = [r[0] for r in db.execute(
+    return [r[0] for r in db.execute(
         f"""SELECT DISTINCT p.id FROM pairs p JOIN generations g ON g.id IN (p.a_generation_id, p.b_generation_id)
             WHERE p.experiment_id = :e AND {study} AND p.queue_rank IS NULL
               AND g.text IN (SELECT g2.text FROM closed_pairs c JOIN pairs q ON q.id = c.pair_id
                              JOIN generations g2 ON g2.id IN (q.a_generation_id, q.b_generation_id)
-                             WHERE q.kind = 'study' AND q.experiment_id != :e)""",
-        {"e": experiment_id}).fetchall()]
-    return delete_unserved_pairs(db, experiment_id, ids)
+                             WHERE q.kind = 'study' AND q.experiment_id != :e)
+            ORDER BY p.id""", {"e": experiment_id}).fetchall()]
 
 
 def pairs_sharing_a_text(db, experiment_id: int) -> int:
     """Study pairs of the experiment, raters' to rate (outputs differ), holding a text another of its pairs holds too:
     greedy decoding gives every sample of a prompt the same two texts. The queue serves a rater no pair holding a text
     of a pair she rated (its reveal told her which path wrote it), so such copies need a rater each."""
-    shown = "p.kind = 'study' AND p.experiment_id = :e AND NOT " + IDENTICAL.format(p="p.")
+    shown = f"p.kind = 'study' AND p.experiment_id = :e AND NOT {IDENTICAL.format(p='p.')} AND NOT {_WITHHELD}"
     return db.execute(
         f"""SELECT COUNT(DISTINCT p.id) FROM pairs p JOIN generations g ON g.id IN (p.a_generation_id, p.b_generation_id)
             WHERE {shown} AND g.text IN (
@@ -830,7 +836,7 @@ def one_rater_reach(db, experiment_id: int) -> tuple[int, int]:
     rows = db.execute(
         f"""SELECT p.id, ga.text, gb.text FROM pairs p
             JOIN generations ga ON ga.id = p.a_generation_id JOIN generations gb ON gb.id = p.b_generation_id
-            WHERE p.kind = 'study' AND NOT {IDENTICAL.format(p="p.")} AND p.experiment_id IN (
+            WHERE p.kind = 'study' AND NOT {IDENTICAL.format(p="p.")} AND NOT {_WITHHELD} AND p.experiment_id IN (
                 SELECT id FROM experiments WHERE study_id = (SELECT study_id FROM experiments WHERE id = :e))
             ORDER BY p.queue_rank IS NULL, p.queue_rank, p.id""", {"e": experiment_id}).fetchall()
     met, reach = set(), 0
