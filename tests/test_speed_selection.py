@@ -641,6 +641,74 @@ def test_benchmarks_of_the_study_s_pair_on_two_device_kinds_leave_the_speed_cond
     assert "无法判定" in zh and f"cuda: benchmark(s) {gpu}" in zh
 
 
+def _study_on(tmp_path, device: str, frozen_before=None, gate_lines: str = ""):
+    """A study whose pool ran on `device` (its compatibility record), rated, with no benchmark yet (speed_rounds 2;
+    `gate_lines` added to its gate file)."""
+    from evalkit.study.synthetic import SyntheticStudy, build_study, gate_file_text
+
+    if frozen_before is not None:
+        frozen_before("speed_device")  # what an earlier version stored: no speed_device in text or values
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=100, margin=0.15, min_speedup_ci_low=1.1, max_extra_memory_mb=250)
+                    + "\n" + gate_lines)
+    db = open_db(tmp_path / "s.db")
+    build_study(db, SyntheticStudy(pairs=20, raters_per_pair=3, raters=12, seed=1, gate_path=str(gate), bench=False,
+                                   device=device))
+    return db
+
+
+def test_only_a_benchmark_on_the_device_the_study_s_pool_ran_on_decides_the_speed_condition(tmp_path):
+    """Sceptic audit, 2026-12-06: whichever benchmark of the pair was stored first decided, whatever device it ran on,
+    so an organiser could benchmark where drafting gains most (a GPU, where the pool and the deployment are on a CPU)
+    and the verdict's speed-up described hardware the study does not run on. The gate's speed_device ("pool" by
+    default: the device kind of the study's first pool, from its compatibility record) now fixes it before the first
+    benchmark: one on another kind is left out with a note naming both devices, and the condition waits for rounds on
+    the pool's kind, saying where to run them, in both languages."""
+    from evalkit.study.synthetic import add_bench
+    from evalkit.ui.verdictzh import _speed
+
+    db = _study_on(tmp_path, "cpu")
+    gpu = add_bench(db, speedup=3.0, seed=5, device="cuda:0")  # stored first, on the hardware that flatters drafting
+    agg = aggregate(db)
+    cond = _condition(agg, "speed-up")
+    assert cond.ok is None and agg.speed.benchmark_ids == [] and agg.speed.deploy_device == "cpu"
+    note = next(n for n in agg.speed.notes if f"benchmark {gpu} left out" in n)
+    assert "ran on cuda" in note and "about cpu" in note and 'speed_device = "pool"' in note
+    assert "`evalkit bench --rounds 2` on cpu" in cond.reason and "在 cpu 上" in _speed(agg, {})
+    cpu = add_bench(db, speedup=1.0, seed=6, device="cpu")  # the deployment hardware: no gain
+    agg = aggregate(db)
+    assert agg.speed.benchmark_ids == [cpu] and agg.speed.rounds == 2 and agg.speed.rounds_further == 0
+    assert _condition(agg, "speed-up").ok is False and agg.verdict.decision != "KEEP"
+    assert any(f"benchmark {gpu} left out" in n for n in agg.speed.notes)
+
+
+def test_a_gate_naming_the_deployment_device_decides_on_that_device_s_benchmarks(tmp_path):
+    """speed_device names the hardware a study deploys on where its pool was made elsewhere (a pool generated on a GPU
+    for a CPU deployment): then only benchmarks on that kind decide, and one on the pool's kind is left out."""
+    from evalkit.study.synthetic import add_bench
+
+    db = _study_on(tmp_path, "cuda", gate_lines='speed_device = "cpu"')
+    on_pool = add_bench(db, speedup=3.0, seed=5, device="cuda")
+    on_cpu = add_bench(db, speedup=3.0, seed=6, device="cpu")
+    agg = aggregate(db)
+    assert agg.speed.benchmark_ids == [on_cpu] and agg.speed.deploy_device == "cpu"
+    assert any(f"benchmark {on_pool} left out" in n and "ran on cuda" in n and "named by the gate" in n
+               for n in agg.speed.notes)
+
+
+def test_a_study_frozen_before_speed_device_lets_a_benchmark_on_any_device_decide(tmp_path, frozen_before):
+    """gate.LEGACY: a study frozen by a version without speed_device let a benchmark on any device decide; read again
+    today it keeps that meaning and says so, rather than waiting for rounds it never planned."""
+    from evalkit.study.synthetic import add_bench
+
+    db = _study_on(tmp_path, "cpu", frozen_before)
+    gpu = add_bench(db, speedup=3.0, seed=5, device="cuda:0")
+    agg = aggregate(db)
+    assert agg.speed.benchmark_ids == [gpu] and agg.speed.deploy_device == ""
+    assert _condition(agg, "speed-up").ok is True
+    assert any("did not know `speed_device`" in n and "any device decides" in n for n in agg.notes)
+
+
 def test_fallbacks_count_at_their_whole_wait_in_the_speed_condition(tmp_path):
     """Speed audit, 2026-12-06: assisted runs that fell back were left out of the speed-up, so a draft that fails on
     two runs in five, each failure costing a wasted attempt and then an ordinary run, still passed at 2x. The speed

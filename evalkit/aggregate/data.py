@@ -450,7 +450,46 @@ def bench_mismatch(db, bench, pool) -> str | None:
     return None
 
 
-def deciding_benches(db, study_id: int | None = None, before: str | None = None) -> tuple[list[dict], list[str]]:
+def device_kinds(db, exp) -> set[str]:
+    """The device kinds experiment `exp` ran on: its compatibility record's device and, for a benchmark, its timed
+    runs' (for a pool, its generations' where the record names none). Empty where nothing says (a synthetic row)."""
+    from ..generation.speed import device_kind
+
+    recorded = json.loads(exp["compat_json"] or "{}").get("device") or ""
+    table = "timing_runs" if exp["kind"] == "bench" else "generations"
+    if recorded and exp["kind"] != "bench":
+        return {device_kind(recorded)}
+    ran = {r[0] for r in db.execute(f"SELECT DISTINCT device FROM {table} WHERE experiment_id = ? AND device != ''",
+                                    [exp["id"]])}
+    return {device_kind(d) for d in ran | ({recorded} if recorded else set())}
+
+
+def deployment_device(db, pool, speed_device: str) -> str:
+    """The device kind the study's speed claim is about (the gate's speed_device): the one named, or with "pool" the
+    kind its first pool ran on ('' where that is unknown or several, and with ANY_DEVICE, a gate frozen before the
+    key: any device decides)."""
+    from ..study.gate import ANY_DEVICE
+
+    if speed_device == ANY_DEVICE or pool is None:
+        return ""
+    if speed_device != "pool":
+        return speed_device
+    kinds = device_kinds(db, pool)
+    return next(iter(kinds)) if len(kinds) == 1 else ""
+
+
+def _other_device(kinds: set[str], device: str, speed_device: str) -> str | None:
+    """Why a benchmark run on device `kinds` is not of the study's deployment device `device` (None when it is)."""
+    if not device or not kinds or kinds == {device}:
+        return None
+    whose = "the kind its first pool ran on" if speed_device == "pool" else "named by the gate"
+    return (f"it ran on {', '.join(sorted(kinds))}, and the study's speed claim is about {device} ({whose}: the "
+            f"gate's speed_device = \"{speed_device}\"): its figures, which `evalkit bench` printed, describe other "
+            f"hardware; benchmark on {device} (models.device = \"{device}\")")
+
+
+def deciding_benches(db, study_id: int | None = None, before: str | None = None,
+                     speed_device: str = "any") -> tuple[list[dict], list[str]]:
     """The benchmarks the speed figure rests on, in the order their results were stored, and a note for each one left
     out: every benchmark (stored by `before`, as latest_bench; one still running has stored nothing and is not a
     result yet) that measures the pair the study rates (bench_mismatch against its first pool, study_pool: a later
@@ -461,11 +500,14 @@ def deciding_benches(db, study_id: int | None = None, before: str | None = None)
     be a search (speed audit, 2026-12-06); which of their rounds decide is the gate's speed_rounds
     (timing._deciding). Storage order, not the experiments' ids: a benchmark started earlier but stored later comes
     after, so what was stored by a moment keeps its place whatever is stored later. Without a study or a pool, the
-    latest. Left out, never silently."""
+    latest. Left out, never silently. A benchmark on another device kind than the study's deployment device
+    (deployment_device, from the gate's speed_device; "any" for a gate frozen before the key) is left out too: an
+    organiser must not choose the hardware where drafting gains most (sceptic audit, 2026-12-06)."""
     pool = study_pool(db, study_id)
     if pool is None:
         latest = latest_bench(db, before)
         return ([latest] if latest is not None else []), []
+    device = deployment_device(db, pool, speed_device)
     chosen, notes, prompts = [], [], None
     for bench in db.query(
             """SELECT e.*, (SELECT MAX(COALESCE(b.stored_at, e.created_at)) FROM bench_processes b
@@ -475,6 +517,9 @@ def deciding_benches(db, study_id: int | None = None, before: str | None = None)
                                AND (:before IS NULL OR COALESCE(b.stored_at, e.created_at) <= :before))
                ORDER BY stored, e.id""", {"before": before}):
         why = bench_mismatch(db, bench, pool)
+        if why is None and (elsewhere := _other_device(device_kinds(db, bench), device, speed_device)):
+            notes.append(f"benchmark {bench['id']} left out, not deciding: {elsewhere}")
+            continue
         timed = timed_prompts(db, bench["id"])
         if why is None and prompts is not None and timed != prompts:
             why = _other_prompts(timed, prompts, chosen[0]["id"])

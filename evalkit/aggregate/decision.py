@@ -169,7 +169,8 @@ def walk_history(db, study, values: dict, resamples: int, tolerance: float, spee
 
     def speed_at(completed_at: str):
         if completed_at not in speeds:
-            if speed_now is not None and runs_version(db, study.id, completed_at) == getattr(speed_now, "version", None):
+            if speed_now is not None and runs_version(db, study.id, completed_at, gate_speed(values)["speed_device"]
+                                                      ) == getattr(speed_now, "version", None):
                 speeds[completed_at] = speed_now
             else:  # a benchmark or pool stored after completion does not count
                 speeds[completed_at] = timing(db, tolerance, resamples, study_id=study.id, before=completed_at,

@@ -14,7 +14,7 @@ from ..generation import registry
 from ..records import GenerationPath
 from ..generation.speed import BatchComparison, batch_requests, compare_batches, measure_speed
 from ..stats import median
-from .data import ALL, PAIR_STORED, bench_mismatch, deciding_benches, study_pool
+from .data import ALL, PAIR_STORED, bench_mismatch, deciding_benches, deployment_device, study_pool
 
 POOL_SOURCE = "pair pool (single runs, not the benchmark protocol)"
 
@@ -71,6 +71,8 @@ class Speed:
     # frozen before they were kept)
     memory_benchmark_id: int | None = None
     memory_benchmark_ids: list[int] = field(default_factory=list)
+    # the device kind whose benchmarks decide (the gate's speed_device: data.deployment_device); '' where any does
+    deploy_device: str = ""
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -87,7 +89,7 @@ class Rounds:
     further_benchmarks: list[int] = field(default_factory=list)
 
 
-def _runs(db, study_id: int | None = None, before: str | None = None, speed_rounds: int = 0
+def _runs(db, study_id: int | None = None, before: str | None = None, speed_rounds: int = 0, speed_device: str = "any"
           ) -> tuple[list[dict], str | None, list[int], list[str], Rounds]:
     """The timed runs the speed-up rests on, their source, the benchmarks (their memory figures count even when they
     stored no timed run and the pool's runs stand in), notes and which rounds decide. The benchmark measures the
@@ -95,8 +97,8 @@ def _runs(db, study_id: int | None = None, before: str | None = None, speed_roun
     then (the decision frozen at completion). Every benchmark that measures what the study rates counts
     (data.deciding_benches), in the order they were stored: each is a fresh process per path, the interval's unit,
     so each benchmark's round keeps its own number (1, 2, ... over all of them in that order), and the first
-    `speed_rounds` of them decide (_deciding)."""
-    benches, notes = deciding_benches(db, study_id, before)
+    `speed_rounds` of them decide (_deciding), from benchmarks on the gate's speed_device only."""
+    benches, notes = deciding_benches(db, study_id, before, speed_device)
     ids = [b["id"] for b in benches]
     rows = []
     for bench_id in ids:
@@ -217,10 +219,10 @@ def rounds_needed(speed) -> int:
     return max(getattr(speed, "rounds_planned", 0) - getattr(speed, "rounds", 0), 0)
 
 
-def runs_version(db, study_id: int | None = None, before: str | None = None) -> tuple:
+def runs_version(db, study_id: int | None = None, before: str | None = None, speed_device: str = "any") -> tuple:
     """What the speed figure rests on, cheaply: the benchmarks and the number of the study's pool pairs stored by
     `before` (a frozen decision reuses the speed figure of now when nothing was stored since)."""
-    benches, _notes = deciding_benches(db, study_id, before)
+    benches, _notes = deciding_benches(db, study_id, before, speed_device)
     pairs = db.execute(f"""SELECT COUNT(*) FROM pairs p WHERE p.kind = 'study' AND (:study IS NULL OR p.experiment_id IN
                               (SELECT id FROM experiments WHERE study_id = :study))
                             AND (:before IS NULL OR {PAIR_STORED.format(p='p.')} <= :before)""",
@@ -230,29 +232,32 @@ def runs_version(db, study_id: int | None = None, before: str | None = None) -> 
 
 def gate_speed(values: dict | None) -> dict:
     """timing's keywords from a study's frozen gate values: which rounds decide (speed_rounds), and whether only
-    benchmark rounds do (speed_source). No gate: every round, the pool standing in (no decision is made then)."""
-    from ..study.gate import POOL_THEN_BENCHMARK
+    benchmark rounds do (speed_source), and on which device kind (speed_device). No gate: every round, the pool
+    standing in, any device (no decision is made then)."""
+    from ..study.gate import ANY_DEVICE, POOL_THEN_BENCHMARK
 
     values = values or {}
     return {"speed_rounds": values.get("speed_rounds", 0),
-            "bench_only": values.get("speed_source", POOL_THEN_BENCHMARK) == "benchmark"}
+            "bench_only": values.get("speed_source", POOL_THEN_BENCHMARK) == "benchmark",
+            "speed_device": values.get("speed_device", ANY_DEVICE)}
 
 
 def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None, before: str | None = None,
-           speed_rounds: int = 0, bench_only: bool = False):
+           speed_rounds: int = 0, bench_only: bool = False, speed_device: str = "any"):
     """Per path timing and memory (a table, every registered path that ran), the speed-up per prompt and over all
     prompts of each path compared with ordinary, each on its own rows (a table with a `path` column: assisted's
     first, then e.g. prompt lookup's, never pooled; with the ratio of tokens per second over every matched pair
     beside it), and the speed figure the verdict weighs (assisted's), all on the first `speed_rounds` benchmark
     rounds (the study's frozen gate; 0: every round). bench_only (the gate's speed_source "benchmark"): a figure from
-    the pool's single runs is marked not deciding (the speed condition waits for the rounds, rounds_needed)."""
+    the pool's single runs is marked not deciding (the speed condition waits for the rounds, rounds_needed).
+    speed_device (the gate's): the device kind whose benchmarks decide (data.deciding_benches; "any": every kind)."""
     import pandas as pd
 
     # what the figure rests on, read BEFORE its rows: a benchmark or pairs stored while the bootstrap runs make a
     # version that differs from it, so a decision frozen meanwhile recomputes its speed instead of reusing this one
     # (decision.walk_history; durability audit 2026-12-02: it froze KEEP on a figure that missed a benchmark)
-    version = runs_version(db, study_id, before)
-    rows, source, bench_ids, left_out, rounds = _runs(db, study_id, before, speed_rounds)
+    version = runs_version(db, study_id, before, speed_device)
+    rows, source, bench_ids, left_out, rounds = _runs(db, study_id, before, speed_rounds, speed_device)
     paths = []
     for path in registry.order({r["path"] for r in rows}):
         rs = [r for r in rows if r["path"] == path]
@@ -301,6 +306,7 @@ def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None,
                   devices_disagree=_devices_disagree(rows, source), rounds_planned=rounds.planned,
                   rounds_further=rounds.further, further_benchmark_ids=rounds.further_benchmarks,
                   bench_only=bench_only, memory_benchmark_id=memory_bench,
+                  deploy_device=deployment_device(db, study_pool(db, study_id), speed_device),
                   memory_benchmark_ids=list(bench_ids) if memory is not None else [])
     if speed.fallback_runs and source == "benchmark":
         speed.deployed_speedup, speed.deployed_ci95 = _deployed(rows, tolerance)

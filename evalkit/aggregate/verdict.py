@@ -74,7 +74,8 @@ def claim_statement(gate_values: dict, raters: int | None) -> str:
 # what a LEGACY value means where its number alone does not say it
 LEGACY_MEANING = {"speed_rounds": ": every benchmark round stored by the decision pooled, however many reruns",
                   "speed_source": ": the pair pool's single runs decide the speed condition until a benchmark of the "
-                                  "study's pair is stored, whose rounds then replace them"}
+                                  "study's pair is stored, whose rounds then replace them",
+                  "speed_device": ": a benchmark of the study's pair on any device decides, whatever the pool ran on"}
 
 
 def frozen_gate(db, study=None) -> tuple[dict | None, list[str]]:
@@ -565,8 +566,14 @@ def needs_rounds_text(speed, missing: int) -> str:
     planned = speed.rounds_planned
     return (f"not judged yet: {speed.rounds} of the {planned} benchmark rounds the gate plans (speed_rounds) are measured; "
             f"the first {planned} decide, whatever is measured after them: run `evalkit bench --rounds "
-            f"{max(missing, 2)}` for the {missing} still needed, before the planned sample is rated (a decision "
-            f"frozen without them is INSUFFICIENT DATA)" + _pool_figure(speed))
+            f"{max(missing, 2)}`{_on_device(speed)} for the {missing} still needed, before the planned sample is rated "
+            f"(a decision frozen without them is INSUFFICIENT DATA)" + _pool_figure(speed))
+
+
+def _on_device(speed) -> str:
+    """Where the missing rounds must run: the study's deployment device (the gate's speed_device), '' where any."""
+    device = getattr(speed, "deploy_device", "")  # a decision frozen before the field: any
+    return f" on {device} (the gate's speed_device: benchmarks on another device never decide)" if device else ""
 
 
 def _pool_figure(speed) -> str:

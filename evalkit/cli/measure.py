@@ -149,6 +149,8 @@ def bench(config_path, db_path, reps, rounds, decoding, prompt_ids, batch_sizes,
     (4 by default: one bench with the default --rounds), in the order stored, and nothing else (speed_source):
     re-running bench after them adds rounds that are reported as not deciding, and so is the pair pool's figure
     before them, so looking after each run, or at the pool's figure first, and stopping on a pass is no search.
+    Only a bench on the device kind the gate's speed_device fixes (by default the kind the study's pool ran on)
+    decides; one on another device is reported, never deciding.
     """
     from ..generation.bench import bench_at, format_summary
 

@@ -33,6 +33,13 @@ class Gate:
     # and look again (speed audit, 2026-12-06). A study frozen before this key keeps that rule (POOL_THEN_BENCHMARK,
     # LEGACY); no gate file may choose it.
     speed_source: str = "benchmark"
+    # The device kind the speed claim is about, fixed before the first benchmark: "pool", the kind the study's first
+    # pool ran on (the compatibility record's device), or one named ("cpu", "cuda", "mps") where the pool was made on
+    # other hardware than the study deploys on. Only benchmarks on that kind decide; one on another kind is reported
+    # in a note naming both devices, never deciding, so benchmarking where drafting gains most is no choice of the
+    # figure (sceptic audit, 2026-12-06). With its dtype fixed as every setting is (data.BENCH_MUST_MATCH). A study
+    # frozen before this key let a benchmark on any device decide (ANY_DEVICE, LEGACY).
+    speed_device: str = "pool"
     # Non-inferiority margin: KEEP needs, for every criterion, the lower end of the interval of the
     # assisted - ordinary pass rate to be at least -margin (alias: max_pass_rate_drop).
     margin: float = 0.05
@@ -114,10 +121,13 @@ RANGES = {
 # the values a text key may take
 CHOICES = {"claim": ("raters in general", "these raters"), "ppi": ("on", "off"),
            "interval": ("t with score floor", "union with tango"),
-           "monitoring": ("fixed", "group sequential", "confidence sequence"), "speed_source": ("benchmark",)}
+           "monitoring": ("fixed", "group sequential", "confidence sequence"), "speed_source": ("benchmark",),
+           "speed_device": ("pool", "cpu", "cuda", "mps")}
 GENERAL = CHOICES["claim"][0]
 # speed_source of a study frozen before the key: the pool's single runs decide until a benchmark's rounds replace them
 POOL_THEN_BENCHMARK = "pool until a benchmark"
+# speed_device of a study frozen before the key: a benchmark on any device decides
+ANY_DEVICE = "any"
 
 
 def gate_text_hash(text: str) -> str:
@@ -250,9 +260,9 @@ def gate_snapshot(path: Path | None = None) -> dict:
 # A study frozen before a key existed keeps what it was planned for: the conditional claim, no PPI, and (its
 # planned_pairs sized for it) the union with Tango, no pair rated twice beyond min_ratings_per_pair, and one look;
 # and its speed condition on every benchmark round stored by the decision (speed_rounds 0), or on the pool's single
-# runs until a benchmark is stored (speed_source), as it was frozen.
+# runs until a benchmark is stored (speed_source), from a benchmark on any device (speed_device), as it was frozen.
 LEGACY = {"claim": "these raters", "ppi": "off", "interval": "union with tango", "second_rating_share": 0.0,
-          "monitoring": "fixed", "speed_rounds": 0, "speed_source": POOL_THEN_BENCHMARK}
+          "monitoring": "fixed", "speed_rounds": 0, "speed_source": POOL_THEN_BENCHMARK, "speed_device": ANY_DEVICE}
 
 
 def frozen_values(snapshot: dict) -> dict:

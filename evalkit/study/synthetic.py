@@ -60,6 +60,9 @@ class SyntheticStudy:
     prescreen_accuracy: float = 0.9
     # share of assisted outputs (where the texts differ) the pre-screen passes in addition: a bias towards assisted
     prescreen_bias: float = 0.0
+    # the device the pool and the benchmark ran on, as their compatibility records and timed runs store it ("": none
+    # stored, as before)
+    device: str = ""
 
 
 def _insert_many(db, table: str, rows: list[tuple], columns: list[str]) -> None:
@@ -110,7 +113,8 @@ def build_study(db, spec: SyntheticStudy) -> dict:
     def write(db) -> int:
         if spec.bench:
             _bench(db, spec, rng, stamp, gate)
-        exp = insert_experiment(db, "pool", {}, {}, note="synthetic study", gate=gate, new_study=spec.study)
+        exp = insert_experiment(db, "pool", {}, _compat(spec.device), note="synthetic study", gate=gate,
+                                new_study=spec.study)
         first = db.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM generations").fetchone()[0]
         prompt_ids = [PROMPTS[i % len(PROMPTS)] for i in range(n)]
         tokens = rng.integers(120, 200, n)
@@ -190,15 +194,16 @@ def _ratings(db, spec: SyntheticStudy, sim: dict, pair_ids, sides, rng, stamp: s
 
 
 def add_bench(db, speedup: float, extra_memory_mb: float = 200.0, seed: int = 0, reps: int = 5, rounds: int = 2,
-              drift: float = 0.0, prompts: tuple[str, ...] = PROMPTS) -> int:
+              drift: float = 0.0, prompts: tuple[str, ...] = PROMPTS, device: str = "") -> int:
     """Another benchmark of the synthetic pair, as a rerun of `evalkit bench` stores it (its id): a second measurement
-    of the same pair and settings, which the verdict must pool with the first, not prefer."""
+    of the same pair and settings, which the verdict must pool with the first, not prefer (on `device`, in its
+    compatibility record and timed runs)."""
     import numpy as np
 
     from ..store import now
 
     spec = SyntheticStudy(pairs=0, speedup=speedup, extra_memory_mb=extra_memory_mb, bench_reps=reps,
-                          bench_rounds=rounds, bench_drift=drift)
+                          bench_rounds=rounds, bench_drift=drift, device=device)
     return _bench(db, spec, np.random.default_rng(seed), now(), {}, prompts)
 
 
@@ -208,7 +213,7 @@ def _bench(db, spec: SyntheticStudy, rng, stamp: str, gate: dict, prompts: tuple
     from ..records import ProcessRecord
     from ..store import insert_bench_process, insert_experiment
 
-    exp = insert_experiment(db, "bench", {"bench": {"length_tolerance": 0.1, "bootstrap": 2000}}, {},
+    exp = insert_experiment(db, "bench", {"bench": {"length_tolerance": 0.1, "bootstrap": 2000}}, _compat(spec.device),
                             note="synthetic benchmark", gate=gate)
     procs = {}
     rounds = range(1, spec.bench_rounds + 1)
@@ -233,13 +238,18 @@ def _bench(db, spec: SyntheticStudy, rng, stamp: str, gate: dict, prompts: tuple
                     gens += _generation_rows(gid, exp, [prompt], path, [sec], [tokens], stamp, peak_rss_mb=500.0 + (
                         spec.extra_memory_mb if path == GenerationPath.ASSISTED else 0.0))
                     runs.append((exp, procs[(path, rnd)], gid, path, prompt, rnd, rep, rep, tokens, "eos", sec,
-                                 tokens / sec, "ok"))
+                                 tokens / sec, "ok", spec.device))
                     gid += 1
     _insert_many(db, "generations", gens, GEN_COLUMNS)
     _insert_many(db, "timing_runs", runs, ["experiment_id", "process_id", "generation_id", "path", "prompt_id", "round",
                                            "rep", "seed", "new_tokens", "stop_reason", "seconds", "tokens_per_second",
-                                           "status"])
+                                           "status", "device"])
     return exp
+
+
+def _compat(device: str) -> dict:
+    """The part of a compatibility record a synthetic experiment stores: the device it ran on, where one is given."""
+    return {"device": device} if device else {}
 
 
 def gate_file_text(planned_pairs: int, margin: float = 0.05, confidence: float = 0.95, min_ratings_per_pair: int = 3,

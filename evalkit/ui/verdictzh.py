@@ -99,6 +99,12 @@ def _pool_zh(s) -> str:
             "因此看过配对池的数字后再运行基准测试不构成第二次查看")
 
 
+def _on_device_zh(s) -> str:
+    """verdict._on_device, in Chinese."""
+    device = getattr(s, "deploy_device", "")
+    return f"在 {device} 上（门槛的 speed_device：其他设备上的基准测试不参与判定）" if device else ""
+
+
 def _speed(agg, g: dict) -> str:
     s = agg.speed
     if disagree := getattr(s, "devices_disagree", ""):  # verdict.speed_condition's reason, in Chinese
@@ -108,8 +114,9 @@ def _speed(agg, g: dict) -> str:
 
     if missing := rounds_needed(s):  # verdict.needs_rounds_text, in Chinese
         return (f"尚未判定：门槛计划的 {s.rounds_planned} 轮基准测试（speed_rounds）已测 {s.rounds} 轮；由最先的 "
-                f"{s.rounds_planned} 轮判定，之后测的轮次不参与：运行 `evalkit bench --rounds {max(missing, 2)}` "
-                f"补足还差的 {missing} 轮；请在计划样本评完之前补足（缺少这些轮次时冻结的结论为“证据不足”）" + _pool_zh(s))
+                f"{s.rounds_planned} 轮判定，之后测的轮次不参与：{_on_device_zh(s)}运行 `evalkit bench --rounds "
+                f"{max(missing, 2)}` 补足还差的 {missing} 轮；请在计划样本评完之前补足（缺少这些轮次时冻结的结论为“证据不足”）"
+                + _pool_zh(s))
     if s.speedup is None:
         return "没有在可比的输出上测得加速比（运行 `evalkit bench`）"
     from ..stats.speedup import ratio_text
