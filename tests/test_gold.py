@@ -339,6 +339,36 @@ def test_accuracy_per_rater_counts_unsure_as_a_miss_and_only_the_blind_version(d
     assert t.loc["cat", ["gold_ratings", "correct", "accuracy"]].tolist() == [1, 0, 0.0] and t.loc["cat", "excluded"]
 
 
+def test_a_gold_pair_is_scored_on_the_reference_it_was_stored_with_whatever_a_later_pool_holds(db):
+    """Sceptic audit, 2026-12-06: gold answers are part of no prompt hash, so could a later pool carry other ones under
+    the same check pair? No prompt file holds them (test_prompt_files_hold_no_gold_texts_and_refuse_them): each pool
+    makes its gold pairs from its own outputs, and a later pool's, of the same prompts, get references of their own,
+    while the earlier pair keeps its own and its raters' scores. What nothing enforced: a stored reference was a row
+    any write could edit, rescoring every answer given on that pair. The database now refuses a change to its text,
+    expected answers or note, saying where other check pairs come from."""
+    exp = study_pool(db, 20)
+    gold_items(db, exp, 1)
+    add_gold_pairs(db, exp, PROMPTS, rng=random.Random(0))
+    (g,) = gold_pairs(db)
+    submit_rating(db, APP, RatingInput(g["id"], "ann", answer(g["a_expected"]), answer(g["b_expected"]), "A"))
+    scored = accuracy(db, 0.75)
+    refs = db.execute("SELECT id, text, expected, note FROM reference_outputs ORDER BY id").fetchall()
+    later = insert_experiment(db, "pool", {}, {}, gate={})  # a later pool of the same prompts, with gold pairs
+    gold_items(db, later, 1, prompt_ids=[g["prompt_id"]])
+    assert add_gold_pairs(db, later, PROMPTS, rng=random.Random(1)) == 1
+    assert db.execute("SELECT id, text, expected, note FROM reference_outputs WHERE id <= ? ORDER BY id",
+                      [refs[-1][0]]).fetchall() == refs
+    assert len(pairs := gold_pairs(db)) == 2 and g in pairs  # the first pair as it was, beside the later one's
+    edited = next(r for r in refs if r[2] != "{}")
+    for column, value in (("expected", "{}"), ("text", edited[1] + "。"), ("note", "")):
+        with pytest.raises(sqlite3.IntegrityError, match="reference output never changes once stored") as e:
+            db.execute(f"UPDATE reference_outputs SET {column} = ? WHERE id = ?", [value, edited[0]])
+        assert "`evalkit generate`" in str(e.value)
+    db.conn.rollback()
+    again = accuracy(db, 0.75)
+    assert again[0].equals(scored[0]) and again[1] == scored[1] == []
+
+
 def _path_tables(agg) -> dict:
     return {k: agg.tables[k] for k in ("pass_rates", "paired_differences", "preferences", "agreement",
                                        "prescreen_agreement", "timing", "speedup")}
@@ -607,11 +637,12 @@ def _old_database(path: Path, monkeypatch) -> None:
 
     with monkeypatch.context() as m:
         # 010 rebuilds the pairs table; 015 and 016 add columns to it, so an old database has none of them (and 020,
-        # which reads one of them, comes after them)
+        # which reads one of them, and 028, a trigger on 010's reference_outputs, come after them)
         m.setattr(migrations, "MIGRATIONS", [x for x in migrations.MIGRATIONS
                                              if x[1] not in (migrations._m010_gold_pairs, migrations._m015_queue_order,
                                                              migrations._m016_ratings_wanted,
-                                                             migrations._m020_closed_before_012)])
+                                                             migrations._m020_closed_before_012,
+                                                             migrations._m028_references_kept)])
         db = open_db(path)
     assert "kind" not in {c.name for c in db["pairs"].columns}
     study_pool(db, 6)

@@ -649,6 +649,18 @@ def _m027_pair_stored_at(db) -> None:
     db.execute("ALTER TABLE pairs ADD COLUMN stored_at TEXT")
 
 
+def _m028_references_kept(db) -> None:
+    # A gold pair is scored against the reference outputs it was stored with (study.gold): each pool makes its own from
+    # its own outputs, and store_references only refreshes a stored one's token ids. Nothing enforced that: a write to
+    # a reference's text or expected answers rescored every answer already given on that check pair, moving which
+    # raters the gold check leaves out (sceptic audit, 2026-12-06).
+    db.execute(
+        "CREATE TRIGGER reference_outputs_kept BEFORE UPDATE OF prompt_id, name, text, expected, note, content_hash "
+        "ON reference_outputs BEGIN SELECT RAISE(ABORT, 'a gold pair''s reference output never changes once stored "
+        "(reference_outputs: text, expected, note): other check pairs come from a new pool, `evalkit generate`'); END"
+    )
+
+
 MIGRATIONS = [
     ("001_initial", _m001_initial),
     ("002_ratings", _m002_ratings),
@@ -677,4 +689,5 @@ MIGRATIONS = [
     ("025_hold_displaced", _m025_hold_displaced),
     ("026_submission_ids", _m026_submission_ids),
     ("027_pair_stored_at", _m027_pair_stored_at),
+    ("028_references_kept", _m028_references_kept),
 ]
