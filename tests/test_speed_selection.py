@@ -673,7 +673,7 @@ def test_only_a_benchmark_on_the_device_the_study_s_pool_ran_on_decides_the_spee
     cond = _condition(agg, "speed-up")
     assert cond.ok is None and agg.speed.benchmark_ids == [] and agg.speed.deploy_device == "cpu"
     note = next(n for n in agg.speed.notes if f"benchmark {gpu} left out" in n)
-    assert "ran on cuda" in note and "about cpu" in note and 'speed_device = "pool"' in note
+    assert "its device is cuda" in note and "about cpu" in note and 'speed_device = "pool"' in note
     assert "`evalkit bench --rounds 2` on cpu" in cond.reason and "在 cpu 上" in _speed(agg, {})
     cpu = add_bench(db, speedup=1.0, seed=6, device="cpu")  # the deployment hardware: no gain
     agg = aggregate(db)
@@ -692,7 +692,7 @@ def test_a_gate_naming_the_deployment_device_decides_on_that_device_s_benchmarks
     on_cpu = add_bench(db, speedup=3.0, seed=6, device="cpu")
     agg = aggregate(db)
     assert agg.speed.benchmark_ids == [on_cpu] and agg.speed.deploy_device == "cpu"
-    assert any(f"benchmark {on_pool} left out" in n and "ran on cuda" in n and "named by the gate" in n
+    assert any(f"benchmark {on_pool} left out" in n and "its device is cuda" in n and "named by the gate" in n
                for n in agg.speed.notes)
 
 
@@ -707,6 +707,37 @@ def test_a_study_frozen_before_speed_device_lets_a_benchmark_on_any_device_decid
     assert agg.speed.benchmark_ids == [gpu] and agg.speed.deploy_device == ""
     assert _condition(agg, "speed-up").ok is True
     assert any("did not know `speed_device`" in n and "any device decides" in n for n in agg.notes)
+
+
+def test_bench_says_before_its_rounds_that_a_study_on_another_device_will_not_weigh_them(make_config, data_dir,
+                                                                                          monkeypatch):
+    """A benchmark on another device than the study's claim is left out of the speed condition: `evalkit bench` says
+    so before its rounds run (minutes, on a real pair), naming both devices and the setting to change. Stopped once
+    its plan is handed over, so no worker runs."""
+    from click.testing import CliRunner
+
+    import evalkit.generation.handoff as handoff
+    from evalkit.cli import cli
+    from evalkit.study.synthetic import SyntheticStudy, build_study, gate_file_text
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    gate = data_dir / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=100))
+    db = open_db(data_dir / "evalkit.db")
+    build_study(db, SyntheticStudy(pairs=6, raters=3, gate_path=str(gate), bench=False, device="cuda"))
+    db.conn.close()
+    real = handoff.share_decision
+
+    def handed_then_stopped(*args, **kwargs):
+        real(*args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(handoff, "share_decision", handed_then_stopped)
+    cfg = make_config(**{"bench.prompts": ["writing-01"], "decoding.max_new_tokens": 8, "models.device": "cpu"})
+    r = CliRunner().invoke(cli, ["bench", "--config", str(cfg), "--reps", "1"])
+    assert r.exit_code == 130, r.output
+    assert ("speed condition will not weigh this benchmark: its device is cpu, and the study's speed claim is about "
+            'cuda') in r.stderr and 'models.device = "cuda"' in r.stderr
 
 
 def test_fallbacks_count_at_their_whole_wait_in_the_speed_condition(tmp_path):

@@ -483,9 +483,25 @@ def _other_device(kinds: set[str], device: str, speed_device: str) -> str | None
     if not device or not kinds or kinds == {device}:
         return None
     whose = "the kind its first pool ran on" if speed_device == "pool" else "named by the gate"
-    return (f"it ran on {', '.join(sorted(kinds))}, and the study's speed claim is about {device} ({whose}: the "
-            f"gate's speed_device = \"{speed_device}\"): its figures, which `evalkit bench` printed, describe other "
-            f"hardware; benchmark on {device} (models.device = \"{device}\")")
+    return (f"its device is {', '.join(sorted(kinds))}, and the study's speed claim is about {device} ({whose}: the "
+            f"gate's speed_device = \"{speed_device}\"): its figures describe other hardware, reported, never "
+            f"deciding; benchmark on {device} (models.device = \"{device}\")")
+
+
+def bench_device_note(db, device: str) -> str | None:
+    """What `evalkit bench` says before it runs on `device` where the latest study's speed claim is about another
+    device kind (its gate's speed_device): its rounds will never decide. None where they may (or without a study)."""
+    from ..generation.speed import device_kind
+    from ..study.gate import ANY_DEVICE
+    from ..study.studies import choose
+
+    study = choose(db)
+    if study is None:
+        return None
+    speed_device = (study.gate.get("values") or {}).get("speed_device", ANY_DEVICE)
+    why = _other_device({device_kind(device)}, deployment_device(db, study_pool(db, study.id), speed_device),
+                        speed_device)
+    return f"study {study.name}'s speed condition will not weigh this benchmark: {why}" if why else None
 
 
 def deciding_benches(db, study_id: int | None = None, before: str | None = None,
