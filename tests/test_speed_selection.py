@@ -679,6 +679,13 @@ def test_only_a_benchmark_on_the_device_the_study_s_pool_ran_on_decides_the_spee
     agg = aggregate(db)
     assert agg.speed.benchmark_ids == [cpu] and agg.speed.rounds == 2 and agg.speed.rounds_further == 0
     assert _condition(agg, "speed-up").ok is False and agg.verdict.decision != "KEEP"
+    # the verdict, the card and the Chinese verdict name the hardware the figure describes
+    from evalkit.publish.provenance import build_provenance
+
+    assert f"benchmark {cpu}, 2 rounds, on cpu" in _condition(agg, "speed-up").reason
+    assert f"benchmark {cpu}, 2 rounds, on cpu" in next(f for f in build_provenance(db, agg).figures
+                                                      if f.name == "speed-up").value
+    assert f"基准测试：{cpu}，共 2 轮，在 cpu 上" in _speed(agg, {})
     assert any(f"benchmark {gpu} left out" in n for n in agg.speed.notes)
 
 

@@ -184,8 +184,8 @@ def _largest_of(compared: int, bench_id: int) -> str:
 
 def bench_basis(speed) -> str:
     """What the speed figure rests on, for the verdict, report, card and Results tab: 'benchmark 4, 4 rounds' or
-    '2 benchmarks (4, 7), 8 rounds pooled' (a decision frozen before the count was kept: 'benchmark 4'), and the
-    rounds measured after the deciding ones ('; 4 further rounds measured (benchmark 9), not deciding')."""
+    '2 benchmarks (4, 7), 8 rounds pooled' (a decision frozen before the count was kept: 'benchmark 4'), the device
+    kind they ran on where the gate fixes it (', on cpu'), and the rounds measured after the deciding ones ('; 4 further rounds measured (benchmark 9), not deciding')."""
     single = getattr(speed, "experiment_id", None)
     ids = getattr(speed, "benchmark_ids", None) or ([single] if single is not None else [])
     if speed.source == POOL_SOURCE and getattr(speed, "bench_only", False):
@@ -197,6 +197,8 @@ def bench_basis(speed) -> str:
         text = f"benchmark {ids[0]}" + (f", {rounds} rounds" if rounds else "")
     else:
         text = f"{len(ids)} benchmarks ({', '.join(map(str, ids))}), {rounds} rounds pooled"
+    if device := getattr(speed, "deploy_device", ""):  # the hardware the claim is about (the gate's speed_device)
+        text += f", on {device}"
     if further := getattr(speed, "rounds_further", 0):
         others = getattr(speed, "further_benchmark_ids", [])
         text += (f"; {further} further round{'s' if further > 1 else ''} measured (benchmark"

@@ -78,6 +78,7 @@ def _basis_zh(s) -> str:
     if s.source != "benchmark" or not ids:
         return ""
     rounds = f"，共 {s.rounds} 轮" if getattr(s, "rounds", 0) else ""
+    rounds += f"，在 {device} 上" if (device := getattr(s, "deploy_device", "")) else ""
     further = ""
     if n := getattr(s, "rounds_further", 0):  # timing.bench_basis: measured after the deciding rounds
         further = (f"；此后另测 {n} 轮（基准测试 {', '.join(map(str, getattr(s, 'further_benchmark_ids', [])))}），"
