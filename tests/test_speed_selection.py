@@ -675,6 +675,8 @@ def test_only_a_benchmark_on_the_device_the_study_s_pool_ran_on_decides_the_spee
     note = next(n for n in agg.speed.notes if f"benchmark {gpu} left out" in n)
     assert "its device is cuda" in note and "about cpu" in note and 'speed_device = "pool"' in note
     assert "`evalkit bench --rounds 2` on cpu" in cond.reason and "在 cpu 上" in _speed(agg, {})
+    assert any(n.startswith("no benchmark of what the study rates yet (one was left out, see below): run `evalkit "
+                            "bench` on cpu") for n in agg.notes)  # the interim look's reminder: not "no benchmark yet"
     cpu = add_bench(db, speedup=1.0, seed=6, device="cpu")  # the deployment hardware: no gain
     agg = aggregate(db)
     assert agg.speed.benchmark_ids == [cpu] and agg.speed.rounds == 2 and agg.speed.rounds_further == 0

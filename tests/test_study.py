@@ -196,7 +196,9 @@ def test_until_planned_fills_the_pool_to_the_plan_and_its_reserve(tmp_path, make
     db = open_db(db_file)
     agg = aggregate(db)
     assert any(n.startswith(short[0].upper() + short[1:]) for n in agg.notes)
-    assert any(n.startswith("no benchmark yet: run `evalkit bench` before the planned sample completes") for n in agg.notes)
+    # the device its pool ran on (its compatibility record), where the gate's speed_device wants the benchmark
+    assert any(n.startswith("no benchmark yet: run `evalkit bench` on cpu before the planned sample completes")
+               for n in agg.notes)
     from evalkit.publish.report import build_report
 
     page = build_report(db, tmp_path / "r", agg).read_text(encoding="utf-8")

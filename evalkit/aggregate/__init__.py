@@ -194,8 +194,10 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
         notes[:0] = _frozen_notes(db, frozen, complete, values, excluded, excluded_now, sid)
     if verdict.interim:
         if values and values["planned_pairs"] > 0 and speed.extra_memory_mb is None:
-            # a benchmark of another setting may be stored and left out (its note says why): then "yet" is not true
-            left_out = any("left out: it does not measure what the study rates" in n for n in speed.notes)
+            # a benchmark of another setting or device may be stored and left out (its note says why): then "yet" is
+            # not true
+            left_out = any(n.startswith("benchmark ") and " left out" in n for n in speed.notes)
+            where = f" on {speed.deploy_device}" if getattr(speed, "deploy_device", "") else ""
             if speed.memory_note and not left_out:  # a benchmark ran, and measured nothing of the draft
                 notes.insert(0, f"extra memory of the draft {speed.memory_note}: fix "
                                 "the cause and run `evalkit bench` again before the planned sample completes, since "
@@ -203,8 +205,8 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
             else:
                 notes.insert(0, ("no benchmark of what the study rates yet (one was left out, see below)" if left_out
                                  else "no benchmark yet")
-                             + ": run `evalkit bench` before the planned sample completes, since the decision then "
-                               "freezes the speed-up and memory as measured by that time")
+                             + f": run `evalkit bench`{where} before the planned sample completes, since the decision "
+                               "then freezes the speed-up and memory as measured by that time")
         if short := pool_short(db, chosen):
             notes.insert(0, short[0].upper() + short[1:])
         if values and (waiting := _waiting_note(db, ratings, values)):
