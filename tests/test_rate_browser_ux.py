@@ -1285,6 +1285,49 @@ def test_the_skip_reason_typed_survives_a_reload_and_goes_with_its_pair(cfg, poo
     assert skip["kind"] == "skip" and skip["skip_reason"] == "看不懂这段材料"
 
 
+def test_a_late_page_load_step_keeps_what_the_rater_typed_after_signing_in_by_hand(cfg, pool_db, monkeypatch):
+    """.ci/run (2026-12-06): on two loaded cores a skip reason typed just after signing in by hand was found empty.
+    The page load's own sign-in came late, and its next step (_RESTORE_DRAFT) wrote the form and the reason back as it
+    had read them; Gradio reads a step's inputs and writes its outputs across animation frames, so what she typed in
+    between was wiped. Made certain here: the load's sign-in is held until she has signed in by hand, and the step's
+    reply until she has answered, commented and typed a reason. Nothing of it is lost, and the load signs nothing in."""
+    import functools
+    import threading
+
+    import evalkit.ui.rate as rate
+
+    released, resume = threading.Event(), rate.RateHandlers.resume_local
+
+    @functools.wraps(resume)  # its hints: Gradio passes the request
+    def late(self, *args, **kwargs):
+        released.wait(60)
+        return resume(self, *args, **kwargs)
+
+    monkeypatch.setattr(rate.RateHandlers, "resume_local", late)
+    # the step's inputs are read when it runs; its outputs wait for the rater (what Gradio's frames allow)
+    monkeypatch.setattr(rate, "_RESTORE_DRAFT", "async (...args) => { const out = (" + rate._RESTORE_DRAFT + ")(...args);"
+                        " window.evalkitTestRead = true;"
+                        " while (!window.evalkitTestTyped) await new Promise((r) => setTimeout(r, 20)); return out; }")
+    monkeypatch.setattr(rate, "_STORED_LANG", "(lang) => { window.evalkitTestLoaded = true;"  # the load's last step
+                        " return (" + rate._STORED_LANG + ")(lang); }")
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        first, reason = _skip_box_opened(page, url)
+        released.set()
+        page.wait_for_function("() => !!window.evalkitTestRead")
+        comment = page.locator("#comment").locator("textarea, input").first
+        comment.fill("第二则更好")
+        answer = page.locator("#r-a_schedule input[value='fail']")
+        answer.click()
+        reason.fill("两则输出都是空的")
+        page.evaluate("() => { window.evalkitTestTyped = true; }")
+        page.wait_for_function("() => !!window.evalkitTestLoaded")
+        expect(reason).to_have_value("两则输出都是空的")
+        expect(comment).to_have_value("第二则更好")
+        expect(answer).to_be_checked()
+        assert shown_texts(page) == first
+        expect(page.locator("#rate-who")).to_contain_text("ann")
+
+
 def test_a_reload_after_other_raters_completed_the_pair_says_so(cfg, pool_db):
     """Rater audit R1: answers kept for a pair that other raters completed meanwhile were said to be lost because her
     hold may have run out. The reload now says the pair was completed by others."""

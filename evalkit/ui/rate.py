@@ -96,22 +96,26 @@ _KEEP_DRAFT = ("(who, a, b, ...values) => { " + _TEXTS_HASH + " if (!who || !a |
                f" try {{ localStorage.setItem('{_DRAFT_KEY}',"
                " JSON.stringify({who, pair: hash(a + '\\u0000' + b), values, correcting}));"
                " } catch (e) {} }")
+# It writes nothing unless it puts kept answers back: Gradio reads a step's inputs and writes its outputs across
+# animation frames, so values read and written back as they were (as it did) wiped what a rater typed meanwhile (a
+# load step late on a busy machine, after she had signed in by hand: her skip reason gone, .ci/run 2026-12-06).
 _RESTORE_DRAFT = ("(who, a, b, ...values) => { " + _TEXTS_HASH + " let d = null;"
                   # the form's values and the skip reason, then the skip box (opened when a kept reason comes back)
-                  " const as = (vs, open) => [...vs, open ? {__type__: 'update', open: true} : {__type__: 'update'}];"
+                  " const as = (vs, open) => [...(vs || values.map(() => ({__type__: 'update'}))),"
+                  " open ? {__type__: 'update', open: true} : {__type__: 'update'}];"
                   f" try {{ d = JSON.parse(localStorage.getItem('{_DRAFT_KEY}')); }} catch (e) {{}}"
                   " if (d && d.who !== who) {"  # another rater's (or nobody's): never shown, and gone
-                  f" try {{ localStorage.removeItem('{_DRAFT_KEY}'); }} catch (e) {{}} return as(values); }}"
+                  f" try {{ localStorage.removeItem('{_DRAFT_KEY}'); }} catch (e) {{}} return as(); }}"
                   # hers, on a pair no longer on her screen (or none on screen): gone, and the server says what became
                   # of them (draft_fate: stored, the correction stored or not, the pair completed by others, or the
                   # hold ran out, rater audit F11, R1, R2)
                   " if (d && who && (!a || !b || d.pair !== hash(a + '\\u0000' + b))) {"
                   " window.evalkitDraftGone = {pair: d.pair, sent: !!d.sent, correcting: !!d.correcting,"
                   " sub: d.sent && typeof d.sub === 'string' ? d.sub : '', values: Array.isArray(d.values) ? d.values : []};"
-                  f" try {{ localStorage.removeItem('{_DRAFT_KEY}'); }} catch (e) {{}} return as(values); }}"
+                  f" try {{ localStorage.removeItem('{_DRAFT_KEY}'); }} catch (e) {{}} return as(); }}"
                   " const fresh = values.every((v) => v === null || v === undefined || v === '');"
                   " if (!a || !b || !fresh || !d || d.pair !== hash(a + '\\u0000' + b) || !Array.isArray(d.values)"
-                  " || d.values.length !== values.length) return as(values);"
+                  " || d.values.length !== values.length) return as();"
                   # answers sent (Submit pressed) that come back: the rating was not stored (the sign-in waited for her
                   # writes, and for that submission while it was queued: a stored one would have freed the pair).
                   # With its id, draft_fate says whether it reached the server and was refused, and why; a page of
