@@ -393,3 +393,39 @@ def test_a_thinned_later_pool_enters_the_decision_in_its_generated_share_of_iden
     assert zeros / (zeros + rated + unknown) == identical / (identical + differing)
     at_plan = int(decision_sample(ratings, 1, PLANNED)[0].unknown.sum())  # the decision: the first 100 decided
     assert at_plan and (aggregate(db).tables["non_inferiority"]["worst_case_pairs"] == at_plan).all()
+
+
+def _all_identical(db, experiment_id: int) -> None:
+    """Every pair of this pool identical (the simulation leaves one or two differing)."""
+    with db.conn:
+        db.conn.execute("UPDATE generations SET token_hash = (SELECT o.token_hash FROM pairs p JOIN generations o ON "
+                        "o.id = p.ordinary_generation_id WHERE p.assisted_generation_id = generations.id) WHERE id IN "
+                        "(SELECT assisted_generation_id FROM pairs WHERE experiment_id = ?)", [experiment_id])
+
+
+def test_a_later_pool_that_needs_no_rating_completes_the_decision_when_it_joins_not_before(tmp_path):
+    """Statistics audit, 2026-12-06: a later pool whose pairs are all identical needs no rating, so with every earlier
+    pair rated it completes the planned sample as it joins. The decision was dated at the last rating, before the
+    pool's pairs existed in the study, and what "stored by the decision" filters by (benchmarks, the pre-screen's
+    population) ran on that earlier moment. It is now dated when the pool joined (its pairs' stored_at)."""
+    gate = _gate(tmp_path)
+    db = open_db(tmp_path / "joins.db")
+    _pool(db, gate, 60, seed=41)  # fewer pairs than the plan: rating them all leaves the study interim
+    _rate(db, "ann", 60)
+    assert aggregate(db).interim and db.execute("SELECT COUNT(*) FROM decisions").fetchone()[0] == 0
+    last_rating = db.execute("SELECT MAX(created_at) FROM ratings").fetchone()[0]
+    later = build_study(db, SyntheticStudy(pairs=0, unrated_pairs=200, raters_per_pair=1, raters=2, pass_rate=0.8,
+                                           queue_order=False, gate_path=gate, seed=42, identical_share=0.99,
+                                           bench=False))["experiment_id"]
+    _all_identical(db, later)
+    assert draw_queue(db, later) == 200  # joins now, every earlier pair rated: the plan is reached without a rating
+    joined = db.execute("SELECT MAX(stored_at) FROM pairs WHERE experiment_id = ?", [later]).fetchone()[0]
+    assert joined > last_rating
+
+    agg = aggregate(db)
+    assert not agg.interim
+    completed_at, rating = db.execute("SELECT completed_at, completed_rating_id FROM decisions").fetchone()
+    assert completed_at >= joined, (completed_at, joined)  # was the last rating's moment, before the pool joined
+    assert rating == db.execute("SELECT MAX(id) FROM ratings").fetchone()[0]  # the data as of the last rating
+    assert agg.frozen.completed_at == completed_at
+

@@ -84,6 +84,8 @@ class RatingData:
     # bool (pairs,): in a decision sample, the pairs that keep their place with their outcome unknown
     # (verdict.decision_sample; fidelity_rows counts them at the worst). None: none.
     pair_unknown: object = None
+    # per pair: when it joined its study (PAIR_STORED; None for a pool still being made). None: not loaded.
+    pair_stored: object = None
 
     def __len__(self) -> int:
         return len(self.rating_id)
@@ -115,6 +117,15 @@ class RatingData:
             if self.pair_count_before is None:
                 kept.pair_count_before = np.bincount(self.pair, minlength=self.n_pairs)
         return kept
+
+    def joined_by(self, joined) -> "RatingData":
+        """The pairs as they stood before the pairs where `joined` (bool (pairs,)) is False had joined their study:
+        those are no identical or withheld pairs yet. Such pairs need no rating, so a pool of them joining after the
+        last rating would otherwise complete a sample as of a rating that came before it (decision._completion).
+        Not joined, they are pending pairs of a later rating epoch than every rated pair: they hold nothing back."""
+        if joined.all():
+            return self
+        return replace(self, pair_identical=self.identical & joined, pair_withheld=self.withheld & joined)
 
     def select(self, keep) -> "RatingData":
         return replace(self, rating_id=self.rating_id[keep], pair=self.pair[keep], rater=self.rater[keep],
@@ -237,7 +248,8 @@ def load_ratings(db, study_id: int | None = None, history: bool = False):
     where = _pair_filter(study_id)
     pairs = db.execute(
         "SELECT rowid, id, prompt_id, ordinary_generation_id, assisted_generation_id, "
-        f"{IDENTICAL.format(p='pairs.')}, wanted_ratings, queue_rank FROM pairs WHERE {where} ORDER BY rowid").fetchall()
+        f"{IDENTICAL.format(p='pairs.')}, wanted_ratings, queue_rank, {PAIR_STORED.format(p='pairs.')} FROM pairs "
+        f"WHERE {where} ORDER BY rowid").fetchall()
     rowids = np.array([p[0] for p in pairs], np.int64)
     prompts = sorted({p[2] for p in pairs})
     prompt_index = {p: i for i, p in enumerate(prompts)}
@@ -264,6 +276,7 @@ def load_ratings(db, study_id: int | None = None, history: bool = False):
         pair_identical=np.array([bool(p[5]) for p in pairs], bool),
         pair_wanted=np.array([p[6] or 0 for p in pairs], np.int64),
         pair_rank=np.array([np.nan if p[7] is None else p[7] for p in pairs], float),
+        pair_stored=[p[8] for p in pairs],
         pair_passed_over=np.isin(rowids, _numbers(db.execute(
             PASSED_OVER.format(where=_pair_filter(study_id, "p."))).fetchone()[0])),
         pair_kept_from=np.isin(rowids, _numbers(db.execute(

@@ -79,44 +79,66 @@ def stored(db, study_id: int) -> FrozenDecision | None:
                           json.loads(row["speed_json"]))
 
 
-def _completion(history, gold_history, values: dict, excluded_at) -> tuple[int, list[str]] | None:
-    """The first rating id at which the planned sample is complete, and the raters left out then (None: never)."""
+def _joins(db, rows) -> object:
+    """float (pairs,): where each pair joined its study on the axis of rating ids: j + 0.5, where j is the last
+    rating stored by the instant it joined (pairs.stored_at; inf for a pool still being made). One query per pool's
+    instant: a pool joins in one transaction, so a study has a few."""
     import numpy as np
 
-    rows, ended = history.rows, history.ended
+    stored = rows.pair_stored or [None] * rows.n_pairs
+    at = {t: db.execute("SELECT COALESCE(MAX(id), 0) FROM ratings WHERE created_at <= ?", [t]).fetchone()[0] + 0.5
+          for t in set(stored) if t is not None}
+    return np.array([np.inf if t is None else at[t] for t in stored], float)
+
+
+def _as_of(history, joins, x: float):
+    """The data at point `x` of the history (a rating id, or a pool's join between two ratings): the ratings current
+    right after rating floor(x), and only the pairs that had joined by then."""
+    return history.as_of(int(x)).joined_by(joins <= x)
+
+
+def _completion(history, gold_history, values: dict, excluded_at, joins) -> tuple[float, list[str]] | None:
+    """The first point of the history at which the planned sample is complete, and the raters left out then (None:
+    never). A point is a rating id, or a pool joining after rating j (j + 0.5, `joins`): a pool of pairs that need
+    no rating (identical, withheld) completes a sample when it joins, never as of a rating before it."""
+    import numpy as np
+
     per_pair, planned = values["min_ratings_per_pair"], values["planned_pairs"]
 
-    def complete(r: int, excluded: list[str]) -> bool:
-        current = rows.select((rows.rating_id <= r) & (ended > r))
+    def complete(x: float, excluded: list[str]) -> bool:
+        current = _as_of(history, joins, x)
         if excluded:  # as the looks take them: their pairs set aside where a rating is lost (verdict.in_queue_order)
             current = current.without_raters(excluded)
         return complete_count(current, per_pair) >= planned
 
     gold_ids = np.array([], np.int64) if gold_history is None else np.unique(gold_history["rating_id"].to_numpy())
-    study_ids = np.unique(rows.rating_id)
-    last = int(max(study_ids.max(initial=0), gold_ids.max(initial=0)))
-    if not len(study_ids) or not complete(last, []):
+    study_ids = np.unique(history.rows.rating_id)
+    if not len(study_ids):
+        return None
+    ratings = np.union1d(study_ids, gold_ids).astype(float)
+    candidates = np.union1d(ratings, joins[np.isfinite(joins) & (joins > ratings[0])])
+    last = float(candidates[-1])
+    if not complete(last, []):
         return None  # leaving raters out only lowers the count: never complete
-    candidates = np.union1d(study_ids, gold_ids)
 
-    def first(ids, excluded) -> int:  # the first of `ids` (complete at the last) at which it is complete
-        lo, hi = 0, len(ids) - 1
+    def first(xs, excluded) -> float:  # the first of `xs` (complete at the last) at which it is complete
+        lo, hi = 0, len(xs) - 1
         while lo < hi:
             mid = (lo + hi) // 2
-            if complete(int(ids[mid]), excluded):
+            if complete(float(xs[mid]), excluded):
                 hi = mid
             else:
                 lo = mid + 1
-        return int(ids[lo])
+        return float(xs[lo])
 
     start = first(candidates, [])  # no completion before this, whatever the gold check does
-    bounds = [start] + [int(g) for g in gold_ids if g > start]
+    bounds = [start] + [float(g) for g in gold_ids if g > start]
     for i, seg_start in enumerate(bounds):
-        seg_end = bounds[i + 1] - 1 if i + 1 < len(bounds) else last
-        excluded = excluded_at(seg_start)  # constant up to the next gold rating
+        seg_end = float(candidates[candidates < bounds[i + 1]][-1]) if i + 1 < len(bounds) else last
+        excluded = excluded_at(int(seg_start))  # constant up to the next gold rating
         if complete(seg_end, excluded):
-            ids = candidates[(candidates >= seg_start) & (candidates <= seg_end)]
-            return first(ids, excluded), excluded
+            xs = candidates[(candidates >= seg_start) & (candidates <= seg_end)]
+            return first(xs, excluded), excluded
     return None
 
 
@@ -129,6 +151,8 @@ def walk_history(db, study, values: dict, resamples: int, tolerance: float, spee
 
     A look's data never change once it is reached (later ratings, corrections and gold answers have later ids), so
     its analysis is kept (LOOKS) and a later look at the study computes only the looks reached since."""
+    import numpy as np
+
     from ..study.gold import accuracy, answers, as_of
     from .data import load_ratings
     from .looks import schedule, walk
@@ -144,6 +168,7 @@ def walk_history(db, study, values: dict, resamples: int, tolerance: float, spee
         if complete_count(current, per_pair) < looks[0].pairs:
             return None
     history = load_ratings(db, study.id, history=True)
+    joins = _joins(db, history.rows)
     min_gold = values.get("min_gold_accuracy", 0.0) or 0.0
     gold_history = answers(db, study.id, history=True) if min_gold else None
 
@@ -153,17 +178,21 @@ def walk_history(db, study, values: dict, resamples: int, tolerance: float, spee
         return accuracy(db, min_gold, (), study.id, table=as_of(gold_history, r))[1]
 
     def state(look):  # the data as they were right after the rating that completed this look's sample
-        found = _completion(history, gold_history, {**values, "planned_pairs": look.pairs}, excluded_at)
+        found = _completion(history, gold_history, {**values, "planned_pairs": look.pairs}, excluded_at, joins)
         if found is None:
             return None
         if reached is not None:  # the caller's count of the looks reached in the history (settle's memo)
             reached.append(look.index)
-        at, excluded = found
-        ratings = history.as_of(at)
+        x, excluded = found
+        ratings = _as_of(history, joins, x)
         if excluded:
             ratings = ratings.without_raters(excluded)
-        completed_at = db.execute("SELECT created_at FROM ratings WHERE id = ?", [at]).fetchone()[0]
-        return ratings, {"at": at, "excluded": excluded, "completed_at": completed_at}
+        at = int(x)
+        # the moment it completed, what "stored by the decision" compares: the completing rating's, or where a pool
+        # completed it, the instant that pool joined (its pairs' stored_at), never a moment before a pair it weighs
+        completed_at = (db.execute("SELECT created_at FROM ratings WHERE id = ?", [at]).fetchone()[0] if x == at else
+                        ratings.pair_stored[int(np.flatnonzero(joins == x)[0])])
+        return ratings, {"at": at, "point": x, "excluded": excluded, "completed_at": completed_at}
 
     speeds: dict[str, object] = {}
 
@@ -180,7 +209,7 @@ def walk_history(db, study, values: dict, resamples: int, tolerance: float, spee
     where = _db_file(db)
 
     def analyse(ratings, look, context):
-        key = (where, study.id, study.gate_hash, look.index, look.pairs, context["at"], tuple(context["excluded"]),
+        key = (where, study.id, study.gate_hash, look.index, look.pairs, context["point"], tuple(context["excluded"]),
                resamples)
         if where and key in LOOKS:
             rows, sample, complete = LOOKS[key]
