@@ -636,14 +636,15 @@ def _old_database(path: Path, monkeypatch) -> None:
     from evalkit.store import migrations
 
     with monkeypatch.context() as m:
-        # 010 rebuilds the pairs table; 015, 016 and 027 add columns to it, so an old database has none of them (and
+        # 010 rebuilds the pairs table; 015, 016, 027 and 029 add columns to it, so an old database has none of them (and
         # 020, which reads one of them, and 028, a trigger on 010's reference_outputs, come after them)
         m.setattr(migrations, "MIGRATIONS", [x for x in migrations.MIGRATIONS
                                              if x[1] not in (migrations._m010_gold_pairs, migrations._m015_queue_order,
                                                              migrations._m016_ratings_wanted,
                                                              migrations._m020_closed_before_012,
                                                              migrations._m027_pair_stored_at,
-                                                             migrations._m028_references_kept)])
+                                                             migrations._m028_references_kept,
+                                                             migrations._m029_pair_withheld)])
         db = open_db(path)
     assert "kind" not in {c.name for c in db["pairs"].columns}
     study_pool(db, 6)

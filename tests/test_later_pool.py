@@ -429,3 +429,33 @@ def test_a_later_pool_that_needs_no_rating_completes_the_decision_when_it_joins_
     assert rating == db.execute("SELECT MAX(id) FROM ratings").fetchone()[0]  # the data as of the last rating
     assert agg.frozen.completed_at == completed_at
 
+
+def test_only_a_withheld_pair_counts_as_withheld_and_old_withheld_pairs_keep_their_meaning(tmp_path, monkeypatch):
+    """Statistics audit, 2026-12-06: a pair withheld from every rater was known only by its closing bearing the instant
+    its pool joined (closed_pairs.closed_at = pairs.stored_at), so any other closing at that instant (a decision
+    stored in the same millisecond as a pool joined) made a pair withheld, counted at the worst. It is now a column
+    (pairs.withheld, migration 029), which marks the pairs an older release withheld the same way."""
+    from evalkit.store import migrations
+
+    gate = _gate(tmp_path)
+    with monkeypatch.context() as m:  # the database as the release before 029 left it
+        m.setattr(migrations, "MIGRATIONS", [x for x in migrations.MIGRATIONS if x[1] is not migrations._m029_pair_withheld])
+        old = open_db(tmp_path / "old.db")
+        pool = _pool(old, gate, 20, seed=51)
+        unrated = [r[0] for r in old.execute("SELECT id FROM pairs WHERE experiment_id = ? AND kind = 'study' "
+                                             "ORDER BY queue_rank DESC LIMIT 2", [pool])]
+        with old.conn:  # withheld as that release did: closed at the instant its pool joined
+            old.conn.execute("INSERT INTO closed_pairs (pair_id, closed_at) SELECT id, stored_at FROM pairs WHERE id = ?",
+                             [unrated[0]])
+        old.conn.close()
+    db = open_db(tmp_path / "old.db")
+    assert dict(db.execute("SELECT id, withheld FROM pairs WHERE id IN (?, ?)", unrated)) == {unrated[0]: 1,
+                                                                                               unrated[1]: 0}
+    ratings = load_ratings(db)
+    assert [ratings.pair_ids[i] for i in np.flatnonzero(ratings.withheld)] == [unrated[0]]
+
+    with db.conn:  # another closing at the instant the pair joined (say a decision stored in that millisecond)
+        db.conn.execute("INSERT INTO closed_pairs (pair_id, closed_at) SELECT id, stored_at FROM pairs WHERE id = ?",
+                        [unrated[1]])
+    ratings = load_ratings(db)
+    assert [ratings.pair_ids[i] for i in np.flatnonzero(ratings.withheld)] == [unrated[0]]  # not withheld: closed

@@ -661,6 +661,16 @@ def _m028_references_kept(db) -> None:
     )
 
 
+def _m029_pair_withheld(db) -> None:
+    # A pair withheld from every rater as its pool joined (it repeats a text a closed pair revealed: study.pairs.
+    # revealed_copies) was known only by its closing bearing the instant it joined (closed_pairs.closed_at =
+    # pairs.stored_at), so anything else closing a pair at that instant made it withheld, counted at the worst. Now a
+    # column; the pairs so closed before are marked the same way, so an old study keeps its meaning.
+    db.execute("ALTER TABLE pairs ADD COLUMN withheld INTEGER NOT NULL DEFAULT 0")
+    db.execute("""UPDATE pairs SET withheld = 1 WHERE stored_at IS NOT NULL AND EXISTS (
+                      SELECT 1 FROM closed_pairs w WHERE w.pair_id = pairs.id AND w.closed_at = pairs.stored_at)""")
+
+
 MIGRATIONS = [
     ("001_initial", _m001_initial),
     ("002_ratings", _m002_ratings),
@@ -690,4 +700,5 @@ MIGRATIONS = [
     ("026_submission_ids", _m026_submission_ids),
     ("027_pair_stored_at", _m027_pair_stored_at),
     ("028_references_kept", _m028_references_kept),
+    ("029_pair_withheld", _m029_pair_withheld),
 ]

@@ -11,9 +11,10 @@ from .database import now, write_transaction
 from .runs import insert_generations
 
 
-# A pair withheld from every rater: closed in the transaction that ranked it (draw_queue_order's `withheld`), so its
-# closing bears the instant it joined its study (pairs.stored_at). A rating's closing, or a decision's, comes later.
-WITHHELD = "EXISTS (SELECT 1 FROM closed_pairs w WHERE w.pair_id = {p}id AND w.closed_at = {p}stored_at)"
+# A pair withheld from every rater: marked (pairs.withheld, migration 029) and closed in the transaction that ranked it
+# (draw_queue_order's `withheld`). A column, not read off its closing's instant: anything else that closed a pair at
+# the instant it joined (a decision stored in the same millisecond) would have counted it at the worst.
+WITHHELD = "{p}withheld = 1"
 
 
 def new_pair_id() -> str:
@@ -109,7 +110,8 @@ def draw_queue_order(db, experiment_id: int, seed: int | None = None, ratings_pe
     pairs are a random subset too: the analysis may treat a pair's ratings as exchangeable, and pairs with one
     rating and with two alike (a pair's mean is unbiased either way). Without it the quotas stay NULL: the app's.
 
-    `withheld`: pair ids of the experiment ranked like the others but closed in the same transaction (WITHHELD), so
+    `withheld`: pair ids of the experiment ranked like the others but marked and closed in the same transaction
+    (WITHHELD), so
     no rater is ever served them (study.pairs.revealed_copies): they keep their place in the random order."""
     import numpy as np
 
@@ -135,9 +137,12 @@ def draw_queue_order(db, experiment_id: int, seed: int | None = None, ratings_pe
         stored = now()  # the pairs join the study now: what "stored by the decision" compares (pairs.stored_at)
         db.conn.executemany("UPDATE pairs SET queue_rank = ?, wanted_ratings = ?, stored_at = ? WHERE rowid = ?",
                             [(float(q), w, stored, i) for q, w, i in zip(ranks, wanted, ids)])
+        held = [(pair, experiment_id, stored) for pair in withheld]
+        if held:
+            db.conn.executemany("UPDATE pairs SET withheld = 1 WHERE id = ? AND experiment_id = ? AND stored_at = ?",
+                                held)
         db.conn.executemany("INSERT OR IGNORE INTO closed_pairs (pair_id, closed_at) SELECT id, stored_at FROM pairs "
-                            "WHERE id = ? AND experiment_id = ? AND stored_at = ?",
-                            [(pair, experiment_id, stored) for pair in withheld])
+                            "WHERE id = ? AND experiment_id = ? AND stored_at = ?", held)
     return len(ids)
 
 
