@@ -459,3 +459,27 @@ def test_only_a_withheld_pair_counts_as_withheld_and_old_withheld_pairs_keep_the
                         [unrated[1]])
     ratings = load_ratings(db)
     assert [ratings.pair_ids[i] for i in np.flatnonzero(ratings.withheld)] == [unrated[0]]  # not withheld: closed
+
+
+def test_a_pool_still_being_made_is_no_part_of_a_look(tmp_path):
+    """A pool being made (its queue seed stored, its order not drawn: not served, no part of the study yet) had its
+    identical pairs counted by a look in the first pool's proportion, since its pairs have no rank yet: with every pair
+    of a first pool of 60 rated, 200 identical pairs of a pool still generating made a look of 100 planned pairs
+    complete on 60 rated ones. Its pairs now count only once it joins (its stored_at), as in the frozen decision."""
+    from evalkit.aggregate.verdict import complete_count
+    from evalkit.store import set_queue_seed
+
+    gate = _gate(tmp_path)
+    db = open_db(tmp_path / "making.db")
+    _pool(db, gate, 60, seed=61)
+    _rate(db, "ann", 60)
+    later = build_study(db, SyntheticStudy(pairs=0, unrated_pairs=200, raters_per_pair=1, raters=2, pass_rate=0.8,
+                                           queue_order=False, gate_path=gate, seed=62, identical_share=0.99,
+                                           bench=False))["experiment_id"]
+    _all_identical(db, later)
+    set_queue_seed(db, later, 999)  # being made
+    assert complete_count(load_ratings(db), 1) == 60
+    agg = aggregate(db)
+    assert agg.interim and db.execute("SELECT COUNT(*) FROM decisions").fetchone()[0] == 0
+    assert draw_queue(db, later) == 200  # it joins: now it completes the plan (dated then)
+    assert complete_count(load_ratings(db), 1) == 260 and not aggregate(db).interim

@@ -284,6 +284,9 @@ def load_ratings(db, study_id: int | None = None, history: bool = False):
         pair_withheld=np.isin(rowids, _numbers(db.execute(
             f"SELECT group_concat(p.rowid, ',') FROM pairs p WHERE {_pair_filter(study_id, 'p.')} "
             f"AND {WITHHELD.format(p='p.')}").fetchone()[0])))
+    # a pool still being made (PAIR_STORED NULL) is no part of the study yet: its identical pairs, unranked, would
+    # enter in the first rating epoch's proportion
+    data = data.joined_by(np.array([s is not None for s in data.pair_stored], bool))
     if not history:
         return data
     # a blind row stops being current when a blind row superseding it is stored (the current_ratings view)

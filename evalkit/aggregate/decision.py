@@ -9,8 +9,9 @@ reconstructs the state right after that rating (each rating's version current th
 benchmarks stored by then), decides on it and stores it, in one write transaction; a concurrent look that finds it
 stored meanwhile reads the stored one, so every reader shows one decision.
 
-The completion point: the first rating id R at which, with the ratings current right after R and the raters the gold
-check left out right after R, the first `planned_pairs` pairs of the queue's random order have the ratings they want
+The completion point: the first rating id R (or a pool's joining after R: a pool of pairs that need no rating
+completes a sample as it joins) at which, with the ratings current right after R, the pairs that had joined by then
+and the raters the gold check left out right after R, the first `planned_pairs` pairs of the queue's random order have the ratings they want
 (their quota stored with the pool, else `min_ratings_per_pair`; verdict.complete_count). Without the gold check the count only grows with R (a
 correction replaces a rating), so bisection finds it; the gold check can move the count both ways, but only at a
 rating of a gold pair, so between two of those bisection holds, and the segments are scanned in order.
@@ -36,7 +37,7 @@ class FrozenDecision:
 
     study_id: int
     decided_at: str  # when a look stored it
-    completed_at: str  # created_at of the rating that completed the planned sample
+    completed_at: str  # when the planned sample completed: its completing rating's created_at, or the pool's join
     completed_rating_id: int
     gate_hash: str
     verdict: Verdict
