@@ -235,3 +235,52 @@ def test_the_guidelines_say_a_bad_output_is_rated_not_skipped():
                               "breaks"), ("zh", "损坏、空白或乱码的输出也请评分")):
         for prompt in (load_prompts()[0], None):
             assert rule in guidelines(prompt, lang)
+
+
+def test_a_pair_no_current_rater_can_take_is_named_with_what_the_organiser_can_do(tmp_path):
+    """Statistics audit, 2026-12-06: a pair at the head of the order that every current rater has skipped can be
+    served to none of them, so the look waits for a rater who is not there, and the study stayed interim for good
+    with no word why. The interim look now says how many pairs the next look needs that no current rater can take,
+    and what to do; the pair keeps its place (the decision never leaves it out), and once a rater who can take it is
+    invited the note goes, and her rating completes the plan."""
+    from evalkit.rating import roster
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=10, margin=0.05, min_ratings_per_pair=1, second_rating_share=0,
+                                   claim="these raters", ppi="off"), encoding="utf-8")
+    db = open_db(tmp_path / "stuck.db")
+    build_study(db, SyntheticStudy(pairs=0, unrated_pairs=20, raters_per_pair=1, raters=3, pass_rate=0.95,
+                                   drops={DROPS: 0.3}, prescreen_accuracy=1.0, queue_order=True,
+                                   gate_path=str(gate), seed=12))
+    truth = _truth(db)
+    head = db.execute("SELECT id FROM pairs WHERE kind = 'study' ORDER BY queue_rank LIMIT 1").fetchone()[0]
+    for rater in ("ann", "bob"):  # both skip the head pair, and rate every other pair they are served
+        while (view := next_pair(db, rater, APP.ratings_per_pair)) is not None:
+            if view.pair_id == head:
+                skip_pair(db, APP, rater, head, "I cannot judge this one")
+            else:
+                a, b, _differ, _d = truth[view.pair_id]
+                submit_rating(db, APP, RatingInput(view.pair_id, rater, a, b, "tie"))
+    agg = aggregate(db)
+    assert agg.interim
+    said = [n for n in agg.notes if "can be served to none" in n]
+    assert said == [said[0]] and said[0].startswith(
+        "1 pair(s) the next look (10 decided pairs) needs can be served to none of the study's 2 current rater(s)")
+    assert "evalkit raters add" in said[0] and agg.untakeable == 1
+    from evalkit.aggregate import verdict_text
+    from evalkit.ui.results import verdict_markdown
+
+    assert said[0] in verdict_text(agg)  # `evalkit aggregate`
+    zh = verdict_markdown(agg, "zh")  # the Results tab, in Chinese too
+    assert "下一次查看需要的 1 对，现有的评分者都不能再评" in zh and said[0] in zh
+
+    roster.add(db, "dan")
+    roster.revoke(db, "dan")  # a revoked code takes nothing
+    assert [n for n in aggregate(db).notes if "can be served to none" in n] == said
+    roster.add(db, "cat")  # a rater who has met none of it
+    assert not [n for n in aggregate(db).notes if "can be served to none" in n]
+    view = next_pair(db, "cat", APP.ratings_per_pair)
+    assert view.pair_id == head
+    a, b, _differ, _d = truth[head]
+    submit_rating(db, APP, RatingInput(head, "cat", a, b, "tie"))
+    assert not aggregate(db).interim  # the pair kept its place, and its rating completed the plan

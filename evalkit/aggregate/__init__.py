@@ -54,6 +54,7 @@ class Aggregate:
     # the notes drawn from single raters' figures (time on task, gold check), a subset of `notes`: a rater among
     # fewer than three would read the other's from them, less her own (ui.results withholds them then)
     personal: list[str] = field(default_factory=list)
+    untakeable: int = 0  # pairs the next look needs that no current rater can be served (its note says what to do)
 
     @property
     def interim(self) -> bool:
@@ -192,6 +193,7 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
         _rows, complete, after = look(current, excluded_now)
         after.label = AFTER
         notes[:0] = _frozen_notes(db, frozen, complete, values, excluded, excluded_now, sid)
+    untakeable_pairs = 0
     if verdict.interim:
         if values and values["planned_pairs"] > 0 and speed.extra_memory_mb is None:
             # a benchmark of another setting or device may be stored and left out (its note says why): then "yet" is
@@ -211,6 +213,10 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
             notes.insert(0, short[0].upper() + short[1:])
         if values and (waiting := _waiting_note(db, ratings, values)):
             notes.insert(0, waiting)
+        share = stored_cfg.get("app", {}).get("max_ratings_per_rater", 0) or 0
+        if values and (stalled := _untakeable_note(db, ratings, values, share))[0]:
+            untakeable_pairs = stalled[0]
+            notes.insert(0, stalled[1])
         if values and values.get("monitoring", "fixed") != "fixed":
             notes.insert(0, "INTERIM LOOK, NOT A DECISION: no look of the gate has settled the study yet; a later "
                             f"look may ({describe(values)}), and the app stops serving pairs when one does; stopping "
@@ -283,7 +289,7 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
         notes.insert(0, f"this is {chosen.label()}; `--study NAME` shows another ({others})")
     verdict.notes = notes
     return Aggregate(tables=tables, speed=speed, verdict=verdict, notes=notes, study=chosen, frozen=frozen, after=after,
-                     speed_now=speed_now, personal=personal)
+                     speed_now=speed_now, personal=personal, untakeable=untakeable_pairs)
 
 
 def _waiting_note(db, ratings: RatingData, values: dict) -> str | None:
@@ -307,6 +313,32 @@ def _waiting_note(db, ratings: RatingData, values: dict) -> str | None:
             f"pair(s) after them do not count towards the next look ({target} decided pairs) until they are. The "
             "decision takes the first pairs of that order, every one of them: leaving out the pairs raters skip or "
             "take longest over would judge the outputs raters chose, not the pool's")
+
+
+def _untakeable_note(db, ratings: RatingData, values: dict, share: int) -> tuple[int, str]:
+    """How many pairs the next look needs can be served to no current rater (rating.queue.untakeable), and one
+    sentence saying so and what to do ((0, '') when none): the look waits for them, and without a new rater (or a
+    larger share) it waits for good, with no other word why."""
+    from ..rating.queue import untakeable
+    from .looks import schedule
+    from .verdict import in_queue_order, rated_needed
+
+    per_pair = values["min_ratings_per_pair"]
+    target = next((lk.pairs for lk in schedule(values) if lk.pairs > complete_count(ratings, per_pair)), None)
+    if target is None or not len(ratings):
+        return 0, ""
+    pairs, done, _run = in_queue_order(ratings, per_pair)
+    need = rated_needed(target, ratings, pairs)
+    stuck, raters = untakeable(db, [ratings.pair_ids[i] for i in pairs[:need][~done[:need]]], per_pair, share)
+    if not stuck or not raters:
+        return 0, ""
+    return len(stuck), (f"{len(stuck)} pair(s) the next look ({target} decided pairs) needs can be served to none of the study's "
+            f"{raters} current rater(s): each has rated or skipped it, met one of its texts, kept its hold to the cap, "
+            + (f"or given her share (app.max_ratings_per_rater = {share}), " if share else "")
+            + "so the study waits for them and will not complete as it stands. Invite a rater who can judge them "
+            "(`evalkit raters add NAME`; open sign-up lets one in too)"
+            + (", or raise app.max_ratings_per_rater" if share else "")
+            + ". The decision never leaves a pair out for what it shows: that would judge the outputs raters chose")
 
 
 def _frozen_notes(db, frozen: FrozenDecision, complete_now: int, values: dict, excluded: list[str],

@@ -15,13 +15,15 @@ from dataclasses import dataclass, field
 
 # Tables the aggregate reads (the pre-screen is derived from generations, and the aggregate itself fills it in,
 # so it is left out). MAX(rowid) is an index lookup in SQLite, so the version costs microseconds.
+# raters and results_seen: who can still take the pairs a look waits for (its note, rating.queue.untakeable).
 VERSIONED_TABLES = ("ratings", "pairs", "experiments", "generations", "timing_runs", "bench_processes", "studies",
-                    "decisions")
+                    "decisions", "raters", "results_seen")
 
 
 def data_version(db) -> tuple:
     """A key that changes whenever a table the aggregate reads gains a row (or the gate file is edited)."""
-    parts = db.execute("SELECT " + ", ".join(f"(SELECT MAX(rowid) FROM {t})" for t in VERSIONED_TABLES)).fetchone()
+    parts = db.execute("SELECT " + ", ".join(f"(SELECT MAX(rowid) FROM {t})" for t in VERSIONED_TABLES)
+                       + ", (SELECT COUNT(revoked_at) FROM raters)").fetchone()  # a revocation adds no row
     gate_path = None
     row = (db.execute("SELECT gate_json FROM studies WHERE gate_hash != '' ORDER BY id DESC LIMIT 1").fetchone()
            or db.execute("SELECT gate_json FROM experiments WHERE gate_hash != '' ORDER BY id DESC LIMIT 1").fetchone())

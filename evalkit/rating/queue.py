@@ -200,14 +200,15 @@ _MET_TEXT = """EXISTS (SELECT 1 FROM (SELECT text FROM generations WHERE id IN (
                      UNION ALL SELECT m.text FROM ratings r JOIN pairs q ON q.id = r.pair_id
                      JOIN reference_outputs m ON m.id IN (q.a_reference_id, q.b_reference_id)
                      WHERE r.rater = :rater AND r.kind = 'rating'))"""
+# What keeps an open pair from this rater, whatever its count: she rated or skipped it, kept it to the cap, lost its
+# hold to a rater whose hold counts, or rated one of its texts.
+_NOT_HERS = f"""p.id NOT IN (SELECT pair_id FROM ratings WHERE rater = :rater) AND p.id NOT IN {_KEPT_TO_CAP}
+      AND p.id NOT IN {_DISPLACED_FROM} AND NOT {_MET_TEXT.format(p="p.")}"""
 _OPEN = f"""
     SELECT p.id, COALESCE(c.n, 0) AS n, {_P_QUOTA} AS quota FROM pairs p
     LEFT JOIN (SELECT pair_id, COUNT(*) AS n FROM current_ratings GROUP BY pair_id) c ON c.pair_id = p.id
-    WHERE COALESCE(c.n, 0) < {_P_QUOTA} AND p.id NOT IN (SELECT pair_id FROM ratings WHERE rater = :rater)
-      AND {_LATEST_STUDY} AND {_READY}
-      AND p.id NOT IN (SELECT pair_id FROM closed_pairs) AND p.id NOT IN {_KEPT_TO_CAP}
-      AND p.id NOT IN {_DISPLACED_FROM}
-      AND NOT {_IDENTICAL} AND NOT {_MET_TEXT.format(p="p.")}"""
+    WHERE COALESCE(c.n, 0) < {_P_QUOTA} AND {_LATEST_STUDY} AND {_READY}
+      AND p.id NOT IN (SELECT pair_id FROM closed_pairs) AND NOT {_IDENTICAL} AND {_NOT_HERS}"""
 
 # A hold takes a pair only from a rater whose rating could fill its quota: not an organiser whose ratings in the
 # study no longer count (results_seen: opening the Results to watch held the head of the queue for 30 minutes), nor
@@ -409,6 +410,44 @@ def results_seen(db, rater: str) -> bool:
     """Whether this rater's ratings in the study the app serves are kept but not counted (note_results_seen)."""
     return bool(db.execute("SELECT 1 FROM results_seen WHERE rater = ? AND study_id = (SELECT MAX(id) FROM studies)",
                            [rater]).fetchone())
+
+
+def current_raters(db, share: int = 0) -> list[str]:
+    """The names the served study's queue could still count a rating from: invited or signed up (the raters table)
+    or having rated in it, not revoked, not an organiser whose ratings there no longer count (results_seen), and
+    below their `share` (app.max_ratings_per_rater; 0 = no limit)."""
+    names = [r[0] for r in db.execute(
+        f"""SELECT name FROM raters WHERE revoked_at IS NULL
+            UNION SELECT DISTINCT r.rater FROM ratings r JOIN pairs p ON p.id = r.pair_id WHERE {_LATEST_STUDY}
+            EXCEPT SELECT name FROM raters WHERE revoked_at IS NOT NULL
+            EXCEPT SELECT rater FROM results_seen WHERE study_id = (SELECT MAX(id) FROM studies)""")]
+    return sorted(n for n in names if not share_reached(db, n, share))
+
+
+# Of the open pairs :ids, those the queue could serve this rater (what _OPEN asks of a pair, for these pairs only).
+_HERS_TO_TAKE = f"""SELECT p.id FROM pairs p WHERE p.id IN (SELECT value FROM json_each(:ids))
+    AND p.id NOT IN (SELECT pair_id FROM closed_pairs) AND {_READY}
+    AND (SELECT COUNT(*) FROM current_ratings c WHERE c.pair_id = p.id) < {_P_QUOTA} AND {_NOT_HERS}"""
+
+
+def untakeable(db, pair_ids: list[str], ratings_per_pair: int, share: int = 0) -> tuple[list[str], int]:
+    """Of these pairs of the served study, the open ones that no current rater (current_raters) can be served: each
+    has rated or skipped it, met one of its texts, kept it to the cap or lost its hold, or reached her share; and
+    how many current raters there are. A look that needs such a pair waits for a rater who is not there yet
+    (aggregate's note says so and what to do)."""
+    import json
+
+    left = [p for p, in db.execute(f"""SELECT p.id FROM pairs p WHERE p.id IN (SELECT value FROM json_each(?))
+                                       AND p.id NOT IN (SELECT pair_id FROM closed_pairs) AND {_LATEST_STUDY}""",
+                                   [json.dumps(list(pair_ids))])]
+    raters = current_raters(db, share)
+    for rater in raters:
+        if not left:
+            break
+        takes = {p for p, in db.execute(_HERS_TO_TAKE, {"ids": json.dumps(left), "rater": rater,
+                                                         "quota": ratings_per_pair})}
+        left = [p for p in left if p not in takes]
+    return left, len(raters)
 
 
 def share_reached(db, rater: str, share: int) -> bool:

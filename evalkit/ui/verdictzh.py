@@ -203,6 +203,10 @@ def verdict_zh(agg) -> list[str]:
         lines.append("- 区间没有用预测驱动推断（PPI），只用评分者的评分（原因见下方英文）")
     if agg.after is not None:
         lines.append(f"- 决定之后又存入了数据：用现在的数据重算的结果是 {agg.after.decision}，但它**不是**决定（见下方英文）")
+    if getattr(agg, "untakeable", 0):  # the study would wait for good: said in both languages
+        lines.append(f"- 下一次查看需要的 {agg.untakeable} 对，现有的评分者都不能再评（都已评过或跳过、见过其中的文本，"
+                     "或已达到各自的份额），研究会一直等下去：请邀请能评判它们的评分者（`evalkit raters add 名字`），"
+                     "或提高 app.max_ratings_per_rater。决定从不因内容而去掉某一对")
     if agg.notes:
         lines.append(f"- 另有 {len(agg.notes)} 条说明，见下方英文原文（note）")
     if v.fidelity:
