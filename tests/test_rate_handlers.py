@@ -570,6 +570,35 @@ def test_a_reload_says_a_submission_that_reached_the_server_was_refused_and_why(
     assert out[ui.status] == "评分已保存。"
 
 
+def test_a_reload_after_a_submission_refused_as_skipped_in_another_tab_names_no_pair_id(tmp_path):
+    """Attacker audit round 6: a refusal's words were kept for a reload as the library wrote them, and one names the pair
+    ("rater 'ann' has already rated or skipped pair 'p…'": her Submit in one tab after Skip in another), so the reload
+    said the pair id that every error message keeps on the server. It now says the refusal without it, in both
+    languages."""
+    import json
+    import secrets
+
+    from evalkit.rating.queue import pair_view
+    from evalkit.ui.rate import texts_digest
+
+    tab = pooled_tab(tmp_path, 3)
+    ui = tab.ui
+    s, _ = tab.sign_in("ann")
+    other = tab.h.sign_in_local(Session(), "", "", s.code, None)[ui.session]  # her second tab, on the same pair
+    assert other.pair_id == s.pair_id
+    tab.h.skip(other, "cannot judge it")
+    sub = secrets.token_hex(16)
+    refused = tab.h.submit(tab.h.sending(s, sub)[ui.session], *tab.form())
+    assert refused[ui.session].pair_id is None  # refused: skipped elsewhere, nothing stored
+    view = pair_view(open_db(tab.db_path), s.pair_id)
+    kept = {"pair": texts_digest(view.text_a, view.text_b), "sent": True, "sub": sub, "values": tab.form()}
+    reloaded = tab.h.sign_in_local(Session(), "", "", s.code, None)[ui.session]
+    for lang in ("zh", "en"):
+        said = tab.h.draft_fate(reloaded, json.dumps({"lang": lang} | kept))[ui.status]
+        assert said.startswith(word("draft_sent_refused", lang, why="|").split("|")[0]), said  # refused, and why
+        assert s.pair_id not in said and not re.search(r"\bp[0-9a-f]{16}\b", said), said
+
+
 def test_a_submission_s_id_is_stored_with_its_rating_once_and_a_replay_of_it_stores_nothing(tmp_path):
     """The page's id for a submission is stored with the rating it stored (so a reload after a restart finds it), and
     the session lets it go: a correction sent after it without an id of its own (a caller of the API) is stored

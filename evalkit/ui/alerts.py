@@ -31,12 +31,17 @@ def inert(text: str) -> str:
     return _MARKDOWN_PUNCT.sub(r"\\\1", html.escape(text, quote=False))
 
 
+def without_pair_id(text: str) -> str:
+    """A refusal's words as a rater may read them: any pair id in them said as "this pair"."""
+    return _PAIR_ID.sub("this pair", text)
+
+
 def message(e: EvalkitError, lang: str = "en") -> str:
     """The error as the rater sees it: for a Chinese rater the Chinese first where words.ERRORS_ZH has it, then the
     English as the library wrote it (the words an organiser searches for when a rater forwards it). Gradio renders
     toast messages as (sanitised) HTML, and messages can quote what a rater typed (a name), so the text is escaped:
     it shows as typed and stays inert."""
-    what = _PAIR_ID.sub("this pair", e.what)
+    what = without_pair_id(e.what)
     english = what + (f" — fix: {e.fix}" if e.fix else "")
     zh = error_zh(what, e.fix) if lang == "zh" else None
     return html.escape(english if zh is None else f"{zh[0]}。{zh[1]}。（{english}）", quote=False)

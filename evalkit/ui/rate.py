@@ -37,7 +37,7 @@ from ..rating.queue import (
 from ..task.criteria import CRITERIA
 from ..task.prompts import Prompt
 from . import auth, hubcheck
-from .alerts import friendly, gradio_hints, inert
+from .alerts import friendly, gradio_hints, inert, without_pair_id
 from .db import connect
 from .form import (
     ANSWER_KEYS, CODE_KEY, FORM_KEYS, REQUIRED_KEYS, RateTab, labels_key, layout, prompt_markdown, relabel, update, words_update,
@@ -711,9 +711,10 @@ class RateHandlers:
             submissions.settled(sub, self.in_queue, until=submissions.load_end(_page(request)))
 
     def noted(self, s: Session, fate: tuple) -> None:
-        """What became of the submission this session sent (its id: sending), for a reload to say."""
+        """What became of the submission this session sent (its id: sending), for a reload to say: a refusal in the
+        words a rater may read (the library's can name the pair, whose id stays on the server)."""
         if s is not None and s.submission:
-            submissions.record(s.rater, s.submission, fate)
+            submissions.record(s.rater, s.submission, tuple(without_pair_id(w) for w in fate))
 
     @friendly
     def submit(self, s: Session, *values) -> dict:
