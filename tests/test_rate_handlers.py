@@ -599,6 +599,37 @@ def test_a_reload_after_a_submission_refused_as_skipped_in_another_tab_names_no_
         assert s.pair_id not in said and not re.search(r"\bp[0-9a-f]{16}\b", said), said
 
 
+def test_one_rater_s_many_submission_ids_never_push_out_what_another_s_reload_is_told(tmp_path, monkeypatch):
+    """Attacker audit round 6: what became of each submission is kept in memory for the newest ids of all raters
+    together (_Submissions.KEEP), and the page's private step that records an id is open to any signed-in session,
+    unbounded: one rater sending KEEP ids of her own pushed out every other rater's, so another rater's reload after a
+    refused submission said it had not reached the server, where it had, and why it was refused was lost. Each rater
+    now keeps her newest few (PER_RATER), and the others' stay."""
+    import json
+    import secrets
+
+    from evalkit.rating.queue import pair_view
+    from evalkit.ui.rate import texts_digest
+    from evalkit.ui.session import _Submissions
+
+    monkeypatch.setattr(_Submissions, "KEEP", 100)  # the memory's bound, small here: the attack is alike at any size
+    tab = pooled_tab(tmp_path, 3)
+    ui = tab.ui
+    ann, _ = tab.sign_in("ann")
+    mallory, _ = tab.sign_in("mallory")
+    view = pair_view(open_db(tab.db_path), ann.pair_id)
+    refused = secrets.token_hex(16)
+    with pytest.raises(gr.Error):
+        tab.h.submit(tab.h.sending(ann, refused)[ui.session], *tab.form(preference="maybe"))
+    kept = {"lang": "en", "pair": texts_digest(view.text_a, view.text_b), "sent": True, "back": True,
+            "values": tab.form(), "sub": refused}
+    told = word("draft_sent_refused", "en", why="preference 'maybe' is not A, B or tie")
+    assert tab.h.draft_fate(ann, json.dumps(kept))[ui.status] == told
+    for _ in range(_Submissions.KEEP + 1):  # mallory's script: ids of her own, as many as the memory holds
+        tab.h.sending(mallory, secrets.token_hex(16))
+    assert tab.h.draft_fate(ann, json.dumps(kept))[ui.status] == told
+
+
 def test_a_submission_s_id_is_stored_with_its_rating_once_and_a_replay_of_it_stores_nothing(tmp_path):
     """The page's id for a submission is stored with the rating it stored (so a reload after a restart finds it), and
     the session lets it go: a correction sent after it without an id of its own (a caller of the API) is stored

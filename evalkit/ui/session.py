@@ -174,11 +174,15 @@ class _Submissions:
     WAIT_SECONDS = _Writing.WAIT_SECONDS
     GRACE_SECONDS = 2.0  # received, its submit not queued yet: the old page's join may still be on its way
     KEEP = 10_000  # the newest ids kept (a few per rater and hour): memory stays bounded
+    # the newest ids kept per rater: a reload asks about her last Submit only, and one rater's page (or a script
+    # calling the page's private step) never pushes the other raters' ids out of KEEP (attacker audit, round 6)
+    PER_RATER = 20
     LOADS_KEPT_SECONDS = 600.0  # a page load's end of waits, kept far past its last step, even behind a busy queue
 
     def __init__(self):
         self._done = threading.Condition()
         self._seen: dict[str, dict] = {}  # id -> {"rater", "page", "at", "fate"}
+        self._mine: dict[str, list[str]] = {}  # rater -> her ids in _seen, oldest first (at most PER_RATER)
         self._loads: dict[str, float] = {}  # page -> when its load's waits end (load_end)
 
     def load_end(self, page: str | None) -> float:
@@ -200,8 +204,20 @@ class _Submissions:
             if sub in self._seen:  # an id is one submission's: never taken over
                 return
             self._seen[sub] = {"rater": rater, "page": page or "", "at": time.monotonic(), "fate": None}
+            mine = self._mine.setdefault(rater, [])
+            mine.append(sub)
+            if len(mine) > self.PER_RATER:
+                self._forget(mine[0])
             while len(self._seen) > self.KEEP:
-                del self._seen[next(iter(self._seen))]
+                self._forget(next(iter(self._seen)))
+
+    def _forget(self, sub: str) -> None:
+        """(Under the lock.) Drop one id from the record and from its rater's list."""
+        rater = self._seen.pop(sub)["rater"]
+        mine = self._mine[rater]
+        mine.remove(sub)
+        if not mine:
+            del self._mine[rater]
 
     def record(self, rater: str | None, sub: str, fate: tuple) -> None:
         """fate: ("stored",) or ("refused", what, fix), the refusal as the library wrote it."""
