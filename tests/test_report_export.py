@@ -1041,13 +1041,13 @@ def test_a_rating_that_completes_the_sample_as_the_export_copies_gives_the_decis
         submit_rating(db, app, RatingInput(pair_id=pair, rater="late", a=answers, b=answers, preference="A"))
     real_copy, copies = database.read_copy, []
 
-    def app_completes_the_sample_first(d):  # the app's rating, in its own connection, before its decision is stored
+    def app_completes_the_sample_first(d, what):  # the app's rating, in its own connection, before its decision is stored
         if not copies:
             other = open_db(path)
             submit_rating(other, app, RatingInput(pair_id=pairs[3], rater="late", a=answers, b=answers, preference="A"))
             other.conn.close()
         copies.append(d)
-        return real_copy(d)
+        return real_copy(d, what)
 
     monkeypatch.setattr(database, "read_copy", app_completes_the_sample_first)
     export(db, tmp_path / "e")
@@ -1103,6 +1103,35 @@ def test_a_temporary_folder_without_room_for_the_copy_is_said_as_such(db, tmp_pa
     assert r.exit_code == 1 and "Traceback" not in r.output, r.output
     assert "a copy of the database (" in r.output and "cannot be written to the temporary folder" in r.output
     assert "set TMPDIR" in r.output and "move it aside" not in r.output and not out.exists()
+
+
+def test_a_temporary_folder_too_small_for_the_copy_is_refused_before_anything_is_stored(db, tmp_path, monkeypatch):
+    """Export audit, 2026-12-06: the room for the copy every part of an export is read from was found out only as the
+    copy was written, after the export's look had frozen the decision and the first export had stored its salt. The
+    free space of the temporary folder is checked first now: the command names the folder, the copy's size and the
+    space free, and says to free space or set TMPDIR; the database and the export folder stay as they were."""
+    import shutil
+    import tempfile
+
+    from evalkit.errors import EvalkitError
+    from evalkit.publish.report import write_report
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    real_usage = shutil.disk_usage
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: real_usage(p)._replace(free=4096) if str(p) == str(tmp)
+                        else real_usage(p))
+    before = _table_rows(db)
+    out = tmp_path / "e"
+    r = CliRunner().invoke(cli, ["export", "--db", str(tmp_path / "rated.db"), "--out", str(out)])
+    assert r.exit_code == 1 and "Traceback" not in r.output, r.output
+    assert "a copy of the database (" in r.output and f"in the temporary folder {tmp}, which has 0.0 MB free" in r.output
+    assert "set TMPDIR to a folder with room for the copy" in r.output and "nothing was written" in r.output
+    assert not out.exists() and list(tmp.iterdir()) == [] and _table_rows(db) == before
+    with pytest.raises(EvalkitError, match="the report reads from a copy of the database"):
+        write_report(db, tmp_path / "r")
+    assert _table_rows(db) == before and not (tmp_path / "r").exists()
 
 
 def test_the_frozen_gate_s_file_path_leaves_no_user_name(db, tmp_path):

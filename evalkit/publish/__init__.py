@@ -31,7 +31,7 @@ def still_open_words(still_open: int, what: str) -> str:
 
 
 @contextlib.contextmanager
-def one_moment(db, look):
+def one_moment(db, look, what: str = "the export"):
     """(copy, look(copy)): a private copy of the database at one moment (store.read_copy) and the look taken on it,
     for a writer whose every part (verdict, provenance, card or report, tables) must describe the same moment.
 
@@ -45,12 +45,12 @@ def one_moment(db, look):
     def decisions(d) -> int:
         return d.execute("SELECT COUNT(*) FROM decisions").fetchone()[0]
 
-    with read_copy(db) as view:
+    with read_copy(db, what) as view:
         before = decisions(view)
         seen = look(view)
         if decisions(view) == before:
             yield view, seen
             return
     look(db)
-    with read_copy(db) as view:
+    with read_copy(db, what) as view:
         yield view, look(view)

@@ -594,6 +594,7 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
 
     from ..aggregate import aggregate
     from ..rating.queue import unclosed_pairs
+    from ..store.database import check_copy_room
     from .provenance import build_provenance
 
     if push_to_hub is not None:  # "" too: a push asked for with no repo is refused, not skipped
@@ -603,6 +604,7 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
     refuse_to_replace(out_dir / "README.md", CARD_MARK, "a dataset card")
     for folder in (out_dir, out_dir / "data"):  # before the look below, which may write the decision; the card and
         check_folder(folder, "the export")      # the staging folder go into out_dir itself
+    check_copy_room(db, "the export")  # so is the room for the copy every part is read from (one_moment)
     still_open = unclosed_pairs(db)
     if push_to_hub and still_open and (public or not while_rating):
         # the look may freeze a decision the study has reached, which closes its every pair: count after it

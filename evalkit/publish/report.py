@@ -334,7 +334,7 @@ def write_report(db, out_dir, study: str | None = None) -> Written:
     check_folder(out_dir, "the report")
     # the look, provenance, plots and tables all read from one copy (publish.one_moment), so that a rating stored
     # meanwhile is in none of them; the pseudonyms' salt is the database's own (one made in the copy would be lost)
-    with one_moment(db, lambda view: aggregate(view, study=study)) as (view, agg):
+    with one_moment(db, lambda view: aggregate(view, study=study), "the report") as (view, agg):
         # counted once, after the look (a decision it froze closed its study's pairs): the banner and the command's
         # warning say the same number (study pairs: gold pairs have no sides)
         still_open = unclosed_pairs(view, gold=False)

@@ -261,22 +261,50 @@ def snapshot(db_path: Path, dest: Path) -> Path:
     return dest
 
 
+def _copy_size(db) -> int:
+    """The bytes a copy of the database takes (read_copy): its pages, those still in its WAL journal included."""
+    return db.execute("PRAGMA page_count").fetchone()[0] * db.execute("PRAGMA page_size").fetchone()[0]
+
+
+def _mb(size: float) -> str:
+    return f"{size / 1e6:.1f} MB"
+
+
+def check_copy_room(db, what: str) -> None:
+    """Refuse, before anything is read or stored, a read_copy the temporary folder has no room for: found only as the
+    copy was written, the failure came after the export's look had stored the decision and the first export's salt.
+    A folder whose free space cannot be read is left to the copy's own error."""
+    import shutil
+    import tempfile
+
+    folder, need = tempfile.gettempdir(), _copy_size(db)
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return
+    if free < need:
+        raise EvalkitError(f"{what} reads from a copy of the database ({_mb(need)}) in the temporary folder {folder}, "
+                           f"which has {_mb(free)} free: nothing was written",
+                           f"free {_mb(need - free)} or more there, or set TMPDIR to a folder with room for the copy, "
+                           "and run again")
+
+
 @contextlib.contextmanager
-def read_copy(db):
+def read_copy(db, what: str = "the export"):
     """A private copy of the database as it is at one moment (online backup API), opened, for a reader that reads
     many tables and must not see a row another process stores in between (the export: its card's counts and its
     tables). Removed afterwards; writes to it go nowhere."""
     import tempfile
 
+    check_copy_room(db, what)
     with tempfile.TemporaryDirectory(prefix="evalkit-read-") as folder:
         path, dest = Path(folder) / "copy.db", None
         try:
             dest = sqlite3.connect(str(path))
             db.conn.backup(dest)
         except sqlite3.OperationalError as e:  # a full or read-only temporary folder: not the database's fault
-            size = Path(db_file(db)).stat().st_size if db_file(db) else 0
-            raise EvalkitError(f"a copy of the database ({size / 1e6:.0f} MB) cannot be written to the temporary "
-                               f"folder {folder}: {e}; the export was not written",
+            raise EvalkitError(f"a copy of the database ({_mb(_copy_size(db))}) cannot be written to the temporary "
+                               f"folder {folder}: {e}; {what} was not written",
                                "free space there, or set TMPDIR to a folder with room for it, and run again") from e
         finally:
             if dest is not None:
