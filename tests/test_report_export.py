@@ -524,6 +524,35 @@ def test_pseudonyms_belong_to_the_database_wherever_it_is_exported_from(db, tmp_
     assert "export_salt" not in SPLITS
 
 
+def _made_before_its_salt(db):
+    """As if the database's experiments were run by a version that kept the salt in a file: migration 022, which
+    stores it in the database, applied after them."""
+    db.execute("UPDATE _migrations SET applied_at = '9999-12-31T00:00:00.000+00:00' WHERE name = '022_export_salt'")
+    db.commit()
+
+
+def test_a_new_database_never_takes_the_data_folder_s_old_salt_so_its_raters_are_not_linked(tmp_path, data_dir):
+    """Privacy audit, 2026-12-06: the data folder's export_salt file, which an earlier version kept and a database made
+    then adopts so that its pseudonyms stay, was adopted by every database of that folder, however new (the app stores
+    a salt at its start). Two studies run in two databases there named each rater with one pseudonym, so their
+    exports linked her across studies, although the card says another database gives other pseudonyms; and whoever
+    had that one file could test guessed names against both. A database made since draws its own salt."""
+    from test_aggregate import load_fixture
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    old = "0123456789abcdef" * 2
+    (data_dir / "export_salt").write_text(old + "\n")
+    raters, seen = None, []
+    for name in ("first", "second"):
+        db = open_db(tmp_path / f"{name}.db")
+        load_fixture(db, tmp_path / f"{name}.toml")
+        raters = sorted({r[0] for r in db.execute("SELECT rater FROM ratings")})
+        seen.append(pseudonyms(raters, db))
+        assert db.execute("SELECT source FROM export_salt").fetchone()[0] == "new"
+    assert len(raters) >= 3 and not set(seen[0]) & set(seen[1])
+    assert not {pseudonym(r, old) for r in raters} & set(seen[0] + seen[1])
+
+
 def test_a_database_exported_before_keeps_its_pseudonyms_and_a_malformed_salt_is_refused(tmp_path, data_dir):
     """A database exported by an earlier version was salted by the data folder's export_salt file: its first export
     now adopts that salt, so its pseudonyms do not change. A malformed salt file (a write that failed half-way) is
@@ -537,6 +566,7 @@ def test_a_database_exported_before_keeps_its_pseudonyms_and_a_malformed_salt_is
     for bad in ("", "abc", "0" * 16, "0" * 34, "z" * 32):
         db = open_db(tmp_path / f"bad{len(bad)}{bad[:1]}.db")
         load_fixture(db, tmp_path / "gate.toml")
+        _made_before_its_salt(db)
         salt_file.write_text(bad)
         with pytest.raises(EvalkitError, match=f"(?s)export salt {salt_file} is not 32 hex characters.*every rater's "
                                                "pseudonym changes"):
@@ -546,6 +576,7 @@ def test_a_database_exported_before_keeps_its_pseudonyms_and_a_malformed_salt_is
     salt_file.write_text(old + "\n")
     db = open_db(tmp_path / "old.db")
     load_fixture(db, tmp_path / "gate.toml")
+    _made_before_its_salt(db)
     assert pseudonyms(["r1"], db) == [pseudonym("r1", old)]
     salt_file.unlink()  # adopted: the database keeps it
     assert pseudonyms(["r1"], db) == [pseudonym("r1", old)]

@@ -23,10 +23,12 @@ def export_salt(db) -> str:
     copied to, and not reversible without it. Stored in the database (table export_salt, one row, never exported: a
     copy of the database holds its raters' names anyway).
 
-    The first export of a database made before stores the salt file of the data folder (`export_salt`, beside the
-    database or under EVALKIT_DATA_DIR), when there is one, so that its pseudonyms do not change; else 32 new hex
-    characters (128 random bits). A salt of another form is refused, never replaced: a new salt would change every
-    pseudonym (an empty one would make them reversible). A read-only database that holds none yet can still use the
+    The first export of a database made before (with experiments older than its salt table) stores the salt file of
+    the data folder (`export_salt`, beside the database or under EVALKIT_DATA_DIR), when there is one, so that its
+    pseudonyms do not change; any other database draws 32 new hex characters (128 random bits): adopting the file
+    there too gave every new database of that folder one salt, and so linked a rater's pseudonyms across them. A
+    salt of another form is refused, never replaced: a new salt would change every pseudonym (an empty one would
+    make them reversible). A read-only database that holds none yet can still use the
     file's; it cannot keep a new one, and says so."""
     import sqlite3
 
@@ -64,10 +66,14 @@ def _checked(text: str, what: str, restore: str) -> str:
 
 def _legacy_salt(db) -> tuple[str, Path] | None:
     """The salt file an earlier version kept (in the data folder: EVALKIT_DATA_DIR, else results/ under the folder
-    the command ran in, which is the database's own folder in the default layout): its salt and path, or None."""
+    the command ran in, which is the database's own folder in the default layout): its salt and path, or None; None
+    for a database made since (store.raters.older_than_its_salt), which that version never exported."""
     from ..locations import data_dir
     from ..store.database import db_file
+    from ..store.raters import older_than_its_salt
 
+    if not older_than_its_salt(db):
+        return None
     here = db_file(db)
     places = [data_dir() / SALT_FILE] + ([Path(here).parent / SALT_FILE] if here and Path(here).is_file() else [])
     seen = set()

@@ -122,6 +122,13 @@ def stored_export_salt(db) -> str | None:
     return row[0] if row else None
 
 
+def older_than_its_salt(db) -> bool:
+    """Whether the database holds experiments from before it kept its own export salt (migration 022_export_salt):
+    only such a database can have been exported with the data folder's salt file (publish.scrub.export_salt)."""
+    return db.execute("""SELECT EXISTS (SELECT 1 FROM experiments WHERE created_at <
+                         (SELECT applied_at FROM _migrations WHERE name = '022_export_salt'))""").fetchone()[0] == 1
+
+
 def keep_export_salt(db, salt: str, source: str) -> str:
     """Store the export salt unless one is there already (two exports at once keep the first one's); returns the
     stored one. source: where it came from ("new", or the salt file an earlier version kept)."""
