@@ -1674,3 +1674,91 @@ def test_an_export_that_freezes_the_decision_counts_the_pairs_open_after_it(tmp_
     r = CliRunner().invoke(cli, ["report", "--db", str(tmp_path / "s2.db"), "--out", str(tmp_path / "rep")])
     assert r.exit_code == 0 and "warning" not in r.output, r.output
     assert "Written while rating was under way" not in (tmp_path / "rep" / "index.html").read_text()
+
+
+def test_each_criterion_s_sample_and_the_speed_basis_are_rebuilt_from_the_loaded_tables_as_the_card_says(tmp_path):
+    """Reader audit, 2026-12-06: a decision counts at the worst the pairs of its sample that have no outcome (withheld
+    from every rater for repeating a revealed text, or passed over and then rated only by raters the gold check leaves
+    out), but the export carried none of what marks them (the closings, the holds) and the card's recipe did not name
+    them: a reader with the dataset alone counted 89 pairs where the card says 100, and could not rebuild an interval.
+    The pairs table now says which pairs are withheld, passed over or kept from a rater, and the card how they count.
+    Here every table loads by its config, and each criterion's sample (rated, identical and worst-case pairs, raters)
+    and the speed figure's basis (source, rounds, pairs) are rebuilt from the loaded tables alone and match the card."""
+    import math
+    import re
+
+    from datasets import load_dataset
+    from test_later_pool import APP, _greedy_later_pool, _rate, next_pair
+
+    db, _, _, _, copies = _greedy_later_pool(tmp_path, [])
+    while next_pair(db, "bob", APP.ratings_per_pair) is not None:
+        _rate(db, "bob", 1)
+    out = tmp_path / "e"
+    export(db, out)
+    card = (out / "README.md").read_text(encoding="utf-8")
+    configs = re.findall(r"- config_name: (\w+)", card)
+    t = {name: load_dataset(str(out), name, split="train").to_list() for name in configs}
+    assert set(configs) == {s for s in SPLITS if db.execute(f"SELECT COUNT(*) FROM {s}").fetchone()[0]}
+
+    decision, = t["decisions"]
+    gate = json.loads(t["studies"][0]["gate_json"])["values"]
+    sample = set(json.loads(decision["sample_json"]))
+    rating_of = {r["id"]: r for r in t["ratings"]}
+    rated = {rating_of[i]["pair_id"] for i in sample}
+    raters = {rating_of[i]["rater"] for i in sample}
+    tokens = {g["id"]: g["token_hash"] for g in t["generations"]}
+    pairs = sorted((p for p in t["pairs"] if p["kind"] == "study"), key=lambda p: p["queue_rank"])
+    counts = {}
+    for r in t["ratings"]:
+        if r["current"] and r["kind"] == "rating" and r["created_at"] <= decision["completed_at"]:
+            counts[r["pair_id"]] = counts.get(r["pair_id"], 0) + 1
+
+    def identical(p):
+        return tokens[p["ordinary_generation_id"]] == tokens[p["assisted_generation_id"]]
+
+    # the card's rule: in the queue's order, the fewest differing pairs that, with the identical pairs entering per
+    # epoch at floor(decided x identical / differing + 0.5), reach the plan; each of them is rated in the sample or
+    # has no outcome (withheld, short of its quota)
+    epochs = {}
+    for p in pairs:
+        e = epochs.setdefault(math.floor(p["queue_rank"]), [0, 0])
+        e[identical(p)] += 1
+    walked, unknown, seen = {}, 0, set()
+
+    def zeros_now():
+        return sum(min(epochs[e][1], math.floor(n * epochs[e][1] / epochs[e][0] + 0.5)) for e, n in walked.items())
+
+    for p in (p for p in pairs if not identical(p)):
+        if sum(walked.values()) + zeros_now() >= gate["planned_pairs"]:
+            break
+        epoch = math.floor(p["queue_rank"])
+        walked[epoch] = walked.get(epoch, 0) + 1
+        if p["id"] in rated:
+            seen.add(p["id"])
+        else:
+            assert p["withheld"] and counts.get(p["id"], 0) < (p["wanted_ratings"] or gate["min_ratings_per_pair"])
+            unknown += 1
+    zeros = zeros_now()
+    assert seen == rated
+    assert unknown and zeros and len(rated) + unknown + zeros == gate["planned_pairs"]
+
+    rows = json.loads(decision["verdict_json"])["fidelity"]
+    assert len(rows) == len(CRITERIA)
+    for row in rows:
+        assert (row["pairs"], row["worst_case_pairs"]) == (len(rated) + unknown + zeros, unknown)
+    shown = re.findall(r"OUTSIDE margin [^\n]*? over (\d+) pairs \((\d+) identical[^\n]*?\((\d+) [^\n]* and (\d+) raters",
+                       card.split("AFTER THE DECISION")[0])
+    assert shown == [(str(len(rated) + unknown + zeros), str(zeros), str(unknown), str(len(raters)))] * len(CRITERIA)
+    assert f"{len(sample)} ratings of {gate['planned_pairs']} pairs" in card
+
+    # the speed figure: the gate decides on benchmark rounds only, none is stored; the pool's runs are reported
+    speed = json.loads(decision["speed_json"])
+    rounds = {r["round"] for r in t.get("timing_runs", [])}
+    ok = {g["id"] for g in t["generations"] if g["status"] == "ok"}
+    matched = sum(p["ordinary_generation_id"] in ok and p["assisted_generation_id"] in ok for p in pairs)
+    assert (speed["rounds"], speed["rounds_planned"], speed["throughput_pairs"]) == (len(rounds), gate["speed_rounds"],
+                                                                                      matched)
+    assert gate["speed_source"] == "benchmark" and speed["bench_only"]
+    assert (f"{len(rounds)} of the {gate['speed_rounds']} benchmark rounds the gate plans" in card
+            and f"over all {matched} matched pairs" in card)
+    assert "`pairs.withheld`" in card and "`worst_case_pairs`" in card

@@ -195,6 +195,31 @@ def _numbers(text):
     return np.array([], np.int64) if not text else np.fromstring(text, dtype=np.int64, sep=",")
 
 
+# A pair's standing the decision reads from rows the export does not carry (a hold let go, a closing as its pool
+# joined): the export adds them to its pairs table as flags (pair_standing), so that a reader can rebuild the sample
+STANDING = ("passed_over", "kept_from", "withheld")
+
+
+def _standing_rows(db, study_id: int | None) -> dict:
+    """Per STANDING flag, the rowids of the pairs of study_id it holds for (int64 array)."""
+    where = _pair_filter(study_id, "p.")
+    queries = {"passed_over": PASSED_OVER.format(where=where), "kept_from": KEPT_FROM.format(where=where),
+               "withheld": f"SELECT group_concat(p.rowid, ',') FROM pairs p WHERE {where} "
+                           f"AND {WITHHELD.format(p='p.')}"}
+    return {flag: _numbers(db.execute(sql).fetchone()[0]) for flag, sql in queries.items()}
+
+
+def pair_standing(db) -> dict[str, set[str]]:
+    """Per STANDING flag, the ids of the study pairs it holds for, each study's as its decision reads them."""
+    ids = dict(db.execute("SELECT rowid, id FROM pairs").fetchall())
+    studies = [r[0] for r in db.execute("SELECT id FROM studies").fetchall()] or [None]
+    out = {flag: set() for flag in STANDING}
+    for study in studies:
+        for flag, rows in _standing_rows(db, study).items():
+            out[flag] |= {ids[int(r)] for r in rows}
+    return out
+
+
 def _pair_filter(study_id: int | None, p: str = "") -> str:
     """The pairs compared (`p`: the pairs table's alias with its dot), of one study (of every study when there is
     none to choose: a database without a pool)."""
@@ -277,13 +302,7 @@ def load_ratings(db, study_id: int | None = None, history: bool = False):
         pair_wanted=np.array([p[6] or 0 for p in pairs], np.int64),
         pair_rank=np.array([np.nan if p[7] is None else p[7] for p in pairs], float),
         pair_stored=[p[8] for p in pairs],
-        pair_passed_over=np.isin(rowids, _numbers(db.execute(
-            PASSED_OVER.format(where=_pair_filter(study_id, "p."))).fetchone()[0])),
-        pair_kept_from=np.isin(rowids, _numbers(db.execute(
-            KEPT_FROM.format(where=_pair_filter(study_id, "p."))).fetchone()[0])),
-        pair_withheld=np.isin(rowids, _numbers(db.execute(
-            f"SELECT group_concat(p.rowid, ',') FROM pairs p WHERE {_pair_filter(study_id, 'p.')} "
-            f"AND {WITHHELD.format(p='p.')}").fetchone()[0])))
+        **{f"pair_{flag}": np.isin(rowids, found) for flag, found in _standing_rows(db, study_id).items()})
     # a pool still being made (PAIR_STORED NULL) is no part of the study yet: its identical pairs, unranked, would
     # enter in the first rating epoch's proportion
     data = data.joined_by(np.array([s is not None for s in data.pair_stored], bool))

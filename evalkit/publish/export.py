@@ -24,7 +24,7 @@ COLUMNS = {
     "batch_runs": "one row per request of a batched generate() call (`evalkit bench --batch-sizes`: the ordinary path at a batch size above 1, beside assisted at batch 1): path, batch_size, batch_call (the call's number in its process: its requests share it), slot, prompt_id, round, rep, seed, new_tokens, stop_reason, seconds (the call's: what each of its requests waited), left_padding, generation_id, process_id, status, error, rank, host (salted hash), device",
     "bench_processes": "one row per benchmark worker process (each path in its own, per ABBA round): path, round, order, pid, host (salted hash), device, load_seconds, rss_after_load_mb and cuda_after_load (JSON per device; the memory condition compares the paths' CUDA memory allocated after load where a process put weights on CUDA, else the median peak RSS of each path's timed runs, generations.peak_rss_mb: RSS right after load misses weights mapped lazily from their files), draft_extra_rss_mb, first_call_seconds, target/draft_seconds_per_token, warmup_count, warmup_seconds (JSON: each warm-up call's seconds), status and error (a worker that failed), rank, target_placement (JSON: MB of the target's weights per device) and draft_placement (JSON: the draft's), stored_at",
     "prescreen": "the rule-based pre-screen's answer on each pooled output (evalkit.task.criteria): generation_id, criterion, passed, evidence, rules_version. The gate's interval uses these answers on every pooled pair when prediction-powered inference is on (gate `ppi`)",
-    "pairs": "blind A/B pairs: kind ('study': prompt_id, sample, ordinary_generation_id/assisted_generation_id, a_generation_id/b_generation_id and ordinary_side, drawn at random when the pool was made; queue_rank, the queue's random order (its whole part counts the pools made after rating began, each after the pairs before it): the decision sample is taken from its front, pair by pair as each holds its quota of ratings from raters the gold check keeps, so a pair rated only by a rater it leaves out is passed over (decisions.sample_json holds the sample's rating ids); wanted_ratings, each pair's quota of ratings; stored_at, when its pool joined the study (its order drawn; empty for a pair ranked before evalkit stored it, whose created_at stands in): what a decision frozen at completion counts as stored by then; withheld, true for a pair withheld from every rater as it joined, for repeating a text a closed pair revealed, which counts at the worst where the decision sample reaches it; 'gold': a check pair of two reference outputs with known answers, a_reference_id/b_reference_id, no generations and no path, never part of the comparison)",
+    "pairs": "blind A/B pairs: kind ('study': prompt_id, sample, ordinary_generation_id/assisted_generation_id, a_generation_id/b_generation_id and ordinary_side, drawn at random when the pool was made; queue_rank, the queue's random order (its whole part counts the pools made after rating began, each after the pairs before it): the decision sample is taken from its front, pair by pair as each holds its quota of ratings from raters the gold check keeps, so a pair rated only by a rater it leaves out is passed over (decisions.sample_json holds the sample's rating ids); wanted_ratings, each pair's quota of ratings; stored_at, when its pool joined the study (its order drawn; empty for a pair ranked before evalkit stored it, whose created_at stands in): what a decision frozen at completion counts as stored by then; withheld (true for a pair withheld from every rater as it joined, for repeating a text a closed pair revealed: it counts at the worst where the decision sample reaches it), passed_over (a rater was shown it and passed it over: a skip, or a hold let go unrated) and kept_from (the queue kept it from a rater while it was open, because she had rated another pair holding one of its texts), the last two as the decision reads them from rows not exported (the holds), empty on a gold pair; 'gold': a check pair of two reference outputs with known answers, a_reference_id/b_reference_id, no generations and no path, never part of the comparison)",
     "ratings": "every rating row, history included: rater (pseudonymised unless opted in), kind (rating/skip), a_*/b_* answers per criterion as shown, ordinary_*/assisted_* the same answers mapped to paths, preference (A/B/tie) and preferred_path, comment and skip_reason (what the rater typed: empty unless exported with --keep-comments), supersedes (the row a correction replaced), blind (false for a correction made after the rater saw the reveal, and for what an organiser gave in a study after seeing its results while she could still rate: kept, never counted), seconds_on_task (from the pair being shown to the stored rating), current (true for the version that counts: the last blind one; a skip is never replaced, so every skip row is current); on a gold pair the path columns and preferred_path are empty",
     "reference_outputs": "the texts of gold (check) pairs, pooled outputs made when the pool was built, one of each pair changed by a controlled edit (evalkit.study.gold): prompt_id, name (pool-<ordinary generation id>-<assisted generation id>, '-unedited' for the other), text, expected (JSON: criterion id -> pass/fail, only the results the edit made known), note (what the edit changed), content_hash, token_ids (JSON, under the target tokenizer of the latest pool)",
     "studies": "one row per study of the database, decided or not: name, created_at, the gate frozen with its first pool (gate_json: path, written from ~ under a home folder, text, hash, values; gate_hash). experiments.study_id names each pool's study",
@@ -71,6 +71,7 @@ FLAGS = {"ratings": ("blind",), "generations": ("live", "counts_agree"), "prescr
 
 
 def tables(db, keep_rater_names: bool = False, keep_comments: bool = False) -> dict[str, list[dict]]:
+    from ..aggregate.data import STANDING, pair_standing
     from ..store.runs import json_hash
 
     out = {name: list(db.query(f"SELECT * FROM {name} {_ROWS.get(name, '')} ORDER BY rowid")) for name in SPLITS}
@@ -100,6 +101,10 @@ def tables(db, keep_rater_names: bool = False, keep_comments: bool = False) -> d
                 out_eff["config"] = published_config(eff["config"])
             if out_eff != eff:
                 r["effective_config"] = json.dumps(out_eff, ensure_ascii=False, sort_keys=True)
+    standing = pair_standing(db)  # what the decision reads of a pair from rows not exported (holds, closings)
+    for r in out["pairs"]:
+        for flag in STANDING:
+            r[flag] = r["id"] in standing[flag] if r["kind"] == "study" else None
     current = {r["id"] for r in db.query("SELECT id FROM current_ratings")}
     salt = None if keep_rater_names else salt
     for r in out["ratings"]:
@@ -291,6 +296,13 @@ def method_markdown(agg, db=None) -> str:
   pairs there are, the first ones by pair id; counted per rating epoch, the whole part of `pairs.queue_rank` (one
   epoch unless a pool was added after rating began; an epoch with no differing pair enters whole once the rated
   pairs hold every pair of the earlier epochs).
+- **Pairs without an outcome.** A study pair whose raters were chosen by what it shows has no outcome, and where
+  the sample reaches it in the queue's order it keeps its place and counts at the worst: one withheld from every rater
+  (`pairs.withheld`) that does not hold its quota, and one that held its quota until the gold check left raters out
+  and was passed over or kept from a rater (`pairs.passed_over`, `pairs.kept_from`). In each criterion's row of
+  `decisions.verdict_json`, `worst_case_pairs` = u of them, and with n the other pairs each end becomes
+  (n x end - u) / (n + u) for the lower, (n x end + u) / (n + u) for the upper (the estimate stays the rated pairs';
+  `pairs` = n + u, and `ppi` is false).
 - **Interval** (gate `interval` = "{interval}", `claim` = "{claim}", two-sided confidence {g.get('confidence', 0.95)}):
   {how}. In `decisions.verdict_json`, each criterion's row holds the deciding `ci_low` / `ci_high` and its parts
   (`t_*`, `score_*`; `rated_*`: {"the t interval" if sequence else "the raters' answers alone"}).
@@ -511,6 +523,10 @@ def features(db, name: str):
         for col in INTERNAL_RATING_COLUMNS:
             cols.pop(col, None)
         cols["current"] = Value("bool")
+    if name == "pairs":
+        from ..aggregate.data import STANDING
+
+        cols.update({flag: Value("bool") for flag in STANDING})
     for col in FLAGS.get(name, ()):
         if col in cols:
             cols[col] = Value("bool")
