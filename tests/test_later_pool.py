@@ -9,6 +9,8 @@ rating follow every earlier pair (store.rank_epoch); they enter the decision, an
 where the earlier pairs run out. These tests run it through the real ranking (study.pairs.draw_queue), the real
 queue and the real aggregate."""
 
+import json
+
 import numpy as np
 
 from evalkit.aggregate import aggregate
@@ -483,3 +485,25 @@ def test_a_pool_still_being_made_is_no_part_of_a_look(tmp_path):
     assert agg.interim and db.execute("SELECT COUNT(*) FROM decisions").fetchone()[0] == 0
     assert draw_queue(db, later) == 200  # it joins: now it completes the plan (dated then)
     assert complete_count(load_ratings(db), 1) == 260 and not aggregate(db).interim
+
+
+def test_pairs_withheld_for_repeating_a_revealed_text_are_named_as_such_where_the_verdict_counts_them(tmp_path):
+    """Reader audit, 2026-12-06: a decision whose worst-case pairs were all withheld from every rater (a later pool's
+    copies of a revealed text) said, in the verdict, the report and the card, and in Chinese, that they were "passed
+    over by a rater and then rated only by raters the gold check leaves out": here nobody skipped and nobody was left
+    out. Both causes are named now, in both languages."""
+    from types import SimpleNamespace
+
+    from evalkit.aggregate.verdict import interval_text
+    from evalkit.ui.verdictzh import _fidelity
+
+    db, _, _, _, _ = _greedy_later_pool(tmp_path, [])
+    while next_pair(db, "bob", APP.ratings_per_pair) is not None:
+        _rate(db, "bob", 1)
+    aggregate(db)
+    rows = json.loads(db.execute("SELECT verdict_json FROM decisions").fetchone()[0])["fidelity"]
+    assert rows and all(r["worst_case_pairs"] for r in rows)
+    assert not db.execute("SELECT COUNT(*) FROM ratings WHERE kind = 'skip'").fetchone()[0]
+    assert "withheld from every rater for repeating a revealed text: counted at the worst" in interval_text(rows[0], 0.95)
+    zh = _fidelity(SimpleNamespace(fidelity=rows), {"margin": 0.05, "claim": "these raters"})
+    assert "因重复已揭晓的文本而不给任何评分者" in zh

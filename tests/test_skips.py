@@ -179,10 +179,10 @@ def test_a_pair_raters_passed_over_and_a_rater_the_gold_check_leaves_out_rated_k
     from evalkit.aggregate.verdict import interval_text
     from evalkit.ui.verdictzh import _fidelity
 
-    assert f"({len(unknown)} passed over by a rater and then rated only by raters the gold check leaves out: counted " \
-           "at the worst" in interval_text(row, 0.95)
+    assert f"({len(unknown)} without an outcome, passed over by a rater and then rated only by raters the gold check " \
+           "leaves out" in interval_text(row, 0.95) and ": counted at the worst" in interval_text(row, 0.95)
     zh = _fidelity(SimpleNamespace(fidelity=list(rows.values())), {"margin": 0.05, "claim": "these raters"})
-    assert f"决策样本中有 {len(unknown)} 对曾被评分者跳过" in zh
+    assert f"决策样本中有 {len(unknown)} 对结果未知（曾被评分者跳过" in zh
 
 
 def test_a_pair_the_queue_kept_from_a_rater_who_met_its_texts_keeps_its_place_at_the_worst(tmp_path):

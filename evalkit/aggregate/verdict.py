@@ -485,8 +485,10 @@ def interval_text(r: dict, confidence: float) -> str:
            else "")
     same = f" ({r['identical']} identical, decided without raters)" if r.get("identical") else ""
     if r.get("worst_case_pairs"):
-        same += (f" ({r['worst_case_pairs']} passed over by a rater and then rated only by raters the gold check "
-                 "leaves out: counted at the worst, -1 for the lower end and +1 for the upper)")
+        # either cause (_standing): a later pool's copies of a revealed text are withheld, never passed over
+        same += (f" ({r['worst_case_pairs']} without an outcome, passed over by a rater and then rated only by raters "
+                 "the gold check leaves out or withheld from every rater for repeating a revealed text: counted at the "
+                 "worst, -1 for the lower end and +1 for the upper)")
     level = f"{confidence:.0%}" if abs(confidence * 100 - round(confidence * 100)) < 1e-9 else f"{confidence:.2%}"
     return (f"{title(r['criterion'])} {r['difference']:+.3f}, {level} CI [{end_text(r['ci_low'], r.get('margin'))}, "
             f"{end_text(r['ci_high'], r.get('margin'))}] over {r['pairs']} pair{'s' * (r['pairs'] != 1)}{same} and "

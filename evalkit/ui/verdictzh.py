@@ -53,8 +53,8 @@ def _fidelity(v, g: dict) -> str:
     if earlier:
         missing += f"；在更早的查看中已通过、按序贯查看的规则保持通过：{'、'.join(earlier)}"
     if worst := max((int(r.get("worst_case_pairs") or 0) for r in rows), default=0):  # verdict.worst_case
-        missing += (f"；决策样本中有 {worst} 对曾被评分者跳过（或放下未评），之后只由金标检查剔除的评分者评过：结果未知，"
-                    "按最坏情况计入区间（下限按 −1、上限按 +1）")
+        missing += (f"；决策样本中有 {worst} 对结果未知（曾被评分者跳过或放下未评、之后只由金标检查剔除的评分者评过，"
+                    "或因重复已揭晓的文本而不给任何评分者）：按最坏情况计入区间（下限按 −1、上限按 +1）")
     if below:
         return f"{'、'.join(below)} 的区间上限也低于 {_n(-margin)}（容差）：assisted 明显更差" + missing
     if short:
