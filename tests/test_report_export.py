@@ -5,6 +5,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from apphelpers import pool_db, pool_template  # noqa: F401  (a real pool of the tiny models)
 from evalkit.cli import cli
 from evalkit.publish.export import SPLITS, export, split_file
 from evalkit.publish.scrub import pseudonym, pseudonyms
@@ -1762,3 +1763,31 @@ def test_each_criterion_s_sample_and_the_speed_basis_are_rebuilt_from_the_loaded
     assert (f"{len(rounds)} of the {gate['speed_rounds']} benchmark rounds the gate plans" in card
             and f"over all {matched} matched pairs" in card)
     assert "`pairs.withheld`" in card and "`worst_case_pairs`" in card
+
+
+def test_the_card_says_where_the_criteria_s_wording_each_pair_asked_is_and_it_checks(pool_db, tmp_path):
+    """Reader audit, 2026-12-06: each generation of a pool stores the criteria's wording its raters are asked (a
+    reworded prompt file no longer changes the question mid-study), and the export carries it in
+    generations.effective_config, but the card's column list said only "its config": a reader could not learn which
+    questions the answers in `ratings` answer. The card now names it and how its hash is made; here, from a real pool
+    of the tiny models, every study pair's outputs carry the wording of every criterion in both languages, and its
+    hash checks by the card's rule."""
+    import hashlib
+
+    from datasets import load_dataset
+
+    export(open_db(pool_db), tmp_path / "e")
+    card = (tmp_path / "e" / "README.md").read_text(encoding="utf-8")
+    notes = card.split("- **generations**:")[1].split("\n- **")[0]
+    assert "`criteria` (criterion id -> zh and en), with `criteria_hash`" in notes
+    gens = {g["id"]: json.loads(g["effective_config"])["prompt"]
+            for g in load_dataset(str(tmp_path / "e"), "generations", split="train")}
+    study = [p for p in load_dataset(str(tmp_path / "e"), "pairs", split="train") if p["kind"] == "study"]
+    assert study
+    for p in study:
+        for side in ("ordinary_generation_id", "assisted_generation_id"):
+            asked = gens[p[side]]
+            assert set(asked["criteria"]) == set(CRITERIA)
+            assert all(asked["criteria"][c]["zh"] and asked["criteria"][c]["en"] for c in CRITERIA)
+            text = json.dumps(asked["criteria"], sort_keys=True, ensure_ascii=False).encode()
+            assert asked["criteria_hash"] == hashlib.sha256(text).hexdigest()[:16]
