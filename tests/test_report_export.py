@@ -1791,3 +1791,62 @@ def test_the_card_says_where_the_criteria_s_wording_each_pair_asked_is_and_it_ch
             assert all(asked["criteria"][c]["zh"] and asked["criteria"][c]["en"] for c in CRITERIA)
             text = json.dumps(asked["criteria"], sort_keys=True, ensure_ascii=False).encode()
             assert asked["criteria_hash"] == hashlib.sha256(text).hexdigest()[:16]
+
+
+def test_the_speed_figure_is_rebuilt_from_the_deciding_rounds_the_card_names(tmp_path):
+    """Reader audit, 2026-12-06: every benchmark of the study's pair counts, in the order stored, and only the first
+    `speed_rounds` whole rounds decide, but the card's recipe gave the estimator and not which runs it takes: a reader
+    who pooled every timed run of the export (here three benchmarks, the third one's rounds after the two deciding
+    ones) got another speed-up than the card's. The recipe now says which rounds decide; taking them from the loaded
+    tables by it gives the card's figure."""
+    import re
+    import statistics
+
+    from datasets import load_dataset
+    from test_speed_selection import _study_with_a_slow_benchmark
+
+    from evalkit.study.synthetic import add_bench
+
+    db, _ = _study_with_a_slow_benchmark(tmp_path, speedup=1.2, speed_rounds=4)
+    add_bench(db, speedup=1.6, seed=5)
+    add_bench(db, speedup=3.0, seed=6)  # after the 4 deciding rounds: reported, never weighed
+    out = tmp_path / "e"
+    export(db, out)
+    card = (out / "README.md").read_text(encoding="utf-8")
+    flat = " ".join(card.split())
+    assert "the first `speed_rounds` (gate) whole rounds decide" in flat and "rounds after them are reported" in flat
+    t = {s: load_dataset(str(out), s, split="train").to_list() for s in ("timing_runs", "bench_processes", "studies",
+                                                                          "experiments")}
+    gate = json.loads(t["studies"][0]["gate_json"])["values"]
+    stored = {}
+    for b in t["bench_processes"]:
+        stored[b["experiment_id"]] = max(stored.get(b["experiment_id"], b["stored_at"]), b["stored_at"])
+    failed = {(b["experiment_id"], b["round"]) for b in t["bench_processes"] if b["status"] == "failed"}
+    rounds = []  # (benchmark, round) in the order the card gives
+    for bench in sorted(stored, key=lambda e: (stored[e], e)):
+        for rnd in sorted({r["round"] for r in t["timing_runs"] if r["experiment_id"] == bench}):
+            paths = {r["path"] for r in t["timing_runs"] if (r["experiment_id"], r["round"]) == (bench, rnd)}
+            if (bench, rnd) not in failed and {"ordinary", "assisted"} <= paths:
+                rounds.append((bench, rnd))
+    deciding = set(rounds[:gate["speed_rounds"]])
+    assert len(rounds) > len(deciding) == gate["speed_rounds"]
+    pool_config = json.loads(next(e for e in t["experiments"] if e["kind"] == "pool")["config_json"])
+    tolerance = pool_config.get("bench", {}).get("length_tolerance", 0.1)  # a synthetic pool stores no bench settings
+    runs = {(r["experiment_id"], r["round"], r["rep"], r["prompt_id"], r["path"]): r for r in t["timing_runs"]
+            if (r["experiment_id"], r["round"]) in deciding}
+    ratios = {}
+    for (bench, rnd, rep, prompt, path), o in runs.items():
+        a = runs.get((bench, rnd, rep, prompt, "assisted"))
+        if path != "ordinary" or a is None or a["stop_reason"] != o["stop_reason"] or abs(
+                a["new_tokens"] - o["new_tokens"]) > tolerance * max(a["new_tokens"], o["new_tokens"]):
+            continue
+        ratios.setdefault(prompt, ([], []))[0].append(o["seconds"])
+        ratios[prompt][1].append(a["seconds"])
+    speedup = statistics.median(statistics.median(o) / statistics.median(a) for o, a in ratios.values())
+    shown = re.search(r"SPEED: speed-up over (\d+) comparable pairs (\d+\.\d\d)x", card)
+    assert shown and (int(shown[1]), shown[2]) == (sum(len(o) for o, _ in ratios.values()), f"{speedup:.2f}")
+    everything = statistics.median(
+        statistics.median([r["seconds"] for r in t["timing_runs"] if r["prompt_id"] == p and r["path"] == "ordinary"])
+        / statistics.median([r["seconds"] for r in t["timing_runs"] if r["prompt_id"] == p and r["path"] == "assisted"])
+        for p in ratios)
+    assert f"{everything:.2f}" != shown[2]  # pooling every run of the export gives another figure

@@ -318,6 +318,16 @@ def method_markdown(agg, db=None) -> str:
   still differs a little from `rated_*`, which keeps the score union.
 - **Looks and decision.** {looks}. KEEP needs every criterion's lower end at or above -margin ({g.get('margin', 0.05)})
   and the speed and memory conditions the verdict lists (thresholds in `studies.gate_json`).
+- **Which timed runs.** With a benchmark stored, benchmark rounds only: those of the benchmarks that time the pair
+  the study rates (its first pool's models and settings, and the prompts the first of them timed) on the gate's
+  `speed_device` ("pool": the device kind its first pool ran on, `generations.device`; "any": every device),
+  stored by the decision (`bench_processes.stored_at`), in the order they were stored (each benchmark's latest
+  `bench_processes.stored_at`). Each benchmark's rounds (`timing_runs.round`) are numbered on over all of them in that
+  order, and the first `speed_rounds` (gate) whole rounds decide (ordinary and assisted both timed, no worker of the
+  round `failed` in `bench_processes.status`; `speed_rounds` = 0: every round); rounds after them are reported,
+  never weighed. `decisions.speed_json` names them (`benchmark_ids`, `rounds`, `rounds_further`, `deploy_device`).
+  Without a benchmark, the study pairs' own two generations (`generate_seconds`; a pair is a match), which decide
+  only where the gate's `speed_source` allows it (`speed_json.bench_only`: reported, not deciding).
 - **Speed-up.** Runs of ordinary and assisted are matched by prompt, round and repetition and kept where comparable
   (the same stop reason, new tokens within the benchmark's `bench.length_tolerance` share of the longer). Per
   prompt: the median of ordinary's seconds over the median of assisted's; the speed-up is the median of these over
