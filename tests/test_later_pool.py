@@ -507,3 +507,22 @@ def test_pairs_withheld_for_repeating_a_revealed_text_are_named_as_such_where_th
     assert "withheld from every rater for repeating a revealed text: counted at the worst" in interval_text(rows[0], 0.95)
     zh = _fidelity(SimpleNamespace(fidelity=rows), {"margin": 0.05, "claim": "these raters"})
     assert "因重复已揭晓的文本而不给任何评分者" in zh
+
+
+def test_the_planned_sample_line_counts_pairs_without_an_outcome_apart_from_the_rated_ones(tmp_path):
+    """Reader audit, 2026-12-06: with pairs withheld for repeating a revealed text at the head of the queue's order,
+    the planned-sample line said "the decision uses 89 rated pairs ... each with its first 1 ratings" where 15 of them
+    had no rating at all (74 rated pairs, 74 ratings in decisions.sample_json): a reader counting the rated pairs in
+    the tables could not find the card's figure. The line now gives the rated pairs and, apart, those without an
+    outcome, counted at the worst."""
+    db, _, _, _, _ = _greedy_later_pool(tmp_path, [])
+    while next_pair(db, "bob", APP.ratings_per_pair) is not None:
+        _rate(db, "bob", 1)
+    agg = aggregate(db)
+    sample = json.loads(db.execute("SELECT sample_json FROM decisions").fetchone()[0])
+    rated = db.execute(f"SELECT COUNT(DISTINCT pair_id) FROM ratings WHERE id IN ({','.join(map(str, sample))})"
+                       ).fetchone()[0]
+    unknown = int(agg.tables["non_inferiority"]["worst_case_pairs"].max())
+    line = next(c.reason for c in agg.verdict.conditions if c.name == "planned sample")
+    assert unknown and f"the decision uses {rated} rated pairs" in line, line
+    assert f"{unknown} pairs there without an outcome (no ratings that count), counted at the worst" in line

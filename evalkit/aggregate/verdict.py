@@ -649,15 +649,21 @@ def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs
         same = max((int(r.get("identical", 0)) for r in fidelity), default=0)
         later = f" ({complete_pairs - planned} later pairs are in the tables only)" if complete_pairs > planned else ""
         last = f"; {look.text()}, the last" if sequential else ""
+        # pairs without an outcome hold places in the order but no ratings (worst_case): not "rated", said apart
+        unknown = max((int(r.get("worst_case_pairs") or 0) for r in fidelity), default=0)
+        aside = (f", {unknown} of them without an outcome (no ratings that count), counted at the worst" if unknown
+                 else "")
         conditions.append(Condition("planned sample", True,
                                     (f"{planned} planned pairs have {per_pair} current ratings; the decision uses the "
                                      f"first {planned} of the queue's random order, each with its first {per_pair} "
-                                     f"ratings{later}"
+                                     f"ratings{aside}{later}"
                                      if not identical else
-                                     f"{planned} planned pairs are decided ({DECIDED}); the decision uses {planned - same} "
-                                     f"rated pairs, the first of the queue's random order, each with its first {per_pair} "
-                                     "ratings, and "
-                                     f"{same} identical pairs{later}".format(per_pair=per_pair)) + last))
+                                     (f"{planned} planned pairs are decided ({DECIDED}); the decision uses "
+                                      f"{planned - same - unknown} rated pairs, the first of the queue's random order, "
+                                      f"each with its first {per_pair} ratings, "
+                                      + (f"{unknown} pairs there without an outcome (no ratings that count), counted "
+                                         "at the worst, " if unknown else "")
+                                      + f"and {same} identical pairs{later}").format(per_pair=per_pair)) + last))
     conditions.append(speed_condition(speed, g["min_speedup_ci_low"]))
     if fidelity:
         # every registered criterion must be judged: one without a row (no rating answers it, e.g. registered
