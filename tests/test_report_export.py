@@ -1850,3 +1850,29 @@ def test_the_speed_figure_is_rebuilt_from_the_deciding_rounds_the_card_names(tmp
         / statistics.median([r["seconds"] for r in t["timing_runs"] if r["prompt_id"] == p and r["path"] == "assisted"])
         for p in ratios)
     assert f"{everything:.2f}" != shown[2]  # pooling every run of the export gives another figure
+
+
+def test_a_machine_s_ip_address_in_an_error_message_or_a_note_does_not_leave_the_machine(db, tmp_path):
+    """Privacy audit, 2026-12-06: machine names were withheld from error messages and notes, but a machine's address
+    was not: a multi-GPU run's NCCL error names its peers by IPv4 address (on a private network: where it sits), and
+    a note may give the server's. Such an address is written <address> now, in the tables and the card; loopback and
+    0.0.0.0 (no machine) and version numbers stay."""
+    import pyarrow.parquet as pq
+
+    from evalkit.records import GenerationRecord
+    from evalkit.store import insert_experiment, insert_generations
+
+    run = insert_experiment(db, "run", {}, {}, note="rerun after the outage of 192.168.7.23; app on 0.0.0.0")
+    insert_generations(db, [GenerationRecord(
+        prompt_id="writing-01", path="assisted", status="failed", token_hash="nccl",
+        error_message="NCCL WARN Net : Connect to 10.20.30.40<43915> failed (transformers 4.46.0.dev0, 127.0.0.1)")],
+        run)
+    out = tmp_path / "e"
+    card = _card_of(db, out)
+    exported = {s: pq.read_table(split_file(out, s)).to_pylist() for s in SPLITS}
+    assert "192.168.7.23" not in json.dumps(exported, default=str) + card
+    assert "10.20.30.40" not in json.dumps(exported, default=str) + card
+    note = next(e["note"] for e in exported["experiments"] if e["id"] == run)
+    assert note == "rerun after the outage of <address>; app on 0.0.0.0"
+    error = next(g["error_message"] for g in exported["generations"] if g["token_hash"] == "nccl")
+    assert error == "NCCL WARN Net : Connect to <address><43915> failed (transformers 4.46.0.dev0, 127.0.0.1)"

@@ -129,6 +129,12 @@ _TOKEN = re.compile(r"\bhf_[A-Za-z0-9]{20,}\b")
 # An e-mail address in an error message or a note (a Hub or git error quotes the account; a note its author): a
 # person's, withheld as a home folder's user is. The top-level domain is letters, so "model@v1.0" is not one.
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}\b")
+# A machine's IPv4 address in an error message or a note (a connection refused, NCCL naming its peers): it names a
+# machine as its host name does, and on a private network where it sits. Loopback and 0.0.0.0 name none; a version
+# number never has four parts of at most 255 standing alone ("4.46.0.dev0", "v1.2.3.4" are left).
+_OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
+_IPV4 = re.compile(rf"(?<![\w.]){_OCTET}(?:\.{_OCTET}){{3}}(?![\w.]*\d)(?!\.\w)")
+_NO_MACHINE = re.compile(r"127(?:\.\d+){3}|0\.0\.0\.0")
 
 
 @functools.cache
@@ -164,9 +170,9 @@ def without_home(value):
     """value (a string, or a dict / list of them, as a stored JSON record is) as it may leave the machine: every home
     folder written as ~, every other absolute path of three or more parts cut to its last part (two from five parts
     on: "…/models/qwen"), the exporting user's name withheld from those, and
-    Hugging Face tokens and e-mail addresses withheld."""
+    Hugging Face tokens, e-mail addresses and machines' IPv4 addresses withheld."""
     if isinstance(value, str):
-        value = _EMAIL.sub("<email>", value)
+        value = _IPV4.sub(lambda m: m[0] if _NO_MACHINE.fullmatch(m[0]) else "<address>", _EMAIL.sub("<email>", value))
         return _TOKEN.sub("hf_… (a token, not exported)", _DEEP.sub(_last_parts, _HOME.sub("~", value)))
     if isinstance(value, dict):
         return {k: without_home(v) for k, v in value.items()}
