@@ -170,6 +170,10 @@ class AppConfig:
     live_access: str = "auto"
     # Live runs (each runs both models) per browser session, and per client address, in any hour.
     live_runs_per_hour: int = 20
+    # On a Space: the proxies in front of the app that each append to X-Forwarded-For the address they received the
+    # request from (internal addresses aside); the client is that many entries from the right. Entries further left
+    # are whatever the client sent, and would make every per-client limit hers to choose. 1: the Space's proxy.
+    trusted_proxy_hops: int = 1
     # A rating stored sooner than this after its pair was shown is flagged in the aggregate (seconds).
     min_seconds_on_task: float = 10.0
     # Host and port for `python app.py` (a Space sets its own).
@@ -322,6 +326,7 @@ _RANGES = [
                                                         "pairs_held_per_client", "results_skip_allowance",
                                                         "live_runs_per_hour", "min_seconds_on_task")),
     ("app.ratings_per_pair", lambda v: v >= 1, ">= 1"),
+    ("app.trusted_proxy_hops", lambda v: v >= 1, ">= 1 (1: the Space's own proxy)"),
     ("app.port", lambda v: 0 <= v <= 65535, "in [0, 65535] (0 = Gradio's default: 7860 or the next free port)"),
     ("app.max_submissions_per_minute", lambda v: v >= 0, ">= 0"),
     ("app.max_ratings_per_rater", lambda v: v >= 0, ">= 0 (0 = no limit)"),

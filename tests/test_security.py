@@ -1110,6 +1110,34 @@ def test_a_forwarded_for_header_names_no_new_client_locally(tiny_models, tmp_pat
     assert sorted(r["name"] for r in rows(pool_db, "SELECT name FROM raters")) == ["r0", "r1"]
 
 
+def test_on_a_space_an_x_forwarded_for_the_client_sent_names_no_new_client(tiny_models, tmp_path, pool_db,
+                                                                            monkeypatch):
+    """Attacker audit round 6: on a Space the client was the FIRST X-Forwarded-For entry, and a proxy that appends
+    (as proxies do) leaves the header the client sent on the left: each request could name a new client and pass
+    every per-client limit. A real server with a Space's environment (Gradio's OAuth routes given stand-in settings:
+    the Hub is not reached), raw queue requests with the header a forging client's proxy would pass on."""
+    import gradio.http_server
+    import gradio.oauth
+
+    monkeypatch.setattr(gradio.http_server, "watchfn_spaces", lambda reloader: None)  # a Space's hot reload: none here
+    for var, value in (("OAUTH_CLIENT_ID", "id"), ("OAUTH_CLIENT_SECRET", "secret"), ("OAUTH_SCOPES", "openid"),
+                       ("OPENID_PROVIDER_URL", "https://hub.invalid")):
+        monkeypatch.setattr(gradio.oauth, var, value)
+    monkeypatch.setenv("SPACE_ID", "org/study")
+    monkeypatch.setenv("SYSTEM", "spaces")
+    cfg = config(tiny_models, tmp_path, live_access="anyone", live_runs_per_hour=1)
+    with served(cfg, pool_db, space=True) as url:
+        def run(forwarded: str) -> str:  # each call a new session: only the client's limit can refuse it
+            return Raw.error(Raw(url).call("live", [None, "writing-02", ""], headers={"x-forwarded-for": forwarded}))
+
+        assert run("81.2.69.160") == ""  # her proxy's entry alone
+        for forged in ("5.1.7.9", "5.2.7.9, 81.2.69.161", "10.0.0.9"):  # her own entries, the proxy's appended
+            assert "hourly limit is reached" in run(f"{forged}, 81.2.69.160"), forged
+        assert "hourly limit is reached" in run("5.3.7.9, 81.2.69.160, 10.16.3.80")  # the proxy's internal hop too
+        assert run("81.2.69.161, 10.16.3.80") == ""  # another client through the same hop has a limit of its own
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM experiments WHERE kind = 'live'")[0]["n"] == 2
+
+
 def _request(host: str, forwarded: str = ""):
     """What client_key reads of a gr.Request: the socket's address and the headers."""
     from types import SimpleNamespace
@@ -1130,8 +1158,8 @@ def test_an_ipv6_client_is_keyed_by_its_64_and_an_ipv4_mapped_one_by_its_ipv4_ad
     assert client_key(_request("::ffff:10.1.2.3"), space=False) == client_key(_request("10.1.2.3"), space=False)
     assert client_key(_request("10.1.2.3"), space=False) != client_key(_request("10.1.2.4"), space=False)
     # behind a Space's proxy, the forwarded address is keyed alike; locally the header is still ignored
-    spaced = client_key(_request("10.0.0.1", "2001:db8:7:8::abcd, 10.0.0.1"), space=True)
-    assert spaced == "client:2001:db8:7:8::/64"
+    spaced = client_key(_request("10.0.0.1", "2a01:4f8:7:8::abcd, 10.0.0.1"), space=True)
+    assert spaced == "client:2a01:4f8:7:8::/64"
     assert client_key(_request("10.0.0.1", "2001:db8:7:8::abcd"), space=False) == "client:10.0.0.1"
 
 

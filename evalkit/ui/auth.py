@@ -56,19 +56,38 @@ def address_key(host: str) -> str:
     return str(ip)
 
 
-def client_key(request: gr.Request | None, space: bool) -> str:
-    """The client's address (address_key: an IPv6 client's /64). Behind a Space's proxy the first X-Forwarded-For
-    entry is the client; locally that header is whatever the client typed, so only the socket's address counts (and
-    evalkit.ui.launch stops uvicorn from rewriting that address from the header, which it does by default for
-    connections from 127.0.0.1)."""
+def client_key(request: gr.Request | None, space: bool, proxy_hops: int = 1) -> str:
+    """The client's address (address_key: an IPv6 client's /64). Behind a Space's proxy it is read from
+    X-Forwarded-For (forwarded_client); locally that header is whatever the client typed, so only the socket's address
+    counts (and evalkit.ui.launch stops uvicorn from rewriting that address from the header, which it does by default
+    for connections from 127.0.0.1)."""
     if request is None:
         return "client:?"
-    if space:
-        forwarded = (request.headers.get("x-forwarded-for") or "").split(",")[0].strip()
-        if forwarded:
-            return f"client:{address_key(forwarded)}"
+    if space and (forwarded := forwarded_client(request.headers.get("x-forwarded-for") or "", proxy_hops)):
+        return f"client:{address_key(forwarded)}"
     host = getattr(getattr(request, "client", None), "host", None)
     return f"client:{address_key(host) if host else '?'}"
+
+
+def forwarded_client(header: str, proxy_hops: int) -> str | None:
+    """The address the Space's proxies received the request from, in their X-Forwarded-For: a proxy that appends adds
+    it to the right of whatever the client sent, so the entries a client chose are on the left, and the first one was
+    a new client whenever she liked. Counted from the right: internal addresses (private, loopback, link-local, shared:
+    the proxies' own hops inside the Space's network, never a client of the internet) are passed over, and the
+    `proxy_hops`-th other entry (app.trusted_proxy_hops: the proxies that append) is the client. A proxy that
+    replaces the header leaves one entry, read alike. None: no entry but internal ones (the socket's address
+    decides)."""
+    public = [e for e in (e.strip() for e in reversed(header.split(","))) if e and not _internal(e)]
+    if not public:
+        return None
+    return public[min(proxy_hops, len(public)) - 1]  # fewer than the proxies' entries: all of them are theirs
+
+
+def _internal(entry: str) -> bool:
+    try:
+        return not ipaddress.ip_address(entry.strip("[]").split("%")[0]).is_global
+    except ValueError:  # no address (a proxy's "unknown", a port written with it): counted as an entry
+        return False
 
 
 def profile_orgs(profile: gr.OAuthProfile) -> list[str]:

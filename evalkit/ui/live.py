@@ -629,7 +629,8 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                                        "reproduce the outputs of it that raters judge blind",
                                        "type material of your own, or run the bundled prompts once the study has ended")
             try:
-                limiter.check(f"session:{getattr(request, 'session_hash', None) or '?'}", auth.client_key(request, space))
+                limiter.check(f"session:{getattr(request, 'session_hash', None) or '?'}",
+                              auth.client_key(request, space, cfg.app.trusted_proxy_hops))
             except LimitError as e:  # said as when she can run again, not as seconds and a session's hash
                 raise hourly_limit_reached(e, cfg.app.live_runs_per_hour) from None
         except EvalkitError as e:

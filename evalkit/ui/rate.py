@@ -563,7 +563,7 @@ class RateHandlers:
         _not_signed_out(signin)
         if self.preparing is not None:
             self.preparing.check()
-        client = auth.client_key(request, self.space)
+        client = auth.client_key(request, self.space, self.app.trusted_proxy_hops)
         identity, new_code = self.doorman.local(name, code, passcode, client)
         status = said() if new_code is None else said("welcome", name=inert(identity.name), code=new_code)
         # My code: the code, not a link
@@ -586,7 +586,7 @@ class RateHandlers:
         if not invite and not stored:  # nothing to sign in with (most page loads): nothing to list
             return unchanged
         signin = new_sign_in(_page(request), arrived_at(request))  # and a sign-out while this runs ends it
-        client = auth.client_key(request, self.space)
+        client = auth.client_key(request, self.space, self.app.trusted_proxy_hops)
         if invite:  # a typed code, in a link: it passes the sign-in guard
             try:
                 identity, _ = self.doorman.local("", invite, "", client)
