@@ -225,3 +225,42 @@ def test_a_reload_after_a_restart_says_from_the_database_what_became_of_a_submis
     for path in out.rglob("*"):
         if path.is_file():
             assert rating.encode() not in path.read_bytes() and correction.encode() not in path.read_bytes(), path
+
+
+def test_the_day_s_new_names_of_a_client_hold_across_a_restart(tmp_path):
+    """Attacker audit round 6: the new names one client made per hour and per day were counted in memory, and a restart
+    (a Space restarts often; an organiser restarts a local app) forgot them: the client made a day's names again.
+    They are now counted from the names it made, kept in the database with a keyed hash of its client, never its
+    address; the export leaves them out, as it leaves the raters table out."""
+    from test_security import Raw
+
+    from evalkit.publish.export import export
+    from evalkit.store import open_db
+
+    db_file, config, log = tmp_path / "names.db", tmp_path / "names.toml", tmp_path / "names.log"
+    loadbench.build_pool(db_file, 2)
+    config.write_text("[app]\nsignup = \"open\"\nsignups_per_client_per_hour = 5\nsignups_per_client_per_day = 2\n",
+                      encoding="utf-8")
+
+    def sign_up(url: str, name: str) -> str:
+        return Raw.error(Raw(url).call("sign_in", [None, name, "", ""]))
+
+    port = free_port()
+    with serving_app(db_file, config, port, log) as proc:
+        url = f"http://127.0.0.1:{port}/"
+        assert sign_up(url, "r1") == "" and sign_up(url, "r2") == ""
+        stop_app(proc)
+    port = free_port()
+    with serving_app(db_file, config, port, log) as proc:  # restarted on the same database: nothing in memory
+        refused = sign_up(f"http://127.0.0.1:{port}/", "r3")
+        assert "too many new names" in refused and "2 in the last day (limit 2)" in refused, refused
+        stop_app(proc)
+    db = open_db(db_file)
+    kept = [r["signup_client"] for r in db.query("SELECT signup_client FROM raters ORDER BY id")]
+    assert [r["name"] for r in db.query("SELECT name FROM raters ORDER BY id")] == ["r1", "r2"]
+    assert len(set(kept)) == 1 and kept[0] and "127.0.0.1" not in kept[0]  # one client, as a keyed hash
+    out = tmp_path / "export"
+    export(db, out)
+    for path in out.rglob("*"):
+        if path.is_file():
+            assert kept[0].encode() not in path.read_bytes() and b"127.0.0.1" not in path.read_bytes(), path

@@ -1,6 +1,7 @@
 """Abuse limits for the rating app: sliding-window rate limits, the sign-in attempt guard, and the allow-list.
 
-All in memory and thread-safe (a restart forgives, which is fine). Each limit is keyed by what a dishonest rater
+All in memory and thread-safe (a restart forgives; new names per client are counted in the database instead:
+evalkit.ui.auth.Doorman). Each limit is keyed by what a dishonest rater
 cannot multiply at will: an identity with a credential, a client address, a pair; never by a typed name or a
 browser session alone."""
 
@@ -59,15 +60,19 @@ class RateLimiter:
             while hits and now - hits[0] >= self.window:
                 hits.popleft()
             if len(hits) >= self.limit:
-                wait = self.window - (now - hits[0])
-                span = {60: "minute", 3600: "hour", 86400: "day"}.get(self.window, f"{self.window:g} s")
-                about = f" (about {math.ceil(wait / 60)} min)" if wait >= 120 else ""
-                return LimitError(
-                    f"too many {self.what} from {key.split(':', 1)[-1]!r}: {len(hits)} in the last {span} "
-                    f"(limit {self.limit})", f"wait {wait:.0f} s{about} and try again; nothing was stored"
-                    + (f" (the limit is {self.setting} in the app's config, 0 for none; a restart clears the "
-                       "count)" if self.setting else ""), wait=wait, key=key)
+                setting = (f" (the limit is {self.setting} in the app's config, 0 for none; a restart clears the "
+                           "count)" if self.setting else "")
+                return window_full(self.what, key, len(hits), self.limit, self.window,
+                                   self.window - (now - hits[0]), setting)
         return None
+
+
+def window_full(what: str, key: str, count: int, limit: int, window: float, wait: float, more: str = "") -> LimitError:
+    """The refusal of a sliding-window limit at its limit (`more`: said after the fix)."""
+    span = {60: "minute", 3600: "hour", 86400: "day"}.get(window, f"{window:g} s")
+    about = f" (about {math.ceil(wait / 60)} min)" if wait >= 120 else ""
+    return LimitError(f"too many {what} from {key.split(':', 1)[-1]!r}: {count} in the last {span} (limit {limit})",
+                      f"wait {wait:.0f} s{about} and try again; nothing was stored{more}", wait=wait, key=key)
 
 
 class SignInGuard:

@@ -89,12 +89,12 @@ def _taken(name: str, holder: dict) -> InputError:
     )
 
 
-def _create(db, name: str, role: str, source: str) -> Credential:
+def _create(db, name: str, role: str, source: str, **signup) -> Credential:
     if role not in ROLES:
         raise EvalkitError(f"role {role!r} is not one of {', '.join(ROLES)}", "use rater or organiser")
     name, key = _checked_name(name)
     try:  # the name check and the insert under one write lock: two sign-ups cannot both win
-        code = insert_rater(db, name, key, role, source, _new_code, name_key)
+        code = insert_rater(db, name, key, role, source, _new_code, name_key, **signup)
     except NameTaken as e:
         raise _taken(name, e.holder) from None
     return _credential(name, role, source, code)
@@ -118,9 +118,10 @@ def add(db, name: str, *, organiser: bool = False) -> Credential:
                          if e.fix == "type your name" else e.fix) from None
 
 
-def sign_up(db, name: str) -> Credential:
-    """Open sign-up: a new rater identity under an unused name (rater rights only)."""
-    return _create(db, name, "rater", "signup")
+def sign_up(db, name: str, client: str | None = None, admit=None) -> Credential:
+    """Open sign-up: a new rater identity under an unused name (rater rights only). `client` and `admit`: see
+    store.raters.insert_rater (the per-client limits on new names, kept in the database)."""
+    return _create(db, name, "rater", "signup", client=client, admit=admit)
 
 
 def invited_holder(db, name: str) -> dict | None:

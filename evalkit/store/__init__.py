@@ -17,7 +17,8 @@ evalkit.rating.queue, the aggregate's arrays in evalkit.aggregate).
 from .database import migrate, move_database, now, open_db, restore_file, snapshot, write_transaction
 from .migrations import MIGRATIONS
 from .pool import draw_queue_order, insert_gold_pairs, set_queue_seed, insert_pairs, insert_shard_items, new_pair_id, reference_hash, store_references
-from .raters import NameAmbiguous, NameTaken, insert_rater, look_alikes, rater_by_key, replace_secret, revoke_rater
+from .raters import (NameAmbiguous, NameTaken, insert_rater, look_alikes, rater_by_key, replace_secret, revoke_rater,
+                     signups_since)
 from .ratings import (
     SHARE_COUNTS, HoldDisplaced, PairFull, ShareReached, StudyDecided, claim_pair, insert_rating, insert_results_seen, renew_hold,
 )

@@ -671,6 +671,15 @@ def _m029_pair_withheld(db) -> None:
                       SELECT 1 FROM closed_pairs w WHERE w.pair_id = pairs.id AND w.closed_at = pairs.stored_at)""")
 
 
+def _m030_signup_client(db) -> None:
+    # The new names one client made per hour and per day were counted in memory only: a restart (a Space restarts
+    # often; an organiser restarts a local app) forgot them, and the client could make a day's names again. Each name
+    # made by open sign-up now keeps its client, as a hash keyed by the server's key (never the address; the raters
+    # table is not exported), and the limits are counted from these rows. NULL: invited, a Hub account, or before.
+    db.execute("ALTER TABLE raters ADD COLUMN signup_client TEXT")
+    db.execute("CREATE INDEX raters_signup_client ON raters(signup_client, created_at) WHERE signup_client IS NOT NULL")
+
+
 MIGRATIONS = [
     ("001_initial", _m001_initial),
     ("002_ratings", _m002_ratings),
@@ -701,4 +710,5 @@ MIGRATIONS = [
     ("027_pair_stored_at", _m027_pair_stored_at),
     ("028_references_kept", _m028_references_kept),
     ("029_pair_withheld", _m029_pair_withheld),
+    ("030_signup_client", _m030_signup_client),
 ]

@@ -74,20 +74,31 @@ def rekey(db, key_of: KeyMaker | None) -> int:
 
 
 def insert_rater(db, name: str, name_key: str, role: str, source: str, new_secret: SecretMaker,
-                 key_of: KeyMaker | None = None) -> str:
+                 key_of: KeyMaker | None = None, client: str | None = None,
+                 admit: Callable[[object], None] | None = None) -> str:
     """A new identity with its secret's hash; returns the code. Raises NameTaken when the key is held (every
-    stored key is first brought up to `key_of`)."""
+    stored key is first brought up to `key_of`). `client`: the keyed hash of the client that made it by open sign-up;
+    `admit(db)`, asked under the same write lock before the row is written, may refuse it (two sign-ups from one
+    client cannot both pass its limit)."""
     with write_transaction(db):
         rekey(db, key_of)
         holder = rater_by_key(db, name_key)
         if holder is not None:
             raise NameTaken(holder)
+        if admit is not None:
+            admit(db)
         rid = db.conn.execute(
-            "INSERT INTO raters (name, name_key, role, source, secret_hash, created_at) VALUES (?, ?, ?, ?, '', ?)",
-            [name, name_key, role, source, now()]).lastrowid
+            "INSERT INTO raters (name, name_key, role, source, secret_hash, created_at, signup_client) "
+            "VALUES (?, ?, ?, ?, '', ?, ?)", [name, name_key, role, source, now(), client]).lastrowid
         code, digest = new_secret(rid)
         db.conn.execute("UPDATE raters SET secret_hash = ? WHERE id = ?", [digest, rid])
     return code
+
+
+def signups_since(db, client: str, since: str) -> list[str]:
+    """When each name the client (its keyed hash) made by open sign-up since `since` was made, oldest first."""
+    return [r["created_at"] for r in db.query(
+        "SELECT created_at FROM raters WHERE signup_client = ? AND created_at >= ? ORDER BY created_at", [client, since])]
 
 
 def replace_secret(db, name: str, name_key: str, new_secret: SecretMaker, key_of: KeyMaker | None = None

@@ -21,16 +21,18 @@ import ipaddress
 import logging
 import threading
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..rating import roster as raters
 from ..config import AppConfig
 from ..rating.identity import NAME_LIMIT, name_key
-from ..rating.limits import LimitError, RateLimiter, SignInGuard, check_allowed
+from ..rating.limits import SignInGuard, check_allowed, window_full
 from ..rating.roster import Identity, SignInError
 from ..rating.queue import RatingError, clean_rater
 from ..rating.seal import sealer_for
+from ..store import signups_since
 from .db import connect
 
 if TYPE_CHECKING:  # gradio is imported where it is used (it is slow to import)
@@ -90,6 +92,11 @@ def _internal(entry: str) -> bool:
         return False
 
 
+def _iso(at: float) -> str:
+    """A time as the database writes one (store.database.now), for comparing with its text."""
+    return datetime.fromtimestamp(at, timezone.utc).isoformat(timespec="milliseconds")
+
+
 def profile_orgs(profile: gr.OAuthProfile) -> list[str]:
     """The Hub organisations in the OAuth userinfo (present when the Space asks for them)."""
     orgs = profile.get("orgs") or []
@@ -102,8 +109,6 @@ class Doorman:
     def __init__(self, app: AppConfig, db_path: Path, space: bool):
         self.app, self.db_path, self.space = app, db_path, space
         self.guard = SignInGuard()
-        self.signups = (RateLimiter(app.signups_per_client_per_hour, window=3600, what="new names"),
-                        RateLimiter(app.signups_per_client_per_day, window=86400, what="new names"))
         self.sealer = sealer_for(db_path)
         self._names: dict[str, dict[str, float]] = {}  # client -> its sign-up names, when each last signed in there
         self._names_lock = threading.Lock()
@@ -184,24 +189,30 @@ class Doorman:
             raise SignInError("that passcode is not right", "ask the study organiser for the current passcode")
         name = clean_rater(name)
         check_allowed(self.app, name)
+        tag = self.sealer.tag(client)
         with connect(self.db_path) as db:
             try:
-                self._count_new_name(client)
-                cred = raters.sign_up(db, name)
+                cred = raters.sign_up(db, name, client=tag, admit=lambda db: self._new_name_admitted(db, client, tag))
             except Exception:
                 self.guard.failed(client, claim)  # probing for taken names costs like a wrong guess
                 raise
         return cred.identity, cred.code
 
-    def _count_new_name(self, client: str) -> None:
-        """Count a new name for this client in the hour's and the day's limits, or refuse it: both are asked before
-        either counts, so a name one refuses is counted by neither."""
-        for limiter in self.signups:
-            if (refused := limiter.refusal(client)) is not None:
-                raise LimitError(refused.what, f"{refused.fix}; a name you made before signs in with its personal code",
-                                 wait=refused.wait, key=refused.key)
-        for limiter in self.signups:
-            limiter.check(client)
+    SIGNUP_WINDOWS = ((3600.0, "signups_per_client_per_hour"), (86400.0, "signups_per_client_per_day"))
+
+    def _new_name_admitted(self, db, client: str, tag: str) -> None:
+        """Refuse a new name when this client made its hour's or its day's names already: counted from the names it
+        made (raters.signup_client, under the insert's write lock), so a restart forgets none of them."""
+        at = time.time()
+        for window, setting in self.SIGNUP_WINDOWS:
+            limit = getattr(self.app, setting)
+            if limit <= 0:
+                continue
+            made = signups_since(db, tag, _iso(at - window))
+            if len(made) >= limit:
+                wait = window - (at - datetime.fromisoformat(made[-limit]).timestamp())
+                raise window_full("new names", client, len(made), limit, window, max(wait, 1.0),
+                                  "; a name you made before signs in with its personal code")
 
     def seal(self, code: str) -> str:
         """What the browser keeps for this code."""
