@@ -107,6 +107,62 @@ def test_a_second_start_on_a_database_being_prepared_is_refused_and_so_is_a_seco
 
 
 @pytest.mark.slow
+def test_a_prepare_run_by_hand_in_an_app_s_first_seconds_is_refused_naming_the_app(tmp_path, make_config,
+                                                                                    monkeypatch):
+    """Attacker audit round 6: an app claims its database before anything slow, but its own `evalkit prepare` (a
+    process of its own) takes the preparation's lock seconds later; an `evalkit prepare` run by hand in those seconds
+    took it first, and the app's preparation failed on its page. A preparation now holds the app's start claim while
+    it runs: one run by hand while an app holds it is refused, naming the app's process and page, and the database is
+    left as it was; the app's own (its child) prepares; and a start while one runs by hand is refused naming it.
+    This process stands for the app in its first seconds: it holds the claim as the app does."""
+    import threading
+
+    from click.testing import CliRunner
+
+    import evalkit.study.preparation as preparation
+    from evalkit.cli import cli
+    from evalkit.config import load_config
+    from evalkit.errors import EvalkitError
+    from evalkit.ui.server import serve
+
+    config, db_file = make_config(), tmp_path / "race.db"
+    claim = preparation.claim_start(db_file, "http://127.0.0.1:7745/")
+    try:
+        r = CliRunner().invoke(cli, ["prepare", "--config", str(config), "--db", str(db_file)])
+        assert r.exit_code == 1, r.output
+        assert (f"an app is running on {db_file} (process {os.getpid()}, its page at http://127.0.0.1:7745/) and "
+                "prepares its pairs itself" in r.output and "Ctrl-C" in r.output), r.output
+        assert preparation.pool_size(db_file) == 0
+        own = subprocess.run([sys.executable, "-m", "evalkit", "prepare", "--config", str(config), "--db",
+                              str(db_file)], capture_output=True, text=True, timeout=600)  # the app's own
+        assert own.returncode == 0 and preparation.pool_size(db_file) > 0, own.stderr
+    finally:
+        claim.close()
+    # `evalkit prepare` run by hand, held at its work until the start has been refused
+    entered, released, build = threading.Event(), threading.Event(), preparation.ensure_pool
+
+    def held(*args, **kwargs):
+        entered.set()
+        released.wait(60)
+        return build(*args, **kwargs)
+
+    monkeypatch.setattr(preparation, "ensure_pool", held)
+    other, said = tmp_path / "other.db", []
+    by_hand = threading.Thread(target=lambda: said.append(CliRunner().invoke(
+        cli, ["prepare", "--config", str(config), "--db", str(other)]).output))
+    by_hand.start()
+    try:
+        assert entered.wait(60)
+        with pytest.raises(EvalkitError) as e:
+            serve(load_config(config), other, host="127.0.0.1", port=free_port())
+        assert f"`evalkit prepare` is preparing the pairs of {other} (process {os.getpid()})" in e.value.what
+    finally:
+        released.set()
+        by_hand.join(600)
+    assert "ready:" in said[0], said
+
+
+@pytest.mark.slow
 def test_of_two_starts_in_quick_succession_in_one_folder_the_second_stops_on_the_terminal(tmp_path, make_config):
     """Demo audit, 2026-12-06: a second start in the first seconds of the first (before the first's preparation, a
     process of its own, had taken the preparation's lock) began a second preparation of the same database, refused

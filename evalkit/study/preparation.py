@@ -164,20 +164,59 @@ def claim_start(db_path: Path, address: str):
 
 def another_start(db_path: Path) -> EvalkitError:
     """The refusal of a start while another start's claim (claim_start) is held: what runs, where, how to stop it."""
+    pid, address = claim_holder(db_path)
+    if address == BY_HAND:  # a preparation run by hand holds it (held_apart_from_apps)
+        return EvalkitError(f"`evalkit prepare` is preparing the pairs of {db_path} (process {pid}); a start now "
+                            "would prepare them a second time",
+                            "wait for it to say 'ready', then start the app again (it serves what was prepared), or "
+                            "stop it (Ctrl-C in its terminal) and start the app again")
+    which = f"process {pid}, its page at {address}" if pid else "its page at the address its terminal gives"
+    return EvalkitError(f"the app is already starting on {db_path} ({which}) and prepares its pairs there; a second "
+                        "start would prepare them a second time",
+                        "open that page and wait for the pairs, or stop that app (Ctrl-C in its terminal) and start "
+                        "this one again")
+
+
+def claim_holder(db_path: Path) -> tuple[str, str]:
+    """(process id, address) that the holder of the start claim wrote in it; ("", "") when it cannot be read."""
     import time
 
     for _ in range(20):  # its note follows its lock at once; on a busy machine, a moment later
         try:
             pid, address = start_lock_file(db_path).read_text(encoding="utf-8").split(maxsplit=1)
-            which = f"process {pid}, its page at {address.strip()}"
-            break
+            return pid, address.strip()
         except (OSError, ValueError):
-            which = "its page at the address its terminal gives"
             time.sleep(0.1)
-    return EvalkitError(f"the app is already starting on {db_path} ({which}) and prepares its pairs there; a second "
-                        "start would prepare them a second time",
-                        "open that page and wait for the pairs, or stop that app (Ctrl-C in its terminal) and start "
-                        "this one again")
+    return "", ""
+
+
+BY_HAND = "(evalkit-prepare)"  # the address a preparation run by hand writes in the start claim: it serves no page
+
+
+@contextlib.contextmanager
+def held_apart_from_apps(db_path: Path):
+    """`evalkit prepare` holds the start claim (claim_start) while it runs. An app claims the database before anything
+    slow and its own `evalkit prepare` (a child process) takes the preparation's lock seconds later: one run by hand in
+    those seconds took that lock first, and the app's preparation failed on its page. Run by hand while an app holds
+    the claim, it is now refused, naming that app's process and page; an app started while it runs is refused naming
+    it (another_start). The app's own preparation runs under its parent's claim."""
+    held = claim_start(db_path, BY_HAND)
+    if held is None:
+        pid, address = claim_holder(db_path)
+        if pid != str(os.getppid()):  # not the app that started this preparation
+            if address == BY_HAND:
+                raise EvalkitError(f"another preparation of {db_path} is running (`evalkit prepare`, process {pid})",
+                                   "wait for it to say 'ready', or stop it (Ctrl-C in its terminal) and run this again")
+            which = f"process {pid}, its page at {address}" if pid else "its page at the address its terminal gives"
+            raise EvalkitError(f"an app is running on {db_path} ({which}) and prepares its pairs itself",
+                               "open that page and wait for the pairs, or stop that app (Ctrl-C in its terminal) and "
+                               "run this again")
+        yield
+        return
+    try:
+        yield
+    finally:
+        held.close()
 
 
 def start_lock_file(db_path: Path) -> Path:
@@ -198,7 +237,7 @@ def check_no_preparation(db_path: Path) -> None:
 def prepare(cfg: Config, db_path: Path, progress_file: Path | None = None, echo=print) -> int:
     """Build what the app needs (the work behind `evalkit prepare`), publishing progress to progress_file; refused
     while another preparation of the database runs."""
-    with sole_preparation(db_path):
+    with held_apart_from_apps(db_path), sole_preparation(db_path):
         return _prepare(cfg, db_path, progress_file, echo)
 
 
