@@ -264,3 +264,39 @@ def test_the_day_s_new_names_of_a_client_hold_across_a_restart(tmp_path):
     for path in out.rglob("*"):
         if path.is_file():
             assert kept[0].encode() not in path.read_bytes() and b"127.0.0.1" not in path.read_bytes(), path
+
+
+def test_the_pairs_a_client_s_names_hold_still_count_after_a_restart(tmp_path):
+    """Attacker audit round 6: the pairs on screen under one client's sign-up names were counted from the names that
+    signed in from it since the app started (memory): after a restart its names' pairs were still held (30 minutes, in
+    the database), and a further name of that client was served another. The names it made are now counted too (from
+    the database: tests/test_crash.py::test_the_day_s_new_names_of_a_client_hold_across_a_restart)."""
+    import json
+
+    from test_security import Raw
+
+    db_file, config, log = tmp_path / "held.db", tmp_path / "held.toml", tmp_path / "held.log"
+    loadbench.build_pool(db_file, 3)
+    config.write_text("[app]\nsignup = \"open\"\npairs_held_per_client = 1\n", encoding="utf-8")
+
+    def shown(msg: dict) -> str:
+        assert Raw.error(msg) == "", Raw.error(msg)
+        return json.dumps(msg["output"], ensure_ascii=False)
+
+    port = free_port()
+    with serving_app(db_file, config, port, log) as proc:
+        assert "at most 1 at once" not in shown(Raw(f"http://127.0.0.1:{port}/").call("sign_in", [None, "s1", "", ""]))
+        stop_app(proc)
+    assert held(db_file) == 1  # s1's pair, held in the database
+    port = free_port()
+    with serving_app(db_file, config, port, log) as proc:  # restarted: nothing in memory
+        screen = shown(Raw(f"http://127.0.0.1:{port}/").call("sign_in", [None, "s2", "", ""]))
+        assert "最多占用 1 对" in screen, screen  # the client's names hold their one pair: s2 is served none
+        stop_app(proc)
+    assert held(db_file) == 1
+
+
+def held(db_file: Path) -> int:
+    """Pairs shown to a rater (assignments)."""
+    with contextlib.closing(sqlite3.connect(db_file)) as conn:
+        return conn.execute("SELECT COUNT(*) FROM assignments").fetchone()[0]

@@ -95,10 +95,10 @@ def insert_rater(db, name: str, name_key: str, role: str, source: str, new_secre
     return code
 
 
-def signups_since(db, client: str, since: str) -> list[str]:
-    """When each name the client (its keyed hash) made by open sign-up since `since` was made, oldest first."""
-    return [r["created_at"] for r in db.query(
-        "SELECT created_at FROM raters WHERE signup_client = ? AND created_at >= ? ORDER BY created_at", [client, since])]
+def signups_since(db, client: str, since: str) -> list[dict]:
+    """The names the client (its keyed hash) made by open sign-up since `since` (name, created_at), oldest first."""
+    return list(db.query("SELECT name, created_at FROM raters WHERE signup_client = ? AND created_at >= ? "
+                         "ORDER BY created_at", [client, since]))
 
 
 def replace_secret(db, name: str, name_key: str, new_secret: SecretMaker, key_of: KeyMaker | None = None

@@ -134,11 +134,14 @@ class Doorman:
                     del self._names[key]
         return client
 
-    def names_of(self, client: str) -> list[str]:
-        """The sign-up names that signed in from this client within NAMES_SECONDS."""
+    def names_of(self, db, client: str) -> list[str]:
+        """The sign-up names that signed in from this client within NAMES_SECONDS, and those it made within it (kept
+        in the database: a restart forgets the sign-ins, and those names' pairs stay on screen)."""
         now = time.monotonic()
         with self._names_lock:
-            return [n for n, at in self._names.get(client, {}).items() if now - at <= self.NAMES_SECONDS]
+            names = [n for n, at in self._names.get(client, {}).items() if now - at <= self.NAMES_SECONDS]
+        made = signups_since(db, self.sealer.tag(client), _iso(time.time() - self.NAMES_SECONDS))
+        return names + [r["name"] for r in made if r["name"] not in names]
 
     def local(self, name: str, code: str, passcode: str, client: str) -> tuple[Identity, str | None]:
         """(identity, the new personal code to hand out, if this made a new identity)."""
@@ -210,7 +213,7 @@ class Doorman:
                 continue
             made = signups_since(db, tag, _iso(at - window))
             if len(made) >= limit:
-                wait = window - (at - datetime.fromisoformat(made[-limit]).timestamp())
+                wait = window - (at - datetime.fromisoformat(made[-limit]["created_at"]).timestamp())
                 raise window_full("new names", client, len(made), limit, window, max(wait, 1.0),
                                   "; a name you made before signs in with its personal code")
 

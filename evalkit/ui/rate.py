@@ -470,7 +470,7 @@ class RateHandlers:
         limit = self.app.pairs_held_per_client
         if not limit or not s.client:
             return None
-        others = [n for n in self.doorman.names_of(s.client) if n != s.rater]
+        others = [n for n in self.doorman.names_of(db, s.client) if n != s.rater]
         if not others or hold_ends(db, [s.rater]):  # her own pair on screen resumes
             return None
         ends = hold_ends(db, others)
