@@ -1163,6 +1163,19 @@ def test_an_ipv6_client_is_keyed_by_its_64_and_an_ipv4_mapped_one_by_its_ipv4_ad
     assert client_key(_request("10.0.0.1", "2001:db8:7:8::abcd"), space=False) == "client:10.0.0.1"
 
 
+def test_on_a_space_a_port_the_proxy_writes_with_the_client_s_address_names_no_new_client():
+    """Attacker audit round 6: some proxies write the client's port with its address in X-Forwarded-For
+    ("81.2.69.160:5123", "[2a01:4f8::1]:443"); the port changes with each connection, and each was a new client."""
+    from evalkit.ui.auth import client_key
+
+    keys = {client_key(_request("10.0.0.1", f"5.{i}.7.9, {entry}, 10.16.3.80"), space=True)
+            for i, entry in enumerate(("81.2.69.160:5123", "81.2.69.160:6001", "81.2.69.160"))}
+    assert keys == {"client:81.2.69.160"}, keys
+    keys = {client_key(_request("10.0.0.1", entry), space=True) for entry in ("[2a01:4f8:7:8::1]:443",
+                                                                               "[2a01:4f8:7:8::2]:80", "2a01:4f8:7:8::3")}
+    assert keys == {"client:2a01:4f8:7:8::/64"}, keys
+
+
 def test_the_new_names_and_sign_in_limits_hold_across_the_addresses_of_one_64(tmp_path, monkeypatch):
     """Attacker audit round 5: from one IPv6 /64, a new address for each new name passed the new-names limit, and a new
     address for each guess passed the sign-in guard. The Doorman (real SQLite) with the client keys of such requests."""

@@ -79,16 +79,25 @@ def forwarded_client(header: str, proxy_hops: int) -> str | None:
     `proxy_hops`-th other entry (app.trusted_proxy_hops: the proxies that append) is the client. A proxy that
     replaces the header leaves one entry, read alike. None: no entry but internal ones (the socket's address
     decides)."""
-    public = [e for e in (e.strip() for e in reversed(header.split(","))) if e and not _internal(e)]
+    entries = (_without_port(e.strip()) for e in reversed(header.split(",")))
+    public = [e for e in entries if e and not _internal(e)]
     if not public:
         return None
     return public[min(proxy_hops, len(public)) - 1]  # fewer than the proxies' entries: all of them are theirs
 
 
+def _without_port(entry: str) -> str:
+    """An entry's address without the port some proxies write with it ("81.2.69.160:5123", "[2a01:4f8::1]:443"): the
+    client's port changes with each connection, and each would be a new client."""
+    if entry.startswith("[") and "]" in entry:
+        return entry[1:entry.index("]")]
+    return entry.split(":")[0] if entry.count(":") == 1 else entry
+
+
 def _internal(entry: str) -> bool:
     try:
-        return not ipaddress.ip_address(entry.strip("[]").split("%")[0]).is_global
-    except ValueError:  # no address (a proxy's "unknown", a port written with it): counted as an entry
+        return not ipaddress.ip_address(entry.split("%")[0]).is_global
+    except ValueError:  # no address (a proxy's "unknown"): counted as an entry
         return False
 
 
