@@ -131,18 +131,24 @@ def served(cfg, db_file: Path, *, space: bool = False):
 def held_writes(monkeypatch):
     """The app's rating writes (rate.submit_rating) held: each sets the first event returned as it begins, then waits
     for the second (at most a minute) before it stores."""
-    import threading
-
     import evalkit.ui.rate as rate
 
-    entered, released, store = threading.Event(), threading.Event(), rate.submit_rating
+    return held_calls(monkeypatch, rate, "submit_rating")
+
+
+def held_calls(monkeypatch, module, name: str):
+    """module.name held: each call sets the first event returned as it begins, then waits for the second (at most a
+    minute) before it runs."""
+    import threading
+
+    entered, released, run = threading.Event(), threading.Event(), getattr(module, name)
 
     def held(*args, **kwargs):
         entered.set()
         released.wait(60)
-        return store(*args, **kwargs)
+        return run(*args, **kwargs)
 
-    monkeypatch.setattr(rate, "submit_rating", held)
+    monkeypatch.setattr(module, name, held)
     return entered, released
 
 

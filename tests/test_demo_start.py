@@ -9,7 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-from apphelpers import app_args, app_process, ctrl_c_as_in_a_terminal, free_port, open_pool, stop_app, wait_for_line
+from apphelpers import (app_args, app_process, ctrl_c_as_in_a_terminal, free_port, held_calls, open_pool, stop_app,
+                        wait_for_line)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -139,14 +140,7 @@ def test_a_prepare_run_by_hand_in_an_app_s_first_seconds_is_refused_naming_the_a
     finally:
         claim.close()
     # `evalkit prepare` run by hand, held at its work until the start has been refused
-    entered, released, build = threading.Event(), threading.Event(), preparation.ensure_pool
-
-    def held(*args, **kwargs):
-        entered.set()
-        released.wait(60)
-        return build(*args, **kwargs)
-
-    monkeypatch.setattr(preparation, "ensure_pool", held)
+    entered, released = held_calls(monkeypatch, preparation, "ensure_pool")
     other, said = tmp_path / "other.db", []
     by_hand = threading.Thread(target=lambda: said.append(CliRunner().invoke(
         cli, ["prepare", "--config", str(config), "--db", str(other)]).output))
