@@ -78,7 +78,8 @@ def forwarded_client(header: str, proxy_hops: int) -> str | None:
     the proxies' own hops inside the Space's network, never a client of the internet) are passed over, and the
     `proxy_hops`-th other entry (app.trusted_proxy_hops: the proxies that append) is the client. A proxy that
     replaces the header leaves one entry, read alike. None: no entry but internal ones (the socket's address
-    decides)."""
+    decides). A client whose own address is internal to the proxies' network is passed over as a hop would be: the
+    entry left of it is hers (README: the price of not keying every client by the proxies' own hop)."""
     entries = (_without_port(e.strip()) for e in reversed(header.split(",")))
     public = [e for e in entries if e and not _internal(e)]
     if not public:
