@@ -473,6 +473,18 @@ def test_generate_refuses_a_bad_gate_file_before_it_makes_a_database(tmp_path):
     assert not new.exists()
 
 
+def test_prepare_refused_for_a_missing_model_folder_leaves_no_folder_behind(tmp_path):
+    """A preparation claims its database as an app's start does (`<db>.start.lock`, attacker audit round 6); taking
+    that claim made the database's folder, so a refusal a moment later (a model folder that is not there) left a new
+    folder and a lock file behind for a typo in --db."""
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'[models]\ntarget = "{tmp_path / "no-such-model"}"\n', encoding="utf-8")
+    new = tmp_path / "typo" / "new.db"
+    r = CliRunner().invoke(cli, ["prepare", "--config", str(cfg), "--db", str(new)])
+    assert r.exit_code == 1 and "no-such-model" in r.output, r.output
+    assert not new.parent.exists()
+
+
 @pytest.mark.parametrize("command, option", [(["demo-models", "--scale", "smoke", "--out"], "--out"),
                                              (["prepare", "--progress-file"], "--progress-file")])
 def test_cli_names_a_demo_folder_or_progress_file_it_cannot_write(tmp_path, data_dir, command, option):

@@ -200,6 +200,9 @@ def held_apart_from_apps(db_path: Path):
     those seconds took that lock first, and the app's preparation failed on its page. Run by hand while an app holds
     the claim, it is now refused, naming that app's process and page; an app started while it runs is refused naming
     it (another_start). The app's own preparation runs under its parent's claim."""
+    if not Path(db_path).parent.is_dir():  # nothing holds it, and a folder made here would outlive a refusal
+        yield
+        return
     held = claim_start(db_path, BY_HAND)
     if held is None:
         pid, address = claim_holder(db_path)
