@@ -4,6 +4,7 @@ session state). Each test is one route that was open once; it fails on any leak 
 
 What the app promises is written in the README's "Security: what the app promises" section."""
 
+import contextlib
 import json
 import math
 import re
@@ -41,15 +42,17 @@ class Raw:
         cfg = httpx.get(url + "config", timeout=30).json()
         self.fns = {d["api_name"]: d["id"] for d in cfg["dependencies"] if d.get("api_name")}
 
-    def call(self, fn: str | int, data: list, headers: dict | None = None, params: dict | None = None) -> dict:
-        """`headers` and `params` go with the queue join, whose request the handler is given (gr.Request)."""
+    def call(self, fn: str | int, data: list, headers: dict | list | None = None, params: dict | None = None) -> dict:
+        """`headers` (a dict, or (name, value) pairs: a name may come twice) and `params` go with the queue join, whose
+        request the handler is given (gr.Request)."""
         index = self.fns[fn] if isinstance(fn, str) else fn
         with httpx.Client(base_url=self.url, timeout=120) as c:
             # JSON with \u escapes (json.dumps' default), so that a payload can carry what UTF-8 cannot: a lone surrogate
             body = json.dumps({"data": data, "fn_index": index, "session_hash": self.session, "event_data": None,
                                "trigger_id": None})
             join = c.post("gradio_api/queue/join", content=body,
-                          headers={"content-type": "application/json", **(headers or {})}, params=params)
+                          headers=[("content-type", "application/json"),
+                                   *(headers.items() if isinstance(headers, dict) else headers or [])], params=params)
             join.raise_for_status()
             with c.stream("GET", "gradio_api/queue/data", params={"session_hash": self.session}) as stream:
                 for line in stream.iter_lines():
@@ -1110,12 +1113,10 @@ def test_a_forwarded_for_header_names_no_new_client_locally(tiny_models, tmp_pat
     assert sorted(r["name"] for r in rows(pool_db, "SELECT name FROM raters")) == ["r0", "r1"]
 
 
-def test_on_a_space_an_x_forwarded_for_the_client_sent_names_no_new_client(tiny_models, tmp_path, pool_db,
-                                                                            monkeypatch):
-    """Attacker audit round 6: on a Space the client was the FIRST X-Forwarded-For entry, and a proxy that appends
-    (as proxies do) leaves the header the client sent on the left: each request could name a new client and pass
-    every per-client limit. A real server with a Space's environment (Gradio's OAuth routes given stand-in settings:
-    the Hub is not reached), raw queue requests with the header a forging client's proxy would pass on."""
+@contextlib.contextmanager
+def space_served(tiny_models, tmp_path, pool_db, monkeypatch, **app):
+    """A real server with a Space's environment (Gradio's OAuth routes given stand-in settings: the Hub is not
+    reached); yields its URL."""
     import gradio.http_server
     import gradio.oauth
 
@@ -1125,10 +1126,23 @@ def test_on_a_space_an_x_forwarded_for_the_client_sent_names_no_new_client(tiny_
         monkeypatch.setattr(gradio.oauth, var, value)
     monkeypatch.setenv("SPACE_ID", "org/study")
     monkeypatch.setenv("SYSTEM", "spaces")
-    cfg = config(tiny_models, tmp_path, live_access="anyone", live_runs_per_hour=1)
-    with served(cfg, pool_db, space=True) as url:
-        def run(forwarded: str) -> str:  # each call a new session: only the client's limit can refuse it
-            return Raw.error(Raw(url).call("live", [None, "writing-02", ""], headers={"x-forwarded-for": forwarded}))
+    with served(config(tiny_models, tmp_path, **app), pool_db, space=True) as url:
+        yield url
+
+
+def live_run(url: str, headers: dict | list) -> str:
+    """A Live run from a new session (only the client's limit can refuse it); its refusal ('' when it ran)."""
+    return Raw.error(Raw(url).call("live", [None, "writing-02", ""], headers=headers))
+
+
+def test_on_a_space_an_x_forwarded_for_the_client_sent_names_no_new_client(tiny_models, tmp_path, pool_db,
+                                                                            monkeypatch):
+    """Attacker audit round 6: on a Space the client was the FIRST X-Forwarded-For entry, and a proxy that appends
+    (as proxies do) leaves the header the client sent on the left: each request could name a new client and pass
+    every per-client limit. Raw queue requests with the header a forging client's proxy would pass on."""
+    with space_served(tiny_models, tmp_path, pool_db, monkeypatch, live_access="anyone", live_runs_per_hour=1) as url:
+        def run(forwarded: str) -> str:
+            return live_run(url, {"x-forwarded-for": forwarded})
 
         assert run("81.2.69.160") == ""  # her proxy's entry alone
         for forged in ("5.1.7.9", "5.2.7.9, 81.2.69.161", "10.0.0.9"):  # her own entries, the proxy's appended
@@ -1136,6 +1150,20 @@ def test_on_a_space_an_x_forwarded_for_the_client_sent_names_no_new_client(tiny_
         assert "hourly limit is reached" in run("5.3.7.9, 81.2.69.160, 10.16.3.80")  # the proxy's internal hop too
         assert run("81.2.69.161, 10.16.3.80") == ""  # another client through the same hop has a limit of its own
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM experiments WHERE kind = 'live'")[0]["n"] == 2
+
+
+def test_on_a_space_an_x_forwarded_for_line_of_the_client_s_own_names_no_new_client(tiny_models, tmp_path, pool_db,
+                                                                                     monkeypatch):
+    """Attacker audit round 6: a proxy may add its X-Forwarded-For as a line of its own after the one the client sent
+    (one header in two lines, read in order); only the first line was read, and it was the client's."""
+    with space_served(tiny_models, tmp_path, pool_db, monkeypatch, live_access="anyone", live_runs_per_hour=1) as url:
+        def run(*lines: str) -> str:
+            return live_run(url, [("x-forwarded-for", line) for line in lines])
+
+        assert run("81.2.69.160") == ""
+        for forged in ("5.1.7.9", "5.2.7.9, 5.2.7.10"):
+            assert "hourly limit is reached" in run(forged, "81.2.69.160"), forged
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM experiments WHERE kind = 'live'")[0]["n"] == 1
 
 
 def _request(host: str, forwarded: str = ""):

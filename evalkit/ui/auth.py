@@ -65,7 +65,7 @@ def client_key(request: gr.Request | None, space: bool, proxy_hops: int = 1) -> 
     for connections from 127.0.0.1)."""
     if request is None:
         return "client:?"
-    if space and (forwarded := forwarded_client(request.headers.get("x-forwarded-for") or "", proxy_hops)):
+    if space and (forwarded := forwarded_client(_forwarded_for(request.headers), proxy_hops)):
         return f"client:{address_key(forwarded)}"
     host = getattr(getattr(request, "client", None), "host", None)
     return f"client:{address_key(host) if host else '?'}"
@@ -85,6 +85,13 @@ def forwarded_client(header: str, proxy_hops: int) -> str | None:
     if not public:
         return None
     return public[min(proxy_hops, len(public)) - 1]  # fewer than the proxies' entries: all of them are theirs
+
+
+def _forwarded_for(headers) -> str:
+    """Every X-Forwarded-For line, in order, as one list: a proxy may add its own line after the one the client sent
+    rather than append to it, and only the first line (the client's) was read."""
+    lines = headers.getlist("x-forwarded-for") if hasattr(headers, "getlist") else [headers.get("x-forwarded-for")]
+    return ",".join(line for line in lines if line)
 
 
 def _without_port(entry: str) -> str:
