@@ -691,6 +691,33 @@ def test_only_a_benchmark_on_the_device_the_study_s_pool_ran_on_decides_the_spee
     assert any(f"benchmark {gpu} left out" in n for n in agg.speed.notes)
 
 
+def test_a_batch_figure_from_another_device_than_the_study_s_speed_claim_is_left_out_and_named(tmp_path):
+    """Device audit, 2026-12-06: the batch table took the latest benchmark of the pair with batch sizes whatever device
+    it ran on, so a GPU's "ordinary wins from batch 2" sat in the report, the card and the Live tab beside a speed-up
+    the gate's speed_device fixes on the CPU. It now follows the same device rule as the speed-up: left out, named."""
+    import json
+
+    from evalkit.publish.provenance import build_provenance
+    from evalkit.study.synthetic import add_bench
+    from evalkit.ui.live import batch_note
+
+    db = _study_on(tmp_path, "cpu")
+    add_bench(db, speedup=2.0, seed=5, device="cpu")
+    pool = db.execute("SELECT config_json FROM experiments WHERE kind = 'pool'").fetchone()
+    gpu = _batch_bench(db, json.loads(pool[0]), {"device": "cuda:0"}, device="cuda:0")
+    agg = aggregate(db)
+    assert agg.speed.batch_experiment_id is None and agg.speed.batch_answer is None and len(agg.tables["batch"]) == 0
+    note = next(n for n in agg.notes if f"batch sizes of benchmark {gpu} left out" in n)
+    assert "its device is cuda" in note and "about cpu" in note and 'models.device = "cpu"' in note
+    assert note in format_text(agg) and f"batch sizes (benchmark {gpu})" not in format_text(agg)
+    assert not any(f.name.startswith("batch sizes") for f in build_provenance(db, agg).figures)
+    assert f"benchmark experiment {gpu}" not in batch_note(db) and f"benchmark {gpu} left out" in batch_note(db)
+    cpu = _batch_bench(db, json.loads(pool[0]), {"device": "cpu"}, device="cpu")  # the deployment's hardware
+    agg = aggregate(db)
+    assert agg.speed.batch_experiment_id == cpu and len(agg.tables["batch"]) > 0
+    assert batch_note(db).startswith(f"Batches (benchmark experiment {cpu}, on cpu,")
+
+
 def test_a_gate_naming_the_deployment_device_decides_on_that_device_s_benchmarks(tmp_path):
     """speed_device names the hardware a study deploys on where its pool was made elsewhere (a pool generated on a GPU
     for a CPU deployment): then only benchmarks on that kind decide, and one on the pool's kind is left out."""

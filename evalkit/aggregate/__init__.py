@@ -130,7 +130,8 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
     current = ratings
     if excluded and len(ratings):  # before any table: what the verdict rests on, every table shows
         ratings = ratings.without_raters(excluded)
-    batch_table, batch, speed.batch_experiment_id, batch_notes = batches(db, sid)  # of the pair the study rates
+    # of the pair the study rates, on its deployment device
+    batch_table, batch, speed.batch_experiment_id, batch_notes = batches(db, sid, gate_speed(values)["speed_device"])
     notes += batch_notes
     speed.batch_answer = batch.answer if batch is not None else None
     n_pairs = ratings.n_pairs

@@ -513,30 +513,42 @@ def deployment_device(db, pool, speed_device: str) -> str:
     return next(iter(kinds)) if len(kinds) == 1 else ""
 
 
-def _other_device(kinds: set[str], device: str, speed_device: str) -> str | None:
-    """Why a benchmark run on device `kinds` is not of the study's deployment device `device` (None when it is)."""
+def other_device(kinds: set[str], device: str, speed_device: str) -> str | None:
+    """Why a benchmark run on device `kinds` is not of the study's deployment device `device` (None when it is): the
+    speed-up, the batch table and the memory figure all describe the hardware they were measured on."""
     if not device or not kinds or kinds == {device}:
         return None
     whose = "the kind its first pool ran on" if speed_device == "pool" else "named by the gate"
     return (f"its device is {', '.join(sorted(kinds))}, and the study's speed claim is about {device} ({whose}: the "
-            f"gate's speed_device = \"{speed_device}\"): its figures describe other hardware, reported, never "
-            f"deciding; benchmark on {device} (models.device = \"{device}\")")
+            f"gate's speed_device = \"{speed_device}\")")
+
+
+def run_on(device: str) -> str:
+    """Where to benchmark for the study's speed claim (its deployment device)."""
+    return f"benchmark on {device} (models.device = \"{device}\")"
+
+
+def gate_device(study) -> str:
+    """The speed_device a study's frozen gate holds (ANY_DEVICE for a gate frozen before the key)."""
+    from ..study.gate import ANY_DEVICE
+
+    return ((study.gate or {}).get("values") or {}).get("speed_device", ANY_DEVICE) if study is not None else ANY_DEVICE
 
 
 def bench_device_note(db, device: str) -> str | None:
     """What `evalkit bench` says before it runs on `device` where the latest study's speed claim is about another
     device kind (its gate's speed_device): its rounds will never decide. None where they may (or without a study)."""
     from ..generation.speed import device_kind
-    from ..study.gate import ANY_DEVICE
     from ..study.studies import choose
 
     study = choose(db)
     if study is None:
         return None
-    speed_device = (study.gate.get("values") or {}).get("speed_device", ANY_DEVICE)
-    why = _other_device({device_kind(device)}, deployment_device(db, study_pool(db, study.id), speed_device),
-                        speed_device)
-    return f"study {study.name}'s speed condition will not weigh this benchmark: {why}" if why else None
+    speed_device = gate_device(study)
+    deploy = deployment_device(db, study_pool(db, study.id), speed_device)
+    why = other_device({device_kind(device)}, deploy, speed_device)
+    return (f"study {study.name}'s speed condition will not weigh this benchmark: {why}: its figures describe other "
+            f"hardware, reported, never deciding; {run_on(deploy)}" if why else None)
 
 
 def deciding_benches(db, study_id: int | None = None, before: str | None = None,
@@ -568,8 +580,9 @@ def deciding_benches(db, study_id: int | None = None, before: str | None = None,
                                AND (:before IS NULL OR COALESCE(b.stored_at, e.created_at) <= :before))
                ORDER BY stored, e.id""", {"before": before}):
         why = bench_mismatch(db, bench, pool)
-        if why is None and (elsewhere := _other_device(device_kinds(db, bench), device, speed_device)):
-            notes.append(f"benchmark {bench['id']} left out, not deciding: {elsewhere}")
+        if why is None and (elsewhere := other_device(device_kinds(db, bench), device, speed_device)):
+            notes.append(f"benchmark {bench['id']} left out, not deciding: {elsewhere}: its figures describe other "
+                         f"hardware, reported, never deciding; {run_on(device)}")
             continue
         timed = timed_prompts(db, bench["id"])
         if why is None and prompts is not None and timed != prompts:

@@ -3,7 +3,7 @@ rounds pooled, when there is one, else from the pair pool's single runs (said so
 "benchmark" they are reported, never deciding). The speed-up is evalkit.generation.speed's, the benchmark summary's own
 computation, over all prompts and per prompt. Beside it, the batch table: the ordinary path at each batch size
 against assisted at batch 1, from the latest benchmark that measured batch sizes (`evalkit bench --batch-sizes`) of
-the pair the study rates."""
+the pair the study rates, on its deployment device (the gate's speed_device)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from ..generation import registry
 from ..records import GenerationPath
 from ..generation.speed import BatchComparison, batch_requests, compare_batches, measure_speed
 from ..stats import median
-from .data import ALL, PAIR_STORED, bench_mismatch, deciding_benches, deployment_device, study_pool
+from .data import (ALL, PAIR_STORED, bench_mismatch, deciding_benches, deployment_device, device_kinds, other_device,
+                   run_on, study_pool)
 
 POOL_SOURCE = "pair pool (single runs, not the benchmark protocol)"
 
@@ -449,16 +450,22 @@ BATCH_COLUMNS = ["path", "batch_size", "calls", "requests", "seconds_per_request
                  "vs_assisted_ci_high", "winner", "identical_to_unbatched", "peak_rss_mb", "peak_cuda_allocated_mb"]
 
 
-def batch_bench(db, study_id: int | None = None) -> tuple[int | None, list[str]]:
+def batch_bench(db, study_id: int | None = None, speed_device: str = "any") -> tuple[int | None, list[str]]:
     """The benchmark the batch comparison comes from, and a note for each later one left out: the latest with batch
     runs that measures what the study rates (data.bench_mismatch against its first pool, data.study_pool, as for the
-    speed-up: a benchmark of another draft length or sampling setting answers for another pair); without a study or
-    a pool, the latest."""
+    speed-up: a benchmark of another draft length or sampling setting answers for another pair) on the study's
+    deployment device (the gate's speed_device, as for the speed-up: a GPU's batch figure beside a CPU speed-up
+    answers for other hardware); without a study or a pool, the latest."""
     pool = study_pool(db, study_id)
+    device = deployment_device(db, pool, speed_device)
     notes = []
     for bench in db.query("SELECT * FROM experiments WHERE id IN (SELECT DISTINCT experiment_id FROM batch_runs) "
                           "ORDER BY id DESC"):
         why = bench_mismatch(db, bench, pool) if pool is not None else None
+        if why is None and (elsewhere := other_device(device_kinds(db, bench), device, speed_device)):
+            notes.append(f"batch sizes of benchmark {bench['id']} left out: {elsewhere}; {run_on(device)} "
+                         "`--batch-sizes`")
+            continue
         if why is None:
             return bench["id"], notes
         notes.append(f"batch sizes of benchmark {bench['id']} left out: it does not measure what the study rates "
@@ -466,13 +473,13 @@ def batch_bench(db, study_id: int | None = None) -> tuple[int | None, list[str]]
     return None, notes
 
 
-def batches(db, study_id: int | None = None):
+def batches(db, study_id: int | None = None, speed_device: str = "any"):
     """The batch table (one row per path and batch size) from the benchmark batch_bench chooses, its comparison, that
     benchmark's id and the notes on those left out; an empty table and None when no benchmark measured a batch size
-    (of the study's pair)."""
+    (of the study's pair, on its deployment device: the gate's speed_device)."""
     import pandas as pd
 
-    exp_id, notes = batch_bench(db, study_id)
+    exp_id, notes = batch_bench(db, study_id, speed_device)
     if exp_id is None:
         return pd.DataFrame(columns=BATCH_COLUMNS), None, None, notes
     config = json.loads(db.execute("SELECT config_json FROM experiments WHERE id = ?", [exp_id]).fetchone()[0])

@@ -360,7 +360,9 @@ def batch_note(db) -> str:
     # decoding or draft setting is left out there, so here too (demo audit M2: a greedy one-prompt benchmark's
     # "184.1 new tokens/s" sat under a sampling run while every other view left it out)
     study = choose(db)
-    _, comparison, exp_id, notes = batches(db, study.id if study is not None else None)
+    from ..aggregate.data import gate_device
+
+    _, comparison, exp_id, notes = batches(db, study.id if study is not None else None, gate_device(study))
     if comparison is None:
         return ("Batches: Transformers runs assisted generation one request at a time; `evalkit bench --batch-sizes "
                 "1,2,4,8` measures whether ordinary at your batch size delivers more tokens per second"
