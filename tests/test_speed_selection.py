@@ -718,6 +718,70 @@ def test_a_batch_figure_from_another_device_than_the_study_s_speed_claim_is_left
     assert batch_note(db).startswith(f"Batches (benchmark experiment {cpu}, on cpu,")
 
 
+def _placed(db, bench: int, target: dict, draft: dict) -> None:
+    """What a benchmark's worker processes recorded of where the weights sat (as bench/worker.py stores it: the draft
+    in the processes that load it): the GPU placements this CPU machine cannot make."""
+    import json
+
+    db.execute("UPDATE bench_processes SET target_placement = ?, draft_placement = CASE path WHEN 'assisted' THEN ? "
+               "ELSE '{}' END WHERE experiment_id = ?", [json.dumps(target), json.dumps(draft), bench])
+    db.conn.commit()
+
+
+def test_a_split_run_s_benchmark_never_decides_for_an_unsplit_pool_nor_the_reverse(tmp_path):
+    """Device audit, 2026-12-06: a run counted as its main device (models.device), so a benchmark whose target a
+    device_map split over a GPU and the CPU (or whose draft sat on the CPU) decided the speed condition of a pool that
+    ran wholly on the GPU, and the reverse: other hardware, other speed and memory. What a run really used is now
+    recorded (each generation's devices; each bench process's placement) and only a benchmark of the same placement
+    decides, speed and memory alike; the other is left out and named."""
+    from evalkit.study.synthetic import add_bench
+    from evalkit.ui.verdictzh import _speed
+
+    db = _study_on(tmp_path, "cuda:0")  # its config has no device_map: wholly on the GPU
+    split = add_bench(db, speedup=3.0, extra_memory_mb=100.0, seed=5, device="cuda:0")
+    _placed(db, split, {"cuda:0": 80.0, "cpu": 40.0}, {"cuda:0": 10.0})  # part of the target offloaded to the CPU
+    whole = add_bench(db, speedup=1.0, extra_memory_mb=300.0, seed=6, device="cuda:0")
+    _placed(db, whole, {"cuda:0": 120.0}, {"cuda:0": 10.0})
+    draft_on_cpu = add_bench(db, speedup=3.0, extra_memory_mb=100.0, seed=7, device="cuda:0")
+    _placed(db, draft_on_cpu, {"cuda:0": 120.0}, {"cpu": 10.0})
+    agg = aggregate(db)
+    assert agg.speed.benchmark_ids == [whole] and agg.speed.deploy_device == "cuda"
+    assert agg.speed.memory_benchmark_ids == [whole] and agg.speed.extra_memory_mb == pytest.approx(300.0)
+    for other in (split, draft_on_cpu):
+        note = next(n for n in agg.speed.notes if f"benchmark {other} left out" in n)
+        assert "its device is cpu+cuda" in note and "about cuda" in note and "several" in note
+    assert _condition(agg, "speed-up").ok is False and "在 cuda 上" in _speed(agg, {})
+    # the reverse: a pool whose generations recorded the split (what paths._effective stores since)
+    db.execute("UPDATE generations SET effective_config = json_set(effective_config, '$.devices', 'cpu+cuda') "
+               "WHERE experiment_id = (SELECT id FROM experiments WHERE kind = 'pool')")
+    db.conn.commit()
+    agg = aggregate(db)
+    assert agg.speed.benchmark_ids == [split] and agg.speed.deploy_device == "cpu+cuda"
+    assert agg.speed.further_benchmark_ids == [draft_on_cpu]  # the same placement: measured after, not deciding
+    note = next(n for n in agg.speed.notes if f"benchmark {whole} left out" in n)
+    assert "its device is cuda, and the study's speed claim is about cpu+cuda" in note
+    assert "models.device_map" in note and "on cpu+cuda" in _condition(agg, "speed-up").reason
+
+
+def test_a_run_records_the_device_kinds_its_weights_really_sat_on(make_config, tiny_models, tmp_path):
+    """The record the rule above reads, from real runs on this CPU: an unsplit pair says "cpu"; a target that
+    accelerate's device_map split (here CPU and disk, as it would be a GPU and the CPU) says both kinds, where its
+    device alone said "cpu"."""
+    from evalkit.config import load_config
+    from evalkit.generation.models import load_pair
+    from evalkit.generation.paths import run_path
+    from evalkit.task.prompts import load_prompts
+
+    prompt = load_prompts(ids=["writing-01"])[0]
+    whole = load_pair(load_config(make_config(draft="target_copy")), progress=False)
+    assert [r.effective_config["devices"] for r in run_path(whole, prompt, "assisted", 1)] == ["cpu"]
+    split = load_pair(load_config(make_config(draft="target_copy", **{
+        "models.device_map": "auto", "models.max_memory": ["cpu=300KB"],
+        "models.offload_folder": str(tmp_path / "offload")})), progress=False)
+    records = run_path(split, prompt, "ordinary", 1)
+    assert split.device == "cpu" and [r.effective_config["devices"] for r in records] == ["cpu+disk"]
+
+
 def test_a_gate_naming_the_deployment_device_decides_on_that_device_s_benchmarks(tmp_path):
     """speed_device names the hardware a study deploys on where its pool was made elsewhere (a pool generated on a GPU
     for a CPU deployment): then only benchmarks on that kind decide, and one on the pool's kind is left out."""

@@ -486,17 +486,60 @@ def bench_mismatch(db, bench, pool) -> str | None:
 
 
 def device_kinds(db, exp) -> set[str]:
-    """The device kinds experiment `exp` ran on: its compatibility record's device and, for a benchmark, its timed
-    runs' (for a pool, its generations' where the record names none). Empty where nothing says (a synthetic row)."""
+    """The device placements experiment `exp` ran on, each the device kinds its target's and draft's weights sat on
+    (models.placement_kinds: "cpu", or "cpu+cuda" for a split pair: a device_map's offload, a draft on another
+    device), one per process layout. A benchmark's from its worker processes' recorded placements (per rank, both
+    paths' processes together); a pool's from its generations' (one per rank, host and device); where those are not
+    recorded (older runs), from the device alone, wholly there unless the config's device_map could have split it.
+    Empty where nothing says (a synthetic row, or a device_map run that recorded no placement): never guessed."""
     from ..generation.speed import device_kind
 
     recorded = json.loads(exp["compat_json"] or "{}").get("device") or ""
-    table = "timing_runs" if exp["kind"] == "bench" else "generations"
-    if recorded and exp["kind"] != "bench":
-        return {device_kind(recorded)}
-    ran = {r[0] for r in db.execute(f"SELECT DISTINCT device FROM {table} WHERE experiment_id = ? AND device != ''",
-                                    [exp["id"]])}
-    return {device_kind(d) for d in ran | ({recorded} if recorded else set())}
+    config = json.loads(exp["config_json"] or "{}")
+    if exp["kind"] == "bench":
+        if placed := _bench_placements(db, exp["id"]):
+            return placed
+        ran = {r[0] for r in db.execute("SELECT DISTINCT device FROM timing_runs WHERE experiment_id = ? AND device != ''",
+                                        [exp["id"]])}
+        return {device_kind(d) for d in ran | ({recorded} if recorded else set())}
+    kinds = set()
+    for devices, device in db.execute(
+            """SELECT json_extract(effective_config, '$.devices'), device FROM generations WHERE id IN
+               (SELECT MIN(id) FROM generations WHERE experiment_id = ? GROUP BY rank, host, device)""", [exp["id"]]):
+        if not devices and not (devices := _config_placement(config, device or recorded)):
+            return set()  # a run whose placement nothing recorded: unknown, not its main device
+        kinds.add(devices)
+    if not kinds and (devices := _config_placement(config, recorded)):
+        kinds.add(devices)
+    return kinds
+
+
+def _bench_placements(db, bench_id: int) -> set[str]:
+    """A benchmark's placements from its worker processes' records (bench_processes.target_placement and
+    draft_placement): per rank, the kinds of both paths' processes together; empty where a process recorded none."""
+    from ..generation.models import placement_kinds
+
+    per_rank: dict[int, list[dict]] = {}
+    for rank, target, draft in db.execute("SELECT rank, target_placement, draft_placement FROM bench_processes WHERE "
+                                          "experiment_id = ?", [bench_id]):
+        target = json.loads(target or "{}")
+        if not target:
+            return set()
+        per_rank.setdefault(rank, []).extend([target, json.loads(draft or "{}")])
+    return {placement_kinds(*placed) for placed in per_rank.values()}
+
+
+def _config_placement(config: dict, device: str) -> str:
+    """A run's placement where its config fixes it: without a device_map the whole target sits on `device` and the
+    draft on models.draft_device (else there too); a device_map may have split the target, which only a record of
+    the run says ('' then, and without a device)."""
+    from ..generation.speed import device_kind
+
+    models = config.get("models") or {}
+    if not device or models.get("device_map"):
+        return ""
+    return "+".join(sorted({device_kind(device)} | ({device_kind(models["draft_device"])}
+                                                     if models.get("draft_device") else set())))
 
 
 def deployment_device(db, pool, speed_device: str) -> str:
@@ -519,12 +562,18 @@ def other_device(kinds: set[str], device: str, speed_device: str) -> str | None:
     if not device or not kinds or kinds == {device}:
         return None
     whose = "the kind its first pool ran on" if speed_device == "pool" else "named by the gate"
+    split = ("; kinds joined by + are a run whose target's or draft's weights sat on several (a device_map's "
+             "offload, models.draft_device), other hardware than either alone" if "+" in device + "".join(kinds)
+             else "")
     return (f"its device is {', '.join(sorted(kinds))}, and the study's speed claim is about {device} ({whose}: the "
-            f"gate's speed_device = \"{speed_device}\")")
+            f"gate's speed_device = \"{speed_device}\"{split})")
 
 
 def run_on(device: str) -> str:
-    """Where to benchmark for the study's speed claim (its deployment device)."""
+    """Where to benchmark for the study's speed claim (its deployment device; a split one: the pool's placement)."""
+    if "+" in device:
+        return (f"benchmark with the placement the pool ran with, over {device} (models.device, models.device_map, "
+                "models.max_memory and models.draft_device as in its config)")
     return f"benchmark on {device} (models.device = \"{device}\")"
 
 
@@ -535,9 +584,11 @@ def gate_device(study) -> str:
     return ((study.gate or {}).get("values") or {}).get("speed_device", ANY_DEVICE) if study is not None else ANY_DEVICE
 
 
-def bench_device_note(db, device: str) -> str | None:
-    """What `evalkit bench` says before it runs on `device` where the latest study's speed claim is about another
-    device kind (its gate's speed_device): its rounds will never decide. None where they may (or without a study)."""
+def bench_device_note(db, device: str, config: dict | None = None) -> str | None:
+    """What `evalkit bench` says before it runs on `device` (with `config`: its placement where the config fixes it)
+    where the latest study's speed claim is about another device kind or placement (its gate's speed_device): its
+    rounds will never decide. None where they may (or without a study; with a device_map, unless its main device's
+    kind is not among the deployment's: only the run says where a device_map put the weights)."""
     from ..generation.speed import device_kind
     from ..study.studies import choose
 
@@ -546,7 +597,10 @@ def bench_device_note(db, device: str) -> str | None:
         return None
     speed_device = gate_device(study)
     deploy = deployment_device(db, study_pool(db, study.id), speed_device)
-    why = other_device({device_kind(device)}, deploy, speed_device)
+    planned = _config_placement(config or {}, device)
+    if not planned and device_kind(device) in deploy.split("+"):
+        return None
+    why = other_device({planned or device_kind(device)}, deploy, speed_device)
     return (f"study {study.name}'s speed condition will not weigh this benchmark: {why}: its figures describe other "
             f"hardware, reported, never deciding; {run_on(deploy)}" if why else None)
 

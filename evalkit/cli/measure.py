@@ -150,7 +150,10 @@ def bench(config_path, db_path, reps, rounds, decoding, prompt_ids, batch_sizes,
     re-running bench after them adds rounds that are reported as not deciding, and so is the pair pool's figure
     before them, so looking after each run, or at the pool's figure first, and stopping on a pass is no search.
     Only a bench on the device kind the gate's speed_device fixes (by default the kind the study's pool ran on)
-    decides; one on another device is reported, never deciding, and bench says so before its rounds run.
+    decides, with the models placed as the pool's were: a target split by models.device_map (part offloaded to the
+    CPU) or a draft on another device (models.draft_device) is other hardware than a pair wholly on one device, and
+    the other way round. One on another device or placement is reported, never deciding (its batch figure too), and
+    bench says so before its rounds run where the config fixes the placement.
     """
     from ..generation.bench import bench_at, format_summary
 

@@ -319,6 +319,15 @@ def placement(model) -> dict[str, float]:
     return {k: round(v, 3) for k, v in out.items()}
 
 
+def placement_kinds(*placements: dict) -> str:
+    """The device kinds weights sat on (placement's keys), sorted and joined by "+": "cuda" for a pair wholly on GPUs,
+    "cpu+cuda" for a target a device_map split with CPU offload, or a draft on the CPU beside a target on a GPU. A
+    split pair is other hardware than an unsplit one: its speed and memory never stand for it (aggregate.data)."""
+    from .speed import device_kind
+
+    return "+".join(sorted({device_kind(k) for p in placements for k in p}))
+
+
 def _vocab_size(model_config) -> int | None:
     try:
         return int(model_config.get_text_config().vocab_size)
@@ -344,6 +353,11 @@ class ModelPair:
     @property
     def draft_device(self) -> str:
         return self.cfg.models.draft_device or self.device
+
+    @property
+    def devices(self) -> str:
+        """The device kinds this pair's loaded weights sit on, target and draft (placement_kinds): what a run used."""
+        return placement_kinds(placement(self.target), placement(self.draft) if self.draft is not None else {})
 
 
 def check_compat(cfg: Config, progress: bool = True, target_tok=None) -> CompatibilityRecord:

@@ -137,6 +137,9 @@ def _effective(pair: ModelPair, prompt: Prompt, kw: dict, prompt_ids: list[int],
         "target_generation_config": pair.target.generation_config.to_diff_dict(),
         "dtype": str(pair.target.dtype).removeprefix("torch."),
         "device": pair.device,
+        # the kinds the target's and the draft's weights really sat on ("cpu+cuda": split): the device alone names
+        # only the main one, and a split run's speed never stands for an unsplit deployment (aggregate.data)
+        "devices": pair.devices,
         "route": pair.compat.verdict,
         # the request itself and a hash of the exact input ids: the report's prompt provenance
         "prompt": prompt_record(prompt, prompt_ids, text),

@@ -54,7 +54,7 @@ def _decide(cfg: Config, db, progress: bool, echo, made: dict) -> dict:
     compat = check_compat(cfg, progress)  # also builds the demo pair once, before any worker starts
     from ...aggregate.data import bench_device_note
 
-    if note := bench_device_note(db, compat.device):  # said before the rounds' minutes, not after
+    if note := bench_device_note(db, compat.device, cfg.to_dict()):  # said before the rounds' minutes, not after
         echo(note)
     paths = registry.available(cfg, compat, benched=True)
     for path, why in registry.refusals(cfg, compat).items():
