@@ -48,7 +48,8 @@ def load_fixture(db, gate_path: Path, gate_text: str = GATE, before_ratings=None
     pairs are stored and before the first rating; `app` sets the quota that closes a pair."""
     data = json.loads((FIX / "ratings_small.json").read_text(encoding="utf-8"))
     gate_path.write_text(gate_text)
-    exp = insert_experiment(db, "pool", {}, {}, gate=gate_snapshot(gate_path))
+    # its device, as a pool's compatibility record has it (a pool that recorded none judges no speed or memory)
+    exp = insert_experiment(db, "pool", {}, {"device": "cpu"}, gate=gate_snapshot(gate_path))
     specs = []
     for i, p in enumerate(data["pairs"]):
         gens = {

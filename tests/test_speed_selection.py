@@ -393,7 +393,8 @@ def test_the_live_tab_s_batch_note_names_the_device_its_benchmark_ran_on(tmp_pat
     gate = tmp_path / "gate.toml"
     gate.write_text(gate_file_text(planned_pairs=100, margin=0.15))
     db = open_db(tmp_path / "s.db")
-    build_study(db, SyntheticStudy(pairs=20, raters_per_pair=3, raters=12, seed=1, gate_path=str(gate)))
+    build_study(db, SyntheticStudy(pairs=20, raters_per_pair=3, raters=12, seed=1, gate_path=str(gate),
+                               device="cuda:0"))  # its pool too: the study's speed claim is about cuda
     pool = db.execute("SELECT config_json, compat_json FROM experiments WHERE kind = 'pool'").fetchone()
     measured = _batch_bench(db, json.loads(pool[0]), json.loads(pool[1] or "{}"), device="cuda:0")
     assert batch_note(db).startswith(f"Batches (benchmark experiment {measured}, on cuda:0, assisted at batch 1")
@@ -622,13 +623,16 @@ def test_rerunning_the_benchmark_cannot_make_a_failing_speed_condition_pass(tmp_
     assert f"此后另测 2 轮（基准测试 {third}），不参与判定" in verdict_markdown(again, "zh")
 
 
-def test_benchmarks_of_the_study_s_pair_on_two_device_kinds_leave_the_speed_condition_unjudged(tmp_path):
+def test_benchmarks_of_the_study_s_pair_on_two_device_kinds_leave_the_speed_condition_unjudged(tmp_path, frozen_before):
     """Benchmarks of one pair on a CPU and on a GPU measure two claims whose timings never pool; taking either would
     let the organiser choose the figure. The condition is not judged, names the benchmarks of each kind and says
-    how to fix it, in both languages."""
+    how to fix it, in both languages. (Under a gate frozen before speed_device, where any device decides: a gate of
+    today leaves the other device's benchmark out, or with an unknown deployment device judges nothing,
+    test_a_pool_that_recorded_no_device_leaves_speed_and_memory_unjudged_and_says_how_to_fix_it.)"""
     from evalkit.study.synthetic import add_bench
     from evalkit.ui.verdictzh import _speed
 
+    frozen_before("speed_device")
     db, slow = _study_with_a_slow_benchmark(tmp_path, speedup=2.0, speed_rounds=4)  # both benchmarks decide
     gpu = add_bench(db, speedup=2.0, seed=5)
     db.execute("UPDATE timing_runs SET device = CASE experiment_id WHEN ? THEN 'cpu' ELSE 'cuda:0' END", [slow])
@@ -639,6 +643,40 @@ def test_benchmarks_of_the_study_s_pair_on_two_device_kinds_leave_the_speed_cond
     assert f"cpu: benchmark(s) {slow}; cuda: benchmark(s) {gpu}" in cond.reason and "new database" in cond.reason
     zh = _speed(agg, {"min_speedup_ci_low": 1.1})
     assert "无法判定" in zh and f"cuda: benchmark(s) {gpu}" in zh
+
+
+def test_a_pool_that_recorded_no_device_leaves_speed_and_memory_unjudged_and_says_how_to_fix_it(tmp_path):
+    """Device audit, 2026-12-06: under the gate's speed_device = "pool", a pool that recorded no device (an older
+    evalkit's) let a benchmark on any device decide, the first stored: a guess at the deployment's hardware. Neither
+    the speed nor the memory condition (the draft's memory is the hardware's too) is judged then; both say why and how
+    to fix it (name the device in the gate before the first pool; for this frozen study, a new study under that
+    gate), in both languages, and `evalkit bench` says so before its rounds. The same for a pool over several
+    placements."""
+    from evalkit.aggregate.data import bench_device_note
+    from evalkit.study.synthetic import add_bench
+    from evalkit.ui.results import verdict_markdown
+    from evalkit.ui.verdictzh import _memory, _speed
+
+    db = _study_on(tmp_path, "")
+    pool = db.execute("SELECT id FROM experiments WHERE kind = 'pool'").fetchone()[0]
+    gpu = add_bench(db, speedup=3.0, extra_memory_mb=50.0, seed=5, device="cuda:0")
+    agg = aggregate(db)
+    speed, memory = _condition(agg, "speed-up"), _condition(agg, "memory")
+    assert speed.ok is None and memory.ok is None and agg.verdict.decision != "KEEP"
+    assert agg.speed.benchmark_ids == [gpu] and agg.speed.speedup > 2  # measured, reported
+    for reason in (speed.reason, memory.reason):
+        assert f"first pool (experiment {pool}) recorded no device" in reason and 'speed_device = "pool"' in reason
+        assert 'set speed_device = "cpu"' in reason and "--new-study NAME" in reason
+    assert "the draft adds 50 MB, reported, not judged" in memory.reason
+    assert speed.reason in format_text(agg) and speed.reason in verdict_markdown(agg)
+    for zh in (_speed(agg, {}), _memory(agg, {})):
+        assert "无法判定" in zh and f"实验 {pool}" in zh and "没有记录设备" in zh and "--new-study NAME" in zh
+    assert "recorded no device" in bench_device_note(db, "cuda:0", {})
+    # a pool whose ranks ran on two placements names them
+    db.execute("UPDATE generations SET rank = id % 2, effective_config = json_set(effective_config, '$.devices', "
+               "CASE id % 2 WHEN 0 THEN 'cpu' ELSE 'cuda' END) WHERE experiment_id = ?", [pool])
+    db.conn.commit()
+    assert "ran on several device placements (cpu, cuda)" in _condition(aggregate(db), "speed-up").reason
 
 
 def _study_on(tmp_path, device: str, frozen_before=None, gate_lines: str = ""):
@@ -1085,7 +1123,8 @@ def test_looking_at_the_pool_s_figure_then_benchmarking_after_a_fail_keeps_the_s
             cond, speed = _look(db, study_id)
             assert speed.source.startswith("pair pool") and speed.extra_memory_mb is None  # no KEEP on this look
             if rule == "today":  # shown, never deciding, and the condition says what it waits for
-                assert cond.ok is None and "run `evalkit bench --rounds 4` for the 4 still needed" in cond.reason
+                assert cond.ok is None and "run `evalkit bench --rounds 4` on cpu" in cond.reason
+                assert "for the 4 still needed" in cond.reason
                 assert "reported, not deciding" in cond.reason
                 assert "不参与判定" in _speed(type("Agg", (), {"speed": speed})(), {"min_speedup_ci_low": 1.1})
             add_bench(db, speedup=true, seed=bench_seed, reps=1, rounds=4, drift=0.05)

@@ -556,6 +556,20 @@ def deployment_device(db, pool, speed_device: str) -> str:
     return next(iter(kinds)) if len(kinds) == 1 else ""
 
 
+UNRECORDED = "none recorded"  # unknown_device: a pool whose runs recorded no device
+
+
+def unknown_device(db, pool, speed_device: str) -> str:
+    """Why the study's deployment device cannot be known ('' where it can): the gate's speed_device is "pool" and its
+    first pool recorded no device (UNRECORDED: a pool of an older evalkit, or a synthetic one) or ran on several
+    placements (their list). Then no benchmark is taken as the deployment's: the speed and memory conditions are
+    not judged (verdict.device_unknown_text), never guessed from whichever benchmark came first."""
+    if speed_device != "pool" or pool is None:
+        return ""
+    kinds = device_kinds(db, pool)
+    return "" if len(kinds) == 1 else (", ".join(sorted(kinds)) or UNRECORDED)
+
+
 def other_device(kinds: set[str], device: str, speed_device: str) -> str | None:
     """Why a benchmark run on device `kinds` is not of the study's deployment device `device` (None when it is): the
     speed-up, the batch table and the memory figure all describe the hardware they were measured on."""
@@ -584,6 +598,17 @@ def gate_device(study) -> str:
     return ((study.gate or {}).get("values") or {}).get("speed_device", ANY_DEVICE) if study is not None else ANY_DEVICE
 
 
+def device_unknown_reason(pool_id, unknown: str) -> str:
+    """unknown_device's why and what to do, in words (the verdict's speed and memory conditions, `evalkit bench`)."""
+    seen = ("recorded no device (an older evalkit's pool)" if unknown == UNRECORDED
+            else f"ran on several device placements ({unknown})")
+    return (f"the study's first pool (experiment {pool_id}) {seen}, and its gate's speed_device = \"pool\" takes the "
+            "device the speed claim is about from it, so no benchmark can be known to run on the deployment's hardware "
+            "and none is guessed; a study's gate is frozen at its first pool, so set speed_device = \"cpu\", "
+            "\"cuda\" or \"mps\" in configs/gate.toml before it, and for this study start another under that gate "
+            "(`evalkit generate --until-planned --new-study NAME`, or a new `--db`) and benchmark it there")
+
+
 def bench_device_note(db, device: str, config: dict | None = None) -> str | None:
     """What `evalkit bench` says before it runs on `device` (with `config`: its placement where the config fixes it)
     where the latest study's speed claim is about another device kind or placement (its gate's speed_device): its
@@ -596,7 +621,11 @@ def bench_device_note(db, device: str, config: dict | None = None) -> str | None
     if study is None:
         return None
     speed_device = gate_device(study)
-    deploy = deployment_device(db, study_pool(db, study.id), speed_device)
+    pool = study_pool(db, study.id)
+    if unknown := unknown_device(db, pool, speed_device):
+        return (f"study {study.name}'s speed condition will not weigh this benchmark: "
+                + device_unknown_reason(pool["id"], unknown))
+    deploy = deployment_device(db, pool, speed_device)
     planned = _config_placement(config or {}, device)
     if not planned and device_kind(device) in deploy.split("+"):
         return None

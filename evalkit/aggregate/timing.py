@@ -15,7 +15,7 @@ from ..records import GenerationPath
 from ..generation.speed import BatchComparison, batch_requests, compare_batches, measure_speed
 from ..stats import median
 from .data import (ALL, PAIR_STORED, bench_mismatch, deciding_benches, deployment_device, device_kinds, other_device,
-                   run_on, study_pool)
+                   run_on, study_pool, unknown_device)
 
 POOL_SOURCE = "pair pool (single runs, not the benchmark protocol)"
 
@@ -74,6 +74,10 @@ class Speed:
     memory_benchmark_ids: list[int] = field(default_factory=list)
     # the device kind whose benchmarks decide (the gate's speed_device: data.deployment_device); '' where any does
     deploy_device: str = ""
+    # why that cannot be known (data.unknown_device: the gate's "pool" and a pool that recorded none, or several):
+    # the placements seen, or data.UNRECORDED; '' where it can. Then speed and memory are not judged
+    device_unknown: str = ""
+    pool_id: int | None = None  # the study's first pool, which device_unknown is about
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -309,7 +313,8 @@ def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None,
                   devices_disagree=_devices_disagree(rows, source), rounds_planned=rounds.planned,
                   rounds_further=rounds.further, further_benchmark_ids=rounds.further_benchmarks,
                   bench_only=bench_only, memory_benchmark_id=memory_bench,
-                  deploy_device=deployment_device(db, study_pool(db, study_id), speed_device),
+                  deploy_device=deployment_device(db, pool := study_pool(db, study_id), speed_device),
+                  device_unknown=unknown_device(db, pool, speed_device), pool_id=pool["id"] if pool else None,
                   memory_benchmark_ids=list(bench_ids) if memory is not None else [])
     if speed.fallback_runs and source == "benchmark":
         speed.deployed_speedup, speed.deployed_ci95 = _deployed(rows, tolerance)

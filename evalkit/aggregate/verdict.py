@@ -516,6 +516,8 @@ def speed_condition(speed, minimum: float) -> Condition:
     nothing: an assisted path that is faster only because it writes less passes the first and not the second
     ("shorter and faster output does not show that the mechanism helps", the brief's protocol). Undecided when
     either was not measured, or when fewer than MIN_COMPARABLE_SHARE of the matched pairs are comparable."""
+    if unknown := device_unknown_text(speed):
+        return Condition("speed-up", None, unknown)
     if disagree := getattr(speed, "devices_disagree", ""):  # a decision frozen before the field: ''
         return Condition("speed-up", None, f"not judged: the benchmarks of the study's pair ran on different device "
                          f"kinds ({disagree}), whose timings never pool, and none is chosen over the others; a speed "
@@ -560,6 +562,16 @@ def speed_condition(speed, minimum: float) -> Condition:
                                   if getattr(speed, "rounds_planned", 0) else ""))
     return Condition("speed-up", bool(lo >= minimum and tps >= minimum and (deployed is None or deployed >= minimum)),
                      text)
+
+
+def device_unknown_text(speed) -> str:
+    """Why neither the speed nor the memory condition is judged where the study's deployment device is unknown
+    (data.unknown_device), and how to fix it; '' where it is known (a decision frozen before the field: known)."""
+    from .data import device_unknown_reason
+
+    if not (unknown := getattr(speed, "device_unknown", "")):
+        return ""
+    return f"not judged: {device_unknown_reason(speed.pool_id, unknown)}"
 
 
 def needs_rounds_text(speed, missing: int) -> str:
@@ -721,13 +733,17 @@ def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs
     else:
         conditions.append(Condition("fidelity", None, f"no pair has {per_pair} current ratings yet"))
     mem = speed.extra_memory_mb
-    conditions.append(Condition("memory", None if mem is None else mem <= g["max_extra_memory_mb"],
-                                "extra memory of the draft " + (getattr(speed, "memory_note", "")
-                                                                 or "not measured (run `evalkit bench`)")
-                                if mem is None else
-                                f"draft adds {mem:.0f} MB (allowed {g['max_extra_memory_mb']:.0f} MB)"
-                                + (f"; {speed.extra_memory_basis}" if getattr(speed, "extra_memory_basis", None)
-                                   else "")))
+    if unknown := device_unknown_text(speed):  # the memory a draft adds is the hardware's too (CUDA or RSS)
+        conditions.append(Condition("memory", None, unknown + (f" (measured: the draft adds {mem:.0f} MB, reported, "
+                                                               "not judged)" if mem is not None else "")))
+    else:
+        conditions.append(Condition("memory", None if mem is None else mem <= g["max_extra_memory_mb"],
+                                    "extra memory of the draft " + (getattr(speed, "memory_note", "")
+                                                                     or "not measured (run `evalkit bench`)")
+                                    if mem is None else
+                                    f"draft adds {mem:.0f} MB (allowed {g['max_extra_memory_mb']:.0f} MB)"
+                                    + (f"; {speed.extra_memory_basis}" if getattr(speed, "extra_memory_basis", None)
+                                       else "")))
     failed = {c.name for c in conditions if c.ok is False}
     if early:  # a look before the last stops the study only where everything it needs is settled
         judged = {c.name: c.ok for c in conditions}

@@ -153,7 +153,8 @@ def bench(config_path, db_path, reps, rounds, decoding, prompt_ids, batch_sizes,
     decides, with the models placed as the pool's were: a target split by models.device_map (part offloaded to the
     CPU) or a draft on another device (models.draft_device) is other hardware than a pair wholly on one device, and
     the other way round. One on another device or placement is reported, never deciding (its batch figure too), and
-    bench says so before its rounds run where the config fixes the placement.
+    bench says so before its rounds run where the config fixes the placement. Where the study's pool recorded no
+    device (an older evalkit's), no bench decides under speed_device = "pool": bench says so and how to fix it.
     """
     from ..generation.bench import bench_at, format_summary
 

@@ -38,7 +38,8 @@ class Gate:
     # other hardware than the study deploys on. Only benchmarks on that kind decide; one on another kind is reported
     # in a note naming both devices, never deciding, so benchmarking where drafting gains most is no choice of the
     # figure (sceptic audit, 2026-12-06). With its dtype fixed as every setting is (data.BENCH_MUST_MATCH), and its
-    # placement: a run whose target or draft sat partly elsewhere ("cpu+cuda") is other hardware (data.device_kinds). A study
+    # placement: a run whose target or draft sat partly elsewhere ("cpu+cuda") is other hardware (data.device_kinds).
+    # "pool" with a pool that recorded no device, or several, judges neither speed nor memory (data.unknown_device). A study
     # frozen before this key let a benchmark on any device decide (ANY_DEVICE, LEGACY).
     speed_device: str = "pool"
     # Non-inferiority margin: KEEP needs, for every criterion, the lower end of the interval of the

@@ -61,8 +61,8 @@ class SyntheticStudy:
     # share of assisted outputs (where the texts differ) the pre-screen passes in addition: a bias towards assisted
     prescreen_bias: float = 0.0
     # the device the pool and the benchmark ran on, as their compatibility records and timed runs store it ("": none
-    # stored, as before)
-    device: str = ""
+    # stored, as an older evalkit's pool: the gate's speed_device "pool" cannot judge speed or memory then)
+    device: str = "cpu"
 
 
 def _insert_many(db, table: str, rows: list[tuple], columns: list[str]) -> None:
@@ -194,7 +194,7 @@ def _ratings(db, spec: SyntheticStudy, sim: dict, pair_ids, sides, rng, stamp: s
 
 
 def add_bench(db, speedup: float, extra_memory_mb: float = 200.0, seed: int = 0, reps: int = 5, rounds: int = 2,
-              drift: float = 0.0, prompts: tuple[str, ...] = PROMPTS, device: str = "") -> int:
+              drift: float = 0.0, prompts: tuple[str, ...] = PROMPTS, device: str = "cpu") -> int:
     """Another benchmark of the synthetic pair, as a rerun of `evalkit bench` stores it (its id): a second measurement
     of the same pair and settings, which the verdict must pool with the first, not prefer (on `device`, in its
     compatibility record and timed runs)."""

@@ -106,8 +106,23 @@ def _on_device_zh(s) -> str:
     return f"在 {device} 上（门槛的 speed_device：其他设备上的基准测试不参与判定）" if device else ""
 
 
+def _unknown_zh(s) -> str:
+    """verdict.device_unknown_text, in Chinese ('' where the deployment device is known)."""
+    from ..aggregate.data import UNRECORDED
+
+    if not (unknown := getattr(s, "device_unknown", "")):
+        return ""
+    seen = "没有记录设备（旧版 evalkit 生成的配对池）" if unknown == UNRECORDED else f"在多种设备布局上运行（{unknown}）"
+    return (f"无法判定：本研究的第一个配对池（实验 {s.pool_id}）{seen}，而门槛的 speed_device = \"pool\" 要从它得知速度结论"
+            "针对的设备，因此无法确认哪次基准测试在部署的硬件上运行，也不会猜测；门槛在研究的第一个配对池生成时冻结，"
+            "所以请在那之前在 configs/gate.toml 中设定 speed_device = \"cpu\"、\"cuda\" 或 \"mps\"；对本研究，请在该门槛下"
+            "开始另一个研究（`evalkit generate --until-planned --new-study NAME`，或新的 `--db`），并在那里运行基准测试")
+
+
 def _speed(agg, g: dict) -> str:
     s = agg.speed
+    if unknown := _unknown_zh(s):
+        return unknown
     if disagree := getattr(s, "devices_disagree", ""):  # verdict.speed_condition's reason, in Chinese
         return (f"无法判定：本研究模型对的基准测试在不同类型的设备上运行（{disagree}），计时不能合并，也不会挑选其中之一；"
                 "速度结论只针对一种设备：在新的数据库（`--db`）中重新开始研究，并只在该类设备上运行 `evalkit bench`")
@@ -152,6 +167,8 @@ def _speed(agg, g: dict) -> str:
 
 def _memory(agg, g: dict) -> str:
     mem = agg.speed.extra_memory_mb
+    if unknown := _unknown_zh(agg.speed):  # verdict: the memory condition follows the speed's device rule
+        return unknown + (f"（测得草稿模型额外占用 {mem:.0f} MB，仅供参考，不参与判定）" if mem is not None else "")
     if mem is None:
         from ..aggregate.timing import NEVER_RAN
 
