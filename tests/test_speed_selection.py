@@ -801,6 +801,26 @@ def test_a_split_run_s_benchmark_never_decides_for_an_unsplit_pool_nor_the_rever
     assert "models.device_map" in note and "on cpu+cuda" in _condition(agg, "speed-up").reason
 
 
+def test_bench_json_says_where_a_benchmark_s_weights_sat(tmp_path):
+    """`evalkit bench --json` gave the main device of its runs (device_kinds) and each process's weights per device,
+    but not the placement a study weighs it by, nor each process's rank (placements are per rank): a reader could not
+    tell a split benchmark from an unsplit one without redoing the aggregate's reading. It now gives both, and the
+    text summary says so where the weights were split."""
+    from evalkit.generation.bench import format_summary
+    from evalkit.generation.bench.summary import BenchSummary, summarize
+    from evalkit.study.synthetic import add_bench
+
+    db = _study_on(tmp_path, "cuda:0")
+    split = add_bench(db, speedup=2.0, seed=5, device="cuda:0")
+    _placed(db, split, {"cuda:0": 80.0, "cpu": 40.0}, {"cuda:0": 10.0})
+    summary = summarize(db, split)
+    out = summary.to_json()
+    assert out["placements"] == ["cpu+cuda"] and out["device_kinds"] == ["cuda"]
+    assert all(p["rank"] == 0 and p["target_placement"] == {"cuda:0": 80.0, "cpu": 40.0} for p in out["processes"])
+    assert BenchSummary.from_json(out).placements == ["cpu+cuda"]
+    assert "placement: cpu+cuda" in format_summary(summary)
+
+
 def test_a_run_records_the_device_kinds_its_weights_really_sat_on(make_config, tiny_models, tmp_path):
     """The record the rule above reads, from real runs on this CPU: an unsplit pair says "cpu"; a target that
     accelerate's device_map split (here CPU and disk, as it would be a GPU and the CPU) says both kinds, where its

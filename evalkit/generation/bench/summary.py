@@ -94,6 +94,9 @@ class BenchSummary:
     batches: BatchComparison | None = None
     # every path compared with ordinary that ran (assisted, prompt lookup, ...), each on its own
     versus_ordinary: dict[str, Versus] = field(default_factory=dict)
+    # the device kinds its target's and draft's weights sat on, one per rank ("cpu+cuda": split by a device_map or a
+    # draft elsewhere): device_kinds names the main device only, and a study weighs a benchmark placed as its pool
+    placements: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -184,6 +187,8 @@ def summarize(db, experiment_id: int) -> BenchSummary:
     """The benchmark summary from stored raw runs only: nothing here is estimated without a measurement."""
     from ..fallbacks import experiment_cause
 
+    from ...aggregate.data import device_kinds
+
     exp = next(db.query("SELECT * FROM experiments WHERE id = ?", [experiment_id]), None)
     if exp is None:
         raise EvalkitError(f"experiment {experiment_id} does not exist", "run `evalkit bench` first")
@@ -243,13 +248,14 @@ def summarize(db, experiment_id: int) -> BenchSummary:
         theoretical_speedup=theoretical_speedup(alpha, mean_draft_length, cost_ratio)
         if alpha is not None and mean_draft_length and cost_ratio else None,
         processes=[
-            {k: p[k] for k in ("path", "round", "order", "device", "load_seconds", "rss_after_load_mb",
+            {k: p[k] for k in ("path", "round", "order", "rank", "device", "load_seconds", "rss_after_load_mb",
                                "draft_extra_rss_mb", "first_call_seconds", "warmup_count", "status")}
             | {k: json.loads(p[k] or "{}") for k in ("target_placement", "draft_placement")}
             for p in procs
         ],
         batches=batch_comparison(db, experiment_id, rows, cfg.decoding.mode == "greedy"),
         versus_ordinary=versus,
+        placements=sorted(device_kinds(db, exp)),
     )
 
 
@@ -334,6 +340,9 @@ def format_summary(s: BenchSummary) -> str:
             where = p.get(f"{role}_placement") or {}
             if len(where) > 1:  # only worth a line when a device_map spread the model
                 lines.append(f"    {role} weights: " + ", ".join(f"{d} {mb:.1f} MB" for d, mb in where.items()))
+    if any("+" in p for p in s.placements):  # the main device alone would read as a pair wholly on it
+        lines.append(f"placement: {', '.join(s.placements)} (the target's or the draft's weights over several device "
+                     "kinds: a study's speed condition weighs this benchmark only where its pool was placed so)")
     if s.batches is not None:
         lines += format_batches(s.batches)
     for n in s.notes:
