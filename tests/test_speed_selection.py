@@ -659,6 +659,10 @@ def test_a_pool_that_recorded_no_device_leaves_speed_and_memory_unjudged_and_say
 
     db = _study_on(tmp_path, "")
     pool = db.execute("SELECT id FROM experiments WHERE kind = 'pool'").fetchone()[0]
+    # before any benchmark, the interim look's reminder says what can fix it, not "run `evalkit bench`", which cannot
+    notes = aggregate(db).notes
+    assert any(n.startswith(f"speed and memory conditions not judged: the study's first pool (experiment {pool})")
+               for n in notes) and not any(n.startswith("no benchmark") for n in notes)
     gpu = add_bench(db, speedup=3.0, extra_memory_mb=50.0, seed=5, device="cuda:0")
     agg = aggregate(db)
     speed, memory = _condition(agg, "speed-up"), _condition(agg, "memory")
@@ -672,6 +676,7 @@ def test_a_pool_that_recorded_no_device_leaves_speed_and_memory_unjudged_and_say
     for zh in (_speed(agg, {}), _memory(agg, {})):
         assert "无法判定" in zh and f"实验 {pool}" in zh and "没有记录设备" in zh and "--new-study NAME" in zh
     assert "recorded no device" in bench_device_note(db, "cuda:0", {})
+    assert any(n.startswith("speed and memory conditions not judged: the study's first pool") for n in agg.notes)
     # a pool whose ranks ran on two placements names them
     db.execute("UPDATE generations SET rank = id % 2, effective_config = json_set(effective_config, '$.devices', "
                "CASE id % 2 WHEN 0 THEN 'cpu' ELSE 'cuda' END) WHERE experiment_id = ?", [pool])

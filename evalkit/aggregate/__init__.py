@@ -34,8 +34,9 @@ from .timing import POOL_SOURCE, Speed, batches, gate_speed, timing
 from .looks import walk
 from ..study.monitoring import describe
 from .spread import disagreement_note, effective_raters, roster_note
-from .verdict import (INTERIM, Condition, Decision, Verdict, complete_count, decide, decision_sample, fidelity_rows,
-                      fidelity_level, frozen_gate, interval_text, passed_over_note, settled_when, waiting_pairs)
+from .verdict import (INTERIM, Condition, Decision, Verdict, complete_count, decide, decision_sample, device_unknown_text,
+                      fidelity_rows, fidelity_level, frozen_gate, interval_text, passed_over_note, settled_when,
+                      waiting_pairs)
 
 __all__ = ["AFTER", "ALL", "INTERIM", "Aggregate", "Condition", "Decision", "FrozenDecision", "RatingData", "Speed",
            "Verdict", "aggregate", "format_text", "frozen_gate"]
@@ -196,7 +197,9 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
         notes[:0] = _frozen_notes(db, frozen, complete, values, excluded, excluded_now, sid)
     untakeable_pairs = 0
     if verdict.interim:
-        if values and values["planned_pairs"] > 0 and speed.extra_memory_mb is None:
+        if values and (unknown := device_unknown_text(speed)):  # a benchmark cannot help: say what can, not "run bench"
+            notes.insert(0, f"speed and memory conditions {unknown}")
+        elif values and values["planned_pairs"] > 0 and speed.extra_memory_mb is None:
             # a benchmark of another setting or device may be stored and left out (its note says why): then "yet" is
             # not true
             left_out = any(n.startswith("benchmark ") and " left out" in n for n in speed.notes)
