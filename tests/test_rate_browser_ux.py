@@ -1328,6 +1328,44 @@ def test_a_late_page_load_step_keeps_what_the_rater_typed_after_signing_in_by_ha
         expect(page.locator("#rate-who")).to_contain_text("ann")
 
 
+def test_answers_kept_survive_a_page_load_that_found_nobody_signed_in(tiny_models, tmp_path, pool_db):
+    """The page load's step that puts kept answers back (_RESTORE_DRAFT) deleted them when it read the page as nobody's
+    (the code kept no longer opened: the organiser re-issued it; or her sign-in by hand was still on its way): after
+    she signed in by hand with her new code and was served the same pair, a reload brought none of her answers back.
+    Nobody's page proves nothing of whose they are: they stay, unshown, and come back once she is signed in."""
+    from evalkit.rating import roster as raters
+    from evalkit.store import open_db
+
+    cfg2 = load_config(write_config(tmp_path / "invite.toml", tiny_models, ratings_per_pair=1, signup="invite"))
+    db = open_db(pool_db)
+    ann = raters.add(db, "ann")
+    db.conn.close()
+    with served(cfg2, pool_db) as url, chromium_page() as page:
+        page.goto(ann.link(url))
+        expect(page.locator("#rate-who")).to_contain_text("ann")
+        first = shown_texts(page)
+        page.locator("#r-a_schedule input[value='fail']").click()
+        page.locator("#r-preference input[value='B']").click()
+        page.wait_for_function("() => (localStorage.getItem('evalkit-draft') || '').includes('\"B\"')")
+        db = open_db(pool_db)
+        ann = raters.reissue(db, "ann")  # the code this browser kept opens no more
+        db.conn.close()
+        kept = page.evaluate(f"() => localStorage.getItem('{CODE_KEY}')")
+        page.goto(url)
+        expect(page.locator("#signin-button")).to_be_visible()
+        page.wait_for_function("() => window.evalkitWho === ''")  # the load's sign-in answered, as nobody
+        _settled(page)  # and its later steps ran
+        assert page.locator(".question input:checked").count() == 0, "nothing shown to nobody"
+        _sign_in_with_code(page, url, ann.code, "ann")
+        assert shown_texts(page) == first, "her held pair, served again"
+        page.wait_for_function(f"(kept) => localStorage.getItem('{CODE_KEY}') !== kept", arg=kept)  # her new code
+        page.reload()
+        expect(page.locator("#rate-who")).to_contain_text("ann")
+        assert shown_texts(page) == first
+        expect(page.locator("#r-a_schedule input[value='fail']")).to_be_checked()
+        expect(page.locator("#r-preference input[value='B']")).to_be_checked()
+
+
 def test_a_reload_after_other_raters_completed_the_pair_says_so(cfg, pool_db):
     """Rater audit R1: answers kept for a pair that other raters completed meanwhile were said to be lost because her
     hold may have run out. The reload now says the pair was completed by others."""

@@ -104,12 +104,16 @@ _RESTORE_DRAFT = ("(who, a, b, ...values) => { " + _TEXTS_HASH + " let d = null;
                   " const as = (vs, open) => [...(vs || values.map(() => ({__type__: 'update'}))),"
                   " open ? {__type__: 'update', open: true} : {__type__: 'update'}];"
                   f" try {{ d = JSON.parse(localStorage.getItem('{_DRAFT_KEY}')); }} catch (e) {{}}"
-                  " if (d && d.who !== who) {"  # another rater's (or nobody's): never shown, and gone
+                  # another rater's: never shown, and gone. Read as nobody (no sign-in yet, or hers by hand still
+                  # on its way), they are not shown and stay: deleted then, a reload after her sign-in brought
+                  # nothing back (nobody's page proves nothing of whose they are)
+                  " if (!who) return as();"
+                  " if (d && d.who !== who) {"
                   f" try {{ localStorage.removeItem('{_DRAFT_KEY}'); }} catch (e) {{}} return as(); }}"
                   # hers, on a pair no longer on her screen (or none on screen): gone, and the server says what became
                   # of them (draft_fate: stored, the correction stored or not, the pair completed by others, or the
                   # hold ran out, rater audit F11, R1, R2)
-                  " if (d && who && (!a || !b || d.pair !== hash(a + '\\u0000' + b))) {"
+                  " if (d && (!a || !b || d.pair !== hash(a + '\\u0000' + b))) {"
                   " window.evalkitDraftGone = {pair: d.pair, sent: !!d.sent, correcting: !!d.correcting,"
                   " sub: d.sent && typeof d.sub === 'string' ? d.sub : '', values: Array.isArray(d.values) ? d.values : []};"
                   f" try {{ localStorage.removeItem('{_DRAFT_KEY}'); }} catch (e) {{}} return as(); }}"
