@@ -1366,6 +1366,37 @@ def test_answers_kept_survive_a_page_load_that_found_nobody_signed_in(tiny_model
         expect(page.locator("#r-preference input[value='B']")).to_be_checked()
 
 
+def test_a_language_click_while_the_page_loads_is_never_undone_by_the_load(cfg, pool_db, monkeypatch):
+    """The page load's last step (_STORED_LANG) wrote the language switch back as it had read it when no choice was
+    kept (a first visit), and Gradio reads a step's inputs and writes its outputs across animation frames: an English
+    chosen in between went back to Chinese (relabelled so too), while the browser kept English for the next visit.
+    Made certain here: the step's reply waits until she has clicked. Her click stands, and a reload keeps it."""
+    import evalkit.ui.rate as rate
+
+    monkeypatch.setattr(rate, "_STORED_LANG", "async (...args) => { const out = (" + rate._STORED_LANG + ")(...args);"
+                        " window.evalkitTestRead = true;"
+                        " while (!window.evalkitTestClicked) await new Promise((r) => setTimeout(r, 20));"
+                        " window.evalkitTestLoaded = true; return out; }")
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        page.goto(url)
+        page.wait_for_function("() => !!window.evalkitTestRead")
+        expect(page.locator("#lang input[value='zh']")).to_be_checked()  # the page's own language, none kept
+        page.locator("#lang input[value='en']").click()
+        page.wait_for_function("() => document.documentElement.lang === 'en'")
+        page.evaluate("() => { window.evalkitTestClicked = true; }")
+        page.wait_for_function("() => !!window.evalkitTestLoaded")
+        _settled(page)  # what the step wrote, and the switch it set off, have landed
+        expect(page.locator("#lang input[value='en']")).to_be_checked()
+        assert page.evaluate("() => document.documentElement.lang") == "en"
+        expect(page.locator("#signin-button")).to_have_text(word("sign_in", "en"))
+        assert page.evaluate("() => localStorage.getItem('evalkit-lang')") == "en"
+        page.evaluate("() => { window.evalkitTestClicked = true; }")
+        page.reload()  # the kept choice applies on a later visit, where she has not clicked
+        page.evaluate("() => { window.evalkitTestClicked = true; }")
+        page.wait_for_function("() => document.documentElement.lang === 'en'")
+        expect(page.locator("#lang input[value='en']")).to_be_checked()
+
+
 def test_a_reload_after_other_raters_completed_the_pair_says_so(cfg, pool_db):
     """Rater audit R1: answers kept for a pair that other raters completed meanwhile were said to be lost because her
     hold may have run out. The reload now says the pair was completed by others."""

@@ -69,10 +69,17 @@ _FORGET_INVITE = """() => { const u = new URL(window.location.href);
 
 # Browser-only: the rater's language choice is kept in this browser, and a reload (after the page's sign-in) goes back
 # to it; the switch to it runs as the rater's own would (ui.lang.change relabels everything on the server).
+# It clicks the switch, reading and acting in one go, and writes no output: Gradio reads a step's inputs and writes
+# its outputs across animation frames, so the language it wrote back as read undid a click the rater made meanwhile;
+# a click of hers on this page (evalkitLangChosen) is her latest word, and the kept one is not applied over it.
 _LANG_KEY = "evalkit-lang"
-_KEEP_LANG = f"(lang) => {{ try {{ localStorage.setItem('{_LANG_KEY}', lang); }} catch (e) {{}} }}"
-_STORED_LANG = (f"(lang) => {{ let kept = null; try {{ kept = localStorage.getItem('{_LANG_KEY}'); }} catch (e) {{}}"
-                " return kept === 'en' || kept === 'zh' ? kept : lang; }")
+_KEEP_LANG = (f"(lang) => {{ window.evalkitLangChosen = true; try {{ localStorage.setItem('{_LANG_KEY}', lang); }}"
+              " catch (e) {} }")
+_STORED_LANG = (f"() => {{ let kept = null; try {{ kept = localStorage.getItem('{_LANG_KEY}'); }} catch (e) {{}}"
+                " if (window.evalkitLangChosen || (kept !== 'en' && kept !== 'zh')) return;"
+                " const now = document.querySelector('#lang input:checked');"
+                " const to = document.querySelector(`#lang input[value='${kept}']`);"
+                " if (to && (!now || now.value !== kept)) to.click(); }")
 
 # Browser-only: the answers not yet submitted survive a reload. Each answer the rater gives is kept in this browser
 # under a hash of the pair's two texts (what the page shows anyway: no pair id, nothing about the paths) and whose
@@ -974,7 +981,7 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
         gradio_hints(h.await_submission), [ui.submission], None, api_visibility="private", show_progress="hidden")
     if space:  # the OAuth round trip reloads the page: sign in from the profile on every load
         restore(refusal_said(loaded.then(gradio_hints(h.sign_in_space), [ui.session], out, api_name="sign_in",
-                                         show_progress_on=ui.status))).then(None, [ui.lang], [ui.lang], js=_STORED_LANG)
+                                         show_progress_on=ui.status))).then(None, None, None, js=_STORED_LANG)
     else:
         sign_in_inputs = [ui.session, signin["name"], signin["passcode"], signin["code"]]
         sign_in_local = gradio_hints(h.sign_in_local)
@@ -987,7 +994,7 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
         resumed = loaded.then(gradio_hints(h.resume_local), [ui.session, ui.browser_code], out,
                               api_visibility="undocumented", show_progress_on=ui.status)
         refusal_said(resumed)
-        restore(resumed.then(None, None, None, js=_FORGET_INVITE)).then(None, [ui.lang], [ui.lang], js=_STORED_LANG)
+        restore(resumed.then(None, None, None, js=_FORGET_INVITE)).then(None, None, None, js=_STORED_LANG)
         refusal_said(ui.code_btn.click(h.show_code, [ui.session], [ui.session, ui.status], api_name="my_code",
                                        show_progress_on=ui.status))
         ui.signout_btn.click(gradio_hints(h.sign_out), [ui.session], [ui.session, ui.browser_code, ui.signin_box, ui.signout_btn,
