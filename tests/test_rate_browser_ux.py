@@ -1397,6 +1397,42 @@ def test_a_language_click_while_the_page_loads_is_never_undone_by_the_load(cfg, 
         expect(page.locator("#lang input[value='en']")).to_be_checked()
 
 
+def test_a_language_switch_that_answers_after_a_submit_never_takes_the_rating_back(cfg, pool_db, monkeypatch):
+    """Gradio reads an event's session when the event runs and writes it back when it ends, and a page's events run
+    side by side: a language switch begun before Submit and answering after it wrote back the session it began with,
+    in which the pair was not rated, so Next pair was refused ("this pair is not rated yet") though the rating was
+    stored. Made certain here: the switch is held on the server until the rating is stored."""
+    import functools
+    import threading
+
+    import evalkit.ui.rate as rate
+
+    started, released, switch = threading.Event(), threading.Event(), rate.RateHandlers.switch_language
+
+    @functools.wraps(switch)
+    def late(self, *args, **kwargs):
+        started.set()
+        released.wait(60)
+        return switch(self, *args, **kwargs)
+
+    monkeypatch.setattr(rate.RateHandlers, "switch_language", late)
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        first = shown_texts(page)
+        _settled(page)
+        answer_all(page)
+        page.locator("#lang input[value='en']").click()
+        assert started.wait(60)
+        page.click("#submit")
+        expect(page.locator("#next")).to_be_visible()  # stored: the reveal and Next pair
+        released.set()
+        expect(page.locator("#next")).to_have_text(word("next", "en"))
+        expect(page.locator("#rate-status")).to_contain_text(word("stored", "en").split(".")[0])
+        page.click("#next")
+        next_texts(page, first)
+        expect(page.locator("#rate-status")).not_to_contain_text("not rated yet")
+
+
 def test_a_reload_after_other_raters_completed_the_pair_says_so(cfg, pool_db):
     """Rater audit R1: answers kept for a pair that other raters completed meanwhile were said to be lost because her
     hold may have run out. The reload now says the pair was completed by others."""

@@ -366,6 +366,21 @@ def submit_queued(demo, page: str) -> bool:
     return True  # still changing: asked again shortly (the wait is bounded)
 
 
+def live_session(demo, state, page: str | None):
+    """The session Gradio holds for the page `page` now (the gr.State `state`), or None where it cannot be read (no
+    page, none kept yet, another Gradio: its state holder is private). An event's session is read when it begins and
+    written back when it ends, and a page's events run side by side: this tells one that ran long what another
+    wrote meanwhile (tests/test_rate_browser_ux.py::
+    test_a_language_switch_that_answers_after_a_submit_never_takes_the_rating_back fails on a Gradio without it)."""
+    holder = getattr(demo, "state_holder", None)
+    try:
+        if not page or holder is None or page not in holder:
+            return None
+        return holder[page].get(state._id)
+    except Exception:  # noqa: BLE001  another Gradio's private layout: as if unread
+        return None
+
+
 @functools.cache
 def _queue_unreadable() -> None:
     """Once per process: this Gradio's queue cannot be read (submit_queued), so a reload does not wait for a
@@ -401,6 +416,7 @@ class RateHandlers:
         self.titles = {pid: p.title for pid, p in prompts.items() if p.title}  # the reveal list names prompts so
         self.limiter = RateLimiter(cfg.app.max_submissions_per_minute)  # ratings, corrections and skips, per identity
         self.in_queue = lambda page: False  # whether a page's Submit is in Gradio's queue (build_rate_tab: submit_queued)
+        self.live_session = lambda page: None  # the session Gradio holds for a page now (build_rate_tab: live_session)
 
     # --- screens: what several events show --------------------------------------------------------------------
 
@@ -654,11 +670,25 @@ class RateHandlers:
         return {self.ui.session: replace(s, said=status), self.ui.status: say(status, s.lang)}
 
     @friendly
-    def switch_language(self, s: Session, lang: str, on_screen=None) -> dict:
+    def switch_language(self, s: Session, lang: str, on_screen=None, request: gr.Request | None = None) -> dict:
         """Every label in the chosen language; the answers on screen stay as they are: the form's fields get labels
         only, never values, so an answer given while the switch is on its way is kept (and a client's form is never
         sent back to it). The status line is said again in the new language only while it still says what the
-        session said (on_screen: the line as the page shows it; None: not sent)."""
+        session said (on_screen: the line as the page shows it; None: not sent).
+        Another event of the page that wrote its session while this ran (a Submit) is not undone: Gradio writes back
+        the session this began with, in which the pair was not rated yet, and Next pair was refused ("not rated
+        yet") though the rating was stored. The switch is then made again from the session that event wrote, and
+        says its status line again (the page shows it)."""
+        for _ in range(3):  # each round a few reads: another event landing in each is far-fetched
+            out = self.switched(s, lang, on_screen)
+            now = self.live_session(_page(request))
+            if now is None or now == s:
+                return out
+            s, on_screen = now, None
+        return out
+
+    def switched(self, s: Session, lang: str, on_screen=None) -> dict:
+        """switch_language's screen, from the session `s`."""
         ui = self.ui
         lang = "en" if lang == "en" else "zh"
         # A refusal (or the page's own words) written over the line since is not the session's to replace: a skip
@@ -929,6 +959,7 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
                 signin_visible=preparing is None, browser_secret=doorman.sealer.browser_secret)
     h = RateHandlers(ui, cfg, db_path, prompts, space, doorman, preparing)
     h.in_queue = lambda page: submit_queued(demo, page)
+    h.live_session = lambda page: live_session(demo, ui.session, page)
 
     if preparing is not None:
         timer = gr.Timer(1.0)
@@ -1022,7 +1053,7 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     refusal_said(ui.skip_btn.click(h.skip, [ui.session, ui.skip_reason], ui.pair_outputs, api_name="skip",
                                    postprocess=False, **on)  # the form is unlocked
                  ).success(None, None, None, js=_FORGET_DRAFT)
-    refusal_said(ui.lang.change(h.switch_language, [ui.session, ui.lang, ui.status], ui.language_outputs,
+    refusal_said(ui.lang.change(gradio_hints(h.switch_language), [ui.session, ui.lang, ui.status], ui.language_outputs,
                                 api_name="language", preprocess=False, postprocess=False, **on))
     ui.lang.input(None, [ui.lang], None, js=_KEEP_LANG)  # the rater's own choice only
     # .input fires on the rater's own clicks only; the handlers above set the button for programmatic resets
