@@ -300,3 +300,57 @@ def held(db_file: Path) -> int:
     """Pairs shown to a rater (assignments)."""
     with contextlib.closing(sqlite3.connect(db_file)) as conn:
         return conn.execute("SELECT COUNT(*) FROM assignments").fetchone()[0]
+
+
+def test_a_reload_after_a_restart_says_a_submission_that_reached_the_server_was_refused(tmp_path):
+    """A refused submission's reason was kept in the server's memory only: a page that had not heard the refusal (it
+    reloaded while the answer was on its way) and reloaded after a restart was told its rating "had not reached the
+    server", to submit again, though it had reached it and been refused. The refusal is now kept in the database: after
+    a restart on the same database the reload says it was refused, and why; another identity asking about the id is
+    told nothing of it."""
+    import json
+    import re
+    import secrets
+
+    from test_security import Raw, answers
+
+    from evalkit.rating.queue import pair_view
+    from evalkit.store import open_db
+    from evalkit.ui.rate import texts_digest
+    from evalkit.ui.words import word
+
+    db_file, config, log = tmp_path / "refused.db", tmp_path / "refused.toml", tmp_path / "refused.log"
+    loadbench.build_pool(db_file, 1)
+    config.write_text("[app]\nratings_per_pair = 2\nmax_submissions_per_minute = 0\nsignup = \"open\"\n"
+                      "signups_per_client_per_hour = 0\nsignups_per_client_per_day = 0\n", encoding="utf-8")
+    sub, sent = secrets.token_hex(16), answers(preference="maybe")  # refused: no such preference
+
+    port = free_port()
+    with serving_app(db_file, config, port, log) as proc:
+        ann = Raw(f"http://127.0.0.1:{port}/")
+        signed = json.dumps(ann.call("sign_in", [None, "ann", "", ""]), ensure_ascii=False)
+        code = re.search(r"`(\d+\.[A-Za-z0-9_-]+)`", signed).group(1)
+        assert Raw.error(ann.call("sending", [None, sub])) == ""
+        refusal = Raw.error(ann.call("submit", [None, *sent]))
+        assert "is not A, B or tie" in refusal, refusal
+        proc.kill()  # a crash: nothing of its memory is written anywhere
+        proc.wait(timeout=30)
+    db = open_db(db_file)
+    (pair_id,) = {r[0] for r in db.execute("SELECT id FROM pairs WHERE kind = 'study'")}
+    assert db.execute("SELECT COUNT(*) FROM ratings").fetchone()[0] == 0
+    view = pair_view(db, pair_id)
+    db.conn.close()
+    kept = json.dumps({"lang": "en", "pair": texts_digest(view.text_a, view.text_b), "sent": True, "sub": sub,
+                       "back": True, "correcting": False, "values": sent})  # the pair back on her screen
+
+    port = free_port()
+    with serving_app(db_file, config, port, log):  # restarted on the same database: nothing in memory
+        reload = Raw(f"http://127.0.0.1:{port}/")
+        assert view.text_a in json.dumps(reload.call("sign_in", [None, "", "", code]), ensure_ascii=False)
+        said = reload.call("draft_fate", [None, kept])["output"]["data"][0]
+        assert said.startswith(word("draft_sent_refused", "en", why="").split(":")[0]), said
+        assert "is not A, B or tie" in said and said != word("draft_sent_back", "en")
+        bob = Raw(f"http://127.0.0.1:{port}/")
+        assert view.text_a in json.dumps(bob.call("sign_in", [None, "bob", "", ""]), ensure_ascii=False)
+        told = bob.call("draft_fate", [None, kept])["output"]["data"][0]
+        assert "is not A, B or tie" not in json.dumps(told, ensure_ascii=False), told

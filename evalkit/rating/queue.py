@@ -921,6 +921,25 @@ def stored_submission(db, rater: str, submission: str) -> dict | None:
                          [submission, rater]), None)
 
 
+def note_refused(db, rater: str, submission: str, what: str, fix: str) -> None:
+    """Keep in the database that the submission with this page-made id was refused, and why: a reload after a restart
+    says so (refused_submission), not that it never reached the server."""
+    from ..store import insert_refusal
+
+    if submission:
+        insert_refusal(db, rater, submission, what, fix)
+
+
+def refused_submission(db, rater: str, submission: str) -> tuple | None:
+    """("refused", what, fix) for `rater`'s submission with this id that was refused, else None (another rater's id
+    finds nothing, as in stored_submission)."""
+    if not submission:
+        return None
+    row = next(db.query("SELECT what, fix FROM submission_refusals WHERE submission_id = ? AND rater = ?",
+                        [submission, rater]), None)
+    return ("refused", row["what"], row["fix"]) if row else None
+
+
 def answers_from_row(row: dict) -> tuple[dict, dict]:
     return {c: row[f"a_{c}"] for c in CRITERIA}, {c: row[f"b_{c}"] for c in CRITERIA}
 

@@ -20,7 +20,7 @@ from .pool import draw_queue_order, insert_gold_pairs, set_queue_seed, insert_pa
 from .raters import (NameAmbiguous, NameTaken, insert_rater, look_alikes, rater_by_key, replace_secret, revoke_rater,
                      signups_since)
 from .ratings import (
-    SHARE_COUNTS, HoldDisplaced, PairFull, ShareReached, StudyDecided, claim_pair, insert_rating, insert_results_seen, renew_hold,
+    SHARE_COUNTS, HoldDisplaced, PairFull, ShareReached, StudyDecided, claim_pair, insert_rating, insert_refusal, insert_results_seen, renew_hold,
 )
 from .studies import FIRST_STUDY, attach_pool, gate_mismatch, insert_decision, insert_push_while_rating
 from .runs import (
@@ -33,7 +33,7 @@ __all__ = [
     "HoldDisplaced", "MIGRATIONS", "NameAmbiguous", "NameTaken", "PairFull", "SHARE_COUNTS", "ShareReached", "StudyDecided", "copy_experiment", "discard_bench_experiment", "discard_pool_experiment",
     "generation", "insert_bench_process",
     "insert_bench_processes", "insert_experiment", "insert_generations", "insert_gold_pairs", "insert_pairs",
-    "insert_prescreen", "insert_rater", "insert_rating", "insert_results_seen", "renew_hold", "insert_rows", "insert_shard_items",
+    "insert_prescreen", "insert_rater", "insert_rating", "insert_refusal", "insert_results_seen", "renew_hold", "insert_rows", "insert_shard_items",
     "insert_together", "insert_tune_trials", "json_hash",
     "migrate", "new_pair_id", "now", "open_db", "rater_by_key", "reference_hash",
     "move_database", "replace_secret", "restore_file", "revoke_rater", "snapshot", "store_references",

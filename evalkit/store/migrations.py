@@ -680,6 +680,15 @@ def _m030_signup_client(db) -> None:
     db.execute("CREATE INDEX raters_signup_client ON raters(signup_client, created_at) WHERE signup_client IS NOT NULL")
 
 
+def _m031_submission_refusals(db) -> None:
+    # A refused submission's reason was kept in the server's memory only (ui.session._Submissions): after a restart, a
+    # reload of a page that had not heard the refusal said the rating "had not reached the server", to submit again,
+    # though it had reached it and been refused. One row per refused id, with its rater (only she is told) and the
+    # refusal as the library wrote it; never exported.
+    db.execute("CREATE TABLE submission_refusals (submission_id TEXT PRIMARY KEY, rater TEXT NOT NULL, "
+               "what TEXT NOT NULL, fix TEXT NOT NULL, refused_at TEXT NOT NULL)")
+
+
 MIGRATIONS = [
     ("001_initial", _m001_initial),
     ("002_ratings", _m002_ratings),
@@ -711,4 +720,5 @@ MIGRATIONS = [
     ("028_references_kept", _m028_references_kept),
     ("029_pair_withheld", _m029_pair_withheld),
     ("030_signup_client", _m030_signup_client),
+    ("031_submission_refusals", _m031_submission_refusals),
 ]

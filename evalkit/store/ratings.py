@@ -180,6 +180,14 @@ def insert_rating(db, row: dict, quota: int | None = None, share: int | None = N
         return rid
 
 
+def insert_refusal(db, rater: str, submission: str, what: str, fix: str) -> None:
+    """Record that the submission `submission` (its page-made id) of `rater` was refused, and why (rating.queue.
+    note_refused); an id is recorded once."""
+    with write_transaction(db):
+        db.conn.execute("INSERT OR IGNORE INTO submission_refusals (submission_id, rater, what, fix, refused_at) "
+                        "VALUES (?, ?, ?, ?, ?)", [submission, rater, what, fix, now()])
+
+
 def insert_results_seen(db, rater: str) -> None:
     """Record that `rater` was shown the latest study's results while they could still rate in it
     (rating.queue.note_results_seen): their ratings in it are stored uncounted from now on (insert_rating)."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import logging
 import math
+import sqlite3
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,8 +32,8 @@ from ..rating.roster import code_from
 from ..rating.queue import (
     CAP_LAPSE_HOURS, HOLD_MINUTES, AlreadyRated, HoldDisplaced, PairTaken, Pending, RatingError, RatingInput, StudyClosed,
     TextMet, all_identical, hold_ends, keep_hold, answers_from_row, correct_rating, current_rating, is_closed, is_counted, latest_shown, next_pair, pair_prompt, pair_view,
-    progress, rated_pairs, rating_counts, rater_reveal, refuse_met_text, results_seen, share_reached, skip_pair, study_decided,
-    stored_submission, submit_rating,
+    note_refused, progress, rated_pairs, rating_counts, rater_reveal, refuse_met_text, refused_submission, results_seen,
+    share_reached, skip_pair, study_decided, stored_submission, submit_rating,
 )
 from ..task.criteria import CRITERIA
 from ..task.prompts import Prompt
@@ -757,6 +758,17 @@ class RateHandlers:
         if s is not None and s.submission:
             submissions.record(s.rater, s.submission, tuple(without_pair_id(w) for w in fate))
 
+    def refusal_kept(self, db, s: Session, rater: str, e: EvalkitError) -> None:
+        """A submission refused once past the rate limit is kept in the database too, so a reload after a restart says
+        it was refused and why, not that it never reached the server. Only past the limit: a flood of refusals (new
+        ids, no pair on screen) would otherwise take the write lock once each."""
+        if not s.submission:
+            return
+        try:
+            note_refused(db, rater, s.submission, e.what, e.fix)
+        except (sqlite3.Error, EvalkitError) as err:  # the refusal itself is still said; only a restart forgets it
+            log.warning("could not record the refusal of a submission: %s", err)
+
     @friendly
     def submit(self, s: Session, *values) -> dict:
         try:
@@ -774,34 +786,43 @@ class RateHandlers:
                 raise RatingError("this rating is already stored and locked", "use Correct to change it")
             form = dict(zip(FORM_KEYS, values, strict=True))
             self.limiter.check(f"rater:{rater}")
-            inp = RatingInput(
-                pair_id=s.pair_id, rater=rater,
-                a={c: form[f"a_{c}"] for c in CRITERIA}, b={c: form[f"b_{c}"] for c in CRITERIA},
-                preference=form["preference"] or "", comment=form["comment"] or "", client_token=s.token,
-                submission=s.submission or None,  # stored with the row: a reload after a restart still finds it
-            )
-            if s.correcting:  # once the pair is closed its reveal can be seen: kept, but the blind rating counts
-                revealed = is_closed(db, s.pair_id, self.rpp)
-                rating_id = correct_rating(db, self.app, s.rating_id, inp, after_reveal=revealed)
-                note = "correction_stored" if revealed else "correction_counts"
-                if not revealed:  # a counted correction of a gold pair can move the gold check's exclusions
-                    settle_quietly(db)
-            else:
-                try:
-                    refuse_met_text(db, rater, s.pair_id)
-                    rating_id = submit_rating(db, self.app, inp)
-                except (PairTaken, AlreadyRated) as e:
-                    self.noted(s, ("refused", e.what, e.fix))
-                    why = ("study_decided_pair" if isinstance(e, StudyClosed) else "text_met" if isinstance(e, TextMet)
-                           else "hold_displaced" if isinstance(e, HoldDisplaced)
-                           else "pair_taken" if isinstance(e, PairTaken) else "skipped_elsewhere")
-                    return self.refused_screen(db, s, rater, why, form)
-                note = "stored"
+            try:
+                return self.store_checked(db, s, rater, form)
+            except EvalkitError as e:
+                self.refusal_kept(db, s, rater, e)
+                raise
+
+    def store_checked(self, db, s: Session, rater: str, form: dict) -> dict:
+        """store_submission past its checks and the rate limit: the rating (or correction) stored, and its screen."""
+        inp = RatingInput(
+            pair_id=s.pair_id, rater=rater,
+            a={c: form[f"a_{c}"] for c in CRITERIA}, b={c: form[f"b_{c}"] for c in CRITERIA},
+            preference=form["preference"] or "", comment=form["comment"] or "", client_token=s.token,
+            submission=s.submission or None,  # stored with the row: a reload after a restart still finds it
+        )
+        if s.correcting:  # once the pair is closed its reveal can be seen: kept, but the blind rating counts
+            revealed = is_closed(db, s.pair_id, self.rpp)
+            rating_id = correct_rating(db, self.app, s.rating_id, inp, after_reveal=revealed)
+            note = "correction_stored" if revealed else "correction_counts"
+            if not revealed:  # a counted correction of a gold pair can move the gold check's exclusions
                 settle_quietly(db)
-            if note != "correction_stored" and not is_counted(db, rating_id):  # an organiser who has seen the results
-                note = "stored_uncounted"
-            self.noted(s, ("stored",))
-            return self.locked_screen(db, s.stored(rating_id), said(note), current_rating(db, rater, s.pair_id))
+        else:
+            try:
+                refuse_met_text(db, rater, s.pair_id)
+                rating_id = submit_rating(db, self.app, inp)
+            except (PairTaken, AlreadyRated) as e:
+                self.noted(s, ("refused", e.what, e.fix))
+                self.refusal_kept(db, s, rater, e)
+                why = ("study_decided_pair" if isinstance(e, StudyClosed) else "text_met" if isinstance(e, TextMet)
+                       else "hold_displaced" if isinstance(e, HoldDisplaced)
+                       else "pair_taken" if isinstance(e, PairTaken) else "skipped_elsewhere")
+                return self.refused_screen(db, s, rater, why, form)
+            note = "stored"
+            settle_quietly(db)
+        if note != "correction_stored" and not is_counted(db, rating_id):  # an organiser who has seen the results
+            note = "stored_uncounted"
+        self.noted(s, ("stored",))
+        return self.locked_screen(db, s.stored(rating_id), said(note), current_rating(db, rater, s.pair_id))
 
     def refused_screen(self, db, s: Session, rater: str, why: str, form: dict) -> dict:
         """A submission refused for a reason the rater can act on with a button on screen (ui.locked_outputs): the pair
@@ -871,6 +892,7 @@ class RateHandlers:
                 row = current_rating(db, rater, view.pair_id) if view else None
                 taken = view is not None and row is None and (is_closed(db, view.pair_id, self.rpp) or study_decided(db))
                 landed = stored_submission(db, rater, submission_id(draft.get("sub")))
+                refused = refused_submission(db, rater, submission_id(draft.get("sub")))  # kept across a restart
         except EvalkitError:
             return quiet
         if landed is not None:  # the database says it was stored (a restart forgets nothing of it): exact, not
@@ -880,6 +902,7 @@ class RateHandlers:
         # what is left of the load's wait only: its first step waited for this submission already (load_end)
         fate = submissions.settled(submission_id(draft.get("sub")), self.in_queue, rater,
                                    submissions.load_end(_page(request))) if row is None else None
+        fate = refused if fate is None and row is None and refused else fate
         if fate is not None and fate[0] == "refused":  # it reached the server: why it was not stored
             why = fate[1] if lang == "en" else (error_zh(fate[1], fate[2]) or (fate[1],))[0]
             return {self.ui.status: word("draft_sent_refused", lang, why=why.rstrip("。."))}

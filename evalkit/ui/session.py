@@ -165,7 +165,8 @@ class _Submissions:
     the answers (nothing about the pair), received (RateHandlers.sending, with the rater and the page), then stored or
     refused and why (RateHandlers.submit). A stored one's id is stored with its rating too (rating.queue.
     stored_submission: a restart forgets nothing of it, and the reload asks the database first); this record, in
-    memory, keeps what the database does not: received, queued, refused and why. A reload asks, and while that submission still waits in Gradio's queue or
+    memory, keeps what the database does not: received, queued, refused and why (a refusal past the rate limit is kept
+    in the database too, rating.queue.refused_submission, and a reload after a restart reads it there). A reload asks, and while that submission still waits in Gradio's queue or
     runs (`queued(page)`: the page's submit is in the queue) it waits a bounded time, before it signs in (so the pair
     it serves follows the fate) and before it says what became of the answers: a reload while the submission was
     queued said "not stored", and it could be stored a moment later (known limit, closed). One never received went
