@@ -1433,6 +1433,32 @@ def test_a_language_switch_that_answers_after_a_submit_never_takes_the_rating_ba
         expect(page.locator("#rate-status")).not_to_contain_text("not rated yet")
 
 
+def test_a_submit_that_answers_after_a_language_switch_speaks_the_new_language(cfg, pool_db, monkeypatch):
+    """The other way round: a Submit begun before a language switch and answering after it wrote back the session it
+    began with, so the status line said "评分已保存", the reveal and the next pair came in Chinese, on a page she had
+    just switched to English. Made certain here: the rating's write is held until the switch has answered."""
+    from apphelpers import held_writes
+
+    entered, released = held_writes(monkeypatch)
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        first = shown_texts(page)
+        _settled(page)
+        answer_all(page)
+        page.click("#submit")
+        assert entered.wait(60)
+        page.locator("#lang input[value='en']").click()
+        expect(page.locator("#signout")).to_have_text(word("sign_out", "en"))  # the switch has answered
+        released.set()
+        expect(page.locator("#next")).to_be_visible()
+        expect(page.locator("#rate-status")).to_contain_text(word("stored", "en"))
+        expect(page.locator("#next")).to_have_text(word("next", "en"))
+        page.click("#next")
+        next_texts(page, first)
+        expect(page.locator("#submit")).to_have_text(word("submit", "en"))
+        expect(page.locator("#lang input[value='en']")).to_be_checked()
+
+
 def test_a_reload_after_other_raters_completed_the_pair_says_so(cfg, pool_db):
     """Rater audit R1: answers kept for a pair that other raters completed meanwhile were said to be lost because her
     hold may have run out. The reload now says the pair was completed by others."""

@@ -382,6 +382,16 @@ def live_session(demo, state, page: str | None):
         return None
 
 
+def _event_page() -> str | None:
+    """The page (Gradio's session) of the event running on this thread, for a handler Gradio gives no request."""
+    try:
+        from gradio.context import LocalContext
+
+        return _page(LocalContext.request.get(None))
+    except (ImportError, AttributeError):  # another Gradio: as if unknown
+        return None
+
+
 @functools.cache
 def _queue_unreadable() -> None:
     """Once per process: this Gradio's queue cannot be read (submit_queued), so a reload does not wait for a
@@ -439,9 +449,19 @@ class RateHandlers:
         return word("signed_in", s.lang, name=inert(s.rater), role=role, done=p.done, total=p.total,
                     skipped=skipped), p.done
 
+    def in_page_language(self, s: Session) -> Session:
+        """`s` in the language the page switched to while this event ran: Gradio writes back the session an event
+        began with, so a Submit that answered after a switch said "评分已保存" and drew the reveal and the next pair
+        in the language the rater had just left, and kept it. The switch's own session (Gradio's record) says it."""
+        now = self.live_session(_event_page())
+        if isinstance(now, Session) and (now.lang, now.labels) != (s.lang, s.labels):
+            return replace(s, lang=now.lang, labels=now.labels)
+        return s
+
     def pair_screen(self, db, s: Session, status: tuple = ()) -> dict:
         """The next pair for this rater, or the 'all done' screen (ui.pair_outputs); status: said()."""
         ui = self.ui
+        s = self.in_page_language(s)
         view = (None if self.held_back(db, s) or self.client_full(db, s)
                 else next_pair(db, s.rater, self.rpp, self.app.max_ratings_per_rater))
         s = replace(s.with_pair(view.pair_id if view else None), said=status)
@@ -549,7 +569,7 @@ class RateHandlers:
         the browser locked the form when Submit was pressed. status: said()."""
         ui = self.ui
         stored = _stored_form(row)
-        s = replace(s, said=status)
+        s = replace(self.in_page_language(s), said=status)
         return {ui.fields[k]: stored.get(k, "" if k == "comment" else None) for k in FORM_KEYS} | {
             ui.session: s, ui.status: say(status, s.lang), ui.who: self.who_line(db, s)[0],
             ui.reveal_md: self.reveal_markdown(db, s),
@@ -829,6 +849,7 @@ class RateHandlers:
         was filled by others while she worked (or served to a rater whose hold counts while hers did not), or its study reached its decision meanwhile (Next pair: her answers stay
         on screen, not stored), or she rated or skipped it in another tab (the answers stored there, Correct, which opens them, and Next pair)."""
         ui = self.ui
+        s = self.in_page_language(s)
         row = current_rating(db, rater, s.pair_id)  # filled by her own rating, from another tab: she may correct it
         if row is not None:
             return self.locked_screen(db, s.stored(row["id"]), said("rated_elsewhere"), row)
