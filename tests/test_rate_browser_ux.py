@@ -1459,6 +1459,41 @@ def test_a_submit_that_answers_after_a_language_switch_speaks_the_new_language(c
         expect(page.locator("#lang input[value='en']")).to_be_checked()
 
 
+def test_my_code_pressed_while_a_submit_is_on_its_way_never_takes_the_rating_back(cfg, pool_db, monkeypatch):
+    """As for the language switch: "My code" begun before a Submit was stored and answering after it wrote back the
+    session it began with, in which the pair was not rated, so Next pair was refused ("this pair is not rated yet")
+    though the rating was stored. Made certain here: "My code" is held on the server until the rating is stored."""
+    import functools
+    import threading
+
+    import evalkit.ui.rate as rate
+
+    started, released, show = threading.Event(), threading.Event(), rate.RateHandlers.show_code
+
+    @functools.wraps(show)
+    def late(self, *args, **kwargs):
+        started.set()
+        released.wait(60)
+        return show(self, *args, **kwargs)
+
+    monkeypatch.setattr(rate.RateHandlers, "show_code", late)
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        first = shown_texts(page)
+        code = re.search(r"\d+\.[A-Za-z0-9_-]{24}", page.locator("#rate-status").inner_text()).group(0)
+        _settled(page)
+        answer_all(page)
+        page.click("#my-code")
+        assert started.wait(60)
+        page.click("#submit")
+        expect(page.locator("#next")).to_be_visible()  # stored: the reveal and Next pair
+        released.set()
+        expect(page.locator("#rate-status")).to_contain_text(code)
+        page.click("#next")
+        next_texts(page, first)
+        expect(page.locator("#rate-status")).not_to_contain_text("这一对还没有评分")
+
+
 def test_a_reload_after_other_raters_completed_the_pair_says_so(cfg, pool_db):
     """Rater audit R1: answers kept for a pair that other raters completed meanwhile were said to be lost because her
     hold may have run out. The reload now says the pair was completed by others."""

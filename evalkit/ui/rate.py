@@ -688,6 +688,10 @@ class RateHandlers:
         if not s.code:
             raise RatingError("this session did not sign in with a personal code", "sign in with your code")
         status = said("your_code", code=s.code)
+        # Gradio writes back the session this began with: a Submit stored meanwhile would be taken back (Next pair
+        # refused, "not rated yet"), so the line goes on the session the page holds now, where it is this sign-in's
+        now = self.live_session(_event_page())
+        s = now if isinstance(now, Session) and now.signin == s.signin and now.rater == s.rater else s
         return {self.ui.session: replace(s, said=status), self.ui.status: say(status, s.lang)}
 
     @friendly
