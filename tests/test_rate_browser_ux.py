@@ -1494,6 +1494,42 @@ def test_my_code_pressed_while_a_submit_is_on_its_way_never_takes_the_rating_bac
         expect(page.locator("#rate-status")).not_to_contain_text("这一对还没有评分")
 
 
+def test_correct_answering_after_a_language_switch_speaks_the_new_language(cfg, pool_db, monkeypatch):
+    """Correct, pressed just before a language switch and answering after it, said what the correction counts for,
+    and labelled Submit, in the language the rater had just left (it wrote back the session it began with, so the
+    next screens did too). Made certain here: Correct is held on the server until the switch has answered."""
+    import functools
+    import threading
+
+    import evalkit.ui.rate as rate
+
+    started, released, correct = threading.Event(), threading.Event(), rate.RateHandlers.start_correction
+
+    @functools.wraps(correct)
+    def late(self, *args, **kwargs):
+        started.set()
+        released.wait(60)
+        return correct(self, *args, **kwargs)
+
+    monkeypatch.setattr(rate.RateHandlers, "start_correction", late)
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        shown_texts(page)
+        _settled(page)
+        answer_all(page)
+        page.click("#submit")
+        expect(page.locator("#correct")).to_be_visible()
+        page.click("#correct")
+        assert started.wait(60)
+        page.locator("#lang input[value='en']").click()
+        expect(page.locator("#signout")).to_have_text(word("sign_out", "en"))  # the switch has answered
+        released.set()
+        expect(page.locator("#submit")).to_have_text(word("save_correction", "en"))
+        expect(page.locator("#rate-status")).to_contain_text(word("correcting_blind", "en")[:30])
+        page.click("#lang input[value='zh']")  # and the session knows the page's language: back again, all in Chinese
+        expect(page.locator("#submit")).to_have_text(word("save_correction", "zh"))
+
+
 def test_a_reload_after_other_raters_completed_the_pair_says_so(cfg, pool_db):
     """Rater audit R1: answers kept for a pair that other raters completed meanwhile were said to be lost because her
     hold may have run out. The reload now says the pair was completed by others."""

@@ -878,7 +878,7 @@ class RateHandlers:
         if row is None:
             raise RatingError("your rating of this pair was not found", "reload the page")
         status = said("correcting" if revealed else "correcting_uncounted" if uncounted else "correcting_blind")
-        s = replace(s.stored(row["id"]).correcting_now(), said=status)
+        s = replace(self.in_page_language(s.stored(row["id"]).correcting_now()), said=status)
         # the stored answers (the browser unlocks the form when this succeeds)
         stored = _stored_form(row)  # the pair stays on screen, and so do its labels
         return {ui.fields[k]: stored.get(k) for k in FORM_KEYS} | {
