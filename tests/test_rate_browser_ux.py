@@ -1402,20 +1402,7 @@ def test_a_language_switch_that_answers_after_a_submit_never_takes_the_rating_ba
     side by side: a language switch begun before Submit and answering after it wrote back the session it began with,
     in which the pair was not rated, so Next pair was refused ("this pair is not rated yet") though the rating was
     stored. Made certain here: the switch is held on the server until the rating is stored."""
-    import functools
-    import threading
-
-    import evalkit.ui.rate as rate
-
-    started, released, switch = threading.Event(), threading.Event(), rate.RateHandlers.switch_language
-
-    @functools.wraps(switch)
-    def late(self, *args, **kwargs):
-        started.set()
-        released.wait(60)
-        return switch(self, *args, **kwargs)
-
-    monkeypatch.setattr(rate.RateHandlers, "switch_language", late)
+    started, released = _held_handler(monkeypatch, "switch_language")
     with served(cfg, pool_db) as url, chromium_page() as page:
         sign_in(page, url, "ann")
         first = shown_texts(page)
@@ -1463,20 +1450,7 @@ def test_my_code_pressed_while_a_submit_is_on_its_way_never_takes_the_rating_bac
     """As for the language switch: "My code" begun before a Submit was stored and answering after it wrote back the
     session it began with, in which the pair was not rated, so Next pair was refused ("this pair is not rated yet")
     though the rating was stored. Made certain here: "My code" is held on the server until the rating is stored."""
-    import functools
-    import threading
-
-    import evalkit.ui.rate as rate
-
-    started, released, show = threading.Event(), threading.Event(), rate.RateHandlers.show_code
-
-    @functools.wraps(show)
-    def late(self, *args, **kwargs):
-        started.set()
-        released.wait(60)
-        return show(self, *args, **kwargs)
-
-    monkeypatch.setattr(rate.RateHandlers, "show_code", late)
+    started, released = _held_handler(monkeypatch, "show_code")
     with served(cfg, pool_db) as url, chromium_page() as page:
         sign_in(page, url, "ann")
         first = shown_texts(page)
@@ -1498,20 +1472,7 @@ def test_correct_answering_after_a_language_switch_speaks_the_new_language(cfg, 
     """Correct, pressed just before a language switch and answering after it, said what the correction counts for,
     and labelled Submit, in the language the rater had just left (it wrote back the session it began with, so the
     next screens did too). Made certain here: Correct is held on the server until the switch has answered."""
-    import functools
-    import threading
-
-    import evalkit.ui.rate as rate
-
-    started, released, correct = threading.Event(), threading.Event(), rate.RateHandlers.start_correction
-
-    @functools.wraps(correct)
-    def late(self, *args, **kwargs):
-        started.set()
-        released.wait(60)
-        return correct(self, *args, **kwargs)
-
-    monkeypatch.setattr(rate.RateHandlers, "start_correction", late)
+    started, released = _held_handler(monkeypatch, "start_correction")
     with served(cfg, pool_db) as url, chromium_page() as page:
         sign_in(page, url, "ann")
         shown_texts(page)
@@ -1608,6 +1569,26 @@ def test_a_reload_during_a_correction_says_whether_the_correction_was_stored(cfg
         released.set()
     prefs = [r["preference"] for r in rows(pool_db, "SELECT preference FROM ratings WHERE rater = 'ann' ORDER BY id")]
     assert prefs == ["A", "A", "B"]
+
+
+def _held_handler(monkeypatch, name: str):
+    """RateHandlers.`name` held on the server: it sets the first event returned as it begins (its session already
+    read, as Gradio reads it), then waits for the second (at most a minute) before it runs."""
+    import functools
+    import threading
+
+    import evalkit.ui.rate as rate
+
+    started, released, real = threading.Event(), threading.Event(), getattr(rate.RateHandlers, name)
+
+    @functools.wraps(real)  # its hints: Gradio passes the request
+    def late(self, *args, **kwargs):
+        started.set()
+        released.wait(60)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(rate.RateHandlers, name, late)
+    return started, released
 
 
 def _skip_box_opened(page, url):
