@@ -526,3 +526,59 @@ def test_the_planned_sample_line_counts_pairs_without_an_outcome_apart_from_the_
     line = next(c.reason for c in agg.verdict.conditions if c.name == "planned sample")
     assert unknown and f"the decision uses {rated} rated pairs" in line, line
     assert f"{unknown} pairs there without an outcome (no ratings that count), counted at the worst" in line
+
+
+_LARGE_TABLES = ("ratings", "pairs", "generations", "prescreen", "timing_runs", "batch_runs")
+
+
+def _scans_per_row(db, statements: list[str]) -> list[tuple[str, str]]:
+    """(table, statement) for each correlated subquery that reads a large table by a full scan: once per outer row,
+    which is pairs × ratings row visits where the outer query runs over pairs."""
+    import re
+
+    found = []
+    for sql in sorted(set(statements)):
+        if not sql.lstrip().upper().startswith(("SELECT", "WITH")):
+            continue
+        aliases = {m.group(2) or m.group(1): m.group(1)
+                   for m in re.finditer(r"\b(?:FROM|JOIN)\s+(\w+)(?:\s+(?:AS\s+)?(?!WHERE|ON|JOIN|LEFT|INNER|GROUP|"
+                                        r"ORDER|LIMIT|USING|NATURAL|CROSS)(\w+))?", sql, re.I)}
+        nodes = {r[0]: (r[1], r[3]) for r in db.conn.execute("EXPLAIN QUERY PLAN " + sql).fetchall()}
+
+        def correlated(i):
+            while i in nodes:
+                parent, detail = nodes[i]
+                if detail.startswith("CORRELATED"):
+                    return True
+                i = parent
+            return False
+
+        for parent, detail in nodes.values():
+            m = re.match(r"SCAN (\w+)", detail)
+            if m and aliases.get(m.group(1), m.group(1)) in _LARGE_TABLES and correlated(parent):
+                found.append((aliases.get(m.group(1), m.group(1)), sql))
+    return found
+
+
+def test_no_look_or_serve_reads_a_large_table_once_per_row(tmp_path):
+    """Scale audit, 2026-12-06: the frozen decision's count of pairs never rated asked each pair "has it a rating?",
+    which only the partial index ratings_once_per_rater (originals only) could answer, and a query that does not say
+    so cannot use it: every pair scanned every rating, and one aggregate of 100,000 ratings (scripts/aggbench.py)
+    took 20 s, its target 2 s. ratings_pair (migration 032) answers it; no statement of a look, a frozen decision's
+    notes, the queue or its untakeable count scans a large table once per row of another."""
+    from evalkit.rating.queue import untakeable
+
+    gate = _gate(tmp_path)
+    db = open_db(tmp_path / "scale.db")
+    _pool(db, gate, PLANNED + 20, seed=61, bench=True)
+    _rate(db, "ann", PLANNED)
+    statements = []
+    db.conn.set_trace_callback(statements.append)
+    try:
+        agg = aggregate(db)
+        next_pair(db, "bob", APP.ratings_per_pair)
+        untakeable(db, [r[0] for r in db.execute("SELECT id FROM pairs")], APP.ratings_per_pair)
+    finally:
+        db.conn.set_trace_callback(None)
+    assert agg.frozen is not None  # the frozen decision's notes ran
+    assert not _scans_per_row(db, statements)
