@@ -98,13 +98,28 @@ def _as_of(history, joins, x: float):
     return history.as_of(int(x)).joined_by(joins <= x)
 
 
-def _completion(history, gold_history, values: dict, excluded_at, joins) -> tuple[float, list[str]] | None:
-    """The first point of the history at which the planned sample is complete, and the raters left out then (None:
-    never). A point is a rating id, or a pool joining after rating j (j + 0.5, `joins`): a pool of pairs that need
-    no rating (identical, withheld) completes a sample when it joins, never as of a rating before it."""
+def _points(history, gold_history, joins):
+    """The history's points, in order, where a sample can complete (float array; None: no study rating), and the gold
+    ratings' ids. A point is a rating id, or a pool joining after rating j (j + 0.5, `joins`): a pool of pairs that
+    need no rating (identical, withheld) completes a sample when it joins, never as of a rating before it. The same
+    for every look, so found once per walk: sorting a million ids per look took most of a freezing look's time."""
     import numpy as np
 
+    gold_ids = np.array([], np.int64) if gold_history is None else np.unique(gold_history["rating_id"].to_numpy())
+    study_ids = np.unique(history.rows.rating_id)
+    if not len(study_ids):
+        return None, gold_ids
+    ratings = np.union1d(study_ids, gold_ids).astype(float)
+    return np.union1d(ratings, joins[np.isfinite(joins) & (joins > ratings[0])]), gold_ids
+
+
+def _completion(history, points, values: dict, excluded_at, joins) -> tuple[float, list[str]] | None:
+    """The first of the history's points (_points) at which the planned sample is complete, and the raters left out
+    then (None: never)."""
     per_pair, planned = values["min_ratings_per_pair"], values["planned_pairs"]
+    candidates, gold_ids = points
+    if candidates is None:
+        return None
 
     def complete(x: float, excluded: list[str]) -> bool:
         current = _as_of(history, joins, x)
@@ -112,12 +127,6 @@ def _completion(history, gold_history, values: dict, excluded_at, joins) -> tupl
             current = current.without_raters(excluded)
         return complete_count(current, per_pair) >= planned
 
-    gold_ids = np.array([], np.int64) if gold_history is None else np.unique(gold_history["rating_id"].to_numpy())
-    study_ids = np.unique(history.rows.rating_id)
-    if not len(study_ids):
-        return None
-    ratings = np.union1d(study_ids, gold_ids).astype(float)
-    candidates = np.union1d(ratings, joins[np.isfinite(joins) & (joins > ratings[0])])
     last = float(candidates[-1])
     if not complete(last, []):
         return None  # leaving raters out only lowers the count: never complete
@@ -157,7 +166,7 @@ def walk_history(db, study, values: dict, resamples: int, tolerance: float, spee
     from ..study.gold import accuracy, answers, as_of
     from .data import load_ratings
     from .looks import schedule, walk
-    from .ppi import pair_screen
+    from .ppi import pair_screen, screen_tables
     from .timing import gate_speed, runs_version, timing
     from .verdict import decide, decision_sample, fidelity_rows
 
@@ -172,6 +181,13 @@ def walk_history(db, study, values: dict, resamples: int, tolerance: float, spee
     joins = _joins(db, history.rows)
     min_gold = values.get("min_gold_accuracy", 0.0) or 0.0
     gold_history = answers(db, study.id, history=True) if min_gold else None
+    points = _points(history, gold_history, joins)
+    read: list = []
+
+    def screens():  # the pre-screen's tables, read once for every look of this walk (the database stands still)
+        if not read:
+            read.append(screen_tables(db))
+        return read[0]
 
     def excluded_at(r: int) -> list[str]:
         if gold_history is None:
@@ -179,7 +195,7 @@ def walk_history(db, study, values: dict, resamples: int, tolerance: float, spee
         return accuracy(db, min_gold, (), study.id, table=as_of(gold_history, r))[1]
 
     def state(look):  # the data as they were right after the rating that completed this look's sample
-        found = _completion(history, gold_history, {**values, "planned_pairs": look.pairs}, excluded_at, joins)
+        found = _completion(history, points, {**values, "planned_pairs": look.pairs}, excluded_at, joins)
         if found is None:
             return None
         if reached is not None:  # the caller's count of the looks reached in the history (settle's memo)
@@ -216,7 +232,7 @@ def walk_history(db, study, values: dict, resamples: int, tolerance: float, spee
             rows, sample, complete = LOOKS[key]
             return [dict(r) for r in rows], sample, complete
         sample, complete = decision_sample(ratings, per_pair, look.pairs)
-        rows = fidelity_rows(sample, look.level, resamples, values["margin"], values["claim"], pair_screen(db, ratings),
+        rows = fidelity_rows(sample, look.level, resamples, values["margin"], values["claim"], pair_screen(db, ratings, screens()),
                              values.get("ppi") == "on", context["completed_at"], interval=values["interval"],
                                  sequence=values.get("monitoring") == "confidence sequence")
         if where:

@@ -44,21 +44,21 @@ class PairScreen:
         return f
 
 
-def pair_screen(db, ratings: RatingData) -> PairScreen:
-    """Screen what is not screened yet (aggregate.quality.screen_all), then read the pre-screen's answer on both outputs
-    of each of `ratings`' pairs, and each pair's queue rank and creation time."""
+def screen_tables(db) -> tuple[dict, dict]:
+    """Screen what is not screened yet (aggregate.quality.screen_all), then read the pre-screen's answers by
+    generation id (per criterion, an int8 array: -1 none) and each study pair's queue rank and stored time: what
+    pair_screen maps onto a look's pairs. A walk over the history reads them once for all its looks."""
     import numpy as np
 
     from ..task.fidelity import RULES_VERSION
     from .quality import screen_all
 
     screen_all(db)
-    n = ratings.n_pairs
-    gens = np.concatenate([ratings.pair_generation[p] for p in PATHS]) if n else np.zeros(0, np.int64)
-    size = int(gens.max()) + 1 if len(gens) else 1
-    passed = {}
+    size = 1 + (db.execute("SELECT MAX(MAX(COALESCE(ordinary_generation_id, 0)), MAX(COALESCE(assisted_generation_id, "
+                           "0))) FROM pairs").fetchone()[0] or 0)
+    by_gen = {}
     for c in CRITERIA:  # one string per column, parsed by numpy (no Python object per row)
-        by_gen = np.full(size, -1, np.int8)
+        by_gen[c] = np.full(size, -1, np.int8)
         gids, ok = db.execute(
             """SELECT group_concat(s.generation_id, ','), group_concat(s.passed, ',') FROM prescreen s
                WHERE s.rules_version = ? AND s.criterion = ? AND s.generation_id IN (
@@ -68,13 +68,26 @@ def pair_screen(db, ratings: RatingData) -> PairScreen:
             gids = np.fromstring(gids, dtype=np.int64, sep=",")
             ok = np.fromstring(ok, dtype=np.int64, sep=",")
             inside = (gids < size) & (gids >= 0)
-            by_gen[gids[inside]] = ok[inside]
+            by_gen[c][gids[inside]] = ok[inside]
+    rows = {r[0]: (r[1], r[2]) for r in db.execute(f"SELECT id, queue_rank, {PAIR_STORED.format(p='pairs.')} "
+                                                    "FROM pairs WHERE kind = 'study'")}
+    return by_gen, rows
+
+
+def pair_screen(db, ratings: RatingData, tables: tuple[dict, dict] | None = None) -> PairScreen:
+    """The pre-screen's answer on both outputs of each of `ratings`' pairs, and each pair's queue rank and stored
+    time (from `tables`, screen_tables(db), read now when not given)."""
+    import numpy as np
+
+    by_gen, rows = tables if tables is not None else screen_tables(db)
+    n = ratings.n_pairs
+    passed = {}
+    for c in CRITERIA:
+        size = len(by_gen[c])
         passed[c] = np.full((n, 2), -1, np.int8)
         for k, p in enumerate(PATHS):
             g = ratings.pair_generation[p] if n else np.zeros(0, np.int64)
-            passed[c][:, k] = np.where(g >= 0, by_gen[np.clip(g, 0, size - 1)], -1)
-    rows = {r[0]: (r[1], r[2]) for r in db.execute(f"SELECT id, queue_rank, {PAIR_STORED.format(p='pairs.')} "
-                                                    "FROM pairs WHERE kind = 'study'")}
+            passed[c][:, k] = np.where((g >= 0) & (g < size), by_gen[c][np.clip(g, 0, size - 1)], -1)
     info = [rows.get(pid, (None, "")) for pid in ratings.pair_ids]
     return PairScreen(passed, np.array([q is not None for q, _ in info], bool), [t for _, t in info],
                       ratings.identical.copy(), np.array([-1 if q is None else int(q // 1) for q, _ in info], np.int64))
