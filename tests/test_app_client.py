@@ -51,11 +51,13 @@ class Tab:
         out = {label: _value(v) for label, v in zip(self.labels[api], result, strict=True)}
         return out | {i: _value(v) for i, v in zip(self.ids[api], result, strict=True) if i}
 
-    # name -> personal code, per app: a second tab of the same rater signs in with the code, as a person would
+    # name -> personal code, per app: a second tab of the same rater signs in with the code, as a person would. An
+    # app is its address and its Blocks' random app_id: a later test's app may get a port an earlier one had, and its
+    # database knows none of that app's codes ("that code is not valid" in .ci/run)
     codes: dict = {}
 
     def sign_in(self, name: str, passcode: str = "") -> dict:
-        known = self.codes.setdefault(self.client.src, {})
+        known = self.codes.setdefault((self.client.src, self.client.config.get("app_id")), {})
         if name in known:
             return self.call("/sign_in", "", "", known[name])
         screen = self.call("/sign_in", name, passcode, "")
