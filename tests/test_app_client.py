@@ -56,8 +56,13 @@ class Tab:
     # database knows none of that app's codes ("that code is not valid" in .ci/run)
     codes: dict = {}
 
+    @property
+    def known_codes(self) -> dict:
+        """name -> personal code of the raters signed in to this tab's app so far."""
+        return self.codes.setdefault((self.client.src, self.client.config.get("app_id")), {})
+
     def sign_in(self, name: str, passcode: str = "") -> dict:
-        known = self.codes.setdefault((self.client.src, self.client.config.get("app_id")), {})
+        known = self.known_codes
         if name in known:
             return self.call("/sign_in", "", "", known[name])
         screen = self.call("/sign_in", name, passcode, "")

@@ -788,7 +788,7 @@ def test_through_the_app_a_gold_pair_is_blind_until_rated(tiny_models, tmp_path,
         g, s = ann.sign_in("ann"), bob.sign_in("bob")
         assert (g["text-a"], g["text-b"]) == (gold["a_text"], gold["b_text"])
         assert set(g) == set(s)
-        codes = Tab.codes[ann.client.src]  # each one's personal code (in the status, and kept by the browser)
+        codes = ann.known_codes  # each one's personal code (in the status, and kept by the browser)
         texts = {k for k in g if g[k] in (gold["a_text"], gold["b_text"])}  # by label and by element id
         personal = {"who", "rate-who", "status", "rate-status"}
         sealed = {k for k in g if str(g[k]).startswith("gAAAA")}  # each one's code, sealed for the browser
