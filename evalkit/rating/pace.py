@@ -19,8 +19,10 @@ def time_on_task(db, floor_seconds: float, study_id: int | None = None):
         where = ("WHERE r.pair_id IN (SELECT p.id FROM pairs p JOIN experiments e ON e.id = p.experiment_id "
                  "WHERE e.study_id = ?)")
         args = [study_id]
-    df = pd.DataFrame(db.execute(f"SELECT r.rater, r.seconds_on_task FROM current_ratings r {where}", args).fetchall(),
-                      columns=["rater", "seconds"])
+    # in the order the ratings were stored: without an order the rows came as the query plan found them, which an
+    # index (ratings_pair) changed from one call to the next
+    df = pd.DataFrame(db.execute(f"SELECT r.rater, r.seconds_on_task FROM current_ratings r {where} ORDER BY r.id",
+                                 args).fetchall(), columns=["rater", "seconds"])
     if not len(df):
         return pd.DataFrame(columns=COLUMNS)
     df["seconds"] = pd.to_numeric(df["seconds"])
