@@ -420,6 +420,34 @@ def test_identical_pairs_are_decided_without_raters(tmp_path):
     assert np.isfinite(ni["ci_low"]).all() and (ni["ci_low"] < ni["difference"]).all()
 
 
+@pytest.mark.parametrize("claim", ["raters in general", "these raters"])
+def test_a_pool_of_identical_pairs_alone_is_decided_without_raters(tmp_path, claim):
+    """Greedy decoding in float32 makes every pair identical: nothing reaches a rater, and the README promises the
+    study is decided without them. It used to stay INSUFFICIENT DATA for good ("no pair has 1 current ratings yet",
+    and for raters in general [-1, 1] and "0 distinct raters"), the planned-sample line counting 100 rated pairs.
+    Every pair's difference is an exact zero whoever rates, so no rater variance is missing and no rater minimum
+    applies: the score floor alone bounds the pool's share of differing pairs, -z^2 / (n + z^2), which clears the
+    margin at 100 pairs (KEEP) and not at 30 (DROP, as any planned sample too small for its margin)."""
+    from evalkit.ui.results import verdict_markdown
+
+    for planned, decision in ((100, "KEEP"), (30, "DROP")):
+        db, _ = study(tmp_path, f"same{planned}{claim[0]}", gate_file_text(planned_pairs=planned, min_ratings_per_pair=1,
+                                                                        claim=claim),
+                      pairs=planned, raters_per_pair=1, raters=12, identical_share=1.0, queue_order=True, seed=4)
+        assert db.execute("SELECT COUNT(*) FROM ratings").fetchone()[0] == 0
+        agg = aggregate(db)
+        assert not agg.interim and agg.verdict.decision == decision, agg.verdict.conditions
+        ni = agg.tables["non_inferiority"]
+        assert len(ni) == len(CRITERIA) and (ni["identical"] == planned).all() and (ni["raters"] == 0).all()
+        floor = Z95 ** 2 / (planned + Z95 ** 2)
+        assert np.allclose(ni["ci_low"], -floor) and np.allclose(ni["ci_high"], floor) and (ni["difference"] == 0).all()
+        planned_line = next(c for c in agg.verdict.conditions if c.name == "planned sample").reason
+        assert f"the decision uses {planned} identical pairs and no rated pair" in planned_line
+        fidelity = next(c for c in agg.verdict.conditions if c.name == "fidelity")
+        assert fidelity.ok is (decision == "KEEP") and "distinct raters" not in fidelity.reason
+        assert "至少需要" not in verdict_markdown(agg, "zh")  # the Chinese verdict asks for no rater either
+
+
 def test_a_gate_frozen_before_the_interval_key_keeps_the_union_with_tango(tmp_path):
     """A study planned under the union with Tango keeps it (gate.LEGACY); a gate frozen today gets the default
     `t with score floor`, which is narrower on the same ratings."""

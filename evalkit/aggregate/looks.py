@@ -63,7 +63,7 @@ def walk(values: dict, state, analyse, decide_look) -> Walk | None:
     """Take the reached looks in order until one decides. state(look) -> (ratings, context) or None when the look
     is not reached; analyse(ratings, look, context) -> (rows, sample, decided); decide_look(rows, decided, ratings,
     look, context) -> Verdict. Returns the last look taken, or None when no look is reached."""
-    from ..study.gate import raters_ok
+    from ..study.gate import enough_raters
 
     passed: dict[str, int] = {}
     last = None
@@ -79,7 +79,7 @@ def walk(values: dict, state, analyse, decide_look) -> Walk | None:
             # a pass counts only at a look with the raters the claim needs (min_raters), as at the deciding look and
             # in the simulation (study.plan.designs): an interval from 4 raters is no test of raters in general, and
             # a pass there would stay passed (sequential audit, 2026-12-04: a stored KEEP rested on a look of 4 raters)
-            if r["ok"] and r["criterion"] not in passed and bool(raters_ok(int(r.get("raters", 0)), values)):
+            if r["ok"] and r["criterion"] not in passed and enough_raters(r, values):
                 passed[r["criterion"]] = look.index
             r["look"] = look.index
             r["look_level"] = look.level

@@ -11,7 +11,7 @@ from enum import StrEnum
 
 from ..stats import T_FLOOR
 from ..stats.speedup import ratio_text
-from ..study.gate import GENERAL, claim_text, raters_ok
+from ..study.gate import GENERAL, claim_text, enough_raters
 from ..task.criteria import CRITERIA, title
 from .data import RatingData, deciding_experiment, groupings
 from .quality import difference_rows
@@ -424,7 +424,7 @@ def fidelity_rows(sample: RatingData, confidence: float, resamples: int, margin:
     from .quality import _x
 
     rows = []
-    if not len(sample):
+    if not len(sample) and not sample.identical.any():  # a sample of identical pairs alone is judged: all exact zeros
         return rows
     for c in CRITERIA:
         r = difference_rows(sample, c, groupings(sample)[0], confidence, resamples, claim == GENERAL, interval)
@@ -670,6 +670,10 @@ def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs
                                      f"first {planned} of the queue's random order, each with its first {per_pair} "
                                      f"ratings{aside}{later}"
                                      if not identical else
+                                     f"{planned} planned pairs are decided ({DECIDED}); the decision uses {same} "
+                                     "identical pairs and no rated pair: every pair of the sample is identical, so "
+                                     f"no rating is needed{later}".format(per_pair=per_pair)
+                                     if planned - same - unknown <= 0 and not unknown else
                                      (f"{planned} planned pairs are decided ({DECIDED}); the decision uses "
                                       f"{planned - same - unknown} rated pairs, the first of the queue's random order, "
                                       f"each with its first {per_pair} ratings, "
@@ -715,8 +719,9 @@ def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs
             reason = (f"{who}: lower end below -{margin:.3f} (margin) for {', '.join(failing)}{at}; lowest: "
                       f"{interval_text(worst, fidelity_level(worst, conf))}" + (f"; {none}" if unrated else ""))
         # per criterion: one answered by fewer raters (registered after some had rated) rests on their variance alone
-        fewest = min(fidelity, key=lambda r: int(r["raters"]))
-        enough = bool(raters_ok(int(fewest["raters"]), g))
+        short = [r for r in fidelity if not enough_raters(r, g)]  # a row of identical pairs alone needs none
+        fewest = min(short or fidelity, key=lambda r: int(r["raters"]))
+        enough = not short
         if not enough:  # a rater variance from so few raters is not worth a decision, whatever the interval says
             ok = None
             n = int(fewest["raters"])

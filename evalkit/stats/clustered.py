@@ -507,9 +507,12 @@ def paired_difference(x, pair, rater, pair_study, n_studies: int, confidence: fl
     if raters_in_general:
         cr2 = _cr2_pair_means(x, pair, rater, pair_study, n, r_p, d_p, diff, n_studies, counted)
         raters, df, skew = cr2["raters"], cr2["df"], cr2["skewness"]
-        var = np.where(raters >= 2, cr2["variance"], np.inf)
+        # no rated pair (every pair identical): each d is exactly 0 whoever rates, so no rater variance is missing
+        # and the score floor alone bounds the pool's share of differing pairs; one rater of rated pairs gets [-1, 1]
+        unrated = np.bincount(pair_study, weights=rated.astype(float), minlength=n_studies) == 0
+        var = np.where(raters >= 2, cr2["variance"], np.where(unrated, 0.0, np.inf))
         t_df = cr2["df_total"]
-        one = raters < 2  # no rater variance to estimate: [-1, 1]
+        one = (raters < 2) & ~unrated  # no rater variance to estimate: [-1, 1]
         w_lo, w_hi = around(var, np.where(one, np.inf, t_quantile(q, np.where(df > 0, df, 1.0))), skew)
         c_lo, c_hi = around(var, np.where(one, np.inf, t_quantile(q, np.where(t_df > 0, t_df, 1.0))), skew)
         parts = {"var_pair": cr2["pair"], "var_rater": cr2["rater"], "var_rating": cr2["rating"], "var": var,

@@ -351,10 +351,19 @@ def raters_ok(raters, gate_values: dict):
     return raters >= gate_values.get("min_raters", Gate.min_raters)
 
 
+def enough_raters(row: dict, gate_values: dict) -> bool:
+    """raters_ok for one criterion's row of a look (aggregate.verdict.fidelity_rows). A row whose sample holds no
+    rated pair (every pair identical, an exact zero whoever rates, or without an outcome, counted at the worst) rests
+    on no rater's answer: there is no rater variance to miss, so no minimum applies."""
+    pairs = int(row.get("pairs", 0))
+    rated = pairs - int(row.get("identical", 0)) - int(row.get("worst_case_pairs") or 0)
+    return (pairs > 0 and rated <= 0) or bool(raters_ok(int(row.get("raters", 0)), gate_values))
+
+
 def claim_text(gate_values: dict | None, raters: int | None = None) -> str:
     """Whom a verdict sentence's claim covers, e.g. 'for raters in general (like these 12)'."""
     claim = (gate_values or {}).get("claim", GENERAL)
-    who = "" if raters is None else f" {raters}"
+    who = "" if not raters else f" {raters}"  # 0: a sample of identical pairs alone, which no rater rated
     if claim == GENERAL:
         return f"for raters in general (like {'this' if raters == 1 else 'these'}{who})"
     return "for this 1 rater only" if raters == 1 else f"for these{who} raters only"

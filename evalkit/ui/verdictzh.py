@@ -6,7 +6,7 @@ ways to read it, so the Chinese can never say something the decision did not."""
 from __future__ import annotations
 
 from ..aggregate.verdict import unjudged
-from ..study.gate import GENERAL, raters_ok
+from ..study.gate import GENERAL, enough_raters
 from ..task.criteria import title
 
 DECISION = {"KEEP": "保留草稿模型（KEEP）", "DROP": "不保留草稿模型（DROP）",
@@ -34,8 +34,9 @@ def _fidelity(v, g: dict) -> str:
     if not rows:
         return "还没有评分足额的评分对"
     raters = max(int(r["raters"]) for r in rows)
-    fewest = min(rows, key=lambda r: int(r["raters"]))  # per criterion, as verdict.decide checks it
-    if not raters_ok(int(fewest["raters"]), g):
+    short = [r for r in rows if not enough_raters(r, g)]  # per criterion, as verdict.decide checks it
+    fewest = min(short or rows, key=lambda r: int(r["raters"]))
+    if short:
         n = int(fewest["raters"])
         who = "评了决策样本" if n == raters else f"在决策样本中回答了{title(fewest['criterion'], 'zh')}"
         return (f"只有 {n} 位评分者{who}；针对一般评分者的结论至少需要 {g.get('min_raters', 10)} 位"

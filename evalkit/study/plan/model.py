@@ -132,7 +132,7 @@ class StudyModel:
         a_o, b_o = self.answer_rates(self.rater_sd)
         a_a, b_a = self.answer_rates(math.hypot(self.rater_sd, self.rater_path_sd))
         rated_o = p * a_o + (1 - p) * b_o
-        rated_a = rated_o - rated_drop / (1 - self.identical_share)
+        rated_a = rated_o - (rated_drop / (1 - self.identical_share) if rated_drop else 0.0)  # share 1: no drop
         p_a = (rated_a - b_a) / (a_a - b_a)
         if not 0 <= p_a <= 1:
             raise EvalkitError(f"a rated drop of {rated_drop} on {criterion} is impossible at pass rate {p} with these "
