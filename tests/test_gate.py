@@ -427,8 +427,22 @@ def test_a_pool_of_identical_pairs_alone_is_decided_without_raters(tmp_path, cla
     and for raters in general [-1, 1] and "0 distinct raters"), the planned-sample line counting 100 rated pairs.
     Every pair's difference is an exact zero whoever rates, so no rater variance is missing and no rater minimum
     applies: the score floor alone bounds the pool's share of differing pairs, -z^2 / (n + z^2), which clears the
-    margin at 100 pairs (KEEP) and not at 30 (DROP, as any planned sample too small for its margin)."""
+    margin at 100 pairs (KEEP) and not at 30 (DROP, as any planned sample too small for its margin). The sample
+    completed as its pool joined, before the benchmark `evalkit bench` runs after `generate`: the decision is frozen
+    once speed and memory are judged (a rated study's is frozen at its completing rating), and then stays."""
+    from evalkit.study.synthetic import add_bench
     from evalkit.ui.results import verdict_markdown
+
+    db, _ = study(tmp_path, f"nobench{claim[0]}", gate_file_text(planned_pairs=100, min_ratings_per_pair=1, claim=claim),
+                  pairs=100, raters_per_pair=1, raters=12, identical_share=1.0, queue_order=True, seed=4, bench=False)
+    waiting = aggregate(db)
+    assert waiting.verdict.decision == "INSUFFICIENT DATA" and waiting.frozen is None
+    assert next(c for c in waiting.verdict.conditions if c.name == "fidelity").ok  # only speed and memory wait
+    add_bench(db, speedup=2.0)
+    agg = aggregate(db)
+    assert agg.verdict.decision == "KEEP" and agg.frozen is not None and agg.frozen.completed_rating_id == 0
+    add_bench(db, speedup=1.0, seed=1)  # a later benchmark moves nothing once frozen
+    assert aggregate(db).frozen.verdict.decision == "KEEP"
 
     for planned, decision in ((100, "KEEP"), (30, "DROP")):
         db, _ = study(tmp_path, f"same{planned}{claim[0]}", gate_file_text(planned_pairs=planned, min_ratings_per_pair=1,
@@ -437,6 +451,7 @@ def test_a_pool_of_identical_pairs_alone_is_decided_without_raters(tmp_path, cla
         assert db.execute("SELECT COUNT(*) FROM ratings").fetchone()[0] == 0
         agg = aggregate(db)
         assert not agg.interim and agg.verdict.decision == decision, agg.verdict.conditions
+        assert agg.frozen is not None and agg.frozen.verdict.decision == decision
         ni = agg.tables["non_inferiority"]
         assert len(ni) == len(CRITERIA) and (ni["identical"] == planned).all() and (ni["raters"] == 0).all()
         floor = Z95 ** 2 / (planned + Z95 ** 2)

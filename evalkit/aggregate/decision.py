@@ -107,10 +107,11 @@ def _points(history, gold_history, joins):
 
     gold_ids = np.array([], np.int64) if gold_history is None else np.unique(gold_history["rating_id"].to_numpy())
     study_ids = np.unique(history.rows.rating_id)
-    if not len(study_ids):
-        return None, gold_ids
+    pools = joins[np.isfinite(joins)]
+    if not len(study_ids):  # a pool of identical pairs alone completes its sample as it joins, without a rating
+        return (np.unique(pools) if len(pools) else None), gold_ids
     ratings = np.union1d(study_ids, gold_ids).astype(float)
-    return np.union1d(ratings, joins[np.isfinite(joins) & (joins > ratings[0])]), gold_ids
+    return np.union1d(ratings, pools[pools > ratings[0]]), gold_ids
 
 
 def _completion(history, points, values: dict, excluded_at, joins) -> tuple[float, list[str]] | None:
@@ -209,19 +210,25 @@ def walk_history(db, study, values: dict, resamples: int, tolerance: float, spee
         # completed it, the instant that pool joined (its pairs' stored_at), never a moment before a pair it weighs
         completed_at = (db.execute("SELECT created_at FROM ratings WHERE id = ?", [at]).fetchone()[0] if x == at else
                         ratings.pair_stored[int(np.flatnonzero(joins == x)[0])])
-        return ratings, {"at": at, "point": x, "excluded": excluded, "completed_at": completed_at}
+        return ratings, {"at": at, "point": x, "excluded": excluded, "completed_at": completed_at,
+                         "rating_free": rating_free}
 
-    speeds: dict[str, object] = {}
+    # No rating at all: the sample (identical pairs alone) completed as its pool joined, before any benchmark of the
+    # pool's settings could run (`generate`, then `bench`). Its speed and memory are those measured (the gate's first
+    # speed_rounds rounds, which no later benchmark replaces), and freeze() waits until both are judged.
+    rating_free = not len(history.rows)
+    speeds: dict[str | None, object] = {}
 
     def speed_at(completed_at: str):
-        if completed_at not in speeds:
-            if speed_now is not None and runs_version(db, study.id, completed_at, gate_speed(values)["speed_device"]
-                                                      ) == getattr(speed_now, "version", None):
-                speeds[completed_at] = speed_now
+        moment = None if rating_free else completed_at
+        if moment not in speeds:
+            if speed_now is not None and (rating_free or runs_version(
+                    db, study.id, completed_at, gate_speed(values)["speed_device"]) == getattr(speed_now, "version", None)):
+                speeds[moment] = speed_now
             else:  # a benchmark or pool stored after completion does not count
-                speeds[completed_at] = timing(db, tolerance, resamples, study_id=study.id, before=completed_at,
-                                              **gate_speed(values))[2]
-        return speeds[completed_at]
+                speeds[moment] = timing(db, tolerance, resamples, study_id=study.id, before=moment,
+                                        **gate_speed(values))[2]
+        return speeds[moment]
 
     where = _db_file(db)
 
@@ -262,6 +269,9 @@ def freeze(db, study, values: dict, confidence: float, resamples: int, tolerance
         went = walk_history(db, study, values, resamples, tolerance, speed_now, current)
     if went is None or went.verdict.interim:
         return None
+    if went.context.get("rating_free") and any(c.ok is None for c in went.verdict.conditions
+                                               if c.name in ("speed-up", "memory")):
+        return None  # measured later than the pool joined (walk_history): frozen once speed and memory are judged
     context, verdict, sample = went.context, went.verdict, went.sample
     speed = context["speed"]
     insert_decision(db, study.id, {
