@@ -616,11 +616,14 @@ def test_the_export_command_says_the_visibility_the_hub_reports(db, tmp_path, mo
 
 def _bench_after_the_decision(db, seconds=1.02, extra_mb=300.0):
     """A benchmark stored after the fixture's decision froze: assisted about as fast as ordinary (the pool timed it
-    at 2x), and a draft that adds extra_mb."""
+    at 2x), and a draft that adds extra_mb. On the pool's device, recorded as a bench run records it: a benchmark
+    that recorded none never decides nor stands as the figure now (aggregate.data.other_device)."""
     from evalkit.records import GenerationRecord, ProcessRecord, TimingRun
     from evalkit.store import insert_bench_process, insert_experiment
 
-    exp = insert_experiment(db, "bench", {}, {}, gate={})
+    device = db.execute("SELECT json_extract(compat_json, '$.device') FROM experiments WHERE kind = 'pool' "
+                        "ORDER BY id LIMIT 1").fetchone()[0]
+    exp = insert_experiment(db, "bench", {}, {"device": device}, gate={})
     for rnd in (1, 2):
         for order, (path, rss, secs) in enumerate((("ordinary", 1000.0, 1.0), ("assisted", 1000.0 + extra_mb, seconds))):
             runs = []
@@ -630,9 +633,10 @@ def _bench_after_the_decision(db, seconds=1.02, extra_mb=300.0):
                     g = GenerationRecord(prompt_id=p, path=path, text="x", new_tokens=20, stop_reason="eos",
                                          generate_seconds=t, token_hash=f"{p}{rep}", peak_rss_mb=rss)
                     runs.append((TimingRun(path=path, prompt_id=p, round=rnd, rep=rep, seed=rep, new_tokens=20,
-                                           stop_reason="eos", seconds=t, tokens_per_second=20 / t), [g]))
+                                           stop_reason="eos", seconds=t, tokens_per_second=20 / t, device=device),
+                                 [g]))
             insert_bench_process(db, exp, ProcessRecord(path=path, round=rnd, order=order, rss_after_load_mb=rss,
-                                                        host="alice-laptop.corp.example"), runs)
+                                                        host="alice-laptop.corp.example", device=device), runs)
     return exp
 
 

@@ -734,6 +734,29 @@ def test_only_a_benchmark_on_the_device_the_study_s_pool_ran_on_decides_the_spee
     assert any(f"benchmark {gpu} left out" in n for n in agg.speed.notes)
 
 
+@pytest.mark.parametrize("gate_lines", ["", 'speed_device = "cpu"'])
+def test_a_benchmark_that_recorded_no_device_never_decides_under_a_known_device(tmp_path, gate_lines):
+    """Speed audit, 2026-12-06: other_device let a benchmark with no device recorded (no worker placement, timed run's
+    device nor compatibility record: an older evalkit's, a synthetic row) decide wherever the deployment device was
+    known ("pool" with a known pool device, or one named by the gate): a figure from unknown hardware weighed as the
+    deployment's. It is now left out, named, like one on another device; the speed and memory conditions wait."""
+    from evalkit.study.synthetic import add_bench
+    from evalkit.ui.verdictzh import _speed
+
+    db = _study_on(tmp_path, "cpu", gate_lines=gate_lines)
+    unknown = add_bench(db, speedup=3.0, extra_memory_mb=50.0, seed=5, device="")
+    assert db.execute("SELECT COUNT(*) FROM timing_runs WHERE experiment_id = ? AND device != ''",
+                      [unknown]).fetchone()[0] == 0
+    agg = aggregate(db)
+    assert agg.speed.benchmark_ids == [] and agg.speed.deploy_device == "cpu"
+    assert _condition(agg, "speed-up").ok is None and _condition(agg, "memory").ok is None
+    note = next(n for n in agg.speed.notes if f"benchmark {unknown} left out, not deciding" in n)
+    assert "it recorded no device" in note and "cannot be known to run on cpu" in note and "unknown hardware" in note
+    assert "`evalkit bench --rounds 2` on cpu" in _condition(agg, "speed-up").reason and "在 cpu 上" in _speed(agg, {})
+    cpu = add_bench(db, speedup=1.0, seed=6, device="cpu")
+    assert aggregate(db).speed.benchmark_ids == [cpu]
+
+
 def test_a_batch_figure_from_another_device_than_the_study_s_speed_claim_is_left_out_and_named(tmp_path):
     """Device audit, 2026-12-06: the batch table took the latest benchmark of the pair with batch sizes whatever device
     it ran on, so a GPU's "ordinary wins from batch 2" sat in the report, the card and the Live tab beside a speed-up

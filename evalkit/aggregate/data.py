@@ -572,9 +572,14 @@ def unknown_device(db, pool, speed_device: str) -> str:
 
 def other_device(kinds: set[str], device: str, speed_device: str) -> str | None:
     """Why a benchmark run on device `kinds` is not of the study's deployment device `device` (None when it is): the
-    speed-up, the batch table and the memory figure all describe the hardware they were measured on."""
-    if not device or not kinds or kinds == {device}:
+    speed-up, the batch table and the memory figure all describe the hardware they were measured on. One that
+    recorded no device (empty `kinds`: a synthetic row, an older evalkit's) is not known to be of it: never guessed."""
+    if not device or kinds == {device}:
         return None
+    if not kinds:
+        return (f"it recorded no device (no worker placement, timed run's device nor compatibility record's), so it "
+                f"cannot be known to run on {device}, which the study's speed claim is about (the gate's speed_device = "
+                f"\"{speed_device}\")")
     whose = "the kind its first pool ran on" if speed_device == "pool" else "named by the gate"
     split = ("; kinds joined by + are a run whose target's or draft's weights sat on several (a device_map's "
              "offload, models.draft_device), other hardware than either alone" if "+" in device + "".join(kinds)
@@ -663,9 +668,10 @@ def deciding_benches(db, study_id: int | None = None, before: str | None = None,
                                AND (:before IS NULL OR COALESCE(b.stored_at, e.created_at) <= :before))
                ORDER BY stored, e.id""", {"before": before}):
         why = bench_mismatch(db, bench, pool)
-        if why is None and (elsewhere := other_device(device_kinds(db, bench), device, speed_device)):
-            notes.append(f"benchmark {bench['id']} left out, not deciding: {elsewhere}: its figures describe other "
-                         f"hardware, reported, never deciding; {run_on(device)}")
+        kinds = device_kinds(db, bench) if why is None else set()
+        if why is None and (elsewhere := other_device(kinds, device, speed_device)):
+            notes.append(f"benchmark {bench['id']} left out, not deciding: {elsewhere}: its figures describe "
+                         f"{'other' if kinds else 'unknown'} hardware, reported, never deciding; {run_on(device)}")
             continue
         timed = timed_prompts(db, bench["id"])
         if why is None and prompts is not None and timed != prompts:
