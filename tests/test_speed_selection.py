@@ -829,6 +829,39 @@ def test_a_split_run_s_benchmark_never_decides_for_an_unsplit_pool_nor_the_rever
     assert "models.device_map" in note and "on cpu+cuda" in _condition(agg, "speed-up").reason
 
 
+def test_a_gate_can_name_a_split_placement_and_only_that_placement_decides(tmp_path):
+    """Speed audit, 2026-12-06: runs record split placements ("cpu+cuda": a target a device_map offloaded in part to
+    the CPU, a draft on another device), but the gate's speed_device took only "pool", "cpu", "cuda" or "mps", so a
+    study deploying a split pair whose pool was made otherwise could not say so. It now takes a placement as runs
+    record it (kinds sorted, joined by "+"), matched exactly; other spellings are refused naming the key and the
+    forms allowed (the recorded order where only the order is wrong); the old choices stay valid."""
+    from evalkit.errors import EvalkitError
+    from evalkit.study.gate import parse_gate
+    from evalkit.study.synthetic import add_bench
+
+    assert parse_gate('speed_device = "cpu+cuda"', "g.toml").speed_device == "cpu+cuda"
+    assert [parse_gate(f'speed_device = "{v}"', "g.toml").speed_device for v in ("pool", "cpu", "cuda", "mps")] == [
+        "pool", "cpu", "cuda", "mps"]
+    for bad, also in (('"cuda+cpu"', 'here "cpu+cuda"'), ('"gpu"', ""), ('"cpu+cpu"', ""), ('"cpu+"', ""), ("2", "")):
+        with pytest.raises(EvalkitError) as e:
+            parse_gate(f"speed_device = {bad}", "g.toml")
+        assert f"g.toml: speed_device = {bad} is neither one of the choices nor a split placement" in str(e.value)
+        assert '"pool", "cpu", "cuda", "mps"' in str(e.value) and 'joined by "+"' in str(e.value) and also in str(e.value)
+    db = _study_on(tmp_path, "cuda:0", gate_lines='speed_device = "cpu+cuda"')  # the pool wholly on the GPU
+    whole = add_bench(db, speedup=1.0, seed=5, device="cuda:0")
+    _placed(db, whole, {"cuda:0": 120.0}, {"cuda:0": 10.0})
+    split = add_bench(db, speedup=3.0, seed=6, device="cuda:0")
+    _placed(db, split, {"cuda:0": 80.0, "cpu": 40.0}, {"cuda:0": 10.0})
+    with_disk = add_bench(db, speedup=3.0, seed=7, device="cuda:0")
+    _placed(db, with_disk, {"cuda:0": 80.0, "cpu": 20.0, "disk": 20.0}, {"cuda:0": 10.0})
+    agg = aggregate(db)
+    assert agg.speed.benchmark_ids == [split] and agg.speed.deploy_device == "cpu+cuda"
+    for other, kinds in ((whole, "cuda"), (with_disk, "cpu+cuda+disk")):
+        note = next(n for n in agg.speed.notes if f"benchmark {other} left out" in n)
+        assert f"its device is {kinds}, and the study's speed claim is about cpu+cuda (named by the gate" in note
+    assert "on cpu+cuda" in _condition(agg, "speed-up").reason
+
+
 def test_bench_json_says_where_a_benchmark_s_weights_sat(tmp_path):
     """`evalkit bench --json` gave the main device of its runs (device_kinds) and each process's weights per device,
     but not the placement a study weighs it by, nor each process's rank (placements are per rank): a reader could not

@@ -591,8 +591,9 @@ def other_device(kinds: set[str], device: str, speed_device: str) -> str | None:
 def run_on(device: str) -> str:
     """Where to benchmark for the study's speed claim (its deployment device; a split one: the pool's placement)."""
     if "+" in device:
-        return (f"benchmark with the placement the pool ran with, over {device} (models.device, models.device_map, "
-                "models.max_memory and models.draft_device as in its config)")
+        return (f"benchmark with the weights placed over {device}, as the study's speed claim is (models.device, "
+                "models.device_map, models.max_memory and models.draft_device as in the pool's config, or the "
+                "deployment's)")
     return f"benchmark on {device} (models.device = \"{device}\")"
 
 

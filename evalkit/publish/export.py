@@ -320,7 +320,7 @@ def method_markdown(agg, db=None) -> str:
   and the speed and memory conditions the verdict lists (thresholds in `studies.gate_json`).
 - **Which timed runs.** With a benchmark stored, benchmark rounds only: those of the benchmarks that time the pair
   the study rates (its first pool's models and settings, and the prompts the first of them timed) on the gate's
-  `speed_device` ("pool": the device kind its first pool ran on, `generations.device`; "any": every device),
+  `speed_device` ("pool": the device kind its first pool ran on, `generations.device`; "any": every device; a kind or a split placement such as "cpu+cuda": exactly that),
   stored by the decision (`bench_processes.stored_at`), in the order they were stored (each benchmark's latest
   `bench_processes.stored_at`). Each benchmark's rounds (`timing_runs.round`) are numbered on over all of them in that
   order, and the first `speed_rounds` (gate) whole rounds decide (ordinary and assisted both timed, no worker of the

@@ -38,7 +38,8 @@ class Gate:
     # other hardware than the study deploys on. Only benchmarks on that kind decide; one on another kind is reported
     # in a note naming both devices, never deciding, so benchmarking where drafting gains most is no choice of the
     # figure (sceptic audit, 2026-12-06). With its dtype fixed as every setting is (data.BENCH_MUST_MATCH), and its
-    # placement: a run whose target or draft sat partly elsewhere ("cpu+cuda") is other hardware (data.device_kinds).
+    # placement: a run whose target or draft sat partly elsewhere ("cpu+cuda") is other hardware (data.device_kinds);
+    # a split placement may be named as runs record it ("cpu+cuda": kinds sorted, joined by "+"), matched exactly.
     # "pool" with a pool that recorded no device, or several, judges neither speed nor memory (data.unknown_device). A study
     # frozen before this key let a benchmark on any device decide (ANY_DEVICE, LEGACY).
     speed_device: str = "pool"
@@ -154,6 +155,25 @@ def _toml(v) -> str:
     return repr(v)
 
 
+# the device kinds a split placement joins (models.placement_kinds: "disk", a device_map's offload to disk)
+PLACEMENT_KINDS = ("cpu", "cuda", "disk", "mps")
+
+
+def _split_placement(v, source: str) -> str:
+    """speed_device naming a split placement as runs record it (effective_config.devices, bench processes'
+    placements: data.device_kinds): two or more kinds, sorted and joined by "+", matched exactly ("cpu+cuda"), or
+    an EvalkitError naming the key and the forms allowed."""
+    kinds = v.split("+") if isinstance(v, str) else []
+    known = len(set(kinds)) > 1 and set(kinds) <= set(PLACEMENT_KINDS)
+    if known and kinds == sorted(set(kinds)):
+        return v
+    fix = f"; here {_toml('+'.join(sorted(set(kinds))))}" if known else ""  # "cuda+cpu": the order runs record
+    raise EvalkitError(
+        f"gate file {source}: speed_device = {_toml(v)} is neither one of the choices nor a split placement",
+        f"set speed_device to one of: {', '.join(_toml(c) for c in CHOICES['speed_device'])}, or a placement as runs "
+        f"record it: two or more of {', '.join(PLACEMENT_KINDS)}, sorted and joined by \"+\" (e.g. \"cpu+cuda\"{fix})")
+
+
 def parse_gate(text: str, source: str, frozen: bool = False) -> Gate:
     """The gate a file's text sets, or an EvalkitError naming the key and the fix. frozen: the text of a snapshot a
     study froze, read again; the keys that are no part of the decision are then not checked against each other (a
@@ -179,6 +199,9 @@ def parse_gate(text: str, source: str, frozen: bool = False) -> Gate:
             data[new] = data.pop(old)
     out = {}
     for k, v in data.items():
+        if k == "speed_device" and v not in CHOICES[k]:
+            out[k] = _split_placement(v, source)
+            continue
         if k in CHOICES:
             if v not in CHOICES[k]:
                 raise EvalkitError(f"gate file {source}: {k} = {_toml(v)} is not one of the choices",
