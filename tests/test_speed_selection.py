@@ -862,6 +862,29 @@ def test_a_gate_can_name_a_split_placement_and_only_that_placement_decides(tmp_p
     assert "on cpu+cuda" in _condition(agg, "speed-up").reason
 
 
+def test_one_aggregate_reads_a_pool_s_placement_once(tmp_path):
+    """Speed audit, 2026-12-06: data.device_kinds read every generation of the study's pool on each call (about 0.1 s
+    at 200,000 generations), and one aggregate called it for the pool five times (the deployment device, whether it
+    is unknown, the speed figure's version and its benchmarks, the batch table). It is now read once per aggregate;
+    a later aggregate reads the database afresh (the split-placement test above edits the pool's record between
+    two)."""
+    from evalkit.study.synthetic import add_bench
+
+    db = _study_on(tmp_path, "cpu")
+    add_bench(db, speedup=2.0, seed=5, device="cpu")
+    read = []
+    placement = "json_extract(effective_config, '$.devices')"  # device_kinds' reading of a pool
+    db.conn.set_trace_callback(lambda sql: read.append(sql) if placement in sql else None)
+    first = aggregate(db)
+    assert len(read) == 1 and first.speed.deploy_device == "cpu"
+    db.execute("UPDATE generations SET effective_config = json_set(effective_config, '$.devices', 'cpu+cuda') "
+               "WHERE experiment_id = (SELECT id FROM experiments WHERE kind = 'pool')")
+    db.conn.commit()
+    again = aggregate(db)
+    db.conn.set_trace_callback(None)
+    assert len(read) == 2 and again.speed.deploy_device == "cpu+cuda" and again.speed.benchmark_ids == []
+
+
 def test_bench_json_says_where_a_benchmark_s_weights_sat(tmp_path):
     """`evalkit bench --json` gave the main device of its runs (device_kinds) and each process's weights per device,
     but not the placement a study weighs it by, nor each process's rank (placements are per rank): a reader could not

@@ -26,7 +26,7 @@ from ..stats import T_FLOOR
 from ..study.gate import GENERAL
 from ..rating.pace import note, time_on_task
 from ..generation.speed import IDENTICAL_PAIR
-from .data import ALL, RatingData, deciding_experiment, load_ratings, stored_settings
+from .data import ALL, RatingData, deciding_experiment, load_ratings, one_reading, stored_settings
 from .decision import AFTER, FrozenDecision, decided, walk_history
 from .ppi import COLUMNS as PPI_COLUMNS, pair_screen
 from .quality import DIFF_COLUMNS, agreement, paired_differences, pass_rates, preferences, prescreen_agreement
@@ -96,6 +96,11 @@ def aggregate(db, tolerance: float | None = None, resamples: int | None = None, 
     the database as it is now; once its planned sample has completed, the decision frozen then (stored by the first
     look that finds it complete) and, apart, the same analysis on the data as it is now. The comparability tolerance
     and bootstrap size default to those of the study's latest experiment's stored config."""
+    with one_reading():  # a pool's placement read once, however many of the parts below ask (data.device_kinds)
+        return _aggregate(db, tolerance, resamples, study)
+
+
+def _aggregate(db, tolerance: float | None, resamples: int | None, study: str | None) -> Aggregate:
     import numpy as np
     import pandas as pd
 

@@ -3,6 +3,8 @@ reports (all prompts, then each prompt) and the experiments it reads from."""
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 
 from dataclasses import dataclass, replace
@@ -485,7 +487,35 @@ def bench_mismatch(db, bench, pool) -> str | None:
     return None
 
 
+# device_kinds' answers within one aggregate (one_reading): a pool's placement reads every generation of it (about
+# 0.1 s at 200,000), and one aggregate asks several times (the deployment device, whether it is unknown, the speed
+# figure's version and its benchmarks, the batch table). None outside one: each call reads the database as it is.
+_KINDS: contextvars.ContextVar[dict | None] = contextvars.ContextVar("evalkit_device_kinds", default=None)
+
+
+@contextlib.contextmanager
+def one_reading():
+    """Within it, device_kinds reads each experiment's placement once (the outermost one owns the memo)."""
+    token = _KINDS.set({}) if _KINDS.get() is None else None
+    try:
+        yield
+    finally:
+        if token is not None:
+            _KINDS.reset(token)
+
+
 def device_kinds(db, exp) -> set[str]:
+    """_device_kinds, read once per experiment within one_reading."""
+    memo = _KINDS.get()
+    if memo is None:
+        return _device_kinds(db, exp)
+    key = (id(db), exp["id"])
+    if key not in memo:
+        memo[key] = frozenset(_device_kinds(db, exp))
+    return set(memo[key])
+
+
+def _device_kinds(db, exp) -> set[str]:
     """The device placements experiment `exp` ran on, each the device kinds its target's and draft's weights sat on
     (models.placement_kinds: "cpu", or "cpu+cuda" for a split pair: a device_map's offload, a draft on another
     device), one per process layout. A benchmark's from its worker processes' recorded placements (per rank, both
