@@ -276,7 +276,7 @@ def _readme_rows():
     section = section[: section.index("\n## ", 5)]
     rows = {}
     for line in section.splitlines():
-        m = re.match(r"\| `evalkit ([a-z-]+(?: (?:add|list|revoke|reissue))?)([^`]*)`", line)
+        m = re.match(r"\| `evalkit ([a-z-]+(?: (?:add|list|revoke|reissue|give-up))?)([^`]*)`", line)
         if m:
             rows[m.group(1)] = (m.group(2), line)
             rest_of_cell = re.split(r"(?<!\\)\|", line[m.end():])[0]  # a cell ends at an unescaped pipe (`\|` is text)

@@ -9,7 +9,7 @@ from evalkit.cli import cli
 from evalkit.store import open_db
 
 COMMANDS = ["check", "run", "bench", "generate", "tune", "fidelity", "aggregate", "report", "export", "demo-models", "plan",
-            "prepare", "raters", "serve"]
+            "prepare", "raters", "pairs", "serve"]
 
 
 def invoke(*args):

@@ -237,14 +237,10 @@ def test_the_guidelines_say_a_bad_output_is_rated_not_skipped():
             assert rule in guidelines(prompt, lang)
 
 
-def test_a_pair_no_current_rater_can_take_is_named_with_what_the_organiser_can_do(tmp_path):
-    """Statistics audit, 2026-12-06: a pair at the head of the order that every current rater has skipped can be
-    served to none of them, so the look waits for a rater who is not there, and the study stayed interim for good
-    with no word why. The interim look now says how many pairs the next look needs that no current rater can take,
-    and what to do; the pair keeps its place (the decision never leaves it out), and once a rater who can take it is
-    invited the note goes, and her rating completes the plan."""
-    from evalkit.rating import roster
-
+def _stuck(tmp_path):
+    """20 study pairs, 10 planned, one rating each; ann and bob skip the head pair of the queue's order and rate every
+    other pair they are served, so no current rater can take the pair the look needs. Returns (db, the study pairs in
+    the queue's order, _truth)."""
     gate = tmp_path / "gate.toml"
     gate.write_text(gate_file_text(planned_pairs=10, margin=0.05, min_ratings_per_pair=1, second_rating_share=0,
                                    claim="these raters", ppi="off"), encoding="utf-8")
@@ -253,14 +249,27 @@ def test_a_pair_no_current_rater_can_take_is_named_with_what_the_organiser_can_d
                                    drops={DROPS: 0.3}, prescreen_accuracy=1.0, queue_order=True,
                                    gate_path=str(gate), seed=12))
     truth = _truth(db)
-    head = db.execute("SELECT id FROM pairs WHERE kind = 'study' ORDER BY queue_rank LIMIT 1").fetchone()[0]
-    for rater in ("ann", "bob"):  # both skip the head pair, and rate every other pair they are served
+    order = [r[0] for r in db.execute("SELECT id FROM pairs WHERE kind = 'study' ORDER BY queue_rank")]
+    for rater in ("ann", "bob"):
         while (view := next_pair(db, rater, APP.ratings_per_pair)) is not None:
-            if view.pair_id == head:
-                skip_pair(db, APP, rater, head, "I cannot judge this one")
+            if view.pair_id == order[0]:
+                skip_pair(db, APP, rater, order[0], "I cannot judge this one")
             else:
                 a, b, _differ, _d = truth[view.pair_id]
                 submit_rating(db, APP, RatingInput(view.pair_id, rater, a, b, "tie"))
+    return db, order, truth
+
+
+def test_a_pair_no_current_rater_can_take_is_named_with_what_the_organiser_can_do(tmp_path):
+    """Statistics audit, 2026-12-06: a pair at the head of the order that every current rater has skipped can be
+    served to none of them, so the look waits for a rater who is not there, and the study stayed interim for good
+    with no word why. The interim look now says how many pairs the next look needs that no current rater can take,
+    and what to do; the pair keeps its place (the decision never leaves it out), and once a rater who can take it is
+    invited the note goes, and her rating completes the plan."""
+    from evalkit.rating import roster
+
+    db, order, truth = _stuck(tmp_path)
+    head = order[0]
     agg = aggregate(db)
     assert agg.interim
     said = [n for n in agg.notes if "can be served to none" in n]
@@ -284,3 +293,77 @@ def test_a_pair_no_current_rater_can_take_is_named_with_what_the_organiser_can_d
     a, b, _differ, _d = truth[head]
     submit_rating(db, APP, RatingInput(head, "cat", a, b, "tie"))
     assert not aggregate(db).interim  # the pair kept its place, and its rating completed the plan
+
+
+def test_a_pair_no_current_rater_can_take_may_be_given_up_at_the_worst_and_the_look_goes_on(tmp_path):
+    """Statistics audit, 2026-12-06: a pair the next look needs that no current rater can take held the study back
+    for good, whatever the organiser did short of inviting a rater. The organiser may now give it up (recorded, with
+    when and why): it keeps its place and counts at the worst (-1 for the lower end, +1 for the upper), the look goes
+    on, the decision is stored at once and dated at the give-up (never at a rating before it), and the verdict, the
+    Results tab and the export's pairs table say it was given up, apart from pairs passed over. A pair that is
+    complete, not waited for or still takeable is refused, naming it, and nothing is written."""
+    from evalkit.aggregate import verdict_text
+    from evalkit.aggregate.data import pair_standing
+    from evalkit.aggregate.give_up import give_up
+    from evalkit.errors import EvalkitError
+    from evalkit.rating import roster
+    from evalkit.ui.results import verdict_markdown
+
+    db, order, _ = _stuck(tmp_path)
+    head = order[0]
+    note = next(n for n in aggregate(db).notes if "can be served to none" in n)
+    assert "evalkit pairs give-up --untakeable" in note
+
+    refusals = [(["nope"], "is no pair"), ([order[1]], "has its ratings or is closed"), ([head], "--reason is empty")]
+    for pairs, said in refusals:
+        with pytest.raises(EvalkitError, match=said):
+            give_up(db, pairs, "" if said.startswith("--reason") else "stuck", False)
+    roster.add(db, "cat")  # a rater who can take it: the look waits for her
+    with pytest.raises(EvalkitError, match=f"--pair '{head}' can still be served to a current rater"):
+        give_up(db, [head], "stuck", False)
+    roster.revoke(db, "cat")
+    assert db.execute("SELECT COUNT(*) FROM pair_give_ups").fetchone()[0] == 0  # nothing written by a refusal
+    assert db.execute("SELECT COUNT(*) FROM decisions").fetchone()[0] == 0
+
+    last_rating = db.execute("SELECT MAX(created_at) FROM ratings").fetchone()[0]
+    done = give_up(db, None, "every rater skipped it", untakeable=True)
+    assert done.pairs == [head] and done.at > last_rating
+    assert db.execute("SELECT reason FROM pair_give_ups WHERE pair_id = ?", [head]).fetchone()[0] == \
+        "every rater skipped it"
+    assert done.decision is not None  # the give-up completed the plan, and its look stored the decision at once
+    assert done.decision.completed_at == done.at  # dated at the give-up that completed it, not at the last rating
+    with pytest.raises(EvalkitError, match="is decided"):
+        give_up(db, None, "again", untakeable=True)
+
+    agg = aggregate(db)
+    assert not agg.interim and agg.frozen.completed_at == done.at
+    for r in agg.verdict.fidelity:  # the head pair in the sample, at the worst, and said to be the organiser's
+        assert (r["pairs"], r["worst_case_pairs"], r["given_up_pairs"]) == (10, 1, 1)
+        assert r["ci_low"] <= (9 * 1.0 - 1) / 10 and r["ci_high"] >= (9 * -1.0 + 1) / 10
+    text = verdict_text(agg)
+    assert "1 given up by the organiser, `evalkit pairs give-up`" in text and "passed over by a rater" not in text
+    assert "其中 1 对是组织者在现有评分者都不能再评时放弃的" in verdict_markdown(agg, "zh")
+    table = agg.tables["non_inferiority"]
+    assert set(table["given_up_pairs"]) == {1}
+    assert pair_standing(db)["given_up"] == {head}  # the export's pairs table carries it
+
+
+def test_the_give_up_command_refuses_clearly_and_gives_up_what_no_rater_can_take(tmp_path):
+    """`evalkit pairs give-up`: a thin command over aggregate.give_up. Naming pairs and --untakeable together is
+    refused (exit 1, what and how to fix, nothing written); --untakeable gives up the pair the look waits for and says
+    that the decision is stored."""
+    from click.testing import CliRunner
+
+    from evalkit.cli import cli
+
+    db, order, _ = _stuck(tmp_path)
+    path = str(tmp_path / "stuck.db")
+    run = lambda *a: CliRunner().invoke(cli, ["pairs", "give-up", "--db", path, *a])  # noqa: E731
+    assert run("--help").exit_code == 0
+    r = run("--pair", order[0], "--untakeable", "--reason", "stuck")
+    assert r.exit_code == 1 and "name the pairs to give up with --pair ID, or pass --untakeable" in r.output
+    assert db.execute("SELECT COUNT(*) FROM pair_give_ups").fetchone()[0] == 0
+    r = run("--untakeable", "--reason", "every rater skipped it")
+    assert r.exit_code == 0, r.output
+    assert "gave up 1 pair(s) of study 'main'" in r.output and order[0] in r.output
+    assert "the decision is stored" in r.output

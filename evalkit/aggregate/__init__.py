@@ -276,7 +276,7 @@ def _aggregate(db, tolerance: float | None, resamples: int | None, study: str | 
                                                  (values or {}).get("claim", GENERAL) == GENERAL,
                                                  (values or {}).get("interval", T_FLOOR)),
         "non_inferiority": pd.DataFrame(fidelity, columns=DIFF_COLUMNS + PPI_COLUMNS + [
-            "worst_case_pairs", "margin", "unanswered", "ok", "look", "look_level", "passed_at_look"]),
+            "worst_case_pairs", "given_up_pairs", "margin", "unanswered", "ok", "look", "look_level", "passed_at_look"]),
         "preferences": preferences(ratings, confidence),
         "agreement": agreement(ratings),
         "prescreen_agreement": prescreen_agreement(db, ratings),
@@ -347,7 +347,9 @@ def _untakeable_note(db, ratings: RatingData, values: dict, share: int) -> tuple
             + "so the study waits for them and will not complete as it stands. Invite a rater who can judge them "
             "(`evalkit raters add NAME`; open sign-up lets one in too)"
             + (", or raise app.max_ratings_per_rater" if share else "")
-            + ". The decision never leaves a pair out for what it shows: that would judge the outputs raters chose")
+            + ", or give them up (`evalkit pairs give-up --untakeable --reason TEXT`: each then counts at the worst, "
+              "-1 for the lower end and +1 for the upper, and the look goes on). The decision never leaves a pair out "
+              "for what it shows: that would judge the outputs raters chose")
 
 
 def _frozen_notes(db, frozen: FrozenDecision, complete_now: int, values: dict, excluded: list[str],

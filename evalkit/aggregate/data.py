@@ -83,6 +83,9 @@ class RatingData:
     # closed pair revealed (study.pairs.revealed_copies): they keep their place, complete with their outcome unknown
     # (verdict._standing). None: none.
     pair_withheld: object = None
+    # bool (pairs,): pairs the organiser gave up (study.give_up: no current rater could take them, and the look waited
+    # for good): they keep their place, complete with their outcome unknown (verdict._standing). None: none.
+    pair_given_up: object = None
     # bool (pairs,): in a decision sample, the pairs that keep their place with their outcome unknown
     # (verdict.decision_sample; fidelity_rows counts them at the worst). None: none.
     pair_unknown: object = None
@@ -129,6 +132,13 @@ class RatingData:
             return self
         return replace(self, pair_identical=self.identical & joined, pair_withheld=self.withheld & joined)
 
+    def given_up_by(self, given) -> "RatingData":
+        """The pairs as they stood before the give-ups where `given` (bool (pairs,)) is False were recorded: not given
+        up yet (the frozen decision's history, decision._as_of)."""
+        if given.all():
+            return self
+        return replace(self, pair_given_up=self.given_up & given)
+
     def select(self, keep) -> "RatingData":
         return replace(self, rating_id=self.rating_id[keep], pair=self.pair[keep], rater=self.rater[keep],
                        answers=self.answers[keep])
@@ -165,6 +175,11 @@ class RatingData:
         return self._flags(self.pair_withheld)
 
     @property
+    def given_up(self):
+        """bool (pairs,): pairs the organiser gave up (all False when none is)."""
+        return self._flags(self.pair_given_up)
+
+    @property
     def unknown(self):
         """bool (pairs,): a decision sample's pairs whose outcome is unknown (all False when none is)."""
         return self._flags(self.pair_unknown)
@@ -199,7 +214,7 @@ def _numbers(text):
 
 # A pair's standing the decision reads from rows the export does not carry (a hold let go, a closing as its pool
 # joined): the export adds them to its pairs table as flags (pair_standing), so that a reader can rebuild the sample
-STANDING = ("passed_over", "kept_from", "withheld")
+STANDING = ("passed_over", "kept_from", "withheld", "given_up")
 
 
 def _standing_rows(db, study_id: int | None) -> dict:
@@ -207,7 +222,9 @@ def _standing_rows(db, study_id: int | None) -> dict:
     where = _pair_filter(study_id, "p.")
     queries = {"passed_over": PASSED_OVER.format(where=where), "kept_from": KEPT_FROM.format(where=where),
                "withheld": f"SELECT group_concat(p.rowid, ',') FROM pairs p WHERE {where} "
-                           f"AND {WITHHELD.format(p='p.')}"}
+                           f"AND {WITHHELD.format(p='p.')}",
+               "given_up": f"SELECT group_concat(p.rowid, ',') FROM pairs p WHERE {where} "
+                           "AND p.id IN (SELECT pair_id FROM pair_give_ups)"}
     return {flag: _numbers(db.execute(sql).fetchone()[0]) for flag, sql in queries.items()}
 
 

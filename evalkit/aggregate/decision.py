@@ -92,10 +92,37 @@ def _joins(db, rows) -> object:
     return np.array([np.inf if t is None else at[t] for t in stored], float)
 
 
+def _give_ups(db, rows) -> tuple:
+    """Where each pair was given up by the organiser (aggregate.give_up) on the axis of rating ids, as _joins places a
+    join (inf: never), and when (None: never). A give-up completes a sample as a join does: never as of a rating
+    before it."""
+    import numpy as np
+
+    at = dict(db.execute("SELECT pair_id, given_up_at FROM pair_give_ups").fetchall())
+    when = [at.get(p) for p in rows.pair_ids]
+    points = {t: db.execute("SELECT COALESCE(MAX(id), 0) FROM ratings WHERE created_at <= ?", [t]).fetchone()[0] + 0.5
+              for t in set(when) if t is not None}
+    return np.array([np.inf if t is None else points[t] for t in when], float), when
+
+
 def _as_of(history, joins, x: float):
-    """The data at point `x` of the history (a rating id, or a pool's join between two ratings): the ratings current
-    right after rating floor(x), and only the pairs that had joined by then."""
-    return history.as_of(int(x)).joined_by(joins <= x)
+    """The data at point `x` of the history (a rating id, or a pool's join or a give-up between two ratings): the
+    ratings current right after rating floor(x), only the pairs that had joined by then, given up only if by then.
+    `joins`: (_joins, _give_ups' points)."""
+    joined, given = joins
+    return history.as_of(int(x)).joined_by(joined <= x).given_up_by(given <= x)
+
+
+def _moment(db, ratings, joins, gives, x: float) -> str:
+    """When the history's point `x` came: its rating's created_at, else the latest join or give-up placed there
+    (never a moment before a pair it weighs joined, nor before the give-up that completed it)."""
+    import numpy as np
+
+    if x == int(x):
+        return db.execute("SELECT created_at FROM ratings WHERE id = ?", [int(x)]).fetchone()[0]
+    joined, given = joins
+    times = [ratings.pair_stored[int(i)] for i in np.flatnonzero(joined == x)]
+    return max(times + [gives[int(i)] for i in np.flatnonzero(given == x)])
 
 
 def _points(history, gold_history, joins):
@@ -107,11 +134,12 @@ def _points(history, gold_history, joins):
 
     gold_ids = np.array([], np.int64) if gold_history is None else np.unique(gold_history["rating_id"].to_numpy())
     study_ids = np.unique(history.rows.rating_id)
-    pools = joins[np.isfinite(joins)]
+    between = np.concatenate(joins)  # pools joining and pairs given up
+    between = between[np.isfinite(between)]
     if not len(study_ids):  # a pool of identical pairs alone completes its sample as it joins, without a rating
-        return (np.unique(pools) if len(pools) else None), gold_ids
+        return (np.unique(between) if len(between) else None), gold_ids
     ratings = np.union1d(study_ids, gold_ids).astype(float)
-    return np.union1d(ratings, pools[pools > ratings[0]]), gold_ids
+    return np.union1d(ratings, between[between > ratings[0]]), gold_ids
 
 
 def _completion(history, points, values: dict, excluded_at, joins) -> tuple[float, list[str]] | None:
@@ -179,7 +207,8 @@ def walk_history(db, study, values: dict, resamples: int, tolerance: float, spee
         if complete_count(current, per_pair) < looks[0].pairs:
             return None
     history = load_ratings(db, study.id, history=True)
-    joins = _joins(db, history.rows)
+    given, gives = _give_ups(db, history.rows)
+    joins = (_joins(db, history.rows), given)
     min_gold = values.get("min_gold_accuracy", 0.0) or 0.0
     gold_history = answers(db, study.id, history=True) if min_gold else None
     points = _points(history, gold_history, joins)
@@ -208,8 +237,7 @@ def walk_history(db, study, values: dict, resamples: int, tolerance: float, spee
         at = int(x)
         # the moment it completed, what "stored by the decision" compares: the completing rating's, or where a pool
         # completed it, the instant that pool joined (its pairs' stored_at), never a moment before a pair it weighs
-        completed_at = (db.execute("SELECT created_at FROM ratings WHERE id = ?", [at]).fetchone()[0] if x == at else
-                        ratings.pair_stored[int(np.flatnonzero(joins == x)[0])])
+        completed_at = _moment(db, ratings, joins, gives, x)
         return ratings, {"at": at, "point": x, "excluded": excluded, "completed_at": completed_at,
                          "rating_free": rating_free}
 
@@ -325,7 +353,8 @@ def settle(db) -> FrozenDecision | None:
                                           WHERE e.study_id = :s AND p.kind != 'gold'
                                           GROUP BY r.pair_id HAVING COUNT(*) >= COALESCE(MAX(p.wanted_ratings), :k)))
                  + (SELECT COUNT(*) FROM pairs p JOIN experiments e ON e.id = p.experiment_id
-                    WHERE e.study_id = :s AND ({IDENTICAL.format(p='p.')} OR {WITHHELD.format(p='p.')}))""",
+                    WHERE e.study_id = :s AND ({IDENTICAL.format(p='p.')} OR {WITHHELD.format(p='p.')}
+                                               OR p.id IN (SELECT pair_id FROM pair_give_ups)))""",
         {"s": study.id, "k": per_pair}).fetchone()[0]
     if bound < sizes[taken]:
         return None

@@ -293,7 +293,8 @@ def _standing(ratings: RatingData, ratings_per_pair: int):
     aside = ratings.set_aside & ~complete & (before >= wanted)
     # and so does one withheld from every rater (RatingData.withheld): which pairs repeat a revealed text depends on
     # what they say, and dropping them leaned a later pool to identical pairs (sceptic audit, 2026-12-06)
-    unknown = (aside & (ratings.passed_over | ratings.kept_from)) | (ratings.withheld & ~complete)
+    # and so does one the organiser gave up (RatingData.given_up: no current rater could take it), whatever came after
+    unknown = (aside & (ratings.passed_over | ratings.kept_from)) | (ratings.withheld & ~complete) | ratings.given_up
     return complete | unknown, aside & ~unknown, unknown
 
 
@@ -310,8 +311,9 @@ def worst_case(row: dict, unknown: int) -> dict:
         row.update({"ppi": False, "difference": row["rated_difference"], "ci_low": row["rated_low"],
                     "ci_high": row["rated_high"], "ppi_lambda": None, "ppi_unrated_pairs": None,
                     "ppi_note": f"{unknown} pair(s) of the sample have no outcome (passed over by a rater and then "
-                                "rated only by raters the gold check leaves out, or withheld from every rater for "
-                                "repeating a revealed text), so the rated pairs are not a random subset of the pool"})
+                                "rated only by raters the gold check leaves out, withheld from every rater for "
+                                "repeating a revealed text, or given up by the organiser when no current rater could "
+                                "take it), so the rated pairs are not a random subset of the pool"})
     n = int(row["pairs"])
     total = n + unknown
     for low, high in (("ci_low", "ci_high"), ("rated_low", "rated_high")):
@@ -335,7 +337,8 @@ def passed_over_note(ratings: RatingData, ratings_per_pair: int, pairs_at: int) 
     differently, those pairs carry the judgement of whoever rates what others avoid. '' otherwise."""
     pairs, _done, run = in_queue_order(ratings, ratings_per_pair)
     head = pairs[:rated_needed(pairs_at, ratings, pairs[:run], pairs)] if pairs_at else pairs[:run]
-    head = head[~ratings.unknown[head] & ~ratings.set_aside[head]] if len(head) else head
+    # a pair given up has no rating that counts (_standing): not one "the verdict rests on" here
+    head = head[~ratings.unknown[head] & ~ratings.set_aside[head] & ~ratings.given_up[head]] if len(head) else head
     n = int(ratings.passed_over[head].sum()) if len(head) else 0
     if not n or n < PASSED_OVER_SHARE * len(head):
         return ""
@@ -433,6 +436,7 @@ def fidelity_rows(sample: RatingData, confidence: float, resamples: int, margin:
             if sequence:
                 r = sequence_row(r, sample, c, confidence)
             r = worst_case(r, int(sample.unknown.sum()))
+            r["given_up_pairs"] = int((sample.unknown & sample.given_up).sum())  # of worst_case_pairs, said apart
             r["margin"] = margin
             # ratings of the sample's rated pairs that leave this criterion unanswered (stored before it was
             # registered): the planned sample is not rated on it, and its rated part is no longer in the pool's
@@ -484,11 +488,15 @@ def interval_text(r: dict, confidence: float) -> str:
     ppi = (f" (prediction-powered, with the pre-screen on {r['ppi_unrated_pairs']} more pairs)" if r.get("ppi")
            else "")
     same = f" ({r['identical']} identical, decided without raters)" if r.get("identical") else ""
-    if r.get("worst_case_pairs"):
+    given = int(r.get("given_up_pairs") or 0)
+    if r.get("worst_case_pairs", 0) > given:
         # either cause (_standing): a later pool's copies of a revealed text are withheld, never passed over
-        same += (f" ({r['worst_case_pairs']} without an outcome, passed over by a rater and then rated only by raters "
-                 "the gold check leaves out or withheld from every rater for repeating a revealed text: counted at the "
-                 "worst, -1 for the lower end and +1 for the upper)")
+        same += (f" ({r['worst_case_pairs'] - given} without an outcome, passed over by a rater and then rated only by "
+                 "raters the gold check leaves out or withheld from every rater for repeating a revealed text: counted "
+                 "at the worst, -1 for the lower end and +1 for the upper)")
+    if given:  # the organiser's act, not the raters' choice: said apart (aggregate.give_up)
+        same += (f" ({given} given up by the organiser, `evalkit pairs give-up`, when no current rater could take "
+                 "them: counted at the worst, -1 for the lower end and +1 for the upper)")
     level = f"{confidence:.0%}" if abs(confidence * 100 - round(confidence * 100)) < 1e-9 else f"{confidence:.2%}"
     return (f"{title(r['criterion'])} {r['difference']:+.3f}, {level} CI [{end_text(r['ci_low'], r.get('margin'))}, "
             f"{end_text(r['ci_high'], r.get('margin'))}] over {r['pairs']} pair{'s' * (r['pairs'] != 1)}{same} and "
@@ -663,8 +671,9 @@ def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs
         last = f"; {look.text()}, the last" if sequential else ""
         # pairs without an outcome hold places in the order but no ratings (worst_case): not "rated", said apart
         unknown = max((int(r.get("worst_case_pairs") or 0) for r in fidelity), default=0)
+        given = max((int(r.get("given_up_pairs") or 0) for r in fidelity), default=0)
         aside = (f", {unknown} of them without an outcome (no ratings that count), counted at the worst" if unknown
-                 else "")
+                 else "") + (f" ({given} given up by the organiser)" if given else "")
         conditions.append(Condition("planned sample", True,
                                     (f"{planned} planned pairs have {per_pair} current ratings; the decision uses the "
                                      f"first {planned} of the queue's random order, each with its first {per_pair} "
@@ -678,7 +687,8 @@ def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs
                                       f"{planned - same - unknown} rated pairs, the first of the queue's random order, "
                                       f"each with its first {per_pair} ratings, "
                                       + (f"{unknown} pairs there without an outcome (no ratings that count), counted "
-                                         "at the worst, " if unknown else "")
+                                         "at the worst" + (f" ({given} given up by the organiser)" if given else "")
+                                         + ", " if unknown else "")
                                       + f"and {same} identical pairs{later}").format(per_pair=per_pair)) + last))
     conditions.append(speed_condition(speed, g["min_speedup_ci_low"]))
     if fidelity:

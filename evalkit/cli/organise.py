@@ -335,6 +335,32 @@ def raters_reissue(name, config_path, db_path, url):
     _echo_credential(raters.reissue(open_study_db(db_path, must_exist=True), name), base)
 
 
+@cli.group("pairs")
+def pairs_group():
+    """Organiser actions on the study's pairs."""
+
+
+@pairs_group.command("give-up")
+@db_option
+@click.option("--pair", "pair_ids", multiple=True, help="A pair the next look waits for that no current rater can "
+              "take (repeatable).")
+@click.option("--untakeable", is_flag=True, help="Every such pair, as the interim look's note counts them.")
+@click.option("--reason", default=None, help="Why (recorded with the give-up).")
+@fail_clearly
+def pairs_give_up(db_path, pair_ids, untakeable, reason):
+    """Give up pairs no current rater can take, so the look they hold back goes on: each keeps its place in the
+    queue's order and counts at the worst (-1 for the lower end of each criterion's interval, +1 for the upper),
+    never dropped and never at an outcome it does not have. Only pairs the next look waits for, not complete, that
+    no current rater can be served; recorded with when and why, and the verdict says how many."""
+    from ..aggregate.give_up import give_up
+
+    done = give_up(open_study_db(db_path, must_exist=True), list(pair_ids), reason, untakeable)
+    click.echo(f"gave up {len(done.pairs)} pair(s) of {done.study} at {done.at}, each counted at the worst: "
+               + ", ".join(done.pairs))
+    click.echo(f"a look completed and the decision is stored: {done.decision.verdict.decision}"
+               if done.decision is not None else "`evalkit aggregate` shows the look as it stands now")
+
+
 @cli.command("demo-models")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, help="Folder (default: demo-models in the data folder, results/ or EVALKIT_DATA_DIR; env EVALKIT_DEMO_MODELS).")
 @click.option("--force", is_flag=True, help="Rebuild even if a complete build is cached.")

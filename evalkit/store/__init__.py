@@ -22,14 +22,14 @@ from .raters import (NameAmbiguous, NameTaken, insert_rater, look_alikes, rater_
 from .ratings import (
     SHARE_COUNTS, HoldDisplaced, PairFull, ShareReached, StudyDecided, claim_pair, insert_rating, insert_refusal, insert_results_seen, renew_hold,
 )
-from .studies import FIRST_STUDY, attach_pool, gate_mismatch, insert_decision, insert_push_while_rating
+from .studies import FIRST_STUDY, attach_pool, gate_mismatch, insert_decision, insert_give_ups, insert_push_while_rating
 from .runs import (
     copy_experiment, discard_bench_experiment, discard_pool_experiment, generation, insert_bench_process, insert_bench_processes, insert_experiment, insert_generations,
     insert_prescreen, insert_rows, insert_together, insert_tune_trials, json_hash,
 )
 
 __all__ = [
-    "FIRST_STUDY", "attach_pool", "claim_pair", "draw_queue_order", "gate_mismatch", "insert_decision", "insert_push_while_rating", "set_queue_seed",
+    "FIRST_STUDY", "attach_pool", "claim_pair", "draw_queue_order", "gate_mismatch", "insert_decision", "insert_give_ups", "insert_push_while_rating", "set_queue_seed",
     "HoldDisplaced", "MIGRATIONS", "NameAmbiguous", "NameTaken", "PairFull", "SHARE_COUNTS", "ShareReached", "StudyDecided", "copy_experiment", "discard_bench_experiment", "discard_pool_experiment",
     "generation", "insert_bench_process",
     "insert_bench_processes", "insert_experiment", "insert_generations", "insert_gold_pairs", "insert_pairs",

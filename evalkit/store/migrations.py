@@ -696,6 +696,15 @@ def _m032_ratings_by_pair(db) -> None:
     db.execute("CREATE INDEX ratings_pair ON ratings(pair_id, kind)")
 
 
+def _m033_pair_give_ups(db) -> None:
+    # A pair at the head of the queue's order that no current rater can take (rating.queue.untakeable) held the next
+    # look back for good. The organiser may now give it up (study.give_up): it keeps its place and counts at the worst,
+    # as a passed-over pair does. One row per pair given up, when and why, so the frozen decision dates its completion
+    # no earlier than the give-up that completed it (aggregate.decision._as_of).
+    db.execute("CREATE TABLE pair_give_ups (pair_id TEXT PRIMARY KEY REFERENCES pairs(id), "
+               "given_up_at TEXT NOT NULL, reason TEXT NOT NULL)")
+
+
 MIGRATIONS = [
     ("001_initial", _m001_initial),
     ("002_ratings", _m002_ratings),
@@ -729,4 +738,5 @@ MIGRATIONS = [
     ("030_signup_client", _m030_signup_client),
     ("031_submission_refusals", _m031_submission_refusals),
     ("032_ratings_by_pair", _m032_ratings_by_pair),
+    ("033_pair_give_ups", _m033_pair_give_ups),
 ]

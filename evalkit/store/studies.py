@@ -95,3 +95,22 @@ def insert_decision(db, study_id: int, row: dict) -> bool:
             db.conn.execute("INSERT OR IGNORE INTO closed_pairs (pair_id, closed_at) SELECT p.id, ? FROM pairs p "
                             "JOIN experiments e ON e.id = p.experiment_id WHERE e.study_id = ?", [now(), study_id])
         return cur.rowcount == 1
+
+
+def insert_give_ups(db, pair_ids: list[str], reason: str) -> str:
+    """Record that the organiser gave these pairs up (aggregate.give_up decides which may be) and close them, in one
+    transaction: all or none. Under the write lock, a pair closed since the caller looked (its quota filled, the
+    study decided, another give-up) refuses the whole write, naming it. Returns the instant recorded."""
+    at = now()
+    with write_transaction(db):
+        closed = [r[0] for r in db.conn.execute(
+            "SELECT pair_id FROM closed_pairs WHERE pair_id IN (SELECT value FROM json_each(?)) ORDER BY pair_id",
+            [json.dumps(pair_ids)])]
+        if closed:
+            raise EvalkitError(f"pair {closed[0]} was closed meanwhile (its ratings are in, the study was decided, or "
+                               "it was given up): nothing was given up",
+                               "run `evalkit aggregate` to see what the next look waits for now, then try again")
+        db.conn.executemany("INSERT INTO pair_give_ups (pair_id, given_up_at, reason) VALUES (?, ?, ?)",
+                            [(p, at, reason) for p in pair_ids])
+        db.conn.executemany("INSERT INTO closed_pairs (pair_id, closed_at) VALUES (?, ?)", [(p, at) for p in pair_ids])
+    return at

@@ -56,6 +56,8 @@ def _fidelity(v, g: dict) -> str:
     if worst := max((int(r.get("worst_case_pairs") or 0) for r in rows), default=0):  # verdict.worst_case
         missing += (f"；决策样本中有 {worst} 对结果未知（曾被评分者跳过或放下未评、之后只由金标检查剔除的评分者评过，"
                     "或因重复已揭晓的文本而不给任何评分者）：按最坏情况计入区间（下限按 −1、上限按 +1）")
+        if given := max((int(r.get("given_up_pairs") or 0) for r in rows), default=0):  # the organiser's, apart
+            missing += f"，其中 {given} 对是组织者在现有评分者都不能再评时放弃的（`evalkit pairs give-up`）"
     if below:
         return f"{'、'.join(below)} 的区间上限也低于 {_n(-margin)}（容差）：assisted 明显更差" + missing
     if short:
@@ -224,7 +226,8 @@ def verdict_zh(agg) -> list[str]:
     if getattr(agg, "untakeable", 0):  # the study would wait for good: said in both languages
         lines.append(f"- 下一次查看需要的 {agg.untakeable} 对，现有的评分者都不能再评（都已评过或跳过、见过其中的文本，"
                      "或已达到各自的份额），研究会一直等下去：请邀请能评判它们的评分者（`evalkit raters add 名字`），"
-                     "或提高 app.max_ratings_per_rater。决定从不因内容而去掉某一对")
+                     "或提高 app.max_ratings_per_rater，或放弃它们（`evalkit pairs give-up --untakeable --reason 原因`："
+                     "按最坏情况计入，不会从样本中去掉）。决定从不因内容而去掉某一对")
     if agg.notes:
         lines.append(f"- 另有 {len(agg.notes)} 条说明，见下方英文原文（note）")
     if v.fidelity:
