@@ -17,9 +17,9 @@ from evalkit.aggregate import aggregate
 from evalkit.aggregate.data import load_ratings
 from evalkit.aggregate.verdict import in_queue_order
 from evalkit.config import AppConfig
-from evalkit.rating.queue import RatingInput, next_pair, submit_rating
+from evalkit.rating.queue import RatingInput, next_pair, submit_rating, unclosed_pairs
 from evalkit.store import open_db
-from evalkit.store.pool import rank_epoch
+from evalkit.store.pool import draw_queue_order, rank_epoch
 from evalkit.study.pairs import draw_queue
 from evalkit.study.synthetic import SyntheticStudy, build_study, gate_file_text
 from evalkit.task.criteria import CRITERIA
@@ -222,7 +222,10 @@ def test_a_later_pool_of_identical_pairs_moves_no_decision_whether_or_not_anyone
     made = build_study(db, SyntheticStudy(pairs=0, unrated_pairs=300, raters_per_pair=1, raters=2, pass_rate=0.8,
                                           prescreen_accuracy=0.9, queue_order=False, gate_path=gate, seed=12,
                                           identical_share=0.99))
-    assert draw_queue(db, made["experiment_id"]) == 300 and made["experiment_id"] != first
+    # joined as draw_queue joins it (the gate's quotas: one rating, no second), but without its settle, which would
+    # freeze the decision at once (the same one, checked below): the study is kept undecided, as a study whose plan
+    # completed with nobody looking was before a join stored its decision, for the third pool below
+    assert draw_queue_order(db, made["experiment_id"], None, 1, 0.0) == 300 and made["experiment_id"] != first
     ratings = load_ratings(db)
     assert ratings.identical.sum() > 250  # the new pool is nearly all identical
     db.conn.close()
@@ -409,7 +412,9 @@ def test_a_later_pool_that_needs_no_rating_completes_the_decision_when_it_joins_
     """Statistics audit, 2026-12-06: a later pool whose pairs are all identical needs no rating, so with every earlier
     pair rated it completes the planned sample as it joins. The decision was dated at the last rating, before the
     pool's pairs existed in the study, and what "stored by the decision" filters by (benchmarks, the pre-screen's
-    population) ran on that earlier moment. It is now dated when the pool joined (its pairs' stored_at)."""
+    population) ran on that earlier moment. It is now dated when the pool joined (its pairs' stored_at), and stored
+    as the pool joins (it was stored only at the next rating or reader, and the queue served the settled study until
+    then)."""
     gate = _gate(tmp_path)
     db = open_db(tmp_path / "joins.db")
     _pool(db, gate, 60, seed=41)  # fewer pairs than the plan: rating them all leaves the study interim
@@ -423,6 +428,9 @@ def test_a_later_pool_that_needs_no_rating_completes_the_decision_when_it_joins_
     assert draw_queue(db, later) == 200  # joins now, every earlier pair rated: the plan is reached without a rating
     joined = db.execute("SELECT MAX(stored_at) FROM pairs WHERE experiment_id = ?", [later]).fetchone()[0]
     assert joined > last_rating
+    # stored by the join itself (was: by the next rating or reader), so the queue serves the settled study no more
+    assert db.execute("SELECT COUNT(*) FROM decisions").fetchone()[0] == 1
+    assert unclosed_pairs(db) == 0
 
     agg = aggregate(db)
     assert not agg.interim

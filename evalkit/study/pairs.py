@@ -24,6 +24,7 @@ pair wants, from the study's frozen gate (draw_queue).
 from __future__ import annotations
 
 import json
+import logging
 import math
 import secrets
 from dataclasses import dataclass
@@ -33,6 +34,8 @@ from ..config import Config
 from ..generation.speed import IDENTICAL_PAIR
 from ..store.pool import WITHHELD
 from ..errors import EvalkitError
+
+log = logging.getLogger(__name__)
 
 
 # Identical pairs, decided without raters: the one definition is generation/speed.IDENTICAL_PAIR.
@@ -731,7 +734,25 @@ def draw_queue(db, experiment_id: int, seed: int | None = None, withheld=()) -> 
     if not values:
         return draw_queue_order(db, experiment_id, seed, withheld=withheld)
     per_pair = int(values["min_ratings_per_pair"])
-    return draw_queue_order(db, experiment_id, seed, per_pair, float(values["second_rating_share"]), withheld)
+    ranked = draw_queue_order(db, experiment_id, seed, per_pair, float(values["second_rating_share"]), withheld)
+    _settle_after_join(db)
+    return ranked
+
+
+def _settle_after_join(db) -> None:
+    """A pool of pairs that need no rating (identical, withheld) may reach a look as it joins: store the decision now
+    if a look settles the study (aggregate.decision.settle, dated at the join), so the queue stops serving it at once
+    rather than after one more rating, which could no longer count. Its own transaction, after the join's: the walk
+    of the history may take seconds on a large study, too long to hold the write lock raters' submits wait on; settle
+    is cheap while no new look is reached. The pool has joined whatever happens here; a failure leaves the decision to
+    the next rating or reader, as before."""
+    from ..aggregate.decision import settle
+
+    try:
+        settle(db)
+    except Exception:  # noqa: BLE001 - the join is stored; any reader stores the decision later
+        log.warning("could not check whether the pool's join settles the study; the next rating or reader will",
+                    exc_info=True)
 
 
 def _summary(db_path: Path, result: PoolResult, state) -> PoolResult:
