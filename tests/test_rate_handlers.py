@@ -1087,3 +1087,34 @@ def test_a_results_view_finishing_after_its_sign_out_shows_nothing_of_the_study(
     assert not any("Verdict" in str(v) for v in out.values()), out
     assert any("请先在评分页登录" in str(v) for v in out.values())
     assert not any(hasattr(v, "columns") and len(v) for v in out.values())  # no table either
+
+
+@pytest.mark.parametrize("restarted", [False, True])
+def test_a_raw_submit_after_a_refusal_never_stores_its_rating_under_the_refused_submission_s_id(tmp_path, monkeypatch,
+                                                                                                 restarted):
+    """Attacker audit round 7: a refusal leaves the page's session as it was, submission id and all, so a raw /submit
+    after it with no fresh id stored the new rating under the refused one's id: a reload then said "refused" of a
+    stored rating (or, after a restart, "stored" of a refused one). The id names its first outcome only; the later
+    rating is stored as one without an id is, and a reload tells the truth about each."""
+    import secrets
+
+    import evalkit.ui.rate as rate_module
+    from evalkit.rating.queue import refused_submission, stored_submission
+    from evalkit.ui.session import _Submissions
+
+    tab = pooled_tab(tmp_path, 3)
+    ui = tab.ui
+    s, _ = tab.sign_in("ann")
+    sub = secrets.token_hex(16)
+    sending = tab.h.sending(s, sub)[ui.session]
+    with pytest.raises(gr.Error):
+        tab.h.submit(sending, *tab.form(preference="maybe"))
+    if restarted:  # the record in memory is gone; the database keeps the refusal
+        monkeypatch.setattr(rate_module, "submissions", _Submissions())
+    out = tab.h.submit(sending, *tab.form())  # the session the refusal left, raw, with no fresh id
+    assert out[ui.status] == "评分已保存。"
+    db = open_db(tab.db_path)
+    assert stored_submission(db, "ann", sub) is None  # the stored rating is not named by the refused id
+    assert refused_submission(db, "ann", sub) is not None
+    fate = rate_module.submissions.settled(sub, lambda page: False, "ann")  # what a reload is told of the id
+    assert fate is None if restarted else fate[:2] == ("refused", "preference 'maybe' is not A, B or tie")

@@ -795,11 +795,26 @@ class RateHandlers:
 
     @friendly
     def submit(self, s: Session, *values) -> dict:
+        s = self.unspent(s)
         try:
             return self.store_submission(s, *values)
         except EvalkitError as e:
             self.noted(s, ("refused", e.what, e.fix))
             raise
+
+    def unspent(self, s: Session) -> Session:
+        """The session, without its submission id when that submission was refused: a refusal leaves the page's
+        session as it was, id and all, so a raw /submit after it, with no fresh id, stored the new rating under the
+        refused one's id, and a reload then said "refused" of a stored rating (or, after a restart, "stored" of a
+        refused one). It is stored as one without an id is: one id never names two outcomes. (An id that stored a
+        rating, sent again, is refused as a replay: submit_rating.)"""
+        if s is None or not s.submission:
+            return s
+        if not submissions.refused(s.rater, s.submission):
+            with connect(self.db_path) as db:  # a restart forgot the record; the database keeps a refusal
+                if refused_submission(db, s.rater, s.submission) is None:
+                    return s
+        return replace(s, submission="")
 
     def store_submission(self, s: Session, *values) -> dict:
         with writing.of(s and s.rater), connect(self.db_path) as db:

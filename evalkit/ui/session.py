@@ -228,6 +228,12 @@ class _Submissions:
                 seen["fate"] = fate
             self._done.notify_all()
 
+    def refused(self, rater: str, sub: str) -> bool:
+        """Whether `rater`'s submission `sub` was refused: its id names that outcome only."""
+        with self._done:
+            seen = self._seen.get(sub)
+            return seen is not None and seen["rater"] == rater and (seen["fate"] or ("",))[0] == "refused"
+
     def settled(self, sub: str, queued, rater: str | None = None, until: float | None = None) -> tuple | None:
         """Wait (at most WAIT_SECONDS, or until `until`: load_end) while the submission `sub` (of `rater`, when given)
         was received and is still in Gradio's queue or running; then its fate: ("stored",), ("refused", what, fix),
