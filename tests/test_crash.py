@@ -266,6 +266,48 @@ def test_the_day_s_new_names_of_a_client_hold_across_a_restart(tmp_path):
             assert kept[0].encode() not in path.read_bytes() and b"127.0.0.1" not in path.read_bytes(), path
 
 
+def test_failed_sign_ins_of_a_client_hold_across_a_restart_and_a_correct_code_still_signs_in(tmp_path):
+    """Attacker audit round 7: failed sign-ins were counted in memory, and a restart (a Space restarts often; one can be
+    waited for) forgot them: a client guessing personal codes got fresh attempts, and no wait, after each. The counts
+    are now kept in the database under a keyed hash of the client and of the claimed owner (never the address), so the
+    restarted app still makes the guesser wait, a correct code still signs in, and the export leaves them out."""
+    from test_security import Raw
+
+    from evalkit.publish.export import export
+    from evalkit.rating import roster
+    from evalkit.store import open_db
+
+    db_file, config, log = tmp_path / "guess.db", tmp_path / "guess.toml", tmp_path / "guess.log"
+    loadbench.build_pool(db_file, 2)
+    config.write_text("[app]\n", encoding="utf-8")
+    code = roster.add(open_db(db_file), "ann").code
+    wrong = code[:-1] + ("A" if code[-1] != "A" else "B")  # her id, a well-formed secret, not hers
+
+    def sign_in(url: str, text: str) -> str:
+        return Raw.error(Raw(url).call("sign_in", [None, "", "", text]))
+
+    port = free_port()
+    with serving_app(db_file, config, port, log) as proc:
+        said = [sign_in(f"http://127.0.0.1:{port}/", wrong) for _ in range(12)]  # each refusal counts: the wait doubles
+        assert "too many sign-in attempts" not in said[0] and "too many sign-in attempts" in said[-1], said
+        stop_app(proc)
+    port = free_port()
+    with serving_app(db_file, config, port, log) as proc:  # restarted on the same database: nothing in memory
+        url = f"http://127.0.0.1:{port}/"
+        refused = sign_in(url, wrong)
+        assert "too many sign-in attempts" in refused, refused  # a wait of minutes, not a fresh 5 free guesses
+        assert sign_in(url, code) == ""  # her own code is never held back
+        stop_app(proc)
+    db = open_db(db_file)
+    kept = [r["key"] for r in db.query("SELECT key FROM limit_counts")]
+    assert len(kept) == 2 and not any("127.0.0.1" in k or "rater:" in k for k in kept)  # client, owner: keyed hashes
+    out = tmp_path / "export"
+    export(db, out)
+    for path in out.rglob("*"):
+        if path.is_file():
+            assert not any(k.encode() in path.read_bytes() for k in kept), path
+
+
 def test_the_pairs_a_client_s_names_hold_still_count_after_a_restart(tmp_path):
     """Attacker audit round 6: the pairs on screen under one client's sign-up names were counted from the names that
     signed in from it since the app started (memory): after a restart its names' pairs were still held (30 minutes, in

@@ -47,3 +47,35 @@ def test_allow_list_by_name_and_org():
     check_allowed(app, "bob", orgs=["acme"])
     with pytest.raises(LimitError, match="not on this study's allow-list"):
         check_allowed(app, "mallory", orgs=["evil"])
+
+
+def test_live_runs_per_hour_kept_in_the_database_hold_across_a_restart(tmp_path):
+    """Attacker audit round 7: the Live tab's runs per hour were counted in memory, and a restart cleared the count
+    (the refusal even said so). The app keeps them in the database (auth.KeptCounts, as it keeps failed sign-ins): a
+    limiter made afresh on the same database, as a restarted app makes one, still refuses the address at its limit,
+    names it and the wait, and lets it run once the hour has passed; the rows hold keyed hashes, never the address."""
+    from evalkit.store import open_db
+    from evalkit.ui.auth import KeptCounts
+
+    db_file = tmp_path / "live.db"
+    open_db(db_file).close()
+    now = [1_000_000.0]
+
+    def started_app() -> RateLimiter:
+        return RateLimiter(2, window=3600, clock=lambda: now[0], what="live runs", setting="app.live_runs_per_hour",
+                           kept=KeptCounts(db_file, "live runs"))
+
+    before = started_app()
+    before.check("session:one", "client:203.0.113.9")
+    now[0] += 60
+    before.check("session:two", "client:203.0.113.9")
+    restarted = started_app()
+    with pytest.raises(LimitError) as refused:
+        restarted.check("session:three", "client:203.0.113.9")
+    assert refused.value.key == "client:203.0.113.9" and "2 in the last hour (limit 2)" in refused.value.what
+    assert refused.value.wait == pytest.approx(3600 - 60)
+    restarted.check("session:three", "client:198.51.100.7")  # another address is not held back
+    now[0] += 3600 - 60
+    restarted.check("session:four", "client:203.0.113.9")  # the first run's hour has passed
+    keys = [r[0] for r in open_db(db_file).execute("SELECT key FROM limit_events")]
+    assert keys and not any("203.0.113.9" in k or "session:" in k for k in keys)

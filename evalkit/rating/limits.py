@@ -1,7 +1,8 @@
 """Abuse limits for the rating app: sliding-window rate limits, the sign-in attempt guard, and the allow-list.
 
-All in memory and thread-safe (a restart forgives; new names per client are counted in the database instead:
-evalkit.ui.auth.Doorman). Each limit is keyed by what a dishonest rater
+Thread-safe, in memory by default; the app keeps failed sign-ins and Live runs in the database (`kept`:
+evalkit.ui.auth.KeptCounts), so a restart forgives neither, and counts new names per client there too
+(evalkit.ui.auth.Doorman). Each limit is keyed by what a dishonest rater
 cannot multiply at will: an identity with a credential, a client address, a pair; never by a typed name or a
 browser session alone."""
 
@@ -29,9 +30,12 @@ class RateLimiter:
     """At most `limit` events per key in any `window` seconds."""
 
     def __init__(self, limit: int, window: float = 60, clock=time.monotonic, what: str = "submissions",
-                 setting: str = ""):
+                 setting: str = "", kept=None):
         self.limit, self.window, self.clock, self.what = limit, window, clock, what
         self.setting = setting  # the config key that sets the limit, named in the refusal for whoever runs the app
+        # kept.event(keys, now, window, limit, count) -> (key, events, first) | None: the events in the database
+        # instead (checked and counted under its write lock; a restart forgets none: give a wall clock with it)
+        self.kept = kept
         self._hits: dict[str, deque] = defaultdict(deque)
         self._lock = threading.Lock()
 
@@ -41,29 +45,37 @@ class RateLimiter:
             return
         now = self.clock()
         with self._lock:
-            refused = self._refusal(keys, now)
+            refused = self._refusal(keys, now, count=True)
             if refused is not None:
                 raise refused
-            for key in keys:
-                self._hits[key].append(now)
 
     def refusal(self, *keys: str) -> LimitError | None:
         """What check would refuse with now, counting nothing (None: it would let the event through)."""
         if self.limit <= 0:
             return None
         with self._lock:
-            return self._refusal(keys, self.clock())
+            return self._refusal(keys, self.clock(), count=False)
 
-    def _refusal(self, keys, now: float) -> LimitError | None:
+    def _refusal(self, keys, now: float, count: bool) -> LimitError | None:
+        """The refusal for the first key at its limit, counting nothing; else None, having counted one event for every
+        key when `count`."""
+        full = self.kept.event(list(keys), now, self.window, self.limit, count) if self.kept else self._full(keys, now)
+        if full is not None:
+            key, events, first = full
+            setting = f" (the limit is {self.setting} in the app's config, 0 for none)" if self.setting else ""
+            return window_full(self.what, key, events, self.limit, self.window, self.window - (now - first), setting)
+        if count and not self.kept:
+            for key in keys:
+                self._hits[key].append(now)
+        return None
+
+    def _full(self, keys, now: float) -> tuple[str, int, float] | None:
         for key in keys:
             hits = self._hits[key]
             while hits and now - hits[0] >= self.window:
                 hits.popleft()
             if len(hits) >= self.limit:
-                setting = (f" (the limit is {self.setting} in the app's config, 0 for none; a restart clears the "
-                           "count)" if self.setting else "")
-                return window_full(self.what, key, len(hits), self.limit, self.window,
-                                   self.window - (now - hits[0]), setting)
+                return key, len(hits), hits[0]
         return None
 
 
@@ -89,11 +101,12 @@ class SignInGuard:
     so nobody behind the same address locks its owner out; a passcode passes `check` first."""
 
     KNOWN_PER_OWNER = 32
+    OWNERS_KNOWN = 10_000  # owners with clients that signed in as them: memory stays bounded, the oldest go first
 
     def __init__(self, free_attempts: int = 5, base_seconds: float = 2.0, max_seconds: float = 900.0,
-                 clock=time.monotonic):
+                 clock=time.time):  # a wall clock: the counts kept in the database outlive the process
         self.free, self.base, self.max, self.clock = free_attempts, base_seconds, max_seconds, clock
-        self._fails: dict[str, tuple[int, float]] = {}
+        self.kept = MemoryCounts()  # the failures, by key: count(key) -> (count, last), failed(key, now, forgive_after)
         self._known: dict[str, deque] = {}
         self._lock = threading.Lock()
 
@@ -111,9 +124,8 @@ class SignInGuard:
         with self._lock:
             wait = 0.0
             for key in self._keys(client, owner):
-                count, last = self._fails.get(key, (0, 0.0))
+                count, last = self.kept.count(key)
                 if count and now - last > 2 * self.max:  # long quiet: forgiven
-                    self._fails.pop(key, None)
                     continue
                 wait = max(wait, last + self._delay(count) - now)
             if wait > 0:
@@ -123,15 +135,36 @@ class SignInGuard:
         now = self.clock()
         with self._lock:
             for key in self._keys(client, owner):
-                count, last = self._fails.get(key, (0, 0.0))
-                self._fails[key] = (1 if now - last > 2 * self.max else count + 1, now)
+                self.kept.failed(key, now, 2 * self.max)
 
     def succeeded(self, client: str, owner: str) -> None:
         """This client signed in as this owner: from now on strangers' failures on the owner do not hold it back."""
         with self._lock:
-            known = self._known.setdefault(owner, deque(maxlen=self.KNOWN_PER_OWNER))
+            known = self._known.pop(owner, None) or deque(maxlen=self.KNOWN_PER_OWNER)
+            self._known[owner] = known  # newest last
             if client not in known:
                 known.append(client)
+            while len(self._known) > self.OWNERS_KNOWN:
+                del self._known[next(iter(self._known))]
+
+
+class MemoryCounts:
+    """Failures by key in memory (a restart forgives them; the app keeps them in the database instead). Memory stays
+    bounded: a key quiet past its forgiving is dropped at the next failure's sweep, done once the dict doubles."""
+
+    def __init__(self):
+        self._fails: dict[str, tuple[int, float]] = {}
+        self._sweep_at = 1024
+
+    def count(self, key: str) -> tuple[int, float]:
+        return self._fails.get(key, (0, 0.0))
+
+    def failed(self, key: str, now: float, forgive_after: float) -> None:
+        count, last = self._fails.get(key, (0, 0.0))
+        self._fails[key] = (1 if now - last > forgive_after else count + 1, now)
+        if len(self._fails) > self._sweep_at:
+            self._fails = {k: v for k, v in self._fails.items() if now - v[1] <= forgive_after}
+            self._sweep_at = max(1024, 2 * len(self._fails))
 
 
 def has_allow_list(app: AppConfig) -> bool:

@@ -12,11 +12,13 @@ evalkit.rating.queue, the aggregate's arrays in evalkit.aggregate).
     studies     studies (one frozen gate each), the pools they hold, their decisions frozen at completion
     ratings     assignments, ratings, corrections and skips
     raters      identities and their codes
+    limits      failed sign-ins and Live runs per client, kept across restarts
 """
 
 from .database import migrate, move_database, now, open_db, restore_file, snapshot, write_transaction
 from .migrations import MIGRATIONS
 from .pool import draw_queue_order, insert_gold_pairs, set_queue_seed, insert_pairs, insert_shard_items, new_pair_id, reference_hash, store_references
+from .limits import add_failure, count_event, failure_count
 from .raters import (NameAmbiguous, NameTaken, insert_rater, look_alikes, rater_by_key, replace_secret, revoke_rater,
                      signups_since)
 from .ratings import (
@@ -30,7 +32,7 @@ from .runs import (
 
 __all__ = [
     "FIRST_STUDY", "attach_pool", "claim_pair", "draw_queue_order", "gate_mismatch", "insert_decision", "insert_give_ups", "insert_push_while_rating", "set_queue_seed",
-    "HoldDisplaced", "MIGRATIONS", "NameAmbiguous", "NameTaken", "PairFull", "SHARE_COUNTS", "ShareReached", "StudyDecided", "copy_experiment", "discard_bench_experiment", "discard_pool_experiment",
+    "HoldDisplaced", "MIGRATIONS", "add_failure", "count_event", "failure_count", "NameAmbiguous", "NameTaken", "PairFull", "SHARE_COUNTS", "ShareReached", "StudyDecided", "copy_experiment", "discard_bench_experiment", "discard_pool_experiment",
     "generation", "insert_bench_process",
     "insert_bench_processes", "insert_experiment", "insert_generations", "insert_gold_pairs", "insert_pairs",
     "insert_prescreen", "insert_rater", "insert_rating", "insert_refusal", "insert_results_seen", "renew_hold", "insert_rows", "insert_shard_items",

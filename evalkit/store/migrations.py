@@ -705,6 +705,18 @@ def _m033_pair_give_ups(db) -> None:
                "given_up_at TEXT NOT NULL, reason TEXT NOT NULL)")
 
 
+def _m034_client_limits(db) -> None:
+    # Failed sign-ins and Live runs per hour were counted in memory only: a restart (a Space restarts often) gave every
+    # client fresh guesses at personal codes. Keyed by the keyed hash of the client (or claimed owner, or page), never
+    # an address; pruned as they age (store.limits); never exported.
+    db.execute("CREATE TABLE limit_counts (kind TEXT NOT NULL, key TEXT NOT NULL, count INTEGER NOT NULL, "
+               "last_at REAL NOT NULL, PRIMARY KEY (kind, key))")
+    db.execute("CREATE INDEX limit_counts_last ON limit_counts(last_at)")
+    db.execute("CREATE TABLE limit_events (kind TEXT NOT NULL, key TEXT NOT NULL, at REAL NOT NULL)")
+    db.execute("CREATE INDEX limit_events_key ON limit_events(kind, key, at)")
+    db.execute("CREATE INDEX limit_events_at ON limit_events(kind, at)")
+
+
 MIGRATIONS = [
     ("001_initial", _m001_initial),
     ("002_ratings", _m002_ratings),
@@ -739,4 +751,5 @@ MIGRATIONS = [
     ("031_submission_refusals", _m031_submission_refusals),
     ("032_ratings_by_pair", _m032_ratings_by_pair),
     ("033_pair_give_ups", _m033_pair_give_ups),
+    ("034_client_limits", _m034_client_limits),
 ]

@@ -32,7 +32,7 @@ from ..rating.limits import SignInGuard, check_allowed, window_full
 from ..rating.roster import Identity, SignInError
 from ..rating.queue import RatingError, clean_rater
 from ..rating.seal import sealer_for
-from ..store import signups_since
+from ..store import add_failure, count_event, failure_count, signups_since
 from .db import connect
 
 if TYPE_CHECKING:  # gradio is imported where it is used (it is slow to import)
@@ -120,12 +120,36 @@ def profile_orgs(profile: gr.OAuthProfile) -> list[str]:
     return [o.get("preferred_username") or o.get("name") for o in orgs if isinstance(o, dict)]
 
 
+class KeptCounts:
+    """A limit's counts in the database (store.limits), each key (a client, a claimed owner, a page) as the server's
+    keyed hash of it, never an address: a restart (a Space restarts often) forgives no failed sign-in and no Live
+    run. `kind` keeps one limit's counts apart from another's."""
+
+    def __init__(self, db_path: Path, kind: str):
+        self.db_path, self.kind, self.sealer = db_path, kind, sealer_for(db_path)
+
+    def count(self, key: str) -> tuple[int, float]:
+        with connect(self.db_path) as db:
+            return failure_count(db, self.kind, self.sealer.tag(key))
+
+    def failed(self, key: str, now: float, forgive_after: float) -> None:
+        with connect(self.db_path) as db:
+            add_failure(db, self.kind, self.sealer.tag(key), now, forgive_after)
+
+    def event(self, keys: list[str], now: float, window: float, limit: int, count: bool):
+        tags = {self.sealer.tag(k): k for k in keys}
+        with connect(self.db_path) as db:
+            full = count_event(db, self.kind, list(tags), now, window, limit, count)
+        return None if full is None else (tags[full[0]], *full[1:])
+
+
 class Doorman:
     """Sign-in for one app: the attempt guard and the sign-up limit are shared by every session."""
 
     def __init__(self, app: AppConfig, db_path: Path, space: bool):
         self.app, self.db_path, self.space = app, db_path, space
         self.guard = SignInGuard()
+        self.guard.kept = KeptCounts(db_path, "sign-in failures")  # a restart gives no fresh guesses
         self.sealer = sealer_for(db_path)
         self._names: dict[str, dict[str, float]] = {}  # client -> its sign-up names, when each last signed in there
         self._names_lock = threading.Lock()

@@ -385,7 +385,7 @@ def hourly_limit_reached(e: LimitError, limit: int) -> LimitError:
     return LimitError(f"the live runs' hourly limit is reached ({limit} in the last hour from this {who}): the next "
                       f"run can start at {at} (in {max(1, math.ceil(wait / 60))} min)",
                       "wait until then; nothing was stored (app.live_runs_per_hour in the app's config sets the limit, "
-                      "0 for none; a restart clears the count)", wait=wait, key=e.key)
+                      "0 for none)", wait=wait, key=e.key)
 
 
 def speed_words(path: str, o: GenerationRecord, a: GenerationRecord, tolerance: float, warmed_by: str = "") -> str:
@@ -512,7 +512,8 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                     "about a maintenance notice whatever the material, and show how the paths compare, not what a real "
                     "model writes (the README's \"Bring your own pair\" swaps in real ones). · 这是离线演示模型：体量小，"
                     "只在内置通知上训练，无论输入什么资料都会写一则维护通知；它展示各路径的对比，而不是真实模型的写作。")
-    limiter = RateLimiter(cfg.app.live_runs_per_hour, window=3600, what="live runs", setting="app.live_runs_per_hour")
+    limiter = RateLimiter(cfg.app.live_runs_per_hour, window=3600, what="live runs", setting="app.live_runs_per_hour",
+                          clock=time.time, kept=auth.KeptCounts(db_path, "live runs"))  # a restart clears no count
     stops: dict[str, threading.Event] = {}  # per page (Gradio session): its Stop button's flag
     started: set[str] = set()  # the pages whose run is under way (out of the queue): it answers their Stop itself
     with gr.Row():

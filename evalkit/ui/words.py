@@ -371,7 +371,7 @@ ERRORS_ZH: list[tuple[re.Pattern, str, str]] = [(re.compile(p), w, f) for p, w, 
     (r"^too many .+ from ", "操作过于频繁", "请 {wait} 秒后再试；没有保存任何内容"),
     (r"^the live runs' hourly limit is reached \((.+) in the last hour from this \w+\): the next run can start at "
      r"(.+) \(in (.+) min\)$", "现场演示已达每小时 {0} 次的上限；{1} 起可以再次运行（约 {2} 分钟后）",
-     "请到时再运行；没有保存任何内容（上限由 app.live_runs_per_hour 设置，0 为不限；重启应用会清零计数）"),
+     "请到时再运行；没有保存任何内容（上限由 app.live_runs_per_hour 设置，0 为不限）"),
     (r"^this study signs raters in with a personal code$", "本研究用个人代码登录", "请输入组织者发给你的个人代码（或打开邀请链接）"),
     (r"^that passcode is not right$", "口令不正确", "请向研究组织者询问当前口令"),
     (r"^the name or passcode is too long", "名字或口令太长", "请用短一些的名字"),
