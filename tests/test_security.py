@@ -2134,3 +2134,30 @@ def test_a_study_or_prompt_outside_the_lists_is_refused_in_the_rater_s_language_
             error = Raw.error(rater.call("live", [None, sent, ""]))
             assert "未知的提示" in error and f"unknown prompt '{shown}" in error, error
             assert "choices" not in error and "y" * 41 not in error, error
+
+
+def test_a_flood_of_forged_pages_keeps_a_bounded_record_of_page_loads_sign_ins_and_sign_outs(tiny_models, tmp_path,
+                                                                                          pool_db, monkeypatch):
+    """Attacker audit round 7: the records kept by page (a Gradio session id, which a raw queue request picks freely)
+    were forgotten only after 10 minutes (page loads), an hour (sign-ins begun) or a day (Sign outs), and then only
+    once there were 1,000: a flood of raw requests, each from a new page, grew memory without bound for that long.
+    Each is now capped, the oldest going first (evalkit.ui.session.PAGES_KEPT, set small here); the flood below, from
+    three times as many pages as the cap, leaves each record at the cap."""
+    import secrets
+
+    import evalkit.ui.session as session
+    from evalkit.ui import build_app
+    from evalkit.ui.server import serving
+
+    cap = 8
+    monkeypatch.setattr(session, "PAGES_KEPT", cap, raising=False)
+    app = build_app(config(tiny_models, tmp_path), pool_db)
+    load_step = next(i for i, f in app.fns.items() if getattr(f, "name", "") == "await_submission")
+    with serving(app) as url:
+        for _ in range(3 * cap):  # each Raw is a new page
+            Raw(url).call(load_step, [secrets.token_hex(16)])  # a page load naming a kept submission
+            Raw(url).call("sign_in", [None, "", "", "1.guessed-code"])  # a sign-in begun on a page
+            Raw(url).call("sign_out", [None])  # a Sign out of a page
+    assert len(session.submissions._loads) <= cap
+    assert len(session._ended._begun) <= cap
+    assert len(session._ended._out) <= cap

@@ -57,6 +57,20 @@ class Session:
         return self.rating_id is not None and not self.correcting
 
 
+PAGES_KEPT = 10_000  # records kept by page (a Gradio session id, which the client picks), as Gradio keeps its states
+
+
+def kept_newest(table: dict, key, value, cap: int | None = None) -> None:
+    """table[key] = value, as its newest entry, and the oldest dropped past `cap`: memory stays bounded however many
+    pages (or sign-ins) a flood names. A record matters seconds to minutes (while an event begun before it may still
+    land), so pushing a real one out takes `cap` new ones within that time, not a trickle (attacker audit round 7)."""
+    cap = PAGES_KEPT if cap is None else cap
+    table.pop(key, None)
+    table[key] = value
+    while len(table) > cap:
+        del table[next(iter(table))]
+
+
 class _Ended:
     """The sign-ins Sign out ended in this process (Session.signin ids). An event already running when its page signed
     out returns the session it began with, and Gradio writes that back over the signed-out one: a language switch in
@@ -70,6 +84,7 @@ class _Ended:
     # a sign-in begun on a page matters only while its event may be in flight: memory stays bounded however many
     # pages load or one page signs in (the oldest of a page's go first; only its own page could be racing them)
     BEGUN_SECONDS, BEGUN_PER_PAGE = 3600.0, 32
+    ENDED_KEPT = 100_000  # ended sign-ins: each costs a flood a sign-in and a Sign out
 
     def __init__(self):
         self._lock = threading.Lock()
@@ -84,12 +99,11 @@ class _Ended:
             now = time.monotonic()
             with self._lock:
                 if arrived is not None and arrived <= self._out.get(page, float("-inf")):
-                    self._ended[signin] = now  # sent before the page's Sign out: over before it begins
+                    kept_newest(self._ended, signin, now, self.ENDED_KEPT)  # sent before the page's Sign out: over
                     return signin
-                ids = self._begun.setdefault(page, {})
-                ids[signin] = now
-                if len(ids) > self.BEGUN_PER_PAGE:
-                    del ids[next(iter(ids))]
+                ids = self._begun.get(page, {})
+                kept_newest(ids, signin, now, self.BEGUN_PER_PAGE)
+                kept_newest(self._begun, page, ids)
                 self._forget_old(self._begun, now, lambda ids: max(ids.values()), self.BEGUN_SECONDS)
         return signin
 
@@ -100,9 +114,9 @@ class _Ended:
         with self._lock:
             for one in [signin, *self._begun.pop(page or "", {})]:
                 if one:
-                    self._ended[one] = now
+                    kept_newest(self._ended, one, now, self.ENDED_KEPT)
             if page:
-                self._out[page] = max(self._out.get(page, float("-inf")), now if arrived is None else arrived)
+                kept_newest(self._out, page, max(self._out.get(page, float("-inf")), now if arrived is None else arrived))
                 self._forget_old(self._out, now, lambda t: t, self.KEEP_SECONDS)
             self._forget_old(self._ended, now, lambda t: t, self.KEEP_SECONDS)
 
@@ -198,7 +212,9 @@ class _Submissions:
             if len(self._loads) > 1000:  # memory stays bounded: a load's steps follow one another within seconds
                 for k in [k for k, end in self._loads.items() if now - end > self.LOADS_KEPT_SECONDS]:
                     del self._loads[k]
-            return self._loads.setdefault(page, now + self.WAIT_SECONDS)
+            if page not in self._loads:  # and by count: a flood of forged pages within LOADS_KEPT_SECONDS
+                kept_newest(self._loads, page, now + self.WAIT_SECONDS)
+            return self._loads[page]
 
     def received(self, rater: str, sub: str, page: str | None) -> None:
         with self._done:
