@@ -829,6 +829,35 @@ def test_a_disk_database_the_sync_never_knew_is_never_pushed_over_an_uploaded_on
     assert sync_health(space4 / "evalkit.db")["held"] == "foreign"
 
 
+def test_a_failed_push_is_retried_soon_with_backoff_not_a_whole_interval_later(tmp_path, caplog):
+    """Sync audit, 2026-12-06: a push the Hub failed (a blip, a 5xx, a rate limit) was tried again only at the next
+    tick, EVALKIT_SYNC_EVERY (default 300 s) later, so one failed push doubled the ratings a restart could lose. It is
+    now tried again after retry_delays in turn (never beyond the interval), a Retry-After the Hub sent honoured, and
+    the log says when; a push held over someone else's upload still waits a tick."""
+    import httpx2
+
+    hub = FakeHub(tmp_path / "hub", fail_uploads=3)
+    db_path = tmp_path / "evalkit.db"
+    _add_experiment(db_path)
+    sync = DatabaseSync(db_path, "org/ratings", api=hub, every_seconds=3600, retry_delays=(2, 20, 200))
+    with caplog.at_level("WARNING", logger="evalkit.publish.sync"):
+        assert sync.push_now() is False and sync.retry_in == 2
+        assert sync.push_now() is False and sync.retry_in == 20
+        assert "retrying in 20s (failure 2 in a row)" in caplog.text
+    limited = hub_error(429, "https://huggingface.co/api/datasets/org/ratings/commit/main", message="Too many requests")
+    limited.response = httpx2.Response(429, headers={"Retry-After": "900"})
+    assert sync._backoff(limited) == 900  # the Hub's own wait, longer than the backoff's
+    sync.retry_delays = (0.05,)  # the thread retries by itself, long before the hour's tick
+    assert sync.push_now() is False and sync.retry_in == 0.05
+    sync.start()
+    for _ in range(400):
+        if hub.uploads:
+            break
+        threading.Event().wait(0.05)
+    sync.stop(final_push=False)
+    assert hub.uploads == 1 and sync.retry_in is None and _rows(tmp_path / "hub" / "evalkit.db") == 1
+
+
 def test_a_sync_interval_out_of_range_stops_the_start_and_the_sync_thread_survives_errors(tmp_path, monkeypatch):
     """Space audit F3, 2026-12-05: EVALKIT_SYNC_EVERY=0 (or negative, nan) spun the sync in a tight loop of snapshots
     and commits; 1e12 or inf killed the sync thread (Event.wait overflowed), leaving no periodic push and no warning.

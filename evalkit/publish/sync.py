@@ -146,6 +146,7 @@ class DatabaseSync:
         self.sent: dict[str, list[str]] = {}
         # the repo's file was never this app's (a disk database no sync had pushed): see _first_sync_of_kept
         self.foreign = False
+        self.retry_in: float | None = None  # seconds to the next try after a push the Hub failed (None: a tick)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -467,6 +468,7 @@ class DatabaseSync:
         if not self.db_path.exists():
             return False
         with self._lock, tempfile.TemporaryDirectory(prefix="evalkit-sync-") as tmp:
+            self.retry_in = None  # the next tick, unless the Hub fails this one (held or refused pushes wait a tick)
             snap = snapshot(self.db_path, Path(tmp) / "evalkit.db")
             digest = self._hash(snap)
             if digest == self.last_pushed_hash:
@@ -512,9 +514,10 @@ class DatabaseSync:
                 commit = self.api.upload_file(path_or_fileobj=str(snap), path_in_repo=self.path_in_repo,
                                               repo_id=self.repo_id, repo_type="dataset",
                                               commit_message="evalkit: database snapshot", parent_commit=head)
-            except Exception as e:  # noqa: BLE001 - network/auth: keep the data, retry next tick
-                log.warning("push to %s failed (%s: %s); local data kept, retrying in %ss",
-                            self.repo_id, type(e).__name__, e, self.every_seconds)
+            except Exception as e:  # noqa: BLE001 - network/auth: keep the data, retry soon
+                self.retry_in = self._backoff(e)
+                log.warning("push to %s failed (%s: %s); local data kept, retrying in %gs (failure %d in a row)",
+                            self.repo_id, type(e).__name__, e, self.retry_in, self.failing + 1)
                 self._record(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
                 return False
             self.last_pushed_hash = digest
@@ -529,9 +532,22 @@ class DatabaseSync:
             self._record(None)
             return True
 
+    def _backoff(self, e: Exception) -> float:
+        """Seconds before the next try after this failure (the failing-th in a row): retry_delays in turn, never
+        beyond the interval, so a blip of the Hub leaves ratings unpushed for seconds, not a whole interval, and a
+        Hub that keeps failing is tried no more often than the interval; a Retry-After the Hub sent (429, 503) is
+        honoured."""
+        delays = self.retry_delays or (self.every_seconds,)
+        wait = min(self.every_seconds, delays[min(self.failing, len(delays) - 1)])
+        try:
+            after = float(getattr(getattr(e, "response", None), "headers", {}).get("Retry-After"))
+        except (TypeError, ValueError, AttributeError):  # absent, or an HTTP date: the backoff alone
+            after = 0.0
+        return min(max(wait, after), SYNC_EVERY_MAX) if math.isfinite(after) else wait
+
     def start(self) -> None:
         def loop():
-            while not self._stop.wait(self.every_seconds):
+            while not self._stop.wait(self.every_seconds if self.retry_in is None else self.retry_in):
                 try:
                     self.push_now()
                 except Exception as e:  # noqa: BLE001 - a dead sync thread would end the pushes without a word
