@@ -858,6 +858,28 @@ def test_a_failed_push_is_retried_soon_with_backoff_not_a_whole_interval_later(t
     assert hub.uploads == 1 and sync.retry_in is None and _rows(tmp_path / "hub" / "evalkit.db") == 1
 
 
+def test_a_final_push_the_hub_fails_is_tried_again_before_the_app_stops(tmp_path):
+    """Sync audit, 2026-12-06: the push as the app stops (SIGTERM, a restart) was tried once, so a Hub that failed it
+    once (a blip, a 5xx) lost every rating since the last push with the Space's disk. It is now tried again after
+    short waits (FINAL_RETRY_DELAYS); a push held over someone else's upload is not retried (nothing would change)."""
+    from evalkit.publish.sync import FINAL_RETRY_DELAYS
+
+    hub = FakeHub(tmp_path / "hub", fail_uploads=len(FINAL_RETRY_DELAYS))
+    db_path = tmp_path / "evalkit.db"
+    _add_experiment(db_path)
+    waits = []
+    sync = DatabaseSync(db_path, "org/ratings", api=hub, sleep=waits.append)
+    sync.stop(final_push=True)
+    assert hub.uploads == 1 and waits == list(FINAL_RETRY_DELAYS)
+    assert _rows(tmp_path / "hub" / "evalkit.db") == 1
+    # held: another database went to the repo meanwhile; one try, no waits
+    (tmp_path / "hub" / "evalkit.db").write_bytes(b"someone else's upload")
+    _add_experiment(db_path)
+    waits.clear()
+    sync.stop(final_push=True)
+    assert waits == [] and (tmp_path / "hub" / "evalkit.db").read_bytes() == b"someone else's upload"
+
+
 def test_a_sync_interval_out_of_range_stops_the_start_and_the_sync_thread_survives_errors(tmp_path, monkeypatch):
     """Space audit F3, 2026-12-05: EVALKIT_SYNC_EVERY=0 (or negative, nan) spun the sync in a tight loop of snapshots
     and commits; 1e12 or inf killed the sync thread (Event.wait overflowed), leaving no periodic push and no warning.

@@ -545,6 +545,19 @@ class DatabaseSync:
             after = 0.0
         return min(max(wait, after), SYNC_EVERY_MAX) if math.isfinite(after) else wait
 
+    def _final_push(self) -> bool:
+        """The last push, as the app stops: a Hub that failed it (retry_in set; not a held or refused push) is tried
+        again after FINAL_RETRY_DELAYS, short enough for a Space's grace period after its SIGTERM, since nothing
+        pushes the ratings since the last push once the process is gone."""
+        for delay in (*FINAL_RETRY_DELAYS, None):
+            if self.push_now():
+                return True
+            if delay is None or self.retry_in is None:
+                return False
+            log.warning("the final push to %s failed; trying again in %gs", self.repo_id, delay)
+            self._sleep(delay)
+        return False
+
     def start(self) -> None:
         def loop():
             while not self._stop.wait(self.every_seconds if self.retry_in is None else self.retry_in):
@@ -561,7 +574,7 @@ class DatabaseSync:
         self._stop.set()
         if self._thread:
             self._thread.join(timeout=5)
-        if final_push and not self.push_now():
+        if final_push and not self._final_push():
             log.error("the final push to %s failed: the ratings stored since %s are only on this disk, which a Space's "
                       "restart wipes", self.repo_id, self.last_ok_at or "the start")
 
@@ -586,6 +599,7 @@ def unsynced_on_space(db_path: Path) -> bool:
             and not _on_own_volume(db_path))
 
 
+FINAL_RETRY_DELAYS = (1.0, 3.0)  # seconds between the final push's tries, within a stop's grace period
 SYNC_EVERY_MIN, SYNC_EVERY_MAX = 10.0, 86400.0  # EVALKIT_SYNC_EVERY's accepted range, in seconds
 SYNC_OFF = "off"  # EVALKIT_SYNC_REPO=off: serve on a Space without syncing, the database on the Space's own disk
 
