@@ -152,6 +152,57 @@ def test_sigterm_closes_the_server_and_runs_the_final_sync(tmp_path):
     assert "push to org/evalkit-ratings failed" in text and "local data kept" in text  # the final push ran
 
 
+# Loaded by the app process (PYTHONPATH) before app.py: its Hub client is test_sync's FakeHub on a folder, so a served
+# app's sync runs against a repo the test reads, never the Hub; the first `fail` uploads of the database fail.
+_FAKE_HUB_SITE = """
+import os
+from pathlib import Path
+
+import huggingface_hub
+from test_sync import FakeHub
+
+
+class _Hub(FakeHub):
+    fail_db = int(os.environ.get("EVALKIT_TEST_HUB_FAIL", "0"))
+
+    def upload_file(self, **kw):
+        if kw["path_in_repo"] == "evalkit.db" and self.fail_db:
+            self.fail_db -= 1
+            raise ConnectionError("the Hub did not answer")
+        return super().upload_file(**kw)
+
+
+_hub = _Hub(Path(os.environ["EVALKIT_TEST_HUB"]))
+huggingface_hub.HfApi = lambda *a, **k: _hub
+"""
+
+
+def test_a_rating_stored_just_before_sigterm_reaches_the_repo_and_survives_the_restart(tmp_path):
+    """Sync audit, 2026-12-06: end to end, a served app on a Space's disk (the database wiped with it at a restart):
+    a rating stored just before the SIGTERM, the periodic push an hour away and the Hub failing the final push's
+    first try, is in the repo once the app has stopped, and the restart on an empty disk restores it."""
+    db_file, config = open_pool(tmp_path, "sigsync")
+    site, hub = tmp_path / "site", tmp_path / "hub"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(_FAKE_HUB_SITE, encoding="utf-8")
+    env = {"EVALKIT_SYNC_REPO": "org/evalkit-ratings", "EVALKIT_SYNC_EVERY": "3600", "EVALKIT_TEST_HUB": str(hub),
+           "EVALKIT_TEST_HUB_FAIL": "1", "PYTHONPATH": f"{site}:{ROOT / 'tests'}:{ROOT}"}
+    port, log = free_port(), tmp_path / "sigsync.log"
+    with serving_app(db_file, config, port, log, env) as proc:
+        client = loadbench.new_client(f"http://127.0.0.1:{port}/")
+        loadbench.sign_in(client, "ana")
+        client.predict(*loadbench.submit_args("just before the restart"), api_name="/submit")
+        stop_app(proc, signal.SIGTERM)
+    text = log.read_text(encoding="utf-8", errors="replace")
+    assert ("ana", "just before the restart") in stored(hub / "evalkit.db")[1], text[-3000:]
+    assert "the final push to org/evalkit-ratings failed; trying again" in text
+    for part in tmp_path.glob("sigsync.db*"):  # the Space's disk, wiped by the restart
+        part.unlink()
+    with serving_app(db_file, config, free_port(), log, env) as proc:
+        stop_app(proc, signal.SIGTERM)
+    assert ("ana", "just before the restart") in stored(db_file)[1]
+
+
 def test_a_reload_after_a_restart_says_from_the_database_what_became_of_a_submission(tmp_path):
     """What became of a submission (the id its page made when Submit was pressed) was kept in the server's memory only,
     and a reload inferred the rest from the pair: a correction whose comment the server cleaned (an invisible
