@@ -513,6 +513,34 @@ def _started_and_pushed(hub, tmp_path):
     return sync, db_path
 
 
+def test_two_apps_syncing_one_repo_are_both_told_so_and_neither_pushes_over_the_other(tmp_path, caplog):
+    """Sync audit, 2026-12-06: two apps on one sync repo (a duplicated Space, a second replica), each storing its own
+    raters' ratings: the second to push was held over the first's file and said so, but the first pushed on with its
+    organisers told nothing, and restarts then served its file alone. The first now sees the second's start file
+    replace its own and says so, in its log and on its organisers' Results tab (both languages); the pushes' own
+    checks stay, so neither file is pushed over."""
+    from evalkit.publish.sync import sync_health
+    from evalkit.ui.results import sync_warning
+
+    hub = FakeHub(tmp_path / "hub")
+    first, first_db = _started_and_pushed(hub, tmp_path)
+    assert sync_warning(first_db, "en") == ""
+    second_db = tmp_path / "replica" / "evalkit.db"
+    second = DatabaseSync(second_db, "org/ratings", api=hub)
+    assert second.restore_if_missing() is True
+    second.check_can_write()
+    _add_experiment(first_db)  # each app's raters rate on it
+    _add_experiment(second_db)
+    with caplog.at_level("ERROR", logger="evalkit.publish.sync"):
+        assert first.push_now() is True
+    assert "another app started syncing with org/ratings after this one" in caplog.text
+    assert sync_health(first_db)["rival_since"] == first.rival_since is not None
+    en, zh = sync_warning(first_db, "en"), sync_warning(first_db, "zh")
+    assert "Another app syncs with the dataset org/ratings too" in en and "另一个应用也在同步数据集 org/ratings" in zh
+    assert second.push_now() is False and "held" in sync_warning(second_db, "en")  # never over the first's file
+    assert _rows(tmp_path / "hub" / "evalkit.db") == 2 and second.rival_since is None
+
+
 def test_a_database_put_in_the_repo_while_the_app_runs_is_never_pushed_over(tmp_path):
     """Space audit, 2026-12-04: an organiser who uploaded a database (a backup, another study's) to the sync repo while
     the Space ran lost it at the Space's next push, which went over it. Each push now compares the repo's file with the

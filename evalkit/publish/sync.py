@@ -146,6 +146,11 @@ class DatabaseSync:
         self.sent: dict[str, list[str]] = {}
         # the repo's file was never this app's (a disk database no sync had pushed): see _first_sync_of_kept
         self.foreign = False
+        # the start file this app wrote (its sha256; None: not written) and since when another app's start replaced
+        # it: two apps syncing one repo (a duplicated Space, a second replica), whose ratings one of them cannot push
+        self.start_sha: str | None = None
+        self._start_ids: list[str] = []  # the blob ids that start file can have (_sent_ids)
+        self.rival_since: str | None = None
         self.retry_in: float | None = None  # seconds to the next try after a push the Hub failed (None: a tick)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -365,10 +370,26 @@ class DatabaseSync:
                   "" if missing is None else f"; the disk's database holds {missing} rating(s) the repo's file lacks",
                   self.path_in_repo, self.db_path, status_file(self.db_path).name)
 
-    def _repo_file(self, revision: str | None = None):
-        """The Hub's entry for the database in the repo at this revision (default: its head), None when absent."""
-        infos = self.api.get_paths_info(self.repo_id, [self.path_in_repo], revision=revision, repo_type="dataset")
-        return next((i for i in infos if getattr(i, "path", None) == self.path_in_repo), None)
+    def _repo_file(self, revision: str | None = None, path: str | None = None):
+        """The Hub's entry for the database (or `path`) in the repo at this revision (default: its head), None when
+        absent."""
+        path = path or self.path_in_repo
+        infos = self.api.get_paths_info(self.repo_id, [path], revision=revision, repo_type="dataset")
+        return next((i for i in infos if getattr(i, "path", None) == path), None)
+
+    def _check_alone(self, head: str | None) -> None:
+        """Another app started on this repo after this one (its start file replaced this app's): two apps serving and
+        syncing one database, each rater's ratings on one of them, and the second to push held over the first's
+        file. Said loudly, here and on the organisers' Results tab, from then on; the pushes' own checks stay."""
+        if self.start_sha is None or self.rival_since is not None:
+            return
+        info = self._repo_file(head, START_FILE)  # removed by hand: no other start known
+        if info is not None and info.blob_id not in self._start_ids and _lfs_sha256(info) != self.start_sha:
+            self.rival_since = _now()
+            log.error("another app started syncing with %s after this one (%s in the repo is not this app's): two apps "
+                      "(a duplicated Space, a second replica) each store their own raters' ratings, and only one of "
+                      "them can push; stop all but one, and set each other Space's EVALKIT_SYNC_REPO to a repo of its "
+                      "own", self.repo_id, START_FILE)
 
     def _repo_blob(self, revision: str | None = None) -> str | None:
         """The git blob id of the database in the repo at this revision (default: its head), None when absent. Blob
@@ -422,7 +443,7 @@ class DatabaseSync:
         if self.repo_blob is not UNKNOWN:  # for a restart with persistent storage (_resume_kept): the repo's file as
             state["repo_blob"] = self.repo_blob  # this app last restored or pushed it, and that snapshot's digest
             state["pushed_hash"] = self.last_pushed_hash
-        state["sent"], state["foreign"] = self.sent, self.foreign
+        state["sent"], state["foreign"], state["rival_since"] = self.sent, self.foreign, self.rival_since
         try:
             self.db_path.parent.mkdir(parents=True, exist_ok=True)  # a fresh start: the database is not made yet
             tmp = status_file(self.db_path).with_suffix(".tmp")
@@ -439,7 +460,8 @@ class DatabaseSync:
         shows organisers, and the start goes on."""
         with tempfile.TemporaryDirectory(prefix="evalkit-sync-") as tmp:
             probe = Path(tmp) / START_FILE
-            probe.write_text(json.dumps({"started_at": _now()}), encoding="utf-8")
+            # a start of its own (the random part): another app's start, even in the same second, is another file
+            probe.write_text(json.dumps({"started_at": _now(), "start": os.urandom(8).hex()}), encoding="utf-8")
             try:
                 self.api.create_repo(self.repo_id, repo_type="dataset", private=self.private, exist_ok=True)
                 self.api.upload_file(path_or_fileobj=str(probe), path_in_repo=START_FILE, repo_id=self.repo_id,
@@ -456,6 +478,8 @@ class DatabaseSync:
                             self.repo_id, type(e).__name__, e)
                 self._record(f"{type(e).__name__}: {e}")
                 return
+            self.start_sha = hashlib.sha256(probe.read_bytes()).hexdigest()
+            self._start_ids = _sent_ids(probe, self.start_sha)
         # a start that found another database in the repo (_resume_kept) shows organisers at once that pushes are held
         self._record(None if self.diverged is None else f"held: {self._diverged_words(self.diverged['blob'])}")
 
@@ -483,6 +507,7 @@ class DatabaseSync:
                     return False
                 head = getattr(info, "sha", None)
                 file = self._repo_file(head)
+                self._check_alone(head)
                 found = getattr(file, "blob_id", None)
                 if found != self.repo_blob and self._recognise(file):  # its own commit, the answer lost
                     self.diverged = None

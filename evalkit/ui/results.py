@@ -342,28 +342,36 @@ def notes_shown(agg, session: Session):
     return replace(agg, notes=[n for n in agg.notes if n not in agg.personal])
 
 
+def _utc(stamp: str) -> str:
+    return stamp.replace("T", " ").replace("+00:00", " UTC")
+
+
 def sync_warning(db_path: Path, lang: str) -> str:
     """For organisers, while pushes of the database to the Hub fail (publish.sync's status file): a restart would
     lose the ratings stored since the last good push, and nothing else in the app says so; likewise on a Space served
-    with EVALKIT_SYNC_REPO=off from its own disk. '' otherwise."""
+    with EVALKIT_SYNC_REPO=off from its own disk, or while another app syncs with the same repo. '' otherwise."""
     from ..publish.sync import sync_health, unsynced_on_space
 
     if unsynced_on_space(db_path):  # EVALKIT_SYNC_REPO=off, no persistent storage: nothing outlives a restart
         return word("sync_off_disk", lang) + "\n\n"
     health = sync_health(db_path)
+    rival = ""
+    if health and health.get("rival_since"):  # another app started on the same repo after this one (publish.sync)
+        rival = word("sync_rival", lang, repo=inert(health.get("repo") or "?"), since=_utc(health["rival_since"]))
+        rival += "\n\n"
     if not health or not health.get("failures"):
-        return ""
+        return rival
     # what is at risk is what came after the last push that went through (the first failure may come later)
-    since = (health.get("last_ok_at") or health.get("failing_since") or "").replace("T", " ").replace("+00:00", " UTC")
+    since = _utc(health.get("last_ok_at") or health.get("failing_since") or "")
     error = inert((health.get("error") or "?")[:200])
     if health.get("held") == "foreign":  # a disk database no sync had pushed, beside an upload (publish.sync)
         repo = inert(health.get("repo") or "?")
-        return word("sync_foreign", lang, repo=repo) + "\n\n"
+        return rival + word("sync_foreign", lang, repo=repo) + "\n\n"
     if health.get("held"):  # another database in the repo: not a failure to fix, a choice between two databases
         removed = health["held"] == "removed"
-        return word("sync_held", lang, repo=inert(health.get("repo") or "?"), since=since or "?",
+        return rival + word("sync_held", lang, repo=inert(health.get("repo") or "?"), since=since or "?",
                     how=("删除" if removed else "替换") if lang == "zh" else ("removed" if removed else "replaced")) + "\n\n"
-    return word("sync_failing", lang, repo=inert(health.get("repo") or "?"), n=health["failures"], since=since,
+    return rival + word("sync_failing", lang, repo=inert(health.get("repo") or "?"), n=health["failures"], since=since,
                 error=error) + "\n\n"
 
 

@@ -105,6 +105,13 @@ WORDS: dict[str, dict[str, str]] = {
                       "en": "**⚠️ The database is not synced to the Hub (EVALKIT_SYNC_REPO=off) and lies on this Space's own "
                             "disk: a restart or a rebuild wipes every rating.** Set EVALKIT_SYNC_REPO to a private dataset "
                             "repo, or attach persistent storage and set EVALKIT_DATA_DIR=/data."},
+    "sync_rival": {"zh": "**⚠️ 另一个应用也在同步数据集 {repo}。** 自 {since} 起，另一个应用（复制的 Space、第二个副本）在本应用之后"
+                         "以同一数据集启动：两者各自保存各自评分者的评分，只有一个能推送，另一个的评分只留在它的磁盘上。"
+                         "请只保留一个在运行，并把其他 Space 的 EVALKIT_SYNC_REPO 设为各自的数据集。",
+                   "en": "**⚠️ Another app syncs with the dataset {repo} too.** Since {since} another app (a duplicated "
+                         "Space, a second replica) has started on the same dataset after this one: each stores its own "
+                         "raters' ratings and only one of them can push, the other's ratings staying on its disk. Keep "
+                         "one of them running, and set each other Space's EVALKIT_SYNC_REPO to a dataset of its own."},
     "sync_foreign": {"zh": "**⚠️ 数据库暂停同步到 Hub。** 本 Space 磁盘上的数据库从未推送过（之前以 EVALKIT_SYNC_REPO=off 运行，或手动放入），"
                            "而数据集 {repo} 中已有另一份 evalkit.db；应用不会覆盖它。要推送本 Space 的数据库：从该数据集中删除 evalkit.db"
                            "（其历史会保留它），推送会自动恢复。要改用数据集中的那份：删除磁盘上的数据库及其 .sync.json 后重启。",
