@@ -886,7 +886,7 @@ def test_a_failed_push_is_retried_soon_with_backoff_not_a_whole_interval_later(t
     assert hub.uploads == 1 and sync.retry_in is None and _rows(tmp_path / "hub" / "evalkit.db") == 1
 
 
-def test_a_final_push_the_hub_fails_is_tried_again_before_the_app_stops(tmp_path):
+def test_a_final_push_the_hub_fails_is_tried_again_before_the_app_stops(tmp_path, caplog):
     """Sync audit, 2026-12-06: the push as the app stops (SIGTERM, a restart) was tried once, so a Hub that failed it
     once (a blip, a 5xx) lost every rating since the last push with the Space's disk. It is now tried again after
     short waits (FINAL_RETRY_DELAYS); a push held over someone else's upload is not retried (nothing would change)."""
@@ -897,8 +897,12 @@ def test_a_final_push_the_hub_fails_is_tried_again_before_the_app_stops(tmp_path
     _add_experiment(db_path)
     waits = []
     sync = DatabaseSync(db_path, "org/ratings", api=hub, sleep=waits.append)
-    sync.stop(final_push=True)
+    with caplog.at_level("WARNING", logger="evalkit"):
+        sync.stop(final_push=True)
     assert hub.uploads == 1 and waits == list(FINAL_RETRY_DELAYS)
+    # the log names the waits it keeps, never the loop's backoff of a tick that will not come
+    said = caplog.text
+    assert "retrying in" not in said and all(f"trying again in {d:g}s" in said for d in FINAL_RETRY_DELAYS), said
     assert _rows(tmp_path / "hub" / "evalkit.db") == 1
     # held: another database went to the repo meanwhile; one try, no waits
     (tmp_path / "hub" / "evalkit.db").write_bytes(b"someone else's upload")

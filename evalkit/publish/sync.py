@@ -134,6 +134,7 @@ class DatabaseSync:
         self.last_pushed_hash: str | None = None
         self.failures = 0  # every failed push since the start
         self.failing = 0  # failed pushes since the last good one
+        self._final = False  # set by _final_push: no loop tick follows
         self.last_ok_at: str | None = None
         self.failing_since: str | None = None
         # the repo's database as this app last saw it: its git blob id (None: no file there), UNKNOWN until the restore
@@ -541,8 +542,10 @@ class DatabaseSync:
                                               commit_message="evalkit: database snapshot", parent_commit=head)
             except Exception as e:  # noqa: BLE001 - network/auth: keep the data, retry soon
                 self.retry_in = self._backoff(e)
-                log.warning("push to %s failed (%s: %s); local data kept, retrying in %gs (failure %d in a row)",
-                            self.repo_id, type(e).__name__, e, self.retry_in, self.failing + 1)
+                # as the app stops, _final_push says its own wait: the loop's backoff would name a try never made
+                log.warning("push to %s failed (%s: %s); local data kept, %s (failure %d in a row)",
+                            self.repo_id, type(e).__name__, e,
+                            "the final push" if self._final else f"retrying in {self.retry_in:g}s", self.failing + 1)
                 self._record(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
                 return False
             self.last_pushed_hash = digest
@@ -574,6 +577,7 @@ class DatabaseSync:
         """The last push, as the app stops: a Hub that failed it (retry_in set; not a held or refused push) is tried
         again after FINAL_RETRY_DELAYS, short enough for a Space's grace period after its SIGTERM, since nothing
         pushes the ratings since the last push once the process is gone."""
+        self._final = True
         for delay in (*FINAL_RETRY_DELAYS, None):
             if self.push_now():
                 return True
