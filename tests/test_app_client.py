@@ -212,6 +212,29 @@ def test_two_raters_share_a_pair_until_it_is_full(cfg, pool_db):
         assert len(rows(pool_db, "SELECT * FROM ratings")) == 2
 
 
+@pytest.mark.parametrize("where, name", [("gradio.context.LocalContext", "request"),
+                                         ("gradio.state_holder.StateHolder", "__getitem__"),
+                                         ("gradio.state_holder.SessionState", "get")])
+def test_a_gradio_without_the_internals_the_rate_tab_reads_is_refused_at_start_up(cfg, pool_db, monkeypatch,
+                                                                                   where, name):
+    """The Rate tab reads Gradio's private record of a page's session (live_session) and the request of an event whose
+    handler takes none (_event_page): Gradio has no public API for either. On a Gradio without them both read as
+    unknown, and a Submit answering after a language switch spoke the old language, with nothing said anywhere. The
+    app now refuses to start, naming what is missing and how to fix it; the installed Gradio starts."""
+    import importlib
+
+    from evalkit.errors import EvalkitError
+    from evalkit.ui import build_app
+
+    build_app(cfg, pool_db)  # the Gradio of constraints.txt has them
+    module, cls = where.rsplit(".", 1)
+    monkeypatch.delattr(getattr(importlib.import_module(module), cls), name)
+    with pytest.raises(EvalkitError) as e:
+        build_app(cfg, pool_db)
+    assert f"{where}.{name}" in e.value.what
+    assert "constraints.txt" in e.value.fix
+
+
 def test_the_installed_gradio_still_keeps_the_queue_record_a_reload_waits_on(cfg, pool_db, monkeypatch):
     """A reload waits while its page's Submit is still in Gradio's queue (rate.submit_queued), and Gradio has no public
     view of its queue: its bookkeeping is read (Blocks._queue.event_ids_to_events, each event's session_hash and

@@ -338,6 +338,7 @@ NOT_FOR_RATERS = {
     "the material is", "the material has a character", "greedy decoding would reproduce",
     "the material typed is", "this Space has no 'Sign in with Hugging Face'",  # the Space's start, in its log
     "pair '",  # alerts.message writes a pair id as "this pair", which is listed
+    "which the Rate tab reads so that an event answering late",  # a Gradio the app refuses at its start, in its log
 }
 
 

@@ -392,6 +392,38 @@ def _event_page() -> str | None:
         return None
 
 
+def require_gradio_internals() -> None:
+    """At start-up: refuse (EvalkitError) a Gradio without the private parts the Rate tab reads. Gradio has no public
+    way to read the session another event of the page wrote meanwhile (live_session: StateHolder, SessionState.get),
+    nor the request of an event whose handler takes none (_event_page, hubcheck.event_request: LocalContext.request);
+    without them a Submit answering after a language switch spoke the old language, and one after My code was taken
+    back, with nothing said anywhere (both read as "unknown")."""
+    import gradio
+
+    missing = []
+    try:
+        from gradio.context import LocalContext
+
+        if not hasattr(LocalContext, "request"):
+            missing.append("gradio.context.LocalContext.request")
+    except ImportError:
+        missing.append("gradio.context.LocalContext")
+    try:
+        from gradio.state_holder import SessionState, StateHolder
+
+        missing += [f"gradio.state_holder.{c.__name__}.{m}" for c, names in
+                    ((StateHolder, ("__contains__", "__getitem__", "set_blocks")), (SessionState, ("get",)))
+                    for m in names if not callable(getattr(c, m, None))]
+    except ImportError:
+        missing.append("gradio.state_holder.StateHolder / SessionState")
+    if missing:
+        raise EvalkitError(f"Gradio {getattr(gradio, '__version__', '?')} lacks {', '.join(missing)}, which the Rate "
+                           "tab reads so that an event answering late never undoes another (a language switch, a "
+                           "Submit) on the same page",
+                           "install the Gradio of constraints.txt (pip install -c constraints.txt gradio), or adapt "
+                           "evalkit.ui.rate.live_session and _event_page to this Gradio")
+
+
 @functools.cache
 def _queue_unreadable() -> None:
     """Once per process: this Gradio's queue cannot be read (submit_queued), so a reload does not wait for a
@@ -1011,6 +1043,7 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     """Lay the tab out and wire its events to RateHandlers."""
     import gradio as gr
 
+    require_gradio_internals()  # a clear refusal now, not handlers that silently stop seeing each other
     app = cfg.app
     mark_who = _MARK_WHO.replace("KEEP_TYPED", _keep_typed(len(FORM_KEYS) + 1))  # the form's values, the skip reason
     default_prompt = next(iter(prompts.values()), None)
