@@ -1328,6 +1328,45 @@ def test_a_late_page_load_step_keeps_what_the_rater_typed_after_signing_in_by_ha
         expect(page.locator("#rate-who")).to_contain_text("ann")
 
 
+def test_a_late_page_load_step_never_enables_submit_while_a_submission_is_on_its_way(cfg, pool_db, monkeypatch):
+    """The page load's last steps end by enabling Submit as the answers on screen allow (_READY). Late on a busy
+    machine, after she had signed in by hand, answered and pressed Submit, that step enabled Submit again while the
+    submission was on its way: nothing was stored twice, but the button invited a second press. Made certain here:
+    the load's sign-in is held until the submission is on the server, itself held. Submit stays disabled (and says it
+    is sending) until the submission's answer comes."""
+    import functools
+    import threading
+
+    import evalkit.ui.rate as rate
+    from apphelpers import rows
+
+    loaded, resume = threading.Event(), rate.RateHandlers.resume_local
+
+    @functools.wraps(resume)  # its hints: Gradio passes the request
+    def late(self, *args, **kwargs):
+        loaded.wait(60)
+        return resume(self, *args, **kwargs)
+
+    monkeypatch.setattr(rate.RateHandlers, "resume_local", late)
+    monkeypatch.setattr(rate, "_STORED_LANG", "(lang) => { window.evalkitTestLoaded = true;"  # the load's last step
+                        " return (" + rate._STORED_LANG + ")(lang); }")
+    started, released = _held_handler(monkeypatch, "store_submission")
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        shown_texts(page)
+        answer_all(page)
+        page.click("#submit")
+        assert started.wait(60), "the submission reached the server"
+        loaded.set()
+        page.wait_for_function("() => !!window.evalkitTestLoaded")
+        page.wait_for_timeout(500)  # what the step wrote has landed
+        expect(page.locator("#submit")).to_be_disabled()
+        expect(page.locator("#submit")).to_have_text("提交中…")
+        released.set()
+        expect(page.locator("#next")).to_be_visible()
+        assert len(rows(pool_db, "SELECT * FROM ratings WHERE rater = 'ann'")) == 1
+
+
 def test_answers_kept_survive_a_page_load_that_found_nobody_signed_in(tiny_models, tmp_path, pool_db):
     """The page load's step that puts kept answers back (_RESTORE_DRAFT) deleted them when it read the page as nobody's
     (the code kept no longer opened: the organiser re-issued it; or her sign-in by hand was still on its way): after

@@ -265,6 +265,7 @@ _FORGET_INVITE_SIGNED_IN = ("() => { const who = document.querySelector('#rate-w
 # Each submission gets an id, random, made here (it tells nothing of the pair or its sides), kept with the answers and
 # sent to the server before the submission (RateHandlers.sending): a reload asks what became of it (draft_fate).
 _SENDING = ("() => { const b = document.querySelector('#submit'); window.evalkitSubmitLabel = b ? b.innerText : '';"
+            " window.evalkitSending = true;"  # until the submission's answer (_SENT_ANSWERED): _LOAD_READY waits
             " const sub = Array.from(crypto.getRandomValues(new Uint8Array(16)),"
             " (x) => x.toString(16).padStart(2, '0')).join('');"
             f" try {{ const d = JSON.parse(localStorage.getItem('{_DRAFT_KEY}'));"
@@ -305,6 +306,11 @@ _CLEAR_REFUSALS = ("() => { document.querySelectorAll('[data-testid=\"toast-body
 # Browser-only: Submit is enabled only when every criterion of both outputs and the preference have an answer.
 # (The server checks again on submit: this only spares the rater a refused submission.)
 _READY = "(...answers) => ({__type__: 'update', interactive: answers.every(Boolean)})"
+# The page load's last step (after its sign-in, which may answer late on a busy machine): Submit as the answers allow,
+# unless a submission is on its way (_SENDING). It enabled Submit again while one was: nothing was stored twice, but
+# the button invited a second press.
+_LOAD_READY = "(...answers) => window.evalkitSending ? {__type__: 'update'} : (" + _READY + ")(...answers)"
+_SENT_ANSWERED = "() => { window.evalkitSending = false; }"
 
 
 def settle_quietly(db) -> None:
@@ -1101,7 +1107,8 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
         restored.then(None, None, ui.draft_sent, js=_SENT_DRAFT).then(
             gradio_hints(h.draft_fate), [ui.session, ui.draft_sent], ui.status, api_visibility="private",
             show_progress="hidden")
-        return restored.then(None, None, ui.status, js=_SAY_DRAFT_LOST).then(None, answers, ui.submit_btn, js=_READY)
+        return restored.then(None, None, ui.status, js=_SAY_DRAFT_LOST).then(None, answers, ui.submit_btn,
+                                                                             js=_LOAD_READY)
 
     # every page load first waits for the submission the answers kept were on their way with, while it is queued
     loaded = demo.load(None, None, ui.submission, js=_KEPT_SUBMISSION).then(
@@ -1138,6 +1145,7 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
         gradio_hints(h.sending), [ui.session, ui.submission], ui.session, api_visibility="private",
         show_progress="hidden").then(
         h.submit, [ui.session, *ui.form], ui.locked_outputs, api_name="submit", preprocess=False, postprocess=False, **on)
+    sent.then(None, None, None, js=_SENT_ANSWERED)
     sent.success(None, None, None, js=_FORGET_DRAFT)
     refusal_said(sent).failure(None, None, [*ui.form, ui.submit_btn], js=_UNSENT)
     refusal_said(ui.correct_btn.click(h.start_correction, [ui.session], ui.correct_outputs, api_name="correct",
