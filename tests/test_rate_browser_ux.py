@@ -1405,6 +1405,79 @@ def test_answers_kept_survive_a_page_load_that_found_nobody_signed_in(tiny_model
         expect(page.locator("#r-preference input[value='B']")).to_be_checked()
 
 
+@pytest.mark.parametrize("earlier", ["resume_local", "sign_in_local"])
+def test_two_sign_ins_racing_on_one_page_never_lose_her_kept_answers(tiny_models, tmp_path, pool_db, monkeypatch,
+                                                                      earlier):
+    """A reload signs in with the code the browser kept, and puts back the answers kept for her pair. When she typed
+    her code as well while that sign-in was on its way, both sign-ins answered within a second: the load's put her
+    answers back, then the typed one's served the pair again with an empty form. Her answers were gone from the page,
+    and her next click kept only what the form then held: a reload brought nothing back. Made certain here: each
+    sign-in is held until the other has begun, then each answers in turn, in either order. Every sign-in's answer now
+    puts the answers kept back into a form served empty, so they survive either order."""
+    import functools
+    import threading
+
+    import evalkit.ui.rate as rate
+    from evalkit.rating import roster as raters
+    from evalkit.store import open_db
+
+    cfg2 = load_config(write_config(tmp_path / "invite.toml", tiny_models, ratings_per_pair=1, signup="invite"))
+    db = open_db(pool_db)
+    ann = raters.add(db, "ann")
+    db.conn.close()
+    held = {name: (threading.Event(), threading.Event()) for name in ("resume_local", "sign_in_local")}
+    answered = {name: threading.Event() for name in held}
+    armed = threading.Event()  # held from the reload on
+
+    def late(name):
+        real = getattr(rate.RateHandlers, name)
+
+        @functools.wraps(real)  # its hints: Gradio passes the request
+        def wrapper(self, *args, **kwargs):
+            started, released = held[name]
+            if armed.is_set() and not released.is_set():
+                started.set()
+                released.wait(60)
+                try:
+                    return real(self, *args, **kwargs)
+                finally:
+                    answered[name].set()
+            return real(self, *args, **kwargs)
+        return wrapper
+
+    for name in held:
+        monkeypatch.setattr(rate.RateHandlers, name, late(name))
+    with served(cfg2, pool_db) as url, chromium_page() as page:
+        page.goto(ann.link(url))
+        expect(page.locator("#rate-who")).to_contain_text("ann")
+        first = shown_texts(page)
+        page.locator("#r-a_schedule input[value='fail']").click()
+        page.locator("#r-preference input[value='B']").click()
+        page.wait_for_function("() => (localStorage.getItem('evalkit-draft') || '').includes('\"B\"')")
+        armed.set()
+        page.goto(url)  # the load signs in with the code kept; she types hers meanwhile
+        assert held["resume_local"][0].wait(60)
+        page.locator("#signin-code").locator("input, textarea").first.fill(ann.code)
+        page.click("#signin-button")
+        assert held["sign_in_local"][0].wait(60)
+        second = next(name for name in held if name != earlier)
+        held[earlier][1].set()  # one sign-in answers, and her answers come back
+        expect(page.locator("#r-preference input[value='B']")).to_be_checked()
+        held[second][1].set()  # then the other, serving the pair again
+        assert answered[second].wait(60)
+        _settled(page)  # its answer, and the steps after it, have landed
+        assert shown_texts(page) == first
+        expect(page.locator("#r-a_schedule input[value='fail']")).to_be_checked()
+        expect(page.locator("#r-preference input[value='B']")).to_be_checked()
+        page.locator("#r-b_schedule input[value='pass']").click()  # her next answer keeps them all
+        page.wait_for_function("() => (localStorage.getItem('evalkit-draft') || '').includes('pass')")
+        page.reload()
+        expect(page.locator("#rate-who")).to_contain_text("ann")
+        for chosen in ("#r-a_schedule input[value='fail']", "#r-b_schedule input[value='pass']",
+                       "#r-preference input[value='B']"):
+            expect(page.locator(chosen)).to_be_checked()
+
+
 def test_a_language_click_while_the_page_loads_is_never_undone_by_the_load(cfg, pool_db, monkeypatch):
     """The page load's last step (_STORED_LANG) wrote the language switch back as it had read it when no choice was
     kept (a first visit), and Gradio reads a step's inputs and writes its outputs across animation frames: an English

@@ -107,11 +107,16 @@ _KEEP_DRAFT = ("(who, a, b, ...values) => { " + _TEXTS_HASH + " if (!who || !a |
 # It writes nothing unless it puts kept answers back: Gradio reads a step's inputs and writes its outputs across
 # animation frames, so values read and written back as they were (as it did) wiped what a rater typed meanwhile (a
 # load step late on a busy machine, after she had signed in by hand: her skip reason gone, .ci/run 2026-12-06).
-_RESTORE_DRAFT = ("(who, a, b, ...values) => { " + _TEXTS_HASH + " let d = null;"
-                  # the form's values and the skip reason, then the skip box (opened when a kept reason comes back)
-                  " const as = (vs, open) => [...(vs || values.map(() => ({__type__: 'update'}))),"
-                  " open ? {__type__: 'update', open: true} : {__type__: 'update'}];"
-                  f" try {{ d = JSON.parse(localStorage.getItem('{_DRAFT_KEY}')); }} catch (e) {{}}"
+_DRAFT_READ = ("(who, a, b, ...values) => { " + _TEXTS_HASH + " let d = null;"
+               # the form's values and the skip reason, then the skip box (opened when a kept reason comes back)
+               " const as = (vs, open) => [...(vs || values.map(() => ({__type__: 'update'}))),"
+               " open ? {__type__: 'update', open: true} : {__type__: 'update'}];"
+               f" try {{ d = JSON.parse(localStorage.getItem('{_DRAFT_KEY}')); }} catch (e) {{}}")
+# kept answers that fit the pair on screen, into a form still empty (else it is left as it is)
+_DRAFT_MISFITS = (" const fresh = values.every((v) => v === null || v === undefined || v === '');"
+                  " if (!a || !b || !fresh || !d || d.pair !== hash(a + '\\u0000' + b) || !Array.isArray(d.values)"
+                  " || d.values.length !== values.length) return as();")
+_RESTORE_DRAFT = (_DRAFT_READ +
                   # another rater's: never shown, and gone. Read as nobody (no sign-in yet, or hers by hand still
                   # on its way), they are not shown and stay: deleted then, a reload after her sign-in brought
                   # nothing back (nobody's page proves nothing of whose they are)
@@ -125,9 +130,7 @@ _RESTORE_DRAFT = ("(who, a, b, ...values) => { " + _TEXTS_HASH + " let d = null;
                   " window.evalkitDraftGone = {pair: d.pair, sent: !!d.sent, correcting: !!d.correcting,"
                   " sub: d.sent && typeof d.sub === 'string' ? d.sub : '', values: Array.isArray(d.values) ? d.values : []};"
                   f" try {{ localStorage.removeItem('{_DRAFT_KEY}'); }} catch (e) {{}} return as(); }}"
-                  " const fresh = values.every((v) => v === null || v === undefined || v === '');"
-                  " if (!a || !b || !fresh || !d || d.pair !== hash(a + '\\u0000' + b) || !Array.isArray(d.values)"
-                  " || d.values.length !== values.length) return as();"
+                  + _DRAFT_MISFITS +
                   # answers sent (Submit pressed) that come back: the rating was not stored (the sign-in waited for her
                   # writes, and for that submission while it was queued: a stored one would have freed the pair).
                   # With its id, draft_fate says whether it reached the server and was refused, and why; a page of
@@ -136,6 +139,13 @@ _RESTORE_DRAFT = ("(who, a, b, ...values) => { " + _TEXTS_HASH + " let d = null;
                   " sub: d.sub, back: true, correcting: !!d.correcting, values: d.values};"
                   " else window.evalkitDraftBack = !!d.sent;"
                   " return as(d.values, !!d.values[d.values.length - 1]); }")
+# After a sign-in typed on the page: her answers kept, unsent, back into the pair served again with an empty form.
+# The page load's sign-in and a typed one may answer in either order within a second; the later served the pair
+# again with an empty form, and her next click kept only what it then held (a reload brought nothing back). It
+# forgets nothing (whose the page is may still change as the other answers) and leaves a sent draft to the load's
+# step, which asks what became of it.
+_PUT_BACK_DRAFT = (_DRAFT_READ + " if (!who || !d || d.who !== who || d.sent) return as();" + _DRAFT_MISFITS +
+                   " return as(d.values, !!d.values[d.values.length - 1]); }")
 
 
 def texts_digest(text_a: str, text_b: str) -> str:
@@ -1110,6 +1120,12 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
         return restored.then(None, None, ui.status, js=_SAY_DRAFT_LOST).then(None, answers, ui.submit_btn,
                                                                              js=_LOAD_READY)
 
+    def put_back(event):
+        """After a sign-in typed on the page: her answers kept back into a form served empty (_PUT_BACK_DRAFT)."""
+        watched(event).then(None, [ui.draft_owner, ui.text_a, ui.text_b, *ui.form, ui.skip_reason],
+                            [*ui.form, ui.skip_reason, ui.skip_box], js=_PUT_BACK_DRAFT).then(
+            None, answers, ui.submit_btn, js=_LOAD_READY)
+
     # every page load first waits for the submission the answers kept were on their way with, while it is queued
     loaded = demo.load(None, None, ui.submission, js=_KEPT_SUBMISSION).then(
         gradio_hints(h.await_submission), [ui.submission], None, api_visibility="private", show_progress="hidden")
@@ -1119,11 +1135,11 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     else:
         sign_in_inputs = [ui.session, signin["name"], signin["passcode"], signin["code"]]
         sign_in_local = gradio_hints(h.sign_in_local)
-        watched(refusal_said(signin["button"].click(sign_in_local, sign_in_inputs, out, api_name="sign_in",
-                                                    show_progress_on=ui.status)))
+        put_back(refusal_said(signin["button"].click(sign_in_local, sign_in_inputs, out, api_name="sign_in",
+                                                     show_progress_on=ui.status)))
         for box in ("name", "passcode", "code"):
-            watched(refusal_said(signin[box].submit(sign_in_local, sign_in_inputs, out, api_visibility="undocumented",
-                                                    show_progress_on=ui.status)))
+            put_back(refusal_said(signin[box].submit(sign_in_local, sign_in_inputs, out, api_visibility="undocumented",
+                                                     show_progress_on=ui.status)))
         # the invitation code leaves the address bar (and the history) once the sign-in it carried has run
         resumed = loaded.then(gradio_hints(h.resume_local), [ui.session, ui.browser_code], out,
                               api_visibility="undocumented", show_progress_on=ui.status)
