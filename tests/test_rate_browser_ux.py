@@ -1837,3 +1837,76 @@ def test_on_a_phone_every_control_is_at_least_24_px_each_way(cfg, pool_db):
             expect(page.get_by_role("tab", name=tab)).to_have_attribute("aria-selected", "true")
             small += _small_targets(page)
     assert small == [], "\n".join(small)
+
+
+# Each visible control among `selectors`: out of the screen sideways, covered by something else where a finger taps
+# it (its centre), or its words cut off; the page scrolling sideways; output B above output A.
+_PHONE_PROBLEMS = """(selectors) => { const out = [], W = document.documentElement.clientWidth;
+  if (document.documentElement.scrollWidth > W) out.push('the page scrolls sideways');
+  for (const sel of selectors) for (const el of document.querySelectorAll(sel)) {
+    if (el.offsetParent === null) continue;
+    // the page scrolled up or down only: scrollIntoView would scroll a box sideways to bring it in
+    window.scrollBy(0, el.getBoundingClientRect().top - window.innerHeight / 2);
+    const r = el.getBoundingClientRect(), name = sel + ' ' + (el.innerText || el.value || '').trim().slice(0, 30);
+    if (r.left < 0 || r.right > W + 0.5) out.push(`${name}: ${Math.round(r.left)}..${Math.round(r.right)} of ${W}`);
+    const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+    if (!hit || !(el.contains(hit) || hit.contains(el) || (hit.closest('label') && hit.closest('label').contains(el))))
+      out.push(`${name}: covered by ${hit ? hit.tagName + '.' + hit.className : 'nothing'}`);
+    const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);  // each run of its words, inside it
+    for (let n = walk.nextNode(); n; n = walk.nextNode()) {  // (a turned icon's box is its line's, turned: not words)
+      if (!n.textContent.trim() || getComputedStyle(n.parentElement).transform !== 'none') continue;
+      const range = document.createRange(); range.selectNodeContents(n); const q = range.getBoundingClientRect();
+      if (q.width && (q.left < r.left - 1 || q.right > r.right + 1 || q.top < r.top - 1 || q.bottom > r.bottom + 1))
+        out.push(`${name}: its words "${n.textContent.trim().slice(0, 12)}" are cut off`); }
+  }
+  const a = document.querySelector('#output-a').getBoundingClientRect(),
+        b = document.querySelector('#output-b').getBoundingClientRect();
+  if (!(a.bottom <= b.top + 1 || (Math.abs(a.top - b.top) < 1 && a.right <= b.left + 1))) out.push('output A is not first');
+  for (const id of ['text-a', 'text-b']) { const t = document.querySelector('#' + id + ' textarea');
+    if (t && t.scrollWidth > t.clientWidth + 1) out.push(id + ': its text scrolls sideways'); }
+  return out; }"""
+_PHONE_CONTROLS = ["#lang label", "#signout", "#my-code", ".question label", "#comment textarea", "#submit",
+                   "#correct", "#next", "button.label-wrap"]  # (the last: the guidelines' and Skip's toggles)
+
+
+def test_on_a_phone_a_rater_rates_corrects_and_switches_language_with_everything_in_reach(cfg, pool_db):
+    """A rater on a phone (390 x 844), in Chinese then English: rates a whole pair, corrects it, switches language,
+    submits the correction and rates the next pair. At each step every control she needs is on the screen, not
+    covered where she taps it, its words whole; the page never scrolls sideways, and output A comes first."""
+    from apphelpers import rows
+
+    problems = []
+
+    def check(step):
+        problems.extend(f"{step}: {p}" for p in page.evaluate(_PHONE_PROBLEMS, _PHONE_CONTROLS))
+
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        page.set_viewport_size({"width": 390, "height": 844})
+        sign_in(page, url, "ann")
+        first = shown_texts(page)
+        check("a pair, in Chinese")
+        answer_all(page, a="pass", b="fail", preference="A")
+        check("answered")
+        page.click("#submit")
+        expect(page.locator("#correct")).to_be_visible()
+        check("the reveal")
+        page.click("#correct")
+        expect(page.locator("#r-preference input[value='B']")).to_be_enabled()
+        page.locator("#r-preference input[value='B']").click()
+        page.locator("#lang input[value='en']").click()
+        expect(page.locator("#submit")).to_have_text(word("save_correction", "en"))
+        expect(page.locator("#r-preference input[value='B']")).to_be_checked()  # the switch kept her answer
+        check("correcting, in English")
+        page.click("#submit")
+        expect(page.locator("#submit")).to_be_hidden()  # the correction stored: the reveal, Correct and Next pair
+        stored = rows(pool_db, "SELECT * FROM ratings WHERE rater = 'ann' ORDER BY id")
+        assert [r["preference"] for r in stored] == ["A", "B"] and stored[1]["supersedes"] == stored[0]["id"]
+        check("the correction stored, in English")
+        page.click("#next")
+        next_texts(page, first)
+        check("the next pair, in English")
+        answer_all(page)
+        page.click("#submit")
+        expect(page.locator("#next")).to_be_visible()
+        check("the second reveal, in English")
+    assert problems == [], "\n".join(problems)
