@@ -1285,12 +1285,9 @@ def test_the_skip_reason_typed_survives_a_reload_and_goes_with_its_pair(cfg, poo
     assert skip["kind"] == "skip" and skip["skip_reason"] == "看不懂这段材料"
 
 
-def test_a_late_page_load_step_keeps_what_the_rater_typed_after_signing_in_by_hand(cfg, pool_db, monkeypatch):
-    """.ci/run (2026-12-06): on two loaded cores a skip reason typed just after signing in by hand was found empty.
-    The page load's own sign-in came late, and its next step (_RESTORE_DRAFT) wrote the form and the reason back as it
-    had read them; Gradio reads a step's inputs and writes its outputs across animation frames, so what she typed in
-    between was wiped. Made certain here: the load's sign-in is held until she has signed in by hand, and the step's
-    reply until she has answered, commented and typed a reason. Nothing of it is lost, and the load signs nothing in."""
+def _late_page_load(monkeypatch):
+    """The page load's sign-in (RateHandlers.resume_local) held on the server until the event returned is set (at most
+    a minute), and the load's last step (_STORED_LANG) marking the page when it has run (window.evalkitTestLoaded)."""
     import functools
     import threading
 
@@ -1304,12 +1301,24 @@ def test_a_late_page_load_step_keeps_what_the_rater_typed_after_signing_in_by_ha
         return resume(self, *args, **kwargs)
 
     monkeypatch.setattr(rate.RateHandlers, "resume_local", late)
+    monkeypatch.setattr(rate, "_STORED_LANG", "(lang) => { window.evalkitTestLoaded = true;"  # the load's last step
+                        " return (" + rate._STORED_LANG + ")(lang); }")
+    return released
+
+
+def test_a_late_page_load_step_keeps_what_the_rater_typed_after_signing_in_by_hand(cfg, pool_db, monkeypatch):
+    """.ci/run (2026-12-06): on two loaded cores a skip reason typed just after signing in by hand was found empty.
+    The page load's own sign-in came late, and its next step (_RESTORE_DRAFT) wrote the form and the reason back as it
+    had read them; Gradio reads a step's inputs and writes its outputs across animation frames, so what she typed in
+    between was wiped. Made certain here: the load's sign-in is held until she has signed in by hand, and the step's
+    reply until she has answered, commented and typed a reason. Nothing of it is lost, and the load signs nothing in."""
+    import evalkit.ui.rate as rate
+
+    released = _late_page_load(monkeypatch)
     # the step's inputs are read when it runs; its outputs wait for the rater (what Gradio's frames allow)
     monkeypatch.setattr(rate, "_RESTORE_DRAFT", "async (...args) => { const out = (" + rate._RESTORE_DRAFT + ")(...args);"
                         " window.evalkitTestRead = true;"
                         " while (!window.evalkitTestTyped) await new Promise((r) => setTimeout(r, 20)); return out; }")
-    monkeypatch.setattr(rate, "_STORED_LANG", "(lang) => { window.evalkitTestLoaded = true;"  # the load's last step
-                        " return (" + rate._STORED_LANG + ")(lang); }")
     with served(cfg, pool_db) as url, chromium_page() as page:
         first, reason = _skip_box_opened(page, url)
         released.set()
@@ -1334,22 +1343,9 @@ def test_a_late_page_load_step_never_enables_submit_while_a_submission_is_on_its
     submission was on its way: nothing was stored twice, but the button invited a second press. Made certain here:
     the load's sign-in is held until the submission is on the server, itself held. Submit stays disabled (and says it
     is sending) until the submission's answer comes."""
-    import functools
-    import threading
-
-    import evalkit.ui.rate as rate
     from apphelpers import rows
 
-    loaded, resume = threading.Event(), rate.RateHandlers.resume_local
-
-    @functools.wraps(resume)  # its hints: Gradio passes the request
-    def late(self, *args, **kwargs):
-        loaded.wait(60)
-        return resume(self, *args, **kwargs)
-
-    monkeypatch.setattr(rate.RateHandlers, "resume_local", late)
-    monkeypatch.setattr(rate, "_STORED_LANG", "(lang) => { window.evalkitTestLoaded = true;"  # the load's last step
-                        " return (" + rate._STORED_LANG + ")(lang); }")
+    loaded = _late_page_load(monkeypatch)
     started, released = _held_handler(monkeypatch, "store_submission")
     with served(cfg, pool_db) as url, chromium_page() as page:
         sign_in(page, url, "ann")
@@ -1367,6 +1363,17 @@ def test_a_late_page_load_step_never_enables_submit_while_a_submission_is_on_its
         assert len(rows(pool_db, "SELECT * FROM ratings WHERE rater = 'ann'")) == 1
 
 
+def _half_rated_by(page, link: str, name: str) -> tuple[str, str]:
+    """`name` signed in by her invitation `link`, two answers given and kept in the browser: the pair's texts."""
+    page.goto(link)
+    expect(page.locator("#rate-who")).to_contain_text(name)
+    first = shown_texts(page)
+    page.locator("#r-a_schedule input[value='fail']").click()
+    page.locator("#r-preference input[value='B']").click()
+    page.wait_for_function("() => (localStorage.getItem('evalkit-draft') || '').includes('\"B\"')")
+    return first
+
+
 def test_answers_kept_survive_a_page_load_that_found_nobody_signed_in(tiny_models, tmp_path, pool_db):
     """The page load's step that puts kept answers back (_RESTORE_DRAFT) deleted them when it read the page as nobody's
     (the code kept no longer opened: the organiser re-issued it; or her sign-in by hand was still on its way): after
@@ -1380,12 +1387,7 @@ def test_answers_kept_survive_a_page_load_that_found_nobody_signed_in(tiny_model
     ann = raters.add(db, "ann")
     db.conn.close()
     with served(cfg2, pool_db) as url, chromium_page() as page:
-        page.goto(ann.link(url))
-        expect(page.locator("#rate-who")).to_contain_text("ann")
-        first = shown_texts(page)
-        page.locator("#r-a_schedule input[value='fail']").click()
-        page.locator("#r-preference input[value='B']").click()
-        page.wait_for_function("() => (localStorage.getItem('evalkit-draft') || '').includes('\"B\"')")
+        first = _half_rated_by(page, ann.link(url), "ann")
         db = open_db(pool_db)
         ann = raters.reissue(db, "ann")  # the code this browser kept opens no more
         db.conn.close()
@@ -1448,12 +1450,7 @@ def test_two_sign_ins_racing_on_one_page_never_lose_her_kept_answers(tiny_models
     for name in held:
         monkeypatch.setattr(rate.RateHandlers, name, late(name))
     with served(cfg2, pool_db) as url, chromium_page() as page:
-        page.goto(ann.link(url))
-        expect(page.locator("#rate-who")).to_contain_text("ann")
-        first = shown_texts(page)
-        page.locator("#r-a_schedule input[value='fail']").click()
-        page.locator("#r-preference input[value='B']").click()
-        page.wait_for_function("() => (localStorage.getItem('evalkit-draft') || '').includes('\"B\"')")
+        first = _half_rated_by(page, ann.link(url), "ann")
         armed.set()
         page.goto(url)  # the load signs in with the code kept; she types hers meanwhile
         assert held["resume_local"][0].wait(60)
