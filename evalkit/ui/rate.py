@@ -728,7 +728,7 @@ class RateHandlers:
                 ui.status: word("signed_out", s.lang), ui.draft_owner: ""}
 
     @friendly
-    def show_code(self, s: Session) -> dict:
+    def show_code(self, s: Session, request: gr.Request | None = None) -> dict:
         """The personal code again on the status line ("My code"): the welcome that showed it is soon gone, and without
         it a rater cannot go on from another device (with open sign-up her name is then taken)."""
         with connect(self.db_path) as db:
@@ -738,7 +738,7 @@ class RateHandlers:
         status = said("your_code", code=s.code)
         # Gradio writes back the session this began with: a Submit stored meanwhile would be taken back (Next pair
         # refused, "not rated yet"), so the line goes on the session the page holds now, where it is this sign-in's
-        now = self.live_session(_event_page())
+        now = self.live_session(_page(request))  # Gradio's request, passed as its API offers
         s = now if isinstance(now, Session) and now.signin == s.signin and now.rater == s.rater else s
         return {self.ui.session: replace(s, said=status), self.ui.status: say(status, s.lang)}
 
@@ -1145,8 +1145,8 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
                               api_visibility="undocumented", show_progress_on=ui.status)
         refusal_said(resumed)
         restore(resumed.then(None, None, None, js=_FORGET_INVITE)).then(None, None, None, js=_STORED_LANG)
-        refusal_said(ui.code_btn.click(h.show_code, [ui.session], [ui.session, ui.status], api_name="my_code",
-                                       show_progress_on=ui.status))
+        refusal_said(ui.code_btn.click(gradio_hints(h.show_code), [ui.session], [ui.session, ui.status],
+                                       api_name="my_code", show_progress_on=ui.status))
         ui.signout_btn.click(gradio_hints(h.sign_out), [ui.session], [ui.session, ui.browser_code, ui.signin_box, ui.signout_btn,
                                                         ui.code_btn, ui.pair_box, ui.who, ui.done_md, ui.again_btn,
                                                         ui.status, ui.draft_owner],
