@@ -1880,3 +1880,13 @@ def test_a_machine_s_ip_address_in_an_error_message_or_a_note_does_not_leave_the
     assert note == "rerun after the outage of <address>; app on 0.0.0.0"
     error = next(g["error_message"] for g in exported["generations"] if g["token_hash"] == "nccl")
     assert error == "NCCL WARN Net : Connect to <address><43915> failed (transformers 4.46.0.dev0, 127.0.0.1)"
+
+
+@pytest.mark.parametrize("command", ["report", "export"])
+def test_an_unknown_study_is_named_in_the_users_database_not_the_temporary_copy(tmp_path, rated_db, command):
+    # report and export read from a temporary copy of the database (store.read_copy): the refusal named the copy,
+    # /tmp/evalkit-read-.../copy.db, a file the user never passed and that is gone when the command ends
+    path = str((tmp_path / "rated.db").resolve())
+    r = CliRunner().invoke(cli, [command, "--db", path, "--out", str(tmp_path / "out"), "--study", "nope"])
+    assert r.exit_code == 1 and f"no study named 'nope' in {path}" in r.output, r.output
+    assert "copy.db" not in r.output and "studies here: main" in r.output

@@ -134,6 +134,12 @@ def db_file(db) -> str:
     return row[2] if row and row[2] else ""
 
 
+def shown_file(db) -> str:
+    """The file to name in a message: for a read_copy the database it copies (its temporary copy's path means
+    nothing to the user and is gone when the command ends), else db_file."""
+    return getattr(db, "copied_from", "") or db_file(db)
+
+
 def read_only(path, text: str) -> EvalkitError:
     """A database the file system will not let evalkit write: said as such (never as a corrupt file, whose fix, a
     new database, is wrong advice for the only copy of a study's ratings)."""
@@ -310,6 +316,7 @@ def read_copy(db, what: str = "the export"):
             if dest is not None:
                 dest.close()
         copy = open_db(path, migrate_schema=False)
+        copy.copied_from = shown_file(db)
         try:
             yield copy
         finally:

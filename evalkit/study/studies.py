@@ -73,9 +73,9 @@ def choose(db, name: str | None = None) -> Study | None:
     for s in all_:
         if s.name == name:
             return s
-    from ..store.database import db_file
+    from ..store.database import shown_file
 
-    where = db_file(db) or "this database"  # the file, named in the error
+    where = shown_file(db) or "this database"  # the file, named in the error
     raise EvalkitError(f"no study named '{name}' in {where}",
                        "studies here: " + (", ".join(s.name for s in all_) or "none yet (run `evalkit generate`)"))
 
