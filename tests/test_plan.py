@@ -582,3 +582,33 @@ def test_a_size_that_rests_on_one_pilot_estimate_says_so(tmp_path, monkeypatch):
     # the same pilot with the spread passed explicitly: the size rests on the organiser's number, not the pilot's
     plan = plan_study(model_from_db(db, 3, rater_path_sd=0.515), 0.05, studies=100)
     assert not any(n.startswith("this size rests on one pilot estimate") for n in plan.notes)
+
+
+@pytest.mark.parametrize("compare", [False, True])
+def test_a_pool_of_identical_pairs_is_refused_before_any_study_is_simulated_saying_why(tmp_path, monkeypatch, compare):
+    """An organiser's first pool with greedy decoding in float32 holds identical pairs only: plain `plan --db` searched
+    for 20 s and then failed in its false-KEEP check with "a rated drop of 0.05 on schedule is impossible at pass
+    rate 0.8 with these raters" (there were none), and `--compare` said the same. The drop is checked before any
+    study is simulated, and the refusal names the identical pairs and what to do."""
+    import evalkit.study.plan.comparison as comparison
+    import evalkit.study.plan.search as search
+    from evalkit.records import GenerationRecord
+    from evalkit.store import insert_experiment, insert_pairs
+
+    simulated = []
+    monkeypatch.setattr(search, "run_studies", lambda *a, **k: simulated.append(1))
+    monkeypatch.setattr(comparison, "simulate", lambda *a, **k: simulated.append(1))
+    db = open_db(tmp_path / "greedy.db")
+
+    def made(path, i):
+        return GenerationRecord(prompt_id="writing-01", path=path, text=f"same {i}", new_tokens=9, stop_reason="eos",
+                                generate_seconds=1.0, token_hash=f"h-{i}")
+
+    insert_pairs(db, insert_experiment(db, "pool", {}, {}), [
+        {"prompt_id": "writing-01", "sample": i, "ordinary_side": "AB"[i % 2], "ordinary": made("ordinary", i),
+         "assisted": made("assisted", i)} for i in range(4)])
+    db.conn.close()
+    r = CliRunner().invoke(cli, ["plan", "--db", str(tmp_path / "greedy.db"), *(["--compare"] if compare else [])])
+    assert r.exit_code == 1 and not simulated, r.output
+    assert "identical outputs (pair pool: 4 of 4 pairs have identical outputs)" in r.output
+    assert "decided without raters" in r.output and "with these raters" not in r.output

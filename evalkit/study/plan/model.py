@@ -135,9 +135,24 @@ class StudyModel:
         rated_a = rated_o - (rated_drop / (1 - self.identical_share) if rated_drop else 0.0)  # share 1: no drop
         p_a = (rated_a - b_a) / (a_a - b_a)
         if not 0 <= p_a <= 1:
-            raise EvalkitError(f"a rated drop of {rated_drop} on {criterion} is impossible at pass rate {p} with these "
-                               "raters", "use a smaller margin or a higher pass rate")
+            raise self._impossible_drop(criterion, rated_drop, p)
         return p, p_a
+
+    def _impossible_drop(self, criterion: str, rated_drop: float, p: float) -> EvalkitError:
+        """Why no assisted pass rate makes this drop: identical pairs carry none of it, so the pairs that differ carry
+        it all (a pool of greedy float32 pairs, nearly all identical, asked for a drop many times the margin)."""
+        if self.identical_share > 0:
+            source = self.sources.get("identical_share", "")
+            return EvalkitError(
+                f"a rated drop of {rated_drop:g} on {criterion} over all pairs is impossible at pass rate {p:g}: "
+                f"{self.identical_share:.0%} of pairs have identical outputs" + (f" ({source})" if source else "")
+                + f" and count as no difference, so the pairs that differ would have to drop by "
+                f"{rated_drop / (1 - self.identical_share):.2f}",
+                "a pool whose every pair is identical is decided without raters (The decision, in the README): no "
+                "rating plan is needed; to plan a study whose outputs differ (sampled decoding, another dtype), build "
+                "its pool first (`evalkit generate` on that config with a new --db) and plan with that --db")
+        return EvalkitError(f"a rated drop of {rated_drop:g} on {criterion} is impossible at pass rate {p:g} with "
+                            "these raters", "use a smaller margin (--margin) or a higher pass rate (--pass-rate)")
 
     def rater_effect_sd(self, criterion: str, rated_drop: float = 0.0) -> float:
         """Standard deviation, over raters drawn from the population, of a rater's own expected difference

@@ -256,6 +256,8 @@ def check_plan(model: StudyModel, margin: float, power: float, claim: str, min_r
         raise EvalkitError(f"margin {margin} must be between 0 and 1", "pass --margin as a fraction, e.g. 0.05")
     if not 0 < power < 1:
         raise EvalkitError(f"power {power} must be between 0 and 1", "pass --power as a fraction, e.g. 0.8")
+    for c in model.pass_rates:  # the false-KEEP check's drop, refused before the search rather than after it
+        model.true_rates(c, margin)
     if claim == GENERAL and model.raters < min_raters:
         raise EvalkitError(f"{model.raters} raters: the gate's claim about raters in general needs at least "
                            f"{min_raters} (min_raters)", f"plan for at least {min_raters} raters (--raters), or freeze "
