@@ -18,6 +18,7 @@ import os
 import sys
 import threading
 import time
+import weakref
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -193,7 +194,7 @@ def bar(**kw):
     kw.setdefault("file", sys.stderr)
     kw.setdefault("dynamic_ncols", True)
     if board is None:
-        return tqdm(**kw)
+        return _opened(tqdm(**kw))
 
     class Published(tqdm):
         def update(self, n=1):
@@ -205,7 +206,22 @@ def bar(**kw):
     b = Published(**kw)
     board.update(b.desc or "", b.n, b.total)  # a resumed training's bar starts at its saved step
     b.set_postfix_str(whole_left(board.snapshot()), refresh=False)
+    return _opened(b)
+
+
+_open_bars: "weakref.WeakSet" = weakref.WeakSet()
+
+
+def _opened(b):
+    _open_bars.add(b)
     return b
+
+
+def close_bars() -> None:
+    """Close every bar still open, each ending its line: an error printed while one was open (a command's refusal
+    mid-work) was glued to the end of the bar's line, and the bar was drawn again below it as the process ended."""
+    for b in list(_open_bars):
+        b.close()
 
 
 def whole_left(snap: Snapshot) -> str:

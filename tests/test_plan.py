@@ -612,3 +612,19 @@ def test_a_pool_of_identical_pairs_is_refused_before_any_study_is_simulated_sayi
     assert r.exit_code == 1 and not simulated, r.output
     assert "identical outputs (pair pool: 4 of 4 pairs have identical outputs)" in r.output
     assert "decided without raters" in r.output and "with these raters" not in r.output
+
+
+def test_an_error_while_a_bar_is_open_is_printed_on_a_line_of_its_own(monkeypatch):
+    """`plan --compare` refused mid-comparison printed "designs compared: 0%| ... 3 ratings per pair]Error: ..." on
+    one line, and the bar was drawn again below the fix as the process ended. Open bars are closed first."""
+    import evalkit.study.plan.comparison as comparison
+
+    def refuse(*a, **k):
+        raise EvalkitError("this design cannot be sized", "a fix")
+
+    monkeypatch.setattr(comparison, "size", refuse)
+    r = CliRunner().invoke(cli, ["plan", "--compare", "--studies", "20"])
+    assert r.exit_code == 1 and "designs compared" in r.output, r.output
+    lines = r.output.split("\n")
+    assert any(line == "Error: this design cannot be sized" for line in lines), r.output
+    assert "designs compared" not in r.output.split("Error: ")[1], r.output

@@ -34,12 +34,16 @@ def _errors_as(label: str):
         def wrapper(*args, **kwargs):
             import sqlite3
 
+            from ..progress import close_bars
+
             try:
                 return fn(*args, **kwargs)
             except EvalkitError as e:
+                close_bars()  # the message on a line of its own, not at the end of a bar's
                 click.echo(f"{label}: {e}", err=True)
                 sys.exit(1)
             except sqlite3.OperationalError as e:  # a file it cannot use as it is, not a bug (those keep their trace)
+                close_bars()
                 click.echo(f"{label}: {database_error(e)}", err=True)
                 sys.exit(1)
 
