@@ -455,3 +455,20 @@ def test_the_resume_line_names_paths_with_spaces_as_a_shell_reads_them(make_conf
     words = shlex.split(line.split("`")[1])
     assert words[:3] == ["evalkit", "generate", "--resume"]
     assert words[4:] == ["--db", str(db), "--config", str(config)], words
+
+
+def test_samples_with_resume_is_refused_rather_than_ignored(make_config, tmp_path, monkeypatch):
+    """`evalkit generate --resume ID --samples 3` finished the stopped pool with the samples it was made with and
+    exited 0, as if --samples had been taken (first-hour audit, 2026-12-06). It is refused, naming both options,
+    before anything is generated; the resume as printed then finishes the pool."""
+    from click.testing import CliRunner
+
+    from evalkit.cli import cli
+
+    path, db, exp_id, before = _stopped_pool(make_config, tmp_path, monkeypatch, ["writing-01"])
+    r = CliRunner().invoke(cli, ["generate", "--config", str(path), "--db", str(db), "--resume", str(exp_id),
+                                 "--samples", "3"])
+    assert r.exit_code == 1 and f"--samples 3 does nothing with --resume: experiment {exp_id}" in r.output, r.output
+    assert "fix: leave out --samples" in r.output and _rows(db, "SELECT COUNT(*) FROM generations") == before
+    r = CliRunner().invoke(cli, ["generate", "--config", str(path), "--db", str(db), "--resume", str(exp_id)])
+    assert r.exit_code == 0 and _rows(db, "SELECT COUNT(*) FROM pairs")[0][0] == 2, r.output

@@ -949,6 +949,10 @@ def generate(cfg, db_path, samples: int | None = None, resume: int | None = None
         raise EvalkitError("--reserve is for --until-planned", "add --until-planned, or leave out --reserve")
     if resume is not None and new_study is not None:
         raise EvalkitError("--resume finishes an experiment of its own study", "leave out --new-study")
+    if resume is not None and samples is not None:  # taken, and ignored: the pool keeps its stored pool_samples
+        raise EvalkitError(f"--samples {samples} does nothing with --resume: experiment {resume} finishes with the "
+                           "samples it was made with", "leave out --samples; to add samples after it, run `evalkit "
+                           "generate --samples K` once it is finished")
     reserve = DEFAULT_RESERVE if reserve is None else reserve
     if until_planned:
         rounds = fill_pool(cfg, db_path, reserve=reserve, echo=echo, new_study=new_study)
