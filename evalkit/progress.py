@@ -224,6 +224,26 @@ def close_bars() -> None:
         b.close()
 
 
+class Steps:
+    """A bar over a few named steps of one command (`evalkit export`: the look, the tables, the files, the push), for
+    work that is long only as a whole: tens of seconds of silence on a study-sized pool. `step(name)` closes the one
+    before and shows `name` as the one under way."""
+
+    def __init__(self, desc: str, total: int):
+        self._bar, self._started = bar(total=total, desc=desc, unit="step"), False
+
+    def step(self, name: str) -> None:
+        if self._started:
+            self._bar.update(1)
+        self._started = True
+        self._bar.set_postfix_str(name)
+
+    def close(self) -> None:
+        if self._started:
+            self._bar.update(1)
+        self._bar.close()
+
+
 def whole_left(snap: Snapshot) -> str:
     """The whole job's time left, beside each bar's own: a bar's "[16:20<02:47]" is its stage's alone, and the
     terminal is all a presenter watching `./scripts/start.sh` has ("" while there is no estimate)."""

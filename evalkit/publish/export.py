@@ -620,6 +620,7 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
     from datasets import Dataset, DatasetDict
 
     from ..aggregate import aggregate
+    from ..progress import Steps
     from ..rating.queue import unclosed_pairs
     from ..store.database import check_copy_room
     from .provenance import build_provenance
@@ -663,24 +664,30 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
         _check_push_recordable(db, push_to_hub)
     # The look, the provenance, the card and the tables are all read from one copy (publish.one_moment): a rating the
     # app stores meanwhile would otherwise be in some of them and not in others. A given aggregate is the caller's.
+    shown = Steps("export", 3 + bool(push_to_hub))
+    shown.step("the study's look")
     with one_moment(db, lambda view: given if given is not None else aggregate(view, study=study)) as (view, agg):
         still_open = unclosed_pairs(view)  # as the look left them: a decision it froze closed its study's pairs
         prov = build_provenance(view, agg)
+        shown.step("tables")
         rows = tables(view, keep_rater_names, keep_comments)
         ds = DatasetDict({
             name: Dataset.from_list(rows[name], features=features(view, name)) if rows[name]
             else Dataset.from_dict({k: [] for k in features(view, name)}, features=features(view, name))
             for name in SPLITS
         })
+        shown.step("parquet files and card")
         files = _write(ds, out_dir, lambda files: _card(view, rows, files, keep_rater_names, push_to_hub, prov,
                                                         out_dir, agg, still_open, keep_comments))
     ds.still_open = still_open
     if push_to_hub:
+        shown.step(f"push to {push_to_hub}")
         ds.hub = {"repo_id": push_to_hub, "private": _push(api, push_to_hub, out_dir, files, public)}
         if still_open:  # --while-rating: the sides of open pairs are on the Hub; the study's provenance says so
             from ..store import insert_push_while_rating
 
             insert_push_while_rating(db, push_to_hub, ds.hub["private"], still_open)
+    shown.close()
     return ds
 
 

@@ -327,6 +327,7 @@ class Written:
 def write_report(db, out_dir, study: str | None = None) -> Written:
     """`evalkit report`: the aggregate of one study (the latest unless named) written as index.html in out_dir."""
     from ..aggregate import aggregate
+    from ..progress import Steps
     from ..rating.queue import unclosed_pairs
 
     # refused before the aggregate, whose look may freeze the decision: a refusal leaves the database as it was
@@ -334,11 +335,16 @@ def write_report(db, out_dir, study: str | None = None) -> Written:
     check_folder(out_dir, "the report")
     # the look, provenance, plots and tables all read from one copy (publish.one_moment), so that a rating stored
     # meanwhile is in none of them; the pseudonyms' salt is the database's own (one made in the copy would be lost)
+    shown = Steps("report", 2)
+    shown.step("the study's look")
     with one_moment(db, lambda view: aggregate(view, study=study), "the report") as (view, agg):
         # counted once, after the look (a decision it froze closed its study's pairs): the banner and the command's
         # warning say the same number (study pairs: gold pairs have no sides)
         still_open = unclosed_pairs(view, gold=False)
-        return Written(build_report(view, out_dir, agg, still_open, salt_db=db), still_open)
+        shown.step("plots and tables")
+        written = Written(build_report(view, out_dir, agg, still_open, salt_db=db), still_open)
+    shown.close()
+    return written
 
 
 def _open_banner(still_open: int) -> str:
