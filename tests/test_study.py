@@ -752,3 +752,18 @@ def test_resume_with_a_database_that_does_not_exist_creates_none(tmp_path, make_
     r = invoke("generate", "--config", str(make_config()), "--db", str(db_file), "--resume", "3")
     assert r.exit_code == 1 and f"--resume 3: database {db_file} does not exist" in r.output, r.output
     assert "pass the --db the stopped `evalkit generate` used" in r.output and not db_file.exists()
+
+
+def test_a_study_name_generate_accepts_up_front_is_stored_and_a_taken_one_names_the_file(make_config, tmp_path):
+    """First-hour audit, 2026-12-06: `generate --new-study` checked the name up front (at most 100 characters), loaded
+    the models, and then the store refused any name over 64 characters with another rule ("give a name of 1 to 64
+    printable characters"); a taken name was refused "in this database", naming no file. One rule now, and the
+    refusal names the database and the studies in it."""
+    cfg, db = str(make_config()), tmp_path / "s.db"
+    long_name = "pilot-" + "x" * 74  # 80 characters
+    for name in ("main", long_name):
+        r = invoke("generate", "--config", cfg, "--db", str(db), "--samples", "1", "--new-study", name)
+        assert r.exit_code == 0 and f"study '{name}'" in r.output, r.output
+    r = invoke("generate", "--config", cfg, "--db", str(db), "--samples", "1", "--new-study", "main")
+    assert r.exit_code == 1 and f"a study named 'main' already exists in {db.resolve()}" in r.output, r.output
+    assert f"studies here: main, {long_name}" in r.output

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from ..errors import EvalkitError
-from .database import now, write_transaction
+from .database import db_file, now, write_transaction
 
 # The name of the first study of a database (a later one is named by `evalkit generate --new-study NAME`).
 FIRST_STUDY = "main"
@@ -31,11 +31,20 @@ def gate_mismatch(study: dict, gate: dict) -> EvalkitError:
         "and restart the Space")
 
 
-def _check_name(name: str) -> str:
-    name = (name or "").strip()
-    if not name or len(name) > 64 or any(ord(c) < 32 for c in name):
-        raise EvalkitError(f"study name {name!r} is not usable", "give a name of 1 to 64 printable characters")
-    return name
+STUDY_NAME_LIMIT = 100
+
+
+def check_study_name(name: str) -> None:
+    """A study's name is how aggregate, report and the verdict name it: refuse one that names nothing (blank, or no
+    letter or digit), control characters, or a paragraph. One rule for `generate`'s early check and the store's: a
+    second, stricter one here (64 characters) refused, after the models had loaded, a name the first had passed."""
+    import unicodedata
+
+    if (not any(ch.isalnum() for ch in name) or len(name) > STUDY_NAME_LIMIT
+            or any(unicodedata.category(ch).startswith("C") for ch in name) or name != name.strip()):
+        raise EvalkitError(f"--new-study {name!r} is not a usable study name",
+                           f"give a name with letters or digits, no leading or trailing spaces, at most "
+                           f"{STUDY_NAME_LIMIT} characters, e.g. --new-study pilot-2")
 
 
 def attach_pool(db, gate: dict, new_study: str | None = None) -> int:
@@ -46,10 +55,11 @@ def attach_pool(db, gate: dict, new_study: str | None = None) -> int:
     gate_json = json.dumps(gate, ensure_ascii=False, sort_keys=True)
     with write_transaction(db):
         if new_study is not None:
-            name = _check_name(new_study)
+            check_study_name(name := new_study)
             if db.execute("SELECT 1 FROM studies WHERE name = ?", [name]).fetchone():
-                raise EvalkitError(f"a study named '{name}' already exists in this database",
-                                   "choose another name for --new-study (`evalkit aggregate --study NAME` shows one)")
+                taken = ", ".join(r[0] for r in db.execute("SELECT name FROM studies ORDER BY id"))
+                raise EvalkitError(f"a study named '{name}' already exists in {db_file(db) or 'this database'}",
+                                   f"choose another name for --new-study (studies here: {taken})")
             return db.conn.execute("INSERT INTO studies (name, created_at, gate_json, gate_hash) VALUES (?, ?, ?, ?)",
                                    [name, now(), gate_json, gate.get("hash", "")]).lastrowid
         latest = next(db.query("SELECT * FROM studies ORDER BY id DESC LIMIT 1"), None)

@@ -181,21 +181,6 @@ def _draw_sample_seed(db, cfg: Config, first: int, samples: int) -> int:
                        "start a new database for the new pool")
 
 
-STUDY_NAME_LIMIT = 100
-
-
-def check_study_name(name: str) -> None:
-    """A study's name is how aggregate, report and the verdict name it: refuse one that names nothing (blank, or no
-    letter or digit), control characters, or a paragraph."""
-    import unicodedata
-
-    if (not any(ch.isalnum() for ch in name) or len(name) > STUDY_NAME_LIMIT
-            or any(unicodedata.category(ch).startswith("C") for ch in name) or name != name.strip()):
-        raise EvalkitError(f"--new-study {name!r} is not a usable study name",
-                           f"give a name with letters or digits, no leading or trailing spaces, at most "
-                           f"{STUDY_NAME_LIMIT} characters, e.g. --new-study pilot-2")
-
-
 def _study_for(db, gate: dict, new_study: str | None):
     """The study a new pool would join (the latest, when new_study is None), refusing a gate other than its frozen
     one before any model is loaded (store.attach_pool checks again, under the write lock)."""
@@ -546,6 +531,7 @@ def build_pool(cfg: Config, db_path: Path | str | None = None, *, samples: int |
     from ..locations import db_path as default_db_path
     from ..task.prompts import load_prompts
     from ..store import open_db
+    from ..store.studies import check_study_name
 
     samples = cfg.pool.samples if samples is None else samples  # --samples 0 is an error, not the default
     if samples < 1:
