@@ -537,6 +537,14 @@ def test_cli_refuses_an_option_it_would_ignore_or_a_link_that_is_not_one(args, m
     assert "personal code" not in r.output and not (tmp_path / "out").exists()
 
 
+def test_raters_add_to_an_empty_file_says_the_database_is_new(tmp_path, data_dir):
+    """First-hour audit, 2026-12-06: a --db that was an empty file (`touch results/evalkit.db`) got the code and
+    "database: ..." with no word that it held no study, as a missing file gets: SQLite takes both as new."""
+    db = tmp_path / "touched.db"
+    db.touch()
+    r = CliRunner().invoke(cli, ["raters", "add", "ann", "--db", str(db)])
+    assert r.exit_code == 0 and f"database: {db} (new: it was an empty file; if the study's is elsewhere" in r.output
+
 def test_raters_commands_say_which_database_and_keep_a_revoke_s_time(tmp_path, data_dir):
     """Audit, 2026-12-02: a mistyped --db made a new database and printed a code that works nowhere, with no word of
     which file; a taken name was answered with the sign-in box's advice; a second revoke moved the revoke's time."""

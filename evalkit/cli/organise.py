@@ -272,11 +272,11 @@ def raters_add(name, organiser, config_path, db_path, url):
 
     base = _base_url(config_path, url)  # first: a bad --url or --config must not cost the new code
     path = db_file(db_path)
-    new = not path.exists()
+    # an empty file (`touch`ed) is as new to SQLite as a missing one: it holds no study either
+    new = "it did not exist" if not path.exists() else "it was an empty file" if path.stat().st_size == 0 else ""
     _echo_credential(raters.add(open_study_db(path), name, organiser=organiser), base)
     # the code works only against this file: a mistyped --db would otherwise hand out a code for nothing
-    click.echo(f"  database: {path}" + (" (new: it did not exist; if the study's is elsewhere, pass its --db)"
-                                        if new else ""))
+    click.echo(f"  database: {path}" + (f" (new: {new}; if the study's is elsewhere, pass its --db)" if new else ""))
 
 
 @raters_group.command("list")
