@@ -210,7 +210,7 @@ def test_raters_commands_invite_list_revoke_reissue(tmp_path):
     assert "ann" in listed.output and "organiser" in listed.output and code.split(".")[1] not in listed.output
     assert run(cli, ["raters", "revoke", "ann", "--db", db]).exit_code == 0
     assert "revoked" in run(cli, ["raters", "list", "--db", db]).output
-    new = run(cli, ["raters", "reissue", "ann", "--db", db])
+    new = run(cli, ["raters", "reissue", "ann", "--restore", "--db", db])
     new_code = new.output.split("personal code ")[1].split()[0]
     assert new_code != code and raters.authenticate(open_db(db), new_code).name == "ann"
     missing = run(cli, ["raters", "list", "--db", str(tmp_path / "nope.db")])

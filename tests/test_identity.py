@@ -81,13 +81,51 @@ def test_revoke_and_reissue(db):
     raters.revoke(db, "ann")
     with pytest.raises(raters.SignInError, match="revoked"):
         raters.authenticate(db, first.code)
-    second = raters.reissue(db, "ann")
+    second = raters.reissue(db, "ann", restore=True)
     assert raters.authenticate(db, second.code).name == "ann"
     with pytest.raises(raters.SignInError, match="not valid"):
         raters.authenticate(db, first.code)  # the old code is gone for good
     with pytest.raises(EvalkitError, match="no rater named"):
         raters.revoke(db, "nobody")
     assert [r["name"] for r in raters.listing(db)] == ["ann"]
+
+
+def test_reissue_refuses_a_revoked_rater_naming_the_revoke_unless_restore_lifts_it(db, tmp_path):
+    """Audit, 2026-12-06: `raters reissue` on a revoked rater gave her a working code again without a word, undoing
+    the organiser's revoke. It is refused, naming the revoke and its date, nothing written; --restore lifts it and
+    says so. A rater who is not revoked is re-issued as before."""
+    from click.testing import CliRunner
+
+    from evalkit.cli import cli
+    from evalkit.store import open_db
+
+    path = str(tmp_path / "revoked.db")
+    store = open_db(path)
+    ann, bob = raters.add(store, "ann"), raters.add(store, "bob")
+    raters.revoke(store, "ann")
+    revoked_at = next(r["revoked_at"] for r in raters.listing(store) if r["name"] == "ann")
+    stored = lambda: list(open_db(path).query("SELECT name, secret_hash, revoked_at FROM raters ORDER BY id"))
+    before = stored()
+    run = CliRunner().invoke
+    refused = run(cli, ["raters", "reissue", "ann", "--db", path])
+    assert refused.exit_code == 1 and "personal code" not in refused.output
+    assert f"rater 'ann' was revoked at {revoked_at}" in refused.output and "--restore" in refused.output
+    assert stored() == before  # nothing written: she stays revoked
+    with pytest.raises(raters.SignInError, match="revoked"):
+        raters.authenticate(open_db(path), ann.code)
+    with pytest.raises(EvalkitError, match="was revoked at"):
+        raters.reissue(open_db(path), "ann")
+
+    restored = run(cli, ["raters", "reissue", "ann", "--restore", "--db", path])
+    assert restored.exit_code == 0, restored.output
+    assert f"restored rater 'ann': revoked at {revoked_at}" in restored.output
+    code = restored.output.split("personal code ")[1].split()[0]
+    assert raters.authenticate(open_db(path), code).name == "ann"
+    again = run(cli, ["raters", "reissue", "bob", "--db", path])  # never revoked: no flag needed, no restore said
+    assert again.exit_code == 0 and "restored" not in again.output
+    assert raters.authenticate(open_db(path), again.output.split("personal code ")[1].split()[0]).name == "bob"
+    with pytest.raises(raters.SignInError, match="not valid|replaced"):
+        raters.authenticate(open_db(path), bob.code)
 
 
 def test_sign_in_guard_grows_the_delay_per_client_and_per_name():
@@ -226,7 +264,7 @@ def test_look_alikes_an_older_key_let_in_are_each_revoked_and_reissued_by_their_
     with pytest.raises(raters.SignInError, match="revoked"):
         raters.authenticate(db, other.code)
     assert raters.authenticate(db, bob.code).name == "bob"  # the other one untouched
-    new = raters.reissue(db, "b\u0585b")
+    new = raters.reissue(db, "b\u0585b", restore=True)
     assert new.identity.name == "b\u0585b" and raters.authenticate(db, new.code).name == "b\u0585b"
     assert raters.authenticate(db, bob.code).name == "bob"
     with pytest.raises(EvalkitError, match="looks like 2 raters \\('bob', 'b\u0585b'\\)") as e:

@@ -315,7 +315,7 @@ def raters_revoke(name, db_path):
     who, before = raters.revoke(open_study_db(db_path, must_exist=True), name)
     if before:
         click.echo(f"{who.role} '{who.name}' was already revoked at {before}; nothing changed (`evalkit raters "
-                   "reissue` gives them a new code)")
+                   "reissue --restore` gives them a new code)")
         return
     click.echo(f"revoked {who.role} '{who.name}': their code no longer signs in, and their open sessions end at "
                "their next event (ratings kept)")
@@ -326,13 +326,19 @@ def raters_revoke(name, db_path):
 @config_option
 @db_option
 @click.option("--url", default=None, help="The app's address for the link (default: http://app.host:app.port/).")
+@click.option("--restore", is_flag=True, help="Lift NAME's revoke: without it a revoked rater is refused.")
 @fail_clearly
-def raters_reissue(name, config_path, db_path, url):
-    """A new code for NAME (lost, or after a revoke); the old code stops working, and the sessions it opened end."""
+def raters_reissue(name, config_path, db_path, url, restore):
+    """A new code for NAME (lost); the old code stops working, and the sessions it opened end. A revoked NAME gets
+    one only with --restore."""
     from ..rating import roster as raters
 
     base = _base_url(config_path, url)  # first: a bad --url or --config must not revoke the old code for nothing
-    _echo_credential(raters.reissue(open_study_db(db_path, must_exist=True), name), base)
+    cred = raters.reissue(open_study_db(db_path, must_exist=True), name, restore=restore)
+    if cred.restored_from:
+        click.echo(f"restored {cred.identity.role} '{cred.identity.name}': revoked at {cred.restored_from}, "
+                   "they can sign in and rate again with the new code")
+    _echo_credential(cred, base)
 
 
 @cli.group("pairs")

@@ -52,6 +52,7 @@ class Credential:
 
     identity: Identity
     code: str
+    restored_from: str | None = None  # a re-issue that lifted a revoke: when that revoke was
 
     def link(self, base_url: str) -> str:
         return f"{base_url.rstrip('/')}/?invite={self.code}"
@@ -150,17 +151,23 @@ def _ambiguous(name: str, e: NameAmbiguous) -> EvalkitError:
                         "pass the NAME exactly as `evalkit raters list` shows it")
 
 
-def reissue(db, name: str) -> Credential:
-    """A new code for an existing rater (lost code, or after a revoke): the old code stops working."""
+def reissue(db, name: str, *, restore: bool = False) -> Credential:
+    """A new code for an existing rater (a lost code): the old code stops working. A revoked rater is refused, naming
+    the revoke, unless `restore`: a revoke is an organiser's decision, and a re-issue must not quietly undo it."""
     name, key = _named(name)
     try:
-        done = replace_secret(db, name, key, _new_code, name_key)
+        done = replace_secret(db, name, key, _new_code, name_key, restore=restore)
     except NameAmbiguous as e:
         raise _ambiguous(name, e) from None
     if done is None:
         raise _missing(name)
     holder, code = done
-    return _credential(holder["name"], holder["role"], holder["source"], code)
+    if code is None:
+        raise EvalkitError(f"{holder['role']} '{holder['name']}' was revoked at {holder['revoked_at']}; a new code "
+                           "would let them sign in and rate again",
+                           f"if that is meant, pass --restore: `evalkit raters reissue '{holder['name']}' --restore`")
+    identity = _credential(holder["name"], holder["role"], holder["source"], code).identity
+    return Credential(identity, code, holder["revoked_at"])
 
 
 def revoke(db, name: str) -> tuple[Identity, str | None]:

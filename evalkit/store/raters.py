@@ -101,15 +101,18 @@ def signups_since(db, client: str, since: str) -> list[dict]:
                          "ORDER BY created_at", [client, since]))
 
 
-def replace_secret(db, name: str, name_key: str, new_secret: SecretMaker, key_of: KeyMaker | None = None
-                   ) -> tuple[dict, str] | None:
-    """A new secret for the identity named (rater_named; and no longer revoked): (its row, the new code); None when
-    there is no such identity."""
+def replace_secret(db, name: str, name_key: str, new_secret: SecretMaker, key_of: KeyMaker | None = None,
+                   restore: bool = False) -> tuple[dict, str | None] | None:
+    """A new secret for the identity named (rater_named; and no longer revoked): (its row as it was, the new code);
+    None when there is no such identity. A revoked one is restored only with `restore`: else (its row, None), nothing
+    written."""
     with write_transaction(db):
         rekey(db, key_of)
         holder = rater_named(db, name, name_key)
         if holder is None:
             return None
+        if holder["revoked_at"] is not None and not restore:
+            return holder, None
         code, digest = new_secret(holder["id"])
         db.conn.execute("UPDATE raters SET secret_hash = ?, revoked_at = NULL WHERE id = ?", [digest, holder["id"]])
     return holder, code
