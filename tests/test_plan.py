@@ -628,3 +628,40 @@ def test_an_error_while_a_bar_is_open_is_printed_on_a_line_of_its_own(monkeypatc
     lines = r.output.split("\n")
     assert any(line == "Error: this design cannot be sized" for line in lines), r.output
     assert "designs compared" not in r.output.split("Error: ")[1], r.output
+
+
+def test_a_simulated_study_of_identical_pairs_alone_needs_no_rater_as_the_gate_decides_it(tmp_path):
+    """Audit, 2026-12-06: the gate decides a sample whose every pair is identical without raters
+    (gate.enough_raters), but the plan's simulation (search.criterion_passes) and the error bench (errorbench) still
+    asked such a simulated study for min_raters distinct raters, and counted it as failing: at an identical share
+    near 1 the plan's power and the bench's KEEP rates were wrong. Both now use the gate's own rule,
+    gate.enough_raters_for. The real gate, on a real SQLite study, and the simulation agree: KEEP at 100 identical
+    pairs, not at 30 (the score floor alone)."""
+    from evalkit.aggregate import aggregate
+    from evalkit.study.plan.errorbench import Grid, _passes
+    from evalkit.study.plan.model import rated_pairs, simulate
+    from evalkit.study.plan.search import criterion_passes
+
+    studies, min_raters = 400, 10
+    model = StudyModel(pass_rates={c: 0.8 for c in CRITERIA}, identical_share=0.99, raters_per_pair=1, raters=12)
+    for pairs in (100, 30):
+        gate = tmp_path / f"same{pairs}.toml"
+        gate.write_text(gate_file_text(planned_pairs=pairs, min_ratings_per_pair=1, min_raters=min_raters))
+        db = open_db(tmp_path / f"same{pairs}.db")
+        build_study(db, SyntheticStudy(gate_path=str(gate), pairs=pairs, raters_per_pair=1, raters=12,
+                                       identical_share=1.0, queue_order=True, seed=4))
+        fidelity = next(c for c in aggregate(db).verdict.conditions if c.name == "fidelity").ok
+
+        sim = simulate(model, pairs, studies, {}, np.random.default_rng(pairs), CRITERIA)
+        alone = rated_pairs(sim, studies) == 0
+        assert alone.any() and not alone.all()  # some simulated studies are identical pairs alone, some not
+        passes = criterion_passes(sim, studies, 0.05, 0.95, 200, min_raters=min_raters)
+        bench = _passes(model, Grid(pairs=pairs, raters_per_pair=1, min_raters=min_raters, resamples=200,
+                                    union_bootstrap=False), 200, {}, [pairs], CRITERIA)
+        bench_sim = simulate(model, pairs, 200, {}, np.random.default_rng([pairs, 0]), CRITERIA)
+        bench_alone = rated_pairs(bench_sim, 200) == 0
+        assert bench_alone.any()
+        for c in CRITERIA:
+            assert (passes[c][alone] == fidelity).all(), (pairs, c)
+            assert (bench[c]["gate"][bench_alone] == fidelity).all(), (pairs, c)
+        assert fidelity is (pairs == 100)

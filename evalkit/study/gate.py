@@ -374,13 +374,21 @@ def raters_ok(raters, gate_values: dict):
     return raters >= gate_values.get("min_raters", Gate.min_raters)
 
 
+def enough_raters_for(raters, rated_pairs, gate_values: dict):
+    """raters_ok, save for a sample that holds no rated pair (vectorised over studies: the verdict's looks and the
+    plan's simulated studies share this rule). Such a sample (every pair identical, an exact zero whoever rates, or
+    without an outcome, counted at the worst) rests on no rater's answer: no rater variance to miss, no minimum."""
+    import numpy as np
+
+    return (np.asarray(rated_pairs) <= 0) | raters_ok(raters, gate_values)
+
+
 def enough_raters(row: dict, gate_values: dict) -> bool:
-    """raters_ok for one criterion's row of a look (aggregate.verdict.fidelity_rows). A row whose sample holds no
-    rated pair (every pair identical, an exact zero whoever rates, or without an outcome, counted at the worst) rests
-    on no rater's answer: there is no rater variance to miss, so no minimum applies."""
+    """enough_raters_for one criterion's row of a look (aggregate.verdict.fidelity_rows)."""
     pairs = int(row.get("pairs", 0))
     rated = pairs - int(row.get("identical", 0)) - int(row.get("worst_case_pairs") or 0)
-    return (pairs > 0 and rated <= 0) or bool(raters_ok(int(row.get("raters", 0)), gate_values))
+    # an empty sample is not one judged without raters: it has no pair at all
+    return bool(enough_raters_for(int(row.get("raters", 0)), rated if pairs > 0 else 1, gate_values))
 
 
 def claim_text(gate_values: dict | None, raters: int | None = None) -> str:

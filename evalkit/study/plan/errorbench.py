@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 from ..gate import GENERAL, Gate
 from ...task.criteria import CRITERIA
-from .model import StudyModel, simulate
+from .model import StudyModel, rated_pairs, simulate
 from .search import RATINGS_PER_CHUNK, Rate
 
 
@@ -61,7 +61,7 @@ def _passes(model: StudyModel, grid: Grid, studies: int, drops: dict, seed, crit
     version's (union)? Also the ratings per study."""
     import numpy as np
 
-    from ..gate import fidelity_ok, raters_ok
+    from ..gate import enough_raters_for, fidelity_ok
     from ...stats import T_FLOOR, UNION, paired_difference
 
     gate = {"claim": grid.claim, "min_raters": grid.min_raters}
@@ -70,12 +70,13 @@ def _passes(model: StudyModel, grid: Grid, studies: int, drops: dict, seed, crit
     for i, start in enumerate(range(0, studies, chunk)):
         size = min(chunk, studies - start)
         sim = simulate(model, grid.pairs, size, drops, np.random.default_rng([*seed, i]), criteria)
+        rated = rated_pairs(sim, size)
         for c, x in sim["x"].items():
             res = paired_difference(x, sim["pair"], sim["rater"], sim["pair_study"], size, grid.confidence,
                                     grid.resamples, raters_in_general=grid.claim == GENERAL,
                                     identical=sim["identical"], interval=grid.interval,
                                     bootstrap=grid.union_bootstrap or grid.interval == UNION)
-            enough = raters_ok(res["raters"], gate)
+            enough = enough_raters_for(res["raters"], rated, gate)  # the gate's rule: identical pairs alone need none
             floor = np.fmin(res["t_low"], res["score_low"])
             union = np.fmin(np.fmin(res["tango_low"], res["bootstrap_low"]), res["two_way_low"])
             out[c]["gate"].append(fidelity_ok(res["low"], grid.margin) & enough)

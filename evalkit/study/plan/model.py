@@ -277,3 +277,12 @@ def simulate(model: StudyModel, pairs: int, studies: int, drops: dict[str, float
     sim.pop("truth")
     sim["identical"] = sim.pop("same")  # exact zeros in the gate's paired difference, without ratings
     return sim
+
+
+def rated_pairs(sim: dict, studies: int):
+    """Per simulated study, its pairs that raters rate (not identical): gate.enough_raters_for's count."""
+    import numpy as np
+
+    same = sim.get("identical")
+    unrated = np.zeros(len(sim["pair_study"]), bool) if same is None else np.asarray(same, bool)
+    return np.bincount(sim["pair_study"], weights=~unrated, minlength=studies)

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field, replace
 from ...errors import EvalkitError
 from ..gate import GENERAL, Gate
 from ...task.criteria import CRITERIA
-from .model import StudyModel, simulate
+from .model import StudyModel, rated_pairs, simulate
 
 MIN_CONFIRM = 2000  # fresh simulated studies behind the confirmed power and the false-KEEP check
 RATINGS_PER_CHUNK = 3_000_000  # simulated ratings held at once (about 100 MB per criterion)
@@ -137,15 +137,16 @@ def criterion_passes(sim: dict, studies: int, margin: float, confidence: float, 
                      claim: str = GENERAL, min_raters: int = Gate.min_raters, interval: str = Gate.interval) -> dict:
     """Per criterion, per simulated study: does the gate's fidelity condition hold (the interval's lower end at
     or above -margin, and enough raters for the claim)? Identical pairs (sim["identical"]) are exact zeros."""
-    from ..gate import fidelity_ok, raters_ok
+    from ..gate import enough_raters_for, fidelity_ok
     from ...stats import paired_difference
 
-    out = {}
+    out, rated = {}, rated_pairs(sim, studies)  # a study of identical pairs alone needs no rater, as at the gate
     for c, x in sim["x"].items():
         res = paired_difference(x, sim["pair"], sim["rater"], sim["pair_study"], studies, confidence, resamples,
                                 raters_in_general=claim == GENERAL, identical=sim.get("identical"),
                                 interval=interval, bootstrap=False)
-        out[c] = fidelity_ok(res["low"], margin) & raters_ok(res["raters"], {"claim": claim, "min_raters": min_raters})
+        out[c] = fidelity_ok(res["low"], margin) & enough_raters_for(res["raters"], rated,
+                                                                     {"claim": claim, "min_raters": min_raters})
     return out
 
 
