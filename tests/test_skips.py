@@ -367,3 +367,86 @@ def test_the_give_up_command_refuses_clearly_and_gives_up_what_no_rater_can_take
     assert r.exit_code == 0, r.output
     assert "gave up 1 pair(s) of study 'main'" in r.output and order[0] in r.output
     assert "the decision is stored" in r.output
+
+
+def _sequential(tmp_path, name: str, drop: float, pass_rate: float):
+    """20 study pairs, group-sequential looks at 5, 10 and 15 decided pairs, one rating each. Returns (db, the study
+    pairs in the queue's order, rate): rate(stuck, upto) has ann and bob skip `stuck` and rate every other pair they
+    are served before position `upto` of the order."""
+    gate = tmp_path / f"{name}.toml"
+    gate.write_text(gate_file_text(planned_pairs=15, margin=0.05, min_ratings_per_pair=1, second_rating_share=0,
+                                   claim="these raters", ppi="off", monitoring="group sequential", look_every=5),
+                    encoding="utf-8")
+    db = open_db(tmp_path / f"{name}.db")
+    build_study(db, SyntheticStudy(pairs=0, unrated_pairs=20, raters_per_pair=1, raters=3, pass_rate=pass_rate,
+                                   drops={DROPS: drop}, prescreen_accuracy=1.0, queue_order=True,
+                                   gate_path=str(gate), seed=12))
+    truth = _truth(db)
+    order = [r[0] for r in db.execute("SELECT id FROM pairs WHERE kind = 'study' ORDER BY queue_rank")]
+
+    def rate(stuck: str, upto: int) -> None:
+        for rater in ("ann", "bob"):
+            while (view := next_pair(db, rater, APP.ratings_per_pair)) is not None and order.index(view.pair_id) < upto:
+                if view.pair_id == stuck:
+                    skip_pair(db, APP, rater, stuck, "I cannot judge this one")
+                else:
+                    a, b, _differ, _d = truth[view.pair_id]
+                    submit_rating(db, APP, RatingInput(view.pair_id, rater, a, b, "tie"))
+    return db, order, rate
+
+
+def _frozen_row(db) -> list:
+    return list(db.execute("SELECT completed_at, completed_rating_id, verdict_json FROM decisions"))
+
+
+def test_a_give_up_under_group_sequential_looks_takes_the_next_looks_pairs_and_dates_what_it_completes(tmp_path):
+    """Audit, 2026-12-06: give-ups were tested under one look only. With looks at 5, 10 and 15 decided pairs, a pair
+    no rater can take inside the second look: the command finds it (the next look's, not the first's), and giving it
+    up completes that intermediate look. Where the look does not settle the study nothing is stored, the study stays
+    interim and the next give-up finds the third look's head pair, whose give-up stores the decision dated at it;
+    where the look settles it (a drop the second look already sees), the decision is stored at once, dated at the
+    give-up, labelled with its look, and nothing moves it afterwards (a later reader, a benchmark, a new rater)."""
+    from evalkit.aggregate.give_up import give_up
+    from evalkit.errors import EvalkitError
+    from evalkit.rating import roster
+    from evalkit.study.synthetic import add_bench
+
+    db, order, rate = _sequential(tmp_path, "gs_interim", drop=0.3, pass_rate=0.95)
+    rate(order[6], 10)  # the first look (5 pairs) is reached; the second waits for order[6]
+    assert aggregate(db).interim
+    with pytest.raises(EvalkitError, match=f"'{order[12]}' is not among the pairs the next look \\(10 decided pairs\\)"):
+        give_up(db, [order[12]], "a pair of the third look", False)  # the next look's pairs only
+    done = give_up(db, None, "every rater skipped it", untakeable=True)
+    assert done.pairs == [order[6]] and done.decision is None  # the second look did not settle it: nothing stored
+    agg = aggregate(db)
+    assert agg.interim and agg.frozen is None and not _frozen_row(db)
+    with pytest.raises(EvalkitError, match="nothing to give up"):  # the third look's pairs can still be served
+        give_up(db, None, "again", untakeable=True)
+    rate(order[12], 20)
+    note = next(n for n in aggregate(db).notes if "can be served to none" in n)
+    assert "the next look (15 decided pairs)" in note
+    last_rating = db.execute("SELECT MAX(created_at) FROM ratings").fetchone()[0]
+    done = give_up(db, None, "every rater skipped it too", untakeable=True)
+    assert done.pairs == [order[12]] and done.decision is not None and done.at > last_rating
+    assert done.decision.completed_at == done.at
+    assert aggregate(db).frozen.completed_at == done.at
+
+    db, order, rate = _sequential(tmp_path, "gs_settles", drop=0.8, pass_rate=0.9)
+    rate(order[6], 10)
+    assert aggregate(db).interim and not _frozen_row(db)
+    last_id, last_rating = db.execute("SELECT MAX(id), MAX(created_at) FROM ratings").fetchone()
+    done = give_up(db, None, "every rater skipped it", untakeable=True)
+    assert done.pairs == [order[6]] and done.decision is not None and done.at > last_rating
+    frozen = done.decision
+    assert frozen.completed_at == done.at and frozen.completed_rating_id == last_id  # the give-up, after that rating
+    assert "look 2 of at most 3" in frozen.verdict.label
+    kept = _frozen_row(db)
+    agg = aggregate(db)
+    assert not agg.interim and agg.frozen.completed_at == done.at
+    assert agg.frozen.verdict.decision == frozen.verdict.decision
+    add_bench(db, speedup=1.0, seed=1)  # a later benchmark, reader and rater move nothing
+    roster.add(db, "cat")
+    assert next_pair(db, "cat", APP.ratings_per_pair) is None
+    assert aggregate(db).frozen.completed_at == done.at and _frozen_row(db) == kept
+    with pytest.raises(EvalkitError, match="is decided"):
+        give_up(db, None, "again", untakeable=True)
