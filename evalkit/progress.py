@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 _board: contextvars.ContextVar["Board | None"] = contextvars.ContextVar("evalkit_progress_board", default=None)
+_steps: contextvars.ContextVar["Steps | None"] = contextvars.ContextVar("evalkit_progress_steps", default=None)
 
 
 @dataclass
@@ -242,6 +243,22 @@ class Steps:
         if self._started:
             self._bar.update(1)
         self._bar.close()
+
+    @contextlib.contextmanager
+    def announcing(self):
+        """Inside this block (in this thread), the library's own `step(name)` calls move this bar."""
+        token = _steps.set(self)
+        try:
+            yield self
+        finally:
+            _steps.reset(token)
+
+
+def step(name: str) -> None:
+    """A library function's step (aggregate's analysis), shown on the bar of the command announcing it
+    (`Steps.announcing`); nothing otherwise: report and export, which call the same function, have steps of their own."""
+    if (shown := _steps.get()) is not None:
+        shown.step(name)
 
 
 def whole_left(snap: Snapshot) -> str:

@@ -368,3 +368,26 @@ def test_a_pool_whose_timings_carry_no_spread_says_its_zero_width_interval_is_no
     assert "95% CI lower end 2.00 vs minimum" in out and "the interval has zero width, the timings carry no spread" in out
     assert ("note: speed figure: speed-up [2.00, 2.00] and tokens per second, assisted over ordinary [2.00, 2.00]: "
             "zero-width 95% intervals, since the timings carry no spread") in out and "not because the figure is certain" in out
+
+
+def test_aggregate_shows_its_steps_on_stderr_and_leaves_stdout_as_it_was(tmp_path, rated_db):
+    """Audit, 2026-12-06: on a study-sized pool (5,000 pairs) `evalkit aggregate` ran some 15 s on 2 shared cores
+    without a word until the end. A bar on stderr names its steps (the gate's analysis is most of the time); standard
+    output is the text, or the JSON, alone, as the library gives it."""
+    from click.testing import CliRunner
+
+    from evalkit.aggregate import aggregate, format_text
+    from evalkit.cli import cli
+
+    path = str(tmp_path / "rated.db")
+    r = CliRunner().invoke(cli, ["aggregate", "--db", path, "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["verdict"]  # the bar is on stderr only: the JSON parses
+    for step in ("the ratings and speed figures", "the gate's analysis", "the tables", "the JSON and its provenance"):
+        assert step in r.stderr, r.stderr
+    assert "aggregate: 100%" in r.stderr and "4/4" in r.stderr, r.stderr
+    r = CliRunner().invoke(cli, ["aggregate", "--db", path])
+    assert r.exit_code == 0 and "the text" in r.stderr and "4/4" in r.stderr, r.output
+    assert r.stdout == format_text(aggregate(rated_db)) + "\n"
+    # the library's callers with steps of their own (report, export, the app) get no bar from it
+    assert "aggregate" not in CliRunner().invoke(cli, ["report", "--db", path, "--out", str(tmp_path / "rep")]).stderr

@@ -186,7 +186,7 @@ def test_same_study_before_the_planned_size_is_an_interim_look(tmp_path, planned
     assert f"{planned_size} of the {planned_size + 50} planned pairs" in format_text(agg)
     r = CliRunner().invoke(cli, ["aggregate", "--db", str(tmp_path / "early.db"), "--json"])
     assert r.exit_code == 0, r.output
-    out = json.loads(r.output)
+    out = json.loads(r.stdout)
     assert out["interim"] is True and out["label"] == INTERIM and out["verdict"]["decision"] == "INSUFFICIENT DATA"
     r = CliRunner().invoke(cli, ["aggregate", "--db", str(tmp_path / "early.db")])
     assert "VERDICT: INSUFFICIENT DATA  (interim look, not a decision)" in r.output

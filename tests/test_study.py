@@ -102,7 +102,7 @@ def test_a_later_pool_under_another_gate_is_refused_and_the_first_verdict_stands
     # the CLI chooses too
     r = invoke("aggregate", "--db", str(db_file), "--study", "main", "--json")
     assert r.exit_code == 0, r.output
-    out = json.loads(r.output)
+    out = json.loads(r.stdout)
     assert out["study"]["name"] == "main" and out["verdict"]["gate"]["planned_pairs"] == 1725
     r = invoke("aggregate", "--db", str(db_file), "--study", "nope")
     assert r.exit_code == 1 and f"no study named 'nope' in {db_file.resolve()}" in r.output and "main, bigger-margin" in r.output

@@ -91,6 +91,11 @@ class Aggregate:
         }
 
 
+# What takes the time, in order, announced to a command's bar (progress.step): on a study-sized pool the gate's
+# analysis (every look's bootstrap) is most of it; `evalkit aggregate` was silent for some 15 s
+STEPS = ("the ratings and speed figures", "the gate's analysis", "the tables")
+
+
 def aggregate(db, tolerance: float | None = None, resamples: int | None = None, study: str | None = None) -> Aggregate:
     """Every table, the speed-up and the gate verdict of one study (`study`: its name; the latest by default), from
     the database as it is now; once its planned sample has completed, the decision frozen then (stored by the first
@@ -104,9 +109,11 @@ def _aggregate(db, tolerance: float | None, resamples: int | None, study: str | 
     import numpy as np
     import pandas as pd
 
+    from ..progress import step
     from ..study.gold import accuracy
     from ..study.studies import choose, pool_short, standings
 
+    step(STEPS[0])
     chosen = choose(db, study)
     sid = chosen.id if chosen is not None else None
     exp = deciding_experiment(db, sid)
@@ -179,6 +186,7 @@ def _aggregate(db, tolerance: float | None, resamples: int | None, study: str | 
                                  sequence=values.get("monitoring") == "confidence sequence")
         return rows, done, decide(values, rows, speed, done, rated.n_pairs, ident)
 
+    step(STEPS[1])
     after = None
     if frozen is None and values and values.get("monitoring", "fixed") != "fixed" and chosen is not None:
         # with looks: each look as it was taken, on the data when it was reached (the walk the decision takes), the
@@ -266,6 +274,7 @@ def _aggregate(db, tolerance: float | None, resamples: int | None, study: str | 
         notes.append(GAP_NOTE)
     if batch is not None:
         notes.append(f"batch sizes (benchmark {speed.batch_experiment_id}): {batch.answer}")
+    step(STEPS[2])
     pace = time_on_task(db, floor, study_id=sid)  # this study's ratings, as every other table here
     if pace_note := note(pace, floor):
         notes.append(pace_note)

@@ -59,16 +59,9 @@ def aggregate_cmd(db_path, study, as_json):
     the planned sample complete stores the decision (as of the rating that completed it); later looks
     show it unchanged, and the data as it is now apart, as "after the decision".
     """
-    from ..aggregate import aggregate, format_text
+    from ..publish.provenance import aggregate_said
 
-    db = open_study_db(db_path, must_exist=True)
-    agg = aggregate(db, study=study)
-    if as_json:
-        from ..publish.provenance import to_json_with_provenance
-
-        click.echo(json.dumps(to_json_with_provenance(db, agg), ensure_ascii=False, indent=2, default=str))
-    else:
-        click.echo(format_text(agg))
+    click.echo(aggregate_said(open_study_db(db_path, must_exist=True), study, as_json))
 
 
 @cli.command()
