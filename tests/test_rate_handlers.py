@@ -335,6 +335,7 @@ NOT_FOR_RATERS = {
     "the app started but its page did not answer on its own address", "the app was given a config that is not a file",
     "no free port found on", "is not a port", "database ", "cannot listen on", "no rater named", "role ",
     "kept apart by their own codes",  # raters revoke / reissue naming look-alikes an older key let in
+    "a new code would let them sign in and rate again",  # raters reissue of a revoked rater, the organiser's CLI
     "the material is", "the material has a character", "greedy decoding would reproduce",
     "the material typed is", "this Space has no 'Sign in with Hugging Face'",  # the Space's start, in its log
     "pair '",  # alerts.message writes a pair id as "this pair", which is listed

@@ -23,6 +23,7 @@ pair wants, from the study's frozen gate (draw_queue).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
@@ -922,6 +923,18 @@ def telling_prefixes(db) -> set[tuple[int, ...]]:
     return out
 
 
+def _stored_samples(db_path, experiment: int) -> int | None:
+    """The pool_samples experiment `experiment` was made with (None: no such experiment, or none recorded)."""
+    import sqlite3
+
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{Path(db_path)}?mode=ro", uri=True)) as conn:
+            row = conn.execute("SELECT pool_samples FROM experiments WHERE id = ?", [experiment]).fetchone()
+    except sqlite3.Error:  # the resume's own checks say what is wrong with the database
+        return None
+    return row[0] if row else None
+
+
 def generate(cfg, db_path, samples: int | None = None, resume: int | None = None, until_planned: bool = False,
              reserve: float | None = None, new_study: str | None = None, echo=print) -> list[str]:
     """`evalkit generate`: one pool (or, with until_planned, pools until the study holds its planned pairs plus the
@@ -935,7 +948,9 @@ def generate(cfg, db_path, samples: int | None = None, resume: int | None = None
         raise EvalkitError("--reserve is for --until-planned", "add --until-planned, or leave out --reserve")
     if resume is not None and new_study is not None:
         raise EvalkitError("--resume finishes an experiment of its own study", "leave out --new-study")
-    if resume is not None and samples is not None:  # taken, and ignored: the pool keeps its stored pool_samples
+    if resume is not None and samples is not None and samples != _stored_samples(db_path, resume):
+        # taken, and ignored: the pool keeps its stored pool_samples (the same number, as accelerate's shards pass
+        # it on, says nothing false)
         raise EvalkitError(f"--samples {samples} does nothing with --resume: experiment {resume} finishes with the "
                            "samples it was made with", "leave out --samples; to add samples after it, run `evalkit "
                            "generate --samples K` once it is finished")
