@@ -541,6 +541,48 @@ def test_two_apps_syncing_one_repo_are_both_told_so_and_neither_pushes_over_the_
     assert _rows(tmp_path / "hub" / "evalkit.db") == 2 and second.rival_since is None
 
 
+def _until(check, seconds=3.0):
+    """Wait for a sync thread's tick to make check() true (polled; at most a few seconds)."""
+    for _ in range(int(seconds / 0.02)):
+        if check():
+            return True
+        threading.Event().wait(0.02)
+    return check()
+
+
+def test_an_idle_app_learns_of_a_second_app_on_its_own_interval_without_any_rating(tmp_path):
+    """Sync audit, 2026-12-06: the first app learnt of a second app syncing its repo only when its own raters wrote
+    (the start file was compared only before a push), and the second learnt that the first had pushed over the file it
+    restored only when its raters wrote, their ratings then held. Each tick with nothing to push now reads the repo's
+    two entries (no download, no commit), so both organisers are told within an interval, their raters idle."""
+    from evalkit.publish.sync import sync_health
+    from evalkit.ui.results import sync_warning
+
+    hub = FakeHub(tmp_path / "hub")
+    first, first_db = _started_and_pushed(hub, tmp_path)
+    second_db = tmp_path / "replica" / "evalkit.db"
+    second = DatabaseSync(second_db, "org/ratings", api=hub, every_seconds=0.05)
+    assert second.restore_if_missing() is True
+    second.check_can_write()
+    commits = hub.uploads
+    first.every_seconds = 0.05  # the interval, shortened: no rating is stored on the first app meanwhile
+    first.start()
+    told = _until(lambda: (sync_health(first_db) or {}).get("rival_since"))
+    first.stop(final_push=False)
+    assert told, "the idle first app was never told of the second"
+    assert "Another app syncs with the dataset org/ratings too" in sync_warning(first_db, "en")
+    assert "另一个应用也在同步数据集 org/ratings" in sync_warning(first_db, "zh")
+    assert hub.uploads == commits  # the look commits nothing
+    _add_experiment(first_db)  # the first's raters rate and it pushes; the second's stay idle
+    assert first.push_now() is True
+    second.start()
+    held = _until(lambda: (sync_health(second_db) or {}).get("held") == "replaced")
+    second.stop(final_push=False)
+    assert held, "the idle second app was never told that the repo's file was replaced"
+    assert "held" in sync_warning(second_db, "en") and _rows(tmp_path / "hub" / "evalkit.db") == 2
+    assert hub.uploads == commits + 1  # the second pushed nothing over the first's file
+
+
 def test_a_database_put_in_the_repo_while_the_app_runs_is_never_pushed_over(tmp_path):
     """Space audit, 2026-12-04: an organiser who uploaded a database (a backup, another study's) to the sync repo while
     the Space ran lost it at the Space's next push, which went over it. Each push now compares the repo's file with the

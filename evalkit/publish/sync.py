@@ -4,7 +4,8 @@ On start: restore the database from the configured dataset repo when the local f
 can be read and holds no database yet starts a fresh one: a repo this token cannot read (missing, or private with
 HF_TOKEN missing, expired or without access) stops the start, and so does a public repo (the sync is private).
 While running: every few minutes take a consistent snapshot (SQLite's online backup API, safe while
-raters write) and push it when it changed. A failed push keeps the local data and is retried on the
+raters write) and push it when it changed; a tick with nothing new still reads the repo's entries, so another app
+on the repo is noticed with no rating stored here. A failed push keeps the local data and is retried on the
 next tick; nothing is ever deleted locally. A database someone else put in the repo while the app runs is never
 pushed over: each push first compares the repo's file with the one the app last restored or pushed (the Hub's git
 blob ids), commits on the head it read (parent_commit), and holds its pushes while they differ, unless the repo's file
@@ -152,6 +153,7 @@ class DatabaseSync:
         self.start_sha: str | None = None
         self._start_ids: list[str] = []  # the blob ids that start file can have (_sent_ids)
         self.rival_since: str | None = None
+        self.last_error: str | None = None  # as the state file says it
         self.retry_in: float | None = None  # seconds to the next try after a push the Hub failed (None: a tick)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -436,6 +438,7 @@ class DatabaseSync:
         self._write_state(error)
 
     def _write_state(self, error: str | None = None) -> None:
+        self.last_error = error
         state = {"repo": self.repo_id, "last_ok_at": self.last_ok_at, "failing_since": self.failing_since,
                  "failures": self.failing, "error": error or "",
                  # pushes held over another database in the repo: how it changed ("replaced" / "removed"), else ""
@@ -497,6 +500,8 @@ class DatabaseSync:
             snap = snapshot(self.db_path, Path(tmp) / "evalkit.db")
             digest = self._hash(snap)
             if digest == self.last_pushed_hash:
+                if not self._final:
+                    self._look_while_idle()
                 return True
             try:
                 self.api.create_repo(self.repo_id, repo_type="dataset", private=self.private, exist_ok=True)
@@ -521,16 +526,7 @@ class DatabaseSync:
                     else:
                         self._hold_foreign(found, None)
                 if found != self.repo_blob:  # someone put another database there (or removed it): never push over it
-                    words = self._diverged_words(found)
-                    if self.foreign:  # said by _hold_foreign; the wording of "replaced since" does not fit
-                        pass
-                    elif self.diverged is None or self.diverged.get("blob") != found:
-                        log.error("push held: %s. To keep this app's ratings, restore the file in the repo to its "
-                                  "last commit by this app (its history), and the pushes resume; to serve the repo's "
-                                  "file instead, restart the Space (with persistent storage, delete %s first)",
-                                  words, self.db_path)
-                    self.diverged = {"blob": found, "at": (self.diverged or {}).get("at") or _now()}
-                    self._record(f"held: {words}")
+                    self._hold(found)
                     return False
                 self.diverged, self.foreign = None, False
                 # remembered before the call: the Hub may commit it and the answer still be lost (a timeout)
@@ -559,6 +555,42 @@ class DatabaseSync:
                 self.repo_blob = SENT
             self._record(None)
             return True
+
+    def _hold(self, found: str | None) -> None:
+        """Hold the pushes over the repo's file `found`, which this app did not restore nor push: said once per file,
+        in the log and (the status file) on the organisers' Results tab."""
+        words = self._diverged_words(found)
+        if self.foreign:  # said by _hold_foreign; the wording of "replaced since" does not fit
+            pass
+        elif self.diverged is None or self.diverged.get("blob") != found:
+            log.error("push held: %s. To keep this app's ratings, restore the file in the repo to its last commit by "
+                      "this app (its history), and the pushes resume; to serve the repo's file instead, restart the "
+                      "Space (with persistent storage, delete %s first)", words, self.db_path)
+        self.diverged = {"blob": found, "at": (self.diverged or {}).get("at") or _now()}
+        self._record(f"held: {words}")
+
+    def _look_while_idle(self) -> None:
+        """Nothing new to push: still read the repo's two small entries (no download, no commit), so an app whose
+        raters are idle learns within an interval, not at their next rating, that another app started on its repo
+        (_check_alone) or that its database there was replaced (another app's push, an upload): both are said as a
+        push would say them. A Hub that does not answer is no failed push: nothing is unpushed."""
+        if self.foreign or self.repo_blob is UNKNOWN:  # compared only by a push (see push_now)
+            return
+        try:
+            rival = self.rival_since
+            self._check_alone(None)
+            file = self._repo_file()
+            found = getattr(file, "blob_id", None)
+            if found != self.repo_blob and not self._recognise(file):
+                self._hold(found)
+            elif self.diverged is not None:  # its own file put back: the pushes resume
+                self.diverged = None
+                self._record(None)
+            elif rival != self.rival_since:  # for the Results tab, beside whatever else the state says
+                self._write_state(self.last_error)
+        except Exception as e:  # noqa: BLE001
+            log.info("cannot look at %s while idle (%s: %s); the next tick looks again", self.repo_id,
+                     type(e).__name__, e)
 
     def _backoff(self, e: Exception) -> float:
         """Seconds before the next try after this failure (the failing-th in a row): retry_delays in turn, never
