@@ -1903,3 +1903,42 @@ def test_export_and_report_show_their_steps_on_stderr(tmp_path, rated_db):
     assert "export: 100%" in r.output and "3/3" in r.output
     r = CliRunner().invoke(cli, ["report", "--db", path, "--out", str(tmp_path / "rep")])
     assert r.exit_code == 0 and "report: 100%" in r.output and "plots and tables" in r.output, r.output
+
+
+def test_an_unchanged_study_exports_the_same_files_and_a_correction_a_new_ratings_file_and_card(db, tmp_path,
+                                                                                               monkeypatch):
+    """Export audit, 2026-12-06: the card said the moment it was built, so exporting (or pushing) a study whose rows had
+    not changed rewrote README.md, and each push committed a card that differed only by that time. The card now says
+    the latest time in its tables: the same rows give the same files; a rating's correction gives a new ratings file,
+    the old one removed, and a card that names it and the correction's time."""
+    from datetime import datetime, timedelta, timezone
+
+    import evalkit.publish.provenance as provenance
+    from evalkit.config import AppConfig
+    from evalkit.publish.export import utc_time
+    from evalkit.rating.queue import RatingInput, correct_rating
+
+    out = tmp_path / "e"
+    export(db, out)
+    first = _listing(out)
+
+    class Later(datetime):  # the next export, an hour on: the clock injected, no real wait
+        @classmethod
+        def now(cls, tz=None):
+            return datetime.now(tz) + timedelta(hours=1)
+
+    monkeypatch.setattr(provenance, "datetime", Later)
+    export(db, out)
+    assert _listing(out) == first
+    old = split_file(out, "ratings")
+    rating = next(db.query("SELECT * FROM ratings WHERE kind = 'rating' ORDER BY id LIMIT 1"))
+    answers = {c: "fail" for c in CRITERIA}
+    new_id = correct_rating(db, AppConfig(), rating["id"], RatingInput(rating["pair_id"], rating["rater"], answers,
+                                                                     answers, "B"))
+    export(db, out)
+    card, new = (out / "README.md").read_text(encoding="utf-8"), split_file(out, "ratings")
+    assert new != old and not old.exists() and f"data/{new.name}" in card and old.name not in card
+    stored = db.execute("SELECT created_at FROM ratings WHERE id = ?", [new_id]).fetchone()[0]
+    as_of = utc_time(stored, "").astimezone(timezone.utc).isoformat(timespec="milliseconds")
+    assert f"from the rows stored up to {as_of} (the latest time in its tables)" in card
+

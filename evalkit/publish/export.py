@@ -513,7 +513,7 @@ columns of a gold pair) is null.
 
 ## Provenance
 
-{provenance_markdown(prov, None if keep_rater_names else lambda names: pseudonyms(names, db), shared)}
+{provenance_markdown(prov, latest_time(rows), None if keep_rater_names else lambda names: pseudonyms(names, db), shared)}
 
 ## Config{f" of the study's pool (experiment {exp['id']})" if study is not None and exp else f" of the latest experiment ({exp['id']}, {exp['kind']})" if exp else ""}
 
@@ -839,11 +839,19 @@ def _cell(text: str) -> str:
     return (text or "").replace("|", "\\|").replace("\n", " ")
 
 
-def provenance_markdown(prov: Provenance, shown=None, text=lambda t: t) -> str:
-    """The provenance block of the dataset card; `text`: how the aggregate's words (figures, notes) are shared
-    (scrub.shared_text)."""
-    lines = [f"Built by evalkit {prov.evalkit} at {prov.generated_at} from the stored rows.", "",
-             "### Figures and the runs behind them", ""]
+def latest_time(rows: dict) -> str:
+    """The latest time in the exported tables (rows as tables() gives them): what the card says it is as of. Unlike
+    the moment of the export it is the same for the same rows, so exporting (and pushing) unchanged data gives the same
+    card, and it moves with every row added (a rating, its correction)."""
+    times = [v for table in rows.values() for r in table for c, v in r.items() if is_time(c) and v is not None]
+    return max(times).isoformat(timespec="milliseconds") if times else "no row stored yet"
+
+
+def provenance_markdown(prov: Provenance, as_of: str, shown=None, text=lambda t: t) -> str:
+    """The provenance block of the dataset card; `as_of`: latest_time of its tables, never the moment of the export;
+    `text`: how the aggregate's words (figures, notes) are shared (scrub.shared_text)."""
+    lines = [f"Built by evalkit {prov.evalkit} from the rows stored up to {as_of} (the latest time in its tables).",
+             "", "### Figures and the runs behind them", ""]
     for f in prov.figures:
         lines.append(f"- **{f.name}**: {text(f.value if f.value is not None else f.note or WITHHELD)}"
                      + (f" — {prov.cite(f.experiments)}" if f.value is not None else ""))
