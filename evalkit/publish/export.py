@@ -50,6 +50,36 @@ def path_notes() -> str:
 # What each table exports: Live-tab demo runs stay on the machine (what a visitor typed is in their config and note).
 _ROWS = {"experiments": "WHERE kind != 'live'", "generations": "WHERE live = 0",
          "prescreen": "WHERE generation_id IN (SELECT id FROM generations WHERE live = 0)"}
+# The database's tables the export leaves out, and why: the card lists them, so a reader knows what is missing on
+# purpose (tests/test_report_export.py checks that every table is exported or named here).
+LEFT_OUT = {
+    "raters": "the invited raters: their names, roles, personal codes' hashes and sign-up clients' keyed hashes "
+              "(`ratings.rater` names each by pseudonym, or by name with --keep-rater-names)",
+    "assignments": "which rater was shown which pair, and when (the holds): read into `pairs.passed_over` and "
+                   "`pairs.kept_from`",
+    "closed_pairs": "when each pair closed to raters: read into `pairs.passed_over` and `pairs.kept_from` with the "
+                    "holds",
+    "pair_give_ups": "the organiser's give-ups and her typed reasons: read into `pairs.given_up`",
+    "results_seen": "which organiser saw a study's results while she could still rate, and when: her later ratings "
+                    "there are stored with `ratings.blind` false",
+    "pushes_while_rating": "pushes made while pairs were open to raters: named in the card's Notes (Provenance)",
+    "export_salt": "the secret of the pseudonyms (whoever holds it can test a guessed name against one)",
+    "tune_trials": "`evalkit tune`'s summary per trial of draft settings (exploratory, never deciding; its calls are in "
+                   "`generations` under its `tune` experiment)",
+    "submission_refusals": "the app's refused submissions, kept to tell their rater after a reload (no rating)",
+    "limit_counts": "the app's rate limits' counters (no rating)",
+    "limit_events": "the app's rate limits' events (no rating)",
+    "_migrations": "the database's schema upgrades",
+}
+
+
+def left_out_markdown() -> str:
+    return ("Left out on purpose: Live-tab demo runs (rows of `experiments` and `generations`: what a visitor typed "
+            "stays on the machine), what raters typed unless exported with --keep-comments, the config's passcodes "
+            "and access lists (see `experiments`), and these tables of the database:\n\n"
+            + "\n".join(f"- `{name}`: {why}" for name, why in LEFT_OUT.items()))
+
+
 # Columns that may hold a machine's paths (tracebacks, notes)
 _FREE_TEXT = {"experiments": ("note",), "generations": ("error_message",), "batch_runs": ("error",),
               "bench_processes": ("error",),
@@ -496,6 +526,10 @@ columns of a gold pair) is null.
 ## Columns
 
 {cols}
+
+## Not in this export
+
+{left_out_markdown()}
 
 ## Recomputing the verdict
 
