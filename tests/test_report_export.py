@@ -1958,3 +1958,28 @@ def test_the_card_names_every_table_the_export_leaves_out_and_why(db, tmp_path):
         line = next((ln for ln in left.splitlines() if ln.startswith(f"- `{name}`: ")), None)
         assert line and len(line) > len(f"- `{name}`: ") + 10, f"{name} is neither exported nor named with why"
     assert "Live-tab demo runs" in left and "--keep-comments" in left
+
+
+def test_a_license_is_stated_with_the_export_and_a_push_keeps_it(db, tmp_path):
+    """Export audit, 2026-12-06: the card told the owner to state a license in its header, and every export (and push)
+    wrote the card anew as "not stated", undoing that edit on the Hub at the next push. `evalkit export --license ID`
+    now writes it in the header and says so; without it the card names that option; an id the Hub would refuse is
+    refused, naming it, before anything is written."""
+    from evalkit.errors import EvalkitError
+
+    hub = FakeHub()
+    for _ in range(2):  # a second push writes the license again: the card never reverts to "not stated"
+        export(db, tmp_path / "e", push_to_hub="org/study", api=hub, license="cc-by-4.0")
+        card = (tmp_path / "e" / "README.md").read_text(encoding="utf-8")
+        header = card.split("---\n")[1]
+        assert "\nlicense: cc-by-4.0\n" in "\n" + header and "license_name" not in header
+        assert "**License**: `cc-by-4.0`, as stated by the exporter" in card
+    r = CliRunner().invoke(cli, ["export", "--db", str(tmp_path / "rated.db"), "--out", str(tmp_path / "c"),
+                                 "--license", "apache-2.0"])
+    assert r.exit_code == 0, r.output
+    assert "\nlicense: apache-2.0\n" in (tmp_path / "c" / "README.md").read_text(encoding="utf-8")
+    export(db, tmp_path / "n")
+    assert "exporting again with `evalkit export --license ID`" in (tmp_path / "n" / "README.md").read_text("utf-8")
+    with pytest.raises(EvalkitError, match="--license 'CC BY 4.0' is not a Hub license id") as refused:
+        export(db, tmp_path / "bad", license="CC BY 4.0")
+    assert "--license cc-by-4.0" in refused.value.fix and not (tmp_path / "bad").exists()

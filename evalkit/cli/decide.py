@@ -96,6 +96,9 @@ def report(db_path, study, out_dir):
 @click.option("--keep-comments", is_flag=True,
               help="Export what raters typed (comments, skip reasons) as typed; it may name them or others "
                    "(default: left out, the card says how many).")
+@click.option("--license", "license_id", default=None,
+              help="The license of the dataset, as a Hub license id (e.g. cc-by-4.0), written in the card's header; "
+                   "default: not stated. Each export writes the card anew: state it here, not by editing the card.")
 @study_option
 @click.option("--while-rating", is_flag=True,
               help="Push even though pairs are still open to raters (the export says which side of each pair is which "
@@ -103,7 +106,7 @@ def report(db_path, study, out_dir):
                    "too. The push is recorded in the database, and the study's later cards, report and provenance "
                    "name it.")
 @fail_clearly
-def export(db_path, out_dir, repo_id, public, keep_rater_names, keep_comments, study, while_rating):
+def export(db_path, out_dir, repo_id, public, keep_rater_names, keep_comments, license_id, study, while_rating):
     """Export the database as a datasets.DatasetDict: experiments, generations, timing and batch runs, benchmark
     processes, pre-screen answers, pairs, ratings, gold reference outputs, and every study with its frozen decision
     (or none).
@@ -133,7 +136,7 @@ def export(db_path, out_dir, repo_id, public, keep_rater_names, keep_comments, s
     out_dir = named_folder(out_dir)  # before the database is opened: a refusal touches nothing
     ds = run_export(open_study_db(db_path, must_exist=True), out_dir, push_to_hub=repo_id, public=public,
                     keep_rater_names=keep_rater_names, study=study, while_rating=while_rating,
-                    keep_comments=keep_comments)
+                    keep_comments=keep_comments, license=license_id)
     counts = ", ".join(f"{k} {len(v)}" for k, v in ds.items())
     click.echo(f"exported to {out_dir}: {counts}" + (f"; pushed to {repo_id} ({'private' if ds.hub['private'] else 'public'}, as the Hub reports it)"
                                                       if repo_id else ""))

@@ -420,9 +420,29 @@ def _rater_text_words(db, keep_comments: bool) -> str:
 
 
 def _card(db, rows: dict, files: dict, keep_rater_names: bool, repo_id: str | None, prov, out_dir: Path, agg=None,
-          still_open: int = 0, keep_comments: bool = False) -> str:
+          still_open: int = 0, keep_comments: bool = False, license: str | None = None) -> str:
     return without_home(_card_text(db, rows, files, keep_rater_names, repo_id, prov, out_dir, agg, still_open,
-                                   keep_comments))
+                                   keep_comments, license))
+
+
+def check_license(license: str | None) -> None:
+    """Refuse, before anything is written, a --license that is no Hub license id (the Hub refuses the card's header
+    then, after the local export): lowercase letters, digits, '.' and '-', as in cc-by-4.0."""
+    if license is not None and not re.fullmatch(r"[a-z0-9][a-z0-9.-]*", license):
+        raise EvalkitError(f"--license {license!r} is not a Hub license id: nothing was written",
+                           "give the id the Hub lists for it (huggingface.co/docs/hub/repositories-licenses), e.g. "
+                           "--license cc-by-4.0, --license apache-2.0 or --license mit")
+
+
+def license_words(license: str | None) -> tuple[str, str]:
+    """The card header's license lines and its License paragraph. Each export writes the card anew, so a license is
+    stated with the export (--license), never by editing the card: the next export would undo the edit."""
+    if license:
+        return f"license: {license}\n", f"**License**: `{license}`, as stated by the exporter (`license` above)."
+    return ("license: other\nlicense_name: not-stated\n",
+            "**License**: not stated by the exporter (`license_name: not-stated` above): ask the dataset's owner before "
+            "reusing its\nratings or texts; the owner states one by exporting again with `evalkit export --license ID` (a "
+            "Hub license id, e.g. cc-by-4.0), since each export writes this card anew.")
 
 
 def _languages(db) -> str:
@@ -439,7 +459,7 @@ def _languages(db) -> str:
 
 
 def _card_text(db, rows: dict, files: dict, keep_rater_names: bool, repo_id: str | None, prov, out_dir: Path, agg,
-               still_open: int, keep_comments: bool = False) -> str:
+               still_open: int, keep_comments: bool = False, license: str | None = None) -> str:
     from ..aggregate import verdict_text
 
     from ..aggregate.data import study_pool
@@ -467,10 +487,9 @@ def _card_text(db, rows: dict, files: dict, keep_rater_names: bool, repo_id: str
     example += (f'{loadable[0]} = load_dataset("{where}", "{loadable[0]}", split="train")' if loadable
                 else "# every table is empty: nothing to load yet")
     cols = "\n".join(f"- **{s}**: {column_notes(s)}" for s in SPLITS)
+    header, stated = license_words(license)
     return f"""---
-license: other
-license_name: not-stated
-{_languages(db)}{CARD_MARK}
+{header}{_languages(db)}{CARD_MARK}
 tags:
 - evalkit
 - assisted-generation
@@ -490,8 +509,7 @@ with every raw timing run. Rater names are {"kept as given (opt-in)" if keep_rat
 "other pseudonyms"}. Machine names are salted hashes too, and Live-tab demo runs are not
 exported.{_rater_text_words(db, keep_comments)}
 
-**License**: not stated by the exporter (`license_name: not-stated` above): ask the dataset's owner before reusing its
-ratings or texts; the owner states one in the card's header.
+{stated}
 
 {open_pairs_markdown(still_open)}## Verdict
 
@@ -634,7 +652,7 @@ def check_hub_token(api, repo_id: str) -> None:
 
 def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = False,
            keep_rater_names: bool = False, api=None, agg=None, study: str | None = None, while_rating: bool = False,
-           keep_comments: bool = False):
+           keep_comments: bool = False, license: str | None = None):
     """Build the DatasetDict, save parquet + README.md to out_dir, push when asked. Returns the DatasetDict; after a
     push its `hub` attribute holds {"repo_id", "private"}: the visibility the Hub reports, not the one asked for.
 
@@ -650,7 +668,8 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
     on its card (its tables tell each pair's sides), and a push is refused unless `while_rating`: a dataset on the
     Hub, private or not, can reach a rater; with `public` too it is refused, since a public repo reaches every
     rater. What raters typed (comments, skip reasons) is exported only with
-    `keep_comments`; the card says how much there is either way."""
+    `keep_comments`; the card says how much there is either way. `license`: a Hub license id for the card's header
+    (default: not stated)."""
     from datasets import Dataset, DatasetDict
 
     from ..aggregate import aggregate
@@ -661,6 +680,7 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
 
     if push_to_hub is not None:  # "" too: a push asked for with no repo is refused, not skipped
         check_repo_id(push_to_hub)
+    check_license(license)
     given = agg
     out_dir = Path(out_dir)
     refuse_to_replace(out_dir / "README.md", CARD_MARK, "a dataset card")
@@ -712,7 +732,7 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
         })
         shown.step("parquet files and card")
         files = _write(ds, out_dir, lambda files: _card(view, rows, files, keep_rater_names, push_to_hub, prov,
-                                                        out_dir, agg, still_open, keep_comments))
+                                                        out_dir, agg, still_open, keep_comments, license))
     ds.still_open = still_open
     if push_to_hub:
         shown.step(f"push to {push_to_hub}")
