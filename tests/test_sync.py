@@ -582,6 +582,12 @@ def test_an_idle_app_learns_of_a_second_app_on_its_own_interval_without_any_rati
     assert "held" in sync_warning(second_db, "en") and _rows(tmp_path / "hub" / "evalkit.db") == 2
     assert hub.uploads == commits + 1  # the second pushed nothing over the first's file
 
+    def unanswered(*a, **k):
+        raise ConnectionError("the Hub did not answer")
+
+    hub.get_paths_info = unanswered  # a look the Hub does not answer is no failed push: nothing is unpushed
+    assert first.push_now() is True and sync_health(first_db)["failures"] == 0
+
 
 def test_a_database_put_in_the_repo_while_the_app_runs_is_never_pushed_over(tmp_path):
     """Space audit, 2026-12-04: an organiser who uploaded a database (a backup, another study's) to the sync repo while
