@@ -127,10 +127,23 @@ def test_export_pseudonymises_raters_by_default(db, tmp_path):
 
 class FakeHub:
     """The Hub client's calls an export makes. A repo in `public` exists already and is public (create_repo with
-    exist_ok leaves it so); a new repo gets the visibility asked for."""
+    exist_ok leaves it so); a new repo gets the visibility asked for. `files`: what the repos hold (path -> bytes),
+    which a push changes as upload_folder does."""
 
-    def __init__(self, fail=False, public=()):
+    def __init__(self, fail=False, public=(), files=None):
         self.calls, self.fail, self.visibility = [], fail, {r: False for r in public}
+        self.files = dict(files or {})
+
+    def list_repo_files(self, repo_id, repo_type=None):
+        return sorted(self.files)
+
+    def hf_hub_download(self, repo_id, filename, repo_type=None):
+        import tempfile
+        from pathlib import Path
+
+        path = Path(tempfile.mkdtemp(prefix="fakehub-")) / filename
+        path.write_bytes(self.files[filename])
+        return str(path)
 
     def create_repo(self, repo_id, **kw):
         self.calls.append(("create_repo", repo_id, kw))
@@ -143,9 +156,17 @@ class FakeHub:
         return SimpleNamespace(private=self.visibility[repo_id])
 
     def upload_folder(self, **kw):
+        from fnmatch import fnmatch
+        from pathlib import Path
+
         if self.fail:
             raise ConnectionError("network unreachable")
         self.calls.append(("upload_folder", kw["repo_id"], kw))
+        root = Path(kw["folder_path"])
+        sent = {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()
+                and any(fnmatch(p.relative_to(root).as_posix(), pat) for pat in kw["allow_patterns"])}
+        self.files = {f: b for f, b in self.files.items()
+                      if not any(fnmatch(f, pat) for pat in kw.get("delete_patterns") or ())} | sent
 
 
 def test_push_is_private_by_default_and_public_on_request(db, tmp_path):
@@ -1983,3 +2004,27 @@ def test_a_license_is_stated_with_the_export_and_a_push_keeps_it(db, tmp_path):
     with pytest.raises(EvalkitError, match="--license 'CC BY 4.0' is not a Hub license id") as refused:
         export(db, tmp_path / "bad", license="CC BY 4.0")
     assert "--license cc-by-4.0" in refused.value.fix and not (tmp_path / "bad").exists()
+
+
+def test_a_push_never_replaces_a_repo_s_files_that_no_evalkit_export_wrote(db, tmp_path):
+    """Export audit, 2026-12-06: the local folder's README.md was never replaced unless an evalkit card, but a push
+    replaced the repo's README.md and removed every parquet file under data/, whatever wrote them: a repo id mistyped
+    into another dataset of the organisation lost its card and its data. A push now refuses a repo holding a README.md
+    that is not an evalkit card, or parquet files under data/ not named as an export names them, before anything is
+    uploaded, naming them; a repo an earlier export was pushed to takes the next push."""
+    from evalkit.errors import EvalkitError
+
+    for theirs in ({"README.md": b"---\nlicense: mit\n---\n# Someone's dataset\n"},
+                   {"data/train-00000-of-00001.parquet": b"PAR1", ".gitattributes": b""}):
+        hub = FakeHub(files=theirs)
+        with pytest.raises(EvalkitError, match="(?s)'org/study' holds .*which no evalkit export wrote: nothing was "
+                                               "pushed") as refused:
+            export(db, tmp_path / "e", push_to_hub="org/study", api=hub)
+        assert "push to a repo of its own" in refused.value.fix and "saved locally" in refused.value.fix
+        assert hub.files == theirs and not any(c[0] == "upload_folder" for c in hub.calls)
+    hub = FakeHub()
+    export(db, tmp_path / "e", push_to_hub="org/study", api=hub)
+    first = dict(hub.files)
+    export(db, tmp_path / "e", push_to_hub="org/study", api=hub)  # a second push, onto the first's card and files
+    assert hub.files == first and "README.md" in first
+    assert sum(c[0] == "upload_folder" for c in hub.calls) == 2

@@ -873,6 +873,16 @@ def _push(api, repo_id: str, out_dir: Path, files: dict[str, Path], public: bool
             f"the export is saved locally in {out_dir}; make '{repo_id}' private on the Hub (its Settings) and export "
             "again, or pass --public to publish it there")
     try:
+        foreign = _foreign_content(api, repo_id)
+    except Exception as e:  # noqa: BLE001 - network, auth, permissions: one clear message
+        raise failed(e) from e
+    if foreign:
+        raise EvalkitError(
+            f"the Hub dataset '{repo_id}' holds {foreign}, which no evalkit export wrote: nothing was pushed (a push "
+            "replaces the repo's README.md and removes every parquet file under data/)",
+            f"the export is saved locally in {out_dir}; check the repo id, and push to a repo of its own (a new name, "
+            f"e.g. '{repo_id}-evalkit'), or move those files out of '{repo_id}' first")
+    try:
         api.upload_folder(folder_path=str(out_dir), repo_id=repo_id, repo_type="dataset",
                           commit_message="evalkit export",
                           allow_patterns=["README.md"] + [f"data/{f.name}" for f in files.values()],
@@ -881,6 +891,21 @@ def _push(api, repo_id: str, out_dir: Path, files: dict[str, Path], public: bool
     except Exception as e:  # noqa: BLE001 - network, auth, permissions: one clear message
         raise failed(e) from e
     return bool(private)
+
+
+def _foreign_content(api, repo_id: str) -> str | None:
+    """What in the Hub repo a push would destroy that no evalkit export wrote (None: nothing): a README.md that is not
+    an evalkit card, or parquet files under data/ not named as an export names them. The local folder's card is
+    checked the same way (refuse_to_replace); a repo id mistyped into someone's dataset must not lose its files."""
+    files = api.list_repo_files(repo_id, repo_type="dataset")
+    theirs = [f for f in files if f.startswith("data/") and f.endswith(".parquet") and not _OUR_FILE.fullmatch(f[5:])]
+    if theirs:
+        return f"{len(theirs)} parquet file(s) under data/ ({', '.join(theirs[:3])}{', ...' if len(theirs) > 3 else ''})"
+    if "README.md" in files:
+        card = Path(api.hf_hub_download(repo_id, "README.md", repo_type="dataset"))
+        if CARD_MARK not in card.read_text(encoding="utf-8", errors="replace"):
+            return "a README.md that is not an evalkit dataset card"
+    return None
 
 
 def _unreachable(e: Exception) -> bool:
