@@ -333,3 +333,35 @@ def test_the_verdict_counts_the_rated_pairs_ppi_ran_on_not_the_identical_ones(tm
         "JOIN generations o ON o.id = p.ordinary_generation_id JOIN generations a ON a.id = p.assisted_generation_id"
     ).fetchone()
     assert f"scaled by the share of pooled pairs whose outputs differ ({differing / (identical + differing):.3f})" in said
+
+
+def test_ppibench_decides_a_simulated_study_of_identical_pairs_alone_as_the_gate_does(tmp_path):
+    """Audit, 2026-12-06: scripts/ppibench.py (study.plan.ppibench.passes) still asked every simulated study for
+    min_raters distinct raters (gate.raters_ok) and left identical pairs out of the raters' interval, so a study whose
+    rated pairs were all identical failed where the gate, without raters, decides it (gate.enough_raters_for: plan and
+    errorbench take it). The real gate on a real SQLite study and the bench agree now: KEEP at 100 identical pairs,
+    not at 30 (the score floor alone), with PPI (no rated pair for it: the raters' interval) and without."""
+    from evalkit.study.plan.model import rated_pairs
+    from evalkit.study.plan.ppibench import Design, passes, simulate_screened, truth_accuracy
+
+    studies = 150
+    for pairs in (100, 30):
+        gate = tmp_path / f"same{pairs}.toml"
+        gate.write_text(gate_file_text(planned_pairs=pairs, min_ratings_per_pair=1, min_raters=10))
+        db = open_db(tmp_path / f"same{pairs}.db")
+        build_study(db, SyntheticStudy(gate_path=str(gate), pairs=pairs, raters_per_pair=1, raters=12,
+                                       identical_share=1.0, queue_order=True, seed=4))
+        fidelity = next(c for c in aggregate(db).verdict.conditions if c.name == "fidelity").ok
+
+        design = Design(rated=pairs, pool=2 * pairs, raters=12, raters_per_pair=1, identical_share=0.99,
+                        min_raters=10, resamples=200)
+        bench = passes(design, studies, {}, [pairs])
+        sim = simulate_screened(design.model(), pairs, pairs, studies, {}, np.random.default_rng([pairs, 0]),
+                                truth_accuracy(design.prescreen_agreement, design.rater_accuracy), 0.0, CRITERIA)
+        n = studies * pairs
+        alone = rated_pairs({"pair_study": sim["pair_study"][:n], "identical": sim["same"][:n]}, studies) == 0
+        assert alone.any() and not alone.all()
+        for c in CRITERIA:
+            for kind in ("ppi", "rated"):
+                assert (bench[c][kind][alone] == fidelity).all(), (pairs, c, kind)
+        assert fidelity is (pairs == 100)

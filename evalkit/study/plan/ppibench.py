@@ -105,7 +105,8 @@ def passes(design: Design, studies: int, drops: dict, seed, criteria=CRITERIA) -
     the raters' answers alone on the same rated pairs ("rated")."""
     import numpy as np
 
-    from ..gate import fidelity_ok, raters_ok
+    from ..gate import enough_raters_for, fidelity_ok
+    from .model import rated_pairs
     from ...stats import paired_difference
     from ...stats.ppi import ppi_paired_difference
 
@@ -121,13 +122,20 @@ def passes(design: Design, studies: int, drops: dict, seed, criteria=CRITERIA) -
         sim = simulate_screened(model, design.rated, unrated, size, drops, np.random.default_rng([*seed, i]), truth,
                                 design.prescreen_bias, criteria)
         n_rated_pairs = size * design.rated
+        # the gate's rule (as plan and errorbench take it): a study whose rated pairs are all identical needs no rater
+        rated = rated_pairs({"pair_study": sim["pair_study"][:n_rated_pairs], "identical": sim["same"][:n_rated_pairs]},
+                            size)
         for c in criteria:
             res = ppi_paired_difference(sim["x"][c], sim["pair"], sim["rater"], sim["pair_study"], sim["f"][c], size,
                                         design.confidence, general, design.min_raters)
-            enough = raters_ok(res["raters"], gate)
-            out[c]["ppi"].append(fidelity_ok(res["low"], design.margin) & enough)
+            # identical pairs are exact zeros in the raters' interval, as the verdict counts them (errorbench too)
             alone = paired_difference(sim["x"][c], sim["pair"], sim["rater"], sim["pair_study"][:n_rated_pairs], size,
-                                      design.confidence, design.resamples, raters_in_general=general)
+                                      design.confidence, design.resamples, raters_in_general=general,
+                                      identical=sim["same"][:n_rated_pairs])
+            enough = enough_raters_for(alone["raters"], rated, gate)
+            # without a rated pair whose texts differ PPI has no interval: the gate's row keeps the raters' (ppi.apply)
+            low = np.where(np.isnan(res["low"]), alone["low"], res["low"])
+            out[c]["ppi"].append(fidelity_ok(low, design.margin) & enough)
             out[c]["rated"].append(fidelity_ok(alone["low"], design.margin) & enough)
     return {c: {k: np.concatenate(v) for k, v in parts.items()} for c, parts in out.items()}
 
