@@ -457,6 +457,34 @@ def test_the_resume_line_names_paths_with_spaces_as_a_shell_reads_them(make_conf
     assert words[4:] == ["--db", str(db), "--config", str(config)], words
 
 
+def test_samples_with_resume_on_a_file_that_is_no_evalkit_database_is_refused_in_the_store_s_words(make_config,
+                                                                                                     tmp_path):
+    """`generate --resume 1 --samples 3` read the experiment's samples through a connection of its own, which took a
+    corrupt file or another tool's SQLite file for a pool made with other samples: "--samples 3 does nothing with
+    --resume", whose fix (leave out --samples) cannot work. It reads through the store's read-only reader now
+    (store.open_reader): the file is refused in open_db's words, and left byte for byte as it was."""
+    import sqlite3
+
+    from click.testing import CliRunner
+
+    from evalkit.cli import cli
+
+    corrupt = tmp_path / "corrupt.db"
+    corrupt.write_bytes(b"not a database, " * 512)
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE invoices (id INTEGER)")
+    conn.close()
+    path = make_config()
+    for db, said in ((corrupt, f"database {corrupt} cannot be opened"),
+                     (other, f"database {other} is not an evalkit database: it holds other tables (invoices)")):
+        before = db.read_bytes()
+        r = CliRunner().invoke(cli, ["generate", "--config", str(path), "--db", str(db), "--resume", "1",
+                                     "--samples", "3"])
+        assert r.exit_code == 1 and said in r.output and "does nothing with --resume" not in r.output, r.output
+        assert db.read_bytes() == before and not db.with_name(db.name + "-wal").exists()
+
+
 def test_samples_with_resume_is_refused_rather_than_ignored(make_config, tmp_path, monkeypatch):
     """`evalkit generate --resume ID --samples 3` finished the stopped pool with the samples it was made with and
     exited 0, as if --samples had been taken (first-hour audit, 2026-12-06). It is refused, naming both options,

@@ -5,7 +5,7 @@ transaction (write_transaction: BEGIN IMMEDIATE, a savepoint inside a caller's t
 mid-write leaves the database unchanged. Reads stay with the modules that use them (the rating queue in
 evalkit.rating.queue, the aggregate's arrays in evalkit.aggregate).
 
-    database    the connection (open_db), write_transaction, migrate
+    database    the connection (open_db; open_reader, read-only), write_transaction, migrate
     migrations  the schema: named, append-only migrations with literal DDL
     runs        experiments, generations, benchmark processes, tuning trials, pre-screen verdicts
     pool        study pairs, reference outputs, gold pairs, the merge of accelerate shards
@@ -15,7 +15,7 @@ evalkit.rating.queue, the aggregate's arrays in evalkit.aggregate).
     limits      failed sign-ins and Live runs per client, kept across restarts
 """
 
-from .database import migrate, move_database, now, open_db, restore_file, snapshot, write_transaction
+from .database import migrate, move_database, now, open_db, open_reader, restore_file, snapshot, write_transaction
 from .migrations import MIGRATIONS
 from .pool import draw_queue_order, insert_gold_pairs, set_queue_seed, insert_pairs, insert_shard_items, new_pair_id, reference_hash, store_references
 from .limits import add_failure, count_event, failure_count
@@ -37,7 +37,7 @@ __all__ = [
     "insert_bench_processes", "insert_experiment", "insert_generations", "insert_gold_pairs", "insert_pairs",
     "insert_prescreen", "insert_rater", "insert_rating", "insert_refusal", "insert_results_seen", "renew_hold", "insert_rows", "insert_shard_items",
     "insert_together", "insert_tune_trials", "json_hash",
-    "migrate", "new_pair_id", "now", "open_db", "rater_by_key", "reference_hash",
+    "migrate", "new_pair_id", "now", "open_db", "open_reader", "rater_by_key", "reference_hash",
     "move_database", "replace_secret", "restore_file", "revoke_rater", "snapshot", "store_references",
     "write_transaction",
 ]

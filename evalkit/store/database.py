@@ -202,6 +202,35 @@ def _ours_or_new(conn: sqlite3.Connection) -> bool:
     return not tables or "_migrations" in tables
 
 
+def _not_ours(path: Path, conn: sqlite3.Connection) -> EvalkitError:
+    tables = [r[0] for r in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+    shown = ", ".join(tables[:5]) + (f" and {len(tables) - 5} more" if len(tables) > 5 else "")
+    return EvalkitError(f"database {path} is not an evalkit database: it holds other tables ({shown}) and no "
+                        "evalkit schema; it was left as it was",
+                        "point --db / EVALKIT_DB at an evalkit database, or at a new file to start one")
+
+
+@contextlib.contextmanager
+def open_reader(path: Path | str):
+    """A read-only connection to an existing database, for a check that reads before a command opens it to write
+    (nothing is written: no WAL switch, no migration). A file that cannot be read, or another tool's, is refused in
+    open_db's words; a missing file is the caller's to word (a read-only open cannot create it)."""
+    path = Path(path)
+    check_place(path)
+    conn = None
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
+        if not _ours_or_new(conn):
+            raise _not_ours(path, conn)
+        yield conn
+    except sqlite3.DatabaseError as e:  # includes OperationalError: not a database, unable to open
+        raise _unreadable(path, e) from e
+    finally:
+        if conn is not None:
+            conn.close()
+
+
 def open_db(path: Path | str | None = None, migrate_schema: bool = True):
     """Open (creating if needed) and migrate the database. WAL mode and a busy timeout for concurrent writers.
 
@@ -217,13 +246,9 @@ def open_db(path: Path | str | None = None, migrate_schema: bool = True):
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S, check_same_thread=False)
         if not _ours_or_new(conn):
-            tables = [r[0] for r in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+            error = _not_ours(path, conn)
             conn.close()
-            shown = ", ".join(tables[:5]) + (f" and {len(tables) - 5} more" if len(tables) > 5 else "")
-            raise EvalkitError(f"database {path} is not an evalkit database: it holds other tables ({shown}) and no "
-                               "evalkit schema; it was left as it was",
-                               "point --db / EVALKIT_DB at an evalkit database, or at a new file to start one")
+            raise error
         db = sqlite_utils.Database(conn)
         db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
         db.execute("PRAGMA foreign_keys = ON")

@@ -23,7 +23,6 @@ pair wants, from the study's frozen gate (draw_queue).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import math
@@ -924,14 +923,16 @@ def telling_prefixes(db) -> set[tuple[int, ...]]:
 
 
 def _stored_samples(db_path, experiment: int) -> int | None:
-    """The pool_samples experiment `experiment` was made with (None: no such experiment, or none recorded)."""
-    import sqlite3
+    """The pool_samples experiment `experiment` was made with (None: no such file, experiment, or record: the
+    resume's own checks word those). A file that is not a readable evalkit database is refused in the store's words,
+    never taken for one whose samples differ."""
+    from ..store import open_reader
 
-    try:
-        with contextlib.closing(sqlite3.connect(f"file:{Path(db_path)}?mode=ro", uri=True)) as conn:
-            row = conn.execute("SELECT pool_samples FROM experiments WHERE id = ?", [experiment]).fetchone()
-    except sqlite3.Error:  # the resume's own checks say what is wrong with the database
+    if not Path(db_path).exists():
         return None
+    with open_reader(db_path) as conn:
+        row = conn.execute("SELECT pool_samples FROM experiments WHERE id = ?", [experiment]).fetchone() \
+            if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'experiments'").fetchone() else None
     return row[0] if row else None
 
 
@@ -948,7 +949,7 @@ def generate(cfg, db_path, samples: int | None = None, resume: int | None = None
         raise EvalkitError("--reserve is for --until-planned", "add --until-planned, or leave out --reserve")
     if resume is not None and new_study is not None:
         raise EvalkitError("--resume finishes an experiment of its own study", "leave out --new-study")
-    if resume is not None and samples is not None and samples != _stored_samples(db_path, resume):
+    if resume is not None and samples is not None and samples != (_stored_samples(db_path, resume) or samples):
         # taken, and ignored: the pool keeps its stored pool_samples (the same number, as accelerate's shards pass
         # it on, says nothing false)
         raise EvalkitError(f"--samples {samples} does nothing with --resume: experiment {resume} finishes with the "
