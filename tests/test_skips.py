@@ -224,6 +224,13 @@ def test_a_pair_the_queue_kept_from_a_rater_who_met_its_texts_keeps_its_place_at
     assert decided >= 4 and [kept.pair_ids[p] for p in np.flatnonzero(sample.unknown)] == [head[1]]
     for row in fidelity_rows(sample, 0.95, 200, 0.05, "these raters"):
         assert row["pairs"] == 4 and row["worst_case_pairs"] == 1 and row["ci_low"] <= -0.25, row
+    # the decision's history places the flag in time (data.KEPT_FROM_SPANS): from the copy's rating on, as now
+    history, now = load_ratings(db, history=True), load_ratings(db)
+    copy = now.pair_ids.index(head[1])
+    (rated_at,) = db.execute("SELECT id FROM ratings WHERE pair_id = ?", [head[1]]).fetchone()
+    assert not history.as_of(rated_at - 1).kept_from[copy] and history.as_of(rated_at).kept_from[copy]
+    last = db.execute("SELECT MAX(id) FROM ratings").fetchone()[0]
+    assert (history.as_of(last).kept_from == now.kept_from).all() and now.kept_from[copy]
 
 
 def test_the_guidelines_say_a_bad_output_is_rated_not_skipped():
@@ -450,3 +457,111 @@ def test_a_give_up_under_group_sequential_looks_takes_the_next_looks_pairs_and_d
     assert aggregate(db).frozen.completed_at == done.at and _frozen_row(db) == kept
     with pytest.raises(EvalkitError, match="is decided"):
         give_up(db, None, "again", untakeable=True)
+
+
+def _gold_study(tmp_path, name: str, planned: int, extra_gate: str = ""):
+    """_pool's study (planned pairs `planned`) whose gate asks for a gold accuracy of 0.8, with 2 gold pairs: the open
+    database. `extra_gate`: more gate lines (looks)."""
+    import random
+
+    from test_gold import PROMPTS, gold_items
+
+    from evalkit.study.gold import add_gold_pairs
+
+    gate = tmp_path / f"{name}.toml"
+    gate.write_text(gate_file_text(planned_pairs=planned, margin=0.05, min_ratings_per_pair=1, second_rating_share=0,
+                                   claim="these raters", ppi="off") + "min_gold_accuracy = 0.8\n" + extra_gate,
+                    encoding="utf-8")
+    db = open_db(tmp_path / f"{name}.db")
+    build_study(db, SyntheticStudy(pairs=0, unrated_pairs=300, raters_per_pair=1, raters=3, pass_rate=0.95,
+                                   drops={DROPS: 0.3}, prescreen_accuracy=1.0, queue_order=True,
+                                   gate_path=str(gate), seed=11))
+    (exp,) = db.execute("SELECT id FROM experiments WHERE kind = 'pool'").fetchone()
+    gold_items(db, exp, 2)
+    assert add_gold_pairs(db, exp, PROMPTS, rng=random.Random(0)) == 2
+    return db
+
+
+def _rate_gold(db, rater: str, wrong: int = 0) -> None:
+    """`rater` answers both gold pairs, the first `wrong` known answers of each side flipped."""
+    from test_gold import answer, gold_pairs
+
+    for g in gold_pairs(db):
+        submit_rating(db, APP, RatingInput(g["id"], rater, answer(g["a_expected"], wrong),
+                                           answer(g["b_expected"], wrong), "tie"))
+
+
+def _rate_until_settled(db, rater: str, truth: dict, n: int | None = None) -> list[str]:
+    """`rater` answers the study pairs the queue serves her with the truth, each rating followed by the app's check
+    (decision.settle), until the study is decided or after `n`. Returns the pairs she rated."""
+    from evalkit.aggregate.decision import settle
+
+    rated = []
+    while (n is None or len(rated) < n) and (view := next_pair(db, rater, APP.ratings_per_pair)) is not None:
+        a, b, _differ, _d = truth[view.pair_id]
+        submit_rating(db, APP, RatingInput(view.pair_id, rater, a, b, "tie"))
+        rated.append(view.pair_id)
+        if settle(db) is not None:
+            break
+    return rated
+
+
+def _said(rows) -> str:
+    """A verdict's rows as stored (JSON), so that a replay's compare with the decision's."""
+    import json
+
+    from evalkit.aggregate.decision import _plain
+
+    return json.dumps(_plain(rows), sort_keys=True)
+
+
+def _replay(db):
+    """The study's decision walked again from its stored history, nothing kept from an earlier walk."""
+    from evalkit.aggregate import decision
+    from evalkit.aggregate.data import deciding_experiment, stored_settings
+    from evalkit.aggregate.verdict import frozen_gate
+    from evalkit.study.studies import choose
+
+    decision.LOOKS.clear()
+    study = choose(db)
+    values = frozen_gate(db, study)[0]["values"]
+    tolerance, resamples = stored_settings(deciding_experiment(db, study.id))
+    return decision.walk_history(db, study, values, resamples, tolerance)
+
+
+def test_a_skip_stored_after_the_decision_moves_neither_its_replay_nor_its_report_nor_its_export(tmp_path):
+    """Statistics audit, 2026-12-06: the decision's history read the pairs passed over (a skip, a hold let go) and
+    kept from a rater as the database is now, not as of the look's completing rating. A pair the gold check's
+    exclusions set aside (its only rating was the rater left out) turns "at the worst" once anyone passes it over;
+    skip_pair refuses no closed pair, so a skip stored after the decision made its replay, its report's notes and the
+    export's flags disagree with the decision stored. Each now reads the flags as of the completing rating."""
+    from evalkit.aggregate import decision
+    from evalkit.aggregate.data import pair_standing
+    from evalkit.rating.queue import skip_pair
+    from evalkit.study.studies import choose
+
+    db = _gold_study(tmp_path, "after", planned=20)
+    truth = _truth(db)
+    hers = _rate_until_settled(db, "mallory", truth, 6)  # the head of the order, before the gold check leaves her out
+    _rate_gold(db, "mallory", wrong=2)
+    anns = _rate_until_settled(db, "ann", truth)
+    frozen = decision.stored(db, choose(db).id)
+    assert frozen is not None and frozen.excluded == ["mallory"], "the planned sample completed without her"
+    went = _replay(db)
+    assert went.sample.rating_id.tolist() == frozen.sample and not went.sample.unknown.any()
+    report = [n for n in aggregate(db).notes if "passed over" in n or "without an outcome" in n]
+    flags = pair_standing(db)
+
+    skip_pair(db, APP, "bob", hers[0], "came back to it after the decision")  # a set-aside pair, passed over now
+    skip_pair(db, APP, "bob", anns[0], "came back to it after the decision")  # one the decision rests on
+    again = _replay(db)
+    assert again.sample.rating_id.tolist() == frozen.sample and not again.sample.unknown.any()
+    assert _said(again.verdict.fidelity) == _said(went.verdict.fidelity) == _said(frozen.verdict.fidelity)
+    assert [n for n in aggregate(db).notes if "passed over" in n or "without an outcome" in n] == report
+    assert pair_standing(db) == flags and hers[0] not in flags["passed_over"]
+    assert not report
+    now = load_ratings(db)
+    assert now.passed_over[now.pair_ids.index(hers[0])] and now.passed_over[now.pair_ids.index(anns[0])]  # as now
+    last = db.execute("SELECT MAX(id) FROM ratings").fetchone()[0]
+    latest = load_ratings(db, choose(db).id, history=True).as_of(last)  # the history's end reads as now
+    assert (latest.passed_over == now.passed_over).all() and (latest.kept_from == now.kept_from).all()

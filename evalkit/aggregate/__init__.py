@@ -26,7 +26,7 @@ from ..stats import T_FLOOR
 from ..study.gate import GENERAL
 from ..rating.pace import note, time_on_task
 from ..generation.speed import IDENTICAL_PAIR
-from .data import ALL, RatingData, deciding_experiment, load_ratings, one_reading, stored_settings
+from .data import ALL, RatingData, deciding_experiment, load_ratings, one_reading, standing_at, stored_settings
 from .decision import AFTER, FrozenDecision, decided, walk_history
 from .ppi import COLUMNS as PPI_COLUMNS, pair_screen
 from .quality import DIFF_COLUMNS, agreement, paired_differences, pass_rates, preferences, prescreen_agreement
@@ -247,7 +247,9 @@ def _aggregate(db, tolerance: float | None, resamples: int | None, study: str | 
         notes.append(roster)
     if wide := disagreement_note(ratings, values):
         notes.append(wide)
-    if values and (chosen_by := passed_over_note(ratings, values["min_ratings_per_pair"],
+    # beside a decision, its pairs passed over as they were when it completed, not since
+    read = ratings if frozen is None else standing_at(db, ratings, sid, frozen.completed_rating_id)
+    if values and (chosen_by := passed_over_note(read, values["min_ratings_per_pair"],
                                                  (verdict.look or {}).get("pairs") or values["planned_pairs"])):
         notes.append(chosen_by)
     speed_now = speed

@@ -229,13 +229,18 @@ def _standing_rows(db, study_id: int | None) -> dict:
 
 
 def pair_standing(db) -> dict[str, set[str]]:
-    """Per STANDING flag, the ids of the study pairs it holds for, each study's as its decision reads them."""
+    """Per STANDING flag, the ids of the study pairs it holds for, each study's as its decision reads them: a decided
+    study's passed over and kept from as they stood at its completing rating (standing_at), not as now."""
     ids = dict(db.execute("SELECT rowid, id FROM pairs").fetchall())
     studies = [r[0] for r in db.execute("SELECT id FROM studies").fetchall()] or [None]
+    decided = dict(db.execute("SELECT study_id, completed_rating_id FROM decisions").fetchall())
     out = {flag: set() for flag in STANDING}
     for study in studies:
-        for flag, rows in _standing_rows(db, study).items():
-            out[flag] |= {ids[int(r)] for r in rows}
+        rows = _standing_rows(db, study)
+        if study in decided:
+            rows.update({flag: _held_at(span, decided[study]) for flag, span in _standing_spans(db, study).items()})
+        for flag, found in rows.items():
+            out[flag] |= {ids[int(r)] for r in found}
     return out
 
 
@@ -262,7 +267,7 @@ PASSED_OVER = """SELECT group_concat(p.rowid, ',') FROM pairs p WHERE {where} AN
 # do not repeat; a rater met a text while the pair was open when her first rating of it came before its last rating.
 # "Before" by the ratings' ids, the order they were stored in: two ratings stored within one tick of created_at
 # compared equal, and the copy was set aside (tests/test_skips.py failed so under .ci/run)
-KEPT_FROM = """WITH t AS (SELECT p.rowid AS prow, p.id AS pid, g.text FROM pairs p
+_KEPT_FROM_MET = """WITH t AS (SELECT p.rowid AS prow, p.id AS pid, g.text FROM pairs p
         JOIN generations g ON g.id IN (p.a_generation_id, p.b_generation_id) WHERE {where}),
     shared AS (SELECT text FROM t GROUP BY text HAVING COUNT(DISTINCT pid) > 1
                UNION SELECT text FROM reference_outputs WHERE text IN (SELECT text FROM t)),
@@ -271,12 +276,69 @@ KEPT_FROM = """WITH t AS (SELECT p.rowid AS prow, p.id AS pid, g.text FROM pairs
                 UNION ALL SELECT q.id, m.text FROM pairs q JOIN reference_outputs m ON m.id IN (q.a_reference_id,
                     q.b_reference_id) WHERE m.text IN shared),
     met AS (SELECT h.text, r.rater, MIN(r.id) AS at FROM holders h
-            JOIN ratings r ON r.pair_id = h.qid AND r.kind = 'rating' AND r.supersedes IS NULL GROUP BY h.text, r.rater),
+            JOIN ratings r ON r.pair_id = h.qid AND r.kind = 'rating' AND r.supersedes IS NULL GROUP BY h.text, r.rater)"""
+KEPT_FROM = _KEPT_FROM_MET + """,
     last AS (SELECT t.prow, t.pid, t.text, MAX(r.id) AS at FROM t JOIN ratings r ON r.pair_id = t.pid
              AND r.kind = 'rating' AND r.supersedes IS NULL WHERE t.text IN shared GROUP BY t.prow, t.text)
 SELECT group_concat(DISTINCT last.prow) FROM last JOIN met ON met.text = last.text AND met.at < last.at
 WHERE NOT EXISTS (SELECT 1 FROM ratings x WHERE x.pair_id = last.pid AND x.rater = met.rater
                   AND x.supersedes IS NULL)"""
+
+# The same two flags as spans of the rating-id axis, per pair: (pair rowid, from, until; NULL: not yet ended), so that
+# the frozen decision's history reads each as it stood at a look's point (RatingHistory.as_of), never as now: a skip
+# stored after the decision (skip_pair refuses no closed pair) flipped a set-aside pair to "at the worst" in the
+# replay, the report's notes and the export (statistics audit, 2026-12-06). A hold is shown while its pair is open,
+# so every hold on a pair a look reads (complete, or full before the gold check's exclusions) was shown before the
+# look's point: only its end, the holder's own rating, is placed. Kept from a rater: from the pair's first rating after
+# she met the text until her own row of the pair (KEPT_FROM's met.at < last.at, and no row of hers).
+PASSED_OVER_SPANS = """SELECT p.rowid, s.id, NULL FROM pairs p JOIN ratings s ON s.pair_id = p.id
+        AND s.supersedes IS NULL AND s.kind = 'skip' WHERE {where}
+    UNION ALL SELECT p.rowid, 0, (SELECT MIN(r.id) FROM ratings r WHERE r.pair_id = a.pair_id AND r.rater = a.rater
+        AND r.supersedes IS NULL AND r.kind = 'rating') FROM pairs p JOIN assignments a ON a.pair_id = p.id
+        WHERE {where}"""
+KEPT_FROM_SPANS = _KEPT_FROM_MET + """
+SELECT * FROM (SELECT t.prow, (SELECT MIN(r.id) FROM ratings r WHERE r.pair_id = t.pid AND r.kind = 'rating'
+                                 AND r.supersedes IS NULL AND r.id > met.at) AS start,
+                      (SELECT MIN(x.id) FROM ratings x WHERE x.pair_id = t.pid AND x.rater = met.rater
+                                 AND x.supersedes IS NULL)
+               FROM t JOIN met ON met.text = t.text WHERE t.text IN shared) WHERE start IS NOT NULL"""
+
+
+def _standing_spans(db, study_id: int | None) -> dict:
+    """Per flag of the two the history places in time (passed_over, kept_from): (pair rowids, from, until) arrays,
+    until inf where not ended."""
+    import numpy as np
+
+    where = _pair_filter(study_id, "p.")
+    out = {}
+    for flag, sql in (("passed_over", PASSED_OVER_SPANS), ("kept_from", KEPT_FROM_SPANS)):
+        rows = db.execute(sql.format(where=where)).fetchall()
+        out[flag] = (np.array([r[0] for r in rows], np.int64), np.array([r[1] for r in rows], float),
+                     np.array([np.inf if r[2] is None else r[2] for r in rows], float))
+    return out
+
+
+def _held_at(span, point: float):
+    """The pair rowids (or indices) of one flag's spans that hold at `point` of the rating-id axis."""
+    pair, start, until = span
+    return pair[(start <= point) & (point < until)]
+
+
+def standing_at(db, ratings: RatingData, study_id: int | None, point: float) -> RatingData:
+    """`ratings` (the study's, as load_ratings reads them) with the pairs passed over or kept from a rater as they
+    stood at `point` (a decision's completing rating): what the decision read, whatever was stored since."""
+    import numpy as np
+
+    rowids = _rowids(db, study_id)
+    return replace(ratings, **{f"pair_{flag}": np.isin(rowids, _held_at(span, point))
+                               for flag, span in _standing_spans(db, study_id).items()})
+
+
+def _rowids(db, study_id: int | None):
+    import numpy as np
+
+    return np.array([r[0] for r in db.execute(
+        f"SELECT rowid FROM pairs WHERE {_pair_filter(study_id)} ORDER BY rowid").fetchall()], np.int64)
 
 
 def load_ratings(db, study_id: int | None = None, history: bool = False):
@@ -339,7 +401,9 @@ def load_ratings(db, study_id: int | None = None, history: bool = False):
         at = np.minimum(np.searchsorted(ids_sorted, old), len(order) - 1)
         found = ids_sorted[at] == old  # superseded rows of this study (the others are another study's)
         ended[order[at[found]]] = new[found]
-    return RatingHistory(data, ended)
+    spans = {flag: (np.searchsorted(rowids, pair), start, until)
+             for flag, (pair, start, until) in _standing_spans(db, study_id).items()}
+    return RatingHistory(data, ended, spans)
 
 
 @dataclass
@@ -350,14 +414,23 @@ class RatingHistory:
 
     rows: RatingData
     ended: object  # int64 (rows,): id of the blind row that superseded it
+    spans: dict | None = None  # _standing_spans: the flags read as of a point; None: as now
 
     @property
     def last_id(self) -> int:
         return int(self.rows.rating_id.max()) if len(self.rows) else 0
 
-    def as_of(self, rating_id: int) -> RatingData:
-        """The current ratings right after rating `rating_id` was stored."""
-        return self.rows.select((self.rows.rating_id <= rating_id) & (self.ended > rating_id))
+    def as_of(self, point: float) -> RatingData:
+        """The current ratings right after rating `point` was stored (a point between two ratings, j + 0.5: right
+        after rating j), with the pairs passed over or kept from a rater by then."""
+        import numpy as np
+
+        rows = self.rows.select((self.rows.rating_id <= point) & (self.ended > point))
+        for flag, span in (self.spans or {}).items():
+            held = np.zeros(rows.n_pairs, bool)
+            held[_held_at(span, point)] = True
+            rows = replace(rows, **{f"pair_{flag}": held})
+        return rows
 
 
 def groupings(ratings: RatingData) -> list:

@@ -107,10 +107,11 @@ def _give_ups(db, rows) -> tuple:
 
 def _as_of(history, joins, x: float):
     """The data at point `x` of the history (a rating id, or a pool's join or a give-up between two ratings): the
-    ratings current right after rating floor(x), only the pairs that had joined by then, given up only if by then.
+    ratings current right after rating floor(x), only the pairs that had joined by then, given up only if by then,
+    passed over or kept from a rater only if by then (RatingHistory.as_of).
     `joins`: (_joins, _give_ups' points)."""
     joined, given = joins
-    return history.as_of(int(x)).joined_by(joined <= x).given_up_by(given <= x)
+    return history.as_of(x).joined_by(joined <= x).given_up_by(given <= x)
 
 
 def _moment(db, ratings, joins, gives, x: float) -> str:
