@@ -463,6 +463,35 @@ def test_a_pool_of_identical_pairs_alone_is_decided_without_raters(tmp_path, cla
         assert "至少需要" not in verdict_markdown(agg, "zh")  # the Chinese verdict asks for no rater either
 
 
+def test_a_study_of_identical_pairs_alone_weighs_the_benchmarks_stored_when_speed_and_memory_were_first_judged(
+        tmp_path):
+    """Statistics audit, 2026-12-06: a sample of identical pairs alone completes as its pool joins, before any
+    benchmark can run, and its decision weighed the benchmarks stored by the time a reader first looked: a benchmark
+    of 5,000 MB stored before anyone looked turned it to DROP, one stored after left a stored KEEP whose replay from the
+    history said DROP. It now weighs the benchmarks stored by the first moment speed and memory are both judged
+    (decision._first_measured), names them, and no benchmark stored later moves it, its replay or its report."""
+    from test_skips import _replay, _said
+
+    from evalkit.study.synthetic import add_bench
+
+    db, _ = study(tmp_path, "late", gate_file_text(planned_pairs=100, min_ratings_per_pair=1), pairs=100,
+                  raters_per_pair=1, raters=12, identical_share=1.0, queue_order=True, seed=4, bench=False)
+    first = add_bench(db, speedup=2.0, rounds=1)  # one round of the gate's two: not judged yet
+    second = add_bench(db, speedup=2.0, rounds=1, seed=2)  # judged from here
+    late = add_bench(db, speedup=1.0, extra_memory_mb=5000, seed=1)  # stored before anyone looked
+    agg = aggregate(db)
+    assert agg.frozen is not None and agg.frozen.completed_rating_id == 0 and agg.verdict.decision == "KEEP"
+    assert agg.frozen.speed["benchmark_ids"] == agg.frozen.speed["memory_benchmark_ids"] == [first, second]
+    assert agg.to_json()["speed"]["memory_benchmark_ids"] == [first, second] and late in agg.speed_now.memory_benchmark_ids
+    went = _replay(db)
+    assert went.verdict.decision == "KEEP" and _said(went.verdict.fidelity) == _said(agg.frozen.verdict.fidelity)
+    assert went.context["speed"].memory_benchmark_ids == [first, second]
+    add_bench(db, speedup=1.0, extra_memory_mb=6000, seed=3)  # and after the freeze
+    again = aggregate(db)
+    assert again.frozen.verdict.decision == "KEEP" and again.frozen.speed == agg.frozen.speed
+    assert _replay(db).context["speed"].memory_benchmark_ids == [first, second]
+
+
 def test_a_gate_frozen_before_the_interval_key_keeps_the_union_with_tango(tmp_path):
     """A study planned under the union with Tango keeps it (gate.LEGACY); a gate frozen today gets the default
     `t with score floor`, which is narrower on the same ratings."""

@@ -182,6 +182,25 @@ def _completion(history, points, values: dict, excluded_at, joins) -> tuple[floa
     return None
 
 
+def _first_measured(db, study_id: int, values: dict, tolerance: float, resamples: int):
+    """The speed figure of a sample that needed no rating (it completed as its pool joined, before any benchmark of
+    the pool could run): the one of the benchmark results stored by the first moment at which speed and memory are
+    both judged (verdict.measured), else the latest, not judged, which the decision waits for (freeze). Taking the
+    figure as it is when a reader first looks made the decision depend on when someone looked, and its replay weigh
+    every benchmark stored since (one of 5,000 MB turned a stored KEEP into DROP: statistics audit, 2026-12-06)."""
+    from .timing import gate_speed, timing
+    from .verdict import measured
+
+    moments = [r[0] for r in db.execute(
+        """SELECT DISTINCT COALESCE(b.stored_at, e.created_at) AS at FROM bench_processes b
+           JOIN experiments e ON e.id = b.experiment_id WHERE e.kind = 'bench' AND b.status = 'ok' ORDER BY at""")]
+    for moment in moments:
+        speed = timing(db, tolerance, resamples, study_id=study_id, before=moment, **gate_speed(values))[2]
+        if measured(speed, values):
+            return speed
+    return timing(db, tolerance, resamples, study_id=study_id, **gate_speed(values))[2]
+
+
 def walk_history(db, study, values: dict, resamples: int, tolerance: float, speed_now=None, current=None,
                  reached: list | None = None):
     """The gate's looks taken in order on the stored history, each on the data as they were right after the rating
@@ -243,16 +262,18 @@ def walk_history(db, study, values: dict, resamples: int, tolerance: float, spee
                          "rating_free": rating_free}
 
     # No rating at all: the sample (identical pairs alone) completed as its pool joined, before any benchmark of the
-    # pool's settings could run (`generate`, then `bench`). Its speed and memory are those measured (the gate's first
-    # speed_rounds rounds, which no later benchmark replaces), and freeze() waits until both are judged.
+    # pool's settings could run (`generate`, then `bench`). Its speed and memory are those stored by the first moment
+    # both are judged (_first_measured), and freeze() waits until they are.
     rating_free = not len(history.rows)
     speeds: dict[str | None, object] = {}
 
     def speed_at(completed_at: str):
         moment = None if rating_free else completed_at
         if moment not in speeds:
-            if speed_now is not None and (rating_free or runs_version(
-                    db, study.id, completed_at, gate_speed(values)["speed_device"]) == getattr(speed_now, "version", None)):
+            if rating_free:
+                speeds[moment] = _first_measured(db, study.id, values, tolerance, resamples)
+            elif speed_now is not None and runs_version(
+                    db, study.id, completed_at, gate_speed(values)["speed_device"]) == getattr(speed_now, "version", None):
                 speeds[moment] = speed_now
             else:  # a benchmark or pool stored after completion does not count
                 speeds[moment] = timing(db, tolerance, resamples, study_id=study.id, before=moment,

@@ -627,6 +627,13 @@ def _as_deployed(speed) -> tuple[float | None, str]:
                           f"{ratio_text(speed.deployed_speedup)}, lower end {ratio_text(ci[0])}")
 
 
+def measured(speed, gate_values: dict) -> bool:
+    """Whether the speed figure judges both the speed-up and the memory conditions (decide's), rather than leaving
+    them to a benchmark still to come."""
+    return (speed_condition(speed, gate_values["min_speedup_ci_low"]).ok is not None and not device_unknown_text(speed)
+            and speed.extra_memory_mb is not None)
+
+
 def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs: int, n_pairs: int,
            identical: int = 0, look=None) -> Verdict:
     """KEEP, DROP or INSUFFICIENT DATA with one reason per gate condition. `speed`: the aggregate's Speed;
