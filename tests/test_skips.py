@@ -7,6 +7,8 @@ would judge the outputs raters chose to rate. These tests play that through the 
 submit_rating) and the real aggregate: the decision waits for the skipped pairs at the head of the order, says so,
 and once they are rated it decides on exactly the first planned pairs of the random order."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -459,9 +461,9 @@ def test_a_give_up_under_group_sequential_looks_takes_the_next_looks_pairs_and_d
         give_up(db, None, "again", untakeable=True)
 
 
-def _gold_study(tmp_path, name: str, planned: int, extra_gate: str = ""):
-    """_pool's study (planned pairs `planned`) whose gate asks for a gold accuracy of 0.8, with 2 gold pairs: the open
-    database. `extra_gate`: more gate lines (looks)."""
+def _gold_study(tmp_path, name: str, planned: int, extra_gate: str = "", pairs: int = 300):
+    """_pool's study (`pairs` pairs, planned pairs `planned`) whose gate asks for a gold accuracy of 0.8, with 2 gold
+    pairs: the open database. `extra_gate`: more gate lines (looks)."""
     import random
 
     from test_gold import PROMPTS, gold_items
@@ -473,7 +475,7 @@ def _gold_study(tmp_path, name: str, planned: int, extra_gate: str = ""):
                                    claim="these raters", ppi="off") + "min_gold_accuracy = 0.8\n" + extra_gate,
                     encoding="utf-8")
     db = open_db(tmp_path / f"{name}.db")
-    build_study(db, SyntheticStudy(pairs=0, unrated_pairs=300, raters_per_pair=1, raters=3, pass_rate=0.95,
+    build_study(db, SyntheticStudy(pairs=0, unrated_pairs=pairs, raters_per_pair=1, raters=3, pass_rate=0.95,
                                    drops={DROPS: 0.3}, prescreen_accuracy=1.0, queue_order=True,
                                    gate_path=str(gate), seed=11))
     (exp,) = db.execute("SELECT id FROM experiments WHERE kind = 'pool'").fetchone()
@@ -565,3 +567,79 @@ def test_a_skip_stored_after_the_decision_moves_neither_its_replay_nor_its_repor
     last = db.execute("SELECT MAX(id) FROM ratings").fetchone()[0]
     latest = load_ratings(db, choose(db).id, history=True).as_of(last)  # the history's end reads as now
     assert (latest.passed_over == now.passed_over).all() and (latest.kept_from == now.kept_from).all()
+
+
+def test_every_look_of_a_study_with_a_later_pool_a_give_up_a_gold_set_aside_and_a_revoked_rater_replays_as_stored(
+        tmp_path):
+    """Statistics audit, 2026-12-06: one study through everything a look reads from the history at once. Looks at 10,
+    20 and 30 decided pairs; mallory rates the head of the order and then fails the gold check (her pairs set aside);
+    bob rates, skips a pair and is revoked (his ratings count, as the README says, at every look); the pair every
+    current rater skipped is given up; a later pool joins between the looks. The stored decision, its replay from the
+    history, the report and the export agree, and stay so when, after the decision, a skip, a revoke and a benchmark
+    are stored."""
+    from evalkit.aggregate import decision
+    from evalkit.aggregate.data import pair_standing
+    from evalkit.aggregate.give_up import give_up
+    from evalkit.publish.export import tables
+    from evalkit.rating import roster
+    from evalkit.study.pairs import draw_queue
+    from evalkit.study.studies import choose
+    from evalkit.study.synthetic import add_bench
+
+    db = _gold_study(tmp_path, "audit", planned=30, extra_gate='monitoring = "group sequential"\nlook_every = 10\n',
+                     pairs=20)
+    gate = str(tmp_path / "audit.toml")
+    truth = _truth(db)
+    for name in ("mallory", "bob", "ann"):
+        roster.add(db, name)
+    order = [r[0] for r in db.execute("SELECT id FROM pairs WHERE kind = 'study' ORDER BY queue_rank")]
+    hers = _rate_until_settled(db, "mallory", truth, 3)
+    _rate_gold(db, "mallory", wrong=2)
+    stuck = next(p for p in order if p not in hers)
+    for rater in ("mallory", "bob", "ann"):
+        view = next_pair(db, rater, APP.ratings_per_pair)
+        while view is not None and view.pair_id != stuck:  # rate what comes before it, then skip it
+            a, b, _differ, _d = truth[view.pair_id]
+            submit_rating(db, APP, RatingInput(view.pair_id, rater, a, b, "tie"))
+            view = next_pair(db, rater, APP.ratings_per_pair)
+        skip_pair(db, APP, rater, stuck, "I cannot judge this one")
+    bobs = _rate_until_settled(db, "bob", truth, 6)
+    roster.revoke(db, "bob")
+    _rate_until_settled(db, "ann", truth, 4)
+    assert give_up(db, None, "every current rater skipped it", untakeable=True).pairs == [stuck]
+    made = build_study(db, SyntheticStudy(pairs=0, unrated_pairs=60, raters_per_pair=1, raters=2, pass_rate=0.95,
+                                          drops={DROPS: 0.3}, prescreen_accuracy=1.0, queue_order=False,
+                                          gate_path=gate, seed=13))
+    assert draw_queue(db, made["experiment_id"]) == 60
+    truth = _truth(db)
+    _rate_until_settled(db, "ann", truth)
+    study = choose(db)
+    frozen = decision.stored(db, study.id)
+    assert frozen is not None and frozen.excluded == ["mallory"]
+    ratings = {r[0]: r[1] for r in db.execute("SELECT id, rater FROM ratings")}
+    assert {ratings[i] for i in frozen.sample} >= {"bob", "ann"} and "mallory" not in {ratings[i] for i in frozen.sample}
+    assert len(set(bobs) & {p for p, in db.execute(
+        f"SELECT pair_id FROM ratings WHERE id IN ({','.join(map(str, frozen.sample))})")}) == len(bobs)
+
+    later = {p for p, in db.execute("SELECT id FROM pairs WHERE experiment_id = ?", [made["experiment_id"]])}
+    sampled = {p for p, in db.execute(f"SELECT pair_id FROM ratings WHERE id IN ({','.join(map(str, frozen.sample))})")}
+    assert sampled & later and stuck not in sampled  # the later pool entered; the pair given up counts at the worst
+    assert all(r["given_up_pairs"] == 1 for r in frozen.verdict.fidelity), frozen.verdict.fidelity[0]
+
+    def agree():
+        went = _replay(db)
+        assert went.verdict.decision == frozen.verdict.decision and went.verdict.label == frozen.verdict.label
+        assert went.sample.rating_id.tolist() == frozen.sample
+        assert _said(went.verdict.fidelity) == _said(frozen.verdict.fidelity)
+        agg = aggregate(db)
+        assert agg.frozen.verdict.decision == frozen.verdict.decision and _said(agg.verdict.fidelity) == _said(
+            frozen.verdict.fidelity)
+        exported = tables(db)
+        assert [json.loads(r["sample_json"]) for r in exported["decisions"]] == [frozen.sample]
+        return pair_standing(db), [n for n in agg.notes if "passed over" in n or "without an outcome" in n]
+
+    before = agree()
+    skip_pair(db, APP, "ann", hers[0], "after the decision")
+    roster.revoke(db, "ann")
+    add_bench(db, speedup=1.0, extra_memory_mb=5000, seed=7)
+    assert agree() == before
