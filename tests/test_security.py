@@ -37,8 +37,9 @@ class Raw:
     """Raw queue requests: join the queue for any function by index with any payload, read the event stream.
     One Raw is one session (one session_hash)."""
 
-    def __init__(self, url: str):
-        self.url, self.session = url, uuid.uuid4().hex[:11]
+    def __init__(self, url: str, source: str | None = None):
+        """source: the local address its requests are sent from (127.0.0.2: another client of a local app)."""
+        self.url, self.session, self.source = url, uuid.uuid4().hex[:11], source
         cfg = httpx.get(url + "config", timeout=30).json()
         self.fns = {d["api_name"]: d["id"] for d in cfg["dependencies"] if d.get("api_name")}
 
@@ -46,7 +47,8 @@ class Raw:
         """`headers` (a dict, or (name, value) pairs: a name may come twice) and `params` go with the queue join, whose
         request the handler is given (gr.Request)."""
         index = self.fns[fn] if isinstance(fn, str) else fn
-        with httpx.Client(base_url=self.url, timeout=120) as c:
+        transport = httpx.HTTPTransport(local_address=self.source) if self.source else None
+        with httpx.Client(base_url=self.url, timeout=120, transport=transport) as c:
             # JSON with \u escapes (json.dumps' default), so that a payload can carry what UTF-8 cannot: a lone surrogate
             body = json.dumps({"data": data, "fn_index": index, "session_hash": self.session, "event_data": None,
                                "trigger_id": None})
@@ -2161,3 +2163,46 @@ def test_a_flood_of_forged_pages_keeps_a_bounded_record_of_page_loads_sign_ins_a
     assert len(session.submissions._loads) <= cap
     assert len(session._ended._begun) <= cap
     assert len(session._ended._out) <= cap
+
+
+def test_a_flood_of_pages_from_one_client_never_pushes_out_another_client_s_page(tiny_models, tmp_path, pool_db,
+                                                                                  monkeypatch):
+    """Attacker audit round 8: Gradio keeps the state of its newest 10,000 pages (a page is a session id, which a raw
+    queue request picks freely), and so does this app its records by page: 10,000 forged pages from one address
+    within seconds pushed a real rater's page out, and her next click said she was not signed in. New pages are now
+    limited per client (evalkit.ui.guard.PAGES_PER_CLIENT, set small here, as Gradio's cap is): the flood is refused
+    past the limit, with 429, and her page, from another address, stays signed in."""
+    import evalkit.ui.guard as guard
+    import evalkit.ui.session as session
+    from evalkit.ui import build_app
+    from evalkit.ui.server import serving
+
+    cap = 8
+    monkeypatch.setattr(session, "PAGES_KEPT", cap, raising=False)
+    monkeypatch.setattr(guard, "PAGES_PER_CLIENT", cap // 2, raising=False)
+    db = open_db(pool_db)
+    ann = raters.add(db, "ann")
+    db.conn.close()
+    app = build_app(config(tiny_models, tmp_path), pool_db)
+    with serving(app) as url:
+        app.state_holder.capacity = cap  # Gradio's cap on the pages whose state it keeps
+        her = Raw(url, source="127.0.0.2")  # another client than the flood's 127.0.0.1
+        assert Raw.error(her.call("sign_in", [None, "", "", ann.code])) == ""
+        mine = Raw(url)  # a page the flooding client opened first
+        assert mine.call("sign_out", [None])["success"]
+        refused = 0
+        for _ in range(3 * cap):  # each Raw is a new page
+            try:
+                Raw(url).call("sign_out", [None])
+            except httpx.HTTPStatusError as e:
+                assert e.response.status_code == 429 and "too many new pages" in e.response.text, e.response.text
+                refused += 1
+        assert Raw.error(her.call("my_code", [None])) == ""  # still signed in
+        assert refused == 3 * cap - (cap // 2 - 1)
+        assert mine.call("sign_out", [None])["success"]  # a page already open is never refused
+    with serving(build_app(config(tiny_models, tmp_path), pool_db)) as url:
+        # a body nested past the JSON parser is read as naming no page, and Gradio answers it, not a server error
+        nested = httpx.post(url + "gradio_api/queue/join", content="[" * 60_000, timeout=30,
+                            headers={"content-type": "application/json"})
+        assert nested.status_code == 400, nested.text
+

@@ -72,6 +72,7 @@ def build_app(cfg: Config, db_path: Path | str | None = None, *, space: bool | N
     # app does not open: with many raters, the largest cost of an event. Rebuild it every 1,000 events instead.
     os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")  # read when the queue is made
     demo.queue(default_concurrency_limit=DEFAULT_CONCURRENCY)
+    demo.evalkit_clients = (space, cfg.app.trusted_proxy_hops)  # how launch's RequestGuard reads a request's client
     return demo
 
 
@@ -88,7 +89,11 @@ def launch(demo: gr.Blocks, **kwargs):
     from .guard import RequestGuard
 
     app_kwargs = dict(kwargs.pop("app_kwargs", None) or {})
-    app_kwargs["middleware"] = [*app_kwargs.get("middleware", []), Middleware(RequestGuard)]
+    from ..locations import on_space
+
+    space, hops = getattr(demo, "evalkit_clients", (on_space(), 1))
+    app_kwargs["middleware"] = [*app_kwargs.get("middleware", []),
+                                Middleware(RequestGuard, space=space, proxy_hops=hops)]
     kwargs["app_kwargs"] = app_kwargs
     kwargs.setdefault("run_history", False)
     kwargs.setdefault("show_error", False)  # library errors arrive as gr.Error messages; no traces

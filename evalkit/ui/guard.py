@@ -11,11 +11,20 @@
   served.
 - **Every request is stamped with when it arrived** (ARRIVED, read by `arrived_at`): an event's handler learns when its
   queue join reached the server, not only when the busy queue let it run. Sign out is final for the sign-ins that
-  arrived before it (evalkit.ui.session._Ended)."""
+  arrived before it (evalkit.ui.session._Ended).
+- **New pages are limited per client** (PAGES_PER_CLIENT an hour, _Pages): an event's request names its page (Gradio's
+  session id, which a raw request picks freely), and Gradio keeps the state of its newest 10,000 pages only, as this
+  app keeps its records by page (evalkit.ui.session.PAGES_KEPT): a flood of forged pages from one address pushed a
+  real rater's page out, signing her out (attacker audit, round 8). A page the client already used is never refused."""
 
 from __future__ import annotations
 
+import json
+import re
+import secrets
+import threading
 import time
+from collections import OrderedDict, deque
 from urllib.parse import parse_qsl, urlencode
 
 # The largest request body the app takes. A rating (every answer and a 2,000-character comment) is about 10 KB.
@@ -23,6 +32,11 @@ MAX_BODY = 64 * 1024
 _BODY_METHODS = {"POST", "PUT", "PATCH"}
 DEEP_LINK = "deep_link"  # the query parameter Gradio's page route reads a deep link from
 ARRIVED = "evalkit_arrived"  # the request's state key: time.monotonic() when it reached this middleware
+# New pages (Gradio sessions) one client may open in an hour: a rater reloads a few times an hour, so this leaves room
+# for a campus behind one address, while a flood from one address fills at most a tenth of Gradio's 10,000 sessions
+PAGES_PER_CLIENT, PAGES_WINDOW = 1000, 3600.0
+# the routes whose request names a page whose state Gradio keeps (a body without its session id is a new one each)
+_EVENT_ROUTE = re.compile(r"/(queue/join|call/[^/]+|run/[^/]+|api/[^/]+|component_server)/?$")
 
 
 def arrived_at(request) -> float:
@@ -41,9 +55,52 @@ async def _answer(send, status: int, text: str) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+class _Pages:
+    """The pages each client opened: at most PAGES_PER_CLIENT new ones in any PAGES_WINDOW seconds. Memory stays
+    bounded: a client's pages known are its most recently used (a page in use stays known), and clients are capped,
+    the least recently seen going first (a client forgotten only starts counting again)."""
+
+    CLIENTS_KEPT = 10_000
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._clients: OrderedDict[str, tuple[OrderedDict, deque]] = OrderedDict()  # client -> (pages, new pages' times)
+
+    def refusal(self, client: str, page: str | None, now: float) -> float | None:
+        """None, the page noted as the client's; or the seconds until this client may open a new page."""
+        with self._lock:
+            known, opened = self._clients.pop(client, None) or (OrderedDict(), deque())
+            self._clients[client] = (known, opened)  # most recently seen last
+            while len(self._clients) > self.CLIENTS_KEPT:
+                self._clients.popitem(last=False)
+            if page is not None and page in known:
+                known.move_to_end(page)
+                return None
+            while opened and now - opened[0] >= PAGES_WINDOW:
+                opened.popleft()
+            if len(opened) >= PAGES_PER_CLIENT:
+                return PAGES_WINDOW - (now - opened[0])
+            opened.append(now)
+            known[page or secrets.token_hex(8)] = now
+            while len(known) > 4 * PAGES_PER_CLIENT:
+                known.popitem(last=False)
+            return None
+
+
+def _page_of(body: bytes) -> str | None:
+    """The page (session id) an event's JSON body names; None: none (Gradio then makes a new one)."""
+    try:
+        page = json.loads(body).get("session_hash")
+    except (ValueError, AttributeError, RecursionError):  # not JSON, not an object, nested past the parser
+        return None
+    return page if isinstance(page, str) else None
+
+
 class RequestGuard:
-    def __init__(self, app, max_body: int = MAX_BODY):
+    def __init__(self, app, max_body: int = MAX_BODY, space: bool = False, proxy_hops: int = 1):
         self.app, self.max_body = app, max_body
+        self.space, self.proxy_hops = space, proxy_hops  # how the client is read (evalkit.ui.auth.client_key)
+        self.pages = _Pages()
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -79,6 +136,11 @@ class RequestGuard:
             chunks.append(chunk)
             more = message.get("more_body", False)
         body, handed = b"".join(chunks), False
+        if scope.get("method") == "POST" and _EVENT_ROUTE.search(path):
+            wait = self.pages.refusal(self._client(scope), _page_of(body), time.monotonic())
+            if wait is not None:
+                return await _answer(send, 429, f"too many new pages from this address: {PAGES_PER_CLIENT} in the "
+                                                f"last hour. Use a page already open, or wait {wait:.0f} s")
 
         async def replay():
             nonlocal handed
@@ -88,3 +150,10 @@ class RequestGuard:
             return await receive()  # after the body: a disconnect, when it comes
 
         return await self.app(scope, replay, send)
+
+    def _client(self, scope) -> str:
+        from starlette.requests import Request
+
+        from .auth import client_key
+
+        return client_key(Request(scope), self.space, self.proxy_hops)

@@ -63,7 +63,8 @@ PAGES_KEPT = 10_000  # records kept by page (a Gradio session id, which the clie
 def kept_newest(table: dict, key, value, cap: int | None = None) -> None:
     """table[key] = value, as its newest entry, and the oldest dropped past `cap`: memory stays bounded however many
     pages (or sign-ins) a flood names. A record matters seconds to minutes (while an event begun before it may still
-    land), so pushing a real one out takes `cap` new ones within that time, not a trickle (attacker audit round 7)."""
+    land), so pushing a real one out takes `cap` new ones within that time, not a trickle (attacker audit round 7),
+    and one client opens at most evalkit.ui.guard.PAGES_PER_CLIENT new pages an hour (round 8)."""
     cap = PAGES_KEPT if cap is None else cap
     table.pop(key, None)
     table[key] = value
