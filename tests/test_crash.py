@@ -339,14 +339,16 @@ def test_failed_sign_ins_of_a_client_hold_across_a_restart_and_a_correct_code_st
 
     port = free_port()
     with serving_app(db_file, config, port, log) as proc:
-        said = [sign_in(f"http://127.0.0.1:{port}/", wrong) for _ in range(12)]  # each refusal counts: the wait doubles
+        said = [sign_in(f"http://127.0.0.1:{port}/", wrong) for _ in range(12)]
         assert "too many sign-in attempts" not in said[0] and "too many sign-in attempts" in said[-1], said
         stop_app(proc)
     port = free_port()
     with serving_app(db_file, config, port, log) as proc:  # restarted on the same database: nothing in memory
         url = f"http://127.0.0.1:{port}/"
-        refused = sign_in(url, wrong)
-        assert "too many sign-in attempts" in refused, refused  # a wait of minutes, not a fresh 5 free guesses
+        # the restart's own seconds may have let one guess through (its wait was short: a refused guess is not
+        # counted, tests/test_security.py::test_a_flood_of_wrong_codes_held_back_writes_nothing), but not a fresh 5
+        refused = [sign_in(url, wrong) for _ in range(2)]
+        assert "too many sign-in attempts" in refused[-1], refused
         assert sign_in(url, code) == ""  # her own code is never held back
         stop_app(proc)
     db = open_db(db_file)

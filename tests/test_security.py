@@ -2206,3 +2206,33 @@ def test_a_flood_of_pages_from_one_client_never_pushes_out_another_client_s_page
                             headers={"content-type": "application/json"})
         assert nested.status_code == 400, nested.text
 
+
+def test_a_flood_of_wrong_codes_held_back_writes_nothing(tmp_path, monkeypatch):
+    """Attacker audit round 8: a wrong personal code was counted, in the database, even when the guard's wait
+    refused it: a flood of wrong codes from one client, each naming a new rater id, added a row a request (pruned only
+    after 30 minutes) and took the write lock once a request, for as long as it lasted. A wrong code refused by the
+    wait now writes nothing (as a wrong passcode never did): past the free attempts the flood adds no row and no write,
+    and it is still refused with the wait."""
+    import evalkit.ui.auth as auth
+    from evalkit.config import AppConfig
+    from evalkit.errors import EvalkitError
+    from evalkit.rating.limits import SignInGuard
+
+    monkeypatch.setattr(auth, "SignInGuard", lambda: SignInGuard(clock=lambda: 1000.0))  # the wait never runs out
+    writes = []
+    real = auth.add_failure
+    monkeypatch.setattr(auth, "add_failure", lambda *a: (writes.append(a[2]), real(*a)))
+    db_file = tmp_path / "flood.db"
+    open_db(db_file).conn.close()
+    doorman = auth.Doorman(AppConfig(signup="invite"), db_file, space=False)
+    free = doorman.guard.free
+    seen = []
+    for i in range(8 * free):  # each a new rater id: a new owner key
+        with pytest.raises(EvalkitError) as e:
+            doorman.local("", f"{100 + i}.{'A' * 24}", "", "client:flood")
+        seen.append(e.value.what)
+    assert seen[:free] == ["that code is not valid"] * free and all("too many" in w for w in seen[free:]), seen
+    assert len(writes) == 2 * free  # the free failures, each for the client and its owner; none since
+    db = open_db(db_file)
+    assert db.execute("SELECT COUNT(*) FROM limit_counts").fetchone()[0] == free + 1  # the client, the free owners
+    db.conn.close()

@@ -7,7 +7,8 @@ Every typed attempt passes the sign-in guard, keyed by the client address (addre
 the name or code owner claimed (the rater id in the code's canonical form), so neither many names from one client nor
 many clients on one name get more guesses; a client that has signed in as an owner is not held back by strangers' failures on that owner. A
 personal code is checked before the guard: a correct one always signs in (others' failures behind the same address
-never lock its owner out), a wrong one is counted and, while the guard asks for a wait, answered with the wait. A
+never lock its owner out), a wrong one is counted or, while the guard asks for a wait, answered with the wait (and not
+written: a flood held back adds no row and takes no write lock). A
 passcode passes the guard first (a shared passcode may be weak: its guesses stay slowed). What is not a code at all
 (wrong characters, too long) is a counted failure, logged in one line.
 
@@ -207,10 +208,11 @@ class Doorman:
             try:
                 identity = raters.authenticate(db, code)
             except SignInError:
-                try:
-                    self.guard.check(client, owner)
-                finally:
-                    self.guard.failed(client, owner)
+                # a wrong code held back is answered with the wait and written nowhere: each failure is a write under
+                # the database's lock, and a flood of wrong codes (each naming a new id, a new row) grew the table and
+                # took the lock once a request for as long as it lasted (attacker audit, round 8)
+                self.guard.check(client, owner)
+                self.guard.failed(client, owner)
                 raise
         self.guard.succeeded(client, owner)
         check_allowed(self.app, identity.name, organiser=identity.organiser)
