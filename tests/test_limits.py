@@ -79,3 +79,31 @@ def test_live_runs_per_hour_kept_in_the_database_hold_across_a_restart(tmp_path)
     restarted.check("session:four", "client:203.0.113.9")  # the first run's hour has passed
     keys = [r[0] for r in open_db(db_file).execute("SELECT key FROM limit_events")]
     assert keys and not any("203.0.113.9" in k or "session:" in k for k in keys)
+
+
+def test_events_refused_at_their_limit_take_no_write_lock(tmp_path, monkeypatch):
+    """Attacker audit round 8: a limit kept in the database (Live runs per hour) took the database's write lock to
+    refuse, as it does to count: a flood of refused runs from one client (each from a new page) took the lock once a
+    request, for as long as it lasted, beside the raters' submissions. A refusal is now read without it: the lock is
+    taken only for the events counted, and the refusal is the same."""
+    import evalkit.store.limits as limits
+    from evalkit.store import open_db
+    from evalkit.ui.auth import KeptCounts
+
+    db_file = tmp_path / "flood.db"
+    open_db(db_file).close()
+    locks = []
+    real = limits.write_transaction
+    monkeypatch.setattr(limits, "write_transaction", lambda db: (locks.append(1), real(db))[1])
+    limiter = RateLimiter(2, window=3600, clock=lambda: 1_000_000.0, what="live runs",
+                          kept=KeptCounts(db_file, "live runs"))
+    limiter.check("session:one", "client:203.0.113.9")
+    limiter.check("session:two", "client:203.0.113.9")
+    assert len(locks) == 2
+    for i in range(20):
+        with pytest.raises(LimitError, match="too many live runs from '203.0.113.9': 2 in the last hour"):
+            limiter.check(f"session:new-{i}", "client:203.0.113.9")
+    assert limiter.refusal("session:other", "client:203.0.113.9") is not None
+    assert len(locks) == 2  # the two runs counted; no refusal took the lock
+    limiter.check("session:three", "client:198.51.100.7")  # another address still runs, and is counted
+    assert len(locks) == 3

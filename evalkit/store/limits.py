@@ -25,17 +25,26 @@ def add_failure(db, kind: str, key: str, at: float, forgive_after: float) -> Non
 
 def count_event(db, kind: str, keys: list[str], at: float, window: float, limit: int,
                 count: bool = True) -> tuple[str, int, float] | None:
-    """A sliding-window limit kept in the database: under one write lock, (key, events in the window, when the one
-    that frees a place happened) for the first key at `limit`, counting nothing; else None, having counted one event
-    for every key (unless `count` is False). Events past the window are pruned first."""
+    """A sliding-window limit kept in the database: (key, events in the window, when the one that frees a place
+    happened) for the first key at `limit`, counting nothing; else None, having counted one event for every key under
+    one write lock (unless `count` is False). A refusal is read without the write lock: a flood at its limit takes the
+    lock no more than it writes (attacker audit, round 8). Events past the window are pruned at each write."""
+    full = _first_full(db, kind, keys, at, window, limit)
+    if full is not None or not count:
+        return full
     with write_transaction(db):
         db.conn.execute("DELETE FROM limit_events WHERE kind = ? AND at <= ?", [kind, at - window])
-        for key in keys:
-            times = [r[0] for r in db.conn.execute("SELECT at FROM limit_events WHERE kind = ? AND key = ? ORDER BY at",
-                                                   [kind, key])]
-            if len(times) >= limit:
-                return key, len(times), times[-limit]
-        if count:
+        full = _first_full(db, kind, keys, at, window, limit)  # again under the lock: another may have counted since
+        if full is None:
             db.conn.executemany("INSERT INTO limit_events (kind, key, at) VALUES (?, ?, ?)",
                                 [[kind, key, at] for key in keys])
+    return full
+
+
+def _first_full(db, kind: str, keys: list[str], at: float, window: float, limit: int):
+    for key in keys:
+        times = [r[0] for r in db.conn.execute("SELECT at FROM limit_events WHERE kind = ? AND key = ? AND at > ? "
+                                               "ORDER BY at", [kind, key, at - window])]
+        if len(times) >= limit:
+            return key, len(times), times[-limit]
     return None
