@@ -181,6 +181,29 @@ def test_tune_stores_trials_and_compares_with_transformers_default(make_config, 
     assert db.execute("SELECT COUNT(*) FROM generations g JOIN experiments e ON e.id = g.experiment_id WHERE e.kind = 'tune'").fetchone()[0] >= 3
 
 
+def test_tune_runs_its_trials_in_a_balanced_order_so_drift_favours_none(make_config, data_dir):
+    """Sceptic audit, 2026-12-06: each repetition ran the trials in the grid's order, each trial over every prompt in
+    one stretch, so Transformers' default (the yardstick) always ran first: a machine that warms up, throttles or
+    fills its caches as the sweep goes on moved every "vs default" figure one way. Now, for each prompt, every trial
+    runs once, in the grid's order and reversed for the next prompt (ABBA): over the stored calls, read back in the
+    order they ran, each trial's mean place among a prompt's trials is the same."""
+    cfg = make_config(draft="target_copy", **{"bench.prompts": ["writing-01", "writing-02"],
+                                              "decoding.max_new_tokens": 4})
+    r = invoke("tune", "--config", str(cfg), "--tokens", "2,6", "--schedules", "constant", "--thresholds", "0",
+               "--reps", "1")
+    assert r.exit_code == 0, r.output
+    db = open_db(data_dir / "evalkit.db")
+    runs = [(g["prompt_id"], json.loads(g["effective_config"])["assistant_generation_config"]["num_assistant_tokens"])
+            for g in db.query("SELECT g.* FROM generations g JOIN experiments e ON e.id = g.experiment_id "
+                              "WHERE e.kind = 'tune' AND g.path = 'assisted' ORDER BY g.id")]  # as they ran (the warm-up is not stored)
+    places: dict[int, list[int]] = {}
+    for prompt in ("writing-01", "writing-02"):
+        for place, tokens in enumerate(t for p, t in runs if p == prompt):
+            places.setdefault(tokens, []).append(place)
+    assert sorted(places) == [2, 6, 20] and all(len(v) == 2 for v in places.values())
+    assert {sum(v) / len(v) for v in places.values()} == {1.0}  # the default is no longer always first
+
+
 def test_tune_rejects_bad_values(make_config):
     r = CliRunner().invoke(cli, ["tune", "--config", str(make_config()), "--schedules", "fast"])
     assert r.exit_code == 1 and "unknown schedule(s) fast" in r.output

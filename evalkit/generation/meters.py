@@ -185,6 +185,13 @@ def _counting(target, draft=None):
         del target._get_candidate_generator
 
 
+def balanced_order(items: list, block: int) -> list:
+    """ABBA: `items` in their order in even blocks, reversed in odd ones. Whatever drifts while they run (the
+    machine warming up or throttling, the allocator filling, the caches another call left) then falls on each of
+    them alike over any two consecutive blocks, never on the one that always runs first."""
+    return list(items) if block % 2 == 0 else list(reversed(items))
+
+
 class Stopwatch:
     """perf_counter between two device synchronisations."""
 

@@ -1,7 +1,8 @@
 """Sweep the assistant settings (draft length, schedule, confidence threshold) on the prompt set.
 
-One process, interleaved trials (each repetition visits every trial in turn, so drift in machine
-speed hits all trials alike), every call stored. The yardstick is Transformers' default assisted
+One process, interleaved trials: for each prompt of each repetition every trial runs once, in the grid's order for
+one prompt and reversed for the next (meters.balanced_order), so drift in machine speed hits all trials alike and
+never favours the one that always ran first (the default did, in every repetition); every call stored. The yardstick is Transformers' default assisted
 settings measured in the same run. For the protocol-grade number, run `evalkit bench` with the winner.
 """
 
@@ -94,6 +95,7 @@ def run_tune(cfg: Config, db, *, tokens, schedules, thresholds, reps: int = 2, p
     from tqdm import tqdm
 
     from .compat import assisted_allowed
+    from .meters import balanced_order
     from .models import load_pair
     from .paths import run_assisted
     from .speed import acceptance_rate, speedup_of
@@ -116,10 +118,10 @@ def run_tune(cfg: Config, db, *, tokens, schedules, thresholds, reps: int = 2, p
     run_assisted(pair, prompts[0], cfg.decoding.seed)
     bar = tqdm(total=len(trials) * len(prompts) * reps, desc="tune", unit="run", disable=not progress, file=sys.stderr)
     for rep in range(reps):
-        for trial in trials:
-            for k, v in trial.settings.items():
-                setattr(pair.cfg.assistant, k, v)
-            for prompt in prompts:
+        for block, prompt in enumerate(prompts):
+            for trial in balanced_order(trials, rep * len(prompts) + block):
+                for k, v in trial.settings.items():
+                    setattr(pair.cfg.assistant, k, v)
                 records = run_assisted(pair, prompt, cfg.decoding.seed + rep)
                 insert_generations(db, records, exp_id)
                 timed = records[-1]

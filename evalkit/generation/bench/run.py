@@ -23,7 +23,9 @@ _PACKAGE_PARENT = Path(__file__).resolve().parent.parent.parent
 
 def round_orders(paths: list[str], rounds: int = 2) -> list[list[str]]:
     """ABBA: odd rounds in the given order, even rounds reversed (an even count balances the order)."""
-    return [list(paths) if r % 2 == 0 else list(reversed(paths)) for r in range(rounds)]
+    from ..meters import balanced_order
+
+    return [balanced_order(paths, r) for r in range(rounds)]
 
 
 def _run_worker_process(cfg_file: Path, path: str, round_no: int, order: int, prompt_ids: list[str], rank: int,
