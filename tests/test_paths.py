@@ -276,3 +276,33 @@ def test_a_live_run_left_mid_way_ends_and_frees_the_models(pair):
     failed = outcome.get("records") or []
     assert "error" in outcome or all(r.status == "failed" for r in failed)
     assert RunAbandoned.__name__ in str(outcome.get("error", "")) + " ".join(r.error_class for r in failed)
+
+
+def test_the_pool_warms_both_paths_up_untimed_and_lets_them_take_turns_going_first(make_config, tmp_path, monkeypatch):
+    """Sceptic audit, 2026-12-06: `evalkit generate` ran ordinary then assisted for every sample, and nothing before
+    the first: the process's first generate() call (one-time kernels, allocator, caches) was always the first pair's
+    ordinary run, and every assisted run followed an ordinary one on the same prompt, so the pool's speed figures
+    (shown as reported, deciding under a gate frozen before speed_source) leaned to assisted. Now one untimed call
+    of each path comes first and is not stored, and the paths take turns going first, pair by pair."""
+    from click.testing import CliRunner
+
+    from evalkit.cli import cli
+    from evalkit.generation import paths
+    from evalkit.store import open_db
+
+    calls, real = [], paths._call
+    monkeypatch.setattr(paths, "_call", lambda pair, prompt, seed, path, *a, **kw: calls.append(
+        (path, prompt.id, seed)) or real(pair, prompt, seed, path, *a, **kw))
+    cfg = make_config(**{"pool.prompts": ["writing-01", "writing-02"], "pool.gold_rate": 0.0,
+                         "decoding.max_new_tokens": 4})
+    r = CliRunner().invoke(cli, ["generate", "--config", str(cfg), "--db", str(tmp_path / "p.db"), "--samples", "2"])
+    assert r.exit_code == 0, r.output
+    stored = list(open_db(tmp_path / "p.db").query("SELECT path, prompt_id, seed FROM generations"))
+    assert {g["path"] for g in stored} == {"ordinary", "assisted"} and len(stored) == 8
+    # the warm-up: one call of each path before the first pair's, and nothing of it stored
+    assert len(calls) == len(stored) + 2 and {c[0] for c in calls[:2]} == {"ordinary", "assisted"}
+    items = [calls[i:i + 2] for i in range(2, len(calls), 2)]
+    assert sorted(tuple(g.values()) for g in stored) == sorted(c for item in items for c in item)
+    assert all({c[0] for c in item} == {"ordinary", "assisted"} and item[0][1:] == item[1][1:] for item in items)
+    assert [item[0][0] for item in items].count("assisted") == len(items) // 2  # each path first in half the pairs
+

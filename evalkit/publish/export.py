@@ -238,8 +238,7 @@ def protocol_markdown(speed, now=None) -> str:
              "device synchronisations. Acceptance is counted from the candidate generator and cross-checked against "
              "the target's forward passes.")
     pool = ("the pair pool's single runs, one per path and pair, timed as the pool generated them (no separate "
-            "processes, no warm-up, no ABBA rounds; `evalkit bench` measures it properly). The clock wraps `generate()` "
-            "only.")
+            "processes, no ABBA rounds; `evalkit bench` measures it properly). The clock wraps `generate()` only.")
 
     def how(sp) -> str:
         if sp.source == POOL_SOURCE and getattr(sp, "bench_only", False):  # the gate's speed_source "benchmark"
