@@ -306,3 +306,34 @@ def test_the_pool_warms_both_paths_up_untimed_and_lets_them_take_turns_going_fir
     assert all({c[0] for c in item} == {"ordinary", "assisted"} and item[0][1:] == item[1][1:] for item in items)
     assert [item[0][0] for item in items].count("assisted") == len(items) // 2  # each path first in half the pairs
 
+
+def test_both_bench_processes_warm_their_target_alike_before_the_timed_runs(make_config, monkeypatch):
+    """Sceptic audit, 2026-12-06: the ordinary worker measured the target's cost per token alone (three more
+    generate() calls) between its warm-up and its timed runs, so its target had run more calls than the assisted
+    process's target when the clock started: two paths timed after different warm-ups. The probe now runs after the
+    timed runs, and both processes' targets run the same calls (the first call and the warm-ups) before them; the
+    per-token costs are still measured."""
+    from evalkit.generation import models, paths
+    from evalkit.generation.bench.worker import run_worker
+
+    cfg = load_config(make_config(**{"decoding.max_new_tokens": 4}))
+    cfg.bench.warmup, cfg.bench.reps = 1, 1
+    events, real_load, real_run = [], models.load_pair, paths.run_path
+
+    def load(*a, **kw):  # the target's every generate() call, whoever makes it
+        pair = real_load(*a, **kw)
+        generate = pair.target.generate
+        pair.target.generate = lambda *x, **y: events.append("target") or generate(*x, **y)
+        return pair
+
+    monkeypatch.setattr(models, "load_pair", load)
+    monkeypatch.setattr(paths, "run_path", lambda *a, **kw: events.append("run") or real_run(*a, **kw))
+    before, res = {}, {}
+    for path in ("ordinary", "assisted"):
+        events.clear()
+        res[path] = run_worker(cfg, path, 1, 0, ["writing-01"])
+        first_timed = [i for i, e in enumerate(events) if e == "run"][1 + cfg.bench.warmup]
+        before[path] = events[:first_timed].count("target")
+    assert before == {"ordinary": 1 + cfg.bench.warmup, "assisted": 1 + cfg.bench.warmup}
+    assert res["ordinary"]["process"]["target_seconds_per_token"] > 0
+    assert res["assisted"]["process"]["draft_seconds_per_token"] > 0

@@ -1,6 +1,6 @@
 """The benchmark worker: one path in its own process (`evalkit bench-worker`, started by the parent in
-evalkit.generation.bench.run). It loads only what its path needs, records the load, the first call and the warm-up, measures
-each model's per-token cost alone, then times N repetitions per prompt and writes them as JSON for the parent."""
+evalkit.generation.bench.run). It loads only what its path needs, records the load, the first call and the warm-up, times N
+repetitions per prompt, then measures each model's per-token cost alone, and writes them as JSON for the parent."""
 
 from __future__ import annotations
 
@@ -88,11 +88,6 @@ def run_worker(cfg: Config, path: str, round_no: int, order: int, prompt_ids: li
     for _ in range(cfg.bench.warmup):
         proc.warmup_seconds.append(own_seconds(run_path(pair, prompts[0], path, base)))
     proc.warmup_count = cfg.bench.warmup
-    # Per-token cost of each model alone: target in the ordinary process, draft in the one that loads it.
-    if path == GenerationPath.ORDINARY:
-        proc.target_seconds_per_token = _per_token_probe(pair.target, pair.tokenizer, prompts[0], pair.device, cfg)
-    elif spec.needs_draft and pair.draft is not None and not probe_draft_first:
-        proc.draft_seconds_per_token = _per_token_probe(pair.draft, pair.draft_tokenizer, prompts[0], pair.draft_device, cfg)
     runs = []
     for prompt in prompts:
         for rep in range(cfg.bench.reps):
@@ -116,6 +111,13 @@ def run_worker(cfg: Config, path: str, round_no: int, order: int, prompt_ids: li
             )
             runs.append({"run": asdict(run), "records": [asdict(r) for r in records]})
             tick()
+    # Per-token cost of each model alone (target in the ordinary process, draft in the one that loads it), after the
+    # timed runs: measured before them, the ordinary process's probe calls were extra warm-up for its target that the
+    # assisted process's target never had, so the paths' timed runs met differently warmed machines.
+    if path == GenerationPath.ORDINARY:
+        proc.target_seconds_per_token = _per_token_probe(pair.target, pair.tokenizer, prompts[0], pair.device, cfg)
+    elif spec.needs_draft and pair.draft is not None and not probe_draft_first:
+        proc.draft_seconds_per_token = _per_token_probe(pair.draft, pair.draft_tokenizer, prompts[0], pair.draft_device, cfg)
     batched = _batched_runs(pair, cfg, prompts, round_no, tick) if path == GenerationPath.ORDINARY else []
     return {"process": asdict(proc), "runs": runs, "batch_runs": batched}
 
