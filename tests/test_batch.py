@@ -316,3 +316,43 @@ def test_a_batch_size_that_failed_in_one_worker_process_is_not_compared():
     c = compare_batches([r for r in reqs if r["batch_size"] != 8 or r["path"] != "ordinary"], not_run={8: oom})
     assert c.answer.endswith(f"; batch size 8 not measured: {oom}")
 
+
+
+def test_the_batch_answer_says_how_many_assisted_runs_fell_back_and_never_times_them_as_assisted():
+    """Sceptic audit, 2026-12-06: the batch comparison left a benchmark's fallbacks (assisted failed, the target ran
+    alone) out of assisted's throughput without a word, so its answer read as the assisted configuration's throughput
+    though part of its requests had waited through a failure and a rerun; and where every assisted run fell back it
+    said "the assisted path did not run". The answer now says how many fell back, of how many, and that the figures
+    leave them out; the fallbacks' seconds stay out of assisted's figures, as before."""
+    from evalkit.generation.speed import batch_requests
+
+    rng = np.random.default_rng(5)
+    timing, batch, ids = [], [], iter(range(1, 10_000))
+    for rnd in (1, 2):
+        for rep in range(3):
+            for p in ("p0", "p1", "p2"):
+                sec = float(rng.lognormal(0, 0.1))
+                timing.append({"id": next(ids), "path": "ordinary", "prompt_id": p, "round": rnd, "rep": rep,
+                               "new_tokens": 20, "seconds": sec, "device": "cpu", "token_hash": f"h{p}"})
+                failed = p == "p2" and rep == 0
+                timing.append({"id": next(ids), "path": "fallback" if failed else "assisted", "prompt_id": p,
+                               "round": rnd, "rep": rep, "new_tokens": 20, "seconds": 100.0 if failed else sec / 2,
+                               "device": "cpu", "token_hash": f"h{p}"})
+            for call, first in enumerate(("p0", "p1", "p2")):
+                sec = float(1.2 * rng.lognormal(0, 0.1))
+                for slot, p in enumerate((first, {"p0": "p1", "p1": "p2", "p2": "p0"}[first])):
+                    batch.append({"path": "ordinary", "batch_size": 2, "process_id": rnd, "batch_call": rep * 3 + call,
+                                  "slot": slot, "prompt_id": p, "round": rnd, "rep": rep, "new_tokens": 20,
+                                  "seconds": sec, "device": "cpu", "token_hash": f"h{p}"})
+    c = compare_batches(batch_requests(timing, batch))
+    assisted = next(r for r in c.rows if r.path == "assisted")
+    assert assisted.requests == 16 and c.fallbacks == 2 and "fallback" not in {r.path for r in c.rows}
+    assert assisted.total_tokens_per_second == pytest.approx(
+        16 * 20 / sum(r["seconds"] for r in timing if r["path"] == "assisted"))  # the fallbacks' 100 s stay out
+    assert c.answer.startswith("assisted at batch 1 wins at every batch size measured (1, 2)")
+    assert c.answer.endswith("; assisted's figures leave out its 2 of 18 run(s) that failed and fell back to the target "
+                             "alone (never counted as assisted), so they overstate what the assisted configuration "
+                             "delivers")
+    every = [dict(r, path="fallback") if r["path"] == "assisted" else r for r in timing]
+    c = compare_batches(batch_requests(every, batch))
+    assert c.answer == "no comparison with assisted: every assisted run (18) failed and fell back to the target alone"

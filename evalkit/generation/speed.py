@@ -359,6 +359,7 @@ class BatchComparison:
     answer: str  # the sentence a serving team reads
     device_kinds: list[str] = field(default_factory=list)
     not_run: dict[int, str] = field(default_factory=dict)  # batch size -> why it could not run (out of memory)
+    fallbacks: int = 0  # assisted runs that failed and fell back: never assisted's, and left out of its figures
 
 
 def _throughput(calls: dict) -> tuple[float | None, float | None, int]:
@@ -406,11 +407,12 @@ def batch_requests(timing_rows: list[dict], batch_rows: list[dict], compare_outp
     assisted; a fallback is not assisted and stays out) and the requests of its batched calls, each batched one with
     the same prompt's unbatched ordinary output of the same round and repetition beside it. Timing rows carry id,
     path, prompt_id, round, rep, new_tokens, seconds, device, token_hash; batch rows process_id, batch_call, slot,
-    batch_size and the same. `compare_outputs` false (sampling: other random draws) leaves the identity out."""
+    batch_size and the same. `compare_outputs` false (sampling: other random draws) leaves the identity out. The
+    fallbacks come along as their own path, for compare_batches to count, never to time as assisted."""
     unbatched = {(r["prompt_id"], r["round"], r["rep"]): r["token_hash"] for r in timing_rows
                  if r["path"] == GenerationPath.ORDINARY} if compare_outputs else {}
     out = [dict(r, batch_size=1, call=("run", r["id"]), stratum=r["prompt_id"]) for r in timing_rows
-           if r["path"] in (GenerationPath.ORDINARY, GenerationPath.ASSISTED)]
+           if r["path"] in (GenerationPath.ORDINARY, GenerationPath.ASSISTED, GenerationPath.FALLBACK)]
     first = {(r["process_id"], r["batch_call"]): r["prompt_id"] for r in batch_rows if r["slot"] == 0}
     for r in batch_rows:
         call = (r["process_id"], r["batch_call"])
@@ -439,6 +441,9 @@ def compare_batches(requests: list[dict], confidence: float = 0.95, not_run: dic
 
     from ..stats import median
 
+    # a fallback is the target alone, run because assisted failed: counted and said, never timed as assisted
+    fell_back = sum(1 for r in requests if r["path"] == GenerationPath.FALLBACK)
+    requests = [r for r in requests if r["path"] != GenerationPath.FALLBACK]
     kinds = sorted({device_kind(r["device"]) for r in requests if r.get("device")})
     keys = sorted({(r["path"], r["batch_size"]) for r in requests}, key=lambda k: (k[0] != GenerationPath.ASSISTED, k[1]))
     logs, rows = {}, []
@@ -464,10 +469,11 @@ def compare_batches(requests: list[dict], confidence: float = 0.95, not_run: dic
     a_log = logs.get((GenerationPath.ASSISTED, 1))
     ordinary = [r for r in rows if r.path == GenerationPath.ORDINARY]
     if assisted is None or not assisted.total_tokens_per_second or len(kinds) > 1:
-        why = ("the assisted path did not run in this benchmark" if assisted is None or not assisted.total_tokens_per_second
+        why = (f"every assisted run ({fell_back}) failed and fell back to the target alone" if assisted is None and fell_back
+               else "the assisted path did not run in this benchmark" if assisted is None or not assisted.total_tokens_per_second
                else f"runs come from different device kinds ({', '.join(kinds)})")
         return BatchComparison(rows=rows, crossover=None, answer=f"no comparison with assisted: {why}" + _not_run(not_run),
-                               device_kinds=kinds, not_run=dict(not_run or {}))
+                               device_kinds=kinds, not_run=dict(not_run or {}), fallbacks=fell_back)
     # a size that failed in one worker process (a round, an accelerate rank) but ran in another has timed part of the
     # protocol only (some rounds, some prompts): not compared with assisted's whole set, and said so
     partial = {row.batch_size for row in ordinary if row.batch_size in (not_run or {})}
@@ -483,8 +489,19 @@ def compare_batches(requests: list[dict], confidence: float = 0.95, not_run: dic
             row.vs_assisted_ci95 = (lo, hi)
             row.winner = ORDINARY_WINS if lo > 1 else ASSISTED_WINS if hi < 1 else NO_CLEAR_DIFFERENCE
     return BatchComparison(rows=rows, crossover=_crossover([r for r in ordinary if r.vs_assisted is not None]),
-                           answer=_answer(ordinary, assisted) + _not_run(not_run, partial),
-                           device_kinds=kinds, not_run=dict(not_run or {}))
+                           answer=_answer(ordinary, assisted) + _fell_back(fell_back, assisted.requests)
+                           + _not_run(not_run, partial),
+                           device_kinds=kinds, not_run=dict(not_run or {}), fallbacks=fell_back)
+
+
+def _fell_back(fell_back: int, assisted_runs: int) -> str:
+    """What assisted's figures leave out: the runs whose assisted call failed, which a user of the configuration waits
+    through too (the failed attempt, then the target alone), so its throughput reads higher than it delivers."""
+    if not fell_back:
+        return ""
+    return (f"; assisted's figures leave out its {fell_back} of {fell_back + assisted_runs} run(s) that failed and fell "
+            "back to the target alone (never counted as assisted), so they overstate what the assisted configuration "
+            "delivers")
 
 
 def _not_run(not_run: dict[int, str] | None, partial: set[int] = frozenset()) -> str:
