@@ -480,3 +480,32 @@ def test_speedup_leaves_out_a_prompt_whose_ratio_cannot_be_formed():
     assert all(math.isfinite(v) for v in (point, *ci))
     assert speedup_over_prompts(empty, resamples=500) == (None, None)
     assert speedup_over_prompts({"n": ([1.0, float("nan")], [1.0, 1.0])}) == (None, None)
+
+
+def test_the_speed_up_s_intervals_agree_with_scipy_where_they_overlap():
+    """The speed-up's two intervals against scipy on the same numbers (sceptic audit, 2026-12-06). The unit of the
+    pair bootstrap is the pair (an ordinary and an assisted run of one prompt, round and seed), never the token: with
+    one prompt the median over prompts is that prompt's ratio of medians, and the interval is scipy.stats.bootstrap's
+    paired percentile interval of median(ordinary) / median(assisted) (both Monte Carlo: agreement to the draws'
+    noise). The between-rounds interval is Student's t on the logarithms of the rounds' own speed-ups: around their
+    geometric mean it is scipy's one-sample t interval of those logarithms, exponentiated (so it is on the ratio's
+    log scale, never symmetric in the ratio)."""
+    from scipy import stats as sps
+
+    from evalkit.stats.speedup import between_rounds_interval, speedup_with_left_out
+
+    rng = np.random.default_rng(7)
+    ordinary = rng.lognormal(np.log(2.0), 0.15, 40)
+    assisted = ordinary / rng.lognormal(np.log(1.4), 0.2, 40)  # paired: the same request's two runs
+    point, ci, _ = speedup_with_left_out({"p": (list(ordinary), list(assisted))}, resamples=20000, seed=3)
+    assert point == pytest.approx(np.median(ordinary) / np.median(assisted))
+    ref = sps.bootstrap((ordinary, assisted), lambda o, a, axis: np.median(o, axis=axis) / np.median(a, axis=axis),
+                        paired=True, vectorized=True, method="percentile", n_resamples=20000, rng=np.random.default_rng(4))
+    lo, hi = ref.confidence_interval
+    assert ci == pytest.approx((lo, hi), rel=0.02)
+
+    rounds = [1.31, 1.52, 1.44, 1.29, 1.47]
+    logs = np.log(rounds)
+    centre = float(np.exp(logs.mean()))
+    ref_t = sps.ttest_1samp(logs, 0.0).confidence_interval(0.95)
+    assert between_rounds_interval(centre, rounds) == pytest.approx((np.exp(ref_t.low), np.exp(ref_t.high)), rel=1e-9)
