@@ -314,7 +314,9 @@ _RANGES = [
     ("assistant.assistant_confidence_threshold", lambda v: 0 <= v < 1, "in [0, 1)"),
     ("assistant.prompt_lookup_num_tokens", lambda v: v >= 0, ">= 0"),
     ("bench.reps", lambda v: v >= 1, ">= 1"),
-    ("bench.rounds", lambda v: v >= 2, ">= 2 (the protocol's ABBA: each path in a fresh process, the order swapped)"),
+    ("bench.rounds", lambda v: v >= 2 and v % 2 == 0,
+     "even and >= 2 (the protocol's ABBA: each path in a fresh process, the order swapped every round; an odd count "
+     "puts one path first once more than the other, so drift between processes favours it), e.g. 4"),
     ("bench.warmup", lambda v: v >= 0, ">= 0"),
     ("bench.length_tolerance", lambda v: v >= 0, ">= 0"),
     ("bench.bootstrap", lambda v: v >= 100, ">= 100"),

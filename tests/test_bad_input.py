@@ -632,6 +632,9 @@ def test_cli_unknown_prompt_id_is_one_clear_error(args, data_dir, tmp_path):
     (["generate", "--samples", "0"], "--samples 0 must be at least 1"),  # was the config's samples, silently
     (["generate", "--new-study", " "], "--new-study ' ' is not a usable study name"),  # was a study named ' '
     (["bench", "--rounds", "1"], "--rounds 1 must be at least 2"),  # one process per path: no interval
+    # sceptic audit, 2026-12-06: 3 rounds ran ordinary first in 2 and assisted first in 1 (ABBA unbalanced)
+    (["bench", "--rounds", "3"], "--rounds 3 must be even: each round swaps the paths' order, so 3 rounds put the "
+                                 "first path first in 2 and the other in 1"),
     (["bench", "--batch-sizes", "1"], "--batch-sizes 1 measures no batch"),  # was accepted, measuring no batch
     (["bench", "--batch-sizes", ","], "--batch-sizes (empty) measures no batch"),
 ])

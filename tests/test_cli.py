@@ -72,7 +72,7 @@ def test_run_stores_the_record(make_config, data_dir):
 @pytest.mark.slow
 def test_bench_json_greedy_end_to_end(make_config, data_dir):
     cfg = make_config(draft="target_copy", **{"bench.prompts": ["writing-02"]})
-    r = invoke("bench", "--config", str(cfg), "--reps", "2", "--rounds", "3", "--decoding", "greedy", "--json")
+    r = invoke("bench", "--config", str(cfg), "--reps", "2", "--rounds", "2", "--decoding", "greedy", "--json")
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
     s = out["summary"]
@@ -80,22 +80,21 @@ def test_bench_json_greedy_end_to_end(make_config, data_dir):
         assert key in s
     assert s["identical_outputs"] == 1.0  # float32 greedy: token for token
     assert s["acceptance_rate"] == 1.0  # the target as its own draft
-    assert s["comparable_pairs"] == 6 and s["speedup"] > 0
+    assert s["comparable_pairs"] == 4 and s["speedup"] > 0
     lo, hi = s["speedup_ci95"]
     assert lo <= hi
     assert s["counts_agree"] is True and s["theoretical_speedup"] is not None
     assert s["alpha"] == 1.0  # every draft kept: tokens per pass = draft length + 1
     runs = out["runs"]
-    assert len(runs) == 2 * 3 * 2  # paths x rounds x reps
+    assert len(runs) == 2 * 2 * 2  # paths x rounds x reps
     for run in runs:
         assert {"path", "prompt_id", "round", "rep", "new_tokens", "stop_reason", "seconds"} <= set(run)
     # ABBA: a process per path and round, even rounds in swapped order, each recording load, memory and first call
     db = open_db(data_dir / "evalkit.db")
     procs = list(db.query('SELECT path, round, "order", load_seconds, rss_after_load_mb, first_call_seconds, warmup_count FROM bench_processes ORDER BY id'))
-    assert [(p["path"], p["round"]) for p in procs] == [("ordinary", 1), ("assisted", 1), ("assisted", 2), ("ordinary", 2),
-                                                         ("ordinary", 3), ("assisted", 3)]
+    assert [(p["path"], p["round"]) for p in procs] == [("ordinary", 1), ("assisted", 1), ("assisted", 2), ("ordinary", 2)]
     assert all(p["load_seconds"] > 0 and p["rss_after_load_mb"] > 0 and p["first_call_seconds"] > 0 for p in procs)
-    assert db["timing_runs"].count == 12 and db["generations"].count >= 12
+    assert db["timing_runs"].count == 8 and db["generations"].count >= 8
 
 
 @pytest.mark.slow

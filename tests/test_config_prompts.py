@@ -84,7 +84,8 @@ def test_unknown_config_key_is_rejected_with_the_valid_keys(tmp_path):
                                 "(got 70000)"),  # was Gradio's OverflowError at launch; the value is shown
         ("[decoding]\ntemperature = 0", "decoding.temperature must be > 0 (got 0.0)"),
         ("[bench]\nbatch_sizes = [2, 0]", "bench.batch_sizes must be a list of batch sizes, each >= 1 (got [2, 0])"),
-        ("[bench]\nrounds = 1", "bench.rounds must be >= 2 (the protocol's ABBA"),
+        ("[bench]\nrounds = 1", "bench.rounds must be even and >= 2 (the protocol's ABBA"),
+        ("[bench]\nrounds = 3", "an odd count puts one path first once more than the other"),
         ("[decoding]\nseed = -3", "decoding.seed must be >= 0, and seed + pool.samples at most 2147483648 (live runs "
                                   "use the seeds above) (got -3)"),
     ],

@@ -114,7 +114,7 @@ def run(config_path, db_path, prompt_id, path, seed, batch_size, as_json):
 @db_option
 @click.option("--reps", type=int, default=None, help="Timed repetitions per prompt per path per round (default: bench.reps, 5).")
 @click.option("--rounds", type=int, default=None,
-              help="Rounds, each path in a fresh process per round, ABBA order (default: bench.rounds, 4; at least "
+              help="Rounds, each path in a fresh process per round, ABBA order (default: bench.rounds, 4; even, at least "
                    "2); the speed-up's interval takes the round as its unit, so more rounds narrow it. A study's "
                    "verdict weighs only the first speed_rounds rounds of its pair (the gate, 4 by default), in the "
                    "order stored: rounds after them are reported, not deciding.")

@@ -22,7 +22,7 @@ _PACKAGE_PARENT = Path(__file__).resolve().parent.parent.parent
 
 
 def round_orders(paths: list[str], rounds: int = 2) -> list[list[str]]:
-    """ABBA: odd rounds in the given order, even rounds reversed (an even count balances the order)."""
+    """ABBA: odd rounds in the given order, even rounds reversed (the count is even: bench.rounds, --rounds)."""
     from ..meters import balanced_order
 
     return [balanced_order(paths, r) for r in range(rounds)]
@@ -195,6 +195,12 @@ def bench_at(cfg: Config, db_path: Path | str, *, reps: int | None = None, round
             raise EvalkitError(f"--rounds {rounds} must be at least 2",
                                "the protocol runs each path in a fresh process at least twice, the order swapped "
                                "(ABBA); pass 2 or more (4, the default, gives a narrower interval)")
+        if rounds % 2:  # ABBA balances the order over pairs of rounds only
+            raise EvalkitError(f"--rounds {rounds} must be even: each round swaps the paths' order, so {rounds} rounds "
+                               f"put the first path first in {rounds // 2 + 1} and the other in {rounds // 2}, and drift "
+                               "between processes (the machine warming, throttling) would favour one",
+                               f"pass {rounds - 1 if rounds > 2 else 2} or {rounds + 1} (4, the default, gives a "
+                               "narrower interval than 2)")
         cfg.bench.rounds = rounds
     if decoding:
         cfg.decoding.mode = decoding
