@@ -2,6 +2,8 @@
 tokens per second over ALL matched pairs, with its interval, and a flag when the two disagree beyond their
 intervals; computed once, in evalkit.generation.speed, and shown by aggregate and the report."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -980,6 +982,34 @@ def test_bench_says_before_its_rounds_that_a_study_on_another_device_will_not_we
     assert r.exit_code == 130, r.output
     assert ("speed condition will not weigh this benchmark: its device is cpu, and the study's speed claim is about "
             'cuda') in r.stderr and 'models.device = "cuda"' in r.stderr
+
+
+def test_evalkit_bench_gives_the_speed_up_as_deployed_where_assisted_runs_fell_back(tmp_path):
+    """Sceptic audit, 2026-12-06: the speed condition weighs the speed-up as deployed where assisted runs fell back,
+    but `evalkit bench` printed only the speed-up over assisted's own runs (about 2x here) and a note that the
+    fallbacks were left out: the figure an organiser reads first overstated what the configuration delivers, with no
+    number beside it. The summary now gives the speed-up as deployed, the aggregate's own figure (one computation,
+    generation.speed.deployed_speedup), with its interval, in the printed summary and `--json`."""
+    from evalkit.generation.bench.summary import BenchSummary, format_summary, summarize
+
+    db, bench = _study_with_a_slow_benchmark(tmp_path, speedup=2.0, extra_memory_mb=100.0)
+    assert summarize(db, bench).deployed_speedup is None  # nothing fell back: no second figure
+    db.execute("""UPDATE timing_runs SET path = 'fallback', decode_seconds = 0.01, seconds = 0.01 + 1.8 * (
+                      SELECT o.seconds FROM timing_runs o WHERE o.experiment_id = timing_runs.experiment_id
+                        AND o.path = 'ordinary' AND o.prompt_id = timing_runs.prompt_id AND o.round = timing_runs.round
+                        AND o.rep = timing_runs.rep)
+                  WHERE path = 'assisted' AND rep IN (0, 1)""")
+    db.conn.commit()
+    s, agg = summarize(db, bench), aggregate(db)
+    assert s.speedup > 1.8 and s.fallback_runs > 0
+    assert s.deployed_speedup == pytest.approx(agg.speed.deployed_speedup) and s.deployed_speedup < 1.1
+    assert s.deployed_ci95 == pytest.approx(agg.speed.deployed_ci95)
+    text = format_summary(s)
+    assert (f"speed-up as deployed (its {s.fallback_runs} fallback(s) counted at their whole wait on the assisted "
+            f"side): {s.deployed_speedup:.2f}x  95% CI {s.deployed_ci95[0]:.2f} - {s.deployed_ci95[1]:.2f}") in text
+    assert "overstates what the configuration delivers" in text
+    again = BenchSummary.from_json(json.loads(json.dumps(s.to_json())))  # `bench --json` read back
+    assert again.deployed_ci95 == s.deployed_ci95
 
 
 def test_fallbacks_count_at_their_whole_wait_in_the_speed_condition(tmp_path):

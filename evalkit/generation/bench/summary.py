@@ -12,7 +12,7 @@ from ...errors import EvalkitError
 from ...records import GenerationPath
 from .. import registry
 from ..speed import (BatchComparison, BatchRow, PromptSpeed, SpeedFigure, batch_requests,
-                     compare_batches, drafting, measure_speed)
+                     compare_batches, deployed_speedup, drafting, measure_speed)
 from ...stats import alpha_from_tokens_per_pass, iqr, median, theoretical_speedup
 from ...stats.speedup import ratio_text
 
@@ -97,6 +97,10 @@ class BenchSummary:
     # the device kinds its target's and draft's weights sat on, one per rank ("cpu+cuda": split by a device_map or a
     # draft elsewhere): device_kinds names the main device only, and a study weighs a benchmark placed as its pool
     placements: list[str] = field(default_factory=list)
+    # where assisted runs fell back: the speed-up as deployed (speed.deployed_speedup, each fallback counted at its
+    # whole wait on the assisted side), which the speed-up above, over assisted's own runs, overstates; None without
+    deployed_speedup: float | None = None
+    deployed_ci95: tuple[float, float] | None = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -109,6 +113,7 @@ class BenchSummary:
                       for k, v in d["paths"].items()}
         d["speedup_by_prompt"] = {k: PromptSpeed(**v) for k, v in d["speedup_by_prompt"].items()}
         d["speedup_ci95"] = tuple(d["speedup_ci95"]) if d["speedup_ci95"] else None
+        d["deployed_ci95"] = tuple(d["deployed_ci95"]) if d.get("deployed_ci95") else None
         if d.get("batches"):
             d["batches"] = batch_comparison_from_json(d["batches"])
         d["versus_ordinary"] = {k: Versus.from_json(v) for k, v in d.get("versus_ordinary", {}).items()}
@@ -177,7 +182,9 @@ def _notes(fig, by_path: dict, tolerance: float, fallbacks: int, cause: str = ""
                      "their intervals: the comparable pairs tell another story than all of them (e.g. shorter assisted "
                      "outputs); the verdict needs both to reach its minimum")
     if fallbacks:
-        notes.append(f"{fallbacks} assisted run(s) failed and fell back; they are not counted as assisted"
+        notes.append(f"{fallbacks} assisted run(s) failed and fell back; they are not counted as assisted, so the "
+                     "speed-up over assisted's own runs overstates what the configuration delivers: the speed-up as "
+                     "deployed counts them"
                      + (f"; {cause}" if cause else ""))
     notes += [f"speed figure: {n}" for n in getattr(fig, "notes", [])]  # prompts whose ratio cannot be formed
     return notes
@@ -221,6 +228,7 @@ def summarize(db, experiment_id: int) -> BenchSummary:
     # Leviathan et al.'s alpha is a per-token acceptance probability; it is estimated from the measured tokens
     # per target pass (the kept share undercounts it: drafts after a rejection are discarded unchecked).
     alpha = alpha_from_tokens_per_pass(tokens_per_pass, mean_draft_length)
+    deployed, deployed_ci = deployed_speedup(rows, tol) if fallbacks else (None, None)
     return BenchSummary(
         experiment_id=experiment_id,
         decoding=cfg.decoding.mode,
@@ -256,6 +264,8 @@ def summarize(db, experiment_id: int) -> BenchSummary:
         batches=batch_comparison(db, experiment_id, rows, cfg.decoding.mode == "greedy"),
         versus_ordinary=versus,
         placements=sorted(device_kinds(db, exp)),
+        deployed_speedup=deployed,
+        deployed_ci95=deployed_ci,
     )
 
 
@@ -302,6 +312,11 @@ def format_summary(s: BenchSummary) -> str:
         )
     else:
         lines.append("speed-up: not reported (see notes)")
+    if s.deployed_speedup is not None:  # what a user of the configuration waits, fallbacks included
+        d = s.deployed_ci95
+        lines.append(f"speed-up as deployed (its {s.fallback_runs} fallback(s) counted at their whole wait on the "
+                     f"assisted side): {ratio_text(s.deployed_speedup)}x  95% CI {ratio_text(d and d[0])} - "
+                     f"{ratio_text(d and d[1])}")
     mine = s.versus_ordinary.get(GenerationPath.ASSISTED)
     if mine is not None and mine.throughput_ratio is not None:
         t = mine.throughput_ci95
