@@ -984,6 +984,17 @@ def test_bench_says_before_its_rounds_that_a_study_on_another_device_will_not_we
             'cuda') in r.stderr and 'models.device = "cuda"' in r.stderr
 
 
+def _fall_back_in_two_reps_of_five(db) -> None:
+    """Two repetitions in five of every benchmark's assisted runs fall back: a failed attempt of 0.8x the ordinary
+    time, then the ordinary rerun (its decoding 0.01 s)."""
+    db.execute("""UPDATE timing_runs SET path = 'fallback', decode_seconds = 0.01, seconds = 0.01 + 1.8 * (
+                      SELECT o.seconds FROM timing_runs o WHERE o.experiment_id = timing_runs.experiment_id
+                        AND o.path = 'ordinary' AND o.prompt_id = timing_runs.prompt_id AND o.round = timing_runs.round
+                        AND o.rep = timing_runs.rep)
+                  WHERE path = 'assisted' AND rep IN (0, 1)""")
+    db.conn.commit()
+
+
 def test_evalkit_bench_gives_the_speed_up_as_deployed_where_assisted_runs_fell_back(tmp_path):
     """Sceptic audit, 2026-12-06: the speed condition weighs the speed-up as deployed where assisted runs fell back,
     but `evalkit bench` printed only the speed-up over assisted's own runs (about 2x here) and a note that the
@@ -994,12 +1005,7 @@ def test_evalkit_bench_gives_the_speed_up_as_deployed_where_assisted_runs_fell_b
 
     db, bench = _study_with_a_slow_benchmark(tmp_path, speedup=2.0, extra_memory_mb=100.0)
     assert summarize(db, bench).deployed_speedup is None  # nothing fell back: no second figure
-    db.execute("""UPDATE timing_runs SET path = 'fallback', decode_seconds = 0.01, seconds = 0.01 + 1.8 * (
-                      SELECT o.seconds FROM timing_runs o WHERE o.experiment_id = timing_runs.experiment_id
-                        AND o.path = 'ordinary' AND o.prompt_id = timing_runs.prompt_id AND o.round = timing_runs.round
-                        AND o.rep = timing_runs.rep)
-                  WHERE path = 'assisted' AND rep IN (0, 1)""")
-    db.conn.commit()
+    _fall_back_in_two_reps_of_five(db)
     s, agg = summarize(db, bench), aggregate(db)
     assert s.speedup > 1.8 and s.fallback_runs > 0
     assert s.deployed_speedup == pytest.approx(agg.speed.deployed_speedup) and s.deployed_speedup < 1.1
@@ -1023,13 +1029,7 @@ def test_fallbacks_count_at_their_whole_wait_in_the_speed_condition(tmp_path):
 
     db, bench = _study_with_a_slow_benchmark(tmp_path, speedup=2.0, extra_memory_mb=100.0)
     assert _condition(aggregate(db), "speed-up").ok is True
-    # two repetitions in five fall back: a failed attempt of 0.8x the ordinary time, then the ordinary rerun
-    db.execute("""UPDATE timing_runs SET path = 'fallback', decode_seconds = 0.01, seconds = 0.01 + 1.8 * (
-                      SELECT o.seconds FROM timing_runs o WHERE o.experiment_id = timing_runs.experiment_id
-                        AND o.path = 'ordinary' AND o.prompt_id = timing_runs.prompt_id AND o.round = timing_runs.round
-                        AND o.rep = timing_runs.rep)
-                  WHERE path = 'assisted' AND rep IN (0, 1)""")
-    db.conn.commit()
+    _fall_back_in_two_reps_of_five(db)
     agg = aggregate(db)
     cond = _condition(agg, "speed-up")
     assert agg.speed.speedup > 1.8 and agg.speed.fallback_runs > 0  # the assisted runs alone: still about 2x
