@@ -212,15 +212,14 @@ def test_two_raters_share_a_pair_until_it_is_full(cfg, pool_db):
         assert len(rows(pool_db, "SELECT * FROM ratings")) == 2
 
 
-@pytest.mark.parametrize("where, name", [("gradio.context.LocalContext", "request"),
-                                         ("gradio.state_holder.StateHolder", "__getitem__"),
+@pytest.mark.parametrize("where, name", [("gradio.state_holder.StateHolder", "__getitem__"),
                                          ("gradio.state_holder.SessionState", "get")])
 def test_a_gradio_without_the_internals_the_rate_tab_reads_is_refused_at_start_up(cfg, pool_db, monkeypatch,
                                                                                    where, name):
-    """The Rate tab reads Gradio's private record of a page's session (live_session) and the request of an event whose
-    handler takes none (_event_page): Gradio has no public API for either. On a Gradio without them both read as
-    unknown, and a Submit answering after a language switch spoke the old language, with nothing said anywhere. The
-    app now refuses to start, naming what is missing and how to fix it; the installed Gradio starts."""
+    """The Rate tab reads Gradio's private record of a page's session (live_session): Gradio has no public API for
+    it. On a Gradio without it, it reads as unknown, and a Submit answering after a language switch spoke the old
+    language, with nothing said anywhere. The app now refuses to start, naming what is missing and how to fix it;
+    the installed Gradio starts."""
     import importlib
 
     from evalkit.errors import EvalkitError
@@ -232,6 +231,24 @@ def test_a_gradio_without_the_internals_the_rate_tab_reads_is_refused_at_start_u
     with pytest.raises(EvalkitError) as e:
         build_app(cfg, pool_db)
     assert f"{where}.{name}" in e.value.what
+    assert "constraints.txt" in e.value.fix
+
+
+def test_only_a_space_needs_gradio_s_private_record_of_the_event_s_request(cfg, pool_db, monkeypatch):
+    """The Rate tab's handlers take the page's request from Gradio's public gr.Request; only a Space's session check
+    (hubcheck.event_request, in every event's require_rater) still reads the private LocalContext.request. A local app
+    starts without it; a Space's is refused at start-up, naming it."""
+    from gradio.context import LocalContext
+
+    from evalkit.errors import EvalkitError
+    from evalkit.ui import build_app
+    from evalkit.ui.rate import require_gradio_internals
+
+    monkeypatch.delattr(LocalContext, "request")
+    build_app(cfg, pool_db)
+    with pytest.raises(EvalkitError) as e:
+        require_gradio_internals(space=True)
+    assert "gradio.context.LocalContext.request" in e.value.what
     assert "constraints.txt" in e.value.fix
 
 

@@ -1532,12 +1532,30 @@ def test_a_language_switch_that_answers_after_a_submit_never_takes_the_rating_ba
         expect(page.locator("#rate-status")).not_to_contain_text("not rated yet")
 
 
-def test_a_submit_that_answers_after_a_language_switch_speaks_the_new_language(cfg, pool_db, monkeypatch):
+class _Unread:
+    """Gradio's private record of the event's request (LocalContext.request), written as Gradio writes it and read
+    as unknown, as on a Gradio that keeps it elsewhere."""
+
+    def set(self, value):
+        return None
+
+    def get(self, default=None):
+        return default
+
+
+@pytest.mark.parametrize("private_request", ["read", "unread"])
+def test_a_submit_that_answers_after_a_language_switch_speaks_the_new_language(cfg, pool_db, monkeypatch,
+                                                                               private_request):
     """The other way round: a Submit begun before a language switch and answering after it wrote back the session it
     began with, so the status line said "评分已保存", the reveal and the next pair came in Chinese, on a page she had
-    just switched to English. Made certain here: the rating's write is held until the switch has answered."""
+    just switched to English. Made certain here: the rating's write is held until the switch has answered.
+    The page is the one of the gr.Request Gradio gives the handler (its public API), not Gradio's private
+    LocalContext.request ("unread": it was read, and a Gradio keeping it elsewhere spoke the old language again)."""
     from apphelpers import held_writes
+    from gradio.context import LocalContext
 
+    if private_request == "unread":
+        monkeypatch.setattr(LocalContext, "request", _Unread())
     entered, released = held_writes(monkeypatch)
     with served(cfg, pool_db) as url, chromium_page() as page:
         sign_in(page, url, "ann")

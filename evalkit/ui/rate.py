@@ -398,32 +398,23 @@ def live_session(demo, state, page: str | None):
         return None
 
 
-def _event_page() -> str | None:
-    """The page (Gradio's session) of the event running on this thread, for a handler Gradio gives no request."""
-    try:
-        from gradio.context import LocalContext
-
-        return _page(LocalContext.request.get(None))
-    except (ImportError, AttributeError):  # another Gradio: as if unknown
-        return None
-
-
-def require_gradio_internals() -> None:
+def require_gradio_internals(space: bool) -> None:
     """At start-up: refuse (EvalkitError) a Gradio without the private parts the Rate tab reads. Gradio has no public
     way to read the session another event of the page wrote meanwhile (live_session: StateHolder, SessionState.get),
-    nor the request of an event whose handler takes none (_event_page, hubcheck.event_request: LocalContext.request);
-    without them a Submit answering after a language switch spoke the old language, and one after My code was taken
-    back, with nothing said anywhere (both read as "unknown")."""
+    nor, on a Space, the request of the event a session is checked in (hubcheck.event_request: LocalContext.request;
+    the handlers themselves take Gradio's public gr.Request); without them a Submit answering after a language switch
+    spoke the old language, and one after My code was taken back, with nothing said anywhere (both read as
+    "unknown"), and a Space's session check refused every event."""
     import gradio
 
     missing = []
     try:
         from gradio.context import LocalContext
 
-        if not hasattr(LocalContext, "request"):
+        if space and not hasattr(LocalContext, "request"):
             missing.append("gradio.context.LocalContext.request")
     except ImportError:
-        missing.append("gradio.context.LocalContext")
+        missing += ["gradio.context.LocalContext"] if space else []
     try:
         from gradio.state_holder import SessionState, StateHolder
 
@@ -437,7 +428,7 @@ def require_gradio_internals() -> None:
                            "tab reads so that an event answering late never undoes another (a language switch, a "
                            "Submit) on the same page",
                            "install the Gradio of constraints.txt (pip install -c constraints.txt gradio), or adapt "
-                           "evalkit.ui.rate.live_session and _event_page to this Gradio")
+                           "evalkit.ui.rate.live_session and evalkit.ui.hubcheck.event_request to this Gradio")
 
 
 @functools.cache
@@ -497,19 +488,21 @@ class RateHandlers:
         return word("signed_in", s.lang, name=inert(s.rater), role=role, done=p.done, total=p.total,
                     skipped=skipped), p.done
 
-    def in_page_language(self, s: Session) -> Session:
+    def in_page_language(self, s: Session, page: str | None) -> Session:
         """`s` in the language the page switched to while this event ran: Gradio writes back the session an event
         began with, so a Submit that answered after a switch said "评分已保存" and drew the reveal and the next pair
-        in the language the rater had just left, and kept it. The switch's own session (Gradio's record) says it."""
-        now = self.live_session(_event_page())
+        in the language the rater had just left, and kept it. The switch's own session (Gradio's record) says it.
+        page: the event's page (_page of the gr.Request its handler was given); None reads nothing."""
+        now = self.live_session(page)
         if isinstance(now, Session) and (now.lang, now.labels) != (s.lang, s.labels):
             return replace(s, lang=now.lang, labels=now.labels)
         return s
 
-    def pair_screen(self, db, s: Session, status: tuple = ()) -> dict:
-        """The next pair for this rater, or the 'all done' screen (ui.pair_outputs); status: said()."""
+    def pair_screen(self, db, s: Session, status: tuple = (), page: str | None = None) -> dict:
+        """The next pair for this rater, or the 'all done' screen (ui.pair_outputs); status: said(); page: the event's
+        (in_page_language)."""
         ui = self.ui
-        s = self.in_page_language(s)
+        s = self.in_page_language(s, page)
         view = (None if self.held_back(db, s) or self.client_full(db, s)
                 else next_pair(db, s.rater, self.rpp, self.app.max_ratings_per_rater))
         s = replace(s.with_pair(view.pair_id if view else None), said=status)
@@ -612,12 +605,12 @@ class RateHandlers:
         others = [p for p in rated_pairs(db, s.rater, self.rpp, tolerance) if p.reveal.pair_id != s.pair_id]
         return this + ("\n\n" + render_list(others, s.lang, self.titles) if others else "")
 
-    def locked_screen(self, db, s: Session, status: tuple, row: dict | None) -> dict:
+    def locked_screen(self, db, s: Session, status: tuple, row: dict | None, page: str | None = None) -> dict:
         """A stored submission (ui.locked_outputs), its form showing the stored answers (row: the rating as stored);
         the browser locked the form when Submit was pressed. status: said()."""
         ui = self.ui
         stored = _stored_form(row)
-        s = replace(self.in_page_language(s), said=status)
+        s = replace(self.in_page_language(s, page), said=status)
         return {ui.fields[k]: stored.get(k, "" if k == "comment" else None) for k in FORM_KEYS} | {
             ui.session: s, ui.status: say(status, s.lang), ui.who: self.who_line(db, s)[0],
             ui.reveal_md: self.reveal_markdown(db, s),
@@ -626,7 +619,7 @@ class RateHandlers:
 
     def signed_in_screen(self, s: Session, signin: str, identity, code: str, status: tuple = (),
                          expires_at: float | None = None, hub_token: str = "", client: str = "",
-                         until: float | None = None) -> dict:
+                         until: float | None = None, page: str | None = None) -> dict:
         """The first screen of a signed-in session; the browser keeps the code sealed (evalkit.rating.seal), never
         as is. signin: new_sign_in(page), taken when the event began; the page signed out since (the sign-in was on
         its way, behind a busy queue or held back raw) refuses it here, and any later event refuses its session.
@@ -640,7 +633,7 @@ class RateHandlers:
                     hub_token=hub_token, code=code, signin=signin,
                     client=self.doorman.signed_in_from(client, identity))
         with connect(self.db_path) as db:
-            return self.pair_screen(db, s, status) | {ui.signin_box: update(visible=False),
+            return self.pair_screen(db, s, status, page) | {ui.signin_box: update(visible=False),
                                                       ui.browser_code: self.doorman.seal(code),
                                                       ui.signout_btn: update(visible=not self.space),
                                                       ui.code_btn: update(visible=not self.space and bool(code)),
@@ -663,7 +656,8 @@ class RateHandlers:
         identity, new_code = self.doorman.local(name, code, passcode, client)
         status = said() if new_code is None else said("welcome", name=inert(identity.name), code=new_code)
         # My code: the code, not a link
-        return self.signed_in_screen(s, signin, identity, new_code or code_from(code), status, client=client)
+        return self.signed_in_screen(s, signin, identity, new_code or code_from(code), status, client=client,
+                                     page=_page(request))
 
     @friendly
     def resume_local(self, s: Session, stored: str, request: gr.Request | None) -> dict:
@@ -691,13 +685,14 @@ class RateHandlers:
                 return {ui.browser_code: "", ui.status: word("invite_invalid", s.lang) if wait is None else
                         word("invite_wait", s.lang, seconds=max(1, round(wait)))}
             return self.signed_in_screen(s, signin, identity, invite, client=client,
-                                         until=submissions.load_end(_page(request)))
+                                         until=submissions.load_end(_page(request)), page=_page(request))
         resumed = self.doorman.resume(stored, client)  # the sealed code this browser kept, if any
         if resumed is None:  # a kept code that no longer opens (revoked, another app's) is forgotten
             return {ui.browser_code: ""} if stored else unchanged
         if sign_in_ended(signin):  # signed out while this ran: final here too, quietly
             return unchanged
-        return self.signed_in_screen(s, signin, *resumed, client=client, until=submissions.load_end(_page(request)))
+        return self.signed_in_screen(s, signin, *resumed, client=client, until=submissions.load_end(_page(request)),
+                                     page=_page(request))
 
     @friendly
     def sign_in_space(self, s: Session, profile: gr.OAuthProfile | None, request: gr.Request | None = None) -> dict:
@@ -710,7 +705,7 @@ class RateHandlers:
         identity, token = self.doorman.space_identity(profile), hubcheck.oauth_token(request)
         hubcheck.signed_in(self.app, identity.name, token)  # the profile read is the first answer (ui.hubcheck)
         return self.signed_in_screen(s, signin, identity, "", expires_at=oauth_expiry(request), hub_token=token,
-                                     until=submissions.load_end(_page(request)))
+                                     until=submissions.load_end(_page(request)), page=_page(request))
 
     def sign_out(self, s: Session, request: gr.Request | None = None) -> dict:
         ui = self.ui
@@ -799,13 +794,13 @@ class RateHandlers:
         return out | {ui.session: s}
 
     @friendly
-    def next_screen(self, s: Session) -> dict:
+    def next_screen(self, s: Session, request: gr.Request | None = None) -> dict:
         with connect(self.db_path) as db:
             require_rater(db, s, self.app)
             if s.pair_id is not None and s.rating_id is None:
                 raise RatingError("this pair is not rated yet", "submit it, or skip it with a reason")
             # a correction opened and left unsaved: the stored rating stands, and the rater is told so
-            return self.pair_screen(db, s, said("correction_dropped") if s.correcting else said())
+            return self.pair_screen(db, s, said("correction_dropped") if s.correcting else said(), _page(request))
 
     def sending(self, s: Session, sub: str, request: gr.Request | None = None) -> dict:
         """Submit pressed: the id the page made for this submission (_SENDING) is recorded as received, with the rater
@@ -842,10 +837,11 @@ class RateHandlers:
             log.warning("could not record the refusal of a submission: %s", err)
 
     @friendly
-    def submit(self, s: Session, *values) -> dict:
+    def submit(self, s: Session, *values, page: str | None = None) -> dict:
+        """Submit (or a correction's save); page: the event's (in_page_language)."""
         s = self.unspent(s)
         try:
-            return self.store_submission(s, *values)
+            return self.store_submission(s, *values, page=page)
         except EvalkitError as e:
             self.noted(s, ("refused", e.what, e.fix))
             raise
@@ -864,7 +860,7 @@ class RateHandlers:
                     return s
         return replace(s, submission="")
 
-    def store_submission(self, s: Session, *values) -> dict:
+    def store_submission(self, s: Session, *values, page: str | None = None) -> dict:
         with writing.of(s and s.rater), connect(self.db_path) as db:
             rater = require_rater(db, s, self.app)
             if s.pair_id is None:
@@ -874,12 +870,12 @@ class RateHandlers:
             form = dict(zip(FORM_KEYS, values, strict=True))
             self.limiter.check(f"rater:{rater}")
             try:
-                return self.store_checked(db, s, rater, form)
+                return self.store_checked(db, s, rater, form, page)
             except EvalkitError as e:
                 self.refusal_kept(db, s, rater, e)
                 raise
 
-    def store_checked(self, db, s: Session, rater: str, form: dict) -> dict:
+    def store_checked(self, db, s: Session, rater: str, form: dict, page: str | None = None) -> dict:
         """store_submission past its checks and the rate limit: the rating (or correction) stored, and its screen."""
         inp = RatingInput(
             pair_id=s.pair_id, rater=rater,
@@ -903,23 +899,23 @@ class RateHandlers:
                 why = ("study_decided_pair" if isinstance(e, StudyClosed) else "text_met" if isinstance(e, TextMet)
                        else "hold_displaced" if isinstance(e, HoldDisplaced)
                        else "pair_taken" if isinstance(e, PairTaken) else "skipped_elsewhere")
-                return self.refused_screen(db, s, rater, why, form)
+                return self.refused_screen(db, s, rater, why, form, page)
             note = "stored"
             settle_quietly(db)
         if note != "correction_stored" and not is_counted(db, rating_id):  # an organiser who has seen the results
             note = "stored_uncounted"
         self.noted(s, ("stored",))
-        return self.locked_screen(db, s.stored(rating_id), said(note), current_rating(db, rater, s.pair_id))
+        return self.locked_screen(db, s.stored(rating_id), said(note), current_rating(db, rater, s.pair_id), page)
 
-    def refused_screen(self, db, s: Session, rater: str, why: str, form: dict) -> dict:
+    def refused_screen(self, db, s: Session, rater: str, why: str, form: dict, page: str | None = None) -> dict:
         """A submission refused for a reason the rater can act on with a button on screen (ui.locked_outputs): the pair
         was filled by others while she worked (or served to a rater whose hold counts while hers did not), or its study reached its decision meanwhile (Next pair: her answers stay
         on screen, not stored), or she rated or skipped it in another tab (the answers stored there, Correct, which opens them, and Next pair)."""
         ui = self.ui
-        s = self.in_page_language(s)
+        s = self.in_page_language(s, page)
         row = current_rating(db, rater, s.pair_id)  # filled by her own rating, from another tab: she may correct it
         if row is not None:
-            return self.locked_screen(db, s.stored(row["id"]), said("rated_elsewhere"), row)
+            return self.locked_screen(db, s.stored(row["id"]), said("rated_elsewhere"), row, page)
         sent = {ui.fields[k]: form.get(k) or ("" if k == "comment" else None) for k in FORM_KEYS}
         status = said(why, hours=CAP_LAPSE_HOURS) if why == "hold_displaced" else said(why)
         return sent | {
@@ -929,7 +925,7 @@ class RateHandlers:
             ui.next_btn: update(visible=True), ui.skip_box: update(visible=False)}
 
     @friendly
-    def start_correction(self, s: Session) -> dict:
+    def start_correction(self, s: Session, request: gr.Request | None = None) -> dict:
         ui = self.ui
         with connect(self.db_path) as db:
             rater = require_rater(db, s, self.app)
@@ -941,7 +937,7 @@ class RateHandlers:
         if row is None:
             raise RatingError("your rating of this pair was not found", "reload the page")
         status = said("correcting" if revealed else "correcting_uncounted" if uncounted else "correcting_blind")
-        s = replace(self.in_page_language(s.stored(row["id"]).correcting_now()), said=status)
+        s = replace(self.in_page_language(s.stored(row["id"]).correcting_now(), _page(request)), said=status)
         # the stored answers (the browser unlocks the form when this succeeds)
         stored = _stored_form(row)  # the pair stays on screen, and so do its labels
         return {ui.fields[k]: stored.get(k) for k in FORM_KEYS} | {
@@ -1026,14 +1022,14 @@ class RateHandlers:
             return
 
     @friendly
-    def skip(self, s: Session, reason: str) -> dict:
+    def skip(self, s: Session, reason: str, request: gr.Request | None = None) -> dict:
         with writing.of(s and s.rater), connect(self.db_path) as db:
             rater = require_rater(db, s, self.app)
             if s.pair_id is None or s.rating_id is not None:
                 raise RatingError("there is no unrated pair on screen to skip", "press Next pair")
             self.limiter.check(f"rater:{rater}")
             skip_pair(db, self.app, rater, s.pair_id, reason, client_token=s.token)
-            return self.pair_screen(db, s, said("skipped"))
+            return self.pair_screen(db, s, said("skipped"), _page(request))
 
     def poll(self, s: Session, stored: str, request: gr.Request | None, prep_html, timer, tabs=None,
              profile: gr.OAuthProfile | None = None) -> dict:
@@ -1059,7 +1055,7 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     """Lay the tab out and wire its events to RateHandlers."""
     import gradio as gr
 
-    require_gradio_internals()  # a clear refusal now, not handlers that silently stop seeing each other
+    require_gradio_internals(space)  # a clear refusal now, not handlers that silently stop seeing each other
     app = cfg.app
     mark_who = _MARK_WHO.replace("KEEP_TYPED", _keep_typed(len(FORM_KEYS) + 1))  # the form's values, the skip reason
     default_prompt = next(iter(prompts.values()), None)
@@ -1157,20 +1153,23 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     # A refused event (gr.Error) leaves an "Error" overlay on the components showing its progress, and it blocks
     # clicks: every event here shows its progress on the status line only (the message itself comes as a toast).
     unlock, on = _form_interactive(True), {"show_progress_on": ui.status}
+    def submit(s: Session, request: gr.Request | None, *values) -> dict:  # Gradio gives the request here only
+        return h.submit(s, *values, page=_page(request))
+
     sent = ui.submit_btn.click(None, None, [*ui.form, ui.submit_btn, ui.submission], js=_SENDING).then(
         gradio_hints(h.sending), [ui.session, ui.submission], ui.session, api_visibility="private",
         show_progress="hidden").then(
-        h.submit, [ui.session, *ui.form], ui.locked_outputs, api_name="submit", preprocess=False, postprocess=False, **on)
+        gradio_hints(submit), [ui.session, *ui.form], ui.locked_outputs, api_name="submit", preprocess=False, postprocess=False, **on)
     sent.then(None, None, None, js=_SENT_ANSWERED)
     sent.success(None, None, None, js=_FORGET_DRAFT)
     refusal_said(sent).failure(None, None, [*ui.form, ui.submit_btn], js=_UNSENT)
-    refusal_said(ui.correct_btn.click(h.start_correction, [ui.session], ui.correct_outputs, api_name="correct",
+    refusal_said(ui.correct_btn.click(gradio_hints(h.start_correction), [ui.session], ui.correct_outputs, api_name="correct",
                                       postprocess=False, **on)).success(None, None, ui.form, js=unlock)
     for button, api in ((ui.next_btn, "next_pair"), (ui.again_btn, "check_again")):
-        refusal_said(button.click(h.next_screen, [ui.session], ui.pair_outputs, api_name=api, postprocess=False, **on)
+        refusal_said(button.click(gradio_hints(h.next_screen), [ui.session], ui.pair_outputs, api_name=api, postprocess=False, **on)
                      ).success(None, None, ui.form, js=unlock)
     ui.alive_btn.click(h.still_here, [ui.session], None, api_name="still_here", show_progress="hidden")
-    refusal_said(ui.skip_btn.click(h.skip, [ui.session, ui.skip_reason], ui.pair_outputs, api_name="skip",
+    refusal_said(ui.skip_btn.click(gradio_hints(h.skip), [ui.session, ui.skip_reason], ui.pair_outputs, api_name="skip",
                                    postprocess=False, **on)  # the form is unlocked
                  ).success(None, None, None, js=_FORGET_DRAFT)
     refusal_said(ui.lang.change(gradio_hints(h.switch_language), [ui.session, ui.lang, ui.status], ui.language_outputs,
