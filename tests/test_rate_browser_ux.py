@@ -1928,3 +1928,48 @@ def test_on_a_phone_a_rater_rates_corrects_and_switches_language_with_everything
         expect(page.locator("#next")).to_be_visible()
         check("the second reveal, in English")
     assert problems == [], "\n".join(problems)
+
+
+def _uncovered(page, selector: str) -> bool:
+    """Whether what is drawn at the middle of `selector` is that element (nothing, such as a message, lies over it)."""
+    return page.evaluate("""(sel) => { const el = document.querySelector(sel); const r = el.getBoundingClientRect();
+        const top = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+        return !!top && (el === top || el.contains(top)); }""", selector)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_on_a_phone_a_refusal_is_said_without_covering_the_form(cfg, pool_db, lang):
+    """On a phone (390×844) Gradio's error popup spans the top of the page until closed: a mistyped code hid the
+    sign-in form it asked her to correct, and a skip refused for want of a reason hid the language switch and the
+    top of the pair. On a phone the popup now goes once its words are on the status line (said again under Submit
+    when that line is out of sight), in the page's language; the form stays in sight and usable."""
+    refusal = {"zh": ("这个代码无效", "跳过需要说明原因"), "en": ("that code is not valid", "a skip needs a reason")}[lang]
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.goto(url)
+        if lang == "en":
+            page.locator("#lang input[value='en']").click()
+            expect(page.locator("#signin-button")).to_have_text(word("sign_in", "en"))
+        code = page.locator("#signin-code").locator("input, textarea").first
+        code.fill("1.abcdefghijklmnopqrstuvwx")
+        page.click("#signin-button")
+        expect(page.locator("#rate-status")).to_contain_text(refusal[0])
+        expect(page.locator("#rate-status")).to_be_in_viewport()
+        expect(page.locator('[data-testid="toast-body"]')).to_have_count(0, timeout=3000)
+        assert _uncovered(page, "#signin-code input, #signin-code textarea")
+        code.fill("")
+        page.locator("#signin-name").locator("input, textarea").first.fill("ann")
+        page.click("#signin-button")
+        shown_texts(page)
+        page.get_by_text(word("skip_box", lang)).click()
+        page.click("#skip")
+        page.wait_for_function("""(words) => ['rate-status', 'status-echo'].some((id) => {
+            const el = document.getElementById(id), r = el && el.getBoundingClientRect();
+            return !!r && el.offsetParent !== null && el.innerText.includes(words) && r.top >= 0
+                && r.bottom <= window.innerHeight; })""", arg=refusal[1], timeout=60_000)  # said where she is
+        expect(page.locator('[data-testid="toast-body"]')).to_have_count(0, timeout=3000)
+        page.evaluate("() => window.scrollTo(0, 0)")
+        assert _uncovered(page, "#lang")
+        radio = page.locator("#r-a_schedule input[value='pass']")
+        radio.click(timeout=10_000)
+        expect(radio).to_be_checked()

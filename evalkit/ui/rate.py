@@ -299,10 +299,15 @@ _UNSENT = ("() => {"  # refused, so no longer on its way: a reload says nothing 
 # Browser-only, after a refused event: its reason on the status line too (the message itself comes as a toast that
 # goes after a few seconds, and a screen reader hears the status line, role=status, which said only "Error"). The
 # toast is written in the same round trip as the failure, so the page waits for it briefly; its text is escaped again
-# for the Markdown line (it can quote what a rater typed).
+# for the Markdown line (it can quote what a rater typed). On a phone the toast spans the top of the page until
+# closed (it hid the sign-in form a mistyped code asked her to correct): there it goes once its words are read, and
+# the status line says them (again under Submit when out of sight, keys.py's echo).
+_PHONE = "window.matchMedia('(max-width: 640px)').matches"
 _SAY_REFUSAL = ("async () => { for (let i = 0; i < 40; i++) {"
                 " const all = document.querySelectorAll('[data-testid=\"toast-body\"].error [data-testid=\"toast-text\"]');"
                 " const last = all.length ? all[all.length - 1].innerText.trim() : '';"
+                f" if (last && {_PHONE}) document.querySelectorAll('[data-testid=\"toast-body\"].error .toast-close')"
+                ".forEach((b) => b.click());"
                 " if (last) return last.replace(/[&<>]/g, (c) => ({'&': '&amp;', '<': '&lt;', '>': '&gt;'})[c])"
                 ".replace(/([\\\\`*_\\[\\]()~:#|!])/g, '\\\\$1');"
                 " await new Promise((r) => setTimeout(r, 50)); }"
