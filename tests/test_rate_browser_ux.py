@@ -414,8 +414,8 @@ def test_a_reload_while_the_rating_is_on_its_way_says_whether_it_was_stored(cfg,
 
     released, submit = threading.Event(), RateHandlers.submit
 
-    def held(self, s, *values):
-        out = submit(self, s, *values)
+    def held(self, s, *values, **kwargs):
+        out = submit(self, s, *values, **kwargs)
         released.wait(30)
         return out
 
@@ -1660,8 +1660,8 @@ def test_a_reload_during_a_correction_says_whether_the_correction_was_stored(cfg
 
     released, submit = threading.Event(), RateHandlers.submit
 
-    def held(self, s, *values):
-        out = submit(self, s, *values)
+    def held(self, s, *values, **kwargs):
+        out = submit(self, s, *values, **kwargs)
         if s.correcting:
             released.wait(30)
         return out
