@@ -320,7 +320,7 @@ def test_on_a_shared_computer_the_next_rater_never_finds_the_last_one_s_unsent_a
     """Rater audit F20: unsent answers were kept under the pair's texts alone. On a lab computer ann answered half a
     pair and closed the tab; bob opened his invitation in the same browser, was served the same pair (it wants two
     ratings) and found ann's answers in his form, to be stored as his with a few more clicks. The answers kept are
-    now ann's only: bob's form is empty, and another rater's sign-in forgets them."""
+    now ann's only: bob's form is empty, and his sign-in can neither show nor delete them (they stay hers)."""
     from apphelpers import write_config
 
     from evalkit.rating import roster as raters
@@ -343,7 +343,7 @@ def test_on_a_shared_computer_the_next_rater_never_finds_the_last_one_s_unsent_a
         assert shown_texts(page) == first, "bob is served the pair ann left half rated (it wants two ratings)"
         _settled(page)
         assert page.locator(".question input:checked").count() == 0, "none of ann's answers in bob's form"
-        assert page.evaluate("() => localStorage.getItem('evalkit-draft')") is None, "ann's answers are forgotten"
+        assert "fail" in page.evaluate("() => localStorage.getItem('evalkit-draft')"), "ann's answers stay hers"
         page.locator("#r-a_schedule input[value='pass']").click()  # bob's own draft is kept for his reload
         page.wait_for_function("() => (localStorage.getItem('evalkit-draft') || '').includes('pass')")
         page.reload()
@@ -451,8 +451,9 @@ def test_a_reload_while_the_rating_is_being_written_waits_for_it_and_says_it_was
     def moment(page):
         entered.wait(60) or pytest.fail("no write began")
         # a page of before submission ids: the sign-in's own wait for her writes is what says it was stored
-        page.evaluate("""() => { const d = JSON.parse(localStorage.getItem('evalkit-draft'));
-                                 delete d.sub; localStorage.setItem('evalkit-draft', JSON.stringify(d)); }""")
+        page.evaluate("""() => { const m = JSON.parse(localStorage.getItem('evalkit-draft'));
+                                 Object.values(m).forEach((d) => { delete d.sub; });
+                                 localStorage.setItem('evalkit-draft', JSON.stringify(m)); }""")
     _reloaded_while_held(cfg, pool_db, released, moment, timeout_ms=20_000)
 
 
@@ -1675,7 +1676,8 @@ def test_a_reload_during_a_correction_says_whether_the_correction_was_stored(cfg
         page.click("#correct")
         expect(page.locator("#submit")).to_be_enabled()
         page.locator("#r-preference input[value='B']").click()
-        page.wait_for_function("() => (JSON.parse(localStorage.getItem('evalkit-draft') || '{}')).correcting === true")
+        page.wait_for_function("() => Object.values(JSON.parse(localStorage.getItem('evalkit-draft') || '{}'))"
+                               ".some((d) => d.correcting === true)")
 
     try:
         with served(cfg, pool_db) as url, chromium_page() as page:
@@ -1973,3 +1975,46 @@ def test_on_a_phone_a_refusal_is_said_without_covering_the_form(cfg, pool_db, la
         radio = page.locator("#r-a_schedule input[value='pass']")
         radio.click(timeout=10_000)
         expect(radio).to_be_checked()
+
+
+def test_two_raters_one_after_the_other_on_one_page_each_find_only_their_own_kept_answers(tiny_models, tmp_path,
+                                                                                          pool_db):
+    """A shared page: ann answers half a pair and types a comment, signs out at once (her comment's save still on its
+    way) and bob signs in at once, served the same pair (it wants two ratings). The browser kept one rater's answers,
+    whoever's sign-in read them: an event of one sign-in answering under the other's could delete ann's or put them
+    into bob's form. Each rater's answers are now her own record, reached by her own sign-in only: bob's form is
+    empty, and ann, signing in again, finds hers."""
+    from apphelpers import write_config
+
+    cfg2 = load_config(write_config(tmp_path / "two.toml", tiny_models, ratings_per_pair=2))
+    with served(cfg2, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        first = shown_texts(page)
+        code = re.search(r"\d+\.[A-Za-z0-9_-]{24}", page.locator("#rate-status").inner_text()).group(0)
+        for key in ("a_schedule", "b_schedule"):
+            page.locator(f"#r-{key} input[value='fail']").click()
+        page.locator("#r-preference input[value='B']").click()
+        page.locator("#comment").locator("textarea, input").first.click()
+        page.keyboard.type("ann's own note")
+        page.click("#signout")
+        name = page.locator("#signin-name").locator("input, textarea").first
+        name.fill("bob")
+        page.click("#signin-button")
+        expect(page.locator("#rate-who")).to_contain_text("bob")
+        assert shown_texts(page) == first, "the set-up: bob is served the pair ann left half rated"
+        _settled(page)
+        assert page.locator(".question input:checked").count() == 0, "none of ann's answers in bob's form"
+        expect(page.locator("#comment").locator("textarea, input").first).to_have_value("")
+        page.locator("#r-a_schedule input[value='pass']").click()  # bob's own, kept for him
+        page.wait_for_function("() => (localStorage.getItem('evalkit-draft') || '').includes('pass')")
+        page.click("#signout")
+        name.fill("")
+        page.locator("#signin-code").locator("input, textarea").first.fill(code)
+        page.click("#signin-button")
+        expect(page.locator("#rate-who")).to_contain_text("ann")
+        assert shown_texts(page) == first
+        for key in ("a_schedule", "b_schedule"):
+            expect(page.locator(f"#r-{key} input[value='fail']")).to_be_checked()
+        expect(page.locator("#r-preference input[value='B']")).to_be_checked()
+        expect(page.locator("#r-a_schedule input[value='pass']")).not_to_be_checked()
+        expect(page.locator("#comment").locator("textarea, input").first).to_have_value("ann's own note")

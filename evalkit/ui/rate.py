@@ -86,50 +86,60 @@ _STORED_LANG = (f"() => {{ let kept = null; try {{ kept = localStorage.getItem('
 # under a hash of the pair's two texts (what the page shows anyway: no pair id, nothing about the paths) and whose
 # answers they are (draft_owner: on a shared computer the next rater may be served the same pair, and must not find
 # the last one's answers in her form); a reload that serves the same pair again to the same rater
-# (evalkit.rating.queue.next_pair resumes a held pair) puts them back into a form that is still empty, and another
-# rater's sign-in forgets them. A stored submission, a skip and sign-out forget them. The server sees them only on
+# (evalkit.rating.queue.next_pair resumes a held pair) puts them back into a form that is still empty; another
+# rater's sign-in never reaches them (_DRAFTS). A stored submission and a skip forget them. The server sees them only on
 # Submit, and checks them there as always (and, for a pair no longer on screen at a reload, in draft_fate).
 # The skip reason typed is kept with them, last (rater audit R3: a reload lost it). Answers given while a correction
 # is open (Submit and Next pair both in sight) are marked as such, so a reload can say what became of the correction.
 _DRAFT_KEY = "evalkit-draft"
+# Each rater's answers are her own record in the browser's store, found by her digest only (draft_owner), so nothing
+# done on the page under one sign-in reads, shows or deletes another's: one rater signing out and another signing in
+# on the same page while the first's sign-in or draft save was still on its way could delete the first's answers or
+# put them into the second's form. Sign-out leaves hers for her next sign-in; a record per rater, the newest few.
+# (A page of before kept one rater's record under the key itself: read as hers.)
+_DRAFTS = ("const drafts = () => { let m = null;"
+           f" try {{ m = JSON.parse(localStorage.getItem('{_DRAFT_KEY}')); }} catch (e) {{}}"
+           " if (!m || typeof m !== 'object' || Array.isArray(m)) return {};"
+           " return typeof m.who === 'string' ? {[m.who]: m} : m; };"
+           " const draftOf = (w) => { const d = w ? drafts()[w] : null; return d && d.who === w ? d : null; };"
+           " const keepDraft = (w, d) => { if (!w) return; const m = drafts();"
+           " if (d) m[w] = Object.assign(d, {who: w, at: Date.now()}); else delete m[w];"
+           " const ws = Object.keys(m).sort((x, y) => (m[y].at || 0) - (m[x].at || 0));"
+           " ws.slice(8).forEach((x) => delete m[x]);"  # the newest 8 raters' (a lab computer)
+           f" try {{ if (Object.keys(m).length) localStorage.setItem('{_DRAFT_KEY}', JSON.stringify(m));"
+           f" else localStorage.removeItem('{_DRAFT_KEY}'); }} catch (e) {{}} }};")
 _TEXTS_HASH = ("const hash = (s) => { let h1 = 0xdeadbeef, h2 = 0x41c6ce57;"  # cyrb53: 53 bits, no dependency
                " for (let i = 0; i < s.length; i++) { const c = s.charCodeAt(i);"
                " h1 = Math.imul(h1 ^ c, 2654435761); h2 = Math.imul(h2 ^ c, 1597334677); }"
                " h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);"
                " h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);"
                " return String(4294967296 * (2097151 & h2) + (h1 >>> 0)); };")
-_KEEP_DRAFT = ("(who, a, b, ...values) => { " + _TEXTS_HASH + " if (!who || !a || !b) return;"
+_KEEP_DRAFT = ("(who, a, b, ...values) => { " + _TEXTS_HASH + _DRAFTS + " if (!who || !a || !b) return;"
                " const shown = (id) => { const e = document.getElementById(id); return !!e && e.offsetParent !== null; };"
                " const correcting = shown('next') && shown('submit');"
-               f" try {{ localStorage.setItem('{_DRAFT_KEY}',"
-               " JSON.stringify({who, pair: hash(a + '\\u0000' + b), values, correcting}));"
-               " } catch (e) {} }")
+               " keepDraft(who, {pair: hash(a + '\\u0000' + b), values, correcting}); }")
 # It writes nothing unless it puts kept answers back: Gradio reads a step's inputs and writes its outputs across
 # animation frames, so values read and written back as they were (as it did) wiped what a rater typed meanwhile (a
 # load step late on a busy machine, after she had signed in by hand: her skip reason gone, .ci/run 2026-12-06).
-_DRAFT_READ = ("(who, a, b, ...values) => { " + _TEXTS_HASH + " let d = null;"
+_DRAFT_READ = ("(who, a, b, ...values) => { " + _TEXTS_HASH + _DRAFTS + " const d = draftOf(who);"
                # the form's values and the skip reason, then the skip box (opened when a kept reason comes back)
                " const as = (vs, open) => [...(vs || values.map(() => ({__type__: 'update'}))),"
-               " open ? {__type__: 'update', open: true} : {__type__: 'update'}];"
-               f" try {{ d = JSON.parse(localStorage.getItem('{_DRAFT_KEY}')); }} catch (e) {{}}")
+               " open ? {__type__: 'update', open: true} : {__type__: 'update'}];")
 # kept answers that fit the pair on screen, into a form still empty (else it is left as it is)
 _DRAFT_MISFITS = (" const fresh = values.every((v) => v === null || v === undefined || v === '');"
                   " if (!a || !b || !fresh || !d || d.pair !== hash(a + '\\u0000' + b) || !Array.isArray(d.values)"
                   " || d.values.length !== values.length) return as();")
 _RESTORE_DRAFT = (_DRAFT_READ +
-                  # another rater's: never shown, and gone. Read as nobody (no sign-in yet, or hers by hand still
-                  # on its way), they are not shown and stay: deleted then, a reload after her sign-in brought
-                  # nothing back (nobody's page proves nothing of whose they are)
+                  # only hers (draftOf): another rater's are neither shown nor touched. Read as nobody (no sign-in
+                  # yet, or hers by hand still on its way), nothing is shown and nothing goes
                   " if (!who) return as();"
-                  " if (d && d.who !== who) {"
-                  f" try {{ localStorage.removeItem('{_DRAFT_KEY}'); }} catch (e) {{}} return as(); }}"
                   # hers, on a pair no longer on her screen (or none on screen): gone, and the server says what became
                   # of them (draft_fate: stored, the correction stored or not, the pair completed by others, or the
                   # hold ran out, rater audit F11, R1, R2)
                   " if (d && (!a || !b || d.pair !== hash(a + '\\u0000' + b))) {"
                   " window.evalkitDraftGone = {pair: d.pair, sent: !!d.sent, correcting: !!d.correcting,"
                   " sub: d.sent && typeof d.sub === 'string' ? d.sub : '', values: Array.isArray(d.values) ? d.values : []};"
-                  f" try {{ localStorage.removeItem('{_DRAFT_KEY}'); }} catch (e) {{}} return as(); }}"
+                  " keepDraft(who, null); return as(); }"
                   + _DRAFT_MISFITS +
                   # answers sent (Submit pressed) that come back: the rating was not stored (the sign-in waited for her
                   # writes, and for that submission while it was queued: a stored one would have freed the pair).
@@ -144,7 +154,7 @@ _RESTORE_DRAFT = (_DRAFT_READ +
 # again with an empty form, and her next click kept only what it then held (a reload brought nothing back). It
 # forgets nothing (whose the page is may still change as the other answers) and leaves a sent draft to the load's
 # step, which asks what became of it.
-_PUT_BACK_DRAFT = (_DRAFT_READ + " if (!who || !d || d.who !== who || d.sent) return as();" + _DRAFT_MISFITS +
+_PUT_BACK_DRAFT = (_DRAFT_READ + " if (!who || !d || d.sent) return as();" + _DRAFT_MISFITS +
                    " return as(d.values, !!d.values[d.values.length - 1]); }")
 
 
@@ -198,19 +208,18 @@ def _keep_typed(n: int) -> str:
     input events. Gradio's input event missed text inserted whole (an input method's, a dictation's), and only leaving
     the box kept it: a reload lost the reason typed (rater audit R3)."""
     return ("if (!window.evalkitTypedWatched) { window.evalkitTypedWatched = true;"
-            " document.addEventListener('input', (e) => { " + _TEXTS_HASH +
+            " document.addEventListener('input', (e) => { " + _TEXTS_HASH + _DRAFTS +
             " const t = e.target, box = t && t.closest && t.closest('#comment, #skip-reason');"
             " if (!box || !['TEXTAREA', 'INPUT'].includes(t.tagName) || !window.evalkitWho) return;"
             " const field = (id) => document.querySelector('#' + id + ' textarea, #' + id + ' input');"
             " const a = (field('text-a') || {}).value, b = (field('text-b') || {}).value; if (!a || !b) return;"
             " const shown = (id) => { const el = document.getElementById(id); return !!el && el.offsetParent !== null; };"
-            " const pair = hash(a + '\\u0000' + b); let d = null;"
-            f" try {{ d = JSON.parse(localStorage.getItem('{_DRAFT_KEY}')); }} catch (err) {{}}"
-            f" if (!d || d.who !== window.evalkitWho || d.pair !== pair || !Array.isArray(d.values) || d.values.length !== {n})"
-            f" d = {{who: window.evalkitWho, pair, values: [...Array({n - 2}).fill(null), '', ''],"
+            " const pair = hash(a + '\\u0000' + b); let d = draftOf(window.evalkitWho);"
+            f" if (!d || d.pair !== pair || !Array.isArray(d.values) || d.values.length !== {n})"
+            f" d = {{pair, values: [...Array({n - 2}).fill(null), '', ''],"
             " correcting: shown('next') && shown('submit')};"
             f" d.values[box.id === 'comment' ? {n - 2} : {n - 1}] = t.value;"
-            f" try {{ localStorage.setItem('{_DRAFT_KEY}', JSON.stringify(d)); }} catch (err) {{}} }}, true); }}")
+            " keepDraft(window.evalkitWho, d); }, true); }")
 
 
 def _either(key: str, **args) -> str:
@@ -228,7 +237,16 @@ _SAY_DRAFT_LOST = (f"() => {{ let gone = null; try {{ gone = sessionStorage.getI
                    " if (window.evalkitDraftBack) { window.evalkitDraftBack = false;"
                    " return" + _either("draft_sent_back") + "; }"
                    " return {__type__: 'update'}; }")
-_FORGET_DRAFT = f"() => {{ try {{ localStorage.removeItem('{_DRAFT_KEY}'); }} catch (e) {{}} }}"
+
+
+def _forget_draft(by: str) -> str:
+    """Browser-only: the answers kept by the rater of the event that stored them (by: the window's record of whose
+    Submit or Skip it was, taken when pressed) go; a rater signed in meanwhile keeps hers."""
+    return "() => { " + _DRAFTS + f" keepDraft(window.{by}, null); }}"
+
+
+# Browser-only, when Skip is pressed: whose skip it is, for _forget_draft once it is stored.
+_SKIPPING = "() => { window.evalkitSkipBy = window.evalkitWho; }"
 # After _RESTORE_DRAFT, for RateHandlers.draft_fate: the kept answers for a pair no longer on screen (else ""), as
 # JSON: their pair's digest, whether they were on their way (_SENDING) and a correction's, their values, and the
 # language the page is about to switch to (_STORED_LANG).
@@ -260,8 +278,9 @@ def _page_words_in(on_screen, lang: str) -> str | None:
 SIGNED_OUT = "signed-out"
 
 # Browser-only, after sign-out: the stored code's key goes too, and any answers kept unsent.
+# Her answers kept stay, hers alone (_DRAFTS): her next sign-in puts them back into the pair it resumes.
 _FORGET_CODE = (f"() => {{ window.evalkitWho = ''; try {{ localStorage.removeItem('{CODE_KEY}');"
-                f" localStorage.removeItem('{_DRAFT_KEY}'); localStorage.removeItem('{_WHO_KEY}'); }} catch (e) {{}} }}")
+                f" localStorage.removeItem('{_WHO_KEY}'); }} catch (e) {{}} }}")
 
 _FORGET_INVITE_SIGNED_IN = ("() => { const who = document.querySelector('#rate-who');"
                             " if (who && who.innerText.trim()) (" + _FORGET_INVITE + ")(); }")
@@ -274,24 +293,22 @@ _FORGET_INVITE_SIGNED_IN = ("() => { const who = document.querySelector('#rate-w
 # and used to say they were lost though the rating had been stored (rater audit 2026-12-05, R2; draft_fate asks).
 # Each submission gets an id, random, made here (it tells nothing of the pair or its sides), kept with the answers and
 # sent to the server before the submission (RateHandlers.sending): a reload asks what became of it (draft_fate).
-_SENDING = ("() => { const b = document.querySelector('#submit'); window.evalkitSubmitLabel = b ? b.innerText : '';"
+_SENDING = ("() => { " + _DRAFTS + " const b = document.querySelector('#submit');"
+            " window.evalkitSubmitLabel = b ? b.innerText : ''; window.evalkitSentBy = window.evalkitWho;"
             " window.evalkitSending = true;"  # until the submission's answer (_SENT_ANSWERED): _LOAD_READY waits
             " const sub = Array.from(crypto.getRandomValues(new Uint8Array(16)),"
             " (x) => x.toString(16).padStart(2, '0')).join('');"
-            f" try {{ const d = JSON.parse(localStorage.getItem('{_DRAFT_KEY}'));"
-            f" if (d) {{ d.sent = true; d.sub = sub; localStorage.setItem('{_DRAFT_KEY}', JSON.stringify(d)); }} }}"
-            " catch (e) {}"
+            " const d = draftOf(window.evalkitSentBy); if (d) keepDraft(window.evalkitSentBy, Object.assign(d, {sent: true, sub}));"
             " const en = (document.querySelector('#lang input:checked') || {}).value === 'en';"
             f" return [...Array({len(FORM_KEYS)}).fill({{__type__: 'update', interactive: false}}),"
             " {__type__: 'update', interactive: false, value: en ? 'Submitting…' : '提交中…'}, sub]; }")
 # Page load, before the sign-in: the id of the submission the answers kept were on their way with ('' if none), for
 # the sign-in to wait for it while it is still queued (RateHandlers.await_submission).
-_KEPT_SUBMISSION = (f"() => {{ try {{ const d = JSON.parse(localStorage.getItem('{_DRAFT_KEY}'));"
-                    " return d && d.sent && typeof d.sub === 'string' ? d.sub : ''; } catch (e) { return ''; } }")
-_UNSENT = ("() => {"  # refused, so no longer on its way: a reload says nothing of a rating not stored
-           f" try {{ const d = JSON.parse(localStorage.getItem('{_DRAFT_KEY}'));"
-           f" if (d && d.sent) {{ delete d.sent; delete d.sub; localStorage.setItem('{_DRAFT_KEY}', JSON.stringify(d)); }} }}"
-           " catch (e) {}"
+_KEPT_SUBMISSION = ("() => { " + _DRAFTS + f" let who = null; try {{ who = localStorage.getItem('{_WHO_KEY}'); }} catch (e) {{}}"
+                    " const d = draftOf(who); return d && d.sent && typeof d.sub === 'string' ? d.sub : ''; }")
+_UNSENT = ("() => { " + _DRAFTS +  # refused, so no longer on its way: a reload says nothing of a rating not stored
+           " const d = draftOf(window.evalkitSentBy);"
+           " if (d && d.sent) { delete d.sent; delete d.sub; keepDraft(window.evalkitSentBy, d); }"
            f" return [...Array({len(FORM_KEYS)}).fill({{__type__: 'update', interactive: true}}),"
            " Object.assign({__type__: 'update', interactive: true},"
            " window.evalkitSubmitLabel ? {value: window.evalkitSubmitLabel} : {})]; }")
@@ -1166,7 +1183,7 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
         show_progress="hidden").then(
         gradio_hints(submit), [ui.session, *ui.form], ui.locked_outputs, api_name="submit", preprocess=False, postprocess=False, **on)
     sent.then(None, None, None, js=_SENT_ANSWERED)
-    sent.success(None, None, None, js=_FORGET_DRAFT)
+    sent.success(None, None, None, js=_forget_draft("evalkitSentBy"))
     refusal_said(sent).failure(None, None, [*ui.form, ui.submit_btn], js=_UNSENT)
     refusal_said(ui.correct_btn.click(gradio_hints(h.start_correction), [ui.session], ui.correct_outputs, api_name="correct",
                                       postprocess=False, **on)).success(None, None, ui.form, js=unlock)
@@ -1174,9 +1191,10 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
         refusal_said(button.click(gradio_hints(h.next_screen), [ui.session], ui.pair_outputs, api_name=api, postprocess=False, **on)
                      ).success(None, None, ui.form, js=unlock)
     ui.alive_btn.click(h.still_here, [ui.session], None, api_name="still_here", show_progress="hidden")
+    ui.skip_btn.click(None, None, None, js=_SKIPPING)  # before the skip's own step: whose skip it is
     refusal_said(ui.skip_btn.click(gradio_hints(h.skip), [ui.session, ui.skip_reason], ui.pair_outputs, api_name="skip",
                                    postprocess=False, **on)  # the form is unlocked
-                 ).success(None, None, None, js=_FORGET_DRAFT)
+                 ).success(None, None, None, js=_forget_draft("evalkitSkipBy"))
     refusal_said(ui.lang.change(gradio_hints(h.switch_language), [ui.session, ui.lang, ui.status], ui.language_outputs,
                                 api_name="language", preprocess=False, postprocess=False, **on))
     ui.lang.input(None, [ui.lang], None, js=_KEEP_LANG)  # the rater's own choice only
