@@ -1017,6 +1017,40 @@ def test_on_the_chinese_page_a_refusal_s_error_badge_is_in_chinese(cfg, pool_db)
         assert any("错误" in t for t in said) and not [t for t in said if re.search(r"\bError\b", t)], said
 
 
+# Every name a button on the status line is drawn with, each time it is drawn: Gradio's tracker shows its error with a
+# button that clears it, for a moment or until the next event.
+_STATUS_BUTTONS_SEEN = """(() => { window.seenButtons = [];
+  const look = () => { document.querySelectorAll('#rate-status button').forEach((b) => {
+      const said = [b.getAttribute('aria-label'), b.getAttribute('title')].join('|');
+      if (window.seenButtons.at(-1) !== said) window.seenButtons.push(said); });
+    requestAnimationFrame(look); };
+  requestAnimationFrame(look); })()"""
+
+
+def test_on_the_chinese_page_the_button_that_clears_a_refusal_is_named_in_chinese(cfg, pool_db):
+    """A Chinese rater's session, walked in the browser: a refusal (a mistyped code, a skip without a reason) drew
+    Gradio's button that clears its error on the status line named "Clear" (its tooltip, and what a screen reader
+    says) on the Chinese page (on a phone, where the page shows it). It is named in the page's language, and in
+    English on the English page."""
+    zh, en = word("gradio_clear", "zh"), word("gradio_clear", "en")
+    with served(cfg, pool_db) as url, chromium_page(init_script=_STATUS_BUTTONS_SEEN) as page:
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.goto(url)
+        for lang, typed in (("zh", "1.abcdefghijklmnopqrstuvwx"), ("zh", "1.abcdefghijklmnopqrstuvwy")):
+            page.locator("#signin-code").locator("input, textarea").first.fill(typed)
+            page.click("#signin-button")
+            expect(page.locator("#rate-status")).to_contain_text("这个代码无效")
+        page.wait_for_function("() => window.seenButtons.length > 0")
+        seen = page.evaluate("() => window.seenButtons")
+        assert f"{zh}|{zh}" in seen and not [s for s in seen if en in s], seen
+        page.locator("#lang input[value='en']").click()
+        expect(page.locator("#signin-button")).to_have_text(word("sign_in", "en"))
+        page.locator("#signin-code").locator("input, textarea").first.fill("1.abcdefghijklmnopqrstuvwz")
+        page.click("#signin-button")
+        expect(page.locator("#rate-status")).to_contain_text("that code is not valid")
+        page.wait_for_function("(en) => window.seenButtons.at(-1) === `${en}|${en}`", arg=en)
+
+
 def test_every_tab_stop_of_the_rating_shows_where_the_focus_is(cfg, pool_db):
     """WCAG 2.4.7 (rater audit, keyboard only, 2026-12-05): the shortcuts' switch took the focus with nothing drawn
     on it (Gradio's checkbox style removes the outline), so a keyboard rater tabbing from the language choice lost

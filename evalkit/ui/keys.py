@@ -146,6 +146,7 @@ SCRIPT = """
   const SWITCH_PHONE = %s;
   const LOADING = %s;
   const GRADIO_ERROR = %s;
+  const GRADIO_CLEAR = %s;
   const shown = (el) => !!el && el.offsetParent !== null;
   const lang = () => { const c = document.querySelector("#lang input:checked"); return c && c.value === "en" ? "en" : "zh"; };
   let pair = "", nextWasShown = false, submitWasShown = false, doneWasShown = false, focusDue = false, waited = 0;
@@ -259,6 +260,13 @@ SCRIPT = """
         else if (own && shownLang() !== "en" && (own[2] === "Loading" || el.matches("[data-testid=status-tracker], [data-testid=toast-body]")))
           t.nodeValue = own[1] + GRADIO_WORDS[own[2]][shownLang()] + (own[3] ? "…" : "") + own[4];
       }
+      // and the button beside a tracker's "Error" that clears it: its name (tooltip, screen reader) was "Clear"
+      el.querySelectorAll("button[aria-label]").forEach((b) => {
+        if (!b.dataset.gradioClear && b.getAttribute("aria-label") !== "Clear") return;
+        b.dataset.gradioClear = "1";
+        const said = GRADIO_CLEAR[shownLang()];
+        if (b.getAttribute("aria-label") !== said) { b.setAttribute("aria-label", said); b.setAttribute("title", said); }
+      });
     })).observe(document.documentElement, {subtree: true, childList: true, characterData: true});
   // The single-key shortcuts can be switched off, and the choice is kept in this browser (WCAG 2.1 SC 2.1.4: a
   // speech-input user's dictated words would otherwise answer questions). Off, the keys' line is hidden too
@@ -380,7 +388,8 @@ SCRIPT = """
 </script>
 """ % (json.dumps(WORDS["answered"], ensure_ascii=False), json.dumps(WORDS["answered_goto"], ensure_ascii=False),
        json.dumps(WORDS["keys_switch"], ensure_ascii=False), json.dumps(WORDS["keys_switch_phone"], ensure_ascii=False),
-       json.dumps(WORDS["loading"], ensure_ascii=False), json.dumps(WORDS["gradio_error"], ensure_ascii=False)))
+       json.dumps(WORDS["loading"], ensure_ascii=False), json.dumps(WORDS["gradio_error"], ensure_ascii=False),
+       json.dumps(WORDS["gradio_clear"], ensure_ascii=False)))
 
 # The switch for the single-key shortcuts, beside the keys' line (evalkit.ui.form): the page script above names it in
 # the page's language and keeps its state in the browser; the server never sees it.

@@ -197,6 +197,7 @@ WORDS: dict[str, dict[str, str]] = {
     # Gradio's own words, said in the page's language (keys.py)
     "loading": {"zh": "加载中", "en": "Loading"},
     "gradio_error": {"zh": "错误", "en": "Error"},
+    "gradio_clear": {"zh": "关闭", "en": "Clear"},  # Gradio's button that clears an error on the status line
     "answered_goto": {"zh": "：跳到第一道未答题", "en": ": go to the first open question"},
     "done": {"zh": "**你的评分任务已全部完成，谢谢！**", "en": "**No pairs left for you.** Thank you!"},
     "draft_stored": {"zh": "页面重新加载时，你对上一对的评分已送达并保存，进度已计入。",
