@@ -277,10 +277,13 @@ def _page_words_in(on_screen, lang: str) -> str | None:
 # never a sealed code (Sealer.open gives None, so the next visit shows the sign-in form).
 SIGNED_OUT = "signed-out"
 
-# Browser-only, after sign-out: the stored code's key goes too, and any answers kept unsent.
-# Her answers kept stay, hers alone (_DRAFTS): her next sign-in puts them back into the pair it resumes.
-_FORGET_CODE = (f"() => {{ window.evalkitWho = ''; try {{ localStorage.removeItem('{CODE_KEY}');"
-                f" localStorage.removeItem('{_WHO_KEY}'); }} catch (e) {{}} }}")
+# Browser-only, when Sign out is pressed (before the server call): whose sign-out it is, and her answers kept unsent
+# go at once (on a shared computer nothing of hers stays in the browser); another rater's records stay theirs.
+_SIGNING_OUT = "() => { " + _DRAFTS + " window.evalkitSignOutBy = window.evalkitWho; keepDraft(window.evalkitWho, null); }"
+# Browser-only, after sign-out: the stored code's key goes too, and her answers again, should a save that was on its
+# way when she pressed Sign out have written them back.
+_FORGET_CODE = ("() => { " + _DRAFTS + " keepDraft(window.evalkitSignOutBy, null); window.evalkitWho = '';"
+                f" try {{ localStorage.removeItem('{CODE_KEY}'); localStorage.removeItem('{_WHO_KEY}'); }} catch (e) {{}} }}")
 
 _FORGET_INVITE_SIGNED_IN = ("() => { const who = document.querySelector('#rate-who');"
                             " if (who && who.innerText.trim()) (" + _FORGET_INVITE + ")(); }")
@@ -1165,6 +1168,7 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
         restore(resumed.then(None, None, None, js=_FORGET_INVITE)).then(None, None, None, js=_STORED_LANG)
         refusal_said(ui.code_btn.click(gradio_hints(h.show_code), [ui.session], [ui.session, ui.status],
                                        api_name="my_code", show_progress_on=ui.status))
+        ui.signout_btn.click(None, None, None, js=_SIGNING_OUT)  # before the sign-out's own step: whose it is
         ui.signout_btn.click(gradio_hints(h.sign_out), [ui.session], [ui.session, ui.browser_code, ui.signin_box, ui.signout_btn,
                                                         ui.code_btn, ui.pair_box, ui.who, ui.done_md, ui.again_btn,
                                                         ui.status, ui.draft_owner],
