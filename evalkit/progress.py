@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import json
 import os
 import sys
@@ -188,26 +189,111 @@ def watching(board: Board):
 
 def bar(**kw):
     """A tqdm bar on stderr (kw as for tqdm: total, desc, unit, disable, position ...) that also publishes to the
-    watching board, if any."""
+    watching board, if any. Away from a terminal (a log file, a pipe, a Space's log) it writes whole lines now and
+    then rather than redraws: see `_lines`."""
     from tqdm.auto import tqdm
 
     board = _board.get()
     kw.setdefault("file", sys.stderr)
     kw.setdefault("dynamic_ncols", True)
+    base = tqdm if _redraws(kw["file"], tqdm) else _lines(tqdm)
     if board is None:
-        return _opened(tqdm(**kw))
+        return _opened(base(**kw))
 
-    class Published(tqdm):
+    class Published(base):
         def update(self, n=1):
-            out = super().update(n)
-            board.update(self.desc or "", self.n, self.total)
+            # the board and the whole's time left first, so that this update's own drawing (or line) says them
+            board.update(self.desc or "", self.n + n, self.total)
             self.set_postfix_str(whole_left(board.snapshot()), refresh=False)
-            return out
+            return super().update(n)
 
     b = Published(**kw)
     board.update(b.desc or "", b.n, b.total)  # a resumed training's bar starts at its saved step
     b.set_postfix_str(whole_left(board.snapshot()), refresh=False)
     return _opened(b)
+
+
+def _redraws(file, tqdm) -> bool:
+    """Whether a bar may redraw itself: on a terminal, or in a notebook (tqdm's widget)."""
+    if any(c.__module__ == "tqdm.notebook" for c in tqdm.__mro__):
+        return True
+    try:
+        return file.isatty()
+    except (AttributeError, ValueError):  # no isatty, or a closed file
+        return False
+
+
+# Away from a terminal a bar writes a line when its count has moved on by this share of its total, or, when it has
+# moved at all, after this many seconds: some 20 to 40 lines for a stage of tens of minutes.
+LINE_SHARE, LINE_SECONDS = 0.05, 60.0
+
+
+@functools.cache
+def _lines(tqdm):
+    """A bar for a log: `./scripts/start.sh > log 2>&1`, nohup or a Space's log got the terminal's redraws, carriage
+    returns that made one line of megabytes no person or log viewer can read. This one writes whole lines, each with
+    the count, the share, the rate and the time left (and the postfix: the step under way, the whole's time left),
+    now and then, at once when a postfix is set to be shown (a command's next step), and the last count at close."""
+
+    class Lines(tqdm):
+        def __init__(self, *a, **kw):
+            self._said, self._said_at, self._force = None, 0.0, False  # tqdm's __init__ may display already
+            super().__init__(*a, **kw)
+
+        def display(self, msg=None, pos=None):
+            if msg is not None:  # a clearing ('') or "(more hidden)": a log has nothing to redraw
+                return False
+            if self._due():
+                self.fp.write(self.line() + "\n")
+                getattr(self.fp, "flush", lambda: None)()
+                self._said, self._said_at = (self.n, self.postfix), self._time()
+            self._force = False
+            return True
+
+        def _due(self) -> bool:
+            if (self.n, self.postfix) == self._said:
+                return False
+            if self._force or self._said is None:
+                return True
+            said_n = self._said[0]
+            if self.total and int(self.n / self.total / LINE_SHARE) > int(said_n / self.total / LINE_SHARE):
+                return True
+            return self.n != said_n and self._time() - self._said_at >= LINE_SECONDS
+
+        def line(self) -> str:
+            n, total, unit = self.n, self.total, self.unit
+            units = unit if unit.endswith("s") or (total or n) == 1 else unit + "s"
+            elapsed = self._time() - self.start_t if hasattr(self, "start_t") else 0.0
+            done = n - self.initial  # a resumed training counts its rate from where it resumed
+            rate = done / elapsed if elapsed > 0 and done > 0 else None
+            count = f"{round(100 * n / total)}% ({n}/{total} {units})" if total else f"{n} {units}"
+            facts = [f"after {duration(elapsed)}"]
+            if rate:
+                facts.append(f"{rate:,.3g} {unit}/s" if rate < 100 else f"{rate:,.0f} {unit}/s")
+                facts[-1] = facts[-1] if rate >= 1 else f"{1 / rate:.3g} s/{unit}"
+                if total and n < total:
+                    facts.append(f"about {duration((total - n) / rate)} left")
+            said = f"{self.desc}: {count}, {', '.join(facts)}"
+            return f"{said}; {self.postfix}" if self.postfix else said
+
+        def set_postfix_str(self, s="", refresh=True):
+            self._force = self._force or refresh  # shown now: a command's next step is news for the log
+            super().set_postfix_str(s, refresh=refresh)
+
+        def clear(self, nolock=False):
+            pass  # tqdm.write clears bars before its line: lines stay as written
+
+        def moveto(self, n):
+            pass  # positions (one bar per process) are lines of a terminal
+
+        def close(self):
+            if not self.disable and hasattr(self, "start_t"):
+                self._force = True
+                self.display()  # the last count, once
+                self.leave = False  # its line is written: nothing to redraw or end
+            super().close()
+
+    return Lines
 
 
 _open_bars: "weakref.WeakSet" = weakref.WeakSet()
@@ -231,18 +317,20 @@ class Steps:
     before and shows `name` as the one under way."""
 
     def __init__(self, desc: str, total: int):
-        self._bar, self._started = bar(total=total, desc=desc, unit="step"), False
+        self._desc, self._total, self._bar = desc, total, None
 
     def step(self, name: str) -> None:
-        if self._started:
-            self._bar.update(1)
-        self._started = True
-        self._bar.set_postfix_str(name)
+        if self._bar is None:  # made with its first step's name: a log's first line says it
+            self._bar = bar(total=self._total, desc=self._desc, unit="step", postfix=name)
+            return
+        self._bar.set_postfix_str(name, refresh=False)  # the count's own drawing (or log line) names the new step
+        self._bar.update(1)
+        self._bar.set_postfix_str(name)  # shown now, even within tqdm's minimum interval (once: a log's line too)
 
     def close(self) -> None:
-        if self._started:
+        if self._bar is not None:
             self._bar.update(1)
-        self._bar.close()
+            self._bar.close()
 
     @contextlib.contextmanager
     def announcing(self):

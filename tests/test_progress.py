@@ -111,3 +111,77 @@ def test_a_resumed_training_s_bar_counts_for_its_own_stage_from_its_saved_step()
                  file=io.StringIO()):
             snap = board.snapshot()
     assert (snap.stage, snap.n, snap.total) == ("train target (16 layers)", 40, 100)
+
+
+def _aggregate_command(tmp_path):
+    """`evalkit aggregate` on the small rated study, as a person types it: a real command whose bar names its steps."""
+    import sys
+
+    from evalkit.store import open_db
+    from test_aggregate import load_fixture
+
+    db = open_db(tmp_path / "rated.db")
+    load_fixture(db, tmp_path / "gate.toml")
+    db.conn.close()
+    return [sys.executable, "-m", "evalkit", "aggregate", "--db", str(tmp_path / "rated.db")]
+
+
+def test_away_from_a_terminal_bars_write_whole_lines_with_the_count_the_rate_and_the_time_left(tmp_path):
+    """Audit, 2026-12-06: `./scripts/start.sh > log 2>&1` (nohup, a Space's log) got the demo pair's training bar as
+    carriage-return redraws, one line of megabytes no person or log viewer can read. With stderr to a pipe, a bar
+    writes whole lines now and then instead: a real command's, and a long bar's, a line per 5% of its count, not one
+    per update, each with its count, its share, its rate and its time left."""
+    import io
+    import re
+    import subprocess
+
+    r = subprocess.run(_aggregate_command(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "\r" not in r.stderr and "\x1b" not in r.stderr, repr(r.stderr)
+    lines = [line for line in r.stderr.splitlines() if line.startswith("aggregate: ")]
+    assert lines and r.stderr.endswith("\n"), r.stderr
+    assert lines[-1].startswith("aggregate: 100% (4/4 steps), after "), lines
+    for step in ("the ratings and speed figures", "the gate's analysis", "the tables", "the text"):
+        assert any(line.endswith(f"; {step}") for line in lines), (step, lines)
+
+    out = io.StringIO()
+    with bar(total=1000, desc="train target", unit="step", file=out, mininterval=0) as b:  # a display per update
+        for _ in range(1000):
+            b.update(1)
+    lines = out.getvalue().splitlines()
+    assert "\r" not in out.getvalue() and 20 <= len(lines) <= 22, lines
+    assert lines[0] == "train target: 0% (0/1000 steps), after 0 s"
+    assert re.fullmatch(r"train target: 50% \(500/1000 steps\), after \d+ s, [\d,.]+ step/s, about \d+ s left",
+                        lines[10]), lines
+    assert lines[-1].startswith("train target: 100% (1000/1000 steps), after ")
+
+
+def test_on_a_terminal_the_bar_still_redraws_in_place(tmp_path):
+    """The same command on a pseudo-terminal: the bar redraws its one line (carriage returns), as before."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import subprocess
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))  # a terminal's 24 x 120
+    proc = subprocess.Popen(_aggregate_command(tmp_path), stdout=subprocess.DEVNULL, stderr=follower,
+                            stdin=subprocess.DEVNULL)
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal's other end closed: the command ended
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(leader)
+    assert proc.wait(timeout=300) == 0, seen
+    said = seen.decode()
+    assert said.count("\r") >= 4 and "aggregate: 100%|" in said and "4/4" in said, repr(said)
+    assert "(4/4 steps), after" not in said  # not the log's lines

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import json
-import sys
 from dataclasses import asdict, dataclass, field
 
 from ..config import Config
@@ -92,8 +91,6 @@ def check_sweep(tokens, schedules, thresholds, reps: int = 2) -> None:
 
 
 def run_tune(cfg: Config, db, *, tokens, schedules, thresholds, reps: int = 2, progress: bool = True) -> TuneResult:
-    from tqdm import tqdm
-
     from .compat import assisted_allowed
     from .meters import balanced_order
     from .models import load_pair
@@ -116,7 +113,9 @@ def run_tune(cfg: Config, db, *, tokens, schedules, thresholds, reps: int = 2, p
     base = copy.deepcopy(cfg.assistant)
     # one untimed warm-up so the first trial does not pay for first-call costs
     run_assisted(pair, prompts[0], cfg.decoding.seed)
-    bar = tqdm(total=len(trials) * len(prompts) * reps, desc="tune", unit="run", disable=not progress, file=sys.stderr)
+    from ..progress import bar as progress_bar
+
+    bar = progress_bar(total=len(trials) * len(prompts) * reps, desc="tune", unit="run", disable=not progress)
     for rep in range(reps):
         for block, prompt in enumerate(prompts):
             for trial in balanced_order(trials, rep * len(prompts) + block):

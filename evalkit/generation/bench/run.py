@@ -70,7 +70,7 @@ def _run_rounds(cfg: Config, state, results_dir: Path, paths: list[str], mine: l
                 plugins: list[str] = ()) -> None:
     """This process's share: both rounds, each path in its own worker process; a failed worker leaves a
     `.failed` record and ends this process's rounds."""
-    from tqdm import tqdm
+    from ...progress import bar as progress_bar
 
     rank_cfg = from_dict(cfg.to_dict())
     if state.num_processes > 1 and cfg.models.device == "auto":
@@ -80,8 +80,8 @@ def _run_rounds(cfg: Config, state, results_dir: Path, paths: list[str], mine: l
     batched = sum(1 for b in batch_sizes(cfg.bench.batch_sizes) if b > 1)  # one batched call per prompt, size and rep
     total = (len(paths) + batched) * cfg.bench.rounds * len(mine) * cfg.bench.reps
     desc = "bench" if state.num_processes == 1 else f"bench (rank {state.process_index})"
-    bar = tqdm(total=total, desc=desc, unit="run", disable=not progress or not mine, file=sys.stderr,
-               position=state.process_index)
+    bar = progress_bar(total=total, desc=desc, unit="run", disable=not progress or not mine,
+                       position=state.process_index)
     cfg_file = results_dir / f"config-rank{state.process_index}.json"
     cfg_file.write_text(json.dumps(rank_cfg.to_dict(), ensure_ascii=False))
     try:
