@@ -22,9 +22,11 @@ import time
 import weakref
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Callable
 
 _board: contextvars.ContextVar["Board | None"] = contextvars.ContextVar("evalkit_progress_board", default=None)
-_steps: contextvars.ContextVar["Steps | None"] = contextvars.ContextVar("evalkit_progress_steps", default=None)
+_steps: contextvars.ContextVar["Callable[[str], None] | None"] = contextvars.ContextVar("evalkit_progress_steps",
+                                                                                 default=None)
 
 
 @dataclass
@@ -332,21 +334,27 @@ class Steps:
             self._bar.update(1)
             self._bar.close()
 
-    @contextlib.contextmanager
     def announcing(self):
         """Inside this block (in this thread), the library's own `step(name)` calls move this bar."""
-        token = _steps.set(self)
-        try:
-            yield self
-        finally:
-            _steps.reset(token)
+        return announcing(self.step)
+
+
+@contextlib.contextmanager
+def announcing(to):
+    """Inside this block (in this thread), the library's own `step(name)` calls go to `to(name)`: a command's bar
+    (`Steps.announcing`), or a page's progress (the Results tab's)."""
+    token = _steps.set(to)
+    try:
+        yield to
+    finally:
+        _steps.reset(token)
 
 
 def step(name: str) -> None:
-    """A library function's step (aggregate's analysis), shown on the bar of the command announcing it
-    (`Steps.announcing`); nothing otherwise: report and export, which call the same function, have steps of their own."""
-    if (shown := _steps.get()) is not None:
-        shown.step(name)
+    """A library function's step (aggregate's analysis), said to whoever announces it (`announcing`); nothing
+    otherwise: report and export, which call the same function, have steps of their own."""
+    if (said := _steps.get()) is not None:
+        said(name)
 
 
 def whole_left(snap: Snapshot) -> str:

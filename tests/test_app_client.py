@@ -1017,3 +1017,49 @@ def test_the_start_says_a_local_allow_list_is_checked_against_typed_names(tiny_m
     assert "allowed_raters" not in sign_in_hint(invite, tmp_path / "b.db")
     assert "allowed_raters" not in sign_in_hint(load_config(write_config(tmp_path / "c.toml", tiny_models)),
                                                 tmp_path / "c.db")
+
+
+def test_the_results_tab_s_computation_names_each_step_on_the_page_as_it_goes(cfg, pool_db, monkeypatch):
+    """Audit, 2026-12-06: on a study-sized pool (thousands of pairs) the organiser clicked Refresh on the Results tab
+    and waited several seconds with nothing moving. The computation's steps, those `evalkit aggregate` names, now
+    reach the page as they begin (Gradio's progress), in her language; a rater still rating gets no aggregate, and so
+    no step."""
+    import threading
+
+    import evalkit.progress as progress
+    from evalkit.aggregate import STEPS
+    from evalkit.ui.words import word
+
+    said, go, begun = [], threading.Event(), threading.Semaphore(0)
+    step = progress.step
+
+    def held(name):  # each step said, then held until the test has seen it on the client's side
+        step(name)
+        said.append(name)
+        begun.release()
+        assert go.wait(60)
+        go.clear()
+
+    monkeypatch.setattr(progress, "step", held)
+    with served(cfg, pool_db) as url:
+        ann = Tab(url)
+        ann.sign_in("ann")
+        ann.call("/results")  # she still has pairs to rate: no aggregate is computed for her, no step said
+        assert said == []
+        db = open_db(pool_db)
+        code = raters.add(db, "olga", organiser=True).code
+        db.conn.close()
+        olga = Tab(url)
+        olga.call("/sign_in", "", "", code)
+        job = olga.client.submit(api_name="/results")
+        for n, name in enumerate(STEPS, start=1):
+            assert begun.acquire(timeout=120), said
+            shown = word("results_step", "zh", n=n, total=len(STEPS), step=word(name, "zh"))
+            deadline = time.monotonic() + 60
+            while not [p for p in job.status().progress_data or [] if p.desc == shown]:
+                assert time.monotonic() < deadline, (shown, job.status())
+                time.sleep(0.05)
+            go.set()
+        job.result(timeout=120)
+    assert said == list(STEPS)
+    assert all(word(name, "zh") != name for name in STEPS)  # each step has its Chinese words

@@ -375,6 +375,20 @@ def sync_warning(db_path: Path, lang: str) -> str:
                 error=error) + "\n\n"
 
 
+def computing(progress, lang: str):
+    """aggregate's steps (progress.step) on the page while the tab computes, in the viewer's language: on a study-sized
+    pool an organiser's click waited several seconds with nothing moving. Only those who see the aggregates get here,
+    and the steps are the same words for every study: they say nothing of a pair or its sides."""
+    from ..aggregate import STEPS
+    from ..progress import announcing
+
+    def said(name: str) -> None:
+        n = STEPS.index(name) + 1
+        progress((n - 1) / len(STEPS), desc=word("results_step", lang, n=n, total=len(STEPS), step=word(name, lang)))
+
+    return announcing(said)
+
+
 def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State, space: bool = False,
                       signout: gr.Button | None = None, preparing=None) -> None:
     import gradio as gr
@@ -403,7 +417,7 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
 
     cache = AggregateCache()  # one per app: raters opening the tab share one computation per data version
 
-    def show_study(s: Session, name: str | None) -> dict:
+    def show_study(s: Session, name: str | None, progress=gr.Progress()) -> dict:
         from ..study.studies import studies
 
         lang = s.lang if s is not None else "en"
@@ -426,7 +440,8 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
                                    "choose one from the list, or press Refresh for the latest")
             name = name or None  # the latest unless one of them is chosen
             # the study's stored settings, as `evalkit aggregate` reads them: the same figures in every reader
-            agg = cache.get(db, study=name)
+            with computing(progress, lang):  # a cached look is at once: its steps are not run, nor said
+                agg = cache.get(db, study=name)
             uncounted = ""
             served = name in (None, names[-1] if names else None)  # the study the queue serves
             if s.organiser:  # an earlier study's runs can hold the served study's texts too (greedy decoding)
@@ -471,8 +486,8 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
         return out
 
     @friendly
-    def show(s: Session) -> dict:
-        return show_study(s, None)
+    def show(s: Session, progress=gr.Progress()) -> dict:
+        return show_study(s, None, progress)
 
     if signout is not None:
         # Sign out shows the tab as to nobody: what an organiser (or a rater done with her pairs) was shown stayed on

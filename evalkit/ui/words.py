@@ -269,6 +269,12 @@ WORDS: dict[str, dict[str, str]] = {
     "invite_wait": {"zh": "此网络地址登录失败次数过多，邀请链接暂时不能使用：请 {seconds} 秒后重新打开链接。",
                     "en": "Too many failed sign-ins from this address: open the invitation link again in {seconds} s."},
     "preparing": {"zh": "正在准备评分数据", "en": "Preparing the pairs to rate"},
+    # the Results tab's progress while it computes (aggregate.STEPS, announced through progress.step)
+    "results_step": {"zh": "正在计算结果（第 {n} 步，共 {total} 步）：{step}",
+                     "en": "Computing the results (step {n} of {total}): {step}"},
+    "the ratings and speed figures": {"zh": "评分与速度数据", "en": "the ratings and speed figures"},
+    "the gate's analysis": {"zh": "门槛的分析", "en": "the gate's analysis"},
+    "the tables": {"zh": "表格", "en": "the tables"},
     # the reveal (evalkit.ui.reveal)
     "reveal_title": {"zh": "### 揭晓", "en": "### Reveal"},
     "reveal_stored": {"zh": "你的评分已保存并锁定，计入的就是它。按**修改**可以给组织者留下修改记录（在揭晓之后所作，不改变计分）。",
