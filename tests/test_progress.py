@@ -185,3 +185,18 @@ def test_on_a_terminal_the_bar_still_redraws_in_place(tmp_path):
     said = seen.decode()
     assert said.count("\r") >= 4 and "aggregate: 100%|" in said and "4/4" in said, repr(said)
     assert "(4/4 steps), after" not in said  # not the log's lines
+
+
+def test_the_demo_pair_s_build_in_a_log_is_whole_lines_with_no_bar_of_transformers_own(tmp_path):
+    """`./scripts/start.sh > log 2>&1` trains the demo pair: its log had Transformers' own "Writing model shards"
+    bar, redrawn with carriage returns, after each model's training. A real (smoke-scale) build with stderr to a pipe
+    writes whole lines only, each training's with its steps."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "evalkit", "demo-models", "--scale", "smoke", "--out",
+                        str(tmp_path / "pair")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "\r" not in r.stderr and "Writing model shards" not in r.stderr, repr(r.stderr)
+    for stage in ("demo corpus", "train target", "train draft", "distil draft on target"):
+        assert any(line.startswith(stage) and "100% (" in line for line in r.stderr.splitlines()), (stage, r.stderr)

@@ -121,6 +121,14 @@ def ensure_demo_pair(out_dir: Path, progress: bool = True, *, scale: str = "full
     return build_demo_pair(out_dir, force=True, scale=scale, progress=progress)
 
 
+def _quiet_saves() -> None:
+    """No bar of Transformers' own for writing a model's shards: it redrew itself with carriage returns among our
+    lines in a log (`./scripts/start.sh > log 2>&1`), and a file of a few MB takes no time worth a bar."""
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+
+
 def build_demo_pair(out_dir: Path, *, force: bool = False, scale: str = "full", progress: bool = True) -> Path:
     """Train the target and draft and save them to out_dir/target and out_dir/draft.
 
@@ -253,6 +261,7 @@ def _build_into(folder: Path, scale: str, recipe: dict, progress: bool, saved_at
         model.eval()
         model.generation_config = _generation_config(role)
         dest = folder / role
+        _quiet_saves()
         model.save_pretrained(dest)
         hf_tok.save_pretrained(dest)
         timings[f"train_{role}"] = time.perf_counter() - t
