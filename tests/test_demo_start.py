@@ -238,3 +238,29 @@ def test_a_start_after_ctrl_c_during_the_pool_finishes_the_pool_rather_than_serv
     finally:
         db.conn.close()
     assert pool_size(db_file) > 0
+
+
+def test_raters_add_names_the_running_app_s_address_in_the_sign_in_link(tmp_path):
+    """Demo walk, 2026-12-06: the start says "`evalkit raters add YOUR-NAME --organiser --db ...` gives you results
+    at any time"; with the app started on another port than the config's (`./scripts/start.sh --port 7861`, 7860
+    being busy), the link it printed named the config's port, a page that was not there. While an app runs on the
+    database the link is that app's address; once it has stopped, the config's, as before."""
+    from click.testing import CliRunner
+
+    from evalkit.cli import cli
+
+    db_file, config = open_pool(tmp_path, "demo")
+    port, log = free_port(), tmp_path / "serve.log"
+
+    def link(name):
+        r = CliRunner().invoke(cli, ["raters", "add", name, "--organiser", "--db", str(db_file), "--config",
+                                     str(config)])
+        assert r.exit_code == 0, r.output
+        return next(line for line in r.output.splitlines() if "sign-in link:" in line)
+
+    with app_process(app_args(db_file, config, port), log, cwd=tmp_path) as proc:
+        text = wait_for_line(log, proc, "Ctrl-C here stops it")
+        assert proc.poll() is None, text
+        assert f"sign-in link: http://127.0.0.1:{port}/?invite=" in link("olga")
+        stop_app(proc)
+    assert "sign-in link: http://127.0.0.1:7860/?invite=" in link("boss")  # no app: the config's address

@@ -233,8 +233,10 @@ def raters_group():
     """
 
 
-def _base_url(config_path, url):
-    """The sign-in link's address, checked before a code is made: a code is shown once, so nothing after it may fail."""
+def _base_url(config_path, url, db_path=None):
+    """The sign-in link's address, checked before a code is made: a code is shown once, so nothing after it may fail.
+    Without --url, that of an app running on this database (started on another port than the config's, the link
+    named a page that was not there), else the config's."""
     if url:
         from urllib.parse import urlsplit
 
@@ -250,7 +252,9 @@ def _base_url(config_path, url):
                                "https://my-org-evalkit.hf.space")
         return url
     app = load_cfg(config_path).app
-    return f"http://{app.host}:{app.port or 7860}/"
+    from ..study.preparation import serving_address
+
+    return serving_address(db_file(db_path)) or f"http://{app.host}:{app.port or 7860}/"
 
 
 def _echo_credential(cred, base_url):
@@ -264,13 +268,14 @@ def _echo_credential(cred, base_url):
 @click.option("--organiser", is_flag=True, help="Grant organiser rights (results at any time, the Live tab).")
 @config_option
 @db_option
-@click.option("--url", default=None, help="The app's address for the link (default: http://app.host:app.port/).")
+@click.option("--url", default=None, help="The app's address for the link (default: that of the app running on "
+              "--db, else http://app.host:app.port/).")
 @fail_clearly
 def raters_add(name, organiser, config_path, db_path, url):
     """Invite NAME: prints their personal code and sign-in link, once."""
     from ..rating import roster as raters
 
-    base = _base_url(config_path, url)  # first: a bad --url or --config must not cost the new code
+    base = _base_url(config_path, url, db_path)  # first: a bad --url or --config must not cost the new code
     path = db_file(db_path)
     # an empty file (`touch`ed) is as new to SQLite as a missing one: it holds no study either
     new = "it did not exist" if not path.exists() else "it was an empty file" if path.stat().st_size == 0 else ""
@@ -325,7 +330,8 @@ def raters_revoke(name, db_path):
 @click.argument("name")
 @config_option
 @db_option
-@click.option("--url", default=None, help="The app's address for the link (default: http://app.host:app.port/).")
+@click.option("--url", default=None, help="The app's address for the link (default: that of the app running on "
+              "--db, else http://app.host:app.port/).")
 @click.option("--restore", is_flag=True, help="Lift NAME's revoke: without it a revoked rater is refused.")
 @fail_clearly
 def raters_reissue(name, config_path, db_path, url, restore):
@@ -333,7 +339,7 @@ def raters_reissue(name, config_path, db_path, url, restore):
     one only with --restore."""
     from ..rating import roster as raters
 
-    base = _base_url(config_path, url)  # first: a bad --url or --config must not revoke the old code for nothing
+    base = _base_url(config_path, url, db_path)  # first: a bad --url or --config must not revoke the old code
     cred = raters.reissue(open_study_db(db_path, must_exist=True), name, restore=restore)
     if cred.restored_from:
         click.echo(f"restored {cred.identity.role} '{cred.identity.name}': revoked at {cred.restored_from}, "

@@ -190,6 +190,19 @@ def claim_holder(db_path: Path) -> tuple[str, str]:
     return "", ""
 
 
+def serving_address(db_path: Path) -> str | None:
+    """Where an app started on this database serves now: the address its start claim names while its process runs
+    (`evalkit serve --port 7861`, or the next free port, is not the config's); None when none runs, or its address
+    is not known (a start with --no-prepare claims nothing)."""
+    try:
+        pid, address = start_lock_file(db_path).read_text(encoding="utf-8").split(maxsplit=1)
+        os.kill(int(pid), 0)  # its process still runs (not the lock: testing it could refuse a start under way)
+    except (OSError, ValueError):
+        return None
+    address = address.strip()
+    return address if address.startswith("http") and " " not in address else None
+
+
 BY_HAND = "(evalkit-prepare)"  # the address a preparation run by hand writes in the start claim: it serves no page
 
 
