@@ -1063,3 +1063,40 @@ def test_the_results_tab_s_computation_names_each_step_on_the_page_as_it_goes(cf
         job.result(timeout=120)
     assert said == list(STEPS)
     assert all(word(name, "zh") != name for name in STEPS)  # each step has its Chinese words
+
+
+def test_a_results_view_waiting_for_another_page_s_computation_says_so(cfg, pool_db, monkeypatch):
+    """The tab's computation is shared (AggregateCache): a second organiser's Refresh while the first's look was being
+    computed waited as long with nothing on her page, her own steps not run. She is told what she waits for."""
+    import threading
+
+    import evalkit.progress as progress
+    from evalkit.aggregate import STEPS
+    from evalkit.ui.words import word
+
+    go, begun, step = threading.Event(), threading.Event(), progress.step
+
+    def held(name):  # the first computation's first step, held until the second page is seen waiting
+        step(name)
+        if name == STEPS[0] and not begun.is_set():
+            begun.set()
+            assert go.wait(60)
+
+    monkeypatch.setattr(progress, "step", held)
+    with served(cfg, pool_db) as url:
+        db = open_db(pool_db)
+        codes = [raters.add(db, name, organiser=True).code for name in ("olga", "omar")]
+        db.conn.close()
+        first, second = Tab(url), Tab(url)
+        first.call("/sign_in", "", "", codes[0])
+        second.call("/sign_in", "", "", codes[1])
+        computing = first.client.submit(api_name="/results")
+        assert begun.wait(120)
+        waiting = second.client.submit(api_name="/results")
+        shown, deadline = word("results_waiting", "zh"), time.monotonic() + 60
+        while not [p for p in waiting.status().progress_data or [] if p.desc == shown]:
+            assert time.monotonic() < deadline, waiting.status()
+            time.sleep(0.05)
+        go.set()
+        for job in (computing, waiting):
+            assert "Verdict" in str(job.result(timeout=120))

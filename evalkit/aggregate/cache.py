@@ -49,18 +49,26 @@ class AggregateCache:
     _value: object = field(default=None, repr=False)
 
     def get(self, db, tolerance: float | None = None, resamples: int | None = None, compute=None,
-            study: str | None = None):
+            study: str | None = None, waiting=None):
+        """waiting(), when given, is called when another request's computation is under way and this one waits for
+        it (a page says so: its own steps would otherwise show nothing for as long)."""
         from ..store.database import db_file
         from . import aggregate
 
         compute = compute or aggregate
         key = (db_file(db), tolerance, resamples, study, data_version(db))
-        with self._lock:  # one computation at a time; a waiter finds the fresh value when its key matches
+        if not self._lock.acquire(blocking=False):
+            if waiting is not None:
+                waiting()
+            self._lock.acquire()
+        try:  # one computation at a time; a waiter finds the fresh value when its key matches
             if self._key != key:
                 self._value = compute(db, tolerance, resamples) if study is None else compute(db, tolerance,
                                                                                                resamples, study)
                 self._key = key
                 self.computations += 1
             return self._value
+        finally:
+            self._lock.release()
 
 

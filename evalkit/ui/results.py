@@ -383,10 +383,17 @@ def computing(progress, lang: str):
     from ..progress import announcing
 
     def said(name: str) -> None:
-        n = STEPS.index(name) + 1
-        progress((n - 1) / len(STEPS), desc=word("results_step", lang, n=n, total=len(STEPS), step=word(name, lang)))
+        n = STEPS.index(name) + 1 if name in STEPS else len(STEPS)  # a step not listed: said as the last one
+        step = word(name, lang) if name in STEPS else name
+        progress((n - 1) / len(STEPS), desc=word("results_step", lang, n=n, total=len(STEPS), step=step))
 
     return announcing(said)
+
+
+def waiting_for_another(progress, lang: str):
+    """What a page says while another page's computation of the same look goes on (the cache shares it): nothing
+    moved on it for as long as that one took."""
+    return lambda: progress(0.0, desc=word("results_waiting", lang))
 
 
 def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State, space: bool = False,
@@ -441,7 +448,7 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
             name = name or None  # the latest unless one of them is chosen
             # the study's stored settings, as `evalkit aggregate` reads them: the same figures in every reader
             with computing(progress, lang):  # a cached look is at once: its steps are not run, nor said
-                agg = cache.get(db, study=name)
+                agg = cache.get(db, study=name, waiting=waiting_for_another(progress, lang))
             uncounted = ""
             served = name in (None, names[-1] if names else None)  # the study the queue serves
             if s.organiser:  # an earlier study's runs can hold the served study's texts too (greedy decoding)

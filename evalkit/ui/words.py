@@ -272,6 +272,8 @@ WORDS: dict[str, dict[str, str]] = {
     # the Results tab's progress while it computes (aggregate.STEPS, announced through progress.step)
     "results_step": {"zh": "正在计算结果（第 {n} 步，共 {total} 步）：{step}",
                      "en": "Computing the results (step {n} of {total}): {step}"},
+    "results_waiting": {"zh": "正在计算结果：另一个页面已开始同样的计算，正在等它完成",
+                        "en": "Computing the results: another page started the same computation; waiting for it"},
     "the ratings and speed figures": {"zh": "评分与速度数据", "en": "the ratings and speed figures"},
     "the gate's analysis": {"zh": "门槛的分析", "en": "the gate's analysis"},
     "the tables": {"zh": "表格", "en": "the tables"},
