@@ -123,3 +123,51 @@ def test_the_live_run_button_is_disabled_and_says_so_while_its_run_goes_on(tiny_
         expect(page.locator("#live-table")).to_contain_text("This run only")
         expect(page.get_by_role("button", name="Run both paths · 两条路径都运行")).to_be_enabled()
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM experiments WHERE kind = 'live'")[0]["n"] == 1
+
+
+@pytest.mark.browser
+def test_the_results_tab_s_first_opening_shows_its_computation_s_steps_on_the_page(cfg, pool_db, monkeypatch):
+    """Demo walk, 2026-12-06: Gradio draws an event's progress over its outputs, and on the tab's first opening they
+    are all empty (the tables hidden): the steps reached the page but nothing was drawn, and the organiser saw a blank
+    tab for as long as the computation took. The counts' box keeps room for it: the step's words are drawn there."""
+    import threading
+
+    import evalkit.progress as progress
+    from evalkit.aggregate import STEPS
+    from evalkit.rating import roster
+    from evalkit.store import open_db
+    from evalkit.ui.words import word
+
+    go, step = threading.Event(), progress.step
+
+    def held(name):  # the gate's analysis held while the page is looked at
+        step(name)
+        if name == STEPS[1]:
+            go.wait(60)
+
+    monkeypatch.setattr(progress, "step", held)
+    db = open_db(pool_db)
+    code = roster.add(db, "olga", organiser=True).code
+    db.conn.close()
+    # the deepest element in the counts' box holding the step's words, and whether it is what the page shows there
+    drawn = """(words) => { const el = [...document.querySelectorAll('#results-counts *')].reverse()
+        .find((e) => e.textContent.includes(words));
+      if (!el) return false;
+      const r = el.getBoundingClientRect(), x = r.left + r.width / 2, y = r.top + r.height / 2;
+      if (!r.width || !r.height) return false;
+      for (let a = el.parentElement; a; a = a.parentElement) {  // not cut off by a box around it (of no height)
+        const c = a.getBoundingClientRect();
+        if (getComputedStyle(a).overflow !== 'visible' && !(c.top <= y && y <= c.bottom && c.left <= x && x <= c.right))
+          return false;
+      }
+      return true; }"""
+    try:
+        with served(cfg, pool_db) as url, chromium_page() as page:
+            page.goto(f"{url}?invite={code}")
+            expect(page.locator("#rate-who")).to_contain_text("olga")
+            page.get_by_role("tab", name="Results").first.click()
+            page.wait_for_function(drawn, arg=word(STEPS[1], "zh"), timeout=60_000)
+            go.set()
+            expect(page.locator("#results-counts")).to_contain_text("评分对总数")
+    finally:
+        go.set()

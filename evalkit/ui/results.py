@@ -403,7 +403,8 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
     from ..task.criteria import titled
 
     rpp = cfg.app.ratings_per_pair
-    counts_md = gr.Markdown(label="counts")
+    # tall enough, empty on a first opening, to show the progress of its computation (Gradio draws it over the outputs)
+    counts_md = gr.Markdown(label="counts", min_height=120, elem_id="results-counts")
     # which study the verdict shows: the latest (the one being rated) on opening and Refresh; another by name here
     study_choice = gr.Dropdown(label="study", choices=[], value=None, visible=False, interactive=True)
     verdict_md = gr.Markdown(label="verdict")
