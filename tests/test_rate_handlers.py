@@ -864,8 +864,9 @@ def test_the_app_stops_its_raters_once_a_look_settles_the_study(tmp_path):
     tab.h.limiter.limit = 0  # a day's rating in a second: the per-minute limit is not what is tested here
     ui = tab.ui
     late, _ = tab.sign_in("late")  # a pair on her screen, left there past its hold (others may take it meanwhile)
+    skipper, _ = tab.sign_in("skipper")  # the same, about to skip hers
     db = open_db(tab.db_path)
-    db.execute("UPDATE assignments SET shown_at = '2000-01-01T00:00:00+00:00' WHERE rater = 'late'")
+    db.execute("UPDATE assignments SET shown_at = '2000-01-01T00:00:00+00:00' WHERE rater IN ('late', 'skipper')")
     db.conn.commit()
     sessions = [tab.sign_in(f"rater{i:05d}-app")[0] for i in range(12)]
     every = tab.form("pass", "pass", "tie")  # no difference between the paths: a clear KEEP at some look
@@ -887,6 +888,12 @@ def test_the_app_stops_its_raters_once_a_look_settles_the_study(tmp_path):
     assert out[ui.status] == word("study_decided_pair", "zh") and out[ui.next_btn]["visible"]
     assert db.execute("SELECT COUNT(*) FROM ratings").fetchone()[0] == before  # nothing stored
     out = tab.h.next_screen(out[ui.session])
+    assert out[ui.pair_box]["visible"] is False and word("study_decided", "zh") in out[ui.done_md]
+    # a skip of a pair on screen as the study was decided stores nothing either (it would be a row every later
+    # reader must date) and says so; her next screen is the study's end
+    out = tab.h.skip(skipper, "看不懂")
+    assert out[ui.status] == word("study_decided_skip", "zh")
+    assert db.execute("SELECT COUNT(*) FROM ratings").fetchone()[0] == before
     assert out[ui.pair_box]["visible"] is False and word("study_decided", "zh") in out[ui.done_md]
     # the rater of the settling rating: no next pair, and her reveals are all shown (nobody can rate those pairs now)
     out = tab.h.next_screen(settled)

@@ -531,12 +531,29 @@ def _replay(db):
     return decision.walk_history(db, study, values, resamples, tolerance)
 
 
+def _late_skip(db, rater: str, pair_id: str, reason: str) -> None:
+    """A skip of a decided study's pair: skip_pair refuses it and stores nothing (the Rate tab says the study is
+    decided); a database written before that refusal holds such rows, so the row goes in as that version stored it,
+    for the readers to show they date it."""
+    from evalkit.rating.queue import StudyClosed
+    from evalkit.store.database import now
+
+    before = db.execute("SELECT COUNT(*) FROM ratings").fetchone()[0]
+    with pytest.raises(StudyClosed, match="reached its decision"):
+        skip_pair(db, APP, rater, pair_id, reason)
+    assert db.execute("SELECT COUNT(*) FROM ratings").fetchone()[0] == before
+    db.execute("INSERT INTO ratings (pair_id, rater, created_at, kind, skip_reason) VALUES (?, ?, ?, 'skip', ?)",
+               [pair_id, rater, now(), reason])
+    db.conn.commit()
+
+
 def test_a_skip_stored_after_the_decision_moves_neither_its_replay_nor_its_report_nor_its_export(tmp_path):
     """Statistics audit, 2026-12-06: the decision's history read the pairs passed over (a skip, a hold let go) and
     kept from a rater as the database is now, not as of the look's completing rating. A pair the gold check's
     exclusions set aside (its only rating was the rater left out) turns "at the worst" once anyone passes it over;
-    skip_pair refuses no closed pair, so a skip stored after the decision made its replay, its report's notes and the
-    export's flags disagree with the decision stored. Each now reads the flags as of the completing rating."""
+    skip_pair refused no closed pair, so a skip stored after the decision made its replay, its report's notes and the
+    export's flags disagree with the decision stored. Each now reads the flags as of the completing rating (and
+    skip_pair refuses a decided study's pair: such rows are in databases written before, _late_skip)."""
     from evalkit.aggregate import decision
     from evalkit.aggregate.data import pair_standing
     from evalkit.rating.queue import skip_pair
@@ -554,8 +571,8 @@ def test_a_skip_stored_after_the_decision_moves_neither_its_replay_nor_its_repor
     report = [n for n in aggregate(db).notes if "passed over" in n or "without an outcome" in n]
     flags = pair_standing(db)
 
-    skip_pair(db, APP, "bob", hers[0], "came back to it after the decision")  # a set-aside pair, passed over now
-    skip_pair(db, APP, "bob", anns[0], "came back to it after the decision")  # one the decision rests on
+    _late_skip(db, "bob", hers[0], "came back to it after the decision")  # a set-aside pair, passed over now
+    _late_skip(db, "bob", anns[0], "came back to it after the decision")  # one the decision rests on
     again = _replay(db)
     assert again.sample.rating_id.tolist() == frozen.sample and not again.sample.unknown.any()
     assert _said(again.verdict.fidelity) == _said(went.verdict.fidelity) == _said(frozen.verdict.fidelity)
@@ -639,7 +656,7 @@ def test_every_look_of_a_study_with_a_later_pool_a_give_up_a_gold_set_aside_and_
         return pair_standing(db), [n for n in agg.notes if "passed over" in n or "without an outcome" in n]
 
     before = agree()
-    skip_pair(db, APP, "ann", hers[0], "after the decision")
+    _late_skip(db, "ann", hers[0], "after the decision")
     roster.revoke(db, "ann")
     add_bench(db, speedup=1.0, extra_memory_mb=5000, seed=7)
     assert agree() == before

@@ -1053,7 +1053,10 @@ class RateHandlers:
             if s.pair_id is None or s.rating_id is not None:
                 raise RatingError("there is no unrated pair on screen to skip", "press Next pair")
             self.limiter.check(f"rater:{rater}")
-            skip_pair(db, self.app, rater, s.pair_id, reason, client_token=s.token)
+            try:
+                skip_pair(db, self.app, rater, s.pair_id, reason, client_token=s.token)
+            except StudyClosed:  # decided while the pair was on her screen: nothing stored, nothing left to rate
+                return self.pair_screen(db, s, said("study_decided_skip"), _page(request))
             return self.pair_screen(db, s, said("skipped"), _page(request))
 
     def poll(self, s: Session, stored: str, request: gr.Request | None, prep_html, timer, tabs=None,

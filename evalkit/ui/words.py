@@ -157,6 +157,9 @@ WORDS: dict[str, dict[str, str]] = {
     "study_decided_pair": {"zh": "你作答期间，本研究已在一次预定的查看中得出结论：不再需要评分，你的答案未保存。谢谢！",
                            "en": "The study reached its decision at one of its planned looks while you were working on "
                                  "this pair: no more ratings are needed, and your answers were not stored. Thank you!"},
+    "study_decided_skip": {"zh": "你作答期间，本研究已在一次预定的查看中得出结论：不再需要评分，这次跳过未保存。谢谢！",
+                           "en": "The study reached its decision at one of its planned looks while you were working on "
+                                 "this pair: no more ratings are needed, and your skip was not stored. Thank you!"},
     "rated_elsewhere": {"zh": "你已在另一个窗口评过这一对：保存的是那里的评分，这里的答案未保存。按**修改**查看并修改已保存的评分，"
                               "或按**下一对**继续。",
                         "en": "You already rated this pair in another tab: that rating is stored, not the answers here. "
