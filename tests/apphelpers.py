@@ -160,6 +160,16 @@ def rows(db_file: Path, sql: str, params=()) -> list[dict]:
         db.conn.close()
 
 
+def skip_of_before(db, rater: str, pair_id: str, reason: str) -> None:
+    """A skip of a decided study's pair, as a database written before skip_pair refused one holds it (the Rate tab now
+    says the study is decided and stores nothing): for the tests of readers that must date such a row."""
+    from evalkit.store.database import now
+
+    db.execute("INSERT INTO ratings (pair_id, rater, created_at, kind, skip_reason) VALUES (?, ?, ?, 'skip', ?)",
+               [pair_id, rater, now(), reason])
+    db.conn.commit()
+
+
 def pair_shown(db_file: Path, text_a: str, text_b: str) -> dict:
     """The pair whose A and B texts are these: the tests find what the browser was shown without the id."""
     found = rows(

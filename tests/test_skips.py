@@ -535,16 +535,15 @@ def _late_skip(db, rater: str, pair_id: str, reason: str) -> None:
     """A skip of a decided study's pair: skip_pair refuses it and stores nothing (the Rate tab says the study is
     decided); a database written before that refusal holds such rows, so the row goes in as that version stored it,
     for the readers to show they date it."""
+    from apphelpers import skip_of_before
+
     from evalkit.rating.queue import StudyClosed
-    from evalkit.store.database import now
 
     before = db.execute("SELECT COUNT(*) FROM ratings").fetchone()[0]
     with pytest.raises(StudyClosed, match="reached its decision"):
         skip_pair(db, APP, rater, pair_id, reason)
     assert db.execute("SELECT COUNT(*) FROM ratings").fetchone()[0] == before
-    db.execute("INSERT INTO ratings (pair_id, rater, created_at, kind, skip_reason) VALUES (?, ?, ?, 'skip', ?)",
-               [pair_id, rater, now(), reason])
-    db.conn.commit()
+    skip_of_before(db, rater, pair_id, reason)
 
 
 def test_a_skip_stored_after_the_decision_moves_neither_its_replay_nor_its_report_nor_its_export(tmp_path):
