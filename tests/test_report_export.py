@@ -149,11 +149,17 @@ class FakeHub:
         self.calls.append(("create_repo", repo_id, kw))
         self.visibility.setdefault(repo_id, kw["private"])
 
+    def head(self) -> str:
+        """The repo's head commit, as a digest of what it holds (a commit that changes nothing moves it not)."""
+        import hashlib
+
+        return hashlib.sha1(repr(sorted(self.files.items())).encode()).hexdigest()
+
     def repo_info(self, repo_id, repo_type=None):
         from types import SimpleNamespace
 
         self.calls.append(("repo_info", repo_id, {"repo_type": repo_type}))
-        return SimpleNamespace(private=self.visibility[repo_id])
+        return SimpleNamespace(private=self.visibility[repo_id], sha=self.head())
 
     def upload_folder(self, **kw):
         from fnmatch import fnmatch
@@ -167,6 +173,9 @@ class FakeHub:
                 and any(fnmatch(p.relative_to(root).as_posix(), pat) for pat in kw["allow_patterns"])}
         self.files = {f: b for f, b in self.files.items()
                       if not any(fnmatch(f, pat) for pat in kw.get("delete_patterns") or ())} | sent
+        from types import SimpleNamespace
+
+        return SimpleNamespace(oid=self.head())  # as the Hub: the head it had where nothing changed
 
 
 def test_push_is_private_by_default_and_public_on_request(db, tmp_path):
@@ -409,7 +418,7 @@ def test_a_push_uploads_exactly_the_files_of_this_export(db, tmp_path, monkeypat
     on_disk = [p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()]
     sent = sorted(f for f in on_disk if any(fnmatch(f, pat) for pat in kw["allow_patterns"]))
     assert sent == sorted(["README.md"] + [f"data/{split_file(out, s).name}" for s in SPLITS])
-    assert ds.hub == {"repo_id": "org/study", "private": True}
+    assert ds.hub == {"repo_id": "org/study", "private": True, "unchanged": False}
 
 
 def test_an_existing_public_repo_is_refused_unless_public_was_asked_for(db, tmp_path):
@@ -434,16 +443,15 @@ def _listing(folder):
 def test_a_failed_export_leaves_the_folder_exactly_as_it_was(db, tmp_path, monkeypatch):
     """A failure while writing (here the card, at the last step; a non-OSError too) takes back what the run wrote:
     the earlier export, a fresh folder, stay as they were."""
-    from evalkit.config import AppConfig
     from evalkit.errors import EvalkitError
     from evalkit.publish import export as export_module
-    from evalkit.rating.queue import skip_pair
+    from apphelpers import skip_of_before
 
     out = tmp_path / "e"
     export(db, out)
     before = _listing(out)
     pid = db.execute("SELECT id FROM pairs LIMIT 1").fetchone()[0]
-    skip_pair(db, AppConfig(), "dave", pid, "tired")  # the next export's ratings file differs
+    skip_of_before(db, "dave", pid, "tired")  # the next export's ratings file differs (the study is decided)
     real_card = export_module._card
 
     def broken(*a, **k):
@@ -633,6 +641,30 @@ def test_the_export_command_says_the_visibility_the_hub_reports(db, tmp_path, mo
     assert "did not publish" not in r.output
     help_text = " ".join(CliRunner().invoke(cli, ["export", "--help"]).output.split())
     assert "An existing repo keeps its visibility" in help_text
+
+
+def test_a_push_of_what_the_repo_already_holds_says_no_commit_was_made(db, tmp_path, monkeypatch):
+    """Export audit, 2026-12-06: the same export pushed again (its files are byte for byte the same) makes no commit,
+    as the Hub skips an empty one, yet the command said "pushed to". It now says the repo already held it; a push
+    that changes something still says it pushed."""
+    import huggingface_hub
+    from click.testing import CliRunner
+
+    from evalkit.cli import cli
+
+    hub = FakeHub()
+    monkeypatch.setattr(huggingface_hub, "HfApi", lambda: hub)
+    path = db.execute("PRAGMA database_list").fetchone()[2]
+    push = ["export", "--db", path, "--out", str(tmp_path / "e"), "--push-to-hub", "org/study"]
+    r = CliRunner().invoke(cli, push)
+    assert r.exit_code == 0 and "pushed to org/study (private, as the Hub reports it)" in r.output, r.output
+    first = hub.head()
+    r = CliRunner().invoke(cli, push)
+    assert r.exit_code == 0, r.output
+    assert hub.head() == first and "pushed to" not in r.output
+    assert "org/study (private, as the Hub reports it) already held this export byte for byte: no new commit" in r.output
+    r = CliRunner().invoke(cli, [*push, "--license", "cc-by-4.0"])  # the card changes: a commit
+    assert r.exit_code == 0 and "pushed to org/study" in r.output and hub.head() != first, r.output
 
 
 def _bench_after_the_decision(db, seconds=1.02, extra_mb=300.0):

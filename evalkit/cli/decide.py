@@ -138,8 +138,10 @@ def export(db_path, out_dir, repo_id, public, keep_rater_names, keep_comments, l
                     keep_rater_names=keep_rater_names, study=study, while_rating=while_rating,
                     keep_comments=keep_comments, license=license_id)
     counts = ", ".join(f"{k} {len(v)}" for k, v in ds.items())
-    click.echo(f"exported to {out_dir}: {counts}" + (f"; pushed to {repo_id} ({'private' if ds.hub['private'] else 'public'}, as the Hub reports it)"
-                                                      if repo_id else ""))
+    seen = f"{'private' if ds.hub['private'] else 'public'}, as the Hub reports it" if repo_id else ""
+    click.echo(f"exported to {out_dir}: {counts}" + (
+        "" if not repo_id else f"; {repo_id} ({seen}) already held this export byte for byte: no new commit"
+        if ds.hub.get("unchanged") else f"; pushed to {repo_id} ({seen})"))
     if public and ds.hub["private"]:  # create_repo leaves an existing repo as it is: --public did not publish it
         click.echo(f"note: --public did not publish {repo_id}: it exists and is private, and an existing repo keeps its "
                    "visibility; make it public in its Settings on the Hub", err=True)

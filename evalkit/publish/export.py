@@ -735,7 +735,8 @@ def export(db, out_dir: Path, *, push_to_hub: str | None = None, public: bool = 
     ds.still_open = still_open
     if push_to_hub:
         shown.step(f"push to {push_to_hub}")
-        ds.hub = {"repo_id": push_to_hub, "private": _push(api, push_to_hub, out_dir, files, public)}
+        private, unchanged = _push(api, push_to_hub, out_dir, files, public)
+        ds.hub = {"repo_id": push_to_hub, "private": private, "unchanged": unchanged}
         if still_open:  # --while-rating: the sides of open pairs are on the Hub; the study's provenance says so
             from ..store import insert_push_while_rating
 
@@ -830,7 +831,8 @@ def _push(api, repo_id: str, out_dir: Path, files: dict[str, Path], public: bool
     """Upload this export (README.md and its data/*.parquet files, nothing else in out_dir) to the Hub dataset
     repo_id, removing earlier exports' parquet files there in the same commit. An existing repo keeps its visibility
     (create_repo with exist_ok): unless `public`, a repo the Hub reports public is refused before anything is
-    uploaded. Returns whether the repo is private, as the Hub reports it."""
+    uploaded. Returns whether the repo is private, as the Hub reports it, and whether the repo already held this
+    export byte for byte (the Hub then makes no commit)."""
     if api is None:
         from huggingface_hub import HfApi
 
@@ -862,7 +864,8 @@ def _push(api, repo_id: str, out_dir: Path, files: dict[str, Path], public: bool
 
     try:
         api.create_repo(repo_id, repo_type="dataset", private=not public, exist_ok=True)
-        private = api.repo_info(repo_id, repo_type="dataset").private
+        info = api.repo_info(repo_id, repo_type="dataset")
+        private, head = info.private, getattr(info, "sha", None)
     except Exception as e:  # noqa: BLE001 - network, auth, permissions: one clear message
         raise failed(e) from e
     if not public and private is not True:
@@ -882,14 +885,16 @@ def _push(api, repo_id: str, out_dir: Path, files: dict[str, Path], public: bool
             f"the export is saved locally in {out_dir}; check the repo id, and push to a repo of its own (a new name, "
             f"e.g. '{repo_id}-evalkit'), or move those files out of '{repo_id}' first")
     try:
-        api.upload_folder(folder_path=str(out_dir), repo_id=repo_id, repo_type="dataset",
+        commit = api.upload_folder(folder_path=str(out_dir), repo_id=repo_id, repo_type="dataset",
                           commit_message="evalkit export",
                           allow_patterns=["README.md"] + [f"data/{f.name}" for f in files.values()],
                           # the same on the Hub: earlier exports' parquet files go in the same commit
                           delete_patterns=["data/*.parquet"])
     except Exception as e:  # noqa: BLE001 - network, auth, permissions: one clear message
         raise failed(e) from e
-    return bool(private)
+    # the Hub skips a commit that changes nothing and answers with the head it had: the command must not say it pushed
+    unchanged = head is not None and getattr(commit, "oid", None) == head
+    return bool(private), unchanged
 
 
 def _foreign_content(api, repo_id: str) -> str | None:
