@@ -119,7 +119,7 @@ def _runs(db, study_id: int | None = None, before: str | None = None, speed_roun
             r["stored_round"] = r["round"]
             r["round"] = number.setdefault((r["experiment_id"], r["round"]), len(number) + 1)
         rows, rounds = _deciding(db, rows, ids, speed_rounds)
-        return rows, "benchmark", ids, notes, rounds
+        return rows, "benchmark", ids, notes + _order_imbalance(rows), rounds
     pool_rows = list(db.query(
         f"""SELECT p.id AS pair, p.prompt_id, g.path, g.new_tokens, g.stop_reason, g.generate_seconds AS seconds,
                   g.new_tokens / g.generate_seconds AS tokens_per_second, g.device, g.token_hash, g.peak_rss_mb,
@@ -157,6 +157,21 @@ def _deciding(db, rows: list[dict], bench_ids: list[int], planned: int) -> tuple
     return ([r for r in rows if r["round"] in deciding],
             Rounds(planned, len(deciding), len({r["round"] for r in after}),
                    sorted({r["experiment_id"] for r in after})))
+
+
+def _order_imbalance(rows: list[dict]) -> list[str]:
+    """A note where the deciding rounds start the paths in one order more often than in the other: a benchmark runs
+    its rounds ABBA (bench.run.round_orders: an odd stored round in the paths' order, an even one reversed), balanced
+    over an even count, but an odd speed_rounds, or a failed worker that drops a round, leaves one order ahead, and a
+    drift in the machine's speed over the rounds can then favour one path. Said, never weighed: the rule fixed before
+    the first benchmark chose the rounds."""
+    rounds = {(r["experiment_id"], r["stored_round"]) for r in rows}
+    given = sum(1 for _, n in rounds if n % 2)
+    if given == len(rounds) - given:
+        return []
+    return [f"{len(rounds)} deciding benchmark round(s): the paths start in the given order in {given} and reversed "
+            f"in {len(rounds) - given} (ABBA balances them over pairs of rounds), so a drift in the machine's speed over "
+            "the rounds can favour one path; an even speed_rounds with no failed worker keeps them balanced"]
 
 
 def _devices_disagree(rows: list[dict], source: str | None) -> str:
