@@ -270,9 +270,9 @@ def _lines(tqdm):
             rate = done / elapsed if elapsed > 0 and done > 0 else None
             count = f"{round(100 * n / total)}% ({n}/{total} {units})" if total else f"{n} {units}"
             facts = [f"after {duration(elapsed)}"]
-            if rate:
-                facts.append(f"{rate:,.3g} {unit}/s" if rate < 100 else f"{rate:,.0f} {unit}/s")
-                facts[-1] = facts[-1] if rate >= 1 else f"{1 / rate:.3g} s/{unit}"
+            if rate:  # slow work reads as seconds per unit, as tqdm's own bar says it
+                facts.append(f"{1 / rate:.3g} s/{unit}" if rate < 1 else f"{rate:,.3g} {unit}/s" if rate < 100
+                             else f"{rate:,.0f} {unit}/s")
                 if total and n < total:
                     facts.append(f"about {duration((total - n) / rate)} left")
             said = f"{self.desc}: {count}, {', '.join(facts)}"
