@@ -2060,3 +2060,31 @@ def test_a_push_never_replaces_a_repo_s_files_that_no_evalkit_export_wrote(db, t
     export(db, tmp_path / "e", push_to_hub="org/study", api=hub)  # a second push, onto the first's card and files
     assert hub.files == first and "README.md" in first
     assert sum(c[0] == "upload_folder" for c in hub.calls) == 2
+
+
+@pytest.mark.slow
+def test_tune_trials_are_exported_and_reload_as_stored(make_config, data_dir, tmp_path):
+    """Export audit, 2026-12-06: `evalkit tune`'s trials were left out of the export (the card listed them as such),
+    though their rows hold settings and figures only, so a reader had the tune experiment's calls in `generations`
+    but not what the sweep concluded from them. They are now a table of the export, reloaded as stored."""
+    from datasets import load_dataset
+
+    cfg = make_config(**{"bench.prompts": ["writing-02"]})
+    r = CliRunner().invoke(cli, ["tune", "--config", str(cfg), "--tokens", "2", "--schedules", "constant",
+                                 "--thresholds", "0", "--reps", "1"])
+    assert r.exit_code == 0, r.output
+    db = open_db(data_dir / "evalkit.db")
+    stored = list(db.query("SELECT * FROM tune_trials ORDER BY id"))
+    assert len(stored) == 2
+    out = tmp_path / "e"
+    export(db, out)
+    loaded = load_dataset(str(out), "tune_trials", split="train").to_list()
+    assert [row["is_default"] for row in loaded] == [True, False]
+    for row in stored:
+        row["is_default"] = bool(row["is_default"])
+    assert loaded == stored
+    assert all(json.loads(row["settings"])["num_assistant_tokens"] == row["num_assistant_tokens"] for row in loaded)
+    card = (out / "README.md").read_text(encoding="utf-8")
+    left = card.split("## Not in this export")[1].split("\n## ")[0]
+    assert "tune_trials" not in left and "**tune_trials**: `evalkit tune`'s summary" in card
+    assert f"| tune_trials | 2 | `data/{split_file(out, 'tune_trials').name}` |" in card

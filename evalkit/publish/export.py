@@ -15,7 +15,7 @@ from .scrub import (export_salt, host_name, machine_names, pseudonym, pseudonyms
                     shared_text, without_home, without_hosts)
 
 SPLITS = ("experiments", "generations", "timing_runs", "batch_runs", "bench_processes", "prescreen", "pairs", "ratings",
-          "reference_outputs", "studies", "decisions")
+          "reference_outputs", "studies", "decisions", "tune_trials")
 
 COLUMNS = {
     "experiments": "one row per experiment as it started (Live-tab demo runs are not exported: what a visitor typed stays on the machine): kind (bench/pool/run), note (what started it), study_id (the study a pool belongs to), first_sample and pool_samples (the samples a pool drew), queue_seed and sample_seed (the seeds of the queue's order and of the pool's sampling, for reproducing them), the config snapshot (config_json: the full config, except that app.passcodes, a shared sign-in secret, and the access lists app.organisers, app.allowed_raters and app.allowed_orgs are replaced by their counts and never exported, rater names kept or not; config_hash is the sha256 of config_json as exported, first 16 hex), compatibility record (compat_json, compat_hash: its hash as exported), the release gate frozen with it (gate_json, gate_hash: the hash of its text). Paths under a home folder are written from ~ and other absolute paths cut to their last part (the user's name is not exported), app.host is withheld unless it names no machine, and the hashes are of the text as exported",
@@ -29,6 +29,14 @@ COLUMNS = {
     "reference_outputs": "the texts of gold (check) pairs, pooled outputs made when the pool was built, one of each pair changed by a controlled edit (evalkit.study.gold): prompt_id, name (pool-<ordinary generation id>-<assisted generation id>, '-unedited' for the other), text, expected (JSON: criterion id -> pass/fail, only the results the edit made known), note (what the edit changed), content_hash, token_ids (JSON, under the target tokenizer of the latest pool)",
     "studies": "one row per study of the database, decided or not: name, created_at, the gate frozen with its first pool (gate_json: path, written from ~ under a home folder, text, hash, values; gate_hash). experiments.study_id names each pool's study",
     "decisions": "one row per decided study, frozen when its planned sample completed (or a sequential design's look settled it: verdict_json's look) and never changed: study_id, decided_at, completed_at (when it completed: its completing rating's time, or where a later pool of pairs that need no rating completed it, the instant that pool joined, or where the organiser's give-up of pairs completed it, the instant of that give-up) and completed_rating_id (the last rating it rests on; 0 for a sample of identical pairs alone, which no rater rated: its speed and memory are those measured when it was frozen), gate_hash, decision (KEEP/DROP/INSUFFICIENT DATA), sample_json (the ids of the ratings in the decision sample), excluded_json (the raters the gold check left out then, pseudonymised as in ratings), verdict_json (every condition and per-criterion row), speed_json (the speed figure it weighed). A study with no row here has no decision: its looks were interim",
+    "tune_trials": "`evalkit tune`'s summary per trial of draft settings, exploratory and never deciding (its calls are in "
+                   "`generations` under its `tune` experiment, `experiment_id`): trial (0, is_default true, is "
+                   "Transformers' default assisted settings, the yardstick), settings (JSON: the three settings of the "
+                   "columns beside it), num_assistant_tokens, num_assistant_tokens_schedule, "
+                   "assistant_confidence_threshold, median_seconds_per_token_sum (the sum over prompts of the median "
+                   "seconds per new token), speedup_vs_default, acceptance_rate, fallbacks (runs whose assisted call "
+                   "failed and the target alone redid: such a trial is never recommended). Numbers and settings only, "
+                   "nothing that names a person or machine",
 }
 
 
@@ -64,8 +72,6 @@ LEFT_OUT = {
                     "there are stored with `ratings.blind` false",
     "pushes_while_rating": "pushes made while pairs were open to raters: named in the card's Notes (Provenance)",
     "export_salt": "the secret of the pseudonyms (whoever holds it can test a guessed name against one)",
-    "tune_trials": "`evalkit tune`'s summary per trial of draft settings (exploratory, never deciding; its calls are in "
-                   "`generations` under its `tune` experiment)",
     "submission_refusals": "the app's refused submissions, kept to tell their rater after a reload (no rating)",
     "limit_counts": "the app's rate limits' counters (no rating)",
     "limit_events": "the app's rate limits' events (no rating)",
@@ -97,7 +103,8 @@ INTERNAL_RATING_COLUMNS = ("client_token", "submission_id")
 
 
 # Yes/no columns SQLite keeps as 0/1: exported as booleans, so that `blind == True` means what it says in any tool
-FLAGS = {"ratings": ("blind",), "generations": ("live", "counts_agree"), "prescreen": ("passed",), "pairs": ("withheld",)}
+FLAGS = {"ratings": ("blind",), "generations": ("live", "counts_agree"), "prescreen": ("passed",), "pairs": ("withheld",),
+         "tune_trials": ("is_default",)}
 
 
 def tables(db, keep_rater_names: bool = False, keep_comments: bool = False) -> dict[str, list[dict]]:
@@ -194,7 +201,7 @@ def utc_time(text, where: str):
 
 # JSON columns whose names do not say so
 _JSON_COLUMNS = {"effective_config", "cuda_memory", "cuda_after_load", "token_ids", "expected", "warmup_seconds",
-                 "target_placement", "draft_placement"}
+                 "target_placement", "draft_placement", "settings"}
 
 
 def strict_json(text: str) -> str:
@@ -786,7 +793,7 @@ def _write(ds, out_dir: Path, card) -> dict[str, Path]:
         import datasets
 
         shown = datasets.is_progress_bar_enabled()
-        datasets.disable_progress_bars()  # eleven "Creating parquet" bars of a few rows each say nothing
+        datasets.disable_progress_bars()  # a dozen "Creating parquet" bars of a few rows each say nothing
         try:
             for name in SPLITS:
                 staged[name] = stage / f"{name}.parquet"
