@@ -245,22 +245,44 @@ def test_raters_add_names_the_running_app_s_address_in_the_sign_in_link(tmp_path
     at any time"; with the app started on another port than the config's (`./scripts/start.sh --port 7861`, 7860
     being busy), the link it printed named the config's port, a page that was not there. While an app runs on the
     database the link is that app's address; once it has stopped, the config's, as before."""
+    db_file, config = open_pool(tmp_path, "demo")
+    port, log = free_port(), tmp_path / "serve.log"
+    with app_process(app_args(db_file, config, port), log, cwd=tmp_path) as proc:
+        text = wait_for_line(log, proc, "Ctrl-C here stops it")
+        assert proc.poll() is None, text
+        assert f"sign-in link: http://127.0.0.1:{port}/?invite=" in _link(db_file, config, "olga")
+        stop_app(proc)
+    assert "sign-in link: http://127.0.0.1:7860/?invite=" in _link(db_file, config, "boss")  # no app: the config's
+
+
+def _link(db_file, config, name: str) -> str:
+    """The sign-in link line `evalkit raters add NAME --organiser` prints, without --url."""
+    from click.testing import CliRunner
+
+    from evalkit.cli import cli
+
+    r = CliRunner().invoke(cli, ["raters", "add", name, "--organiser", "--db", str(db_file), "--config", str(config)])
+    assert r.exit_code == 0, r.output
+    return next(line for line in r.output.splitlines() if "sign-in link:" in line)
+
+
+@pytest.mark.slow
+def test_raters_add_names_the_address_of_an_app_started_with_no_prepare(tmp_path):
+    """Start audit, 2026-12-06: an app started with --no-prepare took no start claim, the only place its address was
+    written, so `evalkit raters add` without --url printed a link to the config's port, a page that was not there.
+    Such an app now announces its address beside the database (and still takes no claim: a preparation run by hand,
+    which has nothing to build, is not refused); once it stops, the config's address again."""
     from click.testing import CliRunner
 
     from evalkit.cli import cli
 
     db_file, config = open_pool(tmp_path, "demo")
     port, log = free_port(), tmp_path / "serve.log"
-
-    def link(name):
-        r = CliRunner().invoke(cli, ["raters", "add", name, "--organiser", "--db", str(db_file), "--config",
-                                     str(config)])
-        assert r.exit_code == 0, r.output
-        return next(line for line in r.output.splitlines() if "sign-in link:" in line)
-
-    with app_process(app_args(db_file, config, port), log, cwd=tmp_path) as proc:
+    with app_process(app_args(db_file, config, port, "--no-prepare"), log, cwd=tmp_path) as proc:
         text = wait_for_line(log, proc, "Ctrl-C here stops it")
         assert proc.poll() is None, text
-        assert f"sign-in link: http://127.0.0.1:{port}/?invite=" in link("olga")
+        assert f"sign-in link: http://127.0.0.1:{port}/?invite=" in _link(db_file, config, "olga")
+        r = CliRunner().invoke(cli, ["prepare", "--db", str(db_file), "--config", str(config)])
+        assert r.exit_code == 0 and "pair pool: " in r.output, r.output
         stop_app(proc)
-    assert "sign-in link: http://127.0.0.1:7860/?invite=" in link("boss")  # no app: the config's address
+    assert "sign-in link: http://127.0.0.1:7860/?invite=" in _link(db_file, config, "boss")

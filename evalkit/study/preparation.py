@@ -192,15 +192,41 @@ def claim_holder(db_path: Path) -> tuple[str, str]:
 
 def serving_address(db_path: Path) -> str | None:
     """Where an app started on this database serves now: the address its start claim names while its process runs
-    (`evalkit serve --port 7861`, or the next free port, is not the config's); None when none runs, or its address
-    is not known (a start with --no-prepare claims nothing)."""
+    (`evalkit serve --port 7861`, or the next free port, is not the config's), else the one an app started with
+    --no-prepare announced (announce_address); None when none runs, or its address is not known (no port given)."""
+    return _live_address(start_lock_file(db_path)) or _live_address(address_file(db_path))
+
+
+def _live_address(path: Path) -> str | None:
+    """The address a note of `pid address` names while that process runs; None otherwise."""
     try:
-        pid, address = start_lock_file(db_path).read_text(encoding="utf-8").split(maxsplit=1)
+        pid, address = path.read_text(encoding="utf-8").split(maxsplit=1)
         os.kill(int(pid), 0)  # its process still runs (not the lock: testing it could refuse a start under way)
     except (OSError, ValueError):
         return None
     address = address.strip()
     return address if address.startswith("http") and " " not in address else None
+
+
+def announce_address(db_path: Path, address: str):
+    """An app started with --no-prepare takes no start claim (it prepares nothing, so it must neither refuse a
+    preparation nor be refused by one), yet `evalkit raters add` without --url must name its address, not the
+    config's: it writes it, as the claim does, in a note beside the database that serving_address reads while its
+    process runs. Returns a function that removes the note (when it is still this process's)."""
+    path = address_file(db_path)
+    try:
+        path.write_text(f"{os.getpid()} {address}\n", encoding="utf-8")
+    except OSError:  # a folder it cannot write to: raters add then names the config's address, as before
+        return lambda: None
+
+    def withdraw() -> None:
+        try:
+            if path.read_text(encoding="utf-8").split(maxsplit=1)[0] == str(os.getpid()):
+                path.unlink()
+        except (OSError, IndexError):
+            pass
+
+    return withdraw
 
 
 BY_HAND = "(evalkit-prepare)"  # the address a preparation run by hand writes in the start claim: it serves no page
@@ -237,6 +263,10 @@ def held_apart_from_apps(db_path: Path):
 
 def start_lock_file(db_path: Path) -> Path:
     return Path(db_path).with_name(Path(db_path).name + ".start.lock")
+
+
+def address_file(db_path: Path) -> Path:
+    return Path(db_path).with_name(Path(db_path).name + ".address")
 
 
 def lock_file(db_path: Path) -> Path:

@@ -158,6 +158,7 @@ def serve(cfg: Config, path: Path, *, host: str | None = None, port: int | None 
     if not space and port:
         _check_port_free(host, port)
     sync = prep = claim = None
+    withdraw = None  # an announced address's removal (--no-prepare)
     try:
         # On a Space the disk does not survive a restart: restore the database before anything opens it
         # (EVALKIT_SYNC_REPO switches this on; on a Space the start stops without it, unless it is "off"), then push
@@ -171,13 +172,18 @@ def serve(cfg: Config, path: Path, *, host: str | None = None, port: int | None 
             raise EvalkitError(f"database {path} does not exist",
                                "run without --no-prepare to build the pair pool there, or point --db / EVALKIT_DB "
                                "at the study's database")
-        if prepare:
+        address = (f"http://{host or '127.0.0.1'}:{port}/" if port else
+                   f"http://{host or '127.0.0.1'}:7860/ or the next free port")
+        if not prepare:  # no claim, but `raters add` names this app's address all the same
+            from ..study.preparation import announce_address
+
+            withdraw = announce_address(path, address)
+        else:
             from ..study.preparation import another_start, check_no_preparation, claim_start, pool_size
             from .prepare import Preparation
 
             # before anything slow: a second start in the same folder, on another port, whatever the timing
-            claim = claim_start(path, f"http://{host or '127.0.0.1'}:{port}/" if port else
-                                f"http://{host or '127.0.0.1'}:7860/ or the next free port")
+            claim = claim_start(path, address)
             if pool_size(path) == 0:  # serve the page at once; it shows the preparation's progress
                 if claim is None:
                     raise another_start(path)
@@ -196,6 +202,8 @@ def serve(cfg: Config, path: Path, *, host: str | None = None, port: int | None 
             prep.stop()
         if claim is not None:
             claim.close()
+        if withdraw is not None:
+            withdraw()
         raise
     from . import launch
 
@@ -211,6 +219,8 @@ def serve(cfg: Config, path: Path, *, host: str | None = None, port: int | None 
             prep.stop()
         if claim is not None:
             claim.close()
+        if withdraw is not None:
+            withdraw()
         if sync is not None:
             sync.stop(final_push=True)
 
