@@ -168,6 +168,75 @@ def test_report_card_and_json_carry_the_provenance(study):
 
 
 @pytest.mark.slow
+def test_each_run_records_the_commit_it_ran_from_and_the_card_says_where_to_rerun_it(study):
+    """Export audit, 2026-12-06: the card gave evalkit's version (0.1.0, never bumped between commits) and no word on
+    how to run its experiments again, so a reader could not tell which code made them. Each compatibility record now
+    keeps the commit of the checkout that ran (`versions.evalkit_commit`, "+changes" where its tracked files differed),
+    the card's environment lines name it, and its Provenance points to the README's steps."""
+    import subprocess
+    from pathlib import Path
+
+    import evalkit
+    from evalkit.publish.export import RERUN_POINTER
+
+    root = Path(evalkit.__file__).resolve().parent.parent
+    head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    changed = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                             capture_output=True, text=True).stdout.strip()
+    commit = (head + ("+changes" if changed else "")) if (root / ".git").exists() else None
+    db, tmp = study["db"], study["tmp"]
+    for e in build_provenance(db).experiments:
+        assert e.versions["evalkit_commit"] == commit
+    export(db, tmp / "export")
+    card = (tmp / "export" / "README.md").read_text(encoding="utf-8")
+    assert f"evalkit {evalkit.__version__} (commit {commit or 'not recorded'}), transformers " in card
+    assert RERUN_POINTER in card.split("## Provenance")[1]
+
+
+def test_the_readme_s_steps_to_rerun_an_export_name_commands_options_and_keys_that_exist():
+    """The README's steps from an export's card to its runs again: every `evalkit` command they give exists with the
+    options they pass, every config key they name is a key of the config, every record key is stored, and the card
+    points at the section by its title (evalkit.publish.export.RERUN_SECTION)."""
+    from dataclasses import fields
+    from pathlib import Path
+
+    from evalkit.config import Config
+    from evalkit.generation.compat import CompatibilityRecord, ModelFacts, versions
+    from evalkit.publish.export import RERUN_SECTION
+
+    root = Path(__file__).resolve().parent.parent
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    assert f"### {RERUN_SECTION}\n" in readme
+    section = readme.split(f"### {RERUN_SECTION}\n")[1].split("\n## ")[0].split("\n### ")[0]
+    commands = [" ".join(c.split()) for c in re.findall(r"`(evalkit [a-z][^`]*)`", section)]
+    assert {c.split()[1] for c in commands} >= {"check", "run", "generate", "bench", "aggregate"}, commands
+    for command in commands:
+        words = command.split()
+        r = CliRunner().invoke(cli, [words[1], "--help"])
+        assert r.exit_code == 0, (command, r.output)
+        for option in (w for w in words[2:] if w.startswith("--")):
+            assert re.search(rf"(^|\s){re.escape(option)}\b", r.output, re.M), (command, option)
+    keys = re.findall(r"`((?:models|decoding|assistant|bench|pool|app)\.[a-z_]+)`", section)
+    assert len(keys) >= 10, keys
+    for key in keys:
+        part, name = key.split(".")
+        assert name in {f.name for f in fields(getattr(Config(), part))}, key
+    assert "`gate_file`" in section and "gate_file" in {f.name for f in fields(Config)}
+    # an exported config less `app`, as step 2 writes it, is a config evalkit reads
+    from evalkit.config import from_dict
+    from evalkit.publish.scrub import published_config
+
+    kept = {k: v for k, v in published_config(Config().to_dict()).items() if k != "app"}
+    assert "`app`" in section and from_dict(kept).to_dict() == Config().to_dict()
+    for key in re.findall(r"`((?:target|draft)\.[a-z_]+)`", section):
+        assert key.split(".")[1] in {f.name for f in fields(ModelFacts)}, key
+    assert "versions" in {f.name for f in fields(CompatibilityRecord)} and "evalkit_commit" in versions()
+    assert "`versions.evalkit_commit`" in section
+    for script in re.findall(r"`(scripts/[\w.]+)`", section):
+        assert (root / script).is_file(), script
+
+
+@pytest.mark.slow
 def test_a_figure_whose_run_is_not_stored_is_not_printed(study):
     """An aggregate whose benchmark is not in the database (here: an id that does not exist) must not
     put its speed-up or memory figure into the report or the card."""
@@ -252,3 +321,26 @@ def test_push_replaces_the_hubs_earlier_parquet_files(tmp_path):
         ["README.md"] + [f"data/{split_file(tmp_path / 'p', s).name}" for s in SPLITS])
     card = (tmp_path / "p" / "README.md").read_text(encoding="utf-8")
     assert 'load_dataset("org/study", "ratings", split="train")' in card
+
+
+@pytest.mark.slow
+def test_a_pooled_output_is_run_again_by_the_readme_s_step_from_its_exported_row(make_config, data_dir, tmp_path):
+    """The README's "Reproducing the runs from an export", step 3, done: a pooled generation's exported `prompt_id`,
+    `path` and `seed` given to `evalkit run` make the same tokens (its `token_hash`), under sampling too, here on the
+    same machine and versions."""
+    from datasets import load_dataset
+
+    cfg = make_config(**{"decoding.mode": "sample", "pool.prompts": ["writing-02"], "pool.samples": 1,
+                         "pool.gold_rate": 0.0})
+    r = CliRunner().invoke(cli, ["generate", "--config", str(cfg)])
+    assert r.exit_code == 0, r.output
+    out = tmp_path / "e"
+    export(open_db(data_dir / "evalkit.db"), out)
+    rows = [g for g in load_dataset(str(out), "generations", split="train") if g["status"] == "ok"]
+    assert {g["path"] for g in rows} == {"ordinary", "assisted"}
+    for g in rows:
+        r = CliRunner().invoke(cli, ["run", "--config", str(cfg), "--db", str(tmp_path / "rerun.db"), "--prompt",
+                                     g["prompt_id"], "--path", g["path"], "--seed", str(g["seed"]), "--json"])
+        assert r.exit_code == 0, r.output
+        (again,) = json.loads(r.stdout)
+        assert again["token_hash"] == g["token_hash"] and again["text"] == g["text"], g["path"]

@@ -26,9 +26,11 @@ case applies (tests/test_lfm2.py runs the LFM2 stand-ins through every route and
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import platform
+import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
@@ -316,12 +318,36 @@ def versions() -> dict:
 
     return {
         "evalkit": __version__,
+        "evalkit_commit": source_commit(),
         "python": platform.python_version(),
         "torch": torch.__version__,
         "transformers": transformers.__version__,
         "accelerate": accelerate.__version__,
         "platform": platform.platform(),
     }
+
+
+@functools.lru_cache(maxsize=1)
+def source_commit() -> str | None:
+    """The git commit of the evalkit checkout that runs, "+changes" added where its tracked files differ from it; None
+    where it is no git checkout (an installed wheel, a Space without its .git). The version alone (never bumped
+    between commits) does not say which code made a run, and reproducing one from an export starts from its commit."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    if not (root / ".git").exists():
+        return None
+
+    def git(*args) -> str:
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=20,
+                              check=True).stdout.strip()
+
+    try:
+        head = git("rev-parse", "HEAD")
+        changed = git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.SubprocessError):  # no git on the machine, a broken checkout
+        return None
+    return head + ("+changes" if changed else "") if re.fullmatch(r"[0-9a-f]{40}", head) else None
 
 
 def compatibility_record(

@@ -571,6 +571,8 @@ columns of a gold pair) is null.
 
 ## Provenance
 
+{RERUN_POINTER}
+
 {provenance_markdown(prov, latest_time(rows), None if keep_rater_names else lambda names: pseudonyms(names, db), shared)}
 
 ## Config{f" of the study's pool (experiment {exp['id']})" if study is not None and exp else f" of the latest experiment ({exp['id']}, {exp['kind']})" if exp else ""}
@@ -621,6 +623,11 @@ def split_file(out_dir: Path, split: str) -> Path:
                            "export again into that folder (`evalkit export --out ...`)")
     return found[0]
 
+
+# Where the card sends a reader who wants to run its experiments again (tests/test_provenance.py checks the section)
+RERUN_SECTION = "Reproducing the runs from an export"
+RERUN_POINTER = (f"To run these experiments again (the commit each ran from, its config, the commands): evalkit's README, "
+                 f"section \"{RERUN_SECTION}\".")
 
 # The card's line that says evalkit wrote it (an export refuses to replace a README.md without it).
 CARD_MARK = "pretty_name: evalkit assisted-generation study"

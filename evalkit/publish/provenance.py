@@ -157,7 +157,8 @@ def environment_line(e: ExperimentSource) -> str:
         return f"no compatibility record stored (versions, device, dtype unknown); config hash {e.config_hash}"
     v = e.versions
     names = ("evalkit", "transformers", "torch", "accelerate", "python")
-    vs = ", ".join(f"{n} {v.get(n) or NOT_RECORDED}" for n in names)
+    commit = f" (commit {v.get('evalkit_commit') or NOT_RECORDED})"  # the code that ran: reproducing starts from it
+    vs = ", ".join(f"{n} {v.get(n) or NOT_RECORDED}" + (commit if n == "evalkit" else "") for n in names)
     used = f" (generations ran on {', '.join(e.devices_used)})" if e.devices_used else ""
     return (f"{vs}; device {e.device or NOT_RECORDED}{used}; dtype {e.dtype or NOT_RECORDED}; "
             f"quantization {e.quantization or NOT_RECORDED}; route {e.route or NOT_RECORDED}; config hash {e.config_hash}")
