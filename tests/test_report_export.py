@@ -1914,25 +1914,43 @@ def test_a_machine_s_ip_address_in_an_error_message_or_a_note_does_not_leave_the
     was not: a multi-GPU run's NCCL error names its peers by IPv4 address (on a private network: where it sits), and
     a note may give the server's. Such an address is written <address> now, in the tables and the card; loopback and
     0.0.0.0 (no machine) and version numbers stay."""
+    everything, note, error = _exported_note_and_error(
+        db, tmp_path, "rerun after the outage of 192.168.7.23; app on 0.0.0.0",
+        "NCCL WARN Net : Connect to 10.20.30.40<43915> failed (transformers 4.46.0.dev0, 127.0.0.1)")
+    assert "192.168.7.23" not in everything and "10.20.30.40" not in everything
+    assert note == "rerun after the outage of <address>; app on 0.0.0.0"
+    assert error == "NCCL WARN Net : Connect to <address><43915> failed (transformers 4.46.0.dev0, 127.0.0.1)"
+
+
+def _exported_note_and_error(db, tmp_path, note: str, error: str) -> tuple[str, str, str]:
+    """A run stored with this note and a failed generation with this error message, exported: every exported table
+    and the card as one text, and the note and the error message as exported."""
     import pyarrow.parquet as pq
 
     from evalkit.records import GenerationRecord
     from evalkit.store import insert_experiment, insert_generations
 
-    run = insert_experiment(db, "run", {}, {}, note="rerun after the outage of 192.168.7.23; app on 0.0.0.0")
-    insert_generations(db, [GenerationRecord(
-        prompt_id="writing-01", path="assisted", status="failed", token_hash="nccl",
-        error_message="NCCL WARN Net : Connect to 10.20.30.40<43915> failed (transformers 4.46.0.dev0, 127.0.0.1)")],
-        run)
+    run = insert_experiment(db, "run", {}, {}, note=note)
+    insert_generations(db, [GenerationRecord(prompt_id="writing-01", path="assisted", status="failed",
+                                             token_hash="noted", error_message=error)], run)
     out = tmp_path / "e"
     card = _card_of(db, out)
     exported = {s: pq.read_table(split_file(out, s)).to_pylist() for s in SPLITS}
-    assert "192.168.7.23" not in json.dumps(exported, default=str) + card
-    assert "10.20.30.40" not in json.dumps(exported, default=str) + card
-    note = next(e["note"] for e in exported["experiments"] if e["id"] == run)
-    assert note == "rerun after the outage of <address>; app on 0.0.0.0"
-    error = next(g["error_message"] for g in exported["generations"] if g["token_hash"] == "nccl")
-    assert error == "NCCL WARN Net : Connect to <address><43915> failed (transformers 4.46.0.dev0, 127.0.0.1)"
+    return (json.dumps(exported, default=str) + card, next(e["note"] for e in exported["experiments"] if e["id"] == run),
+            next(g["error_message"] for g in exported["generations"] if g["token_hash"] == "noted"))
+
+
+def test_a_machine_s_ipv6_address_does_not_leave_the_machine_either(db, tmp_path):
+    """Export audit, 2026-12-06: IPv4 addresses were withheld from error messages and notes, IPv6 ones were not, and
+    torch.distributed and NCCL name a peer by its IPv6 address where the network has one ("[fd00:1::7]:29500"). Such
+    an address is written <address> now, in the tables and the card; loopback (::1), ::, times and C++ names stay."""
+    everything, note, error = _exported_note_and_error(
+        db, tmp_path, "rerun after 2001:db8:85a3::8a2e:370:7334 went down at 12:30:45",
+        "c10::DistNetworkError: connect to [fd00:1::7]:29500 (fe80::1%eth0) failed; ::1 answered")
+    for address in ("2001:db8:85a3::8a2e:370:7334", "fd00:1::7", "fe80::1"):
+        assert address not in everything, address
+    assert note == "rerun after <address> went down at 12:30:45"
+    assert error == "c10::DistNetworkError: connect to [<address>]:29500 (<address>) failed; ::1 answered"
 
 
 @pytest.mark.parametrize("command", ["report", "export"])

@@ -135,6 +135,20 @@ _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}\b")
 _OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
 _IPV4 = re.compile(rf"(?<![\w.]){_OCTET}(?:\.{_OCTET}){{3}}(?![\w.]*\d)(?!\.\w)")
 _NO_MACHINE = re.compile(r"127(?:\.\d+){3}|0\.0\.0\.0")
+# An IPv6 address (NCCL and torch.distributed name peers so where the network has them: "[fd00:1::7]:29500"): a
+# candidate of hex groups and colons, kept unless Python's ipaddress reads it as one that names a machine, so a time
+# ("12:30:45"), a C++ name ("c10::Error") or a digest ("sha256:ab12") stays; "::1" and "::" name none.
+_IPV6 = re.compile(r"(?<![\w:.])[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?:%[\w.-]+)?(?![\w:])")
+
+
+def _machine_v6(match: re.Match) -> str:
+    import ipaddress
+
+    try:
+        ip = ipaddress.IPv6Address(match[0])
+    except ValueError:
+        return match[0]
+    return match[0] if ip.is_loopback or ip.is_unspecified else "<address>"
 
 
 @functools.cache
@@ -170,9 +184,10 @@ def without_home(value):
     """value (a string, or a dict / list of them, as a stored JSON record is) as it may leave the machine: every home
     folder written as ~, every other absolute path of three or more parts cut to its last part (two from five parts
     on: "…/models/qwen"), the exporting user's name withheld from those, and
-    Hugging Face tokens, e-mail addresses and machines' IPv4 addresses withheld."""
+    Hugging Face tokens, e-mail addresses and machines' IPv4 and IPv6 addresses withheld."""
     if isinstance(value, str):
         value = _IPV4.sub(lambda m: m[0] if _NO_MACHINE.fullmatch(m[0]) else "<address>", _EMAIL.sub("<email>", value))
+        value = _IPV6.sub(_machine_v6, value)
         return _TOKEN.sub("hf_… (a token, not exported)", _DEEP.sub(_last_parts, _HOME.sub("~", value)))
     if isinstance(value, dict):
         return {k: without_home(v) for k, v in value.items()}
