@@ -365,3 +365,44 @@ def test_ppibench_decides_a_simulated_study_of_identical_pairs_alone_as_the_gate
             for kind in ("ppi", "rated"):
                 assert (bench[c][kind][alone] == fidelity).all(), (pairs, c, kind)
         assert fidelity is (pairs == 100)
+
+
+def test_ppibench_weighs_a_pool_of_mixed_identical_and_rated_pairs_as_the_gate_does(tmp_path):
+    """Audit, 2026-12-06: scripts/ppibench.py (study.plan.ppibench) took identical pairs, never rated, as unrated pairs
+    of pre-screen difference 0, so they diluted only the pre-screen's term of the estimate, where the gate leaves
+    them out of PPI and scales the estimate and both ends by the differing pairs' share of the pool (aggregate.ppi).
+    One real study of mixed identical and rated pairs, its decision read back with plain SQL into the bench's arrays:
+    the bench's interval is the gate's for every criterion."""
+    import json
+
+    from evalkit.study.plan.ppibench import Design, ppi_interval
+
+    db, db_file = _study(tmp_path, "mixed", gate_file_text(planned_pairs=250, min_ratings_per_pair=1, min_raters=5),
+                         pairs=300, unrated_pairs=600, raters_per_pair=1, raters=12, queue_order=True, seed=8,
+                         prescreen_accuracy=0.85, identical_share=0.4, drops={"schedule": 0.1})
+    rows = aggregate(db).tables["non_inferiority"].set_index("criterion")
+    con = sqlite3.connect(db_file)
+    sample = json.loads(con.execute("SELECT sample_json FROM decisions").fetchone()[0])
+    pairs = con.execute(
+        """SELECT p.id, o.token_hash = a.token_hash, o.id, a.id FROM pairs p
+           JOIN generations o ON o.id = p.ordinary_generation_id JOIN generations a ON a.id = p.assisted_generation_id
+           WHERE p.kind = 'study' ORDER BY p.id""").fetchall()
+    index = {p[0]: i for i, p in enumerate(pairs)}
+    same = np.array([bool(p[1]) for p in pairs])
+    assert 0.2 < same.mean() < 0.6  # mixed: some, not all, pairs identical
+    for c in CRITERIA:
+        screened = dict(con.execute("SELECT generation_id, passed FROM prescreen WHERE criterion = ?", [c]))
+        f = np.array([screened[p[3]] - screened[p[2]] for p in pairs], float)
+        rated = con.execute(
+            f"""SELECT pair_id, rater, (assisted_{c} = 'pass') - (ordinary_{c} = 'pass') FROM ratings
+                WHERE id IN (SELECT value FROM json_each(?))""", [json.dumps(sample)]).fetchall()
+        raters = {r: k for k, r in enumerate(sorted({r[1] for r in rated}))}
+        sim = {"x": {c: np.array([r[2] for r in rated], np.int8)}, "f": {c: f}, "same": same,
+               "pair": np.array([index[r[0]] for r in rated]), "rater": np.array([raters[r[1]] for r in rated]),
+               "pair_study": np.zeros(len(pairs), np.int64)}
+        bench = ppi_interval(sim, c, 1, Design(raters=12, raters_per_pair=1, min_raters=5))
+        row = rows.loc[c]
+        assert bool(row["ppi"])
+        assert (bench["low"][0], bench["high"][0], bench["difference"][0]) == pytest.approx(
+            (row["ci_low"], row["ci_high"], row["difference"]), abs=1e-9), c
+    con.close()

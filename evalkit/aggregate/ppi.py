@@ -111,7 +111,7 @@ def apply(row: dict, sample: RatingData, criterion: str, screen: PairScreen | No
     the row's difference and interval become the prediction-powered ones. Returns the row."""
     import numpy as np
 
-    from ..stats.ppi import ppi_paired_difference
+    from ..stats.ppi import ppi_pool_difference
 
     row.update({"ppi": False, "rated_difference": row["difference"], "rated_low": row["ci_low"],
                 "rated_high": row["ci_high"], "ppi_lambda": None, "ppi_unrated_pairs": None,
@@ -126,26 +126,25 @@ def apply(row: dict, sample: RatingData, criterion: str, screen: PairScreen | No
     o, a = sample.code(PATHS[0], criterion), sample.code(PATHS[1], criterion)
     # Identical pairs (the same tokens on both sides) are never served, so they are not in the random subset the
     # raters rate: PPI runs on the pairs whose outputs differ, and the identical ones, whose difference is exactly 0,
-    # then scale the estimate and both ends by the differing pairs' share of the pool (which is known, not estimated).
+    # then scale the estimate and both ends by the differing pairs' share of the pool (stats.ppi_pool_difference,
+    # the one weighting the plan and scripts/ppibench.py take too).
     identical = screen.identical if screen.identical is not None else np.zeros(len(screen.ranked), bool)
     f = screen.difference(criterion, before)
     if screen.epoch is not None and len(sample.pair):
         # Pairs pooled after rating began follow every earlier pair in the order (store.rank_epoch); they join the
         # pre-screen's population only where the sample reaches them, so a pool added after a look moves nothing.
         f[screen.epoch > screen.epoch[sample.pair].max()] = np.nan
-    in_pool = ~np.isnan(f)
-    differing_share = float((in_pool & ~identical).sum() / in_pool.sum()) if in_pool.any() else 1.0
-    f[identical] = np.nan
-    valid = (o != MISSING) & (a != MISSING) & ~identical[sample.pair]
+    valid = (o != MISSING) & (a != MISSING)
     x = (a == answer_code("p")).astype(np.int8) - (o == answer_code("p")).astype(np.int8)
     _labels, pair_group, rater_key, _ = groupings(sample)[0]
-    res = ppi_paired_difference(x[valid], sample.pair[valid], rater_key[valid], pair_group, f, 1, confidence,
-                                raters_in_general)
+    res = ppi_pool_difference(x[valid], sample.pair[valid], rater_key[valid], pair_group, f, identical, 1, confidence,
+                              raters_in_general)
     if np.isnan(res["low"][0]):
         row["ppi_note"] = "the pre-screen did not judge every rated pair"
         return row
-    row.update({"ppi": True, "difference": differing_share * float(res["difference"][0]),
-                "ci_low": differing_share * float(res["low"][0]), "ci_high": differing_share * float(res["high"][0]),
+    differing_share = float(res["differing_share"][0])
+    row.update({"ppi": True, "difference": float(res["difference"][0]),
+                "ci_low": float(res["low"][0]), "ci_high": float(res["high"][0]),
                 "ppi_lambda": float(res["lambda"][0]), "ppi_unrated_pairs": int(res["unrated_pairs"][0]),
                 "ppi_rated_pairs": int(res["rated_pairs"][0]), "ppi_differing_share": differing_share})
     return row

@@ -160,3 +160,31 @@ def ppi_paired_difference(x, pair, rater, pair_study, f, n_studies: int, confide
     return {"difference": np.where(bad, nan, theta), "low": np.where(bad, nan, low), "high": np.where(bad, nan, high),
             "lambda": np.where(bad, nan, lam), "df": df, "rated_pairs": n, "unrated_pairs": big_n,
             "raters": raters, "rated_mean": np.where(n > 0, m_y, np.nan), "floor": floor}
+
+
+def ppi_pool_difference(x, pair, rater, pair_study, f, identical, n_studies: int, confidence: float = 0.95,
+                        raters_in_general: bool = True, min_raters: int = MIN_RATERS_TWO_WAY) -> dict:
+    """The gate's prediction-powered interval over a pool in which some pairs' outputs are identical (the same
+    tokens: never served, exact zeros): ppi_paired_difference on the pairs whose outputs differ, then the estimate
+    and both ends scaled by their share of the pool (the pairs with a pre-screen answer, f not NaN), which is known,
+    not estimated. The one weighting for the verdict (aggregate.ppi.apply), the plan (plan.designs) and
+    scripts/ppibench.py. Arguments as ppi_paired_difference's, plus identical: bool per pair; ratings of identical
+    pairs, if any, are left out. Returns its dict with difference, low and high scaled, and differing_share."""
+    import numpy as np
+
+    f = np.array(f, float)  # a copy: identical pairs leave the pre-screen's population below
+    identical = np.asarray(identical, bool)
+    pair_study = np.asarray(pair_study, np.int64)
+    pool = ~np.isnan(f)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = (np.bincount(pair_study, weights=pool & ~identical, minlength=n_studies)
+                 / np.bincount(pair_study, weights=pool, minlength=n_studies))
+    share = np.where(np.isfinite(share), share, 1.0)  # no pooled pair: nothing to scale
+    f[identical] = np.nan
+    keep = ~identical[np.asarray(pair, np.int64)]
+    res = ppi_paired_difference(np.asarray(x)[keep], np.asarray(pair)[keep], np.asarray(rater)[keep], pair_study, f,
+                                n_studies, confidence, raters_in_general, min_raters)
+    for k in ("difference", "low", "high"):
+        res[k] = share * res[k]
+    res["differing_share"] = share
+    return res

@@ -247,10 +247,9 @@ def _chunk(design, scenario, model, planned, studies, drops, rng, criteria, size
     counts = np.bincount(pair_study[pair] * (len(sizes) + 1) + first_look, minlength=studies * (len(sizes) + 1))
     ratings = np.cumsum(counts.reshape(studies, len(sizes) + 1)[:, :len(sizes)], axis=1)
     differing_share = None
-    if design.ppi or design.monitoring == CONFIDENCE_SEQUENCE:
-        share_pairs = np.ones(len(pair_study), bool) if design.ppi else rated_slot
-        differing_share = (np.bincount(pair_study[share_pairs], weights=~same[share_pairs], minlength=studies)
-                           / np.bincount(pair_study[share_pairs], minlength=studies))
+    if design.monitoring == CONFIDENCE_SEQUENCE:  # PPI's share is stats.ppi_pool_difference's
+        differing_share = (np.bincount(pair_study[rated_slot], weights=~same[rated_slot], minlength=studies)
+                           / np.bincount(pair_study[rated_slot], minlength=studies))
     out = {"ratings": ratings}
     for c in criteria:
         keep = np.zeros((studies, len(sizes)), bool)
@@ -270,12 +269,11 @@ def _chunk(design, scenario, model, planned, studies, drops, rng, criteria, size
                 continue
             seen = local_rating < n
             if design.ppi:
-                from ...stats.ppi import ppi_paired_difference
+                from ...stats.ppi import ppi_pool_difference
 
-                f = np.where(same, np.nan, sim["f"][c])
-                res = ppi_paired_difference(x[seen], pair[seen], rater[seen], pair_study, f, studies, level, general,
-                                            scenario.min_raters)
-                low, high = differing_share * res["low"], differing_share * res["high"]
+                res = ppi_pool_difference(x[seen], pair[seen], rater[seen], pair_study, sim["f"][c], same, studies,
+                                          level, general, scenario.min_raters)
+                low, high = res["low"], res["high"]
             else:
                 from ...stats import paired_difference
 

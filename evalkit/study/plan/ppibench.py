@@ -1,6 +1,6 @@
 """Prediction-powered inference measured on simulated studies (scripts/ppibench.py, tests/test_ppi.py): whole studies
 drawn from plan/model.py, a pool of pooled pairs of which the raters rate a uniformly random subset, a simulated rule
-pre-screen on every pooled output, and the gate's own functions (stats.ppi_paired_difference, gate.fidelity_ok,
+pre-screen on every pooled output, and the gate's own functions (stats.ppi_pool_difference, gate.fidelity_ok,
 gate.raters_ok; beside them the raters-only interval, stats.paired_difference, on the same rated pairs).
 
 The pre-screen: each output's pre-screen answer is its true status with probability `prescreen_truth` (independently
@@ -108,7 +108,6 @@ def passes(design: Design, studies: int, drops: dict, seed, criteria=CRITERIA) -
     from ..gate import enough_raters_for, fidelity_ok
     from .model import rated_pairs
     from ...stats import paired_difference
-    from ...stats.ppi import ppi_paired_difference
 
     model = design.model()
     truth = truth_accuracy(design.prescreen_agreement, design.rater_accuracy)
@@ -126,8 +125,7 @@ def passes(design: Design, studies: int, drops: dict, seed, criteria=CRITERIA) -
         rated = rated_pairs({"pair_study": sim["pair_study"][:n_rated_pairs], "identical": sim["same"][:n_rated_pairs]},
                             size)
         for c in criteria:
-            res = ppi_paired_difference(sim["x"][c], sim["pair"], sim["rater"], sim["pair_study"], sim["f"][c], size,
-                                        design.confidence, general, design.min_raters)
+            res = ppi_interval(sim, c, size, design)
             # identical pairs are exact zeros in the raters' interval, as the verdict counts them (errorbench too)
             alone = paired_difference(sim["x"][c], sim["pair"], sim["rater"], sim["pair_study"][:n_rated_pairs], size,
                                       design.confidence, design.resamples, raters_in_general=general,
@@ -138,6 +136,17 @@ def passes(design: Design, studies: int, drops: dict, seed, criteria=CRITERIA) -
             out[c]["ppi"].append(fidelity_ok(low, design.margin) & enough)
             out[c]["rated"].append(fidelity_ok(alone["low"], design.margin) & enough)
     return {c: {k: np.concatenate(v) for k, v in parts.items()} for c, parts in out.items()}
+
+
+def ppi_interval(sim: dict, criterion: str, studies: int, design: Design) -> dict:
+    """The prediction-powered interval of each simulated study (simulate_screened's arrays) as the gate computes it
+    (stats.ppi_pool_difference, what aggregate.ppi.apply runs): identical pairs, never rated, leave the pre-screen's
+    population and scale the estimate and both ends by the differing pairs' share of the pool. Taken as unrated pairs
+    of difference 0 instead (before 2026-12-06), they diluted only the pre-screen's term, not the raters' part."""
+    from ...stats.ppi import ppi_pool_difference
+
+    return ppi_pool_difference(sim["x"][criterion], sim["pair"], sim["rater"], sim["pair_study"], sim["f"][criterion],
+                               sim["same"], studies, design.confidence, design.claim == GENERAL, design.min_raters)
 
 
 def run(design: Design, studies: int, seed: int = 0, drops=(0.0, 1.0)) -> list[dict]:
