@@ -987,6 +987,23 @@ def test_a_skip_folds_the_skip_box_away_on_the_next_pair(tab):
     assert out[tab.ui.skip_box] == {"__type__": "update", "visible": True, "open": False}
 
 
+def test_a_skip_of_a_pair_others_filled_while_it_was_on_screen_says_nothing_was_stored(tab):
+    """A pair on ann's screen is filled by another rater meanwhile (her hold ran out): her Skip stores nothing, says
+    so in her language, and the next pair follows (tests/test_skips.py: no reader counts such a skip)."""
+    from evalkit.rating.queue import RatingInput, submit_rating
+
+    s, first = tab.sign_in("ann")
+    db = open_db(tab.db_path)
+    answers = dict.fromkeys(CRITERIA, "pass")
+    submit_rating(db, AppConfig(ratings_per_pair=1), RatingInput(s.pair_id, "bob", answers, answers, "tie"))
+    before = db.execute("SELECT COUNT(*) FROM ratings").fetchone()[0]
+    out = tab.h.skip(s, "看不懂")
+    assert out[tab.ui.status] == word("pair_taken_skip", "zh")
+    assert db.execute("SELECT COUNT(*) FROM ratings").fetchone()[0] == before
+    assert out[tab.ui.session].pair_id not in (None, s.pair_id)  # the next pair
+    assert word("pair_taken_skip", "en") != word("pair_taken_skip", "zh")
+
+
 def test_the_chinese_reveal_of_a_pair_without_a_speed_up_says_why():
     """Rater audit F4: the Chinese line named both possible reasons whatever the pair's was; the English gave it."""
     from evalkit.rating.queue import Reveal

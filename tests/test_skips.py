@@ -659,3 +659,32 @@ def test_every_look_of_a_study_with_a_later_pool_a_give_up_a_gold_set_aside_and_
     roster.revoke(db, "ann")
     add_bench(db, speedup=1.0, extra_memory_mb=5000, seed=7)
     assert agree() == before
+
+
+def test_a_skip_of_a_pair_others_filled_while_it_was_on_screen_is_refused_and_counted_nowhere(tmp_path):
+    """Statistics audit, 2026-12-06 (round 2): a skip of a pair closed by its quota alone (others rated it while it
+    was on the rater's screen) was stored, though no look waits for the pair and her skip chose none of its raters:
+    the Results' and the report's skips, her progress line and her bar to the results counted it. It is refused as a
+    rating of a full pair is (PairTaken, nothing stored). The look loses nothing: her hold, let go unrated, still marks
+    the pair passed over, as the README's "skipped, or let her hold go unrated" says."""
+    from evalkit.rating.queue import PairTaken, progress, results_open
+
+    db = _pool(tmp_path)
+    truth = _truth(db)
+    view = next_pair(db, "ann", APP.ratings_per_pair)  # on ann's screen
+    a, b, _differ, _d = truth[view.pair_id]
+    submit_rating(db, APP, RatingInput(view.pair_id, "bob", a, b, "tie"))  # bob fills it meanwhile (one wanted)
+    before = db.execute("SELECT COUNT(*) FROM ratings").fetchone()[0]
+    with pytest.raises(PairTaken, match="your skip was not stored"):
+        skip_pair(db, APP, "ann", view.pair_id, "cannot judge it")
+    assert db.execute("SELECT COUNT(*) FROM ratings").fetchone()[0] == before
+    assert int(aggregate(db).tables["counts"]["skips"].iloc[0]) == 0
+    assert progress(db, "ann", APP.ratings_per_pair).skipped == 0
+    assert "skipped" not in results_open(db, "ann", APP.ratings_per_pair, skip_allowance=0)[1]
+    now = load_ratings(db)
+    assert now.passed_over[now.pair_ids.index(view.pair_id)]  # her hold let go marks it, skip or none
+    # a skip of an open pair is stored as before
+    other = next_pair(db, "ann", APP.ratings_per_pair)
+    assert other is not None and other.pair_id != view.pair_id
+    skip_pair(db, APP, "ann", other.pair_id, "cannot judge it")
+    assert int(aggregate(db).tables["counts"]["skips"].iloc[0]) == 1

@@ -286,8 +286,8 @@ WHERE NOT EXISTS (SELECT 1 FROM ratings x WHERE x.pair_id = last.pid AND x.rater
 
 # The same two flags as spans of the rating-id axis, per pair: (pair rowid, from, until; NULL: not yet ended), so that
 # the frozen decision's history reads each as it stood at a look's point (RatingHistory.as_of), never as now: a skip
-# stored after the decision (skip_pair refused none then; it refuses a decided study's pair now, not a pair closed
-# by its quota) flipped a set-aside pair to "at the worst" in the
+# stored after the decision (skip_pair refused none then; it refuses every closed pair now) flipped a set-aside pair
+# to "at the worst" in the
 # replay, the report's notes and the export (statistics audit, 2026-12-06). A hold is shown while its pair is open,
 # so every hold on a pair a look reads (complete, or full before the gold check's exclusions) was shown before the
 # look's point: only its end, the holder's own rating, is placed. Kept from a rater: from the pair's first rating after

@@ -700,6 +700,9 @@ def _insert(db, row: dict, quota: int | None = None, share: int = 0) -> int:
                           "needed, and your answers were not stored", "thank you: there is nothing left to rate "
                           "in this study") from e
     except PairFull as e:
+        if row.get("kind") == "skip":
+            raise PairTaken("other raters finished this pair while you were working; your skip was not stored (the "
+                            "pair needs nothing more)", "ask for another pair") from e
         raise PairTaken(
             f"this pair already has its {e.quota} ratings (other raters finished it while you were "
             "working); your answers were not stored", "ask for another pair") from e

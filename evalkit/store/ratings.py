@@ -136,7 +136,8 @@ def insert_rating(db, row: dict, quota: int | None = None, share: int | None = N
     (results_seen, written by rating.queue.note_results_seen) is stored with blind = 0: kept, never counted, and it
     fills no quota.
 
-    A skip of a pair whose study is decided raises StudyDecided too: nothing is stored.
+    A skip of a pair whose study is decided raises StudyDecided too, and one of a pair closed by its quota PairFull:
+    nothing is stored.
 
     A rating (not a correction or a skip) of a pair whose hold on it was displaced (HoldDisplaced: claim_pair's
     `displace`) is refused under the same lock: the rater served the pair in good faith can always store hers."""
@@ -157,6 +158,12 @@ def insert_rating(db, row: dict, quota: int | None = None, share: int | None = N
             # a skip of a decided study's pair says nothing a look could use, and a row stored after the decision
             # is one more thing every reader must date (aggregate.data reads passed-over pairs as of each look)
             raise StudyDecided(row["pair_id"], quota)
+        if row.get("kind") == "skip" and db.conn.execute(
+                "SELECT 1 FROM closed_pairs WHERE pair_id = ?", [row["pair_id"]]).fetchone():
+            # closed by its quota while on her screen: others rated it, so no look waits for it and no rater was
+            # chosen by her skip; stored, it counted as one in the Results, the rater's skips and her results' bar
+            raise PairFull(row["pair_id"], db.conn.execute("SELECT wanted_ratings FROM pairs WHERE id = ?",
+                                                          [row["pair_id"]]).fetchone()[0] or quota)
         if share and row.get("kind") == "rating" and row.get("supersedes") is None:
             given = db.conn.execute(RATER_STUDY_RATINGS, {"rater": row["rater"], "pair": row["pair_id"]}).fetchone()[0]
             if given >= share:

@@ -1057,6 +1057,8 @@ class RateHandlers:
                 skip_pair(db, self.app, rater, s.pair_id, reason, client_token=s.token)
             except StudyClosed:  # decided while the pair was on her screen: nothing stored, nothing left to rate
                 return self.pair_screen(db, s, said("study_decided_skip"), _page(request))
+            except PairTaken:  # others filled it while it was on her screen: nothing stored, the next pair
+                return self.pair_screen(db, s, said("pair_taken_skip"), _page(request))
             return self.pair_screen(db, s, said("skipped"), _page(request))
 
     def poll(self, s: Session, stored: str, request: gr.Request | None, prep_html, timer, tabs=None,

@@ -154,6 +154,8 @@ WORDS: dict[str, dict[str, str]] = {
     "pair_taken": {"zh": "其他评分者在你作答期间已评完这一对，你的答案未保存。请按**下一对**继续。",
                    "en": "Other raters finished this pair while you were working; your answers were not stored. "
                          "Press **Next pair** for another pair."},
+    "pair_taken_skip": {"zh": "其他评分者在你作答期间已评完这一对，这次跳过未保存。",
+                        "en": "Other raters finished this pair while you were working; your skip was not stored."},
     "study_decided_pair": {"zh": "你作答期间，本研究已在一次预定的查看中得出结论：不再需要评分，你的答案未保存。谢谢！",
                            "en": "The study reached its decision at one of its planned looks while you were working on "
                                  "this pair: no more ratings are needed, and your answers were not stored. Thank you!"},
