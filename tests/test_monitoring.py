@@ -13,6 +13,7 @@ from evalkit.aggregate.verdict import INTERIM
 from evalkit.errors import EvalkitError
 from evalkit.store import open_db
 from evalkit.study.gate import frozen_values, parse_gate
+from evalkit.task.criteria import CRITERIA, title
 from evalkit.study.monitoring import describe, look_levels, look_sizes
 from evalkit.study.synthetic import SyntheticStudy, build_study, gate_file_text
 from evalkit.stats.descriptive import z_for
@@ -320,3 +321,54 @@ def test_a_criterion_passes_only_at_a_look_with_the_raters_the_claim_needs():
     assert went.look.index == 3 and went.rows[0]["passed_at_look"] is None  # never passed: no KEEP can rest on it
     these = walk(dict(values, claim="these raters"), state, analyse, decide_look)
     assert these.rows[0]["passed_at_look"] == 1  # no rater minimum for a claim about these raters
+
+
+def test_a_pass_at_an_earlier_look_on_fewer_raters_is_claimed_for_those_raters_only(tmp_path):
+    """Sceptic's audit, 2026-12-06 (round 2): with a claim about these raters, a criterion that passed at an early look
+    stays passed, and a KEEP at a later look said it held "for these 6 raters only" although 4 of them joined after
+    that pass and never judged it: their own effects, which the claim is about, were in no interval of it. The
+    verdict (its fidelity reason and the claim sentence, in both languages) now names the look and its raters for
+    such a criterion. A real study through the queue: ann and bob rate the first look's pairs, four raters the rest."""
+    from itertools import cycle
+
+    from evalkit.aggregate.data import load_ratings
+    from evalkit.aggregate.verdict import complete_count
+    from evalkit.config import AppConfig
+    from evalkit.rating.queue import RatingInput, next_pair, submit_rating
+    from evalkit.ui.results import verdict_markdown
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=300, margin=0.2, min_ratings_per_pair=1, second_rating_share=0,
+                                   claim="these raters", ppi="off", monitoring="group sequential", look_every=100),
+                    encoding="utf-8")
+    db = open_db(tmp_path / "joined.db")
+    build_study(db, SyntheticStudy(pairs=0, unrated_pairs=320, raters_per_pair=1, raters=2, pass_rate=0.97,
+                                   drops={"schedule": 0.09}, prescreen_accuracy=1.0, queue_order=True,
+                                   gate_path=str(gate), seed=3))
+    passed = {(g, c): p for g, c, p in db.execute("SELECT generation_id, criterion, passed FROM prescreen")}
+    truth = {pid: ({c: "pass" if passed[(a, c)] else "fail" for c in CRITERIA},
+                   {c: "pass" if passed[(b, c)] else "fail" for c in CRITERIA})
+             for pid, a, b in db.execute("SELECT id, a_generation_id, b_generation_id FROM pairs WHERE kind = 'study'")}
+    app = AppConfig(ratings_per_pair=1)
+
+    def rate(raters, until):
+        for rater in cycle(raters):
+            if until() or (view := next_pair(db, rater, 1)) is None:
+                return
+            submit_rating(db, app, RatingInput(view.pair_id, rater, *truth[view.pair_id], "tie"))
+
+    rate(["ann", "bob"], lambda: complete_count(load_ratings(db), 1) >= 100)  # the first look, theirs alone
+    rate(["cat", "dan", "eve", "fay"], lambda: False)
+    agg = aggregate(db)
+    rows = {r["criterion"]: r for r in agg.verdict.fidelity}
+    early = [c for c, r in rows.items() if r.get("passed_at_look") == 1]
+    assert agg.verdict.decision == "KEEP" and agg.verdict.look["index"] > 1, agg.verdict.label
+    assert early and "schedule" not in early  # the dropping criterion passed later, on every rater's answers
+    assert all(rows[c]["passed_raters"] == 2 for c in early) and rows["schedule"]["raters"] == 6
+    fidelity = next(c for c in agg.verdict.conditions if c.name == "fidelity").reason
+    for c in early:
+        assert f"{title(c)} (look 1, on 2 raters' answers)" in fidelity, fidelity
+        assert f"{title(c)} (look 1, 2 raters)" in agg.verdict.claim, agg.verdict.claim
+        assert f"{title(c, 'zh')}（第 1 次查看，2 位评分者）" in verdict_markdown(agg, "zh")
+        assert f"{title(c, 'zh')}（第 1 次查看，2 位评分者的答案）" in verdict_markdown(agg, "zh")
+    assert "for these 6 raters only" in fidelity and "claimed for those raters only" in agg.verdict.claim

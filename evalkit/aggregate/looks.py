@@ -66,6 +66,7 @@ def walk(values: dict, state, analyse, decide_look) -> Walk | None:
     from ..study.gate import enough_raters
 
     passed: dict[str, int] = {}
+    passed_raters: dict[str, int] = {}  # the raters of the look a criterion passed at (the claim about these raters)
     last = None
     for look in schedule(values):
         got = state(look)
@@ -81,9 +82,11 @@ def walk(values: dict, state, analyse, decide_look) -> Walk | None:
             # a pass there would stay passed (sequential audit, 2026-12-04: a stored KEEP rested on a look of 4 raters)
             if r["ok"] and r["criterion"] not in passed and enough_raters(r, values):
                 passed[r["criterion"]] = look.index
+                passed_raters[r["criterion"]] = int(r["raters"])
             r["look"] = look.index
             r["look_level"] = look.level
             r["passed_at_look"] = passed.get(r["criterion"])
+            r["passed_raters"] = passed_raters.get(r["criterion"])
         verdict = decide_look(rows, decided, ratings, look, context)
         last = Walk(look, rows, verdict, sample, decided, context)
         if not verdict.interim:

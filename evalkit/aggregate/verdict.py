@@ -60,15 +60,32 @@ class Verdict:
                 "look": self.look, "notes": self.notes}
 
 
-def claim_statement(gate_values: dict, raters: int | None) -> str:
-    """The sentence every verdict carries: whom the quality claim covers, and what it does not."""
+def claim_statement(gate_values: dict, raters: int | None, rows: list[dict] | None = None) -> str:
+    """The sentence every verdict carries: whom the quality claim covers, and what it does not. `rows`: the deciding
+    look's criteria, for those that passed at an earlier look on fewer raters (narrower_passes)."""
     who = (f"these {raters} raters" if raters and raters > 1 else "this 1 rater" if raters else "the raters who rate")
     if gate_values.get("claim", GENERAL) == GENERAL:
         return (f"The quality claim is about raters in general, raters like {who}: differences between raters, "
                 "also in how they judge each path, are in every criterion's interval. It is about these prompts and "
                 "this pair pool, not other tasks.")
+    narrower = narrower_passes(gate_values, rows or [], raters)
     return (f"The quality claim is about {who} only (gate claim = \"these raters\"): other raters may judge the "
-            "paths differently. It is about these prompts and this pair pool, not other tasks.")
+            "paths differently. It is about these prompts and this pair pool, not other tasks."
+            + (" A criterion that passed at an earlier look, on the answers of fewer raters, is claimed for those "
+               "raters only (a pass stays, but raters who joined later never judged it): "
+               + ", ".join(f"{title(r['criterion'])} (look {r['passed_at_look']}, {r['passed_raters']} raters)"
+                           for r in narrower) + "." if narrower else ""))
+
+
+def narrower_passes(gate_values: dict, rows: list[dict], raters: int | None) -> list[dict]:
+    """For a claim about these raters: the criteria that passed at an earlier look (a pass stays, looks.walk) on fewer
+    raters than the deciding look's `raters`. Their raters' fixed effects are the claim's, so the pass is about those
+    raters, not about raters who joined after it (a claim about raters in general samples raters, and needs
+    min_raters at the passing look)."""
+    if gate_values.get("claim", GENERAL) == GENERAL or not raters:
+        return []
+    return [r for r in rows if r.get("passed_at_look") and r.get("passed_at_look") != r.get("look")
+            and r.get("passed_raters") is not None and int(r["passed_raters"]) < raters]
 
 
 # what a LEGACY value means where its number alone does not say it
@@ -717,8 +734,10 @@ def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs
                       f"lowest: {interval_text(worst, fidelity_level(worst, conf))}")
             ok = None
         elif ok:
-            earlier = [f"{title(r['criterion'])} (look {r['passed_at_look']})" for r in fidelity
-                       if r.get("passed_at_look") and r.get("passed_at_look") != r.get("look")]
+            fewer = {r["criterion"] for r in narrower_passes(g, fidelity, raters)}
+            earlier = [f"{title(r['criterion'])} (look {r['passed_at_look']}"
+                       + (f", on {r['passed_raters']} raters' answers" if r["criterion"] in fewer else "") + ")"
+                       for r in fidelity if r.get("passed_at_look") and r.get("passed_at_look") != r.get("look")]
             reason = ((f"{who}: every criterion has passed{at}: its lower end at or above -{margin:.3f} (margin) at "
                        f"this look, or at an earlier one, where a pass stays (sequential looks): {', '.join(earlier)}"
                        if earlier else
@@ -791,5 +810,5 @@ def decide(gate_values: dict | None, fidelity: list[dict], speed, complete_pairs
     raters = max((int(r["raters"]) for r in fidelity), default=None)
     from .ppi import sentence
 
-    return Verdict(decision, interim, label, conditions, fidelity, g, claim=claim_statement(g, raters),
+    return Verdict(decision, interim, label, conditions, fidelity, g, claim=claim_statement(g, raters, fidelity),
                    ppi=sentence(fidelity, g.get("ppi") == "on", g.get("margin")), look=look.to_json() if look is not None else None)

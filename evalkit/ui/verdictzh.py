@@ -5,7 +5,7 @@ ways to read it, so the Chinese can never say something the decision did not."""
 
 from __future__ import annotations
 
-from ..aggregate.verdict import unjudged
+from ..aggregate.verdict import narrower_passes, unjudged
 from ..study.gate import GENERAL, enough_raters
 from ..task.criteria import title
 
@@ -21,12 +21,16 @@ def _n(x: float) -> str:
     return f"{x:+.3f}".replace("-", "−")
 
 
-def claim_zh(gate: dict, raters: int | None) -> str:
+def claim_zh(gate: dict, raters: int | None, rows: list[dict] | None = None) -> str:
     """Whom the decision covers, as verdict.claim_statement says it in English."""
     who = f"这 {raters} 位" if raters else "这些"
     if gate.get("claim", GENERAL) == GENERAL:
         return f"结论针对一般评分者（以{who}评分者为样本：换一批同类评分者，结论仍应成立）"
-    return f"结论只针对{who}评分者（别的评分者可能对两条路径判断不同）"
+    narrower = narrower_passes(gate, rows or [], raters)
+    return f"结论只针对{who}评分者（别的评分者可能对两条路径判断不同）" + (
+        "。在更早的查看中、由较少评分者的答案通过的标准，结论只针对那次查看的评分者（通过保持有效，但之后加入的评分者没有评判过它）："
+        + "、".join(f"{title(r['criterion'], 'zh')}（第 {r['passed_at_look']} 次查看，{r['passed_raters']} 位评分者）"
+                   for r in narrower) if narrower else "")
 
 
 def _fidelity(v, g: dict) -> str:
@@ -49,7 +53,9 @@ def _fidelity(v, g: dict) -> str:
     open_rows = [r for r in judged if not r.get("passed_at_look")]
     below = [title(r["criterion"], "zh") for r in open_rows if r["ci_high"] < -margin - 1e-12]
     short = [title(r["criterion"], "zh") for r in open_rows if r["ci_low"] < -margin]
-    earlier = [f"{title(r['criterion'], 'zh')}（第 {r['passed_at_look']} 次查看）" for r in judged
+    fewer = {r["criterion"] for r in narrower_passes(g, judged, raters)}
+    earlier = [f"{title(r['criterion'], 'zh')}（第 {r['passed_at_look']} 次查看"
+               + (f"，{r['passed_raters']} 位评分者的答案" if r["criterion"] in fewer else "") + "）" for r in judged
                if r.get("passed_at_look") and r.get("passed_at_look") != r.get("look")]
     if earlier:
         missing += f"；在更早的查看中已通过、按序贯查看的规则保持通过：{'、'.join(earlier)}"
@@ -209,7 +215,7 @@ def verdict_zh(agg) -> list[str]:
         lines += ["_这是中期查看，不是结论：计划样本评完（或在允许的查看点上已有定论）之前，结论不成立。_", ""]
     raters = max((int(r["raters"]) for r in v.fidelity), default=None)
     if g:
-        lines += [f"_{claim_zh(g, raters)}_", ""]
+        lines += [f"_{claim_zh(g, raters, v.fidelity)}_", ""]
     detail = {"planned sample": lambda c: _planned(c, g), "speed-up": lambda c: _speed(agg, g),
               "fidelity": lambda c: _fidelity(v, g), "memory": lambda c: _memory(agg, g),
               "gate": lambda c: "没有冻结的发布门槛（先运行 `evalkit study`）"}
