@@ -33,8 +33,10 @@ def test_report_is_self_contained_html_with_plots_and_verdict(db, tmp_path):
 def test_report_escapes_the_text_it_shows(db, tmp_path):
     """Markup in text the report does show (the frozen gate's text) arrives escaped, and rater text (a name, a skip reason) does not arrive at all. The escaped forms are
     asserted too, so the test fails if escaping is turned off rather than passing because nothing got through."""
+    from apphelpers import skip_of_before
+
     from evalkit.config import AppConfig
-    from evalkit.rating.queue import skip_pair
+    from evalkit.rating.queue import PairTaken, skip_pair
 
     evil = "<script>alert(1)</script>"
     exp_id, gate_json = db.execute(
@@ -43,7 +45,11 @@ def test_report_escapes_the_text_it_shows(db, tmp_path):
     gate["text"] += f"\n# {evil}\n"
     db.execute("UPDATE experiments SET gate_json = ? WHERE id = ?", [json.dumps(gate), exp_id])
     pid = db.execute("SELECT id FROM pairs LIMIT 1").fetchone()[0]
-    skip_pair(db, AppConfig(), "mallory<b>x</b>", pid, "<img src=x onerror=alert(2)>")
+    # every pair of the fixture is rated in full, and a skip of a closed pair is refused (tests/test_skips.py): the
+    # row goes in as a database written before the refusal holds it
+    with pytest.raises(PairTaken):
+        skip_pair(db, AppConfig(), "mallory<b>x</b>", pid, "<img src=x onerror=alert(2)>")
+    skip_of_before(db, "mallory<b>x</b>", pid, "<img src=x onerror=alert(2)>")
     page = build_report(db, tmp_path / "r2").read_text(encoding="utf-8")
     assert "<script>alert" not in page and "<img src=x" not in page and "<b>x</b>" not in page
     escaped = "&lt;script&gt;alert(1)&lt;/script&gt;"
