@@ -130,6 +130,33 @@ def test_a_benchmark_with_a_failed_worker_says_its_figures_rest_on_part_of_the_p
                for n in agg.notes)
 
 
+def test_an_odd_speed_rounds_is_refused_for_a_new_study_and_a_stored_one_still_reads(tmp_path, monkeypatch):
+    """Speed audit, 2026-12-06: ABBA balances which path starts first over pairs of rounds only, and a gate could set
+    an odd speed_rounds, which a note then flagged at aggregate time. A gate file is now refused with it wherever it is
+    set for a new study (here: the pool that freezes it); a study frozen with one before the refusal still reads, the
+    note saying how the deciding rounds start."""
+    import evalkit.study.gate as gates
+    from evalkit.errors import EvalkitError
+    from evalkit.study.synthetic import SyntheticStudy, add_bench, build_study, gate_file_text
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=100, margin=0.15, speed_rounds=3))
+    spec = SyntheticStudy(pairs=20, raters_per_pair=3, raters=12, seed=1, gate_path=str(gate))
+    with pytest.raises(EvalkitError, match="speed_rounds = 3 is odd") as e:
+        build_study(open_db(tmp_path / "new.db"), spec)
+    assert "set speed_rounds to an even number, e.g. 4" in e.value.fix
+    assert gates.parse_gate("speed_rounds = 4\n", "g").speed_rounds == 4
+    monkeypatch.setattr(gates, "_check_rounds_even", lambda *a: None)  # frozen by a version before the refusal
+    db = open_db(tmp_path / "s.db")
+    build_study(db, spec)
+    monkeypatch.undo()
+    add_bench(db, speedup=2.0, seed=5)
+    agg = aggregate(db)
+    assert agg.speed.rounds == agg.speed.rounds_planned == 3 and agg.speed.rounds_further == 1
+    assert any("3 deciding benchmark round(s): the paths start in the given order in 2 and reversed in 1" in n
+               for n in agg.notes)
+
+
 def bench_rows(rng, speedup: float, rounds: int, drift: float, noise: float = 0.02, prompts: int = 3, reps: int = 3,
                assisted_tokens: int = 100) -> list[dict]:
     """A benchmark's timed runs: each round starts every path in a fresh process whose state (memory placement, the

@@ -233,7 +233,21 @@ def parse_gate(text: str, source: str, frozen: bool = False) -> Gate:
                            "set those two keys, or use monitoring = \"group sequential\" (any claim, with PPI)")
     if not frozen:
         _check_planned(gate, source)
+        _check_rounds_even(gate, source)
     return gate
+
+
+def _check_rounds_even(gate: Gate, source: str) -> None:
+    """An odd speed_rounds refused where a gate is set for a new study: a benchmark's ABBA rounds start the paths in
+    each order over pairs of rounds only, so an odd count lets one order decide once more, and a drift in the
+    machine's speed could favour the path it starts first (speed audit, 2026-12-06). A gate a study froze with an odd
+    count before this check is read again as it was (frozen), and the aggregate notes the imbalance."""
+    if gate.speed_rounds % 2:
+        raise EvalkitError(f"gate file {source}: speed_rounds = {gate.speed_rounds} is odd: a benchmark's rounds swap "
+                           "which path starts first (ABBA), balanced over pairs of rounds only, so the deciding rounds "
+                           "would start one path first once more, and a drift in the machine's speed could favour it",
+                           f"set speed_rounds to an even number, e.g. {gate.speed_rounds + 1} "
+                           "(and `evalkit bench --rounds` even, as it must be)")
 
 
 def _check_planned(gate: Gate, source: str) -> None:
