@@ -307,6 +307,50 @@ def test_the_pool_warms_both_paths_up_untimed_and_lets_them_take_turns_going_fir
     assert [item[0][0] for item in items].count("assisted") == len(items) // 2  # each path first in half the pairs
 
 
+def test_the_report_and_card_say_whether_the_pool_s_timed_runs_were_warmed_up(make_config, tmp_path):
+    """Speed audit, 2026-12-06: the pool has warmed both paths up untimed and let them take turns going first since
+    c2d2d33, but nothing stored said so, and a pool made before (no warm-up, ordinary always first) showed its figure
+    alike. The pool's experiment now records it (its note, study.pairs.WARMED_UP), and wherever the pool's figure is
+    shown (the speed-up's source in the verdict, the report's line and plot, the card's figure and protocol, the
+    Chinese verdict) it says which it had."""
+    from click.testing import CliRunner
+
+    from evalkit.aggregate import aggregate
+    from evalkit.cli import cli
+    from evalkit.publish.export import protocol_markdown
+    from evalkit.publish.provenance import build_provenance
+    from evalkit.publish.report import build_report
+    from evalkit.store import open_db
+    from evalkit.ui.results import verdict_markdown
+
+    cfg = make_config(**{"pool.prompts": ["writing-01", "writing-02"], "pool.gold_rate": 0.0,
+                         "decoding.max_new_tokens": 4})
+    r = CliRunner().invoke(cli, ["generate", "--config", str(cfg), "--db", str(tmp_path / "p.db"), "--samples", "2"])
+    assert r.exit_code == 0, r.output
+    db = open_db(tmp_path / "p.db")
+    pool = db.execute("SELECT id FROM experiments WHERE kind = 'pool'").fetchone()[0]
+
+    def shown(where: str):
+        agg = aggregate(db)
+        assert agg.speed.source.startswith("pair pool")
+        card = build_provenance(db, agg)
+        figure = next(f for f in card.figures if f.name == "speed-up").value
+        page = build_report(db, tmp_path / where, agg).read_text(encoding="utf-8")
+        return agg, [figure, page, protocol_markdown(agg.speed), verdict_markdown(agg)], verdict_markdown(agg, "zh")
+
+    agg, english, zh = shown("now")
+    assert agg.speed.pools_unwarmed == []
+    assert all("each path warmed up untimed first, the paths taking turns going first" in t for t in english)
+    assert "两条路径先各做一次不计时的预热，并轮流先运行" in zh and "没有记录不计时的预热" not in zh
+    db.execute("UPDATE experiments SET note = '' WHERE id = ?", [pool])  # as a pool made before c2d2d33 stores it
+    db.conn.commit()
+    agg, english, zh = shown("before")
+    assert agg.speed.pools_unwarmed == [pool]
+    assert all(f"no untimed warm-up recorded for pool {pool}" in t and "warmed up untimed first" not in t
+               for t in english)
+    assert f"配对池 {pool} 没有记录不计时的预热" in zh
+
+
 def test_both_bench_processes_warm_their_target_alike_before_the_timed_runs(make_config, monkeypatch):
     """Sceptic audit, 2026-12-06: the ordinary worker measured the target's cost per token alone (three more
     generate() calls) between its warm-up and its timed runs, so its target had run more calls than the assisted

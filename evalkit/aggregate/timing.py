@@ -78,6 +78,9 @@ class Speed:
     # the placements seen, or data.UNRECORDED; '' where it can. Then speed and memory are not judged
     device_unknown: str = ""
     pool_id: int | None = None  # the study's first pool, which device_unknown is about
+    # a figure from the pool's single runs: the pools among them that recorded no untimed warm-up of both paths
+    # (study.pairs.WARMED_UP; made before evalkit ran one), [] where every one did; None for a benchmark's figure
+    pools_unwarmed: list[int] | None = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -121,7 +124,7 @@ def _runs(db, study_id: int | None = None, before: str | None = None, speed_roun
         rows, rounds = _deciding(db, rows, ids, speed_rounds)
         return rows, "benchmark", ids, notes + _order_imbalance(rows), rounds
     pool_rows = list(db.query(
-        f"""SELECT p.id AS pair, p.prompt_id, g.path, g.new_tokens, g.stop_reason, g.generate_seconds AS seconds,
+        f"""SELECT p.id AS pair, p.experiment_id, p.prompt_id, g.path, g.new_tokens, g.stop_reason, g.generate_seconds AS seconds,
                   g.new_tokens / g.generate_seconds AS tokens_per_second, g.device, g.token_hash, g.peak_rss_mb,
                   g.draft_proposed, g.draft_accepted
            FROM pairs p JOIN generations g ON g.id IN (p.ordinary_generation_id, p.assisted_generation_id)
@@ -208,10 +211,11 @@ def bench_basis(speed) -> str:
     kind they ran on where the gate fixes it (', on cpu'), and the rounds measured after the deciding ones ('; 4 further rounds measured (benchmark 9), not deciding')."""
     single = getattr(speed, "experiment_id", None)
     ids = getattr(speed, "benchmark_ids", None) or ([single] if single is not None else [])
+    warm = f"; {w}" if (w := warmup_words(speed)) else ""
     if speed.source == POOL_SOURCE and getattr(speed, "bench_only", False):
-        return f"{POOL_SOURCE}, reported, not deciding"
+        return f"{POOL_SOURCE}, reported, not deciding{warm}"
     if speed.source != "benchmark" or not ids:
-        return str(speed.source)
+        return str(speed.source) + warm
     rounds = getattr(speed, "rounds", 0)
     if len(ids) == 1:
         text = f"benchmark {ids[0]}" + (f", {rounds} rounds" if rounds else "")
@@ -331,6 +335,8 @@ def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None,
                   deploy_device=deployment_device(db, pool := study_pool(db, study_id), speed_device),
                   device_unknown=unknown_device(db, pool, speed_device), pool_id=pool["id"] if pool else None,
                   memory_benchmark_ids=list(bench_ids) if memory is not None else [])
+    if source == POOL_SOURCE:
+        speed.pools_unwarmed = _unwarmed(db, {r["experiment_id"] for r in rows})
     if speed.fallback_runs and source == "benchmark":
         speed.deployed_speedup, speed.deployed_ci95 = _deployed(rows, tolerance)
     if speed.fallback_runs:
@@ -390,6 +396,27 @@ def _failed_workers_of(db, bench_id: int) -> list[str]:
     return [f"{failed} of benchmark {bench_id}'s {total} worker processes failed (their errors are in "
             "bench_processes): its figures rest on the others' runs only, not the whole protocol; run `evalkit bench` "
             "again"]
+
+
+def _unwarmed(db, pool_ids: set[int]) -> list[int]:
+    """The pools (of those timed) whose runs had no untimed warm-up of both paths: their note is not WARMED_UP."""
+    from ..study.pairs import WARMED_UP
+
+    return sorted(i for i in pool_ids if db.execute("SELECT note FROM experiments WHERE id = ?", [i]).fetchone()[0]
+                  != WARMED_UP)
+
+
+def warmup_words(speed) -> str:
+    """Whether the pool's timed runs had the untimed warm-up of both paths, for wherever its figure is shown ('' for
+    a benchmark's figure, or a decision frozen before this was kept)."""
+    cold = getattr(speed, "pools_unwarmed", None)
+    if cold is None or speed.source != POOL_SOURCE:
+        return ""
+    if not cold:
+        return "each path warmed up untimed first, the paths taking turns going first"
+    return (f"no untimed warm-up recorded for pool{'s' if len(cold) > 1 else ''} {', '.join(map(str, cold))} (made "
+            "before evalkit ran one: the process's first call, an ordinary run, carried its one-time costs, and "
+            "ordinary always ran first)")
 
 
 def _pool_ids(db, study_id: int | None) -> list[int]:

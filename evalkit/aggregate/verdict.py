@@ -617,13 +617,14 @@ def _on_device(speed) -> str:
 
 def _pool_figure(speed) -> str:
     """The pool's single runs' figure where it stands in for the missing benchmark: reported, not deciding."""
-    from .timing import POOL_SOURCE
+    from .timing import POOL_SOURCE, warmup_words
 
     if speed.source != POOL_SOURCE or speed.speedup is None:
         return ""
     ci = speed.speedup_ci95
+    warm = f" ({w})" if (w := warmup_words(speed)) else ""
     return (f"; the pair pool's single runs measure {ratio_text(speed.speedup)}"
-            + (f" (95% CI lower end {ratio_text(ci[0])})" if ci else "") + ", reported, not deciding: the gate "
+            + (f" (95% CI lower end {ratio_text(ci[0])})" if ci else "") + warm + ", reported, not deciding: the gate "
             "(speed_source = \"benchmark\") decides on benchmark rounds only, fixed before anyone looked, so a "
             "benchmark run after seeing the pool's figure is no second look")
 

@@ -40,6 +40,10 @@ log = logging.getLogger(__name__)
 
 # Identical pairs, decided without raters: the one definition is generation/speed.IDENTICAL_PAIR.
 IDENTICAL = IDENTICAL_PAIR
+# A pool experiment's note since its processes warm both paths up untimed and let them take turns going first
+# (warm_up, _run_item): a pool made before has no such note, and its timings carry the process's one-time costs on
+# an ordinary run that always went first; the aggregate, report and card say which the pool's figure rests on.
+WARMED_UP = "pool: one untimed call of each path before the timed runs; the paths take turns going first"
 _WITHHELD = WITHHELD.format(p="p.")  # pairs no rater is served (revealed_copies)
 
 
@@ -408,7 +412,7 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
             merge_shards(db, db_path, resume)  # what an interrupted run left in its shards
             exp_id = resume
         else:
-            exp_id = insert_experiment(db, "pool", cfg.to_dict(), compat, gate=gate, new_study=new_study,
+            exp_id = insert_experiment(db, "pool", cfg.to_dict(), compat, note=WARMED_UP, gate=gate, new_study=new_study,
                                        first_sample=first, pool_samples=samples, sample_seed=base)
             if created is not None:
                 created.append(exp_id)

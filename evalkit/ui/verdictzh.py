@@ -83,7 +83,7 @@ def _basis_zh(s) -> str:
     ids = getattr(s, "benchmark_ids", None) or []
     if s.source == POOL_SOURCE:  # timing.bench_basis: the pool's runs, deciding only under a gate of old
         return ("（配对池的单次运行，不是基准测试协议" + ("；仅供参考，不参与判定" if getattr(s, "bench_only", False) else "")
-                + "）")
+                + _warmup_zh(s) + "）")
     if s.source != "benchmark" or not ids:
         return ""
     rounds = f"，共 {s.rounds} 轮" if getattr(s, "rounds", 0) else ""
@@ -95,6 +95,17 @@ def _basis_zh(s) -> str:
     return f"（{len(ids)} 次基准测试：{', '.join(map(str, ids))}{rounds}{further}）"
 
 
+def _warmup_zh(s) -> str:
+    """timing.warmup_words, in Chinese: whether the pool's timed runs had the untimed warm-up of both paths."""
+    cold = getattr(s, "pools_unwarmed", None)
+    if cold is None:
+        return ""
+    if not cold:
+        return "；两条路径先各做一次不计时的预热，并轮流先运行"
+    return (f"；配对池 {', '.join(map(str, cold))} 没有记录不计时的预热（在 evalkit 加入预热之前生成：进程的首次调用，"
+            "即一次 ordinary 运行，承担了一次性开销，且 ordinary 总是先运行）")
+
+
 def _pool_zh(s) -> str:
     """verdict._pool_figure, in Chinese: the pool's figure shown while the benchmark rounds are missing."""
     from ..aggregate.timing import POOL_SOURCE
@@ -104,7 +115,7 @@ def _pool_zh(s) -> str:
         return ""
     ci = s.speedup_ci95
     return (f"；配对池单次运行测得 {ratio_text(s.speedup)}×"
-            + (f"（95% 置信区间下限 {ratio_text(ci[0])}）" if ci else "")
+            + (f"（95% 置信区间下限 {ratio_text(ci[0])}）" if ci else "") + _warmup_zh(s)
             + "，仅供参考，不参与判定：门槛（speed_source = \"benchmark\"）只以基准测试的轮次判定，且在查看之前已固定，"
             "因此看过配对池的数字后再运行基准测试不构成第二次查看")
 
