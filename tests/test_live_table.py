@@ -446,6 +446,36 @@ def test_the_first_run_after_loading_says_its_first_path_paid_the_warm_up_and_na
         assert "**This run only, on cpu:" in t and "（设备：cpu）" in t
 
 
+def test_the_live_paths_take_turns_going_first_and_the_table_says_which_ran_first(
+        tiny_models, tmp_path, pool_db, monkeypatch):  # noqa: F811
+    """Live audit, 2026-12-06: after the first run the Live tab always ran ordinary first, so assisted always met a
+    machine ordinary had just warmed on the same prompt (the pool's paths take turns, pair by pair), and the table
+    did not say which ran first. The order now reverses run by run, and the table says it, in both languages."""
+    from apphelpers import write_config
+
+    from evalkit.config import load_config
+    from evalkit.generation import paths
+    from evalkit.ui import build_app
+    from evalkit.ui.session import Session
+
+    calls, real = [], paths._call
+    monkeypatch.setattr(paths, "_call", lambda pair, prompt, seed, path, *a, **kw: calls.append(path) or real(
+        pair, prompt, seed, path, *a, **kw))
+    app = build_app(load_config(write_config(tmp_path / "app.toml", tiny_models)), pool_db)
+    live = next(f for f in app.fns.values() if f.api_name == "live")
+    tables = []
+    for _ in range(3):
+        calls.clear()
+        *_, last = live.fn(Session(), "writing-02", "周五上午系统升级，期间只读。", None)
+        tables.append((list(calls), next(v for k, v in last.items() if getattr(k, "label", None) == "timing table")))
+    assert [c for c, _ in tables] == [["ordinary", "assisted"], ["assisted", "ordinary"], ["ordinary", "assisted"]]
+    for ran, table in tables:
+        assert f"**Order**: {ran[0]}, then {ran[1]}; the paths take turns going first, run by run" in table
+        assert "**运行顺序**：" in table and "各路径逐次轮流先运行" in table
+        rows = [line.split("|")[1].strip() for line in table.splitlines() if line.startswith("| ") and "---" not in line]
+        assert rows[1:] == ran  # the rows in the order the paths ran
+
+
 def test_stop_with_no_run_under_way_leaves_no_stopping_on_the_status_line(tiny_models, tmp_path, pool_db):  # noqa: F811
     """Live audit, 2026-12-05: Stop pressed with no run under way on the page (before the first run, or after one
     ended) wrote "Stopping…" on the status line, and it stayed there, as if a run were hanging. Its one answer (the

@@ -139,6 +139,7 @@ class LiveModels:
         self._starting = threading.Lock()
         self._loading = None  # (thread, progress board or None, box) while the pair loads (or trains) for a Live run
         self.warm = False  # a path has run on the loaded pair: its one-time warm-up is paid
+        self.turn = 0  # the runs started: the paths' order alternates with it (run_order)
 
     @property
     def loaded(self) -> bool:
@@ -426,6 +427,21 @@ def speed_words(path: str, o: GenerationRecord, a: GenerationRecord, tolerance: 
             f"{ratio}; {outputs}{tokens}{cut}")
 
 
+def run_order(names: list[str], turn: int) -> list[str]:
+    """The paths in the order run `turn` takes them: the boxes' order, reversed every other run, so that ordinary
+    runs before each other path in one run and after it in the next, as the pool's paths take turns pair by pair. A
+    path always run second met a machine the first had just warmed on the same prompt (Live audit, 2026-12-06)."""
+    return list(names) if turn % 2 == 0 else list(reversed(names))
+
+
+def order_words(order: list[str]) -> str:
+    """The timing table's line saying which path ran first in this run ('' for fewer than two)."""
+    if len(order) < 2:
+        return ""
+    return (f"**Order**: {', then '.join(order)}; the paths take turns going first, run by run (the next run "
+            f"reverses it) · **运行顺序**：{'，然后'.join(map(zh_name, order))}；各路径逐次轮流先运行（下一次运行顺序相反）")
+
+
 def zh_name(name: str) -> str:
     """A path's short Chinese name, its Chinese label up to the colon ("辅助"): the Chinese half of the status lines
     named paths by their English ids ("正在运行 assisted 路径"), half a label in each language."""
@@ -433,8 +449,10 @@ def zh_name(name: str) -> str:
     return spec.label_zh.split("：")[0] if spec is not None and spec.label_zh else str(name)
 
 
-def timing_table(records: list[GenerationRecord], tolerance: float, batches: str = "", warmed_by: str = "") -> str:
-    """warmed_by: on the first run on freshly loaded models, the path that ran first and paid the one-time warm-up."""
+def timing_table(records: list[GenerationRecord], tolerance: float, batches: str = "", warmed_by: str = "",
+                 order: list[str] = ()) -> str:
+    """warmed_by: on the first run on freshly loaded models, the path that ran first and paid the one-time warm-up;
+    order: the paths in the order they ran (run_order)."""
     lines = ["| path · 路径 | status · 状态 | generate() s · 秒 | new tokens · 新 token 数 | tokens/s · token/秒 | "
              "stop · 停止原因 | draft accepted / proposed · 草稿接受/提议 |",
              "| --- | --- | ---: | ---: | ---: | --- | ---: |"]
@@ -446,6 +464,8 @@ def timing_table(records: list[GenerationRecord], tolerance: float, batches: str
     lines.append(f"**This run only{on}: one streamed run per path is an illustration, not a measurement** (timings of "
                  "single runs vary widely; `evalkit bench` measures, in rounds, with an interval) · "
                  f"**仅此一次运行{on_zh}：演示，不是测量**（单次计时波动很大；请以 `evalkit bench` 的多轮测量及其区间为准）")
+    if said := order_words(list(order)):
+        lines += ["", said]
     if warmed_by:
         # the paths run one after another: the first pays the one-time warm-up (first kernels, caches, allocator), so
         # on the first run after loading every later path looks faster against it than it is
@@ -663,12 +683,14 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
             seed = live_seed()
             cold, warmed_by = not models.warm, ""  # the first path of the first run pays the warm-up
             runnable = available_paths(pair)
+            order = run_order(list(boxes), models.turn)
+            models.turn += 1
             records: list[GenerationRecord] = []
             box_of: list[gr.Textbox] = []  # the box each record belongs in (a fallback: the path that failed)
             texts = {box: "" for box in boxes.values()}  # the final update repeats them for API callers
             missing = []
-            for name, box in boxes.items():
-                spec = registry.get(name)
+            for name in order:
+                box, spec = boxes[name], registry.get(name)
                 if name not in runnable:  # why, and what to change: "not available" alone left a presenter guessing
                     try:  # shown in the box, never raised
                         check_runnable(pair, spec)
@@ -734,7 +756,8 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                         rec.live = True
                     insert_generations(db, shown, exp_id)
                 batches = batch_note(db)
-            timings = timing_table(shown, cfg.bench.length_tolerance, batches, warmed_by)
+            timings = timing_table(shown, cfg.bench.length_tolerance, batches, warmed_by,
+                                   [n for n in order if n not in missing])
             yield texts | {ui.status: note, ui.table: timings}
         except GeneratorExit:
             raise
