@@ -1026,6 +1026,34 @@ def _fall_back_in_two_reps_of_five(db) -> None:
     db.conn.commit()
 
 
+def test_the_card_and_the_speed_line_say_what_the_speed_up_leaves_out(tmp_path):
+    """Speed audit, 2026-12-06: the card printed the speed-up "over N comparable pairs", with no word of the matched
+    pairs whose outputs were not comparable nor of the assisted runs that fell back (both left out, so the figure can
+    rest on a few pairs and overstate what the configuration delivers), and the SPEED line alike. Both now say how
+    many of each were left out and give the speed-up as deployed beside it; nothing is added where none was."""
+    from evalkit.publish.provenance import build_provenance
+
+    def card(agg):
+        return next(f for f in build_provenance(db, agg).figures if f.name == "speed-up").value
+
+    db, _bench = _study_with_a_slow_benchmark(tmp_path, speedup=2.0, extra_memory_mb=100.0)
+    clean = aggregate(db)
+    assert clean.speed.comparable_pairs == clean.speed.matched_pairs and not clean.speed.fallback_runs
+    assert "left out" not in card(clean) and "left out" not in format_text(clean).split("SPEED:")[1].splitlines()[0]
+    _fall_back_in_two_reps_of_five(db)
+    db.execute("UPDATE timing_runs SET new_tokens = new_tokens * 3, stop_reason = 'max_new_tokens' "
+               "WHERE path = 'assisted' AND rep = 2")  # assisted ran on: no longer comparable
+    db.conn.commit()
+    agg = aggregate(db)
+    s = agg.speed
+    apart, fell = s.matched_pairs - s.comparable_pairs, s.fallback_runs
+    assert apart > 0 and fell > 1 and s.deployed_speedup is not None
+    said = (f"{apart} of {s.matched_pairs} matched pairs not comparable (another stop reason, or lengths beyond the "
+            f"tolerance) and {fell} assisted runs that fell back left out; as deployed, each fallback counted at its "
+            "whole wait: ")
+    assert said in card(agg) and said in format_text(agg).split("SPEED:")[1].splitlines()[0]
+
+
 def test_evalkit_bench_gives_the_speed_up_as_deployed_where_assisted_runs_fell_back(tmp_path):
     """Sceptic audit, 2026-12-06: the speed condition weighs the speed-up as deployed where assisted runs fell back,
     but `evalkit bench` printed only the speed-up over assisted's own runs (about 2x here) and a note that the

@@ -412,9 +412,10 @@ def speed_line(speed: Speed) -> str:
                 + (f" [{ratio_text(ci[0])}, {ratio_text(ci[1])}]" if ci else " (no interval)")
                 + (" (zero width: the timings carry no spread, no certainty)" if no_spread(ci) else ""))
 
-    from .timing import without_fallbacks
+    from .timing import left_out_words, without_fallbacks
 
-    text = (f"speed-up over {speed.comparable_pairs} comparable pairs {fig(speed.speedup, speed.speedup_ci95)}; "
+    rest = f" ({w})" if speed.speedup is not None and (w := left_out_words(speed)) else ""
+    text = (f"speed-up over {speed.comparable_pairs} comparable pairs {fig(speed.speedup, speed.speedup_ci95)}{rest}; "
             f"tokens per second, assisted over ordinary, over all {speed.throughput_pairs} matched pairs (no selection "
             f"on length or stop reason{without_fallbacks(speed)}) {fig(speed.throughput_ratio, speed.throughput_ci95)}")
     text += "; the 95% intervals do not overlap" if speed.selection_gap else ""

@@ -237,6 +237,32 @@ def without_fallbacks(speed) -> str:
     return f", excluding the {n} assisted run{'s' if n != 1 else ''} that fell back" if n else ""
 
 
+def left_out_words(speed) -> str:
+    """What the speed-up over comparable pairs leaves out, where it is printed apart from the verdict's reason (the
+    card's figure, the SPEED line): the matched pairs whose outputs were not comparable, and the assisted runs that
+    fell back (never paired, never assisted), with the speed-up as deployed that counts them; '' when nothing was.
+    The card said "over 10 comparable pairs" of 40 matched, with fallbacks, and no word of the rest (speed audit,
+    2026-12-06)."""
+    from ..stats.speedup import ratio_text
+
+    parts = []
+    if (n := (speed.matched_pairs or 0) - (speed.comparable_pairs or 0)) > 0:
+        parts.append(f"{n} of {speed.matched_pairs} matched pairs not comparable (another stop reason, or lengths "
+                     "beyond the tolerance)")
+    if fell := getattr(speed, "fallback_runs", 0) or 0:
+        parts.append(f"{fell} assisted run{'s' if fell != 1 else ''} that fell back")
+    if not parts:
+        return ""
+    text = " and ".join(parts) + " left out"
+    if fell and (deployed := getattr(speed, "deployed_speedup", None)) is not None:
+        ci = getattr(speed, "deployed_ci95", None)
+        text += (f"; as deployed, each fallback counted at its whole wait: {ratio_text(deployed)}x"
+                 + (f" (95% CI {ratio_text(ci[0])} to {ratio_text(ci[1])})" if ci else ""))
+    elif fell:
+        text += ", so it overstates what the assisted configuration delivers"
+    return text
+
+
 def rounds_needed(speed) -> int:
     """The benchmark rounds still missing before the gate's speed_rounds decide (0 once they do, or without a plan;
     without a benchmark, 0 where the pool's runs decide, a gate frozen before speed_source)."""

@@ -398,7 +398,10 @@ def _scope(db, agg, sources: dict[str, list[int]], prompts: list[PromptSource]) 
 
 
 def _figures(agg, sources: dict[str, list[int]], scope: Scope) -> list[Figure]:
-    from ..aggregate.timing import bench_basis, memory_source, without_fallbacks
+    from ..aggregate.timing import bench_basis, left_out_words, memory_source, without_fallbacks
+
+    def rest(sp) -> str:  # what the speed-up leaves out: not comparable, fallbacks
+        return f"; {w}" if (w := left_out_words(sp)) else ""
 
     speed = agg.speed
     v = agg.verdict
@@ -417,7 +420,7 @@ def _figures(agg, sources: dict[str, list[int]], scope: Scope) -> list[Figure]:
         figs.append(Figure("speed-up", None, [], "not measured over comparable outputs"))
     else:
         text = f"{ratio_text(sp)}x" + (f" (95% CI {ratio_text(ci[0])} to {ratio_text(ci[1])})" if ci else "") + \
-            f" over {speed.comparable_pairs} comparable pairs, source: {bench_basis(speed)}"
+            f" over {speed.comparable_pairs} comparable pairs, source: {bench_basis(speed)}{rest(speed)}"
         figs.append(Figure("speed-up", text, sources["speed"]))
     now = getattr(agg, "speed_now", None)
     if getattr(agg, "frozen", None) is not None and now is not None:
@@ -427,7 +430,8 @@ def _figures(agg, sources: dict[str, list[int]], scope: Scope) -> list[Figure]:
             figs.append(Figure("speed-up now (after the decision, not the decision)",
                                f"{ratio_text(now.speedup)}x"
                                + (f" (95% CI {ratio_text(nci[0])} to {ratio_text(nci[1])})" if nci else "")
-                               + f" over {now.comparable_pairs} comparable pairs, source: {bench_basis(now)}",
+                               + f" over {now.comparable_pairs} comparable pairs, source: {bench_basis(now)}"
+                               + rest(now),
                                sources["speed_now"]))
         if now.extra_memory_mb is not None and now.extra_memory_mb != speed.extra_memory_mb:
             figs.append(Figure("extra memory of the draft now (after the decision, not the decision)",
