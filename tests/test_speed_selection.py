@@ -1054,6 +1054,28 @@ def test_the_card_and_the_speed_line_say_what_the_speed_up_leaves_out(tmp_path):
     assert said in card(agg) and said in format_text(agg).split("SPEED:")[1].splitlines()[0]
 
 
+def test_a_benchmark_whose_assisted_runs_all_fell_back_is_named_so_not_as_a_missing_run(tmp_path):
+    """Speed audit, 2026-12-06: where every assisted run of a benchmark fell back, `evalkit bench` noted that "the
+    assisted path did not run in this experiment", the verdict's speed condition said only that no interval was
+    measured, and its Chinese half told the organiser to run `evalkit bench`, which they had. Each now says that every
+    assisted run failed and fell back (never counted as assisted) and to fix the cause."""
+    from evalkit.generation.bench.summary import summarize
+    from evalkit.ui.verdictzh import _speed
+
+    db, bench = _study_with_a_slow_benchmark(tmp_path, speedup=2.0, extra_memory_mb=100.0)
+    db.execute("UPDATE timing_runs SET path = 'fallback' WHERE path = 'assisted'")
+    db.conn.commit()
+    n = db.execute("SELECT COUNT(*) FROM timing_runs WHERE path = 'fallback'").fetchone()[0]
+    notes = summarize(db, bench).notes
+    assert any(f"every assisted run ({n}) failed and fell back to the target alone" in x for x in notes), notes
+    assert not any("did not run in this experiment" in x for x in notes)
+    agg = aggregate(db)
+    reason = _condition(agg, "speed-up").reason
+    assert f"every assisted run ({n}) failed and fell back" in reason and "fix the cause" in reason
+    zh = _speed(agg, {"min_speedup_ci_low": 1.1})
+    assert f"所有 {n} 次 assisted 运行都失败并回退" in zh and "请修复原因" in zh
+
+
 def test_evalkit_bench_gives_the_speed_up_as_deployed_where_assisted_runs_fell_back(tmp_path):
     """Sceptic audit, 2026-12-06: the speed condition weighs the speed-up as deployed where assisted runs fell back,
     but `evalkit bench` printed only the speed-up over assisted's own runs (about 2x here) and a note that the

@@ -553,6 +553,11 @@ def speed_condition(speed, minimum: float) -> Condition:
     if missing := rounds_needed(speed):
         return Condition("speed-up", None, needs_rounds_text(speed, missing))
     lo = speed.speedup_ci95[0] if speed.speedup_ci95 else None
+    if lo is None and all_fell_back(speed):  # not a missing benchmark: it ran, and every assisted call failed
+        return Condition("speed-up", None, f"no speed-up measured: every assisted run ({speed.fallback_runs}) failed "
+                         "and fell back to the target alone, and a fallback never counts as assisted"
+                         + (f" ({speed.fallback_cause})" if speed.fallback_cause else "")
+                         + "; fix the cause (`evalkit check`) and benchmark again")
     if lo is None:
         return Condition("speed-up", None, "no speed-up interval measured over comparable outputs"
                          + "".join(f"; {n}" for n in speed.notes if "no interval" in n))
@@ -627,6 +632,11 @@ def _pool_figure(speed) -> str:
             + (f" (95% CI lower end {ratio_text(ci[0])})" if ci else "") + warm + ", reported, not deciding: the gate "
             "(speed_source = \"benchmark\") decides on benchmark rounds only, fixed before anyone looked, so a "
             "benchmark run after seeing the pool's figure is no second look")
+
+
+def all_fell_back(speed) -> bool:
+    """Every assisted run of the figure fell back: none paired with ordinary, some fallbacks."""
+    return not speed.matched_pairs and bool(getattr(speed, "fallback_runs", 0))
 
 
 def _as_deployed(speed) -> tuple[float | None, str]:

@@ -153,6 +153,11 @@ def _speed(agg, g: dict) -> str:
                 f"{s.rounds_planned} 轮判定，之后测的轮次不参与：{_on_device_zh(s)}运行 `evalkit bench --rounds "
                 f"{max(missing, 2)}` 补足还差的 {missing} 轮；请在计划样本评完之前补足（缺少这些轮次时冻结的结论为“证据不足”）"
                 + _pool_zh(s))
+    from ..aggregate.verdict import all_fell_back
+
+    if s.speedup is None and all_fell_back(s):  # verdict.speed_condition: it ran, and every assisted call failed
+        return (f"没有测得加速比：所有 {s.fallback_runs} 次 assisted 运行都失败并回退到目标模型单独生成，回退从不算作辅助生成；"
+                "请修复原因（`evalkit check`）后重新运行 `evalkit bench`")
     if s.speedup is None:
         return "没有在可比的输出上测得加速比（运行 `evalkit bench`）"
     from ..stats.speedup import ratio_text

@@ -173,6 +173,10 @@ def _notes(fig, by_path: dict, tolerance: float, fallbacks: int, cause: str = ""
             notes.append(
                 f"{fig.matched_pairs - fig.comparable_pairs} of {fig.matched_pairs} pairs were not comparable "
                 f"(different stop reason or length beyond {tolerance:.0%}) and are left out of the speed-up")
+    elif GenerationPath.ASSISTED not in by_path and fallbacks:  # it ran, and failed every time: no missing path
+        notes.append(f"every assisted run ({fallbacks}) failed and fell back to the target alone: no speed-up over "
+                     "assisted's own runs is reported; fix the cause (`evalkit check`) and benchmark again"
+                     + (f"; {cause}" if cause else ""))
     elif GenerationPath.ASSISTED not in by_path:
         notes.append("the assisted path did not run in this experiment: no assisted speed-up is reported")
     elif not fig.pooled_device_kinds:
