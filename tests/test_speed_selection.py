@@ -157,6 +157,39 @@ def test_an_odd_speed_rounds_is_refused_for_a_new_study_and_a_stored_one_still_r
                for n in agg.notes)
 
 
+def test_a_study_frozen_with_an_odd_speed_rounds_still_takes_a_later_pool_and_a_benchmark(make_config, tmp_path,
+                                                                                         monkeypatch):
+    """The refusal of an odd speed_rounds is for a gate set for a new study: a study frozen with one before it keeps
+    its gate file, which a later pool must name exactly (one study, one gate), so that file still serves the study's
+    later pool and its benchmark; a new study under it is refused."""
+    from click.testing import CliRunner
+
+    import evalkit.study.gate as gates
+    from evalkit.cli import cli
+    from evalkit.study.synthetic import gate_file_text
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=100, margin=0.15, speed_rounds=3))
+    cfg = make_config(gate_file=str(gate), **{"pool.prompts": ["writing-01"], "pool.gold_rate": 0.0,
+                                              "bench.prompts": ["writing-01"], "decoding.max_new_tokens": 4})
+    db = str(tmp_path / "s.db")
+
+    def run(*args):
+        return CliRunner().invoke(cli, [*args, "--config", str(cfg), "--db", db])
+
+    with monkeypatch.context() as m:
+        m.setattr(gates, "_check_rounds_even", lambda *a: None)  # the study's first pool, by a version before
+        assert run("generate", "--samples", "1").exit_code == 0
+    later = run("generate", "--samples", "1")
+    assert later.exit_code == 0, later.output
+    bench = run("bench", "--rounds", "2", "--reps", "1")
+    assert bench.exit_code == 0, bench.output
+    new = run("generate", "--samples", "1", "--new-study", "second")
+    assert new.exit_code != 0 and "speed_rounds = 3 is odd" in new.output
+    pools = open_db(db).execute("SELECT COUNT(*), COUNT(DISTINCT study_id) FROM experiments WHERE kind = 'pool'")
+    assert pools.fetchone() == (2, 1)
+
+
 def bench_rows(rng, speedup: float, rounds: int, drift: float, noise: float = 0.02, prompts: int = 3, reps: int = 3,
                assisted_tokens: int = 100) -> list[dict]:
     """A benchmark's timed runs: each round starts every path in a fresh process whose state (memory placement, the

@@ -268,7 +268,10 @@ def _check_planned(gate: Gate, source: str) -> None:
                            "or to 0 for no planned roster")
 
 
-def read_gate_file(path: Path | None = None) -> tuple[str, Gate]:
+def read_gate_file(path: Path | None = None, frozen_hashes=frozenset()) -> tuple[str, Gate]:
+    """The gate file's text and gate. frozen_hashes: the gates studies froze; a file whose text is one of them is that
+    study's gate read again (a later pool, a benchmark), as a frozen snapshot is (parse_gate's frozen), so a study
+    frozen before a check (an odd speed_rounds) can still grow and be benchmarked."""
     path = Path(path) if path else locations.default_gate_path()
     try:
         text = path.read_text(encoding="utf-8")
@@ -283,13 +286,13 @@ def read_gate_file(path: Path | None = None) -> tuple[str, Gate]:
     except UnicodeDecodeError as e:
         raise EvalkitError(f"gate file {path} is not UTF-8 text (byte {e.start}: {e.reason})",
                            "save it as UTF-8 (TOML files must be UTF-8), or set gate_file in the config to a UTF-8 gate file")
-    return text, parse_gate(text, str(path))
+    return text, parse_gate(text, str(path), frozen=gate_text_hash(text) in frozen_hashes)
 
 
-def gate_snapshot(path: Path | None = None) -> dict:
-    """What an experiment stores when it starts: the gate's text, values and hash."""
+def gate_snapshot(path: Path | None = None, frozen_hashes=frozenset()) -> dict:
+    """What an experiment stores when it starts: the gate's text, values and hash (frozen_hashes: read_gate_file's)."""
     path = Path(path) if path else locations.default_gate_path()
-    text, gate = read_gate_file(path)
+    text, gate = read_gate_file(path, frozen_hashes)
     return {"path": str(path), "text": text, "hash": gate_text_hash(text), "values": asdict(gate)}
 
 

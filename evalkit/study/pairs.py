@@ -201,6 +201,24 @@ def _draw_sample_seed(db, cfg: Config, first: int, samples: int) -> int:
                        "start a new database for the new pool")
 
 
+def latest_gate_hash(db_path: Path) -> set[str]:
+    """The gate hash the latest study of an existing database froze ({} for none), read without creating or
+    migrating the database: a pool that joins that study reads its gate file as that study's frozen gate."""
+    import sqlite3
+
+    if not Path(db_path).is_file():
+        return set()
+    try:
+        con = sqlite3.connect(Path(db_path).resolve().as_uri() + "?mode=ro", uri=True)
+        try:
+            row = con.execute("SELECT gate_hash FROM studies ORDER BY id DESC LIMIT 1").fetchone()
+        finally:
+            con.close()
+    except sqlite3.Error:  # not a database of ours, or one from before studies: open_db says so later
+        return set()
+    return {row[0]} if row and row[0] else set()
+
+
 def _study_for(db, gate: dict, new_study: str | None):
     """The study a new pool would join (the latest, when new_study is None), refusing a gate other than its frozen
     one before any model is loaded (store.attach_pool checks again, under the write lock)."""
@@ -320,8 +338,10 @@ def _plan(cfg: Config, db_path: Path, prompts: dict, samples: int, resume: int |
     from ..store import insert_experiment, open_db, set_queue_seed
     from .studies import fill_target, next_sample
 
-    # a bad gate file is refused before the database is opened: opening it would create a new, empty one
-    gate = gate_snapshot(cfg.gate_file or None) if resume is None else None
+    # a bad gate file is refused before the database is opened: opening it would create a new, empty one (the
+    # latest study's own gate, which a later pool joins, is read as frozen: gate.read_gate_file)
+    gate = (gate_snapshot(cfg.gate_file or None, latest_gate_hash(db_path) if new_study is None else set())
+            if resume is None else None)
     # a --resume whose database does not exist is refused before the models load (check_compat)
     if resume is not None and not Path(db_path).exists():  # opening it would create a new, empty database
         raise EvalkitError(f"--resume {resume}: database {db_path} does not exist, so it holds no pool to finish; "

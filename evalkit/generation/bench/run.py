@@ -61,7 +61,9 @@ def _decide(cfg: Config, db, progress: bool, echo, made: dict) -> dict:
     paths = registry.available(cfg, compat, benched=True)
     for path, why in registry.refusals(cfg, compat).items():
         echo(f"{path} path {why} -- not benchmarked")
-    gate = gate_snapshot(cfg.gate_file or None)
+    # a study's own gate, frozen before a check of today (an odd speed_rounds), is read as frozen: it still benches
+    frozen = {r[0] for r in db.execute("SELECT gate_hash FROM studies WHERE gate_hash != ''")}
+    gate = gate_snapshot(cfg.gate_file or None, frozen)
     made["id"] = insert_experiment(db, "bench", cfg.to_dict(), compat, gate=gate)
     return {"experiment_id": made["id"], "paths": paths, "plugins": registry.plugin_modules(paths)}
 
