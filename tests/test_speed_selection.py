@@ -1109,6 +1109,32 @@ def test_a_benchmark_whose_assisted_runs_all_fell_back_is_named_so_not_as_a_miss
     assert f"所有 {n} 次 assisted 运行都失败并回退" in zh and "请修复原因" in zh
 
 
+def test_the_speed_plot_names_the_prompts_it_has_no_point_for(tmp_path):
+    """Speed audit, 2026-12-06: the report's and the Results tab's speed-up plot dropped a prompt with no comparable
+    pair without a word, so it read as if every prompt had been measured; and where no prompt had one, it said "no
+    data yet" over a benchmark's timed runs. It now names the prompts it has no point for, per path."""
+    from evalkit.generation import registry
+    from evalkit.ui.results import shown_figures
+
+    db, _bench = _study_with_a_slow_benchmark(tmp_path, speedup=2.0, extra_memory_mb=100.0)
+    prompts = [r[0] for r in db.execute("SELECT DISTINCT prompt_id FROM timing_runs ORDER BY prompt_id")]
+
+    def plot():
+        ax = shown_figures(aggregate(db), db)["speedup"].axes[0]
+        return " ".join([ax.get_title(), *(t.get_text() for t in ax.texts)]).replace("\n", " ")
+
+    assert "no point" not in plot() and "no data yet" not in plot()
+    db.execute("UPDATE timing_runs SET new_tokens = new_tokens * 3, stop_reason = 'max_new_tokens' "
+               "WHERE path = 'assisted' AND prompt_id = ?", [prompts[0]])  # assisted ran on: never comparable
+    db.conn.commit()
+    said = f"no point (no comparable pair, or a time of 0) for {registry.label('assisted')}: "
+    assert said + prompts[0] in plot()
+    db.execute("UPDATE timing_runs SET new_tokens = new_tokens * 3, stop_reason = 'max_new_tokens' "
+               "WHERE path = 'assisted' AND prompt_id != ?", [prompts[0]])
+    db.conn.commit()
+    assert said + ", ".join(prompts) in plot() and "no data yet" not in plot()
+
+
 def test_evalkit_bench_gives_the_speed_up_as_deployed_where_assisted_runs_fell_back(tmp_path):
     """Sceptic audit, 2026-12-06: the speed condition weighs the speed-up as deployed where assisted runs fell back,
     but `evalkit bench` printed only the speed-up over assisted's own runs (about 2x here) and a note that the

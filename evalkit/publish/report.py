@@ -56,6 +56,18 @@ _OPEN_PAIR_OUTPUTS = ("AND id NOT IN (SELECT g FROM (SELECT ordinary_generation_
                       "WHERE pair NOT IN (SELECT pair_id FROM closed_pairs) AND g IS NOT NULL)")
 
 
+def _no_figure(sp) -> str:
+    """The prompts the speed-up plot has no point for, per path ('' when none): no comparable pair (another stop
+    reason, or lengths beyond the tolerance), or a ratio that cannot be formed; left out without a word, the plot read
+    as if every prompt had been measured (speed audit, 2026-12-06)."""
+    if not len(sp):
+        return ""
+    gone = sp[sp["speedup"].isna() & (sp["prompt_id"] != ALL)]
+    parts = [f"{registry.label(path)}: {', '.join(gone[gone['path'] == path]['prompt_id'])}"
+             for path in registry.order(gone["path"].unique())]
+    return ("; no point (no comparable pair, or a time of 0) for " + "; ".join(parts)) if parts else ""
+
+
 def figures(agg: Aggregate, db, blind: bool = False) -> dict:
     """name -> matplotlib Figure. Empty data gives a figure that says so, never a crash. blind: for the app's
     Results tab (raters and organisers alike), the per-output plot leaves out the outputs of pairs still open to
@@ -71,14 +83,15 @@ def figures(agg: Aggregate, db, blind: bool = False) -> dict:
         fig.tight_layout()
         figs[name] = fig
 
-    def empty(title):
+    def empty(title, why="no data yet"):
         fig, ax = plt.subplots(figsize=(6, 3))
-        ax.text(0.5, 0.5, "no data yet", ha="center", va="center")
+        ax.text(0.5, 0.5, why, ha="center", va="center")
         ax.set_axis_off()
         ax.set_title(title)
         return fig
 
     sp = agg.tables["speedup"]
+    unplotted = _no_figure(sp)
     sp = sp[sp["speedup"].notna()] if len(sp) else sp
     if len(sp):
         fig, ax = plt.subplots(figsize=(7, 3.5))
@@ -95,9 +108,10 @@ def figures(agg: Aggregate, db, blind: bool = False) -> dict:
 
         # the pool's runs say whether they decide (the gate's speed_source); a benchmark's figure is the deciding one
         runs = bench_basis(agg.speed) if agg.speed.source == POOL_SOURCE else agg.speed.source
-        finish("speedup", fig, ax, "Speed-up per prompt", f"error bars: 95% CI; runs: {runs}")
+        finish("speedup", fig, ax, "Speed-up per prompt", f"error bars: 95% CI; runs: {runs}{unplotted}")
     else:
-        figs["speedup"] = empty("Speed-up per prompt")
+        # timed runs, but no point: "no data yet" read as if nothing had been measured
+        figs["speedup"] = empty("Speed-up per prompt", textwrap.fill(unplotted[2:], 60) if unplotted else "no data yet")
 
     pr = agg.tables["pass_rates"]
     pr = pr[(pr["prompt_id"] == ALL) & pr["pass_rate"].notna()] if len(pr) else pr
