@@ -4,6 +4,7 @@ import hashlib
 import shutil
 import sqlite3
 import threading
+import time
 
 import pytest
 
@@ -127,6 +128,18 @@ def _add_experiment(db_path):
     db.close()
 
 
+def _until(check, seconds: float = 60.0):
+    """Wait for a sync thread's tick to make check() true: polled, by the clock, for up to a minute (it returns as
+    soon as check() holds). The windows of 3 to 20 s these tests had could pass on a loaded machine before the
+    thread's first tick had run."""
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        threading.Event().wait(0.02)
+    return True
+
+
 def test_fresh_start_then_push_then_restore_after_restart(tmp_path):
     hub = FakeHub(tmp_path / "hub")
     db_path = tmp_path / "space1" / "evalkit.db"
@@ -177,10 +190,7 @@ def test_failed_push_keeps_local_data_and_retries(tmp_path):
     assert sync.push_now() is False and sync.failures == 1
     assert _rows(db_path) == 1
     sync.start()  # the scheduler retries by itself
-    for _ in range(100):
-        if hub.uploads:
-            break
-        threading.Event().wait(0.05)
+    _until(lambda: hub.uploads)
     sync.stop(final_push=False)
     assert hub.uploads == 1 and sync.failures == 2
     assert _rows(tmp_path / "hub" / "evalkit.db") == 1
@@ -539,15 +549,6 @@ def test_two_apps_syncing_one_repo_are_both_told_so_and_neither_pushes_over_the_
     assert "Another app syncs with the dataset org/ratings too" in en and "另一个应用也在同步数据集 org/ratings" in zh
     assert second.push_now() is False and "held" in sync_warning(second_db, "en")  # never over the first's file
     assert _rows(tmp_path / "hub" / "evalkit.db") == 2 and second.rival_since is None
-
-
-def _until(check, seconds=3.0):
-    """Wait for a sync thread's tick to make check() true (polled; at most a few seconds)."""
-    for _ in range(int(seconds / 0.02)):
-        if check():
-            return True
-        threading.Event().wait(0.02)
-    return check()
 
 
 def test_an_idle_app_learns_of_a_second_app_on_its_own_interval_without_any_rating(tmp_path):
@@ -926,10 +927,7 @@ def test_a_failed_push_is_retried_soon_with_backoff_not_a_whole_interval_later(t
     sync.retry_delays = (0.05,)  # the thread retries by itself, long before the hour's tick
     assert sync.push_now() is False and sync.retry_in == 0.05
     sync.start()
-    for _ in range(400):
-        if hub.uploads:
-            break
-        threading.Event().wait(0.05)
+    _until(lambda: hub.uploads)
     sync.stop(final_push=False)
     assert hub.uploads == 1 and sync.retry_in is None and _rows(tmp_path / "hub" / "evalkit.db") == 1
 
@@ -989,10 +987,7 @@ def test_a_sync_interval_out_of_range_stops_the_start_and_the_sync_thread_surviv
 
     sync.push_now = push_now
     sync.start()
-    for _ in range(200):
-        if len(calls) >= 2:
-            break
-        threading.Event().wait(0.02)
+    _until(lambda: len(calls) >= 2)
     sync.stop(final_push=False)
     assert len(calls) >= 2 and "RuntimeError: boom" in sync_health(db_path)["error"]
 
