@@ -1477,12 +1477,12 @@ def test_the_live_stop_stops_only_its_own_page_s_run_and_answers_nothing_else(ti
     page), it must not stop someone else's run, and its answer is one fixed sentence (no state, no path, no pair)."""
     import evalkit.ui.live as live
 
-    made = live._text_buffer
+    made, streaming = live._text_buffer, threading.Event()
 
     def slow_buffer(*a, **kw):  # the run is still going when the other session's Stop comes
         buf = made(*a, **kw)
         put = buf.put
-        buf.put = lambda value: (time.sleep(0.1), put(value))[1]
+        buf.put = lambda value: (streaming.set(), time.sleep(0.1), put(value))[2]
         return buf
 
     monkeypatch.setattr(live, "_text_buffer", slow_buffer)
@@ -1494,7 +1494,9 @@ def test_the_live_stop_stops_only_its_own_page_s_run_and_answers_nothing_else(ti
         done = {}
         t = threading.Thread(target=lambda: done.setdefault("run", runner.call("live", [None, "writing-02", ""])))
         t.start()
-        time.sleep(2.0)
+        # the Stop comes once the run streams (a fixed two seconds could pass before a loaded machine began it, and
+        # the test then stopped nothing)
+        assert streaming.wait(120), done
         with httpx.Client(base_url=url, timeout=30) as c:  # queue=False: Gradio's direct route
             answer = c.post("gradio_api/run/predict", json={"data": [], "fn_index": stop["id"],
                                                               "session_hash": other.session, "event_data": None,
