@@ -168,25 +168,29 @@ def test_questions_are_in_the_rater_s_language_and_the_switch_changes_every_labe
 def test_an_answer_given_while_the_language_switch_is_on_its_way_is_kept(cfg, pool_db, monkeypatch):
     """The switch relabels the form on the server; an answer clicked before its reply arrives must not be set back
     to what the form held when the switch was sent (a slow network, or the switch to the stored language that
-    follows a reload). The server is held back two seconds to make the moment certain."""
-    import time
+    follows a reload). The server holds the switch until the answer is clicked, so the moment is certain (a fixed
+    two-second hold let a loaded machine click after the reply)."""
+    import threading
 
     from evalkit.ui.rate import RateHandlers
 
-    switch = RateHandlers.switch_language
+    switch, holding, released = RateHandlers.switch_language, threading.Event(), threading.Event()
 
-    def slow(self, s, lang, *status):  # (the status line as shown, since the switch reads it)
-        time.sleep(2)
+    def held(self, s, lang, *status):  # (the status line as shown, since the switch reads it)
+        if holding.is_set():
+            released.wait(60)
         return switch(self, s, lang, *status)
 
-    monkeypatch.setattr(RateHandlers, "switch_language", slow)
+    monkeypatch.setattr(RateHandlers, "switch_language", held)
     with served(cfg, pool_db) as url, chromium_page() as page:
         sign_in(page, url, "ivy")
         shown_texts(page)
         answer = page.locator(f"#r-a_{CRITERIA[0]} input[value='fail']")
         expect(answer).to_be_enabled()
+        holding.set()
         page.locator("#lang input[value='en']").click()
         answer.click()  # while the switch is on its way
+        released.set()
         expect(page.locator("#submit")).to_have_text(word("submit", "en"))  # the switch has arrived
         page.wait_for_timeout(500)
         expect(answer).to_be_checked()
