@@ -79,12 +79,24 @@ def pool_template(tiny_models, tmp_path_factory) -> Path:
         # public_pool_seed applies): with a secret base every test session rated other texts, and a Live run's
         # material typed in a test began, once in a while, as one of them, so the Live tab rightly withheld it and
         # two tests of tests/test_security.py failed by chance (CI of 0a71024)
+        # The pool's other draws are fixed too, from one seeded stream: each pair's sides, the queue's order, the gold
+        # pairs' edits and sides, and the pair ids (which a test's `ORDER BY id` picks by), so the pool is the same
+        # in every session and an app test's outcome cannot rest on that session's draw
+        import random
+        from types import SimpleNamespace
+
+        import evalkit.store.pool as store_pool
+        import evalkit.study.gold as gold
         import evalkit.study.pairs as pairs
 
         bases = iter(range(cfg.decoding.seed, cfg.decoding.seed + 10 * 100_003, 100_003))
+        draws = random.Random(cfg.decoding.seed)
         for _ in range(10):
             with pytest.MonkeyPatch.context() as patch:
                 patch.setattr(pairs, "_draw_sample_seed", lambda *_: next(bases))
+                patch.setattr(pairs, "secrets", SimpleNamespace(choice=draws.choice, randbits=draws.getrandbits))
+                patch.setattr(gold, "random", SimpleNamespace(SystemRandom=lambda: draws))
+                patch.setattr(store_pool, "new_pair_id", lambda: f"p{draws.getrandbits(64):016x}")
                 assert ensure_pool(cfg, building, echo=lambda *_: None) == POOL_PAIRS
             if not _shared_texts(building):
                 break
