@@ -647,6 +647,9 @@ def test_a_rater_removed_from_the_allowed_organisation_stops_rating_within_the_r
     monkeypatch.setattr(gradio.oauth, "_get_mocked_oauth_info", lambda: {"userinfo": {}}, raising=True)
     clock = [1000.0]
     monkeypatch.setattr(hubcheck, "now", lambda: clock[0])
+    # the Hub's answers are kept per process (by token and allow-list): this test's own, not those an earlier run of
+    # it in the worker left (its "no org" for tok-bea then refused her first sign-in here)
+    monkeypatch.setattr(hubcheck, "_memory", hubcheck._Memory())
     hub = {"tok-bea": ["acme"], "tok-cal": ["acme"], "tok-dan": []}  # token -> her organisations at the Hub now
     calls = []
 
