@@ -915,6 +915,62 @@ def test_revoking_or_reissuing_a_code_ends_the_open_sessions(tiny_models, tmp_pa
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM generations WHERE live = 1")[0]["n"] == 0
 
 
+def test_a_revoke_that_commits_while_a_submit_skip_or_correction_is_on_its_way_stores_none_of_them(
+        tiny_models, tmp_path, pool_db, monkeypatch):
+    """Attacker audit, round 9: each event checked the rater's code before its write and not in it, so a rating, skip
+    or correction that had passed the check when `evalkit raters revoke` (or `reissue`) committed was stored after it.
+    The code is checked again under the write lock that stores the row: nothing of hers is stored after the commit
+    (ann's Submit goes as the page sends it, with its submission's id first: not even its refusal is kept)."""
+    import evalkit.ui.rate as rate
+    from apphelpers import held_calls
+
+    db = open_db(pool_db)
+    codes = {name: raters.add(db, name).code for name in ("ann", "bob", "cat")}
+    db.conn.close()
+    cfg = config(tiny_models, tmp_path, signup="invite", ratings_per_pair=3)
+
+    def across(call, name: str, act) -> str:
+        """`call`, held as it is about to write (rate.`name`) while `act` commits; its refusal."""
+        entered, released = held_calls(monkeypatch, rate, name)
+        answer: dict = {}
+        worker = threading.Thread(target=lambda: answer.update(out=call()))
+        worker.start()
+        assert entered.wait(60)
+        store = open_db(pool_db)
+        act(store)
+        store.conn.close()
+        released.set()
+        worker.join(120)
+        return answer["out"]
+
+    with served(cfg, pool_db) as url:
+        tabs = {name: Tab(url) for name in ("bob", "cat")}
+        for name, tab in tabs.items():
+            assert name in tab.call("/sign_in", "", "", codes[name])["who"]
+        page = Raw(url)
+        assert page.call("sign_in", [None, "", "", codes["ann"]])["success"]
+        assert page.call("sending", [None, uuid.uuid4().hex])["success"]
+        assert "revoked" in across(lambda: f"answered: {Raw.error(page.call('submit', [None, *answers()]))}",
+                                   "submit_rating", lambda d: raters.revoke(d, "ann"))
+        assert "revoked" in across(lambda: _caught(lambda: tabs["bob"].call("/skip", "cannot judge")), "skip_pair",
+                                   lambda d: raters.revoke(d, "bob"))
+        tabs["cat"].submit()
+        tabs["cat"].call("/correct")
+        assert "replaced by a new one" in across(lambda: _caught(lambda: tabs["cat"].submit(preference="B")),
+                                                 "correct_rating", lambda d: raters.reissue(d, "cat"))
+    stored = rows(pool_db, "SELECT rater, kind, preference FROM ratings")
+    assert stored == [{"rater": "cat", "kind": "rating", "preference": "A"}]
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM submission_refusals")[0]["n"] == 0
+
+
+def _caught(call) -> str:
+    """The AppError's words a call raised (an answer instead fails the test where it is read)."""
+    try:
+        return f"answered: {call()}"
+    except AppError as e:
+        return str(e)
+
+
 def test_signing_out_of_the_hub_in_one_tab_ends_the_others(tiny_models, tmp_path, pool_db, monkeypatch):
     """Audit, 2026-12-03: on a Space, a rater who signed out of Hugging Face in one tab (Gradio's /logout) went on
     rating as herself in her other open tabs until the OAuth token expired, and so did a tab whose browser was

@@ -137,6 +137,9 @@ class RatingInput:
     comment: str = ""
     client_token: str | None = None  # one per rendered form: a replay of the same submission is refused
     submission: str | None = None  # the page's random id for this Submit (ui.rate._SENDING): stored with the row
+    # (rater id, code hash) the session signed in with: checked again under the write lock (roster.check_current), so
+    # a revoke or re-issue that commits after the session's own check still stores nothing of hers; None: not checked
+    signed_in: tuple[int | None, str] | None = None
 
 
 def _pair(db, pair_id: str) -> dict:
@@ -681,11 +684,15 @@ def _row(inp: RatingInput, pair: dict, rater: str, comment: str, supersedes: int
     return row
 
 
-def _insert(db, row: dict, quota: int | None = None, share: int = 0) -> int:
-    """Store one row (store.insert_rating: with `quota` and `share`, checked under the write lock) and say what a
-    refused one means to the rater."""
+def _insert(db, row: dict, quota: int | None = None, share: int = 0,
+            signed_in: tuple[int | None, str] | None = None) -> int:
+    """Store one row (store.insert_rating: with `quota` and `share`, and the rater's code when `signed_in` is given,
+    checked under the write lock) and say what a refused one means to the rater."""
+    from .roster import check_current
+
+    admit = None if signed_in is None else (lambda db: check_current(db, *signed_in))
     try:
-        return insert_rating(db, row, quota, share or None)
+        return insert_rating(db, row, quota, share or None, admit)
     except ShareReached as e:
         raise RatingError(f"you have given your share of {e.share} ratings in this study (app.max_ratings_per_rater); "
                           "this one was not stored", "thank you: there is nothing more for you to rate unless the "
@@ -739,7 +746,7 @@ def submit_rating(db, app: AppConfig, inp: RatingInput) -> int:
     pair = _pair(db, inp.pair_id)
     extra = _validate(inp, app)
     return _insert(db, _row(inp, pair, rater, extra["comment"], None), quota=app.ratings_per_pair,
-                   share=app.max_ratings_per_rater)
+                   share=app.max_ratings_per_rater, signed_in=inp.signed_in)
 
 
 def correct_rating(db, app: AppConfig, rating_id: int, inp: RatingInput, *, after_reveal: bool | None = None) -> int:
@@ -760,17 +767,18 @@ def correct_rating(db, app: AppConfig, rating_id: int, inp: RatingInput, *, afte
     if after_reveal is None:
         after_reveal = is_closed(db, inp.pair_id, app.ratings_per_pair)
     row["blind"] = 0 if after_reveal or not old["blind"] else 1
-    return _insert(db, row)
+    return _insert(db, row, signed_in=inp.signed_in)
 
 
-def skip_pair(db, app: AppConfig, rater: str, pair_id: str, reason: str, client_token: str | None = None) -> int:
+def skip_pair(db, app: AppConfig, rater: str, pair_id: str, reason: str, client_token: str | None = None,
+              signed_in: tuple[int | None, str] | None = None) -> int:
     rater = clean_rater(rater)
     pair = _pair(db, pair_id)
     reason = _text(reason, "skip reason", app.max_comment_chars)
     if not reason:
         raise RatingError("a skip needs a reason", "say briefly why (e.g. 'both outputs empty', 'cannot judge English')")
     return _insert(db, {"pair_id": pair["id"], "rater": rater, "created_at": now(), "kind": "skip",
-                        "skip_reason": reason, "client_token": client_token or None})
+                        "skip_reason": reason, "client_token": client_token or None}, signed_in=signed_in)
 
 
 def is_closed(db, pair_id: str, quota: int) -> bool:

@@ -114,7 +114,8 @@ def renew_hold(db, rater: str, pair_id: str, since: str, shown_after: str | None
             {"now": now(), "pair": pair_id, "rater": rater, "since": since}).rowcount > 0
 
 
-def insert_rating(db, row: dict, quota: int | None = None, share: int | None = None) -> int:
+def insert_rating(db, row: dict, quota: int | None = None, share: int | None = None,
+                  admit: Callable | None = None) -> int:
     """One row of ratings (a rating, a correction or a skip) in one write transaction; returns its id. With `quota`,
     the pair's count of current ratings is checked against its quota (its own, pairs.wanted_ratings, drawn with the
     queue order; `quota` for a pair without one) under the same lock (raises PairFull), so a rating cannot
@@ -140,8 +141,13 @@ def insert_rating(db, row: dict, quota: int | None = None, share: int | None = N
     nothing is stored.
 
     A rating (not a correction or a skip) of a pair whose hold on it was displaced (HoldDisplaced: claim_pair's
-    `displace`) is refused under the same lock: the rater served the pair in good faith can always store hers."""
+    `displace`) is refused under the same lock: the rater served the pair in good faith can always store hers.
+
+    `admit(db)`, when given, runs first under the lock and raises to refuse the row (the rater's code still hers:
+    a revoke that commits while the row is on its way leaves nothing of hers stored after it)."""
     with write_transaction(db):
+        if admit is not None:
+            admit(db)
         n = None
         if row.get("kind") == "rating" and row.get("supersedes") is None and db.conn.execute(
                 "SELECT 1 FROM assignments WHERE pair_id = ? AND rater = ? AND displaced_at IS NOT NULL",

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from ..config import Config
 from ..errors import EvalkitError
 from ..rating.limits import RateLimiter
-from ..rating.roster import code_from
+from ..rating.roster import SignInError, code_from
 from ..rating.queue import (
     CAP_LAPSE_HOURS, HOLD_MINUTES, AlreadyRated, HoldDisplaced, PairTaken, Pending, RatingError, RatingInput, StudyClosed,
     TextMet, all_identical, hold_ends, keep_hold, answers_from_row, correct_rating, current_rating, is_closed, is_counted, latest_shown, next_pair, pair_prompt, pair_view,
@@ -854,7 +854,7 @@ class RateHandlers:
         """A submission refused once past the rate limit is kept in the database too, so a reload after a restart says
         it was refused and why, not that it never reached the server. Only past the limit: a flood of refusals (new
         ids, no pair on screen) would otherwise take the write lock once each."""
-        if not s.submission:
+        if not s.submission or isinstance(e, SignInError):  # revoked meanwhile: nothing of hers is stored after it
             return
         try:
             note_refused(db, rater, s.submission, e.what, e.fix)
@@ -907,6 +907,7 @@ class RateHandlers:
             a={c: form[f"a_{c}"] for c in CRITERIA}, b={c: form[f"b_{c}"] for c in CRITERIA},
             preference=form["preference"] or "", comment=form["comment"] or "", client_token=s.token,
             submission=s.submission or None,  # stored with the row: a reload after a restart still finds it
+            signed_in=(s.rater_id, s.credential),  # a revoke since require_rater stores nothing (under the lock)
         )
         if s.correcting:  # once the pair is closed its reveal can be seen: kept, but the blind rating counts
             revealed = is_closed(db, s.pair_id, self.rpp)
@@ -1054,7 +1055,8 @@ class RateHandlers:
                 raise RatingError("there is no unrated pair on screen to skip", "press Next pair")
             self.limiter.check(f"rater:{rater}")
             try:
-                skip_pair(db, self.app, rater, s.pair_id, reason, client_token=s.token)
+                skip_pair(db, self.app, rater, s.pair_id, reason, client_token=s.token,
+                          signed_in=(s.rater_id, s.credential))
             except StudyClosed:  # decided while the pair was on her screen: nothing stored, nothing left to rate
                 return self.pair_screen(db, s, said("study_decided_skip"), _page(request))
             except PairTaken:  # others filled it while it was on her screen: nothing stored, the next pair
