@@ -2265,6 +2265,36 @@ def test_a_flood_of_pages_from_one_client_never_pushes_out_another_client_s_page
         assert nested.status_code == 400, nested.text
 
 
+def test_the_refusal_of_too_many_new_pages_says_what_to_do_in_both_languages(tiny_models, tmp_path, pool_db,
+                                                                               monkeypatch):
+    """Attacker audit round 9: the 429 for too many new pages from one address was in English only, while every other
+    refusal is in both languages, and it told a rater to "use a page already open" after a reload had closed hers. It
+    names the limit (shared by everyone behind the address), that a page already open keeps working, and how many
+    minutes to wait before reloading, in Chinese and English; the browser's page shows it (Gradio's toast shows a
+    refused queue join's `detail`), tested in Chromium with the limit set small."""
+    import evalkit.ui.guard as guard
+    from apphelpers import chromium_page
+    from evalkit.ui import build_app
+    from evalkit.ui.server import serving
+
+    monkeypatch.setattr(guard, "PAGES_PER_CLIENT", 2, raising=False)
+    with serving(build_app(config(tiny_models, tmp_path), pool_db)) as url:
+        for _ in range(2):
+            Raw(url).call("sign_out", [None])
+        with pytest.raises(httpx.HTTPStatusError) as refused:
+            Raw(url).call("sign_out", [None])
+        answer = refused.value.response
+        detail = answer.json()["detail"]
+        assert answer.status_code == 429, detail
+        assert re.search(r"页面已达上限（2 个.*已打开的页面.*等待约 60 分钟后.*重新加载", detail), detail
+        assert re.search(r"too many new pages from this address: 2 in the last hour.*page already open keeps "
+                         r"working.*wait about 60 min.*reload", detail), detail
+        with chromium_page() as page:  # a rater's reload behind that address: its first event is refused
+            page.goto(url)
+            page.get_by_text("等待约 60 分钟后", exact=False).first.wait_for()
+            page.get_by_text("wait about 60 min", exact=False).first.wait_for()
+
+
 def test_a_flood_of_wrong_codes_held_back_writes_nothing(tmp_path, monkeypatch):
     """Attacker audit round 8: a wrong personal code was counted, in the database, even when the guard's wait
     refused it: a flood of wrong codes from one client, each naming a new rater id, added a row a request (pruned only

@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 import secrets
 import threading
@@ -47,8 +48,18 @@ def arrived_at(request) -> float:
     return at if isinstance(at, float) else time.monotonic()
 
 
+def pages_full(wait: float) -> str:
+    """The refusal of a new page past PAGES_PER_CLIENT, in both languages (no page has said its own yet): the browser's
+    page shows it as it is (Gradio's toast shows a refused queue join's `detail`). A rater meets it on a reload, so it
+    says her open pages keep working and when reloading works again."""
+    from .words import word
+
+    fill = {"limit": PAGES_PER_CLIENT, "minutes": max(1, math.ceil(wait / 60))}
+    return f"{word('pages_full', 'zh', **fill)}。（{word('pages_full', 'en', **fill)}）"
+
+
 async def _answer(send, status: int, text: str) -> None:
-    body = ('{"detail": "' + text + '"}').encode()
+    body = json.dumps({"detail": text}, ensure_ascii=False).encode()
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                             (b"connection", b"close")]})
@@ -139,8 +150,7 @@ class RequestGuard:
         if scope.get("method") == "POST" and _EVENT_ROUTE.search(path):
             wait = self.pages.refusal(self._client(scope), _page_of(body), time.monotonic())
             if wait is not None:
-                return await _answer(send, 429, f"too many new pages from this address: {PAGES_PER_CLIENT} in the "
-                                                f"last hour. Use a page already open, or wait {wait:.0f} s")
+                return await _answer(send, 429, pages_full(wait))
 
         async def replay():
             nonlocal handed

@@ -202,6 +202,11 @@ WORDS: dict[str, dict[str, str]] = {
     # Gradio's own words, said in the page's language (keys.py)
     "loading": {"zh": "加载中", "en": "Loading"},
     "gradio_error": {"zh": "错误", "en": "Error"},
+    # the HTTP guard's 429 (guard.pages_full), said in both languages: it answers before any page names its language
+    "pages_full": {"zh": "此网络地址在过去一小时内新打开的页面已达上限（{limit} 个，同一地址的所有人共用）。已打开的页面仍可继续使用；"
+                         "请等待约 {minutes} 分钟后再重新加载本页",
+                   "en": "too many new pages from this address: {limit} in the last hour, shared by everyone behind it. "
+                         "A page already open keeps working; wait about {minutes} min, then reload this page"},
     "gradio_clear": {"zh": "关闭", "en": "Clear"},  # Gradio's button that clears an error on the status line
     "answered_goto": {"zh": "：跳到第一道未答题", "en": ": go to the first open question"},
     "done": {"zh": "**你的评分任务已全部完成，谢谢！**", "en": "**No pairs left for you.** Thank you!"},
