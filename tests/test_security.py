@@ -2060,22 +2060,57 @@ def _across_a_sign_out(url: str, raw: Raw, fn: str, data: list, entered: threadi
     return done[held]
 
 
+def _switch_held(monkeypatch) -> tuple[threading.Event, threading.Event]:
+    """The language switch to English held once it has read the session, until the test lets it go (_held)."""
+    from evalkit.ui.rate import RateHandlers
+
+    return _held(monkeypatch, RateHandlers, "switch_language", lambda s, lang, *_: lang == "en")
+
+
+def _written_back_across_a_sign_out(url: str, entered: threading.Event, gate: threading.Event) -> "Raw":
+    """A page signed in as quincy whose switch (_switch_held) ran across its Sign out and wrote her session back."""
+    raw = Raw(url)
+    assert raw.call("sign_in", [None, "quincy", "", ""])["success"]
+    switched = _across_a_sign_out(url, raw, "language", [None, "en", None], entered, gate)
+    assert switched["success"], Raw.error(switched)
+    return raw
+
+
 def test_an_event_running_across_a_sign_out_does_not_sign_the_page_in_again(tiny_models, tmp_path, pool_db,
                                                                             monkeypatch):
     """Attacker audit, 2026-12-05: an event already running when the rater pressed Sign out (here a language switch,
     held until the sign-out has answered) returned the session it began with, and Gradio wrote it back over the
     signed-out one: the page was hers again, and the next person at the computer rated under her name."""
-    from evalkit.ui.rate import RateHandlers
-
-    # the switch has read the session: it waits until the sign-out is stored
-    entered, gate = _held(monkeypatch, RateHandlers, "switch_language", lambda s, lang, *_: lang == "en")
+    held = _switch_held(monkeypatch)
     with served(config(tiny_models, tmp_path), pool_db) as url:
-        raw = Raw(url)
-        assert raw.call("sign_in", [None, "quincy", "", ""])["success"]
-        switched = _across_a_sign_out(url, raw, "language", [None, "en", None], entered, gate)
-        assert switched["success"], Raw.error(switched)
+        raw = _written_back_across_a_sign_out(url, *held)
         for fn, data in (("my_code", [None]), ("next_pair", [None]), ("skip", [None, "x"]),
                          ("submit", [None, *answers()]), ("results", [None])):
+            msg = raw.call(fn, data)
+            assert "signed out on this page" in Raw.error(msg), (fn, msg)
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM ratings")[0]["n"] == 0
+
+
+def test_a_flood_of_sign_ins_and_outs_never_revives_a_page_an_event_wrote_back_across_its_sign_out(
+        tiny_models, tmp_path, pool_db, monkeypatch):
+    """Attacker audit round 9: the sign-ins Sign out ended were kept by sign-in (the newest 100,000), and one client
+    signing in and out again and again pushed another page's out: a session an event wrote back across her Sign out
+    (the test above) was then hers again, for whoever sat at that computer next. A session now also keeps its
+    sign-in's page and when it arrived, and one that arrived before its page's latest Sign out is over whatever the
+    list still holds (set small here); pushing that record out takes PAGES_KEPT new pages, beyond one client's hour."""
+    import evalkit.ui.session as session
+
+    monkeypatch.setattr(session._Ended, "ENDED_KEPT", 4)
+    held = _switch_held(monkeypatch)
+    with served(config(tiny_models, tmp_path), pool_db) as url:
+        raw = _written_back_across_a_sign_out(url, *held)
+        flood = Raw(url)  # one page, signing in and out
+        for _ in range(3):
+            for _ in range(2):
+                flood.call("sign_in", [None, "", "", "1.guessed-code"])
+            flood.call("sign_out", [None])
+        assert len(session._ended._ended) <= 4
+        for fn, data in (("my_code", [None]), ("next_pair", [None]), ("submit", [None, *answers()])):
             msg = raw.call(fn, data)
             assert "signed out on this page" in Raw.error(msg), (fn, msg)
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM ratings")[0]["n"] == 0

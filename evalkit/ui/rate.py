@@ -644,11 +644,12 @@ class RateHandlers:
 
     def signed_in_screen(self, s: Session, signin: str, identity, code: str, status: tuple = (),
                          expires_at: float | None = None, hub_token: str = "", client: str = "",
-                         until: float | None = None, page: str | None = None) -> dict:
+                         until: float | None = None, page: str | None = None, arrived: float | None = None) -> dict:
         """The first screen of a signed-in session; the browser keeps the code sealed (evalkit.rating.seal), never
         as is. signin: new_sign_in(page), taken when the event began; the page signed out since (the sign-in was on
         its way, behind a busy queue or held back raw) refuses it here, and any later event refuses its session.
-        until: a page load's end of waits (session.submissions.load_end), for its sign-in."""
+        until: a page load's end of waits (session.submissions.load_end), for its sign-in. arrived: when the sign-in's
+        request reached the server (guard.arrived_at), kept with its page: a later Sign out of the page ends it."""
         ui = self.ui
         # a reload while her rating was written: the pair served follows its fate
         writing.settled(identity.name, until)
@@ -656,6 +657,7 @@ class RateHandlers:
         s = replace(Session(lang=s.lang, labels=s.labels), rater=identity.name, organiser=identity.organiser,
                     rater_id=identity.rater_id, credential=identity.credential, expires_at=expires_at,
                     hub_token=hub_token, code=code, signin=signin,
+                    signed_on=(page, arrived) if page and arrived is not None else None,
                     client=self.doorman.signed_in_from(client, identity))
         with connect(self.db_path) as db:
             return self.pair_screen(db, s, status, page) | {ui.signin_box: update(visible=False),
@@ -682,7 +684,7 @@ class RateHandlers:
         status = said() if new_code is None else said("welcome", name=inert(identity.name), code=new_code)
         # My code: the code, not a link
         return self.signed_in_screen(s, signin, identity, new_code or code_from(code), status, client=client,
-                                     page=_page(request))
+                                     page=_page(request), arrived=arrived_at(request))
 
     @friendly
     def resume_local(self, s: Session, stored: str, request: gr.Request | None) -> dict:
@@ -710,14 +712,15 @@ class RateHandlers:
                 return {ui.browser_code: "", ui.status: word("invite_invalid", s.lang) if wait is None else
                         word("invite_wait", s.lang, seconds=max(1, round(wait)))}
             return self.signed_in_screen(s, signin, identity, invite, client=client,
-                                         until=submissions.load_end(_page(request)), page=_page(request))
+                                         until=submissions.load_end(_page(request)), page=_page(request),
+                                         arrived=arrived_at(request))
         resumed = self.doorman.resume(stored, client)  # the sealed code this browser kept, if any
         if resumed is None:  # a kept code that no longer opens (revoked, another app's) is forgotten
             return {ui.browser_code: ""} if stored else unchanged
         if sign_in_ended(signin):  # signed out while this ran: final here too, quietly
             return unchanged
         return self.signed_in_screen(s, signin, *resumed, client=client, until=submissions.load_end(_page(request)),
-                                     page=_page(request))
+                                     page=_page(request), arrived=arrived_at(request))
 
     @friendly
     def sign_in_space(self, s: Session, profile: gr.OAuthProfile | None, request: gr.Request | None = None) -> dict:

@@ -31,6 +31,9 @@ class Session:
     # after it signs nothing in (it was sent with the code the browser held before); only a typed sign-in does
     signed_out: bool = False
     signin: str = field(default="", repr=False)  # this sign-in's random id: Sign out lists it as ended (_Ended)
+    # the page (Gradio session) this sign-in came from and when its request arrived (guard.arrived_at): a Sign out of
+    # that page that arrived later ends it, though a flood pushed its id out of the ended list (_Ended.over)
+    signed_on: tuple[str, float] | None = field(default=None, repr=False)
     submission: str = ""  # the id the page made for the submission on its way (rate._SENDING; _Submissions)
     # a name made by open sign-up: the client (auth.client_key) it signed in from, whose sign-up names' pairs on
     # screen are bounded together (app.pairs_held_per_client; RateHandlers.client_full); "" for the invited and on a Space
@@ -127,9 +130,18 @@ class _Ended:
             for k in [k for k, v in table.items() if now - when(v) > keep]:
                 del table[k]
 
-    def __contains__(self, signin: str) -> bool:
+    def over(self, signin: str, signed_on: tuple[str, float] | None = None) -> bool:
+        """Whether `signin` is ended: listed, or (signed_on: its page and when its request arrived) sent before its
+        page's latest Sign out. The list is kept by sign-in, and one client signing in and out again and again pushed
+        other pages' ids out of it (attacker audit, round 9); the page's record goes only after PAGES_KEPT new pages'
+        Sign outs, and one client opens at most guard.PAGES_PER_CLIENT an hour."""
         with self._lock:
-            return signin in self._ended
+            if signin in self._ended:
+                return True
+            return signed_on is not None and signed_on[1] <= self._out.get(signed_on[0], float("-inf"))
+
+    def __contains__(self, signin: str) -> bool:
+        return self.over(signin)
 
 
 _ended = _Ended()
@@ -283,7 +295,7 @@ def sign_in_ended(s: "Session | str | None") -> bool:
     """Whether Sign out ended this session's sign-in (or this sign-in id): an event that began before it may be
     finishing."""
     signin = s if isinstance(s, str) else s.signin if s is not None else ""
-    return bool(signin) and signin in _ended
+    return bool(signin) and _ended.over(signin, None if isinstance(s, str) else s.signed_on)
 
 
 def end_sign_in(s: "Session | None", page: str | None = None, arrived: float | None = None) -> None:
