@@ -963,6 +963,35 @@ def test_a_revoke_that_commits_while_a_submit_skip_or_correction_is_on_its_way_s
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM submission_refusals")[0]["n"] == 0
 
 
+def test_a_live_run_whose_rater_is_revoked_while_it_runs_stores_nothing(tiny_models, tmp_path, pool_db, monkeypatch):
+    """Attacker audit, round 9: a Live run checked the rater's code as it began only, so one running when `evalkit
+    raters revoke` committed stored its outputs, and the material she typed, after it. The code is checked again
+    before the run is stored: it is refused, saying why, and nothing is stored."""
+    import evalkit.generation.paths as paths
+    from apphelpers import held_calls
+
+    db = open_db(pool_db)
+    ann = raters.add(db, "ann")
+    db.conn.close()
+    entered, released = held_calls(monkeypatch, paths, "run_path")
+    cfg = config(tiny_models, tmp_path, signup="invite", live_access="raters", live_runs_per_hour=0)
+    with served(cfg, pool_db) as url:
+        tab = Tab(url)
+        assert "ann" in tab.call("/sign_in", "", "", ann.code)["who"]
+        answer: dict = {}
+        worker = threading.Thread(target=lambda: answer.update(out=_caught(lambda: tab.call("/live", "writing-02", ""))))
+        worker.start()
+        assert entered.wait(60)
+        store = open_db(pool_db)
+        raters.revoke(store, "ann")
+        store.conn.close()
+        released.set()
+        worker.join(300)
+    assert "revoked" in answer["out"], answer["out"]
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM experiments WHERE kind = 'live'")[0]["n"] == 0
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM generations WHERE live = 1")[0]["n"] == 0
+
+
 def _caught(call) -> str:
     """The AppError's words a call raised (an answer instead fails the test where it is read)."""
     try:

@@ -749,6 +749,8 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                 elif r.ok and not texts[box]:  # held back while it was the start of a pooled output; it is not one
                     texts[box] = r.text
             with connect(db_path) as db:
+                if s is not None and s.rater:  # revoked while it ran: its outputs and her material are not stored
+                    require_rater(db, s, cfg.app)
                 if shown:
                     exp_id = insert_experiment(db, "live", cfg.to_dict(), pair.compat,
                                                note=f"live demo · prompt {prompt_id}" + (f" · material: {typed}" if typed else ""))
