@@ -1051,6 +1051,42 @@ def test_on_the_chinese_page_the_button_that_clears_a_refusal_is_named_in_chines
         page.wait_for_function("(en) => window.seenButtons.at(-1) === `${en}|${en}`", arg=en)
 
 
+def test_on_the_chinese_page_a_lost_connection_and_a_popup_s_close_button_are_said_in_chinese(cfg, pool_db):
+    """A Chinese rater's hour, walked in the browser: her connection goes as she submits (the server stopped). Gradio's
+    popup then said "Connection to the server was lost. Attempting reconnection..." in English on the Chinese page
+    until the server came back, and every popup's close button (a refusal's too) was named "Close" for a screen
+    reader and a tooltip. Both are said in the page's language; the English page keeps Gradio's own words."""
+    from evalkit.ui import build_app
+    from evalkit.ui.server import serving
+
+    lost, close = word("gradio_connection_lost", "zh"), word("gradio_close", "zh")
+    close_named = "() => Array.from(document.querySelectorAll('[data-testid=\"toast-close\"]'), (b) => b.getAttribute('aria-label'))"
+    demo = build_app(cfg, pool_db)
+    with serving(demo) as url, chromium_page() as page:
+        page.goto(url)
+        page.locator("#signin-code").locator("input, textarea").first.fill("1.abcdefghijklmnopqrstuvwx")
+        page.click("#signin-button")  # a refusal: its popup stays a while on a wide screen
+        expect(page.locator("#rate-status")).to_contain_text("这个代码无效")
+        expect(page.locator('[data-testid="toast-close"]').first).to_have_attribute("aria-label", close)
+        sign_in(page, url, "ann")
+        shown_texts(page)
+        answer_all(page)
+        demo.close()  # her connection goes: the server is stopped
+        page.click("#submit")
+        toast = page.locator('[data-testid="toast-body"]').filter(has_text=lost)
+        expect(toast).to_be_visible()
+        assert word("gradio_connection_lost", "en") not in page.locator("body").inner_text()
+        assert set(page.evaluate(close_named)) == {close}
+    with served(cfg, pool_db) as url, chromium_page() as page:  # the English page: Gradio's own words
+        page.goto(url)
+        page.locator("#lang input[value='en']").click()
+        expect(page.locator("#signin-button")).to_have_text(word("sign_in", "en"))
+        page.locator("#signin-code").locator("input, textarea").first.fill("1.abcdefghijklmnopqrstuvwx")
+        page.click("#signin-button")
+        expect(page.locator("#rate-status")).to_contain_text("that code is not valid")
+        expect(page.locator('[data-testid="toast-close"]').first).to_have_attribute("aria-label", word("gradio_close", "en"))
+
+
 def test_every_tab_stop_of_the_rating_shows_where_the_focus_is(cfg, pool_db):
     """WCAG 2.4.7 (rater audit, keyboard only, 2026-12-05): the shortcuts' switch took the focus with nothing drawn
     on it (Gradio's checkbox style removes the outline), so a keyboard rater tabbing from the language choice lost

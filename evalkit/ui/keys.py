@@ -147,6 +147,8 @@ SCRIPT = """
   const LOADING = %s;
   const GRADIO_ERROR = %s;
   const GRADIO_CLEAR = %s;
+  const GRADIO_CLOSE = %s;
+  const CONNECTION_LOST = %s;
   const shown = (el) => !!el && el.offsetParent !== null;
   const lang = () => { const c = document.querySelector("#lang input:checked"); return c && c.value === "en" ? "en" : "zh"; };
   let pair = "", nextWasShown = false, submitWasShown = false, doneWasShown = false, focusDue = false, waited = 0;
@@ -251,20 +253,27 @@ SCRIPT = """
     catch (err) { /* storage refused */ } return lang(); };
   // So is the "Error" over a refusal: its tracker's on the status line, before the reason is written, and its message's.
   const GRADIO_WORDS = {Loading: LOADING, Error: GRADIO_ERROR};
+  // and Gradio's popup while the server is out of reach (a lost connection, a restart), its close button too: on the
+  // Chinese page it spoke English until the page came back (rater audit, phone, 2026-12-06)
+  const GRADIO_LINES = {[CONNECTION_LOST.en]: CONNECTION_LOST};
+  const GRADIO_BUTTONS = {Clear: GRADIO_CLEAR, Close: GRADIO_CLOSE};
   new MutationObserver(() => document.querySelectorAll("[role=status], .loading, [data-testid=status-tracker], [data-testid=toast-body]")
     .forEach((el) => {
       const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
       for (let t = walk.nextNode(); t; t = walk.nextNode()) {
         const own = /^(\\s*)(Loading|Error)(\\.\\.\\.)?(\\s*)$/.exec(t.nodeValue);
+        const line = GRADIO_LINES[t.nodeValue.trim()];
         if (/^\\s*common\\.\\w+\\s*$/.test(t.nodeValue) && el.matches("[role=status][aria-atomic=true]")) t.nodeValue = "";
+        else if (line && shownLang() !== "en" && el.matches("[data-testid=toast-body]")) t.nodeValue = line[shownLang()];
         else if (own && shownLang() !== "en" && (own[2] === "Loading" || el.matches("[data-testid=status-tracker], [data-testid=toast-body]")))
           t.nodeValue = own[1] + GRADIO_WORDS[own[2]][shownLang()] + (own[3] ? "…" : "") + own[4];
       }
-      // and the button beside a tracker's "Error" that clears it: its name (tooltip, screen reader) was "Clear"
+      // and the button beside a tracker's "Error" that clears it, and a popup's close button: their names (tooltip,
+      // screen reader) were "Clear" and "Close"
       el.querySelectorAll("button[aria-label]").forEach((b) => {
-        if (!b.dataset.gradioClear && b.getAttribute("aria-label") !== "Clear") return;
-        b.dataset.gradioClear = "1";
-        const said = GRADIO_CLEAR[shownLang()];
+        if (!b.dataset.gradioName && !GRADIO_BUTTONS[b.getAttribute("aria-label")]) return;
+        b.dataset.gradioName = b.dataset.gradioName || b.getAttribute("aria-label");
+        const said = GRADIO_BUTTONS[b.dataset.gradioName][shownLang()];
         if (b.getAttribute("aria-label") !== said) { b.setAttribute("aria-label", said); b.setAttribute("title", said); }
       });
     })).observe(document.documentElement, {subtree: true, childList: true, characterData: true});
@@ -389,7 +398,8 @@ SCRIPT = """
 """ % (json.dumps(WORDS["answered"], ensure_ascii=False), json.dumps(WORDS["answered_goto"], ensure_ascii=False),
        json.dumps(WORDS["keys_switch"], ensure_ascii=False), json.dumps(WORDS["keys_switch_phone"], ensure_ascii=False),
        json.dumps(WORDS["loading"], ensure_ascii=False), json.dumps(WORDS["gradio_error"], ensure_ascii=False),
-       json.dumps(WORDS["gradio_clear"], ensure_ascii=False)))
+       json.dumps(WORDS["gradio_clear"], ensure_ascii=False), json.dumps(WORDS["gradio_close"], ensure_ascii=False),
+       json.dumps(WORDS["gradio_connection_lost"], ensure_ascii=False)))
 
 # The switch for the single-key shortcuts, beside the keys' line (evalkit.ui.form): the page script above names it in
 # the page's language and keeps its state in the browser; the server never sees it.

@@ -208,6 +208,10 @@ WORDS: dict[str, dict[str, str]] = {
                    "en": "too many new pages from this address: {limit} in the last hour, shared by everyone behind it. "
                          "A page already open keeps working; wait about {minutes} min, then reload this page"},
     "gradio_clear": {"zh": "关闭", "en": "Clear"},  # Gradio's button that clears an error on the status line
+    "gradio_close": {"zh": "关闭", "en": "Close"},  # the close button of Gradio's popup (a refusal, a lost connection)
+    # Gradio's popup while the server cannot be reached (it reloads the page once it can); en: Gradio's own words
+    "gradio_connection_lost": {"zh": "与服务器的连接已断开，正在尝试重新连接……",
+                               "en": "Connection to the server was lost. Attempting reconnection..."},
     "answered_goto": {"zh": "：跳到第一道未答题", "en": ": go to the first open question"},
     "done": {"zh": "**你的评分任务已全部完成，谢谢！**", "en": "**No pairs left for you.** Thank you!"},
     "draft_stored": {"zh": "页面重新加载时，你对上一对的评分已送达并保存，进度已计入。",
