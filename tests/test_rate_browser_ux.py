@@ -603,6 +603,55 @@ def test_a_reload_while_the_submission_waits_in_the_queue_says_it_was_not_stored
     assert rows(pool_db, "SELECT id FROM ratings WHERE rater = 'ann'") == []
 
 
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_submission_the_server_stopped_under_says_so_and_a_reload_after_its_restart_says_it_was_stored(
+        cfg, pool_db, monkeypatch, lang):
+    """A rater's connection goes mid-submit (rater audit, 2026-12-06): the server is stopped while her rating is being
+    written, and started again. Gradio ends the event with "Server stopped unexpectedly", said only to the console:
+    the status line said "错误" and nothing more, Submit was enabled again and pressed did the same, and the rating
+    had been stored. The status line now says, in her language, that the server did not answer and that a reload
+    tells; the reload, once the server is back, says the rating was stored."""
+    from apphelpers import held_writes, rows
+
+    from evalkit.ui import build_app, launch
+    from evalkit.ui.server import free_port
+
+    entered, released = held_writes(monkeypatch)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/"
+    demo = build_app(cfg, pool_db)
+    launch(demo, prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True)
+    restarted = None
+    try:
+        with chromium_page() as page:
+            page.goto(url)
+            if lang == "en":
+                page.locator("#lang input[value='en']").click()
+                expect(page.locator("#signin-button")).to_have_text(word("sign_in", "en"))
+            page.locator("#signin-name").locator("input, textarea").first.fill("ann")
+            page.click("#signin-button")
+            shown_texts(page)
+            answer_all(page)
+            page.click("#submit")
+            assert entered.wait(60), "the set-up: the rating is being written"
+            # the server stops under it, as Blocks.close begins: its queue first (then its HTTP server, whose closing
+            # can also cut the page's stream first: Gradio's own "connection lost", which reloads the page itself)
+            demo._queue.close()
+            released.set()  # and the rating is written
+            expect(page.locator("#rate-status")).to_contain_text(word("no_answer", lang))
+            assert rows(pool_db, "SELECT rater FROM ratings") == [{"rater": "ann"}]
+            demo.close()
+            restarted = build_app(cfg, pool_db)
+            launch(restarted, prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True)
+            page.reload()
+            expect(page.locator("#rate-status")).to_contain_text(word("draft_stored", lang))
+    finally:
+        released.set()
+        for app in (demo, restarted):
+            if app is not None:
+                app.close()
+
+
 def test_a_reload_after_a_rating_that_never_reached_the_server_says_so_with_its_answers_back(cfg, pool_db):
     """Rater audit, round 2: Submit pressed, the request lost on the way (a phone's network), and a reload: the pair
     came back with her answers and no word, so she could take the rating for stored. The page now says it did not
