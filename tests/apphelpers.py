@@ -76,34 +76,25 @@ def pool_template(tiny_models, tmp_path_factory) -> Path:
         # she rated (greedy copies): the tiny models' sampled texts are short and can repeat, so such a pool is made
         # again (from the next base) until every text is a pair's own.
         # The bases are fixed, not the product's secret draw (this session fixture is built before the autouse
-        # public_pool_seed applies): with a secret base every test session rated other texts, and a Live run's
+        # seeded_pool_draws applies): with a secret base every test session rated other texts, and a Live run's
         # material typed in a test began, once in a while, as one of them, so the Live tab rightly withheld it and
         # two tests of tests/test_security.py failed by chance (CI of 0a71024)
-        # The pool's other draws are fixed too, from one seeded stream: each pair's sides, the queue's order, the gold
-        # pairs' edits and sides, and the pair ids (which a test's `ORDER BY id` picks by), so the pool is the same
-        # in every session and an app test's outcome cannot rest on that session's draw
-        import random
-        from types import SimpleNamespace
-
-        import evalkit.store.pool as store_pool
-        import evalkit.study.gold as gold
-        import evalkit.study.pairs as pairs
+        # The pool's other draws are fixed too, from one seeded stream (draws.seeded_draws, as for the pools the tests
+        # build): each pair's sides, the queue's order, the gold pairs' edits and sides, and the pair ids (which a
+        # test's `ORDER BY id` picks by), so the pool is the same in every session and an app test's outcome cannot
+        # rest on that session's draw
+        from draws import seeded_draws
 
         bases = iter(range(cfg.decoding.seed, cfg.decoding.seed + 10 * 100_003, 100_003))
-        draws = random.Random(cfg.decoding.seed)
-        for _ in range(10):
-            with pytest.MonkeyPatch.context() as patch:
-                patch.setattr(pairs, "_draw_sample_seed", lambda *_: next(bases))
-                patch.setattr(pairs, "secrets", SimpleNamespace(choice=draws.choice, randbits=draws.getrandbits))
-                patch.setattr(gold, "random", SimpleNamespace(SystemRandom=lambda: draws))
-                patch.setattr(store_pool, "new_pair_id", lambda: f"p{draws.getrandbits(64):016x}")
+        with seeded_draws(cfg.decoding.seed, bases=lambda *_: next(bases)):
+            for _ in range(10):
                 assert ensure_pool(cfg, building, echo=lambda *_: None) == POOL_PAIRS
-            if not _shared_texts(building):
-                break
-            for stale in building.parent.glob(building.name + "*"):
-                stale.unlink()
-        else:
-            raise AssertionError("ten pools of the tiny models all repeated a text between pairs")
+                if not _shared_texts(building):
+                    break
+                for stale in building.parent.glob(building.name + "*"):
+                    stale.unlink()
+            else:
+                raise AssertionError("ten pools of the tiny models all repeated a text between pairs")
         # Each app test chooses its pairs' quota with app.ratings_per_pair: the quota of pairs without one of their
         # own, as in a pool made before quotas were stored (migration 016). The pool's own quotas, drawn from the
         # gate, are tested in tests/test_raters_per_pair.py.

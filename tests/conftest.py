@@ -6,6 +6,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import draws  # noqa: E402
 import tiny  # noqa: E402
 
 
@@ -24,13 +25,16 @@ def data_dir(tmp_path, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
-def public_pool_seed(request, monkeypatch):
-    """Pools built in a test use the config's decoding.seed as their base, as every pool did before secret bases, so
-    a test's texts are the same on every run; a test marked secret_seeds draws the secret base as the product does."""
-    if request.node.get_closest_marker("secret_seeds") is None:
-        import evalkit.study.pairs as pairs
-
-        monkeypatch.setattr(pairs, "_draw_sample_seed", lambda _db, cfg, _first, _samples: cfg.decoding.seed)
+def seeded_pool_draws(request):
+    """Pools built in a test draw from a stream seeded by the test's node id (draws.seeded_draws: the config's
+    decoding.seed as their base, so a test's texts are the same on every run; the sides, queue seed, gold draws and
+    pair ids too, so a failure replays and no rare draw fails CI). A test marked secret_seeds draws as the product
+    does. A pool built in a subprocess (the CLI, app.py) escapes this: such a test asserts what holds for any draw."""
+    if request.node.get_closest_marker("secret_seeds") is not None:
+        yield
+        return
+    with draws.seeded_draws(draws.seed_of(request.node.nodeid)):
+        yield
 
 
 @pytest.fixture(autouse=True)

@@ -33,6 +33,18 @@ def test_the_fast_subset_collects_without_playwright():
     assert len(skipped) >= 3, "the browser modules are skipped whole, not collected with an import error"
 
 
+def test_a_pool_built_in_a_test_draws_from_the_test_s_own_seeded_stream(request, tmp_path):
+    """tests/conftest.py::seeded_pool_draws: a pool made in a test not marked secret_seeds takes its sides and pair
+    ids (and queue seed, gold draws) from a stream seeded by the test's node id, so a failure replays as it was seen
+    and a test's draws do not depend on the tests run before it (a CI run failed on a rare draw)."""
+    from draws import made_pairs, seed_of, seeded_draws
+
+    made = made_pairs(tmp_path / "one.db", 40)
+    with seeded_draws(seed_of(request.node.nodeid)):  # the stream as it began for this test
+        assert made_pairs(tmp_path / "two.db", 40) == made
+    assert {side for _, side in made} == {"A", "B"}
+
+
 # --- ARCHITECTURE.md's claims, checked over evalkit/ ---------------------------------------------------------------
 
 import ast  # noqa: E402

@@ -224,6 +224,7 @@ def test_not_used_when_the_pool_was_not_served_in_a_random_order(tmp_path):
     assert "not served in a random order" in agg.verdict.ppi
 
 
+@pytest.mark.secret_seeds  # the product's draw of the seed, stored
 def test_queue_serves_the_pool_in_its_stored_random_order(tmp_path):
     """draw_queue_order stores a seed and ranks re-derived from it; the queue serves the lowest rank first and each
     pair until its quota, so the complete pairs are at every look the first ones in that random order."""

@@ -123,6 +123,11 @@ def test_pool_seeds_are_secret_stored_kept_on_resume_and_never_sent(tiny_models,
         span = 2 + math.ceil(cfg.pool.gold_rate * 2)  # study and gold samples
         assert {g["seed"] - exp["sample_seed"] for g in gens} <= set(range(exp["first_sample"], exp["first_sample"] + span))
     assert all(p["o_seed"] == p["a_seed"] == exp1["sample_seed"] + p["sample"] for p in pairs1)
+    # the rebuild draws its own queue order and pair ids too (the tests fix these draws unless marked secret_seeds)
+    queue_seeds = [rows(f, "SELECT queue_seed FROM experiments WHERE kind = 'pool'")[0]["queue_seed"] for f in (one, two)]
+    assert None not in queue_seeds and queue_seeds[0] != queue_seeds[1]
+    ids1, ids2 = ({r["id"] for r in rows(f, "SELECT id FROM pairs")} for f in (one, two))
+    assert ids1 and not ids1 & ids2
 
     # an interrupted pool resumes with its own base: the seeds it planned (the stored ones), not newly drawn ones
     real, runs = pairs_mod._run_item, []
@@ -166,6 +171,21 @@ def test_pool_seeds_are_secret_stored_kept_on_resume_and_never_sent(tiny_models,
     assert any("Verdict" in t for t in sent)  # the organiser's Results were among them
     for text in sent:
         assert not any(n.search(text) for n in needles)
+
+
+@pytest.mark.secret_seeds
+def test_each_pair_s_sides_and_id_are_secret_draws_balanced_and_telling_nothing_of_the_order(tmp_path):
+    """The product's own draws (the tests fix them unless marked secret_seeds): each study pair's side is drawn once,
+    A or B alike, and its id is random, so neither the sides nor `ORDER BY id` follow the order the pool was made in."""
+    from draws import made_pairs
+
+    n = 1000
+    made = made_pairs(tmp_path / "sides.db", n)
+    share = sum(side == "A" for _, side in made) / n
+    assert abs(share - 0.5) < 6 * math.sqrt(0.25 / n), share  # six standard errors: wrong once in 500 million
+    ids = [pair_id for pair_id, _ in made]
+    assert all(re.fullmatch(r"p[0-9a-f]{16}", i) for i in ids) and len(set(ids)) == n
+    assert sorted(ids) != ids  # made in this order, yet the ids sort otherwise (by chance once in 1000!)
 
 
 # --- 1. the Live tab never shows a pooled output under its path's name ---------------------------------------
@@ -1411,17 +1431,19 @@ def test_a_pool_with_one_text_on_both_paths_is_reported(pool_db):
 @pytest.fixture(scope="module")
 def gold_pool(tiny_models, tmp_path_factory) -> Path:
     """A pool built the way the app builds one, with gold pairs (pool.gold_rate = 0.5), in both languages."""
-    import evalkit.study.pairs as pairs
+    from draws import seed_of, seeded_draws
+
     from evalkit.study.pairs import build_pool
 
     root = tmp_path_factory.mktemp("gold-pool")
     cfg = load_config(write_config(root / "gold.toml", tiny_models))
     cfg.pool.prompts, cfg.pool.samples, cfg.pool.gold_rate = ["writing-01", "writing-02", "writing-05"], 2, 0.5
     db_file = root / "gold.db"
-    # A fixed base (decoding.seed, as every pool had before secret bases): the form comparison below tests at 5%
-    # on 6 gold and 12 study texts, so with a new secret base per run it would fail on some draws (3 of 15 tried).
-    with pytest.MonkeyPatch.context() as m:
-        m.setattr(pairs, "_draw_sample_seed", lambda _db, cfg, _first, _samples: cfg.decoding.seed)
+    # Fixed draws (a module fixture is built before the tests' autouse seeded_pool_draws): decoding.seed as its base,
+    # as every pool had before secret bases, since the form comparison below tests at 5% on 6 gold and 12 study
+    # texts, so with a new secret base per run it would fail on some draws (3 of 15 tried); the gold edits and
+    # sides from a seeded stream too.
+    with seeded_draws(seed_of("tests/test_security.py::gold_pool")):
         result = build_pool(cfg, db_file, progress=False, echo=lambda *_: None)
     assert (result.pairs, result.gold) == (6, 3)
     return db_file
