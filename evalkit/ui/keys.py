@@ -152,7 +152,6 @@ SCRIPT = """
   const shown = (el) => !!el && el.offsetParent !== null;
   const lang = () => { const c = document.querySelector("#lang input:checked"); return c && c.value === "en" ? "en" : "zh"; };
   let pair = "", nextWasShown = false, submitWasShown = false, doneWasShown = false, focusDue = false, waited = 0;
-  let signinWasShown = null;
   // The rater's hold on the pair on screen counts from her last sign of work (rating.queue.keep_hold): after her own
   // input, at most every few minutes, the page presses the hidden #alive. A tab left alone sends nothing, so its pair
   // still goes to another rater after the hold's minutes
@@ -364,17 +363,6 @@ SCRIPT = """
       done.focus();
     }
     doneWasShown = doneShown;
-    // the sign-in form back (Sign out, here or in another tab): Sign out went with the rater and the focus fell to the
-    // page itself, so Tab started again from the tabs and a screen reader said nothing. It goes to the status line
-    // ("signed out"), read with it, and Tab goes on to the sign-in form (not on the page's first load: null)
-    const signin = shown(document.getElementById("signin-button"));
-    const active = document.activeElement;
-    if (signin && signinWasShown === false && (!active || active === document.body || !shown(active))) {
-      const line = document.getElementById("rate-status");
-      if (line && !line.hasAttribute("tabindex")) line.tabIndex = -1;  // focusable from the script, never a Tab stop
-      if (line) line.focus();
-    }
-    signinWasShown = signin;
     // the status line sits at the top; when it says something while scrolled away (the pair was finished by
     // others, a rating was stored), the same words show under Submit, where the rater is
     const status = document.querySelector("#rate-status .prose") || document.querySelector("#rate-status");

@@ -18,7 +18,6 @@ calls the handlers directly, without a server.
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import math
 import sqlite3
@@ -261,7 +260,7 @@ _SENT_DRAFT = ("() => { const d = window.evalkitDraftGone; window.evalkitDraftGo
 # name no side. They had stayed in the language of the load (rater audit 2026-12-05, known limit).
 _PAGE_WORDS = ("draft_stored", "draft_lost", "draft_correction_stored", "correction_dropped", "draft_taken",
                "draft_sent_lost", "draft_sent_taken", "draft_sent_back", "draft_sent_queued", "signed_out_elsewhere",
-               "signed_in_elsewhere", "no_answer")
+               "signed_in_elsewhere")
 
 
 def _page_words_in(on_screen, lang: str) -> str | None:
@@ -290,21 +289,6 @@ _FORGET_INVITE_SIGNED_IN = ("() => { const who = document.querySelector('#rate-w
                             " if (who && who.innerText.trim()) (" + _FORGET_INVITE + ")(); }")
 
 
-# Gradio's markup of a refusal's toast, which the page reads and closes: named once, so that the browser test
-# (tests/test_rate_browser_ux.py::test_on_a_phone_a_refusal_is_said_without_covering_the_form) checks these very
-# selectors against the toast Gradio draws and fails, saying so, when a Gradio release changes them.
-TOAST_ERROR = '[data-testid="toast-body"].error'
-TOAST_TEXT = '[data-testid="toast-text"]'
-TOAST_CLOSE = '.toast-close'
-
-# Browser-only, from the first Submit: when a refusal's toast last came (Gradio adds it as the event fails). A failed
-# submission with none is no refusal: the server stopped or restarted under it (_SAY_REFUSAL), and it may have been
-# stored, so its answers stay marked as on their way (_UNSENT) and a reload asks what became of them (draft_fate).
-_WATCH_REFUSALS = ("if (!window.evalkitRefusedAt) { window.evalkitRefusedAt = 1; new MutationObserver((ms) => ms.forEach("
-                   "(m) => m.addedNodes.forEach((n) => { if (n.nodeType === 1 && (n.matches('" + TOAST_ERROR + "')"
-                   " || n.querySelector('" + TOAST_ERROR + "'))) window.evalkitRefusedAt = Date.now(); })))"
-                   ".observe(document.body, {childList: true, subtree: true}); }")
-
 # Browser-only, the moment Submit is pressed (before the server call): the form locks and Submit shows that it is
 # sending, so no answer can change while the submission is on its way (the stored answers come back with the reveal,
 # ui.locked_outputs). A refused submission unlocks it again, with Submit's own label back.
@@ -312,8 +296,7 @@ _WATCH_REFUSALS = ("if (!window.evalkitRefusedAt) { window.evalkitRefusedAt = 1;
 # and used to say they were lost though the rating had been stored (rater audit 2026-12-05, R2; draft_fate asks).
 # Each submission gets an id, random, made here (it tells nothing of the pair or its sides), kept with the answers and
 # sent to the server before the submission (RateHandlers.sending): a reload asks what became of it (draft_fate).
-_SENDING = ("() => { " + _DRAFTS + _WATCH_REFUSALS + " window.evalkitSentAt = Date.now();"
-            " const b = document.querySelector('#submit');"
+_SENDING = ("() => { " + _DRAFTS + " const b = document.querySelector('#submit');"
             " window.evalkitSubmitLabel = b ? b.innerText : ''; window.evalkitSentBy = window.evalkitWho;"
             " window.evalkitSending = true;"  # until the submission's answer (_SENT_ANSWERED): _LOAD_READY waits
             " const sub = Array.from(crypto.getRandomValues(new Uint8Array(16)),"
@@ -326,11 +309,9 @@ _SENDING = ("() => { " + _DRAFTS + _WATCH_REFUSALS + " window.evalkitSentAt = Da
 # the sign-in to wait for it while it is still queued (RateHandlers.await_submission).
 _KEPT_SUBMISSION = ("() => { " + _DRAFTS + f" let who = null; try {{ who = localStorage.getItem('{_WHO_KEY}'); }} catch (e) {{}}"
                     " const d = draftOf(who); return d && d.sent && typeof d.sub === 'string' ? d.sub : ''; }")
-_UNSENT = ("async () => { " + _DRAFTS +  # refused, so no longer on its way: a reload says nothing of a rating not stored
-           " const refused = () => window.evalkitRefusedAt >= window.evalkitSentAt;"
-           " for (let i = 0; i < 40 && !refused(); i++) await new Promise((r) => setTimeout(r, 50));"
+_UNSENT = ("() => { " + _DRAFTS +  # refused, so no longer on its way: a reload says nothing of a rating not stored
            " const d = draftOf(window.evalkitSentBy);"
-           " if (d && d.sent && refused()) { delete d.sent; delete d.sub; keepDraft(window.evalkitSentBy, d); }"
+           " if (d && d.sent) { delete d.sent; delete d.sub; keepDraft(window.evalkitSentBy, d); }"
            f" return [...Array({len(FORM_KEYS)}).fill({{__type__: 'update', interactive: true}}),"
            " Object.assign({__type__: 'update', interactive: true},"
            " window.evalkitSubmitLabel ? {value: window.evalkitSubmitLabel} : {})]; }")
@@ -341,25 +322,20 @@ _UNSENT = ("async () => { " + _DRAFTS +  # refused, so no longer on its way: a r
 # for the Markdown line (it can quote what a rater typed). On a phone the toast spans the top of the page until
 # closed (it hid the sign-in form a mistyped code asked her to correct): there it goes once its words are read, and
 # the status line says them (again under Submit when out of sight, keys.py's echo).
-# A failure with no toast is none of evalkit's refusals (each says why): the server stopped or restarted while the
-# event ran (Gradio's "Server stopped unexpectedly", said only to the console). The status line said "错误" and
-# nothing more, Submit pressed again did the same until a reload, and the rating had been stored: it now says the
-# server did not answer and that a reload tells whether her rating was stored (draft_fate).
 _PHONE = "window.matchMedia('(max-width: 640px)').matches"
 _SAY_REFUSAL = ("async () => { for (let i = 0; i < 40; i++) {"
-                f" const all = document.querySelectorAll('{TOAST_ERROR} {TOAST_TEXT}');"
+                " const all = document.querySelectorAll('[data-testid=\"toast-body\"].error [data-testid=\"toast-text\"]');"
                 " const last = all.length ? all[all.length - 1].innerText.trim() : '';"
-                f" if (last && {_PHONE}) document.querySelectorAll('{TOAST_ERROR} {TOAST_CLOSE}')"
+                f" if (last && {_PHONE}) document.querySelectorAll('[data-testid=\"toast-body\"].error .toast-close')"
                 ".forEach((b) => b.click());"
                 " if (last) return last.replace(/[&<>]/g, (c) => ({'&': '&amp;', '<': '&lt;', '>': '&gt;'})[c])"
                 ".replace(/([\\\\`*_\\[\\]()~:#|!])/g, '\\\\$1');"
                 " await new Promise((r) => setTimeout(r, 50)); }"
-                " const en = (document.querySelector('#lang input:checked') || {}).value === 'en';"
-                f" return en ? {json.dumps(word('no_answer', 'en'))} : {json.dumps(word('no_answer', 'zh'), ensure_ascii=False)}; }}")
+                " return {__type__: 'update'}; }")
 
 # Browser-only, after an event that went through: the toasts of earlier refusals go (rater audit F5: a skip refused
 # for want of a reason, then stored, left "a skip needs a reason" over the next pair for seconds).
-_CLEAR_REFUSALS = (f"() => {{ document.querySelectorAll('{TOAST_ERROR} {TOAST_CLOSE}')"
+_CLEAR_REFUSALS = ("() => { document.querySelectorAll('[data-testid=\"toast-body\"].error .toast-close')"
                    ".forEach((b) => b.click()); }")
 
 # Browser-only: Submit is enabled only when every criterion of both outputs and the preference have an answer.

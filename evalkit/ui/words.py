@@ -208,13 +208,6 @@ WORDS: dict[str, dict[str, str]] = {
                    "en": "too many new pages from this address: {limit} in the last hour, shared by everyone behind it. "
                          "A page already open keeps working; wait about {minutes} min, then reload this page"},
     "gradio_clear": {"zh": "关闭", "en": "Clear"},  # Gradio's button that clears an error on the status line
-    # an event that failed with no reason from evalkit: the server stopped or restarted while it ran (rate._SAY_REFUSAL)
-    # said for any event that failed with no reason (Submit, Next, Skip, a correction): words that fit each of them
-    "no_answer": {"zh": "服务器没有回答（它可能已停止或正在重启），所以不知道这一步是否完成。请重新加载页面："
-                        "重新加载后，页面会显示你现在的位置；如果你提交过评分，也会告诉你它是否已保存。",
-                  "en": "The server did not answer (it may have stopped or be restarting), so whether this went through "
-                        "is not known. Reload the page: it then shows where you are and, if you had sent a rating, "
-                        "whether it was stored."},
     "gradio_close": {"zh": "关闭", "en": "Close"},  # the close button of Gradio's popup (a refusal, a lost connection)
     # Gradio's popup while the server cannot be reached (it reloads the page once it can); en: Gradio's own words
     "gradio_connection_lost": {"zh": "与服务器的连接已断开，正在尝试重新连接……",
