@@ -231,6 +231,24 @@ def shown_texts(page) -> tuple[str, str]:
     return a.input_value(), b.input_value()
 
 
+def choose_language(page, lang: str) -> None:
+    """Click the page's language switch to `lang` and wait until it is chosen. A click made while the page is still
+    laying itself out after a load (its status line and sign-in words arriving) can land beside the radio and be
+    lost (CI of f107054: the switch stayed on 中文 for a minute); it is clicked again then, at most three times. What
+    the page does once the language is chosen is for the test to check."""
+    from playwright.sync_api import expect
+
+    radio = page.locator(f"#lang input[value='{lang}']")
+    for _ in range(3):
+        radio.click()
+        try:
+            expect(radio).to_be_checked(timeout=5_000)
+            return
+        except AssertionError:
+            continue
+    expect(radio).to_be_checked()
+
+
 def next_texts(page, previous: tuple[str, str], timeout_ms: int = 60_000) -> tuple[str, str]:
     """Wait until the pair on screen is another than `previous` and return its two texts. Judged on both texts: a
     pool of sampled outputs can hold one text in two pairs, so one side alone may stay the same."""

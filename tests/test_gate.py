@@ -492,6 +492,32 @@ def test_a_study_of_identical_pairs_alone_weighs_the_benchmarks_stored_when_spee
     assert _replay(db).context["speed"].memory_benchmark_ids == [first, second]
 
 
+def test_benchmarks_stored_in_the_same_millisecond_are_weighed_in_the_order_they_were_stored(tmp_path):
+    """CI of f107054: the benchmarks of a sample that needed no rating were chosen by the moment speed and memory were
+    first judged, and timestamps are milliseconds: a benchmark stored in the same millisecond as the judging one (a
+    5,000 MB one) was weighed with it, DROP where KEEP. They are now taken one at a time in storage order (id within
+    a millisecond); here every benchmark carries the same timestamp, so only that order can tell them apart."""
+    from test_skips import _replay
+
+    from evalkit.study.synthetic import add_bench
+
+    db, _ = study(tmp_path, "same", gate_file_text(planned_pairs=100, min_ratings_per_pair=1), pairs=100,
+                  raters_per_pair=1, raters=12, identical_share=1.0, queue_order=True, seed=4, bench=False)
+    first = add_bench(db, speedup=2.0, rounds=1)  # one round of the gate's two: not judged yet
+    second = add_bench(db, speedup=2.0, rounds=1, seed=2)  # judged from here
+    late = add_bench(db, speedup=1.0, extra_memory_mb=5000, seed=1)
+    (stamp,) = db.execute("SELECT created_at FROM experiments WHERE id = ?", [second]).fetchone()
+    with db.conn:
+        db.conn.execute("UPDATE experiments SET created_at = ? WHERE id IN (?, ?, ?)", [stamp, first, second, late])
+        db.conn.execute("UPDATE bench_processes SET stored_at = ? WHERE experiment_id IN (?, ?, ?)",
+                   [stamp, first, second, late])
+    agg = aggregate(db)
+    assert agg.frozen is not None and agg.verdict.decision == "KEEP"
+    assert agg.frozen.speed["benchmark_ids"] == agg.frozen.speed["memory_benchmark_ids"] == [first, second]
+    went = _replay(db)
+    assert went.verdict.decision == "KEEP" and went.context["speed"].memory_benchmark_ids == [first, second]
+
+
 def test_a_gate_frozen_before_the_interval_key_keeps_the_union_with_tango(tmp_path):
     """A study planned under the union with Tango keeps it (gate.LEGACY); a gate frozen today gets the default
     `t with score floor`, which is narrower on the same ratings."""

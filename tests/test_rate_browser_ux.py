@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 from apphelpers import (  # noqa: F401
-    answer_all, chromium_page, next_texts, pool_db, pool_template, served, shown_texts, sign_in, write_config,
+    answer_all, choose_language, chromium_page, next_texts, pool_db, pool_template, served, shown_texts, sign_in, write_config,
 )
 
 expect = pytest.importorskip("playwright.sync_api").expect  # the fast subset (-m "not browser") runs without it
@@ -145,7 +145,7 @@ def test_on_a_phone_the_reveal_shows_every_figure_without_sideways_scrolling(cfg
         page.wait_for_function("() => document.activeElement && document.activeElement.closest('#next')")
         for lang in ("zh", "en"):
             if lang == "en":
-                page.locator("#lang input[value='en']").click()
+                choose_language(page, "en")
                 expect(page.locator("#reveal")).to_contain_text("seconds")
             widths = page.evaluate("() => [document.querySelector('#reveal table').scrollWidth,"
                                    " document.querySelector('#reveal').clientWidth]")
@@ -156,7 +156,7 @@ def test_the_language_choice_survives_a_reload(cfg, pool_db):
     with served(cfg, pool_db) as url, chromium_page() as page:
         page.goto(url)
         expect(page.locator("#signin-button")).to_have_text(word("sign_in", "zh"))
-        page.locator("#lang input[value='en']").click()
+        choose_language(page, "en")
         expect(page.locator("#signin-button")).to_have_text(word("sign_in", "en"))
         page.reload()
         expect(page.locator("#lang input[value='en']")).to_be_checked()
@@ -825,7 +825,7 @@ def test_a_screen_reader_hears_each_question_with_its_side_and_enter_submits_onl
         # Next pair, where the focus goes, is described by the reveal: read with it
         page.wait_for_function("() => document.activeElement && document.activeElement.closest('#next') && "
                                "document.activeElement.getAttribute('aria-describedby') === 'reveal'")
-        page.locator("#lang input[value='en']").click()
+        choose_language(page, "en")
         page.wait_for_function("() => document.documentElement.lang === 'en'")
 
 
@@ -883,7 +883,7 @@ def test_the_single_key_shortcuts_can_be_switched_off_and_stay_off(cfg, pool_db)
             shown_texts(page)
             expect(page.locator("#keys-on")).not_to_be_checked()
             expect(page.locator("#keys")).to_be_hidden()
-        page.locator("#lang input[value='en']").click()
+        choose_language(page, "en")
         expect(page.locator("#keys-on-label")).to_have_text(word("keys_switch", "en"))
         page.locator("#keys-on").check()
         expect(page.locator("#keys")).to_be_visible()
@@ -910,7 +910,7 @@ def test_on_the_english_page_a_chinese_prompt_is_read_in_chinese(cfg, pool_db):
     with served(cfg, pool_db) as url, chromium_page() as page:
         sign_in(page, url, "ann")
         shown_texts(page)
-        page.locator("#lang input[value='en']").click()
+        choose_language(page, "en")
         page.wait_for_function("() => document.documentElement.lang === 'en'")
         page.wait_for_function("() => document.querySelector('#rate-prompt').closest('[lang]').lang === 'zh'",
                                timeout=10_000)
@@ -1043,7 +1043,7 @@ def test_on_the_chinese_page_the_button_that_clears_a_refusal_is_named_in_chines
         page.wait_for_function("() => window.seenButtons.length > 0")
         seen = page.evaluate("() => window.seenButtons")
         assert f"{zh}|{zh}" in seen and not [s for s in seen if en in s], seen
-        page.locator("#lang input[value='en']").click()
+        choose_language(page, "en")
         expect(page.locator("#signin-button")).to_have_text(word("sign_in", "en"))
         page.locator("#signin-code").locator("input, textarea").first.fill("1.abcdefghijklmnopqrstuvwz")
         page.click("#signin-button")
@@ -1079,7 +1079,7 @@ def test_on_the_chinese_page_a_lost_connection_and_a_popup_s_close_button_are_sa
         assert set(page.evaluate(close_named)) == {close}
     with served(cfg, pool_db) as url, chromium_page() as page:  # the English page: Gradio's own words
         page.goto(url)
-        page.locator("#lang input[value='en']").click()
+        choose_language(page, "en")
         expect(page.locator("#signin-button")).to_have_text(word("sign_in", "en"))
         page.locator("#signin-code").locator("input, textarea").first.fill("1.abcdefghijklmnopqrstuvwx")
         page.click("#signin-button")
@@ -1251,7 +1251,7 @@ def test_the_language_switch_never_says_an_old_status_over_a_refusal(cfg, pool_d
         next_texts(page, first)
         status = page.locator("#rate-status")
         expect(status).to_contain_text(word("skipped", "zh"))
-        page.locator("#lang input[value='en']").click()  # the session's words, said again in English
+        choose_language(page, "en")  # the session's words, said again in English
         expect(status).to_contain_text(word("skipped", "en"))
         page.get_by_text(word("skip_box", "en")).click()
         page.click("#skip")  # no reason: refused
@@ -1277,7 +1277,7 @@ def test_n_presses_check_again_when_the_pairs_left_are_held_by_others(cfg, pool_
         again = page.locator("#check-again")
         expect(again).to_be_visible()
         expect(page.locator("#keys")).to_contain_text("再看看")
-        page.locator("#lang input[value='en']").click()
+        choose_language(page, "en")
         expect(page.locator("#keys")).to_contain_text("Check again")
         # the switch's step that writes the button's own words answered too: an N pressed while the switch still ran
         # was lost once in .ci/run on a loaded machine (no pair came)
@@ -1329,7 +1329,7 @@ def test_on_a_phone_the_shortcuts_switch_says_what_it_is_for(cfg, pool_db):
         expect(page.locator("#keys-on")).to_be_visible()
         label = page.locator("#keys-on-label")
         expect(label).to_have_text(word("keys_switch_phone", "zh"))
-        page.locator("#lang input[value='en']").click()
+        choose_language(page, "en")
         expect(label).to_have_text(word("keys_switch_phone", "en"))
         page.set_viewport_size({"width": 1280, "height": 900})
         expect(page.locator("#keys")).to_be_visible()

@@ -762,7 +762,7 @@ def bench_device_note(db, device: str, config: dict | None = None) -> str | None
 
 
 def deciding_benches(db, study_id: int | None = None, before: str | None = None,
-                     speed_device: str = "any") -> tuple[list[dict], list[str]]:
+                     speed_device: str = "any", through: int | None = None) -> tuple[list[dict], list[str]]:
     """The benchmarks the speed figure rests on, in the order their results were stored, and a note for each one left
     out: every benchmark (stored by `before`, as latest_bench; one still running has stored nothing and is not a
     result yet) that measures the pair the study rates (bench_mismatch against its first pool, study_pool: a later
@@ -775,7 +775,9 @@ def deciding_benches(db, study_id: int | None = None, before: str | None = None,
     after, so what was stored by a moment keeps its place whatever is stored later. Without a study or a pool, the
     latest. Left out, never silently. A benchmark on another device kind than the study's deployment device
     (deployment_device, from the gate's speed_device; "any" for a gate frozen before the key) is left out too: an
-    organiser must not choose the hardware where drafting gains most (sceptic audit, 2026-12-06)."""
+    organiser must not choose the hardware where drafting gains most (sceptic audit, 2026-12-06). `through`: a
+    benchmark's id, the last one taken in that order (what was stored up to it, whatever else was stored in the same
+    millisecond: decision._first_measured)."""
     pool = study_pool(db, study_id)
     if pool is None:
         latest = latest_bench(db, before)
@@ -794,6 +796,8 @@ def deciding_benches(db, study_id: int | None = None, before: str | None = None,
         if why is None and (elsewhere := other_device(kinds, device, speed_device)):
             notes.append(f"benchmark {bench['id']} left out, not deciding: {elsewhere}: its figures describe "
                          f"{'other' if kinds else 'unknown'} hardware, reported, never deciding; {run_on(device)}")
+            if bench["id"] == through:
+                break
             continue
         timed = timed_prompts(db, bench["id"])
         if why is None and prompts is not None and timed != prompts:
@@ -803,6 +807,8 @@ def deciding_benches(db, study_id: int | None = None, before: str | None = None,
             prompts = timed if prompts is None else prompts
         else:
             notes.append(f"benchmark {bench['id']} left out: it does not measure what the study rates ({why})")
+        if bench["id"] == through:
+            break
     return chosen, notes
 
 

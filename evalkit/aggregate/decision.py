@@ -187,15 +187,19 @@ def _first_measured(db, study_id: int, values: dict, tolerance: float, resamples
     the pool could run): the one of the benchmark results stored by the first moment at which speed and memory are
     both judged (verdict.measured), else the latest, not judged, which the decision waits for (freeze). Taking the
     figure as it is when a reader first looks made the decision depend on when someone looked, and its replay weigh
-    every benchmark stored since (one of 5,000 MB turned a stored KEEP into DROP: statistics audit, 2026-12-06)."""
+    every benchmark stored since (one of 5,000 MB turned a stored KEEP into DROP: statistics audit, 2026-12-06).
+    Benchmarks are taken one at a time in the order they were stored (data.deciding_benches), not by the moment:
+    timestamps are milliseconds, and one stored in the same millisecond as the judging one was weighed with it."""
     from .timing import gate_speed, timing
     from .verdict import measured
 
-    moments = [r[0] for r in db.execute(
-        """SELECT DISTINCT COALESCE(b.stored_at, e.created_at) AS at FROM bench_processes b
-           JOIN experiments e ON e.id = b.experiment_id WHERE e.kind = 'bench' AND b.status = 'ok' ORDER BY at""")]
-    for moment in moments:
-        speed = timing(db, tolerance, resamples, study_id=study_id, before=moment, **gate_speed(values))[2]
+    stored = db.execute(
+        """SELECT e.id, MAX(COALESCE(b.stored_at, e.created_at)) AS at FROM bench_processes b
+           JOIN experiments e ON e.id = b.experiment_id WHERE e.kind = 'bench'
+           GROUP BY e.id HAVING SUM(b.status = 'ok') > 0 ORDER BY at, e.id""").fetchall()
+    for bench_id, moment in stored:
+        speed = timing(db, tolerance, resamples, study_id=study_id, before=moment, through=bench_id,
+                       **gate_speed(values))[2]
         if measured(speed, values):
             return speed
     return timing(db, tolerance, resamples, study_id=study_id, **gate_speed(values))[2]

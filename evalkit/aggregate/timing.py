@@ -97,8 +97,8 @@ class Rounds:
     further_benchmarks: list[int] = field(default_factory=list)
 
 
-def _runs(db, study_id: int | None = None, before: str | None = None, speed_rounds: int = 0, speed_device: str = "any"
-          ) -> tuple[list[dict], str | None, list[int], list[str], Rounds]:
+def _runs(db, study_id: int | None = None, before: str | None = None, speed_rounds: int = 0, speed_device: str = "any",
+          through: int | None = None) -> tuple[list[dict], str | None, list[int], list[str], Rounds]:
     """The timed runs the speed-up rests on, their source, the benchmarks (their memory figures count even when they
     stored no timed run and the pool's runs stand in), notes and which rounds decide. The benchmark measures the
     model pair, whichever study is rated; the pool's runs are the study's own pairs. `before`: only what was stored by
@@ -106,7 +106,7 @@ def _runs(db, study_id: int | None = None, before: str | None = None, speed_roun
     (data.deciding_benches), in the order they were stored: each is a fresh process per path, the interval's unit,
     so each benchmark's round keeps its own number (1, 2, ... over all of them in that order), and the first
     `speed_rounds` of them decide (_deciding), from benchmarks on the gate's speed_device only."""
-    benches, notes = deciding_benches(db, study_id, before, speed_device)
+    benches, notes = deciding_benches(db, study_id, before, speed_device, through)
     ids = [b["id"] for b in benches]
     rows = []
     for bench_id in ids:
@@ -271,10 +271,11 @@ def rounds_needed(speed) -> int:
     return max(getattr(speed, "rounds_planned", 0) - getattr(speed, "rounds", 0), 0)
 
 
-def runs_version(db, study_id: int | None = None, before: str | None = None, speed_device: str = "any") -> tuple:
+def runs_version(db, study_id: int | None = None, before: str | None = None, speed_device: str = "any",
+                 through: int | None = None) -> tuple:
     """What the speed figure rests on, cheaply: the benchmarks and the number of the study's pool pairs stored by
     `before` (a frozen decision reuses the speed figure of now when nothing was stored since)."""
-    benches, _notes = deciding_benches(db, study_id, before, speed_device)
+    benches, _notes = deciding_benches(db, study_id, before, speed_device, through)
     pairs = db.execute(f"""SELECT COUNT(*) FROM pairs p WHERE p.kind = 'study' AND (:study IS NULL OR p.experiment_id IN
                               (SELECT id FROM experiments WHERE study_id = :study))
                             AND (:before IS NULL OR {PAIR_STORED.format(p='p.')} <= :before)""",
@@ -295,21 +296,22 @@ def gate_speed(values: dict | None) -> dict:
 
 
 def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None, before: str | None = None,
-           speed_rounds: int = 0, bench_only: bool = False, speed_device: str = "any"):
+           speed_rounds: int = 0, bench_only: bool = False, speed_device: str = "any", through: int | None = None):
     """Per path timing and memory (a table, every registered path that ran), the speed-up per prompt and over all
     prompts of each path compared with ordinary, each on its own rows (a table with a `path` column: assisted's
     first, then e.g. prompt lookup's, never pooled; with the ratio of tokens per second over every matched pair
     beside it), and the speed figure the verdict weighs (assisted's), all on the first `speed_rounds` benchmark
     rounds (the study's frozen gate; 0: every round). bench_only (the gate's speed_source "benchmark"): a figure from
     the pool's single runs is marked not deciding (the speed condition waits for the rounds, rounds_needed).
-    speed_device (the gate's): the device kind whose benchmarks decide (data.deciding_benches; "any": every kind)."""
+    speed_device (the gate's): the device kind whose benchmarks decide (data.deciding_benches; "any": every kind).
+    through: the last benchmark taken, in the order they were stored (data.deciding_benches)."""
     import pandas as pd
 
     # what the figure rests on, read BEFORE its rows: a benchmark or pairs stored while the bootstrap runs make a
     # version that differs from it, so a decision frozen meanwhile recomputes its speed instead of reusing this one
     # (decision.walk_history; durability audit 2026-12-02: it froze KEEP on a figure that missed a benchmark)
-    version = runs_version(db, study_id, before, speed_device)
-    rows, source, bench_ids, left_out, rounds = _runs(db, study_id, before, speed_rounds, speed_device)
+    version = runs_version(db, study_id, before, speed_device, through)
+    rows, source, bench_ids, left_out, rounds = _runs(db, study_id, before, speed_rounds, speed_device, through)
     paths = []
     for path in registry.order({r["path"] for r in rows}):
         rs = [r for r in rows if r["path"] == path]
