@@ -231,6 +231,14 @@ def shown_texts(page) -> tuple[str, str]:
     return a.input_value(), b.input_value()
 
 
+def pair_taken_in(page, timeout_ms: int = 60_000) -> None:
+    """Wait until the page has taken in the pair on screen: its script, which looks every 250 ms, has scrolled to the
+    pair's prompt and put the focus on its first question. A test that clicks further down before then has its
+    place scrolled away under it (CI: a skip refused while the page scrolled to the prompt, its words out of sight)."""
+    page.wait_for_function("() => !!(document.activeElement && document.activeElement.closest('.question'))",
+                           timeout=timeout_ms)
+
+
 def choose_language(page, lang: str) -> None:
     """Click the page's language switch to `lang` and wait until it is chosen. A click made while the page is still
     laying itself out after a load (its status line and sign-in words arriving) can land beside the radio and be

@@ -7,7 +7,8 @@ import sqlite3
 
 import pytest
 from apphelpers import (  # noqa: F401
-    answer_all, choose_language, chromium_page, next_texts, pool_db, pool_template, served, shown_texts, sign_in, write_config,
+    answer_all, choose_language, chromium_page, next_texts, pair_taken_in, pool_db, pool_template, served, shown_texts,
+    sign_in, write_config,
 )
 
 expect = pytest.importorskip("playwright.sync_api").expect  # the fast subset (-m "not browser") runs without it
@@ -2033,6 +2034,7 @@ def test_on_a_phone_a_refusal_is_said_without_covering_the_form(cfg, pool_db, la
         page.locator("#signin-name").locator("input, textarea").first.fill("ann")
         page.click("#signin-button")
         shown_texts(page)
+        pair_taken_in(page)  # else its scroll to the prompt can come after the click below, and the words out of sight
         page.get_by_text(word("skip_box", lang)).click()
         page.click("#skip")
         page.wait_for_function("""(words) => ['rate-status', 'status-echo'].some((id) => {
