@@ -183,3 +183,26 @@ def test_the_aggregate_of_a_real_database_carries_the_note(tmp_path):
 
     assert len(run("wide", 2.0)) == 1
     assert run("narrow", 0.0) == []
+
+
+def test_the_notes_beside_a_decision_read_the_ratings_as_of_the_decision(tmp_path):
+    """Statistics audit, 2026-12-06: the roster and disagreement notes beside a frozen decision read the current
+    ratings, so ratings stored after the rating that completed the planned sample (here a second pool rated by twenty
+    raters who differ widely about one path, before anyone looked) turned "10 raters have rated" into 20 and added
+    "raters differ widely" beside a decision that ten raters who did not differ had made. They now read the history
+    as of the completing rating; the tables still show what came since."""
+    from evalkit.aggregate.data import load_ratings
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=60, margin=0.15, min_raters=10) + "planned_raters = 20\n")
+    db = open_db(tmp_path / "later.db")
+    build_study(db, SyntheticStudy(gate_path=str(gate), pairs=60, raters_per_pair=3, raters=10, seed=4))
+    build_study(db, SyntheticStudy(gate_path=str(gate), pairs=600, raters_per_pair=1, raters=20, rater_path_sd=2.0,
+                                   seed=5))
+    agg = aggregate(db)
+    assert agg.frozen is not None and agg.frozen.completed_rating_id == 180  # the first pool's 60 pairs x 3
+    roster = [n for n in agg.notes if n.startswith("roster:")]
+    assert len(roster) == 1 and roster[0].startswith("roster: 10 raters have rated") and "assumed 20" in roster[0]
+    assert not [n for n in agg.notes if n.startswith("raters differ widely")]
+    assert int(agg.tables["counts"]["raters"].iloc[0]) == 20  # the tables show the ratings as they are now
+    assert disagreement_note(load_ratings(db), {"claim": "raters in general"})  # who do differ, now

@@ -243,9 +243,12 @@ def _aggregate(db, tolerance: float | None, resamples: int | None, study: str | 
                             "memory) until the planned number of pairs is rated; stopping early because it looks "
                             "good is what the plan forbids")
     per_rater = np.unique(ratings.rater, return_counts=True)[1] if len(ratings) else []
-    if roster := roster_note(per_rater, values, decided=not verdict.interim):
+    # beside a decision, the raters and answers it rested on, as they stood when it completed, not since
+    noted = ratings if frozen is None or not _rater_notes(values) else _as_decided(db, frozen, sid)
+    noted_per_rater = np.unique(noted.rater, return_counts=True)[1] if len(noted) else []
+    if roster := roster_note(noted_per_rater, values, decided=not verdict.interim):
         notes.append(roster)
-    if wide := disagreement_note(ratings, values):
+    if wide := disagreement_note(noted, values):
         notes.append(wide)
     # beside a decision, its pairs passed over as they were when it completed, not since
     read = ratings if frozen is None else standing_at(db, ratings, sid, frozen.completed_rating_id)
@@ -310,6 +313,21 @@ def _aggregate(db, tolerance: float | None, resamples: int | None, study: str | 
     verdict.notes = notes
     return Aggregate(tables=tables, speed=speed, verdict=verdict, notes=notes, study=chosen, frozen=frozen, after=after,
                      speed_now=speed_now, personal=personal, untakeable=untakeable_pairs)
+
+
+def _rater_notes(values: dict | None) -> bool:
+    """Whether the roster and disagreement notes can speak (a claim about raters in general): only then is the
+    history read for them."""
+    return bool(values) and values.get("claim", GENERAL) == GENERAL
+
+
+def _as_decided(db, frozen: FrozenDecision, sid: int | None) -> RatingData:
+    """The study's ratings current right after its decision's completing rating, less the raters the gold check left
+    out then (the history is kept): what the notes beside a decision read. The current ratings, which the notes read
+    before, held the raters and corrections that came after it (statistics audit, 2026-12-06: "20 raters have
+    rated" and "raters differ widely" beside a decision that 10 raters who agreed had made)."""
+    rows = load_ratings(db, sid, history=True).as_of(frozen.completed_rating_id)
+    return rows.without_raters(frozen.excluded) if frozen.excluded and len(rows) else rows
 
 
 def _waiting_note(db, ratings: RatingData, values: dict) -> str | None:
