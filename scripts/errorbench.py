@@ -16,6 +16,10 @@ then what a claim about raters in general costs any valid test over it with 10, 
 
 --disagreement measures the verdict's note on raters who differ widely about one path (aggregate.spread): how often
 it fires per rater x path spread, where the interval's level holds (below 0.75) and where it slips.
+
+--joined measures a claim about these raters with group-sequential looks where raters join after the study began
+(study.plan.errorbench.joined_rates): the false-KEEP rate for the deciding look's raters under the gate's rule and
+under two rules that carry an earlier pass, per scenario of raters' own differences (--differences EARLY:JOINING,...).
 """
 
 from __future__ import annotations
@@ -115,10 +119,17 @@ def sizes_of(text: str) -> dict[int, int]:
                    "fires, per rater x path sd (--spreads) and raters (--raters), in studies of the gate's design "
                    "(one rating per pair, its second_rating_share rated twice) at --pairs pairs (default: the "
                    "gate's planned_pairs), with --rater-sd, --pair-correlation and --accuracy.")
+@click.option("--joined", is_flag=True,
+              help="Instead of the grid: a claim about these raters, looks every 50 ratings, raters joining after the "
+                   "study began: false KEEP for the deciding look's raters per way of carrying an earlier pass "
+                   "(--pairs, default 1100; --studies; --differences).")
+@click.option("--differences", default="-1:-1,0:0,0:-2,1:-4,2:-6", show_default=True,
+              help="With --joined: the early raters' and the joiners' own assisted - ordinary pass rate, in margins, "
+                   "EARLY:JOINING, comma-separated.")
 @fail_clearly
 def main(pass_rates, drops, spreads, raters, identical, pairs, raters_per_pair, margin, rater_sd, pair_correlation,
          accuracy, studies, seed, limit, no_union_bootstrap, json_path, designs, bias, pool, only, sizes, drop_studies,
-         bound, claim, infinite_df, disagreement):
+         bound, claim, infinite_df, disagreement, joined, differences):
     """False-KEEP rate and power of the shipped gate's interval at its planned size (one look, raters only: no PPI,
     no second ratings) on a grid of simulated studies."""
     import numpy as np
@@ -133,6 +144,8 @@ def main(pass_rates, drops, spreads, raters, identical, pairs, raters_per_pair, 
         import evalkit.stats.clustered as clustered
 
         clustered._pessimistic_df = lambda v, *_rest: np.full(np.shape(v), np.inf)  # v: the variances, per study
+    if joined:
+        return joined_table(differences, pairs or 1100, studies, seed, margin or 0.05)
     if disagreement:
         return disagreement_table(floats(spreads), [int(v) for v in floats(raters)], pairs, studies, seed, accuracy,
                                   rater_sd, pair_correlation)
@@ -188,6 +201,35 @@ def main(pass_rates, drops, spreads, raters, identical, pairs, raters_per_pair, 
     for b in bad:
         click.echo(f"ABOVE THE LEVEL: {b}")
     sys.exit(1 if bad else 0)
+
+
+def joined_table(differences, pairs, studies, seed, margin):
+    """joined_rates per scenario: 2 raters rate the first 3/11 of the pairs alone (300 of 1100), 8 more join for the
+    rest."""
+    import numpy as np
+
+    from evalkit.study.plan.errorbench import CARRY, joined_rates
+
+    start = time.time()
+    join_at = pairs * 3 // 11
+    rows = []
+    for k, item in enumerate(differences.split(",")):
+        early, _, joining = item.partition(":")
+        rows.append(joined_rates(studies, [seed, k], pairs, join_at=join_at, margin=margin,
+                                 early_difference=float(early), joining_difference=float(joining)))
+        rows[-1]["differences"] = (float(early), float(joining))
+    machine = f"{cpu_name()}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}"
+    click.echo(f"joined raters {time.strftime('%Y-%m-%d')}: {studies} studies per scenario, at most {pairs} pairs, "
+               f"one rating each, looks every 50 ratings, margin {margin}, pass rate 0.8; 2 raters rate the first "
+               f"{join_at} pairs, then 8 more join; {time.time() - start:.0f} s on {machine}")
+    click.echo("| early : joining raters' own difference (margins) | the planned sample's | "
+               + " | ".join(f"{rule}: KEEP; false KEEP (upper bound); mean pairs" for rule in CARRY) + " |")
+    click.echo("|---|---|" + "---|" * len(CARRY))
+    for r in rows:
+        cells = [f"{100 * r[rule]['keep']['rate']:.1f}%; {100 * r[rule]['false_keep']['rate']:.2f}% "
+                 f"(≤ {100 * r[rule]['false_keep']['high']:.2f}%); {r[rule]['pairs']:.0f}" for rule in CARRY]
+        click.echo(f"| {r['differences'][0]:+g} : {r['differences'][1]:+g} | {r['final_drop']:+.2f} | "
+                   + " | ".join(cells) + " |")
 
 
 def disagreement_table(spreads, raters, pairs, studies, seed, accuracy, rater_sd, pair_correlation):

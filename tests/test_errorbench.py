@@ -196,3 +196,30 @@ def test_the_rater_bootstrap_diagnostic_clusters_on_raters_and_refuses_bad_input
     assert len([line for line in r.stdout.splitlines() if line.startswith("0 | ")]) == 1
     bad = subprocess.run([sys.executable, str(script), "--spreads", "a"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "'a' is not a comma-separated list of numbers" in bad.stderr
+
+
+def test_joined_raters_after_an_early_pass_keep_the_level_only_under_the_gate_s_rule():
+    """A claim about these raters with group-sequential looks, where raters join after the study began
+    (errorbench.joined_rates, whole studies through the gate's own interval and walk). Two raters, lenient on the
+    assisted path, rate the first look alone; four harsher ones join. A rule that let the early pass stand (before
+    2026-12-06), or let it stand while the roster did not change, claimed KEEP for the deciding look's raters although
+    the criterion dropped beyond the margin for them, in a fifth to half of the studies; the gate's rule (every
+    criterion judged at the deciding look) keeps the one-sided level, also where every rater drops by the margin."""
+    from evalkit.study.plan.errorbench import joined_rates
+
+    small = {"planned": 300, "look_every": 50, "margin": 0.1, "early_raters": 2, "joining_raters": 4, "join_at": 100}
+    joined = joined_rates(200, 1, early_difference=2, joining_difference=-6, **small)
+    assert joined["final_drop"] < -1  # the planned sample's raters drop beyond the margin
+    assert joined["gate"]["false_keep"]["low"] <= 0.025, joined["gate"]
+    assert joined["roster"]["false_keep"]["low"] > 0.05 and joined["stays"]["false_keep"]["low"] > 0.2, joined
+    alike = joined_rates(200, 2, early_difference=-1, joining_difference=-1, **small)
+    assert alike["gate"]["false_keep"]["low"] <= 0.025, alike["gate"]
+
+
+def test_the_joined_raters_table_runs_from_the_script():
+    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "errorbench.py"), "--joined", "--studies", "20",
+                          "--pairs", "300", "--margin", "0.1", "--differences", "0:0"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "| +0 : -0 |" in out.stdout or "| +0 : +0 |" in out.stdout, out.stdout
+    assert "gate: KEEP" in out.stdout and "stays: KEEP" in out.stdout

@@ -314,21 +314,29 @@ def test_a_criterion_passes_only_at_a_look_with_the_raters_the_claim_needs():
         return [{"criterion": "schedule", "ok": low[look.index] >= -0.15, "raters": raters[look.index],
                  "ci_low": low[look.index], "ci_high": 0.05}], None, look.pairs
 
+    seen = []
+
     def decide_look(rows, _decided, _ratings, look, _context):
+        seen.append(rows[0]["passed_at_look"])
         return SimpleNamespace(interim=not look.final)
 
     went = walk(values, state, analyse, decide_look)
-    assert went.look.index == 3 and went.rows[0]["passed_at_look"] is None  # never passed: no KEEP can rest on it
-    these = walk(dict(values, claim="these raters"), state, analyse, decide_look)
-    assert these.rows[0]["passed_at_look"] == 1  # no rater minimum for a claim about these raters
+    assert went.look.index == 3 and seen == [None] * 3  # never passed: no KEEP can rest on it
+    seen.clear()
+    walk(dict(values, claim="these raters"), state, analyse, decide_look)
+    # no rater minimum for a claim about these raters (passed on the 4 at looks 1 and 2), whose criteria are judged
+    # at each look anew: below the margin on the 16 of look 3
+    assert seen == [1, 2, None]
 
 
-def test_a_pass_at_an_earlier_look_on_fewer_raters_is_claimed_for_those_raters_only(tmp_path):
-    """Sceptic's audit, 2026-12-06 (round 2): with a claim about these raters, a criterion that passed at an early look
-    stays passed, and a KEEP at a later look said it held "for these 6 raters only" although 4 of them joined after
-    that pass and never judged it: their own effects, which the claim is about, were in no interval of it. The
-    verdict (its fidelity reason and the claim sentence, in both languages) now names the look and its raters for
-    such a criterion. A real study through the queue: ann and bob rate the first look's pairs, four raters the rest."""
+def test_a_pass_at_an_earlier_look_on_fewer_raters_is_judged_again_once_raters_join(tmp_path):
+    """Statistics audit, 2026-12-06: with a claim about these raters, a criterion that passed at an early look stayed
+    passed after raters joined, and the KEEP was claimed, per criterion, for the raters of that look (953919c): a
+    decision about the panel resting on tests of a smaller panel's own effects, whose error rate for the panel that
+    decided nobody had shown. For that claim every criterion is now judged at the deciding look, on its raters'
+    answers (tests/test_errorbench.py::test_joined_raters_after_an_early_pass_keep_the_level_only_under_the_gate_s_rule
+    measures why). A real study through the queue: ann and bob rate the first look's pairs, four more raters join for
+    the rest."""
     from itertools import cycle
 
     from evalkit.aggregate.data import load_ratings
@@ -358,17 +366,60 @@ def test_a_pass_at_an_earlier_look_on_fewer_raters_is_claimed_for_those_raters_o
             submit_rating(db, app, RatingInput(view.pair_id, rater, *truth[view.pair_id], "tie"))
 
     rate(["ann", "bob"], lambda: complete_count(load_ratings(db), 1) >= 100)  # the first look, theirs alone
+    first = aggregate(db)
+    early = [r["criterion"] for r in first.verdict.fidelity if r.get("passed_at_look") == 1]
+    assert first.interim and early and "schedule" not in early  # passed on ann's and bob's answers
     rate(["cat", "dan", "eve", "fay"], lambda: False)
     agg = aggregate(db)
     rows = {r["criterion"]: r for r in agg.verdict.fidelity}
-    early = [c for c, r in rows.items() if r.get("passed_at_look") == 1]
     assert agg.verdict.decision == "KEEP" and agg.verdict.look["index"] > 1, agg.verdict.label
-    assert early and "schedule" not in early  # the dropping criterion passed later, on every rater's answers
-    assert all(rows[c]["passed_raters"] == 2 for c in early) and rows["schedule"]["raters"] == 6
+    for c, r in rows.items():  # every criterion passed at the deciding look, on the six raters' answers
+        assert r["passed_at_look"] == agg.verdict.look["index"] and r["passed_raters"] == r["raters"] == 6, r
     fidelity = next(c for c in agg.verdict.conditions if c.name == "fidelity").reason
-    for c in early:
-        assert f"{title(c)} (look 1, on 2 raters' answers)" in fidelity, fidelity
-        assert f"{title(c)} (look 1, 2 raters)" in agg.verdict.claim, agg.verdict.claim
-        assert f"{title(c, 'zh')}（第 1 次查看，2 位评分者）" in verdict_markdown(agg, "zh")
-        assert f"{title(c, 'zh')}（第 1 次查看，2 位评分者的答案）" in verdict_markdown(agg, "zh")
-    assert "for these 6 raters only" in fidelity and "claimed for those raters only" in agg.verdict.claim
+    assert "for these 6 raters only" in fidelity and "look 1" not in fidelity, fidelity
+    assert "claimed for those raters only" not in agg.verdict.claim
+    assert "位评分者的答案" not in verdict_markdown(agg, "zh")
+
+
+def test_for_these_raters_every_criterion_is_judged_at_the_deciding_look_itself():
+    """The rule itself (looks.walk), on looks whose rows are given: for a claim about raters in general a pass stays
+    passed at later looks whatever their intervals (the raters are sampled: a later look is more data about the same
+    population); for a claim about these raters, each look's quantity is its own raters' in their shares, so a
+    criterion counts as passed only at the look where it clears, and is judged again at the next."""
+    from types import SimpleNamespace
+
+    from evalkit.aggregate.looks import walk
+
+    values = {"planned_pairs": 60, "monitoring": "group sequential", "look_every": 60, "min_ratings_per_pair": 3,
+              "confidence": 0.95, "claim": "these raters", "min_raters": 2, "margin": 0.15}
+    lows = {1: -0.10, 2: -0.22, 3: -0.10}
+
+    def run(**extra):
+        seen = []
+
+        def analyse(_ratings, look, _context):
+            return [{"criterion": "schedule", "ok": lows[look.index] >= -0.15, "raters": 4,
+                     "ci_low": lows[look.index], "ci_high": 0.05}], None, look.pairs
+
+        def decide_look(rows, _decided, _ratings, look, _context):
+            seen.append(rows[0]["passed_at_look"])
+            return SimpleNamespace(interim=not look.final)
+
+        walk(dict(values, **extra), lambda look: ("ratings", {}), analyse, decide_look)
+        return seen
+
+    assert run() == [1, None, 3]
+    assert run(claim="raters in general") == [1, 1, 1]
+    # the plan's simulation (designs.outcome) counts as the gate does: one criterion passes at looks 1 and 3, the
+    # other at look 2 alone; for raters in general KEEP at look 2, for these raters never
+    import numpy as np
+
+    from evalkit.study.plan.designs import outcome
+
+    never = np.zeros((1, 3), bool)
+    looks = {"a": {"keep": np.array([[True, False, True]]), "drop": never},
+             "b": {"keep": np.array([[False, True, False]]), "drop": never},
+             "ratings": np.array([[20, 40, 60]]), "sizes": [20, 40, 60]}
+    general = outcome(looks, ("a", "b"))
+    assert general["keep"][0] and general["look"][0] == 1
+    assert not outcome(dict(looks, claim="these raters"), ("a", "b"))["keep"][0]

@@ -29,9 +29,11 @@ def _answer(db, pair_ids, criterion: str, ordinary: str, assisted: str) -> None:
 def test_a_criterion_passed_at_an_earlier_look_is_said_to_have_passed_not_to_be_worse(tmp_path):
     """Group sequential: Maintenance time passed at look 1 and stays passed (as documented), though at the last look
     its interval lies wholly below the margin. The Chinese said "passed" and "assisted clearly worse" in one line, the
-    English that every lower end was at or above the margin, and the criterion line "OUTSIDE margin"."""
+    English that every lower end was at or above the margin, and the criterion line "OUTSIDE margin". A claim about
+    raters in general: one about these raters judges every criterion at the deciding look (no pass stays)."""
     g = gate_file_text(planned_pairs=200, margin=0.15, min_ratings_per_pair=1, second_rating_share=0,
-                       claim="these raters", ppi="off", monitoring="group sequential", look_every=100)
+                       claim="raters in general", min_raters=10, ppi="off", monitoring="group sequential",
+                       look_every=100)
     db = study(tmp_path, "looks", g, pairs=200, raters_per_pair=1, raters=12, pass_rate=1.0, rater_accuracy=1.0,
                queue_order=True, seed=3)
     pairs = [r[0] for r in db.execute("SELECT id FROM pairs WHERE kind = 'study' ORDER BY queue_rank")]

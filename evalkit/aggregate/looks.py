@@ -5,9 +5,11 @@ A fixed design has one look, at planned_pairs. A group-sequential design (or a c
 time about look_every more ratings are in, the last at planned_pairs. At each look every criterion's interval is
 computed on the look's sample (the first decided pairs, as the decision sample always is) at the look's level. A
 criterion whose lower end clears -margin at a look with the raters the claim needs (min_raters) has passed its own
-sequential test and stays passed (the chance that a criterion which truly drops by the margin passes at any look is
-the one-sided level, so KEEP, which needs every criterion, inherits it); the study stops with KEEP once every criterion has passed and speed and memory hold, or
-with DROP once some criterion's upper end is below -margin. The last look decides as a fixed design does.
+sequential test; for a claim about raters in general it stays passed (the chance that a criterion which truly drops by
+the margin passes at any look is the one-sided level, so KEEP, which needs every criterion, inherits it), and for a
+claim about these raters, which is about the deciding look's raters, it must pass at the deciding look itself. The
+study stops with KEEP once every criterion has passed and speed and memory hold, or with DROP once some criterion's
+upper end is below -margin. The last look decides as a fixed design does.
 
 walk() takes the looks in order, each on the data as they were when it was reached (the caller's `state`: the
 current ratings for a live look, the stored history as of the look's completing rating for the frozen decision), and
@@ -59,14 +61,29 @@ class Walk:
     context: object = None  # the caller's (freeze: the completing rating and the raters left out)
 
 
-def walk(values: dict, state, analyse, decide_look) -> Walk | None:
+def each_look(_sample, _row, look_index: int) -> int:
+    """walk's `carry` for a claim about these raters: every look's quantity is its own (a pass stands at its look)."""
+    return look_index
+
+
+def walk(values: dict, state, analyse, decide_look, carry=None) -> Walk | None:
     """Take the reached looks in order until one decides. state(look) -> (ratings, context) or None when the look
     is not reached; analyse(ratings, look, context) -> (rows, sample, decided); decide_look(rows, decided, ratings,
-    look, context) -> Verdict. Returns the last look taken, or None when no look is reached."""
-    from ..study.gate import enough_raters
+    look, context) -> Verdict. Returns the last look taken, or None when no look is reached.
 
+    carry(sample, row, look index) -> what a pass is about: a pass stands while it stays the same. For a claim about
+    raters in general, nothing changes (None: the raters are sampled, and a later look is more data about the same
+    population); for a claim about these raters, each look (each_look): that claim is about the deciding look's
+    raters' own (fixed) effects in their shares of its sample, so a pass at an earlier look, on other raters or other
+    shares of them, tested another quantity, and every criterion must clear at the deciding look itself, at its level
+    (README "May a study stop early?"; scripts/errorbench.py --joined measures the rules)."""
+    from ..study.gate import GENERAL, enough_raters
+
+    if carry is None:
+        carry = (lambda *_: None) if values.get("claim", GENERAL) == GENERAL else each_look
     passed: dict[str, int] = {}
-    passed_raters: dict[str, int] = {}  # the raters of the look a criterion passed at (the claim about these raters)
+    passed_raters: dict[str, int] = {}  # the raters of the look a criterion passed at
+    passed_on: dict = {}  # what each pass was about (carry)
     last = None
     for look in schedule(values):
         got = state(look)
@@ -77,16 +94,20 @@ def walk(values: dict, state, analyse, decide_look) -> Walk | None:
         ratings, context = got
         rows, sample, decided = analyse(ratings, look, context)
         for r in rows:
+            c = r["criterion"]
+            if c in passed and carry(sample, r, look.index) != passed_on[c]:  # about another quantity: judged again
+                del passed[c], passed_raters[c], passed_on[c]
             # a pass counts only at a look with the raters the claim needs (min_raters), as at the deciding look and
             # in the simulation (study.plan.designs): an interval from 4 raters is no test of raters in general, and
             # a pass there would stay passed (sequential audit, 2026-12-04: a stored KEEP rested on a look of 4 raters)
-            if r["ok"] and r["criterion"] not in passed and enough_raters(r, values):
-                passed[r["criterion"]] = look.index
-                passed_raters[r["criterion"]] = int(r["raters"])
+            if r["ok"] and c not in passed and enough_raters(r, values):
+                passed[c] = look.index
+                passed_raters[c] = int(r["raters"])
+                passed_on[c] = carry(sample, r, look.index)
             r["look"] = look.index
             r["look_level"] = look.level
-            r["passed_at_look"] = passed.get(r["criterion"])
-            r["passed_raters"] = passed_raters.get(r["criterion"])
+            r["passed_at_look"] = passed.get(c)
+            r["passed_raters"] = passed_raters.get(c)
         verdict = decide_look(rows, decided, ratings, look, context)
         last = Walk(look, rows, verdict, sample, decided, context)
         if not verdict.interim:

@@ -81,7 +81,9 @@ def narrower_passes(gate_values: dict, rows: list[dict], raters: int | None) -> 
     """For a claim about these raters: the criteria that passed at an earlier look (a pass stays, looks.walk) on fewer
     raters than the deciding look's `raters`. Their raters' fixed effects are the claim's, so the pass is about those
     raters, not about raters who joined after it (a claim about raters in general samples raters, and needs
-    min_raters at the passing look)."""
+    min_raters at the passing look). Since looks.walk judges such a criterion again once raters join, only a
+    criterion answered by fewer raters than others (registered after some had rated) or a decision stored before
+    that rule has one."""
     if gate_values.get("claim", GENERAL) == GENERAL or not raters:
         return []
     return [r for r in rows if r.get("passed_at_look") and r.get("passed_at_look") != r.get("look")

@@ -359,7 +359,8 @@ def evaluate(design: Design, scenario: Scenario, pairs: int, studies: int, drop_
     dropping = simulate(design, scenario, pairs, drop_studies, {first: scenario.margin}, [*seed, pairs, 1], (first,))
     reps = np.resize(np.arange(len(out["keep"])), drop_studies)
     others = {c: {k: v[reps] for k, v in base[c].items()} for c in CRITERIA if c != first}
-    looks = {**others, first: dropping[first], "ratings": base["ratings"][reps], "sizes": base["sizes"]}
+    looks = {**others, first: dropping[first], "ratings": base["ratings"][reps], "sizes": base["sizes"],
+             "claim": base["claim"]}
     false_keep = Rate.of(outcome(looks)["keep"])
     criterion_false_pass = Rate.of(dropping[first]["keep"].any(axis=1))
     ratings = float(out["ratings"].mean())

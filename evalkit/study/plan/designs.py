@@ -217,6 +217,7 @@ def simulate(design: Design, scenario: Scenario, planned: int, studies: int, dro
     out = {c: {k: np.concatenate(v) for k, v in p.items()} for c, p in parts.items()}
     out["ratings"] = np.concatenate(ratings)
     out["sizes"] = sizes
+    out["claim"] = scenario.claim  # how outcome() carries a pass, as the gate's walk does
     return out
 
 
@@ -334,8 +335,11 @@ def outcome(looks: dict, criteria: tuple[str, ...] = CRITERIA) -> dict:
     study "keep" (bool), "ratings" (human ratings to the decision) and "look" (its index)."""
     import numpy as np
 
-    # a criterion that passed at a look stays passed (its own sequential test has rejected): KEEP once all have
-    keep = np.logical_and.reduce([np.logical_or.accumulate(looks[c]["keep"], axis=1) for c in criteria])
+    # for a claim about raters in general a criterion that passed at a look stays passed (its own sequential test
+    # has rejected): KEEP once all have; for one about these raters all must pass at one look (aggregate.looks.walk)
+    carry = looks.get("claim", GENERAL) == GENERAL
+    keep = np.logical_and.reduce([np.logical_or.accumulate(looks[c]["keep"], axis=1) if carry else looks[c]["keep"]
+                                  for c in criteria])
     drop = np.logical_or.reduce([looks[c]["drop"] for c in criteria])
     last = keep.shape[1] - 1
     stop = keep | drop
@@ -352,6 +356,7 @@ def combine(base: dict, dropping: dict, criterion: str) -> dict:
     out = {c: (dropping[c] if c == criterion else base[c]) for c in CRITERIA}
     out["ratings"] = base["ratings"]
     out["sizes"] = base["sizes"]
+    out["claim"] = base.get("claim", GENERAL)
     return out
 
 

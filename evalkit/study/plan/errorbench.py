@@ -212,3 +212,88 @@ def study_ratings(sim: dict, study: int, pairs: int):
                       answers=np.stack(columns, axis=1).astype(np.uint8), raters=[str(r) for r in names],
                       pair_ids=[str(i) for i in range(pairs)], pair_prompt=np.zeros(pairs, np.int64),
                       prompts=["simulated"], pair_generation={}, pair_identical=identical)
+
+
+# How a pass at an earlier look is carried to a later one (aggregate.looks.walk's `carry`), for joined_rates: the
+# gate's rule (None: for a claim about these raters, every criterion judged at the deciding look), a pass standing
+# while its look's roster does, and a pass standing whoever joined (the rule before 2026-12-06)
+CARRY = {"gate": None, "roster": lambda sample, _row, _look: sample[1], "stays": lambda *_: None}
+
+
+def joined_rates(studies: int, seed=0, planned: int = 1100, look_every: int = 50, early_raters: int = 2,
+                 joining_raters: int = 8, join_at: int = 300, early_difference: float = 3.0,
+                 joining_difference: float = -6.0, margin: float = 0.05, pass_rate: float = 0.8,
+                 confidence: float = 0.95) -> dict:
+    """A claim about these raters with group-sequential looks, where raters join after the study began: how often a
+    KEEP is claimed for the deciding look's raters although one criterion truly drops by at least the margin for
+    them, under each way of carrying an earlier look's pass (CARRY).
+
+    Whole studies of `planned` pairs, one rating each: the first `join_at` pairs go to `early_raters` in turn, the
+    rest to them and `joining_raters` in turn. Two criteria: the first drops, per rater, by her own fixed effect (the
+    claim is about these raters' effects), her own assisted - ordinary pass rate in margins: `early_difference` for the
+    early raters, `joining_difference` for the joiners (negative: the assisted path passes less); the second drops
+    for nobody. The quantity a look's claim is about is the drop its own sample's raters give, in their shares of it
+    (what the gate's interval for these raters estimates), known exactly here. Each look's interval is
+    stats.paired_difference's for these raters at the look's level (study.monitoring), and each study goes through
+    the gate's own walk, stopping as the verdict does (KEEP once both have passed, DROP once an upper end is below
+    -margin). Returns per rule the KEEP rate, the false-KEEP rate
+    (KEEP where the dropping criterion's quantity at the deciding look is at or below -margin) and the mean decided
+    pairs, each rate a Rate as a dict."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from ..gate import fidelity_ok
+    from ..monitoring import look_levels, look_sizes
+    from ...aggregate.looks import walk
+    from ...stats import T_FLOOR, paired_difference
+
+    values = {"planned_pairs": planned, "monitoring": "group sequential", "look_every": look_every,
+              "min_ratings_per_pair": 1, "second_rating_share": 0.0, "confidence": confidence,
+              "claim": "these raters", "margin": margin}
+    sizes = look_sizes(values)
+    levels = look_levels(values, sizes)
+    local = np.arange(planned)
+    own = np.where(local < join_at, local % early_raters,
+                   (local - join_at) % (early_raters + joining_raters))  # each pair's rater, the same in every study
+    drops = {"dropping": np.where(own < early_raters, early_difference, joining_difference) * margin,
+             "other": np.zeros(planned)}
+    truth = np.cumsum(drops["dropping"]) / (local + 1)  # the first criterion's quantity on the first n pairs
+    rng = np.random.default_rng(seed)
+    pair = np.arange(studies * planned)
+    rater = (pair // planned) * (early_raters + joining_raters) + np.tile(own, studies)
+    looks = {}
+    for c, drop in drops.items():
+        ordinary = rng.random((studies, planned)) < pass_rate
+        assisted = rng.random((studies, planned)) < pass_rate + drop
+        x = (assisted.astype(np.int8) - ordinary.astype(np.int8)).ravel()
+        for j, (n, level) in enumerate(zip(sizes, levels)):
+            if level >= 1 - 1e-12:  # a look the spending gives (almost) nothing: walk skips it
+                continue
+            seen = np.tile(local < n, studies)
+            res = paired_difference(x[seen], pair[seen], rater[seen], pair // planned, studies, level,
+                                    raters_in_general=False, interval=T_FLOOR, bootstrap=False)
+            looks[c, j] = (res["low"], res["high"])
+
+    def decided(s: int, carry) -> tuple[bool, int]:  # one study through the gate's walk: KEEP?, decided pairs
+        def analyse(_ratings, look, _context):
+            j = look.index - 1
+            roster = frozenset(own[:look.pairs].tolist())
+            rows = [{"criterion": c, "ok": bool(fidelity_ok(looks[c, j][0][s], margin)), "raters": len(roster),
+                     "ci_low": float(looks[c, j][0][s]), "ci_high": float(looks[c, j][1][s])} for c in drops]
+            return rows, (j, roster), look.pairs
+
+        def decide_look(rows, _decided, _ratings, look, _context):  # as verdict.decide stops a study
+            settled = all(r["passed_at_look"] for r in rows) or any(r["ci_high"] < -margin for r in rows)
+            return SimpleNamespace(interim=not (look.final or settled))
+
+        went = walk(values, lambda _look: (None, None), analyse, decide_look, carry)
+        return all(r["passed_at_look"] for r in went.rows), went.look.pairs
+
+    out = {"looks": len(sizes), "studies": studies, "final_drop": float(truth[-1] / margin)}
+    for rule, carry in CARRY.items():
+        keep, pairs = np.array([decided(s, carry) for s in range(studies)]).T
+        false = keep.astype(bool) & (truth[pairs - 1] <= -margin + 1e-12)
+        out[rule] = {"keep": asdict(Rate.of(keep.astype(bool))), "false_keep": asdict(Rate.of(false)),
+                     "pairs": float(pairs.mean())}
+    return out
