@@ -1959,6 +1959,37 @@ def test_a_machine_s_ipv6_address_does_not_leave_the_machine_either(db, tmp_path
     assert error == "c10::DistNetworkError: connect to [<address>]:29500 (<address>) failed; ::1 answered"
 
 
+def test_a_machine_name_of_one_or_two_characters_is_withheld_where_it_names_a_machine(db, tmp_path):
+    """Export audit, 2026-12-06: machine names shorter than three characters (h1, vm) were never withheld, a floor
+    against scrubbing ordinary words, so an error message's "alice@h1:~$" or "h1:29500" and a note's "h1.local" left
+    the machine, in the tables and in the card's quote of a fallback's cause. Such a name is withheld where it stands
+    as a machine's name; the same letters as a word stay."""
+    from evalkit.records import GenerationRecord
+    from evalkit.store import insert_experiment, insert_generations
+
+    pool = db.execute("SELECT id FROM experiments WHERE kind = 'pool'").fetchone()[0]
+    said = "NCCL timeout talking to h1:29500 from alice@h1:~$ (see the h1 heading of the runbook)"
+    insert_generations(db, [
+        GenerationRecord(prompt_id="writing-01", path="assisted", status="failed", host="h1", token_hash="short1",
+                         error_class="RuntimeError", error_stage="generate", error_message=said),
+        GenerationRecord(prompt_id="writing-01", path="fallback", text="f", fallback_of=-1, token_hash="short2",
+                         host="h1", stop_reason="eos", generate_seconds=1.0, new_tokens=5)], pool)
+    run = insert_experiment(db, "run", {}, {}, note="rerun on H1.local, http://h1:7860/ and hostname=h1; db is fine")
+    out = tmp_path / "e"
+    card = _card_of(db, out)
+    import pyarrow.parquet as pq
+
+    exported = {s: pq.read_table(split_file(out, s)).to_pylist() for s in SPLITS}
+    withheld = "NCCL timeout talking to <host>:29500 from alice@<host>:~$ (see the h1 heading of the runbook)"
+    assert next(g["error_message"] for g in exported["generations"] if g["token_hash"] == "short1") == withheld
+    assert next(e["note"] for e in exported["experiments"] if e["id"] == run) == \
+        "rerun on <host>.local, http://<host>:7860/ and hostname=<host>; db is fine"
+    assert withheld in card  # the verdict quotes the fallback's cause
+    everything = json.dumps(exported, default=str) + card
+    for shown in ("h1:", "@h1", "h1.local", "//h1", "=h1"):
+        assert shown not in everything.lower(), shown
+
+
 @pytest.mark.parametrize("command", ["report", "export"])
 def test_an_unknown_study_is_named_in_the_users_database_not_the_temporary_copy(tmp_path, rated_db, command):
     # report and export read from a temporary copy of the database (store.read_copy): the refusal named the copy,

@@ -207,16 +207,34 @@ def machine_names(rows: dict[str, list[dict]]) -> set[str]:
     except OSError:
         pass
     names |= {n.split(".")[0] for n in names if re.search(r"[A-Za-z]", n)}  # the short name of each too (not of an IP)
-    return {n for n in names if len(n) >= 3 and re.search(r"[A-Za-z]", n) and n not in _PLAIN_HOSTS}
+    return {n for n in names if re.search(r"[A-Za-z]", n) and n not in _PLAIN_HOSTS}
+
+
+# A name of one or two characters ("h1", "db") is a word or an abbreviation too: withheld only where it stands as a
+# machine's name, after "@" (alice@h1:~$), "//" (http://h1:7860) or the word host / hostname, or before a port
+# (h1:29500, [h1]:29500) or a local domain (h1.local); "the db is locked" keeps its word. Its stored full names'
+# domains count as local ones (h1.cluster, of h1.cluster.example).
+_SHORT = 3
+_LOCAL_DOMAINS = ("local", "lan", "internal", "localdomain", "home", "intranet", "corp")
+_AS_HOST = (r"(?:(?<=@)|(?<=//)|(?<=\bhost[ =:])|(?<=\bhost: )|(?<=\bhostname[ =:])|(?<=\bhostname: ))"
+            r"{name}(?![\w-])"
+            r"|(?<![\w.-]){name}(?=\]?:\d{{1,5}}(?!\d)|\.(?:{domains})(?![\w-]))")
+
+
+def _host_pattern(name: str, hosts: set[str]) -> str:
+    if len(name) >= _SHORT:
+        return rf"(?<![\w.-]){re.escape(name)}(?![\w-])"
+    domains = {*_LOCAL_DOMAINS, *(h[len(name) + 1:].split(".")[0] for h in hosts if h.lower().startswith(name.lower() + "."))}
+    return _AS_HOST.format(name=re.escape(name), domains="|".join(re.escape(d) for d in sorted(domains) if d))
 
 
 def without_hosts(text, hosts: set[str]):
     """Free text with every machine name in `hosts` written as <host>, the longest first (a full name before its
-    short one)."""
+    short one); a name shorter than three characters only where it stands as a machine's name (_AS_HOST)."""
     if not isinstance(text, str) or not hosts:
         return text
     for name in sorted(hosts, key=len, reverse=True):
-        text = re.sub(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", "<host>", text, flags=re.IGNORECASE)  # names ignore case
+        text = re.sub(_host_pattern(name, hosts), "<host>", text, flags=re.IGNORECASE)  # names ignore case
     return text
 
 
