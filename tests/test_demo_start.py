@@ -1,6 +1,8 @@
 """The local demo's start as a presenter sees it in the terminal: a real `python app.py` in a subprocess."""
 
+import contextlib
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -253,6 +255,40 @@ def test_raters_add_names_the_running_app_s_address_in_the_sign_in_link(tmp_path
         assert f"sign-in link: http://127.0.0.1:{port}/?invite=" in _link(db_file, config, "olga")
         stop_app(proc)
     assert "sign-in link: http://127.0.0.1:7860/?invite=" in _link(db_file, config, "boss")  # no app: the config's
+
+
+@pytest.mark.slow
+def test_port_0_serves_on_the_next_free_port_as_app_port_0_does(tmp_path):
+    """Start audit, 2026-12-06: `--port 0`, which the refusal of a port out of range offers as "Gradio's default,
+    7860 or the next free one", went to Gradio as port 0: the server bound a port of the OS's choice, Gradio checked
+    its page at port 0, and the start ended in a traceback (httpx.ConnectError). It now searches as `app.port = 0`
+    does (here from a port this test keeps busy) and serves where its line says."""
+    db_file, config = open_pool(tmp_path, "demo")
+    log = tmp_path / "serve.log"
+    with _busy_port() as first, app_process(app_args(db_file, config, 0), log, cwd=tmp_path,
+                                            env={"GRADIO_SERVER_PORT": str(first)}) as proc:
+        port = _port_of(proc, log)
+        assert port != first
+        with socket.create_connection(("127.0.0.1", port), timeout=10):
+            pass  # the page is served where the line says
+        stop_app(proc)
+    assert "Traceback" not in log.read_text(encoding="utf-8", errors="replace")
+
+
+@contextlib.contextmanager
+def _busy_port():
+    """A port this test listens on (and so no app can bind) while the block runs."""
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", free_port()))
+        busy.listen()
+        yield busy.getsockname()[1]
+
+
+def _port_of(proc, log: Path) -> int:
+    """The port of the app's line saying where it is, once the app says it."""
+    text = wait_for_line(log, proc, "Ctrl-C here stops it")
+    assert proc.poll() is None, text
+    return int(re.search(r"the app is at http://127\.0\.0\.1:(\d+)/", text)[1])
 
 
 def _link(db_file, config, name: str) -> str:

@@ -154,7 +154,9 @@ def serve(cfg: Config, path: Path, *, host: str | None = None, port: int | None 
     if space:  # before the sync's start commit and the preparation: Gradio would stop later, with a traceback
         check_space_oauth()
     host = host or (None if space else cfg.app.host)  # a Space sets GRADIO_SERVER_NAME itself
-    port = port if port is not None else (cfg.app.port or None)
+    # 0 (--port 0 as app.port = 0): Gradio's search from 7860; passed on as 0, uvicorn bound a port of the OS's choice
+    # that Gradio's own check of the page (at port 0) never reached, and the start failed with a traceback
+    port = (port if port is not None else cfg.app.port) or None
     if not space and port:
         _check_port_free(host, port)
     sync = prep = claim = None
