@@ -275,6 +275,24 @@ def test_port_0_serves_on_the_next_free_port_as_app_port_0_does(tmp_path):
     assert "Traceback" not in log.read_text(encoding="utf-8", errors="replace")
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("more", [(), ("--no-prepare",)], ids=["claim", "no-prepare"])
+def test_raters_add_names_the_port_an_app_started_with_port_0_bound(tmp_path, more):
+    """Start audit, 2026-12-06: with `app.port = 0` Gradio chooses the port (7860 or the next free one), and the app
+    wrote "http://127.0.0.1:7860/ or the next free port" where `raters add` reads the running app's address: not an
+    address, so the sign-in link named 7860, another app's page or none. The app now writes the port it bound once it
+    listens, before its line saying where it is. Here Gradio's search starts at a port this test keeps busy."""
+    db_file, config = open_pool(tmp_path, "demo")
+    config.write_text(config.read_text(encoding="utf-8") + "port = 0\n", encoding="utf-8")
+    args = ["--db", str(db_file), "--config", str(config), "--host", "127.0.0.1", *more]
+    with _busy_port() as first, app_process(args, tmp_path / "serve.log", cwd=tmp_path,
+                                            env={"GRADIO_SERVER_PORT": str(first)}) as proc:
+        port = _port_of(proc, tmp_path / "serve.log")
+        assert port != first
+        assert f"sign-in link: http://127.0.0.1:{port}/?invite=" in _link(db_file, config, "olga")
+        stop_app(proc)
+
+
 @contextlib.contextmanager
 def _busy_port():
     """A port this test listens on (and so no app can bind) while the block runs."""

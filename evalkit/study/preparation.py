@@ -156,10 +156,17 @@ def claim_start(db_path: Path, address: str):
     except BlockingIOError:
         held.close()
         return None
+    note_address(held, address)
+    return held
+
+
+def note_address(held, address: str) -> None:
+    """Writes `address` in the start claim this process holds (claim_start): at the claim, and again once the app
+    listens where its port was Gradio's choice."""
+    held.seek(0)
     held.truncate(0)
     held.write(f"{os.getpid()} {address}\n")
     held.flush()
-    return held
 
 
 def another_start(db_path: Path) -> EvalkitError:

@@ -80,10 +80,11 @@ def build_app(cfg: Config, db_path: Path | str | None = None, *, space: bool | N
 MAX_UPLOAD = "1kb"
 
 
-def launch(demo: gr.Blocks, **kwargs):
+def launch(demo: gr.Blocks, listening=None, **kwargs):
     """`demo.launch` with what this app needs: run history off (no rater's outputs are kept in the browser's run
     history), no error traces, uploads capped, Gradio's /monitoring dashboard off, every request body capped and
-    deep links off (evalkit.ui.guard), never a public link (Gradio's advice to make one replaced by serving_line)."""
+    deep links off (evalkit.ui.guard), never a public link (Gradio's advice to make one replaced by serving_line).
+    `listening(demo)` runs once the page answers, before the line that says where it is."""
     from starlette.middleware import Middleware
 
     from .guard import RequestGuard
@@ -126,6 +127,8 @@ def launch(demo: gr.Blocks, **kwargs):
             f"{LOCAL_URL_WAIT:.0f} s",
             "check that nothing (a firewall, a sandbox) blocks connections to this machine's own address, and run "
             "again; on a machine that is very busy, start the app when the load has dropped") from e
+    if listening is not None:
+        listening(demo)
     if not kwargs.get("quiet") and (line := serving_line(demo)):
         print(line, flush=True)
     if block:  # what demo.launch does unless told not to: serve until Ctrl-C (or SIGTERM, see server.serve)

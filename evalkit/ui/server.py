@@ -8,6 +8,7 @@ locally they use personal codes (`evalkit raters add`), or pick a name when the 
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import sys
 from pathlib import Path
@@ -174,8 +175,7 @@ def serve(cfg: Config, path: Path, *, host: str | None = None, port: int | None 
             raise EvalkitError(f"database {path} does not exist",
                                "run without --no-prepare to build the pair pool there, or point --db / EVALKIT_DB "
                                "at the study's database")
-        address = (f"http://{host or '127.0.0.1'}:{port}/" if port else
-                   f"http://{host or '127.0.0.1'}:7860/ or the next free port")
+        address = _address(host, port) if port else f"{_address(host, 7860)} or the next free port"
         if not prepare:  # no claim, but `raters add` names this app's address all the same
             from ..study.preparation import announce_address
 
@@ -212,8 +212,10 @@ def serve(cfg: Config, path: Path, *, host: str | None = None, port: int | None 
     if sync is not None:
         sync.start()
     _stop_cleanly_on_sigterm()
+    listening = None if port else functools.partial(_name_the_port, host=host, path=path, claim=claim,
+                                                    announced=withdraw is not None)
     try:
-        launch(demo, server_name=host, server_port=None if space else port)
+        launch(demo, server_name=host, server_port=None if space else port, listening=listening)
     except OSError as e:  # Gradio's "Cannot find empty port": the port is taken, or the host is not this machine's
         raise _cannot_listen(host, port, e) from e
     finally:
@@ -225,6 +227,26 @@ def serve(cfg: Config, path: Path, *, host: str | None = None, port: int | None 
             withdraw()
         if sync is not None:
             sync.stop(final_push=True)
+
+
+def _address(host: str | None, port: int) -> str:
+    return f"http://{host or '127.0.0.1'}:{port}/"
+
+
+def _name_the_port(demo, *, host: str | None, path: Path, claim, announced: bool) -> None:
+    """Where no port was given (app.port = 0) Gradio chose one, 7860 or the next free: the start claim, or the note
+    of an app started with --no-prepare, names the port it bound, so `evalkit raters add` without --url links to
+    this page rather than to 7860."""
+    from urllib.parse import urlsplit
+
+    from ..study.preparation import announce_address, note_address
+
+    if not (port := urlsplit(demo.local_url or "").port or demo.server_port):
+        return
+    if claim is not None:
+        note_address(claim, _address(host, port))
+    if announced:
+        announce_address(path, _address(host, port))
 
 
 def _cannot_listen(host: str | None, port: int | None, e: OSError) -> EvalkitError:
