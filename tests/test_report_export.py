@@ -1928,9 +1928,9 @@ def test_a_machine_s_ip_address_in_an_error_message_or_a_note_does_not_leave_the
     assert error == "NCCL WARN Net : Connect to <address><43915> failed (transformers 4.46.0.dev0, 127.0.0.1)"
 
 
-def _exported_note_and_error(db, tmp_path, note: str, error: str) -> tuple[str, str, str]:
-    """A run stored with this note and a failed generation with this error message, exported: every exported table
-    and the card as one text, and the note and the error message as exported."""
+def _exported_note_and_error(db, tmp_path, note: str, error: str, host: str = "") -> tuple[str, str, str]:
+    """A run stored with this note and a failed generation with this error message (on machine `host`), exported:
+    every exported table and the card as one text, and the note and the error message as exported."""
     import pyarrow.parquet as pq
 
     from evalkit.records import GenerationRecord
@@ -1938,7 +1938,7 @@ def _exported_note_and_error(db, tmp_path, note: str, error: str) -> tuple[str, 
 
     run = insert_experiment(db, "run", {}, {}, note=note)
     insert_generations(db, [GenerationRecord(prompt_id="writing-01", path="assisted", status="failed",
-                                             token_hash="noted", error_message=error)], run)
+                                             token_hash="noted", error_message=error, host=host)], run)
     out = tmp_path / "e"
     card = _card_of(db, out)
     exported = {s: pq.read_table(split_file(out, s)).to_pylist() for s in SPLITS}
@@ -1980,7 +1980,7 @@ def test_a_machine_name_of_one_or_two_characters_is_withheld_where_it_names_a_ma
     import pyarrow.parquet as pq
 
     exported = {s: pq.read_table(split_file(out, s)).to_pylist() for s in SPLITS}
-    withheld = "NCCL timeout talking to <host>:29500 from alice@<host>:~$ (see the h1 heading of the runbook)"
+    withheld = "NCCL timeout talking to <host>:29500 from <user>@<host>:~$ (see the h1 heading of the runbook)"
     assert next(g["error_message"] for g in exported["generations"] if g["token_hash"] == "short1") == withheld
     assert next(e["note"] for e in exported["experiments"] if e["id"] == run) == \
         "rerun on <host>.local, http://<host>:7860/ and hostname=<host>; db is fine"
@@ -1988,6 +1988,23 @@ def test_a_machine_name_of_one_or_two_characters_is_withheld_where_it_names_a_ma
     everything = json.dumps(exported, default=str) + card
     for shown in ("h1:", "@h1", "h1.local", "//h1", "=h1"):
         assert shown not in everything.lower(), shown
+
+
+def test_a_url_s_password_and_the_user_before_a_machine_s_name_do_not_leave_the_machine(db, tmp_path):
+    """Export probe, 2026-12-06: a URL's user and password (a proxy or a git remote written
+    https://alice:s3cret@proxy:3128) left the machine as typed in an error message or a note ("s3cret@proxy.corp..."
+    was even read as an e-mail address and the password before it kept), and so did the account before a machine's
+    name (ssh dave@<host>). Both are withheld now; a URL without them, and an e-mail address, are scrubbed as
+    before."""
+    everything, note, error = _exported_note_and_error(
+        db, tmp_path, "cache at redis://:pw123@cache:6379/0, weights from https://huggingface.co/Qwen/Qwen2.5-7B",
+        "ProxyError via https://alice:s3cret@proxy.corp.example:3128 and http://bob:hunter2@10.0.0.9:8080; "
+        "ssh dave@gpu-node-17 failed", host="gpu-node-17")
+    for secret in ("pw123", "alice", "s3cret", "bob", "hunter2", "dave"):
+        assert secret not in everything, secret
+    assert note == "cache at redis://<credentials>@cache:6379/0, weights from https://huggingface.co/Qwen/Qwen2.5-7B"
+    assert error == ("ProxyError via https://<credentials>@proxy.corp.example:3128 and http://<credentials>@<address>:8080; "
+                     "ssh <user>@<host> failed")
 
 
 @pytest.mark.parametrize("command", ["report", "export"])

@@ -126,6 +126,9 @@ _GENERIC = re.compile(r"(?i)checkpoint[-_]?\d*|main|snapshots?|final|latest|best
 _PEOPLE = frozenset({"users", "user", "home", "homes", "people", "members", "staff", "students", "u"})
 # A Hugging Face access token pasted into an error message or a note
 _TOKEN = re.compile(r"\bhf_[A-Za-z0-9]{20,}\b")
+# A URL's user and password (https://alice:s3cret@proxy:3128, as a proxy or a git remote is written): a credential,
+# and a person's name; the address after them is scrubbed as any other
+_USERINFO = re.compile(r"(?<=://)[^\s/@]+@")
 # An e-mail address in an error message or a note (a Hub or git error quotes the account; a note its author): a
 # person's, withheld as a home folder's user is. The top-level domain is letters, so "model@v1.0" is not one.
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}\b")
@@ -184,9 +187,10 @@ def without_home(value):
     """value (a string, or a dict / list of them, as a stored JSON record is) as it may leave the machine: every home
     folder written as ~, every other absolute path of three or more parts cut to its last part (two from five parts
     on: "…/models/qwen"), the exporting user's name withheld from those, and
-    Hugging Face tokens, e-mail addresses and machines' IPv4 and IPv6 addresses withheld."""
+    Hugging Face tokens, a URL's user and password, e-mail addresses and machines' IPv4 and IPv6 addresses withheld."""
     if isinstance(value, str):
-        value = _IPV4.sub(lambda m: m[0] if _NO_MACHINE.fullmatch(m[0]) else "<address>", _EMAIL.sub("<email>", value))
+        value = _EMAIL.sub("<email>", _USERINFO.sub("<credentials>@", value))
+        value = _IPV4.sub(lambda m: m[0] if _NO_MACHINE.fullmatch(m[0]) else "<address>", value)
         value = _IPV6.sub(_machine_v6, value)
         return _TOKEN.sub("hf_… (a token, not exported)", _DEEP.sub(_last_parts, _HOME.sub("~", value)))
     if isinstance(value, dict):
@@ -235,7 +239,12 @@ def without_hosts(text, hosts: set[str]):
         return text
     for name in sorted(hosts, key=len, reverse=True):
         text = re.sub(_host_pattern(name, hosts), "<host>", text, flags=re.IGNORECASE)  # names ignore case
-    return text
+    return _USER_AT_HOST.sub("<user>@", text)
+
+
+# The account before a machine's name (alice@h1:~$, ssh dave@gpu-node-17): a user of that machine, withheld as a home
+# folder's user is
+_USER_AT_HOST = re.compile(r"(?<![\w.+-])[\w.+-]+@(?=<host>)")
 
 
 def shared_text(db):
