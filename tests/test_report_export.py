@@ -2134,6 +2134,25 @@ def test_a_push_never_replaces_a_repo_s_files_that_no_evalkit_export_wrote(db, t
     assert sum(c[0] == "upload_folder" for c in hub.calls) == 2
 
 
+@pytest.mark.parametrize("kept", [{"evalkit.db": b"SQLite format 3\x00", "evalkit-start.json": b"{}"},
+                                  {"evalkit-start.json": b"{}"}], ids=["database", "started-only"])
+@pytest.mark.parametrize("public", [False, True])
+def test_a_push_to_the_space_s_sync_repo_is_refused(db, tmp_path, kept, public):
+    """Space-host probe, 2026-12-06: `evalkit export --push-to-hub` to the repo the Space syncs its database to (its
+    EVALKIT_SYNC_REPO, the repo id a host has at hand) went through: evalkit.db is no parquet file under data/ nor a
+    card, so the export landed beside the database, as that repo's card, and publishing the dataset (the card's own
+    advice for --public on a private repo) would have published every name, comment and the pseudonyms' salt. Such a
+    repo (the database, or a start's write check before the first push) is refused before anything is uploaded."""
+    from evalkit.errors import EvalkitError
+
+    hub = FakeHub(files=kept)
+    with pytest.raises(EvalkitError, match="'org/ratings' is a Space's sync repo .*nothing was pushed") as refused:
+        export(db, tmp_path / "e", push_to_hub="org/ratings", public=public, api=hub)
+    assert "saved locally" in refused.value.fix and "'org/ratings-export'" in refused.value.fix
+    assert hub.files == kept and not any(c[0] == "upload_folder" for c in hub.calls)
+    assert split_file(tmp_path / "e", "ratings").exists()
+
+
 @pytest.mark.slow
 def test_tune_trials_are_exported_and_reload_as_stored(make_config, data_dir, tmp_path):
     """Export audit, 2026-12-06: `evalkit tune`'s trials were left out of the export (the card listed them as such),

@@ -890,8 +890,13 @@ def _push(api, repo_id: str, out_dir: Path, files: dict[str, Path], public: bool
             f"the export is saved locally in {out_dir}; make '{repo_id}' private on the Hub (its Settings) and export "
             "again, or pass --public to publish it there")
     try:
-        foreign = _foreign_content(api, repo_id)
+        held = api.list_repo_files(repo_id, repo_type="dataset")  # what the repo holds now
     except Exception as e:  # noqa: BLE001 - network, auth, permissions: one clear message
+        raise failed(e) from e
+    _refuse_a_sync_repo(repo_id, held, out_dir)
+    try:
+        foreign = _foreign_content(api, repo_id, held)
+    except Exception as e:  # noqa: BLE001
         raise failed(e) from e
     if foreign:
         raise EvalkitError(
@@ -912,11 +917,26 @@ def _push(api, repo_id: str, out_dir: Path, files: dict[str, Path], public: bool
     return bool(private), unchanged
 
 
-def _foreign_content(api, repo_id: str) -> str | None:
-    """What in the Hub repo a push would destroy that no evalkit export wrote (None: nothing): a README.md that is not
-    an evalkit card, or parquet files under data/ not named as an export names them. The local folder's card is
-    checked the same way (refuse_to_replace); a repo id mistyped into someone's dataset must not lose its files."""
-    files = api.list_repo_files(repo_id, repo_type="dataset")
+def _refuse_a_sync_repo(repo_id: str, files: list[str], out_dir: Path) -> None:
+    """A push to the repo a Space keeps its database in (publish.sync: EVALKIT_SYNC_REPO, the natural repo id to type
+    for "the study's dataset") is refused: the export would become its card, and the repo, once made public to
+    publish it, would publish the database, names, comments and salt included."""
+    from .sync import DB_IN_REPO, START_FILE
+
+    if synced := [f for f in (DB_IN_REPO, START_FILE) if f in files]:
+        raise EvalkitError(
+            f"the Hub dataset '{repo_id}' is a Space's sync repo (it holds {', '.join(synced)}: the whole study "
+            "database, rater names, comments and the pseudonyms' secret included): nothing was pushed (the export "
+            "would become that repo's card, and publishing it would publish the database)",
+            f"the export is saved locally in {out_dir}; push it to a dataset repo of its own (a new name, e.g. "
+            f"'{repo_id}-export'), and keep '{repo_id}' private to the organisers")
+
+
+def _foreign_content(api, repo_id: str, files: list[str]) -> str | None:
+    """What in the Hub repo (holding `files`) a push would destroy that no evalkit export wrote (None: nothing): a
+    README.md that is not an evalkit card, or parquet files under data/ not named as an export names them. The local
+    folder's card is checked the same way (refuse_to_replace); a repo id mistyped into someone's dataset must not lose
+    its files."""
     theirs = [f for f in files if f.startswith("data/") and f.endswith(".parquet") and not _OUR_FILE.fullmatch(f[5:])]
     if theirs:
         return f"{len(theirs)} parquet file(s) under data/ ({', '.join(theirs[:3])}{', ...' if len(theirs) > 3 else ''})"

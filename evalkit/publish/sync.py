@@ -59,6 +59,7 @@ def _unreadable(err: Exception) -> bool:
 # would then lose every rating stored since the last good push. Written by the serving process, read by the app.
 STATUS_SUFFIX = ".sync.json"
 START_FILE = "evalkit-start.json"  # the start's write check: a small file, one commit per start
+DB_IN_REPO = "evalkit.db"  # the database's name in the repo
 
 
 def status_file(db_path: Path) -> Path:
@@ -119,7 +120,7 @@ def _now() -> str:
 class DatabaseSync:
     """Restore-on-start and scheduled, consistent pushes of the SQLite file to a Hub dataset repo."""
 
-    def __init__(self, db_path: Path, repo_id: str, *, every_seconds: float = 300, path_in_repo: str = "evalkit.db",
+    def __init__(self, db_path: Path, repo_id: str, *, every_seconds: float = 300, path_in_repo: str = DB_IN_REPO,
                  api=None, private: bool = True, retry_delays: tuple[float, ...] = (5, 15, 45), sleep=None):
         if not repo_id or "/" not in repo_id:
             raise EvalkitError(f"sync repo {repo_id!r} is not a dataset repo id", "set EVALKIT_SYNC_REPO to owner/name")
