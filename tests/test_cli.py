@@ -241,6 +241,27 @@ def test_raters_commands_invite_list_revoke_reissue(tmp_path):
         assert run(cli, ["raters", sub, "--help"]).exit_code == 0
 
 
+def test_a_sign_in_link_to_every_address_says_to_name_this_machine_in_it(tmp_path):
+    """Start audit, 2026-12-06: an app configured to serve a network (app.host = "0.0.0.0") had `raters add` print
+    http://0.0.0.0:PORT/?invite=... as the rater's link, an address no other machine can open, without a word. The
+    link now comes with a note naming this machine as the example to put there, and --url for the next links; a
+    link to one address has none."""
+    import socket
+
+    spread, here = tmp_path / "spread.toml", tmp_path / "here.toml"
+    spread.write_text('[app]\nhost = "0.0.0.0"\nport = 7865\n', encoding="utf-8")
+    here.write_text('[app]\nhost = "127.0.0.1"\nport = 7865\n', encoding="utf-8")
+    db = str(tmp_path / "r.db")
+    added = CliRunner().invoke(cli, ["raters", "add", "ann", "--db", db, "--config", str(spread)])
+    assert added.exit_code == 0, added.output
+    assert "sign-in link: http://0.0.0.0:7865/?invite=" in added.output
+    assert "0.0.0.0 means every address of this machine, and no other machine can open it" in added.output
+    assert f"--url http://{socket.gethostname()}:7865/ writes the next links so" in added.output
+    local = CliRunner().invoke(cli, ["raters", "add", "bob", "--db", db, "--config", str(here)])
+    assert local.exit_code == 0 and "sign-in link: http://127.0.0.1:7865/" in local.output
+    assert "note:" not in local.output
+
+
 def test_tune_names_fallbacks_and_never_recommends_a_setting_that_fell_back(make_config, data_dir, monkeypatch):
     """Audit, 2026-12-04: a trial whose assisted call failed in half its runs (each redone by the target alone, and
     rightly not timed as assisted) was ranked on its surviving runs and printed as "best" without a word. The table

@@ -260,7 +260,24 @@ def _base_url(config_path, url, db_path=None):
 def _echo_credential(cred, base_url):
     click.echo(f"{cred.identity.role} '{cred.identity.name}': personal code {cred.code}")
     click.echo(f"  sign-in link: {cred.link(base_url)}")
+    if note := _every_address_note(base_url):
+        click.echo(note)
     click.echo("  (shown once: send it to them privately; `evalkit raters reissue` makes a new one)")
+
+
+def _every_address_note(base_url: str) -> str:
+    """An app listening on every address (--host 0.0.0.0, to serve a network) is at 0.0.0.0 in its own words, an
+    address no other machine can open: the link must name this machine as its raters reach it."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(base_url)
+    if parts.hostname != "0.0.0.0":
+        return ""
+    here = f"http://{socket.gethostname()}:{parts.port or 80}/"
+    return (f"  note: {parts.hostname} means every address of this machine, and no other machine can open it: send the "
+            f"link with this machine's name or address as the raters reach it in its place (e.g. {here}?invite=..., "
+            f"if that name resolves for them); --url {here} writes the next links so")
 
 
 @raters_group.command("add")
