@@ -80,6 +80,24 @@ def test_a_start_on_a_port_in_use_stops_before_it_prepares_anything(tmp_path, ma
     assert not db_file.exists() and not list(tmp_path.glob("second.db*"))  # no database, no preparation's file
 
 
+@pytest.mark.parametrize("host", ["::1", "::"])
+def test_a_start_on_an_ipv6_address_is_refused_before_it_serves(tmp_path, host):
+    """Start audit, 2026-12-06: Gradio writes the page's address as http://HOST:PORT, an IPv6 address without its
+    brackets, so a start with --host ::1 and app.port = 0 (no port of its own to test first) served, then failed on
+    its own address with httpx's traceback "Invalid port: ':1:7860'". Such a host is refused first, naming it and
+    the hosts that work, and the database is not claimed."""
+    from evalkit.config import load_config
+    from evalkit.errors import EvalkitError
+    from evalkit.ui.server import serve
+
+    db_file, config = open_pool(tmp_path, "six")
+    with pytest.raises(EvalkitError) as e:
+        serve(load_config(config), db_file, host=host, port=0)
+    assert f"--host {host} (or app.host) is an IPv6 address" in e.value.what
+    assert "--host 127.0.0.1" in e.value.fix and "0.0.0.0" in e.value.fix
+    assert not (tmp_path / "six.db.start.lock").exists()
+
+
 def test_a_second_start_on_a_database_being_prepared_is_refused_and_so_is_a_second_prepare(tmp_path, make_config):
     """Demo audit, 2026-12-06: a second start in the same folder on another port, while the first still prepared the
     pairs, began a second preparation of the same database: both trained (the demo pair twice on the same cores),

@@ -155,6 +155,7 @@ def serve(cfg: Config, path: Path, *, host: str | None = None, port: int | None 
     if space:  # before the sync's start commit and the preparation: Gradio would stop later, with a traceback
         check_space_oauth()
     host = host or (None if space else cfg.app.host)  # a Space sets GRADIO_SERVER_NAME itself
+    _check_host(host)
     # 0 (--port 0 as app.port = 0): Gradio's search from 7860; passed on as 0, uvicorn bound a port of the OS's choice
     # that Gradio's own check of the page (at port 0) never reached, and the start failed with a traceback
     port = (port if port is not None else cfg.app.port) or None
@@ -247,6 +248,15 @@ def _name_the_port(demo, *, host: str | None, path: Path, claim, announced: bool
         note_address(claim, _address(host, port))
     if announced:
         announce_address(path, _address(host, port))
+
+
+def _check_host(host: str | None) -> None:
+    """Gradio writes the page's address as http://HOST:PORT, an IPv6 address without its brackets: a start on ::1
+    or :: ended, once serving had begun, in httpx's traceback "Invalid port: ':1:7860'"."""
+    if host and ":" in host:
+        raise EvalkitError(f"--host {host} (or app.host) is an IPv6 address, which the app's web server (Gradio) "
+                           "cannot serve on", "pass --host 127.0.0.1 for this machine only, or 0.0.0.0 for the network "
+                           "(IPv4)")
 
 
 def _cannot_listen(host: str | None, port: int | None, e: OSError) -> EvalkitError:
