@@ -51,6 +51,32 @@ def test_sign_out_forgets_the_rater_in_this_browser(cfg, pool_db):
         assert page.evaluate(f"() => localStorage.getItem('{CODE_KEY}')") is None
 
 
+def test_after_sign_out_the_focus_goes_to_the_words_that_say_so_and_tab_to_the_sign_in(cfg, pool_db):
+    """A keyboard rater on a shared computer (rater audit, 2026-12-06): Sign out, pressed with Enter, hid the button
+    that had the focus and put nothing in its place; the focus fell to the page itself, a screen reader said nothing,
+    and Tab started again from the tabs at the top. It now goes to the status line that says she signed out (never a
+    Tab stop), and Tab goes on to the sign-in form, for the next rater; the page's first load moves nothing.
+    Each step waits for what the page shows: the page's own focus on a new pair's first question comes first (it
+    moved the focus away from Sign out, and Enter then went to the question, when a loaded machine drew it late)."""
+    on_status = "() => !!document.activeElement && !!document.activeElement.closest('#rate-status')"
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        page.goto(url)
+        expect(page.locator("#signin-button")).to_be_visible()
+        expect(page.locator("#keys-on-label")).not_to_have_text("")  # the page's script has looked at the page
+        assert page.evaluate("() => document.activeElement === document.body"), "a first load moves no focus"
+        page.locator("#signin-name").locator("input, textarea").first.fill("ann")
+        page.click("#signin-button")
+        shown_texts(page)
+        page.wait_for_function("() => !!document.activeElement && !!document.activeElement.closest('.question')")
+        page.focus("#signout")
+        page.keyboard.press("Enter")
+        expect(page.locator("#rate-status")).to_contain_text(word("signed_out", "zh"))
+        page.wait_for_function(on_status)
+        assert page.evaluate("() => document.getElementById('rate-status').getAttribute('tabindex')") == "-1"
+        page.keyboard.press("Tab")
+        expect(page.locator("#signin-name").locator("input, textarea").first).to_be_focused()
+
+
 def test_a_sign_in_typed_on_the_page_after_sign_out_signs_in(cfg, pool_db):
     """Sign out is final for the sign-ins sent before it (arrival times: tests/test_security.py::
     test_a_sign_in_sent_before_sign_out_and_begun_after_it_signs_nothing_in); one typed after it, on the same page,

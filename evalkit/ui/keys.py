@@ -363,6 +363,18 @@ SCRIPT = """
       done.focus();
     }
     doneWasShown = doneShown;
+    // Sign out from the keyboard hid the button that had the focus, and the focus fell to the page itself: a screen
+    // reader said nothing and Tab started again from the tabs at the top. It goes to the status line that says she
+    // signed out (read with it, never a Tab stop), and Tab goes on to the sign-in form. Judged from what the page
+    // holds now, not from a change one tick saw: a busy page can draw the sign-in form and drop the button between
+    // two ticks. A page's first load has focused nothing, so nothing moves
+    const active = document.activeElement;
+    if (focused && focused.closest && focused.closest("#signout") && !shown(focused)
+        && (!active || active === document.body || !shown(active)) && shown(document.getElementById("signin-button"))) {
+      const line = document.getElementById("rate-status");
+      if (line && !line.hasAttribute("tabindex")) line.tabIndex = -1;
+      if (line) line.focus();
+    }
     // the status line sits at the top; when it says something while scrolled away (the pair was finished by
     // others, a rating was stored), the same words show under Submit, where the rater is
     const status = document.querySelector("#rate-status .prose") || document.querySelector("#rate-status");
