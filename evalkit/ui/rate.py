@@ -323,10 +323,16 @@ _UNSENT = ("() => { " + _DRAFTS +  # refused, so no longer on its way: a reload 
 # closed (it hid the sign-in form a mistyped code asked her to correct): there it goes once its words are read, and
 # the status line says them (again under Submit when out of sight, keys.py's echo).
 _PHONE = "window.matchMedia('(max-width: 640px)').matches"
+# Gradio's markup of a refusal's toast, which the page reads and closes: named once, so that the browser test
+# (tests/test_rate_browser_ux.py::test_on_a_phone_a_refusal_is_said_without_covering_the_form) checks these very
+# selectors against the toast Gradio draws and fails, saying so, when a Gradio release changes them.
+TOAST_ERROR = '[data-testid="toast-body"].error'
+TOAST_TEXT = '[data-testid="toast-text"]'
+TOAST_CLOSE = '.toast-close'
 _SAY_REFUSAL = ("async () => { for (let i = 0; i < 40; i++) {"
-                " const all = document.querySelectorAll('[data-testid=\"toast-body\"].error [data-testid=\"toast-text\"]');"
+                f" const all = document.querySelectorAll('{TOAST_ERROR} {TOAST_TEXT}');"
                 " const last = all.length ? all[all.length - 1].innerText.trim() : '';"
-                f" if (last && {_PHONE}) document.querySelectorAll('[data-testid=\"toast-body\"].error .toast-close')"
+                f" if (last && {_PHONE}) document.querySelectorAll('{TOAST_ERROR} {TOAST_CLOSE}')"
                 ".forEach((b) => b.click());"
                 " if (last) return last.replace(/[&<>]/g, (c) => ({'&': '&amp;', '<': '&lt;', '>': '&gt;'})[c])"
                 ".replace(/([\\\\`*_\\[\\]()~:#|!])/g, '\\\\$1');"
@@ -335,7 +341,7 @@ _SAY_REFUSAL = ("async () => { for (let i = 0; i < 40; i++) {"
 
 # Browser-only, after an event that went through: the toasts of earlier refusals go (rater audit F5: a skip refused
 # for want of a reason, then stored, left "a skip needs a reason" over the next pair for seconds).
-_CLEAR_REFUSALS = ("() => { document.querySelectorAll('[data-testid=\"toast-body\"].error .toast-close')"
+_CLEAR_REFUSALS = (f"() => {{ document.querySelectorAll('{TOAST_ERROR} {TOAST_CLOSE}')"
                    ".forEach((b) => b.click()); }")
 
 # Browser-only: Submit is enabled only when every criterion of both outputs and the preference have an answer.
