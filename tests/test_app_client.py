@@ -1103,3 +1103,30 @@ def test_a_results_view_waiting_for_another_page_s_computation_says_so(cfg, pool
         go.set()
         for job in (computing, waiting):
             assert "Verdict" in str(job.result(timeout=120))
+
+
+def test_a_step_the_server_stopped_under_says_what_a_reload_tells_in_words_that_fit_the_step(cfg, pool_db):
+    """An event that fails with no reason (the server stopped or restarted under it) says so on the status line
+    (rate._say_refusal; in the browser: tests/test_rate_browser_ux.py::
+    test_a_submission_the_server_stopped_under_says_so_and_a_reload_after_its_restart_says_it_was_stored). Only
+    Submit had a rating on its way: its words say a reload tells whether the rating was stored; after Next, Skip,
+    Correct or a sign-in they said so too, of no rating at all (rater audit, 2026-12-06), and now say a reload shows
+    where she is. Read from the page's wiring, each event's step that runs on its failure, in both languages."""
+    from evalkit.ui import build_app
+    from evalkit.ui.words import word
+
+    config = build_app(cfg, pool_db).get_config_file()
+    deps = config["dependencies"]
+    said = {lang: {key: json.dumps(word(key, lang), ensure_ascii=False) for key in ("no_answer", "no_answer_sent")}
+            for lang in ("zh", "en")}
+
+    def on_failure(api: str) -> str:
+        (fn,) = [d["id"] for d in deps if d.get("api_name") == api]
+        js = [d.get("js") or "" for d in deps if d.get("trigger_after") == fn and d.get("trigger_only_on_failure")]
+        return "\n".join(js)
+
+    for api in ("next_pair", "check_again", "skip", "correct", "sign_in", "my_code", "language"):
+        js = on_failure(api)
+        assert all(said[lang]["no_answer"] in js and said[lang]["no_answer_sent"] not in js for lang in said), api
+    js = on_failure("submit")
+    assert all(said[lang]["no_answer_sent"] in js and said[lang]["no_answer"] not in js for lang in said)

@@ -613,6 +613,69 @@ def test_a_reload_while_the_submission_waits_in_the_queue_says_it_was_not_stored
     assert rows(pool_db, "SELECT id FROM ratings WHERE rater = 'ann'") == []
 
 
+def _until(check, what: str, seconds: float = 60):
+    """Wait for a state only the server or its database shows (polled; returns as soon as `check()` holds)."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, f"waited {seconds} s for {what}"
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_submission_the_server_stopped_under_says_so_and_a_reload_after_its_restart_says_it_was_stored(
+        cfg, pool_db, monkeypatch, lang):
+    """A rater's server is stopped while her rating is being written, and started again (rater audit, 2026-12-06).
+    Gradio ends the event with "Server stopped unexpectedly", said only to the console: the status line said "错误"
+    and nothing more, Submit was enabled again and pressed did the same, and the page forgot that the answers were on
+    their way, so the reload said nothing though the rating had been stored. The status line now says, in her
+    language, that the server did not answer and that a reload tells whether her rating was stored; Submit stays
+    locked, and a page load once the server is back says the rating was stored.
+    The stop is the test's to time: the write is held (held_writes) until the server's queue is stopped, as
+    Blocks.close begins, so the page's answer is the stopped queue's, never a race with the write; the first page is
+    left before the restart, so its own reconnection never races the load that is checked."""
+    from apphelpers import held_writes, rows
+
+    from evalkit.ui import build_app, launch
+    from evalkit.ui.server import free_port
+
+    entered, released = held_writes(monkeypatch)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/"
+    apps = [build_app(cfg, pool_db)]
+    launch(apps[0], prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True)
+    try:
+        with chromium_page() as page:
+            page.goto(url)
+            if lang == "en":
+                choose_language(page, "en")
+                expect(page.locator("#signin-button")).to_have_text(word("sign_in", "en"))
+            page.locator("#signin-name").locator("input, textarea").first.fill("ann")
+            page.click("#signin-button")
+            shown_texts(page)
+            answer_all(page)
+            page.click("#submit")
+            assert entered.wait(60), "the set-up: the rating is being written"
+            apps[0]._queue.close()  # the server stops under it, its queue first
+            released.set()  # and the rating is written
+            _until(lambda: rows(pool_db, "SELECT rater FROM ratings") == [{"rater": "ann"}], "the rating stored")
+            expect(page.locator("#rate-status")).to_contain_text(word("no_answer_sent", lang))
+            expect(page.locator("#submit")).to_be_disabled()  # pressed again, it met the same silence
+            kept = page.evaluate("() => localStorage.getItem('evalkit-draft') || ''")
+            assert '"sent":true' in kept, f"the answers are still marked as on their way: {kept}"
+            page.goto("about:blank")  # the page left: nothing of it reconnects by itself meanwhile
+            apps[0].close()
+            apps.append(build_app(cfg, pool_db))
+            launch(apps[1], prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True)
+            page.goto(url)  # her reload, once the server is back: the same browser's store
+            expect(page.locator("#rate-status")).to_contain_text(word("draft_stored", lang))
+    finally:
+        released.set()
+        for app in apps:
+            app.close()
+
+
 def test_a_reload_after_a_rating_that_never_reached_the_server_says_so_with_its_answers_back(cfg, pool_db):
     """Rater audit, round 2: Submit pressed, the request lost on the way (a phone's network), and a reload: the pair
     came back with her answers and no word, so she could take the rating for stored. The page now says it did not

@@ -18,6 +18,7 @@ calls the handlers directly, without a server.
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import math
 import sqlite3
@@ -309,11 +310,16 @@ _SENDING = ("() => { " + _DRAFTS + " const b = document.querySelector('#submit')
 # the sign-in to wait for it while it is still queued (RateHandlers.await_submission).
 _KEPT_SUBMISSION = ("() => { " + _DRAFTS + f" let who = null; try {{ who = localStorage.getItem('{_WHO_KEY}'); }} catch (e) {{}}"
                     " const d = draftOf(who); return d && d.sent && typeof d.sub === 'string' ? d.sub : ''; }")
-_UNSENT = ("() => { " + _DRAFTS +  # refused, so no longer on its way: a reload says nothing of a rating not stored
+# After a failed submission's reason is on the status line (_say_refusal: window.evalkitRefused). Refused, it is no
+# longer on its way (a reload says nothing of a rating not stored) and the form is hers again. With no reason the
+# server stopped or restarted under it and it may have been stored: its answers stay marked as on their way, so the
+# reload the status line asks for says what became of them (draft_fate), and the form stays locked (Submit pressed
+# again met the same silence until a reload)
+_UNSENT = ("() => { " + _DRAFTS + " const refused = window.evalkitRefused === true;"
            " const d = draftOf(window.evalkitSentBy);"
-           " if (d && d.sent) { delete d.sent; delete d.sub; keepDraft(window.evalkitSentBy, d); }"
-           f" return [...Array({len(FORM_KEYS)}).fill({{__type__: 'update', interactive: true}}),"
-           " Object.assign({__type__: 'update', interactive: true},"
+           " if (refused && d && d.sent) { delete d.sent; delete d.sub; keepDraft(window.evalkitSentBy, d); }"
+           f" return [...Array({len(FORM_KEYS)}).fill({{__type__: 'update', interactive: refused}}),"
+           " Object.assign({__type__: 'update', interactive: refused},"
            " window.evalkitSubmitLabel ? {value: window.evalkitSubmitLabel} : {})]; }")
 
 # Browser-only, after a refused event: its reason on the status line too (the message itself comes as a toast that
@@ -329,15 +335,26 @@ _PHONE = "window.matchMedia('(max-width: 640px)').matches"
 TOAST_ERROR = '[data-testid="toast-body"].error'
 TOAST_TEXT = '[data-testid="toast-text"]'
 TOAST_CLOSE = '.toast-close'
-_SAY_REFUSAL = ("async () => { for (let i = 0; i < 40; i++) {"
-                f" const all = document.querySelectorAll('{TOAST_ERROR} {TOAST_TEXT}');"
-                " const last = all.length ? all[all.length - 1].innerText.trim() : '';"
-                f" if (last && {_PHONE}) document.querySelectorAll('{TOAST_ERROR} {TOAST_CLOSE}')"
-                ".forEach((b) => b.click());"
-                " if (last) return last.replace(/[&<>]/g, (c) => ({'&': '&amp;', '<': '&lt;', '>': '&gt;'})[c])"
-                ".replace(/([\\\\`*_\\[\\]()~:#|!])/g, '\\\\$1');"
-                " await new Promise((r) => setTimeout(r, 50)); }"
-                " return {__type__: 'update'}; }")
+
+
+def _say_refusal(no_answer: str) -> str:
+    """The step after a failed event (browser-only): the refusal's reason from its toast, as above. A failure with no
+    toast is none of evalkit's refusals (each says why): the server stopped or restarted while the event ran (Gradio's
+    "Server stopped unexpectedly", said only to the console). The status line said "错误" and nothing more; it now says,
+    in her language, that the server did not answer and what a reload tells: the words `no_answer`, fitting the event
+    (no_answer_sent after Submit). window.evalkitRefused tells _UNSENT which it was."""
+    words = {lang: json.dumps(word(no_answer, lang), ensure_ascii=False) for lang in ("zh", "en")}
+    return ("async () => { window.evalkitRefused = false; for (let i = 0; i < 40; i++) {"
+            f" const all = document.querySelectorAll('{TOAST_ERROR} {TOAST_TEXT}');"
+            " const last = all.length ? all[all.length - 1].innerText.trim() : '';"
+            f" if (last && {_PHONE}) document.querySelectorAll('{TOAST_ERROR} {TOAST_CLOSE}')"
+            ".forEach((b) => b.click());"
+            " if (last) { window.evalkitRefused = true;"
+            " return last.replace(/[&<>]/g, (c) => ({'&': '&amp;', '<': '&lt;', '>': '&gt;'})[c])"
+            ".replace(/([\\\\`*_\\[\\]()~:#|!])/g, '\\\\$1'); }"
+            " await new Promise((r) => setTimeout(r, 50)); }"
+            " const en = (document.querySelector('#lang input:checked') || {}).value === 'en';"
+            f" return en ? {words['en']} : {words['zh']}; }}")
 
 # Browser-only, after an event that went through: the toasts of earlier refusals go (rater audit F5: a skip refused
 # for want of a reason, then stored, left "a skip needs a reason" over the next pair for seconds).
@@ -1132,10 +1149,13 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     signin = ui.signin
     out = ui.signin_outputs
 
-    def refusal_said(event):
-        """A refused `event` says why on the status line as well as in its toast (_SAY_REFUSAL); one that goes through
-        clears the toasts of earlier refusals (_CLEAR_REFUSALS). Returns `event`."""
-        event.failure(None, None, ui.status, js=_SAY_REFUSAL)
+    def refusal_said(event, no_answer: str = "no_answer", then_js: tuple | None = None):
+        """A refused `event` says why on the status line as well as in its toast (_say_refusal; with no reason, the
+        words `no_answer`), then runs `then_js` ((outputs, js)) if given; one that goes through clears the toasts of
+        earlier refusals (_CLEAR_REFUSALS). Returns `event`."""
+        said = event.failure(None, None, ui.status, js=_say_refusal(no_answer))
+        if then_js is not None:
+            said.then(None, None, then_js[0], js=then_js[1])
         event.success(None, None, None, js=_CLEAR_REFUSALS)
         return event
     answers = [ui.fields[k] for k in REQUIRED_KEYS]
@@ -1204,7 +1224,8 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
         gradio_hints(submit), [ui.session, *ui.form], ui.locked_outputs, api_name="submit", preprocess=False, postprocess=False, **on)
     sent.then(None, None, None, js=_SENT_ANSWERED)
     sent.success(None, None, None, js=_forget_draft("evalkitSentBy"))
-    refusal_said(sent).failure(None, None, [*ui.form, ui.submit_btn], js=_UNSENT)
+    # a rating may be on its way: its own words when the server does not answer, and then whether it still is
+    refusal_said(sent, "no_answer_sent", then_js=([*ui.form, ui.submit_btn], _UNSENT))
     refusal_said(ui.correct_btn.click(gradio_hints(h.start_correction), [ui.session], ui.correct_outputs, api_name="correct",
                                       postprocess=False, **on)).success(None, None, ui.form, js=unlock)
     for button, api in ((ui.next_btn, "next_pair"), (ui.again_btn, "check_again")):

@@ -208,6 +208,18 @@ WORDS: dict[str, dict[str, str]] = {
                    "en": "too many new pages from this address: {limit} in the last hour, shared by everyone behind it. "
                          "A page already open keeps working; wait about {minutes} min, then reload this page"},
     "gradio_clear": {"zh": "关闭", "en": "Clear"},  # Gradio's button that clears an error on the status line
+    # an event that failed with no reason from evalkit (each refusal says why): the server stopped or restarted while
+    # it ran (rate._say_refusal). After Submit, a rating (or a correction) was on its way and may have been stored;
+    # after any other step (Next, Skip, Correct, a sign-in) none was
+    "no_answer_sent": {"zh": "服务器没有回答（它可能已停止或正在重启），所以不知道你的评分是否已保存。请重新加载页面："
+                             "服务器恢复后，页面会告诉你评分是否已保存。",
+                       "en": "The server did not answer (it may have stopped or be restarting), so whether your rating "
+                             "was stored is not known. Reload the page: once the server is back, it says whether your "
+                             "rating was stored."},
+    "no_answer": {"zh": "服务器没有回答（它可能已停止或正在重启），所以不知道这一步是否完成。请重新加载页面，"
+                        "看看现在到了哪一步。",
+                  "en": "The server did not answer (it may have stopped or be restarting), so whether this step went "
+                        "through is not known. Reload the page to see where you are."},
     "gradio_close": {"zh": "关闭", "en": "Close"},  # the close button of Gradio's popup (a refusal, a lost connection)
     # Gradio's popup while the server cannot be reached (it reloads the page once it can); en: Gradio's own words
     "gradio_connection_lost": {"zh": "与服务器的连接已断开，正在尝试重新连接……",
