@@ -942,7 +942,6 @@ def test_a_revoke_that_commits_while_a_submit_skip_or_correction_is_on_its_way_s
     The code is checked again under the write lock that stores the row: nothing of hers is stored after the commit
     (ann's Submit goes as the page sends it, with its submission's id first: not even its refusal is kept)."""
     import evalkit.ui.rate as rate
-    from apphelpers import held_calls
 
     db = open_db(pool_db)
     codes = {name: raters.add(db, name).code for name in ("ann", "bob", "cat")}
@@ -950,18 +949,7 @@ def test_a_revoke_that_commits_while_a_submit_skip_or_correction_is_on_its_way_s
     cfg = config(tiny_models, tmp_path, signup="invite", ratings_per_pair=3)
 
     def across(call, name: str, act) -> str:
-        """`call`, held as it is about to write (rate.`name`) while `act` commits; its refusal."""
-        entered, released = held_calls(monkeypatch, rate, name)
-        answer: dict = {}
-        worker = threading.Thread(target=lambda: answer.update(out=call()))
-        worker.start()
-        assert entered.wait(60)
-        store = open_db(pool_db)
-        act(store)
-        store.conn.close()
-        released.set()
-        worker.join(120)
-        return answer["out"]
+        return _committed_across(monkeypatch, pool_db, call, rate, name, act)
 
     with served(cfg, pool_db) as url:
         tabs = {name: Tab(url) for name in ("bob", "cat")}
@@ -981,6 +969,62 @@ def test_a_revoke_that_commits_while_a_submit_skip_or_correction_is_on_its_way_s
     stored = rows(pool_db, "SELECT rater, kind, preference FROM ratings")
     assert stored == [{"rater": "cat", "kind": "rating", "preference": "A"}]
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM submission_refusals")[0]["n"] == 0
+
+
+def _committed_across(monkeypatch, pool_db, call, module, name: str, act) -> str:
+    """`call` (in a thread), held as it reaches module.`name` (past the session's own check of the code, before its
+    write) while `act(db)` commits; what it answered or the refusal it raised (_caught's words)."""
+    from apphelpers import held_calls
+
+    entered, released = held_calls(monkeypatch, module, name)
+    answer: dict = {}
+    worker = threading.Thread(target=lambda: answer.update(out=call()))
+    worker.start()
+    assert entered.wait(60)
+    store = open_db(pool_db)
+    act(store)
+    store.conn.close()
+    released.set()
+    worker.join(120)
+    return answer["out"]
+
+
+def test_a_revoke_that_commits_while_a_pair_is_served_or_its_hold_renewed_serves_and_renews_nothing(
+        tiny_models, tmp_path, pool_db, monkeypatch):
+    """Attacker audit, round 10: serving a new pair and renewing a hold checked the rater's code before their write and
+    not in it, so a revoke (or re-issue) that committed in between still served a new pair's texts, and recorded its
+    hold (Next pair, Check again, a sign-in), or renewed a hold. The code is now checked under the write lock that
+    records the hold: the event is refused, saying why, and no hold is recorded or renewed."""
+    import evalkit.ui.rate as rate
+
+    db = open_db(pool_db)
+    codes = {name: raters.add(db, name).code for name in ("ann", "bob", "cat")}
+    db.conn.close()
+    cfg = config(tiny_models, tmp_path, signup="invite", ratings_per_pair=3)
+    with served(cfg, pool_db) as url:
+        ann, bob, cat = Tab(url), Tab(url), Raw(url)
+        assert "ann" in ann.call("/sign_in", "", "", codes["ann"])["who"]
+        assert Raw.error(cat.call("sign_in", [None, "", "", codes["cat"]])) == ""
+        ann.submit()
+        (first,) = rows(pool_db, "SELECT pair_id FROM assignments WHERE rater = 'ann'")
+        texts = [json.dumps(r["text"], ensure_ascii=False)[1:-1]
+                 for r in rows(pool_db, "SELECT text FROM generations WHERE live = 0")]
+
+        def refused(call, name: str, act) -> str:
+            """What `call` said when a revoke committed as it reached rate.`name`: no pair's text."""
+            out = _committed_across(monkeypatch, pool_db, lambda: _answered(call), rate, name, act)
+            said = json.dumps(out, ensure_ascii=False)
+            assert not any(text in said for text in texts), said
+            return said
+
+        assert "revoked" in refused(lambda: ann.call("/next_pair"), "next_pair", lambda d: raters.revoke(d, "ann"))
+        assert "revoked" in refused(lambda: bob.call("/sign_in", "", "", codes["bob"]), "next_pair",
+                                    lambda d: raters.revoke(d, "bob"))
+        _set_hold(pool_db, "cat", _ago(5))  # a sign of life now renews it (its write, not the minute's read)
+        refused(lambda: cat.call("still_here", [None]), "keep_hold", lambda d: raters.reissue(d, "cat"))
+    assert rows(pool_db, "SELECT pair_id FROM assignments WHERE rater = 'ann'") == [first]
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM assignments WHERE rater = 'bob'")[0]["n"] == 0
+    assert rows(pool_db, "SELECT alive_at FROM assignments WHERE rater = 'cat'") == [{"alive_at": None}]
 
 
 def test_a_live_run_whose_rater_is_revoked_while_it_runs_stores_nothing(tiny_models, tmp_path, pool_db, monkeypatch):
@@ -1010,6 +1054,14 @@ def test_a_live_run_whose_rater_is_revoked_while_it_runs_stores_nothing(tiny_mod
     assert "revoked" in answer["out"], answer["out"]
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM experiments WHERE kind = 'live'")[0]["n"] == 0
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM generations WHERE live = 1")[0]["n"] == 0
+
+
+def _answered(call):
+    """What a call answered, or the AppError's words it raised."""
+    try:
+        return call()
+    except AppError as e:
+        return str(e)
 
 
 def _caught(call) -> str:

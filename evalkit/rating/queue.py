@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
@@ -374,13 +375,14 @@ def hold_ends(db, raters: list[str]) -> list[float]:
     return sorted(max(0.0, r[0]) for r in rows)
 
 
-def keep_hold(db, rater: str, pair_id: str) -> bool:
+def keep_hold(db, rater: str, pair_id: str, signed_in: tuple[int | None, str] | None = None) -> bool:
     """The page's sign that this rater is still at work on the pair she holds: the hold counts from now (a hold that
-    ran out is not renewed: the pair may be another's). Returns whether it was renewed."""
+    ran out is not renewed: the pair may be another's). Returns whether it was renewed. `signed_in`: as
+    RatingInput's, checked under the write lock that renews it (roster.SignInError once revoked or re-issued)."""
     from ..store import renew_hold
 
     capped = (datetime.now(timezone.utc) - timedelta(hours=HOLD_CAP_HOURS)).isoformat(timespec="milliseconds")
-    return renew_hold(db, rater, pair_id, _since(), shown_after=capped)
+    return renew_hold(db, rater, pair_id, _since(), shown_after=capped, admit=code_check(signed_in))
 
 
 def note_results_shown(db, rater: str) -> None:
@@ -458,7 +460,8 @@ def share_reached(db, rater: str, share: int) -> bool:
     return bool(share) and given_ratings(db, rater) >= share
 
 
-def next_pair(db, rater: str, ratings_per_pair: int, share: int = 0) -> PairView | None:
+def next_pair(db, rater: str, ratings_per_pair: int, share: int = 0,
+              signed_in: tuple[int | None, str] | None = None) -> PairView | None:
     """The pair this rater should see: the one they already hold on screen (a reload resumes it), else the open pair
     (below its own quota; `ratings_per_pair` for a pair without one) they have not met yet with the lowest queue rank
     (drawn at random when the pool was made, store `draw_queue_order`), counting pairs others hold as taken; None when
@@ -470,7 +473,11 @@ def next_pair(db, rater: str, ratings_per_pair: int, share: int = 0) -> PairView
     least-rated first, the choice among equally rated pairs spread by a hash of (rater, pair).
 
     A rater who has given their `share` (app.max_ratings_per_rater) gets no new pair: the plan's roster assumes raters
-    share the ratings about evenly. A pair already on their screen stays theirs to finish only while below the share."""
+    share the ratings about evenly. A pair already on their screen stays theirs to finish only while below the share.
+
+    `signed_in`: as RatingInput's, checked under the write lock that records a new pair's hold (roster.SignInError): a
+    revoke that commits after the session's own check serves no new pair's texts. A pair she holds is served again
+    without it: its texts were hers before the revoke."""
     args = {"rater": rater, "quota": ratings_per_pair, "since": _since()}
     if share_reached(db, rater, share):
         return None
@@ -492,7 +499,7 @@ def next_pair(db, rater: str, ratings_per_pair: int, share: int = 0) -> PairView
     def still_free(pair_id: str) -> bool:  # under the write lock: nobody took it since it was picked
         return bool(db.execute(_STILL_FREE, args | {"pair": pair_id}).fetchone()[0])
 
-    pair_id = claim_pair(db, rater, pick(), still_free, pick, displaced=_DISPLACED)
+    pair_id = claim_pair(db, rater, pick(), still_free, pick, displaced=_DISPLACED, admit=code_check(signed_in))
     return None if pair_id is None else pair_view(db, pair_id)
 
 
@@ -684,15 +691,21 @@ def _row(inp: RatingInput, pair: dict, rater: str, comment: str, supersedes: int
     return row
 
 
+def code_check(signed_in: tuple[int | None, str] | None) -> Callable | None:
+    """The store's `admit` for a write of this session's rater: her code (signed_in: rater id, code hash) checked
+    under the write lock (roster.check_current), so a revoke or re-issue that commits after the session's own check
+    lets nothing of hers be written after it; None (nothing checked) without `signed_in`."""
+    from .roster import check_current
+
+    return None if signed_in is None else (lambda db: check_current(db, *signed_in))
+
+
 def _insert(db, row: dict, quota: int | None = None, share: int = 0,
             signed_in: tuple[int | None, str] | None = None) -> int:
     """Store one row (store.insert_rating: with `quota` and `share`, and the rater's code when `signed_in` is given,
     checked under the write lock) and say what a refused one means to the rater."""
-    from .roster import check_current
-
-    admit = None if signed_in is None else (lambda db: check_current(db, *signed_in))
     try:
-        return insert_rating(db, row, quota, share or None, admit)
+        return insert_rating(db, row, quota, share or None, code_check(signed_in))
     except ShareReached as e:
         raise RatingError(f"you have given your share of {e.share} ratings in this study (app.max_ratings_per_rater); "
                           "this one was not stored", "thank you: there is nothing more for you to rate unless the "

@@ -55,15 +55,19 @@ PAIR_STUDY_DECIDED = """SELECT 1 FROM decisions d JOIN experiments e ON e.study_
 
 
 def claim_pair(db, rater: str, chosen: str | None, still_free: Callable[[str], bool],
-               pick: Callable[[], str | None], displaced: str | None = None) -> str | None:
+               pick: Callable[[], str | None], displaced: str | None = None, admit: Callable | None = None) -> str | None:
     """Put a pair on this rater's screen (the assignment: a hold for a while, and the start of the time on task)
     under one write lock with the check that it is still free. `chosen` was picked before the lock (the lock is
     held briefly: under load every submit waits for it); if another rater took it meanwhile, `pick` chooses again
     under the lock. Raters arriving at once then never get the same pair where the quota allows only one of
     them. `displaced`: a SELECT of the raters (parameter :rater, this one) whose unrated holds on the pair this
     one displaces (rating.queue._DISPLACED), marked in the same transaction: their rating of it is refused
-    (insert_rating). Returns the pair id, or None when nothing is free."""
+    (insert_rating). `admit(db)`, when given, runs first under the lock and raises to serve nothing (as insert_rating's:
+    a revoke that commits while the pair is being chosen records no hold and sends no texts). Returns the pair id, or
+    None when nothing is free."""
     with write_transaction(db):
+        if admit is not None:
+            admit(db)
         pair_id = chosen if chosen is not None and still_free(chosen) else pick()
         if pair_id is not None:
             at = now()
@@ -84,7 +88,8 @@ def claim_pair(db, rater: str, chosen: str | None, still_free: Callable[[str], b
 RENEW_EVERY_SECONDS = 60
 
 
-def renew_hold(db, rater: str, pair_id: str, since: str, shown_after: str | None = None) -> bool:
+def renew_hold(db, rater: str, pair_id: str, since: str, shown_after: str | None = None,
+               admit: Callable | None = None) -> bool:
     """The rater is still at work on the pair she holds (the page's sign of life): her hold counts from now
     (assignments.alive_at; shown_at stays the start of her time on task). Only a hold that has not run out (alive
     after `since`) is renewed, for a pair she has not rated and that is not closed: one that ran out may be another
@@ -93,7 +98,8 @@ def renew_hold(db, rater: str, pair_id: str, since: str, shown_after: str | None
     nothing to renew (rated, maybe in another tab whose session still shows the pair, or closed): the write below would
     change nothing, leave the time as it was, and be tried again at the next sign (attacker audit: a loop from a tab
     whose pair was rated elsewhere took the lock on every call). With `shown_after`, a hold shown at or before it is
-    not renewed either (rating.queue.HOLD_CAP_HOURS: signs of work keep a pair for a while, not for good)."""
+    not renewed either (rating.queue.HOLD_CAP_HOURS: signs of work keep a pair for a while, not for good). `admit(db)`,
+    when given, runs first under the write lock and raises to renew nothing (claim_pair's)."""
     from datetime import datetime, timedelta, timezone
 
     last = db.conn.execute(
@@ -106,6 +112,8 @@ def renew_hold(db, rater: str, pair_id: str, since: str, shown_after: str | None
     if datetime.fromisoformat(last[0]) > datetime.now(timezone.utc) - timedelta(seconds=RENEW_EVERY_SECONDS):
         return True
     with write_transaction(db):
+        if admit is not None:
+            admit(db)
         return db.conn.execute(
             """UPDATE assignments SET alive_at = :now WHERE pair_id = :pair AND rater = :rater
                AND COALESCE(alive_at, shown_at) > :since

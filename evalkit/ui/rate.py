@@ -552,7 +552,8 @@ class RateHandlers:
         ui = self.ui
         s = self.in_page_language(s, page)
         view = (None if self.held_back(db, s) or self.client_full(db, s)
-                else next_pair(db, s.rater, self.rpp, self.app.max_ratings_per_rater))
+                else next_pair(db, s.rater, self.rpp, self.app.max_ratings_per_rater,
+                               signed_in=(s.rater_id, s.credential)))  # a revoke since its check serves none
         s = replace(s.with_pair(view.pair_id if view else None), said=status)
         who, done = self.who_line(db, s)
         upd = {ui.status: say(status, s.lang), ui.who: who, ui.reveal_md: "",
@@ -1069,7 +1070,7 @@ class RateHandlers:
         try:
             with connect(self.db_path) as db:
                 require_rater(db, s, self.app)
-                keep_hold(db, s.rater, s.pair_id)
+                keep_hold(db, s.rater, s.pair_id, signed_in=(s.rater_id, s.credential))  # a revoke since: not renewed
         except EvalkitError:
             return
 
