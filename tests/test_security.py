@@ -1056,6 +1056,52 @@ def test_a_live_run_whose_rater_is_revoked_while_it_runs_stores_nothing(tiny_mod
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM generations WHERE live = 1")[0]["n"] == 0
 
 
+def test_a_revoke_that_commits_after_a_live_run_s_last_check_stores_nothing_of_it(tiny_models, tmp_path, pool_db,
+                                                                                   monkeypatch):
+    """Attacker audit, round 10: the Live tab checked the rater's code again just before storing a run (9a90f55), not
+    in the write that stores it, so a revoke committing between that check and the write still stored the run's
+    outputs and the material she typed. The code is now checked under the write lock that stores the run."""
+    import evalkit.generation.paths as paths
+    import evalkit.ui.live as live
+
+    db = open_db(pool_db)
+    ann = raters.add(db, "ann")
+    db.conn.close()
+    ran, entered, released = threading.Event(), threading.Event(), threading.Event()
+    run_path, require_rater = paths.run_path, live.require_rater
+
+    def running(*args, **kwargs):
+        ran.set()
+        return run_path(*args, **kwargs)
+
+    def checked(*args, **kwargs):  # the check after the run has run: it passes, then the revoke commits
+        who = require_rater(*args, **kwargs)
+        if ran.is_set():
+            entered.set()
+            released.wait(60)
+        return who
+
+    monkeypatch.setattr(paths, "run_path", running)
+    monkeypatch.setattr(live, "require_rater", checked)
+    cfg = config(tiny_models, tmp_path, signup="invite", live_access="raters", live_runs_per_hour=0)
+    with served(cfg, pool_db) as url:
+        tab = Tab(url)
+        assert "ann" in tab.call("/sign_in", "", "", ann.code)["who"]
+        answer: dict = {}
+        worker = threading.Thread(target=lambda: answer.update(
+            out=_caught(lambda: tab.call("/live", "writing-02", "A note on bees, typed by ann."))))
+        worker.start()
+        assert entered.wait(300)
+        store = open_db(pool_db)
+        raters.revoke(store, "ann")
+        store.conn.close()
+        released.set()
+        worker.join(300)
+    assert "revoked" in answer["out"], answer["out"]
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM experiments WHERE kind = 'live'")[0]["n"] == 0
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM generations WHERE live = 1")[0]["n"] == 0
+
+
 def _answered(call):
     """What a call answered, or the AppError's words it raised."""
     try:

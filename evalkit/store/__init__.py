@@ -26,7 +26,7 @@ from .ratings import (
 )
 from .studies import FIRST_STUDY, attach_pool, gate_mismatch, insert_decision, insert_give_ups, insert_push_while_rating
 from .runs import (
-    copy_experiment, discard_bench_experiment, discard_pool_experiment, generation, insert_bench_process, insert_bench_processes, insert_experiment, insert_generations,
+    copy_experiment, discard_bench_experiment, discard_pool_experiment, generation, insert_bench_process, insert_bench_processes, insert_experiment, insert_generations, insert_live_run,
     insert_prescreen, insert_rows, insert_together, insert_tune_trials, json_hash,
 )
 
@@ -34,7 +34,7 @@ __all__ = [
     "FIRST_STUDY", "attach_pool", "claim_pair", "draw_queue_order", "gate_mismatch", "insert_decision", "insert_give_ups", "insert_push_while_rating", "set_queue_seed",
     "HoldDisplaced", "MIGRATIONS", "add_failure", "count_event", "failure_count", "NameAmbiguous", "NameTaken", "PairFull", "SHARE_COUNTS", "ShareReached", "StudyDecided", "copy_experiment", "discard_bench_experiment", "discard_pool_experiment",
     "generation", "insert_bench_process",
-    "insert_bench_processes", "insert_experiment", "insert_generations", "insert_gold_pairs", "insert_pairs",
+    "insert_bench_processes", "insert_experiment", "insert_generations", "insert_live_run", "insert_gold_pairs", "insert_pairs",
     "insert_prescreen", "insert_rater", "insert_rating", "insert_refusal", "insert_results_seen", "renew_hold", "insert_rows", "insert_shard_items",
     "insert_together", "insert_tune_trials", "json_hash",
     "migrate", "new_pair_id", "now", "open_db", "open_reader", "rater_by_key", "reference_hash",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import asdict
 
 from ..errors import EvalkitError
@@ -137,6 +138,21 @@ def insert_generations(db, records: list[GenerationRecord], experiment_id: int |
                 rec.fallback_of = ids[rec.fallback_of]
             ids.append(_insert_generation(db, rec, experiment_id))
     return ids
+
+
+def insert_live_run(db, config: dict, compat, note: str, records: list[GenerationRecord],
+                    admit: Callable | None = None) -> int:
+    """A Live run: its experiment and its outputs (marked live) in one write transaction; returns the experiment id.
+    `admit(db)`, when given, runs first under the lock and raises to store nothing (the rater's code still hers: a
+    revoke that commits while the run is on its way stores nothing of it)."""
+    with write_transaction(db):
+        if admit is not None:
+            admit(db)
+        exp_id = insert_experiment(db, "live", config, compat, note=note)
+        for rec in records:
+            rec.live = True
+        insert_generations(db, records, exp_id)
+    return exp_id
 
 
 def insert_bench_process(

@@ -595,10 +595,19 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
             raise e
         gr.Warning(message(e, getattr(s, "lang", "en")))
 
+    def _store_run(db, s: Session | None, shown: list[GenerationRecord], compat, note: str) -> None:
+        """A run's experiment and outputs, in one write transaction that first checks again, under its lock, that the
+        rater's code is still hers (rating.queue.code_check): a revoke that commits after require_rater stores
+        nothing of the run, nor the material she typed."""
+        from ..rating.queue import code_check
+        from ..store import insert_live_run
+
+        signed_in = (s.rater_id, s.credential) if s is not None and s.rater else None
+        insert_live_run(db, cfg.to_dict(), compat, note, shown, admit=code_check(signed_in))
+
     def _run(s: Session, prompt_id: str, typed: str, request: gr.Request, stop: threading.Event, on_page: bool):
         from ..study.pairs import has_pairs, pooled_token_ids, telling_prefixes
         from ..generation.paths import available_paths, check_fits, check_runnable, run_path
-        from ..store import insert_experiment, insert_generations
 
         # a refusal before the run (too long, the hourly limit, a rated prompt) clears the previous run's outputs and says
         # so on the status line: with only a toast, the last run's texts and "Done." stayed under the new request
@@ -752,11 +761,8 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                 if s is not None and s.rater:  # revoked while it ran: its outputs and her material are not stored
                     require_rater(db, s, cfg.app)
                 if shown:
-                    exp_id = insert_experiment(db, "live", cfg.to_dict(), pair.compat,
-                                               note=f"live demo · prompt {prompt_id}" + (f" · material: {typed}" if typed else ""))
-                    for rec in shown:
-                        rec.live = True
-                    insert_generations(db, shown, exp_id)
+                    _store_run(db, s, shown, pair.compat,
+                               f"live demo · prompt {prompt_id}" + (f" · material: {typed}" if typed else ""))
                 batches = batch_note(db)
             timings = timing_table(shown, cfg.bench.length_tolerance, batches, warmed_by,
                                    [n for n in order if n not in missing])
