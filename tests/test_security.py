@@ -976,17 +976,39 @@ def _committed_across(monkeypatch, pool_db, call, module, name: str, act) -> str
     write) while `act(db)` commits; what it answered or the refusal it raised (_caught's words)."""
     from apphelpers import held_calls
 
-    entered, released = held_calls(monkeypatch, module, name)
+    return _across(pool_db, call, *held_calls(monkeypatch, module, name), act)
+
+
+def _across(pool_db, call, entered: threading.Event, released: threading.Event, act):
+    """`call` (in a thread) held from when it sets `entered` until `released`, while `act(db)` commits; its answer."""
     answer: dict = {}
     worker = threading.Thread(target=lambda: answer.update(out=call()))
     worker.start()
-    assert entered.wait(60)
+    assert entered.wait(300)
     store = open_db(pool_db)
     act(store)
     store.conn.close()
     released.set()
-    worker.join(120)
+    worker.join(300)
     return answer["out"]
+
+
+def _revoked_while_her_live_run_is_held(tiny_models, tmp_path, pool_db, entered: threading.Event,
+                                        released: threading.Event, typed: str = "") -> None:
+    """ann's Live run (with `typed` material), held from `entered` until `released` while her revoke commits: it is
+    refused, saying so, and stores neither its outputs nor her material."""
+    db = open_db(pool_db)
+    ann = raters.add(db, "ann")
+    db.conn.close()
+    cfg = config(tiny_models, tmp_path, signup="invite", live_access="raters", live_runs_per_hour=0)
+    with served(cfg, pool_db) as url:
+        tab = Tab(url)
+        assert "ann" in tab.call("/sign_in", "", "", ann.code)["who"]
+        said = _across(pool_db, lambda: _caught(lambda: tab.call("/live", "writing-02", typed)), entered, released,
+                       lambda d: raters.revoke(d, "ann"))
+    assert "revoked" in said, said
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM experiments WHERE kind = 'live'")[0]["n"] == 0
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM generations WHERE live = 1")[0]["n"] == 0
 
 
 def test_a_revoke_that_commits_while_a_pair_is_served_or_its_hold_renewed_serves_and_renews_nothing(
@@ -1034,26 +1056,26 @@ def test_a_live_run_whose_rater_is_revoked_while_it_runs_stores_nothing(tiny_mod
     import evalkit.generation.paths as paths
     from apphelpers import held_calls
 
+    _revoked_while_her_live_run_is_held(tiny_models, tmp_path, pool_db, *held_calls(monkeypatch, paths, "run_path"))
+
+
+def test_a_skip_stored_just_before_a_revoke_is_said_to_be_stored(tiny_models, tmp_path, pool_db, monkeypatch):
+    """A revoke committing between a skip's write and the serving of the next pair refuses the next pair (round 10);
+    the refusal said "nothing was stored" over the skip that was. It now says the skip was stored, in both
+    languages."""
+    import evalkit.ui.rate as rate
+
     db = open_db(pool_db)
     ann = raters.add(db, "ann")
     db.conn.close()
-    entered, released = held_calls(monkeypatch, paths, "run_path")
-    cfg = config(tiny_models, tmp_path, signup="invite", live_access="raters", live_runs_per_hour=0)
-    with served(cfg, pool_db) as url:
+    with served(config(tiny_models, tmp_path, signup="invite", ratings_per_pair=3), pool_db) as url:
         tab = Tab(url)
         assert "ann" in tab.call("/sign_in", "", "", ann.code)["who"]
-        answer: dict = {}
-        worker = threading.Thread(target=lambda: answer.update(out=_caught(lambda: tab.call("/live", "writing-02", ""))))
-        worker.start()
-        assert entered.wait(60)
-        store = open_db(pool_db)
-        raters.revoke(store, "ann")
-        store.conn.close()
-        released.set()
-        worker.join(300)
-    assert "revoked" in answer["out"], answer["out"]
-    assert rows(pool_db, "SELECT COUNT(*) AS n FROM experiments WHERE kind = 'live'")[0]["n"] == 0
-    assert rows(pool_db, "SELECT COUNT(*) AS n FROM generations WHERE live = 1")[0]["n"] == 0
+        said = _committed_across(monkeypatch, pool_db, lambda: _caught(lambda: tab.call("/skip", "cannot judge")),
+                                 rate, "next_pair", lambda d: raters.revoke(d, "ann"))
+    assert "your skip was stored" in said and "跳过已保存" in said and "nothing was stored" not in said, said
+    assert rows(pool_db, "SELECT rater, kind FROM ratings") == [{"rater": "ann", "kind": "skip"}]
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM assignments")[0]["n"] == 1
 
 
 def test_a_revoke_that_commits_after_a_live_run_s_last_check_stores_nothing_of_it(tiny_models, tmp_path, pool_db,
@@ -1064,9 +1086,6 @@ def test_a_revoke_that_commits_after_a_live_run_s_last_check_stores_nothing_of_i
     import evalkit.generation.paths as paths
     import evalkit.ui.live as live
 
-    db = open_db(pool_db)
-    ann = raters.add(db, "ann")
-    db.conn.close()
     ran, entered, released = threading.Event(), threading.Event(), threading.Event()
     run_path, require_rater = paths.run_path, live.require_rater
 
@@ -1083,23 +1102,8 @@ def test_a_revoke_that_commits_after_a_live_run_s_last_check_stores_nothing_of_i
 
     monkeypatch.setattr(paths, "run_path", running)
     monkeypatch.setattr(live, "require_rater", checked)
-    cfg = config(tiny_models, tmp_path, signup="invite", live_access="raters", live_runs_per_hour=0)
-    with served(cfg, pool_db) as url:
-        tab = Tab(url)
-        assert "ann" in tab.call("/sign_in", "", "", ann.code)["who"]
-        answer: dict = {}
-        worker = threading.Thread(target=lambda: answer.update(
-            out=_caught(lambda: tab.call("/live", "writing-02", "A note on bees, typed by ann."))))
-        worker.start()
-        assert entered.wait(300)
-        store = open_db(pool_db)
-        raters.revoke(store, "ann")
-        store.conn.close()
-        released.set()
-        worker.join(300)
-    assert "revoked" in answer["out"], answer["out"]
-    assert rows(pool_db, "SELECT COUNT(*) AS n FROM experiments WHERE kind = 'live'")[0]["n"] == 0
-    assert rows(pool_db, "SELECT COUNT(*) AS n FROM generations WHERE live = 1")[0]["n"] == 0
+    _revoked_while_her_live_run_is_held(tiny_models, tmp_path, pool_db, entered, released,
+                                        "A note on bees, typed by ann.")
 
 
 def _answered(call):

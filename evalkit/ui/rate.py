@@ -1088,7 +1088,12 @@ class RateHandlers:
                 return self.pair_screen(db, s, said("study_decided_skip"), _page(request))
             except PairTaken:  # others filled it while it was on her screen: nothing stored, the next pair
                 return self.pair_screen(db, s, said("pair_taken_skip"), _page(request))
-            return self.pair_screen(db, s, said("skipped"), _page(request))
+            try:
+                return self.pair_screen(db, s, said("skipped"), _page(request))
+            except SignInError:  # revoked between the skip's write and the next pair's: the skip stands, said so
+                raise SignInError("your skip was stored, and then your personal code was revoked or replaced, so this "
+                                  "session has ended", "ask the study organiser for a new code, or sign in with the "
+                                  "new one") from None
 
     def poll(self, s: Session, stored: str, request: gr.Request | None, prep_html, timer, tabs=None,
              profile: gr.OAuthProfile | None = None) -> dict:
