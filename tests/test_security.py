@@ -1049,6 +1049,28 @@ def test_a_revoke_that_commits_while_a_pair_is_served_or_its_hold_renewed_serves
     assert rows(pool_db, "SELECT alive_at FROM assignments WHERE rater = 'cat'") == [{"alive_at": None}]
 
 
+def test_a_revoke_that_commits_while_a_refusal_is_being_recorded_records_nothing(tiny_models, tmp_path, pool_db,
+                                                                                 monkeypatch):
+    """Attacker audit, round 10: a submission refused for its answers (past the session's check of the code) kept its
+    refusal in the database even when `evalkit raters revoke` committed meanwhile: a row of hers written after the
+    revoke. The refusal is recorded under the write lock that checks her code again: nothing is recorded, and she is
+    told her code was revoked."""
+    import evalkit.ui.rate as rate
+
+    db = open_db(pool_db)
+    ann = raters.add(db, "ann")
+    db.conn.close()
+    with served(config(tiny_models, tmp_path, signup="invite"), pool_db) as url:
+        page = Raw(url)
+        assert page.call("sign_in", [None, "", "", ann.code])["success"]
+        assert page.call("sending", [None, uuid.uuid4().hex])["success"]
+        said = _committed_across(monkeypatch, pool_db, lambda: Raw.error(page.call("submit", [None, *answers(a="x")])),
+                                 rate, "note_refused", lambda d: raters.revoke(d, "ann"))
+    assert "revoked" in said, said
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM submission_refusals")[0]["n"] == 0
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM ratings")[0]["n"] == 0
+
+
 def test_a_live_run_whose_rater_is_revoked_while_it_runs_stores_nothing(tiny_models, tmp_path, pool_db, monkeypatch):
     """Attacker audit, round 9: a Live run checked the rater's code as it began only, so one running when `evalkit
     raters revoke` committed stored its outputs, and the material she typed, after it. The code is checked again

@@ -945,13 +945,15 @@ def stored_submission(db, rater: str, submission: str) -> dict | None:
                          [submission, rater]), None)
 
 
-def note_refused(db, rater: str, submission: str, what: str, fix: str) -> None:
+def note_refused(db, rater: str, submission: str, what: str, fix: str,
+                 signed_in: tuple[int | None, str] | None = None) -> None:
     """Keep in the database that the submission with this page-made id was refused, and why: a reload after a restart
-    says so (refused_submission), not that it never reached the server."""
+    says so (refused_submission), not that it never reached the server. `signed_in`: as RatingInput's (a revoke
+    since the session's check records nothing of hers)."""
     from ..store import insert_refusal
 
     if submission:
-        insert_refusal(db, rater, submission, what, fix)
+        insert_refusal(db, rater, submission, what, fix, code_check(signed_in))
 
 
 def refused_submission(db, rater: str, submission: str) -> tuple | None:

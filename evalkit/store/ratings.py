@@ -207,10 +207,13 @@ def insert_rating(db, row: dict, quota: int | None = None, share: int | None = N
         return rid
 
 
-def insert_refusal(db, rater: str, submission: str, what: str, fix: str) -> None:
+def insert_refusal(db, rater: str, submission: str, what: str, fix: str, admit: Callable | None = None) -> None:
     """Record that the submission `submission` (its page-made id) of `rater` was refused, and why (rating.queue.
-    note_refused); an id is recorded once."""
+    note_refused); an id is recorded once. `admit(db)`, when given, runs first under the lock and raises to record
+    nothing (insert_rating's)."""
     with write_transaction(db):
+        if admit is not None:
+            admit(db)
         db.conn.execute("INSERT OR IGNORE INTO submission_refusals (submission_id, rater, what, fix, refused_at) "
                         "VALUES (?, ?, ?, ?, ?)", [submission, rater, what, fix, now()])
 

@@ -884,7 +884,9 @@ class RateHandlers:
         if not s.submission or isinstance(e, SignInError):  # revoked meanwhile: nothing of hers is stored after it
             return
         try:
-            note_refused(db, rater, s.submission, e.what, e.fix)
+            note_refused(db, rater, s.submission, e.what, e.fix, signed_in=(s.rater_id, s.credential))
+        except SignInError:  # revoked since the session's check: nothing of hers recorded, and she is told why
+            raise
         except (sqlite3.Error, EvalkitError) as err:  # the refusal itself is still said; only a restart forgets it
             log.warning("could not record the refusal of a submission: %s", err)
 
