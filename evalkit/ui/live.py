@@ -602,8 +602,8 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
         from ..rating.queue import code_check
         from ..store import insert_live_run
 
-        signed_in = (s.rater_id, s.credential) if s is not None and s.rater else None
-        insert_live_run(db, cfg.to_dict(), compat, note, shown, admit=code_check(signed_in))
+        insert_live_run(db, cfg.to_dict(), compat, note, shown,
+                        admit=code_check(s.signed_in if s is not None and s.rater else None))
 
     def _run(s: Session, prompt_id: str, typed: str, request: gr.Request, stop: threading.Event, on_page: bool):
         from ..study.pairs import has_pairs, pooled_token_ids, telling_prefixes

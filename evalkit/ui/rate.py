@@ -553,7 +553,7 @@ class RateHandlers:
         s = self.in_page_language(s, page)
         view = (None if self.held_back(db, s) or self.client_full(db, s)
                 else next_pair(db, s.rater, self.rpp, self.app.max_ratings_per_rater,
-                               signed_in=(s.rater_id, s.credential)))  # a revoke since its check serves none
+                               signed_in=s.signed_in))  # a revoke since its check serves none
         s = replace(s.with_pair(view.pair_id if view else None), said=status)
         who, done = self.who_line(db, s)
         upd = {ui.status: say(status, s.lang), ui.who: who, ui.reveal_md: "",
@@ -884,7 +884,7 @@ class RateHandlers:
         if not s.submission or isinstance(e, SignInError):  # revoked meanwhile: nothing of hers is stored after it
             return
         try:
-            note_refused(db, rater, s.submission, e.what, e.fix, signed_in=(s.rater_id, s.credential))
+            note_refused(db, rater, s.submission, e.what, e.fix, signed_in=s.signed_in)
         except SignInError:  # revoked since the session's check: nothing of hers recorded, and she is told why
             raise
         except (sqlite3.Error, EvalkitError) as err:  # the refusal itself is still said; only a restart forgets it
@@ -936,7 +936,7 @@ class RateHandlers:
             a={c: form[f"a_{c}"] for c in CRITERIA}, b={c: form[f"b_{c}"] for c in CRITERIA},
             preference=form["preference"] or "", comment=form["comment"] or "", client_token=s.token,
             submission=s.submission or None,  # stored with the row: a reload after a restart still finds it
-            signed_in=(s.rater_id, s.credential),  # a revoke since require_rater stores nothing (under the lock)
+            signed_in=s.signed_in,  # a revoke since require_rater stores nothing (under the lock)
         )
         if s.correcting:  # once the pair is closed its reveal can be seen: kept, but the blind rating counts
             revealed = is_closed(db, s.pair_id, self.rpp)
@@ -1072,7 +1072,7 @@ class RateHandlers:
         try:
             with connect(self.db_path) as db:
                 require_rater(db, s, self.app)
-                keep_hold(db, s.rater, s.pair_id, signed_in=(s.rater_id, s.credential))  # a revoke since: not renewed
+                keep_hold(db, s.rater, s.pair_id, signed_in=s.signed_in)  # a revoke since: not renewed
         except EvalkitError:
             return
 
@@ -1085,7 +1085,7 @@ class RateHandlers:
             self.limiter.check(f"rater:{rater}")
             try:
                 skip_pair(db, self.app, rater, s.pair_id, reason, client_token=s.token,
-                          signed_in=(s.rater_id, s.credential))
+                          signed_in=s.signed_in)
             except StudyClosed:  # decided while the pair was on her screen: nothing stored, nothing left to rate
                 return self.pair_screen(db, s, said("study_decided_skip"), _page(request))
             except PairTaken:  # others filled it while it was on her screen: nothing stored, the next pair

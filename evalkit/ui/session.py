@@ -55,6 +55,12 @@ class Session:
         return replace(self, correcting=True, token=secrets.token_hex(12))
 
     @property
+    def signed_in(self) -> tuple[int | None, str]:
+        """(rater id, code hash) this session signed in with: the library checks them again under the lock of each
+        write of hers (rating.queue.code_check), so a revoke since the session's own check stores nothing."""
+        return self.rater_id, self.credential
+
+    @property
     def locked(self) -> bool:
         """A submitted rating is locked until the rater asks to correct it."""
         return self.rating_id is not None and not self.correcting
