@@ -804,26 +804,32 @@ def test_a_refused_submission_unlocks_the_form_with_submit_s_own_label(cfg, pool
         expect(page.locator("#next")).to_be_hidden()
 
 
-def _slow_live_tokens(monkeypatch) -> None:
-    """Each token a Live run streams takes a moment, so a run is still going when the test's next clicks come."""
+def _held_live_tokens(monkeypatch):
+    """A Live run's tokens held: each waits until its run is told to end (its streamer abandoned: Stop, the page gone)
+    or the event returned is set (at most a minute), so a run is still going when the test's next clicks land, however
+    long they take. (A pause of 0.15 s a token, as before, let a run end before a click on a loaded machine.)"""
+    import threading
     import time
 
     import evalkit.ui.live as live
 
-    made = live._text_buffer
+    made, go_on = live._text_buffer, threading.Event()
 
-    def slow_buffer(*a, **kw):
+    def held_buffer(*a, **kw):
         buf = made(*a, **kw)
         put = buf.put
 
-        def put_slowly(value):
-            time.sleep(0.15)
+        def put_held(value):
+            deadline = time.monotonic() + 60
+            while not (buf.abandoned or go_on.wait(0.05)) and time.monotonic() < deadline:
+                pass
             put(value)
 
-        buf.put = put_slowly
+        buf.put = put_held
         return buf
 
-    monkeypatch.setattr(live, "_text_buffer", slow_buffer)
+    monkeypatch.setattr(live, "_text_buffer", held_buffer)
+    return go_on
 
 
 def test_the_live_tab_s_stop_ends_a_run_and_the_next_one_runs_clean(cfg, pool_db, monkeypatch):
@@ -832,7 +838,7 @@ def test_the_live_tab_s_stop_ends_a_run_and_the_next_one_runs_clean(cfg, pool_db
     the next run completes on free models."""
     from apphelpers import rows
 
-    _slow_live_tokens(monkeypatch)
+    go_on = _held_live_tokens(monkeypatch)  # the first run's tokens wait for its Stop
     with served(cfg, pool_db) as url, chromium_page() as page:
         page.goto(url)
         page.get_by_role("tab", name="Live demo · 现场演示").click()
@@ -840,8 +846,10 @@ def test_the_live_tab_s_stop_ends_a_run_and_the_next_one_runs_clean(cfg, pool_db
         run.click()
         expect(page.get_by_text("Running the", exact=False).first).to_be_visible(timeout=60_000)
         page.locator("#live-stop").click()
-        expect(page.get_by_text("Stopped: nothing of this run was stored.")).to_be_visible(timeout=30_000)
+        expect(page.get_by_text("Stopped: nothing of this run was stored.")).to_be_visible(timeout=60_000)
         assert rows(pool_db, "SELECT COUNT(*) AS n FROM experiments WHERE kind = 'live'")[0]["n"] == 0
+        go_on.set()  # the next run's tokens flow
+        expect(run).to_be_enabled()
         run.click()
         expect(page.get_by_text("Done. · 完成。")).to_be_visible(timeout=120_000)
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM experiments WHERE kind = 'live'")[0]["n"] == 1
@@ -854,7 +862,7 @@ def test_stop_on_a_page_whose_run_waits_behind_another_page_s_keeps_it_from_star
     page's run is untouched."""
     from apphelpers import rows
 
-    _slow_live_tokens(monkeypatch)
+    go_on = _held_live_tokens(monkeypatch)  # the first page's run holds the models until the second page's Stop
     with served(cfg, pool_db) as url, chromium_page() as first:
         second = first.context.browser.new_page(viewport={"width": 1280, "height": 1600})  # a page of its own
         for page in (first, second):
@@ -864,7 +872,8 @@ def test_stop_on_a_page_whose_run_waits_behind_another_page_s_keeps_it_from_star
         expect(first.get_by_text("Running the", exact=False).first).to_be_visible(timeout=60_000)
         second.get_by_role("button", name="Run both paths · 两条路径都运行").click()
         second.locator("#live-stop").click()  # while its run waits for the first page's
-        expect(second.get_by_text("Stop sent:", exact=False)).to_be_visible(timeout=30_000)
+        expect(second.get_by_text("Stop sent:", exact=False)).to_be_visible(timeout=60_000)
+        go_on.set()
         expect(first.get_by_text("Done. · 完成。")).to_be_visible(timeout=120_000)
         expect(second.get_by_text("Stopped: nothing of this run was stored.")).to_be_visible(timeout=60_000)
         assert not second.get_by_text("Done. · 完成。").count()
