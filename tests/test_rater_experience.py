@@ -108,22 +108,30 @@ def test_esc_takes_the_keys_back_to_the_first_question(cfg, pool_db):
         expect(page.locator(f"#r-a_{CRITERIA[1]}")).to_have_class(re.compile("current-question"))
 
 
+# Counts the page's notices of a new pair: each calls window.evalkitFirstQuestion (evalkit.ui.keys), wrapped here as
+# the page defines it.
+_COUNT_NOTICES = """(() => { let first; window.evalkitNotices = 0;
+  Object.defineProperty(window, 'evalkitFirstQuestion', {configurable: true, set(f) { first = f; },
+    get() { return first && ((...a) => { window.evalkitNotices++; return first(...a); }); }}); })();"""
+
+
 def test_answers_typed_before_the_page_notices_a_new_pair_are_never_answered_over(cfg, pool_db):
     """The page notices a new pair on a timer (a quarter second). Keys typed in that moment answer the new pair's
     first questions; when the page then notices it, the keyboard must carry on from the first question still open,
-    not go back to the first one and answer it over while the last ones stay open (Submit disabled)."""
-    with served(cfg, pool_db) as url, chromium_page() as page:
+    not go back to the first one and answer it over while the last ones stay open (Submit disabled). The test waits
+    for each notice (the page's call of its first-question step, counted), not for the timer's time."""
+    with served(cfg, pool_db) as url, chromium_page(_COUNT_NOTICES) as page:
         sign_in(page, url, "ned")
         shown_texts(page)
         first = page.locator(f"#r-a_{CRITERIA[0]} input[type=radio]").first
         expect(first).to_be_enabled()
-        page.wait_for_timeout(600)  # the page has noticed this pair
+        page.wait_for_function("() => window.evalkitNotices >= 1")  # the page has noticed this pair
         page.keyboard.press("1")
         page.keyboard.press("1")  # output A's first two questions: pass, pass
         # what a new pair's arrival looks like to the page, with two answers already given: other texts
-        page.evaluate("""() => { const t = document.querySelector('#text-a textarea');
-                                 t.value = t.value + ' (another pair)'; }""")
-        page.wait_for_timeout(600)  # the page notices "the new pair"
+        noticed = page.evaluate("""() => { const t = document.querySelector('#text-a textarea');
+                                           t.value = t.value + ' (another pair)'; return window.evalkitNotices; }""")
+        page.wait_for_function("(n) => window.evalkitNotices > n", arg=noticed)  # the page notices "the new pair"
         for _ in range(len(CRITERIA) - 2):
             page.keyboard.press("2")
         for _ in range(len(CRITERIA)):
