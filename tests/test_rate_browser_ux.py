@@ -91,9 +91,21 @@ def test_a_sign_in_typed_on_the_page_after_sign_out_signs_in(cfg, pool_db):
         expect(page.locator("#rate-who")).to_contain_text("bob")
         shown_texts(page)
 
-def test_a_refused_skip_leaves_the_questions_clickable(cfg, pool_db):
+
+def _popups_stay(monkeypatch) -> None:
+    """Gradio's error popups stay until closed (they go after 10 s otherwise): a test then waits for the page to close
+    one rather than timing it against those 10 s."""
+    import gradio as gr
+
+    made = gr.Error.__init__
+    monkeypatch.setattr(gr.Error, "__init__", lambda self, *a, **kw: made(self, *a, **(kw | {"duration": None})))
+
+
+def test_a_refused_skip_leaves_the_questions_clickable(cfg, pool_db, monkeypatch):
     """Skip with no reason is refused; the Error shows as a message and the status line, not as overlays over the
-    outputs and the questions (those blocked every click until the page was reloaded)."""
+    outputs and the questions (those blocked every click until the page was reloaded). The refusal's popup stays
+    until closed (_popups_stay), so that its going with the stored skip is waited for, not timed."""
+    _popups_stay(monkeypatch)
     with served(cfg, pool_db) as url, chromium_page() as page:
         sign_in(page, url, "ann")
         shown_texts(page)
@@ -106,7 +118,7 @@ def test_a_refused_skip_leaves_the_questions_clickable(cfg, pool_db):
         page.locator("#skip-reason").locator("textarea, input").first.fill("两则输出都是空的")
         page.click("#skip")  # stored: the refusal's toast goes with it (rater audit F5), not over the next pair
         next_texts(page, first)
-        expect(page.locator('[data-testid="toast-body"]')).to_have_count(0, timeout=3000)
+        expect(page.locator('[data-testid="toast-body"]')).to_have_count(0)
         expect(page.locator("#rate-status")).to_contain_text(word("skipped", "zh"))
         radio = page.locator("#r-a_schedule input[value='pass']")
         radio.click(timeout=10_000)
@@ -2162,13 +2174,15 @@ def _refusal_toast_closed_by_the_page(page, words: str) -> None:
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_on_a_phone_a_refusal_is_said_without_covering_the_form(cfg, pool_db, lang):
+def test_on_a_phone_a_refusal_is_said_without_covering_the_form(cfg, pool_db, lang, monkeypatch):
     """On a phone (390×844) Gradio's error popup spans the top of the page until closed: a mistyped code hid the
     sign-in form it asked her to correct, and a skip refused for want of a reason hid the language switch and the
     top of the pair. On a phone the popup now goes once its words are on the status line (said again under Submit
     when that line is out of sight), in the page's language; the form stays in sight and usable. The popup is
     recorded as it comes: that it came, drawn as the page's selectors expect, and that the page closed it, are
-    checked (not only that none is left, which passed closing nothing had Gradio drawn it otherwise)."""
+    checked (not only that none is left, which passed closing nothing had Gradio drawn it otherwise). Gradio's own
+    popups would go after 10 s: here they stay until closed (_popups_stay), so only the page can close them."""
+    _popups_stay(monkeypatch)
     refusal = {"zh": ("这个代码无效", "跳过需要说明原因"), "en": ("that code is not valid", "a skip needs a reason")}[lang]
     with served(cfg, pool_db) as url, chromium_page(_RECORD_TOASTS) as page:
         page.set_viewport_size({"width": 390, "height": 844})
