@@ -269,6 +269,16 @@ def next_texts(page, previous: tuple[str, str], timeout_ms: int = 60_000) -> tup
     return shown_texts(page)
 
 
+def wait_until(page, check, what: str, seconds: float = 60):
+    """Wait until check() (a look at the database, say) is true, the page's own work going on meanwhile; AssertionError
+    naming `what` after `seconds`. Bounded by time, not by a count of looks (a look at a busy database takes long), and
+    by the page's own bound (a minute): on two shared cores with the suite running a Gradio round trip takes seconds."""
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, f"{what}: not in {seconds:.0f} s"
+        page.wait_for_timeout(100)
+
+
 def answer_all(page, a: str = "pass", b: str = "fail", preference: str = "A") -> None:
     """Click every criterion for both outputs, checking Submit stays disabled until the preference is given."""
     from playwright.sync_api import expect

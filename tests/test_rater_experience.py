@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from apphelpers import (  # noqa: F401
     ARTIFACTS, chromium_page, next_texts, pair_shown, pool_db, pool_template, rows, served, shown_texts, sign_in,
-    write_config,
+    wait_until, write_config,
 )
 # Browser-only module: without Playwright (a fast, minimal install) it is skipped, not an import error.
 expect = pytest.importorskip("playwright.sync_api").expect  # the fast subset (-m "not browser") runs without it
@@ -380,19 +380,12 @@ def test_the_page_renews_the_hold_while_the_rater_works_and_not_when_she_has_lef
         assert alive() is None  # no input yet: nothing sent
         page.wait_for_function("() => document.activeElement && document.activeElement.closest('.question')")
         page.keyboard.press("1")
-        for _ in range(40):
-            if alive() is not None:
-                break
-            page.wait_for_timeout(250)
+        wait_until(page, lambda: alive() is not None, "the sign of work after a key")
         first = alive()
-        assert first is not None
         page.wait_for_timeout(1500)  # left alone: no more signs
         assert alive() == first
         page.keyboard.press("1")
-        for _ in range(40):
-            if alive() != first:
-                break
-            page.wait_for_timeout(250)
+        wait_until(page, lambda: alive() != first, "the sign of work after the second key")
         assert alive() > first
 
 
@@ -414,10 +407,8 @@ def test_correct_puts_the_focus_on_the_first_question(cfg, pool_db):
         expect(first.nth(1)).to_be_checked()
         expect(page.locator(f"#r-b_{CRITERIA[-1]} input[type=radio]").nth(1)).to_be_checked()  # B's last as it was
         page.keyboard.press("Enter")  # saves the correction
-        for _ in range(80):
-            if rows(pool_db, "SELECT id FROM ratings WHERE supersedes IS NOT NULL"):
-                break
-            page.wait_for_timeout(250)
+        wait_until(page, lambda: rows(pool_db, "SELECT id FROM ratings WHERE supersedes IS NOT NULL"),
+                   "the correction stored")
     stored = rows(pool_db, "SELECT * FROM current_ratings")
     assert len(stored) == 1 and stored[0][f"a_{CRITERIA[0]}"] == "fail" and stored[0][f"b_{CRITERIA[-1]}"] == "fail"
 
