@@ -583,7 +583,7 @@ def test_the_organiser_who_piloted_locally_signs_in_on_the_space_under_her_own_n
     import gradio.oauth
 
     monkeypatch.setattr(gradio.oauth, "_get_mocked_oauth_info", lambda: {"userinfo": {}}, raising=True)
-    from evalkit.ui import build_app
+    from evalkit.ui import build_app, hubcheck
     from evalkit.ui.session import Session
 
     cfg = load_config(write_config(tmp_path / "space.toml", tiny_models, organisers=["olga", "ann"]))
@@ -978,6 +978,47 @@ def test_an_organiser_s_results_name_a_rater_who_holds_a_pair_for_hours(cfg, poo
         raters.revoke(db, "ann")
         db.conn.close()
         assert "被长时间占用" not in olga.call("/results")["counts"]
+
+
+def test_on_a_space_the_long_hold_line_names_the_remedy_a_space_has(tiny_models, tmp_path, pool_db, monkeypatch):
+    """Attacker audit round 10: on a Space the organiser's long-hold line told her to run `evalkit raters revoke NAME`,
+    but a Hub rater has no code to revoke (the command answers "no rater named"). On a Space it now says what ends
+    a Hub rater's access there: off app.allowed_raters (or out of the allowed organisation), and when her hold goes."""
+    import sqlite3
+    from datetime import datetime, timedelta, timezone
+    from types import SimpleNamespace
+
+    import gradio as gr
+    import gradio.oauth
+
+    from evalkit.rating.queue import HOLD_MINUTES, LONG_HOLD_HOURS
+    from evalkit.ui import build_app, hubcheck
+    from evalkit.ui.session import Session
+
+    cfg = load_config(write_config(tmp_path / "space.toml", tiny_models, ratings_per_pair=1, organisers=["olga"],
+                                   allowed_raters=["ann"]))
+    monkeypatch.setattr(gradio.oauth, "_get_mocked_oauth_info", lambda: {"userinfo": {}}, raising=True)  # offline
+    fns = {f.api_name: f for f in build_app(cfg, pool_db, space=True).fns.values() if f.api_name}
+
+    def browser(name):  # the request of an event from her browser: its sign-in cookie holds her token
+        return SimpleNamespace(session={"oauth_info": {"access_token": f"tok-{name}", "expires_at": 10**10}})
+
+    def sign_in(name):
+        profile = gr.OAuthProfile({"name": name, "preferred_username": name, "profile": "", "picture": "", "orgs": []})
+        return next(v for k, v in fns["sign_in"].fn(Session(lang="en"), profile, browser(name)).items()
+                    if isinstance(k, gr.State))
+
+    ann, olga = sign_in("ann"), sign_in("olga")  # a pair on ann's screen: her hold
+    now = datetime.now(timezone.utc)
+    with sqlite3.connect(pool_db) as con:  # renewed since it was shown, hours ago
+        con.execute("UPDATE assignments SET shown_at = ?, alive_at = ? WHERE rater = 'ann'",
+                    [(now - timedelta(hours=LONG_HOLD_HOURS + 1)).isoformat(timespec="milliseconds"),
+                     now.isoformat(timespec="milliseconds")])
+    monkeypatch.setattr(hubcheck, "event_request", lambda: browser("olga"))  # the event comes from olga's browser
+    counts = next(v for k, v in fns["results"].fn(olga).items() if getattr(k, "elem_id", None) == "results-counts")
+    assert "**⚠️ A pair is held for a long time.** ann (" in counts
+    assert "raters revoke" not in counts and "take them off app.allowed_raters" in counts
+    assert f"within {HOLD_MINUTES} minutes" in counts
 
 
 def test_a_name_whose_hold_counted_for_nobody_is_told_its_pair_went_to_another_rater_who_stores_hers(cfg, pool_db):

@@ -468,12 +468,15 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
                 if more := counted_markdown(agg, lang, organiser=s.organiser):
                     out[counts_md] += "\n\n" + more
                 if s.organiser:  # who holds a pair for hours, by name: for organisers only, who can revoke
-                    from ..rating.queue import LONG_HOLD_HOURS, long_holds
+                    from ..rating.queue import HOLD_MINUTES, LONG_HOLD_HOURS, long_holds
 
                     if held := long_holds(db):
                         who = ("、" if lang == "zh" else ", ").join(f"{inert(r)} ({since[:16].replace('T', ' ')} UTC)"
                                                                    for r, since in held)
-                        out[counts_md] += "\n\n" + word("long_hold", lang, who=who, hours=LONG_HOLD_HOURS)
+                        remedy = (word("long_hold_revoke_space", lang, minutes=HOLD_MINUTES) if space
+                                  else word("long_hold_revoke", lang))
+                        out[counts_md] += "\n\n" + word("long_hold", lang, who=who, hours=LONG_HOLD_HOURS,
+                                                        remedy=remedy)
             # blind for everyone, organisers too: an organiser may rate as well, and one output's point, coloured by
             # its path, tells the side of a pair still open (`evalkit report` plots every run)
             figs = shown_figures(agg, db)

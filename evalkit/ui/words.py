@@ -180,13 +180,20 @@ WORDS: dict[str, dict[str, str]] = {
                                 "pair** to go on."},
     "long_hold": {"zh": "**⚠️ 有评分对被长时间占用。** {who} 靠页面续占把一对留了约 {hours:g} 小时仍未评完。结论只按队列顺序从头连续评满的"
                         "评分对计算，被占住的一对会挡住其后的所有评分对；因此续占最多维持 {hours:g} 小时，之后该对回到队列，交给其他评分者，"
-                        "不再发给此人。如果此人并未在评分，请撤销其访问：`evalkit raters revoke 名字`（其占用的评分对随即回到队列）。",
+                        "不再发给此人。如果此人并未在评分，请撤销其访问：{remedy}",
                   "en": "**⚠️ A pair is held for a long time.** {who} kept a pair on screen for about {hours:g} hours "
                         "by signs of work without rating it. The decision counts pairs complete at the head of the "
                         "queue's order, so a held pair holds back every pair after it: signs of work keep a pair "
                         "{hours:g} hours at most, then it goes back to the queue for the other raters, never to them "
-                        "again. If they are not at work on it, revoke their access: `evalkit raters revoke NAME` (what "
-                        "they hold goes back to the queue)."},
+                        "again. If they are not at work on it, revoke their access: {remedy}"},
+    # the remedy where the app runs: a Hub rater on a Space has no code to revoke (`raters revoke` names no one)
+    "long_hold_revoke": {"zh": "`evalkit raters revoke 名字`（其占用的评分对随即回到队列）。",
+                         "en": "`evalkit raters revoke NAME` (what they hold goes back to the queue)."},
+    "long_hold_revoke_space": {"zh": "把此人从 app.allowed_raters 中去掉（若是凭组织进入的，则把其移出 app.allowed_orgs 所列的组织），"
+                                     "Space 以新配置重启后此人无法再登录，其占用的评分对在 {minutes} 分钟内回到队列。",
+                               "en": "take them off app.allowed_raters (or, let in by an organisation, out of the one "
+                                     "app.allowed_orgs lists); once the Space restarts with it they cannot sign in "
+                                     "again, and what they hold goes back to the queue within {minutes} minutes."},
     "held_by_others": {"zh": "**还有 {left} 对正由其他评分者评分。** 如果他们跳过，或 {minutes} 分钟内没有评完，这些对会回到你这里："
                              "请过几分钟再按**再看看**。如果他们评完了，你的任务就完成了。",
                        "en": "**{left} pair(s) are being rated by other raters right now.** If one is skipped, or not "
