@@ -340,6 +340,7 @@ NOT_FOR_RATERS = {
     "the material typed is", "this Space has no 'Sign in with Hugging Face'",  # the Space's start, in its log
     "pair '",  # alerts.message writes a pair id as "this pair", which is listed
     "which the Rate tab reads so that an event answering late",  # a Gradio the app refuses at its start, in its log
+    "is an IPv6 address, which the app's web server",  # an IPv6 --host or app.host, refused at the start, in its log
 }
 
 
