@@ -392,6 +392,10 @@ def _check_file(cfg: Config, source: str) -> None:
     from .generation.batch import refuse_no_batch
     from .task.prompts import load_prompts
 
+    if ":" in cfg.app.host:  # read first by `raters add`, whose link would name an app that can never start there
+        raise EvalkitError(ipv6_host_refusal(f"{source}: app.host = {cfg.app.host!r}"),
+                           'set app.host to "127.0.0.1" for this machine only, or "0.0.0.0" for the network (IPv4)')
+
     if cfg.bench.batch_sizes:
         refuse_no_batch(cfg.bench.batch_sizes, f"{source}: bench.batch_sizes = {cfg.bench.batch_sizes}",
                         "set bench.batch_sizes to sizes above 1, e.g. [1, 2, 4, 8], or [] to measure no batch")
@@ -399,6 +403,12 @@ def _check_file(cfg: Config, source: str) -> None:
         ids = getattr(getattr(cfg, key.split(".")[0]), "prompts")
         if ids:
             load_prompts(ids=ids, key=key, source=source)
+
+
+def ipv6_host_refusal(what: str) -> str:
+    """Gradio writes the page's address as http://HOST:PORT, an IPv6 address without its brackets: a start on ::1 or ::
+    ended, once serving had begun, in httpx's traceback "Invalid port: ':1:7860'"."""
+    return f"{what} is an IPv6 address, which the app's web server (Gradio) cannot serve on"
 
 
 def from_dict(data: dict, source: str = "<config>") -> Config:

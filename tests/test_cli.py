@@ -262,6 +262,25 @@ def test_a_sign_in_link_to_every_address_says_to_name_this_machine_in_it(tmp_pat
     assert "note:" not in local.output
 
 
+def test_a_config_naming_an_ipv6_host_is_refused_before_a_code_is_made(tmp_path):
+    """Stop audit, 2026-12-07: the app refuses an IPv6 app.host at its start (Gradio cannot serve on one), but `raters
+    add` read the same config and printed http://:::7860/?invite=..., a link to an app that can never start there,
+    and spent a code shown once on it. A config file naming an IPv6 host is now refused where it is read, naming the
+    file, the key and the hosts that work, before any code is made."""
+    import sqlite3
+
+    bad = tmp_path / "v6.toml"
+    bad.write_text('[app]\nhost = "::"\nport = 7865\n', encoding="utf-8")
+    db = tmp_path / "r.db"
+    added = CliRunner().invoke(cli, ["raters", "add", "ann", "--db", str(db), "--config", str(bad)])
+    assert added.exit_code != 0
+    assert f"{bad}: app.host = '::' is an IPv6 address" in added.output
+    assert '"127.0.0.1"' in added.output and '"0.0.0.0"' in added.output
+    assert "invite=" not in added.output and "personal code" not in added.output
+    if db.exists():  # nothing was stored for ann: no code was spent
+        assert sqlite3.connect(db).execute("SELECT count(*) FROM raters").fetchone()[0] == 0
+
+
 def test_tune_names_fallbacks_and_never_recommends_a_setting_that_fell_back(make_config, data_dir, monkeypatch):
     """Audit, 2026-12-04: a trial whose assisted call failed in half its runs (each redone by the target alone, and
     rightly not timed as assisted) was ranked on its surviving runs and printed as "best" without a word. The table

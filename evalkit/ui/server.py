@@ -251,12 +251,11 @@ def _name_the_port(demo, *, host: str | None, path: Path, claim, announced: bool
 
 
 def _check_host(host: str | None) -> None:
-    """Gradio writes the page's address as http://HOST:PORT, an IPv6 address without its brackets: a start on ::1
-    or :: ended, once serving had begun, in httpx's traceback "Invalid port: ':1:7860'"."""
+    from ..config import ipv6_host_refusal
+
     if host and ":" in host:
-        raise EvalkitError(f"--host {host} (or app.host) is an IPv6 address, which the app's web server (Gradio) "
-                           "cannot serve on", "pass --host 127.0.0.1 for this machine only, or 0.0.0.0 for the network "
-                           "(IPv4)")
+        raise EvalkitError(ipv6_host_refusal(f"--host {host} (or app.host)"), "pass --host 127.0.0.1 for this machine "
+                           "only, or 0.0.0.0 for the network (IPv4)")
 
 
 def _cannot_listen(host: str | None, port: int | None, e: OSError) -> EvalkitError:
