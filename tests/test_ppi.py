@@ -407,3 +407,49 @@ def test_ppibench_weighs_a_pool_of_mixed_identical_and_rated_pairs_as_the_gate_d
         assert (bench["low"][0], bench["high"][0], bench["difference"][0]) == pytest.approx(
             (row["ci_low"], row["ci_high"], row["difference"]), abs=1e-9), c
     con.close()
+
+
+def test_a_pre_screen_whose_rules_changed_after_the_study_began_moves_no_look(tmp_path, monkeypatch):
+    """PPI rests on a pre-screen fixed before rating; its rules live in the code (task.fidelity.RULES_VERSION) and
+    every look screened the pool again with the running code's rules. So rules edited once ratings were in (fitted to
+    the raters' disagreements, say) entered the interval of every look not yet frozen, the deciding one included. The
+    study keeps the rules version of its first pool: its decision is the same under any later rules, and where the
+    pool has no answer of that version, the raters' answers alone decide."""
+    import shutil
+
+    import evalkit.task.criteria as criteria
+    import evalkit.task.fidelity as fidelity
+    from evalkit.study.studies import choose
+
+    db, db_file = _study(tmp_path, "rules", gate_file_text(planned_pairs=200, min_ratings_per_pair=1,
+                                                           claim="these raters"),
+                         pairs=200, unrated_pairs=800, raters_per_pair=1, raters=5, queue_order=True, seed=11,
+                         prescreen_accuracy=0.85)
+    assert choose(db).prescreen_rules == fidelity.RULES_VERSION  # frozen with the study's first pool
+    db.close()
+    for name in ("later.db", "unscreened.db"):
+        shutil.copy(db_file, tmp_path / name)
+    frozen_rules = fidelity.RULES_VERSION
+    before = aggregate(open_db(db_file)).tables["non_inferiority"].set_index("criterion")
+    assert before["ppi"].all() and (before["ppi_lambda"] > 0).all()
+
+    # new rules after the ratings: every output passes every criterion (lambda 0: the pre-screen tells nothing)
+    monkeypatch.setattr(fidelity, "RULES_VERSION", "after-the-ratings")
+    monkeypatch.setattr(criteria, "screen", lambda text: {c: fidelity.Verdict(True, "later rule") for c in CRITERIA})
+    later = aggregate(open_db(tmp_path / "later.db"))
+    after = later.tables["non_inferiority"].set_index("criterion")
+    for c in CRITERIA:
+        for col in ("difference", "ci_low", "ci_high", "ppi_lambda", "prescreen_agreement"):
+            assert after.loc[c, col] == before.loc[c, col], (c, col)
+    assert f"rules version {frozen_rules}" in later.verdict.ppi
+
+    # a pool never screened under the study's rules before they changed: no PPI, the raters alone decide, said so
+    raw = sqlite3.connect(tmp_path / "unscreened.db")
+    raw.execute("DELETE FROM prescreen WHERE rules_version = ?", [frozen_rules])
+    raw.commit()
+    raw.close()
+    alone = aggregate(open_db(tmp_path / "unscreened.db"))
+    for r in alone.verdict.fidelity:
+        assert r["ppi"] is False and (r["ci_low"], r["difference"]) == (r["rated_low"], r["rated_difference"])
+    assert "Prediction-powered inference not used" in alone.verdict.ppi
+    assert f"rules version {frozen_rules}" in alone.verdict.ppi and "after-the-ratings" in alone.verdict.ppi

@@ -158,7 +158,7 @@ def _aggregate(db, tolerance: float | None, resamples: int | None, study: str | 
 
     def screen():  # the pre-screen's answers on every study pair (the same pairs for every look)
         if "all" not in pair_screens:
-            pair_screens["all"] = pair_screen(db, ratings)
+            pair_screens["all"] = pair_screen(db, ratings, rules=chosen.prescreen_rules if chosen else None)
         return pair_screens["all"]
 
     def look(rated, exclude):  # the gate's analysis on these ratings: per-criterion rows, complete pairs, verdict

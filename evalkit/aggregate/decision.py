@@ -240,7 +240,7 @@ def walk_history(db, study, values: dict, resamples: int, tolerance: float, spee
 
     def screens():  # the pre-screen's tables, read once for every look of this walk (the database stands still)
         if not read:
-            read.append(screen_tables(db))
+            read.append(screen_tables(db, study.prescreen_rules))  # the rules frozen with the study
         return read[0]
 
     def excluded_at(r: int) -> list[str]:

@@ -30,6 +30,8 @@ class PairScreen:
     created_at: list[str | None]  # per pair: when it joined its study (data.PAIR_STORED; None: not yet)
     identical: object = None  # bool (pairs,): the pool's pairs whose two outputs are the same tokens (never served)
     epoch: object = None  # int (pairs,): the whole part of each pair's queue rank (store.rank_epoch), -1 unranked
+    rules: str | None = None  # the rules version read: the study's (frozen with its first pool), else the code's
+    current: str | None = None  # the running code's rules version (task.fidelity.RULES_VERSION)
 
     def difference(self, criterion: str, before: str | None = None):
         """Per pair: pre-screen (assisted passed) - (ordinary passed), NaN where a side was not screened or the pair
@@ -39,21 +41,30 @@ class PairScreen:
         p = self.passed[criterion]
         f = (p[:, 1] - p[:, 0]).astype(float)
         f[(p < 0).any(axis=1)] = np.nan
-        if before is not None:
-            f[np.array([c is None or c > before for c in self.created_at], bool)] = np.nan
+        f[~self.joined(before)] = np.nan
         return f
 
+    def joined(self, before: str | None = None):
+        """bool (pairs,): the pairs that had joined their study by `before` (every pair when None)."""
+        import numpy as np
 
-def screen_tables(db) -> tuple[dict, dict]:
-    """Screen what is not screened yet (aggregate.quality.screen_all), then read the pre-screen's answers by
-    generation id (per criterion, an int8 array: -1 none) and each study pair's queue rank and stored time: what
-    pair_screen maps onto a look's pairs. A walk over the history reads them once for all its looks."""
+        if before is None:
+            return np.ones(len(self.created_at), bool)
+        return np.array([c is not None and c <= before for c in self.created_at], bool)
+
+
+def screen_tables(db, rules: str | None = None) -> tuple[dict, dict, str]:
+    """Screen what is not screened yet (aggregate.quality.screen_all), then read the pre-screen's answers of rules
+    version `rules` (the study's, frozen with its first pool; None: the running code's) by generation id (per
+    criterion, an int8 array: -1 none) and each study pair's queue rank and stored time: what pair_screen maps onto a
+    look's pairs, and the version read. A walk over the history reads them once for all its looks."""
     import numpy as np
 
     from ..task.fidelity import RULES_VERSION
     from .quality import screen_all
 
     screen_all(db)
+    rules = rules or RULES_VERSION
     size = 1 + (db.execute("SELECT MAX(MAX(COALESCE(ordinary_generation_id, 0)), MAX(COALESCE(assisted_generation_id, "
                            "0))) FROM pairs").fetchone()[0] or 0)
     by_gen = {}
@@ -63,7 +74,7 @@ def screen_tables(db) -> tuple[dict, dict]:
             """SELECT group_concat(s.generation_id, ','), group_concat(s.passed, ',') FROM prescreen s
                WHERE s.rules_version = ? AND s.criterion = ? AND s.generation_id IN (
                    SELECT ordinary_generation_id FROM pairs UNION ALL SELECT assisted_generation_id FROM pairs)""",
-            [RULES_VERSION, c]).fetchone()
+            [rules, c]).fetchone()
         if gids:
             gids = np.fromstring(gids, dtype=np.int64, sep=",")
             ok = np.fromstring(ok, dtype=np.int64, sep=",")
@@ -71,15 +82,17 @@ def screen_tables(db) -> tuple[dict, dict]:
             by_gen[c][gids[inside]] = ok[inside]
     rows = {r[0]: (r[1], r[2]) for r in db.execute(f"SELECT id, queue_rank, {PAIR_STORED.format(p='pairs.')} "
                                                     "FROM pairs WHERE kind = 'study'")}
-    return by_gen, rows
+    return by_gen, rows, rules
 
 
-def pair_screen(db, ratings: RatingData, tables: tuple[dict, dict] | None = None) -> PairScreen:
-    """The pre-screen's answer on both outputs of each of `ratings`' pairs, and each pair's queue rank and stored
-    time (from `tables`, screen_tables(db), read now when not given)."""
+def pair_screen(db, ratings: RatingData, tables: tuple | None = None, rules: str | None = None) -> PairScreen:
+    """The pre-screen's answer (rules version `rules`, the study's) on both outputs of each of `ratings`' pairs, and
+    each pair's queue rank and stored time (from `tables`, screen_tables(db, rules), read now when not given)."""
     import numpy as np
 
-    by_gen, rows = tables if tables is not None else screen_tables(db)
+    from ..task.fidelity import RULES_VERSION
+
+    by_gen, rows, rules = tables if tables is not None else screen_tables(db, rules)
     n = ratings.n_pairs
     passed = {}
     for c in CRITERIA:
@@ -90,7 +103,8 @@ def pair_screen(db, ratings: RatingData, tables: tuple[dict, dict] | None = None
             passed[c][:, k] = np.where((g >= 0) & (g < size), by_gen[c][np.clip(g, 0, size - 1)], -1)
     info = [rows.get(pid, (None, "")) for pid in ratings.pair_ids]
     return PairScreen(passed, np.array([q is not None for q, _ in info], bool), [t for _, t in info],
-                      ratings.identical.copy(), np.array([-1 if q is None else int(q // 1) for q, _ in info], np.int64))
+                      ratings.identical.copy(), np.array([-1 if q is None else int(q // 1) for q, _ in info], np.int64),
+                      rules, RULES_VERSION)
 
 
 def agreement(sample: RatingData, screen: PairScreen, criterion: str) -> float | None:
@@ -130,10 +144,15 @@ def apply(row: dict, sample: RatingData, criterion: str, screen: PairScreen | No
     # the one weighting the plan and scripts/ppibench.py take too).
     identical = screen.identical if screen.identical is not None else np.zeros(len(screen.ranked), bool)
     f = screen.difference(criterion, before)
+    population = screen.joined(before) & screen.ranked
     if screen.epoch is not None and len(sample.pair):
         # Pairs pooled after rating began follow every earlier pair in the order (store.rank_epoch); they join the
         # pre-screen's population only where the sample reaches them, so a pool added after a look moves nothing.
-        f[screen.epoch > screen.epoch[sample.pair].max()] = np.nan
+        population &= screen.epoch <= screen.epoch[sample.pair].max()
+        f[~population] = np.nan
+    if (why := _other_rules(screen, criterion, population)) is not None:
+        row["ppi_note"] = why
+        return row
     valid = (o != MISSING) & (a != MISSING)
     x = (a == answer_code("p")).astype(np.int8) - (o == answer_code("p")).astype(np.int8)
     _labels, pair_group, rater_key, _ = groupings(sample)[0]
@@ -146,8 +165,25 @@ def apply(row: dict, sample: RatingData, criterion: str, screen: PairScreen | No
     row.update({"ppi": True, "difference": float(res["difference"][0]),
                 "ci_low": float(res["low"][0]), "ci_high": float(res["high"][0]),
                 "ppi_lambda": float(res["lambda"][0]), "ppi_unrated_pairs": int(res["unrated_pairs"][0]),
+                "ppi_rules": screen.rules,
                 "ppi_rated_pairs": int(res["rated_pairs"][0]), "ppi_differing_share": differing_share})
     return row
+
+
+def _other_rules(screen: PairScreen, criterion: str, population) -> str | None:
+    """Why PPI cannot run where the study's pre-screen rules are not the running code's and some pair of the look's
+    `population` (bool per pair) has no answer of the study's version: rules changed since the study began cannot
+    stand in (they may have been fitted to its ratings), and leaving the pairs out would make the population those
+    screened in time, not the pool. None: nothing stands in the way."""
+    if screen.rules is None or screen.rules == screen.current:
+        return None
+    missing = int(((screen.passed[criterion] < 0).any(axis=1) & population).sum())
+    if not missing:
+        return None
+    return (f"{missing} pooled pairs have no answer of the pre-screen's rules version {screen.rules}, frozen with "
+            f"the study when its first pool was generated, and this evalkit's rules (version {screen.current}) cannot "
+            "stand in: rules changed after the study began may have been fitted to its ratings (run a look with the "
+            "study's evalkit version before upgrading, which screens the pool)")
 
 
 def sentence(rows: list[dict], use: bool, margin: float | None = None) -> str:
@@ -173,7 +209,8 @@ def sentence(rows: list[dict], use: bool, margin: float | None = None) -> str:
     share = r.get("ppi_differing_share", 1.0)
     same = (f"; identical pairs count as exact zeros: the estimate and both ends are scaled by the share of pooled "
             f"pairs whose outputs differ ({share:.3f})" if share < 1 else "")
-    return (f"Prediction-powered inference used (PPI++, gate ppi = \"on\"): the rule pre-screen's answers on "
+    rules = f" (rules version {r['ppi_rules']})" if r.get("ppi_rules") else ""
+    return (f"Prediction-powered inference used (PPI++, gate ppi = \"on\"): the rule pre-screen's{rules} answers on "
             f"{r['ppi_unrated_pairs']} pooled pairs outside the decision sample whose outputs differ (not rated, not "
             "yet rated in full, rated only by raters the gold check leaves out, or completed after the decision: "
             "their ratings, if any, are not used), corrected by the raters' answers on the "

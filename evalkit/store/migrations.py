@@ -717,6 +717,18 @@ def _m034_client_limits(db) -> None:
     db.execute("CREATE INDEX limit_events_at ON limit_events(kind, at)")
 
 
+def _m035_study_prescreen_rules(db) -> None:
+    # Prediction-powered inference needs a pre-screen fixed before rating, but every look screened the pool with the
+    # running code's rules (task.fidelity.RULES_VERSION), so rules edited once ratings were in (fitted to them, say)
+    # entered every look not yet frozen. A study keeps the rules version of its first pool; NULL (studies made before
+    # this migration): the running code's, as before.
+    db.execute("ALTER TABLE studies ADD COLUMN prescreen_rules TEXT")
+    db.execute(
+        """CREATE TRIGGER studies_prescreen_rules_frozen BEFORE UPDATE OF prescreen_rules ON studies
+           WHEN OLD.prescreen_rules IS NOT NULL
+           BEGIN SELECT RAISE(ABORT, 'a study keeps the pre-screen rules it started with'); END""")
+
+
 MIGRATIONS = [
     ("001_initial", _m001_initial),
     ("002_ratings", _m002_ratings),
@@ -752,4 +764,5 @@ MIGRATIONS = [
     ("032_ratings_by_pair", _m032_ratings_by_pair),
     ("033_pair_give_ups", _m033_pair_give_ups),
     ("034_client_limits", _m034_client_limits),
+    ("035_study_prescreen_rules", _m035_study_prescreen_rules),
 ]

@@ -47,6 +47,16 @@ def check_study_name(name: str) -> None:
                            f"{STUDY_NAME_LIMIT} characters, e.g. --new-study pilot-2")
 
 
+def _insert_study(db, name: str, gate_json: str, gate: dict) -> int:
+    """A new study, frozen with its gate and the pre-screen rules of the code that makes its first pool: what
+    prediction-powered inference uses at every look (aggregate.ppi), so rules edited once ratings are in never enter."""
+    from ..task.fidelity import RULES_VERSION
+
+    return db.conn.execute("INSERT INTO studies (name, created_at, gate_json, gate_hash, prescreen_rules) "
+                           "VALUES (?, ?, ?, ?, ?)", [name, now(), gate_json, gate.get("hash", ""),
+                                                      RULES_VERSION]).lastrowid
+
+
 def attach_pool(db, gate: dict, new_study: str | None = None) -> int:
     """The study a new pool experiment joins (call inside the experiment's write transaction): a new study named
     `new_study`; else the latest study, whose frozen gate must be this one (raises the refusal otherwise); else, in
@@ -60,12 +70,10 @@ def attach_pool(db, gate: dict, new_study: str | None = None) -> int:
                 taken = ", ".join(r[0] for r in db.execute("SELECT name FROM studies ORDER BY id"))
                 raise EvalkitError(f"a study named '{name}' already exists in {db_file(db) or 'this database'}",
                                    f"choose another name for --new-study (studies here: {taken})")
-            return db.conn.execute("INSERT INTO studies (name, created_at, gate_json, gate_hash) VALUES (?, ?, ?, ?)",
-                                   [name, now(), gate_json, gate.get("hash", "")]).lastrowid
+            return _insert_study(db, name, gate_json, gate)
         latest = next(db.query("SELECT * FROM studies ORDER BY id DESC LIMIT 1"), None)
         if latest is None:
-            return db.conn.execute("INSERT INTO studies (name, created_at, gate_json, gate_hash) VALUES (?, ?, ?, ?)",
-                                   [FIRST_STUDY, now(), gate_json, gate.get("hash", "")]).lastrowid
+            return _insert_study(db, FIRST_STUDY, gate_json, gate)
         if latest["gate_hash"] != gate.get("hash", ""):
             raise gate_mismatch(latest, gate)
         done = db.conn.execute("SELECT decision, decided_at FROM decisions WHERE study_id = ?", [latest["id"]]).fetchone()

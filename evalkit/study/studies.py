@@ -34,6 +34,7 @@ class Study:
     gate_hash: str
     number: int  # its place among the database's studies (1 = the first)
     of: int  # how many studies the database holds
+    prescreen_rules: str | None = None  # the pre-screen's rules version frozen with it (None: made before 035)
 
     @property
     def planned_pairs(self) -> int:
@@ -60,7 +61,8 @@ def studies(db) -> list[Study]:
         gate = json.loads(r["gate_json"] or "{}")
         if gate:
             gate["values"] = frozen_values(gate)  # read again from its text: today's keys and defaults
-        out.append(Study(r["id"], r["name"], r["created_at"], gate, r["gate_hash"], i + 1, len(rows)))
+        out.append(Study(r["id"], r["name"], r["created_at"], gate, r["gate_hash"], i + 1, len(rows),
+                         r.get("prescreen_rules")))
     return out
 
 
