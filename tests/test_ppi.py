@@ -430,7 +430,8 @@ def test_a_pre_screen_whose_rules_changed_after_the_study_began_moves_no_look(tm
     for name in ("later.db", "unscreened.db"):
         shutil.copy(db_file, tmp_path / name)
     frozen_rules = fidelity.RULES_VERSION
-    before = aggregate(open_db(db_file)).tables["non_inferiority"].set_index("criterion")
+    first = aggregate(open_db(db_file))
+    before = first.tables["non_inferiority"].set_index("criterion")
     assert before["ppi"].all() and (before["ppi_lambda"] > 0).all()
 
     # new rules after the ratings: every output passes every criterion (lambda 0: the pre-screen tells nothing)
@@ -442,6 +443,8 @@ def test_a_pre_screen_whose_rules_changed_after_the_study_began_moves_no_look(tm
         for col in ("difference", "ci_low", "ci_high", "ppi_lambda", "prescreen_agreement"):
             assert after.loc[c, col] == before.loc[c, col], (c, col)
     assert f"rules version {frozen_rules}" in later.verdict.ppi
+    # the agreement table beside it reads the same answers
+    assert later.tables["prescreen_agreement"].equals(first.tables["prescreen_agreement"])
 
     # a pool never screened under the study's rules before they changed: no PPI, the raters alone decide, said so
     raw = sqlite3.connect(tmp_path / "unscreened.db")

@@ -293,7 +293,7 @@ def _aggregate(db, tolerance: float | None, resamples: int | None, study: str | 
             "worst_case_pairs", "given_up_pairs", "margin", "unanswered", "ok", "look", "look_level", "passed_at_look"]),
         "preferences": preferences(ratings, confidence),
         "agreement": agreement(ratings),
-        "prescreen_agreement": prescreen_agreement(db, ratings),
+        "prescreen_agreement": prescreen_agreement(db, ratings, chosen.prescreen_rules if chosen else None),
         "timing": path_timing,
         "speedup": speed_by_prompt,
         "batch": batch_table,

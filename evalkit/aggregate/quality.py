@@ -251,29 +251,17 @@ def screen_all(db, store: bool = True) -> list[dict]:
     return new
 
 
-def prescreen_agreement(db, ratings: RatingData):
-    """Agreement per criterion between the rule pre-screen and the raters: the share of rater answers the rule
-    matches (`agreement`) and Cohen's kappa, over every rating of every rated output (unsure answers left out)."""
+def prescreen_agreement(db, ratings: RatingData, rules: str | None = None):
+    """Agreement per criterion between the rule pre-screen (rules version `rules`: the study's, frozen with its first
+    pool, as prediction-powered inference reads it; None: the running code's) and the raters: the share of rater
+    answers the rule matches (`agreement`) and Cohen's kappa, over every rating of every rated output (unsure answers
+    left out)."""
     import numpy as np
     import pandas as pd
 
-    from ..task.fidelity import RULES_VERSION
+    from .ppi import screen_tables
 
-    screen_all(db)
-    gens = np.concatenate([ratings.pair_generation[p] for p in PATHS]) if ratings.n_pairs else np.zeros(0, np.int64)
-    size = int(gens.max()) + 1 if len(gens) else 1
-    screened = {c: np.full(size, -1, np.int8) for c in CRITERIA}
-    for c in CRITERIA:  # one string per column, parsed by numpy (no Python object per row)
-        gids, passed = db.execute(
-            """SELECT group_concat(s.generation_id, ','), group_concat(s.passed, ',') FROM prescreen s
-               WHERE s.rules_version = ? AND s.criterion = ? AND s.generation_id IN (
-                   SELECT ordinary_generation_id FROM pairs UNION ALL SELECT assisted_generation_id FROM pairs)""",
-            [RULES_VERSION, c]).fetchone()
-        if gids:
-            gids = np.fromstring(gids, dtype=np.int64, sep=",")
-            passed = np.fromstring(passed, dtype=np.int64, sep=",")
-            inside = gids < size
-            screened[c][gids[inside]] = passed[inside]
+    screened = screen_tables(db, rules)[0]  # per criterion, by generation id (-1: not screened)
     out = []
     for c in CRITERIA:
         rater, rule = [], []
