@@ -246,10 +246,10 @@ def test_the_guidelines_say_a_bad_output_is_rated_not_skipped():
             assert rule in guidelines(prompt, lang)
 
 
-def _stuck(tmp_path):
-    """20 study pairs, 10 planned, one rating each; ann and bob skip the head pair of the queue's order and rate every
-    other pair they are served, so no current rater can take the pair the look needs. Returns (db, the study pairs in
-    the queue's order, _truth)."""
+def _stuck(tmp_path, stuck: int = 1):
+    """20 study pairs, 10 planned, one rating each; ann and bob skip the first `stuck` pairs of the queue's order and
+    rate every other pair they are served, so no current rater can take the pairs the look needs. Returns (db, the
+    study pairs in the queue's order, _truth)."""
     gate = tmp_path / "gate.toml"
     gate.write_text(gate_file_text(planned_pairs=10, margin=0.05, min_ratings_per_pair=1, second_rating_share=0,
                                    claim="these raters", ppi="off"), encoding="utf-8")
@@ -261,8 +261,8 @@ def _stuck(tmp_path):
     order = [r[0] for r in db.execute("SELECT id FROM pairs WHERE kind = 'study' ORDER BY queue_rank")]
     for rater in ("ann", "bob"):
         while (view := next_pair(db, rater, APP.ratings_per_pair)) is not None:
-            if view.pair_id == order[0]:
-                skip_pair(db, APP, rater, order[0], "I cannot judge this one")
+            if view.pair_id in order[:stuck]:
+                skip_pair(db, APP, rater, view.pair_id, "I cannot judge this one")
             else:
                 a, b, _differ, _d = truth[view.pair_id]
                 submit_rating(db, APP, RatingInput(view.pair_id, rater, a, b, "tie"))
@@ -355,6 +355,24 @@ def test_a_pair_no_current_rater_can_take_may_be_given_up_at_the_worst_and_the_l
     table = agg.tables["non_inferiority"]
     assert set(table["given_up_pairs"]) == {1}
     assert pair_standing(db)["given_up"] == {head}  # the export's pairs table carries it
+
+
+def test_the_results_tab_s_cached_look_sees_a_give_up_that_leaves_the_study_interim(tmp_path):
+    """The Results tab serves a cached aggregate, recomputed when a table it reads gains a row (aggregate.cache); a
+    give-up adds a row only to pair_give_ups, which the key left out. So after an organiser gave up one of two pairs
+    no rater could take, the look that counts it at the worst and waits for the other one alone was not shown: the tab
+    kept saying two pairs were stuck until the next rating."""
+    from evalkit.aggregate.cache import AggregateCache
+    from evalkit.aggregate.give_up import give_up
+
+    db, order, _ = _stuck(tmp_path, stuck=2)
+    cache = AggregateCache()
+    assert cache.get(db).untakeable == 2
+    give_up(db, [order[0]], "every rater skipped it", False)
+    assert db.execute("SELECT COUNT(*) FROM decisions").fetchone()[0] == 0  # the other pair still holds the look
+    shown = cache.get(db)
+    assert shown.untakeable == 1 and cache.computations == 2
+    assert shown.interim and shown.untakeable == aggregate(db).untakeable
 
 
 def test_the_give_up_command_refuses_clearly_and_gives_up_what_no_rater_can_take(tmp_path):

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 
 # Tables the aggregate reads (the pre-screen is derived from generations, and the aggregate itself fills it in,
 # so it is left out). MAX(rowid) is an index lookup in SQLite, so the version costs microseconds.
-# raters and results_seen: who can still take the pairs a look waits for (its note, rating.queue.untakeable).
+# raters and results_seen: who can still take the pairs a look waits for (its note, rating.queue.untakeable);
+# pair_give_ups: a pair given up counts at the worst and the look goes on (aggregate.give_up), with no other row added.
 VERSIONED_TABLES = ("ratings", "pairs", "experiments", "generations", "timing_runs", "bench_processes", "studies",
-                    "decisions", "raters", "results_seen")
+                    "decisions", "raters", "results_seen", "pair_give_ups")
 
 
 def data_version(db) -> tuple:
