@@ -456,3 +456,35 @@ def test_a_pre_screen_whose_rules_changed_after_the_study_began_moves_no_look(tm
         assert r["ppi"] is False and (r["ci_low"], r["difference"]) == (r["rated_low"], r["rated_difference"])
     assert "Prediction-powered inference not used" in alone.verdict.ppi
     assert f"rules version {frozen_rules}" in alone.verdict.ppi and "after-the-ratings" in alone.verdict.ppi
+
+
+def test_a_pool_is_pre_screened_as_it_joins_so_an_upgrade_before_any_look_keeps_ppi(tmp_path, monkeypatch):
+    """`evalkit generate` stored outputs unscreened, and the first reader screened them; a study reads its own rules
+    version's answers (studies.prescreen_rules), so an evalkit upgraded with new rules between the pool and the first
+    look would find none and decide without the pre-screen. The pool is now screened as it joins (study.pairs.draw_queue),
+    by the evalkit that made it."""
+    import evalkit.task.criteria as criteria
+    import evalkit.task.fidelity as fidelity
+    from evalkit.store import set_queue_seed
+    from evalkit.study.pairs import draw_queue
+
+    gate = tmp_path / "g.toml"
+    gate.write_text(gate_file_text(planned_pairs=120, min_ratings_per_pair=1, claim="these raters"), encoding="utf-8")
+    db = open_db(tmp_path / "join.db")
+    made = build_study(db, SyntheticStudy(gate_path=str(gate), pairs=120, unrated_pairs=300, raters_per_pair=1,
+                                          raters=5, queue_order=False, seed=2))
+    db.execute("DELETE FROM prescreen")  # as `evalkit generate` stores a pool: no pre-screen answer yet
+    db.execute("UPDATE pairs SET queue_rank = NULL")
+    db.conn.commit()
+    set_queue_seed(db, made["experiment_id"], 77)
+    assert draw_queue(db, made["experiment_id"]) == 420
+    unscreened = db.execute(
+        """SELECT COUNT(*) FROM pairs p WHERE p.kind = 'study' AND EXISTS (SELECT 1 FROM generations g WHERE g.id IN
+           (p.ordinary_generation_id, p.assisted_generation_id) AND NOT EXISTS (SELECT 1 FROM prescreen s WHERE
+           s.generation_id = g.id AND s.rules_version = ?))""", [fidelity.RULES_VERSION]).fetchone()[0]
+    assert unscreened == 0
+
+    monkeypatch.setattr(fidelity, "RULES_VERSION", "after-the-ratings")
+    monkeypatch.setattr(criteria, "screen", lambda text: {c: fidelity.Verdict(True, "later rule") for c in CRITERIA})
+    agg = aggregate(db)
+    assert "Prediction-powered inference used" in agg.verdict.ppi

@@ -182,8 +182,9 @@ def _other_rules(screen: PairScreen, criterion: str, population) -> str | None:
         return None
     return (f"{missing} pooled pairs have no answer of the pre-screen's rules version {screen.rules}, frozen with "
             f"the study when its first pool was generated, and this evalkit's rules (version {screen.current}) cannot "
-            "stand in: rules changed after the study began may have been fitted to its ratings (run a look with the "
-            "study's evalkit version before upgrading, which screens the pool)")
+            "stand in: rules changed after the study began may have been fitted to its ratings (a pool is screened as "
+            "it joins, by the evalkit that made it: add pools to this study with its rules, or start a study under the "
+            "new ones, `evalkit generate --new-study NAME`)")
 
 
 def sentence(rows: list[dict], use: bool, margin: float | None = None) -> str:

@@ -762,8 +762,22 @@ def draw_queue(db, experiment_id: int, seed: int | None = None, withheld=()) -> 
         return draw_queue_order(db, experiment_id, seed, withheld=withheld)
     per_pair = int(values["min_ratings_per_pair"])
     ranked = draw_queue_order(db, experiment_id, seed, per_pair, float(values["second_rating_share"]), withheld)
+    _screen_after_join(db)
     _settle_after_join(db)
     return ranked
+
+
+def _screen_after_join(db) -> None:
+    """Screen the pool's outputs as it joins, under the rules of the evalkit that made it (aggregate.quality.screen_all):
+    a study's looks read the answers of the rules version frozen with it (aggregate.ppi), and a pool first screened by
+    the first reader found none of them once evalkit was upgraded in between, so PPI went unused. Outside the join's
+    transaction, as the settle below; a failure leaves the screening to the next reader, as before."""
+    from ..aggregate.quality import screen_all
+
+    try:
+        screen_all(db)
+    except Exception:  # noqa: BLE001 - the join is stored; any reader screens the pool
+        log.warning("could not pre-screen the pool as it joined; the next reader will", exc_info=True)
 
 
 def _settle_after_join(db) -> None:
