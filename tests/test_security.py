@@ -1049,6 +1049,45 @@ def test_a_revoke_that_commits_while_a_pair_is_served_or_its_hold_renewed_serves
     assert rows(pool_db, "SELECT alive_at FROM assignments WHERE rater = 'cat'") == [{"alive_at": None}]
 
 
+def test_a_revoke_that_commits_as_a_held_pair_is_served_again_serves_nothing(tiny_models, tmp_path, pool_db,
+                                                                             monkeypatch):
+    """Attacker audit, round 11: a pair the rater already held was served again (a sign-in in another tab, a reload,
+    Next pair from a tab whose pair was rated) without the check of her code under the write lock that a new pair has,
+    so a revoke committing between the session's check and the resume still sent the pair's texts. The resume now
+    passes the same check: refused, saying why, with no pair's text, and no hold recorded or changed."""
+    import evalkit.ui.rate as rate
+
+    db = open_db(pool_db)
+    codes = {name: raters.add(db, name).code for name in ("ann", "bob")}
+    db.conn.close()
+    cfg = config(tiny_models, tmp_path, signup="invite", ratings_per_pair=3)
+    with served(cfg, pool_db) as url:
+        first, rated, holding = Tab(url), Tab(url), Tab(url)
+        assert "ann" in first.call("/sign_in", "", "", codes["ann"])["who"]
+        assert "bob" in rated.call("/sign_in", "", "", codes["bob"])["who"]
+        rated.submit()
+        assert "bob" in holding.call("/sign_in", "", "", codes["bob"])["who"]  # bob's second pair, held
+        holds = rows(pool_db, "SELECT pair_id, rater, shown_at, alive_at FROM assignments ORDER BY rater, pair_id")
+        rated_ = {(x["pair_id"], x["rater"]) for x in rows(pool_db, "SELECT pair_id, rater FROM ratings")}
+        held = [r["pair_id"] for r in holds if (r["pair_id"], r["rater"]) not in rated_]
+        texts = [json.dumps(r["text"], ensure_ascii=False)[1:-1] for r in rows(
+            pool_db, "SELECT g.text FROM generations g JOIN pairs p ON g.id IN (p.a_generation_id, p.b_generation_id) "
+                     "WHERE p.id IN (SELECT value FROM json_each(?))", [json.dumps(held)])]
+        assert len(held) == 2 and texts
+
+        def refused(call, name: str) -> str:
+            """What `call` said when `name`'s revoke committed as it reached rate.next_pair: none of the held texts."""
+            out = _committed_across(monkeypatch, pool_db, lambda: _answered(call), rate, "next_pair",
+                                    lambda d: raters.revoke(d, name))
+            said = json.dumps(out, ensure_ascii=False)
+            assert not any(text in said for text in texts), said
+            return said
+
+        assert "revoked" in refused(lambda: Tab(url).call("/sign_in", "", "", codes["ann"]), "ann")
+        assert "revoked" in refused(lambda: rated.call("/next_pair"), "bob")
+    assert rows(pool_db, "SELECT pair_id, rater, shown_at, alive_at FROM assignments ORDER BY rater, pair_id") == holds
+
+
 def test_a_revoke_that_commits_while_a_refusal_is_being_recorded_records_nothing(tiny_models, tmp_path, pool_db,
                                                                                  monkeypatch):
     """Attacker audit, round 10: a submission refused for its answers (past the session's check of the code) kept its

@@ -29,7 +29,7 @@ from ..errors import EvalkitError
 from .identity import InputError, clean_name, clean_text
 from ..task.criteria import CRITERIA, title
 from ..records import GenerationPath
-from ..store import SHARE_COUNTS, PairFull, ShareReached, StudyDecided, claim_pair, insert_rating, now
+from ..store import SHARE_COUNTS, PairFull, ShareReached, StudyDecided, claim_pair, insert_rating, now, recheck_hold
 from ..store import HoldDisplaced as _Displaced
 from ..study.pairs import IDENTICAL
 
@@ -477,15 +477,21 @@ def next_pair(db, rater: str, ratings_per_pair: int, share: int = 0,
 
     `signed_in`: as RatingInput's, checked under the write lock that records a new pair's hold (roster.SignInError): a
     revoke that commits after the session's own check serves no new pair's texts. A pair she holds is served again
-    without it: its texts were hers before the revoke."""
+    (a reload, a sign-in, Check again) only past the same check under the write lock (store.recheck_hold): a revoke
+    committing between the session's check and the resume serves its texts no more either (attacker audit, round 11)."""
     args = {"rater": rater, "quota": ratings_per_pair, "since": _since()}
     if share_reached(db, rater, share):
         return None
-    held = db.execute(
-        f"""SELECT a.pair_id FROM assignments a JOIN ({_OPEN}) o ON o.id = a.pair_id
-            WHERE a.rater = :rater AND {_HELD} ORDER BY a.shown_at DESC LIMIT 1""", args).fetchone()
-    if held:
-        return pair_view(db, held[0])
+
+    def held() -> str | None:
+        row = db.execute(f"""SELECT a.pair_id FROM assignments a JOIN ({_OPEN}) o ON o.id = a.pair_id
+                             WHERE a.rater = :rater AND {_HELD} ORDER BY a.shown_at DESC LIMIT 1""", args).fetchone()
+        return row[0] if row else None
+
+    if held() is not None:  # read again under the lock, after her code (it may have gone meanwhile)
+        pair_id = recheck_hold(db, held, code_check(signed_in))
+        if pair_id is not None:
+            return pair_view(db, pair_id)
 
     def pick() -> str | None:
         ranked = db.execute(f"""WITH open AS ({_OFFERABLE}) SELECT o.id FROM open o JOIN pairs p ON p.id = o.id

@@ -84,6 +84,17 @@ def claim_pair(db, rater: str, chosen: str | None, still_free: Callable[[str], b
     return pair_id
 
 
+def recheck_hold(db, held: Callable[[], str | None], admit: Callable | None = None) -> str | None:
+    """The pair a rater already holds, served again (a reload, a sign-in, Check again): `held()` read under the write
+    lock after `admit(db)` (claim_pair's), so a revoke that commits after the session's own check serves its texts no
+    more, as it serves no new pair. Writes nothing; without `admit` nothing is checked, and no lock is taken."""
+    if admit is None:
+        return held()
+    with write_transaction(db):
+        admit(db)
+        return held()
+
+
 # A hold renewed more recently than this is left as it is (renew_hold).
 RENEW_EVERY_SECONDS = 60
 
