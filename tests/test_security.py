@@ -1120,6 +1120,40 @@ def test_a_live_run_whose_rater_is_revoked_while_it_runs_stores_nothing(tiny_mod
     _revoked_while_her_live_run_is_held(tiny_models, tmp_path, pool_db, *held_calls(monkeypatch, paths, "run_path"))
 
 
+def test_a_live_run_whose_rater_is_revoked_mid_stream_stops_streaming(tiny_models, tmp_path, pool_db, monkeypatch):
+    """Attacker audit, round 11: a Live run under way streamed its tokens to a revoked rater's screen until it ended
+    (only storing it was refused). Her access is now read again while it streams (at most once a second): the
+    generation stops at its next token, and she is told her code was revoked, with nothing stored. The test holds the
+    run's first generated token until her revoke has committed, then holds the next until the run is told to stop:
+    without the check it never is (the streamer's wait runs out, and the run goes on to its end)."""
+    import evalkit.generation.paths as paths
+
+    entered, released, stopped = threading.Event(), threading.Event(), threading.Event()
+    run_path = paths.run_path
+
+    def running(*args, streamer=None, **kwargs):
+        put, puts = streamer.put, []
+
+        def watched(value):  # the first put is the prompt, the second the first generated token
+            puts.append(value)
+            if len(puts) == 2 and not entered.is_set():
+                entered.set()
+                released.wait(60)
+                deadline = time.monotonic() + 60  # a state awaited, bounded: the run told to stop
+                while not streamer.abandoned and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                if streamer.abandoned:
+                    stopped.set()
+            return put(value)
+
+        streamer.put = watched
+        return run_path(*args, streamer=streamer, **kwargs)
+
+    monkeypatch.setattr(paths, "run_path", running)
+    _revoked_while_her_live_run_is_held(tiny_models, tmp_path, pool_db, entered, released)
+    assert stopped.is_set()
+
+
 def test_a_skip_stored_just_before_a_revoke_is_said_to_be_stored(tiny_models, tmp_path, pool_db, monkeypatch):
     """A revoke committing between a skip's write and the serving of the next pair refuses the next pair (round 10);
     the refusal said "nothing was stored" over the skip that was. It now says the skip was stored, in both

@@ -21,7 +21,7 @@ import threading
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from ..config import POOL_SEED_LIMIT, Config
 from ..errors import EvalkitError
@@ -33,6 +33,8 @@ from ..records import GenerationPath, GenerationRecord
 from . import auth
 from .db import connect
 from .alerts import friendly, gradio_hints
+from ..rating.queue import RatingError
+from ..rating.roster import SignInError
 from .session import Session, require_rater
 
 if TYPE_CHECKING:  # gradio is imported where it is used (it is slow to import)
@@ -97,6 +99,9 @@ def check_access(cfg: Config, space: bool, s: Session | None) -> None:
 
 POLL_SECONDS = 0.15
 TRAINING_POLL_SECONDS = 1.0
+# While a run streams, the rater's access (her code, her sign-in) is read again at most this often: a revoke stops the
+# run within about this long rather than letting it stream to its end (one read of her row a second is cheap)
+ACCESS_CHECK_SECONDS = 1.0
 
 
 def training_words(snap) -> str:
@@ -302,10 +307,12 @@ def models_busy(pair) -> bool:
     return True
 
 
-def _in_thread(fn, buffers, fallback_note: str = "", stop: threading.Event | None = None):
+def _in_thread(fn, buffers, fallback_note: str = "", stop: threading.Event | None = None,
+               check: Callable[[], None] | None = None):
     """Run fn() in a thread and yield the streamed text while it runs; the result (or error) ends in box. Closed
-    before the end (the page left: Gradio stops iterating), or asked to `stop` (the Stop button), it tells the
-    streamers, whose next token ends the run: the models are freed for the next run, which would otherwise wait."""
+    before the end (the page left: Gradio stops iterating), asked to `stop` (the Stop button), or refused by `check`
+    (called at each poll; it raises when the rater's access was withdrawn: _access_check), it tells the streamers,
+    whose next token ends the run: the models are freed for the next run, which would otherwise wait."""
     box: dict = {}
 
     def work():
@@ -333,14 +340,29 @@ def _in_thread(fn, buffers, fallback_note: str = "", stop: threading.Event | Non
             if stop is not None and stop.is_set():
                 for b in buffers:
                     b.abandoned = True
+            if check is not None and alive:
+                check()
             time.sleep(POLL_SECONDS)
-    except GeneratorExit:
+    except BaseException:  # closed, or refused by check: the run ends at its next token
         for b in buffers:
             b.abandoned = True
         raise
     thread.join()
     if shown is None:
         yield "", box
+
+
+def _access_check(still_allowed: Callable[[], None]) -> Callable[[], None]:
+    """`still_allowed` (raising when the rater's access is withdrawn), called at most once every ACCESS_CHECK_SECONDS,
+    the first a while after the run's start (which checked it): _in_thread's `check`."""
+    last = [time.monotonic()]
+
+    def check() -> None:
+        if time.monotonic() - last[0] >= ACCESS_CHECK_SECONDS:
+            last[0] = time.monotonic()
+            still_allowed()
+
+    return check
 
 
 def _row(rec: GenerationRecord) -> str:
@@ -582,14 +604,15 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
         run_live.__name__ = "run_live_page" if on_page else "run_live"
         return run_live
 
-    def _not_run(e: EvalkitError, s: Session, on_page: bool):
-        """A refusal before the run: the previous run's outputs cleared, "Not run:" and why on the status line."""
+    def _not_run(e: EvalkitError, s: Session, on_page: bool, lead: tuple[str, str] = ("Not run", "未运行")):
+        """A refusal before the run: the previous run's outputs cleared, "Not run:" (or `lead`) and why on the status
+        line."""
         from .alerts import message
         from .words import error_zh
 
         zh = error_zh(e.what, e.fix)  # escaped as message() escapes the English: it may quote what was typed
-        zh = html.escape(f"未运行：{zh[0]}。{zh[1]}。", quote=False) if zh else "未运行（详见提示）"
-        yield {ui.status: f"Not run: {message(e, 'en')} · {zh}", ui.table: ""} | {
+        zh = html.escape(f"{lead[1]}：{zh[0]}。{zh[1]}。", quote=False) if zh else f"{lead[1]}（详见提示）"
+        yield {ui.status: f"{lead[0]}: {message(e, 'en')} · {zh}", ui.table: ""} | {
             box: "" for box in ui.outputs.values()}
         if not on_page:
             raise e
@@ -669,6 +692,12 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
             yield from _not_run(e, s, on_page)
             return
         boxes = ui.outputs
+
+        def still_hers() -> None:  # revoked, re-issued or signed out while it streams: the run stops (below)
+            with connect(db_path) as db:
+                require_rater(db, s, cfg.app)
+
+        check = _access_check(still_hers) if s is not None and s.rater else None
         yield {ui.status: models.loading_words() if not models.loaded else "Running… · 运行中…",
                ui.table: ""} | {box: "" for box in boxes.values()}
         try:
@@ -721,7 +750,7 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                 for text, box_result in _in_thread(
                     lambda: run_path(pair, prompt, name, seed, streamer=bufs[0], fallback_streamer=fallback_streamer),
                     bufs, f"\n\n[{name} failed — the target alone wrote what follows (the fallback), not {name} · "
-                          f"{zh_name(name)}路径失败，以下由目标模型单独生成（回退）]\n\n", stop
+                          f"{zh_name(name)}路径失败，以下由目标模型单独生成（回退）]\n\n", stop, check
                 ):
                     texts[box] = text
                     yield {box: text}
@@ -769,6 +798,9 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
             yield texts | {ui.status: note, ui.table: timings}
         except GeneratorExit:
             raise
+        except (SignInError, RatingError) as e:  # her access withdrawn while it ran (require_rater's refusals, and
+            # the store's check of her code): what it showed goes, nothing is stored, and she is told why
+            yield from _not_run(e, s, on_page, ("Stopped", "运行中止"))
         except Exception as e:  # the status said "Running…": it says what stopped the run, beside the toast
             from .alerts import message
 
