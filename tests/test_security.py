@@ -1088,6 +1088,28 @@ def test_a_revoke_that_commits_as_a_held_pair_is_served_again_serves_nothing(tin
     assert rows(pool_db, "SELECT pair_id, rater, shown_at, alive_at FROM assignments ORDER BY rater, pair_id") == holds
 
 
+def test_a_revoke_that_commits_while_the_results_are_computed_shows_and_records_nothing(tiny_models, tmp_path,
+                                                                                       pool_db, monkeypatch):
+    """Attacker audit, round 11: the Results checked the viewer's code before computing the study's aggregates (seconds
+    over a large study) and not after, so a revoke (or re-issue) committing meanwhile still sent an organiser the
+    verdict and the per-path tables, and recorded her view (results_seen) after it. The code is checked again once
+    they are computed: refused, saying why, with nothing of the study shown and nothing recorded."""
+    from evalkit.aggregate.cache import AggregateCache
+
+    db = open_db(pool_db)
+    olga, bob = raters.add(db, "olga", organiser=True), raters.add(db, "bob")
+    db.conn.close()
+    with served(config(tiny_models, tmp_path, signup="invite"), pool_db) as url:
+        boss, rater = Tab(url), Tab(url)
+        assert "bob" in rater.call("/sign_in", "", "", bob.code)["who"]
+        rater.submit()  # a pair she could be served has a rating: her view of the tables would be recorded
+        assert "olga" in boss.call("/sign_in", "", "", olga.code)["who"]
+        said = _committed_across(monkeypatch, pool_db, lambda: _caught(lambda: boss.call("/results")), AggregateCache,
+                                 "get", lambda d: raters.revoke(d, "olga"))
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM results_seen")[0]["n"] == 0
+    assert "revoked" in said and not said.startswith("answered"), said  # refused: no counts, verdict or tables
+
+
 def test_a_revoke_that_commits_while_a_refusal_is_being_recorded_records_nothing(tiny_models, tmp_path, pool_db,
                                                                                  monkeypatch):
     """Attacker audit, round 10: a submission refused for its answers (past the session's check of the code) kept its
