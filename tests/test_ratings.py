@@ -528,3 +528,25 @@ def test_a_hold_renewed_by_the_page_keeps_the_pair_while_the_rater_works_on_it(d
     db.conn.commit()
     assert not keep_hold(db, "cat", other.pair_id)  # run out: not hers to renew
     assert next_pair(db, "dan", 1).pair_id == other.pair_id
+
+
+def test_a_held_pair_served_again_takes_the_write_lock_only_to_check_a_code(db, monkeypatch):
+    """A pair a rater holds is served again past her code's check under the write lock (a revoke committing meanwhile
+    serves nothing: tests/test_security.py::test_a_revoke_that_commits_as_a_held_pair_is_served_again_serves_nothing).
+    A Hugging Face identity has no code (rater id None): its resume checks nothing, and takes no lock for it."""
+    import evalkit.store.ratings as store_ratings
+    from evalkit.rating import roster
+
+    make_pool(db)
+    ann = roster.add(db, "ann").identity
+    signed_in = (ann.rater_id, ann.credential)
+    taken = []
+    real = store_ratings.write_transaction
+    monkeypatch.setattr(store_ratings, "write_transaction", lambda d: taken.append(1) or real(d))
+    first = next_pair(db, "hubby", 2, signed_in=(None, ""))
+    del taken[:]
+    assert next_pair(db, "hubby", 2, signed_in=(None, "")).pair_id == first.pair_id
+    assert taken == []
+    held = next_pair(db, "ann", 2, signed_in=signed_in)
+    del taken[:]
+    assert next_pair(db, "ann", 2, signed_in=signed_in).pair_id == held.pair_id and taken == [1]

@@ -700,10 +700,11 @@ def _row(inp: RatingInput, pair: dict, rater: str, comment: str, supersedes: int
 def code_check(signed_in: tuple[int | None, str] | None) -> Callable | None:
     """The store's `admit` for a write of this session's rater: her code (signed_in: rater id, code hash) checked
     under the write lock (roster.check_current), so a revoke or re-issue that commits after the session's own check
-    lets nothing of hers be written after it; None (nothing checked) without `signed_in`."""
+    lets nothing of hers be written after it; None (nothing checked) without `signed_in`, or for a Hugging Face
+    identity (no code: rater id None), so that a write with nothing to check takes no lock for it (store.recheck_hold)."""
     from .roster import check_current
 
-    return None if signed_in is None else (lambda db: check_current(db, *signed_in))
+    return None if signed_in is None or signed_in[0] is None else (lambda db: check_current(db, *signed_in))
 
 
 def _insert(db, row: dict, quota: int | None = None, share: int = 0,
