@@ -1176,6 +1176,23 @@ def test_a_live_run_whose_rater_is_revoked_mid_stream_stops_streaming(tiny_model
     assert stopped.is_set()
 
 
+def test_a_live_run_whose_rater_is_revoked_while_its_models_load_generates_nothing(tiny_models, tmp_path, pool_db,
+                                                                                  monkeypatch):
+    """Attacker audit, round 11: loading (or training) the Live tab's models can take minutes after the run checked
+    the rater's code, and a revoke committing meanwhile let its paths begin streaming to her screen (stopped only at
+    the check while it streams). Each path now checks her access as it begins: it is never run."""
+    import evalkit.generation.paths as paths
+    from apphelpers import held_calls
+
+    ran = []
+    run_path = paths.run_path
+    monkeypatch.setattr(paths, "run_path", lambda *a, **k: ran.append(1) or run_path(*a, **k))
+    # available_paths is asked once the models are loaded, before the first path
+    _revoked_while_her_live_run_is_held(tiny_models, tmp_path, pool_db, *held_calls(monkeypatch, paths,
+                                                                                     "available_paths"))
+    assert ran == []
+
+
 def test_a_skip_stored_just_before_a_revoke_is_said_to_be_stored(tiny_models, tmp_path, pool_db, monkeypatch):
     """A revoke committing between a skip's write and the serving of the next pair refuses the next pair (round 10);
     the refusal said "nothing was stored" over the skip that was. It now says the skip was stored, in both

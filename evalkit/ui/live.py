@@ -744,6 +744,8 @@ def build_live_tab(cfg: Config, db_path: Path, prompts: dict[str, Prompt], model
                 waiting = " First waiting for an earlier run, left mid-way, to end · 先等待中途离开的上一次运行结束" if (
                     models_busy(pair)) else ""
                 yield {ui.status: f"Running the {name} path… · 正在运行{zh_name(name)}路径…{waiting}"}
+                if check is not None:  # and before each path begins: loading (or training) the models can take
+                    still_hers()  # minutes after the run's own check, and the last path waits for the first
                 bufs = [_text_buffer(pair.tokenizer, pooled, telling)] + (
                     [_text_buffer(pair.tokenizer, pooled, telling)] if spec.falls_back else [])
                 fallback_streamer = bufs[1] if spec.falls_back else None
