@@ -451,8 +451,9 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
             with computing(progress, lang):  # a cached look is at once: its steps are not run, nor said
                 agg = cache.get(db, study=name, waiting=waiting_for_another(progress, lang))
             # revoked or re-issued while it was computed (seconds over a large study): it shows nothing, and records
-            # nothing of hers (results_seen) after the revoke
-            require_rater(db, s, cfg.app)
+            # nothing of hers (results_seen) after the revoke. Signed out meanwhile: the tab as to nobody (below)
+            if not sign_in_ended(s):
+                require_rater(db, s, cfg.app)
             uncounted = ""
             served = name in (None, names[-1] if names else None)  # the study the queue serves
             if s.organiser:  # an earlier study's runs can hold the served study's texts too (greedy decoding)
