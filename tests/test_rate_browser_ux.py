@@ -688,6 +688,55 @@ def test_a_submission_the_server_stopped_under_says_so_and_a_reload_after_its_re
             app.close()
 
 
+def test_a_popup_left_from_an_earlier_refusal_is_never_said_as_why_the_server_did_not_answer(tiny_models, tmp_path,
+                                                                                           pool_db, monkeypatch):
+    """Rater audit (2026-12-06), known limit: a refusal's popup still on screen (Gradio keeps one about 10 s) when the
+    server stopped under a later Submit, and the status line repeated that old refusal's reason, and unlocked the
+    form as if the submission had been refused, instead of saying the server did not answer. The page now reads only
+    a popup drawn since the rater's last press or key: a new refusal's reason is still said over an older popup, and
+    with none new the line says the server did not answer. The popups stay until closed here (_popups_stay), so the
+    older ones are surely on screen, not timed against Gradio's 10 s; the stop is timed by held_writes."""
+    from apphelpers import held_writes
+
+    from evalkit.ui import build_app, launch
+    from evalkit.ui.rate import TOAST_ERROR, TOAST_TEXT
+    from evalkit.ui.server import free_port
+
+    _popups_stay(monkeypatch)
+    cfg = load_config(write_config(tmp_path / "app.toml", tiny_models, ratings_per_pair=1, max_comment_chars=5))
+    port = free_port()
+    app = build_app(cfg, pool_db)
+    launch(app, prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True)
+    released = None
+    try:
+        with chromium_page() as page:
+            status, popups = page.locator("#rate-status"), page.locator(TOAST_ERROR + " " + TOAST_TEXT)
+            first, _ = _skip_box_opened(page, f"http://127.0.0.1:{port}/")
+            page.click("#skip")  # no reason: refused, its popup stays
+            expect(status).to_contain_text("a skip needs a reason")
+            expect(popups).to_have_count(1)
+            answer_all(page)
+            comment = page.locator("#comment textarea, #comment input").first
+            comment.fill("这条备注超过了五个字")
+            page.click("#submit")  # refused too: its reason, not the older popup's (Gradio shows both in one)
+            expect(popups).to_have_count(2)
+            expect(status).to_contain_text("comment")
+            expect(page.locator("#submit")).to_be_enabled()
+            comment.fill("")
+            entered, released = held_writes(monkeypatch)
+            page.click("#submit")
+            assert entered.wait(60), "the set-up: the rating is being written"
+            app._queue.close()  # the server stops under it
+            released.set()
+            expect(status).to_contain_text(word("no_answer_sent", "zh"))
+            expect(page.locator("#submit")).to_be_disabled()  # not unlocked as a refused one would be
+            expect(popups).to_have_count(2)  # the older popups were there all along
+    finally:
+        if released is not None:
+            released.set()
+        app.close()
+
+
 def test_a_reload_after_a_rating_that_never_reached_the_server_says_so_with_its_answers_back(cfg, pool_db):
     """Rater audit, round 2: Submit pressed, the request lost on the way (a phone's network), and a reload: the pair
     came back with her answers and no word, so she could take the rating for stored. The page now says it did not

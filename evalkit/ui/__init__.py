@@ -101,8 +101,9 @@ def launch(demo: gr.Blocks, listening=None, **kwargs):
     kwargs.setdefault("max_file_size", MAX_UPLOAD)
     kwargs.setdefault("enable_monitoring", False)
     from .keys import CSS, SCRIPT, theme
+    from .rate import EARLIER_POPUPS
 
-    kwargs.setdefault("head", SCRIPT)  # keyboard rating (evalkit/ui/keys.py)
+    kwargs.setdefault("head", SCRIPT + EARLIER_POPUPS)  # keyboard rating (evalkit/ui/keys.py), the refusals read
     kwargs.setdefault("css", CSS)
     kwargs.setdefault("theme", theme())  # contrast that passes an accessibility audit
     kwargs.setdefault("footer_links", [])  # raters need no API or settings links

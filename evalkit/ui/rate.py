@@ -335,17 +335,26 @@ _PHONE = "window.matchMedia('(max-width: 640px)').matches"
 TOAST_ERROR = '[data-testid="toast-body"].error'
 TOAST_TEXT = '[data-testid="toast-text"]'
 TOAST_CLOSE = '.toast-close'
+# A refusal's words still on screen from an earlier event (Gradio keeps each about 10 s, all in one popup) are not this
+# event's: when the server stopped under a later Submit, the status line repeated that old reason, not that the server
+# did not answer. Every press and key of the rater's (each event here starts with one) marks the words shown so far as
+# earlier, and _say_refusal reads only words drawn since. A page script: the launch's head, after keys.SCRIPT.
+_EARLIER = "data-evalkit-earlier"
+EARLIER_POPUPS = (f"<script>(() => {{ const mark = () => document.querySelectorAll('{TOAST_ERROR} {TOAST_TEXT}')"
+                  f".forEach((t) => t.setAttribute('{_EARLIER}', ''));"
+                  " ['click', 'keydown'].forEach((type) => document.addEventListener(type, mark, true)); })();</script>")
 
 
 def _say_refusal(no_answer: str) -> str:
-    """The step after a failed event (browser-only): the refusal's reason from its toast, as above. A failure with no
-    toast is none of evalkit's refusals (each says why): the server stopped or restarted while the event ran (Gradio's
-    "Server stopped unexpectedly", said only to the console). The status line said "错误" and nothing more; it now says,
-    in her language, that the server did not answer and what a reload tells: the words `no_answer`, fitting the event
-    (no_answer_sent after Submit). window.evalkitRefused tells _UNSENT which it was."""
+    """The step after a failed event (browser-only): the refusal's reason from its toast, as above (one drawn since
+    the rater's last press or key: EARLIER_POPUPS). A failure with no such toast is none of evalkit's refusals (each
+    says why): the server stopped or restarted while the event ran (Gradio's "Server stopped unexpectedly", said only
+    to the console). The status line said "错误" and nothing more; it now says, in her language, that the server did
+    not answer and what a reload tells: the words `no_answer`, fitting the event (no_answer_sent after Submit).
+    window.evalkitRefused tells _UNSENT which it was."""
     words = {lang: json.dumps(word(no_answer, lang), ensure_ascii=False) for lang in ("zh", "en")}
     return ("async () => { window.evalkitRefused = false; for (let i = 0; i < 40; i++) {"
-            f" const all = document.querySelectorAll('{TOAST_ERROR} {TOAST_TEXT}');"
+            f" const all = document.querySelectorAll('{TOAST_ERROR} {TOAST_TEXT}:not([{_EARLIER}])');"
             " const last = all.length ? all[all.length - 1].innerText.trim() : '';"
             f" if (last && {_PHONE}) document.querySelectorAll('{TOAST_ERROR} {TOAST_CLOSE}')"
             ".forEach((b) => b.click());"
