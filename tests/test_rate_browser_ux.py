@@ -737,6 +737,41 @@ def test_a_popup_left_from_an_earlier_refusal_is_never_said_as_why_the_server_di
         app.close()
 
 
+def test_the_line_that_the_server_did_not_answer_follows_a_language_switch(cfg, pool_db, monkeypatch):
+    """Rater audit (2026-12-06), known limit: every status line follows a language switch but the page's own line
+    that the server did not answer, which stayed in the language it was said in. The page now says it again in the
+    language chosen, itself: the server, stopped, answers nothing (here it is gone when she switches). The stop is
+    timed by held_writes, as in
+    test_a_submission_the_server_stopped_under_says_so_and_a_reload_after_its_restart_says_it_was_stored."""
+    from apphelpers import held_writes
+
+    from evalkit.ui import build_app, launch
+    from evalkit.ui.server import free_port
+
+    entered, released = held_writes(monkeypatch)
+    port = free_port()
+    app = build_app(cfg, pool_db)
+    launch(app, prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True)
+    try:
+        with chromium_page() as page:
+            sign_in(page, f"http://127.0.0.1:{port}/", "ann")
+            shown_texts(page)
+            answer_all(page)
+            page.click("#submit")
+            assert entered.wait(60), "the set-up: the rating is being written"
+            app._queue.close()  # the server stops under it, its queue first
+            released.set()
+            status = page.locator("#rate-status")
+            expect(status).to_contain_text(word("no_answer_sent", "zh"))
+            app.close()  # and is gone
+            choose_language(page, "en")
+            expect(status).to_contain_text(word("no_answer_sent", "en"))
+            expect(page.locator("#submit")).to_be_disabled()
+    finally:
+        released.set()
+        app.close()
+
+
 def test_a_reload_after_a_rating_that_never_reached_the_server_says_so_with_its_answers_back(cfg, pool_db):
     """Rater audit, round 2: Submit pressed, the request lost on the way (a phone's network), and a reload: the pair
     came back with her answers and no word, so she could take the rating for stored. The page now says it did not

@@ -365,6 +365,18 @@ def _say_refusal(no_answer: str) -> str:
             " const en = (document.querySelector('#lang input:checked') || {}).value === 'en';"
             f" return en ? {words['en']} : {words['zh']}; }}")
 
+
+def _no_answer_again() -> str:
+    """Browser-only, on a language switch: the page's own line that the server did not answer (_say_refusal's words)
+    said again in the language chosen. Every other line follows the switch from the server, but the server may well
+    be down still and the switch get no answer: the line stayed in the old language (rater audit 2026-12-06)."""
+    said = json.dumps([{lang: word(key, lang) for lang in ("zh", "en")} for key in ("no_answer_sent", "no_answer")],
+                      ensure_ascii=False)
+    return (f"(lang, line) => {{ const t = String(line || '').trim(); const w = {said}"
+            ".find((w) => t === w.zh || t === w.en);"
+            " return w ? w[lang === 'en' ? 'en' : 'zh'] : {__type__: 'update'}; }")
+
+
 # Browser-only, after an event that went through: the toasts of earlier refusals go (rater audit F5: a skip refused
 # for want of a reason, then stored, left "a skip needs a reason" over the next pair for seconds).
 _CLEAR_REFUSALS = (f"() => {{ document.querySelectorAll('{TOAST_ERROR} {TOAST_CLOSE}')"
@@ -1256,6 +1268,7 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     refusal_said(ui.lang.change(gradio_hints(h.switch_language), [ui.session, ui.lang, ui.status], ui.language_outputs,
                                 api_name="language", preprocess=False, postprocess=False, **on))
     ui.lang.input(None, [ui.lang], None, js=_KEEP_LANG)  # the rater's own choice only
+    ui.lang.change(None, [ui.lang, ui.status], ui.status, js=_no_answer_again())
     # .input fires on the rater's own clicks only; the handlers above set the button for programmatic resets
     gr.on([c.input for c in answers], None, answers, ui.submit_btn, js=_READY, api_visibility="private")
     # (the comment and the skip reason on leaving their box too: a paste may come without the keystrokes' own events)
