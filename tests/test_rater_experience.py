@@ -389,10 +389,12 @@ def test_the_page_renews_the_hold_while_the_rater_works_and_not_when_she_has_lef
         assert alive() > first
 
 
-def test_correct_puts_the_focus_on_the_first_question(cfg, pool_db):
+def test_correct_puts_the_focus_on_the_first_question_and_its_saving_on_next_pair(cfg, pool_db):
     """Correct hides itself as it opens the stored rating's form again, and the focus it had went to the page itself:
     the next key answered the question marked last (B's last) instead of the first. Now the keys start again from
-    the first question."""
+    the first question. Saving the correction hid Save correction, and its focus fell to the page itself too (Next
+    pair stays in sight through a correction, so the focus that a stored rating puts on it never came; rater audit
+    (keyboard, phone), 2026-12-06): Tab started again from the top. It goes to Next pair, and Enter goes on."""
     with served(cfg, pool_db) as url, chromium_page() as page:
         sign_in(page, url, "kim")
         answer_by_keys(page)
@@ -409,6 +411,11 @@ def test_correct_puts_the_focus_on_the_first_question(cfg, pool_db):
         page.keyboard.press("Enter")  # saves the correction
         wait_until(page, lambda: rows(pool_db, "SELECT id FROM ratings WHERE supersedes IS NOT NULL"),
                    "the correction stored")
+        expect(page.locator("#submit")).to_be_hidden()
+        expect(page.locator("#next")).to_be_focused()
+        shown = shown_texts(page)
+        page.keyboard.press("Enter")
+        next_texts(page, shown)
     stored = rows(pool_db, "SELECT * FROM current_ratings")
     assert len(stored) == 1 and stored[0][f"a_{CRITERIA[0]}"] == "fail" and stored[0][f"b_{CRITERIA[-1]}"] == "fail"
 

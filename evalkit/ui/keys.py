@@ -12,7 +12,8 @@ it is for.
 Also pure page behaviour (PAGE below): a new pair scrolls its prompt (on a rater's first pair, the guidelines open
 above it) to the top of the screen and puts the focus on the first question; the keys answer the question the focus is
 in (Tab moves it, one stop per question; the arrows choose within it); a stored rating moves the focus to Next pair,
-under the reveal (a refused one gives the focus back where it was), and Correct puts it on the first question; beside Submit, how many questions are answered
+under the reveal (a refused one gives the focus back where it was), and Correct puts it on the first question (a
+stored correction on Next pair again); beside Submit, how many questions are answered
 ("8 / 9 answered"), a button that goes to the first one still open (Submit stays disabled until all are); under it,
 the status line's words when the status line itself is scrolled out of sight; after the rater's own input, at most
 every few minutes, a press of the hidden #alive, so that her hold on the pair counts from her last sign of work."""
@@ -329,6 +330,7 @@ SCRIPT = """
     // which it hides: it goes to the first question, as on a new pair (else it was on the page itself, and the
     // next key answered the question marked last, the last one)
     const submitShown = shown(document.getElementById("submit"));
+    const submitGone = submitWasShown && !submitShown;  // a rating, or a correction, stored (or the pair gone)
     if (submitShown && !submitWasShown && now && now === pair && !focusDue) {
       if (window.evalkitFirstQuestion) window.evalkitFirstQuestion();
       focusDue = true; waited = 0;
@@ -345,7 +347,9 @@ SCRIPT = """
     }
     const next = document.querySelector("#next");
     const nextShown = shown(next);
-    if (nextShown && !nextWasShown) {  // a stored rating: the reveal and Next pair in sight, the focus on Next pair
+    // a stored rating: the reveal and Next pair in sight, the focus on Next pair. Likewise a stored correction: Next
+    // pair stays in sight through one, and the focus, on the Save correction that went, fell to the page itself
+    if (nextShown && (!nextWasShown || submitGone)) {
       const reveal = document.getElementById("reveal");
       if (reveal) reveal.scrollIntoView({block: "start"});
       // described by the reveal, so a screen reader reads it with the button (only now: the rating is stored)
