@@ -92,6 +92,33 @@ def test_a_sign_in_typed_on_the_page_after_sign_out_signs_in(cfg, pool_db):
         shown_texts(page)
 
 
+def test_sign_out_leaves_nothing_she_typed_in_the_sign_in_form(cfg, pool_db):
+    """A shared computer (rater audit, 2026-12-06): after Sign out the sign-in form came back as she had filled it,
+    her name in its box, and her personal code in its box when she had signed in with it: the next person read it and
+    had only to press Sign in to rate under her name. Sign out empties the form, and an empty form signs nobody in."""
+    boxes = {box: f"#signin-{box} input, #signin-{box} textarea" for box in ("name", "code")}  # (no passcode here)
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        in_line = re.compile(re_code.pattern.strip("^$"))  # her code, in the welcome line
+        expect(page.locator("#rate-status")).to_contain_text(in_line)
+        code = in_line.search(page.locator("#rate-status").inner_text()).group(0)
+        page.click("#signout")
+        expect(page.locator("#rate-status")).to_contain_text(word("signed_out", "zh"))
+        for box in boxes.values():
+            expect(page.locator(box).first).to_have_value("")
+        page.locator(boxes["code"]).first.fill(code)
+        page.click("#signin-button")
+        expect(page.locator("#rate-who")).to_contain_text("ann")  # her code signs her in, as before
+        page.click("#signout")
+        expect(page.locator("#rate-status")).to_contain_text(word("signed_out", "zh"))
+        for box in boxes.values():
+            expect(page.locator(box).first).to_have_value("")
+        page.click("#signin-button")  # the next person, pressing Sign in at once
+        expect(page.locator("#rate-status")).not_to_contain_text(word("signed_out", "zh"))  # answered
+        expect(page.locator("#rate-who")).to_have_text("")
+        expect(page.locator("#text-a")).to_be_hidden()
+
+
 def _popups_stay(monkeypatch) -> None:
     """Gradio's error popups stay until closed (they go after 10 s otherwise): a test then waits for the page to close
     one rather than timing it against those 10 s."""

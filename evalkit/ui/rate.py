@@ -278,6 +278,9 @@ def _page_words_in(on_screen, lang: str) -> str | None:
 # never a sealed code (Sealer.open gives None, so the next visit shows the sign-in form).
 SIGNED_OUT = "signed-out"
 
+# The sign-in form's boxes, in the order sign_in_local takes them; Sign out empties them.
+SIGN_IN_BOXES = ("name", "passcode", "code")
+
 # Browser-only, when Sign out is pressed (before the server call): whose sign-out it is, and her answers kept unsent
 # go at once (on a shared computer nothing of hers stays in the browser); another rater's records stay theirs.
 _SIGNING_OUT = "() => { " + _DRAFTS + " window.evalkitSignOutBy = window.evalkitWho; keepDraft(window.evalkitWho, null); }"
@@ -793,7 +796,10 @@ class RateHandlers:
                 ui.signin_box: update(visible=True), ui.signout_btn: update(visible=False),
                 ui.code_btn: update(visible=False),
                 ui.pair_box: update(visible=False), ui.who: "", ui.done_md: "", ui.again_btn: update(visible=False),
-                ui.status: word("signed_out", s.lang), ui.draft_owner: ""}
+                ui.status: word("signed_out", s.lang), ui.draft_owner: "",
+                # what she typed to sign in goes too: her personal code stayed in its box for the next person at a
+                # shared computer to sign in with, her name in its box (rater audit, 2026-12-06)
+                **{ui.signin[box]: "" for box in SIGN_IN_BOXES}}
 
     @friendly
     def show_code(self, s: Session, request: gr.Request | None = None) -> dict:
@@ -1219,11 +1225,11 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
         restore(refusal_said(loaded.then(gradio_hints(h.sign_in_space), [ui.session], out, api_name="sign_in",
                                          show_progress_on=ui.status))).then(None, None, None, js=_STORED_LANG)
     else:
-        sign_in_inputs = [ui.session, signin["name"], signin["passcode"], signin["code"]]
+        sign_in_inputs = [ui.session, *(signin[box] for box in SIGN_IN_BOXES)]
         sign_in_local = gradio_hints(h.sign_in_local)
         put_back(refusal_said(signin["button"].click(sign_in_local, sign_in_inputs, out, api_name="sign_in",
                                                      show_progress_on=ui.status)))
-        for box in ("name", "passcode", "code"):
+        for box in SIGN_IN_BOXES:
             put_back(refusal_said(signin[box].submit(sign_in_local, sign_in_inputs, out, api_visibility="undocumented",
                                                      show_progress_on=ui.status)))
         # the invitation code leaves the address bar (and the history) once the sign-in it carried has run
@@ -1236,7 +1242,8 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
         ui.signout_btn.click(None, None, None, js=_SIGNING_OUT)  # before the sign-out's own step: whose it is
         ui.signout_btn.click(gradio_hints(h.sign_out), [ui.session], [ui.session, ui.browser_code, ui.signin_box, ui.signout_btn,
                                                         ui.code_btn, ui.pair_box, ui.who, ui.done_md, ui.again_btn,
-                                                        ui.status, ui.draft_owner],
+                                                        ui.status, ui.draft_owner,
+                                                        *(signin[box] for box in SIGN_IN_BOXES)],
                             api_name="sign_out", show_progress_on=ui.status).then(None, None, None, js=_FORGET_CODE)
     # The handlers return finished text (Markdown without indentation) and None: Gradio's postprocess would only
     # spend a thread hop on each output. Submit's values reach the library as sent, and it checks every one
