@@ -214,6 +214,43 @@ def chromium_page(init_script: str | None = None):
             browser.close()
 
 
+# For a test that asserts something did NOT happen: a fixed wait may look too early on a loaded machine and prove
+# nothing. With this init script the page counts the runs of its own timer (keys.py's tick, every 250 ms: the focus,
+# the sign of work, the keys' state) and the clicks on each control by id, its script's own clicks included (Submit
+# pressed by a key, Next pair by N, the sign of work's button), so a test waits until the page has ticked past the
+# moment (page_ticked) and then reads what was clicked (clicks).
+PAGE_WATCH = """
+(() => {
+  window.evalkitTestTicks = 0;
+  window.evalkitTestClicks = {};
+  const every = window.setInterval;
+  window.setInterval = function (f, ms, ...rest) {
+    if (ms !== 250 || typeof f !== "function") return every.call(window, f, ms, ...rest);
+    return every.call(window, function (...args) {
+      try { return f.apply(this, args); } finally { window.evalkitTestTicks++; }
+    }, ms, ...rest);
+  };
+  document.addEventListener("click", (e) => {
+    const owner = e.target && e.target.closest && e.target.closest("[id]");
+    if (owner) window.evalkitTestClicks[owner.id] = (window.evalkitTestClicks[owner.id] || 0) + 1;
+  }, true);
+})();
+"""
+
+
+def page_ticked(page, times: int = 2) -> None:
+    """Wait until the page's own timer has run `times` more times (a page opened with PAGE_WATCH): what a key or an
+    answer set off in the page (its timers, its next tick) has run by then, however slow the machine."""
+    start = page.evaluate("() => window.evalkitTestTicks")
+    assert start is not None, "the page was opened without PAGE_WATCH"
+    page.wait_for_function("(n) => window.evalkitTestTicks >= n", arg=start + times)
+
+
+def clicks(page, element_id: str) -> int:
+    """How often the control `element_id` (or something in it) was clicked on a page opened with PAGE_WATCH."""
+    return page.evaluate("(id) => window.evalkitTestClicks[id] || 0", element_id)
+
+
 def sign_in(page, url: str, name: str) -> None:
     page.goto(url)
     page.locator("#signin-name").locator("input, textarea").first.fill(name)

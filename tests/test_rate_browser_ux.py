@@ -7,8 +7,8 @@ import sqlite3
 
 import pytest
 from apphelpers import (  # noqa: F401
-    answer_all, choose_language, chromium_page, next_texts, pair_taken_in, pool_db, pool_template, served, shown_texts,
-    sign_in, write_config,
+    PAGE_WATCH, answer_all, choose_language, chromium_page, clicks, next_texts, page_ticked, pair_taken_in, pool_db,
+    pool_template, served, shown_texts, sign_in, wait_until, write_config,
 )
 
 expect = pytest.importorskip("playwright.sync_api").expect  # the fast subset (-m "not browser") runs without it
@@ -486,10 +486,7 @@ def test_a_reload_while_the_rating_is_on_its_way_says_whether_it_was_stored(cfg,
         return out
 
     def stored(page):  # the rating is stored; its reply is held back
-        for _ in range(600):
-            if rows(pool_db, "SELECT id FROM ratings WHERE rater = 'ann'"):
-                return
-            page.wait_for_timeout(100)
+        wait_until(page, lambda: rows(pool_db, "SELECT id FROM ratings WHERE rater = 'ann'"), "ann's rating stored")
 
     monkeypatch.setattr(RateHandlers, "submit", held)
     _reloaded_while_held(cfg, pool_db, released, stored)
@@ -566,11 +563,8 @@ def _submitted_into_the_queue(page, url) -> tuple[str, str]:
     """ann's first pair answered and Submit pressed while bob's holds the slot: her submission waits in the queue."""
     first = _submitted(page, url)
     page.wait_for_function("() => (localStorage.getItem('evalkit-draft') || '').includes('\"sent\":true')")
-    for _ in range(600):
-        if _queue_size(url):
-            return first
-        page.wait_for_timeout(100)
-    raise AssertionError("ann's submission never waited in the queue")
+    wait_until(page, lambda: _queue_size(url), "ann's submission waiting in the queue")
+    return first
 
 
 def test_a_reload_while_the_submission_waits_in_the_queue_says_it_was_stored_once_it_is(cfg, pool_db, monkeypatch):
@@ -1015,7 +1009,7 @@ def test_a_screen_reader_hears_each_question_with_its_side_and_enter_submits_onl
 
     from evalkit.ui.rate import ANSWER_KEYS
 
-    with served(cfg, pool_db) as url, chromium_page() as page:
+    with served(cfg, pool_db) as url, chromium_page(PAGE_WATCH) as page:
         sign_in(page, url, "ann")
         shown_texts(page)
         # the page's own focus on the new pair's first question comes first (it would take the focus back)
@@ -1039,9 +1033,13 @@ def test_a_screen_reader_hears_each_question_with_its_side_and_enter_submits_onl
             page.locator(f"#r-{key} input[value='pass']").click()
         page.locator("#r-preference input[value='A']").click()
         expect(page.locator("#submit")).to_be_enabled()
-        page.locator("#guidelines button").first.focus()
+        toggle = page.locator("#guidelines button").first
+        toggle.focus()
+        was = toggle.get_attribute("aria-expanded")
         page.keyboard.press("Enter")
-        page.wait_for_timeout(1500)
+        expect(toggle).not_to_have_attribute("aria-expanded", was)  # Enter was the toggle's
+        page_ticked(page, 3)  # and the page's own tries at Submit after an Enter (50 ms apart) would have run
+        assert clicks(page, "submit") == 0
         expect(page.locator("#next")).to_be_hidden()
         assert rows(pool_db, "SELECT COUNT(*) AS n FROM ratings WHERE rater = 'ann'")[0]["n"] == 0
         page.locator(f"#r-{ANSWER_KEYS[0]} input[value='pass']").focus()  # from the rating, Enter submits
@@ -1086,7 +1084,7 @@ def test_the_single_key_shortcuts_can_be_switched_off_and_stay_off(cfg, pool_db)
     from evalkit.ui.rate import ANSWER_KEYS
 
     first, second = ANSWER_KEYS[0], ANSWER_KEYS[1]
-    with served(cfg, pool_db) as url, chromium_page() as page:
+    with served(cfg, pool_db) as url, chromium_page(PAGE_WATCH) as page:
         sign_in(page, url, "ann")
         shown_texts(page)
         switch = page.locator("#keys-on")
@@ -1101,7 +1099,8 @@ def test_the_single_key_shortcuts_can_be_switched_off_and_stay_off(cfg, pool_db)
             page.locator(f"#r-{second} input[value='pass']").focus()
             for key in ("1", "2", "a", "t", "n"):
                 page.keyboard.press(key)
-            page.wait_for_timeout(500)
+            page_ticked(page, 2)  # what the keys set off in the page has run
+            assert clicks(page, "next") == 0
             assert page.locator(f"#r-{second} input:checked").count() == 0
             assert page.locator("#r-preference input:checked").count() == 0
             page.reload()
@@ -1453,10 +1452,17 @@ def test_a_sign_out_signs_out_every_tab_of_the_browser(cfg, pool_db):
             two.click("#signin-button")
             shown_texts(two)
             two.wait_for_function("() => window.evalkitWho")
+            # the second tab hears a key the test writes after the first tab's mark: the browser delivers storage
+            # events in the order of the writes, so a mark's event would have reached it first (and on a reload too)
+            heard = ("window.addEventListener('storage', (e) => {"
+                     " if (e.key === 'evalkit-test-after') window.evalkitTestAfter = true; });")
+            two.add_init_script(heard)
+            two.evaluate(heard)
             one.reload()
             shown_texts(one)
-            one.wait_for_function("() => window.evalkitWho")
-            two.wait_for_timeout(1500)  # a storage event would have reached it by now
+            one.wait_for_function("() => window.evalkitWho")  # its mark is written (at once after evalkitWho)
+            one.evaluate("() => localStorage.setItem('evalkit-test-after', String(Date.now()))")
+            two.wait_for_function("() => window.evalkitTestAfter === true")
             assert two.evaluate("() => window.notReloaded === true")
             expect(two.locator("#rate-who")).to_contain_text("ann")
         finally:
@@ -1646,7 +1652,7 @@ def test_a_late_page_load_step_never_enables_submit_while_a_submission_is_on_its
 
     loaded = _late_page_load(monkeypatch)
     started, released = _held_handler(monkeypatch, "store_submission")
-    with served(cfg, pool_db) as url, chromium_page() as page:
+    with served(cfg, pool_db) as url, chromium_page(PAGE_WATCH) as page:
         sign_in(page, url, "ann")
         shown_texts(page)
         answer_all(page)
@@ -1654,7 +1660,7 @@ def test_a_late_page_load_step_never_enables_submit_while_a_submission_is_on_its
         assert started.wait(60), "the submission reached the server"
         loaded.set()
         page.wait_for_function("() => !!window.evalkitTestLoaded")
-        page.wait_for_timeout(500)  # what the step wrote has landed
+        page_ticked(page, 2)  # what the step wrote has landed (Gradio writes a step's outputs across animation frames)
         expect(page.locator("#submit")).to_be_disabled()
         expect(page.locator("#submit")).to_have_text("提交中…")
         released.set()
@@ -1985,10 +1991,8 @@ def test_a_reload_during_a_correction_says_whether_the_correction_was_stored(cfg
             expect(status).to_contain_text(word("correction_dropped", "zh"))
             correct_to_b(page)
             page.click("#submit")  # the correction sent, its reply held back
-            for _ in range(600):
-                if len(rows(pool_db, "SELECT id FROM ratings WHERE rater = 'ann'")) == 3:
-                    break
-                page.wait_for_timeout(100)
+            wait_until(page, lambda: len(rows(pool_db, "SELECT id FROM ratings WHERE rater = 'ann'")) == 3,
+                       "the correction stored")
             page.reload()
             next_texts(page, second)
             expect(status).to_contain_text(word("draft_correction_stored", "zh"))
@@ -2118,7 +2122,12 @@ def _small_targets(page) -> list[str]:
     found = []
     for width, height in ((390, 844), (320, 640), (1280, 900)):
         page.set_viewport_size({"width": width, "height": height})
-        page.wait_for_timeout(300)  # the layout follows the new width
+        # the layout follows the new width: the window has it, and two frames have been drawn since (the resize
+        # event, and what the page's scripts do on it, come before a frame's drawing)
+        page.evaluate("""(w) => new Promise((done) => {
+                           const frame = () => requestAnimationFrame(() => window.innerWidth === w
+                             ? requestAnimationFrame(() => requestAnimationFrame(done)) : frame());
+                           frame(); })""", width)
         if width < 600:
             found += [f"{width}: {t}" for t in page.evaluate(_TAP_TARGETS)]
         if page.evaluate("() => document.documentElement.scrollWidth > document.documentElement.clientWidth"):
