@@ -262,8 +262,11 @@ def test_a_live_run_left_mid_way_ends_and_frees_the_models(pair):
 
     stream = _in_thread(slow_run, bufs)
     next(stream)
-    while not started:
+    # by the clock, and not past a run that ended before its first token (that waited for ever)
+    deadline = time.monotonic() + 120
+    while not started and not outcome and time.monotonic() < deadline:
         time.sleep(0.01)
+    assert started, f"the run streamed no token in 120 s: {outcome}"
     assert models_busy(pair)
     stream.close()  # what Gradio does when the page is closed mid-run
     # a wait, not a measure (a loaded machine may take its time; 10 s was tight): RunAbandoned below tells a run
