@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 from apphelpers import (  # noqa: F401
-    ARTIFACTS, chromium_page, next_texts, pair_shown, pool_db, pool_template, rows, served, shown_texts, sign_in,
-    wait_until, write_config,
+    ARTIFACTS, PAGE_WATCH, chromium_page, clicks, next_texts, page_ticked, pair_shown, pool_db, pool_template, rows,
+    served, shown_texts, sign_in, wait_until, write_config,
 )
 # Browser-only module: without Playwright (a fast, minimal install) it is skipped, not an import error.
 expect = pytest.importorskip("playwright.sync_api").expect  # the fast subset (-m "not browser") runs without it
@@ -190,7 +190,7 @@ def test_an_answer_given_while_the_language_switch_is_on_its_way_is_kept(cfg, po
         return switch(self, s, lang, *status)
 
     monkeypatch.setattr(RateHandlers, "switch_language", held)
-    with served(cfg, pool_db) as url, chromium_page() as page:
+    with served(cfg, pool_db) as url, chromium_page(PAGE_WATCH) as page:
         sign_in(page, url, "ivy")
         shown_texts(page)
         answer = page.locator(f"#r-a_{CRITERIA[0]} input[value='fail']")
@@ -198,9 +198,10 @@ def test_an_answer_given_while_the_language_switch_is_on_its_way_is_kept(cfg, po
         holding.set()
         page.locator("#lang input[value='en']").click()
         answer.click()  # while the switch is on its way
+        expect(answer).to_be_checked()
         released.set()
         expect(page.locator("#submit")).to_have_text(word("submit", "en"))  # the switch has arrived
-        page.wait_for_timeout(500)
+        page_ticked(page, 2)  # and all it wrote has landed (Gradio writes a reply's outputs across animation frames)
         expect(answer).to_be_checked()
 
 
@@ -371,19 +372,20 @@ def test_the_page_renews_the_hold_while_the_rater_works_and_not_when_she_has_lef
     def alive():
         return rows(pool_db, "SELECT alive_at FROM assignments WHERE rater = 'kim'")[0]["alive_at"]
 
-    with served(cfg, pool_db) as url, chromium_page() as page:
+    with served(cfg, pool_db) as url, chromium_page(PAGE_WATCH) as page:
         sign_in(page, url, "kim")
         shown_texts(page)
         expect(page.locator(f"#r-a_{CRITERIA[0]} input[type=radio]").first).to_be_enabled()
         page.evaluate("() => { window.evalkitAliveMs = 300; }")
-        page.wait_for_timeout(1500)
-        assert alive() is None  # no input yet: nothing sent
+        # the page's timer, which sends the sign of work, runs well past the 0.3 s (a tick every 250 ms at best)
+        page_ticked(page, 6)
+        assert clicks(page, "alive") == 0 and alive() is None  # no input yet: nothing sent
         page.wait_for_function("() => document.activeElement && document.activeElement.closest('.question')")
         page.keyboard.press("1")
         wait_until(page, lambda: alive() is not None, "the sign of work after a key")
         first = alive()
-        page.wait_for_timeout(1500)  # left alone: no more signs
-        assert alive() == first
+        page_ticked(page, 6)  # left alone past another 0.3 s: no more signs
+        assert clicks(page, "alive") == 1 and alive() == first
         page.keyboard.press("1")
         wait_until(page, lambda: alive() != first, "the sign of work after the second key")
         assert alive() > first
@@ -448,13 +450,15 @@ def test_n_on_a_pair_not_yet_rated_never_skips_the_reveal_of_the_rating_that_fol
     """Rater audit (keyboard) K3, 2026-12-05: N waits a moment for Next pair (it is drawn just after a rating is
     stored), and it waited on an open form too: N pressed by mistake, then Enter, and the stored rating's reveal was
     gone before the rater saw it, Next pair pressed for her. N waits only while a rating is on its way."""
-    with served(cfg, pool_db) as url, chromium_page() as page:
+    with served(cfg, pool_db) as url, chromium_page(PAGE_WATCH) as page:
         sign_in(page, url, "kim")
         first = answer_by_keys(page)
         page.keyboard.press("n")  # no Next pair yet: nothing to do
         page.keyboard.press("Enter")
         expect(page.locator("#reveal")).to_contain_text("揭晓", timeout=20_000)
-        page.wait_for_timeout(2500)  # past N's moment
+        # Next pair in sight: an N still waiting would press it at its next try (50 ms), before the page's next ticks
+        page_ticked(page, 3)
+        assert clicks(page, "next") == 0
         expect(page.locator("#reveal")).to_contain_text("揭晓")
         assert shown_texts(page) == first
 
