@@ -20,26 +20,44 @@ from evalkit.task.prompts import load_prompts
 TEE_FETCH = """
 (() => {
   const seen = (window.__evalkitSeen = []);
+  // fetches not yet read to their end (all_received waits for none), but for Gradio's heartbeat, which stays open
+  // as long as the page (it carries no event's data)
+  window.__evalkitOpen = 0;
   const fetch0 = window.fetch.bind(window);
   window.fetch = async (...args) => {
-    const resp = await fetch0(...args);
+    const counted = !String((args[0] && args[0].url) || args[0]).includes("/heartbeat/");
+    if (counted) window.__evalkitOpen++;
+    const done = () => { if (counted) window.__evalkitOpen--; };
+    let resp;
+    try { resp = await fetch0(...args); } catch (e) { done(); throw e; }
+    let reading = false;
     try {
       const reader = resp.clone().body && resp.clone().body.getReader();
       if (reader) {
         const dec = new TextDecoder();
+        reading = true;
         (async () => {
           for (;;) {
             const { done, value } = await reader.read();
             if (done) break;
             seen.push(resp.url + "\\n" + dec.decode(value, { stream: true }));
           }
-        })().catch(() => {});
+        })().catch(() => {}).finally(done);
       }
     } catch (e) {}
+    if (!reading) done();
     return resp;
   };
 })();
 """
+
+
+def all_received(page) -> None:
+    """Wait until every fetch the page made has been read to its end: Gradio's event stream closes once the session
+    has no event pending, so what the server sent for the steps so far is all in the collector (a fixed wait could
+    look too early on a loaded machine, and a leak in the last chunks went unseen)."""
+    page.wait_for_function("() => window.__evalkitOpen === 0")
+
 
 PATH = r"(?:ordinary|assisted|fallback|prompt[_ ]lookup)"
 SIDE = r"(?<![A-Za-z0-9_])(?:output\s+)?[AB](?![A-Za-z0-9_])"
@@ -125,13 +143,13 @@ def test_nothing_before_submit_gives_the_sides_away_and_the_reveal_arrives_after
         assert shown_texts(page) == (gold["a_text"], gold["b_text"])
         expect(page.locator("#guidelines-text")).to_be_visible()  # open on a rater's first pair
         answer_all(page)
-        page.wait_for_timeout(1500)
+        all_received(page)
         before_gold = collect.texts()
         found = leaks(before_gold, pair_ids, generations) + gold_marks(before_gold, notes)
         assert not found, found
         page.click("#submit")
         expect(page.locator("#reveal")).to_contain_text("检验题")  # her language: 中文
-        page.wait_for_timeout(1500)
+        all_received(page)
         assert gold_marks(collect.texts(), notes)  # the reveal, once the rating is stored, says what it was
         assert rows(pool_db, "SELECT pair_id FROM ratings WHERE rater = 'ann'") == [{"pair_id": gold["id"]}]
         _hold(pool_db, "ann", study["id"])  # next: a study pair
@@ -147,7 +165,7 @@ def test_nothing_before_submit_gives_the_sides_away_and_the_reveal_arrives_after
         page.get_by_role("tab", name="Results").click()
         expect(page.get_by_text("评分对总数")).to_be_visible()
         page.get_by_role("tab", name="Rate · 评分").click()
-        page.wait_for_timeout(1500)  # let the last stream chunks land
+        all_received(page)  # the last stream chunks have landed
         before = collect.texts()
 
         # The collector really holds what the server sent for this pair: its prompt's task is in no page or
@@ -159,7 +177,7 @@ def test_nothing_before_submit_gives_the_sides_away_and_the_reveal_arrives_after
 
         page.click("#submit")
         expect(page.locator("#reveal")).to_contain_text("用时（秒）")
-        page.wait_for_timeout(1500)
+        all_received(page)
         after = collect.texts()
 
     # ... and after the submission the same collector finds the reveal: sides bound to paths, and timings.
