@@ -423,3 +423,51 @@ def test_for_these_raters_every_criterion_is_judged_at_the_deciding_look_itself(
     general = outcome(looks, ("a", "b"))
     assert general["keep"][0] and general["look"][0] == 1
     assert not outcome(dict(looks, claim="these raters"), ("a", "b"))["keep"][0]
+
+
+def test_a_database_replaced_at_the_same_path_is_never_answered_from_the_looks_memo(tmp_path):
+    """Verdict audit, 2026-12-07: the looks' memos (decision.LOOKS, SETTLED) were keyed by the database's path, so a
+    long-running process (the app, `evalkit serve`) whose file was replaced at that path (a backup copied over it, a
+    Space's synced copy restored) answered the other database's look: its interim verdict for a study that now
+    decides DROP, and settle() waited for a later look. So did a server's AggregateCache, keyed by the path and the
+    tables' largest row ids. Study A is read in-process, study B's file is copied over A's (same path, same gate, the
+    same study id and the same ratings' ids), and the verdict read is B's."""
+    import shutil
+
+    from evalkit.aggregate.decision import settle
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=300, **GS))
+
+    def build(name, **spec):
+        db = open_db(tmp_path / f"{name}.db")
+        build_study(db, SyntheticStudy(gate_path=str(gate), pairs=120, **SPEC, **spec))
+        return db
+
+    build("b", drops={CRITERIA[0]: 0.7}).conn.close()
+    shutil.copyfile(tmp_path / "b.db", tmp_path / "b_kept.db")  # B as built: no decision stored in it yet
+    b = open_db(tmp_path / "b.db")
+    expected = aggregate(b).verdict  # B read at its own path
+    assert expected.decision == "DROP" and not expected.interim
+    build("a").conn.close()
+    shutil.copyfile(tmp_path / "a.db", tmp_path / "a_kept.db")
+    a = open_db(tmp_path / "a.db")
+    assert settle(a) is None and aggregate(a).verdict.interim  # A's looks leave it open: memos kept
+    a.conn.close()
+    shutil.copyfile(tmp_path / "b_kept.db", tmp_path / "a.db")  # as `cp`: the same file, B's content
+    replaced = open_db(tmp_path / "a.db")
+    assert settle(replaced) is not None  # B's look, not A's memo of "no look decides before the next"
+    got = aggregate(replaced).verdict
+    assert (got.decision, got.interim, got.look) == (expected.decision, False, expected.look)
+    assert [(r["criterion"], r["ci_low"], r["ci_high"]) for r in got.fidelity] == \
+        [(r["criterion"], r["ci_low"], r["ci_high"]) for r in expected.fidelity]
+    # a server's cache of the aggregate, the same way (B's tables have as many rows as A's)
+    from evalkit.aggregate.cache import AggregateCache
+
+    cache = AggregateCache()
+    shutil.copyfile(tmp_path / "a_kept.db", tmp_path / "c.db")
+    c = open_db(tmp_path / "c.db")
+    assert cache.get(c).verdict.interim
+    c.conn.close()
+    shutil.copyfile(tmp_path / "b_kept.db", tmp_path / "c.db")
+    assert cache.get(open_db(tmp_path / "c.db")).verdict.decision == "DROP" and cache.computations == 2

@@ -53,11 +53,11 @@ class AggregateCache:
             study: str | None = None, waiting=None):
         """waiting(), when given, is called when another request's computation is under way and this one waits for
         it (a page says so: its own steps would otherwise show nothing for as long)."""
-        from ..store.database import db_file
+        from ..store.database import identity
         from . import aggregate
 
         compute = compute or aggregate
-        key = (db_file(db), tolerance, resamples, study, data_version(db))
+        key = (identity(db), tolerance, resamples, study, data_version(db))
         if not self._lock.acquire(blocking=False):
             if waiting is not None:
                 waiting()

@@ -27,7 +27,7 @@ from ..store.pool import WITHHELD
 from .verdict import Condition, Decision, Verdict, complete_count
 
 FROZEN = "decision on the planned sample"
-LOOKS: dict = {}  # (database file, study, gate, look, completing rating, raters left out) -> the look's analysis
+LOOKS: dict = {}  # (database, study, gate, look, completing point and its time, raters left out) -> the look's analysis
 AFTER = "after the decision: not the decision"
 
 
@@ -52,14 +52,23 @@ class FrozenDecision:
                 "speed": self.speed}
 
 
-def _db_file(db) -> str:
-    """The database's file ('' for one in memory, whose looks are not kept)."""
-    from ..store.database import db_file
+def _db_file(db) -> tuple | None:
+    """What the memos (LOOKS, SETTLED) key a database by: its file and the instant it was made (store.database.
+    identity), so another database put at the same path is never answered from them. None for one in memory, whose
+    looks are not kept."""
+    from ..store.database import identity
 
     try:
-        return db_file(db)
+        found = identity(db)
     except Exception:  # noqa: BLE001 - a wrapper without PRAGMA: nothing is kept
-        return ""
+        return None
+    return found if found[0] else None
+
+
+def _last_rating(db) -> tuple:
+    """The newest rating's id and time: a backup of the same database restored over it and rated since holds other
+    ratings under the same ids, so a memo resting on the history checks this is still the history it saw."""
+    return tuple(db.execute("SELECT id, created_at FROM ratings ORDER BY id DESC LIMIT 1").fetchone() or ())
 
 
 def _plain(obj):
@@ -287,8 +296,9 @@ def walk_history(db, study, values: dict, resamples: int, tolerance: float, spee
     where = _db_file(db)
 
     def analyse(ratings, look, context):
-        key = (where, study.id, study.gate_hash, look.index, look.pairs, context["point"], tuple(context["excluded"]),
-               resamples)
+        # the completing point's time too: a restored backup rated since holds another history under the same ids
+        key = (where, study.id, study.gate_hash, look.index, look.pairs, context["point"], context["completed_at"],
+               tuple(context["excluded"]), resamples)
         if where and key in LOOKS:
             rows, sample, complete = LOOKS[key]
             return [dict(r) for r in rows], sample, complete
@@ -335,7 +345,8 @@ def freeze(db, study, values: dict, confidence: float, resamples: int, tolerance
     return stored(db, study.id)  # this look's, or a concurrent look's stored first: the same decision
 
 
-SETTLED: dict = {}  # (database file, study, gate) -> the looks the history had reached when a walk left it interim
+SETTLED: dict = {}  # (database, study, gate) -> (the looks the history had reached when a walk left it interim,
+#                                               the newest rating then: _last_rating)
 
 
 def settle(db) -> FrozenDecision | None:
@@ -369,7 +380,9 @@ def settle(db) -> FrozenDecision | None:
     values = gate["values"] if gate else None
     sizes = look_sizes(values or {})
     key = (_db_file(db), study.id, study.gate_hash)
-    taken = SETTLED.get(key, 0)
+    taken, seen = SETTLED.get(key, (0, None))
+    if seen and db.execute("SELECT 1 FROM ratings WHERE id = ? AND created_at = ?", list(seen)).fetchone() is None:
+        taken = 0  # that rating is gone or another: not the history the memo saw (a backup restored over the file)
     if taken >= len(sizes):
         return None
     per_pair = values["min_ratings_per_pair"]
@@ -392,7 +405,7 @@ def settle(db) -> FrozenDecision | None:
     went = walk_history(db, study, values, resamples, tolerance, None, current, reached)
     if went is None or went.verdict.interim:
         if key[0]:
-            SETTLED[key] = max(reached, default=0)
+            SETTLED[key] = (max(reached, default=0), _last_rating(db))
         return None
     return freeze(db, study, values, values["confidence"], resamples, tolerance, None, current, went)
 

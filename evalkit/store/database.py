@@ -134,6 +134,15 @@ def db_file(db) -> str:
     return row[2] if row and row[2] else ""
 
 
+def identity(db) -> tuple:
+    """What tells this database from another at the same path, for a memo kept across requests: its file and the
+    instant its first migration ran (stored when it was made; a copy keeps it). A path alone is not enough: an
+    organiser copying a backup over the file, or a restore of a Space's synced copy, puts another database there while
+    a long-running process keeps its memos. ('', ...) for one in memory."""
+    first = db.execute("SELECT MIN(applied_at) FROM _migrations").fetchone()
+    return db_file(db), first[0] if first else None
+
+
 def shown_file(db) -> str:
     """The file to name in a message: for a read_copy the database it copies (its temporary copy's path means
     nothing to the user and is gone when the command ends), else db_file."""
