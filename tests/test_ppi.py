@@ -120,7 +120,11 @@ def test_aggregate_interval_equals_ppi_python_on_the_same_numbers(tmp_path):
     assert agg.verdict.ppi in format_text(agg) and agg.to_json()["verdict"]["ppi"] == agg.verdict.ppi
     assert "Prediction-powered inference used" in verdict_html(agg) and f"{title('schedule')} 0." in verdict_html(agg)
     assert "Prediction-powered inference used" in verdict_markdown(agg)
-    assert "区间用了预测驱动推断" in verdict_markdown(agg, "zh")  # the Chinese reader's verdict says so too
+    zh = verdict_markdown(agg, "zh").split("#### 详细说明")[0]  # the Chinese reader's verdict says so too, with its figures
+    assert "区间用了预测驱动推断" in zh and "决策样本之外 800 对" in zh and "样本中 200 对" in zh
+    assert "lambda：" + "、".join(f"{c} {rows.loc[c, 'ppi_lambda']:.2f}" for c in CRITERIA) in zh
+    assert "预检与评分者在决策样本上的一致率：" + "、".join(
+        f"{title(c, 'zh')} {rows.loc[c, 'prescreen_agreement']:.2f}" for c in CRITERIA) in zh
     assert "(prediction-powered, with the pre-screen on 800 more pairs)" in format_text(agg)
 
 
@@ -222,6 +226,12 @@ def test_not_used_when_the_pool_was_not_served_in_a_random_order(tmp_path):
     agg = aggregate(db)
     assert not any(r["ppi"] for r in agg.verdict.fidelity)
     assert "not served in a random order" in agg.verdict.ppi
+    from evalkit.ui.results import verdict_markdown
+
+    unranked = db.execute("SELECT COUNT(*) FROM pairs WHERE kind = 'study' AND queue_rank IS NULL").fetchone()[0]
+    head = verdict_markdown(agg, "zh").split("#### 详细说明")[0]
+    assert f"研究的 {unranked} 对中有 {unranked} 对不是按随机顺序分发给评分者的" in head
+    assert f"{unranked} of the study's {unranked} pairs" in agg.verdict.ppi
 
 
 @pytest.mark.secret_seeds  # the product's draw of the seed, stored
@@ -456,6 +466,13 @@ def test_a_pre_screen_whose_rules_changed_after_the_study_began_moves_no_look(tm
         assert r["ppi"] is False and (r["ci_low"], r["difference"]) == (r["rated_low"], r["rated_difference"])
     assert "Prediction-powered inference not used" in alone.verdict.ppi
     assert f"rules version {frozen_rules}" in alone.verdict.ppi and "after-the-ratings" in alone.verdict.ppi
+    # the Chinese reader is told the same reason, with both versions and the count, not sent to the English
+    from evalkit.ui.results import verdict_markdown
+
+    head = verdict_markdown(alone, "zh").split("#### 详细说明")[0]
+    missing = alone.verdict.ppi.split(" pooled pairs have no answer")[0].rsplit(" ", 1)[-1]
+    assert f"配对池中有 {missing} 对没有预检规则版本 {frozen_rules} 的答案" in head
+    assert "本 evalkit 的规则（版本 after-the-ratings）不能代替" in head and "原因见下方英文" not in head
 
 
 def test_a_pool_is_pre_screened_as_it_joins_so_an_upgrade_before_any_look_keeps_ppi(tmp_path, monkeypatch):
@@ -488,3 +505,42 @@ def test_a_pool_is_pre_screened_as_it_joins_so_an_upgrade_before_any_look_keeps_
     monkeypatch.setattr(criteria, "screen", lambda text: {c: fidelity.Verdict(True, "later rule") for c in CRITERIA})
     agg = aggregate(db)
     assert "Prediction-powered inference used" in agg.verdict.ppi
+
+
+def test_every_reason_the_pre_screen_was_not_used_has_its_chinese():
+    """Verdict audit, 2026-12-07: the Chinese verdict said only that PPI was not used and sent its reader to the
+    English for why (a pool not served in a random order, a pre-screen rules version the running evalkit cannot stand
+    in for, ...). Each reason is now one template (aggregate.ppi.WHY) written by why_not, which keeps its figures, and
+    ui.verdictzh.WHY_ZH says each with the same figures. No code sets a reason any other way (a scan of the source),
+    and every reason rendered in Chinese carries every figure of its English."""
+    import ast
+    import inspect
+    import pathlib
+    import string
+
+    import evalkit
+    from evalkit.aggregate.ppi import WHY, why_not
+    from evalkit.ui.verdictzh import WHY_ZH, ppi_zh
+
+    def fields(text):
+        return {f for _, f, _, _ in string.Formatter().parse(text) if f}
+
+    assert set(WHY_ZH) == set(WHY)
+    for key, text in WHY.items():
+        assert fields(WHY_ZH[key]) == fields(text), key
+        figures = {f: f"<{f}-{i}>" for i, f in enumerate(sorted(fields(text)))}
+        row = why_not({"criterion": CRITERIA[0], "ppi": False, "prescreen_agreement": None}, key, **figures)
+        assert row["ppi_note"] == text.format(**figures)
+        said = ppi_zh([row], {"ppi": "on", "margin": 0.05})
+        assert all(v in said for v in figures.values()) and "英文" not in said, (key, said)
+    # every reason goes through why_not: no other code writes ppi_note (a subscript stored to, or a dict's key)
+    root = pathlib.Path(evalkit.__file__).parent
+    writers = []
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            keys = node.keys if isinstance(node, ast.Dict) else (
+                [node.slice] if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) else [])
+            if any(isinstance(k, ast.Constant) and k.value == "ppi_note" for k in keys):
+                writers.append((path.relative_to(root).as_posix(), node.lineno))
+    assert [w for w, _ in writers] == ["aggregate/ppi.py"], writers
+    assert inspect.getsource(why_not).count('row["ppi_note"] =') == 1

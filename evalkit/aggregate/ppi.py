@@ -16,6 +16,31 @@ from dataclasses import dataclass
 from ..task.prompts import CRITERIA
 from .data import MISSING, PAIR_STORED, PATHS, RatingData, answer_code, groupings
 
+# Why the step was not used, each reason one template: the row keeps its English (ppi_note) and its key and figures
+# (ppi_why), from which ui.verdictzh writes the same reason in Chinese (its WHY_ZH has one per key).
+WHY = {
+    "unranked": ("{unranked} of the study's {pairs} pairs were not served in a random order (a pool made before evalkit "
+                 "stored one), so the rated pairs need not be a random subset of the pool"),
+    "other rules": ("{missing} pooled pairs have no answer of the pre-screen's rules version {rules}, frozen with the "
+                    "study when its first pool was generated, and this evalkit's rules (version {current}) cannot stand "
+                    "in: rules changed after the study began may have been fitted to its ratings (a pool is screened as "
+                    "it joins, by the evalkit that made it: add pools to this study with its rules, or start a study "
+                    "under the new ones, `evalkit generate --new-study NAME`)"),
+    "unjudged": "the pre-screen did not judge every rated pair",
+    "no outcome": ("{unknown} pair(s) of the sample have no outcome (passed over by a rater and then rated only by "
+                   "raters the gold check leaves out, withheld from every rater for repeating a revealed text, or given "
+                   "up by the organiser when no current rater could take it), so the rated pairs are not a random "
+                   "subset of the pool"),
+}
+
+
+def why_not(row: dict, key: str, **figures) -> dict:
+    """Mark the row's step as not used for the reason WHY[key] with its figures, in words and as data."""
+    row["ppi_note"] = WHY[key].format(**figures)
+    row["ppi_why"] = {"key": key, **figures}
+    return row
+
+
 # the columns the step adds to a non_inferiority row
 COLUMNS = ["ppi", "rated_difference", "rated_low", "rated_high", "ppi_lambda", "ppi_unrated_pairs",
            "prescreen_agreement"]
@@ -133,10 +158,7 @@ def apply(row: dict, sample: RatingData, criterion: str, screen: PairScreen | No
     if not use or screen is None or not len(sample):
         return row
     if not screen.ranked.all():
-        row["ppi_note"] = (f"{int((~screen.ranked).sum())} of the study's {len(screen.ranked)} pairs were not served in "
-                           "a random order (a pool made before evalkit stored one), so the rated pairs need not be a "
-                           "random subset of the pool")
-        return row
+        return why_not(row, "unranked", unranked=int((~screen.ranked).sum()), pairs=len(screen.ranked))
     o, a = sample.code(PATHS[0], criterion), sample.code(PATHS[1], criterion)
     # Identical pairs (the same tokens on both sides) are never served, so they are not in the random subset the
     # raters rate: PPI runs on the pairs whose outputs differ, and the identical ones, whose difference is exactly 0,
@@ -150,17 +172,15 @@ def apply(row: dict, sample: RatingData, criterion: str, screen: PairScreen | No
         # pre-screen's population only where the sample reaches them, so a pool added after a look moves nothing.
         population &= screen.epoch <= screen.epoch[sample.pair].max()
         f[~population] = np.nan
-    if (why := _other_rules(screen, criterion, population)) is not None:
-        row["ppi_note"] = why
-        return row
+    if (missing := _other_rules(screen, criterion, population)) is not None:
+        return why_not(row, "other rules", missing=missing, rules=screen.rules, current=screen.current)
     valid = (o != MISSING) & (a != MISSING)
     x = (a == answer_code("p")).astype(np.int8) - (o == answer_code("p")).astype(np.int8)
     _labels, pair_group, rater_key, _ = groupings(sample)[0]
     res = ppi_pool_difference(x[valid], sample.pair[valid], rater_key[valid], pair_group, f, identical, 1, confidence,
                               raters_in_general)
     if np.isnan(res["low"][0]):
-        row["ppi_note"] = "the pre-screen did not judge every rated pair"
-        return row
+        return why_not(row, "unjudged")
     differing_share = float(res["differing_share"][0])
     row.update({"ppi": True, "difference": float(res["difference"][0]),
                 "ci_low": float(res["low"][0]), "ci_high": float(res["high"][0]),
@@ -170,21 +190,15 @@ def apply(row: dict, sample: RatingData, criterion: str, screen: PairScreen | No
     return row
 
 
-def _other_rules(screen: PairScreen, criterion: str, population) -> str | None:
-    """Why PPI cannot run where the study's pre-screen rules are not the running code's and some pair of the look's
-    `population` (bool per pair) has no answer of the study's version: rules changed since the study began cannot
-    stand in (they may have been fitted to its ratings), and leaving the pairs out would make the population those
-    screened in time, not the pool. None: nothing stands in the way."""
+def _other_rules(screen: PairScreen, criterion: str, population) -> int | None:
+    """How many pairs of the look's `population` (bool per pair) have no answer of the study's pre-screen rules where
+    those are not the running code's (WHY["other rules"]): rules changed since the study began cannot stand in (they
+    may have been fitted to its ratings), and leaving the pairs out would make the population those screened in time,
+    not the pool. None: nothing stands in the way."""
     if screen.rules is None or screen.rules == screen.current:
         return None
     missing = int(((screen.passed[criterion] < 0).any(axis=1) & population).sum())
-    if not missing:
-        return None
-    return (f"{missing} pooled pairs have no answer of the pre-screen's rules version {screen.rules}, frozen with "
-            f"the study when its first pool was generated, and this evalkit's rules (version {screen.current}) cannot "
-            "stand in: rules changed after the study began may have been fitted to its ratings (a pool is screened as "
-            "it joins, by the evalkit that made it: add pools to this study with its rules, or start a study under the "
-            "new ones, `evalkit generate --new-study NAME`)")
+    return missing or None
 
 
 def sentence(rows: list[dict], use: bool, margin: float | None = None) -> str:

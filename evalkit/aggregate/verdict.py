@@ -327,12 +327,11 @@ def worst_case(row: dict, unknown: int) -> dict:
     if not unknown:
         return row
     if row.get("ppi"):
+        from .ppi import why_not
+
         row.update({"ppi": False, "difference": row["rated_difference"], "ci_low": row["rated_low"],
-                    "ci_high": row["rated_high"], "ppi_lambda": None, "ppi_unrated_pairs": None,
-                    "ppi_note": f"{unknown} pair(s) of the sample have no outcome (passed over by a rater and then "
-                                "rated only by raters the gold check leaves out, withheld from every rater for "
-                                "repeating a revealed text, or given up by the organiser when no current rater could "
-                                "take it), so the rated pairs are not a random subset of the pool"})
+                    "ci_high": row["rated_high"], "ppi_lambda": None, "ppi_unrated_pairs": None})
+        why_not(row, "no outcome", unknown=unknown)
     n = int(row["pairs"])
     total = n + unknown
     for low, high in (("ci_low", "ci_high"), ("rated_low", "rated_high")):

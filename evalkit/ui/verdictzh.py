@@ -216,6 +216,66 @@ def _planned(c, g: dict) -> str:
     return f"计划的 {planned} 对已全部判定" if c.ok else f"计划的 {planned} 对尚未全部判定"
 
 
+# aggregate.ppi.WHY, in Chinese: why the pre-screen was not used, key by key, with the same figures
+WHY_ZH = {
+    "unranked": ("研究的 {pairs} 对中有 {unranked} 对不是按随机顺序分发给评分者的（在 evalkit 存储随机顺序之前生成的配对池），"
+                 "因此评过的评分对未必是配对池的随机子集"),
+    "other rules": ("配对池中有 {missing} 对没有预检规则版本 {rules} 的答案（该版本在研究的第一个配对池生成时随研究冻结），"
+                    "而本 evalkit 的规则（版本 {current}）不能代替：研究开始后修改的规则可能是按它的评分调出来的（配对池在"
+                    "加入时由生成它的 evalkit 预检：请用本研究的规则向它添加配对池，或在新规则下开始新的研究，"
+                    "`evalkit generate --new-study NAME`）"),
+    "unjudged": "预检没有判断每一对评过的评分对",
+    "no outcome": ("决策样本中有 {unknown} 对没有结果（曾被评分者跳过或放下、之后只由金标检查剔除的评分者评过，因重复已揭晓的"
+                   "文本而不给任何评分者，或组织者在现有评分者都不能再评时放弃），因此评过的评分对不是配对池的随机子集"),
+}
+
+
+def _agreement_zh(rows: list[dict]) -> str:
+    """aggregate.ppi.sentence's agreement, in Chinese."""
+    agree = "、".join(f"{title(r['criterion'], 'zh')} {r['prescreen_agreement']:.2f}" for r in rows
+                     if r.get("prescreen_agreement") is not None)
+    return f"；预检与评分者在决策样本上的一致率：{agree}" if agree else ""
+
+
+def _why_not_zh(rows: list[dict]) -> str:
+    """Why the pre-screen was not used (aggregate.ppi.sentence's first reason), in Chinese; a decision frozen before
+    the reasons were kept as data (ppi_why) has its reason in English only, and says so."""
+    for r in rows:
+        if why := r.get("ppi_why"):
+            return WHY_ZH[why["key"]].format(**{k: x for k, x in why.items() if k != "key"})
+        if r.get("ppi_note"):
+            return "原因见下方英文原文"
+    return "没有可用的评分对"
+
+
+def ppi_zh(rows: list[dict], g: dict) -> str:
+    """aggregate.ppi.sentence, in Chinese: whether prediction-powered inference was used, on what, with which
+    lambda, why not, the pre-screen's agreement with the raters, and the criteria that clear the margin only with it."""
+    agree = _agreement_zh(rows)
+    if g.get("ppi", "off") != "on":
+        return f"区间没有用预测驱动推断（PPI，门槛 ppi = \"off\"），只用评分者的评分{agree}"
+    used = [r for r in rows if r.get("ppi")]
+    if not used:
+        return f"区间没有用预测驱动推断（PPI），只用评分者的评分：{_why_not_zh(rows)}{agree}"
+    r = used[0]
+    rules = f"（规则版本 {r['ppi_rules']}）" if r.get("ppi_rules") else ""
+    share = r.get("ppi_differing_share", 1.0)
+    same = (f"；输出相同的评分对按精确的零计入：估计值和区间两端按配对池中输出不同的评分对所占比例（{share:.3f}）缩放"
+            if share < 1 else "")
+    text = (f"区间用了预测驱动推断（PPI++，门槛 ppi = \"on\"）：规则预检{rules}对决策样本之外 {r['ppi_unrated_pairs']} 对"
+            "输出不同的配对池评分对的答案（未评、未评满、只由金标检查剔除的评分者评过，或在决定之后才评完：它们的评分即使有"
+            f"也不使用），由评分者在样本中 {r.get('ppi_rated_pairs', r['pairs'])} 对输出不同的评分对上的答案校正（这些是"
+            f"随机子集：队列的顺序是随机抽取的）{same}；lambda："
+            + "、".join(f"{x['criterion']} {x['ppi_lambda']:.2f}" for x in used) + agree)
+    margin = g.get("margin")
+    rest = [x for x in used if margin is not None and x.get("ci_low") is not None and x.get("rated_low") is not None
+            and x["ci_low"] >= -margin > x["rated_low"]]  # aggregate.ppi._resting
+    if rest:
+        text += ("。只看评分者的答案，" + "、".join(f"{title(x['criterion'], 'zh')}（{x['rated_low']:+.4f}）" for x in rest)
+                 + f" 的区间下限低于 {_n(-margin)}：在这些标准上，只有加上预检才越过容差")
+    return text
+
+
 def verdict_zh(agg) -> list[str]:
     """The decision, whom it covers, each condition with its state and figures, and each criterion's interval, as
     Markdown lines."""
@@ -238,11 +298,8 @@ def verdict_zh(agg) -> list[str]:
     for c in v.conditions:
         lines.append(f"- {MARK[c.ok]} **{CONDITION.get(c.name, c.name)}**：{STATE[c.ok]}。"
                      + (detail[c.name](c) if c.name in detail else ""))
-    if any(r.get("ppi") for r in v.fidelity):
-        lines.append("- 区间用了预测驱动推断（PPI）：把自动预检对所有输出的判断与评分者的评分结合起来，不论预检准不准，"
-                     "区间都保持其水平（预检与评分者的一致程度见下方英文）")
-    elif getattr(v, "ppi", ""):
-        lines.append("- 区间没有用预测驱动推断（PPI），只用评分者的评分（原因见下方英文）")
+    if getattr(v, "ppi", ""):
+        lines.append("- " + ppi_zh(v.fidelity, g))
     if agg.after is not None:
         lines.append(f"- 决定之后又存入了数据：用现在的数据重算的结果是 {agg.after.decision}，但它**不是**决定（见下方英文）")
     if getattr(agg, "untakeable", 0):  # the study would wait for good: said in both languages
