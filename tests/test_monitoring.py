@@ -471,3 +471,27 @@ def test_a_database_replaced_at_the_same_path_is_never_answered_from_the_looks_m
     c.conn.close()
     shutil.copyfile(tmp_path / "b_kept.db", tmp_path / "c.db")
     assert cache.get(open_db(tmp_path / "c.db")).verdict.decision == "DROP" and cache.computations == 2
+
+
+def test_the_chinese_verdict_says_the_identical_pairs_the_task_and_what_the_look_after_the_decision_is(tmp_path):
+    """Verdict audit, 2026-12-07, reading the Chinese beside the English: a study decided with identical pairs said in
+    English "the decision uses 63 rated pairs ... and 37 identical pairs" and "over 100 pairs (37 identical, decided
+    without raters)", the Chinese only "计划的 100 对已全部判定" and a table of 100 pairs; the English claim says it is
+    about these prompts and this pair pool, not other tasks, the Chinese did not; and the Chinese said data had been
+    stored after the decision ("决定之后又存入了数据") wherever the look after it is shown, which is always once a decision
+    is frozen, with nothing stored since."""
+    from evalkit.ui.results import verdict_markdown
+
+    db = study(tmp_path, "same", gate_file_text(planned_pairs=100, margin=0.1, claim="these raters"), pairs=100,
+               identical_share=0.3, **SPEC)
+    agg = aggregate(db)
+    assert agg.frozen is not None and agg.after is not None
+    same = max(int(r.get("identical", 0)) for r in agg.verdict.fidelity)
+    assert same and f"uses {100 - same} rated pairs" in agg.verdict.conditions[0].reason
+    head = verdict_markdown(agg, "zh").split("#### 详细说明")[0]
+    assert f"最先的 {100 - same} 对评过的评分对，每对取最先的 3 条评分，以及 {same} 对两条路径输出相同的评分对" in head
+    assert f"评分对一栏含 {same} 对两条路径输出相同的评分对" in head
+    assert "结论只针对这些提示词和这个配对池，不针对其他任务" in head
+    after = db.execute("SELECT COUNT(*) FROM ratings WHERE id > ?", [agg.frozen.completed_rating_id]).fetchone()[0]
+    assert after == 0 and "决定之后又存入了数据" not in head
+    assert f"决定之后的查看：同样的分析用现在的数据（含决定之后存入的数据，如有）重算，结果是 {agg.after.decision}" in head

@@ -24,10 +24,11 @@ def _n(x: float) -> str:
 def claim_zh(gate: dict, raters: int | None, rows: list[dict] | None = None) -> str:
     """Whom the decision covers, as verdict.claim_statement says it in English."""
     who = f"这 {raters} 位" if raters else "这些"
+    task = "。结论只针对这些提示词和这个配对池，不针对其他任务"  # as the English says of either claim
     if gate.get("claim", GENERAL) == GENERAL:
-        return f"结论针对一般评分者（以{who}评分者为样本：换一批同类评分者，结论仍应成立）"
+        return f"结论针对一般评分者（以{who}评分者为样本：换一批同类评分者，结论仍应成立）" + task
     narrower = narrower_passes(gate, rows or [], raters)
-    return f"结论只针对{who}评分者（别的评分者可能对两条路径判断不同）" + (
+    return f"结论只针对{who}评分者（别的评分者可能对两条路径判断不同）" + task + (
         "。在更早的查看中、由较少评分者的答案通过的标准，结论只针对那次查看的评分者（通过保持有效，但之后加入的评分者没有评判过它）："
         + "、".join(f"{title(r['criterion'], 'zh')}（第 {r['passed_at_look']} 次查看，{r['passed_raters']} 位评分者）"
                    for r in narrower) if narrower else "")
@@ -211,9 +212,22 @@ def _memory(agg, g: dict) -> str:
     return f"草稿模型额外占用 {mem:.0f} MB（{basis}；上限 {g.get('max_extra_memory_mb', 1024.0):.0f} MB）"
 
 
-def _planned(c, g: dict) -> str:
+def _planned(c, g: dict, rows: list[dict]) -> str:
+    """verdict.decide's planned-sample reason, in Chinese: once decided, what the decision uses, the rated pairs and
+    the identical ones (decided without raters) apart."""
     planned = g.get("planned_pairs", 0)
-    return f"计划的 {planned} 对已全部判定" if c.ok else f"计划的 {planned} 对尚未全部判定"
+    if not c.ok:
+        return f"计划的 {planned} 对尚未全部判定"
+    same = max((int(r.get("identical", 0)) for r in rows), default=0)
+    unknown = max((int(r.get("worst_case_pairs") or 0) for r in rows), default=0)
+    if same and planned - same - unknown <= 0 and not unknown:
+        return f"计划的 {planned} 对已全部判定：都是两条路径输出相同的评分对，不经评分者、差值记为 0，不需要评分"
+    per_pair = g.get("min_ratings_per_pair", 1)
+    each = (f"{per_pair} 条（随机抽取的 {g['second_rating_share']:.0%} 的评分对取 2 条）"
+            if per_pair == 1 and g.get("second_rating_share") else f"{per_pair} 条")
+    rated = planned - same - unknown if same else planned
+    return (f"计划的 {planned} 对已全部判定：决策用队列随机顺序中最先的 {rated} 对评过的评分对，每对取最先的 {each}评分"
+            + (f"，以及 {same} 对两条路径输出相同的评分对（不经评分者，差值记为 0）" if same else ""))
 
 
 # aggregate.ppi.WHY, in Chinese: why the pre-screen was not used, key by key, with the same figures
@@ -292,7 +306,7 @@ def verdict_zh(agg) -> list[str]:
     raters = max((int(r["raters"]) for r in v.fidelity), default=None)
     if g:
         lines += [f"_{claim_zh(g, raters, v.fidelity)}_", ""]
-    detail = {"planned sample": lambda c: _planned(c, g), "speed-up": lambda c: _speed(agg, g),
+    detail = {"planned sample": lambda c: _planned(c, g, v.fidelity), "speed-up": lambda c: _speed(agg, g),
               "fidelity": lambda c: _fidelity(v, g), "memory": lambda c: _memory(agg, g),
               "gate": lambda c: "没有冻结的发布门槛（先运行 `evalkit study`）"}
     for c in v.conditions:
@@ -301,7 +315,9 @@ def verdict_zh(agg) -> list[str]:
     if getattr(v, "ppi", ""):
         lines.append("- " + ppi_zh(v.fidelity, g))
     if agg.after is not None:
-        lines.append(f"- 决定之后又存入了数据：用现在的数据重算的结果是 {agg.after.decision}，但它**不是**决定（见下方英文）")
+        # shown once a decision is frozen, whether or not anything was stored since (ratings stored since: the notes)
+        lines.append(f"- 决定之后的查看：同样的分析用现在的数据（含决定之后存入的数据，如有）重算，结果是 {agg.after.decision}，"
+                     "但它**不是**决定（见下方英文）")
     if getattr(agg, "untakeable", 0):  # the study would wait for good: said in both languages
         lines.append(f"- 下一次查看需要的 {agg.untakeable} 对，现有的评分者都不能再评（都已评过或跳过、见过其中的文本，"
                      "或已达到各自的份额），研究会一直等下去：请邀请能评判它们的评分者（`evalkit raters add 名字`），"
@@ -315,4 +331,6 @@ def verdict_zh(agg) -> list[str]:
                   "| 标准 | 差值 | 区间下限 | 区间上限 | 评分对 | 评分者 |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
         lines += [f"| {title(r['criterion'], 'zh')} | {_n(r['difference'])} | {_n(r['ci_low'])} | {_n(r['ci_high'])} | "
                   f"{r['pairs']} | {r['raters']} |" for r in v.fidelity]
+        if same := max((int(r.get("identical", 0)) for r in v.fidelity), default=0):  # verdict.interval_text
+            lines += ["", f"_评分对一栏含 {same} 对两条路径输出相同的评分对：不经评分者判定，差值记为 0。_"]
     return lines
