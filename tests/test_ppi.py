@@ -544,3 +544,25 @@ def test_every_reason_the_pre_screen_was_not_used_has_its_chinese():
                 writers.append((path.relative_to(root).as_posix(), node.lineno))
     assert [w for w, _ in writers] == ["aggregate/ppi.py"], writers
     assert inspect.getsource(why_not).count('row["ppi_note"] =') == 1
+
+
+def test_the_chinese_says_which_criteria_clear_the_margin_only_with_the_pre_screen(tmp_path):
+    """The English verdict names the criteria whose lower end clears the margin with the pre-screen and not on the
+    raters' answers alone (ppi._resting, export audit 2026-12-04); the Chinese one (verdictzh.ppi_zh) names the same
+    criteria, with the raters-only lower end. A real study's rows, at a margin between the two lower ends."""
+    from evalkit.aggregate.ppi import sentence
+    from evalkit.ui.verdictzh import ppi_zh
+
+    db, _ = _study(tmp_path, "rest", gate_file_text(planned_pairs=200, min_ratings_per_pair=1, claim="these raters"),
+                   pairs=200, unrated_pairs=800, raters_per_pair=1, raters=5, queue_order=True, seed=11,
+                   prescreen_accuracy=0.85)
+    rows = aggregate(db).verdict.fidelity
+    r = max((x for x in rows if x["ppi"] and x["ci_low"] > x["rated_low"]), key=lambda x: x["ci_low"] - x["rated_low"])
+    margin = -(r["ci_low"] + r["rated_low"]) / 2  # r clears it only with the pre-screen
+    resting = [x for x in rows if x["ppi"] and x["ci_low"] >= -margin > x["rated_low"]]
+    english, chinese = sentence(rows, True, margin), ppi_zh(rows, {"ppi": "on", "margin": margin})
+    assert r in resting and "margin is cleared only with the pre-screen" in english
+    said = "、".join(f"{title(x['criterion'], 'zh')}（{x['rated_low']:+.4f}）" for x in resting)
+    assert f"只看评分者的答案，{said} 的区间下限低于" in chinese and "只有加上预检才越过容差" in chinese
+    assert all(f"{title(x['criterion'])} ({x['rated_low']:+.4f})" in english for x in resting)
+    assert "只有加上预检" not in ppi_zh(rows, {"ppi": "on", "margin": 1.0})  # nothing rests on it at a wide margin
