@@ -495,3 +495,47 @@ def test_the_chinese_verdict_says_the_identical_pairs_the_task_and_what_the_look
     after = db.execute("SELECT COUNT(*) FROM ratings WHERE id > ?", [agg.frozen.completed_rating_id]).fetchone()[0]
     assert after == 0 and "决定之后又存入了数据" not in head
     assert f"决定之后的查看：同样的分析用现在的数据（含决定之后存入的数据，如有）重算，结果是 {agg.after.decision}" in head
+
+
+def test_a_backup_of_the_same_database_restored_and_rated_since_is_never_answered_from_the_looks_memo(tmp_path):
+    """A backup of the same database restored over it keeps its identity (store.database.identity: its first
+    migration's instant), and the ratings stored since hold the ids of other ratings. The looks' memos key a look by
+    its completing point's time too, and SETTLED checks the newest rating it saw is still that rating, so such a file
+    is not answered from them either. Simulated with two studies built alike, the second given the first's migration
+    instants: the same identity, other ratings under the same ids."""
+    import shutil
+    import sqlite3
+
+    from evalkit.aggregate.decision import settle
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=300, **GS))
+
+    def build(name, **spec):
+        db = open_db(tmp_path / f"{name}.db")
+        build_study(db, SyntheticStudy(gate_path=str(gate), pairs=120, **SPEC, **spec))
+        db.conn.close()
+
+    build("b", drops={CRITERIA[0]: 0.7})
+    build("a")
+    raw = sqlite3.connect(tmp_path / "b.db")
+    raw.executemany("UPDATE _migrations SET applied_at = ? WHERE name = ?",
+                    [(at, name) for name, at in sqlite3.connect(tmp_path / "a.db").execute(
+                        "SELECT name, applied_at FROM _migrations")])
+    raw.commit()
+    raw.close()
+    shutil.copyfile(tmp_path / "b.db", tmp_path / "b_kept.db")
+    expected = aggregate(open_db(tmp_path / "b.db")).verdict
+    assert expected.decision == "DROP" and not expected.interim
+    from evalkit.store.database import identity
+
+    a = open_db(tmp_path / "a.db")
+    assert settle(a) is None and aggregate(a).verdict.interim  # memos kept
+    was = identity(a)
+    a.conn.close()
+    shutil.copyfile(tmp_path / "b_kept.db", tmp_path / "a.db")
+    restored = open_db(tmp_path / "a.db")
+    assert identity(restored) == was  # the same database, as far as its identity goes
+    assert settle(restored) is not None
+    got = aggregate(restored).verdict
+    assert (got.decision, got.look) == (expected.decision, expected.look)
