@@ -758,6 +758,39 @@ def test_a_popup_left_from_an_earlier_refusal_is_never_said_as_why_the_server_di
         app.close()
 
 
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_gradio_s_busy_refusal_is_said_in_the_rater_s_language_and_leaves_her_answers(cfg, pool_db, lang):
+    """Rater audit (2026-12-07): while the server shut down (its queue closed, its pages still served) a Submit met
+    Gradio's own refusal, "This application is currently busy. Please try again.", and the page said those English
+    words as the reason, in its popup and on the status line, on the Chinese page too. It now says in her language
+    that the app is busy or restarting, to wait and press again, and that her answers stay; the popup's title is not
+    Gradio's bare "Error" on the Chinese page, and the form is hers again with her answers."""
+    from evalkit.ui import build_app
+    from evalkit.ui.rate import TOAST_ERROR
+    from evalkit.ui.server import serving
+
+    busy = word("gradio_busy", lang)
+    app = build_app(cfg, pool_db)
+    with serving(app) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        shown_texts(page)
+        if lang == "en":
+            choose_language(page, "en")
+            expect(page.locator("#submit")).to_have_text(word("submit", "en"))
+        answer_all(page)
+        app._queue.close()  # shutting down: Gradio refuses each new event as busy
+        page.click("#submit")
+        expect(page.locator("#rate-status")).to_contain_text(busy)
+        popup = page.locator(TOAST_ERROR).filter(has_text=busy)
+        expect(popup).to_be_visible()
+        if lang == "zh":
+            assert not re.search(r"\bError\b", popup.inner_text()), popup.inner_text()
+        assert "currently busy" not in page.locator("body").inner_text()
+        expect(page.locator("#submit")).to_be_enabled()  # refused, nothing ran: the form is hers again
+        expect(page.locator("#submit")).to_have_text(word("submit", lang))
+        expect(page.locator("#r-preference input[value='A']")).to_be_checked()
+
+
 def test_the_line_that_the_server_did_not_answer_follows_a_language_switch(cfg, pool_db, monkeypatch):
     """Rater audit (2026-12-06), known limit: every status line follows a language switch but the page's own line
     that the server did not answer, which stayed in the language it was said in. The page now says it again in the

@@ -20,7 +20,7 @@ every few minutes, a press of the hidden #alive, so that her hold on the pair co
 
 import json
 
-from .words import WORDS
+from .words import GRADIO_MESSAGES, WORDS
 
 SCRIPT = """
 <script>
@@ -150,6 +150,7 @@ SCRIPT = """
   const GRADIO_CLEAR = %s;
   const GRADIO_CLOSE = %s;
   const CONNECTION_LOST = %s;
+  const GRADIO_MESSAGES = %s;
   const shown = (el) => !!el && el.offsetParent !== null;
   const lang = () => { const c = document.querySelector("#lang input:checked"); return c && c.value === "en" ? "en" : "zh"; };
   let pair = "", nextWasShown = false, submitWasShown = false, doneWasShown = false, focusDue = false, waited = 0;
@@ -258,14 +259,17 @@ SCRIPT = """
   // Chinese page it spoke English until the page came back (rater audit, phone, 2026-12-06)
   const GRADIO_LINES = {[CONNECTION_LOST.en]: CONNECTION_LOST};
   const GRADIO_BUTTONS = {Clear: GRADIO_CLEAR, Close: GRADIO_CLOSE};
+  // and Gradio's fixed English refusals in its popup ("This application is currently busy...", words.GRADIO_MESSAGES):
+  // said in the page's language, the English page too, with what to do
   new MutationObserver(() => document.querySelectorAll("[role=status], .loading, [data-testid=status-tracker], [data-testid=toast-body]")
     .forEach((el) => {
       const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
       for (let t = walk.nextNode(); t; t = walk.nextNode()) {
         const own = /^(\\s*)(Loading|Error)(\\.\\.\\.)?(\\s*)$/.exec(t.nodeValue);
-        const line = GRADIO_LINES[t.nodeValue.trim()];
+        const line = GRADIO_LINES[t.nodeValue.trim()], fixed = GRADIO_MESSAGES[t.nodeValue.trim()];
         if (/^\\s*common\\.\\w+\\s*$/.test(t.nodeValue) && el.matches("[role=status][aria-atomic=true]")) t.nodeValue = "";
         else if (line && shownLang() !== "en" && el.matches("[data-testid=toast-body]")) t.nodeValue = line[shownLang()];
+        else if (fixed && el.matches("[data-testid=toast-body]")) t.nodeValue = fixed[shownLang()];
         else if (own && shownLang() !== "en" && (own[2] === "Loading" || el.matches("[data-testid=status-tracker], [data-testid=toast-body]")))
           t.nodeValue = own[1] + GRADIO_WORDS[own[2]][shownLang()] + (own[3] ? "…" : "") + own[4];
       }
@@ -415,7 +419,8 @@ SCRIPT = """
        json.dumps(WORDS["keys_switch"], ensure_ascii=False), json.dumps(WORDS["keys_switch_phone"], ensure_ascii=False),
        json.dumps(WORDS["loading"], ensure_ascii=False), json.dumps(WORDS["gradio_error"], ensure_ascii=False),
        json.dumps(WORDS["gradio_clear"], ensure_ascii=False), json.dumps(WORDS["gradio_close"], ensure_ascii=False),
-       json.dumps(WORDS["gradio_connection_lost"], ensure_ascii=False)))
+       json.dumps(WORDS["gradio_connection_lost"], ensure_ascii=False),
+       json.dumps({gradio: WORDS[key] for gradio, key in GRADIO_MESSAGES.items()}, ensure_ascii=False)))
 
 # The switch for the single-key shortcuts, beside the keys' line (evalkit.ui.form): the page script above names it in
 # the page's language and keeps its state in the browser; the server never sees it.

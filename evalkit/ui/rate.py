@@ -49,7 +49,7 @@ from .guidelines import guidelines
 from .prepare import panel
 from .reveal import render, render_list
 from .session import Session, end_sign_in, new_sign_in, require_rater, sign_in_ended, submissions, writing
-from .words import error_zh, word
+from .words import GRADIO_MESSAGES, WORDS, error_zh, word
 
 log = logging.getLogger("evalkit.ui")
 
@@ -354,27 +354,36 @@ def _say_refusal(no_answer: str) -> str:
     says why): the server stopped or restarted while the event ran (Gradio's "Server stopped unexpectedly", said only
     to the console). The status line said "错误" and nothing more; it now says, in her language, that the server did
     not answer and what a reload tells: the words `no_answer`, fitting the event (no_answer_sent after Submit).
-    window.evalkitRefused tells _UNSENT which it was."""
+    window.evalkitRefused tells _UNSENT which it was. Gradio's own fixed English words (words.GRADIO_MESSAGES, read
+    as Gradio drew them or as keys.py rewrote them) are said in her language: its busy queue refused the event, so
+    the form is hers again; the others leave the outcome unknown, as no toast does."""
     words = {lang: json.dumps(word(no_answer, lang), ensure_ascii=False) for lang in ("zh", "en")}
-    return ("async () => { window.evalkitRefused = false; for (let i = 0; i < 40; i++) {"
+    fixed = json.dumps({said: key for gradio, key in GRADIO_MESSAGES.items()
+                        for said in (gradio, word(key, "zh"), word(key, "en"))}, ensure_ascii=False)
+    said = json.dumps({key: WORDS[key] for key in GRADIO_MESSAGES.values()}, ensure_ascii=False)
+    return ("async () => { window.evalkitRefused = false;"
+            " const en = () => (document.querySelector('#lang input:checked') || {}).value === 'en';"
+            f" const fixed = {fixed}, said = {said}; for (let i = 0; i < 40; i++) {{"
             f" const all = document.querySelectorAll('{TOAST_ERROR} {TOAST_TEXT}:not([{_EARLIER}])');"
             " const last = all.length ? all[all.length - 1].innerText.trim() : '';"
             f" if (last && {_PHONE}) document.querySelectorAll('{TOAST_ERROR} {TOAST_CLOSE}')"
             ".forEach((b) => b.click());"
+            " if (fixed[last] === 'gradio_no_answer') break;"
+            " if (fixed[last]) { window.evalkitRefused = true; return said[fixed[last]][en() ? 'en' : 'zh']; }"
             " if (last) { window.evalkitRefused = true;"
             " return last.replace(/[&<>]/g, (c) => ({'&': '&amp;', '<': '&lt;', '>': '&gt;'})[c])"
             ".replace(/([\\\\`*_\\[\\]()~:#|!])/g, '\\\\$1'); }"
             " await new Promise((r) => setTimeout(r, 50)); }"
-            " const en = (document.querySelector('#lang input:checked') || {}).value === 'en';"
-            f" return en ? {words['en']} : {words['zh']}; }}")
+            f" return en() ? {words['en']} : {words['zh']}; }}")
 
 
 def _no_answer_again() -> str:
-    """Browser-only, on a language switch: the page's own line that the server did not answer (_say_refusal's words)
-    said again in the language chosen. Every other line follows the switch from the server, but the server may well
-    be down still and the switch get no answer: the line stayed in the old language (rater audit 2026-12-06)."""
-    said = json.dumps([{lang: word(key, lang) for lang in ("zh", "en")} for key in ("no_answer_sent", "no_answer")],
-                      ensure_ascii=False)
+    """Browser-only, on a language switch: the page's own line that the server did not answer, or Gradio's busy
+    refusal in its words (_say_refusal's), said again in the language chosen. Every other line follows the switch
+    from the server, but the server may well be down still and the switch get no answer: the line stayed in the old
+    language (rater audit 2026-12-06)."""
+    said = json.dumps([{lang: word(key, lang) for lang in ("zh", "en")}
+                       for key in ("no_answer_sent", "no_answer", "gradio_busy")], ensure_ascii=False)
     return (f"(lang, line) => {{ const t = String(line || '').trim(); const w = {said}"
             ".find((w) => t === w.zh || t === w.en);"
             " return w ? w[lang === 'en' ? 'en' : 'zh'] : {__type__: 'update'}; }")
@@ -1184,14 +1193,16 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     signin = ui.signin
     out = ui.signin_outputs
 
-    def refusal_said(event, no_answer: str = "no_answer", then_js: tuple | None = None):
+    def refusal_said(event, no_answer: str = "no_answer", then_js: tuple | None = None, clears: bool = True):
         """A refused `event` says why on the status line as well as in its toast (_say_refusal; with no reason, the
         words `no_answer`), then runs `then_js` ((outputs, js)) if given; one that goes through clears the toasts of
-        earlier refusals (_CLEAR_REFUSALS). Returns `event`."""
+        earlier refusals (_CLEAR_REFUSALS) unless `clears` is false (a first step, whose next step may be refused
+        still). Returns `event`."""
         said = event.failure(None, None, ui.status, js=_say_refusal(no_answer))
         if then_js is not None:
             said.then(None, None, then_js[0], js=then_js[1])
-        event.success(None, None, None, js=_CLEAR_REFUSALS)
+        if clears:
+            event.success(None, None, None, js=_CLEAR_REFUSALS)
         return event
     answers = [ui.fields[k] for k in REQUIRED_KEYS]
 
@@ -1254,14 +1265,19 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     def submit(s: Session, request: gr.Request | None, *values) -> dict:  # Gradio gives the request here only
         return h.submit(s, *values, page=_page(request))
 
-    sent = ui.submit_btn.click(None, None, [*ui.form, ui.submit_btn, ui.submission], js=_SENDING).then(
+    sending = ui.submit_btn.click(None, None, [*ui.form, ui.submit_btn, ui.submission], js=_SENDING).then(
         gradio_hints(h.sending), [ui.session, ui.submission], ui.session, api_visibility="private",
-        show_progress="hidden").then(
+        show_progress="hidden")
+    sent = sending.then(
         gradio_hints(submit), [ui.session, *ui.form], ui.locked_outputs, api_name="submit", preprocess=False, postprocess=False, **on)
     sent.then(None, None, None, js=_SENT_ANSWERED)
     sent.success(None, None, None, js=_forget_draft("evalkitSentBy"))
-    # a rating may be on its way: its own words when the server does not answer, and then whether it still is
-    refusal_said(sent, "no_answer_sent", then_js=([*ui.form, ui.submit_btn], _UNSENT))
+    # a rating may be on its way: its own words when the server does not answer, and then whether it still is.
+    # Refused at its first step (Gradio's busy queue, the server shutting down), the submission itself never runs:
+    # that refusal is said the same way, or the form stayed locked at "Submitting…" with no word
+    for step, last in ((sending, False), (sent, True)):
+        refusal_said(step, "no_answer_sent", then_js=([*ui.form, ui.submit_btn], _UNSENT), clears=last)
+    sending.failure(None, None, None, js=_SENT_ANSWERED)
     refusal_said(ui.correct_btn.click(gradio_hints(h.start_correction), [ui.session], ui.correct_outputs, api_name="correct",
                                       postprocess=False, **on)).success(None, None, ui.form, js=unlock)
     for button, api in ((ui.next_btn, "next_pair"), (ui.again_btn, "check_again")):

@@ -227,6 +227,14 @@ WORDS: dict[str, dict[str, str]] = {
                         "看看现在到了哪一步。",
                   "en": "The server did not answer (it may have stopped or be restarting), so whether this step went "
                         "through is not known. Reload the page to see where you are."},
+    # Gradio's own popup when its queue refuses an event ("This application is currently busy. Please try again.": the
+    # server shutting down or restarting, or its queue full), said in both languages with what to do (rate._say_refusal)
+    "gradio_busy": {"zh": "应用正忙或正在重启，这一步没有进行。请稍等片刻再按一次；你的答案仍在页面上。",
+                    "en": "The app is busy or restarting, so this step was not taken. Wait a moment and press again; "
+                          "your answers stay on the page."},
+    # (and its messages that leave unknown whether the step ran: the status line says what a reload tells)
+    "gradio_no_answer": {"zh": "服务器没有回答这一步（它可能已停止或正在重启）。",
+                         "en": "The server did not answer this step (it may have stopped or be restarting)."},
     "gradio_close": {"zh": "关闭", "en": "Close"},  # the close button of Gradio's popup (a refusal, a lost connection)
     # Gradio's popup while the server cannot be reached (it reloads the page once it can); en: Gradio's own words
     "gradio_connection_lost": {"zh": "与服务器的连接已断开，正在尝试重新连接……",
@@ -362,6 +370,18 @@ WORDS: dict[str, dict[str, str]] = {
     "reveal_line_sides": {"zh": "A = {a_path} {a_s} 秒，B = {b_path} {b_s} 秒", "en": "A = {a_path} {a_s} s, B = {b_path} {b_s} s"},
     "reveal_line_speedup": {"zh": "，加速比 {x:.2f}×", "en": ", speed-up {x:.2f}×"},
     "reveal_line_none": {"zh": "，无加速比（输出不可比）", "en": ", no speed-up (not comparable)"},
+}
+
+# Gradio's fixed English messages a rater can meet in its error popup, each with the words said instead, in her
+# language (keys.py rewrites the popup, rate._say_refusal the status line). Busy: its queue refused the event (the
+# server shutting down or restarting, the queue full), so nothing ran. The others leave unknown whether the step ran
+# (the server stopped mid-way, the connection broke, an error with no reason): said as the server not answering.
+GRADIO_MESSAGES = {
+    "This application is currently busy. Please try again.": "gradio_busy",
+    "Server stopped unexpectedly.": "gradio_no_answer",
+    "An Unexpected Error Occurred!": "gradio_no_answer",
+    "Connection errored out.": "gradio_no_answer",
+    "An error occurred": "gradio_no_answer",
 }
 
 
