@@ -193,5 +193,15 @@ def test_nothing_before_submit_gives_the_sides_away_and_the_reveal_arrives_after
 
 def gold_marks(blobs: list[str], notes: list[str]) -> list[str]:
     """What would tell a gold pair: the reveal's words, a reference's note, its expected answers, the schema."""
-    words = ["check pair", "检验题", "a_reference_id", "reference_outputs", "expected", *notes]
-    return [f"gold mark {w!r}" for blob in blobs for w in words if w in _json_unescape(blob)]
+    import re
+
+    words = ["check pair", "检验题", "a_reference_id", "reference_outputs", *notes]
+    found = []
+    for blob in blobs:
+        text = _json_unescape(blob)
+        found += [f"gold mark {w!r}" for w in words if w in text]
+        # "expected" as a word (the answers' key, the reveal's "A expected"): Gradio's own "Server stopped
+        # unexpectedly.", which every page carries to say in the rater's language (words.GRADIO_MESSAGES), is none
+        if re.search(r"(?<![A-Za-z])expected(?![A-Za-z])", text):
+            found.append("gold mark 'expected'")
+    return found
