@@ -498,11 +498,11 @@ def test_the_chinese_verdict_says_the_identical_pairs_the_task_and_what_the_look
 
 
 def test_a_backup_of_the_same_database_restored_and_rated_since_is_never_answered_from_the_looks_memo(tmp_path):
-    """A backup of the same database restored over it keeps its identity (store.database.identity: its first
-    migration's instant), and the ratings stored since hold the ids of other ratings. The looks' memos key a look by
+    """A backup of the same database restored over it keeps its identity (store.database.identity: the token drawn
+    when it was made), and the ratings stored since hold the ids of other ratings. The looks' memos key a look by
     its completing point's time too, and SETTLED checks the newest rating it saw is still that rating, so such a file
     is not answered from them either. Simulated with two studies built alike, the second given the first's migration
-    instants: the same identity, other ratings under the same ids."""
+    instants and identity token: the same identity, other ratings under the same ids."""
     import shutil
     import sqlite3
 
@@ -522,6 +522,10 @@ def test_a_backup_of_the_same_database_restored_and_rated_since_is_never_answere
     raw.executemany("UPDATE _migrations SET applied_at = ? WHERE name = ?",
                     [(at, name) for name, at in sqlite3.connect(tmp_path / "a.db").execute(
                         "SELECT name, applied_at FROM _migrations")])
+    # and A's identity token (a restored backup of A would hold it): delete and insert, as the trigger refuses updates
+    raw.execute("DELETE FROM database_identity")
+    raw.execute("INSERT INTO database_identity (id, token) VALUES (1, ?)",
+                sqlite3.connect(tmp_path / "a.db").execute("SELECT token FROM database_identity").fetchone())
     raw.commit()
     raw.close()
     shutil.copyfile(tmp_path / "b.db", tmp_path / "b_kept.db")

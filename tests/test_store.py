@@ -185,3 +185,29 @@ def test_a_database_from_a_newer_evalkit_is_refused_unchanged(tmp_path):
                                            r"999_from_the_future are unknown"):
         open_db(path)
     assert path.read_bytes() == before
+
+
+def test_two_databases_made_at_one_path_in_the_same_millisecond_have_different_identities(tmp_path, monkeypatch):
+    """A long-running process keys its memos of a study's looks by store.database.identity. It was the path and the
+    instant of the first migration, to the millisecond: a database made at the same path in the same millisecond as
+    the one it replaced was taken for it. The clock is held still here; a copy of the file is the same database."""
+    import shutil
+
+    from evalkit.store import database
+
+    monkeypatch.setattr(database, "now", lambda: "2026-12-07T03:00:00.000+00:00")
+    path = tmp_path / "study.db"
+    first = open_db(path)
+    seen = database.identity(first)
+    first.conn.close()
+    shutil.copyfile(path, tmp_path / "kept.db")
+    path.unlink()
+    second = open_db(path)
+    assert database.identity(second)[0] == seen[0]  # same file name ...
+    assert database.identity(second) != seen  # ... another database
+    second.conn.close()
+    shutil.copyfile(tmp_path / "kept.db", path)  # the first one copied back: the same database again
+    back = open_db(path)
+    assert database.identity(back) == seen
+    with pytest.raises(sqlite3.IntegrityError, match="keeps the identity"):
+        back.execute("UPDATE database_identity SET token = 'another'")

@@ -76,6 +76,7 @@ LEFT_OUT = {
     "limit_counts": "the app's rate limits' counters (no rating)",
     "limit_events": "the app's rate limits' events (no rating)",
     "_migrations": "the database's schema upgrades",
+    "database_identity": "a random token telling this database from another at the same path (no rating)",
 }
 
 

@@ -136,11 +136,11 @@ def db_file(db) -> str:
 
 def identity(db) -> tuple:
     """What tells this database from another at the same path, for a memo kept across requests: its file and the
-    instant its first migration ran (stored when it was made; a copy keeps it). A path alone is not enough: an
-    organiser copying a backup over the file, or a restore of a Space's synced copy, puts another database there while
-    a long-running process keeps its memos. ('', ...) for one in memory."""
-    first = db.execute("SELECT MIN(applied_at) FROM _migrations").fetchone()
-    return db_file(db), first[0] if first else None
+    random token drawn when it was made (migration 036; a copy keeps it). A path alone is not enough: an organiser
+    copying a backup over the file, or a restore of a Space's synced copy, puts another database there while a
+    long-running process keeps its memos. ('', ...) for one in memory."""
+    row = db.execute("SELECT token FROM database_identity").fetchone()
+    return db_file(db), row[0] if row else None
 
 
 def shown_file(db) -> str:

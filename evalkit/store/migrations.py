@@ -729,6 +729,20 @@ def _m035_study_prescreen_rules(db) -> None:
            BEGIN SELECT RAISE(ABORT, 'a study keeps the pre-screen rules it started with'); END""")
 
 
+def _m036_database_identity(db) -> None:
+    # A long-running process keys its memos of a study's looks by the database it read (store.database.identity); the
+    # instant of the first migration told two databases at one path apart only to the millisecond, so two made in the
+    # same millisecond (tests, a script making many) shared it. A random token drawn once tells them apart; a copy of
+    # the file keeps it, as it keeps everything else that makes it the same database. One row, never exported.
+    import secrets
+
+    db.execute("""CREATE TABLE database_identity (
+                  id INTEGER PRIMARY KEY CHECK (id = 1), token TEXT NOT NULL)""")
+    db.execute("INSERT INTO database_identity (id, token) VALUES (1, ?)", [secrets.token_hex(16)])
+    db.execute("""CREATE TRIGGER database_identity_kept BEFORE UPDATE ON database_identity
+                  BEGIN SELECT RAISE(ABORT, 'a database keeps the identity it was made with'); END""")
+
+
 MIGRATIONS = [
     ("001_initial", _m001_initial),
     ("002_ratings", _m002_ratings),
@@ -765,4 +779,5 @@ MIGRATIONS = [
     ("033_pair_give_ups", _m033_pair_give_ups),
     ("034_client_limits", _m034_client_limits),
     ("035_study_prescreen_rules", _m035_study_prescreen_rules),
+    ("036_database_identity", _m036_database_identity),
 ]
