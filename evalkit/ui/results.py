@@ -462,7 +462,8 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
 
                 if note_results_seen(db, s.rater, rpp, pool_timing=agg.speed.source == POOL_SOURCE, latest=served):
                     uncounted = word("results_seen", s.lang) + "\n\n"
-            elif name in (None, names[-1] if names else None):  # a rater: no pair a later pool adds is hers
+            else:  # a rater: no pair a later pool of the served study adds is hers, whichever study she was shown (an
+                # earlier study's per-path tables describe the same prompts, and greedy decoding repeats their texts)
                 from ..rating.queue import note_results_shown
 
                 note_results_shown(db, s.rater)
