@@ -982,8 +982,9 @@ def test_an_organiser_s_results_name_a_rater_who_holds_a_pair_for_hours(cfg, poo
 
 def test_on_a_space_the_long_hold_line_names_the_remedy_a_space_has(tiny_models, tmp_path, pool_db, monkeypatch):
     """Attacker audit round 10: on a Space the organiser's long-hold line told her to run `evalkit raters revoke NAME`,
-    but a Hub rater has no code to revoke (the command answers "no rater named"). On a Space it now says what ends
-    a Hub rater's access there: off app.allowed_raters (or out of the allowed organisation), and when her hold goes."""
+    but a Hub rater has no code to revoke (the command answers "no rater named"). It then told her to edit the Space's
+    config and restart it; it now names the Results tab's revoke of a Hub account, shown to the organiser only, which
+    ends the hold at once (the line no longer names her)."""
     import sqlite3
     from datetime import datetime, timedelta, timezone
     from types import SimpleNamespace
@@ -991,7 +992,7 @@ def test_on_a_space_the_long_hold_line_names_the_remedy_a_space_has(tiny_models,
     import gradio as gr
     import gradio.oauth
 
-    from evalkit.rating.queue import HOLD_MINUTES, LONG_HOLD_HOURS
+    from evalkit.rating.queue import LONG_HOLD_HOURS
     from evalkit.ui import build_app, hubcheck
     from evalkit.ui.session import Session
 
@@ -1017,8 +1018,29 @@ def test_on_a_space_the_long_hold_line_names_the_remedy_a_space_has(tiny_models,
     monkeypatch.setattr(hubcheck, "event_request", lambda: browser("olga"))  # the event comes from olga's browser
     counts = next(v for k, v in fns["results"].fn(olga).items() if getattr(k, "elem_id", None) == "results-counts")
     assert "**⚠️ A pair is held for a long time.** ann (" in counts
-    assert "raters revoke" not in counts and "take them off app.allowed_raters" in counts
-    assert f"within {HOLD_MINUTES} minutes" in counts
+    assert "raters revoke" not in counts and "app.allowed_raters" not in counts
+    assert "under \"Hub raters' access\" below and press **Revoke access**" in counts
+
+    def results(session):
+        out = fns["results"].fn(session)
+        return {getattr(k, "elem_id", None): v for k, v in out.items()}
+
+    box = results(olga)["results-hub-access"]
+    assert box["visible"] is True
+    monkeypatch.setattr(hubcheck, "event_request", lambda: browser("ann"))
+    assert results(ann)["results-hub-access"]["visible"] is False  # a rater is never shown it
+    with pytest.raises(gr.Error, match="only the study's organisers can revoke"):
+        fns["hub_revoke"].fn(ann, "ann")
+    monkeypatch.setattr(hubcheck, "event_request", lambda: browser("olga"))
+    with pytest.raises(gr.Error, match="'olga' is one of app.organisers"):
+        fns["hub_revoke"].fn(olga, "olga")
+    with pytest.raises(gr.Error, match="no Hugging Face username was given"):
+        fns["hub_lift"].fn(olga, " ")
+    said = fns["hub_revoke"].fn(olga, "ann")
+    assert list(said.values()) == ["Revoked the access of Hugging Face account **ann**: their next step is refused, "
+                                   "and what they hold goes back to the queue."]
+    assert "revoked already, by olga" in next(iter(fns["hub_revoke"].fn(olga, "ann").values()))
+    assert "held for a long time" not in results(olga)["results-counts"]  # her hold is no longer one
 
 
 def test_a_name_whose_hold_counted_for_nobody_is_told_its_pair_went_to_another_rater_who_stores_hers(cfg, pool_db):

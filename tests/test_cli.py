@@ -241,6 +241,40 @@ def test_raters_commands_invite_list_revoke_reissue(tmp_path):
         assert run(cli, ["raters", sub, "--help"]).exit_code == 0
 
 
+def test_raters_revoke_hub_revokes_and_lifts_a_hugging_face_account_in_a_database_from_a_shell(tmp_path):
+    """A Hub rater has no code, so `raters revoke NAME` answered "no rater named" for her. `--hub` revokes the
+    username (a row: who, when) in a database reachable from a shell, ending her sessions' next step as the Space's
+    Results tab does; `--lift` lifts it. An invited rater's name is refused with the command that revokes her code."""
+    from click.testing import CliRunner
+
+    from evalkit.rating import roster as raters
+    from evalkit.rating.roster import SignInError
+    from evalkit.cli import cli
+    from evalkit.store import open_db
+
+    db = str(tmp_path / "r.db")
+    run = CliRunner().invoke
+    assert run(cli, ["raters", "add", "ann", "--db", db]).exit_code == 0
+    done = run(cli, ["raters", "revoke", "--hub", "bea", "--db", db])
+    assert done.exit_code == 0 and "revoked Hugging Face account 'bea'" in done.output, done.output
+    (row,) = open_db(db).query("SELECT name, revoked_by, revoked_at, lifted_at FROM hub_revokes")
+    assert row["name"] == "bea" and row["revoked_by"].endswith("(command line)") and row["lifted_at"] is None
+    with pytest.raises(SignInError, match="access to this study was revoked by its organiser"):
+        raters.check_current(open_db(db), None, "", "Bea")  # her Hub session's next step (usernames ignore case)
+    raters.check_current(open_db(db), None, "", "cal")
+    again = run(cli, ["raters", "revoke", "--hub", "bea", "--db", db])
+    assert again.exit_code == 0 and f"already revoked, by {row['revoked_by']} at {row['revoked_at']}" in again.output
+    invited = run(cli, ["raters", "revoke", "--hub", "ann", "--db", db])
+    assert invited.exit_code == 1 and "evalkit raters revoke 'ann'" in invited.output
+    stray = run(cli, ["raters", "revoke", "bea", "--lift", "--db", db])
+    assert stray.exit_code == 1 and "--lift is for a Hugging Face username's revoke (--hub)" in stray.output
+    lifted = run(cli, ["raters", "revoke", "--hub", "bea", "--lift", "--db", db])
+    assert lifted.exit_code == 0 and "lifted the revoke of Hugging Face account 'bea'" in lifted.output
+    raters.check_current(open_db(db), None, "", "bea")
+    assert "is not revoked; nothing changed" in run(cli, ["raters", "revoke", "--hub", "bea", "--lift", "--db", db]).output
+    assert len(list(open_db(db).query("SELECT * FROM hub_revokes"))) == 1
+
+
 def test_a_sign_in_link_to_every_address_says_to_name_this_machine_in_it(tmp_path):
     """Start audit, 2026-12-06: an app configured to serve a network (app.host = "0.0.0.0") had `raters add` print
     http://0.0.0.0:PORT/?invite=... as the rater's link, an address no other machine can open, without a word. The

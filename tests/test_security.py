@@ -1318,6 +1318,80 @@ def test_signing_out_of_the_hub_in_one_tab_ends_the_others(tiny_models, tmp_path
     assert rows(pool_db, "SELECT rater FROM ratings ORDER BY id") == [{"rater": "bea"}, {"rater": "cal"}]
 
 
+def test_an_organiser_on_a_space_revokes_a_hub_rater_and_every_step_of_hers_is_refused(tiny_models, tmp_path, pool_db,
+                                                                                        monkeypatch):
+    """A Hub rater has no code, so nothing revoked her short of editing the Space's config and restarting it. An
+    organiser (by her Hub sign-in's credential: app.organisers) now revokes her username from the Results tab; a
+    rater calling the same endpoint is refused and nothing is stored. From then on every step of the revoked
+    account is refused in her language, nothing stored, and the pair she held goes to another rater; a lift lets
+    her in again. A real server with Gradio's OAuth routes and session cookie, each request raw on the queue."""
+    from http.cookies import SimpleCookie
+
+    import gradio.oauth
+
+    def account(name):
+        return {"access_token": f"tok-{name}", "token_type": "bearer", "scope": "openid profile",
+                "userinfo": {"sub": name, "name": name.title(), "preferred_username": name, "profile": "",
+                             "picture": ""}}
+
+    hub = {}
+    monkeypatch.setattr(gradio.oauth, "_get_mocked_oauth_info", lambda: hub, raising=True)
+    cfg = config(tiny_models, tmp_path, allowed_raters=["bea", "cal"], organisers=["olga"], ratings_per_pair=1,
+                 live_access="raters", live_runs_per_hour=0)
+
+    def login(web, name):
+        hub.clear()
+        hub.update(account(name))
+        cookie, path = "", "login/huggingface"
+        while path:
+            r = web.get(path)
+            for line in r.headers.get_list("set-cookie"):
+                jar = SimpleCookie(line)
+                if "session" in jar:
+                    cookie = jar["session"].value
+            path = r.headers.get("location") if r.is_redirect else None
+        assert cookie
+        return cookie
+
+    def ask(tab, api, data, cookie):
+        return Raw.error(tab.call(api, data, headers={"cookie": f"session={cookie}"}))
+
+    def held_by(name):
+        return [r["pair_id"] for r in rows(pool_db, "SELECT pair_id FROM assignments WHERE rater = ? ORDER BY rowid",
+                                           [name])]
+
+    with served(cfg, pool_db, space=True) as url, httpx.Client(base_url=url, timeout=60) as web:
+        bea, cal, olga = login(web, "bea"), login(web, "cal"), login(web, "olga")
+        tabs = {name: Raw(url) for name in ("bea", "cal", "olga")}
+        for name, cookie in (("bea", bea), ("cal", cal), ("olga", olga)):
+            assert ask(tabs[name], "sign_in", [None], cookie) == ""
+        (bea_pair,) = held_by("bea")
+        # a rater cannot revoke, whatever name she types
+        refused = ask(tabs["cal"], "hub_revoke", [None, "bea"], cal)
+        assert "only the study's organisers can revoke" in refused and "只有本研究的组织者" in refused
+        assert rows(pool_db, "SELECT COUNT(*) AS n FROM hub_revokes")[0]["n"] == 0
+        assert ask(tabs["olga"], "hub_revoke", [None, "Bea"], olga) == ""  # the Hub's usernames ignore case
+        assert rows(pool_db, "SELECT name, revoked_by, lifted_at FROM hub_revokes") == [
+            {"name": "Bea", "revoked_by": "olga", "lifted_at": None}]
+        for api, data in (("next_pair", [None]), ("skip", [None, "cannot judge it"]), ("submit", [None, *answers()]),
+                          ("correct", [None]), ("live", [None, "writing-02", ""]), ("results", [None])):
+            said = ask(tabs["bea"], api, data, bea)
+            assert "access to this study was revoked by its organiser" in said, (api, said)
+            assert "评分权限已被组织者撤销" in said  # her language (the page's first), and the English after it
+            assert "ordinary" not in said and "assisted" not in said
+        assert "revoked by its organiser" in ask(Raw(url), "sign_in", [None], bea)  # a new tab serves her nothing
+        assert rows(pool_db, "SELECT COUNT(*) AS n FROM ratings")[0]["n"] == 0
+        assert rows(pool_db, "SELECT COUNT(*) AS n FROM generations WHERE live = 1")[0]["n"] == 0
+        assert held_by("bea") == [bea_pair]
+        # what she held goes to the others: cal, done with her pair, is served it next
+        assert ask(tabs["cal"], "skip", [None, "cannot judge it"], cal) == ""
+        assert held_by("cal")[-1] == bea_pair
+        assert ask(tabs["olga"], "hub_lift", [None, "bea"], olga) == ""
+        assert rows(pool_db, "SELECT lifted_by FROM hub_revokes") == [{"lifted_by": "olga"}]
+        assert ask(tabs["bea"], "skip", [None, "cannot judge it"], bea) == ""  # her open tab rates again
+    assert rows(pool_db, "SELECT rater FROM ratings ORDER BY id") == [{"rater": "cal"}, {"rater": "bea"}]
+
+
 def test_every_look_alike_of_a_taken_name_is_refused(tiny_models, tmp_path, pool_db, monkeypatch):
     """Issue #22: with "bob" taken, twelve look-alikes (Armenian, Lisu, small capitals, Hangul fillers, Arabic-Indic,
     Myanmar, Malayalam digits; Greek lunate sigma, Cyrillic shha and palochka in the names they imitate) and names

@@ -15,16 +15,17 @@ from dataclasses import dataclass, field
 
 # Tables the aggregate reads (the pre-screen is derived from generations, and the aggregate itself fills it in,
 # so it is left out). MAX(rowid) is an index lookup in SQLite, so the version costs microseconds.
-# raters and results_seen: who can still take the pairs a look waits for (its note, rating.queue.untakeable);
+# raters, hub_revokes and results_seen: who can still take the pairs a look waits for (its note, rating.queue.untakeable);
 # pair_give_ups: a pair given up counts at the worst and the look goes on (aggregate.give_up), with no other row added.
 VERSIONED_TABLES = ("ratings", "pairs", "experiments", "generations", "timing_runs", "bench_processes", "studies",
-                    "decisions", "raters", "results_seen", "pair_give_ups")
+                    "decisions", "raters", "results_seen", "pair_give_ups", "hub_revokes")
 
 
 def data_version(db) -> tuple:
     """A key that changes whenever a table the aggregate reads gains a row (or the gate file is edited)."""
     parts = db.execute("SELECT " + ", ".join(f"(SELECT MAX(rowid) FROM {t})" for t in VERSIONED_TABLES)
-                       + ", (SELECT COUNT(revoked_at) FROM raters)").fetchone()  # a revocation adds no row
+                       + ", (SELECT COUNT(revoked_at) FROM raters), (SELECT COUNT(lifted_at) FROM hub_revokes)"
+                       ).fetchone()  # a revocation (a lift) adds no row
     gate_path = None
     row = (db.execute("SELECT gate_json FROM studies WHERE gate_hash != '' ORDER BY id DESC LIMIT 1").fetchone()
            or db.execute("SELECT gate_json FROM experiments WHERE gate_hash != '' ORDER BY id DESC LIMIT 1").fetchone())

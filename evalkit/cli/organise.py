@@ -229,7 +229,8 @@ def raters_group():
     Each rater signs in with a personal code (or the link that carries it), shown once here and
     stored only as a hash. Organiser rights (results at any time, the Live tab when limited to
     organisers) come only from `add --organiser`. On a Hugging Face Space raters sign in with
-    Hugging Face instead, and organisers are the usernames in app.organisers.
+    Hugging Face instead, and organisers are the usernames in app.organisers; `revoke --hub NAME` revokes
+    such an account in a database reachable from here (the Space's Results tab does it there).
     """
 
 
@@ -328,13 +329,36 @@ def raters_list(db_path, as_json):
 @raters_group.command("revoke")
 @click.argument("name")
 @db_option
+@click.option("--hub", is_flag=True, help="NAME is a Hugging Face username rating on a Space (no code to revoke): "
+              "its sessions end at their next step and its sign-in is refused.")
+@click.option("--lift", is_flag=True, help="With --hub: lift that username's revoke.")
 @fail_clearly
-def raters_revoke(name, db_path):
+def raters_revoke(name, db_path, hub, lift):
     """NAME's code stops working at once, and their open sessions end at their next event; their stored ratings
-    stay."""
+    stay. With --hub, NAME is a Hugging Face account (the Results tab of the Space does the same)."""
+    import getpass
+
     from ..rating import roster as raters
 
-    who, before = raters.revoke(open_study_db(db_path, must_exist=True), name)
+    try:  # who revoked: the shell's user (a container may have no name for it)
+        user = getpass.getuser()
+    except (OSError, KeyError):
+        user = "?"
+    by = f"{user} (command line)" if hub else None
+    done = raters.revoke_named(open_study_db(db_path, must_exist=True), name, by, lift)
+    if hub:
+        name, row, changed = done
+        if lift:
+            click.echo(f"lifted the revoke of Hugging Face account '{name}' (by {row['revoked_by']} at "
+                       f"{row['revoked_at']}): they can sign in and rate again" if changed else
+                       f"Hugging Face account '{name}' is not revoked; nothing changed")
+        else:
+            click.echo(f"revoked Hugging Face account '{name}': its sessions end at their next step, its sign-in is "
+                       "refused, and what it holds goes back to the queue (ratings kept)" if changed else
+                       f"Hugging Face account '{name}' was already revoked, by {row['revoked_by']} at "
+                       f"{row['revoked_at']}; nothing changed")
+        return
+    who, before = done
     if before:
         click.echo(f"{who.role} '{who.name}' was already revoked at {before}; nothing changed (`evalkit raters "
                    "reissue --restore` gives them a new code)")

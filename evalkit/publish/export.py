@@ -63,6 +63,7 @@ _ROWS = {"experiments": "WHERE kind != 'live'", "generations": "WHERE live = 0",
 LEFT_OUT = {
     "raters": "the invited raters: their names, roles, personal codes' hashes and sign-up clients' keyed hashes "
               "(`ratings.rater` names each by pseudonym, or by name with --keep-rater-names)",
+    "hub_revokes": "the organisers' revokes of Hub raters' access: who revoked whom, and when",
     "assignments": "which rater was shown which pair, and when (the holds): read into `pairs.passed_over` and "
                    "`pairs.kept_from`",
     "closed_pairs": "when each pair closed to raters: read into `pairs.passed_over` and `pairs.kept_from` with the "

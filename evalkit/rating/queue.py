@@ -222,11 +222,20 @@ _OPEN = f"""
 # It still gets pairs and rates them, but the pair is another's once it is served to a rater whose hold counts
 # (_DISPLACED).
 CAP_LAPSE_HOURS = 24.0
+
+
+def _revoked(column: str) -> str:
+    """SQL: the rater named in `column` is revoked, by her code (raters.revoked_at) or, a Hugging Face account, by an
+    organiser's standing revoke of her username (hub_revokes, compared without case as the Hub's usernames are)."""
+    return (f"({column} IN (SELECT name FROM raters WHERE revoked_at IS NOT NULL) OR "
+            f"lower({column}) IN (SELECT lower(name) FROM hub_revokes WHERE lifted_at IS NULL))")
+
+
 _CAP_LAPSED = f"""(SELECT k.rater FROM assignments k WHERE {_kept("k")}
     AND julianday('now') - julianday(k.alive_at) BETWEEN {HOLD_MINUTES / 1440!r} AND {CAP_LAPSE_HOURS / 24!r}
     AND NOT EXISTS (SELECT 1 FROM ratings r WHERE r.pair_id = k.pair_id AND r.rater = k.rater))"""
 _HOLD_COUNTS = f"""a.rater NOT IN (SELECT rater FROM results_seen WHERE study_id = (SELECT MAX(id) FROM studies))
-                 AND a.rater NOT IN (SELECT name FROM raters WHERE revoked_at IS NOT NULL)
+                 AND NOT {_revoked("a.rater")}
                  AND a.rater NOT IN {_CAP_LAPSED}"""
 
 # A pair served to a rater whose hold counts displaces the unrated holds on it of names in _CAP_LAPSED (marked by
@@ -354,7 +363,7 @@ def long_holds(db, hours: float = LONG_HOLD_HOURS) -> list[tuple[str, str]]:
               AND (({_HELD} AND a.shown_at <= :old) OR ({_KEPT}))
               AND NOT EXISTS (SELECT 1 FROM ratings r WHERE r.pair_id = a.pair_id AND r.rater = a.rater)
               AND a.pair_id NOT IN (SELECT pair_id FROM closed_pairs)
-              AND a.rater NOT IN (SELECT name FROM raters WHERE revoked_at IS NOT NULL)
+              AND NOT {_revoked("a.rater")}
             GROUP BY a.rater ORDER BY MIN(a.shown_at)""", {"since": _since(), "old": old})]
 
 
@@ -422,10 +431,10 @@ def current_raters(db, share: int = 0) -> list[str]:
     or having rated in it, not revoked, not an organiser whose ratings there no longer count (results_seen), and
     below their `share` (app.max_ratings_per_rater; 0 = no limit)."""
     names = [r[0] for r in db.execute(
-        f"""SELECT name FROM raters WHERE revoked_at IS NULL
+        f"""SELECT name FROM (SELECT name FROM raters WHERE revoked_at IS NULL
             UNION SELECT DISTINCT r.rater FROM ratings r JOIN pairs p ON p.id = r.pair_id WHERE {_LATEST_STUDY}
-            EXCEPT SELECT name FROM raters WHERE revoked_at IS NOT NULL
-            EXCEPT SELECT rater FROM results_seen WHERE study_id = (SELECT MAX(id) FROM studies)""")]
+            EXCEPT SELECT rater FROM results_seen WHERE study_id = (SELECT MAX(id) FROM studies))
+            WHERE NOT {_revoked("name")}""")]
     return sorted(n for n in names if not share_reached(db, n, share))
 
 
@@ -698,13 +707,17 @@ def _row(inp: RatingInput, pair: dict, rater: str, comment: str, supersedes: int
 
 
 def code_check(signed_in: tuple[int | None, str] | None) -> Callable | None:
-    """The store's `admit` for a write of this session's rater: her code (signed_in: rater id, code hash) checked
-    under the write lock (roster.check_current), so a revoke or re-issue that commits after the session's own check
-    lets nothing of hers be written after it; None (nothing checked) without `signed_in`, or for a Hugging Face
-    identity (no code: rater id None), so that a write with nothing to check takes no lock for it (store.recheck_hold)."""
+    """The store's `admit` for a write of this session's rater: her code (signed_in: rater id, code hash, and a Hugging
+    Face identity's username) checked under the write lock (roster.check_current), so a revoke or re-issue that
+    commits after the session's own check lets nothing of hers be written after it; None (nothing checked) without
+    `signed_in`, or with neither a code nor a Hub username, so that a write with nothing to check takes no lock for it
+    (store.recheck_hold)."""
     from .roster import check_current
 
-    return None if signed_in is None or signed_in[0] is None else (lambda db: check_current(db, *signed_in))
+    hub = signed_in[2] if signed_in is not None and len(signed_in) > 2 else None
+    if signed_in is None or (signed_in[0] is None and not hub):
+        return None
+    return lambda db: check_current(db, *signed_in)
 
 
 def _insert(db, row: dict, quota: int | None = None, share: int = 0,

@@ -5,7 +5,8 @@ once (stored only as a hash) and an invitation link that carries it. With `app.s
 also create a rater identity by choosing an unused name; the app hands them their code, and the browser keeps it.
 Either way a name already taken, or one that only looks like it (identity.name_key), needs its code. Organiser
 rights come only from `--organiser`; the shared passcode (app.passcodes) is a door to sign-up, never a role.
-On a Hugging Face Space the identity is the OAuth profile, and organisers are the usernames in app.organisers.
+On a Hugging Face Space the identity is the OAuth profile, and organisers are the usernames in app.organisers;
+an organiser revokes a Hub account by its username (hub_access: it has no code to revoke).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from dataclasses import dataclass
 
 from ..errors import EvalkitError
 from .identity import InputError, clean_name, name_key
-from ..store import NameAmbiguous, NameTaken, insert_rater, rater_by_key, replace_secret, revoke_rater
+from ..store import (NameAmbiguous, NameTaken, hub_revoked, insert_rater, lift_hub_revoke, rater_by_key, replace_secret,
+                     revoke_hub, revoke_rater)
 
 ROLES = ("rater", "organiser")
 
@@ -183,6 +185,52 @@ def revoke(db, name: str) -> tuple[Identity, str | None]:
     return Identity(holder["name"], holder["role"], holder["source"]), holder["revoked_at"]
 
 
+HUB_REVOKED = ("your Hugging Face account's access to this study was revoked by its organiser, so this session has "
+               "ended; nothing was stored")
+HUB_REVOKED_FIX = "if you think this is a mistake, ask the study's organiser"
+
+
+def _hub_name(db, name) -> str:
+    """A Hub username an organiser names (revoke, lift), as a Space's sign-in stores it (queue.clean_rater); refused
+    when an invited rater holds it (her code is what `evalkit raters revoke NAME` ends; a Hub account never signs in
+    under it: ui.auth.Doorman.space_identity)."""
+    from .queue import clean_rater
+
+    name = clean_rater(name if isinstance(name, str) else "")
+    if not name_key(name):
+        raise InputError(f"the Hugging Face username '{name}' has no letter or digit",
+                         "give the username as the Space shows it, e.g. `evalkit raters revoke --hub bea`")
+    holder = invited_holder(db, name)
+    if holder is not None and holder["source"] != "space":
+        raise EvalkitError(f"'{name}' is the name of a rater invited by personal code ('{holder['name']}'), not of a "
+                           "Hugging Face account rating on the Space",
+                           f"revoke her code with `evalkit raters revoke '{holder['name']}'`")
+    return name
+
+
+def hub_access(db, name: str, by: str, lift: bool = False) -> tuple[str, dict | None, bool]:
+    """An organiser (`by`: her name) revokes the Hub account `name` (its open sessions end at their next step, its
+    sign-in is refused) or, with `lift`, lifts its standing revoke. (the name as stored, the revoke: the standing one,
+    or the one lifted, None when there was none to lift; whether this call changed anything)."""
+    name = _hub_name(db, name)
+    if lift:
+        row = lift_hub_revoke(db, name, by)
+        return name, row, row is not None
+    row, made = revoke_hub(db, name, by)
+    return name, row, made
+
+
+def revoke_named(db, name: str, hub_by: str | None = None, lift: bool = False) -> tuple:
+    """What `evalkit raters revoke` does: a code's revoke (revoke's answer) or, with `hub_by` (who revokes), a Hub
+    account's revoke or its lift (hub_access's answer)."""
+    if hub_by is None:
+        if lift:
+            raise EvalkitError("--lift is for a Hugging Face username's revoke (--hub)",
+                               f"lift a code's revoke with `evalkit raters reissue '{name}' --restore`")
+        return revoke(db, name)
+    return hub_access(db, name, hub_by, lift)
+
+
 def listing(db) -> list[dict]:
     """Every identity with its role, source, dates and rating counts (never a secret), and `looks_like`: the other
     names that share its look-alike key (an older key let them in; each keeps her own code and ratings)."""
@@ -256,11 +304,14 @@ def code_owner_key(code: str) -> str | None:
     return f"rater:{parsed[0]}" if parsed else None
 
 
-def check_current(db, rater_id: int | None, credential: str) -> None:
+def check_current(db, rater_id: int | None, credential: str, hub: str | None = None) -> None:
     """Refuse an identity whose code was revoked or re-issued since it signed in with `credential` (that code's
     hash): every event of a session asks this, so a revoke ends the sessions already open at their next event.
-    (A Hugging Face identity has no code: rater_id None.)"""
+    A Hugging Face identity has no code (rater_id None): `hub`, its username, is refused once an organiser revoked
+    it (hub_access)."""
     if rater_id is None:
+        if hub and hub_revoked(db, hub) is not None:
+            raise SignInError(HUB_REVOKED, HUB_REVOKED_FIX)
         return
     row = db.execute("SELECT secret_hash, revoked_at FROM raters WHERE id = ?", [rater_id]).fetchone()
     if row is None or row[1]:

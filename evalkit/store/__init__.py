@@ -11,7 +11,7 @@ evalkit.rating.queue, the aggregate's arrays in evalkit.aggregate).
     pool        study pairs, reference outputs, gold pairs, the merge of accelerate shards
     studies     studies (one frozen gate each), the pools they hold, their decisions frozen at completion
     ratings     assignments, ratings, corrections and skips
-    raters      identities and their codes
+    raters      identities and their codes; organisers' revokes of Hub raters
     limits      failed sign-ins and Live runs per client, kept across restarts
 """
 
@@ -19,8 +19,8 @@ from .database import migrate, move_database, now, open_db, open_reader, restore
 from .migrations import MIGRATIONS
 from .pool import draw_queue_order, insert_gold_pairs, set_queue_seed, insert_pairs, insert_shard_items, new_pair_id, reference_hash, store_references
 from .limits import add_failure, count_event, failure_count
-from .raters import (NameAmbiguous, NameTaken, insert_rater, look_alikes, rater_by_key, replace_secret, revoke_rater,
-                     signups_since)
+from .raters import (NameAmbiguous, NameTaken, hub_revoked, insert_rater, lift_hub_revoke, look_alikes, rater_by_key,
+                     replace_secret, revoke_hub, revoke_rater, signups_since)
 from .ratings import (
     SHARE_COUNTS, HoldDisplaced, PairFull, ShareReached, StudyDecided, claim_pair, insert_rating, insert_refusal, insert_results_seen, recheck_hold, renew_hold,
 )
@@ -38,6 +38,6 @@ __all__ = [
     "insert_prescreen", "insert_rater", "insert_rating", "insert_refusal", "insert_results_seen", "renew_hold", "insert_rows", "insert_shard_items",
     "insert_together", "insert_tune_trials", "json_hash",
     "migrate", "new_pair_id", "now", "open_db", "open_reader", "rater_by_key", "reference_hash",
-    "move_database", "replace_secret", "restore_file", "revoke_rater", "snapshot", "store_references",
+    "move_database", "replace_secret", "restore_file", "revoke_rater", "hub_revoked", "lift_hub_revoke", "revoke_hub", "snapshot", "store_references",
     "write_transaction",
 ]

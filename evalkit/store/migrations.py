@@ -743,6 +743,22 @@ def _m036_database_identity(db) -> None:
                   BEGIN SELECT RAISE(ABORT, 'a database keeps the identity it was made with'); END""")
 
 
+def _m037_hub_revokes(db) -> None:
+    # A Hub rater (a Space's sign-in) has no raters row, so nothing revoked her short of editing the Space's config and
+    # restarting it. An organiser's revoke of a Hub username is a row (who, when), lifted by filling in lifted_*; a
+    # name has at most one standing revoke (Hub usernames differ by more than case: compared without it).
+    db.execute("CREATE TABLE hub_revokes (id INTEGER PRIMARY KEY, name TEXT NOT NULL, revoked_by TEXT NOT NULL, "
+               "revoked_at TEXT NOT NULL, lifted_by TEXT, lifted_at TEXT)")
+    db.execute("CREATE UNIQUE INDEX hub_revokes_standing ON hub_revokes(name COLLATE NOCASE) WHERE lifted_at IS NULL")
+    db.execute(
+        """CREATE TRIGGER hub_revokes_kept BEFORE UPDATE ON hub_revokes
+           WHEN OLD.lifted_at IS NOT NULL OR NEW.name IS NOT OLD.name OR NEW.revoked_by IS NOT OLD.revoked_by
+                OR NEW.revoked_at IS NOT OLD.revoked_at
+           BEGIN SELECT RAISE(ABORT, 'a Hub revoke is kept as it was made; only its lift is written, once'); END""")
+    db.execute("CREATE TRIGGER hub_revokes_no_delete BEFORE DELETE ON hub_revokes "
+               "BEGIN SELECT RAISE(ABORT, 'a Hub revoke is kept as it was made'); END")
+
+
 MIGRATIONS = [
     ("001_initial", _m001_initial),
     ("002_ratings", _m002_ratings),
@@ -780,4 +796,5 @@ MIGRATIONS = [
     ("034_client_limits", _m034_client_limits),
     ("035_study_prescreen_rules", _m035_study_prescreen_rules),
     ("036_database_identity", _m036_database_identity),
+    ("037_hub_revokes", _m037_hub_revokes),
 ]

@@ -129,6 +129,32 @@ def revoke_rater(db, name: str, name_key: str, key_of: KeyMaker | None = None) -
     return holder
 
 
+def hub_revoked(db, name: str) -> dict | None:
+    """The standing revoke of the Hub username `name` (compared without case, as the Hub's usernames are), or None."""
+    return next(db.query("SELECT * FROM hub_revokes WHERE name = ? COLLATE NOCASE AND lifted_at IS NULL", [name]), None)
+
+
+def revoke_hub(db, name: str, by: str) -> tuple[dict, bool]:
+    """An organiser (`by`) revokes the Hub username `name`: (the standing revoke, whether this call made it; a
+    standing one is kept as it was)."""
+    with write_transaction(db):
+        held = hub_revoked(db, name)
+        if held is not None:
+            return held, False
+        db.conn.execute("INSERT INTO hub_revokes (name, revoked_by, revoked_at) VALUES (?, ?, ?)", [name, by, now()])
+        return hub_revoked(db, name), True
+
+
+def lift_hub_revoke(db, name: str, by: str) -> dict | None:
+    """An organiser (`by`) lifts the standing revoke of the Hub username `name`: the revoke as it stood, or None when
+    there was none (nothing written)."""
+    with write_transaction(db):
+        held = hub_revoked(db, name)
+        if held is not None:
+            db.conn.execute("UPDATE hub_revokes SET lifted_by = ?, lifted_at = ? WHERE id = ?", [by, now(), held["id"]])
+    return held
+
+
 def stored_export_salt(db) -> str | None:
     """The salt the export pseudonymises this database's raters with (publish.scrub.export_salt), or None before its
     first export."""

@@ -308,5 +308,7 @@ class Doorman:
                 f"('{holder['name']}'), so it cannot rate here under it",
                 "ask the study's organiser; a rater invited by code signs in with that code on a local app, not on "
                 "the Space")
+        with connect(self.db_path) as db:  # an organiser revoked this account (ui.results): no sign-in either
+            raters.check_current(db, None, "", name)
         role = "organiser" if name in self.app.organisers else "rater"
         return Identity(name, role, "space")

@@ -713,7 +713,7 @@ class RateHandlers:
         _not_signed_out(signin)
         s = replace(Session(lang=s.lang, labels=s.labels), rater=identity.name, organiser=identity.organiser,
                     rater_id=identity.rater_id, credential=identity.credential, expires_at=expires_at,
-                    hub_token=hub_token, code=code, signin=signin,
+                    hub_token=hub_token, code=code, signin=signin, hub=identity.source == "space",
                     signed_on=(page, arrived) if page and arrived is not None else None,
                     client=self.doorman.signed_in_from(client, identity))
         with connect(self.db_path) as db:

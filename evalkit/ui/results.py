@@ -421,6 +421,16 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
                 tables[name] = gr.Dataframe(label=title, interactive=False)
     refresh = gr.Button("Refresh · 刷新")
     outputs = [counts_md, verdict_md, study_choice, full, *plots.values(), *tables.values()]
+    hub_box = None
+    if space:  # a Hub rater has no code to revoke: her organiser revokes her username here (organisers only)
+        with gr.Accordion(word("hub_access", "zh"), open=False, visible=False, elem_id="results-hub-access") as hub_box:
+            hub_help = gr.Markdown()
+            hub_name = gr.Textbox(label=word("hub_username", "zh"), max_length=200)
+            with gr.Row():
+                hub_revoke = gr.Button(word("hub_revoke_btn", "zh"), variant="stop")
+                hub_lift = gr.Button(word("hub_lift_btn", "zh"))
+            hub_said = gr.Markdown(elem_id="results-hub-said")
+        outputs += [hub_box, hub_help]
     from ..aggregate.cache import AggregateCache
 
     cache = AggregateCache()  # one per app: raters opening the tab share one computation per data version
@@ -436,6 +446,9 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
             # gold pairs apart, as `evalkit aggregate` counts them, for those who see the aggregates (whose tables
             # count study pairs only already)
             out = {counts_md: counts_markdown(counts(db, rpp), lang, gold_apart=allowed)}
+            if hub_box is not None:  # an organiser's only (by credential)
+                out[hub_box] = gr.update(visible=allowed and s.organiser)
+                out[hub_help] = word("hub_access_help", lang) if allowed and s.organiser else ""
             if not allowed:  # hidden, and cleared (a tab signed out of keeps nothing from before)
                 return out | {verdict_md: closed_words(why, lang), full: gr.update(visible=False),
                               study_choice: gr.update(visible=False, choices=[], value=None)} | {
@@ -512,6 +525,47 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
             return show_study(Session(lang=s.lang if s is not None else "zh"), None)
 
         signout.click(signed_out, [session], outputs, api_visibility="private", show_progress="hidden")
+    if hub_box is not None:
+        def hub_access(s: Session, username: str, lift: bool) -> dict:
+            """An organiser revokes (or lifts the revoke of) a Hub rater's access: stored with her name and the time."""
+            from ..rating import roster
+            from ..rating.queue import clean_rater
+
+            lang = s.lang if s is not None else "en"
+            with connect(db_path) as db:
+                require_rater(db, s, cfg.app)  # her own sign-in still hers
+                if not (s.organiser and s.hub):  # by credential: app.organisers at her Hub sign-in, never a typed name
+                    raise EvalkitError("only the study's organisers can revoke or lift a Hugging Face rater's access",
+                                       "sign in with a Hugging Face account listed in app.organisers; nothing was "
+                                       "changed")
+                if not (isinstance(username, str) and username.strip()):
+                    raise EvalkitError("no Hugging Face username was given", "type the username as the Space shows "
+                                       "it, then press the button again; nothing was changed")
+                name = clean_rater(username)
+                if name.lower() in {o.lower() for o in cfg.app.organisers}:
+                    raise EvalkitError(f"'{name}' is one of app.organisers: its rights come from the Space's config, "
+                                       "not from a revoke here", "take it off app.organisers in the Space's config and "
+                                       "restart the Space; nothing was changed")
+                name, row, changed = roster.hub_access(db, name, s.rater, lift=lift)
+            if lift:
+                said = (word("hub_lifted", lang, name=inert(name), by=inert(row["revoked_by"]),
+                             at=_utc(row["revoked_at"])) if changed else word("hub_not_revoked", lang, name=inert(name)))
+            else:
+                said = (word("hub_revoked", lang, name=inert(name)) if changed else
+                        word("hub_revoked_before", lang, name=inert(name), by=inert(row["revoked_by"]),
+                             at=_utc(row["revoked_at"])))
+            return {hub_said: said}
+
+        @friendly
+        def revoke_hub(s: Session, username: str) -> dict:
+            return hub_access(s, username, lift=False)
+
+        @friendly
+        def lift_hub(s: Session, username: str) -> dict:
+            return hub_access(s, username, lift=True)
+
+        hub_revoke.click(revoke_hub, [session, hub_name], [hub_said], api_name="hub_revoke")
+        hub_lift.click(lift_hub, [session, hub_name], [hub_said], api_name="hub_lift")
     refresh.click(show, [session], outputs, api_name="results")
     tab.select(show, [session], outputs, api_visibility="undocumented")
     # show_study checks the name (Gradio's own check of the choices answered in English only, listing them)

@@ -38,6 +38,7 @@ class Session:
     # a name made by open sign-up: the client (auth.client_key) it signed in from, whose sign-up names' pairs on
     # screen are bounded together (app.pairs_held_per_client; RateHandlers.client_full); "" for the invited and on a Space
     client: str = ""
+    hub: bool = False  # a Hugging Face sign-in: an organiser's revoke of its username ends it (roster.hub_access)
 
     def with_pair(self, pair_id: str | None) -> "Session":
         return replace(self, pair_id=pair_id, rating_id=None, correcting=False, token=secrets.token_hex(12),
@@ -55,10 +56,11 @@ class Session:
         return replace(self, correcting=True, token=secrets.token_hex(12))
 
     @property
-    def signed_in(self) -> tuple[int | None, str]:
-        """(rater id, code hash) this session signed in with: the library checks them again under the lock of each
-        write of hers (rating.queue.code_check), so a revoke since the session's own check stores nothing."""
-        return self.rater_id, self.credential
+    def signed_in(self) -> tuple[int | None, str, str | None]:
+        """(rater id, code hash, Hub username) this session signed in with: the library checks them again under the
+        lock of each write of hers (rating.queue.code_check), so a revoke since the session's own check stores
+        nothing."""
+        return self.rater_id, self.credential, self.rater if self.hub else None
 
     @property
     def locked(self) -> bool:
@@ -312,7 +314,7 @@ def end_sign_in(s: "Session | None", page: str | None = None, arrived: float | N
 
 def require_rater(db, s: "Session | None", app) -> str:
     """The signed-in rater of this session, with their code still theirs (evalkit.rating.roster.check_current: a revoke or
-    re-issue ends the session at its next event), or on a Space their Hub sign-in still valid, still the one this
+    re-issue ends the session at its next event), or on a Space their Hub sign-in still valid and not revoked, still the one this
     browser holds and, where an organisation lets them in, still theirs (`app` is the AppConfig; evalkit.ui.hubcheck);
     RatingError when not."""
     from ..rating.roster import check_current
@@ -345,5 +347,5 @@ def require_rater(db, s: "Session | None", app) -> str:
 
         same_sign_in(s.hub_token)  # signed out, or in as someone else, in another tab of this browser
         recheck(app, s.rater, s.hub_token)
-    check_current(db, s.rater_id, s.credential)
+    check_current(db, *s.signed_in)
     return s.rater

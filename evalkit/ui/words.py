@@ -189,11 +189,34 @@ WORDS: dict[str, dict[str, str]] = {
     # the remedy where the app runs: a Hub rater on a Space has no code to revoke (`raters revoke` names no one)
     "long_hold_revoke": {"zh": "`evalkit raters revoke 名字`（其占用的评分对随即回到队列）。",
                          "en": "`evalkit raters revoke NAME` (what they hold goes back to the queue)."},
-    "long_hold_revoke_space": {"zh": "把此人从 app.allowed_raters 中去掉（若是凭组织进入的，则把其移出 app.allowed_orgs 所列的组织），"
-                                     "Space 以新配置重启后此人无法再登录，其占用的评分对在 {minutes} 分钟内回到队列。",
-                               "en": "take them off app.allowed_raters (or, let in by an organisation, out of the one "
-                                     "app.allowed_orgs lists); once the Space restarts with it they cannot sign in "
-                                     "again, and what they hold goes back to the queue within {minutes} minutes."},
+    "long_hold_revoke_space": {"zh": "在下方“Hub 评分者的权限”中填入其 Hugging Face 用户名，按**撤销权限**（此人下一步操作即被拒绝，"
+                                     "其占用的评分对随即回到队列）。",
+                               "en": "enter their Hugging Face username under \"Hub raters' access\" below and press "
+                                     "**Revoke access** (their next step is refused, and what they hold goes back to "
+                                     "the queue)."},
+    # the organiser's revoke of a Hub rater on a Space (Results tab; evalkit.rating.roster.hub_access)
+    "hub_access": {"zh": "Hub 评分者的权限 · Hub raters' access", "en": "Hub raters' access · Hub 评分者的权限"},
+    "hub_access_help": {"zh": "撤销某个 Hugging Face 账号在本研究中的评分权限：此人之后的每一步（取评分对、提交、更正、现场演示、结果）"
+                              "都会被拒绝，不保存任何内容，其占用的评分对回到队列。撤销记录存于研究数据库（谁、何时），"
+                              "可随时解除。",
+                        "en": "Revoke a Hugging Face account's access to this study: every later step of theirs "
+                              "(a pair, Submit, a correction, the Live demo, Results) is refused and stores nothing, "
+                              "and what they hold goes back to the queue. Each revoke is kept in the study's database "
+                              "(who, when); lift it at any time."},
+    "hub_username": {"zh": "Hugging Face 账号 · Hugging Face account", "en": "Hugging Face account · Hugging Face 账号"},
+    "hub_revoke_btn": {"zh": "撤销权限 · Revoke access", "en": "Revoke access · 撤销权限"},
+    "hub_lift_btn": {"zh": "解除撤销 · Lift the revoke", "en": "Lift the revoke · 解除撤销"},
+    "hub_revoked": {"zh": "已撤销 Hugging Face 账号 **{name}** 的权限：此人下一步操作即被拒绝，其占用的评分对回到队列。",
+                    "en": "Revoked the access of Hugging Face account **{name}**: their next step is refused, and what "
+                          "they hold goes back to the queue."},
+    "hub_revoked_before": {"zh": "Hugging Face 账号 **{name}** 已于 {at} 被 {by} 撤销权限；没有改动。",
+                           "en": "Hugging Face account **{name}** was revoked already, by {by} at {at}; nothing "
+                                 "changed."},
+    "hub_lifted": {"zh": "已解除对 Hugging Face 账号 **{name}** 的撤销（{by} 于 {at} 撤销）：此人可以重新登录评分。",
+                   "en": "Lifted the revoke of Hugging Face account **{name}** (revoked by {by} at {at}): they can "
+                         "sign in and rate again."},
+    "hub_not_revoked": {"zh": "Hugging Face 账号 **{name}** 没有被撤销；没有改动。",
+                        "en": "Hugging Face account **{name}** is not revoked; nothing changed."},
     "held_by_others": {"zh": "**还有 {left} 对正由其他评分者评分。** 如果他们跳过，或 {minutes} 分钟内没有评完，这些对会回到你这里："
                              "请过几分钟再按**再看看**。如果他们评完了，你的任务就完成了。",
                        "en": "**{left} pair(s) are being rated by other raters right now.** If one is skipped, or not "
@@ -426,6 +449,19 @@ ERRORS_ZH: list[tuple[re.Pattern, str, str]] = [(re.compile(p), w, f) for p, w, 
      "请刷新页面，再用 Hugging Face 登录"),
     (r"^you are no longer in an organisation allowed to rate", "你已不在允许评分的组织中，本次会话已结束；没有保存任何内容",
      "请研究负责人把你的组织或用户名加入名单，然后刷新页面"),
+    (r"^your Hugging Face account's access to this study was revoked", "你的 Hugging Face 账号在本研究中的评分权限已被组织者"
+     "撤销，本次会话已结束；没有保存任何内容", "如果你认为这是误会，请联系研究组织者"),
+    (r"^only the study's organisers can revoke or lift a Hugging Face rater's access$",
+     "只有本研究的组织者才能撤销或恢复 Hugging Face 评分者的权限", "请用 app.organisers 中列出的账号登录；没有改动任何内容"),
+    (r"^'(.*)' is one of app.organisers", "“{0}”列在 app.organisers 中，其权限来自 Space 的配置，不能在这里撤销",
+     "请在 Space 的配置中把它从 app.organisers 中去掉，然后重启 Space"),
+    (r"^--lift is for a Hugging Face username's revoke \(--hub\)$", "--lift 只用于撤销 Hugging Face 用户名（--hub）",
+     "撤销个人代码后要恢复，请用 `evalkit raters reissue 名字 --restore`"),
+    (r"^no Hugging Face username was given$", "没有填写 Hugging Face 用户名", "请按 Space 上显示的样子填写用户名，再按一次按钮；没有改动任何内容"),
+    (r"^the Hugging Face username '(.*)' has no letter or digit$", "Hugging Face 用户名“{0}”不含字母或数字",
+     "请按 Space 上显示的样子填写用户名"),
+    (r"^'(.*)' is the name of a rater invited by personal code", "“{0}”是凭个人代码受邀的评分者的名字，不是 Space 上的 "
+     "Hugging Face 账号", "请用 `evalkit raters revoke 名字` 撤销此人的代码"),
     (r"^that code is not valid$", "这个代码无效", "请核对组织者发给你的代码或链接"),
     (r"^that code was revoked$", "这个代码已被撤销", "请向研究组织者要一个新代码"),
     (r"^your personal code was revoked", "你的个人代码已被撤销，本次会话已结束；没有保存任何内容", "请向研究组织者要一个新代码，然后重新登录"),
