@@ -533,7 +533,8 @@ def test_a_hold_renewed_by_the_page_keeps_the_pair_while_the_rater_works_on_it(d
 def test_a_held_pair_served_again_takes_the_write_lock_only_to_check_a_code(db, monkeypatch):
     """A pair a rater holds is served again past her code's check under the write lock (a revoke committing meanwhile
     serves nothing: tests/test_security.py::test_a_revoke_that_commits_as_a_held_pair_is_served_again_serves_nothing).
-    A Hugging Face identity has no code (rater id None): its resume checks nothing, and takes no lock for it."""
+    A session with nothing to check (no code, no Hub username) takes no lock for it; a Hugging Face identity's username
+    is checked against the organiser's revokes of Hub raters under the lock as a code is (migration 037_hub_revokes)."""
     import evalkit.store.ratings as store_ratings
     from evalkit.rating import roster
 
@@ -550,3 +551,6 @@ def test_a_held_pair_served_again_takes_the_write_lock_only_to_check_a_code(db, 
     held = next_pair(db, "ann", 2, signed_in=signed_in)
     del taken[:]
     assert next_pair(db, "ann", 2, signed_in=signed_in).pair_id == held.pair_id and taken == [1]
+    hub = next_pair(db, "hubber", 2, signed_in=(None, "", "hubber"))
+    del taken[:]
+    assert next_pair(db, "hubber", 2, signed_in=(None, "", "hubber")).pair_id == hub.pair_id and taken == [1]
