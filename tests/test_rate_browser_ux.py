@@ -709,6 +709,57 @@ def test_a_submission_the_server_stopped_under_says_so_and_a_reload_after_its_re
             app.close()
 
 
+@pytest.mark.parametrize(("crash", "lang"), [("after", "zh"), ("before", "en")])
+def test_a_submit_whose_handler_crashes_keeps_submit_locked_and_a_reload_says_whether_it_was_stored(
+        cfg, pool_db, monkeypatch, crash, lang):
+    """A Submit whose handler fails past evalkit's own error handling (an exception Gradio reports only as "An error
+    occurred"), after the rating is written or before: the page cannot tell which. She reads, in her language, on the
+    status line that the server did not answer, that whether her rating was stored is not known and that a reload
+    tells (Gradio draws no popup for it); Submit stays locked (pressed again, it could store a second rating or meet the
+    same failure). Her reload, the handler mended, says truthfully what became of it: stored, or not stored with her
+    answers back to submit again."""
+    from apphelpers import rows
+
+    from evalkit.ui.rate import TOAST_ERROR, RateHandlers
+
+    handled = RateHandlers.submit
+    broken = [True]
+
+    def failing(self, s, *values, page=None):
+        if not broken[0]:
+            return handled(self, s, *values, page=page)
+        if crash == "after":
+            handled(self, s, *values, page=page)
+        raise RuntimeError("the test's failure, past the handler's own error handling")
+
+    monkeypatch.setattr(RateHandlers, "submit", failing)
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        first = shown_texts(page)
+        if lang == "en":
+            choose_language(page, "en")
+            expect(page.locator("#submit")).to_have_text(word("submit", "en"))
+        answer_all(page)
+        page.click("#submit")
+        expect(page.locator("#rate-status")).to_contain_text(word("no_answer_sent", lang))
+        for popup in page.locator(TOAST_ERROR).all():  # Gradio draws none for a failure with no message; if it does,
+            expect(popup).to_contain_text(word("gradio_no_answer", lang))  # in her words, not its English
+        expect(page.locator("#submit")).to_be_disabled()
+        kept = page.evaluate("() => localStorage.getItem('evalkit-draft') || ''")
+        assert '"sent":true' in kept, f"the answers are still marked as on their way: {kept}"
+        assert len(rows(pool_db, "SELECT id FROM ratings WHERE rater = 'ann'")) == (crash == "after")
+        broken[0] = False
+        page.reload()
+        if crash == "after":
+            expect(page.locator("#rate-status")).to_contain_text(word("draft_stored", lang))
+            assert shown_texts(page) != first
+        else:
+            assert shown_texts(page) == first
+            expect(page.locator("#rate-status")).to_contain_text(word("draft_sent_back", lang))
+            expect(page.locator(".question input:checked")).to_have_count(9)
+            expect(page.locator("#submit")).to_be_enabled()
+
+
 def test_a_popup_left_from_an_earlier_refusal_is_never_said_as_why_the_server_did_not_answer(tiny_models, tmp_path,
                                                                                            pool_db, monkeypatch):
     """Rater audit (2026-12-06), known limit: a refusal's popup still on screen (Gradio keeps one about 10 s) when the
