@@ -842,6 +842,35 @@ def test_gradio_s_busy_refusal_is_said_in_the_rater_s_language_and_leaves_her_an
         expect(page.locator("#r-preference input[value='A']")).to_be_checked()
 
 
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_sign_out_or_page_load_refused_as_busy_says_so_on_the_status_line(cfg, pool_db, lang):
+    """While the server shuts down (its queue closed, its pages still served) Gradio refuses every event as busy. A
+    Sign out, and a reload's page load, so refused showed only the popup, which goes after a few seconds: the status
+    line said nothing (after Sign out, still her welcome, as if nothing had been pressed). It now says, in her
+    language, that the app is busy or restarting and to press again (on the reload too, before the language kept in
+    this browser is put back on the switch)."""
+    from evalkit.ui import build_app
+    from evalkit.ui.server import serving
+
+    busy = word("gradio_busy", lang)
+    app = build_app(cfg, pool_db)
+    with serving(app) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        shown_texts(page)
+        if lang == "en":
+            choose_language(page, "en")
+            expect(page.locator("#submit")).to_have_text(word("submit", "en"))
+        status = page.locator("#rate-status")
+        expect(status).not_to_contain_text(busy)
+        app._queue.close()  # shutting down: Gradio refuses each new event as busy
+        page.click("#signout")
+        expect(status).to_contain_text(busy)
+        page.reload()
+        expect(page.locator("#signin-button")).to_be_visible()
+        expect(status).to_contain_text(busy)
+        assert "currently busy" not in page.locator("body").inner_text()
+
+
 def test_the_line_that_the_server_did_not_answer_follows_a_language_switch(cfg, pool_db, monkeypatch):
     """Rater audit (2026-12-06), known limit: every status line follows a language switch but the page's own line
     that the server did not answer, which stayed in the language it was said in. The page now says it again in the

@@ -361,8 +361,12 @@ def _say_refusal(no_answer: str) -> str:
     fixed = json.dumps({said: key for gradio, key in GRADIO_MESSAGES.items()
                         for said in (gradio, word(key, "zh"), word(key, "en"))}, ensure_ascii=False)
     said = json.dumps({key: WORDS[key] for key in GRADIO_MESSAGES.values()}, ensure_ascii=False)
+    # her language: the one kept in this browser first (a reload's switch shows Chinese until it is put back, and a
+    # refused page load never puts it back), else the switch's
     return ("async () => { window.evalkitRefused = false;"
-            " const en = () => (document.querySelector('#lang input:checked') || {}).value === 'en';"
+            f" const kept = () => {{ try {{ return localStorage.getItem('{_LANG_KEY}'); }} catch (e) {{ return null; }} }};"
+            " const en = () => kept() === 'en' || (kept() !== 'zh'"
+            " && (document.querySelector('#lang input:checked') || {}).value === 'en');"
             f" const fixed = {fixed}, said = {said}; for (let i = 0; i < 40; i++) {{"
             f" const all = document.querySelectorAll('{TOAST_ERROR} {TOAST_TEXT}:not([{_EARLIER}])');"
             " const last = all.length ? all[all.length - 1].innerText.trim() : '';"
@@ -1232,6 +1236,8 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     # every page load first waits for the submission the answers kept were on their way with, while it is queued
     loaded = demo.load(None, None, ui.submission, js=_KEPT_SUBMISSION).then(
         gradio_hints(h.await_submission), [ui.submission], None, api_visibility="private", show_progress="hidden")
+    # refused (Gradio's busy queue while the server shuts down), the status line says so, not the popup alone
+    refusal_said(loaded, clears=False)
     if space:  # the OAuth round trip reloads the page: sign in from the profile on every load
         restore(refusal_said(loaded.then(gradio_hints(h.sign_in_space), [ui.session], out, api_name="sign_in",
                                          show_progress_on=ui.status))).then(None, None, None, js=_STORED_LANG)
@@ -1251,11 +1257,12 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
         refusal_said(ui.code_btn.click(gradio_hints(h.show_code), [ui.session], [ui.session, ui.status],
                                        api_name="my_code", show_progress_on=ui.status))
         ui.signout_btn.click(None, None, None, js=_SIGNING_OUT)  # before the sign-out's own step: whose it is
-        ui.signout_btn.click(gradio_hints(h.sign_out), [ui.session], [ui.session, ui.browser_code, ui.signin_box, ui.signout_btn,
-                                                        ui.code_btn, ui.pair_box, ui.who, ui.done_md, ui.again_btn,
-                                                        ui.status, ui.draft_owner,
-                                                        *(signin[box] for box in SIGN_IN_BOXES)],
-                            api_name="sign_out", show_progress_on=ui.status).then(None, None, None, js=_FORGET_CODE)
+        # refused, the status line says why (it went on showing her welcome, as if nothing had been pressed)
+        refusal_said(ui.signout_btn.click(
+            gradio_hints(h.sign_out), [ui.session], [ui.session, ui.browser_code, ui.signin_box, ui.signout_btn,
+                                                     ui.code_btn, ui.pair_box, ui.who, ui.done_md, ui.again_btn,
+                                                     ui.status, ui.draft_owner, *(signin[box] for box in SIGN_IN_BOXES)],
+            api_name="sign_out", show_progress_on=ui.status)).then(None, None, None, js=_FORGET_CODE)
     # The handlers return finished text (Markdown without indentation) and None: Gradio's postprocess would only
     # spend a thread hop on each output. Submit's values reach the library as sent, and it checks every one
     # (evalkit.rating.queue._validate): the per-input preprocess goes too.
