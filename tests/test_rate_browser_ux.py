@@ -906,6 +906,43 @@ def test_the_line_that_the_server_did_not_answer_follows_a_language_switch(cfg, 
         app.close()
 
 
+def test_the_line_that_the_server_did_not_answer_follows_every_language_switch_while_it_is_down(cfg, pool_db,
+                                                                                                  monkeypatch):
+    """Rater audit (2026-12-07), known limit: with the server down, only the first of two language switches said the
+    page's line that the server did not answer again in the language chosen; the second left it in the first's
+    (Gradio runs nothing for a switch while the first's server step is pending). The page's script says it again on
+    every switch, without the server. The stop is timed by held_writes, as in
+    test_the_line_that_the_server_did_not_answer_follows_a_language_switch."""
+    from apphelpers import held_writes
+
+    from evalkit.ui import build_app, launch
+    from evalkit.ui.server import free_port
+
+    entered, released = held_writes(monkeypatch)
+    port = free_port()
+    app = build_app(cfg, pool_db)
+    launch(app, prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True)
+    try:
+        with chromium_page() as page:
+            sign_in(page, f"http://127.0.0.1:{port}/", "ann")
+            shown_texts(page)
+            answer_all(page)
+            page.click("#submit")
+            assert entered.wait(60), "the set-up: the rating is being written"
+            app._queue.close()  # the server stops under it, its queue first
+            released.set()
+            status = page.locator("#rate-status")
+            expect(status).to_contain_text(word("no_answer_sent", "zh"))
+            app.close()  # and is gone
+            for lang in ("en", "zh", "en"):
+                choose_language(page, lang)
+                expect(status).to_contain_text(word("no_answer_sent", lang))
+            expect(page.locator("#submit")).to_be_disabled()
+    finally:
+        released.set()
+        app.close()
+
+
 def test_a_reload_after_a_rating_that_never_reached_the_server_says_so_with_its_answers_back(cfg, pool_db):
     """Rater audit, round 2: Submit pressed, the request lost on the way (a phone's network), and a reload: the pair
     came back with her answers and no word, so she could take the rating for stored. The page now says it did not

@@ -20,7 +20,7 @@ every few minutes, a press of the hidden #alive, so that her hold on the pair co
 
 import json
 
-from .words import GRADIO_MESSAGES, WORDS
+from .words import GRADIO_MESSAGES, NO_ANSWER_LINES, WORDS
 
 SCRIPT = """
 <script>
@@ -151,6 +151,7 @@ SCRIPT = """
   const GRADIO_CLOSE = %s;
   const CONNECTION_LOST = %s;
   const GRADIO_MESSAGES = %s;
+  const NO_ANSWER = %s;
   const shown = (el) => !!el && el.offsetParent !== null;
   const lang = () => { const c = document.querySelector("#lang input:checked"); return c && c.value === "en" ? "en" : "zh"; };
   let pair = "", nextWasShown = false, submitWasShown = false, doneWasShown = false, focusDue = false, waited = 0;
@@ -282,6 +283,20 @@ SCRIPT = """
         if (b.getAttribute("aria-label") !== said) { b.setAttribute("aria-label", said); b.setAttribute("title", said); }
       });
     })).observe(document.documentElement, {subtree: true, childList: true, characterData: true});
+  // The page's own lines that the server did not answer, or refused the step as busy (rate._say_refusal), are said
+  // again in the language chosen on every switch, here, without the server: rate._no_answer_again does it as a step
+  // of the switch's event, but with the server down Gradio ran it for the first switch only, the switch's server step
+  // still pending (rater audit 2026-12-07)
+  document.addEventListener("change", (e) => {
+    if (!e.target || !e.target.closest || !e.target.closest("#lang") || e.target.type !== "radio") return;
+    const to = e.target.value === "en" ? "en" : "zh";
+    const line = document.getElementById("rate-status");
+    const walk = line ? document.createTreeWalker(line, NodeFilter.SHOW_TEXT) : null;
+    for (let t = walk && walk.nextNode(); t; t = walk.nextNode()) {
+      const w = NO_ANSWER.find((w) => t.nodeValue.trim() === w.zh || t.nodeValue.trim() === w.en);
+      if (w && t.nodeValue.trim() !== w[to]) t.nodeValue = w[to];
+    }
+  }, true);
   // The single-key shortcuts can be switched off, and the choice is kept in this browser (WCAG 2.1 SC 2.1.4: a
   // speech-input user's dictated words would otherwise answer questions). Off, the keys' line is hidden too
   const KEYS_OFF = "evalkit-keys-off";
@@ -420,7 +435,8 @@ SCRIPT = """
        json.dumps(WORDS["loading"], ensure_ascii=False), json.dumps(WORDS["gradio_error"], ensure_ascii=False),
        json.dumps(WORDS["gradio_clear"], ensure_ascii=False), json.dumps(WORDS["gradio_close"], ensure_ascii=False),
        json.dumps(WORDS["gradio_connection_lost"], ensure_ascii=False),
-       json.dumps({gradio: WORDS[key] for gradio, key in GRADIO_MESSAGES.items()}, ensure_ascii=False)))
+       json.dumps({gradio: WORDS[key] for gradio, key in GRADIO_MESSAGES.items()}, ensure_ascii=False),
+       json.dumps([WORDS[key] for key in NO_ANSWER_LINES], ensure_ascii=False)))
 
 # The switch for the single-key shortcuts, beside the keys' line (evalkit.ui.form): the page script above names it in
 # the page's language and keeps its state in the browser; the server never sees it.

@@ -49,7 +49,7 @@ from .guidelines import guidelines
 from .prepare import panel
 from .reveal import render, render_list
 from .session import Session, end_sign_in, new_sign_in, require_rater, sign_in_ended, submissions, writing
-from .words import GRADIO_MESSAGES, WORDS, error_zh, word
+from .words import GRADIO_MESSAGES, NO_ANSWER_LINES, WORDS, error_zh, word
 
 log = logging.getLogger("evalkit.ui")
 
@@ -387,7 +387,7 @@ def _no_answer_again() -> str:
     from the server, but the server may well be down still and the switch get no answer: the line stayed in the old
     language (rater audit 2026-12-06)."""
     said = json.dumps([{lang: word(key, lang) for lang in ("zh", "en")}
-                       for key in ("no_answer_sent", "no_answer", "gradio_busy")], ensure_ascii=False)
+                       for key in NO_ANSWER_LINES], ensure_ascii=False)
     return (f"(lang, line) => {{ const t = String(line || '').trim(); const w = {said}"
             ".find((w) => t === w.zh || t === w.en);"
             " return w ? w[lang === 'en' ? 'en' : 'zh'] : {__type__: 'update'}; }")

@@ -407,6 +407,11 @@ GRADIO_MESSAGES = {
     "An error occurred": "gradio_no_answer",
 }
 
+# The page's own status lines for a step the server did not answer or refused as busy (rate._say_refusal):
+# the page says them again in the language chosen on a language switch by itself, the server being down
+# (rate._no_answer_again, keys.py)
+NO_ANSWER_LINES = ("no_answer_sent", "no_answer", "gradio_busy")
+
 
 def word(key: str, lang: str, **fmt) -> str:
     text = WORDS[key]["zh" if lang == "zh" else "en"]
