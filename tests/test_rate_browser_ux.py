@@ -760,6 +760,54 @@ def test_a_submit_whose_handler_crashes_keeps_submit_locked_and_a_reload_says_wh
             expect(page.locator("#submit")).to_be_enabled()
 
 
+@pytest.mark.parametrize(("crash", "lang"), [("after", "en"), ("before", "zh")])
+def test_a_submit_that_fails_on_the_server_unforeseen_is_never_said_as_refused(cfg, pool_db, monkeypatch, crash, lang):
+    """Rater audit (2026-12-07): a Submit whose write, or what comes after it, failed in a way nobody foresaw (a bug,
+    the disk) got the server's "something went wrong on the server; it was logged — reload the page and try again"
+    (alerts.friendly), which the page took for a refusal: it unlocked the form and forgot that the answers were on
+    their way, so after a failure past the write her reload said her answers "were not kept" though her rating was
+    stored, and Submit pressed again met "already rated". The status line now says, in her language, that something
+    went wrong on the server and that whether her rating was stored is not known until a reload, which says it;
+    Submit stays locked, and the reload tells truthfully: stored, or not stored with her answers back."""
+    from apphelpers import rows
+
+    import evalkit.ui.rate as rate
+
+    write, broken = rate.submit_rating, [True]
+
+    def failing(*args, **kwargs):
+        if not broken[0]:
+            return write(*args, **kwargs)
+        if crash == "after":
+            write(*args, **kwargs)
+        raise OSError("the test's failure: nobody foresaw it")
+
+    monkeypatch.setattr(rate, "submit_rating", failing)
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        first = shown_texts(page)
+        if lang == "en":
+            choose_language(page, "en")
+            expect(page.locator("#submit")).to_have_text(word("submit", "en"))
+        answer_all(page)
+        page.click("#submit")
+        expect(page.locator("#rate-status")).to_contain_text(word("crashed_sent", lang))
+        expect(page.locator("#submit")).to_be_disabled()
+        kept = page.evaluate("() => localStorage.getItem('evalkit-draft') || ''")
+        assert '"sent":true' in kept, f"the answers are still marked as on their way: {kept}"
+        assert len(rows(pool_db, "SELECT id FROM ratings WHERE rater = 'ann'")) == (crash == "after")
+        broken[0] = False
+        page.reload()
+        if crash == "after":
+            expect(page.locator("#rate-status")).to_contain_text(word("draft_stored", lang))
+            assert shown_texts(page) != first
+        else:
+            assert shown_texts(page) == first
+            expect(page.locator("#rate-status")).to_contain_text(word("draft_sent_back", lang))
+            expect(page.locator(".question input:checked")).to_have_count(9)
+            expect(page.locator("#submit")).to_be_enabled()
+
+
 def test_a_popup_left_from_an_earlier_refusal_is_never_said_as_why_the_server_did_not_answer(tiny_models, tmp_path,
                                                                                            pool_db, monkeypatch):
     """Rater audit (2026-12-06), known limit: a refusal's popup still on screen (Gradio keeps one about 10 s) when the

@@ -47,7 +47,8 @@ def message(e: EvalkitError, lang: str = "en") -> str:
     return html.escape(english if zh is None else f"{zh[0]}。{zh[1]}。（{english}）", quote=False)
 
 
-_UNEXPECTED = EvalkitError("something went wrong on the server; it was logged", "reload the page and try again")
+# what a rater reads when a handler fails unforeseen (rate._say_refusal reads its English in the popup)
+UNEXPECTED = EvalkitError("something went wrong on the server; it was logged", "reload the page and try again")
 
 
 def _translate(e: Exception, lang: str) -> gr.Error:
@@ -58,7 +59,7 @@ def _translate(e: Exception, lang: str) -> gr.Error:
     if isinstance(e, EvalkitError):
         return gr.Error(message(e, lang), print_exception=False)
     log.exception("unexpected error in an app event")
-    return gr.Error(message(_UNEXPECTED, lang).replace(" — fix: ", " — "), print_exception=False)
+    return gr.Error(message(UNEXPECTED, lang).replace(" — fix: ", " — "), print_exception=False)
 
 
 def _language(args) -> str:

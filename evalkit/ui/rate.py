@@ -39,7 +39,7 @@ from ..rating.queue import (
 from ..task.criteria import CRITERIA
 from ..task.prompts import Prompt
 from . import auth, hubcheck
-from .alerts import friendly, gradio_hints, inert, without_pair_id
+from .alerts import UNEXPECTED, friendly, gradio_hints, inert, without_pair_id
 from .db import connect
 from .form import (
     ANSWER_KEYS, CODE_KEY, FORM_KEYS, REQUIRED_KEYS, RateTab, labels_key, layout, prompt_markdown, relabel, update, words_update,
@@ -348,7 +348,7 @@ EARLIER_POPUPS = (f"<script>(() => {{ const mark = () => document.querySelectorA
                   " ['click', 'keydown'].forEach((type) => document.addEventListener(type, mark, true)); })();</script>")
 
 
-def _say_refusal(no_answer: str) -> str:
+def _say_refusal(no_answer: str, crashed: str | None = None) -> str:
     """The step after a failed event (browser-only): the refusal's reason from its toast, as above (one drawn since
     the rater's last press or key: EARLIER_POPUPS). A failure with no such toast is none of evalkit's refusals (each
     says why): the server stopped or restarted while the event ran (Gradio's "Server stopped unexpectedly", said only
@@ -356,8 +356,12 @@ def _say_refusal(no_answer: str) -> str:
     not answer and what a reload tells: the words `no_answer`, fitting the event (no_answer_sent after Submit).
     window.evalkitRefused tells _UNSENT which it was. Gradio's own fixed English words (words.GRADIO_MESSAGES, read
     as Gradio drew them or as keys.py rewrote them) are said in her language: its busy queue refused the event, so
-    the form is hers again; the others leave the outcome unknown, as no toast does."""
+    the form is hers again; the others leave the outcome unknown, as no toast does. So does the server's own word that
+    something went wrong on it (alerts.UNEXPECTED, in either language, which quotes its English) where `crashed` is
+    given (after Submit, whose failure may come after the write): said as the words `crashed`, not as a refusal."""
     words = {lang: json.dumps(word(no_answer, lang), ensure_ascii=False) for lang in ("zh", "en")}
+    failed = json.dumps(UNEXPECTED.what if crashed else None)
+    failed_said = json.dumps(WORDS[crashed] if crashed else None, ensure_ascii=False)
     fixed = json.dumps({said: key for gradio, key in GRADIO_MESSAGES.items()
                         for said in (gradio, word(key, "zh"), word(key, "en"))}, ensure_ascii=False)
     said = json.dumps({key: WORDS[key] for key in GRADIO_MESSAGES.values()}, ensure_ascii=False)
@@ -373,6 +377,7 @@ def _say_refusal(no_answer: str) -> str:
             f" if (last && {_PHONE}) document.querySelectorAll('{TOAST_ERROR} {TOAST_CLOSE}')"
             ".forEach((b) => b.click());"
             " if (fixed[last] === 'gradio_no_answer') break;"
+            f" if (last && {failed} && last.includes({failed})) return {failed_said}[en() ? 'en' : 'zh'];"
             " if (fixed[last]) { window.evalkitRefused = true; return said[fixed[last]][en() ? 'en' : 'zh']; }"
             " if (last) { window.evalkitRefused = true;"
             " return last.replace(/[&<>]/g, (c) => ({'&': '&amp;', '<': '&lt;', '>': '&gt;'})[c])"
@@ -1197,12 +1202,13 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     signin = ui.signin
     out = ui.signin_outputs
 
-    def refusal_said(event, no_answer: str = "no_answer", then_js: tuple | None = None, clears: bool = True):
+    def refusal_said(event, no_answer: str = "no_answer", then_js: tuple | None = None, clears: bool = True,
+                     crashed: str | None = None):
         """A refused `event` says why on the status line as well as in its toast (_say_refusal; with no reason, the
         words `no_answer`), then runs `then_js` ((outputs, js)) if given; one that goes through clears the toasts of
         earlier refusals (_CLEAR_REFUSALS) unless `clears` is false (a first step, whose next step may be refused
-        still). Returns `event`."""
-        said = event.failure(None, None, ui.status, js=_say_refusal(no_answer))
+        still); `crashed`: _say_refusal's. Returns `event`."""
+        said = event.failure(None, None, ui.status, js=_say_refusal(no_answer, crashed))
         if then_js is not None:
             said.then(None, None, then_js[0], js=then_js[1])
         if clears:
@@ -1283,7 +1289,8 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     # Refused at its first step (Gradio's busy queue, the server shutting down), the submission itself never runs:
     # that refusal is said the same way, or the form stayed locked at "Submitting…" with no word
     for step, last in ((sending, False), (sent, True)):
-        refusal_said(step, "no_answer_sent", then_js=([*ui.form, ui.submit_btn], _UNSENT), clears=last)
+        refusal_said(step, "no_answer_sent", then_js=([*ui.form, ui.submit_btn], _UNSENT), clears=last,
+                     crashed="crashed_sent")
     sending.failure(None, None, None, js=_SENT_ANSWERED)
     refusal_said(ui.correct_btn.click(gradio_hints(h.start_correction), [ui.session], ui.correct_outputs, api_name="correct",
                                       postprocess=False, **on)).success(None, None, ui.form, js=unlock)

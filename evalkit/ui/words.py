@@ -250,6 +250,10 @@ WORDS: dict[str, dict[str, str]] = {
                         "看看现在到了哪一步。",
                   "en": "The server did not answer (it may have stopped or be restarting), so whether this step went "
                         "through is not known. Reload the page to see where you are."},
+    # a Submit that failed on the server in a way nobody foresaw (alerts.UNEXPECTED): it may have come after the write
+    "crashed_sent": {"zh": "服务器出错了（已记入日志），所以不知道你的评分是否已保存。请重新加载页面：页面会告诉你评分是否已保存。",
+                     "en": "Something went wrong on the server (it was logged), so whether your rating was stored is "
+                           "not known. Reload the page: it says whether your rating was stored."},
     # Gradio's own popup when its queue refuses an event ("This application is currently busy. Please try again.": the
     # server shutting down or restarting, or its queue full), said in both languages with what to do (rate._say_refusal)
     "gradio_busy": {"zh": "应用正忙或正在重启，这一步没有进行。请稍等片刻再按一次；你的答案仍在页面上。",
@@ -407,10 +411,10 @@ GRADIO_MESSAGES = {
     "An error occurred": "gradio_no_answer",
 }
 
-# The page's own status lines for a step the server did not answer or refused as busy (rate._say_refusal):
+# The page's own status lines for a step the server did not answer, refused as busy or failed in (rate._say_refusal):
 # the page says them again in the language chosen on a language switch by itself, the server being down
 # (rate._no_answer_again, keys.py)
-NO_ANSWER_LINES = ("no_answer_sent", "no_answer", "gradio_busy")
+NO_ANSWER_LINES = ("no_answer_sent", "no_answer", "gradio_busy", "crashed_sent")
 
 
 def word(key: str, lang: str, **fmt) -> str:
