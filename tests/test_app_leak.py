@@ -23,11 +23,15 @@ TEE_FETCH = """
   // fetches not yet read to their end (all_received waits for none), but for Gradio's heartbeat, which stays open
   // as long as the page (it carries no event's data)
   window.__evalkitOpen = 0;
+  const open = (window.__evalkitOpenUrls = new Map());  // what is still open, said if the wait runs out
+  let n = 0;
   const fetch0 = window.fetch.bind(window);
   window.fetch = async (...args) => {
-    const counted = !String((args[0] && args[0].url) || args[0]).includes("/heartbeat/");
-    if (counted) window.__evalkitOpen++;
-    const done = () => { if (counted) window.__evalkitOpen--; };
+    const url = String((args[0] && args[0].url) || args[0]);
+    const counted = !url.includes("/heartbeat/");
+    const id = ++n;
+    if (counted) { window.__evalkitOpen++; open.set(id, url); }
+    const done = () => { if (counted) { window.__evalkitOpen--; open.delete(id); } };
     let resp;
     try { resp = await fetch0(...args); } catch (e) { done(); throw e; }
     let reading = false;
@@ -56,7 +60,13 @@ def all_received(page) -> None:
     """Wait until every fetch the page made has been read to its end: Gradio's event stream closes once the session
     has no event pending, so what the server sent for the steps so far is all in the collector (a fixed wait could
     look too early on a loaded machine, and a leak in the last chunks went unseen)."""
-    page.wait_for_function("() => window.__evalkitOpen === 0")
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function("() => window.__evalkitOpen === 0")
+    except PlaywrightTimeout:
+        still = page.evaluate("() => [...window.__evalkitOpenUrls.values()]")
+        raise AssertionError(f"fetches still being read when the wait ran out: {still}") from None
 
 
 PATH = r"(?:ordinary|assisted|fallback|prompt[_ ]lookup)"
