@@ -357,6 +357,28 @@ def test_a_pair_no_current_rater_can_take_may_be_given_up_at_the_worst_and_the_l
     assert pair_standing(db)["given_up"] == {head}  # the export's pairs table carries it
 
 
+def test_the_chinese_planned_sample_line_counts_a_pair_without_an_outcome_apart_as_the_english_does(tmp_path):
+    """Verdict audit, 2026-12-07: in a study with no identical pairs whose decision counts a given-up pair at the
+    worst, the English planned-sample line says 1 of the 10 pairs has no outcome (given up by the organiser), and the
+    Chinese said the decision used "最先的 10 对评过的评分对": every planned pair rated. It now gives the 9 rated pairs
+    and, apart, the 1 without an outcome, counted at the worst, and the organiser's give-up, as the English does."""
+    from evalkit.aggregate.give_up import give_up
+    from evalkit.ui.verdictzh import verdict_zh
+
+    db, _order, _ = _stuck(tmp_path)
+    give_up(db, None, "every rater skipped it", untakeable=True)
+    agg = aggregate(db)
+    assert not agg.interim and max(int(r["identical"]) for r in agg.verdict.fidelity) == 0
+    english = next(c.reason for c in agg.verdict.conditions if c.name == "planned sample")
+    assert "the first 10 of the queue's random order" in english
+    assert "1 of them without an outcome (no ratings that count), counted at the worst (1 given up by the organiser)" \
+        in english
+    line = next(x for x in verdict_zh(agg) if "**计划样本**" in x)
+    assert "队列随机顺序中最先的 10 对：9 对评过的评分对" in line, line
+    assert "以及 1 对没有结果的评分对（没有计入的评分），按最坏情况计入（其中 1 对是组织者放弃的）" in line, line
+    assert "10 对评过" not in line
+
+
 def test_the_results_tab_s_cached_look_sees_a_give_up_that_leaves_the_study_interim(tmp_path):
     """The Results tab serves a cached aggregate, recomputed when a table it reads gains a row (aggregate.cache); a
     give-up adds a row only to pair_give_ups, which the key left out. So after an organiser gave up one of two pairs

@@ -225,9 +225,15 @@ def _planned(c, g: dict, rows: list[dict]) -> str:
     per_pair = g.get("min_ratings_per_pair", 1)
     each = (f"{per_pair} 条（随机抽取的 {g['second_rating_share']:.0%} 的评分对取 2 条）"
             if per_pair == 1 and g.get("second_rating_share") else f"{per_pair} 条")
-    rated = planned - same - unknown if same else planned
-    return (f"计划的 {planned} 对已全部判定：决策用队列随机顺序中最先的 {rated} 对评过的评分对，每对取最先的 {each}评分"
-            + (f"，以及 {same} 对两条路径输出相同的评分对（不经评分者，差值记为 0）" if same else ""))
+    # as the English: the pairs without an outcome hold places in the order but no ratings, so never "rated"
+    given = max((int(r.get("given_up_pairs") or 0) for r in rows), default=0)
+    aside = (f"，以及 {unknown} 对没有结果的评分对（没有计入的评分），按最坏情况计入"
+             + (f"（其中 {given} 对是组织者放弃的）" if given else "") if unknown else "")
+    rated = f"{planned - same - unknown} 对评过的评分对，每对取最先的 {each}评分" + aside
+    if not same:
+        return f"计划的 {planned} 对已全部判定：决策用队列随机顺序中最先的 {planned} 对：{rated}"
+    return (f"计划的 {planned} 对已全部判定：决策用队列随机顺序中最先的 {rated}"
+            f"，以及 {same} 对两条路径输出相同的评分对（不经评分者，差值记为 0）")
 
 
 # aggregate.ppi.WHY, in Chinese: why the pre-screen was not used, key by key, with the same figures
