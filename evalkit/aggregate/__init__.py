@@ -13,6 +13,7 @@ evalkit.study.gold), and the gate's min_gold_accuracy leaves the raters below it
     verdict  the frozen gate, the decision sample and KEEP / DROP / INSUFFICIENT DATA
     ppi      the pre-screen in each criterion's interval (prediction-powered inference), a step of the verdict
     decision the decision frozen when the planned sample completes, and the looks after it
+    notes    the notes beside a verdict, each one template with its figures (said in Chinese by ui.verdictzh)
 
 One study at a time (evalkit.study.studies): the latest unless named; its pairs, its ratings, its frozen gate.
 """
@@ -24,15 +25,16 @@ from dataclasses import dataclass, field
 
 from ..stats import T_FLOOR
 from ..study.gate import GENERAL
-from ..rating.pace import note, time_on_task
+from ..rating.pace import time_on_task
 from ..generation.speed import IDENTICAL_PAIR
-from .data import ALL, RatingData, deciding_experiment, load_ratings, one_reading, standing_at, stored_settings
+from .data import ALL, RatingData, deciding_experiment, device_unknown_reason, load_ratings, one_reading, standing_at, stored_settings
 from .decision import AFTER, FrozenDecision, decided, walk_history
+from .notes import Note
 from .ppi import COLUMNS as PPI_COLUMNS, pair_screen
 from .quality import DIFF_COLUMNS, agreement, paired_differences, pass_rates, preferences, prescreen_agreement
 from .timing import POOL_SOURCE, Speed, batches, gate_speed, timing
 from .looks import walk
-from ..study.monitoring import describe
+from .notes import note, plan
 from .spread import disagreement_note, effective_raters, roster_note
 from .verdict import (INTERIM, Condition, Decision, Verdict, complete_count, decide, decision_sample, device_unknown_text,
                       fidelity_rows, fidelity_level, frozen_gate, interval_text, passed_over_note, settled_when,
@@ -210,24 +212,20 @@ def _aggregate(db, tolerance: float | None, resamples: int | None, study: str | 
         notes[:0] = _frozen_notes(db, frozen, complete, values, excluded, excluded_now, sid)
     untakeable_pairs = 0
     if verdict.interim:
-        if values and (unknown := device_unknown_text(speed)):  # a benchmark cannot help: say what can, not "run bench"
-            notes.insert(0, f"speed and memory conditions {unknown}")
+        if values and device_unknown_text(speed):  # a benchmark cannot help: say what can, not "run bench"
+            notes.insert(0, note("conditions not judged",
+                                 reason=device_unknown_reason(speed.pool_id, speed.device_unknown)))
         elif values and values["planned_pairs"] > 0 and speed.extra_memory_mb is None:
             # a benchmark of another setting or device may be stored and left out (its note says why): then "yet" is
             # not true
             left_out = any(n.startswith("benchmark ") and " left out" in n for n in speed.notes)
-            where = f" on {speed.deploy_device}" if getattr(speed, "deploy_device", "") else ""
+            where = note("on device", device=speed.deploy_device) if getattr(speed, "deploy_device", "") else ""
             if speed.memory_note and not left_out:  # a benchmark ran, and measured nothing of the draft
-                notes.insert(0, f"extra memory of the draft {speed.memory_note}: fix "
-                                "the cause and run `evalkit bench` again before the planned sample completes, since "
-                                "the decision then freezes the speed-up and memory as measured by that time")
+                notes.insert(0, note("memory unmeasured", why_en=speed.memory_note))
             else:
-                notes.insert(0, ("no benchmark of what the study rates yet (one was left out, see below)" if left_out
-                                 else "no benchmark yet")
-                             + f": run `evalkit bench`{where} before the planned sample completes, since the decision "
-                               "then freezes the speed-up and memory as measured by that time")
+                notes.insert(0, note("no benchmark left out" if left_out else "no benchmark", where=where))
         if short := pool_short(db, chosen):
-            notes.insert(0, short[0].upper() + short[1:])
+            notes.insert(0, note("pool short", text_en=short[0].upper() + short[1:]))
         if values and (waiting := _waiting_note(db, ratings, values)):
             notes.insert(0, waiting)
         share = stored_cfg.get("app", {}).get("max_ratings_per_rater", 0) or 0
@@ -235,13 +233,9 @@ def _aggregate(db, tolerance: float | None, resamples: int | None, study: str | 
             untakeable_pairs = stalled[0]
             notes.insert(0, stalled[1])
         if values and values.get("monitoring", "fixed") != "fixed":
-            notes.insert(0, "INTERIM LOOK, NOT A DECISION: no look of the gate has settled the study yet; a later "
-                            f"look may ({describe(values)}), and the app stops serving pairs when one does; stopping "
-                            "anywhere else, because it looks good, is what the plan forbids")
+            notes.insert(0, note("interim looks", plan=plan(values)))
         else:
-            notes.insert(0, "INTERIM LOOK, NOT A DECISION: the verdict stays INSUFFICIENT DATA (or DROP on speed or "
-                            "memory) until the planned number of pairs is rated; stopping early because it looks "
-                            "good is what the plan forbids")
+            notes.insert(0, note("interim fixed"))
     per_rater = np.unique(ratings.rater, return_counts=True)[1] if len(ratings) else []
     # beside a decision, the raters and answers it rested on, as they stood when it completed, not since
     noted = ratings if frozen is None or not _rater_notes(values) else _as_decided(db, frozen, sid)
@@ -261,27 +255,27 @@ def _aggregate(db, tolerance: float | None, resamples: int | None, study: str | 
         speed.batch_experiment_id, speed.batch_answer = speed_now.batch_experiment_id, speed_now.batch_answer
         if (speed_now.experiment_id, speed_now.speedup, speed_now.extra_memory_mb) != (
                 speed.experiment_id, speed.speedup, speed.extra_memory_mb):
-            notes.append("the speed and memory figures shown are those the decision weighed; measured since (the "
-                         "look after the decision, and the timing tables): " + (speed_line(speed_now) or "no speed-up")
-                         + (f", the draft adds {speed_now.extra_memory_mb:.0f} MB"
-                            if speed_now.extra_memory_mb is not None else ""))
+            since = speed_line(speed_now)
+            mb = speed_now.extra_memory_mb
+            memory = note("memory since", mb=mb) if mb is not None else ""
+            notes.append(note("figures weighed", line_en=since, memory=memory) if since else
+                         note("figures weighed no speed-up", memory=memory))
     # a note the verdict's speed condition gives as its reason (why no interval) is said there, not again here
     said = next((c.reason for c in verdict.conditions if c.name == "speed-up"), "")
-    notes += [f"speed figure: {n}" for n in speed.notes if n not in said]
+    notes += [note("speed figure", text=n) if isinstance(n, Note) else note("speed figure quoted", text_en=n)
+              for n in speed.notes if n not in said]
     if speed.fallback_runs:
-        notes.append(f"{speed.fallback_runs} assisted run(s) fell back; they are not counted as assisted"
-                     + (f"; {speed.fallback_cause}" if speed.fallback_cause else ""))
+        notes.append(note("fell back why", runs=speed.fallback_runs, cause_en=speed.fallback_cause)
+                     if speed.fallback_cause else note("fell back", runs=speed.fallback_runs))
     if speed.source == POOL_SOURCE:
-        notes.append("speed-up shown from the pair pool's single runs, reported, not deciding: the gate decides on "
-                     "`evalkit bench`'s rounds only (speed_source); run it" if speed.bench_only else
-                     "speed-up taken from the pair pool's single runs: run `evalkit bench` for the protocol's numbers")
+        notes.append(note("pool speed reported" if speed.bench_only else "pool speed"))
     if speed.selection_gap:
         notes.append(GAP_NOTE)
     if batch is not None:
-        notes.append(f"batch sizes (benchmark {speed.batch_experiment_id}): {batch.answer}")
+        notes.append(note("batch sizes", bench=speed.batch_experiment_id, answer_en=batch.answer))
     step(STEPS[2])
     pace = time_on_task(db, floor, study_id=sid)  # this study's ratings, as every other table here
-    if pace_note := note(pace, floor):
+    if pace_note := _pace_note(pace, floor):
         notes.append(pace_note)
         personal.append(pace_note)
     tables = {
@@ -309,10 +303,23 @@ def _aggregate(db, tolerance: float | None, resamples: int | None, study: str | 
     }
     if chosen is not None and chosen.of > 1:
         others = "; ".join(st.sentence() for st in standings(db) if st.study.id != chosen.id)
-        notes.insert(0, f"this is {chosen.label()}; `--study NAME` shows another ({others})")
+        notes.insert(0, note("study shown", study_en=chosen.label(), others_en=others))
     verdict.notes = notes
     return Aggregate(tables=tables, speed=speed, verdict=verdict, notes=notes, study=chosen, frozen=frozen, after=after,
                      speed_now=speed_now, personal=personal, untakeable=untakeable_pairs)
+
+
+def _pace_note(table, floor_seconds: float) -> Note | None:
+    """One line for the verdict's notes when some ratings were faster than the floor (the time_on_task table)."""
+    from ..rating.pace import ALL as EVERY
+
+    if not len(table):
+        return None
+    row = table[table["rater"] == EVERY].iloc[0]
+    if not row["fast"]:
+        return None
+    raters = table[(table["rater"] != EVERY) & (table["fast"] > 0)]["rater"].tolist()
+    return note("time on task", fast=int(row["fast"]), timed=int(row["timed"]), floor=floor_seconds, raters=len(raters))
 
 
 def _rater_notes(values: dict | None) -> bool:
@@ -345,12 +352,8 @@ def _waiting_note(db, ratings: RatingData, values: dict) -> str | None:
     ids = [ratings.pair_ids[i] for i in waiting]
     skipped, skips = db.execute("SELECT COUNT(DISTINCT pair_id), COUNT(*) FROM ratings WHERE kind = 'skip' AND "
                                 "pair_id IN (SELECT value FROM json_each(?))", [json.dumps(ids)]).fetchone()
-    why = (f" ({skipped} of them skipped, {skips} skips in all: a rater who can judge them, invited with `evalkit "
-           "raters add`, is served them first)" if skipped else " (on a rater's screen, or not reached yet)")
-    return (f"{len(waiting)} pair(s) early in the queue's random order are not rated yet{why}, so the {held} rated "
-            f"pair(s) after them do not count towards the next look ({target} decided pairs) until they are. The "
-            "decision takes the first pairs of that order, every one of them: leaving out the pairs raters skip or "
-            "take longest over would judge the outputs raters chose, not the pool's")
+    why = note("waiting skipped", skipped=skipped, skips=skips) if skipped else note("waiting held")
+    return note("waiting", waiting=len(waiting), why=why, held=held, target=target)
 
 
 def _untakeable_note(db, ratings: RatingData, values: dict, share: int) -> tuple[int, str]:
@@ -370,15 +373,8 @@ def _untakeable_note(db, ratings: RatingData, values: dict, share: int) -> tuple
     stuck, raters = untakeable(db, [ratings.pair_ids[i] for i in pairs[:need][~done[:need]]], per_pair, share)
     if not stuck or not raters:
         return 0, ""
-    return len(stuck), (f"{len(stuck)} pair(s) the next look ({target} decided pairs) needs can be served to none of the study's "
-            f"{raters} current rater(s): each has rated or skipped it, met one of its texts, kept its hold to the cap, "
-            + (f"or given her share (app.max_ratings_per_rater = {share}), " if share else "")
-            + "so the study waits for them and will not complete as it stands. Invite a rater who can judge them "
-            "(`evalkit raters add NAME`; open sign-up lets one in too)"
-            + (", or raise app.max_ratings_per_rater" if share else "")
-            + ", or give them up (`evalkit pairs give-up --untakeable --reason TEXT`: each then counts at the worst, "
-              "-1 for the lower end and +1 for the upper, and the look goes on). The decision never leaves a pair out "
-              "for what it shows: that would judge the outputs raters chose")
+    figures = {"stuck": len(stuck), "target": target, "raters": raters}
+    return len(stuck), (note("untakeable share", share=share, **figures) if share else note("untakeable", **figures))
 
 
 def _frozen_notes(db, frozen: FrozenDecision, complete_now: int, values: dict, excluded: list[str],
@@ -389,31 +385,25 @@ def _frozen_notes(db, frozen: FrozenDecision, complete_now: int, values: dict, e
         "p.experiment_id IN (SELECT id FROM experiments WHERE study_id = :s))",
         {"at": frozen.completed_rating_id, "s": study_id}).fetchone()[0]
     look = frozen.verdict.look
-    when = (f"at look {look['index']} of at most {look['of']} ({look['pairs']} decided pairs), which settled it"
-            if look and not look.get("final", True) else "when the planned sample completed")
+    when = (note("frozen at look", index=look["index"], of=look["of"], pairs=look["pairs"])
+            if look and not look.get("final", True) else note("frozen complete"))
     pairs = look["pairs"] if look else values["planned_pairs"]
-    out = [f"DECISION FROZEN {when} (rating {frozen.completed_rating_id}, "
-           f"{frozen.completed_at}; stored {frozen.decided_at}, gate {frozen.gate_hash}): {len(frozen.sample)} ratings "
-           f"of {pairs} pairs, {len(excluded)} rater(s) left out by the gold check; "
-           f"{later} rating row(s) stored after it (ratings, corrections, skips) and "
-           f"{max(complete_now - pairs, 0)} later complete pair(s) are in the tables and the "
-           "look after the decision only"]
+    notes = [note("decision frozen", when=when, rating=frozen.completed_rating_id, completed=frozen.completed_at,
+                stored=frozen.decided_at, gate=frozen.gate_hash, ratings=len(frozen.sample), pairs=pairs,
+                left_out=len(excluded), later=later, later_pairs=max(complete_now - pairs, 0))]
     unrated = db.execute(  # closed by the decision (store.insert_decision): the rater hours the stop saved
         f"SELECT COUNT(*) FROM pairs p JOIN experiments e ON e.id = p.experiment_id WHERE e.study_id = :s "
         f"AND p.kind != 'gold' AND NOT {IDENTICAL_PAIR.format(p='p.')} "
         "AND NOT EXISTS (SELECT 1 FROM ratings r WHERE r.pair_id = p.id AND r.kind = 'rating')",
         {"s": study_id}).fetchone()[0] if study_id is not None else 0
     if unrated:
-        out.append(f"rating stopped at the decision: the study's pairs are closed, {unrated} pooled pair(s) whose "
-                   "outputs differ were never rated, and the app tells raters no more ratings are needed")
+        notes.append(note("rating stopped", unrated=unrated))
     unmeasured = [c.name for c in frozen.verdict.conditions if c.name in ("speed-up", "memory") and c.ok is None]
     if unmeasured:
-        out.append(f"{' and '.join(unmeasured)} not measured when the planned sample completed: the decision keeps "
-                   "that for good; the look after the decision shows what a later benchmark measured")
+        notes.append(note("not measured", what=note(" and ".join(unmeasured))))
     if sorted(excluded_now) != sorted(excluded):
-        out.append(f"after the decision the gold check would leave out {len(excluded_now)} rater(s) instead of "
-                   f"{len(excluded)}: the decision keeps the set frozen at completion (the tables too)")
-    return out
+        notes.append(note("gold moved", now=len(excluded_now), then=len(excluded)))
+    return notes
 
 
 def speed_line(speed: Speed) -> str:
@@ -445,10 +435,7 @@ def speed_line(speed: Speed) -> str:
     return text
 
 
-GAP_NOTE = ("SPEED FIGURES DISAGREE: the speed-up over comparable pairs and the ratio of tokens per second over all "
-            "matched pairs (no selection on the assisted output's length or stop reason) have 95% intervals that do "
-            "not overlap, so the choice of comparable pairs moves the figure more than chance allows; read both (the "
-            "speedup table: speedup and tps_ratio)")
+GAP_NOTE = note("figures disagree")
 
 
 def _gold_notes(table, min_gold: float, ratings, excluded: list[str], frozen: bool = False) -> list[str]:
@@ -462,22 +449,19 @@ def _gold_notes(table, min_gold: float, ratings, excluded: list[str], frozen: bo
         return []
     checked = int((table["gold_ratings"] > 0).sum()) if len(table) else 0
     if frozen and not excluded:
-        return [f"gold check at the decision (min_gold_accuracy {min_gold:.2f}): no rater left out; the gold table "
-                "shows each rater's accuracy now"]
+        return [note("gold frozen", min_gold=min_gold)]
     if not checked:
-        return [f"gold check (min_gold_accuracy {min_gold:.2f}) not applied: no rater has rated a gold pair"]
+        return [note("gold not applied", min_gold=min_gold)]
     notes = []
     if excluded:
         gone = [i for i, r in enumerate(ratings.raters) if r in set(excluded)]
         n = int(np.isin(ratings.rater, gone).sum()) if len(ratings) else 0
-        notes.append(f"gold check: {len(excluded)} of {checked} checked rater(s) below the pre-registered accuracy "
-                     f"{min_gold:.2f} are left out, with their {n} rating(s) of study pairs, of every table and the verdict "
-                     "(the ratings stay stored, and an export carries them)")
+        notes.append(note("gold left out", left_out=len(excluded), checked=checked, min_gold=min_gold, ratings=n))
     else:
-        notes.append(f"gold check: all {checked} checked rater(s) at or above the pre-registered accuracy {min_gold:.2f}")
+        notes.append(note("gold all", checked=checked, min_gold=min_gold))
     unchecked = int((table["gold_ratings"] == 0).sum())
     if unchecked:
-        notes.append(f"gold check: {unchecked} rater(s) met no gold pair and could not be checked; they are kept")
+        notes.append(note("gold unchecked", unchecked=unchecked))
     return notes
 
 

@@ -13,6 +13,7 @@ from ..task.criteria import CRITERIA
 from ..records import COMPARED
 from ..store.pool import WITHHELD
 from ..study.pairs import IDENTICAL
+from .notes import note
 
 ALL = "all"  # the label of the row pooled over every prompt
 # the two compared paths, in the order the arrays store them
@@ -727,13 +728,8 @@ def gate_device(study) -> str:
 
 def device_unknown_reason(pool_id, unknown: str) -> str:
     """unknown_device's why and what to do, in words (the verdict's speed and memory conditions, `evalkit bench`)."""
-    seen = ("recorded no device (an older evalkit's pool)" if unknown == UNRECORDED
-            else f"ran on several device placements ({unknown})")
-    return (f"the study's first pool (experiment {pool_id}) {seen}, and its gate's speed_device = \"pool\" takes the "
-            "device the speed claim is about from it, so no benchmark can be known to run on the deployment's hardware "
-            "and none is guessed; a study's gate is frozen at its first pool, so set speed_device = \"cpu\", "
-            "\"cuda\" or \"mps\" in configs/gate.toml before it, and for this study start another under that gate "
-            "(`evalkit generate --until-planned --new-study NAME`, or a new `--db`) and benchmark it there")
+    seen = note("device unrecorded") if unknown == UNRECORDED else note("device layouts", layouts=unknown)
+    return note("device unknown", pool=pool_id, seen=seen)
 
 
 def bench_device_note(db, device: str, config: dict | None = None) -> str | None:
@@ -794,8 +790,8 @@ def deciding_benches(db, study_id: int | None = None, before: str | None = None,
         why = bench_mismatch(db, bench, pool)
         kinds = device_kinds(db, bench) if why is None else set()
         if why is None and (elsewhere := other_device(kinds, device, speed_device)):
-            notes.append(f"benchmark {bench['id']} left out, not deciding: {elsewhere}: its figures describe "
-                         f"{'other' if kinds else 'unknown'} hardware, reported, never deciding; {run_on(device)}")
+            notes.append(note("bench other device", bench=bench["id"], elsewhere_en=elsewhere, run_en=run_on(device),
+                              which=note("other hardware" if kinds else "unknown hardware")))
             if bench["id"] == through:
                 break
             continue
@@ -806,7 +802,7 @@ def deciding_benches(db, study_id: int | None = None, before: str | None = None,
             chosen.append(bench)
             prompts = timed if prompts is None else prompts
         else:
-            notes.append(f"benchmark {bench['id']} left out: it does not measure what the study rates ({why})")
+            notes.append(note("bench mismatch", bench=bench["id"], why_en=why))
         if bench["id"] == through:
             break
     return chosen, notes

@@ -32,17 +32,13 @@ def roster_note(per_rater, values: dict | None, decided: bool = False) -> str:
     rated = sum(1 for c in per_rater if c > 0)
     if not rated:
         return ""
+    from .notes import note
+
     even = effective_raters(per_rater)
-    spread = (f"{rated} raters have rated, their ratings spread as evenly as {even:.1f} raters sharing them (the "
-              f"interval's raters' part has about {max(even - 1, 0):.0f} degrees of freedom)"
-              if rated > 1 else "1 rater has rated")
-    if even >= 0.95 * planned:
-        return f"roster: {spread}; the plan's power assumed {planned} (gate planned_raters): as planned"
-    if decided:  # nothing to advise: the verdict stands, with the power it had
-        return f"roster: {spread}; the plan's power assumed {planned} sharing the ratings evenly (gate planned_raters)"
-    return (f"roster: {spread}; the plan's power assumed {planned} sharing the ratings evenly (gate planned_raters). "
-            "With fewer, or the same spread unevenly, the verdict's error rate holds but its power falls: invite "
-            "more raters, and keep the share even with app.max_ratings_per_rater")
+    spread = (note("raters spread", rated=rated, even=even, dof=max(even - 1, 0)) if rated > 1 else note("one rater"))
+    # decided: nothing to advise, the verdict stands with the power it had
+    key = "roster as planned" if even >= 0.95 * planned else "roster decided" if decided else "roster short"
+    return note(key, spread=spread, planned=planned)
 
 
 # From a rater x path spread of 0.75 (logit-scale sd of raters' own extra leniency towards one path) the interval for
@@ -156,12 +152,8 @@ def disagreement_note(ratings, values: dict | None, spread: PathSpread | None = 
     spread = spread if spread is not None else rater_path_spreads(ratings, test_from=limit)
     if spread is None or spread.mean < limit or not spread.beyond_chance:
         return ""
+    from .notes import note
+
     each = ", ".join(f"{c} {100 * s:.1f}" for c, s in spread.per_criterion.items())
-    return (f"raters differ widely about one path: the ratings put the sd over raters of a rater's own assisted - "
-            f"ordinary pass rate at {100 * spread.mean:.1f} points on average over the criteria ({each}), beyond "
-            f"chance (F = {spread.f_ratio:.2f}, permutation p = {spread.p_value:.3f}). From {100 * limit:.1f} (a "
-            f"rater x path sd of {WIDE_LOGIT_SD} on the logit scale in the scenario measured) the interval for raters "
-            "in general was measured to pass a criterion that truly drops by the margin in more than the one-sided "
-            "2.5% of studies (README, 'Where raters disagree widely about one path'). A KEEP here is weaker than its "
-            "stated error rate: more raters narrow the gap (measured at a logit sd of 1.5: 5.7% with 10 raters, 2.7% "
-            "with 40), or state the claim about these raters only (gate claim)")
+    return note("raters differ", mean=100 * spread.mean, each=each, f=spread.f_ratio, p=spread.p_value,
+                limit=100 * limit, logit=WIDE_LOGIT_SD)

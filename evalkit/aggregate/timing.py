@@ -16,6 +16,7 @@ from ..generation.speed import BatchComparison, batch_requests, compare_batches,
 from ..stats import median
 from .data import (ALL, PAIR_STORED, bench_mismatch, deciding_benches, deployment_device, device_kinds, other_device,
                    run_on, study_pool, unknown_device)
+from .notes import note
 
 POOL_SOURCE = "pair pool (single runs, not the benchmark protocol)"
 
@@ -421,9 +422,7 @@ def _failed_workers_of(db, bench_id: int) -> list[str]:
                                [bench_id]).fetchone()
     if not failed:
         return []
-    return [f"{failed} of benchmark {bench_id}'s {total} worker processes failed (their errors are in "
-            "bench_processes): its figures rest on the others' runs only, not the whole protocol; run `evalkit bench` "
-            "again"]
+    return [note("workers failed", failed=failed, bench=bench_id, total=total)]
 
 
 def _unwarmed(db, pool_ids: set[int]) -> list[int]:
@@ -538,13 +537,11 @@ def batch_bench(db, study_id: int | None = None, speed_device: str = "any") -> t
                           "ORDER BY id DESC"):
         why = bench_mismatch(db, bench, pool) if pool is not None else None
         if why is None and (elsewhere := other_device(device_kinds(db, bench), device, speed_device)):
-            notes.append(f"batch sizes of benchmark {bench['id']} left out: {elsewhere}; {run_on(device)} "
-                         "`--batch-sizes`")
+            notes.append(note("batch other device", bench=bench["id"], elsewhere_en=elsewhere, run_en=run_on(device)))
             continue
         if why is None:
             return bench["id"], notes
-        notes.append(f"batch sizes of benchmark {bench['id']} left out: it does not measure what the study rates "
-                     f"({why})")
+        notes.append(note("batch mismatch", bench=bench["id"], why_en=why))
     return None, notes
 
 

@@ -90,18 +90,12 @@ def narrower_passes(gate_values: dict, rows: list[dict], raters: int | None) -> 
             and r.get("passed_raters") is not None and int(r["passed_raters"]) < raters]
 
 
-# what a LEGACY value means where its number alone does not say it
-LEGACY_MEANING = {"speed_rounds": ": every benchmark round stored by the decision pooled, however many reruns",
-                  "speed_source": ": the pair pool's single runs decide the speed condition until a benchmark of the "
-                                  "study's pair is stored, whose rounds then replace them",
-                  "speed_device": ": a benchmark of the study's pair on any device decides, whatever the pool ran on"}
-
-
 def frozen_gate(db, study=None) -> tuple[dict | None, list[str]]:
     """The gate frozen with the study (`study.Study`: when its first pool was generated; else, in a database without
     a pool, the latest benchmark's), and notes when the file changed since. Its values are read again from the
     frozen text, so gates frozen by older versions get today's keys and defaults (gate.LEGACY aside)."""
     from ..study.gate import frozen_values, gate_text_hash, legacy_keys
+    from .notes import NOTES, note
 
     notes = []
     if study is not None:
@@ -110,27 +104,27 @@ def frozen_gate(db, study=None) -> tuple[dict | None, list[str]]:
         # again would find every key there and keep none of gate.LEGACY's values (nor their notes)
         stored = db.execute("SELECT gate_json FROM studies WHERE id = ?", [study.id]).fetchone()
         frozen = json.loads(stored[0]) if study.gate_hash and stored and stored[0] else None
-        exp_id, where = first, f" ({study.label()})"
+        exp_id, where = first, note("gate study", study_en=study.label())
     else:
         exp = deciding_experiment(db)
         frozen = json.loads(exp["gate_json"]) if exp is not None and exp["gate_hash"] else None
-        exp_id, where = (exp["id"] if exp is not None else None), ""
+        exp_id, where = (exp["id"] if exp is not None else None), note("gate no study")
     if frozen is None:
-        return None, ["no experiment with a frozen release gate: `evalkit generate` makes the pair pool and freezes "
-                      "the gate file with it; then the raters rate in the app (`evalkit serve`)"]
+        return None, [note("no gate")]
     legacy = legacy_keys(frozen)  # from the values as stored, before they are read again
     frozen["values"] = frozen_values(frozen)
     for key in legacy:
-        notes.append(f"the gate was frozen by an evalkit that did not know `{key}`: it keeps the meaning it had then "
-                     f"({key} = {frozen['values'][key]!r}{LEGACY_MEANING.get(key, '')})")
+        notes.append(note("gate legacy", key=key, value=repr(frozen["values"][key]),
+                          # what a legacy value means where its number alone does not say it
+                          meaning=note(f"legacy {key}" if f"legacy {key}" in NOTES else "legacy other")))
     try:
         with open(frozen["path"], encoding="utf-8") as f:
             current = f.read()
         if gate_text_hash(current) != frozen["hash"]:
-            notes.append(f"gate file {frozen['path']} changed after experiment {exp_id} started{where} "
-                         f"(frozen {frozen['hash']}, now {gate_text_hash(current)}): the frozen version is used")
+            notes.append(note("gate changed", path=frozen["path"], experiment=exp_id, where=where, frozen=frozen["hash"],
+                              now=gate_text_hash(current)))
     except OSError:
-        notes.append(f"gate file {frozen['path']} is gone; the version frozen with experiment {exp_id}{where} is used")
+        notes.append(note("gate gone", path=frozen["path"], experiment=exp_id, where=where))
     return frozen, notes
 
 
@@ -360,11 +354,9 @@ def passed_over_note(ratings: RatingData, ratings_per_pair: int, pairs_at: int) 
     n = int(ratings.passed_over[head].sum()) if len(head) else 0
     if not n or n < PASSED_OVER_SHARE * len(head):
         return ""
-    return (f"{n} of the {len(head)} rated pairs the verdict rests on were passed over by a rater (skipped, or held "
-            "and let go) before another rated them: the sample is still the head of the queue's random order, but "
-            "the interval takes a pair's rater as not chosen by what the pair shows, and a rater who passes a pair "
-            "over chooses; where raters judge the paths differently, those pairs carry the judgement of whoever rates "
-            "what others avoid (the decision is unchanged)")
+    from .notes import note
+
+    return note("passed over", passed=n, head=len(head))
 
 
 def complete_count(ratings: RatingData, ratings_per_pair: int) -> int:

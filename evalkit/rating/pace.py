@@ -35,15 +35,3 @@ def time_on_task(db, floor_seconds: float, study_id: int | None = None):
     out["fast"] = out["fast"].astype(int)
     out["fast_share"] = out["fast"] / out["timed"].where(out["timed"] > 0)
     return out[COLUMNS]
-
-
-def note(table, floor_seconds: float) -> str | None:
-    """One line for the verdict's notes when some ratings were faster than the floor."""
-    if not len(table):
-        return None
-    row = table[table["rater"] == ALL].iloc[0]
-    if not row["fast"]:
-        return None
-    raters = table[(table["rater"] != ALL) & (table["fast"] > 0)]["rater"].tolist()
-    return (f"{int(row['fast'])} of {int(row['timed'])} timed ratings took under {floor_seconds:g} s "
-            f"(app.min_seconds_on_task), from {len(raters)} rater(s): see the time_on_task table")

@@ -250,6 +250,138 @@ WHY_ZH = {
 }
 
 
+# aggregate.notes.NOTES, in Chinese: each note beside the verdict, key by key, with the same figures (a figure that is
+# a Note is said in Chinese too; one named *_en is a text from outside the aggregate, quoted as the English original)
+NOTES_ZH = {
+    "study shown": "这里显示的是（英文原文）{study_en}；用 `--study 名字` 查看其他研究（英文原文：{others_en}）",
+    "interim looks": ("中期查看，不是结论：门槛的查看还没有一次给出定论；之后的查看可能给出（{plan}），一旦给出，app 就不再分发"
+                      "评分对；在其他任何时候因为结果看起来不错而停止，正是计划所禁止的"),
+    "interim fixed": ("中期查看，不是结论：在计划数量的评分对评完之前，结论保持“证据不足”（或因速度、内存而“不保留”）；"
+                      "因为结果看起来不错而提前停止，正是计划所禁止的"),
+    "plan fixed": "固定设计：在 {planned} 对已判定的评分对时查看一次",
+    "plan looks": "{kind}：最多 {looks} 次查看，大约每 {every} 条评分一次（已判定的评分对数：{sizes}），{spend}",
+    "spend alpha": "O'Brien-Fleming 型 Lan-DeMets alpha 花费",
+    "spend betting": "随时有效的下注置信序列",
+    "untakeable": ("下一次查看（{target} 对已判定的评分对）需要的 {stuck} 对，研究现有的 {raters} 位评分者都不能再评：每位都已"
+                   "评过或跳过、见过其中的文本，或把它保留到上限，所以研究会等它们，按现状不会完成。请邀请能评判它们的评分者"
+                   "（`evalkit raters add 名字`；开放注册也能让人加入），或放弃它们（`evalkit pairs give-up --untakeable "
+                   "--reason 原因`：每对按最坏情况计入，下限按 −1、上限按 +1，查看继续）。决定从不因内容而去掉某一对："
+                   "那样评判的是评分者挑选的输出"),
+    "untakeable share": ("下一次查看（{target} 对已判定的评分对）需要的 {stuck} 对，研究现有的 {raters} 位评分者都不能再评："
+                         "每位都已评过或跳过、见过其中的文本、把它保留到上限，或已达到自己的份额（app.max_ratings_per_rater"
+                         " = {share}），所以研究会等它们，按现状不会完成。请邀请能评判它们的评分者（`evalkit raters add "
+                         "名字`；开放注册也能让人加入），或提高 app.max_ratings_per_rater，或放弃它们（`evalkit pairs "
+                         "give-up --untakeable --reason 原因`：每对按最坏情况计入，下限按 −1、上限按 +1，查看继续）。决定"
+                         "从不因内容而去掉某一对：那样评判的是评分者挑选的输出"),
+    "waiting": ("队列随机顺序中靠前的 {waiting} 对还没有评完{why}，因此其后已评的 {held} 对在它们评完之前不计入下一次查看"
+                "（{target} 对已判定的评分对）。决定取该顺序中最先的评分对，一对不少：去掉评分者跳过或评得最久的评分对，"
+                "评判的就是评分者挑选的输出，而不是配对池的"),
+    "waiting skipped": "（其中 {skipped} 对被跳过，共跳过 {skips} 次：用 `evalkit raters add` 邀请的、能评判它们的评分者会先拿到它们）",
+    "waiting held": "（在某位评分者的屏幕上，或还没有分发到）",
+    "pool short": "配对池（英文原文）：{text_en}",
+    "conditions not judged": "速度和内存条件未判定：{reason}",
+    "device unknown": ("本研究的第一个配对池（实验 {pool}）{seen}，而门槛的 speed_device = \"pool\" 要从它得知速度结论针对的"
+                       "设备，因此无法确认哪次基准测试在部署的硬件上运行，也不会猜测；门槛在研究的第一个配对池生成时冻结，"
+                       "所以请在那之前在 configs/gate.toml 中设定 speed_device = \"cpu\"、\"cuda\" 或 \"mps\"；对本研究，"
+                       "请在该门槛下开始另一个研究（`evalkit generate --until-planned --new-study NAME`，或新的 `--db`），"
+                       "并在那里运行基准测试"),
+    "device unrecorded": "没有记录设备（旧版 evalkit 生成的配对池）",
+    "device layouts": "在多种设备布局上运行（{layouts}）",
+    "memory unmeasured": ("草稿模型的额外内存：{why_en}（英文原文）：请修正原因，在计划样本评完之前重新运行 `evalkit bench`，"
+                          "因为那时决定会冻结届时测得的加速比和内存"),
+    "no benchmark": ("还没有基准测试：请在计划样本评完之前{where}运行 `evalkit bench`，因为那时决定会冻结届时测得的加速比和"
+                     "内存"),
+    "no benchmark left out": ("还没有测量本研究所评内容的基准测试（有一次被排除，见下文）：请在计划样本评完之前{where}运行 "
+                              "`evalkit bench`，因为那时决定会冻结届时测得的加速比和内存"),
+    "on device": "在 {device} 上",
+    "decision frozen": ("决定已冻结：{when}（评分 {rating}，{completed}；存入于 {stored}，门槛 {gate}）：{pairs} 对评分对的 "
+                        "{ratings} 条评分，金标检查剔除 {left_out} 位评分者；其后存入的 {later} 行评分记录（评分、更正、"
+                        "跳过）和之后评满的 {later_pairs} 对只出现在表格和决定之后的查看中"),
+    "frozen at look": "在最多 {of} 次查看中的第 {index} 次（{pairs} 对已判定的评分对），这次查看给出了定论",
+    "frozen complete": "在计划样本评完时",
+    "rating stopped": ("评分在决定时停止：研究的评分对已关闭，配对池中 {unrated} 对输出不同的评分对从未被评，app 告诉评分者"
+                       "不再需要评分"),
+    "not measured": ("计划样本评完时{what}没有测得：决定永远保持这一点；之后的基准测试测得的结果见决定之后的查看"),
+    "speed-up": "加速比",
+    "memory": "额外内存",
+    "speed-up and memory": "加速比和额外内存",
+    "gold moved": ("决定之后，金标检查会剔除 {now} 位评分者，而不是 {then} 位：决定保持评完时冻结的名单（表格也是）"),
+    "figures weighed": ("这里显示的速度和内存数字是决定所依据的；之后测得的（见决定之后的查看和计时表格）：（英文原文）"
+                        "{line_en}{memory}"),
+    "figures weighed no speed-up": ("这里显示的速度和内存数字是决定所依据的；之后测得的（见决定之后的查看和计时表格）："
+                                    "没有加速比{memory}"),
+    "memory since": "，草稿模型额外占用 {mb:.0f} MB",
+    "gold frozen": ("决定时的金标检查（min_gold_accuracy {min_gold:.2f}）：没有剔除评分者；金标表格显示每位评分者现在的"
+                    "准确率"),
+    "gold not applied": "金标检查（min_gold_accuracy {min_gold:.2f}）没有执行：还没有评分者评过金标评分对",
+    "gold left out": ("金标检查：{checked} 位受检评分者中有 {left_out} 位低于预先登记的准确率 {min_gold:.2f}，连同她们对研究"
+                      "评分对的 {ratings} 条评分，从每个表格和结论中剔除（评分仍然保存，导出也带着它们）"),
+    "gold all": "金标检查：全部 {checked} 位受检评分者都达到预先登记的准确率 {min_gold:.2f}",
+    "gold unchecked": "金标检查：{unchecked} 位评分者没有遇到金标评分对，无法检查；保留她们",
+    "no gate": ("没有冻结了发布门槛的实验：`evalkit generate` 生成配对池并同时冻结门槛文件；然后评分者在 app 中评分"
+                "（`evalkit serve`）"),
+    "gate legacy": "门槛由不认识 `{key}` 的 evalkit 冻结：它保持当时的含义（{key} = {value}{meaning}）",
+    "legacy speed_rounds": "：决定时已存入的每一轮基准测试都合并计入，不论重跑了多少次",
+    "legacy speed_source": "：在存入本研究模型对的基准测试之前，由配对池的单次运行判定速度条件，之后由基准测试的轮次取代",
+    "legacy speed_device": "：本研究模型对在任何设备上的基准测试都参与判定，不论配对池在哪里运行",
+    "legacy other": "",
+    "gate changed": ("门槛文件 {path} 在实验 {experiment}{where}开始后被修改（冻结时 {frozen}，现在 {now}）：使用冻结的版本"),
+    "gate gone": "门槛文件 {path} 已不存在；使用随实验 {experiment}{where}冻结的版本",
+    "gate study": "（{study_en}，英文原文）",
+    "gate no study": "",
+    "roster as planned": "评分者名单：{spread}；计划的检验力按 {planned} 位评分者估算（门槛 planned_raters）：与计划相符",
+    "roster decided": "评分者名单：{spread}；计划的检验力按 {planned} 位评分者平均分担评分估算（门槛 planned_raters）",
+    "roster short": ("评分者名单：{spread}；计划的检验力按 {planned} 位评分者平均分担评分估算（门槛 planned_raters）。评分者"
+                     "更少，或人数相同但分担不均，结论的错误率不变，但检验力下降：请邀请更多评分者，并用 "
+                     "app.max_ratings_per_rater 让份额保持均匀"),
+    "raters spread": ("{rated} 位评分者评过分，她们的评分分布的均匀程度相当于 {even:.1f} 位评分者平均分担（区间中评分者部分的"
+                      "自由度约为 {dof:.0f}）"),
+    "one rater": "1 位评分者评过分",
+    "raters differ": ("评分者对某一条路径的判断差别很大：按评分，评分者各自的 assisted − ordinary 通过率在评分者间的标准差"
+                      "平均为 {mean:.1f} 个百分点（各标准：{each}），超出偶然（F = {f:.2f}，置换检验 p = {p:.3f}）。在所测"
+                      "情景中，从 {limit:.1f}（logit 尺度上评分者 × 路径的标准差 {logit}）起，针对一般评分者的区间被测得"
+                      "会让一个真实下降了容差的标准通过，比例超过单侧 2.5%（README，“Where raters disagree widely about one "
+                      "path”）。此时的“保留”比它标称的错误率更弱：更多评分者能缩小差距（logit 标准差 1.5 时测得：10 位评分"
+                      "者 5.7%，40 位 2.7%），或把结论只针对这些评分者（门槛 claim）"),
+    "passed over": ("结论所依据的 {head} 对评过的评分对中，有 {passed} 对曾被某位评分者放过（跳过，或保留后放下），之后才由"
+                    "另一位评分者评分：样本仍是队列随机顺序的开头，但区间假定评分对的评分者不是按评分对的内容选定的，而放过"
+                    "一对的评分者是在选择；在评分者对两条路径判断不同时，这些评分对带有专评别人回避之对的评分者的判断（决定"
+                    "不变）"),
+    "time on task": ("{timed} 条计时的评分中有 {fast} 条用时少于 {floor:g} 秒（app.min_seconds_on_task），来自 {raters} 位"
+                     "评分者：见 time_on_task 表格"),
+    "speed figure": "速度数字：{text}",
+    "speed figure quoted": "速度数字（英文原文）：{text_en}",
+    "bench other device": ("基准测试 {bench} 被排除，不参与判定：（英文原文）{elsewhere_en}：它的数字描述的是{which}硬件，"
+                           "仅供参考，从不参与判定；（英文原文）{run_en}"),
+    "other hardware": "其他",
+    "unknown hardware": "未知的",
+    "bench mismatch": "基准测试 {bench} 被排除：它测量的不是本研究所评的内容（英文原文：{why_en}）",
+    "workers failed": ("基准测试 {bench} 的 {total} 个工作进程中有 {failed} 个失败（错误记录在 bench_processes 中）：它的数字"
+                       "只基于其余进程的运行，不是完整的协议；请重新运行 `evalkit bench`"),
+    "fell back": "{runs} 次 assisted 运行回退（fallback）；它们不算作辅助生成",
+    "fell back why": "{runs} 次 assisted 运行回退（fallback）；它们不算作辅助生成；原因（英文原文）：{cause_en}",
+    "pool speed reported": ("显示的加速比来自配对池的单次运行，仅供参考，不参与判定：门槛只以 `evalkit bench` 的轮次判定"
+                            "（speed_source）；请运行它"),
+    "pool speed": "加速比取自配对池的单次运行：运行 `evalkit bench` 以得到协议规定的数字",
+    "figures disagree": ("速度数字不一致：可比评分对上的加速比，与全部匹配评分对（不按 assisted 输出的长度或停止原因筛选）的"
+                         "每秒 token 数之比，两者的 95% 区间不重叠，因此可比评分对的选择对数字的影响超出偶然；请两者都看"
+                         "（speedup 表格：speedup 和 tps_ratio）"),
+    "batch sizes": "批量大小（基准测试 {bench}）：（英文原文）{answer_en}",
+    "batch other device": "基准测试 {bench} 的批量大小被排除：（英文原文）{elsewhere_en}；{run_en} `--batch-sizes`",
+    "batch mismatch": "基准测试 {bench} 的批量大小被排除：它测量的不是本研究所评的内容（英文原文：{why_en}）",
+}
+
+
+def note_zh(n) -> str:
+    """One note beside the verdict in Chinese, from its key and figures (aggregate.notes.Note); a text that is no
+    Note (none is, by tests/test_verdict_notes.py) is quoted as the English original."""
+    from ..aggregate.notes import Note
+
+    if not isinstance(n, Note):
+        return f"（英文原文）{n}"
+    return NOTES_ZH[n.key].format(**{k: note_zh(v) if isinstance(v, Note) else v for k, v in n.figures.items()})
+
+
 def _agreement_zh(rows: list[dict]) -> str:
     """aggregate.ppi.sentence's agreement, in Chinese."""
     agree = "、".join(f"{title(r['criterion'], 'zh')} {r['prescreen_agreement']:.2f}" for r in rows
@@ -329,8 +461,7 @@ def verdict_zh(agg) -> list[str]:
                      "或已达到各自的份额），研究会一直等下去：请邀请能评判它们的评分者（`evalkit raters add 名字`），"
                      "或提高 app.max_ratings_per_rater，或放弃它们（`evalkit pairs give-up --untakeable --reason 原因`："
                      "按最坏情况计入，不会从样本中去掉）。决定从不因内容而去掉某一对")
-    if agg.notes:
-        lines.append(f"- 另有 {len(agg.notes)} 条说明，见下方英文原文（note）")
+    lines += [f"- 说明：{note_zh(n)}" for n in agg.notes]  # each note beside the English's, with its figures
     if v.fidelity:
         margin = g.get("margin", 0.05)
         lines += ["", f"各标准的通过率差（assisted − ordinary），容差 {_n(-margin)}：", "",

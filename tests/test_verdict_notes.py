@@ -1,0 +1,133 @@
+"""The notes beside a verdict in Chinese: each one template (aggregate.notes.NOTES) said with the same figures by
+ui.verdictzh.NOTES_ZH, on real studies as on the tables."""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+import string
+
+import pytest
+
+import evalkit
+from evalkit.aggregate import aggregate
+from evalkit.aggregate.notes import NOTES, Note, note, plan
+from evalkit.store import open_db
+from evalkit.study.synthetic import SyntheticStudy, build_study, gate_file_text
+from evalkit.ui.verdictzh import NOTES_ZH, note_zh, verdict_zh
+
+
+def _fields(text: str) -> set[str]:
+    return {f for _, f, _, _ in string.Formatter().parse(text) if f}
+
+
+def _study(tmp_path, name: str, gate_text: str, **spec):
+    gate = tmp_path / f"{name}.toml"
+    gate.write_text(gate_text)
+    db = open_db(tmp_path / f"{name}.db")
+    build_study(db, SyntheticStudy(gate_path=str(gate), **spec))
+    return db
+
+
+def _leaves(n: Note) -> list:
+    """A note's figures that are no Note, its parts' included: what its Chinese must carry too."""
+    return [x for v in n.figures.values() for x in (_leaves(v) if isinstance(v, Note) else [v])]
+
+
+def test_every_note_beside_a_verdict_has_its_chinese_with_the_same_figures():
+    """Verdict audit, 2026-12-07: the notes beside a verdict ("DECISION FROZEN ...", the interim look's warning, the
+    gold check, the roster, ...) were English only, and the Chinese page counted them and sent its reader to the
+    English. Each note is now one template (aggregate.notes.NOTES), written by note(), which keeps its figures, and
+    ui.verdictzh.NOTES_ZH says each with the same figures; a text from outside the aggregate (an error's cause) is
+    quoted and said to be the English original."""
+    assert set(NOTES_ZH) == set(NOTES)
+    for key, text in NOTES.items():
+        assert _fields(NOTES_ZH[key]) == _fields(text), key
+        numeric = {"even", "dof", "mean", "f", "p", "limit", "min_gold", "mb", "floor"}  # formatted as numbers
+        figures = {f: (0.125 + i if f in numeric else f"<{f}-{i}>") for i, f in enumerate(sorted(_fields(text)))}
+        n = note(key, **figures)
+        assert n == text.format(**figures) and (n.key, n.figures) == (key, figures)
+        said = note_zh(n)
+        for f, v in figures.items():
+            shown = format(v, ".0f") if f in ("mb", "dof") else str(v)[:3] if f in numeric else v  # as formatted
+            assert shown in said, (key, f, said)
+            if f.endswith("_en"):  # quoted, and said to be the English original
+                assert "英文原文" in said, (key, said)
+        if key not in ("legacy other", "gate no study"):
+            assert said and said != n, key
+    # a part that varies is said in Chinese too, with its own figures
+    nested = note("decision frozen", when=note("frozen at look", index=2, of=5, pairs=120), rating=7,
+                  completed="<c>", stored="<s>", gate="<g>", ratings=360, pairs=120, left_out=1, later=3, later_pairs=0)
+    assert "at look 2 of at most 5 (120 decided pairs)" in nested
+    assert "在最多 5 次查看中的第 2 次（120 对已判定的评分对）" in note_zh(nested)
+
+
+def test_no_note_is_written_in_english_alone():
+    """Every note beside a verdict goes through note(): no code of the aggregate appends or returns a note's words
+    itself (a scan of the source, as tests/test_ppi.py scans for the pre-screen's reasons)."""
+    # texts that are no note: what `evalkit bench` says before it runs, and the memory's why that a note quotes
+    # beside the speed condition's own words (memory_note, "memory unmeasured")
+    apart = {"bench_device_note", "_memory_note"}
+    root = pathlib.Path(evalkit.__file__).parent / "aggregate"
+    written = []
+    for path in sorted(root.glob("*.py")):
+        for fn in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name in apart:
+                continue
+            for node in ast.walk(fn):
+                words = []
+                if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                        and node.func.attr in ("append", "insert") and isinstance(node.func.value, ast.Name)
+                        and node.func.value.id in ("notes", "personal")):
+                    words = node.args[-1:]
+                elif (isinstance(node, ast.Return) and node.value is not None
+                      and (fn.name.endswith(("_note", "_notes")) or fn.name.startswith("_failed_workers"))):
+                    words = node.value.elts if isinstance(node.value, (ast.List, ast.Tuple)) else [node.value]
+                elif isinstance(node, (ast.AugAssign, ast.Assign)):
+                    target = node.target if isinstance(node, ast.AugAssign) else node.targets[0]
+                    name = target.value if isinstance(target, ast.Subscript) else target
+                    if isinstance(name, ast.Name) and name.id == "notes" and isinstance(node.value, ast.List):
+                        words = node.value.elts
+                for w in words:
+                    if isinstance(w, (ast.JoinedStr, ast.BinOp)) or (isinstance(w, ast.Constant) and w.value):
+                        written.append((path.name, fn.name, w.lineno))
+    assert not written, written
+
+
+def test_the_interim_note_s_plan_is_the_monitoring_s_own_words():
+    """aggregate.notes.plan says study.monitoring.describe's plan, as a Note, for either kind of monitoring."""
+    from evalkit.study.monitoring import describe
+
+    for values in ({"monitoring": "fixed", "planned_pairs": 100},
+                   {"monitoring": "group sequential", "planned_pairs": 300, "look_every": 60, "min_ratings_per_pair": 3},
+                   {"monitoring": "confidence sequence", "planned_pairs": 900, "look_every": 40,
+                    "min_ratings_per_pair": 1}):
+        assert plan(values) == describe(values), values
+
+
+SPEC = dict(raters_per_pair=3, raters=12, pass_rate=0.8, rater_accuracy=0.95, seed=5)
+
+
+@pytest.mark.parametrize("kind", ["interim fixed", "interim looks", "frozen"])
+def test_the_chinese_verdict_says_every_note_of_a_real_study(tmp_path, kind):
+    """On real studies (an interim look of a fixed design, one of group sequential looks, a frozen decision), the
+    Chinese verdict says each note the English prints, in Chinese with its figures, and no longer sends its reader
+    to the English for them."""
+    from evalkit.ui.results import verdict_markdown
+
+    gate = dict(planned_pairs=120, margin=0.15, min_raters=10)
+    if kind == "interim looks":
+        gate.update(monitoring="group sequential", look_every=60)
+    db = _study(tmp_path, kind.replace(" ", "_"), gate_file_text(**gate),
+                pairs=120 if kind == "frozen" else 30, unrated_pairs=40, **SPEC)
+    agg = aggregate(db)
+    assert agg.interim == (kind != "frozen") and agg.notes
+    assert all(isinstance(n, Note) for n in agg.notes), [n for n in agg.notes if not isinstance(n, Note)]
+    head = verdict_markdown(agg, "zh").split("#### 详细说明")[0]
+    assert "见下方英文原文（note）" not in head
+    for n in agg.notes:
+        said = note_zh(n)
+        assert f"- 说明：{said}" in head and all(str(x) in said for x in _leaves(n) if not isinstance(x, float)), said
+    first = {"interim fixed": "中期查看，不是结论：在计划数量的评分对评完之前", "interim looks": "中期查看，不是结论：门槛的查看",
+             "frozen": "决定已冻结：在计划样本评完时（评分"}[kind]
+    assert any(x.startswith(f"- 说明：{first}") for x in verdict_zh(agg)), verdict_zh(agg)
