@@ -497,6 +497,38 @@ def test_the_chinese_verdict_says_the_identical_pairs_the_task_and_what_the_look
     assert f"决定之后的查看：同样的分析用现在的数据（含决定之后存入的数据，如有）重算，结果是 {agg.after.decision}" in head
 
 
+@pytest.mark.parametrize("kind", ["fixed", "look", "settled early"])
+def test_the_chinese_planned_sample_line_gives_the_english_s_counts_before_the_sample_is_decided(tmp_path, kind):
+    """Verdict audit, 2026-12-07, reading the Chinese beside the English: before the planned sample was decided the
+    English said "30 of the 120 planned pairs have 3 current ratings", or, at a look before the last (a decision
+    settled there too), "look 9 of at most 15, at 180 decided pairs (99.3818% interval): 180 decided pairs of at most
+    300 ...; the study stops at a look where every criterion has passed or one is below the margin"; the Chinese said
+    only "计划的 300 对尚未全部判定". It now gives the same counts, the look and its level."""
+    from evalkit.ui.verdictzh import verdict_zh
+
+    planned = 300 if kind == "settled early" else 120  # a clear study settles at a look before the last
+    gate = dict(planned_pairs=planned, margin=0.15, min_raters=10)
+    if kind != "fixed":
+        gate.update(monitoring="group sequential", look_every=60)
+    db = study(tmp_path, kind.replace(" ", "_"), gate_file_text(**gate), pairs=300 if kind == "settled early" else 30,
+               unrated_pairs=40, **SPEC)
+    agg = aggregate(db)
+    v = agg.verdict
+    english = v.conditions[0].reason
+    line = next(x for x in verdict_zh(agg) if "**计划样本**" in x)
+    if kind == "fixed":
+        assert agg.interim and "30 of the 120 planned pairs have 3 current ratings" in english
+        assert "中期查看，不是结论：计划的 120 对中有 30 对已有 3 条当前评分" in line, line
+        return
+    look = v.look
+    assert look["index"] < look["of"] and agg.interim == (kind == "look") and v.conditions[0].ok is None
+    assert (f"look {look['index']} of at most {look['of']}, at {look['pairs']} decided pairs ({look['level']:.4%} "
+            f"interval): {look['pairs']} decided pairs of at most {planned}") in english
+    assert (f"第 {look['index']} 次查看（最多 {look['of']} 次，在 {look['pairs']} 对已判定时，区间水平 {look['level']:.4%}）："
+            f"已判定 {look['pairs']} 对，最多 {planned} 对（输出不同的评分对有 3 条当前评分即判定") in line, line
+    assert "研究在某次查看中每个标准都已通过、或有一个标准低于容差时停止" in line and "尚未全部判定" not in line
+
+
 def test_a_backup_of_the_same_database_restored_and_rated_since_is_never_answered_from_the_looks_memo(tmp_path):
     """A backup of the same database restored over it keeps its identity (store.database.identity: the token drawn
     when it was made), and the ratings stored since hold the ids of other ratings. The looks' memos key a look by

@@ -212,19 +212,24 @@ def _memory(agg, g: dict) -> str:
     return f"草稿模型额外占用 {mem:.0f} MB（{basis}；上限 {g.get('max_extra_memory_mb', 1024.0):.0f} MB）"
 
 
-def _planned(c, g: dict, rows: list[dict]) -> str:
-    """verdict.decide's planned-sample reason, in Chinese: once decided, what the decision uses, the rated pairs and
-    the identical ones (decided without raters) apart."""
+# verdict.DECIDED, in Chinese: what "decided" means for a pair
+DECIDED_ZH = "输出不同的评分对有 {each}当前评分即判定；两条路径输出相同的评分对不经评分者判定、差值记为 0，按配对池中的比例计入"
+
+
+def _planned(c, g: dict, rows: list[dict], agg=None) -> str:
+    """verdict.decide's planned-sample reason, in Chinese: before it is decided, how many pairs are (at a look before
+    the last, of at most how many); once decided, what the decision uses, the rated pairs and the identical ones
+    (decided without raters) apart."""
     planned = g.get("planned_pairs", 0)
+    per_pair = g.get("min_ratings_per_pair", 1)
+    each = (f"{per_pair} 条（随机抽取的 {g['second_rating_share']:.0%} 的评分对取 2 条）"
+            if per_pair == 1 and g.get("second_rating_share") else f"{per_pair} 条")
     if not c.ok:
-        return f"计划的 {planned} 对尚未全部判定"
+        return _undecided(g, planned, each, agg)
     same = max((int(r.get("identical", 0)) for r in rows), default=0)
     unknown = max((int(r.get("worst_case_pairs") or 0) for r in rows), default=0)
     if same and planned - same - unknown <= 0 and not unknown:
         return f"计划的 {planned} 对已全部判定：都是两条路径输出相同的评分对，不经评分者、差值记为 0，不需要评分"
-    per_pair = g.get("min_ratings_per_pair", 1)
-    each = (f"{per_pair} 条（随机抽取的 {g['second_rating_share']:.0%} 的评分对取 2 条）"
-            if per_pair == 1 and g.get("second_rating_share") else f"{per_pair} 条")
     # as the English: the pairs without an outcome hold places in the order but no ratings, so never "rated"
     given = max((int(r.get("given_up_pairs") or 0) for r in rows), default=0)
     aside = (f"，以及 {unknown} 对没有结果的评分对（没有计入的评分），按最坏情况计入"
@@ -234,6 +239,27 @@ def _planned(c, g: dict, rows: list[dict]) -> str:
         return f"计划的 {planned} 对已全部判定：决策用队列随机顺序中最先的 {planned} 对：{rated}"
     return (f"计划的 {planned} 对已全部判定：决策用队列随机顺序中最先的 {rated}"
             f"，以及 {same} 对两条路径输出相同的评分对（不经评分者，差值记为 0）")
+
+
+def _undecided(g: dict, planned: int, each: str, agg) -> str:
+    """verdict.decide's planned-sample reason while the sample is not decided, in Chinese, with the English's counts:
+    the decided pairs (the aggregate's counts, as the verdict took them), at a look before the last of how many."""
+    counts = agg.tables.get("counts") if agg is not None else None
+    if counts is None or not len(counts):
+        return f"计划的 {planned} 对尚未全部判定"
+    complete, pool, same = (int(counts[k].iloc[0]) for k in ("complete_pairs", "pairs", "identical_pairs"))
+    look = agg.verdict.look
+    if planned <= 0:
+        return ("中期查看，不是结论：没有计划样本量（门槛中 planned_pairs = 0）；请在评分开始前运行 `evalkit plan` 并冻结它"
+                f"给出的 planned_pairs 行（{pool} 对中有 {complete} 对已有 {each}当前评分）")
+    if look and look.get("of", 1) > 1 and not look.get("final", True):  # a look before the last
+        return (f"第 {look['index']} 次查看（最多 {look['of']} 次，在 {look['pairs']} 对已判定时，区间水平 "
+                f"{look['level']:.4%}）：已判定 {min(complete, look['pairs'])} 对，最多 {planned} 对（"
+                + DECIDED_ZH.format(each=each) + "）；研究在某次查看中每个标准都已通过、或有一个标准低于容差时停止")
+    where = "；还没有到达任何一次查看" if g.get("monitoring", "fixed") != "fixed" and look is None else ""
+    if same:
+        return f"中期查看，不是结论：计划的 {planned} 对中已判定 {complete} 对（{DECIDED_ZH.format(each=each)}）{where}"
+    return f"中期查看，不是结论：计划的 {planned} 对中有 {complete} 对已有 {each}当前评分{where}"
 
 
 # aggregate.ppi.WHY, in Chinese: why the pre-screen was not used, key by key, with the same figures
@@ -444,7 +470,7 @@ def verdict_zh(agg) -> list[str]:
     raters = max((int(r["raters"]) for r in v.fidelity), default=None)
     if g:
         lines += [f"_{claim_zh(g, raters, v.fidelity)}_", ""]
-    detail = {"planned sample": lambda c: _planned(c, g, v.fidelity), "speed-up": lambda c: _speed(agg, g),
+    detail = {"planned sample": lambda c: _planned(c, g, v.fidelity, agg), "speed-up": lambda c: _speed(agg, g),
               "fidelity": lambda c: _fidelity(v, g), "memory": lambda c: _memory(agg, g),
               "gate": lambda c: "没有冻结的发布门槛（先运行 `evalkit study`）"}
     for c in v.conditions:
