@@ -529,6 +529,42 @@ def test_the_chinese_planned_sample_line_gives_the_english_s_counts_before_the_s
     assert "研究在某次查看中每个标准都已通过、或有一个标准低于容差时停止" in line and "尚未全部判定" not in line
 
 
+@pytest.mark.parametrize("kind", ["fixed", "look"])
+def test_the_chinese_fidelity_line_names_every_criterion_the_english_names(tmp_path, kind):
+    """Verdict audit, 2026-12-07, reading the Chinese beside the English: where one criterion's upper end was below the
+    margin, the English named every criterion whose lower end was below it ("lower end below -0.050 (margin) for
+    Maintenance time, Uploads and reading") and the Chinese only the one clearly worse; at a look before the last
+    that settled nothing the English said the study was not yet settled, those criteria still open (lower end below
+    the margin, upper end above it), the Chinese that assisted could not be ruled out worse, as of a decision. The
+    Chinese now names the same criteria, and says the look is not settled."""
+    from evalkit.ui.verdictzh import verdict_zh
+
+    if kind == "fixed":
+        db = study(tmp_path, "drop", gate_file_text(planned_pairs=100, margin=0.05, min_raters=10), pairs=100,
+                   identical_share=0.2, drops={CRITERIA[0]: 0.3}, **SPEC)
+    else:
+        db = study(tmp_path, "look", gate_file_text(planned_pairs=120, margin=0.15, min_raters=10,
+                                                    monitoring="group sequential", look_every=60),
+                   pairs=30, unrated_pairs=40, **SPEC)
+    agg = aggregate(db)
+    v = agg.verdict
+    fidelity = next(c for c in v.conditions if c.name == "fidelity")
+    failing = [r for r in v.fidelity if not (r["ok"] or r.get("passed_at_look"))]
+    below = [r for r in failing if r["ci_high"] < -r["margin"]]
+    line = next(x for x in verdict_zh(agg) if "**内容忠实度**" in x)
+    english = ", ".join(title(r["criterion"]) for r in failing)
+    assert "、".join(title(r["criterion"], "zh") for r in failing) in line, line
+    if kind == "fixed":
+        assert not agg.interim and len(failing) > len(below) > 0  # some clearly worse, some not
+        assert f"lower end below -0.050 (margin) for {english}" in fidelity.reason
+        assert (f"的区间下限低于 −0.050（容差）：不能排除 assisted 更差；其中 "
+                f"{'、'.join(title(r['criterion'], 'zh') for r in below)} 的区间上限也低于 −0.050") in line, line
+    else:
+        assert agg.interim and not below and v.look["index"] < v.look["of"]
+        assert f"not yet settled at look {v.look['index']}" in fidelity.reason and f"{english} still open" in fidelity.reason
+        assert f"第 {v.look['index']} 次查看尚无定论：" in line and "仍未定（区间下限低于 −0.150，上限高于它）" in line, line
+
+
 def test_a_backup_of_the_same_database_restored_and_rated_since_is_never_answered_from_the_looks_memo(tmp_path):
     """A backup of the same database restored over it keeps its identity (store.database.identity: the token drawn
     when it was made), and the ratings stored since hold the ids of other ratings. The looks' memos key a look by

@@ -65,10 +65,17 @@ def _fidelity(v, g: dict) -> str:
                     "或因重复已揭晓的文本而不给任何评分者）：按最坏情况计入区间（下限按 −1、上限按 +1）")
         if given := max((int(r.get("given_up_pairs") or 0) for r in rows), default=0):  # the organiser's, apart
             missing += f"，其中 {given} 对是组织者在现有评分者都不能再评时放弃的（`evalkit pairs give-up`）"
-    if below:
-        return f"{'、'.join(below)} 的区间上限也低于 {_n(-margin)}（容差）：assisted 明显更差" + missing
-    if short:
-        return f"{'、'.join(short)} 的区间下限低于 {_n(-margin)}（容差）：不能排除 assisted 更差" + missing
+    look = getattr(v, "look", None) or {}
+    if look.get("of", 1) > 1 and not look.get("final", True):  # a look before the last, as verdict.decide says it
+        if below:  # it stops the study
+            return f"{'、'.join(below)} 的区间上限也低于 {_n(-margin)}（容差）：assisted 明显更差" + missing
+        if short:
+            return (f"第 {look['index']} 次查看尚无定论：{'、'.join(short)} 仍未定（区间下限低于 {_n(-margin)}，上限高于它）"
+                    + missing)
+    if short:  # every criterion that failed, as the English names them, those clearly worse apart
+        return (f"{'、'.join(short)} 的区间下限低于 {_n(-margin)}（容差）：不能排除 assisted 更差"
+                + (f"；其中 {'、'.join(below)} 的区间上限也低于 {_n(-margin)}：assisted 明显更差" if below else "")
+                + missing)
     if unrated:
         return f"其余每个标准的区间下限都不低于 {_n(-margin)}（容差）" + missing
     if earlier:
