@@ -1497,3 +1497,30 @@ def test_the_card_and_the_chinese_verdict_say_which_benchmark_s_memory_and_which
     zh = verdict_markdown(agg, "zh").split("#### 详细说明（英文原文）")[0]
     # a synthetic pool records no untimed warm-up of both paths (study.pairs.WARMED_UP), and says so
     assert "（配对池的单次运行，不是基准测试协议；配对池 " in zh and "没有记录不计时的预热" in zh and "不参与判定" not in zh
+
+
+@pytest.mark.parametrize("spread", ["some", "none"])
+def test_the_chinese_speed_line_says_what_the_english_says_of_the_comparable_pairs_and_the_interval(spread):
+    """Verdict audit, 2026-12-07, reading the Chinese beside the English: the English speed condition says how many of
+    the matched pairs were comparable ("40 of 50 matched pairs comparable"), that an interval of zero width carries no
+    spread, and, where the estimates reach the minimum and the interval does not, that its unit is the benchmark's
+    round and the gate's speed_rounds fixed how many decide (re-running `evalkit bench` changes nothing); the Chinese
+    said only "基于 40 对可比输出", and none of the rest. It now says each, with the same figures."""
+    from types import SimpleNamespace
+
+    from evalkit.aggregate.timing import Speed
+    from evalkit.aggregate.verdict import speed_condition
+    from evalkit.ui.verdictzh import _speed
+
+    ci = [1.05, 1.6] if spread == "some" else [1.3, 1.3]
+    speed = Speed(source="benchmark", experiment_id=3, speedup=1.3, speedup_ci95=ci, comparable_pairs=40,
+                  matched_pairs=50, identical_outputs=None, extra_memory_mb=100.0, fallback_runs=0,
+                  throughput_ratio=1.25, throughput_ci95=[1.02, 1.5] if spread == "some" else [1.15, 1.4],
+                  benchmark_ids=[3], rounds=4, rounds_planned=4)
+    english = speed_condition(speed, 1.1).reason
+    chinese = _speed(SimpleNamespace(speed=speed), {"min_speedup_ci_low": 1.1})
+    assert "40 of 50 matched pairs comparable" in english and "基于 50 对匹配输出中的 40 对可比输出" in chinese, chinese
+    assert ("the interval has zero width" in english) == ("区间宽度为零：计时没有任何波动" in chinese) == (spread == "none")
+    reach = "the estimates reach the minimum but the interval does not" in english  # with some spread only
+    assert reach == (spread == "some") == ("rounds measured after them never enter" in english)
+    assert reach == ("估计值达到门槛，但区间没有：区间的单位是基准测试的轮次" in chinese) == ("之后测的轮次不参与" in chinese), chinese

@@ -174,9 +174,13 @@ def _speed(agg, g: dict) -> str:
 
     ci = s.speedup_ci95
     minimum = g.get("min_speedup_ci_low", 1.1)
+    from ..generation.speed import no_spread
+
+    # as verdict.speed_condition: the comparable pairs among the matched ones, and an interval of zero width said
     text = (f"{ratio_text(s.speedup)}×" + (f"（95% 置信区间 {ratio_text(ci[0])}–{ratio_text(ci[1])}）" if ci else
                                           "（没有区间）")
-            + f"，基于 {s.comparable_pairs} 对可比输出{_basis_zh(s)}；门槛：区间下限至少 {minimum:.2f}")
+            + f"，基于 {s.matched_pairs} 对匹配输出中的 {s.comparable_pairs} 对可比输出{_basis_zh(s)}"
+            + ("；区间宽度为零：计时没有任何波动" if no_spread(ci) else "") + f"；门槛：区间下限至少 {minimum:.2f}")
     # what verdict.speed_condition decides on besides the interval: the comparable share and tokens per second
     if s.matched_pairs and s.comparable_pairs < MIN_COMPARABLE_SHARE * s.matched_pairs:
         text += (f"。但 {s.matched_pairs} 对匹配输出中只有 {s.comparable_pairs} 对可比（不足 "
@@ -190,6 +194,13 @@ def _speed(agg, g: dict) -> str:
                  f"{ratio_text(s.throughput_ratio)}×，区间下限 {ratio_text(tps)}"
                  + ("（低于门槛：只在可比输出上更快，按每个 token 并不更快）" if tps < minimum <= (ci[0] if ci else 0)
                     else ""))
+        if (ci and min(ci[0], tps) < minimum <= min(s.speedup or 0, s.throughput_ratio or 0) and s.source == "benchmark"
+                and not tps < minimum <= ci[0]):
+            # verdict.speed_condition: the estimates reach the minimum, the interval does not
+            text += ("；估计值达到门槛，但区间没有：区间的单位是基准测试的轮次（每条路径一个新进程），门槛的 speed_rounds 在第一次"
+                     "基准测试之前就已固定，决定由多少轮判定" + ("（之后测的轮次不参与，所以重新运行 `evalkit bench` 不会改变"
+                                                   "结果；请在下一个研究的门槛中计划更多轮次）"
+                                                   if getattr(s, "rounds_planned", 0) else ""))
     if fell := getattr(s, "fallback_runs", 0):  # verdict._as_deployed, in Chinese
         dep = getattr(s, "deployed_ci95", None)
         text += (f"；{fell} 次 assisted 运行回退（fallback），不计入上述数字，因此高估了 assisted 配置的实际速度"
