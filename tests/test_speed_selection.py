@@ -1524,3 +1524,26 @@ def test_the_chinese_speed_line_says_what_the_english_says_of_the_comparable_pai
     reach = "the estimates reach the minimum but the interval does not" in english  # with some spread only
     assert reach == (spread == "some") == ("rounds measured after them never enter" in english)
     assert reach == ("估计值达到门槛，但区间没有：区间的单位是基准测试的轮次" in chinese) == ("之后测的轮次不参与" in chinese), chinese
+
+
+def test_the_chinese_memory_line_says_a_benchmark_stored_no_memory_reading_as_the_english_does():
+    """Verdict audit, 2026-12-07: where a benchmark of the study's pair stored no timed run with a memory reading on
+    both paths, the English memory condition said so ("not measured: benchmark 3 holds no timed run with a memory
+    reading on both paths") and the Chinese said the memory was not measured and to run `evalkit bench`, as if
+    none had run. It now names the benchmark and what it lacks."""
+    from types import SimpleNamespace
+
+    from evalkit.aggregate.timing import Speed
+    from evalkit.aggregate.verdict import decide
+    from evalkit.ui.verdictzh import _memory
+
+    speed = Speed(source="benchmark", experiment_id=3, speedup=1.3, speedup_ci95=[1.2, 1.4], comparable_pairs=50,
+                  matched_pairs=50, identical_outputs=None, extra_memory_mb=None, fallback_runs=0,
+                  benchmark_ids=[3], rounds=2,
+                  memory_note="not measured: benchmark 3 holds no timed run with a memory reading on both paths")
+    gate = {"planned_pairs": 10, "min_ratings_per_pair": 1, "margin": 0.05, "confidence": 0.95,
+            "min_speedup_ci_low": 1.1, "max_extra_memory_mb": 1024.0}
+    english = next(c.reason for c in decide(gate, [], speed, 0, 10).conditions if c.name == "memory")
+    assert "benchmark 3 holds no timed run with a memory reading on both paths" in english
+    chinese = _memory(SimpleNamespace(speed=speed), gate)
+    assert "基准测试 3 没有两条路径都带内存读数的计时运行" in chinese, chinese

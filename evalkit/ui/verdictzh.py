@@ -220,6 +220,10 @@ def _memory(agg, g: dict) -> str:
         if NEVER_RAN in note:  # a benchmark exists: "run bench" alone would hide that its assisted runs all failed
             return (f"草稿模型的额外内存未测量：基准测试 {agg.speed.experiment_id} 的 assisted 路径从未运行（它的 assisted "
                     "运行全部失败并回退，原因见下方英文原文），修正原因后重新运行 `evalkit bench`")
+        if note:  # timing._memory_note: a benchmark exists, and stored no timed run with a memory reading
+            ids = ", ".join(map(str, getattr(agg.speed, "benchmark_ids", None) or [agg.speed.experiment_id]))
+            return (f"草稿模型的额外内存未测量：基准测试 {ids} 没有两条路径都带内存读数的计时运行"
+                    "（修正后重新运行 `evalkit bench`）")
         return "草稿模型的额外内存未测量（运行 `evalkit bench`）"
     # what was measured, as the English line says: GPU memory (显存) only where the weights sat on CUDA; on a CPU
     # (the offline demo) the process's RAM (demo audit L1: "额外显存" read as a GPU figure there)
