@@ -565,6 +565,29 @@ def test_the_chinese_fidelity_line_names_every_criterion_the_english_names(tmp_p
         assert f"第 {v.look['index']} 次查看尚无定论：" in line and "仍未定（区间下限低于 −0.150，上限高于它）" in line, line
 
 
+def test_the_chinese_fidelity_line_with_too_few_raters_says_what_the_intervals_say_and_that_the_study_cannot_decide(
+        tmp_path):
+    """Verdict audit, 2026-12-07, reading the Chinese beside the English: with fewer raters than a claim about raters
+    in general needs, the English fidelity line said "5 distinct raters rated the decision sample; a claim about raters
+    in general needs at least 10 (gate min_raters), so this study cannot decide it; a new study with more raters can."
+    and then what the intervals say (here: which criteria's lower ends are below the margin); the Chinese said only
+    the first half. It now says all of it."""
+    from evalkit.ui.verdictzh import verdict_zh
+
+    db = study(tmp_path, "few", gate_file_text(planned_pairs=60, margin=0.15, min_raters=10), pairs=60,
+               **{**SPEC, "raters": 5})
+    agg = aggregate(db)
+    english = next(c.reason for c in agg.verdict.conditions if c.name == "fidelity")
+    assert not agg.interim and "5 distinct raters rated the decision sample" in english
+    assert "so this study cannot decide it; a new study with more raters can. " in english
+    failing = [r for r in agg.verdict.fidelity if not r["ok"]]
+    assert failing and f"lower end below -0.150 (margin) for {', '.join(title(r['criterion']) for r in failing)}" \
+        in english
+    line = next(x for x in verdict_zh(agg) if "**内容忠实度**" in x)
+    assert "只有 5 位评分者评了决策样本" in line and "因此本研究无法判定它；有更多评分者的新研究可以。" in line, line
+    assert f"{'、'.join(title(r['criterion'], 'zh') for r in failing)} 的区间下限低于 −0.150（容差）" in line, line
+
+
 def test_a_backup_of_the_same_database_restored_and_rated_since_is_never_answered_from_the_looks_memo(tmp_path):
     """A backup of the same database restored over it keeps its identity (store.database.identity: the token drawn
     when it was made), and the ratings stored since hold the ids of other ratings. The looks' memos key a look by

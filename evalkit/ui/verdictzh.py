@@ -35,17 +35,25 @@ def claim_zh(gate: dict, raters: int | None, rows: list[dict] | None = None) -> 
 
 
 def _fidelity(v, g: dict) -> str:
-    rows, margin = v.fidelity, g.get("margin", 0.05)
+    rows = v.fidelity
     if not rows:
         return "还没有评分足额的评分对"
     raters = max(int(r["raters"]) for r in rows)
     short = [r for r in rows if not enough_raters(r, g)]  # per criterion, as verdict.decide checks it
-    fewest = min(short or rows, key=lambda r: int(r["raters"]))
-    if short:
-        n = int(fewest["raters"])
-        who = "评了决策样本" if n == raters else f"在决策样本中回答了{title(fewest['criterion'], 'zh')}"
-        return (f"只有 {n} 位评分者{who}；针对一般评分者的结论至少需要 {g.get('min_raters', 10)} 位"
-                "（门槛 min_raters）")
+    if not short:
+        return _intervals(v, g, raters)
+    # as verdict.decide: too few raters for a claim about raters in general, then what the intervals say
+    fewest = min(short, key=lambda r: int(r["raters"]))
+    n = int(fewest["raters"])
+    who = "评了决策样本" if n == raters else f"在决策样本中回答了{title(fewest['criterion'], 'zh')}"
+    return (f"只有 {n} 位评分者{who}；针对一般评分者的结论至少需要 {g.get('min_raters', 10)} 位（门槛 min_raters）"
+            + ("" if getattr(v, "interim", True) else "，因此本研究无法判定它；有更多评分者的新研究可以")
+            + "。" + _intervals(v, g, raters))
+
+
+def _intervals(v, g: dict, raters: int) -> str:
+    """The fidelity condition's reason from its criteria's intervals against the margin, in Chinese."""
+    rows, margin = v.fidelity, g.get("margin", 0.05)
     unrated = unjudged(rows)  # as verdict.decide: no ratings, or unanswered by part of the sample
     judged = [r for r in rows if r["criterion"] not in unrated]
     missing = (f"；{'、'.join(title(c, 'zh') for c in unrated)} 在决策样本中没有评分或只有部分评分回答了它"
