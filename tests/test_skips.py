@@ -290,7 +290,9 @@ def test_a_pair_no_current_rater_can_take_is_named_with_what_the_organiser_can_d
 
     assert said[0] in verdict_text(agg)  # `evalkit aggregate`
     zh = verdict_markdown(agg, "zh")  # the Results tab, in Chinese too
-    assert "下一次查看需要的 1 对，现有的评分者都不能再评" in zh and said[0] in zh
+    top = zh.split("#### 详细说明")[0]  # said once, as the English says it once
+    assert top.count("下一次查看（10 对已判定的评分对）需要的 1 对，研究现有的 2 位评分者都不能再评") == 1 and said[0] in zh
+    assert top.count("都不能再评") == 1, top
 
     roster.add(db, "dan")
     roster.revoke(db, "dan")  # a revoked code takes nothing

@@ -512,12 +512,8 @@ def verdict_zh(agg) -> list[str]:
         # shown once a decision is frozen, whether or not anything was stored since (ratings stored since: the notes)
         lines.append(f"- 决定之后的查看：同样的分析用现在的数据（含决定之后存入的数据，如有）重算，结果是 {agg.after.decision}，"
                      "但它**不是**决定（见下方英文）")
-    if getattr(agg, "untakeable", 0):  # the study would wait for good: said in both languages
-        lines.append(f"- 下一次查看需要的 {agg.untakeable} 对，现有的评分者都不能再评（都已评过或跳过、见过其中的文本，"
-                     "或已达到各自的份额），研究会一直等下去：请邀请能评判它们的评分者（`evalkit raters add 名字`），"
-                     "或提高 app.max_ratings_per_rater，或放弃它们（`evalkit pairs give-up --untakeable --reason 原因`："
-                     "按最坏情况计入，不会从样本中去掉）。决定从不因内容而去掉某一对")
-    lines += [f"- 说明：{note_zh(n)}" for n in agg.notes]  # each note beside the English's, with its figures
+    # each note beside the English's, with its figures (pairs no current rater can take: the first, "untakeable")
+    lines += [f"- 说明：{note_zh(n)}" for n in agg.notes]
     if v.fidelity:
         margin = g.get("margin", 0.05)
         lines += ["", f"各标准的通过率差（assisted − ordinary），容差 {_n(-margin)}：", "",
