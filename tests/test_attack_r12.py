@@ -64,3 +64,61 @@ def test_a_rater_shown_an_earlier_study_s_results_is_served_none_of_the_pairs_a_
         assert not screen["text-a"] and "你已看过本研究的结果" in screen["done"], screen
         assert rows(pool_db, "SELECT COUNT(*) AS n FROM assignments WHERE rater = 'mallory' AND pair_id IN "
                              "(SELECT id FROM pairs WHERE experiment_id = ?)", [later])[0]["n"] == 0
+
+
+def _main_texts(db_file) -> list[tuple[str, str, str]]:
+    """The first pool's study pairs as (prompt, ordinary text, assisted text): what a later pool under greedy decoding
+    writes again."""
+    return [(r["prompt_id"], r["o"], r["a"]) for r in rows(
+        db_file, "SELECT p.prompt_id, o.text AS o, a.text AS a FROM pairs p "
+                 "JOIN generations o ON o.id = p.ordinary_generation_id "
+                 "JOIN generations a ON a.id = p.assisted_generation_id WHERE p.kind = 'study' "
+                 "AND p.experiment_id = (SELECT MIN(experiment_id) FROM pairs)")]
+
+
+def test_an_organiser_shown_the_results_while_nothing_she_could_rate_was_open_is_served_none_of_a_later_pool(
+        tiny_models, tmp_path, pool_db):
+    """An organiser's view of the Results was recorded only while it told her something of a pair she could still
+    rate (note_results_seen): olga opened them once every pair had closed, read the per-path tables, and a later pool
+    of the study, repeating its texts as greedy decoding does, was served to her and her ratings of it counted. Every
+    view is now recorded (results_views); no pair stored in the study after it is served to her, as to a rater shown
+    them, and a rating of one stored anyway is kept, never counted."""
+    from evalkit.rating import roster as raters
+    from evalkit.rating.queue import RatingInput, submit_rating
+    from evalkit.study.studies import studies
+    from evalkit.task.prompts import CRITERIA
+
+    cfg = config(tiny_models, tmp_path, ratings_per_pair=1)
+    db = open_db(pool_db)
+    olga = raters.add(db, "olga", organiser=True).code
+    gate = studies(db)[-1].gate
+    db.conn.close()
+    with served(cfg, pool_db) as url:
+        ben = Tab(url)
+        ben.sign_in("ben")
+        for _ in range(POOL_PAIRS):
+            ben.submit()
+            ben.call("/next_pair")
+        org = Tab(url)
+        org.call("/sign_in", "", "", olga)
+        seen = org.call("/results")  # every pair closed: nothing she could rate is in them
+        assert seen[TABLES["pass_rates"]]["data"] and "不再计分" not in seen["verdict"]
+        assert rows(pool_db, "SELECT COUNT(*) AS n FROM results_seen")[0]["n"] == 0
+        later = _add_pool(pool_db, _main_texts(pool_db), 300, gate)
+        screen = org.call("/next_pair")
+        assert not screen["text-a"], screen
+        assert rows(pool_db, "SELECT COUNT(*) AS n FROM assignments WHERE rater = 'olga' AND pair_id IN "
+                             "(SELECT id FROM pairs WHERE experiment_id = ?)", [later])[0]["n"] == 0
+        ann = Tab(url)  # a name shown nothing is served the later pool
+        ann.sign_in("ann")
+        assert ann.submit()["status"] == "评分已保存。"
+    pair = rows(pool_db, "SELECT id FROM pairs WHERE experiment_id = ? AND id NOT IN (SELECT pair_id FROM ratings)",
+                [later])[0]["id"]
+    db = open_db(pool_db)
+    try:  # its id learnt elsewhere: stored, kept uncounted, filling no quota
+        submit_rating(db, cfg.app, RatingInput(pair, "olga", {c: "pass" for c in CRITERIA},
+                                               {c: "fail" for c in CRITERIA}, "A"))
+    finally:
+        db.conn.close()
+    assert rows(pool_db, "SELECT blind FROM ratings WHERE rater = 'olga'") == [{"blind": 0}]
+    assert rows(pool_db, "SELECT COUNT(*) AS n FROM closed_pairs WHERE pair_id = ?", [pair])[0]["n"] == 0

@@ -71,6 +71,8 @@ LEFT_OUT = {
     "pair_give_ups": "the organiser's give-ups and her typed reasons: read into `pairs.given_up`",
     "results_seen": "which organiser saw a study's results while she could still rate, and when: her later ratings "
                     "there are stored with `ratings.blind` false",
+    "results_views": "who was shown each study's results, and when (her first view): a pool stored later in it, or "
+                     "repeating its texts, is not hers to rate",
     "pushes_while_rating": "pushes made while pairs were open to raters: named in the card's Notes (Provenance)",
     "export_salt": "the secret of the pseudonyms (whoever holds it can test a guessed name against one)",
     "submission_refusals": "the app's refused submissions, kept to tell their rater after a reload (no rating)",

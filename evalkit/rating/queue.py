@@ -29,7 +29,7 @@ from ..errors import EvalkitError
 from .identity import InputError, clean_name, clean_text
 from ..task.criteria import CRITERIA, title
 from ..records import GenerationPath
-from ..store import SHARE_COUNTS, PairFull, ShareReached, StudyDecided, claim_pair, insert_rating, now, recheck_hold
+from ..store import SHARE_COUNTS, VIEWED_BEFORE, PairFull, ShareReached, StudyDecided, claim_pair, insert_rating, now, recheck_hold
 from ..store import HoldDisplaced as _Displaced
 from ..study.pairs import IDENTICAL
 
@@ -207,7 +207,7 @@ _MET_TEXT = """EXISTS (SELECT 1 FROM (SELECT text FROM generations WHERE id IN (
 # What keeps an open pair from this rater, whatever its count: she rated or skipped it, kept it to the cap, lost its
 # hold to a rater whose hold counts, or rated one of its texts.
 _NOT_HERS = f"""p.id NOT IN (SELECT pair_id FROM ratings WHERE rater = :rater) AND p.id NOT IN {_KEPT_TO_CAP}
-      AND p.id NOT IN {_DISPLACED_FROM} AND NOT {_MET_TEXT.format(p="p.")}"""
+      AND p.id NOT IN {_DISPLACED_FROM} AND NOT {_MET_TEXT.format(p="p.")} AND NOT {VIEWED_BEFORE}"""
 _OPEN = f"""
     SELECT p.id, COALESCE(c.n, 0) AS n, {_P_QUOTA} AS quota FROM pairs p
     LEFT JOIN (SELECT pair_id, COUNT(*) AS n FROM current_ratings GROUP BY pair_id) c ON c.pair_id = p.id
@@ -262,7 +262,8 @@ _STILL_FREE = f"""
               AND {_HOLD_COUNTS} AND NOT EXISTS (SELECT 1 FROM ratings r WHERE r.pair_id = a.pair_id AND r.rater = a.rater)) < {_PAIR_QUOTA}
        AND NOT EXISTS (SELECT 1 FROM ratings WHERE rater = :rater AND pair_id = :pair)
        AND :pair NOT IN {_KEPT_TO_CAP} AND :pair NOT IN {_DISPLACED_FROM}
-       AND NOT (SELECT {_MET_TEXT.format(p="")} FROM pairs WHERE id = :pair)"""
+       AND NOT (SELECT {_MET_TEXT.format(p="")} FROM pairs WHERE id = :pair)
+       AND NOT (SELECT {VIEWED_BEFORE} FROM pairs p WHERE p.id = :pair)"""
 
 
 
@@ -405,6 +406,16 @@ def note_results_shown(db, rater: str) -> None:
 
     if not results_seen(db, rater):
         insert_results_seen(db, rater)
+
+
+def note_results_view(db, rater: str, study_id: int) -> None:
+    """Record that this rater or organiser was shown this study's results, whatever they told (note_results_seen and
+    note_results_shown record what they made uncounted): no pair stored in it later is hers (store.VIEWED_BEFORE).
+    Read first: most views come after the first and take no write lock."""
+    from ..store import insert_results_view
+
+    if not db.execute("SELECT 1 FROM results_views WHERE rater = ? AND study_id = ?", [rater, study_id]).fetchone():
+        insert_results_view(db, rater, study_id)
 
 
 def is_counted(db, rating_id: int) -> bool:

@@ -22,7 +22,7 @@ from .limits import add_failure, count_event, failure_count
 from .raters import (NameAmbiguous, NameTaken, hub_revoked, insert_rater, lift_hub_revoke, look_alikes, rater_by_key,
                      replace_secret, revoke_hub, revoke_rater, signups_since)
 from .ratings import (
-    SHARE_COUNTS, HoldDisplaced, PairFull, ShareReached, StudyDecided, claim_pair, insert_rating, insert_refusal, insert_results_seen, recheck_hold, renew_hold,
+    SHARE_COUNTS, VIEWED_BEFORE, HoldDisplaced, PairFull, ShareReached, StudyDecided, claim_pair, insert_rating, insert_refusal, insert_results_seen, insert_results_view, recheck_hold, renew_hold,
 )
 from .studies import FIRST_STUDY, attach_pool, gate_mismatch, insert_decision, insert_give_ups, insert_push_while_rating
 from .runs import (
@@ -32,10 +32,10 @@ from .runs import (
 
 __all__ = [
     "FIRST_STUDY", "attach_pool", "claim_pair", "recheck_hold", "draw_queue_order", "gate_mismatch", "insert_decision", "insert_give_ups", "insert_push_while_rating", "set_queue_seed",
-    "HoldDisplaced", "MIGRATIONS", "add_failure", "count_event", "failure_count", "NameAmbiguous", "NameTaken", "PairFull", "SHARE_COUNTS", "ShareReached", "StudyDecided", "copy_experiment", "discard_bench_experiment", "discard_pool_experiment",
+    "HoldDisplaced", "MIGRATIONS", "add_failure", "count_event", "failure_count", "NameAmbiguous", "NameTaken", "PairFull", "SHARE_COUNTS", "VIEWED_BEFORE", "ShareReached", "StudyDecided", "copy_experiment", "discard_bench_experiment", "discard_pool_experiment",
     "generation", "insert_bench_process",
     "insert_bench_processes", "insert_experiment", "insert_generations", "insert_live_run", "insert_gold_pairs", "insert_pairs",
-    "insert_prescreen", "insert_rater", "insert_rating", "insert_refusal", "insert_results_seen", "renew_hold", "insert_rows", "insert_shard_items",
+    "insert_prescreen", "insert_rater", "insert_rating", "insert_refusal", "insert_results_seen", "insert_results_view", "renew_hold", "insert_rows", "insert_shard_items",
     "insert_together", "insert_tune_trials", "json_hash",
     "migrate", "new_pair_id", "now", "open_db", "open_reader", "rater_by_key", "reference_hash",
     "move_database", "replace_secret", "restore_file", "revoke_rater", "hub_revoked", "lift_hub_revoke", "revoke_hub", "snapshot", "store_references",

@@ -759,6 +759,21 @@ def _m037_hub_revokes(db) -> None:
                "BEGIN SELECT RAISE(ABORT, 'a Hub revoke is kept as it was made'); END")
 
 
+def _m038_results_views(db) -> None:
+    # Every name's first view of each study's results, whatever it told then (results_seen records only the views that
+    # leave her ratings uncounted): a pool made after it, in that study or a later one whose texts repeat it, is not
+    # hers (store.ratings.VIEWED_BEFORE). The views results_seen recorded stand in for those made before this.
+    db.execute(
+        """CREATE TABLE results_views (
+            rater TEXT NOT NULL,
+            study_id INTEGER NOT NULL REFERENCES studies(id),
+            seen_at TEXT NOT NULL,
+            PRIMARY KEY (rater, study_id)
+        )"""
+    )
+    db.execute("INSERT INTO results_views (rater, study_id, seen_at) SELECT rater, study_id, seen_at FROM results_seen")
+
+
 MIGRATIONS = [
     ("001_initial", _m001_initial),
     ("002_ratings", _m002_ratings),
@@ -797,4 +812,5 @@ MIGRATIONS = [
     ("035_study_prescreen_rules", _m035_study_prescreen_rules),
     ("036_database_identity", _m036_database_identity),
     ("037_hub_revokes", _m037_hub_revokes),
+    ("038_results_views", _m038_results_views),
 ]

@@ -50,6 +50,15 @@ RATER_STUDY_RATINGS = f"""
 
 
 # Whether a pair's study has its decision stored.
+# The pair `p` (of the study the app serves) was stored after this rater (:rater) was first shown that study's results
+# (results_views): whatever that view told of the pairs open then, its per-path tables describe this later pool's
+# prompts, and greedy decoding repeats their texts. Not served to her (rating.queue), nor counted (insert_rating):
+# a rater shown them was already (results_seen); an organiser shown them while nothing she could rate was open was
+# not, and rated the later pool counted (attacker audit, round 12).
+VIEWED_BEFORE = """EXISTS (SELECT 1 FROM results_views v WHERE v.rater = :rater
+    AND v.study_id = (SELECT MAX(id) FROM studies) AND v.seen_at < COALESCE(p.stored_at, p.created_at))"""
+
+
 PAIR_STUDY_DECIDED = """SELECT 1 FROM decisions d JOIN experiments e ON e.study_id = d.study_id
                         JOIN pairs p ON p.experiment_id = e.id WHERE p.id = ?"""
 
@@ -176,6 +185,11 @@ def insert_rating(db, row: dict, quota: int | None = None, share: int | None = N
                 "SELECT 1 FROM results_seen WHERE rater = ? AND study_id IS (SELECT e.study_id FROM pairs p "
                 "JOIN experiments e ON e.id = p.experiment_id WHERE p.id = ?)", [row["rater"], row["pair_id"]]).fetchone():
             row["blind"] = 0
+        if row.get("kind") == "rating" and db.conn.execute(
+                f"SELECT 1 FROM pairs p JOIN experiments e ON e.id = p.experiment_id WHERE p.id = :pair "
+                f"AND e.study_id IS (SELECT MAX(id) FROM studies) AND {VIEWED_BEFORE}",
+                {"rater": row["rater"], "pair": row["pair_id"]}).fetchone():
+            row["blind"] = 0  # a pool stored after she was shown its study's results: kept, never counted
         if row.get("kind") == "rating" and row.get("supersedes") is not None and db.conn.execute(
                 "SELECT 1 FROM closed_pairs WHERE pair_id = ?", [row["pair_id"]]).fetchone():
             row["blind"] = 0  # closed (its reveal may be on a screen) since the caller looked: kept, never counted
@@ -227,6 +241,14 @@ def insert_refusal(db, rater: str, submission: str, what: str, fix: str, admit: 
             admit(db)
         db.conn.execute("INSERT OR IGNORE INTO submission_refusals (submission_id, rater, what, fix, refused_at) "
                         "VALUES (?, ?, ?, ?, ?)", [submission, rater, what, fix, now()])
+
+
+def insert_results_view(db, rater: str, study_id: int) -> None:
+    """Record that `rater` (anyone shown the Results) was shown this study's results, at her first view of it
+    (rating.queue.note_results_view): no pair stored in the study after it is hers (VIEWED_BEFORE)."""
+    with write_transaction(db):
+        db.conn.execute("INSERT OR IGNORE INTO results_views (rater, study_id, seen_at) VALUES (?, ?, ?)",
+                        [rater, study_id, now()])
 
 
 def insert_results_seen(db, rater: str) -> None:

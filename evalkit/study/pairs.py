@@ -694,12 +694,12 @@ def _finish_pool(cfg: Config, db_path: Path, exp_id: int, prompts: dict, result:
         repeated_texts = texts_on_both_paths(db, exp_id)
         copies = pairs_sharing_a_text(db, exp_id)
         reach = rater_reach(db, exp_id) if copies else ""
-        seen = db.execute("SELECT COUNT(*) FROM results_seen WHERE study_id = (SELECT study_id FROM experiments "
+        seen = db.execute("SELECT COUNT(*) FROM results_views WHERE study_id = (SELECT study_id FROM experiments "
                           "WHERE id = ?)", [exp_id]).fetchone()[0]
-        if seen:  # rating.queue.note_results_shown, note_results_seen
-            echo(f"{seen} name(s) were shown this study's results before this pool: a rater among them is served "
-                 "none of its new pairs, and an organiser's ratings no longer count (the per-path tables could "
-                 "colour them); to have them rate, start a new study (`evalkit generate --new-study NAME`)")
+        if seen:  # rating.queue.note_results_view (store.VIEWED_BEFORE)
+            echo(f"{seen} name(s) were shown this study's results before this pool: none of its new pairs is served "
+                 "to them, organisers included (the per-path tables could colour them); to have them rate, start a "
+                 "new study (`evalkit generate --new-study NAME`)")
         result.fallbacks = db.execute(
             "SELECT COUNT(*) FROM generations WHERE experiment_id = ? AND path = 'fallback'", [exp_id]).fetchone()[0]
     finally:

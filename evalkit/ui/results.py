@@ -469,6 +469,10 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
                 require_rater(db, s, cfg.app)
             uncounted = ""
             served = name in (None, names[-1] if names else None)  # the study the queue serves
+            if agg.study is not None:  # anyone's view, whatever it told: a pool stored later is not hers
+                from ..rating.queue import note_results_view
+
+                note_results_view(db, s.rater, agg.study.id)
             if s.organiser:  # an earlier study's runs can hold the served study's texts too (greedy decoding)
                 from ..aggregate.timing import POOL_SOURCE
                 from ..rating.queue import note_results_seen
