@@ -122,3 +122,41 @@ def test_an_organiser_shown_the_results_while_nothing_she_could_rate_was_open_is
         db.conn.close()
     assert rows(pool_db, "SELECT blind FROM ratings WHERE rater = 'olga'") == [{"blind": 0}]
     assert rows(pool_db, "SELECT COUNT(*) AS n FROM closed_pairs WHERE pair_id = ?", [pair])[0]["n"] == 0
+
+
+def test_a_rater_shown_a_study_s_results_is_served_no_pair_of_a_new_study_repeating_its_texts(tiny_models, tmp_path,
+                                                                                             pool_db):
+    """A rater's record of having seen the results was the study's own, and `evalkit generate --new-study NAME` (what
+    the CLI offers to have such names rate again) starts another: its pairs, under greedy decoding, repeat the texts
+    of the earlier study whose per-path tables and plots (and reveals) she read, and they were served to her and
+    counted. A pair of another study holding a text of a run of a study whose results she was shown is now not hers;
+    a new study's pair with texts of its own (sampling) is, so a new study still has her rate."""
+    from evalkit.study.studies import studies
+
+    with served(config(tiny_models, tmp_path, ratings_per_pair=1), pool_db) as url:
+        ben = Tab(url)  # the first study, 'main', rated by another rater
+        ben.sign_in("ben")
+        for _ in range(POOL_PAIRS):
+            ben.submit()
+            ben.call("/next_pair")
+        mallory = Tab(url)
+        mallory.sign_in("mallory")
+        seen = mallory.call("/results")  # nothing of main open: its results are hers to read
+        assert seen[TABLES["pass_rates"]]["data"]
+        db = open_db(pool_db)
+        gate = studies(db)[-1].gate
+        db.conn.close()
+        repeated = _main_texts(pool_db)[0]
+        second = _add_pool(pool_db, [repeated, (repeated[0], "a fresh ordinary text", "a fresh assisted text")], 400,
+                           gate, new_study="second")
+        fresh = rows(pool_db, "SELECT p.id FROM pairs p JOIN generations g ON g.id = p.ordinary_generation_id "
+                              "WHERE p.experiment_id = ? AND g.text = 'a fresh ordinary text'", [second])[0]["id"]
+        assert mallory.call("/next_pair")["text-a"]
+        assert mallory.submit()["status"] == "评分已保存。"
+        screen = mallory.call("/next_pair")
+        assert not screen["text-a"], screen
+        assert rows(pool_db, "SELECT pair_id FROM assignments WHERE rater = 'mallory'") == [{"pair_id": fresh}]
+        assert rows(pool_db, "SELECT blind FROM ratings WHERE rater = 'mallory'") == [{"blind": 1}]
+        ann = Tab(url)  # a name shown nothing is served the repeating pair
+        ann.sign_in("ann")
+        assert ann.submit()["status"] == "评分已保存。"

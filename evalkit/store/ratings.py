@@ -55,8 +55,17 @@ RATER_STUDY_RATINGS = f"""
 # prompts, and greedy decoding repeats their texts. Not served to her (rating.queue), nor counted (insert_rating):
 # a rater shown them was already (results_seen); an organiser shown them while nothing she could rate was open was
 # not, and rated the later pool counted (attacker audit, round 12).
-VIEWED_BEFORE = """EXISTS (SELECT 1 FROM results_views v WHERE v.rater = :rater
-    AND v.study_id = (SELECT MAX(id) FROM studies) AND v.seen_at < COALESCE(p.stored_at, p.created_at))"""
+# Or a text of `p` stands in a run of another study whose results she was shown (its pool's, or a study-less
+# benchmark's stored before her view): `evalkit generate --new-study NAME` starts a study whose pairs, under greedy
+# decoding, repeat those texts, whose sides its tables and per-output plot told her (attacker audit, round 12). A new
+# study's pair with texts of its own (sampling) is hers. The text list is uncorrelated: gathered once per statement.
+VIEWED_BEFORE = """(EXISTS (SELECT 1 FROM results_views v WHERE v.rater = :rater
+    AND v.study_id = (SELECT MAX(id) FROM studies) AND v.seen_at < COALESCE(p.stored_at, p.created_at))
+  OR EXISTS (SELECT 1 FROM generations t WHERE t.id IN (p.a_generation_id, p.b_generation_id) AND t.text != ''
+    AND t.text IN (SELECT g.text FROM results_views v JOIN experiments e
+                     ON e.study_id = v.study_id OR (e.study_id IS NULL AND e.created_at < v.seen_at)
+                   JOIN generations g ON g.experiment_id = e.id
+                   WHERE v.rater = :rater AND v.study_id != (SELECT MAX(id) FROM studies) AND g.live = 0)))"""
 
 
 PAIR_STUDY_DECIDED = """SELECT 1 FROM decisions d JOIN experiments e ON e.study_id = d.study_id

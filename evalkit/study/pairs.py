@@ -699,7 +699,8 @@ def _finish_pool(cfg: Config, db_path: Path, exp_id: int, prompts: dict, result:
         if seen:  # rating.queue.note_results_view (store.VIEWED_BEFORE)
             echo(f"{seen} name(s) were shown this study's results before this pool: none of its new pairs is served "
                  "to them, organisers included (the per-path tables could colour them); to have them rate, start a "
-                 "new study (`evalkit generate --new-study NAME`)")
+                 "new study (`evalkit generate --new-study NAME`) whose texts are new to them: a pair repeating a "
+                 "text of a study whose results they saw (greedy decoding) is not served to them either")
         result.fallbacks = db.execute(
             "SELECT COUNT(*) FROM generations WHERE experiment_id = ? AND path = 'fallback'", [exp_id]).fetchone()[0]
     finally:
