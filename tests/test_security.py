@@ -1921,15 +1921,15 @@ def test_the_live_stop_stops_only_its_own_page_s_run_and_answers_nothing_else(ti
     page), it must not stop someone else's run, and its answer is one fixed sentence (no state, no path, no pair)."""
     import evalkit.ui.live as live
 
-    made, streaming = live._text_buffer, threading.Event()
+    made, streaming, answered = live._text_buffer, threading.Event(), threading.Event()
 
-    def slow_buffer(*a, **kw):  # the run is still going when the other session's Stop comes
+    def held_buffer(*a, **kw):  # the run holds at its first token until the other session's Stop has answered
         buf = made(*a, **kw)
         put = buf.put
-        buf.put = lambda value: (streaming.set(), time.sleep(0.1), put(value))[2]
+        buf.put = lambda value: (streaming.set(), answered.wait(60), put(value))[2]
         return buf
 
-    monkeypatch.setattr(live, "_text_buffer", slow_buffer)
+    monkeypatch.setattr(live, "_text_buffer", held_buffer)
     with served(config(tiny_models, tmp_path), pool_db) as url:
         runner, other = Raw(url), Raw(url)
         cfg = httpx.get(url + "config", timeout=30).json()
@@ -1939,12 +1939,17 @@ def test_the_live_stop_stops_only_its_own_page_s_run_and_answers_nothing_else(ti
         t = threading.Thread(target=lambda: done.setdefault("run", runner.call("live", [None, "writing-02", ""])))
         t.start()
         # the Stop comes once the run streams (a fixed two seconds could pass before a loaded machine began it, and
-        # the test then stopped nothing)
+        # the test then stopped nothing), and the run goes on only once it has answered (each token slowed by a
+        # tenth of a second could end, on a loaded machine, before the Stop came, and the run not stopped then
+        # proved nothing): had it set this run's flag, the run would stop at its next token
         assert streaming.wait(120), done
-        with httpx.Client(base_url=url, timeout=30) as c:  # queue=False: Gradio's direct route
-            answer = c.post("gradio_api/run/predict", json={"data": [], "fn_index": stop["id"],
-                                                              "session_hash": other.session, "event_data": None,
-                                                              "trigger_id": None})
+        try:
+            with httpx.Client(base_url=url, timeout=30) as c:  # queue=False: Gradio's direct route
+                answer = c.post("gradio_api/run/predict", json={"data": [], "fn_index": stop["id"],
+                                                                  "session_hash": other.session, "event_data": None,
+                                                                  "trigger_id": None})
+        finally:
+            answered.set()
         t.join(timeout=120)
     assert answer.status_code == 200, answer.text
     assert answer.json()["data"] == [live.STOP_SENT]  # the fixed words only
