@@ -242,14 +242,17 @@ def test_the_first_live_run_shows_the_demo_pair_s_training_and_a_page_left_mid_w
     the server for minutes, and its status said so once, then nothing moved. It now shows the training's stage, share
     and time left as it goes; a page left during it leaves the one training running, and the next run shows that
     training rather than starting another."""
-    import time
+    import threading
 
     from evalkit.ui.session import Session
 
-    def step(i, go_on):
-        if i == 2:
-            go_on.wait(10)  # the test leaves the page here
-        time.sleep(0.1)
+    shown = threading.Event()  # the second run has shown the training under way
+
+    def step(i, go_on):  # each held until its moment has come, not slowed by a tenth of a second (a second run begun
+        if i == 2:       # late on a loaded machine found the training over, and could not show it)
+            assert go_on.wait(60), "the test left the page"  # the test leaves the page here
+        if i == 3:
+            shown.wait(60)  # and the training ends once the second run has shown it (bounded: without, it never does)
 
     app, live, calls, go_on = _training_app(monkeypatch, tmp_path, tiny_models, pool_db, step)
 
@@ -257,6 +260,8 @@ def test_the_first_live_run_shows_the_demo_pair_s_training_and_a_page_left_mid_w
         said = []
         for out in gen:
             said += [v for k, v in out.items() if getattr(k, "label", None) == "live status"]
+            if go_on.is_set() and any("training the target model (the large one) (" in w for w in said):
+                shown.set()
             if until and until(said):
                 break
         return said
