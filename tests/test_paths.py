@@ -241,19 +241,21 @@ def test_a_live_run_left_mid_way_ends_and_frees_the_models(pair):
     from evalkit.errors import EvalkitError
     from evalkit.ui.live import RunAbandoned, _in_thread, _text_buffer, models_busy
 
+    import threading
+
     prompt = load_prompts()[0]
     bufs = [_text_buffer(pair.tokenizer), _text_buffer(pair.tokenizer)]
-    started, outcome = [], {}
+    started, outcome, left = [], {}, threading.Event()
 
-    def slow_run():  # a run that takes its time: each streamed token waits a little
-        put = bufs[0].put
+    def slow_run():  # a run still going when its page goes: it holds at its first streamed token until then (each
+        put = bufs[0].put  # token slowed by 50 ms could all pass, on a loaded machine, before the page went)
 
-        def put_slowly(value):
+        def put_held(value):
             started.append(1)
-            time.sleep(0.05)
+            left.wait(60)
             put(value)
 
-        bufs[0].put = put_slowly
+        bufs[0].put = put_held
         try:
             outcome["records"] = run_path(pair, prompt, "assisted", 3, streamer=bufs[0], fallback_streamer=bufs[1])
         except EvalkitError as e:
@@ -269,6 +271,7 @@ def test_a_live_run_left_mid_way_ends_and_frees_the_models(pair):
     assert started, f"the run streamed no token in 120 s: {outcome}"
     assert models_busy(pair)
     stream.close()  # what Gradio does when the page is closed mid-run
+    left.set()
     # a wait, not a measure (a loaded machine may take its time; 10 s was tight): RunAbandoned below tells a run
     # stopped at its next token from one that ran to its end
     deadline = time.monotonic() + 120
