@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -210,7 +209,6 @@ def chromium_page(init_script: str | None = None):
             page.set_default_timeout(60_000)  # two shared cores: be patient, but bounded
             if init_script:
                 page.add_init_script(init_script)
-            _watch_steps(page)
             yield page
         finally:
             browser.close()
@@ -246,49 +244,6 @@ def page_ticked(page, times: int = 2) -> None:
     start = page.evaluate("() => window.evalkitTestTicks")
     assert start is not None, "the page was opened without PAGE_WATCH"
     page.wait_for_function("(n) => window.evalkitTestTicks >= n", arg=start + times)
-
-
-# A page's server steps go through Gradio's queue (a POST to join it, then the stream of answers, which the server
-# ends once the page has nothing more queued) or, unqueued, through one POST (run/); its heartbeat, open as long as
-# the page, is no step. Counted as the browser sends and ends them, for page_idle.
-_STEP_URL = re.compile(r"/gradio_api/(queue/(join|data)\b|run/)")
-
-
-def _watch_steps(page) -> None:
-    steps = page.evalkit_steps = {"open": {}, "moved": 0}
-
-    def began(request) -> None:
-        if _STEP_URL.search(request.url):
-            steps["open"][id(request)] = request
-            steps["moved"] += 1
-
-    def ended(request) -> None:
-        if steps["open"].pop(id(request), None) is not None:
-            steps["moved"] += 1
-
-    page.on("request", began)
-    page.on("requestfinished", ended)
-    page.on("requestfailed", ended)
-
-
-def page_idle(page, ticks: int = 2, seconds: float = 60) -> None:
-    """Wait until the page (opened with PAGE_WATCH) has no server step on its way and none began or ended while its
-    own timer ran `ticks` times: what the last answer set off in the page has run by then (Gradio's browser-only
-    steps after it, which are the page's own synchronous scripts, and its outputs written across animation frames),
-    and any server step that set off has answered too. For a test that asserts what a step's late answer must NOT
-    do, whatever the machine's load."""
-    steps = page.evalkit_steps
-    deadline = time.monotonic() + seconds
-    while True:
-        moved = steps["moved"]
-        if not steps["open"]:
-            page_ticked(page, ticks)
-            if not steps["open"] and steps["moved"] == moved:
-                return
-        else:
-            page.wait_for_timeout(50)  # a look while a step is on its way (bounded by the clock below)
-        assert time.monotonic() < deadline, (f"the page's server steps still on their way after {seconds:.0f} s: "
-                                             f"{[r.method + ' ' + r.url for r in steps['open'].values()]}")
 
 
 def clicks(page, element_id: str) -> int:

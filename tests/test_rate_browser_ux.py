@@ -7,8 +7,8 @@ import sqlite3
 
 import pytest
 from apphelpers import (  # noqa: F401
-    PAGE_WATCH, answer_all, choose_language, chromium_page, clicks, next_texts, page_idle, page_ticked, pair_taken_in,
-    pool_db, pool_template, served, shown_texts, sign_in, wait_until, write_config,
+    PAGE_WATCH, answer_all, choose_language, chromium_page, clicks, next_texts, page_ticked, pair_taken_in, pool_db,
+    pool_template, served, shown_texts, sign_in, wait_until, write_config,
 )
 
 expect = pytest.importorskip("playwright.sync_api").expect  # the fast subset (-m "not browser") runs without it
@@ -33,29 +33,18 @@ def _settled(page) -> None:
     page.wait_for_timeout(4000)
 
 
-def _load_answered(page) -> None:
-    """Wait until the page load's sign-in has answered (_MARK_WHO marks whose page it is after it, nobody's included)
-    and what it set off has run and answered too (page_idle): a resumed sign-in, kept answers put back, the kept
-    language switched to. The page is opened with PAGE_WATCH."""
-    page.wait_for_function("() => typeof window.evalkitWho === 'string'")
-    page_idle(page)
-
-
 def test_sign_out_forgets_the_rater_in_this_browser(cfg, pool_db):
     """A shared computer: after Sign out, the next visit in the same browser shows the sign-in form, signed in as
-    nobody (Gradio's BrowserState did not write the empty value sign-out sent, so the sealed code stayed).
-    The reload is made once the sign-out's steps have all run (page_idle), and looked at once its sign-in has
-    answered (_load_answered): a late resumed sign-in is waited for, not timed."""
-    with served(cfg, pool_db) as url, chromium_page(PAGE_WATCH) as page:
+    nobody (Gradio's BrowserState did not write the empty value sign-out sent, so the sealed code stayed)."""
+    with served(cfg, pool_db) as url, chromium_page() as page:
         sign_in(page, url, "ann")
         expect(page.locator("#rate-who")).to_contain_text("ann")
         page.wait_for_function(f"() => !!localStorage.getItem('{CODE_KEY}')")  # the code kept for a reload
         page.click("#signout")
         expect(page.locator("#rate-status")).to_contain_text(word("signed_out", "zh"))
-        page_idle(page)
+        _settled(page)
         page.reload()
-        _load_answered(page)
-        assert page.evaluate("() => window.evalkitWho") == "", "the reload's sign-in signed nobody in"
+        _settled(page)
         expect(page.locator("#signin-button")).to_be_visible()
         expect(page.locator("#rate-who")).to_have_text("")
         expect(page.locator("#text-a")).to_be_hidden()
@@ -407,7 +396,7 @@ def test_on_a_shared_computer_the_next_rater_never_finds_the_last_one_s_unsent_a
     db = open_db(pool_db)
     ann, bob = raters.add(db, "ann"), raters.add(db, "bob")
     db.conn.close()
-    with served(cfg2, pool_db) as url, chromium_page(PAGE_WATCH) as page:
+    with served(cfg2, pool_db) as url, chromium_page() as page:
         page.goto(ann.link(url))
         expect(page.locator("#rate-who")).to_contain_text("ann")
         first = shown_texts(page)
@@ -418,7 +407,7 @@ def test_on_a_shared_computer_the_next_rater_never_finds_the_last_one_s_unsent_a
         page.goto(bob.link(url))  # ann left without Submit or Sign out; bob's invitation, same browser
         expect(page.locator("#rate-who")).to_contain_text("bob")
         assert shown_texts(page) == first, "bob is served the pair ann left half rated (it wants two ratings)"
-        _load_answered(page)  # the answers kept were put back, or not, by then
+        _settled(page)
         assert page.locator(".question input:checked").count() == 0, "none of ann's answers in bob's form"
         assert "fail" in page.evaluate("() => localStorage.getItem('evalkit-draft')"), "ann's answers stay hers"
         page.locator("#r-a_schedule input[value='pass']").click()  # bob's own draft is kept for his reload
@@ -1900,7 +1889,7 @@ def test_answers_kept_survive_a_page_load_that_found_nobody_signed_in(tiny_model
     db = open_db(pool_db)
     ann = raters.add(db, "ann")
     db.conn.close()
-    with served(cfg2, pool_db) as url, chromium_page(PAGE_WATCH) as page:
+    with served(cfg2, pool_db) as url, chromium_page() as page:
         first = _half_rated_by(page, ann.link(url), "ann")
         db = open_db(pool_db)
         ann = raters.reissue(db, "ann")  # the code this browser kept opens no more
@@ -1909,7 +1898,7 @@ def test_answers_kept_survive_a_page_load_that_found_nobody_signed_in(tiny_model
         page.goto(url)
         expect(page.locator("#signin-button")).to_be_visible()
         page.wait_for_function("() => window.evalkitWho === ''")  # the load's sign-in answered, as nobody
-        page_idle(page)  # and its later steps ran
+        _settled(page)  # and its later steps ran
         assert page.locator(".question input:checked").count() == 0, "nothing shown to nobody"
         _sign_in_with_code(page, url, ann.code, "ann")
         assert shown_texts(page) == first, "her held pair, served again"
@@ -1963,7 +1952,7 @@ def test_two_sign_ins_racing_on_one_page_never_lose_her_kept_answers(tiny_models
 
     for name in held:
         monkeypatch.setattr(rate.RateHandlers, name, late(name))
-    with served(cfg2, pool_db) as url, chromium_page(PAGE_WATCH) as page:
+    with served(cfg2, pool_db) as url, chromium_page() as page:
         first = _half_rated_by(page, ann.link(url), "ann")
         armed.set()
         page.goto(url)  # the load signs in with the code kept; she types hers meanwhile
@@ -1976,7 +1965,7 @@ def test_two_sign_ins_racing_on_one_page_never_lose_her_kept_answers(tiny_models
         expect(page.locator("#r-preference input[value='B']")).to_be_checked()
         held[second][1].set()  # then the other, serving the pair again
         assert answered[second].wait(60)
-        page_idle(page)  # its answer, and the steps after it, have landed
+        _settled(page)  # its answer, and the steps after it, have landed
         assert shown_texts(page) == first
         expect(page.locator("#r-a_schedule input[value='fail']")).to_be_checked()
         expect(page.locator("#r-preference input[value='B']")).to_be_checked()
@@ -2000,7 +1989,7 @@ def test_a_language_click_while_the_page_loads_is_never_undone_by_the_load(cfg, 
                         " window.evalkitTestRead = true;"
                         " while (!window.evalkitTestClicked) await new Promise((r) => setTimeout(r, 20));"
                         " window.evalkitTestLoaded = true; return out; }")
-    with served(cfg, pool_db) as url, chromium_page(PAGE_WATCH) as page:
+    with served(cfg, pool_db) as url, chromium_page() as page:
         page.goto(url)
         page.wait_for_function("() => !!window.evalkitTestRead")
         expect(page.locator("#lang input[value='zh']")).to_be_checked()  # the page's own language, none kept
@@ -2008,7 +1997,7 @@ def test_a_language_click_while_the_page_loads_is_never_undone_by_the_load(cfg, 
         page.wait_for_function("() => document.documentElement.lang === 'en'")
         page.evaluate("() => { window.evalkitTestClicked = true; }")
         page.wait_for_function("() => !!window.evalkitTestLoaded")
-        page_idle(page)  # what the step wrote, and the switch it set off, have landed
+        _settled(page)  # what the step wrote, and the switch it set off, have landed
         expect(page.locator("#lang input[value='en']")).to_be_checked()
         assert page.evaluate("() => document.documentElement.lang") == "en"
         expect(page.locator("#signin-button")).to_have_text(word("sign_in", "en"))
@@ -2559,7 +2548,7 @@ def test_two_raters_one_after_the_other_on_one_page_each_find_only_their_own_kep
 
     cfg2 = load_config(write_config(tmp_path / "two.toml", tiny_models, ratings_per_pair=2))
     kept = "() => localStorage.getItem('evalkit-draft') || ''"
-    with served(cfg2, pool_db) as url, chromium_page(PAGE_WATCH) as page:
+    with served(cfg2, pool_db) as url, chromium_page() as page:
         sign_in(page, url, "ann")
         first = shown_texts(page)
         code = re.search(r"\d+\.[A-Za-z0-9_-]{24}", page.locator("#rate-status").inner_text()).group(0)
@@ -2574,7 +2563,7 @@ def test_two_raters_one_after_the_other_on_one_page_each_find_only_their_own_kep
         page.click("#signin-button")
         expect(page.locator("#rate-who")).to_contain_text("bob")
         assert shown_texts(page) == first, "the set-up: bob is served the pair ann left half rated"
-        page_idle(page)  # the sign-in's steps have all run: kept answers put back, or not
+        _settled(page)
         assert page.locator(".question input:checked").count() == 0, "none of ann's answers in bob's form"
         expect(page.locator("#comment").locator("textarea, input").first).to_have_value("")
         assert "ann's own note" not in page.evaluate(kept), "ann signed out: nothing of hers stays in the browser"
@@ -2591,7 +2580,7 @@ def test_two_raters_one_after_the_other_on_one_page_each_find_only_their_own_kep
         page.click("#signin-button")
         expect(page.locator("#rate-who")).to_contain_text("ann")
         assert shown_texts(page) == first
-        page_idle(page)  # the sign-in's steps have all run: kept answers put back, or not
+        _settled(page)
         assert page.locator(".question input:checked").count() == 0, "ann signed out: her answers went with her"
         expect(page.locator("#comment").locator("textarea, input").first).to_have_value("")
         assert "fail" not in page.evaluate(kept) and "ann's own note" not in page.evaluate(kept)
