@@ -919,48 +919,14 @@ def test_a_sign_out_or_page_load_refused_as_busy_says_so_on_the_status_line(cfg,
         assert "currently busy" not in page.locator("body").inner_text()
 
 
-def test_the_line_that_the_server_did_not_answer_follows_a_language_switch(cfg, pool_db, monkeypatch):
-    """Rater audit (2026-12-06), known limit: every status line follows a language switch but the page's own line
-    that the server did not answer, which stayed in the language it was said in. The page now says it again in the
-    language chosen, itself: the server, stopped, answers nothing (here it is gone when she switches). The stop is
-    timed by held_writes, as in
-    test_a_submission_the_server_stopped_under_says_so_and_a_reload_after_its_restart_says_it_was_stored."""
-    from apphelpers import held_writes
-
-    from evalkit.ui import build_app, launch
-    from evalkit.ui.server import free_port
-
-    entered, released = held_writes(monkeypatch)
-    port = free_port()
-    app = build_app(cfg, pool_db)
-    launch(app, prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True)
-    try:
-        with chromium_page() as page:
-            sign_in(page, f"http://127.0.0.1:{port}/", "ann")
-            shown_texts(page)
-            answer_all(page)
-            page.click("#submit")
-            assert entered.wait(60), "the set-up: the rating is being written"
-            app._queue.close()  # the server stops under it, its queue first
-            released.set()
-            status = page.locator("#rate-status")
-            expect(status).to_contain_text(word("no_answer_sent", "zh"))
-            app.close()  # and is gone
-            choose_language(page, "en")
-            expect(status).to_contain_text(word("no_answer_sent", "en"))
-            expect(page.locator("#submit")).to_be_disabled()
-    finally:
-        released.set()
-        app.close()
-
-
 def test_the_line_that_the_server_did_not_answer_follows_every_language_switch_while_it_is_down(cfg, pool_db,
                                                                                                   monkeypatch):
-    """Rater audit (2026-12-07), known limit: with the server down, only the first of two language switches said the
-    page's line that the server did not answer again in the language chosen; the second left it in the first's
-    (Gradio runs nothing for a switch while the first's server step is pending). The page's script says it again on
-    every switch, without the server. The stop is timed by held_writes, as in
-    test_the_line_that_the_server_did_not_answer_follows_a_language_switch."""
+    """Rater audits: every status line follows a language switch but the page's own line that the server did not
+    answer, which stayed in the language it was said in (2026-12-06); then, with the server down, only the first of
+    two switches said it again in the language chosen, the second left it in the first's (Gradio runs nothing for a
+    switch while the first's server step is pending; 2026-12-07). The page's script says it again on every switch,
+    without the server. The stop is timed by held_writes, as in
+    test_a_submission_the_server_stopped_under_says_so_and_a_reload_after_its_restart_says_it_was_stored."""
     from apphelpers import held_writes
 
     from evalkit.ui import build_app, launch
