@@ -53,7 +53,7 @@ def test_every_note_beside_a_verdict_has_its_chinese_with_the_same_figures():
             assert shown in said, (key, f, said)
             if f.endswith("_en"):  # quoted, and said to be the English original
                 assert "英文原文" in said, (key, said)
-        if key not in ("legacy other", "gate no study"):
+        if key not in ("legacy other", "gate no study", "study earlier"):
             assert said and said != n, key
     # a part that varies is said in Chinese too, with its own figures
     nested = note("decision frozen", when=note("frozen at look", index=2, of=5, pairs=120), rating=7,
@@ -131,3 +131,68 @@ def test_the_chinese_verdict_says_every_note_of_a_real_study(tmp_path, kind):
     first = {"interim fixed": "中期查看，不是结论：在计划数量的评分对评完之前", "interim looks": "中期查看，不是结论：门槛的查看",
              "frozen": "决定已冻结：在计划样本评完时（评分"}[kind]
     assert any(x.startswith(f"- 说明：{first}") for x in verdict_zh(agg)), verdict_zh(agg)
+
+
+@pytest.mark.parametrize("short", ["below planned", "less power"])
+def test_the_pool_size_note_is_said_in_chinese_with_its_figures(tmp_path, short):
+    """Verdict audit, 2026-12-07: the note that the pool is short (study.studies.pool_short) was made outside the
+    aggregate as one English sentence, and the Chinese verdict quoted it as "（英文原文）The pool holds ...". Its
+    sentences are now templates (study.studies.FILL) written with their figures, so the Chinese says it with the
+    same figures, and the English stays word for word."""
+    from evalkit.study.studies import choose, pool_short
+
+    if short == "below planned":  # fewer pairs than planned: no decision
+        db = _study(tmp_path, "below", gate_file_text(planned_pairs=120, margin=0.15, min_raters=10),
+                    pairs=30, unrated_pairs=40, **SPEC)
+        english = ("The pool holds 70 study pairs, fewer than the 120 planned pairs, so this study cannot reach a "
+                   "decision: `evalkit generate --until-planned` adds samples until it holds 132 (the planned pairs "
+                   "plus a 10% reserve)")
+        chinese = ("配对池有 70 对研究评分对，少于计划的 120 对，因此本研究无法给出结论：`evalkit generate --until-planned` "
+                   "会添加样本，直到配对池有 132 对（计划的评分对加上 10% 的余量）")
+    else:  # enough to decide, fewer than the plan's power assumes (gate planned_pool)
+        db = _study(tmp_path, "power", gate_file_text(planned_pairs=120, margin=0.15, min_raters=10,
+                                                      claim="these raters", ppi="on") + "planned_pool = 200\n",
+                    pairs=20, unrated_pairs=120, **SPEC)
+        english = ("The pool holds 140 study pairs, fewer than the 200 the plan's power assumes (gate planned_pool: "
+                   "prediction-powered inference uses the pre-screen's answers on every pooled pair), so the study can "
+                   "decide but with less power: `evalkit generate --until-planned` adds samples until it holds 200")
+        chinese = ("配对池有 140 对研究评分对，少于计划的检验力所假定的 200 对（门槛 planned_pool：预测驱动推断使用预检对配对池中"
+                   "每一对的答案），因此研究能给出结论，但检验力较低：`evalkit generate --until-planned` 会添加样本，直到"
+                   "配对池有 200 对")
+    agg = aggregate(db)
+    assert pool_short(db, choose(db)) == english[0].lower() + english[1:]  # what `serve` and the CLI say, as before
+    assert english in agg.notes, agg.notes
+    assert f"- 说明：{chinese}" in verdict_zh(agg), verdict_zh(agg)
+    assert not any("英文原文" in x and "pool holds" in x for x in verdict_zh(agg))
+
+
+def test_the_study_shown_and_where_the_others_stand_are_said_in_chinese(tmp_path):
+    """Verdict audit, 2026-12-07: with several studies in a database, the note naming the study shown and where the
+    others stand (Study.label, Standing.sentence) was made outside the aggregate in English, and the Chinese verdict
+    quoted both as the English original. They are now templates (study.studies.FILL) written with their figures: on a
+    database of three studies (the first decided, the second left at interim looks), the Chinese says each with the
+    same figures and the English stays word for word."""
+    from evalkit.study.studies import standings
+
+    gate = tmp_path / "gate.toml"
+    gate.write_text(gate_file_text(planned_pairs=120, margin=0.15, min_raters=10))
+    db = open_db(tmp_path / "three.db")
+    build_study(db, SyntheticStudy(gate_path=str(gate), pairs=120, unrated_pairs=40, **SPEC))
+    frozen = aggregate(db).frozen
+    assert frozen is not None
+    for name in ("second", "third"):
+        build_study(db, SyntheticStudy(gate_path=str(gate), pairs=30, unrated_pairs=10, study=name, **SPEC))
+    first, second = standings(db)[:2]
+    decided = str(frozen.verdict.decision.value)
+    assert first.decision == decided and second.decision is None and second.ratings > 0
+    agg = aggregate(db)
+    english = (f"this is study 'third' (the latest), 3 of 3 in this database; `--study NAME` shows another (study "
+               f"'main' decided {decided} when its planned sample completed ({frozen.completed_at}); study 'second' "
+               f"has no decision: {second.ratings} rating(s) of its study pairs for 120 planned pairs, interim looks "
+               "only)")
+    assert agg.notes[0] == english, agg.notes[0]
+    chinese = (f"- 说明：这里显示的是研究“third”（最新的）（本数据库 3 个研究中的第 3 个）；用 `--study 名字` 查看其他研究"
+               f"（研究“main”在其计划样本评完时决定 {decided}（{frozen.completed_at}）；研究“second”没有结论：其研究评分"
+               f"对有 {second.ratings} 条评分，计划 120 对，只有中期查看）")
+    assert chinese in verdict_zh(agg), verdict_zh(agg)
+    assert not any("英文原文" in x and "study '" in x for x in verdict_zh(agg))

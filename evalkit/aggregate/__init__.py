@@ -224,8 +224,8 @@ def _aggregate(db, tolerance: float | None, resamples: int | None, study: str | 
                 notes.insert(0, note("memory unmeasured", why_en=speed.memory_note))
             else:
                 notes.insert(0, note("no benchmark left out" if left_out else "no benchmark", where=where))
-        if short := pool_short(db, chosen):
-            notes.insert(0, note("pool short", text_en=short[0].upper() + short[1:]))
+        if short := pool_short(db, chosen, make=note):
+            notes.insert(0, short)
         if values and (waiting := _waiting_note(db, ratings, values)):
             notes.insert(0, waiting)
         share = stored_cfg.get("app", {}).get("max_ratings_per_rater", 0) or 0
@@ -302,8 +302,10 @@ def _aggregate(db, tolerance: float | None, resamples: int | None, study: str | 
         }]),
     }
     if chosen is not None and chosen.of > 1:
-        others = "; ".join(st.sentence() for st in standings(db) if st.study.id != chosen.id)
-        notes.insert(0, note("study shown", study_en=chosen.label(), others_en=others))
+        others = [st.sentence(make=note) for st in standings(db) if st.study.id != chosen.id]
+        while len(others) > 1:  # "a; b; c", as nested notes (each said in either language)
+            others[-2:] = [note("standings", one=others[-2], rest=others[-1])]
+        notes.insert(0, note("study shown", study=chosen.label(make=note), others=others[0]))
     verdict.notes = notes
     return Aggregate(tables=tables, speed=speed, verdict=verdict, notes=notes, study=chosen, frozen=frozen, after=after,
                      speed_now=speed_now, personal=personal, untakeable=untakeable_pairs)

@@ -9,9 +9,11 @@ module's sentence), which the Chinese quotes as the English original and says so
 
 from __future__ import annotations
 
+from ..study.studies import FILL
+
 NOTES = {
     # the study shown
-    "study shown": "this is {study_en}; `--study NAME` shows another ({others_en})",
+    "study shown": "this is {study}; `--study NAME` shows another ({others})",
     # interim looks
     "interim looks": ("INTERIM LOOK, NOT A DECISION: no look of the gate has settled the study yet; a later look may "
                       "({plan}), and the app stops serving pairs when one does; stopping anywhere else, because it "
@@ -46,7 +48,8 @@ NOTES = {
     "waiting skipped": (" ({skipped} of them skipped, {skips} skips in all: a rater who can judge them, invited with "
                         "`evalkit raters add`, is served them first)"),
     "waiting held": " (on a rater's screen, or not reached yet)",
-    "pool short": "{text_en}",
+    # which study, where the others stand, and the pool's size (study.studies.FILL: a pool's sentence opens a note)
+    **{key: text[0].upper() + text[1:] if key.startswith("pool ") else text for key, text in FILL.items()},
     # before a benchmark
     "conditions not judged": "speed and memory conditions not judged: {reason}",
     "device unknown": ("the study's first pool (experiment {pool}) {seen}, and its gate's speed_device = \"pool\" takes "
@@ -109,7 +112,7 @@ NOTES = {
     "gate changed": ("gate file {path} changed after experiment {experiment} started{where} (frozen {frozen}, now "
                      "{now}): the frozen version is used"),
     "gate gone": "gate file {path} is gone; the version frozen with experiment {experiment}{where} is used",
-    "gate study": " ({study_en})",
+    "gate study": " ({study})",
     "gate no study": "",
     # the raters
     "roster as planned": "roster: {spread}; the plan's power assumed {planned} (gate planned_raters): as planned",

@@ -104,7 +104,7 @@ def frozen_gate(db, study=None) -> tuple[dict | None, list[str]]:
         # again would find every key there and keep none of gate.LEGACY's values (nor their notes)
         stored = db.execute("SELECT gate_json FROM studies WHERE id = ?", [study.id]).fetchone()
         frozen = json.loads(stored[0]) if study.gate_hash and stored and stored[0] else None
-        exp_id, where = first, note("gate study", study_en=study.label())
+        exp_id, where = first, note("gate study", study=study.label(make=note))
     else:
         exp = deciding_experiment(db)
         frozen = json.loads(exp["gate_json"]) if exp is not None and exp["gate_hash"] else None

@@ -44,12 +44,13 @@ class Study:
     def planned_pool(self) -> int:
         return int((self.gate.get("values") or {}).get("planned_pool") or 0)
 
-    def label(self) -> str:
-        """Which study a table or verdict shows, said where it is shown."""
+    def label(self, make=None) -> str:
+        """Which study a table or verdict shows, said where it is shown (`make`: as FILL's sentences)."""
+        make = make or _text
         if self.of == 1:
-            return f"study '{self.name}'"
-        latest = " (the latest)" if self.number == self.of else ""
-        return f"study '{self.name}'{latest}, {self.number} of {self.of} in this database"
+            return make("study one", name=self.name)
+        return make("study of", name=self.name, latest=make("study latest" if self.number == self.of else "study earlier"),
+                    number=self.number, of=self.of)
 
 
 def studies(db) -> list[Study]:
@@ -97,11 +98,16 @@ class Standing:
 
         return settled_when(self.look).replace("the planned sample", "its planned sample")
 
-    def sentence(self) -> str:
-        if self.decision is not None:
-            return f"study '{self.study.name}' decided {self.decision} {self.settled()} ({self.completed_at})"
-        return (f"study '{self.study.name}' has no decision: {self.ratings} rating(s) of its study pairs for "
-                f"{self.study.planned_pairs} planned pairs, interim looks only")
+    def sentence(self, make=None) -> str:
+        """Where the study stands, in one sentence (`make`: as FILL's sentences)."""
+        make = make or _text
+        name = self.study.name
+        if self.decision is None:
+            return make("standing open", name=name, ratings=self.ratings, planned=self.study.planned_pairs)
+        if self.look and not self.look.get("final", True):  # aggregate.verdict.settled_when, at an early look
+            return make("standing at look", name=name, decision=self.decision, index=self.look["index"],
+                        completed=self.completed_at)
+        return make("standing complete", name=name, decision=self.decision, completed=self.completed_at)
 
 
 def standings(db) -> list[Standing]:
@@ -168,26 +174,57 @@ def fill_target(planned: int, reserve: float, pool: int = 0) -> int:
     return max(math.ceil(planned * (1 + reserve) - 1e-9), pool)
 
 
-def fill_why(planned: int, reserve: float, pool: int = 0) -> str:
+# Sentences the verdict's notes carry, each one template with its figures: `make` writes one (plain text by default;
+# aggregate.notes.note, which keeps the key and figures so that the Chinese verdict says it with the same figures)
+FILL = {
+    # which study is shown (Study.label), and where each stands (Standing.sentence)
+    "study one": "study '{name}'",
+    "study of": "study '{name}'{latest}, {number} of {of} in this database",
+    "study latest": " (the latest)",
+    "study earlier": "",
+    "standing open": ("study '{name}' has no decision: {ratings} rating(s) of its study pairs for {planned} planned "
+                      "pairs, interim looks only"),
+    "standing at look": "study '{name}' decided {decision} when look {index} settled it ({completed})",
+    "standing complete": "study '{name}' decided {decision} when its planned sample completed ({completed})",
+    "standings": "{one}; {rest}",
+    # the pool's size (pool_short, fill_sentence)
+    "fill why pool": "the pool the plan's power assumes, gate planned_pool: the pre-screen judges every pooled pair",
+    "fill why reserve": "the planned pairs plus a {reserve} reserve",
+    "pool less power": ("the pool holds {have} study pairs, fewer than the {pool} the plan's power assumes (gate "
+                        "planned_pool: prediction-powered inference uses the pre-screen's answers on every pooled "
+                        "pair), so the study can decide but with less power: `evalkit generate --until-planned` adds "
+                        "samples until it holds {target}"),
+    "pool below planned": ("the pool holds {have} study pairs, fewer than the {planned} planned pairs, so this study "
+                           "cannot reach a decision: `evalkit generate --until-planned` adds samples until it holds "
+                           "{target} ({why})"),
+    "pool population": ("the pre-screen's population holds {reach} study pairs, fewer than the {pool} the plan's "
+                        "power assumes (gate planned_pool): {later} of the pool's {have} were pooled after rating "
+                        "began, follow every earlier pair in the queue's order and join it only where the sample "
+                        "reaches them, so the study can decide but with less power (for the next study, generate the "
+                        "planned pool before rating starts)"),
+}
+
+
+def _text(key: str, /, **figures) -> str:
+    return FILL[key].format(**figures)
+
+
+def fill_why(planned: int, reserve: float, pool: int = 0, make=_text) -> str:
     """What fill_target is made of, said beside it."""
     if pool > math.ceil(planned * (1 + reserve) - 1e-9):
-        return "the pool the plan's power assumes, gate planned_pool: the pre-screen judges every pooled pair"
-    return f"the planned pairs plus a {reserve:.0%} reserve"
+        return make("fill why pool")
+    return make("fill why reserve", reserve=f"{reserve:.0%}")
 
 
-def fill_sentence(have: int, planned: int, reserve: float = DEFAULT_RESERVE, pool: int = 0) -> str:
+def fill_sentence(have: int, planned: int, reserve: float = DEFAULT_RESERVE, pool: int = 0, make=_text) -> str:
     """One sentence with both numbers and the command that fills the pool ('' when the pool holds enough)."""
     target = fill_target(planned, reserve, pool)
     if planned <= 0 or have >= target or (have >= planned and have >= pool):
         return ""
     if have >= planned:  # enough to decide, fewer than the plan's power assumes
-        return (f"the pool holds {have} study pairs, fewer than the {pool} the plan's power assumes (gate "
-                "planned_pool: prediction-powered inference uses the pre-screen's answers on every pooled pair), so "
-                f"the study can decide but with less power: `evalkit generate --until-planned` adds samples until it "
-                f"holds {target}")
-    return (f"the pool holds {have} study pairs, fewer than the {planned} planned pairs, so this study cannot reach "
-            f"a decision: `evalkit generate --until-planned` adds samples until it holds {target} "
-            f"({fill_why(planned, reserve, pool)})")
+        return make("pool less power", have=have, pool=pool, target=target)
+    return make("pool below planned", have=have, planned=planned, target=target,
+                why=fill_why(planned, reserve, pool, make))
 
 
 def demo_sentence(have: int, planned: int) -> str:
@@ -206,7 +243,7 @@ def start_sentence(db, study: Study | None, demo: bool) -> str:
     return demo_sentence(study_pairs(db, study), study.planned_pairs) if short and demo else short
 
 
-def pool_short(db, study: Study | None) -> str:
+def pool_short(db, study: Study | None, make=_text) -> str:
     """fill_sentence for this study's pool as it is now; with a planned_pool, the pairs pooled after rating began
     that the decision sample will not reach are no part of the pre-screen's population (store.rank_epoch), and the
     sentence says so rather than counting them."""
@@ -223,9 +260,5 @@ def pool_short(db, study: Study | None) -> str:
             if reach >= study.planned_pairs:
                 break
         if study.planned_pairs <= reach < study.planned_pool:
-            return (f"the pre-screen's population holds {reach} study pairs, fewer than the {study.planned_pool} the "
-                    f"plan's power assumes (gate planned_pool): {have - reach} of the pool's {have} were pooled after "
-                    "rating began, follow every earlier pair in the queue's order and join it only where the sample "
-                    "reaches them, so the study can decide but with less power (for the next study, generate the "
-                    "planned pool before rating starts)")
-    return fill_sentence(have, study.planned_pairs, pool=study.planned_pool)
+            return make("pool population", reach=reach, pool=study.planned_pool, later=have - reach, have=have)
+    return fill_sentence(have, study.planned_pairs, pool=study.planned_pool, make=make)

@@ -309,7 +309,15 @@ WHY_ZH = {
 # aggregate.notes.NOTES, in Chinese: each note beside the verdict, key by key, with the same figures (a figure that is
 # a Note is said in Chinese too; one named *_en is a text from outside the aggregate, quoted as the English original)
 NOTES_ZH = {
-    "study shown": "这里显示的是（英文原文）{study_en}；用 `--study 名字` 查看其他研究（英文原文：{others_en}）",
+    "study shown": "这里显示的是{study}；用 `--study 名字` 查看其他研究（{others}）",
+    "study one": "研究“{name}”",
+    "study of": "研究“{name}”{latest}（本数据库 {of} 个研究中的第 {number} 个）",
+    "study latest": "（最新的）",
+    "study earlier": "",
+    "standing open": "研究“{name}”没有结论：其研究评分对有 {ratings} 条评分，计划 {planned} 对，只有中期查看",
+    "standing at look": "研究“{name}”在第 {index} 次查看给出定论时决定 {decision}（{completed}）",
+    "standing complete": "研究“{name}”在其计划样本评完时决定 {decision}（{completed}）",
+    "standings": "{one}；{rest}",
     "interim looks": ("中期查看，不是结论：门槛的查看还没有一次给出定论；之后的查看可能给出（{plan}），一旦给出，app 就不再分发"
                       "评分对；在其他任何时候因为结果看起来不错而停止，正是计划所禁止的"),
     "interim fixed": ("中期查看，不是结论：在计划数量的评分对评完之前，结论保持“证据不足”（或因速度、内存而“不保留”）；"
@@ -334,7 +342,16 @@ NOTES_ZH = {
                 "评判的就是评分者挑选的输出，而不是配对池的"),
     "waiting skipped": "（其中 {skipped} 对被跳过，共跳过 {skips} 次：用 `evalkit raters add` 邀请的、能评判它们的评分者会先拿到它们）",
     "waiting held": "（在某位评分者的屏幕上，或还没有分发到）",
-    "pool short": "配对池（英文原文）：{text_en}",
+    "fill why pool": "计划的检验力所假定的配对池，门槛 planned_pool：预检判断配对池中的每一对",
+    "fill why reserve": "计划的评分对加上 {reserve} 的余量",
+    "pool less power": ("配对池有 {have} 对研究评分对，少于计划的检验力所假定的 {pool} 对（门槛 planned_pool：预测驱动推断"
+                        "使用预检对配对池中每一对的答案），因此研究能给出结论，但检验力较低：`evalkit generate "
+                        "--until-planned` 会添加样本，直到配对池有 {target} 对"),
+    "pool below planned": ("配对池有 {have} 对研究评分对，少于计划的 {planned} 对，因此本研究无法给出结论：`evalkit generate "
+                           "--until-planned` 会添加样本，直到配对池有 {target} 对（{why}）"),
+    "pool population": ("预检的总体有 {reach} 对研究评分对，少于计划的检验力所假定的 {pool} 对（门槛 planned_pool）：配对池的 "
+                        "{have} 对中有 {later} 对是在评分开始后加入的，排在队列顺序中每一对更早的评分对之后，只有样本到达它们"
+                        "时才加入总体，因此研究能给出结论，但检验力较低（下一个研究请在评分开始前生成计划的配对池）"),
     "conditions not judged": "速度和内存条件未判定：{reason}",
     "device unknown": ("本研究的第一个配对池（实验 {pool}）{seen}，而门槛的 speed_device = \"pool\" 要从它得知速度结论针对的"
                        "设备，因此无法确认哪次基准测试在部署的硬件上运行，也不会猜测；门槛在研究的第一个配对池生成时冻结，"
@@ -383,7 +400,7 @@ NOTES_ZH = {
     "legacy other": "",
     "gate changed": ("门槛文件 {path} 在实验 {experiment}{where}开始后被修改（冻结时 {frozen}，现在 {now}）：使用冻结的版本"),
     "gate gone": "门槛文件 {path} 已不存在；使用随实验 {experiment}{where}冻结的版本",
-    "gate study": "（{study_en}，英文原文）",
+    "gate study": "（{study}）",
     "gate no study": "",
     "roster as planned": "评分者名单：{spread}；计划的检验力按 {planned} 位评分者估算（门槛 planned_raters）：与计划相符",
     "roster decided": "评分者名单：{spread}；计划的检验力按 {planned} 位评分者平均分担评分估算（门槛 planned_raters）",
