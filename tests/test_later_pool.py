@@ -177,7 +177,13 @@ def test_the_pool_short_sentence_counts_only_the_pool_the_pre_screen_uses(tmp_pa
     short = pool_short(db, choose(db))
     assert short.startswith("the pre-screen's population holds 300 study pairs, fewer than the 400 the plan's power "
                             "assumes (gate planned_pool): 200 of the pool's 500 were pooled after rating began")
-    assert any(n.startswith(short[0].upper() + short[1:40]) for n in aggregate(db).notes)
+    agg = aggregate(db)
+    assert any(n.startswith(short[0].upper() + short[1:40]) for n in agg.notes)
+    # and in Chinese with the same figures (study.studies.FILL), not quoted as the English original
+    from evalkit.ui.verdictzh import verdict_zh
+
+    assert any(x.startswith("- 说明：预检的总体有 300 对研究评分对，少于计划的检验力所假定的 400 对（门槛 planned_pool）：配对池的 "
+                            "500 对中有 200 对是在评分开始后加入的") for x in verdict_zh(agg)), verdict_zh(agg)
 
 
 def test_a_pool_being_made_is_not_served_until_its_order_and_quotas_are_drawn(tmp_path):
