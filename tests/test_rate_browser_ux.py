@@ -760,6 +760,33 @@ def test_a_submit_whose_handler_crashes_keeps_submit_locked_and_a_reload_says_wh
             expect(page.locator("#submit")).to_be_enabled()
 
 
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_correction_that_fails_on_the_server_unforeseen_is_said_as_a_correction(cfg, pool_db, monkeypatch, lang):
+    """Rater audit (2026-12-07): a correction's save that failed on the server in a way nobody foresaw was said as her
+    "rating" maybe stored (crashed_sent); what was on its way was her correction, and the line now says so."""
+    import evalkit.ui.rate as rate
+
+    def failing(*args, **kwargs):
+        raise OSError("the test's failure: nobody foresaw it")
+
+    monkeypatch.setattr(rate, "correct_rating", failing)
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        if lang == "en":
+            choose_language(page, "en")
+            expect(page.locator("#submit")).to_have_text(word("submit", "en"))
+        answer_all(page)
+        page.click("#submit")
+        expect(page.locator("#next")).to_be_visible()
+        page.click("#correct")
+        expect(page.locator("#submit")).to_have_text(word("save_correction", lang))
+        expect(page.locator("#submit")).to_be_enabled()
+        page.locator("#r-preference input[value='B']").click()
+        page.click("#submit")
+        expect(page.locator("#rate-status")).to_contain_text(word("crashed_sent_correction", lang))
+        expect(page.locator("#rate-status")).not_to_contain_text(word("crashed_sent", lang))
+
+
 @pytest.mark.parametrize(("crash", "lang"), [("after", "en"), ("before", "zh")])
 def test_a_submit_that_fails_on_the_server_unforeseen_is_never_said_as_refused(cfg, pool_db, monkeypatch, crash, lang):
     """Rater audit (2026-12-07): a Submit whose write, or what comes after it, failed in a way nobody foresaw (a bug,

@@ -358,10 +358,14 @@ def _say_refusal(no_answer: str, crashed: str | None = None) -> str:
     as Gradio drew them or as keys.py rewrote them) are said in her language: its busy queue refused the event, so
     the form is hers again; the others leave the outcome unknown, as no toast does. So does the server's own word that
     something went wrong on it (alerts.UNEXPECTED, in either language, which quotes its English) where `crashed` is
-    given (after Submit, whose failure may come after the write): said as the words `crashed`, not as a refusal."""
+    given (after Submit, whose failure may come after the write): said as the words `crashed`, not as a refusal, or
+    as `crashed`_correction where there are such words and the button sent was Save correction (_SENDING kept its
+    label): the line said her "rating" may be stored when what was on its way was her correction."""
     words = {lang: json.dumps(word(no_answer, lang), ensure_ascii=False) for lang in ("zh", "en")}
     failed = json.dumps(UNEXPECTED.what if crashed else None)
     failed_said = json.dumps(WORDS[crashed] if crashed else None, ensure_ascii=False)
+    corrected = json.dumps(WORDS.get(f"{crashed}_correction") if crashed else None, ensure_ascii=False)
+    saving = json.dumps([word("save_correction", lang) for lang in ("zh", "en")], ensure_ascii=False)
     fixed = json.dumps({said: key for gradio, key in GRADIO_MESSAGES.items()
                         for said in (gradio, word(key, "zh"), word(key, "en"))}, ensure_ascii=False)
     said = json.dumps({key: WORDS[key] for key in GRADIO_MESSAGES.values()}, ensure_ascii=False)
@@ -377,7 +381,9 @@ def _say_refusal(no_answer: str, crashed: str | None = None) -> str:
             f" if (last && {_PHONE}) document.querySelectorAll('{TOAST_ERROR} {TOAST_CLOSE}')"
             ".forEach((b) => b.click());"
             " if (fixed[last] === 'gradio_no_answer') break;"
-            f" if (last && {failed} && last.includes({failed})) return {failed_said}[en() ? 'en' : 'zh'];"
+            f" if (last && {failed} && last.includes({failed})) return ({corrected}"
+            f" && {saving}.includes(String(window.evalkitSubmitLabel || '').trim())"
+            f" ? {corrected} : {failed_said})[en() ? 'en' : 'zh'];"
             " if (fixed[last]) { window.evalkitRefused = true; return said[fixed[last]][en() ? 'en' : 'zh']; }"
             " if (last) { window.evalkitRefused = true;"
             " return last.replace(/[&<>]/g, (c) => ({'&': '&amp;', '<': '&lt;', '>': '&gt;'})[c])"

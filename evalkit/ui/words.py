@@ -254,6 +254,11 @@ WORDS: dict[str, dict[str, str]] = {
     "crashed_sent": {"zh": "服务器出错了（已记入日志），所以不知道你的评分是否已保存。请重新加载页面：页面会告诉你评分是否已保存。",
                      "en": "Something went wrong on the server (it was logged), so whether your rating was stored is "
                            "not known. Reload the page: it says whether your rating was stored."},
+    # (the same after Save correction: what may or may not be stored is her correction; rate._say_refusal)
+    "crashed_sent_correction": {"zh": "服务器出错了（已记入日志），所以不知道你的修改是否已保存。请重新加载页面：页面会告诉你修改是否已保存。",
+                                "en": "Something went wrong on the server (it was logged), so whether your correction "
+                                      "was stored is not known. Reload the page: it says whether your correction was "
+                                      "stored."},
     # Gradio's own popup when its queue refuses an event ("This application is currently busy. Please try again.": the
     # server shutting down or restarting, or its queue full), said in both languages with what to do (rate._say_refusal)
     "gradio_busy": {"zh": "应用正忙或正在重启，这一步没有进行。请稍等片刻再按一次；你的答案仍在页面上。",
@@ -414,7 +419,7 @@ GRADIO_MESSAGES = {
 # The page's own status lines for a step the server did not answer, refused as busy or failed in (rate._say_refusal):
 # the page says them again in the language chosen on a language switch by itself, the server being down
 # (rate._no_answer_again, keys.py)
-NO_ANSWER_LINES = ("no_answer_sent", "no_answer", "gradio_busy", "crashed_sent")
+NO_ANSWER_LINES = ("no_answer_sent", "no_answer", "gradio_busy", "crashed_sent", "crashed_sent_correction")
 
 
 def word(key: str, lang: str, **fmt) -> str:
