@@ -31,4 +31,5 @@ if [ "$workers" -gt 1 ]; then
   export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
   set -- -n "$workers" --dist worksteal "$@"
 fi
-exec .venv/bin/python -m pytest "$@"
+# The slowest tests are listed at the end, so a CI that grows longer says where the time went.
+exec .venv/bin/python -m pytest --durations=30 "$@"
