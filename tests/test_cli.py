@@ -275,6 +275,60 @@ def test_raters_revoke_hub_revokes_and_lifts_a_hugging_face_account_in_a_databas
     assert len(list(open_db(db).query("SELECT * FROM hub_revokes"))) == 1
 
 
+def test_raters_list_shows_the_hub_accounts_that_rated_skipped_or_were_revoked(tmp_path):
+    """A Hub rater has no raters row, so `raters list` on a Space's database (downloaded to see who rated) showed
+    only the invited raters: not one of the Hub accounts that rated, skipped or were revoked. Each is now a row of
+    role and source "hub", with its counts, its standing revoke (when and by whom; a revoke of "CAL" is cal's: the
+    Hub compares usernames without case) or its lifted one (active again), in the text and in --json."""
+    from evalkit.config import AppConfig
+    from evalkit.rating import roster as raters
+    from evalkit.rating.queue import RatingInput, next_pair, skip_pair, submit_rating
+    from evalkit.task.prompts import CRITERIA
+    from test_ratings import make_pool
+
+    path = tmp_path / "space.db"
+    db = open_db(path)
+    make_pool(db, n=4)
+    app = AppConfig(ratings_per_pair=3)
+    ann = raters.add(db, "ann").identity
+    rate = {c: "pass" for c in CRITERIA}
+
+    def rates(name, signed_in):  # as the Rate tab stores a rating: the pair served, then Submit
+        view = next_pair(db, name, 3, signed_in=signed_in)
+        submit_rating(db, app, RatingInput(view.pair_id, name, rate, rate, "A", signed_in=signed_in))
+
+    rates("ann", (ann.rater_id, ann.credential))
+    rates("Bea", (None, "", "Bea"))
+    skip_pair(db, app, "Bea", next_pair(db, "Bea", 3, signed_in=(None, "", "Bea")).pair_id, "cannot judge",
+              signed_in=(None, "", "Bea"))
+    rates("cal", (None, "", "cal"))
+    raters.hub_access(db, "CAL", "olga")  # as the Results tab and `raters revoke --hub` do
+    raters.hub_access(db, "dee", "olga")
+    raters.hub_access(db, "dee", "olga", lift=True)
+    raters.hub_access(db, "eve", "root (command line)")
+
+    listed = invoke("raters", "list", "--db", str(path))
+    assert listed.exit_code == 0, listed.output
+    lines = {line.split()[0]: line for line in listed.output.splitlines()}
+    assert set(lines) == {"ann", "Bea", "cal", "dee", "eve"}, listed.output
+    assert lines["ann"].split()[1:3] == ["rater", "invited"] and "1 ratings, 0 skips (since " in lines["ann"]
+    assert lines["Bea"].split()[1:4] == ["hub", "hub", "active"] and "1 ratings, 1 skips (first seen " in lines["Bea"]
+    revokes = {r["name"]: r for r in db.query("SELECT * FROM hub_revokes")}
+    assert f"revoked {revokes['CAL']['revoked_at']} by olga" in lines["cal"] and "1 ratings, 0 skips" in lines["cal"]
+    assert f"active again (revoke lifted {revokes['dee']['lifted_at']} by olga)" in lines["dee"]
+    assert "0 ratings, 0 skips" in lines["dee"]
+    assert f"revoked {revokes['eve']['revoked_at']} by root (command line)" in lines["eve"]
+
+    rows = {r["name"]: r for r in json.loads(invoke("raters", "list", "--db", str(path), "--json").output)}
+    assert (rows["ann"]["role"], rows["ann"]["source"]) == ("rater", "invited")
+    assert {n: (rows[n]["role"], rows[n]["source"]) for n in ("Bea", "cal", "dee", "eve")} == dict.fromkeys(
+        ("Bea", "cal", "dee", "eve"), ("hub", "hub"))
+    assert (rows["Bea"]["ratings"], rows["Bea"]["skips"], rows["Bea"]["revoked_at"]) == (1, 1, None)
+    assert (rows["cal"]["revoked_at"], rows["cal"]["revoked_by"]) == (revokes["CAL"]["revoked_at"], "olga")
+    assert (rows["dee"]["revoked_at"], rows["dee"]["lifted_by"]) == (None, "olga")
+    assert rows["eve"]["revoked_by"] == "root (command line)" and rows["eve"]["ratings"] == 0
+
+
 def test_a_sign_in_link_to_every_address_says_to_name_this_machine_in_it(tmp_path):
     """Start audit, 2026-12-06: an app configured to serve a network (app.host = "0.0.0.0") had `raters add` print
     http://0.0.0.0:PORT/?invite=... as the rater's link, an address no other machine can open, without a word. The

@@ -307,20 +307,24 @@ def raters_add(name, organiser, config_path, db_path, url):
 @click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
 @fail_clearly
 def raters_list(db_path, as_json):
-    """Every identity: name, role, how it was made, dates, ratings and skips (never a code)."""
+    """Every identity: name, role, how it was made, dates, ratings and skips (never a code); then the Hugging Face
+    accounts of a Space's database (role and source "hub"): each that rated, skipped or was revoked, with its revoke."""
     from ..rating import roster as raters
 
-    rows = raters.listing(open_study_db(db_path, must_exist=True))
+    rows = raters.listing(open_study_db(db_path, must_exist=True), hub=True)
     if as_json:
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
     if not rows:
         click.echo("no raters yet: `evalkit raters add NAME` invites one")
     for r in rows:
-        state = f"revoked {r['revoked_at']}" if r["revoked_at"] else "active"
+        hub = r["source"] == "hub"
+        state = (f"revoked {r['revoked_at']}" + (f" by {r['revoked_by']}" if hub else "") if r["revoked_at"] else
+                 f"active again (revoke lifted {r['lifted_at']} by {r['lifted_by']})" if hub and r["lifted_at"] else
+                 "active")
         alike = f" (looks like {', '.join(repr(n) for n in r['looks_like'])})" if r["looks_like"] else ""
-        click.echo(f"{r['name']:<24} {r['role']:<10} {r['source']:<8} {state:<32} "
-                   f"{r['ratings']} ratings, {r['skips']} skips (since {r['created_at']}){alike}")
+        click.echo(f"{r['name']:<24} {r['role']:<10} {r['source']:<8} {state:<32} {r['ratings']} ratings, "
+                   f"{r['skips']} skips ({'first seen' if hub else 'since'} {r['created_at']}){alike}")
     if any(r["looks_like"] for r in rows):  # an older look-alike key let them in: never merged, so say what to do
         click.echo("names that look alike each keep their own code and ratings; if two are one person, revoke one "
                    "with `evalkit raters revoke 'NAME'`, the name exactly as listed")

@@ -145,3 +145,18 @@ def name_key(name: str) -> str:
             break
         s = nxt
     return "".join(ch for ch in s if ch.isalnum())
+
+
+# A Hub username or organisation name is ASCII: letters, digits, '-', '_' and '.' (huggingface_hub's validate_repo_id,
+# whose namespace is a username or an organisation, "mirrors" the Hub's own check with re.ASCII), and the Hub tells
+# two names apart only by more than case ("repo ids are case insensitive across the Hub", huggingface_hub#2090;
+# huggingface.co/datasets/GLUE redirects to .../glue, datasets#5421). The OAuth profile keeps the case chosen at
+# sign-up (preferred_username "RemiFabre", pollen-robotics/reachy_mini#1105), and a config may list it in another.
+# So folding ASCII letters is exact, and is what SQLite's NOCASE and lower() do to the revokes (hub_revokes).
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def hub_key(name: str) -> str:
+    """A Hub username (or organisation) as the Hub compares it: its ASCII letters in lower case (see above)."""
+    return name.translate(_ASCII_LOWER)
+

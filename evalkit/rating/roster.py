@@ -18,7 +18,7 @@ import secrets
 from dataclasses import dataclass
 
 from ..errors import EvalkitError
-from .identity import InputError, clean_name, name_key
+from .identity import InputError, clean_name, hub_key, name_key
 from ..store import (NameAmbiguous, NameTaken, hub_revoked, insert_rater, lift_hub_revoke, rater_by_key, replace_secret,
                      revoke_hub, revoke_rater)
 
@@ -231,9 +231,10 @@ def revoke_named(db, name: str, hub_by: str | None = None, lift: bool = False) -
     return hub_access(db, name, hub_by, lift)
 
 
-def listing(db) -> list[dict]:
+def listing(db, hub: bool = False) -> list[dict]:
     """Every identity with its role, source, dates and rating counts (never a secret), and `looks_like`: the other
-    names that share its look-alike key (an older key let them in; each keeps her own code and ratings)."""
+    names that share its look-alike key (an older key let them in; each keeps her own code and ratings). With `hub`,
+    then the Hugging Face accounts (hub_listing)."""
     rows = list(db.query(
         """SELECT r.name, r.role, r.source, r.created_at, r.revoked_at,
                   (SELECT COUNT(*) FROM current_ratings c WHERE c.rater = r.name) AS ratings,
@@ -245,7 +246,34 @@ def listing(db) -> list[dict]:
         names.setdefault(key, []).append(r["name"])
     for r, key in zip(rows, keys):
         r["looks_like"] = [n for n in names[key] if n != r["name"]]
-    return rows
+    return rows + hub_listing(db) if hub else rows
+
+
+def hub_listing(db) -> list[dict]:
+    """The Hugging Face accounts of a Space's database (they have no registry row: no code), as `listing` gives an
+    identity, role and source "hub": every name with a rating or a skip and no registry row, and every username an
+    organiser revoked (hub_revokes), first seen first. `revoked_at`/`revoked_by` are its standing revoke (None: none);
+    `lifted_at`/`lifted_by` its latest revoke's lift, when that revoke was lifted (active again). A revoke applies to
+    the username whatever its case (hub_revoked), so it is shown with the ratings of every case of it."""
+    rows = list(db.query(
+        """SELECT s.rater AS name, 'hub' AS role, 'hub' AS source, MIN(s.created_at) AS created_at,
+                  (SELECT COUNT(*) FROM current_ratings c WHERE c.rater = s.rater) AS ratings,
+                  SUM(s.kind = 'skip') AS skips
+           FROM ratings s WHERE s.rater NOT IN (SELECT name FROM raters) GROUP BY s.rater"""))
+    latest = {}  # the latest revoke of each username, as revokes compare it (hub_key)
+    for r in db.query("SELECT * FROM hub_revokes ORDER BY id"):
+        latest[hub_key(r["name"])] = r
+    seen = {hub_key(r["name"]) for r in rows}
+    rows += [{"name": r["name"], "role": "hub", "source": "hub", "created_at": r["revoked_at"], "ratings": 0,
+              "skips": 0} for key, r in latest.items() if key not in seen]
+    for row in rows:
+        revoke = latest.get(hub_key(row["name"]))
+        standing = revoke is not None and revoke["lifted_at"] is None
+        row.update(revoked_at=revoke["revoked_at"] if standing else None,
+                   revoked_by=revoke["revoked_by"] if standing else None,
+                   lifted_at=None if standing or revoke is None else revoke["lifted_at"],
+                   lifted_by=None if standing or revoke is None else revoke["lifted_by"], looks_like=[])
+    return sorted(rows, key=lambda r: (r["created_at"], r["name"]))
 
 
 def look_alike_note(rows: list[dict]) -> str:
