@@ -138,7 +138,8 @@ class AppConfig:
     # Optional allow-list of rater names (Hub usernames on a Space); empty = everyone who signs in. Locally with open
     # sign-up it is matched against the name typed (first come): invite the listed raters instead.
     allowed_raters: list[str] = field(default_factory=list)
-    # Optional allow-list of Hub organisations whose members may rate (Space sign-in only).
+    # Optional allow-list of Hub organisations whose members may rate (Space sign-in only). This list, allowed_raters
+    # and organisers are compared without case, as the Hub compares its names (rating.identity.hub_key).
     allowed_orgs: list[str] = field(default_factory=list)
     # On a Hugging Face Space: the Hub usernames (verified by the OAuth sign-in) with organiser rights: results at
     # any time, the Live tab. Locally a name is no credential: organisers are made with

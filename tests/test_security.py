@@ -1318,6 +1318,46 @@ def test_signing_out_of_the_hub_in_one_tab_ends_the_others(tiny_models, tmp_path
     assert rows(pool_db, "SELECT rater FROM ratings ORDER BY id") == [{"rater": "bea"}, {"rater": "cal"}]
 
 
+def test_hub_usernames_and_organisations_are_compared_without_case_as_revokes_are(tmp_path, monkeypatch):
+    """Hub usernames and organisations are ASCII and the Hub tells them apart by more than case (rating.identity.hub_key).
+    A revoke compared them without case (hub_revokes, NOCASE), and so did the Results tab's refusal to revoke an
+    organiser, but the sign-in compared app.organisers, app.allowed_raters and app.allowed_orgs with the profile's
+    spelling exactly: "alice" in app.organisers signed in as Hub account "Alice" without organiser rights (refused
+    even, where an allow-list was set) while her username could not be revoked as "one of app.organisers"; "bea" in
+    app.allowed_raters refused "Bea"; an organisation "ACME" was not "acme", at the sign-in nor at the Hub's recheck.
+    Every one of them now compares as the revokes do."""
+    import gradio as gr
+
+    from evalkit.config import AppConfig
+    from evalkit.rating.limits import LimitError
+    from evalkit.ui import hubcheck
+    from evalkit.ui.auth import Doorman
+
+    db_file = tmp_path / "space.db"
+    open_db(db_file).conn.close()
+    app = AppConfig(organisers=["alice"], allowed_raters=["bea"], allowed_orgs=["acme"])
+    doorman = Doorman(app, db_file, space=True)
+
+    def signs_in(name, orgs=()):
+        return doorman.space_identity(gr.OAuthProfile({"name": name, "preferred_username": name, "profile": "",
+                                                       "picture": "", "orgs": [{"preferred_username": o} for o in orgs]}))
+
+    alice = signs_in("Alice")
+    assert (alice.name, alice.role, alice.organiser) == ("Alice", "organiser", True)
+    assert signs_in("Bea").role == "rater" and signs_in("cal", ["ACME"]).role == "rater"
+    with pytest.raises(LimitError, match="not on this study's allow-list"):
+        signs_in("bob", ["acme-corp"])
+    # the Hub's recheck of an organisation's member: not for a rater allowed by name, and "Acme" is acme
+    monkeypatch.setattr(hubcheck, "_memory", hubcheck._Memory())
+    monkeypatch.setattr(hubcheck, "userinfo", lambda token: {"orgs": [{"preferred_username": "Acme"}]})
+    assert not hubcheck.needs_recheck(app, "Bea") and hubcheck.needs_recheck(app, "cal")
+    hubcheck.recheck(app, "cal", "tok-cal")
+    # a revoke of "BEA" ends Bea's steps (the revokes' own rule, as before)
+    raters.hub_access(open_db(db_file), "BEA", "Alice")
+    with pytest.raises(raters.SignInError, match="access to this study was revoked"):
+        signs_in("Bea")
+
+
 def test_an_organiser_on_a_space_revokes_a_hub_rater_and_every_step_of_hers_is_refused(tiny_models, tmp_path, pool_db,
                                                                                         monkeypatch):
     """A Hub rater has no code, so nothing revoked her short of editing the Space's config and restarting it. An

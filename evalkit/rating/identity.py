@@ -160,3 +160,8 @@ def hub_key(name: str) -> str:
     """A Hub username (or organisation) as the Hub compares it: its ASCII letters in lower case (see above)."""
     return name.translate(_ASCII_LOWER)
 
+
+
+def hub_in(name: str, names) -> bool:
+    """Whether the Hub username `name` is one of `names` (a config's list), as the Hub compares them."""
+    return hub_key(name) in {hub_key(n) for n in names}

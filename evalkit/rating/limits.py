@@ -15,6 +15,7 @@ from collections import defaultdict, deque
 
 from ..config import AppConfig
 from ..errors import EvalkitError
+from .identity import hub_in, hub_key
 
 
 class LimitError(EvalkitError):
@@ -175,12 +176,14 @@ def has_allow_list(app: AppConfig) -> bool:
 def check_allowed(app: AppConfig, rater: str, orgs: list[str] | None = None, organiser: bool = False) -> None:
     """Refuse raters outside the allow-list (when one is configured): by name, or by Hub organisation. An organiser
     (app.organisers on a Space, `evalkit raters add --organiser` locally) is the study's own and always passes: the
-    allow-list says who may rate, and listing raters must not lock out the one who reads the results."""
+    allow-list says who may rate, and listing raters must not lock out the one who reads the results. Names and
+    organisations are compared as the Hub compares them, without case (identity.hub_key): a config may spell them
+    otherwise than the profile does."""
     if organiser or not has_allow_list(app):
         return
-    if rater in app.allowed_raters:
+    if hub_in(rater, app.allowed_raters):
         return
-    if orgs and set(orgs) & set(app.allowed_orgs):
+    if orgs and {hub_key(o) for o in orgs if isinstance(o, str)} & {hub_key(o) for o in app.allowed_orgs}:
         return
     raise LimitError(
         f"rater '{rater}' is not on this study's allow-list",

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from ..rating import roster as raters
 from ..config import AppConfig
-from ..rating.identity import NAME_LIMIT, name_key
+from ..rating.identity import NAME_LIMIT, hub_in, name_key
 from ..rating.limits import SignInGuard, check_allowed, window_full
 from ..rating.roster import Identity, SignInError
 from ..rating.queue import RatingError, clean_rater
@@ -285,7 +285,8 @@ class Doorman:
         if profile is None:
             raise RatingError("you are not signed in", "use 'Sign in with Hugging Face' at the top of the page")
         name = clean_rater(profile.username)
-        check_allowed(self.app, name, profile_orgs(profile), organiser=name in self.app.organisers)
+        organiser = hub_in(name, self.app.organisers)  # as the Hub compares usernames: without case
+        check_allowed(self.app, name, profile_orgs(profile), organiser=organiser)
         # Ratings are kept by name. A database built locally (and uploaded to the Space) may hold a rater invited by
         # code under this name, or a look-alike of it: the Hub account would inherit her progress, reveals and
         # share, and its ratings would mix with hers. Nothing says they are one person, so the name is refused.
@@ -294,9 +295,9 @@ class Doorman:
         # ...unless the config's organisers list this Hub name and the database's own organiser holds it, unrevoked:
         # the organiser who piloted locally (the local app asks for `raters add NAME --organiser` first) and then put
         # her Hub name in app.organisers is one person by her own config's word (Space audit F8: she was locked out)
-        vouched = (holder is not None and name in self.app.organisers and holder["name"] == name
+        vouched = (holder is not None and organiser and holder["name"] == name
                    and holder["role"] == "organiser")
-        if holder is not None and not vouched and name in self.app.organisers:
+        if holder is not None and not vouched and organiser:
             raise RatingError(
                 f"the Hugging Face account '{name}' is one of app.organisers, but this study's database holds a rater "
                 f"(not an organiser) invited by personal code under that name or a look-alike ('{holder['name']}')",
@@ -310,5 +311,5 @@ class Doorman:
                 "the Space")
         with connect(self.db_path) as db:  # an organiser revoked this account (ui.results): no sign-in either
             raters.check_current(db, None, "", name)
-        role = "organiser" if name in self.app.organisers else "rater"
+        role = "organiser" if organiser else "rater"
         return Identity(name, role, "space")

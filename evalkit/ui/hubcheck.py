@@ -26,6 +26,7 @@ import threading
 import time
 
 from ..config import AppConfig
+from ..rating.identity import hub_in, hub_key
 from ..rating.queue import RatingError
 
 log = logging.getLogger("evalkit.ui")
@@ -87,7 +88,7 @@ def orgs_of(info: dict) -> list[str]:
 
 def needs_recheck(app: AppConfig, rater: str) -> bool:
     """Can this rater's right to rate change at the Hub: she is in by an organisation, not by her name."""
-    return bool(app.allowed_orgs) and rater not in app.allowed_raters
+    return bool(app.allowed_orgs) and not hub_in(rater, app.allowed_raters)  # as limits.check_allowed compares
 
 
 class _Memory:
@@ -135,7 +136,8 @@ def recheck(app: AppConfig, rater: str, token: str) -> None:
     t = now()
     if last is None or t - last[0] >= RECHECK_SECONDS:
         try:
-            answer = "ok" if set(orgs_of(userinfo(token))) & set(app.allowed_orgs) else "no org"
+            orgs = {hub_key(o) for o in orgs_of(userinfo(token)) if isinstance(o, str)}
+            answer = "ok" if orgs & {hub_key(o) for o in app.allowed_orgs} else "no org"
         except TokenRejected:
             answer = "token"
         except Exception as e:  # noqa: BLE001 - the Hub unreachable: the last answer stands, asked again soon

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..config import Config
 from ..errors import EvalkitError
+from ..rating.identity import hub_in
 from ..rating.limits import has_allow_list
 from ..rating.queue import counts, results_open
 from .db import connect
@@ -546,7 +547,7 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
                     raise EvalkitError("no Hugging Face username was given", "type the username as the Space shows "
                                        "it, then press the button again; nothing was changed")
                 name = clean_rater(username)
-                if name.lower() in {o.lower() for o in cfg.app.organisers}:
+                if hub_in(name, cfg.app.organisers):  # as the sign-in gives her organiser rights
                     raise EvalkitError(f"'{name}' is one of app.organisers: its rights come from the Space's config, "
                                        "not from a revoke here", "take it off app.organisers in the Space's config and "
                                        "restart the Space; nothing was changed")
