@@ -1085,3 +1085,103 @@ def test_the_sync_s_info_lines_reach_the_log_of_a_served_app(tmp_path, monkeypat
     capsys.readouterr()
     assert sync.push_now()  # each good push says so, on the stderr of the moment (not the closed one of a runner)
     assert "pushed the database to org/ratings" in capsys.readouterr().err
+
+
+# --- what a crash on a Space's own disk could take back is not shown (reveals, results views) ----------------------
+
+def _synced_tab(tmp_path, hub, pairs=2, losable=True):
+    """The Rate tab (test_rate_handlers.Tab, one rating closes a pair) over a database whose sync runs as the app's
+    does (started: the tab's handlers reach it), after a first push; its early pushes wait an hour, so the test pushes
+    (push_now) when it means to."""
+    from test_rate_handlers import pooled_tab
+
+    tab = pooled_tab(tmp_path, pairs)
+    sync = DatabaseSync(tab.db_path, "org/ratings", api=hub, every_seconds=3600, min_gap=3600, losable=losable)
+    sync.restore_if_missing()
+    assert sync.push_now()
+    sync.start()
+    return tab, sync
+
+
+def _restored(hub, folder):
+    """The database a crash leaves: a fresh disk, restored from the repo."""
+    path = folder / "evalkit.db"
+    assert DatabaseSync(path, "org/ratings", api=hub).restore_if_missing() is True
+    return open_db(path)
+
+
+def test_a_reveal_on_a_space_s_own_disk_waits_until_the_rating_that_closed_its_pair_is_pushed(tmp_path):
+    """Space audit: the database reaches the Hub every EVALKIT_SYNC_EVERY seconds, and a crash (OOM kill, a restart)
+    loses what was stored since. A reveal was shown as soon as the rating closed its pair: if that rating was lost,
+    the restored pair was open again and served again to the rater who had seen its sides, her second rating counted
+    as blind. Now the reveal waits (said in both languages, Check again offered) until a pushed snapshot holds the
+    pair's closing, and the rating asks for a push soon; a crash before that push re-serves only pairs whose reveal
+    nobody saw, a crash after it none that anyone saw."""
+    from evalkit.rating.queue import is_closed, next_pair
+    from test_rate_handlers import REVEALING, shown
+
+    hub = FakeHub(tmp_path / "hub")
+    tab, sync = _synced_tab(tmp_path, hub)
+    ui = tab.ui
+    try:
+        s, _ = tab.sign_in("ann")
+        first = s.pair_id
+        sync._soon.clear()
+        out = tab.h.submit(s, *tab.form())  # closes the pair (one rating a pair)
+        assert sync._soon.is_set(), "the rating asked for an early push"
+        assert "待揭晓" in out[ui.reveal_md] and "保存到 Hub" in out[ui.reveal_md]
+        assert not REVEALING.search(shown(out, ui)), "revealed before the closing rating reached the Hub"
+        # a crash now: the restored pair is open again, and served again to ann, who never saw its sides
+        crashed = _restored(hub, tmp_path / "crash1")
+        assert not is_closed(crashed, first, 1)
+        assert next_pair(crashed, "ann", 1) is not None
+        crashed.conn.close()
+        # the other pair, then the last screen: both waiting, Check again offered, in English too
+        out = tab.h.next_screen(out[ui.session])
+        out = tab.h.next_screen(tab.h.submit(out[ui.session], *tab.form())[ui.session])
+        done = out[ui.done_md]
+        assert "待揭晓 2" in done and "保存到 Hub" in done and out[ui.again_btn]["visible"] is True
+        assert not REVEALING.search(shown(out, ui))
+        from evalkit.ui.reveal import render_list
+        from evalkit.rating.queue import rated_pairs
+        from evalkit.store import open_db as _open
+
+        db = _open(tab.db_path)
+        en = render_list(rated_pairs(db, "ann", 1, saved=tab.h.saved()), "en")
+        assert "2 pending" in en and "once the ratings are saved to the Hub" in en and not REVEALING.search(en)
+        db.conn.close()
+        assert sync.push_now()  # the push that holds both closings
+        again = tab.h.next_screen(out[ui.session])  # Check again
+        assert "已揭晓 2，待揭晓 0" in again[ui.done_md] and "ordinary" in again[ui.done_md]
+        # a crash after that push: every pair whose reveal she saw stays closed, and is served to nobody
+        crashed = _restored(hub, tmp_path / "crash2")
+        assert is_closed(crashed, first, 1) and next_pair(crashed, "bob", 1) is None
+        crashed.conn.close()
+    finally:
+        sync.stop(final_push=False)
+
+
+def test_locally_or_on_persistent_storage_a_reveal_shows_at_once(tmp_path):
+    """Where a crash loses nothing (a local disk, a Space's persistent storage) the reveal is shown as the rating
+    closes the pair, as before, whatever the sync has pushed; a Space's own disk is the only place that waits."""
+    from evalkit.publish.sync import _crash_loses, losable
+
+    hub = FakeHub(tmp_path / "hub")
+    tab, sync = _synced_tab(tmp_path, hub, losable=False)
+    try:
+        s, _ = tab.sign_in("ann")
+        out = tab.h.submit(s, *tab.form())
+        assert "ordinary" in out[tab.ui.reveal_md] and losable(tab.db_path) is None and hub.uploads == 1
+    finally:
+        sync.stop(final_push=False)
+    assert not _crash_loses(tmp_path / "x.db")  # not a Space
+
+
+def test_only_a_space_s_own_disk_makes_a_sync_that_can_lose_ratings(tmp_path, monkeypatch):
+    from evalkit.publish import sync as sync_module
+
+    on_a_space(monkeypatch)
+    assert DatabaseSync(tmp_path / "x.db", "org/ratings", api=FakeHub(tmp_path / "h")).losable is True
+    monkeypatch.setattr(sync_module, "_on_own_volume", lambda path: True)  # persistent storage at /data
+    assert DatabaseSync(tmp_path / "x.db", "org/ratings", api=FakeHub(tmp_path / "h")).losable is False
+

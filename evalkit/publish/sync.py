@@ -15,6 +15,10 @@ taken for the repo's file.
 A database kept on the Space's disk (persistent storage) remembers, beside it, the repo's file it last restored or
 pushed: a restart then finds a file uploaded while the Space was down and serves it (the disk's copy set aside) when
 the disk holds nothing unpushed, or holds its pushes when both changed; it never pushes over it.
+Where a crash can lose what was stored since the last good push (a Space's own disk: `losable`), the app shows nothing
+that such a loss would take back while its raters can still rate: each good push records how far its snapshot reached
+(`pushed`: the largest rowid of the tables below), and a pair's reveal waits until its closing is inside it (see
+push_soon).
 """
 
 from __future__ import annotations
@@ -113,6 +117,29 @@ def _ratings_missing(disk: Path, other: Path) -> int:
     return len(rows(disk) - rows(other))
 
 
+# The tables whose rows, lost in a crash, would let the app serve a pair to someone who saw its sides: a reveal shown
+# (the pair's closing: closed_pairs, else its ratings) and a view of the Results (results_views). Rows are only added,
+# so a rowid at or below the pushed snapshot's largest is in it.
+MARKED = ("ratings", "closed_pairs", "results_views")
+
+
+def _marks(path: Path) -> dict[str, int]:
+    """The largest rowid of each MARKED table in the database file at `path` (0: empty or absent)."""
+    import sqlite3
+
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        out = {}
+        for table in MARKED:
+            try:
+                out[table] = con.execute(f"SELECT COALESCE(MAX(rowid), 0) FROM {table}").fetchone()[0]
+            except sqlite3.OperationalError:  # an older schema without it
+                out[table] = 0
+        return out
+    finally:
+        con.close()
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
@@ -121,7 +148,8 @@ class DatabaseSync:
     """Restore-on-start and scheduled, consistent pushes of the SQLite file to a Hub dataset repo."""
 
     def __init__(self, db_path: Path, repo_id: str, *, every_seconds: float = 300, path_in_repo: str = DB_IN_REPO,
-                 api=None, private: bool = True, retry_delays: tuple[float, ...] = (5, 15, 45), sleep=None):
+                 api=None, private: bool = True, retry_delays: tuple[float, ...] = (5, 15, 45), sleep=None,
+                 losable: bool | None = None, min_gap: float | None = None):
         if not repo_id or "/" not in repo_id:
             raise EvalkitError(f"sync repo {repo_id!r} is not a dataset repo id", "set EVALKIT_SYNC_REPO to owner/name")
         self.db_path, self.repo_id, self.path_in_repo = Path(db_path), repo_id, path_in_repo
@@ -156,6 +184,14 @@ class DatabaseSync:
         self.rival_since: str | None = None
         self.last_error: str | None = None  # as the state file says it
         self.retry_in: float | None = None  # seconds to the next try after a push the Hub failed (None: a tick)
+        # a crash can lose what was stored since the last good push: a Space's own disk (not persistent storage,
+        # not a local app's disk). Then `pushed` holds how far that push reached (MARKED), and the app waits on it
+        self.losable = _crash_loses(self.db_path) if losable is None else losable
+        self.pushed: dict[str, int] | None = None  # None: no snapshot pushed or restored yet
+        self.tried_at = 0.0  # time.monotonic() when the last push ended, ok or not
+        # push_soon's smallest gap between pushes: each is a Hub commit, and the Hub limits a repo's commits per hour
+        self.min_gap = SYNC_EVERY_MIN if min_gap is None else min_gap
+        self._soon = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -263,13 +299,16 @@ class DatabaseSync:
     def _restored(self, blob: str | None) -> None:
         """Remember the file just restored as this app's own: its blob id, and the digest of its snapshot, which the
         first push compares (nothing new: nothing pushed) and a restart with persistent storage reads back."""
-        self.last_pushed_hash = self._snapshot_hash()
+        self.last_pushed_hash = self._snapshot_hash(mark=True)
         self.repo_blob = blob
         self._write_state()
 
-    def _snapshot_hash(self) -> str:
+    def _snapshot_hash(self, mark: bool = False) -> str:
         with tempfile.TemporaryDirectory(prefix="evalkit-sync-") as tmp:
-            return self._hash(snapshot(self.db_path, Path(tmp) / "evalkit.db"))
+            snap = snapshot(self.db_path, Path(tmp) / "evalkit.db")
+            if mark:  # the repo's file: everything in it outlives a crash
+                self.pushed = _marks(snap)
+            return self._hash(snap)
 
     def _resume_kept(self) -> bool:
         """A database already on this disk (persistent storage): compare the repo's file with the one this app last
@@ -449,6 +488,7 @@ class DatabaseSync:
             state["repo_blob"] = self.repo_blob  # this app last restored or pushed it, and that snapshot's digest
             state["pushed_hash"] = self.last_pushed_hash
         state["sent"], state["foreign"], state["rival_since"] = self.sent, self.foreign, self.rival_since
+        state["pushed_rows"] = self.pushed  # how far the last good push reached (MARKED's rowids)
         try:
             self.db_path.parent.mkdir(parents=True, exist_ok=True)  # a fresh start: the database is not made yet
             tmp = status_file(self.db_path).with_suffix(".tmp")
@@ -496,11 +536,18 @@ class DatabaseSync:
         """Snapshot and push if changed. False (and the local data untouched) when the push fails."""
         if not self.db_path.exists():
             return False
+        try:
+            return self._push()
+        finally:
+            self.tried_at = time.monotonic()
+
+    def _push(self) -> bool:
         with self._lock, tempfile.TemporaryDirectory(prefix="evalkit-sync-") as tmp:
             self.retry_in = None  # the next tick, unless the Hub fails this one (held or refused pushes wait a tick)
             snap = snapshot(self.db_path, Path(tmp) / "evalkit.db")
             digest = self._hash(snap)
-            if digest == self.last_pushed_hash:
+            if digest == self.last_pushed_hash:  # the repo holds this very snapshot
+                self.pushed = _marks(snap)
                 if not self._final:
                     self._look_while_idle()
                 return True
@@ -519,6 +566,7 @@ class DatabaseSync:
                 if found != self.repo_blob and self._recognise(file):  # its own commit, the answer lost
                     self.diverged = None
                     if digest == self.last_pushed_hash:  # that commit holds everything: nothing more to push
+                        self.pushed = _marks(snap)
                         self._record(None)
                         return True
                 if self.repo_blob is UNKNOWN:  # a disk database no sync had pushed, not compared at the start:
@@ -545,7 +593,7 @@ class DatabaseSync:
                             "the final push" if self._final else f"retrying in {self.retry_in:g}s", self.failing + 1)
                 self._record(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
                 return False
-            self.last_pushed_hash = digest
+            self.last_pushed_hash, self.pushed = digest, _marks(snap)
             try:
                 self.repo_blob = self._repo_blob(getattr(commit, "oid", None))
                 self.sent = {}
@@ -620,20 +668,35 @@ class DatabaseSync:
             self._sleep(delay)
         return False
 
+    def push_soon(self) -> None:
+        """Ask the loop for a push before its interval ends (a rating stored, maybe closing its pair), so a reveal
+        waits seconds, not minutes. Debounced: at most one push per min_gap seconds, and none
+        sooner than a failed push's backoff."""
+        self._soon.set()
+
     def start(self) -> None:
         def loop():
-            while not self._stop.wait(self.every_seconds if self.retry_in is None else self.retry_in):
+            while not self._stop.is_set():
+                self._soon.wait(self.every_seconds if self.retry_in is None else self.retry_in)
+                if self._soon.is_set() and not self._stop.is_set():  # asked early: not before the gap, nor the backoff
+                    self._stop.wait(max(0.0, self.tried_at + max(self.min_gap, self.retry_in or 0) - time.monotonic()))
+                if self._stop.is_set():
+                    break
+                self._soon.clear()  # a request from now on gets a push of its own, with what it stored
                 try:
                     self.push_now()
                 except Exception as e:  # noqa: BLE001 - a dead sync thread would end the pushes without a word
                     log.exception("the sync of %s failed", self.repo_id)
                     self._record(f"{type(e).__name__}: {e}")
 
+        _RUNNING[self.db_path.absolute()] = self
         self._thread = threading.Thread(target=loop, name="evalkit-sync", daemon=True)
         self._thread.start()
 
     def stop(self, final_push: bool = True) -> None:
         self._stop.set()
+        self._soon.set()  # ends the loop's wait
+        _RUNNING.pop(self.db_path.absolute(), None)
         if self._thread:
             self._thread.join(timeout=5)
         if final_push and not self._final_push():
@@ -651,6 +714,25 @@ def _on_own_volume(path: Path) -> bool:
         return os.stat(folder).st_dev != os.stat("/").st_dev
     except OSError:
         return False
+
+
+def _crash_loses(path: Path) -> bool:
+    """Whether a crash loses what this database stored since the sync's last push: a Space's own disk, which a restart
+    wipes (persistent storage keeps the file, and so does a local disk)."""
+    from ..locations import on_space
+
+    return on_space() and not _on_own_volume(path)
+
+
+# The syncs started in this process, by their database's path: the app's handlers reach theirs through losable()
+_RUNNING: dict[Path, DatabaseSync] = {}
+
+
+def losable(db_path: Path) -> DatabaseSync | None:
+    """The sync running for this database when a crash can lose what it stored since its last push (what the app
+    shows waits for a push then); None otherwise: locally, with persistent storage, or with no sync."""
+    sync = _RUNNING.get(Path(db_path).absolute())
+    return sync if sync is not None and sync.losable else None
 
 
 def unsynced_on_space(db_path: Path) -> bool:

@@ -117,6 +117,7 @@ class Pending:
     pair_id: str
     needed: int  # current ratings the pair still needs before it closes
     copies: int = 0  # closed, but this many open study pairs hold one of its texts (open_copies)
+    unsaved: bool = False  # closed, but its closing is not yet in a snapshot the Space's sync pushed (saved_closing)
 
 
 @dataclass
@@ -883,10 +884,23 @@ def open_copies(db, pair_ids) -> dict[str, int]:
     return {pid: len(q) for pid, q in found.items()}
 
 
+def saved_closing(db, pair_id: str, saved: dict[str, int]) -> bool:
+    """Whether the closing of this closed pair is inside the snapshot the Space's sync last pushed (`saved`: the largest
+    rowid of ratings and closed_pairs in it, publish.sync.MARKED): a crash that restores that snapshot keeps the pair
+    closed. Its recorded closing, else (closed by its count) its last rating; rows are only added."""
+    row = db.execute("SELECT rowid FROM closed_pairs WHERE pair_id = ?", [pair_id]).fetchone()
+    if row is not None:
+        return row[0] <= saved.get("closed_pairs", 0)
+    last = db.execute("SELECT MAX(id) FROM ratings WHERE pair_id = ? AND kind = 'rating'", [pair_id]).fetchone()[0]
+    return (last or 0) <= saved.get("ratings", 0)
+
+
 def rater_reveal(db, rater: str, pair_id: str, quota: int, tolerance: float = 0.1,
-                 copies: dict[str, int] | None = None) -> Reveal | GoldReveal | Pending:
+                 copies: dict[str, int] | None = None, saved: dict[str, int] | None = None) -> Reveal | GoldReveal | Pending:
     """What this rater may see of a pair they rated: its reveal once the pair is closed and no open study pair holds
-    one of its texts (open_copies), else Pending."""
+    one of its texts (open_copies), else Pending. `saved` (a Space whose crash loses what was stored since the sync's
+    last push: publish.sync.losable) holds the reveal until the pair's closing is pushed too (saved_closing): else a
+    crash reopens the pair and serves it again to the rater whose rating was lost, who saw its sides."""
     if not isinstance(pair_id, str) or db.execute(
             "SELECT 1 FROM ratings WHERE rater = ? AND pair_id = ? AND kind = 'rating'", [rater, pair_id]).fetchone() is None:
         raise RatingError("the reveal follows your rating of the pair", "rate the pair first")
@@ -895,12 +909,15 @@ def rater_reveal(db, rater: str, pair_id: str, quota: int, tolerance: float = 0.
         return Pending(pair_id, max(1, pair_quota(db, pair_id, quota) - n))
     if n := (open_copies(db, [pair_id]) if copies is None else copies).get(pair_id, 0):
         return Pending(pair_id, 0, n)
+    if saved is not None and not saved_closing(db, pair_id, saved):
+        return Pending(pair_id, 0, unsaved=True)
     return reveal(db, pair_id, tolerance)
 
 
-def rated_pairs(db, rater: str, quota: int, tolerance: float = 0.1, limit: int = 50) -> list[RatedPair]:
+def rated_pairs(db, rater: str, quota: int, tolerance: float = 0.1, limit: int = 50,
+                saved: dict[str, int] | None = None) -> list[RatedPair]:
     """The pairs this rater rated, newest first (at most `limit`), each with its reveal or Pending: the list that
-    fills in as their pairs close."""
+    fills in as their pairs close (and, with `saved`, as their closings are pushed: rater_reveal)."""
     rows = db.execute(
         """SELECT r.pair_id, p.prompt_id,
                   (SELECT COUNT(*) FROM ratings x WHERE x.rater = r.rater AND x.kind = 'rating' AND x.supersedes IS NULL
@@ -909,7 +926,7 @@ def rated_pairs(db, rater: str, quota: int, tolerance: float = 0.1, limit: int =
            WHERE r.rater = ? AND r.kind = 'rating' AND r.supersedes IS NULL ORDER BY r.id DESC LIMIT ?""",
         [rater, limit]).fetchall()
     copies = open_copies(db, [r[0] for r in rows])  # once for the list (rater_reveal's own check, a query each)
-    return [RatedPair(n, prompt_id, rater_reveal(db, rater, pair_id, quota, tolerance, copies))
+    return [RatedPair(n, prompt_id, rater_reveal(db, rater, pair_id, quota, tolerance, copies, saved))
             for pair_id, prompt_id, n in rows]
 
 

@@ -683,14 +683,31 @@ class RateHandlers:
         # a rater who rated nothing is not "done" (rater audit F13: invited after the last pair closed, she was thanked)
         return word("done" if p.done else "none_for_you", s.lang), False
 
+    def saved(self) -> dict[str, int] | None:
+        """How far the sync's last push reached, where a crash loses what was stored since (a Space's own disk): a
+        reveal waits for its pair's closing to be pushed (rating.queue.saved_closing). None: nothing to wait for."""
+        from ..publish.sync import losable
+
+        sync = losable(self.db_path)
+        return None if sync is None else dict(sync.pushed or {})
+
+    def push_soon(self) -> None:
+        """A rating stored (maybe closing its pair): where a crash can lose it, the sync pushes it soon, so the
+        reveals waiting for it (saved) wait seconds, not an interval."""
+        from ..publish.sync import losable
+
+        if (sync := losable(self.db_path)) is not None:
+            sync.push_soon()
+
     def done_markdown(self, db, s: Session) -> tuple[str, bool]:
         """The screen without a pair: what it means (done_words), then the rater's list of reveals; and whether to
         offer "Check again" (pairs held by others, or reveals still to come: the list fills in as pairs close)."""
-        items = rated_pairs(db, s.rater, self.rpp, self.cfg.bench.length_tolerance)
+        items = rated_pairs(db, s.rater, self.rpp, self.cfg.bench.length_tolerance, saved=self.saved())
         words, later = self.done_words(db, s)
         waiting = sum(isinstance(i.reveal, Pending) for i in items)
-        if waiting and not later:
-            words += "\n\n" + word("reveals_waiting", s.lang, waiting=waiting)
+        if waiting and not later:  # all closed, their closings still to be pushed (saved): other words, same button
+            unsaved = all(i.reveal.unsaved for i in items if isinstance(i.reveal, Pending))
+            words += "\n\n" + word("reveals_unsaved" if unsaved else "reveals_waiting", s.lang, waiting=waiting)
         reveals = render_list(items, s.lang, self.titles)
         return words + ("\n\n" + reveals if reveals else ""), later or waiting > 0
 
@@ -698,8 +715,9 @@ class RateHandlers:
         """This pair's reveal (or that it is pending), and the rater's list of reveals."""
         tolerance = self.cfg.bench.length_tolerance
         counted = s.rating_id is None or rating_counts(db, s.rater, s.pair_id)  # as the status line above says
-        this = render(rater_reveal(db, s.rater, s.pair_id, self.rpp, tolerance), s.lang, counted)
-        others = [p for p in rated_pairs(db, s.rater, self.rpp, tolerance) if p.reveal.pair_id != s.pair_id]
+        saved = self.saved()
+        this = render(rater_reveal(db, s.rater, s.pair_id, self.rpp, tolerance, saved=saved), s.lang, counted)
+        others = [p for p in rated_pairs(db, s.rater, self.rpp, tolerance, saved=saved) if p.reveal.pair_id != s.pair_id]
         return this + ("\n\n" + render_list(others, s.lang, self.titles) if others else "")
 
     def locked_screen(self, db, s: Session, status: tuple, row: dict | None, page: str | None = None) -> dict:
@@ -999,6 +1017,7 @@ class RateHandlers:
             try:
                 refuse_met_text(db, rater, s.pair_id)
                 rating_id = submit_rating(db, self.app, inp)
+                self.push_soon()
             except (PairTaken, AlreadyRated) as e:
                 self.noted(s, ("refused", e.what, e.fix))
                 self.refusal_kept(db, s, rater, e)

@@ -54,6 +54,9 @@ def render_gold(r: GoldReveal, lang: str = "en", counted: bool = True) -> str:
 
 def render_pending(p: Pending, lang: str = "en", counted: bool = True) -> str:
     more = f"{p.needed} more rating" + ("" if p.needed == 1 else "s")
+    if p.unsaved:  # closed: a correction from now on is kept as a note (pending_stored's promise no longer holds)
+        return "\n".join([_w("pending_title", lang), "", _w("pending_unsaved", lang), "",
+                          _w("unsaved_stored" if counted else "uncounted", lang)])
     why = _w("pending_copies", lang, copies=p.copies) if p.copies else _w("pending", lang, needed=p.needed, more=more)
     return "\n".join([_w("pending_title", lang), "", why, "", _w("pending_stored" if counted else "uncounted", lang)])
 
@@ -62,7 +65,8 @@ def _line(item: RatedPair, lang: str, titles: dict | None = None) -> str:
     r = item.reveal
     head = _w("line", lang, n=item.n, prompt=(titles or {}).get(item.prompt_id) or item.prompt_id)
     if isinstance(r, Pending):
-        return head + (_w("line_pending_copies", lang, copies=r.copies) if r.copies
+        return head + (_w("line_pending_unsaved", lang) if r.unsaved
+                       else _w("line_pending_copies", lang, copies=r.copies) if r.copies
                        else _w("line_pending", lang, needed=r.needed))
     if isinstance(r, GoldReveal):
         return head + _w("line_gold", lang)

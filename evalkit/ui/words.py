@@ -226,6 +226,10 @@ WORDS: dict[str, dict[str, str]] = {
     "reveals_waiting": {"zh": "还有 {waiting} 对待揭晓：其他评分者评完之后才会揭晓。稍后按**再看看**即可看到。",
                         "en": "{waiting} of your pairs are still to be revealed: each is revealed once the other raters "
                               "have rated it. Press **Check again** later to see them."},
+    "reveals_unsaved": {"zh": "还有 {waiting} 对待揭晓：评分保存到 Hub 之后（通常几秒钟）才会揭晓。稍后按**再看看**即可看到。",
+                        "en": "{waiting} of your pairs are still to be revealed: each is revealed once the ratings "
+                              "are saved to the Hub (usually within seconds). Press **Check again** in a moment to "
+                              "see them."},
     "correction_dropped": {"zh": "修改没有保存：上一对保存的评分保持不变。",
                            "en": "The correction was not saved: the stored rating of the last pair stays as it was."},
     "answered": {"zh": "已答 {n} / {total}", "en": "{n} / {total} answered"},
@@ -370,6 +374,16 @@ WORDS: dict[str, dict[str, str]] = {
     "reveal_uncounted": {"zh": "你的评分已保存并锁定，只作记录、不计分：你在评分期间查看过结果。",
                          "en": "Your rating is stored and locked, for the record only: it does not count, since you saw "
                                "the results while rating."},
+    # a Space whose crash loses what was stored since the last push to the Hub (publish.sync): a reveal waits for it
+    "reveal_pending_unsaved": {"zh": "这一对已结束，不再接受评分。评分保存到 Hub 之后（通常几秒钟），才会揭晓哪一边是哪条生成路径、"
+                                     "各用了多长时间：在那之前服务器一旦崩溃，这一对可能重新开放。你的揭晓列在下方和最后一屏，保存之后会填上。",
+                               "en": "This pair is closed to further ratings. Which side was which, and the timings, "
+                                     "are revealed once the ratings are saved to the Hub (usually within seconds): "
+                                     "until then a crash of the server could open the pair again. Your reveals are "
+                                     "listed below and on the last screen, and fill in once saved."},
+    "reveal_unsaved_stored": {"zh": "你的评分已保存并锁定，并且计入。这一对已结束：现在按**修改**只给组织者留下修改记录，不改变计分。",
+                              "en": "Your rating is stored and locked, and it counts. The pair is closed: **Correct** "
+                                    "now adds a note for the organisers and does not change the count."},
     "reveal_pending_stored": {"zh": "你的评分已保存并锁定，并且计入。这一对揭晓之前，按**修改**仍会改变计入的评分。",
                        "en": "Your rating is stored and locked, and it counts. **Correct** still changes the rating that "
                              "counts until the pair is revealed."},
@@ -397,6 +411,8 @@ WORDS: dict[str, dict[str, str]] = {
                      "en": "pending: revealed once the pair is closed (it needs {needed} more)"},
     "reveal_line_pending_copies": {"zh": "待揭晓：含相同文本的另外 {copies} 对结束后揭晓",
                                    "en": "pending: revealed once {copies} pair(s) holding the same text close"},
+    "reveal_line_pending_unsaved": {"zh": "待揭晓：评分保存到 Hub 后揭晓（通常几秒钟）",
+                                    "en": "pending: revealed once the ratings are saved to the Hub (usually seconds)"},
     "reveal_line_gold": {"zh": "检验题（一则输出被有意修改，答案已知）",
                   "en": "a check pair (one output changed on purpose, with a known answer)"},
     "reveal_line_sides": {"zh": "A = {a_path} {a_s} 秒，B = {b_path} {b_s} 秒", "en": "A = {a_path} {a_s} s, B = {b_path} {b_s} s"},
