@@ -5,6 +5,7 @@ import shutil
 import sqlite3
 import threading
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -1185,3 +1186,82 @@ def test_only_a_space_s_own_disk_makes_a_sync_that_can_lose_ratings(tmp_path, mo
     monkeypatch.setattr(sync_module, "_on_own_volume", lambda path: True)  # persistent storage at /data
     assert DatabaseSync(tmp_path / "x.db", "org/ratings", api=FakeHub(tmp_path / "h")).losable is False
 
+
+def _results_tab(tmp_path):
+    """The Results tab's Refresh handler over the small rated study (conftest.rated_db's fixture) and the Rate tab's
+    handlers to sign in with; the tab is built in a gr.Blocks never launched."""
+    import gradio as gr
+
+    from evalkit.task.prompts import load_prompts
+    from evalkit.ui.results import build_results_tab
+    from evalkit.ui.session import Session
+    from test_aggregate import load_fixture
+    from test_rate_handlers import Tab
+
+    db = open_db(tmp_path / "r.db")
+    load_fixture(db, tmp_path / "gate.toml")
+    db.conn.close()
+    tab = Tab(tmp_path / "r.db", {p.id: p for p in load_prompts()})
+    with gr.Blocks() as demo:
+        with gr.Tab("Results") as results:
+            build_results_tab(tab.h.cfg, tab.db_path, results, gr.State(Session()))
+    fns = {f.api_name: f.fn for f in demo.fns.values()}
+    return tab, fns["results"]
+
+
+def _organiser(tab, name):
+    from evalkit.rating import roster
+    from evalkit.ui.session import Session
+
+    db = open_db(tab.db_path)
+    code = roster.add(db, name, organiser=True).code
+    db.conn.close()
+    return tab.h.sign_in_local(Session(lang="en"), "", "", code, None)[tab.ui.session]
+
+
+def _shown(out) -> bool:
+    return next(v for k, v in out.items() if getattr(k, "elem_id", None) == "results-full")["visible"]
+
+
+def _verdict(out) -> str:
+    return next(v for k, v in out.items() if getattr(k, "label", None) == "verdict")
+
+
+def test_a_first_view_of_the_results_on_a_space_s_own_disk_is_shown_only_once_its_record_is_pushed(tmp_path):
+    """Space audit: a view of the Results is recorded (results_views) so that its viewer is never served the pairs
+    whose sides it told her; a crash before the next push lost that record, and she was served them again, counted
+    as blind. Where a crash can lose it, a first view is now pushed before the Results are shown: when the push fails
+    they are not, and the organiser reads why, what to do and the sync's state; once a push holds it they are, and a
+    later view waits for no push. Locally nothing waits."""
+    from evalkit.publish.sync import losable
+
+    tab, show = _results_tab(tmp_path)
+    olga = _organiser(tab, "olga")
+    assert losable(tab.db_path) is None and _shown(show(olga))  # locally: at once
+    hub = FakeHub(tmp_path / "hub")
+    sync = DatabaseSync(tab.db_path, "org/ratings", api=hub, every_seconds=3600, min_gap=0, losable=True,
+                        retry_delays=(3600,))
+    sync.restore_if_missing()
+    assert sync.push_now()
+    sync.start()
+    try:
+        otto = _organiser(tab, "otto")
+        hub.fail_uploads = 1  # the push her view asks for fails
+        out = show(otto)
+        assert not _shown(out) and hub.fail_uploads == 0
+        said = _verdict(out)
+        assert "not shown" in said and "Refresh" in said and "not reaching the Hub" in said and "network down" in said
+        sync.retry_in, hub.fail_uploads = None, 1  # its backoff over, the next push fails too: said in Chinese
+        assert "结果暂不显示" in _verdict(show(replace(otto, lang="zh")))
+        # the Hub answers again (the backoff over): the view is pushed, then shown
+        sync.retry_in = None
+        uploads = hub.uploads
+        out = show(otto)
+        assert _shown(out) and hub.uploads > uploads and "not shown" not in _verdict(out)
+        crashed = _restored(hub, tmp_path / "crash")  # a crash now keeps her view
+        assert crashed.execute("SELECT COUNT(*) FROM results_views WHERE rater = 'otto'").fetchone()[0] == 1
+        crashed.conn.close()
+        uploads = hub.uploads
+        assert _shown(show(otto)) and hub.uploads == uploads  # a later view: no push asked for, none made
+    finally:
+        sync.stop(final_push=False)

@@ -17,8 +17,8 @@ pushed: a restart then finds a file uploaded while the Space was down and serves
 the disk holds nothing unpushed, or holds its pushes when both changed; it never pushes over it.
 Where a crash can lose what was stored since the last good push (a Space's own disk: `losable`), the app shows nothing
 that such a loss would take back while its raters can still rate: each good push records how far its snapshot reached
-(`pushed`: the largest rowid of the tables below), and a pair's reveal waits until its closing is inside it (see
-push_soon).
+(`pushed`: the largest rowid of the tables below), a pair's reveal waits until its closing is inside it, and a first
+view of the Results until its row is (see push_soon, wait_pushed).
 """
 
 from __future__ import annotations
@@ -188,10 +188,11 @@ class DatabaseSync:
         # not a local app's disk). Then `pushed` holds how far that push reached (MARKED), and the app waits on it
         self.losable = _crash_loses(self.db_path) if losable is None else losable
         self.pushed: dict[str, int] | None = None  # None: no snapshot pushed or restored yet
-        self.tried_at = 0.0  # time.monotonic() when the last push ended, ok or not
+        self.try_began = self.tried_at = 0.0  # time.monotonic() when the last push began and ended, ok or not
         # push_soon's smallest gap between pushes: each is a Hub commit, and the Hub limits a repo's commits per hour
         self.min_gap = SYNC_EVERY_MIN if min_gap is None else min_gap
         self._soon = threading.Event()
+        self._pushed = threading.Condition()  # notified when a push ends
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -536,10 +537,14 @@ class DatabaseSync:
         """Snapshot and push if changed. False (and the local data untouched) when the push fails."""
         if not self.db_path.exists():
             return False
+        began = time.monotonic()
         try:
-            return self._push()
+            ok = self._push()
         finally:
-            self.tried_at = time.monotonic()
+            with self._pushed:  # wait_pushed's waiters look again
+                self.try_began, self.tried_at = began, time.monotonic()
+                self._pushed.notify_all()
+        return ok
 
     def _push(self) -> bool:
         with self._lock, tempfile.TemporaryDirectory(prefix="evalkit-sync-") as tmp:
@@ -669,10 +674,23 @@ class DatabaseSync:
         return False
 
     def push_soon(self) -> None:
-        """Ask the loop for a push before its interval ends (a rating stored, maybe closing its pair), so a reveal
-        waits seconds, not minutes. Debounced: at most one push per min_gap seconds, and none
+        """Ask the loop for a push before its interval ends (a rating stored, a pair closed, a first view of the
+        Results), so a reveal waits seconds, not minutes. Debounced: at most one push per min_gap seconds, and none
         sooner than a failed push's backoff."""
         self._soon.set()
+
+    def wait_pushed(self, table: str, rowid: int, timeout: float) -> bool:
+        """Ask for a push and wait (at most `timeout` seconds) until a pushed snapshot holds `table`'s row `rowid`.
+        False when it timed out, or a push that ended after this call began left it out (it failed, or was held)."""
+        began = time.monotonic()
+        self.push_soon()
+        with self._pushed:
+            while (self.pushed or {}).get(table, 0) < rowid:
+                left = began + timeout - time.monotonic()
+                if left <= 0 or self.try_began > began:  # out of time, or a push that took its snapshot after the
+                    return False                          # row was written ended without it (failed, held)
+                self._pushed.wait(left)
+            return True
 
     def start(self) -> None:
         def loop():

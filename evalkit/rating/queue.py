@@ -419,6 +419,13 @@ def note_results_view(db, rater: str, study_id: int) -> None:
         insert_results_view(db, rater, study_id)
 
 
+def results_view_row(db, rater: str, study_id: int) -> int | None:
+    """The rowid of this rater's recorded first view of this study's results (note_results_view), None if none: the
+    Results tab of a Space whose crash loses what the sync has not pushed waits for it to be pushed."""
+    row = db.execute("SELECT rowid FROM results_views WHERE rater = ? AND study_id = ?", [rater, study_id]).fetchone()
+    return None if row is None else row[0]
+
+
 def is_counted(db, rating_id: int) -> bool:
     """Whether a stored rating or correction is blind, so counts (as long as no blind correction replaces it)."""
     row = db.execute("SELECT blind FROM ratings WHERE id = ?", [rating_id]).fetchone()

@@ -376,6 +376,32 @@ def sync_warning(db_path: Path, lang: str) -> str:
                 error=error) + "\n\n"
 
 
+# How long a first view of the Results waits for its push to the Hub (publish.sync.DatabaseSync.wait_pushed): the
+# sync's gap between pushes (SYNC_EVERY_MIN) and a commit's few seconds, with room for a slow Hub
+VIEW_PUSH_SECONDS = 60.0
+
+
+def view_saved(db, db_path: Path, s: Session, study_id: int, progress, lang: str) -> str:
+    """'' when this person's view of the study's results (note_results_view's row) outlives a crash; else, after
+    asking the sync for a push and waiting for it (VIEW_PUSH_SECONDS), why the Results are not shown and what to do.
+    Only where a crash loses what the sync has not pushed (publish.sync.losable): a lost row serves her again the pairs
+    whose sides the Results told her (store.VIEWED_BEFORE), counted as blind. A later view, once pushed, waits for
+    nothing."""
+    from ..publish.sync import losable
+    from ..rating.queue import results_view_row
+
+    sync = losable(db_path)
+    row = results_view_row(db, s.rater, study_id)
+    if sync is None or row is None or row <= (sync.pushed or {}).get("results_views", 0):
+        return ""
+    progress(0.0, desc=word("results_saving_view", lang))
+    if sync.wait_pushed("results_views", row, VIEW_PUSH_SECONDS):
+        return ""
+    # an organiser reads the sync's state (its health line: failing pushes, held pushes), a rater whom to tell
+    then = sync_warning(db_path, lang) if s.organiser else word("results_view_tell", lang)
+    return word("results_view_unsaved", lang, seconds=int(VIEW_PUSH_SECONDS)) + ("\n\n" + then if then else "")
+
+
 def computing(progress, lang: str):
     """aggregate's steps (progress.step) on the page while the tab computes, in the viewer's language: on a study-sized
     pool an organiser's click waited several seconds with nothing moving. Only those who see the aggregates get here,
@@ -485,6 +511,11 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
                 from ..rating.queue import note_results_shown
 
                 note_results_shown(db, s.rater)
+            # on a Space's own disk, shown only once those rows are pushed: a crash must not forget what she saw
+            if agg.study is not None and (unsaved := view_saved(db, db_path, s, agg.study.id, progress, lang)):
+                return out | {verdict_md: unsaved, full: gr.update(visible=False),
+                              study_choice: gr.update(visible=False, choices=[], value=None)} | {
+                    c: None for c in (*plots.values(), *tables.values())}
             out[study_choice] = gr.update(visible=len(names) > 1, choices=names,
                                           value=agg.study.name if agg.study is not None else None)
             if name in (None, names[-1] if names else None):  # the counts above are the served study's

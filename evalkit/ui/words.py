@@ -351,6 +351,16 @@ WORDS: dict[str, dict[str, str]] = {
                      "en": "Computing the results (step {n} of {total}): {step}"},
     "results_waiting": {"zh": "正在计算结果：另一个页面已开始同样的计算，正在等它完成",
                         "en": "Computing the results: another page started the same computation; waiting for it"},
+    "results_saving_view": {"zh": "正在把你这次查看结果的记录保存到 Hub（通常几秒钟），保存之后显示结果",
+                            "en": "Saving your view of the results to the Hub (usually seconds); they show once it is saved"},
+    "results_view_unsaved": {"zh": "**结果暂不显示：你这次查看的记录没能保存到 Hub**（{seconds} 秒内没有推送成功）。服务器崩溃会丢失没保存的记录，"
+                                   "之后你可能又被分到结果已向你透露两边的评分对。请稍后按**刷新**再试。",
+                             "en": "**The results are not shown: your view of them could not be saved to the Hub** "
+                                   "(no push went through within {seconds} s). A crash of the server loses what is not "
+                                   "saved, and you could then be served pairs whose sides the results told you. Press "
+                                   "**Refresh** to try again in a moment."},
+    "results_view_tell": {"zh": "如果一直失败，请告诉本研究的组织者：数据库没能同步到 Hub。",
+                          "en": "If it keeps failing, tell the study's organisers: the database is not reaching the Hub."},
     "the ratings and speed figures": {"zh": "评分与速度数据", "en": "the ratings and speed figures"},
     "the gate's analysis": {"zh": "门槛的分析", "en": "the gate's analysis"},
     "the tables": {"zh": "表格", "en": "the tables"},
