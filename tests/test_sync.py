@@ -1162,6 +1162,55 @@ def test_a_reveal_on_a_space_s_own_disk_waits_until_the_rating_that_closed_its_p
         sync.stop(final_push=False)
 
 
+def test_a_reveal_that_waited_for_its_copies_waits_for_their_closings_to_be_pushed_too(tmp_path):
+    """A closed pair's reveal waits for the open pairs holding one of its texts (greedy copies: its reveal tells their
+    sides, and one person may rate under several names). Its own closing pushed, a copy's closing not yet: a crash
+    would reopen the copy, to be served to another name of whoever read the reveal. The reveal now waits for the
+    copies' closings to be pushed as well."""
+    from evalkit.rating.queue import rated_pairs, rater_reveal
+    from evalkit.records import GenerationRecord
+    from evalkit.store import insert_experiment, insert_pairs
+    from evalkit.task.prompts import load_prompts
+    from evalkit.ui.reveal import render_list
+    from test_rate_handlers import Tab
+
+    db = open_db(tmp_path / "r.db")
+    same = GenerationRecord(prompt_id="writing-01", path="ordinary", text="通知 同", new_tokens=40, stop_reason="eos",
+                            generate_seconds=2.0)
+    insert_pairs(db, insert_experiment(db, "pool", {}, {}), [
+        {"prompt_id": "writing-01", "sample": i, "ordinary": same, "ordinary_side": "AB"[i],
+         "assisted": GenerationRecord(prompt_id="writing-01", path="assisted", text=f"通知乙 {i}", new_tokens=40,
+                                      stop_reason="eos", generate_seconds=1.0)} for i in range(2)])
+    db.conn.close()
+    tab = Tab(tmp_path / "r.db", {p.id: p for p in load_prompts()})
+    hub = FakeHub(tmp_path / "hub")
+    sync = DatabaseSync(tab.db_path, "org/ratings", api=hub, every_seconds=3600, min_gap=3600, losable=True)
+    sync.restore_if_missing()
+    assert sync.push_now()
+    sync.start()
+    try:
+        ann, _ = tab.sign_in("ann")
+        tab.h.submit(ann, *tab.form())  # closes her pair; its copy is open
+        assert sync.push_now()  # her pair's closing is in the repo
+        bob, _ = tab.sign_in("bob")
+        assert bob.pair_id not in (None, ann.pair_id)
+        tab.h.submit(bob, *tab.form())  # closes the copy, not pushed yet
+        db = open_db(tab.db_path)
+
+        def ann_sees():
+            one = rater_reveal(db, "ann", ann.pair_id, 1, saved=tab.h.saved())
+            return one, render_list(rated_pairs(db, "ann", 1, saved=tab.h.saved()), "en")
+
+        one, listed = ann_sees()
+        assert getattr(one, "unsaved", False) and "saved to the Hub" in listed and "ordinary" not in listed
+        assert sync.push_now()
+        one, listed = ann_sees()
+        assert one.a_path in ("ordinary", "assisted") and "1 revealed, 0 pending" in listed
+        db.conn.close()
+    finally:
+        sync.stop(final_push=False)
+
+
 def test_locally_or_on_persistent_storage_a_reveal_shows_at_once(tmp_path):
     """Where a crash loses nothing (a local disk, a Space's persistent storage) the reveal is shown as the rating
     closes the pair, as before, whatever the sync has pushed; a Space's own disk is the only place that waits."""

@@ -848,13 +848,14 @@ def pair_quota(db, pair_id: str, quota: int) -> int:
     return quota if row is None or row[0] is None else int(row[0])
 
 
-def open_copies(db, pair_ids) -> dict[str, int]:
+def open_copies(db, pair_ids, closed_after: int | None = None) -> dict[str, int]:
     """For each of these study pairs that has any, how many open study pairs (of the study the queue serves, not
     closed, outputs differ) hold one of its texts: greedy copies, whose sides its reveal tells too. The met-text rule
     keeps a rater from being served such a copy, but only under the name she rated with, and one person can hold
     several names (open sign-up): so the reveal of a closed pair waits for its copies to close as well (attacker
     audit: mallory-2 rated X, read its reveal, and mallory rated X's copy Y knowing its sides, counted). Asked once
-    for a rater's whole list of reveals."""
+    for a rater's whole list of reveals. With `closed_after` (a closed_pairs rowid): the copies closed after it
+    instead, those whose closing a crash on a Space's own disk would undo (saved_closing)."""
     ids = [i for i in dict.fromkeys(pair_ids) if isinstance(i, str)]
     if not ids:
         return {}
@@ -875,13 +876,15 @@ def open_copies(db, pair_ids) -> dict[str, int]:
         chunk = texts[i:i + 400]
         held |= dict(db.execute(f"SELECT id, text FROM generations WHERE text IN ({','.join('?' * len(chunk))})", chunk))
     found: dict[str, set] = {}
+    still_open = ("q.id NOT IN (SELECT pair_id FROM closed_pairs)" if closed_after is None else
+                  f"q.id IN (SELECT pair_id FROM closed_pairs WHERE rowid > {int(closed_after)})")
     gens = list(held)
     for i in range(0, len(gens), 400):
         chunk, marks = gens[i:i + 400], ",".join("?" * len(gens[i:i + 400]))
         for qid, a, b in db.execute(
                 f"""SELECT q.id, q.a_generation_id, q.b_generation_id FROM pairs q
                     WHERE q.kind = 'study' AND (q.a_generation_id IN ({marks}) OR q.b_generation_id IN ({marks}))
-                      AND q.id NOT IN (SELECT pair_id FROM closed_pairs) AND NOT {IDENTICAL.format(p="q.")}
+                      AND {still_open} AND NOT {IDENTICAL.format(p="q.")}
                       AND (SELECT study_id FROM experiments WHERE id = q.experiment_id) IS (SELECT MAX(id) FROM studies)""",
                 chunk + chunk):
             for gid in (a, b):
@@ -891,10 +894,14 @@ def open_copies(db, pair_ids) -> dict[str, int]:
     return {pid: len(q) for pid, q in found.items()}
 
 
-def saved_closing(db, pair_id: str, saved: dict[str, int]) -> bool:
+def saved_closing(db, pair_id: str, saved: dict[str, int], late: dict[str, int] | None = None) -> bool:
     """Whether the closing of this closed pair is inside the snapshot the Space's sync last pushed (`saved`: the largest
     rowid of ratings and closed_pairs in it, publish.sync.MARKED): a crash that restores that snapshot keeps the pair
-    closed. Its recorded closing, else (closed by its count) its last rating; rows are only added."""
+    closed. Its recorded closing, else (closed by its count) its last rating; rows are only added. Its copies'
+    closings too (its reveal waited for them: open_copies), given as `late` (open_copies with closed_after) for a
+    list, else asked here."""
+    if (late if late is not None else open_copies(db, [pair_id], saved.get("closed_pairs", 0))).get(pair_id):
+        return False
     row = db.execute("SELECT rowid FROM closed_pairs WHERE pair_id = ?", [pair_id]).fetchone()
     if row is not None:
         return row[0] <= saved.get("closed_pairs", 0)
@@ -903,7 +910,8 @@ def saved_closing(db, pair_id: str, saved: dict[str, int]) -> bool:
 
 
 def rater_reveal(db, rater: str, pair_id: str, quota: int, tolerance: float = 0.1,
-                 copies: dict[str, int] | None = None, saved: dict[str, int] | None = None) -> Reveal | GoldReveal | Pending:
+                 copies: dict[str, int] | None = None, saved: dict[str, int] | None = None,
+                 late: dict[str, int] | None = None) -> Reveal | GoldReveal | Pending:
     """What this rater may see of a pair they rated: its reveal once the pair is closed and no open study pair holds
     one of its texts (open_copies), else Pending. `saved` (a Space whose crash loses what was stored since the sync's
     last push: publish.sync.losable) holds the reveal until the pair's closing is pushed too (saved_closing): else a
@@ -916,7 +924,7 @@ def rater_reveal(db, rater: str, pair_id: str, quota: int, tolerance: float = 0.
         return Pending(pair_id, max(1, pair_quota(db, pair_id, quota) - n))
     if n := (open_copies(db, [pair_id]) if copies is None else copies).get(pair_id, 0):
         return Pending(pair_id, 0, n)
-    if saved is not None and not saved_closing(db, pair_id, saved):
+    if saved is not None and not saved_closing(db, pair_id, saved, late):
         return Pending(pair_id, 0, unsaved=True)
     return reveal(db, pair_id, tolerance)
 
@@ -933,7 +941,8 @@ def rated_pairs(db, rater: str, quota: int, tolerance: float = 0.1, limit: int =
            WHERE r.rater = ? AND r.kind = 'rating' AND r.supersedes IS NULL ORDER BY r.id DESC LIMIT ?""",
         [rater, limit]).fetchall()
     copies = open_copies(db, [r[0] for r in rows])  # once for the list (rater_reveal's own check, a query each)
-    return [RatedPair(n, prompt_id, rater_reveal(db, rater, pair_id, quota, tolerance, copies, saved))
+    late = None if saved is None else open_copies(db, [r[0] for r in rows], saved.get("closed_pairs", 0))
+    return [RatedPair(n, prompt_id, rater_reveal(db, rater, pair_id, quota, tolerance, copies, saved, late))
             for pair_id, prompt_id, n in rows]
 
 
