@@ -1314,3 +1314,40 @@ def test_a_first_view_of_the_results_on_a_space_s_own_disk_is_shown_only_once_it
         assert _shown(show(otto)) and hub.uploads == uploads  # a later view: no push asked for, none made
     finally:
         sync.stop(final_push=False)
+
+
+def test_a_view_that_left_her_ratings_uncounted_is_pushed_before_the_results_show_too(tmp_path):
+    """A view of the served study's Results that tells a person sides she could still rate (an organiser's while
+    pairs are open; a rater's, whose later pool is not hers) records that her ratings there count no more
+    (results_seen): lost in a crash, they counted again, as blind. Like the first view's record, it is pushed before
+    the Results are shown, even where that first record already was."""
+    from evalkit.store import insert_results_seen, insert_results_view
+    from evalkit.ui.results import view_saved
+
+    tab, _ = _results_tab(tmp_path)
+    otto = _organiser(tab, "otto")
+    db = open_db(tab.db_path)
+    study = db.execute("SELECT MAX(id) FROM studies").fetchone()[0]
+    insert_results_view(db, "otto", study)  # her first view, pushed below
+    hub = FakeHub(tmp_path / "hub")
+    sync = DatabaseSync(tab.db_path, "org/ratings", api=hub, every_seconds=3600, min_gap=0, losable=True,
+                        retry_delays=(3600,))
+    sync.restore_if_missing()
+    assert sync.push_now()
+    sync.start()
+    said = []
+    try:
+        assert view_saved(db, tab.db_path, otto, study, lambda *a, **k: said.append(k["desc"]), "en") == ""
+        assert said == []  # pushed already: no wait, no push
+        insert_results_seen(db, "otto")  # a later view, while she could still rate
+        hub.fail_uploads = 1
+        refused = view_saved(db, tab.db_path, otto, study, lambda *a, **k: said.append(k["desc"]), "en")
+        assert "not shown" in refused and said and "Saving your view" in said[0]
+        sync.retry_in = None  # the backoff over, the Hub answers again
+        assert view_saved(db, tab.db_path, otto, study, lambda *a, **k: None, "en") == ""
+        crashed = _restored(hub, tmp_path / "crash")
+        assert crashed.execute("SELECT COUNT(*) FROM results_seen WHERE rater = 'otto'").fetchone()[0] == 1
+        crashed.conn.close()
+    finally:
+        sync.stop(final_push=False)
+        db.conn.close()

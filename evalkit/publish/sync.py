@@ -117,10 +117,10 @@ def _ratings_missing(disk: Path, other: Path) -> int:
     return len(rows(disk) - rows(other))
 
 
-# The tables whose rows, lost in a crash, would let the app serve a pair to someone who saw its sides: a reveal shown
-# (the pair's closing: closed_pairs, else its ratings) and a view of the Results (results_views). Rows are only added,
-# so a rowid at or below the pushed snapshot's largest is in it.
-MARKED = ("ratings", "closed_pairs", "results_views")
+# The tables whose rows, lost in a crash, would let the app serve a pair to someone who saw its sides, or count her
+# rating of it: a reveal shown (the pair's closing: closed_pairs, else its ratings) and a view of the Results
+# (results_views, results_seen). Rows are only added, so a rowid at or below the pushed snapshot's largest is in it.
+MARKED = ("ratings", "closed_pairs", "results_views", "results_seen")
 
 
 def _marks(path: Path) -> dict[str, int]:
@@ -679,13 +679,14 @@ class DatabaseSync:
         sooner than a failed push's backoff."""
         self._soon.set()
 
-    def wait_pushed(self, table: str, rowid: int, timeout: float) -> bool:
-        """Ask for a push and wait (at most `timeout` seconds) until a pushed snapshot holds `table`'s row `rowid`.
-        False when it timed out, or a push that ended after this call began left it out (it failed, or was held)."""
+    def wait_pushed(self, rows: dict[str, int], timeout: float) -> bool:
+        """Ask for a push and wait (at most `timeout` seconds) until a pushed snapshot holds these rows ({MARKED table:
+        rowid}). False when it timed out, or a push that ended after this call began left one out (it failed, or was
+        held)."""
         began = time.monotonic()
         self.push_soon()
         with self._pushed:
-            while (self.pushed or {}).get(table, 0) < rowid:
+            while any((self.pushed or {}).get(table, 0) < rowid for table, rowid in rows.items()):
                 left = began + timeout - time.monotonic()
                 if left <= 0 or self.try_began > began:  # out of time, or a push that took its snapshot after the
                     return False                          # row was written ended without it (failed, held)

@@ -419,11 +419,15 @@ def note_results_view(db, rater: str, study_id: int) -> None:
         insert_results_view(db, rater, study_id)
 
 
-def results_view_row(db, rater: str, study_id: int) -> int | None:
-    """The rowid of this rater's recorded first view of this study's results (note_results_view), None if none: the
-    Results tab of a Space whose crash loses what the sync has not pushed waits for it to be pushed."""
-    row = db.execute("SELECT rowid FROM results_views WHERE rater = ? AND study_id = ?", [rater, study_id]).fetchone()
-    return None if row is None else row[0]
+def results_view_rows(db, rater: str, study_id: int) -> dict[str, int]:
+    """The rowids of what this person's views of the results recorded ({table: rowid}): her first view of this study
+    (note_results_view) and her view of the served study's while it counts her ratings no more (note_results_seen,
+    note_results_shown). The Results tab of a Space whose crash loses what the sync has not pushed waits for them."""
+    rows = {"results_views": db.execute("SELECT rowid FROM results_views WHERE rater = ? AND study_id = ?",
+                                        [rater, study_id]).fetchone(),
+            "results_seen": db.execute("SELECT rowid FROM results_seen WHERE rater = ? AND study_id = "
+                                       "(SELECT MAX(id) FROM studies)", [rater]).fetchone()}
+    return {table: row[0] for table, row in rows.items() if row is not None}
 
 
 def is_counted(db, rating_id: int) -> bool:

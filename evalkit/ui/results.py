@@ -382,20 +382,21 @@ VIEW_PUSH_SECONDS = 60.0
 
 
 def view_saved(db, db_path: Path, s: Session, study_id: int, progress, lang: str) -> str:
-    """'' when this person's view of the study's results (note_results_view's row) outlives a crash; else, after
-    asking the sync for a push and waiting for it (VIEW_PUSH_SECONDS), why the Results are not shown and what to do.
-    Only where a crash loses what the sync has not pushed (publish.sync.losable): a lost row serves her again the pairs
-    whose sides the Results told her (store.VIEWED_BEFORE), counted as blind. A later view, once pushed, waits for
-    nothing."""
+    """'' when what this person's view of the study's results recorded (rating.queue.results_view_rows) outlives a
+    crash; else, after asking the sync for a push and waiting for it (VIEW_PUSH_SECONDS), why the Results are not shown
+    and what to do. Only where a crash loses what the sync has not pushed (publish.sync.losable): a lost row serves her
+    again the pairs whose sides the Results told her (store.VIEWED_BEFORE), or counts her ratings of them
+    (results_seen), as blind. A later view, once pushed, waits for nothing."""
     from ..publish.sync import losable
-    from ..rating.queue import results_view_row
+    from ..rating.queue import results_view_rows
 
-    sync = losable(db_path)
-    row = results_view_row(db, s.rater, study_id)
-    if sync is None or row is None or row <= (sync.pushed or {}).get("results_views", 0):
+    if (sync := losable(db_path)) is None:
+        return ""
+    rows = {t: r for t, r in results_view_rows(db, s.rater, study_id).items() if r > (sync.pushed or {}).get(t, 0)}
+    if not rows:
         return ""
     progress(0.0, desc=word("results_saving_view", lang))
-    if sync.wait_pushed("results_views", row, VIEW_PUSH_SECONDS):
+    if sync.wait_pushed(rows, VIEW_PUSH_SECONDS):
         return ""
     # an organiser reads the sync's state (its health line: failing pushes, held pushes), a rater whom to tell
     then = sync_warning(db_path, lang) if s.organiser else word("results_view_tell", lang)
