@@ -53,7 +53,7 @@ def test_every_note_beside_a_verdict_has_its_chinese_with_the_same_figures():
             assert shown in said, (key, f, said)
             if f.endswith("_en"):  # quoted, and said to be the English original
                 assert "英文原文" in said, (key, said)
-        if key not in ("legacy other", "gate no study", "study earlier"):
+        if key not in ("legacy other", "gate no study", "study earlier", "cause no stage", "cause no others"):
             assert said and said != n, key
     # a part that varies is said in Chinese too, with its own figures
     nested = note("decision frozen", when=note("frozen at look", index=2, of=5, pairs=120), rating=7,
@@ -64,13 +64,15 @@ def test_every_note_beside_a_verdict_has_its_chinese_with_the_same_figures():
 
 def test_no_note_is_written_in_english_alone():
     """Every note beside a verdict goes through note(): no code of the aggregate appends or returns a note's words
-    itself (a scan of the source, as tests/test_ppi.py scans for the pre-screen's reasons)."""
+    itself (a scan of the source, as tests/test_ppi.py scans for the pre-screen's reasons), nor do the modules outside
+    it whose sentences the notes carry (the speed figure's notes, the cause of fallbacks): they write each by `make`."""
     # texts that are no note: what `evalkit bench` says before it runs, and the memory's why that a note quotes
     # beside the speed condition's own words (memory_note, "memory unmeasured")
     apart = {"bench_device_note", "_memory_note"}
-    root = pathlib.Path(evalkit.__file__).parent / "aggregate"
+    root = pathlib.Path(evalkit.__file__).parent
     written = []
-    for path in sorted(root.glob("*.py")):
+    made_outside = [root / "generation" / "speed.py", root / "generation" / "fallbacks.py"]
+    for path in sorted((root / "aggregate").glob("*.py")) + made_outside:
         for fn in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name in apart:
                 continue
@@ -81,7 +83,8 @@ def test_no_note_is_written_in_english_alone():
                         and node.func.value.id in ("notes", "personal")):
                     words = node.args[-1:]
                 elif (isinstance(node, ast.Return) and node.value is not None
-                      and (fn.name.endswith(("_note", "_notes")) or fn.name.startswith("_failed_workers"))):
+                      and (fn.name.endswith(("_note", "_notes")) or fn.name.startswith("_failed_workers")
+                           or fn.name in ("cause_text", "_named", "_order_imbalance"))):
                     words = node.value.elts if isinstance(node.value, (ast.List, ast.Tuple)) else [node.value]
                 elif isinstance(node, (ast.AugAssign, ast.Assign)):
                     target = node.target if isinstance(node, ast.AugAssign) else node.targets[0]
@@ -196,3 +199,89 @@ def test_the_study_shown_and_where_the_others_stand_are_said_in_chinese(tmp_path
                f"对有 {second.ratings} 条评分，计划 120 对，只有中期查看）")
     assert chinese in verdict_zh(agg), verdict_zh(agg)
     assert not any("英文原文" in x and "study '" in x for x in verdict_zh(agg))
+
+
+def _pool_fallbacks(path, runs: int, error: str = "RuntimeError", stage: str = "generate",
+                    message: str = "CUDA out of memory. Tried to allocate 2.00 GiB") -> None:
+    """Store `runs` pool samples whose assisted run failed, as pairs._run_item stores them: ordinary, the failed
+    assisted attempt with its error, and the fallback that replaced it (unpaired)."""
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    cols = [r[1] for r in con.execute("PRAGMA table_info(generations)")]
+    base = dict(zip(cols, con.execute("SELECT * FROM generations WHERE path = 'ordinary' LIMIT 1").fetchone()))
+
+    def add(**values) -> int:
+        row = {k: v for k, v in dict(base, id=None, **values).items() if v is not None}
+        return con.execute(f"INSERT INTO generations ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                           list(row.values())).lastrowid
+
+    for _ in range(runs):
+        add(path="ordinary", status="ok")
+        failed = add(path="assisted", status="failed", error_class=error, error_stage=stage, error_message=message)
+        add(path="fallback", status="ok", fallback_of=failed)
+    con.commit()
+    con.close()
+
+
+def test_the_speed_figure_s_notes_are_said_in_chinese_with_their_figures(tmp_path):
+    """Verdict audit, 2026-12-07: the speed figure's notes were English sentences made in generation/speed.py, and
+    the Chinese verdict quoted them as "速度数字（英文原文）：speed-up: no interval, ...". They are now templates
+    (generation.speed.SPEED_NOTES) written by the `make` the caller passes: the aggregate's keep their figures, so the
+    Chinese says them; the benchmark's summary and the CLI print the same English as before."""
+    from evalkit.generation.speed import measure_speed
+
+    gate = gate_file_text(planned_pairs=100, margin=0.15, min_raters=10)
+    db = _study(tmp_path, "single", gate, pairs=5, bench=False, raters_per_pair=3, raters=12, seed=1)
+    assert db.execute("SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM pairs GROUP BY prompt_id)").fetchone()[0] == 1
+    agg = aggregate(db)
+    english = next(n for n in agg.speed.notes if "have a single pair" in n)
+    assert english.startswith("speed-up: no interval, nor for tokens per second, assisted over ordinary, since "
+                              "prompt(s) writing-01, ")
+    prompts = [p for p in english.split("prompt(s) ")[1].split(" have")[0].split(", ")]
+    rows = [{"path": path, "prompt_id": p, "round": 1, "rep": 0, "stop_reason": "eos", "new_tokens": 100,
+             "seconds": sec, "token_hash": f"{path}{p}"} for p in prompts for path, sec in (("ordinary", 2.0),
+                                                                                           ("assisted", 1.0))]
+    plain = measure_speed(rows, 0.1, 200).notes  # the benchmark summary's and CLI's: plain text, word for word
+    assert english in plain and not any(isinstance(n, Note) for n in plain), plain
+    lines = verdict_zh(agg)
+    chinese = (f"加速比：没有区间，每秒 token 数之比（assisted 相对 ordinary） 也没有，因为提示词 {'、'.join(prompts)} 只有一对匹配运行，"
+               "而区间在每个提示词内重抽样")
+    assert any(x.startswith("- 说明：速度数字：" + chinese) for x in lines), lines
+    assert not any("英文原文" in x and ("速度数字" in x or "single pair" in x) for x in lines), lines
+
+
+@pytest.mark.parametrize("frozen", [False, True])
+def test_the_cause_of_fallbacks_is_said_in_chinese_around_its_quoted_error(tmp_path, frozen):
+    """Verdict audit, 2026-12-07: the cause of the assisted runs' fallbacks (generation.fallbacks.cause_text) was an
+    English sentence quoted whole as "原因（英文原文）：cause (every one): ...". Its words are now a template
+    (fallbacks.CAUSE) and the error's class, stage and message figures (data, quoted as stored): the Chinese says the
+    sentence around them, on an interim look and beside a decision frozen with it (which stores its notes' keys and
+    figures, Speed.keyed_json); a decision frozen by an older evalkit, which stored plain text, is still read and
+    quoted as the English original."""
+    import json
+
+    gate = gate_file_text(planned_pairs=120 if frozen else 100, margin=0.15, min_raters=10)
+    db = _study(tmp_path, "fell", gate, pairs=120 if frozen else 40, unrated_pairs=10, bench=False, **SPEC)
+    path = tmp_path / "fell.db"
+    _pool_fallbacks(path, 3)
+    agg = aggregate(open_db(path))
+    assert (agg.frozen is not None) == frozen and agg.speed.fallback_runs == 3
+    english = ("3 assisted run(s) fell back; they are not counted as assisted; cause (every one): RuntimeError at "
+               "stage generate: CUDA out of memory. Tried to allocate 2.00 GiB")
+    assert english in agg.notes, agg.notes
+    chinese = ("- 说明：3 次 assisted 运行回退（fallback）；它们不算作辅助生成；原因（全部）：RuntimeError（在 generate 阶段）："
+               "“CUDA out of memory. Tried to allocate 2.00 GiB”")
+    assert chinese in verdict_zh(agg), verdict_zh(agg)
+    assert not any("英文原文" in x and "cause" in x for x in verdict_zh(agg))
+    if frozen:  # as an older evalkit froze it: the English alone, quoted
+        db = open_db(path)
+        stored = json.loads(db.execute("SELECT speed_json FROM decisions").fetchone()[0])
+        assert stored.pop("keyed")["fallback_cause"]["key"] == "cause"
+        with db.conn:  # as if frozen so: the trigger that keeps a decision unchanged is lifted for the test only
+            db.conn.execute("DROP TRIGGER decisions_never_change")
+            db.conn.execute("UPDATE decisions SET speed_json = ?", [json.dumps(stored)])
+        again = aggregate(db)
+        assert english in again.notes
+        assert f"- 说明：3 次 assisted 运行回退（fallback）；它们不算作辅助生成；原因（英文原文）：{english.split('; ')[2]}" in (
+            verdict_zh(again))

@@ -251,7 +251,7 @@ def _aggregate(db, tolerance: float | None, resamples: int | None, study: str | 
         notes.append(chosen_by)
     speed_now = speed
     if frozen is not None and frozen.speed:  # the figures shown beside a decision are the ones it weighed
-        speed = Speed(**{k: v for k, v in frozen.speed.items() if k in Speed.__dataclass_fields__})
+        speed = Speed.from_json(frozen.speed)
         speed.batch_experiment_id, speed.batch_answer = speed_now.batch_experiment_id, speed_now.batch_answer
         if (speed_now.experiment_id, speed_now.speedup, speed_now.extra_memory_mb) != (
                 speed.experiment_id, speed.speedup, speed.extra_memory_mb):
@@ -265,8 +265,10 @@ def _aggregate(db, tolerance: float | None, resamples: int | None, study: str | 
     notes += [note("speed figure", text=n) if isinstance(n, Note) else note("speed figure quoted", text_en=n)
               for n in speed.notes if n not in said]
     if speed.fallback_runs:
-        notes.append(note("fell back why", runs=speed.fallback_runs, cause_en=speed.fallback_cause)
-                     if speed.fallback_cause else note("fell back", runs=speed.fallback_runs))
+        cause = speed.fallback_cause  # plain text where a decision frozen by an older evalkit stored it
+        notes.append(note("fell back", runs=speed.fallback_runs) if not cause else
+                     note("fell back why", runs=speed.fallback_runs, cause=cause) if isinstance(cause, Note) else
+                     note("fell back why quoted", runs=speed.fallback_runs, cause_en=cause))
     if speed.source == POOL_SOURCE:
         notes.append(note("pool speed reported" if speed.bench_only else "pool speed"))
     if speed.selection_gap:

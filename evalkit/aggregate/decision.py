@@ -341,7 +341,9 @@ def freeze(db, study, values: dict, confidence: float, resamples: int, tolerance
     insert_decision(db, study.id, {
         "completed_at": context["completed_at"], "completed_rating_id": context["at"], "gate_hash": study.gate_hash,
         "decision": verdict.decision, "sample": [int(i) for i in sample.rating_id], "excluded": context["excluded"],
-        "verdict": _plain(verdict.to_json()), "speed": _plain(speed.to_json())})
+        "verdict": _plain(verdict.to_json()),
+        # the notes' keys and figures beside their English, so that the Chinese verdict says them (Speed.from_json)
+        "speed": _plain(speed.to_json() | {"keyed": speed.keyed_json()})})
     return stored(db, study.id)  # this look's, or a concurrent look's stored first: the same decision
 
 

@@ -9,6 +9,8 @@ module's sentence), which the Chinese quotes as the English original and says so
 
 from __future__ import annotations
 
+from ..generation.fallbacks import CAUSE
+from ..generation.speed import SPEED_NOTES
 from ..study.studies import FILL
 
 NOTES = {
@@ -139,7 +141,9 @@ NOTES = {
                     "judgement of whoever rates what others avoid (the decision is unchanged)"),
     "time on task": ("{fast} of {timed} timed ratings took under {floor:g} s (app.min_seconds_on_task), from {raters} "
                      "rater(s): see the time_on_task table"),
-    # the speed figure
+    # the speed figure: its own notes (generation.speed.SPEED_NOTES), and the cause of fallbacks (fallbacks.CAUSE)
+    **SPEED_NOTES,
+    **CAUSE,
     "speed figure": "speed figure: {text}",
     "speed figure quoted": "speed figure: {text_en}",
     "bench other device": ("benchmark {bench} left out, not deciding: {elsewhere_en}: its figures describe {which} "
@@ -147,11 +151,16 @@ NOTES = {
     "other hardware": "other",
     "unknown hardware": "unknown",
     "bench mismatch": "benchmark {bench} left out: it does not measure what the study rates ({why_en})",
+    "order imbalance": ("{rounds} deciding benchmark round(s): the paths start in the given order in {given} and "
+                        "reversed in {reversed} (ABBA balances them over pairs of rounds), so a drift in the machine's "
+                        "speed over the rounds can favour one path; an even speed_rounds with no failed worker keeps "
+                        "them balanced"),
     "workers failed": ("{failed} of benchmark {bench}'s {total} worker processes failed (their errors are in "
                        "bench_processes): its figures rest on the others' runs only, not the whole protocol; run "
                        "`evalkit bench` again"),
     "fell back": "{runs} assisted run(s) fell back; they are not counted as assisted",
-    "fell back why": "{runs} assisted run(s) fell back; they are not counted as assisted; {cause_en}",
+    "fell back why": "{runs} assisted run(s) fell back; they are not counted as assisted; {cause}",
+    "fell back why quoted": "{runs} assisted run(s) fell back; they are not counted as assisted; {cause_en}",
     "pool speed reported": ("speed-up shown from the pair pool's single runs, reported, not deciding: the gate decides "
                             "on `evalkit bench`'s rounds only (speed_source); run it"),
     "pool speed": "speed-up taken from the pair pool's single runs: run `evalkit bench` for the protocol's numbers",
@@ -187,6 +196,29 @@ def _rebuild(key: str, figures: dict) -> Note:
 def note(key: str, /, **figures) -> Note:
     """The note NOTES[key] with these figures (a figure may be a Note: a part that varies)."""
     return Note(key, **figures)
+
+
+def keyed(x):
+    """A Note as JSON (its key and figures, a part that varies as its own), to be stored and read back by unkeyed;
+    any other value as it is."""
+    if isinstance(x, Note):
+        return {"key": x.key, "figures": {k: keyed(v) for k, v in x.figures.items()}}
+    return x
+
+
+def unkeyed(x, english):
+    """What keyed stored, as the Note again, where it still writes `english` (the text stored beside it); else the
+    stored English as it is, plain text (a decision frozen by an older evalkit, which stored no key: quoted)."""
+    def rebuilt(v):
+        if isinstance(v, dict) and set(v) == {"key", "figures"}:
+            return Note(v["key"], **{k: rebuilt(f) for k, f in v["figures"].items()})
+        return v
+
+    try:
+        n = rebuilt(x)
+    except (KeyError, IndexError, ValueError, TypeError):  # a key this evalkit no longer has: the English stands
+        return english
+    return n if isinstance(n, Note) and n == english else english
 
 
 def plan(values: dict) -> Note:

@@ -86,6 +86,26 @@ class Speed:
     def to_json(self) -> dict:
         return asdict(self)
 
+    def keyed_json(self) -> dict:
+        """The notes among its fields with the key and figures of each (notes.keyed), which to_json's plain text
+        loses: a decision stores them beside it, so that its Chinese reads them again (from_json)."""
+        from .notes import keyed
+
+        return {"notes": [keyed(n) for n in self.notes], "fallback_cause": keyed(self.fallback_cause)}
+
+    @classmethod
+    def from_json(cls, stored: dict) -> "Speed":
+        """A Speed from to_json's dict, its notes Notes again where keyed_json was stored beside it (`keyed`); a
+        decision frozen by an older evalkit stored plain text, which stays plain text."""
+        from .notes import unkeyed
+
+        speed = cls(**{k: v for k, v in stored.items() if k in cls.__dataclass_fields__})
+        if keys := stored.get("keyed"):
+            if len(keys.get("notes") or []) == len(speed.notes):
+                speed.notes = [unkeyed(k, n) for k, n in zip(keys["notes"], speed.notes)]
+            speed.fallback_cause = unkeyed(keys.get("fallback_cause"), speed.fallback_cause)
+        return speed
+
 
 @dataclass
 class Rounds:
@@ -173,9 +193,7 @@ def _order_imbalance(rows: list[dict]) -> list[str]:
     given = sum(1 for _, n in rounds if n % 2)
     if given == len(rounds) - given:
         return []
-    return [f"{len(rounds)} deciding benchmark round(s): the paths start in the given order in {given} and reversed "
-            f"in {len(rounds) - given} (ABBA balances them over pairs of rounds), so a drift in the machine's speed over "
-            "the rounds can favour one path; an even speed_rounds with no failed worker keeps them balanced"]
+    return [note("order imbalance", rounds=len(rounds), given=given, reversed=len(rounds) - given)]
 
 
 def _devices_disagree(rows: list[dict], source: str | None) -> str:
@@ -327,7 +345,7 @@ def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None,
     for path in versus:
         for prompt_id in [ALL] + sorted({r["prompt_id"] for r in rows}):
             fig = measure_speed(rows if prompt_id == ALL else [r for r in rows if r["prompt_id"] == prompt_id],
-                                tolerance, resamples, path, processes=source == "benchmark")
+                                tolerance, resamples, path, processes=source == "benchmark", make=note)
             if path != GenerationPath.ASSISTED and not fig.matched_pairs:
                 continue
             speed_rows.append({
@@ -371,7 +389,8 @@ def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None,
     if speed.fallback_runs:
         from ..generation.fallbacks import experiment_cause
 
-        speed.fallback_cause = experiment_cause(db, timed if source != POOL_SOURCE else _pool_ids(db, study_id))
+        speed.fallback_cause = experiment_cause(db, timed if source != POOL_SOURCE else _pool_ids(db, study_id),
+                                                make=note)
     if memory is None and bench_ids:
         speed.memory_note = "; ".join(_memory_note(db, b) for b in bench_ids)
     speed.version = version  # not a field: it stays out of every published figure

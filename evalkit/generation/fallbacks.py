@@ -10,6 +10,23 @@ from dataclasses import dataclass
 
 MESSAGE_CHARS = 240  # a traceback's first line is enough to recognise the cause; the record keeps it whole
 
+# The cause line, one template with its figures: `make` writes it (plain text by default: bench, tune and generate
+# print it; aggregate.notes.note in the aggregate, so that the Chinese verdict says it around the same error class,
+# stage and message, which are data and stay as stored)
+CAUSE = {
+    "cause": "cause ({share}): {error}{where}: {message}{others}",
+    "cause every": "every one",
+    "cause share": "{runs} of {total}",
+    "cause stage": " at stage {stage}",
+    "cause no stage": "",
+    "cause others": "; {others} other cause(s) (generations.error_message)",
+    "cause no others": "",
+}
+
+
+def _text(key: str, /, **figures) -> str:
+    return CAUSE[key].format(**figures)
+
 
 @dataclass
 class FallbackCause:
@@ -35,23 +52,23 @@ def fallback_causes(db, experiment_ids: list[int]) -> list[FallbackCause]:
     return [FallbackCause(c or "", s or "", m or "", n) for c, s, m, n in rows]
 
 
-def cause_text(causes: list[FallbackCause]) -> str:
+def cause_text(causes: list[FallbackCause], make=_text) -> str:
     """One line for the causes: the most frequent in full (its first line, cut at MESSAGE_CHARS), how many of the
-    fallbacks it explains, and how many other causes there are. Empty without a cause."""
+    fallbacks it explains, and how many other causes there are. Empty without a cause. `make`: as CAUSE's."""
     if not causes:
         return ""
     top, total = causes[0], sum(c.runs for c in causes)
     message = (top.message.strip().splitlines() or [""])[0]
     if len(message) > MESSAGE_CHARS:
         message = message[:MESSAGE_CHARS - 1] + "…"
-    where = f" at stage {top.stage}" if top.stage else ""
-    share = "every one" if top.runs == total else f"{top.runs} of {total}"
-    others = "" if len(causes) == 1 else f"; {len(causes) - 1} other cause(s) (generations.error_message)"
-    return f"cause ({share}): {top.error_class or 'error'}{where}: {message}{others}"
+    where = make("cause stage", stage=top.stage) if top.stage else make("cause no stage")
+    share = make("cause every") if top.runs == total else make("cause share", runs=top.runs, total=total)
+    others = make("cause no others") if len(causes) == 1 else make("cause others", others=len(causes) - 1)
+    return make("cause", share=share, error=top.error_class or "error", where=where, message=message, others=others)
 
 
-def experiment_cause(db, experiment_ids: list[int]) -> str:
-    return cause_text(fallback_causes(db, experiment_ids))
+def experiment_cause(db, experiment_ids: list[int], make=_text) -> str:
+    return cause_text(fallback_causes(db, experiment_ids), make)
 
 
 def experiment_cause_at(db_path, experiment_id: int) -> str:

@@ -25,6 +25,51 @@ from ..records import GenerationPath
 IDENTICAL_PAIR = """EXISTS (SELECT 1 FROM generations go JOIN generations ga ON ga.token_hash = go.token_hash
     WHERE go.id = {p}ordinary_generation_id AND ga.id = {p}assisted_generation_id AND go.token_hash != '')"""
 
+# The notes a speed figure carries, each one template with its figures: `make` writes one (plain text by default: the
+# benchmark's summary and the CLI print it; aggregate.notes.note in the aggregate, which keeps the key and figures so
+# that the Chinese verdict says it with the same figures). A figure that is itself a sentence is written by `make` too.
+SPEED_NOTES = {
+    "figure speed-up": "speed-up",
+    "figure tps": "tokens per second, {path} over ordinary",
+    "prompt pairs": "{prompt} ({k} of its {n} pairs)",
+    "prompts": "{one}, {rest}",
+    "speed-up unformed": ("speed-up: left out, since the ratio of times cannot be formed where a time is 0 or not a "
+                          "number: prompt(s) {prompts}"),
+    "tps unformed": ("{what}: left out, since the ratio cannot be formed where ordinary's tokens per second is 0 (an "
+                     "output with 0 new tokens) or not a number: prompt(s) {prompts}"),
+    "one round": ("{what}: no interval, since its pairs come from {rounds} round(s) of worker processes and the "
+                  "interval needs at least 2 (one process per path says nothing of how processes differ); run "
+                  "`evalkit bench` again"),
+    "spread of": "{what} [{low}, {high}]",
+    "no spread": ("{figure}: zero-width 95% interval, since the timings carry no spread (every pair of a prompt has "
+                  "the same times, as synthetic or rounded timings do), not because the figure is certain; time real "
+                  "runs (`evalkit bench`) before weighing it"),
+    "no spread both": ("{first} and {second}: zero-width 95% intervals, since the timings carry no spread (every pair "
+                       "of a prompt has the same times, as synthetic or rounded timings do), not because the figure is "
+                       "certain; time real runs (`evalkit bench`) before weighing it"),
+    "single pair": ("{what}: no interval, since prompt(s) {prompts} have a single pair and the interval resamples "
+                    "pairs within each prompt (one pair shows none of its spread); build the pool with `evalkit "
+                    "generate --samples 2` or more, or run `evalkit bench`"),
+    "single pair both": ("{what}: no interval, nor for {also}, since prompt(s) {prompts} have a single pair and the "
+                         "interval resamples pairs within each prompt (one pair shows none of its spread); build the "
+                         "pool with `evalkit generate --samples 2` or more, or run `evalkit bench`"),
+    "pairs unformed": "{what}: {unformed} matched pair(s) without a time or a token count left out",
+    "prompts unformed": "{what}: prompt(s) {prompts} left out: no matched pair has both times and token counts",
+}
+
+
+def _text(key: str, /, **figures) -> str:
+    return SPEED_NOTES[key].format(**figures)
+
+
+def joined(items: list, make=_text) -> str:
+    """Several parts one sentence names ('a, b, c'), each a part `make` wrote: nested so that each language joins
+    them its own way."""
+    out = items[-1]
+    for item in reversed(items[:-1]):
+        out = make("prompts", one=item, rest=out)
+    return out
+
 
 def device_kind(device: str) -> str:
     """"cuda:1" -> "cuda": timings from different kinds of device never pool."""
@@ -159,12 +204,13 @@ class SpeedFigure:
         return len(self.device_kinds) > 1
 
 
-def _named(left_out: dict[str, int], groups: dict[str, tuple[list, list]]) -> str:
+def _named(left_out: dict[str, int], groups: dict[str, tuple[list, list]], make=_text) -> str:
     """'writing-03 (2 of its 5 pairs), ...': each prompt left out and how many of its pairs cannot form the ratio."""
-    return ", ".join(f"{p} ({k} of its {len(groups[p][0])} pairs)" for p, k in sorted(left_out.items()))
+    return joined([make("prompt pairs", prompt=p, k=k, n=len(groups[p][0])) for p, k in sorted(left_out.items())],
+                  make)
 
 
-def _across_rounds(point, ci, pairs, grouping, keep, what: str, notes: list[str]):
+def _across_rounds(point, ci, pairs, grouping, keep, what: str, notes: list[str], make=_text):
     """A benchmark's interval: the pair bootstrap `ci` (within each process) and stats.speedup.between_rounds_interval
     (the round, a fresh process per path, as the unit), whichever reaches further on each side; None, with a note,
     when fewer than 2 rounds hold the figure's pairs (a failed worker: one process per path says nothing of how
@@ -178,9 +224,7 @@ def _across_rounds(point, ci, pairs, grouping, keep, what: str, notes: list[str]
                                      if p in keep}) for r in rounds]
     between = between_rounds_interval(point, per_round)
     if between is None:
-        notes.append(f"{what}: no interval, since its pairs come from {len(rounds)} round(s) of worker processes and "
-                     "the interval needs at least 2 (one process per path says nothing of how processes differ); run "
-                     "`evalkit bench` again")
+        notes.append(make("one round", what=what, rounds=len(rounds)))
         return None
     if ci is None:
         return between
@@ -193,22 +237,20 @@ def no_spread(ci: tuple[float, float] | None) -> bool:
     return ci is not None and ci[1] - ci[0] <= 1e-12 * max(abs(ci[1]), 1.0)
 
 
-def _no_spread_note(figures: list[tuple[str, tuple[float, float]]]) -> str:
+def _no_spread_note(figures: list[tuple[str, tuple[float, float]]], make=_text) -> str:
     from ..stats.speedup import ratio_text
 
-    named = " and ".join(f"{what} [{ratio_text(lo)}, {ratio_text(hi)}]" for what, (lo, hi) in figures)
-    return (f"{named}: zero-width 95% interval{'s' if len(figures) > 1 else ''}, since the timings carry no spread "
-            "(every pair of a prompt has the same times, as synthetic or rounded timings do), not because the figure "
-            "is certain; time real runs (`evalkit bench`) before weighing it")
+    named = [make("spread of", what=what, low=ratio_text(lo), high=ratio_text(hi)) for what, (lo, hi) in figures]
+    return (make("no spread both", first=named[0], second=named[1]) if len(named) > 1
+            else make("no spread", figure=named[0]))
 
 
-def _single_pair_note(what: str, prompts: list[str], also: str = "") -> str:
+def _single_pair_note(what: str, prompts: list[str], also: str = "", make=_text) -> str:
     """Why a figure (and `also`, a figure with the same single-pair prompts, said once: aggregate printed the same
     sentence for both) has no interval: some prompt has a single pair (stats.speedup.single_pair_prompts)."""
-    return (f"{what}: no interval{f', nor for {also}' if also else ''}, since prompt(s) {', '.join(prompts)} have a "
-            "single pair and the interval resamples "
-            "pairs within each prompt (one pair shows none of its spread); build the pool with `evalkit generate "
-            "--samples 2` or more, or run `evalkit bench`")
+    named = joined(list(prompts), make)
+    return (make("single pair both", what=what, also=also, prompts=named) if also
+            else make("single pair", what=what, prompts=named))
 
 
 def _deployed_point(rows: list[dict], tolerance: float) -> float | None:
@@ -248,7 +290,7 @@ def deployed_speedup(rows: list[dict], tolerance: float) -> tuple[float | None, 
 
 
 def measure_speed(rows: list[dict], tolerance: float, resamples: int, path: str = GenerationPath.ASSISTED,
-                  processes: bool = False) -> SpeedFigure:
+                  processes: bool = False, make=_text) -> SpeedFigure:
     """The speed figure of `path` (assisted unless named) against ordinary in these runs: pairs matched by prompt,
     round and repetition; comparable ones only; no speed-up at all when the runs come from different device kinds.
     Only ordinary's and `path`'s runs count: another path's never mix in. A prompt whose ratio cannot be formed
@@ -257,7 +299,8 @@ def measure_speed(rows: list[dict], tolerance: float, resamples: int, path: str 
 
     processes: the rows are a benchmark's, each round a fresh worker process per path; both intervals then also
     take the round as their unit (_across_rounds). Without it (the pool's single runs, whose two paths run
-    one after the other in one process, so a process's drift moves both sides of a pair) the pair is the unit."""
+    one after the other in one process, so a process's drift moves both sides of a pair) the pair is the unit.
+    make: writes each note from SPEED_NOTES (plain text by default)."""
     from ..stats import median
     from ..stats.speedup import single_pair_prompts, speedup_with_left_out
 
@@ -269,13 +312,13 @@ def measure_speed(rows: list[dict], tolerance: float, resamples: int, path: str 
     notes = []
     groups = seconds_by_prompt(comp)
     point, ci, left_out = speedup_with_left_out(groups, resamples) if comp else (None, None, {})
+    speed_up = make("figure speed-up")
     if left_out:
-        notes.append("speed-up: left out, since the ratio of times cannot be formed where a time is 0 or not a "
-                     f"number: prompt(s) {_named(left_out, groups)}")
+        notes.append(make("speed-up unformed", prompts=_named(left_out, groups, make)))
     single = single_pair_prompts({k: v for k, v in groups.items() if k not in left_out}) if comp else []
     at = len(notes)  # where its note goes, once the tokens per second's single-pair prompts are known
     if processes and comp:
-        ci = _across_rounds(point, ci, comp, seconds_by_prompt, set(groups) - set(left_out), "speed-up", notes)
+        ci = _across_rounds(point, ci, comp, seconds_by_prompt, set(groups) - set(left_out), speed_up, notes, make)
     by_prompt = {}
     if comp:
         for prompt_id in sorted({o["prompt_id"] for o, _ in matched}):
@@ -287,29 +330,27 @@ def measure_speed(rows: list[dict], tolerance: float, resamples: int, path: str 
     both = matched if len(kinds) <= 1 else []
     throughput = tokens_per_second_by_prompt(both)
     t_point, t_ci, t_left_out = speedup_with_left_out(throughput, resamples) if throughput else (None, None, {})
-    what = f"tokens per second, {path} over ordinary"
+    what = make("figure tps", path=path)
     t_single = (single_pair_prompts({k: v for k, v in throughput.items() if k not in t_left_out}) if throughput
                 else [])
     if single and single == t_single:
-        notes.insert(at, _single_pair_note("speed-up", single, also=what))
+        notes.insert(at, _single_pair_note(speed_up, single, also=what, make=make))
     else:
         if t_single:
-            notes.append(_single_pair_note(what, t_single))
+            notes.append(_single_pair_note(what, t_single, make=make))
         if single:
-            notes.insert(at, _single_pair_note("speed-up", single))
+            notes.insert(at, _single_pair_note(speed_up, single, make=make))
     if processes and throughput:
         t_ci = _across_rounds(t_point, t_ci, both, tokens_per_second_by_prompt, set(throughput) - set(t_left_out),
-                              what, notes)
+                              what, notes, make)
     if t_left_out:
-        notes.append(f"{what}: left out, since the ratio cannot be formed where ordinary's tokens per second is 0 "
-                     f"(an output with 0 new tokens) or not a number: prompt(s) {_named(t_left_out, throughput)}")
-    if flat := [(w, c) for w, c in (("speed-up", ci), (what, t_ci)) if no_spread(c)]:
-        notes.append(_no_spread_note(flat))
+        notes.append(make("tps unformed", what=what, prompts=_named(t_left_out, throughput, make)))
+    if flat := [(w, c) for w, c in ((speed_up, ci), (what, t_ci)) if no_spread(c)]:
+        notes.append(_no_spread_note(flat, make))
     if unformed := sum(1 for o, _ in both if o["prompt_id"] in throughput) - sum(len(g[0]) for g in throughput.values()):
-        notes.append(f"{what}: {unformed} matched pair(s) without a time or a token count left out")
+        notes.append(make("pairs unformed", what=what, unformed=unformed))
     if missing := sorted({o["prompt_id"] for o, _ in both} - set(throughput)):
-        notes.append(f"{what}: prompt(s) {', '.join(missing)} left out: no matched pair has both times and token "
-                     "counts")
+        notes.append(make("prompts unformed", what=what, prompts=joined(missing, make)))
     return SpeedFigure(
         speedup=point, ci95=ci, matched_pairs=len(matched), comparable_pairs=len(comp),
         identical_outputs=identical_share(matched),

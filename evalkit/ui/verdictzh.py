@@ -422,6 +422,33 @@ NOTES_ZH = {
                     "不变）"),
     "time on task": ("{timed} 条计时的评分中有 {fast} 条用时少于 {floor:g} 秒（app.min_seconds_on_task），来自 {raters} 位"
                      "评分者：见 time_on_task 表格"),
+    "figure speed-up": "加速比",
+    "figure tps": "每秒 token 数之比（{path} 相对 ordinary）",
+    "prompt pairs": "{prompt}（其 {n} 对中的 {k} 对）",
+    "prompts": "{one}、{rest}",
+    "speed-up unformed": "加速比：某次用时为 0 或不是数字时无法计算用时之比，因此排除了提示词 {prompts}",
+    "tps unformed": ("{what}：ordinary 的每秒 token 数为 0（输出了 0 个新 token）或不是数字时无法计算比值，因此排除了提示词 "
+                     "{prompts}"),
+    "one round": ("{what}：没有区间，因为它的匹配运行对来自 {rounds} 轮工作进程，而区间至少需要 2 轮（每条路径只有一个进程，"
+                  "看不出进程之间的差别）；请重新运行 `evalkit bench`"),
+    "spread of": "{what}（[{low}, {high}]）",
+    "no spread": ("{figure}：95% 区间宽度为零，因为计时没有任何波动（同一提示词的每一对用时都相同，合成或取整的计时就是这样），"
+                  "并不是因为数字确定；请先计时真实的运行（`evalkit bench`）再参考它"),
+    "no spread both": ("{first} 和 {second}：95% 区间宽度都为零，因为计时没有任何波动（同一提示词的每一对用时都相同，合成或"
+                       "取整的计时就是这样），并不是因为数字确定；请先计时真实的运行（`evalkit bench`）再参考它们"),
+    "single pair": ("{what}：没有区间，因为提示词 {prompts} 只有一对匹配运行，而区间在每个提示词内重抽样（一对显示不出它的"
+                    "波动）；请用 `evalkit generate --samples 2` 或更多生成配对池，或运行 `evalkit bench`"),
+    "single pair both": ("{what}：没有区间，{also} 也没有，因为提示词 {prompts} 只有一对匹配运行，而区间在每个提示词内重抽样"
+                         "（一对显示不出它的波动）；请用 `evalkit generate --samples 2` 或更多生成配对池，或运行 `evalkit bench`"),
+    "pairs unformed": "{what}：排除了 {unformed} 对没有用时或 token 数的匹配运行",
+    "prompts unformed": "{what}：排除了提示词 {prompts}：没有一对匹配运行同时有用时和 token 数",
+    "cause": "原因（{share}）：{error}{where}：“{message}”{others}",
+    "cause every": "全部",
+    "cause share": "{total} 次中的 {runs} 次",
+    "cause stage": "（在 {stage} 阶段）",
+    "cause no stage": "",
+    "cause others": "；另有 {others} 种原因（见 generations.error_message）",
+    "cause no others": "",
     "speed figure": "速度数字：{text}",
     "speed figure quoted": "速度数字（英文原文）：{text_en}",
     "bench other device": ("基准测试 {bench} 被排除，不参与判定：（英文原文）{elsewhere_en}：它的数字描述的是{which}硬件，"
@@ -429,10 +456,14 @@ NOTES_ZH = {
     "other hardware": "其他",
     "unknown hardware": "未知的",
     "bench mismatch": "基准测试 {bench} 被排除：它测量的不是本研究所评的内容（英文原文：{why_en}）",
+    "order imbalance": ("参与判定的 {rounds} 轮基准测试中，两条路径按给定顺序开始的有 {given} 轮，按相反顺序的有 {reversed} 轮"
+                        "（ABBA 在成对的轮次上使两者平衡），因此机器速度在各轮之间的漂移可能偏向一条路径；偶数的 "
+                        "speed_rounds 且没有失败的工作进程能保持平衡"),
     "workers failed": ("基准测试 {bench} 的 {total} 个工作进程中有 {failed} 个失败（错误记录在 bench_processes 中）：它的数字"
                        "只基于其余进程的运行，不是完整的协议；请重新运行 `evalkit bench`"),
     "fell back": "{runs} 次 assisted 运行回退（fallback）；它们不算作辅助生成",
-    "fell back why": "{runs} 次 assisted 运行回退（fallback）；它们不算作辅助生成；原因（英文原文）：{cause_en}",
+    "fell back why": "{runs} 次 assisted 运行回退（fallback）；它们不算作辅助生成；{cause}",
+    "fell back why quoted": "{runs} 次 assisted 运行回退（fallback）；它们不算作辅助生成；原因（英文原文）：{cause_en}",
     "pool speed reported": ("显示的加速比来自配对池的单次运行，仅供参考，不参与判定：门槛只以 `evalkit bench` 的轮次判定"
                             "（speed_source）；请运行它"),
     "pool speed": "加速比取自配对池的单次运行：运行 `evalkit bench` 以得到协议规定的数字",
