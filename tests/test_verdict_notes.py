@@ -53,7 +53,8 @@ def test_every_note_beside_a_verdict_has_its_chinese_with_the_same_figures():
             assert shown in said, (key, f, said)
             if f.endswith("_en"):  # quoted, and said to be the English original
                 assert "英文原文" in said, (key, said)
-        if key not in ("legacy other", "gate no study", "study earlier", "cause no stage", "cause no others"):
+        if key not in ("legacy other", "gate no study", "study earlier", "cause no stage", "cause no others",
+                       "memory no cause"):
             assert said and said != n, key
     # a part that varies is said in Chinese too, with its own figures
     nested = note("decision frozen", when=note("frozen at look", index=2, of=5, pairs=120), rating=7,
@@ -66,9 +67,8 @@ def test_no_note_is_written_in_english_alone():
     """Every note beside a verdict goes through note(): no code of the aggregate appends or returns a note's words
     itself (a scan of the source, as tests/test_ppi.py scans for the pre-screen's reasons), nor do the modules outside
     it whose sentences the notes carry (the speed figure's notes, the cause of fallbacks): they write each by `make`."""
-    # texts that are no note: what `evalkit bench` says before it runs, and the memory's why that a note quotes
-    # beside the speed condition's own words (memory_note, "memory unmeasured")
-    apart = {"bench_device_note", "_memory_note"}
+    # texts that are no note: what `evalkit bench` says before it runs
+    apart = {"bench_device_note"}
     root = pathlib.Path(evalkit.__file__).parent
     written = []
     made_outside = [root / "generation" / "speed.py", root / "generation" / "fallbacks.py"]
@@ -285,3 +285,45 @@ def test_the_cause_of_fallbacks_is_said_in_chinese_around_its_quoted_error(tmp_p
         assert english in again.notes
         assert f"- 说明：3 次 assisted 运行回退（fallback）；它们不算作辅助生成；原因（英文原文）：{english.split('; ')[2]}" in (
             verdict_zh(again))
+
+
+def test_a_benchmark_whose_assisted_path_never_ran_is_said_in_chinese_with_its_cause(tmp_path):
+    """Verdict audit, 2026-12-07: where a benchmark's assisted runs all fell back, the memory note (timing's
+    memory_note) was an English sentence the Chinese quoted ("草稿模型的额外内存：not measured: ...（英文原文）"), and the
+    memory condition sent its reader to the English for the cause ("原因见下方英文原文"). The note is now templates
+    with its figures (the benchmark, how many runs, the cause's), said in Chinese in both places; the English stays
+    word for word."""
+    import sqlite3
+
+    db = _study(tmp_path, "never", gate_file_text(planned_pairs=120, margin=0.15, min_raters=10),
+                pairs=30, unrated_pairs=40, **SPEC)
+    bench = db.execute("SELECT id FROM experiments WHERE kind = 'bench'").fetchone()[0]
+    db.conn.close()
+    con = sqlite3.connect(tmp_path / "never.db")  # as `evalkit bench` stores it when every assisted call fails
+    cols = [r[1] for r in con.execute("PRAGMA table_info(generations)")]
+    fell = 0
+    for gid, in con.execute("SELECT generation_id FROM timing_runs WHERE path = 'assisted'").fetchall():
+        row = dict(zip(cols, con.execute("SELECT * FROM generations WHERE id = ?", [gid]).fetchone()))
+        failed = {k: v for k, v in dict(row, id=None, status="failed", error_class="ValueError", error_stage="generate",
+                                        error_message="assisted generation is not supported").items()
+                  if v is not None}
+        fid = con.execute(f"INSERT INTO generations ({', '.join(failed)}) VALUES ({', '.join('?' * len(failed))})",
+                          list(failed.values())).lastrowid
+        con.execute("UPDATE generations SET path = 'fallback', fallback_of = ? WHERE id = ?", [fid, gid])
+        fell += 1
+    con.execute("UPDATE timing_runs SET path = 'fallback' WHERE path = 'assisted'")
+    con.commit()
+    con.close()
+    agg = aggregate(open_db(tmp_path / "never.db"))
+    assert agg.interim and agg.speed.extra_memory_mb is None
+    why = (f"not measured: benchmark {bench}'s assisted path never ran (all {fell} of its assisted runs fell back; "
+           "cause (every one): ValueError at stage generate: assisted generation is not supported)")
+    assert agg.speed.memory_note == why
+    assert f"extra memory of the draft {why}: fix the cause and run `evalkit bench` again" in "\n".join(agg.notes)
+    said = (f"未测量：基准测试 {bench} 的 assisted 路径从未运行（它的全部 {fell} 次 assisted 运行都失败并回退；原因（全部）："
+            "ValueError（在 generate 阶段）：“assisted generation is not supported”）")
+    lines = verdict_zh(agg)
+    assert f"- 说明：草稿模型的额外内存{said}：请修正原因" in "\n".join(lines), lines
+    memory = next(x for x in lines if "**额外内存**" in x)
+    assert said in memory and "英文原文" not in memory, memory
+    assert not any("英文原文" in x and "not measured" in x for x in lines), lines

@@ -221,7 +221,7 @@ def _aggregate(db, tolerance: float | None, resamples: int | None, study: str | 
             left_out = any(n.startswith("benchmark ") and " left out" in n for n in speed.notes)
             where = note("on device", device=speed.deploy_device) if getattr(speed, "deploy_device", "") else ""
             if speed.memory_note and not left_out:  # a benchmark ran, and measured nothing of the draft
-                notes.insert(0, note("memory unmeasured", why_en=speed.memory_note))
+                notes.insert(0, note("memory unmeasured", why=speed.memory_note))
             else:
                 notes.insert(0, note("no benchmark left out" if left_out else "no benchmark", where=where))
         if short := pool_short(db, chosen, make=note):

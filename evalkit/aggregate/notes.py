@@ -62,7 +62,14 @@ NOTES = {
                        "`--db`) and benchmark it there"),
     "device unrecorded": "recorded no device (an older evalkit's pool)",
     "device layouts": "ran on several device placements ({layouts})",
-    "memory unmeasured": ("extra memory of the draft {why_en}: fix the cause and run `evalkit bench` again before the "
+    # why a benchmark measured no memory (timing._memory_note: "assisted path never ran" is timing.NEVER_RAN)
+    "memory never ran": ("not measured: benchmark {bench}'s assisted path never ran (all {runs} of its assisted runs "
+                         "fell back{cause})"),
+    "memory cause": "; {cause}",
+    "memory no cause": "",
+    "memory no readings": "not measured: benchmark {bench} holds no timed run with a memory reading on both paths",
+    "memory whys": "{one}; {rest}",
+    "memory unmeasured": ("extra memory of the draft {why}: fix the cause and run `evalkit bench` again before the "
                           "planned sample completes, since the decision then freezes the speed-up and memory as "
                           "measured by that time"),
     "no benchmark": ("no benchmark yet: run `evalkit bench`{where} before the planned sample completes, since the "

@@ -91,7 +91,8 @@ class Speed:
         loses: a decision stores them beside it, so that its Chinese reads them again (from_json)."""
         from .notes import keyed
 
-        return {"notes": [keyed(n) for n in self.notes], "fallback_cause": keyed(self.fallback_cause)}
+        return {"notes": [keyed(n) for n in self.notes], "fallback_cause": keyed(self.fallback_cause),
+                "memory_note": keyed(self.memory_note)}
 
     @classmethod
     def from_json(cls, stored: dict) -> "Speed":
@@ -104,6 +105,7 @@ class Speed:
             if len(keys.get("notes") or []) == len(speed.notes):
                 speed.notes = [unkeyed(k, n) for k, n in zip(keys["notes"], speed.notes)]
             speed.fallback_cause = unkeyed(keys.get("fallback_cause"), speed.fallback_cause)
+            speed.memory_note = unkeyed(keys.get("memory_note"), speed.memory_note)
         return speed
 
 
@@ -392,7 +394,7 @@ def timing(db, tolerance: float, resamples: int, *, study_id: int | None = None,
         speed.fallback_cause = experiment_cause(db, timed if source != POOL_SOURCE else _pool_ids(db, study_id),
                                                 make=note)
     if memory is None and bench_ids:
-        speed.memory_note = "; ".join(_memory_note(db, b) for b in bench_ids)
+        speed.memory_note = _memory_notes(db, bench_ids)
     speed.version = version  # not a field: it stays out of every published figure
     return pd.DataFrame(paths), pd.DataFrame(speed_rows), speed
 
@@ -481,10 +483,17 @@ def _memory_note(db, bench_id: int) -> str:
     runs = dict(db.execute("SELECT path, COUNT(*) FROM timing_runs WHERE experiment_id = ? GROUP BY path",
                            [bench_id]).fetchall())
     if not runs.get(GenerationPath.ASSISTED) and runs.get(GenerationPath.FALLBACK):
-        cause = experiment_cause(db, [bench_id])
-        return (f"not measured: benchmark {bench_id}'s {NEVER_RAN} (all {runs[GenerationPath.FALLBACK]} "
-                f"of its assisted runs fell back{'; ' + cause if cause else ''})")
-    return f"not measured: benchmark {bench_id} holds no timed run with a memory reading on both paths"
+        cause = experiment_cause(db, [bench_id], make=note)
+        return note("memory never ran", bench=bench_id, runs=runs[GenerationPath.FALLBACK],
+                    cause=note("memory cause", cause=cause) if cause else note("memory no cause"))
+    return note("memory no readings", bench=bench_id)
+
+
+def _memory_notes(db, bench_ids: list[int]) -> str:
+    """_memory_note of each benchmark, one after the other ('; ')."""
+    from ..generation.speed import joined
+
+    return joined([_memory_note(db, b) for b in bench_ids], note, "memory whys")
 
 
 def _pool_fallbacks(db, study_id: int | None, before: str | None) -> int:

@@ -62,12 +62,12 @@ def _text(key: str, /, **figures) -> str:
     return SPEED_NOTES[key].format(**figures)
 
 
-def joined(items: list, make=_text) -> str:
-    """Several parts one sentence names ('a, b, c'), each a part `make` wrote: nested so that each language joins
-    them its own way."""
+def joined(items: list, make=_text, key: str = "prompts") -> str:
+    """Several parts one sentence names ('a, b, c'), each a part `make` wrote: nested (template `key`, "{one}, {rest}"
+    or the like) so that each language joins them its own way."""
     out = items[-1]
     for item in reversed(items[:-1]):
-        out = make("prompts", one=item, rest=out)
+        out = make(key, one=item, rest=out)
     return out
 
 

@@ -222,10 +222,14 @@ def _memory(agg, g: dict) -> str:
     if unknown := _unknown_zh(agg.speed):  # verdict: the memory condition follows the speed's device rule
         return unknown + (f"（测得草稿模型额外占用 {mem:.0f} MB，仅供参考，不参与判定）" if mem is not None else "")
     if mem is None:
+        from ..aggregate.notes import Note
         from ..aggregate.timing import NEVER_RAN
 
         note = getattr(agg.speed, "memory_note", "")
+        if NEVER_RAN in note and isinstance(note, Note):  # why, with its cause, said as the note says it
+            return f"草稿模型的额外内存{note_zh(note)}，修正原因后重新运行 `evalkit bench`"
         if NEVER_RAN in note:  # a benchmark exists: "run bench" alone would hide that its assisted runs all failed
+            # (a decision frozen by an older evalkit stored why as plain text)
             return (f"草稿模型的额外内存未测量：基准测试 {agg.speed.experiment_id} 的 assisted 路径从未运行（它的 assisted "
                     "运行全部失败并回退，原因见下方英文原文），修正原因后重新运行 `evalkit bench`")
         if note:  # timing._memory_note: a benchmark exists, and stored no timed run with a memory reading
@@ -360,7 +364,12 @@ NOTES_ZH = {
                        "并在那里运行基准测试"),
     "device unrecorded": "没有记录设备（旧版 evalkit 生成的配对池）",
     "device layouts": "在多种设备布局上运行（{layouts}）",
-    "memory unmeasured": ("草稿模型的额外内存：{why_en}（英文原文）：请修正原因，在计划样本评完之前重新运行 `evalkit bench`，"
+    "memory never ran": "未测量：基准测试 {bench} 的 assisted 路径从未运行（它的全部 {runs} 次 assisted 运行都失败并回退{cause}）",
+    "memory cause": "；{cause}",
+    "memory no cause": "",
+    "memory no readings": "未测量：基准测试 {bench} 没有两条路径都带内存读数的计时运行",
+    "memory whys": "{one}；{rest}",
+    "memory unmeasured": ("草稿模型的额外内存{why}：请修正原因，在计划样本评完之前重新运行 `evalkit bench`，"
                           "因为那时决定会冻结届时测得的加速比和内存"),
     "no benchmark": ("还没有基准测试：请在计划样本评完之前{where}运行 `evalkit bench`，因为那时决定会冻结届时测得的加速比和"
                      "内存"),
