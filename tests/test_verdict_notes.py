@@ -54,7 +54,7 @@ def test_every_note_beside_a_verdict_has_its_chinese_with_the_same_figures():
             if f.endswith("_en"):  # quoted, and said to be the English original
                 assert "英文原文" in said, (key, said)
         if key not in ("legacy other", "gate no study", "study earlier", "cause no stage", "cause no others",
-                       "memory no cause"):
+                       "memory no cause", "bench device one"):
             assert said and said != n, key
     # a part that varies is said in Chinese too, with its own figures
     nested = note("decision frozen", when=note("frozen at look", index=2, of=5, pairs=120), rating=7,
@@ -327,3 +327,60 @@ def test_a_benchmark_whose_assisted_path_never_ran_is_said_in_chinese_with_its_c
     memory = next(x for x in lines if "**额外内存**" in x)
     assert said in memory and "英文原文" not in memory, memory
     assert not any("英文原文" in x and "not measured" in x for x in lines), lines
+
+
+def test_benchmarks_left_out_and_where_to_run_one_are_said_in_chinese(tmp_path):
+    """Verdict audit, 2026-12-07: a benchmark left out of the speed figure or of the batch comparison (it ran on other
+    hardware, or measured another setting) was noted around English sentences made in aggregate/data.py
+    (other_device, run_on, settings_mismatch), which the Chinese quoted ("（英文原文）its device is cuda ...",
+    "（英文原文：assistant.num_assistant_tokens = 99 ...）"). They are now templates with their figures, said in
+    Chinese; the English is word for word as before, and plain text to a caller that prints it (`evalkit bench`'s
+    warning, bench_device_note; study.pairs' refusal of a pool of other settings)."""
+    import json
+
+    from test_speed_selection import _batch_bench
+
+    from evalkit.study.synthetic import add_bench
+
+    db = _study(tmp_path, "left", gate_file_text(planned_pairs=120, margin=0.15, min_raters=10),
+                pairs=30, unrated_pairs=40, **SPEC)
+    gpu = add_bench(db, speedup=3.0, seed=5, device="cuda:0")
+    pool = db.execute("SELECT config_json, compat_json FROM experiments WHERE kind = 'pool'").fetchone()
+    other, compat = json.loads(pool[0]), json.loads(pool[1] or "{}")
+    other.setdefault("assistant", {})["num_assistant_tokens"] = 99
+    quick = _batch_bench(db, other, compat)  # another draft length: left out of both figures
+    on_gpu = _batch_bench(db, json.loads(pool[0]), {"device": "cuda"}, device="cuda")  # the pair, other hardware
+    agg = aggregate(db)
+    assert agg.interim and gpu not in agg.speed.benchmark_ids
+    english = {
+        "bench other device": (f"benchmark {gpu} left out, not deciding: its device is cuda, and the study's speed "
+                               "claim is about cpu (the kind its first pool ran on: the gate's speed_device = \"pool\"): "
+                               "its figures describe other hardware, reported, never deciding; benchmark on cpu "
+                               "(models.device = \"cpu\")"),
+        "bench mismatch": (f"benchmark {quick} left out: it does not measure what the study rates "
+                           "(assistant.num_assistant_tokens = 99 where the study's pool has "),
+        "batch other device": (f"batch sizes of benchmark {on_gpu} left out: its device is cuda, and the study's speed "
+                               "claim is about cpu (the kind its first pool ran on: the gate's speed_device = \"pool\"); "
+                               "benchmark on cpu (models.device = \"cpu\") `--batch-sizes`"),
+        "batch mismatch": (f"batch sizes of benchmark {quick} left out: it does not measure what the study rates "
+                           "(assistant.num_assistant_tokens = 99 where the study's pool has "),
+    }
+    for key, text in english.items():  # word for word as before
+        assert text in "\n".join(agg.notes), (key, agg.notes)
+    chinese = [
+        (f"基准测试 {gpu} 被排除，不参与判定：它的设备是 cuda，而本研究的速度结论针对的是 cpu（即第一个配对池运行的设备类型："
+         "门槛的 speed_device = \"pool\"）：它的数字描述的是其他硬件，仅供参考，从不参与判定；请在 cpu 上运行基准测试"
+         "（models.device = \"cpu\"）"),
+        f"基准测试 {quick} 被排除：它测量的不是本研究所评的内容（assistant.num_assistant_tokens = 99，而本研究的配对池是 ",
+        (f"基准测试 {on_gpu} 的批量大小被排除：它的设备是 cuda，而本研究的速度结论针对的是 cpu（即第一个配对池运行的设备"
+         "类型：门槛的 speed_device = \"pool\"）；请在 cpu 上运行基准测试（models.device = \"cpu\"），并加上 `--batch-sizes`"),
+        f"基准测试 {quick} 的批量大小被排除：它测量的不是本研究所评的内容（assistant.num_assistant_tokens = 99，而本研究的配对池是 ",
+    ]
+    from evalkit.aggregate.data import other_device, run_on, settings_mismatch
+
+    plain = [run_on("cpu"), other_device({"cuda"}, "cpu", "pool"), settings_mismatch(other, {}, json.loads(pool[0]), {})]
+    assert plain[0] == 'benchmark on cpu (models.device = "cpu")' and all(type(x) is str for x in plain), plain
+    page = "\n".join(verdict_zh(agg))
+    for said in chinese:
+        assert said in page, (said, page)
+    assert "英文原文" not in page, page

@@ -13,7 +13,12 @@ from ..task.criteria import CRITERIA
 from ..records import COMPARED
 from ..store.pool import WITHHELD
 from ..study.pairs import IDENTICAL
-from .notes import note
+from .notes import NOTES, note
+
+
+def _text(key: str, /, **figures) -> str:
+    """A sentence of NOTES as plain text: what a caller that prints English gets (`make`'s default)."""
+    return NOTES[key].format(**figures)
 
 ALL = "all"  # the label of the row pooled over every prompt
 # the two compared paths, in the order the arrays store them
@@ -481,19 +486,20 @@ BENCH_MUST_MATCH = (("models", "dtype"), ("models", "quantization"), ("decoding"
                     ("assistant", "num_assistant_tokens_schedule"), ("assistant", "assistant_confidence_threshold"))
 
 
-def settings_mismatch(b_cfg: dict, b_compat: dict, p_cfg: dict, p_compat: dict) -> str | None:
+def settings_mismatch(b_cfg: dict, b_compat: dict, p_cfg: dict, p_compat: dict, make=_text) -> str | None:
     """Why a run made with config b_cfg and compatibility record b_compat is not of the pair a study's pool made with
-    p_cfg / p_compat rates (None when it is): a setting of BENCH_MUST_MATCH that differs, or other weights."""
+    p_cfg / p_compat rates (None when it is): a setting of BENCH_MUST_MATCH that differs, or other weights. `make`
+    writes the sentence from NOTES (plain text by default; note, for a note the Chinese verdict says)."""
     for section, key in BENCH_MUST_MATCH:
         b, p = (b_cfg.get(section) or {}).get(key), (p_cfg.get(section) or {}).get(key)
         if b != p and not ((b_cfg.get("decoding") or {}).get("mode") == "greedy" and section == "decoding"
                            and key in ("temperature", "top_p", "top_k")):  # greedy reads no sampling setting
-            return f"{section}.{key} = {b!r} where the study's pool has {p!r}"
+            return make("setting differs", setting=f"{section}.{key}", bench=repr(b), pool=repr(p))
     for role in ("target", "draft"):
         b = ((b_compat or {}).get(role) or {}).get("weights_digest")
         p = ((p_compat or {}).get(role) or {}).get("weights_digest")
         if b and p and b != p:
-            return f"other {role} weights (digest {b} where the study's pool has {p})"
+            return make("other weights", role=role, bench=b, pool=p)
     # the weights' digest reads no tokenizer file: a chat template edited beside the same weights frames every
     # prompt otherwise, a vocabulary or special id changed tokenizes it otherwise (sceptic audit, 2026-12-06)
     for role in ("target", "draft"):
@@ -501,7 +507,7 @@ def settings_mismatch(b_cfg: dict, b_compat: dict, p_cfg: dict, p_compat: dict) 
         p = ((p_compat or {}).get(role) or {}).get("tokenizer") or {}
         for key in TOKENIZER_MUST_MATCH:
             if key in b and key in p and b[key] != p[key]:
-                return f"other {role} tokenizer ({key} {b[key]!r} where the study's pool has {p[key]!r})"
+                return make("other tokenizer", role=role, key=key, bench=repr(b[key]), pool=repr(p[key]))
     return None
 
 
@@ -534,18 +540,19 @@ def prompt_requests(db, experiment_id: int, key: str = "hash", kind: str | None 
 
 
 def request_mismatch(have: dict[str, set[str]], rated: dict[str, set[str]], ids_too: bool = True,
-                     them: str = "the study's pairs", what: str = "request") -> str | None:
+                     them: str = "the study's pairs", what: str = "request", make=_text) -> str | None:
     """Why runs answering the requests `have` ({prompt id: hashes}, prompt_requests) are not of the study whose first
     pool answered `rated` (None when they are): a prompt whose file was edited in between (another hash), and with
-    `ids_too`, a prompt only one of them holds. Hashes are compared where both sides stored one."""
+    `ids_too`, a prompt only one of them holds. Hashes are compared where both sides stored one. `make`: as
+    settings_mismatch's (`them` and `what` then parts it wrote)."""
     if ids_too and set(have) != set(rated):
         extra, missing = sorted(set(have) - set(rated)), sorted(set(rated) - set(have))
         return ("the prompts differ (" + "; ".join(([f"also {', '.join(extra)}"] if extra else [])
                                                   + ([f"not {', '.join(missing)}"] if missing else [])) + ")")
     for pid in sorted(set(have) & set(rated)):
         if have[pid] and rated[pid] and have[pid] != rated[pid]:
-            return (f"prompt {pid} is another {what} (hash {', '.join(sorted(have[pid]))}) than {them} answered "
-                    f"(hash {', '.join(sorted(rated[pid]))}): its file was edited in between")
+            return make("prompt edited", prompt=pid, what=what, have=", ".join(sorted(have[pid])), them=them,
+                        rated=", ".join(sorted(rated[pid])))
     return None
 
 
@@ -561,21 +568,25 @@ def study_pool(db, study_id: int | None):
 
 def bench_mismatch(db, bench, pool) -> str | None:
     """Why benchmark `bench` does not measure what pool experiment `pool` rates (None when it does): a setting of
-    BENCH_MUST_MATCH that differs, other weights, or prompts the study rates that it did not time."""
+    BENCH_MUST_MATCH that differs, other weights, or prompts the study rates that it did not time (a Note: the notes
+    that leave the benchmark out carry it)."""
+    from ..generation.speed import joined
+
     why = settings_mismatch(json.loads(bench["config_json"] or "{}"), json.loads(bench["compat_json"] or "{}"),
-                            json.loads(pool["config_json"] or "{}"), json.loads(pool["compat_json"] or "{}"))
+                            json.loads(pool["config_json"] or "{}"), json.loads(pool["compat_json"] or "{}"), note)
     if why:
         return why
     # the same prompt ids timed on edited files (a longer budget, an easier task) are another request's speed
     timed_as, rated_as = prompt_requests(db, bench["id"], kind="bench"), prompt_requests(db, pool["id"], kind="pool")
-    if why := request_mismatch(timed_as, rated_as, ids_too=False):
+    if why := request_mismatch(timed_as, rated_as, ids_too=False, them=note("them study pairs"),
+                               what=note("what request"), make=note):
         return why
     timed = timed_prompts(db, bench["id"])
     rated = {r[0] for r in db.execute("""SELECT DISTINCT p.prompt_id FROM pairs p JOIN experiments e ON e.id = p.experiment_id
                                          WHERE e.study_id = ? AND e.kind = 'pool' AND p.kind = 'study'""",
                                       [pool["study_id"]])}
     if missing := sorted(rated - timed):
-        return f"it did not time prompt(s) {', '.join(missing)}, which the study rates"
+        return note("not timed", prompts=joined(missing, note))
     return None
 
 
@@ -692,31 +703,25 @@ def unknown_device(db, pool, speed_device: str) -> str:
     return "" if len(kinds) == 1 else (", ".join(sorted(kinds)) or UNRECORDED)
 
 
-def other_device(kinds: set[str], device: str, speed_device: str) -> str | None:
+def other_device(kinds: set[str], device: str, speed_device: str, make=_text) -> str | None:
     """Why a benchmark run on device `kinds` is not of the study's deployment device `device` (None when it is): the
     speed-up, the batch table and the memory figure all describe the hardware they were measured on. One that
-    recorded no device (empty `kinds`: a synthetic row, an older evalkit's) is not known to be of it: never guessed."""
+    recorded no device (empty `kinds`: a synthetic row, an older evalkit's) is not known to be of it: never guessed.
+    `make`: as settings_mismatch's."""
     if not device or kinds == {device}:
         return None
     if not kinds:
-        return (f"it recorded no device (no worker placement, timed run's device nor compatibility record's), so it "
-                f"cannot be known to run on {device}, which the study's speed claim is about (the gate's speed_device = "
-                f"\"{speed_device}\")")
-    whose = "the kind its first pool ran on" if speed_device == "pool" else "named by the gate"
-    split = ("; kinds joined by + are a run whose target's or draft's weights sat on several (a device_map's "
-             "offload, models.draft_device), other hardware than either alone" if "+" in device + "".join(kinds)
-             else "")
-    return (f"its device is {', '.join(sorted(kinds))}, and the study's speed claim is about {device} ({whose}: the "
-            f"gate's speed_device = \"{speed_device}\"{split})")
+        return make("bench no device", device=device, speed_device=speed_device)
+    whose = make("bench device pool" if speed_device == "pool" else "bench device gate")
+    split = make("bench device split" if "+" in device + "".join(kinds) else "bench device one")
+    return make("bench device", kinds=", ".join(sorted(kinds)), device=device, whose=whose, speed_device=speed_device,
+                split=split)
 
 
-def run_on(device: str) -> str:
-    """Where to benchmark for the study's speed claim (its deployment device; a split one: the pool's placement)."""
-    if "+" in device:
-        return (f"benchmark with the weights placed over {device}, as the study's speed claim is (models.device, "
-                "models.device_map, models.max_memory and models.draft_device as in the pool's config, or the "
-                "deployment's)")
-    return f"benchmark on {device} (models.device = \"{device}\")"
+def run_on(device: str, make=_text) -> str:
+    """Where to benchmark for the study's speed claim (its deployment device; a split one: the pool's placement).
+    `make`: as settings_mismatch's."""
+    return make("run on placed" if "+" in device else "run on", device=device)
 
 
 def gate_device(study) -> str:
@@ -789,8 +794,8 @@ def deciding_benches(db, study_id: int | None = None, before: str | None = None,
                ORDER BY stored, e.id""", {"before": before}):
         why = bench_mismatch(db, bench, pool)
         kinds = device_kinds(db, bench) if why is None else set()
-        if why is None and (elsewhere := other_device(kinds, device, speed_device)):
-            notes.append(note("bench other device", bench=bench["id"], elsewhere_en=elsewhere, run_en=run_on(device),
+        if why is None and (elsewhere := other_device(kinds, device, speed_device, note)):
+            notes.append(note("bench other device", bench=bench["id"], elsewhere=elsewhere, run=run_on(device, note),
                               which=note("other hardware" if kinds else "unknown hardware")))
             if bench["id"] == through:
                 break
@@ -802,7 +807,7 @@ def deciding_benches(db, study_id: int | None = None, before: str | None = None,
             chosen.append(bench)
             prompts = timed if prompts is None else prompts
         else:
-            notes.append(note("bench mismatch", bench=bench["id"], why_en=why))
+            notes.append(note("bench mismatch", bench=bench["id"], why=why))
         if bench["id"] == through:
             break
     return chosen, notes
@@ -815,11 +820,12 @@ def timed_prompts(db, bench_id: int) -> frozenset:
 
 def _other_prompts(timed: frozenset, first: frozenset, first_id: int) -> str:
     """Why a benchmark's prompt set does not pool with the first benchmark's: the prompts only one of them timed."""
+    from ..generation.speed import joined
+
     extra, missing = sorted(timed - first), sorted(first - timed)
-    differs = "; ".join(([f"also {', '.join(extra)}"] if extra else []) + ([f"not {', '.join(missing)}"] if missing else []))
-    return (f"it timed other prompts than benchmark {first_id}, the first of the study's pair ({differs}): the speed-up "
-            "is a median over prompts, so its rounds measure another figure; time the same prompts "
-            "(`evalkit bench --prompt`, bench.prompts)")
+    differs = joined(([note("prompts also", prompts=joined(extra, note))] if extra else [])
+                     + ([note("prompts not", prompts=joined(missing, note))] if missing else []), note, "prompt sets")
+    return note("other prompts", first=first_id, differs=differs)
 
 
 def stored_settings(exp) -> tuple[float, int]:

@@ -153,11 +153,11 @@ NOTES = {
     **CAUSE,
     "speed figure": "speed figure: {text}",
     "speed figure quoted": "speed figure: {text_en}",
-    "bench other device": ("benchmark {bench} left out, not deciding: {elsewhere_en}: its figures describe {which} "
-                           "hardware, reported, never deciding; {run_en}"),
+    "bench other device": ("benchmark {bench} left out, not deciding: {elsewhere}: its figures describe {which} "
+                           "hardware, reported, never deciding; {run}"),
     "other hardware": "other",
     "unknown hardware": "unknown",
-    "bench mismatch": "benchmark {bench} left out: it does not measure what the study rates ({why_en})",
+    "bench mismatch": "benchmark {bench} left out: it does not measure what the study rates ({why})",
     "order imbalance": ("{rounds} deciding benchmark round(s): the paths start in the given order in {given} and "
                         "reversed in {reversed} (ABBA balances them over pairs of rounds), so a drift in the machine's "
                         "speed over the rounds can favour one path; an even speed_rounds with no failed worker keeps "
@@ -176,8 +176,38 @@ NOTES = {
                          "intervals that do not overlap, so the choice of comparable pairs moves the figure more than "
                          "chance allows; read both (the speedup table: speedup and tps_ratio)"),
     "batch sizes": "batch sizes (benchmark {bench}): {answer_en}",
-    "batch other device": "batch sizes of benchmark {bench} left out: {elsewhere_en}; {run_en} `--batch-sizes`",
-    "batch mismatch": "batch sizes of benchmark {bench} left out: it does not measure what the study rates ({why_en})",
+    "batch other device": "batch sizes of benchmark {bench} left out: {elsewhere}; {run} `--batch-sizes`",
+    "batch mismatch": "batch sizes of benchmark {bench} left out: it does not measure what the study rates ({why})",
+    # why a benchmark does not measure what the study rates (data.bench_mismatch, settings_mismatch, request_mismatch,
+    # _other_prompts), or ran on other hardware (data.other_device), and where to run one (data.run_on)
+    "setting differs": "{setting} = {bench} where the study's pool has {pool}",
+    "other weights": "other {role} weights (digest {bench} where the study's pool has {pool})",
+    "other tokenizer": "other {role} tokenizer ({key} {bench} where the study's pool has {pool})",
+    "prompt edited": "prompt {prompt} is another {what} (hash {have}) than {them} answered (hash {rated}): its file was "
+                     "edited in between",
+    "what request": "request",
+    "them study pairs": "the study's pairs",
+    "not timed": "it did not time prompt(s) {prompts}, which the study rates",
+    "other prompts": ("it timed other prompts than benchmark {first}, the first of the study's pair ({differs}): the "
+                      "speed-up is a median over prompts, so its rounds measure another figure; time the same prompts "
+                      "(`evalkit bench --prompt`, bench.prompts)"),
+    "prompts also": "also {prompts}",
+    "prompts not": "not {prompts}",
+    "prompt sets": "{one}; {rest}",
+    "bench no device": ("it recorded no device (no worker placement, timed run's device nor compatibility record's), so "
+                        "it cannot be known to run on {device}, which the study's speed claim is about (the gate's "
+                        "speed_device = \"{speed_device}\")"),
+    "bench device": ("its device is {kinds}, and the study's speed claim is about {device} ({whose}: the gate's "
+                     "speed_device = \"{speed_device}\"{split})"),
+    "bench device pool": "the kind its first pool ran on",
+    "bench device gate": "named by the gate",
+    "bench device split": ("; kinds joined by + are a run whose target's or draft's weights sat on several (a "
+                           "device_map's offload, models.draft_device), other hardware than either alone"),
+    "bench device one": "",
+    "run on placed": ("benchmark with the weights placed over {device}, as the study's speed claim is (models.device, "
+                      "models.device_map, models.max_memory and models.draft_device as in the pool's config, or the "
+                      "deployment's)"),
+    "run on": "benchmark on {device} (models.device = \"{device}\")",
 }
 
 

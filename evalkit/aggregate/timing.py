@@ -564,12 +564,12 @@ def batch_bench(db, study_id: int | None = None, speed_device: str = "any") -> t
     for bench in db.query("SELECT * FROM experiments WHERE id IN (SELECT DISTINCT experiment_id FROM batch_runs) "
                           "ORDER BY id DESC"):
         why = bench_mismatch(db, bench, pool) if pool is not None else None
-        if why is None and (elsewhere := other_device(device_kinds(db, bench), device, speed_device)):
-            notes.append(note("batch other device", bench=bench["id"], elsewhere_en=elsewhere, run_en=run_on(device)))
+        if why is None and (elsewhere := other_device(device_kinds(db, bench), device, speed_device, note)):
+            notes.append(note("batch other device", bench=bench["id"], elsewhere=elsewhere, run=run_on(device, note)))
             continue
         if why is None:
             return bench["id"], notes
-        notes.append(note("batch mismatch", bench=bench["id"], why_en=why))
+        notes.append(note("batch mismatch", bench=bench["id"], why=why))
     return None, notes
 
 

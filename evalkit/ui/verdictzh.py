@@ -460,11 +460,11 @@ NOTES_ZH = {
     "cause no others": "",
     "speed figure": "速度数字：{text}",
     "speed figure quoted": "速度数字（英文原文）：{text_en}",
-    "bench other device": ("基准测试 {bench} 被排除，不参与判定：（英文原文）{elsewhere_en}：它的数字描述的是{which}硬件，"
-                           "仅供参考，从不参与判定；（英文原文）{run_en}"),
+    "bench other device": ("基准测试 {bench} 被排除，不参与判定：{elsewhere}：它的数字描述的是{which}硬件，仅供参考，从不参与"
+                           "判定；{run}"),
     "other hardware": "其他",
     "unknown hardware": "未知的",
-    "bench mismatch": "基准测试 {bench} 被排除：它测量的不是本研究所评的内容（英文原文：{why_en}）",
+    "bench mismatch": "基准测试 {bench} 被排除：它测量的不是本研究所评的内容（{why}）",
     "order imbalance": ("参与判定的 {rounds} 轮基准测试中，两条路径按给定顺序开始的有 {given} 轮，按相反顺序的有 {reversed} 轮"
                         "（ABBA 在成对的轮次上使两者平衡），因此机器速度在各轮之间的漂移可能偏向一条路径；偶数的 "
                         "speed_rounds 且没有失败的工作进程能保持平衡"),
@@ -480,8 +480,32 @@ NOTES_ZH = {
                          "每秒 token 数之比，两者的 95% 区间不重叠，因此可比评分对的选择对数字的影响超出偶然；请两者都看"
                          "（speedup 表格：speedup 和 tps_ratio）"),
     "batch sizes": "批量大小（基准测试 {bench}）：（英文原文）{answer_en}",
-    "batch other device": "基准测试 {bench} 的批量大小被排除：（英文原文）{elsewhere_en}；{run_en} `--batch-sizes`",
-    "batch mismatch": "基准测试 {bench} 的批量大小被排除：它测量的不是本研究所评的内容（英文原文：{why_en}）",
+    "batch other device": "基准测试 {bench} 的批量大小被排除：{elsewhere}；{run}，并加上 `--batch-sizes`",
+    "batch mismatch": "基准测试 {bench} 的批量大小被排除：它测量的不是本研究所评的内容（{why}）",
+    "setting differs": "{setting} = {bench}，而本研究的配对池是 {pool}",
+    "other weights": "{role} 的权重不同（摘要 {bench}，而本研究的配对池是 {pool}）",
+    "other tokenizer": "{role} 的分词器不同（{key} 为 {bench}，而本研究的配对池是 {pool}）",
+    "prompt edited": "提示词 {prompt} 是另一个{what}（哈希 {have}），不是{them}所回答的（哈希 {rated}）：它的文件在此期间被修改过",
+    "what request": "请求",
+    "them study pairs": "本研究的评分对",
+    "not timed": "它没有计时本研究所评的提示词 {prompts}",
+    "other prompts": ("它计时的提示词与基准测试 {first}（本研究模型对的第一次基准测试）不同（{differs}）：加速比是各提示词上"
+                      "的中位数，所以它的轮次测的是另一个数字；请计时相同的提示词（`evalkit bench --prompt`，bench.prompts）"),
+    "prompts also": "多了 {prompts}",
+    "prompts not": "少了 {prompts}",
+    "prompt sets": "{one}；{rest}",
+    "bench no device": ("它没有记录设备（没有工作进程的设备布局、计时运行的设备，也没有兼容性记录的设备），因此无法确认它在 "
+                        "{device} 上运行，而本研究的速度结论针对的正是它（门槛的 speed_device = \"{speed_device}\"）"),
+    "bench device": ("它的设备是 {kinds}，而本研究的速度结论针对的是 {device}（{whose}：门槛的 speed_device = "
+                     "\"{speed_device}\"{split}）"),
+    "bench device pool": "即第一个配对池运行的设备类型",
+    "bench device gate": "由门槛指定",
+    "bench device split": ("；用 + 连接的设备类型表示目标模型或草稿模型的权重分布在多个设备上（device_map 的卸载，"
+                           "models.draft_device），与其中任何一个单独都是不同的硬件"),
+    "bench device one": "",
+    "run on placed": ("请把权重分布在 {device} 上运行基准测试，与本研究的速度结论一致（models.device、models.device_map、"
+                      "models.max_memory 和 models.draft_device 按配对池的配置或部署的配置设定）"),
+    "run on": "请在 {device} 上运行基准测试（models.device = \"{device}\"）",
 }
 
 
