@@ -54,7 +54,8 @@ def test_every_note_beside_a_verdict_has_its_chinese_with_the_same_figures():
             if f.endswith("_en"):  # quoted, and said to be the English original
                 assert "英文原文" in said, (key, said)
         if key not in ("legacy other", "gate no study", "study earlier", "cause no stage", "cause no others",
-                       "memory no cause", "bench device one"):
+                       "memory no cause", "bench device one",
+                       "batch empty", "batch answer", "batch parts"):
             assert said and said != n, key
     # a part that varies is said in Chinese too, with its own figures
     nested = note("decision frozen", when=note("frozen at look", index=2, of=5, pairs=120), rating=7,
@@ -84,7 +85,8 @@ def test_no_note_is_written_in_english_alone():
                     words = node.args[-1:]
                 elif (isinstance(node, ast.Return) and node.value is not None
                       and (fn.name.endswith(("_note", "_notes")) or fn.name.startswith("_failed_workers")
-                           or fn.name in ("cause_text", "_named", "_order_imbalance"))):
+                           or fn.name in ("cause_text", "_named", "_order_imbalance", "_answer", "_ratio",
+                                          "_fell_back", "_not_run"))):
                     words = node.value.elts if isinstance(node.value, (ast.List, ast.Tuple)) else [node.value]
                 elif isinstance(node, (ast.AugAssign, ast.Assign)):
                     target = node.target if isinstance(node, ast.AugAssign) else node.targets[0]
@@ -384,3 +386,35 @@ def test_benchmarks_left_out_and_where_to_run_one_are_said_in_chinese(tmp_path):
     for said in chinese:
         assert said in page, (said, page)
     assert "英文原文" not in page, page
+
+
+def test_the_batch_answer_is_said_in_chinese_with_its_figures(tmp_path):
+    """Verdict audit, 2026-12-07: the batch comparison's answer (generation.speed.compare_batches: from which batch
+    size ordinary's total throughput beats assisted's) was an English sentence the Chinese quoted as "批量大小（基准测试
+    N）：（英文原文）ordinary's total throughput ...". Its sentences are now templates (generation.speed.SPEED_NOTES)
+    written by the `make` the caller passes, so the Chinese says it with the same figures, and `evalkit bench` and
+    the Live tab print the same English as before."""
+    import json
+
+    from test_speed_selection import _batch_bench
+
+    db = _study(tmp_path, "batch", gate_file_text(planned_pairs=120, margin=0.15, min_raters=10),
+                pairs=30, unrated_pairs=40, **SPEC)
+    pool = db.execute("SELECT config_json, compat_json FROM experiments WHERE kind = 'pool'").fetchone()
+    measured = _batch_bench(db, json.loads(pool[0]), json.loads(pool[1] or "{}"))
+    agg = aggregate(db)
+    answer = agg.speed.batch_answer
+    assert agg.speed.batch_experiment_id == measured and isinstance(answer, Note)
+    assert answer.startswith("ordinary's total throughput beats assisted's at every batch size measured (1, 2): "
+                             "ordinary / assisted total tokens/s "), answer
+    assert f"batch sizes (benchmark {measured}): {answer}" in agg.notes
+    from evalkit.ui.live import batch_note
+
+    assert batch_note(db).endswith(f"batch size): {answer}.")  # the Live tab's: plain text, word for word
+    ratio, tps = answer.figures["main"].figures["ratio"], answer.figures["main"].figures["tps"].figures["tps"]
+    low, high = ratio.figures["low"], ratio.figures["high"]
+    chinese = (f"- 说明：批量大小（基准测试 {measured}）：在测得的每个批量大小（1, 2）上，ordinary 的总吞吐量都超过 assisted："
+               f"ordinary / assisted 的总每秒 token 数在 1 时为 {ratio.figures['ratio']}×（[{low}, {high}]）；assisted 在批量 1 "
+               f"时每秒生成 {tps} 个新 token")
+    assert chinese in verdict_zh(agg), verdict_zh(agg)
+    assert not any("英文原文" in x for x in verdict_zh(agg)), verdict_zh(agg)

@@ -274,7 +274,7 @@ def _aggregate(db, tolerance: float | None, resamples: int | None, study: str | 
     if speed.selection_gap:
         notes.append(GAP_NOTE)
     if batch is not None:
-        notes.append(note("batch sizes", bench=speed.batch_experiment_id, answer_en=batch.answer))
+        notes.append(note("batch sizes", bench=speed.batch_experiment_id, answer=batch.answer))
     step(STEPS[2])
     pace = time_on_task(db, floor, study_id=sid)  # this study's ratings, as every other table here
     if pace_note := _pace_note(pace, floor):

@@ -175,7 +175,7 @@ NOTES = {
                          "over all matched pairs (no selection on the assisted output's length or stop reason) have 95% "
                          "intervals that do not overlap, so the choice of comparable pairs moves the figure more than "
                          "chance allows; read both (the speedup table: speedup and tps_ratio)"),
-    "batch sizes": "batch sizes (benchmark {bench}): {answer_en}",
+    "batch sizes": "batch sizes (benchmark {bench}): {answer}",
     "batch other device": "batch sizes of benchmark {bench} left out: {elsewhere}; {run} `--batch-sizes`",
     "batch mismatch": "batch sizes of benchmark {bench} left out: it does not measure what the study rates ({why})",
     # why a benchmark does not measure what the study rates (data.bench_mismatch, settings_mismatch, request_mismatch,

@@ -595,7 +595,8 @@ def batches(db, study_id: int | None = None, speed_device: str = "any"):
     greedy = config.get("decoding", {}).get("mode") == "greedy"
     not_run = {r["batch_size"]: r["error"] for r in db.query(
         "SELECT batch_size, error FROM batch_runs WHERE experiment_id = ? AND status = 'failed'", [exp_id])}
-    comparison = compare_batches(batch_requests(timing_rows, batch_rows, compare_outputs=greedy), not_run=not_run)
+    comparison = compare_batches(batch_requests(timing_rows, batch_rows, compare_outputs=greedy), not_run=not_run,
+                                 make=note)
     return batch_table(comparison), comparison, exp_id, notes
 
 

@@ -55,6 +55,39 @@ SPEED_NOTES = {
                          "pool with `evalkit generate --samples 2` or more, or run `evalkit bench`"),
     "pairs unformed": "{what}: {unformed} matched pair(s) without a time or a token count left out",
     "prompts unformed": "{what}: prompt(s) {prompts} left out: no matched pair has both times and token counts",
+    # the batch comparison's answer (compare_batches): the answer, then what assisted's figures leave out, then the
+    # batch sizes not compared, each a part
+    "batch answer": "{main}{fell}{unrun}",
+    "batch empty": "",
+    "batch parts": "{one}{rest}",
+    "batch no assisted": "no comparison with assisted: {why}",
+    "batch all fell back": "every assisted run ({runs}) failed and fell back to the target alone",
+    "batch assisted absent": "the assisted path did not run in this benchmark",
+    "batch kinds": "runs come from different device kinds ({kinds})",
+    "batch fell back": ("; assisted's figures leave out its {fell} of {total} run(s) that failed and fell back to the "
+                        "target alone (never counted as assisted), so they overstate what the assisted configuration "
+                        "delivers"),
+    "batch partial": ("; batch size {size} not compared: it failed in some of the benchmark's worker processes ({why}), "
+                      "so its runs cover only part of the protocol"),
+    "batch not measured": "; batch size {size} not measured: {why}",
+    "batch tps": "assisted at batch 1 delivers {tps} new tokens/s",
+    "batch ratio": "{ratio}x [{low}, {high}]",
+    "batch ratio one call": "{ratio}x (no interval: one call)",
+    "batch no ordinary": "no comparison: the ordinary path has no timed run ({tps})",
+    "batch ordinary everywhere": ("ordinary's total throughput beats assisted's at every batch size measured ({sizes}): "
+                                  "ordinary / assisted total tokens/s {ratio} at {crossover}; {tps}"),
+    "batch ordinary from": ("ordinary's total throughput beats assisted's from batch size {crossover} on: ordinary / "
+                            "assisted total tokens/s {ratio} at {crossover}; below it assisted at batch 1 {held} "
+                            "({below}); {tps}"),
+    "batch held wins": "wins",
+    "batch held ties": "wins or ties",
+    "batch size ratio": "{size}: {ratio}",
+    "batch size ratio unclear": "{size} {ratio}",
+    "batch assisted everywhere": ("assisted at batch 1 wins at every batch size measured ({sizes}): ordinary / assisted "
+                                  "total tokens/s {ratio} at {size}; {tps}"),
+    "batch unclear": ("no batch size measured ({sizes}) from which ordinary clearly beats assisted at that size and "
+                      "every larger one: at {unclear} the interval includes 1 or a larger size goes the other way; "
+                      "{tps}; measure more repetitions or larger batch sizes"),
 }
 
 
@@ -471,13 +504,15 @@ def _calls(requests: list[dict]) -> dict:
     return calls
 
 
-def compare_batches(requests: list[dict], confidence: float = 0.95, not_run: dict[int, str] | None = None) -> BatchComparison:
+def compare_batches(requests: list[dict], confidence: float = 0.95, not_run: dict[int, str] | None = None,
+                    make=_text) -> BatchComparison:
     """Per path and batch size: seconds per request, tokens/s per request, total tokens/s with its interval, and its
     ratio to assisted's at batch 1 with an interval; then the batch size from which ordinary's total throughput beats
     assisted's. The intervals are on the log scale with Student's t (Welch's degrees of freedom for the ratio), the
     variance from generate() calls within what they served (tests/test_batch.py simulates whole comparisons through
     this function: false crossovers and coverage). No comparison across device kinds. `not_run`: batch sizes that
-    could not run (out of memory), said in the answer."""
+    could not run (out of memory), said in the answer. `make` writes the answer from SPEED_NOTES (plain text by
+    default)."""
     import math
 
     from ..stats import median
@@ -510,10 +545,12 @@ def compare_batches(requests: list[dict], confidence: float = 0.95, not_run: dic
     a_log = logs.get((GenerationPath.ASSISTED, 1))
     ordinary = [r for r in rows if r.path == GenerationPath.ORDINARY]
     if assisted is None or not assisted.total_tokens_per_second or len(kinds) > 1:
-        why = (f"every assisted run ({fell_back}) failed and fell back to the target alone" if assisted is None and fell_back
-               else "the assisted path did not run in this benchmark" if assisted is None or not assisted.total_tokens_per_second
-               else f"runs come from different device kinds ({', '.join(kinds)})")
-        return BatchComparison(rows=rows, crossover=None, answer=f"no comparison with assisted: {why}" + _not_run(not_run),
+        why = (make("batch all fell back", runs=fell_back) if assisted is None and fell_back
+               else make("batch assisted absent") if assisted is None or not assisted.total_tokens_per_second
+               else make("batch kinds", kinds=", ".join(kinds)))
+        answer = make("batch answer", main=make("batch no assisted", why=why), fell=make("batch empty"),
+                      unrun=_not_run(not_run, make=make))
+        return BatchComparison(rows=rows, crossover=None, answer=answer,
                                device_kinds=kinds, not_run=dict(not_run or {}), fallbacks=fell_back)
     # a size that failed in one worker process (a round, an accelerate rank) but ran in another has timed part of the
     # protocol only (some rounds, some prompts): not compared with assisted's whole set, and said so
@@ -530,25 +567,25 @@ def compare_batches(requests: list[dict], confidence: float = 0.95, not_run: dic
             row.vs_assisted_ci95 = (lo, hi)
             row.winner = ORDINARY_WINS if lo > 1 else ASSISTED_WINS if hi < 1 else NO_CLEAR_DIFFERENCE
     return BatchComparison(rows=rows, crossover=_crossover([r for r in ordinary if r.vs_assisted is not None]),
-                           answer=_answer(ordinary, assisted) + _fell_back(fell_back, assisted.requests)
-                           + _not_run(not_run, partial),
+                           answer=make("batch answer", main=_answer(ordinary, assisted, make),
+                                       fell=_fell_back(fell_back, assisted.requests, make),
+                                       unrun=_not_run(not_run, partial, make)),
                            device_kinds=kinds, not_run=dict(not_run or {}), fallbacks=fell_back)
 
 
-def _fell_back(fell_back: int, assisted_runs: int) -> str:
+def _fell_back(fell_back: int, assisted_runs: int, make=_text) -> str:
     """What assisted's figures leave out: the runs whose assisted call failed, which a user of the configuration waits
     through too (the failed attempt, then the target alone), so its throughput reads higher than it delivers."""
     if not fell_back:
-        return ""
-    return (f"; assisted's figures leave out its {fell_back} of {fell_back + assisted_runs} run(s) that failed and fell "
-            "back to the target alone (never counted as assisted), so they overstate what the assisted configuration "
-            "delivers")
+        return make("batch empty")
+    return make("batch fell back", fell=fell_back, total=fell_back + assisted_runs)
 
 
-def _not_run(not_run: dict[int, str] | None, partial: set[int] = frozenset()) -> str:
-    return "".join(f"; batch size {b} not compared: it failed in some of the benchmark's worker processes ({why}), so "
-                   f"its runs cover only part of the protocol" if b in partial else f"; batch size {b} not measured: {why}"
-                   for b, why in sorted((not_run or {}).items()))
+def _not_run(not_run: dict[int, str] | None, partial: set[int] = frozenset(), make=_text) -> str:
+    """Each batch size not compared, and why (its error, as stored)."""
+    parts = [make("batch partial" if b in partial else "batch not measured", size=b, why=why)
+             for b, why in sorted((not_run or {}).items())]
+    return joined(parts, make, "batch parts") if parts else make("batch empty")
 
 
 def _crossover(ordinary: list[BatchRow]) -> int | None:
@@ -561,35 +598,34 @@ def _crossover(ordinary: list[BatchRow]) -> int | None:
     return found
 
 
-def _ratio(row: BatchRow) -> str:
+def _ratio(row: BatchRow, make=_text) -> str:
     ci = row.vs_assisted_ci95
     from ..stats.speedup import ratio_text
 
-    return f"{ratio_text(row.vs_assisted)}x" + (f" [{ratio_text(ci[0])}, {ratio_text(ci[1])}]" if ci
-                                               else " (no interval: one call)")
+    if ci:
+        return make("batch ratio", ratio=ratio_text(row.vs_assisted), low=ratio_text(ci[0]), high=ratio_text(ci[1]))
+    return make("batch ratio one call", ratio=ratio_text(row.vs_assisted))
 
 
-def _answer(ordinary: list[BatchRow], assisted: BatchRow) -> str:
+def _answer(ordinary: list[BatchRow], assisted: BatchRow, make=_text) -> str:
     measured = [r for r in sorted(ordinary, key=lambda r: r.batch_size) if r.vs_assisted is not None]
     sizes = ", ".join(str(r.batch_size) for r in measured)
-    tps = f"assisted at batch 1 delivers {assisted.total_tokens_per_second:.1f} new tokens/s"
+    tps = make("batch tps", tps=f"{assisted.total_tokens_per_second:.1f}")
     if not measured:
-        return f"no comparison: the ordinary path has no timed run ({tps})"
+        return make("batch no ordinary", tps=tps)
     crossover = _crossover(measured)
     if crossover is not None:
         at = next(r for r in measured if r.batch_size == crossover)
         below = [r for r in measured if r.batch_size < crossover]
         if not below:
-            return (f"ordinary's total throughput beats assisted's at every batch size measured ({sizes}): ordinary / "
-                    f"assisted total tokens/s {_ratio(at)} at {crossover}; {tps}")
-        held = "wins" if all(r.winner == ASSISTED_WINS for r in below) else "wins or ties"
-        return (f"ordinary's total throughput beats assisted's from batch size {crossover} on: ordinary / assisted "
-                f"total tokens/s {_ratio(at)} at {crossover}; below it assisted at batch 1 {held} "
-                f"({', '.join(f'{r.batch_size}: {_ratio(r)}' for r in below)}); {tps}")
+            return make("batch ordinary everywhere", sizes=sizes, ratio=_ratio(at, make), crossover=crossover, tps=tps)
+        held = make("batch held wins" if all(r.winner == ASSISTED_WINS for r in below) else "batch held ties")
+        return make("batch ordinary from", crossover=crossover, ratio=_ratio(at, make), held=held, tps=tps,
+                    below=joined([make("batch size ratio", size=r.batch_size, ratio=_ratio(r, make)) for r in below],
+                                 make))
     if all(r.winner == ASSISTED_WINS for r in measured):
-        return (f"assisted at batch 1 wins at every batch size measured ({sizes}): ordinary / assisted total tokens/s "
-                f"{_ratio(measured[-1])} at {measured[-1].batch_size}; {tps}")
+        return make("batch assisted everywhere", sizes=sizes, ratio=_ratio(measured[-1], make),
+                    size=measured[-1].batch_size, tps=tps)
     unclear = [r for r in measured if r.winner != ASSISTED_WINS]
-    return (f"no batch size measured ({sizes}) from which ordinary clearly beats assisted at that size and every larger "
-            f"one: at {', '.join(f'{r.batch_size} {_ratio(r)}' for r in unclear)} the interval includes 1 or a larger "
-            f"size goes the other way; {tps}; measure more repetitions or larger batch sizes")
+    return make("batch unclear", sizes=sizes, tps=tps, unclear=joined(
+        [make("batch size ratio unclear", size=r.batch_size, ratio=_ratio(r, make)) for r in unclear], make))

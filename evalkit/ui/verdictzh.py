@@ -479,7 +479,34 @@ NOTES_ZH = {
     "figures disagree": ("速度数字不一致：可比评分对上的加速比，与全部匹配评分对（不按 assisted 输出的长度或停止原因筛选）的"
                          "每秒 token 数之比，两者的 95% 区间不重叠，因此可比评分对的选择对数字的影响超出偶然；请两者都看"
                          "（speedup 表格：speedup 和 tps_ratio）"),
-    "batch sizes": "批量大小（基准测试 {bench}）：（英文原文）{answer_en}",
+    "batch sizes": "批量大小（基准测试 {bench}）：{answer}",
+    "batch answer": "{main}{fell}{unrun}",
+    "batch empty": "",
+    "batch parts": "{one}{rest}",
+    "batch no assisted": "无法与 assisted 比较：{why}",
+    "batch all fell back": "全部 {runs} 次 assisted 运行都失败并回退到目标模型单独生成",
+    "batch assisted absent": "这次基准测试没有运行 assisted 路径",
+    "batch kinds": "运行来自不同类型的设备（{kinds}）",
+    "batch fell back": ("；assisted 的数字不含它的 {total} 次运行中失败并回退到目标模型单独生成的 {fell} 次（从不算作 "
+                        "assisted），因此高估了 assisted 配置的实际表现"),
+    "batch partial": "；批量大小 {size} 没有比较：它在基准测试的部分工作进程中失败（“{why}”），所以它的运行只覆盖部分协议",
+    "batch not measured": "；批量大小 {size} 没有测得：“{why}”",
+    "batch tps": "assisted 在批量 1 时每秒生成 {tps} 个新 token",
+    "batch ratio": "{ratio}×（[{low}, {high}]）",
+    "batch ratio one call": "{ratio}×（没有区间：只有一次调用）",
+    "batch no ordinary": "无法比较：ordinary 路径没有计时运行（{tps}）",
+    "batch ordinary everywhere": ("在测得的每个批量大小（{sizes}）上，ordinary 的总吞吐量都超过 assisted：ordinary / "
+                                  "assisted 的总每秒 token 数在 {crossover} 时为 {ratio}；{tps}"),
+    "batch ordinary from": ("从批量大小 {crossover} 起，ordinary 的总吞吐量超过 assisted：ordinary / assisted 的总每秒 token "
+                            "数在 {crossover} 时为 {ratio}；在它以下，批量 1 的 assisted {held}（{below}）；{tps}"),
+    "batch held wins": "胜出",
+    "batch held ties": "胜出或持平",
+    "batch size ratio": "{size}：{ratio}",
+    "batch size ratio unclear": "{size} 时 {ratio}",
+    "batch assisted everywhere": ("在测得的每个批量大小（{sizes}）上，批量 1 的 assisted 都胜出：ordinary / assisted 的"
+                                  "总每秒 token 数在 {size} 时为 {ratio}；{tps}"),
+    "batch unclear": ("测得的批量大小（{sizes}）中，没有一个能让 ordinary 在该批量及所有更大批量上明显超过 assisted：在 "
+                      "{unclear}，区间包含 1，或更大的批量结果相反；{tps}；请测更多重复或更大的批量"),
     "batch other device": "基准测试 {bench} 的批量大小被排除：{elsewhere}；{run}，并加上 `--batch-sizes`",
     "batch mismatch": "基准测试 {bench} 的批量大小被排除：它测量的不是本研究所评的内容（{why}）",
     "setting differs": "{setting} = {bench}，而本研究的配对池是 {pool}",
