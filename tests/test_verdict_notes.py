@@ -418,3 +418,25 @@ def test_the_batch_answer_is_said_in_chinese_with_its_figures(tmp_path):
                f"时每秒生成 {tps} 个新 token")
     assert chinese in verdict_zh(agg), verdict_zh(agg)
     assert not any("英文原文" in x for x in verdict_zh(agg)), verdict_zh(agg)
+
+
+def test_the_look_after_the_decision_gives_its_conditions_in_chinese(tmp_path):
+    """Verdict audit, 2026-12-07: beside a frozen decision the English gives the look after it (the same analysis on
+    the data as it is now) condition by condition, with each one's state and figures; the Chinese gave only its
+    result and sent its reader to the English ("见下方英文"). It now gives each condition of that look as it gives the
+    decision's, written from the look's own fields and the speed figure of now."""
+    from evalkit.stats.speedup import ratio_text
+    from evalkit.ui.verdictzh import CONDITION, MARK, STATE
+
+    db = _study(tmp_path, "after", gate_file_text(planned_pairs=120, margin=0.15, min_raters=10),
+                pairs=120, unrated_pairs=40, **SPEC)
+    agg = aggregate(db)
+    assert agg.frozen is not None and agg.after is not None and agg.speed_now.speedup is not None
+    lines = verdict_zh(agg)
+    at = next(i for i, x in enumerate(lines) if x.startswith("- 决定之后的查看："))
+    assert "见下方英文" not in lines[at] and lines[at].endswith("但它**不是**决定：")
+    after = lines[at + 1:at + 1 + len(agg.after.conditions)]
+    for c, line in zip(agg.after.conditions, after):
+        assert line.startswith(f"  - {MARK[c.ok]} **{CONDITION[c.name]}**：{STATE[c.ok]}。"), (c, line)
+    speed = next(x for x in after if "**加速比**" in x)
+    assert f"{ratio_text(agg.speed_now.speedup)}×" in speed and "基于" in speed, speed

@@ -592,6 +592,17 @@ def ppi_zh(rows: list[dict], g: dict) -> str:
     return text
 
 
+def _conditions_zh(agg) -> list[str]:
+    """Each condition of agg.verdict with its state and figures, as Markdown list items."""
+    v = agg.verdict
+    g = v.gate or {}
+    detail = {"planned sample": lambda c: _planned(c, g, v.fidelity, agg), "speed-up": lambda c: _speed(agg, g),
+              "fidelity": lambda c: _fidelity(v, g), "memory": lambda c: _memory(agg, g),
+              "gate": lambda c: "没有冻结的发布门槛（先运行 `evalkit study`）"}
+    return [f"- {MARK[c.ok]} **{CONDITION.get(c.name, c.name)}**：{STATE[c.ok]}。"
+            + (detail[c.name](c) if c.name in detail else "") for c in v.conditions]
+
+
 def verdict_zh(agg) -> list[str]:
     """The decision, whom it covers, each condition with its state and figures, and each criterion's interval, as
     Markdown lines."""
@@ -608,18 +619,18 @@ def verdict_zh(agg) -> list[str]:
     raters = max((int(r["raters"]) for r in v.fidelity), default=None)
     if g:
         lines += [f"_{claim_zh(g, raters, v.fidelity)}_", ""]
-    detail = {"planned sample": lambda c: _planned(c, g, v.fidelity, agg), "speed-up": lambda c: _speed(agg, g),
-              "fidelity": lambda c: _fidelity(v, g), "memory": lambda c: _memory(agg, g),
-              "gate": lambda c: "没有冻结的发布门槛（先运行 `evalkit study`）"}
-    for c in v.conditions:
-        lines.append(f"- {MARK[c.ok]} **{CONDITION.get(c.name, c.name)}**：{STATE[c.ok]}。"
-                     + (detail[c.name](c) if c.name in detail else ""))
+    lines += _conditions_zh(agg)
     if getattr(v, "ppi", ""):
         lines.append("- " + ppi_zh(v.fidelity, g))
     if agg.after is not None:
-        # shown once a decision is frozen, whether or not anything was stored since (ratings stored since: the notes)
-        lines.append(f"- 决定之后的查看：同样的分析用现在的数据（含决定之后存入的数据，如有）重算，结果是 {agg.after.decision}，"
-                     "但它**不是**决定（见下方英文）")
+        # shown once a decision is frozen, whether or not anything was stored since (ratings stored since: the notes);
+        # each condition of it as the English gives them: the same writers, on the data and speed figure of now
+        from dataclasses import replace
+
+        now = replace(agg, verdict=agg.after, speed=agg.speed_now or agg.speed, frozen=None, after=None)
+        lines.append(f"- 决定之后的查看：同样的分析用现在的数据（含决定之后存入的数据，如有）重算，结果是 {agg.after.decision}"
+                     f"（{DECISION.get(str(agg.after.decision), str(agg.after.decision))}），但它**不是**决定：")
+        lines += ["  " + x for x in _conditions_zh(now)]
     # each note beside the English's, with its figures (pairs no current rater can take: the first, "untakeable")
     lines += [f"- 说明：{note_zh(n)}" for n in agg.notes]
     if v.fidelity:
