@@ -55,7 +55,7 @@ def test_every_note_beside_a_verdict_has_its_chinese_with_the_same_figures():
                 assert "英文原文" in said, (key, said)
         if key not in ("legacy other", "gate no study", "study earlier", "cause no stage", "cause no others",
                        "memory no cause", "bench device one",
-                       "batch empty", "batch answer", "batch parts"):
+                       "batch empty", "batch answer", "batch parts", "line empty"):
             assert said and said != n, key
     # a part that varies is said in Chinese too, with its own figures
     nested = note("decision frozen", when=note("frozen at look", index=2, of=5, pairs=120), rating=7,
@@ -86,7 +86,8 @@ def test_no_note_is_written_in_english_alone():
                 elif (isinstance(node, ast.Return) and node.value is not None
                       and (fn.name.endswith(("_note", "_notes")) or fn.name.startswith("_failed_workers")
                            or fn.name in ("cause_text", "_named", "_order_imbalance", "_answer", "_ratio",
-                                          "_fell_back", "_not_run"))):
+                                          "_fell_back", "_not_run", "speed_line", "left_out_words",
+                                          "without_fallbacks"))):
                     words = node.value.elts if isinstance(node.value, (ast.List, ast.Tuple)) else [node.value]
                 elif isinstance(node, (ast.AugAssign, ast.Assign)):
                     target = node.target if isinstance(node, ast.AugAssign) else node.targets[0]
@@ -440,3 +441,36 @@ def test_the_look_after_the_decision_gives_its_conditions_in_chinese(tmp_path):
         assert line.startswith(f"  - {MARK[c.ok]} **{CONDITION[c.name]}**：{STATE[c.ok]}。"), (c, line)
     speed = next(x for x in after if "**加速比**" in x)
     assert f"{ratio_text(agg.speed_now.speedup)}×" in speed and "基于" in speed, speed
+
+
+def test_the_speed_measured_since_a_decision_is_said_in_chinese(tmp_path):
+    """Verdict audit, 2026-12-07: beside a frozen decision, the note that the figures shown are those it weighed said
+    what was measured since with the SPEED line (aggregate.speed_line), an English sentence the Chinese quoted
+    ("之后测得的...：（英文原文）speed-up over 50 comparable pairs ..."). The line is now templates with its figures, said
+    in Chinese with the same figures; the SPEED line of `evalkit aggregate` and the card is word for word as before."""
+    from evalkit.aggregate import format_text, speed_line
+    from evalkit.stats.speedup import ratio_text
+    from evalkit.study.synthetic import add_bench
+
+    db = _study(tmp_path, "since", gate_file_text(planned_pairs=120, margin=0.15, min_raters=10),
+                pairs=120, unrated_pairs=40, bench=False, **SPEC)
+    assert aggregate(db).frozen is not None
+    add_bench(db, speedup=2.0, seed=5, extra_memory_mb=300)  # measured after the decision
+    agg = aggregate(db)
+    now = agg.speed_now
+    assert now.speedup is not None and now.throughput_ratio is not None and now.speedup_ci95 and now.throughput_ci95
+    english = (f"speed-up over {now.comparable_pairs} comparable pairs {ratio_text(now.speedup)}x "
+               f"[{ratio_text(now.speedup_ci95[0])}, {ratio_text(now.speedup_ci95[1])}]; tokens per second, assisted "
+               f"over ordinary, over all {now.throughput_pairs} matched pairs (no selection on length or stop reason) "
+               f"{ratio_text(now.throughput_ratio)}x [{ratio_text(now.throughput_ci95[0])}, "
+               f"{ratio_text(now.throughput_ci95[1])}]")
+    assert speed_line(now).startswith(english) and type(speed_line(now)) is str
+    assert f"measured since (the look after the decision, and the timing tables): {english}" in "\n".join(agg.notes)
+    assert f"SPEED: {speed_line(agg.speed)}" in format_text(agg) or not speed_line(agg.speed)
+    chinese = (f"- 说明：这里显示的速度和内存数字是决定所依据的；之后测得的（见决定之后的查看和计时表格）：可比的 "
+               f"{now.comparable_pairs} 对上的加速比 {ratio_text(now.speedup)}×（[{ratio_text(now.speedup_ci95[0])}, "
+               f"{ratio_text(now.speedup_ci95[1])}]）；全部 {now.throughput_pairs} 对匹配输出上 assisted 相对 ordinary "
+               f"的每秒 token 数之比（不按长度或停止原因筛选）{ratio_text(now.throughput_ratio)}×")
+    lines = verdict_zh(agg)
+    assert any(x.startswith(chinese) for x in lines), lines
+    assert not any("英文原文" in x and "决定所依据" in x for x in lines), lines

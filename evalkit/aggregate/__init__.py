@@ -255,10 +255,10 @@ def _aggregate(db, tolerance: float | None, resamples: int | None, study: str | 
         speed.batch_experiment_id, speed.batch_answer = speed_now.batch_experiment_id, speed_now.batch_answer
         if (speed_now.experiment_id, speed_now.speedup, speed_now.extra_memory_mb) != (
                 speed.experiment_id, speed.speedup, speed.extra_memory_mb):
-            since = speed_line(speed_now)
+            since = speed_line(speed_now, note)
             mb = speed_now.extra_memory_mb
             memory = note("memory since", mb=mb) if mb is not None else ""
-            notes.append(note("figures weighed", line_en=since, memory=memory) if since else
+            notes.append(note("figures weighed", line=since, memory=memory) if since else
                          note("figures weighed no speed-up", memory=memory))
     # a note the verdict's speed condition gives as its reason (why no interval) is said there, not again here
     said = next((c.reason for c in verdict.conditions if c.name == "speed-up"), "")
@@ -410,33 +410,38 @@ def _frozen_notes(db, frozen: FrozenDecision, complete_now: int, values: dict, e
     return notes
 
 
-def speed_line(speed: Speed) -> str:
+def speed_line(speed: Speed, make=None) -> str:
     """The speed-up over comparable pairs beside the tokens-per-second ratio over every matched pair ('' when
-    neither was measured)."""
+    neither was measured). `make` writes it from notes.NOTES ("line ...": plain text by default; note, for the
+    note beside a frozen decision that the Chinese says)."""
     if speed.throughput_ratio is None and speed.speedup is None:
         return ""
 
     from ..generation.speed import no_spread
     from ..stats.speedup import ratio_text
+    from .data import _text
+
+    make = make or _text
+    empty = make("line empty")
 
     def fig(x, ci):
-        return ("not measured" if x is None else f"{ratio_text(x)}x"
-                + (f" [{ratio_text(ci[0])}, {ratio_text(ci[1])}]" if ci else " (no interval)")
-                + (" (zero width: the timings carry no spread, no certainty)" if no_spread(ci) else ""))
+        if x is None:
+            return make("line fig none")
+        if not ci:
+            return make("line fig no interval", ratio=ratio_text(x))
+        return make("line fig", ratio=ratio_text(x), low=ratio_text(ci[0]), high=ratio_text(ci[1]),
+                    flat=make("line flat") if no_spread(ci) else empty)
 
     from .timing import left_out_words, without_fallbacks
 
-    rest = f" ({w})" if speed.speedup is not None and (w := left_out_words(speed)) else ""
-    text = (f"speed-up over {speed.comparable_pairs} comparable pairs {fig(speed.speedup, speed.speedup_ci95)}{rest}; "
-            f"tokens per second, assisted over ordinary, over all {speed.throughput_pairs} matched pairs (no selection "
-            f"on length or stop reason{without_fallbacks(speed)}) {fig(speed.throughput_ratio, speed.throughput_ci95)}")
-    text += "; the 95% intervals do not overlap" if speed.selection_gap else ""
-    if speed.theoretical_speedup is not None:
-        text += (f"; Leviathan et al. predict {speed.theoretical_speedup:.2f}x from the measured acceptance, draft "
-                 "length and cost ratio")
-    if speed.counts_agree is False:
-        text += "; the two acceptance counts (candidate generator, target passes) disagree on some assisted runs"
-    return text
+    rest = make("line rest", words=w) if speed.speedup is not None and (w := left_out_words(speed, make)) else empty
+    return make("line", comparable=speed.comparable_pairs, speedup=fig(speed.speedup, speed.speedup_ci95), rest=rest,
+                matched=speed.throughput_pairs, without=without_fallbacks(speed, make),
+                tps=fig(speed.throughput_ratio, speed.throughput_ci95),
+                gap=make("line gap") if speed.selection_gap else empty,
+                theory=(make("line theory", theory=f"{speed.theoretical_speedup:.2f}")
+                        if speed.theoretical_speedup is not None else empty),
+                counts=make("line counts") if speed.counts_agree is False else empty)
 
 
 GAP_NOTE = note("figures disagree")

@@ -3,8 +3,10 @@
 A Note is the note's English (a str: the report, the JSON and the Results tab read it as before) that keeps the key
 and the figures it was written from, so that ui.verdictzh.NOTES_ZH writes the same note in Chinese with the same
 figures, as the pre-screen's reasons are (aggregate.ppi.WHY). A figure that is itself a Note is a part that varies
-(said in either language); a figure named `*_en` is a text from outside the aggregate (an error's cause, another
-module's sentence), which the Chinese quotes as the English original and says so.
+(said in either language): the sentences other modules make for a note (study.studies.FILL, generation.speed's
+SPEED_NOTES, generation.fallbacks.CAUSE) are written by the `make` the aggregate passes, note, so they are Notes too.
+A figure named `*_en` is plain English text, as a decision frozen by an older evalkit stored it, which the Chinese
+quotes as the English original and says so.
 """
 
 from __future__ import annotations
@@ -95,10 +97,34 @@ NOTES = {
     "gold moved": ("after the decision the gold check would leave out {now} rater(s) instead of {then}: the decision "
                    "keeps the set frozen at completion (the tables too)"),
     "figures weighed": ("the speed and memory figures shown are those the decision weighed; measured since (the look "
-                        "after the decision, and the timing tables): {line_en}{memory}"),
+                        "after the decision, and the timing tables): {line}{memory}"),
     "figures weighed no speed-up": ("the speed and memory figures shown are those the decision weighed; measured since "
                                     "(the look after the decision, and the timing tables): no speed-up{memory}"),
     "memory since": ", the draft adds {mb:.0f} MB",
+    # the speed line (aggregate.speed_line: the SPEED line, and what a frozen decision's note says was measured since)
+    "line": ("speed-up over {comparable} comparable pairs {speedup}{rest}; tokens per second, assisted over ordinary, "
+             "over all {matched} matched pairs (no selection on length or stop reason{without}) {tps}{gap}{theory}"
+             "{counts}"),
+    "line empty": "",
+    "line fig none": "not measured",
+    "line fig": "{ratio}x [{low}, {high}]{flat}",
+    "line fig no interval": "{ratio}x (no interval)",
+    "line flat": " (zero width: the timings carry no spread, no certainty)",
+    "line rest": " ({words})",
+    "line gap": "; the 95% intervals do not overlap",
+    "line theory": "; Leviathan et al. predict {theory}x from the measured acceptance, draft length and cost ratio",
+    "line counts": "; the two acceptance counts (candidate generator, target passes) disagree on some assisted runs",
+    "excluding one": ", excluding the {n} assisted run that fell back",
+    "excluding many": ", excluding the {n} assisted runs that fell back",
+    "left out": "{parts} left out{after}",
+    "left out parts": "{one} and {rest}",
+    "left out not comparable": ("{n} of {matched} matched pairs not comparable (another stop reason, or lengths beyond "
+                                "the tolerance)"),
+    "left out fell one": "{fell} assisted run that fell back",
+    "left out fell many": "{fell} assisted runs that fell back",
+    "left out deployed": "; as deployed, each fallback counted at its whole wait: {ratio}x{ci}",
+    "left out deployed ci": " (95% CI {low} to {high})",
+    "left out overstates": ", so it overstates what the assisted configuration delivers",
     # the gold check
     "gold frozen": ("gold check at the decision (min_gold_accuracy {min_gold:.2f}): no rater left out; the gold table "
                     "shows each rater's accuracy now"),

@@ -251,37 +251,44 @@ def bench_basis(speed) -> str:
     return text
 
 
-def without_fallbacks(speed) -> str:
+def without_fallbacks(speed, make=None) -> str:
     """Words for the tokens-per-second ratio where assisted runs fell back ('' where none did): it pairs assisted runs
-    only, so it leaves them out, as the speed-up does; the speed-up as deployed (verdict._as_deployed) counts them."""
+    only, so it leaves them out, as the speed-up does; the speed-up as deployed (verdict._as_deployed) counts them.
+    `make`: as speed_line's."""
+    from .data import _text
+
+    make = make or _text
     n = getattr(speed, "fallback_runs", 0) or 0
-    return f", excluding the {n} assisted run{'s' if n != 1 else ''} that fell back" if n else ""
+    return make("excluding one" if n == 1 else "excluding many", n=n) if n else make("line empty")
 
 
-def left_out_words(speed) -> str:
+def left_out_words(speed, make=None) -> str:
     """What the speed-up over comparable pairs leaves out, where it is printed apart from the verdict's reason (the
     card's figure, the SPEED line): the matched pairs whose outputs were not comparable, and the assisted runs that
     fell back (never paired, never assisted), with the speed-up as deployed that counts them; '' when nothing was.
     The card said "over 10 comparable pairs" of 40 matched, with fallbacks, and no word of the rest (speed audit,
-    2026-12-06)."""
+    2026-12-06). `make`: as speed_line's."""
+    from ..generation.speed import joined
     from ..stats.speedup import ratio_text
+    from .data import _text
 
+    make = make or _text
     parts = []
     if (n := (speed.matched_pairs or 0) - (speed.comparable_pairs or 0)) > 0:
-        parts.append(f"{n} of {speed.matched_pairs} matched pairs not comparable (another stop reason, or lengths "
-                     "beyond the tolerance)")
+        parts.append(make("left out not comparable", n=n, matched=speed.matched_pairs))
     if fell := getattr(speed, "fallback_runs", 0) or 0:
-        parts.append(f"{fell} assisted run{'s' if fell != 1 else ''} that fell back")
+        parts.append(make("left out fell one" if fell == 1 else "left out fell many", fell=fell))
     if not parts:
         return ""
-    text = " and ".join(parts) + " left out"
+    after = make("line empty")
     if fell and (deployed := getattr(speed, "deployed_speedup", None)) is not None:
         ci = getattr(speed, "deployed_ci95", None)
-        text += (f"; as deployed, each fallback counted at its whole wait: {ratio_text(deployed)}x"
-                 + (f" (95% CI {ratio_text(ci[0])} to {ratio_text(ci[1])})" if ci else ""))
+        after = make("left out deployed", ratio=ratio_text(deployed),
+                     ci=make("left out deployed ci", low=ratio_text(ci[0]), high=ratio_text(ci[1])) if ci
+                     else make("line empty"))
     elif fell:
-        text += ", so it overstates what the assisted configuration delivers"
-    return text
+        after = make("left out overstates")
+    return make("left out", parts=joined(parts, make, "left out parts"), after=after)
 
 
 def rounds_needed(speed) -> int:
