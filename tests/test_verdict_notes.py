@@ -474,3 +474,16 @@ def test_the_speed_measured_since_a_decision_is_said_in_chinese(tmp_path):
     lines = verdict_zh(agg)
     assert any(x.startswith(chinese) for x in lines), lines
     assert not any("英文原文" in x and "决定所依据" in x for x in lines), lines
+
+
+def test_a_cause_stored_without_its_error_class_is_said_in_chinese_too(tmp_path):
+    """A failed attempt stored with no error class reads "cause (every one): error: ..." (generation.fallbacks); the
+    word standing in for the class is words, not data, so the Chinese says it too instead of quoting "error"."""
+    db = _study(tmp_path, "noclass", gate_file_text(planned_pairs=100, margin=0.15, min_raters=10),
+                pairs=40, unrated_pairs=10, bench=False, **SPEC)
+    db.conn.close()
+    _pool_fallbacks(tmp_path / "noclass.db", 2, error="", stage="", message="out of memory")
+    agg = aggregate(open_db(tmp_path / "noclass.db"))
+    assert ("2 assisted run(s) fell back; they are not counted as assisted; cause (every one): error: out of memory"
+            in agg.notes), agg.notes
+    assert "- 说明：2 次 assisted 运行回退（fallback）；它们不算作辅助生成；原因（全部）：错误：“out of memory”" in verdict_zh(agg)

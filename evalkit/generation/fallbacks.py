@@ -19,6 +19,7 @@ CAUSE = {
     "cause share": "{runs} of {total}",
     "cause stage": " at stage {stage}",
     "cause no stage": "",
+    "cause no class": "error",
     "cause others": "; {others} other cause(s) (generations.error_message)",
     "cause no others": "",
 }
@@ -64,7 +65,8 @@ def cause_text(causes: list[FallbackCause], make=_text) -> str:
     where = make("cause stage", stage=top.stage) if top.stage else make("cause no stage")
     share = make("cause every") if top.runs == total else make("cause share", runs=top.runs, total=total)
     others = make("cause no others") if len(causes) == 1 else make("cause others", others=len(causes) - 1)
-    return make("cause", share=share, error=top.error_class or "error", where=where, message=message, others=others)
+    error = top.error_class or make("cause no class")  # a class is data (quoted as stored); its absence is words
+    return make("cause", share=share, error=error, where=where, message=message, others=others)
 
 
 def experiment_cause(db, experiment_ids: list[int], make=_text) -> str:

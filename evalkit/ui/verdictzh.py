@@ -476,6 +476,7 @@ NOTES_ZH = {
     "cause share": "{total} 次中的 {runs} 次",
     "cause stage": "（在 {stage} 阶段）",
     "cause no stage": "",
+    "cause no class": "错误",
     "cause others": "；另有 {others} 种原因（见 generations.error_message）",
     "cause no others": "",
     "speed figure": "速度数字：{text}",
