@@ -709,55 +709,82 @@ def test_a_submission_the_server_stopped_under_says_so_and_a_reload_after_its_re
             app.close()
 
 
-@pytest.mark.parametrize(("crash", "lang"), [("after", "zh"), ("before", "en")])
-def test_a_submit_whose_handler_crashes_keeps_submit_locked_and_a_reload_says_whether_it_was_stored(
-        cfg, pool_db, monkeypatch, crash, lang):
-    """A Submit whose handler fails past evalkit's own error handling (an exception Gradio reports only as "An error
-    occurred"), after the rating is written or before: the page cannot tell which. She reads, in her language, on the
-    status line that the server did not answer, that whether her rating was stored is not known and that a reload
-    tells (Gradio draws no popup for it); Submit stays locked (pressed again, it could store a second rating or meet the
-    same failure). Her reload, the handler mended, says truthfully what became of it: stored, or not stored with her
-    answers back to submit again."""
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_submit_that_crashes_on_the_server_keeps_submit_locked_and_a_reload_says_whether_it_was_stored(
+        cfg, pool_db, monkeypatch, lang):
+    """A Submit that fails on the server, before the rating is written or after: the page cannot tell which. Two kinds
+    of failure, each before and after the write, one after the other on one page (one browser for the four):
+    - past evalkit's own error handling (an exception Gradio reports only as "An error occurred"): she reads, in her
+      language, on the status line that the server did not answer, that whether her rating was stored is not known
+      and that a reload tells (Gradio draws no popup for it; if it does, in her words, not its English);
+    - inside it (rater audit, 2026-12-07: a bug, the disk), the server's "something went wrong on the server; it was
+      logged — reload the page and try again" (alerts.friendly), which the page took for a refusal: it unlocked the
+      form and forgot that the answers were on their way, so after a failure past the write her reload said her
+      answers "were not kept" though her rating was stored, and Submit pressed again met "already rated". The status
+      line now says that something went wrong on the server and that whether her rating was stored is not known
+      until a reload, which says it.
+    Either way Submit stays locked (pressed again, it could store a second rating or meet the same failure), her
+    answers stay marked as on their way, and her reload, the server mended, says truthfully what became of them:
+    stored, or not stored with her answers back to submit again."""
     from apphelpers import rows
 
+    import evalkit.ui.rate as rate
     from evalkit.ui.rate import TOAST_ERROR, RateHandlers
 
-    handled = RateHandlers.submit
-    broken = [True]
+    handled, write = RateHandlers.submit, rate.submit_rating
+    broken: list = [None]  # the failure the next Submit meets: (kind, when), or None (mended)
 
-    def failing(self, s, *values, page=None):
-        if not broken[0]:
+    def past_handling(self, s, *values, page=None):
+        if broken[0] is None or broken[0][0] != "past":
             return handled(self, s, *values, page=page)
-        if crash == "after":
+        if broken[0][1] == "after":
             handled(self, s, *values, page=page)
         raise RuntimeError("the test's failure, past the handler's own error handling")
 
-    monkeypatch.setattr(RateHandlers, "submit", failing)
+    def unforeseen(*args, **kwargs):
+        if broken[0] is None or broken[0][0] != "inside":
+            return write(*args, **kwargs)
+        if broken[0][1] == "after":
+            write(*args, **kwargs)
+        raise OSError("the test's failure: nobody foresaw it")
+
+    monkeypatch.setattr(RateHandlers, "submit", past_handling)
+    monkeypatch.setattr(rate, "submit_rating", unforeseen)
+    said = {"past": "no_answer_sent", "inside": "crashed_sent"}
+    stored = 0
     with served(cfg, pool_db) as url, chromium_page() as page:
         sign_in(page, url, "ann")
-        first = shown_texts(page)
+        shown_texts(page)
         if lang == "en":
             choose_language(page, "en")
             expect(page.locator("#submit")).to_have_text(word("submit", "en"))
         answer_all(page)
-        page.click("#submit")
-        expect(page.locator("#rate-status")).to_contain_text(word("no_answer_sent", lang))
-        for popup in page.locator(TOAST_ERROR).all():  # Gradio draws none for a failure with no message; if it does,
-            expect(popup).to_contain_text(word("gradio_no_answer", lang))  # in her words, not its English
-        expect(page.locator("#submit")).to_be_disabled()
-        kept = page.evaluate("() => localStorage.getItem('evalkit-draft') || ''")
-        assert '"sent":true' in kept, f"the answers are still marked as on their way: {kept}"
-        assert len(rows(pool_db, "SELECT id FROM ratings WHERE rater = 'ann'")) == (crash == "after")
-        broken[0] = False
-        page.reload()
-        if crash == "after":
-            expect(page.locator("#rate-status")).to_contain_text(word("draft_stored", lang))
-            assert shown_texts(page) != first
-        else:
-            assert shown_texts(page) == first
-            expect(page.locator("#rate-status")).to_contain_text(word("draft_sent_back", lang))
-            expect(page.locator(".question input:checked")).to_have_count(9)
+        # the befores first: each reload brings the same pair back with its answers, ready to submit again
+        for kind, when in (("past", "before"), ("inside", "before"), ("past", "after"), ("inside", "after")):
+            first = shown_texts(page)
             expect(page.locator("#submit")).to_be_enabled()
+            broken[0] = (kind, when)
+            page.click("#submit")
+            expect(page.locator("#rate-status")).to_contain_text(word(said[kind], lang))
+            if kind == "past":
+                for popup in page.locator(TOAST_ERROR).all():  # Gradio draws none for a failure with no message; if
+                    expect(popup).to_contain_text(word("gradio_no_answer", lang))  # it does, in her words
+            expect(page.locator("#submit")).to_be_disabled()
+            kept = page.evaluate("() => localStorage.getItem('evalkit-draft') || ''")
+            assert '"sent":true' in kept, f"{kind} {when}: the answers are still marked as on their way: {kept}"
+            stored += when == "after"
+            assert len(rows(pool_db, "SELECT id FROM ratings WHERE rater = 'ann'")) == stored, (kind, when)
+            broken[0] = None
+            page.reload()
+            if when == "after":
+                expect(page.locator("#rate-status")).to_contain_text(word("draft_stored", lang))
+                assert next_texts(page, first) != first
+                answer_all(page)
+            else:
+                assert shown_texts(page) == first
+                expect(page.locator("#rate-status")).to_contain_text(word("draft_sent_back", lang))
+                expect(page.locator(".question input:checked")).to_have_count(9)
+                expect(page.locator("#submit")).to_be_enabled()
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
@@ -785,54 +812,6 @@ def test_a_correction_that_fails_on_the_server_unforeseen_is_said_as_a_correctio
         page.click("#submit")
         expect(page.locator("#rate-status")).to_contain_text(word("crashed_sent_correction", lang))
         expect(page.locator("#rate-status")).not_to_contain_text(word("crashed_sent", lang))
-
-
-@pytest.mark.parametrize(("crash", "lang"), [("after", "en"), ("before", "zh")])
-def test_a_submit_that_fails_on_the_server_unforeseen_is_never_said_as_refused(cfg, pool_db, monkeypatch, crash, lang):
-    """Rater audit (2026-12-07): a Submit whose write, or what comes after it, failed in a way nobody foresaw (a bug,
-    the disk) got the server's "something went wrong on the server; it was logged — reload the page and try again"
-    (alerts.friendly), which the page took for a refusal: it unlocked the form and forgot that the answers were on
-    their way, so after a failure past the write her reload said her answers "were not kept" though her rating was
-    stored, and Submit pressed again met "already rated". The status line now says, in her language, that something
-    went wrong on the server and that whether her rating was stored is not known until a reload, which says it;
-    Submit stays locked, and the reload tells truthfully: stored, or not stored with her answers back."""
-    from apphelpers import rows
-
-    import evalkit.ui.rate as rate
-
-    write, broken = rate.submit_rating, [True]
-
-    def failing(*args, **kwargs):
-        if not broken[0]:
-            return write(*args, **kwargs)
-        if crash == "after":
-            write(*args, **kwargs)
-        raise OSError("the test's failure: nobody foresaw it")
-
-    monkeypatch.setattr(rate, "submit_rating", failing)
-    with served(cfg, pool_db) as url, chromium_page() as page:
-        sign_in(page, url, "ann")
-        first = shown_texts(page)
-        if lang == "en":
-            choose_language(page, "en")
-            expect(page.locator("#submit")).to_have_text(word("submit", "en"))
-        answer_all(page)
-        page.click("#submit")
-        expect(page.locator("#rate-status")).to_contain_text(word("crashed_sent", lang))
-        expect(page.locator("#submit")).to_be_disabled()
-        kept = page.evaluate("() => localStorage.getItem('evalkit-draft') || ''")
-        assert '"sent":true' in kept, f"the answers are still marked as on their way: {kept}"
-        assert len(rows(pool_db, "SELECT id FROM ratings WHERE rater = 'ann'")) == (crash == "after")
-        broken[0] = False
-        page.reload()
-        if crash == "after":
-            expect(page.locator("#rate-status")).to_contain_text(word("draft_stored", lang))
-            assert shown_texts(page) != first
-        else:
-            assert shown_texts(page) == first
-            expect(page.locator("#rate-status")).to_contain_text(word("draft_sent_back", lang))
-            expect(page.locator(".question input:checked")).to_have_count(9)
-            expect(page.locator("#submit")).to_be_enabled()
 
 
 def test_a_popup_left_from_an_earlier_refusal_is_never_said_as_why_the_server_did_not_answer(tiny_models, tmp_path,
