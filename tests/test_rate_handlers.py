@@ -1145,3 +1145,44 @@ def test_a_raw_submit_after_a_refusal_never_stores_its_rating_under_the_refused_
     assert refused_submission(db, "ann", sub) is not None
     fate = rate_module.submissions.settled(sub, lambda page: False, "ann")  # what a reload is told of the id
     assert fate is None if restarted else fate[:2] == ("refused", "preference 'maybe' is not A, B or tie")
+
+
+def test_a_queue_emptied_by_a_results_view_says_why_and_not_that_others_rated_every_pair(tmp_path):
+    """An organiser shown the study's results is served no pair stored after her view (store.VIEWED_BEFORE): those
+    results told its sides. Her empty screen said "other raters have rated every pair" (none_for_you), untrue, the
+    pairs being open to others; it now says, in her language, that she was shown the results, so the pairs left are
+    not hers to rate and others will rate them, naming no pair and no side, and offers no Check again. progress()
+    counts those pairs neither done nor open, so "held by others" is not said of them either."""
+    from dataclasses import replace as changed
+
+    from evalkit.store import insert_results_view
+
+    tab = pooled_tab(tmp_path, 3)
+    ui = tab.ui
+    s, _ = tab.sign_in("ann")
+    tab.rate_all(s, 3)  # the first pool closed (one rating each)
+    db = open_db(tab.db_path)
+    study = db.execute("SELECT MAX(id) FROM studies").fetchone()[0]
+    code = roster.add(db, "olga", organiser=True).code
+    insert_results_view(db, "olga", study)  # she is shown the results; a later pool joins the study
+    neutral_pool(db, 2)
+    seen = db.execute("SELECT seen_at FROM results_views WHERE rater = 'olga'").fetchone()[0]
+    later = db.execute("SELECT MIN(COALESCE(stored_at, created_at)) FROM pairs WHERE id NOT IN "
+                       "(SELECT pair_id FROM ratings)").fetchone()[0]
+    assert seen < later, "the set-up: the later pool is stored after her view"
+    db.conn.close()
+    out = tab.h.sign_in_local(Session(), "", "", code, None)
+    s = out[ui.session]
+    assert s.organiser and s.pair_id is None
+    assert word("results_viewed_none", "zh") in out[ui.done_md], out[ui.done_md]
+    for ordinary in ("none_for_you", "done"):
+        assert word(ordinary, "zh") not in out[ui.done_md]
+    assert "正由其他评分者评分。**" not in out[ui.done_md]  # held_by_others' opening
+    assert not REVEALING.search(shown(out, ui))
+    db = open_db(tab.db_path)
+    try:
+        assert tab.h.done_words(db, changed(s, lang="en")) == (word("results_viewed_none", "en"), False)
+    finally:
+        db.conn.close()
+    t, _ = tab.sign_in("bob")  # the pairs are open to the others
+    assert t.pair_id is not None

@@ -206,14 +206,16 @@ _MET_TEXT = """EXISTS (SELECT 1 FROM (SELECT text FROM generations WHERE id IN (
                      JOIN reference_outputs m ON m.id IN (q.a_reference_id, q.b_reference_id)
                      WHERE r.rater = :rater AND r.kind = 'rating'))"""
 # What keeps an open pair from this rater, whatever its count: she rated or skipped it, kept it to the cap, lost its
-# hold to a rater whose hold counts, or rated one of its texts.
-_NOT_HERS = f"""p.id NOT IN (SELECT pair_id FROM ratings WHERE rater = :rater) AND p.id NOT IN {_KEPT_TO_CAP}
-      AND p.id NOT IN {_DISPLACED_FROM} AND NOT {_MET_TEXT.format(p="p.")} AND NOT {VIEWED_BEFORE}"""
-_OPEN = f"""
+# hold to a rater whose hold counts, or rated one of its texts; or she was shown results that told its sides.
+_NOT_HERS_UNVIEWED = f"""p.id NOT IN (SELECT pair_id FROM ratings WHERE rater = :rater) AND p.id NOT IN {_KEPT_TO_CAP}
+      AND p.id NOT IN {_DISPLACED_FROM} AND NOT {_MET_TEXT.format(p="p.")}"""
+_NOT_HERS = f"{_NOT_HERS_UNVIEWED} AND NOT {VIEWED_BEFORE}"
+_OPEN_ANYONE = f"""
     SELECT p.id, COALESCE(c.n, 0) AS n, {_P_QUOTA} AS quota FROM pairs p
     LEFT JOIN (SELECT pair_id, COUNT(*) AS n FROM current_ratings GROUP BY pair_id) c ON c.pair_id = p.id
     WHERE COALESCE(c.n, 0) < {_P_QUOTA} AND {_LATEST_STUDY} AND {_READY}
-      AND p.id NOT IN (SELECT pair_id FROM closed_pairs) AND NOT {_IDENTICAL} AND {_NOT_HERS}"""
+      AND p.id NOT IN (SELECT pair_id FROM closed_pairs) AND NOT {_IDENTICAL}"""
+_OPEN = f"{_OPEN_ANYONE} AND {_NOT_HERS}"
 
 # A hold takes a pair only from a rater whose rating could fill its quota: not an organiser whose ratings in the
 # study no longer count (results_seen: opening the Results to watch held the head of the queue for 30 minutes), nor
@@ -610,6 +612,14 @@ def progress(db, rater: str, ratings_per_pair: int, share: int = 0) -> Progress:
     if share:
         still_open = min(still_open, max(share - given_ratings(db, rater), 0))
     return Progress(done, done + still_open, skipped)
+
+
+def kept_by_results_view(db, rater: str, ratings_per_pair: int) -> int:
+    """Open pairs that would be this rater's but for results she was shown (store.VIEWED_BEFORE: this study's, before
+    they were stored, or another study's whose texts they repeat): others rate them. progress() counts them neither
+    done nor open, so her empty queue says why (rate.RateHandlers.done_words), not that others rated every pair."""
+    return db.execute(f"SELECT COUNT(*) FROM ({_OPEN_ANYONE} AND {_NOT_HERS_UNVIEWED} AND {VIEWED_BEFORE})",
+                      {"rater": rater, "quota": ratings_per_pair}).fetchone()[0]
 
 
 def results_open(db, rater: str, ratings_per_pair: int, skip_allowance: int, share: int = 0) -> tuple[bool, str]:

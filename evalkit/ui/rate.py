@@ -33,7 +33,7 @@ from ..rating.roster import SignInError, code_from
 from ..rating.queue import (
     CAP_LAPSE_HOURS, HOLD_MINUTES, AlreadyRated, HoldDisplaced, PairTaken, Pending, RatingError, RatingInput, StudyClosed,
     TextMet, all_identical, hold_ends, keep_hold, answers_from_row, correct_rating, current_rating, is_closed, is_counted, latest_shown, next_pair, pair_prompt, pair_view,
-    note_refused, progress, rated_pairs, rating_counts, rater_reveal, refuse_met_text, refused_submission, results_seen,
+    kept_by_results_view, note_refused, progress, rated_pairs, rating_counts, rater_reveal, refuse_met_text, refused_submission, results_seen,
     share_reached, skip_pair, study_decided, stored_submission, submit_rating,
 )
 from ..task.criteria import CRITERIA
@@ -680,6 +680,9 @@ class RateHandlers:
         p = progress(db, s.rater, self.rpp, share)
         if p.total > p.done:
             return word("held_by_others", s.lang, left=p.total - p.done, minutes=HOLD_MINUTES), True
+        # pairs open to others, not to her (neither done nor open in p): results she was shown told their sides
+        if kept_by_results_view(db, s.rater, self.rpp):
+            return word("results_viewed_none", s.lang), False
         # a rater who rated nothing is not "done" (rater audit F13: invited after the last pair closed, she was thanked)
         return word("done" if p.done else "none_for_you", s.lang), False
 

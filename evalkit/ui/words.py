@@ -312,6 +312,14 @@ WORDS: dict[str, dict[str, str]] = {
     "none_for_you": {"zh": "**目前没有需要你评分的内容**：每一对都已由其他评分者评完。如果你认为这不对，请联系研究组织者。",
                      "en": "**There is nothing for you to rate**: other raters have rated every pair. If that seems "
                            "wrong, contact the study's organiser."},
+    # her queue empty because results she was shown (this study's, or one's whose texts these pairs repeat) told
+    # the sides of the pairs left (rating.queue.kept_by_results_view): others rate them, not "every pair is rated"
+    "results_viewed_none": {"zh": "**目前没有需要你评分的内容。** 你看过本研究（或输出与这些评分对相同的另一项研究）的结果，"
+                                  "这些结果可能已透露余下评分对两边各是哪种生成方式，所以它们不交给你评分，由其他评分者评分。谢谢！",
+                            "en": "**There is nothing for you to rate.** You were shown the results of this study (or "
+                                  "of another whose outputs these pairs repeat), and those results can tell which "
+                                  "side of the pairs left is which, so they are not yours to rate: other raters will "
+                                  "rate them. Thank you!"},
     "study_decided": {"zh": "**本研究已得出结论，不再需要评分。谢谢你的参与！**",
                       "en": "**This study has reached its decision: no more ratings are needed.** Thank you!"},
     "all_identical": {"zh": "**这一批的每一对输出都完全相同：无需评分即可判定，没有需要你评的内容。**",
