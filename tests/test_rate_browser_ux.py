@@ -814,6 +814,45 @@ def test_a_correction_that_fails_on_the_server_unforeseen_is_said_as_a_correctio
         expect(page.locator("#rate-status")).not_to_contain_text(word("crashed_sent", lang))
 
 
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_correction_the_server_did_not_answer_is_said_as_a_correction_in_either_language(cfg, pool_db, monkeypatch,
+                                                                                            lang):
+    """A correction's save the server did not answer (Gradio's bare "An error occurred" here, a failure past the
+    handler's own error handling) was said as her "rating" maybe stored (no_answer_sent); what was on its way was her
+    correction, and the line now says so (no_answer_sent_correction). A language switch says it again in the other
+    language, by the page itself (the server may be down)."""
+    from evalkit.ui.rate import RateHandlers
+
+    handled = RateHandlers.submit
+
+    def failing(self, s, *values, page=None):
+        if s.correcting:
+            raise RuntimeError("the test's failure, past the handler's own error handling")
+        return handled(self, s, *values, page=page)
+
+    monkeypatch.setattr(RateHandlers, "submit", failing)
+    other = "zh" if lang == "en" else "en"
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        shown_texts(page)  # signed in: a switch before the sign-in's answer can be relabelled back by it
+        if lang == "en":
+            choose_language(page, "en")
+            expect(page.locator("#submit")).to_have_text(word("submit", "en"))
+        answer_all(page)
+        page.click("#submit")
+        expect(page.locator("#next")).to_be_visible()
+        page.click("#correct")
+        expect(page.locator("#submit")).to_have_text(word("save_correction", lang))
+        expect(page.locator("#submit")).to_be_enabled()
+        page.locator("#r-preference input[value='B']").click()
+        page.click("#submit")
+        status = page.locator("#rate-status")
+        expect(status).to_contain_text(word("no_answer_sent_correction", lang))
+        expect(status).not_to_contain_text(word("no_answer_sent", lang))
+        choose_language(page, other)
+        expect(status).to_contain_text(word("no_answer_sent_correction", other))
+
+
 def test_a_popup_left_from_an_earlier_refusal_is_never_said_as_why_the_server_did_not_answer(tiny_models, tmp_path,
                                                                                            pool_db, monkeypatch):
     """Rater audit (2026-12-06), known limit: a refusal's popup still on screen (Gradio keeps one about 10 s) when the

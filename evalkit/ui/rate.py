@@ -360,8 +360,10 @@ def _say_refusal(no_answer: str, crashed: str | None = None) -> str:
     something went wrong on it (alerts.UNEXPECTED, in either language, which quotes its English) where `crashed` is
     given (after Submit, whose failure may come after the write): said as the words `crashed`, not as a refusal, or
     as `crashed`_correction where there are such words and the button sent was Save correction (_SENDING kept its
-    label): the line said her "rating" may be stored when what was on its way was her correction."""
-    words = {lang: json.dumps(word(no_answer, lang), ensure_ascii=False) for lang in ("zh", "en")}
+    label): the line said her "rating" may be stored when what was on its way was her correction. The same for
+    `no_answer` (no_answer_sent_correction after Save correction)."""
+    words = json.dumps(WORDS[no_answer], ensure_ascii=False)
+    words_corrected = json.dumps(WORDS.get(f"{no_answer}_correction"), ensure_ascii=False)
     failed = json.dumps(UNEXPECTED.what if crashed else None)
     failed_said = json.dumps(WORDS[crashed] if crashed else None, ensure_ascii=False)
     corrected = json.dumps(WORDS.get(f"{crashed}_correction") if crashed else None, ensure_ascii=False)
@@ -375,21 +377,21 @@ def _say_refusal(no_answer: str, crashed: str | None = None) -> str:
             f" const kept = () => {{ try {{ return localStorage.getItem('{_LANG_KEY}'); }} catch (e) {{ return null; }} }};"
             " const en = () => kept() === 'en' || (kept() !== 'zh'"
             " && (document.querySelector('#lang input:checked') || {}).value === 'en');"
+            f" const saved = {saving}.includes(String(window.evalkitSubmitLabel || '').trim());"
             f" const fixed = {fixed}, said = {said}; for (let i = 0; i < 40; i++) {{"
             f" const all = document.querySelectorAll('{TOAST_ERROR} {TOAST_TEXT}:not([{_EARLIER}])');"
             " const last = all.length ? all[all.length - 1].innerText.trim() : '';"
             f" if (last && {_PHONE}) document.querySelectorAll('{TOAST_ERROR} {TOAST_CLOSE}')"
             ".forEach((b) => b.click());"
             " if (fixed[last] === 'gradio_no_answer') break;"
-            f" if (last && {failed} && last.includes({failed})) return ({corrected}"
-            f" && {saving}.includes(String(window.evalkitSubmitLabel || '').trim())"
+            f" if (last && {failed} && last.includes({failed})) return ({corrected} && saved"
             f" ? {corrected} : {failed_said})[en() ? 'en' : 'zh'];"
             " if (fixed[last]) { window.evalkitRefused = true; return said[fixed[last]][en() ? 'en' : 'zh']; }"
             " if (last) { window.evalkitRefused = true;"
             " return last.replace(/[&<>]/g, (c) => ({'&': '&amp;', '<': '&lt;', '>': '&gt;'})[c])"
             ".replace(/([\\\\`*_\\[\\]()~:#|!])/g, '\\\\$1'); }"
             " await new Promise((r) => setTimeout(r, 50)); }"
-            f" return en() ? {words['en']} : {words['zh']}; }}")
+            f" return ({words_corrected} && saved ? {words_corrected} : {words})[en() ? 'en' : 'zh']; }}")
 
 
 def _no_answer_again() -> str:

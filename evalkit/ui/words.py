@@ -250,6 +250,12 @@ WORDS: dict[str, dict[str, str]] = {
                        "en": "The server did not answer (it may have stopped or be restarting), so whether your rating "
                              "was stored is not known. Reload the page: once the server is back, it says whether your "
                              "rating was stored."},
+    # (the same after Save correction: what may or may not be stored is her correction; rate._say_refusal)
+    "no_answer_sent_correction": {"zh": "服务器没有回答（它可能已停止或正在重启），所以不知道你的修改是否已保存。请重新加载页面："
+                                        "服务器恢复后，页面会告诉你修改是否已保存。",
+                                  "en": "The server did not answer (it may have stopped or be restarting), so whether "
+                                        "your correction was stored is not known. Reload the page: once the server is "
+                                        "back, it says whether your correction was stored."},
     "no_answer": {"zh": "服务器没有回答（它可能已停止或正在重启），所以不知道这一步是否完成。请重新加载页面，"
                         "看看现在到了哪一步。",
                   "en": "The server did not answer (it may have stopped or be restarting), so whether this step went "
@@ -453,7 +459,8 @@ GRADIO_MESSAGES = {
 # The page's own status lines for a step the server did not answer, refused as busy or failed in (rate._say_refusal):
 # the page says them again in the language chosen on a language switch by itself, the server being down
 # (rate._no_answer_again, keys.py)
-NO_ANSWER_LINES = ("no_answer_sent", "no_answer", "gradio_busy", "crashed_sent", "crashed_sent_correction")
+NO_ANSWER_LINES = ("no_answer_sent", "no_answer_sent_correction", "no_answer", "gradio_busy", "crashed_sent",
+                   "crashed_sent_correction")
 
 
 def word(key: str, lang: str, **fmt) -> str:
