@@ -936,6 +936,36 @@ def test_gradio_s_busy_refusal_is_said_in_the_rater_s_language_and_leaves_her_an
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_language_switch_refused_as_busy_goes_back_to_the_language_still_shown_and_says_so(cfg, pool_db, lang):
+    """While the server shut down (its queue closed, its pages still served) a language switch met Gradio's busy
+    refusal: nothing was relabelled, yet the switch showed the new language over the old labels, and the status line
+    said the busy words in the new language. The labels come from the server, so the switch goes back to the
+    language still shown, the browser keeps that one for the next visit, and the status line says, in it, that the
+    step was not taken and to press again."""
+    from evalkit.ui import build_app
+    from evalkit.ui.rate import _LANG_KEY
+    from evalkit.ui.server import serving
+
+    other = "zh" if lang == "en" else "en"
+    app = build_app(cfg, pool_db)
+    with serving(app) as url, chromium_page() as page:
+        sign_in(page, url, "ann")
+        shown_texts(page)
+        if lang == "en":
+            choose_language(page, "en")
+            expect(page.locator("#submit")).to_have_text(word("submit", "en"))
+        expect(page.locator("#keys-on-label")).not_to_have_text("")  # the page's script is at work
+        app._queue.close()  # shutting down: Gradio refuses each new event as busy
+        page.locator(f"#lang input[value='{other}']").click()
+        status = page.locator("#rate-status")
+        expect(status).to_contain_text(word("gradio_busy", lang))
+        expect(page.locator(f"#lang input[value='{lang}']")).to_be_checked()
+        expect(page.locator("#submit")).to_have_text(word("submit", lang))
+        expect(status).not_to_contain_text(word("gradio_busy", other))
+        assert page.evaluate(f"() => localStorage.getItem('{_LANG_KEY}')") == lang  # the next visit too
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
 def test_a_sign_out_or_page_load_refused_as_busy_says_so_on_the_status_line(cfg, pool_db, lang):
     """While the server shuts down (its queue closed, its pages still served) Gradio refuses every event as busy. A
     Sign out, and a reload's page load, so refused showed only the popup, which goes after a few seconds: the status

@@ -373,7 +373,7 @@ def _say_refusal(no_answer: str, crashed: str | None = None) -> str:
     said = json.dumps({key: WORDS[key] for key in GRADIO_MESSAGES.values()}, ensure_ascii=False)
     # her language: the one kept in this browser first (a reload's switch shows Chinese until it is put back, and a
     # refused page load never puts it back), else the switch's
-    return ("async () => { window.evalkitRefused = false;"
+    return ("async () => { window.evalkitRefused = false; window.evalkitBusy = false;"
             f" const kept = () => {{ try {{ return localStorage.getItem('{_LANG_KEY}'); }} catch (e) {{ return null; }} }};"
             " const en = () => kept() === 'en' || (kept() !== 'zh'"
             " && (document.querySelector('#lang input:checked') || {}).value === 'en');"
@@ -386,7 +386,8 @@ def _say_refusal(no_answer: str, crashed: str | None = None) -> str:
             " if (fixed[last] === 'gradio_no_answer') break;"
             f" if (last && {failed} && last.includes({failed})) return ({corrected} && saved"
             f" ? {corrected} : {failed_said})[en() ? 'en' : 'zh'];"
-            " if (fixed[last]) { window.evalkitRefused = true; return said[fixed[last]][en() ? 'en' : 'zh']; }"
+            " if (fixed[last]) { window.evalkitRefused = true; window.evalkitBusy = fixed[last] === 'gradio_busy';"
+            " return said[fixed[last]][en() ? 'en' : 'zh']; }"
             " if (last) { window.evalkitRefused = true;"
             " return last.replace(/[&<>]/g, (c) => ({'&': '&amp;', '<': '&lt;', '>': '&gt;'})[c])"
             ".replace(/([\\\\`*_\\[\\]()~:#|!])/g, '\\\\$1'); }"
@@ -404,6 +405,25 @@ def _no_answer_again() -> str:
     return (f"(lang, line) => {{ const t = String(line || '').trim(); const w = {said}"
             ".find((w) => t === w.zh || t === w.en);"
             " return w ? w[lang === 'en' ? 'en' : 'zh'] : {__type__: 'update'}; }")
+
+
+# Browser-only: the language the page's words are in (the server's last switch that went through; the page's own at
+# load). A switch Gradio's busy queue refused (the server shutting down) relabelled nothing: the switch showed the new
+# language over the old labels, and the busy line said it in the new one. The page's own labels, prompts and
+# guidelines come from the server, so the switch goes back to the language still shown (and the browser keeps that
+# one), and the busy line, which says the step was not taken, is said in it; that change of the switch is refused
+# the same way while the queue is down, and then leaves all as it is.
+_SHOWN_LANG = "(lang) => { window.evalkitShownLang = lang === 'en' ? 'en' : 'zh'; }"
+
+
+def _switch_refused() -> str:
+    """The step after a refused language switch (_say_refusal's): see _SHOWN_LANG."""
+    busy = json.dumps(WORDS["gradio_busy"], ensure_ascii=False)
+    return ("() => { const keep = {__type__: 'update'}; const shown = window.evalkitShownLang;"
+            " const chosen = (document.querySelector('#lang input:checked') || {}).value;"
+            " if (!window.evalkitBusy || !shown || chosen === shown) return [keep, keep];"
+            f" try {{ localStorage.setItem('{_LANG_KEY}', shown); }} catch (e) {{}}"
+            f" return [shown, {busy}[shown]]; }}")
 
 
 # Browser-only, after an event that went through: the toasts of earlier refusals go (rater audit F5: a skip refused
@@ -1332,8 +1352,10 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     refusal_said(ui.skip_btn.click(gradio_hints(h.skip), [ui.session, ui.skip_reason], ui.pair_outputs, api_name="skip",
                                    postprocess=False, **on)  # the form is unlocked
                  ).success(None, None, None, js=_forget_draft("evalkitSkipBy"))
+    demo.load(None, [ui.lang], None, js=_SHOWN_LANG)
     refusal_said(ui.lang.change(gradio_hints(h.switch_language), [ui.session, ui.lang, ui.status], ui.language_outputs,
-                                api_name="language", preprocess=False, postprocess=False, **on))
+                                api_name="language", preprocess=False, postprocess=False, **on),
+                 then_js=([ui.lang, ui.status], _switch_refused())).success(None, [ui.lang], None, js=_SHOWN_LANG)
     ui.lang.input(None, [ui.lang], None, js=_KEEP_LANG)  # the rater's own choice only
     ui.lang.change(None, [ui.lang, ui.status], ui.status, js=_no_answer_again())
     # .input fires on the rater's own clicks only; the handlers above set the button for programmatic resets
