@@ -1186,3 +1186,34 @@ def test_a_queue_emptied_by_a_results_view_says_why_and_not_that_others_rated_ev
         db.conn.close()
     t, _ = tab.sign_in("bob")  # the pairs are open to the others
     assert t.pair_id is not None
+
+
+def test_a_rater_shown_an_earlier_study_s_results_reads_why_a_new_study_repeating_its_texts_has_nothing_for_her(
+        tmp_path):
+    """The same words for a rater shown an earlier study's results, whose texts a new study's pairs repeat (greedy
+    decoding; store.VIEWED_BEFORE): none of them is hers, and her screen said "other raters have rated every pair"."""
+    from evalkit.store import insert_results_view
+
+    tab = pooled_tab(tmp_path, 3)
+    ui = tab.ui
+    db = open_db(tab.db_path)
+    first = db.execute("SELECT MAX(id) FROM studies").fetchone()[0]
+    insert_results_view(db, "rhea", first)  # she is shown the first study's results
+    exp = insert_experiment(db, "pool", {}, {}, new_study="again")
+    pairs = []
+    for i in range(2):  # the same texts, as greedy decoding writes them again
+        o = GenerationRecord(prompt_id="writing-01", path="ordinary", text=f"通知甲 {i}", new_tokens=40,
+                             stop_reason="eos", generate_seconds=2.0)
+        a = GenerationRecord(prompt_id="writing-01", path="assisted", text=f"通知乙 {i}", new_tokens=40,
+                             stop_reason="eos", generate_seconds=1.0)
+        pairs.append({"prompt_id": "writing-01", "sample": i, "ordinary": o, "assisted": a, "ordinary_side": "AB"[i]})
+    insert_pairs(db, exp, pairs)
+    assert db.execute("SELECT MAX(id) FROM studies").fetchone()[0] != first, "the set-up: a new study is served"
+    db.conn.close()
+    s, out = tab.sign_in("rhea")
+    assert s.pair_id is None
+    assert word("results_viewed_none", "zh") in out[ui.done_md], out[ui.done_md]
+    assert word("none_for_you", "zh") not in out[ui.done_md]
+    assert not REVEALING.search(shown(out, ui))
+    t, _ = tab.sign_in("bob")  # the pairs are open to the others
+    assert t.pair_id is not None
