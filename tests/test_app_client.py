@@ -561,6 +561,7 @@ def test_a_hub_account_never_takes_over_a_rater_invited_by_code(cfg, pool_db, mo
 
     db = open_db(pool_db)
     raters.add(db, "ann")
+    raters.add(db, "bea")
     db.conn.close()
     (sign_in,) = [f for f in build_app(cfg, pool_db, space=True).fns.values() if f.api_name == "sign_in"]
     for username in ("ann", "ANN"):
@@ -590,6 +591,7 @@ def test_the_organiser_who_piloted_locally_signs_in_on_the_space_under_her_own_n
     db = open_db(pool_db)
     raters.add(db, "olga", organiser=True)
     raters.add(db, "ann")
+    raters.add(db, "bea")
     db.conn.close()
     (sign_in,) = [f for f in build_app(cfg, pool_db, space=True).fns.values() if f.api_name == "sign_in"]
 
@@ -600,8 +602,12 @@ def test_the_organiser_who_piloted_locally_signs_in_on_the_space_under_her_own_n
     assert session.rater == "olga" and session.organiser
     with pytest.raises(gr.Error, match="is one of app.organisers, but .* list a Hub account of another name"):
         sign_in.fn(Session(), profile("ann"))
+    # The Hub tells usernames apart only beyond case: "OLGA" is the account listed as "olga", so she is the database's
+    # organiser, under the name it knows her by (her pilot's ratings and the Space's stay one rater's)
+    (session,) = [v for k, v in sign_in.fn(Session(), profile("OLGA")).items() if isinstance(k, gr.State)]
+    assert session.rater == "olga" and session.organiser
     with pytest.raises(gr.Error, match="has the name of a rater invited"):
-        sign_in.fn(Session(), profile("OLGA"))  # a look-alike, not listed, is not her
+        sign_in.fn(Session(), profile("BEA"))  # an invited rater's name (in any case), not listed, is not hers
 
 
 def test_the_app_stores_the_pseudonyms_secret_so_every_copy_of_its_database_exports_the_same_names(cfg, pool_db,

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from ..rating import roster as raters
 from ..config import AppConfig
-from ..rating.identity import NAME_LIMIT, hub_in, name_key
+from ..rating.identity import NAME_LIMIT, hub_in, hub_key, name_key
 from ..rating.limits import SignInGuard, check_allowed, window_full
 from ..rating.roster import Identity, SignInError
 from ..rating.queue import RatingError, clean_rater
@@ -295,8 +295,12 @@ class Doorman:
         # ...unless the config's organisers list this Hub name and the database's own organiser holds it, unrevoked:
         # the organiser who piloted locally (the local app asks for `raters add NAME --organiser` first) and then put
         # her Hub name in app.organisers is one person by her own config's word (Space audit F8: she was locked out)
-        vouched = (holder is not None and organiser and holder["name"] == name
+        # The Hub tells usernames apart only beyond case, so her local name in another case is still her account; she
+        # then rates under the name the database knows, so her pilot's ratings and the Space's stay one rater's.
+        vouched = (holder is not None and organiser and hub_key(holder["name"]) == hub_key(name)
                    and holder["role"] == "organiser")
+        if vouched:
+            name = holder["name"]
         if holder is not None and not vouched and organiser:
             raise RatingError(
                 f"the Hugging Face account '{name}' is one of app.organisers, but this study's database holds a rater "
