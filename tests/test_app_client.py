@@ -561,7 +561,6 @@ def test_a_hub_account_never_takes_over_a_rater_invited_by_code(cfg, pool_db, mo
 
     db = open_db(pool_db)
     raters.add(db, "ann")
-    raters.add(db, "bea")
     db.conn.close()
     (sign_in,) = [f for f in build_app(cfg, pool_db, space=True).fns.values() if f.api_name == "sign_in"]
     for username in ("ann", "ANN"):

@@ -63,7 +63,9 @@ def all_received(page) -> None:
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     try:
-        page.wait_for_function("() => window.__evalkitOpen === 0")
+        # two minutes, not Playwright's 30 s: under CI's two workers the stream once stayed open past 30 s after the
+        # answers' own steps (their saves and signs of work) while the server worked through them
+        page.wait_for_function("() => window.__evalkitOpen === 0", timeout=120_000)
     except PlaywrightTimeout:
         still = page.evaluate("() => [...window.__evalkitOpenUrls.values()]")
         raise AssertionError(f"fetches still being read when the wait ran out: {still}") from None
