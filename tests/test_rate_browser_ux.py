@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 from apphelpers import (  # noqa: F401
     PAGE_WATCH, answer_all, choose_language, chromium_page, clicks, next_texts, page_ticked, pair_taken_in, pool_db,
-    pool_template, served, shown_texts, sign_in, wait_until, write_config,
+    pool_template, served, shown_texts, sign_in, type_reason, wait_until, write_config,
 )
 
 expect = pytest.importorskip("playwright.sync_api").expect  # the fast subset (-m "not browser") runs without it
@@ -119,6 +119,17 @@ def test_sign_out_leaves_nothing_she_typed_in_the_sign_in_form(cfg, pool_db):
         expect(page.locator("#text-a")).to_be_hidden()
 
 
+def _signed_in_in(page, url, lang: str) -> tuple[str, str]:
+    """"ann" signed in with a pair on screen (its texts returned), the page in `lang`: switched once the sign-in has
+    answered, since a switch made before its answer is relabelled back by it (a known race, README)."""
+    sign_in(page, url, "ann")
+    first = shown_texts(page)
+    if lang == "en":
+        choose_language(page, "en")
+        expect(page.locator("#submit")).to_have_text(word("submit", "en"))
+    return first
+
+
 def _popups_stay(monkeypatch) -> None:
     """Gradio's error popups stay until closed (they go after 10 s otherwise): a test then waits for the page to close
     one rather than timing it against those 10 s."""
@@ -142,7 +153,7 @@ def test_a_refused_skip_leaves_the_questions_clickable(cfg, pool_db, monkeypatch
         # and why, on the status line a screen reader hears (rater audit F21: it said only "Error")
         expect(page.locator("#rate-status")).to_contain_text("跳过需要说明原因")
         first = shown_texts(page)
-        page.locator("#skip-reason").locator("textarea, input").first.fill("两则输出都是空的")
+        type_reason(page, "两则输出都是空的")
         page.click("#skip")  # stored: the refusal's toast goes with it (rater audit F5), not over the next pair
         next_texts(page, first)
         expect(page.locator('[data-testid="toast-body"]')).to_have_count(0)
@@ -753,11 +764,7 @@ def test_a_submit_that_crashes_on_the_server_keeps_submit_locked_and_a_reload_sa
     said = {"past": "no_answer_sent", "inside": "crashed_sent"}
     stored = 0
     with served(cfg, pool_db) as url, chromium_page() as page:
-        sign_in(page, url, "ann")
-        shown_texts(page)
-        if lang == "en":
-            choose_language(page, "en")
-            expect(page.locator("#submit")).to_have_text(word("submit", "en"))
+        _signed_in_in(page, url, lang)
         answer_all(page)
         # the befores first: each reload brings the same pair back with its answers, ready to submit again
         for kind, when in (("past", "before"), ("inside", "before"), ("past", "after"), ("inside", "after")):
@@ -798,10 +805,7 @@ def test_a_correction_that_fails_on_the_server_unforeseen_is_said_as_a_correctio
 
     monkeypatch.setattr(rate, "correct_rating", failing)
     with served(cfg, pool_db) as url, chromium_page() as page:
-        sign_in(page, url, "ann")
-        if lang == "en":
-            choose_language(page, "en")
-            expect(page.locator("#submit")).to_have_text(word("submit", "en"))
+        _signed_in_in(page, url, lang)
         answer_all(page)
         page.click("#submit")
         expect(page.locator("#next")).to_be_visible()
@@ -833,11 +837,7 @@ def test_a_correction_the_server_did_not_answer_is_said_as_a_correction_in_eithe
     monkeypatch.setattr(RateHandlers, "submit", failing)
     other = "zh" if lang == "en" else "en"
     with served(cfg, pool_db) as url, chromium_page() as page:
-        sign_in(page, url, "ann")
-        shown_texts(page)  # signed in: a switch before the sign-in's answer can be relabelled back by it
-        if lang == "en":
-            choose_language(page, "en")
-            expect(page.locator("#submit")).to_have_text(word("submit", "en"))
+        _signed_in_in(page, url, lang)
         answer_all(page)
         page.click("#submit")
         expect(page.locator("#next")).to_be_visible()
@@ -916,11 +916,7 @@ def test_gradio_s_busy_refusal_is_said_in_the_rater_s_language_and_leaves_her_an
     busy = word("gradio_busy", lang)
     app = build_app(cfg, pool_db)
     with serving(app) as url, chromium_page() as page:
-        sign_in(page, url, "ann")
-        shown_texts(page)
-        if lang == "en":
-            choose_language(page, "en")
-            expect(page.locator("#submit")).to_have_text(word("submit", "en"))
+        _signed_in_in(page, url, lang)
         answer_all(page)
         app._queue.close()  # shutting down: Gradio refuses each new event as busy
         page.click("#submit")
@@ -949,11 +945,7 @@ def test_a_language_switch_refused_as_busy_goes_back_to_the_language_still_shown
     other = "zh" if lang == "en" else "en"
     app = build_app(cfg, pool_db)
     with serving(app) as url, chromium_page() as page:
-        sign_in(page, url, "ann")
-        shown_texts(page)
-        if lang == "en":
-            choose_language(page, "en")
-            expect(page.locator("#submit")).to_have_text(word("submit", "en"))
+        _signed_in_in(page, url, lang)
         expect(page.locator("#keys-on-label")).not_to_have_text("")  # the page's script is at work
         app._queue.close()  # shutting down: Gradio refuses each new event as busy
         page.locator(f"#lang input[value='{other}']").click()
@@ -978,11 +970,7 @@ def test_a_sign_out_or_page_load_refused_as_busy_says_so_on_the_status_line(cfg,
     busy = word("gradio_busy", lang)
     app = build_app(cfg, pool_db)
     with serving(app) as url, chromium_page() as page:
-        sign_in(page, url, "ann")
-        shown_texts(page)
-        if lang == "en":
-            choose_language(page, "en")
-            expect(page.locator("#submit")).to_have_text(word("submit", "en"))
+        _signed_in_in(page, url, lang)
         status = page.locator("#rate-status")
         expect(status).not_to_contain_text(busy)
         app._queue.close()  # shutting down: Gradio refuses each new event as busy
@@ -1715,8 +1703,7 @@ def test_the_language_switch_never_says_an_old_status_over_a_refusal(cfg, pool_d
     only while the line still shows them."""
     with served(cfg, pool_db) as url, chromium_page() as page:
         first, reason = _skip_box_opened(page, url)
-        reason.fill("两则输出都是空的")
-        expect(reason).to_have_value("两则输出都是空的")
+        type_reason(page, "两则输出都是空的")
         page.click("#skip")
         next_texts(page, first)
         status = page.locator("#rate-status")
@@ -1814,7 +1801,7 @@ def test_the_skip_reason_typed_survives_a_reload_and_goes_with_its_pair(cfg, poo
 
     with served(cfg, pool_db) as url, chromium_page() as page:
         first, reason = _skip_box_opened(page, url)
-        reason.press_sequentially("看不懂这段材料")
+        type_reason(page, "看不懂这段材料", keys=True)
         page.wait_for_function("() => (localStorage.getItem('evalkit-draft') || '').includes('看不懂这段材料')")
         page.reload()
         assert shown_texts(page) == first
@@ -1871,7 +1858,7 @@ def test_a_late_page_load_step_keeps_what_the_rater_typed_after_signing_in_by_ha
         comment.fill("第二则更好")
         answer = page.locator("#r-a_schedule input[value='fail']")
         answer.click()
-        reason.fill("两则输出都是空的")
+        type_reason(page, "两则输出都是空的")
         page.evaluate("() => { window.evalkitTestTyped = true; }")
         page.wait_for_function("() => !!window.evalkitTestLoaded")
         expect(reason).to_have_value("两则输出都是空的")

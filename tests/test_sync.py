@@ -1276,6 +1276,18 @@ def _verdict(out) -> str:
     return next(v for k, v in out.items() if getattr(k, "label", None) == "verdict")
 
 
+def _pushed_sync(tab, tmp_path):
+    """A Space's own disk (losable) under a sync to a fake Hub, the tab's database pushed once and the sync started:
+    (the Hub, the sync). A failed push backs off an hour, so a test says when the Hub is tried again (retry_in)."""
+    hub = FakeHub(tmp_path / "hub")
+    sync = DatabaseSync(tab.db_path, "org/ratings", api=hub, every_seconds=3600, min_gap=0, losable=True,
+                        retry_delays=(3600,))
+    sync.restore_if_missing()
+    assert sync.push_now()
+    sync.start()
+    return hub, sync
+
+
 def test_a_first_view_of_the_results_on_a_space_s_own_disk_is_shown_only_once_its_record_is_pushed(tmp_path):
     """Space audit: a view of the Results is recorded (results_views) so that its viewer is never served the pairs
     whose sides it told her; a crash before the next push lost that record, and she was served them again, counted
@@ -1287,12 +1299,7 @@ def test_a_first_view_of_the_results_on_a_space_s_own_disk_is_shown_only_once_it
     tab, show = _results_tab(tmp_path)
     olga = _organiser(tab, "olga")
     assert losable(tab.db_path) is None and _shown(show(olga))  # locally: at once
-    hub = FakeHub(tmp_path / "hub")
-    sync = DatabaseSync(tab.db_path, "org/ratings", api=hub, every_seconds=3600, min_gap=0, losable=True,
-                        retry_delays=(3600,))
-    sync.restore_if_missing()
-    assert sync.push_now()
-    sync.start()
+    hub, sync = _pushed_sync(tab, tmp_path)
     try:
         otto = _organiser(tab, "otto")
         hub.fail_uploads = 1  # the push her view asks for fails
@@ -1329,12 +1336,7 @@ def test_a_view_that_left_her_ratings_uncounted_is_pushed_before_the_results_sho
     db = open_db(tab.db_path)
     study = db.execute("SELECT MAX(id) FROM studies").fetchone()[0]
     insert_results_view(db, "otto", study)  # her first view, pushed below
-    hub = FakeHub(tmp_path / "hub")
-    sync = DatabaseSync(tab.db_path, "org/ratings", api=hub, every_seconds=3600, min_gap=0, losable=True,
-                        retry_delays=(3600,))
-    sync.restore_if_missing()
-    assert sync.push_now()
-    sync.start()
+    hub, sync = _pushed_sync(tab, tmp_path)
     said = []
     try:
         assert view_saved(db, tab.db_path, otto, study, lambda *a, **k: said.append(k["desc"]), "en") == ""
