@@ -2149,6 +2149,58 @@ def test_correct_answering_after_a_language_switch_speaks_the_new_language(cfg, 
         expect(page.locator("#submit")).to_have_text(word("save_correction", "zh"))
 
 
+def _held_answer(monkeypatch, name: str):
+    """RateHandlers.`name` held on the server after it has run: its screen is made (in the language its session said
+    then), it sets the first event returned, then waits for the second (at most a minute) before it answers. What a
+    busy machine does to an event descheduled between reading the page's session and writing its answer back."""
+    import functools
+    import threading
+
+    import evalkit.ui.rate as rate
+
+    started, released, real = threading.Event(), threading.Event(), getattr(rate.RateHandlers, name)
+
+    @functools.wraps(real)  # its hints: Gradio passes the request
+    def late(self, *args, **kwargs):
+        out = real(self, *args, **kwargs)
+        started.set()
+        released.wait(60)
+        return out
+
+    monkeypatch.setattr(rate.RateHandlers, name, late)
+    return started, released
+
+
+@pytest.mark.parametrize(("was", "chosen"), [("zh", "en"), ("en", "zh")])
+def test_a_language_switch_made_while_a_sign_in_is_on_its_way_is_never_undone_by_its_answer(cfg, pool_db,
+                                                                                            monkeypatch, was, chosen):
+    """Found under load: a rater signed in and switched the language before the sign-in answered; its answer, made in
+    the language it began with, relabelled the page so (Submit said "提交" for a minute with English chosen) and kept
+    that language in the session, while the switch, and the browser's kept choice, stayed on hers. Made certain here:
+    the sign-in's answer is held until the switch has answered. The page ends in the language the switch shows: the
+    form, Submit, the progress line and the welcome."""
+    started, released = _held_answer(monkeypatch, "sign_in_local")
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        page.goto(url)
+        button = page.locator("#signin-button")
+        if was == "en":
+            choose_language(page, "en")
+            expect(button).to_have_text(word("sign_in", "en"))
+        page.locator("#signin-name").locator("input, textarea").first.fill("ann")
+        button.click()
+        assert started.wait(60), "the sign-in reached the server"
+        choose_language(page, chosen)
+        expect(button).to_have_text(word("sign_in", chosen))  # the switch has answered
+        released.set()
+        shown_texts(page)
+        expect(page.locator("#submit")).to_have_text(word("submit", chosen))
+        expect(page.locator("#r-preference")).to_contain_text(word("preference", chosen))
+        expect(page.locator("#rate-who")).to_contain_text(word("signed_in", chosen).split("**")[0].strip())
+        expect(page.locator("#rate-status")).to_contain_text(word("welcome", chosen, name="ann", code="x")[:7])
+        expect(page.locator(f"#lang input[value='{chosen}']")).to_be_checked()
+        assert page.evaluate("() => localStorage.getItem('evalkit-lang')") == chosen
+
+
 def test_a_reload_after_other_raters_completed_the_pair_says_so(cfg, pool_db):
     """Rater audit R1: answers kept for a pair that other raters completed meanwhile were said to be lost because her
     hold may have run out. The reload now says the pair was completed by others."""

@@ -901,6 +901,17 @@ class RateHandlers:
             s, on_screen = now, None
         return out
 
+    @friendly
+    def follow_switch(self, s: Session, lang: str, on_screen=None, request: gr.Request | None = None) -> dict:
+        """After an event that relabels the page (a sign-in): its answer was made in the language its session said
+        when it ran, and a switch that answered before it was undone: the labels went back to the old language (Submit
+        said "提交" with English chosen), the session too, and the switch and the browser's kept choice stayed on hers.
+        Her switch is the latest word: where the session's language (what the page was last labelled in) is not the
+        switch's (lang, read as this runs), the page is switched again to the switch's. Nothing otherwise."""
+        if not isinstance(s, Session) or s.lang == ("en" if lang == "en" else "zh"):
+            return {self.ui.status: update()}  # Gradio refuses an empty dict: one update that sets nothing
+        return self.switch_language(s, lang, on_screen, request)
+
     def switched(self, s: Session, lang: str, on_screen=None) -> dict:
         """switch_language's screen, from the session `s`."""
         ui = self.ui
@@ -1230,6 +1241,14 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     h.in_queue = lambda page: submit_queued(demo, page)
     h.live_session = lambda page: live_session(demo, ui.session, page)
 
+    def follows_switch(event):
+        """After `event`, which relabels the page in the language its session said when it ran: a language switch
+        that answered meanwhile is not undone (RateHandlers.follow_switch). Returns `event`."""
+        event.success(gradio_hints(h.follow_switch), [ui.session, ui.lang, ui.status], ui.language_outputs,
+                      api_visibility="private", preprocess=False, postprocess=False, show_progress="hidden").success(
+            None, [ui.lang], None, js=_SHOWN_LANG)
+        return event
+
     if preparing is not None:
         timer = gr.Timer(1.0)
 
@@ -1244,9 +1263,9 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
         poll_outputs = [prep_html, timer, *([tabs] if tabs else []), *ui.signin_outputs]
         ticked = timer.tick(poll, [ui.session, ui.browser_code], poll_outputs, api_visibility="private")
         ticked.then(None, None, None, js=_FORGET_INVITE_SIGNED_IN)  # the poll signs in once the pool is ready
-        ticked.then(None, [ui.draft_owner], None, js=mark_who)
+        follows_switch(ticked).then(None, [ui.draft_owner], None, js=mark_who)
         # a page opened later shows the progress at once, not the panel as it was when the app started
-        demo.load(poll, [ui.session, ui.browser_code], poll_outputs, api_visibility="private").then(
+        follows_switch(demo.load(poll, [ui.session, ui.browser_code], poll_outputs, api_visibility="private")).then(
             None, [ui.draft_owner], None, js=mark_who)
 
     signin = ui.signin
@@ -1267,8 +1286,9 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     answers = [ui.fields[k] for k in REQUIRED_KEYS]
 
     def watched(event):
-        """After an event that can sign in: this tab's rater marked in the browser (_MARK_WHO). Returns `event`."""
-        event.then(None, [ui.draft_owner], None, js=mark_who)
+        """After an event that can sign in: this tab's rater marked in the browser (_MARK_WHO), and the page in the
+        language of the switch (follows_switch). Returns `event`."""
+        follows_switch(event).then(None, [ui.draft_owner], None, js=mark_who)
         return event
 
     def restore(event):
