@@ -2201,6 +2201,46 @@ def test_a_language_switch_made_while_a_sign_in_is_on_its_way_is_never_undone_by
         assert page.evaluate("() => localStorage.getItem('evalkit-lang')") == chosen
 
 
+@pytest.mark.parametrize("handler", ["next_screen", "submit", "start_correction", "skip"])
+def test_a_language_switch_made_while_a_pair_step_is_on_its_way_is_never_undone_by_its_answer(cfg, pool_db,
+                                                                                              monkeypatch, handler):
+    """As for the sign-in: Next pair, Submit, Correct and Skip each answer in the language their session said when
+    they ran (in_page_language reads the switch's only up to then), and a switch that answered before them was undone
+    by their answer: Submit, the prompt, the status line back in Chinese with English chosen. Made certain here: the
+    step's answer is held until the switch has answered. The page ends in the language the switch shows."""
+    started, released = _held_answer(monkeypatch, handler)
+    with served(cfg, pool_db) as url, chromium_page() as page:
+        if handler == "skip":
+            first, _ = _skip_box_opened(page, url)
+            type_reason(page, "两则输出都是空的")
+            page.click("#skip")
+        else:
+            sign_in(page, url, "ann")
+            first = shown_texts(page)
+            page.wait_for_function("() => !!window.evalkitWho")  # the sign-in's own steps have run
+            answer_all(page)
+            page.click("#submit")
+            if handler != "submit":
+                expect(page.locator("#next")).to_be_visible()
+                page.click("#next" if handler == "next_screen" else "#correct")
+        assert started.wait(60), "the step reached the server"
+        choose_language(page, "en")
+        expect(page.locator("#signout")).to_have_text(word("sign_out", "en"))  # the switch has answered
+        released.set()
+        if handler == "submit":
+            expect(page.locator("#rate-status")).to_contain_text(word("stored", "en"))
+            expect(page.locator("#next")).to_have_text(word("next", "en"))
+        elif handler == "start_correction":
+            expect(page.locator("#submit")).to_have_text(word("save_correction", "en"))
+            expect(page.locator("#rate-status")).to_contain_text(word("correcting_blind", "en")[:30])
+        else:
+            next_texts(page, first)
+            expect(page.locator("#submit")).to_have_text(word("submit", "en"))
+            expect(page.locator("#rate-prompt")).to_contain_text(word("task", "en"))
+        expect(page.locator("#rate-who")).to_contain_text(word("signed_in", "en").split("**")[0].strip())
+        expect(page.locator("#lang input[value='en']")).to_be_checked()
+
+
 def test_a_reload_after_other_raters_completed_the_pair_says_so(cfg, pool_db):
     """Rater audit R1: answers kept for a pair that other raters completed meanwhile were said to be lost because her
     hold may have run out. The reload now says the pair was completed by others."""

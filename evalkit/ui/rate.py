@@ -903,11 +903,12 @@ class RateHandlers:
 
     @friendly
     def follow_switch(self, s: Session, lang: str, on_screen=None, request: gr.Request | None = None) -> dict:
-        """After an event that relabels the page (a sign-in): its answer was made in the language its session said
-        when it ran, and a switch that answered before it was undone: the labels went back to the old language (Submit
-        said "提交" with English chosen), the session too, and the switch and the browser's kept choice stayed on hers.
-        Her switch is the latest word: where the session's language (what the page was last labelled in) is not the
-        switch's (lang, read as this runs), the page is switched again to the switch's. Nothing otherwise."""
+        """After an event that relabels the page (a sign-in, Next pair, Check again, Submit, Correct, Skip): its answer
+        was made in the language its session said when it ran, and a switch that answered before it was undone: the
+        labels went back to the old language (Submit said "提交" with English chosen), the session too, and the switch
+        and the browser's kept choice stayed on hers. Her switch is the latest word: where the session's language (what
+        the page was last labelled in) is not the switch's (lang, read as this runs), the page is switched again to the
+        switch's. Nothing otherwise."""
         if not isinstance(s, Session) or s.lang == ("en" if lang == "en" else "zh"):
             return {self.ui.status: update()}  # Gradio refuses an empty dict: one update that sets nothing
         return self.switch_language(s, lang, on_screen, request)
@@ -1353,7 +1354,7 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
         show_progress="hidden")
     sent = sending.then(
         gradio_hints(submit), [ui.session, *ui.form], ui.locked_outputs, api_name="submit", preprocess=False, postprocess=False, **on)
-    sent.then(None, None, None, js=_SENT_ANSWERED)
+    follows_switch(sent).then(None, None, None, js=_SENT_ANSWERED)
     sent.success(None, None, None, js=_forget_draft("evalkitSentBy"))
     # a rating may be on its way: its own words when the server does not answer, and then whether it still is.
     # Refused at its first step (Gradio's busy queue, the server shutting down), the submission itself never runs:
@@ -1362,16 +1363,18 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
         refusal_said(step, "no_answer_sent", then_js=([*ui.form, ui.submit_btn], _UNSENT), clears=last,
                      crashed="crashed_sent")
     sending.failure(None, None, None, js=_SENT_ANSWERED)
-    refusal_said(ui.correct_btn.click(gradio_hints(h.start_correction), [ui.session], ui.correct_outputs, api_name="correct",
-                                      postprocess=False, **on)).success(None, None, ui.form, js=unlock)
+    follows_switch(refusal_said(ui.correct_btn.click(gradio_hints(h.start_correction), [ui.session], ui.correct_outputs,
+                                                     api_name="correct", postprocess=False, **on))).success(
+        None, None, ui.form, js=unlock)
     for button, api in ((ui.next_btn, "next_pair"), (ui.again_btn, "check_again")):
-        refusal_said(button.click(gradio_hints(h.next_screen), [ui.session], ui.pair_outputs, api_name=api, postprocess=False, **on)
-                     ).success(None, None, ui.form, js=unlock)
+        follows_switch(refusal_said(button.click(gradio_hints(h.next_screen), [ui.session], ui.pair_outputs,
+                                                 api_name=api, postprocess=False, **on))).success(None, None, ui.form,
+                                                                                                  js=unlock)
     ui.alive_btn.click(h.still_here, [ui.session], None, api_name="still_here", show_progress="hidden")
     ui.skip_btn.click(None, None, None, js=_SKIPPING)  # before the skip's own step: whose skip it is
-    refusal_said(ui.skip_btn.click(gradio_hints(h.skip), [ui.session, ui.skip_reason], ui.pair_outputs, api_name="skip",
-                                   postprocess=False, **on)  # the form is unlocked
-                 ).success(None, None, None, js=_forget_draft("evalkitSkipBy"))
+    follows_switch(refusal_said(ui.skip_btn.click(gradio_hints(h.skip), [ui.session, ui.skip_reason], ui.pair_outputs,
+                                                  api_name="skip", postprocess=False, **on))  # the form is unlocked
+                   ).success(None, None, None, js=_forget_draft("evalkitSkipBy"))
     demo.load(None, [ui.lang], None, js=_SHOWN_LANG)
     refusal_said(ui.lang.change(gradio_hints(h.switch_language), [ui.session, ui.lang, ui.status], ui.language_outputs,
                                 api_name="language", preprocess=False, postprocess=False, **on),
