@@ -171,7 +171,9 @@ SCRIPT = """
   // Gradio names each radio option on its own (and names it afresh when its value changes), so every option was a
   // Tab stop and the arrows did not move between a question's answers: one name per control (its block's id) makes
   // it one radio group, one stop. A mutation observer renames at once, before the next key is handled.
-  const PROMPT_LANG = () => /[\u3400-\u9fff]/.test((document.getElementById("rate-prompt") || {}).innerText || "")
+  // (the prompt's words only, not Gradio's progress in its block)
+  const PROMPT_LANG = () => /[\u3400-\u9fff]/.test((document.querySelector("#rate-prompt .prose")
+    || document.getElementById("rate-prompt") || {}).innerText || "")
     ? "zh" : "en";
   const rename = () => document.querySelectorAll("input[type=radio]").forEach((r) => {
     const owner = r.closest("[id]");
@@ -378,9 +380,13 @@ SCRIPT = """
     }
     nextWasShown = nextShown;
     // no pair left (Next pair, Skip): the focus was on a control that went with the pair and fell to the page itself,
-    // where a screen reader said nothing at all. It goes to the words that say why, read with them
+    // where a screen reader said nothing at all. It goes to the words that say why, read with them. The words only:
+    // the block holds Gradio's progress too ("0.1s" while an event with it among its outputs runs), which on a busy
+    // page moved the focus at the first load to a line with nothing to say, or counted as the words being there
+    // already while the focus was still on Next pair, so that it never moved when they came (CI, 2026-12-07)
     const done = document.getElementById("rate-done");
-    const doneShown = shown(done) && done.innerText.trim() !== "";
+    const doneWords = done && done.querySelector(".prose");
+    const doneShown = shown(done) && !!doneWords && doneWords.innerText.trim() !== "";
     if (doneShown && !doneWasShown && (!document.activeElement || document.activeElement === document.body)) {
       if (!done.hasAttribute("tabindex")) done.tabIndex = -1;  // focusable from the script, never a Tab stop
       done.focus();

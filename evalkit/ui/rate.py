@@ -289,7 +289,8 @@ _SIGNING_OUT = "() => { " + _DRAFTS + " window.evalkitSignOutBy = window.evalkit
 _FORGET_CODE = ("() => { " + _DRAFTS + " keepDraft(window.evalkitSignOutBy, null); window.evalkitWho = '';"
                 f" try {{ localStorage.removeItem('{CODE_KEY}'); localStorage.removeItem('{_WHO_KEY}'); }} catch (e) {{}} }}")
 
-_FORGET_INVITE_SIGNED_IN = ("() => { const who = document.querySelector('#rate-who');"
+# (the block's words only: it can hold Gradio's progress, "0.0s", too)
+_FORGET_INVITE_SIGNED_IN = ("() => { const who = document.querySelector('#rate-who .prose');"
                             " if (who && who.innerText.trim()) (" + _FORGET_INVITE + ")(); }")
 
 
