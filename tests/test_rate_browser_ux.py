@@ -2222,6 +2222,57 @@ def _held_answer(monkeypatch, name: str):
     return started, released
 
 
+def test_a_language_switch_is_not_undone_by_a_follow_up_sent_before_it_and_run_after_it(cfg, pool_db, monkeypatch):
+    """CI, 2026-12-07 (test_on_the_chinese_page_gradio_s_loading_is_said_in_chinese): after a reload with English kept
+    in the browser, Submit said "提交" for a minute with English chosen. A sign-in (here a reload's) is followed by a step
+    that compares the switch, as the page sent it then, with the session (RateHandlers.follow_switch); the switch to
+    English, sent a moment later, was run first (Gradio picks among its event groups at random when several wait, as
+    on a busy machine), and the follow-up, its value older than the session the switch had written, switched the page
+    back. Here Gradio's queue is made to hold the reload's follow-up until the switch is waiting too, and to pick the
+    group that came last first: the follow-up still runs first, and the page ends in English, Submit "Submit"."""
+    import time
+    import types
+
+    import gradio.queueing as queueing
+
+    armed, go = {"on": False, "switch_picked": False}, {"on": False}
+    get_events = queueing.Queue.get_events
+    monkeypatch.setattr(queueing, "random", types.SimpleNamespace(shuffle=lambda ids: ids.reverse()))
+
+    def name(event):
+        return getattr(event.fn.fn, "__name__", "")
+
+    def held_get_events(self):
+        if armed["on"]:
+            waiting = {name(e) for q in self.event_queue_per_concurrency_id.values() for e in q.queue}
+            if "switch_language" in waiting:
+                armed["both"] = True
+            if "follow_switch" in waiting and not armed.get("both") and time.monotonic() < armed["until"]:
+                return None  # the follow-up waits for the switch
+            if armed["switch_picked"] and not go["on"] and time.monotonic() < armed["until"]:
+                return None  # the switch, picked first, has answered before anything else is picked
+        got = get_events(self)
+        if armed["on"] and got and name(got[0][0]) == "switch_language":
+            armed["switch_picked"] = True
+        return got
+
+    monkeypatch.setattr(queueing.Queue, "get_events", held_get_events)
+    with served(cfg, pool_db) as url, chromium_page(PAGE_WATCH) as page:
+        sign_in(page, url, "ann")
+        shown_texts(page)
+        armed.update(on=True, until=time.monotonic() + 60)
+        page.reload()
+        shown_texts(page)
+        choose_language(page, "en")
+        if armed["switch_picked"]:  # picked before the follow-up: let the follow-up run once the switch has answered
+            expect(page.locator("#submit")).to_have_text(word("submit", "en"))
+        go["on"] = True
+        expect(page.locator("#submit")).to_have_text(word("submit", "en"))
+        page_ticked(page, 4)
+        expect(page.locator("#submit")).to_have_text(word("submit", "en"))
+        expect(page.locator("#lang input[value='en']")).to_be_checked()
+
+
 @pytest.mark.parametrize(("was", "chosen"), [("zh", "en"), ("en", "zh")])
 def test_a_language_switch_made_while_a_sign_in_is_on_its_way_is_never_undone_by_its_answer(cfg, pool_db,
                                                                                             monkeypatch, was, chosen):
@@ -2514,6 +2565,9 @@ def test_on_a_phone_every_control_is_at_least_24_px_each_way(cfg, pool_db):
         page.set_viewport_size({"width": 390, "height": 844})
         page.goto(url)
         expect(page.locator("#signin-button")).to_be_visible()
+        # the page's script has looked at the page: it labels the shortcuts' switch (until then the switch is its box
+        # alone, 20.8 px wide, for the first tick; measured then on a busy machine, CI 2026-12-07)
+        expect(page.locator("#keys-on-label")).not_to_have_text("")
         small = _small_targets(page)
         sign_in(page, url, "ann")
         shown_texts(page)

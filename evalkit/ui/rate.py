@@ -416,6 +416,15 @@ def _no_answer_again() -> str:
 # the same way while the queue is down, and then leaves all as it is.
 _SHOWN_LANG = "(lang) => { window.evalkitShownLang = lang === 'en' ? 'en' : 'zh'; }"
 
+# A language switch and the step that follows an event's answer (RateHandlers.follow_switch) each carry the switch's
+# value as the page sent it. Gradio runs events of different concurrency groups in a random order: on a busy machine a
+# switch sent after a follow_switch ran first, and the follow_switch, comparing its older value with the session the
+# switch had just written, switched the page back (a reload with English kept: Submit said "提交" with English chosen;
+# CI, 2026-12-07). One group, one at a time, runs them in the order they came: a follow_switch sees the session as
+# every switch sent before it left it, and a switch sent after it runs after it. Both are quick and write nothing to
+# the database.
+LANGUAGE_QUEUE = {"concurrency_id": "language", "concurrency_limit": 1}
+
 
 def _switch_refused() -> str:
     """The step after a refused language switch (_say_refusal's): see _SHOWN_LANG."""
@@ -1247,7 +1256,8 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
         """After `event`, which relabels the page in the language its session said when it ran: a language switch
         that answered meanwhile is not undone (RateHandlers.follow_switch). Returns `event`."""
         event.success(gradio_hints(h.follow_switch), [ui.session, ui.lang, ui.status], ui.language_outputs,
-                      api_visibility="private", preprocess=False, postprocess=False, show_progress="hidden").success(
+                      api_visibility="private", preprocess=False, postprocess=False, show_progress="hidden",
+                      **LANGUAGE_QUEUE).success(
             None, [ui.lang], None, js=_SHOWN_LANG)
         return event
 
@@ -1378,7 +1388,7 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
                    ).success(None, None, None, js=_forget_draft("evalkitSkipBy"))
     demo.load(None, [ui.lang], None, js=_SHOWN_LANG)
     refusal_said(ui.lang.change(gradio_hints(h.switch_language), [ui.session, ui.lang, ui.status], ui.language_outputs,
-                                api_name="language", preprocess=False, postprocess=False, **on),
+                                api_name="language", preprocess=False, postprocess=False, **on, **LANGUAGE_QUEUE),
                  then_js=([ui.lang, ui.status], _switch_refused())).success(None, [ui.lang], None, js=_SHOWN_LANG)
     ui.lang.input(None, [ui.lang], None, js=_KEEP_LANG)  # the rater's own choice only
     ui.lang.change(None, [ui.lang, ui.status], ui.status, js=_no_answer_again())
