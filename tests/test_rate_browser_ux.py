@@ -2273,6 +2273,68 @@ def test_a_language_switch_is_not_undone_by_a_follow_up_sent_before_it_and_run_a
         expect(page.locator("#lang input[value='en']")).to_be_checked()
 
 
+def test_a_follow_up_sent_before_a_language_switch_but_reaching_the_server_after_it_changes_nothing(cfg, pool_db,
+                                                                                                     monkeypatch):
+    """Browser tests beside a busy loop, 2026-12-07 (test_the_language_choice_survives_a_reload): after a reload the
+    switch showed English and the sign-in button said "登录" for a minute. The step that follows a sign-in
+    (RateHandlers.follow_switch) was sent with the switch as it was then, Chinese; the switch to English, sent a moment
+    later, reached the server first (each is its own request), and the follow-up, run after it in the language queue,
+    switched the page back. Made certain here: the follow-up's request is held in the browser until the switch has
+    answered. The page stays in English."""
+    import functools
+    import json
+    import threading
+    import urllib.request
+
+    import evalkit.ui.rate as rate
+
+    ran, real = threading.Event(), rate.RateHandlers.follow_switch
+
+    @functools.wraps(real)  # its hints: Gradio passes the request
+    def watched(self, *args, **kwargs):
+        try:
+            return real(self, *args, **kwargs)
+        finally:
+            ran.set()
+
+    monkeypatch.setattr(rate.RateHandlers, "follow_switch", watched)
+    held, armed = [], threading.Event()
+    with served(cfg, pool_db) as url, chromium_page(PAGE_WATCH) as page:
+        with urllib.request.urlopen(url.rstrip("/") + "/config", timeout=30) as answer:
+            follow_ups = {d["id"] for d in json.load(answer)["dependencies"] if d.get("api_name") == "follow_switch"}
+        assert follow_ups, "the page has follow-ups"
+
+        def hold(route):
+            body = route.request.post_data_json or {}
+            if armed.is_set() and not held and body.get("fn_index") in follow_ups:
+                held.append(route)  # sent by the page, not yet at the server
+                return
+            route.continue_()
+
+        page.route("**/queue/join*", hold)
+        page.goto(url)
+        expect(page.locator("#signin-button")).to_have_text(word("sign_in", "zh"))
+        _settled(page)
+        armed.set()
+        page.locator("#signin-name").locator("input, textarea").first.fill("ann")
+        page.click("#signin-button")
+        shown_texts(page)
+        for _ in range(600):
+            if held:
+                break
+            page.wait_for_timeout(100)
+        assert held, "the sign-in's follow-up was sent"
+        choose_language(page, "en")
+        expect(page.locator("#signout")).to_have_text(word("sign_out", "en"))  # the switch has answered
+        ran.clear()
+        held[0].continue_()
+        assert ran.wait(60), "the follow-up reached the server and ran"
+        page_ticked(page, 4)
+        expect(page.locator("#signout")).to_have_text(word("sign_out", "en"))
+        expect(page.locator("#submit")).to_have_text(word("submit", "en"))
+        expect(page.locator("#lang input[value='en']")).to_be_checked()
+
+
 @pytest.mark.parametrize(("was", "chosen"), [("zh", "en"), ("en", "zh")])
 def test_a_language_switch_made_while_a_sign_in_is_on_its_way_is_never_undone_by_its_answer(cfg, pool_db,
                                                                                             monkeypatch, was, chosen):

@@ -16,7 +16,7 @@ from evalkit.store import insert_experiment, insert_pairs, open_db
 from evalkit.task.criteria import CRITERIA, title
 from evalkit.task.prompts import load_prompts
 from evalkit.ui import auth
-from evalkit.ui.form import FORM_KEYS, layout
+from evalkit.ui.form import FORM_KEYS, layout, update
 from evalkit.ui.rate import RateHandlers
 from evalkit.ui.session import Session
 from evalkit.ui.words import word
@@ -190,6 +190,28 @@ def test_the_language_switch_relabels_with_titles_and_leaves_answers_to_the_brow
     assert "**Skip**: a broken, empty or garbled output is still rated" in out[ui.guide]
     assert not any(c in shown(out, ui) for c in CRITERIA), "a criterion id reached the page"
     assert not REVEALING.search(shown(out, ui))
+
+
+def test_a_switch_or_follow_up_older_than_the_newest_switch_applied_changes_nothing(tab):
+    """Each is its own request, so the server may get them out of the order the page made them in: the page counts its
+    switches and sends the count with the language (rate._SWITCH_SENT, _FOLLOW_SENT), and the server keeps the newest
+    it applied. An older switch, or a follow-up sent before the newest switch, arriving later, sets nothing; an API
+    client that sends no count switches as before."""
+    ui = tab.ui
+    s, _ = tab.sign_in("ann")
+    assert s.switches == 0
+    zh = tab.h.switch_language(s, "zh", None, "2")[ui.session]  # the page's second switch arrives first
+    assert zh.lang == "zh" and zh.switches == 2
+    assert tab.h.switch_language(zh, "en", None, "1") == {ui.status: update()}  # its first, later: nothing
+    assert tab.h.follow_switch(zh, "en", None, "1") == {ui.status: update()}  # a follow-up sent before the second
+    followed = tab.h.follow_switch(zh, "en", None, "2")  # sent after it, with the language the page then showed
+    assert followed[ui.session].lang == "en" and followed[ui.session].switches == 2
+    assert followed[ui.submit_btn]["value"] == "Submit"
+    newer = tab.h.switch_language(zh, "en", None, "3")[ui.session]
+    assert newer.lang == "en" and newer.switches == 3
+    for api in (None, "", "not a count"):  # no count: the switch is the newest word, and the count stays
+        out = tab.h.switch_language(newer, "zh", None, api)[ui.session]
+        assert out.lang == "zh" and out.switches == 3
 
 
 def test_all_done_screen_lists_the_reveals(tab):

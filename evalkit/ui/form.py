@@ -71,6 +71,7 @@ class RateTab:
     draft_owner: gr.Textbox  # hidden: whose answers this browser may keep unsent (rate.draft_owner)
     draft_sent: gr.Textbox  # hidden: the kept answers' pair when they were on their way at a reload (rate._SENT_DRAFT)
     submission: gr.Textbox  # hidden: the id the page made for a submission (rate._SENDING, _KEPT_SUBMISSION)
+    switches: gr.Textbox  # hidden: the page's count of language switches, sent with each (rate._SWITCH_SENT)
     alive_btn: gr.Button  # hidden by the page's CSS: its script presses it while the rater works (the hold renewed)
 
     @property
@@ -205,6 +206,7 @@ def layout(space: bool, prompt: Prompt | None, lang: str, passcodes: bool, signu
     draft_owner = gr.Textbox("", visible=False, elem_id="draft-owner")
     draft_sent = gr.Textbox("", visible=False, elem_id="draft-sent")
     submission = gr.Textbox("", visible=False, elem_id="submission")
+    switches = gr.Textbox("", visible=False, elem_id="lang-switches")
     # rendered (a component with visible=False is not on the page, and the script could not press it), never shown
     alive_btn = gr.Button("still here", elem_id="alive")
     return RateTab(
@@ -214,7 +216,8 @@ def layout(space: bool, prompt: Prompt | None, lang: str, passcodes: bool, signu
         guide=guide, pair_box=pair_box, prompt_md=prompt_md, text_a=texts["a"], text_b=texts["b"], fields=fields,
         submit_btn=submit_btn, reveal_md=reveal_md, correct_btn=correct_btn, next_btn=next_btn, skip_box=skip_box,
         skip_reason=skip_reason, skip_btn=skip_btn, done_md=done_md, again_btn=again_btn, code_btn=code_btn,
-        draft_owner=draft_owner, draft_sent=draft_sent, submission=submission, alive_btn=alive_btn,
+        draft_owner=draft_owner, draft_sent=draft_sent, submission=submission, switches=switches,
+        alive_btn=alive_btn,
     )
 
 

@@ -425,6 +425,25 @@ _SHOWN_LANG = "(lang) => { window.evalkitShownLang = lang === 'en' ? 'en' : 'zh'
 # the database.
 LANGUAGE_QUEUE = {"concurrency_id": "language", "concurrency_limit": 1}
 
+# Browser-only: the arguments a language switch (ui.lang.change) and a follow-up (follow_switch) send. The queue above
+# runs them in the order they reach the server, which is not always the order the page sent them in (each is its own
+# request): a follow-up sent just before a switch but reaching the server after it switched the page back (a reload
+# with English kept: the sign-in button said "登录" with English chosen; browser tests, 2026-12-07, beside a busy
+# loop). Each switch counts itself; both steps send the language with the count of switches made when it was chosen,
+# read together from one record, and the server (switch_count) ignores either when its count is older than the newest
+# switch it applied.
+_SWITCH_SENT = ("(s, lang, status) => { const n = ((window.evalkitSwitch || {}).n || 0) + 1;"
+                " window.evalkitSwitch = {n, lang: lang === 'en' ? 'en' : 'zh'}; return [s, lang, status, String(n)]; }")
+_FOLLOW_SENT = ("(s, lang, status) => { const w = window.evalkitSwitch;"
+                " return w ? [s, w.lang, status, String(w.n)] : [s, lang, status, '0']; }")
+
+
+def switch_count(sent) -> int | None:
+    """The page's count of language switches as a step sent it (_SWITCH_SENT, _FOLLOW_SENT); None where none was sent
+    (an API client: its switch is taken as the newest, as before the count)."""
+    text = str(sent if sent is not None else "").strip()
+    return int(text) if text.isdigit() and len(text) < 10 else None
+
 
 def _switch_refused() -> str:
     """The step after a refused language switch (_say_refusal's): see _SHOWN_LANG."""
@@ -894,7 +913,8 @@ class RateHandlers:
         return {self.ui.session: replace(s, said=status), self.ui.status: say(status, s.lang)}
 
     @friendly
-    def switch_language(self, s: Session, lang: str, on_screen=None, request: gr.Request | None = None) -> dict:
+    def switch_language(self, s: Session, lang: str, on_screen=None, sent=None,
+                        request: gr.Request | None = None) -> dict:
         """Every label in the chosen language; the answers on screen stay as they are: the form's fields get labels
         only, never values, so an answer given while the switch is on its way is kept (and a client's form is never
         sent back to it). The status line is said again in the new language only while it still says what the
@@ -902,9 +922,15 @@ class RateHandlers:
         Another event of the page that wrote its session while this ran (a Submit) is not undone: Gradio writes back
         the session this began with, in which the pair was not rated yet, and Next pair was refused ("not rated
         yet") though the rating was stored. The switch is then made again from the session that event wrote, and
-        says its status line again (the page shows it)."""
+        says its status line again (the page shows it).
+        A switch the page made before the newest this session applied (sent: the page's count, _SWITCH_SENT) that
+        reached the server after it changes nothing."""
+        count = switch_count(sent)
+        if isinstance(s, Session) and count is not None and count < s.switches:
+            return {self.ui.status: update()}
         for _ in range(3):  # each round a few reads: another event landing in each is far-fetched
-            out = self.switched(s, lang, on_screen)
+            counted = replace(s, switches=max(s.switches, count)) if count is not None and isinstance(s, Session) else s
+            out = self.switched(counted, lang, on_screen)
             now = self.live_session(_page(request))
             if now is None or now == s:
                 return out
@@ -912,16 +938,20 @@ class RateHandlers:
         return out
 
     @friendly
-    def follow_switch(self, s: Session, lang: str, on_screen=None, request: gr.Request | None = None) -> dict:
+    def follow_switch(self, s: Session, lang: str, on_screen=None, sent=None,
+                      request: gr.Request | None = None) -> dict:
         """After an event that relabels the page (a sign-in, Next pair, Check again, Submit, Correct, Skip): its answer
         was made in the language its session said when it ran, and a switch that answered before it was undone: the
         labels went back to the old language (Submit said "提交" with English chosen), the session too, and the switch
         and the browser's kept choice stayed on hers. Her switch is the latest word: where the session's language (what
         the page was last labelled in) is not the switch's (lang, read as this runs), the page is switched again to the
-        switch's. Nothing otherwise."""
-        if not isinstance(s, Session) or s.lang == ("en" if lang == "en" else "zh"):
+        switch's. Nothing otherwise, nor where the page made a switch after the language this sent (sent: the page's
+        count of switches when it was chosen, _FOLLOW_SENT) that reached the server first: that switch is the latest."""
+        count = switch_count(sent)
+        if not isinstance(s, Session) or s.lang == ("en" if lang == "en" else "zh") or (
+                count is not None and count < s.switches):
             return {self.ui.status: update()}  # Gradio refuses an empty dict: one update that sets nothing
-        return self.switch_language(s, lang, on_screen, request)
+        return self.switch_language(s, lang, on_screen, sent, request)
 
     def switched(self, s: Session, lang: str, on_screen=None) -> dict:
         """switch_language's screen, from the session `s`."""
@@ -1255,9 +1285,9 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     def follows_switch(event):
         """After `event`, which relabels the page in the language its session said when it ran: a language switch
         that answered meanwhile is not undone (RateHandlers.follow_switch). Returns `event`."""
-        event.success(gradio_hints(h.follow_switch), [ui.session, ui.lang, ui.status], ui.language_outputs,
+        event.success(gradio_hints(h.follow_switch), [ui.session, ui.lang, ui.status, ui.switches], ui.language_outputs,
                       api_visibility="private", preprocess=False, postprocess=False, show_progress="hidden",
-                      **LANGUAGE_QUEUE).success(
+                      js=_FOLLOW_SENT, **LANGUAGE_QUEUE).success(
             None, [ui.lang], None, js=_SHOWN_LANG)
         return event
 
@@ -1387,8 +1417,14 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
                                                   api_name="skip", postprocess=False, **on))  # the form is unlocked
                    ).success(None, None, None, js=_forget_draft("evalkitSkipBy"))
     demo.load(None, [ui.lang], None, js=_SHOWN_LANG)
-    refusal_said(ui.lang.change(gradio_hints(h.switch_language), [ui.session, ui.lang, ui.status], ui.language_outputs,
-                                api_name="language", preprocess=False, postprocess=False, **on, **LANGUAGE_QUEUE),
+    # the page's switch sends its count (_SWITCH_SENT); the API's /language keeps its three inputs (the session, the
+    # language, the status line as shown) for clients, which send none: a trigger the page never presses
+    api_switch = gr.Button("language (API)", visible=False)
+    api_switch.click(gradio_hints(h.switch_language), [ui.session, ui.lang, ui.status], ui.language_outputs,
+                     api_name="language", preprocess=False, postprocess=False, **LANGUAGE_QUEUE)
+    refusal_said(ui.lang.change(gradio_hints(h.switch_language), [ui.session, ui.lang, ui.status, ui.switches],
+                                ui.language_outputs, api_visibility="private", preprocess=False, postprocess=False,
+                                js=_SWITCH_SENT, **on, **LANGUAGE_QUEUE),
                  then_js=([ui.lang, ui.status], _switch_refused())).success(None, [ui.lang], None, js=_SHOWN_LANG)
     ui.lang.input(None, [ui.lang], None, js=_KEEP_LANG)  # the rater's own choice only
     ui.lang.change(None, [ui.lang, ui.status], ui.status, js=_no_answer_again())

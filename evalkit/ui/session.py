@@ -39,6 +39,9 @@ class Session:
     # screen are bounded together (app.pairs_held_per_client; RateHandlers.client_full); "" for the invited and on a Space
     client: str = ""
     hub: bool = False  # a Hugging Face sign-in: an organiser's revoke of its username ends it (roster.hub_access)
+    # the page's count of language switches (rate._SWITCH_SENT) as of the newest switch this session applied: a switch
+    # or a follow-up the page sent before it, should it reach the server after it, changes nothing (rate.switch_count)
+    switches: int = 0
 
     def with_pair(self, pair_id: str | None) -> "Session":
         return replace(self, pair_id=pair_id, rating_id=None, correcting=False, token=secrets.token_hex(12),
