@@ -49,7 +49,7 @@ from .guidelines import guidelines
 from .prepare import panel
 from .reveal import render, render_list
 from .session import Session, end_sign_in, new_sign_in, require_rater, sign_in_ended, submissions, writing
-from .words import GRADIO_MESSAGES, NO_ANSWER_LINES, WORDS, error_zh, word
+from .words import GRADIO_MESSAGES, NO_ANSWER_LINES, WORDS, error_zh, page_lang, word
 
 log = logging.getLogger("evalkit.ui")
 
@@ -948,7 +948,7 @@ class RateHandlers:
         switch's. Nothing otherwise, nor where the page made a switch after the language this sent (sent: the page's
         count of switches when it was chosen, _FOLLOW_SENT) that reached the server first: that switch is the latest."""
         count = switch_count(sent)
-        if not isinstance(s, Session) or s.lang == ("en" if lang == "en" else "zh") or (
+        if not isinstance(s, Session) or s.lang == page_lang(lang) or (
                 count is not None and count < s.switches):
             return {self.ui.status: update()}  # Gradio refuses an empty dict: one update that sets nothing
         return self.switch_language(s, lang, on_screen, sent, request)
@@ -956,7 +956,7 @@ class RateHandlers:
     def switched(self, s: Session, lang: str, on_screen=None) -> dict:
         """switch_language's screen, from the session `s`."""
         ui = self.ui
-        lang = "en" if lang == "en" else "zh"
+        lang = page_lang(lang)
         # A refusal (or the page's own words) written over the line since is not the session's to replace: a skip
         # refused for want of a reason, then the switch, said "Skipped; the reason is stored." over the pair she had
         # not skipped (rater audit 2026-12-05, R5)
@@ -1168,7 +1168,7 @@ class RateHandlers:
             draft = {"lang": lang, "pair": digest, "sent": True}
         if not isinstance(draft, dict) or not isinstance(draft.get("pair"), str) or not draft["pair"]:
             return quiet
-        lang = "en" if draft.get("lang") == "en" else "zh"
+        lang = page_lang(draft.get("lang"))
         values = draft.get("values") if isinstance(draft.get("values"), list) else []
         try:
             with connect(self.db_path) as db:
@@ -1272,7 +1272,7 @@ def build_rate_tab(demo: gr.Blocks, cfg: Config, db_path: Path, prompts: dict[st
     app = cfg.app
     mark_who = _MARK_WHO.replace("KEEP_TYPED", _keep_typed(len(FORM_KEYS) + 1))  # the form's values, the skip reason
     default_prompt = next(iter(prompts.values()), None)
-    default_lang = default_prompt.language if default_prompt is not None and default_prompt.language == "en" else "zh"
+    default_lang = page_lang(default_prompt.language if default_prompt is not None else None)
     prep_html = gr.HTML(panel(preparing.snapshot()) if preparing else "", visible=preparing is not None,
                         elem_id="prepare", padding=False)
     doorman = auth.Doorman(app, db_path, space)

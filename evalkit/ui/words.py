@@ -463,6 +463,11 @@ NO_ANSWER_LINES = ("no_answer_sent", "no_answer_sent_correction", "no_answer", "
                    "crashed_sent_correction")
 
 
+def page_lang(value) -> str:
+    """A language the page can be in: "en", else "zh" (the default; anything else a page or client sends)."""
+    return "en" if value == "en" else "zh"
+
+
 def word(key: str, lang: str, **fmt) -> str:
     text = WORDS[key]["zh" if lang == "zh" else "en"]
     return text.format(**fmt) if fmt else text
