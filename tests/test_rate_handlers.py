@@ -45,6 +45,7 @@ class Tab:
 
     def __init__(self, db_path: Path, prompts: dict, ratings_per_pair: int = 1, share: int = 0):
         self.db_path = db_path
+        self.codes: dict[str, str] = {}  # name -> personal code
         cfg = Config(app=AppConfig(ratings_per_pair=ratings_per_pair, signup="invite", max_ratings_per_rater=share))
         with gr.Blocks():
             self.ui = layout(False, next(iter(prompts.values())), "zh", False, False)
@@ -53,6 +54,7 @@ class Tab:
     def sign_in(self, name: str) -> tuple[Session, dict]:
         db = open_db(self.db_path)
         code = roster.add(db, name).code
+        self.codes[name] = code
         db.conn.close()
         out = self.h.sign_in_local(Session(), "", "", code, None)
         return out[self.ui.session], out
@@ -212,6 +214,13 @@ def test_a_switch_or_follow_up_older_than_the_newest_switch_applied_changes_noth
     for api in (None, "", "not a count"):  # no count: the switch is the newest word, and the count stays
         out = tab.h.switch_language(newer, "zh", None, api)[ui.session]
         assert out.lang == "zh" and out.switches == 3
+    # the page's language goes on across a sign-out and a sign-in, and its count with it: a step sent before the
+    # newest switch, arriving after them, still changes nothing
+    out = tab.h.sign_out(newer)[ui.session]
+    assert out.lang == "en" and out.switches == 3
+    assert tab.h.follow_switch(out, "zh", None, "2") == {ui.status: update()}
+    again = tab.h.sign_in_local(out, "", "", tab.codes["ann"], None)[ui.session]
+    assert again.rater == "ann" and again.lang == "en" and again.switches == 3
 
 
 def test_all_done_screen_lists_the_reveals(tab):

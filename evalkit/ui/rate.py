@@ -798,7 +798,7 @@ class RateHandlers:
         # a reload while her rating was written: the pair served follows its fate
         writing.settled(identity.name, until)
         _not_signed_out(signin)
-        s = replace(Session(lang=s.lang, labels=s.labels), rater=identity.name, organiser=identity.organiser,
+        s = replace(Session(lang=s.lang, labels=s.labels, switches=s.switches), rater=identity.name, organiser=identity.organiser,
                     rater_id=identity.rater_id, credential=identity.credential, expires_at=expires_at,
                     hub_token=hub_token, code=code, signin=signin, hub=identity.source == "space",
                     signed_on=(page, arrived) if page and arrived is not None else None,
@@ -887,7 +887,8 @@ class RateHandlers:
         # Gradio's BrowserState writes only a non-empty value, so "" would leave the sealed code in the browser and
         # the next visit would sign the same rater in again: a marker that never opens as a code overwrites it (and
         # the browser removes the key, _FORGET_CODE)
-        return {ui.session: Session(lang=s.lang, labels=s.labels, said=said("signed_out"), signed_out=True),
+        return {ui.session: Session(lang=s.lang, labels=s.labels, said=said("signed_out"), signed_out=True,
+                                    switches=s.switches),
                 ui.browser_code: SIGNED_OUT,
                 ui.signin_box: update(visible=True), ui.signout_btn: update(visible=False),
                 ui.code_btn: update(visible=False),
