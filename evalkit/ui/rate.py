@@ -798,11 +798,11 @@ class RateHandlers:
         # a reload while her rating was written: the pair served follows its fate
         writing.settled(identity.name, until)
         _not_signed_out(signin)
-        s = replace(Session(lang=s.lang, labels=s.labels, switches=s.switches), rater=identity.name, organiser=identity.organiser,
-                    rater_id=identity.rater_id, credential=identity.credential, expires_at=expires_at,
-                    hub_token=hub_token, code=code, signin=signin, hub=identity.source == "space",
-                    signed_on=(page, arrived) if page and arrived is not None else None,
-                    client=self.doorman.signed_in_from(client, identity))
+        s = s.page_only(rater=identity.name, organiser=identity.organiser, rater_id=identity.rater_id,
+                        credential=identity.credential, expires_at=expires_at, hub_token=hub_token, code=code,
+                        signin=signin, hub=identity.source == "space",
+                        signed_on=(page, arrived) if page and arrived is not None else None,
+                        client=self.doorman.signed_in_from(client, identity))
         with connect(self.db_path) as db:
             return self.pair_screen(db, s, status, page) | {ui.signin_box: update(visible=False),
                                                       ui.browser_code: self.doorman.seal(code),
@@ -887,8 +887,7 @@ class RateHandlers:
         # Gradio's BrowserState writes only a non-empty value, so "" would leave the sealed code in the browser and
         # the next visit would sign the same rater in again: a marker that never opens as a code overwrites it (and
         # the browser removes the key, _FORGET_CODE)
-        return {ui.session: Session(lang=s.lang, labels=s.labels, said=said("signed_out"), signed_out=True,
-                                    switches=s.switches),
+        return {ui.session: s.page_only(said=said("signed_out"), signed_out=True),
                 ui.browser_code: SIGNED_OUT,
                 ui.signin_box: update(visible=True), ui.signout_btn: update(visible=False),
                 ui.code_btn: update(visible=False),
@@ -948,11 +947,9 @@ class RateHandlers:
         the page was last labelled in) is not the switch's (lang, read as this runs), the page is switched again to the
         switch's. Nothing otherwise, nor where the page made a switch after the language this sent (sent: the page's
         count of switches when it was chosen, _FOLLOW_SENT) that reached the server first: that switch is the latest."""
-        count = switch_count(sent)
-        if not isinstance(s, Session) or s.lang == page_lang(lang) or (
-                count is not None and count < s.switches):
+        if not isinstance(s, Session) or s.lang == page_lang(lang):
             return {self.ui.status: update()}  # Gradio refuses an empty dict: one update that sets nothing
-        return self.switch_language(s, lang, on_screen, sent, request)
+        return self.switch_language(s, lang, on_screen, sent, request)  # which ignores an older count
 
     def switched(self, s: Session, lang: str, on_screen=None) -> dict:
         """switch_language's screen, from the session `s`."""

@@ -43,6 +43,11 @@ class Session:
     # or a follow-up the page sent before it, should it reach the server after it, changes nothing (rate.switch_count)
     switches: int = 0
 
+    def page_only(self, **fields) -> "Session":
+        """A fresh session of this page (a sign-in, a sign-out): nothing of the last one's rater, only what the page
+        shows and counts, its language, labels and switches, and `fields`."""
+        return Session(lang=self.lang, labels=self.labels, switches=self.switches, **fields)
+
     def with_pair(self, pair_id: str | None) -> "Session":
         return replace(self, pair_id=pair_id, rating_id=None, correcting=False, token=secrets.token_hex(12),
                        finished=False)
