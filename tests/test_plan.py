@@ -274,7 +274,7 @@ def test_a_pilot_too_small_for_pass_rates_and_accuracy_leaves_the_defaults_and_s
     assert len(model_from_db(db, 2, pass_rate=0.7).notes) == 1  # --pass-rate given: nothing to say about the pool
     cfg = tmp_path / "c.toml"
     cfg.write_text(f'gate_file = "{gate}"\n')
-    common = ["plan", "--config", str(cfg), "--db", str(tmp_path / "tiny.db"), "--margin", "0.2"]
+    common = ["plan", "--config", str(cfg), "--db", str(tmp_path / "tiny.db"), "--margin", "0.3"]
     for args in (["--studies", "50"], ["--compare", "--studies", "20", "--rosters", "20"]):
         r = CliRunner().invoke(cli, [*common, *args])
         assert r.exit_code == 0, r.output
