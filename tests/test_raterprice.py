@@ -56,3 +56,23 @@ def test_no_valid_rule_beats_the_bound_and_the_t_rule_nearly_meets_it():
     # a pool's share of the variance holds no rater: it lowers the price; all of it, and there is none
     assert rater_price(10, 0.95, rater_free_share=0.2).lower < prices[10].lower
     assert rater_price(10, 0.95, rater_free_share=1.0).lower == 1.0
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1e-9, 0.025, 0.3, 0.999, 2.0])
+def test_the_neyman_pearson_region_is_the_full_sort_s_prefix(alpha):
+    """_np_region sorts only a band of the cells around the cut: the same cells, in the same order, as the full sort
+    of the likelihood ratio it replaced, on grids whose region is empty, a few cells, most of them, or all (alpha
+    above the total mass), with the band both narrow and wider than it sorts at once."""
+    from evalkit.study.plan.raterprice import _np_region
+
+    rng = np.random.default_rng(7)
+    for n, top_heavy in ((50, False), (20_000, False), (20_000, True)):
+        ratio = rng.lognormal(0.0, 2.0, n)
+        mass = rng.dirichlet(np.full(n, 0.3))
+        if top_heavy:  # the highest ratio holds most of the mass: the region is empty or that cell alone
+            mass[np.argmax(ratio)] += 3.0
+            mass /= mass.sum()
+        order = np.argsort(-ratio)
+        expected = order[:int(np.searchsorted(np.cumsum(mass[order]), alpha))]
+        got = _np_region(ratio, mass, alpha)
+        assert np.array_equal(got, expected)
