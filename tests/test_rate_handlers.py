@@ -1178,13 +1178,17 @@ def test_a_raw_submit_after_a_refusal_never_stores_its_rating_under_the_refused_
     assert fate is None if restarted else fate[:2] == ("refused", "preference 'maybe' is not A, B or tie")
 
 
-def test_a_queue_emptied_by_a_results_view_says_why_and_not_that_others_rated_every_pair(tmp_path):
+@pytest.mark.parametrize("view", ["a second before", "the same millisecond"])
+def test_a_queue_emptied_by_a_results_view_says_why_and_not_that_others_rated_every_pair(tmp_path, view):
     """An organiser shown the study's results is served no pair stored after her view (store.VIEWED_BEFORE): those
     results told its sides. Her empty screen said "other raters have rated every pair" (none_for_you), untrue, the
     pairs being open to others; it now says, in her language, that she was shown the results, so the pairs left are
     not hers to rate and others will rate them, naming no pair and no side, and offers no Check again. progress()
-    counts those pairs neither done nor open, so "held by others" is not said of them either."""
+    counts those pairs neither done nor open, so "held by others" is not said of them either.
+    Times are kept to the millisecond, so a pool can be stored in the millisecond of her view (CI saw one): the
+    order is then unknown, and the pair counts as stored after it (not hers), the side that can tell her nothing."""
     from dataclasses import replace as changed
+    from datetime import datetime, timedelta
 
     from evalkit.store import insert_results_view
 
@@ -1200,7 +1204,11 @@ def test_a_queue_emptied_by_a_results_view_says_why_and_not_that_others_rated_ev
     seen = db.execute("SELECT seen_at FROM results_views WHERE rater = 'olga'").fetchone()[0]
     later = db.execute("SELECT MIN(COALESCE(stored_at, created_at)) FROM pairs WHERE id NOT IN "
                        "(SELECT pair_id FROM ratings)").fetchone()[0]
-    assert seen < later, "the set-up: the later pool is stored after her view"
+    assert seen <= later, "the set-up: the later pool is stored after her view"
+    seen = later if view == "the same millisecond" else (
+        datetime.fromisoformat(later) - timedelta(seconds=1)).isoformat(timespec="milliseconds")
+    db.execute("UPDATE results_views SET seen_at = ? WHERE rater = 'olga'", [seen])
+    db.conn.commit()
     db.conn.close()
     out = tab.h.sign_in_local(Session(), "", "", code, None)
     s = out[ui.session]
@@ -1246,5 +1254,46 @@ def test_a_rater_shown_an_earlier_study_s_results_reads_why_a_new_study_repeatin
     assert word("results_viewed_none", "zh") in out[ui.done_md], out[ui.done_md]
     assert word("none_for_you", "zh") not in out[ui.done_md]
     assert not REVEALING.search(shown(out, ui))
+    t, _ = tab.sign_in("bob")  # the pairs are open to the others
+    assert t.pair_id is not None
+
+
+@pytest.mark.parametrize("bench", ["a second before", "the same millisecond"])
+def test_a_study_less_benchmark_stored_by_the_time_of_her_view_keeps_a_new_study_repeating_its_texts_from_her(
+        tmp_path, bench):
+    """A benchmark run outside any study, stored before a rater was shown an earlier study's results, had its texts
+    told by them (its per-path tables; store.VIEWED_BEFORE): a new study's pairs that repeat them are not hers. Times
+    are kept to the millisecond, so the run can carry her view's very time: the order is then unknown, and the run
+    counts as seen, the side that can tell her nothing."""
+    from datetime import datetime, timedelta
+
+    from evalkit.store import insert_generations, insert_results_view
+
+    tab = pooled_tab(tmp_path, 3)
+    db = open_db(tab.db_path)
+    first = db.execute("SELECT MAX(id) FROM studies").fetchone()[0]
+    insert_results_view(db, "rhea", first)
+    seen = db.execute("SELECT seen_at FROM results_views WHERE rater = 'rhea'").fetchone()[0]
+    run = insert_experiment(db, "bench", {}, {})
+    texts = [(f"基准甲 {i}", f"基准乙 {i}") for i in range(2)]
+    insert_generations(db, [GenerationRecord(prompt_id="writing-01", path=path, text=text, new_tokens=40,
+                                             stop_reason="eos", generate_seconds=1.0)
+                            for pair in texts for path, text in zip(("ordinary", "assisted"), pair)], run)
+    made = seen if bench == "the same millisecond" else (
+        datetime.fromisoformat(seen) - timedelta(seconds=1)).isoformat(timespec="milliseconds")
+    db.execute("UPDATE experiments SET created_at = ? WHERE id = ?", [made, run])
+    db.conn.commit()
+    assert db.execute("SELECT study_id FROM experiments WHERE id = ?", [run]).fetchone()[0] is None, "the set-up"
+    exp = insert_experiment(db, "pool", {}, {}, new_study="again")
+    insert_pairs(db, exp, [{"prompt_id": "writing-01", "sample": i, "ordinary_side": "AB"[i],
+                            "ordinary": GenerationRecord(prompt_id="writing-01", path="ordinary", text=o, new_tokens=40,
+                                                         stop_reason="eos", generate_seconds=2.0),
+                            "assisted": GenerationRecord(prompt_id="writing-01", path="assisted", text=a, new_tokens=40,
+                                                         stop_reason="eos", generate_seconds=1.0)}
+                           for i, (o, a) in enumerate(texts)])
+    db.conn.close()
+    s, out = tab.sign_in("rhea")
+    assert s.pair_id is None
+    assert word("results_viewed_none", "zh") in out[tab.ui.done_md], out[tab.ui.done_md]
     t, _ = tab.sign_in("bob")  # the pairs are open to the others
     assert t.pair_id is not None

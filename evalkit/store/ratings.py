@@ -59,11 +59,13 @@ RATER_STUDY_RATINGS = f"""
 # benchmark's stored before her view): `evalkit generate --new-study NAME` starts a study whose pairs, under greedy
 # decoding, repeat those texts, whose sides its tables and per-output plot told her (attacker audit, round 12). A new
 # study's pair with texts of its own (sampling) is hers. The text list is uncorrelated: gathered once per statement.
+# Times are kept to the millisecond, so a tie leaves the order unknown: a pair stored in the view's millisecond
+# counts as after it, a run made in it as before it, the side that can tell her nothing (CI met such a tie).
 VIEWED_BEFORE = """(EXISTS (SELECT 1 FROM results_views v WHERE v.rater = :rater
-    AND v.study_id = (SELECT MAX(id) FROM studies) AND v.seen_at < COALESCE(p.stored_at, p.created_at))
+    AND v.study_id = (SELECT MAX(id) FROM studies) AND v.seen_at <= COALESCE(p.stored_at, p.created_at))
   OR EXISTS (SELECT 1 FROM generations t WHERE t.id IN (p.a_generation_id, p.b_generation_id) AND t.text != ''
     AND t.text IN (SELECT g.text FROM results_views v JOIN experiments e
-                     ON e.study_id = v.study_id OR (e.study_id IS NULL AND e.created_at < v.seen_at)
+                     ON e.study_id = v.study_id OR (e.study_id IS NULL AND e.created_at <= v.seen_at)
                    JOIN generations g ON g.experiment_id = e.id
                    WHERE v.rater = :rater AND v.study_id != (SELECT MAX(id) FROM studies) AND g.live = 0)))"""
 
