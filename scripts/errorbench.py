@@ -108,7 +108,9 @@ def sizes_of(text: str) -> dict[int, int]:
                    "50 ratings, O'Brien-Fleming) for a test that knows each criterion's variance and the best PPI "
                    "weight, with no rater uncertainty; no valid procedure that must estimate them needs fewer. Then "
                    "what a claim about raters in general costs any valid test over it with 10 to 80 raters "
-                   "(study.plan.raterprice), then the same floor with three other spending functions.")
+                   "(study.plan.raterprice), then the same floor with three other spending functions, and with a "
+                   "non-binding futility rule that also stops for DROP a study whose criterion lies 3.5 to 2.5 "
+                   "standard errors below its course where nothing drops.")
 @click.option("--infinite-df", is_flag=True,
               help="With --designs --sizes: a diagnostic, not a design: judge the intervals with the normal quantile "
                    "instead of t on the raters' degrees of freedom, as if the raters' part of the variance were known "
@@ -371,6 +373,13 @@ def oracle_bound(rater_sd, pair_correlation, accuracy, pool, margin, seed, power
                   spending=spending)
         click.echo(f"  the same with {label} spending: maximum {g.planned_pairs:,} pairs, expected ratings "
                    f"{g.expected_ratings:,.0f}")
+    # nor is stopping for lack of promise: KEEP studies stop late (all four criteria must cross), and a rule that
+    # stops the hopeless ones early also stops some that would have passed, so the maximum must grow
+    for c in (3.5, 3.0, 2.75, 2.5):
+        g = floor(Scenario(model, pool=pool, prescreen_agreement=0.9, margin=margin), power, seed=seed, futility=c)
+        click.echo(f"  the same with a futility rule (DROP once a criterion lies {c} standard errors below its course "
+                   f"where nothing drops): " + (f"maximum {g.planned_pairs:,} pairs, expected ratings "
+                                                f"{g.expected_ratings:,.0f}" if g else "no maximum within the pool"))
 
 
 if __name__ == "__main__":

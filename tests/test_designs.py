@@ -77,6 +77,24 @@ def test_the_floor_falls_with_the_margin_and_with_the_pre_screen_s_agreement():
     assert base.expected_ratings < base.fixed_ratings  # looks that can stop the study save ratings
 
 
+def test_a_futility_rule_only_takes_keeps_away():
+    """floor(futility=c): a study also stops for DROP once a criterion lies c standard errors below its course where
+    nothing drops. The rule is non-binding, so it can only lose KEEPs: the maximum reaching 80% power never falls, a
+    rule that never fires changes nothing, and an eager one needs a larger maximum (a stop counted as KEEP, or a
+    KEEP lost by a stop that came later, would not)."""
+    from evalkit.study.plan.floor import floor
+
+    model = StudyModel(pass_rates={c: 0.8 for c in CRITERIA}, rater_accuracy=0.95, pair_correlation=0.5)
+    scenario = Scenario(model, pool=5000, margin=0.1)
+    base = floor(scenario, pairs_per_criterion=50_000)
+    assert floor(scenario, pairs_per_criterion=50_000, futility=1e9) == base
+    eager, mild = (floor(scenario, pairs_per_criterion=50_000, futility=c) for c in (2.25, 2.75))
+    assert eager.planned_pairs > mild.planned_pairs >= base.planned_pairs
+    assert min(eager.power, mild.power) >= 0.8
+    # stopping the hopeless early is what it is for: at most a few percent of the ratings here (README, the floor)
+    assert mild.expected_ratings < base.expected_ratings * 1.02
+
+
 def test_gold_ratings_follow_the_gold_rate_and_stop_with_the_study():
     from evalkit.study.plan.comparison import evaluate
     from evalkit.study.plan.designs import outcome, simulate

@@ -78,9 +78,13 @@ def test_oracle_bound_is_below_the_fixed_size_and_moves_with_the_margin():
         prices = {int(m.group(1)): (float(m.group(2)), float(m.group(3).replace(",", "")), float(m.group(4))) for m in
                   re.finditer(r"with (\d+) raters: any valid test at least ([\d.]+)x the floor, about ([\d,]+) "
                               r"expected ratings \(the t rule on \d+ df ([\d.]+)x", r.stdout)}
-        return fixed, looks, others, prices
+        futile = {float(m.group(1)): (int(m.group(2).replace(",", "")), float(m.group(3).replace(",", ""))) for m in
+                  re.finditer(r"futility rule \(DROP once a criterion lies ([\d.]+) standard errors below its course "
+                              r"where nothing drops\): maximum ([\d,]+) pairs, expected ratings ([\d,]+)", r.stdout)}
+        most = int(re.search(r"group sequential: maximum ([\d,]+) pairs", r.stdout).group(1).replace(",", ""))
+        return fixed, looks, others, prices, futile, most
 
-    fixed, looks, others, prices = bound(0.05)
+    fixed, looks, others, prices, futile, most = bound(0.05)
     assert 0 < looks < fixed
     # the price of few raters: falls with the roster, never above the t rule's, the floor times the bound
     assert list(prices) == [10, 20, 40, 80]
@@ -91,6 +95,9 @@ def test_oracle_bound_is_below_the_fixed_size_and_moves_with_the_margin():
     # the README's claim: in the default scenario O'Brien-Fleming's spending needs the fewest expected ratings
     assert set(others) == {"Hwang-Shih-DeCani gamma -2", "linear (gamma 0)", "Pocock-type"}
     assert looks < min(others.values()) and others["Pocock-type"] > others["linear (gamma 0)"]
+    # and stopping for lack of promise saves a few percent at most: a larger maximum buys back the KEEPs it stops
+    assert sorted(futile) == [2.5, 2.75, 3.0, 3.5]
+    assert all(m >= most and looks * 0.95 < r for m, r in futile.values()), (most, looks, futile)
 
 
 def test_infinite_df_diagnostic_only_narrows_the_same_studies_intervals(tmp_path):

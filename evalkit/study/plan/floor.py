@@ -35,13 +35,18 @@ class Floor:
 
 
 def floor(scenario: Scenario, power: float = 0.8, second_rating_share: float = 0.1, look_every: int = 50,
-          seed: int = 0, pairs_per_criterion: int = 200_000, spending=None) -> Floor | None:
+          seed: int = 0, pairs_per_criterion: int = 200_000, spending=None,
+          futility: float | None = None) -> Floor | None:
     """The Floor of `scenario`: each criterion's PPI variance per decided pair from `pairs_per_criterion` simulated
     pairs (identical ones enter as zeros with no rating, as the gate counts them), then each criterion a Brownian
     motion with that variance known, O'Brien-Fleming boundaries at the looks every `look_every` ratings, KEEP once
     all have crossed; the smallest maximum (in steps of about 0.5%) whose KEEP rate on 10,000 paths reaches `power`.
     `spending`: another alpha-spending function for the same looks (the gate's is O'Brien-Fleming's), to see what
-    the choice costs. None when the pool leaves no size to try."""
+    the choice costs. `futility`: a study also stops, for DROP, at the first look where a criterion that has not
+    crossed lies more than `futility` standard errors below its course where nothing drops (z below drift * sqrt(t) -
+    futility), to see what stopping for lack of promise could save: the rule is non-binding (it only takes KEEPs
+    away, so the level holds), and a study it stops counts its ratings to that look. None when the pool leaves no
+    size to try."""
     from statistics import NormalDist
 
     import numpy as np
@@ -92,9 +97,16 @@ def floor(scenario: Scenario, power: float = 0.8, second_rating_share: float = 0
         drift = np.array([scenario.margin / math.sqrt(variance(n, k) / n) for k in range(len(crits))])
         steps = paths[:, :, :len(frac)] * np.sqrt(np.diff(np.r_[0.0, frac]))
         stat = (np.cumsum(steps, axis=2) + drift[None, :, None] * frac) / np.sqrt(frac)
-        passed = np.logical_or.accumulate(stat >= bound, axis=2).all(axis=1)
-        stop = np.where(passed.any(axis=1), np.argmax(passed, axis=1), len(frac) - 1)
-        found = (n, float(passed[:, -1].mean()), float((frac[stop] * n).mean() * ratings_per_pair))
+        crossed = np.logical_or.accumulate(stat >= bound, axis=2)  # a criterion that crossed stays passed
+        passed = crossed.all(axis=1)
+        keep_at = np.where(passed.any(axis=1), np.argmax(passed, axis=1), len(frac))
+        drop_at = np.full(len(paths), len(frac))
+        if futility is not None:
+            hopeless = ((stat < drift[None, :, None] * np.sqrt(frac) - futility) & ~crossed).any(axis=1)
+            drop_at = np.where(hopeless.any(axis=1), np.argmax(hopeless, axis=1), len(frac))
+        kept = (keep_at < len(frac)) & (keep_at <= drop_at)  # KEEP at a look where both would stop
+        stop = np.minimum(np.minimum(keep_at, drop_at), len(frac) - 1)
+        found = (n, float(kept.mean()), float((frac[stop] * n).mean() * ratings_per_pair))
         if found[1] >= power:
             break
     if found is None:  # no size below the pool to try (a pool too small for the margin)
