@@ -519,7 +519,7 @@ def next_pair(db, rater: str, ratings_per_pair: int, share: int = 0,
 
     def held() -> str | None:
         row = db.execute(f"""SELECT a.pair_id FROM assignments a JOIN ({_OPEN}) o ON o.id = a.pair_id
-                             WHERE a.rater = :rater AND {_HELD} ORDER BY a.shown_at DESC LIMIT 1""", args).fetchone()
+                             WHERE a.rater = :rater AND {_HELD} ORDER BY a.shown_at DESC, a.rowid DESC LIMIT 1""", args).fetchone()
         return row[0] if row else None
 
     if held() is not None:  # read again under the lock, after her code (it may have gone meanwhile)
@@ -1000,7 +1000,7 @@ def reveal(db, pair_id: str, tolerance: float = 0.1) -> Reveal | GoldReveal:
 def latest_shown(db, rater: str, limit: int = 10) -> list[PairView]:
     """The pairs last shown to this rater (their texts as shown), newest hold first, rated or not: the Rate tab tells a
     rater whose page reloaded onto another pair what became of the answers she had given on one of them."""
-    rows = db.execute("SELECT pair_id FROM assignments WHERE rater = ? ORDER BY shown_at DESC LIMIT ?",
+    rows = db.execute("SELECT pair_id FROM assignments WHERE rater = ? ORDER BY shown_at DESC, rowid DESC LIMIT ?",
                       [rater, limit]).fetchall()
     return [pair_view(db, r[0]) for r in rows]
 

@@ -98,7 +98,7 @@ def insert_rater(db, name: str, name_key: str, role: str, source: str, new_secre
 def signups_since(db, client: str, since: str) -> list[dict]:
     """The names the client (its keyed hash) made by open sign-up since `since` (name, created_at), oldest first."""
     return list(db.query("SELECT name, created_at FROM raters WHERE signup_client = ? AND created_at >= ? "
-                         "ORDER BY created_at", [client, since]))
+                         "ORDER BY created_at, rowid", [client, since]))
 
 
 def replace_secret(db, name: str, name_key: str, new_secret: SecretMaker, key_of: KeyMaker | None = None,
