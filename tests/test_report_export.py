@@ -1,5 +1,6 @@
 """Report and export on the committed fixture; the Hub push with the client substituted."""
 
+import io
 import json
 
 import pytest
@@ -270,6 +271,37 @@ def test_plot_titles_fit_their_figures_and_clear_the_results_tab_s_label_chip(db
         assert figs["speedup"].axes[0].get_title().splitlines()[1].startswith("error bars: 95% CI")
         assert "error bars: cluster-aware 95% CI" in figs["pass_rates"].axes[0].get_title().splitlines()[1]
     plt.close("all")
+
+
+def test_the_figures_are_kept_out_of_pyplot_and_freed_like_any_object(db):
+    """The Results tab draws its figures for several viewers at once, in the server's threads: made through pyplot,
+    each stayed in pyplot's global list until a plt.close("all") at the end of the view, which a view that raised
+    first never reached, so a long-running Space kept them. They are made outside pyplot now: none is listed, a
+    dropped one is freed, and each still draws itself, as a PNG and through gr.Plot."""
+    import gc
+    import weakref
+
+    import gradio as gr
+    import matplotlib.pyplot as plt
+
+    from evalkit.aggregate import aggregate
+    from evalkit.publish.report import figures
+    from evalkit.ui.results import shown_figures
+
+    plt.close("all")
+    agg = aggregate(db)
+    figs = {**figures(agg, db), **{f"shown {k}": f for k, f in shown_figures(agg, db).items()}}
+    assert len(figs) >= 8 and plt.get_fignums() == [], plt.get_fignums()
+    for name, fig in figs.items():
+        png = io.BytesIO()
+        fig.savefig(png, format="png")
+        assert png.getvalue().startswith(b"\x89PNG"), name
+    plotted = gr.Plot().postprocess(figs["speedup"])
+    assert plotted.type == "matplotlib" and plotted.plot.startswith("data:image/")
+    gone = weakref.ref(figs["pass_rates"])
+    del figs, plotted
+    gc.collect()
+    assert gone() is None, "a figure nobody holds is freed"
 
 
 def test_the_export_holds_every_study_decided_or_not_and_the_frozen_decision(db, tmp_path):

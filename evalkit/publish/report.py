@@ -18,13 +18,17 @@ from . import one_moment, refuse_to_replace, still_open_words
 from .provenance import WITHHELD, Provenance, build_provenance, environment_line, model_line, scope_items
 
 
-def _plt():
-    import matplotlib
+def _figure(figsize: tuple[float, float]):
+    """A figure and its axes, drawn by Agg, outside pyplot: the app draws plots for several viewers at once, in
+    threads, and pyplot's global list of figures is not thread-safe and keeps each figure until it is closed (a
+    Results view that raised before closing its figures kept them for the server's life). These are freed as any
+    object is, and no global backend is switched for a program that uses evalkit as a library."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")  # no display on servers and in tests
-    import matplotlib.pyplot as plt
-
-    return plt
+    fig = Figure(figsize=figsize)
+    FigureCanvasAgg(fig)
+    return fig, fig.subplots()
 
 
 def _yerr(values, lows, highs):
@@ -72,7 +76,6 @@ def figures(agg: Aggregate, db, blind: bool = False) -> dict:
     """name -> matplotlib Figure. Empty data gives a figure that says so, never a crash. blind: for the app's
     Results tab (raters and organisers alike), the per-output plot leaves out the outputs of pairs still open to
     rating."""
-    plt = _plt()
     figs = {}
 
     def finish(name, fig, ax, title, detail):  # every plot: its legend, a small title, laid out, kept under its name
@@ -84,7 +87,7 @@ def figures(agg: Aggregate, db, blind: bool = False) -> dict:
         figs[name] = fig
 
     def empty(title, why="no data yet"):
-        fig, ax = plt.subplots(figsize=(6, 3))
+        fig, ax = _figure((6, 3))
         ax.text(0.5, 0.5, why, ha="center", va="center")
         ax.set_axis_off()
         ax.set_title(title)
@@ -94,7 +97,7 @@ def figures(agg: Aggregate, db, blind: bool = False) -> dict:
     unplotted = _no_figure(sp)
     sp = sp[sp["speedup"].notna()] if len(sp) else sp
     if len(sp):
-        fig, ax = plt.subplots(figsize=(7, 3.5))
+        fig, ax = _figure((7, 3.5))
         # each path against ordinary on its own, in its registered colour (never pooled with another path's)
         shown, axis = registry.order(sp["path"].unique()), list(dict.fromkeys(sp["prompt_id"]))
         for k, path in enumerate(shown):
@@ -116,7 +119,7 @@ def figures(agg: Aggregate, db, blind: bool = False) -> dict:
     pr = agg.tables["pass_rates"]
     pr = pr[(pr["prompt_id"] == ALL) & pr["pass_rate"].notna()] if len(pr) else pr
     if len(pr):
-        fig, ax = plt.subplots(figsize=(7, 3.5))
+        fig, ax = _figure((7, 3.5))
         rated = [s.name for s in registry.all_paths() if s.in_pairs]  # the two sides of the blind pairs
         for k, path in enumerate(rated):
             offset = (k - (len(rated) - 1) / 2) * 0.24
@@ -138,7 +141,7 @@ def figures(agg: Aggregate, db, blind: bool = False) -> dict:
         return 0.0 if v is None or v != v else float(v)  # None / NaN (undefined) drawn as 0
 
     if len(ag) and (ag["alpha"].notna().any() or ka["kappa"].notna().any()):
-        fig, ax = plt.subplots(figsize=(7, 3.2))
+        fig, ax = _figure((7, 3.2))
         items = list(ag["item"])
         ax.bar([i - 0.2 for i in range(len(items))], [num(v) for v in ag["alpha"]], width=0.4, label="Krippendorff alpha (raters)")
         kap = ka.set_index("criterion")["kappa"].to_dict()
@@ -157,7 +160,7 @@ def figures(agg: Aggregate, db, blind: bool = False) -> dict:
         "AND live = 0 AND batch_size = 1 " + (_OPEN_PAIR_OUTPUTS if blind else "")))
     # (a batched call's seconds serve all its requests: the batch plot shows them)
     if rows:
-        fig, ax = plt.subplots(figsize=(7, 3.5))
+        fig, ax = _figure((7, 3.5))
         for path in registry.order({r["path"] for r in rows}):
             rs = [r for r in rows if r["path"] == path]
             ax.scatter([r["new_tokens"] for r in rs], [r["generate_seconds"] for r in rs], s=12, alpha=0.6,
@@ -171,7 +174,7 @@ def figures(agg: Aggregate, db, blind: bool = False) -> dict:
 
     bt = agg.tables["batch"]
     if len(bt) and bt["total_tokens_per_second"].notna().any():
-        fig, ax = plt.subplots(figsize=(7, 3.5))
+        fig, ax = _figure((7, 3.5))
         o = bt[bt["path"] == GenerationPath.ORDINARY]
         ax.errorbar(o["batch_size"], o["total_tokens_per_second"],
                     yerr=_yerr(o["total_tokens_per_second"], o["total_ci_low"], o["total_ci_high"]),
@@ -194,7 +197,7 @@ def figures(agg: Aggregate, db, blind: bool = False) -> dict:
     acc = agg.tables["speedup"]
     acc = acc[acc["acceptance_rate"].notna()] if len(acc) else acc
     if len(acc):
-        fig, ax = plt.subplots(figsize=(7, 3))
+        fig, ax = _figure((7, 3))
         prompts = list(dict.fromkeys(acc["prompt_id"]))
         drafting = registry.order(acc["path"].unique())
         width = 0.8 / len(drafting)
@@ -215,7 +218,6 @@ def figures(agg: Aggregate, db, blind: bool = False) -> dict:
 def _png(fig) -> str:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110)
-    _plt().close(fig)
     return base64.b64encode(buf.getvalue()).decode()
 
 

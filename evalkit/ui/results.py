@@ -481,8 +481,6 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
                 return out | {verdict_md: closed_words(why, lang), full: gr.update(visible=False),
                               study_choice: gr.update(visible=False, choices=[], value=None)} | {
                     c: None for c in (*plots.values(), *tables.values())}
-            import matplotlib.pyplot as plt
-
             names = [st.name for st in studies(db)]
             if name not in (None, "", *names):  # sent raw (the list offers only these): said in the rater's language
                 raise EvalkitError("the study chosen is not one of this database's studies",
@@ -546,7 +544,6 @@ def build_results_tab(cfg: Config, db_path: Path, tab: gr.Tab, session: gr.State
         out |= {full: gr.update(visible=True)}
         out |= {plots[k]: figs[k] for k in PLOTS}
         out |= {tables[k]: headed(titled(shown[k]).round(4), lang) for k in TABLES}  # criteria by title, never id
-        plt.close("all")  # gr.Plot has rendered its copy; free the figures
         if sign_in_ended(s):  # signed out while this ran: its figures would be drawn after Sign out cleared the tab
             return show_study(Session(lang=lang), None)
         return out
