@@ -376,7 +376,8 @@ def oracle_bound(rater_sd, pair_correlation, accuracy, pool, margin, seed, power
     # nor is stopping for lack of promise: KEEP studies stop late (all four criteria must cross), and a rule that
     # stops the hopeless ones early also stops some that would have passed, so the maximum must grow
     for c in (3.5, 3.0, 2.75, 2.5):
-        g = floor(Scenario(model, pool=pool, prescreen_agreement=0.9, margin=margin), power, seed=seed, futility=c)
+        g = floor(Scenario(model, pool=pool, prescreen_agreement=0.9, margin=margin), power, seed=seed, futility=c,
+                  from_pairs=f.planned_pairs)  # the rule only takes KEEPs away: no smaller maximum reaches the power
         click.echo(f"  the same with a futility rule (DROP once a criterion lies {c} standard errors below its course "
                    f"where nothing drops): " + (f"maximum {g.planned_pairs:,} pairs, expected ratings "
                                                 f"{g.expected_ratings:,.0f}" if g else "no maximum within the pool"))

@@ -91,6 +91,8 @@ def test_a_futility_rule_only_takes_keeps_away():
     eager, mild = (floor(scenario, pairs_per_criterion=50_000, futility=c) for c in (2.25, 2.75))
     assert eager.planned_pairs > mild.planned_pairs >= base.planned_pairs
     assert min(eager.power, mild.power) >= 0.8
+    # so its scan may start at the floor without it (errorbench --bound does): the same result
+    assert floor(scenario, pairs_per_criterion=50_000, futility=2.25, from_pairs=base.planned_pairs) == eager
     # stopping the hopeless early is what it is for: at most a few percent of the ratings here (README, the floor)
     assert mild.expected_ratings < base.expected_ratings * 1.02
 

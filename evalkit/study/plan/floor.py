@@ -36,7 +36,7 @@ class Floor:
 
 def floor(scenario: Scenario, power: float = 0.8, second_rating_share: float = 0.1, look_every: int = 50,
           seed: int = 0, pairs_per_criterion: int = 200_000, spending=None,
-          futility: float | None = None) -> Floor | None:
+          futility: float | None = None, from_pairs: int | None = None) -> Floor | None:
     """The Floor of `scenario`: each criterion's PPI variance per decided pair from `pairs_per_criterion` simulated
     pairs (identical ones enter as zeros with no rating, as the gate counts them), then each criterion a Brownian
     motion with that variance known, O'Brien-Fleming boundaries at the looks every `look_every` ratings, KEEP once
@@ -45,8 +45,10 @@ def floor(scenario: Scenario, power: float = 0.8, second_rating_share: float = 0
     the choice costs. `futility`: a study also stops, for DROP, at the first look where a criterion that has not
     crossed lies more than `futility` standard errors below its course where nothing drops (z below drift * sqrt(t) -
     futility), to see what stopping for lack of promise could save: the rule is non-binding (it only takes KEEPs
-    away, so the level holds), and a study it stops counts its ratings to that look. None when the pool leaves no
-    size to try."""
+    away, so the level holds), and a study it stops counts its ratings to that look. `from_pairs`: a maximum below
+    which no size reaches the power (the same scenario's floor without the futility rule: on the same simulated
+    paths the rule only takes KEEPs away), where the scan may start; the result is the same. None when the pool
+    leaves no size to try."""
     from statistics import NormalDist
 
     import numpy as np
@@ -91,7 +93,10 @@ def floor(scenario: Scenario, power: float = 0.8, second_rating_share: float = 0
     guess = max(variance(min(pool - 1, 1000), k) for k in range(len(crits))) * (z / scenario.margin) ** 2
     step = max(1, int(guess / 200))
     found = None
-    for n in range(max(2, int(0.7 * guess)), max(pool, 3), step):
+    start = max(2, int(0.7 * guess))
+    if from_pairs is not None and from_pairs > start:  # the grid's last point at or below it
+        start += (from_pairs - start) // step * step
+    for n in range(start, max(pool, 3), step):
         frac = np.asarray(look_fractions(look_sizes(values(n)), n))
         bound = np.asarray(boundaries(tuple(frac), (1 - scenario.confidence) / 2, spending or obf_spending))
         drift = np.array([scenario.margin / math.sqrt(variance(n, k) / n) for k in range(len(crits))])
