@@ -347,7 +347,8 @@ def oracle_bound(rater_sd, pair_correlation, accuracy, pool, margin, seed, power
 
     model = StudyModel({k: 0.8 for k in CRITERIA}, rater_accuracy=accuracy, pair_correlation=pair_correlation,
                        rater_sd=rater_sd)
-    f = floor(Scenario(model, pool=pool, prescreen_agreement=0.9, margin=margin), power, seed=seed)
+    scenario = Scenario(model, pool=pool, prescreen_agreement=0.9, margin=margin)
+    f = floor(scenario, power, seed=seed)
     click.echo(f"oracle bound {time.strftime('%Y-%m-%d')}: pass rate 0.8, rater accuracy {accuracy}, pre-screen "
                f"agreement 0.9, margin {margin}, rater sd {rater_sd}, pair correlation {pair_correlation}, pool {pool:,}, "
                f"1 rating per pair (+10% twice), looks every 50 ratings: variance per pair {f.variance_raters:.4f} "
@@ -369,15 +370,14 @@ def oracle_bound(rater_sd, pair_correlation, accuracy, pool, margin, seed, power
 
     for label, spending in (("Hwang-Shih-DeCani gamma -2", HwangShihDeCani(-2.0)),
                             ("linear (gamma 0)", HwangShihDeCani(0.0)), ("Pocock-type", pocock_spending)):
-        g = floor(Scenario(model, pool=pool, prescreen_agreement=0.9, margin=margin), power, seed=seed,
-                  spending=spending)
+        g = floor(scenario, power, seed=seed, spending=spending)
         click.echo(f"  the same with {label} spending: maximum {g.planned_pairs:,} pairs, expected ratings "
                    f"{g.expected_ratings:,.0f}")
     # nor is stopping for lack of promise: KEEP studies stop late (all four criteria must cross), and a rule that
     # stops the hopeless ones early also stops some that would have passed, so the maximum must grow
     for c in (3.5, 3.0, 2.75, 2.5):
-        g = floor(Scenario(model, pool=pool, prescreen_agreement=0.9, margin=margin), power, seed=seed, futility=c,
-                  from_pairs=f.planned_pairs)  # the rule only takes KEEPs away: no smaller maximum reaches the power
+        # the rule only takes KEEPs away: no maximum below the floor without it reaches the power
+        g = floor(scenario, power, seed=seed, futility=c, from_pairs=f.planned_pairs)
         click.echo(f"  the same with a futility rule (DROP once a criterion lies {c} standard errors below its course "
                    f"where nothing drops): " + (f"maximum {g.planned_pairs:,} pairs, expected ratings "
                                                 f"{g.expected_ratings:,.0f}" if g else "no maximum within the pool"))

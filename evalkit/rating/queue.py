@@ -519,7 +519,8 @@ def next_pair(db, rater: str, ratings_per_pair: int, share: int = 0,
 
     def held() -> str | None:
         row = db.execute(f"""SELECT a.pair_id FROM assignments a JOIN ({_OPEN}) o ON o.id = a.pair_id
-                             WHERE a.rater = :rater AND {_HELD} ORDER BY a.shown_at DESC, a.rowid DESC LIMIT 1""", args).fetchone()
+                             WHERE a.rater = :rater AND {_HELD} ORDER BY a.shown_at DESC, a.rowid DESC LIMIT 1""",
+                         args).fetchone()
         return row[0] if row else None
 
     if held() is not None:  # read again under the lock, after her code (it may have gone meanwhile)
