@@ -63,6 +63,16 @@ def test_plan_compares_designs_and_recommends_the_cheapest_that_holds():
     assert c.floor.power >= 0.8 and 0 < c.floor.expected_ratings < min(r.expected_ratings for r in c.rows)
     assert c.floor.variance_ppi < c.floor.variance_raters  # the pre-screen explains part of the raters' variance
     assert f"would need {c.floor.expected_ratings:,.0f} expected ratings" in text
+    # the lever no rater pays for: the pre-screen's answers on the unrated pool are a part of the variance no rating
+    # shrinks, so the plan says what a pool ten times as large would take the floor to (and --json carries it)
+    f = c.floor
+    assert f.rater_free_share >= 0.02 and f.larger_pool == 9000 and f.larger_pool_fixed_ratings < f.fixed_ratings
+    assert (f"a pool ten times as large (9,000 pairs: generation time, no rater time) would take the floor at one "
+            f"fixed size from {f.fixed_ratings:,.0f} to {f.larger_pool_fixed_ratings:,.0f} ratings") in text
+    assert "--pool 9000 sizes every design for it" in text
+    assert c.to_json()["larger_pool"] == {"pool": 9000, "floor_fixed_ratings": f.larger_pool_fixed_ratings,
+                                          "floor_fixed_ratings_now": f.fixed_ratings,
+                                          "pool_share_of_variance": f.rater_free_share}
 
 
 def test_the_floor_falls_with_the_margin_and_with_the_pre_screen_s_agreement():
@@ -75,6 +85,13 @@ def test_the_floor_falls_with_the_margin_and_with_the_pre_screen_s_agreement():
     assert wider.expected_ratings < base.expected_ratings / 2.5  # about a quarter: ratings go with 1 / margin^2
     assert sharper.variance_ppi < base.variance_ppi and sharper.expected_ratings <= base.expected_ratings
     assert base.expected_ratings < base.fixed_ratings  # looks that can stop the study save ratings
+    # a larger pool shrinks the one part no rating does (the pre-screen's answers on the pairs nobody rates): the
+    # floor falls with it, and the one-look figure the floor gives for ten times its pool is that pool's own
+    larger = floor(Scenario(model, pool=50_000, margin=0.1), pairs_per_criterion=50_000)
+    assert larger.rater_free_share < base.rater_free_share / 5
+    assert larger.expected_ratings < base.expected_ratings and larger.fixed_ratings < base.fixed_ratings
+    assert base.larger_pool == 50_000
+    assert abs(base.larger_pool_fixed_ratings - larger.fixed_ratings) < 0.005 * larger.fixed_ratings
 
 
 def test_a_futility_rule_only_takes_keeps_away():

@@ -134,7 +134,12 @@ class Comparison:
                 "these_raters": self.these_raters.to_json() if self.these_raters else None,
                 "max_pairs": self.scenario.max_pairs,  # the ceiling a row's "no size up to" note names
                 "rater_prices": [p.to_json() | {"expected_ratings_at_least": self.price_ratings(p)}
-                                 for p in self.prices]}
+                                 for p in self.prices],
+                # the lever no rater pays for: the one-look floor with a pool ten times as large (comparison._pool_lines)
+                "larger_pool": None if self.floor is None else {
+                    "pool": self.floor.larger_pool, "floor_fixed_ratings": self.floor.larger_pool_fixed_ratings,
+                    "floor_fixed_ratings_now": self.floor.fixed_ratings,
+                    "pool_share_of_variance": self.floor.rater_free_share}}
 
     def price_ratings(self, price) -> float | None:
         """The floor's expected ratings times the roster's price: about the fewest any valid analysis of a claim
@@ -424,6 +429,7 @@ def format_comparison(c: Comparison) -> str:
                         "more raters sharing the same ratings narrow it (the rosters below; --raters, --rosters)"
                         if s.claim == GENERAL else "The gap is what estimating the variances and the pre-screen's "
                         "weight from the study's own ratings costs"))
+    lines += _pool_lines(c)
     lines += _price_lines(c)
     lines += _roster_lines(c)
     lines += _these_raters_lines(c)
@@ -481,6 +487,28 @@ def _false_keep(r: DesignRow) -> str:
     p = r.criterion_false_pass  # the row fails on either: say both
     alone = "" if p is None else f" (the dropping criterion alone passes {p.rate:.3f}, {p.low:.3f}–{p.high:.3f})"
     return f"{text} ✗{alone}"
+
+
+POOL_SHARE_SAID = 0.02  # the pool's part of the floor's variance from which a larger pool is worth a line
+
+
+def _pool_lines(c: Comparison) -> list[str]:
+    """The lever that costs no rater time: with PPI the pre-screen's answers on the pooled pairs nobody rates are
+    part of every criterion's variance, a part no rating shrinks and only a larger pool does (more pairs generated)."""
+    f, s = c.floor, c.scenario
+    best = c.best()
+    if f is None or f.power < c.power or best is None or not best.design.ppi or f.rater_free_share < POOL_SHARE_SAID:
+        return []
+    line = (f"pool: the pre-screen's answers on the {s.pool - f.planned_pairs:,} pooled pairs nobody rates carry "
+            f"{f.rater_free_share:.0%} of the floor's variance, a part no rating shrinks; a pool ten times as large "
+            f"({f.larger_pool:,} pairs: generation time, no rater time) would take the floor at one fixed size from "
+            f"{f.fixed_ratings:,.0f} to {f.larger_pool_fixed_ratings:,.0f} ratings "
+            f"({f.larger_pool_fixed_ratings / f.fixed_ratings - 1:+.0%}); --pool {f.larger_pool} sizes every design "
+            "for it")
+    if s.claim == GENERAL:  # the pool's part holds no rater, so each roster's price covers more of what is left
+        line += (" (for a claim about raters in general each roster's price below then bears on more of the "
+                 "variance: the pool's part held no rater)")
+    return ["", line]
 
 
 def _price_lines(c: Comparison) -> list[str]:

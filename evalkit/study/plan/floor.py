@@ -32,6 +32,10 @@ class Floor:
     # the share of variance_ppi with no rater in it (the pre-screen on the unrated pool): the rest is what raters
     # who judge the paths differently would widen (raterprice: the price of a claim about raters in general)
     rater_free_share: float = 0.0
+    # a pool ten times as large (more pairs generated: machine time, no rater time) and the one-look floor's ratings
+    # with it: the pool's part of the variance is the one no rating shrinks, so only the pool's size lowers it
+    larger_pool: int = 0
+    larger_pool_fixed_ratings: float = 0.0
 
 
 def floor(scenario: Scenario, power: float = 0.8, second_rating_share: float = 0.1, look_every: int = 50,
@@ -73,8 +77,8 @@ def floor(scenario: Scenario, power: float = 0.8, second_rating_share: float = 0
         parts.append((y.var(), f.var(), float(np.cov(y, f)[0, 1])))
     pool = scenario.pool
 
-    def variance(n, k, unrated_only=False):  # criterion k's PPI variance per decided pair, the best lambda, pool - n
-        var_y, var_f, cov = parts[k]                      # unrated pairs (unrated_only: the unrated pool's part)
+    def variance(n, k, unrated_only=False, pool=pool):  # criterion k's PPI variance per decided pair, the best
+        var_y, var_f, cov = parts[k]                      # lambda, pool - n unrated pairs (unrated_only: their part)
         if var_f <= 0 or pool <= n:
             return 0.0 if unrated_only else var_y
         lam = cov / ((1 + n / (pool - n)) * var_f)
@@ -120,5 +124,9 @@ def floor(scenario: Scenario, power: float = 0.8, second_rating_share: float = 0
     worst = max(range(len(crits)), key=lambda k: variance(n, k))
     fixed = variance(n, worst) * (z / scenario.margin) ** 2
     total = variance(n, worst)
+    larger, m = 10 * pool, fixed
+    for _ in range(20):  # the one-look size where the worst criterion's variance, with the larger pool, gives it
+        m = max(variance(min(m, larger - 1), k, pool=larger) for k in range(len(crits))) * (z / scenario.margin) ** 2
     return Floor(n, ratings, reached, fixed, fixed * ratings_per_pair, float(parts[worst][0]), float(total),
-                 float(variance(n, worst, unrated_only=True) / total) if total > 0 else 0.0)
+                 float(variance(n, worst, unrated_only=True) / total) if total > 0 else 0.0,
+                 larger, float(m * ratings_per_pair))
