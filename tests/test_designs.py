@@ -69,7 +69,7 @@ def test_plan_compares_designs_and_recommends_the_cheapest_that_holds():
     assert f.rater_free_share >= 0.02 and f.larger_pool == 9000 and f.larger_pool_fixed_ratings < f.fixed_ratings
     assert (f"a pool ten times as large (9,000 pairs: generation time, no rater time) would take the floor at one "
             f"fixed size from {f.fixed_ratings:,.0f} to {f.larger_pool_fixed_ratings:,.0f} ratings") in text
-    assert "--pool 9000 sizes every design for it" in text
+    assert "--pool 9000 sizes every design for it, slowly" in text and "--sizes RATERS:PAIRS --pool 9000" in text
     assert c.to_json()["larger_pool"] == {"pool": 9000, "floor_fixed_ratings": f.larger_pool_fixed_ratings,
                                           "floor_fixed_ratings_now": f.fixed_ratings,
                                           "pool_share_of_variance": f.rater_free_share}

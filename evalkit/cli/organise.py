@@ -47,7 +47,8 @@ from .common import config_option, csv_of, db_file, db_option, fail_clearly, loa
                    "rater-hours at --power and their false-KEEP rate; recommend the cheapest that holds, with its "
                    "gate lines.")
 @click.option("--pool", type=int, default=None,
-              help="With --compare: pooled pairs the pre-screen judges (default: the database's pool, at least 5000).")
+              help="With --compare: pooled pairs the pre-screen judges (default: the database's pool, at least 5000); "
+                   "more lower what PPI designs need, at generation time, not rater time.")
 @click.option("--prescreen-agreement", type=float, default=0.9, show_default=True,
               help="With --compare: the pre-screen's agreement with one rater.")
 @click.option("--prescreen-bias", type=float, default=0.0, show_default=True,

@@ -504,7 +504,9 @@ def _pool_lines(c: Comparison) -> list[str]:
             f"({f.larger_pool:,} pairs: generation time, no rater time) would take the floor at one fixed size from "
             f"{f.fixed_ratings:,.0f} to {f.larger_pool_fixed_ratings:,.0f} ratings "
             f"({f.larger_pool_fixed_ratings / f.fixed_ratings - 1:+.0%}); --pool {f.larger_pool} sizes every design "
-            "for it")
+            "for it, slowly (each simulated study holds the whole pool: one sequential design took over 20 minutes at "
+            "50,000 pairs on 2 cores), and scripts/errorbench.py --designs --sizes RATERS:PAIRS --pool "
+            f"{f.larger_pool} judges one design at a chosen maximum in minutes")
     if s.claim == GENERAL:  # the pool's part holds no rater, so each roster's price covers more of what is left
         line += (" (for a claim about raters in general each roster's price below then bears on more of the "
                  "variance: the pool's part held no rater)")
