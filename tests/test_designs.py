@@ -75,6 +75,22 @@ def test_plan_compares_designs_and_recommends_the_cheapest_that_holds():
                                           "pool_share_of_variance": f.rater_free_share}
 
 
+def test_a_design_s_search_reports_each_size_it_simulates():
+    """A design's search is minutes long where the pool is large (each simulated study holds it), so `plan --compare`'s
+    bar moves within it: size() reports each size simulated with its KEEP rate, then the chosen one before it is
+    judged where a criterion drops."""
+    from evalkit.study.plan.comparison import size
+
+    model = StudyModel(pass_rates={c: 0.9 for c in CRITERIA}, rater_accuracy=0.95, raters=12)
+    seen = []
+    row = size(Design(T_FLOOR, True, GROUP_SEQUENTIAL, 1, 0.1, 40), Scenario(model, pool=900, margin=0.2), 0.8, 60,
+               [5], lambda n, keep: seen.append((n, keep)))
+    assert row.planned_pairs and seen[-1] == (row.planned_pairs, None)
+    tried = dict(seen[:-1])
+    assert len(tried) == len(seen) - 1 >= 1  # each size once
+    assert tried[row.planned_pairs] >= 0.8 and all(k < 0.8 for n, k in tried.items() if n < row.planned_pairs)
+
+
 def test_the_floor_falls_with_the_margin_and_with_the_pre_screen_s_agreement():
     from evalkit.study.plan.floor import floor
 

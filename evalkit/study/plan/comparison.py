@@ -160,12 +160,14 @@ def _ceiling(design: Design, scenario: Scenario) -> tuple[int, str]:
     return cap, f"the ceiling, --max-pairs {scenario.max_pairs:,}"
 
 
-def size(design: Design, scenario: Scenario, power: float, studies: int, seed) -> DesignRow:
+def size(design: Design, scenario: Scenario, power: float, studies: int, seed, on_size=None) -> DesignRow:
     """The design's smallest planned size (a whole number of prompt rounds) whose simulated KEEP rate with no true drop
     reaches `power`, searched from the normal approximation in steps of about 15%, judged there by evaluate(). Never
     past the ceiling (_ceiling): where the approximation's size is far short (FAR_SHORT) the ceiling is tried next,
     and where it is short too the design is reported so without a walk of minutes to the same end, as plain plan's
-    search does (the approximation leaves out the raters' spreads, which a tiny pilot can estimate wide)."""
+    search does (the approximation leaves out the raters' spreads, which a tiny pilot can estimate wide).
+    on_size(pairs, keep_rate): called after each size is simulated, and with keep_rate None before the chosen size is
+    judged where a criterion drops, so a bar can move within a design (minutes each where the pool is large)."""
     step = scenario.model.prompts
     seed = list(seed)
     cap, why = _ceiling(design, scenario)
@@ -175,6 +177,8 @@ def size(design: Design, scenario: Scenario, power: float, studies: int, seed) -
         if n not in tried:
             res = simulate(design, scenario, n, studies, {}, [*seed, n, 0])
             tried[n] = res, outcome(res)
+            if on_size:
+                on_size(n, float(tried[n][1]["keep"].mean()))
         return tried[n][1]["keep"].mean()
 
     n = min(max(step, int(math.ceil(normal_pairs(design, scenario, power) / step)) * step), cap)
@@ -199,6 +203,8 @@ def size(design: Design, scenario: Scenario, power: float, studies: int, seed) -
         return DesignRow(design, None, raters=scenario.model.raters,
                          note=f"no size up to {top:,} pairs reached {percent(power)} power (KEEP rate "
                               f"{keep_at(top):.2f} there)" + (f"; {why}" if top == cap else ""))
+    if on_size:
+        on_size(reaching[0], None)
     return evaluate(design, scenario, reaching[0], studies, studies, seed, tried[reaching[0]][0])
 
 
@@ -286,7 +292,11 @@ def compare(scenario: Scenario, power: float = 0.8, studies: int = 200, designs:
                 unit="design")
     for k, design in enumerate(designs):
         shown.set_postfix_str(design.name)
-        rows.append(size(design, scenario, power, studies, [seed, k]))
+        def on_size(n, keep, name=design.name):  # a design's search takes minutes where the pool is large
+            shown.set_postfix_str(f"{name}: {n:,} pairs, KEEP {keep:.2f}" if keep is not None else
+                                  f"{name}: {n:,} pairs, judged where a criterion drops")
+
+        rows.append(size(design, scenario, power, studies, [seed, k], on_size))
         shown.update(1)
         if progress:
             progress(rows[-1])
