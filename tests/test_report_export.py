@@ -148,7 +148,10 @@ class FakeHub:
         import tempfile
         from pathlib import Path
 
-        path = Path(tempfile.mkdtemp(prefix="fakehub-")) / filename
+        # a folder of this fake's own, as the real client's cache, removed with the fake: none is left in /tmp
+        if not hasattr(self, "_cache"):
+            self._cache = tempfile.TemporaryDirectory(prefix="fakehub-")
+        path = Path(tempfile.mkdtemp(dir=self._cache.name)) / filename
         path.write_bytes(self.files[filename])
         return str(path)
 
